@@ -1,0 +1,13 @@
+# reprise — every target is one line; the logic lives in scripts/ and Go.
+GO ?= go
+COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null)
+
+.PHONY: build test check bench demo fuzz clean
+
+build: ; $(GO) build -trimpath -ldflags "-s -w -X main.commit=$(COMMIT)" -o bin/reprise ./cmd/reprise
+test: ; scripts/test.sh
+check: ; scripts/check.sh
+bench: ; scripts/bench.sh
+demo: build ; scripts/demo.sh
+fuzz: ; FUZZTIME=$${FUZZTIME:-60s} scripts/fuzz.sh
+clean: ; rm -rf bin runs

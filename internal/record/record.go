@@ -1,0 +1,154 @@
+// Package record defines the rows a run produces: one [Request] per request
+// and one [Event] per response event. The engine fills them, arrowio writes
+// them (records.parquet, events.parquet), and summaries are computed from
+// them, live or read back from files. docs/format/records.md is the
+// contract for their columns.
+//
+// Conventions: every time is Unix nanoseconds on one clock (the run's wall
+// clock at start plus monotonic elapsed time), 0 meaning "did not happen"
+// (null in files). Durations are nanoseconds. Server-reported counts are -1
+// when the server did not report them (null in files).
+package record
+
+// Phase tells warmup requests from measured ones.
+type Phase uint8
+
+// The phases.
+const (
+	PhaseProfile Phase = iota
+	PhaseWarmup
+)
+
+func (p Phase) String() string {
+	if p == PhaseWarmup {
+		return "warmup"
+	}
+	return "profile"
+}
+
+// ErrorKind classifies a failed request. The empty kind means success.
+type ErrorKind string
+
+// The error kinds. They are a stable contract (docs/format/records.md).
+const (
+	ErrNone         ErrorKind = ""
+	ErrHTTPStatus   ErrorKind = "http_status"   // non-2xx response before any stream
+	ErrConnect      ErrorKind = "connect"       // dial, DNS or TLS failure
+	ErrReset        ErrorKind = "reset"         // connection reset or EOF before the response ended
+	ErrTimeout      ErrorKind = "timeout"       // --timeout elapsed
+	ErrStreamError  ErrorKind = "stream_error"  // error event inside a 200 stream
+	ErrMalformed    ErrorKind = "malformed"     // unparseable response or SSE framing
+	ErrNoContent    ErrorKind = "no_content"    // completed without any content token
+	ErrAdapter      ErrorKind = "adapter_error" // adapter trap, timeout or bad output
+	ErrCancelled    ErrorKind = "cancelled"     // cancelled by the user or at the end of grace
+	ErrBuild        ErrorKind = "build"         // the request could not be built
+	ErrNotDelivered ErrorKind = "skipped"       // --late skip dropped it; never sent
+)
+
+// Request is one request's result row. The zero value is a request that
+// never ran; fields are filled as the request progresses.
+type Request struct {
+	RequestID uint64 // run-unique, dense from 0 in dispatch order
+	TraceRow  int64  // trace.Row.Index; -1 for synthetic load
+	SessionID string
+	Turn      int32
+	Phase     Phase
+	SenderID  int32 // which long-lived sender ran it
+
+	// Timeline (Unix ns; 0 = did not happen).
+	IntendedNS         int64 // when the schedule meant to send it
+	DispatchedNS       int64 // when the dispatcher handed it to a sender
+	SentNS             int64 // just before the HTTP request was written
+	WroteNS            int64 // request fully written
+	HeadersNS          int64 // response headers received
+	FirstEventNS       int64 // first response event (any kind)
+	FirstTokenNS       int64 // first content or reasoning event (TTFT point)
+	FirstOutputTokenNS int64 // first non-reasoning content event (TTFO point)
+	SecondTokenNS      int64
+	LastTokenNS        int64 // last content or reasoning event
+	EndNS              int64 // response fully read, or the error
+
+	// Derived latencies (ns; 0 when undefined, e.g. ITL with one token).
+	TTFTNS                int64 // FirstToken - Sent
+	TTFONS                int64 // FirstOutputToken - Sent
+	TTSTNS                int64 // SecondToken - FirstToken
+	ITLNS                 float64
+	E2ENS                 int64 // LastToken - Sent (non-streaming: End - Sent)
+	LatenessNS            int64 // Dispatched - Intended
+	LatencyFromIntendedNS int64 // LastToken - Intended (coordinated-omission corrected)
+	SessionDelayNS        int64 // part of the wait caused by our own previous turn
+
+	// Token counts by the client tokenizer.
+	InputTokens     int32
+	OutputTokens    int32 // excluding reasoning
+	ReasoningTokens int32
+	MaxTokens       int32 // requested output length; 0 when not set
+
+	// Token counts reported by the server (-1 = not reported).
+	ServerPromptTokens     int32
+	ServerCompletionTokens int32
+	ServerReasoningTokens  int32
+	ServerCachedTokens     int32
+	// ExpectedCachedTokens is what the trace's prefix structure predicts
+	// the server could reuse (infinite cache, leading-run), -1 = unknown.
+	ExpectedCachedTokens int32
+
+	// Stream shape.
+	Events        int32 // response events parsed
+	ContentEvents int32 // events carrying content or reasoning
+	Reads         int32 // body reads
+	MaxEventsRead int32 // most events completed by one read (coalescing)
+	BytesReceived int64
+	BytesSent     int64
+
+	// Outcome.
+	StatusCode   int32
+	ErrorKind    ErrorKind
+	ErrorMessage string
+	FinishReason string
+
+	// HTTP phases (ns; 0 when not applicable, e.g. DNS on a reused conn).
+	ConnReused bool
+	BlockedNS  int64 // waiting for a connection from the pool
+	DNSNS      int64
+	ConnectNS  int64 // TCP connect (and TLS when used)
+	AdapterNS  int64 // time spent in the endpoint adapter (build + parse)
+}
+
+// OK reports whether the request succeeded.
+func (r *Request) OK() bool { return r.ErrorKind == ErrNone }
+
+// EventKind is the class of one response event.
+type EventKind uint8
+
+// The event kinds, shared with the adapter ABI (docs/format/adapter-abi.md).
+const (
+	EventIgnore EventKind = iota
+	EventContent
+	EventReasoning
+	EventToolCall
+	EventUsage
+	EventError
+	EventFinish
+	EventMeta // role-only delta, keep-alive comment
+)
+
+var eventKindNames = [...]string{"ignore", "content", "reasoning", "tool_call", "usage", "error", "finish", "meta"}
+
+func (k EventKind) String() string {
+	if int(k) < len(eventKindNames) {
+		return eventKindNames[k]
+	}
+	return "unknown"
+}
+
+// Event is one response event of one request (events.parquet).
+type Event struct {
+	RequestID    uint64
+	Seq          int32 // 0-based within the request
+	TimeNS       int64 // Unix ns of the read that completed it
+	Kind         EventKind
+	Tokens       int32 // tokens carried, -1 when unknown
+	Bytes        int32 // payload bytes
+	EventsInRead int32 // events completed by the same read
+}
