@@ -1,0 +1,223 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/reprise-bench/reprise/internal/record"
+)
+
+// Defaults of a ScrapeConfig.
+const (
+	DefaultInterval     = time.Second
+	DefaultTimeout      = 5 * time.Second
+	DefaultMaxPageBytes = 32 << 20
+	// MaxErrorsKept bounds the scrape errors kept for the summary.
+	MaxErrorsKept = 64
+)
+
+// Synthetic series the scraper adds for every scrape of every target, so gaps
+// and failures are data next to the samples (Prometheus' own convention).
+const (
+	MetricScrapeUp       = "reprise:scrape_up"               // 1 ok, 0 failed
+	MetricScrapeDuration = "reprise:scrape_duration_seconds" // request to parsed
+	MetricScrapeSamples  = "reprise:scrape_samples"          // samples parsed
+)
+
+// ScrapeConfig configures a Scraper. Build it with NewScrapeConfig.
+type ScrapeConfig struct {
+	// Targets are the /metrics URLs to scrape.
+	Targets []string
+	// Interval between scrapes of one target (default 1 s).
+	Interval time.Duration
+	// Timeout of one scrape (default 5 s). A slow page delays only its own
+	// target's next scrape, never another target or a request.
+	Timeout time.Duration
+	// MaxPageBytes is the largest page read; a larger one is an error.
+	MaxPageBytes int64
+	// Now returns Unix ns on the run's clock (the engine passes its own so
+	// samples and records share one clock). Default: the wall clock.
+	Now func() int64
+	// Client is the HTTP client; default: a dedicated one, never shared with
+	// the request path.
+	Client *http.Client
+}
+
+// NewScrapeConfig returns a config with the documented defaults.
+func NewScrapeConfig(targets ...string) ScrapeConfig {
+	return ScrapeConfig{
+		Targets:      targets,
+		Interval:     DefaultInterval,
+		Timeout:      DefaultTimeout,
+		MaxPageBytes: DefaultMaxPageBytes,
+	}
+}
+
+// Validate reports every problem with the config.
+func (c ScrapeConfig) Validate() error {
+	var errs []error
+	if len(c.Targets) == 0 {
+		errs = append(errs, errors.New("server metrics: no target URL"))
+	}
+	for _, t := range c.Targets {
+		if t == "" {
+			errs = append(errs, errors.New("server metrics: empty target URL"))
+		}
+	}
+	if c.Interval <= 0 {
+		errs = append(errs, fmt.Errorf("--metrics-interval %v: must be positive", c.Interval))
+	}
+	if c.Timeout <= 0 {
+		errs = append(errs, fmt.Errorf("metrics timeout %v: must be positive", c.Timeout))
+	}
+	if c.MaxPageBytes <= 0 {
+		errs = append(errs, fmt.Errorf("metrics page limit %d: must be positive", c.MaxPageBytes))
+	}
+	return errors.Join(errs...)
+}
+
+// ScrapeError is one failed scrape.
+type ScrapeError struct {
+	TimeNS int64
+	Target string
+	Err    string
+}
+
+// Sink receives the samples of one scrape. It is called from the scraping
+// goroutines (one per target), possibly concurrently, and must not block
+// for long; the slice is owned by the sink after the call.
+type Sink func([]record.MetricSample)
+
+// Scraper scrapes every target on its own goroutine until its context ends.
+// It is safe for concurrent use.
+type Scraper struct {
+	cfg  ScrapeConfig
+	sink Sink
+
+	mu      sync.Mutex
+	scrapes int
+	failed  int
+	errs    []ScrapeError
+}
+
+// NewScraper validates cfg and returns a scraper feeding sink.
+func NewScraper(cfg ScrapeConfig, sink Sink) (*Scraper, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Now == nil {
+		cfg.Now = func() int64 { return time.Now().UnixNano() }
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{Transport: &http.Transport{
+			MaxIdleConnsPerHost: 2, DisableCompression: false, ResponseHeaderTimeout: cfg.Timeout,
+		}}
+	}
+	return &Scraper{cfg: cfg, sink: sink}, nil
+}
+
+// Run scrapes every target every interval, starting at once, until ctx ends.
+func (s *Scraper) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, t := range s.cfg.Targets {
+		wg.Go(func() {
+			tick := time.NewTicker(s.cfg.Interval)
+			defer tick.Stop()
+			for {
+				s.scrape(ctx, t)
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// ScrapeAll scrapes every target once, concurrently, and waits: the final
+// scrape after the last request.
+func (s *Scraper) ScrapeAll(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, t := range s.cfg.Targets {
+		wg.Go(func() { s.scrape(ctx, t) })
+	}
+	wg.Wait()
+}
+
+// Stats returns the number of scrapes, how many failed, and the first
+// MaxErrorsKept errors.
+func (s *Scraper) Stats() (scrapes, failed int, errs []ScrapeError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.scrapes, s.failed, append([]ScrapeError(nil), s.errs...)
+}
+
+func (s *Scraper) scrape(ctx context.Context, target string) {
+	start := s.cfg.Now()
+	samples, err := s.fetch(ctx, target)
+	end := s.cfg.Now()
+	if ctx.Err() != nil && err != nil {
+		return // the run is over; an interrupted scrape is not a server problem
+	}
+	up := 1.0
+	if err != nil {
+		up = 0
+	}
+	nan := math.NaN()
+	samples = append(samples,
+		record.MetricSample{TimeNS: end, Target: target, Metric: MetricScrapeUp, Type: "gauge", Bound: nan, Value: up},
+		record.MetricSample{TimeNS: end, Target: target, Metric: MetricScrapeDuration, Type: "gauge", Bound: nan, Value: float64(end-start) / 1e9},
+		record.MetricSample{TimeNS: end, Target: target, Metric: MetricScrapeSamples, Type: "gauge", Bound: nan, Value: float64(len(samples))},
+	)
+	s.mu.Lock()
+	s.scrapes++
+	if err != nil {
+		s.failed++
+		if len(s.errs) < MaxErrorsKept {
+			s.errs = append(s.errs, ScrapeError{TimeNS: end, Target: target, Err: err.Error()})
+		}
+	}
+	s.mu.Unlock()
+	s.sink(samples)
+}
+
+func (s *Scraper) fetch(ctx context.Context, target string) ([]record.MetricSample, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/plain;version=0.0.4;q=1,*/*;q=0.1")
+	resp, err := s.cfg.Client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		return nil, fmt.Errorf("GET %s: HTTP %d", target, resp.StatusCode)
+	}
+	lr := &io.LimitedReader{R: resp.Body, N: s.cfg.MaxPageBytes + 1}
+	// The samples are stamped when the page has been read and parsed.
+	samples, err := ParsePage(lr, target, 0, nil)
+	if lr.N <= 0 {
+		return nil, fmt.Errorf("GET %s: page larger than %d bytes", target, s.cfg.MaxPageBytes)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", target, err)
+	}
+	now := s.cfg.Now()
+	for i := range samples {
+		samples[i].TimeNS = now
+	}
+	return samples, nil
+}

@@ -1,0 +1,401 @@
+package telemetry
+
+import (
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/reprise-bench/reprise/internal/record"
+)
+
+// MaxPointsPerSeries bounds the points the Accumulator keeps per known
+// series (one per scrape): 100k scrapes is 27 hours at 1 s.
+const MaxPointsPerSeries = 100_000
+
+// Accumulator keeps, per target, the few known series the summary needs
+// (see knownMetrics), each aggregated over its label sets per scrape. Feed
+// it every scrape's samples with Add; it is safe for concurrent use.
+type Accumulator struct {
+	mu      sync.Mutex
+	targets map[string]*targetSeries
+	order   []string
+}
+
+type targetSeries struct {
+	scrapes, failed int
+	scalars         map[string][]point     // counters and gauges by family
+	hists           map[string][]histPoint // histograms by family
+}
+
+type point struct {
+	t int64
+	v float64
+}
+
+type histPoint struct {
+	t       int64
+	bounds  []float64 // sorted upper bounds, +Inf last
+	counts  []float64 // cumulative counts, same order
+	sum     float64
+	count   float64
+	hasData bool
+}
+
+// NewAccumulator returns an empty accumulator.
+func NewAccumulator() *Accumulator {
+	return &Accumulator{targets: map[string]*targetSeries{}}
+}
+
+// Add records one scrape's samples (all of one target and one time).
+func (a *Accumulator) Add(samples []record.MetricSample) {
+	if len(samples) == 0 {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	// Aggregate each known family over its label sets for this scrape.
+	type agg struct {
+		t     int64
+		typ   string
+		v     float64
+		hist  map[float64]float64
+		sum   float64
+		count float64
+	}
+	aggs := map[[2]string]*agg{}
+	for i := range samples {
+		s := &samples[i]
+		ts := a.target(s.Target)
+		if s.Metric == MetricScrapeUp {
+			ts.scrapes++
+			if s.Value == 0 {
+				ts.failed++
+			}
+			continue
+		}
+		if _, ok := knownMetrics[s.Metric]; !ok {
+			continue
+		}
+		key := [2]string{s.Target, s.Metric}
+		g := aggs[key]
+		if g == nil {
+			g = &agg{t: s.TimeNS, typ: s.Type}
+			aggs[key] = g
+		}
+		switch s.Part {
+		case "":
+			g.v += s.Value
+		case "bucket":
+			if g.hist == nil {
+				g.hist = map[float64]float64{}
+			}
+			g.hist[s.Bound] += s.Value
+		case "sum":
+			g.sum += s.Value
+		case "count":
+			g.count += s.Value
+		}
+	}
+	for key, g := range aggs {
+		ts := a.targets[key[0]]
+		if g.typ == "histogram" {
+			hp := histPoint{t: g.t, sum: g.sum, count: g.count, hasData: true}
+			for b := range g.hist {
+				hp.bounds = append(hp.bounds, b)
+			}
+			slices.Sort(hp.bounds)
+			for _, b := range hp.bounds {
+				hp.counts = append(hp.counts, g.hist[b])
+			}
+			if len(ts.hists[key[1]]) < MaxPointsPerSeries {
+				ts.hists[key[1]] = append(ts.hists[key[1]], hp)
+			}
+			continue
+		}
+		if len(ts.scalars[key[1]]) < MaxPointsPerSeries {
+			ts.scalars[key[1]] = append(ts.scalars[key[1]], point{g.t, g.v})
+		}
+	}
+}
+
+func (a *Accumulator) target(name string) *targetSeries {
+	ts := a.targets[name]
+	if ts == nil {
+		ts = &targetSeries{scalars: map[string][]point{}, hists: map[string][]histPoint{}}
+		a.targets[name] = ts
+		a.order = append(a.order, name)
+	}
+	return ts
+}
+
+// GaugeStats summarises a gauge over the window.
+type GaugeStats struct {
+	Mean float64 `json:"mean"`
+	Max  float64 `json:"max"`
+	Last float64 `json:"last"`
+}
+
+// HistogramStats summarises a server-side latency histogram over the window,
+// in milliseconds. Quantiles are interpolated linearly inside buckets, as
+// Prometheus' histogram_quantile does, so they are only as precise as the
+// server's buckets.
+type HistogramStats struct {
+	Metric string  `json:"metric"`
+	Count  float64 `json:"count"`
+	MeanMS float64 `json:"mean_ms"`
+	P50MS  float64 `json:"p50_ms"`
+	P90MS  float64 `json:"p90_ms"`
+	P99MS  float64 `json:"p99_ms"`
+}
+
+// ServerSummary is the server's view of the profile window, from one target.
+// Pointers are nil when the server does not expose the metric.
+type ServerSummary struct {
+	Target  string `json:"target"`
+	Family  string `json:"family,omitempty"` // vllm, sglang, trtllm, llamacpp, dynamo
+	Scrapes int    `json:"scrapes"`
+	Failed  int    `json:"failed_scrapes"`
+
+	RunningRequests *GaugeStats `json:"running_requests,omitempty"`
+	WaitingRequests *GaugeStats `json:"waiting_requests,omitempty"`
+	KVCacheUsage    *GaugeStats `json:"kv_cache_usage,omitempty"`
+	// PrefixCacheHitRatio is Δhits/Δqueries over the window (tokens), or the
+	// mean of the server's own hit-rate gauge where it only has that (SGLang).
+	PrefixCacheHitRatio *float64 `json:"prefix_cache_hit_ratio,omitempty"`
+	PromptTokens        *float64 `json:"prompt_tokens,omitempty"`
+	GenerationTokens    *float64 `json:"generation_tokens,omitempty"`
+	PromptTokensPerSec  *float64 `json:"prompt_tokens_per_second,omitempty"`
+	GenTokensPerSec     *float64 `json:"generation_tokens_per_second,omitempty"`
+
+	TTFT      *HistogramStats `json:"time_to_first_token,omitempty"`
+	ITL       *HistogramStats `json:"inter_token_latency,omitempty"`
+	E2E       *HistogramStats `json:"request_latency,omitempty"`
+	QueueTime *HistogramStats `json:"queue_time,omitempty"`
+}
+
+// Summarize returns one summary per target over the window [startNS, endNS]
+// in Unix ns. Counters are differenced against the last scrape at or before
+// startNS (or the first scrape in the window), with resets handled.
+func (a *Accumulator) Summarize(startNS, endNS int64) []ServerSummary {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]ServerSummary, 0, len(a.order))
+	secs := float64(endNS-startNS) / 1e9
+	for _, name := range a.order {
+		ts := a.targets[name]
+		s := ServerSummary{Target: name, Scrapes: ts.scrapes, Failed: ts.failed}
+		pick := func(r role) (string, bool) {
+			best, bestRank := "", uint8(255)
+			for fam, km := range knownMetrics {
+				if km.role != r || km.rank >= bestRank {
+					continue
+				}
+				if len(ts.scalars[fam]) > 0 || len(ts.hists[fam]) > 0 {
+					best, bestRank = fam, km.rank
+				}
+			}
+			if best != "" && s.Family == "" {
+				s.Family = knownMetrics[best].family
+			}
+			return best, best != ""
+		}
+		gauge := func(r role) *GaugeStats {
+			fam, ok := pick(r)
+			if !ok {
+				return nil
+			}
+			return gaugeStats(ts.scalars[fam], startNS, endNS)
+		}
+		total := func(r role) *float64 {
+			fam, ok := pick(r)
+			if !ok {
+				return nil
+			}
+			if pts, ok := ts.scalars[fam]; ok {
+				return counterDelta(pts, startNS, endNS)
+			}
+			// A token-length histogram: its sum grows by the tokens seen.
+			return counterDelta(histSums(ts.hists[fam]), startNS, endNS)
+		}
+		hist := func(r role) *HistogramStats {
+			fam, ok := pick(r)
+			if !ok {
+				return nil
+			}
+			return histStats(fam, ts.hists[fam], startNS, endNS)
+		}
+		s.RunningRequests = gauge(roleRunning)
+		s.WaitingRequests = gauge(roleWaiting)
+		s.KVCacheUsage = gauge(roleKVUsage)
+		if hits, queries := total(rolePrefixHits), total(rolePrefixQueries); hits != nil && queries != nil && *queries > 0 {
+			r := *hits / *queries
+			s.PrefixCacheHitRatio = &r
+		} else if g := gauge(roleHitRateGauge); g != nil {
+			r := g.Mean
+			s.PrefixCacheHitRatio = &r
+		}
+		s.PromptTokens = total(rolePromptTokens)
+		s.GenerationTokens = total(roleGenerationTokens)
+		if secs > 0 {
+			if s.PromptTokens != nil {
+				v := *s.PromptTokens / secs
+				s.PromptTokensPerSec = &v
+			}
+			if s.GenerationTokens != nil {
+				v := *s.GenerationTokens / secs
+				s.GenTokensPerSec = &v
+			}
+		}
+		s.TTFT = hist(roleTTFT)
+		s.ITL = hist(roleITL)
+		s.E2E = hist(roleE2E)
+		s.QueueTime = hist(roleQueueTime)
+		out = append(out, s)
+	}
+	return out
+}
+
+func gaugeStats(pts []point, startNS, endNS int64) *GaugeStats {
+	var n, sum float64
+	g := GaugeStats{Max: math.Inf(-1)}
+	for _, p := range pts {
+		if p.t < startNS || p.t > endNS {
+			continue
+		}
+		n++
+		sum += p.v
+		g.Max = max(g.Max, p.v)
+		g.Last = p.v
+	}
+	if n == 0 {
+		return nil
+	}
+	g.Mean = sum / n
+	return &g
+}
+
+// counterDelta sums the increases of a counter over the window. The
+// baseline is the last point at or before startNS, else the first point in
+// the window. A decrease is a reset: the new value is the increase.
+func counterDelta(pts []point, startNS, endNS int64) *float64 {
+	var prev *point
+	var delta float64
+	seen := false
+	for i := range pts {
+		p := &pts[i]
+		if p.t > endNS {
+			break
+		}
+		if p.t <= startNS {
+			prev = p
+			continue
+		}
+		seen = true
+		if prev != nil {
+			if p.v >= prev.v {
+				delta += p.v - prev.v
+			} else {
+				delta += p.v
+			}
+		}
+		prev = p
+	}
+	if !seen {
+		return nil
+	}
+	return &delta
+}
+
+func histSums(hs []histPoint) []point {
+	pts := make([]point, len(hs))
+	for i, h := range hs {
+		pts[i] = point{h.t, h.sum}
+	}
+	return pts
+}
+
+// histStats accumulates the histogram's increases over the window, step by
+// step from its baseline (last point at or before startNS, else nothing):
+// each step adds cur−prev per bucket, or cur whole when the count went down
+// (a server restart), then computes mean and quantiles of those
+// observations. A change of bucket layout restarts the accumulation.
+func histStats(name string, hs []histPoint, startNS, endNS int64) *HistogramStats {
+	var prev *histPoint
+	var bounds, counts []float64
+	var sum, count float64
+	seen := false
+	for i := range hs {
+		h := &hs[i]
+		if h.t > endNS {
+			break
+		}
+		if h.t <= startNS {
+			prev = h
+			continue
+		}
+		seen = true
+		if !slices.Equal(bounds, h.bounds) {
+			bounds, counts, sum, count = h.bounds, make([]float64, len(h.bounds)), 0, 0
+		}
+		if prev != nil && slices.Equal(prev.bounds, h.bounds) && h.count >= prev.count {
+			for j := range counts {
+				counts[j] += h.counts[j] - prev.counts[j]
+			}
+			sum += h.sum - prev.sum
+			count += h.count - prev.count
+		} else {
+			for j := range counts {
+				counts[j] += h.counts[j]
+			}
+			sum += h.sum
+			count += h.count
+		}
+		prev = h
+	}
+	if !seen {
+		return nil
+	}
+	st := &HistogramStats{Metric: name, Count: count}
+	if count <= 0 {
+		return st
+	}
+	st.MeanMS = sum / count * 1e3
+	st.P50MS = bucketQuantile(0.50, bounds, counts) * 1e3
+	st.P90MS = bucketQuantile(0.90, bounds, counts) * 1e3
+	st.P99MS = bucketQuantile(0.99, bounds, counts) * 1e3
+	return st
+}
+
+// bucketQuantile is Prometheus' histogram_quantile: find the bucket holding
+// rank q·total and interpolate linearly inside it (the first bucket starts
+// at 0). An answer in the +Inf bucket is the highest finite bound.
+func bucketQuantile(q float64, bounds, cum []float64) float64 {
+	if len(bounds) == 0 {
+		return math.NaN()
+	}
+	total := cum[len(cum)-1]
+	if total <= 0 {
+		return math.NaN()
+	}
+	rank := q * total
+	for i, c := range cum {
+		if c < rank {
+			continue
+		}
+		if math.IsInf(bounds[i], 1) {
+			if i == 0 {
+				return math.NaN()
+			}
+			return bounds[i-1]
+		}
+		lo, prev := 0.0, 0.0
+		if i > 0 {
+			lo, prev = bounds[i-1], cum[i-1]
+		}
+		if c == prev {
+			return bounds[i]
+		}
+		return lo + (bounds[i]-lo)*(rank-prev)/(c-prev)
+	}
+	return bounds[len(bounds)-1]
+}

@@ -1,0 +1,336 @@
+package telemetry
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reprise-bench/reprise/internal/record"
+)
+
+// fixture returns the body of a recorded /metrics response in
+// ../shared/fixtures/servers (the .http file is headers, a blank line, body).
+func fixture(t testing.TB, server, name string) []byte {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "fixtures", "servers")
+	raw, err := os.ReadFile(filepath.Join(root, server, name+".http"))
+	if err != nil {
+		t.Fatalf("fixture: %v", err)
+	}
+	_, body, ok := bytes.Cut(raw, []byte("\r\n\r\n"))
+	if !ok {
+		t.Fatalf("fixture %s/%s: no header/body separator", server, name)
+	}
+	return body
+}
+
+func parse(t testing.TB, page []byte, timeNS int64) []record.MetricSample {
+	t.Helper()
+	s, err := ParsePage(bytes.NewReader(page), "http://srv/metrics", timeNS, nil)
+	if err != nil {
+		t.Fatalf("ParsePage: %v", err)
+	}
+	return s
+}
+
+func TestParsePageFixtures(t *testing.T) {
+	for _, tc := range []struct{ server, name string }{
+		{"vllm-sim", "metrics"}, {"vllm-sim", "metrics_after_timing"}, {"vllm-sim", "metrics_no_prefix_cache"},
+		{"vllm-sim", "metrics_under_load"}, {"llamacpp", "metrics"}, {"llamacpp", "metrics_under_load"},
+	} {
+		t.Run(tc.server+"/"+tc.name, func(t *testing.T) {
+			samples := parse(t, fixture(t, tc.server, tc.name), 42)
+			if len(samples) == 0 {
+				t.Fatal("no samples")
+			}
+			// Every histogram series ends with a +Inf bucket equal to its count.
+			inf := map[string]float64{}
+			for _, s := range samples {
+				if s.TimeNS != 42 || s.Target == "" || s.Metric == "" {
+					t.Fatalf("bad sample %+v", s)
+				}
+				if s.Type == "histogram" && s.Part == "bucket" && math.IsInf(s.Bound, 1) {
+					inf[s.Metric+s.Labels] = s.Value
+				}
+				if s.Type == "histogram" && s.Part == "count" && inf[s.Metric+s.Labels] != s.Value {
+					t.Errorf("%s{%s}: +Inf bucket %v != count %v", s.Metric, s.Labels, inf[s.Metric+s.Labels], s.Value)
+				}
+			}
+		})
+	}
+}
+
+func TestCanonicalLabelsAndLabelValue(t *testing.T) {
+	page := "# TYPE m counter\nm{z=\"1\",a=\"x\\\"y\",m=\"line\\nbreak\"} 3\n"
+	s := parse(t, []byte(page), 0)
+	if len(s) != 1 {
+		t.Fatalf("got %d samples", len(s))
+	}
+	if want := `a="x\"y",m="line\nbreak",z="1"`; s[0].Labels != want {
+		t.Errorf("labels %q, want %q", s[0].Labels, want)
+	}
+	for name, want := range map[string]string{"a": `x"y`, "m": "line\nbreak", "z": "1", "nope": ""} {
+		if got := LabelValue(s[0].Labels, name); got != want {
+			t.Errorf("LabelValue(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+// The vLLM simulator's page after exactly three streams (TTFT 50 ms, ITL
+// 10 ms configured): the server-side view must say so.
+func TestSummarizeVLLMFixture(t *testing.T) {
+	acc := NewAccumulator()
+	acc.Add(append(parse(t, fixture(t, "vllm-sim", "metrics_after_timing"), 100),
+		record.MetricSample{TimeNS: 100, Target: "http://srv/metrics", Metric: MetricScrapeUp, Value: 1}))
+	sums := acc.Summarize(0, 200)
+	if len(sums) != 1 {
+		t.Fatalf("%d summaries", len(sums))
+	}
+	s := sums[0]
+	if s.Family != "vllm" || s.Scrapes != 1 || s.Failed != 0 {
+		t.Errorf("family %q scrapes %d failed %d", s.Family, s.Scrapes, s.Failed)
+	}
+	if s.TTFT == nil || s.TTFT.Count != 3 || math.Abs(s.TTFT.MeanMS-50) > 1e-9 {
+		t.Fatalf("TTFT %+v, want 3 observations with mean 50 ms", s.TTFT)
+	}
+	if s.ITL == nil || s.ITL.Count != 93 || math.Abs(s.ITL.MeanMS-10) > 1e-9 {
+		t.Fatalf("ITL %+v, want 93 observations with mean 10 ms", s.ITL)
+	}
+	if s.TTFT.P50MS <= 0 || s.TTFT.P50MS > s.TTFT.P99MS {
+		t.Errorf("TTFT quantiles not ordered: %+v", s.TTFT)
+	}
+	if s.RunningRequests == nil || s.RunningRequests.Max != 0 {
+		t.Errorf("running %+v", s.RunningRequests)
+	}
+}
+
+func TestSummarizeLlamaCppUnderLoad(t *testing.T) {
+	acc := NewAccumulator()
+	acc.Add(parse(t, fixture(t, "llamacpp", "metrics_under_load"), 10))
+	s := acc.Summarize(0, 20)[0]
+	if s.Family != "llamacpp" || s.RunningRequests == nil || s.RunningRequests.Last != 8 ||
+		s.WaitingRequests == nil || s.WaitingRequests.Last != 4 {
+		t.Fatalf("summary %+v", s)
+	}
+	if s.TTFT != nil {
+		t.Errorf("llama.cpp has no histograms, got %+v", s.TTFT)
+	}
+}
+
+// page renders a small vLLM-shaped page for the window arithmetic tests.
+func page(hits, queries, prompt, running float64, ttftBuckets [3]float64, ttftSum float64) []byte {
+	return fmt.Appendf(nil, `# TYPE vllm:prefix_cache_hits_total counter
+vllm:prefix_cache_hits_total{model_name="m"} %g
+# TYPE vllm:prefix_cache_queries_total counter
+vllm:prefix_cache_queries_total{model_name="m"} %g
+# TYPE vllm:prompt_tokens_total counter
+vllm:prompt_tokens_total{model_name="m",engine="0"} %g
+vllm:prompt_tokens_total{model_name="m",engine="1"} %g
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{model_name="m"} %g
+# TYPE vllm:time_to_first_token_seconds histogram
+vllm:time_to_first_token_seconds_bucket{model_name="m",le="0.1"} %g
+vllm:time_to_first_token_seconds_bucket{model_name="m",le="0.2"} %g
+vllm:time_to_first_token_seconds_bucket{model_name="m",le="+Inf"} %g
+vllm:time_to_first_token_seconds_sum{model_name="m"} %g
+vllm:time_to_first_token_seconds_count{model_name="m"} %g
+`, hits, queries, prompt, prompt, running, ttftBuckets[0], ttftBuckets[1], ttftBuckets[2], ttftSum, ttftBuckets[2])
+}
+
+func TestSummarizeWindow(t *testing.T) {
+	acc := NewAccumulator()
+	// t=0 (warmup), t=10 and t=20 in the profile window, t=30 after it.
+	acc.Add(parse(t, page(100, 400, 1000, 1, [3]float64{1, 1, 1}, 0.05), 0))
+	acc.Add(parse(t, page(150, 500, 1500, 4, [3]float64{2, 5, 5}, 0.75), 10e9))
+	// A counter reset (server restart) between 10 s and 20 s: hits restart at 30.
+	acc.Add(parse(t, page(30, 100, 100, 2, [3]float64{1, 2, 2}, 0.3), 20e9))
+	acc.Add(parse(t, page(1e6, 1e6, 1e6, 99, [3]float64{9, 9, 99}, 99), 30e9))
+	s := acc.Summarize(5e9, 25e9)[0]
+	// hits: +50 (100→150) then reset to 30 → 80; queries: +100 then +100 → 200.
+	if s.PrefixCacheHitRatio == nil || math.Abs(*s.PrefixCacheHitRatio-0.4) > 1e-12 {
+		t.Errorf("hit ratio %v, want 0.4", s.PrefixCacheHitRatio)
+	}
+	// prompt tokens are summed over both engines: 2000 → 3000 (+1000), reset to 200 (+200).
+	if s.PromptTokens == nil || *s.PromptTokens != 1200 {
+		t.Errorf("prompt tokens %v, want 1200", s.PromptTokens)
+	}
+	if s.PromptTokensPerSec == nil || *s.PromptTokensPerSec != 60 {
+		t.Errorf("prompt tokens/s %v, want 60", s.PromptTokensPerSec)
+	}
+	if s.RunningRequests == nil || s.RunningRequests.Mean != 3 || s.RunningRequests.Max != 4 || s.RunningRequests.Last != 2 {
+		t.Errorf("running %+v, want mean 3 max 4 last 2", s.RunningRequests)
+	}
+	// TTFT: +[1,4,4] (sum +0.7) from t=0 to t=10, then a reset: +[1,2,2]
+	// (sum 0.3) → 6 observations, 2 ≤ 0.1 s, mean 1.0/6 s.
+	if s.TTFT == nil || s.TTFT.Count != 6 || math.Abs(s.TTFT.MeanMS-1000.0/6) > 1e-9 {
+		t.Fatalf("TTFT %+v", s.TTFT)
+	}
+	// p50: rank 3 falls in (0.1, 0.2] holding 4 observations after 2: 0.1 + 0.1·1/4.
+	if math.Abs(s.TTFT.P50MS-125) > 1e-9 {
+		t.Errorf("TTFT p50 %v ms, want 125", s.TTFT.P50MS)
+	}
+}
+
+func TestBucketQuantile(t *testing.T) {
+	inf := math.Inf(1)
+	tests := []struct {
+		q      float64
+		bounds []float64
+		cum    []float64
+		want   float64
+	}{
+		{0.5, []float64{1, 2, inf}, []float64{0, 10, 10}, 1.5}, // all in (1,2]
+		{0.5, []float64{1, 2, inf}, []float64{10, 10, 10}, 0.5}, // first bucket starts at 0
+		{0.99, []float64{1, 2, inf}, []float64{0, 0, 10}, 2},   // +Inf bucket → highest finite bound
+		{0.5, []float64{1, inf}, []float64{0, 0}, math.NaN()},  // no observations
+	}
+	for _, tt := range tests {
+		got := bucketQuantile(tt.q, tt.bounds, tt.cum)
+		if !(got == tt.want || math.IsNaN(got) && math.IsNaN(tt.want)) {
+			t.Errorf("bucketQuantile(%v, %v, %v) = %v, want %v", tt.q, tt.bounds, tt.cum, got, tt.want)
+		}
+	}
+}
+
+// collect is a Sink that keeps everything, for tests.
+type collect struct {
+	mu      sync.Mutex
+	samples []record.MetricSample
+}
+
+func (c *collect) sink(s []record.MetricSample) {
+	c.mu.Lock()
+	c.samples = append(c.samples, s...)
+	c.mu.Unlock()
+}
+
+func (c *collect) up() (ok, failed int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.samples {
+		if s.Metric == MetricScrapeUp {
+			if s.Value == 1 {
+				ok++
+			} else {
+				failed++
+			}
+		}
+	}
+	return ok, failed
+}
+
+// A slow, failing or garbage endpoint is recorded as failed scrapes next to
+// a healthy one, and never blocks it.
+func TestScraperResilience(t *testing.T) {
+	good := fixture(t, "vllm-sim", "metrics")
+	hang := make(chan struct{})
+	defer close(hang)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/good", func(w http.ResponseWriter, _ *http.Request) { w.Write(good) })
+	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-hang:
+		case <-r.Context().Done():
+		}
+	})
+	mux.HandleFunc("/garbage", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("{\"not\": prometheus}\n\x00\x01")) })
+	mux.HandleFunc("/500", func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "boom", 500) })
+	mux.HandleFunc("/huge", func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte("# TYPE x gauge\n"))
+		w.Write(bytes.Repeat([]byte("x 1\n"), 1<<16))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	var c collect
+	cfg := NewScrapeConfig(srv.URL+"/good", srv.URL+"/hang", srv.URL+"/garbage", srv.URL+"/500", srv.URL+"/huge")
+	cfg.Timeout = 200 * time.Millisecond
+	cfg.MaxPageBytes = 64 << 10
+	s, err := NewScraper(cfg, c.sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ScrapeAll(context.Background())
+	ok, failed := c.up()
+	if ok != 1 || failed != 4 {
+		t.Fatalf("up: %d ok, %d failed; want 1 and 4", ok, failed)
+	}
+	scrapes, nfailed, errs := s.Stats()
+	if scrapes != 5 || nfailed != 4 || len(errs) != 4 {
+		t.Fatalf("stats %d %d %v", scrapes, nfailed, errs)
+	}
+	var msgs []string
+	for _, e := range errs {
+		msgs = append(msgs, e.Err)
+	}
+	all := strings.Join(msgs, "\n")
+	for _, want := range []string{"HTTP 500", "larger than 65536 bytes", "parse metrics page", "deadline exceeded"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("errors lack %q:\n%s", want, all)
+		}
+	}
+}
+
+func TestScrapeConfigValidate(t *testing.T) {
+	cfg := ScrapeConfig{Targets: []string{""}}
+	err := cfg.Validate()
+	if err == nil {
+		t.Fatal("want errors")
+	}
+	for _, want := range []string{"empty target", "--metrics-interval", "timeout", "page limit"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q lacks %q", err, want)
+		}
+	}
+}
+
+func FuzzParsePage(f *testing.F) {
+	f.Add([]byte("# TYPE a counter\na_total 1\n"))
+	f.Add([]byte("# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 2\nh_sum 3\nh_count 2\n"))
+	f.Add([]byte("# TYPE s summary\ns{quantile=\"0.5\"} 1\ns_sum 1\ns_count 1\n"))
+	f.Add([]byte("vllm:x{model_name=\"a\\\"b\"} NaN\n"))
+	f.Fuzz(func(t *testing.T, page []byte) {
+		samples, err := ParsePage(bytes.NewReader(page), "t", 1, nil)
+		if err != nil {
+			return
+		}
+		for _, s := range samples {
+			switch s.Type {
+			case "counter", "gauge", "histogram", "summary", "untyped":
+			default:
+				t.Fatalf("type %q", s.Type)
+			}
+			if s.Metric == "" || s.TimeNS != 1 {
+				t.Fatalf("sample %+v", s)
+			}
+		}
+		acc := NewAccumulator()
+		acc.Add(samples)
+		acc.Summarize(0, 2)
+	})
+}
+
+func BenchmarkParsePageVLLM(b *testing.B) {
+	page := fixture(b, "vllm-sim", "metrics")
+	b.SetBytes(int64(len(page)))
+	b.ReportAllocs()
+	var dst []record.MetricSample
+	for b.Loop() {
+		var err error
+		dst, err = ParsePage(bytes.NewReader(page), "t", 1, dst[:0])
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
