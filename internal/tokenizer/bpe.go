@@ -1,0 +1,370 @@
+package tokenizer
+
+import (
+	"hash/maphash"
+	"strings"
+	"sync/atomic"
+	"unicode/utf8"
+)
+
+// bpe is the one BPE engine behind every tokenizer of this package: a
+// tiktoken encoding, a byte-level tokenizer.json or a SentencePiece-style
+// tokenizer.json. Its fields are read-only after construction, except the
+// word cache, which is lock-free; a *bpe is therefore safe for concurrent use.
+type bpe struct {
+	name string
+	// pieces holds the raw bytes of each id (for Decode); "" for ids
+	// absent from the vocabulary.
+	pieces []string
+	// vocab maps a token, in the form words are given to the merger (raw
+	// bytes for byte-level, "▁"-normalized text for SentencePiece), to its id.
+	vocab map[string]int32
+	// concatRank selects tiktoken semantics: two adjacent parts merge with
+	// rank vocab[concatenation]. Otherwise pairs holds the merge list.
+	concatRank bool
+	pairs      map[uint64]merge
+	// ignoreMerges emits a word that is itself a token without merging
+	// (tiktoken always; Llama 3's "ignore_merges": true).
+	ignoreMerges bool
+	// byteLevel: the initial symbols of a word are its bytes (byteIDs);
+	// otherwise they are its runes, with byte fallback (SentencePiece).
+	byteLevel bool
+	byteIDs   [256]int32
+	fallback  [256]int32 // <0xXX> ids, -1 when absent
+	unk       int32      // -1 when absent
+	fuseUnk   bool
+
+	// norm rewrites the text before splitting (SentencePiece "▁"); nil = none.
+	norm func(string) string
+	// fast splits all-ASCII text; nil = always use slow.
+	fast splitter
+	// slow splits any text.
+	slow wordSplitter
+	// decodeStrip drops one leading space from Decode's result (the
+	// space SentencePiece normalization prepended).
+	decodeStrip bool
+
+	cache wordCache
+}
+
+// merge is one entry of a tokenizer.json merge list: the pair merges with
+// rank and becomes id.
+type merge struct {
+	rank uint32
+	id   int32
+}
+
+func pairKey(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
+
+// Name implements [Tokenizer].
+func (t *bpe) Name() string { return t.name }
+
+// Encode implements [Tokenizer].
+func (t *bpe) Encode(text string) []int {
+	return t.AppendEncode(make([]int, 0, len(text)/3+1), text)
+}
+
+// AppendEncode implements [Tokenizer].
+func (t *bpe) AppendEncode(dst []int, text string) []int {
+	if t.norm != nil {
+		text = t.norm(text)
+	}
+	if t.fast != nil && isASCII(text) {
+		for i := 0; i < len(text); {
+			e := t.fast.next(text, i)
+			for _, id := range t.word(text[i:e]) {
+				dst = append(dst, int(id))
+			}
+			i = e
+		}
+		return dst
+	}
+	t.slow.splitAll(text, func(w string) {
+		for _, id := range t.word(w) {
+			dst = append(dst, int(id))
+		}
+	})
+	return dst
+}
+
+// Count implements [Tokenizer].
+func (t *bpe) Count(text string) int {
+	if t.norm != nil {
+		text = t.norm(text)
+	}
+	n := 0
+	if t.fast != nil && isASCII(text) {
+		for i := 0; i < len(text); {
+			e := t.fast.next(text, i)
+			n += len(t.word(text[i:e]))
+			i = e
+		}
+		return n
+	}
+	t.slow.splitAll(text, func(w string) { n += len(t.word(w)) })
+	return n
+}
+
+// Decode implements [Tokenizer].
+func (t *bpe) Decode(ids []int) string {
+	var b strings.Builder
+	for _, id := range ids {
+		if id >= 0 && id < len(t.pieces) {
+			b.WriteString(t.pieces[id])
+		}
+	}
+	s := b.String()
+	if t.decodeStrip && len(s) > 0 && s[0] == ' ' {
+		s = s[1:]
+	}
+	return s
+}
+
+// word returns the ids of one pre-token, from the cache when possible. The
+// result is shared: callers must not modify it.
+func (t *bpe) word(w string) []int32 {
+	if len(w) == 0 {
+		return nil
+	}
+	if ids, ok := t.cache.get(w); ok {
+		return ids
+	}
+	var ids []int32
+	if id, ok := t.vocab[w]; ok && t.ignoreMerges {
+		ids = []int32{id}
+	} else {
+		ids = t.merge(w)
+	}
+	t.cache.put(w, ids)
+	return ids
+}
+
+// symbol is one part of a word during merging: a doubly linked list node
+// over the initial symbols. rank/id describe the merge of this part with
+// the next one (noRank when they cannot merge).
+type symbol struct {
+	start, end int32
+	prev, next int32
+	id         int32
+	rank       uint32
+	mergedID   int32
+}
+
+const noRank = ^uint32(0)
+
+// merge runs byte-pair encoding on one word: repeatedly merge the adjacent
+// pair with the lowest rank, leftmost first among equal ranks. That is both
+// tiktoken's rule and the Hugging Face BPE model's rule. O(n log n) with a
+// heap of candidates; stale heap entries are skipped.
+func (t *bpe) merge(w string) []int32 {
+	var symBuf [64]symbol
+	syms := symBuf[:0]
+	if t.byteLevel {
+		for i := 0; i < len(w); i++ {
+			syms = append(syms, symbol{start: int32(i), end: int32(i + 1), id: t.byteIDs[w[i]]})
+		}
+	} else {
+		syms = t.runeSymbols(syms, w)
+	}
+	n := int32(len(syms))
+	for i := range syms {
+		syms[i].prev = int32(i) - 1
+		syms[i].next = int32(i) + 1
+	}
+	syms[n-1].next = -1
+
+	var heapBuf [64]candidate
+	h := candHeap(heapBuf[:0])
+	for i := int32(0); i+1 < n; i++ {
+		t.rankPair(w, syms, i)
+		if syms[i].rank != noRank {
+			h = append(h, candidate{syms[i].rank, i})
+		}
+	}
+	h.init()
+	for len(h) > 0 {
+		top := h.pop()
+		i := top.pos
+		if syms[i].rank != top.rank || syms[i].end == -1 {
+			continue
+		}
+		j := syms[i].next
+		syms[i].id = syms[i].mergedID
+		syms[i].end = syms[j].end
+		syms[i].next = syms[j].next
+		syms[j].end = -1 // removed
+		if k := syms[j].next; k >= 0 {
+			syms[k].prev = i
+		}
+		t.rankPair(w, syms, i)
+		if syms[i].rank != noRank {
+			h.push(candidate{syms[i].rank, i})
+		}
+		if p := syms[i].prev; p >= 0 {
+			t.rankPair(w, syms, p)
+			if syms[p].rank != noRank {
+				h.push(candidate{syms[p].rank, p})
+			}
+		}
+	}
+	out := make([]int32, 0, 4)
+	for i := int32(0); i >= 0; i = syms[i].next {
+		if t.fuseUnk && syms[i].id == t.unk && len(out) > 0 && out[len(out)-1] == t.unk {
+			continue
+		}
+		out = append(out, syms[i].id)
+	}
+	return out
+}
+
+// rankPair sets the merge rank and result of syms[i] with its successor.
+func (t *bpe) rankPair(w string, syms []symbol, i int32) {
+	s := &syms[i]
+	s.rank, s.mergedID = noRank, -1
+	j := s.next
+	if j < 0 {
+		return
+	}
+	if t.concatRank {
+		if id, ok := t.vocab[w[s.start:syms[j].end]]; ok {
+			s.rank, s.mergedID = uint32(id), id
+		}
+		return
+	}
+	if m, ok := t.pairs[pairKey(s.id, syms[j].id)]; ok {
+		s.rank, s.mergedID = m.rank, m.id
+	}
+}
+
+// runeSymbols appends the initial symbols of a SentencePiece-style word:
+// one per rune found in the vocabulary, else one per byte of its UTF-8
+// encoding as <0xXX> fallback tokens, else the unknown token.
+func (t *bpe) runeSymbols(syms []symbol, w string) []symbol {
+	for i := 0; i < len(w); {
+		_, size := utf8.DecodeRuneInString(w[i:])
+		if id, ok := t.vocab[w[i:i+size]]; ok {
+			syms = append(syms, symbol{start: int32(i), end: int32(i + size), id: id})
+		} else if t.fallback[w[i]] >= 0 {
+			for k := i; k < i+size; k++ {
+				syms = append(syms, symbol{start: int32(k), end: int32(k + 1), id: t.fallback[w[k]]})
+			}
+		} else {
+			syms = append(syms, symbol{start: int32(i), end: int32(i + size), id: t.unk})
+		}
+		i += size
+	}
+	return syms
+}
+
+type candidate struct {
+	rank uint32
+	pos  int32
+}
+
+// candHeap is a binary min-heap ordered by rank, then position, so that
+// among equal ranks the leftmost pair merges first.
+type candHeap []candidate
+
+func (h candHeap) less(a, b int) bool {
+	if h[a].rank != h[b].rank {
+		return h[a].rank < h[b].rank
+	}
+	return h[a].pos < h[b].pos
+}
+
+func (h candHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+func (h *candHeap) push(c candidate) {
+	*h = append(*h, c)
+	hh := *h
+	for i := len(hh) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !hh.less(i, p) {
+			break
+		}
+		hh[i], hh[p] = hh[p], hh[i]
+		i = p
+	}
+}
+
+func (h *candHeap) pop() candidate {
+	old := *h
+	top := old[0]
+	last := len(old) - 1
+	old[0] = old[last]
+	*h = old[:last]
+	h.down(0)
+	return top
+}
+
+func (h candHeap) down(i int) {
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if r := c + 1; r < len(h) && h.less(r, c) {
+			c = r
+		}
+		if !h.less(c, i) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+}
+
+// wordCache is a direct-mapped cache from a word to its ids: one slot per
+// hash, a colliding word replaces the previous one. Lookups and stores are
+// single atomic loads and stores of immutable entries, so it is safe for
+// concurrent use without locks, and its size is bounded by
+// cacheSlots × (maxCachedWord + entry overhead).
+type wordCache struct {
+	seed  maphash.Seed
+	slots []atomic.Pointer[cacheEntry]
+}
+
+type cacheEntry struct {
+	word string
+	ids  []int32
+}
+
+const (
+	cacheSlots    = 1 << 16
+	maxCachedWord = 128
+)
+
+func newWordCache() wordCache {
+	return wordCache{seed: maphash.MakeSeed(), slots: make([]atomic.Pointer[cacheEntry], cacheSlots)}
+}
+
+func (c *wordCache) get(w string) ([]int32, bool) {
+	if len(w) > maxCachedWord {
+		return nil, false
+	}
+	e := c.slots[maphash.String(c.seed, w)&(cacheSlots-1)].Load()
+	if e != nil && e.word == w {
+		return e.ids, true
+	}
+	return nil, false
+}
+
+func (c *wordCache) put(w string, ids []int32) {
+	if len(w) > maxCachedWord {
+		return
+	}
+	c.slots[maphash.String(c.seed, w)&(cacheSlots-1)].Store(&cacheEntry{word: strings.Clone(w), ids: ids})
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
