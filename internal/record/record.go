@@ -109,10 +109,14 @@ type Request struct {
 
 	// HTTP phases (ns; 0 when not applicable, e.g. DNS on a reused conn).
 	ConnReused bool
-	BlockedNS  int64 // waiting for a connection from the pool
-	DNSNS      int64
-	ConnectNS  int64 // TCP connect (and TLS when used)
-	AdapterNS  int64 // time spent in the endpoint adapter (build + parse)
+	// Retries counts re-sends of this request because a reused keep-alive
+	// connection turned out to be closed by the server before it answered
+	// (nothing was received; llama.cpp closes after every stream).
+	Retries   int32
+	BlockedNS int64 // waiting for a connection from the pool
+	DNSNS     int64
+	ConnectNS int64 // TCP connect (and TLS when used)
+	AdapterNS int64 // time spent in the endpoint adapter (build + parse)
 }
 
 // OK reports whether the request succeeded.
