@@ -1,0 +1,517 @@
+// Hot path: Analyzer.Add runs once per trace row; its allocation budget is
+// TestAddAllocs and its speed BenchmarkAnalyzeMooncake.
+
+package analyze
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/reprise-bench/reprise/trace"
+)
+
+// DefaultCacheSizes returns the LRU capacities, in tokens, analysed when the
+// caller gives none: 1M, 3M, 10M and 50M tokens (the Mooncake paper's local
+// vs global cache sizes bracket 3M and 50M).
+func DefaultCacheSizes() []int64 { return []int64{1_000_000, 3_000_000, 10_000_000, 50_000_000} }
+
+// Config configures an [Analyzer].
+type Config struct {
+	// BlockSize is the number of tokens per hash id; 0 takes the first
+	// row's Row.BlockSize.
+	BlockSize int
+	// CacheSizes are the LRU capacities in tokens; nil means
+	// DefaultCacheSizes, an empty non-nil slice means none.
+	CacheSizes []int64
+}
+
+// Analyzer accumulates the time-order statistics of a trace, one row at a
+// time. Feed it rows in arrival order; a row earlier than its predecessor
+// is still counted but makes the arrival and reuse statistics meaningless,
+// which [Analyzer.OutOfOrder] reports so the caller can sort and start over
+// ([File] and [Rows] do).
+//
+// Memory grows with distinct hash ids (about 60 bytes each plus 9 per LRU
+// capacity), distinct sessions and distinct values of the lengths, gaps and
+// reuse times; never with the number of rows as such.
+//
+// An Analyzer is not safe for concurrent use. Use [New]; the zero value is
+// not usable.
+type Analyzer struct {
+	cfg Config
+
+	rows         int64
+	first, prev  int64 // arrival ns of the first and previous row
+	outOfOrder   int64
+	timedByDelay int64
+	distinctTS   int64
+	zeroGaps     int64
+	secBucket    int64
+	secN, peakS  int64
+	minBucket    int64
+	minN, peakM  int64
+	gaps         *hist
+
+	isl, osl                    *hist
+	inTok, outTok               int64
+	over8k, over32k, over128k   int64
+	oslLE3                      int64
+	sessions                    map[string]*session
+	rowsInSessions              int64
+	kinds                       map[string]*groupAcc
+	turns                       map[string]*groupAcc
+	sawKind, sawTurn, sawBlocks bool
+
+	// Cache state, indexed by dense block number.
+	blockSize   int
+	intern      map[uint64]int32
+	last        []int64 // arrival ns of the last row containing the block
+	lastRow     []int64 // arrival-order index of that row
+	hits        []uint32
+	roots       map[uint64]struct{}
+	rowsIDs     int64
+	totalBlocks int64
+	hitBlocks   int64
+	hitTokens   int64
+	idTokens    int64
+	maxDepth    int64
+	reuseTime   *hist
+	reuseDist   *hist
+	lrus        []lruAcc
+	scratch     []int32
+}
+
+type session struct {
+	last  int64
+	turns int64
+}
+
+type groupAcc struct {
+	rows, inTok, hitTok int64
+}
+
+type lruAcc struct {
+	capTokens int64
+	l         *lru
+	hitBlocks int64
+	hitTokens int64
+}
+
+// New returns an empty Analyzer.
+func New(cfg Config) *Analyzer {
+	if cfg.CacheSizes == nil {
+		cfg.CacheSizes = DefaultCacheSizes()
+	}
+	a := &Analyzer{
+		cfg:       cfg,
+		gaps:      newHist(int64(time.Millisecond), 1<<20),
+		isl:       newHist(1, 1<<20),
+		osl:       newHist(1, 1<<20),
+		sessions:  make(map[string]*session),
+		kinds:     make(map[string]*groupAcc),
+		turns:     make(map[string]*groupAcc),
+		intern:    make(map[uint64]int32),
+		roots:     make(map[uint64]struct{}),
+		reuseTime: newHist(int64(time.Millisecond), 1<<20),
+		reuseDist: newHist(1, 1<<20),
+	}
+	return a
+}
+
+// OutOfOrder returns how many rows arrived earlier than the row before.
+func (a *Analyzer) OutOfOrder() int64 { return a.outOfOrder }
+
+// Rows returns the number of rows added.
+func (a *Analyzer) Rows() int64 { return a.rows }
+
+// arrival returns the row's arrival time in ns. Rows without a timestamp
+// are placed at their session's previous arrival plus their delay, or the
+// previous row's arrival plus the delay when they have no session.
+func (a *Analyzer) arrival(r *trace.Row, s *session) int64 {
+	if r.HasOffset {
+		return int64(r.Offset)
+	}
+	a.timedByDelay++
+	if s != nil && s.turns > 0 {
+		return s.last + int64(r.Delay)
+	}
+	if a.rows == 0 {
+		return int64(r.Delay)
+	}
+	return a.prev + int64(r.Delay)
+}
+
+// Add accounts one row, which must not arrive before the previous one (see
+// [Analyzer.OutOfOrder]). It does not retain r or its slices. It allocates
+// only when the row brings a new hash id, session, kind, turn or distinct
+// value (amortised growth of the per-block arrays and histograms).
+func (a *Analyzer) Add(r *trace.Row) {
+	var s *session
+	if r.SessionID != "" {
+		s = a.sessions[r.SessionID]
+		if s == nil {
+			s = &session{}
+			a.sessions[r.SessionID] = s
+		}
+	}
+	t := a.arrival(r, s)
+	if s != nil {
+		s.last = t
+		s.turns++
+		a.rowsInSessions++
+	}
+	a.addArrival(t)
+	a.addLengths(r)
+
+	var hitTok int64
+	if len(r.HashIDs) > 0 {
+		hitTok = a.addBlocks(r, t)
+	}
+	if r.Kind != "" {
+		a.sawKind = true
+		g := a.kinds[r.Kind]
+		if g == nil {
+			g = &groupAcc{}
+			a.kinds[r.Kind] = g
+		}
+		g.add(r, hitTok)
+	}
+	if r.SessionID != "" || r.Turn > 0 {
+		a.sawTurn = true
+		g := a.turns[turnName(r.Turn)]
+		if g == nil {
+			g = &groupAcc{}
+			a.turns[turnName(r.Turn)] = g
+		}
+		g.add(r, hitTok)
+	}
+	a.rows++
+}
+
+func (g *groupAcc) add(r *trace.Row, hitTok int64) {
+	g.rows++
+	if len(r.HashIDs) > 0 {
+		g.inTok += int64(r.InputTokens)
+		g.hitTok += hitTok
+	}
+}
+
+// turnNames avoids formatting an integer per row.
+var turnNames = [...]string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}
+
+// turnName groups turns 10 and above into one bucket.
+func turnName(t int) string {
+	if t >= 0 && t < len(turnNames) {
+		return turnNames[t]
+	}
+	if t < 0 {
+		return strconv.Itoa(t)
+	}
+	return "10+"
+}
+
+func (a *Analyzer) addArrival(t int64) {
+	if a.rows == 0 {
+		a.first, a.prev = t, t
+		a.distinctTS = 1
+		a.secN, a.peakS, a.minN, a.peakM = 1, 1, 1, 1
+		return
+	}
+	gap := t - a.prev
+	if gap < 0 {
+		a.outOfOrder++
+	}
+	if gap == 0 {
+		a.zeroGaps++
+	} else {
+		a.distinctTS++
+	}
+	a.gaps.add(gap)
+	a.prev = t
+
+	off := t - a.first
+	sec := floorDiv(off, int64(time.Second))
+	if sec == a.secBucket {
+		a.secN++
+	} else {
+		a.secBucket, a.secN = sec, 1
+	}
+	a.peakS = max(a.peakS, a.secN)
+	mn := floorDiv(off, int64(time.Minute))
+	if mn == a.minBucket {
+		a.minN++
+	} else {
+		a.minBucket, a.minN = mn, 1
+	}
+	a.peakM = max(a.peakM, a.minN)
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+func (a *Analyzer) addLengths(r *trace.Row) {
+	in, out := int64(r.InputTokens), int64(r.OutputTokens)
+	a.isl.add(in)
+	a.osl.add(out)
+	a.inTok += in
+	a.outTok += out
+	if in > 8192 {
+		a.over8k++
+	}
+	if in > 32768 {
+		a.over32k++
+	}
+	if in > 131072 {
+		a.over128k++
+	}
+	if out <= 3 {
+		a.oslLE3++
+	}
+}
+
+// addBlocks runs the infinite cache and every LRU over the row's ids and
+// returns the infinite-cache hit tokens.
+func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
+	if a.blockSize == 0 {
+		a.initCache(r)
+	}
+	a.sawBlocks = true
+	B := int64(a.blockSize)
+	L := int64(r.InputTokens)
+	k := len(r.HashIDs)
+
+	// Intern: map every id to its dense block number. A number below
+	// nBefore was seen in an earlier row (the infinite cache holds it).
+	nBefore := int32(len(a.last))
+	idx := a.scratch[:0]
+	for _, id := range r.HashIDs {
+		b, ok := a.intern[id]
+		if !ok {
+			b = int32(len(a.last))
+			a.intern[id] = b
+			a.last = append(a.last, 0)
+			a.lastRow = append(a.lastRow, 0)
+			a.hits = append(a.hits, 0)
+		}
+		idx = append(idx, b)
+	}
+	a.scratch = idx
+	if n := len(a.last); n > int(nBefore) {
+		for i := range a.lrus {
+			a.lrus[i].l.grow(n)
+		}
+	}
+
+	// Infinite cache: leading run of previously seen blocks.
+	m := 0
+	for m < k && idx[m] < nBefore {
+		m++
+	}
+	hitTok := min(int64(m)*B, L)
+	for _, b := range idx[:m] {
+		a.reuseTime.add(t - a.last[b])
+		a.reuseDist.add(a.rows - a.lastRow[b])
+		a.hits[b]++
+	}
+	for _, b := range idx {
+		a.last[b] = t
+		a.lastRow[b] = a.rows
+	}
+	a.rowsIDs++
+	a.totalBlocks += int64(k)
+	a.hitBlocks += int64(m)
+	a.hitTokens += hitTok
+	a.idTokens += L
+	a.maxDepth = max(a.maxDepth, int64(k))
+	if _, ok := a.roots[r.HashIDs[0]]; !ok {
+		a.roots[r.HashIDs[0]] = struct{}{}
+	}
+
+	// LRU caches: lookup before touching, then touch every block in order.
+	for i := range a.lrus {
+		c := &a.lrus[i]
+		ml := 0
+		for ml < k && c.l.in[idx[ml]] {
+			ml++
+		}
+		c.hitBlocks += int64(ml)
+		c.hitTokens += min(int64(ml)*B, L)
+		for _, b := range idx {
+			c.l.touch(b)
+		}
+	}
+	return hitTok
+}
+
+func (a *Analyzer) initCache(r *trace.Row) {
+	a.blockSize = a.cfg.BlockSize
+	if a.blockSize <= 0 {
+		a.blockSize = r.BlockSize
+	}
+	if a.blockSize <= 0 {
+		// Rows with ids always carry a block size from the reader; a
+		// hand-made row without one gets Mooncake's.
+		a.blockSize = 512
+	}
+	for _, c := range a.cfg.CacheSizes {
+		a.lrus = append(a.lrus, lruAcc{capTokens: c, l: newLRU(int(c / int64(a.blockSize)))})
+	}
+}
+
+// Report computes the statistics of the rows added so far. It does not
+// change the Analyzer; more rows may be added afterwards. The AIPerf and
+// Source sections are left nil (see [AIPerf] and [File]).
+func (a *Analyzer) Report() *Report {
+	rep := &Report{Schema: Schema, Rows: a.rows}
+	if a.rows == 0 {
+		return rep
+	}
+	span := a.prev - a.first
+	rep.SpanSeconds = float64(span) / 1e9
+	gs := a.gaps.sorted()
+	rep.Arrivals = Arrivals{
+		Peak1s:             a.peakS,
+		Peak1min:           a.peakM,
+		Peak1minRate:       float64(a.peakM) / 60,
+		Gaps:               gs.stats(1e9),
+		ZeroGapShare:       ratio(a.zeroGaps, a.rows-1),
+		DistinctTimestamps: a.distinctTS,
+		TimedByDelay:       a.timedByDelay,
+	}
+	if span > 0 {
+		rep.Arrivals.MeanRate = float64(a.rows) / rep.SpanSeconds
+	}
+	if g := rep.Arrivals.Gaps; g.Mean > 0 {
+		rep.Arrivals.GapCV = g.Std / g.Mean
+	}
+	rep.ISL = a.isl.sorted().stats(1)
+	rep.OSL = a.osl.sorted().stats(1)
+	rep.Lengths = Lengths{
+		InputTokens: a.inTok, OutputTokens: a.outTok,
+		ISLOver8k: a.over8k, ISLOver32k: a.over32k, ISLOver128k: a.over128k,
+		OSLAtMost3: a.oslLE3,
+	}
+	if len(a.sessions) > 0 {
+		h := newHist(1, 1<<16)
+		for _, s := range a.sessions {
+			h.add(s.turns)
+		}
+		rep.Session = &Sessions{
+			Sessions:        int64(len(a.sessions)),
+			RowsInSessions:  a.rowsInSessions,
+			TurnsPerSession: h.sorted().stats(1),
+		}
+	}
+	if a.sawBlocks {
+		rep.Cache = a.cacheReport()
+	}
+	return rep
+}
+
+// SkewFractions are the top-block fractions of the skew statistic.
+var skewFractions = []float64{0.01, 0.05, 0.10, 0.20}
+
+func (a *Analyzer) cacheReport() *Cache {
+	c := &Cache{
+		BlockSize:      a.blockSize,
+		RowsWithIDs:    a.rowsIDs,
+		DistinctBlocks: int64(len(a.last)),
+		TotalBlocks:    a.totalBlocks,
+		InputTokens:    a.idTokens,
+		HitTokens:      a.hitTokens,
+		HitBlocks:      a.hitBlocks,
+		TokenHitRatio:  ratio(a.hitTokens, a.idTokens),
+		BlockHitRatio:  ratio(a.hitBlocks, a.totalBlocks),
+		PrefixRoots:    int64(len(a.roots)),
+		MaxDepth:       a.maxDepth,
+		MeanDepth:      ratio(a.totalBlocks, a.rowsIDs),
+	}
+	c.IdealSpeedup = speedup(c.TokenHitRatio)
+	c.LRU = make([]LRUPoint, 0, len(a.lrus))
+	for _, l := range a.lrus {
+		p := LRUPoint{
+			CapacityTokens: l.capTokens,
+			CapacityBlocks: int64(l.l.slots),
+			TokenHitRatio:  ratio(l.hitTokens, a.idTokens),
+			BlockHitRatio:  ratio(l.hitBlocks, a.totalBlocks),
+		}
+		if c.TokenHitRatio > 0 {
+			p.FractionOfCeiling = p.TokenHitRatio / c.TokenHitRatio
+		}
+		p.IdealSpeedup = speedup(p.TokenHitRatio)
+		c.LRU = append(c.LRU, p)
+	}
+
+	// Skew: rank every distinct block by its reuse hits, descending.
+	hits := slices.Clone(a.hits)
+	slices.SortFunc(hits, func(x, y uint32) int { return cmp.Compare(y, x) })
+	var total int64
+	for _, h := range hits {
+		total += int64(h)
+		if h > 0 {
+			c.BlocksReused++
+		}
+	}
+	for _, f := range skewFractions {
+		n := int64(math.RoundToEven(f * float64(len(hits))))
+		var s int64
+		for _, h := range hits[:n] {
+			s += int64(h)
+		}
+		c.Skew = append(c.Skew, SkewPoint{Fraction: f, Blocks: n, Share: ratio(s, total)})
+	}
+
+	rt := a.reuseTime.sorted()
+	c.ReuseTime = ReuseTime{Stats: rt.stats(1e9)}
+	if rt.n > 0 {
+		n := float64(rt.n)
+		c.ReuseTime.Within10s = float64(rt.countLE(float64(10*time.Second))) / n
+		c.ReuseTime.Within60s = float64(rt.countLE(float64(60*time.Second))) / n
+		c.ReuseTime.Within600s = float64(rt.countLE(float64(600*time.Second))) / n
+	}
+	c.ReuseDistance = a.reuseDist.sorted().stats(1)
+
+	if a.sawKind {
+		c.ByKind = groups(a.kinds, a.hitTokens, func(x, y string) int { return cmp.Compare(x, y) })
+	}
+	if a.sawTurn {
+		c.ByTurn = groups(a.turns, a.hitTokens, cmpTurn)
+	}
+	return c
+}
+
+// cmpTurn orders turn names numerically, "10+" last.
+func cmpTurn(x, y string) int {
+	n := func(s string) int {
+		if v, err := strconv.Atoi(s); err == nil {
+			return v
+		}
+		return math.MaxInt
+	}
+	return cmp.Compare(n(x), n(y))
+}
+
+func groups(m map[string]*groupAcc, allHit int64, order func(x, y string) int) []Group {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.SortFunc(names, order)
+	out := make([]Group, 0, len(names))
+	for _, k := range names {
+		g := m[k]
+		out = append(out, Group{
+			Name: k, Rows: g.rows, InputTokens: g.inTok, HitTokens: g.hitTok,
+			TokenHitRatio: ratio(g.hitTok, g.inTok), HitShare: ratio(g.hitTok, allHit),
+		})
+	}
+	return out
+}

@@ -1,0 +1,216 @@
+package analyze
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// hist is an exact histogram of int64 values: it gives the same mean, std
+// and percentiles as keeping every value, with memory proportional to the
+// number of distinct values.
+//
+// Values that are a non-negative multiple of scale and below
+// scale*maxDense are counted in a dense slice (an array increment, no
+// hashing); the rest go to a map. The dense slice grows on demand up to
+// maxDense entries. scale lets times recorded in nanoseconds but quantised
+// to milliseconds by the trace use the dense path.
+type hist struct {
+	scale    int64
+	maxDense int
+	dense    []uint64
+	sparse   map[int64]uint64
+	n        uint64
+}
+
+func newHist(scale int64, maxDense int) *hist {
+	return &hist{scale: scale, maxDense: maxDense}
+}
+
+// add counts one value.
+func (h *hist) add(v int64) { h.addN(v, 1) }
+
+// remove uncounts one value previously added.
+func (h *hist) remove(v int64) {
+	h.n--
+	if i := v / h.scale; v >= 0 && v%h.scale == 0 && i < int64(len(h.dense)) {
+		h.dense[i]--
+		return
+	}
+	if h.sparse[v]--; h.sparse[v] == 0 {
+		delete(h.sparse, v)
+	}
+}
+
+// addN counts value v n times.
+func (h *hist) addN(v int64, n uint64) {
+	if n == 0 {
+		return
+	}
+	h.n += n
+	if v >= 0 && v%h.scale == 0 {
+		i := v / h.scale
+		if i < int64(len(h.dense)) {
+			h.dense[i] += n
+			return
+		}
+		if i < int64(h.maxDense) {
+			h.growDense(int(i))
+			h.dense[i] += n
+			return
+		}
+	}
+	if h.sparse == nil {
+		h.sparse = make(map[int64]uint64)
+	}
+	h.sparse[v] += n
+}
+
+func (h *hist) growDense(i int) {
+	n := max(2*len(h.dense), i+1, 1024)
+	n = min(n, h.maxDense)
+	h.dense = append(h.dense, make([]uint64, n-len(h.dense))...)
+}
+
+// bins returns the distinct values in ascending order with their counts.
+func (h *hist) sorted() sorted {
+	out := make([]bin, 0, len(h.sparse)+64)
+	for i, c := range h.dense {
+		if c != 0 {
+			out = append(out, bin{float64(int64(i) * h.scale), c})
+		}
+	}
+	for v, c := range h.sparse {
+		out = append(out, bin{float64(v), c})
+	}
+	return newSorted(out)
+}
+
+// fhist is an exact histogram of float64 values (per-request hit rates,
+// which take few distinct values m/k).
+type fhist struct {
+	m map[float64]uint64
+}
+
+func (h *fhist) add(v float64) {
+	if h.m == nil {
+		h.m = make(map[float64]uint64)
+	}
+	h.m[v]++
+}
+
+func (h *fhist) sorted() sorted {
+	out := make([]bin, 0, len(h.m))
+	for v, c := range h.m {
+		out = append(out, bin{v, c})
+	}
+	return newSorted(out)
+}
+
+// bin is one distinct value and how many times it occurred.
+type bin struct {
+	v float64
+	n uint64
+}
+
+// Stats summarises a distribution. Percentiles use numpy's default linear
+// interpolation between closest ranks; Std is the population standard
+// deviation (ddof 0). All fields are 0 when Count is 0.
+type Stats struct {
+	Count int64   `json:"count"`
+	Mean  float64 `json:"mean"`
+	Std   float64 `json:"std"`
+	Min   float64 `json:"min"`
+	P25   float64 `json:"p25"`
+	P50   float64 `json:"p50"`
+	P75   float64 `json:"p75"`
+	P80   float64 `json:"p80"`
+	P90   float64 `json:"p90"`
+	P99   float64 `json:"p99"`
+	Max   float64 `json:"max"`
+}
+
+// sorted is a histogram's distinct values in ascending order with
+// cumulative counts, for quantiles.
+type sorted struct {
+	bins []bin
+	cum  []uint64 // cum[i] = number of values <= bins[i].v
+	n    uint64
+}
+
+func newSorted(b []bin) sorted {
+	slices.SortFunc(b, func(x, y bin) int { return cmp.Compare(x.v, y.v) })
+	cum := make([]uint64, len(b))
+	var c uint64
+	for i := range b {
+		c += b[i].n
+		cum[i] = c
+	}
+	return sorted{bins: b, cum: cum, n: c}
+}
+
+// at returns the value of 0-based rank i in the expanded sorted sequence.
+func (s sorted) at(i uint64) float64 {
+	j, _ := slices.BinarySearch(s.cum, i+1)
+	return s.bins[j].v
+}
+
+// quantile is numpy.percentile(x, p) with the default linear method:
+// r = (n-1)·p/100, x[⌊r⌋] + (x[⌈r⌉]-x[⌊r⌋])·(r-⌊r⌋).
+func (s sorted) quantile(p float64) float64 {
+	if s.n == 0 {
+		return 0
+	}
+	r := p / 100 * float64(s.n-1)
+	lo := math.Floor(r)
+	frac := r - lo
+	a := s.at(uint64(lo))
+	if frac == 0 {
+		return a
+	}
+	b := s.at(uint64(lo) + 1)
+	return a + (b-a)*frac
+}
+
+// countLE returns how many values are <= v.
+func (s sorted) countLE(v float64) uint64 {
+	j, found := slices.BinarySearchFunc(s.bins, v, func(b bin, v float64) int { return cmp.Compare(b.v, v) })
+	if found {
+		return s.cum[j]
+	}
+	if j == 0 {
+		return 0
+	}
+	return s.cum[j-1]
+}
+
+// stats summarises the histogram, dividing every value by unit (1 for
+// counts, 1e9 to turn nanoseconds into seconds).
+func (s sorted) stats(unit float64) Stats {
+	if s.n == 0 {
+		return Stats{}
+	}
+	var sum float64
+	for _, b := range s.bins {
+		sum += b.v * float64(b.n)
+	}
+	mean := sum / float64(s.n)
+	var ss float64
+	for _, b := range s.bins {
+		d := b.v - mean
+		ss += d * d * float64(b.n)
+	}
+	return Stats{
+		Count: int64(s.n),
+		Mean:  mean / unit,
+		Std:   math.Sqrt(ss/float64(s.n)) / unit,
+		Min:   s.bins[0].v / unit,
+		P25:   s.quantile(25) / unit,
+		P50:   s.quantile(50) / unit,
+		P75:   s.quantile(75) / unit,
+		P80:   s.quantile(80) / unit,
+		P90:   s.quantile(90) / unit,
+		P99:   s.quantile(99) / unit,
+		Max:   s.bins[len(s.bins)-1].v / unit,
+	}
+}

@@ -1,0 +1,125 @@
+package analyze
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/reprise-bench/reprise/trace"
+)
+
+// sharedDir returns <module root>/../shared, where the real traces live.
+func sharedDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test directory")
+		}
+		dir = parent
+	}
+	return filepath.Join(dir, "..", "shared")
+}
+
+// sharedTrace returns the path of a file under shared/traces, skipping the
+// test when it is absent.
+func sharedTrace(t testing.TB, name string) string {
+	t.Helper()
+	p := filepath.Join(sharedDir(t), "traces", name)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("shared trace %s not available: %v", name, err)
+	}
+	return p
+}
+
+// loadMooncake is a deliberately simple, independent loader (encoding/json)
+// for the Mooncake files, used as an oracle against the trace package.
+func loadMooncake(t testing.TB, path string) []trace.Row {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var rows []trace.Row
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var v struct {
+			Timestamp    int64    `json:"timestamp"`
+			InputLength  int      `json:"input_length"`
+			OutputLength int      `json:"output_length"`
+			HashIDs      []uint64 `json:"hash_ids"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			t.Fatalf("%s:%d: %v", path, len(rows)+1, err)
+		}
+		rows = append(rows, trace.Row{
+			Index: int64(len(rows)), Line: int64(len(rows) + 1),
+			Offset: time.Duration(v.Timestamp) * time.Millisecond, HasOffset: true,
+			InputTokens: v.InputLength, OutputTokens: v.OutputLength,
+			ParentID: -1, RequestID: -1, BlockSize: 512, HashIDs: v.HashIDs,
+		})
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// loadAzure reads an Azure 2023 CSV (TIMESTAMP,ContextTokens,GeneratedTokens)
+// with offsets re-based to the first row.
+func loadAzure(t testing.TB, path string) []trace.Row {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cr := csv.NewReader(f)
+	if _, err := cr.Read(); err != nil {
+		t.Fatal(err)
+	}
+	var rows []trace.Row
+	var first time.Time
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts, err := time.Parse("2006-01-02 15:04:05.9999999", rec[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) == 0 {
+			first = ts
+		}
+		in, err1 := strconv.Atoi(rec[1])
+		out, err2 := strconv.Atoi(rec[2])
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s: bad row %q", path, rec)
+		}
+		rows = append(rows, trace.Row{
+			Index: int64(len(rows)), Line: int64(len(rows) + 2),
+			Offset: ts.Sub(first), HasOffset: true,
+			InputTokens: in, OutputTokens: out, ParentID: -1, RequestID: -1,
+		})
+	}
+	return rows
+}
