@@ -1,0 +1,327 @@
+// Package openai is the native endpoint adapter for OpenAI-compatible
+// servers: /v1/chat/completions and /v1/completions, streaming and not. It
+// reads the shapes of vLLM, SGLang, llama.cpp and OpenAI itself: role
+// chunks, "usage": null on every chunk, usage on the finish chunk or on a
+// separate "choices": [] chunk, reasoning_content / reasoning, tool calls,
+// n > 1 choices, {"error": …} inside a 200 stream, keep-alive comments and
+// [DONE].
+//
+// Parsing uses a small allocation-free JSON scanner instead of
+// encoding/json (see BenchmarkParseChunk for the difference).
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/reprise-bench/reprise/engine/adapter"
+)
+
+// Endpoint selects the API shape.
+type Endpoint uint8
+
+// The endpoints.
+const (
+	Chat        Endpoint = iota // /v1/chat/completions
+	Completions                 // /v1/completions
+)
+
+// Adapter is the native OpenAI adapter. The zero value is the chat adapter.
+// It is safe for concurrent use.
+type Adapter struct {
+	Endpoint Endpoint
+}
+
+var _ adapter.Adapter = Adapter{}
+
+// Info implements adapter.Adapter.
+func (a Adapter) Info() adapter.Info {
+	if a.Endpoint == Completions {
+		return adapter.Info{Name: "openai-completions", Version: "1", Path: "/v1/completions", Framing: adapter.FramingSSE}
+	}
+	return adapter.Info{Name: "openai-chat", Version: "1", Path: "/v1/chat/completions", Framing: adapter.FramingSSE}
+}
+
+// NewInstance implements adapter.Adapter.
+func (a Adapter) NewInstance(cfg *adapter.Config) (adapter.Instance, error) {
+	if len(cfg.ExtraBody) > 0 {
+		if err := checkObject(cfg.ExtraBody); err != nil {
+			return nil, fmt.Errorf("extra body: %w", err)
+		}
+	}
+	in := &Instance{ep: a.Endpoint, cfg: *cfg, streams: map[uint32]*stream{}}
+	in.maxField = "max_tokens"
+	if f := cfg.Options["max_tokens_field"]; f != "" {
+		in.maxField = f
+	}
+	in.path = a.Info().Path
+	return in, nil
+}
+
+func checkObject(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("want a JSON object: %w", err)
+	}
+	return nil
+}
+
+// Instance builds and parses for one goroutine. It is not safe for
+// concurrent use.
+type Instance struct {
+	ep       Endpoint
+	cfg      adapter.Config
+	path     string
+	maxField string
+	streams  map[uint32]*stream
+	free     []*stream
+}
+
+var _ adapter.Instance = (*Instance)(nil)
+
+// rawRow is the row's own content (trace.Row.Raw).
+type rawRow struct {
+	TextInput json.RawMessage `json:"text_input"`
+	Messages  json.RawMessage `json:"messages"`
+	Tools     json.RawMessage `json:"tools"`
+	Payload   json.RawMessage `json:"payload"`
+	Extra     json.RawMessage `json:"extra"`
+}
+
+// Build implements adapter.Instance. It writes the whole body (no holes).
+func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error {
+	out.Reset()
+	out.Method = adapter.MethodPOST
+	out.Path = in.path
+	out.Header = append(out.Header, adapter.Header{Name: "Content-Type", Value: "application/json"})
+	stream := b.Flags&adapter.BuildStream != 0
+	if stream {
+		out.Header = append(out.Header, adapter.Header{Name: "Accept", Value: "text/event-stream"})
+	}
+	var raw rawRow
+	if len(b.Raw) > 0 {
+		if err := json.Unmarshal(b.Raw, &raw); err != nil {
+			return fmt.Errorf("row %d: raw content: %w", b.TraceRow, err)
+		}
+	}
+	if isSet(raw.Payload) {
+		// A verbatim payload is sent as-is.
+		out.Body = append(out.Body, raw.Payload...)
+		return nil
+	}
+	body := append(out.Body, `{"model":`...)
+	body = appendString(body, in.cfg.Model)
+	switch {
+	case in.ep == Chat && isSet(raw.Messages):
+		body = append(body, `,"messages":`...)
+		body = append(body, raw.Messages...)
+	case in.ep == Chat:
+		body = append(body, `,"messages":[{"role":"user","content":"`...)
+		if isSet(raw.TextInput) {
+			body = appendTextInput(body, raw.TextInput)
+		} else {
+			body = appendEscaped(body, b.PromptText)
+		}
+		body = append(body, `"}]`...)
+	case isSet(raw.TextInput):
+		body = append(body, `,"prompt":"`...)
+		body = appendTextInput(body, raw.TextInput)
+		body = append(body, '"')
+	case b.PromptText == "" && b.PromptTokens != nil:
+		body = append(body, `,"prompt":[`...)
+		for i, id := range b.PromptTokens {
+			if i > 0 {
+				body = append(body, ',')
+			}
+			body = strconv.AppendInt(body, int64(id), 10)
+		}
+		body = append(body, ']')
+	default:
+		body = append(body, `,"prompt":"`...)
+		body = appendEscaped(body, b.PromptText)
+		body = append(body, '"')
+	}
+	if in.ep == Chat && isSet(raw.Tools) {
+		body = append(body, `,"tools":`...)
+		body = append(body, raw.Tools...)
+	}
+	if b.MaxTokens > 0 {
+		body = append(body, ',', '"')
+		body = append(body, in.maxField...)
+		body = append(body, '"', ':')
+		body = strconv.AppendInt(body, int64(b.MaxTokens), 10)
+	}
+	if in.cfg.IgnoreEOS {
+		body = append(body, `,"ignore_eos":true`...)
+	}
+	if stream {
+		body = append(body, `,"stream":true`...)
+		if in.cfg.IncludeUsage {
+			body = append(body, `,"stream_options":{"include_usage":true}`...)
+		}
+	} else {
+		body = append(body, `,"stream":false`...)
+	}
+	// Later duplicate keys win in every JSON reader servers use, so the
+	// merge order endpoint defaults < --extra-body < row extra is the
+	// append order.
+	body = appendMembers(body, in.cfg.ExtraBody)
+	if isSet(raw.Extra) {
+		if err := checkObject(raw.Extra); err != nil {
+			return fmt.Errorf("row %d: extra: %w", b.TraceRow, err)
+		}
+		body = appendMembers(body, raw.Extra)
+	}
+	body = append(body, '}')
+	out.Body = body
+	return nil
+}
+
+func isSet(r json.RawMessage) bool {
+	r = bytes.TrimSpace(r)
+	return len(r) > 0 && string(r) != "null"
+}
+
+// appendTextInput appends a text_input value (a JSON string, or anything
+// else rendered as its JSON text) as JSON string contents.
+func appendTextInput(dst []byte, v json.RawMessage) []byte {
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return appendEscaped(dst, s)
+	}
+	return appendEscaped(dst, string(v))
+}
+
+// appendMembers appends the members of a JSON object as ",members".
+func appendMembers(dst []byte, obj json.RawMessage) []byte {
+	obj = bytes.TrimSpace(obj)
+	if len(obj) < 2 {
+		return dst
+	}
+	inner := bytes.TrimSpace(obj[1 : len(obj)-1])
+	if len(inner) == 0 {
+		return dst
+	}
+	dst = append(dst, ',')
+	return append(dst, inner...)
+}
+
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	dst = appendEscaped(dst, s)
+	return append(dst, '"')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendEscaped appends s as JSON string contents (no quotes). Invalid
+// UTF-8 becomes U+FFFD.
+func appendEscaped(dst []byte, s string) []byte {
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(dst, s[start:]...)
+}
+
+// Open implements adapter.Instance.
+func (in *Instance) Open(ctx uint32, flags adapter.OpenFlags) error {
+	if st, ok := in.streams[ctx]; ok && st.open {
+		return fmt.Errorf("context %d already open", ctx)
+	}
+	var st *stream
+	if n := len(in.free); n > 0 {
+		st = in.free[n-1]
+		in.free = in.free[:n-1]
+	} else {
+		st = &stream{}
+	}
+	st.open = true
+	st.flags = flags
+	st.fin = adapter.Final{}
+	st.text = st.text[:0]
+	st.reason = st.reason[:0]
+	st.errMsg = st.errMsg[:0]
+	st.extras = st.extras[:0]
+	st.choices = 0
+	in.streams[ctx] = st
+	return nil
+}
+
+// Parse implements adapter.Instance.
+func (in *Instance) Parse(ctx uint32, batch *adapter.Batch, dst []adapter.Record) ([]adapter.Record, error) {
+	st := in.streams[ctx]
+	if st == nil || !st.open {
+		return dst, fmt.Errorf("context %d not open", ctx)
+	}
+	for i := range batch.Events {
+		var err error
+		dst, err = st.parseEvent(&batch.Events[i], batch.First+uint32(i), dst)
+		if err != nil {
+			return dst, fmt.Errorf("event %d: %w", batch.First+uint32(i), err)
+		}
+	}
+	return dst, nil
+}
+
+// Close implements adapter.Instance.
+func (in *Instance) Close(ctx uint32, fin *adapter.Final) error {
+	st := in.streams[ctx]
+	if st == nil || !st.open {
+		return fmt.Errorf("context %d not open", ctx)
+	}
+	*fin = st.fin
+	fin.Choices = st.choices
+	fin.ErrorMessage = st.errMsg
+	fin.Extras = st.extras
+	fin.Text = st.text
+	fin.Reasoning = st.reason
+	st.open = false
+	delete(in.streams, ctx)
+	in.free = append(in.free, st)
+	return nil
+}
+
+// Release implements adapter.Instance.
+func (in *Instance) Release() error { return nil }

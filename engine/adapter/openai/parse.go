@@ -1,0 +1,380 @@
+package openai
+
+// Hot path: classifying OpenAI chat/completions chunks into records.
+// Allocation budget: TestParseAllocs (0 allocations per chunk once the
+// instance's buffers have grown).
+
+import (
+	"bytes"
+
+	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/internal/record"
+)
+
+// stream is the per-context parse state.
+type stream struct {
+	open    bool
+	flags   adapter.OpenFlags
+	fin     adapter.Final
+	text    []byte
+	reason  []byte
+	errMsg  []byte
+	extras  []byte
+	choices uint32
+}
+
+// choiceAcc collects one choice object's fields before its index is known.
+type choiceAcc struct {
+	index                       uint32
+	content, reasoning, refusal []byte
+	contentEsc, reasoningEsc    bool
+	refusalEsc                  bool
+	hasContent, hasReasoning    bool
+	hasRefusal                  bool
+	role                        bool
+	finish                      adapter.FinishReason
+	hasFinish                   bool
+	tools                       int
+	toolBytes                   [8]uint32 // text bytes of the first tool calls
+	toolIdx                     [8]uint32
+}
+
+// parseEvent classifies one event's data.
+func (st *stream) parseEvent(ev *adapter.Event, idx uint32, dst []adapter.Record) ([]adapter.Record, error) {
+	switch {
+	case ev.Flags&adapter.EventComment != 0:
+		return append(dst, adapter.Record{Kind: record.EventMeta, Event: idx, Tokens: adapter.TokensUnknown}), nil
+	case ev.Flags&adapter.EventDone != 0:
+		return dst, nil
+	case string(ev.Name) == "error":
+		st.setError(502, ev.Data)
+		return append(dst, adapter.Record{Kind: record.EventError, Event: idx, Aux0: 502, Tokens: adapter.TokensUnknown}), nil
+	}
+	data := ev.Data
+	if len(bytes.TrimSpace(data)) == 0 {
+		return dst, nil
+	}
+	return st.chunk(data, idx, dst, ev.Flags&adapter.EventNonOK != 0)
+}
+
+func (st *stream) setError(code uint32, msg []byte) {
+	st.fin.Valid |= adapter.ValidError
+	if code == 0 {
+		code = 500
+	}
+	st.fin.ErrorCode = code
+	st.errMsg = append(st.errMsg[:0], msg...)
+}
+
+// chunk parses one JSON chunk (or a whole non-streaming body).
+func (st *stream) chunk(data []byte, idx uint32, dst []adapter.Record, nonOK bool) ([]adapter.Record, error) {
+	s := scanner{b: data}
+	var (
+		usage                    bool
+		errCode                  uint32
+		errMsg                   []byte
+		errMsgEsc                bool
+		hasErr, objErr, topMsgOK bool
+		topMsg                   []byte
+		topMsgEsc                bool
+		topCode                  uint32
+	)
+	captured := st.flags&adapter.OpenCaptureText != 0
+	ok := s.object(func(key []byte) {
+		switch string(key) {
+		case "choices":
+			s.array(func(int) {
+				var c choiceAcc
+				st.choice(&s, &c)
+				if s.err != nil {
+					return
+				}
+				dst = st.emitChoice(&c, idx, captured, dst)
+			})
+		case "usage":
+			if st.usage(&s) {
+				usage = true
+			}
+		case "error":
+			switch s.peek() {
+			case '{':
+				hasErr = true
+				s.object(func(k []byte) {
+					switch string(k) {
+					case "message":
+						if s.peek() == '"' {
+							errMsg, errMsgEsc = s.str()
+						} else {
+							s.skip()
+						}
+					case "code":
+						if c := s.peek(); c >= '0' && c <= '9' {
+							errCode, _ = s.uint()
+						} else {
+							s.skip()
+						}
+					default:
+						s.skip()
+					}
+				})
+			case '"':
+				hasErr = true
+				errMsg, errMsgEsc = s.str()
+			default:
+				s.skip() // "error": null
+			}
+		case "object":
+			if s.peek() == '"' {
+				v, _ := s.str()
+				objErr = string(v) == "error"
+			} else {
+				s.skip()
+			}
+		case "message":
+			if s.peek() == '"' {
+				topMsg, topMsgEsc = s.str()
+				topMsgOK = true
+			} else {
+				s.skip()
+			}
+		case "code":
+			if c := s.peek(); c >= '0' && c <= '9' {
+				topCode, _ = s.uint()
+			} else {
+				s.skip()
+			}
+		case "timings":
+			at := s.i
+			s.skip()
+			if s.err == nil && s.i-at <= 4096 {
+				st.extras = append(st.extras[:0], data[at:s.i]...)
+			}
+		default:
+			s.skip()
+		}
+	})
+	if ok {
+		s.end()
+	}
+	if s.err != nil || !ok {
+		if nonOK {
+			return dst, nil // best effort: the engine keeps the raw body as the message
+		}
+		return dst, adapter.ErrMalformed
+	}
+	if !hasErr && objErr && topMsgOK {
+		hasErr, errMsg, errMsgEsc, errCode = true, topMsg, topMsgEsc, topCode
+	}
+	if usage {
+		dst = append(dst, adapter.Record{Kind: record.EventUsage, Event: idx, Tokens: adapter.TokensUnknown})
+	}
+	if hasErr {
+		msg := appendUnescaped(st.errMsg[:0], errMsg, errMsgEsc)
+		st.setError(errCode, nil)
+		st.errMsg = msg
+		dst = append(dst, adapter.Record{Kind: record.EventError, Event: idx, Aux0: st.fin.ErrorCode, Tokens: adapter.TokensUnknown})
+	}
+	return dst, nil
+}
+
+// choice scans one element of "choices".
+func (st *stream) choice(s *scanner, c *choiceAcc) {
+	s.object(func(key []byte) {
+		switch string(key) {
+		case "index":
+			c.index, _ = s.uint()
+		case "delta", "message":
+			s.object(func(k []byte) {
+				switch string(k) {
+				case "content":
+					if s.peek() == '"' {
+						c.content, c.contentEsc = s.str()
+						c.hasContent = true
+					} else {
+						s.skip()
+					}
+				case "reasoning_content", "reasoning":
+					if s.peek() == '"' {
+						c.reasoning, c.reasoningEsc = s.str()
+						c.hasReasoning = true
+					} else {
+						s.skip()
+					}
+				case "refusal":
+					if s.peek() == '"' {
+						c.refusal, c.refusalEsc = s.str()
+						c.hasRefusal = true
+					} else {
+						s.skip()
+					}
+				case "role":
+					c.role = true
+					s.skip()
+				case "tool_calls":
+					s.array(func(int) { st.toolCall(s, c) })
+				case "function_call":
+					st.toolCall(s, c)
+				default:
+					s.skip()
+				}
+			})
+		case "text":
+			if s.peek() == '"' {
+				c.content, c.contentEsc = s.str()
+				c.hasContent = true
+			} else {
+				s.skip()
+			}
+		case "finish_reason":
+			if s.peek() == '"' {
+				v, _ := s.str()
+				c.finish = adapter.ParseFinishReason(v)
+				c.hasFinish = true
+			} else {
+				s.skip()
+			}
+		default:
+			s.skip()
+		}
+	})
+}
+
+// toolCall scans one tool call (or a legacy function_call object).
+func (st *stream) toolCall(s *scanner, c *choiceAcc) {
+	var n, index uint32
+	s.object(func(k []byte) {
+		switch string(k) {
+		case "index":
+			index, _ = s.uint()
+		case "function":
+			s.object(func(k2 []byte) {
+				switch string(k2) {
+				case "name", "arguments":
+					if s.peek() == '"' {
+						raw, esc := s.str()
+						n += uint32(decodedLen(raw, esc))
+					} else {
+						s.skip()
+					}
+				default:
+					s.skip()
+				}
+			})
+		case "name", "arguments": // legacy function_call
+			if s.peek() == '"' {
+				raw, esc := s.str()
+				n += uint32(decodedLen(raw, esc))
+			} else {
+				s.skip()
+			}
+		default:
+			s.skip()
+		}
+	})
+	if c.tools < len(c.toolBytes) {
+		c.toolBytes[c.tools] = n
+		c.toolIdx[c.tools] = index
+	}
+	c.tools++
+}
+
+// emitChoice appends the records of one choice of one event.
+func (st *stream) emitChoice(c *choiceAcc, idx uint32, captured bool, dst []adapter.Record) []adapter.Record {
+	if c.index+1 > st.choices && c.index < 1<<16 {
+		st.choices = c.index + 1
+	}
+	ch := uint16(c.index)
+	n := len(dst)
+	flags := adapter.RecordFlags(0)
+	if captured {
+		flags = adapter.RecordTextCaptured
+	}
+	if c.hasReasoning && len(c.reasoning) > 0 {
+		dst = append(dst, adapter.Record{Kind: record.EventReasoning, Flags: flags, Choice: ch, Event: idx,
+			TextBytes: uint32(decodedLen(c.reasoning, c.reasoningEsc)), Tokens: adapter.TokensUnknown})
+		if captured && c.index == 0 {
+			st.reason = appendUnescaped(st.reason, c.reasoning, c.reasoningEsc)
+		}
+	}
+	for i := 0; i < c.tools; i++ {
+		var tb, ti uint32
+		if i < len(c.toolBytes) {
+			tb, ti = c.toolBytes[i], c.toolIdx[i]
+		}
+		dst = append(dst, adapter.Record{Kind: record.EventToolCall, Choice: ch, Event: idx, TextBytes: tb, Aux1: ti, Tokens: adapter.TokensUnknown})
+	}
+	if c.hasContent && len(c.content) > 0 {
+		dst = append(dst, adapter.Record{Kind: record.EventContent, Flags: flags, Choice: ch, Event: idx,
+			TextBytes: uint32(decodedLen(c.content, c.contentEsc)), Tokens: adapter.TokensUnknown})
+		if captured && c.index == 0 {
+			st.text = appendUnescaped(st.text, c.content, c.contentEsc)
+		}
+	}
+	if c.hasRefusal && len(c.refusal) > 0 {
+		dst = append(dst, adapter.Record{Kind: record.EventContent, Flags: flags | adapter.RecordRefusal, Choice: ch, Event: idx,
+			TextBytes: uint32(decodedLen(c.refusal, c.refusalEsc)), Tokens: adapter.TokensUnknown})
+	}
+	if c.hasFinish {
+		dst = append(dst, adapter.Record{Kind: record.EventFinish, Choice: ch, Event: idx, Aux0: uint32(c.finish), Tokens: adapter.TokensUnknown})
+		if c.index == 0 || st.fin.Valid&adapter.ValidFinishReason == 0 {
+			st.fin.FinishReason = c.finish
+			st.fin.Valid |= adapter.ValidFinishReason
+		}
+	}
+	if len(dst) == n && c.role {
+		dst = append(dst, adapter.Record{Kind: record.EventMeta, Choice: ch, Event: idx, Tokens: adapter.TokensUnknown})
+	}
+	return dst
+}
+
+// usage scans a usage value; it reports whether it was a non-null object.
+func (st *stream) usage(s *scanner) bool {
+	f := &st.fin
+	return s.object(func(k []byte) {
+		switch string(k) {
+		case "prompt_tokens", "input_tokens":
+			if v, ok := num(s); ok {
+				f.PromptTokens = v
+				f.Valid |= adapter.ValidPromptTokens
+			}
+		case "completion_tokens", "output_tokens":
+			if v, ok := num(s); ok {
+				f.CompletionTokens = v
+				f.Valid |= adapter.ValidCompletionTokens
+			}
+		case "prompt_tokens_details", "input_tokens_details":
+			s.object(func(k2 []byte) {
+				if string(k2) == "cached_tokens" {
+					if v, ok := num(s); ok {
+						f.CachedTokens = v
+						f.Valid |= adapter.ValidCachedTokens
+					}
+					return
+				}
+				s.skip()
+			})
+		case "completion_tokens_details", "output_tokens_details":
+			s.object(func(k2 []byte) {
+				if string(k2) == "reasoning_tokens" {
+					if v, ok := num(s); ok {
+						f.ReasoningTokens = v
+						f.Valid |= adapter.ValidReasoningTokens
+					}
+					return
+				}
+				s.skip()
+			})
+		default:
+			s.skip()
+		}
+	})
+}
+
+// num scans a number, or skips a non-number value.
+func num(s *scanner) (uint32, bool) {
+	if c := s.peek(); c == '-' || (c >= '0' && c <= '9') {
+		return s.uint()
+	}
+	s.skip()
+	return 0, false
+}

@@ -1,0 +1,263 @@
+package engine
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/net/http2"
+
+	"github.com/reprise-bench/reprise/engine/adapter"
+)
+
+// Defaults of [Config].
+const (
+	// DefaultTimeout bounds one request, from send to the end of its
+	// response.
+	DefaultTimeout = 10 * time.Minute
+	// DefaultReadBuffer is the size of each sender's body read buffer.
+	DefaultReadBuffer = 32 << 10
+	// maxErrorBody bounds how much of a non-2xx body is read for the message.
+	maxErrorBody = 64 << 10
+	// maxErrorMessage bounds the stored error message.
+	maxErrorMessage = 512
+	// maxAttempts bounds sends of one request: the second attempt only
+	// happens when a reused connection turned out to be closed by the
+	// server before it answered anything (see [Engine.Do]).
+	maxAttempts = 3
+)
+
+// TokenCounter counts tokens of text with the run's tokenizer
+// (internal/tokenizer.Tokenizer satisfies it). It must be safe for
+// concurrent use.
+type TokenCounter interface {
+	Count(text string) int
+}
+
+// Config configures an [Engine]. Build it with [NewConfig].
+type Config struct {
+	// BaseURL is the server, e.g. http://localhost:8000. The adapter's
+	// path is appended.
+	BaseURL string
+	// Adapter builds requests and parses responses.
+	Adapter adapter.Adapter
+	// AdapterConfig is passed to every adapter instance.
+	AdapterConfig adapter.Config
+	// Header is added to every request after the adapter's headers
+	// (-H/--header and Authorization from the API key).
+	Header []adapter.Header
+	// Timeout bounds one request (0 = none).
+	Timeout time.Duration
+	// HTTP2 uses prior-knowledge h2c for http:// URLs and h2 over TLS for
+	// https:// (x/net/http2 transport, predictable connection count).
+	HTTP2 bool
+	// MaxConnections caps connections to the server (0 = one per
+	// request in flight, as many as needed).
+	MaxConnections int
+	// Concurrency is the expected number of requests in flight (the
+	// number of senders); it sizes the keep-alive pool.
+	Concurrency int
+	// Counter counts client-side tokens of the output; nil skips it.
+	Counter TokenCounter
+	// UseServerTokenCount derives output lengths (and ITL) from the
+	// server's usage instead of the client tokenizer.
+	UseServerTokenCount bool
+	// Events collects one record.Event per response event.
+	Events bool
+	// Clock stamps everything; nil = NewClock().
+	Clock *Clock
+	// Log receives rare diagnostics; nil discards.
+	Log *slog.Logger
+	// Dial overrides the dialer (tests); nil = net.Dialer.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// NewConfig returns a Config with the defaults.
+func NewConfig() Config {
+	return Config{Timeout: DefaultTimeout}
+}
+
+// Validate reports every problem of c at once. It never changes c.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.BaseURL == "" {
+		errs = append(errs, errors.New("--url is required"))
+	} else if u, err := url.Parse(c.BaseURL); err != nil {
+		errs = append(errs, fmt.Errorf("--url %q: %w", c.BaseURL, err))
+	} else if u.Scheme != "http" && u.Scheme != "https" {
+		errs = append(errs, fmt.Errorf("--url %q: want an http:// or https:// URL", c.BaseURL))
+	} else if u.Host == "" {
+		errs = append(errs, fmt.Errorf("--url %q: no host", c.BaseURL))
+	}
+	if c.Adapter == nil {
+		errs = append(errs, errors.New("no endpoint adapter"))
+	}
+	if c.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("--timeout %v: must not be negative", c.Timeout))
+	}
+	if c.MaxConnections < 0 {
+		errs = append(errs, fmt.Errorf("--max-connections %d: must not be negative", c.MaxConnections))
+	}
+	for _, h := range c.Header {
+		if h.Name == "" || strings.ContainsAny(h.Name, " :\r\n") || strings.ContainsAny(h.Value, "\r\n") {
+			errs = append(errs, fmt.Errorf("header %q: want NAME:VALUE without line breaks", h.Name))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Engine runs requests: HTTP, SSE framing, timestamps and the adapter. It
+// is safe for concurrent use; each goroutine that sends uses its own
+// [Sender].
+type Engine struct {
+	cfg       Config
+	clock     *Clock
+	info      adapter.Info
+	base      string // BaseURL without a trailing slash
+	client    *http.Client
+	transport http.RoundTripper
+	h1        *http.Transport // nil in HTTP/2 mode
+	log       *slog.Logger
+
+	// closesAfterStream is set once the server was seen closing a
+	// connection right after a streamed response (llama.cpp does this
+	// although it advertises keep-alive). From then on streamed requests
+	// ask for Connection: close, so no request is ever written to a
+	// connection the server is about to close.
+	closesAfterStream atomic.Bool
+	retries           atomic.Int64
+	warnOnce          sync.Once
+}
+
+// New builds an engine. It does not connect.
+func New(cfg Config) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	e := &Engine{cfg: cfg, clock: cfg.Clock, info: cfg.Adapter.Info(), log: cfg.Log}
+	if e.clock == nil {
+		e.clock = NewClock()
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	e.base = strings.TrimRight(cfg.BaseURL, "/")
+	dial := cfg.Dial
+	if dial == nil {
+		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+		dial = d.DialContext
+	}
+	tracked := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetNoDelay(true)
+		}
+		return &trackedConn{Conn: c, e: e}, nil
+	}
+	if cfg.HTTP2 {
+		// x/net's transport opens ⌈streams/limit⌉ connections and keeps
+		// them, where the stdlib h2c transport churns under bursts
+		// (platform-notes §7). h2c and TLS never share a transport
+		// (golang/go#81656).
+		t := &http2.Transport{
+			AllowHTTP:                  strings.HasPrefix(e.base, "http://"),
+			DisableCompression:         true,
+			StrictMaxConcurrentStreams: cfg.MaxConnections > 0,
+		}
+		if t.AllowHTTP {
+			t.DialTLSContext = func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
+				return tracked(ctx, network, addr)
+			}
+		}
+		e.transport = t
+	} else {
+		conc := max(cfg.Concurrency, cfg.MaxConnections, 16)
+		t := &http.Transport{
+			Proxy:               nil,
+			DialContext:         tracked,
+			MaxIdleConns:        0,
+			MaxIdleConnsPerHost: conc,
+			MaxConnsPerHost:     cfg.MaxConnections,
+			IdleConnTimeout:     90 * time.Second,
+			DisableCompression:  true,
+			ForceAttemptHTTP2:   false,
+			WriteBufferSize:     16 << 10,
+			ReadBufferSize:      16 << 10,
+			TLSHandshakeTimeout: 10 * time.Second,
+		}
+		var p http.Protocols
+		p.SetHTTP1(true)
+		t.Protocols = &p
+		e.h1 = t
+		e.transport = t
+	}
+	e.client = &http.Client{Transport: e.transport, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}
+	return e, nil
+}
+
+// Info returns the adapter's description.
+func (e *Engine) Info() adapter.Info { return e.info }
+
+// Clock returns the engine's clock.
+func (e *Engine) Clock() *Clock { return e.clock }
+
+// Retries returns how many requests were re-sent because a reused
+// connection had been closed by the server before it answered.
+func (e *Engine) Retries() int64 { return e.retries.Load() }
+
+// ClosesAfterStream reports whether the server was detected closing
+// connections after streamed responses.
+func (e *Engine) ClosesAfterStream() bool { return e.closesAfterStream.Load() }
+
+// Close closes idle connections.
+func (e *Engine) Close() {
+	if e.h1 != nil {
+		e.h1.CloseIdleConnections()
+	}
+	if t, ok := e.transport.(*http2.Transport); ok {
+		t.CloseIdleConnections()
+	}
+}
+
+// trackedConn watches a connection for the server closing it right after
+// a response (the llama.cpp pattern).
+type trackedConn struct {
+	net.Conn
+	e *Engine
+	// busy is true while a request of ours uses the connection; doneNS is
+	// when the last response on it ended.
+	busy   atomic.Bool
+	doneNS atomic.Int64
+}
+
+// closedWindow: a server close within this time after a response counts as
+// "closes after every response" rather than an idle timeout.
+const closedWindow = int64(time.Second)
+
+func (c *trackedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if err != nil && n == 0 && errors.Is(err, io.EOF) && !c.busy.Load() {
+		if d := c.doneNS.Load(); d != 0 && c.e.clock.Now()-d < closedWindow {
+			if !c.e.closesAfterStream.Swap(true) {
+				c.e.log.Info("server closes the connection after each streamed response; not reusing connections for streams",
+					slog.String("url", c.e.base))
+			}
+		}
+	}
+	return n, err
+}

@@ -1,0 +1,152 @@
+package engine
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/reprise-bench/reprise/engine/adapter"
+)
+
+// Prepared is a request built ahead of its send time: everything the send
+// path needs, so sending does no building. It is immutable once built and
+// may be sent by any [Sender].
+type Prepared struct {
+	Method string
+	URL    string
+	Header http.Header
+	Body   []byte
+	Stream bool
+
+	// Known at build time, copied into the record.
+	InputTokens          int32 // client-side prompt tokens
+	MaxTokens            int32
+	ExpectedCachedTokens int32 // -1 unknown
+	BuildNS              int64 // time spent in the adapter's Build
+	// Err is set when the request could not be built; sending it records
+	// record.ErrBuild without any I/O.
+	Err error
+}
+
+// Builder renders [Prepared] requests with one adapter instance. It is not
+// safe for concurrent use: use one per building goroutine.
+type Builder struct {
+	e    *Engine
+	inst adapter.Instance
+	out  adapter.HTTPRequest
+}
+
+// NewBuilder returns a builder with its own adapter instance.
+func (e *Engine) NewBuilder() (*Builder, error) {
+	inst, err := e.cfg.Adapter.NewInstance(&e.cfg.AdapterConfig)
+	if err != nil {
+		return nil, fmt.Errorf("adapter %s: %w", e.info.Name, err)
+	}
+	return &Builder{e: e, inst: inst}, nil
+}
+
+// Close releases the builder's adapter instance.
+func (b *Builder) Close() error { return b.inst.Release() }
+
+// Build builds in into p. in.Flags' stream bit decides streaming. A build
+// failure is stored in p.Err (and returned): it is data for the record.
+func (b *Builder) Build(in *adapter.BuildInput, p *Prepared) error {
+	t0 := time.Now()
+	err := b.inst.Build(in, &b.out)
+	p.BuildNS = int64(time.Since(t0))
+	p.Stream = in.Flags&adapter.BuildStream != 0
+	if p.MaxTokens == 0 {
+		p.MaxTokens = int32(in.MaxTokens)
+	}
+	if err != nil {
+		p.Err = fmt.Errorf("adapter %s build: %w", b.e.info.Name, err)
+		return p.Err
+	}
+	body, err := splice(b.out.Body, b.out.Holes, in)
+	if err != nil {
+		p.Err = err
+		return err
+	}
+	p.Body = body
+	p.Method = b.out.Method.String()
+	path := b.out.Path
+	if path == "" {
+		path = b.e.info.Path
+	}
+	if len(path) > 0 && path[0] != '/' {
+		path = "/" + path
+	}
+	p.URL = b.e.base + path
+	h := make(http.Header, len(b.out.Header)+len(b.e.cfg.Header)+1)
+	for _, kv := range b.out.Header {
+		h[http.CanonicalHeaderKey(kv.Name)] = []string{kv.Value}
+	}
+	for _, kv := range b.e.cfg.Header {
+		h[http.CanonicalHeaderKey(kv.Name)] = []string{kv.Value}
+	}
+	h["Content-Length"] = []string{strconv.Itoa(len(p.Body))}
+	p.Header = h
+	return nil
+}
+
+// splice inserts the synthesized prompt at the adapter's holes. body is
+// copied (the adapter's buffer is reused by the next Build).
+func splice(body []byte, holes []adapter.Hole, in *adapter.BuildInput) ([]byte, error) {
+	if len(holes) == 0 {
+		return bytes.Clone(body), nil
+	}
+	out := make([]byte, 0, len(body)+len(in.PromptText)+16)
+	last := 0
+	for _, h := range holes {
+		if h.Offset < last || h.Offset > len(body) {
+			return nil, fmt.Errorf("adapter hole at offset %d outside the body (%d bytes) or out of order", h.Offset, len(body))
+		}
+		out = append(out, body[last:h.Offset]...)
+		last = h.Offset
+		switch h.Kind {
+		case adapter.HolePromptText:
+			out = appendJSONEscaped(out, in.PromptText)
+		case adapter.HolePromptTokens:
+			out = append(out, '[')
+			for i, id := range in.PromptTokens {
+				if i > 0 {
+					out = append(out, ',')
+				}
+				out = strconv.AppendInt(out, int64(id), 10)
+			}
+			out = append(out, ']')
+		case adapter.HoleMessages:
+			out = append(out, `[{"role":"user","content":"`...)
+			out = appendJSONEscaped(out, in.PromptText)
+			out = append(out, `"}]`...)
+		default:
+			return nil, fmt.Errorf("adapter hole kind %d unknown", h.Kind)
+		}
+	}
+	return append(out, body[last:]...), nil
+}
+
+// appendJSONEscaped appends s as JSON string contents (no quotes).
+func appendJSONEscaped(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c == '\n':
+			dst = append(dst, '\\', 'n')
+		case c == '\r':
+			dst = append(dst, '\\', 'r')
+		case c == '\t':
+			dst = append(dst, '\\', 't')
+		case c < 0x20:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}

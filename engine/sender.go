@@ -1,0 +1,676 @@
+package engine
+
+// Hot path: sending one request and reading its response. Timestamps are
+// taken right after each read returns, before any framing or parsing.
+// Allocation budget: TestSSEAllocs covers the read → frame → classify loop.
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/internal/record"
+)
+
+// Sender sends requests one at a time with its own adapter instance and
+// buffers. It is not safe for concurrent use: each long-lived sender
+// goroutine owns one.
+type Sender struct {
+	e      *Engine
+	inst   adapter.Instance
+	buf    []byte
+	framer sseFramer
+	recs   []adapter.Record
+	batch  adapter.Batch
+	fin    adapter.Final
+	ctxID  uint32
+
+	// Per-response event table (index = event index).
+	evTime  []int64
+	evBytes []int32
+	evRead  []int32 // events completed by the read that completed it
+	evKind  []record.EventKind
+	// Deferred parsing keeps every event's bytes until the end.
+	defArena []byte
+	defRefs  []frameRef
+
+	// Events of the last request (when Config.Events), owned by the sender
+	// until the next Do.
+	events []record.Event
+
+	// httptrace state of the current attempt.
+	trace                   *httptrace.ClientTrace
+	getConnNS, gotConnNS    int64
+	dnsStartNS, dnsDoneNS   int64
+	connStartNS, connDoneNS int64
+	tlsStartNS, tlsDoneNS   int64
+	wroteNS, firstByteNS    int64
+	reused                  bool
+	conn                    *trackedConn
+}
+
+// NewSender returns a sender with its own adapter instance.
+func (e *Engine) NewSender() (*Sender, error) {
+	inst, err := e.cfg.Adapter.NewInstance(&e.cfg.AdapterConfig)
+	if err != nil {
+		return nil, fmt.Errorf("adapter %s: %w", e.info.Name, err)
+	}
+	s := &Sender{e: e, inst: inst, buf: make([]byte, DefaultReadBuffer)}
+	s.trace = &httptrace.ClientTrace{
+		GetConn: func(string) { s.getConnNS = e.clock.Now() },
+		GotConn: func(info httptrace.GotConnInfo) {
+			s.gotConnNS = e.clock.Now()
+			s.reused = info.Reused
+			if tc, ok := info.Conn.(*trackedConn); ok {
+				s.conn = tc
+				tc.busy.Store(true)
+			}
+		},
+		DNSStart:             func(httptrace.DNSStartInfo) { s.dnsStartNS = e.clock.Now() },
+		DNSDone:              func(httptrace.DNSDoneInfo) { s.dnsDoneNS = e.clock.Now() },
+		ConnectStart:         func(string, string) { s.connStartNS = e.clock.Now() },
+		ConnectDone:          func(string, string, error) { s.connDoneNS = e.clock.Now() },
+		TLSHandshakeStart:    func() { s.tlsStartNS = e.clock.Now() },
+		TLSHandshakeDone:     func(tls.ConnectionState, error) { s.tlsDoneNS = e.clock.Now() },
+		WroteRequest:         func(httptrace.WroteRequestInfo) { s.wroteNS = e.clock.Now() },
+		GotFirstResponseByte: func() { s.firstByteNS = e.clock.Now() },
+	}
+	return s, nil
+}
+
+// Close releases the sender's adapter instance.
+func (s *Sender) Close() error { return s.inst.Release() }
+
+// Events returns the events of the last request (nil unless
+// Config.Events). The slice is owned by the sender until its next Do.
+func (s *Sender) Events() []record.Event { return s.events }
+
+func (s *Sender) resetTrace() {
+	s.getConnNS, s.gotConnNS, s.dnsStartNS, s.dnsDoneNS = 0, 0, 0, 0
+	s.connStartNS, s.connDoneNS, s.tlsStartNS, s.tlsDoneNS = 0, 0, 0, 0
+	s.wroteNS, s.firstByteNS = 0, 0
+	s.reused = false
+	s.conn = nil
+}
+
+// Do sends p and fills r with everything measured. Identity and schedule
+// fields of r (RequestID, TraceRow, session, phase, sender, intended and
+// dispatched times, session delay) are the caller's; Do fills the rest. A
+// failed request is recorded in r, never returned: Do has no error.
+// ctx cancellation (the end of the grace period) records ErrCancelled.
+func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
+	e := s.e
+	s.events = s.events[:0]
+	r.InputTokens = p.InputTokens
+	r.MaxTokens = p.MaxTokens
+	r.ExpectedCachedTokens = p.ExpectedCachedTokens
+	r.ServerPromptTokens, r.ServerCompletionTokens = -1, -1
+	r.ServerReasoningTokens, r.ServerCachedTokens = -1, -1
+	r.AdapterNS = p.BuildNS
+	if p.Err != nil {
+		now := e.clock.Now()
+		r.SentNS, r.EndNS = now, now
+		s.fail(r, record.ErrBuild, p.Err.Error())
+		return
+	}
+	if e.cfg.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, e.cfg.Timeout, errTimeout)
+		defer cancel()
+	}
+	ctx = httptrace.WithClientTrace(ctx, s.trace)
+
+	var resp *http.Response
+	for attempt := 1; ; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, p.Method, p.URL, bytes.NewReader(p.Body))
+		if err != nil {
+			now := e.clock.Now()
+			r.SentNS, r.EndNS = now, now
+			s.fail(r, record.ErrBuild, err.Error())
+			return
+		}
+		req.Header = p.Header
+		req.ContentLength = int64(len(p.Body))
+		req.GetBody = nil // never let net/http re-send silently
+		if p.Stream && e.closesAfterStream.Load() {
+			req.Close = true
+		}
+		s.resetTrace()
+		sent := e.clock.Now()
+		if attempt == 1 {
+			r.SentNS = sent
+		}
+		resp, err = e.client.Do(req)
+		now := e.clock.Now()
+		if err == nil {
+			r.HeadersNS = now
+			break
+		}
+		if s.conn != nil {
+			s.conn.busy.Store(false)
+		}
+		// A reused connection the server had already closed: the request
+		// reached nobody (no response byte). llama.cpp closes after every
+		// stream although it advertises keep-alive; learn that, drop idle
+		// connections, and send again on a fresh one.
+		if s.reused && s.firstByteNS == 0 && attempt < maxAttempts && ctx.Err() == nil && isClosedConn(err) {
+			if p.Stream {
+				e.closesAfterStream.Store(true)
+			}
+			if e.h1 != nil {
+				e.h1.CloseIdleConnections()
+			}
+			e.retries.Add(1)
+			r.Retries++
+			continue
+		}
+		s.phases(r)
+		r.EndNS = now
+		kind, msg := classify(ctx, err)
+		s.fail(r, kind, msg)
+		return
+	}
+	s.phases(r)
+	r.StatusCode = int32(resp.StatusCode)
+	s.read(ctx, p, resp, r)
+	if s.conn != nil {
+		s.conn.doneNS.Store(r.EndNS)
+		s.conn.busy.Store(false)
+	}
+}
+
+func (s *Sender) phases(r *record.Request) {
+	r.WroteNS = s.wroteNS
+	r.ConnReused = s.reused
+	if s.getConnNS != 0 && s.gotConnNS >= s.getConnNS {
+		r.BlockedNS = s.gotConnNS - s.getConnNS
+		if !s.reused {
+			// Blocked is pool wait only: dial time is reported apart.
+			r.BlockedNS -= max(s.connDoneNS-s.connStartNS, 0) + max(s.dnsDoneNS-s.dnsStartNS, 0) + max(s.tlsDoneNS-s.tlsStartNS, 0)
+			r.BlockedNS = max(r.BlockedNS, 0)
+		}
+	}
+	if s.dnsDoneNS > s.dnsStartNS && s.dnsStartNS != 0 {
+		r.DNSNS = s.dnsDoneNS - s.dnsStartNS
+	}
+	if s.connDoneNS > s.connStartNS && s.connStartNS != 0 {
+		r.ConnectNS = s.connDoneNS - s.connStartNS
+	}
+	if s.tlsDoneNS > s.tlsStartNS && s.tlsStartNS != 0 {
+		r.ConnectNS += s.tlsDoneNS - s.tlsStartNS
+	}
+}
+
+// read consumes the response, stamping every read.
+func (s *Sender) read(ctx context.Context, p *Prepared, resp *http.Response, r *record.Request) {
+	e := s.e
+	defer resp.Body.Close()
+	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
+	if !ok {
+		s.readError(ctx, resp, r)
+		return
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	stream := p.Stream && ct == "text/event-stream"
+	if p.Stream && ct == "application/x-ndjson" && e.info.Framing == adapter.FramingNDJSON {
+		stream = true
+	}
+
+	s.ctxID++
+	flags := adapter.OpenFlags(0)
+	if stream {
+		flags |= adapter.OpenStream
+	}
+	if e.cfg.Counter != nil {
+		flags |= adapter.OpenCaptureText
+	}
+	if err := s.inst.Open(s.ctxID, flags); err != nil {
+		r.EndNS = e.clock.Now()
+		s.fail(r, record.ErrAdapter, err.Error())
+		return
+	}
+	s.evTime = s.evTime[:0]
+	s.evBytes = s.evBytes[:0]
+	s.evRead = s.evRead[:0]
+	s.evKind = s.evKind[:0]
+	s.defArena = s.defArena[:0]
+	s.defRefs = s.defRefs[:0]
+	s.framer.reset()
+
+	var (
+		readErr  error
+		parseErr error
+		adapterT int64
+		whole    []byte // non-streaming body
+	)
+	deferred := e.info.Deferred
+	for {
+		n, err := resp.Body.Read(s.buf)
+		t := e.clock.Now() // stamp first, then look at the bytes
+		if n > 0 {
+			r.Reads++
+			r.BytesReceived += int64(n)
+			if stream {
+				k := s.frame(s.buf[:n], t)
+				if k > 0 && parseErr == nil {
+					if deferred {
+						s.keepDeferred()
+					} else {
+						t0 := time.Now()
+						parseErr = s.parse(len(s.evTime)-k, k, 0)
+						adapterT += int64(time.Since(t0))
+					}
+				}
+				s.framer.clearCompleted()
+			} else {
+				whole = append(whole, s.buf[:n]...)
+				r.LastTokenNS = t // provisional: end of body
+			}
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				readErr = err
+			}
+			break
+		}
+		if parseErr != nil {
+			break // malformed stream: stop reading, the request failed
+		}
+	}
+	r.EndNS = e.clock.Now()
+	if stream && readErr == nil && s.framer.flush() {
+		// A last event without the closing blank line.
+		s.stampEvents(1, r.EndNS)
+		if parseErr == nil {
+			if deferred {
+				s.keepDeferred()
+			} else {
+				parseErr = s.parse(len(s.evTime)-1, 1, adapter.BatchEndOfStream)
+			}
+		}
+		s.framer.clearCompleted()
+	}
+	t0 := time.Now()
+	if !stream && len(whole) > 0 && readErr == nil {
+		s.evTime = append(s.evTime, r.EndNS)
+		s.evBytes = append(s.evBytes, int32(len(whole)))
+		s.evRead = append(s.evRead, 1)
+		s.evKind = append(s.evKind, record.EventIgnore)
+		s.batch.First = 0
+		s.batch.Flags = adapter.BatchWholeBody | adapter.BatchEndOfStream
+		s.batch.Events = append(s.batch.Events[:0], adapter.Event{Data: whole, Flags: adapter.EventWholeBody})
+		s.recs, parseErr = s.inst.Parse(s.ctxID, &s.batch, s.recs[:0])
+		s.applyRecords()
+	}
+	if deferred && parseErr == nil && len(s.defRefs) > 0 {
+		parseErr = s.parseDeferred()
+	}
+	closeErr := s.inst.Close(s.ctxID, &s.fin)
+	adapterT += int64(time.Since(t0))
+	r.AdapterNS += adapterT
+
+	s.finish(r, stream)
+	switch {
+	case readErr != nil:
+		kind, msg := classify(ctx, readErr)
+		s.fail(r, kind, msg)
+	case parseErr != nil:
+		if errors.Is(parseErr, adapter.ErrMalformed) {
+			s.fail(r, record.ErrMalformed, parseErr.Error())
+		} else {
+			s.fail(r, record.ErrAdapter, parseErr.Error())
+		}
+	case closeErr != nil:
+		s.fail(r, record.ErrAdapter, closeErr.Error())
+	case s.fin.Valid&adapter.ValidError != 0:
+		msg := string(s.fin.ErrorMessage)
+		if msg == "" {
+			msg = fmt.Sprintf("error event (code %d)", s.fin.ErrorCode)
+		}
+		s.fail(r, record.ErrStreamError, msg)
+	case r.ContentEvents == 0:
+		s.fail(r, record.ErrNoContent, "the response carried no content")
+	}
+	if e.cfg.Events {
+		s.exportEvents(r.RequestID)
+	}
+}
+
+// frame feeds one read to the framer and stamps the events it completed.
+func (s *Sender) frame(p []byte, t int64) int {
+	var k int
+	switch s.e.info.Framing {
+	case adapter.FramingRaw:
+		s.framer.push(nil, p, 0)
+		k = 1
+	case adapter.FramingNDJSON:
+		k = s.frameLines(p)
+	default:
+		k = s.framer.feed(p)
+	}
+	s.stampEvents(k, t)
+	return k
+}
+
+// frameLines frames NDJSON: every complete non-empty line is an event.
+func (s *Sender) frameLines(p []byte) int {
+	f := &s.framer
+	n := 0
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			f.line = append(f.line, p...)
+			break
+		}
+		line := p[:i]
+		if len(f.line) > 0 {
+			f.line = append(f.line, line...)
+			line = f.line
+		}
+		line = bytes.TrimRight(line, "\r")
+		if len(bytes.TrimSpace(line)) > 0 {
+			f.push(nil, line, 0)
+			n++
+		}
+		f.line = f.line[:0]
+		p = p[i+1:]
+	}
+	return n
+}
+
+func (s *Sender) stampEvents(k int, t int64) {
+	base := len(s.framer.events) - k
+	for i := 0; i < k; i++ {
+		ref := s.framer.events[base+i]
+		s.evTime = append(s.evTime, t)
+		s.evBytes = append(s.evBytes, ref.dataLen)
+		s.evRead = append(s.evRead, int32(k))
+		s.evKind = append(s.evKind, record.EventIgnore)
+	}
+}
+
+// parse hands the k events just framed (response indexes first…) to the
+// adapter.
+func (s *Sender) parse(first, k int, flags adapter.BatchFlags) error {
+	base := len(s.framer.events) - k
+	s.batch.First = uint32(first)
+	s.batch.Flags = flags
+	s.batch.Events = s.batch.Events[:0]
+	for i := 0; i < k; i++ {
+		s.batch.Events = append(s.batch.Events, s.framer.event(base+i))
+	}
+	var err error
+	s.recs, err = s.inst.Parse(s.ctxID, &s.batch, s.recs[:0])
+	s.applyRecords()
+	return err
+}
+
+// keepDeferred copies the events just framed into the deferred arena.
+func (s *Sender) keepDeferred() {
+	f := &s.framer
+	for _, ref := range f.events {
+		off := int32(len(s.defArena))
+		s.defArena = append(s.defArena, f.arena[ref.nameOff:ref.nameOff+ref.nameLen]...)
+		s.defArena = append(s.defArena, f.arena[ref.dataOff:ref.dataOff+ref.dataLen]...)
+		s.defRefs = append(s.defRefs, frameRef{nameOff: off, nameLen: ref.nameLen, dataOff: off + ref.nameLen, dataLen: ref.dataLen, flags: ref.flags})
+	}
+}
+
+// parseDeferred parses every stored event after the stream ended.
+func (s *Sender) parseDeferred() error {
+	max := s.e.info.MaxEventsPerCall
+	if max <= 0 {
+		max = 256
+	}
+	for first := 0; first < len(s.defRefs); first += max {
+		end := min(first+max, len(s.defRefs))
+		s.batch.First = uint32(first)
+		s.batch.Flags = 0
+		if end == len(s.defRefs) {
+			s.batch.Flags = adapter.BatchEndOfStream
+		}
+		s.batch.Events = s.batch.Events[:0]
+		for _, ref := range s.defRefs[first:end] {
+			s.batch.Events = append(s.batch.Events, adapter.Event{
+				Name:  s.defArena[ref.nameOff : ref.nameOff+ref.nameLen],
+				Data:  s.defArena[ref.dataOff : ref.dataOff+ref.dataLen],
+				Flags: ref.flags,
+			})
+		}
+		var err error
+		s.recs, err = s.inst.Parse(s.ctxID, &s.batch, s.recs[:0])
+		s.applyRecords()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// kindRank orders kinds for the one kind an event is exported with.
+var kindRank = [...]uint8{
+	record.EventIgnore:    0,
+	record.EventMeta:      1,
+	record.EventUsage:     2,
+	record.EventFinish:    3,
+	record.EventError:     4,
+	record.EventToolCall:  5,
+	record.EventReasoning: 6,
+	record.EventContent:   7,
+}
+
+// applyRecords folds the adapter's records into the event table.
+func (s *Sender) applyRecords() {
+	for i := range s.recs {
+		rec := &s.recs[i]
+		ev := int(rec.Event)
+		if ev >= len(s.evKind) || int(rec.Kind) >= len(kindRank) {
+			continue // the adapter named an event that does not exist: ignore
+		}
+		if kindRank[rec.Kind] > kindRank[s.evKind[ev]] {
+			s.evKind[ev] = rec.Kind
+		}
+	}
+}
+
+// finish derives the timeline, token counts and latencies.
+func (s *Sender) finish(r *record.Request, stream bool) {
+	e := s.e
+	r.Events = int32(len(s.evTime))
+	for i, t := range s.evTime {
+		if s.evRead[i] > r.MaxEventsRead {
+			r.MaxEventsRead = s.evRead[i]
+		}
+		if i == 0 {
+			r.FirstEventNS = t
+		}
+		switch s.evKind[i] {
+		case record.EventContent, record.EventReasoning, record.EventToolCall:
+			r.ContentEvents++
+			switch r.ContentEvents {
+			case 1:
+				r.FirstTokenNS = t
+			case 2:
+				r.SecondTokenNS = t
+			}
+			r.LastTokenNS = t
+			if s.evKind[i] != record.EventReasoning && r.FirstOutputTokenNS == 0 {
+				r.FirstOutputTokenNS = t
+			}
+		}
+	}
+	if r.ContentEvents == 0 {
+		r.LastTokenNS = 0
+	}
+	f := &s.fin
+	if f.Valid&adapter.ValidPromptTokens != 0 {
+		r.ServerPromptTokens = int32(f.PromptTokens)
+	}
+	if f.Valid&adapter.ValidCompletionTokens != 0 {
+		r.ServerCompletionTokens = int32(f.CompletionTokens)
+	}
+	if f.Valid&adapter.ValidReasoningTokens != 0 {
+		r.ServerReasoningTokens = int32(f.ReasoningTokens)
+	}
+	if f.Valid&adapter.ValidCachedTokens != 0 {
+		r.ServerCachedTokens = int32(f.CachedTokens)
+	}
+	r.FinishReason = f.FinishReason.String()
+	// Client-side output lengths.
+	if e.cfg.Counter != nil {
+		r.OutputTokens = int32(e.cfg.Counter.Count(string(f.Text)))
+		r.ReasoningTokens = int32(e.cfg.Counter.Count(string(f.Reasoning)))
+	}
+	osl := int64(r.OutputTokens) + int64(r.ReasoningTokens)
+	if (e.cfg.UseServerTokenCount || e.cfg.Counter == nil) && r.ServerCompletionTokens >= 0 {
+		osl = int64(r.ServerCompletionTokens)
+		if e.cfg.Counter == nil {
+			reasoning := max(r.ServerReasoningTokens, 0)
+			r.ReasoningTokens = reasoning
+			r.OutputTokens = max(r.ServerCompletionTokens-reasoning, 0)
+		}
+	}
+	if e.cfg.Counter == nil && r.ServerCompletionTokens < 0 {
+		// Nothing better than one token per content event.
+		r.OutputTokens = r.ContentEvents
+		osl = int64(r.ContentEvents)
+	}
+	if r.FirstTokenNS != 0 {
+		r.TTFTNS = r.FirstTokenNS - r.SentNS
+		if r.FirstOutputTokenNS != 0 {
+			r.TTFONS = r.FirstOutputTokenNS - r.SentNS
+		}
+		if r.SecondTokenNS != 0 {
+			r.TTSTNS = r.SecondTokenNS - r.FirstTokenNS
+		}
+		r.E2ENS = r.LastTokenNS - r.SentNS
+		if osl >= 2 {
+			r.ITLNS = float64(r.LastTokenNS-r.FirstTokenNS) / float64(osl-1)
+		}
+		if r.IntendedNS != 0 {
+			r.LatencyFromIntendedNS = r.LastTokenNS - r.IntendedNS
+		}
+	}
+	if !stream {
+		// Non-streaming: no per-token timeline, latency is the full body.
+		r.TTFTNS, r.TTFONS, r.TTSTNS, r.ITLNS = 0, 0, 0, 0
+		r.SecondTokenNS = 0
+	}
+}
+
+func (s *Sender) exportEvents(id uint64) {
+	for i, t := range s.evTime {
+		s.events = append(s.events, record.Event{
+			RequestID: id, Seq: int32(i), TimeNS: t, Kind: s.evKind[i],
+			Tokens: -1, Bytes: s.evBytes[i], EventsInRead: s.evRead[i],
+		})
+	}
+}
+
+// readError reads a non-2xx response and records it.
+func (s *Sender) readError(ctx context.Context, resp *http.Response, r *record.Request) {
+	e := s.e
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	r.EndNS = e.clock.Now()
+	r.BytesReceived += int64(len(body))
+	r.Reads++
+	if err != nil && len(body) == 0 {
+		kind, msg := classify(ctx, err)
+		s.fail(r, kind, msg)
+		return
+	}
+	msg := ""
+	s.ctxID++
+	if s.inst.Open(s.ctxID, 0) == nil {
+		t0 := time.Now()
+		s.batch.First = 0
+		s.batch.Flags = adapter.BatchWholeBody | adapter.BatchEndOfStream
+		s.batch.Events = append(s.batch.Events[:0], adapter.Event{Data: body, Flags: adapter.EventWholeBody | adapter.EventNonOK})
+		s.recs, _ = s.inst.Parse(s.ctxID, &s.batch, s.recs[:0])
+		if s.inst.Close(s.ctxID, &s.fin) == nil && len(s.fin.ErrorMessage) > 0 {
+			msg = string(s.fin.ErrorMessage)
+		}
+		r.AdapterNS += int64(time.Since(t0))
+	}
+	if msg == "" {
+		msg = strings.TrimSpace(string(body))
+	}
+	s.fail(r, record.ErrHTTPStatus, fmt.Sprintf("HTTP %d %s: %s", resp.StatusCode, http.StatusText(resp.StatusCode), msg))
+}
+
+// fail records an error on r (the first one wins).
+func (s *Sender) fail(r *record.Request, kind record.ErrorKind, msg string) {
+	if r.ErrorKind != record.ErrNone {
+		return
+	}
+	r.ErrorKind = kind
+	r.ErrorMessage = truncate(msg, maxErrorMessage)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+var errTimeout = errors.New("request timeout")
+
+// classify maps a transport error to an error kind and a message.
+func classify(ctx context.Context, err error) (record.ErrorKind, string) {
+	if cause := context.Cause(ctx); cause != nil {
+		if errors.Is(cause, errTimeout) {
+			return record.ErrTimeout, "request timed out (--timeout)"
+		}
+		return record.ErrCancelled, "cancelled: " + cause.Error()
+	}
+	msg := err.Error()
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return record.ErrConnect, msg
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) && opErr.Op == "dial" {
+		return record.ErrConnect, msg
+	}
+	var tlsErr *tls.RecordHeaderError
+	if errors.As(err, &tlsErr) {
+		return record.ErrConnect, msg
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return record.ErrTimeout, msg
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return record.ErrTimeout, msg
+	}
+	if errors.Is(err, context.Canceled) {
+		return record.ErrCancelled, msg
+	}
+	return record.ErrReset, msg
+}
+
+// isClosedConn reports whether err means the server closed the connection
+// before sending any response byte.
+func isClosedConn(err error) bool {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	return strings.Contains(err.Error(), "server closed idle connection")
+}
