@@ -1,0 +1,343 @@
+package analyze
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/reprise-bench/reprise/trace"
+)
+
+// numpyPercentile is the oracle: sort everything, interpolate linearly.
+func numpyPercentile(x []float64, p float64) float64 {
+	s := slices.Clone(x)
+	slices.Sort(s)
+	r := p / 100 * float64(len(s)-1)
+	lo := math.Floor(r)
+	hi := math.Ceil(r)
+	return s[int(lo)] + (s[int(hi)]-s[int(lo)])*(r-lo)
+}
+
+func TestHistMatchesSortedOracle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, tc := range []struct {
+		name  string
+		scale int64
+		gen   func() int64
+	}{
+		{"small ints", 1, func() int64 { return rng.Int64N(50) }},
+		{"wide ints", 1, func() int64 { return rng.Int64N(1 << 24) }}, // beyond the dense range
+		{"ms in ns", int64(time.Millisecond), func() int64 { return rng.Int64N(5000) * int64(time.Millisecond) }},
+		{"ns mixed", int64(time.Millisecond), func() int64 { return rng.Int64N(1e10) - 1e9 }},
+		{"single", 1, func() int64 { return 42 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHist(tc.scale, 1<<16)
+			var xs []float64
+			for range 1001 {
+				v := tc.gen()
+				h.add(v)
+				xs = append(xs, float64(v))
+			}
+			// remove is exact too.
+			h.remove(int64(xs[0]))
+			xs = xs[1:]
+			s := h.sorted()
+			var sum float64
+			for _, x := range xs {
+				sum += x
+			}
+			mean := sum / float64(len(xs))
+			var ss float64
+			for _, x := range xs {
+				ss += (x - mean) * (x - mean)
+			}
+			got := s.stats(1)
+			want := Stats{
+				Count: int64(len(xs)), Mean: mean, Std: math.Sqrt(ss / float64(len(xs))),
+				Min: slices.Min(xs), Max: slices.Max(xs),
+				P25: numpyPercentile(xs, 25), P50: numpyPercentile(xs, 50), P75: numpyPercentile(xs, 75),
+				P80: numpyPercentile(xs, 80), P90: numpyPercentile(xs, 90), P99: numpyPercentile(xs, 99),
+			}
+			if d := gocmp.Diff(want, got, cmpopts.EquateApprox(1e-12, 1e-6)); d != "" {
+				t.Errorf("stats differ from the oracle (-want +got):\n%s", d)
+			}
+			cut := xs[len(xs)/2]
+			var le uint64
+			for _, x := range xs {
+				if x <= cut {
+					le++
+				}
+			}
+			if got := s.countLE(cut); got != le {
+				t.Errorf("countLE(%v) = %d, want %d", cut, got, le)
+			}
+		})
+	}
+}
+
+// randomRows makes a small trace whose ids are NOT chained (an id may appear
+// at any position, and twice in a row), so leading-run and seen-id counts
+// differ, with ties in time.
+func randomRows(rng *rand.Rand, n, ids int) []trace.Row {
+	rows := make([]trace.Row, n)
+	var t time.Duration
+	for i := range rows {
+		if rng.IntN(3) > 0 {
+			t += time.Duration(rng.IntN(2000)) * time.Millisecond
+		}
+		k := rng.IntN(12)
+		var h []uint64
+		for range k {
+			h = append(h, uint64(rng.IntN(ids))*0x9e3779b97f4a7c15) // sparse, never dense
+		}
+		in := 0
+		if k > 0 {
+			in = (k-1)*16 + 1 + rng.IntN(16)
+		} else {
+			in = 1 + rng.IntN(100)
+		}
+		rows[i] = trace.Row{
+			Index: int64(i), Offset: t, HasOffset: true, InputTokens: in, OutputTokens: rng.IntN(10),
+			BlockSize: 16, HashIDs: h, ParentID: -1, RequestID: -1,
+		}
+	}
+	return rows
+}
+
+// TestLRUMatchesPrefixCache checks the analyzer's dense-array LRU against
+// PrefixCache, an independent implementation (map + slot list) of the same
+// semantics, on non-chained traces and several capacities.
+func TestLRUMatchesPrefixCache(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 20 {
+		rows := randomRows(rng, 300, 40)
+		caps := []int64{0, 16, 17, 100, 160, 400, 10_000}
+		a := New(Config{CacheSizes: caps})
+		for i := range rows {
+			a.Add(&rows[i])
+		}
+		rep := a.Report()
+		var total int64
+		for _, r := range rows {
+			if len(r.HashIDs) > 0 {
+				total += int64(r.InputTokens)
+			}
+		}
+		for i, c := range append(caps, InfiniteCapacity) {
+			pc := NewPrefixCache(16, c)
+			var hit int64
+			for _, r := range rows {
+				if len(r.HashIDs) > 0 {
+					hit += int64(pc.Access(r.HashIDs, r.InputTokens))
+				}
+			}
+			got := rep.Cache.TokenHitRatio
+			if i < len(caps) {
+				got = rep.Cache.LRU[i].TokenHitRatio
+			}
+			if want := ratio(hit, total); got != want {
+				t.Errorf("trial %d capacity %d: analyzer token hit %v, PrefixCache %v", trial, c, got, want)
+			}
+		}
+	}
+}
+
+func TestPrefixCache(t *testing.T) {
+	c := NewPrefixCache(16, 48) // 3 slots
+	if got := c.Access([]uint64{1, 2, 3}, 40); got != 0 {
+		t.Fatalf("cold access cached %d tokens", got)
+	}
+	tests := []struct {
+		ids  []uint64
+		in   int
+		want int
+		why  string
+	}{
+		{[]uint64{1, 2, 3}, 40, 40, "full hit capped at the prompt length (3·16 = 48 > 40)"},
+		{[]uint64{1, 9, 3}, 40, 16, "leading run stops at the first miss although 3 is cached"},
+		{[]uint64{2, 3}, 20, 0, "2 was evicted by 9 (LRU order after the last access: 3, 9, 1)"},
+	}
+	for _, tt := range tests {
+		if got := c.Access(tt.ids, tt.in); got != tt.want {
+			t.Errorf("Access(%v, %d) = %d, want %d: %s", tt.ids, tt.in, got, tt.want, tt.why)
+		}
+	}
+	if c.Len() != 3 {
+		t.Errorf("Len = %d, want 3 (capacity)", c.Len())
+	}
+	z := NewPrefixCache(16, 0)
+	z.Insert([]uint64{1})
+	if z.Lookup([]uint64{1}, 10) != 0 || z.Len() != 0 {
+		t.Error("a zero-capacity cache cached something")
+	}
+}
+
+// aiperfOracle is AIPerf's prefix_analyzer.py transcribed literally: lists of
+// every row, tuple prefixes, a second pass for the context split.
+func aiperfOracle(rows []trace.Row, B int) *AIPerfStats {
+	var isl, osl, ctx, uniq, hits []float64
+	prefixes := map[string]int{}
+	pairs := map[pairKey]int{}
+	firsts := map[uint64]int{}
+	seen := map[uint64]bool{}
+	key := func(h []uint64) string {
+		b := make([]byte, 0, 8*len(h))
+		for _, x := range h {
+			for i := range 8 {
+				b = append(b, byte(x>>(8*i)))
+			}
+		}
+		return string(b)
+	}
+	for _, r := range rows {
+		isl = append(isl, float64(r.InputTokens))
+		osl = append(osl, float64(r.OutputTokens))
+		for i := range r.HashIDs {
+			prefixes[key(r.HashIDs[:i+1])]++
+			pairs[pairKey{int32(i), r.HashIDs[i]}]++
+		}
+		if len(r.HashIDs) > 0 {
+			firsts[r.HashIDs[0]]++
+			f := len(r.HashIDs)
+			for j, id := range r.HashIDs {
+				if !seen[id] {
+					f = j
+					break
+				}
+			}
+			hits = append(hits, float64(f)/float64(len(r.HashIDs)))
+			for _, id := range r.HashIDs {
+				seen[id] = true
+			}
+		}
+	}
+	for _, r := range rows {
+		if len(r.HashIDs) == 0 {
+			ctx = append(ctx, 0)
+			uniq = append(uniq, float64(r.InputTokens))
+			continue
+		}
+		rep := 0
+		for i, id := range r.HashIDs {
+			if pairs[pairKey{int32(i), id}] > 1 {
+				rep++
+			}
+		}
+		c := float64(r.InputTokens)
+		if rep < len(r.HashIDs) {
+			c = float64(rep * B)
+		}
+		ctx = append(ctx, c)
+		uniq = append(uniq, float64(r.InputTokens)-c)
+	}
+	ms := func(x []float64) *MetricStats {
+		if len(x) == 0 {
+			return nil
+		}
+		var sum float64
+		for _, v := range x {
+			sum += v
+		}
+		m := sum / float64(len(x))
+		var ss float64
+		for _, v := range x {
+			ss += (v - m) * (v - m)
+		}
+		return &MetricStats{Mean: m, StdDev: math.Sqrt(ss / float64(len(x))), Min: slices.Min(x),
+			P25: numpyPercentile(x, 25), Median: numpyPercentile(x, 50), P75: numpyPercentile(x, 75), Max: slices.Max(x)}
+	}
+	s := &AIPerfStats{TotalRequests: int64(len(rows)), UniquePrefixes: int64(len(prefixes))}
+	var reused, all int
+	for _, c := range prefixes {
+		all += c
+		if c > 1 {
+			reused += c
+		}
+	}
+	s.PrefixReuseRatio = ratio(int64(reused), int64(all))
+	for _, c := range firsts {
+		if c > 1 {
+			s.NumPrefixGroups++
+		}
+	}
+	s.ISLStats, s.OSLStats, s.ContextStats, s.UniquePromptStat, s.HitRateStats = ms(isl), ms(osl), ms(ctx), ms(uniq), ms(hits)
+	if s.HitRateStats != nil {
+		s.CacheHitRate = s.HitRateStats.Mean
+	}
+	s.MinISL, s.MaxISL, s.AvgISL = int64(s.ISLStats.Min), int64(s.ISLStats.Max), s.ISLStats.Mean
+	s.MinOSL, s.MaxOSL, s.AvgOSL = int64(s.OSLStats.Min), int64(s.OSLStats.Max), s.OSLStats.Mean
+	return s
+}
+
+func TestAIPerfMatchesOracle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 30 {
+		rows := randomRows(rng, 1+rng.IntN(200), 1+rng.IntN(30))
+		p := NewAIPerf(16)
+		for i := range rows {
+			p.Add(&rows[i])
+		}
+		if d := gocmp.Diff(aiperfOracle(rows, 16), p.Report(), cmpopts.EquateApprox(1e-12, 1e-9)); d != "" {
+			t.Fatalf("trial %d: AIPerf differs from the literal oracle (-want +got):\n%s", trial, d)
+		}
+	}
+}
+
+// TestAddAllocs is the allocation budget of the hot path: a row whose ids,
+// lengths and gaps have all been seen before costs no allocation.
+func TestAddAllocs(t *testing.T) {
+	rows := loadMooncake(t, sharedTrace(t, "mooncake/conversation_trace.jsonl"))
+	a := New(Config{})
+	for i := range rows {
+		a.Add(&rows[i])
+	}
+	r := rows[len(rows)-1]
+	if n := testing.AllocsPerRun(1000, func() { a.Add(&r) }); n != 0 {
+		t.Errorf("Add allocates %v times per row, want 0", n)
+	}
+}
+
+func TestKindsTurnsSessions(t *testing.T) {
+	// A Bailian-like session: turn 2 extends turn 1's prefix.
+	rows := []trace.Row{
+		{Offset: 0, HasOffset: true, InputTokens: 32, BlockSize: 16, HashIDs: []uint64{1, 2}, SessionID: "a", Turn: 1, Kind: "text"},
+		{Offset: time.Second, HasOffset: true, InputTokens: 48, BlockSize: 16, HashIDs: []uint64{1, 2, 3}, SessionID: "a", Turn: 2, Kind: "text"},
+		{Offset: time.Second, HasOffset: true, InputTokens: 16, BlockSize: 16, HashIDs: []uint64{7}, SessionID: "b", Turn: 1, Kind: "image"},
+		{HasDelay: true, Delay: 2 * time.Second, InputTokens: 10, SessionID: "b", Turn: 2, Kind: "image"},
+	}
+	rep := Rows(rows, Config{CacheSizes: []int64{}})
+	c := rep.Cache
+	wantKinds := []Group{
+		{Name: "image", Rows: 2, InputTokens: 16, HitTokens: 0, TokenHitRatio: 0, HitShare: 0},
+		{Name: "text", Rows: 2, InputTokens: 80, HitTokens: 32, TokenHitRatio: 0.4, HitShare: 1},
+	}
+	if d := gocmp.Diff(wantKinds, c.ByKind); d != "" {
+		t.Errorf("by kind (-want +got):\n%s", d)
+	}
+	if len(c.ByTurn) != 2 || c.ByTurn[1].Name != "2" || c.ByTurn[1].HitTokens != 32 {
+		t.Errorf("by turn = %+v", c.ByTurn)
+	}
+	if rep.Session == nil || rep.Session.Sessions != 2 || rep.Session.TurnsPerSession.Max != 2 {
+		t.Errorf("sessions = %+v", rep.Session)
+	}
+	// The delay-timed row sits at its session's previous arrival + 2 s.
+	if rep.Arrivals.TimedByDelay != 1 || rep.SpanSeconds != 3 {
+		t.Errorf("timed by delay %d, span %v s; want 1 and 3", rep.Arrivals.TimedByDelay, rep.SpanSeconds)
+	}
+	if c.PrefixRoots != 2 || c.MaxDepth != 3 {
+		t.Errorf("roots %d depth %d, want 2 and 3", c.PrefixRoots, c.MaxDepth)
+	}
+}
+
+func TestEmpty(t *testing.T) {
+	rep := Rows(nil, Config{})
+	if rep.Rows != 0 || rep.Cache != nil || rep.AIPerf.ISLStats != nil {
+		t.Errorf("empty report = %+v", rep)
+	}
+}
