@@ -1,0 +1,79 @@
+package replay
+
+import (
+	"context"
+	"time"
+
+	"github.com/reprise-bench/reprise/internal/record"
+)
+
+// Job is one request handed to a sender. Times are Unix ns on the run's
+// single clock (the wall clock read once at the start plus monotonic
+// elapsed time), so DispatchedNS − IntendedNS is the exact lateness.
+//
+// Ownership: the sender owns the Job; it is valid only during the
+// Handle call that receives it and is reused afterwards.
+type Job struct {
+	// ID is run-unique and dense from 0 in dispatch order (skipped jobs
+	// take ids too); it is record.Request.RequestID.
+	ID uint64
+	// Item is the index of the trace row in the slice given to NewPlan,
+	// or the synthetic request's index 0, 1, 2, … for a synthetic load.
+	Item int
+	// Session is the dense index of the item's session (synthetic: Item);
+	// Turn is the 0-based position of the turn in its session.
+	Session int
+	Turn    int
+	Phase   record.Phase
+	// Sender is the id of the sender running the job, 0..Senders−1
+	// (-1 for a skipped job).
+	Sender int
+
+	// IntendedNS is when the schedule meant to send the job. For a later
+	// turn of a session that is the later of its own time and the
+	// previous turn's completion (plus its delay); SessionDelayNS is the
+	// part of that caused by the previous turn (IntendedNS −
+	// SessionDelayNS is the time the trace asked for). ShiftNS is how far
+	// --late shift moved the job's time (already in IntendedNS).
+	IntendedNS     int64
+	DispatchedNS   int64
+	SessionDelayNS int64
+	ShiftNS        int64
+
+	// Late reports a lateness above Config.LateThreshold. Waited reports
+	// that no sender or session slot was free at the intended time, so
+	// the job waited for one. Skipped reports a job --late skip dropped:
+	// it is never sent and reaches only [SkipHandler].
+	Late    bool
+	Waited  bool
+	Skipped bool
+}
+
+// Lateness returns DispatchedNS − IntendedNS.
+func (j *Job) Lateness() time.Duration { return time.Duration(j.DispatchedNS - j.IntendedNS) }
+
+// Handler runs jobs. Handle runs one request synchronously on a sender
+// goroutine; its return means the request completed, which releases the
+// sender, schedules the session's next turn and, in the closed loop,
+// starts the next session. Handle is called from many senders at once. It
+// must return soon after ctx is cancelled (end of grace, or the caller's
+// cancellation).
+type Handler interface {
+	Handle(ctx context.Context, j *Job)
+}
+
+// HandlerFunc adapts a function to [Handler].
+type HandlerFunc func(ctx context.Context, j *Job)
+
+// Handle calls f(ctx, j).
+func (f HandlerFunc) Handle(ctx context.Context, j *Job) { f(ctx, j) }
+
+var _ Handler = HandlerFunc(nil)
+
+// SkipHandler is implemented by a [Handler] that wants to record the jobs
+// --late skip drops (the engine writes them as skipped rows). Skip is
+// called on the dispatcher's goroutine: it must be quick, must not block,
+// and must not keep j.
+type SkipHandler interface {
+	Skip(j *Job)
+}

@@ -1,0 +1,265 @@
+package replay
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/reprise-bench/reprise/trace"
+)
+
+// Plan is a validated run: the configuration resolved against the trace,
+// with every send time that can be known before the run computed. Build
+// it with [NewPlan] before anything is sent, then call [Plan.Run] once.
+// A Plan is not safe for concurrent use.
+type Plan struct {
+	cfg  Config
+	mode Mode
+	rows []trace.Row // nil for a synthetic load
+
+	// Sessions. Items are indices into rows; every kept row is in exactly
+	// one session. sessFirst lists each session's first kept turn in start
+	// order (fixed schedule: by send time, stably); next links a turn to
+	// the session's next kept turn (-1 at the end); nil when no session
+	// has two turns. sessOf maps an item to its session index.
+	sessFirst []int32
+	sessLen   []int32
+	sessOf    []int32
+	next      []int32
+	// due is the fixed-schedule send time of each item with a timestamp,
+	// ns after the run's start (before any shift); -1 without one. nil
+	// outside the fixed schedule. delay is each item's delay after the
+	// previous turn completed (scaled by Speedup in the fixed schedule),
+	// -1 without one.
+	due   []int64
+	delay []int64
+	kept  int // rows inside the offset window
+
+	requests  int  // requests planned (warmup included); -1 = bounded by time only
+	limit     int  // RequestCount in effect (0 = none)
+	wrap      bool // restart the trace's sessions when they run out
+	meanTurns float64
+	gap       int64 // user-centric turn gap, ns
+	users     []userStart
+}
+
+// NewPlan validates cfg, resolves its mode against rows and plans the run.
+// rows must be sorted by Offset (as trace.ReadAll returns them) and must
+// not change until the run ends; nil means a synthetic load whose items
+// are the indices 0, 1, 2, …. Every problem is reported at once
+// (errors.Join), naming the row's line where one is at fault.
+func NewPlan(cfg Config, rows []trace.Row) (*Plan, error) {
+	var errs []error
+	if err := cfg.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	traceRows := rows != nil
+	hasTS := false
+	for i := range rows {
+		if rows[i].HasOffset {
+			hasTS = true
+			break
+		}
+	}
+	mode, err := cfg.ModeFor(traceRows, hasTS)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if traceRows && len(rows) == 0 {
+		errs = append(errs, errors.New("the trace has no rows"))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	p := &Plan{cfg: cfg, mode: mode, rows: rows, limit: cfg.RequestCount}
+	if err := p.build(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Mode returns the resolved timing mode.
+func (p *Plan) Mode() Mode { return p.mode }
+
+// Requests returns the number of requests the plan will issue if nothing
+// stops it early (warmup included), or -1 when only time bounds it.
+func (p *Plan) Requests() int { return p.requests }
+
+// Sessions returns the number of sessions in the trace after the offset
+// window (a synthetic load: 0).
+func (p *Plan) Sessions() int { return len(p.sessFirst) }
+
+func (p *Plan) build() error {
+	c := &p.cfg
+	if p.rows == nil {
+		if p.limit == 0 && c.Duration == 0 {
+			p.limit = DefaultRequestCount
+		}
+		p.requests = -1
+		if p.limit > 0 {
+			p.requests = p.limit + c.WarmupRequests
+		}
+		if c.Concurrency > 0 && c.Senders > 0 && c.Senders < c.Concurrency {
+			return fmt.Errorf("--senders %d is below --concurrency %d", c.Senders, c.Concurrency)
+		}
+		return nil
+	}
+	fixed := p.mode == ModeFixed
+	// Offset window (fixed schedule only; inclusive at both ends).
+	keep := make([]bool, len(p.rows))
+	for i := range p.rows {
+		r := &p.rows[i]
+		keep[i] = !fixed || !r.HasOffset ||
+			(r.Offset >= c.StartOffset && (c.EndOffset == 0 || r.Offset <= c.EndOffset))
+		if keep[i] {
+			p.kept++
+		}
+	}
+	if p.kept == 0 {
+		return fmt.Errorf("no trace row lies inside --start-offset %v .. --end-offset %v", c.StartOffset, c.EndOffset)
+	}
+	// Sessions: rows with the same SessionID, ordered by Turn then
+	// position; a row without SessionID is a session of its own.
+	var order []int32 // items in session-then-turn order
+	bySession := map[string]int32{}
+	var members [][]int32
+	for i := range p.rows {
+		if !keep[i] {
+			continue
+		}
+		id := p.rows[i].SessionID
+		if id == "" {
+			members = append(members, []int32{int32(i)})
+			continue
+		}
+		s, ok := bySession[id]
+		if !ok {
+			s = int32(len(members))
+			bySession[id] = s
+			members = append(members, nil)
+		}
+		members[s] = append(members[s], int32(i))
+	}
+	p.sessOf = make([]int32, len(p.rows))
+	multi := false
+	for s, m := range members {
+		slices.SortStableFunc(m, func(a, b int32) int { return cmp.Compare(p.rows[a].Turn, p.rows[b].Turn) })
+		for _, it := range m {
+			p.sessOf[it] = int32(s)
+		}
+		order = append(order, m...)
+		if len(m) > 1 {
+			multi = true
+		}
+	}
+	if multi {
+		p.next = make([]int32, len(p.rows))
+		for i := range p.next {
+			p.next[i] = -1
+		}
+		for _, m := range members {
+			for k := 0; k+1 < len(m); k++ {
+				p.next[m[k]] = m[k+1]
+			}
+		}
+	}
+	_ = order
+	p.sessLen = make([]int32, len(members))
+	totalTurns := 0
+	for s, m := range members {
+		p.sessLen[s] = int32(len(m))
+		totalTurns += len(m)
+	}
+	p.meanTurns = float64(totalTurns) / float64(len(members))
+	p.delay = make([]int64, len(p.rows))
+	for i := range p.rows {
+		p.delay[i] = -1
+		if r := &p.rows[i]; keep[i] && r.HasDelay {
+			d := r.Delay
+			if fixed {
+				p.delay[i] = scaleTrace(d, c.Speedup)
+			} else {
+				p.delay[i] = int64(d)
+			}
+		}
+	}
+	firsts := make([]int32, len(members))
+	for s, m := range members {
+		firsts[s] = m[0]
+	}
+	switch p.mode {
+	case ModeFixed:
+		if err := p.planFixed(firsts); err != nil {
+			return err
+		}
+	case ModeUserCentric:
+		if p.meanTurns < 2 && !slices.ContainsFunc(p.sessLen, func(n int32) bool { return n >= 2 }) {
+			return errors.New("--user-centric-rate needs a trace with multi-turn sessions (every session here has one turn)")
+		}
+		p.sessFirst = firsts
+		p.gap = int64(float64(c.NumUsers) / c.UserCentricRate * 1e9)
+		p.users = userCentricStart(c.NumUsers, c.UserCentricRate, p.meanTurns)
+	default:
+		p.sessFirst = firsts
+	}
+	// Request budget: the trace (wrapped around when a count or a
+	// duration asks for more in the load modes).
+	p.wrap = !fixed && (c.RequestCount > 0 || c.Duration > 0)
+	switch {
+	case p.wrap && c.RequestCount > 0:
+		p.requests = c.RequestCount + c.WarmupRequests
+	case p.wrap:
+		p.requests = -1
+	default:
+		p.requests = p.kept
+		if c.RequestCount > 0 {
+			p.requests = min(p.kept, c.RequestCount+c.WarmupRequests)
+		}
+	}
+	return nil
+}
+
+// planFixed computes every timestamped row's send time: target =
+// (timestamp − zero) / speedup, where zero is the smallest kept first-turn
+// timestamp with --auto-offset, else --start-offset. Every session's first
+// turn must have a timestamp.
+func (p *Plan) planFixed(firsts []int32) error {
+	c := &p.cfg
+	var missing []string
+	zero := time.Duration(-1)
+	for _, it := range firsts {
+		r := &p.rows[it]
+		if !r.HasOffset {
+			if len(missing) < 5 {
+				missing = append(missing, fmt.Sprintf("line %d (session %q)", r.Line, r.SessionID))
+			}
+			continue
+		}
+		if zero < 0 || r.Offset < zero {
+			zero = r.Offset
+		}
+	}
+	if missing != nil {
+		return fmt.Errorf("fixed schedule: the first turn of every session needs a timestamp; without one: %s; "+
+			"use --mode rate or concurrency to ignore timestamps", strings.Join(missing, ", "))
+	}
+	if !c.AutoOffset {
+		zero = c.StartOffset
+	}
+	p.due = make([]int64, len(p.rows))
+	for i := range p.rows {
+		p.due[i] = -1
+		if r := &p.rows[i]; r.HasOffset && r.Offset >= zero {
+			p.due[i] = scaleTrace(r.Offset-zero, c.Speedup)
+		} else if r.HasOffset {
+			// Only reachable for rows outside the window (dropped).
+			p.due[i] = 0
+		}
+	}
+	p.sessFirst = slices.Clone(firsts)
+	slices.SortStableFunc(p.sessFirst, func(a, b int32) int { return cmp.Compare(p.due[a], p.due[b]) })
+	return nil
+}

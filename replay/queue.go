@@ -1,0 +1,87 @@
+package replay
+
+import (
+	"math/bits"
+	"sync/atomic"
+)
+
+// Hot path: TestDispatchAllocs covers push and pop.
+
+// ring is a bounded lock-free multi-producer multi-consumer queue of int32
+// (Dmitry Vyukov's bounded MPMC queue): each cell carries a sequence number
+// that tells producers and consumers whose turn it is, so push and pop are
+// one CAS each and never block. The replay uses it for the idle-sender
+// list (senders push, the dispatcher pops) and for continuations posted by
+// senders to the dispatcher. The zero value is not usable; see newRing.
+type ring struct {
+	_     [64]byte // keep the hot indices off the neighbours' cache lines
+	head  atomic.Uint64
+	_     [56]byte
+	tail  atomic.Uint64
+	_     [56]byte
+	mask  uint64
+	cells []ringCell
+}
+
+type ringCell struct {
+	seq atomic.Uint64
+	val int32
+}
+
+// newRing returns a ring holding at least n values (rounded up to a power
+// of two).
+func newRing(n int) *ring {
+	size := uint64(1)
+	if n > 1 {
+		size = 1 << bits.Len64(uint64(n-1))
+	}
+	r := &ring{mask: size - 1, cells: make([]ringCell, size)}
+	for i := range r.cells {
+		r.cells[i].seq.Store(uint64(i))
+	}
+	return r
+}
+
+// push appends v; it reports false when the ring is full.
+func (r *ring) push(v int32) bool {
+	pos := r.tail.Load()
+	for {
+		c := &r.cells[pos&r.mask]
+		seq := c.seq.Load()
+		switch dif := int64(seq) - int64(pos); {
+		case dif == 0:
+			if r.tail.CompareAndSwap(pos, pos+1) {
+				c.val = v
+				c.seq.Store(pos + 1)
+				return true
+			}
+			pos = r.tail.Load()
+		case dif < 0:
+			return false
+		default:
+			pos = r.tail.Load()
+		}
+	}
+}
+
+// pop removes the oldest value; it reports false when the ring is empty.
+func (r *ring) pop() (int32, bool) {
+	pos := r.head.Load()
+	for {
+		c := &r.cells[pos&r.mask]
+		seq := c.seq.Load()
+		switch dif := int64(seq) - int64(pos+1); {
+		case dif == 0:
+			if r.head.CompareAndSwap(pos, pos+1) {
+				v := c.val
+				c.seq.Store(pos + r.mask + 1)
+				return v, true
+			}
+			pos = r.head.Load()
+		case dif < 0:
+			return 0, false
+		default:
+			pos = r.head.Load()
+		}
+	}
+}

@@ -1,0 +1,715 @@
+package replay
+
+import (
+	"context"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/trace"
+)
+
+// Hot path: TestDispatchAllocs proves fire, admit, complete and the
+// sender loop allocate nothing per job.
+
+const (
+	// pollInterval bounds the dispatcher's sleep while senders may hand
+	// it work (a session's next turn, a freed slot): it only learns of
+	// them when it wakes.
+	pollInterval = 200 * time.Microsecond
+	// maxNap bounds any sleep so cancellation is noticed promptly.
+	maxNap = 50 * time.Millisecond
+)
+
+// Run plans and runs cfg over rows (nil = synthetic load) in one call:
+// [NewPlan] then [Plan.Run].
+func Run(ctx context.Context, cfg Config, rows []trace.Row, h Handler) (Stats, error) {
+	p, err := NewPlan(cfg, rows)
+	if err != nil {
+		return Stats{}, err
+	}
+	return p.Run(ctx, h)
+}
+
+// Run dispatches the plan's jobs to h at their intended times and returns
+// when every job has completed (or was cancelled at the end of grace). It
+// returns ctx's error when ctx was cancelled, with the Stats so far. A
+// lateness budget breach is not an error here: see [Stats.Check]. Run may
+// be called once per Plan; it locks the calling goroutine to its OS thread
+// for the duration of the run.
+func (p *Plan) Run(ctx context.Context, h Handler) (Stats, error) {
+	return p.run(ctx, h, newPrecisionClock)
+}
+
+// event kinds of the dispatcher's heap.
+const (
+	evTurn    uint8 = iota // a session's next turn (item) is due
+	evUser                 // a user-centric user starts (item = its first turn)
+	evSession              // closed loop / ramp step: start one more session
+)
+
+type event struct {
+	due  int64
+	sd   int64 // session delay folded into due
+	item int32
+	kind uint8
+}
+
+// sender is one long-lived goroutine running jobs. The dispatcher writes
+// job only while the sender is idle (its id is in the idle ring), then
+// sends a token on wake; the channel hand-off orders the write before the
+// sender's read.
+type sender struct {
+	job  Job
+	wake chan struct{}
+	id   int32
+	_    [64]byte
+}
+
+type runner struct {
+	p     *Plan
+	cfg   *Config
+	h     Handler
+	skipH SkipHandler
+	clk   clock
+	wall0 int64
+	hctx  context.Context // handlers' context, cancelled at the end of grace
+
+	senders []sender
+	idle    *ring
+	posts   *ring // items whose next turn a sender computed (see postDue)
+	postDue []int64
+	postSD  []int64
+	heap    []event // dispatcher only
+	quit    chan struct{}
+	wg      sync.WaitGroup
+
+	warmN       atomic.Int64
+	profileN    atomic.Int64
+	seq         atomic.Uint64
+	outstanding atomic.Int64 // jobs in senders + posted continuations
+	active      atomic.Int64 // sessions in flight
+	nextSess    atomic.Int64
+	stopped     atomic.Bool
+	stopReason  atomic.Pointer[string]
+	profileAt   atomic.Int64 // start of the measured phase, ns; -1 unknown
+	shift       atomic.Int64
+	st          *collector
+
+	// static sources (dispatcher only)
+	fixedNext int     // next index into p.sessFirst
+	tickX     float64 // rate mode: count-axis position of the next tick
+	tickAt    int64
+	gaps      *gapSampler
+	dynamic   bool // senders may hand the dispatcher work
+	stopAt    int64
+}
+
+func (p *Plan) run(ctx context.Context, h Handler, newClock func(time.Time) clock) (Stats, error) {
+	if h == nil {
+		panic("BUG: replay: nil Handler")
+	}
+	base := time.Now()
+	r := &runner{p: p, cfg: &p.cfg, h: h, clk: newClock(base), wall0: base.UnixNano(), quit: make(chan struct{})}
+	r.skipH, _ = h.(SkipHandler)
+	r.st = newCollector(p.cfg.LateThreshold)
+	r.profileAt.Store(-1)
+	if p.cfg.WarmupRequests == 0 {
+		r.profileAt.Store(int64(p.cfg.WarmupDuration))
+	}
+	n := p.cfg.Senders
+	if n == 0 {
+		n = DefaultSenders
+		if p.cfg.Concurrency > 0 {
+			n = p.cfg.Concurrency
+		}
+	}
+	r.idle = newRing(n)
+	r.posts = newRing(max(1024, 4*n))
+	if p.rows != nil {
+		r.postDue = make([]int64, len(p.rows))
+		r.postSD = make([]int64, len(p.rows))
+	}
+	r.heap = make([]event, 0, max(64, len(p.users)+64))
+	r.dynamic = p.next != nil || p.mode == ModeConcurrency || p.mode == ModeUserCentric
+	if p.mode == ModeRate {
+		r.gaps = newGapSampler(p.cfg.Arrival, p.cfg.Smoothness, p.cfg.Seed)
+		r.tickAt = rampTime(0, p.cfg.RequestRate, p.cfg.RateRamp)
+	}
+	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	r.hctx = hctx
+	r.senders = make([]sender, n)
+	r.wg.Add(n)
+	for i := range r.senders {
+		s := &r.senders[i]
+		s.id = int32(i)
+		s.wake = make(chan struct{}, 1)
+		r.idle.push(s.id)
+		go r.senderLoop(s)
+	}
+	r.seed()
+
+	undo := r.clk.setup()
+	cpu0 := threadCPU()
+	err := r.dispatch(ctx, cancel)
+	stats := r.stats()
+	stats.DispatcherCPU = threadCPU() - cpu0
+	undo()
+	close(r.quit)
+	r.wg.Wait()
+	stats.Elapsed = time.Duration(r.clk.now())
+	if stats.Elapsed > 0 {
+		stats.SpinShare = float64(r.clk.spinNS()) / float64(stats.Elapsed)
+	}
+	return stats, err
+}
+
+// seed puts the events known at the start into the heap.
+func (r *runner) seed() {
+	p := r.p
+	switch p.mode {
+	case ModeConcurrency:
+		for k := range p.cfg.Concurrency {
+			at := int64(0)
+			if k > 0 {
+				at = rampStepTime(k, p.cfg.Concurrency, p.cfg.ConcurrencyRamp)
+			}
+			r.push(event{due: at, kind: evSession})
+		}
+	case ModeUserCentric:
+		for _, u := range p.users {
+			s, ok := r.takeSession()
+			if !ok {
+				break
+			}
+			first := p.sessFirst[s]
+			if u.Turns > 0 {
+				// Warm start: the user resumes with its session's last
+				// u.Turns turns.
+				for skip := int(p.sessLen[s]) - u.Turns; skip > 0 && p.next[first] >= 0; skip-- {
+					first = p.next[first]
+				}
+			}
+			r.push(event{due: u.At, item: first, kind: evUser})
+		}
+	}
+}
+
+func (r *runner) stop(reason string) {
+	if r.stopped.CompareAndSwap(false, true) {
+		r.stopReason.Store(&reason)
+	}
+}
+
+// takeSession returns the next session to start, wrapping around the
+// trace when the plan allows; false when none is left.
+func (r *runner) takeSession() (int32, bool) {
+	k := r.nextSess.Add(1) - 1
+	if r.p.rows == nil {
+		return int32(k), true // synthetic: item = session = index
+	}
+	ns := int64(len(r.p.sessFirst))
+	if k >= ns {
+		if !r.p.wrap {
+			return 0, false
+		}
+		k %= ns
+	}
+	return int32(k), true
+}
+
+func (r *runner) firstItem(s int32) int32 {
+	if r.p.rows == nil {
+		return s
+	}
+	return r.p.sessFirst[s]
+}
+
+// admit decides a job's phase and id and applies the stop conditions;
+// false means the run stops issuing.
+func (r *runner) admit(j *Job) bool {
+	if r.stopped.Load() {
+		return false
+	}
+	c := r.cfg
+	warm := (c.WarmupRequests > 0 && r.warmN.Add(1) <= int64(c.WarmupRequests)) ||
+		(c.WarmupDuration > 0 && j.IntendedNS-r.wall0 < int64(c.WarmupDuration))
+	if warm {
+		j.Phase = record.PhaseWarmup
+	} else {
+		j.Phase = record.PhaseProfile
+		if r.p.limit > 0 && r.profileN.Add(1) > int64(r.p.limit) {
+			r.stop("request count reached")
+			return false
+		}
+		if c.Duration > 0 {
+			at := r.profileAt.Load()
+			if at < 0 {
+				r.profileAt.CompareAndSwap(-1, j.IntendedNS-r.wall0)
+				at = r.profileAt.Load()
+			}
+			if j.IntendedNS-r.wall0 >= at+int64(c.Duration) {
+				r.stop("duration reached")
+				return false
+			}
+		}
+	}
+	j.ID = r.seq.Add(1) - 1
+	return true
+}
+
+// setJob fills j for item (intended and session delay in run ns).
+func (r *runner) setJob(j *Job, item int32, intended, sd int64) {
+	*j = Job{Item: int(item), Session: int(item), IntendedNS: r.wall0 + intended, SessionDelayNS: sd, Sender: -1}
+	if r.p.rows != nil {
+		j.Session = int(r.p.sessOf[item])
+		j.Turn = r.p.rows[item].Turn
+	}
+}
+
+// fire hands item to an idle sender at run time intended (the dispatcher
+// calls it once the time has come). It applies the session-slot cap and
+// the late policy; it returns false when the run stops issuing.
+func (r *runner) fire(item int32, intended, sd int64, newSession bool) bool {
+	c := r.cfg
+	thr := int64(c.LateThreshold)
+	waited := false
+	// Wait for a session slot, then for a sender; both are late waits.
+	for newSession && c.Concurrency > 0 && r.p.mode != ModeConcurrency && r.active.Load() >= int64(c.Concurrency) {
+		if c.Late == LateSkip && r.clk.now()-intended > thr {
+			return r.skip(item, intended, sd)
+		}
+		if !r.wait() {
+			return false
+		}
+		waited = true
+	}
+	sid, ok := r.idle.pop()
+	for !ok {
+		if c.Late == LateSkip && r.clk.now()-intended > thr {
+			return r.skip(item, intended, sd)
+		}
+		if !r.wait() {
+			return false
+		}
+		waited = true
+		sid, ok = r.idle.pop()
+	}
+	if c.Late == LateSkip && r.clk.now()-intended > thr {
+		r.idle.push(sid)
+		return r.skip(item, intended, sd)
+	}
+	s := &r.senders[sid]
+	j := &s.job
+	r.setJob(j, item, intended, sd)
+	if !r.admit(j) {
+		r.idle.push(sid)
+		return false
+	}
+	if newSession {
+		r.active.Add(1)
+	}
+	j.Sender = int(sid)
+	j.Waited = waited
+	j.ShiftNS = r.shift.Load()
+	j.DispatchedNS = r.wall0 + r.clk.now()
+	late := j.DispatchedNS - j.IntendedNS
+	j.Late = late > thr
+	if c.Late == LateShift && j.Late {
+		r.shift.Add(late)
+	}
+	r.st.record(j)
+	r.outstanding.Add(1)
+	s.wake <- struct{}{}
+	return true
+}
+
+// wait naps one poll interval while the dispatcher waits for a sender or a
+// slot; false when the run must stop.
+func (r *runner) wait() bool {
+	if r.stopped.Load() {
+		return false
+	}
+	r.clk.nap(r.clk.now() + int64(pollInterval))
+	return true
+}
+
+// skip drops item and the rest of its session (--late skip).
+func (r *runner) skip(item int32, intended, sd int64) bool {
+	for it := item; it >= 0; {
+		var j Job
+		r.setJob(&j, it, intended, sd)
+		if !r.admit(&j) {
+			return false
+		}
+		j.Skipped = true
+		j.DispatchedNS = 0
+		r.st.skipped.Add(1)
+		if r.skipH != nil {
+			r.skipH.Skip(&j)
+		}
+		if r.p.next == nil {
+			break
+		}
+		it = r.p.next[it]
+	}
+	return true
+}
+
+// senderLoop runs jobs until the run ends.
+func (r *runner) senderLoop(s *sender) {
+	defer r.wg.Done()
+	for {
+		select {
+		case <-s.wake:
+		case <-r.quit:
+			return
+		}
+		for {
+			r.h.Handle(r.hctx, &s.job)
+			if !r.complete(s) {
+				break
+			}
+		}
+		r.idle.push(s.id)
+	}
+}
+
+// complete runs on the sender after Handle returned. It schedules the
+// session's next turn: run it here at once when it is already due
+// (returns true with s.job refilled), else post it to the dispatcher. At
+// a session's end in the closed loop it starts the next session here.
+func (r *runner) complete(s *sender) bool {
+	j := &s.job
+	now := r.clk.now()
+	r.st.completed.Add(1)
+	p := r.p
+	if p.next != nil && !r.stopped.Load() {
+		if nx := p.next[j.Item]; nx >= 0 {
+			due, sd := r.turnDue(j, nx, now)
+			if due <= now && p.mode != ModeRate {
+				if r.inline(s, nx, due, sd) {
+					return true
+				}
+			} else {
+				r.postDue[nx], r.postSD[nx] = due, sd
+				r.outstanding.Add(1)
+				for !r.posts.push(nx) {
+					runtime.Gosched() // the dispatcher drains it every wake-up
+				}
+				r.outstanding.Add(-1)
+				return false
+			}
+		}
+	}
+	r.active.Add(-1)
+	if p.mode == ModeConcurrency && !r.stopped.Load() {
+		if ss, ok := r.takeSession(); ok {
+			r.active.Add(1)
+			if r.inline(s, r.firstItem(ss), now, 0) {
+				return true
+			}
+			r.active.Add(-1)
+		}
+	}
+	r.outstanding.Add(-1)
+	return false
+}
+
+// turnDue computes when a session's next turn nx is due after the previous
+// turn j completed at now (run ns), and the session delay in it.
+func (r *runner) turnDue(j *Job, nx int32, now int64) (due, sd int64) {
+	p := r.p
+	switch {
+	case p.mode == ModeFixed && p.due[nx] >= 0:
+		t := p.due[nx] + r.shift.Load()
+		if now > t {
+			return now, now - t
+		}
+		return t, 0
+	case p.mode == ModeUserCentric:
+		t := j.IntendedNS - r.wall0 + p.gap
+		if d := p.delay[nx]; d >= 0 && now+d > t {
+			return now + d, now + d - t
+		}
+		if now > t {
+			return now, now - t
+		}
+		return t, 0
+	case p.delay[nx] >= 0:
+		return now + p.delay[nx], 0
+	default:
+		return now, 0
+	}
+}
+
+// inline starts item on the sender that just completed a job.
+func (r *runner) inline(s *sender, item int32, intended, sd int64) bool {
+	j := &s.job
+	r.setJob(j, item, intended, sd)
+	if !r.admit(j) {
+		return false
+	}
+	j.Sender = int(s.id)
+	j.DispatchedNS = r.wall0 + r.clk.now()
+	j.Late = j.DispatchedNS-j.IntendedNS > int64(r.cfg.LateThreshold)
+	r.st.record(j)
+	return true
+}
+
+// The heap of dynamic events, ordered by due (dispatcher only).
+func (r *runner) push(e event) {
+	h := append(r.heap, e)
+	i := len(h) - 1
+	for i > 0 {
+		up := (i - 1) / 2
+		if h[up].due <= h[i].due {
+			break
+		}
+		h[up], h[i] = h[i], h[up]
+		i = up
+	}
+	r.heap = h
+}
+
+func (r *runner) pop() event {
+	h := r.heap
+	e := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= len(h) {
+			break
+		}
+		m := l
+		if rr := l + 1; rr < len(h) && h[rr].due < h[l].due {
+			m = rr
+		}
+		if h[i].due <= h[m].due {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	r.heap = h
+	return e
+}
+
+// drain moves the senders' posted turns into the heap.
+func (r *runner) drain() {
+	for {
+		it, ok := r.posts.pop()
+		if !ok {
+			return
+		}
+		r.push(event{due: r.postDue[it], sd: r.postSD[it], item: it, kind: evTurn})
+		r.outstanding.Add(-1)
+	}
+}
+
+// source says where the next event comes from.
+type source uint8
+
+const (
+	srcNone source = iota
+	srcFixed
+	srcTick
+	srcHeap
+)
+
+// peek returns the next event's due time and source.
+func (r *runner) peek() (int64, source) {
+	p := r.p
+	best, src := int64(math.MaxInt64), srcNone
+	switch p.mode {
+	case ModeFixed:
+		if r.fixedNext < len(p.sessFirst) {
+			best, src = p.due[p.sessFirst[r.fixedNext]]+r.shift.Load(), srcFixed
+		}
+	case ModeRate:
+		// Ticks are the only events; a due turn consumes a tick.
+		return r.tickAt + r.shift.Load(), srcTick
+	}
+	if len(r.heap) > 0 && r.heap[0].due < best {
+		best, src = r.heap[0].due, srcHeap
+	}
+	return best, src
+}
+
+// fireNext fires the event peek returned.
+func (r *runner) fireNext(src source, due int64) bool {
+	p := r.p
+	switch src {
+	case srcFixed:
+		item := p.sessFirst[r.fixedNext]
+		r.fixedNext++
+		return r.fire(item, due, 0, true)
+	case srcTick:
+		r.tickX += r.gaps.next()
+		r.tickAt = rampTime(r.tickX, p.cfg.RequestRate, p.cfg.RateRamp)
+		if len(r.heap) > 0 && r.heap[0].due <= due {
+			e := r.pop()
+			return r.fire(e.item, due, 0, false)
+		}
+		if p.cfg.Concurrency > 0 && r.active.Load() >= int64(p.cfg.Concurrency) && p.cfg.Late == LateSkip {
+			r.st.skipped.Add(1) // the tick is dropped; no session is consumed
+			return true
+		}
+		s, ok := r.takeSession()
+		if !ok {
+			if len(r.heap) == 0 && r.outstanding.Load() == 0 {
+				r.stop("end of trace")
+				return false
+			}
+			return true // only later turns are left; they take later ticks
+		}
+		return r.fire(r.firstItem(s), due, 0, true)
+	case srcHeap:
+		e := r.pop()
+		switch e.kind {
+		case evTurn:
+			return r.fire(e.item, e.due, e.sd, false)
+		case evUser:
+			// A replacement user comes after the user's turns, open loop.
+			turns := int64(0)
+			for it := e.item; it >= 0; it = r.p.next[it] {
+				turns++
+			}
+			if ns, ok := r.takeSession(); ok {
+				r.push(event{due: e.due + max(1, turns)*p.gap, item: r.firstItem(ns), kind: evUser})
+			}
+			return r.fire(e.item, e.due, 0, true)
+		default: // evSession
+			s, ok := r.takeSession()
+			if !ok {
+				return true // nothing left to start; running sessions finish
+			}
+			return r.fire(r.firstItem(s), e.due, 0, true)
+		}
+	}
+	return false
+}
+
+// dispatch is the dispatcher loop. It returns ctx's error on cancellation.
+func (r *runner) dispatch(ctx context.Context, cancel context.CancelFunc) error {
+	c := r.cfg
+	if c.Duration > 0 && c.WarmupRequests == 0 {
+		r.stopAt = int64(c.WarmupDuration + c.Duration)
+	}
+	for {
+		if ctx.Err() != nil {
+			r.stop("cancelled")
+			break
+		}
+		r.drain()
+		if r.stopped.Load() {
+			break
+		}
+		now := r.clk.now()
+		stopAt := r.stopAt
+		if at := r.profileAt.Load(); c.Duration > 0 && at >= 0 {
+			stopAt = at + int64(c.Duration)
+		}
+		if c.Duration > 0 && stopAt > 0 && now >= stopAt {
+			r.stop("duration reached")
+			break
+		}
+		t, src := r.peek()
+		if src == srcNone {
+			if r.outstanding.Load() == 0 && len(r.heap) == 0 {
+				if r.p.mode == ModeFixed || r.p.rows != nil {
+					r.stop("end of trace")
+				} else {
+					r.stop("nothing left to send")
+				}
+				break
+			}
+			r.clk.nap(min(now+int64(pollInterval), now+int64(maxNap)))
+			continue
+		}
+		wake := t
+		if r.dynamic && r.outstanding.Load() > 0 {
+			wake = min(wake, now+int64(pollInterval))
+		}
+		wake = min(wake, now+int64(maxNap))
+		if c.Duration > 0 && stopAt > 0 {
+			wake = min(wake, stopAt)
+		}
+		if wake < t {
+			r.clk.nap(wake)
+			continue
+		}
+		r.clk.sleepUntil(t)
+		// Fire everything due now: a batch of equal timestamps goes out
+		// together, each job stamped with its own dispatch time.
+		for src != srcNone && t <= r.clk.now() {
+			if !r.fireNext(src, t) {
+				break
+			}
+			r.drain()
+			t, src = r.peek()
+		}
+	}
+	// Drain: wait for in-flight jobs; with --duration, cancel them at the
+	// end of grace.
+	graceEnd := int64(math.MaxInt64)
+	if c.Duration > 0 {
+		end := r.clk.now()
+		if at := r.profileAt.Load(); at >= 0 {
+			end = at + int64(c.Duration)
+		}
+		graceEnd = end + int64(c.Grace)
+	}
+	cancelled := false
+	for {
+		for {
+			if _, ok := r.posts.pop(); !ok {
+				break
+			}
+			r.outstanding.Add(-1) // the run stopped: later turns are not sent
+		}
+		if r.outstanding.Load() == 0 {
+			break
+		}
+		now := r.clk.now()
+		if !cancelled && (now >= graceEnd || ctx.Err() != nil) {
+			cancel()
+			cancelled = true
+		}
+		r.clk.nap(min(now+int64(time.Millisecond), max(graceEnd, now+1)))
+	}
+	return ctx.Err()
+}
+
+func (r *runner) stats() Stats {
+	st := r.st
+	s := Stats{
+		Mode:              r.p.mode,
+		Dispatched:        st.count.Load(),
+		Warmup:            st.warmup.Load(),
+		Completed:         st.completed.Load(),
+		Late:              st.late.Load(),
+		Waited:            st.waited.Load(),
+		Shifted:           st.shifted.Load(),
+		Skipped:           st.skipped.Load(),
+		Shift:             time.Duration(r.shift.Load()),
+		Lateness:          st.lateness(),
+		SessionDelayTotal: time.Duration(st.sdTotal.Load()),
+		SessionDelayMax:   time.Duration(st.sdMax.Load()),
+		SpinWindow:        r.clk.spinWindow(),
+		MaxLateness:       r.cfg.MaxLateness,
+	}
+	if reason := r.stopReason.Load(); reason != nil {
+		s.StopReason = *reason
+	}
+	s.IntendedRate = rate(s.Dispatched, st.firstIntent.Load(), st.lastIntent.Load())
+	s.AchievedRate = rate(s.Dispatched, st.firstDisp.Load(), st.lastDisp.Load())
+	s.LatenessBudgetExceeded = r.cfg.MaxLateness > 0 && s.Lateness.P99 > r.cfg.MaxLateness
+	return s
+}
