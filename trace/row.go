@@ -54,6 +54,9 @@ type Row struct {
 	Kind string
 	// Failed marks a row the source says failed (BurstGPT zero output).
 	Failed bool
+	// Images is the number of images the request carried (Azure 2025
+	// NumImages); 0 when the format does not say.
+	Images int
 
 	// Raw carries the row's own request content verbatim: text_input,
 	// messages, tools, payload and extra, as a JSON object with those keys

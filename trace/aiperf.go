@@ -1,0 +1,199 @@
+package trace
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// aiperfContentKeys are the keys of an AIPerf single_turn object (or one
+// turn of a multi_turn session) carried verbatim in Row.Raw.
+var aiperfContentKeys = []string{
+	"text", "texts", "image", "images", "audio", "audios", "video", "videos", "role", "extra",
+}
+
+// aiperfDecoder decodes AIPerf single_turn and multi_turn JSONL. Rows of a
+// multi_turn line are emitted one per Next call from the buffered line.
+type aiperfDecoder struct {
+	r        *Reader
+	multi    bool
+	sessions *sessions
+	turns    [][]byte // pending turns of the current multi_turn line
+	session  []byte   // its session_id
+	line     []byte   // copy of the line the turns alias
+}
+
+func (d *aiperfDecoder) rowErr(field, format string, args ...any) error {
+	return d.r.fileErr(d.r.lr.line, field, fmt.Errorf(format, args...))
+}
+
+func (d *aiperfDecoder) next(row *Row) error {
+	lr := &d.r.lr
+	for len(d.turns) == 0 {
+		line, err := lr.next()
+		if err != nil {
+			if errors.Is(err, errLineTooLong) {
+				return d.r.fileErr(lr.line, "", err)
+			}
+			return err
+		}
+		if isBlank(line) {
+			continue
+		}
+		if !d.multi {
+			resetRow(row, lr.line)
+			return d.turn(row, line, nil)
+		}
+		if err := d.splitTurns(line); err != nil {
+			return err
+		}
+	}
+	t := d.turns[0]
+	d.turns = d.turns[1:]
+	resetRow(row, lr.line)
+	return d.turn(row, t, d.session)
+}
+
+// splitTurns parses a multi_turn line into d.turns and d.session.
+func (d *aiperfDecoder) splitTurns(line []byte) error {
+	d.line = append(d.line[:0], line...)
+	d.turns = d.turns[:0]
+	d.session = nil
+	var turns []byte
+	err := objectFields(d.line, func(key, val []byte) error {
+		switch string(key) {
+		case "session_id":
+			s, ok := jsonString(val)
+			if !ok {
+				return d.rowErr("session_id", "want a string")
+			}
+			d.session = s
+		case "turns":
+			turns = val
+		}
+		return nil
+	})
+	if err != nil {
+		return d.rowErr("", "%w", err)
+	}
+	if turns == nil {
+		return d.rowErr("turns", "missing; a multi_turn line is {\"session_id\": …, \"turns\": [ {…}, … ]}")
+	}
+	if err := arrayElems(turns, func(e []byte) error {
+		d.turns = append(d.turns, e)
+		return nil
+	}); err != nil {
+		return d.rowErr("turns", "%w", err)
+	}
+	if len(d.turns) == 0 {
+		return d.rowErr("turns", "empty; a session needs at least one turn")
+	}
+	if d.session == nil {
+		// AIPerf generates an id; a line-based one keeps runs reproducible.
+		d.session = []byte("line-" + strconv.FormatInt(d.r.lr.line, 10))
+	}
+	return nil
+}
+
+// turn fills row from one single_turn-shaped object. session is the
+// multi_turn session id, or nil for single_turn.
+func (d *aiperfDecoder) turn(row *Row, obj []byte, session []byte) error {
+	var (
+		ts, delay, out, sess []byte
+		has                  = map[string]bool{}
+		raw                  = append(row.Raw[:0], '{')
+	)
+	err := objectFields(obj, func(key, val []byte) error {
+		k := string(key)
+		has[k] = true
+		switch k {
+		case "timestamp":
+			ts = val
+		case "delay":
+			delay = val
+		case "output_length":
+			out = val
+		case "session_id":
+			sess = val
+		}
+		for _, c := range aiperfContentKeys {
+			if k == c {
+				if len(raw) > 1 {
+					raw = append(raw, ',')
+				}
+				raw = strconv.AppendQuote(raw, k)
+				raw = append(raw, ':')
+				raw = append(raw, val...)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return d.rowErr("", "%w", err)
+	}
+	modal := false
+	for _, m := range [...][2]string{{"text", "texts"}, {"image", "images"}, {"audio", "audios"}, {"video", "videos"}} {
+		if has[m[0]] && has[m[1]] {
+			return d.rowErr(m[1], "%s and %s are exclusive; keep one", m[0], m[1])
+		}
+		modal = modal || has[m[0]] || has[m[1]]
+	}
+	if !modal {
+		return d.rowErr("text", "missing; an AIPerf row needs one of text, texts, image(s), audio(s), video(s)")
+	}
+	if ts != nil && delay != nil {
+		return d.rowErr("delay", "timestamp and delay are exclusive: keep timestamp for an absolute arrival or delay for think time after the previous turn")
+	}
+	if ts != nil {
+		t, err := d.millis("timestamp", ts)
+		if err != nil {
+			return err
+		}
+		row.Offset, row.HasOffset = t, true
+	}
+	if delay != nil {
+		t, err := d.millis("delay", delay)
+		if err != nil {
+			return err
+		}
+		row.Delay, row.HasDelay = t, true
+	}
+	if out != nil {
+		n, msg := parseCount(out)
+		if msg != "" {
+			return d.rowErr("output_length", "%s: %s; want a whole number of tokens", out, msg)
+		}
+		if n < 1 {
+			return d.rowErr("output_length", "%d tokens; must be ≥ 1 (fix the row, or pass --skip-invalid to drop such rows)", n)
+		}
+		row.OutputTokens = n
+	}
+	row.Raw = append(raw, '}')
+	if session == nil && sess != nil {
+		s, ok := jsonString(sess)
+		if !ok {
+			return d.rowErr("session_id", "want a string")
+		}
+		session = s
+		// single_turn sessions are sent in order without history.
+		row.Cumulative = true
+	}
+	if session != nil {
+		row.SessionID, row.Turn = d.sessions.turn(session)
+	}
+	return nil
+}
+
+func (d *aiperfDecoder) millis(field string, v []byte) (time.Duration, error) {
+	ns, st := parseFixed(v, 6)
+	switch {
+	case st == fixedSyntax:
+		return 0, d.rowErr(field, "%.40s is not a number; want milliseconds", v)
+	case st == fixedRange:
+		return 0, d.rowErr(field, "%s ms is out of range", v)
+	case ns < 0:
+		return 0, d.rowErr(field, "%s is negative; want milliseconds ≥ 0", v)
+	}
+	return time.Duration(ns), nil
+}

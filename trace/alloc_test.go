@@ -1,0 +1,153 @@
+package trace
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// sharedTraces returns the path of a file under the shared traces
+// directory beside the module root (../shared/traces), skipping the test
+// when it is absent.
+func sharedTraces(t testing.TB, rel string) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Dir(filepath.Dir(file)) // module root
+	p := filepath.Join(root, "..", "shared", "traces", rel)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("shared trace %s not available: %v", rel, err)
+	}
+	return p
+}
+
+// loopReader serves the same content over and over, so a Reader can be
+// driven for as many rows as a test needs.
+type loopReader struct {
+	data []byte
+	off  int
+}
+
+func (l *loopReader) Read(p []byte) (int, error) {
+	if l.off == len(l.data) {
+		l.off = 0
+	}
+	n := copy(p, l.data[l.off:])
+	l.off += n
+	return n, nil
+}
+
+// TestNextAllocs is the allocation budget of the Mooncake hot path:
+// steady-state Next on plain rows allocates nothing.
+func TestNextAllocs(t *testing.T) {
+	data, err := os.ReadFile(sharedTraces(t, "mooncake/conversation_trace.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewReader("conversation_trace.jsonl", &loopReader{data: data}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var row Row
+	// Warm up: grow HashIDs to the longest row and the line buffers.
+	for range 20000 {
+		if err := r.Next(&row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allocs := testing.AllocsPerRun(5000, func() {
+		if err := r.Next(&row); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Next allocates %v times per plain Mooncake row, want 0", allocs)
+	}
+}
+
+// TestNextAllocsBailian: Bailian rows of a known session cost no
+// allocation either (new sessions cost one string and a map entry).
+func TestNextAllocsBailian(t *testing.T) {
+	line := []byte(`{"chat_id": 1, "parent_chat_id": -1, "timestamp": 0.5, "input_length": 40, "output_length": 3, "type": "text", "turn": 1, "hash_ids": [1, 2, 3]}` + "\n")
+	r, err := NewReader("b.jsonl", &loopReader{data: line}, Options{Format: FormatBailian})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var row Row
+	for range 100 {
+		if err := r.Next(&row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allocs := testing.AllocsPerRun(1000, func() {
+		if err := r.Next(&row); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Next allocates %v times per Bailian row, want 0", allocs)
+	}
+}
+
+// decodeAll counts rows and sums lengths; shared by the benchmark and its
+// correctness test.
+func decodeAll(data []byte) (rows, in, out, ids int64, err error) {
+	r, err := NewReader("conversation_trace.jsonl", bytes.NewReader(data), Options{})
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
+	defer r.Close()
+	var row Row
+	for {
+		err := r.Next(&row)
+		if errors.Is(err, io.EOF) {
+			return rows, in, out, ids, nil
+		}
+		if err != nil {
+			return 0, 0, 0, 0, err
+		}
+		rows++
+		in += int64(row.InputTokens)
+		out += int64(row.OutputTokens)
+		ids += int64(len(row.HashIDs))
+	}
+}
+
+func TestBenchmarkMooncakeDecode(t *testing.T) {
+	data, err := os.ReadFile(sharedTraces(t, "mooncake/conversation_trace.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, in, out, _, err := decodeAll(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows != 12031 || in != 144793823 || out != 4122048 {
+		t.Errorf("decodeAll = %d rows, %d in, %d out; want 12031, 144793823, 4122048", rows, in, out)
+	}
+}
+
+// BenchmarkMooncakeDecode measures the Mooncake reader on the real
+// conversation trace (12,031 rows, 3 MB) held in memory.
+func BenchmarkMooncakeDecode(b *testing.B) {
+	data, err := os.ReadFile(sharedTraces(b, "mooncake/conversation_trace.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	var rows int64
+	for b.Loop() {
+		n, _, _, _, err := decodeAll(data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rows += n
+	}
+	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+}

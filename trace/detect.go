@@ -1,0 +1,115 @@
+package trace
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// Detect reads the start of the trace in src and returns its format, by
+// the rules of docs/format/traces.md: magic bytes pick a decompressor, then
+// the first non-blank line decides — JSON keys for JSONL, header names for
+// CSV. Git LFS pointers, ServeGen distributions and JSON arrays
+// (ShareGPT) are reported as errors that say what to do.
+func Detect(name string, src io.Reader) (Format, error) {
+	r, err := NewReader(name, src, Options{})
+	if err != nil {
+		return "", err
+	}
+	f := r.Format()
+	r.Close()
+	return f, nil
+}
+
+// detectLine decides the format from the first non-blank line.
+func detectLine(line []byte) (Format, error) {
+	t := bytes.TrimSpace(line)
+	switch {
+	case len(t) > 0 && t[0] == '{':
+		return detectJSON(t)
+	case len(t) > 0 && t[0] == '[':
+		return "", fmt.Errorf("%w: the file is a JSON array (ShareGPT-style conversations without arrival times), not a replay trace; convert it to Mooncake JSONL with timestamps, or use synthesize", ErrUnknownFormat)
+	}
+	return detectCSV(line)
+}
+
+func detectJSON(line []byte) (Format, error) {
+	var keys []string
+	err := objectFields(line, func(key, _ []byte) error {
+		if len(keys) < 64 {
+			keys = append(keys, string(key))
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("%w: line starts like JSON but is not an object: %v", ErrUnknownFormat, err)
+	}
+	has := func(names ...string) bool {
+		for _, n := range names {
+			if slices.Contains(keys, n) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has("chat_id"):
+		return FormatBailian, nil
+	case has("turns"):
+		return FormatAIPerfMulti, nil
+	case has("text", "texts", "image", "images", "audio", "audios", "video", "videos"):
+		return FormatAIPerfSingle, nil
+	case has("input_length", "input_tokens", "text_input", "messages", "payload", "hash_ids"):
+		return FormatMooncake, nil
+	}
+	if len(keys) > 8 {
+		keys = append(keys[:8], "…")
+	}
+	return "", fmt.Errorf("%w: JSON keys %s match no format (Mooncake needs input_length, Bailian chat_id, AIPerf text or turns); pass --format",
+		ErrUnknownFormat, strings.Join(keys, ", "))
+}
+
+func detectCSV(line []byte) (Format, error) {
+	fields, err := splitCSV(line, nil)
+	if err != nil {
+		return "", fmt.Errorf("%w: first line is neither JSON nor CSV: %v", ErrUnknownFormat, err)
+	}
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		names[i] = strings.ToLower(strings.TrimSpace(string(f)))
+	}
+	has := func(n ...string) bool {
+		for _, x := range n {
+			if !slices.Contains(names, x) {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case has("request tokens", "response tokens"):
+		return FormatBurstGPT, nil
+	case has("timestamp", "contexttokens", "generatedtokens"):
+		return FormatAzure, nil
+	case has("arrived_at"):
+		return FormatVidur, nil
+	case has("arrival_timestamp", "prompt_size"):
+		return FormatSplitwiseSim, nil
+	}
+	if len(names) == 6 && (has("gamma") || has("weibull") || names[3] == "") && isNumeric(names[0]) {
+		return "", fmt.Errorf("%w: this looks like a ServeGen per-window distribution file (rate, cv, Gamma|Weibull), not a per-request trace; use it with synthesize", ErrUnknownFormat)
+	}
+	shown := string(line)
+	if len(shown) > 120 {
+		shown = shown[:120] + "…"
+	}
+	return "", fmt.Errorf("%w: first line %q is no known JSONL row or CSV header; pass --format (%s)",
+		ErrUnknownFormat, shown, strings.Join(FormatNames(), ", "))
+}
+
+func isNumeric(s string) bool {
+	_, st := parseFixed([]byte(s), 0)
+	return st == fixedOK || st == fixedRounded
+}

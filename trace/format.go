@@ -1,0 +1,97 @@
+package trace
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Format names a trace file format. The zero value "" asks [Open] and
+// [NewReader] to detect the format from the file's content.
+type Format string
+
+// The formats reprise reads. Their exact semantics are in docs/format/traces.md.
+const (
+	// FormatMooncake is Mooncake JSONL (ms timestamps, 512-token hash ids),
+	// including AIPerf's extensions (delay, session_id, text_input, …).
+	FormatMooncake Format = "mooncake"
+	// FormatBailian is Alibaba Bailian (Qwen) JSONL: float-second
+	// timestamps, chat_id/parent_chat_id sessions, 16-token hash ids.
+	FormatBailian Format = "bailian"
+	// FormatBurstGPT is BurstGPT CSV, v1/v2 or v3 header, read by name.
+	FormatBurstGPT Format = "burstgpt"
+	// FormatAzure is the Azure LLM inference CSV (2023, 2024 and 2025).
+	FormatAzure Format = "azure"
+	// FormatVidur is the Splitwise/Vidur CSV (arrived_at in seconds).
+	FormatVidur Format = "vidur"
+	// FormatSplitwiseSim is the SplitwiseSim input CSV.
+	FormatSplitwiseSim Format = "splitwisesim"
+	// FormatAIPerfSingle is AIPerf single_turn JSONL: one request per line.
+	FormatAIPerfSingle Format = "aiperf-single"
+	// FormatAIPerfMulti is AIPerf multi_turn JSONL: one session per line,
+	// read as one Row per turn.
+	FormatAIPerfMulti Format = "aiperf-multi"
+)
+
+var allFormats = []Format{
+	FormatMooncake, FormatBailian, FormatBurstGPT, FormatAzure,
+	FormatVidur, FormatSplitwiseSim, FormatAIPerfSingle, FormatAIPerfMulti,
+}
+
+// FormatNames returns the names of all formats in a stable order, for flag
+// help and shell completion. The caller owns the returned slice.
+func FormatNames() []string {
+	names := make([]string, len(allFormats))
+	for i, f := range allFormats {
+		names[i] = string(f)
+	}
+	return names
+}
+
+// ParseFormat returns the Format named s (case-insensitive, surrounding space
+// ignored). "" and "auto" return "" (detect). A few aliases are accepted:
+// "splitwise" for vidur, "qwen" for bailian, "single_turn" and "multi_turn"
+// for the AIPerf formats.
+func ParseFormat(s string) (Format, error) {
+	switch v := strings.ToLower(strings.TrimSpace(s)); v {
+	case "", "auto":
+		return "", nil
+	case "splitwise":
+		return FormatVidur, nil
+	case "qwen":
+		return FormatBailian, nil
+	case "single_turn", "aiperf_single", "single-turn":
+		return FormatAIPerfSingle, nil
+	case "multi_turn", "aiperf_multi", "multi-turn":
+		return FormatAIPerfMulti, nil
+	default:
+		for _, f := range allFormats {
+			if string(f) == v {
+				return f, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("unknown trace format %q; use one of %s (or leave it empty to detect)",
+		s, strings.Join(FormatNames(), ", "))
+}
+
+// DefaultBlockSize returns the number of tokens per hash id for f: 512 for
+// Mooncake, 16 for Bailian, 0 for formats without prefix identity.
+func (f Format) DefaultBlockSize() int {
+	switch f {
+	case FormatMooncake:
+		return 512
+	case FormatBailian:
+		return 16
+	}
+	return 0
+}
+
+// valid reports whether f is one of the known formats.
+func (f Format) valid() bool {
+	for _, g := range allFormats {
+		if f == g {
+			return true
+		}
+	}
+	return false
+}

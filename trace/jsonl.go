@@ -1,0 +1,582 @@
+package trace
+
+// Hot path: Mooncake and Bailian rows; allocation test TestNextAllocs in
+// alloc_test.go, benchmark BenchmarkMooncakeDecode.
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Bits of jsonFields.has.
+const (
+	hTimestamp = 1 << iota
+	hCreated
+	hDelay
+	hInput
+	hInputAlias
+	hOutput
+	hOutputAlias
+	hIDs
+	hSession
+	hChat
+	hParent
+	hTurn
+	hType
+	hTTP
+	hTextInput
+	hMessages
+	hTools
+	hPayload
+	hExtra
+	hHeaders
+)
+
+// extKeys are the AIPerf extension keys carried verbatim in Row.Raw, with
+// their has bit and the JSON type they must have.
+var extKeys = [...]struct {
+	name string
+	bit  uint32
+	typ  byte // first byte of a valid value
+}{
+	{"text_input", hTextInput, '"'},
+	{"messages", hMessages, '['},
+	{"tools", hTools, '['},
+	{"payload", hPayload, '{'},
+	{"extra", hExtra, '{'},
+	{"headers", hHeaders, '{'},
+}
+
+// jsonFields holds the raw fields of one Mooncake/Bailian line. Value
+// slices alias the line.
+type jsonFields struct {
+	has        uint32
+	timestamp  []byte // timestamp or created_time
+	delay      []byte
+	input      []byte
+	output     []byte
+	idsErr     string // why hash_ids did not parse
+	session    []byte // decoded
+	chat       []byte
+	parent     []byte
+	turn       []byte
+	typ        []byte // decoded
+	ttp        []byte // time_to_parent_chat
+	ext        [len(extKeys)][]byte
+	dupAliases string // first alias clash seen, for the message
+}
+
+// jsonlDecoder decodes Mooncake and Bailian JSONL.
+type jsonlDecoder struct {
+	r        *Reader
+	bailian  bool
+	f        jsonFields
+	sessions *sessions
+	// chats maps a Bailian chat_id to its session (root chat_id as a
+	// string) and depth; it grows with the number of rows.
+	chats map[int64]chatNode
+}
+
+type chatNode struct {
+	session string
+	depth   int32
+}
+
+func newJSONLDecoder(r *Reader) *jsonlDecoder {
+	d := &jsonlDecoder{r: r, bailian: r.format == FormatBailian, sessions: newSessions()}
+	if d.bailian {
+		d.chats = make(map[int64]chatNode)
+	}
+	return d
+}
+
+func (d *jsonlDecoder) next(row *Row) error {
+	lr := &d.r.lr
+	for {
+		line, err := lr.next()
+		if err != nil {
+			if errors.Is(err, errLineTooLong) {
+				return d.r.fileErr(lr.line, "", err)
+			}
+			return err
+		}
+		if isBlank(line) {
+			continue
+		}
+		resetRow(row, lr.line)
+		if err := d.scan(line, row); err != nil {
+			return d.r.fileErr(lr.line, "", err)
+		}
+		if d.bailian {
+			return d.bailianRow(row)
+		}
+		return d.mooncakeRow(row)
+	}
+}
+
+// resetRow clears row for reuse, keeping its HashIDs and Raw storage.
+func resetRow(row *Row, line int64) {
+	ids, raw := row.HashIDs, row.Raw
+	*row = Row{Line: line, ParentID: -1, RequestID: -1, HashIDs: ids[:0], Raw: raw[:0]}
+}
+
+// scan splits line into d.f. It is the hand-rolled equivalent of
+// decoding the object with encoding/json (TestScanOracle compares them).
+//
+// hash_ids are parsed straight into row.HashIDs; a malformed id list is
+// kept in f.idsErr for the row check so the message names the field.
+func (d *jsonlDecoder) scan(b []byte, row *Row) error {
+	f := &d.f
+	f.has = 0
+	f.dupAliases = ""
+	f.idsErr = ""
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return &jsonSyntax{i, "want a JSON object per line"}
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		i++
+	} else {
+		for {
+			if i >= len(b) || b[i] != '"' {
+				return &jsonSyntax{i, "want a key"}
+			}
+			kend, kc, err := scanString(b, i)
+			if err != nil {
+				return err
+			}
+			key := b[i+1 : kend-1]
+			if kc {
+				key = stringValue(b, i, kend, kc)
+			}
+			i = skipWS(b, kend)
+			if i >= len(b) || b[i] != ':' {
+				return &jsonSyntax{i, "want ':'"}
+			}
+			vs := skipWS(b, i+1)
+			if string(key) == "hash_ids" && vs < len(b) && b[vs] == '[' {
+				f.has |= hIDs
+				f.idsErr = ""
+				var end int
+				row.HashIDs, end, f.idsErr = appendIDs(row.HashIDs[:0], b, vs)
+				if f.idsErr == "" {
+					i = skipWS(b, end)
+					if i < len(b) && b[i] == ',' {
+						i = skipWS(b, i+1)
+						continue
+					}
+					if i < len(b) && b[i] == '}' {
+						i++
+						break
+					}
+					return &jsonSyntax{i, "want ',' or '}'"}
+				}
+			}
+			ve, err := skipValue(b, vs, 1)
+			if err != nil {
+				return err
+			}
+			v := b[vs:ve]
+			switch string(key) {
+			case "timestamp":
+				f.has |= hTimestamp
+				f.timestamp = v
+			case "created_time":
+				f.has |= hCreated
+				if f.has&hTimestamp == 0 {
+					f.timestamp = v
+				}
+			case "delay":
+				f.has |= hDelay
+				f.delay = v
+			case "input_length":
+				f.has |= hInput
+				f.input = v
+			case "input_tokens":
+				f.has |= hInputAlias
+				if f.has&hInput == 0 {
+					f.input = v
+				}
+			case "output_length":
+				f.has |= hOutput
+				f.output = v
+			case "output_tokens":
+				f.has |= hOutputAlias
+				if f.has&hOutput == 0 {
+					f.output = v
+				}
+			case "hash_ids":
+				f.has |= hIDs
+				if f.idsErr == "" {
+					f.idsErr = "want an array of integers"
+				}
+			case "session_id":
+				f.has |= hSession
+				f.session = v
+			case "chat_id":
+				f.has |= hChat
+				f.chat = v
+			case "parent_chat_id":
+				f.has |= hParent
+				f.parent = v
+			case "turn":
+				f.has |= hTurn
+				f.turn = v
+			case "type":
+				f.has |= hType
+				f.typ = v
+			case "time_to_parent_chat":
+				f.has |= hTTP
+				f.ttp = v
+			default:
+				for k := range extKeys {
+					if string(key) == extKeys[k].name {
+						f.has |= extKeys[k].bit
+						f.ext[k] = v
+					}
+				}
+			}
+			i = skipWS(b, ve)
+			if i < len(b) && b[i] == ',' {
+				i = skipWS(b, i+1)
+				continue
+			}
+			if i < len(b) && b[i] == '}' {
+				i++
+				break
+			}
+			return &jsonSyntax{i, "want ',' or '}'"}
+		}
+	}
+	if skipWS(b, i) != len(b) {
+		return &jsonSyntax{i, "data after the object; one JSON object per line"}
+	}
+	// Aliases: the canonical key wins when both are present (its value
+	// was kept above), but a clash is an error reported by the row check.
+	switch {
+	case f.has&hTimestamp != 0 && f.has&hCreated != 0:
+		f.dupAliases = "timestamp and created_time"
+	case f.has&hInput != 0 && f.has&hInputAlias != 0:
+		f.dupAliases = "input_length and input_tokens"
+	case f.has&hOutput != 0 && f.has&hOutputAlias != 0:
+		f.dupAliases = "output_length and output_tokens"
+	}
+	if f.has&hInputAlias != 0 {
+		f.has |= hInput
+	}
+	if f.has&hOutputAlias != 0 {
+		f.has |= hOutput
+	}
+	if f.has&hCreated != 0 {
+		f.has |= hTimestamp
+	}
+	return nil
+}
+
+// rowErr returns a row error for field on the current line.
+func (d *jsonlDecoder) rowErr(field, format string, args ...any) error {
+	return d.r.fileErr(d.r.lr.line, field, fmt.Errorf(format, args...))
+}
+
+// jsonString decodes a JSON string value or reports why not.
+func jsonString(v []byte) ([]byte, bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return nil, false
+	}
+	end, complex, err := scanString(v, 0)
+	if err != nil || end != len(v) {
+		return nil, false
+	}
+	return stringValue(v, 0, end, complex), true
+}
+
+// timeValue converts a JSON number of units (scale = log10 ns per unit)
+// to a non-negative duration.
+func (d *jsonlDecoder) timeValue(field string, v []byte, scale int, unit string) (time.Duration, error) {
+	ns, st := parseFixed(v, scale)
+	switch {
+	case st == fixedSyntax:
+		return 0, d.rowErr(field, "%s is not a number; want %s", v, unit)
+	case st == fixedRange:
+		return 0, d.rowErr(field, "%s %s is out of range (over 292 years)", v, unit)
+	case ns < 0:
+		return 0, d.rowErr(field, "%s is negative; want %s ≥ 0 from the trace start", v, unit)
+	}
+	return time.Duration(ns), nil
+}
+
+// count parses a token count field that must be ≥ min.
+func (d *jsonlDecoder) count(field string, v []byte, min int) (int, error) {
+	n, msg := parseCount(v)
+	if msg != "" {
+		return 0, d.rowErr(field, "%s: %s; want a whole number of tokens", v, msg)
+	}
+	if n < min {
+		return 0, d.rowErr(field, "%d tokens; must be ≥ %d (fix the row, or pass --skip-invalid to drop such rows)", n, min)
+	}
+	return n, nil
+}
+
+func (d *jsonlDecoder) int64Field(field string, v []byte) (int64, error) {
+	n, st := parseFixed(v, 0)
+	if st != fixedOK {
+		return 0, d.rowErr(field, "%s is not an integer", v)
+	}
+	return n, nil
+}
+
+// hashIDs parses f.ids into row.HashIDs and checks the count against the
+// input length: with k ids, (k−1)·B < input_length ≤ k·B.
+func (d *jsonlDecoder) hashIDs(row *Row) error {
+	if d.f.idsErr != "" {
+		return d.rowErr("hash_ids", "%s", d.f.idsErr)
+	}
+	b := d.r.block
+	k := len(row.HashIDs)
+	need := (row.InputTokens + b - 1) / b
+	if k != need {
+		ids := "ids"
+		if k == 1 {
+			ids = "id"
+		}
+		return d.rowErr("hash_ids", "%d %s but input_length %d needs %d at block size %d; fix the row or pass --block-size with the block size the trace was hashed with",
+			k, ids, row.InputTokens, need, b)
+	}
+	return nil
+}
+
+// mooncakeRow checks d.f as a Mooncake (AIPerf-extended) row.
+func (d *jsonlDecoder) mooncakeRow(row *Row) error {
+	f := &d.f
+	if f.dupAliases != "" {
+		return d.rowErr("", "%s are the same field; keep one", f.dupAliases)
+	}
+	row.BlockSize = d.r.block
+	if f.has&hTimestamp != 0 {
+		if f.has&hDelay != 0 {
+			return d.rowErr("delay", "timestamp and delay are exclusive: keep timestamp for an absolute arrival or delay for think time after the previous turn")
+		}
+		t, err := d.timeValue("timestamp", f.timestamp, 6, "milliseconds")
+		if err != nil {
+			return err
+		}
+		row.Offset, row.HasOffset = t, true
+	} else if f.has&hDelay != 0 {
+		t, err := d.timeValue("delay", f.delay, 6, "milliseconds")
+		if err != nil {
+			return err
+		}
+		row.Delay, row.HasDelay = t, true
+	}
+	if f.has&hOutput != 0 {
+		n, err := d.count("output_length", f.output, 1)
+		if err != nil {
+			return err
+		}
+		row.OutputTokens = n
+	}
+	modes := f.has & (hInput | hTextInput | hMessages | hPayload)
+	if modes == 0 {
+		return d.rowErr("input_length", "missing; a Mooncake row needs input_length (with hash_ids) or one of text_input, messages, payload")
+	}
+	if modes&(modes-1) != 0 {
+		return d.rowErr("", "more than one input among input_length, text_input, messages and payload; keep exactly one per row")
+	}
+	if f.has&hInput != 0 {
+		n, err := d.count("input_length", f.input, 1)
+		if err != nil {
+			return err
+		}
+		row.InputTokens = n
+		if f.has&hIDs != 0 {
+			if err := d.hashIDs(row); err != nil {
+				return err
+			}
+		}
+	} else if f.has&hIDs != 0 {
+		return d.rowErr("hash_ids", "only allowed together with input_length")
+	}
+	if f.has&hTools != 0 && f.has&hMessages == 0 {
+		return d.rowErr("tools", "only allowed together with messages")
+	}
+	if f.has&(hTextInput|hMessages|hTools|hPayload|hExtra|hHeaders) != 0 {
+		if err := d.raw(row); err != nil {
+			return err
+		}
+		// messages and payload rows are complete requests: a replay
+		// sends them as they are, without adding history.
+		row.Cumulative = f.has&(hMessages|hPayload) != 0
+	}
+	if f.has&hSession != 0 {
+		s, ok := jsonString(f.session)
+		if !ok {
+			return d.rowErr("session_id", "%.40s is not a string", f.session)
+		}
+		row.SessionID, row.Turn = d.sessions.turn(s)
+	}
+	return nil
+}
+
+// raw builds row.Raw from the extension fields, verbatim.
+func (d *jsonlDecoder) raw(row *Row) error {
+	f := &d.f
+	buf := append(row.Raw[:0], '{')
+	for k, e := range extKeys {
+		if f.has&e.bit == 0 {
+			continue
+		}
+		v := f.ext[k]
+		if v[0] != e.typ {
+			want := map[byte]string{'"': "a string", '[': "an array", '{': "an object"}[e.typ]
+			return d.rowErr(e.name, "want %s", want)
+		}
+		if (e.typ == '[' || e.typ == '{') && isEmptyContainer(v) && e.name != "extra" && e.name != "headers" {
+			return d.rowErr(e.name, "is empty; give a non-empty value or drop the key")
+		}
+		if len(buf) > 1 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, '"')
+		buf = append(buf, e.name...)
+		buf = append(buf, '"', ':')
+		buf = append(buf, v...)
+	}
+	row.Raw = append(buf, '}')
+	return nil
+}
+
+func isEmptyContainer(v []byte) bool {
+	i := skipWS(v, 1)
+	return i < len(v) && (v[i] == ']' || v[i] == '}')
+}
+
+// bailianRow checks d.f as a Bailian row and resolves its session.
+func (d *jsonlDecoder) bailianRow(row *Row) error {
+	f := &d.f
+	if f.dupAliases != "" {
+		return d.rowErr("", "%s are the same field; keep one", f.dupAliases)
+	}
+	row.BlockSize = d.r.block
+	row.Cumulative = true
+	for _, req := range [...]struct {
+		bit  uint32
+		name string
+	}{{hChat, "chat_id"}, {hTimestamp, "timestamp"}, {hInput, "input_length"}, {hOutput, "output_length"}} {
+		if f.has&req.bit == 0 {
+			return d.rowErr(req.name, "missing; a Bailian row needs chat_id, timestamp (seconds), input_length and output_length")
+		}
+	}
+	chat, err := d.int64Field("chat_id", f.chat)
+	if err != nil {
+		return err
+	}
+	row.RequestID = chat
+	if f.has&hParent != 0 {
+		if row.ParentID, err = d.int64Field("parent_chat_id", f.parent); err != nil {
+			return err
+		}
+	}
+	if row.Offset, err = d.timeValue("timestamp", f.timestamp, 9, "seconds"); err != nil {
+		return err
+	}
+	row.HasOffset = true
+	if f.has&hTTP != 0 {
+		if row.Delay, err = d.timeValue("time_to_parent_chat", f.ttp, 9, "seconds"); err != nil {
+			return err
+		}
+		row.HasDelay = true
+	}
+	if row.InputTokens, err = d.count("input_length", f.input, 1); err != nil {
+		return err
+	}
+	if row.OutputTokens, err = d.count("output_length", f.output, 1); err != nil {
+		return err
+	}
+	if f.has&hIDs != 0 {
+		if err := d.hashIDs(row); err != nil {
+			return err
+		}
+	}
+	if f.has&hType != 0 {
+		s, ok := jsonString(f.typ)
+		if !ok {
+			return d.rowErr("type", "%.40s is not a string", f.typ)
+		}
+		row.Kind = d.sessions.intern(s)
+	}
+	turn := -1
+	if f.has&hTurn != 0 {
+		t, err := d.int64Field("turn", f.turn)
+		if err != nil {
+			return err
+		}
+		if t < 1 || t > 1<<30 {
+			return d.rowErr("turn", "%d; Bailian turns are 1-based", t)
+		}
+		turn = int(t - 1)
+	}
+	// Session: the parent's session if the parent was seen earlier, else
+	// this row is a root (an unseen parent ends the walk: orphan). Looking
+	// only backwards makes the walk cycle-free.
+	node := chatNode{}
+	parent, ok := d.chats[row.ParentID]
+	if row.ParentID >= 0 && row.ParentID != chat && ok {
+		node = chatNode{session: parent.session, depth: parent.depth + 1}
+	} else {
+		if row.ParentID >= 0 {
+			d.r.stats.Orphans++
+			d.r.warn("orphan Bailian row", d.rowErr("parent_chat_id", "parent %d not seen on an earlier line; row starts its own session", row.ParentID))
+		}
+		node.session = strconv.FormatInt(chat, 10)
+	}
+	d.chats[chat] = node
+	row.SessionID = node.session
+	if turn >= 0 {
+		row.Turn = turn
+	} else {
+		row.Turn = int(node.depth)
+	}
+	return nil
+}
+
+// sessions interns session ids and counts turns per session in file order.
+// It grows with the number of distinct sessions.
+type sessions struct {
+	ids   map[string]int32 // id → index into turns
+	names []string
+	turns []int32
+	kinds map[string]string
+}
+
+func newSessions() *sessions {
+	return &sessions{ids: map[string]int32{}, kinds: map[string]string{}}
+}
+
+// turn returns the interned session id and the 0-based turn of this row.
+func (s *sessions) turn(id []byte) (string, int) {
+	if i, ok := s.ids[string(id)]; ok {
+		s.turns[i]++
+		return s.names[i], int(s.turns[i])
+	}
+	name := string(id)
+	s.ids[name] = int32(len(s.names))
+	s.names = append(s.names, name)
+	s.turns = append(s.turns, 0)
+	return name, 0
+}
+
+// intern returns a shared string for v (types and model names repeat).
+func (s *sessions) intern(v []byte) string {
+	if k, ok := s.kinds[string(v)]; ok {
+		return k
+	}
+	if len(s.kinds) > 1<<16 {
+		return string(v)
+	}
+	k := string(v)
+	s.kinds[k] = k
+	return k
+}

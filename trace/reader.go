@@ -1,0 +1,493 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+)
+
+// Options control how a trace is read. The zero value detects the format,
+// uses its default block size, sorts (ReadAll) instead of rejecting
+// unsorted rows, and fails on the first invalid row.
+type Options struct {
+	// Format overrides detection; "" detects from the content.
+	Format Format
+	// BlockSize is the number of tokens per hash id; 0 uses the format's
+	// default (512 Mooncake, 16 Bailian). Ignored by formats without ids.
+	BlockSize int
+	// Strict rejects a row whose arrival is earlier than the previous
+	// row's instead of counting it (and letting ReadAll sort it).
+	Strict bool
+	// SkipInvalid turns row errors into counted warnings: the row is
+	// dropped, ReadStats.DroppedInvalid and Warnings count it.
+	SkipInvalid bool
+	// DropFailed drops rows the source marks as failed (BurstGPT rows
+	// with zero response tokens) instead of keeping them with Failed set.
+	DropFailed bool
+	// ModelFilter keeps only BurstGPT rows whose Model equals it
+	// (case-insensitive); "" keeps all. Only valid for burstgpt.
+	ModelFilter string
+	// Log receives warnings (the first few skipped rows, out-of-order
+	// rows); nil discards them.
+	Log *slog.Logger
+}
+
+// ReadStats counts what a Reader did. Rows decoded = Kept + DroppedInvalid
+// + DroppedFailed + DroppedFiltered once the reader reached io.EOF.
+type ReadStats struct {
+	// Read is the number of data rows decoded, valid or not (an AIPerf
+	// multi_turn line counts once per turn).
+	Read int64
+	// Kept is the number of rows returned by Next.
+	Kept int64
+	// DroppedInvalid counts rows skipped as invalid (Options.SkipInvalid).
+	DroppedInvalid int64
+	// DroppedFailed counts failed rows dropped (Options.DropFailed).
+	DroppedFailed int64
+	// DroppedFiltered counts rows dropped by Options.ModelFilter.
+	DroppedFiltered int64
+	// Failed counts kept rows with Row.Failed set.
+	Failed int64
+	// OutOfOrder counts kept rows whose arrival is earlier than the
+	// previous kept row's.
+	OutOfOrder int64
+	// Moved counts rows whose position the stable sort in ReadAll changed.
+	Moved int64
+	// Orphans counts Bailian rows whose parent_chat_id was not seen on an
+	// earlier line; each starts its own session.
+	Orphans int64
+	// Warnings counts warning events: skipped rows, out-of-order rows
+	// and orphans.
+	Warnings int64
+	// FirstWarnings holds the messages of the first few warnings.
+	FirstWarnings []string
+}
+
+// maxWarnings is how many warning messages ReadStats keeps and logs.
+const maxWarnings = 10
+
+// Reader streams the rows of one trace. Memory is constant in the number
+// of rows, except for the per-session maps of formats with sessions
+// (Bailian chat_id → session, session_id → turn count), which grow with
+// the number of requests (Bailian) or sessions.
+//
+// A Reader is not safe for concurrent use.
+type Reader struct {
+	name   string
+	opts   Options
+	format Format
+	block  int
+
+	closers []func() error
+	lr      lineReader
+	dec     decoder
+
+	stats   ReadStats
+	err     error // sticky fatal error
+	index   int64
+	base    int64 // raw offset of the first kept row with an offset
+	hasBase bool
+	prev    time.Duration // offset of the previous kept row
+	hasPrev bool
+	prevLn  int64
+}
+
+// decoder decodes the rows of one format. next fills row (every field
+// except Index) or returns io.EOF, a row error (a *ParseError; the row is
+// consumed) or a fatal error (the reader's lineReader has ioErr set, or the
+// error is a fatalError).
+type decoder interface {
+	next(row *Row) error
+}
+
+// fatalError marks a decoder error after which reading cannot go on.
+type fatalError struct{ error }
+
+func (e fatalError) Unwrap() error { return e.error }
+
+// Open opens the trace at path ("-" reads standard input) and returns a
+// Reader positioned at its first row. The caller must Close it.
+func Open(path string, opts Options) (*Reader, error) {
+	if path == "-" {
+		return NewReader("-", os.Stdin, opts)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open trace: %w", err)
+	}
+	r, err := NewReader(path, f, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.closers = append(r.closers, f.Close)
+	return r, nil
+}
+
+// NewReader returns a Reader for the trace in src; name is used in error
+// messages. gzip and zstd content is decompressed transparently, detected by
+// magic bytes. NewReader reads ahead to detect the format (unless
+// opts.Format is set) and to parse a CSV header. Close releases decompressor
+// resources but does not close src.
+func NewReader(name string, src io.Reader, opts Options) (*Reader, error) {
+	r := &Reader{name: name, opts: opts}
+	if err := r.init(src); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Reader) fileErr(line int64, field string, err error) *ParseError {
+	return &ParseError{Path: r.name, Line: line, Field: field, Err: err}
+}
+
+func (r *Reader) init(src io.Reader) error {
+	opts := r.opts
+	if opts.Format != "" && !opts.Format.valid() {
+		_, err := ParseFormat(string(opts.Format))
+		return r.fileErr(0, "", err)
+	}
+	if opts.BlockSize < 0 {
+		return r.fileErr(0, "", fmt.Errorf("block size %d is negative; use 0 for the format's default", opts.BlockSize))
+	}
+	br := bufio.NewReaderSize(src, readBufSize)
+	magic, _ := br.Peek(4)
+	switch {
+	case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return r.fileErr(0, "", fmt.Errorf("gzip: %w", err))
+		}
+		r.closers = append(r.closers, gz.Close)
+		br = bufio.NewReaderSize(gz, readBufSize)
+	case len(magic) == 4 && bytes.Equal(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		zr, err := zstd.NewReader(br,
+			zstd.WithDecoderConcurrency(1),
+			zstd.WithDecoderMaxWindow(zstdMaxWindow),
+			zstd.WithDecoderMaxMemory(zstdMaxWindow*2))
+		if err != nil {
+			return r.fileErr(0, "", fmt.Errorf("zstd: %w", err))
+		}
+		r.closers = append(r.closers, func() error { zr.Close(); return nil })
+		br = bufio.NewReaderSize(zr, readBufSize)
+	}
+	if bom, _ := br.Peek(3); bytes.Equal(bom, []byte{0xef, 0xbb, 0xbf}) {
+		br.Discard(3)
+	}
+	r.lr = lineReader{br: br, maxLine: DefaultMaxLineBytes}
+
+	// First non-blank line: LFS pointer check, detection, CSV header.
+	var first []byte
+	for {
+		line, err := r.lr.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return r.fileErr(r.lr.line, "", err)
+		}
+		if !isBlank(line) {
+			first = line
+			break
+		}
+	}
+	if first != nil && bytes.HasPrefix(first, []byte("version https://git-lfs.github.com/spec/")) {
+		return r.lfsError()
+	}
+	r.format = opts.Format
+	if r.format == "" {
+		if first == nil {
+			return r.fileErr(0, "", fmt.Errorf("%w: the file is empty", ErrUnknownFormat))
+		}
+		f, err := detectLine(first)
+		if err != nil {
+			return r.fileErr(r.lr.line, "", err)
+		}
+		r.format = f
+	}
+	if opts.ModelFilter != "" && r.format != FormatBurstGPT {
+		return r.fileErr(0, "", fmt.Errorf("model filter %q applies only to burstgpt traces, not %s", opts.ModelFilter, r.format))
+	}
+	r.block = 0
+	if bs := r.format.DefaultBlockSize(); bs > 0 {
+		r.block = bs
+		if opts.BlockSize > 0 {
+			r.block = opts.BlockSize
+		}
+	}
+	if first != nil {
+		r.lr.replay = true
+	}
+	var err error
+	switch r.format {
+	case FormatMooncake, FormatBailian:
+		r.dec = newJSONLDecoder(r)
+	case FormatAIPerfSingle:
+		r.dec = &aiperfDecoder{r: r, sessions: newSessions()}
+	case FormatAIPerfMulti:
+		r.dec = &aiperfDecoder{r: r, multi: true, sessions: newSessions()}
+	default:
+		r.dec, err = newCSVDecoder(r, first != nil)
+	}
+	return err
+}
+
+// zstdMaxWindow lets the zstd decoder read files compressed with
+// --long=27 (128 MiB windows); it also bounds the decoder's memory.
+const zstdMaxWindow = 1 << 27
+
+func (r *Reader) lfsError() error {
+	var oid, size string
+	for range 4 {
+		line, err := r.lr.next()
+		if err != nil {
+			break
+		}
+		s := string(bytes.TrimSpace(line))
+		if v, ok := strings.CutPrefix(s, "oid "); ok {
+			oid = v
+		}
+		if v, ok := strings.CutPrefix(s, "size "); ok {
+			size = v
+		}
+	}
+	return r.fileErr(1, "", fmt.Errorf("%w (oid %s, size %s bytes): the clone has only the pointer; run `git lfs install && git lfs pull --include=%q` in the repository, or download the object (e.g. from media.githubusercontent.com/media/<owner>/<repo>/<rev>/<path>) and check its sha256",
+		ErrLFSPointer, orUnknown(oid), orUnknown(size), r.name))
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// Format returns the format being read (detected or forced).
+func (r *Reader) Format() Format { return r.format }
+
+// BlockSize returns the tokens per hash id in effect: the format default
+// or Options.BlockSize; 0 for formats without hash ids.
+func (r *Reader) BlockSize() int { return r.block }
+
+// Stats returns the counters so far. The FirstWarnings slice is shared;
+// do not modify it.
+func (r *Reader) Stats() ReadStats { return r.stats }
+
+// Close releases the decompressor and the file opened by Open. It is
+// safe to call more than once.
+func (r *Reader) Close() error {
+	var errs []error
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		if err := r.closers[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	r.closers = nil
+	return errors.Join(errs...)
+}
+
+// Next reads the next row into row, reusing row.HashIDs and row.Raw
+// storage (see [Row]). Rows come in file order; Offset is relative to the
+// first kept row that has one and may be negative in unsorted traces. At the
+// end Next returns io.EOF. A row error is a *ParseError; without
+// SkipInvalid the caller may call Next again to go on after it. Read
+// errors and Strict order violations are final.
+//
+// Next does not allocate for plain Mooncake rows once row.HashIDs has
+// grown to the longest row (TestNextAllocs).
+func (r *Reader) Next(row *Row) error {
+	if r.err != nil {
+		return r.err
+	}
+	for {
+		err := r.dec.next(row)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return io.EOF
+			}
+			if r.lr.ioErr != nil || errors.As(err, new(fatalError)) {
+				if pe, ok := errors.AsType[*ParseError](err); ok {
+					r.err = pe
+				} else {
+					r.err = r.fileErr(r.lr.line+1, "", err)
+				}
+				return r.err
+			}
+			r.stats.Read++
+			r.index++
+			if r.opts.SkipInvalid {
+				r.stats.DroppedInvalid++
+				r.warn("skipped invalid row", err)
+				continue
+			}
+			return err
+		}
+		r.stats.Read++
+		row.Index = r.index
+		r.index++
+		if r.opts.ModelFilter != "" && !strings.EqualFold(row.Kind, r.opts.ModelFilter) {
+			r.stats.DroppedFiltered++
+			continue
+		}
+		if row.Failed && r.opts.DropFailed {
+			r.stats.DroppedFailed++
+			continue
+		}
+		if row.HasOffset {
+			raw := int64(row.Offset)
+			if !r.hasBase {
+				r.base, r.hasBase = raw, true
+			}
+			row.Offset = time.Duration(raw - r.base)
+			if r.hasPrev && row.Offset < r.prev {
+				if r.opts.Strict {
+					r.err = r.fileErr(row.Line, "timestamp", fmt.Errorf(
+						"arrival %v is earlier than %v on line %d; the trace is not sorted: sort it or drop --strict (rows are then sorted stably)",
+						row.Offset, r.prev, r.prevLn))
+					return r.err
+				}
+				r.stats.OutOfOrder++
+				r.warn("row out of order", r.fileErr(row.Line, "timestamp", fmt.Errorf("arrival %v is earlier than %v on line %d", row.Offset, r.prev, r.prevLn)))
+			}
+			r.prev, r.hasPrev, r.prevLn = row.Offset, true, row.Line
+		}
+		if row.Failed {
+			r.stats.Failed++
+		}
+		r.stats.Kept++
+		return nil
+	}
+}
+
+// warn counts a warning, keeps its message if among the first few and
+// logs it.
+func (r *Reader) warn(msg string, err error) {
+	r.stats.Warnings++
+	if len(r.stats.FirstWarnings) >= maxWarnings {
+		return
+	}
+	r.stats.FirstWarnings = append(r.stats.FirstWarnings, err.Error())
+	if l := r.opts.Log; l != nil && l.Enabled(context.TODO(), slog.LevelWarn) {
+		l.LogAttrs(context.TODO(), slog.LevelWarn, msg, slog.String("error", err.Error()))
+		if len(r.stats.FirstWarnings) == maxWarnings {
+			l.LogAttrs(context.TODO(), slog.LevelWarn, "further trace warnings are only counted", slog.String("trace", r.name))
+		}
+	}
+}
+
+// ReadAll reads the whole trace at path and returns its rows sorted stably
+// by arrival, re-based so the earliest row is at offset 0. Rows without an
+// offset (delay-only session turns) stay right after the row before them
+// in their session (or in the file). Stats.Moved counts rows the sort moved.
+// Unlike Next, the returned rows own their memory.
+func ReadAll(path string, opts Options) ([]Row, ReadStats, error) {
+	r, err := Open(path, opts)
+	if err != nil {
+		return nil, ReadStats{}, err
+	}
+	defer r.Close()
+	return readAll(r)
+}
+
+func readAll(r *Reader) ([]Row, ReadStats, error) {
+	var (
+		rows  []Row
+		keys  []int64
+		arena []uint64
+		raw   []byte
+		row   Row
+		// last sort key per session, for rows without an offset
+		sessKey = map[string]int64{}
+		lastKey int64
+	)
+	for {
+		err := r.Next(&row)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, r.Stats(), err
+		}
+		c := row
+		if row.HashIDs != nil {
+			if cap(arena)-len(arena) < len(row.HashIDs) {
+				arena = make([]uint64, 0, max(1<<16, len(row.HashIDs)))
+			}
+			n := len(arena)
+			arena = append(arena, row.HashIDs...)
+			c.HashIDs = arena[n:len(arena):len(arena)]
+		}
+		if row.Raw != nil {
+			if cap(raw)-len(raw) < len(row.Raw) {
+				raw = make([]byte, 0, max(1<<16, len(row.Raw)))
+			}
+			n := len(raw)
+			raw = append(raw, row.Raw...)
+			c.Raw = raw[n:len(raw):len(raw)]
+		}
+		key := lastKey
+		if row.HasOffset {
+			key = int64(row.Offset)
+		} else if k, ok := sessKey[row.SessionID]; ok && row.SessionID != "" {
+			key = k
+		}
+		if row.SessionID != "" {
+			sessKey[row.SessionID] = key
+		}
+		lastKey = key
+		rows = append(rows, c)
+		keys = append(keys, key)
+	}
+	stats := r.Stats()
+	if !slices.IsSorted(keys) {
+		perm := make([]int32, len(rows))
+		for i := range perm {
+			perm[i] = int32(i)
+		}
+		slices.SortStableFunc(perm, func(a, b int32) int {
+			switch ka, kb := keys[a], keys[b]; {
+			case ka < kb:
+				return -1
+			case ka > kb:
+				return 1
+			}
+			return 0
+		})
+		sorted := make([]Row, len(rows))
+		for i, p := range perm {
+			sorted[i] = rows[p]
+			if int(p) != i {
+				stats.Moved++
+			}
+		}
+		rows = sorted
+	}
+	// Re-base to the earliest arrival.
+	var minOff time.Duration
+	found := false
+	for i := range rows {
+		if rows[i].HasOffset && (!found || rows[i].Offset < minOff) {
+			minOff, found = rows[i].Offset, true
+		}
+	}
+	if found && minOff != 0 {
+		for i := range rows {
+			if rows[i].HasOffset {
+				rows[i].Offset -= minOff
+			}
+		}
+	}
+	return rows, stats, nil
+}
