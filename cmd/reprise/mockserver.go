@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/mockserver"
+	"github.com/reprise-bench/reprise/internal/tokenizer"
+)
+
+// mockServerCommand is `reprise mock-server`: an OpenAI-compatible
+// simulator with a latency model, a prefix cache, fault injection and an
+// oracle event log.
+func mockServerCommand(a *app) *cli.Command {
+	d := mockserver.NewConfig()
+	return &cli.Command{
+		Name:  "mock-server",
+		Usage: "serve an OpenAI-compatible simulator that records when it wrote every byte",
+		Description: "Serves /v1/chat/completions, /v1/completions (SSE and JSON), /v1/models, /health and /metrics\n" +
+			"with vLLM's shapes (or llama.cpp's with --flavor llamacpp). Tokens follow a latency model\n" +
+			"(TTFT = --ttft + --prefill-per-token x uncached prompt tokens; ITL = --itl + --itl-per-running x\n" +
+			"other running requests) behind a --max-num-seqs queue, with a prefix cache of --block-size blocks.\n" +
+			"--event-log writes the server's truth (JSONL, docs/format/mock-server.md) to compare clients with.\n" +
+			"Faults: --fault KIND[=PARAM]@RATE, or per request the header X-Reprise-Fault: KIND[=PARAM][,...].",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "addr", Value: d.Addr, Usage: "listen on `HOST:PORT` (port 0 picks a free one)", Sources: envVars("addr")},
+			&cli.StringFlag{Name: "flavor", Value: string(d.Flavor), Usage: "response shapes and quirks: `vllm` or llamacpp", Sources: envVars("flavor")},
+			&cli.StringSliceFlag{Name: "model", Value: d.Models, Usage: "served model `NAME`s; the first is the default", Sources: envVars("model")},
+			&cli.DurationFlag{Name: "ttft", Value: d.TTFT, Usage: "base time to first token `DURATION` after admission", Sources: envVars("ttft")},
+			&cli.DurationFlag{Name: "prefill-per-token", Value: d.PrefillPerToken, Usage: "added to TTFT per uncached prompt token (`DURATION`)", Sources: envVars("prefill-per-token")},
+			&cli.DurationFlag{Name: "itl", Value: d.ITL, Usage: "base inter-token latency `DURATION`", Sources: envVars("itl")},
+			&cli.DurationFlag{Name: "itl-per-running", Value: d.ITLPerRunning, Usage: "added to every ITL per other running request (`DURATION`)", Sources: envVars("itl-per-running")},
+			&cli.DurationFlag{Name: "jitter", Value: d.Jitter, Usage: "scale of the random delay added to TTFT and each ITL (`DURATION`)", Sources: envVars("jitter")},
+			&cli.StringFlag{Name: "jitter-dist", Value: string(d.JitterDist), Usage: "jitter `DIST`: none, uniform (±jitter), normal (sd jitter) or exponential (mean jitter)", Sources: envVars("jitter-dist")},
+			&cli.IntFlag{Name: "max-num-seqs", Value: d.MaxNumSeqs, Usage: "`N` requests run at once; the rest queue (FIFO)", Sources: envVars("max-num-seqs")},
+			&cli.IntFlag{Name: "max-model-len", Value: d.MaxModelLen, Usage: "context length in `TOKENS` (prompt + max_tokens)", Sources: envVars("max-model-len")},
+			&cli.IntFlag{Name: "block-size", Value: d.BlockSize, Usage: "prefix-cache block size in `TOKENS`", Sources: envVars("block-size")},
+			&cli.IntFlag{Name: "prefix-cache-tokens", Value: d.PrefixCacheTokens, Usage: "prefix-cache LRU capacity in `TOKENS`; 0 disables it", Sources: envVars("prefix-cache-tokens")},
+			&cli.IntFlag{Name: "chat-template-tokens", Value: d.ChatTemplateTokens, Usage: "`N` extra prompt tokens per chat message, as a chat template adds", Sources: envVars("chat-template-tokens")},
+			&cli.IntFlag{Name: "reasoning-tokens", Value: d.ReasoningTokens, Usage: "send the first `N` output tokens as reasoning_content", Sources: envVars("reasoning-tokens")},
+			&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "`SEED` for ids, random lengths, jitter and fault draws", Sources: envVars("seed")},
+			&cli.StringSliceFlag{Name: "fault", Usage: "inject `KIND[=PARAM]@RATE` at random, e.g. 429@0.01, stall=2s@0.001 (repeatable)", Sources: envVars("fault")},
+			&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "count prompt tokens with `SPEC`: builtin (o200k_base), an encoding name, a tokenizer.json or a model dir", Sources: envVars("tokenizer")},
+			&cli.StringFlag{Name: "event-log", Usage: "write the oracle log as JSONL to `FILE` (- = stdout)", Sources: envVars("event-log")},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			cfg := mockserver.NewConfig()
+			cfg.Addr = cmd.String("addr")
+			cfg.Flavor = mockserver.Flavor(cmd.String("flavor"))
+			cfg.Models = cmd.StringSlice("model")
+			cfg.TTFT = cmd.Duration("ttft")
+			cfg.PrefillPerToken = cmd.Duration("prefill-per-token")
+			cfg.ITL = cmd.Duration("itl")
+			cfg.ITLPerRunning = cmd.Duration("itl-per-running")
+			cfg.Jitter = cmd.Duration("jitter")
+			cfg.JitterDist = mockserver.JitterDist(cmd.String("jitter-dist"))
+			cfg.MaxNumSeqs = cmd.Int("max-num-seqs")
+			cfg.MaxModelLen = cmd.Int("max-model-len")
+			cfg.BlockSize = cmd.Int("block-size")
+			cfg.PrefixCacheTokens = cmd.Int("prefix-cache-tokens")
+			cfg.ChatTemplateTokens = cmd.Int("chat-template-tokens")
+			cfg.ReasoningTokens = cmd.Int("reasoning-tokens")
+			cfg.Seed = cmd.Uint64("seed")
+			cfg.KeepLog = false
+			cfg.Log = a.log
+			var errs []error
+			for _, f := range cmd.StringSlice("fault") {
+				fr, err := mockserver.ParseFaultRate(f)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("--fault: %w", err))
+					continue
+				}
+				cfg.Faults = append(cfg.Faults, fr)
+			}
+			if err := errors.Join(append(errs, cfg.Validate())...); err != nil {
+				return exitcode.UsageError(err, "see 'reprise mock-server --help'")
+			}
+			tok, err := tokenizer.Load(cmd.String("tokenizer"))
+			if err != nil {
+				return exitcode.UsageError(fmt.Errorf("--tokenizer: %w", err), "use builtin, o200k_base, cl100k_base or a tokenizer.json path")
+			}
+			cfg.Tokenizer = tok
+			var logFile *os.File
+			if p := cmd.String("event-log"); p == "-" {
+				cfg.EventLog = a.stdout
+			} else if p != "" {
+				if logFile, err = os.Create(p); err != nil {
+					return exitcode.UsageError(fmt.Errorf("--event-log: %w", err), "")
+				}
+				cfg.EventLog = logFile
+			}
+			srv, err := mockserver.Start(ctx, cfg)
+			if err != nil {
+				if logFile != nil {
+					_ = logFile.Close()
+				}
+				return err
+			}
+			a.log.Info("mock-server listening", "url", srv.URL(), "flavor", cfg.Flavor, "model", cfg.Models[0],
+				"ttft", cfg.TTFT, "itl", cfg.ITL, "max_num_seqs", cfg.MaxNumSeqs)
+			<-srv.Done()
+			err = srv.Close()
+			if logFile != nil {
+				if cerr := logFile.Close(); cerr != nil {
+					err = errors.Join(err, fmt.Errorf("--event-log: %w", cerr))
+				}
+			}
+			return err
+		},
+	}
+}

@@ -1,0 +1,197 @@
+package mockserver
+
+import (
+	"bufio"
+	"io"
+	"strconv"
+	"sync"
+)
+
+// EventLogVersion is the version of the JSONL oracle log format
+// (docs/format/mock-server.md). It is the "v" field of every line.
+const EventLogVersion = 1
+
+// EventKind is the kind of one response write recorded by the oracle.
+type EventKind uint8
+
+// The event kinds. Every streamed SSE event is one event; a non-streamed or
+// error response is one EventBody.
+const (
+	EventHeaders   EventKind = iota // headers flushed alone (slow-headers)
+	EventRole                       // the role-only first delta of a chat stream
+	EventContent                    // one output token as content / text
+	EventReasoning                  // one output token as reasoning_content
+	EventFinish                     // the chunk carrying finish_reason
+	EventUsage                      // the separate usage chunk (choices:[])
+	EventDone                       // data: [DONE]
+	EventError                      // an error event inside a 200 stream
+	EventMalformed                  // a deliberately unparseable SSE line
+	EventBody                       // a whole non-streamed response (or error response)
+	EventReset                      // the connection was reset (RST)
+)
+
+var eventKindNames = [...]string{"headers", "role", "content", "reasoning", "finish", "usage", "done",
+	"error", "malformed", "body", "reset"}
+
+func (k EventKind) String() string {
+	if int(k) < len(eventKindNames) {
+		return eventKindNames[k]
+	}
+	return "unknown"
+}
+
+// Event is one response write: its kind, the choice it belongs to, and the
+// time the write and its flush to the socket returned (Unix ns).
+type Event struct {
+	Kind   EventKind
+	Choice int32
+	TimeNS int64
+}
+
+// RequestLog is the oracle's record of one request. Times are Unix ns on
+// the server's clock (wall clock at start + monotonic elapsed); 0 = did not
+// happen. Token counts are the server's truth, as reported in usage.
+type RequestLog struct {
+	Seq             uint64 // arrival order, from 0
+	ClientRequestID string // the X-Request-Id header, echoed
+	ResponseID      string // the id field of the response body
+	Endpoint        string // request path
+	Stream          bool
+	Status          int    // HTTP status; 0 when reset before headers
+	Fault           string // injected faults, as in X-Reprise-Fault; "" = none
+	Error           string // the error message sent, if any
+	FinishReason    string // of choice 0
+	ReceivedNS      int64  // request body fully read
+	AdmittedNS      int64  // left the queue (max-num-seqs)
+	EndNS           int64  // last write returned, or the failure
+	PromptTokens    int
+	CachedTokens    int
+	OutputTokens    int // all choices, including reasoning tokens
+	ReasoningTokens int
+	Events          []Event
+}
+
+// FirstTokenNS returns the time of the first content or reasoning event,
+// or of the body of a non-streamed response; 0 if none.
+func (r *RequestLog) FirstTokenNS() int64 {
+	for _, e := range r.Events {
+		if e.Kind == EventContent || e.Kind == EventReasoning || (e.Kind == EventBody && r.Status == 200) {
+			return e.TimeNS
+		}
+	}
+	return 0
+}
+
+// TokenTimes appends the times of the content and reasoning events of
+// choice c to dst.
+func (r *RequestLog) TokenTimes(dst []int64, c int32) []int64 {
+	for _, e := range r.Events {
+		if (e.Kind == EventContent || e.Kind == EventReasoning) && e.Choice == c {
+			dst = append(dst, e.TimeNS)
+		}
+	}
+	return dst
+}
+
+// oracle collects request logs in memory and/or as JSONL. Safe for
+// concurrent use.
+type oracle struct {
+	mu   sync.Mutex
+	keep bool
+	logs []RequestLog
+	w    *bufio.Writer
+	line []byte
+	err  error
+}
+
+func newOracle(keep bool, w io.Writer) *oracle {
+	o := &oracle{keep: keep}
+	if w != nil {
+		o.w = bufio.NewWriterSize(w, 64<<10)
+	}
+	return o
+}
+
+func (o *oracle) enabled() bool { return o.keep || o.w != nil }
+
+func (o *oracle) add(r *RequestLog) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.w != nil && o.err == nil {
+		o.line = appendLogLine(o.line[:0], r)
+		_, o.err = o.w.Write(o.line)
+	}
+	if o.keep {
+		o.logs = append(o.logs, *r)
+	}
+}
+
+func (o *oracle) flush() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.w != nil && o.err == nil {
+		o.err = o.w.Flush()
+	}
+	return o.err
+}
+
+func (o *oracle) snapshot() []RequestLog {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]RequestLog(nil), o.logs...)
+}
+
+func (o *oracle) reset() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.logs = nil
+}
+
+// appendLogLine encodes r as one JSONL line (docs/format/mock-server.md).
+func appendLogLine(b []byte, r *RequestLog) []byte {
+	b = append(b, `{"v":`...)
+	b = strconv.AppendInt(b, EventLogVersion, 10)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendUint(b, r.Seq, 10)
+	b = append(b, `,"request_id":`...)
+	b = appendJSONString(b, r.ClientRequestID)
+	b = append(b, `,"response_id":`...)
+	b = appendJSONString(b, r.ResponseID)
+	b = append(b, `,"endpoint":`...)
+	b = appendJSONString(b, r.Endpoint)
+	b = append(b, `,"stream":`...)
+	b = strconv.AppendBool(b, r.Stream)
+	b = append(b, `,"status":`...)
+	b = strconv.AppendInt(b, int64(r.Status), 10)
+	b = append(b, `,"fault":`...)
+	b = appendJSONString(b, r.Fault)
+	b = append(b, `,"error":`...)
+	b = appendJSONString(b, r.Error)
+	b = append(b, `,"finish_reason":`...)
+	b = appendJSONString(b, r.FinishReason)
+	for _, f := range [...]struct {
+		k string
+		v int64
+	}{{"received_ns", r.ReceivedNS}, {"admitted_ns", r.AdmittedNS}, {"end_ns", r.EndNS},
+		{"prompt_tokens", int64(r.PromptTokens)}, {"cached_tokens", int64(r.CachedTokens)},
+		{"output_tokens", int64(r.OutputTokens)}, {"reasoning_tokens", int64(r.ReasoningTokens)}} {
+		b = append(b, `,"`...)
+		b = append(b, f.k...)
+		b = append(b, `":`...)
+		b = strconv.AppendInt(b, f.v, 10)
+	}
+	b = append(b, `,"events":[`...)
+	for i, e := range r.Events {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"kind":"`...)
+		b = append(b, e.Kind.String()...)
+		b = append(b, `","choice":`...)
+		b = strconv.AppendInt(b, int64(e.Choice), 10)
+		b = append(b, `,"t_ns":`...)
+		b = strconv.AppendInt(b, e.TimeNS, 10)
+		b = append(b, '}')
+	}
+	return append(b, "]}\n"...)
+}

@@ -1,0 +1,466 @@
+// Hot path: the per-event rendering; its allocation budget is TestRenderAllocs.
+
+package mockserver
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// fillers are the output tokens: cheap, deterministic, JSON-safe words.
+// Token k of choice c is fillers[(k+7c) mod 64].
+var fillers = [64]string{
+	" the", " quick", " brown", " fox", " jumps", " over", " a", " lazy", " dog", ".",
+	" Lorem", " ipsum", " dolor", " sit", " amet", ",", " consectetur", " adipiscing", " elit", " sed",
+	" do", " eiusmod", " tempor", " incididunt", " ut", " labore", " et", " dolore", " magna", " aliqua",
+	" Ut", " enim", " ad", " minim", " veniam", " quis", " nostrud", " exercitation", " ullamco", " laboris",
+	" nisi", " aliquip", " ex", " ea", " commodo", " consequat", " Duis", " aute", " irure", " in",
+	" reprehenderit", " voluptate", " velit", " esse", " cillum", " eu", " fugiat", " nulla", " pariatur", " Excepteur",
+	" sint", " occaecat", " cupidatat", " non",
+}
+
+func filler(k, c int) string { return fillers[(k+7*c)&63] }
+
+// renderer renders one response. Its pieces that vary per response (id,
+// model, created) are rendered once in init; every event then appends
+// constants, the choice index and the token text. It is not safe for
+// concurrent use; each request owns one (pooled with its state).
+type renderer struct {
+	llama   bool
+	chat    bool
+	id      string
+	head    []byte // vLLM: `data: {"id":…,"model":…,"object":…,"created":…,`
+	tail    []byte // llama.cpp chat: `,"created":…,"id":…,"model":…,"system_fingerprint":…,"object":…`; completions: without id
+	usage   []byte // the usage object, rendered by setUsage
+	timings []byte // llama.cpp timings object
+}
+
+const llamaFingerprint = "b9999-unknown"
+
+func (r *renderer) init(llama, chat bool, id, model string, created int64) {
+	r.llama, r.chat, r.id = llama, chat, id
+	object := "text_completion"
+	if chat {
+		object = "chat.completion.chunk"
+	}
+	r.head, r.tail = r.head[:0], r.tail[:0]
+	if !llama {
+		r.head = append(r.head, `data: {"id":"`...)
+		r.head = append(r.head, id...)
+		r.head = append(r.head, `","model":"`...)
+		r.head = appendJSONText(r.head, model)
+		r.head = append(r.head, `","object":"`...)
+		r.head = append(r.head, object...)
+		r.head = append(r.head, `","created":`...)
+		r.head = strconv.AppendInt(r.head, created, 10)
+		r.head = append(r.head, ',')
+		return
+	}
+	r.tail = append(r.tail, `,"created":`...)
+	r.tail = strconv.AppendInt(r.tail, created, 10)
+	if chat {
+		r.tail = append(r.tail, `,"id":"`...)
+		r.tail = append(r.tail, id...)
+		r.tail = append(r.tail, '"')
+	}
+	r.tail = append(r.tail, `,"model":"`...)
+	r.tail = appendJSONText(r.tail, model)
+	r.tail = append(r.tail, `","system_fingerprint":"`+llamaFingerprint+`","object":"`...)
+	r.tail = append(r.tail, object...)
+	r.tail = append(r.tail, '"')
+}
+
+// setUsage renders the usage object (and llama.cpp's timings). Times are
+// in ms of the latency model.
+func (r *renderer) setUsage(prompt, cached, completion, reasoning int, promptMS, predictedMS float64) {
+	u := r.usage[:0]
+	if r.llama {
+		u = append(u, `{"completion_tokens":`...)
+		u = strconv.AppendInt(u, int64(completion), 10)
+		u = append(u, `,"prompt_tokens":`...)
+		u = strconv.AppendInt(u, int64(prompt), 10)
+	} else {
+		u = append(u, `{"prompt_tokens":`...)
+		u = strconv.AppendInt(u, int64(prompt), 10)
+		u = append(u, `,"completion_tokens":`...)
+		u = strconv.AppendInt(u, int64(completion), 10)
+	}
+	u = append(u, `,"total_tokens":`...)
+	u = strconv.AppendInt(u, int64(prompt+completion), 10)
+	u = append(u, `,"prompt_tokens_details":{"cached_tokens":`...)
+	u = strconv.AppendInt(u, int64(cached), 10)
+	u = append(u, '}')
+	if reasoning > 0 && !r.llama {
+		u = append(u, `,"completion_tokens_details":{"reasoning_tokens":`...)
+		u = strconv.AppendInt(u, int64(reasoning), 10)
+		u = append(u, '}')
+	}
+	r.usage = append(u, '}')
+	if !r.llama {
+		return
+	}
+	promptN := prompt - cached
+	t := r.timings[:0]
+	t = append(t, `{"cache_n":`...)
+	t = strconv.AppendInt(t, int64(cached), 10)
+	t = append(t, `,"prompt_n":`...)
+	t = strconv.AppendInt(t, int64(promptN), 10)
+	t = appendMS(t, "prompt", promptMS, promptN)
+	t = append(t, `,"predicted_n":`...)
+	t = strconv.AppendInt(t, int64(completion), 10)
+	t = appendMS(t, "predicted", predictedMS, completion)
+	r.timings = append(t, '}')
+}
+
+func appendMS(b []byte, name string, ms float64, n int) []byte {
+	per := ms / float64(max(n, 1))
+	perSecond := 0.0
+	if ms > 0 {
+		perSecond = 1000 * float64(n) / ms
+	}
+	b = append(b, `,"`...)
+	b = append(b, name...)
+	b = append(b, `_ms":`...)
+	b = strconv.AppendFloat(b, ms, 'f', -1, 64)
+	b = append(b, `,"`...)
+	b = append(b, name...)
+	b = append(b, `_per_token_ms":`...)
+	b = strconv.AppendFloat(b, per, 'f', -1, 64)
+	b = append(b, `,"`...)
+	b = append(b, name...)
+	b = append(b, `_per_second":`...)
+	return strconv.AppendFloat(b, perSecond, 'f', -1, 64)
+}
+
+// role appends the role-only first chunk of choice c (chat only).
+func (r *renderer) role(b []byte, c int) []byte {
+	if r.llama {
+		b = append(b, `data: {"choices":[{"finish_reason":null,"index":`...)
+		b = strconv.AppendInt(b, int64(c), 10)
+		b = append(b, `,"delta":{"role":"assistant","content":null}}]`...)
+		b = append(b, r.tail...)
+		return append(b, "}\n\n"...)
+	}
+	b = append(b, r.head...)
+	b = append(b, `"usage":null,"choices":[{"index":`...)
+	b = strconv.AppendInt(b, int64(c), 10)
+	return append(b, `,"finish_reason":null,"delta":{"role":"assistant"}}]}`+"\n\n"...)
+}
+
+// token appends one output token chunk of choice c.
+func (r *renderer) token(b []byte, c int, text string, reasoning bool) []byte {
+	field := `"content":"`
+	if reasoning {
+		field = `"reasoning_content":"`
+	}
+	switch {
+	case r.llama && r.chat:
+		b = append(b, `data: {"choices":[{"finish_reason":null,"index":`...)
+		b = strconv.AppendInt(b, int64(c), 10)
+		b = append(b, `,"delta":{`...)
+		b = append(b, field...)
+		b = append(b, text...)
+		b = append(b, `"}}]`...)
+		b = append(b, r.tail...)
+		return append(b, "}\n\n"...)
+	case r.llama:
+		b = append(b, `data: {"choices":[{"text":"`...)
+		b = append(b, text...)
+		b = append(b, `","index":`...)
+		b = strconv.AppendInt(b, int64(c), 10)
+		b = append(b, `,"logprobs":null,"finish_reason":null}]`...)
+		b = append(b, r.tail...)
+		b = append(b, `,"id":"`...)
+		b = append(b, r.id...)
+		return append(b, "\"}\n\n"...)
+	}
+	b = append(b, r.head...)
+	b = append(b, `"usage":null,"choices":[{"index":`...)
+	b = strconv.AppendInt(b, int64(c), 10)
+	if r.chat {
+		b = append(b, `,"finish_reason":null,"delta":{`...)
+		b = append(b, field...)
+		b = append(b, text...)
+		return append(b, `"}}]}`+"\n\n"...)
+	}
+	b = append(b, `,"finish_reason":null,"text":"`...)
+	b = append(b, text...)
+	return append(b, `"}]}`+"\n\n"...)
+}
+
+// finish appends the chunk carrying choice c's finish_reason. withUsage
+// puts usage on it (llama.cpp completions with include_usage); withTimings
+// puts timings on it (llama.cpp without include_usage).
+func (r *renderer) finish(b []byte, c int, reason string, withUsage, withTimings bool) []byte {
+	switch {
+	case r.llama && r.chat:
+		b = append(b, `data: {"choices":[{"finish_reason":"`...)
+		b = append(b, reason...)
+		b = append(b, `","index":`...)
+		b = strconv.AppendInt(b, int64(c), 10)
+		b = append(b, `,"delta":{}}]`...)
+		b = append(b, r.tail...)
+		if withTimings {
+			b = append(b, `,"timings":`...)
+			b = append(b, r.timings...)
+		}
+		return append(b, "}\n\n"...)
+	case r.llama:
+		b = append(b, `data: {"choices":[{"text":"","index":`...)
+		b = strconv.AppendInt(b, int64(c), 10)
+		b = append(b, `,"logprobs":null,"finish_reason":"`...)
+		b = append(b, reason...)
+		b = append(b, `"}]`...)
+		b = append(b, r.tail...)
+		if withUsage {
+			b = append(b, `,"usage":`...)
+			b = append(b, r.usage...)
+		}
+		b = append(b, `,"id":"`...)
+		b = append(b, r.id...)
+		b = append(b, '"')
+		if withTimings || withUsage {
+			b = append(b, `,"timings":`...)
+			b = append(b, r.timings...)
+		}
+		return append(b, "}\n\n"...)
+	}
+	b = append(b, r.head...)
+	b = append(b, `"usage":null,"choices":[{"index":`...)
+	b = strconv.AppendInt(b, int64(c), 10)
+	b = append(b, `,"finish_reason":"`...)
+	b = append(b, reason...)
+	if r.chat {
+		return append(b, `","delta":{}}]}`+"\n\n"...)
+	}
+	return append(b, `","text":""}]}`+"\n\n"...)
+}
+
+// usageChunk appends the separate usage chunk with choices:[].
+func (r *renderer) usageChunk(b []byte) []byte {
+	if r.llama {
+		b = append(b, `data: {"choices":[]`...)
+		b = append(b, r.tail...)
+		b = append(b, `,"usage":`...)
+		b = append(b, r.usage...)
+		b = append(b, `,"timings":`...)
+		b = append(b, r.timings...)
+		return append(b, "}\n\n"...)
+	}
+	b = append(b, r.head...)
+	b = append(b, `"usage":`...)
+	b = append(b, r.usage...)
+	return append(b, `,"choices":[]}`+"\n\n"...)
+}
+
+func appendDone(b []byte) []byte { return append(b, "data: [DONE]\n\n"...) }
+
+// malformed appends an SSE event whose data is truncated JSON.
+func (r *renderer) malformed(b []byte) []byte {
+	b = append(b, `data: {"id":"`...)
+	b = append(b, r.id...)
+	return append(b, `","choices":[{"delta":{"content":`+"\n\n"...)
+}
+
+// errorEvent appends an error event for a 200 stream.
+func (r *renderer) errorEvent(b []byte, msg string) []byte {
+	b = append(b, "data: "...)
+	b = appendErrorBody(b, r.llama, 500, msg, "")
+	return append(b, "\n\n"...)
+}
+
+// choiceText holds one choice of a non-streamed response.
+type choiceText struct {
+	reasoning, content int // token counts
+	finish             string
+}
+
+// body appends a whole non-streamed response.
+func (r *renderer) body(b []byte, model string, created int64, choices []choiceText) []byte {
+	if r.llama {
+		b = append(b, `{"choices":[`...)
+		for c, ch := range choices {
+			if c > 0 {
+				b = append(b, ',')
+			}
+			if r.chat {
+				b = append(b, `{"finish_reason":"`...)
+				b = append(b, ch.finish...)
+				b = append(b, `","index":`...)
+				b = strconv.AppendInt(b, int64(c), 10)
+				b = append(b, `,"message":{"role":"assistant","content":"`...)
+				b = appendFiller(b, c, ch.reasoning, ch.reasoning+ch.content)
+				b = append(b, '"')
+				if ch.reasoning > 0 {
+					b = append(b, `,"reasoning_content":"`...)
+					b = appendFiller(b, c, 0, ch.reasoning)
+					b = append(b, '"')
+				}
+				b = append(b, "}}"...)
+				continue
+			}
+			b = append(b, `{"text":"`...)
+			b = appendFiller(b, c, 0, ch.reasoning+ch.content)
+			b = append(b, `","index":`...)
+			b = strconv.AppendInt(b, int64(c), 10)
+			b = append(b, `,"logprobs":null,"finish_reason":"`...)
+			b = append(b, ch.finish...)
+			b = append(b, `"}`...)
+		}
+		b = append(b, `],"created":`...)
+		b = strconv.AppendInt(b, created, 10)
+		b = append(b, `,"model":"`...)
+		b = appendJSONText(b, model)
+		b = append(b, `","system_fingerprint":"`+llamaFingerprint+`","object":"`...)
+		if r.chat {
+			b = append(b, "chat.completion"...)
+		} else {
+			b = append(b, "text_completion"...)
+		}
+		b = append(b, `","usage":`...)
+		b = append(b, r.usage...)
+		b = append(b, `,"id":"`...)
+		b = append(b, r.id...)
+		b = append(b, `","timings":`...)
+		b = append(b, r.timings...)
+		return append(b, '}')
+	}
+	b = append(b, `{"id":"`...)
+	b = append(b, r.id...)
+	b = append(b, `","model":"`...)
+	b = appendJSONText(b, model)
+	if r.chat {
+		b = append(b, `","object":"chat.completion","created":`...)
+	} else {
+		b = append(b, `","object":"text_completion","created":`...)
+	}
+	b = strconv.AppendInt(b, created, 10)
+	b = append(b, `,"usage":`...)
+	b = append(b, r.usage...)
+	b = append(b, `,"choices":[`...)
+	for c, ch := range choices {
+		if c > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"index":`...)
+		b = strconv.AppendInt(b, int64(c), 10)
+		b = append(b, `,"finish_reason":"`...)
+		b = append(b, ch.finish...)
+		if !r.chat {
+			b = append(b, `","text":"`...)
+			b = appendFiller(b, c, 0, ch.reasoning+ch.content)
+			b = append(b, `"}`...)
+			continue
+		}
+		b = append(b, `","message":{"role":"assistant","content":"`...)
+		b = appendFiller(b, c, ch.reasoning, ch.reasoning+ch.content)
+		b = append(b, '"')
+		if ch.reasoning > 0 {
+			b = append(b, `,"reasoning_content":"`...)
+			b = appendFiller(b, c, 0, ch.reasoning)
+			b = append(b, '"')
+		}
+		b = append(b, "}}"...)
+	}
+	return append(b, "]}"...)
+}
+
+func appendFiller(b []byte, c, from, to int) []byte {
+	for k := from; k < to; k++ {
+		b = append(b, filler(k, c)...)
+	}
+	return b
+}
+
+// appendErrorBody appends an OpenAI-style error object in the flavor's
+// shape. typ "" picks the flavor's type name for status.
+func appendErrorBody(b []byte, llama bool, status int, msg, typ string) []byte {
+	if typ == "" {
+		typ = errorType(llama, status)
+	}
+	if llama {
+		b = append(b, `{"error":{"code":`...)
+		b = strconv.AppendInt(b, int64(status), 10)
+		b = append(b, `,"message":"`...)
+		b = appendJSONText(b, msg)
+		b = append(b, `","type":"`...)
+		b = append(b, typ...)
+		return append(b, `"}}`...)
+	}
+	b = append(b, `{"error":{"message":"`...)
+	b = appendJSONText(b, msg)
+	b = append(b, `","type":"`...)
+	b = append(b, typ...)
+	b = append(b, `","param":null,"code":`...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	return append(b, "}}"...)
+}
+
+func errorType(llama bool, status int) string {
+	if llama {
+		switch status {
+		case 400:
+			return "invalid_request_error"
+		case 404:
+			return "not_found_error"
+		case 429:
+			return "rate_limit_error"
+		case 503:
+			return "unavailable_error"
+		}
+		return "server_error"
+	}
+	switch status {
+	case 400:
+		return "BadRequestError"
+	case 404:
+		return "NotFoundError"
+	case 429:
+		return "RateLimitError"
+	case 503:
+		return "ServiceUnavailableError"
+	}
+	return "InternalServerError"
+}
+
+// appendJSONText appends s escaped for the inside of a JSON string.
+// Invalid UTF-8 becomes U+FFFD.
+func appendJSONText(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\r':
+				b = append(b, '\\', 'r')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			case c < 0x20:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b = append(b, `\ufffd`...)
+		} else {
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return b
+}
+
+// appendJSONString appends s as a quoted JSON string.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	b = appendJSONText(b, s)
+	return append(b, '"')
+}

@@ -1,0 +1,179 @@
+package mockserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// maxN bounds the n parameter; more choices are a client bug here.
+const maxN = 128
+
+// request is a decoded completion request.
+type request struct {
+	chat         bool
+	model        string
+	texts        []string // chat: one per message; completions: the prompt
+	ids          []int    // completions: a token-id prompt
+	hasIDs       bool
+	maxTokens    int // -1 = not given
+	ignoreEOS    bool
+	stream       bool
+	includeUsage bool
+	n            int
+}
+
+// requestError is a rejected request: invalid JSON (syntax) or a field the
+// server refuses (validation). The flavor picks the status and wording.
+type requestError struct {
+	syntax bool
+	offset int64 // of a syntax error
+	msg    string
+}
+
+func (e *requestError) Error() string { return e.msg }
+
+type wireRequest struct {
+	Model               string          `json:"model"`
+	Messages            []wireMessage   `json:"messages"`
+	Prompt              json.RawMessage `json:"prompt"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	IgnoreEOS           bool            `json:"ignore_eos"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	N *int `json:"n"`
+}
+
+type wireMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+type wirePart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// decodeRequest decodes a /v1/chat/completions (chat) or /v1/completions
+// body. It never panics on any input (FuzzChatRequest).
+func decodeRequest(body []byte, chat bool) (request, error) {
+	var w wireRequest
+	if err := json.Unmarshal(body, &w); err != nil {
+		if se, ok := errors.AsType[*json.SyntaxError](err); ok {
+			return request{}, &requestError{syntax: true, offset: se.Offset, msg: se.Error()}
+		}
+		return request{}, &requestError{msg: err.Error()}
+	}
+	r := request{chat: chat, model: w.Model, maxTokens: -1, ignoreEOS: w.IgnoreEOS, stream: w.Stream, n: 1}
+	r.includeUsage = w.StreamOptions != nil && w.StreamOptions.IncludeUsage
+	switch {
+	case w.MaxCompletionTokens != nil:
+		r.maxTokens = *w.MaxCompletionTokens
+	case w.MaxTokens != nil:
+		r.maxTokens = *w.MaxTokens
+	}
+	if (w.MaxTokens != nil || w.MaxCompletionTokens != nil) && r.maxTokens < 1 {
+		return request{}, &requestError{msg: fmt.Sprintf("max_tokens must be at least 1, got %d.", r.maxTokens)}
+	}
+	if w.N != nil {
+		if *w.N < 1 || *w.N > maxN {
+			return request{}, &requestError{msg: fmt.Sprintf("n must be between 1 and %d, got %d.", maxN, *w.N)}
+		}
+		r.n = *w.N
+	}
+	if chat {
+		if len(w.Messages) == 0 {
+			return request{}, &requestError{msg: "messages: at least one message is required"}
+		}
+		r.texts = make([]string, len(w.Messages))
+		for i, m := range w.Messages {
+			t, err := decodeContent(m.Content)
+			if err != nil {
+				return request{}, &requestError{msg: fmt.Sprintf("messages[%d].content: %v", i, err)}
+			}
+			r.texts[i] = t
+		}
+		return r, nil
+	}
+	if err := decodePrompt(w.Prompt, &r); err != nil {
+		return request{}, &requestError{msg: "prompt: " + err.Error()}
+	}
+	return r, nil
+}
+
+// decodeContent accepts a string, null, or an array of {"type":"text","text":…}
+// parts (other part types count as no text).
+func decodeContent(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err
+	case '[':
+		var parts []wirePart
+		if err := json.Unmarshal(raw, &parts); err != nil {
+			return "", err
+		}
+		var b []byte
+		for _, p := range parts {
+			if p.Type == "text" || p.Type == "" {
+				b = append(b, p.Text...)
+			}
+		}
+		return string(b), nil
+	}
+	return "", errors.New("want a string or an array of content parts")
+}
+
+// decodePrompt accepts a string, a one-element array of strings, an array
+// of token ids, or a one-element array of such an array.
+func decodePrompt(raw json.RawMessage, r *request) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return errors.New("required: a string or an array of token ids")
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return err
+		}
+		r.texts = []string{s}
+		return nil
+	}
+	if raw[0] != '[' {
+		return errors.New("want a string or an array of token ids")
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return err
+	}
+	if len(items) == 0 {
+		return errors.New("empty prompt")
+	}
+	first := bytes.TrimSpace(items[0])
+	if len(first) > 0 && (first[0] == '"' || first[0] == '[') {
+		if len(items) != 1 {
+			return errors.New("batched prompts are not supported by the mock server; send one prompt per request")
+		}
+		return decodePrompt(first, r)
+	}
+	ids := make([]int, len(items))
+	for i, it := range items {
+		v, err := strconv.ParseInt(string(bytes.TrimSpace(it)), 10, 64)
+		if err != nil || v < 0 || v > 1<<31-1 {
+			return fmt.Errorf("[%d] %s is not a token id (a non-negative integer)", i, it)
+		}
+		ids[i] = int(v)
+	}
+	r.ids, r.hasIDs = ids, true
+	return nil
+}

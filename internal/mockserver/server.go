@@ -1,0 +1,843 @@
+package mockserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Server is a running mock server. Its methods are safe for concurrent use.
+type Server struct {
+	cfg     Config
+	ln      net.Listener
+	srv     *http.Server
+	url     string
+	start   time.Time // carries the monotonic reading all times derive from
+	startNS int64     // start as Unix ns
+
+	seq     atomic.Uint64
+	running atomic.Int64
+	adm     *admission
+	cache   *prefixCache
+	met     *metrics
+	oracle  *oracle
+	tok     Tokenizer
+	timing  timing
+	states  sync.Pool
+	log     *slog.Logger
+
+	mu      sync.Mutex // guards closing and wg.Add
+	closing bool
+	wg      sync.WaitGroup // in-flight completion handlers
+	done    chan struct{}  // closed by Close
+	served  chan error     // the result of http.Server.Serve
+	flushed chan struct{}  // the periodic log flusher has stopped
+	closeMu sync.Once
+	closeEr error
+}
+
+// Start validates cfg, listens on cfg.Addr and serves until ctx ends or
+// Close is called. The server copies cfg; later changes have no effect.
+func Start(ctx context.Context, cfg *Config) (*Server, error) {
+	if cfg == nil {
+		panic("BUG: mockserver.Start with a nil config")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("mock-server listen %s: %w", cfg.Addr, err)
+	}
+	s := newServer(cfg)
+	if s.tok == nil {
+		tok, err := DefaultTokenizer()
+		if err != nil {
+			_ = ln.Close()
+			return nil, fmt.Errorf("mock-server tokenizer: %w", err)
+		}
+		s.tok = tok
+	}
+	s.ln = ln
+	s.url = "http://" + ln.Addr().String()
+	s.srv = &http.Server{
+		Handler:           s.handler(),
+		ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	if cfg.Flavor == FlavorLlamaCPP {
+		s.srv.IdleTimeout = 5 * time.Second // llama-server's keep-alive timeout
+	}
+	go func() { s.served <- s.srv.Serve(ln) }()
+	go s.flushLoop()
+	go func() {
+		select {
+		case <-ctx.Done():
+			s.Close()
+		case <-s.done:
+		}
+	}()
+	return s, nil
+}
+
+func newServer(cfg *Config) *Server {
+	c := *cfg
+	c.Models = slices.Clone(cfg.Models)
+	c.Faults = slices.Clone(cfg.Faults)
+	if c.JitterDist == "" {
+		c.JitterDist = JitterNone
+	}
+	s := &Server{
+		cfg:     c,
+		start:   time.Now(),
+		adm:     newAdmission(c.MaxNumSeqs),
+		cache:   newPrefixCache(c.BlockSize, c.PrefixCacheTokens),
+		met:     newMetrics(),
+		oracle:  newOracle(c.KeepLog, c.EventLog),
+		tok:     c.Tokenizer,
+		log:     c.Log,
+		done:    make(chan struct{}),
+		served:  make(chan error, 1),
+		flushed: make(chan struct{}),
+		timing: timing{ttft: c.TTFT, prefill: c.PrefillPerToken, itl: c.ITL, perRunning: c.ITLPerRunning,
+			jitter: c.Jitter, dist: c.JitterDist},
+	}
+	s.startNS = s.start.UnixNano()
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.states.New = func() any { return newReqState() }
+	return s
+}
+
+// URL returns the base URL, e.g. "http://127.0.0.1:41234" (no trailing slash).
+func (s *Server) URL() string { return s.url }
+
+// Addr returns the listen address with the chosen port.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Close stops the server: it closes the listener and every connection,
+// waits for in-flight handlers to return and flushes the event log. It is
+// safe to call more than once; later calls return the first result.
+func (s *Server) Close() error {
+	s.closeMu.Do(func() {
+		s.mu.Lock()
+		s.closing = true
+		s.mu.Unlock()
+		close(s.done)
+		err := s.srv.Close()
+		s.wg.Wait()
+		<-s.flushed
+		if serr := <-s.served; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+			err = errors.Join(err, serr)
+		}
+		if ferr := s.oracle.flush(); ferr != nil {
+			err = errors.Join(err, fmt.Errorf("mock-server event log: %w", ferr))
+		}
+		s.closeEr = err
+	})
+	return s.closeEr
+}
+
+// Done is closed when the server starts closing.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// Log returns a copy of the in-memory oracle log (Config.KeepLog), one
+// entry per finished request in completion order. Callers own the result.
+func (s *Server) Log() []RequestLog { return s.oracle.snapshot() }
+
+// ResetLog forgets the in-memory log (the JSONL file is not touched).
+func (s *Server) ResetLog() { s.oracle.reset() }
+
+// CachedBlocks returns the number of blocks in the prefix cache.
+func (s *Server) CachedBlocks() int { return s.cache.blocks() }
+
+func (s *Server) flushLoop() {
+	defer close(s.flushed)
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			if err := s.oracle.flush(); err != nil {
+				s.log.Error("mock-server event log", "err", err)
+				return
+			}
+		case <-s.done:
+			return
+		}
+	}
+}
+
+// enter registers an in-flight handler; false when the server is closing.
+func (s *Server) enter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.wg.Add(1)
+	return true
+}
+
+// mono returns the monotonic time since start in ns.
+func (s *Server) mono() int64 { return int64(time.Since(s.start)) }
+
+// wall converts a mono time to Unix ns.
+func (s *Server) wall(mono int64) int64 { return s.startNS + mono }
+
+func (s *Server) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, true) })
+	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, false) })
+	mux.HandleFunc("GET /v1/models", s.serveModels)
+	mux.HandleFunc("GET /health", s.serveHealth)
+	mux.HandleFunc("GET /metrics", s.serveMetrics)
+	return mux
+}
+
+// Shared header values; net/http only reads them.
+var (
+	hdrSSE       = []string{"text/event-stream"}
+	hdrJSON      = []string{"application/json"}
+	hdrJSONUTF8  = []string{"application/json; charset=utf-8"}
+	hdrServer    = []string{"reprise-mock"}
+	hdrLlama     = []string{"llama.cpp"}
+	hdrKeepAlive = []string{"timeout=5, max=100"}
+	hdrEmpty     = []string{""}
+	hdrClose     = []string{"close"}
+	hdrMetrics   = []string{"text/plain; version=0.0.4; charset=utf-8; escaping=underscores"}
+	hdrMetricsLl = []string{"text/plain; version=0.0.4"}
+)
+
+// setHeaders sets the flavor's response headers for a JSON or SSE response.
+func (s *Server) setHeaders(h http.Header, sse bool) {
+	if s.cfg.Flavor == FlavorLlamaCPP {
+		h["Keep-Alive"] = hdrKeepAlive
+		if sse {
+			h["Content-Type"] = hdrSSE
+		} else {
+			h["Content-Type"] = hdrJSONUTF8
+		}
+		h["Server"] = hdrLlama
+		h["Access-Control-Allow-Origin"] = hdrEmpty
+		h["Date"] = nil // llama-server sends no Date
+		return
+	}
+	h["Server"] = hdrServer
+	if sse {
+		h["Content-Type"] = hdrSSE
+	} else {
+		h["Content-Type"] = hdrJSON
+	}
+}
+
+func (s *Server) serveHealth(w http.ResponseWriter, _ *http.Request) {
+	if s.cfg.Flavor == FlavorLlamaCPP {
+		s.setHeaders(w.Header(), false)
+		_, _ = io.WriteString(w, `{"status":"ok"}`)
+		return
+	}
+	w.Header()["Server"] = hdrServer
+	w.WriteHeader(http.StatusOK)
+}
+
+func (s *Server) serveModels(w http.ResponseWriter, _ *http.Request) {
+	owner := "vllm"
+	if s.cfg.Flavor == FlavorLlamaCPP {
+		owner = "llamacpp"
+	}
+	created := s.startNS / 1e9
+	b := []byte(`{"object":"list","data":[`)
+	for i, m := range s.cfg.Models {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":"`...)
+		b = append(b, m...)
+		b = append(b, `","object":"model","created":`...)
+		b = strconv.AppendInt(b, created, 10)
+		b = append(b, `,"owned_by":"`...)
+		b = append(b, owner...)
+		b = append(b, `","root":"`...)
+		b = append(b, m...)
+		b = append(b, `","parent":null,"max_model_len":`...)
+		b = strconv.AppendInt(b, int64(s.cfg.MaxModelLen), 10)
+		b = append(b, '}')
+	}
+	b = append(b, "]}"...)
+	s.setHeaders(w.Header(), false)
+	w.Header()["Content-Length"] = []string{strconv.Itoa(len(b))}
+	_, _ = w.Write(b)
+}
+
+func (s *Server) serveMetrics(w http.ResponseWriter, _ *http.Request) {
+	b := s.appendMetrics(make([]byte, 0, 8<<10))
+	if s.cfg.Flavor == FlavorLlamaCPP {
+		s.setHeaders(w.Header(), false)
+		w.Header()["Content-Type"] = hdrMetricsLl
+		w.Header()["Process-Start-Time-Unix"] = []string{strconv.FormatInt(s.startNS/1e9, 10)}
+	} else {
+		w.Header()["Server"] = hdrServer
+		w.Header()["Content-Type"] = hdrMetrics
+	}
+	w.Header()["Content-Length"] = []string{strconv.Itoa(len(b))}
+	_, _ = w.Write(b)
+}
+
+// reqState is the pooled per-request working memory.
+type reqState struct {
+	body        []byte
+	ids         []int
+	buf         []byte
+	lens        []int
+	finish      []string
+	rd          renderer
+	timer       *time.Timer
+	pcg         rand.PCG
+	rng         *rand.Rand
+	log         RequestLog
+	faults      faultSet
+	prev        []time.Duration // per choice: schedule offset of the previous token
+	choices     []choiceText
+	headersSent bool
+	raw         rawSink
+	hs          httpSink
+}
+
+func newReqState() *reqState {
+	st := &reqState{buf: make([]byte, 0, 1024), body: make([]byte, 0, 1024)}
+	st.rng = rand.New(&st.pcg)
+	return st
+}
+
+// maxBody bounds request bodies (a 1M-token prompt is about 4 MiB).
+const maxBody = 64 << 20
+
+func readBody(dst []byte, r *http.Request) ([]byte, error) {
+	if n := r.ContentLength; n > 0 && n <= maxBody && int64(cap(dst)) < n+1 {
+		dst = make([]byte, 0, n+1)
+	}
+	for {
+		if len(dst) == cap(dst) {
+			dst = append(dst, 0)[:len(dst)]
+		}
+		n, err := r.Body.Read(dst[len(dst):cap(dst)])
+		dst = dst[:len(dst)+n]
+		if err == io.EOF {
+			return dst, nil
+		}
+		if err != nil {
+			return dst, err
+		}
+		if len(dst) > maxBody {
+			return dst, fmt.Errorf("request body over %d bytes", maxBody)
+		}
+	}
+}
+
+// serveCompletion serves /v1/chat/completions (chat) and /v1/completions.
+func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bool) {
+	if !s.enter() {
+		return
+	}
+	defer s.wg.Done()
+	st := s.states.Get().(*reqState)
+	defer s.states.Put(st)
+	var err error
+	st.body, err = readBody(st.body[:0], r)
+	recv := s.mono()
+	if err != nil {
+		return // the client went away while sending; nothing to answer
+	}
+	seq := s.seq.Add(1) - 1
+	st.pcg.Seed(s.cfg.Seed, seq)
+	lg := &st.log
+	events := lg.Events[:0]
+	if s.oracle.keep {
+		events = nil
+	}
+	*lg = RequestLog{Seq: seq, ClientRequestID: r.Header.Get(RequestIDHeader), Endpoint: r.URL.Path,
+		ReceivedNS: s.wall(recv), Events: events}
+	st.faults = faultSet{}
+	st.headersSent = false
+	st.hs = httpSink{w: w}
+	st.raw = rawSink{w: w, buf: st.raw.buf}
+	llama := s.cfg.Flavor == FlavorLlamaCPP
+	defer s.finishLog(st)
+
+	if hv := r.Header.Get(FaultHeader); hv != "" {
+		if err := parseFaultHeader(hv, &st.faults); err != nil {
+			s.writeError(st, w, 400, FaultHeader+": "+err.Error(), "")
+			return
+		}
+	}
+	for _, fr := range s.cfg.Faults {
+		if fr.Rate > 0 && st.rng.Float64() < fr.Rate {
+			st.faults.add(fr.Fault)
+		}
+	}
+	lg.Fault = st.faults.names
+	if st.faults.resetBefore {
+		st.hs.reset()
+		s.event(st, EventReset, 0, nil)
+		return
+	}
+	if code := st.faults.status; code != 0 {
+		s.writeError(st, w, code, faultMessage(code, s.cfg.Models[0]), "")
+		return
+	}
+
+	req, err := decodeRequest(st.body, chat)
+	if err != nil {
+		s.writeRequestError(st, w, err)
+		return
+	}
+	model := s.cfg.Models[0]
+	if !llama && req.model != "" {
+		if !slices.Contains(s.cfg.Models, req.model) {
+			s.writeError(st, w, 404, "The model `"+req.model+"` does not exist.", "")
+			return
+		}
+		model = req.model
+	}
+	lg.Stream = req.stream
+
+	// Tokens.
+	ids := st.ids[:0]
+	if req.hasIDs {
+		ids = append(ids, req.ids...)
+	} else {
+		for _, t := range req.texts {
+			for range s.cfg.ChatTemplateTokens {
+				if chat {
+					ids = append(ids, templateToken)
+				}
+			}
+			ids = s.tok.AppendEncode(ids, t)
+		}
+	}
+	st.ids = ids
+	prompt := len(ids)
+	lg.PromptTokens = prompt
+
+	// Context length and output lengths.
+	limit, msg, typ := s.outputLimit(req, prompt, chat)
+	if msg != "" {
+		if llama {
+			s.writeLlamaContextError(st, w, msg, prompt)
+		} else {
+			s.writeError(st, w, 400, msg, typ)
+		}
+		return
+	}
+	st.lens, st.finish = st.lens[:0], st.finish[:0]
+	reasoning := 0
+	total := 0
+	for range req.n {
+		n := limit
+		if !req.ignoreEOS {
+			n = 1 + st.rng.IntN(limit)
+		}
+		reason := "stop"
+		if n == limit {
+			reason = "length"
+		}
+		st.lens = append(st.lens, n)
+		st.finish = append(st.finish, reason)
+		reasoning += min(s.cfg.ReasoningTokens, n)
+		total += n
+	}
+
+	id := s.responseID(st, chat, seq)
+	lg.ResponseID = id
+	created := s.wall(recv) / 1e9
+	st.rd.init(llama, chat, id, model, created)
+
+	ctx := r.Context()
+	if d := st.faults.slowHeaders; d > 0 {
+		if !s.sleepUntil(ctx, st, recv+int64(d)) {
+			return
+		}
+		s.setHeaders(w.Header(), req.stream)
+		if req.stream && llama {
+			if st.raw.headers() != nil {
+				return
+			}
+		} else {
+			w.WriteHeader(http.StatusOK)
+			if st.hs.flush() != nil {
+				return
+			}
+		}
+		st.headersSent = true
+		s.event(st, EventHeaders, 0, nil)
+	}
+
+	// Admission.
+	if !s.adm.acquire(ctx) {
+		lg.Error = "client went away while queued"
+		return
+	}
+	s.running.Add(1)
+	admitted := s.mono()
+	lg.AdmittedNS = s.wall(admitted)
+	held := int64(prompt + total)
+	s.met.runningTokens.Add(held)
+	defer func() {
+		s.met.runningTokens.Add(-held)
+		s.running.Add(-1)
+		s.adm.release()
+	}()
+	if prompt+total > int(s.met.maxTokensSeen.Load()) {
+		s.met.maxTokensSeen.Store(int64(prompt + total)) // a gauge of the largest seen; races only lose a max
+	}
+
+	cached := s.cache.lookupInsert(ids)
+	lg.CachedTokens = cached
+	s.met.promptTokens.Add(int64(prompt))
+	s.met.evaluatedTokens.Add(int64(prompt - cached))
+	if s.cache != nil {
+		s.met.cacheHits.Add(int64(cached))
+		s.met.cacheQueries.Add(int64(prompt))
+	}
+	first := s.timing.firstToken(prompt-cached, st.rng)
+	s.met.ttft.observe(time.Duration(admitted-recv) + first)
+	s.met.prefillNS.Add(int64(first))
+
+	run := runInfo{req: &req, chat: chat, llama: llama, model: model, created: created, prompt: prompt,
+		cached: cached, reasoning: reasoning, total: total, admitted: admitted, first: first}
+	var reason string
+	if req.stream {
+		reason = s.stream(ctx, st, &run)
+	} else {
+		reason = s.nonStream(ctx, st, &run)
+	}
+	switch reason {
+	case "length":
+		s.met.finishedLength.Add(1)
+	case "stop":
+		s.met.finishedStop.Add(1)
+	case "":
+		s.met.finishedAbort.Add(1)
+	}
+	if lg.EndNS != 0 {
+		s.met.e2e.observe(time.Duration(lg.EndNS - lg.ReceivedNS))
+	}
+}
+
+// templateToken is the id standing for one chat-template token.
+const templateToken = 199_999
+
+type runInfo struct {
+	req                              *request
+	chat, llama                      bool
+	model                            string
+	created                          int64
+	prompt, cached, reasoning, total int
+	admitted                         int64
+	first                            time.Duration
+}
+
+// outputLimit returns the largest output length per choice, or the error
+// message (and vLLM error type) when the request does not fit the context.
+func (s *Server) outputLimit(req request, prompt int, chat bool) (limit int, msg, typ string) {
+	ctxLen := s.cfg.MaxModelLen
+	where := "messages"
+	if !chat {
+		where = "prompt"
+	}
+	if s.cfg.Flavor == FlavorLlamaCPP {
+		if prompt >= ctxLen {
+			return 0, fmt.Sprintf("request (%d tokens) exceeds the available context size (%d tokens), try increasing it", prompt, ctxLen), ""
+		}
+		limit = ctxLen - prompt
+		if req.maxTokens > 0 {
+			limit = min(limit, req.maxTokens)
+		}
+		return limit, "", ""
+	}
+	if req.maxTokens > 0 {
+		if prompt+req.maxTokens > ctxLen {
+			return 0, fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens "+
+				"(%d in the %s, %d in the completion). Please reduce the length of the %s or completion",
+				ctxLen, prompt+req.maxTokens, prompt, where, req.maxTokens, where), "BadRequestError"
+		}
+		return req.maxTokens, "", ""
+	}
+	if prompt >= ctxLen {
+		return 0, fmt.Sprintf("This model's maximum context length is %d tokens. However, your request has %d input "+
+			"tokens. Please reduce the length of the input %s.", ctxLen, prompt, where), "BadRequestError"
+	}
+	return ctxLen - prompt, "", ""
+}
+
+func faultMessage(code int, model string) string {
+	switch code {
+	case 429:
+		return "Rate limit reached for " + model + " (injected by reprise mock-server)."
+	case 503:
+		return "The server is overloaded (injected by reprise mock-server); retry later."
+	}
+	return "Internal server error (injected by reprise mock-server)."
+}
+
+// responseID renders a flavor-shaped response id from the request's RNG:
+// vLLM chatcmpl-<uuid> / cmpl-<uuid>-0, llama.cpp chatcmpl-<32 alphanumerics>.
+func (s *Server) responseID(st *reqState, chat bool, seq uint64) string {
+	b := st.buf[:0]
+	if s.cfg.Flavor == FlavorLlamaCPP {
+		const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+		b = append(b, "chatcmpl-"...)
+		for range 32 {
+			b = append(b, alnum[st.rng.IntN(len(alnum))])
+		}
+		return string(b)
+	}
+	const hex = "0123456789abcdef"
+	if chat {
+		b = append(b, "chatcmpl-"...)
+	} else {
+		b = append(b, "cmpl-"...)
+	}
+	hi, lo := st.rng.Uint64(), st.rng.Uint64()^seq
+	for i := range 32 {
+		if i == 8 || i == 12 || i == 16 || i == 20 {
+			b = append(b, '-')
+		}
+		v := hi
+		if i >= 16 {
+			v = lo
+		}
+		b = append(b, hex[(v>>(60-4*(i%16)))&15])
+	}
+	if !chat {
+		b = append(b, "-0"...)
+	}
+	return string(b)
+}
+
+// sleepUntil waits until the mono deadline; false when the client left or
+// the server is closing. It uses one reusable timer per request.
+func (s *Server) sleepUntil(ctx context.Context, st *reqState, deadline int64) bool {
+	d := time.Duration(deadline - s.mono())
+	if d <= 0 {
+		return true
+	}
+	if st.timer == nil {
+		st.timer = time.NewTimer(d)
+	} else {
+		st.timer.Reset(d)
+	}
+	select {
+	case <-st.timer.C:
+		return true
+	case <-ctx.Done():
+	case <-s.done:
+	}
+	st.timer.Stop()
+	st.log.Error = "client went away"
+	return false
+}
+
+// event records one written event at the time its write returned.
+func (s *Server) event(st *reqState, kind EventKind, choice int, err error) bool {
+	t := s.mono()
+	if err != nil {
+		st.log.Error = "write: " + err.Error()
+		st.log.EndNS = s.wall(t)
+		return false
+	}
+	st.log.EndNS = s.wall(t)
+	if s.oracle.enabled() {
+		st.log.Events = append(st.log.Events, Event{Kind: kind, Choice: int32(choice), TimeNS: s.wall(t)})
+	}
+	return true
+}
+
+func (s *Server) finishLog(st *reqState) {
+	if st.log.EndNS == 0 {
+		st.log.EndNS = s.wall(s.mono())
+	}
+	if s.oracle.enabled() {
+		s.oracle.add(&st.log)
+	}
+}
+
+// writeRequestError answers a request that failed to decode.
+func (s *Server) writeRequestError(st *reqState, w http.ResponseWriter, err error) {
+	re, ok := errors.AsType[*requestError](err)
+	if !ok {
+		s.writeError(st, w, 400, err.Error(), "")
+		return
+	}
+	if !re.syntax {
+		s.writeError(st, w, 400, re.msg, "")
+		return
+	}
+	if s.cfg.Flavor == FlavorLlamaCPP {
+		s.writeError(st, w, 500, fmt.Sprintf("[json.exception.parse_error.101] parse error at byte %d: syntax error - %s",
+			re.offset, re.msg), "")
+		return
+	}
+	s.writeError(st, w, 400, "Failed to read and parse request body, "+re.msg, "")
+}
+
+// writeError answers with an OpenAI-style error body before any stream.
+func (s *Server) writeError(st *reqState, w http.ResponseWriter, status int, msg, typ string) {
+	llama := s.cfg.Flavor == FlavorLlamaCPP
+	st.buf = appendErrorBody(st.buf[:0], llama, status, msg, typ)
+	s.writeErrorBody(st, w, status, msg)
+}
+
+func (s *Server) writeLlamaContextError(st *reqState, w http.ResponseWriter, msg string, prompt int) {
+	b := append(st.buf[:0], `{"error":{"code":400,"message":"`...)
+	b = appendJSONText(b, msg)
+	b = append(b, `","type":"exceed_context_size_error","n_prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(prompt), 10)
+	b = append(b, `,"n_ctx":`...)
+	b = strconv.AppendInt(b, int64(s.cfg.MaxModelLen), 10)
+	st.buf = append(b, "}}"...)
+	s.writeErrorBody(st, w, 400, msg)
+}
+
+func (s *Server) writeErrorBody(st *reqState, w http.ResponseWriter, status int, msg string) {
+	h := w.Header()
+	s.setHeaders(h, false)
+	if s.cfg.Flavor == FlavorLlamaCPP {
+		h["Connection"] = hdrClose
+	}
+	h["Content-Length"] = []string{strconv.Itoa(len(st.buf))}
+	w.WriteHeader(status)
+	_, err := w.Write(st.buf)
+	if err == nil {
+		err = st.hs.flush()
+	}
+	st.log.Status = status
+	st.log.Error = msg
+	s.event(st, EventBody, 0, err)
+}
+
+// httpSink writes events through net/http: one Write and one flush each.
+type httpSink struct {
+	w http.ResponseWriter
+}
+
+func (h *httpSink) write(p []byte) error {
+	if _, err := h.w.Write(p); err != nil {
+		return err
+	}
+	return h.flush()
+}
+
+func (h *httpSink) flush() error {
+	if f, ok := h.w.(interface{ FlushError() error }); ok {
+		return f.FlushError()
+	}
+	return http.NewResponseController(h.w).Flush()
+}
+
+// reset hijacks the connection and closes it with an RST.
+func (h *httpSink) reset() {
+	conn, _, err := http.NewResponseController(h.w).Hijack()
+	if err != nil {
+		return
+	}
+	resetConn(conn)
+}
+
+func resetConn(conn net.Conn) {
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = conn.Close()
+}
+
+// rawSink writes a llama.cpp stream on the hijacked connection, framing
+// chunks itself, and closes the connection after the response, as
+// llama-server does (net/http cannot close after a response without
+// announcing it in a Connection header).
+type rawSink struct {
+	w    http.ResponseWriter
+	conn net.Conn
+	buf  []byte
+	sent bool // headers written
+}
+
+const llamaSSEHeaders = "HTTP/1.1 200 OK\r\nKeep-Alive: timeout=5, max=100\r\nContent-Type: text/event-stream\r\n" +
+	"Server: llama.cpp\r\nTransfer-Encoding: chunked\r\nAccess-Control-Allow-Origin: \r\n\r\n"
+
+func (r *rawSink) hijack() error {
+	if r.conn != nil {
+		return nil
+	}
+	conn, _, err := http.NewResponseController(r.w).Hijack()
+	if err != nil {
+		return err
+	}
+	r.conn = conn
+	return nil
+}
+
+// headers writes the header block alone (slow-headers).
+func (r *rawSink) headers() error {
+	if err := r.hijack(); err != nil {
+		return err
+	}
+	r.sent = true
+	_, err := io.WriteString(r.conn, llamaSSEHeaders)
+	return err
+}
+
+func (r *rawSink) write(p []byte) error {
+	if err := r.hijack(); err != nil {
+		return err
+	}
+	b := r.buf[:0]
+	if !r.sent {
+		b = append(b, llamaSSEHeaders...)
+		r.sent = true
+	}
+	b = strconv.AppendInt(b, int64(len(p)), 16)
+	b = append(b, "\r\n"...)
+	b = append(b, p...)
+	b = append(b, "\r\n"...)
+	r.buf = b
+	_, err := r.conn.Write(b)
+	return err
+}
+
+// end writes the last chunk and closes the connection (FIN).
+func (r *rawSink) end() {
+	if r.conn == nil {
+		return
+	}
+	_, _ = io.WriteString(r.conn, "0\r\n\r\n")
+	_ = r.conn.Close()
+	r.conn = nil
+}
+
+func (r *rawSink) reset() {
+	if r.hijack() != nil {
+		return
+	}
+	resetConn(r.conn)
+	r.conn = nil
+}
+
+func (r *rawSink) abort() {
+	if r.conn != nil {
+		_ = r.conn.Close()
+		r.conn = nil
+	}
+}

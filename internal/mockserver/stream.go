@@ -1,0 +1,241 @@
+// Hot path: the token loop of every response; allocation budget in
+// TestStreamAllocs, throughput in BenchmarkSSE and BenchmarkNonStream.
+
+package mockserver
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// sink is where a stream's events go: net/http's writer, or the hijacked
+// connection of a llama.cpp stream.
+type sink interface {
+	write(p []byte) error // one event, flushed to the socket
+	reset()               // RST the connection
+}
+
+// stream writes a streamed response and returns choice 0's finish reason
+// ("" when it did not finish).
+func (s *Server) stream(ctx context.Context, st *reqState, run *runInfo) string {
+	var sk sink = &st.hs
+	if run.llama {
+		sk = &st.raw
+		defer st.raw.abort()
+	} else {
+		s.setHeaders(st.hs.w.Header(), true)
+	}
+	lg := &st.log
+	lg.Status = http.StatusOK
+	n := len(st.lens)
+	maxLen := 0
+	for _, l := range st.lens {
+		maxLen = max(maxLen, l)
+	}
+	faultAt := -1 // the step after which a mid-stream fault strikes
+	if st.faults.midStream() {
+		faultAt = max(st.lens[0]/2, 1) - 1
+	}
+	R := s.cfg.ReasoningTokens
+	rd := &st.rd
+	off := run.first
+	decodeStart := off
+	emitted := 0
+	for k := range maxLen {
+		if k > 0 {
+			off += s.timing.interToken(int(s.running.Load()), st.rng)
+		}
+		if !s.sleepUntil(ctx, st, run.admitted+int64(off)) {
+			return ""
+		}
+		if k == 0 && run.chat {
+			for c := range n {
+				st.buf = rd.role(st.buf[:0], c)
+				if !s.event(st, EventRole, c, sk.write(st.buf)) {
+					return ""
+				}
+			}
+		}
+		for c := range n {
+			if k >= st.lens[c] {
+				continue
+			}
+			kind := EventContent
+			if k < R {
+				kind = EventReasoning
+			}
+			st.buf = rd.token(st.buf[:0], c, filler(k, c), k < R)
+			if !s.event(st, kind, c, sk.write(st.buf)) {
+				return ""
+			}
+			emitted++
+			lg.OutputTokens = emitted
+			if k < R {
+				lg.ReasoningTokens++
+			}
+			if k > 0 {
+				s.met.itl.observe(off - prevOff(st, c))
+			}
+			st.setPrev(c, off)
+			if k == st.lens[c]-1 {
+				if run.llama {
+					rd.setUsage(run.prompt, run.cached, run.total, run.reasoning, ms(run.first), ms(off-decodeStart))
+				}
+				withUsage := run.llama && !run.chat && run.req.includeUsage
+				withTimings := run.llama && !run.req.includeUsage
+				st.buf = rd.finish(st.buf[:0], c, st.finish[c], withUsage, withTimings)
+				if !s.event(st, EventFinish, c, sk.write(st.buf)) {
+					return ""
+				}
+			}
+		}
+		s.met.generationTokens.Add(int64(activeAt(st.lens, k)))
+		if k == faultAt {
+			if d := st.faults.stall; d > 0 {
+				off += d
+				if k == maxLen-1 && !s.sleepUntil(ctx, st, run.admitted+int64(off)) {
+					return ""
+				}
+			}
+			if st.faults.malformed {
+				st.buf = rd.malformed(st.buf[:0])
+				if !s.event(st, EventMalformed, 0, sk.write(st.buf)) {
+					return ""
+				}
+			}
+			if st.faults.errorEvent {
+				lg.Error = "injected error event"
+				st.buf = rd.errorEvent(st.buf[:0], "Internal error while generating (injected by reprise mock-server).")
+				if !s.event(st, EventError, 0, sk.write(st.buf)) {
+					return ""
+				}
+				if !run.llama { // vLLM ends an errored stream with [DONE]; llama.cpp just ends it
+					st.buf = appendDone(st.buf[:0])
+					s.event(st, EventDone, 0, sk.write(st.buf))
+				} else {
+					st.raw.end()
+				}
+				return ""
+			}
+			if st.faults.resetMid {
+				lg.Error = "injected reset"
+				sk.reset()
+				s.event(st, EventReset, 0, nil)
+				return ""
+			}
+		}
+	}
+	s.met.decodeNS.Add(int64(off - decodeStart))
+	lg.FinishReason = st.finish[0]
+	if run.req.includeUsage && (run.chat || !run.llama) {
+		rd.setUsage(run.prompt, run.cached, run.total, run.reasoning, ms(run.first), ms(off-decodeStart))
+		st.buf = rd.usageChunk(st.buf[:0])
+		if !s.event(st, EventUsage, 0, sk.write(st.buf)) {
+			return ""
+		}
+	}
+	st.buf = appendDone(st.buf[:0])
+	if !s.event(st, EventDone, 0, sk.write(st.buf)) {
+		return ""
+	}
+	if run.llama {
+		st.raw.end()
+	}
+	return st.finish[0]
+}
+
+// activeAt counts the choices still generating at step k.
+func activeAt(lens []int, k int) int {
+	n := 0
+	for _, l := range lens {
+		if k < l {
+			n++
+		}
+	}
+	return n
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// prevOff returns the schedule offset of choice c's previous token.
+func prevOff(st *reqState, c int) time.Duration {
+	if c < len(st.prev) {
+		return st.prev[c]
+	}
+	return 0
+}
+
+func (st *reqState) setPrev(c int, off time.Duration) {
+	for len(st.prev) <= c {
+		st.prev = append(st.prev, 0)
+	}
+	st.prev[c] = off
+}
+
+// nonStream writes a non-streamed response at the time its last token is
+// due and returns choice 0's finish reason ("" when it did not finish).
+func (s *Server) nonStream(ctx context.Context, st *reqState, run *runInfo) string {
+	lg := &st.log
+	maxLen := 0
+	for _, l := range st.lens {
+		maxLen = max(maxLen, l)
+	}
+	running := int(s.running.Load())
+	off := run.first
+	for k := 1; k < maxLen; k++ {
+		itl := s.timing.interToken(running, st.rng)
+		off += itl
+		s.met.itl.observe(itl)
+	}
+	decode := off - run.first
+	off += st.faults.stall
+	if !s.sleepUntil(ctx, st, run.admitted+int64(off)) {
+		return ""
+	}
+	w := st.hs.w
+	if st.faults.resetMid {
+		lg.Error = "injected reset"
+		st.hs.reset()
+		s.event(st, EventReset, 0, nil)
+		return ""
+	}
+	if st.faults.errorEvent {
+		s.writeError(st, w, 500, "Internal error while generating (injected by reprise mock-server).", "")
+		return ""
+	}
+	s.met.generationTokens.Add(int64(run.total))
+	s.met.decodeNS.Add(int64(decode))
+	lg.OutputTokens, lg.ReasoningTokens = run.total, run.reasoning
+	st.rd.setUsage(run.prompt, run.cached, run.total, run.reasoning, ms(run.first), ms(decode))
+	choices := st.choices[:0]
+	for c, l := range st.lens {
+		r := min(s.cfg.ReasoningTokens, l)
+		choices = append(choices, choiceText{reasoning: r, content: l - r, finish: st.finish[c]})
+	}
+	st.choices = choices
+	st.buf = st.rd.body(st.buf[:0], run.model, run.created, choices)
+	if st.faults.malformed {
+		st.buf = st.buf[:len(st.buf)/2]
+	}
+	h := w.Header()
+	if !st.headersSent {
+		s.setHeaders(h, false)
+		h["Content-Length"] = []string{strconv.Itoa(len(st.buf))}
+	}
+	lg.Status = http.StatusOK
+	_, err := w.Write(st.buf)
+	if err == nil {
+		err = st.hs.flush()
+	}
+	kind := EventBody
+	if st.faults.malformed {
+		kind = EventMalformed
+	}
+	if !s.event(st, kind, 0, err) {
+		return ""
+	}
+	lg.FinishReason = st.finish[0]
+	return st.finish[0]
+}
