@@ -279,8 +279,7 @@ func checkLengths(t *testing.T, r *Report, g lengthGolden) {
 }
 
 func TestGoldenMooncakeConversation(t *testing.T) {
-	rows := loadMooncake(t, sharedTrace(t, "mooncake/conversation_trace.jsonl"))
-	rep := Rows(rows, Config{CacheSizes: capacities(conversationCache)})
+	rep := analyzeFile(t, sharedTrace(t, "mooncake/conversation_trace.jsonl"), Config{CacheSizes: capacities(conversationCache)})
 	checkCache(t, rep.Cache, conversationCache)
 	checkArrivals(t, rep, arrivalGolden{
 		rows: 12031, span: 3536.999, rate: 3.40, rateTol: 0.005, peak1s: 28, peak1min: 4.12,
@@ -306,8 +305,7 @@ func TestGoldenMooncakeConversation(t *testing.T) {
 }
 
 func TestGoldenMooncakeSynthetic(t *testing.T) {
-	rows := loadMooncake(t, sharedTrace(t, "mooncake/synthetic_trace.jsonl"))
-	rep := Rows(rows, Config{CacheSizes: capacities(syntheticCache)})
+	rep := analyzeFile(t, sharedTrace(t, "mooncake/synthetic_trace.jsonl"), Config{CacheSizes: capacities(syntheticCache)})
 	checkCache(t, rep.Cache, syntheticCache)
 	checkArrivals(t, rep, arrivalGolden{
 		rows: 3993, span: 1022.025, rate: 3.91, rateTol: 0.005, peak1s: 13, peak1min: 4.55,
@@ -368,8 +366,7 @@ func TestGoldenAzure(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			rows := loadAzure(t, sharedTrace(t, tt.file))
-			rep := Rows(rows, Config{})
+			rep := analyzeFile(t, sharedTrace(t, tt.file), Config{})
 			checkArrivals(t, rep, tt.arrival)
 			checkLengths(t, rep, tt.lengths)
 			if rep.Cache != nil {
@@ -426,6 +423,47 @@ func TestShuffledInputIsSortedStably(t *testing.T) {
 	}
 	if a.OutOfOrder() == 0 {
 		t.Error("Analyzer.OutOfOrder = 0 on shuffled input")
+	}
+}
+
+// analyzeFile runs File on a shared trace with format detection.
+func analyzeFile(t *testing.T, path string, cfg Config) *Report {
+	t.Helper()
+	rep, err := File(t.Context(), path, FileConfig{Analyzer: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Source.Sorted {
+		t.Errorf("%s: reported as unsorted", path)
+	}
+	return rep
+}
+
+// TestFileMatchesIndependentLoader checks the trace readers against the
+// test's own encoding/json and encoding/csv loaders: same report.
+func TestFileMatchesIndependentLoader(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		load   func(testing.TB, string) []trace.Row
+		format string
+	}{
+		{"mooncake/conversation_trace.jsonl", loadMooncake, "mooncake"},
+		{"mooncake/synthetic_trace.jsonl", loadMooncake, "mooncake"},
+		{"azure2023/AzureLLMInferenceTrace_code.csv", loadAzure, "azure"},
+		{"splitwise/splitwise_conv.csv", loadSplitwise, "vidur"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := sharedTrace(t, tc.name)
+			want := Rows(tc.load(t, path), Config{})
+			got := analyzeFile(t, path, Config{})
+			if got.Source.Format != tc.format || got.Source.RowsKept != want.Rows || got.Source.RowsRead != want.Rows {
+				t.Errorf("source = %+v", got.Source)
+			}
+			got.Source = nil
+			if d := diffJSON(want, got); d != "" {
+				t.Errorf("trace reader vs independent loader (-loader +reader):\n%s", d)
+			}
+		})
 	}
 }
 

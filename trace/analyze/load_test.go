@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -118,6 +119,43 @@ func loadAzure(t testing.TB, path string) []trace.Row {
 		rows = append(rows, trace.Row{
 			Index: int64(len(rows)), Line: int64(len(rows) + 2),
 			Offset: ts.Sub(first), HasOffset: true,
+			InputTokens: in, OutputTokens: out, ParentID: -1, RequestID: -1,
+		})
+	}
+	return rows
+}
+
+// loadSplitwise reads a Vidur/Splitwise CSV (arrived_at seconds, prefill,
+// decode tokens).
+func loadSplitwise(t testing.TB, path string) []trace.Row {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cr := csv.NewReader(f)
+	if _, err := cr.Read(); err != nil {
+		t.Fatal(err)
+	}
+	var rows []trace.Row
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		sec, err0 := strconv.ParseFloat(rec[0], 64)
+		in, err1 := strconv.Atoi(rec[1])
+		out, err2 := strconv.Atoi(rec[2])
+		if err0 != nil || err1 != nil || err2 != nil {
+			t.Fatalf("%s: bad row %q", path, rec)
+		}
+		rows = append(rows, trace.Row{
+			Index: int64(len(rows)), Line: int64(len(rows) + 2),
+			Offset: time.Duration(math.Round(sec * 1e9)), HasOffset: true,
 			InputTokens: in, OutputTokens: out, ParentID: -1, RequestID: -1,
 		})
 	}

@@ -1,0 +1,223 @@
+package analyze
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/reprise-bench/reprise/trace"
+)
+
+// FileConfig configures [File].
+type FileConfig struct {
+	// Analyzer configures the time-order statistics. Its BlockSize, when
+	// set, is also passed to the reader and used by the AIPerf section.
+	Analyzer Config
+	// Trace configures the reader (format, strictness, skipping).
+	Trace trace.Options
+	// Stdin is read when the path is "-"; nil means os.Stdin.
+	Stdin io.Reader
+}
+
+// File analyses the trace at path ("-" for standard input) and returns the
+// full report: source identity (size, sha256, format, rows read/kept and
+// dropped by reason), time-order statistics and the AIPerf section.
+//
+// It streams the file once, feeding the AIPerf section in file order and
+// the [Analyzer] in file order as well. If some row arrives earlier than its
+// predecessor (and Trace.Strict is off), the time-order statistics are
+// recomputed from [trace.ReadAll], which holds the rows in memory and sorts
+// them stably; Source.Sorted then says so. Standard input is first copied
+// to a temporary file so that the second pass is possible.
+//
+// Row errors are returned as *trace.ParseError (file, line, field, fix)
+// unless Trace.SkipInvalid counts and skips them.
+func File(ctx context.Context, path string, cfg FileConfig) (*Report, error) {
+	name := path
+	if path == "-" {
+		in := cfg.Stdin
+		if in == nil {
+			in = os.Stdin
+		}
+		tmp, err := spool(in)
+		if err != nil {
+			return nil, err
+		}
+		defer os.Remove(tmp)
+		path = tmp
+	}
+	if cfg.Analyzer.BlockSize > 0 && cfg.Trace.BlockSize == 0 {
+		cfg.Trace.BlockSize = cfg.Analyzer.BlockSize
+	}
+
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open trace: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	counted := &countingReader{r: io.TeeReader(f, h)}
+	rd, err := trace.NewReader(name, counted, cfg.Trace)
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+
+	blockSize := cfg.Analyzer.BlockSize
+	if blockSize <= 0 {
+		blockSize = rd.BlockSize()
+	}
+	if blockSize <= 0 {
+		blockSize = 512 // AIPerf's default; irrelevant without ids
+	}
+	a := New(cfg.Analyzer)
+	p := NewAIPerf(blockSize)
+	var row trace.Row
+	for n := 0; ; n++ {
+		if n&0xffff == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		err := rd.Next(&row)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		p.Add(&row)
+		a.Add(&row)
+	}
+	// Hash whatever the reader did not need to read.
+	if _, err := io.Copy(io.Discard, counted); err != nil {
+		return nil, fmt.Errorf("read trace %s: %w", name, err)
+	}
+
+	st := rd.Stats()
+	src := &Source{
+		Path:      name,
+		Bytes:     counted.n,
+		SHA256:    hex.EncodeToString(h.Sum(nil)),
+		Format:    string(rd.Format()),
+		BlockSize: rd.BlockSize(),
+		RowsRead:  st.Read,
+		RowsKept:  st.Kept,
+	}
+	for _, d := range []struct {
+		reason string
+		n      int64
+	}{{"invalid", st.DroppedInvalid}, {"failed", st.DroppedFailed}, {"filtered", st.DroppedFiltered}} {
+		if d.n > 0 {
+			if src.Dropped == nil {
+				src.Dropped = map[string]int64{}
+			}
+			src.Dropped[d.reason] = d.n
+		}
+	}
+
+	if a.OutOfOrder() > 0 {
+		rows, _, err := trace.ReadAll(path, cfg.Trace)
+		if err != nil {
+			return nil, err
+		}
+		a = New(cfg.Analyzer)
+		for _, i := range timeOrder(rows) {
+			a.Add(&rows[i])
+		}
+		src.Sorted = true
+	}
+	rep := a.Report()
+	rep.Source = src
+	rep.AIPerf = p.Report()
+	return rep, nil
+}
+
+// spool copies r to a temporary file and returns its name.
+func spool(r io.Reader) (string, error) {
+	f, err := os.CreateTemp("", "reprise-stdin-*")
+	if err != nil {
+		return "", fmt.Errorf("buffer standard input: %w", err)
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return "", fmt.Errorf("read standard input: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("buffer standard input: %w", err)
+	}
+	return f.Name(), nil
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// WriteJSON writes rep as the indented JSON document of
+// docs/format/analyze-json.md, followed by a newline.
+func WriteJSON(w io.Writer, rep *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}
+
+// ParseTokens parses a token count with an optional decimal suffix: K
+// (10³), M (10⁶) or G (10⁹), case-insensitive, fractions allowed before a
+// suffix: "3M" = 3,000,000, "0.5M" = 500,000, "4096" = 4,096.
+func ParseTokens(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	mult := 1.0
+	if n := len(t); n > 0 {
+		switch t[n-1] {
+		case 'k', 'K':
+			mult = 1e3
+		case 'm', 'M':
+			mult = 1e6
+		case 'g', 'G':
+			mult = 1e9
+		}
+		if mult != 1 {
+			t = t[:n-1]
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v < 0 || v*mult > 1e15 || (mult == 1 && v != float64(int64(v))) {
+		return 0, fmt.Errorf("token count %q: want a whole number with an optional K, M or G suffix, e.g. 500K or 3M", s)
+	}
+	return int64(v*mult + 0.5), nil
+}
+
+// ParseCacheSizes parses a comma-separated list of token counts (see
+// [ParseTokens]), e.g. "1M,3M,10M,50M". An empty string gives no sizes.
+func ParseCacheSizes(s string) ([]int64, error) {
+	if strings.TrimSpace(s) == "" {
+		return []int64{}, nil
+	}
+	var out []int64
+	var errs []error
+	for part := range strings.SplitSeq(s, ",") {
+		v, err := ParseTokens(part)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, v)
+	}
+	return out, errors.Join(errs...)
+}
