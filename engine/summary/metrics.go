@@ -1,0 +1,129 @@
+package summary
+
+import "github.com/reprise-bench/reprise/internal/record"
+
+// metric is one per-request metric: its tag (AIPerf's where one exists),
+// display unit, and how to read it from a record. get returns false when
+// the metric is undefined for that record (absent, not zero).
+type metric struct {
+	tag      string
+	header   string // table label
+	unit     string
+	stream   bool // streaming only
+	larger   bool // larger is better (goodput direction)
+	onErrors bool // computed over every record (not only valid ones)
+	get      func(r *record.Request, o *Options) (float64, bool)
+}
+
+const nsPerMS = 1e6
+
+func ms(ns int64) float64 { return float64(ns) / nsPerMS }
+
+// osl is the output sequence length: output + reasoning tokens, from the
+// server's usage with UseServerTokenCount (when reported), else the client.
+func osl(r *record.Request, o *Options) int64 {
+	if o.UseServerTokenCount && r.ServerCompletionTokens >= 0 {
+		return int64(r.ServerCompletionTokens)
+	}
+	return int64(r.OutputTokens) + int64(r.ReasoningTokens)
+}
+
+// metrics lists every per-request metric in display order.
+var metrics = []metric{
+	{tag: "time_to_first_token", header: "Time to first token", unit: "ms", stream: true,
+		get: func(r *record.Request, _ *Options) (float64, bool) { return ms(r.TTFTNS), r.FirstTokenNS != 0 }},
+	{tag: "time_to_first_output_token", header: "Time to first output token", unit: "ms", stream: true,
+		get: func(r *record.Request, _ *Options) (float64, bool) { return ms(r.TTFONS), r.FirstOutputTokenNS != 0 }},
+	{tag: "time_to_second_token", header: "Time to second token", unit: "ms", stream: true,
+		get: func(r *record.Request, _ *Options) (float64, bool) { return ms(r.TTSTNS), r.SecondTokenNS != 0 }},
+	{tag: "inter_token_latency", header: "Inter token latency", unit: "ms", stream: true,
+		get: func(r *record.Request, o *Options) (float64, bool) {
+			return r.ITLNS / nsPerMS, r.FirstTokenNS != 0 && osl(r, o) >= 2
+		}},
+	{tag: "request_latency", header: "Request latency", unit: "ms",
+		get: func(r *record.Request, _ *Options) (float64, bool) { return ms(r.E2ENS), r.E2ENS > 0 }},
+	{tag: "output_token_throughput_per_user", header: "Output token throughput per user", unit: "tokens/sec/user", stream: true, larger: true,
+		get: func(r *record.Request, o *Options) (float64, bool) {
+			return 1e9 / r.ITLNS, r.FirstTokenNS != 0 && osl(r, o) >= 2 && r.ITLNS > 0
+		}},
+	{tag: "e2e_output_token_throughput", header: "E2E output token throughput", unit: "tokens/sec", larger: true,
+		get: func(r *record.Request, o *Options) (float64, bool) {
+			return float64(osl(r, o)) / (float64(r.E2ENS) / 1e9), r.E2ENS > 0
+		}},
+	{tag: "output_sequence_length", header: "Output sequence length", unit: "tokens",
+		get: func(r *record.Request, o *Options) (float64, bool) { return float64(osl(r, o)), true }},
+	{tag: "input_sequence_length", header: "Input sequence length", unit: "tokens",
+		get: func(r *record.Request, _ *Options) (float64, bool) { return float64(r.InputTokens), true }},
+	{tag: "reasoning_token_count", header: "Reasoning token count", unit: "tokens",
+		get: func(r *record.Request, _ *Options) (float64, bool) {
+			return float64(r.ReasoningTokens), r.ReasoningTokens > 0
+		}},
+	{tag: "stream_setup_latency", header: "Stream setup latency", unit: "ms", stream: true,
+		get: func(r *record.Request, _ *Options) (float64, bool) {
+			return ms(r.HeadersNS - r.SentNS), r.HeadersNS != 0
+		}},
+	{tag: "usage_prompt_tokens", header: "Server prompt tokens", unit: "tokens",
+		get: func(r *record.Request, _ *Options) (float64, bool) {
+			return float64(r.ServerPromptTokens), r.ServerPromptTokens >= 0
+		}},
+	{tag: "usage_completion_tokens", header: "Server completion tokens", unit: "tokens",
+		get: func(r *record.Request, _ *Options) (float64, bool) {
+			return float64(r.ServerCompletionTokens), r.ServerCompletionTokens >= 0
+		}},
+	{tag: "usage_prompt_cached_tokens", header: "Server cached tokens", unit: "tokens",
+		get: func(r *record.Request, _ *Options) (float64, bool) {
+			return float64(r.ServerCachedTokens), r.ServerCachedTokens >= 0
+		}},
+	// reprise's own.
+	{tag: "schedule_lateness", header: "Schedule lateness", unit: "ms", onErrors: true,
+		get: func(r *record.Request, _ *Options) (float64, bool) { return ms(r.LatenessNS), r.IntendedNS != 0 }},
+	{tag: "latency_from_intended", header: "Latency from intended time", unit: "ms",
+		get: func(r *record.Request, _ *Options) (float64, bool) {
+			return ms(r.LatencyFromIntendedNS), r.IntendedNS != 0 && r.LatencyFromIntendedNS != 0
+		}},
+	{tag: "session_delay", header: "Session-induced delay", unit: "ms",
+		get: func(r *record.Request, _ *Options) (float64, bool) {
+			return ms(r.SessionDelayNS), r.SessionDelayNS != 0
+		}},
+	{tag: "input_length_error", header: "Server minus client input tokens", unit: "tokens",
+		get: func(r *record.Request, _ *Options) (float64, bool) {
+			return float64(r.ServerPromptTokens) - float64(r.InputTokens), r.ServerPromptTokens >= 0 && r.InputTokens > 0
+		}},
+	{tag: "cached_tokens_error", header: "Server minus expected cached tokens", unit: "tokens",
+		get: func(r *record.Request, _ *Options) (float64, bool) {
+			return float64(r.ServerCachedTokens) - float64(r.ExpectedCachedTokens), r.ServerCachedTokens >= 0 && r.ExpectedCachedTokens >= 0
+		}},
+	{tag: "http_req_blocked", header: "HTTP connection wait", unit: "ms", onErrors: true,
+		get: func(r *record.Request, _ *Options) (float64, bool) { return ms(r.BlockedNS), r.SentNS != 0 }},
+	{tag: "http_req_connecting", header: "HTTP connect", unit: "ms", onErrors: true,
+		get: func(r *record.Request, _ *Options) (float64, bool) { return ms(r.ConnectNS), r.ConnectNS > 0 }},
+	{tag: "http_req_waiting", header: "HTTP waiting (sent → headers)", unit: "ms",
+		get: func(r *record.Request, _ *Options) (float64, bool) {
+			return ms(r.HeadersNS - r.WroteNS), r.WroteNS != 0 && r.HeadersNS >= r.WroteNS
+		}},
+	{tag: "events_per_read_max", header: "Events per read (max)", unit: "events", stream: true,
+		get: func(r *record.Request, _ *Options) (float64, bool) { return float64(r.MaxEventsRead), r.Reads > 0 }},
+	{tag: "adapter_time", header: "Adapter time", unit: "ms",
+		get: func(r *record.Request, _ *Options) (float64, bool) { return ms(r.AdapterNS), true }},
+}
+
+// aliases maps the short goodput names to tags.
+var aliases = map[string]string{
+	"ttft":    "time_to_first_token",
+	"ttfo":    "time_to_first_output_token",
+	"ttst":    "time_to_second_token",
+	"itl":     "inter_token_latency",
+	"tpot":    "inter_token_latency",
+	"e2e":     "request_latency",
+	"latency": "request_latency",
+	"tps":     "output_token_throughput_per_user",
+}
+
+func metricByTag(tag string) (int, bool) {
+	for i := range metrics {
+		if metrics[i].tag == tag {
+			return i, true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,173 @@
+package summary
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/reprise-bench/reprise/internal/record"
+)
+
+// scalar is an aggregate value in summary.json: AIPerf writes derived
+// metrics as {"unit", "avg"}.
+type scalar struct {
+	Unit string  `json:"unit"`
+	Avg  float64 `json:"avg"`
+}
+
+// JSON returns summary.json (docs/format/summary.md): metrics keyed by
+// AIPerf tags, each with unit and statistics, plus reprise's own keys.
+// Keys are sorted, so equal summaries give identical bytes.
+func (s *Summary) JSON() ([]byte, error) {
+	m := map[string]any{
+		"schema_version":               SchemaVersion,
+		"run_info":                     s.Run,
+		"request_count":                scalar{"requests", float64(s.RequestCount)},
+		"error_request_count":          scalar{"requests", float64(s.ErrorRequestCount)},
+		"warmup_request_count":         scalar{"requests", float64(s.WarmupCount)},
+		"benchmark_duration":           scalar{"sec", s.BenchmarkDuration.Seconds()},
+		"request_throughput":           scalar{"requests/sec", s.RequestThroughput},
+		"output_token_throughput":      scalar{"tokens/sec", s.OutputTokenThroughput},
+		"total_token_throughput":       scalar{"tokens/sec", s.TotalTokenThroughput},
+		"total_isl":                    scalar{"tokens", float64(s.TotalISL)},
+		"total_osl":                    scalar{"tokens", float64(s.TotalOSL)},
+		"total_reasoning_tokens":       scalar{"tokens", float64(s.TotalReasoning)},
+		"intended_request_rate":        scalar{"requests/sec", s.IntendedRate},
+		"achieved_request_rate":        scalar{"requests/sec", s.AchievedRate},
+		"late_request_count":           scalar{"requests", float64(s.LateCount)},
+		"error_rate":                   scalar{"ratio", s.ErrorRate()},
+		"retried_request_count":        scalar{"requests", float64(s.Retries)},
+		"server_cached_tokens_total":   scalar{"tokens", float64(s.ServerCachedTokens)},
+		"expected_cached_tokens_total": scalar{"tokens", float64(s.ExpectedCachedTokens)},
+	}
+	if !math.IsNaN(s.CacheFidelity) {
+		m["cache_fidelity"] = scalar{"ratio", s.CacheFidelity}
+	}
+	if len(s.Options.Goodput) > 0 {
+		m["good_request_count"] = scalar{"requests", float64(s.GoodRequestCount)}
+		m["goodput"] = scalar{"requests/sec", s.Goodput}
+		m["good_request_fraction"] = scalar{"ratio", s.GoodRequestFraction}
+		slo := map[string]float64{}
+		for _, g := range s.Options.Goodput {
+			slo[g.Tag] = g.Value
+		}
+		m["goodput_slos"] = slo
+	}
+	kinds := map[string]int{}
+	for k, v := range s.ErrorsByKind {
+		kinds[string(k)] = v
+	}
+	m["errors_by_kind"] = kinds
+	errs := s.Errors
+	if errs == nil {
+		errs = []ErrorCount{}
+	}
+	m["error_summary"] = errs
+	for tag, st := range s.Metrics {
+		m[tag] = st
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode summary: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// WriteTable prints the human summary: one row per metric (avg, min, max,
+// p99, p90, p50, std, as AIPerf's console), then the aggregates.
+func (s *Summary) WriteTable(w io.Writer) error {
+	width := len("Metric")
+	for _, m := range metrics {
+		if _, ok := s.Metrics[m.tag]; ok {
+			width = max(width, len([]rune(m.header))+len(m.unit)+3)
+		}
+	}
+	pad := func(s string) string { return s + strings.Repeat(" ", width-len([]rune(s))) }
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s\tavg\tmin\tmax\tp99\tp90\tp50\tstd\t\n", pad("Metric"))
+	for _, m := range metrics {
+		st, ok := s.Metrics[m.tag]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", pad(m.header+" ("+m.unit+")"),
+			num(st.Avg), num(st.Min), num(st.Max), num(st.P99), num(st.P90), num(st.P50), num(st.Std))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var b strings.Builder
+	line := func(k, v string) { fmt.Fprintf(&b, "%-34s %s\n", k, v) }
+	line("Requests (ok / errors / warmup)", fmt.Sprintf("%d / %d / %d", s.RequestCount, s.ErrorRequestCount, s.WarmupCount))
+	line("Benchmark duration (s)", num(s.BenchmarkDuration.Seconds()))
+	line("Request throughput (req/s)", num(s.RequestThroughput))
+	line("Output token throughput (tok/s)", num(s.OutputTokenThroughput))
+	line("Total token throughput (tok/s)", num(s.TotalTokenThroughput))
+	if s.IntendedRate > 0 || s.AchievedRate > 0 {
+		line("Rate intended / achieved (req/s)", num(s.IntendedRate)+" / "+num(s.AchievedRate))
+	}
+	line(fmt.Sprintf("Late requests (> %v)", s.Options.LateThreshold), fmt.Sprintf("%d", s.LateCount))
+	if len(s.Options.Goodput) > 0 {
+		var slo []string
+		for _, g := range s.Options.Goodput {
+			slo = append(slo, fmt.Sprintf("%s:%g", g.Tag, g.Value))
+		}
+		line("Goodput SLOs", strings.Join(slo, " "))
+		line("Good requests / fraction", fmt.Sprintf("%d / %s", s.GoodRequestCount, num(s.GoodRequestFraction)))
+		line("Goodput (req/s)", num(s.Goodput))
+	}
+	if s.ExpectedCachedTokens > 0 || s.ServerCachedTokens > 0 {
+		f := "n/a"
+		if !math.IsNaN(s.CacheFidelity) {
+			f = num(s.CacheFidelity)
+		}
+		line("Cached tokens server / expected", fmt.Sprintf("%d / %d (fidelity %s)", s.ServerCachedTokens, s.ExpectedCachedTokens, f))
+	}
+	if s.Retries > 0 {
+		line("Re-sent after server closed conn", fmt.Sprintf("%d", s.Retries))
+	}
+	if len(s.ErrorsByKind) > 0 {
+		kinds := make([]string, 0, len(s.ErrorsByKind))
+		for k := range s.ErrorsByKind {
+			kinds = append(kinds, string(k))
+		}
+		sort.Strings(kinds)
+		var parts []string
+		for _, k := range kinds {
+			parts = append(parts, fmt.Sprintf("%s %d", k, s.ErrorsByKind[record.ErrorKind(k)]))
+		}
+		line("Errors by kind", strings.Join(parts, ", "))
+		for i, e := range s.Errors {
+			if i == 3 {
+				break
+			}
+			line("  e.g. "+string(e.Kind), truncate(e.Message, 100))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func truncate(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
+// num formats a value with two decimals, as AIPerf's console does.
+func num(v float64) string {
+	if math.IsNaN(v) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// Duration formats d in ms for messages.
+func Duration(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/1e6) }

@@ -1,0 +1,405 @@
+// Package summary computes a run's summary from its request records: the
+// AIPerf statistics (avg, min, max, p1…p99, population std, count) of every
+// per-request metric, throughputs, goodput, errors by kind, schedule
+// lateness, achieved vs intended rate and cache fidelity.
+//
+// It is a pure function of []record.Request plus run information, so the
+// live run and `reprise summarize` (reading records back from Parquet)
+// print the same numbers. [Accumulator] is the streaming form: it keeps
+// only the metric values (about 200 bytes per request), not the records.
+//
+// Estimators: percentiles are exact, with numpy's default linear
+// interpolation (r = (n−1)·p/100); std is the population standard
+// deviation (ddof = 0), as AIPerf computes it.
+package summary
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/reprise-bench/reprise/internal/record"
+)
+
+// SchemaVersion is the version of summary.json (docs/format/summary.md).
+const SchemaVersion = "1"
+
+// SLO is one goodput objective: the metric Tag must be ≤ Value (≥ for
+// larger-is-better metrics), in the metric's display unit.
+type SLO struct {
+	Tag   string
+	Value float64
+}
+
+// ParseGoodput parses "ttft:250 itl:10 e2e:2000": space- or comma-separated
+// tag:value pairs; tags are AIPerf's (time_to_first_token, …) or the short
+// names ttft, ttfo, ttst, itl (tpot), e2e (latency), tps. Values are in the
+// metric's display unit (ms for latencies).
+func ParseGoodput(s string) ([]SLO, error) {
+	var out []SLO
+	var errs []error
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' }) {
+		k, v, ok := strings.Cut(f, ":")
+		if !ok {
+			k, v, ok = strings.Cut(f, "=")
+		}
+		if !ok {
+			errs = append(errs, fmt.Errorf("goodput %q: want tag:value", f))
+			continue
+		}
+		tag := strings.ToLower(strings.TrimSpace(k))
+		if a, ok := aliases[tag]; ok {
+			tag = a
+		}
+		i, known := metricByTag(tag)
+		if !known || metrics[i].onErrors && tag != "schedule_lateness" {
+			errs = append(errs, fmt.Errorf("goodput %q: unknown metric %q (use ttft, ttfo, ttst, itl, e2e, tps or an AIPerf tag such as time_to_first_token)", f, k))
+			continue
+		}
+		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || x <= 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+			errs = append(errs, fmt.Errorf("goodput %q: value %q must be a positive number in %s", f, v, metrics[i].unit))
+			continue
+		}
+		out = append(out, SLO{Tag: tag, Value: x})
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Options select how records are read.
+type Options struct {
+	// Streaming: streaming-only metrics are reported.
+	Streaming bool
+	// UseServerTokenCount takes output lengths from the server's usage.
+	UseServerTokenCount bool
+	// Goodput lists the SLOs a request must meet to be good.
+	Goodput []SLO
+	// LateThreshold counts requests later than this (0 = 1 ms).
+	LateThreshold time.Duration
+}
+
+// RunInfo describes the run the records come from.
+type RunInfo struct {
+	Model     string    `json:"model"`
+	URL       string    `json:"url"`
+	Endpoint  string    `json:"endpoint"`
+	Mode      string    `json:"mode"`
+	Trace     string    `json:"trace,omitempty"`
+	Streaming bool      `json:"streaming"`
+	Start     time.Time `json:"start_time"`
+	End       time.Time `json:"end_time"`
+	Cancelled bool      `json:"was_cancelled"`
+	// Planned is the number of measured requests the schedule planned
+	// (0 = unknown).
+	Planned int `json:"planned_requests,omitempty"`
+	// Version is reprise's version.
+	Version string `json:"reprise_version,omitempty"`
+}
+
+// Stats are the statistics of one metric. Values are in Unit.
+type Stats struct {
+	Unit  string  `json:"unit"`
+	Avg   float64 `json:"avg"`
+	Min   float64 `json:"min"`
+	Max   float64 `json:"max"`
+	Sum   float64 `json:"sum"`
+	P1    float64 `json:"p1"`
+	P5    float64 `json:"p5"`
+	P10   float64 `json:"p10"`
+	P25   float64 `json:"p25"`
+	P50   float64 `json:"p50"`
+	P75   float64 `json:"p75"`
+	P90   float64 `json:"p90"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+	Std   float64 `json:"std"`
+	Count int     `json:"count"`
+}
+
+// ErrorCount is one row of the error summary.
+type ErrorCount struct {
+	Kind    record.ErrorKind `json:"kind"`
+	Status  int32            `json:"status_code,omitempty"`
+	Message string           `json:"message"` // the first message seen
+	Count   int              `json:"count"`
+}
+
+// Summary is a run's summary.
+type Summary struct {
+	Run RunInfo
+	// Metrics holds the statistics of every metric with at least one value,
+	// keyed by tag.
+	Metrics map[string]*Stats
+
+	RequestCount      int // valid (successful) measured requests
+	ErrorRequestCount int
+	WarmupCount       int
+	TotalISL          int64
+	TotalOSL          int64
+	TotalReasoning    int64
+	// BenchmarkDuration spans the first send to the last response end
+	// (AIPerf's definition, grace tail included).
+	BenchmarkDuration     time.Duration
+	RequestThroughput     float64 // valid requests / s
+	OutputTokenThroughput float64 // output (+reasoning) tokens / s
+	TotalTokenThroughput  float64
+	// Goodput.
+	GoodRequestCount    int
+	Goodput             float64 // good requests / s
+	GoodRequestFraction float64 // good / (valid + errors)
+	// Rates over the measured requests: what the schedule intended vs what
+	// was sent (requests / s).
+	IntendedRate float64
+	AchievedRate float64
+	LateCount    int // requests later than Options.LateThreshold
+	Retries      int64
+	ConnReused   int
+	// Cache fidelity: server-reported cached tokens vs what the trace's
+	// prefix structure predicts, over requests where both are known.
+	ServerCachedTokens   int64
+	ExpectedCachedTokens int64
+	CacheFidelity        float64 // server / expected; NaN when expected is 0
+
+	ErrorsByKind map[record.ErrorKind]int
+	Errors       []ErrorCount
+	Options      Options
+}
+
+// ErrorRate is errors / (valid + errors), 0 for an empty run.
+func (s *Summary) ErrorRate() float64 {
+	n := s.RequestCount + s.ErrorRequestCount
+	if n == 0 {
+		return 0
+	}
+	return float64(s.ErrorRequestCount) / float64(n)
+}
+
+// Accumulator builds a Summary from records added one at a time. It keeps
+// the metric values, not the records. It is not safe for concurrent use.
+type Accumulator struct {
+	opts    Options
+	vals    [][]float64
+	s       Summary
+	errIdx  map[errKey]int
+	minSent int64
+	maxEnd  int64
+	minInt  int64
+	maxInt  int64
+	maxSent int64
+	nInt    int
+	nSent   int
+	good    []int // metric indexes of the goodput SLOs
+}
+
+type errKey struct {
+	kind   record.ErrorKind
+	status int32
+}
+
+// NewAccumulator returns an empty accumulator.
+func NewAccumulator(opts Options) *Accumulator {
+	a := &Accumulator{opts: opts, vals: make([][]float64, len(metrics)), errIdx: map[errKey]int{}}
+	if a.opts.LateThreshold == 0 {
+		a.opts.LateThreshold = time.Millisecond
+	}
+	a.s.ErrorsByKind = map[record.ErrorKind]int{}
+	for _, slo := range opts.Goodput {
+		i, _ := metricByTag(slo.Tag)
+		a.good = append(a.good, i)
+	}
+	return a
+}
+
+// Add adds one record. Warmup records are only counted.
+func (a *Accumulator) Add(r *record.Request) {
+	s := &a.s
+	if r.Phase == record.PhaseWarmup {
+		s.WarmupCount++
+		return
+	}
+	o := &a.opts
+	if r.IntendedNS != 0 {
+		if a.nInt == 0 || r.IntendedNS < a.minInt {
+			a.minInt = r.IntendedNS
+		}
+		a.maxInt = max(a.maxInt, r.IntendedNS)
+		a.nInt++
+		if r.LatenessNS > int64(o.LateThreshold) {
+			s.LateCount++
+		}
+	}
+	if r.SentNS != 0 && r.ErrorKind != record.ErrNotDelivered {
+		if a.nSent == 0 || r.SentNS < a.minSent {
+			a.minSent = r.SentNS
+		}
+		a.maxSent = max(a.maxSent, r.SentNS)
+		a.nSent++
+	}
+	s.Retries += int64(r.Retries)
+	if r.ConnReused {
+		s.ConnReused++
+	}
+	ok := r.OK()
+	for i := range metrics {
+		m := &metrics[i]
+		if (!ok && !m.onErrors) || (m.stream && !o.Streaming) {
+			continue
+		}
+		if v, has := m.get(r, o); has && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			a.vals[i] = append(a.vals[i], v)
+		}
+	}
+	if !ok {
+		s.ErrorRequestCount++
+		s.ErrorsByKind[r.ErrorKind]++
+		k := errKey{r.ErrorKind, r.StatusCode}
+		if j, seen := a.errIdx[k]; seen {
+			s.Errors[j].Count++
+		} else {
+			a.errIdx[k] = len(s.Errors)
+			s.Errors = append(s.Errors, ErrorCount{Kind: r.ErrorKind, Status: r.StatusCode, Message: r.ErrorMessage, Count: 1})
+		}
+		return
+	}
+	s.RequestCount++
+	s.TotalISL += int64(r.InputTokens)
+	n := osl(r, o)
+	s.TotalOSL += n
+	s.TotalReasoning += int64(r.ReasoningTokens)
+	if end := r.SentNS + r.E2ENS; end > a.maxEnd {
+		a.maxEnd = end
+	}
+	if r.ServerCachedTokens >= 0 && r.ExpectedCachedTokens >= 0 {
+		s.ServerCachedTokens += int64(r.ServerCachedTokens)
+		s.ExpectedCachedTokens += int64(r.ExpectedCachedTokens)
+	}
+	if len(a.good) > 0 && a.isGood(r) {
+		s.GoodRequestCount++
+	}
+}
+
+func (a *Accumulator) isGood(r *record.Request) bool {
+	for j, i := range a.good {
+		m := &metrics[i]
+		v, has := m.get(r, &a.opts)
+		if !has || (m.stream && !a.opts.Streaming) {
+			return false
+		}
+		lim := a.opts.Goodput[j].Value
+		if m.larger && v < lim || !m.larger && v > lim {
+			return false
+		}
+	}
+	return true
+}
+
+// Summary computes the summary of everything added so far. It may be
+// called more than once.
+func (a *Accumulator) Summary(info RunInfo) *Summary {
+	s := a.s // copy
+	s.Run = info
+	s.Options = a.opts
+	s.ErrorsByKind = maps(a.s.ErrorsByKind)
+	s.Errors = slices.Clone(a.s.Errors)
+	sort.SliceStable(s.Errors, func(i, j int) bool { return s.Errors[i].Count > s.Errors[j].Count })
+	s.Metrics = map[string]*Stats{}
+	for i := range metrics {
+		if len(a.vals[i]) == 0 {
+			continue
+		}
+		st := Compute(a.vals[i])
+		st.Unit = metrics[i].unit
+		s.Metrics[metrics[i].tag] = &st
+	}
+	if a.maxEnd > a.minSent && s.RequestCount > 0 {
+		s.BenchmarkDuration = time.Duration(a.maxEnd - a.minSent)
+		sec := s.BenchmarkDuration.Seconds()
+		s.RequestThroughput = float64(s.RequestCount) / sec
+		s.OutputTokenThroughput = float64(s.TotalOSL) / sec
+		s.TotalTokenThroughput = float64(s.TotalISL+s.TotalOSL) / sec
+		s.Goodput = float64(s.GoodRequestCount) / sec
+	}
+	if n := s.RequestCount + s.ErrorRequestCount; n > 0 && len(a.good) > 0 {
+		s.GoodRequestFraction = float64(s.GoodRequestCount) / float64(n)
+	}
+	if a.nInt > 1 && a.maxInt > a.minInt {
+		s.IntendedRate = float64(a.nInt-1) / (float64(a.maxInt-a.minInt) / 1e9)
+	}
+	if a.nSent > 1 && a.maxSent > a.minSent {
+		s.AchievedRate = float64(a.nSent-1) / (float64(a.maxSent-a.minSent) / 1e9)
+	}
+	s.CacheFidelity = math.NaN()
+	if s.ExpectedCachedTokens > 0 {
+		s.CacheFidelity = float64(s.ServerCachedTokens) / float64(s.ExpectedCachedTokens)
+	}
+	return &s
+}
+
+func maps(m map[record.ErrorKind]int) map[record.ErrorKind]int {
+	out := make(map[record.ErrorKind]int, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// Summarize computes the summary of reqs.
+func Summarize(reqs []record.Request, info RunInfo, opts Options) *Summary {
+	a := NewAccumulator(opts)
+	for i := range reqs {
+		a.Add(&reqs[i])
+	}
+	return a.Summary(info)
+}
+
+// Compute returns the statistics of vals (which it sorts in place). Unit
+// is left empty.
+func Compute(vals []float64) Stats {
+	n := len(vals)
+	if n == 0 {
+		return Stats{}
+	}
+	slices.Sort(vals)
+	var sum float64
+	for _, v := range vals {
+		sum += v
+	}
+	mean := sum / float64(n)
+	var ss float64
+	for _, v := range vals {
+		d := v - mean
+		ss += d * d
+	}
+	return Stats{
+		Avg: mean, Min: vals[0], Max: vals[n-1], Sum: sum,
+		P1: Percentile(vals, 1), P5: Percentile(vals, 5), P10: Percentile(vals, 10),
+		P25: Percentile(vals, 25), P50: Percentile(vals, 50), P75: Percentile(vals, 75),
+		P90: Percentile(vals, 90), P95: Percentile(vals, 95), P99: Percentile(vals, 99),
+		Std: math.Sqrt(ss / float64(n)), Count: n,
+	}
+}
+
+// Percentile returns the p-th percentile of sorted values with numpy's
+// default linear interpolation: r = (n−1)·p/100, then interpolate between
+// the neighbours of r.
+func Percentile(sorted []float64, p float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return math.NaN()
+	}
+	r := float64(n-1) * p / 100
+	lo := int(math.Floor(r))
+	hi := int(math.Ceil(r))
+	if hi >= n {
+		hi = n - 1
+	}
+	return sorted[lo] + (sorted[hi]-sorted[lo])*(r-float64(lo))
+}

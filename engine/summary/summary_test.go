@@ -1,0 +1,205 @@
+package summary
+
+import (
+	"bytes"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/reprise-bench/reprise/internal/record"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func golden(t *testing.T, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", t.Name()+".golden")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if d := cmp.Diff(string(want), string(got)); d != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", path, d)
+	}
+}
+
+// testRecords is a small deterministic run: 10 streamed requests with
+// known timings, one HTTP error, one stream error, one warmup.
+func testRecords() []record.Request {
+	const t0 = int64(1_800_000_000_000_000_000)
+	var rs []record.Request
+	for i := range 10 {
+		sent := t0 + int64(i)*100e6 // every 100 ms
+		ttft := int64(20+i) * 1e6   // 20..29 ms
+		e2e := ttft + 15*5e6        // 16 tokens, 5 ms apart
+		r := record.Request{
+			RequestID: uint64(i), TraceRow: int64(i),
+			IntendedNS: sent - int64(i)*1000, DispatchedNS: sent, SentNS: sent, WroteNS: sent + 1e5,
+			HeadersNS: sent + ttft - 1e6, FirstEventNS: sent + ttft - 1e6,
+			FirstTokenNS: sent + ttft, FirstOutputTokenNS: sent + ttft, SecondTokenNS: sent + ttft + 5e6,
+			LastTokenNS: sent + e2e, EndNS: sent + e2e + 1e5,
+			TTFTNS: ttft, TTFONS: ttft, TTSTNS: 5e6, ITLNS: 5e6, E2ENS: e2e,
+			LatenessNS: int64(i) * 1000, LatencyFromIntendedNS: e2e + int64(i)*1000,
+			InputTokens: 100, OutputTokens: 16, MaxTokens: 16,
+			ServerPromptTokens: 100, ServerCompletionTokens: 16, ServerReasoningTokens: -1,
+			ServerCachedTokens: int32(10 * i), ExpectedCachedTokens: 50,
+			Events: 19, ContentEvents: 16, Reads: 18, MaxEventsRead: 2, BytesReceived: 4000, BytesSent: 500,
+			StatusCode: 200, FinishReason: "length", ConnReused: i > 0,
+		}
+		rs = append(rs, r)
+	}
+	rs = append(rs, record.Request{RequestID: 10, IntendedNS: t0 + 1e9, DispatchedNS: t0 + 1e9, SentNS: t0 + 1e9,
+		EndNS: t0 + 1e9 + 2e6, StatusCode: 429, ErrorKind: record.ErrHTTPStatus, ErrorMessage: "HTTP 429 Too Many Requests: slow down",
+		ServerPromptTokens: -1, ServerCompletionTokens: -1, ServerReasoningTokens: -1, ServerCachedTokens: -1, ExpectedCachedTokens: -1})
+	rs = append(rs, record.Request{RequestID: 11, IntendedNS: t0 + 11e8, DispatchedNS: t0 + 11e8 + 3e6, SentNS: t0 + 11e8 + 3e6,
+		LatenessNS: 3e6, EndNS: t0 + 11e8 + 50e6, StatusCode: 200, ErrorKind: record.ErrStreamError, ErrorMessage: "Failed to parse input",
+		ServerPromptTokens: -1, ServerCompletionTokens: -1, ServerReasoningTokens: -1, ServerCachedTokens: -1, ExpectedCachedTokens: -1})
+	rs = append(rs, record.Request{RequestID: 12, Phase: record.PhaseWarmup, SentNS: t0 - 1e9, E2ENS: 5e6, StatusCode: 200})
+	return rs
+}
+
+func testSummary(t *testing.T) *Summary {
+	slos, err := ParseGoodput("ttft:25 itl:10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := RunInfo{Model: "m", URL: "http://127.0.0.1:8000", Endpoint: "openai-chat", Mode: "fixed", Trace: "t.jsonl",
+		Streaming: true, Start: time.Unix(1_800_000_000, 0).UTC(), End: time.Unix(1_800_000_002, 0).UTC(), Planned: 12, Version: "test"}
+	return Summarize(testRecords(), info, Options{Streaming: true, Goodput: slos})
+}
+
+func TestSummaryJSON(t *testing.T) {
+	b, err := testSummary(t).JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, b)
+}
+
+func TestSummaryTable(t *testing.T) {
+	var buf bytes.Buffer
+	if err := testSummary(t).WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, buf.Bytes())
+}
+
+func TestSummaryValues(t *testing.T) {
+	s := testSummary(t)
+	if s.RequestCount != 10 || s.ErrorRequestCount != 2 || s.WarmupCount != 1 {
+		t.Fatalf("counts %d/%d/%d", s.RequestCount, s.ErrorRequestCount, s.WarmupCount)
+	}
+	ttft := s.Metrics["time_to_first_token"]
+	// 20..29 ms: mean 24.5, p50 24.5, p99 = 20 + 9·0.99·… = 28.91
+	if ttft.Avg != 24.5 || ttft.Min != 20 || ttft.Max != 29 || math.Abs(ttft.P99-28.91) > 1e-9 {
+		t.Errorf("ttft %+v", ttft)
+	}
+	// population std of 20..29 = sqrt(8.25)
+	if math.Abs(ttft.Std-math.Sqrt(8.25)) > 1e-9 {
+		t.Errorf("std %v", ttft.Std)
+	}
+	// good: ttft ≤ 25 ms → 20..25 = 6 requests (ITL 5 ms passes); fraction over 12 measured.
+	if s.GoodRequestCount != 6 || math.Abs(s.GoodRequestFraction-0.5) > 1e-12 {
+		t.Errorf("good %d fraction %v", s.GoodRequestCount, s.GoodRequestFraction)
+	}
+	// lateness is over all measured requests, errors included (12 values).
+	if n := s.Metrics["schedule_lateness"].Count; n != 12 {
+		t.Errorf("lateness count %d", n)
+	}
+	if s.ErrorsByKind[record.ErrHTTPStatus] != 1 || s.ErrorsByKind[record.ErrStreamError] != 1 {
+		t.Errorf("errors %v", s.ErrorsByKind)
+	}
+	// cached: Σ 10·i = 450 of Σ 50 = 500.
+	if s.CacheFidelity != 0.9 {
+		t.Errorf("cache fidelity %v", s.CacheFidelity)
+	}
+	// duration: first send t0 to last response end t0+0.9 s+29 ms+75 ms.
+	if want := 900*time.Millisecond + 104*time.Millisecond; s.BenchmarkDuration != want {
+		t.Errorf("duration %v want %v", s.BenchmarkDuration, want)
+	}
+}
+
+// TestPercentile checks the numpy linear interpolation against values
+// computed with numpy.percentile.
+func TestPercentile(t *testing.T) {
+	v := []float64{1, 2, 3, 4, 10}
+	cases := []struct{ p, want float64 }{
+		{0, 1}, {25, 2}, {50, 3}, {90, 7.6}, {99, 9.76}, {100, 10},
+	}
+	for _, c := range cases {
+		if got := Percentile(v, c.p); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("p%v = %v, want %v", c.p, got, c.want)
+		}
+	}
+	if got := Percentile([]float64{7}, 99); got != 7 {
+		t.Errorf("single value p99 = %v", got)
+	}
+}
+
+// TestComputeOracle compares Compute with a slow, obvious implementation.
+func TestComputeOracle(t *testing.T) {
+	vals := []float64{5, 3, 9, 1, 1, 7, 2, 8, 6, 4, 0.5}
+	st := Compute(append([]float64(nil), vals...))
+	var sum float64
+	for _, v := range vals {
+		sum += v
+	}
+	mean := sum / float64(len(vals))
+	var ss float64
+	for _, v := range vals {
+		ss += (v - mean) * (v - mean)
+	}
+	if st.Avg != mean || st.Std != math.Sqrt(ss/float64(len(vals))) || st.Count != len(vals) || st.Sum != sum {
+		t.Errorf("%+v", st)
+	}
+}
+
+func TestParseGoodput(t *testing.T) {
+	got, err := ParseGoodput("ttft:250 itl:10,e2e:2000 time_to_first_output_token:300 tps:20")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []SLO{{"time_to_first_token", 250}, {"inter_token_latency", 10}, {"request_latency", 2000},
+		{"time_to_first_output_token", 300}, {"output_token_throughput_per_user", 20}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Error(d)
+	}
+	for _, bad := range []string{"ttft", "nope:3", "ttft:-1", "ttft:abc", "http_req_blocked:3"} {
+		if _, err := ParseGoodput(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	_, err = ParseGoodput("nope:1 ttft:x")
+	if err == nil || !strings.Contains(err.Error(), "nope") || !strings.Contains(err.Error(), "ttft:x") {
+		t.Errorf("want both problems reported, got %v", err)
+	}
+}
+
+// TestAccumulatorIncremental: summarizing twice, or in pieces, is stable.
+func TestAccumulatorIncremental(t *testing.T) {
+	rs := testRecords()
+	a := NewAccumulator(Options{Streaming: true})
+	for i := range rs[:5] {
+		a.Add(&rs[i])
+	}
+	_ = a.Summary(RunInfo{})
+	for i := range rs[5:] {
+		a.Add(&rs[5+i])
+	}
+	got, _ := a.Summary(RunInfo{}).JSON()
+	want, _ := Summarize(rs, RunInfo{}, Options{Streaming: true}).JSON()
+	if !bytes.Equal(got, want) {
+		t.Error(cmp.Diff(string(want), string(got)))
+	}
+}
