@@ -20,6 +20,10 @@ const (
 	// it work (a session's next turn, a freed slot): it only learns of
 	// them when it wakes.
 	pollInterval = 200 * time.Microsecond
+	// waitInterval is the dispatcher's nap while a due job waits for a
+	// free sender or session slot (it is already late; finer polling
+	// would cost CPU exactly when the client is saturated).
+	waitInterval = 50 * time.Microsecond
 	// maxNap bounds any sleep so cancellation is noticed promptly.
 	maxNap = 50 * time.Millisecond
 )
@@ -334,7 +338,7 @@ func (r *runner) wait() bool {
 	if r.stopped.Load() {
 		return false
 	}
-	r.clk.nap(r.clk.now() + int64(pollInterval))
+	r.clk.nap(r.clk.now() + int64(waitInterval))
 	return true
 }
 

@@ -122,3 +122,401 @@ func TestFixedScheduleExact(t *testing.T) {
 		t.Errorf("StopReason = %q", st.StopReason)
 	}
 }
+
+func sessionRows() []trace.Row {
+	// Session a: turn 0 at 0, turn 1 at 10ms (timestamped), turn 2 with
+	// delay 3ms. Session b: turn 0 at 2ms, turn 1 with no time at all.
+	r := tsRows(0, ms(2), ms(10), 0, 0)
+	r[0].SessionID, r[0].Turn = "a", 0
+	r[1].SessionID, r[1].Turn = "b", 0
+	r[2].SessionID, r[2].Turn = "a", 1
+	r[3].SessionID, r[3].Turn, r[3].HasOffset, r[3].Delay, r[3].HasDelay = "a", 2, false, ms(3), true
+	r[4].SessionID, r[4].Turn, r[4].HasOffset = "b", 1, false
+	return r
+}
+
+func TestFixedScheduleSessions(t *testing.T) {
+	// Turn a0 takes 15 ms, so a1 (due at 10 ms) waits for it: intended 15
+	// ms with 5 ms session delay; a2 follows 3 ms after a1 completes
+	// (a1 takes 15 ms too: 30 ms + 3 ms). b0 takes 15 ms; b1 has neither
+	// timestamp nor delay, so it follows b0's completion at once (17 ms).
+	rows := sessionRows()
+	l := jobLog{service: func(*Job) time.Duration { return ms(15) }}
+	st, wall0 := runVirtual(t, NewConfig(), rows, &l)
+	want := []sched{
+		{0, 0, 0, 0, 0},
+		{1, ms(2), ms(2), 0, 0},
+		{4, ms(17), ms(17), 0, 0},
+		{2, ms(15), ms(15), ms(5), 0},
+		{3, ms(33), ms(33), 0, 0},
+	}
+	got := schedOf(l.byID(), wall0)
+	slices.SortStableFunc(got, func(a, b sched) int { return int(a.Dispatched - b.Dispatched) })
+	slices.SortStableFunc(want, func(a, b sched) int { return int(a.Dispatched - b.Dispatched) })
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("schedule (-want +got):\n%s", diff)
+	}
+	if st.SessionDelayTotal != ms(5) || st.SessionDelayMax != ms(5) {
+		t.Errorf("session delay total %v max %v, want 5ms", st.SessionDelayTotal, st.SessionDelayMax)
+	}
+	for _, j := range l.jobs {
+		if j.Session != map[string]int{"a": 0, "b": 1}[rows[j.Item].SessionID] || j.Turn != rows[j.Item].Turn {
+			t.Errorf("job %+v: wrong session/turn", j)
+		}
+	}
+}
+
+func TestRateConstantWithRamp(t *testing.T) {
+	// Synthetic load at 1000 req/s constant, ramp 10 ms: arrival i at
+	// sqrt(2·D·i/R) while i ≤ R·D/2 = 5, then D + (i − 5)/R.
+	cfg := NewConfig()
+	cfg.RequestRate = 1000
+	cfg.Arrival = ArrivalConstant
+	cfg.RateRamp = ms(10)
+	cfg.RequestCount = 8
+	var l jobLog
+	st, wall0 := runVirtual(t, cfg, nil, &l)
+	var got, want []time.Duration
+	for i, j := range l.byID() {
+		got = append(got, time.Duration(j.DispatchedNS-wall0))
+		want = append(want, time.Duration(rampTime(float64(i), 1000, ms(10))))
+		if j.Item != i || j.DispatchedNS != j.IntendedNS {
+			t.Errorf("job %d: item %d, lateness %v", i, j.Item, j.Lateness())
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("send times (-want +got):\n%s", diff)
+	}
+	if want[6] != ms(11) || want[5] != ms(10) {
+		t.Errorf("ramp maths: t6 %v t5 %v", want[6], want[5])
+	}
+	if st.Dispatched != 8 || st.StopReason != "request count reached" {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+func TestRateSeededReproducible(t *testing.T) {
+	run := func(seed uint64) []time.Duration {
+		cfg := NewConfig()
+		cfg.RequestRate = 500
+		cfg.Arrival = ArrivalGamma
+		cfg.Smoothness = 0.5
+		cfg.Seed = seed
+		cfg.RequestCount = 50
+		var l jobLog
+		_, wall0 := runVirtual(t, cfg, nil, &l)
+		var out []time.Duration
+		for _, j := range l.byID() {
+			out = append(out, time.Duration(j.IntendedNS-wall0))
+		}
+		return out
+	}
+	a, b, c := run(7), run(7), run(8)
+	if !slices.Equal(a, b) {
+		t.Errorf("same seed, different schedules:\n%v\n%v", a, b)
+	}
+	if slices.Equal(a, c) {
+		t.Errorf("different seeds, same schedule")
+	}
+	if len(a) != 50 {
+		t.Errorf("%d jobs, want 50", len(a))
+	}
+}
+
+func TestRateSessionsConsumeTicks(t *testing.T) {
+	// Two 2-turn sessions at 100 req/s constant (ticks every 10 ms), each
+	// turn 5 ms: tick 0 → s0t0, tick 1 (10ms) → s0t1 (ready since 5ms),
+	// tick 2 (20ms) → s1t0, tick 3 (30ms) → s1t1.
+	r := tsRows(0, 0, 0, 0)
+	for i := range r {
+		r[i].HasOffset = false
+		r[i].SessionID = []string{"x", "x", "y", "y"}[i]
+		r[i].Turn = []int{0, 1, 0, 1}[i]
+	}
+	cfg := NewConfig()
+	cfg.RequestRate = 100
+	cfg.Arrival = ArrivalConstant
+	l := jobLog{service: func(*Job) time.Duration { return ms(5) }}
+	st, wall0 := runVirtual(t, cfg, r, &l)
+	got := schedOf(l.byID(), wall0)
+	want := []sched{{0, 0, 0, 0, 0}, {1, ms(10), ms(10), 0, 0}, {2, ms(20), ms(20), 0, 0}, {3, ms(30), ms(30), 0, 0}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("schedule (-want +got):\n%s", diff)
+	}
+	if st.StopReason != "end of trace" {
+		t.Errorf("StopReason %q", st.StopReason)
+	}
+}
+
+func TestConcurrencyClosedLoopRamp(t *testing.T) {
+	// Closed loop of 3 with a 20 ms ramp: level 1 at 0, 2 at 10 ms, 3 at
+	// 20 ms; every request takes 4 ms; 30 ms run. Level k runs one request
+	// per 4 ms per session: 0..30 for the first chain (8 requests: 0,4,..,28),
+	// 10..30 for the second (5), 20..30 for the third (3) = 16.
+	cfg := NewConfig()
+	cfg.Concurrency = 3
+	cfg.ConcurrencyRamp = ms(20)
+	cfg.Duration = ms(30)
+	l := jobLog{service: func(*Job) time.Duration { return ms(4) }}
+	st, wall0 := runVirtual(t, cfg, nil, &l)
+	count := map[time.Duration]int{}
+	for _, j := range l.jobs {
+		count[time.Duration(j.IntendedNS-wall0)]++
+		if j.Lateness() != 0 {
+			t.Errorf("job %d late by %v", j.ID, j.Lateness())
+		}
+	}
+	if st.Dispatched != 16 || count[0] != 1 || count[ms(10)] != 1 || count[ms(20)] != 2 || count[ms(28)] != 2 {
+		t.Errorf("dispatched %d, per time %v", st.Dispatched, count)
+	}
+	if st.StopReason != "duration reached" {
+		t.Errorf("StopReason %q", st.StopReason)
+	}
+}
+
+func TestStopDurationGraceCancels(t *testing.T) {
+	// Requests every 10 ms for 25 ms (0, 10, 20), each taking 100 ms;
+	// grace 30 ms: at 55 ms the handlers' context is cancelled.
+	cfg := NewConfig()
+	cfg.RequestRate = 100
+	cfg.Arrival = ArrivalConstant
+	cfg.Duration = ms(25)
+	cfg.Grace = ms(30)
+	var mu sync.Mutex
+	var ends []time.Duration
+	var wall0 int64
+	h := HandlerFunc(func(ctx context.Context, j *Job) {
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+		}
+		mu.Lock()
+		ends = append(ends, time.Duration(time.Now().UnixNano()-wall0))
+		mu.Unlock()
+	})
+	synctest.Test(t, func(t *testing.T) {
+		wall0 = time.Now().UnixNano()
+		p, err := NewPlan(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := p.run(t.Context(), h, func(b time.Time) clock { return newSleepClock(b) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Dispatched != 3 || st.Completed != 3 {
+			t.Errorf("stats %+v", st)
+		}
+	})
+	for _, e := range ends {
+		if e != ms(55) {
+			t.Errorf("handler ended at %v, want cancelled at 55ms", e)
+		}
+	}
+}
+
+func TestWarmupMarkedAndExcluded(t *testing.T) {
+	cfg := NewConfig()
+	cfg.RequestRate = 1000
+	cfg.Arrival = ArrivalConstant
+	cfg.WarmupRequests = 3
+	cfg.RequestCount = 5
+	var l jobLog
+	st, wall0 := runVirtual(t, cfg, nil, &l)
+	js := l.byID()
+	if len(js) != 8 {
+		t.Fatalf("%d jobs, want 3 warmup + 5", len(js))
+	}
+	for i, j := range js {
+		want := record.PhaseProfile
+		if i < 3 {
+			want = record.PhaseWarmup
+		}
+		if j.Phase != want || j.IntendedNS-wall0 != int64(i)*int64(time.Millisecond) {
+			t.Errorf("job %d: phase %v at %v", i, j.Phase, time.Duration(j.IntendedNS-wall0))
+		}
+	}
+	if st.Dispatched != 5 || st.Warmup != 3 {
+		t.Errorf("stats %+v", st)
+	}
+
+	// Warmup by duration: the first 2.5 ms.
+	cfg.WarmupRequests = 0
+	cfg.WarmupDuration = 2500 * time.Microsecond
+	l = jobLog{}
+	st, _ = runVirtual(t, cfg, nil, &l)
+	if st.Warmup != 3 || st.Dispatched != 5 {
+		t.Errorf("warmup-duration: stats %+v", st)
+	}
+}
+
+func TestLatePolicies(t *testing.T) {
+	// One sender; requests due every 1 ms; each takes 2.5 ms. burst: every
+	// job goes out as soon as the sender frees, lateness growing. shift:
+	// the first late job moves the rest. skip: jobs more than the
+	// threshold (1 ms) late are dropped.
+	base := NewConfig()
+	base.RequestRate = 1000
+	base.Arrival = ArrivalConstant
+	base.RequestCount = 6
+	base.Senders = 1
+	const service = 2520 * time.Microsecond
+	for _, tc := range []struct {
+		late          LatePolicy
+		sent, skipped int64
+		// want is every sent job's (intended, dispatched) in ms. A job
+		// waiting for the sender goes out at the first wait step
+		// (waitInterval, 50 µs) after the sender freed.
+		want [][2]float64
+	}{
+		{LateBurst, 6, 0, [][2]float64{{0, 0}, {1, 2.55}, {2, 5.1}, {3, 7.65}, {4, 10.2}, {5, 12.75}}},
+		// Each late job moves the rest by its lateness: 1.55, then 1.55
+		// (job 2 due 3.55, out 5.1), …
+		{LateShift, 6, 0, [][2]float64{{0, 0}, {1, 2.55}, {3.55, 5.1}, {6.1, 7.65}, {8.65, 10.2}, {11.2, 12.75}}},
+		// Job 1 is dropped at 2.05 (over 1 ms late), job 2 goes out at
+		// 2.55 (0.55 late), 3 and 4 are dropped, 5 goes at 5.1.
+		{LateSkip, 3, 3, [][2]float64{{0, 0}, {2, 2.55}, {5, 5.1}}},
+	} {
+		t.Run(string(tc.late), func(t *testing.T) {
+			cfg := base
+			cfg.Late = tc.late
+			l := jobLog{service: func(*Job) time.Duration { return service }}
+			st, wall0 := runVirtual(t, cfg, nil, &l)
+			var got [][2]float64
+			for _, j := range l.byID() {
+				got = append(got, [2]float64{float64(j.IntendedNS-wall0) / 1e6, float64(j.DispatchedNS-wall0) / 1e6})
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(intended, dispatched) ms (-want +got):\n%s", diff)
+			}
+			if st.Dispatched != tc.sent || st.Skipped != tc.skipped || int64(len(l.skipped)) != tc.skipped {
+				t.Errorf("sent %d skipped %d (handler saw %d), want %d/%d", st.Dispatched, st.Skipped, len(l.skipped), tc.sent, tc.skipped)
+			}
+			if tc.late == LateShift && (st.Shift == 0 || st.Shifted == 0) {
+				t.Errorf("shift: %+v", st)
+			}
+			if tc.late == LateBurst && (st.Late == 0 || st.Waited == 0 || st.Lateness.Max == 0) {
+				t.Errorf("burst: lateness not reported: %+v", st)
+			}
+			ids := map[uint64]bool{}
+			for _, j := range append(l.jobs, l.skipped...) {
+				ids[j.ID] = true
+			}
+			for i := range uint64(len(ids)) {
+				if !ids[i] {
+					t.Errorf("ids not dense: missing %d of %d", i, len(ids))
+				}
+			}
+		})
+	}
+}
+
+func TestUserCentric(t *testing.T) {
+	// U=2 users at R=100 turns/s: gap U/R = 20 ms, stagger 10 ms; three
+	// 3-turn sessions, so T=3, L=2. User 0 has no turns left (skipped);
+	// user 1 resumes with the last turn of its session at order 1 ×
+	// stagger = 10 ms; the fresh user starts session 0 at 0 and is
+	// replaced 3 × 20 ms later by session 2. Turns take 5 ms, so each
+	// next turn is due at previous intended + 20 ms.
+	var rows []trace.Row
+	for s, id := range []string{"s0", "s1", "s2"} {
+		for turn := range 3 {
+			rows = append(rows, trace.Row{Index: int64(len(rows)), Line: int64(len(rows) + 1), SessionID: id, Turn: turn,
+				Offset: time.Duration(s) * time.Second, HasOffset: true})
+		}
+	}
+	cfg := NewConfig()
+	cfg.Mode = ModeUserCentric
+	cfg.UserCentricRate = 100
+	cfg.NumUsers = 2
+	l := jobLog{service: func(*Job) time.Duration { return ms(5) }}
+	_, wall0 := runVirtual(t, cfg, rows, &l)
+	got := schedOf(l.byID(), wall0)
+	want := []sched{
+		{0, 0, 0, 0, 0},
+		{5, ms(10), ms(10), 0, 0},
+		{1, ms(20), ms(20), 0, 0},
+		{2, ms(40), ms(40), 0, 0},
+		{6, ms(60), ms(60), 0, 0},
+		{7, ms(80), ms(80), 0, 0},
+		{8, ms(100), ms(100), 0, 0},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("schedule (-want +got):\n%s", diff)
+	}
+}
+
+func TestFixedScheduleConcurrencyCap(t *testing.T) {
+	// One session slot: rows due at 0, 1 and 2 ms each wait for the
+	// previous (1.52 ms each) and go out at the next 50 µs wait step.
+	cfg := NewConfig()
+	cfg.Concurrency = 1
+	l := jobLog{service: func(*Job) time.Duration { return 1520 * time.Microsecond }}
+	st, wall0 := runVirtual(t, cfg, tsRows(0, ms(1), ms(2)), &l)
+	want := []sched{{0, 0, 0, 0, 0}, {1, ms(1), ms(1.55), 0, 0}, {2, ms(2), ms(3.1), 0, 0}}
+	if diff := cmp.Diff(want, schedOf(l.byID(), wall0)); diff != "" {
+		t.Errorf("schedule (-want +got):\n%s", diff)
+	}
+	if st.Waited != 2 || st.Late != 1 {
+		t.Errorf("waited %d late %d, want 2 and 1", st.Waited, st.Late)
+	}
+}
+
+func TestFixedScheduleOffsets(t *testing.T) {
+	rows := tsRows(ms(10), ms(20), ms(30), ms(40))
+	for _, tc := range []struct {
+		name       string
+		auto       bool
+		start, end time.Duration
+		want       []sched
+	}{
+		{"window auto", true, ms(20), ms(30), []sched{{1, 0, 0, 0, 0}, {2, ms(10), ms(10), 0, 0}}},
+		// Without auto-offset time zero is the start offset.
+		{"window absolute", false, ms(20), ms(30), []sched{{1, 0, 0, 0, 0}, {2, ms(10), ms(10), 0, 0}}},
+		// Without both, time zero is trace time 0: the first row waits 10 ms.
+		{"absolute", false, 0, 0, []sched{{0, ms(10), ms(10), 0, 0}, {1, ms(20), ms(20), 0, 0}, {2, ms(30), ms(30), 0, 0}, {3, ms(40), ms(40), 0, 0}}},
+		{"open end", true, ms(30), 0, []sched{{2, 0, 0, 0, 0}, {3, ms(10), ms(10), 0, 0}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := NewConfig()
+			cfg.AutoOffset, cfg.StartOffset, cfg.EndOffset = tc.auto, tc.start, tc.end
+			var l jobLog
+			_, wall0 := runVirtual(t, cfg, rows, &l)
+			if diff := cmp.Diff(tc.want, schedOf(l.byID(), wall0)); diff != "" {
+				t.Errorf("schedule (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRequestCountCapsTrace(t *testing.T) {
+	cfg := NewConfig()
+	cfg.RequestCount = 2
+	var l jobLog
+	st, _ := runVirtual(t, cfg, tsRows(0, ms(1), ms(2), ms(3)), &l)
+	if len(l.jobs) != 2 || st.StopReason != "request count reached" {
+		t.Errorf("%d jobs, stop %q", len(l.jobs), st.StopReason)
+	}
+}
+
+func TestCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		cfg := NewConfig()
+		cfg.RequestRate = 1000
+		cfg.Duration = time.Hour
+		p, err := NewPlan(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := HandlerFunc(func(ctx context.Context, j *Job) {
+			if j.ID == 10 {
+				cancel()
+			}
+		})
+		st, err := p.run(ctx, h, func(b time.Time) clock { return newSleepClock(b) })
+		if err != context.Canceled || st.StopReason != "cancelled" || st.Dispatched < 11 || st.Dispatched > 12 {
+			t.Errorf("err %v, stats %+v", err, st)
+		}
+	})
+}
