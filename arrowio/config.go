@@ -1,0 +1,122 @@
+package arrowio
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Format is a file format for tables.
+type Format string
+
+// The formats.
+const (
+	FormatParquet Format = "parquet" // Parquet, zstd, one row group per RowGroupRows rows
+	FormatArrow   Format = "arrow"   // Arrow IPC file format (Feather v2), zstd buffers
+)
+
+// Ext returns the file name extension of the format, with the dot.
+func (f Format) Ext() string {
+	if f == FormatArrow {
+		return ".arrow"
+	}
+	return ".parquet"
+}
+
+// Defaults of [Config].
+const (
+	DefaultFormat       = FormatParquet
+	DefaultRowGroupRows = 64 * 1024
+	DefaultPartRows     = 1024 * 1024
+	DefaultPartInterval = time.Minute
+	DefaultQueueBatches = 1024
+)
+
+// Config says how tables are written. Build it with [NewConfig]; the zero
+// value is invalid until Validate passes, but every zero field means its
+// default when passed to a writer, so Config{} works too.
+type Config struct {
+	// Format is FormatParquet (default) or FormatArrow.
+	Format Format
+	// SingleFile writes one file per table (records.parquet) instead of
+	// rolling parts (records/part-00000.parquet, …). A crash then loses
+	// the whole table; Close still leaves a complete file.
+	SingleFile bool
+	// RowGroupRows is the number of rows per Parquet row group (Arrow record
+	// batch); it bounds the writer's memory. Default 65,536.
+	RowGroupRows int
+	// PartRows is the number of rows after which a new part file starts.
+	// Rounded up to a whole number of row groups. Default 1,048,576.
+	PartRows int
+	// PartInterval closes the current part, with whatever rows it has, when
+	// it has been open this long, so a slow run also keeps its losses on a
+	// crash small. Default 1 minute; negative disables it.
+	PartInterval time.Duration
+	// QueueBatches is the number of batches the writer goroutine's queue
+	// holds (per table) before WriteRequests/WriteEvents drop or block.
+	// Default 1,024.
+	QueueBatches int
+	// Block makes WriteRequests/WriteEvents wait for queue space instead of
+	// dropping the batch when the disk cannot keep up. Waits are counted in
+	// [Stats].
+	Block bool
+	// Metadata is added to every file's key-value metadata (Parquet) or
+	// schema metadata (Arrow), e.g. reprise.version.
+	Metadata map[string]string
+}
+
+// NewConfig returns a Config with every default filled in.
+func NewConfig() Config {
+	return Config{
+		Format:       DefaultFormat,
+		RowGroupRows: DefaultRowGroupRows,
+		PartRows:     DefaultPartRows,
+		PartInterval: DefaultPartInterval,
+		QueueBatches: DefaultQueueBatches,
+	}
+}
+
+// Validate reports every problem with c at once. It does not change c.
+func (c Config) Validate() error {
+	var errs []error
+	switch c.Format {
+	case "", FormatParquet, FormatArrow:
+	default:
+		errs = append(errs, fmt.Errorf("format %q: want %q or %q", c.Format, FormatParquet, FormatArrow))
+	}
+	if c.RowGroupRows < 0 {
+		errs = append(errs, fmt.Errorf("row group rows %d: must be positive (0 = %d)", c.RowGroupRows, DefaultRowGroupRows))
+	}
+	if c.PartRows < 0 {
+		errs = append(errs, fmt.Errorf("part rows %d: must be positive (0 = %d)", c.PartRows, DefaultPartRows))
+	}
+	if c.QueueBatches < 0 {
+		errs = append(errs, fmt.Errorf("queue batches %d: must be positive (0 = %d)", c.QueueBatches, DefaultQueueBatches))
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults returns c with zero fields replaced by defaults and PartRows
+// rounded up to whole row groups.
+func (c Config) withDefaults() Config {
+	if c.Format == "" {
+		c.Format = DefaultFormat
+	}
+	if c.RowGroupRows == 0 {
+		c.RowGroupRows = DefaultRowGroupRows
+	}
+	if c.PartRows == 0 {
+		c.PartRows = DefaultPartRows
+	}
+	if c.PartRows < c.RowGroupRows {
+		c.PartRows = c.RowGroupRows
+	}
+	c.PartRows = (c.PartRows + c.RowGroupRows - 1) / c.RowGroupRows * c.RowGroupRows
+	if c.PartInterval == 0 {
+		c.PartInterval = DefaultPartInterval
+	}
+	if c.QueueBatches == 0 {
+		c.QueueBatches = DefaultQueueBatches
+	}
+	return c
+}

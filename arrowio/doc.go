@@ -1,0 +1,42 @@
+// Package arrowio writes and reads a run's columnar result files: one row
+// per request (records), one row per response event (events), and any other
+// table a run produces (server metrics, GPU samples), as Parquet (default)
+// or Arrow IPC files that DuckDB, pandas and Polars load directly.
+//
+// The columns and their versions are specified in docs/format/records.md;
+// the schema version is stored in every file's key-value metadata
+// (reprise.schema=records/v1, events/v1).
+//
+// # Writing
+//
+// [RunWriter] is the engine's sink. [RunWriter.WriteRequests] and
+// [RunWriter.WriteEvents] hand batches to a writer goroutine through a
+// bounded queue and return at once; when the queue is full they drop the
+// batch and count it ([Config.Block] makes them wait instead). The writer
+// goroutine appends rows to explicit column builders, flushes a row group
+// every [Config.RowGroupRows] rows and rolls to a new part file every
+// [Config.PartRows] rows or [Config.PartInterval], so memory stays bounded
+// and a crash loses at most the part being written. Parts are written under a
+// ".tmp" name and renamed when complete: every file without ".tmp" is a
+// complete, valid file.
+//
+// [TableWriter] writes any Arrow schema the same way (parts or a single
+// file, Parquet or Arrow IPC); the telemetry tables use it.
+//
+// # Reading
+//
+// [ReadRequests] and [ReadEvents] read a run directory back (parts or a
+// single file, Parquet or Arrow) into []record.Request and []record.Event;
+// [ReadTable] streams any table's Arrow records.
+//
+// # Run directory helpers
+//
+// [WriteManifest] writes manifest.json atomically; [WriteAIPerfRecords] and
+// [WriteAIPerfSummary] write AIPerf-compatible exports.
+//
+// # Performance considerations
+//
+// Appending a row costs a few nanoseconds per column and allocates nothing
+// (TestAppendRequestAllocs); the builders reserve a full row group up front.
+// Encoding happens on the writer goroutine, never on the caller's.
+package arrowio

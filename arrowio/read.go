@@ -1,0 +1,419 @@
+package arrowio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+
+	"github.com/reprise-bench/reprise/internal/record"
+)
+
+// ErrNoTable is returned (wrapped) when a run directory has no file of the
+// requested table.
+var ErrNoTable = errors.New("no such table")
+
+// TableFiles returns the complete files of table name in the run directory
+// dir, in order: dir/name.parquet or dir/name.arrow, or the parts
+// dir/name/part-*.{parquet,arrow} sorted by name. Files still being written
+// (".tmp") are skipped. It returns an error wrapping ErrNoTable if there
+// are none.
+func TableFiles(dir, name string) ([]string, error) {
+	var files []string
+	for _, f := range []Format{FormatParquet, FormatArrow} {
+		p := filepath.Join(dir, name+f.Ext())
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			files = append(files, p)
+		}
+	}
+	ents, err := os.ReadDir(filepath.Join(dir, name))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	var parts []string
+	for _, e := range ents {
+		n := e.Name()
+		if e.Type().IsRegular() && strings.HasPrefix(n, "part-") &&
+			(strings.HasSuffix(n, FormatParquet.Ext()) || strings.HasSuffix(n, FormatArrow.Ext())) {
+			parts = append(parts, filepath.Join(dir, name, n))
+		}
+	}
+	sort.Strings(parts)
+	files = append(files, parts...)
+	if len(files) == 0 {
+		return nil, fmt.Errorf("read %s: %w %q (want %s.parquet or %s/part-*.parquet)", dir, ErrNoTable, name, name, name)
+	}
+	return files, nil
+}
+
+// ReadTable calls fn with every record batch of table name in the run
+// directory dir (see [TableFiles]), file by file. The record is valid only
+// during the call (fn must Retain it to keep it). Errors name the file.
+func ReadTable(dir, name string, fn func(path string, rec arrow.Record) error) error {
+	files, err := TableFiles(dir, name)
+	if err != nil {
+		return err
+	}
+	for _, p := range files {
+		if err := ReadFile(p, func(rec arrow.Record) error { return fn(p, rec) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReadFile calls fn with every record batch of one Parquet or Arrow IPC
+// file (chosen by extension). A corrupt file gives an error naming it, never
+// a panic.
+func ReadFile(path string, fn func(rec arrow.Record) error) (err error) {
+	defer func() {
+		// The parquet and IPC decoders panic on some corrupt inputs.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("read %s: corrupt file: %v", path, r)
+		}
+	}()
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if strings.HasSuffix(path, FormatArrow.Ext()) {
+		err = readIPC(f, fn)
+	} else {
+		err = readParquet(f, fn)
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	return nil
+}
+
+func readParquet(f *os.File, fn func(arrow.Record) error) error {
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		return err
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 * 1024}, memory.DefaultAllocator)
+	if err != nil {
+		return err
+	}
+	// The file's key-value metadata (reprise.schema) is not part of the
+	// Arrow schema pqarrow restores; put it back.
+	schema, err := fr.Schema()
+	if err != nil {
+		return err
+	}
+	kv := pf.MetaData().KeyValueMetadata()
+	md := arrow.NewMetadata(kv.Keys(), kv.Values())
+	schema = arrow.NewSchema(schema.Fields(), &md)
+	// One row group at a time: pqarrow v17 cannot return a batch whose
+	// dictionary columns span row groups (chunksToSingle: not implemented).
+	for rg := 0; rg < pf.NumRowGroups(); rg++ {
+		rr, err := fr.GetRecordReader(context.Background(), nil, []int{rg})
+		if err != nil {
+			return err
+		}
+		for rr.Next() {
+			r := rr.Record()
+			rec := array.NewRecord(schema, r.Columns(), r.NumRows())
+			err := fn(rec)
+			rec.Release()
+			if err != nil {
+				rr.Release()
+				return err
+			}
+		}
+		err = rr.Err()
+		rr.Release()
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+	}
+	return nil
+}
+
+func readIPC(f *os.File, fn func(arrow.Record) error) error {
+	r, err := ipc.NewFileReader(f, ipc.WithAllocator(memory.DefaultAllocator))
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for i := 0; i < r.NumRecords(); i++ {
+		rec, err := r.Record(i)
+		if err != nil {
+			return err
+		}
+		if err := fn(rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkVersion returns an error unless rec's schema carries want under
+// SchemaKey.
+func checkVersion(rec arrow.Record, want string) error {
+	md := rec.Schema().Metadata()
+	i := md.FindKey(SchemaKey)
+	if i < 0 {
+		return fmt.Errorf("no %s metadata: not a reprise %s file", SchemaKey, strings.Split(want, "/")[0])
+	}
+	if got := md.Values()[i]; got != want {
+		return fmt.Errorf("%s is %q; this reprise reads %q (upgrade reprise to read newer files)", SchemaKey, got, want)
+	}
+	return nil
+}
+
+// ReadRequests reads the records table of a run directory (parts or a
+// single file, Parquet or Arrow) back into rows, in file order. Values that
+// are null in the file become the record package's "absent" values (0 for
+// times and durations, -1 for server counts, "" for strings).
+func ReadRequests(dir string) ([]record.Request, error) {
+	var out []record.Request
+	err := ReadTable(dir, RecordsTable, func(path string, rec arrow.Record) error {
+		var err error
+		out, err = appendRequests(out, rec)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ReadEvents reads the events table of a run directory back into rows.
+func ReadEvents(dir string) ([]record.Event, error) {
+	var out []record.Event
+	err := ReadTable(dir, EventsTable, func(path string, rec arrow.Record) error {
+		var err error
+		out, err = appendEvents(out, rec)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// columns looks up a record's columns by name, collecting type errors.
+type columns struct {
+	rec  arrow.Record
+	errs []error
+}
+
+func (c *columns) col(name string) arrow.Array {
+	idx := c.rec.Schema().FieldIndices(name)
+	if len(idx) == 0 {
+		c.errs = append(c.errs, fmt.Errorf("column %s missing", name))
+		return nil
+	}
+	return c.rec.Column(idx[0])
+}
+
+func colAs[T arrow.Array](c *columns, name string) T {
+	a := c.col(name)
+	t, ok := a.(T)
+	if !ok && a != nil {
+		var zero T
+		c.errs = append(c.errs, fmt.Errorf("column %s has type %s, want %T", name, a.DataType(), zero))
+	}
+	return t
+}
+
+// strCol reads a utf8 or dictionary-of-utf8 column.
+type strCol struct {
+	s *array.String
+	d *array.Dictionary
+	v *array.String // dictionary values
+}
+
+func (c *columns) str(name string) strCol {
+	switch a := c.col(name).(type) {
+	case *array.String:
+		return strCol{s: a}
+	case *array.Dictionary:
+		if v, ok := a.Dictionary().(*array.String); ok {
+			return strCol{d: a, v: v}
+		}
+		c.errs = append(c.errs, fmt.Errorf("column %s: dictionary of %s, want utf8", name, a.Dictionary().DataType()))
+	case nil:
+	default:
+		c.errs = append(c.errs, fmt.Errorf("column %s has type %s, want utf8", name, a.DataType()))
+	}
+	return strCol{}
+}
+
+func (s strCol) at(i int) string {
+	switch {
+	case s.s != nil:
+		if s.s.IsNull(i) {
+			return ""
+		}
+		return strings.Clone(s.s.Value(i))
+	case s.d != nil:
+		if s.d.IsNull(i) {
+			return ""
+		}
+		return strings.Clone(s.v.Value(s.d.GetValueIndex(i)))
+	}
+	return ""
+}
+
+func i64or(a *array.Int64, i int, absent int64) int64 {
+	if a.IsNull(i) {
+		return absent
+	}
+	return a.Value(i)
+}
+
+func i32or(a *array.Int32, i int, absent int32) int32 {
+	if a.IsNull(i) {
+		return absent
+	}
+	return a.Value(i)
+}
+
+func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, error) {
+	if err := checkVersion(rec, RecordsVersion); err != nil {
+		return out, err
+	}
+	c := &columns{rec: rec}
+	requestID := colAs[*array.Uint64](c, "request_id")
+	traceRow := colAs[*array.Int64](c, "trace_row")
+	sessionID := c.str("session_id")
+	turn := colAs[*array.Int32](c, "turn")
+	phase := c.str("phase")
+	senderID := colAs[*array.Int32](c, "sender_id")
+	var times [len(timeCols)]*array.Int64
+	for i, tc := range timeCols {
+		times[i] = colAs[*array.Int64](c, tc.ns)
+	}
+	ttft, ttfo, ttst := colAs[*array.Int64](c, "ttft_ns"), colAs[*array.Int64](c, "ttfo_ns"), colAs[*array.Int64](c, "ttst_ns")
+	itl := colAs[*array.Float64](c, "itl_ns")
+	e2e, lateness := colAs[*array.Int64](c, "e2e_ns"), colAs[*array.Int64](c, "lateness_ns")
+	fromIntended, sessionDelay := colAs[*array.Int64](c, "latency_from_intended_ns"), colAs[*array.Int64](c, "session_delay_ns")
+	inTok, outTok := colAs[*array.Int32](c, "input_tokens"), colAs[*array.Int32](c, "output_tokens")
+	reasTok, maxTok := colAs[*array.Int32](c, "reasoning_tokens"), colAs[*array.Int32](c, "max_tokens")
+	sPrompt, sCompl := colAs[*array.Int32](c, "server_prompt_tokens"), colAs[*array.Int32](c, "server_completion_tokens")
+	sReas, sCached := colAs[*array.Int32](c, "server_reasoning_tokens"), colAs[*array.Int32](c, "server_cached_tokens")
+	eCached := colAs[*array.Int32](c, "expected_cached_tokens")
+	events, contentEvents := colAs[*array.Int32](c, "events"), colAs[*array.Int32](c, "content_events")
+	reads, maxPerRead := colAs[*array.Int32](c, "reads"), colAs[*array.Int32](c, "max_events_per_read")
+	bytesRecv, bytesSent := colAs[*array.Int64](c, "bytes_received"), colAs[*array.Int64](c, "bytes_sent")
+	status := colAs[*array.Int32](c, "status_code")
+	errKind, errMsg, finish := c.str("error_kind"), c.str("error_message"), c.str("finish_reason")
+	connReused := colAs[*array.Boolean](c, "conn_reused")
+	retries := colAs[*array.Int32](c, "retries")
+	blocked, dns := colAs[*array.Int64](c, "blocked_ns"), colAs[*array.Int64](c, "dns_ns")
+	connect, adapter := colAs[*array.Int64](c, "connect_ns"), colAs[*array.Int64](c, "adapter_ns")
+	if len(c.errs) > 0 {
+		return out, errors.Join(c.errs...)
+	}
+
+	n := int(rec.NumRows())
+	out = append(out, make([]record.Request, n)...)
+	rows := out[len(out)-n:]
+	for i := range rows {
+		r := &rows[i]
+		r.RequestID = requestID.Value(i)
+		r.TraceRow = i64or(traceRow, i, -1)
+		r.SessionID = sessionID.at(i)
+		r.Turn = turn.Value(i)
+		if phase.at(i) == record.PhaseWarmup.String() {
+			r.Phase = record.PhaseWarmup
+		}
+		r.SenderID = senderID.Value(i)
+		r.IntendedNS = i64or(times[0], i, 0)
+		r.DispatchedNS = i64or(times[1], i, 0)
+		r.SentNS = i64or(times[2], i, 0)
+		r.WroteNS = i64or(times[3], i, 0)
+		r.HeadersNS = i64or(times[4], i, 0)
+		r.FirstEventNS = i64or(times[5], i, 0)
+		r.FirstTokenNS = i64or(times[6], i, 0)
+		r.FirstOutputTokenNS = i64or(times[7], i, 0)
+		r.SecondTokenNS = i64or(times[8], i, 0)
+		r.LastTokenNS = i64or(times[9], i, 0)
+		r.EndNS = i64or(times[10], i, 0)
+		r.TTFTNS = i64or(ttft, i, 0)
+		r.TTFONS = i64or(ttfo, i, 0)
+		r.TTSTNS = i64or(ttst, i, 0)
+		if !itl.IsNull(i) {
+			r.ITLNS = itl.Value(i)
+		}
+		r.E2ENS = i64or(e2e, i, 0)
+		r.LatenessNS = i64or(lateness, i, 0)
+		r.LatencyFromIntendedNS = i64or(fromIntended, i, 0)
+		r.SessionDelayNS = sessionDelay.Value(i)
+		r.InputTokens = inTok.Value(i)
+		r.OutputTokens = outTok.Value(i)
+		r.ReasoningTokens = reasTok.Value(i)
+		r.MaxTokens = i32or(maxTok, i, 0)
+		r.ServerPromptTokens = i32or(sPrompt, i, -1)
+		r.ServerCompletionTokens = i32or(sCompl, i, -1)
+		r.ServerReasoningTokens = i32or(sReas, i, -1)
+		r.ServerCachedTokens = i32or(sCached, i, -1)
+		r.ExpectedCachedTokens = i32or(eCached, i, -1)
+		r.Events = events.Value(i)
+		r.ContentEvents = contentEvents.Value(i)
+		r.Reads = reads.Value(i)
+		r.MaxEventsRead = maxPerRead.Value(i)
+		r.BytesReceived = bytesRecv.Value(i)
+		r.BytesSent = bytesSent.Value(i)
+		r.StatusCode = i32or(status, i, 0)
+		r.ErrorKind = record.ErrorKind(errKind.at(i))
+		r.ErrorMessage = errMsg.at(i)
+		r.FinishReason = finish.at(i)
+		r.ConnReused = connReused.Value(i)
+		r.Retries = retries.Value(i)
+		r.BlockedNS = i64or(blocked, i, 0)
+		r.DNSNS = i64or(dns, i, 0)
+		r.ConnectNS = i64or(connect, i, 0)
+		r.AdapterNS = i64or(adapter, i, 0)
+	}
+	return out, nil
+}
+
+func appendEvents(out []record.Event, rec arrow.Record) ([]record.Event, error) {
+	if err := checkVersion(rec, EventsVersion); err != nil {
+		return out, err
+	}
+	c := &columns{rec: rec}
+	reqID := colAs[*array.Uint64](c, "request_id")
+	seq := colAs[*array.Int32](c, "seq")
+	timeNS := colAs[*array.Int64](c, "time_ns")
+	kind := c.str("kind")
+	tokens := colAs[*array.Int32](c, "tokens")
+	bytes := colAs[*array.Int32](c, "bytes")
+	inRead := colAs[*array.Int32](c, "events_in_read")
+	if len(c.errs) > 0 {
+		return out, errors.Join(c.errs...)
+	}
+	kinds := make(map[string]record.EventKind, len(eventKindValues))
+	for i, v := range eventKindValues[:len(eventKindValues)-1] {
+		kinds[v] = record.EventKind(i)
+	}
+	n := int(rec.NumRows())
+	for i := 0; i < n; i++ {
+		k, ok := kinds[kind.at(i)]
+		if !ok {
+			k = record.EventKind(len(eventKindValues) - 1)
+		}
+		out = append(out, record.Event{
+			RequestID: reqID.Value(i), Seq: seq.Value(i), TimeNS: timeNS.Value(i), Kind: k,
+			Tokens: i32or(tokens, i, -1), Bytes: bytes.Value(i), EventsInRead: inRead.Value(i),
+		})
+	}
+	return out, nil
+}

@@ -1,0 +1,177 @@
+package arrowio
+
+import (
+	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/reprise-bench/reprise/internal/record"
+)
+
+// Schema versions, stored under [SchemaKey] in every file's metadata. A
+// change to a schema bumps its version and docs/format/records.md in the
+// same commit. Readers accept the versions they know.
+const (
+	SchemaKey      = "reprise.schema"
+	RecordsVersion = "records/v1"
+	EventsVersion  = "events/v1"
+)
+
+// Table names: the file or directory name of each table in a run directory.
+const (
+	RecordsTable = "records"
+	EventsTable  = "events"
+)
+
+// TimestampNS is the Arrow type of the *_at columns: timestamp[ns] without a
+// time zone, holding UTC. With a zone DuckDB reads it as TIMESTAMPTZ and
+// truncates to microseconds; without one it reads TIMESTAMP_NS, exact.
+var TimestampNS arrow.DataType = &arrow.TimestampType{Unit: arrow.Nanosecond}
+
+// enumType is the Arrow type of the closed-set string columns (phase,
+// error_kind, kind): a dictionary with int8 indices and a fixed dictionary.
+var enumType arrow.DataType = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}
+
+// phaseValues is the phase dictionary; the index is the record.Phase value.
+var phaseValues = []string{record.PhaseProfile.String(), record.PhaseWarmup.String()}
+
+// errorKindValues is the error_kind dictionary. Index 0 (success) is never
+// referenced: success is null. A kind not in the list is written as
+// "unknown" and counted (TestErrorKindsComplete keeps the list complete).
+var errorKindValues = []string{
+	string(record.ErrNone),
+	string(record.ErrHTTPStatus),
+	string(record.ErrConnect),
+	string(record.ErrReset),
+	string(record.ErrTimeout),
+	string(record.ErrStreamError),
+	string(record.ErrMalformed),
+	string(record.ErrNoContent),
+	string(record.ErrAdapter),
+	string(record.ErrCancelled),
+	string(record.ErrBuild),
+	string(record.ErrNotDelivered),
+	"unknown",
+}
+
+// eventKindValues is the event kind dictionary; the index is the
+// record.EventKind value, and the last entry is for values out of range.
+var eventKindValues = []string{
+	record.EventIgnore.String(), record.EventContent.String(), record.EventReasoning.String(),
+	record.EventToolCall.String(), record.EventUsage.String(), record.EventError.String(),
+	record.EventFinish.String(), record.EventMeta.String(), "unknown",
+}
+
+// timeCols lists the Unix-ns columns of a request, in schema order, with
+// the name of their timestamp[ns] twin ("" for none).
+var timeCols = [...]struct{ ns, at string }{
+	{"intended_ns", "intended_at"},
+	{"dispatched_ns", "dispatched_at"},
+	{"sent_ns", "sent_at"},
+	{"wrote_ns", ""},
+	{"headers_ns", ""},
+	{"first_event_ns", ""},
+	{"first_token_ns", "first_token_at"},
+	{"first_output_token_ns", ""},
+	{"second_token_ns", ""},
+	{"last_token_ns", "last_token_at"},
+	{"end_ns", "end_at"},
+}
+
+func nullable(name string, t arrow.DataType) arrow.Field {
+	return arrow.Field{Name: name, Type: t, Nullable: true}
+}
+
+func required(name string, t arrow.DataType) arrow.Field {
+	return arrow.Field{Name: name, Type: t}
+}
+
+var (
+	i32 = arrow.PrimitiveTypes.Int32
+	i64 = arrow.PrimitiveTypes.Int64
+	f64 = arrow.PrimitiveTypes.Float64
+	str = arrow.BinaryTypes.String
+)
+
+// recordsFields is the records/v1 schema, in column order. The order of the
+// builders in requestBuilder follows it exactly.
+func recordsFields() []arrow.Field {
+	fs := []arrow.Field{
+		required("request_id", arrow.PrimitiveTypes.Uint64),
+		nullable("trace_row", i64),
+		nullable("session_id", str),
+		required("turn", i32),
+		required("phase", enumType),
+		required("sender_id", i32),
+	}
+	for _, c := range timeCols {
+		fs = append(fs, nullable(c.ns, i64))
+	}
+	for _, c := range timeCols {
+		if c.at != "" {
+			fs = append(fs, nullable(c.at, TimestampNS))
+		}
+	}
+	fs = append(fs,
+		nullable("ttft_ns", i64),
+		nullable("ttfo_ns", i64),
+		nullable("ttst_ns", i64),
+		nullable("itl_ns", f64),
+		nullable("e2e_ns", i64),
+		nullable("lateness_ns", i64),
+		nullable("latency_from_intended_ns", i64),
+		required("session_delay_ns", i64),
+
+		required("input_tokens", i32),
+		required("output_tokens", i32),
+		required("reasoning_tokens", i32),
+		nullable("max_tokens", i32),
+
+		nullable("server_prompt_tokens", i32),
+		nullable("server_completion_tokens", i32),
+		nullable("server_reasoning_tokens", i32),
+		nullable("server_cached_tokens", i32),
+		nullable("expected_cached_tokens", i32),
+
+		required("events", i32),
+		required("content_events", i32),
+		required("reads", i32),
+		required("max_events_per_read", i32),
+		required("bytes_received", i64),
+		required("bytes_sent", i64),
+
+		nullable("status_code", i32),
+		nullable("error_kind", enumType),
+		nullable("error_message", str),
+		nullable("finish_reason", str),
+
+		required("conn_reused", arrow.FixedWidthTypes.Boolean),
+		required("retries", i32),
+		nullable("blocked_ns", i64),
+		nullable("dns_ns", i64),
+		nullable("connect_ns", i64),
+		nullable("adapter_ns", i64),
+	)
+	return fs
+}
+
+// RecordsSchema returns the Arrow schema of the records table
+// (records/v1), with its version in the schema metadata. The caller may
+// keep it; it is not shared.
+func RecordsSchema() *arrow.Schema {
+	md := arrow.NewMetadata([]string{SchemaKey}, []string{RecordsVersion})
+	return arrow.NewSchema(recordsFields(), &md)
+}
+
+// EventsSchema returns the Arrow schema of the events table (events/v1).
+func EventsSchema() *arrow.Schema {
+	md := arrow.NewMetadata([]string{SchemaKey}, []string{EventsVersion})
+	return arrow.NewSchema([]arrow.Field{
+		required("request_id", arrow.PrimitiveTypes.Uint64),
+		required("seq", i32),
+		required("time_ns", i64),
+		required("time_at", TimestampNS),
+		required("kind", enumType),
+		nullable("tokens", i32),
+		required("bytes", i32),
+		required("events_in_read", i32),
+	}, &md)
+}

@@ -1,0 +1,418 @@
+package arrowio
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/compress"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+)
+
+// tmpSuffix marks a file being written. A file without it is complete.
+const tmpSuffix = ".tmp"
+
+// partName returns the name of part i inside a table's directory.
+func partName(i int, f Format) string { return fmt.Sprintf("part-%05d%s", i, f.Ext()) }
+
+// TableStats counts what a [TableWriter] wrote.
+type TableStats struct {
+	Rows  int64 // rows in completed and current files
+	Files int   // files completed (renamed to their final name)
+	Bytes int64 // bytes of completed files
+}
+
+// TableWriter writes Arrow records of one schema as one table of a run
+// directory: dir/name.parquet with [Config.SingleFile], otherwise rolling
+// parts dir/name/part-00000.parquet, … (".arrow" with FormatArrow). Files
+// are written under a ".tmp" name and renamed when complete, so a crash
+// leaves only complete files plus at most one ".tmp" file per table.
+//
+// Use it for any table other than records and events, e.g. the telemetry
+// tables:
+//
+//	w, err := arrowio.NewTableWriter(runDir, "gpu", schema, cfg)
+//	…
+//	err = w.Write(rec) // any number of rows; rows are buffered into row groups
+//	…
+//	err = w.Close()    // always call it, also after errors: it completes the file
+//
+// The schema's metadata is stored in every file; put a version under
+// [SchemaKey] (e.g. "gpu/v1") and document the table in docs/format.
+// A TableWriter is not safe for concurrent use.
+type TableWriter struct {
+	dir    string // table directory (parts) or run directory (single file)
+	name   string
+	schema *arrow.Schema
+	cfg    Config
+	mem    memory.Allocator
+
+	cur      fileWriter
+	curTmp   string
+	curRows  int
+	curStart time.Time
+	part     int
+	stats    TableStats
+	err      error // sticky
+	closed   bool
+}
+
+// NewTableWriter creates dir (and dir/name for parts) and returns a writer
+// for the table name with the given schema. cfg fields left zero take their
+// defaults; only Format, SingleFile, RowGroupRows, PartRows, PartInterval
+// and Metadata apply. No file is created before the first Write (Close
+// writes an empty file if nothing was written).
+func NewTableWriter(dir, name string, schema *arrow.Schema, cfg Config) (*TableWriter, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("table %s: %w", name, err)
+	}
+	if name == "" || strings.ContainsAny(name, `/\`) {
+		return nil, fmt.Errorf("table name %q: want a plain file name such as \"gpu\"", name)
+	}
+	cfg = cfg.withDefaults()
+	w := &TableWriter{dir: dir, name: name, schema: schema, cfg: cfg, mem: memory.DefaultAllocator}
+	if !cfg.SingleFile {
+		w.dir = filepath.Join(dir, name)
+	}
+	if err := os.MkdirAll(w.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("table %s: %w", name, err)
+	}
+	return w, nil
+}
+
+// Schema returns the table's schema.
+func (w *TableWriter) Schema() *arrow.Schema { return w.schema }
+
+// Stats returns what was written so far.
+func (w *TableWriter) Stats() TableStats { return w.stats }
+
+// Write appends rec's rows. rec must have the writer's schema; the caller
+// keeps ownership of rec (Write does not retain it). Rows are buffered into
+// row groups of RowGroupRows rows; a part is completed after PartRows rows
+// or when it has been open PartInterval.
+func (w *TableWriter) Write(rec arrow.Record) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return errors.New("table " + w.name + ": write after close")
+	}
+	if rec.NumRows() == 0 {
+		return nil
+	}
+	if err := w.write(rec); err != nil {
+		w.err = fmt.Errorf("write %s: %w", w.name, err)
+		return w.err
+	}
+	return nil
+}
+
+func (w *TableWriter) write(rec arrow.Record) error {
+	for off := int64(0); off < rec.NumRows(); {
+		if w.cur == nil {
+			if err := w.open(); err != nil {
+				return err
+			}
+		}
+		n := rec.NumRows() - off
+		if !w.cfg.SingleFile {
+			n = min(n, int64(w.cfg.PartRows-w.curRows))
+		}
+		part := rec
+		if off > 0 || n < rec.NumRows() {
+			part = rec.NewSlice(off, off+n)
+		}
+		err := w.cur.write(part)
+		if part != rec {
+			part.Release()
+		}
+		if err != nil {
+			return err
+		}
+		off += n
+		w.curRows += int(n)
+		w.stats.Rows += n
+		if !w.cfg.SingleFile && w.curRows >= w.cfg.PartRows {
+			if err := w.finish(); err != nil {
+				return err
+			}
+		}
+	}
+	if w.cfg.PartInterval > 0 && !w.cfg.SingleFile && time.Since(w.curStart) >= w.cfg.PartInterval {
+		return w.finish()
+	}
+	return nil
+}
+
+// PartAge returns how long the current part has been open (0 if none).
+func (w *TableWriter) PartAge() time.Duration {
+	if w.cur == nil {
+		return 0
+	}
+	return time.Since(w.curStart)
+}
+
+// Roll completes the current part file, if any, so that its rows survive a
+// crash; the next Write starts a new part. With SingleFile it does nothing.
+func (w *TableWriter) Roll() error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.cfg.SingleFile || w.cur == nil {
+		return nil
+	}
+	if err := w.finish(); err != nil {
+		w.err = fmt.Errorf("write %s: %w", w.name, err)
+	}
+	return w.err
+}
+
+// Close completes the current file. If nothing was ever written it writes
+// an empty file (schema only), so every table of a run can be read. After
+// an error Close still tries to complete the file, and returns the first
+// error. Close is idempotent.
+func (w *TableWriter) Close() error {
+	if w.closed {
+		return w.err
+	}
+	w.closed = true
+	if w.cur == nil && w.stats.Files == 0 {
+		if err := w.open(); err != nil && w.err == nil {
+			w.err = fmt.Errorf("write %s: %w", w.name, err)
+		}
+	}
+	if w.cur != nil {
+		if err := w.finish(); err != nil && w.err == nil {
+			w.err = fmt.Errorf("write %s: %w", w.name, err)
+		}
+	}
+	return w.err
+}
+
+// finalPath is the complete file's path for the current file.
+func (w *TableWriter) finalPath() string {
+	if w.cfg.SingleFile {
+		return filepath.Join(w.dir, w.name+w.cfg.Format.Ext())
+	}
+	return filepath.Join(w.dir, partName(w.part, w.cfg.Format))
+}
+
+func (w *TableWriter) open() error {
+	w.curTmp = w.finalPath() + tmpSuffix
+	f, err := os.Create(w.curTmp)
+	if err != nil {
+		return err
+	}
+	if w.cfg.Format == FormatArrow {
+		w.cur, err = newIPCFile(f, w.schema, w.cfg, w.mem)
+	} else {
+		w.cur, err = newParquetFile(f, w.schema, w.cfg, w.mem)
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(w.curTmp)
+		return err
+	}
+	w.curRows = 0
+	w.curStart = time.Now()
+	return nil
+}
+
+// finish completes the current file and renames it to its final name.
+func (w *TableWriter) finish() error {
+	cur := w.cur
+	w.cur = nil
+	size, err := cur.close()
+	if err != nil {
+		return err
+	}
+	final := w.finalPath()
+	if err := os.Rename(w.curTmp, final); err != nil {
+		return err
+	}
+	w.part++
+	w.stats.Files++
+	w.stats.Bytes += size
+	return nil
+}
+
+// fileWriter is one open file of a table.
+type fileWriter interface {
+	write(rec arrow.Record) error
+	// close completes the file (footer, flush, fsync, close) and returns
+	// its size.
+	close() (int64, error)
+}
+
+// countingWriter buffers writes to a file, counts bytes and keeps the
+// first error: the parquet writer's Close drops footer write errors in
+// arrow v17, so errors are checked here.
+type countingWriter struct {
+	f   *os.File
+	bw  *bufio.Writer
+	n   int64
+	err error
+}
+
+func newCountingWriter(f *os.File) *countingWriter {
+	return &countingWriter{f: f, bw: bufio.NewWriterSize(f, 1<<20)}
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.bw.Write(p)
+	c.n += int64(n)
+	c.err = err
+	return n, err
+}
+
+// Seek supports only Seek(0, io.SeekCurrent), the position query the IPC
+// file writer makes.
+func (c *countingWriter) Seek(offset int64, whence int) (int64, error) {
+	if offset != 0 || whence != io.SeekCurrent {
+		return 0, errors.New("arrowio: countingWriter can only report its position")
+	}
+	return c.n, nil
+}
+
+// finish flushes, syncs and closes the file.
+func (c *countingWriter) finish() (int64, error) {
+	err := c.err
+	if err == nil {
+		err = c.bw.Flush()
+	}
+	if err == nil {
+		err = c.f.Sync()
+	}
+	if cerr := c.f.Close(); err == nil {
+		err = cerr
+	}
+	return c.n, err
+}
+
+type parquetFile struct {
+	cw *countingWriter
+	fw *pqarrow.FileWriter
+}
+
+// parquetProps returns the writer properties for schema: zstd, statistics,
+// dictionary encoding for strings only, DELTA_BINARY_PACKED for integers
+// (timestamps and counters compress far better as deltas), format 2.6 (needed
+// for TIMESTAMP(NANOS)).
+func parquetProps(schema *arrow.Schema, cfg Config, mem memory.Allocator) *parquet.WriterProperties {
+	opts := []parquet.WriterProperty{
+		parquet.WithAllocator(mem),
+		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithVersion(parquet.V2_LATEST),
+		parquet.WithStats(true),
+		parquet.WithMaxRowGroupLength(int64(cfg.RowGroupRows)),
+		parquet.WithDictionaryDefault(false),
+		parquet.WithCreatedBy("reprise (arrow-go v17)"),
+	}
+	for _, f := range schema.Fields() {
+		switch f.Type.ID() {
+		case arrow.STRING, arrow.BINARY, arrow.DICTIONARY, arrow.LARGE_STRING:
+			opts = append(opts, parquet.WithDictionaryFor(f.Name, true))
+		case arrow.INT32, arrow.INT64, arrow.UINT32, arrow.UINT64, arrow.TIMESTAMP, arrow.INT8, arrow.INT16, arrow.UINT8, arrow.UINT16:
+			opts = append(opts, parquet.WithEncodingFor(f.Name, parquet.Encodings.DeltaBinaryPacked))
+		}
+	}
+	return parquet.NewWriterProperties(opts...)
+}
+
+func newParquetFile(f *os.File, schema *arrow.Schema, cfg Config, mem memory.Allocator) (*parquetFile, error) {
+	cw := newCountingWriter(f)
+	fw, err := pqarrow.NewFileWriter(schema, cw, parquetProps(schema, cfg, mem),
+		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(mem)))
+	if err != nil {
+		return nil, err
+	}
+	md := schema.Metadata()
+	for i, k := range md.Keys() {
+		if err := fw.AppendKeyValueMetadata(k, md.Values()[i]); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range sortedKeys(cfg.Metadata) {
+		if err := fw.AppendKeyValueMetadata(k, cfg.Metadata[k]); err != nil {
+			return nil, err
+		}
+	}
+	return &parquetFile{cw: cw, fw: fw}, nil
+}
+
+func (p *parquetFile) write(rec arrow.Record) error {
+	if err := p.fw.WriteBuffered(rec); err != nil {
+		return err
+	}
+	return p.cw.err
+}
+
+func (p *parquetFile) close() (int64, error) {
+	err := p.fw.Close()
+	n, ferr := p.cw.finish()
+	if err == nil {
+		err = ferr
+	}
+	return n, err
+}
+
+type ipcFile struct {
+	cw *countingWriter
+	fw *ipc.FileWriter
+}
+
+func newIPCFile(f *os.File, schema *arrow.Schema, cfg Config, mem memory.Allocator) (*ipcFile, error) {
+	if len(cfg.Metadata) > 0 {
+		md := schema.Metadata()
+		keys, vals := append([]string(nil), md.Keys()...), append([]string(nil), md.Values()...)
+		for _, k := range sortedKeys(cfg.Metadata) {
+			keys, vals = append(keys, k), append(vals, cfg.Metadata[k])
+		}
+		nmd := arrow.NewMetadata(keys, vals)
+		schema = arrow.NewSchema(schema.Fields(), &nmd)
+	}
+	cw := newCountingWriter(f)
+	fw, err := ipc.NewFileWriter(cw, ipc.WithSchema(schema), ipc.WithAllocator(mem), ipc.WithZstd())
+	if err != nil {
+		return nil, err
+	}
+	return &ipcFile{cw: cw, fw: fw}, nil
+}
+
+func (p *ipcFile) write(rec arrow.Record) error {
+	if err := p.fw.Write(rec); err != nil {
+		return err
+	}
+	return p.cw.err
+}
+
+func (p *ipcFile) close() (int64, error) {
+	err := p.fw.Close()
+	n, ferr := p.cw.finish()
+	if err == nil {
+		err = ferr
+	}
+	return n, err
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
