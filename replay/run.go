@@ -116,8 +116,32 @@ func (p *Plan) run(ctx context.Context, h Handler, newClock func(time.Time) cloc
 	if h == nil {
 		panic("BUG: replay: nil Handler")
 	}
+	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
 	base := time.Now()
-	r := &runner{p: p, cfg: &p.cfg, h: h, clk: newClock(base), wall0: base.UnixNano(), quit: make(chan struct{})}
+	r := newRunner(p, h, newClock(base), base.UnixNano(), hctx)
+	r.startSenders()
+	r.seed()
+
+	undo := r.clk.setup()
+	cpu0 := threadCPU()
+	err := r.dispatch(ctx, cancel)
+	stats := r.stats()
+	stats.DispatcherCPU = threadCPU() - cpu0
+	undo()
+	r.stopSenders()
+	stats.Elapsed = time.Duration(r.clk.now())
+	if stats.Elapsed > 0 {
+		stats.SpinShare = float64(r.clk.spinNS()) / float64(stats.Elapsed)
+	}
+	return stats, err
+}
+
+// newRunner allocates everything a run needs up front.
+// wall0 is the wall clock (Unix ns) at the clock's base.
+func newRunner(p *Plan, h Handler, clk clock, wall0 int64, hctx context.Context) *runner {
+	r := &runner{p: p, cfg: &p.cfg, h: h, clk: clk, wall0: wall0,
+		quit: make(chan struct{}), hctx: hctx}
 	r.skipH, _ = h.(SkipHandler)
 	r.st = newCollector(p.cfg.LateThreshold)
 	r.profileAt.Store(-1)
@@ -143,33 +167,27 @@ func (p *Plan) run(ctx context.Context, h Handler, newClock func(time.Time) cloc
 		r.gaps = newGapSampler(p.cfg.Arrival, p.cfg.Smoothness, p.cfg.Seed)
 		r.tickAt = rampTime(0, p.cfg.RequestRate, p.cfg.RateRamp)
 	}
-	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
-	r.hctx = hctx
 	r.senders = make([]sender, n)
-	r.wg.Add(n)
 	for i := range r.senders {
 		s := &r.senders[i]
 		s.id = int32(i)
 		s.wake = make(chan struct{}, 1)
+	}
+	return r
+}
+
+func (r *runner) startSenders() {
+	r.wg.Add(len(r.senders))
+	for i := range r.senders {
+		s := &r.senders[i]
 		r.idle.push(s.id)
 		go r.senderLoop(s)
 	}
-	r.seed()
+}
 
-	undo := r.clk.setup()
-	cpu0 := threadCPU()
-	err := r.dispatch(ctx, cancel)
-	stats := r.stats()
-	stats.DispatcherCPU = threadCPU() - cpu0
-	undo()
+func (r *runner) stopSenders() {
 	close(r.quit)
 	r.wg.Wait()
-	stats.Elapsed = time.Duration(r.clk.now())
-	if stats.Elapsed > 0 {
-		stats.SpinShare = float64(r.clk.spinNS()) / float64(stats.Elapsed)
-	}
-	return stats, err
 }
 
 // seed puts the events known at the start into the heap.

@@ -89,7 +89,7 @@ type Percentiles struct {
 // power of two [2^e, 2^(e+1)) is split into 64 equal sub-buckets.
 const (
 	subBits     = 6
-	histBuckets = (64 - subBits) << subBits // enough for every uint64
+	histBuckets = (64 - subBits + 1) << subBits // enough for every uint64
 )
 
 func bucketOf(v uint64) int {

@@ -1,0 +1,97 @@
+package replay
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// TestDispatchAllocs proves the hot path allocates nothing per job: the
+// dispatcher's fire (admit, idle-ring pop, mailbox write, wake token,
+// stats) and the sender's side (Handle call, complete, idle-ring push).
+func TestDispatchAllocs(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("instrumentation allocates")
+	}
+	cfg := NewConfig()
+	cfg.RequestRate = 1
+	cfg.RequestCount = 1 << 30
+	cfg.Senders = 4
+	p, err := NewPlan(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := HandlerFunc(func(context.Context, *Job) {})
+	r := newRunner(p, h, newSleepClock(time.Now()), time.Now().UnixNano(), t.Context())
+	r.startSenders()
+	defer r.stopSenders()
+	item := int32(0)
+	allocs := testing.AllocsPerRun(2000, func() {
+		if !r.fire(item, r.clk.now(), 0, true) {
+			t.Fatal("run stopped")
+		}
+		item++
+		for r.outstanding.Load() > 0 {
+			runtime.Gosched()
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("dispatch allocates %v per job, want 0", allocs)
+	}
+}
+
+// TestSleepAllocs: the precision clock's waits allocate nothing.
+func TestSleepAllocs(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("instrumentation allocates")
+	}
+	c := newPrecisionClock(time.Now())
+	undo := c.setup()
+	defer undo()
+	allocs := testing.AllocsPerRun(200, func() {
+		c.sleepUntil(c.now() + 20_000)
+		c.nap(c.now() + 20_000)
+	})
+	if allocs != 0 {
+		t.Errorf("sleepUntil+nap allocate %v, want 0", allocs)
+	}
+}
+
+// TestRunAllocsIndependentOfLength: a whole fixed-schedule run with the
+// production clock allocates the same whether it sends 500 or 5000 jobs,
+// so nothing in the loop allocates per job (AllocsPerRun cannot see a
+// whole run: it has setup).
+func TestRunAllocsIndependentOfLength(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("instrumentation allocates")
+	}
+	measure := func(n int) uint64 {
+		offs := make([]time.Duration, n)
+		for i := range offs {
+			offs[i] = time.Duration(i) * 20 * time.Microsecond
+		}
+		cfg := NewConfig()
+		cfg.Senders = 8
+		p, err := NewPlan(cfg, tsRows(offs...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := HandlerFunc(func(context.Context, *Job) {})
+		var a, b runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&a)
+		if _, err := p.Run(t.Context(), h); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&b)
+		return b.Mallocs - a.Mallocs
+	}
+	measure(100) // warm up lazily initialised runtime state
+	small, large := measure(500), measure(5000)
+	// Allow a little runtime noise (timers, GC bookkeeping), far below
+	// one allocation per job (4500 more jobs).
+	if large > small+45 {
+		t.Errorf("run allocations grow with length: %d for 500 jobs, %d for 5000", small, large)
+	}
+}
