@@ -7,5 +7,6 @@ import "github.com/urfave/cli/v3"
 func commands(a *app) []*cli.Command {
 	return []*cli.Command{
 		mockServerCommand(a),
+		analyzeTraceCommand(a),
 	}
 }

@@ -306,10 +306,10 @@ func TestAddAllocs(t *testing.T) {
 func TestKindsTurnsSessions(t *testing.T) {
 	// A Bailian-like session: turn 2 extends turn 1's prefix.
 	rows := []trace.Row{
-		{Offset: 0, HasOffset: true, InputTokens: 32, BlockSize: 16, HashIDs: []uint64{1, 2}, SessionID: "a", Turn: 1, Kind: "text"},
-		{Offset: time.Second, HasOffset: true, InputTokens: 48, BlockSize: 16, HashIDs: []uint64{1, 2, 3}, SessionID: "a", Turn: 2, Kind: "text"},
-		{Offset: time.Second, HasOffset: true, InputTokens: 16, BlockSize: 16, HashIDs: []uint64{7}, SessionID: "b", Turn: 1, Kind: "image"},
-		{HasDelay: true, Delay: 2 * time.Second, InputTokens: 10, SessionID: "b", Turn: 2, Kind: "image"},
+		{Offset: 0, HasOffset: true, InputTokens: 32, BlockSize: 16, HashIDs: []uint64{1, 2}, SessionID: "a", Turn: 0, Kind: "text"},
+		{Offset: time.Second, HasOffset: true, InputTokens: 48, BlockSize: 16, HashIDs: []uint64{1, 2, 3}, SessionID: "a", Turn: 1, Kind: "text"},
+		{Offset: time.Second, HasOffset: true, InputTokens: 16, BlockSize: 16, HashIDs: []uint64{7}, SessionID: "b", Turn: 0, Kind: "image"},
+		{HasDelay: true, Delay: 2 * time.Second, InputTokens: 10, SessionID: "b", Turn: 1, Kind: "image"},
 	}
 	rep := Rows(rows, Config{CacheSizes: []int64{}})
 	c := rep.Cache

@@ -199,16 +199,17 @@ func (g *groupAcc) add(r *trace.Row, hitTok int64) {
 	}
 }
 
-// turnNames avoids formatting an integer per row.
-var turnNames = [...]string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}
+// turnNames avoids formatting an integer per row. Names are 1-based (the
+// first turn is "1"), as Bailian and users count them; Row.Turn is 0-based.
+var turnNames = [...]string{"1", "2", "3", "4", "5", "6", "7", "8", "9"}
 
-// turnName groups turns 10 and above into one bucket.
+// turnName names the group of 0-based turn t; turns 10 and later share one.
 func turnName(t int) string {
 	if t >= 0 && t < len(turnNames) {
 		return turnNames[t]
 	}
 	if t < 0 {
-		return strconv.Itoa(t)
+		return strconv.Itoa(t + 1)
 	}
 	return "10+"
 }

@@ -134,7 +134,8 @@ type Cache struct {
 	MeanDepth   float64 `json:"mean_depth"`
 
 	// ByKind and ByTurn split the hits by the row's Kind (Bailian type)
-	// and turn; omitted when the trace has no kinds or turns.
+	// and turn (named 1-based: "1" is a session's first turn, "10+" the
+	// tenth and later); omitted when the trace has no kinds or turns.
 	ByKind []Group `json:"by_kind,omitempty"`
 	ByTurn []Group `json:"by_turn,omitempty"`
 }

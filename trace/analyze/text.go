@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
+	"unicode/utf8"
 )
 
 // WriteText writes rep as readable, aligned tables: the human form of
@@ -15,13 +15,8 @@ import (
 // whether it is token-weighted in time order (reprise) or unweighted in file
 // order (AIPerf).
 func WriteText(w io.Writer, rep *Report) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	p := func(format string, args ...any) { fmt.Fprintf(tw, format, args...) }
-
+	var b strings.Builder
 	if s := rep.Source; s != nil {
-		p("trace\t%s\n", s.Path)
-		p("  format\t%s\n", s.Format)
-		p("  size\t%s bytes, sha256 %s\n", fmtInt(s.Bytes), s.SHA256)
 		drop := ""
 		if n := len(s.Dropped); n > 0 {
 			parts := make([]string, 0, n)
@@ -30,112 +25,180 @@ func WriteText(w io.Writer, rep *Report) error {
 			}
 			drop = " (dropped: " + strings.Join(parts, ", ") + ")"
 		}
-		p("  rows\t%s read, %s kept%s\n", fmtInt(s.RowsRead), fmtInt(s.RowsKept), drop)
-		if s.Sorted {
-			p("  order\tnot sorted by time: sorted stably for the time-order sections\n")
+		kv := [][2]string{
+			{"path", s.Path},
+			{"format", s.Format},
+			{"size", fmtInt(s.Bytes) + " bytes, sha256 " + s.SHA256},
+			{"rows", fmtInt(s.RowsRead) + " read, " + fmtInt(s.RowsKept) + " kept" + drop},
 		}
-		p("\n")
+		if s.Sorted {
+			kv = append(kv, [2]string{"order", "not sorted by time: sorted stably for the time-order sections"})
+		}
+		b.WriteString("TRACE\n")
+		writeKV(&b, "  ", kv)
+		b.WriteString("\n")
 	}
 
 	a := rep.Arrivals
-	p("ARRIVALS (time order)\n")
-	p("  rows\t%s\n", fmtInt(rep.Rows))
-	p("  span\t%s s\n", fmtFloat(rep.SpanSeconds, 3))
-	p("  mean rate\t%s req/s\n", fmtFloat(a.MeanRate, 3))
-	p("  peak\t%s req in one second; %s req/s in the busiest minute (%s req)\n",
-		fmtInt(a.Peak1s), fmtFloat(a.Peak1minRate, 2), fmtInt(a.Peak1min))
-	p("  inter-arrival gap\tmean %s s, p50 %s s, p90 %s s, max %s s\n",
-		fmtFloat(a.Gaps.Mean, 4), fmtFloat(a.Gaps.P50, 4), fmtFloat(a.Gaps.P90, 4), fmtFloat(a.Gaps.Max, 4))
-	p("  gap CV\t%s (1 = Poisson; above 1 = bursty)\n", fmtFloat(a.GapCV, 3))
-	p("  zero gaps\t%s of gaps\n", fmtPercent(a.ZeroGapShare))
-	p("  distinct timestamps\t%s\n", fmtInt(a.DistinctTimestamps))
+	b.WriteString("ARRIVALS (time order)\n")
+	kv := [][2]string{
+		{"rows", fmtInt(rep.Rows)},
+		{"span", fmtFloat(rep.SpanSeconds, 3) + " s"},
+		{"mean rate", fmtFloat(a.MeanRate, 3) + " req/s"},
+		{"peak second", fmtInt(a.Peak1s) + " req"},
+		{"peak minute", fmtFloat(a.Peak1minRate, 2) + " req/s (" + fmtInt(a.Peak1min) + " req)"},
+		{"inter-arrival gap", fmt.Sprintf("mean %s s, p50 %s s, p90 %s s, max %s s",
+			fmtFloat(a.Gaps.Mean, 4), fmtFloat(a.Gaps.P50, 4), fmtFloat(a.Gaps.P90, 4), fmtFloat(a.Gaps.Max, 4))},
+		{"gap CV", fmtFloat(a.GapCV, 3) + " (std/mean; 1 = Poisson, above 1 = bursty)"},
+		{"zero gaps", fmtPercent(a.ZeroGapShare) + " of gaps"},
+		{"distinct timestamps", fmtInt(a.DistinctTimestamps)},
+	}
 	if a.TimedByDelay > 0 {
-		p("  timed by delay\t%s rows (placed at previous turn + delay: a lower bound)\n", fmtInt(a.TimedByDelay))
+		kv = append(kv, [2]string{"timed by delay", fmtInt(a.TimedByDelay) + " rows (previous turn + delay: a lower bound)"})
 	}
 	if s := rep.Session; s != nil {
-		p("  sessions\t%s sessions, %s rows; turns per session mean %s, p50 %s, max %s\n",
+		kv = append(kv, [2]string{"sessions", fmt.Sprintf("%s sessions, %s rows; turns per session mean %s, p50 %s, max %s",
 			fmtInt(s.Sessions), fmtInt(s.RowsInSessions), fmtFloat(s.TurnsPerSession.Mean, 2),
-			fmtFloat(s.TurnsPerSession.P50, 1), fmtFloat(s.TurnsPerSession.Max, 0))
+			fmtFloat(s.TurnsPerSession.P50, 1), fmtFloat(s.TurnsPerSession.Max, 0))})
 	}
-	p("\n")
+	writeKV(&b, "  ", kv)
+	b.WriteString("\n")
 
 	l := rep.Lengths
-	p("LENGTHS (tokens per request)\t\tmean\tp50\tp90\tp99\tmax\ttotal\t\n")
+	b.WriteString("LENGTHS (tokens per request)\n")
+	lt := [][]string{{"", "mean", "p50", "p90", "p99", "max", "total"}}
 	for _, x := range []struct {
 		name  string
 		s     Stats
 		total int64
 	}{{"input (ISL)", rep.ISL, l.InputTokens}, {"output (OSL)", rep.OSL, l.OutputTokens}} {
-		p("  %s\t\t%s\t%s\t%s\t%s\t%s\t%s\t\n", x.name, fmtFloat(x.s.Mean, 1), fmtFloat(x.s.P50, 1),
-			fmtFloat(x.s.P90, 1), fmtFloat(x.s.P99, 1), fmtFloat(x.s.Max, 0), fmtInt(x.total))
+		lt = append(lt, []string{x.name, fmtFloat(x.s.Mean, 1), fmtFloat(x.s.P50, 1),
+			fmtFloat(x.s.P90, 1), fmtFloat(x.s.P99, 1), fmtFloat(x.s.Max, 0), fmtInt(x.total)})
 	}
-	p("  input over 8k / 32k / 128k tokens\t%s / %s / %s rows\n", fmtInt(l.ISLOver8k), fmtInt(l.ISLOver32k), fmtInt(l.ISLOver128k))
-	p("  output of at most 3 tokens\t%s rows\n", fmtInt(l.OSLAtMost3))
-	p("\n")
+	writeTable(&b, "  ", lt)
+	writeKV(&b, "  ", [][2]string{
+		{"input over 8k / 32k / 128k", fmt.Sprintf("%s / %s / %s rows", fmtInt(l.ISLOver8k), fmtInt(l.ISLOver32k), fmtInt(l.ISLOver128k))},
+		{"output of at most 3 tokens", fmtInt(l.OSLAtMost3) + " rows"},
+	})
+	b.WriteString("\n")
 
 	if c := rep.Cache; c != nil {
-		writeCache(p, c)
+		writeCache(&b, c)
 	} else {
-		p("PREFIX CACHE\tno hash ids in this trace: no cache statistics\n\n")
+		b.WriteString("PREFIX CACHE\n  no hash ids in this trace: no cache statistics\n\n")
 	}
 	if s := rep.AIPerf; s != nil {
-		writeAIPerf(p, s, rep.Cache)
+		writeAIPerf(&b, s, rep.Cache)
 	}
-	return tw.Flush()
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
-func writeCache(p func(string, ...any), c *Cache) {
-	p("PREFIX CACHE (token-weighted, time order)\n")
-	p("  block size\t%s tokens; %s rows with ids, %s ids, %s distinct blocks\n",
-		fmtInt(int64(c.BlockSize)), fmtInt(c.RowsWithIDs), fmtInt(c.TotalBlocks), fmtInt(c.DistinctBlocks))
-	p("  infinite cache\ttoken hit %s, block hit %s, ideal prefill speedup %s\n",
-		fmtPercent(c.TokenHitRatio), fmtPercent(c.BlockHitRatio), fmtSpeedup(c.IdealSpeedup))
-	if len(c.LRU) > 0 {
-		p("\n  LRU capacity\t\ttoken hit\t%% of ceiling\tblock hit\tspeedup\t\n")
-		for _, l := range c.LRU {
-			p("  %s tokens\t\t%s\t%s\t%s\t%s\t\n", fmtTokens(l.CapacityTokens), fmtPercent(l.TokenHitRatio),
-				fmtPercent(l.FractionOfCeiling), fmtPercent(l.BlockHitRatio), fmtSpeedup(l.IdealSpeedup))
+// writeKV writes key-value lines with the keys padded to one width.
+func writeKV(b *strings.Builder, indent string, kv [][2]string) {
+	width := 0
+	for _, p := range kv {
+		width = max(width, utf8.RuneCountInString(p[0]))
+	}
+	for _, p := range kv {
+		fmt.Fprintf(b, "%s%s%s  %s\n", indent, p[0], strings.Repeat(" ", width-utf8.RuneCountInString(p[0])), p[1])
+	}
+}
+
+// writeTable writes rows as columns: the first left-aligned, the others
+// right-aligned (numbers), two spaces apart. rows[0] is the header.
+func writeTable(b *strings.Builder, indent string, rows [][]string) {
+	var widths []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
 		}
-		p("\n")
 	}
-	var sk []string
-	for _, s := range c.Skew {
-		sk = append(sk, fmt.Sprintf("top %s → %s", fmtPercent(s.Fraction), fmtPercent(s.Share)))
+	for _, r := range rows {
+		var line strings.Builder
+		line.WriteString(indent)
+		for i, c := range r {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
+			if i == 0 {
+				line.WriteString(c + pad)
+			} else {
+				line.WriteString("  " + pad + c)
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
 	}
-	p("  skew\t%s of reuse hits (%s of %s blocks reused)\n", strings.Join(sk, ", "), fmtInt(c.BlocksReused), fmtInt(c.DistinctBlocks))
-	rt := c.ReuseTime
-	p("  reuse time\tp50 %s s, p80 %s s, p90 %s s, p99 %s s\n", fmtFloat(rt.P50, 2), fmtFloat(rt.P80, 2), fmtFloat(rt.P90, 2), fmtFloat(rt.P99, 2))
-	p("  reuse within\t10 s %s, 60 s %s, 600 s %s of hits\n", fmtPercent(rt.Within10s), fmtPercent(rt.Within60s), fmtPercent(rt.Within600s))
-	rd := c.ReuseDistance
-	p("  reuse distance\tp50 %s, p80 %s, p90 %s, p99 %s requests\n", fmtFloat(rd.P50, 1), fmtFloat(rd.P80, 1), fmtFloat(rd.P90, 1), fmtFloat(rd.P99, 1))
-	p("  prefix tree\t%s roots, depth mean %s / max %s blocks\n", fmtInt(c.PrefixRoots), fmtFloat(c.MeanDepth, 2), fmtInt(c.MaxDepth))
+}
+
+func writeCache(b *strings.Builder, c *Cache) {
+	b.WriteString("PREFIX CACHE (token-weighted, time order)\n")
+	rt, rd := c.ReuseTime, c.ReuseDistance
+	writeKV(b, "  ", [][2]string{
+		{"block size", fmtInt(int64(c.BlockSize)) + " tokens"},
+		{"ids", fmt.Sprintf("%s rows with ids, %s ids, %s distinct blocks, %s reused",
+			fmtInt(c.RowsWithIDs), fmtInt(c.TotalBlocks), fmtInt(c.DistinctBlocks), fmtInt(c.BlocksReused))},
+		{"infinite cache", fmt.Sprintf("token hit %s, block hit %s, ideal prefill speedup %s",
+			fmtPercent(c.TokenHitRatio), fmtPercent(c.BlockHitRatio), fmtSpeedup(c.IdealSpeedup))},
+		{"reuse time", fmt.Sprintf("p50 %s s, p80 %s s, p90 %s s, p99 %s s",
+			fmtFloat(rt.P50, 2), fmtFloat(rt.P80, 2), fmtFloat(rt.P90, 2), fmtFloat(rt.P99, 2))},
+		{"reuse within", fmt.Sprintf("10 s: %s, 60 s: %s, 600 s: %s of hits",
+			fmtPercent(rt.Within10s), fmtPercent(rt.Within60s), fmtPercent(rt.Within600s))},
+		{"reuse distance", fmt.Sprintf("p50 %s, p80 %s, p90 %s, p99 %s requests",
+			fmtFloat(rd.P50, 1), fmtFloat(rd.P80, 1), fmtFloat(rd.P90, 1), fmtFloat(rd.P99, 1))},
+		{"prefix tree", fmt.Sprintf("%s roots (distinct first ids), depth mean %s / max %s blocks",
+			fmtInt(c.PrefixRoots), fmtFloat(c.MeanDepth, 2), fmtInt(c.MaxDepth))},
+	})
+	if len(c.LRU) > 0 {
+		b.WriteString("\n")
+		t := [][]string{{"LRU capacity", "token hit", "of ceiling", "block hit", "ideal speedup"}}
+		for _, l := range c.LRU {
+			t = append(t, []string{fmtTokens(l.CapacityTokens) + " tokens", fmtPercent(l.TokenHitRatio),
+				fmtPercent(l.FractionOfCeiling), fmtPercent(l.BlockHitRatio), fmtSpeedup(l.IdealSpeedup)})
+		}
+		writeTable(b, "  ", t)
+	}
+	if len(c.Skew) > 0 {
+		b.WriteString("\n")
+		t := [][]string{{"most reused blocks", "blocks", "share of reuse hits"}}
+		for _, s := range c.Skew {
+			t = append(t, []string{"top " + strconv.FormatFloat(100*s.Fraction, 'f', -1, 64) + " %", fmtInt(s.Blocks), fmtPercent(s.Share)})
+		}
+		writeTable(b, "  ", t)
+	}
 	for _, g := range []struct {
 		title string
 		gs    []Group
-	}{{"by kind", c.ByKind}, {"by turn", c.ByTurn}} {
+	}{{"by kind", c.ByKind}, {"by turn (1 = first)", c.ByTurn}} {
 		if len(g.gs) == 0 {
 			continue
 		}
-		p("\n  %s\t\trows\tinput tokens\ttoken hit\tshare of hits\t\n", g.title)
+		b.WriteString("\n")
+		t := [][]string{{g.title, "rows", "input tokens", "token hit", "share of hits"}}
 		for _, x := range g.gs {
-			p("  %s\t\t%s\t%s\t%s\t%s\t\n", x.Name, fmtInt(x.Rows), fmtInt(x.InputTokens), fmtPercent(x.TokenHitRatio), fmtPercent(x.HitShare))
+			t = append(t, []string{x.Name, fmtInt(x.Rows), fmtInt(x.InputTokens), fmtPercent(x.TokenHitRatio), fmtPercent(x.HitShare)})
 		}
+		writeTable(b, "  ", t)
 	}
-	p("\n")
+	b.WriteString("\n")
 }
 
-func writeAIPerf(p func(string, ...any), s *AIPerfStats, c *Cache) {
-	p("AIPERF analyze-trace (unweighted, file order; AIPerf's names)\n")
-	p("  total_requests\t%d\n", s.TotalRequests)
-	p("  unique_prefixes\t%d\n", s.UniquePrefixes)
-	p("  num_prefix_groups\t%d\n", s.NumPrefixGroups)
+func writeAIPerf(b *strings.Builder, s *AIPerfStats, c *Cache) {
+	b.WriteString("AIPERF analyze-trace (unweighted, file order; AIPerf's names and definitions)\n")
 	hint := "mean of per-request hit fractions"
 	if c != nil {
-		hint += "; token-weighted: " + fmtFloat(c.TokenHitRatio, 4)
+		hint += "; token-weighted above: " + fmtFloat(c.TokenHitRatio, 4)
 	}
-	p("  cache_hit_rate\t%s (%s)\n", fmtFloat(s.CacheHitRate, 4), hint)
-	p("  prefix_reuse_ratio\t%s\n", fmtFloat(s.PrefixReuseRatio, 4))
-	p("\n  series\t\tmean\tstd_dev\tmin\tp25\tmedian\tp75\tmax\t\n")
+	writeKV(b, "  ", [][2]string{
+		{"total_requests", strconv.FormatInt(s.TotalRequests, 10)},
+		{"unique_prefixes", strconv.FormatInt(s.UniquePrefixes, 10)},
+		{"num_prefix_groups", strconv.FormatInt(s.NumPrefixGroups, 10)},
+		{"cache_hit_rate", fmtFloat(s.CacheHitRate, 4) + " (" + hint + ")"},
+		{"prefix_reuse_ratio", fmtFloat(s.PrefixReuseRatio, 4)},
+	})
+	b.WriteString("\n")
+	t := [][]string{{"series", "mean", "std_dev", "min", "p25", "median", "p75", "max"}}
 	for _, x := range []struct {
 		name string
 		m    *MetricStats
@@ -146,13 +209,14 @@ func writeAIPerf(p func(string, ...any), s *AIPerfStats, c *Cache) {
 		{"hit_rate_stats", s.HitRateStats, 4},
 	} {
 		if x.m == nil {
-			p("  %s\t\t-\t-\t-\t-\t-\t-\t-\t\n", x.name)
+			t = append(t, []string{x.name, "-", "-", "-", "-", "-", "-", "-"})
 			continue
 		}
 		m := x.m
-		p("  %s\t\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", x.name, fmtFloat(m.Mean, x.dec), fmtFloat(m.StdDev, x.dec),
-			fmtFloat(m.Min, x.dec), fmtFloat(m.P25, x.dec), fmtFloat(m.Median, x.dec), fmtFloat(m.P75, x.dec), fmtFloat(m.Max, x.dec))
+		t = append(t, []string{x.name, fmtFloat(m.Mean, x.dec), fmtFloat(m.StdDev, x.dec), fmtFloat(m.Min, x.dec),
+			fmtFloat(m.P25, x.dec), fmtFloat(m.Median, x.dec), fmtFloat(m.P75, x.dec), fmtFloat(m.Max, x.dec)})
 	}
+	writeTable(b, "  ", t)
 }
 
 // fmtInt formats n with thousands separators: 1234567 → "1,234,567".

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/trace"
+	"github.com/reprise-bench/reprise/trace/analyze"
+)
+
+// analyzeTraceConfig is the analyze-trace command line, validated before any
+// reading starts.
+type analyzeTraceConfig struct {
+	Args        []string
+	Format      string
+	BlockSize   int
+	CacheSizes  string
+	JSON        bool
+	Output      string
+	SkipInvalid bool
+	Strict      bool
+	DropFailed  bool
+	ModelFilter string
+}
+
+// Validate reports every problem at once and returns the parsed settings.
+func (c analyzeTraceConfig) Validate() (analyze.FileConfig, error) {
+	var errs []error
+	switch len(c.Args) {
+	case 0:
+		errs = append(errs, errors.New("missing TRACE: give a trace file, or - for standard input"))
+	case 1:
+	default:
+		errs = append(errs, fmt.Errorf("want one TRACE, got %d: %s", len(c.Args), strings.Join(c.Args, " ")))
+	}
+	f, err := trace.ParseFormat(c.Format)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--format: %w", err))
+	}
+	if c.BlockSize < 0 {
+		errs = append(errs, fmt.Errorf("--block-size %d: want a positive number of tokens (0 = the format's default)", c.BlockSize))
+	}
+	sizes, err := analyze.ParseCacheSizes(c.CacheSizes)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--cache-sizes: %w", err))
+	}
+	cfg := analyze.FileConfig{
+		Analyzer: analyze.Config{BlockSize: c.BlockSize, CacheSizes: sizes},
+		Trace: trace.Options{
+			Format: f, BlockSize: c.BlockSize, Strict: c.Strict, SkipInvalid: c.SkipInvalid,
+			DropFailed: c.DropFailed, ModelFilter: c.ModelFilter,
+		},
+	}
+	return cfg, errors.Join(errs...)
+}
+
+// analyzeTraceCommand is `reprise analyze-trace TRACE`.
+func analyzeTraceCommand(a *app) *cli.Command {
+	return &cli.Command{
+		Name:      "analyze-trace",
+		Usage:     "print a trace's arrival pattern, lengths and prefix-cache hit ratios",
+		ArgsUsage: "TRACE",
+		Description: "Reads TRACE (any supported format, .gz/.zst too; - = stdin) and prints, in time order:\n" +
+			"arrivals (rate, peaks, burstiness), input/output lengths, and for traces with hash ids the\n" +
+			"prefix-cache ceiling (token-weighted leading-run hits of an infinite cache), the LRU hit ratio\n" +
+			"at each --cache-sizes capacity, block popularity skew and reuse times; then the statistics of\n" +
+			"AIPerf's analyze-trace under the same names (unweighted, file order).\n" +
+			"Definitions: docs/format/analyze-json.md. --json writes the versioned JSON document instead.\n\n" +
+			"Examples:\n" +
+			"  reprise analyze-trace traces/mooncake-sample.jsonl\n" +
+			"  reprise analyze-trace --cache-sizes 500K,3M,50M --json -o stats.json conversation_trace.jsonl\n" +
+			"  zstd -dc big.jsonl.zst | reprise analyze-trace --format bailian -",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "format", Usage: "trace `FORMAT`: " + strings.Join(trace.FormatNames(), ", ") + " (default: detect from the content)", Sources: envVars("format")},
+			&cli.IntFlag{Name: "block-size", Usage: "`TOKENS` per hash id (default: the format's, 512 Mooncake, 16 Bailian)", Sources: envVars("block-size")},
+			&cli.StringFlag{Name: "cache-sizes", Value: "1M,3M,10M,50M", Usage: "LRU capacities in `TOKENS`, comma-separated, K/M/G = 10³/10⁶/10⁹ (empty = none)", Sources: envVars("cache-sizes")},
+			&cli.BoolFlag{Name: "json", Usage: "write the JSON document (schema reprise.analyze/v1) instead of tables", Sources: envVars("json")},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to `FILE` instead of stdout", Sources: envVars("output")},
+			&cli.BoolFlag{Name: "skip-invalid", Usage: "skip invalid rows, counting them, instead of stopping at the first", Sources: envVars("skip-invalid")},
+			&cli.BoolFlag{Name: "strict", Usage: "reject a trace whose rows are not in time order instead of sorting it", Sources: envVars("strict")},
+			&cli.BoolFlag{Name: "drop-failed", Usage: "drop rows the trace marks as failed (BurstGPT zero-token responses)", Sources: envVars("drop-failed")},
+			&cli.StringFlag{Name: "model-filter", Usage: "keep only BurstGPT rows of `MODEL` (e.g. ChatGPT)", Sources: envVars("model-filter")},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			c := analyzeTraceConfig{
+				Args:        cmd.Args().Slice(),
+				Format:      cmd.String("format"),
+				BlockSize:   cmd.Int("block-size"),
+				CacheSizes:  cmd.String("cache-sizes"),
+				JSON:        cmd.Bool("json"),
+				Output:      cmd.String("output"),
+				SkipInvalid: cmd.Bool("skip-invalid"),
+				Strict:      cmd.Bool("strict"),
+				DropFailed:  cmd.Bool("drop-failed"),
+				ModelFilter: cmd.String("model-filter"),
+			}
+			fc, err := c.Validate()
+			if err != nil {
+				return exitcode.UsageError(err, "see 'reprise analyze-trace --help'")
+			}
+			fc.Stdin = a.stdin
+			fc.Trace.Log = a.log
+			rep, err := analyze.File(ctx, c.Args[0], fc)
+			if err != nil {
+				return traceError(err)
+			}
+			return writeReport(a.stdout, c.Output, func(w io.Writer) error {
+				if c.JSON {
+					return analyze.WriteJSON(w, rep)
+				}
+				return analyze.WriteText(w, rep)
+			})
+		},
+	}
+}
+
+// traceError maps a trace-reading error to its exit code: problems with the
+// input itself (missing, unreadable format, bad row) are usage errors (2),
+// with a hint; anything else is a run error.
+func traceError(err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return exitcode.UsageError(err, "check the path; use - to read standard input")
+	case errors.Is(err, trace.ErrLFSPointer):
+		return exitcode.UsageError(err, "fetch the data with 'git lfs pull' or download the real file")
+	case errors.Is(err, trace.ErrUnknownFormat):
+		return exitcode.UsageError(err, "name the format with --format")
+	}
+	if _, ok := errors.AsType[*trace.ParseError](err); ok {
+		return exitcode.UsageError(err, "fix the row, or pass --skip-invalid to skip and count invalid rows")
+	}
+	return err
+}
+
+// writeReport writes through fn to stdout, or to path when it is set and
+// not "-".
+func writeReport(stdout io.Writer, path string, fn func(io.Writer) error) error {
+	if path == "" || path == "-" {
+		return fn(stdout)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return exitcode.UsageError(fmt.Errorf("--output: %w", err), "")
+	}
+	if err := fn(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	gocmp "github.com/google/go-cmp/cmp"
+)
+
+// The -update flag rewrites golden files. Another test file of this package
+// may register it first; register it only if nobody did.
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files")
+	}
+}
+
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// golden compares got with testdata/<TestName>.golden, rewriting it under
+// -update.
+func golden(t *testing.T, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", strings.ReplaceAll(t.Name(), "/", "_")+".golden")
+	if updating() {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -run %s -update to create it)", err, t.Name())
+	}
+	if d := gocmp.Diff(string(want), got); d != "" {
+		t.Errorf("output differs from %s (-want +got):\n%s", path, d)
+	}
+}
+
+const sampleTrace = "testdata/mooncake200.jsonl"
+
+func TestAnalyzeTraceText(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "analyze-trace", sampleTrace)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	golden(t, out)
+}
+
+func TestAnalyzeTraceJSON(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "analyze-trace", "--json", "--cache-sizes", "500K,3M", sampleTrace)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	golden(t, out)
+
+	// The fields docs/format/analyze-json.md promises.
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc["schema"] != "reprise.analyze/v1" || doc["rows"] != 200.0 || doc["span_seconds"] == nil {
+		t.Errorf("schema/rows/span_seconds = %v/%v/%v", doc["schema"], doc["rows"], doc["span_seconds"])
+	}
+	for _, k := range []string{"isl", "osl"} {
+		m, _ := doc[k].(map[string]any)
+		for _, f := range []string{"mean", "p50", "p90", "p99", "max"} {
+			if _, ok := m[f]; !ok {
+				t.Errorf("%s.%s missing", k, f)
+			}
+		}
+	}
+	c, _ := doc["cache"].(map[string]any)
+	for _, f := range []string{"token_hit_ratio", "block_hit_ratio"} {
+		if _, ok := c[f].(float64); !ok {
+			t.Errorf("cache.%s missing", f)
+		}
+	}
+	lru, _ := c["lru"].([]any)
+	if len(lru) != 2 {
+		t.Fatalf("cache.lru has %d points, want 2", len(lru))
+	}
+	p0, _ := lru[0].(map[string]any)
+	if p0["capacity_tokens"] != 500000.0 || p0["token_hit_ratio"] == nil || p0["fraction_of_ceiling"] == nil {
+		t.Errorf("cache.lru[0] = %v", p0)
+	}
+	if a, _ := doc["aiperf"].(map[string]any); a["total_requests"] != 200.0 || a["cache_hit_rate"] == nil {
+		t.Errorf("aiperf = %v", a)
+	}
+}
+
+func TestAnalyzeTraceOutputFileAndStdin(t *testing.T) {
+	want, err := os.ReadFile(sampleTrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "out.json")
+	code, out, errOut := runCLI(t, "", "analyze-trace", "--json", "-o", path, sampleTrace)
+	if code != 0 || out != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %s", code, out, errOut)
+	}
+	fromFile, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, fromStdin, errOut := runCLI(t, string(want), "analyze-trace", "--json", "-")
+	if code != 0 {
+		t.Fatalf("stdin: exit %d: %s", code, errOut)
+	}
+	// Same document except the path.
+	a := strings.Replace(string(fromFile), `"path": "`+sampleTrace+`"`, `"path": "-"`, 1)
+	if d := gocmp.Diff(a, fromStdin); d != "" {
+		t.Errorf("stdin vs file (-file +stdin):\n%s", d)
+	}
+}
+
+func TestAnalyzeTraceErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(bad, []byte(
+		`{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [1, 2]}`+"\n"+
+			`{"timestamp": 5, "input_length": 2000, "output_length": 5, "hash_ids": [1, 2, 3]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want []string // substrings of stderr
+	}{
+		{"bad row names file and line", []string{bad}, 2, []string{"bad.jsonl:2", "hash_ids", "--skip-invalid"}},
+		{"missing file", []string{filepath.Join(dir, "nope.jsonl")}, 2, []string{"nope.jsonl", "no such file", "hint:"}},
+		{"no trace", nil, 2, []string{"missing TRACE"}},
+		// Every problem at once.
+		{"bad flags", []string{"--cache-sizes", "3X,1M", "--format", "csv", "--block-size", "-1", bad}, 2,
+			[]string{"--cache-sizes", `"3X"`, "--format", "--block-size"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, "", append([]string{"analyze-trace"}, tt.args...)...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d; stderr %s", code, tt.code, errOut)
+			}
+			if out != "" {
+				t.Errorf("stdout %q, want nothing", out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr %q lacks %q", errOut, w)
+				}
+			}
+		})
+	}
+
+	// --skip-invalid counts the row instead.
+	code, out, errOut := runCLI(t, "", "analyze-trace", "--skip-invalid", bad)
+	if code != 0 || !strings.Contains(out, "1 kept (dropped: 1 invalid)") {
+		t.Errorf("--skip-invalid: exit %d, stderr %s, stdout:\n%s", code, errOut, out)
+	}
+}
+
+// TestAnalyzeTraceEveryFormat runs the command on the trace package's small
+// example of every format: it must succeed, and have a cache section exactly
+// when the format has hash ids.
+func TestAnalyzeTraceEveryFormat(t *testing.T) {
+	tests := []struct {
+		file  string
+		cache bool
+	}{
+		{"mooncake40.jsonl", true},
+		{"mooncake40.jsonl.zst", true},
+		{"mooncake_ext.jsonl", true},
+		{"bailian.jsonl", true},
+		{"burstgpt_v1.csv", false},
+		{"burstgpt_v3.csv", false},
+		{"azure2023_crlf.csv", false},
+		{"azure2024.csv", false},
+		{"azure2025.csv", false},
+		{"vidur_bom.csv", false},
+		{"aiperf_single.jsonl", false},
+		{"aiperf_multi.jsonl", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			path := filepath.Join("..", "..", "trace", "testdata", tt.file)
+			if _, err := os.Stat(path); err != nil {
+				t.Skip(err)
+			}
+			code, out, errOut := runCLI(t, "", "analyze-trace", "--json", path)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			var doc struct {
+				Rows  int64           `json:"rows"`
+				Cache json.RawMessage `json:"cache"`
+			}
+			if err := json.Unmarshal([]byte(out), &doc); err != nil {
+				t.Fatal(err)
+			}
+			if doc.Rows == 0 {
+				t.Error("no rows")
+			}
+			if got := doc.Cache != nil; got != tt.cache {
+				t.Errorf("cache section present = %v, want %v", got, tt.cache)
+			}
+			if code, _, errOut := runCLI(t, "", "analyze-trace", path); code != 0 {
+				t.Errorf("text: exit %d: %s", code, errOut)
+			}
+		})
+	}
+}
+
+func TestAnalyzeTraceHelp(t *testing.T) {
+	code, out, _ := runCLI(t, "", "analyze-trace", "--help")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, w := range []string{"--cache-sizes", "--block-size", "--skip-invalid", "--json", "--output", "TRACE", "REPRISE_CACHE_SIZES"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("help lacks %q:\n%s", w, out)
+		}
+	}
+}
