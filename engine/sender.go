@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -143,6 +144,11 @@ func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
 			return
 		}
 		req.Header = p.Header
+		if attempt == 1 {
+			// X-Request-Id joins our rows to server logs; a Prepared is
+			// sent once, so setting it in place is safe.
+			p.Header["X-Request-Id"] = []string{strconv.FormatUint(r.RequestID, 10)}
+		}
 		req.ContentLength = int64(len(p.Body))
 		req.GetBody = nil // never let net/http re-send silently
 		if p.Stream && e.closesAfterStream.Load() {

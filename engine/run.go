@@ -1,0 +1,642 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/engine/summary"
+	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/replay"
+	"github.com/reprise-bench/reprise/trace"
+)
+
+// Defaults of [RunConfig].
+const (
+	// DefaultLookahead is how many requests are built ahead of the
+	// highest one sent (at least twice the number of senders).
+	DefaultLookahead = 1024
+	// DefaultBuilders is the number of goroutines building requests ahead.
+	DefaultBuilders = 2
+	// batchRequests and batchEvents size the batches handed to the sink.
+	batchRequests = 512
+	batchEvents   = 8192
+	// flushInterval bounds how long a partial batch waits for the sink.
+	flushInterval = time.Second
+)
+
+// PromptSource synthesizes the prompt of a row: it fills in.PromptText
+// and/or in.PromptTokens and returns the prompt's length in client
+// tokens and the tokens the row's prefix structure lets a server reuse
+// (-1 unknown). It must be safe for concurrent use; it runs on the
+// builder goroutines, ahead of the send time.
+type PromptSource interface {
+	Prompt(row *trace.Row, in *adapter.BuildInput) (inputTokens, expectedCached int, err error)
+}
+
+// Synthetic describes a synthetic load (no trace): lengths drawn from
+// normal distributions (rounded, at least 1), deterministic per request.
+type Synthetic struct {
+	ISL, ISLStd float64
+	OSL, OSLStd float64
+	Seed        uint64
+}
+
+// RunConfig configures one replay run.
+type RunConfig struct {
+	Engine Config
+	Replay replay.Config
+	// Rows is the trace, sorted by Offset; nil runs Synthetic.
+	Rows      []trace.Row
+	Synthetic Synthetic
+	Prompts   PromptSource
+	Streaming bool
+	// MaxTokensFromTrace sends each row's output length as the max tokens.
+	MaxTokensFromTrace bool
+	Sink               Sink
+	Summary            summary.Options
+	Info               summary.RunInfo
+	// Progress receives the live status line (nil = none); TTY rewrites
+	// it in place.
+	Progress io.Writer
+	TTY      bool
+	// Lookahead and Builders tune prebuilding (0 = defaults).
+	Lookahead int
+	Builders  int
+	// Grace is how long in-flight requests may finish after ctx is
+	// cancelled (Ctrl-C) before they are cancelled.
+	Grace time.Duration
+	Log   *slog.Logger
+}
+
+// Result is what a run produced.
+type Result struct {
+	Summary *summary.Summary
+	Stats   replay.Stats
+	// Interrupted reports that ctx was cancelled (Ctrl-C / SIGTERM).
+	Interrupted bool
+	// Retries and ClosesAfterStream report connection handling.
+	Retries           int64
+	ClosesAfterStream bool
+	// InlineBuilds counts requests built on the send path because the
+	// lookahead had not reached them.
+	InlineBuilds int64
+}
+
+// errGrace is the cancellation cause at the end of the grace period.
+var (
+	errGrace       = errors.New("end of grace period")
+	errInterrupted = errors.New("interrupted; grace period over")
+)
+
+// Run replays cfg: it plans the schedule, prebuilds requests in a
+// lookahead window, runs them on the scheduler's senders, writes records
+// to the sink in batches and returns the summary. A failed request is a
+// row, never an error: Run's error means the run could not run. When ctx
+// is cancelled, sending stops, in-flight requests get cfg.Grace to finish,
+// then are cancelled (recorded as cancelled), and everything is written.
+func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	plan, err := replay.NewPlan(cfg.Replay, cfg.Rows)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Engine.Clock == nil {
+		cfg.Engine.Clock = NewClock()
+	}
+	nSenders := cfg.Replay.Senders
+	if nSenders == 0 {
+		nSenders = replay.DefaultSenders
+		if cfg.Replay.Concurrency > 0 {
+			nSenders = cfg.Replay.Concurrency
+		}
+	}
+	if cfg.Engine.Concurrency == 0 {
+		cfg.Engine.Concurrency = nSenders
+	}
+	cfg.Engine.Log = log
+	e, err := New(cfg.Engine)
+	if err != nil {
+		return nil, err
+	}
+	defer e.Close()
+
+	rn := &runner{cfg: &cfg, e: e, log: log, senders: make([]*senderState, nSenders)}
+	rn.total = int64(plan.Requests())
+	if cfg.Rows != nil {
+		rn.total = int64(len(cfg.Rows))
+	}
+	rn.prog.planned = int64(plan.Requests())
+	rn.prog.start = time.Now()
+	rn.acc = summary.NewAccumulator(cfg.Summary)
+	rn.col = newCollector(cfg.Sink, rn.acc, log)
+
+	// Contexts: stopCtx stops the dispatcher; reqCtx cancels requests.
+	var cancelReq context.CancelCauseFunc
+	rn.reqCtx, cancelReq = context.WithCancelCause(context.WithoutCancel(ctx))
+	rn.cancelReq = cancelReq
+	stopCtx, stopSending := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopSending()
+	finished := make(chan struct{})
+	var interrupted atomic.Bool
+	go func() {
+		select {
+		case <-ctx.Done():
+			interrupted.Store(true)
+			rn.signalled.Store(true)
+			log.Warn("interrupted: no new requests; waiting for in-flight ones", slog.Duration("grace", cfg.Grace))
+			stopSending()
+			t := time.NewTimer(cfg.Grace)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				cancelReq(errInterrupted)
+			case <-finished:
+			}
+		case <-finished:
+		}
+	}()
+
+	// Lookahead builders.
+	size := cfg.Lookahead
+	if size <= 0 {
+		size = max(DefaultLookahead, 2*nSenders)
+	}
+	rn.win = newWindow(size, rn.total)
+	nb := cfg.Builders
+	if nb <= 0 {
+		nb = DefaultBuilders
+	}
+	var bwg sync.WaitGroup
+	buildQuit := make(chan struct{})
+	for range nb {
+		b, err := e.NewBuilder()
+		if err != nil {
+			close(finished)
+			return nil, err
+		}
+		bwg.Add(1)
+		go func() {
+			defer bwg.Done()
+			defer b.Close()
+			rn.win.builderLoop(buildQuit, func(item int64, p *Prepared) { rn.build(b, int(item), p) })
+		}()
+	}
+
+	// Progress.
+	progStop := make(chan struct{})
+	progDone := make(chan struct{})
+	if cfg.Progress != nil {
+		go rn.prog.run(cfg.Progress, cfg.TTY, progStop, progDone)
+	} else {
+		close(progDone)
+	}
+
+	stats, runErr := plan.Run(stopCtx, rn)
+	close(finished)
+	close(buildQuit)
+	rn.win.close()
+	bwg.Wait()
+	for _, s := range rn.senders {
+		if s != nil {
+			s.s.Close()
+			if s.b != nil {
+				s.b.Close()
+			}
+		}
+	}
+	close(progStop)
+	<-progDone
+	sinkErr := rn.col.close()
+
+	res := &Result{Stats: stats, Interrupted: interrupted.Load(), Retries: e.Retries(),
+		ClosesAfterStream: e.ClosesAfterStream(), InlineBuilds: rn.inline.Load()}
+	info := cfg.Info
+	info.Cancelled = res.Interrupted
+	if info.End.IsZero() {
+		info.End = time.Now().UTC()
+	}
+	if info.Planned == 0 && plan.Requests() > 0 {
+		info.Planned = plan.Requests()
+	}
+	res.Summary = rn.acc.Summary(info)
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+		return res, runErr
+	}
+	if sinkErr != nil {
+		return res, fmt.Errorf("write records: %w", sinkErr)
+	}
+	return res, nil
+}
+
+// runner is the replay.Handler: it runs jobs on the engine.
+type runner struct {
+	cfg  *RunConfig
+	e    *Engine
+	log  *slog.Logger
+	win  *window
+	col  *collector
+	acc  *summary.Accumulator
+	prog progress
+
+	total     int64
+	senders   []*senderState // indexed by sender id; each touched only by its goroutine
+	reqCtx    context.Context
+	cancelReq context.CancelCauseFunc
+	signalled atomic.Bool
+	hctxOnce  sync.Once
+	inline    atomic.Int64
+}
+
+type senderState struct {
+	s   *Sender
+	b   *Builder // for inline builds, created on first need
+	rec record.Request
+}
+
+var _ replay.Handler = (*runner)(nil)
+var _ replay.SkipHandler = (*runner)(nil)
+
+// Handle implements replay.Handler: one request, synchronously.
+func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
+	rn.hctxOnce.Do(func() {
+		// The scheduler cancels hctx at the end of --duration's grace
+		// (cancel the requests) and at once on interruption (then our own
+		// grace timer decides).
+		context.AfterFunc(hctx, func() {
+			if !rn.signalled.Load() {
+				rn.cancelReq(errGrace)
+			}
+		})
+	})
+	st := rn.sender(j.Sender)
+	if st == nil {
+		return
+	}
+	p := rn.win.take(int64(j.Item))
+	if p == nil {
+		rn.inline.Add(1)
+		p = &Prepared{}
+		if st.b == nil {
+			b, err := rn.e.NewBuilder()
+			if err != nil {
+				p.Err = err
+			}
+			st.b = b
+		}
+		if st.b != nil {
+			rn.build(st.b, j.Item, p)
+		}
+	}
+	r := &st.rec
+	*r = record.Request{}
+	rn.identify(r, j)
+	rn.prog.sent.Add(1)
+	rn.prog.inflight.Add(1)
+	st.s.Do(rn.reqCtx, p, r)
+	r.BytesSent = int64(len(p.Body))
+	rn.prog.inflight.Add(-1)
+	rn.prog.done.Add(1)
+	if !r.OK() {
+		rn.prog.errors.Add(1)
+	}
+	if r.Phase == record.PhaseProfile {
+		rn.prog.lateness.add(r.LatenessNS)
+		if r.TTFTNS > 0 {
+			rn.prog.ttft.add(r.TTFTNS)
+		}
+	}
+	rn.col.add(r, st.s.Events())
+}
+
+// Skip implements replay.SkipHandler: --late skip dropped the job.
+func (rn *runner) Skip(j *replay.Job) {
+	var r record.Request
+	rn.identify(&r, j)
+	r.ErrorKind = record.ErrNotDelivered
+	r.ErrorMessage = "dropped by --late skip"
+	r.ServerPromptTokens, r.ServerCompletionTokens, r.ServerReasoningTokens, r.ServerCachedTokens = -1, -1, -1, -1
+	r.ExpectedCachedTokens = -1
+	rn.prog.errors.Add(1)
+	rn.col.add(&r, nil)
+}
+
+func (rn *runner) identify(r *record.Request, j *replay.Job) {
+	r.RequestID = j.ID
+	r.TraceRow = -1
+	if rn.cfg.Rows != nil && j.Item >= 0 && j.Item < len(rn.cfg.Rows) {
+		row := &rn.cfg.Rows[j.Item]
+		r.TraceRow = row.Index
+		r.SessionID = row.SessionID
+	}
+	r.Turn = int32(j.Turn)
+	r.Phase = j.Phase
+	r.SenderID = int32(j.Sender)
+	r.IntendedNS = j.IntendedNS
+	r.DispatchedNS = j.DispatchedNS
+	r.LatenessNS = j.DispatchedNS - j.IntendedNS
+	r.SessionDelayNS = j.SessionDelayNS
+}
+
+func (rn *runner) sender(id int) *senderState {
+	if id < 0 || id >= len(rn.senders) {
+		return nil
+	}
+	st := rn.senders[id]
+	if st == nil {
+		s, err := rn.e.NewSender()
+		if err != nil {
+			rn.log.Error("sender", slog.Any("err", err))
+			return nil
+		}
+		st = &senderState{s: s}
+		rn.senders[id] = st
+	}
+	return st
+}
+
+// build renders item into p (on a builder goroutine, or inline).
+func (rn *runner) build(b *Builder, item int, p *Prepared) {
+	cfg := rn.cfg
+	var row trace.Row
+	if cfg.Rows != nil {
+		if item < 0 || item >= len(cfg.Rows) {
+			p.Err = fmt.Errorf("BUG: item %d outside the trace", item)
+			return
+		}
+		row = cfg.Rows[item]
+	} else {
+		row = synthRow(&cfg.Synthetic, item)
+	}
+	in := adapter.BuildInput{
+		TraceRow:       row.Index,
+		InputTokens:    row.InputTokens,
+		Turn:           uint32(row.Turn),
+		BlockSize:      row.BlockSize,
+		HashIDs:        row.HashIDs,
+		Raw:            row.Raw,
+		Seed:           cfg.Replay.Seed ^ uint64(item)*0x9E3779B97F4A7C15,
+		IntendedOffset: row.Offset,
+	}
+	if cfg.Streaming {
+		in.Flags |= adapter.BuildStream
+	}
+	if row.Turn == 0 {
+		in.Flags |= adapter.BuildFirstTurn
+	}
+	if len(row.Raw) > 0 {
+		in.Flags |= adapter.BuildHasRaw
+	}
+	if cfg.MaxTokensFromTrace && row.OutputTokens > 0 {
+		in.MaxTokens = row.OutputTokens
+	}
+	p.InputTokens = int32(row.InputTokens)
+	p.ExpectedCachedTokens = -1
+	if cfg.Prompts != nil {
+		n, cached, err := cfg.Prompts.Prompt(&row, &in)
+		if err != nil {
+			p.Err = fmt.Errorf("prompt for row %d (line %d): %w", row.Index, row.Line, err)
+			return
+		}
+		p.InputTokens = int32(n)
+		p.ExpectedCachedTokens = int32(cached)
+	}
+	b.Build(&in, p)
+}
+
+// synthRow draws the lengths of synthetic request i, deterministically.
+func synthRow(s *Synthetic, i int) trace.Row {
+	rng := rand.New(rand.NewPCG(s.Seed, uint64(i)))
+	draw := func(mean, std float64) int {
+		v := mean
+		if std > 0 {
+			v = mean + std*rng.NormFloat64()
+		}
+		return max(1, int(math.Round(v)))
+	}
+	return trace.Row{Index: -1, InputTokens: draw(s.ISL, s.ISLStd), OutputTokens: draw(s.OSL, s.OSLStd), ParentID: -1, RequestID: -1}
+}
+
+// window holds requests built ahead: slot i%size holds item i.
+type window struct {
+	size  int64
+	total int64 // items that exist (-1 unbounded)
+	slots []slot
+	next  atomic.Int64 // next item a builder claims
+	high  atomic.Int64 // highest item taken + 1
+	wake  chan struct{}
+	quit  chan struct{}
+	once  sync.Once
+}
+
+type slot struct {
+	mu     sync.Mutex
+	item   int64
+	ready  bool
+	inline bool // taken before it was built: builders skip it
+	p      *Prepared
+}
+
+func newWindow(size int, total int64) *window {
+	w := &window{size: int64(size), total: total, slots: make([]slot, size), wake: make(chan struct{}, 1), quit: make(chan struct{})}
+	for i := range w.slots {
+		w.slots[i].item = -1
+	}
+	return w
+}
+
+func (w *window) close() { w.once.Do(func() { close(w.quit) }) }
+
+// builderLoop claims items in order and builds them, staying at most
+// size items ahead of the highest item taken.
+func (w *window) builderLoop(quit <-chan struct{}, build func(int64, *Prepared)) {
+	for {
+		i := w.next.Add(1) - 1
+		if w.total >= 0 && i >= w.total {
+			return
+		}
+		for i >= w.high.Load()+w.size {
+			select {
+			case <-w.wake:
+			case <-quit:
+				return
+			case <-w.quit:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		sl := &w.slots[i%w.size]
+		sl.mu.Lock()
+		if sl.item == i && sl.inline {
+			sl.mu.Unlock()
+			continue
+		}
+		p := &Prepared{}
+		build(i, p)
+		sl.item, sl.ready, sl.inline, sl.p = i, true, false, p
+		sl.mu.Unlock()
+	}
+}
+
+// take returns the prebuilt request for item, or nil when it is not
+// built (the caller builds it inline).
+func (w *window) take(item int64) *Prepared {
+	if item < 0 {
+		return nil
+	}
+	sl := &w.slots[item%w.size]
+	sl.mu.Lock()
+	var p *Prepared
+	if sl.item == item && sl.ready {
+		p = sl.p
+		sl.p, sl.ready = nil, false
+	} else if sl.item < item {
+		sl.item, sl.ready, sl.inline, sl.p = item, false, true, nil
+	}
+	sl.mu.Unlock()
+	for {
+		h := w.high.Load()
+		if item+1 <= h || w.high.CompareAndSwap(h, item+1) {
+			break
+		}
+	}
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+	return p
+}
+
+// collector batches records for the sink and the summary.
+type collector struct {
+	mu   sync.Mutex
+	reqs []record.Request
+	evs  []record.Event
+	ch   chan collBatch
+	sink Sink
+	acc  *summary.Accumulator
+	log  *slog.Logger
+	done chan struct{}
+	err  error
+	warn sync.Once
+	tick     *time.Ticker
+	stop     chan struct{}
+	tickDone chan struct{}
+}
+
+type collBatch struct {
+	reqs []record.Request
+	evs  []record.Event
+}
+
+func newCollector(sink Sink, acc *summary.Accumulator, log *slog.Logger) *collector {
+	c := &collector{sink: sink, acc: acc, log: log, ch: make(chan collBatch, 64), done: make(chan struct{}),
+		stop: make(chan struct{}), tickDone: make(chan struct{})}
+	c.reqs = make([]record.Request, 0, batchRequests)
+	go c.loop()
+	c.tick = time.NewTicker(flushInterval)
+	go func() {
+		defer close(c.tickDone)
+		for {
+			select {
+			case <-c.tick.C:
+				c.flush()
+			case <-c.stop:
+				return
+			}
+		}
+	}()
+	return c
+}
+
+// add copies r (and evs) into the current batch.
+func (c *collector) add(r *record.Request, evs []record.Event) {
+	c.mu.Lock()
+	c.reqs = append(c.reqs, *r)
+	c.evs = append(c.evs, evs...)
+	if len(c.reqs) < batchRequests && len(c.evs) < batchEvents {
+		c.mu.Unlock()
+		return
+	}
+	b := c.swap()
+	c.mu.Unlock()
+	c.send(b)
+}
+
+func (c *collector) swap() collBatch {
+	b := collBatch{c.reqs, c.evs}
+	c.reqs = make([]record.Request, 0, batchRequests)
+	c.evs = nil
+	return b
+}
+
+func (c *collector) flush() {
+	c.mu.Lock()
+	if len(c.reqs) == 0 && len(c.evs) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	b := c.swap()
+	c.mu.Unlock()
+	c.send(b)
+}
+
+func (c *collector) send(b collBatch) {
+	select {
+	case c.ch <- b:
+	default:
+		c.warn.Do(func() {
+			c.log.Warn("the record writer cannot keep up; senders wait for it (results stay complete, timing of later requests may suffer)")
+		})
+		c.ch <- b
+	}
+}
+
+func (c *collector) loop() {
+	defer close(c.done)
+	for b := range c.ch {
+		for i := range b.reqs {
+			c.acc.Add(&b.reqs[i])
+		}
+		if c.sink == nil || c.err != nil {
+			continue
+		}
+		if len(b.reqs) > 0 {
+			if err := c.sink.WriteRequests(b.reqs); err != nil {
+				c.err = err
+			}
+		}
+		if len(b.evs) > 0 && c.err == nil {
+			if err := c.sink.WriteEvents(b.evs); err != nil {
+				c.err = err
+			}
+		}
+	}
+}
+
+// close flushes everything and closes the sink.
+func (c *collector) close() error {
+	c.tick.Stop()
+	close(c.stop)
+	<-c.tickDone
+	c.flush()
+	close(c.ch)
+	<-c.done
+	if c.sink != nil {
+		if err := c.sink.Close(); err != nil && c.err == nil {
+			c.err = err
+		}
+	}
+	return c.err
+}

@@ -1,0 +1,171 @@
+package engine
+
+import (
+	"context"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/engine/adapter/openai"
+	"github.com/reprise-bench/reprise/engine/summary"
+	"github.com/reprise-bench/reprise/internal/mockserver"
+	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/replay"
+	"github.com/reprise-bench/reprise/trace"
+)
+
+// memSink keeps everything in memory.
+type memSink struct {
+	mu     sync.Mutex
+	reqs   []record.Request
+	evs    []record.Event
+	closed bool
+}
+
+func (m *memSink) WriteRequests(b []record.Request) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reqs = append(m.reqs, b...)
+	return nil
+}
+func (m *memSink) WriteEvents(b []record.Event) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.evs = append(m.evs, b...)
+	return nil
+}
+func (m *memSink) Close() error { m.closed = true; return nil }
+
+// wordPrompts builds prompts of n words.
+type wordPrompts struct{}
+
+func (wordPrompts) Prompt(row *trace.Row, in *adapter.BuildInput) (int, int, error) {
+	in.PromptText = strings.Repeat("hello ", row.InputTokens)
+	return row.InputTokens, -1, nil
+}
+
+func startMock(t testing.TB, mut func(*mockserver.Config)) *mockserver.Server {
+	t.Helper()
+	cfg := mockserver.NewConfig()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.TTFT = 20 * time.Millisecond
+	cfg.ITL = 5 * time.Millisecond
+	if mut != nil {
+		mut(cfg)
+	}
+	srv, err := mockserver.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+func runConfig(url string, n, conc int, sink Sink) RunConfig {
+	ec := NewConfig()
+	ec.BaseURL = url
+	ec.Adapter = openai.Adapter{}
+	ec.AdapterConfig = adapter.Config{Model: "reprise-mock", Stream: true, IncludeUsage: true, IgnoreEOS: true}
+	ec.Events = true
+	rc := replay.NewConfig()
+	rc.Concurrency = conc
+	rc.RequestCount = n
+	return RunConfig{
+		Engine: ec, Replay: rc, Synthetic: Synthetic{ISL: 32, OSL: 12, Seed: 1}, Prompts: wordPrompts{},
+		Streaming: true, MaxTokensFromTrace: true, Sink: sink, Summary: summary.Options{Streaming: true}, Grace: time.Second,
+	}
+}
+
+// TestRunAgainstMockServer: a closed-loop synthetic run at 100 concurrent
+// streams; every request is recorded, succeeds, carries the server's token
+// counts, and its timeline is causally consistent with the server's oracle
+// log (each client stamp at or after the server's write of that event).
+// The size of the timing error is measured by BenchmarkTTFTError: tests
+// never assert on wall-clock timing.
+func TestRunAgainstMockServer(t *testing.T) {
+	srv := startMock(t, nil)
+	sink := &memSink{}
+	res, err := Run(context.Background(), runConfig(srv.URL(), 200, 100, sink))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sink.closed || len(sink.reqs) != 200 {
+		t.Fatalf("sink closed %v with %d records", sink.closed, len(sink.reqs))
+	}
+	s := res.Summary
+	if s.RequestCount != 200 || s.ErrorRequestCount != 0 {
+		t.Fatalf("summary %d ok %d errors %v", s.RequestCount, s.ErrorRequestCount, s.Errors)
+	}
+	logs := map[string]*mockserver.RequestLog{}
+	for _, l := range srv.Log() {
+		l := l
+		logs[l.ClientRequestID] = &l
+	}
+	errs := checkAgainstOracle(t, sink.reqs, srv.Log())
+	t.Logf("|client − server| first token p50 %v p99 %v max %v; last token p50 %v p99 %v; ITL p50 %v p99 %v",
+		errs.first.P50, errs.first.P99, errs.first.Max, errs.last.P50, errs.last.P99, errs.itl.P50, errs.itl.P99)
+	if len(sink.evs) == 0 {
+		t.Error("no events exported")
+	}
+}
+
+// timingErrors are |client − server| distributions in ms.
+type timingErrors struct{ first, last, itl summary.Stats }
+
+// clockSlack tolerates the difference between the client's and the
+// server's clocks (both wall clock at start + monotonic elapsed).
+const clockSlack = 200 * time.Microsecond
+
+// checkAgainstOracle joins records to the server's log by X-Request-Id,
+// checks counts and causality, and returns the timing errors.
+func checkAgainstOracle(t testing.TB, reqs []record.Request, log []mockserver.RequestLog) timingErrors {
+	t.Helper()
+	logs := map[string]*mockserver.RequestLog{}
+	for i := range log {
+		logs[log[i].ClientRequestID] = &log[i]
+	}
+	var dFirst, dLast, dITL []float64
+	for i := range reqs {
+		r := &reqs[i]
+		l := logs[strconv.FormatUint(r.RequestID, 10)]
+		if l == nil {
+			t.Fatalf("request %d not in the server log", r.RequestID)
+		}
+		if !r.OK() {
+			t.Errorf("request %d failed: %s %s", r.RequestID, r.ErrorKind, r.ErrorMessage)
+			continue
+		}
+		if int(r.ServerCompletionTokens) != l.OutputTokens || int(r.ServerPromptTokens) != l.PromptTokens {
+			t.Errorf("request %d: usage %d/%d, server log %d/%d", r.RequestID, r.ServerPromptTokens, r.ServerCompletionTokens, l.PromptTokens, l.OutputTokens)
+		}
+		var first, last int64
+		n := 0
+		for _, ev := range l.Events {
+			if ev.Kind == mockserver.EventContent || ev.Kind == mockserver.EventReasoning {
+				if first == 0 {
+					first = ev.TimeNS
+				}
+				last = ev.TimeNS
+				n++
+			}
+		}
+		if int(r.ContentEvents) != n {
+			t.Errorf("request %d: %d content events, server sent %d", r.RequestID, r.ContentEvents, n)
+		}
+		if r.FirstTokenNS < first-int64(clockSlack) || r.LastTokenNS < last-int64(clockSlack) {
+			t.Errorf("request %d: client stamps before the server wrote: first %d < %d or last %d < %d",
+				r.RequestID, r.FirstTokenNS, first, r.LastTokenNS, last)
+		}
+		dFirst = append(dFirst, math.Abs(float64(r.FirstTokenNS-first))/1e6)
+		dLast = append(dLast, math.Abs(float64(r.LastTokenNS-last))/1e6)
+		if n >= 2 && r.ServerCompletionTokens >= 2 {
+			serverITL := float64(last-first) / float64(r.ServerCompletionTokens-1)
+			dITL = append(dITL, math.Abs(r.ITLNS-serverITL)/1e6)
+		}
+	}
+	return timingErrors{summary.Compute(dFirst), summary.Compute(dLast), summary.Compute(dITL)}
+}
