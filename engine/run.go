@@ -520,16 +520,16 @@ func (w *window) take(item int64) *Prepared {
 
 // collector batches records for the sink and the summary.
 type collector struct {
-	mu   sync.Mutex
-	reqs []record.Request
-	evs  []record.Event
-	ch   chan collBatch
-	sink Sink
-	acc  *summary.Accumulator
-	log  *slog.Logger
-	done chan struct{}
-	err  error
-	warn sync.Once
+	mu       sync.Mutex
+	reqs     []record.Request
+	evs      []record.Event
+	ch       chan collBatch
+	sink     Sink
+	acc      *summary.Accumulator
+	log      *slog.Logger
+	done     chan struct{}
+	err      error
+	warn     sync.Once
 	tick     *time.Ticker
 	stop     chan struct{}
 	tickDone chan struct{}
