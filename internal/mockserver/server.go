@@ -36,14 +36,16 @@ type Server struct {
 	states  sync.Pool
 	log     *slog.Logger
 
-	mu      sync.Mutex // guards closing and wg.Add
-	closing bool
-	wg      sync.WaitGroup // in-flight completion handlers
-	done    chan struct{}  // closed by Close
-	served  chan error     // the result of http.Server.Serve
-	flushed chan struct{}  // the periodic log flusher has stopped
-	closeMu sync.Once
-	closeEr error
+	mu       sync.Mutex // guards closing, inflight, idle and wg.Add
+	closing  bool
+	inflight int
+	idle     chan struct{}  // closed while inflight == 0
+	wg       sync.WaitGroup // in-flight completion handlers
+	done     chan struct{}  // closed by Close
+	served   chan error     // the result of http.Server.Serve
+	flushed  chan struct{}  // the periodic log flusher has stopped
+	closeMu  sync.Once
+	closeEr  error
 }
 
 // Start validates cfg, listens on cfg.Addr and serves until ctx ends or
@@ -187,7 +189,41 @@ func (s *Server) enter() bool {
 		return false
 	}
 	s.wg.Add(1)
+	if s.inflight == 0 {
+		s.idle = make(chan struct{})
+	}
+	s.inflight++
 	return true
+}
+
+// exit unregisters an in-flight handler after its log entry was added.
+func (s *Server) exit() {
+	s.mu.Lock()
+	s.inflight--
+	if s.inflight == 0 {
+		close(s.idle)
+	}
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+// WaitIdle blocks until no completion request is in flight, so that the
+// log holds every request whose response a client has read (a client can
+// read the end of a response just before the server logs it). It returns
+// ctx's error if ctx ends first.
+func (s *Server) WaitIdle(ctx context.Context) error {
+	s.mu.Lock()
+	idle := s.idle
+	s.mu.Unlock()
+	if idle == nil {
+		return nil
+	}
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // mono returns the monotonic time since start in ns.
@@ -351,7 +387,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	if !s.enter() {
 		return
 	}
-	defer s.wg.Done()
+	defer s.exit()
 	st := s.states.Get().(*reqState)
 	defer s.states.Put(st)
 	var err error
