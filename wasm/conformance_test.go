@@ -1,0 +1,74 @@
+package wasm_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/engine/adapter/openai"
+	"github.com/reprise-bench/reprise/wasm"
+)
+
+// fixtures lists the recorded server responses (metrics pages excluded).
+func fixtures(t testing.TB) []string {
+	var out []string
+	for _, dir := range []string{"llamacpp", "vllm-sim"} {
+		m, err := filepath.Glob(filepath.Join(sharedDir(t), "fixtures", "servers", dir, "*.http"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range m {
+			if !strings.Contains(filepath.Base(f), "metrics") {
+				out = append(out, f)
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("no fixtures found")
+	}
+	return out
+}
+
+// TestConformanceOpenAIChat checks that the openai-chat Wasm adapter
+// produces exactly the records and final summary of the native parser on
+// every recorded fixture, in one batch and in batches of 3 events.
+func TestConformanceOpenAIChat(t *testing.T) {
+	a := load(t, "openai-chat")
+	cfg := &adapter.Config{Model: "m", Stream: true}
+	guest, err := a.NewInstance(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer guest.Release()
+	native, err := openai.Adapter{}.NewInstance(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fixtures(t) {
+		rec, err := wasm.ReadRecording(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, batch := range []int{0, 3} {
+			name := filepath.Base(filepath.Dir(f)) + "/" + filepath.Base(f)
+			want, werr := wasm.Classify(native, 1, rec, adapter.FramingSSE, batch)
+			got, gerr := wasm.Classify(guest, 1, rec, adapter.FramingSSE, batch)
+			if (werr == nil) != (gerr == nil) {
+				t.Errorf("%s batch %d: native error %v, wasm error %v", name, batch, werr, gerr)
+			}
+			if len(want.Records) == 0 && werr == nil {
+				t.Errorf("%s: native parser produced no records; the comparison proves nothing", name)
+			}
+			if d := cmp.Diff(want.Records, got.Records); d != "" {
+				t.Errorf("%s batch %d: records differ (-native +wasm):\n%s", name, batch, d)
+			}
+			if d := cmp.Diff(want.Final, got.Final, cmpopts.EquateEmpty()); d != "" {
+				t.Errorf("%s batch %d: final differs (-native +wasm):\n%s", name, batch, d)
+			}
+		}
+	}
+}

@@ -1,0 +1,460 @@
+package wasm
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/reprise-bench/reprise/engine/adapter"
+)
+
+// Defaults for [Config].
+const (
+	DefaultMemoryLimitPages = 1024 // 64 MiB of linear memory per instance
+	DefaultTimeout          = time.Second
+	// DefaultOutputBuffer is the output buffer every instance starts with.
+	DefaultOutputBuffer = 64 << 10
+)
+
+// Interrupt selects whether calls into a module can be interrupted at
+// their deadline.
+type Interrupt uint8
+
+// The interrupt policies.
+const (
+	// InterruptAuto interrupts modules loaded from files and trusts the
+	// shipped (embedded) adapters.
+	InterruptAuto Interrupt = iota
+	// InterruptAlways compiles every module interruptible (1-2 µs per call).
+	InterruptAlways
+	// InterruptNever never interrupts: a guest that loops forever hangs
+	// its worker. For modules you built and tested yourself.
+	InterruptNever
+)
+
+// ParseInterrupt parses "auto", "always" or "never".
+func ParseInterrupt(s string) (Interrupt, error) {
+	switch s {
+	case "", "auto":
+		return InterruptAuto, nil
+	case "always", "strict":
+		return InterruptAlways, nil
+	case "never", "trusted":
+		return InterruptNever, nil
+	}
+	return 0, fmt.Errorf("adapter sandbox %q: want auto, always or never", s)
+}
+
+// TokenCounter counts tokens with the run's tokenizer
+// (internal/tokenizer.Tokenizer satisfies it).
+type TokenCounter interface {
+	Count(text string) int
+}
+
+// Config configures [Load]. The zero value works: defaults apply to zero
+// fields.
+type Config struct {
+	// AdapterConfig is the --adapter-config JSON object, passed to the
+	// module's rp_configure as "options" (the engine's --adapter-opt
+	// strings are merged over it).
+	AdapterConfig json.RawMessage
+	// MemoryLimitPages caps each instance's linear memory in 64 KiB pages
+	// (0 = DefaultMemoryLimitPages).
+	MemoryLimitPages uint32
+	// Timeout is the wall-time limit of one call into an interruptible
+	// module (0 = DefaultTimeout).
+	Timeout time.Duration
+	// Interrupt picks which modules are interruptible.
+	Interrupt Interrupt
+	// CacheDir holds wazero's compilation cache; "" = the user cache dir
+	// (reprise/wazero below os.UserCacheDir), "off" = no disk cache.
+	CacheDir string
+	// Tokenizer backs the token_count import; nil makes it return -1.
+	Tokenizer TokenCounter
+	// Log receives guest log messages; nil discards them.
+	Log *slog.Logger
+	// SHA256, when set, pins the module: a different hash fails Load.
+	SHA256 string
+}
+
+// Errors returned by Load.
+var (
+	// ErrNotAdapter: the module has no reprise_abi_vN export.
+	ErrNotAdapter = errors.New("not a reprise adapter (no reprise_abi_v1 export)")
+	// ErrABIVersion: the module speaks another ABI version.
+	ErrABIVersion = errors.New("adapter ABI version mismatch")
+)
+
+// AdapterError is a per-request adapter failure: a trap, a deadline, a
+// non-OK status or malformed output. The engine records it as
+// adapter_error and continues.
+type AdapterError struct {
+	Adapter string // adapter name
+	Call    string // export, e.g. rp_parse
+	Msg     string
+	// Replaced is true when the instance was discarded (trap, deadline).
+	Replaced bool
+}
+
+func (e *AdapterError) Error() string {
+	return "adapter " + e.Adapter + ": " + e.Call + ": " + e.Msg
+}
+
+// Adapter is a compiled module and its description. It is safe for
+// concurrent use; instances are not.
+type Adapter struct {
+	name      string // what Load was given
+	source    string // file path or "shipped:NAME"
+	sha       string
+	desc      Description
+	cfg       Config
+	ctx       context.Context
+	rt        wazero.Runtime
+	compiled  wazero.CompiledModule
+	interrupt bool
+	hasGC     bool
+	hasInit   bool
+	log       *slog.Logger
+	tokens    TokenCounter
+
+	mu        sync.Mutex
+	instances []*Instance // for the watchdog
+	stop      chan struct{}
+	once      sync.Once
+	closed    bool
+}
+
+// Load compiles the adapter named by spec: a path to a .wasm file, or the
+// name of a shipped adapter (see [Shipped]). It validates the ABI version,
+// exports and imports, then instantiates the module once to read its
+// description and check the configuration. Load is slow (a Go guest
+// compiles in about a second cold, tens of ms from the cache): call it
+// before the run starts.
+func Load(ctx context.Context, spec string, cfg Config) (*Adapter, error) {
+	code, source, shipped, err := resolve(spec)
+	if err != nil {
+		return nil, err
+	}
+	return load(ctx, code, source, shipped, cfg)
+}
+
+// LoadBytes is [Load] for a module already in memory; name is used in
+// messages.
+func LoadBytes(ctx context.Context, name string, code []byte, cfg Config) (*Adapter, error) {
+	return load(ctx, code, name, false, cfg)
+}
+
+// resolve reads spec as a file when it looks like a path, else as a
+// shipped name.
+func resolve(spec string) (code []byte, source string, shipped bool, err error) {
+	if spec == "" {
+		return nil, "", false, errors.New("empty adapter: want a .wasm file or one of " + strings.Join(ShippedNames(), ", "))
+	}
+	if strings.HasSuffix(spec, ".wasm") || strings.ContainsRune(spec, os.PathSeparator) {
+		code, err = os.ReadFile(spec)
+		if err != nil {
+			return nil, "", false, fmt.Errorf("read adapter: %w", err)
+		}
+		return code, spec, false, nil
+	}
+	code, err = Shipped(spec)
+	if err != nil {
+		return nil, "", false, err
+	}
+	return code, "shipped:" + spec, true, nil
+}
+
+func cacheDir(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(base, "reprise", "wazero"), nil
+}
+
+func load(ctx context.Context, code []byte, source string, shipped bool, cfg Config) (*Adapter, error) {
+	sum := sha256.Sum256(code)
+	sha := hex.EncodeToString(sum[:])
+	if cfg.SHA256 != "" && !strings.EqualFold(cfg.SHA256, sha) {
+		return nil, fmt.Errorf("adapter %s: sha256 %s, pinned %s", source, sha, cfg.SHA256)
+	}
+	if cfg.MemoryLimitPages == 0 {
+		cfg.MemoryLimitPages = DefaultMemoryLimitPages
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if ac := bytes.TrimSpace(cfg.AdapterConfig); len(ac) > 0 && (ac[0] != '{' || !json.Valid(ac)) {
+		return nil, fmt.Errorf("--adapter-config %s: want a JSON object", truncate(ac, 80))
+	}
+	interrupt := cfg.Interrupt == InterruptAlways || cfg.Interrupt == InterruptAuto && !shipped
+
+	rc := wazero.NewRuntimeConfigCompiler().
+		WithMemoryLimitPages(cfg.MemoryLimitPages).
+		WithCloseOnContextDone(interrupt)
+	if cfg.CacheDir != "off" {
+		dir, err := cacheDir(cfg.CacheDir)
+		if err == nil {
+			cache, err := wazero.NewCompilationCacheWithDir(dir)
+			if err == nil {
+				rc = rc.WithCompilationCache(cache)
+			} else if cfg.Log != nil {
+				cfg.Log.Warn("wasm compilation cache disabled", "dir", dir, "err", err)
+			}
+		}
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, rc)
+	a := &Adapter{
+		name: source, source: source, sha: sha, cfg: cfg, ctx: context.WithoutCancel(ctx), rt: rt,
+		interrupt: interrupt, log: cfg.Log, tokens: cfg.Tokenizer, stop: make(chan struct{}),
+	}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			rt.Close(ctx)
+		}
+	}()
+	compiled, err := rt.CompileModule(ctx, code)
+	if err != nil {
+		return nil, fmt.Errorf("adapter %s: not a valid WebAssembly module: %w", source, err)
+	}
+	a.compiled = compiled
+	if err := a.checkModule(); err != nil {
+		return nil, fmt.Errorf("adapter %s: %w", source, err)
+	}
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		return nil, fmt.Errorf("instantiate wasi: %w", err)
+	}
+	if err := a.instantiateHost(ctx); err != nil {
+		return nil, err
+	}
+	// Describe on a probe instance, then check the export set against it.
+	in, err := a.newInstance(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Release()
+	out, err := in.callControl("rp_describe", in.fn.describe, nil)
+	if err != nil {
+		return nil, fmt.Errorf("adapter %s: %w", source, err)
+	}
+	desc, err := parseDescription(out)
+	if err != nil {
+		return nil, fmt.Errorf("adapter %s: %w", source, err)
+	}
+	a.desc = desc
+	a.name = desc.Name
+	in.adapterName = desc.Name
+	var missing []string
+	if desc.Builds && in.fn.build == nil {
+		missing = append(missing, "rp_build")
+	}
+	if desc.Parses {
+		for n, f := range map[string]api.Function{"rp_open": in.fn.open, "rp_parse": in.fn.parse, "rp_close": in.fn.close} {
+			if f == nil {
+				missing = append(missing, n)
+			}
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return nil, fmt.Errorf("adapter %s: describe promises exports it lacks: %s", source, strings.Join(missing, ", "))
+	}
+	if desc.NeedsTokenizer && cfg.Tokenizer == nil {
+		return nil, fmt.Errorf("adapter %s: needs a tokenizer and the run has none", desc.Name)
+	}
+	ok = true
+	return a, nil
+}
+
+// requiredExports are checked on every module; role exports after describe.
+var requiredExports = []string{"rp_scratch", "rp_describe", "rp_configure"}
+
+var hostImports = map[string]bool{"log_enabled": true, "log": true, "token_count": true, "random_u64": true}
+
+// checkModule validates version marker, exports and imports before any
+// guest code runs.
+func (a *Adapter) checkModule() error {
+	exports := a.compiled.ExportedFunctions()
+	version := -1
+	for name := range exports {
+		if v, ok := strings.CutPrefix(name, "reprise_abi_v"); ok {
+			if n, err := strconv.Atoi(v); err == nil {
+				version = n
+			}
+		}
+	}
+	switch {
+	case version == -1:
+		return ErrNotAdapter
+	case version != ABIVersion:
+		hint := ""
+		if version > ABIVersion {
+			hint = "; upgrade reprise"
+		} else {
+			hint = "; rebuild the adapter with a current SDK"
+		}
+		return fmt.Errorf("%w: adapter speaks ABI v%d, this reprise speaks ABI v%d%s", ErrABIVersion, version, ABIVersion, hint)
+	}
+	var errs []error
+	var missing []string
+	for _, n := range requiredExports {
+		if _, ok := exports[n]; !ok {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		errs = append(errs, fmt.Errorf("missing required exports: %s", strings.Join(missing, ", ")))
+	}
+	if _, ok := a.compiled.ExportedMemories()["memory"]; !ok {
+		errs = append(errs, errors.New("missing required export: memory"))
+	}
+	_, a.hasGC = exports["rp_gc"]
+	_, a.hasInit = exports["_initialize"]
+	var bad []string
+	for _, f := range a.compiled.ImportedFunctions() {
+		mod, name, _ := f.Import()
+		switch {
+		case mod == "reprise" && hostImports[name]:
+		case mod == wasi_snapshot_preview1.ModuleName:
+		default:
+			bad = append(bad, mod+"."+name)
+		}
+	}
+	for _, m := range a.compiled.ImportedMemories() {
+		mod, name, _ := m.Import()
+		bad = append(bad, mod+"."+name+" (memory)")
+	}
+	if len(bad) > 0 {
+		errs = append(errs, fmt.Errorf("imports functions reprise does not provide: %s (allowed: reprise.{log_enabled,log,token_count,random_u64} and wasi_snapshot_preview1)", strings.Join(bad, ", ")))
+	}
+	return errors.Join(errs...)
+}
+
+// Name returns the adapter's described name.
+func (a *Adapter) Name() string { return a.desc.Name }
+
+// Source returns the file path, or "shipped:NAME" for an embedded adapter.
+func (a *Adapter) Source() string { return a.source }
+
+// SHA256 returns the module's sha256 in hex (for the run manifest).
+func (a *Adapter) SHA256() string { return a.sha }
+
+// Describe returns the module's description.
+func (a *Adapter) Describe() Description { return a.desc }
+
+var _ adapter.Adapter = (*Adapter)(nil)
+
+// Info implements adapter.Adapter. Wasm adapters always parse deferred:
+// the engine hands over a stream's events in batches after it ended, so
+// guest speed never touches the read path.
+func (a *Adapter) Info() adapter.Info {
+	return adapter.Info{Name: a.desc.Name, Version: a.desc.Version, Path: a.desc.Path,
+		Framing: framings[a.desc.Framing], Deferred: true, MaxEventsPerCall: a.desc.MaxEventsPerCall}
+}
+
+// Interruptible reports whether calls are interrupted at the deadline.
+func (a *Adapter) Interruptible() bool { return a.interrupt }
+
+// NewInstance implements adapter.Adapter: it instantiates the module for
+// one worker goroutine and configures it with cfg (rp_configure). The
+// instance is not safe for concurrent use.
+func (a *Adapter) NewInstance(cfg *adapter.Config) (adapter.Instance, error) {
+	return a.Instantiate(cfg)
+}
+
+// Instantiate is NewInstance returning the concrete type.
+func (a *Adapter) Instantiate(cfg *adapter.Config) (*Instance, error) {
+	conf, err := marshalConfig(cfg, a.cfg.AdapterConfig)
+	if err != nil {
+		return nil, fmt.Errorf("adapter %s: %w", a.desc.Name, err)
+	}
+	in, err := a.newInstance(a.ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	in.conf, in.seed = conf, cfg.Seed
+	if err := in.configure(); err != nil {
+		in.Release()
+		return nil, fmt.Errorf("adapter %s: configuration rejected: %w", a.desc.Name, err)
+	}
+	return in, nil
+}
+
+// Close releases the runtime and every instance.
+func (a *Adapter) Close(ctx context.Context) error {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return nil
+	}
+	a.closed = true
+	close(a.stop)
+	a.mu.Unlock()
+	return a.rt.Close(ctx)
+}
+
+// watch registers in with the watchdog, starting it on first use.
+func (a *Adapter) watch(in *Instance) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.instances = append(a.instances, in)
+	a.once.Do(func() { go a.watchdog() })
+}
+
+func (a *Adapter) unwatch(in *Instance) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if i := slices.Index(a.instances, in); i >= 0 {
+		a.instances = slices.Delete(a.instances, i, i+1)
+	}
+}
+
+// watchdog cancels calls that run past the deadline. One goroutine per
+// adapter polls every Timeout/4 (at least 1 ms), so a runaway call ends
+// within 1.25 × Timeout without a timer per call.
+func (a *Adapter) watchdog() {
+	tick := max(a.cfg.Timeout/4, time.Millisecond)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-a.stop:
+			return
+		case <-t.C:
+		}
+		now := time.Since(epoch).Nanoseconds()
+		a.mu.Lock()
+		for _, in := range a.instances {
+			if s := in.callStart.Load(); s != 0 && now-s > int64(a.cfg.Timeout) {
+				in.timedOut.Store(true)
+				in.cancel()
+			}
+		}
+		a.mu.Unlock()
+	}
+}
+
+var epoch = time.Now()

@@ -1,0 +1,37 @@
+package wasm
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+)
+
+// The shipped adapters: each adapters/NAME.wasm is built from the sources
+// beside it (adapters/NAME/) by `make wasm` and committed.
+//
+//go:embed adapters/*.wasm
+var shippedFS embed.FS
+
+// ShippedNames lists the shipped adapters, sorted.
+func ShippedNames() []string {
+	ents, _ := fs.ReadDir(shippedFS, "adapters")
+	var names []string
+	for _, e := range ents {
+		if n, ok := strings.CutSuffix(e.Name(), ".wasm"); ok {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Shipped returns the module bytes of a shipped adapter.
+func Shipped(name string) ([]byte, error) {
+	b, err := shippedFS.ReadFile("adapters/" + name + ".wasm")
+	if err != nil {
+		return nil, fmt.Errorf("no shipped adapter %q (shipped: %s; or give a path to a .wasm file)", name, strings.Join(ShippedNames(), ", "))
+	}
+	return b, nil
+}
