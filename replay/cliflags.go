@@ -1,0 +1,109 @@
+package replay
+
+import (
+	"strings"
+
+	"github.com/urfave/cli/v3"
+)
+
+// CLIFlags returns the timing flags of the replay command, one per
+// [Config] field, with the defaults of [NewConfig] and an environment
+// variable each (--max-lateness reads REPRISE_MAX_LATENESS). Every call
+// returns new flag values, so two commands may each include them.
+func CLIFlags() []cli.Flag {
+	d := NewConfig()
+	const (
+		catSchedule = "Timing: fixed schedule"
+		catLoad     = "Timing: load model"
+		catStop     = "Timing: stop and warmup"
+		catDispatch = "Timing: dispatcher"
+	)
+	return []cli.Flag{
+		&cli.StringFlag{Name: "mode", Category: catLoad, Sources: envVars("mode"),
+			Usage: "timing `MODE`: fixed, rate, concurrency or user-centric (default: fixed for a trace with timestamps, else from the flags)"},
+		&cli.BoolWithInverseFlag{Name: "auto-offset", Value: d.AutoOffset, Category: catSchedule, Sources: envVars("auto-offset"),
+			Usage: "start the trace's first timestamp now; --no-auto-offset keeps absolute offsets"},
+		&cli.DurationFlag{Name: "start-offset", Category: catSchedule, Sources: envVars("start-offset"),
+			Usage: "replay only rows with timestamp ≥ `OFFSET` (trace time)"},
+		&cli.DurationFlag{Name: "end-offset", Category: catSchedule, Sources: envVars("end-offset"),
+			Usage: "replay only rows with timestamp ≤ `OFFSET` (trace time; 0 = to the end)"},
+		&cli.FloatFlag{Name: "speedup", Value: d.Speedup, Category: catSchedule, Sources: envVars("speedup"),
+			Usage: "divide trace time by `X` (2 = twice as fast, 0.5 = half as fast)"},
+		&cli.FloatFlag{Name: "request-rate", Category: catLoad, Sources: envVars("request-rate"),
+			Usage: "send `R` requests per second (every turn counts)"},
+		&cli.StringFlag{Name: "arrival", Value: string(d.Arrival), Category: catLoad, Sources: envVars("arrival"),
+			Usage: "inter-arrival `PATTERN` of --request-rate: constant, poisson or gamma"},
+		&cli.FloatFlag{Name: "smoothness", Value: d.Smoothness, Category: catLoad, Sources: envVars("smoothness"),
+			Usage: "gamma shape `S` of --arrival gamma: 1 = Poisson, < 1 burstier, > 1 smoother"},
+		&cli.IntFlag{Name: "concurrency", Category: catLoad, Sources: envVars("concurrency"),
+			Usage: "keep `N` sessions in flight (closed loop), or cap them in the other modes"},
+		&cli.DurationFlag{Name: "rate-ramp", Category: catLoad, Sources: envVars("rate-ramp"),
+			Usage: "ramp the request rate linearly from 0 over `D`"},
+		&cli.DurationFlag{Name: "concurrency-ramp", Category: catLoad, Sources: envVars("concurrency-ramp"),
+			Usage: "raise the closed-loop concurrency from 1 in even steps over `D`"},
+		&cli.FloatFlag{Name: "user-centric-rate", Category: catLoad, Sources: envVars("user-centric-rate"),
+			Usage: "total turn rate `R` per second shared by --num-users users (KV-cache oriented)"},
+		&cli.IntFlag{Name: "num-users", Category: catLoad, Sources: envVars("num-users"),
+			Usage: "`U` users of --user-centric-rate, each sending a turn every U/R seconds"},
+		&cli.IntFlag{Name: "request-count", Category: catStop, Sources: envVars("request-count"),
+			Usage: "stop after `N` measured requests (default: the whole trace; 10 for a synthetic load without --duration)"},
+		&cli.DurationFlag{Name: "duration", Category: catStop, Sources: envVars("duration"),
+			Usage: "stop sending `D` after the measured phase began"},
+		&cli.DurationFlag{Name: "grace", Value: d.Grace, Category: catStop, Sources: envVars("grace"),
+			Usage: "after --duration, let in-flight requests finish for `D`, then cancel them"},
+		&cli.IntFlag{Name: "warmup-requests", Category: catStop, Sources: envVars("warmup-requests"),
+			Usage: "mark the first `N` requests as warmup (excluded from results)"},
+		&cli.DurationFlag{Name: "warmup-duration", Category: catStop, Sources: envVars("warmup-duration"),
+			Usage: "mark requests due in the first `D` as warmup (excluded from results)"},
+		&cli.StringFlag{Name: "late", Value: string(d.Late), Category: catDispatch, Sources: envVars("late"),
+			Usage: "behind schedule `POLICY`: burst (send at once, record lateness), shift (move the rest) or skip (drop and count)"},
+		&cli.DurationFlag{Name: "late-threshold", Value: d.LateThreshold, Category: catDispatch, Sources: envVars("late-threshold"),
+			Usage: "a request more than `D` behind its time is late (counted; shifted or skipped under --late)"},
+		&cli.Uint64Flag{Name: "seed", Value: d.Seed, Category: catLoad, Sources: envVars("seed"),
+			Usage: "`SEED` of every random draw (equal seeds, equal schedules)"},
+		&cli.DurationFlag{Name: "max-lateness", Category: catDispatch, Sources: envVars("max-lateness"),
+			Usage: "p99 lateness budget `D`; over it the run warns and exits with code 4 (0 = none)"},
+		&cli.IntFlag{Name: "senders", Category: catDispatch, Sources: envVars("senders"),
+			Usage: "`N` long-lived sender goroutines, the most requests in flight (default: --concurrency, else 1024)"},
+	}
+}
+
+// ConfigFromCLI copies the flags of [CLIFlags] from cmd into a Config.
+// It does not validate: call [Config.Validate] or [NewPlan]. The error is
+// always nil today; it is there for flags that will need parsing.
+func ConfigFromCLI(cmd *cli.Command) (Config, error) {
+	c := NewConfig()
+	c.Mode = Mode(strings.ToLower(cmd.String("mode")))
+	if c.Mode == "auto" {
+		c.Mode = ModeAuto
+	}
+	c.AutoOffset = cmd.Bool("auto-offset")
+	c.StartOffset = cmd.Duration("start-offset")
+	c.EndOffset = cmd.Duration("end-offset")
+	c.Speedup = cmd.Float("speedup")
+	c.RequestRate = cmd.Float("request-rate")
+	c.Arrival = Arrival(strings.ToLower(cmd.String("arrival")))
+	c.Smoothness = cmd.Float("smoothness")
+	c.Concurrency = cmd.Int("concurrency")
+	c.RateRamp = cmd.Duration("rate-ramp")
+	c.ConcurrencyRamp = cmd.Duration("concurrency-ramp")
+	c.UserCentricRate = cmd.Float("user-centric-rate")
+	c.NumUsers = cmd.Int("num-users")
+	c.RequestCount = cmd.Int("request-count")
+	c.Duration = cmd.Duration("duration")
+	c.Grace = cmd.Duration("grace")
+	c.WarmupRequests = cmd.Int("warmup-requests")
+	c.WarmupDuration = cmd.Duration("warmup-duration")
+	c.Late = LatePolicy(strings.ToLower(cmd.String("late")))
+	c.LateThreshold = cmd.Duration("late-threshold")
+	c.Seed = cmd.Uint64("seed")
+	c.MaxLateness = cmd.Duration("max-lateness")
+	c.Senders = cmd.Int("senders")
+	return c, nil
+}
+
+// envVars gives a flag its environment source, by the rule of
+// cmd/reprise: --max-lateness reads REPRISE_MAX_LATENESS.
+func envVars(flag string) cli.ValueSourceChain {
+	return cli.EnvVars("REPRISE_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_")))
+}
