@@ -190,10 +190,10 @@ func TestBucketQuantile(t *testing.T) {
 		cum    []float64
 		want   float64
 	}{
-		{0.5, []float64{1, 2, inf}, []float64{0, 10, 10}, 1.5}, // all in (1,2]
+		{0.5, []float64{1, 2, inf}, []float64{0, 10, 10}, 1.5},  // all in (1,2]
 		{0.5, []float64{1, 2, inf}, []float64{10, 10, 10}, 0.5}, // first bucket starts at 0
-		{0.99, []float64{1, 2, inf}, []float64{0, 0, 10}, 2},   // +Inf bucket → highest finite bound
-		{0.5, []float64{1, inf}, []float64{0, 0}, math.NaN()},  // no observations
+		{0.99, []float64{1, 2, inf}, []float64{0, 0, 10}, 2},    // +Inf bucket → highest finite bound
+		{0.5, []float64{1, inf}, []float64{0, 0}, math.NaN()},   // no observations
 	}
 	for _, tt := range tests {
 		got := bucketQuantile(tt.q, tt.bounds, tt.cum)
