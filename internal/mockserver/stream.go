@@ -94,7 +94,9 @@ func (s *Server) stream(ctx context.Context, st *reqState, run *runInfo) string 
 		s.met.generationTokens.Add(int64(activeAt(st.lens, k)))
 		if k == faultAt {
 			if d := st.faults.stall; d > 0 {
-				off += d
+				// The stall counts from the write that actually happened,
+				// so the client sees a gap of at least d.
+				off = max(off, time.Duration(s.mono()-run.admitted)) + d
 				if k == maxLen-1 && !s.sleepUntil(ctx, st, run.admitted+int64(off)) {
 					return ""
 				}
