@@ -30,14 +30,20 @@ type bpe struct {
 	// otherwise they are its runes, with byte fallback (SentencePiece).
 	byteLevel bool
 	byteIDs   [256]int32
+	// bytePairs[a<<8|b] is the merge of the single-byte parts a and b
+	// (rank noRank when none): the first round of merges, which is most
+	// of the lookups, without hashing. Built by initBytePairs.
+	bytePairs []merge
 	fallback  [256]int32 // <0xXX> ids, -1 when absent
 	unk       int32      // -1 when absent
 	fuseUnk   bool
 
 	// norm rewrites the text before splitting (SentencePiece "▁"); nil = none.
 	norm func(string) string
-	// fast splits all-ASCII text; nil = always use slow.
-	fast splitter
+	// fast splits all-ASCII text, or any text when fastAll; nil = always
+	// use slow.
+	fast    splitter
+	fastAll bool
 	// slow splits any text.
 	slow wordSplitter
 	// decodeStrip drops one leading space from Decode's result (the
@@ -69,7 +75,7 @@ func (t *bpe) AppendEncode(dst []int, text string) []int {
 	if t.norm != nil {
 		text = t.norm(text)
 	}
-	if t.fast != nil && isASCII(text) {
+	if t.fast != nil && (t.fastAll || isASCII(text)) {
 		for i := 0; i < len(text); {
 			e := t.fast.next(text, i)
 			for _, id := range t.word(text[i:e]) {
@@ -79,6 +85,13 @@ func (t *bpe) AppendEncode(dst []int, text string) []int {
 		}
 		return dst
 	}
+	return t.appendSlow(dst, text)
+}
+
+// appendSlow is AppendEncode through the general splitter. It is a
+// separate function so that its closure does not move AppendEncode's dst
+// to the heap.
+func (t *bpe) appendSlow(dst []int, text string) []int {
 	t.slow.splitAll(text, func(w string) {
 		for _, id := range t.word(w) {
 			dst = append(dst, int(id))
@@ -93,7 +106,7 @@ func (t *bpe) Count(text string) int {
 		text = t.norm(text)
 	}
 	n := 0
-	if t.fast != nil && isASCII(text) {
+	if t.fast != nil && (t.fastAll || isASCII(text)) {
 		for i := 0; i < len(text); {
 			e := t.fast.next(text, i)
 			n += len(t.word(text[i:e]))
@@ -101,6 +114,11 @@ func (t *bpe) Count(text string) int {
 		}
 		return n
 	}
+	return t.countSlow(text)
+}
+
+func (t *bpe) countSlow(text string) int {
+	n := 0
 	t.slow.splitAll(text, func(w string) { n += len(t.word(w)) })
 	return n
 }
@@ -225,6 +243,11 @@ func (t *bpe) rankPair(w string, syms []symbol, i int32) {
 	if j < 0 {
 		return
 	}
+	if t.bytePairs != nil && s.end-s.start == 1 && syms[j].end-syms[j].start == 1 && t.byteLevel {
+		m := t.bytePairs[int(w[s.start])<<8|int(w[syms[j].start])]
+		s.rank, s.mergedID = m.rank, m.id
+		return
+	}
 	if t.concatRank {
 		if id, ok := t.vocab[w[s.start:syms[j].end]]; ok {
 			s.rank, s.mergedID = uint32(id), id
@@ -233,6 +256,25 @@ func (t *bpe) rankPair(w string, syms []symbol, i int32) {
 	}
 	if m, ok := t.pairs[pairKey(s.id, syms[j].id)]; ok {
 		s.rank, s.mergedID = m.rank, m.id
+	}
+}
+
+// initBytePairs fills bytePairs for a byte-level tokenizer whose vocab,
+// byteIDs and pairs are set.
+func (t *bpe) initBytePairs() {
+	t.bytePairs = make([]merge, 1<<16)
+	for a := range 256 {
+		for b := range 256 {
+			m := merge{rank: noRank, id: -1}
+			if t.concatRank {
+				if id, ok := t.vocab[string([]byte{byte(a), byte(b)})]; ok {
+					m = merge{rank: uint32(id), id: id}
+				}
+			} else if p, ok := t.pairs[pairKey(t.byteIDs[a], t.byteIDs[b])]; ok {
+				m = p
+			}
+			t.bytePairs[a<<8|b] = m
+		}
 	}
 }
 

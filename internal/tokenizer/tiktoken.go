@@ -79,6 +79,7 @@ func loadTiktoken(e tiktokenEncoding) (*bpe, error) {
 		}
 		t.byteIDs[b] = id
 	}
+	t.initBytePairs()
 	re, err := newRegexSplitter(e.pattern)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %s: %w", e.name, err)

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dlclark/regexp2/v2"
 	"github.com/google/go-cmp/cmp"
 	"github.com/pkoukk/tiktoken-go-loader/assets"
-	"github.com/dlclark/regexp2/v2"
 )
 
 // TestEmbeddedVocabularies pins the embedded files to OpenAI's published
