@@ -20,8 +20,8 @@ var update = flag.Bool("update", false, "rewrite testdata files")
 // testdataFiles are the tokenizer.json files in testdata and how they are
 // generated (go test -run TestTestdataUpToDate -update rewrites them).
 var testdataFiles = map[string]func() ([]byte, error){
-	"llama3-style":    func() ([]byte, error) { return tokenizertest.Llama3Style(1000) },
-	"llama2-style":    func() ([]byte, error) { return tokenizertest.SentencePieceStyle(400, false) },
+	"llama3-style":     func() ([]byte, error) { return tokenizertest.Llama3Style(1000) },
+	"llama2-style":     func() ([]byte, error) { return tokenizertest.SentencePieceStyle(400, false) },
 	"llama2-metaspace": func() ([]byte, error) { return tokenizertest.SentencePieceStyle(400, true) },
 }
 

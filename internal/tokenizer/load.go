@@ -149,4 +149,3 @@ func snapshotTokenizer(repoDir string) (string, bool) {
 	sort.Slice(cands, func(i, j int) bool { return cands[i].mod > cands[j].mod })
 	return cands[0].path, true
 }
-
