@@ -47,6 +47,21 @@ type Job struct {
 	Late    bool
 	Waited  bool
 	Skipped bool
+
+	clk   clock // the run's clock, for NowNS
+	wall0 int64
+}
+
+// NowNS returns the current time on the run's clock (Unix ns), the clock
+// of IntendedNS and DispatchedNS: stamp the request's own times (sent,
+// first byte, …) with it so differences with IntendedNS are exact. It is
+// safe for concurrent use and allocates nothing. It returns 0 for a Job
+// that did not come from a run.
+func (j *Job) NowNS() int64 {
+	if j.clk == nil {
+		return 0
+	}
+	return j.wall0 + j.clk.now()
 }
 
 // Lateness returns DispatchedNS − IntendedNS.

@@ -286,7 +286,8 @@ func (r *runner) admit(j *Job) bool {
 
 // setJob fills j for item (intended and session delay in run ns).
 func (r *runner) setJob(j *Job, item int32, intended, sd int64) {
-	*j = Job{Item: int(item), Session: int(item), IntendedNS: r.wall0 + intended, SessionDelayNS: sd, Sender: -1}
+	*j = Job{Item: int(item), Session: int(item), IntendedNS: r.wall0 + intended, SessionDelayNS: sd, Sender: -1,
+		clk: r.clk, wall0: r.wall0}
 	if r.p.rows != nil {
 		j.Session = int(r.p.sessOf[item])
 		j.Turn = r.p.rows[item].Turn
