@@ -40,12 +40,16 @@ func (k EventKind) String() string {
 	return "unknown"
 }
 
-// Event is one response write: its kind, the choice it belongs to, and the
-// time the write and its flush to the socket returned (Unix ns).
+// Event is one response write: its kind, the choice it belongs to, the
+// time the write and its flush to the socket returned (Unix ns), and the
+// time the latency model scheduled it for (Unix ns; 0 = as soon as
+// possible, e.g. error bodies). TimeNS − DueNS is the server's own
+// lateness: timer wake-up and scheduling delay, never negative.
 type Event struct {
 	Kind   EventKind
 	Choice int32
 	TimeNS int64
+	DueNS  int64
 }
 
 // RequestLog is the oracle's record of one request. Times are Unix ns on
@@ -191,6 +195,8 @@ func appendLogLine(b []byte, r *RequestLog) []byte {
 		b = strconv.AppendInt(b, int64(e.Choice), 10)
 		b = append(b, `,"t_ns":`...)
 		b = strconv.AppendInt(b, e.TimeNS, 10)
+		b = append(b, `,"due_ns":`...)
+		b = strconv.AppendInt(b, e.DueNS, 10)
 		b = append(b, '}')
 	}
 	return append(b, "]}\n"...)

@@ -347,6 +347,7 @@ type reqState struct {
 	prev        []time.Duration // per choice: schedule offset of the previous token
 	choices     []choiceText
 	headersSent bool
+	due         int64 // mono deadline of the events being written; 0 = as soon as possible
 	raw         rawSink
 	hs          httpSink
 }
@@ -407,6 +408,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		ReceivedNS: s.wall(recv), Events: events}
 	st.faults = faultSet{}
 	st.headersSent = false
+	st.due = 0
 	st.hs = httpSink{w: w}
 	st.raw = rawSink{w: w, buf: st.raw.buf}
 	llama := s.cfg.Flavor == FlavorLlamaCPP
@@ -505,6 +507,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		if !s.sleepUntil(ctx, st, recv+int64(d)) {
 			return
 		}
+		st.due = recv + int64(d)
 		s.setHeaders(w.Header(), req.stream)
 		if req.stream && llama {
 			if st.raw.headers() != nil {
@@ -518,6 +521,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		}
 		st.headersSent = true
 		s.event(st, EventHeaders, 0, nil)
+		st.due = 0
 	}
 
 	// Admission.
@@ -696,7 +700,11 @@ func (s *Server) event(st *reqState, kind EventKind, choice int, err error) bool
 	}
 	st.log.EndNS = s.wall(t)
 	if s.oracle.enabled() {
-		st.log.Events = append(st.log.Events, Event{Kind: kind, Choice: int32(choice), TimeNS: s.wall(t)})
+		var due int64
+		if st.due != 0 {
+			due = s.wall(st.due)
+		}
+		st.log.Events = append(st.log.Events, Event{Kind: kind, Choice: int32(choice), TimeNS: s.wall(t), DueNS: due})
 	}
 	return true
 }

@@ -47,7 +47,8 @@ func (s *Server) stream(ctx context.Context, st *reqState, run *runInfo) string 
 		if k > 0 {
 			off += s.timing.interToken(int(s.running.Load()), st.rng)
 		}
-		if !s.sleepUntil(ctx, st, run.admitted+int64(off)) {
+		st.due = run.admitted + int64(off)
+		if !s.sleepUntil(ctx, st, st.due) {
 			return ""
 		}
 		if k == 0 && run.chat {
@@ -97,8 +98,11 @@ func (s *Server) stream(ctx context.Context, st *reqState, run *runInfo) string 
 				// The stall counts from the write that actually happened,
 				// so the client sees a gap of at least d.
 				off = max(off, time.Duration(s.mono()-run.admitted)) + d
-				if k == maxLen-1 && !s.sleepUntil(ctx, st, run.admitted+int64(off)) {
-					return ""
+				if k == maxLen-1 {
+					st.due = run.admitted + int64(off)
+					if !s.sleepUntil(ctx, st, st.due) {
+						return ""
+					}
 				}
 			}
 			if st.faults.malformed {
@@ -193,7 +197,8 @@ func (s *Server) nonStream(ctx context.Context, st *reqState, run *runInfo) stri
 	}
 	decode := off - run.first
 	off += st.faults.stall
-	if !s.sleepUntil(ctx, st, run.admitted+int64(off)) {
+	st.due = run.admitted + int64(off)
+	if !s.sleepUntil(ctx, st, st.due) {
 		return ""
 	}
 	w := st.hs.w

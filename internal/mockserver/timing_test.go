@@ -1,0 +1,344 @@
+package mockserver
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+func TestTimingModel(t *testing.T) {
+	m := timing{ttft: 50 * time.Millisecond, prefill: 100 * time.Microsecond, itl: 10 * time.Millisecond, perRunning: time.Millisecond}
+	tests := []struct {
+		name string
+		got  time.Duration
+		want time.Duration
+	}{
+		{"ttft without prompt", m.firstToken(0, nil), 50 * time.Millisecond},
+		{"ttft with 300 uncached tokens", m.firstToken(300, nil), 80 * time.Millisecond},
+		{"itl alone", m.interToken(1, nil), 10 * time.Millisecond},
+		{"itl with 4 others", m.interToken(5, nil), 14 * time.Millisecond},
+		{"itl with a bogus count", m.interToken(0, nil), 10 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, tt.got, tt.want)
+		}
+	}
+	const j = 2 * time.Millisecond
+	for _, dist := range []JitterDist{JitterUniform, JitterNormal, JitterExponential} {
+		jm := timing{itl: 10 * time.Millisecond, jitter: j, dist: dist}
+		rng := rand.New(rand.NewPCG(1, 2))
+		var sum time.Duration
+		const n = 20000
+		for range n {
+			d := jm.interToken(1, rng)
+			sum += d
+			switch {
+			case d < 0:
+				t.Fatalf("%s: negative delay %v", dist, d)
+			case dist == JitterUniform && (d < 8*time.Millisecond || d > 12*time.Millisecond):
+				t.Fatalf("uniform: %v outside 10ms ± 2ms", d)
+			case dist == JitterExponential && d < 10*time.Millisecond:
+				t.Fatalf("exponential: %v below the base", d)
+			}
+		}
+		mean := sum / n
+		want := 10 * time.Millisecond
+		if dist == JitterExponential {
+			want += j
+		}
+		if diff := mean - want; diff < -100*time.Microsecond || diff > 100*time.Microsecond {
+			t.Errorf("%s: mean %v, want %v", dist, mean, want)
+		}
+	}
+	// Jitter never makes a delay negative.
+	zero := timing{jitter: time.Second, dist: JitterNormal}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 1000 {
+		if d := zero.firstToken(0, rng); d < 0 {
+			t.Fatalf("negative TTFT %v", d)
+		}
+	}
+}
+
+// TestScheduleExact checks the latency model's schedule as the oracle
+// records it (Event.DueNS): exact arithmetic, independent of machine load.
+func TestScheduleExact(t *testing.T) {
+	s := startServer(t, func(c *Config) {
+		c.TTFT, c.PrefillPerToken, c.ITL = 7*time.Millisecond, 100*time.Microsecond, 3*time.Millisecond
+	})
+	body := `{"prompt":[` + strings.TrimSuffix(strings.Repeat("7,", 40), ",") + `],"max_tokens":6,"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true}}`
+	mustDo(t, s, "POST", "/v1/completions", body)
+	mustDo(t, s, "POST", "/v1/completions", body)
+	var late []time.Duration
+	for i, l := range logOf(t, s) {
+		wantTTFT := 7*time.Millisecond + time.Duration(40-l.CachedTokens)*100*time.Microsecond
+		var dues []int64
+		for _, e := range l.Events {
+			if e.DueNS == 0 || e.TimeNS < e.DueNS {
+				t.Fatalf("request %d: event %v written at %d, due %d: no schedule, or written early", i, e.Kind, e.TimeNS, e.DueNS)
+			}
+			late = append(late, time.Duration(e.TimeNS-e.DueNS))
+			if e.Kind == EventContent {
+				dues = append(dues, e.DueNS)
+			}
+		}
+		if got := time.Duration(dues[0] - l.AdmittedNS); got != wantTTFT {
+			t.Errorf("request %d (cached %d): first token due %v after admission, want %v", i, l.CachedTokens, got, wantTTFT)
+		}
+		for k := 1; k < len(dues); k++ {
+			if d := time.Duration(dues[k] - dues[k-1]); d != 3*time.Millisecond {
+				t.Errorf("request %d: token %d due %v after the previous, want 3ms", i, k, d)
+			}
+		}
+		if i == 1 && l.CachedTokens != 32 {
+			t.Errorf("second request cached %d tokens, want 32", l.CachedTokens)
+		}
+	}
+	slices.Sort(late)
+	t.Logf("server write lateness over %d events: p50 %v, max %v", len(late), late[len(late)/2], late[len(late)-1])
+}
+
+// attempt runs f until it returns nil, at most n times, and reports the
+// last error. Wall-clock checks get a few tries on a loaded machine.
+func attempt(t *testing.T, n int, f func() error) {
+	t.Helper()
+	var err error
+	for range n {
+		if err = f(); err == nil {
+			return
+		}
+		t.Logf("retrying: %v", err)
+	}
+	t.Error(err)
+}
+
+// TestTimingFromEventLog checks the served timing against the configured
+// model at low load, read from the server's own truth (the event log): the
+// median TTFT within 2 ms of the configured 50 ms and the mean ITL within
+// 1 ms of 10 ms. Deadlines are absolute, so the ITL mean carries only the
+// lateness of two writes divided by 31. On a loaded machine a run may be
+// retried twice.
+func TestTimingFromEventLog(t *testing.T) {
+	const body = `{"messages":[{"role":"user","content":"Hello there, how are you today?"}],"max_tokens":32,"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true}}`
+	attempt(t, 3, func() error {
+		s := startServer(t, func(c *Config) { c.TTFT, c.ITL = DefaultTTFT, DefaultITL })
+		for range 3 {
+			mustDo(t, s, "POST", "/v1/chat/completions", body)
+		}
+		var ttfts []time.Duration
+		for _, l := range logOf(t, s) {
+			times := l.TokenTimes(nil, 0)
+			if len(times) != 32 {
+				t.Fatalf("%d token events, want 32", len(times))
+			}
+			ttft := time.Duration(l.FirstTokenNS() - l.ReceivedNS)
+			if ttft < DefaultTTFT {
+				t.Fatalf("TTFT %v is earlier than the configured %v", ttft, DefaultTTFT)
+			}
+			ttfts = append(ttfts, ttft)
+			itl := time.Duration(times[31]-times[0]) / 31
+			if d := itl - DefaultITL; d < -time.Millisecond || d > time.Millisecond {
+				return fmt.Errorf("mean ITL %v, want %v ± 1ms", itl, DefaultITL)
+			}
+		}
+		slices.Sort(ttfts)
+		if med := ttfts[1]; med-DefaultTTFT > 2*time.Millisecond {
+			return fmt.Errorf("median TTFT %v, want %v + at most 2ms (all %v)", med, DefaultTTFT, ttfts)
+		}
+		return nil
+	})
+}
+
+// TestPrefillAndCacheTiming: the measured TTFT follows base + prefill per
+// uncached token, and cached tokens skip prefill; a non-streamed body is
+// written when its last token is due. The server never writes early, so
+// lower bounds are exact; upper bounds allow 2 ms of lateness.
+func TestPrefillAndCacheTiming(t *testing.T) {
+	ids := strings.TrimSuffix(strings.Repeat("7,", 40), ",")
+	body := `{"prompt":[` + ids + `],"max_tokens":1,"stream":true}`
+	attempt(t, 3, func() error {
+		s := startServer(t, func(c *Config) { c.TTFT = 5 * time.Millisecond; c.PrefillPerToken = time.Millisecond })
+		mustDo(t, s, "POST", "/v1/completions", body)
+		mustDo(t, s, "POST", "/v1/completions", body)
+		logs := logOf(t, s)
+		for i, want := range []time.Duration{45 * time.Millisecond, 13 * time.Millisecond} { // 5 + 40, then 5 + (40-32)
+			got := time.Duration(logs[i].FirstTokenNS() - logs[i].AdmittedNS)
+			if got < want {
+				t.Fatalf("request %d: TTFT %v earlier than %v", i, got, want)
+			}
+			if got > want+2*time.Millisecond {
+				return fmt.Errorf("request %d (cached %d): TTFT from admission %v, want %v", i, logs[i].CachedTokens, got, want)
+			}
+		}
+		s2 := startServer(t, func(c *Config) { c.TTFT = 5 * time.Millisecond; c.ITL = 2 * time.Millisecond })
+		mustDo(t, s2, "POST", "/v1/completions", `{"prompt":"x","max_tokens":11,"ignore_eos":true}`)
+		l := logOf(t, s2)[0]
+		got, want := time.Duration(l.EndNS-l.AdmittedNS), 25*time.Millisecond
+		if got < want {
+			t.Fatalf("non-streamed body after %v, earlier than %v", got, want)
+		}
+		if got > want+2*time.Millisecond {
+			return fmt.Errorf("non-streamed body after %v, want %v (TTFT + 10 ITL)", got, want)
+		}
+		return nil
+	})
+}
+
+// TestAdmissionFIFO runs the admission queue in virtual time: max 2
+// running, the rest admitted in arrival order as slots free up, and a
+// cancelled waiter leaves the queue.
+func TestAdmissionFIFO(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := newAdmission(2)
+		var mu sync.Mutex
+		var order []int
+		done := make([]chan struct{}, 6)
+		ctxs := make([]context.Context, 6)
+		cancels := make([]context.CancelFunc, 6)
+		for i := range 6 {
+			done[i] = make(chan struct{})
+			ctxs[i], cancels[i] = context.WithCancel(t.Context())
+			go func() {
+				if !a.acquire(ctxs[i]) {
+					return
+				}
+				mu.Lock()
+				order = append(order, i)
+				mu.Unlock()
+				<-done[i]
+				a.release()
+			}()
+			synctest.Wait() // i is running or queued before i+1 arrives
+		}
+		if r, w := a.counts(); r != 2 || w != 4 {
+			t.Fatalf("running %d waiting %d, want 2 and 4", r, w)
+		}
+		cancels[3]() // 3 gives up while queued
+		synctest.Wait()
+		if r, w := a.counts(); r != 2 || w != 3 {
+			t.Fatalf("after a cancel: running %d waiting %d, want 2 and 3", r, w)
+		}
+		for _, i := range []int{1, 0, 2, 4, 5} {
+			close(done[i])
+			synctest.Wait()
+		}
+		if want := []int{0, 1, 2, 4, 5}; !slices.Equal(order, want) {
+			t.Errorf("admission order %v, want %v", order, want)
+		}
+		if r, w := a.counts(); r != 0 || w != 0 {
+			t.Errorf("at the end: running %d waiting %d", r, w)
+		}
+		for _, c := range cancels {
+			c()
+		}
+	})
+}
+
+// TestConcurrentClients hammers the server from many clients with
+// max-num-seqs 4 and checks every answer and, from the oracle, that never
+// more than 4 requests ran at once.
+func TestConcurrentClients(t *testing.T) {
+	const maxSeqs = 4
+	s := startServer(t, func(c *Config) {
+		c.MaxNumSeqs = maxSeqs
+		c.TTFT, c.ITL = 2*time.Millisecond, 500*time.Microsecond
+	})
+	bodies := []struct{ path, body string }{
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"one two three"}],"max_tokens":5,"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true}}`},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"one two three"}],"max_tokens":5,"ignore_eos":true}`},
+		{"/v1/completions", `{"prompt":"one two three","max_tokens":5,"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true}}`},
+		{"/v1/completions", `{"prompt":[1,2,3],"max_tokens":5,"ignore_eos":true}`},
+	}
+	const clients, each = 16, 6
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Go(func() {
+			for i := range each {
+				b := bodies[(c+i)%len(bodies)]
+				r, err := do(t, s, "POST", b.path, b.body, RequestIDHeader, fmt.Sprintf("c%d-%d", c, i))
+				if err != nil || r.err != nil || r.status != 200 {
+					t.Errorf("client %d request %d: %v %v %d", c, i, err, r.err, r.status)
+					return
+				}
+				if u := streamUsage(t, r.body, strings.Contains(b.body, `"stream":true`)); u.CompletionTokens != 5 {
+					t.Errorf("client %d request %d: usage %+v", c, i, u)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	logs := logOf(t, s)
+	if len(logs) != clients*each {
+		t.Fatalf("%d log entries, want %d", len(logs), clients*each)
+	}
+	ids := map[string]bool{}
+	type edge struct {
+		t     int64
+		delta int
+	}
+	var edges []edge
+	queued := 0
+	for _, l := range logs {
+		ids[l.ClientRequestID] = true
+		edges = append(edges, edge{l.AdmittedNS, 1}, edge{l.EndNS, -1})
+		if l.AdmittedNS-l.ReceivedNS > int64(time.Millisecond) {
+			queued++
+		}
+	}
+	if len(ids) != clients*each {
+		t.Errorf("%d distinct request ids echoed, want %d", len(ids), clients*each)
+	}
+	slices.SortFunc(edges, func(a, b edge) int {
+		if a.t != b.t {
+			return int(a.t - b.t)
+		}
+		return a.delta - b.delta // ends before starts at the same instant
+	})
+	running, peak := 0, 0
+	for _, e := range edges {
+		running += e.delta
+		peak = max(peak, running)
+	}
+	if peak > maxSeqs {
+		t.Errorf("%d requests ran at once, max-num-seqs is %d", peak, maxSeqs)
+	}
+	if queued == 0 {
+		t.Error("16 clients on 4 slots never queued")
+	}
+}
+
+// TestMetricsUnderLoad: 12 long streams on 8 slots show as 8 running and 4
+// waiting, as in the recorded metrics_under_load fixtures.
+func TestMetricsUnderLoad(t *testing.T) {
+	for _, flavor := range []Flavor{FlavorVLLM, FlavorLlamaCPP} {
+		s := startServer(t, func(c *Config) { c.Flavor = flavor; c.MaxNumSeqs = 8; c.ITL = 20 * time.Millisecond })
+		var wg sync.WaitGroup
+		for range 12 {
+			wg.Go(func() {
+				mustDo(t, s, "POST", "/v1/completions", `{"prompt":"x","max_tokens":60,"ignore_eos":true,"stream":true}`)
+			})
+		}
+		want := map[Flavor][]string{
+			FlavorVLLM:     {`vllm:num_requests_running{model_name="reprise-mock"} 8`, `vllm:num_requests_waiting{model_name="reprise-mock"} 4`},
+			FlavorLlamaCPP: {"llamacpp:requests_processing 8", "llamacpp:requests_deferred 4"},
+		}[flavor]
+		var m string
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			m = string(mustDo(t, s, "GET", "/metrics", "").body)
+			if strings.Contains(m, want[0]+"\n") && strings.Contains(m, want[1]+"\n") {
+				break
+			}
+		}
+		if !strings.Contains(m, want[0]+"\n") || !strings.Contains(m, want[1]+"\n") {
+			t.Errorf("%s: metrics never showed %q:\n%s", flavor, want, m)
+		}
+		wg.Wait()
+	}
+}
