@@ -1,0 +1,86 @@
+// Package replay owns time in reprise: it turns a trace or a load model
+// into intended send times and fires every request at its time with
+// microsecond precision, recording for each when it was meant to go
+// ([Job.IntendedNS]) and when it went ([Job.DispatchedNS]). It imports no
+// net/http: the engine supplies a [Handler] that runs one request.
+//
+// # Use
+//
+// Build a [Config] with [NewConfig] (or [ConfigFromCLI] from the flags of
+// [CLIFlags]), plan it against the trace with [NewPlan], which reports
+// every configuration and trace problem at once before anything is sent,
+// then call [Plan.Run] with the handler:
+//
+//	cfg, _ := replay.ConfigFromCLI(cmd)
+//	plan, err := replay.NewPlan(cfg, rows) // rows from trace.ReadAll; nil = synthetic load
+//	if err != nil { return exitcode.UsageError(err, "") }
+//	stats, err := plan.Run(ctx, handler)  // handler.Handle(ctx, *Job) runs one request
+//	if err := stats.Check(); err != nil { /* exit code 4 */ }
+//
+// # Timing modes
+//
+// [ModeFixed] replays trace timestamps: time zero is the first timestamp
+// (auto-offset) or --start-offset, trace time is divided by --speedup, rows
+// outside [--start-offset, --end-offset] are dropped, and rows sharing a
+// timestamp go out together, each with its own dispatch stamp.
+// A later turn of a session is due at its own timestamp, or its delay
+// after the previous turn completed, or at once, and never before the
+// previous turn completed; the part of the wait caused by that turn is
+// [Job.SessionDelayNS], apart from lateness.
+//
+// [ModeRate] issues --request-rate ticks (constant, Poisson or gamma gaps
+// with --smoothness as the shape; seeded), optionally ramped linearly over
+// --rate-ramp; a session's next turn whose delay has elapsed takes the
+// next tick (AIPerf semantics), otherwise a tick starts a new session.
+// [ModeConcurrency] keeps --concurrency sessions in flight (closed loop),
+// raised from 1 over --concurrency-ramp. [ModeUserCentric] runs
+// --num-users users at a total --user-centric-rate with AIPerf's warm
+// start. --concurrency also caps sessions in flight in the open-loop
+// modes: a session waiting for a slot is late and says so ([Job.Waited]).
+//
+// Runs stop at --request-count measured requests, at --duration (then
+// in-flight requests get --grace before their context is cancelled), or
+// at the end of the trace. --warmup-requests/--warmup-duration mark a
+// prefix of the run as warmup ([record.PhaseWarmup]), excluded from
+// [Stats]. When the dispatcher is behind by more than --late-threshold,
+// --late burst sends at once, shift moves the rest of the schedule, skip
+// drops the request (reported to a [SkipHandler]); [Stats] counts each.
+//
+// # Performance considerations
+//
+// The dispatcher is the goroutine that calls [Plan.Run], locked to its OS
+// thread with the thread's timer slack set to 1 ns. It sleeps with
+// clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) until a spin window
+// before each deadline and spins on the vDSO clock for the rest; the
+// window adapts to the measured wake-up error between 10 and 100 µs. Go's
+// own timers wake up to a millisecond late (netpoll granularity), which
+// is why they are not used. Every deadline is absolute (start + offset),
+// never a chain of relative sleeps. [Preflight] measures this primitive on
+// the host for the run's manifest.
+//
+// The dispatcher never runs a request. It hands jobs to a fixed set of
+// long-lived sender goroutines (--senders): it pops an idle sender from a
+// lock-free ring, writes the job into that sender's mailbox and wakes it
+// with a token on a 1-buffered channel. No goroutine is started and
+// nothing is allocated per job (TestDispatchAllocs), and no mutex is
+// taken. When no sender or session slot is free the job waits, in 50 µs
+// naps, and is marked late and waited. Size --senders for the most
+// requests in flight you expect (rate × latency).
+//
+// A sender that completes a session turn whose successor is already due
+// runs it at once itself; a later successor is posted to the dispatcher
+// through a second lock-free ring. While such work may arrive, the
+// dispatcher bounds its sleeps to 200 µs so it sees it, which costs a few
+// thousand wake-ups per second and can make a delayed turn due within
+// 200 µs of its predecessor's completion up to 200 µs late.
+//
+// The spin costs CPU: about window × rate (20 µs at 1k req/s is 2 % of a
+// core); [Stats.SpinShare] and [Stats.DispatcherCPU] report it. vCPU
+// preemption on shared hosts causes rare millisecond-scale lateness that
+// no user-space technique prevents; it shows in [Stats.Lateness] Max and,
+// with --max-lateness, in [Stats.Check].
+//
+// Each job carries the run's clock ([Job.NowNS]): the wall clock read once
+// at the start plus monotonic elapsed time, so every stamp of a request is
+// on one clock and differences are exact.
+package replay
