@@ -54,6 +54,9 @@ type Synthetic struct {
 type RunConfig struct {
 	Engine Config
 	Replay replay.Config
+	// Plan, when set, is NewPlan(Replay, Rows) already built (validation
+	// happened before the run); else Run builds it.
+	Plan *replay.Plan
 	// Rows is the trace, sorted by Offset; nil runs Synthetic.
 	Rows      []trace.Row
 	Synthetic Synthetic
@@ -108,9 +111,12 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	plan, err := replay.NewPlan(cfg.Replay, cfg.Rows)
-	if err != nil {
-		return nil, err
+	plan := cfg.Plan
+	if plan == nil {
+		var err error
+		if plan, err = replay.NewPlan(cfg.Replay, cfg.Rows); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.Engine.Clock == nil {
 		cfg.Engine.Clock = NewClock()

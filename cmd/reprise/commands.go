@@ -8,5 +8,6 @@ func commands(a *app) []*cli.Command {
 	return []*cli.Command{
 		mockServerCommand(a),
 		analyzeTraceCommand(a),
+		replayCommand(a),
 	}
 }

@@ -1,0 +1,544 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/reprise-bench/reprise/arrowio"
+	"github.com/reprise-bench/reprise/engine"
+	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/engine/adapter/openai"
+	"github.com/reprise-bench/reprise/engine/summary"
+	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/tokenizer"
+	"github.com/reprise-bench/reprise/replay"
+	"github.com/reprise-bench/reprise/trace"
+)
+
+// Defaults of the replay command.
+const (
+	defaultURL             = "http://localhost:8000"
+	defaultMinGoodFraction = 0.95
+)
+
+// replayConfig is the replay command line, validated before any request.
+type replayConfig struct {
+	Args                []string
+	URL                 string
+	Model               string
+	Endpoint            string
+	Streaming           bool
+	IgnoreEOS           bool
+	IgnoreEOSSet        bool
+	MaxTokensFromTrace  bool
+	ExtraBody           string
+	Headers             []string
+	APIKey              string
+	Timeout             time.Duration
+	HTTP2               bool
+	MaxConnections      int
+	ISL, ISLStd         float64
+	OSL, OSLStd         float64
+	Tokenizer           string
+	UseServerTokenCount bool
+	Goodput             string
+	MaxErrorRate        float64
+	MinGoodFraction     float64
+	Out                 string
+	Quiet               bool
+	Format              string
+	ExportLevel         string
+	TraceFormat         string
+	BlockSize           int
+	SkipInvalid         bool
+	DropFailed          bool
+	ModelFilter         string
+	Replay              replay.Config
+}
+
+// replayPlan is everything a validated command line resolves to.
+type replayPlan struct {
+	engine    engine.Config
+	slos      []summary.SLO
+	rows      []trace.Row
+	stats     trace.ReadStats
+	format    trace.Format
+	tok       tokenizer.Tokenizer
+	prompts   *wordPrompts
+	plan      *replay.Plan
+	tracePath string
+}
+
+var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+// validate reports every problem of the command line and of the trace at
+// once, before anything is sent.
+func (c *replayConfig) validate(a *app) (*replayPlan, error) {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	rp := &replayPlan{}
+	if len(c.Args) > 1 {
+		bad("want at most one TRACE, got %d: %s", len(c.Args), strings.Join(c.Args, " "))
+	}
+	if c.Model == "" {
+		bad("--model is required: the model name to put in every request")
+	}
+	ec := engine.NewConfig()
+	ec.BaseURL = c.URL
+	ec.Timeout = c.Timeout
+	ec.HTTP2 = c.HTTP2
+	ec.MaxConnections = c.MaxConnections
+	ec.UseServerTokenCount = c.UseServerTokenCount
+	ec.Events = c.ExportLevel == "events"
+	switch c.Endpoint {
+	case "chat", "":
+		ec.Adapter = openai.Adapter{Endpoint: openai.Chat}
+	case "completions":
+		ec.Adapter = openai.Adapter{Endpoint: openai.Completions}
+	default:
+		bad("--endpoint %q: want chat or completions", c.Endpoint)
+	}
+	ac := adapter.Config{Model: c.Model, Stream: c.Streaming, IgnoreEOS: c.IgnoreEOS, IncludeUsage: true, Seed: c.Replay.Seed}
+	if c.ExtraBody != "" {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(c.ExtraBody), &m); err != nil {
+			bad("--extra-body %q: want a JSON object, e.g. '{\"temperature\":0}': %v", c.ExtraBody, err)
+		} else {
+			ac.ExtraBody = json.RawMessage(c.ExtraBody)
+		}
+	}
+	ec.AdapterConfig = ac
+	for _, h := range c.Headers {
+		k, v, ok := strings.Cut(h, ":")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || !headerName.MatchString(k) || strings.ContainsAny(v, "\r\n") {
+			bad("--header %q: want NAME:VALUE, e.g. -H 'X-Tenant: a'", h)
+			continue
+		}
+		ec.Header = append(ec.Header, adapter.Header{Name: k, Value: v})
+	}
+	if c.APIKey != "" {
+		ec.Header = append(ec.Header, adapter.Header{Name: "Authorization", Value: "Bearer " + c.APIKey})
+	}
+	if err := ec.Validate(); err != nil && c.Model != "" || err != nil {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	rp.engine = ec
+	slos, err := summary.ParseGoodput(c.Goodput)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--goodput: %w", err))
+	}
+	rp.slos = slos
+	if c.MaxErrorRate < 0 || c.MaxErrorRate > 1 {
+		bad("--max-error-rate %v: want a fraction between 0 and 1", c.MaxErrorRate)
+	}
+	if c.MinGoodFraction < 0 || c.MinGoodFraction > 1 {
+		bad("--min-good-fraction %v: want a fraction between 0 and 1", c.MinGoodFraction)
+	}
+	switch c.Format {
+	case "parquet", "arrow", "jsonl":
+	default:
+		bad("--format %q: want parquet, arrow or jsonl", c.Format)
+	}
+	switch c.ExportLevel {
+	case "records", "events":
+	default:
+		bad("--export-level %q: want records or events", c.ExportLevel)
+	}
+	tf, err := trace.ParseFormat(c.TraceFormat)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--trace-format: %w", err))
+	}
+	if c.BlockSize < 0 {
+		bad("--block-size %d: want a positive number of tokens (0 = the format's default)", c.BlockSize)
+	}
+	if len(c.Args) == 0 {
+		if c.ISL < 1 || c.OSL < 1 {
+			bad("without a TRACE, give a synthetic load: --isl N and --osl N (tokens, ≥ 1)")
+		}
+		if c.ISLStd < 0 || c.OSLStd < 0 {
+			bad("--isl-stddev and --osl-stddev must not be negative")
+		}
+	} else if c.ISL > 0 || c.OSL > 0 {
+		bad("--isl/--osl describe a synthetic load; with a TRACE the lengths come from the trace")
+	}
+	tok, err := tokenizer.Load(c.Tokenizer)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--tokenizer %q: %w", c.Tokenizer, err))
+	}
+	rp.tok = tok
+	if err := c.Replay.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+
+	// The trace, whole, then the plan against it.
+	if len(c.Args) == 1 {
+		rp.tracePath = c.Args[0]
+		opts := trace.Options{Format: tf, BlockSize: c.BlockSize, SkipInvalid: c.SkipInvalid, DropFailed: c.DropFailed,
+			ModelFilter: c.ModelFilter, Log: a.log}
+		var r *trace.Reader
+		if rp.tracePath == "-" {
+			r, err = trace.NewReader("stdin", a.stdin, opts)
+		} else {
+			r, err = trace.Open(rp.tracePath, opts)
+		}
+		if err != nil {
+			return nil, err
+		}
+		rp.format = r.Format()
+		r.Close()
+		rows, st, err := trace.ReadAll(rp.tracePath, opts)
+		if rp.tracePath == "-" {
+			rows, st, err = readAllFrom(a.stdin, opts)
+		}
+		if err != nil {
+			return nil, err
+		}
+		rp.rows, rp.stats = rows, st
+	}
+	rp.prompts, err = newWordPrompts(tok, rp.rows)
+	if err != nil {
+		return nil, err
+	}
+	if err := rp.prompts.validate(rp.rows); err != nil {
+		return nil, fmt.Errorf("%s: %w", rp.tracePath, err)
+	}
+	rp.plan, err = replay.NewPlan(c.Replay, rp.rows)
+	if err != nil {
+		return nil, err
+	}
+	return rp, nil
+}
+
+// readAllFrom reads a whole trace from r (stdin).
+func readAllFrom(r io.Reader, opts trace.Options) ([]trace.Row, trace.ReadStats, error) {
+	rd, err := trace.NewReader("stdin", r, opts)
+	if err != nil {
+		return nil, trace.ReadStats{}, err
+	}
+	defer rd.Close()
+	var rows []trace.Row
+	for {
+		var row trace.Row
+		err := rd.Next(&row)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, rd.Stats(), err
+		}
+		rows = append(rows, row.Clone())
+	}
+	return rows, rd.Stats(), nil
+}
+
+// replayFlags are the engine's flags; the scheduler's come from
+// replay.CLIFlags.
+func replayFlags() []cli.Flag {
+	const (
+		catTarget = "Target"
+		catReq    = "Requests"
+		catLoad   = "Synthetic load (no TRACE)"
+		catTrace  = "Trace"
+		catOut    = "Results"
+	)
+	return []cli.Flag{
+		&cli.StringFlag{Name: "url", Aliases: []string{"u"}, Value: defaultURL, Category: catTarget, Sources: envVars("url"),
+			Usage: "server base `URL` (http:// or https://); the endpoint path is appended"},
+		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Category: catTarget, Sources: envVars("model"),
+			Usage: "`MODEL` name sent in every request"},
+		&cli.StringFlag{Name: "endpoint", Value: "chat", Category: catTarget, Sources: envVars("endpoint"),
+			Usage: "API `KIND`: chat (/v1/chat/completions) or completions (/v1/completions)"},
+		&cli.StringSliceFlag{Name: "header", Aliases: []string{"H"}, Category: catTarget, Sources: envVars("header"),
+			Usage: "extra request header `NAME:VALUE` (repeatable)"},
+		&cli.StringFlag{Name: "api-key", Category: catTarget, Sources: cli.EnvVars("REPRISE_API_KEY", "OPENAI_API_KEY"),
+			Usage: "bearer `KEY` (also REPRISE_API_KEY or OPENAI_API_KEY); never written to any file"},
+		&cli.DurationFlag{Name: "timeout", Value: engine.DefaultTimeout, Category: catTarget, Sources: envVars("timeout"),
+			Usage: "give up on a request after `D` (recorded as timeout)"},
+		&cli.BoolFlag{Name: "http2", Category: catTarget, Sources: envVars("http2"),
+			Usage: "use HTTP/2 (h2c prior knowledge for http://, h2 for https://) instead of HTTP/1.1"},
+		&cli.IntFlag{Name: "max-connections", Category: catTarget, Sources: envVars("max-connections"),
+			Usage: "cap connections to the server at `N` (0 = one per request in flight)"},
+		&cli.BoolWithInverseFlag{Name: "streaming", Value: true, Category: catReq, Sources: envVars("streaming"),
+			Usage: "stream responses (SSE); --no-streaming asks for whole bodies"},
+		&cli.BoolWithInverseFlag{Name: "ignore-eos", Value: true, Category: catReq, Sources: envVars("ignore-eos"),
+			Usage: "ask the server to generate exactly max_tokens (output lengths follow the trace)"},
+		&cli.BoolWithInverseFlag{Name: "max-tokens-from-trace", Value: true, Category: catReq, Sources: envVars("max-tokens-from-trace"),
+			Usage: "send each row's output length (or --osl) as max_tokens"},
+		&cli.StringFlag{Name: "extra-body", Aliases: []string{"extra-inputs"}, Category: catReq, Sources: envVars("extra-body"),
+			Usage: "`JSON` object merged into every request body, e.g. '{\"temperature\":0}'"},
+		&cli.StringFlag{Name: "tokenizer", Value: "builtin", Category: catReq, Sources: envVars("tokenizer"),
+			Usage: "client tokenizer `SPEC`: builtin (o200k_base), an encoding name, a tokenizer.json, a model dir or a cached HF id"},
+		&cli.BoolFlag{Name: "use-server-token-count", Category: catReq, Sources: envVars("use-server-token-count"),
+			Usage: "take output lengths (and ITL) from the server's usage instead of the client tokenizer"},
+		&cli.FloatFlag{Name: "isl", Aliases: []string{"synthetic-input-tokens-mean"}, Category: catLoad, Sources: envVars("isl"),
+			Usage: "synthetic input length, mean `TOKENS`"},
+		&cli.FloatFlag{Name: "isl-stddev", Aliases: []string{"synthetic-input-tokens-stddev"}, Category: catLoad, Sources: envVars("isl-stddev"),
+			Usage: "synthetic input length, standard deviation `TOKENS`"},
+		&cli.FloatFlag{Name: "osl", Aliases: []string{"output-tokens-mean"}, Category: catLoad, Sources: envVars("osl"),
+			Usage: "synthetic output length, mean `TOKENS`"},
+		&cli.FloatFlag{Name: "osl-stddev", Aliases: []string{"output-tokens-stddev"}, Category: catLoad, Sources: envVars("osl-stddev"),
+			Usage: "synthetic output length, standard deviation `TOKENS`"},
+		&cli.StringFlag{Name: "trace-format", Category: catTrace, Sources: envVars("trace-format"),
+			Usage: "trace `FORMAT` (default: detected): mooncake, bailian, burstgpt, azure, …"},
+		&cli.IntFlag{Name: "block-size", Category: catTrace, Sources: envVars("block-size"),
+			Usage: "tokens per hash id `N` (0 = the format's default: 512 Mooncake, 16 Bailian)"},
+		&cli.BoolFlag{Name: "skip-invalid", Category: catTrace, Sources: envVars("skip-invalid"),
+			Usage: "skip invalid trace rows (counted) instead of stopping"},
+		&cli.BoolFlag{Name: "drop-failed", Category: catTrace, Sources: envVars("drop-failed"),
+			Usage: "drop rows the trace marks as failed (BurstGPT zero output)"},
+		&cli.StringFlag{Name: "model-filter", Category: catTrace, Sources: envVars("model-filter"),
+			Usage: "keep only rows of trace model `NAME` (BurstGPT)"},
+		&cli.StringFlag{Name: "goodput", Category: catOut, Sources: envVars("goodput"),
+			Usage: "SLOs `\"TAG:VALUE …\"`, e.g. \"ttft:250 itl:10 e2e:2000\" (ms; AIPerf tags accepted)"},
+		&cli.FloatFlag{Name: "min-good-fraction", Value: defaultMinGoodFraction, Category: catOut, Sources: envVars("min-good-fraction"),
+			Usage: "with --goodput, exit 3 when fewer than `F` of the requests meet every SLO"},
+		&cli.FloatFlag{Name: "max-error-rate", Value: 1, Category: catOut, Sources: envVars("max-error-rate"),
+			Usage: "exit 3 when more than `R` (a fraction) of the requests failed"},
+		&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Category: catOut, Sources: envVars("out"),
+			Usage: "run `DIR` (default runs/<UTC time>-<model>-<mode>/)"},
+		&cli.StringFlag{Name: "format", Value: "parquet", Category: catOut, Sources: envVars("format"),
+			Usage: "record file `FORMAT`: parquet, arrow or jsonl"},
+		&cli.StringFlag{Name: "export-level", Value: "records", Category: catOut, Sources: envVars("export-level"),
+			Usage: "`LEVEL`: records (one row per request) or events (also one row per response event)"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Category: catOut, Sources: envVars("quiet"),
+			Usage: "no progress and no summary table on stderr"},
+	}
+}
+
+// replayCommand is `reprise replay [TRACE] --url URL --model M`.
+func replayCommand(a *app) *cli.Command {
+	return &cli.Command{
+		Name:      "replay",
+		Usage:     "replay a trace (or a synthetic load) against an OpenAI-compatible server and measure it",
+		ArgsUsage: "[TRACE]",
+		Description: "Sends every request of TRACE (any supported format; - = stdin) at its intended time, with\n" +
+			"prompts that reproduce the trace's prefix sharing, streams the responses and records TTFT, TTFO,\n" +
+			"ITL, latency, token counts, errors and its own schedule lateness per request. Without a TRACE it\n" +
+			"runs a synthetic load (--isl, --osl) at --request-rate or --concurrency.\n" +
+			"Writes records (Parquet), summary.json and the manifest to --out; prints the summary on stderr.\n" +
+			"Ctrl-C stops sending, waits --grace for in-flight requests, cancels the rest and writes everything.\n\n" +
+			"Exit codes: 0 ok, 1 run error or interrupted, 2 bad command line or trace, 3 goodput SLO or\n" +
+			"--max-error-rate failed, 4 p99 schedule lateness over --max-lateness.\n\n" +
+			"Examples:\n" +
+			"  reprise replay traces/mooncake-sample.jsonl --url http://localhost:8000 --model M --speedup 10\n" +
+			"  reprise replay --url http://localhost:8000 --model M --isl 512 --osl 128 --concurrency 32 --request-count 1000\n" +
+			"  reprise replay trace.jsonl -m M --goodput \"ttft:250 itl:10\" --max-error-rate 0.01 --max-lateness 1ms",
+		Flags: append(replayFlags(), replay.CLIFlags()...),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			rc, err := replay.ConfigFromCLI(cmd)
+			if err != nil {
+				return exitcode.UsageError(err, "see 'reprise replay --help'")
+			}
+			c := &replayConfig{
+				Args: cmd.Args().Slice(), URL: cmd.String("url"), Model: cmd.String("model"), Endpoint: cmd.String("endpoint"),
+				Streaming: cmd.Bool("streaming"), IgnoreEOS: cmd.Bool("ignore-eos"), MaxTokensFromTrace: cmd.Bool("max-tokens-from-trace"),
+				ExtraBody: cmd.String("extra-body"), Headers: cmd.StringSlice("header"), APIKey: cmd.String("api-key"),
+				Timeout: cmd.Duration("timeout"), HTTP2: cmd.Bool("http2"), MaxConnections: cmd.Int("max-connections"),
+				ISL: cmd.Float("isl"), ISLStd: cmd.Float("isl-stddev"), OSL: cmd.Float("osl"), OSLStd: cmd.Float("osl-stddev"),
+				Tokenizer: cmd.String("tokenizer"), UseServerTokenCount: cmd.Bool("use-server-token-count"),
+				Goodput: cmd.String("goodput"), MaxErrorRate: cmd.Float("max-error-rate"), MinGoodFraction: cmd.Float("min-good-fraction"),
+				Out: cmd.String("out"), Quiet: cmd.Bool("quiet"), Format: cmd.String("format"), ExportLevel: cmd.String("export-level"),
+				TraceFormat: cmd.String("trace-format"), BlockSize: cmd.Int("block-size"), SkipInvalid: cmd.Bool("skip-invalid"),
+				DropFailed: cmd.Bool("drop-failed"), ModelFilter: cmd.String("model-filter"), Replay: rc,
+			}
+			return runReplay(ctx, a, c)
+		},
+	}
+}
+
+// runReplay validates everything, runs, writes the run directory and maps
+// the verdicts to exit codes.
+func runReplay(ctx context.Context, a *app, c *replayConfig) error {
+	rp, err := c.validate(a)
+	if err != nil {
+		var pe *trace.ParseError
+		if errors.As(err, &pe) {
+			return exitcode.UsageError(err, "fix the trace row, or pass --skip-invalid to skip bad rows (counted)")
+		}
+		return exitcode.UsageError(err, "see 'reprise replay --help'")
+	}
+	mode := string(rp.plan.Mode())
+	start := time.Now().UTC()
+	dir := c.Out
+	if dir == "" {
+		dir = filepath.Join("runs", fmt.Sprintf("%s-%s-%s", start.Format("20060102T150405Z"), safeName(c.Model), mode))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create run directory: %w", err)
+	}
+	var sink engine.Sink
+	events := c.ExportLevel == "events"
+	if c.Format == "jsonl" {
+		sink, err = engine.NewJSONLSink(dir, events)
+	} else {
+		acfg := arrowio.NewConfig()
+		acfg.Format = arrowio.Format(c.Format)
+		acfg.Block = true // the collector goroutine waits; requests never do
+		acfg.Metadata = map[string]string{"reprise.version": versionString()}
+		sink, err = arrowio.NewRunWriter(dir, acfg)
+	}
+	if err != nil {
+		return fmt.Errorf("open record files in %s: %w", dir, err)
+	}
+	info := summary.RunInfo{Model: c.Model, URL: c.URL, Endpoint: rp.engine.Adapter.Info().Name, Mode: mode,
+		Trace: rp.tracePath, Streaming: c.Streaming, Start: start, Version: versionString()}
+	rp.engine.Counter = rp.tok
+	rcfg := engine.RunConfig{
+		Engine: rp.engine, Replay: c.Replay, Rows: rp.rows, Plan: rp.plan,
+		Synthetic: engine.Synthetic{ISL: c.ISL, ISLStd: c.ISLStd, OSL: c.OSL, OSLStd: c.OSLStd, Seed: c.Replay.Seed},
+		Prompts:   rp.prompts, Streaming: c.Streaming, MaxTokensFromTrace: c.MaxTokensFromTrace, Sink: sink,
+		Summary: summary.Options{Streaming: c.Streaming, UseServerTokenCount: c.UseServerTokenCount, Goodput: rp.slos,
+			LateThreshold: c.Replay.LateThreshold},
+		Info: info, Grace: c.Replay.Grace, Log: a.log,
+	}
+	if !c.Quiet {
+		rcfg.Progress = a.stderr
+		rcfg.TTY = isTerminal(a.stderr)
+		fmt.Fprintf(a.stderr, "reprise: replaying %s against %s (%s, %s mode, %d requests planned) → %s\n",
+			orSynthetic(rp.tracePath), c.URL, info.Endpoint, mode, rp.plan.Requests(), dir)
+	}
+	if err := writeManifest(dir, c, rp, start); err != nil {
+		return err
+	}
+	res, runErr := engine.Run(ctx, rcfg)
+	if res == nil {
+		return fmt.Errorf("replay: %w", runErr)
+	}
+	js, err := res.Summary.JSON()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "summary.json"), js, 0o644); err != nil {
+		return fmt.Errorf("write summary: %w", err)
+	}
+	if !c.Quiet {
+		res.Summary.WriteTable(a.stderr)
+		if res.InlineBuilds > 0 {
+			fmt.Fprintf(a.stderr, "note: %d requests were built on the send path (lookahead behind)\n", res.InlineBuilds)
+		}
+		if res.ClosesAfterStream {
+			fmt.Fprintf(a.stderr, "note: the server closes the connection after every streamed response; streams were sent with Connection: close\n")
+		}
+		fmt.Fprintf(a.stderr, "results: %s\n", dir)
+	}
+	if runErr != nil {
+		return fmt.Errorf("replay: %w (partial results in %s)", runErr, dir)
+	}
+	if res.Interrupted {
+		return &exitcode.Error{Code: exitcode.RunError, Err: fmt.Errorf("interrupted; partial results written to %s", dir)}
+	}
+	return verdict(c, res)
+}
+
+// verdict maps a completed run to exit codes 4 (lateness; checked first:
+// a late client makes the other verdicts unreliable) and 3 (SLOs).
+func verdict(c *replayConfig, res *engine.Result) error {
+	if err := res.Stats.Check(); err != nil {
+		return &exitcode.Error{Code: exitcode.Lateness, Err: err,
+			Hint: "the client could not keep the schedule: lower the load, add --senders, or raise --max-lateness"}
+	}
+	s := res.Summary
+	if c.MaxErrorRate < 1 && s.ErrorRate() > c.MaxErrorRate {
+		return &exitcode.Error{Code: exitcode.SLOBreach,
+			Err: fmt.Errorf("error rate %.4f > --max-error-rate %v (%d of %d requests failed)", s.ErrorRate(), c.MaxErrorRate,
+				s.ErrorRequestCount, s.ErrorRequestCount+s.RequestCount)}
+	}
+	if len(s.Options.Goodput) > 0 && s.GoodRequestFraction < c.MinGoodFraction {
+		return &exitcode.Error{Code: exitcode.SLOBreach,
+			Err: fmt.Errorf("goodput: %.4f of requests met every SLO < --min-good-fraction %v", s.GoodRequestFraction, c.MinGoodFraction)}
+	}
+	return nil
+}
+
+func orSynthetic(p string) string {
+	if p == "" {
+		return "a synthetic load"
+	}
+	return p
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// safeName makes a model name usable in a directory name.
+func safeName(s string) string {
+	s = unsafeChars.ReplaceAllString(s, "_")
+	if s == "" {
+		return "model"
+	}
+	return s
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// writeManifest records the effective configuration (secrets redacted).
+func writeManifest(dir string, c *replayConfig, rp *replayPlan, start time.Time) error {
+	headers := make([]string, 0, len(c.Headers))
+	for _, h := range c.Headers {
+		k, _, _ := strings.Cut(h, ":")
+		if isSecretHeader(k) {
+			h = k + ": <redacted>"
+		}
+		headers = append(headers, h)
+	}
+	m := map[string]any{
+		"reprise_version":        versionString(),
+		"start_time":             start,
+		"trace":                  rp.tracePath,
+		"trace_format":           string(rp.format),
+		"trace_rows":             len(rp.rows),
+		"url":                    c.URL,
+		"model":                  c.Model,
+		"endpoint":               c.Endpoint,
+		"streaming":              c.Streaming,
+		"ignore_eos":             c.IgnoreEOS,
+		"max_tokens_from_trace":  c.MaxTokensFromTrace,
+		"extra_body":             c.ExtraBody,
+		"headers":                headers,
+		"api_key_set":            c.APIKey != "",
+		"timeout":                c.Timeout.String(),
+		"http2":                  c.HTTP2,
+		"max_connections":        c.MaxConnections,
+		"tokenizer":              rp.tok.Name(),
+		"use_server_token_count": c.UseServerTokenCount,
+		"goodput":                c.Goodput,
+		"synthetic":              map[string]float64{"isl": c.ISL, "isl_stddev": c.ISLStd, "osl": c.OSL, "osl_stddev": c.OSLStd},
+		"replay":                 c.Replay,
+		"mode":                   string(rp.plan.Mode()),
+		"planned_requests":       rp.plan.Requests(),
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "manifest.json"), append(b, '\n'), 0o644)
+}
+
+func isSecretHeader(k string) bool {
+	k = strings.ToLower(strings.TrimSpace(k))
+	return k == "authorization" || k == "proxy-authorization" || strings.Contains(k, "key") || strings.Contains(k, "token") ||
+		strings.Contains(k, "secret") || strings.Contains(k, "cookie")
+}
