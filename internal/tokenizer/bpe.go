@@ -360,9 +360,10 @@ func (h candHeap) down(i int) {
 	}
 }
 
-// wordCache is a direct-mapped cache from a word to its ids: one slot per
-// hash, a colliding word replaces the previous one. Lookups and stores are
-// single atomic loads and stores of immutable entries, so it is safe for
+// wordCache is a two-way set-associative cache from a word to its ids:
+// a word may live in either slot of its pair; a new word takes an empty
+// slot, else replaces the one its hash picks. Lookups and stores are
+// atomic loads and stores of immutable entries, so it is safe for
 // concurrent use without locks, and its size is bounded by
 // cacheSlots × (maxCachedWord + entry overhead).
 type wordCache struct {
@@ -376,7 +377,7 @@ type cacheEntry struct {
 }
 
 const (
-	cacheSlots    = 1 << 16
+	cacheSlots    = 1 << 17
 	maxCachedWord = 128
 )
 
@@ -388,8 +389,11 @@ func (c *wordCache) get(w string) ([]int32, bool) {
 	if len(w) > maxCachedWord {
 		return nil, false
 	}
-	e := c.slots[maphash.String(c.seed, w)&(cacheSlots-1)].Load()
-	if e != nil && e.word == w {
+	h := maphash.String(c.seed, w) & (cacheSlots - 1)
+	if e := c.slots[h].Load(); e != nil && e.word == w {
+		return e.ids, true
+	}
+	if e := c.slots[h^1].Load(); e != nil && e.word == w {
 		return e.ids, true
 	}
 	return nil, false
@@ -399,7 +403,11 @@ func (c *wordCache) put(w string, ids []int32) {
 	if len(w) > maxCachedWord {
 		return
 	}
-	c.slots[maphash.String(c.seed, w)&(cacheSlots-1)].Store(&cacheEntry{word: strings.Clone(w), ids: ids})
+	h := maphash.String(c.seed, w) & (cacheSlots - 1)
+	if c.slots[h].Load() != nil && c.slots[h^1].Load() == nil {
+		h ^= 1
+	}
+	c.slots[h].Store(&cacheEntry{word: strings.Clone(w), ids: ids})
 }
 
 func isASCII(s string) bool {
@@ -409,4 +417,15 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// VocabSize implements [Vocabulary].
+func (t *bpe) VocabSize() int { return len(t.pieces) }
+
+// Piece implements [Vocabulary].
+func (t *bpe) Piece(id int) (string, bool) {
+	if id < 0 || id >= len(t.pieces) || t.pieces[id] == "" {
+		return "", false
+	}
+	return t.pieces[id], true
 }

@@ -63,3 +63,17 @@ func tiktoken(name string) (Tokenizer, error) {
 	}
 	return nil, ErrNotFound
 }
+
+// Vocabulary is implemented by every tokenizer of this package: it lists
+// the token pieces, which [github.com/reprise-bench/reprise/internal/prompt]
+// uses to pick single-token words.
+type Vocabulary interface {
+	// VocabSize returns one more than the largest token id.
+	VocabSize() int
+	// Piece returns the text of one token as it reads inside a text (a
+	// SentencePiece "▁the" is " the", a byte-fallback token is its byte);
+	// ok is false for an id without a piece.
+	Piece(id int) (piece string, ok bool)
+}
+
+var _ Vocabulary = (*bpe)(nil)

@@ -1,0 +1,579 @@
+package prompt
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/bits"
+	"strings"
+
+	"github.com/reprise-bench/reprise/internal/tokenizer"
+	"github.com/reprise-bench/reprise/trace"
+	"github.com/reprise-bench/reprise/trace/analyze"
+)
+
+// MinWords is the fewest single-token words a tokenizer must offer.
+const MinWords = 64
+
+// MaxWords caps the vocabulary (the lowest ids, usually the most common
+// words, are kept). It exceeds the largest number of distinct blocks that
+// follow one parent block in the Mooncake traces (7,373 after id 0 in the
+// conversation trace), so sibling blocks can all start differently, and
+// it keeps the words within the tokenizer's word cache.
+const MaxWords = 16384
+
+// Prompt is one built prompt. A Prompt may be reused across Build calls:
+// Build overwrites every field and reuses TokenIDs' backing array.
+type Prompt struct {
+	// Text is the prompt as UTF-8 text (for synthesized prompts: ASCII
+	// words separated by spaces). For a row with its own text_input it is
+	// that text; for rows with messages or payload it is "".
+	Text string
+	// TokenIDs are the ids of Text under the Synth's tokenizer, filled for
+	// synthesized prompts when Config.Format is FormatTokenIDs. The
+	// Prompt owns the slice.
+	TokenIDs []int
+	// Tokens is the number of tokens of the prompt: the synthesized length
+	// (input length minus ISL correction), or the tokenizer's count of a
+	// row's own text (messages: of their text contents, without the chat
+	// template); -1 for a payload row.
+	Tokens int
+	// TraceTokens is the row's input length.
+	TraceTokens int
+	// Synthesized is false when the row carries its own content
+	// (text_input, messages or payload), which is to be sent as it is.
+	Synthesized bool
+	// Fitted is true when MismatchFit changed how the row's ids were used.
+	Fitted bool
+	// ExpectedCachedTokens is what an infinite prefix cache with the
+	// trace's block size holds of this prompt after every earlier Build:
+	// min(m·B, input length) with m the leading run of ids already seen
+	// (analyze.PrefixCache semantics). 0 for rows without ids.
+	ExpectedCachedTokens int
+	// ExpectedCachedTokensLRU is the same for an LRU cache of
+	// Config.ExpectedCacheTokens tokens; -1 when that model is off.
+	ExpectedCachedTokensLRU int
+
+	// stripped: a leading space was dropped from Text (SentencePiece
+	// tokenizers prepend it themselves); a later session turn puts it back.
+	stripped bool
+}
+
+// Stats reports a Synth's work and memory.
+type Stats struct {
+	Words       int   // single-token words in the vocabulary
+	Prompts     int64 // prompts synthesized
+	Tokens      int64 // tokens synthesized
+	BlockHits   int64 // blocks served from the cache
+	BlockMisses int64 // blocks generated
+	Evictions   int64 // blocks evicted from the cache
+	Blocks      int   // blocks cached now
+	// BlockBytes is the memory held by cached blocks now (text, ids and
+	// bookkeeping), at most Config.BlockCacheBytes plus one block.
+	BlockBytes int64
+	// IDs is the number of distinct hash ids seen; IDBytes estimates the
+	// memory of their first-word assignments (grows with distinct ids,
+	// about 100 bytes each).
+	IDs     int
+	IDBytes int64
+	// FirstWordCollisions counts blocks whose first word equals that of
+	// an earlier block after the same parent, because the vocabulary had
+	// fewer words than the parent had children (or the trace's ids are
+	// not chained). Each one lets two prompts share one token more than
+	// their ids say.
+	FirstWordCollisions int64
+	Fitted              int64 // rows changed by MismatchFit
+	Clamped             int64 // rows whose corrected length was clamped to 1
+}
+
+// Synth builds prompts for one tokenizer. It is not safe for concurrent
+// use; see the package documentation.
+type Synth struct {
+	tok        tokenizer.Tokenizer
+	cfg        Config
+	words      []string // " word", each exactly one token
+	wordIDs    []int32
+	stripFirst bool
+	avgWord    int
+
+	cache  blockCache
+	first  map[uint64]uint32
+	used   map[sibling]struct{}
+	models map[int]*cacheModels
+	fresh  uint64
+	stats  Stats
+	refs   []*block
+}
+
+// sibling marks word as taken by a child of parent (root: first block).
+type sibling struct {
+	parent uint64
+	root   bool
+	word   uint32
+}
+
+type cacheModels struct {
+	inf, lru *analyze.PrefixCache
+}
+
+// New returns a Synth for tok. It picks the tokenizer's single-token words
+// and verifies that sequences of them tokenize to one token per word,
+// dropping the words that do not (this takes tens of milliseconds for a
+// 200k vocabulary). tok must implement [tokenizer.Vocabulary], as every
+// tokenizer of package tokenizer does.
+func New(tok tokenizer.Tokenizer, cfg Config) (*Synth, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Synth{
+		tok:    tok,
+		cfg:    cfg,
+		cache:  newBlockCache(cfg.BlockCacheBytes),
+		first:  make(map[uint64]uint32),
+		used:   make(map[sibling]struct{}),
+		models: make(map[int]*cacheModels),
+	}
+	if err := s.pickWords(); err != nil {
+		return nil, err
+	}
+	total := 0
+	for _, w := range s.words {
+		total += len(w)
+	}
+	s.avgWord = total/len(s.words) + 1
+	s.stats.Words = len(s.words)
+	return s, nil
+}
+
+// Tokenizer returns the tokenizer the Synth builds for.
+func (s *Synth) Tokenizer() tokenizer.Tokenizer { return s.tok }
+
+// Stats returns the Synth's counters and memory use.
+func (s *Synth) Stats() Stats {
+	st := s.stats
+	st.Blocks = s.cache.len()
+	st.BlockBytes = s.cache.bytes
+	st.Evictions = s.cache.evictions
+	st.IDs = len(s.first)
+	st.IDBytes = int64(len(s.first))*40 + int64(len(s.used))*56
+	return st
+}
+
+// isWordPiece reports whether p is " " followed by 2..15 ASCII letters.
+func isWordPiece(p string) bool {
+	if len(p) < 3 || len(p) > 16 || p[0] != ' ' {
+		return false
+	}
+	for i := 1; i < len(p); i++ {
+		c := p[i] | 0x20
+		if c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// cand is a candidate word. A word qualifies when " word" is one token
+// (byte-level tokenizers) or "word" is (SentencePiece tokenizers, which
+// turn the text's spaces into "▁" and prepend one, so "a b" reads "▁a▁b").
+type cand struct {
+	w        string
+	id       int32
+	stripped bool
+}
+
+// pickWords selects the vocabulary: pieces " word" that encode to exactly
+// their own single id (and, for tokenizers that prepend a space
+// themselves, "word" too), then drops words until a long text mixing all
+// of them encodes to exactly one id per word.
+func (s *Synth) pickWords() error {
+	v, ok := s.tok.(tokenizer.Vocabulary)
+	if !ok {
+		return fmt.Errorf("tokenizer %s does not list its vocabulary (tokenizer.Vocabulary)", s.tok.Name())
+	}
+	var cands []cand
+	stripOK := 0
+	var one []int
+	// The mode (spaced or stripped) is decided by the first 256
+	// qualifying words; then words of that mode are collected up to
+	// MaxWords.
+	const probe = 256
+	for id := range v.VocabSize() {
+		if len(s.words) >= MaxWords {
+			break
+		}
+		p, ok := v.Piece(id)
+		if !ok || !isWordPiece(p) {
+			continue
+		}
+		one = s.tok.AppendEncode(one[:0], p)
+		spaced := len(one) == 1 && one[0] == id
+		one = s.tok.AppendEncode(one[:0], p[1:])
+		stripped := len(one) == 1 && one[0] == id
+		if !spaced && !stripped {
+			continue
+		}
+		c := cand{p, int32(id), stripped}
+		if len(cands) < probe {
+			if stripped {
+				stripOK++
+			}
+			cands = append(cands, c)
+			if len(cands) < probe {
+				continue
+			}
+			s.decideMode(cands, stripOK)
+			continue
+		}
+		if c.stripped == s.stripFirst {
+			s.words = append(s.words, c.w)
+			s.wordIDs = append(s.wordIDs, c.id)
+		}
+	}
+	if len(cands) < probe {
+		s.decideMode(cands, stripOK)
+	}
+	// Verification and repair: encode every word next to pseudo-random
+	// neighbours and next to itself; drop the words at a mismatch.
+	for round := 0; ; round++ {
+		if len(s.words) < MinWords {
+			return fmt.Errorf("tokenizer %s: %w (%d found, %d needed)", s.tok.Name(), ErrNoWords, len(s.words), MinWords)
+		}
+		bad := s.verifyWords()
+		if bad < 0 {
+			return nil
+		}
+		if round == 100 {
+			return fmt.Errorf("tokenizer %s: single-token words do not stay single tokens when concatenated (still failing after %d repairs)", s.tok.Name(), round)
+		}
+		s.words = append(s.words[:bad], s.words[bad+1:]...)
+		s.wordIDs = append(s.wordIDs[:bad], s.wordIDs[bad+1:]...)
+	}
+}
+
+// decideMode sets stripFirst from the probed candidates and keeps those
+// of the chosen mode.
+func (s *Synth) decideMode(cands []cand, stripOK int) {
+	s.stripFirst = len(cands) > 0 && stripOK*2 > len(cands)
+	for _, c := range cands {
+		if c.stripped == s.stripFirst && len(s.words) < MaxWords {
+			s.words = append(s.words, c.w)
+			s.wordIDs = append(s.wordIDs, c.id)
+		}
+	}
+}
+
+// verifyWords encodes a text holding every word three times (two shuffled
+// passes and once doubled) and returns the index of a word at the first
+// token that differs from the expected ids, or -1 when all match.
+func (s *Synth) verifyWords() int {
+	n := len(s.words)
+	order := make([]int, 0, 4*n)
+	st := mix(s.cfg.Seed ^ 0x5eed)
+	for pass := range 2 {
+		perm := make([]int, n)
+		for i := range perm {
+			perm[i] = i
+		}
+		for i := n - 1; i > 0; i-- {
+			st += golden
+			j := int(mulHi(mix(st), uint64(i+1)))
+			perm[i], perm[j] = perm[j], perm[i]
+		}
+		_ = pass
+		order = append(order, perm...)
+	}
+	for i := range n {
+		order = append(order, i, i)
+	}
+	var b strings.Builder
+	for _, w := range order {
+		b.WriteString(s.words[w])
+	}
+	text := b.String()
+	if s.stripFirst {
+		text = text[1:]
+	}
+	got := s.tok.Encode(text)
+	for i, w := range order {
+		if i >= len(got) || got[i] != int(s.wordIDs[w]) {
+			if i > 0 && i < len(got) {
+				// The previous word may be the one that merged.
+				return order[i-1]
+			}
+			return w
+		}
+	}
+	if len(got) != len(order) {
+		return order[len(order)-1]
+	}
+	return -1
+}
+
+// Build builds the prompt of row into p. Rows must be built in arrival
+// order (see the package documentation). It returns a *HashMismatchError for
+// a row whose ids do not fit its length under MismatchError, and an error
+// wrapping ErrNoLength for a row to synthesize without a positive length.
+// Build allocates the prompt's text (one allocation) and, with
+// FormatTokenIDs, grows p.TokenIDs when needed.
+func (s *Synth) Build(row *trace.Row, p *Prompt) error {
+	*p = Prompt{TokenIDs: p.TokenIDs[:0], TraceTokens: row.InputTokens, ExpectedCachedTokensLRU: -1}
+	if len(row.Raw) > 0 {
+		own, err := s.ownContent(row, p)
+		if err != nil || own {
+			return err
+		}
+	}
+	L := row.InputTokens
+	if L <= 0 {
+		return fmt.Errorf("row %d (line %d): input_length %d: %w", row.Index, row.Line, L, ErrNoLength)
+	}
+	ids, B := row.HashIDs, row.BlockSize
+	if B <= 0 {
+		ids = nil
+	}
+	if k := len(ids); k > 0 {
+		if (k-1)*B >= L || L > k*B {
+			if s.cfg.Mismatch != MismatchFit {
+				return &HashMismatchError{Index: row.Index, Line: row.Line, InputTokens: L, HashIDs: k, BlockSize: B}
+			}
+			s.stats.Fitted++
+			p.Fitted = true
+			if L <= (k-1)*B {
+				ids = ids[:(L+B-1)/B]
+			}
+		}
+		m := s.model(B)
+		p.ExpectedCachedTokens = m.inf.Access(ids, L)
+		if m.lru != nil {
+			p.ExpectedCachedTokensLRU = m.lru.Access(ids, L)
+		}
+	}
+	T := L - s.cfg.ISLCorrection
+	if T < 1 {
+		T = 1
+		s.stats.Clamped++
+	}
+
+	refs := s.refs[:0]
+	pos, textLen := 0, 0
+	for j := 0; j < len(ids) && pos < T; j++ {
+		b := s.block(ids, j, min(B, T-pos))
+		refs = append(refs, b)
+		pos += b.tokens()
+		textLen += len(b.text)
+	}
+	var fresh *block
+	if pos < T {
+		s.fresh++
+		fresh = s.generate(mix(mix(s.cfg.Seed^freshDomain)^s.fresh), s.pickFrom(mix(s.cfg.Seed^freshDomain^s.fresh)), T-pos, s.cfg.Format == FormatTokenIDs)
+		textLen += len(fresh.text)
+	}
+	s.refs = refs[:0]
+
+	var sb strings.Builder
+	sb.Grow(textLen)
+	for _, b := range refs {
+		sb.WriteString(b.text)
+	}
+	if fresh != nil {
+		sb.WriteString(fresh.text)
+	}
+	p.Text = sb.String()
+	if s.stripFirst && p.Text != "" && p.Text[0] == ' ' {
+		p.Text = p.Text[1:]
+		p.stripped = true
+	}
+	if s.cfg.Format == FormatTokenIDs {
+		ids := p.TokenIDs
+		if cap(ids) < T {
+			ids = make([]int, 0, T)
+		}
+		for _, b := range refs {
+			for _, id := range b.ids {
+				ids = append(ids, int(id))
+			}
+		}
+		if fresh != nil {
+			for _, id := range fresh.ids {
+				ids = append(ids, int(id))
+			}
+		}
+		p.TokenIDs = ids
+	}
+	p.Tokens = T
+	p.Synthesized = true
+	s.stats.Prompts++
+	s.stats.Tokens += int64(T)
+	for _, b := range refs {
+		b.pinned = false
+	}
+	return nil
+}
+
+func (s *Synth) model(B int) *cacheModels {
+	m := s.models[B]
+	if m == nil {
+		m = &cacheModels{inf: analyze.NewPrefixCache(B, analyze.InfiniteCapacity)}
+		if s.cfg.ExpectedCacheTokens > 0 {
+			m.lru = analyze.NewPrefixCache(B, s.cfg.ExpectedCacheTokens)
+		}
+		s.models[B] = m
+	}
+	return m
+}
+
+// block returns the block of ids[j] with size tokens, from the cache or
+// newly generated.
+func (s *Synth) block(ids []uint64, j, size int) *block {
+	h := ids[j]
+	key := blockKey{id: h, size: int32(size)}
+	if b := s.cache.get(key); b != nil {
+		s.stats.BlockHits++
+		b.pinned = true
+		return b
+	}
+	s.stats.BlockMisses++
+	parent, root := uint64(0), j == 0
+	if !root {
+		parent = ids[j-1]
+	}
+	first := s.firstWord(h, parent, root)
+	b := s.generate(mix(mix(s.cfg.Seed)^h), first, size, s.cfg.Format == FormatTokenIDs)
+	b.key = key
+	b.pinned = true
+	s.cache.put(b)
+	return b
+}
+
+// firstWord returns the first word of id h's block: assigned when h is
+// first seen, preferring a seeded pseudo-random word, and probing for one
+// no other child of the same parent has.
+func (s *Synth) firstWord(h, parent uint64, root bool) uint32 {
+	if w, ok := s.first[h]; ok {
+		return w
+	}
+	n := uint32(len(s.words))
+	pref := s.pickFrom(mix(s.cfg.Seed^firstDomain) ^ h)
+	w := pref
+	for i := uint32(0); ; i++ {
+		if i == n {
+			w = pref
+			s.stats.FirstWordCollisions++
+			break
+		}
+		c := pref + i
+		if c >= n {
+			c -= n
+		}
+		if _, taken := s.used[sibling{parent, root, c}]; !taken {
+			w = c
+			break
+		}
+	}
+	s.used[sibling{parent, root, w}] = struct{}{}
+	s.first[h] = w
+	return w
+}
+
+// generate makes a block of size words: first, then words drawn from the
+// stream that starts at state. Word j depends only on (state, j), so a
+// shorter block is a prefix of a longer one.
+func (s *Synth) generate(state uint64, first uint32, size int, withIDs bool) *block {
+	b := &block{}
+	text := make([]byte, 0, size*s.avgWord)
+	if withIDs {
+		b.ids = make([]int32, 0, size)
+	}
+	n := uint64(len(s.words))
+	w := first
+	for j := 0; j < size; j++ {
+		if j > 0 {
+			state += golden
+			w = uint32(mulHi(mix(state), n))
+		}
+		text = append(text, s.words[w]...)
+		if withIDs {
+			b.ids = append(b.ids, s.wordIDs[w])
+		}
+	}
+	b.text = string(text)
+	b.n = int32(size)
+	return b
+}
+
+func (s *Synth) pickFrom(x uint64) uint32 { return uint32(mulHi(mix(x), uint64(len(s.words)))) }
+
+// ownContent fills p for a row that carries its own content and reports
+// whether it does.
+func (s *Synth) ownContent(row *trace.Row, p *Prompt) (bool, error) {
+	var raw struct {
+		TextInput *string         `json:"text_input"`
+		Messages  json.RawMessage `json:"messages"`
+		Payload   json.RawMessage `json:"payload"`
+	}
+	if err := json.Unmarshal(row.Raw, &raw); err != nil {
+		return false, fmt.Errorf("row %d (line %d): row content: %w", row.Index, row.Line, err)
+	}
+	switch {
+	case raw.TextInput != nil:
+		p.Text = *raw.TextInput
+		p.Tokens = s.tok.Count(p.Text)
+	case len(raw.Messages) > 0:
+		var msgs []struct {
+			Content json.RawMessage `json:"content"`
+		}
+		if err := json.Unmarshal(raw.Messages, &msgs); err != nil {
+			return false, fmt.Errorf("row %d (line %d): messages: %w", row.Index, row.Line, err)
+		}
+		for _, m := range msgs {
+			p.Tokens += s.countContent(m.Content)
+		}
+	case len(raw.Payload) > 0:
+		p.Tokens = -1
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+// countContent counts the text of an OpenAI message content: a string or
+// an array of parts with "text".
+func (s *Synth) countContent(c json.RawMessage) int {
+	var str string
+	if json.Unmarshal(c, &str) == nil {
+		return s.tok.Count(str)
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(c, &parts) != nil {
+		return 0
+	}
+	n := 0
+	for _, part := range parts {
+		n += s.tok.Count(part.Text)
+	}
+	return n
+}
+
+// Stream constants: splitmix64.
+const (
+	golden      = 0x9e3779b97f4a7c15
+	freshDomain = 0x66726573682d2d2d // "fresh---"
+	firstDomain = 0x6669727374776f72 // "firstwor"
+)
+
+// mix is splitmix64's finalizer: a bijection of uint64 with good avalanche.
+func mix(z uint64) uint64 {
+	z ^= z >> 30
+	z *= 0xbf58476d1ce4e5b9
+	z ^= z >> 27
+	z *= 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// mulHi maps x uniformly onto [0, n) (Lemire's multiply-shift).
+func mulHi(x, n uint64) uint64 {
+	hi, _ := bits.Mul64(x, n)
+	return hi
+}
