@@ -303,8 +303,12 @@ func (c *countingWriter) finish() (int64, error) {
 }
 
 type parquetFile struct {
-	cw *countingWriter
-	fw *pqarrow.FileWriter
+	cw     *countingWriter
+	fw     *pqarrow.FileWriter
+	rgRows int64
+	// unbuffered is set after Write: its row group is complete, and
+	// WriteBuffered would append columns to it, so start a buffered one.
+	unbuffered bool
 }
 
 // parquetProps returns the writer properties for schema: zstd, statistics,
@@ -315,6 +319,7 @@ func parquetProps(schema *arrow.Schema, cfg Config, mem memory.Allocator) *parqu
 	opts := []parquet.WriterProperty{
 		parquet.WithAllocator(mem),
 		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithCompressionLevel(zstdLevel),
 		parquet.WithVersion(parquet.V2_LATEST),
 		parquet.WithStats(true),
 		parquet.WithMaxRowGroupLength(int64(cfg.RowGroupRows)),
@@ -350,11 +355,26 @@ func newParquetFile(f *os.File, schema *arrow.Schema, cfg Config, mem memory.All
 			return nil, err
 		}
 	}
-	return &parquetFile{cw: cw, fw: fw}, nil
+	return &parquetFile{cw: cw, fw: fw, rgRows: int64(cfg.RowGroupRows)}, nil
 }
 
+// write writes a full row group column by column straight to the file
+// (Write: one column's pages in memory at a time), and smaller records into
+// a buffered row group that fills up across calls (WriteBuffered: every
+// column's pages stay in memory until the row group is full).
 func (p *parquetFile) write(rec arrow.Record) error {
-	if err := p.fw.WriteBuffered(rec); err != nil {
+	var err error
+	if rec.NumRows() >= p.rgRows {
+		err = p.fw.Write(rec)
+		p.unbuffered = true
+	} else {
+		if p.unbuffered {
+			p.fw.NewBufferedRowGroup()
+			p.unbuffered = false
+		}
+		err = p.fw.WriteBuffered(rec)
+	}
+	if err != nil {
 		return err
 	}
 	return p.cw.err

@@ -1,0 +1,149 @@
+package arrowio
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/reprise-bench/reprise/internal/record"
+)
+
+// heapSampler records the peak of live heap (runtime/metrics
+// /memory/classes/heap/objects:bytes) sampled every millisecond.
+type heapSampler struct {
+	peak atomic.Uint64
+	stop chan struct{}
+	done chan struct{}
+}
+
+func startHeapSampler() *heapSampler {
+	runtime.GC()
+	h := &heapSampler{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(h.done)
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		tk := time.NewTicker(time.Millisecond)
+		defer tk.Stop()
+		for {
+			metrics.Read(s)
+			if v := s[0].Value.Uint64(); v > h.peak.Load() {
+				h.peak.Store(v)
+			}
+			select {
+			case <-h.stop:
+				return
+			case <-tk.C:
+			}
+		}
+	}()
+	return h
+}
+
+func (h *heapSampler) Stop() uint64 { close(h.stop); <-h.done; return h.peak.Load() }
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if st, err := d.Info(); err == nil {
+				n += st.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// feedRequests writes total rows through w in batches of 256 (the engine's
+// collector size), cycling through tmpl so the input stays small, as it is
+// in a real run where batches are freed once written. Request ids are
+// unique only per template pass: fine for a benchmark.
+func feedRequests(tb testing.TB, w *RunWriter, tmpl []record.Request, total int) {
+	for done := 0; done < total; {
+		i := done % len(tmpl)
+		n := min(256, len(tmpl)-i, total-done)
+		if err := w.WriteRequests(tmpl[i : i+n]); err != nil {
+			tb.Fatal(err)
+		}
+		done += n
+	}
+}
+
+// benchWriteRequests writes total requests through a RunWriter and reports
+// CPU seconds, peak heap (live objects including not yet collected
+// garbage, minus the heap before the run) and bytes per million rows.
+func benchWriteRequests(b *testing.B, cfg Config, tmpl []record.Request, total int) {
+	b.ReportAllocs()
+	cfg.Block = true
+	var cpu time.Duration
+	var peak uint64
+	var size int64
+	for b.Loop() {
+		dir := b.TempDir()
+		base := heapNow()
+		h := startHeapSampler()
+		c0 := cpuTime()
+		w, err := NewRunWriter(dir, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		feedRequests(b, w, tmpl, total)
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+		cpu += cpuTime() - c0
+		peak = max(peak, h.Stop()-base)
+		size = dirSize(dir)
+		os.RemoveAll(dir)
+	}
+	n := float64(b.N)
+	b.ReportMetric(cpu.Seconds()/n, "cpu-s/op")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(float64(size)/(1<<20)*1e6/float64(total), "MiB/1M-rows")
+}
+
+func heapNow() uint64 {
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// BenchmarkWriteRequests1M writes one million requests; budget ≤ 2 s CPU
+// and ≤ 150 MB peak heap (issue 7). TestFeedRequests checks the files it
+// writes.
+func BenchmarkWriteRequests1M(b *testing.B) {
+	tmpl := genRequests(64*1024, 42)
+	b.Run("parquet", func(b *testing.B) { benchWriteRequests(b, Config{}, tmpl, 1_000_000) })
+	b.Run("arrow", func(b *testing.B) { benchWriteRequests(b, Config{Format: FormatArrow}, tmpl, 1_000_000) })
+}
+
+// BenchmarkWriteEvents writes one million events; the budget is 1M
+// events/s sustained, i.e. ≤ 1 s per op.
+func BenchmarkWriteEvents(b *testing.B) {
+	evs := genEvents(1_000_000, 43)
+	b.ReportAllocs()
+	var cpu time.Duration
+	var size int64
+	for b.Loop() {
+		dir := b.TempDir()
+		c0 := cpuTime()
+		writeRun(b, dir, Config{}, nil, evs, 4096)
+		cpu += cpuTime() - c0
+		size = dirSize(dir)
+		os.RemoveAll(dir)
+	}
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric(float64(size)/(1<<20), "MiB/1M-events")
+}
