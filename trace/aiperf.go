@@ -89,7 +89,7 @@ func (d *aiperfDecoder) splitTurns(line []byte) error {
 	if len(d.turns) == 0 {
 		return d.rowErr("turns", "empty; a session needs at least one turn")
 	}
-	if d.session == nil {
+	if len(d.session) == 0 {
 		// AIPerf generates an id; a line-based one keeps runs reproducible.
 		d.session = []byte("line-" + strconv.FormatInt(d.r.lr.line, 10))
 	}
@@ -102,7 +102,7 @@ func (d *aiperfDecoder) turn(row *Row, obj []byte, session []byte) error {
 	var (
 		ts, delay, out, sess []byte
 		has                  = map[string]bool{}
-		raw                  = append(row.Raw[:0], '{')
+		raw                  = append(d.r.rawBuf[:0], '{')
 	)
 	err := objectFields(obj, func(key, val []byte) error {
 		k := string(key)
@@ -170,10 +170,14 @@ func (d *aiperfDecoder) turn(row *Row, obj []byte, session []byte) error {
 		row.OutputTokens = n
 	}
 	row.Raw = append(raw, '}')
+	d.r.rawBuf = row.Raw[:0]
 	if session == nil && sess != nil {
 		s, ok := jsonString(sess)
 		if !ok {
 			return d.rowErr("session_id", "want a string")
+		}
+		if len(s) == 0 {
+			return nil // "" = no session, as when the key is absent
 		}
 		session = s
 		// single_turn sessions are sent in order without history.

@@ -280,7 +280,7 @@ func (d *csvDecoder) azure(row *Row) error {
 	if row.OutputTokens, err = d.tokens(2, 1); err != nil {
 		return err
 	}
-	if d.cols[3].index >= 0 {
+	if len(d.col(3)) > 0 {
 		if row.Images, err = d.tokens(3, 0); err != nil {
 			return err
 		}
@@ -315,7 +315,7 @@ func (d *csvDecoder) splitwiseSim(row *Row) error {
 	if row.OutputTokens, err = d.tokens(2, 1); err != nil {
 		return err
 	}
-	if d.cols[3].index >= 0 {
+	if len(d.col(3)) > 0 {
 		id, st := parseFixed(d.col(3), 0)
 		if st != fixedOK {
 			return d.rowErr("request_id", "%q is not an integer", d.col(3))

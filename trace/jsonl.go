@@ -116,10 +116,10 @@ func (d *jsonlDecoder) next(row *Row) error {
 	}
 }
 
-// resetRow clears row for reuse, keeping its HashIDs and Raw storage.
+// resetRow clears row for the next row of line. HashIDs and Raw, when a
+// row has them, point into the Reader's reused buffers.
 func resetRow(row *Row, line int64) {
-	ids, raw := row.HashIDs, row.Raw
-	*row = Row{Line: line, ParentID: -1, RequestID: -1, HashIDs: ids[:0], Raw: raw[:0]}
+	*row = Row{Line: line, ParentID: -1, RequestID: -1}
 }
 
 // scan splits line into d.f. It is the hand-rolled equivalent of
@@ -161,7 +161,8 @@ func (d *jsonlDecoder) scan(b []byte, row *Row) error {
 				f.has |= hIDs
 				f.idsErr = ""
 				var end int
-				row.HashIDs, end, f.idsErr = appendIDs(row.HashIDs[:0], b, vs)
+				row.HashIDs, end, f.idsErr = appendIDs(d.r.idsBuf[:0], b, vs)
+				d.r.idsBuf = row.HashIDs[:0]
 				if f.idsErr == "" {
 					i = skipWS(b, end)
 					if i < len(b) && b[i] == ',' {
@@ -415,7 +416,9 @@ func (d *jsonlDecoder) mooncakeRow(row *Row) error {
 		if !ok {
 			return d.rowErr("session_id", "%.40s is not a string", f.session)
 		}
-		row.SessionID, row.Turn = d.sessions.turn(s)
+		if len(s) > 0 { // "" = no session, as when the key is absent
+			row.SessionID, row.Turn = d.sessions.turn(s)
+		}
 	}
 	return nil
 }
@@ -423,7 +426,7 @@ func (d *jsonlDecoder) mooncakeRow(row *Row) error {
 // raw builds row.Raw from the extension fields, verbatim.
 func (d *jsonlDecoder) raw(row *Row) error {
 	f := &d.f
-	buf := append(row.Raw[:0], '{')
+	buf := append(d.r.rawBuf[:0], '{')
 	for k, e := range extKeys {
 		if f.has&e.bit == 0 {
 			continue
@@ -445,6 +448,7 @@ func (d *jsonlDecoder) raw(row *Row) error {
 		buf = append(buf, v...)
 	}
 	row.Raw = append(buf, '}')
+	d.r.rawBuf = row.Raw[:0]
 	return nil
 }
 
@@ -472,6 +476,9 @@ func (d *jsonlDecoder) bailianRow(row *Row) error {
 	chat, err := d.int64Field("chat_id", f.chat)
 	if err != nil {
 		return err
+	}
+	if chat < 0 {
+		return d.rowErr("chat_id", "%d is negative; chat ids are ≥ 0 (parent_chat_id -1 marks a root)", chat)
 	}
 	row.RequestID = chat
 	if f.has&hParent != 0 {

@@ -93,6 +93,10 @@ type Reader struct {
 	lr      lineReader
 	dec     decoder
 
+	// idsBuf and rawBuf back Row.HashIDs and Row.Raw; reused by each Next.
+	idsBuf []uint64
+	rawBuf []byte
+
 	stats   ReadStats
 	err     error // sticky fatal error
 	index   int64
@@ -298,14 +302,15 @@ func (r *Reader) Close() error {
 	return errors.Join(errs...)
 }
 
-// Next reads the next row into row, reusing row.HashIDs and row.Raw
-// storage (see [Row]). Rows come in file order; Offset is relative to the
+// Next reads the next row into row, overwriting every field. row.HashIDs
+// and row.Raw point into buffers the Reader reuses on the next call (see
+// [Row]; Clone a row to keep it). Rows come in file order; Offset is relative to the
 // first kept row that has one and may be negative in unsorted traces. At the
 // end Next returns io.EOF. A row error is a *ParseError; without
 // SkipInvalid the caller may call Next again to go on after it. Read
 // errors and Strict order violations are final.
 //
-// Next does not allocate for plain Mooncake rows once row.HashIDs has
+// Next does not allocate for plain Mooncake rows once its buffers have
 // grown to the longest row (TestNextAllocs).
 func (r *Reader) Next(row *Row) error {
 	if r.err != nil {

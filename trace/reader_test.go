@@ -89,8 +89,12 @@ func TestFormats(t *testing.T) {
 			file: "burstgpt_v1.csv", format: FormatBurstGPT,
 			want: []Row{
 				mk(0, 2, func(r *Row) { r.HasOffset, r.InputTokens, r.OutputTokens, r.Kind = true, 472, 18, "ChatGPT" }),
-				mk(1, 3, func(r *Row) { r.Offset, r.HasOffset, r.InputTokens, r.OutputTokens, r.Kind = 40*time.Second, true, 1087, 230, "ChatGPT" }),
-				mk(2, 4, func(r *Row) { r.Offset, r.HasOffset, r.InputTokens, r.OutputTokens, r.Kind = 113*time.Second, true, 417, 276, "GPT-4" }),
+				mk(1, 3, func(r *Row) {
+					r.Offset, r.HasOffset, r.InputTokens, r.OutputTokens, r.Kind = 40*time.Second, true, 1087, 230, "ChatGPT"
+				}),
+				mk(2, 4, func(r *Row) {
+					r.Offset, r.HasOffset, r.InputTokens, r.OutputTokens, r.Kind = 113*time.Second, true, 417, 276, "GPT-4"
+				}),
 				mk(3, 5, func(r *Row) {
 					r.Offset, r.HasOffset, r.InputTokens, r.OutputTokens, r.Kind, r.Failed = 113*time.Second, true, 300, 0, "ChatGPT", true
 				}),
@@ -111,8 +115,12 @@ func TestFormats(t *testing.T) {
 		{
 			file: "burstgpt_v3.csv", format: FormatBurstGPT,
 			want: []Row{
-				mk(0, 2, func(r *Row) { r.HasOffset, r.InputTokens, r.OutputTokens, r.Kind, r.SessionID = true, 472, 18, "ChatGPT", "s1" }),
-				mk(1, 3, func(r *Row) { r.Offset, r.HasOffset, r.InputTokens, r.OutputTokens, r.Kind = time.Second, true, 100, 50, "GPT-4" }),
+				mk(0, 2, func(r *Row) {
+					r.HasOffset, r.InputTokens, r.OutputTokens, r.Kind, r.SessionID = true, 472, 18, "ChatGPT", "s1"
+				}),
+				mk(1, 3, func(r *Row) {
+					r.Offset, r.HasOffset, r.InputTokens, r.OutputTokens, r.Kind = time.Second, true, 100, 50, "GPT-4"
+				}),
 				mk(2, 4, func(r *Row) {
 					r.Offset, r.HasOffset, r.InputTokens, r.OutputTokens, r.Kind, r.SessionID, r.Turn = 10*time.Second, true, 600, 40, "ChatGPT", "s1", 1
 				}),
@@ -127,8 +135,12 @@ func TestFormats(t *testing.T) {
 			file: "azure2024.csv", format: FormatAzure,
 			want: []Row{
 				mk(0, 2, func(r *Row) { r.HasOffset, r.InputTokens, r.OutputTokens = true, 2048, 128 }),
-				mk(1, 3, func(r *Row) { r.Offset, r.HasOffset, r.InputTokens, r.OutputTokens = -9930*time.Microsecond, true, 100, 10 }),
-				mk(2, 4, func(r *Row) { r.Offset, r.HasOffset, r.InputTokens, r.OutputTokens = 1490070*time.Microsecond, true, 300, 30 }),
+				mk(1, 3, func(r *Row) {
+					r.Offset, r.HasOffset, r.InputTokens, r.OutputTokens = -9930*time.Microsecond, true, 100, 10
+				}),
+				mk(2, 4, func(r *Row) {
+					r.Offset, r.HasOffset, r.InputTokens, r.OutputTokens = 1490070*time.Microsecond, true, 300, 30
+				}),
 			},
 			stats: ReadStats{Read: 3, Kept: 3, OutOfOrder: 1, Warnings: 1},
 		},
@@ -137,7 +149,9 @@ func TestFormats(t *testing.T) {
 			want: []Row{
 				mk(0, 2, func(r *Row) { r.HasOffset, r.InputTokens, r.OutputTokens, r.Images = true, 2000, 100, 1 }),
 				mk(1, 3, func(r *Row) { r.Offset, r.HasOffset, r.InputTokens, r.OutputTokens = 243*ms, true, 150, 12 }),
-				mk(2, 4, func(r *Row) { r.Offset, r.HasOffset, r.InputTokens, r.OutputTokens, r.Images = 1731*ms, true, 4000, 250, 3 }),
+				mk(2, 4, func(r *Row) {
+					r.Offset, r.HasOffset, r.InputTokens, r.OutputTokens, r.Images = 1731*ms, true, 4000, 250, 3
+				}),
 			},
 			stats: ReadStats{Read: 3, Kept: 3},
 		},
@@ -146,8 +160,12 @@ func TestFormats(t *testing.T) {
 			file: "azure2023_crlf.csv", format: FormatAzure,
 			want: []Row{
 				mk(0, 2, func(r *Row) { r.HasOffset, r.InputTokens, r.OutputTokens = true, 374, 44 }),
-				mk(1, 3, func(r *Row) { r.Offset, r.HasOffset, r.InputTokens, r.OutputTokens = 3319410*time.Microsecond, true, 100, 7 }),
-				mk(2, 4, func(r *Row) { r.Offset, r.HasOffset, r.InputTokens, r.OutputTokens = 3819410*time.Microsecond, true, 200, 8 }),
+				mk(1, 3, func(r *Row) {
+					r.Offset, r.HasOffset, r.InputTokens, r.OutputTokens = 3319410*time.Microsecond, true, 100, 7
+				}),
+				mk(2, 4, func(r *Row) {
+					r.Offset, r.HasOffset, r.InputTokens, r.OutputTokens = 3819410*time.Microsecond, true, 200, 8
+				}),
 			},
 			stats: ReadStats{Read: 3, Kept: 3},
 		},
@@ -190,9 +208,13 @@ func TestFormats(t *testing.T) {
 				mk(1, 1, func(r *Row) {
 					r.Delay, r.HasDelay, r.OutputTokens, r.SessionID, r.Turn, r.Raw = 2*time.Second, true, 50, "a", 1, raw(`{"text":"And then?"}`)
 				}),
-				mk(2, 2, func(r *Row) { r.Offset, r.HasOffset, r.SessionID, r.Raw = 100*ms, true, "b", raw(`{"text":"Explain KV caches"}`) }),
+				mk(2, 2, func(r *Row) {
+					r.Offset, r.HasOffset, r.SessionID, r.Raw = 100*ms, true, "b", raw(`{"text":"Explain KV caches"}`)
+				}),
 				// Lines with the same session_id continue the session.
-				mk(3, 3, func(r *Row) { r.Delay, r.HasDelay, r.SessionID, r.Turn, r.Raw = 500*ms, true, "a", 2, raw(`{"text":"Thanks"}`) }),
+				mk(3, 3, func(r *Row) {
+					r.Delay, r.HasDelay, r.SessionID, r.Turn, r.Raw = 500*ms, true, "a", 2, raw(`{"text":"Thanks"}`)
+				}),
 			},
 			stats: ReadStats{Read: 4, Kept: 4},
 		},
@@ -229,8 +251,12 @@ func TestFormats(t *testing.T) {
 			file: "../../../shared/traces/splitwise/test_trace.csv", format: FormatSplitwiseSim,
 			want: []Row{
 				mk(0, 2, func(r *Row) { r.HasOffset, r.InputTokens, r.OutputTokens, r.RequestID = true, 4096, 32, 0 }),
-				mk(1, 3, func(r *Row) { r.Offset, r.HasOffset, r.InputTokens, r.OutputTokens, r.RequestID = 2*time.Second, true, 2048, 8, 1 }),
-				mk(2, 4, func(r *Row) { r.Offset, r.HasOffset, r.InputTokens, r.OutputTokens, r.RequestID = 3*time.Second, true, 2048, 16, 2 }),
+				mk(1, 3, func(r *Row) {
+					r.Offset, r.HasOffset, r.InputTokens, r.OutputTokens, r.RequestID = 2*time.Second, true, 2048, 8, 1
+				}),
+				mk(2, 4, func(r *Row) {
+					r.Offset, r.HasOffset, r.InputTokens, r.OutputTokens, r.RequestID = 3*time.Second, true, 2048, 16, 2
+				}),
 			},
 			stats: ReadStats{Read: 3, Kept: 3},
 		},

@@ -12,8 +12,9 @@ import (
 // may instead (or also) carry Delay: the think time after the previous turn
 // of the same session completed. HasOffset tells whether Offset is known.
 //
-// Ownership: a Reader may reuse a Row's slices (HashIDs, Raw) on the next
-// call to Next; callers that keep a Row across calls must Clone it.
+// Ownership: HashIDs and Raw returned by Reader.Next point into buffers
+// the Reader reuses on the next call to Next; callers that keep a Row across
+// calls must Clone it (ReadAll does).
 type Row struct {
 	// Index is the 0-based position of the row among the data rows of the
 	// source (header and blank lines excluded), for joins back to the file.

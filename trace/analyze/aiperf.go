@@ -34,31 +34,32 @@ type AIPerf struct {
 	noIDs    int64
 	noIDsISL *hist
 
-	// Prefix trie: node (parent, id) → node number; count per node.
-	trie      map[trieKey]int32
-	nodeCount []int64
+	// ids numbers hash ids densely in file order, so "seen in an earlier
+	// row" is "number below the count before this row".
+	ids     interner
+	scratch []int32
+	hit     fhist
 
-	// seen is the file-order infinite cache for the per-row hit.
-	seen map[uint64]struct{}
-	hit  fhist
+	// Prefix trie: a node is (parent node, id). Chained ids have one parent
+	// each, so the first (parent, node) of every id is kept in arrays
+	// indexed by the id's number; other parents go to trieMore.
+	trieParent []int32 // first parent node + 1 (0 = root), -1 = none yet
+	trieNode   []int32
+	trieMore   map[uint64]int32 // (parent+1)<<32 | id number → node
+	nodeCount  []int64
+	rootNodes  []int32
 
-	pairs map[pairKey]pairVal
-	cands []candidate
-}
-
-type trieKey struct {
-	parent int32 // -1 for a first id
-	id     uint64
-}
-
-type pairKey struct {
-	pos int32
-	id  uint64
+	// (position, id) pairs, likewise: the first position of every id in
+	// arrays, other positions in pairMore.
+	pairPos  []int32 // -1 = none yet
+	pairVal  []pairVal
+	pairMore map[uint64]pairVal // pos<<32 | id number → value
+	cands    []candidate
 }
 
 type pairVal struct {
-	count uint32
-	cand  int32 // index in AIPerf.cands of the row that introduced it
+	count uint32 // saturates at 2: only "once" or "more" matters
+	cand  int32  // index in AIPerf.cands of the row that introduced it
 }
 
 // candidate is a row that introduced at least one new (position, id) pair.
@@ -76,9 +77,8 @@ func NewAIPerf(blockSize int) *AIPerf {
 		isl:       newHist(1, 1<<20),
 		osl:       newHist(1, 1<<20),
 		noIDsISL:  newHist(1, 1<<20),
-		trie:      make(map[trieKey]int32),
-		seen:      make(map[uint64]struct{}),
-		pairs:     make(map[pairKey]pairVal),
+		trieMore:  make(map[uint64]int32),
+		pairMore:  make(map[uint64]pairVal),
 	}
 }
 
@@ -87,58 +87,99 @@ func (p *AIPerf) Add(r *trace.Row) {
 	p.rows++
 	p.isl.add(int64(r.InputTokens))
 	p.osl.add(int64(r.OutputTokens))
-	ids := r.HashIDs
-	if len(ids) == 0 {
+	if len(r.HashIDs) == 0 {
 		p.noIDs++
 		p.noIDsISL.add(int64(r.InputTokens))
 		return
 	}
+	nBefore := int32(p.ids.len())
+	idx := p.scratch[:0]
+	for _, h := range r.HashIDs {
+		d, isNew := p.ids.id(h)
+		if isNew {
+			n := len(p.trieParent) + 1
+			p.trieParent = growTo(p.trieParent, n)
+			p.trieNode = growTo(p.trieNode, n)
+			p.pairPos = growTo(p.pairPos, n)
+			p.pairVal = growTo(p.pairVal, n)
+			p.trieParent[n-1], p.pairPos[n-1] = -1, -1
+		}
+		idx = append(idx, d)
+	}
+	p.scratch = idx
 
-	// Per-row hit against the ids of earlier rows, then remember them.
-	first := len(ids)
-	for j, id := range ids {
-		if _, ok := p.seen[id]; !ok {
+	// Per-row hit against the ids of earlier rows.
+	first := len(idx)
+	for j, d := range idx {
+		if d >= nBefore {
 			first = j
 			break
 		}
 	}
-	p.hit.add(float64(first) / float64(len(ids)))
-	for _, id := range ids {
-		p.seen[id] = struct{}{}
-	}
+	p.hit.add(float64(first) / float64(len(idx)))
 
 	// Prefixes.
-	parent := int32(-1)
-	for _, id := range ids {
-		k := trieKey{parent, id}
-		n, ok := p.trie[k]
-		if !ok {
-			n = int32(len(p.nodeCount))
-			p.trie[k] = n
-			p.nodeCount = append(p.nodeCount, 0)
+	parent := int32(0) // node+1 of the prefix so far; 0 = root
+	for _, d := range idx {
+		var n int32
+		switch tp := p.trieParent[d]; {
+		case tp == parent:
+			n = p.trieNode[d]
+		case tp < 0:
+			n = p.newNode(parent)
+			p.trieParent[d], p.trieNode[d] = parent, n
+		default:
+			k := uint64(uint32(parent))<<32 | uint64(uint32(d))
+			var ok bool
+			if n, ok = p.trieMore[k]; !ok {
+				n = p.newNode(parent)
+				p.trieMore[k] = n
+			}
 		}
 		p.nodeCount[n]++
-		parent = n
+		parent = n + 1
 	}
 
 	// (position, id) pairs.
 	cand := int32(-1)
-	for pos, id := range ids {
-		k := pairKey{int32(pos), id}
-		v, ok := p.pairs[k]
-		if !ok {
-			if cand < 0 {
-				cand = int32(len(p.cands))
-				p.cands = append(p.cands, candidate{isl: int64(r.InputTokens), k: int32(len(ids))})
-			}
-			p.pairs[k] = pairVal{count: 1, cand: cand}
-			continue
-		}
-		if v.count < 2 {
-			v.count++
-			p.pairs[k] = v
+	for pos, d := range idx {
+		switch pp := p.pairPos[d]; {
+		case pp == int32(pos):
+			p.bump(&p.pairVal[d], &cand, r, len(idx))
+		case pp < 0:
+			p.pairPos[d] = int32(pos)
+			p.bump(&p.pairVal[d], &cand, r, len(idx))
+		default:
+			k := uint64(pos)<<32 | uint64(uint32(d))
+			v := p.pairMore[k]
+			p.bump(&v, &cand, r, len(idx))
+			p.pairMore[k] = v
 		}
 	}
+}
+
+// bump counts one occurrence of a pair; the first occurrence records the
+// row as a candidate (once per row).
+func (p *AIPerf) bump(v *pairVal, cand *int32, r *trace.Row, k int) {
+	switch {
+	case v.count == 0:
+		if *cand < 0 {
+			*cand = int32(len(p.cands))
+			p.cands = append(p.cands, candidate{isl: int64(r.InputTokens), k: int32(k)})
+		}
+		*v = pairVal{count: 1, cand: *cand}
+	case v.count < 2:
+		v.count++
+	}
+}
+
+func (p *AIPerf) newNode(parent int32) int32 {
+	n := int32(len(p.nodeCount))
+	p.nodeCount = growTo(p.nodeCount, len(p.nodeCount)+1)
+	if parent == 0 {
+		p.rootNodes = append(p.rootNodes, n)
+	}
+	return n
 }
 
 // Report returns the AIPerf statistics of the rows added so far.
@@ -161,8 +202,8 @@ func (p *AIPerf) Report() *AIPerfStats {
 		}
 	}
 	s.PrefixReuseRatio = ratio(reused, all)
-	for k, n := range p.trie {
-		if k.parent == -1 && p.nodeCount[n] > 1 {
+	for _, n := range p.rootNodes {
+		if p.nodeCount[n] > 1 {
 			s.NumPrefixGroups++
 		}
 	}
@@ -176,7 +217,12 @@ func (p *AIPerf) Report() *AIPerfStats {
 	// repeated" (context = ISL), then correct the rows that own a pair
 	// whose final count is 1.
 	nonrep := make([]int32, len(p.cands))
-	for _, v := range p.pairs {
+	for d, v := range p.pairVal {
+		if p.pairPos[d] >= 0 && v.count == 1 {
+			nonrep[v.cand]++
+		}
+	}
+	for _, v := range p.pairMore {
 		if v.count == 1 {
 			nonrep[v.cand]++
 		}

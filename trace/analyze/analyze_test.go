@@ -183,6 +183,10 @@ func TestPrefixCache(t *testing.T) {
 func aiperfOracle(rows []trace.Row, B int) *AIPerfStats {
 	var isl, osl, ctx, uniq, hits []float64
 	prefixes := map[string]int{}
+	type pairKey struct {
+		pos int
+		id  uint64
+	}
 	pairs := map[pairKey]int{}
 	firsts := map[uint64]int{}
 	seen := map[uint64]bool{}
@@ -200,7 +204,7 @@ func aiperfOracle(rows []trace.Row, B int) *AIPerfStats {
 		osl = append(osl, float64(r.OutputTokens))
 		for i := range r.HashIDs {
 			prefixes[key(r.HashIDs[:i+1])]++
-			pairs[pairKey{int32(i), r.HashIDs[i]}]++
+			pairs[pairKey{i, r.HashIDs[i]}]++
 		}
 		if len(r.HashIDs) > 0 {
 			firsts[r.HashIDs[0]]++
@@ -225,7 +229,7 @@ func aiperfOracle(rows []trace.Row, B int) *AIPerfStats {
 		}
 		rep := 0
 		for i, id := range r.HashIDs {
-			if pairs[pairKey{int32(i), id}] > 1 {
+			if pairs[pairKey{i, id}] > 1 {
 				rep++
 			}
 		}

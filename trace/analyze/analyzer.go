@@ -67,7 +67,7 @@ type Analyzer struct {
 
 	// Cache state, indexed by dense block number.
 	blockSize   int
-	intern      map[uint64]int32
+	ids         interner
 	last        []int64 // arrival ns of the last row containing the block
 	lastRow     []int64 // arrival-order index of that row
 	hits        []uint32
@@ -113,7 +113,6 @@ func New(cfg Config) *Analyzer {
 		sessions:  make(map[string]*session),
 		kinds:     make(map[string]*groupAcc),
 		turns:     make(map[string]*groupAcc),
-		intern:    make(map[uint64]int32),
 		roots:     make(map[uint64]struct{}),
 		reuseTime: newHist(int64(time.Millisecond), 1<<20),
 		reuseDist: newHist(1, 1<<20),
@@ -294,13 +293,12 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 	nBefore := int32(len(a.last))
 	idx := a.scratch[:0]
 	for _, id := range r.HashIDs {
-		b, ok := a.intern[id]
-		if !ok {
-			b = int32(len(a.last))
-			a.intern[id] = b
-			a.last = append(a.last, 0)
-			a.lastRow = append(a.lastRow, 0)
-			a.hits = append(a.hits, 0)
+		b, isNew := a.ids.id(id)
+		if isNew {
+			n := len(a.last) + 1
+			a.last = growTo(a.last, n)
+			a.lastRow = growTo(a.lastRow, n)
+			a.hits = growTo(a.hits, n)
 		}
 		idx = append(idx, b)
 	}

@@ -10,37 +10,31 @@ import (
 // and percentiles as keeping every value, with memory proportional to the
 // number of distinct values.
 //
-// Values that are a non-negative multiple of scale and below
-// scale*maxDense are counted in a dense slice (an array increment, no
-// hashing); the rest go to a map. The dense slice grows on demand up to
-// maxDense entries. scale lets times recorded in nanoseconds but quantised
-// to milliseconds by the trace use the dense path.
+// Values that are a non-negative multiple of scale below scale·maxDense are
+// counted in a paged array (two loads and an increment, no hashing); pages
+// of histPage counters are allocated when first touched, so a histogram
+// costs memory only where values fall. Other values go to a map. scale lets
+// times recorded in nanoseconds but quantised to milliseconds by the trace
+// use the array.
 type hist struct {
 	scale    int64
-	maxDense int
-	dense    []uint64
+	maxDense int64
+	pages    [][]uint32
 	sparse   map[int64]uint64
 	n        uint64
 }
 
+const (
+	histPageBits = 12
+	histPage     = 1 << histPageBits
+)
+
 func newHist(scale int64, maxDense int) *hist {
-	return &hist{scale: scale, maxDense: maxDense}
+	return &hist{scale: scale, maxDense: int64(maxDense)}
 }
 
 // add counts one value.
 func (h *hist) add(v int64) { h.addN(v, 1) }
-
-// remove uncounts one value previously added.
-func (h *hist) remove(v int64) {
-	h.n--
-	if i := v / h.scale; v >= 0 && v%h.scale == 0 && i < int64(len(h.dense)) {
-		h.dense[i]--
-		return
-	}
-	if h.sparse[v]--; h.sparse[v] == 0 {
-		delete(h.sparse, v)
-	}
-}
 
 // addN counts value v n times.
 func (h *hist) addN(v int64, n uint64) {
@@ -49,15 +43,21 @@ func (h *hist) addN(v int64, n uint64) {
 	}
 	h.n += n
 	if v >= 0 && v%h.scale == 0 {
-		i := v / h.scale
-		if i < int64(len(h.dense)) {
-			h.dense[i] += n
-			return
-		}
-		if i < int64(h.maxDense) {
-			h.growDense(int(i))
-			h.dense[i] += n
-			return
+		if i := v / h.scale; i < h.maxDense {
+			p := i >> histPageBits
+			if p >= int64(len(h.pages)) {
+				h.pages = append(h.pages, make([][]uint32, p+1-int64(len(h.pages)))...)
+			}
+			pg := h.pages[p]
+			if pg == nil {
+				pg = make([]uint32, histPage)
+				h.pages[p] = pg
+			}
+			c := &pg[i&(histPage-1)]
+			if uint64(*c)+n <= 1<<32-1 {
+				*c += uint32(n)
+				return
+			}
 		}
 	}
 	if h.sparse == nil {
@@ -66,21 +66,38 @@ func (h *hist) addN(v int64, n uint64) {
 	h.sparse[v] += n
 }
 
-func (h *hist) growDense(i int) {
-	n := max(2*len(h.dense), i+1, 1024)
-	n = min(n, h.maxDense)
-	h.dense = append(h.dense, make([]uint64, n-len(h.dense))...)
+// remove uncounts one value previously added.
+func (h *hist) remove(v int64) {
+	h.n--
+	if c, ok := h.sparse[v]; ok {
+		if c == 1 {
+			delete(h.sparse, v)
+		} else {
+			h.sparse[v] = c - 1
+		}
+		return
+	}
+	i := v / h.scale
+	h.pages[i>>histPageBits][i&(histPage-1)]--
 }
 
-// bins returns the distinct values in ascending order with their counts.
+// sorted returns the distinct values in ascending order with their counts.
 func (h *hist) sorted() sorted {
 	out := make([]bin, 0, len(h.sparse)+64)
-	for i, c := range h.dense {
-		if c != 0 {
-			out = append(out, bin{float64(int64(i) * h.scale), c})
+	for p, pg := range h.pages {
+		for j, c := range pg {
+			if c != 0 {
+				out = append(out, bin{float64((int64(p)<<histPageBits + int64(j)) * h.scale), uint64(c)})
+			}
 		}
 	}
+	dense := len(out) // out[:dense] is ascending
 	for v, c := range h.sparse {
+		// A value whose array counter saturated continues in the map.
+		if i, ok := slices.BinarySearchFunc(out[:dense], float64(v), func(b bin, v float64) int { return cmp.Compare(b.v, v) }); ok {
+			out[i].n += c
+			continue
+		}
 		out = append(out, bin{float64(v), c})
 	}
 	return newSorted(out)

@@ -19,12 +19,13 @@ func newLRU(slots int) *lru {
 	return &lru{slots: slots, head: -1, tail: -1}
 }
 
-// grow makes block numbers < n valid.
+// grow makes block numbers < n valid (prev and next of a block are only
+// read while it is in the list, so new entries need no initialisation).
 func (l *lru) grow(n int) {
-	for len(l.in) < n {
-		l.prev = append(l.prev, -1)
-		l.next = append(l.next, -1)
-		l.in = append(l.in, false)
+	if d := n - len(l.in); d > 0 {
+		l.prev = growTo(l.prev, n)
+		l.next = growTo(l.next, n)
+		l.in = growTo(l.in, n)
 	}
 }
 
@@ -78,4 +79,16 @@ func (l *lru) pushFront(b int32) {
 	if l.tail < 0 {
 		l.tail = b
 	}
+}
+
+// growTo returns s extended to length n (new elements zero), doubling the
+// capacity when it must reallocate so that growing one block at a time
+// copies each element O(1) times.
+func growTo[T any](s []T, n int) []T {
+	if n <= cap(s) {
+		return s[:n]
+	}
+	t := make([]T, n, max(2*cap(s), n, 1024))
+	copy(t, s)
+	return t
 }

@@ -1,0 +1,217 @@
+package trace
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Writer writes Rows as Mooncake or Bailian JSONL, the formats reprise
+// synthesize emits. The output reads back with the same reader to the same
+// rows (FuzzWriterRoundTrip). A Writer is not safe for concurrent use; call
+// Flush when done.
+//
+// Mooncake lines carry timestamp (ms, when HasOffset) or else delay (ms,
+// when HasDelay), session_id (when set), input_length and output_length
+// (when > 0), hash_ids (when non-nil) and the members of Raw (when it is a
+// JSON object) verbatim. Strings are escaped as encoding/json does
+// (invalid UTF-8 becomes U+FFFD). Fractional milliseconds are written as
+// exact decimals (1.5 ms → 1.5).
+//
+// Bailian lines carry chat_id (RequestID, or the row's position when
+// RequestID < 0), parent_chat_id (ParentID), timestamp (seconds, exact
+// decimal), time_to_parent_chat (Delay, when HasDelay), input_length,
+// output_length, type (Kind, when set),
+// turn (Turn+1, 1-based) and hash_ids.
+type Writer struct {
+	w      *bufio.Writer
+	format Format
+	buf    []byte
+	n      int64
+}
+
+// NewWriter returns a Writer of format f (FormatMooncake or FormatBailian)
+// to w.
+func NewWriter(w io.Writer, f Format) (*Writer, error) {
+	if f != FormatMooncake && f != FormatBailian {
+		return nil, fmt.Errorf("trace writer: format %q is not writable; use %s or %s", f, FormatMooncake, FormatBailian)
+	}
+	return &Writer{w: bufio.NewWriterSize(w, 64<<10), format: f}, nil
+}
+
+// Write writes one row. It does not keep row. It allocates only when the
+// line is longer than any before.
+func (w *Writer) Write(row *Row) error {
+	if row.Offset < 0 || row.Delay < 0 {
+		return fmt.Errorf("trace writer: row %d: negative offset or delay", row.Index)
+	}
+	if row.InputTokens < 0 || row.OutputTokens < 0 {
+		return fmt.Errorf("trace writer: row %d: negative token count", row.Index)
+	}
+	b := w.buf[:0]
+	if w.format == FormatBailian {
+		id := row.RequestID
+		if id < 0 {
+			id = w.n
+		}
+		b = append(b, `{"chat_id": `...)
+		b = strconv.AppendInt(b, id, 10)
+		b = append(b, `, "parent_chat_id": `...)
+		b = strconv.AppendInt(b, row.ParentID, 10)
+		b = append(b, `, "timestamp": `...)
+		b = appendDecimal(b, int64(row.Offset), 9)
+		if row.HasDelay {
+			b = append(b, `, "time_to_parent_chat": `...)
+			b = appendDecimal(b, int64(row.Delay), 9)
+		}
+		b = append(b, `, "input_length": `...)
+		b = strconv.AppendInt(b, int64(row.InputTokens), 10)
+		b = append(b, `, "output_length": `...)
+		b = strconv.AppendInt(b, int64(row.OutputTokens), 10)
+		if row.Kind != "" {
+			b = append(b, `, "type": `...)
+			b = appendJSONString(b, row.Kind)
+		}
+		b = append(b, `, "turn": `...)
+		b = strconv.AppendInt(b, int64(row.Turn)+1, 10)
+		if row.HashIDs != nil {
+			b = append(b, `, "hash_ids": `...)
+			b = appendIDList(b, row.HashIDs)
+		}
+	} else {
+		inner := rawMembers(row.Raw)
+		if row.InputTokens == 0 && inner == nil {
+			return fmt.Errorf("trace writer: row %d has neither input tokens nor Raw content", row.Index)
+		}
+		b = append(b, '{')
+		key := func(name string) {
+			if len(b) > 1 {
+				b = append(b, ", "...)
+			}
+			b = append(b, '"')
+			b = append(b, name...)
+			b = append(b, `": `...)
+		}
+		if row.HasOffset {
+			key("timestamp")
+			b = appendDecimal(b, int64(row.Offset), 6)
+		} else if row.HasDelay {
+			key("delay")
+			b = appendDecimal(b, int64(row.Delay), 6)
+		}
+		if row.SessionID != "" {
+			key("session_id")
+			b = appendJSONString(b, row.SessionID)
+		}
+		if row.InputTokens > 0 {
+			key("input_length")
+			b = strconv.AppendInt(b, int64(row.InputTokens), 10)
+		}
+		if row.OutputTokens > 0 {
+			key("output_length")
+			b = strconv.AppendInt(b, int64(row.OutputTokens), 10)
+		}
+		if row.InputTokens > 0 && row.HashIDs != nil {
+			key("hash_ids")
+			b = appendIDList(b, row.HashIDs)
+		}
+		if inner != nil {
+			if len(b) > 1 {
+				b = append(b, ", "...)
+			}
+			b = append(b, inner...)
+		}
+	}
+	b = append(b, '}', '\n')
+	w.buf = b
+	w.n++
+	_, err := w.w.Write(b)
+	return err
+}
+
+// Flush writes buffered lines to the underlying writer.
+func (w *Writer) Flush() error { return w.w.Flush() }
+
+func appendIDList(b []byte, ids []uint64) []byte {
+	b = append(b, '[')
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = strconv.AppendUint(b, id, 10)
+	}
+	return append(b, ']')
+}
+
+// appendDecimal writes v·10^−scale exactly, without trailing zeros:
+// appendDecimal(b, 1500000, 6) is "1.5".
+func appendDecimal(b []byte, v int64, scale int) []byte {
+	if v < 0 {
+		b = append(b, '-')
+		v = -v
+	}
+	p := int64(pow10[scale])
+	b = strconv.AppendInt(b, v/p, 10)
+	frac := v % p
+	if frac == 0 {
+		return b
+	}
+	var digits [19]byte
+	s := strconv.AppendInt(digits[:0], frac+p, 10)[1:] // zero-padded
+	n := len(s)
+	for n > 0 && s[n-1] == '0' {
+		n--
+	}
+	b = append(b, '.')
+	return append(b, s[:n]...)
+}
+
+// rawMembers returns the members of the JSON object raw without its
+// braces, or nil when raw is not a non-empty object.
+func rawMembers(raw []byte) []byte {
+	i := skipWS(raw, 0)
+	j := len(raw)
+	for j > i && (raw[j-1] == ' ' || raw[j-1] == '\n' || raw[j-1] == '\t' || raw[j-1] == '\r') {
+		j--
+	}
+	if i >= j || raw[i] != '{' || raw[j-1] != '}' {
+		return nil
+	}
+	inner := raw[i+1 : j-1]
+	if skipWS(inner, 0) == len(inner) {
+		return nil
+	}
+	return inner
+}
+
+// appendJSONString appends s as a JSON string: quotes, backslashes and
+// control characters escaped, invalid UTF-8 replaced by U+FFFD.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c < 0x20:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b = append(b, `\ufffd`...)
+		} else {
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return append(b, '"')
+}
