@@ -640,3 +640,46 @@ func TestParseFormat(t *testing.T) {
 		t.Errorf("unknown: %v", err)
 	}
 }
+
+// TestBundledTraces reads the example traces shipped in traces/.
+func TestBundledTraces(t *testing.T) {
+	tests := []struct {
+		file     string
+		format   Format
+		rows     int
+		sessions int
+		failed   int64
+	}{
+		{"mooncake-sample.jsonl", FormatMooncake, 300, 0, 0},
+		{"bailian-sample.jsonl", FormatBailian, 44, 20, 0},
+		{"burstgpt-sample.csv", FormatBurstGPT, 120, 6, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			r, err := Open(filepath.Join("..", "traces", tt.file), Options{Strict: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			sessions := map[string]bool{}
+			var row Row
+			for {
+				err := r.Next(&row)
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if row.SessionID != "" {
+					sessions[row.SessionID] = true
+				}
+			}
+			st := r.Stats()
+			if r.Format() != tt.format || st.Kept != int64(tt.rows) || len(sessions) != tt.sessions || st.Failed != tt.failed || st.Warnings != 0 {
+				t.Errorf("%s: %d rows, %d sessions, stats %+v; want %s, %d rows, %d sessions, %d failed",
+					r.Format(), st.Kept, len(sessions), st, tt.format, tt.rows, tt.sessions, tt.failed)
+			}
+		})
+	}
+}
