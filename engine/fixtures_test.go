@@ -141,7 +141,7 @@ func newTestEngine(t testing.TB, url string, ep openai.Endpoint, counter TokenCo
 	cfg := NewConfig()
 	cfg.BaseURL = url
 	cfg.Adapter = openai.Adapter{Endpoint: ep}
-	cfg.AdapterConfig = adapter.Config{Model: "m", Stream: true, IncludeUsage: true}
+	cfg.AdapterConfig = adapter.Config{Model: "reprise-mock", Stream: true, IncludeUsage: true}
 	cfg.Counter = counter
 	cfg.Events = true
 	e, err := New(cfg)
