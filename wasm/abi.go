@@ -147,7 +147,15 @@ func marshalConfig(cfg *adapter.Config, adapterConfig json.RawMessage) ([]byte, 
 	for _, k := range slices.Sorted(maps.Keys(cfg.Options)) {
 		c.Options[k] = cfg.Options[k]
 	}
-	return json.Marshal(c)
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	// extra_body goes verbatim (json.Marshal would compact it), so a guest
+	// can reproduce the native adapter's bytes.
+	b = append(b[:len(b)-1], `,"extra_body":`...)
+	b = append(b, bytes.TrimSpace(c.ExtraBody)...)
+	return append(b, '}'), nil
 }
 
 // appendBuildInput encodes in (adapter-abi.md §3).

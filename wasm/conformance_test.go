@@ -1,7 +1,9 @@
 package wasm_test
 
 import (
+	"bytes"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,6 +70,42 @@ func TestConformanceOpenAIChat(t *testing.T) {
 			}
 			if d := cmp.Diff(want.Final, got.Final, cmpopts.EquateEmpty()); d != "" {
 				t.Errorf("%s batch %d: final differs (-native +wasm):\n%s", name, batch, d)
+			}
+		}
+	}
+}
+
+// TestConformanceOpenAIChatBuild checks that the openai-chat Wasm adapter
+// builds the same request as the native adapter (after splicing its
+// prompt hole) for rows with and without their own content.
+func TestConformanceOpenAIChatBuild(t *testing.T) {
+	a := load(t, "openai-chat")
+	cfg := &adapter.Config{Model: "m\"x", Stream: true, IgnoreEOS: true, IncludeUsage: true, ExtraBody: []byte(`{"temperature": 0.5, "top_p":1}`)}
+	guest, err := a.Instantiate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer guest.Release()
+	native, _ := openai.Adapter{}.NewInstance(cfg)
+	for i, raw := range []string{
+		``,
+		`{"text_input":"hi \u00e9 there"}`,
+		`{"messages":[{"role":"system","content":"s"},{"role":"user","content":"u"}],"tools":[{"type":"function"}]}`,
+		`{"extra":{"seed":7}}`,
+		`{"payload":{"model":"x","prompt":"verbatim"}}`,
+	} {
+		for _, flags := range []adapter.BuildFlags{adapter.BuildStream, 0} {
+			bi := &adapter.BuildInput{Flags: flags, MaxTokens: 32, PromptText: "synth \"prompt\"\t\x01", Raw: []byte(raw)}
+			var w, g adapter.HTTPRequest
+			if err := native.Build(bi, &w); err != nil {
+				t.Fatal(err)
+			}
+			if err := guest.Build(bi, &g); err != nil {
+				t.Fatal(err)
+			}
+			gb := splice(&g, bi.PromptText, bi.PromptTokens)
+			if w.Method != g.Method || w.Path != g.Path || !bytes.Equal(w.Body, gb) || !slices.Equal(w.Header, g.Header) {
+				t.Errorf("case %d flags %d:\nnative %s %s %v\n%s\nwasm   %s %s %v\n%s", i, flags, w.Method, w.Path, w.Header, w.Body, g.Method, g.Path, g.Header, gb)
 			}
 		}
 	}

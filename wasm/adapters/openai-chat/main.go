@@ -8,6 +8,7 @@ package main
 
 import (
 	"errors"
+	"unicode/utf8"
 
 	"github.com/reprise-bench/reprise/sdk-wasm/go/adapter"
 )
@@ -62,10 +63,10 @@ func (c *chat) Build(r *adapter.BuildRequest, w *adapter.RequestWriter) error {
 	if m := adapter.Get(r.Raw, "messages"); m != nil && !adapter.IsNull(m) {
 		w.Raw(`,"messages":`)
 		w.RawBytes(m)
-	} else if t := adapter.Get(r.Raw, "text_input"); adapter.IsString(t) {
-		w.Raw(`,"messages":[{"role":"user","content":`)
-		w.RawBytes(t)
-		w.Raw(`}]`)
+	} else if t := adapter.Get(r.Raw, "text_input"); t != nil && !adapter.IsNull(t) {
+		w.Raw(`,"messages":[{"role":"user","content":"`)
+		appendTextInput(w, t)
+		w.Raw(`"}]`)
 	} else {
 		w.Raw(`,"messages":[{"role":"user","content":"`)
 		w.Prompt(adapter.HoleText)
@@ -100,13 +101,82 @@ func (c *chat) Build(r *adapter.BuildRequest, w *adapter.RequestWriter) error {
 	return nil
 }
 
+// appendMembers appends the members of a JSON object as ",members",
+// verbatim (as the native adapter does).
 func appendMembers(w *adapter.RequestWriter, obj []byte) {
-	adapter.Members(obj, func(k, v []byte) {
+	obj = trim(obj)
+	if len(obj) < 2 {
+		return
+	}
+	if inner := trim(obj[1 : len(obj)-1]); len(inner) > 0 {
 		w.Raw(",")
-		w.RawBytes(k)
-		w.Raw(":")
-		w.RawBytes(v)
-	})
+		w.RawBytes(inner)
+	}
+}
+
+func trim(b []byte) []byte {
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+var tmp []byte
+
+// appendTextInput writes a text_input value as JSON string contents: a
+// string is decoded and re-escaped, anything else is its JSON text.
+func appendTextInput(w *adapter.RequestWriter, v []byte) {
+	if adapter.IsString(v) {
+		tmp = adapter.AppendString(tmp[:0], v)
+	} else {
+		tmp = append(tmp[:0], v...)
+	}
+	w.Body = appendEscaped(w.Body, tmp)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendEscaped mirrors the native adapter's escaping: control characters,
+// quotes and backslashes escaped, invalid UTF-8 as \ufffd, U+2028/U+2029
+// escaped.
+func appendEscaped(dst, s []byte) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c == '\n':
+				dst = append(dst, '\\', 'n')
+			case c == '\r':
+				dst = append(dst, '\\', 'r')
+			case c == '\t':
+				dst = append(dst, '\\', 't')
+			case c < 0x20:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			default:
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		default:
+			dst = append(dst, s[i:i+size]...)
+		}
+		i += size
+	}
+	return dst
 }
 
 func (c *chat) Open(ctx uint32, flags uint32) {
