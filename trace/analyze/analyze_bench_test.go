@@ -137,8 +137,8 @@ func TestBenchmarkAnalyzeMooncake(t *testing.T) {
 }
 
 // synthGen generates an endless chained-id trace over a FIXED set of ids:
-// docs documents of depth blocks each; a row picks a document (skewed) and a
-// prefix of it. Arrivals are Poisson-like with millisecond timestamps.
+// docs documents of depth blocks each; a row picks a document and a
+// prefix of it, uniformly. Arrivals are Poisson-like with millisecond timestamps.
 type synthGen struct {
 	rng   *rand.Rand
 	docs  int
@@ -154,7 +154,7 @@ func newSynthGen(docs, depth int) *synthGen {
 
 func (g *synthGen) next() *trace.Row {
 	g.t += time.Duration(g.rng.ExpFloat64()*2) * time.Millisecond
-	d := int(float64(g.docs) * g.rng.Float64() * g.rng.Float64()) // skewed towards low documents
+	d := g.rng.IntN(g.docs)
 	k := 1 + g.rng.IntN(g.depth)
 	for j := range k {
 		g.ids[j] = uint64(d*g.depth+j)*0x9e3779b97f4a7c15 + 1 // opaque, not dense
