@@ -344,12 +344,8 @@ func newParquetFile(f *os.File, schema *arrow.Schema, cfg Config, mem memory.All
 	if err != nil {
 		return nil, err
 	}
-	md := schema.Metadata()
-	for i, k := range md.Keys() {
-		if err := fw.AppendKeyValueMetadata(k, md.Values()[i]); err != nil {
-			return nil, err
-		}
-	}
+	// pqarrow copies the schema's metadata (reprise.schema) into the
+	// file's key-value metadata itself; add the run's.
 	for _, k := range sortedKeys(cfg.Metadata) {
 		if err := fw.AppendKeyValueMetadata(k, cfg.Metadata[k]); err != nil {
 			return nil, err
