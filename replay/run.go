@@ -304,7 +304,7 @@ func (r *runner) fire(item int32, intended, sd int64, newSession bool) bool {
 	// Wait for a session slot, then for a sender; both are late waits.
 	for newSession && c.Concurrency > 0 && r.p.mode != ModeConcurrency && r.active.Load() >= int64(c.Concurrency) {
 		if c.Late == LateSkip && r.clk.now()-intended > thr {
-			return r.skip(item, intended, sd)
+			return r.skip(item, intended, sd, newSession)
 		}
 		if !r.wait() {
 			return false
@@ -314,7 +314,7 @@ func (r *runner) fire(item int32, intended, sd int64, newSession bool) bool {
 	sid, ok := r.idle.pop()
 	for !ok {
 		if c.Late == LateSkip && r.clk.now()-intended > thr {
-			return r.skip(item, intended, sd)
+			return r.skip(item, intended, sd, newSession)
 		}
 		if !r.wait() {
 			return false
@@ -324,7 +324,7 @@ func (r *runner) fire(item int32, intended, sd int64, newSession bool) bool {
 	}
 	if c.Late == LateSkip && r.clk.now()-intended > thr {
 		r.idle.push(sid)
-		return r.skip(item, intended, sd)
+		return r.skip(item, intended, sd, newSession)
 	}
 	s := &r.senders[sid]
 	j := &s.job
@@ -361,8 +361,16 @@ func (r *runner) wait() bool {
 	return true
 }
 
-// skip drops item and the rest of its session (--late skip).
-func (r *runner) skip(item int32, intended, sd int64) bool {
+// skip drops item and the rest of its session (--late skip). A session
+// already in flight (newSession false) ends here: its slot is released
+// and, in the closed loop, a replacement session is started.
+func (r *runner) skip(item int32, intended, sd int64, newSession bool) bool {
+	if !newSession {
+		r.active.Add(-1)
+	}
+	if r.p.mode == ModeConcurrency {
+		r.push(event{due: r.clk.now(), kind: evSession})
+	}
 	for it := item; it >= 0; {
 		var j Job
 		r.setJob(&j, it, intended, sd)

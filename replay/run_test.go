@@ -520,3 +520,38 @@ func TestCancel(t *testing.T) {
 		}
 	})
 }
+
+func TestSkipReleasesSessionSlot(t *testing.T) {
+	// A later turn dropped by --late skip ends its session: the rest of
+	// the session is skipped too and the session's slot is released (a
+	// leaked slot would block every later session under --concurrency).
+	rows := sessionRows() // session a: items 0, 2, 3
+	cfg := NewConfig()
+	cfg.Late = LateSkip
+	cfg.Concurrency = 1
+	cfg.Senders = 1
+	p, err := NewPlan(cfg, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l jobLog
+	r := newRunner(p, &l, newSleepClock(time.Now()), 0, t.Context())
+	// No sender started: none is free, so the 2 ms late turn is dropped.
+	r.active.Store(1)
+	if !r.fire(2, r.clk.now()-int64(2*time.Millisecond), 0, false) {
+		t.Fatal("fire stopped the run")
+	}
+	if r.active.Load() != 0 {
+		t.Errorf("active sessions = %d after the skip, want 0", r.active.Load())
+	}
+	var items []int
+	for _, j := range l.skipped {
+		items = append(items, j.Item)
+		if !j.Skipped || j.DispatchedNS != 0 {
+			t.Errorf("skipped job %+v", j)
+		}
+	}
+	if !slices.Equal(items, []int{2, 3}) || r.st.skipped.Load() != 2 {
+		t.Errorf("skipped items %v (count %d), want [2 3]", items, r.st.skipped.Load())
+	}
+}
