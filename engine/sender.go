@@ -18,6 +18,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -52,15 +53,11 @@ type Sender struct {
 	// until the next Do.
 	events []record.Event
 
-	// httptrace state of the current attempt.
-	trace                   *httptrace.ClientTrace
-	getConnNS, gotConnNS    int64
-	dnsStartNS, dnsDoneNS   int64
-	connStartNS, connDoneNS int64
-	tlsStartNS, tlsDoneNS   int64
-	wroteNS, firstByteNS    int64
-	reused                  bool
-	conn                    *trackedConn
+	// pt is the httptrace state of the current attempt. net/http may run
+	// a dial started for one attempt after that attempt ended (and hand
+	// the connection to another), so every attempt gets a fresh one and
+	// its fields are atomics.
+	pt *phaseTrace
 }
 
 // NewSender returns a sender with its own adapter instance.
@@ -70,25 +67,6 @@ func (e *Engine) NewSender() (*Sender, error) {
 		return nil, fmt.Errorf("adapter %s: %w", e.info.Name, err)
 	}
 	s := &Sender{e: e, inst: inst, buf: make([]byte, DefaultReadBuffer)}
-	s.trace = &httptrace.ClientTrace{
-		GetConn: func(string) { s.getConnNS = e.clock.Now() },
-		GotConn: func(info httptrace.GotConnInfo) {
-			s.gotConnNS = e.clock.Now()
-			s.reused = info.Reused
-			if tc, ok := info.Conn.(*trackedConn); ok {
-				s.conn = tc
-				tc.busy.Store(true)
-			}
-		},
-		DNSStart:             func(httptrace.DNSStartInfo) { s.dnsStartNS = e.clock.Now() },
-		DNSDone:              func(httptrace.DNSDoneInfo) { s.dnsDoneNS = e.clock.Now() },
-		ConnectStart:         func(string, string) { s.connStartNS = e.clock.Now() },
-		ConnectDone:          func(string, string, error) { s.connDoneNS = e.clock.Now() },
-		TLSHandshakeStart:    func() { s.tlsStartNS = e.clock.Now() },
-		TLSHandshakeDone:     func(tls.ConnectionState, error) { s.tlsDoneNS = e.clock.Now() },
-		WroteRequest:         func(httptrace.WroteRequestInfo) { s.wroteNS = e.clock.Now() },
-		GotFirstResponseByte: func() { s.firstByteNS = e.clock.Now() },
-	}
 	return s, nil
 }
 
@@ -99,12 +77,52 @@ func (s *Sender) Close() error { return s.inst.Release() }
 // Config.Events). The slice is owned by the sender until its next Do.
 func (s *Sender) Events() []record.Event { return s.events }
 
-func (s *Sender) resetTrace() {
-	s.getConnNS, s.gotConnNS, s.dnsStartNS, s.dnsDoneNS = 0, 0, 0, 0
-	s.connStartNS, s.connDoneNS, s.tlsStartNS, s.tlsDoneNS = 0, 0, 0, 0
-	s.wroteNS, s.firstByteNS = 0, 0
-	s.reused = false
-	s.conn = nil
+// phaseTrace collects the httptrace points of one attempt.
+type phaseTrace struct {
+	clock               *Clock
+	getConn, gotConn    atomic.Int64
+	dnsStart, dnsDone   atomic.Int64
+	connStart, connDone atomic.Int64
+	tlsStart, tlsDone   atomic.Int64
+	wrote, firstByte    atomic.Int64
+	reused              atomic.Bool
+	conn                atomic.Pointer[trackedConn]
+	trace               httptrace.ClientTrace
+}
+
+func newPhaseTrace(c *Clock) *phaseTrace {
+	p := &phaseTrace{clock: c}
+	p.trace = httptrace.ClientTrace{
+		GetConn: func(string) { p.getConn.Store(c.Now()) },
+		GotConn: func(info httptrace.GotConnInfo) {
+			p.gotConn.Store(c.Now())
+			p.reused.Store(info.Reused)
+			if tc, ok := info.Conn.(*trackedConn); ok {
+				tc.busy.Store(true)
+				p.conn.Store(tc)
+			}
+		},
+		DNSStart:             func(httptrace.DNSStartInfo) { p.dnsStart.Store(c.Now()) },
+		DNSDone:              func(httptrace.DNSDoneInfo) { p.dnsDone.Store(c.Now()) },
+		ConnectStart:         func(string, string) { p.connStart.Store(c.Now()) },
+		ConnectDone:          func(string, string, error) { p.connDone.Store(c.Now()) },
+		TLSHandshakeStart:    func() { p.tlsStart.Store(c.Now()) },
+		TLSHandshakeDone:     func(tls.ConnectionState, error) { p.tlsDone.Store(c.Now()) },
+		WroteRequest:         func(httptrace.WroteRequestInfo) { p.wrote.Store(c.Now()) },
+		GotFirstResponseByte: func() { p.firstByte.Store(c.Now()) },
+	}
+	return p
+}
+
+// release marks the attempt's connection idle, with the end of its
+// response (0 when the attempt failed).
+func (p *phaseTrace) release(endNS int64) {
+	if tc := p.conn.Load(); tc != nil {
+		if endNS != 0 {
+			tc.doneNS.Store(endNS)
+		}
+		tc.busy.Store(false)
+	}
 }
 
 // Do sends p and fills r with everything measured. Identity and schedule
@@ -132,11 +150,11 @@ func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
 		ctx, cancel = context.WithTimeoutCause(ctx, e.cfg.Timeout, errTimeout)
 		defer cancel()
 	}
-	ctx = httptrace.WithClientTrace(ctx, s.trace)
-
+	base := ctx
 	var resp *http.Response
 	for attempt := 1; ; attempt++ {
-		req, err := http.NewRequestWithContext(ctx, p.Method, p.URL, bytes.NewReader(p.Body))
+		s.pt = newPhaseTrace(e.clock)
+		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(base, &s.pt.trace), p.Method, p.URL, bytes.NewReader(p.Body))
 		if err != nil {
 			now := e.clock.Now()
 			r.SentNS, r.EndNS = now, now
@@ -154,7 +172,6 @@ func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
 		if p.Stream && e.closesAfterStream.Load() {
 			req.Close = true
 		}
-		s.resetTrace()
 		sent := e.clock.Now()
 		if attempt == 1 {
 			r.SentNS = sent
@@ -165,14 +182,12 @@ func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
 			r.HeadersNS = now
 			break
 		}
-		if s.conn != nil {
-			s.conn.busy.Store(false)
-		}
+		s.pt.release(0)
 		// A reused connection the server had already closed: the request
 		// reached nobody (no response byte). llama.cpp closes after every
 		// stream although it advertises keep-alive; learn that, drop idle
 		// connections, and send again on a fresh one.
-		if s.reused && s.firstByteNS == 0 && attempt < maxAttempts && ctx.Err() == nil && isClosedConn(err) {
+		if s.pt.reused.Load() && s.pt.firstByte.Load() == 0 && attempt < maxAttempts && ctx.Err() == nil && isClosedConn(err) {
 			if p.Stream {
 				e.closesAfterStream.Store(true)
 			}
@@ -192,32 +207,34 @@ func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
 	s.phases(r)
 	r.StatusCode = int32(resp.StatusCode)
 	s.read(ctx, p, resp, r)
-	if s.conn != nil {
-		s.conn.doneNS.Store(r.EndNS)
-		s.conn.busy.Store(false)
-	}
+	s.pt.release(r.EndNS)
 }
 
 func (s *Sender) phases(r *record.Request) {
-	r.WroteNS = s.wroteNS
-	r.ConnReused = s.reused
-	if s.getConnNS != 0 && s.gotConnNS >= s.getConnNS {
-		r.BlockedNS = s.gotConnNS - s.getConnNS
-		if !s.reused {
+	p := s.pt
+	get, got := p.getConn.Load(), p.gotConn.Load()
+	dns := span(p.dnsStart.Load(), p.dnsDone.Load())
+	conn := span(p.connStart.Load(), p.connDone.Load())
+	tlsT := span(p.tlsStart.Load(), p.tlsDone.Load())
+	r.WroteNS = p.wrote.Load()
+	r.ConnReused = p.reused.Load()
+	if get != 0 && got >= get {
+		r.BlockedNS = got - get
+		if !r.ConnReused {
 			// Blocked is pool wait only: dial time is reported apart.
-			r.BlockedNS -= max(s.connDoneNS-s.connStartNS, 0) + max(s.dnsDoneNS-s.dnsStartNS, 0) + max(s.tlsDoneNS-s.tlsStartNS, 0)
-			r.BlockedNS = max(r.BlockedNS, 0)
+			r.BlockedNS = max(r.BlockedNS-dns-conn-tlsT, 0)
 		}
 	}
-	if s.dnsDoneNS > s.dnsStartNS && s.dnsStartNS != 0 {
-		r.DNSNS = s.dnsDoneNS - s.dnsStartNS
+	r.DNSNS = dns
+	r.ConnectNS = conn + tlsT
+}
+
+// span returns b − a when both happened in order, else 0.
+func span(a, b int64) int64 {
+	if a != 0 && b > a {
+		return b - a
 	}
-	if s.connDoneNS > s.connStartNS && s.connStartNS != 0 {
-		r.ConnectNS = s.connDoneNS - s.connStartNS
-	}
-	if s.tlsDoneNS > s.tlsStartNS && s.tlsStartNS != 0 {
-		r.ConnectNS += s.tlsDoneNS - s.tlsStartNS
-	}
+	return 0
 }
 
 // read consumes the response, stamping every read.
