@@ -1,0 +1,133 @@
+package arrowio
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/reprise-bench/reprise/internal/record"
+)
+
+const crashEnv = "ARROWIO_CRASH_CHILD_DIR"
+
+// crashCfg is the child's config: small parts so several complete quickly.
+var crashCfg = Config{RowGroupRows: 256, PartRows: 512, Block: true}
+
+// TestCrashChild is the child process of TestCrashSafety: it writes
+// requests forever until it is killed. It does nothing in a normal run.
+func TestCrashChild(t *testing.T) {
+	dir := os.Getenv(crashEnv)
+	if dir == "" {
+		t.Skip("child process of TestCrashSafety")
+	}
+	w, err := NewRunWriter(dir, crashCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := genRequests(1000, 21)
+	for id := uint64(0); ; {
+		batch := make([]record.Request, 100)
+		for i := range batch {
+			batch[i] = tmpl[id%uint64(len(tmpl))]
+			batch[i].RequestID = id
+			id++
+		}
+		if err := w.WriteRequests(batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestCrashSafety kills (SIGKILL) a process in the middle of writing and
+// checks that every complete part it left is a valid file with exactly the
+// rows written to it, in order, and that only the part being written is
+// lost (as a ".tmp" file that readers skip).
+func TestCrashSafety(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), crashEnv+"="+dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for at least 5 complete parts, then kill -9.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		files, _ := TableFiles(dir, RecordsTable)
+		if len(files) >= 5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("child wrote %d complete parts in 2 minutes", len(files))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Fatalf("child exit: %v, want killed", err)
+	}
+
+	files, err := TableFiles(dir, RecordsTable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every complete part holds PartRows rows with consecutive ids.
+	tmpl := genRequests(1000, 21)
+	next := uint64(0)
+	for i, f := range files {
+		if want := filepath.Join(dir, RecordsTable, partName(i, FormatParquet)); f != want {
+			t.Fatalf("part %d is %s, want %s (no gaps)", i, f, want)
+		}
+		var got []record.Request
+		err := ReadFile(f, func(rec arrow.Record) error {
+			var err error
+			got, err = appendRequests(got, rec)
+			return err
+		})
+		if err != nil {
+			t.Fatalf("complete part %s is not readable: %v", f, err)
+		}
+		if len(got) != crashCfg.PartRows {
+			t.Errorf("%s: %d rows, want %d", f, len(got), crashCfg.PartRows)
+		}
+		for j := range got {
+			want := tmpl[next%uint64(len(tmpl))]
+			want.RequestID = next
+			if diff := cmp.Diff(want, got[j]); diff != "" {
+				t.Fatalf("%s row %d (-want +got):\n%s", f, j, diff)
+			}
+			next++
+		}
+	}
+	// The part in progress is a .tmp file (or, if the kill hit between
+	// parts, absent); the reader saw only complete parts.
+	all, err := ReadRequests(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uint64(len(all)) != next {
+		t.Errorf("ReadRequests = %d rows, complete parts hold %d", len(all), next)
+	}
+	ents, _ := os.ReadDir(filepath.Join(dir, RecordsTable))
+	var tmp int
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), tmpSuffix) {
+			tmp++
+		}
+	}
+	if tmp > 1 {
+		t.Errorf("%d .tmp files, want at most 1", tmp)
+	}
+	t.Logf("killed after %d complete parts (%d rows); %d part in progress lost", len(files), next, tmp)
+}
