@@ -1,0 +1,15 @@
+;; grow-huge: rp_build asks to GROW the output to 1 GiB
+;; Hostile guest for the wasm package safety tests; built by scripts/wasm.sh (wat2wasm grow-huge.wat).
+;; Misbehaves only for batches whose first event data starts with "!", so tests can check recovery.
+(module
+  (memory (export "memory") 2)
+  (data (i32.const 65536) "{\"abi\":1,\"name\":\"hostile\",\"builds\":true,\"parses\":true}")
+  (func (export "reprise_abi_v1"))
+  (func (export "rp_scratch") (param i32 i32) (result i32) (select (i32.const 65536) (i32.const 4096) (local.get 0)))
+  (func (export "rp_describe") (result i64) (i64.const 54))
+  (func (export "rp_configure") (param i32) (result i64) (i64.const 0))
+  (func (export "rp_build") (param i32) (result i64) (i64.const 0x140000000))
+  (func (export "rp_open") (param i32 i32) (result i64) (i64.const 0))
+  (func (export "rp_parse") (param i32 i32) (result i64) (i32.store (i32.const 65536) (i32.const 0)) (i32.store (i32.const 65540) (i32.const 0)) (i64.const 8))
+  (func (export "rp_close") (param i32) (result i64) (i32.store (i32.const 65536) (i32.const 48)) (i32.store (i32.const 65540) (i32.const 0)) (i32.store (i32.const 65544) (i32.const 0)) (i32.store (i32.const 65548) (i32.const 0)) (i32.store (i32.const 65552) (i32.const 0)) (i32.store (i32.const 65556) (i32.const 0)) (i32.store (i32.const 65560) (i32.const 0)) (i32.store (i32.const 65564) (i32.const 0)) (i32.store (i32.const 65568) (i32.const 0)) (i32.store (i32.const 65572) (i32.const 0)) (i32.store (i32.const 65576) (i32.const 0)) (i32.store (i32.const 65580) (i32.const 0)) (i64.const 48))
+)
