@@ -197,7 +197,7 @@ func BenchmarkMemory10M(b *testing.B) {
 		at10M := heapInUse() - base
 		b.ReportMetric(float64(at1M)/(1<<20), "MiB@1M")
 		b.ReportMetric(float64(at10M)/(1<<20), "MiB@10M")
-		b.ReportMetric(float64(len(a.last)), "blocks")
+		b.ReportMetric(float64(len(a.blocks)), "blocks")
 		runtime.KeepAlive(a)
 		runtime.KeepAlive(p)
 	}

@@ -116,8 +116,13 @@ func randomRows(rng *rand.Rand, n, ids int) []trace.Row {
 func TestLRUMatchesPrefixCache(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := range 20 {
-		rows := randomRows(rng, 300, 40)
+		rows := randomRows(rng, 300, 10+trial*10)
+		// Slots 0, 1, 1, 6, 10, 25, 625: a zero and a one-slot cache, a
+		// duplicate, given in a shuffled order on odd trials.
 		caps := []int64{0, 16, 17, 100, 160, 400, 10_000}
+		if trial%2 == 1 {
+			rng.Shuffle(len(caps), func(i, j int) { caps[i], caps[j] = caps[j], caps[i] })
+		}
 		a := New(Config{CacheSizes: caps})
 		for i := range rows {
 			a.Add(&rows[i])

@@ -68,9 +68,7 @@ type Analyzer struct {
 	// Cache state, indexed by dense block number.
 	blockSize   int
 	ids         interner
-	last        []int64 // arrival ns of the last row containing the block
-	lastRow     []int64 // arrival-order index of that row
-	hits        []uint32
+	blocks      []blockState
 	roots       map[uint64]struct{}
 	rowsIDs     int64
 	totalBlocks int64
@@ -81,7 +79,16 @@ type Analyzer struct {
 	reuseTime   *hist
 	reuseDist   *hist
 	lrus        []lruAcc
+	multi       *multiLRU
+	runs        []int // per multiLRU capacity: this row's leading run
 	scratch     []int32
+}
+
+// blockState is what the analyzer keeps per distinct block.
+type blockState struct {
+	last    int64  // arrival ns of the last row containing the block
+	lastRow int64  // arrival-order index of that row
+	hits    uint32 // reuse hits (infinite cache)
 }
 
 type session struct {
@@ -95,7 +102,8 @@ type groupAcc struct {
 
 type lruAcc struct {
 	capTokens int64
-	l         *lru
+	slots     int
+	cache     int // index into multiLRU.slots; -1 for a capacity under one block
 	hitBlocks int64
 	hitTokens int64
 }
@@ -290,23 +298,18 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 
 	// Intern: map every id to its dense block number. A number below
 	// nBefore was seen in an earlier row (the infinite cache holds it).
-	nBefore := int32(len(a.last))
+	nBefore := int32(len(a.blocks))
 	idx := a.scratch[:0]
 	for _, id := range r.HashIDs {
 		b, isNew := a.ids.id(id)
 		if isNew {
-			n := len(a.last) + 1
-			a.last = growTo(a.last, n)
-			a.lastRow = growTo(a.lastRow, n)
-			a.hits = growTo(a.hits, n)
+			a.blocks = growTo(a.blocks, len(a.blocks)+1)
 		}
 		idx = append(idx, b)
 	}
 	a.scratch = idx
-	if n := len(a.last); n > int(nBefore) {
-		for i := range a.lrus {
-			a.lrus[i].l.grow(n)
-		}
+	if n := len(a.blocks); n > int(nBefore) {
+		a.multi.grow(n)
 	}
 
 	// Infinite cache: leading run of previously seen blocks.
@@ -316,13 +319,15 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 	}
 	hitTok := min(int64(m)*B, L)
 	for _, b := range idx[:m] {
-		a.reuseTime.add(t - a.last[b])
-		a.reuseDist.add(a.rows - a.lastRow[b])
-		a.hits[b]++
+		st := &a.blocks[b]
+		a.reuseTime.add(t - st.last)
+		a.reuseDist.add(a.rows - st.lastRow)
+		st.hits++
 	}
 	for _, b := range idx {
-		a.last[b] = t
-		a.lastRow[b] = a.rows
+		st := &a.blocks[b]
+		st.last = t
+		st.lastRow = a.rows
 	}
 	a.rowsIDs++
 	a.totalBlocks += int64(k)
@@ -335,16 +340,32 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 	}
 
 	// LRU caches: lookup before touching, then touch every block in order.
-	for i := range a.lrus {
-		c := &a.lrus[i]
-		ml := 0
-		for ml < k && c.l.in[idx[ml]] {
-			ml++
+	// Cache i (ascending size) holds b iff zone[b] ≤ i, so its leading run
+	// ends at the first block whose zone exceeds i.
+	if K := len(a.multi.slots); K > 0 {
+		runs := a.runs
+		cur := 0
+		for j, b := range idx {
+			for z := int(a.multi.zone[b]); cur < z; cur++ {
+				runs[cur] = j
+			}
+			if cur == K {
+				break
+			}
 		}
-		c.hitBlocks += int64(ml)
-		c.hitTokens += min(int64(ml)*B, L)
+		for ; cur < K; cur++ {
+			runs[cur] = k
+		}
+		for i := range a.lrus {
+			c := &a.lrus[i]
+			if c.cache >= 0 {
+				ml := runs[c.cache]
+				c.hitBlocks += int64(ml)
+				c.hitTokens += min(int64(ml)*B, L)
+			}
+		}
 		for _, b := range idx {
-			c.l.touch(b)
+			a.multi.touch(b)
 		}
 	}
 	return hitTok
@@ -360,8 +381,18 @@ func (a *Analyzer) initCache(r *trace.Row) {
 		// hand-made row without one gets Mooncake's.
 		a.blockSize = 512
 	}
+	var slots []int
 	for _, c := range a.cfg.CacheSizes {
-		a.lrus = append(a.lrus, lruAcc{capTokens: c, l: newLRU(int(c / int64(a.blockSize)))})
+		slots = append(slots, int(max(c, 0)/int64(a.blockSize)))
+	}
+	a.multi = newMultiLRU(sortedSlots(slots))
+	a.runs = make([]int, len(a.multi.slots))
+	for i, c := range a.cfg.CacheSizes {
+		ci, _ := slices.BinarySearch(a.multi.slots, slots[i])
+		if slots[i] == 0 {
+			ci = -1
+		}
+		a.lrus = append(a.lrus, lruAcc{capTokens: c, slots: slots[i], cache: ci})
 	}
 }
 
@@ -422,7 +453,7 @@ func (a *Analyzer) cacheReport() *Cache {
 	c := &Cache{
 		BlockSize:      a.blockSize,
 		RowsWithIDs:    a.rowsIDs,
-		DistinctBlocks: int64(len(a.last)),
+		DistinctBlocks: int64(len(a.blocks)),
 		TotalBlocks:    a.totalBlocks,
 		InputTokens:    a.idTokens,
 		HitTokens:      a.hitTokens,
@@ -438,7 +469,7 @@ func (a *Analyzer) cacheReport() *Cache {
 	for _, l := range a.lrus {
 		p := LRUPoint{
 			CapacityTokens: l.capTokens,
-			CapacityBlocks: int64(l.l.slots),
+			CapacityBlocks: int64(l.slots),
 			TokenHitRatio:  ratio(l.hitTokens, a.idTokens),
 			BlockHitRatio:  ratio(l.hitBlocks, a.totalBlocks),
 		}
@@ -450,7 +481,10 @@ func (a *Analyzer) cacheReport() *Cache {
 	}
 
 	// Skew: rank every distinct block by its reuse hits, descending.
-	hits := slices.Clone(a.hits)
+	hits := make([]uint32, len(a.blocks))
+	for i := range a.blocks {
+		hits[i] = a.blocks[i].hits
+	}
 	slices.SortFunc(hits, func(x, y uint32) int { return cmp.Compare(y, x) })
 	var total int64
 	for _, h := range hits {

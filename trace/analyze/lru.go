@@ -1,60 +1,118 @@
+// Hot path: multiLRU.touch runs once per hash id of every row; see
+// TestAddAllocs and BenchmarkAnalyzeMooncake.
+
 package analyze
 
-// lru is a least-recently-used set of dense block numbers (0, 1, 2, ...)
-// with room for slots blocks: an intrusive doubly linked list threaded
-// through arrays indexed by block number, so every operation is O(1) and
-// allocation-free once the arrays cover the block numbers in use. The
-// caller grows the arrays with grow as new block numbers appear.
+import "slices"
+
+// multiLRU simulates LRU caches of several capacities at once over dense
+// block numbers (0, 1, 2, ...).
 //
-// Memory: 9 bytes per distinct block ever seen, whatever the capacity.
-type lru struct {
-	slots      int
-	size       int
-	head, tail int32 // most and least recently used; -1 when empty
+// LRU is a stack algorithm: a cache of s slots holds exactly the s most
+// recently used distinct blocks, so every capacity is a prefix of ONE
+// recency list. multiLRU keeps that list (an intrusive doubly linked list
+// threaded through arrays indexed by block number, head = most recent) up
+// to the largest capacity, and for every capacity i a boundary bnd[i]: the
+// block at rank slots[i]−1, the last one inside cache i. zone[b] is the
+// number of caches b is NOT in (ranks at or beyond their slot count), so b
+// is in cache i iff zone[b] ≤ i; zone K = not in the list at all.
+//
+// Touching b moves it to the head. Every block in front of it shifts back by
+// one rank, so for each cache b was not in, that cache's boundary block
+// crosses out (its zone grows by one) and the boundary moves to its
+// predecessor; for a cache b was in, nothing crosses, but if b was the
+// boundary the boundary becomes b's predecessor. Blocks beyond the largest
+// capacity are dropped. Each touch is O(K) with K small (the number of
+// capacities), and one list update instead of K.
+//
+// Memory: 9 bytes per distinct block ever seen, whatever the capacities.
+type multiLRU struct {
+	slots      []int // ascending, all > 0
+	bnd        []int32
+	zone       []uint8
 	prev, next []int32
-	in         []bool
+	head, tail int32
+	size       int
 }
 
-func newLRU(slots int) *lru {
-	return &lru{slots: slots, head: -1, tail: -1}
+// absent is the zone of a block that is in no cache.
+func (l *multiLRU) absent() uint8 { return uint8(len(l.slots)) }
+
+func newMultiLRU(slots []int) *multiLRU {
+	if len(slots) > 255 {
+		panic("BUG: multiLRU supports at most 255 capacities")
+	}
+	l := &multiLRU{slots: slots, bnd: make([]int32, len(slots)), head: -1, tail: -1}
+	for i := range l.bnd {
+		l.bnd[i] = -1
+	}
+	return l
 }
 
-// grow makes block numbers < n valid (prev and next of a block are only
-// read while it is in the list, so new entries need no initialisation).
-func (l *lru) grow(n int) {
-	if d := n - len(l.in); d > 0 {
-		l.prev = growTo(l.prev, n)
-		l.next = growTo(l.next, n)
-		l.in = growTo(l.in, n)
+// grow makes block numbers < n valid; new blocks are absent.
+func (l *multiLRU) grow(n int) {
+	old := len(l.zone)
+	if n <= old {
+		return
+	}
+	l.zone = growTo(l.zone, n)
+	l.prev = growTo(l.prev, n)
+	l.next = growTo(l.next, n)
+	a := l.absent()
+	for i := old; i < n; i++ {
+		l.zone[i] = a
 	}
 }
 
-// touch marks block b as most recently used, inserting it (and evicting
-// the least recently used block when full) if absent.
-func (l *lru) touch(b int32) {
-	if l.in[b] {
-		if l.head == b {
-			return
+// touch makes b the most recently used block.
+func (l *multiLRU) touch(b int32) {
+	k := len(l.slots)
+	if k == 0 || l.head == b {
+		return
+	}
+	zb := int(l.zone[b])
+	present := zb < k
+	// Caches b is in: if b is their boundary, its predecessor takes over
+	// (b is not the head, so it has one).
+	for i := zb; i < k; i++ {
+		if l.bnd[i] == b {
+			l.bnd[i] = l.prev[b]
 		}
+	}
+	// Caches b is not in: their boundary block crosses out. A boundary at
+	// the head (one-slot cache) is replaced by b itself below.
+	for i := 0; i < zb; i++ {
+		if x := l.bnd[i]; x >= 0 {
+			l.zone[x]++
+			l.bnd[i] = l.prev[x] // -1 when x is the head: fixed after the push
+		}
+	}
+	if present {
 		l.unlink(b)
-		l.pushFront(b)
-		return
+	} else {
+		l.size++
 	}
-	if l.slots <= 0 {
-		return
+	l.pushFront(b)
+	l.zone[b] = 0
+	for i := 0; i < zb; i++ {
+		if l.bnd[i] < 0 && l.size >= l.slots[i] {
+			if l.slots[i] == 1 {
+				l.bnd[i] = b
+			} else {
+				// The cache just became full: its last block is the tail.
+				l.bnd[i] = l.tail
+			}
+		}
 	}
-	if l.size == l.slots {
+	if l.size > l.slots[k-1] {
 		t := l.tail
 		l.unlink(t)
-		l.in[t] = false
+		l.zone[t] = uint8(k)
 		l.size--
 	}
-	l.in[b] = true
-	l.size++
-	l.pushFront(b)
 }
 
-func (l *lru) unlink(b int32) {
+func (l *multiLRU) unlink(b int32) {
 	p, n := l.prev[b], l.next[b]
 	if p >= 0 {
 		l.next[p] = n
@@ -66,10 +124,9 @@ func (l *lru) unlink(b int32) {
 	} else {
 		l.tail = p
 	}
-	l.prev[b], l.next[b] = -1, -1
 }
 
-func (l *lru) pushFront(b int32) {
+func (l *multiLRU) pushFront(b int32) {
 	l.prev[b] = -1
 	l.next[b] = l.head
 	if l.head >= 0 {
@@ -91,4 +148,16 @@ func growTo[T any](s []T, n int) []T {
 	t := make([]T, n, max(2*cap(s), n, 1024))
 	copy(t, s)
 	return t
+}
+
+// sortedSlots returns the distinct positive slot counts in ascending order.
+func sortedSlots(s []int) []int {
+	out := make([]int, 0, len(s))
+	for _, v := range s {
+		if v > 0 {
+			out = append(out, v)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

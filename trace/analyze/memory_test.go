@@ -33,10 +33,10 @@ func (t *interner) footprint() int { return sliceBytes(t.direct) + mapBytes(t.sp
 
 func (a *Analyzer) footprint() int {
 	n := a.gaps.footprint() + a.isl.footprint() + a.osl.footprint() + a.reuseTime.footprint() + a.reuseDist.footprint() +
-		a.ids.footprint() + sliceBytes(a.last) + sliceBytes(a.lastRow) + sliceBytes(a.hits) + mapBytes(a.roots) +
+		a.ids.footprint() + sliceBytes(a.blocks) + mapBytes(a.roots) +
 		mapBytes(a.sessions) + mapBytes(a.kinds) + mapBytes(a.turns) + sliceBytes(a.scratch)
-	for _, l := range a.lrus {
-		n += sliceBytes(l.l.prev) + sliceBytes(l.l.next) + sliceBytes(l.l.in)
+	if m := a.multi; m != nil {
+		n += sliceBytes(m.prev) + sliceBytes(m.next) + sliceBytes(m.zone)
 	}
 	return n
 }
@@ -59,13 +59,13 @@ func TestMemoryGrowsWithBlocksNotRows(t *testing.T) {
 		a.Add(r)
 		p.Add(r)
 	}
-	blocks1, a1, p1 := len(a.last), a.footprint(), p.footprint()
+	blocks1, a1, p1 := len(a.blocks), a.footprint(), p.footprint()
 	for range 9 * n {
 		r := g.next()
 		a.Add(r)
 		p.Add(r)
 	}
-	blocks10, a10, p10 := len(a.last), a.footprint(), p.footprint()
+	blocks10, a10, p10 := len(a.blocks), a.footprint(), p.footprint()
 	t.Logf("%d rows: %d blocks, analyzer %d B, aiperf %d B", n, blocks1, a1, p1)
 	t.Logf("%d rows: %d blocks, analyzer %d B, aiperf %d B", 10*n, blocks10, a10, p10)
 	if blocks10 != blocks1 || blocks1 != 1600 {
