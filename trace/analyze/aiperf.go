@@ -43,18 +43,23 @@ type AIPerf struct {
 	// Prefix trie: a node is (parent node, id). Chained ids have one parent
 	// each, so the first (parent, node) of every id is kept in arrays
 	// indexed by the id's number; other parents go to trieMore.
-	trieParent []int32 // first parent node + 1 (0 = root), -1 = none yet
-	trieNode   []int32
-	trieMore   map[uint64]int32 // (parent+1)<<32 | id number → node
-	nodeCount  []int64
-	rootNodes  []int32
+	//
+	// (position, id) pairs likewise: the first position of every id in
+	// the array, other positions in pairMore.
+	perID     []aiperfID
+	trieMore  map[uint64]int32 // (parent+1)<<32 | id number → node
+	nodeCount []int64
+	rootNodes []int32
+	pairMore  map[uint64]pairVal // pos<<32 | id number → value
+	cands     []candidate
+}
 
-	// (position, id) pairs, likewise: the first position of every id in
-	// arrays, other positions in pairMore.
-	pairPos  []int32 // -1 = none yet
-	pairVal  []pairVal
-	pairMore map[uint64]pairVal // pos<<32 | id number → value
-	cands    []candidate
+// aiperfID is the per-id state of AIPerf, in one struct for locality.
+type aiperfID struct {
+	trieParent int32 // first parent node + 1 (0 = root), -1 = none yet
+	trieNode   int32
+	pairPos    int32 // first position, -1 = none yet
+	pair       pairVal
 }
 
 type pairVal struct {
@@ -97,12 +102,8 @@ func (p *AIPerf) Add(r *trace.Row) {
 	for _, h := range r.HashIDs {
 		d, isNew := p.ids.id(h)
 		if isNew {
-			n := len(p.trieParent) + 1
-			p.trieParent = growTo(p.trieParent, n)
-			p.trieNode = growTo(p.trieNode, n)
-			p.pairPos = growTo(p.pairPos, n)
-			p.pairVal = growTo(p.pairVal, n)
-			p.trieParent[n-1], p.pairPos[n-1] = -1, -1
+			p.perID = growTo(p.perID, len(p.perID)+1)
+			p.perID[len(p.perID)-1] = aiperfID{trieParent: -1, pairPos: -1}
 		}
 		idx = append(idx, d)
 	}
@@ -122,12 +123,13 @@ func (p *AIPerf) Add(r *trace.Row) {
 	parent := int32(0) // node+1 of the prefix so far; 0 = root
 	for _, d := range idx {
 		var n int32
-		switch tp := p.trieParent[d]; {
+		e := &p.perID[d]
+		switch tp := e.trieParent; {
 		case tp == parent:
-			n = p.trieNode[d]
+			n = e.trieNode
 		case tp < 0:
 			n = p.newNode(parent)
-			p.trieParent[d], p.trieNode[d] = parent, n
+			e.trieParent, e.trieNode = parent, n
 		default:
 			k := uint64(uint32(parent))<<32 | uint64(uint32(d))
 			var ok bool
@@ -143,12 +145,13 @@ func (p *AIPerf) Add(r *trace.Row) {
 	// (position, id) pairs.
 	cand := int32(-1)
 	for pos, d := range idx {
-		switch pp := p.pairPos[d]; {
+		e := &p.perID[d]
+		switch pp := e.pairPos; {
 		case pp == int32(pos):
-			p.bump(&p.pairVal[d], &cand, r, len(idx))
+			p.bump(&e.pair, &cand, r, len(idx))
 		case pp < 0:
-			p.pairPos[d] = int32(pos)
-			p.bump(&p.pairVal[d], &cand, r, len(idx))
+			e.pairPos = int32(pos)
+			p.bump(&e.pair, &cand, r, len(idx))
 		default:
 			k := uint64(pos)<<32 | uint64(uint32(d))
 			v := p.pairMore[k]
@@ -217,9 +220,9 @@ func (p *AIPerf) Report() *AIPerfStats {
 	// repeated" (context = ISL), then correct the rows that own a pair
 	// whose final count is 1.
 	nonrep := make([]int32, len(p.cands))
-	for d, v := range p.pairVal {
-		if p.pairPos[d] >= 0 && v.count == 1 {
-			nonrep[v.cand]++
+	for _, e := range p.perID {
+		if e.pairPos >= 0 && e.pair.count == 1 {
+			nonrep[e.pair.cand]++
 		}
 	}
 	for _, v := range p.pairMore {

@@ -85,9 +85,13 @@ type Analyzer struct {
 }
 
 // blockState is what the analyzer keeps per distinct block.
+//
+// lastRow is the row's arrival-order index modulo 2³²: reuse distances are
+// computed in uint32 arithmetic, exact for any distance below 2³² rows even
+// after the index wraps, and the struct stays 16 bytes.
 type blockState struct {
 	last    int64  // arrival ns of the last row containing the block
-	lastRow int64  // arrival-order index of that row
+	lastRow uint32 // arrival-order index of that row, mod 2³²
 	hits    uint32 // reuse hits (infinite cache)
 }
 
@@ -321,13 +325,13 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 	for _, b := range idx[:m] {
 		st := &a.blocks[b]
 		a.reuseTime.add(t - st.last)
-		a.reuseDist.add(a.rows - st.lastRow)
+		a.reuseDist.add(int64(uint32(a.rows) - st.lastRow))
 		st.hits++
 	}
 	for _, b := range idx {
 		st := &a.blocks[b]
 		st.last = t
-		st.lastRow = a.rows
+		st.lastRow = uint32(a.rows)
 	}
 	a.rowsIDs++
 	a.totalBlocks += int64(k)

@@ -43,8 +43,8 @@ func (a *Analyzer) footprint() int {
 
 func (p *AIPerf) footprint() int {
 	return p.isl.footprint() + p.osl.footprint() + p.noIDsISL.footprint() + p.ids.footprint() + mapBytes(p.hit.m) +
-		sliceBytes(p.trieParent) + sliceBytes(p.trieNode) + mapBytes(p.trieMore) + sliceBytes(p.nodeCount) +
-		sliceBytes(p.rootNodes) + sliceBytes(p.pairPos) + sliceBytes(p.pairVal) + mapBytes(p.pairMore) + sliceBytes(p.cands)
+		sliceBytes(p.perID) + mapBytes(p.trieMore) + sliceBytes(p.nodeCount) +
+		sliceBytes(p.rootNodes) + mapBytes(p.pairMore) + sliceBytes(p.cands)
 }
 
 // TestMemoryGrowsWithBlocksNotRows feeds 10× more rows over the same fixed
