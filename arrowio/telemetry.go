@@ -1,0 +1,264 @@
+package arrowio
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/reprise-bench/reprise/internal/record"
+)
+
+// Telemetry table names and schema versions (docs/format/telemetry.md).
+const (
+	ServerMetricsTable   = "server_metrics"
+	GPUTable             = "gpu"
+	ServerMetricsVersion = "server_metrics/v1"
+	GPUVersion           = "gpu/v1"
+)
+
+// ServerMetricsSchema is the schema of server_metrics: one row per sample of
+// a server's Prometheus page (record.MetricSample).
+func ServerMetricsSchema() *arrow.Schema {
+	md := arrow.NewMetadata([]string{SchemaKey}, []string{ServerMetricsVersion})
+	return arrow.NewSchema([]arrow.Field{
+		{Name: "time_ns", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "time", Type: TimestampNS},
+		{Name: "target", Type: arrow.BinaryTypes.String},
+		{Name: "metric", Type: arrow.BinaryTypes.String},
+		{Name: "type", Type: arrow.BinaryTypes.String},
+		{Name: "labels", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "part", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "bound", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "value", Type: arrow.PrimitiveTypes.Float64},
+	}, &md)
+}
+
+// GPUSchema is the schema of gpu: one row per GPU per sample
+// (record.GPUSample); a value the source did not give is null.
+func GPUSchema() *arrow.Schema {
+	md := arrow.NewMetadata([]string{SchemaKey}, []string{GPUVersion})
+	f64 := func(name string) arrow.Field {
+		return arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Float64, Nullable: true}
+	}
+	return arrow.NewSchema([]arrow.Field{
+		{Name: "time_ns", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "time", Type: TimestampNS},
+		{Name: "source", Type: arrow.BinaryTypes.String},
+		{Name: "gpu", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "uuid", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
+		f64("util_pct"), f64("mem_used_bytes"), f64("mem_total_bytes"), f64("power_w"),
+		f64("energy_j"), f64("temp_c"), f64("sm_clock_mhz"),
+	}, &md)
+}
+
+func f64NaN(b *array.Float64Builder, v float64) {
+	if math.IsNaN(v) {
+		b.AppendNull()
+		return
+	}
+	b.Append(v)
+}
+
+func metricsRecord(mem memory.Allocator, s []record.MetricSample) arrow.Record {
+	b := array.NewRecordBuilder(mem, ServerMetricsSchema())
+	defer b.Release()
+	b.Reserve(len(s))
+	tns := b.Field(0).(*array.Int64Builder)
+	ts := b.Field(1).(*array.TimestampBuilder)
+	target := b.Field(2).(*array.StringBuilder)
+	metric := b.Field(3).(*array.StringBuilder)
+	typ := b.Field(4).(*array.StringBuilder)
+	labels := b.Field(5).(*array.StringBuilder)
+	part := b.Field(6).(*array.StringBuilder)
+	bound := b.Field(7).(*array.Float64Builder)
+	value := b.Field(8).(*array.Float64Builder)
+	for i := range s {
+		x := &s[i]
+		tns.Append(x.TimeNS)
+		ts.Append(arrow.Timestamp(x.TimeNS))
+		target.Append(x.Target)
+		metric.Append(x.Metric)
+		typ.Append(x.Type)
+		strNZ(labels, x.Labels)
+		strNZ(part, x.Part)
+		f64NaN(bound, x.Bound)
+		value.Append(x.Value)
+	}
+	return b.NewRecord()
+}
+
+func gpuRecord(mem memory.Allocator, s []record.GPUSample) arrow.Record {
+	b := array.NewRecordBuilder(mem, GPUSchema())
+	defer b.Release()
+	b.Reserve(len(s))
+	for i := range s {
+		x := &s[i]
+		b.Field(0).(*array.Int64Builder).Append(x.TimeNS)
+		b.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(x.TimeNS))
+		b.Field(2).(*array.StringBuilder).Append(x.Source)
+		b.Field(3).(*array.Int32Builder).Append(x.GPU)
+		strNZ(b.Field(4).(*array.StringBuilder), x.UUID)
+		strNZ(b.Field(5).(*array.StringBuilder), x.Name)
+		for j, v := range []float64{x.UtilPct, x.MemUsedBytes, x.MemTotalBytes, x.PowerW, x.EnergyJ, x.TempC, x.SMClockMHz} {
+			f64NaN(b.Field(6+j).(*array.Float64Builder), v)
+		}
+	}
+	return b.NewRecord()
+}
+
+// TelemetryWriter writes telemetry rows of type T to one table from its own
+// goroutine: Write never blocks the caller (a scraper or sampler). When the
+// queue is full the batch is dropped and counted. Write is safe for
+// concurrent use; Close must be called once, after the last Write.
+type TelemetryWriter[T any] struct {
+	tw      *TableWriter
+	build   func(memory.Allocator, []T) arrow.Record
+	queue   chan []T
+	done    chan struct{}
+	mu      sync.RWMutex // guards closed against concurrent Write
+	closed  bool
+	dropped atomic.Int64
+	err     error
+}
+
+// NewMetricsWriter returns the writer of server_metrics in run directory dir.
+func NewMetricsWriter(dir string, cfg Config) (*TelemetryWriter[record.MetricSample], error) {
+	return newTelemetryWriter(dir, ServerMetricsTable, ServerMetricsSchema(), cfg, metricsRecord)
+}
+
+// NewGPUWriter returns the writer of gpu in run directory dir.
+func NewGPUWriter(dir string, cfg Config) (*TelemetryWriter[record.GPUSample], error) {
+	return newTelemetryWriter(dir, GPUTable, GPUSchema(), cfg, gpuRecord)
+}
+
+func newTelemetryWriter[T any](dir, name string, schema *arrow.Schema, cfg Config,
+	build func(memory.Allocator, []T) arrow.Record) (*TelemetryWriter[T], error) {
+	tw, err := NewTableWriter(dir, name, schema, cfg)
+	if err != nil {
+		return nil, err
+	}
+	q := cfg.withDefaults().QueueBatches
+	w := &TelemetryWriter[T]{tw: tw, build: build, queue: make(chan []T, q), done: make(chan struct{})}
+	go w.loop()
+	return w, nil
+}
+
+func (w *TelemetryWriter[T]) loop() {
+	defer close(w.done)
+	for batch := range w.queue {
+		if w.err != nil {
+			continue
+		}
+		rec := w.build(memory.DefaultAllocator, batch)
+		w.err = w.tw.Write(rec)
+		rec.Release()
+	}
+}
+
+// Write queues rows; the writer owns the slice after the call.
+func (w *TelemetryWriter[T]) Write(rows []T) {
+	if len(rows) == 0 {
+		return
+	}
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.closed {
+		w.dropped.Add(int64(len(rows)))
+		return
+	}
+	select {
+	case w.queue <- rows:
+	default:
+		w.dropped.Add(int64(len(rows)))
+	}
+}
+
+// Dropped returns the rows dropped because the disk could not keep up (or
+// written after Close).
+func (w *TelemetryWriter[T]) Dropped() int64 { return w.dropped.Load() }
+
+// Close drains the queue, completes the file and returns the first error.
+func (w *TelemetryWriter[T]) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return errors.New("telemetry writer: closed twice")
+	}
+	w.closed = true
+	close(w.queue)
+	w.mu.Unlock()
+	<-w.done
+	return errors.Join(w.err, w.tw.Close())
+}
+
+// ReadMetricSamples reads the server_metrics table of a run directory.
+func ReadMetricSamples(dir string) ([]record.MetricSample, error) {
+	var out []record.MetricSample
+	err := ReadTable(dir, ServerMetricsTable, func(path string, rec arrow.Record) error {
+		if err := checkVersion(rec, ServerMetricsVersion); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		cols := rec.Columns()
+		tns := cols[0].(*array.Int64)
+		str := func(i, row int) string {
+			c := cols[i].(*array.String)
+			if c.IsNull(row) {
+				return ""
+			}
+			return c.Value(row)
+		}
+		bound := cols[7].(*array.Float64)
+		value := cols[8].(*array.Float64)
+		for i := 0; i < int(rec.NumRows()); i++ {
+			s := record.MetricSample{TimeNS: tns.Value(i), Target: str(2, i), Metric: str(3, i), Type: str(4, i),
+				Labels: str(5, i), Part: str(6, i), Bound: math.NaN(), Value: value.Value(i)}
+			if !bound.IsNull(i) {
+				s.Bound = bound.Value(i)
+			}
+			out = append(out, s)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ReadGPUSamples reads the gpu table of a run directory.
+func ReadGPUSamples(dir string) ([]record.GPUSample, error) {
+	var out []record.GPUSample
+	err := ReadTable(dir, GPUTable, func(path string, rec arrow.Record) error {
+		if err := checkVersion(rec, GPUVersion); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		cols := rec.Columns()
+		str := func(i, row int) string {
+			c := cols[i].(*array.String)
+			if c.IsNull(row) {
+				return ""
+			}
+			return c.Value(row)
+		}
+		f := func(i, row int) float64 {
+			c := cols[i].(*array.Float64)
+			if c.IsNull(row) {
+				return math.NaN()
+			}
+			return c.Value(row)
+		}
+		for i := 0; i < int(rec.NumRows()); i++ {
+			out = append(out, record.GPUSample{
+				TimeNS: cols[0].(*array.Int64).Value(i), Source: str(2, i), GPU: cols[3].(*array.Int32).Value(i),
+				UUID: str(4, i), Name: str(5, i), UtilPct: f(6, i), MemUsedBytes: f(7, i), MemTotalBytes: f(8, i),
+				PowerW: f(9, i), EnergyJ: f(10, i), TempC: f(11, i), SMClockMHz: f(12, i),
+			})
+		}
+		return nil
+	})
+	return out, err
+}
