@@ -156,7 +156,7 @@ func (st *stream) chunk(data []byte, idx uint32, dst []adapter.Record, nonOK boo
 	if ok {
 		s.end()
 	}
-	if s.err != nil || !ok {
+	if s.err != nil || !ok || data[firstNonSpace(data)] != '{' {
 		if nonOK {
 			return dst, nil // best effort: the engine keeps the raw body as the message
 		}
@@ -182,7 +182,7 @@ func (st *stream) choice(s *scanner, c *choiceAcc) {
 	s.object(func(key []byte) {
 		switch string(key) {
 		case "index":
-			c.index, _ = s.uint()
+			c.index, _ = num(s)
 		case "delta", "message":
 			s.object(func(k []byte) {
 				switch string(k) {
@@ -245,7 +245,7 @@ func (st *stream) toolCall(s *scanner, c *choiceAcc) {
 	s.object(func(k []byte) {
 		switch string(k) {
 		case "index":
-			index, _ = s.uint()
+			index, _ = num(s)
 		case "function":
 			s.object(func(k2 []byte) {
 				switch string(k2) {
@@ -377,4 +377,13 @@ func num(s *scanner) (uint32, bool) {
 	}
 	s.skip()
 	return 0, false
+}
+
+func firstNonSpace(b []byte) int {
+	for i, c := range b {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return i
+		}
+	}
+	return 0
 }

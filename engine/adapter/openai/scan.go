@@ -78,18 +78,6 @@ func (s *scanner) str() (raw []byte, esc bool) {
 	return nil, false
 }
 
-// null consumes a null literal if present.
-func (s *scanner) null() bool {
-	if s.peek() == 'n' {
-		if len(s.b)-s.i >= 4 && string(s.b[s.i:s.i+4]) == "null" {
-			s.i += 4
-			return true
-		}
-		s.fail()
-	}
-	return false
-}
-
 // uint scans a JSON number and returns it as a non-negative integer
 // (fractions are truncated, negatives and overflow clamp to 0 / max).
 func (s *scanner) uint() (uint32, bool) {
@@ -224,15 +212,15 @@ func (s *scanner) lit(w string) {
 }
 
 // object iterates the members of an object at the cursor, calling f with
-// each raw key; f must consume the value. It returns false if the cursor is
-// not at an object (after consuming a null, if any).
+// each raw key; f must consume the value. At a value of another type it
+// skips the value and returns false (chunks with unexpected shapes are
+// ignored, not fatal); it also returns false on a syntax error (s.err).
 func (s *scanner) object(f func(key []byte)) bool {
-	if s.null() {
+	if s.peek() != '{' {
+		s.skip() // null, or a value of another type: not an object
 		return false
 	}
-	if !s.expect('{') {
-		return false
-	}
+	s.i++
 	if s.peek() == '}' {
 		s.i++
 		return true
@@ -262,12 +250,11 @@ func (s *scanner) object(f func(key []byte)) bool {
 
 // array iterates the elements of an array at the cursor; f must consume each.
 func (s *scanner) array(f func(i int)) bool {
-	if s.null() {
+	if s.peek() != '[' {
+		s.skip() // null, or a value of another type: not an array
 		return false
 	}
-	if !s.expect('[') {
-		return false
-	}
+	s.i++
 	if s.peek() == ']' {
 		s.i++
 		return true

@@ -1,0 +1,104 @@
+package openai
+
+import (
+	"encoding/json"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/reprise-bench/reprise/engine/adapter"
+)
+
+// FuzzOpenAIChunk checks the native chunk scanner against encoding/json:
+// it never panics, accepts every valid JSON object, and captures exactly
+// the content text encoding/json decodes for choice 0.
+func FuzzOpenAIChunk(f *testing.F) {
+	for _, s := range []string{vllmChunk, llamaUsage,
+		`{"choices":[{"index":0,"delta":{"content":"a\n\"\u00e9\ud83d\ude00"}}]}`,
+		`{"choices":[{"delta":{"content":"a"},"index":1},{"delta":{"content":"bb"},"index":0}]}`,
+		`{"error":{"code":500,"message":"x"}}`, `{"object":"error","message":"bad","code":400}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"f","arguments":"{}"}}]}}]}`,
+		`{"choices":[{"text":"","index":0,"finish_reason":"length"}],"usage":{"completion_tokens":16}}`,
+		`{"choices":[],"usage":null}`, `[]`, `{"a":[1,2,{"b":null}],"c":-1.5e3}`, `{"choices":[{"index":0,"delta":{"content":"\ud800x"}}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		in := newInst(t, Chat)
+		in.Open(1, adapter.OpenStream|adapter.OpenCaptureText)
+		recs, err := in.Parse(1, &adapter.Batch{Events: []adapter.Event{{Data: b}}}, nil)
+		var fin adapter.Final
+		in.Close(1, &fin)
+		for _, r := range recs {
+			if r.Event != 0 {
+				t.Fatalf("record for event %d", r.Event)
+			}
+		}
+		var v any
+		if json.Unmarshal(b, &v) != nil {
+			return // invalid JSON: the scanner may accept some (lenient), must not panic
+		}
+		obj, isObj := v.(map[string]any)
+		if !isObj {
+			if err == nil && len(recs) > 0 {
+				t.Fatalf("non-object %q gave records %+v", b, recs)
+			}
+			return
+		}
+		if err != nil {
+			if depth(v) > 60 {
+				return // the scanner bounds nesting
+			}
+			t.Fatalf("valid JSON object %q rejected: %v", b, err)
+		}
+		if !utf8.Valid(b) {
+			return // encoding/json rewrites invalid UTF-8
+		}
+		want := ""
+		if choices, ok := lastValue(obj, "choices").([]any); ok {
+			for _, c := range choices {
+				cm, ok := c.(map[string]any)
+				if !ok {
+					continue
+				}
+				if idx, _ := cm["index"].(float64); idx != 0 {
+					if _, has := cm["index"]; has {
+						continue
+					}
+				}
+				for _, k := range []string{"delta", "message"} {
+					if d, ok := cm[k].(map[string]any); ok {
+						if s, ok := d["content"].(string); ok {
+							want += s
+						}
+					}
+				}
+				if s, ok := cm["text"].(string); ok {
+					want += s
+				}
+			}
+		}
+		if string(fin.Text) != want {
+			t.Fatalf("%q: captured %q, encoding/json %q", b, fin.Text, want)
+		}
+	})
+}
+
+func lastValue(m map[string]any, k string) any { return m[k] }
+
+func depth(v any) int {
+	switch x := v.(type) {
+	case map[string]any:
+		d := 0
+		for _, e := range x {
+			d = max(d, depth(e))
+		}
+		return d + 1
+	case []any:
+		d := 0
+		for _, e := range x {
+			d = max(d, depth(e))
+		}
+		return d + 1
+	}
+	return 0
+}
