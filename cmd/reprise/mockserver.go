@@ -43,6 +43,7 @@ func mockServerCommand(a *app) *cli.Command {
 			&cli.IntFlag{Name: "prefix-cache-tokens", Value: d.PrefixCacheTokens, Usage: "prefix-cache LRU capacity in `TOKENS`; 0 disables it", Sources: envVars("prefix-cache-tokens")},
 			&cli.IntFlag{Name: "chat-template-tokens", Value: d.ChatTemplateTokens, Usage: "`N` extra prompt tokens per chat message, as a chat template adds", Sources: envVars("chat-template-tokens")},
 			&cli.IntFlag{Name: "reasoning-tokens", Value: d.ReasoningTokens, Usage: "send the first `N` output tokens as reasoning_content", Sources: envVars("reasoning-tokens")},
+			&cli.BoolFlag{Name: "coalesce", Usage: "write SSE events due at the same instant in one write (default: one write and flush per event)", Sources: envVars("coalesce")},
 			&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "`SEED` for ids, random lengths, jitter and fault draws", Sources: envVars("seed")},
 			&cli.StringSliceFlag{Name: "fault", Usage: "inject `KIND[=PARAM]@RATE` at random, e.g. 429@0.01, stall=2s@0.001 (repeatable)", Sources: envVars("fault")},
 			&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "count prompt tokens with `SPEC`: builtin (o200k_base), an encoding name, a tokenizer.json or a model dir", Sources: envVars("tokenizer")},
@@ -65,6 +66,7 @@ func mockServerCommand(a *app) *cli.Command {
 			cfg.PrefixCacheTokens = cmd.Int("prefix-cache-tokens")
 			cfg.ChatTemplateTokens = cmd.Int("chat-template-tokens")
 			cfg.ReasoningTokens = cmd.Int("reasoning-tokens")
+			cfg.Coalesce = cmd.Bool("coalesce")
 			cfg.Seed = cmd.Uint64("seed")
 			cfg.KeepLog = false
 			cfg.Log = a.log

@@ -87,6 +87,13 @@ type Config struct {
 	// response are sent as reasoning_content.
 	ReasoningTokens int
 
+	// Coalesce writes the SSE events that are due at the same instant
+	// (role and first token, the choices of one step, the last token with
+	// finish, usage and [DONE]; with a zero ITL, every step) in one write
+	// instead of one write each. The oracle stamps them with that write's
+	// time. Off by default: one write and flush per event.
+	Coalesce bool
+
 	// Seed makes ids, random lengths, jitter and fault draws reproducible.
 	Seed uint64
 	// Faults are injected at random, each at its own rate.

@@ -347,7 +347,9 @@ type reqState struct {
 	prev        []time.Duration // per choice: schedule offset of the previous token
 	choices     []choiceText
 	headersSent bool
-	due         int64 // mono deadline of the events being written; 0 = as soon as possible
+	pending     []byte // coalesced events not yet written
+	stamped     int    // log.Events before this index have their write time
+	due         int64  // mono deadline of the events being written; 0 = as soon as possible
 	raw         rawSink
 	hs          httpSink
 }
@@ -409,6 +411,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	st.faults = faultSet{}
 	st.headersSent = false
 	st.due = 0
+	st.pending = st.pending[:0]
 	st.hs = httpSink{w: w}
 	st.raw = rawSink{w: w, buf: st.raw.buf}
 	llama := s.cfg.Flavor == FlavorLlamaCPP

@@ -47,14 +47,18 @@ func (s *Server) stream(ctx context.Context, st *reqState, run *runInfo) string 
 		if k > 0 {
 			off += s.timing.interToken(int(s.running.Load()), st.rng)
 		}
-		st.due = run.admitted + int64(off)
+		due := run.admitted + int64(off)
+		if due > s.mono() && !s.flushPending(st, sk) {
+			return ""
+		}
+		st.due = due
 		if !s.sleepUntil(ctx, st, st.due) {
 			return ""
 		}
 		if k == 0 && run.chat {
 			for c := range n {
 				st.buf = rd.role(st.buf[:0], c)
-				if !s.event(st, EventRole, c, sk.write(st.buf)) {
+				if !s.emit(st, sk, EventRole, c) {
 					return ""
 				}
 			}
@@ -68,7 +72,7 @@ func (s *Server) stream(ctx context.Context, st *reqState, run *runInfo) string 
 				kind = EventReasoning
 			}
 			st.buf = rd.token(st.buf[:0], c, filler(k, c), k < R)
-			if !s.event(st, kind, c, sk.write(st.buf)) {
+			if !s.emit(st, sk, kind, c) {
 				return ""
 			}
 			emitted++
@@ -87,13 +91,16 @@ func (s *Server) stream(ctx context.Context, st *reqState, run *runInfo) string 
 				withUsage := run.llama && !run.chat && run.req.includeUsage
 				withTimings := run.llama && !run.req.includeUsage
 				st.buf = rd.finish(st.buf[:0], c, st.finish[c], withUsage, withTimings)
-				if !s.event(st, EventFinish, c, sk.write(st.buf)) {
+				if !s.emit(st, sk, EventFinish, c) {
 					return ""
 				}
 			}
 		}
 		s.met.generationTokens.Add(int64(activeAt(st.lens, k)))
 		if k == faultAt {
+			if !s.flushPending(st, sk) {
+				return ""
+			}
 			if d := st.faults.stall; d > 0 {
 				// The stall counts from the write that actually happened,
 				// so the client sees a gap of at least d.
@@ -107,20 +114,22 @@ func (s *Server) stream(ctx context.Context, st *reqState, run *runInfo) string 
 			}
 			if st.faults.malformed {
 				st.buf = rd.malformed(st.buf[:0])
-				if !s.event(st, EventMalformed, 0, sk.write(st.buf)) {
+				if !s.emit(st, sk, EventMalformed, 0) {
 					return ""
 				}
 			}
 			if st.faults.errorEvent {
 				lg.Error = "injected error event"
 				st.buf = rd.errorEvent(st.buf[:0], "Internal error while generating (injected by reprise mock-server).")
-				if !s.event(st, EventError, 0, sk.write(st.buf)) {
+				if !s.emit(st, sk, EventError, 0) {
 					return ""
 				}
 				if !run.llama { // vLLM ends an errored stream with [DONE]; llama.cpp just ends it
 					st.buf = appendDone(st.buf[:0])
-					s.event(st, EventDone, 0, sk.write(st.buf))
+					s.emit(st, sk, EventDone, 0)
+					s.flushPending(st, sk)
 				} else {
+					s.flushPending(st, sk)
 					st.raw.end()
 				}
 				return ""
@@ -138,18 +147,59 @@ func (s *Server) stream(ctx context.Context, st *reqState, run *runInfo) string 
 	if run.req.includeUsage && (run.chat || !run.llama) {
 		rd.setUsage(run.prompt, run.cached, run.total, run.reasoning, ms(run.first), ms(off-decodeStart))
 		st.buf = rd.usageChunk(st.buf[:0])
-		if !s.event(st, EventUsage, 0, sk.write(st.buf)) {
+		if !s.emit(st, sk, EventUsage, 0) {
 			return ""
 		}
 	}
 	st.buf = appendDone(st.buf[:0])
-	if !s.event(st, EventDone, 0, sk.write(st.buf)) {
+	if !s.emit(st, sk, EventDone, 0) || !s.flushPending(st, sk) {
 		return ""
 	}
 	if run.llama {
 		st.raw.end()
 	}
 	return st.finish[0]
+}
+
+// emit writes the event rendered in st.buf and records it. With
+// Config.Coalesce it only queues the event; flushPending writes the queue.
+func (s *Server) emit(st *reqState, sk sink, kind EventKind, choice int) bool {
+	if !s.cfg.Coalesce {
+		return s.event(st, kind, choice, sk.write(st.buf))
+	}
+	st.pending = append(st.pending, st.buf...)
+	if s.oracle.enabled() {
+		if len(st.pending) == len(st.buf) { // first of a batch
+			st.stamped = len(st.log.Events)
+		}
+		var due int64
+		if st.due != 0 {
+			due = s.wall(st.due)
+		}
+		st.log.Events = append(st.log.Events, Event{Kind: kind, Choice: int32(choice), DueNS: due})
+	}
+	return true
+}
+
+// flushPending writes the queued events in one write and stamps them all
+// with its time.
+func (s *Server) flushPending(st *reqState, sk sink) bool {
+	if len(st.pending) == 0 {
+		return true
+	}
+	err := sk.write(st.pending)
+	st.pending = st.pending[:0]
+	t := s.mono()
+	st.log.EndNS = s.wall(t)
+	for i := st.stamped; i < len(st.log.Events); i++ {
+		st.log.Events[i].TimeNS = s.wall(t)
+	}
+	st.stamped = len(st.log.Events)
+	if err != nil {
+		st.log.Error = "write: " + err.Error()
+		return false
+	}
+	return true
 }
 
 // activeAt counts the choices still generating at step k.

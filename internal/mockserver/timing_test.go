@@ -342,3 +342,31 @@ func TestMetricsUnderLoad(t *testing.T) {
 		wg.Wait()
 	}
 }
+
+// TestCoalesce: with Config.Coalesce, events due together share one write
+// (and one oracle time); events of later steps still get their own.
+func TestCoalesce(t *testing.T) {
+	for _, flavor := range []Flavor{FlavorVLLM, FlavorLlamaCPP} {
+		s := startServer(t, func(c *Config) { c.Flavor = flavor; c.Coalesce = true; c.ITL = 2 * time.Millisecond })
+		r := mustDo(t, s, "POST", "/v1/chat/completions", faultChat)
+		if u := streamUsage(t, r.body, true); u.CompletionTokens != 10 {
+			t.Fatalf("%s: usage %+v", flavor, u)
+		}
+		l := lastLog(t, s)
+		byTime := map[int64][]EventKind{}
+		for _, e := range l.Events {
+			if e.TimeNS == 0 {
+				t.Fatalf("%s: event %v without a write time", flavor, e.Kind)
+			}
+			byTime[e.TimeNS] = append(byTime[e.TimeNS], e.Kind)
+		}
+		// role+token 1, tokens 2..9 alone, token 10+finish+usage+done.
+		if len(byTime) != 10 {
+			t.Errorf("%s: %d distinct write times, want 10: %v", flavor, len(byTime), byTime)
+		}
+		first, last := l.Events[0], l.Events[len(l.Events)-1]
+		if l.Events[1].TimeNS != first.TimeNS || len(byTime[last.TimeNS]) != 4 {
+			t.Errorf("%s: role and first token not written together, or the end not coalesced: %v", flavor, byTime)
+		}
+	}
+}

@@ -1,0 +1,103 @@
+package mockserver
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strconv"
+	"testing"
+)
+
+// TestRenderAllocs: rendering an event into a buffer with room allocates
+// nothing, for every event kind and both flavors.
+func TestRenderAllocs(t *testing.T) {
+	for _, llama := range []bool{false, true} {
+		for _, chat := range []bool{false, true} {
+			var rd renderer
+			rd.init(llama, chat, "chatcmpl-0123456789abcdef0123456789abcdef", "reprise-mock", 1795284721)
+			rd.setUsage(100, 32, 16, 4, 12.5, 150)
+			buf := make([]byte, 0, 4096)
+			allocs := testing.AllocsPerRun(100, func() {
+				buf = rd.role(buf[:0], 0)
+				buf = rd.token(buf[:0], 1, filler(3, 1), false)
+				buf = rd.token(buf[:0], 0, filler(4, 0), true)
+				buf = rd.finish(buf[:0], 0, "length", true, true)
+				buf = rd.usageChunk(buf[:0])
+				buf = appendDone(buf[:0])
+				rd.setUsage(100, 32, 16, 4, 12.5, 150)
+			})
+			if allocs != 0 {
+				t.Errorf("llama %v chat %v: %v allocations per event set, want 0", llama, chat, allocs)
+			}
+		}
+	}
+}
+
+// discardRW is a ResponseWriter that counts and drops what is written.
+type discardRW struct {
+	h http.Header
+	n int
+}
+
+func (d *discardRW) Header() http.Header         { return d.h }
+func (d *discardRW) Write(p []byte) (int, error) { d.n += len(p); return len(p), nil }
+func (d *discardRW) WriteHeader(int)             {}
+func (d *discardRW) FlushError() error           { return nil }
+
+// serveOnce returns a function that runs one request through the handler
+// with a reused request and writer.
+func serveOnce(t testing.TB, s *Server, path, body string) (func(), *discardRW) {
+	t.Helper()
+	rd := bytes.NewReader([]byte(body))
+	req, err := http.NewRequest("POST", "http://mock"+path, io.NopCloser(rd))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &discardRW{h: http.Header{}}
+	chat := path == "/v1/chat/completions"
+	return func() {
+		rd.Reset([]byte(body))
+		w.n = 0
+		s.serveCompletion(w, req, chat)
+	}, w
+}
+
+func newTestServer(t testing.TB, mutate func(*Config)) *Server {
+	t.Helper()
+	cfg := NewConfig()
+	cfg.TTFT, cfg.ITL, cfg.KeepLog = 0, 0, false
+	if mutate != nil {
+		mutate(cfg)
+	}
+	s := newServer(cfg)
+	tok, err := DefaultTokenizer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.tok = tok
+	return s
+}
+
+// TestStreamAllocs: a streamed response allocates per request, never per
+// event: 16 and 512 tokens cost the same, within the request budget.
+func TestStreamAllocs(t *testing.T) {
+	const budget = 20 // request decode (encoding/json: 14), response id, request copies
+	if raceEnabled {
+		t.Skip("sync.Pool drops items under -race; run without -race")
+	}
+	s := newTestServer(t, nil)
+	per := map[int]float64{}
+	for _, n := range []int{16, 512} {
+		run, w := serveOnce(t, s, "/v1/chat/completions", `{"messages":[{"role":"user","content":"Hello there, how are you today?"}],"max_tokens":`+
+			strconv.Itoa(n)+`,"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true}}`)
+		run()
+		if w.n < n*100 {
+			t.Fatalf("%d tokens wrote only %d bytes", n, w.n)
+		}
+		per[n] = testing.AllocsPerRun(50, run)
+	}
+	if per[16] != per[512] || per[16] > budget {
+		t.Errorf("allocations per streamed request: %v with 16 tokens, %v with 512; want equal and at most %d", per[16], per[512], budget)
+	}
+	t.Logf("allocations per streamed request: %v", per[16])
+}

@@ -1,0 +1,86 @@
+package mockserver
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+)
+
+// FuzzChatRequest feeds arbitrary bodies to the request decoder (chat and
+// completions). It must never panic; an accepted request must satisfy the
+// decoder's invariants and survive a round trip: re-encoded and decoded
+// again, it gives the same request.
+func FuzzChatRequest(f *testing.F) {
+	for _, seed := range []string{
+		`{"model":"m","messages":[{"role":"user","content":"Hello there, how are you today?"}],"max_tokens":16,"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true}}`,
+		`{"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"x"}}]}],"n":3}`,
+		`{"messages":[{"role":"user","content":null}],"max_completion_tokens":2}`,
+		`{"prompt":"Once upon a time","max_tokens":16}`,
+		`{"prompt":[7454,2402,257,640]}`,
+		`{"prompt":[[1,2,3]]}`,
+		`{"prompt":["x"]}`,
+		`{"model":"sim-model","messages":[{"role":"user","content":"hi"}],"stream":true`,
+		`{"prompt":[1e3]}`, `{"n":-1}`, `[]`, `null`, ``, `{"messages":"x"}`, `{"max_tokens":1e400}`,
+	} {
+		f.Add([]byte(seed), true)
+		f.Add([]byte(seed), false)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, chat bool) {
+		r, err := decodeRequest(body, chat)
+		if err != nil {
+			if _, ok := errors.AsType[*requestError](err); !ok {
+				t.Fatalf("error %v is not a *requestError", err)
+			}
+			return
+		}
+		if r.n < 1 || r.n > maxN || r.maxTokens == 0 || r.maxTokens < -1 || r.chat != chat {
+			t.Fatalf("accepted a request breaking the invariants: %+v", r)
+		}
+		if chat && len(r.texts) == 0 {
+			t.Fatalf("chat request without messages: %+v", r)
+		}
+		if !chat && (r.hasIDs == (r.texts != nil) || (r.hasIDs && len(r.ids) == 0)) {
+			t.Fatalf("completions request needs exactly one prompt form: %+v", r)
+		}
+		again, err := decodeRequest(encodeRequest(r), chat)
+		if err != nil {
+			t.Fatalf("re-encoded request rejected: %v", err)
+		}
+		if !sameRequest(r, again) {
+			t.Fatalf("round trip changed the request:\n%+v\n%+v", r, again)
+		}
+	})
+}
+
+// encodeRequest writes r back as a request body.
+func encodeRequest(r request) []byte {
+	m := map[string]any{"model": r.model, "ignore_eos": r.ignoreEOS, "stream": r.stream, "n": r.n,
+		"stream_options": map[string]bool{"include_usage": r.includeUsage}}
+	if r.maxTokens > 0 {
+		m["max_tokens"] = r.maxTokens
+	}
+	switch {
+	case r.chat:
+		msgs := make([]map[string]string, len(r.texts))
+		for i, t := range r.texts {
+			msgs[i] = map[string]string{"role": "user", "content": t}
+		}
+		m["messages"] = msgs
+	case r.hasIDs:
+		m["prompt"] = r.ids
+	default:
+		m["prompt"] = r.texts[0]
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic("BUG: " + err.Error())
+	}
+	return b
+}
+
+func sameRequest(a, b request) bool {
+	return a.chat == b.chat && a.model == b.model && slices.Equal(a.texts, b.texts) && slices.Equal(a.ids, b.ids) &&
+		a.hasIDs == b.hasIDs && a.maxTokens == b.maxTokens && a.ignoreEOS == b.ignoreEOS && a.stream == b.stream &&
+		a.includeUsage == b.includeUsage && a.n == b.n
+}
