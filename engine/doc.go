@@ -1,0 +1,70 @@
+// Package engine runs requests against an inference server and measures
+// them: HTTP (HTTP/1.1 keep-alive by default, h2/h2c on request), SSE
+// framing, a timestamp at every read, the endpoint adapter, and the
+// per-request [record.Request] rows (plus [record.Event] rows on request).
+//
+// # Structure
+//
+// [Run] is a whole replay: it plans the schedule (package replay), builds
+// requests ahead of their send time in a lookahead window ([Builder], on
+// their own goroutines), runs each job on the scheduler's long-lived
+// sender goroutines ([Sender.Do]), hands finished rows to a [Sink] in
+// batches from one collector goroutine, and returns the
+// [summary.Summary]. An [Engine] owns the HTTP transport and the adapter;
+// each goroutine that builds or sends owns its own adapter instance.
+//
+// The adapter seam is package engine/adapter: adapters build requests and
+// classify events; they never see the network or the clock. The engine
+// joins the adapter's records to its own timestamps by event index, so a
+// slow adapter (a Wasm guest) can never distort a measurement.
+//
+// # Timestamps
+//
+// Every time is Unix ns on one [Clock]: the wall clock read once plus
+// monotonic time since. The sender stamps SentNS just before handing the
+// request to net/http (pool wait, DNS and connect fall inside TTFT, as in
+// AIPerf), HeadersNS when the response headers arrived, and, for the body,
+// the instant each Read returned — before looking at the bytes. Every SSE
+// event completed by one read gets that read's stamp; the number of events
+// per read is kept (record.Request.MaxEventsRead, record.Event.EventsInRead)
+// so coalesced reads show up as such instead of as 0 ms gaps. TTFT is the
+// first content, reasoning or tool-call event; TTFO the first
+// non-reasoning one; ITL is (last − first token) / (output tokens − 1).
+//
+// # Connections
+//
+// The keep-alive pool is sized to the load (one idle connection per
+// sender, --max-connections caps the total). llama.cpp closes the
+// connection after every streamed response although it advertises
+// keep-alive; a request written on such a connection gets EOF. The engine
+// detects the close (a server EOF on an idle connection within a second of
+// a response, or an EOF on a reused connection before any response byte),
+// re-sends that request once on a fresh connection (counted in
+// record.Request.Retries — nothing had reached the server), and from then
+// on sends streams with Connection: close. net/http's own silent retries
+// are disabled (GetBody is nil).
+//
+// # Errors
+//
+// A failed request is a row, never an error: transport errors, non-2xx
+// statuses, error events inside a 200 stream, malformed chunks, timeouts
+// and cancellation each map to a [record.ErrorKind] with the server's
+// message. Only setup failures end a run.
+//
+// # Performance considerations
+//
+// Nothing is built on the send path when the lookahead keeps up: a
+// [Prepared] request holds the final body and header map. The read path
+// allocates nothing per read or per event once a sender's buffers have
+// grown (TestSSEAllocs; the OpenAI adapter's TestParseAllocs): the SSE
+// framer copies event bytes into a reused arena and the native adapter
+// scans chunks with a small hand-written JSON scanner instead of
+// encoding/json (BenchmarkParseChunk: about 5× faster, no allocations).
+// Each request allocates its net/http request, a context for the timeout,
+// the httptrace state and its X-Request-Id; rows are copied into batches
+// of 512 (events 8192) under one mutex and the sink runs on the collector
+// goroutine, so a slow disk delays neither reads nor sends (a full queue is
+// logged). Client-side output token counting runs after the response
+// ended, off the timing path. Per-request memory after the run is only the
+// summary's metric values (about 200 bytes per request).
+package engine
