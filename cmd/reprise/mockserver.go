@@ -29,7 +29,7 @@ func mockServerCommand(a *app) *cli.Command {
 			"Faults: --fault KIND[=PARAM]@RATE, or per request the header X-Reprise-Fault: KIND[=PARAM][,...].",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Value: d.Addr, Usage: "listen on `HOST:PORT` (port 0 picks a free one)", Sources: envVars("addr")},
-			&cli.StringFlag{Name: "flavor", Value: string(d.Flavor), Usage: "response shapes and quirks: `vllm` or llamacpp", Sources: envVars("flavor")},
+			&cli.StringFlag{Name: "flavor", Value: string(d.Flavor), Usage: "response shapes and quirks (`FLAVOR`): vllm or llamacpp", Sources: envVars("flavor")},
 			&cli.StringSliceFlag{Name: "model", Value: d.Models, Usage: "served model `NAME`s; the first is the default", Sources: envVars("model")},
 			&cli.DurationFlag{Name: "ttft", Value: d.TTFT, Usage: "base time to first token `DURATION` after admission", Sources: envVars("ttft")},
 			&cli.DurationFlag{Name: "prefill-per-token", Value: d.PrefillPerToken, Usage: "added to TTFT per uncached prompt token (`DURATION`)", Sources: envVars("prefill-per-token")},
