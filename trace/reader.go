@@ -43,8 +43,9 @@ type Options struct {
 	Log *slog.Logger
 }
 
-// ReadStats counts what a Reader did. Rows decoded = Kept + DroppedInvalid
-// + DroppedFailed + DroppedFiltered once the reader reached io.EOF.
+// ReadStats counts what a Reader did. At io.EOF, Read = Kept +
+// DroppedInvalid + DroppedFailed + DroppedFiltered + the number of row
+// errors Next returned (none with SkipInvalid).
 type ReadStats struct {
 	// Read is the number of data rows decoded, valid or not (an AIPerf
 	// multi_turn line counts once per turn).
@@ -109,16 +110,11 @@ type Reader struct {
 
 // decoder decodes the rows of one format. next fills row (every field
 // except Index) or returns io.EOF, a row error (a *ParseError; the row is
-// consumed) or a fatal error (the reader's lineReader has ioErr set, or the
-// error is a fatalError).
+// consumed) or, when the reader's lineReader has ioErr set, a read error
+// after which reading cannot go on.
 type decoder interface {
 	next(row *Row) error
 }
-
-// fatalError marks a decoder error after which reading cannot go on.
-type fatalError struct{ error }
-
-func (e fatalError) Unwrap() error { return e.error }
 
 // Open opens the trace at path ("-" reads standard input) and returns a
 // Reader positioned at its first row. The caller must Close it.
@@ -322,7 +318,7 @@ func (r *Reader) Next(row *Row) error {
 			if errors.Is(err, io.EOF) {
 				return io.EOF
 			}
-			if r.lr.ioErr != nil || errors.As(err, new(fatalError)) {
+			if r.lr.ioErr != nil {
 				if pe, ok := errors.AsType[*ParseError](err); ok {
 					r.err = pe
 				} else {

@@ -309,6 +309,26 @@ func TestCompressed(t *testing.T) {
 		if d := cmp.Diff(plain, rows); d != "" {
 			t.Errorf("%s differs from the plain file (-plain +got):\n%s", f, d)
 		}
+	}	// A multi-member gzip file (two members concatenated) reads as one stream.
+	gz, err := os.ReadFile("testdata/mooncake40.jsonl.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewReader("twice.jsonl.gz", bytes.NewReader(append(append([]byte(nil), gz...), gz...)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var row Row
+	n := 0
+	for r.Next(&row) == nil {
+		n++
+	}
+	if n != 80 || r.Stats().OutOfOrder != 1 {
+		t.Errorf("multi-member gzip: %d rows, stats %+v; want 80 rows, 1 out of order", n, r.Stats())
+	}
+	if _, err := Open("testdata/does-not-exist.jsonl", Options{}); err == nil || !strings.Contains(err.Error(), "open trace: open testdata/does-not-exist.jsonl") {
+		t.Errorf("missing file: %v", err)
 	}
 }
 
