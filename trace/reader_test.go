@@ -309,7 +309,8 @@ func TestCompressed(t *testing.T) {
 		if d := cmp.Diff(plain, rows); d != "" {
 			t.Errorf("%s differs from the plain file (-plain +got):\n%s", f, d)
 		}
-	} // A multi-member gzip file (two members concatenated) reads as one stream.
+	}
+	// A multi-member gzip file (two members concatenated) reads as one stream.
 	gz, err := os.ReadFile("testdata/mooncake40.jsonl.gz")
 	if err != nil {
 		t.Fatal(err)
