@@ -11,8 +11,9 @@ var pow10 = [...]uint64{
 }
 
 // numberEnd returns the length of the JSON number at the start of b, or 0
-// when b does not start with one. The grammar is JSON's:
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+// when b does not start with one. The grammar is JSON's,
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, so NaN, Inf, "+1", ".5"
+// and "01" are not numbers.
 func numberEnd(b []byte) int {
 	i := 0
 	if i < len(b) && b[i] == '-' {
