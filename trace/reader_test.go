@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -702,5 +704,34 @@ func TestBundledTraces(t *testing.T) {
 					r.Format(), st.Kept, len(sessions), st, tt.format, tt.rows, tt.sessions, tt.failed)
 			}
 		})
+	}
+}
+
+// TestWarningsLogged: skipped rows are logged at WARN, the first
+// maxWarnings of them, then one line saying the rest are only counted.
+func TestWarningsLogged(t *testing.T) {
+	var log bytes.Buffer
+	var b strings.Builder
+	for i := range 15 {
+		fmt.Fprintf(&b, "{\"timestamp\": %d, \"input_length\": 0}\n", i)
+	}
+	r, err := NewReader("w.jsonl", strings.NewReader(b.String()), Options{
+		Format: FormatMooncake, SkipInvalid: true, Log: slog.New(slog.NewTextHandler(&log, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row Row
+	if err := r.Next(&row); !errors.Is(err, io.EOF) {
+		t.Fatalf("Next = %v, want io.EOF after skipping every row", err)
+	}
+	st := r.Stats()
+	if st.DroppedInvalid != 15 || st.Warnings != 15 || len(st.FirstWarnings) != maxWarnings {
+		t.Errorf("stats %+v", st)
+	}
+	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	if len(lines) != maxWarnings+1 || !strings.Contains(lines[0], `w.jsonl:1: input_length: 0 tokens; must be ≥ 1`) ||
+		!strings.Contains(lines[maxWarnings], "further trace warnings are only counted") {
+		t.Errorf("log:\n%s", log.String())
 	}
 }
