@@ -2,7 +2,7 @@
 GO ?= go
 COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null)
 
-.PHONY: build test check bench demo fuzz clean
+.PHONY: build test check bench demo fuzz clean wasm
 
 build: ; $(GO) build -trimpath -ldflags "-s -w -X main.commit=$(COMMIT)" -o bin/reprise ./cmd/reprise
 test: ; scripts/test.sh
@@ -11,3 +11,4 @@ bench: ; scripts/bench.sh
 demo: build ; scripts/demo.sh
 fuzz: ; FUZZTIME=$${FUZZTIME:-60s} scripts/fuzz.sh
 clean: ; rm -rf bin runs
+wasm: ; scripts/wasm.sh
