@@ -3,7 +3,9 @@ package mockserver
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -367,6 +369,74 @@ func TestCoalesce(t *testing.T) {
 		first, last := l.Events[0], l.Events[len(l.Events)-1]
 		if l.Events[1].TimeNS != first.TimeNS || len(byTime[last.TimeNS]) != 4 {
 			t.Errorf("%s: role and first token not written together, or the end not coalesced: %v", flavor, byTime)
+		}
+	}
+}
+
+// TestClientGoneFreesSlot: a client that leaves mid-stream or while queued
+// frees its slot at once; Close ends streams in flight.
+func TestClientGoneFreesSlot(t *testing.T) {
+	for _, flavor := range []Flavor{FlavorVLLM, FlavorLlamaCPP} {
+		s := startServer(t, func(c *Config) { c.Flavor = flavor; c.MaxNumSeqs = 1; c.ITL = 50 * time.Millisecond })
+		long := `{"prompt":"x","max_tokens":1000,"ignore_eos":true,"stream":true}`
+		ctx, cancel := context.WithCancel(t.Context())
+		req, _ := http.NewRequestWithContext(ctx, "POST", s.URL()+"/v1/completions", strings.NewReader(long))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := resp.Body.Read(make([]byte, 64)); err != nil {
+			t.Fatal(err)
+		}
+		// A second request queues behind the first; a third gives up while queued.
+		ctx3, cancel3 := context.WithCancel(t.Context())
+		go func() {
+			req3, _ := http.NewRequestWithContext(ctx3, "POST", s.URL()+"/v1/completions", strings.NewReader(long))
+			if r, err := http.DefaultClient.Do(req3); err == nil {
+				r.Body.Close()
+			}
+		}()
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if _, w := s.adm.counts(); w == 1 {
+				break
+			}
+		}
+		cancel3()
+		cancel() // the first client leaves mid-stream
+		resp.Body.Close()
+		r := mustDo(t, s, "POST", "/v1/completions", `{"prompt":"x","max_tokens":2,"ignore_eos":true}`)
+		if r.status != 200 {
+			t.Fatalf("%s: after the clients left: status %d", flavor, r.status)
+		}
+		logs := logOf(t, s)
+		gone := 0
+		for _, l := range logs {
+			if l.Error != "" && l.FinishReason == "" {
+				gone++
+			}
+		}
+		if len(logs) != 3 || gone != 2 {
+			t.Errorf("%s: %d log entries, %d cut short; want 3 and 2", flavor, len(logs), gone)
+		}
+		if run, wait := s.adm.counts(); run != 0 || wait != 0 {
+			t.Errorf("%s: running %d waiting %d after everything ended", flavor, run, wait)
+		}
+
+		// Close while a stream is in flight returns promptly.
+		go func() {
+			req, _ := http.NewRequestWithContext(t.Context(), "POST", s.URL()+"/v1/completions", strings.NewReader(long))
+			if r, err := http.DefaultClient.Do(req); err == nil {
+				_, _ = io.Copy(io.Discard, r.Body)
+				r.Body.Close()
+			}
+		}()
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if run, _ := s.adm.counts(); run == 1 {
+				break
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Errorf("%s: close: %v", flavor, err)
 		}
 	}
 }
