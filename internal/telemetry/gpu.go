@@ -230,11 +230,11 @@ type GPUSummary struct {
 func SummarizeGPU(samples []record.GPUSample, startNS, endNS int64, outputTokens int64) *GPUSummary {
 	type acc struct {
 		powerSum, powerN, utilSum, utilN float64
-		firstE, lastE                   float64
-		lastT                           int64
-		lastP                           float64
-		integral                        float64
-		allEnergy                       bool
+		firstE, lastE                    float64
+		lastT                            int64
+		lastP                            float64
+		integral                         float64
+		allEnergy                        bool
 	}
 	per := map[int32]*acc{}
 	var sum GPUSummary

@@ -1,11 +1,13 @@
 package telemetry
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -199,6 +201,9 @@ func (s *Scraper) fetch(ctx context.Context, target string) ([]record.MetricSamp
 	req.Header.Set("Accept", "text/plain;version=0.0.4;q=1,*/*;q=0.1")
 	resp, err := s.cfg.Client.Do(req)
 	if err != nil {
+		if ne, ok := errors.AsType[net.Error](err); ctx.Err() != nil || ok && ne.Timeout() {
+			return nil, fmt.Errorf("GET %s: no answer within %v", target, s.cfg.Timeout)
+		}
 		return nil, err
 	}
 	defer resp.Body.Close()
@@ -206,12 +211,16 @@ func (s *Scraper) fetch(ctx context.Context, target string) ([]record.MetricSamp
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		return nil, fmt.Errorf("GET %s: HTTP %d", target, resp.StatusCode)
 	}
-	lr := &io.LimitedReader{R: resp.Body, N: s.cfg.MaxPageBytes + 1}
-	// The samples are stamped when the page has been read and parsed.
-	samples, err := ParsePage(lr, target, 0, nil)
-	if lr.N <= 0 {
+	// Read the whole (capped) page first: the size limit is checked as the
+	// bytes arrive, and parsing never holds the connection open.
+	page, err := io.ReadAll(io.LimitReader(resp.Body, s.cfg.MaxPageBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", target, err)
+	}
+	if int64(len(page)) > s.cfg.MaxPageBytes {
 		return nil, fmt.Errorf("GET %s: page larger than %d bytes", target, s.cfg.MaxPageBytes)
 	}
+	samples, err := ParsePage(bytes.NewReader(page), target, 0, nil)
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: %w", target, err)
 	}
