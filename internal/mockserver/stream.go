@@ -48,7 +48,7 @@ func (s *Server) stream(ctx context.Context, st *reqState, run *runInfo) string 
 			off += s.timing.interToken(int(s.running.Load()), st.rng)
 		}
 		due := run.admitted + int64(off)
-		if due > s.mono() && !s.flushPending(st, sk) {
+		if due != st.due && !s.flushPending(st, sk) { // coalesce only events due together
 			return ""
 		}
 		st.due = due
