@@ -130,6 +130,8 @@ type Adapter struct {
 	interrupt bool
 	hasGC     bool
 	hasInit   bool
+	imports   []string
+	size      int
 	log       *slog.Logger
 	tokens    TokenCounter
 
@@ -224,7 +226,7 @@ func load(ctx context.Context, code []byte, source string, shipped bool, cfg Con
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)
 	a := &Adapter{
-		name: source, source: source, sha: sha, cfg: cfg, ctx: context.WithoutCancel(ctx), rt: rt,
+		name: source, source: source, sha: sha, size: len(code), cfg: cfg, ctx: context.WithoutCancel(ctx), rt: rt,
 		interrupt: interrupt, log: cfg.Log, tokens: cfg.Tokenizer, stop: make(chan struct{}),
 	}
 	if a.log == nil {
@@ -336,6 +338,7 @@ func (a *Adapter) checkModule() error {
 	var bad []string
 	for _, f := range a.compiled.ImportedFunctions() {
 		mod, name, _ := f.Import()
+		a.imports = append(a.imports, mod+"."+name)
 		switch {
 		case mod == "reprise" && hostImports[name]:
 		case mod == wasi_snapshot_preview1.ModuleName:
@@ -374,6 +377,12 @@ func (a *Adapter) Info() adapter.Info {
 	return adapter.Info{Name: a.desc.Name, Version: a.desc.Version, Path: a.desc.Path,
 		Framing: framings[a.desc.Framing], Deferred: true, MaxEventsPerCall: a.desc.MaxEventsPerCall}
 }
+
+// Imports lists the functions the module imports, as module.name.
+func (a *Adapter) Imports() []string { return slices.Clone(a.imports) }
+
+// Size returns the module's size in bytes.
+func (a *Adapter) Size() int { return a.size }
 
 // Interruptible reports whether calls are interrupted at the deadline.
 func (a *Adapter) Interruptible() bool { return a.interrupt }

@@ -14,6 +14,17 @@ import (
 //go:embed adapters/*.wasm
 var shippedFS embed.FS
 
+// shippedLanguages records the source language of each shipped adapter.
+var shippedLanguages = map[string]string{
+	"openai-chat":        "Go",
+	"tgi-generate":       "C",
+	"anthropic-messages": "Rust",
+	"kserve-generate":    "AssemblyScript",
+}
+
+// ShippedLanguage returns the language a shipped adapter is written in.
+func ShippedLanguage(name string) string { return shippedLanguages[name] }
+
 // ShippedNames lists the shipped adapters, sorted.
 func ShippedNames() []string {
 	ents, _ := fs.ReadDir(shippedFS, "adapters")

@@ -1,0 +1,307 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/wasm"
+	"github.com/reprise-bench/reprise/wasm/scaffold"
+)
+
+// adaptersCommand is `reprise adapters list|inspect|test|new`.
+func adaptersCommand(a *app) *cli.Command {
+	return &cli.Command{
+		Name:  "adapters",
+		Usage: "list, inspect, test and scaffold endpoint adapters (sandboxed Wasm modules)",
+		Description: "Endpoint adapters teach reprise APIs it does not speak natively. They are WebAssembly modules\n" +
+			"(ABI: docs/format/adapter-abi.md) written in Go, C, Rust or AssemblyScript, passed to replay as\n" +
+			"--endpoint FILE.wasm or the name of a shipped adapter.\n\n" +
+			"Examples:\n" +
+			"  reprise adapters list\n" +
+			"  reprise adapters inspect anthropic-messages\n" +
+			"  reprise adapters test my.wasm --fixture recorded.http\n" +
+			"  reprise adapters new --lang rust my-gateway",
+		Commands: []*cli.Command{
+			adaptersListCommand(a),
+			adaptersInspectCommand(a),
+			adaptersTestCommand(a),
+			adaptersNewCommand(a),
+		},
+	}
+}
+
+func adaptersListCommand(a *app) *cli.Command {
+	return &cli.Command{
+		Name:  "list",
+		Usage: "list the adapters shipped in this binary",
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Present() {
+				return exitcode.Usagef("list takes no arguments, got %q", cmd.Args().Slice())
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tLANGUAGE\tPATH\tSIZE\tSHA256")
+			for _, name := range wasm.ShippedNames() {
+				ad, err := wasm.Load(ctx, name, wasm.Config{Log: a.log})
+				if err != nil {
+					return err
+				}
+				d := ad.Describe()
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, wasm.ShippedLanguage(name), d.Path, byteSize(ad.Size()), ad.SHA256()[:16])
+				ad.Close(ctx)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func byteSize(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// oneModule checks that exactly one FILE|NAME argument was given.
+func oneModule(cmd *cli.Command) (string, error) {
+	switch n := cmd.Args().Len(); n {
+	case 0:
+		return "", exitcode.UsageError(errors.New("missing adapter: give a .wasm file or a shipped name"), "see 'reprise adapters list'")
+	case 1:
+		return cmd.Args().First(), nil
+	default:
+		return "", exitcode.Usagef("want one adapter, got %d: %s", n, strings.Join(cmd.Args().Slice(), " "))
+	}
+}
+
+func adaptersInspectCommand(a *app) *cli.Command {
+	return &cli.Command{
+		Name:      "inspect",
+		Usage:     "load an adapter and print its description, hash and imports",
+		ArgsUsage: "FILE.wasm|NAME",
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			spec, err := oneModule(cmd)
+			if err != nil {
+				return err
+			}
+			ad, err := wasm.Load(ctx, spec, wasm.Config{Log: a.log})
+			if err != nil {
+				return exitcode.UsageError(err, "")
+			}
+			defer ad.Close(ctx)
+			d := ad.Describe()
+			w := a.stdout
+			fmt.Fprintf(w, "name:           %s\n", d.Name)
+			fmt.Fprintf(w, "version:        %s\n", d.Version)
+			fmt.Fprintf(w, "source:         %s\n", ad.Source())
+			if l := wasm.ShippedLanguage(spec); l != "" {
+				fmt.Fprintf(w, "language:       %s\n", l)
+			}
+			fmt.Fprintf(w, "sha256:         %s\n", ad.SHA256())
+			fmt.Fprintf(w, "size:           %s\n", byteSize(ad.Size()))
+			fmt.Fprintf(w, "abi:            v%d\n", d.ABI)
+			fmt.Fprintf(w, "path:           %s\n", d.Path)
+			fmt.Fprintf(w, "builds:         %v\n", d.Builds)
+			fmt.Fprintf(w, "parses:         %v\n", d.Parses)
+			fmt.Fprintf(w, "framing:        %s\n", d.Framing)
+			fmt.Fprintf(w, "tokenizer:      %v\n", d.NeedsTokenizer)
+			fmt.Fprintf(w, "records/event:  %d\n", d.MaxRecordsPerEvent)
+			fmt.Fprintf(w, "events/call:    %d\n", d.MaxEventsPerCall)
+			fmt.Fprintf(w, "interruptible:  %v\n", ad.Interruptible())
+			imp := ad.Imports()
+			if len(imp) == 0 {
+				imp = []string{"(none)"}
+			}
+			fmt.Fprintf(w, "imports:        %s\n", strings.Join(imp, ", "))
+			return nil
+		},
+	}
+}
+
+// adaptersTestConfig is the `adapters test` command line.
+type adaptersTestConfig struct {
+	Args          []string
+	Fixtures      []string
+	Batch         int
+	Model         string
+	AdapterConfig string
+	Build         bool
+}
+
+// Validate reports every problem at once.
+func (c adaptersTestConfig) Validate() error {
+	var errs []error
+	switch len(c.Args) {
+	case 0:
+		errs = append(errs, errors.New("missing adapter: give a .wasm file or a shipped name"))
+	case 1:
+	default:
+		errs = append(errs, fmt.Errorf("want one adapter, got %d: %s", len(c.Args), strings.Join(c.Args, " ")))
+	}
+	if len(c.Fixtures) == 0 && !c.Build {
+		errs = append(errs, errors.New("nothing to do: give --fixture PATH (a recorded .http response or a raw SSE body) and/or --build"))
+	}
+	for _, f := range c.Fixtures {
+		if _, err := os.Stat(f); err != nil {
+			errs = append(errs, fmt.Errorf("--fixture: %w", err))
+		}
+	}
+	if c.Batch < 0 {
+		errs = append(errs, fmt.Errorf("--batch %d: want a positive number of events (0 = all in one batch)", c.Batch))
+	}
+	return errors.Join(errs...)
+}
+
+func adaptersTestCommand(a *app) *cli.Command {
+	return &cli.Command{
+		Name:      "test",
+		Usage:     "run an adapter on recorded responses and print the classified events",
+		ArgsUsage: "FILE.wasm|NAME",
+		Description: "Frames each --fixture the way replay does (SSE events, comments and [DONE] flagged; a\n" +
+			"non-stream or non-2xx body as one event), runs the adapter's parser on it with text capture on,\n" +
+			"and prints every event with the records it produced, then the final summary. --build also\n" +
+			"prints the request the adapter builds for a sample row. Exit code 1 if the adapter fails.\n\n" +
+			"A fixture is an .http file (status line, headers, blank line, body; as in\n" +
+			"shared/fixtures/servers) or a raw text/event-stream body.",
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "fixture", Aliases: []string{"f"}, Usage: "recorded response `PATH` (repeatable)"},
+			&cli.IntFlag{Name: "batch", Usage: "events per parse call, `N` (0 = all at once, as replay does)"},
+			&cli.StringFlag{Name: "model", Value: "test-model", Usage: "`MODEL` passed to the adapter's configure"},
+			&cli.StringFlag{Name: "adapter-config", Usage: "adapter options as a `JSON` object", Sources: envVars("adapter-config")},
+			&cli.BoolFlag{Name: "build", Usage: "also print the request built for a sample row"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			c := adaptersTestConfig{Args: cmd.Args().Slice(), Fixtures: cmd.StringSlice("fixture"), Batch: int(cmd.Int("batch")),
+				Model: cmd.String("model"), AdapterConfig: cmd.String("adapter-config"), Build: cmd.Bool("build")}
+			if err := c.Validate(); err != nil {
+				return exitcode.UsageError(err, "see 'reprise adapters test --help'")
+			}
+			return runAdaptersTest(ctx, a, c)
+		},
+	}
+}
+
+func runAdaptersTest(ctx context.Context, a *app, c adaptersTestConfig) error {
+	ad, err := wasm.Load(ctx, c.Args[0], wasm.Config{Log: a.log, AdapterConfig: []byte(c.AdapterConfig)})
+	if err != nil {
+		return exitcode.UsageError(err, "")
+	}
+	defer ad.Close(ctx)
+	if len(c.Fixtures) > 0 && !ad.Describe().Parses {
+		return exitcode.Usagef("adapter %s does not parse responses", ad.Name())
+	}
+	in, err := ad.Instantiate(&adapter.Config{Model: c.Model, Stream: true})
+	if err != nil {
+		return exitcode.UsageError(err, "")
+	}
+	defer in.Release()
+	w := a.stdout
+	var failed []string
+	if c.Build {
+		if err := printBuild(w, ad, in); err != nil {
+			failed = append(failed, "build: "+err.Error())
+		}
+	}
+	for i, f := range c.Fixtures {
+		rec, err := wasm.ReadRecording(f)
+		if err != nil {
+			return exitcode.UsageError(err, "a fixture is an .http recording or a raw SSE body")
+		}
+		before := in.Spent()
+		cl, err := wasm.Classify(in, uint32(i+1), rec, ad.Info().Framing, c.Batch)
+		fmt.Fprintf(w, "== %s: HTTP %d, %d events, adapter time %v\n", filepath.Base(f), rec.Status, len(cl.Events), in.Spent()-before)
+		if werr := wasm.WriteClassified(w, cl); werr != nil {
+			return werr
+		}
+		if err != nil {
+			fmt.Fprintf(w, "adapter error: %v\n", err)
+			failed = append(failed, f+": "+err.Error())
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("adapter failed on %d input(s): %s", len(failed), failed[0])
+	}
+	return nil
+}
+
+// printBuild builds and prints a request for a sample row.
+func printBuild(w io.Writer, ad *wasm.Adapter, in *wasm.Instance) error {
+	if !ad.Describe().Builds {
+		fmt.Fprintf(w, "== build: adapter %s does not build requests\n", ad.Name())
+		return nil
+	}
+	bi := &adapter.BuildInput{Flags: adapter.BuildStream | adapter.BuildFirstTurn, InputTokens: 6, MaxTokens: 16,
+		HashIDs: []uint64{1}, BlockSize: 16, Seed: 1, PromptText: "Tell me about prefix caching."}
+	var r adapter.HTTPRequest
+	if err := in.Build(bi, &r); err != nil {
+		fmt.Fprintf(w, "== build: adapter error: %v\n", err)
+		return err
+	}
+	fmt.Fprintf(w, "== build (sample row: max_tokens 16, stream)\n%s %s\n", r.Method, r.Path)
+	for _, h := range r.Header {
+		fmt.Fprintf(w, "%s: %s\n", h.Name, h.Value)
+	}
+	last := 0
+	var body []byte
+	for _, h := range r.Holes {
+		body = append(body, r.Body[last:h.Offset]...)
+		body = append(body, fmt.Sprintf("«prompt hole kind %d»", h.Kind)...)
+		last = h.Offset
+	}
+	body = append(body, r.Body[last:]...)
+	fmt.Fprintf(w, "\n%s\n", body)
+	return nil
+}
+
+func adaptersNewCommand(a *app) *cli.Command {
+	return &cli.Command{
+		Name:      "new",
+		Usage:     "scaffold a new adapter project from the SDK template",
+		ArgsUsage: "NAME",
+		Description: "Writes a working template adapter (a generic {\"text\": ...} streaming API) with the SDK files,\n" +
+			"a Makefile (make; make test) and a sample recorded stream into DIR (default ./NAME).",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "lang", Usage: "`LANGUAGE`: go, c, rust or assemblyscript"},
+			&cli.StringFlag{Name: "dir", Usage: "output `DIR` (default ./NAME); must not exist or be empty"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			var errs []error
+			if cmd.Args().Len() != 1 {
+				errs = append(errs, fmt.Errorf("want one NAME, got %d", cmd.Args().Len()))
+			}
+			if cmd.String("lang") == "" {
+				errs = append(errs, errors.New("missing --lang: go, c, rust or assemblyscript"))
+			}
+			if err := errors.Join(errs...); err != nil {
+				return exitcode.UsageError(err, "reprise adapters new --lang go my-adapter")
+			}
+			name := cmd.Args().First()
+			dir := cmd.String("dir")
+			if dir == "" {
+				dir = name
+			}
+			files, err := scaffold.Write(dir, cmd.String("lang"), name)
+			if err != nil {
+				return exitcode.UsageError(err, "")
+			}
+			fmt.Fprintf(a.stdout, "created %s (%s):\n", dir, cmd.String("lang"))
+			for _, f := range files {
+				fmt.Fprintf(a.stdout, "  %s\n", f)
+			}
+			fmt.Fprintf(a.stdout, "next: cd %s && make && make test\n", dir)
+			return nil
+		},
+	}
+}
