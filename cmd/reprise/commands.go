@@ -9,7 +9,6 @@ func commands(a *app) []*cli.Command {
 		mockServerCommand(a),
 		analyzeTraceCommand(a),
 		replayCommand(a),
-		summarizeCommand(a),
 		adaptersCommand(a),
 	}
 }
