@@ -107,8 +107,11 @@ func TestScheduleExact(t *testing.T) {
 	t.Logf("server write lateness over %d events: p50 %v, max %v", len(late), late[len(late)/2], late[len(late)-1])
 }
 
-// attempt runs f until it returns nil, at most n times, and reports the
-// last error. Wall-clock checks get a few tries on a loaded machine.
+// attempt runs f until it returns nil, at most n times. Wall-clock checks
+// get a few tries; if all fail on a machine whose own timers are late (the
+// median lateness of 1 ms sleeps is over 500 µs, e.g. an oversubscribed
+// VM), the tolerance cannot hold and the test is skipped with the numbers.
+// TestScheduleExact checks the model itself without the clock.
 func attempt(t *testing.T, n int, f func() error) {
 	t.Helper()
 	var err error
@@ -118,7 +121,22 @@ func attempt(t *testing.T, n int, f func() error) {
 		}
 		t.Logf("retrying: %v", err)
 	}
+	if noise := timerNoise(); noise > 500*time.Microsecond {
+		t.Skipf("this machine's timers are late by %v (median of 1ms sleeps), too noisy for the tolerance: %v", noise, err)
+	}
 	t.Error(err)
+}
+
+// timerNoise returns the median lateness of 1 ms sleeps.
+func timerNoise() time.Duration {
+	late := make([]time.Duration, 21)
+	for i := range late {
+		start := time.Now()
+		time.Sleep(time.Millisecond)
+		late[i] = time.Since(start) - time.Millisecond
+	}
+	slices.Sort(late)
+	return late[len(late)/2]
 }
 
 // TestTimingFromEventLog checks the served timing against the configured
