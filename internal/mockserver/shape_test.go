@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -342,5 +343,75 @@ func TestLlamaClosesAfterStream(t *testing.T) {
 	logs := logOf(t, s)
 	if !slices.ContainsFunc(logs, func(l RequestLog) bool { return l.Stream && l.FinishReason != "" }) {
 		t.Errorf("the stream is not in the log as finished: %+v", logs)
+	}
+}
+
+// metricTypes returns the TYPE of every metric family of a text exposition
+// and checks that every sample line is name[{labels}] value.
+func metricTypes(t *testing.T, page string) map[string]string {
+	t.Helper()
+	types := map[string]string{}
+	for line := range strings.SplitSeq(strings.TrimSpace(page), "\n") {
+		if rest, ok := strings.CutPrefix(line, "# TYPE "); ok {
+			name, typ, _ := strings.Cut(rest, " ")
+			types[name] = typ
+			continue
+		}
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		series, value, ok := strings.Cut(line, " ")
+		if _, err := strconv.ParseFloat(value, 64); !ok || err != nil || strings.Count(series, "{") != strings.Count(series, "}") {
+			t.Errorf("bad sample line %q", line)
+		}
+	}
+	return types
+}
+
+// TestMetricsMatchFixtures: every metric the mock serves exists in the
+// recorded page of its flavor with the same type, and the required ones
+// are there.
+func TestMetricsMatchFixtures(t *testing.T) {
+	for _, tc := range []struct {
+		flavor   Flavor
+		dir      string
+		fixture  string
+		required []string
+	}{
+		{FlavorVLLM, "vllm-sim", "metrics", []string{"vllm:num_requests_running", "vllm:num_requests_waiting",
+			"vllm:kv_cache_usage_perc", "vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total",
+			"vllm:prompt_tokens_total", "vllm:generation_tokens_total", "vllm:time_to_first_token_seconds",
+			"vllm:inter_token_latency_seconds", "vllm:e2e_request_latency_seconds"}},
+		{FlavorLlamaCPP, "llamacpp", "metrics", nil},
+	} {
+		fx := loadFixture(t, tc.dir, tc.fixture)
+		want := metricTypes(t, string(fx.body))
+		s := startServer(t, func(c *Config) { c.Flavor = tc.flavor })
+		mustDo(t, s, "POST", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"max_tokens":3}`)
+		r := mustDo(t, s, "GET", "/metrics", "")
+		if ct, wantCT := r.header.Get("Content-Type"), header(fx.Response.Headers, "Content-Type"); ct != wantCT {
+			t.Errorf("%s: Content-Type %q, recorded %q", tc.flavor, ct, wantCT)
+		}
+		got := metricTypes(t, string(r.body))
+		for name, typ := range got {
+			if want[name] != typ {
+				t.Errorf("%s: %s is a %s, the recording has %q", tc.flavor, name, typ, want[name])
+			}
+		}
+		if tc.required == nil { // llama.cpp: the same set
+			for name := range want {
+				tc.required = append(tc.required, name)
+			}
+		}
+		for _, name := range tc.required {
+			if _, ok := got[name]; !ok {
+				t.Errorf("%s: %s missing", tc.flavor, name)
+			}
+		}
+	}
+	// Without a prefix cache there are no prefix_cache series, as recorded.
+	s := startServer(t, func(c *Config) { c.PrefixCacheTokens = 0 })
+	if m := string(mustDo(t, s, "GET", "/metrics", "").body); strings.Contains(m, "prefix_cache") {
+		t.Errorf("prefix_cache series without a cache")
 	}
 }
