@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/reprise-bench/reprise/arrowio"
+	"github.com/reprise-bench/reprise/engine/summary"
+	"github.com/reprise-bench/reprise/internal/exitcode"
+)
+
+// summarizeConfig is the summarize command line.
+type summarizeConfig struct {
+	Args    []string
+	JSON    bool
+	Goodput string // "" = the run's own --goodput (from manifest.json)
+	Export  string
+}
+
+// Validate reports every problem at once.
+func (c summarizeConfig) Validate() error {
+	var errs []error
+	switch len(c.Args) {
+	case 0:
+		errs = append(errs, errors.New("missing RUN_DIR: give a run directory written by reprise replay"))
+	case 1:
+		if st, err := os.Stat(c.Args[0]); err != nil || !st.IsDir() {
+			errs = append(errs, fmt.Errorf("RUN_DIR %s: not a directory", c.Args[0]))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("want one RUN_DIR, got %d: %s", len(c.Args), strings.Join(c.Args, " ")))
+	}
+	if c.Goodput != "" {
+		if _, err := summary.ParseGoodput(c.Goodput); err != nil {
+			errs = append(errs, fmt.Errorf("--goodput: %w", err))
+		}
+	}
+	switch c.Export {
+	case "", "aiperf":
+	default:
+		errs = append(errs, fmt.Errorf("--export %q: want aiperf", c.Export))
+	}
+	return errors.Join(errs...)
+}
+
+// runSettings are what a run directory says about how its summary was
+// computed: manifest.json (options) and summary.json (run information).
+type runSettings struct {
+	Info     summary.RunInfo
+	Options  summary.Options
+	Manifest map[string]any // manifest.json as is, nil when absent
+}
+
+// readRunSettings reads manifest.json and summary.json of dir. Missing
+// files give defaults (a run interrupted before its summary still has
+// records); malformed ones are errors.
+func readRunSettings(dir string) (runSettings, error) {
+	var s runSettings
+	var manifest struct {
+		Streaming           *bool  `json:"streaming"`
+		UseServerTokenCount bool   `json:"use_server_token_count"`
+		Goodput             string `json:"goodput"`
+		Replay              struct {
+			LateThreshold time.Duration
+		} `json:"replay"`
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "manifest.json")); err == nil {
+		if err := json.Unmarshal(b, &manifest); err != nil {
+			return s, fmt.Errorf("read %s: %w", filepath.Join(dir, "manifest.json"), err)
+		}
+		if err := json.Unmarshal(b, &s.Manifest); err != nil {
+			return s, fmt.Errorf("read %s: %w", filepath.Join(dir, "manifest.json"), err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return s, err
+	}
+	var sum struct {
+		RunInfo *summary.RunInfo `json:"run_info"`
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "summary.json")); err == nil {
+		if err := json.Unmarshal(b, &sum); err != nil {
+			return s, fmt.Errorf("read %s: %w", filepath.Join(dir, "summary.json"), err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return s, err
+	}
+	if sum.RunInfo != nil {
+		s.Info = *sum.RunInfo
+	}
+	s.Options.Streaming = s.Info.Streaming
+	if manifest.Streaming != nil {
+		s.Options.Streaming = *manifest.Streaming
+		s.Info.Streaming = *manifest.Streaming
+	}
+	s.Options.UseServerTokenCount = manifest.UseServerTokenCount
+	s.Options.LateThreshold = manifest.Replay.LateThreshold
+	if manifest.Goodput != "" {
+		slos, err := summary.ParseGoodput(manifest.Goodput)
+		if err != nil {
+			return s, fmt.Errorf("read %s: goodput: %w", filepath.Join(dir, "manifest.json"), err)
+		}
+		s.Options.Goodput = slos
+	}
+	return s, nil
+}
+
+func summarizeCommand(a *app) *cli.Command {
+	return &cli.Command{
+		Name:      "summarize",
+		Usage:     "recompute a run's summary from its record files",
+		ArgsUsage: "RUN_DIR",
+		Description: "Reads RUN_DIR/records (Parquet or Arrow, parts or one file) and prints the summary the run\n" +
+			"printed, computed from the files alone; manifest.json and summary.json supply the run's options\n" +
+			"(goodput SLOs, streaming, token counting) when present.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Sources: envVars("json"), Usage: "print summary.json instead of the table"},
+			&cli.StringFlag{Name: "goodput", Sources: envVars("goodput"),
+				Usage: "`SLOS` such as \"ttft:250 itl:10\" instead of the run's own"},
+			&cli.StringFlag{Name: "export", Sources: envVars("export"),
+				Usage: "`KIND`: aiperf also writes profile_export.jsonl and profile_export_aiperf.json to RUN_DIR"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			c := summarizeConfig{Args: cmd.Args().Slice(), JSON: cmd.Bool("json"), Goodput: cmd.String("goodput"),
+				Export: cmd.String("export")}
+			if err := c.Validate(); err != nil {
+				return exitcode.UsageError(err, "see 'reprise summarize --help'")
+			}
+			dir := c.Args[0]
+			set, err := readRunSettings(dir)
+			if err != nil {
+				return err
+			}
+			if c.Goodput != "" {
+				set.Options.Goodput, _ = summary.ParseGoodput(c.Goodput)
+			}
+			reqs, err := arrowio.ReadRequests(dir)
+			if err != nil {
+				if errors.Is(err, arrowio.ErrNoTable) {
+					return exitcode.UsageError(err, "RUN_DIR must hold records.parquet or records/part-*.parquet (reprise replay --out)")
+				}
+				return err
+			}
+			s := summary.Summarize(reqs, set.Info, set.Options)
+			if c.Export == "aiperf" {
+				if err := arrowio.WriteAIPerfExports(dir, reqs, set.Options.Streaming, aiperfSummary(s, set.Manifest)); err != nil {
+					return err
+				}
+			}
+			if c.JSON {
+				b, err := s.JSON()
+				if err != nil {
+					return err
+				}
+				_, err = a.stdout.Write(b)
+				return err
+			}
+			return s.WriteTable(a.stdout)
+		},
+	}
+}
+
+// aiperfSummary maps a summary to profile_export_aiperf.json: every metric
+// with statistics as a record metric, the counts and throughputs as
+// aggregates, errors by kind as error_summary.
+func aiperfSummary(s *summary.Summary, manifest map[string]any) arrowio.AIPerfSummary {
+	out := arrowio.AIPerfSummary{
+		BenchmarkID: s.Run.Start.UTC().Format("20060102T150405Z") + "-" + s.Run.Mode,
+		StartTime:   s.Run.Start, EndTime: s.Run.End, WasCancelled: s.Run.Cancelled,
+		InputConfig: manifest, CLICommand: "reprise replay",
+		Records: map[string]arrowio.AIPerfStats{},
+		Aggregates: map[string]arrowio.AIPerfAggregate{
+			"request_count":           {Unit: "requests", Avg: float64(s.RequestCount)},
+			"benchmark_duration":      {Unit: "sec", Avg: s.BenchmarkDuration.Seconds()},
+			"request_throughput":      {Unit: "requests/sec", Avg: s.RequestThroughput},
+			"output_token_throughput": {Unit: "tokens/sec", Avg: s.OutputTokenThroughput},
+			"total_token_throughput":  {Unit: "tokens/sec", Avg: s.TotalTokenThroughput},
+			"total_isl":               {Unit: "tokens", Avg: float64(s.TotalISL)},
+			"total_osl":               {Unit: "tokens", Avg: float64(s.TotalOSL)},
+			"total_reasoning_tokens":  {Unit: "tokens", Avg: float64(s.TotalReasoning)},
+		},
+	}
+	if s.ErrorRequestCount > 0 {
+		out.Aggregates["error_request_count"] = arrowio.AIPerfAggregate{Unit: "requests", Avg: float64(s.ErrorRequestCount)}
+	}
+	if len(s.Options.Goodput) > 0 {
+		out.Aggregates["good_request_count"] = arrowio.AIPerfAggregate{Unit: "requests", Avg: float64(s.GoodRequestCount)}
+		out.Aggregates["goodput"] = arrowio.AIPerfAggregate{Unit: "requests/sec", Avg: s.Goodput}
+		out.Aggregates["good_request_fraction"] = arrowio.AIPerfAggregate{Unit: "ratio", Avg: s.GoodRequestFraction}
+	}
+	for tag, st := range s.Metrics {
+		out.Records[tag] = arrowio.AIPerfStats{Unit: st.Unit, Avg: st.Avg, Min: st.Min, Max: st.Max,
+			P1: st.P1, P5: st.P5, P10: st.P10, P25: st.P25, P50: st.P50, P75: st.P75, P90: st.P90, P95: st.P95, P99: st.P99,
+			Std: st.Std, Count: st.Count, Sum: st.Sum}
+	}
+	for _, e := range s.Errors {
+		out.ErrorSummary = append(out.ErrorSummary, arrowio.AIPerfErrorCount{
+			ErrorDetails: arrowio.AIPerfError{Code: e.Status, Type: string(e.Kind), Message: e.Message}, Count: e.Count})
+	}
+	return out
+}
