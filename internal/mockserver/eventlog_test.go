@@ -1,0 +1,76 @@
+package mockserver
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// TestEventLogLine pins the JSONL format (docs/format/mock-server.md) with a
+// golden file and checks that every line is valid JSON that decodes back
+// to the same record, including strings that need escaping.
+func TestEventLogLine(t *testing.T) {
+	logs := []RequestLog{
+		{Seq: 7, ClientRequestID: "req-\"7\"\n\x01é\xff", ResponseID: "chatcmpl-x", Endpoint: "/v1/chat/completions",
+			Stream: true, Status: 200, Fault: "stall=2s,malformed-sse", FinishReason: "length",
+			ReceivedNS: 1795285491628262189, AdmittedNS: 1795285491628452470, EndNS: 1795285491637461996,
+			PromptTokens: 8, CachedTokens: 0, OutputTokens: 2, ReasoningTokens: 1,
+			Events: []Event{{Kind: EventRole, TimeNS: 10, DueNS: 9}, {Kind: EventReasoning, TimeNS: 11, DueNS: 9},
+				{Kind: EventContent, Choice: 1, TimeNS: 12, DueNS: 12}, {Kind: EventDone, TimeNS: 13, DueNS: 12}}},
+		{Seq: 8, Endpoint: "/v1/completions", Error: "The model `x` does not exist.", Status: 404, ReceivedNS: 5, EndNS: 6,
+			Events: []Event{{Kind: EventBody, TimeNS: 6}}},
+	}
+	var got []byte
+	for i := range logs {
+		line := appendLogLine(nil, &logs[i])
+		got = append(got, line...)
+		var back struct {
+			V         int    `json:"v"`
+			Seq       uint64 `json:"seq"`
+			RequestID string `json:"request_id"`
+			Error     string `json:"error"`
+			Events    []struct {
+				Kind   string `json:"kind"`
+				Choice int32  `json:"choice"`
+				TimeNS int64  `json:"t_ns"`
+				DueNS  int64  `json:"due_ns"`
+			} `json:"events"`
+		}
+		if err := json.Unmarshal(line, &back); err != nil {
+			t.Fatalf("line %d is not JSON: %v\n%s", i, err, line)
+		}
+		// The id as JSON sees it: invalid UTF-8 becomes U+FFFD.
+		raw, _ := json.Marshal(logs[i].ClientRequestID)
+		var id string
+		_ = json.Unmarshal(raw, &id)
+		if back.V != EventLogVersion || back.Seq != logs[i].Seq || back.RequestID != id || back.Error != logs[i].Error ||
+			len(back.Events) != len(logs[i].Events) {
+			t.Errorf("line %d decodes to %+v", i, back)
+		}
+		for j, e := range back.Events {
+			w := logs[i].Events[j]
+			if e.Kind != w.Kind.String() || e.Choice != w.Choice || e.TimeNS != w.TimeNS || e.DueNS != w.DueNS {
+				t.Errorf("line %d event %d: %+v, want %+v", i, j, e, w)
+			}
+		}
+	}
+	golden := filepath.Join("testdata", t.Name()+".golden")
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if d := cmp.Diff(string(want), string(got)); d != "" {
+		t.Errorf("event log lines changed (-golden +got); a format change must bump EventLogVersion and the spec:\n%s", d)
+	}
+}
