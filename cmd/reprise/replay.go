@@ -20,6 +20,7 @@ import (
 	"github.com/reprise-bench/reprise/engine/adapter/openai"
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/prompt"
 	"github.com/reprise-bench/reprise/internal/tokenizer"
 	"github.com/reprise-bench/reprise/replay"
 	"github.com/reprise-bench/reprise/trace"
@@ -63,6 +64,10 @@ type replayConfig struct {
 	SkipInvalid         bool
 	DropFailed          bool
 	ModelFilter         string
+	PromptSeed          uint64
+	HashMismatch        string
+	ISLCorrection       int
+	PromptFormat        string
 	Replay              replay.Config
 }
 
@@ -74,7 +79,8 @@ type replayPlan struct {
 	stats     trace.ReadStats
 	format    trace.Format
 	tok       tokenizer.Tokenizer
-	prompts   *wordPrompts
+	prompts   *synthPrompts
+	pcfg      prompt.Config
 	plan      *replay.Plan
 	tracePath string
 }
@@ -141,6 +147,11 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 		errs = append(errs, fmt.Errorf("--goodput: %w", err))
 	}
 	rp.slos = slos
+	for _, slo := range slos {
+		if !c.Streaming && summary.StreamingOnly(slo.Tag) {
+			bad("--goodput %s: this metric exists only for streamed responses; drop --no-streaming or the SLO", slo.Tag)
+		}
+	}
 	if c.MaxErrorRate < 0 || c.MaxErrorRate > 1 {
 		bad("--max-error-rate %v: want a fraction between 0 and 1", c.MaxErrorRate)
 	}
@@ -174,6 +185,15 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 	} else if c.ISL > 0 || c.OSL > 0 {
 		bad("--isl/--osl describe a synthetic load; with a TRACE the lengths come from the trace")
 	}
+	pcfg := prompt.NewConfig()
+	pcfg.Seed = c.PromptSeed
+	pcfg.Mismatch = prompt.Mismatch(c.HashMismatch)
+	pcfg.ISLCorrection = c.ISLCorrection
+	pcfg.Format = prompt.Format(c.PromptFormat)
+	if err := pcfg.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	rp.pcfg = pcfg
 	tok, err := tokenizer.Load(c.Tokenizer)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("--tokenizer %q: %w", c.Tokenizer, err))
@@ -211,12 +231,12 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 		}
 		rp.rows, rp.stats = rows, st
 	}
-	rp.prompts, err = newWordPrompts(tok, rp.rows)
+	rp.prompts, err = newSynthPrompts(rp, pcfg, c.Endpoint == "completions" && pcfg.Format == prompt.FormatTokenIDs)
 	if err != nil {
+		if rp.tracePath != "" {
+			return nil, fmt.Errorf("%s: %w", rp.tracePath, err)
+		}
 		return nil, err
-	}
-	if err := rp.prompts.validate(rp.rows); err != nil {
-		return nil, fmt.Errorf("%s: %w", rp.tracePath, err)
 	}
 	rp.plan, err = replay.NewPlan(c.Replay, rp.rows)
 	if err != nil {
@@ -304,6 +324,14 @@ func replayFlags() []cli.Flag {
 			Usage: "drop rows the trace marks as failed (BurstGPT zero output)"},
 		&cli.StringFlag{Name: "model-filter", Category: catTrace, Sources: envVars("model-filter"),
 			Usage: "keep only rows of trace model `NAME` (BurstGPT)"},
+		&cli.Uint64Flag{Name: "prompt-seed", Category: catTrace, Sources: envVars("prompt-seed"),
+			Usage: "`SEED` of the prompt words: equal seeds build equal prompts (and can reuse a server's cache)"},
+		&cli.StringFlag{Name: "hash-mismatch", Value: string(prompt.DefaultMismatch), Category: catTrace, Sources: envVars("hash-mismatch"),
+			Usage: "rows whose hash ids do not fit their length: `error` (stop before sending) or fit (adapt the ids, counted)"},
+		&cli.IntFlag{Name: "isl-correction", Category: catTrace, Sources: envVars("isl-correction"),
+			Usage: "subtract `N` tokens from every synthesized prompt (what the server's chat template adds)"},
+		&cli.StringFlag{Name: "prompt-format", Value: string(prompt.DefaultFormat), Category: catTrace, Sources: envVars("prompt-format"),
+			Usage: "`FORMAT` of synthesized prompts: text, or token-ids (sent as a token array with --endpoint completions)"},
 		&cli.StringFlag{Name: "goodput", Category: catOut, Sources: envVars("goodput"),
 			Usage: "SLOs `\"TAG:VALUE …\"`, e.g. \"ttft:250 itl:10 e2e:2000\" (ms; AIPerf tags accepted)"},
 		&cli.FloatFlag{Name: "min-good-fraction", Value: defaultMinGoodFraction, Category: catOut, Sources: envVars("min-good-fraction"),
@@ -355,7 +383,9 @@ func replayCommand(a *app) *cli.Command {
 				Goodput: cmd.String("goodput"), MaxErrorRate: cmd.Float("max-error-rate"), MinGoodFraction: cmd.Float("min-good-fraction"),
 				Out: cmd.String("out"), Quiet: cmd.Bool("quiet"), Format: cmd.String("format"), ExportLevel: cmd.String("export-level"),
 				TraceFormat: cmd.String("trace-format"), BlockSize: cmd.Int("block-size"), SkipInvalid: cmd.Bool("skip-invalid"),
-				DropFailed: cmd.Bool("drop-failed"), ModelFilter: cmd.String("model-filter"), Replay: rc,
+				DropFailed: cmd.Bool("drop-failed"), ModelFilter: cmd.String("model-filter"),
+				PromptSeed: cmd.Uint64("prompt-seed"), HashMismatch: cmd.String("hash-mismatch"),
+				ISLCorrection: cmd.Int("isl-correction"), PromptFormat: cmd.String("prompt-format"), Replay: rc,
 			}
 			return runReplay(ctx, a, c)
 		},

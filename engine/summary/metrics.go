@@ -127,3 +127,10 @@ func metricByTag(tag string) (int, bool) {
 	}
 	return 0, false
 }
+
+// StreamingOnly reports whether the metric tag exists only for streamed
+// responses (TTFT, ITL, …).
+func StreamingOnly(tag string) bool {
+	i, ok := metricByTag(tag)
+	return ok && metrics[i].stream
+}

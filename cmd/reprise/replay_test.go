@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reprise-bench/reprise/internal/mockserver"
+	"github.com/reprise-bench/reprise/trace"
+)
+
+func startMockServer(t *testing.T, mut func(*mockserver.Config)) *mockserver.Server {
+	t.Helper()
+	cfg := mockserver.NewConfig()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.TTFT = time.Millisecond
+	cfg.ITL = 0
+	if mut != nil {
+		mut(cfg)
+	}
+	srv, err := mockserver.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// readRecords reads records.jsonl of a run directory.
+func readRecords(t *testing.T, dir string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "records.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// TestReplayMooncakeISLFidelity replays the bundled Mooncake sample
+// against the mock server with the builtin tokenizer: the server's
+// prompt_tokens equals the trace's input_length for every request.
+func TestReplayMooncakeISLFidelity(t *testing.T) {
+	const tracePath = "../../traces/mooncake-sample.jsonl"
+	rows, _, err := trace.ReadAll(tracePath, trace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := startMockServer(t, func(c *mockserver.Config) { c.MaxNumSeqs = 1024 })
+	out := t.TempDir()
+	args := []string{"replay", tracePath, "--url", srv.URL(), "--model", "reprise-mock",
+		"--speedup", "1000", "--out", out, "--format", "jsonl", "--quiet", "--max-error-rate", "0", "--no-streaming"}
+	if replayRowsUnderRace > 0 {
+		args = append(args, "--request-count", strconv.Itoa(replayRowsUnderRace))
+		rows = rows[:replayRowsUnderRace]
+	}
+	code, _, stderr := runCLI(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	recs := readRecords(t, out)
+	if len(recs) != len(rows) {
+		t.Fatalf("%d records for %d rows", len(recs), len(rows))
+	}
+	byIndex := map[int64]int{}
+	for _, r := range rows {
+		byIndex[r.Index] = r.InputTokens
+	}
+	logs := map[string]mockserver.RequestLog{}
+	for _, l := range srv.Log() {
+		logs[l.ClientRequestID] = l
+	}
+	for _, r := range recs {
+		want := byIndex[int64(r["trace_row"].(float64))]
+		id := strconv.FormatInt(int64(r["request_id"].(float64)), 10)
+		l, ok := logs[id]
+		if !ok {
+			t.Fatalf("request %s missing from the server log", id)
+		}
+		if l.PromptTokens != want || int(r["input_tokens"].(float64)) != want || int(r["server_prompt_tokens"].(float64)) != want {
+			t.Errorf("row %v: trace input_length %d, client %v, server record %v, server log %d",
+				r["trace_row"], want, r["input_tokens"], r["server_prompt_tokens"], l.PromptTokens)
+		}
+		if r["error_kind"] != "" {
+			t.Errorf("request %s failed: %v %v", id, r["error_kind"], r["error_message"])
+		}
+	}
+	var sum map[string]any
+	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if got := sum["request_count"].(map[string]any)["avg"].(float64); int(got) != len(rows) {
+		t.Errorf("summary request_count %v", got)
+	}
+	for _, k := range []string{"request_latency", "schedule_lateness", "latency_from_intended", "input_sequence_length"} {
+		if st, ok := sum[k].(map[string]any); !ok || st["p99"] == nil {
+			t.Errorf("summary.json lacks %s stats", k)
+		}
+	}
+}
+
+// TestReplayValidation: every problem of the command line is reported at
+// once, with exit code 2, before anything is sent.
+func TestReplayValidation(t *testing.T) {
+	code, _, stderr := runCLI(t, "", "replay", "--url", "ftp://x", "--endpoint", "soap", "--extra-body", "{",
+		"-H", "no colon", "--goodput", "nope:1", "--isl", "10")
+	if code != 2 {
+		t.Fatalf("exit %d, want 2: %s", code, stderr)
+	}
+	for _, want := range []string{"--model is required", "--url", "--endpoint", "--extra-body", "--header", "--goodput", "--osl"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	// A trace with a row whose hash ids do not fit its length.
+	dir := t.TempDir()
+	p := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(p, []byte(`{"timestamp":0,"input_length":10,"output_length":5,"hash_ids":[1,2,3]}`+"\n"), 0o644)
+	code, _, stderr = runCLI(t, "", "replay", p, "--model", "m", "--url", "http://127.0.0.1:1", "--quiet")
+	if code != 2 || !strings.Contains(stderr, "bad.jsonl:1") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
+
+// TestReplayExitCodes: error rate and goodput verdicts exit 3 after the
+// run wrote its files.
+func TestReplayExitCodes(t *testing.T) {
+	srv := startMockServer(t, nil)
+	base := []string{"replay", "--url", srv.URL(), "--model", "reprise-mock", "--isl", "20", "--osl", "4",
+		"--concurrency", "4", "--request-count", "20", "--quiet", "--format", "jsonl"}
+	out := t.TempDir()
+	code, _, stderr := runCLI(t, "", append(base, "--out", out, "-H", "X-Reprise-Fault: 500", "--max-error-rate", "0.5")...)
+	if code != 3 || !strings.Contains(stderr, "error rate") {
+		t.Errorf("all failing: exit %d, want 3: %s", code, stderr)
+	}
+	if len(readRecords(t, out)) != 20 {
+		t.Error("failed requests were not all recorded")
+	}
+	out = t.TempDir()
+	code, _, stderr = runCLI(t, "", append(base, "--out", out, "--goodput", "ttft:0.0001")...)
+	if code != 3 || !strings.Contains(stderr, "goodput") {
+		t.Errorf("impossible SLO: exit %d, want 3: %s", code, stderr)
+	}
+	out = t.TempDir()
+	code, _, stderr = runCLI(t, "", append(base, "--out", out, "--goodput", "e2e:60000", "--no-streaming")...)
+	if code != 0 {
+		t.Errorf("easy SLO, non-streaming: exit %d: %s", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "", append(base, "--out", t.TempDir(), "--goodput", "ttft:100", "--no-streaming")...)
+	if code != 2 || !strings.Contains(stderr, "only for streamed") {
+		t.Errorf("TTFT SLO without streaming: exit %d, want 2: %s", code, stderr)
+	}
+}
+
+// TestReplayNoSecrets: the API key never reaches any file of the run.
+func TestReplayNoSecrets(t *testing.T) {
+	srv := startMockServer(t, nil)
+	out := t.TempDir()
+	const secret = "sk-very-secret-123"
+	code, _, stderr := runCLI(t, "", "replay", "--url", srv.URL(), "--model", "reprise-mock", "--isl", "8", "--osl", "2",
+		"--request-count", "3", "--concurrency", "1", "--out", out, "--api-key", secret, "-H", "X-Api-Key: "+secret, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	filepath.Walk(out, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() {
+			return err
+		}
+		b, _ := os.ReadFile(p)
+		if strings.Contains(string(b), secret) {
+			t.Errorf("%s contains the API key", p)
+		}
+		return nil
+	})
+	if _, err := os.Stat(filepath.Join(out, "summary.json")); err != nil {
+		t.Error(err)
+	}
+}
