@@ -147,3 +147,40 @@ func BenchmarkWriteEvents(b *testing.B) {
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 	b.ReportMetric(float64(size)/(1<<20), "MiB/1M-events")
 }
+
+// TestBenchmarkWrite checks what the benchmarks measure, at a small size:
+// feedRequests through a RunWriter writes every row of every template pass,
+// in order, and the events path writes every event.
+func TestBenchmarkWrite(t *testing.T) {
+	tmpl := genRequests(1000, 42)
+	for _, f := range []Format{FormatParquet, FormatArrow} {
+		dir := t.TempDir()
+		w, err := NewRunWriter(dir, Config{Format: f, RowGroupRows: 512, Block: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		feedRequests(t, w, tmpl, 2500)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadRequests(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2500 {
+			t.Fatalf("%s: %d rows, want 2500", f, len(got))
+		}
+		for i := range got {
+			if got[i] != tmpl[i%len(tmpl)] {
+				t.Fatalf("%s: row %d differs from template row %d", f, i, i%len(tmpl))
+			}
+		}
+	}
+	dir := t.TempDir()
+	evs := genEvents(10_000, 43)
+	writeRun(t, dir, Config{}, nil, evs, 4096)
+	got, err := ReadEvents(dir)
+	if err != nil || len(got) != len(evs) || got[9999] != evs[9999] {
+		t.Errorf("events: %d rows, %v", len(got), err)
+	}
+}
