@@ -15,8 +15,6 @@ type block struct {
 	ids        []int32
 	n          int32
 	prev, next *block
-	// pinned: in use by the Build in progress, never evicted meanwhile.
-	pinned bool
 }
 
 func (b *block) tokens() int { return int(b.n) }
@@ -53,20 +51,19 @@ func (c *blockCache) get(k blockKey) *block {
 }
 
 // put inserts b (whose key is not cached) and evicts least recently used
-// unpinned blocks while over the limit.
+// blocks while over the limit (b itself stays, even if alone it exceeds
+// the limit). An evicted block stays valid for a Build holding it; it is
+// only dropped from the cache.
 func (c *blockCache) put(b *block) {
 	c.m[b.key] = b
 	c.pushFront(b)
 	c.bytes += b.cost()
-	for v := c.tail; c.bytes > c.limit && v != nil; {
-		prev := v.prev
-		if !v.pinned {
-			c.unlink(v)
-			delete(c.m, v.key)
-			c.bytes -= v.cost()
-			c.evictions++
-		}
-		v = prev
+	for c.bytes > c.limit && c.tail != nil && c.tail != b {
+		v := c.tail
+		c.unlink(v)
+		delete(c.m, v.key)
+		c.bytes -= v.cost()
+		c.evictions++
 	}
 }
 

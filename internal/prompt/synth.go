@@ -2,9 +2,11 @@ package prompt
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/bits"
 	"strings"
+	"sync"
 
 	"github.com/reprise-bench/reprise/internal/tokenizer"
 	"github.com/reprise-bench/reprise/trace"
@@ -85,8 +87,8 @@ type Stats struct {
 	Clamped             int64 // rows whose corrected length was clamped to 1
 }
 
-// Synth builds prompts for one tokenizer. It is not safe for concurrent
-// use; see the package documentation.
+// Synth builds prompts for one tokenizer. It is safe for concurrent use;
+// see the package documentation for what order means.
 type Synth struct {
 	tok        tokenizer.Tokenizer
 	cfg        Config
@@ -95,14 +97,20 @@ type Synth struct {
 	stripFirst bool
 	avgWord    int
 
-	cache  blockCache
-	first  map[uint64]uint32
-	used   map[sibling]struct{}
-	models map[int]*cacheModels
-	fresh  uint64
-	stats  Stats
-	refs   []*block
+	// mu guards everything below. Blocks are immutable once made, so a
+	// Build copies them after releasing mu.
+	mu       sync.Mutex
+	cache    blockCache
+	first    map[uint64]uint32
+	used     map[sibling]struct{}
+	models   map[int]*cacheModels
+	expected map[int64]expected // by trace.Row.Index, filled by Prepare
+	fresh    uint64
+	stats    Stats
 }
+
+// expected holds a prepared row's expected cached tokens.
+type expected struct{ inf, lru int32 }
 
 // sibling marks word as taken by a child of parent (root: first block).
 type sibling struct {
@@ -149,6 +157,8 @@ func (s *Synth) Tokenizer() tokenizer.Tokenizer { return s.tok }
 
 // Stats returns the Synth's counters and memory use.
 func (s *Synth) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	st := s.stats
 	st.Blocks = s.cache.len()
 	st.BlockBytes = s.cache.bytes
@@ -309,10 +319,102 @@ func (s *Synth) verifyWords() int {
 	return -1
 }
 
-// Build builds the prompt of row into p. Rows must be built in arrival
-// order (see the package documentation). It returns a *HashMismatchError for
-// a row whose ids do not fit its length under MismatchError, and an error
-// wrapping ErrNoLength for a row to synthesize without a positive length.
+// maxPrepareErrors bounds the row errors Prepare reports (it still
+// counts them all).
+const maxPrepareErrors = 20
+
+// Prepare walks the whole trace in arrival order before any Build: it
+// checks every row (hash ids that do not fit their length under
+// MismatchError, rows without a length), assigns the first word of every
+// block in trace order and computes every row's expected cached tokens.
+// After Prepare, Build depends only on the row, not on the order or the
+// goroutine it is called from, so concurrent builders produce the same
+// prompts as one. It returns every row error at once (up to 20, plus a
+// count), joined.
+func (s *Synth) Prepare(rows []trace.Row) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.expected == nil {
+		s.expected = make(map[int64]expected, len(rows))
+	}
+	var errs []error
+	bad := 0
+	for i := range rows {
+		row := &rows[i]
+		if own, err := hasOwnContent(row); err != nil || own {
+			if err != nil {
+				bad++
+				if len(errs) < maxPrepareErrors {
+					errs = append(errs, err)
+				}
+			}
+			continue
+		}
+		ids, B, _, err := s.plan(row, false)
+		if err != nil {
+			bad++
+			if len(errs) < maxPrepareErrors {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		e := expected{lru: -1}
+		if len(ids) > 0 {
+			m := s.model(B)
+			e.inf = int32(m.inf.Access(ids, row.InputTokens))
+			if m.lru != nil {
+				e.lru = int32(m.lru.Access(ids, row.InputTokens))
+			}
+			for j, h := range ids {
+				parent := uint64(0)
+				if j > 0 {
+					parent = ids[j-1]
+				}
+				s.firstWord(h, parent, j == 0)
+			}
+		}
+		s.expected[row.Index] = e
+	}
+	if bad > len(errs) {
+		errs = append(errs, fmt.Errorf("%d more rows with errors", bad-len(errs)))
+	}
+	return errors.Join(errs...)
+}
+
+// plan checks row's ids against its length and returns the ids to use
+// (cut under MismatchFit), the block size, and whether Fit changed them.
+// count says whether to count a fit in the stats. s.mu must be held.
+func (s *Synth) plan(row *trace.Row, count bool) (ids []uint64, B int, fitted bool, err error) {
+	L := row.InputTokens
+	if L <= 0 {
+		return nil, 0, false, fmt.Errorf("row %d (line %d): input_length %d: %w", row.Index, row.Line, L, ErrNoLength)
+	}
+	ids, B = row.HashIDs, row.BlockSize
+	if B <= 0 {
+		return nil, 0, false, nil
+	}
+	k := len(ids)
+	if k == 0 || ((k-1)*B < L && L <= k*B) {
+		return ids, B, false, nil
+	}
+	if s.cfg.Mismatch != MismatchFit {
+		return nil, 0, false, &HashMismatchError{Index: row.Index, Line: row.Line, InputTokens: L, HashIDs: k, BlockSize: B}
+	}
+	if count {
+		s.stats.Fitted++
+	}
+	if L <= (k-1)*B {
+		ids = ids[:(L+B-1)/B]
+	}
+	return ids, B, true, nil
+}
+
+// Build builds the prompt of row into p. It returns a *HashMismatchError
+// for a row whose ids do not fit its length under MismatchError, and an
+// error wrapping ErrNoLength for a row to synthesize without a positive
+// length. It is safe to call from several goroutines (with distinct p);
+// without a prior Prepare, rows must be built in arrival order for the
+// expected cached tokens and first-word choices to follow the trace.
 // Build allocates the prompt's text (one allocation) and, with
 // FormatTokenIDs, grows p.TokenIDs when needed.
 func (s *Synth) Build(row *trace.Row, p *Prompt) error {
@@ -323,56 +425,22 @@ func (s *Synth) Build(row *trace.Row, p *Prompt) error {
 			return err
 		}
 	}
-	L := row.InputTokens
-	if L <= 0 {
-		return fmt.Errorf("row %d (line %d): input_length %d: %w", row.Index, row.Line, L, ErrNoLength)
+	var refs [64]*block
+	blocks, fresh, err := s.collect(row, p, refs[:0])
+	if err != nil {
+		return err
 	}
-	ids, B := row.HashIDs, row.BlockSize
-	if B <= 0 {
-		ids = nil
-	}
-	if k := len(ids); k > 0 {
-		if (k-1)*B >= L || L > k*B {
-			if s.cfg.Mismatch != MismatchFit {
-				return &HashMismatchError{Index: row.Index, Line: row.Line, InputTokens: L, HashIDs: k, BlockSize: B}
-			}
-			s.stats.Fitted++
-			p.Fitted = true
-			if L <= (k-1)*B {
-				ids = ids[:(L+B-1)/B]
-			}
-		}
-		m := s.model(B)
-		p.ExpectedCachedTokens = m.inf.Access(ids, L)
-		if m.lru != nil {
-			p.ExpectedCachedTokensLRU = m.lru.Access(ids, L)
-		}
-	}
-	T := L - s.cfg.ISLCorrection
-	if T < 1 {
-		T = 1
-		s.stats.Clamped++
-	}
-
-	refs := s.refs[:0]
-	pos, textLen := 0, 0
-	for j := 0; j < len(ids) && pos < T; j++ {
-		b := s.block(ids, j, min(B, T-pos))
-		refs = append(refs, b)
-		pos += b.tokens()
+	T := p.Tokens
+	textLen := 0
+	for _, b := range blocks {
 		textLen += len(b.text)
 	}
-	var fresh *block
-	if pos < T {
-		s.fresh++
-		fresh = s.generate(mix(mix(s.cfg.Seed^freshDomain)^s.fresh), s.pickFrom(mix(s.cfg.Seed^freshDomain^s.fresh)), T-pos, s.cfg.Format == FormatTokenIDs)
+	if fresh != nil {
 		textLen += len(fresh.text)
 	}
-	s.refs = refs[:0]
-
 	var sb strings.Builder
 	sb.Grow(textLen)
-	for _, b := range refs {
+	for _, b := range blocks {
 		sb.WriteString(b.text)
 	}
 	if fresh != nil {
@@ -388,7 +456,7 @@ func (s *Synth) Build(row *trace.Row, p *Prompt) error {
 		if cap(ids) < T {
 			ids = make([]int, 0, T)
 		}
-		for _, b := range refs {
+		for _, b := range blocks {
 			for _, id := range b.ids {
 				ids = append(ids, int(id))
 			}
@@ -400,14 +468,52 @@ func (s *Synth) Build(row *trace.Row, p *Prompt) error {
 		}
 		p.TokenIDs = ids
 	}
-	p.Tokens = T
 	p.Synthesized = true
+	return nil
+}
+
+// collect gathers, under s.mu, the blocks of row's prompt (appended to
+// refs) and the fresh block after them, and fills p's lengths and
+// expectations.
+func (s *Synth) collect(row *trace.Row, p *Prompt, refs []*block) ([]*block, *block, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids, B, fitted, err := s.plan(row, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	p.Fitted = fitted
+	L := row.InputTokens
+	if e, ok := s.expected[row.Index]; ok {
+		p.ExpectedCachedTokens, p.ExpectedCachedTokensLRU = int(e.inf), int(e.lru)
+	} else if len(ids) > 0 {
+		m := s.model(B)
+		p.ExpectedCachedTokens = m.inf.Access(ids, L)
+		if m.lru != nil {
+			p.ExpectedCachedTokensLRU = m.lru.Access(ids, L)
+		}
+	}
+	T := L - s.cfg.ISLCorrection
+	if T < 1 {
+		T = 1
+		s.stats.Clamped++
+	}
+	pos := 0
+	for j := 0; j < len(ids) && pos < T; j++ {
+		b := s.block(ids, j, min(B, T-pos))
+		refs = append(refs, b)
+		pos += b.tokens()
+	}
+	var fresh *block
+	if pos < T {
+		s.fresh++
+		x := mix(s.cfg.Seed^freshDomain) ^ s.fresh
+		fresh = s.generate(mix(x), s.pickFrom(x), T-pos, s.cfg.Format == FormatTokenIDs)
+	}
+	p.Tokens = T
 	s.stats.Prompts++
 	s.stats.Tokens += int64(T)
-	for _, b := range refs {
-		b.pinned = false
-	}
-	return nil
+	return refs, fresh, nil
 }
 
 func (s *Synth) model(B int) *cacheModels {
@@ -429,7 +535,6 @@ func (s *Synth) block(ids []uint64, j, size int) *block {
 	key := blockKey{id: h, size: int32(size)}
 	if b := s.cache.get(key); b != nil {
 		s.stats.BlockHits++
-		b.pinned = true
 		return b
 	}
 	s.stats.BlockMisses++
@@ -440,7 +545,6 @@ func (s *Synth) block(ids []uint64, j, size int) *block {
 	first := s.firstWord(h, parent, root)
 	b := s.generate(mix(mix(s.cfg.Seed)^h), first, size, s.cfg.Format == FormatTokenIDs)
 	b.key = key
-	b.pinned = true
 	s.cache.put(b)
 	return b
 }
@@ -503,14 +607,29 @@ func (s *Synth) generate(state uint64, first uint32, size int, withIDs bool) *bl
 
 func (s *Synth) pickFrom(x uint64) uint32 { return uint32(mulHi(mix(x), uint64(len(s.words)))) }
 
+// hasOwnContent reports whether row carries its own content.
+func hasOwnContent(row *trace.Row) (bool, error) {
+	if len(row.Raw) == 0 {
+		return false, nil
+	}
+	var raw rawContent
+	if err := json.Unmarshal(row.Raw, &raw); err != nil {
+		return false, fmt.Errorf("row %d (line %d): row content: %w", row.Index, row.Line, err)
+	}
+	return raw.TextInput != nil || len(raw.Messages) > 0 || len(raw.Payload) > 0, nil
+}
+
+// rawContent is the part of trace.Row.Raw that replaces synthesis.
+type rawContent struct {
+	TextInput *string         `json:"text_input"`
+	Messages  json.RawMessage `json:"messages"`
+	Payload   json.RawMessage `json:"payload"`
+}
+
 // ownContent fills p for a row that carries its own content and reports
 // whether it does.
 func (s *Synth) ownContent(row *trace.Row, p *Prompt) (bool, error) {
-	var raw struct {
-		TextInput *string         `json:"text_input"`
-		Messages  json.RawMessage `json:"messages"`
-		Payload   json.RawMessage `json:"payload"`
-	}
+	var raw rawContent
 	if err := json.Unmarshal(row.Raw, &raw); err != nil {
 		return false, fmt.Errorf("row %d (line %d): row content: %w", row.Index, row.Line, err)
 	}

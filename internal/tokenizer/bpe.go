@@ -371,12 +371,28 @@ type wordCache struct {
 	slots []atomic.Pointer[cacheEntry]
 }
 
+// cacheEntry is immutable once stored. The common case (a word of at
+// most inlineWord bytes and at most inlineIDs ids) sits in one 64-byte
+// cache line, so a hit costs one load after the slot's: no pointer chasing
+// to the word's bytes or the ids.
 type cacheEntry struct {
+	hash uint64
+	wlen uint8
+	n    uint8 // ids in ids3; 0 = see long
+	_    [2]byte
+	ids3 [inlineIDs]int32
+	word [inlineWord]byte
+	long *longEntry // words or id lists that do not fit inline
+}
+
+type longEntry struct {
 	word string
 	ids  []int32
 }
 
 const (
+	inlineIDs     = 3
+	inlineWord    = 40
 	cacheSlots    = 1 << 17
 	maxCachedWord = 128
 )
@@ -385,29 +401,52 @@ func newWordCache() wordCache {
 	return wordCache{seed: maphash.MakeSeed(), slots: make([]atomic.Pointer[cacheEntry], cacheSlots)}
 }
 
+func (e *cacheEntry) match(h uint64, w string) ([]int32, bool) {
+	if e == nil || e.hash != h {
+		return nil, false
+	}
+	if e.long != nil {
+		if e.long.word == w {
+			return e.long.ids, true
+		}
+		return nil, false
+	}
+	if int(e.wlen) == len(w) && string(e.word[:e.wlen]) == w {
+		return e.ids3[:e.n], true
+	}
+	return nil, false
+}
+
 func (c *wordCache) get(w string) ([]int32, bool) {
 	if len(w) > maxCachedWord {
 		return nil, false
 	}
-	h := maphash.String(c.seed, w) & (cacheSlots - 1)
-	if e := c.slots[h].Load(); e != nil && e.word == w {
-		return e.ids, true
+	h := maphash.String(c.seed, w)
+	i := h & (cacheSlots - 1)
+	if ids, ok := c.slots[i].Load().match(h, w); ok {
+		return ids, true
 	}
-	if e := c.slots[h^1].Load(); e != nil && e.word == w {
-		return e.ids, true
-	}
-	return nil, false
+	return c.slots[i^1].Load().match(h, w)
 }
 
 func (c *wordCache) put(w string, ids []int32) {
 	if len(w) > maxCachedWord {
 		return
 	}
-	h := maphash.String(c.seed, w) & (cacheSlots - 1)
-	if c.slots[h].Load() != nil && c.slots[h^1].Load() == nil {
-		h ^= 1
+	h := maphash.String(c.seed, w)
+	e := &cacheEntry{hash: h}
+	if len(w) <= inlineWord && len(ids) <= inlineIDs && len(ids) > 0 {
+		e.wlen = uint8(len(w))
+		copy(e.word[:], w)
+		e.n = uint8(copy(e.ids3[:], ids))
+	} else {
+		e.long = &longEntry{word: strings.Clone(w), ids: ids}
 	}
-	c.slots[h].Store(&cacheEntry{word: strings.Clone(w), ids: ids})
+	i := h & (cacheSlots - 1)
+	if c.slots[i].Load() != nil && c.slots[i^1].Load() == nil {
+		i ^= 1
+	}
+	c.slots[i].Store(e)
 }
 
 func isASCII(s string) bool {
