@@ -33,31 +33,41 @@ func TestRenderAllocs(t *testing.T) {
 	}
 }
 
-// discardRW is a ResponseWriter that counts and drops what is written.
+// discardRW is a ResponseWriter that counts and drops what is written. It
+// cannot be hijacked.
 type discardRW struct {
-	h http.Header
-	n int
+	h      http.Header
+	n      int
+	status int
 }
 
 func (d *discardRW) Header() http.Header         { return d.h }
 func (d *discardRW) Write(p []byte) (int, error) { d.n += len(p); return len(p), nil }
-func (d *discardRW) WriteHeader(int)             {}
+func (d *discardRW) WriteHeader(code int)        { d.status = code }
 func (d *discardRW) FlushError() error           { return nil }
 
 // serveOnce returns a function that runs one request through the handler
 // with a reused request and writer.
 func serveOnce(t testing.TB, s *Server, path, body string) (func(), *discardRW) {
+	return serveOnceHeader(t, s, path, body)
+}
+
+// serveOnceHeader is serveOnce with request headers (name, value, ...).
+func serveOnceHeader(t testing.TB, s *Server, path, body string, headers ...string) (func(), *discardRW) {
 	t.Helper()
 	rd := bytes.NewReader([]byte(body))
 	req, err := http.NewRequest("POST", "http://mock"+path, io.NopCloser(rd))
 	if err != nil {
 		t.Fatal(err)
 	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
 	w := &discardRW{h: http.Header{}}
 	chat := path == "/v1/chat/completions"
 	return func() {
 		rd.Reset([]byte(body))
-		w.n = 0
+		w.n, w.status = 0, 0
 		s.serveCompletion(w, req, chat)
 	}, w
 }

@@ -84,3 +84,51 @@ func sameRequest(a, b request) bool {
 		a.hasIDs == b.hasIDs && a.maxTokens == b.maxTokens && a.ignoreEOS == b.ignoreEOS && a.stream == b.stream &&
 		a.includeUsage == b.includeUsage && a.n == b.n
 }
+
+// FuzzCompletionHandler runs whole requests through the handler of both
+// flavors: whatever the body and fault header, it must answer without
+// panicking and leave no request running.
+func FuzzCompletionHandler(f *testing.F) {
+	f.Add([]byte(`{"messages":[{"role":"user","content":"hi"}],"max_tokens":4,"stream":true,"stream_options":{"include_usage":true},"n":2}`), true, false, "")
+	f.Add([]byte(`{"prompt":[1,2,3],"max_tokens":3,"ignore_eos":true}`), false, true, "malformed-sse")
+	f.Add([]byte(`{"prompt":"x","stream":true}`), false, false, "error-event,stall=0s")
+	f.Add([]byte(`{"messages":[`), true, true, "503")
+	servers := map[bool]*Server{}
+	for _, llama := range []bool{false, true} {
+		servers[llama] = newTestServer(f, func(c *Config) {
+			c.MaxModelLen = 64
+			c.ReasoningTokens = 2
+			if llama {
+				c.Flavor = FlavorLlamaCPP
+			}
+		})
+	}
+	f.Fuzz(func(t *testing.T, body []byte, chat, llama bool, fault string) {
+		s := servers[llama]
+		path := "/v1/completions"
+		if chat {
+			path = "/v1/chat/completions"
+		}
+		run, w := serveOnce(t, s, path, string(body))
+		if fault != "" {
+			// Keep the fuzzer from stalling: only zero delays.
+			var fs faultSet
+			if parseFaultHeader(fault, &fs) != nil || fs.stall > 0 || fs.slowHeaders > 0 {
+				return
+			}
+			run, w = serveOnceHeader(t, s, path, string(body), FaultHeader, fault)
+		}
+		run()
+		if w.n == 0 && w.status == 0 && !hijackFault(fault) && !(llama && json.Valid(body)) {
+			t.Fatalf("no response written for %q", body)
+		}
+		if r, q := s.adm.counts(); r != 0 || q != 0 {
+			t.Fatalf("running %d waiting %d after the request", r, q)
+		}
+	})
+}
+
+func hijackFault(f string) bool {
+	var fs faultSet
+	return parseFaultHeader(f, &fs) == nil && (fs.resetBefore || fs.resetMid)
+}
