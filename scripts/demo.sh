@@ -1,5 +1,23 @@
 #!/usr/bin/env bash
-# make demo: the main job on a bundled example.
+# make demo: the main job on a bundled example: analyze the bundled Mooncake
+# sample, start the mock server on a free port, replay the sample against it
+# at a speed-up, and print the summary (files under runs/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin/reprise analyze-trace traces/mooncake-sample.jsonl
+trace=traces/mooncake-sample.jsonl
+bin/reprise analyze-trace "$trace"
+echo
+
+log=$(mktemp)
+bin/reprise mock-server --addr 127.0.0.1:0 --ttft 30ms --itl 2ms --prefill-per-token 2us 2>"$log" &
+mock=$!
+trap 'kill "$mock" 2>/dev/null; rm -f "$log"' EXIT
+url=""
+for _ in $(seq 100); do
+  url=$(grep -o 'url=http://[0-9.:]*' "$log" | head -1 | cut -d= -f2 || true)
+  [ -n "$url" ] && break
+  sleep 0.1
+done
+[ -n "$url" ] || { echo "the mock server did not start:"; cat "$log"; exit 1; }
+echo "mock server at $url"
+bin/reprise replay "$trace" --url "$url" --model reprise-mock --speedup 10 --max-tokens-from-trace
