@@ -21,9 +21,10 @@ import (
 //     touched in order (promoted if present, inserted if absent), evicting
 //     the least recently used block when the cache holds capacity/B blocks.
 //
-// Lookup and update happen together when the request is accepted, in
-// arrival order, as if prefill were instantaneous; so concurrent requests
-// see each other's prefixes exactly as the ideal-cache model in arrival
+// Lookup and update happen together when the request is admitted (leaves
+// the max-num-seqs queue, which is FIFO, so in arrival order), as if prefill
+// were instantaneous; so concurrent requests see each other's prefixes
+// exactly as the ideal-cache model in arrival
 // order does. Safe for concurrent use.
 type prefixCache struct {
 	mu    sync.Mutex

@@ -33,6 +33,7 @@ const (
 var eventKindNames = [...]string{"headers", "role", "content", "reasoning", "finish", "usage", "done",
 	"error", "malformed", "body", "reset"}
 
+// String returns the kind's name in the JSONL log: "content", "done", ….
 func (k EventKind) String() string {
 	if int(k) < len(eventKindNames) {
 		return eventKindNames[k]

@@ -460,8 +460,8 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		ids = append(ids, req.ids...)
 	} else {
 		for _, t := range req.texts {
-			for range s.cfg.ChatTemplateTokens {
-				if chat {
+			if chat {
+				for range s.cfg.ChatTemplateTokens {
 					ids = append(ids, templateToken)
 				}
 			}
