@@ -54,7 +54,8 @@ func readShared(b testing.TB, name string) []byte {
 // conversation trace (12,031 rows, 24 ids per row), in rows/s, split into
 // its parts: "full" = decode + time-order stats + AIPerf stats, "decode" =
 // the trace reader alone, "stats" = Analyzer.Add alone on decoded rows,
-// "aiperf" = AIPerf.Add alone. The default 4 LRU capacities are on.
+// "stats-no-lru" = the same without LRU capacities, "aiperf" = AIPerf.Add
+// alone. The default 4 LRU capacities are on.
 func BenchmarkAnalyzeMooncake(b *testing.B) {
 	data := readShared(b, "mooncake/conversation_trace.jsonl")
 	rows := loadMooncake(b, sharedTrace(b, "mooncake/conversation_trace.jsonl"))
@@ -98,6 +99,17 @@ func BenchmarkAnalyzeMooncake(b *testing.B) {
 		cpu0 = cpuTime()
 		for b.Loop() {
 			a := New(Config{})
+			for i := range rows {
+				a.Add(&rows[i])
+			}
+		}
+		perRows(b, len(rows))
+	})
+	b.Run("stats-no-lru", func(b *testing.B) {
+		b.ReportAllocs()
+		cpu0 = cpuTime()
+		for b.Loop() {
+			a := New(Config{CacheSizes: []int64{}})
 			for i := range rows {
 				a.Add(&rows[i])
 			}
