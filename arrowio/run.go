@@ -6,8 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/apache/arrow/go/v17/arrow/memory"
-
 	"github.com/reprise-bench/reprise/internal/record"
 )
 
@@ -285,7 +283,7 @@ func (w *RunWriter) fileStats(ts ...*TableWriter) {
 
 func (w *RunWriter) loop(recs *TableWriter) {
 	defer close(w.done)
-	mem := memory.DefaultAllocator
+	mem := bufferPool
 	rb := newRequestBuilder(mem)
 	defer rb.release()
 	eb := newEventBuilder(mem)

@@ -76,6 +76,17 @@ var timeCols = [...]struct{ ns, at string }{
 	{"end_ns", "end_at"},
 }
 
+// CardinalityKey is a field metadata key: "high" marks a string column whose
+// values are mostly distinct, which TableWriter then writes with plain
+// Parquet encoding instead of dictionary encoding (cheaper to write).
+const CardinalityKey = "reprise.cardinality"
+
+// highCardinality marks f with CardinalityKey=high.
+func highCardinality(f arrow.Field) arrow.Field {
+	f.Metadata = arrow.NewMetadata([]string{CardinalityKey}, []string{"high"})
+	return f
+}
+
 func nullable(name string, t arrow.DataType) arrow.Field {
 	return arrow.Field{Name: name, Type: t, Nullable: true}
 }
@@ -97,7 +108,7 @@ func recordsFields() []arrow.Field {
 	fs := []arrow.Field{
 		required("request_id", arrow.PrimitiveTypes.Uint64),
 		nullable("trace_row", i64),
-		nullable("session_id", str),
+		highCardinality(nullable("session_id", str)),
 		required("turn", i32),
 		required("phase", enumType),
 		required("sender_id", i32),
@@ -140,7 +151,7 @@ func recordsFields() []arrow.Field {
 
 		nullable("status_code", i32),
 		nullable("error_kind", enumType),
-		nullable("error_message", str),
+		highCardinality(nullable("error_message", str)),
 		nullable("finish_reason", str),
 
 		required("conn_reused", arrow.FixedWidthTypes.Boolean),

@@ -80,7 +80,7 @@ func NewTableWriter(dir, name string, schema *arrow.Schema, cfg Config) (*TableW
 		return nil, fmt.Errorf("table name %q: want a plain file name such as \"gpu\"", name)
 	}
 	cfg = cfg.withDefaults()
-	w := &TableWriter{dir: dir, name: name, schema: schema, cfg: cfg, mem: memory.DefaultAllocator}
+	w := &TableWriter{dir: dir, name: name, schema: schema, cfg: cfg, mem: bufferPool}
 	if !cfg.SingleFile {
 		w.dir = filepath.Join(dir, name)
 	}
@@ -328,7 +328,16 @@ func parquetProps(schema *arrow.Schema, cfg Config, mem memory.Allocator) *parqu
 	}
 	for _, f := range schema.Fields() {
 		switch f.Type.ID() {
-		case arrow.STRING, arrow.BINARY, arrow.DICTIONARY, arrow.LARGE_STRING:
+		case arrow.STRING, arrow.BINARY, arrow.LARGE_STRING:
+			// Parquet dictionary encoding of Arrow strings boxes every
+			// value (memo.GetOrInsert(any)) in arrow v17: one allocation
+			// per row. Worth it for repetitive columns; columns marked
+			// high-cardinality are written plain (zstd still compresses
+			// their repeats).
+			if v, _ := f.Metadata.GetValue(CardinalityKey); v != "high" {
+				opts = append(opts, parquet.WithDictionaryFor(f.Name, true))
+			}
+		case arrow.DICTIONARY:
 			opts = append(opts, parquet.WithDictionaryFor(f.Name, true))
 		case arrow.INT32, arrow.INT64, arrow.UINT32, arrow.UINT64, arrow.TIMESTAMP, arrow.INT8, arrow.INT16, arrow.UINT8, arrow.UINT16:
 			opts = append(opts, parquet.WithEncodingFor(f.Name, parquet.Encodings.DeltaBinaryPacked))
