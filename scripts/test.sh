@@ -7,4 +7,7 @@ cd "$(dirname "$0")/.."
 export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"
 go vet ./...
 go test -race -tags invariants -count=1 ./...
+# The every-row prompt fidelity test counts 410M tokens; the race detector
+# would make it ~5x slower, so it skips under -race and runs here instead.
+go test -tags invariants -count=1 -run '^TestFidelity' ./internal/prompt
 FUZZTIME="${FUZZTIME:-3s}" scripts/fuzz.sh

@@ -37,10 +37,15 @@
 //
 // # Concurrency and performance
 //
-// A Synth is not safe for concurrent use: one goroutine builds prompts in
-// arrival order (the order also defines the expected cached tokens and the
-// first-word assignment, so two runs over the same trace with the same
-// seed build identical prompts). Assembling a prompt from cached blocks is
-// a copy (hundreds of millions of tokens per second); a new block costs a
-// few nanoseconds per token. See the benchmarks in synth_bench_test.go.
+// Call [Synth.Prepare] with the whole trace first: it checks every row
+// (all errors at once) and fixes, in arrival order, everything that
+// depends on order: the first word of each block and each row's expected
+// cached tokens. After it, [Synth.Build] depends only on the row and is
+// safe from several goroutines, so builders working ahead of the send
+// time produce the same prompts as one. Without Prepare, rows must be
+// built in arrival order.
+//
+// Assembling a prompt from cached blocks is a copy (about 10^8 tokens per
+// CPU-second) and allocates only the text; a new block costs a few
+// nanoseconds per token. See synth_bench_test.go.
 package prompt

@@ -425,11 +425,16 @@ func (s *Synth) Build(row *trace.Row, p *Prompt) error {
 			return err
 		}
 	}
-	var refs [64]*block
-	blocks, fresh, err := s.collect(row, p, refs[:0])
+	refs := refPool.Get().(*[]*block)
+	defer func() {
+		clear(*refs)
+		refPool.Put(refs)
+	}()
+	blocks, fresh, err := s.collect(row, p, (*refs)[:0])
 	if err != nil {
 		return err
 	}
+	*refs = blocks
 	T := p.Tokens
 	textLen := 0
 	for _, b := range blocks {
@@ -471,6 +476,9 @@ func (s *Synth) Build(row *trace.Row, p *Prompt) error {
 	p.Synthesized = true
 	return nil
 }
+
+// refPool recycles Build's list of blocks.
+var refPool = sync.Pool{New: func() any { b := make([]*block, 0, 256); return &b }}
 
 // collect gathers, under s.mu, the blocks of row's prompt (appended to
 // refs) and the fresh block after them, and fills p's lengths and
