@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/internal/record"
 )
 
 // Prepared is a request built ahead of its send time: everything the send
@@ -26,8 +27,10 @@ type Prepared struct {
 	ExpectedCachedTokens int32 // -1 unknown
 	BuildNS              int64 // time spent in the adapter's Build
 	// Err is set when the request could not be built; sending it records
-	// record.ErrBuild without any I/O.
-	Err error
+	// ErrKind (record.ErrBuild when empty; record.ErrAdapter when the
+	// adapter failed) without any I/O.
+	Err     error
+	ErrKind record.ErrorKind
 }
 
 // Builder renders [Prepared] requests with one adapter instance. It is not
@@ -62,6 +65,7 @@ func (b *Builder) Build(in *adapter.BuildInput, p *Prepared) error {
 	}
 	if err != nil {
 		p.Err = fmt.Errorf("adapter %s build: %w", b.e.info.Name, err)
+		p.ErrKind = record.ErrAdapter
 		return p.Err
 	}
 	body, err := splice(b.out.Body, b.out.Holes, in)

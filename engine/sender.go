@@ -142,7 +142,11 @@ func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
 	if p.Err != nil {
 		now := e.clock.Now()
 		r.SentNS, r.EndNS = now, now
-		s.fail(r, record.ErrBuild, p.Err.Error())
+		kind := p.ErrKind
+		if kind == record.ErrNone {
+			kind = record.ErrBuild
+		}
+		s.fail(r, kind, p.Err.Error())
 		return
 	}
 	if e.cfg.Timeout > 0 {

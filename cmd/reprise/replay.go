@@ -24,6 +24,7 @@ import (
 	"github.com/reprise-bench/reprise/internal/tokenizer"
 	"github.com/reprise-bench/reprise/replay"
 	"github.com/reprise-bench/reprise/trace"
+	"github.com/reprise-bench/reprise/wasm"
 )
 
 // Defaults of the replay command.
@@ -64,6 +65,8 @@ type replayConfig struct {
 	SkipInvalid         bool
 	DropFailed          bool
 	ModelFilter         string
+	AdapterConfig       string
+	AdapterSHA256       string
 	PromptSeed          uint64
 	HashMismatch        string
 	ISLCorrection       int
@@ -79,6 +82,7 @@ type replayPlan struct {
 	stats     trace.ReadStats
 	format    trace.Format
 	tok       tokenizer.Tokenizer
+	wasm      *wasm.Adapter
 	prompts   *synthPrompts
 	pcfg      prompt.Config
 	plan      *replay.Plan
@@ -112,7 +116,22 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 	case "completions":
 		ec.Adapter = openai.Adapter{Endpoint: openai.Completions}
 	default:
-		bad("--endpoint %q: want chat or completions", c.Endpoint)
+		// A Wasm adapter: a .wasm file or a shipped adapter's name.
+		wc := wasm.Config{AdapterConfig: json.RawMessage(c.AdapterConfig), SHA256: c.AdapterSHA256, Log: a.log}
+		if c.AdapterConfig == "" {
+			wc.AdapterConfig = nil
+		}
+		if tok, err := tokenizer.Load(c.Tokenizer); err == nil {
+			wc.Tokenizer = tok
+		}
+		wa, err := wasm.Load(context.Background(), c.Endpoint, wc)
+		if err != nil {
+			bad("--endpoint %q: want chat, completions, a .wasm adapter or a shipped adapter (%s): %v",
+				c.Endpoint, strings.Join(wasm.ShippedNames(), ", "), err)
+		} else {
+			ec.Adapter = wa
+			rp.wasm = wa
+		}
 	}
 	ac := adapter.Config{Model: c.Model, Stream: c.Streaming, IgnoreEOS: c.IgnoreEOS, IncludeUsage: true, Seed: c.Replay.Seed}
 	if c.ExtraBody != "" {
@@ -283,7 +302,11 @@ func replayFlags() []cli.Flag {
 		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Category: catTarget, Sources: envVars("model"),
 			Usage: "`MODEL` name sent in every request"},
 		&cli.StringFlag{Name: "endpoint", Value: "chat", Category: catTarget, Sources: envVars("endpoint"),
-			Usage: "API `KIND`: chat (/v1/chat/completions) or completions (/v1/completions)"},
+			Usage: "API `KIND`: chat (/v1/chat/completions), completions (/v1/completions), a Wasm adapter FILE.wasm or a shipped adapter name"},
+		&cli.StringFlag{Name: "adapter-config", Category: catTarget, Sources: envVars("adapter-config"),
+			Usage: "`JSON` options for a Wasm --endpoint adapter (its rp_configure \"options\")"},
+		&cli.StringFlag{Name: "adapter-sha256", Category: catTarget, Sources: envVars("adapter-sha256"),
+			Usage: "pin a Wasm --endpoint adapter to this `SHA256` (a different module fails to load)"},
 		&cli.StringSliceFlag{Name: "header", Aliases: []string{"H"}, Category: catTarget, Sources: envVars("header"),
 			Usage: "extra request header `NAME:VALUE` (repeatable)"},
 		&cli.StringFlag{Name: "api-key", Category: catTarget, Sources: cli.EnvVars("REPRISE_API_KEY", "OPENAI_API_KEY"),
@@ -384,6 +407,7 @@ func replayCommand(a *app) *cli.Command {
 				Out: cmd.String("out"), Quiet: cmd.Bool("quiet"), Format: cmd.String("format"), ExportLevel: cmd.String("export-level"),
 				TraceFormat: cmd.String("trace-format"), BlockSize: cmd.Int("block-size"), SkipInvalid: cmd.Bool("skip-invalid"),
 				DropFailed: cmd.Bool("drop-failed"), ModelFilter: cmd.String("model-filter"),
+				AdapterConfig: cmd.String("adapter-config"), AdapterSHA256: cmd.String("adapter-sha256"),
 				PromptSeed: cmd.Uint64("prompt-seed"), HashMismatch: cmd.String("hash-mismatch"),
 				ISLCorrection: cmd.Int("isl-correction"), PromptFormat: cmd.String("prompt-format"), Replay: rc,
 			}
@@ -402,6 +426,9 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 			return exitcode.UsageError(err, "fix the trace row, or pass --skip-invalid to skip bad rows (counted)")
 		}
 		return exitcode.UsageError(err, "see 'reprise replay --help'")
+	}
+	if rp.wasm != nil {
+		defer rp.wasm.Close(context.WithoutCancel(ctx))
 	}
 	mode := string(rp.plan.Mode())
 	start := time.Now().UTC()
@@ -543,6 +570,7 @@ func writeManifest(dir string, c *replayConfig, rp *replayPlan, start time.Time)
 		"url":                    c.URL,
 		"model":                  c.Model,
 		"endpoint":               c.Endpoint,
+		"adapter":                adapterManifest(rp),
 		"streaming":              c.Streaming,
 		"ignore_eos":             c.IgnoreEOS,
 		"max_tokens_from_trace":  c.MaxTokensFromTrace,
@@ -571,4 +599,17 @@ func isSecretHeader(k string) bool {
 	k = strings.ToLower(strings.TrimSpace(k))
 	return k == "authorization" || k == "proxy-authorization" || strings.Contains(k, "key") || strings.Contains(k, "token") ||
 		strings.Contains(k, "secret") || strings.Contains(k, "cookie")
+}
+
+// adapterManifest describes the endpoint adapter for the manifest.
+func adapterManifest(rp *replayPlan) map[string]any {
+	info := rp.engine.Adapter.Info()
+	m := map[string]any{"name": info.Name, "version": info.Version, "path": info.Path}
+	if rp.wasm != nil {
+		m["source"] = rp.wasm.Source()
+		m["sha256"] = rp.wasm.SHA256()
+	} else {
+		m["source"] = "native"
+	}
+	return m
 }
