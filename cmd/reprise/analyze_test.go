@@ -228,3 +228,43 @@ func TestAnalyzeTraceHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzeTraceUnsorted: an unsorted trace is sorted stably for the
+// time-order sections (and says so), or rejected with --strict.
+func TestAnalyzeTraceUnsorted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "unsorted.jsonl")
+	if err := os.WriteFile(path, []byte(
+		`{"timestamp": 2000, "input_length": 600, "output_length": 5, "hash_ids": [1, 2]}`+"\n"+
+			`{"timestamp": 0, "input_length": 100, "output_length": 5, "hash_ids": [3]}`+"\n"+
+			`{"timestamp": 1000, "input_length": 600, "output_length": 5, "hash_ids": [1, 2]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "", "analyze-trace", "--json", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		Source struct {
+			Sorted bool `json:"sorted"`
+		} `json:"source"`
+		Span  float64 `json:"span_seconds"`
+		Cache struct {
+			ReuseTime struct {
+				Count int64   `json:"count"`
+				Min   float64 `json:"min"`
+			} `json:"reuse_time"`
+		} `json:"cache"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	// In time order blocks 1 and 2 are reused 1 s after the row at 1 s; in
+	// file order the reuse would go back in time (−1 s).
+	if !doc.Source.Sorted || doc.Span != 2 || doc.Cache.ReuseTime.Count != 2 || doc.Cache.ReuseTime.Min != 1 {
+		t.Errorf("sorted %v, span %v s, reuse time %+v; want true, 2 s, two reuses of 1 s", doc.Source.Sorted, doc.Span, doc.Cache.ReuseTime)
+	}
+	code, _, errOut = runCLI(t, "", "analyze-trace", "--strict", path)
+	if code != 2 || !strings.Contains(errOut, "unsorted.jsonl:2") {
+		t.Errorf("--strict: exit %d, stderr %s", code, errOut)
+	}
+}
