@@ -105,6 +105,17 @@ func readParquet(f *os.File, fn func(arrow.Record) error) error {
 		return err
 	}
 	defer pf.Close()
+	// pqarrow resolves column chunks in goroutines of its own, where a
+	// corrupt footer's panic could not be recovered: touch every column
+	// chunk here first (the caller recovers), so such files fail cleanly.
+	for rg := 0; rg < pf.NumRowGroups(); rg++ {
+		rgr := pf.RowGroup(rg)
+		for c := 0; c < pf.MetaData().Schema.NumColumns(); c++ {
+			if _, err := rgr.GetColumnPageReader(c); err != nil {
+				return err
+			}
+		}
+	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 * 1024}, memory.DefaultAllocator)
 	if err != nil {
 		return err
@@ -170,8 +181,14 @@ func checkVersion(rec arrow.Record, want string) error {
 	if i < 0 {
 		return fmt.Errorf("no %s metadata: not a reprise %s file", SchemaKey, strings.Split(want, "/")[0])
 	}
-	if got := md.Values()[i]; got != want {
-		return fmt.Errorf("%s is %q; this reprise reads %q (upgrade reprise to read newer files)", SchemaKey, got, want)
+	got := md.Values()[i]
+	gotTable, _, _ := strings.Cut(got, "/")
+	wantTable, _, _ := strings.Cut(want, "/")
+	switch {
+	case gotTable != wantTable:
+		return fmt.Errorf("%s is %q: the %s table, not %s", SchemaKey, got, gotTable, wantTable)
+	case got != want:
+		return fmt.Errorf("%s is %q; this reprise reads %q (use the reprise version that wrote it, or a newer one)", SchemaKey, got, want)
 	}
 	return nil
 }
@@ -185,10 +202,7 @@ func ReadRequests(dir string) ([]record.Request, error) {
 	err := ReadTable(dir, RecordsTable, func(path string, rec arrow.Record) error {
 		var err error
 		out, err = appendRequests(out, rec)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", path, err)
-		}
-		return nil
+		return err
 	})
 	return out, err
 }
@@ -199,10 +213,7 @@ func ReadEvents(dir string) ([]record.Event, error) {
 	err := ReadTable(dir, EventsTable, func(path string, rec arrow.Record) error {
 		var err error
 		out, err = appendEvents(out, rec)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", path, err)
-		}
-		return nil
+		return err
 	})
 	return out, err
 }
