@@ -1,0 +1,775 @@
+package synth
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/reprise-bench/reprise/trace"
+)
+
+// Tolerances of the targets, as the issue states them: the hit ratio
+// within ±2 points, the working set within ±5 %.
+const (
+	hitRatioTolerance   = 0.02
+	workingSetTolerance = 0.05
+)
+
+// Generate makes a trace from cfg. Everything is drawn first, per session
+// and per concern, from seeded streams (see the package documentation);
+// the prefix sizes, the share of sessions that walk the prefix trees and
+// the number of sessions are then chosen to meet the targets with an exact
+// model of the analyzer's ceiling and working set, and the chosen trace is
+// measured by the analyzer ([Measure]) before it is returned: if the
+// measurement misses a target, Generate fails rather than return it.
+func Generate(cfg GenerateConfig) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	g, err := newGen(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return g.run()
+}
+
+// gen is one generation: the drawn pool of sessions, in start order, and
+// the streams to draw more.
+type gen struct {
+	cfg   GenerateConfig
+	B     int64
+	roots int
+	depth int
+
+	curve     *RateCurve
+	constRate float64 // > 0 when the rate never changes
+
+	rArr, rTurns, rThink, rISL, rOSL, rPaths, rShare *rng
+	u                                                float64 // operational time of the next arrival
+	tPrev                                            float64 // previous arrival, s
+	exhausted                                        bool
+
+	// Per session.
+	start  []int64
+	nTurns []int32
+	first  []int32 // index of its first turn in the per-turn arrays
+	share  []float64
+	path   []int32 // depth node numbers per session when roots > 0
+	// Per turn, session-major.
+	isl, osl []int32
+	capped   []bool
+	at       []int64 // estimated arrival: start + Σ think times
+	delay    []int64
+	tsess    []int32
+	tj       []int32
+	order    []int32 // turns by (at, session, turn)
+
+	nodeIdx   map[uint64]int32
+	nodeLevel []int32
+
+	// Scratch of eval, reused.
+	stamp     int32
+	nodeStamp []int32
+	kept      []int32
+	curL      []int64
+	fp        []int64
+}
+
+func newGen(cfg GenerateConfig) (*gen, error) {
+	g := &gen{cfg: cfg, B: int64(cfg.blockSize()), roots: cfg.roots(), depth: cfg.PrefixDepth, nodeIdx: map[uint64]int32{}}
+	if g.depth < 1 {
+		g.depth = 1
+	}
+	knots := []Knot{{0, cfg.Rate}}
+	if cfg.RateRamp > 0 {
+		knots = []Knot{{0, 0}, {cfg.RateRamp, cfg.Rate}}
+	}
+	if cfg.RateEnd >= 0 {
+		knots = append(knots, Knot{cfg.Duration, cfg.RateEnd})
+	}
+	curve, err := NewRateCurve(knots, cfg.DiurnalAmplitude, cfg.DiurnalPeriod)
+	if err != nil {
+		return nil, err
+	}
+	g.curve = curve
+	if r, ok := curve.constant(); ok {
+		g.constRate = r
+	}
+	s := cfg.Seed
+	g.rArr, g.rTurns, g.rThink = newRNG(s, streamArrivals), newRNG(s, streamTurns), newRNG(s, streamThink)
+	g.rISL, g.rOSL = newRNG(s, streamISL), newRNG(s, streamOSL)
+	g.rPaths, g.rShare = newRNG(s, streamPaths), newRNG(s, streamShare)
+	return g, nil
+}
+
+// maxArrival bounds generated arrival times (about 31 years), far inside
+// int64 nanoseconds.
+const maxArrival = 1e9
+
+// nextArrival returns the next session's start in ns, rounded to the
+// microsecond, or false when no session starts any more (Duration reached,
+// or a rate that fell to 0).
+func (g *gen) nextArrival() (int64, bool, error) {
+	if g.exhausted {
+		return 0, false, nil
+	}
+	u := g.u
+	switch g.cfg.Arrival {
+	case ArrivalConstant:
+		g.u++
+	case ArrivalGamma:
+		s := g.cfg.Smoothness
+		g.u += g.rArr.gamma(s) / s
+	default:
+		g.u += g.rArr.exp()
+	}
+	var t float64
+	if g.constRate > 0 {
+		t = u / g.constRate
+	} else {
+		t = g.curve.inverse(u, g.tPrev)
+	}
+	if math.IsInf(t, 1) {
+		g.exhausted = true
+		return 0, false, nil
+	}
+	if t > maxArrival {
+		return 0, false, fmt.Errorf("arrivals run past %g s at --rate %g; raise the rate or generate fewer sessions", float64(maxArrival), g.cfg.Rate)
+	}
+	g.tPrev = t
+	ns := int64(math.Round(t*1e6)) * 1000
+	if g.cfg.Duration > 0 && ns >= int64(g.cfg.Duration) {
+		g.exhausted = true
+		return 0, false, nil
+	}
+	return ns, true, nil
+}
+
+// node returns the number of the prefix-tree node at level l (0-based)
+// with index idx among that level's nodes.
+func (g *gen) node(l int, idx uint64) int32 {
+	key := uint64(l)<<58 | idx
+	n, ok := g.nodeIdx[key]
+	if !ok {
+		n = int32(len(g.nodeLevel))
+		g.nodeIdx[key] = n
+		g.nodeLevel = append(g.nodeLevel, int32(l))
+	}
+	return n
+}
+
+// lognormal returns a lognormal value of this mean and standard deviation
+// (mean itself when sd is 0).
+func lognormal(r *rng, mean, sd float64) float64 {
+	if sd == 0 || mean == 0 {
+		return mean
+	}
+	s2 := math.Log1p(sd * sd / (mean * mean))
+	return math.Exp(math.Log(mean) - s2/2 + math.Sqrt(s2)*r.normal())
+}
+
+// drawSession draws the next session; false when none starts any more.
+func (g *gen) drawSession() (bool, error) {
+	t, ok, err := g.nextArrival()
+	if err != nil || !ok {
+		return false, err
+	}
+	c := &g.cfg
+	s := int32(len(g.start))
+	g.start = append(g.start, t)
+	nt := int(min(math.Round(lognormal(g.rTurns, c.Turns, c.TurnsStddev)), 1e4))
+	nt = max(nt, 1)
+	g.nTurns = append(g.nTurns, int32(nt))
+	g.first = append(g.first, int32(len(g.isl)))
+	if g.roots > 0 {
+		idx := uint64(g.rPaths.intN(g.roots))
+		g.path = append(g.path, g.node(0, idx))
+		for l := 1; l < g.depth; l++ {
+			f := c.fanout(l)
+			idx = idx*uint64(f) + uint64(g.rPaths.intN(f))
+			g.path = append(g.path, g.node(l, idx))
+		}
+	}
+	g.share = append(g.share, g.rShare.float64())
+	at := t
+	for j := range nt {
+		var in, out int
+		if c.Lengths != nil {
+			p := c.Lengths[g.rISL.intN(len(c.Lengths))]
+			in, out = p[0], p[1]
+		} else {
+			in, out = c.ISL.draw(g.rISL), c.OSL.draw(g.rOSL)
+		}
+		capped := c.MaxOSL > 0 && out > c.MaxOSL
+		if capped {
+			out = c.MaxOSL
+		}
+		var d int64
+		if j > 0 {
+			v := lognormal(g.rThink, float64(c.ThinkTime), float64(c.ThinkTimeStddev))
+			d = int64(math.Round(v/1e3)) * 1000
+			at += d
+		}
+		g.isl = append(g.isl, int32(in))
+		g.osl = append(g.osl, int32(out))
+		g.capped = append(g.capped, capped)
+		g.at = append(g.at, at)
+		g.delay = append(g.delay, d)
+		g.tsess = append(g.tsess, s)
+		g.tj = append(g.tj, int32(j))
+	}
+	return true, nil
+}
+
+// fill draws the pool the count mode asks for; with WorkingSet, an initial
+// pool of want sessions.
+func (g *gen) fill(want int) error {
+	c := &g.cfg
+	switch {
+	case c.Sessions > 0:
+		want = c.Sessions
+	case c.Requests > 0:
+		total := 0
+		for total < c.Requests {
+			ok, err := g.drawSession()
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fmt.Errorf("only %d requests start before the rate falls to 0", total)
+			}
+			total += int(g.nTurns[len(g.nTurns)-1])
+		}
+		g.nTurns[len(g.nTurns)-1] -= int32(total - c.Requests)
+		g.sortOrder()
+		return nil
+	case c.Duration > 0:
+		for {
+			ok, err := g.drawSession()
+			if err != nil {
+				return err
+			}
+			if !ok {
+				break
+			}
+			if len(g.start) > maxSessions {
+				return fmt.Errorf("more than %d sessions start within --duration %v at --rate %g; lower the rate or the duration", maxSessions, c.Duration, c.Rate)
+			}
+		}
+		if len(g.start) == 0 {
+			return fmt.Errorf("no session starts within --duration %v at --rate %g", c.Duration, c.Rate)
+		}
+		g.sortOrder()
+		return nil
+	}
+	for len(g.start) < want {
+		ok, err := g.drawSession()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("only %d sessions start before the rate falls to 0 (want %d)", len(g.start), want)
+		}
+	}
+	g.sortOrder()
+	return nil
+}
+
+// sortOrder orders every drawn turn by estimated arrival; ties by session,
+// then turn, so a turn never precedes its predecessor.
+func (g *gen) sortOrder() {
+	g.order = g.order[:0]
+	for s := range g.start {
+		for j := range g.nTurns[s] {
+			g.order = append(g.order, g.first[s]+j)
+		}
+	}
+	slices.SortFunc(g.order, func(a, b int32) int {
+		if c := cmp.Compare(g.at[a], g.at[b]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(g.tsess[a], g.tsess[b]); c != 0 {
+			return c
+		}
+		return cmp.Compare(g.tj[a], g.tj[b])
+	})
+}
+
+// params are the knobs the solver turns: the tokens of each prefix level
+// and the share of sessions that walk the trees.
+type params struct {
+	tokens []int
+	share  float64
+}
+
+// layout is params in blocks: ends[l] = tokens of levels 0..l; a session
+// that has seen level l's node shares ⌊ends[l]/B⌋ blocks.
+type layout struct {
+	ends   []int64
+	owned  []int64 // blocks owned by each level's node
+	prefix int64
+}
+
+func (g *gen) layout(p params) layout {
+	var lo layout
+	var e int64
+	for _, t := range p.tokens {
+		prev := e / g.B
+		e += int64(t)
+		lo.ends = append(lo.ends, e)
+		lo.owned = append(lo.owned, e/g.B-prev)
+	}
+	lo.prefix = e
+	return lo
+}
+
+func (g *gen) walker(s int, p params) bool { return g.roots > 0 && g.share[s] < p.share }
+
+func (g *gen) sessPath(s int) []int32 { return g.path[s*g.depth : (s+1)*g.depth] }
+
+// result is what eval computes, exactly as the analyzer would on the
+// built rows: the infinite-cache hit and input tokens, distinct blocks.
+type result struct {
+	n           int // sessions used
+	rows        int
+	hitTok      int64
+	inTok       int64
+	blocks      int64
+	walkers     int
+	sessionsCut int
+	rowsCut     int
+	oslCapped   int
+}
+
+func (r result) hitRatio() float64 {
+	if r.inTok == 0 {
+		return 0
+	}
+	return float64(r.hitTok) / float64(r.inTok)
+}
+
+func (g *gen) workingSet(r result) int64 { return r.blocks * g.B }
+
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+
+// eval computes the trace's statistics for p without building it. With
+// WorkingSet it also picks the number of sessions, growing the pool when
+// it is too small.
+func (g *gen) eval(p params) (result, error) {
+	lo := g.layout(p)
+	for {
+		n := g.footprints(p, lo)
+		if g.cfg.WorkingSet == 0 {
+			return g.hits(p, lo, len(g.start)), nil
+		}
+		W := g.cfg.WorkingSet
+		pool := len(g.start)
+		if g.fp[pool]*g.B >= W || g.exhausted {
+			n = sort0(pool, func(i int) bool { return g.fp[i]*g.B >= W })
+			if n > pool {
+				n = pool
+			}
+			if n > 1 && W-g.fp[n-1]*g.B < g.fp[n]*g.B-W {
+				n--
+			}
+			return g.hits(p, lo, max(n, 1)), nil
+		}
+		if pool >= maxSessions {
+			return result{}, fmt.Errorf("--working-set %d tokens: %d sessions reach only %d tokens; lower it or raise --isl", W, pool, g.fp[pool]*g.B)
+		}
+		if err := g.fill(min(maxSessions, max(2*pool, 64))); err != nil {
+			return result{}, err
+		}
+		_ = n
+	}
+}
+
+// sort0 returns the smallest i in [0, n] with f(i) true (f monotone), or
+// n+1 when none is.
+func sort0(n int, f func(int) bool) int {
+	i, j := 0, n+1
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if h <= n && !f(h) {
+			i = h + 1
+		} else {
+			j = h
+		}
+	}
+	return i
+}
+
+// footprints fills g.kept (turns kept per session under MaxISL) and g.fp,
+// the distinct blocks of the first n sessions for every n. It returns the
+// pool size.
+func (g *gen) footprints(p params, lo layout) int {
+	pool := len(g.start)
+	g.kept = growInt32(g.kept, pool)
+	g.fp = growInt64(g.fp, pool+1)
+	g.nodeStamp = growInt32(g.nodeStamp, len(g.nodeLevel))
+	g.stamp++
+	maxISL := int64(g.cfg.MaxISL)
+	g.fp[0] = 0
+	for s := range pool {
+		walk := g.walker(s, p)
+		var P int64
+		if walk {
+			P = lo.prefix
+		}
+		var blocks, L int64
+		kept := int32(0)
+		f := g.first[s]
+		for j := range g.nTurns[s] {
+			t := f + j
+			var nl, shared int64
+			if j == 0 {
+				nl = P + int64(g.isl[t])
+				shared = P / g.B
+			} else {
+				nl = L + int64(g.osl[t-1]) + int64(g.isl[t])
+				shared = L / g.B
+			}
+			if maxISL > 0 && nl > maxISL {
+				break
+			}
+			blocks += ceilDiv(nl, g.B) - shared
+			L = nl
+			kept++
+		}
+		if kept > 0 && walk {
+			for l, nd := range g.sessPath(s) {
+				if g.nodeStamp[nd] != g.stamp {
+					g.nodeStamp[nd] = g.stamp
+					blocks += lo.owned[l]
+				}
+			}
+		}
+		g.kept[s] = kept
+		g.fp[s+1] = g.fp[s] + blocks
+	}
+	return pool
+}
+
+// hits walks the turns of the first n sessions in arrival order and counts
+// the infinite-cache hits, exactly as the analyzer does on the built rows:
+// a first turn hits the blocks of the deepest node of its path an earlier
+// row visited; a later turn hits every full block of the turn before.
+func (g *gen) hits(p params, lo layout, n int) result {
+	r := result{n: n, blocks: g.fp[n]}
+	g.curL = growInt64(g.curL, n)
+	g.stamp++
+	for _, t := range g.order {
+		s := g.tsess[t]
+		j := g.tj[t]
+		if int(s) >= n || j >= g.kept[s] {
+			continue
+		}
+		var L, hit int64
+		if j == 0 {
+			L = int64(g.isl[t])
+			if g.walker(int(s), p) {
+				r.walkers++
+				L += lo.prefix
+				deepest := -1
+				path := g.sessPath(int(s))
+				for l, nd := range path {
+					if g.nodeStamp[nd] != g.stamp {
+						break
+					}
+					deepest = l
+				}
+				if deepest >= 0 {
+					hit = lo.ends[deepest] / g.B * g.B
+				}
+				for _, nd := range path {
+					g.nodeStamp[nd] = g.stamp
+				}
+			}
+		} else {
+			prev := g.curL[s]
+			L = prev + int64(g.osl[t-1]) + int64(g.isl[t])
+			hit = prev / g.B * g.B
+		}
+		g.curL[s] = L
+		r.hitTok += hit
+		r.inTok += L
+		r.rows++
+		if g.capped[t] {
+			r.oslCapped++
+		}
+	}
+	for s := range n {
+		if g.kept[s] < g.nTurns[s] {
+			r.sessionsCut++
+			r.rowsCut += int(g.nTurns[s] - g.kept[s])
+		}
+	}
+	return r
+}
+
+func growInt32(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n, n+n/4)
+	}
+	return s[:n]
+}
+
+func growInt64(s []int64, n int) []int64 {
+	if cap(s) < n {
+		return make([]int64, n, n+n/4)
+	}
+	return s[:n]
+}
+
+// build makes the rows of the first n sessions for p (after eval(p) set
+// kept). Hash ids are dense, allocated in order of first appearance: a
+// node's blocks when a row first walks it, then each row's own blocks.
+func (g *gen) build(p params, n int) []trace.Row {
+	lo := g.layout(p)
+	c := &g.cfg
+	bailian := c.Format == trace.FormatBailian
+	multi := c.multiTurn()
+	nodeStart := make([]int64, len(g.nodeLevel))
+	for i := range nodeStart {
+		nodeStart[i] = -1
+	}
+	var arena []uint64
+	var next uint64
+	fresh := func(ids []uint64, upto int64) []uint64 {
+		for int64(len(ids)) < upto {
+			ids = append(ids, next)
+			next++
+		}
+		return ids
+	}
+	prevIDs := make([][]uint64, n)
+	prevL := make([]int64, n)
+	prevRow := make([]int64, n)
+	var rows []trace.Row
+	for _, t := range g.order {
+		s := g.tsess[t]
+		j := g.tj[t]
+		if int(s) >= n || j >= g.kept[s] {
+			continue
+		}
+		var L int64
+		var ids []uint64
+		if j == 0 {
+			L = int64(g.isl[t])
+			if g.walker(int(s), p) {
+				L += lo.prefix
+				ids = make([]uint64, 0, ceilDiv(L, g.B))
+				for l, nd := range g.sessPath(int(s)) {
+					if nodeStart[nd] < 0 {
+						nodeStart[nd] = int64(len(arena))
+						arena = fresh(arena, int64(len(arena))+lo.owned[l])
+					}
+					ids = append(ids, arena[nodeStart[nd]:nodeStart[nd]+lo.owned[l]]...)
+				}
+			}
+		} else {
+			L = prevL[s] + int64(g.osl[t-1]) + int64(g.isl[t])
+			keep := prevL[s] / g.B
+			ids = make([]uint64, keep, ceilDiv(L, g.B))
+			copy(ids, prevIDs[s][:keep])
+		}
+		ids = fresh(ids, ceilDiv(L, g.B))
+		pos := int64(len(rows))
+		row := trace.Row{
+			Index: pos, Line: pos + 1,
+			InputTokens: int(L), OutputTokens: int(g.osl[t]),
+			BlockSize: int(g.B), HashIDs: ids,
+			Turn: int(j), ParentID: -1, RequestID: -1,
+		}
+		if multi {
+			row.SessionID = "s" + strconv.Itoa(int(s))
+		}
+		switch {
+		case bailian:
+			row.RequestID = pos
+			row.Offset, row.HasOffset = time.Duration(g.at[t]), true
+			row.Cumulative = true
+			if j > 0 {
+				row.ParentID = prevRow[s]
+				row.Delay, row.HasDelay = time.Duration(g.delay[t]), true
+			}
+		case j == 0:
+			row.Offset, row.HasOffset = time.Duration(g.at[t]), true
+		default:
+			row.Delay, row.HasDelay = time.Duration(g.delay[t]), true
+		}
+		rows = append(rows, row)
+		prevIDs[s], prevL[s], prevRow[s] = ids, L, pos
+	}
+	return rows
+}
+
+// run solves for the targets, builds the rows and verifies them with the
+// analyzer.
+func (g *gen) run() (*Result, error) {
+	c := &g.cfg
+	if err := g.fill(64); err != nil {
+		return nil, err
+	}
+	p := params{tokens: c.levelTokens(), share: c.PrefixShare}
+	if g.roots == 0 {
+		p = params{}
+	}
+	var res result
+	var err error
+	if c.TargetHitRatio > 0 {
+		p, res, err = g.solve(p)
+	} else {
+		res, err = g.eval(p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if res.rows == 0 {
+		return nil, fmt.Errorf("no request is left: every session's first turn is over --max-isl %d", c.MaxISL)
+	}
+	rows := g.build(p, res.n)
+	rep := Measure(rows, int(g.B), []int64{})
+	st := &GenerateStats{
+		Sessions: res.n - countEmpty(g.kept[:res.n]), Rows: len(rows),
+		SessionsCut: res.sessionsCut, RowsCut: res.rowsCut, OSLCapped: res.oslCapped,
+		PrefixTokens: p.tokens, PrefixShare: p.share, Walkers: res.walkers,
+	}
+	if rep.Cache != nil {
+		st.HitRatio = rep.Cache.TokenHitRatio
+		st.WorkingSetTokens = rep.Cache.DistinctBlocks * int64(rep.Cache.BlockSize)
+		if rep.Cache.HitTokens != res.hitTok || rep.Cache.InputTokens != res.inTok || rep.Cache.DistinctBlocks != res.blocks {
+			return nil, fmt.Errorf("BUG: synth model (hit %d, input %d, blocks %d) disagrees with the analyzer (hit %d, input %d, blocks %d)",
+				res.hitTok, res.inTok, res.blocks, rep.Cache.HitTokens, rep.Cache.InputTokens, rep.Cache.DistinctBlocks)
+		}
+	}
+	if c.TargetHitRatio > 0 && math.Abs(st.HitRatio-c.TargetHitRatio) > hitRatioTolerance {
+		return nil, fmt.Errorf("--target-hit-ratio %g: the closest trace these settings allow measures %.4f (more sessions, or fewer prefix paths, give finer steps)", c.TargetHitRatio, st.HitRatio)
+	}
+	if W := c.WorkingSet; W > 0 {
+		if dev := math.Abs(float64(st.WorkingSetTokens-W)) / float64(W); dev > workingSetTolerance {
+			return nil, fmt.Errorf("--working-set %d: the closest trace measures %d tokens (%.1f %% off): one session adds too much; lower --isl or --turns, or raise the working set", W, st.WorkingSetTokens, 100*dev)
+		}
+	}
+	return &Result{Rows: rows, BlockSize: int(g.B), Format: c.Format, Generate: st}, nil
+}
+
+func countEmpty(kept []int32) int {
+	n := 0
+	for _, k := range kept {
+		if k == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// solve meets TargetHitRatio. When the prefix tokens were not given it
+// first sizes every level to the smallest whole number of blocks at which
+// all sessions walking the trees reach the target; then it bisects the
+// share of sessions that walk them (a session walks when its own uniform
+// draw is below the share, so raising the share only adds walkers).
+func (g *gen) solve(p params) (params, result, error) {
+	c := &g.cfg
+	target := c.TargetHitRatio
+	if len(c.PrefixTokens) == 0 {
+		k, err := g.solveBlocks(target)
+		if err != nil {
+			return p, result{}, err
+		}
+		p.tokens = make([]int, g.depth)
+		for l := range p.tokens {
+			p.tokens[l] = k * int(g.B)
+		}
+	}
+	p.share = 1
+	hi, err := g.eval(p)
+	if err != nil {
+		return p, result{}, err
+	}
+	if hi.hitRatio() < target {
+		return p, hi, fmt.Errorf("--target-hit-ratio %g is out of reach: with every session walking the prefix trees (--prefix-tokens %v) the ceiling is %.4f; give longer --prefix-tokens (or none, to let synthesize size them), fewer --prefix-roots or a smaller --prefix-fanout",
+			target, p.tokens, hi.hitRatio())
+	}
+	p.share = 0
+	lo, err := g.eval(p)
+	if err != nil {
+		return p, result{}, err
+	}
+	if lo.hitRatio() > target+hitRatioTolerance {
+		return p, lo, fmt.Errorf("--target-hit-ratio %g is below the %.4f that the sessions' own history already gives (later turns reuse the earlier context); use fewer --turns or longer --isl", target, lo.hitRatio())
+	}
+	best, bestP := lo, params{tokens: p.tokens, share: 0}
+	if math.Abs(hi.hitRatio()-target) < math.Abs(best.hitRatio()-target) {
+		best, bestP = hi, params{tokens: p.tokens, share: 1}
+	}
+	a, b := 0.0, 1.0
+	for range 64 {
+		if math.Abs(best.hitRatio()-target) < 1e-5 || b-a < 1e-12 {
+			break
+		}
+		mid := a + (b-a)/2
+		p.share = mid
+		r, err := g.eval(p)
+		if err != nil {
+			return p, result{}, err
+		}
+		if math.Abs(r.hitRatio()-target) < math.Abs(best.hitRatio()-target) {
+			best, bestP = r, params{tokens: p.tokens, share: mid}
+		}
+		if r.hitRatio() < target {
+			a = mid
+		} else {
+			b = mid
+		}
+	}
+	// eval leaves kept and fp for the last params: recompute for the best.
+	best, err = g.eval(bestP)
+	return bestP, best, err
+}
+
+// solveBlocks returns the smallest k such that prefix levels of k blocks
+// each, walked by every session, reach target.
+func (g *gen) solveBlocks(target float64) (int, error) {
+	at := func(k int) (float64, error) {
+		tok := make([]int, g.depth)
+		for l := range tok {
+			tok[l] = k * int(g.B)
+		}
+		r, err := g.eval(params{tokens: tok, share: 1})
+		return r.hitRatio(), err
+	}
+	maxK := max(1, maxPrefixTokens/(int(g.B)*g.depth))
+	k := 1
+	for {
+		h, err := at(k)
+		if err != nil {
+			return 0, err
+		}
+		if h >= target {
+			break
+		}
+		if k >= maxK {
+			return 0, fmt.Errorf("--target-hit-ratio %g is out of reach: even a prefix of %d tokens gives %.4f (too few sessions per prefix path: fewer --prefix-roots or a smaller --prefix-fanout, or more sessions)",
+				target, k*int(g.B)*g.depth, h)
+		}
+		k = min(2*k, maxK)
+	}
+	lo, hi := k/2, k // at(lo) < target ≤ at(hi), or lo = 0
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		h, err := at(mid)
+		if err != nil {
+			return 0, err
+		}
+		if h >= target {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, nil
+}
