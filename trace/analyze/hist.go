@@ -25,7 +25,7 @@ type hist struct {
 }
 
 const (
-	histPageBits = 12
+	histPageBits = 8
 	histPage     = 1 << histPageBits
 )
 
