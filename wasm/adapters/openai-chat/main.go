@@ -255,49 +255,58 @@ func (st *stream) chunk(data []byte, out *adapter.Records, nonOK bool) error {
 		errMsg, topMsg                  []byte
 		bad                             bool
 	)
-	ok := adapter.Members(data, func(k, v []byte) {
-		switch {
-		case adapter.StringEquals(k, "choices"):
-			if adapter.Each(v, func(_ int, ch []byte) { st.choice(ch, out) }) < 0 {
-				bad = true
+	it := adapter.Object(data)
+	for it.Next() {
+		v := it.Value()
+		switch string(it.Key()) {
+		case "choices":
+			ch := adapter.Array(v)
+			for ch.Next() {
+				st.choice(ch.Value(), out)
 			}
-		case adapter.StringEquals(k, "usage"):
+			bad = bad || ch.Err()
+		case "usage":
 			if st.usage(v) {
 				usage = true
 			}
-		case adapter.StringEquals(k, "error"):
+		case "error":
 			switch {
 			case len(v) > 0 && v[0] == '{':
 				hasErr = true
-				adapter.Members(v, func(k2, v2 []byte) {
-					switch {
-					case adapter.StringEquals(k2, "message") && adapter.IsString(v2):
-						errMsg = v2
-					case adapter.StringEquals(k2, "code") && len(v2) > 0 && v2[0] >= '0' && v2[0] <= '9':
-						errCode, _ = adapter.Uint(v2)
+				for e := adapter.Object(v); e.Next(); {
+					v2 := e.Value()
+					switch string(e.Key()) {
+					case "message":
+						if adapter.IsString(v2) {
+							errMsg = v2
+						}
+					case "code":
+						if len(v2) > 0 && v2[0] >= '0' && v2[0] <= '9' {
+							errCode, _ = adapter.Uint(v2)
+						}
 					}
-				})
+				}
 			case adapter.IsString(v):
 				hasErr = true
 				errMsg = v
 			}
-		case adapter.StringEquals(k, "object"):
+		case "object":
 			objErr = adapter.StringEquals(v, "error")
-		case adapter.StringEquals(k, "message"):
+		case "message":
 			if adapter.IsString(v) {
 				topMsg, topMsgOK = v, true
 			}
-		case adapter.StringEquals(k, "code"):
+		case "code":
 			if len(v) > 0 && v[0] >= '0' && v[0] <= '9' {
 				topCode, _ = adapter.Uint(v)
 			}
-		case adapter.StringEquals(k, "timings"):
+		case "timings":
 			if len(v) <= 4096 {
 				st.extras = append(st.extras[:0], v...)
 			}
 		}
-	})
-	if !ok || bad {
+	}
+	if it.Err() || bad {
 		if nonOK {
 			return nil
 		}
@@ -320,7 +329,42 @@ func (st *stream) chunk(data []byte, out *adapter.Records, nonOK bool) error {
 
 type tool struct{ bytes, index uint32 }
 
+// addText adds r for the JSON string v: decoded and captured when capture
+// is on, else only measured.
+func addText(out *adapter.Records, r adapter.Record, v []byte, capture bool) {
+	if !capture {
+		r.TextBytes = uint32(adapter.StringLen(v))
+		out.Add(r)
+		return
+	}
+	textBuf = adapter.AppendString(textBuf[:0], v)
+	out.AddText(r, textBuf, true)
+}
+
 var textBuf []byte
+
+// toolCall scans one tool call (or a legacy function_call object).
+func toolCall(call []byte) tool {
+	var t tool
+	for it := adapter.Object(call); it.Next(); {
+		v := it.Value()
+		switch string(it.Key()) {
+		case "index":
+			t.index, _ = adapter.Uint(v)
+		case "function":
+			for f := adapter.Object(v); f.Next(); {
+				if k := string(f.Key()); (k == "name" || k == "arguments") && adapter.IsString(f.Value()) {
+					t.bytes += uint32(adapter.StringLen(f.Value()))
+				}
+			}
+		case "name", "arguments":
+			if adapter.IsString(v) {
+				t.bytes += uint32(adapter.StringLen(v))
+			}
+		}
+	}
+	return t
+}
 
 // choice mirrors the native choice scan and emitChoice.
 func (st *stream) choice(ch []byte, out *adapter.Records) {
@@ -333,65 +377,53 @@ func (st *stream) choice(ch []byte, out *adapter.Records) {
 		tools                            [8]tool
 		ntools                           int
 	)
-	addTool := func(call []byte, legacy bool) {
-		var n, idx uint32
-		count := func(k, v []byte) {
-			if (adapter.StringEquals(k, "name") || adapter.StringEquals(k, "arguments")) && adapter.IsString(v) {
-				n += uint32(adapter.StringLen(v))
-			}
-		}
-		adapter.Members(call, func(k, v []byte) {
-			switch {
-			case adapter.StringEquals(k, "index"):
-				idx, _ = adapter.Uint(v)
-			case adapter.StringEquals(k, "function"):
-				adapter.Members(v, count)
-			default:
-				count(k, v)
-			}
-		})
+	addTool := func(t tool) {
 		if ntools < len(tools) {
-			tools[ntools] = tool{n, idx}
+			tools[ntools] = t
 		}
 		ntools++
 	}
-	adapter.Members(ch, func(k, v []byte) {
-		switch {
-		case adapter.StringEquals(k, "index"):
+	for it := adapter.Object(ch); it.Next(); {
+		v := it.Value()
+		switch string(it.Key()) {
+		case "index":
 			index, _ = adapter.Uint(v)
-		case adapter.StringEquals(k, "delta"), adapter.StringEquals(k, "message"):
-			adapter.Members(v, func(k2, v2 []byte) {
-				switch {
-				case adapter.StringEquals(k2, "content"):
+		case "delta", "message":
+			for d := adapter.Object(v); d.Next(); {
+				v2 := d.Value()
+				switch string(d.Key()) {
+				case "content":
 					if adapter.IsString(v2) {
 						content, hasContent = v2, true
 					}
-				case adapter.StringEquals(k2, "reasoning_content"), adapter.StringEquals(k2, "reasoning"):
+				case "reasoning_content", "reasoning":
 					if adapter.IsString(v2) {
 						reasoning, hasReasoning = v2, true
 					}
-				case adapter.StringEquals(k2, "refusal"):
+				case "refusal":
 					if adapter.IsString(v2) {
 						refusal, hasRef = v2, true
 					}
-				case adapter.StringEquals(k2, "role"):
+				case "role":
 					role = true
-				case adapter.StringEquals(k2, "tool_calls"):
-					adapter.Each(v2, func(_ int, call []byte) { addTool(call, false) })
-				case adapter.StringEquals(k2, "function_call"):
-					addTool(v2, true)
+				case "tool_calls":
+					for c := adapter.Array(v2); c.Next(); {
+						addTool(toolCall(c.Value()))
+					}
+				case "function_call":
+					addTool(toolCall(v2))
 				}
-			})
-		case adapter.StringEquals(k, "text"):
+			}
+		case "text":
 			if adapter.IsString(v) {
 				content, hasContent = v, true
 			}
-		case adapter.StringEquals(k, "finish_reason"):
+		case "finish_reason":
 			if adapter.IsString(v) {
 				finish, hasFinish = adapter.FinishCode(v), true
 			}
 		}
-	})
+	}
 	if index+1 > st.choices && index < 1<<16 {
 		st.choices = index + 1
 	}
@@ -399,8 +431,7 @@ func (st *stream) choice(ch []byte, out *adapter.Records) {
 	capture := st.flags&adapter.OpenCapture != 0
 	added := 0
 	if hasReasoning && len(reasoning) > 2 {
-		textBuf = adapter.AppendString(textBuf[:0], reasoning)
-		out.AddText(adapter.Record{Kind: adapter.KindReasoning, Choice: choice, TextBytes: uint32(len(textBuf)), Tokens: adapter.TokensUnknown}, textBuf, capture)
+		addText(out, adapter.Record{Kind: adapter.KindReasoning, Choice: choice, Tokens: adapter.TokensUnknown}, reasoning, capture)
 		added++
 	}
 	for i := 0; i < ntools; i++ {
@@ -412,13 +443,11 @@ func (st *stream) choice(ch []byte, out *adapter.Records) {
 		added++
 	}
 	if hasContent && len(content) > 2 {
-		textBuf = adapter.AppendString(textBuf[:0], content)
-		out.AddText(adapter.Record{Kind: adapter.KindContent, Choice: choice, TextBytes: uint32(len(textBuf)), Tokens: adapter.TokensUnknown}, textBuf, capture)
+		addText(out, adapter.Record{Kind: adapter.KindContent, Choice: choice, Tokens: adapter.TokensUnknown}, content, capture)
 		added++
 	}
 	if hasRef && len(refusal) > 2 {
-		textBuf = adapter.AppendString(textBuf[:0], refusal)
-		out.AddText(adapter.Record{Kind: adapter.KindContent, Flags: adapter.FlagRefusal, Choice: choice, TextBytes: uint32(len(textBuf)), Tokens: adapter.TokensUnknown}, textBuf, capture)
+		addText(out, adapter.Record{Kind: adapter.KindContent, Flags: adapter.FlagRefusal, Choice: choice, Tokens: adapter.TokensUnknown}, refusal, capture)
 		added++
 	}
 	if hasFinish {
@@ -444,28 +473,33 @@ func (st *stream) usage(v []byte) bool {
 		}
 		return 0, false
 	}
-	return adapter.Members(v, func(k, v []byte) {
-		switch {
-		case adapter.StringEquals(k, "prompt_tokens"), adapter.StringEquals(k, "input_tokens"):
+	it := adapter.Object(v)
+	n := 0
+	for it.Next() {
+		n++
+		v := it.Value()
+		switch string(it.Key()) {
+		case "prompt_tokens", "input_tokens":
 			if n, ok := num(v); ok {
 				s.PromptTokens = n
 				s.Valid |= adapter.ValidPromptTokens
 			}
-		case adapter.StringEquals(k, "completion_tokens"), adapter.StringEquals(k, "output_tokens"):
+		case "completion_tokens", "output_tokens":
 			if n, ok := num(v); ok {
 				s.CompletionTokens = n
 				s.Valid |= adapter.ValidCompletionTokens
 			}
-		case adapter.StringEquals(k, "prompt_tokens_details"), adapter.StringEquals(k, "input_tokens_details"):
+		case "prompt_tokens_details", "input_tokens_details":
 			if n, ok := num(adapter.Get(v, "cached_tokens")); ok {
 				s.CachedTokens = n
 				s.Valid |= adapter.ValidCachedTokens
 			}
-		case adapter.StringEquals(k, "completion_tokens_details"), adapter.StringEquals(k, "output_tokens_details"):
+		case "completion_tokens_details", "output_tokens_details":
 			if n, ok := num(adapter.Get(v, "reasoning_tokens")); ok {
 				s.ReasoningTokens = n
 				s.Valid |= adapter.ValidReasoningTokens
 			}
 		}
-	})
+	}
+	return !it.Err()
 }

@@ -155,21 +155,34 @@ int rp_adapter_parse(uint32_t ctx, const rp_event *ev, rp_records *out, const ch
     if (i == d.n) return 0;
     if (d.p[i] == '[') d = rp_json_index(d, 0); /* /generate may answer a one-element array */
     if (!d.p || d.p[0] != '{') { *err = "TGI event is not a JSON object"; return 1; }
-    rp_bytes e = rp_json_get(d, "error");
-    if (!rp_json_is_null(e)) {
-        set_error(s, 500, e);
+    /* One pass over the members (the hot path: one event per token). */
+    rp_bytes key, val, tok = {NULL, 0}, gen = {NULL, 0}, det = {NULL, 0}, err_v = {NULL, 0};
+    uint32_t pos = 0;
+    while (rp_json_next(d, &pos, &key, &val)) {
+        switch (key.n) {
+        case 7: if (rp_json_key(key, "token")) tok = val; else if (rp_json_key(key, "error")) err_v = val; break;
+        case 9: if (rp_json_key(key, "details")) det = val; break;
+        case 16: if (rp_json_key(key, "generated_text")) gen = val; break;
+        }
+    }
+    if (!rp_json_is_null(err_v)) {
+        set_error(s, 500, err_v);
         rp_record r = rp_rec(RP_ERROR);
         r.aux0 = 500;
         rp_add(out, r);
         return 0;
     }
     s->sum.choices = 1;
-    rp_bytes tok = rp_json_get(d, "token");
     if (!rp_json_is_null(tok)) {
         /* Streaming: exactly one token per event. */
-        rp_bytes special = rp_json_get(tok, "special");
-        rp_bytes t = rp_json_get(tok, "text");
-        if (special.n == 4 && memcmp(special.p, "true", 4) == 0) {
+        rp_bytes t = {NULL, 0};
+        int special = 0;
+        pos = 0;
+        while (rp_json_next(tok, &pos, &key, &val)) {
+            if (key.n == 6 && rp_json_key(key, "text")) t = val;
+            else if (key.n == 9 && rp_json_key(key, "special")) special = val.n == 4 && memcmp(val.p, "true", 4) == 0;
+        }
+        if (special) {
             rp_add(out, rp_rec(RP_META));
         } else {
             uint32_t n = rp_json_unescape(t, textbuf, sizeof textbuf);
@@ -180,23 +193,22 @@ int rp_adapter_parse(uint32_t ctx, const rp_event *ev, rp_records *out, const ch
             r.text_bytes = n;
             rp_add_text(out, r, textbuf, n, capture);
         }
-        read_details(s, rp_json_get(d, "details"), out);
+        read_details(s, det, out);
         return 0;
     }
-    rp_bytes g = rp_json_get(d, "generated_text");
-    if (rp_json_is_string(g)) {
+    if (rp_json_is_string(gen)) {
         /* Non-streaming body. */
-        uint32_t n = rp_json_unescape(g, textbuf, sizeof textbuf);
+        uint32_t n = rp_json_unescape(gen, textbuf, sizeof textbuf);
         if (n > sizeof textbuf) n = sizeof textbuf;
         rp_record r = rp_rec(RP_CONTENT);
         uint32_t gt;
-        if (rp_json_uint(rp_json_get(rp_json_get(d, "details"), "generated_tokens"), &gt)) {
+        if (rp_json_uint(rp_json_get(det, "generated_tokens"), &gt)) {
             r.tokens = gt;
             r.flags = RP_FLAG_TOKENS_EXACT;
         }
         r.text_bytes = n;
         rp_add_text(out, r, textbuf, n, capture);
-        read_details(s, rp_json_get(d, "details"), out);
+        read_details(s, det, out);
         return 0;
     }
     return 0; /* unknown event: ignore */

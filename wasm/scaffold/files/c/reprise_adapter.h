@@ -106,6 +106,12 @@ rp_record rp_rec(uint8_t kind);
 
 /* JSON scanner. Values are raw JSON slices; a missing value has p == NULL. */
 rp_bytes rp_json_get(rp_bytes obj, const char *key);
+/* Iterates the members of an object in one pass: start with *pos = 0;
+ * returns 1 with *key (raw, with quotes) and *val set, 0 at the end or on
+ * malformed input. Prefer it over repeated rp_json_get on hot paths. */
+int rp_json_next(rp_bytes obj, uint32_t *pos, rp_bytes *key, rp_bytes *val);
+/* Whether the raw key (with quotes, as from rp_json_next) is the ASCII s. */
+int rp_json_key(rp_bytes key, const char *s);
 rp_bytes rp_json_index(rp_bytes arr, uint32_t i);
 int rp_json_is_string(rp_bytes v);
 int rp_json_is_null(rp_bytes v); /* absent or null */
@@ -538,6 +544,37 @@ rp_bytes rp_json_get(rp_bytes obj, const char *key) {
         if (i < obj.n && obj.p[i] == ',') i = rp__ws(obj, i + 1);
     }
     return found;
+}
+
+int rp_json_next(rp_bytes obj, uint32_t *pos, rp_bytes *key, rp_bytes *val) {
+    uint32_t i = *pos;
+    if (!obj.p) return 0;
+    if (i == 0) {
+        i = rp__ws(obj, 0);
+        if (i >= obj.n || obj.p[i] != '{') return 0;
+        i = rp__ws(obj, i + 1);
+    }
+    if (i >= obj.n || obj.p[i] != '"') return 0;
+    uint32_t ke = rp__end(obj, i);
+    if (!ke) return 0;
+    key->p = obj.p + i;
+    key->n = ke - i;
+    i = rp__ws(obj, ke);
+    if (i >= obj.n || obj.p[i] != ':') return 0;
+    i = rp__ws(obj, i + 1);
+    uint32_t ve = rp__end(obj, i);
+    if (!ve) return 0;
+    val->p = obj.p + i;
+    val->n = ve - i;
+    i = rp__ws(obj, ve);
+    if (i < obj.n && obj.p[i] == ',') i = rp__ws(obj, i + 1);
+    *pos = i;
+    return 1;
+}
+
+int rp_json_key(rp_bytes key, const char *s) {
+    uint32_t n = (uint32_t)strlen(s);
+    return key.n == n + 2 && memcmp(key.p + 1, s, n) == 0;
 }
 
 rp_bytes rp_json_index(rp_bytes arr, uint32_t idx) {
