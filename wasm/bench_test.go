@@ -2,12 +2,12 @@ package wasm_test
 
 import (
 	"context"
-	"runtime"
-	"syscall"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"syscall"
 	"testing"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
