@@ -109,6 +109,8 @@ type Config struct {
 	KeepLog bool
 	// Log receives operational messages; nil discards them.
 	Log *slog.Logger
+
+	maxBody int // request body limit in bytes; 0 = defaultMaxBody (tests lower it)
 }
 
 // NewConfig returns a Config with the documented defaults: vLLM flavor on

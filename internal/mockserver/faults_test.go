@@ -322,3 +322,12 @@ func TestModelsHealthMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestBodyTooLarge: an oversized body gets a 413, not an empty 200.
+func TestBodyTooLarge(t *testing.T) {
+	s := startServer(t, func(c *Config) { c.maxBody = 1000 })
+	r := mustDo(t, s, "POST", "/v1/completions", `{"prompt":"`+strings.Repeat("a ", 600)+`"}`)
+	if r.status != 413 || !strings.Contains(string(r.body), "request body over") {
+		t.Errorf("oversized body: %d %.200s", r.status, r.body)
+	}
+}

@@ -99,6 +99,9 @@ func newServer(cfg *Config) *Server {
 	if c.JitterDist == "" {
 		c.JitterDist = JitterNone
 	}
+	if c.maxBody <= 0 {
+		c.maxBody = defaultMaxBody
+	}
 	s := &Server{
 		cfg:     c,
 		start:   time.Now(),
@@ -360,11 +363,13 @@ func newReqState() *reqState {
 	return st
 }
 
-// maxBody bounds request bodies (a 1M-token prompt is about 4 MiB).
-const maxBody = 64 << 20
+// defaultMaxBody bounds request bodies (a 1M-token prompt is about 4 MiB).
+const defaultMaxBody = 64 << 20
 
-func readBody(dst []byte, r *http.Request) ([]byte, error) {
-	if n := r.ContentLength; n > 0 && n <= maxBody && int64(cap(dst)) < n+1 {
+var errBodyTooLarge = errors.New("request body too large")
+
+func readBody(dst []byte, r *http.Request, maxBody int) ([]byte, error) {
+	if n := r.ContentLength; n > 0 && n <= int64(maxBody) && int64(cap(dst)) < n+1 {
 		dst = make([]byte, 0, n+1)
 	}
 	for {
@@ -373,14 +378,14 @@ func readBody(dst []byte, r *http.Request) ([]byte, error) {
 		}
 		n, err := r.Body.Read(dst[len(dst):cap(dst)])
 		dst = dst[:len(dst)+n]
+		if len(dst) > maxBody {
+			return dst, errBodyTooLarge
+		}
 		if err == io.EOF {
 			return dst, nil
 		}
 		if err != nil {
 			return dst, err
-		}
-		if len(dst) > maxBody {
-			return dst, fmt.Errorf("request body over %d bytes", maxBody)
 		}
 	}
 }
@@ -394,8 +399,14 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	st := s.states.Get().(*reqState)
 	defer s.states.Put(st)
 	var err error
-	st.body, err = readBody(st.body[:0], r)
+	st.body, err = readBody(st.body[:0], r, s.cfg.maxBody)
 	recv := s.mono()
+	if errors.Is(err, errBodyTooLarge) {
+		st.hs = httpSink{w: w}
+		st.log = RequestLog{Endpoint: r.URL.Path, ReceivedNS: s.wall(recv)}
+		s.writeError(st, w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", s.cfg.maxBody), "")
+		return
+	}
 	if err != nil {
 		return // the client went away while sending; nothing to answer
 	}
