@@ -350,3 +350,22 @@ func TestEmpty(t *testing.T) {
 		t.Errorf("empty report = %+v", rep)
 	}
 }
+
+// TestMultiLRUInvariants runs random touches with the full consistency
+// check after each, and makes sure the check catches a corrupted zone.
+func TestMultiLRUInvariants(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	l := newMultiLRU(sortedSlots([]int{3, 1, 8, 8, 0, 20}))
+	l.grow(50)
+	for range 5000 {
+		l.touch(int32(rng.IntN(50)))
+		l.check()
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("check did not notice a wrong zone")
+		}
+	}()
+	l.zone[l.head]++
+	l.check()
+}

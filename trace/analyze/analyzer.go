@@ -372,6 +372,9 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 		for _, b := range idx {
 			a.multi.touch(b)
 		}
+		if invariants && a.rowsIDs%256 == 0 {
+			a.multi.check()
+		}
 	}
 	return hitTok
 }

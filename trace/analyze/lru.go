@@ -161,3 +161,40 @@ func sortedSlots(s []int) []int {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+// check walks the whole list and panics if a link, a zone or a boundary is
+// inconsistent. It is O(size): called only under -tags invariants.
+func (l *multiLRU) check() {
+	k := len(l.slots)
+	rank := 0
+	prev := int32(-1)
+	for b := l.head; b >= 0; b = l.next[b] {
+		if l.prev[b] != prev {
+			panic("BUG: multiLRU: broken prev link")
+		}
+		z := 0
+		for _, s := range l.slots {
+			if rank >= s {
+				z++
+			}
+		}
+		if int(l.zone[b]) != z {
+			panic("BUG: multiLRU: zone does not match rank")
+		}
+		for i, s := range l.slots {
+			if rank == s-1 && l.bnd[i] != b {
+				panic("BUG: multiLRU: boundary is not the block at rank slots-1")
+			}
+		}
+		prev = b
+		rank++
+	}
+	if prev != l.tail || rank != l.size || (k > 0 && l.size > l.slots[k-1]) {
+		panic("BUG: multiLRU: size or tail inconsistent")
+	}
+	for i, s := range l.slots {
+		if l.size < s && l.bnd[i] != -1 {
+			panic("BUG: multiLRU: boundary set for a cache that is not full")
+		}
+	}
+}
