@@ -131,3 +131,52 @@ func TestServerClosesAfterStream(t *testing.T) {
 	}
 	t.Logf("retries %d, connections %d for %d requests", e.Retries(), srv.accepted, senders*each)
 }
+
+// TestHTTP2 sends streams over prior-knowledge h2c and checks the server
+// saw HTTP/2 and the records are complete.
+func TestHTTP2(t *testing.T) {
+	srv := httptestH2C(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor != 2 {
+			http.Error(w, `{"error":{"message":"want HTTP/2, got `+r.Proto+`"}}`, 505)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := range 3 {
+			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"t%d\"}}]}\n\n", i)
+			w.(http.Flusher).Flush()
+		}
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":3}}\n\ndata: [DONE]\n\n")
+	})
+	cfg := NewConfig()
+	cfg.BaseURL = srv
+	cfg.Adapter = openai.Adapter{}
+	cfg.HTTP2 = true
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	s, _ := e.NewSender()
+	for range 3 {
+		var r record.Request
+		s.Do(context.Background(), prepared(t, e, true), &r)
+		if !r.OK() || r.ContentEvents != 3 || r.FinishReason != "stop" {
+			t.Fatalf("%s %s: %d content events, finish %q", r.ErrorKind, r.ErrorMessage, r.ContentEvents, r.FinishReason)
+		}
+	}
+}
+
+func httptestH2C(t *testing.T, h http.HandlerFunc) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	hs := &http.Server{Handler: h, Protocols: &p}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	return "http://" + ln.Addr().String()
+}
