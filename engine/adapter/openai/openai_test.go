@@ -128,7 +128,7 @@ func TestParseShapes(t *testing.T) {
 		},
 		{
 			name: "error inside a 200 stream (llama.cpp)",
-			evs: []adapter.Event{data(`{"error":{"code":500,"message":"Failed to parse input at pos 22: ual\u00ce\u0006 x\ufffd","type":"server_error"}}`)},
+			evs:  []adapter.Event{data(`{"error":{"code":500,"message":"Failed to parse input at pos 22: ual\u00ce\u0006 x\ufffd","type":"server_error"}}`)},
 			want: []adapter.Record{{Kind: record.EventError, Aux0: 500, Tokens: unknown}},
 			check: func(t *testing.T, f adapter.Final) {
 				if f.ErrorCode != 500 || string(f.ErrorMessage) != "Failed to parse input at pos 22: ualÎ\u0006 x\ufffd" {
