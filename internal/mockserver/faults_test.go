@@ -2,6 +2,8 @@ package mockserver
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -329,5 +331,47 @@ func TestBodyTooLarge(t *testing.T) {
 	r := mustDo(t, s, "POST", "/v1/completions", `{"prompt":"`+strings.Repeat("a ", 600)+`"}`)
 	if r.status != 413 || !strings.Contains(string(r.body), "request body over") {
 		t.Errorf("oversized body: %d %.200s", r.status, r.body)
+	}
+}
+
+// TestH2C: the same port speaks prior-knowledge h2c; streams arrive as
+// events, and a reset fault resets only its HTTP/2 stream.
+func TestH2C(t *testing.T) {
+	for _, flavor := range []Flavor{FlavorVLLM, FlavorLlamaCPP} {
+		s := startServer(t, func(c *Config) { c.Flavor = flavor })
+		var p http.Protocols
+		p.SetUnencryptedHTTP2(true)
+		tr := &http.Transport{Protocols: &p}
+		cl := &http.Client{Transport: tr}
+		send := func(fault string) (*http.Response, []byte, error) {
+			req, _ := http.NewRequestWithContext(t.Context(), "POST", s.URL()+"/v1/chat/completions", strings.NewReader(faultChat))
+			if fault != "" {
+				req.Header.Set(FaultHeader, fault)
+			}
+			resp, err := cl.Do(req)
+			if err != nil {
+				return nil, nil, err
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			return resp, b, err
+		}
+		resp, body, err := send("")
+		if err != nil || resp.ProtoMajor != 2 {
+			t.Fatalf("%s: h2c request: %v (proto %v)", flavor, err, resp)
+		}
+		if u := streamUsage(t, body, true); u.CompletionTokens != 10 {
+			t.Errorf("%s: h2c usage %+v", flavor, u)
+		}
+		if _, _, err := send("reset-mid-stream"); err == nil {
+			t.Errorf("%s: h2c reset-mid-stream: no error", flavor)
+		}
+		if l := lastLog(t, s); l.OutputTokens != 5 || l.Events[len(l.Events)-1].Kind != EventReset {
+			t.Errorf("%s: h2c reset log %v", flavor, kinds(l))
+		}
+		if resp, _, err := send(""); err != nil || resp.StatusCode != 200 {
+			t.Errorf("%s: h2c request after a stream reset: %v", flavor, err)
+		}
+		tr.CloseIdleConnections()
 	}
 }

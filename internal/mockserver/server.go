@@ -72,7 +72,11 @@ func Start(ctx context.Context, cfg *Config) (*Server, error) {
 	}
 	s.ln = ln
 	s.url = "http://" + ln.Addr().String()
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true) // prior-knowledge h2c on the same port
 	s.srv = &http.Server{
+		Protocols:         &protocols,
 		Handler:           s.handler(),
 		ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
@@ -350,6 +354,7 @@ type reqState struct {
 	prev        []time.Duration // per choice: schedule offset of the previous token
 	choices     []choiceText
 	headersSent bool
+	h2          bool   // HTTP/2 (h2c): no hijacking
 	pending     []byte // coalesced events not yet written
 	stamped     int    // log.Events before this index have their write time
 	due         int64  // mono deadline of the events being written; 0 = as soon as possible
@@ -395,9 +400,20 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	if !s.enter() {
 		return
 	}
+	// An HTTP/2 stream cannot be hijacked: a reset fault aborts the handler
+	// (RST_STREAM) after everything else was recorded and released.
+	abort := false
+	defer func() {
+		if abort {
+			panic(http.ErrAbortHandler)
+		}
+	}()
 	defer s.exit()
 	st := s.states.Get().(*reqState)
-	defer s.states.Put(st)
+	defer func() {
+		abort = st.hs.abort
+		s.states.Put(st)
+	}()
 	var err error
 	st.body, err = readBody(st.body[:0], r, s.cfg.maxBody)
 	recv := s.mono()
@@ -425,6 +441,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	st.pending = st.pending[:0]
 	st.hs = httpSink{w: w}
 	st.raw = rawSink{w: w, buf: st.raw.buf}
+	st.h2 = r.ProtoMajor >= 2
 	llama := s.cfg.Flavor == FlavorLlamaCPP
 	defer s.finishLog(st)
 
@@ -523,7 +540,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		}
 		st.due = recv + int64(d)
 		s.setHeaders(w.Header(), req.stream)
-		if req.stream && llama {
+		if req.stream && llama && !st.h2 {
 			if st.raw.headers() != nil {
 				return
 			}
@@ -788,7 +805,8 @@ func (s *Server) writeErrorBody(st *reqState, w http.ResponseWriter, status int,
 
 // httpSink writes events through net/http: one Write and one flush each.
 type httpSink struct {
-	w http.ResponseWriter
+	w     http.ResponseWriter
+	abort bool // reset requested on a connection that cannot be hijacked
 }
 
 func (h *httpSink) write(p []byte) error {
@@ -805,10 +823,12 @@ func (h *httpSink) flush() error {
 	return http.NewResponseController(h.w).Flush()
 }
 
-// reset hijacks the connection and closes it with an RST.
+// reset hijacks the connection and closes it with an RST. On HTTP/2 it
+// marks the handler for abort instead, which resets the stream.
 func (h *httpSink) reset() {
 	conn, _, err := http.NewResponseController(h.w).Hijack()
 	if err != nil {
+		h.abort = true
 		return
 	}
 	resetConn(conn)

@@ -21,7 +21,7 @@ type sink interface {
 // ("" when it did not finish).
 func (s *Server) stream(ctx context.Context, st *reqState, run *runInfo) string {
 	var sk sink = &st.hs
-	if run.llama {
+	if run.llama && !st.h2 {
 		sk = &st.raw
 		defer st.raw.abort()
 	} else {
@@ -130,7 +130,7 @@ func (s *Server) stream(ctx context.Context, st *reqState, run *runInfo) string 
 					s.flushPending(st, sk)
 				} else {
 					s.flushPending(st, sk)
-					st.raw.end()
+					st.raw.end() // no-op on HTTP/2
 				}
 				return ""
 			}
