@@ -7,35 +7,35 @@ import (
 
 // Hot path: TestDispatchAllocs covers push and pop.
 
-// ring is a bounded lock-free multi-producer multi-consumer queue of int32
+// ring is a bounded lock-free multi-producer multi-consumer queue of T
 // (Dmitry Vyukov's bounded MPMC queue): each cell carries a sequence number
 // that tells producers and consumers whose turn it is, so push and pop are
 // one CAS each and never block. The replay uses it for the idle-sender
 // list (senders push, the dispatcher pops) and for continuations posted by
 // senders to the dispatcher. The zero value is not usable; see newRing.
-type ring struct {
+type ring[T any] struct {
 	_     [64]byte // keep the hot indices off the neighbours' cache lines
 	head  atomic.Uint64
 	_     [56]byte
 	tail  atomic.Uint64
 	_     [56]byte
 	mask  uint64
-	cells []ringCell
+	cells []ringCell[T]
 }
 
-type ringCell struct {
+type ringCell[T any] struct {
 	seq atomic.Uint64
-	val int32
+	val T
 }
 
 // newRing returns a ring holding at least n values (rounded up to a power
 // of two).
-func newRing(n int) *ring {
+func newRing[T any](n int) *ring[T] {
 	size := uint64(1)
 	if n > 1 {
 		size = 1 << bits.Len64(uint64(n-1))
 	}
-	r := &ring{mask: size - 1, cells: make([]ringCell, size)}
+	r := &ring[T]{mask: size - 1, cells: make([]ringCell[T], size)}
 	for i := range r.cells {
 		r.cells[i].seq.Store(uint64(i))
 	}
@@ -43,7 +43,7 @@ func newRing(n int) *ring {
 }
 
 // push appends v; it reports false when the ring is full.
-func (r *ring) push(v int32) bool {
+func (r *ring[T]) push(v T) bool {
 	pos := r.tail.Load()
 	for {
 		c := &r.cells[pos&r.mask]
@@ -65,7 +65,7 @@ func (r *ring) push(v int32) bool {
 }
 
 // pop removes the oldest value; it reports false when the ring is empty.
-func (r *ring) pop() (int32, bool) {
+func (r *ring[T]) pop() (T, bool) {
 	pos := r.head.Load()
 	for {
 		c := &r.cells[pos&r.mask]
@@ -79,7 +79,8 @@ func (r *ring) pop() (int32, bool) {
 			}
 			pos = r.head.Load()
 		case dif < 0:
-			return 0, false
+			var zero T
+			return zero, false
 		default:
 			pos = r.head.Load()
 		}

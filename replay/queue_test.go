@@ -9,7 +9,7 @@ import (
 )
 
 func TestRingFIFO(t *testing.T) {
-	r := newRing(3) // rounds up to 4
+	r := newRing[int32](3) // rounds up to 4
 	for i := range int32(4) {
 		if !r.push(i) {
 			t.Fatalf("push %d failed", i)
@@ -37,7 +37,7 @@ func TestRingHammer(t *testing.T) {
 	if testing.Short() {
 		n = 2000
 	}
-	r := newRing(16) // small: producers meet a full ring often
+	r := newRing[int32](16) // small: producers meet a full ring often
 	var start, done sync.WaitGroup
 	start.Add(1)
 	seen := make([][]int32, P)
@@ -127,8 +127,11 @@ func TestHandoffHammer(t *testing.T) {
 	r := newRunner(p, h, newSleepClock(time.Now()), 0, t.Context())
 	r.startSenders()
 	for i := range n {
-		if !r.fire(int32(i), r.clk.now(), 0, true) {
-			t.Fatalf("fire %d stopped the run", i)
+		for res := r.fire(int32(i), r.clk.now(), 0, true); res != fired; res = r.fire(int32(i), r.clk.now(), 0, true) {
+			if res != blocked {
+				t.Fatalf("fire %d = %d", i, res)
+			}
+			runtime.Gosched() // every sender busy: the dispatcher would nap
 		}
 	}
 	for r.outstanding.Load() > 0 {

@@ -83,11 +83,9 @@ type runner struct {
 	hctx  context.Context // handlers' context, cancelled at the end of grace
 
 	senders []sender
-	idle    *ring
-	posts   *ring // items whose next turn a sender computed (see postDue)
-	postDue []int64
-	postSD  []int64
-	heap    []event // dispatcher only
+	idle    *ring[int32]
+	posts   *ring[event] // later turns senders computed, for the dispatcher
+	heap    []event      // dispatcher only
 	quit    chan struct{}
 	wg      sync.WaitGroup
 
@@ -110,6 +108,12 @@ type runner struct {
 	gaps      *gapSampler
 	dynamic   bool // senders may hand the dispatcher work
 	stopAt    int64
+	// blockedDue is the due time of the event last blocked (no sender or
+	// slot), so that the job finally sent for it is marked Waited;
+	// blockedSlot tells that it lacked a session slot.
+	blockedDue  int64
+	blockedSlot bool
+	scratch     []event // fireDueTurns' reusable buffer
 }
 
 func (p *Plan) run(ctx context.Context, h Handler, newClock func(time.Time) clock) (Stats, error) {
@@ -145,6 +149,7 @@ func newRunner(p *Plan, h Handler, clk clock, wall0 int64, hctx context.Context)
 	r.skipH, _ = h.(SkipHandler)
 	r.st = newCollector(p.cfg.LateThreshold)
 	r.profileAt.Store(-1)
+	r.blockedDue = math.MinInt64
 	if p.cfg.WarmupRequests == 0 {
 		r.profileAt.Store(int64(p.cfg.WarmupDuration))
 	}
@@ -155,12 +160,8 @@ func newRunner(p *Plan, h Handler, clk clock, wall0 int64, hctx context.Context)
 			n = p.cfg.Concurrency
 		}
 	}
-	r.idle = newRing(n)
-	r.posts = newRing(max(1024, 4*n))
-	if p.rows != nil {
-		r.postDue = make([]int64, len(p.rows))
-		r.postSD = make([]int64, len(p.rows))
-	}
+	r.idle = newRing[int32](n)
+	r.posts = newRing[event](max(1024, 4*n))
 	r.heap = make([]event, 0, max(64, len(p.users)+64))
 	r.dynamic = p.next != nil || p.mode == ModeConcurrency || p.mode == ModeUserCentric
 	if p.mode == ModeRate {
@@ -294,77 +295,95 @@ func (r *runner) setJob(j *Job, item int32, intended, sd int64) {
 	}
 }
 
-// fire hands item to an idle sender at run time intended (the dispatcher
-// calls it once the time has come). It applies the session-slot cap and
-// the late policy; it returns false when the run stops issuing.
-func (r *runner) fire(item int32, intended, sd int64, newSession bool) bool {
+// fireResult says what became of an event the dispatcher tried to fire.
+type fireResult uint8
+
+const (
+	fired     fireResult = iota // sent, skipped or dropped: the event is consumed
+	blocked                     // no free sender (or session slot): retry it later
+	exhausted                   // no session left to start: the event is consumed
+	stopped                     // a stop condition tripped
+)
+
+// noItem asks fire to take the next session itself, once a sender and a
+// slot are free, so a blocked event consumes no session.
+const noItem = -1
+
+// fire hands item (or, with noItem, the next session's first turn) to an
+// idle sender at run time intended; the dispatcher calls it once the time
+// has come. It never waits: without a free sender, or a session slot for
+// a new session, it returns blocked (or, with --late skip and a lateness
+// over the threshold, drops the job). The caller keeps a blocked event and
+// retries it, so the dispatcher keeps serving everything else meanwhile.
+func (r *runner) fire(item int32, intended, sd int64, newSession bool) fireResult {
 	c := r.cfg
-	thr := int64(c.LateThreshold)
-	waited := false
-	// Wait for a session slot, then for a sender; both are late waits.
-	for newSession && c.Concurrency > 0 && r.p.mode != ModeConcurrency && r.active.Load() >= int64(c.Concurrency) {
-		if c.Late == LateSkip && r.clk.now()-intended > thr {
-			return r.skip(item, intended, sd, newSession)
+	lateSkip := c.Late == LateSkip && r.clk.now()-intended > int64(c.LateThreshold)
+	var sid int32 = -1
+	capped := newSession && c.Concurrency > 0 && r.p.mode != ModeConcurrency && r.active.Load() >= int64(c.Concurrency)
+	if !capped {
+		if id, ok := r.idle.pop(); ok {
+			sid = id
 		}
-		if !r.wait() {
-			return false
-		}
-		waited = true
 	}
-	sid, ok := r.idle.pop()
-	for !ok {
-		if c.Late == LateSkip && r.clk.now()-intended > thr {
-			return r.skip(item, intended, sd, newSession)
+	if sid < 0 || lateSkip {
+		if sid >= 0 {
+			r.idle.push(sid)
 		}
-		if !r.wait() {
-			return false
+		if !lateSkip {
+			r.blockedDue, r.blockedSlot = intended, capped
+			return blocked
 		}
-		waited = true
-		sid, ok = r.idle.pop()
+		if item == noItem {
+			s, ok := r.takeSession()
+			if !ok {
+				return exhausted
+			}
+			item = r.firstItem(s)
+		}
+		if !r.skip(item, intended, sd, newSession) {
+			return stopped
+		}
+		return fired
 	}
-	if c.Late == LateSkip && r.clk.now()-intended > thr {
-		r.idle.push(sid)
-		return r.skip(item, intended, sd, newSession)
+	if item == noItem {
+		s, ok := r.takeSession()
+		if !ok {
+			r.idle.push(sid)
+			return exhausted
+		}
+		item = r.firstItem(s)
 	}
 	s := &r.senders[sid]
 	j := &s.job
 	r.setJob(j, item, intended, sd)
 	if !r.admit(j) {
 		r.idle.push(sid)
-		return false
+		return stopped
 	}
 	if newSession {
 		r.active.Add(1)
 	}
 	j.Sender = int(sid)
-	j.Waited = waited
+	j.Waited = r.blockedDue == intended
+	r.blockedDue = math.MinInt64
 	j.ShiftNS = r.shift.Load()
 	j.DispatchedNS = r.wall0 + r.clk.now()
 	late := j.DispatchedNS - j.IntendedNS
-	j.Late = late > thr
+	j.Late = late > int64(c.LateThreshold)
 	if c.Late == LateShift && j.Late {
 		r.shift.Add(late)
 	}
 	r.st.record(j)
 	r.outstanding.Add(1)
 	s.wake <- struct{}{}
-	return true
-}
-
-// wait naps one poll interval while the dispatcher waits for a sender or a
-// slot; false when the run must stop.
-func (r *runner) wait() bool {
-	if r.stopped.Load() {
-		return false
-	}
-	r.clk.nap(r.clk.now() + int64(waitInterval))
-	return true
+	return fired
 }
 
 // skip drops item and the rest of its session (--late skip). A session
 // already in flight (newSession false) ends here: its slot is released
 // and, in the closed loop, a replacement session is started.
 func (r *runner) skip(item int32, intended, sd int64, newSession bool) bool {
+	r.blockedDue = math.MinInt64
 	if !newSession {
 		r.active.Add(-1)
 	}
@@ -427,9 +446,8 @@ func (r *runner) complete(s *sender) bool {
 					return true
 				}
 			} else {
-				r.postDue[nx], r.postSD[nx] = due, sd
 				r.outstanding.Add(1)
-				for !r.posts.push(nx) {
+				for !r.posts.push(event{due: due, sd: sd, item: nx, kind: evTurn}) {
 					runtime.Gosched() // the dispatcher drains it every wake-up
 				}
 				r.outstanding.Add(-1)
@@ -535,11 +553,11 @@ func (r *runner) pop() event {
 // drain moves the senders' posted turns into the heap.
 func (r *runner) drain() {
 	for {
-		it, ok := r.posts.pop()
+		e, ok := r.posts.pop()
 		if !ok {
 			return
 		}
-		r.push(event{due: r.postDue[it], sd: r.postSD[it], item: it, kind: evTurn})
+		r.push(e)
 		r.outstanding.Add(-1)
 	}
 }
@@ -573,58 +591,106 @@ func (r *runner) peek() (int64, source) {
 	return best, src
 }
 
-// fireNext fires the event peek returned.
-func (r *runner) fireNext(src source, due int64) bool {
+// fireNext fires the event peek returned; a blocked event stays where it
+// is (cursor, tick or heap) for the next attempt.
+func (r *runner) fireNext(src source, due int64) fireResult {
 	p := r.p
 	switch src {
 	case srcFixed:
-		item := p.sessFirst[r.fixedNext]
-		r.fixedNext++
-		return r.fire(item, due, 0, true)
+		res := r.fire(p.sessFirst[r.fixedNext], due, 0, true)
+		if res != blocked {
+			r.fixedNext++
+		}
+		return res
 	case srcTick:
-		r.tickX += r.gaps.next()
-		r.tickAt = rampTime(r.tickX, p.cfg.RequestRate, p.cfg.RateRamp)
-		if len(r.heap) > 0 && r.heap[0].due <= due {
-			e := r.pop()
-			return r.fire(e.item, due, 0, false)
+		res := r.tick(due)
+		if res != blocked {
+			r.tickX += r.gaps.next()
+			r.tickAt = rampTime(r.tickX, p.cfg.RequestRate, p.cfg.RateRamp)
 		}
-		if p.cfg.Concurrency > 0 && r.active.Load() >= int64(p.cfg.Concurrency) && p.cfg.Late == LateSkip {
-			r.st.skipped.Add(1) // the tick is dropped; no session is consumed
-			return true
-		}
-		s, ok := r.takeSession()
-		if !ok {
+		if res == exhausted {
 			if len(r.heap) == 0 && r.outstanding.Load() == 0 {
 				r.stop("end of trace")
-				return false
+				return stopped
 			}
-			return true // only later turns are left; they take later ticks
+			return fired // only later turns are left; they take later ticks
 		}
-		return r.fire(r.firstItem(s), due, 0, true)
+		return res
 	case srcHeap:
 		e := r.pop()
+		var res fireResult
 		switch e.kind {
 		case evTurn:
-			return r.fire(e.item, e.due, e.sd, false)
+			res = r.fire(e.item, e.due, e.sd, false)
 		case evUser:
-			// A replacement user comes after the user's turns, open loop.
-			turns := int64(0)
-			for it := e.item; it >= 0; it = r.p.next[it] {
-				turns++
+			res = r.fire(e.item, e.due, 0, true)
+			if res == fired {
+				// A replacement user comes after this user's turns, open loop.
+				turns := int64(0)
+				for it := e.item; it >= 0; it = p.next[it] {
+					turns++
+				}
+				if ns, ok := r.takeSession(); ok {
+					r.push(event{due: e.due + max(1, turns)*p.gap, item: r.firstItem(ns), kind: evUser})
+				}
 			}
-			if ns, ok := r.takeSession(); ok {
-				r.push(event{due: e.due + max(1, turns)*p.gap, item: r.firstItem(ns), kind: evUser})
-			}
-			return r.fire(e.item, e.due, 0, true)
 		default: // evSession
-			s, ok := r.takeSession()
-			if !ok {
-				return true // nothing left to start; running sessions finish
+			res = r.fire(noItem, e.due, 0, true)
+			if res == exhausted {
+				res = fired // nothing left to start; running sessions finish
 			}
-			return r.fire(r.firstItem(s), e.due, 0, true)
 		}
+		if res == blocked {
+			r.push(e)
+		}
+		return res
 	}
-	return false
+	return stopped
+}
+
+// tick fires one rate-mode tick: a due later turn takes it first, else a
+// new session starts (AIPerf semantics).
+//
+// A tick blocked on a session slot is retried as time passes; a turn that
+// becomes due meanwhile takes it (at the turn's own due time), since the
+// session waiting for that turn may hold the slot.
+func (r *runner) tick(due int64) fireResult {
+	if len(r.heap) > 0 && r.heap[0].due <= max(due, r.clk.now()) {
+		e := r.pop()
+		res := r.fire(e.item, max(due, e.due), 0, false)
+		if res == blocked {
+			r.push(e)
+		}
+		return res
+	}
+	c := r.cfg
+	if c.Concurrency > 0 && r.active.Load() >= int64(c.Concurrency) && c.Late == LateSkip {
+		r.st.skipped.Add(1) // the tick is dropped; no session is consumed
+		return fired
+	}
+	return r.fire(noItem, due, 0, true)
+}
+
+// fireDueTurns fires the due later turns in the heap while a new session
+// waits for a slot: they need no slot, and the sessions holding the slots
+// may be waiting for exactly them. Other due events go back to the heap.
+func (r *runner) fireDueTurns() {
+	if r.p.mode == ModeRate {
+		return // turns take ticks there
+	}
+	now := r.clk.now()
+	held := r.scratch[:0]
+	for len(r.heap) > 0 && r.heap[0].due <= now {
+		e := r.pop()
+		if e.kind == evTurn && r.fire(e.item, e.due, e.sd, false) != blocked {
+			continue
+		}
+		held = append(held, e)
+	}
+	for _, e := range held {
+		r.push(e)
+	}
+	r.scratch = held[:0]
 }
 
 // dispatch is the dispatcher loop. It returns ctx's error on cancellation.
@@ -680,7 +746,15 @@ func (r *runner) dispatch(ctx context.Context, cancel context.CancelFunc) error 
 		// Fire everything due now: a batch of equal timestamps goes out
 		// together, each job stamped with its own dispatch time.
 		for src != srcNone && t <= r.clk.now() {
-			if !r.fireNext(src, t) {
+			res := r.fireNext(src, t)
+			if res == blocked {
+				if r.blockedSlot {
+					r.fireDueTurns()
+				}
+				r.clk.nap(r.clk.now() + int64(waitInterval))
+				break
+			}
+			if res == stopped {
 				break
 			}
 			r.drain()

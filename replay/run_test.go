@@ -538,8 +538,8 @@ func TestSkipReleasesSessionSlot(t *testing.T) {
 	r := newRunner(p, &l, newSleepClock(time.Now()), 0, t.Context())
 	// No sender started: none is free, so the 2 ms late turn is dropped.
 	r.active.Store(1)
-	if !r.fire(2, r.clk.now()-int64(2*time.Millisecond), 0, false) {
-		t.Fatal("fire stopped the run")
+	if res := r.fire(2, r.clk.now()-int64(2*time.Millisecond), 0, false); res != fired {
+		t.Fatalf("fire = %d, want fired (skipped)", res)
 	}
 	if r.active.Load() != 0 {
 		t.Errorf("active sessions = %d after the skip, want 0", r.active.Load())
