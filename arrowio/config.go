@@ -26,7 +26,7 @@ func (f Format) Ext() string {
 // Defaults of [Config].
 const (
 	DefaultFormat       = FormatParquet
-	DefaultRowGroupRows = 64 * 1024
+	DefaultRowGroupRows = 32 * 1024
 	DefaultPartRows     = 1024 * 1024
 	DefaultPartInterval = time.Minute
 	DefaultQueueBatches = 1024
@@ -43,7 +43,7 @@ type Config struct {
 	// the whole table; Close still leaves a complete file.
 	SingleFile bool
 	// RowGroupRows is the number of rows per Parquet row group (Arrow record
-	// batch); it bounds the writer's memory. Default 65,536.
+	// batch); it bounds the writer's memory. Default 32,768.
 	RowGroupRows int
 	// PartRows is the number of rows after which a new part file starts.
 	// Rounded up to a whole number of row groups. Default 1,048,576.
