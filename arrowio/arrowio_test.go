@@ -442,3 +442,36 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("NewConfig().Validate() = %v", err)
 	}
 }
+
+// TestTableWriterRollsFullOldPart: a write that fills a part that is also
+// older than PartInterval completes it once (regression: the age check ran
+// on the already completed part).
+func TestTableWriterRollsFullOldPart(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewTableWriter(dir, "t", RecordsSchema(), Config{RowGroupRows: 10, PartRows: 20, PartInterval: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newRequestBuilder(bufferPool)
+	defer b.release()
+	reqs := genRequests(45, 1)
+	for _, n := range []int{20, 25} {
+		b.reserve(n)
+		for i := 0; i < n; i++ {
+			b.appendRequest(&reqs[i])
+		}
+		rec := b.newRecord()
+		err := w.Write(rec)
+		rec.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files, err := TableFiles(dir, "t")
+	if err != nil || len(files) != 3 || w.Stats().Rows != 45 {
+		t.Errorf("files %v (%v), rows %d; want 3 parts (20, 20, 5 rows), 45 rows", files, err, w.Stats().Rows)
+	}
+}

@@ -148,7 +148,7 @@ func (w *TableWriter) write(rec arrow.Record) error {
 			}
 		}
 	}
-	if w.cfg.PartInterval > 0 && !w.cfg.SingleFile && time.Since(w.curStart) >= w.cfg.PartInterval {
+	if w.cur != nil && w.cfg.PartInterval > 0 && !w.cfg.SingleFile && time.Since(w.curStart) >= w.cfg.PartInterval {
 		return w.finish()
 	}
 	return nil
