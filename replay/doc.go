@@ -63,9 +63,11 @@
 // lock-free ring, writes the job into that sender's mailbox and wakes it
 // with a token on a 1-buffered channel. No goroutine is started and
 // nothing is allocated per job (TestDispatchAllocs), and no mutex is
-// taken. When no sender or session slot is free the job waits, in 50 µs
-// naps, and is marked late and waited. Size --senders for the most
-// requests in flight you expect (rate × latency).
+// taken. When no sender or session slot is free the dispatcher does not
+// wait inside the hand-off: the event is retried after 50 µs naps while
+// everything else (due later turns, stop conditions) goes on, and the job
+// finally sent is marked [Job.Waited] and, usually, late. Size --senders
+// for the most requests in flight you expect (rate × latency).
 //
 // A sender that completes a session turn whose successor is already due
 // runs it at once itself; a later successor is posted to the dispatcher
