@@ -31,12 +31,19 @@
 //
 // # Run directory helpers
 //
-// [WriteManifest] writes manifest.json atomically; [WriteAIPerfRecords] and
-// [WriteAIPerfSummary] write AIPerf-compatible exports.
+// [WriteManifest] writes manifest.json atomically ([WriteFileAtomic] any
+// other file); [WriteAIPerfRecords] writes profile_export.jsonl and
+// [WriteAIPerfExports] both AIPerf files (--export aiperf) from the rows
+// and an [AIPerfSummary] the caller fills from its summary.
 //
 // # Performance considerations
 //
 // Appending a row costs a few nanoseconds per column and allocates nothing
 // (TestAppendRequestAllocs); the builders reserve a full row group up front.
-// Encoding happens on the writer goroutine, never on the caller's.
+// Queueing a batch allocates nothing either (TestWriteRequestsAllocs).
+// Encoding happens on the writer goroutine, never on the caller's: about
+// 2 µs of CPU per request row and 0.2 µs per event row, with Arrow buffers
+// recycled between row groups and a pooled zstd encoder (arrow v17 builds
+// one per page otherwise). Peak heap is about 100 MiB with the default
+// 32,768-row row groups.
 package arrowio
