@@ -486,6 +486,9 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	}
 	if !c.Quiet {
 		res.Summary.WriteTable(a.stderr)
+		st := res.Stats
+		fmt.Fprintf(a.stderr, "%-34s late %d, waited for a sender %d, shifted %d, skipped %d; p99 %v; stop: %s\n",
+			"Dispatcher", st.Late, st.Waited, st.Shifted, st.Skipped, st.Lateness.P99, st.StopReason)
 		if res.InlineBuilds > 0 {
 			fmt.Fprintf(a.stderr, "note: %d requests were built on the send path (lookahead behind)\n", res.InlineBuilds)
 		}
