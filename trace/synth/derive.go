@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/reprise-bench/reprise/trace"
@@ -472,6 +473,7 @@ func shapeBailian(rows []trace.Row, rowSess []int32) ([]trace.Row, []int32, erro
 		}
 	}
 	prev := map[int32]int64{}
+	root := map[int32]int64{}
 	for i := range out {
 		r := &out[i]
 		s := outSess[i]
@@ -482,7 +484,13 @@ func shapeBailian(rows []trace.Row, rowSess []int32) ([]trace.Row, []int32, erro
 				r.ParentID = p
 			}
 		}
+		if _, ok := root[s]; !ok {
+			root[s] = r.RequestID
+		}
 		prev[s] = r.RequestID
+		// As the Bailian reader gives it back: every row is in the
+		// session of its root chat id.
+		r.SessionID = strconv.FormatInt(root[s], 10)
 		r.Cumulative = true
 	}
 	return out, outSess, nil

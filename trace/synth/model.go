@@ -548,6 +548,7 @@ func (g *gen) build(p params, n int) []trace.Row {
 	prevIDs := make([][]uint64, n)
 	prevL := make([]int64, n)
 	prevRow := make([]int64, n)
+	rootRow := make([]int64, n)
 	var rows []trace.Row
 	for _, t := range g.order {
 		s := g.tsess[t]
@@ -589,9 +590,15 @@ func (g *gen) build(p params, n int) []trace.Row {
 		}
 		switch {
 		case bailian:
+			// As the Bailian reader gives it back: every row is in the
+			// session of its root chat id.
 			row.RequestID = pos
 			row.Offset, row.HasOffset = time.Duration(g.at[t]), true
 			row.Cumulative = true
+			if j == 0 {
+				rootRow[s] = pos
+			}
+			row.SessionID = strconv.FormatInt(rootRow[s], 10)
 			if j > 0 {
 				row.ParentID = prevRow[s]
 				row.Delay, row.HasDelay = time.Duration(g.delay[t]), true
@@ -740,9 +747,19 @@ func (g *gen) solveBlocks(target float64) (int, error) {
 			tok[l] = k * int(g.B)
 		}
 		r, err := g.eval(params{tokens: tok, share: 1})
+		if err == nil && r.rows == 0 {
+			err = fmt.Errorf("--target-hit-ratio %g: with a prefix of %d tokens no first turn fits under --max-isl %d", target, k*int(g.B)*g.depth, g.cfg.MaxISL)
+		}
 		return r.hitRatio(), err
 	}
 	maxK := max(1, maxPrefixTokens/(int(g.B)*g.depth))
+	if m := g.cfg.MaxISL; m > 0 {
+		// Leave every first turn room for at least one token of its own.
+		maxK = min(maxK, (m-1)/(int(g.B)*g.depth))
+		if maxK < 1 {
+			return 0, fmt.Errorf("--target-hit-ratio %g: --max-isl %d leaves no room for a prefix of one %d-token block per level", target, m, g.B)
+		}
+	}
 	k := 1
 	for {
 		h, err := at(k)
