@@ -205,9 +205,9 @@ func TestGenerateDeterministic(t *testing.T) {
 	// More sessions keep the earlier ones as they were (times, turns,
 	// lengths, paths): per-concern streams in session order.
 	type turn struct {
-		Session           string
-		Turn              int
-		Offset, Delay     time.Duration
+		Session            string
+		Turn               int
+		Offset, Delay      time.Duration
 		Input, Output, IDs int
 	}
 	sessionsOf := func(n int) map[string][]turn {
