@@ -727,7 +727,13 @@ func (r *runner) dispatch(ctx context.Context, cancel context.CancelFunc) error 
 				}
 				break
 			}
-			r.clk.nap(min(now+int64(pollInterval), now+int64(maxNap)))
+			// Only completions can come: poll for them (finely only when
+			// they may carry a later turn).
+			step := int64(time.Millisecond)
+			if r.dynamic {
+				step = int64(pollInterval)
+			}
+			r.clk.nap(now + step)
 			continue
 		}
 		wake := t
