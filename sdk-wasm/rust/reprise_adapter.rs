@@ -230,14 +230,16 @@ impl Records {
         }
         self.added += 1;
         self.n += 1;
-        self.recs.push(r.kind);
-        self.recs.push(r.flags);
-        self.recs.extend_from_slice(&r.choice.to_le_bytes());
-        self.recs.extend_from_slice(&self.event.to_le_bytes());
-        self.recs.extend_from_slice(&r.text_bytes.to_le_bytes());
-        self.recs.extend_from_slice(&r.tokens.to_le_bytes());
-        self.recs.extend_from_slice(&r.aux0.to_le_bytes());
-        self.recs.extend_from_slice(&r.aux1.to_le_bytes());
+        let mut t = [0u8; 24];
+        t[0] = r.kind;
+        t[1] = r.flags;
+        t[2..4].copy_from_slice(&r.choice.to_le_bytes());
+        t[4..8].copy_from_slice(&self.event.to_le_bytes());
+        t[8..12].copy_from_slice(&r.text_bytes.to_le_bytes());
+        t[12..16].copy_from_slice(&r.tokens.to_le_bytes());
+        t[16..20].copy_from_slice(&r.aux0.to_le_bytes());
+        t[20..24].copy_from_slice(&r.aux1.to_le_bytes());
+        self.recs.extend_from_slice(&t);
         self.text.extend_from_slice(text);
     }
 }
@@ -568,7 +570,19 @@ fn value_end(b: &[u8], i: usize) -> Option<usize> {
             let mut j = i;
             while j < b.len() {
                 match b[j] {
-                    b'"' => j = value_end(b, j)? - 1,
+                    b'"' => {
+                        // Skip the string inline (no call per string).
+                        j += 1;
+                        while j < b.len() && b[j] != b'"' {
+                            if b[j] == b'\\' {
+                                j += 1;
+                            }
+                            j += 1;
+                        }
+                        if j >= b.len() {
+                            return None;
+                        }
+                    }
                     b'{' | b'[' => depth += 1,
                     b'}' | b']' => {
                         depth -= 1;
@@ -696,6 +710,10 @@ pub fn unescape(v: &[u8], dst: &mut Vec<u8>) -> usize {
     }
     let start = dst.len();
     let b = &v[1..v.len() - 1];
+    if !b.contains(&b'\\') {
+        dst.extend_from_slice(b);
+        return b.len();
+    }
     let mut i = 0;
     while i < b.len() {
         let c = b[i];

@@ -215,28 +215,38 @@ impl rp::Adapter for Anthropic {
             }
             return Err(format!("event {}: not a JSON object", ev.index));
         }
-        let t = rp::get(d, "type").unwrap_or(b"\"\"");
+        // One pass over the event's members (the hot path: one event per delta).
+        let (mut t, mut delta, mut index): (&[u8], &[u8], Option<&[u8]>) = (b"", b"{}", None);
+        rp::members(d, |k, v| match k {
+            b"\"type\"" => t = v,
+            b"\"delta\"" => delta = v,
+            b"\"index\"" => index = Some(v),
+            _ => {}
+        });
         let text = &mut self.text;
-        if rp::str_eq(t, "content_block_delta") {
-            let delta = rp::get(d, "delta").unwrap_or(b"{}");
-            let dt = rp::get(delta, "type").unwrap_or(b"\"\"");
-            let (kind, field) = if rp::str_eq(dt, "text_delta") {
-                (rp::CONTENT, "text")
-            } else if rp::str_eq(dt, "thinking_delta") {
-                (rp::REASONING, "thinking")
-            } else if rp::str_eq(dt, "input_json_delta") {
-                (rp::TOOL_CALL, "partial_json")
-            } else {
-                // signature_delta and future delta types carry no output text.
-                out.add(rp::Record::new(rp::META));
-                return Ok(());
+        if t == b"\"content_block_delta\"" {
+            let (mut dt, mut val): (&[u8], Option<&[u8]>) = (b"", None);
+            rp::members(delta, |k, v| match k {
+                b"\"type\"" => dt = v,
+                b"\"text\"" | b"\"thinking\"" | b"\"partial_json\"" => val = Some(v),
+                _ => {}
+            });
+            let kind = match dt {
+                b"\"text_delta\"" => rp::CONTENT,
+                b"\"thinking_delta\"" => rp::REASONING,
+                b"\"input_json_delta\"" => rp::TOOL_CALL,
+                _ => {
+                    // signature_delta and future delta types carry no output text.
+                    out.add(rp::Record::new(rp::META));
+                    return Ok(());
+                }
             };
             text.clear();
-            let n = rp::get(delta, field).map(|v| rp::unescape(v, text)).unwrap_or(0);
+            let n = val.map(|v| rp::unescape(v, text)).unwrap_or(0);
             let mut r = rp::Record::new(kind);
             r.text_bytes = n as u32;
             if kind == rp::TOOL_CALL {
-                r.aux1 = rp::uint(rp::get(d, "index")).unwrap_or(0);
+                r.aux1 = rp::uint(index).unwrap_or(0);
                 out.add(r);
             } else if n > 0 {
                 out.add_text(r, text, capture);

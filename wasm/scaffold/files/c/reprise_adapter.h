@@ -427,10 +427,10 @@ static uint32_t rp__end(rp_bytes b, uint32_t i) {
         int depth = 0;
         for (uint32_t j = i; j < b.n; j++) {
             uint8_t d = b.p[j];
-            if (d == '"') {
-                uint32_t e = rp__end(b, j);
-                if (!e) return 0;
-                j = e - 1;
+            if (d == '"') { /* skip the string inline */
+                for (j++; j < b.n && b.p[j] != '"'; j++)
+                    if (b.p[j] == '\\') j++;
+                if (j >= b.n) return 0;
             } else if (d == '{' || d == '[') depth++;
             else if (d == '}' || d == ']') {
                 if (--depth == 0) return j + 1;
@@ -481,6 +481,10 @@ uint32_t rp_json_unescape(rp_bytes v, uint8_t *dst, uint32_t cap) {
     if (!rp_json_is_string(v)) return 0;
     const uint8_t *p = v.p + 1;
     uint32_t n = v.n - 2, o = 0;
+    if (!memchr(p, '\\', n)) { /* fast path: nothing to decode */
+        if (dst) memcpy(dst, p, n < cap ? n : cap);
+        return n;
+    }
     for (uint32_t i = 0; i < n; i++) {
         uint8_t c = p[i];
         if (c != '\\' || i + 1 >= n) { if (dst && o < cap) dst[o] = c; o++; continue; }
