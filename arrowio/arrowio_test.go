@@ -168,10 +168,10 @@ func TestRoundTrip(t *testing.T) {
 		cfg       Config
 		wantFiles []string // relative, of the records table
 	}{
-		{"parquet parts", Config{RowGroupRows: 1000, PartRows: 2000},
+		{"parquet parts", Config{RowGroupRows: 1000, PartRows: 2000, Metadata: map[string]string{"reprise.version": "test"}},
 			[]string{"records/part-00000.parquet", "records/part-00001.parquet", "records/part-00002.parquet"}},
 		{"parquet single file", Config{RowGroupRows: 1000, SingleFile: true}, []string{"records.parquet"}},
-		{"arrow parts", Config{Format: FormatArrow, RowGroupRows: 1000, PartRows: 3000},
+		{"arrow parts", Config{Format: FormatArrow, RowGroupRows: 1000, PartRows: 3000, Metadata: map[string]string{"reprise.version": "test"}},
 			[]string{"records/part-00000.arrow", "records/part-00001.arrow"}},
 		{"arrow single file", Config{Format: FormatArrow, SingleFile: true}, []string{"records.arrow"}},
 	} {
