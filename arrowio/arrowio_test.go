@@ -300,6 +300,10 @@ func TestDropWhenFull(t *testing.T) {
 	if st.RequestsWritten+st.RequestsDropped != 2000*64 {
 		t.Errorf("written %d + dropped %d != %d", st.RequestsWritten, st.RequestsDropped, 2000*64)
 	}
+	if w.Lag() != 0 || st.QueuedBatches != 0 || st.MaxQueuedBatches < 1 || st.MaxQueuedBatches > 2 {
+		t.Errorf("after Close: Lag %d, queued %d, max queued %d; want 0, 0, 1..2 (queue of one, plus one in flight)",
+			w.Lag(), st.QueuedBatches, st.MaxQueuedBatches)
+	}
 	if st.RequestsDropped == 0 || w.Dropped() != st.RequestsDropped {
 		t.Errorf("dropped = %d (Dropped() = %d), want > 0 with a one-batch queue", st.RequestsDropped, w.Dropped())
 	}

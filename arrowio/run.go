@@ -103,17 +103,21 @@ func (w *RunWriter) WriteRequests(batch []record.Request) error {
 	if w.closed {
 		return ErrClosed
 	}
+	// Count the batch as queued before sending, so the writer goroutine
+	// never sees (and decrements) a batch not yet counted.
+	q := w.queued.Add(1)
 	select {
 	case w.reqs <- batch:
-		w.noteQueued()
+		w.noteMax(q)
 	default:
 		if !w.cfg.Block {
+			w.queued.Add(-1)
 			w.reqDropped.Add(int64(len(batch)))
 			return w.Err()
 		}
 		t := time.Now()
 		w.reqs <- batch
-		w.noteWait(t)
+		w.noteWait(t, q)
 	}
 	return w.Err()
 }
@@ -128,23 +132,26 @@ func (w *RunWriter) WriteEvents(batch []record.Event) error {
 	if w.closed {
 		return ErrClosed
 	}
+	// Count the batch as queued before sending, so the writer goroutine
+	// never sees (and decrements) a batch not yet counted.
+	q := w.queued.Add(1)
 	select {
 	case w.evs <- batch:
-		w.noteQueued()
+		w.noteMax(q)
 	default:
 		if !w.cfg.Block {
+			w.queued.Add(-1)
 			w.evDropped.Add(int64(len(batch)))
 			return w.Err()
 		}
 		t := time.Now()
 		w.evs <- batch
-		w.noteWait(t)
+		w.noteWait(t, q)
 	}
 	return w.Err()
 }
 
-func (w *RunWriter) noteQueued() {
-	q := w.queued.Add(1)
+func (w *RunWriter) noteMax(q int64) {
 	for {
 		m := w.maxQueued.Load()
 		if q <= m || w.maxQueued.CompareAndSwap(m, q) {
@@ -153,10 +160,10 @@ func (w *RunWriter) noteQueued() {
 	}
 }
 
-func (w *RunWriter) noteWait(t time.Time) {
+func (w *RunWriter) noteWait(t time.Time, q int64) {
 	w.waits.Add(1)
 	w.waitNS.Add(int64(time.Since(t)))
-	w.noteQueued()
+	w.noteMax(q)
 }
 
 // Err returns the first error the writer goroutine hit (disk full, …), or
