@@ -9,6 +9,7 @@ func commands(a *app) []*cli.Command {
 		mockServerCommand(a),
 		analyzeTraceCommand(a),
 		replayCommand(a),
+		synthesizeCommand(a),
 		summarizeCommand(a),
 		adaptersCommand(a),
 	}

@@ -167,7 +167,7 @@ type Result struct {
 // same predecessor) and new ids never collide with input ids.
 func Derive(in []trace.Row, cfg DeriveConfig) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, settings(err)
 	}
 	st := &DeriveStats{RowsIn: len(in)}
 	sessOf, nSess := sessions(in)
@@ -179,7 +179,7 @@ func Derive(in []trace.Row, cfg DeriveConfig) (*Result, error) {
 	}
 	if !cfg.Window.IsZero() {
 		if err := applyWindow(in, sessOf, nSess, cfg.Window, keep, st); err != nil {
-			return nil, err
+			return nil, settings(err)
 		}
 	}
 	if cfg.Sample < 1 {
@@ -230,7 +230,7 @@ func Derive(in []trace.Row, cfg DeriveConfig) (*Result, error) {
 	if cfg.Format == trace.FormatBailian {
 		rows, rowSess, err = shapeBailian(rows, rowSess)
 		if err != nil {
-			return nil, err
+			return nil, settings(err)
 		}
 	}
 	bs := blockSizeOf(rows)

@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"errors"
 	"math"
 	"reflect"
 	"slices"
@@ -620,5 +621,18 @@ func TestIDAllocWraps(t *testing.T) {
 	c := newIDAlloc(0, false, nil)
 	if v, _ := c.id(); v != 0 {
 		t.Errorf("without input ids the first id is %d, want 0", v)
+	}
+}
+
+func TestErrSettings(t *testing.T) {
+	c := NewDeriveConfig()
+	c.Speedup = 0
+	if _, err := Derive(nil, c); !errors.Is(err, ErrSettings) {
+		t.Errorf("invalid derive config: %v is not ErrSettings", err)
+	}
+	g := NewGenerateConfig()
+	g.Rate, g.Sessions, g.TargetHitRatio, g.Turns = 1, 10, 0.1, 20
+	if _, err := Generate(g); !errors.Is(err, ErrSettings) {
+		t.Errorf("unreachable target: %v is not ErrSettings", err)
 	}
 }

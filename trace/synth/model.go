@@ -2,6 +2,7 @@ package synth
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -27,13 +28,17 @@ const (
 // measurement misses a target, Generate fails rather than return it.
 func Generate(cfg GenerateConfig) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, settings(err)
 	}
 	g, err := newGen(cfg)
 	if err != nil {
-		return nil, err
+		return nil, settings(err)
 	}
-	return g.run()
+	res, err := g.run()
+	if err != nil && !errors.Is(err, errBug) {
+		return nil, settings(err)
+	}
+	return res, err
 }
 
 // gen is one generation: the drawn pool of sessions, in start order, and
@@ -649,8 +654,8 @@ func (g *gen) run() (*Result, error) {
 		st.HitRatio = rep.Cache.TokenHitRatio
 		st.WorkingSetTokens = rep.Cache.DistinctBlocks * int64(rep.Cache.BlockSize)
 		if rep.Cache.HitTokens != res.hitTok || rep.Cache.InputTokens != res.inTok || rep.Cache.DistinctBlocks != res.blocks {
-			return nil, fmt.Errorf("BUG: synth model (hit %d, input %d, blocks %d) disagrees with the analyzer (hit %d, input %d, blocks %d)",
-				res.hitTok, res.inTok, res.blocks, rep.Cache.HitTokens, rep.Cache.InputTokens, rep.Cache.DistinctBlocks)
+			return nil, fmt.Errorf("%w: synth model (hit %d, input %d, blocks %d) disagrees with the analyzer (hit %d, input %d, blocks %d)",
+				errBug, res.hitTok, res.inTok, res.blocks, rep.Cache.HitTokens, rep.Cache.InputTokens, rep.Cache.DistinctBlocks)
 		}
 	}
 	if c.TargetHitRatio > 0 && math.Abs(st.HitRatio-c.TargetHitRatio) > hitRatioTolerance {
