@@ -38,6 +38,7 @@ type AIPerf struct {
 	// row" is "number below the count before this row".
 	ids     interner
 	scratch []int32
+	shared  bool // ids come from an Analyzer (addInterned)
 	hit     fhist
 
 	// Prefix trie: a node is (parent node, id). Chained ids have one parent
@@ -89,25 +90,54 @@ func NewAIPerf(blockSize int) *AIPerf {
 
 // Add accounts one row, in file order. It does not retain r.
 func (p *AIPerf) Add(r *trace.Row) {
+	if len(r.HashIDs) == 0 {
+		p.addRow(r)
+		return
+	}
 	p.rows++
 	p.isl.add(int64(r.InputTokens))
 	p.osl.add(int64(r.OutputTokens))
-	if len(r.HashIDs) == 0 {
-		p.noIDs++
-		p.noIDsISL.add(int64(r.InputTokens))
-		return
+	if p.shared {
+		panic("BUG: AIPerf.Add after addInterned: the id numbering is the Analyzer's")
 	}
 	nBefore := int32(p.ids.len())
 	idx := p.scratch[:0]
 	for _, h := range r.HashIDs {
-		d, isNew := p.ids.id(h)
-		if isNew {
-			p.perID = growTo(p.perID, len(p.perID)+1)
-			p.perID[len(p.perID)-1] = aiperfID{trieParent: -1, pairPos: -1}
-		}
+		d, _ := p.ids.id(h)
 		idx = append(idx, d)
 	}
 	p.scratch = idx
+	p.addIDs(r, idx, nBefore)
+}
+
+// addInterned is Add for a row the Analyzer a has just added, reusing its
+// dense id numbers instead of interning the ids a second time (half the
+// hash lookups for traces with opaque ids). Every row must then go through
+// addInterned with the same Analyzer, in the same order as a.Add.
+func (p *AIPerf) addInterned(r *trace.Row, a *Analyzer) {
+	p.shared = true
+	if len(r.HashIDs) == 0 {
+		p.addRow(r)
+		return
+	}
+	p.rows++
+	p.isl.add(int64(r.InputTokens))
+	p.osl.add(int64(r.OutputTokens))
+	p.addIDs(r, a.scratch, a.nBefore)
+}
+
+// addIDs accounts the ids of a row, given as dense numbers (numbered in
+// order of first appearance; nBefore = count before this row).
+func (p *AIPerf) addIDs(r *trace.Row, idx []int32, nBefore int32) {
+	for _, d := range idx {
+		if int(d) >= len(p.perID) {
+			old := len(p.perID)
+			p.perID = growTo(p.perID, int(d)+1)
+			for i := old; i <= int(d); i++ {
+				p.perID[i] = aiperfID{trieParent: -1, pairPos: -1}
+			}
+		}
+	}
 
 	// Per-row hit against the ids of earlier rows.
 	first := len(idx)
@@ -174,6 +204,15 @@ func (p *AIPerf) bump(v *pairVal, cand *int32, r *trace.Row, k int) {
 	case v.count < 2:
 		v.count++
 	}
+}
+
+// addRow accounts a row without ids.
+func (p *AIPerf) addRow(r *trace.Row) {
+	p.rows++
+	p.isl.add(int64(r.InputTokens))
+	p.osl.add(int64(r.OutputTokens))
+	p.noIDs++
+	p.noIDsISL.add(int64(r.InputTokens))
 }
 
 func (p *AIPerf) newNode(parent int32) int32 {

@@ -32,10 +32,13 @@ func analyzeBytes(data []byte, a *Analyzer, p *AIPerf) (int64, error) {
 		if err != nil {
 			return n, err
 		}
-		if a != nil {
+		switch {
+		case a != nil && p != nil:
 			a.Add(&row)
-		}
-		if p != nil {
+			p.addInterned(&row, a)
+		case a != nil:
+			a.Add(&row)
+		case p != nil:
 			p.Add(&row)
 		}
 		n++
@@ -218,5 +221,28 @@ func BenchmarkMemory10M(b *testing.B) {
 		b.ReportMetric(float64(len(a.blocks)), "blocks")
 		runtime.KeepAlive(a)
 		runtime.KeepAlive(p)
+	}
+}
+
+// BenchmarkAnalyzeSynthetic runs the Analyzer and AIPerf on 200k generated
+// rows with opaque (hashed, map-interned) ids: the cost on traces whose ids
+// are not small integers.
+func BenchmarkAnalyzeSynthetic(b *testing.B) {
+	g := newSynthGen(20_000, 8)
+	rows := make([]trace.Row, 200_000)
+	for i := range rows {
+		rows[i] = g.next().Clone()
+	}
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		a, p := New(Config{}), NewAIPerf(512)
+		for i := range rows {
+			a.Add(&rows[i])
+			p.addInterned(&rows[i], a)
+		}
+	}
+	if c := cpuTime() - cpu0; c > 0 {
+		b.ReportMetric(float64(len(rows))*float64(b.N)/c.Seconds(), "rows/cpu-s")
 	}
 }

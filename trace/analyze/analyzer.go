@@ -83,6 +83,9 @@ type Analyzer struct {
 	multi       *multiLRU
 	runs        []int // per multiLRU capacity: this row's leading run
 	scratch     []int32
+	// scratch holds the dense numbers of the last row's ids and nBefore
+	// the number of blocks before it, for AIPerf.addInterned.
+	nBefore int32
 }
 
 // blockState is what the analyzer keeps per distinct block.
@@ -304,6 +307,7 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 	// Intern: map every id to its dense block number. A number below
 	// nBefore was seen in an earlier row (the infinite cache holds it).
 	nBefore := int32(len(a.blocks))
+	a.nBefore = nBefore
 	idx := a.scratch[:0]
 	for _, id := range r.HashIDs {
 		b, isNew := a.ids.id(id)

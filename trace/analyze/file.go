@@ -93,8 +93,8 @@ func File(ctx context.Context, path string, cfg FileConfig) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.Add(&row)
 		a.Add(&row)
+		p.addInterned(&row, a) // same rows, same order: share the id numbering
 	}
 	// Hash whatever the reader did not need to read.
 	if _, err := io.Copy(io.Discard, counted); err != nil {

@@ -18,11 +18,20 @@ import (
 func Rows(rows []trace.Row, cfg Config) *Report {
 	a := New(cfg)
 	p := NewAIPerf(aiperfBlockSize(rows, cfg))
-	for i := range rows {
-		p.Add(&rows[i])
-	}
-	for _, i := range timeOrder(rows) {
-		a.Add(&rows[i])
+	order := timeOrder(rows)
+	if slices.IsSorted(order) {
+		// File order is time order: feed both at once, interning once.
+		for i := range rows {
+			a.Add(&rows[i])
+			p.addInterned(&rows[i], a)
+		}
+	} else {
+		for i := range rows {
+			p.Add(&rows[i])
+		}
+		for _, i := range order {
+			a.Add(&rows[i])
+		}
 	}
 	rep := a.Report()
 	rep.AIPerf = p.Report()
