@@ -1,5 +1,7 @@
 package adapter
 
+import "bytes"
+
 // A minimal, allocation-free JSON scanner for adapters: look values up by
 // key, walk arrays, measure and compare strings without decoding them.
 // Inputs are assumed to be single JSON values; malformed input yields nil
@@ -13,39 +15,48 @@ func skipWS(b []byte, i int) int {
 	return i
 }
 
+// stringEnd returns the index just past the closing quote of the string
+// whose opening quote is at i, or -1. It jumps between quotes with
+// bytes.IndexByte, which Go implements in Wasm assembly: a byte loop in
+// Go's wasm backend costs several ns per byte.
+func stringEnd(b []byte, i int) int {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		// The quote is escaped if an odd number of backslashes precede it.
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1
+		}
+		j++
+	}
+}
+
 // valueEnd returns the index just past the value starting at i, or -1.
-// Hot: written without recursion or calls (function calls are costly in
-// Go's wasm backend).
 func valueEnd(b []byte, i int) int {
 	if i >= len(b) {
 		return -1
 	}
 	switch c := b[i]; c {
 	case '"':
-		for j := i + 1; j < len(b); j++ {
-			switch b[j] {
-			case '\\':
-				j++
-			case '"':
-				return j + 1
-			}
-		}
-		return -1
+		return stringEnd(b, i)
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(b); j++ {
 			switch b[j] {
 			case '"':
-				j++
-				for j < len(b) && b[j] != '"' {
-					if b[j] == '\\' {
-						j++
-					}
-					j++
-				}
-				if j >= len(b) {
+				e := stringEnd(b, j)
+				if e < 0 {
 					return -1
 				}
+				j = e - 1
 			case '{', '[':
 				depth++
 			case '}', ']':
@@ -253,6 +264,9 @@ func StringLen(v []byte) int {
 		return -1
 	}
 	b := v[1 : len(v)-1]
+	if bytes.IndexByte(b, '\\') < 0 {
+		return len(b)
+	}
 	n := 0
 	for i := 0; i < len(b); i++ {
 		if b[i] != '\\' || i+1 >= len(b) {
@@ -277,6 +291,9 @@ func AppendString(dst []byte, v []byte) []byte {
 		return dst
 	}
 	b := v[1 : len(v)-1]
+	if bytes.IndexByte(b, '\\') < 0 {
+		return append(dst, b...)
+	}
 	for i := 0; i < len(b); i++ {
 		c := b[i]
 		if c != '\\' || i+1 >= len(b) {
@@ -529,6 +546,11 @@ func (it *Iter) Next() bool {
 	i = skipWS(b, ve)
 	if i < len(b) && b[i] == ',' {
 		i = skipWS(b, i+1)
+		if i < len(b) && b[i] == closeC { // trailing comma
+			it.bad = true
+			it.i = len(b)
+			return true
+		}
 	} else if i < len(b) && b[i] != closeC {
 		it.bad = true
 		it.i = len(b)
