@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"hash/maphash"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
@@ -147,14 +148,14 @@ func (t *bpe) word(w string) []int32 {
 	if ids, ok := t.cache.get(w); ok {
 		return ids
 	}
-	var ids []int32
+	var buf [16]int32
+	ids := buf[:0]
 	if id, ok := t.vocab[w]; ok && t.ignoreMerges {
-		ids = []int32{id}
+		ids = append(ids, id)
 	} else {
-		ids = t.merge(w)
+		ids = t.merge(w, ids)
 	}
-	t.cache.put(w, ids)
-	return ids
+	return t.cache.put(w, ids)
 }
 
 // symbol is one part of a word during merging: a doubly linked list node
@@ -174,7 +175,7 @@ const noRank = ^uint32(0)
 // pair with the lowest rank, leftmost first among equal ranks. That is both
 // tiktoken's rule and the Hugging Face BPE model's rule. O(n log n) with a
 // heap of candidates; stale heap entries are skipped.
-func (t *bpe) merge(w string) []int32 {
+func (t *bpe) merge(w string, out []int32) []int32 {
 	var symBuf [64]symbol
 	syms := symBuf[:0]
 	if t.byteLevel {
@@ -201,7 +202,8 @@ func (t *bpe) merge(w string) []int32 {
 	}
 	h.init()
 	for len(h) > 0 {
-		top := h.pop()
+		var top candidate
+		top, h = h.pop()
 		i := top.pos
 		if syms[i].rank != top.rank || syms[i].end == -1 {
 			continue
@@ -216,16 +218,15 @@ func (t *bpe) merge(w string) []int32 {
 		}
 		t.rankPair(w, syms, i)
 		if syms[i].rank != noRank {
-			h.push(candidate{syms[i].rank, i})
+			h = h.push(candidate{syms[i].rank, i})
 		}
 		if p := syms[i].prev; p >= 0 {
 			t.rankPair(w, syms, p)
 			if syms[p].rank != noRank {
-				h.push(candidate{syms[p].rank, p})
+				h = h.push(candidate{syms[p].rank, p})
 			}
 		}
 	}
-	out := make([]int32, 0, 4)
 	for i := int32(0); i >= 0; i = syms[i].next {
 		if t.fuseUnk && syms[i].id == t.unk && len(out) > 0 && out[len(out)-1] == t.unk {
 			continue
@@ -320,9 +321,8 @@ func (h candHeap) init() {
 	}
 }
 
-func (h *candHeap) push(c candidate) {
-	*h = append(*h, c)
-	hh := *h
+func (h candHeap) push(c candidate) candHeap {
+	hh := append(h, c)
 	for i := len(hh) - 1; i > 0; {
 		p := (i - 1) / 2
 		if !hh.less(i, p) {
@@ -331,16 +331,16 @@ func (h *candHeap) push(c candidate) {
 		hh[i], hh[p] = hh[p], hh[i]
 		i = p
 	}
+	return hh
 }
 
-func (h *candHeap) pop() candidate {
-	old := *h
-	top := old[0]
-	last := len(old) - 1
-	old[0] = old[last]
-	*h = old[:last]
+func (h candHeap) pop() (candidate, candHeap) {
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
 	h.down(0)
-	return top
+	return top, h
 }
 
 func (h candHeap) down(i int) {
@@ -429,24 +429,30 @@ func (c *wordCache) get(w string) ([]int32, bool) {
 	return c.slots[i^1].Load().match(h, w)
 }
 
-func (c *wordCache) put(w string, ids []int32) {
+// put caches ids (which the cache copies: the caller may reuse them) and
+// returns the cached copy, which callers must not modify.
+func (c *wordCache) put(w string, ids []int32) []int32 {
 	if len(w) > maxCachedWord {
-		return
+		return slices.Clone(ids)
 	}
 	h := maphash.String(c.seed, w)
 	e := &cacheEntry{hash: h}
+	var stored []int32
 	if len(w) <= inlineWord && len(ids) <= inlineIDs && len(ids) > 0 {
 		e.wlen = uint8(len(w))
 		copy(e.word[:], w)
 		e.n = uint8(copy(e.ids3[:], ids))
+		stored = e.ids3[:e.n]
 	} else {
-		e.long = &longEntry{word: strings.Clone(w), ids: ids}
+		stored = slices.Clone(ids)
+		e.long = &longEntry{word: strings.Clone(w), ids: stored}
 	}
 	i := h & (cacheSlots - 1)
 	if c.slots[i].Load() != nil && c.slots[i^1].Load() == nil {
 		i ^= 1
 	}
 	c.slots[i].Store(e)
+	return stored
 }
 
 func isASCII(s string) bool {
