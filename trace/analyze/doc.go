@@ -31,9 +31,12 @@
 // the shared LRU recency list (all capacities at once, see multiLRU) and,
 // for AIPerf, its prefix-trie node and (position, id) count, plus exact
 // histogram increments for each hit. On the Mooncake conversation trace
-// (24 ids per row) the time-order statistics run at about 0.7M rows per CPU
-// second and AIPerf's at about 1.1M, against 2.3M for decoding the JSON, so
-// the statistics, not decoding, bound analyze-trace
+// (24 ids per row), on the shared 2-core machine, the time-order statistics
+// run at about 0.75M rows per CPU second (1.1M without LRU capacities),
+// AIPerf's at 1.1M and decoding the JSON at 2.3M; the whole analyze-trace
+// loop at about 0.39M. The statistics, not decoding, are the bottleneck, and
+// they are memory-bound: cache misses on per-block state, LRU links and
+// histogram counters of blocks scattered over megabytes
 // (BenchmarkAnalyzeMooncake). Add allocates nothing for a row that brings
 // no new id or value (TestAddAllocs).
 package analyze
