@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	gocmp "github.com/google/go-cmp/cmp"
+
 	"github.com/reprise-bench/reprise/trace"
 )
 
@@ -244,5 +246,28 @@ func BenchmarkAnalyzeSynthetic(b *testing.B) {
 	}
 	if c := cpuTime() - cpu0; c > 0 {
 		b.ReportMetric(float64(len(rows))*float64(b.N)/c.Seconds(), "rows/cpu-s")
+	}
+}
+
+// TestBenchmarkAnalyzeSynthetic checks the benchmarked path: AIPerf fed
+// through the Analyzer's id numbering equals AIPerf interning on its own,
+// and the generator's fixed id set bounds the distinct blocks.
+func TestBenchmarkAnalyzeSynthetic(t *testing.T) {
+	g := newSynthGen(500, 8)
+	rows := make([]trace.Row, 40_000)
+	for i := range rows {
+		rows[i] = g.next().Clone()
+	}
+	a, shared, alone := New(Config{}), NewAIPerf(512), NewAIPerf(512)
+	for i := range rows {
+		a.Add(&rows[i])
+		shared.addInterned(&rows[i], a)
+		alone.Add(&rows[i])
+	}
+	if d := gocmp.Diff(alone.Report(), shared.Report()); d != "" {
+		t.Errorf("shared numbering changes AIPerf (-alone +shared):\n%s", d)
+	}
+	if n := a.Report().Cache.DistinctBlocks; n != 4000 {
+		t.Errorf("distinct blocks %d, want 4,000", n)
 	}
 }
