@@ -10,15 +10,11 @@ import (
 // Hot path: TestDispatchAllocs covers sleepUntil and nap.
 
 // Spin window bounds. The window adapts to the measured wake-up error of
-// clock_nanosleep (see adapt); it starts at initialSpin. It may exceed
-// maxSpin up to maxSpinLong before a long sleep, as long as it stays
-// within longSpinShare of the sleep (see window).
+// clock_nanosleep (see adapt); it starts at initialSpin.
 const (
-	minSpin       = 10 * time.Microsecond
-	maxSpin       = 100 * time.Microsecond
-	maxSpinLong   = time.Millisecond
-	longSpinShare = 20 // at most 1/20 (5 %) of a long sleep is spun
-	initialSpin   = 30 * time.Microsecond
+	minSpin     = 10 * time.Microsecond
+	maxSpin     = 100 * time.Microsecond
+	initialSpin = 30 * time.Microsecond
 )
 
 // precisionClock sleeps on absolute CLOCK_MONOTONIC deadlines with
@@ -118,9 +114,8 @@ func (c *precisionClock) sleepAbs(t int64) {
 func (c *precisionClock) nap(t int64) { c.sleepAbs(t) }
 
 func (c *precisionClock) sleepUntil(t int64) {
-	now := c.now()
-	wake := t - c.window(t-now)
-	if wake > now {
+	wake := t - c.spin
+	if now := c.now(); wake > now {
 		c.sleepAbs(wake)
 		c.adapt(c.now() - wake)
 	}
@@ -132,37 +127,26 @@ func (c *precisionClock) sleepUntil(t int64) {
 	c.spun += n - s
 }
 
-// window is the spin window before a sleep of length gap: the adaptive
-// window, capped at maxSpin for short gaps (dense schedules: the cap
-// bounds the core share at window × rate) and at gap/longSpinShare, up to
-// maxSpinLong, for long ones (sparse schedules: a wide window costs little
-// there, and on a loaded host long sleeps overshoot by more than maxSpin).
-func (c *precisionClock) window(gap int64) int64 {
-	limit := min(max(gap/longSpinShare, int64(maxSpin)), int64(maxSpinLong))
-	return min(c.spin, limit)
-}
-
 // adapt updates the spin window from one wake-up error e (ns after the
 // requested wake-up). errEst tracks a high quantile of e: it rises by 1/4
 // of an excess and decays by 1/64 of a shortfall, so it settles where
 // about 1 in 16 wake-ups exceed it (≈ p94). The window is that plus 5 µs,
-// within [minSpin, maxSpinLong], then capped per sleep by window: widening
-// it costs a core share of spin × rate (20 µs at 1k req/s = 2 %), and the
-// rare late wake-ups above the window are vCPU preemptions that no window
-// fixes.
+// within [minSpin, maxSpin]: widening it further costs a core share of
+// spin × rate (20 µs at 1k req/s = 2 %), and the rare late wake-ups above
+// the window are vCPU preemptions that no window fixes.
 func (c *precisionClock) adapt(e int64) {
 	if e < 0 {
 		e = 0
 	}
-	if e > int64(maxSpinLong) {
-		e = int64(maxSpinLong) // one preemption must not blow the window up
+	if e > 4*int64(maxSpin) {
+		e = 4 * int64(maxSpin) // one preemption must not blow the window up
 	}
 	if e > c.errEst {
 		c.errEst += (e - c.errEst) / 4
 	} else {
 		c.errEst -= (c.errEst - e) / 64
 	}
-	c.spin = min(max(c.errEst+int64(5*time.Microsecond), int64(minSpin)), int64(maxSpinLong))
+	c.spin = min(max(c.errEst+int64(5*time.Microsecond), int64(minSpin)), int64(maxSpin))
 }
 
 // threadCPU returns the calling thread's CPU time (user + system).

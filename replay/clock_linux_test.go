@@ -46,35 +46,3 @@ func lockAndCheck(t *testing.T, f func()) {
 	}()
 	<-done
 }
-
-func TestSpinWindow(t *testing.T) {
-	c := &precisionClock{}
-	for _, tc := range []struct {
-		spin, gap, want time.Duration
-	}{
-		{30 * time.Microsecond, time.Millisecond, 30 * time.Microsecond},        // adaptive window fits
-		{500 * time.Microsecond, time.Millisecond, maxSpin},                     // dense: capped at maxSpin
-		{500 * time.Microsecond, 30 * time.Millisecond, 500 * time.Microsecond}, // sparse: 1/20 of 30 ms allows it
-		{900 * time.Microsecond, 4 * time.Millisecond, 200 * time.Microsecond},  // 1/20 of the gap
-		{time.Millisecond, time.Second, maxSpinLong},
-	} {
-		c.spin = int64(tc.spin)
-		if got := time.Duration(c.window(int64(tc.gap))); got != tc.want {
-			t.Errorf("window(spin %v, gap %v) = %v, want %v", tc.spin, tc.gap, got, tc.want)
-		}
-	}
-	// adapt settles near a steady wake-up error plus 5 µs, and one huge
-	// error moves it by at most a quarter of maxSpinLong.
-	c = &precisionClock{spin: int64(initialSpin), errEst: int64(initialSpin) / 2}
-	for range 500 {
-		c.adapt(int64(200 * time.Microsecond))
-	}
-	if d := time.Duration(c.spin) - 205*time.Microsecond; d < -2*time.Microsecond || d > 2*time.Microsecond {
-		t.Errorf("window after steady 200 µs errors = %v", time.Duration(c.spin))
-	}
-	before := c.spin
-	c.adapt(int64(time.Second))
-	if c.spin-before > int64(maxSpinLong)/4+1 {
-		t.Errorf("one 1 s error moved the window from %v to %v", time.Duration(before), time.Duration(c.spin))
-	}
-}
