@@ -68,11 +68,11 @@ type pairVal struct {
 	cand  int32  // index in AIPerf.cands of the row that introduced it
 }
 
-// candidate is a row that introduced at least one new (position, id) pair.
+// candidate is a row that introduced at least one new (position, id) pair:
+// its input length and number of ids, for the context/unique split.
 type candidate struct {
-	isl    int64
-	k      int32
-	nonrep int32 // pairs of this row whose final count is 1
+	isl int64
+	k   int32
 }
 
 // NewAIPerf returns an empty AIPerf analysis for blocks of blockSize
@@ -281,7 +281,7 @@ func (p *AIPerf) Report() *AIPerfStats {
 	for _, b := range p.noIDsISL.sorted().bins {
 		uniq.addN(int64(b.v), b.n)
 	}
-	var fullyRepeated uint64 = uint64(p.rows - p.noIDs)
+	fullyRepeated := uint64(p.rows - p.noIDs)
 	B := int64(p.blockSize)
 	for i, c := range p.cands {
 		if nonrep[i] == 0 {
