@@ -46,3 +46,25 @@ func lockAndCheck(t *testing.T, f func()) {
 	}()
 	<-done
 }
+
+func TestAdaptSpinWindow(t *testing.T) {
+	// adapt settles near a steady wake-up error plus 5 µs, stays within
+	// [minSpin, maxSpin], and one huge error moves it boundedly.
+	c := &precisionClock{spin: int64(initialSpin), errEst: int64(initialSpin) / 2}
+	for range 500 {
+		c.adapt(int64(40 * time.Microsecond))
+	}
+	if d := time.Duration(c.spin) - 45*time.Microsecond; d < -time.Microsecond || d > time.Microsecond {
+		t.Errorf("window after steady 40 µs errors = %v, want 45 µs", time.Duration(c.spin))
+	}
+	c.adapt(int64(time.Second))
+	if c.spin != int64(maxSpin) {
+		t.Errorf("window after a 1 s error = %v, want the %v ceiling", time.Duration(c.spin), maxSpin)
+	}
+	for range 2000 {
+		c.adapt(0)
+	}
+	if c.spin != int64(minSpin) {
+		t.Errorf("window after exact wake-ups = %v, want the %v floor", time.Duration(c.spin), minSpin)
+	}
+}
