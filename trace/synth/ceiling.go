@@ -32,8 +32,9 @@ import (
 //
 // hits instead of n − 1: about k first-occurrence misses instead of one
 // once n ≫ k. The expectation is exact for chained ids; the realized value
-// of one seeded run varies around it (on the Mooncake conversation trace
-// by less than ±0.003). Rows without ids are ignored.
+// of one seeded run varies around it (on the Mooncake traces by a few
+// thousandths, since a few long conversations carry much of the reuse).
+// Rows without ids are ignored.
 func RootMultiplierCeiling(rows []trace.Row, k int) float64 {
 	if k < 1 {
 		return math.NaN()

@@ -98,5 +98,5 @@
 // version and platform). Every concern draws from its own stream, in
 // session order, so that raising the number of sessions keeps the earlier
 // sessions as they were, and solving for a target never changes a
-// session's arrival, turns, lengths or prefix path.
+// session's arrival, turns, own length draws or prefix path.
 package synth
