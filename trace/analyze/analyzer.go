@@ -327,11 +327,27 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 		m++
 	}
 	hitTok := min(int64(m)*B, L)
+	// The blocks of a shared prefix were usually last used by the same
+	// earlier row, so equal reuse times come in runs: count each run once.
+	var runLast int64
+	var runRow uint32
+	var runN uint64
 	for _, b := range idx[:m] {
 		st := &a.blocks[b]
-		a.reuseTime.add(t - st.last)
-		a.reuseDist.add(int64(uint32(a.rows) - st.lastRow))
 		st.hits++
+		if runN > 0 && st.last == runLast && st.lastRow == runRow {
+			runN++
+			continue
+		}
+		if runN > 0 {
+			a.reuseTime.addN(t-runLast, runN)
+			a.reuseDist.addN(int64(uint32(a.rows)-runRow), runN)
+		}
+		runLast, runRow, runN = st.last, st.lastRow, 1
+	}
+	if runN > 0 {
+		a.reuseTime.addN(t-runLast, runN)
+		a.reuseDist.addN(int64(uint32(a.rows)-runRow), runN)
 	}
 	for _, b := range idx {
 		st := &a.blocks[b]
