@@ -369,3 +369,31 @@ func TestMultiLRUInvariants(t *testing.T) {
 	l.zone[l.head]++
 	l.check()
 }
+
+// TestPrefixCacheAllocs is the allocation budget of the engine's per-request
+// calls: none for a lookup, none for an access that hits or evicts once the
+// cache is full.
+func TestPrefixCacheAllocs(t *testing.T) {
+	c := NewPrefixCache(16, 16*1000)
+	ids := make([]uint64, 8)
+	next := uint64(0)
+	fresh := func() {
+		for i := range ids {
+			ids[i] = next
+			next++
+		}
+	}
+	for range 200 { // fill the 1,000 slots, then churn
+		fresh()
+		c.Access(ids, 128)
+	}
+	if n := testing.AllocsPerRun(100, func() { c.Lookup(ids, 128) }); n != 0 {
+		t.Errorf("Lookup allocates %v times", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { c.Access(ids, 128) }); n != 0 {
+		t.Errorf("Access (hit) allocates %v times", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { fresh(); c.Access(ids, 128) }); n != 0 {
+		t.Errorf("Access (evicting) allocates %v times", n)
+	}
+}

@@ -22,8 +22,10 @@ const InfiniteCapacity int64 = -1
 // wait (for example until the server has actually prefilled the request).
 //
 // Memory is bounded by the capacity (evicted ids are forgotten); the
-// infinite cache keeps every id seen. A PrefixCache is not safe for
-// concurrent use. The zero value is not usable: use [NewPrefixCache].
+// infinite cache keeps every id seen. Lookup never allocates, and Access or
+// Insert do not once a finite cache is full (TestPrefixCacheAllocs). A
+// PrefixCache is not safe for concurrent use. The zero value is not usable:
+// use [NewPrefixCache].
 type PrefixCache struct {
 	blockSize int
 	slots     int // -1: infinite
