@@ -13,7 +13,7 @@ import (
 // clock_nanosleep (see adapt); it starts at initialSpin.
 const (
 	minSpin     = 10 * time.Microsecond
-	maxSpin     = 100 * time.Microsecond
+	maxSpin     = 50 * time.Microsecond
 	initialSpin = 30 * time.Microsecond
 )
 

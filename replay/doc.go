@@ -52,7 +52,7 @@
 // thread with the thread's timer slack set to 1 ns. It sleeps with
 // clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) until a spin window
 // before each deadline and spins on the vDSO clock for the rest; the
-// window adapts to the measured wake-up error between 10 and 100 µs. Go's
+// window adapts to the measured wake-up error between 10 and 50 µs. Go's
 // own timers wake up to a millisecond late (netpoll granularity), which
 // is why they are not used. Every deadline is absolute (start + offset),
 // never a chain of relative sleeps. [Preflight] measures this primitive on
