@@ -531,7 +531,12 @@ func writeTrace(stdout io.Writer, path string, res *synth.Result) error {
 	if err != nil {
 		return exitcode.UsageError(fmt.Errorf("--output: %w", err), "check that the directory exists and is writable")
 	}
-	if err := synth.Write(f, res); err != nil {
+	// CreateTemp makes the file private (0600); a trace is data to share.
+	err = f.Chmod(0o644)
+	if err == nil {
+		err = synth.Write(f, res)
+	}
+	if err != nil {
 		f.Close()
 		os.Remove(f.Name())
 		return fmt.Errorf("write %s: %w", path, err)

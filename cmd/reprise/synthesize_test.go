@@ -145,6 +145,9 @@ func TestSynthesizeFileAndLengthsFrom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm()&0o044 == 0 {
+		t.Errorf("output file mode %v, %v: want it readable by others like any file we create", fi.Mode(), err)
+	}
 	pairs := map[[2]int]bool{}
 	for _, r := range readRows(t, mustReadString(t, sampleTrace)) {
 		pairs[[2]int{r.InputTokens, r.OutputTokens}] = true
