@@ -191,6 +191,7 @@ func BenchmarkStartCached(b *testing.B) {
 		b.Fatal(err)
 	}
 	warm.Close(ctx)
+	cpu0 := processCPU()
 	for b.Loop() {
 		a, err := wasm.Load(ctx, "openai-chat", wasm.Config{CacheDir: dir})
 		if err != nil {
@@ -203,6 +204,7 @@ func BenchmarkStartCached(b *testing.B) {
 		in.Release()
 		a.Close(ctx)
 	}
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
 }
 
 // TestStartCached checks the cache is used: a second load of the Go guest

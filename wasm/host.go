@@ -136,6 +136,7 @@ type Adapter struct {
 	tokens    TokenCounter
 
 	mu        sync.Mutex
+	spare     *Instance   // the probe instance, unconfigured, until the first NewInstance
 	instances []*Instance // for the watchdog
 	stop      chan struct{}
 	once      sync.Once
@@ -257,7 +258,11 @@ func load(ctx context.Context, code []byte, source string, shipped bool, cfg Con
 	if err != nil {
 		return nil, err
 	}
-	defer in.Release()
+	defer func() {
+		if !ok {
+			in.Release()
+		}
+	}()
 	out, err := in.callControl("rp_describe", in.fn.describe, nil)
 	if err != nil {
 		return nil, fmt.Errorf("adapter %s: %w", source, err)
@@ -287,6 +292,9 @@ func load(ctx context.Context, code []byte, source string, shipped bool, cfg Con
 	if desc.NeedsTokenizer && cfg.Tokenizer == nil {
 		return nil, fmt.Errorf("adapter %s: needs a tokenizer and the run has none", desc.Name)
 	}
+	// Keep the probe for the first NewInstance: instantiating a Go guest
+	// costs 6-10 ms.
+	a.spare = in
 	ok = true
 	return a, nil
 }
@@ -400,8 +408,16 @@ func (a *Adapter) Instantiate(cfg *adapter.Config) (*Instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("adapter %s: %w", a.desc.Name, err)
 	}
-	in, err := a.newInstance(a.ctx, true)
-	if err != nil {
+	a.mu.Lock()
+	in := a.spare
+	a.spare = nil
+	a.mu.Unlock()
+	if in != nil {
+		if a.interrupt {
+			in.watched = true
+			a.watch(in)
+		}
+	} else if in, err = a.newInstance(a.ctx, true); err != nil {
 		return nil, err
 	}
 	in.conf, in.seed = conf, cfg.Seed
@@ -421,7 +437,12 @@ func (a *Adapter) Close(ctx context.Context) error {
 	}
 	a.closed = true
 	close(a.stop)
+	spare := a.spare
+	a.spare = nil
 	a.mu.Unlock()
+	if spare != nil {
+		spare.Release()
+	}
 	return a.rt.Close(ctx)
 }
 
