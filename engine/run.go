@@ -24,6 +24,10 @@ const (
 	// DefaultLookahead is how many requests are built ahead of the
 	// highest one sent (at least twice the number of senders).
 	DefaultLookahead = 1024
+	// DefaultLookaheadBytes bounds the bodies built ahead: long prompts
+	// (Mooncake averages 12k tokens, ~70 KB per body) would otherwise hold
+	// tens of seconds of requests in memory.
+	DefaultLookaheadBytes = 16 << 20
 	// DefaultBuilders is the number of goroutines building requests ahead.
 	DefaultBuilders = 2
 	// batchRequests and batchEvents size the batches handed to the sink.
@@ -71,9 +75,12 @@ type RunConfig struct {
 	// it in place.
 	Progress io.Writer
 	TTY      bool
-	// Lookahead and Builders tune prebuilding (0 = defaults).
-	Lookahead int
-	Builders  int
+	// Lookahead, LookaheadBytes and Builders tune prebuilding (0 =
+	// defaults): at most Lookahead requests and LookaheadBytes of bodies
+	// are built ahead of the highest request sent.
+	Lookahead      int
+	LookaheadBytes int64
+	Builders       int
 	// Grace is how long in-flight requests may finish after ctx is
 	// cancelled (Ctrl-C) before they are cancelled.
 	Grace time.Duration
@@ -180,6 +187,10 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 		size = max(DefaultLookahead, 2*nSenders)
 	}
 	rn.win = newWindow(size, rn.total)
+	rn.win.maxBytes = cfg.LookaheadBytes
+	if rn.win.maxBytes <= 0 {
+		rn.win.maxBytes = DefaultLookaheadBytes
+	}
 	nb := cfg.Builders
 	if nb <= 0 {
 		nb = DefaultBuilders
@@ -436,14 +447,16 @@ func synthRow(s *Synthetic, i int) trace.Row {
 
 // window holds requests built ahead: slot i%size holds item i.
 type window struct {
-	size  int64
-	total int64 // items that exist (-1 unbounded)
-	slots []slot
-	next  atomic.Int64 // next item a builder claims
-	high  atomic.Int64 // highest item taken + 1
-	wake  chan struct{}
-	quit  chan struct{}
-	once  sync.Once
+	size     int64
+	total    int64 // items that exist (-1 unbounded)
+	maxBytes int64
+	bytes    atomic.Int64 // body bytes held by built, untaken slots
+	slots    []slot
+	next     atomic.Int64 // next item a builder claims
+	high     atomic.Int64 // highest item taken + 1
+	wake     chan struct{}
+	quit     chan struct{}
+	once     sync.Once
 }
 
 type slot struct {
@@ -472,7 +485,9 @@ func (w *window) builderLoop(quit <-chan struct{}, build func(int64, *Prepared))
 		if w.total >= 0 && i >= w.total {
 			return
 		}
-		for i >= w.high.Load()+w.size {
+		// Stay within size items and maxBytes of bodies ahead; the next
+		// item to send (i == high) is always built.
+		for i >= w.high.Load()+w.size || (i > w.high.Load() && w.bytes.Load() > w.maxBytes) {
 			select {
 			case <-w.wake:
 			case <-quit:
@@ -490,7 +505,11 @@ func (w *window) builderLoop(quit <-chan struct{}, build func(int64, *Prepared))
 		}
 		p := &Prepared{}
 		build(i, p)
+		if sl.ready && sl.p != nil { // evict an item that was never taken
+			w.bytes.Add(-int64(len(sl.p.Body)))
+		}
 		sl.item, sl.ready, sl.inline, sl.p = i, true, false, p
+		w.bytes.Add(int64(len(p.Body)))
 		sl.mu.Unlock()
 	}
 }
@@ -507,7 +526,11 @@ func (w *window) take(item int64) *Prepared {
 	if sl.item == item && sl.ready {
 		p = sl.p
 		sl.p, sl.ready = nil, false
+		w.bytes.Add(-int64(len(p.Body)))
 	} else if sl.item < item {
+		if sl.ready && sl.p != nil {
+			w.bytes.Add(-int64(len(sl.p.Body)))
+		}
 		sl.item, sl.ready, sl.inline, sl.p = item, false, true, nil
 	}
 	sl.mu.Unlock()

@@ -9,6 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -31,6 +34,14 @@ import (
 const (
 	defaultURL             = "http://localhost:8000"
 	defaultMinGoodFraction = 0.95
+	// promptCacheBytes bounds the prompt synthesizer's block cache.
+	promptCacheBytes = 32 << 20
+	// softMemoryLimit is the Go heap limit of a replay when GOMEMLIMIT is
+	// not set: the heap of a long-prompt replay is mostly garbage (prompt
+	// text and bodies), and at GOGC=100 the process would hold twice its
+	// live heap. The limit is soft: above it the GC works harder, capped
+	// at half the CPU by the runtime, never fails.
+	softMemoryLimit = 256 << 20
 )
 
 // replayConfig is the replay command line, validated before any request.
@@ -58,6 +69,8 @@ type replayConfig struct {
 	MinGoodFraction     float64
 	Out                 string
 	Quiet               bool
+	CPUProfile          string
+	MemProfile          string
 	Format              string
 	ExportLevel         string
 	TraceFormat         string
@@ -205,6 +218,9 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 		bad("--isl/--osl describe a synthetic load; with a TRACE the lengths come from the trace")
 	}
 	pcfg := prompt.NewConfig()
+	// Blocks are cheap to regenerate (a few ns per token); a smaller cache
+	// keeps a long-prompt replay within a few hundred MB.
+	pcfg.BlockCacheBytes = promptCacheBytes
 	pcfg.Seed = c.PromptSeed
 	pcfg.Mismatch = prompt.Mismatch(c.HashMismatch)
 	pcfg.ISLCorrection = c.ISLCorrection
@@ -367,6 +383,10 @@ func replayFlags() []cli.Flag {
 			Usage: "record file `FORMAT`: parquet, arrow or jsonl"},
 		&cli.StringFlag{Name: "export-level", Value: "records", Category: catOut, Sources: envVars("export-level"),
 			Usage: "`LEVEL`: records (one row per request) or events (also one row per response event)"},
+		&cli.StringFlag{Name: "cpuprofile", Category: catOut, Sources: envVars("cpuprofile"),
+			Usage: "write a CPU profile of the run to `FILE`"},
+		&cli.StringFlag{Name: "memprofile", Category: catOut, Sources: envVars("memprofile"),
+			Usage: "write a heap profile at the end of the run (before the summary) to `FILE`"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Category: catOut, Sources: envVars("quiet"),
 			Usage: "no progress and no summary table on stderr"},
 	}
@@ -404,7 +424,7 @@ func replayCommand(a *app) *cli.Command {
 				ISL: cmd.Float("isl"), ISLStd: cmd.Float("isl-stddev"), OSL: cmd.Float("osl"), OSLStd: cmd.Float("osl-stddev"),
 				Tokenizer: cmd.String("tokenizer"), UseServerTokenCount: cmd.Bool("use-server-token-count"),
 				Goodput: cmd.String("goodput"), MaxErrorRate: cmd.Float("max-error-rate"), MinGoodFraction: cmd.Float("min-good-fraction"),
-				Out: cmd.String("out"), Quiet: cmd.Bool("quiet"), Format: cmd.String("format"), ExportLevel: cmd.String("export-level"),
+				Out: cmd.String("out"), Quiet: cmd.Bool("quiet"), CPUProfile: cmd.String("cpuprofile"), MemProfile: cmd.String("memprofile"), Format: cmd.String("format"), ExportLevel: cmd.String("export-level"),
 				TraceFormat: cmd.String("trace-format"), BlockSize: cmd.Int("block-size"), SkipInvalid: cmd.Bool("skip-invalid"),
 				DropFailed: cmd.Bool("drop-failed"), ModelFilter: cmd.String("model-filter"),
 				AdapterConfig: cmd.String("adapter-config"), AdapterSHA256: cmd.String("adapter-sha256"),
@@ -429,6 +449,9 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	}
 	if rp.wasm != nil {
 		defer rp.wasm.Close(context.WithoutCancel(ctx))
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(softMemoryLimit)
 	}
 	mode := string(rp.plan.Mode())
 	start := time.Now().UTC()
@@ -473,7 +496,23 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	if err := writeManifest(dir, c, rp, start); err != nil {
 		return err
 	}
+	if c.CPUProfile != "" {
+		f, err := os.Create(c.CPUProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	res, runErr := engine.Run(ctx, rcfg)
+	if c.MemProfile != "" {
+		if err := writeHeapProfile(c.MemProfile); err != nil {
+			return err
+		}
+	}
 	if res == nil {
 		return fmt.Errorf("replay: %w", runErr)
 	}
@@ -615,4 +654,17 @@ func adapterManifest(rp *replayPlan) map[string]any {
 		m["source"] = "native"
 	}
 	return m
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--memprofile: %w", err)
+	}
+	defer f.Close()
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		return fmt.Errorf("--memprofile: %w", err)
+	}
+	return nil
 }
