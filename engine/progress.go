@@ -11,7 +11,7 @@ import (
 // hist is a lock-free log-linear histogram of non-negative int64 values
 // (32 sub-buckets per power of two, ≈3 % resolution) for live progress.
 type hist struct {
-	b [1900]atomic.Uint64
+	b [60 * 32]atomic.Uint64
 	n atomic.Uint64
 }
 
