@@ -478,9 +478,12 @@ func (a *Adapter) watchdog() {
 		now := time.Since(epoch).Nanoseconds()
 		a.mu.Lock()
 		for _, in := range a.instances {
-			if s := in.callStart.Load(); s != 0 && now-s > int64(a.cfg.Timeout) {
+			// Claim the overrunning call before cancelling (see beginCall).
+			if s := in.callStart.Load(); s > 0 && now-s > int64(a.cfg.Timeout) && in.callStart.CompareAndSwap(s, -1) {
 				in.timedOut.Store(true)
+				in.cancelMu.Lock()
 				in.cancel()
+				in.cancelMu.Unlock()
 			}
 		}
 		a.mu.Unlock()

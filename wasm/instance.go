@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -30,8 +31,9 @@ type Instance struct {
 	fn          exports
 	stack       []uint64
 
-	ctx    context.Context
-	cancel context.CancelFunc
+	ctx      context.Context
+	cancelMu sync.Mutex // guards cancel against the watchdog
+	cancel   context.CancelFunc
 	// callStart is the start of the running call (ns since epoch), 0 when
 	// idle; read by the watchdog.
 	callStart atomic.Int64
@@ -84,8 +86,10 @@ func (a *Adapter) newInstance(ctx context.Context, watch bool) (*Instance, error
 // instantiate creates a fresh module (first use or replacement).
 func (in *Instance) instantiate(parent context.Context) error {
 	a := in.a
-	ctx := context.WithValue(context.WithoutCancel(parent), instanceKey{}, in)
-	in.ctx, in.cancel = context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(parent), instanceKey{}, in))
+	in.cancelMu.Lock()
+	in.ctx, in.cancel = ctx, cancel
+	in.cancelMu.Unlock()
 	mc := wazero.NewModuleConfig().WithName("").WithStdout(&in.stderr).WithStderr(&in.stderr)
 	if a.hasInit {
 		mc = mc.WithStartFunctions("_initialize")
@@ -93,11 +97,11 @@ func (in *Instance) instantiate(parent context.Context) error {
 		mc = mc.WithStartFunctions()
 	}
 	in.timedOut.Store(false)
-	in.beginCall()
+	t0 := in.beginCall()
 	mod, err := a.rt.InstantiateModule(in.ctx, a.compiled, mc)
-	in.endCall()
+	in.endCall(t0)
 	if err != nil {
-		in.cancel()
+		cancel()
 		return &AdapterError{Adapter: in.adapterName, Call: "_initialize", Msg: in.trapMessage(err), Replaced: true}
 	}
 	in.mod = mod
@@ -136,7 +140,9 @@ func (in *Instance) revive() error {
 	if in.mod != nil {
 		in.mod.Close(in.ctx)
 	}
+	in.cancelMu.Lock()
 	in.cancel()
+	in.cancelMu.Unlock()
 	if err := in.instantiate(in.ctx); err != nil {
 		return err
 	}
@@ -154,9 +160,11 @@ func (in *Instance) Release() error {
 		err = in.mod.Close(in.ctx)
 		in.mod = nil
 	}
+	in.cancelMu.Lock()
 	if in.cancel != nil {
 		in.cancel()
 	}
+	in.cancelMu.Unlock()
 	return err
 }
 
@@ -164,19 +172,29 @@ func (in *Instance) Release() error {
 // Callers take differences to measure one request.
 func (in *Instance) Spent() time.Duration { return in.spent }
 
+// beginCall marks a call as running for the watchdog and returns its
+// start (ns since epoch, > 0).
+//
+// Protocol with the watchdog: callStart holds the running call's start, 0
+// when idle. The watchdog claims a call that overran by swapping its start
+// for -1 and only then cancels; endCall swaps the start back to 0. If that
+// swap fails, the watchdog fired, the context is cancelled, and the module
+// is replaced before the next call even if this call completed. So a
+// cancellation never hits an idle instance or a later call.
 func (in *Instance) beginCall() int64 {
-	t := time.Since(epoch).Nanoseconds()
+	t := time.Since(epoch).Nanoseconds() + 1
 	if in.watched {
 		in.callStart.Store(t)
 	}
 	return t
 }
 
-func (in *Instance) endCall() int64 {
-	if in.watched {
+func (in *Instance) endCall(t0 int64) int64 {
+	if in.watched && !in.callStart.CompareAndSwap(t0, 0) {
+		in.dead = true
 		in.callStart.Store(0)
 	}
-	return time.Since(epoch).Nanoseconds()
+	return time.Since(epoch).Nanoseconds() + 1
 }
 
 func (in *Instance) fail(call, format string, args ...any) error {
@@ -193,7 +211,7 @@ func (in *Instance) call(name string, fn api.Function, a0, a1 uint32) (status, v
 	s[0], s[1] = uint64(a0), uint64(a1)
 	t0 := in.beginCall()
 	cerr := fn.CallWithStack(in.ctx, s)
-	in.spent += time.Duration(in.endCall() - t0)
+	in.spent += time.Duration(in.endCall(t0) - t0)
 	in.calls++
 	if cerr != nil {
 		in.dead = true
@@ -553,7 +571,7 @@ func (in *Instance) maybeGC() {
 	in.calls = 0
 	t0 := in.beginCall()
 	err := in.fn.gc.CallWithStack(in.ctx, in.stack)
-	in.spent += time.Duration(in.endCall() - t0)
+	in.spent += time.Duration(in.endCall(t0) - t0)
 	if err != nil {
 		in.dead = true
 	}
