@@ -247,79 +247,111 @@ func (st *stream) setError(code uint32, msg []byte) {
 	st.errMsg = append(st.errMsg[:0], msg...)
 }
 
-// chunk mirrors engine/adapter/openai's stream.chunk.
+// chunk mirrors engine/adapter/openai's stream.chunk, on the SDK's port of
+// the same single-pass scanner.
 func (st *stream) chunk(data []byte, out *adapter.Records, nonOK bool) error {
+	s := adapter.NewScanner(data)
 	var (
-		usage, hasErr, objErr, topMsgOK bool
-		errCode, topCode                uint32
-		errMsg, topMsg                  []byte
-		bad                             bool
+		usage                    bool
+		errCode                  uint32
+		errMsg                   []byte
+		errMsgEsc                bool
+		hasErr, objErr, topMsgOK bool
+		topMsg                   []byte
+		topMsgEsc                bool
+		topCode                  uint32
 	)
-	it := adapter.Object(data)
-	for it.Next() {
-		v := it.Value()
-		switch string(it.Key()) {
+	capture := st.flags&adapter.OpenCapture != 0
+	ok := s.Object(func(key []byte) {
+		switch string(key) {
 		case "choices":
-			ch := adapter.Array(v)
-			for ch.Next() {
-				st.choice(ch.Value(), out)
-			}
-			bad = bad || ch.Err()
+			s.Array(func(int) {
+				var c choiceAcc
+				c.scan(&s)
+				if s.Err() {
+					return
+				}
+				st.emitChoice(&c, capture, out)
+			})
 		case "usage":
-			if st.usage(v) {
+			if st.usage(&s) {
 				usage = true
 			}
 		case "error":
-			switch {
-			case len(v) > 0 && v[0] == '{':
+			switch s.Peek() {
+			case '{':
 				hasErr = true
-				for e := adapter.Object(v); e.Next(); {
-					v2 := e.Value()
-					switch string(e.Key()) {
+				s.Object(func(k []byte) {
+					switch string(k) {
 					case "message":
-						if adapter.IsString(v2) {
-							errMsg = v2
+						if s.Peek() == '"' {
+							errMsg, errMsgEsc = s.Str()
+						} else {
+							s.Skip()
 						}
 					case "code":
-						if len(v2) > 0 && v2[0] >= '0' && v2[0] <= '9' {
-							errCode, _ = adapter.Uint(v2)
+						if c := s.Peek(); c >= '0' && c <= '9' {
+							errCode, _ = s.Uint()
+						} else {
+							s.Skip()
 						}
+					default:
+						s.Skip()
 					}
-				}
-			case adapter.IsString(v):
+				})
+			case '"':
 				hasErr = true
-				errMsg = v
+				errMsg, errMsgEsc = s.Str()
+			default:
+				s.Skip()
 			}
 		case "object":
-			objErr = adapter.StringEquals(v, "error")
+			if s.Peek() == '"' {
+				v, _ := s.Str()
+				objErr = string(v) == "error"
+			} else {
+				s.Skip()
+			}
 		case "message":
-			if adapter.IsString(v) {
-				topMsg, topMsgOK = v, true
+			if s.Peek() == '"' {
+				topMsg, topMsgEsc = s.Str()
+				topMsgOK = true
+			} else {
+				s.Skip()
 			}
 		case "code":
-			if len(v) > 0 && v[0] >= '0' && v[0] <= '9' {
-				topCode, _ = adapter.Uint(v)
+			if c := s.Peek(); c >= '0' && c <= '9' {
+				topCode, _ = s.Uint()
+			} else {
+				s.Skip()
 			}
 		case "timings":
-			if len(v) <= 4096 {
-				st.extras = append(st.extras[:0], v...)
+			at := s.Pos()
+			s.Skip()
+			if !s.Err() && s.Pos()-at <= 4096 {
+				st.extras = append(st.extras[:0], data[at:s.Pos()]...)
 			}
+		default:
+			s.Skip()
 		}
+	})
+	if ok {
+		s.End()
 	}
-	if it.Err() || bad {
+	if s.Err() || !ok {
 		if nonOK {
 			return nil
 		}
 		return errMalformed
 	}
 	if !hasErr && objErr && topMsgOK {
-		hasErr, errMsg, errCode = true, topMsg, topCode
+		hasErr, errMsg, errMsgEsc, errCode = true, topMsg, topMsgEsc, topCode
 	}
 	if usage {
 		out.Add(adapter.Record{Kind: adapter.KindUsage, Tokens: adapter.TokensUnknown})
 	}
 	if hasErr {
-		msg := adapter.AppendString(st.errMsg[:0], errMsg)
+		msg := adapter.AppendUnescaped(st.errMsg[:0], errMsg, errMsgEsc)
 		st.setError(errCode, nil)
 		st.errMsg = msg
 		out.Add(adapter.Record{Kind: adapter.KindError, Aux0: st.sum.ErrorCode, Tokens: adapter.TokensUnknown})
@@ -327,179 +359,237 @@ func (st *stream) chunk(data []byte, out *adapter.Records, nonOK bool) error {
 	return nil
 }
 
-type tool struct{ bytes, index uint32 }
+// choiceAcc collects one choice object's fields before its index is known.
+type choiceAcc struct {
+	index                       uint32
+	content, reasoning, refusal []byte
+	contentEsc, reasoningEsc    bool
+	refusalEsc                  bool
+	hasContent, hasReasoning    bool
+	hasRefusal                  bool
+	role                        bool
+	finish                      uint32
+	hasFinish                   bool
+	tools                       int
+	toolBytes                   [8]uint32
+	toolIdx                     [8]uint32
+}
 
-// addText adds r for the JSON string v: decoded and captured when capture
-// is on, else only measured.
-func addText(out *adapter.Records, r adapter.Record, v []byte, capture bool) {
-	if !capture {
-		r.TextBytes = uint32(adapter.StringLen(v))
-		out.Add(r)
-		return
+func (c *choiceAcc) scan(s *adapter.Scanner) {
+	s.Object(func(key []byte) {
+		switch string(key) {
+		case "index":
+			c.index, _ = s.Uint()
+		case "delta", "message":
+			s.Object(func(k []byte) {
+				switch string(k) {
+				case "content":
+					if s.Peek() == '"' {
+						c.content, c.contentEsc = s.Str()
+						c.hasContent = true
+					} else {
+						s.Skip()
+					}
+				case "reasoning_content", "reasoning":
+					if s.Peek() == '"' {
+						c.reasoning, c.reasoningEsc = s.Str()
+						c.hasReasoning = true
+					} else {
+						s.Skip()
+					}
+				case "refusal":
+					if s.Peek() == '"' {
+						c.refusal, c.refusalEsc = s.Str()
+						c.hasRefusal = true
+					} else {
+						s.Skip()
+					}
+				case "role":
+					c.role = true
+					s.Skip()
+				case "tool_calls":
+					s.Array(func(int) { c.toolCall(s) })
+				case "function_call":
+					c.toolCall(s)
+				default:
+					s.Skip()
+				}
+			})
+		case "text":
+			if s.Peek() == '"' {
+				c.content, c.contentEsc = s.Str()
+				c.hasContent = true
+			} else {
+				s.Skip()
+			}
+		case "finish_reason":
+			if s.Peek() == '"' {
+				v, _ := s.Str()
+				c.finish = finishCode(v)
+				c.hasFinish = true
+			} else {
+				s.Skip()
+			}
+		default:
+			s.Skip()
+		}
+	})
+}
+
+// finishCode mirrors adapter.ParseFinishReason on the raw string.
+func finishCode(v []byte) uint32 {
+	switch string(v) {
+	case "stop", "eos", "stop_sequence", "end_turn":
+		return adapter.FinishStop
+	case "length", "max_tokens":
+		return adapter.FinishLength
+	case "tool_calls", "function_call", "tool_use":
+		return adapter.FinishToolCalls
+	case "content_filter":
+		return adapter.FinishContentFilter
+	case "error":
+		return adapter.FinishError
 	}
-	textBuf = adapter.AppendString(textBuf[:0], v)
-	out.AddText(r, textBuf, true)
+	return adapter.FinishUnknown
+}
+
+// toolCall scans one tool call (or a legacy function_call object).
+func (c *choiceAcc) toolCall(s *adapter.Scanner) {
+	var n, index uint32
+	count := func() {
+		if s.Peek() == '"' {
+			raw, esc := s.Str()
+			n += uint32(adapter.DecodedLen(raw, esc))
+		} else {
+			s.Skip()
+		}
+	}
+	s.Object(func(k []byte) {
+		switch string(k) {
+		case "index":
+			index, _ = s.Uint()
+		case "function":
+			s.Object(func(k2 []byte) {
+				switch string(k2) {
+				case "name", "arguments":
+					count()
+				default:
+					s.Skip()
+				}
+			})
+		case "name", "arguments":
+			count()
+		default:
+			s.Skip()
+		}
+	})
+	if c.tools < len(c.toolBytes) {
+		c.toolBytes[c.tools] = n
+		c.toolIdx[c.tools] = index
+	}
+	c.tools++
 }
 
 var textBuf []byte
 
-// toolCall scans one tool call (or a legacy function_call object).
-func toolCall(call []byte) tool {
-	var t tool
-	for it := adapter.Object(call); it.Next(); {
-		v := it.Value()
-		switch string(it.Key()) {
-		case "index":
-			t.index, _ = adapter.Uint(v)
-		case "function":
-			for f := adapter.Object(v); f.Next(); {
-				if k := string(f.Key()); (k == "name" || k == "arguments") && adapter.IsString(f.Value()) {
-					t.bytes += uint32(adapter.StringLen(f.Value()))
-				}
-			}
-		case "name", "arguments":
-			if adapter.IsString(v) {
-				t.bytes += uint32(adapter.StringLen(v))
-			}
-		}
+// addText adds r for raw string contents: decoded and captured when
+// capture is on, else only measured.
+func addText(out *adapter.Records, r adapter.Record, raw []byte, esc, capture bool) {
+	if !capture {
+		r.TextBytes = uint32(adapter.DecodedLen(raw, esc))
+		out.Add(r)
+		return
 	}
-	return t
+	textBuf = adapter.AppendUnescaped(textBuf[:0], raw, esc)
+	out.AddText(r, textBuf, true)
 }
 
-// choice mirrors the native choice scan and emitChoice.
-func (st *stream) choice(ch []byte, out *adapter.Records) {
-	var (
-		index                            uint32
-		content, reasoning, refusal      []byte
-		hasContent, hasReasoning, hasRef bool
-		role, hasFinish                  bool
-		finish                           uint32
-		tools                            [8]tool
-		ntools                           int
-	)
-	addTool := func(t tool) {
-		if ntools < len(tools) {
-			tools[ntools] = t
-		}
-		ntools++
+// emitChoice mirrors the native emitChoice.
+func (st *stream) emitChoice(c *choiceAcc, capture bool, out *adapter.Records) {
+	if c.index+1 > st.choices && c.index < 1<<16 {
+		st.choices = c.index + 1
 	}
-	for it := adapter.Object(ch); it.Next(); {
-		v := it.Value()
-		switch string(it.Key()) {
-		case "index":
-			index, _ = adapter.Uint(v)
-		case "delta", "message":
-			for d := adapter.Object(v); d.Next(); {
-				v2 := d.Value()
-				switch string(d.Key()) {
-				case "content":
-					if adapter.IsString(v2) {
-						content, hasContent = v2, true
-					}
-				case "reasoning_content", "reasoning":
-					if adapter.IsString(v2) {
-						reasoning, hasReasoning = v2, true
-					}
-				case "refusal":
-					if adapter.IsString(v2) {
-						refusal, hasRef = v2, true
-					}
-				case "role":
-					role = true
-				case "tool_calls":
-					for c := adapter.Array(v2); c.Next(); {
-						addTool(toolCall(c.Value()))
-					}
-				case "function_call":
-					addTool(toolCall(v2))
-				}
-			}
-		case "text":
-			if adapter.IsString(v) {
-				content, hasContent = v, true
-			}
-		case "finish_reason":
-			if adapter.IsString(v) {
-				finish, hasFinish = adapter.FinishCode(v), true
-			}
-		}
-	}
-	if index+1 > st.choices && index < 1<<16 {
-		st.choices = index + 1
-	}
-	choice := uint16(index)
-	capture := st.flags&adapter.OpenCapture != 0
+	ch := uint16(c.index)
 	added := 0
-	if hasReasoning && len(reasoning) > 2 {
-		addText(out, adapter.Record{Kind: adapter.KindReasoning, Choice: choice, Tokens: adapter.TokensUnknown}, reasoning, capture)
+	if c.hasReasoning && len(c.reasoning) > 0 {
+		addText(out, adapter.Record{Kind: adapter.KindReasoning, Choice: ch, Tokens: adapter.TokensUnknown}, c.reasoning, c.reasoningEsc, capture)
 		added++
 	}
-	for i := 0; i < ntools; i++ {
-		var t tool
-		if i < len(tools) {
-			t = tools[i]
+	for i := 0; i < c.tools; i++ {
+		var tb, ti uint32
+		if i < len(c.toolBytes) {
+			tb, ti = c.toolBytes[i], c.toolIdx[i]
 		}
-		out.Add(adapter.Record{Kind: adapter.KindToolCall, Choice: choice, TextBytes: t.bytes, Aux1: t.index, Tokens: adapter.TokensUnknown})
+		out.Add(adapter.Record{Kind: adapter.KindToolCall, Choice: ch, TextBytes: tb, Aux1: ti, Tokens: adapter.TokensUnknown})
 		added++
 	}
-	if hasContent && len(content) > 2 {
-		addText(out, adapter.Record{Kind: adapter.KindContent, Choice: choice, Tokens: adapter.TokensUnknown}, content, capture)
+	if c.hasContent && len(c.content) > 0 {
+		addText(out, adapter.Record{Kind: adapter.KindContent, Choice: ch, Tokens: adapter.TokensUnknown}, c.content, c.contentEsc, capture)
 		added++
 	}
-	if hasRef && len(refusal) > 2 {
-		addText(out, adapter.Record{Kind: adapter.KindContent, Flags: adapter.FlagRefusal, Choice: choice, Tokens: adapter.TokensUnknown}, refusal, capture)
+	if c.hasRefusal && len(c.refusal) > 0 {
+		addText(out, adapter.Record{Kind: adapter.KindContent, Flags: adapter.FlagRefusal, Choice: ch, Tokens: adapter.TokensUnknown}, c.refusal, c.refusalEsc, capture)
 		added++
 	}
-	if hasFinish {
-		out.Add(adapter.Record{Kind: adapter.KindFinish, Choice: choice, Aux0: finish, Tokens: adapter.TokensUnknown})
+	if c.hasFinish {
+		out.Add(adapter.Record{Kind: adapter.KindFinish, Choice: ch, Aux0: c.finish, Tokens: adapter.TokensUnknown})
 		added++
-		if index == 0 || st.sum.Valid&adapter.ValidFinishReason == 0 {
-			st.sum.Finish = finish
+		if c.index == 0 || st.sum.Valid&adapter.ValidFinishReason == 0 {
+			st.sum.Finish = c.finish
 			st.sum.Valid |= adapter.ValidFinishReason
 		}
 	}
-	if added == 0 && role {
-		out.Add(adapter.Record{Kind: adapter.KindMeta, Choice: choice, Tokens: adapter.TokensUnknown})
+	if added == 0 && c.role {
+		out.Add(adapter.Record{Kind: adapter.KindMeta, Choice: ch, Tokens: adapter.TokensUnknown})
 	}
 }
 
-// usage reads a usage object into the summary; it reports whether v was a
-// non-null object.
-func (st *stream) usage(v []byte) bool {
-	s := &st.sum
-	num := func(v []byte) (uint32, bool) {
-		if len(v) > 0 && (v[0] == '-' || v[0] >= '0' && v[0] <= '9') {
-			return adapter.Uint(v)
+// usage scans a usage value; it reports whether it was a non-null object.
+func (st *stream) usage(s *adapter.Scanner) bool {
+	f := &st.sum
+	num := func() (uint32, bool) {
+		if c := s.Peek(); c == '-' || (c >= '0' && c <= '9') {
+			return s.Uint()
 		}
+		s.Skip()
 		return 0, false
 	}
-	it := adapter.Object(v)
-	n := 0
-	for it.Next() {
-		n++
-		v := it.Value()
-		switch string(it.Key()) {
+	return s.Object(func(k []byte) {
+		switch string(k) {
 		case "prompt_tokens", "input_tokens":
-			if n, ok := num(v); ok {
-				s.PromptTokens = n
-				s.Valid |= adapter.ValidPromptTokens
+			if v, ok := num(); ok {
+				f.PromptTokens = v
+				f.Valid |= adapter.ValidPromptTokens
 			}
 		case "completion_tokens", "output_tokens":
-			if n, ok := num(v); ok {
-				s.CompletionTokens = n
-				s.Valid |= adapter.ValidCompletionTokens
+			if v, ok := num(); ok {
+				f.CompletionTokens = v
+				f.Valid |= adapter.ValidCompletionTokens
 			}
 		case "prompt_tokens_details", "input_tokens_details":
-			if n, ok := num(adapter.Get(v, "cached_tokens")); ok {
-				s.CachedTokens = n
-				s.Valid |= adapter.ValidCachedTokens
-			}
+			s.Object(func(k2 []byte) {
+				if string(k2) == "cached_tokens" {
+					if v, ok := num(); ok {
+						f.CachedTokens = v
+						f.Valid |= adapter.ValidCachedTokens
+					}
+					return
+				}
+				s.Skip()
+			})
 		case "completion_tokens_details", "output_tokens_details":
-			if n, ok := num(adapter.Get(v, "reasoning_tokens")); ok {
-				s.ReasoningTokens = n
-				s.Valid |= adapter.ValidReasoningTokens
-			}
+			s.Object(func(k2 []byte) {
+				if string(k2) == "reasoning_tokens" {
+					if v, ok := num(); ok {
+						f.ReasoningTokens = v
+						f.Valid |= adapter.ValidReasoningTokens
+					}
+					return
+				}
+				s.Skip()
+			})
+		default:
+			s.Skip()
 		}
-	}
-	return !it.Err()
+	})
 }
