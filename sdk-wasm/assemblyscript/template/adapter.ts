@@ -36,8 +36,11 @@ class Ctx {
 const ctxs = new StaticArray<Ctx>(MAX_CTX);
 for (let i = 0; i < MAX_CTX; i++) ctxs[i] = new Ctx();
 
+let last: i32 = 0; // one-entry cache: a batch's events share a context
+
 function find(id: u32): i32 {
-  for (let i = 0; i < MAX_CTX; i++) if (ctxs[i].used && ctxs[i].id == id) return i;
+  if (ctxs[last].used && ctxs[last].id == id) return last;
+  for (let i = 0; i < MAX_CTX; i++) if (ctxs[i].used && ctxs[i].id == id) { last = i; return i; }
   return -1;
 }
 

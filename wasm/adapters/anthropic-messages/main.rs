@@ -242,7 +242,12 @@ impl rp::Adapter for Anthropic {
                 }
             };
             text.clear();
-            let n = val.map(|v| rp::unescape(v, text)).unwrap_or(0);
+            // Decode only when capturing; otherwise measure.
+            let n = match val {
+                Some(v) if capture && kind != rp::TOOL_CALL => rp::unescape(v, text),
+                Some(v) => rp::str_len(v),
+                None => 0,
+            };
             let mut r = rp::Record::new(kind);
             r.text_bytes = n as u32;
             if kind == rp::TOOL_CALL {

@@ -11,7 +11,7 @@
 
 import {
   Adapter, BuildIn, Event, Records, Summary, Writer, register, get, valPtr, valLen, isString, isNull,
-  jsonUnescape, isWS, HOLE_TEXT, OPEN_CAPTURE, EV_COMMENT, EV_DONE, EV_NON_OK, CONTENT, META, ERROR,
+  jsonUnescape, isWS, objectStart, objectNext, keyIs, HOLE_TEXT, OPEN_CAPTURE, EV_COMMENT, EV_DONE, EV_NON_OK, CONTENT, META, ERROR,
   TOKENS_UNKNOWN, VALID_ERROR,
 } from "../../../sdk-wasm/assemblyscript/assembly/reprise";
 
@@ -39,8 +39,11 @@ class Ctx {
 const ctxs = new StaticArray<Ctx>(MAX_CTX);
 for (let i = 0; i < MAX_CTX; i++) ctxs[i] = new Ctx();
 
+let last: i32 = 0; // one-entry cache: a batch's events share a context
+
 function find(id: u32): i32 {
-  for (let i = 0; i < MAX_CTX; i++) if (ctxs[i].used && ctxs[i].id == id) return i;
+  if (ctxs[last].used && ctxs[last].id == id) return last;
+  for (let i = 0; i < MAX_CTX; i++) if (ctxs[i].used && ctxs[i].id == id) { last = i; return i; }
   return -1;
 }
 
@@ -124,18 +127,25 @@ class KServe extends Adapter {
     let k: u32 = 0;
     while (k < n && isWS(load<u8>(p + k))) k++;
     if (k == n) return null;
-    if (get(p, n, "error") && !isNull(valPtr, valLen)) {
-      c.errCode = (ev.flags & EV_NON_OK) != 0 ? 500 : 502;
-      c.msgLen = isString(valPtr, valLen) ? min(jsonUnescape(valPtr, valLen, msgPtr + i * 1024, 1024), 1024) : 0;
-      out.add(ERROR, 0, 0, 0, TOKENS_UNKNOWN, c.errCode, 0);
-      return null;
-    }
-    if (load<u8>(p + k) != 123) {
+    // One pass over the members (the hot path: one event per chunk).
+    let textP: usize = 0, textN: u32 = 0, errP: usize = 0, errN: u32 = 0;
+    let pos = objectStart(p, n);
+    if (pos == 0) {
       if ((ev.flags & EV_NON_OK) != 0) { c.errCode = 500; return null; }
       return "event is not a JSON object";
     }
-    if (get(p, n, "text_output") && isString(valPtr, valLen)) {
-      if (valLen > 2) out.addJSONText(CONTENT, valPtr, valLen, (c.flags & OPEN_CAPTURE) != 0);
+    while ((pos = objectNext(p, n, pos)) != 0) {
+      if (keyIs("text_output")) { textP = valPtr; textN = valLen; }
+      else if (keyIs("error")) { errP = valPtr; errN = valLen; }
+    }
+    if (errN != 0 && !isNull(errP, errN)) {
+      c.errCode = (ev.flags & EV_NON_OK) != 0 ? 500 : 502;
+      c.msgLen = isString(errP, errN) ? min(jsonUnescape(errP, errN, msgPtr + i * 1024, 1024), 1024) : 0;
+      out.add(ERROR, 0, 0, 0, TOKENS_UNKNOWN, c.errCode, 0);
+      return null;
+    }
+    if (textN != 0 && isString(textP, textN)) {
+      if (textN > 2) out.addJSONText(CONTENT, textP, textN, (c.flags & OPEN_CAPTURE) != 0);
       else out.add(META, 0, 0, 0, TOKENS_UNKNOWN, 0, 0);
     }
     return null;

@@ -88,9 +88,12 @@ static struct st {
     uint8_t msg[1024];
 } ctxs[MAX_CTX];
 
+static struct st *last; /* one-entry cache: a batch's events share a context */
+
 static struct st *find(uint32_t id) {
+    if (last && last->used && last->id == id) return last;
     for (int i = 0; i < MAX_CTX; i++)
-        if (ctxs[i].used && ctxs[i].id == id) return &ctxs[i];
+        if (ctxs[i].used && ctxs[i].id == id) return last = &ctxs[i];
     return NULL;
 }
 
@@ -159,11 +162,10 @@ int rp_adapter_parse(uint32_t ctx, const rp_event *ev, rp_records *out, const ch
     rp_bytes key, val, tok = {NULL, 0}, gen = {NULL, 0}, det = {NULL, 0}, err_v = {NULL, 0};
     uint32_t pos = 0;
     while (rp_json_next(d, &pos, &key, &val)) {
-        switch (key.n) {
-        case 7: if (rp_json_key(key, "token")) tok = val; else if (rp_json_key(key, "error")) err_v = val; break;
-        case 9: if (rp_json_key(key, "details")) det = val; break;
-        case 16: if (rp_json_key(key, "generated_text")) gen = val; break;
-        }
+        if (RP_KEY(key, "token")) tok = val;
+        else if (RP_KEY(key, "details")) det = val;
+        else if (RP_KEY(key, "generated_text")) gen = val;
+        else if (RP_KEY(key, "error")) err_v = val;
     }
     if (!rp_json_is_null(err_v)) {
         set_error(s, 500, err_v);
@@ -179,14 +181,15 @@ int rp_adapter_parse(uint32_t ctx, const rp_event *ev, rp_records *out, const ch
         int special = 0;
         pos = 0;
         while (rp_json_next(tok, &pos, &key, &val)) {
-            if (key.n == 6 && rp_json_key(key, "text")) t = val;
-            else if (key.n == 9 && rp_json_key(key, "special")) special = val.n == 4 && memcmp(val.p, "true", 4) == 0;
+            if (RP_KEY(key, "text")) t = val;
+            else if (RP_KEY(key, "special")) special = val.n == 4 && memcmp(val.p, "true", 4) == 0;
         }
         if (special) {
             rp_add(out, rp_rec(RP_META));
         } else {
-            uint32_t n = rp_json_unescape(t, textbuf, sizeof textbuf);
-            if (n > sizeof textbuf) n = sizeof textbuf;
+            /* Decode only when capturing; otherwise measure. */
+            uint32_t n = capture ? rp_json_unescape(t, textbuf, sizeof textbuf) : rp_json_strlen(t);
+            if (capture && n > sizeof textbuf) n = sizeof textbuf;
             rp_record r = rp_rec(RP_CONTENT);
             r.tokens = 1;
             r.flags = RP_FLAG_TOKENS_EXACT;

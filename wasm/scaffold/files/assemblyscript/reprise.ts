@@ -485,10 +485,13 @@ function valueEnd(p: usize, n: u32, i: u32): u32 {
     let depth = 0;
     for (let j = i; j < n; j++) {
       const d = load<u8>(p + j);
-      if (d == 34) {
-        const e = valueEnd(p, n, j);
-        if (e == 0) return 0;
-        j = e - 1;
+      if (d == 34) { // skip the string inline
+        j++;
+        while (j < n && load<u8>(p + j) != 34) {
+          if (load<u8>(p + j) == 92) j++;
+          j++;
+        }
+        if (j >= n) return 0;
       } else if (d == 123 || d == 91) depth++;
       else if (d == 125 || d == 93) {
         depth--;
@@ -535,6 +538,48 @@ export function get(p: usize, n: u32, key: string): bool {
     if (i < n && load<u8>(p + i) == 44) i = ws(p, n, i + 1);
   }
   return found;
+}
+
+// One-pass iteration over an object's members (use it on hot paths
+// instead of several get calls):
+//
+//   let pos = objectStart(p, n);
+//   while ((pos = objectNext(p, n, pos)) != 0) {
+//     if (keyIs("text")) { ... valPtr, valLen ... }
+//   }
+export let keyPtr: usize = 0;
+export let keyLen: u32 = 0;
+
+// Returns the position of the first member of the object at (p, n), or 0
+// when it is not an object.
+export function objectStart(p: usize, n: u32): u32 {
+  const i = ws(p, n, 0);
+  if (i >= n || load<u8>(p + i) != 123) return 0;
+  return ws(p, n, i + 1);
+}
+
+// Reads the member at pos into keyPtr/keyLen (raw, with quotes) and
+// valPtr/valLen, and returns the next position; 0 at the end.
+export function objectNext(p: usize, n: u32, pos: u32): u32 {
+  let i = pos;
+  if (i == 0 || i >= n || load<u8>(p + i) != 34) return 0;
+  const ke = valueEnd(p, n, i);
+  if (ke == 0) return 0;
+  keyPtr = p + i; keyLen = ke - i;
+  i = ws(p, n, ke);
+  if (i >= n || load<u8>(p + i) != 58) return 0;
+  i = ws(p, n, i + 1);
+  const ve = valueEnd(p, n, i);
+  if (ve == 0) return 0;
+  valPtr = p + i; valLen = ve - i;
+  i = ws(p, n, ve);
+  if (i < n && load<u8>(p + i) == 44) i = ws(p, n, i + 1);
+  return i;
+}
+
+// Whether the current key (from objectNext) is the ASCII s.
+export function keyIs(s: string): bool {
+  return strEq(keyPtr, keyLen, s);
 }
 
 export function isString(p: usize, n: u32): bool {

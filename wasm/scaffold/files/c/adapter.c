@@ -40,8 +40,11 @@ int rp_adapter_build(const rp_build_in *in, rp_writer *w, const char **err) {
 #define MAX_CTX 64
 static struct { int used; uint32_t id, flags; rp_summary sum; uint8_t msg[1024]; } ctxs[MAX_CTX];
 
+static int last; /* one-entry cache: a batch's events share a context */
+
 static int find(uint32_t id) {
-    for (int i = 0; i < MAX_CTX; i++) if (ctxs[i].used && ctxs[i].id == id) return i;
+    if (ctxs[last].used && ctxs[last].id == id) return last;
+    for (int i = 0; i < MAX_CTX; i++) if (ctxs[i].used && ctxs[i].id == id) return last = i;
     return -1;
 }
 

@@ -112,6 +112,8 @@ rp_bytes rp_json_get(rp_bytes obj, const char *key);
 int rp_json_next(rp_bytes obj, uint32_t *pos, rp_bytes *key, rp_bytes *val);
 /* Whether the raw key (with quotes, as from rp_json_next) is the ASCII s. */
 int rp_json_key(rp_bytes key, const char *s);
+/* rp_json_key for a string literal, without strlen. */
+#define RP_KEY(key, lit) ((key).n == sizeof(lit) + 1 && memcmp((key).p + 1, (lit), sizeof(lit) - 1) == 0)
 rp_bytes rp_json_index(rp_bytes arr, uint32_t i);
 int rp_json_is_string(rp_bytes v);
 int rp_json_is_null(rp_bytes v); /* absent or null */
@@ -482,7 +484,7 @@ uint32_t rp_json_unescape(rp_bytes v, uint8_t *dst, uint32_t cap) {
     const uint8_t *p = v.p + 1;
     uint32_t n = v.n - 2, o = 0;
     if (!memchr(p, '\\', n)) { /* fast path: nothing to decode */
-        if (dst) memcpy(dst, p, n < cap ? n : cap);
+        if (dst && cap) memcpy(dst, p, n < cap ? n : cap);
         return n;
     }
     for (uint32_t i = 0; i < n; i++) {

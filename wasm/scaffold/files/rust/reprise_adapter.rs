@@ -759,6 +759,20 @@ pub fn unescape(v: &[u8], dst: &mut Vec<u8>) -> usize {
     dst.len() - start
 }
 
+/// Decoded byte length of the JSON string v, without decoding when it has
+/// no escapes.
+pub fn str_len(v: &[u8]) -> usize {
+    if !is_string(v) {
+        return 0;
+    }
+    let inner = &v[1..v.len() - 1];
+    if !inner.contains(&b'\\') {
+        return inner.len();
+    }
+    let mut t = Vec::new();
+    unescape(v, &mut t)
+}
+
 /// Whether the JSON string v decodes to s.
 pub fn str_eq(v: &[u8], s: &str) -> bool {
     if !is_string(v) {
