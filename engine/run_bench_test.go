@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -10,14 +11,20 @@ import (
 	"github.com/reprise-bench/reprise/replay"
 )
 
-// BenchmarkTTFTError replays 1,000 concurrent streams with 10 ms ITL
+// BenchmarkTTFTError replays 100 and 1,000 concurrent streams with 10 ms ITL
 // (≈100k events/s) against the in-process mock server and reports the
 // client's timing error against the server's oracle log: |first token
 // stamp − server write| at p50 and p99 (ms), the same for the last token
 // and for ITL. Run with -benchtime=1x; client and server share the CPUs.
 // The correctness of the join is TestRunAgainstMockServer's.
 func BenchmarkTTFTError(b *testing.B) {
-	const streams, osl = 1000, 50
+	for _, streams := range []int{100, 1000} {
+		b.Run(strconv.Itoa(streams), func(b *testing.B) { benchTTFTError(b, streams) })
+	}
+}
+
+func benchTTFTError(b *testing.B, streams int) {
+	const osl = 50
 	srv := startMock(b, func(c *mockserver.Config) {
 		c.TTFT = 50 * time.Millisecond
 		c.ITL = 10 * time.Millisecond
