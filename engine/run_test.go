@@ -172,3 +172,36 @@ func checkAgainstOracle(t testing.TB, reqs []record.Request, log []mockserver.Re
 	}
 	return timingErrors{summary.Compute(dFirst), summary.Compute(dLast), summary.Compute(dITL)}
 }
+
+// TestRunInterrupted: cancelling the run's context stops sending, lets
+// in-flight requests run for the grace period, then cancels them; every
+// sent request is recorded (as cancelled) and the sink is closed.
+func TestRunInterrupted(t *testing.T) {
+	srv := startMock(t, func(c *mockserver.Config) { c.TTFT = time.Millisecond; c.ITL = 50 * time.Millisecond })
+	sink := &memSink{}
+	cfg := runConfig(srv.URL(), 100, 4, sink)
+	cfg.Synthetic = Synthetic{ISL: 8, OSL: 200, Seed: 1} // 10 s per request
+	cfg.Grace = 100 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(time.Second, cancel)
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || !res.Summary.Run.Cancelled {
+		t.Error("run not reported as interrupted")
+	}
+	// No request can finish (10 s each): the rows are exactly the
+	// requests in flight, at most 4, all cancelled.
+	if !sink.closed || len(sink.reqs) == 0 || len(sink.reqs) > 4 {
+		t.Fatalf("sink closed %v, %d rows; want the (up to 4) requests in flight", sink.closed, len(sink.reqs))
+	}
+	for _, r := range sink.reqs {
+		if r.ErrorKind != record.ErrCancelled {
+			t.Errorf("request %d: %s (%s)", r.RequestID, r.ErrorKind, r.ErrorMessage)
+		}
+	}
+	if res.Summary.ErrorsByKind[record.ErrCancelled] != len(sink.reqs) {
+		t.Errorf("summary errors %v", res.Summary.ErrorsByKind)
+	}
+}
