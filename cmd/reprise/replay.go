@@ -47,6 +47,7 @@ const (
 // replayConfig is the replay command line, validated before any request.
 type replayConfig struct {
 	Args                []string
+	Telemetry           telemetryConfig
 	URL                 string
 	Model               string
 	Endpoint            string
@@ -410,10 +411,11 @@ func replayCommand(a *app) *cli.Command {
 			"  reprise replay traces/mooncake-sample.jsonl --url http://localhost:8000 --model M --speedup 10\n" +
 			"  reprise replay --url http://localhost:8000 --model M --isl 512 --osl 128 --concurrency 32 --request-count 1000\n" +
 			"  reprise replay trace.jsonl -m M --goodput \"ttft:250 itl:10\" --max-error-rate 0.01 --max-lateness 1ms",
-		Flags: append(replayFlags(), replay.CLIFlags()...),
+		Flags: append(append(replayFlags(), replay.CLIFlags()...), telemetryFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			rc, err := replay.ConfigFromCLI(cmd)
-			if err != nil {
+			tc, terr := telemetryConfigFrom(cmd, cmd.String("url"))
+			if err := errors.Join(err, terr); err != nil {
 				return exitcode.UsageError(err, "see 'reprise replay --help'")
 			}
 			c := &replayConfig{
@@ -429,7 +431,7 @@ func replayCommand(a *app) *cli.Command {
 				DropFailed: cmd.Bool("drop-failed"), ModelFilter: cmd.String("model-filter"),
 				AdapterConfig: cmd.String("adapter-config"), AdapterSHA256: cmd.String("adapter-sha256"),
 				PromptSeed: cmd.Uint64("prompt-seed"), HashMismatch: cmd.String("hash-mismatch"),
-				ISLCorrection: cmd.Int("isl-correction"), PromptFormat: cmd.String("prompt-format"), Replay: rc,
+				ISLCorrection: cmd.Int("isl-correction"), PromptFormat: cmd.String("prompt-format"), Replay: rc, Telemetry: tc,
 			}
 			return runReplay(ctx, a, c)
 		},
@@ -476,6 +478,19 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	if err != nil {
 		return fmt.Errorf("open record files in %s: %w", dir, err)
 	}
+	// One clock for records and telemetry samples.
+	if rp.engine.Clock == nil {
+		rp.engine.Clock = engine.NewClock()
+	}
+	tcfg := arrowio.NewConfig()
+	if c.Format == string(arrowio.FormatArrow) {
+		tcfg.Format = arrowio.FormatArrow
+	}
+	tel, err := startTelemetry(ctx, c.Telemetry, dir, tcfg, rp.engine.Clock.Now, a.log)
+	if err != nil {
+		sink.Close()
+		return exitcode.UsageError(err, "drop --gpu-telemetry, or point it at a DCGM exporter with dcgm=URL")
+	}
 	info := summary.RunInfo{Model: c.Model, URL: c.URL, Endpoint: rp.engine.Adapter.Info().Name, Mode: mode,
 		Trace: rp.tracePath, Streaming: c.Streaming, Start: start, Version: versionString()}
 	rp.engine.Counter = rp.tok
@@ -513,8 +528,13 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 			return err
 		}
 	}
+	tel.stop(ctx, a.log)
 	if res == nil {
 		return fmt.Errorf("replay: %w", runErr)
+	}
+	if tel != nil {
+		servers, gpu := tel.summaries(res.Summary.WindowStartNS, res.Summary.WindowEndNS, res.Summary.TotalOSL)
+		res.Summary.Telemetry = &summary.Telemetry{Servers: servers, GPU: gpu}
 	}
 	js, err := res.Summary.JSON()
 	if err != nil {

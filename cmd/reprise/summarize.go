@@ -149,6 +149,9 @@ func summarizeCommand(a *app) *cli.Command {
 				return err
 			}
 			s := summary.Summarize(reqs, set.Info, set.Options)
+			if err := summarizeTelemetry(dir, s); err != nil {
+				return err
+			}
 			if c.Export == "aiperf" {
 				if err := arrowio.WriteAIPerfExports(dir, reqs, set.Options.Streaming, aiperfSummary(s, set.Manifest)); err != nil {
 					return err

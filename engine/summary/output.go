@@ -71,6 +71,9 @@ func (s *Summary) JSON() ([]byte, error) {
 	for tag, st := range s.Metrics {
 		m[tag] = st
 	}
+	if s.Telemetry != nil {
+		m["telemetry"] = s.telemetryJSON()
+	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encode summary: %w", err)
@@ -148,6 +151,9 @@ func (s *Summary) WriteTable(w io.Writer) error {
 			}
 			line("  e.g. "+string(e.Kind), truncate(e.Message, 100))
 		}
+	}
+	if s.Telemetry != nil {
+		s.writeTelemetry(&b)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -171,6 +171,12 @@ type Summary struct {
 	ErrorsByKind map[record.ErrorKind]int
 	Errors       []ErrorCount
 	Options      Options
+
+	// WindowStartNS and WindowEndNS bound the profile window: the first
+	// measured send and the last measured response end (Unix ns).
+	WindowStartNS, WindowEndNS int64
+	// Telemetry is the server's and GPUs' view of the window, when collected.
+	Telemetry *Telemetry
 }
 
 // ErrorRate is errors / (valid + errors), 0 for an empty run.
@@ -319,6 +325,7 @@ func (a *Accumulator) Summary(info RunInfo) *Summary {
 		st.Unit = metrics[i].unit
 		s.Metrics[metrics[i].tag] = &st
 	}
+	s.WindowStartNS, s.WindowEndNS = a.minSent, a.maxEnd
 	if a.maxEnd > a.minSent && s.RequestCount > 0 {
 		s.BenchmarkDuration = time.Duration(a.maxEnd - a.minSent)
 		sec := s.BenchmarkDuration.Seconds()

@@ -399,3 +399,17 @@ func bucketQuantile(q float64, bounds, cum []float64) float64 {
 	}
 	return bounds[len(bounds)-1]
 }
+
+// AddAll feeds samples read back from server_metrics: each run of
+// consecutive samples with one target and one time is one scrape, as the
+// scraper wrote it.
+func (a *Accumulator) AddAll(samples []record.MetricSample) {
+	for start := 0; start < len(samples); {
+		end := start + 1
+		for end < len(samples) && samples[end].Target == samples[start].Target && samples[end].TimeNS == samples[start].TimeNS {
+			end++
+		}
+		a.Add(samples[start:end])
+		start = end
+	}
+}

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/reprise-bench/reprise/arrowio"
+	"github.com/reprise-bench/reprise/engine/summary"
+	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/internal/telemetry"
+)
+
+const catTelemetry = "Telemetry"
+
+// telemetryFlags are replay's server-metrics and GPU flags.
+func telemetryFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringSliceFlag{Name: "server-metrics", Category: catTelemetry, Sources: envVars("server-metrics"),
+			Usage: "also scrape the Prometheus page at `URL` (repeatable; the endpoint's /metrics is scraped by default)"},
+		&cli.BoolFlag{Name: "no-server-metrics", Category: catTelemetry, Sources: envVars("no-server-metrics"),
+			Usage: "do not scrape the endpoint's /metrics"},
+		&cli.DurationFlag{Name: "metrics-interval", Value: telemetry.DefaultInterval, Category: catTelemetry,
+			Sources: envVars("metrics-interval"), Usage: "scrape server metrics and sample GPUs every `D`"},
+		&cli.StringFlag{Name: "gpu-telemetry", Category: catTelemetry, Sources: envVars("gpu-telemetry"),
+			Usage: "sample GPUs: `SOURCE` is dcgm (a DCGM exporter at " + telemetry.DefaultDCGMURL +
+				"), dcgm=URL, or nvml (local GPUs through the driver)"},
+	}
+}
+
+// telemetryConfig is what the telemetry flags ask for.
+type telemetryConfig struct {
+	Targets  []string // scrape URLs, the endpoint's /metrics first
+	Interval time.Duration
+	GPU      string // "", "dcgm" or "nvml"
+	DCGMURL  string
+}
+
+// telemetryConfigFrom reads the flags; baseURL is replay's --url.
+func telemetryConfigFrom(cmd *cli.Command, baseURL string) (telemetryConfig, error) {
+	var errs []error
+	tc := telemetryConfig{Interval: cmd.Duration("metrics-interval")}
+	if tc.Interval <= 0 {
+		errs = append(errs, fmt.Errorf("--metrics-interval %v: must be positive", tc.Interval))
+	}
+	if !cmd.Bool("no-server-metrics") && baseURL != "" {
+		if u, err := metricsURL(baseURL); err == nil {
+			tc.Targets = append(tc.Targets, u)
+		}
+	}
+	for _, t := range cmd.StringSlice("server-metrics") {
+		u, err := url.Parse(t)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("--server-metrics %q: want an http(s) URL such as http://host:8000/metrics", t))
+			continue
+		}
+		tc.Targets = append(tc.Targets, t)
+	}
+	switch spec := cmd.String("gpu-telemetry"); {
+	case spec == "":
+	case spec == "nvml":
+		tc.GPU = "nvml"
+	case spec == "dcgm":
+		tc.GPU, tc.DCGMURL = "dcgm", telemetry.DefaultDCGMURL
+	case strings.HasPrefix(spec, "dcgm="):
+		tc.GPU, tc.DCGMURL = "dcgm", strings.TrimPrefix(spec, "dcgm=")
+		if u, err := url.Parse(tc.DCGMURL); err != nil || u.Host == "" {
+			errs = append(errs, fmt.Errorf("--gpu-telemetry %q: want dcgm=http://host:9400/metrics", spec))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("--gpu-telemetry %q: want dcgm, dcgm=URL or nvml", spec))
+	}
+	return tc, errors.Join(errs...)
+}
+
+// metricsURL is the /metrics page of the server behind an endpoint URL:
+// same scheme and host, path /metrics.
+func metricsURL(base string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" {
+		return "", fmt.Errorf("--url %q: not an absolute URL", base)
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/metrics"}).String(), nil
+}
+
+// telemetryRun is the telemetry of one replay: scrapers and a GPU sampler
+// on their own goroutines, writing server_metrics and gpu tables beside the
+// records, and keeping what the summary needs.
+type telemetryRun struct {
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	scraper *telemetry.Scraper
+	acc     *telemetry.Accumulator
+	mw      *arrowio.TelemetryWriter[record.MetricSample]
+	gpu     *telemetry.GPUSampler
+	gsrc    telemetry.GPUSource
+	gw      *arrowio.TelemetryWriter[record.GPUSample]
+
+	mu         sync.Mutex
+	gpuSamples []record.GPUSample
+}
+
+// maxGPUSamplesKept bounds the GPU samples kept for the summary (8 GPUs at
+// 1 Hz for 34 hours).
+const maxGPUSamplesKept = 1 << 20
+
+// startTelemetry opens the GPU source first (so a missing driver is a
+// configuration error before any request) and then starts sampling.
+// now is the run's clock. A nil run with a nil error means nothing to do.
+func startTelemetry(ctx context.Context, tc telemetryConfig, dir string, acfg arrowio.Config,
+	now func() int64, log *slog.Logger) (*telemetryRun, error) {
+	if len(tc.Targets) == 0 && tc.GPU == "" {
+		return nil, nil
+	}
+	t := &telemetryRun{acc: telemetry.NewAccumulator()}
+	switch tc.GPU {
+	case "nvml":
+		src, err := telemetry.NewNVML()
+		if err != nil {
+			return nil, err
+		}
+		t.gsrc = src
+	case "dcgm":
+		t.gsrc = telemetry.NewDCGM(tc.DCGMURL)
+	}
+	ctx, t.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	if len(tc.Targets) > 0 {
+		w, err := arrowio.NewMetricsWriter(dir, acfg)
+		if err != nil {
+			t.close(log)
+			return nil, err
+		}
+		t.mw = w
+		scfg := telemetry.NewScrapeConfig(tc.Targets...)
+		scfg.Interval, scfg.Now = tc.Interval, now
+		s, err := telemetry.NewScraper(scfg, func(samples []record.MetricSample) {
+			t.acc.Add(samples)
+			w.Write(samples)
+		})
+		if err != nil {
+			t.close(log)
+			return nil, err
+		}
+		t.scraper = s
+		t.wg.Go(func() { s.Run(ctx) })
+	}
+	if t.gsrc != nil {
+		w, err := arrowio.NewGPUWriter(dir, acfg)
+		if err != nil {
+			t.close(log)
+			return nil, err
+		}
+		t.gw = w
+		t.gpu = telemetry.NewGPUSampler(t.gsrc, tc.Interval, now, func(s []record.GPUSample) {
+			t.mu.Lock()
+			if len(t.gpuSamples)+len(s) <= maxGPUSamplesKept {
+				t.gpuSamples = append(t.gpuSamples, s...)
+			}
+			t.mu.Unlock()
+			w.Write(s)
+		})
+		t.wg.Go(func() { t.gpu.Run(ctx) })
+	}
+	return t, nil
+}
+
+// stop takes the final scrape and sample, stops the goroutines and
+// completes the files.
+func (t *telemetryRun) stop(ctx context.Context, log *slog.Logger) {
+	if t == nil {
+		return
+	}
+	t.cancel()
+	t.wg.Wait()
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if t.scraper != nil {
+		t.scraper.ScrapeAll(fctx)
+	}
+	if t.gpu != nil {
+		t.gpu.SampleOnce(fctx)
+	}
+	t.close(log)
+}
+
+func (t *telemetryRun) close(log *slog.Logger) {
+	if t.cancel != nil {
+		t.cancel()
+	}
+	if t.mw != nil {
+		if err := t.mw.Close(); err != nil {
+			log.Error("write server_metrics", slog.Any("err", err))
+		}
+		if n := t.mw.Dropped(); n > 0 {
+			log.Warn("server metrics samples dropped: the disk did not keep up", slog.Int64("samples", n))
+		}
+	}
+	if t.gw != nil {
+		if err := t.gw.Close(); err != nil {
+			log.Error("write gpu", slog.Any("err", err))
+		}
+	}
+	if t.gsrc != nil {
+		t.gsrc.Close()
+	}
+	if t.scraper != nil {
+		if n, failed, errs := t.scraper.Stats(); failed > 0 {
+			first := ""
+			if len(errs) > 0 {
+				first = errs[0].Err
+			}
+			log.Warn("server metrics: some scrapes failed (recorded as reprise:scrape_up 0)",
+				slog.Int("scrapes", n), slog.Int("failed", failed), slog.String("first", first))
+		}
+	}
+	if t.gpu != nil {
+		if n, failed, err := t.gpu.Stats(); failed > 0 {
+			log.Warn("gpu telemetry: some samples failed", slog.Int("samples", n), slog.Int("failed", failed), slog.Any("first", err))
+		}
+	}
+}
+
+// summaries returns the server and GPU views over [startNS, endNS].
+func (t *telemetryRun) summaries(startNS, endNS, outputTokens int64) ([]telemetry.ServerSummary, *telemetry.GPUSummary) {
+	if t == nil {
+		return nil, nil
+	}
+	var servers []telemetry.ServerSummary
+	if t.scraper != nil {
+		servers = t.acc.Summarize(startNS, endNS)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return servers, telemetry.SummarizeGPU(t.gpuSamples, startNS, endNS, outputTokens)
+}
+
+// summarizeTelemetry recomputes the telemetry view of a run directory from
+// its server_metrics and gpu tables, when the run had them.
+func summarizeTelemetry(dir string, s *summary.Summary) error {
+	samples, err := arrowio.ReadMetricSamples(dir)
+	if err != nil && !errors.Is(err, arrowio.ErrNoTable) {
+		return err
+	}
+	gpus, gerr := arrowio.ReadGPUSamples(dir)
+	if gerr != nil && !errors.Is(gerr, arrowio.ErrNoTable) {
+		return gerr
+	}
+	if err != nil && gerr != nil {
+		return nil // neither table: the run collected no telemetry
+	}
+	t := &summary.Telemetry{}
+	if err == nil {
+		acc := telemetry.NewAccumulator()
+		acc.AddAll(samples)
+		t.Servers = acc.Summarize(s.WindowStartNS, s.WindowEndNS)
+	}
+	if gerr == nil {
+		t.GPU = telemetry.SummarizeGPU(gpus, s.WindowStartNS, s.WindowEndNS, s.TotalOSL)
+	}
+	s.Telemetry = t
+	return nil
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reprise-bench/reprise/arrowio"
+	"github.com/reprise-bench/reprise/internal/mockserver"
+	"github.com/reprise-bench/reprise/internal/record"
+)
+
+// counterAt returns the last value of counter metric at or before timeNS
+// (0 when it has not appeared yet), summed over label sets.
+func counterAt(samples []record.MetricSample, target, metric string, timeNS int64) float64 {
+	last := map[string]record.MetricSample{}
+	for _, s := range samples {
+		if s.Target == target && s.Metric == metric && s.TimeNS <= timeNS {
+			if prev, ok := last[s.Labels]; !ok || s.TimeNS >= prev.TimeNS {
+				last[s.Labels] = s
+			}
+		}
+	}
+	var sum float64
+	for _, s := range last {
+		sum += s.Value
+	}
+	return sum
+}
+
+// TestReplayTelemetryAgreesWithRecords replays against the mock server with
+// its /metrics scraped (the default) plus a second target that hangs, and a
+// DCGM exporter. The server's counters over the run must equal the client's
+// own counts, the hanging target must be recorded as failed scrapes without
+// failing the run, and every table must be in the run directory.
+func TestReplayTelemetryAgreesWithRecords(t *testing.T) {
+	srv := startMockServer(t, func(c *mockserver.Config) { c.MaxNumSeqs = 1024; c.PrefixCacheTokens = 1 << 30 })
+	hang := make(chan struct{})
+	defer close(hang)
+	dcgmPage, err := os.ReadFile("../../internal/telemetry/testdata/dcgm-exporter.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	aux := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/dcgm" {
+			w.Write(dcgmPage)
+			return
+		}
+		select { // a metrics endpoint that never answers
+		case <-hang:
+		case <-r.Context().Done():
+		}
+	}))
+	defer aux.Close()
+
+	out := t.TempDir()
+	code, _, stderr := runCLI(t, "", "replay", "../../traces/mooncake-sample.jsonl", "--url", srv.URL(),
+		"--model", "reprise-mock", "--speedup", "1000", "--request-count", "60", "--out", out, "--quiet",
+		"--metrics-interval", "50ms", "--server-metrics", aux.URL+"/hang",
+		"--gpu-telemetry", "dcgm="+aux.URL+"/dcgm", "--max-error-rate", "0")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	reqs, err := arrowio.ReadRequests(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples, err := arrowio.ReadMetricSamples(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prompt, completion, cached float64
+	for _, r := range reqs {
+		prompt += float64(r.ServerPromptTokens)
+		completion += float64(r.ServerCompletionTokens)
+		cached += float64(r.ServerCachedTokens)
+	}
+	target := srv.URL() + "/metrics"
+	end := int64(math.MaxInt64)
+	for _, c := range []struct {
+		metric string
+		want   float64
+	}{
+		{"vllm:prompt_tokens_total", prompt},
+		{"vllm:generation_tokens_total", completion},
+		{"vllm:prefix_cache_hits_total", cached},
+		{"vllm:prefix_cache_queries_total", prompt},
+	} {
+		// The final scrape comes after the last request: the counters' last
+		// values are the run's totals (the server started from zero).
+		if got := counterAt(samples, target, c.metric, end); got != c.want {
+			t.Errorf("%s = %v, client counted %v", c.metric, got, c.want)
+		}
+	}
+	var upHang, failedHang int
+	for _, s := range samples {
+		if s.Target == aux.URL+"/hang" && s.Metric == "reprise:scrape_up" {
+			upHang++
+			if s.Value == 0 {
+				failedHang++
+			}
+		}
+	}
+	if upHang == 0 || failedHang != upHang {
+		t.Errorf("hanging target: %d scrapes, %d failed; want all failed", upHang, failedHang)
+	}
+	gpus, err := arrowio.ReadGPUSamples(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gpus) < 2 || gpus[0].Source != "dcgm" {
+		t.Fatalf("gpu table: %d rows", len(gpus))
+	}
+	js, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"telemetry"`, `"family": "vllm"`, `"client_vs_server_mean"`, `"energy_per_output_token_j"`} {
+		if !strings.Contains(string(js), want) {
+			t.Errorf("summary.json lacks %s", want)
+		}
+	}
+}
+
+func TestReplayTelemetryFlagErrors(t *testing.T) {
+	code, _, stderr := runCLI(t, "", "replay", "--url", "http://127.0.0.1:1", "--model", "m", "--isl", "8", "--osl", "8",
+		"--gpu-telemetry", "rocm", "--server-metrics", "not a url", "--metrics-interval", "-1s")
+	if code != 2 {
+		t.Fatalf("exit %d, want 2: %s", code, stderr)
+	}
+	for _, want := range []string{"--gpu-telemetry \"rocm\"", "--server-metrics \"not a url\"", "--metrics-interval"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+// Without the NVIDIA driver (or in a build without cgo), --gpu-telemetry
+// nvml is a configuration error before any request, naming the way out.
+func TestReplayNVMLUnavailable(t *testing.T) {
+	srv := startMockServer(t, nil)
+	code, _, stderr := runCLI(t, "", "replay", "--url", srv.URL(), "--model", "reprise-mock", "--isl", "8", "--osl", "2",
+		"--request-count", "1", "--out", t.TempDir(), "--quiet", "--gpu-telemetry", "nvml")
+	if code == 0 {
+		t.Skip("this machine has a working NVIDIA driver")
+	}
+	if code != 2 || !strings.Contains(stderr, "NVML is not available") || !strings.Contains(stderr, "dcgm") {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if n := len(srv.Log()); n != 0 {
+		t.Errorf("%d requests sent before the configuration error", n)
+	}
+}

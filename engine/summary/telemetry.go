@@ -1,0 +1,111 @@
+package summary
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/reprise-bench/reprise/internal/telemetry"
+)
+
+// Telemetry is the server's and the GPUs' view of the profile window, put
+// next to the client's numbers (docs/format/telemetry.md).
+type Telemetry struct {
+	Servers []telemetry.ServerSummary `json:"servers,omitempty"`
+	GPU     *telemetry.GPUSummary     `json:"gpu,omitempty"`
+}
+
+// telemetryJSON adds the client-vs-server comparisons to the JSON object:
+// for each server latency histogram, the client's mean and the difference
+// (network and client overhead). Means are compared because the server's
+// mean is exact (_sum/_count) while its percentiles are only as precise as
+// its buckets.
+func (s *Summary) telemetryJSON() map[string]any {
+	t := s.Telemetry
+	out := map[string]any{}
+	if t.GPU != nil {
+		out["gpu"] = t.GPU
+	}
+	var servers []map[string]any
+	for _, sv := range t.Servers {
+		m := map[string]any{"server": sv}
+		cmp := map[string]any{}
+		for _, c := range s.clientVsServer(sv) {
+			cmp[c.tag] = map[string]float64{"client_mean_ms": c.client, "server_mean_ms": c.server, "overhead_ms": c.client - c.server}
+		}
+		if len(cmp) > 0 {
+			m["client_vs_server_mean"] = cmp
+		}
+		if sv.PrefixCacheHitRatio != nil && s.TotalISL > 0 && s.ExpectedCachedTokens > 0 {
+			m["expected_prefix_cache_hit_ratio"] = float64(s.ExpectedCachedTokens) / float64(s.TotalISL)
+		}
+		servers = append(servers, m)
+	}
+	if servers != nil {
+		out["servers"] = servers
+	}
+	return out
+}
+
+type latencyPair struct {
+	tag            string
+	client, server float64
+}
+
+// clientVsServer pairs the client's mean TTFT, ITL and latency with the
+// server's for the same metric, where both exist.
+func (s *Summary) clientVsServer(sv telemetry.ServerSummary) []latencyPair {
+	var out []latencyPair
+	for _, p := range []struct {
+		tag string
+		h   *telemetry.HistogramStats
+	}{{"time_to_first_token", sv.TTFT}, {"inter_token_latency", sv.ITL}, {"request_latency", sv.E2E}} {
+		st, ok := s.Metrics[p.tag]
+		if !ok || p.h == nil || p.h.Count == 0 || math.IsNaN(p.h.MeanMS) {
+			continue
+		}
+		out = append(out, latencyPair{p.tag, st.Avg, p.h.MeanMS})
+	}
+	return out
+}
+
+// writeTelemetry appends the server and GPU lines to the console summary.
+func (s *Summary) writeTelemetry(b *strings.Builder) {
+	line := func(k, v string) { fmt.Fprintf(b, "%-34s %s\n", k, v) }
+	gauge := func(g *telemetry.GaugeStats, scale float64) string {
+		return fmt.Sprintf("mean %s, max %s", num(g.Mean*scale), num(g.Max*scale))
+	}
+	for _, sv := range s.Telemetry.Servers {
+		name := sv.Family
+		if name == "" {
+			name = "unknown server"
+		}
+		line("Server view", fmt.Sprintf("%s at %s (%d scrapes, %d failed)", name, sv.Target, sv.Scrapes, sv.Failed))
+		if sv.RunningRequests != nil {
+			line("  running requests", gauge(sv.RunningRequests, 1))
+		}
+		if sv.WaitingRequests != nil {
+			line("  waiting requests", gauge(sv.WaitingRequests, 1))
+		}
+		if sv.KVCacheUsage != nil {
+			line("  KV-cache usage (%)", gauge(sv.KVCacheUsage, 100))
+		}
+		if sv.PrefixCacheHitRatio != nil {
+			v := num(*sv.PrefixCacheHitRatio)
+			if s.TotalISL > 0 && s.ExpectedCachedTokens > 0 {
+				v += " (trace expects " + num(float64(s.ExpectedCachedTokens)/float64(s.TotalISL)) + ")"
+			}
+			line("  prefix-cache hit ratio", v)
+		}
+		if sv.GenTokensPerSec != nil {
+			line("  generation tokens/s (server)", num(*sv.GenTokensPerSec))
+		}
+		for _, c := range s.clientVsServer(sv) {
+			line("  "+c.tag+" mean (ms)", fmt.Sprintf("client %s, server %s, overhead %s", num(c.client), num(c.server), num(c.client-c.server)))
+		}
+	}
+	if g := s.Telemetry.GPU; g != nil {
+		line("GPUs ("+g.Source+")", fmt.Sprintf("%d, avg power %s W, energy %s J, %s J/output token",
+			g.GPUs, num(g.AvgPowerW), num(g.EnergyJ), fmt.Sprintf("%.4f", g.EnergyPerOutputTokenJ)))
+	}
+}
