@@ -144,7 +144,7 @@ func TestReplayTelemetryFlagErrors(t *testing.T) {
 func TestReplayNVMLUnavailable(t *testing.T) {
 	srv := startMockServer(t, nil)
 	code, _, stderr := runCLI(t, "", "replay", "--url", srv.URL(), "--model", "reprise-mock", "--isl", "8", "--osl", "2",
-		"--request-count", "1", "--out", t.TempDir(), "--quiet", "--gpu-telemetry", "nvml")
+		"--request-count", "1", "--concurrency", "1", "--out", t.TempDir(), "--quiet", "--gpu-telemetry", "nvml")
 	if code == 0 {
 		t.Skip("this machine has a working NVIDIA driver")
 	}
