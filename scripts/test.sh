@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"
 go vet ./...
 go test -race -tags invariants -count=1 ./...
-# The every-row prompt fidelity test counts 410M tokens; the race detector
-# would make it ~5x slower, so it skips under -race and runs here instead.
-go test -tags invariants -count=1 -run '^TestFidelity' ./internal/prompt
+# Without -race: the allocation budgets (sync.Pool drops items at random
+# under the race detector, so those tests skip there) and the every-row
+# prompt fidelity test (410M tokens; ~5x slower under -race).
+go test -tags invariants -count=1 -run 'Alloc|^TestFidelity' ./...
 FUZZTIME="${FUZZTIME:-3s}" scripts/fuzz.sh
