@@ -2,15 +2,16 @@ package main
 
 import "github.com/urfave/cli/v3"
 
-// commands lists the subcommands in the order help shows them. Each lives in
+// commands lists the subcommands in the order help shows them: the main
+// job first. Each lives in
 // its own file as a constructor taking the app.
 func commands(a *app) []*cli.Command {
 	return []*cli.Command{
-		mockServerCommand(a),
-		analyzeTraceCommand(a),
 		replayCommand(a),
+		analyzeTraceCommand(a),
 		synthesizeCommand(a),
 		summarizeCommand(a),
+		mockServerCommand(a),
 		adaptersCommand(a),
 	}
 }
