@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 
@@ -247,25 +249,25 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 		rp.tracePath = c.Args[0]
 		opts := trace.Options{Format: tf, BlockSize: c.BlockSize, SkipInvalid: c.SkipInvalid, DropFailed: c.DropFailed,
 			ModelFilter: c.ModelFilter, Log: a.log}
-		var r *trace.Reader
 		if rp.tracePath == "-" {
-			r, err = trace.NewReader("stdin", a.stdin, opts)
+			// Standard input can be read once only: detect, read and
+			// sort in one pass.
+			rp.rows, rp.stats, rp.format, err = readTraceFrom("-", a.stdin, opts)
+			if err != nil {
+				return nil, err
+			}
 		} else {
-			r, err = trace.Open(rp.tracePath, opts)
+			r, err := trace.Open(rp.tracePath, opts)
+			if err != nil {
+				return nil, err
+			}
+			rp.format = r.Format()
+			r.Close()
+			rp.rows, rp.stats, err = trace.ReadAll(rp.tracePath, opts)
+			if err != nil {
+				return nil, err
+			}
 		}
-		if err != nil {
-			return nil, err
-		}
-		rp.format = r.Format()
-		r.Close()
-		rows, st, err := trace.ReadAll(rp.tracePath, opts)
-		if rp.tracePath == "-" {
-			rows, st, err = readAllFrom(a.stdin, opts)
-		}
-		if err != nil {
-			return nil, err
-		}
-		rp.rows, rp.stats = rows, st
 	}
 	rp.prompts, err = newSynthPrompts(rp, pcfg, c.Endpoint == "completions" && pcfg.Format == prompt.FormatTokenIDs)
 	if err != nil {
@@ -281,26 +283,80 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 	return rp, nil
 }
 
-// readAllFrom reads a whole trace from r (stdin).
-func readAllFrom(r io.Reader, opts trace.Options) ([]trace.Row, trace.ReadStats, error) {
-	rd, err := trace.NewReader("stdin", r, opts)
+// readTraceFrom reads the whole trace in src, which can be read only once
+// (standard input), and returns its rows as [trace.ReadAll] returns a
+// file's: stably sorted by arrival, rows without an offset (delay-only
+// session turns) right after the row before them in their session, re-based
+// so the earliest arrival is at 0, Stats.Moved counting rows the sort moved.
+// name ("-" for stdin) is used in error messages.
+//
+// The ordering rule is trace.ReadAll's; TestReadTraceFromMatchesReadAll
+// keeps the two equal on every bundled and test trace.
+func readTraceFrom(name string, src io.Reader, opts trace.Options) ([]trace.Row, trace.ReadStats, trace.Format, error) {
+	r, err := trace.NewReader(name, src, opts)
 	if err != nil {
-		return nil, trace.ReadStats{}, err
+		return nil, trace.ReadStats{}, "", err
 	}
-	defer rd.Close()
-	var rows []trace.Row
+	defer r.Close()
+	var (
+		rows    []trace.Row
+		keys    []int64
+		row     trace.Row
+		sessKey = map[string]int64{} // last sort key per session
+		lastKey int64
+	)
 	for {
-		var row trace.Row
-		err := rd.Next(&row)
+		err := r.Next(&row)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, rd.Stats(), err
+			return nil, r.Stats(), r.Format(), err
 		}
+		key := lastKey
+		if row.HasOffset {
+			key = int64(row.Offset)
+		} else if k, ok := sessKey[row.SessionID]; ok && row.SessionID != "" {
+			key = k
+		}
+		if row.SessionID != "" {
+			sessKey[row.SessionID] = key
+		}
+		lastKey = key
 		rows = append(rows, row.Clone())
+		keys = append(keys, key)
 	}
-	return rows, rd.Stats(), nil
+	stats := r.Stats()
+	if !slices.IsSorted(keys) {
+		perm := make([]int, len(rows))
+		for i := range perm {
+			perm[i] = i
+		}
+		slices.SortStableFunc(perm, func(a, b int) int { return cmp.Compare(keys[a], keys[b]) })
+		sorted := make([]trace.Row, len(rows))
+		for i, p := range perm {
+			sorted[i] = rows[p]
+			if p != i {
+				stats.Moved++
+			}
+		}
+		rows = sorted
+	}
+	var minOff time.Duration
+	found := false
+	for i := range rows {
+		if rows[i].HasOffset && (!found || rows[i].Offset < minOff) {
+			minOff, found = rows[i].Offset, true
+		}
+	}
+	if found && minOff != 0 {
+		for i := range rows {
+			if rows[i].HasOffset {
+				rows[i].Offset -= minOff
+			}
+		}
+	}
+	return rows, stats, r.Format(), nil
 }
 
 // replayFlags are the engine's flags; the scheduler's come from

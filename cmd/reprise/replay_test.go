@@ -2,14 +2,19 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/reprise-bench/reprise/internal/mockserver"
 	"github.com/reprise-bench/reprise/trace"
@@ -194,5 +199,136 @@ func TestReplayNoSecrets(t *testing.T) {
 	})
 	if _, err := os.Stat(filepath.Join(out, "summary.json")); err != nil {
 		t.Error(err)
+	}
+}
+
+// reverseLines returns the lines of b in reverse order, so a sorted trace
+// becomes one the reader must sort.
+func reverseLines(b []byte) []byte {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	slices.Reverse(lines)
+	return []byte(strings.Join(lines, "\n") + "\n")
+}
+
+// TestReadTraceFromMatchesReadAll: a trace read once from a stream gives
+// exactly the rows and stats trace.ReadAll gives for the same bytes in a
+// file (the oracle), sorted, unsorted, with sessions and delay-only turns,
+// compressed or not.
+func TestReadTraceFromMatchesReadAll(t *testing.T) {
+	files := []string{
+		"../../traces/mooncake-sample.jsonl",
+		"../../traces/bailian-sample.jsonl",
+		"../../traces/burstgpt-sample.csv",
+		"../../trace/testdata/aiperf_multi.jsonl",
+		"../../trace/testdata/aiperf_single.jsonl",
+		"../../trace/testdata/mooncake_ext.jsonl",
+		"../../trace/testdata/mooncake40.jsonl.zst",
+		"../../trace/testdata/azure2024.csv",
+	}
+	dir := t.TempDir()
+	for _, f := range []string{"../../traces/mooncake-sample.jsonl", "../../trace/testdata/mooncake_ext.jsonl",
+		"../../trace/testdata/aiperf_multi.jsonl", "../../traces/bailian-sample.jsonl"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, "reversed-"+filepath.Base(f))
+		if err := os.WriteFile(p, reverseLines(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			want, wantStats, err := trace.ReadAll(f, trace.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := trace.Open(f, trace.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantFormat := r.Format()
+			r.Close()
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, gotStats, format, err := readTraceFrom(f, bytes.NewReader(b), trace.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if format != wantFormat {
+				t.Errorf("format %s, want %s", format, wantFormat)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("rows (-ReadAll +readTraceFrom):\n%s", diff)
+			}
+			if diff := cmp.Diff(wantStats, gotStats); diff != "" {
+				t.Errorf("stats (-ReadAll +readTraceFrom):\n%s", diff)
+			}
+		})
+	}
+	// Errors name standard input as "-".
+	_, _, _, err := readTraceFrom("-", strings.NewReader(`{"timestamp":0,"input_length":"x"}`+"\n"), trace.Options{})
+	if pe, ok := errors.AsType[*trace.ParseError](err); !ok || pe.Path != "-" || pe.Line != 1 {
+		t.Errorf("bad row: %v, want a ParseError at -:1", err)
+	}
+}
+
+// TestReplayStdin: `reprise replay -` reads the trace from standard input
+// once and replays exactly what the same bytes in a file replay: the same
+// rows at the same intended offsets.
+func TestReplayStdin(t *testing.T) {
+	srv := startMockServer(t, func(c *mockserver.Config) { c.MaxNumSeqs = 1024 })
+	b, err := os.ReadFile("../../traces/mooncake-sample.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 30 rows, reversed: the reader must see the first bytes and sort.
+	lines := strings.SplitAfter(string(b), "\n")[:30]
+	data := reverseLines([]byte(strings.Join(lines, "")))
+	file := filepath.Join(t.TempDir(), "trace.jsonl")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(path, stdin string) map[int64]int64 {
+		t.Helper()
+		out := t.TempDir()
+		code, _, stderr := runCLI(t, stdin, "replay", path, "--url", srv.URL(), "--model", "reprise-mock",
+			"--speedup", "1000", "--out", out, "--format", "jsonl", "--quiet", "--max-error-rate", "0")
+		if code != 0 {
+			t.Fatalf("replay %s: exit %d: %s", path, code, stderr)
+		}
+		recs := readRecords(t, out)
+		if len(recs) != 30 {
+			t.Fatalf("replay %s: %d records, want 30", path, len(recs))
+		}
+		var t0 int64 = -1
+		for _, r := range recs {
+			if in := int64(r["intended_ns"].(float64)); t0 < 0 || in < t0 {
+				t0 = in
+			}
+		}
+		offsets := map[int64]int64{}
+		for _, r := range recs {
+			offsets[int64(r["trace_row"].(float64))] = int64(r["intended_ns"].(float64)) - t0
+		}
+		m, err := os.ReadFile(filepath.Join(out, "manifest.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(m), `"trace_format": "mooncake"`) {
+			t.Errorf("replay %s: manifest lacks the detected format:\n%s", path, m)
+		}
+		return offsets
+	}
+	fromFile := run(file, "")
+	fromStdin := run("-", string(data))
+	// Intended times are the run's start plus the planned offset; the
+	// start's sub-microsecond part differs between runs.
+	near := cmp.Comparer(func(a, b int64) bool { return max(a-b, b-a) < 1000 })
+	if diff := cmp.Diff(fromFile, fromStdin, near); diff != "" {
+		t.Errorf("trace_row → intended offset (-file +stdin):\n%s", diff)
 	}
 }
