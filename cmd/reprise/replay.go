@@ -75,6 +75,8 @@ type replayConfig struct {
 	CPUProfile          string
 	MemProfile          string
 	Format              string
+	SingleFile          bool
+	Export              string
 	ExportLevel         string
 	TraceFormat         string
 	BlockSize           int
@@ -197,6 +199,16 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 	case "parquet", "arrow", "jsonl":
 	default:
 		bad("--format %q: want parquet, arrow or jsonl", c.Format)
+	}
+	switch c.Export {
+	case "":
+	case "aiperf":
+		if c.Format == "jsonl" {
+			bad("--export aiperf reads the records back from Parquet or Arrow: use --format parquet or arrow " +
+				"(or convert records.jsonl yourself; its columns are docs/format/records.md)")
+		}
+	default:
+		bad("--export %q: want aiperf", c.Export)
 	}
 	switch c.ExportLevel {
 	case "records", "events":
@@ -438,6 +450,10 @@ func replayFlags() []cli.Flag {
 			Usage: "run `DIR` (default runs/<UTC time>-<model>-<mode>/)"},
 		&cli.StringFlag{Name: "format", Value: "parquet", Category: catOut, Sources: envVars("format"),
 			Usage: "record file `FORMAT`: parquet, arrow or jsonl"},
+		&cli.BoolFlag{Name: "single-file", Category: catOut, Sources: envVars("single-file"),
+			Usage: "write one file per table (records.parquet) instead of rolling parts; a crash then loses the whole table"},
+		&cli.StringFlag{Name: "export", Category: catOut, Sources: envVars("export"),
+			Usage: "`KIND`: aiperf also writes profile_export.jsonl and profile_export_aiperf.json (AIPerf's shapes) after the run; needs parquet or arrow"},
 		&cli.StringFlag{Name: "export-level", Value: "records", Category: catOut, Sources: envVars("export-level"),
 			Usage: "`LEVEL`: records (one row per request) or events (also one row per response event)"},
 		&cli.StringFlag{Name: "cpuprofile", Category: catOut, Sources: envVars("cpuprofile"),
@@ -483,6 +499,7 @@ func replayCommand(a *app) *cli.Command {
 				Tokenizer: cmd.String("tokenizer"), UseServerTokenCount: cmd.Bool("use-server-token-count"),
 				Goodput: cmd.String("goodput"), MaxErrorRate: cmd.Float("max-error-rate"), MinGoodFraction: cmd.Float("min-good-fraction"),
 				Out: cmd.String("out"), Quiet: cmd.Bool("quiet"), CPUProfile: cmd.String("cpuprofile"), MemProfile: cmd.String("memprofile"), Format: cmd.String("format"), ExportLevel: cmd.String("export-level"),
+				SingleFile: cmd.Bool("single-file"), Export: cmd.String("export"),
 				TraceFormat: cmd.String("trace-format"), BlockSize: cmd.Int("block-size"), SkipInvalid: cmd.Bool("skip-invalid"),
 				DropFailed: cmd.Bool("drop-failed"), ModelFilter: cmd.String("model-filter"),
 				AdapterConfig: cmd.String("adapter-config"), AdapterSHA256: cmd.String("adapter-sha256"),
@@ -527,6 +544,7 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	} else {
 		acfg := arrowio.NewConfig()
 		acfg.Format = arrowio.Format(c.Format)
+		acfg.SingleFile = c.SingleFile
 		acfg.Block = true // the collector goroutine waits; requests never do
 		acfg.Metadata = map[string]string{"reprise.version": versionString()}
 		sink, err = arrowio.NewRunWriter(dir, acfg)
@@ -599,6 +617,11 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	if err := os.WriteFile(filepath.Join(dir, "summary.json"), js, 0o644); err != nil {
 		return fmt.Errorf("write summary: %w", err)
 	}
+	if c.Export == "aiperf" {
+		if err := exportAIPerf(dir, res.Summary, c.Streaming); err != nil {
+			return err
+		}
+	}
 	if !c.Quiet {
 		res.Summary.WriteTable(a.stderr)
 		st := res.Stats
@@ -619,6 +642,24 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 		return &exitcode.Error{Code: exitcode.RunError, Err: fmt.Errorf("interrupted; partial results written to %s", dir)}
 	}
 	return verdict(c, res)
+}
+
+// exportAIPerf writes AIPerf's profile_export.jsonl and
+// profile_export_aiperf.json from the record files the run just completed,
+// exactly as `reprise summarize --export aiperf` would.
+func exportAIPerf(dir string, s *summary.Summary, streaming bool) error {
+	set, err := readRunSettings(dir)
+	if err != nil {
+		return err
+	}
+	reqs, err := arrowio.ReadRequests(dir)
+	if err != nil {
+		return fmt.Errorf("--export aiperf: read records back: %w", err)
+	}
+	if err := arrowio.WriteAIPerfExports(dir, reqs, streaming, aiperfSummary(s, set.Manifest)); err != nil {
+		return fmt.Errorf("--export aiperf: %w", err)
+	}
+	return nil
 }
 
 // verdict maps a completed run to exit codes 4 (lateness; checked first:
@@ -701,6 +742,10 @@ func writeManifest(dir string, c *replayConfig, rp *replayPlan, start time.Time)
 		"tokenizer":              rp.tok.Name(),
 		"use_server_token_count": c.UseServerTokenCount,
 		"goodput":                c.Goodput,
+		"format":                 c.Format,
+		"single_file":            c.SingleFile,
+		"export_level":           c.ExportLevel,
+		"export":                 c.Export,
 		"synthetic":              map[string]float64{"isl": c.ISL, "isl_stddev": c.ISLStd, "osl": c.OSL, "osl_stddev": c.OSLStd},
 		"replay":                 c.Replay,
 		"mode":                   string(rp.plan.Mode()),

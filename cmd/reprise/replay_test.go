@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/internal/mockserver"
 	"github.com/reprise-bench/reprise/trace"
 )
@@ -330,5 +331,55 @@ func TestReplayStdin(t *testing.T) {
 	near := cmp.Comparer(func(a, b int64) bool { return max(a-b, b-a) < 1000 })
 	if diff := cmp.Diff(fromFile, fromStdin, near); diff != "" {
 		t.Errorf("trace_row → intended offset (-file +stdin):\n%s", diff)
+	}
+}
+
+// TestReplaySingleFileExportAIPerf: --single-file writes records.parquet
+// (no parts), and --export aiperf writes the AIPerf files after the run,
+// byte for byte what `reprise summarize --export aiperf` writes from the
+// same directory. With --format jsonl, --export aiperf is a usage error.
+func TestReplaySingleFileExportAIPerf(t *testing.T) {
+	srv := startMockServer(t, nil)
+	out := t.TempDir()
+	code, _, stderr := runCLI(t, "", "replay", "--url", srv.URL(), "--model", "reprise-mock", "--isl", "16", "--osl", "4",
+		"--concurrency", "2", "--request-count", "12", "--out", out, "--quiet", "--single-file", "--export", "aiperf")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "records.parquet")); err != nil {
+		t.Errorf("--single-file: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "records")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("--single-file: records/ exists (%v)", err)
+	}
+	files := []string{arrowio.AIPerfRecordsFile, arrowio.AIPerfSummaryFile}
+	fromRun := map[string]string{}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(out, f))
+		if err != nil {
+			t.Fatalf("--export aiperf: %v", err)
+		}
+		fromRun[f] = string(b)
+	}
+	if n := strings.Count(fromRun[arrowio.AIPerfRecordsFile], "\n"); n != 12 {
+		t.Errorf("%s: %d lines, want 12", arrowio.AIPerfRecordsFile, n)
+	}
+	if code, _, stderr := runCLI(t, "", "summarize", "--export", "aiperf", out); code != 0 {
+		t.Fatalf("summarize exit %d: %s", code, stderr)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(out, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(b), fromRun[f]); diff != "" {
+			t.Errorf("%s (-summarize +replay):\n%s", f, diff)
+		}
+	}
+
+	code, _, stderr = runCLI(t, "", "replay", "--url", srv.URL(), "--model", "reprise-mock", "--isl", "16", "--osl", "4",
+		"--out", t.TempDir(), "--quiet", "--format", "jsonl", "--export", "aiperf")
+	if code != 2 || !strings.Contains(stderr, "--format parquet or arrow") {
+		t.Errorf("jsonl + --export aiperf: exit %d, want 2 naming the fix: %s", code, stderr)
 	}
 }
