@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -74,13 +75,20 @@ func fill(t *testing.T, v reflect.Value, start int) {
 func TestErrorKindsComplete(t *testing.T) {
 	_, self, _, _ := runtime.Caller(0)
 	dir := filepath.Join(filepath.Dir(self), "..", "internal", "record")
-	pkgs, err := parser.ParseDir(token.NewFileSet(), dir, nil, 0)
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var kinds []string
-	for _, p := range pkgs {
-		for _, f := range p.Files {
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		{
 			for _, d := range f.Decls {
 				g, ok := d.(*ast.GenDecl)
 				if !ok || g.Tok != token.CONST {

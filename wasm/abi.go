@@ -312,7 +312,7 @@ func validToken(b []byte) bool {
 }
 
 func validHeaderValue(b []byte) bool {
-	return bytes.IndexAny(b, "\r\n\x00") < 0
+	return !bytes.ContainsAny(b, "\r\n\x00")
 }
 
 // eventSize is the encoded size of one event in a batch.

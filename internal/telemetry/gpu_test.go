@@ -43,7 +43,7 @@ func TestDCGMExporterPage(t *testing.T) {
 }
 
 func TestDCGMUnreachable(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "no", 503) }))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "no", http.StatusServiceUnavailable) }))
 	defer srv.Close()
 	s := NewGPUSampler(NewDCGM(srv.URL), 0, nil, func([]record.GPUSample) { t.Error("sink called for a failed sample") })
 	s.SampleOnce(context.Background())

@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -313,7 +314,7 @@ func (p *pipeline) addNormalizer(c *hfComponent) error {
 			}
 			p.norms = append(p.norms, func(s string) string { return re.ReplaceAllLiteralString(s, to) })
 		default:
-			return fmt.Errorf("Replace without a String or Regex pattern")
+			return errors.New("normalizer Replace: no String or Regex pattern")
 		}
 	default:
 		return fmt.Errorf("%w: normalizer type %q", ErrUnsupported, c.Type)
@@ -348,7 +349,7 @@ func (p *pipeline) addPreTokenizer(c *hfComponent) error {
 		}
 	case "Split":
 		if c.Pattern.Regex == nil && c.Pattern.String == nil {
-			return fmt.Errorf("Split without a pattern")
+			return errors.New("pre-tokenizer Split: no pattern")
 		}
 		if c.Behavior != "Isolated" || c.Invert {
 			return fmt.Errorf("%w: Split behavior %q invert %v (only Isolated, not inverted)", ErrUnsupported, c.Behavior, c.Invert)
