@@ -3,6 +3,10 @@
 // for the stable flag contract.
 package main
 
+//go:generate sh -c "go run . completion bash > ../../docs/completion/reprise.bash"
+//go:generate sh -c "go run . completion zsh > ../../docs/completion/reprise.zsh"
+//go:generate sh -c "go run . completion fish > ../../docs/completion/reprise.fish"
+
 import (
 	"context"
 	"os"

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 )
@@ -56,5 +57,23 @@ func TestHelp(t *testing.T) {
 	code, out, _ := runCLI(t, "", "--help")
 	if code != 0 || !strings.Contains(out, "Exit codes") {
 		t.Errorf("exit %d, help:\n%s", code, out)
+	}
+}
+
+// The committed completion scripts (docs/completion, regenerated with
+// `go generate ./cmd/reprise`) match what the binary prints.
+func TestCompletionScriptsUpToDate(t *testing.T) {
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		code, out, errOut := runCLI(t, "", "completion", sh)
+		if code != 0 {
+			t.Fatalf("completion %s: exit %d: %s", sh, code, errOut)
+		}
+		want, err := os.ReadFile("../../docs/completion/reprise." + sh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != string(want) {
+			t.Errorf("docs/completion/reprise.%s is stale: run go generate ./cmd/reprise", sh)
+		}
 	}
 }
