@@ -537,7 +537,10 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create run directory: %w", err)
 	}
-	var sink engine.Sink
+	var (
+		sink engine.Sink
+		rw   *arrowio.RunWriter // nil for jsonl, which writes synchronously
+	)
 	events := c.ExportLevel == "events"
 	if c.Format == "jsonl" {
 		sink, err = engine.NewJSONLSink(dir, events)
@@ -547,7 +550,8 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 		acfg.SingleFile = c.SingleFile
 		acfg.Block = true // the collector goroutine waits; requests never do
 		acfg.Metadata = map[string]string{"reprise.version": versionString()}
-		sink, err = arrowio.NewRunWriter(dir, acfg)
+		rw, err = arrowio.NewRunWriter(dir, acfg)
+		sink = rw
 	}
 	if err != nil {
 		return fmt.Errorf("open record files in %s: %w", dir, err)
@@ -610,7 +614,16 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 		servers, gpu := tel.summaries(res.Summary.WindowStartNS, res.Summary.WindowEndNS, res.Summary.TotalOSL)
 		res.Summary.Telemetry = &summary.Telemetry{Servers: servers, GPU: gpu}
 	}
+	var writer *recordWriter
+	extra := map[string]any{}
+	if rw != nil {
+		writer = recordWriterOf(rw.Stats())
+		extra[recordWriterKey] = writer
+	}
 	js, err := res.Summary.JSON()
+	if err == nil {
+		js, err = withKeys(js, extra)
+	}
 	if err != nil {
 		return err
 	}
@@ -627,6 +640,7 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 		st := res.Stats
 		fmt.Fprintf(a.stderr, "%-34s late %d, waited for a sender %d, shifted %d, skipped %d; p99 %v; stop: %s\n",
 			"Dispatcher", st.Late, st.Waited, st.Shifted, st.Skipped, st.Lateness.P99, st.StopReason)
+		fmt.Fprint(a.stderr, writer.note())
 		if res.InlineBuilds > 0 {
 			fmt.Fprintf(a.stderr, "note: %d requests were built on the send path (lookahead behind)\n", res.InlineBuilds)
 		}
@@ -634,6 +648,8 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 			fmt.Fprintf(a.stderr, "note: the server closes the connection after every streamed response; streams were sent with Connection: close\n")
 		}
 		fmt.Fprintf(a.stderr, "results: %s\n", dir)
+	} else if writer != nil && writer.Dropped > 0 {
+		fmt.Fprint(a.stderr, writer.note()) // lost rows are worth a line even with --quiet
 	}
 	if runErr != nil {
 		return fmt.Errorf("replay: %w (partial results in %s)", runErr, dir)

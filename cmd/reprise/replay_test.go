@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reprise-bench/reprise/arrowio"
+	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/mockserver"
 	"github.com/reprise-bench/reprise/trace"
 )
@@ -381,5 +382,118 @@ func TestReplaySingleFileExportAIPerf(t *testing.T) {
 		"--out", t.TempDir(), "--quiet", "--format", "jsonl", "--export", "aiperf")
 	if code != 2 || !strings.Contains(stderr, "--format parquet or arrow") {
 		t.Errorf("jsonl + --export aiperf: exit %d, want 2 naming the fix: %s", code, stderr)
+	}
+}
+
+// TestReplayRecordWriter: a Parquet run puts the record writer's
+// back-pressure counters in summary.json (a fact only the run knows),
+// summarize carries them into the summary it recomputes, and a run whose
+// writer had to wait says so.
+func TestReplayRecordWriter(t *testing.T) {
+	srv := startMockServer(t, nil)
+	out := t.TempDir()
+	code, _, stderr := runCLI(t, "", "replay", "--url", srv.URL(), "--model", "reprise-mock", "--isl", "16", "--osl", "4",
+		"--concurrency", "2", "--request-count", "10", "--out", out, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	path := filepath.Join(out, "summary.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		RecordWriter *recordWriter `json:"record_writer"`
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if w := sum.RecordWriter; w == nil || w.Dropped != 0 || w.Waits < 0 || w.WaitNS < 0 || w.Waits == 0 && w.WaitNS != 0 {
+		t.Fatalf("summary.json record_writer = %+v, want counters with nothing dropped", w)
+	}
+
+	// A run whose writer waited: summarize copies the counters and prints
+	// the note under its table.
+	b, err = withKeys(b, map[string]any{recordWriterKey: recordWriter{Waits: 3, WaitNS: 1_500_000, MaxQueuedBatches: 1024}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, got, stderr := runCLI(t, "", "summarize", "--json", out)
+	if code != 0 {
+		t.Fatalf("summarize exit %d: %s", code, stderr)
+	}
+	if diff := cmp.Diff(string(b), got); diff != "" {
+		t.Errorf("summarize --json (-run +summarize):\n%s", diff)
+	}
+	code, table, _ := runCLI(t, "", "summarize", out)
+	if want := "the disk did not keep up: 3 waits totalling 1.5ms"; code != 0 || !strings.Contains(table, want) {
+		t.Errorf("summarize table lacks %q:\n%s", want, table)
+	}
+	// JSONL is written synchronously: no writer, no key.
+	out = t.TempDir()
+	if code, _, stderr := runCLI(t, "", "replay", "--url", srv.URL(), "--model", "reprise-mock", "--isl", "16", "--osl", "4",
+		"--concurrency", "1", "--request-count", "2", "--out", out, "--quiet", "--format", "jsonl"); code != 0 {
+		t.Fatalf("jsonl: exit %d: %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "summary.json")); strings.Contains(string(b), recordWriterKey) {
+		t.Errorf("jsonl run has %s", recordWriterKey)
+	}
+}
+
+func TestRecordWriterNote(t *testing.T) {
+	tests := []struct {
+		w    *recordWriter
+		want string
+	}{
+		{nil, ""},
+		{&recordWriter{MaxQueuedBatches: 7}, ""}, // kept up
+		{&recordWriter{Waits: 2, WaitNS: 2_345_678, MaxQueuedBatches: 1024},
+			"note: the disk did not keep up: 2 waits totalling 2.346ms (up to 1024 batches queued); records waited, " +
+				"and senders wait once the engine's buffer is full: check schedule_lateness\n"},
+		{&recordWriter{Dropped: 40},
+			"note: the disk did not keep up; 40 rows were dropped and are missing from the record files\n"},
+	}
+	for _, tt := range tests {
+		if got := tt.w.note(); got != tt.want {
+			t.Errorf("%+v: note\n%q, want\n%q", tt.w, got, tt.want)
+		}
+	}
+}
+
+// TestWithKeysLayout: adding no keys, or adding and re-laying out, keeps
+// summary.Summary.JSON's bytes for the keys it wrote.
+func TestWithKeysLayout(t *testing.T) {
+	srv := startMockServer(t, func(c *mockserver.Config) {
+		f, err := mockserver.ParseFaultRate("500@0.3")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Faults = []mockserver.FaultRate{f}
+	})
+	out := t.TempDir()
+	code, _, stderr := runCLI(t, "", "replay", "--url", srv.URL(), "--model", "reprise-mock", "--isl", "16", "--osl", "4",
+		"--concurrency", "2", "--request-count", "10", "--out", out, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	reqs, err := arrowio.ReadRequests(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := summary.Summarize(reqs, summary.RunInfo{Model: "m <&>", Mode: "x"}, summary.Options{Streaming: true})
+	js, err := s.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := withKeys(js, map[string]any{"zz_extra": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.TrimSuffix(string(js), "\n}\n") + ",\n  \"zz_extra\": 1\n}\n"
+	if diff := cmp.Diff(want, string(got)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,6 +58,72 @@ type runSettings struct {
 	Info     summary.RunInfo
 	Options  summary.Options
 	Manifest map[string]any // manifest.json as is, nil when absent
+	// RecordWriter is summary.json's record_writer: a fact of the run
+	// the record files cannot tell, copied into the recomputed summary.
+	RecordWriter *recordWriter
+}
+
+// recordWriterKey is the summary.json key of [recordWriter].
+const recordWriterKey = "record_writer"
+
+// recordWriter is summary.json's "record_writer" (docs/format/summary.md):
+// how the Parquet/Arrow writer kept up with the run. The engine's collector
+// hands it batches and waits for queue space when the disk is slower than
+// the run (arrowio.Config.Block); rows are dropped only after a write error.
+type recordWriter struct {
+	Waits            int64 `json:"waits"`   // hand-overs that waited for queue space
+	WaitNS           int64 `json:"wait_ns"` // total time they waited
+	Dropped          int64 `json:"dropped"` // rows missing from the record files
+	MaxQueuedBatches int64 `json:"max_queued_batches"`
+}
+
+func recordWriterOf(st arrowio.Stats) *recordWriter {
+	return &recordWriter{Waits: st.Waits, WaitNS: st.WaitNS, Dropped: st.RequestsDropped + st.EventsDropped,
+		MaxQueuedBatches: st.MaxQueuedBatches}
+}
+
+// note returns the line to print when the writer had to wait or dropped
+// rows, "" when it kept up (or w is nil).
+func (w *recordWriter) note() string {
+	if w == nil || w.Waits == 0 && w.Dropped == 0 {
+		return ""
+	}
+	s := "note: the disk did not keep up"
+	if w.Waits > 0 {
+		s += fmt.Sprintf(": %d waits totalling %v (up to %d batches queued); records waited, and senders wait once "+
+			"the engine's buffer is full: check schedule_lateness", w.Waits, time.Duration(w.WaitNS).Round(time.Microsecond),
+			w.MaxQueuedBatches)
+	}
+	if w.Dropped > 0 {
+		s += fmt.Sprintf("; %d rows were dropped and are missing from the record files", w.Dropped)
+	}
+	return s + "\n"
+}
+
+// withKeys returns the summary.json bytes js with extra top-level keys
+// added, laid out as summary.Summary.JSON lays it out (keys sorted, two
+// spaces of indent, a final newline), so a summary with no extra keys is
+// unchanged byte for byte.
+func withKeys(js []byte, extra map[string]any) ([]byte, error) {
+	if len(extra) == 0 {
+		return js, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(js, &m); err != nil {
+		return nil, fmt.Errorf("summary.json: %w", err)
+	}
+	for k, v := range extra {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("summary.json %s: %w", k, err)
+		}
+		m[k] = b
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("summary.json: %w", err)
+	}
+	return append(b, '\n'), nil
 }
 
 // readRunSettings reads manifest.json and summary.json of dir. Missing
@@ -83,7 +150,8 @@ func readRunSettings(dir string) (runSettings, error) {
 		return s, err
 	}
 	var sum struct {
-		RunInfo *summary.RunInfo `json:"run_info"`
+		RunInfo      *summary.RunInfo `json:"run_info"`
+		RecordWriter *recordWriter    `json:"record_writer"`
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "summary.json")); err == nil {
 		if err := json.Unmarshal(b, &sum); err != nil {
@@ -95,6 +163,7 @@ func readRunSettings(dir string) (runSettings, error) {
 	if sum.RunInfo != nil {
 		s.Info = *sum.RunInfo
 	}
+	s.RecordWriter = sum.RecordWriter
 	s.Options.Streaming = s.Info.Streaming
 	if manifest.Streaming != nil {
 		s.Options.Streaming = *manifest.Streaming
@@ -162,10 +231,19 @@ func summarizeCommand(a *app) *cli.Command {
 				if err != nil {
 					return err
 				}
+				if set.RecordWriter != nil {
+					if b, err = withKeys(b, map[string]any{recordWriterKey: set.RecordWriter}); err != nil {
+						return err
+					}
+				}
 				_, err = a.stdout.Write(b)
 				return err
 			}
-			return s.WriteTable(a.stdout)
+			if err := s.WriteTable(a.stdout); err != nil {
+				return err
+			}
+			_, err = io.WriteString(a.stdout, set.RecordWriter.note())
+			return err
 		},
 	}
 }
