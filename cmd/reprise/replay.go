@@ -85,6 +85,7 @@ type replayConfig struct {
 	ModelFilter         string
 	AdapterConfig       string
 	AdapterSHA256       string
+	AdapterSandbox      string
 	PromptSeed          uint64
 	HashMismatch        string
 	ISLCorrection       int
@@ -128,6 +129,17 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 	ec.MaxConnections = c.MaxConnections
 	ec.UseServerTokenCount = c.UseServerTokenCount
 	ec.Events = c.ExportLevel == "events"
+	// One tokenizer for prompts, output counts and Wasm adapters'
+	// token_count.
+	tok, err := tokenizer.Load(c.Tokenizer)
+	if err != nil {
+		bad("--tokenizer %q: %w", c.Tokenizer, err)
+	}
+	rp.tok = tok
+	sandbox, err := wasm.ParseInterrupt(c.AdapterSandbox)
+	if err != nil {
+		bad("--adapter-sandbox: %w", err)
+	}
 	switch c.Endpoint {
 	case "chat", "":
 		ec.Adapter = openai.Adapter{Endpoint: openai.Chat}
@@ -135,11 +147,11 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 		ec.Adapter = openai.Adapter{Endpoint: openai.Completions}
 	default:
 		// A Wasm adapter: a .wasm file or a shipped adapter's name.
-		wc := wasm.Config{AdapterConfig: json.RawMessage(c.AdapterConfig), SHA256: c.AdapterSHA256, Log: a.log}
+		wc := wasm.Config{AdapterConfig: json.RawMessage(c.AdapterConfig), SHA256: c.AdapterSHA256, Interrupt: sandbox, Log: a.log}
 		if c.AdapterConfig == "" {
 			wc.AdapterConfig = nil
 		}
-		if tok, err := tokenizer.Load(c.Tokenizer); err == nil {
+		if tok != nil {
 			wc.Tokenizer = tok
 		}
 		wa, err := wasm.Load(context.Background(), c.Endpoint, wc)
@@ -244,11 +256,6 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 		errs = append(errs, err)
 	}
 	rp.pcfg = pcfg
-	tok, err := tokenizer.Load(c.Tokenizer)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("--tokenizer %q: %w", c.Tokenizer, err))
-	}
-	rp.tok = tok
 	if err := c.Replay.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -392,6 +399,9 @@ func replayFlags() []cli.Flag {
 			Usage: "`JSON` options for a Wasm --endpoint adapter (its rp_configure \"options\")"},
 		&cli.StringFlag{Name: "adapter-sha256", Category: catTarget, Sources: envVars("adapter-sha256"),
 			Usage: "pin a Wasm --endpoint adapter to this `SHA256` (a different module fails to load)"},
+		&cli.StringFlag{Name: "adapter-sandbox", Value: "auto", Category: catTarget, Sources: envVars("adapter-sandbox"),
+			Usage: "`MODE` of Wasm --endpoint adapters: auto (modules from files are interrupted at their deadline, shipped ones trusted), " +
+				"always (every module interruptible; use it for third-party modules; costs 6-11x guest CPU) or never (no deadline: a looping guest hangs its sender)"},
 		&cli.StringSliceFlag{Name: "header", Aliases: []string{"H"}, Category: catTarget, Sources: envVars("header"),
 			Usage: "extra request header `NAME:VALUE` (repeatable)"},
 		&cli.StringFlag{Name: "api-key", Category: catTarget, Sources: cli.EnvVars("REPRISE_API_KEY", "OPENAI_API_KEY"),
@@ -503,7 +513,8 @@ func replayCommand(a *app) *cli.Command {
 				TraceFormat: cmd.String("trace-format"), BlockSize: cmd.Int("block-size"), SkipInvalid: cmd.Bool("skip-invalid"),
 				DropFailed: cmd.Bool("drop-failed"), ModelFilter: cmd.String("model-filter"),
 				AdapterConfig: cmd.String("adapter-config"), AdapterSHA256: cmd.String("adapter-sha256"),
-				PromptSeed: cmd.Uint64("prompt-seed"), HashMismatch: cmd.String("hash-mismatch"),
+				AdapterSandbox: cmd.String("adapter-sandbox"),
+				PromptSeed:     cmd.Uint64("prompt-seed"), HashMismatch: cmd.String("hash-mismatch"),
 				ISLCorrection: cmd.Int("isl-correction"), PromptFormat: cmd.String("prompt-format"), Replay: rc, Telemetry: tc,
 			}
 			return runReplay(ctx, a, c)
@@ -787,6 +798,7 @@ func adapterManifest(rp *replayPlan) map[string]any {
 	if rp.wasm != nil {
 		m["source"] = rp.wasm.Source()
 		m["sha256"] = rp.wasm.SHA256()
+		m["interruptible"] = rp.wasm.Interruptible()
 	} else {
 		m["source"] = "native"
 	}

@@ -497,3 +497,56 @@ func TestWithKeysLayout(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// TestReplayAdapterSandbox: --adapter-sandbox reaches the Wasm host: a
+// shipped adapter is trusted by default and interruptible with always
+// (recorded in the manifest); both replay against the mock server.
+func TestReplayAdapterSandbox(t *testing.T) {
+	srv := startMockServer(t, nil)
+	for _, tt := range []struct {
+		sandbox       string
+		interruptible bool
+	}{
+		{"", false}, // auto: shipped adapters are trusted
+		{"always", true},
+		{"never", false},
+	} {
+		t.Run("sandbox="+tt.sandbox, func(t *testing.T) {
+			out := t.TempDir()
+			args := []string{"replay", "--url", srv.URL(), "--model", "reprise-mock", "--endpoint", "openai-chat",
+				"--isl", "16", "--osl", "4", "--concurrency", "2", "--request-count", "6", "--out", out, "--quiet",
+				"--format", "jsonl", "--max-error-rate", "0"}
+			if tt.sandbox != "" {
+				args = append(args, "--adapter-sandbox", tt.sandbox)
+			}
+			code, _, stderr := runCLI(t, "", args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			b, err := os.ReadFile(filepath.Join(out, "manifest.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m struct {
+				Adapter struct {
+					Source        string `json:"source"`
+					Interruptible *bool  `json:"interruptible"`
+				} `json:"adapter"`
+			}
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			if m.Adapter.Interruptible == nil || *m.Adapter.Interruptible != tt.interruptible {
+				t.Errorf("manifest adapter %s: interruptible %v, want %v", m.Adapter.Source, m.Adapter.Interruptible, tt.interruptible)
+			}
+			if n := len(readRecords(t, out)); n != 6 {
+				t.Errorf("%d records, want 6", n)
+			}
+		})
+	}
+	code, _, stderr := runCLI(t, "", "replay", "--url", srv.URL(), "--model", "m", "--endpoint", "openai-chat",
+		"--isl", "16", "--osl", "4", "--concurrency", "1", "--adapter-sandbox", "sometimes")
+	if code != 2 || !strings.Contains(stderr, "--adapter-sandbox") || !strings.Contains(stderr, "auto, always or never") {
+		t.Errorf("bad --adapter-sandbox: exit %d: %s", code, stderr)
+	}
+}
