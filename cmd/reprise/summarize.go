@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,7 +23,8 @@ import (
 // summarizeConfig is the summarize command line.
 type summarizeConfig struct {
 	Args    []string
-	JSON    bool
+	JSON    bool   // --json, short for --format json
+	Format  string // table, json or benchfmt
 	Goodput string // "" = the run's own --goodput (from manifest.json)
 	Export  string
 }
@@ -48,6 +51,15 @@ func (c summarizeConfig) Validate() error {
 	case "", "aiperf":
 	default:
 		errs = append(errs, fmt.Errorf("--export %q: want aiperf", c.Export))
+	}
+	switch c.Format {
+	case "table", "json":
+	case "benchfmt":
+		if c.JSON {
+			errs = append(errs, errors.New("--json and --format benchfmt: pick one"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("--format %q: want table, json or benchfmt", c.Format))
 	}
 	return errors.Join(errs...)
 }
@@ -188,17 +200,24 @@ func summarizeCommand(a *app) *cli.Command {
 		ArgsUsage: "RUN_DIR",
 		Description: "Reads RUN_DIR/records (Parquet or Arrow, parts or one file) and prints the summary the run\n" +
 			"printed, computed from the files alone; manifest.json and summary.json supply the run's options\n" +
-			"(goodput SLOs, streaming, token counting) when present.",
+			"(goodput SLOs, streaming, token counting) when present.\n\n" +
+			"--format benchfmt prints Go benchmark lines; to compare two server builds, replay each a few times\n" +
+			"and run benchstat on the concatenated lines:\n" +
+			"  for d in runs/old-*; do reprise summarize --format benchfmt $d; done > old.txt\n" +
+			"  for d in runs/new-*; do reprise summarize --format benchfmt $d; done > new.txt\n" +
+			"  benchstat old.txt new.txt",
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "json", Sources: envVars("json"), Usage: "print summary.json instead of the table"},
+			&cli.BoolFlag{Name: "json", Sources: envVars("json"), Usage: "print summary.json instead of the table (--format json)"},
+			&cli.StringFlag{Name: "format", Value: "table", Sources: envVars("summary-format"),
+				Usage: "`FORMAT`: table, json (summary.json) or benchfmt (Go benchmark lines: compare runs with benchstat)"},
 			&cli.StringFlag{Name: "goodput", Sources: envVars("goodput"),
 				Usage: "`SLOS` such as \"ttft:250 itl:10\" instead of the run's own"},
 			&cli.StringFlag{Name: "export", Sources: envVars("export"),
 				Usage: "`KIND`: aiperf also writes profile_export.jsonl and profile_export_aiperf.json to RUN_DIR"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			c := summarizeConfig{Args: cmd.Args().Slice(), JSON: cmd.Bool("json"), Goodput: cmd.String("goodput"),
-				Export: cmd.String("export")}
+			c := summarizeConfig{Args: cmd.Args().Slice(), JSON: cmd.Bool("json"), Format: cmd.String("format"),
+				Goodput: cmd.String("goodput"), Export: cmd.String("export")}
 			if err := c.Validate(); err != nil {
 				return exitcode.UsageError(err, "see 'reprise summarize --help'")
 			}
@@ -226,7 +245,10 @@ func summarizeCommand(a *app) *cli.Command {
 					return err
 				}
 			}
-			if c.JSON {
+			if c.Format == "benchfmt" {
+				return writeBenchfmt(a.stdout, s)
+			}
+			if c.JSON || c.Format == "json" {
 				b, err := s.JSON()
 				if err != nil {
 					return err
@@ -286,4 +308,80 @@ func aiperfSummary(s *summary.Summary, manifest map[string]any) arrowio.AIPerfSu
 			ErrorDetails: arrowio.AIPerfError{Code: e.Status, Type: string(e.Kind), Message: e.Message}, Count: e.Count})
 	}
 	return out
+}
+
+// benchMetrics are the per-request metrics written by --format benchfmt,
+// with the short names of --goodput.
+var benchMetrics = []struct{ tag, name string }{
+	{"time_to_first_token", "ttft"},
+	{"time_to_first_output_token", "ttfo"},
+	{"inter_token_latency", "itl"},
+	{"request_latency", "e2e"},
+	{"latency_from_intended", "e2e-from-intended"},
+	{"schedule_lateness", "lateness"},
+}
+
+// writeBenchfmt writes s in the Go benchmark format
+// (golang.org/design/14313-benchmark-format), one result line per key
+// value, so benchstat can compare runs (docs/format/summary.md):
+//
+//	model: M
+//	BenchmarkReplay/ttft-p50 300 0.06008 sec/op
+//
+// Configuration lines name what must be equal for two runs to be
+// comparable (benchstat puts other values in separate tables). The
+// iteration count is the number of requests behind the value. Times are in
+// sec/op, which benchstat shows with SI prefixes (60.08m).
+func writeBenchfmt(w io.Writer, s *summary.Summary) error {
+	var b strings.Builder
+	config := func(k, v string) {
+		if v = strings.Join(strings.Fields(v), " "); v != "" {
+			fmt.Fprintf(&b, "%s: %s\n", k, v)
+		}
+	}
+	config("model", s.Run.Model)
+	config("endpoint", s.Run.Endpoint)
+	config("mode", s.Run.Mode)
+	if s.Run.Trace != "" {
+		config("trace", filepath.Base(s.Run.Trace))
+	}
+	config("streaming", strconv.FormatBool(s.Options.Streaming))
+	if len(s.Options.Goodput) > 0 {
+		slo := make([]string, len(s.Options.Goodput))
+		for i, g := range s.Options.Goodput {
+			slo[i] = g.Tag + ":" + strconv.FormatFloat(g.Value, 'g', -1, 64)
+		}
+		config("goodput", strings.Join(slo, " "))
+	}
+	line := func(name string, n int, v float64, unit string) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return
+		}
+		// Nine significant digits: more than any comparison needs, and
+		// no float noise such as 8.999999999999999e-06 for 0.009 ms.
+		fmt.Fprintf(&b, "BenchmarkReplay/%s %d %s %s\n", name, max(n, 1), strconv.FormatFloat(v, 'g', 9, 64), unit)
+	}
+	for _, m := range benchMetrics {
+		st, ok := s.Metrics[m.tag]
+		if !ok {
+			continue
+		}
+		for _, q := range []struct {
+			name string
+			v    float64
+		}{{"mean", st.Avg}, {"p50", st.P50}, {"p90", st.P90}, {"p99", st.P99}} {
+			line(m.name+"-"+q.name, st.Count, q.v/1000, "sec/op") // ms → s
+		}
+	}
+	n := s.RequestCount + s.ErrorRequestCount
+	line("request-throughput", n, s.RequestThroughput, "req/s")
+	line("output-token-throughput", n, s.OutputTokenThroughput, "tok/s")
+	line("total-token-throughput", n, s.TotalTokenThroughput, "tok/s")
+	line("error-rate", n, s.ErrorRate(), "errors/req")
+	if len(s.Options.Goodput) > 0 {
+		line("goodput", n, s.Goodput, "req/s")
+		line("good-fraction", n, s.GoodRequestFraction, "good/req")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

@@ -3,14 +3,19 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reprise-bench/reprise/arrowio"
+	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/mockserver"
 )
 
@@ -147,4 +152,117 @@ func TestSummarizeUsage(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "records") {
 		t.Errorf("empty dir: exit %d, %s", code, stderr)
 	}
+}
+
+// TestSummarizeBenchfmt pins the benchmark lines of a summary with every
+// kind of value (golden file), then checks a real run's lines are valid
+// Go benchmark format and carry summary.json's numbers.
+func TestSummarizeBenchfmt(t *testing.T) {
+	st := func(avg, p50, p90, p99 float64, n int) *summary.Stats {
+		return &summary.Stats{Unit: "ms", Avg: avg, P50: p50, P90: p90, P99: p99, Count: n}
+	}
+	s := &summary.Summary{
+		Run: summary.RunInfo{Model: "Qwen/Qwen3-8B", Endpoint: "chat", Mode: "fixed_schedule",
+			Trace: "/data/traces/conversation_trace.jsonl"},
+		Options: summary.Options{Streaming: true, Goodput: []summary.SLO{{Tag: "time_to_first_token", Value: 250},
+			{Tag: "inter_token_latency", Value: 12.5}}},
+		Metrics: map[string]*summary.Stats{
+			"time_to_first_token":    st(61.5, 60.08, 95.25, 180.125, 298),
+			"inter_token_latency":    st(8.25, 8, 9.5, 14, 298),
+			"request_latency":        st(2100, 2000, 3100, 4800.5, 298),
+			"latency_from_intended":  st(2100.25, 2000.25, 3100.25, 4800.75, 298),
+			"schedule_lateness":      st(0.012, 0.009, 0.02, 0.081, 300),
+			"output_sequence_length": {Unit: "tokens", Avg: 250, Count: 298}, // not a key metric
+		},
+		RequestCount: 298, ErrorRequestCount: 2,
+		RequestThroughput: 9.875, OutputTokenThroughput: 2468.75, TotalTokenThroughput: 12345.5,
+		Goodput: 9.5, GoodRequestFraction: 0.95,
+	}
+	var b strings.Builder
+	if err := writeBenchfmt(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, b.String())
+	checkBenchfmt(t, b.String())
+
+	srv := startMockServer(t, nil)
+	out := t.TempDir()
+	code, _, stderr := runCLI(t, "", "replay", "--url", srv.URL(), "--model", "reprise-mock", "--isl", "16", "--osl", "4",
+		"--concurrency", "2", "--request-count", "12", "--out", out, "--quiet")
+	if code != 0 {
+		t.Fatalf("replay exit %d: %s", code, stderr)
+	}
+	code, got, stderr := runCLI(t, "", "summarize", "--format", "benchfmt", out)
+	if code != 0 {
+		t.Fatalf("summarize exit %d: %s", code, stderr)
+	}
+	vals := checkBenchfmt(t, got)
+	b2, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum map[string]struct {
+		P50, P99 float64
+		Avg      float64
+		Count    int
+	}
+	json.Unmarshal(b2, &sum) // non-object keys fail to decode and are skipped
+	for name, want := range map[string]float64{
+		"BenchmarkReplay/ttft-p50":           sum["time_to_first_token"].P50 / 1000,
+		"BenchmarkReplay/e2e-p99":            sum["request_latency"].P99 / 1000,
+		"BenchmarkReplay/request-throughput": sum["request_throughput"].Avg,
+	} {
+		if got, ok := vals[name]; !ok || math.Abs(got-want) > 1e-8*math.Abs(want) || want == 0 { // 9 digits
+			t.Errorf("%s = %v (present %v), want %v from summary.json", name, got, ok, want)
+		}
+	}
+	if code, _, _ := runCLI(t, "", "summarize", "--format", "benchfmt", "--json", out); code != 2 {
+		t.Errorf("--json with --format benchfmt: exit %d, want 2", code)
+	}
+	if code, _, _ := runCLI(t, "", "summarize", "--format", "csv", out); code != 2 {
+		t.Errorf("--format csv: exit %d, want 2", code)
+	}
+}
+
+// checkBenchfmt parses text as the Go benchmark format
+// (golang.org/design/14313-benchmark-format) and returns the first value of
+// each benchmark line by name.
+func checkBenchfmt(t *testing.T, text string) map[string]float64 {
+	t.Helper()
+	config := regexp.MustCompile(`^[\p{Ll}][^\s\p{Lu}]*: .+$`)
+	vals := map[string]float64{}
+	benches := false
+	for i, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		f := strings.Fields(l)
+		if len(f) > 0 && strings.HasPrefix(f[0], "Benchmark") {
+			benches = true
+			if len(f) < 4 || len(f)%2 != 0 || strings.HasSuffix(f[0], "-") {
+				t.Errorf("line %d: %q: want NAME ITERATIONS VALUE UNIT [VALUE UNIT…]", i+1, l)
+				continue
+			}
+			if r := []rune(f[0][len("Benchmark"):]); len(r) == 0 || unicode.IsLower(r[0]) {
+				t.Errorf("line %d: %q: name must continue Benchmark with a non-lower-case letter", i+1, l)
+			}
+			if n, err := strconv.Atoi(f[1]); err != nil || n < 1 {
+				t.Errorf("line %d: %q: iterations %q", i+1, l, f[1])
+			}
+			for j := 2; j < len(f); j += 2 {
+				v, err := strconv.ParseFloat(f[j], 64)
+				if err != nil {
+					t.Errorf("line %d: %q: value %q", i+1, l, f[j])
+				}
+				if j == 2 {
+					vals[f[0]] = v
+				}
+			}
+			continue
+		}
+		if benches || !config.MatchString(l) {
+			t.Errorf("line %d: %q: want a configuration line (key: value) before the benchmark lines", i+1, l)
+		}
+	}
+	if !benches {
+		t.Error("no benchmark lines")
+	}
+	return vals
 }
