@@ -154,6 +154,7 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 	rn.prog.start = time.Now()
 	rn.acc = summary.NewAccumulator(cfg.Summary)
 	rn.col = newCollector(cfg.Sink, rn.acc, log)
+	rn.col.skipRecord = rn.skipRecord
 
 	// Contexts: stopCtx stops the dispatcher; reqCtx cancels requests.
 	var cancelReq context.CancelCauseFunc
@@ -220,7 +221,9 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 		close(progDone)
 	}
 
-	stats, runErr := plan.Run(stopCtx, rn)
+	// One clock: the scheduler's intended and dispatch times and the
+	// engine's sent, token and end times are all read on e.clock.
+	stats, runErr := plan.RunOnClock(stopCtx, rn, e.clock.Start())
 	close(finished)
 	close(buildQuit)
 	rn.win.close()
@@ -337,16 +340,22 @@ func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
 	rn.col.add(r, st.s.Events())
 }
 
-// Skip implements replay.SkipHandler: --late skip dropped the job.
+// Skip implements replay.SkipHandler: --late skip dropped the job. It runs
+// on the dispatcher and never blocks: the job is queued in the collector's
+// skip list and becomes a record on the collector's flush goroutine.
 func (rn *runner) Skip(j *replay.Job) {
-	var r record.Request
-	rn.identify(&r, j)
+	rn.prog.errors.Add(1)
+	rn.col.skip(j)
+}
+
+// skipRecord fills r for a job --late skip dropped.
+func (rn *runner) skipRecord(j *replay.Job, r *record.Request) {
+	*r = record.Request{}
+	rn.identify(r, j)
 	r.ErrorKind = record.ErrNotDelivered
 	r.ErrorMessage = "dropped by --late skip"
 	r.ServerPromptTokens, r.ServerCompletionTokens, r.ServerReasoningTokens, r.ServerCachedTokens = -1, -1, -1, -1
 	r.ExpectedCachedTokens = -1
-	rn.prog.errors.Add(1)
-	rn.col.add(&r, nil)
 }
 
 func (rn *runner) identify(r *record.Request, j *replay.Job) {
@@ -562,6 +571,14 @@ type collector struct {
 	tick     *time.Ticker
 	stop     chan struct{}
 	tickDone chan struct{}
+
+	// Skipped jobs (--late skip) are queued here by the dispatcher, which
+	// must never wait for the sink, and turned into records by
+	// skipRecord on the flush goroutine. A full list kicks a flush.
+	skipMu     sync.Mutex
+	skips      []replay.Job
+	kick       chan struct{}
+	skipRecord func(j *replay.Job, r *record.Request)
 }
 
 type collBatch struct {
@@ -571,7 +588,7 @@ type collBatch struct {
 
 func newCollector(sink Sink, acc *summary.Accumulator, log *slog.Logger) *collector {
 	c := &collector{sink: sink, acc: acc, log: log, ch: make(chan collBatch, 64), done: make(chan struct{}),
-		stop: make(chan struct{}), tickDone: make(chan struct{})}
+		stop: make(chan struct{}), tickDone: make(chan struct{}), kick: make(chan struct{}, 1)}
 	c.reqs = make([]record.Request, 0, batchRequests)
 	go c.loop()
 	c.tick = time.NewTicker(flushInterval)
@@ -581,6 +598,8 @@ func newCollector(sink Sink, acc *summary.Accumulator, log *slog.Logger) *collec
 			select {
 			case <-c.tick.C:
 				c.flush()
+			case <-c.kick:
+				c.flush()
 			case <-c.stop:
 				return
 			}
@@ -589,7 +608,8 @@ func newCollector(sink Sink, acc *summary.Accumulator, log *slog.Logger) *collec
 	return c
 }
 
-// add copies r (and evs) into the current batch.
+// add copies r (and evs) into the current batch. It waits when the sink
+// is more than 64 batches behind (senders only; see skip).
 func (c *collector) add(r *record.Request, evs []record.Event) {
 	c.mu.Lock()
 	c.reqs = append(c.reqs, *r)
@@ -603,6 +623,38 @@ func (c *collector) add(r *record.Request, evs []record.Event) {
 	c.send(b)
 }
 
+// skip queues a skipped job without ever blocking: the list grows (a copy
+// of the job each, ~150 bytes) until the flush goroutine drains it, which
+// a full batch wakes at once.
+func (c *collector) skip(j *replay.Job) {
+	c.skipMu.Lock()
+	c.skips = append(c.skips, *j)
+	n := len(c.skips)
+	c.skipMu.Unlock()
+	if n >= batchRequests {
+		select {
+		case c.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// takeSkips moves the queued skipped jobs into the current batch as
+// records. c.mu must be held.
+func (c *collector) takeSkips() {
+	c.skipMu.Lock()
+	js := c.skips
+	c.skips = nil
+	c.skipMu.Unlock()
+	for i := range js {
+		var r record.Request
+		if c.skipRecord != nil {
+			c.skipRecord(&js[i], &r)
+		}
+		c.reqs = append(c.reqs, r)
+	}
+}
+
 func (c *collector) swap() collBatch {
 	b := collBatch{c.reqs, c.evs}
 	c.reqs = make([]record.Request, 0, batchRequests)
@@ -612,6 +664,7 @@ func (c *collector) swap() collBatch {
 
 func (c *collector) flush() {
 	c.mu.Lock()
+	c.takeSkips()
 	if len(c.reqs) == 0 && len(c.evs) == 0 {
 		c.mu.Unlock()
 		return

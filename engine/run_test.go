@@ -205,3 +205,31 @@ func TestRunInterrupted(t *testing.T) {
 		t.Errorf("summary errors %v", res.Summary.ErrorsByKind)
 	}
 }
+
+// TestOneClock: the scheduler's times (intended, dispatched) and the
+// engine's (sent, headers, end) are read on one clock, the engine's, which
+// here started well before the run: for every request the dispatcher's
+// stamp comes first and the send follows it.
+func TestOneClock(t *testing.T) {
+	srv := startMock(t, func(c *mockserver.Config) { c.TTFT, c.ITL = time.Millisecond, 100 * time.Microsecond })
+	sink := &memSink{}
+	cfg := runConfig(srv.URL(), 60, 4, sink)
+	start := time.Now()
+	cfg.Engine.Clock = ClockAt(start)
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.reqs) != 60 || res.Summary.ErrorRequestCount != 0 {
+		t.Fatalf("%d records, %d errors", len(sink.reqs), res.Summary.ErrorRequestCount)
+	}
+	for _, r := range sink.reqs {
+		if r.DispatchedNS < start.UnixNano() || r.IntendedNS > r.DispatchedNS+int64(time.Hour) {
+			t.Errorf("request %d: intended %d dispatched %d before the clock's start %d", r.RequestID, r.IntendedNS, r.DispatchedNS, start.UnixNano())
+		}
+		if d := r.SentNS - r.DispatchedNS; d < 0 || r.SentNS > r.HeadersNS || r.HeadersNS > r.EndNS {
+			t.Errorf("request %d: dispatched %d sent %d (sent − dispatched %d) headers %d end %d: not one clock",
+				r.RequestID, r.DispatchedNS, r.SentNS, d, r.HeadersNS, r.EndNS)
+		}
+	}
+}

@@ -45,7 +45,19 @@ func Run(ctx context.Context, cfg Config, rows []trace.Row, h Handler) (Stats, e
 // be called once per Plan; it locks the calling goroutine to its OS thread
 // for the duration of the run.
 func (p *Plan) Run(ctx context.Context, h Handler) (Stats, error) {
-	return p.run(ctx, h, newPrecisionClock)
+	return p.run(ctx, h, newPrecisionClock, time.Time{})
+}
+
+// RunOnClock is [Plan.Run] with the Unix ns of every time (IntendedNS,
+// DispatchedNS, [Job.NowNS]) read on a caller's clock: the clock whose
+// reading at any instant t is epoch.UnixNano() + t.Sub(epoch) (monotonic
+// time elapsed since epoch; epoch must carry a monotonic reading, as
+// time.Now's does). A caller stamping its own times on that clock (the
+// engine's Clock started at epoch) gets differences with IntendedNS that
+// are exact, whatever the wall clock did between epoch and the run. The
+// schedule still starts when RunOnClock is called.
+func (p *Plan) RunOnClock(ctx context.Context, h Handler, epoch time.Time) (Stats, error) {
+	return p.run(ctx, h, newPrecisionClock, epoch)
 }
 
 // event kinds of the dispatcher's heap.
@@ -116,14 +128,22 @@ type runner struct {
 	scratch     []event // fireDueTurns' reusable buffer
 }
 
-func (p *Plan) run(ctx context.Context, h Handler, newClock func(time.Time) clock) (Stats, error) {
+func (p *Plan) run(ctx context.Context, h Handler, newClock func(time.Time) clock, epoch time.Time) (Stats, error) {
 	if h == nil {
 		panic("BUG: replay: nil Handler")
 	}
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	base := time.Now()
-	r := newRunner(p, h, newClock(base), base.UnixNano(), hctx)
+	// wall0 is the Unix ns of base on the run's clock. With an epoch it is
+	// epoch's wall reading plus the monotonic time since epoch, so that
+	// wall0 + (monotonic since base) = epoch.UnixNano() + (monotonic since
+	// epoch) exactly: the caller's clock.
+	wall0 := base.UnixNano()
+	if !epoch.IsZero() {
+		wall0 = epoch.UnixNano() + int64(base.Sub(epoch))
+	}
+	r := newRunner(p, h, newClock(base), wall0, hctx)
 	r.startSenders()
 	r.seed()
 

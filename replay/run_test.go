@@ -62,7 +62,7 @@ func runVirtual(t *testing.T, cfg Config, rows []trace.Row, l *jobLog) (Stats, i
 			t.Fatalf("NewPlan: %v", err)
 		}
 		wall0 = time.Now().UnixNano()
-		st, err = p.run(t.Context(), l, func(b time.Time) clock { return newSleepClock(b) })
+		st, err = p.run(t.Context(), l, func(b time.Time) clock { return newSleepClock(b) }, time.Time{})
 		if err != nil {
 			t.Fatalf("run: %v", err)
 		}
@@ -300,7 +300,7 @@ func TestStopDurationGraceCancels(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := p.run(t.Context(), h, func(b time.Time) clock { return newSleepClock(b) })
+		st, err := p.run(t.Context(), h, func(b time.Time) clock { return newSleepClock(b) }, time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -514,7 +514,7 @@ func TestCancel(t *testing.T) {
 				cancel()
 			}
 		})
-		st, err := p.run(ctx, h, func(b time.Time) clock { return newSleepClock(b) })
+		st, err := p.run(ctx, h, func(b time.Time) clock { return newSleepClock(b) }, time.Time{})
 		if err != context.Canceled || st.StopReason != "cancelled" || st.Dispatched < 11 || st.Dispatched > 12 {
 			t.Errorf("err %v, stats %+v", err, st)
 		}
@@ -554,4 +554,37 @@ func TestSkipReleasesSessionSlot(t *testing.T) {
 	if !slices.Equal(items, []int{2, 3}) || r.st.skipped.Load() != 2 {
 		t.Errorf("skipped items %v (count %d), want [2 3]", items, r.st.skipped.Load())
 	}
+}
+
+// TestRunOnClock: with an epoch, every time of the run is on the clock
+// epoch.UnixNano() + (time since epoch), the clock the engine stamps its
+// own times with, while the schedule still starts when the run starts.
+func TestRunOnClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		epoch := time.Now()
+		time.Sleep(3 * time.Second) // the run starts 3 s after the clock did
+		rows := []trace.Row{{Index: 0, HasOffset: true}, {Index: 1, Offset: time.Second, HasOffset: true}}
+		cfg := NewConfig()
+		p, err := NewPlan(cfg, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var got [][3]int64 // intended, dispatched, NowNS − caller's clock
+		h := HandlerFunc(func(_ context.Context, j *Job) {
+			callers := epoch.UnixNano() + int64(time.Since(epoch))
+			mu.Lock()
+			got = append(got, [3]int64{j.IntendedNS, j.DispatchedNS, j.NowNS() - callers})
+			mu.Unlock()
+		})
+		if _, err := p.run(t.Context(), h, func(b time.Time) clock { return newSleepClock(b) }, epoch); err != nil {
+			t.Fatal(err)
+		}
+		slices.SortFunc(got, func(a, b [3]int64) int { return int(a[0] - b[0]) })
+		e := epoch.UnixNano()
+		want := [][3]int64{{e + 3e9, e + 3e9, 0}, {e + 4e9, e + 4e9, 0}}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("times (-want +got):\n%s", d)
+		}
+	})
 }

@@ -1,0 +1,78 @@
+package engine
+
+import (
+	"log/slog"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/reprise-bench/reprise/engine/summary"
+	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/replay"
+)
+
+// gateSink blocks every write until open is closed.
+type gateSink struct {
+	open chan struct{}
+	mu   sync.Mutex
+	reqs []record.Request
+}
+
+func (g *gateSink) WriteRequests(b []record.Request) error {
+	<-g.open
+	g.mu.Lock()
+	g.reqs = append(g.reqs, b...)
+	g.mu.Unlock()
+	return nil
+}
+func (g *gateSink) WriteEvents([]record.Event) error { return nil }
+func (g *gateSink) Close() error                     { return nil }
+
+// TestSkipNeverBlocks: with the sink stuck and the collector's queue full
+// (senders would now wait), recording skipped jobs (--late skip, on the
+// dispatcher's goroutine) still returns at once, and every skipped job
+// reaches the sink once the sink moves again.
+func TestSkipNeverBlocks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sink := &gateSink{open: make(chan struct{})}
+		c := newCollector(sink, summary.NewAccumulator(summary.Options{}), slog.New(slog.DiscardHandler))
+		c.skipRecord = func(j *replay.Job, r *record.Request) {
+			*r = record.Request{RequestID: j.ID, ErrorKind: record.ErrNotDelivered}
+		}
+		// One batch in the stuck sink, 64 in the queue: the queue is full.
+		full := 65 * batchRequests
+		for i := range full {
+			c.add(&record.Request{RequestID: uint64(i)}, nil)
+		}
+		synctest.Wait()
+		const skipped = 3*batchRequests + 7
+		done := make(chan struct{})
+		go func() { // the dispatcher
+			for i := range skipped {
+				c.skip(&replay.Job{ID: uint64(full + i)})
+			}
+			close(done)
+		}()
+		synctest.Wait()
+		select {
+		case <-done:
+		default:
+			t.Error("recording a skipped job blocked on the stuck sink")
+		}
+		close(sink.open)
+		<-done
+		if err := c.close(); err != nil {
+			t.Fatal(err)
+		}
+		seen := make(map[uint64]int, full+skipped)
+		for _, r := range sink.reqs {
+			seen[r.RequestID]++
+			if (r.RequestID >= uint64(full)) != (r.ErrorKind == record.ErrNotDelivered) {
+				t.Fatalf("request %d: error kind %q", r.RequestID, r.ErrorKind)
+			}
+		}
+		if len(sink.reqs) != full+skipped || len(seen) != full+skipped {
+			t.Fatalf("sink got %d records (%d distinct), want %d", len(sink.reqs), len(seen), full+skipped)
+		}
+	})
+}
