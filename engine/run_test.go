@@ -211,7 +211,7 @@ func TestRunInterrupted(t *testing.T) {
 // here started well before the run: for every request the dispatcher's
 // stamp comes first and the send follows it.
 func TestOneClock(t *testing.T) {
-	srv := startMock(t, func(c *mockserver.Config) { c.TTFT, c.ITL = time.Millisecond, 100 * time.Microsecond })
+	srv := startMock(t, func(c *mockserver.Config) { c.TTFT, c.ITL = time.Millisecond, 100*time.Microsecond })
 	sink := &memSink{}
 	cfg := runConfig(srv.URL(), 60, 4, sink)
 	start := time.Now()
