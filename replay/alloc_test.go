@@ -28,7 +28,7 @@ func TestDispatchAllocs(t *testing.T) {
 	defer r.stopSenders()
 	item := int32(0)
 	allocs := testing.AllocsPerRun(2000, func() {
-		for res := r.fire(item, r.clk.now(), 0, true); res != fired; res = r.fire(item, r.clk.now(), 0, true) {
+		for res := r.fire(item, r.clk.now(), 0, 0); res != fired; res = r.fire(item, r.clk.now(), 0, 0) {
 			if res != blocked {
 				t.Fatalf("fire = %d", res)
 			}

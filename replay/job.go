@@ -24,6 +24,13 @@ type Job struct {
 	// Turn is the 0-based position of the turn in its session.
 	Session int
 	Turn    int
+	// SessionRun identifies one run of a session through its turns: it is
+	// run-unique, from 1, taken when the session's first turn is sent (or
+	// skipped), and carried by each later turn. A session started again
+	// (the trace wrapped around) gets a new one, so two runs of one
+	// session that overlap stay apart (per-run state such as a multi-turn
+	// history is keyed by it).
+	SessionRun uint64
 	Phase   record.Phase
 	// Sender is the id of the sender running the job, 0..Senders−1
 	// (-1 for a skipped job).

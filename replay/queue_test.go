@@ -127,7 +127,7 @@ func TestHandoffHammer(t *testing.T) {
 	r := newRunner(p, h, newSleepClock(time.Now()), 0, t.Context())
 	r.startSenders()
 	for i := range n {
-		for res := r.fire(int32(i), r.clk.now(), 0, true); res != fired; res = r.fire(int32(i), r.clk.now(), 0, true) {
+		for res := r.fire(int32(i), r.clk.now(), 0, 0); res != fired; res = r.fire(int32(i), r.clk.now(), 0, 0) {
 			if res != blocked {
 				t.Fatalf("fire %d = %d", i, res)
 			}

@@ -69,7 +69,8 @@ const (
 
 type event struct {
 	due  int64
-	sd   int64 // session delay folded into due
+	sd   int64  // session delay folded into due
+	run  uint64 // evTurn: the session run the turn continues
 	item int32
 	kind uint8
 }
@@ -104,6 +105,7 @@ type runner struct {
 	warmN       atomic.Int64
 	profileN    atomic.Int64
 	seq         atomic.Uint64
+	runs        atomic.Uint64 // session runs started (Job.SessionRun)
 	outstanding atomic.Int64 // jobs in senders + posted continuations
 	active      atomic.Int64 // sessions in flight
 	nextSess    atomic.Int64
@@ -305,9 +307,13 @@ func (r *runner) admit(j *Job) bool {
 	return true
 }
 
-// setJob fills j for item (intended and session delay in run ns).
-func (r *runner) setJob(j *Job, item int32, intended, sd int64) {
-	*j = Job{Item: int(item), Session: int(item), IntendedNS: r.wall0 + intended, SessionDelayNS: sd, Sender: -1,
+// setJob fills j for item (intended and session delay in run ns) of
+// session run run (0: a new run starts with item).
+func (r *runner) setJob(j *Job, item int32, intended, sd int64, run uint64) {
+	if run == 0 {
+		run = r.runs.Add(1)
+	}
+	*j = Job{Item: int(item), Session: int(item), SessionRun: run, IntendedNS: r.wall0 + intended, SessionDelayNS: sd, Sender: -1,
 		clk: r.clk, wall0: r.wall0}
 	if r.p.rows != nil {
 		j.Session = int(r.p.sessOf[item])
@@ -335,8 +341,9 @@ const noItem = -1
 // a new session, it returns blocked (or, with --late skip and a lateness
 // over the threshold, drops the job). The caller keeps a blocked event and
 // retries it, so the dispatcher keeps serving everything else meanwhile.
-func (r *runner) fire(item int32, intended, sd int64, newSession bool) fireResult {
+func (r *runner) fire(item int32, intended, sd int64, run uint64) fireResult {
 	c := r.cfg
+	newSession := run == 0
 	lateSkip := c.Late == LateSkip && r.clk.now()-intended > int64(c.LateThreshold)
 	var sid int32 = -1
 	capped := newSession && c.Concurrency > 0 && r.p.mode != ModeConcurrency && r.active.Load() >= int64(c.Concurrency)
@@ -360,7 +367,7 @@ func (r *runner) fire(item int32, intended, sd int64, newSession bool) fireResul
 			}
 			item = r.firstItem(s)
 		}
-		if !r.skip(item, intended, sd, newSession) {
+		if !r.skip(item, intended, sd, run) {
 			return stopped
 		}
 		return fired
@@ -375,7 +382,7 @@ func (r *runner) fire(item int32, intended, sd int64, newSession bool) fireResul
 	}
 	s := &r.senders[sid]
 	j := &s.job
-	r.setJob(j, item, intended, sd)
+	r.setJob(j, item, intended, sd, run)
 	if !r.admit(j) {
 		r.idle.push(sid)
 		return stopped
@@ -402,7 +409,11 @@ func (r *runner) fire(item int32, intended, sd int64, newSession bool) fireResul
 // skip drops item and the rest of its session (--late skip). A session
 // already in flight (newSession false) ends here: its slot is released
 // and, in the closed loop, a replacement session is started.
-func (r *runner) skip(item int32, intended, sd int64, newSession bool) bool {
+func (r *runner) skip(item int32, intended, sd int64, run uint64) bool {
+	newSession := run == 0
+	if newSession {
+		run = r.runs.Add(1)
+	}
 	r.blockedDue = math.MinInt64
 	if !newSession {
 		r.active.Add(-1)
@@ -412,7 +423,7 @@ func (r *runner) skip(item int32, intended, sd int64, newSession bool) bool {
 	}
 	for it := item; it >= 0; {
 		var j Job
-		r.setJob(&j, it, intended, sd)
+		r.setJob(&j, it, intended, sd, run)
 		if !r.admit(&j) {
 			return false
 		}
@@ -462,12 +473,12 @@ func (r *runner) complete(s *sender) bool {
 		if nx := p.next[j.Item]; nx >= 0 {
 			due, sd := r.turnDue(j, nx, now)
 			if due <= now && p.mode != ModeRate {
-				if r.inline(s, nx, due, sd) {
+				if r.inline(s, nx, due, sd, j.SessionRun) {
 					return true
 				}
 			} else {
 				r.outstanding.Add(1)
-				for !r.posts.push(event{due: due, sd: sd, item: nx, kind: evTurn}) {
+				for !r.posts.push(event{due: due, sd: sd, run: j.SessionRun, item: nx, kind: evTurn}) {
 					runtime.Gosched() // the dispatcher drains it every wake-up
 				}
 				r.outstanding.Add(-1)
@@ -479,7 +490,7 @@ func (r *runner) complete(s *sender) bool {
 	if p.mode == ModeConcurrency && !r.stopped.Load() {
 		if ss, ok := r.takeSession(); ok {
 			r.active.Add(1)
-			if r.inline(s, r.firstItem(ss), now, 0) {
+			if r.inline(s, r.firstItem(ss), now, 0, 0) {
 				return true
 			}
 			r.active.Add(-1)
@@ -517,9 +528,9 @@ func (r *runner) turnDue(j *Job, nx int32, now int64) (due, sd int64) {
 }
 
 // inline starts item on the sender that just completed a job.
-func (r *runner) inline(s *sender, item int32, intended, sd int64) bool {
+func (r *runner) inline(s *sender, item int32, intended, sd int64, run uint64) bool {
 	j := &s.job
-	r.setJob(j, item, intended, sd)
+	r.setJob(j, item, intended, sd, run)
 	if !r.admit(j) {
 		return false
 	}
@@ -617,7 +628,7 @@ func (r *runner) fireNext(src source, due int64) fireResult {
 	p := r.p
 	switch src {
 	case srcFixed:
-		res := r.fire(p.sessFirst[r.fixedNext], due, 0, true)
+		res := r.fire(p.sessFirst[r.fixedNext], due, 0, 0)
 		if res != blocked {
 			r.fixedNext++
 		}
@@ -641,9 +652,9 @@ func (r *runner) fireNext(src source, due int64) fireResult {
 		var res fireResult
 		switch e.kind {
 		case evTurn:
-			res = r.fire(e.item, e.due, e.sd, false)
+			res = r.fire(e.item, e.due, e.sd, e.run)
 		case evUser:
-			res = r.fire(e.item, e.due, 0, true)
+			res = r.fire(e.item, e.due, 0, 0)
 			if res == fired {
 				// A replacement user comes after this user's turns, open loop.
 				turns := int64(0)
@@ -655,7 +666,7 @@ func (r *runner) fireNext(src source, due int64) fireResult {
 				}
 			}
 		default: // evSession
-			res = r.fire(noItem, e.due, 0, true)
+			res = r.fire(noItem, e.due, 0, 0)
 			if res == exhausted {
 				res = fired // nothing left to start; running sessions finish
 			}
@@ -677,7 +688,7 @@ func (r *runner) fireNext(src source, due int64) fireResult {
 func (r *runner) tick(due int64) fireResult {
 	if len(r.heap) > 0 && r.heap[0].due <= max(due, r.clk.now()) {
 		e := r.pop()
-		res := r.fire(e.item, max(due, e.due), 0, false)
+		res := r.fire(e.item, max(due, e.due), 0, e.run)
 		if res == blocked {
 			r.push(e)
 		}
@@ -688,7 +699,7 @@ func (r *runner) tick(due int64) fireResult {
 		r.st.skipped.Add(1) // the tick is dropped; no session is consumed
 		return fired
 	}
-	return r.fire(noItem, due, 0, true)
+	return r.fire(noItem, due, 0, 0)
 }
 
 // fireDueTurns fires the due later turns in the heap while a new session
@@ -702,7 +713,7 @@ func (r *runner) fireDueTurns() {
 	held := r.scratch[:0]
 	for len(r.heap) > 0 && r.heap[0].due <= now {
 		e := r.pop()
-		if e.kind == evTurn && r.fire(e.item, e.due, e.sd, false) != blocked {
+		if e.kind == evTurn && r.fire(e.item, e.due, e.sd, e.run) != blocked {
 			continue
 		}
 		held = append(held, e)

@@ -538,7 +538,7 @@ func TestSkipReleasesSessionSlot(t *testing.T) {
 	r := newRunner(p, &l, newSleepClock(time.Now()), 0, t.Context())
 	// No sender started: none is free, so the 2 ms late turn is dropped.
 	r.active.Store(1)
-	if res := r.fire(2, r.clk.now()-int64(2*time.Millisecond), 0, false); res != fired {
+	if res := r.fire(2, r.clk.now()-int64(2*time.Millisecond), 0, 7); res != fired {
 		t.Fatalf("fire = %d, want fired (skipped)", res)
 	}
 	if r.active.Load() != 0 {
@@ -587,4 +587,39 @@ func TestRunOnClock(t *testing.T) {
 			t.Errorf("times (-want +got):\n%s", d)
 		}
 	})
+}
+
+// TestSessionRun: the turns of one run of a session share a SessionRun no
+// other run has; a closed loop that wraps around the trace starts each
+// session again under a new one, even while an earlier run of it may
+// still be going.
+func TestSessionRun(t *testing.T) {
+	rows := tsRows(0, 0, 0, 0)
+	for i, sess := range []string{"a", "b", "a", "b"} {
+		rows[i].SessionID, rows[i].Turn = sess, i/2
+	}
+	cfg := NewConfig()
+	cfg.Mode = ModeConcurrency
+	cfg.Concurrency = 3 // more slots than sessions: runs of one session overlap
+	cfg.RequestCount = 12
+	var l jobLog
+	l.service = func(*Job) time.Duration { return time.Millisecond }
+	runVirtual(t, cfg, rows, &l)
+	turns := map[uint64][]int{} // run → items in turn order
+	for _, j := range l.byID() {
+		if j.SessionRun == 0 {
+			t.Fatalf("job %d has no session run", j.ID)
+		}
+		turns[j.SessionRun] = append(turns[j.SessionRun], j.Item)
+	}
+	for run, items := range turns {
+		// Each run is one session's turns, in order, at most once each
+		// (the last runs may be cut by the request count).
+		if len(items) > 2 || items[0] > 1 || (len(items) == 2 && items[1] != items[0]+2) {
+			t.Errorf("run %d carries items %v, want one session's turns in order", run, items)
+		}
+	}
+	if len(turns) < 6 {
+		t.Errorf("%d session runs for 12 requests of 2-turn sessions, want ≥ 6", len(turns))
+	}
 }
