@@ -31,7 +31,7 @@ type Job struct {
 	// session that overlap stay apart (per-run state such as a multi-turn
 	// history is keyed by it).
 	SessionRun uint64
-	Phase   record.Phase
+	Phase      record.Phase
 	// Sender is the id of the sender running the job, 0..Senders−1
 	// (-1 for a skipped job).
 	Sender int

@@ -106,8 +106,8 @@ type runner struct {
 	profileN    atomic.Int64
 	seq         atomic.Uint64
 	runs        atomic.Uint64 // session runs started (Job.SessionRun)
-	outstanding atomic.Int64 // jobs in senders + posted continuations
-	active      atomic.Int64 // sessions in flight
+	outstanding atomic.Int64  // jobs in senders + posted continuations
+	active      atomic.Int64  // sessions in flight
 	nextSess    atomic.Int64
 	stopped     atomic.Bool
 	stopReason  atomic.Pointer[string]
