@@ -78,6 +78,7 @@ type requestBuilder struct {
 	sessionDelay              *array.Int64Builder
 
 	inTok, outTok, reasTok, maxTok           *array.Int32Builder
+	traceInTok                               *array.Int32Builder
 	sPrompt, sCompl, sReas, sCached, eCached *array.Int32Builder
 	events, contentEvents, reads, maxPerRead *array.Int32Builder
 	bytesRecv, bytesSent                     *array.Int64Builder
@@ -112,6 +113,7 @@ func newRequestBuilder(mem memory.Allocator) *requestBuilder {
 	b.itl = array.NewFloat64Builder(mem)
 	b.e2e, b.lateness, b.fromIntend, b.sessionDelay = i64b(), i64b(), i64b(), i64b()
 	b.inTok, b.outTok, b.reasTok, b.maxTok = i32b(), i32b(), i32b(), i32b()
+	b.traceInTok = i32b()
 	b.sPrompt, b.sCompl, b.sReas, b.sCached, b.eCached = i32b(), i32b(), i32b(), i32b(), i32b()
 	b.events, b.contentEvents, b.reads, b.maxPerRead = i32b(), i32b(), i32b(), i32b()
 	b.bytesRecv, b.bytesSent = i64b(), i64b()
@@ -147,7 +149,8 @@ func (b *requestBuilder) builders() []array.Builder {
 	return append(bs, b.ttft, b.ttfo, b.ttst, b.itl, b.e2e, b.lateness, b.fromIntend, b.sessionDelay,
 		b.inTok, b.outTok, b.reasTok, b.maxTok, b.sPrompt, b.sCompl, b.sReas, b.sCached, b.eCached,
 		b.events, b.contentEvents, b.reads, b.maxPerRead, b.bytesRecv, b.bytesSent,
-		b.status, b.errKind, b.errMsg, b.finish, b.connReused, b.retries, b.blocked, b.dns, b.connect, b.adapter)
+		b.status, b.errKind, b.errMsg, b.finish, b.connReused, b.retries, b.blocked, b.dns, b.connect, b.adapter,
+		b.traceInTok)
 }
 
 // reserve makes room for n more rows, so appendRequest never allocates.
@@ -214,6 +217,7 @@ func (b *requestBuilder) appendRequest(r *record.Request) {
 	b.outTok.UnsafeAppend(r.OutputTokens)
 	b.reasTok.UnsafeAppend(r.ReasoningTokens)
 	i32NZ(b.maxTok, r.MaxTokens)
+	i32Known(b.traceInTok, r.TraceInputTokens)
 	i32Known(b.sPrompt, r.ServerPromptTokens)
 	i32Known(b.sCompl, r.ServerCompletionTokens)
 	i32Known(b.sReas, r.ServerReasoningTokens)
@@ -277,7 +281,8 @@ func (b *requestBuilder) newRecord() arrow.Record {
 		b.events.NewArray(), b.contentEvents.NewArray(), b.reads.NewArray(), b.maxPerRead.NewArray(),
 		b.bytesRecv.NewArray(), b.bytesSent.NewArray(),
 		b.status.NewArray(), newDict(b.errKind, b.errKindDict), b.errMsg.NewArray(), b.finish.NewArray(),
-		b.connReused.NewArray(), b.retries.NewArray(), b.blocked.NewArray(), b.dns.NewArray(), b.connect.NewArray(), b.adapter.NewArray())
+		b.connReused.NewArray(), b.retries.NewArray(), b.blocked.NewArray(), b.dns.NewArray(), b.connect.NewArray(), b.adapter.NewArray(),
+		b.traceInTok.NewArray())
 	rec := array.NewRecord(b.schema, cols, int64(n))
 	for _, c := range cols {
 		c.Release()

@@ -233,6 +233,16 @@ func (c *columns) col(name string) arrow.Array {
 	return c.rec.Column(idx[0])
 }
 
+// optCol is colAs for a column appended within a version: a file written
+// before it has none, which is no error (the zero T is returned).
+func optCol[T arrow.Array](c *columns, name string) T {
+	if len(c.rec.Schema().FieldIndices(name)) == 0 {
+		var zero T
+		return zero
+	}
+	return colAs[T](c, name)
+}
+
 func colAs[T arrow.Array](c *columns, name string) T {
 	a := c.col(name)
 	t, ok := a.(T)
@@ -320,6 +330,7 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 	sPrompt, sCompl := colAs[*array.Int32](c, "server_prompt_tokens"), colAs[*array.Int32](c, "server_completion_tokens")
 	sReas, sCached := colAs[*array.Int32](c, "server_reasoning_tokens"), colAs[*array.Int32](c, "server_cached_tokens")
 	eCached := colAs[*array.Int32](c, "expected_cached_tokens")
+	traceInTok := optCol[*array.Int32](c, "trace_input_tokens") // appended within v1
 	events, contentEvents := colAs[*array.Int32](c, "events"), colAs[*array.Int32](c, "content_events")
 	reads, maxPerRead := colAs[*array.Int32](c, "reads"), colAs[*array.Int32](c, "max_events_per_read")
 	bytesRecv, bytesSent := colAs[*array.Int64](c, "bytes_received"), colAs[*array.Int64](c, "bytes_sent")
@@ -371,6 +382,10 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 		r.OutputTokens = outTok.Value(i)
 		r.ReasoningTokens = reasTok.Value(i)
 		r.MaxTokens = i32or(maxTok, i, 0)
+		r.TraceInputTokens = -1
+		if traceInTok != nil {
+			r.TraceInputTokens = i32or(traceInTok, i, -1)
+		}
 		r.ServerPromptTokens = i32or(sPrompt, i, -1)
 		r.ServerCompletionTokens = i32or(sCompl, i, -1)
 		r.ServerReasoningTokens = i32or(sReas, i, -1)

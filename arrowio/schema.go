@@ -160,6 +160,8 @@ func recordsFields() []arrow.Field {
 		nullable("dns_ns", i64),
 		nullable("connect_ns", i64),
 		nullable("adapter_ns", i64),
+		// Appended within records/v1 (readers accept files without it).
+		nullable("trace_input_tokens", i32),
 	)
 	return fs
 }

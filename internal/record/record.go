@@ -83,6 +83,12 @@ type Request struct {
 	OutputTokens    int32 // excluding reasoning
 	ReasoningTokens int32
 	MaxTokens       int32 // requested output length; 0 when not set
+	// TraceInputTokens is the input length the trace row gives (the
+	// synthetic load's draw), -1 when unknown. It differs from
+	// InputTokens, the prompt actually sent, when a multi-turn session
+	// grows its history (the wire prompt carries earlier turns and
+	// responses), with --isl-correction, or for rows sent as they are.
+	TraceInputTokens int32
 
 	// Token counts reported by the server (-1 = not reported).
 	ServerPromptTokens     int32
