@@ -22,7 +22,8 @@ type Prepared struct {
 	Stream bool
 
 	// Known at build time, copied into the record.
-	InputTokens          int32 // client-side prompt tokens
+	InputTokens          int32 // client-side prompt tokens (the wire prompt)
+	TraceInputTokens     int32 // the trace row's input length, -1 unknown
 	MaxTokens            int32
 	ExpectedCachedTokens int32 // -1 unknown
 	BuildNS              int64 // time spent in the adapter's Build

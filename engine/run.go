@@ -356,6 +356,18 @@ func (rn *runner) skipRecord(j *replay.Job, r *record.Request) {
 	r.ErrorMessage = "dropped by --late skip"
 	r.ServerPromptTokens, r.ServerCompletionTokens, r.ServerReasoningTokens, r.ServerCachedTokens = -1, -1, -1, -1
 	r.ExpectedCachedTokens = -1
+	r.TraceInputTokens = -1
+	if rn.cfg.Rows != nil && j.Item >= 0 && j.Item < len(rn.cfg.Rows) {
+		r.TraceInputTokens = traceISL(&rn.cfg.Rows[j.Item])
+	}
+}
+
+// traceISL is the row's input length for record.Request.TraceInputTokens.
+func traceISL(row *trace.Row) int32 {
+	if row.InputTokens <= 0 {
+		return -1
+	}
+	return int32(row.InputTokens)
 }
 
 func (rn *runner) identify(r *record.Request, j *replay.Job) {
@@ -428,6 +440,7 @@ func (rn *runner) build(b *Builder, item int, p *Prepared) {
 		in.MaxTokens = row.OutputTokens
 	}
 	p.InputTokens = int32(row.InputTokens)
+	p.TraceInputTokens = traceISL(&row)
 	p.ExpectedCachedTokens = -1
 	if cfg.Prompts != nil {
 		n, cached, err := cfg.Prompts.Prompt(&row, &in)

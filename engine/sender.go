@@ -134,6 +134,7 @@ func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
 	e := s.e
 	s.events = s.events[:0]
 	r.InputTokens = p.InputTokens
+	r.TraceInputTokens = p.TraceInputTokens
 	r.MaxTokens = p.MaxTokens
 	r.ExpectedCachedTokens = p.ExpectedCachedTokens
 	r.ServerPromptTokens, r.ServerCompletionTokens = -1, -1

@@ -85,6 +85,7 @@ type jsonRequest struct {
 	OutputTokens          int32   `json:"output_tokens"`
 	ReasoningTokens       int32   `json:"reasoning_tokens"`
 	MaxTokens             int32   `json:"max_tokens"`
+	TraceInputTokens      int32   `json:"trace_input_tokens"`
 	ServerPromptTokens    int32   `json:"server_prompt_tokens"`
 	ServerCompletion      int32   `json:"server_completion_tokens"`
 	ServerReasoning       int32   `json:"server_reasoning_tokens"`
@@ -128,7 +129,7 @@ func (s *JSONLSink) WriteRequests(batch []record.Request) error {
 			r.IntendedNS, r.DispatchedNS, r.SentNS, r.WroteNS, r.HeadersNS, r.FirstEventNS, r.FirstTokenNS,
 			r.FirstOutputTokenNS, r.SecondTokenNS, r.LastTokenNS, r.EndNS,
 			r.TTFTNS, r.TTFONS, r.TTSTNS, r.ITLNS, r.E2ENS, r.LatenessNS, r.LatencyFromIntendedNS, r.SessionDelayNS,
-			r.InputTokens, r.OutputTokens, r.ReasoningTokens, r.MaxTokens,
+			r.InputTokens, r.OutputTokens, r.ReasoningTokens, r.MaxTokens, r.TraceInputTokens,
 			r.ServerPromptTokens, r.ServerCompletionTokens, r.ServerReasoningTokens, r.ServerCachedTokens, r.ExpectedCachedTokens,
 			r.Events, r.ContentEvents, r.Reads, r.MaxEventsRead, r.BytesReceived, r.BytesSent,
 			r.StatusCode, string(r.ErrorKind), r.ErrorMessage, r.FinishReason,
