@@ -44,6 +44,26 @@
 // on sends streams with Connection: close. net/http's own silent retries
 // are disabled (GetBody is nil).
 //
+// # Multi-turn sessions
+//
+// [RunConfig.Context] ([ContextMode]) decides which session rows carry
+// their session's history (benchmark-semantics §2.4). In auto mode, rows
+// whose input length already includes the history (Bailian, complete
+// requests) are sent as they stand, and the other rows of a session (the
+// Mooncake/AIPerf dialect, where input_length is the new turn's tokens)
+// are sent as AIPerf's deltas_without_responses does: every earlier user
+// prompt and the assistant response actually received, then the new turn
+// (chat: a messages array; completions: one concatenated prompt). Such a
+// later turn cannot be built ahead: it is built on the send path once the
+// previous turn completed (between DispatchedNS and SentNS), and only the
+// responses a later turn needs are captured (at most [MaxHistoryResponse]
+// bytes each). The scheduler's session delay (SessionDelayNS) and this
+// build time are the session-induced delays; the server's share is TTFT
+// and E2E. Records carry the wire prompt (InputTokens) beside the trace's
+// (TraceInputTokens) and, for a later turn, the full blocks of the
+// previous prompt as ExpectedCachedTokens: what a prefix cache holds of it
+// for sure.
+//
 // # Errors
 //
 // A failed request is a row, never an error: transport errors, non-2xx

@@ -27,6 +27,9 @@ type Prepared struct {
 	MaxTokens            int32
 	ExpectedCachedTokens int32 // -1 unknown
 	BuildNS              int64 // time spent in the adapter's Build
+	// Capture asks for the response's text (Sender.Response): a later
+	// turn of the session carries it in its history.
+	Capture bool
 	// Err is set when the request could not be built; sending it records
 	// ErrKind (record.ErrBuild when empty; record.ErrAdapter when the
 	// adapter failed) without any I/O.
@@ -123,6 +126,10 @@ func splice(body []byte, holes []adapter.Hole, in *adapter.BuildInput) ([]byte, 
 			}
 			out = append(out, ']')
 		case adapter.HoleMessages:
+			if in.Flags&adapter.BuildHistory != 0 && len(in.Messages) > 0 {
+				out = appendMessages(out, in.Messages)
+				break
+			}
 			out = append(out, `[{"role":"user","content":"`...)
 			out = appendJSONEscaped(out, in.PromptText)
 			out = append(out, `"}]`...)
@@ -131,6 +138,22 @@ func splice(body []byte, holes []adapter.Hole, in *adapter.BuildInput) ([]byte, 
 		}
 	}
 	return append(out, body[last:]...), nil
+}
+
+// appendMessages appends msgs as an OpenAI messages array.
+func appendMessages(dst []byte, msgs []adapter.Message) []byte {
+	dst = append(dst, '[')
+	for i, m := range msgs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"role":"`...)
+		dst = appendJSONEscaped(dst, m.Role)
+		dst = append(dst, `","content":"`...)
+		dst = appendJSONEscaped(dst, m.Content)
+		dst = append(dst, `"}`...)
+	}
+	return append(dst, ']')
 }
 
 // appendJSONEscaped appends s as JSON string contents (no quotes).

@@ -65,6 +65,10 @@ type RunConfig struct {
 	Rows      []trace.Row
 	Synthetic Synthetic
 	Prompts   PromptSource
+	// Context decides which turns of multi-turn sessions are sent with
+	// their session's history ("" = DefaultContextMode). Growing a history
+	// needs Prompts to be a SessionPromptSource.
+	Context   ContextMode
 	Streaming bool
 	// MaxTokensFromTrace sends each row's output length as the max tokens.
 	MaxTokensFromTrace bool
@@ -99,6 +103,11 @@ type Result struct {
 	// InlineBuilds counts requests built on the send path because the
 	// lookahead had not reached them.
 	InlineBuilds int64
+	// HistoryBuilds counts later turns of sessions built on the send path
+	// with their history (they cannot be built ahead); HistoryTruncated
+	// counts responses cut to MaxHistoryResponse in a history.
+	HistoryBuilds    int64
+	HistoryTruncated int64
 }
 
 // errGrace is the cancellation cause at the end of the grace period.
@@ -144,8 +153,12 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 		return nil, err
 	}
 	defer e.Close()
+	hist, err := newHistories(cfg.Context, cfg.Rows, cfg.Prompts, log)
+	if err != nil {
+		return nil, err
+	}
 
-	rn := &runner{cfg: &cfg, e: e, log: log, senders: make([]*senderState, nSenders)}
+	rn := &runner{cfg: &cfg, e: e, log: log, senders: make([]*senderState, nSenders), hist: hist}
 	rn.total = int64(plan.Requests())
 	if cfg.Rows != nil {
 		rn.total = int64(len(cfg.Rows))
@@ -208,7 +221,12 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 		go func() {
 			defer bwg.Done()
 			defer b.Close()
-			rn.win.builderLoop(buildQuit, func(item int64, p *Prepared) { rn.build(b, int(item), p) })
+			rn.win.builderLoop(buildQuit, func(item int64, p *Prepared) {
+				if rn.hist.role(int(item))&roleLater != 0 {
+					return // built on the send path, with its history
+				}
+				rn.build(b, int(item), p, nil)
+			})
 		}()
 	}
 
@@ -242,6 +260,9 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 
 	res := &Result{Stats: stats, Interrupted: interrupted.Load(), Retries: e.Retries(),
 		ClosesAfterStream: e.ClosesAfterStream(), InlineBuilds: rn.inline.Load()}
+	if hist != nil {
+		res.HistoryBuilds, res.HistoryTruncated = hist.builds.Load(), hist.truncated.Load()
+	}
 	info := cfg.Info
 	info.Cancelled = res.Interrupted
 	if info.End.IsZero() {
@@ -269,6 +290,8 @@ type runner struct {
 	col  *collector
 	acc  *summary.Accumulator
 	prog progress
+
+	hist *histories // nil when no session grows a history
 
 	total     int64
 	senders   []*senderState // indexed by sender id; each touched only by its goroutine
@@ -304,27 +327,44 @@ func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
 	if st == nil {
 		return
 	}
+	role := rn.hist.role(j.Item)
+	var h *history
+	if role != 0 {
+		h = rn.hist.get(j.SessionRun, role&roleFirst != 0)
+	}
 	p := rn.win.take(int64(j.Item))
-	if p == nil {
+	switch {
+	case role&roleLater != 0:
+		// A later turn needs the responses of the earlier ones: it is
+		// built now, between DispatchedNS and SentNS (the session-induced
+		// build time is SentNS − DispatchedNS; the adapter's part is in
+		// AdapterNS).
+		rn.hist.builds.Add(1)
+		p = &Prepared{}
+		rn.inlineBuild(st, j.Item, p, h.sp)
+	case p == nil:
 		rn.inline.Add(1)
 		p = &Prepared{}
-		if st.b == nil {
-			b, err := rn.e.NewBuilder()
-			if err != nil {
-				p.Err = err
-			}
-			st.b = b
-		}
-		if st.b != nil {
-			rn.build(st.b, j.Item, p)
-		}
+		rn.inlineBuild(st, j.Item, p, nil)
 	}
+	p.Capture = role&roleCapture != 0
 	r := &st.rec
 	*r = record.Request{}
 	rn.identify(r, j)
 	rn.prog.sent.Add(1)
 	rn.prog.inflight.Add(1)
 	st.s.Do(rn.reqCtx, p, r)
+	if h != nil {
+		if p.Capture {
+			// What was received, even from a failed request: the next turn
+			// carries exactly the conversation the server produced.
+			if err := h.sp.Record(&rn.cfg.Rows[j.Item], rn.hist.response(st.s.Response())); err != nil {
+				rn.log.Error("session history", slog.Int64("row", rn.cfg.Rows[j.Item].Index), slog.Any("err", err))
+			}
+		} else {
+			rn.hist.done(j.SessionRun)
+		}
+	}
 	r.BytesSent = int64(len(p.Body))
 	rn.prog.inflight.Add(-1)
 	rn.prog.done.Add(1)
@@ -404,8 +444,23 @@ func (rn *runner) sender(id int) *senderState {
 	return st
 }
 
-// build renders item into p (on a builder goroutine, or inline).
-func (rn *runner) build(b *Builder, item int, p *Prepared) {
+// inlineBuild builds item into p on the sender's goroutine, with its own
+// builder.
+func (rn *runner) inlineBuild(st *senderState, item int, p *Prepared, sp SessionPrompts) {
+	if st.b == nil {
+		b, err := rn.e.NewBuilder()
+		if err != nil {
+			p.Err = err
+			return
+		}
+		st.b = b
+	}
+	rn.build(st.b, item, p, sp)
+}
+
+// build renders item into p (on a builder goroutine, or inline); sp, when
+// set, builds it as a later turn of a session, with the history.
+func (rn *runner) build(b *Builder, item int, p *Prepared, sp SessionPrompts) {
 	cfg := rn.cfg
 	var row trace.Row
 	if cfg.Rows != nil {
@@ -442,7 +497,18 @@ func (rn *runner) build(b *Builder, item int, p *Prepared) {
 	p.InputTokens = int32(row.InputTokens)
 	p.TraceInputTokens = traceISL(&row)
 	p.ExpectedCachedTokens = -1
-	if cfg.Prompts != nil {
+	if sp != nil {
+		n, cached, err := sp.Prompt(&row, &in)
+		if err != nil {
+			p.Err = fmt.Errorf("prompt for row %d (line %d) with its session's history: %w", row.Index, row.Line, err)
+			return
+		}
+		if len(in.Messages) > 1 {
+			in.Flags |= adapter.BuildHistory
+		}
+		p.InputTokens = int32(n)
+		p.ExpectedCachedTokens = int32(cached)
+	} else if cfg.Prompts != nil {
 		n, cached, err := cfg.Prompts.Prompt(&row, &in)
 		if err != nil {
 			p.Err = fmt.Errorf("prompt for row %d (line %d): %w", row.Index, row.Line, err)

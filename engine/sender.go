@@ -77,6 +77,18 @@ func (s *Sender) Close() error { return s.inst.Release() }
 // Config.Events). The slice is owned by the sender until its next Do.
 func (s *Sender) Events() []record.Event { return s.events }
 
+// Response returns the assistant text of the last request, as AIPerf
+// appends it to a session's history: the content, or the reasoning text
+// when the content is empty. It is captured only when the Prepared asked
+// for it (Capture) or a token counter is configured; nil otherwise or when
+// nothing arrived. The slice is owned by the sender until its next Do.
+func (s *Sender) Response() []byte {
+	if len(s.fin.Text) > 0 {
+		return s.fin.Text
+	}
+	return s.fin.Reasoning
+}
+
 // phaseTrace collects the httptrace points of one attempt.
 type phaseTrace struct {
 	clock               *Clock
@@ -133,6 +145,7 @@ func (p *phaseTrace) release(endNS int64) {
 func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
 	e := s.e
 	s.events = s.events[:0]
+	s.fin = adapter.Final{} // Response of a request that never got a body: nothing
 	r.InputTokens = p.InputTokens
 	r.TraceInputTokens = p.TraceInputTokens
 	r.MaxTokens = p.MaxTokens
@@ -262,7 +275,7 @@ func (s *Sender) read(ctx context.Context, p *Prepared, resp *http.Response, r *
 	if stream {
 		flags |= adapter.OpenStream
 	}
-	if e.cfg.Counter != nil {
+	if e.cfg.Counter != nil || p.Capture {
 		flags |= adapter.OpenCaptureText
 	}
 	if err := s.inst.Open(s.ctxID, flags); err != nil {

@@ -24,7 +24,7 @@ type synthPrompts struct {
 	ids  bool       // send token ids (completions)
 }
 
-var _ engine.PromptSource = (*synthPrompts)(nil)
+var _ engine.SessionPromptSource = (*synthPrompts)(nil)
 
 // Prompt implements engine.PromptSource.
 func (sp *synthPrompts) Prompt(row *trace.Row, in *adapter.BuildInput) (int, int, error) {
@@ -54,6 +54,74 @@ func (sp *synthPrompts) Prompt(row *trace.Row, in *adapter.BuildInput) (int, int
 		exp = p.ExpectedCachedTokens
 	}
 	return p.Tokens, exp, nil
+}
+
+// NewSession implements engine.SessionPromptSource: the history of one
+// session run, grown as AIPerf's deltas_without_responses does (see
+// prompt.Session).
+func (sp *synthPrompts) NewSession() engine.SessionPrompts {
+	return &synthSession{sp: sp, sess: sp.s.NewSession(), last: -1}
+}
+
+// synthSession builds the turns of one session run with their history.
+// The engine calls it for one turn at a time.
+type synthSession struct {
+	sp   *synthPrompts
+	sess *prompt.Session
+	p    prompt.Prompt // the turn last built
+	last int64         // its row index, -1 none
+}
+
+// Prompt implements engine.SessionPrompts.
+func (ss *synthSession) Prompt(row *trace.Row, in *adapter.BuildInput) (int, int, error) {
+	if err := ss.build(row); err != nil {
+		return 0, 0, err
+	}
+	p := &ss.p
+	msgs := ss.sess.Messages(p)
+	in.Messages = make([]adapter.Message, len(msgs))
+	for i, m := range msgs {
+		in.Messages[i] = adapter.Message{Role: m.Role, Content: m.Content}
+	}
+	in.PromptText = ss.sess.Text(p)
+	if ss.sp.ids && len(p.TokenIDs) > 0 {
+		in.PromptTokens = ss.sess.TokenIDs(p)
+		in.PromptText = ""
+	}
+	n := ss.sess.HistoryTokens() + max(p.Tokens, 0)
+	exp := -1
+	if ss.sess.Turns() > 0 {
+		exp = ss.sess.ExpectedCachedTokens(row.BlockSize)
+	} else if p.Synthesized && row.BlockSize > 0 && len(row.HashIDs) > 0 {
+		exp = p.ExpectedCachedTokens
+	}
+	return n, exp, nil
+}
+
+// Record implements engine.SessionPrompts.
+func (ss *synthSession) Record(row *trace.Row, response string) error {
+	if ss.last != row.Index {
+		// A first turn, built ahead by the engine: build it again (after
+		// Prepare, Build depends only on the row).
+		if err := ss.build(row); err != nil {
+			return err
+		}
+	}
+	ss.sess.Record(&ss.p, response)
+	ss.last = -1
+	return nil
+}
+
+func (ss *synthSession) build(row *trace.Row) error {
+	ss.last = -1
+	ss.sp.mu.Lock()
+	err := ss.sp.s.Build(row, &ss.p)
+	ss.sp.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	ss.last = row.Index
+	return nil
 }
 
 // newSynthPrompts builds the synthesizer and prepares it over the whole

@@ -148,9 +148,23 @@ type BuildInput struct {
 
 	// The host-synthesized prompt, as text and/or token ids (either may be
 	// empty). Adapters that want to avoid copying large prompts emit a
-	// [Hole] instead of writing it into the body.
+	// [Hole] instead of writing it into the body. With BuildHistory they
+	// hold the whole conversation as one completions prompt: every
+	// earlier turn's prompt and response, then this turn's prompt.
 	PromptText   string
 	PromptTokens []int
+	// Messages is set with BuildHistory: the conversation as chat
+	// messages, the earlier turns' user prompts and assistant responses
+	// alternating, then this turn's prompt as the last user message. A
+	// chat adapter sends it as its messages array (the engine renders it
+	// at a HoleMessages hole). Owned by the engine; read-only.
+	Messages []Message
+}
+
+// Message is one chat message of a multi-turn conversation.
+type Message struct {
+	Role    string // "user" or "assistant"
+	Content string
 }
 
 // Method is the HTTP method of a built request.
@@ -184,7 +198,7 @@ type HoleKind uint32
 const (
 	HolePromptText   HoleKind = 1 // prompt text as JSON string contents (escaped, no quotes)
 	HolePromptTokens HoleKind = 2 // prompt token ids as a JSON int array, brackets included
-	HoleMessages     HoleKind = 3 // an OpenAI messages array with one user message, brackets included
+	HoleMessages     HoleKind = 3 // an OpenAI messages array, brackets included: one user message, or BuildInput.Messages with BuildHistory
 )
 
 // Hole marks where the engine splices the synthesized prompt into Body.

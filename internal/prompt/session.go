@@ -31,11 +31,14 @@ type Session struct {
 	ids     []int
 	tokens  int
 	withIDs bool
+	// prev is the token count of the last recorded turn's whole prompt
+	// (its history and its own prompt), -1 before any.
+	prev int
 }
 
 // NewSession returns an empty conversation history for prompts of s.
 func (s *Synth) NewSession() *Session {
-	return &Session{tok: s.tok, withIDs: s.cfg.Format == FormatTokenIDs}
+	return &Session{tok: s.tok, withIDs: s.cfg.Format == FormatTokenIDs, prev: -1}
 }
 
 // Messages returns the chat messages of the turn p: the history, then p
@@ -71,7 +74,8 @@ func (ss *Session) Record(p *Prompt, response string) {
 	}
 	ss.text.WriteString(p.Text)
 	ss.text.WriteString(response)
-	ss.tokens += p.Tokens
+	ss.prev = ss.tokens + max(p.Tokens, 0)
+	ss.tokens += max(p.Tokens, 0)
 	if ss.withIDs {
 		ss.ids = append(ss.ids, p.TokenIDs...)
 		n := len(ss.ids)
@@ -95,6 +99,26 @@ func (ss *Session) lead(p *Prompt) string {
 		return " "
 	}
 	return ""
+}
+
+// ExpectedCachedTokens returns what a prefix cache of blockSize-token
+// blocks holds, for sure, of the next turn's prompt: the last recorded
+// turn's whole prompt was computed by the server and is the next prompt's
+// prefix, so its full blocks are cached (⌊P/B⌋·B tokens, P its length in
+// this Session's tokens). The response's tokens may be cached too (vLLM
+// caches generated blocks, the mock server and SGLang's radix cache on
+// some paths do not), so a server may report more, never less unless it
+// evicted, its block size differs, or its chat template changes the
+// earlier messages' tokens. 0 before any recorded turn; -1 when blockSize
+// is not positive.
+func (ss *Session) ExpectedCachedTokens(blockSize int) int {
+	if blockSize <= 0 {
+		return -1
+	}
+	if ss.prev <= 0 {
+		return 0
+	}
+	return ss.prev / blockSize * blockSize
 }
 
 // Turns returns the number of recorded turns.

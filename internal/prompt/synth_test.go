@@ -340,6 +340,14 @@ func TestSession(t *testing.T) {
 			if ss.HistoryTokens() != 30+tok.Count("Sure, here it is.") || ss.Turns() != 1 {
 				t.Errorf("history %d tokens, %d turns", ss.HistoryTokens(), ss.Turns())
 			}
+			// The first prompt (30 tokens) is the next one's prefix: one
+			// full 16-token block of it is cached for sure.
+			if got := ss.ExpectedCachedTokens(16); got != 16 {
+				t.Errorf("expected cached tokens %d, want 16", got)
+			}
+			if got := s.NewSession().ExpectedCachedTokens(16); got != 0 {
+				t.Errorf("expected cached tokens of an empty session %d, want 0", got)
+			}
 			ids := ss.TokenIDs(&p2)
 			if len(ids) != ss.HistoryTokens()+20 {
 				t.Errorf("%d ids, want %d", len(ids), ss.HistoryTokens()+20)

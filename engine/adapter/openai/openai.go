@@ -114,7 +114,22 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 	}
 	body := append(out.Body, `{"model":`...)
 	body = appendString(body, in.cfg.Model)
+	history := b.Flags&adapter.BuildHistory != 0 && len(b.Messages) > 0
 	switch {
+	case in.ep == Chat && history:
+		// A later turn of a session: the whole conversation.
+		body = append(body, `,"messages":[`...)
+		for i, m := range b.Messages {
+			if i > 0 {
+				body = append(body, ',')
+			}
+			body = append(body, `{"role":`...)
+			body = appendString(body, m.Role)
+			body = append(body, `,"content":`...)
+			body = appendString(body, m.Content)
+			body = append(body, '}')
+		}
+		body = append(body, ']')
 	case in.ep == Chat && isSet(raw.Messages):
 		body = append(body, `,"messages":`...)
 		body = append(body, raw.Messages...)
@@ -126,7 +141,7 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 			body = appendEscaped(body, b.PromptText)
 		}
 		body = append(body, `"}]`...)
-	case isSet(raw.TextInput):
+	case isSet(raw.TextInput) && !history:
 		body = append(body, `,"prompt":"`...)
 		body = appendTextInput(body, raw.TextInput)
 		body = append(body, '"')

@@ -294,6 +294,20 @@ func TestBuild(t *testing.T) {
 	if m["model"] != "x" {
 		t.Errorf("payload not sent verbatim: %v", m)
 	}
+	// A later turn of a session: the whole conversation as messages (chat),
+	// as one prompt (completions), even for a text_input row.
+	hist := adapter.BuildInput{Flags: adapter.BuildHistory, PromptText: "q1 a1 q2",
+		Raw:      json.RawMessage(`{"text_input":"q2"}`),
+		Messages: []adapter.Message{{Role: "user", Content: "q1"}, {Role: "assistant", Content: "a\"1"}, {Role: "user", Content: "q2"}}}
+	m = build(t, Chat, adapter.Config{Model: "m"}, hist)
+	want := []any{map[string]any{"role": "user", "content": "q1"}, map[string]any{"role": "assistant", "content": "a\"1"},
+		map[string]any{"role": "user", "content": "q2"}}
+	if d := cmp.Diff(want, m["messages"]); d != "" {
+		t.Errorf("history messages (-want +got):\n%s", d)
+	}
+	if m = build(t, Completions, adapter.Config{Model: "m"}, hist); m["prompt"] != "q1 a1 q2" {
+		t.Errorf("history prompt %v", m["prompt"])
+	}
 }
 
 // TestParseAllocs: classifying a chunk allocates nothing once the

@@ -1,0 +1,131 @@
+package engine
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/trace"
+)
+
+// TestContextModeGrows: which rows take part in history growth, per mode.
+func TestContextModeGrows(t *testing.T) {
+	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
+	rows := map[string]trace.Row{
+		"independent":           {InputTokens: 10},
+		"mooncake session":      {SessionID: "s", InputTokens: 10},
+		"mooncake text_input":   {SessionID: "s", Raw: raw(`{"text_input":"hi"}`)},
+		"bailian":               {SessionID: "s", InputTokens: 10, Cumulative: true},
+		"mooncake messages":     {SessionID: "s", Raw: raw(`{"messages":[{"role":"user","content":"x"}]}`), Cumulative: true},
+		"mooncake payload":      {SessionID: "s", Raw: raw(`{"payload":{"model":"m"}}`), Cumulative: true},
+		"aiperf single session": {SessionID: "s", Raw: raw(`{"text":"hi"}`), Cumulative: true},
+	}
+	want := map[ContextMode][]string{
+		ContextAuto:          {"mooncake session", "mooncake text_input"},
+		ContextHistory:       {"aiperf single session", "mooncake session", "mooncake text_input"},
+		ContextSelfContained: nil,
+	}
+	for mode, w := range want {
+		var got []string
+		for _, name := range []string{"aiperf single session", "bailian", "independent", "mooncake messages", "mooncake payload", "mooncake session", "mooncake text_input"} {
+			r := rows[name]
+			if mode.Grows(&r) {
+				got = append(got, name)
+			}
+		}
+		if d := cmp.Diff(w, got); d != "" {
+			t.Errorf("%s (-want +got):\n%s", mode, d)
+		}
+	}
+}
+
+// TestContextModeCheck: history mode refuses rows it cannot grow, naming
+// them; the other modes accept them.
+func TestContextModeCheck(t *testing.T) {
+	rows := []trace.Row{
+		{Index: 0, Line: 1, SessionID: "1", InputTokens: 40, Cumulative: true},
+		{Index: 1, Line: 2, SessionID: "2", Raw: json.RawMessage(`{"payload":{"model":"m"}}`), Cumulative: true},
+		{Index: 2, Line: 3, SessionID: "3", InputTokens: 40},
+	}
+	for _, m := range []ContextMode{"", ContextAuto, ContextSelfContained} {
+		if err := m.Check(rows); err != nil {
+			t.Errorf("%q: %v", m, err)
+		}
+	}
+	err := ContextHistory.Check(rows)
+	for _, part := range []string{"row 0 (line 1)", "count it twice", "row 1 (line 2)", "complete request", "--context-mode auto"} {
+		if err == nil || !strings.Contains(err.Error(), part) {
+			t.Errorf("history: %v, want it to mention %q", err, part)
+		}
+	}
+	if err := ContextMode("deltas").Validate(); err == nil {
+		t.Error("unknown mode accepted")
+	}
+}
+
+// TestHistoryRoles: a session's turns in turn order (not file order): the
+// first is built ahead, the others on the send path, and every turn but
+// the last keeps its response. A session of one row and rows of other
+// modes take no part; a source that cannot grow histories is refused.
+func TestHistoryRoles(t *testing.T) {
+	rows := []trace.Row{
+		{SessionID: "a", Turn: 0, InputTokens: 5},
+		{SessionID: "a", Turn: 2, InputTokens: 5},
+		{SessionID: "b", Turn: 0, InputTokens: 5},
+		{SessionID: "a", Turn: 1, InputTokens: 5},
+		{InputTokens: 5},
+		{SessionID: "c", Turn: 0, InputTokens: 5, Cumulative: true},
+		{SessionID: "c", Turn: 1, InputTokens: 9, Cumulative: true},
+	}
+	h, err := newHistories(ContextAuto, rows, fakeSessions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []uint8{roleFirst | roleCapture, roleLater, 0, roleLater | roleCapture, 0, 0, 0}
+	if d := cmp.Diff(want, h.roles); d != "" {
+		t.Errorf("roles (-want +got):\n%s", d)
+	}
+	if h, err := newHistories(ContextSelfContained, rows, fakeSessions{}, nil); h != nil || err != nil {
+		t.Errorf("self-contained: %v, %v; want no histories", h, err)
+	}
+	if _, err := newHistories(ContextAuto, rows, wordPrompts{}, nil); err == nil {
+		t.Error("a prompt source without sessions was accepted")
+	}
+}
+
+// fakeSessions grows histories of words (for role tests).
+type fakeSessions struct{ wordPrompts }
+
+func (fakeSessions) NewSession() SessionPrompts { return &fakeSession{} }
+
+type fakeSession struct{ msgs []adapter.Message }
+
+func (s *fakeSession) Prompt(row *trace.Row, in *adapter.BuildInput) (int, int, error) {
+	in.Messages = append(s.msgs, adapter.Message{Role: "user", Content: strings.Repeat("hello ", row.InputTokens)})
+	return row.InputTokens, -1, nil
+}
+
+func (s *fakeSession) Record(row *trace.Row, response string) error {
+	s.msgs = append(s.msgs, adapter.Message{Role: "user", Content: strings.Repeat("hello ", row.InputTokens)},
+		adapter.Message{Role: "assistant", Content: response})
+	return nil
+}
+
+// TestSpliceHistoryMessages: a HoleMessages hole gets the conversation
+// when the request carries a history.
+func TestSpliceHistoryMessages(t *testing.T) {
+	in := &adapter.BuildInput{Flags: adapter.BuildHistory, PromptText: "q1a1q2",
+		Messages: []adapter.Message{{Role: "user", Content: "q1"}, {Role: "assistant", Content: "a\"1"}, {Role: "user", Content: "q2"}}}
+	body := []byte(`{"messages":}`)
+	got, err := splice(body, []adapter.Hole{{Offset: len(`{"messages":`), Kind: adapter.HoleMessages}}, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"messages":[{"role":"user","content":"q1"},{"role":"assistant","content":"a\"1"},{"role":"user","content":"q2"}]}`
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
