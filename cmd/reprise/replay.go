@@ -90,6 +90,7 @@ type replayConfig struct {
 	HashMismatch        string
 	ISLCorrection       int
 	PromptFormat        string
+	ContextMode         string
 	Replay              replay.Config
 }
 
@@ -295,6 +296,9 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 		}
 		return nil, err
 	}
+	if err := engine.ContextMode(c.ContextMode).Check(rp.rows); err != nil {
+		return nil, err
+	}
 	rp.plan, err = replay.NewPlan(c.Replay, rp.rows)
 	if err != nil {
 		return nil, err
@@ -493,7 +497,7 @@ func replayCommand(a *app) *cli.Command {
 			"  reprise replay traces/mooncake-sample.jsonl --url http://localhost:8000 --model M --speedup 10\n" +
 			"  reprise replay --url http://localhost:8000 --model M --isl 512 --osl 128 --concurrency 32 --request-count 1000\n" +
 			"  reprise replay trace.jsonl -m M --goodput \"ttft:250 itl:10\" --max-error-rate 0.01 --max-lateness 1ms",
-		Flags: append(append(replayFlags(), replay.CLIFlags()...), telemetryFlags()...),
+		Flags: append(append(append(replayFlags(), contextFlags()...), replay.CLIFlags()...), telemetryFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			rc, err := replay.ConfigFromCLI(cmd)
 			tc, terr := telemetryConfigFrom(cmd, cmd.String("url"))
@@ -515,7 +519,7 @@ func replayCommand(a *app) *cli.Command {
 				AdapterConfig: cmd.String("adapter-config"), AdapterSHA256: cmd.String("adapter-sha256"),
 				AdapterSandbox: cmd.String("adapter-sandbox"),
 				PromptSeed:     cmd.Uint64("prompt-seed"), HashMismatch: cmd.String("hash-mismatch"),
-				ISLCorrection: cmd.Int("isl-correction"), PromptFormat: cmd.String("prompt-format"), Replay: rc, Telemetry: tc,
+				ISLCorrection: cmd.Int("isl-correction"), PromptFormat: cmd.String("prompt-format"), ContextMode: cmd.String("context-mode"), Replay: rc, Telemetry: tc,
 			}
 			return runReplay(ctx, a, c)
 		},
@@ -586,7 +590,7 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	rcfg := engine.RunConfig{
 		Engine: rp.engine, Replay: c.Replay, Rows: rp.rows, Plan: rp.plan,
 		Synthetic: engine.Synthetic{ISL: c.ISL, ISLStd: c.ISLStd, OSL: c.OSL, OSLStd: c.OSLStd, Seed: c.Replay.Seed},
-		Prompts:   rp.prompts, Streaming: c.Streaming, MaxTokensFromTrace: c.MaxTokensFromTrace, Sink: sink,
+		Prompts:   rp.prompts, Context: engine.ContextMode(c.ContextMode), Streaming: c.Streaming, MaxTokensFromTrace: c.MaxTokensFromTrace, Sink: sink,
 		Summary: summary.Options{Streaming: c.Streaming, UseServerTokenCount: c.UseServerTokenCount, Goodput: rp.slos,
 			LateThreshold: c.Replay.LateThreshold},
 		Info: info, Grace: c.Replay.Grace, Log: a.log,
@@ -777,6 +781,7 @@ func writeManifest(dir string, c *replayConfig, rp *replayPlan, start time.Time)
 		"replay":                 c.Replay,
 		"mode":                   string(rp.plan.Mode()),
 		"planned_requests":       rp.plan.Requests(),
+		"context_mode":           c.ContextMode,
 	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {

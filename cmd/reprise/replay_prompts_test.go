@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -210,4 +212,44 @@ func TestSessionSelfContained(t *testing.T) {
 			t.Fatalf("err = %v, want a refusal of Bailian rows", err)
 		}
 	})
+}
+
+// TestReplayContextModeFlag: --context-mode reaches the run (the wire
+// prompt of a later turn is the history plus the row, or the row alone),
+// records carry trace_input_tokens next to input_tokens, and a mode that
+// cannot apply to the trace is a usage error before anything is sent.
+func TestReplayContextModeFlag(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sessions.jsonl")
+	if err := os.WriteFile(path, []byte(sessionTrace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bailian := filepath.Join(dir, "bailian.jsonl")
+	if err := os.WriteFile(bailian, []byte(bailianSessionTrace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := startMockServer(t, nil)
+	for _, mode := range []string{"auto", "self-contained"} {
+		out := filepath.Join(dir, mode)
+		code, _, stderr := runCLI(t, "", "replay", path, "--url", srv.URL(), "--model", "reprise-mock", "--block-size", "16",
+			"--speedup", "100", "--out", out, "--format", "jsonl", "--quiet", "--context-mode", mode)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", mode, code, stderr)
+		}
+		longer := 0
+		for _, r := range readRecords(t, out) {
+			if r["input_tokens"].(float64) > r["trace_input_tokens"].(float64) {
+				longer++
+			}
+		}
+		if want := map[string]int{"auto": 4, "self-contained": 0}[mode]; longer != want {
+			t.Errorf("%s: %d requests longer than their trace row, want %d (the later turns with their history)", mode, longer, want)
+		}
+	}
+	for _, args := range [][]string{{path, "--context-mode", "deltas"}, {bailian, "--context-mode", "history"}} {
+		code, _, stderr := runCLI(t, "", append([]string{"replay", "--url", srv.URL(), "--model", "m", "--quiet", "--block-size", "16"}, args...)...)
+		if code != 2 || !strings.Contains(stderr, "--context-mode") {
+			t.Errorf("%v: exit %d, want 2 with a --context-mode message: %s", args, code, stderr)
+		}
+	}
 }
