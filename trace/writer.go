@@ -13,6 +13,9 @@ import (
 // rows (FuzzWriterRoundTrip). A Writer is not safe for concurrent use; call
 // Flush when done.
 //
+// Mooncake lines carry AIPerf's incremental session turns: Write refuses a
+// Cumulative row with a SessionID and no Raw content.
+//
 // Mooncake lines carry timestamp (ms, when HasOffset) or else delay (ms,
 // when HasDelay), session_id (when set), input_length and output_length
 // (when > 0), hash_ids (when non-nil) and the members of Raw (when it is a
@@ -81,6 +84,12 @@ func (w *Writer) Write(row *Row) error {
 			b = appendIDList(b, row.HashIDs)
 		}
 	} else {
+		if row.Cumulative && row.SessionID != "" && len(row.Raw) == 0 {
+			// A Mooncake session line holds its turn's new tokens (AIPerf's
+			// dialect); a replay appends the history. Writing a context
+			// here would count the history twice.
+			return fmt.Errorf("trace writer: row %d: its input_length holds the session's history (cumulative), but a Mooncake session line holds only its turn's new tokens; write Bailian, or convert with synth.Incremental", row.Index)
+		}
 		inner := rawMembers(row.Raw)
 		if row.InputTokens == 0 && inner == nil {
 			return fmt.Errorf("trace writer: row %d has neither input tokens nor Raw content", row.Index)

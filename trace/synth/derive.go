@@ -253,6 +253,13 @@ func Derive(in []trace.Row, cfg DeriveConfig) (*Result, error) {
 		seen[s] = struct{}{}
 	}
 	st.SessionsOut = len(seen)
+	if cfg.Format == trace.FormatMooncake {
+		// Cumulative sessions (Bailian input) become AIPerf-style turns,
+		// the only meaning a Mooncake session line has.
+		if rows, err = Incremental(rows); err != nil {
+			return nil, settings(err)
+		}
+	}
 	return &Result{Rows: rows, BlockSize: bs, Format: cfg.Format, Derive: st}, nil
 }
 

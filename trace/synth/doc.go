@@ -58,18 +58,23 @@
 // id), and a prefix level that ends inside a block shares that block only
 // with rows on the same path below it.
 //
-// Output encoding of growing context: every row carries its whole context
-// — input_length and hash_ids are cumulative — so a replay sends each row
-// as it stands and analyze-trace sees the same ids, and the two agree.
-// Bailian rows are cumulative by definition (parent_chat_id links the
-// turns, time_to_parent_chat holds the think time, timestamp the
-// estimated arrival). In Mooncake output a multi-turn session's rows carry
-// session_id, turn 0 a timestamp and later turns a delay: this is NOT the
-// AIPerf mooncake_trace dialect, where input_length holds only a turn's
-// new tokens and the client appends the history — feed AIPerf the Bailian
-// output instead. A later turn's estimated arrival, used to order the rows
-// and by analyze-trace, is its predecessor's arrival plus the think time
-// (the service time is unknown before a replay).
+// Output encoding of growing context: the generator builds every row with
+// its whole context (the rows [Measure] and the targets see). Bailian
+// output keeps it — Bailian rows are cumulative by definition
+// (parent_chat_id links the turns, time_to_parent_chat holds the think
+// time, timestamp the estimated arrival). Mooncake output is AIPerf's
+// mooncake_trace dialect, the only meaning a Mooncake line with a
+// session_id has for AIPerf and for reprise's reader ([Incremental]): a
+// later turn's input_length and hash_ids are its new tokens only, and the
+// replay (AIPerf, or reprise replay --context-mode auto) sends it after
+// every earlier prompt and the live response. With responses of exactly
+// output_length tokens (--ignore-eos) that is the context measured here;
+// [Contexts] rebuilds it from the written rows. analyze-trace on the
+// Mooncake file reads each line as written, so its hit ratio for such a
+// file describes the lines, not the replay. A later turn's estimated
+// arrival, used to order the rows and by analyze-trace, is its
+// predecessor's arrival plus the think time (the service time is unknown
+// before a replay).
 //
 // # Targets
 //

@@ -10,8 +10,11 @@ import (
 )
 
 // Generate a small multi-turn trace with one shared system prompt and
-// write it as Mooncake JSONL. Each later turn repeats the full blocks of the
-// turn before; the hit ratio is (1024 + 1536 + 1536) / (2·1624 + 2·2324).
+// write it as Mooncake JSONL. A later turn holds its 600 new tokens only
+// (AIPerf's dialect): the replay sends it after the first turn's prompt
+// and response, a 2324-token context that repeats the full blocks of the
+// turn before; the hit ratio of the contexts is
+// (1024 + 1536 + 1536) / (2·1624 + 2·2324).
 func ExampleGenerate() {
 	c := synth.NewGenerateConfig()
 	c.Rate, c.Sessions, c.Arrival = 2, 2, synth.ArrivalConstant
@@ -30,8 +33,8 @@ func ExampleGenerate() {
 	// Output:
 	// {"timestamp": 0, "session_id": "s0", "input_length": 1624, "output_length": 100, "hash_ids": [0, 1, 2, 3]}
 	// {"timestamp": 500, "session_id": "s1", "input_length": 1624, "output_length": 100, "hash_ids": [0, 1, 4, 5]}
-	// {"delay": 3000, "session_id": "s0", "input_length": 2324, "output_length": 100, "hash_ids": [0, 1, 2, 6, 7]}
-	// {"delay": 3000, "session_id": "s1", "input_length": 2324, "output_length": 100, "hash_ids": [0, 1, 4, 8, 9]}
+	// {"delay": 3000, "session_id": "s0", "input_length": 600, "output_length": 100, "hash_ids": [6, 7]}
+	// {"delay": 3000, "session_id": "s1", "input_length": 600, "output_length": 100, "hash_ids": [8, 9]}
 	// hit ratio 0.5187, working set 5120 tokens
 }
 

@@ -91,11 +91,12 @@ func TestGenerateModelMatchesAnalyzer(t *testing.T) {
 			}
 			data := encode(t, res)
 			rep := analyzeBytes(t, data, res.BlockSize, []int64{})
+			crep := contextsReport(t, data, res, []int64{})
 			st := res.Generate
-			if rep.Rows != int64(st.Rows) || rep.Cache.TokenHitRatio != st.HitRatio ||
-				rep.Cache.DistinctBlocks*int64(res.BlockSize) != st.WorkingSetTokens {
+			if rep.Rows != int64(st.Rows) || crep.Cache.TokenHitRatio != st.HitRatio ||
+				crep.Cache.DistinctBlocks*int64(res.BlockSize) != st.WorkingSetTokens {
 				t.Errorf("analyze-trace: rows %d hit %v ws %d; Generate: rows %d hit %v ws %d",
-					rep.Rows, rep.Cache.TokenHitRatio, rep.Cache.DistinctBlocks*int64(res.BlockSize), st.Rows, st.HitRatio, st.WorkingSetTokens)
+					rep.Rows, crep.Cache.TokenHitRatio, crep.Cache.DistinctBlocks*int64(res.BlockSize), st.Rows, st.HitRatio, st.WorkingSetTokens)
 			}
 			if rep.Source.Sorted {
 				t.Error("the written file is not in time order")
@@ -139,7 +140,7 @@ func TestGenerateTargets(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := genConfig(tt.mod)
 			res := mustGenerate(t, c)
-			rep := analyzeBytes(t, encode(t, res), res.BlockSize, []int64{})
+			rep := contextsReport(t, encode(t, res), res, []int64{})
 			hit := rep.Cache.TokenHitRatio
 			ws := rep.Cache.DistinctBlocks * int64(rep.Cache.BlockSize)
 			t.Logf("rows %d, hit %.4f, working set %d, prefix %v share %.3f", rep.Rows, hit, ws, res.Generate.PrefixTokens, res.Generate.PrefixShare)
@@ -378,7 +379,18 @@ func TestGenerateSessions(t *testing.T) {
 				pos int64
 			}
 			last := map[string]state{}
-			for i, r := range res.Rows {
+			rows := res.Rows
+			if f == trace.FormatMooncake {
+				// AIPerf's dialect: a later turn holds its 100 new tokens
+				// only; the context it is sent with is checked below.
+				for i, r := range rows {
+					if r.Cumulative || r.InputTokens != 100 || len(r.HashIDs) != 7 {
+						t.Fatalf("row %d: %d input tokens, %d ids, cumulative %v; want 100 new tokens in 7 fresh blocks", i, r.InputTokens, len(r.HashIDs), r.Cumulative)
+					}
+				}
+				rows = Contexts(rows)
+			}
+			for i, r := range rows {
 				if r.SessionID == "" {
 					t.Fatal("a multi-turn row without a session id")
 				}

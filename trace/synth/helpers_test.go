@@ -106,6 +106,18 @@ func analyzeBytes(t testing.TB, data []byte, blockSize int, sizes []int64) *anal
 	return rep
 }
 
+// contextsReport is the analyzer's report of the contexts a replay sends
+// for the written bytes: for Mooncake output, whose later session turns
+// hold only their new tokens, the rows read back rebuilt with Contexts;
+// for Bailian, the file itself.
+func contextsReport(t testing.TB, data []byte, res *Result, sizes []int64) *analyze.Report {
+	t.Helper()
+	if res.Format != trace.FormatMooncake {
+		return analyzeBytes(t, data, res.BlockSize, sizes)
+	}
+	return Measure(Contexts(readBack(t, data, res.Format, res.BlockSize)), res.BlockSize, sizes)
+}
+
 // checkChained fails unless every hash id sits at one position after one
 // predecessor, and every row's id count fits its length.
 func checkChained(t testing.TB, rows []trace.Row) {

@@ -591,7 +591,10 @@ func (g *gen) build(p params, n int) []trace.Row {
 			Turn: int(j), ParentID: -1, RequestID: -1,
 		}
 		if multi {
+			// Every row holds its whole context here (the analyzer's
+			// view); Mooncake output makes later turns incremental.
 			row.SessionID = "s" + strconv.Itoa(int(s))
+			row.Cumulative = true
 		}
 		switch {
 		case bailian:
@@ -664,6 +667,14 @@ func (g *gen) run() (*Result, error) {
 	if W := c.WorkingSet; W > 0 {
 		if dev := math.Abs(float64(st.WorkingSetTokens-W)) / float64(W); dev > workingSetTolerance {
 			return nil, fmt.Errorf("--working-set %d: the closest trace measures %d tokens (%.1f %% off): one session adds too much; lower --isl or --turns, or raise the working set", W, st.WorkingSetTokens, 100*dev)
+		}
+	}
+	if c.Format == trace.FormatMooncake {
+		// AIPerf's dialect: a later turn holds its new tokens only; the
+		// replay (reprise's --context-mode auto, or AIPerf) sends it after
+		// the history, which is the context measured above.
+		if rows, err = Incremental(rows); err != nil {
+			return nil, fmt.Errorf("%w: %v", errBug, err)
 		}
 	}
 	return &Result{Rows: rows, BlockSize: int(g.B), Format: c.Format, Generate: st}, nil
