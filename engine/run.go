@@ -390,6 +390,9 @@ func (rn *runner) Skip(j *replay.Job) {
 
 // skipRecord fills r for a job --late skip dropped.
 func (rn *runner) skipRecord(j *replay.Job, r *record.Request) {
+	if rn.hist.role(j.Item) != 0 {
+		rn.hist.done(j.SessionRun) // --late skip ends the session run
+	}
 	*r = record.Request{}
 	rn.identify(r, j)
 	r.ErrorKind = record.ErrNotDelivered
