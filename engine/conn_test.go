@@ -137,7 +137,7 @@ func TestServerClosesAfterStream(t *testing.T) {
 func TestHTTP2(t *testing.T) {
 	srv := httptestH2C(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.ProtoMajor != 2 {
-			http.Error(w, `{"error":{"message":"want HTTP/2, got `+r.Proto+`"}}`, 505)
+			http.Error(w, `{"error":{"message":"want HTTP/2, got `+r.Proto+`"}}`, http.StatusHTTPVersionNotSupported)
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")

@@ -1,5 +1,7 @@
 package engine
 
+//lint:file-ignore SA1019 x/net/http2.Transport is deliberate for --http2: it keeps a predictable ⌈streams/limit⌉ connections where the standard library's h2c churns hundreds under bursts (docs/design/0004-engine-and-adapters.md); revisit when x/net wraps net/http (Go 1.27).
+
 import (
 	"context"
 	"crypto/tls"
@@ -11,7 +13,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -136,7 +137,6 @@ type Engine struct {
 	// connection the server is about to close.
 	closesAfterStream atomic.Bool
 	retries           atomic.Int64
-	warnOnce          sync.Once
 }
 
 // New builds an engine. It does not connect.

@@ -132,10 +132,6 @@ func serveFixture(f *fixture) http.HandlerFunc {
 	}
 }
 
-type countWords struct{}
-
-func (countWords) Count(s string) int { return len(strings.Fields(s)) }
-
 func newTestEngine(t testing.TB, url string, ep openai.Endpoint, counter TokenCounter) *Engine {
 	t.Helper()
 	cfg := NewConfig()

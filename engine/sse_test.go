@@ -159,21 +159,6 @@ func FuzzSSE(f *testing.F) {
 	})
 }
 
-// chunkedBody is a streamed response body served in fixed reads.
-type chunkedBody struct {
-	chunks [][]byte
-	i      int
-}
-
-func (b *chunkedBody) Read(p []byte) (int, error) {
-	if b.i >= len(b.chunks) {
-		b.i = 0
-	}
-	n := copy(p, b.chunks[b.i])
-	b.i++
-	return n, nil
-}
-
 // TestSSEAllocs: the per-read path (stamp, frame, classify, fold records)
 // allocates nothing once buffers have grown.
 func TestSSEAllocs(t *testing.T) {

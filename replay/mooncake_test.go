@@ -19,12 +19,11 @@ const mooncakePath = "../../shared/traces/mooncake/conversation_trace.jsonl"
 
 // burst is one group of jobs sharing an intended time.
 type burst struct {
-	at         time.Duration // intended, relative to the first
-	size       int
-	maxLate    time.Duration // dispatch lateness, worst job
-	p50Late    time.Duration
-	maxStart   time.Duration // sender start lateness, worst job
-	lastOfSize time.Duration // lateness of the burst's last dispatched job
+	at       time.Duration // intended, relative to the first
+	size     int
+	maxLate  time.Duration // dispatch lateness, worst job
+	p50Late  time.Duration
+	maxStart time.Duration // sender start lateness, worst job
 }
 
 // replayMooncake replays the conversation trace at speedup 100,

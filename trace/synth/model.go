@@ -356,8 +356,6 @@ func (r result) hitRatio() float64 {
 	return float64(r.hitTok) / float64(r.inTok)
 }
 
-func (g *gen) workingSet(r result) int64 { return r.blocks * g.B }
-
 func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 
 // eval computes the trace's statistics for p without building it. With
