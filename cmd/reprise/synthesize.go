@@ -263,11 +263,12 @@ func synthesizeCommand(a *app) *cli.Command {
 			"trees, length distributions, and targets: --target-hit-ratio (infinite-cache token hit ratio,\n" +
 			"±0.02) and --working-set (distinct blocks × block size, ±5 %), both verified by the analyzer.\n" +
 			"Writes Mooncake (default) or Bailian JSONL to -o (- = stdout); prints a summary on stderr.\n" +
-			"Every row carries its whole context (cumulative input_length and hash_ids). Same seed, same bytes.\n\n" +
+			"Mooncake output is AIPerf's dialect: a later turn's input_length and hash_ids cover only its new tokens\n" +
+			"(replay grows the history); Bailian output is cumulative. Same seed, same bytes.\n\n" +
 			"Examples:\n" +
 			"  reprise synthesize --from conversation_trace.jsonl --speedup 4 -o 4x.jsonl\n" +
 			"  reprise synthesize --rate 20 --working-set 12M --turns 4 --think-time 30s --isl 2000 -o ws.jsonl\n" +
-			"  reprise synthesize --rate 10 --duration 10m --prefix-roots 100 --prefix-tokens 4000 --target-hit-ratio 0.8 -o - | reprise replay - …",
+			"  reprise synthesize --rate 10 --duration 10m --prefix-roots 100 --target-hit-ratio 0.8 -o - | reprise replay - …",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "from", Category: catSynDerive, Sources: envVars("from"),
 				Usage: "derive from `TRACE` (- = stdin); without it, generate"},
