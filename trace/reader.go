@@ -298,6 +298,11 @@ func (r *Reader) Close() error {
 	return errors.Join(errs...)
 }
 
+// Err returns the error that ended reading (I/O, decompression, format),
+// or nil. Row errors are not sticky: after one, Next goes on with the next
+// row, which is how callers report every invalid row at once.
+func (r *Reader) Err() error { return r.err }
+
 // Next reads the next row into row, overwriting every field. row.HashIDs
 // and row.Raw point into buffers the Reader reuses on the next call (see
 // [Row]; Clone a row to keep it). Rows come in file order; Offset is relative to the
@@ -399,6 +404,20 @@ func ReadAll(path string, opts Options) ([]Row, ReadStats, error) {
 		return nil, ReadStats{}, err
 	}
 	defer r.Close()
+	return ReadAllFrom(r)
+}
+
+// MaxRowErrors is how many invalid rows ReadAll and ReadAllFrom report
+// (each as a *ParseError, joined) before only counting the rest.
+const MaxRowErrors = 20
+
+// ReadAllFrom reads every remaining row of r like ReadAll: stably sorted by
+// arrival and re-based to the earliest. It reads the whole trace even when
+// rows are invalid, so the caller can report every problem at once: the
+// error then joins the first MaxRowErrors row errors (each a *ParseError)
+// and counts the rest. An I/O or format error ends the read at once. It
+// does not close r.
+func ReadAllFrom(r *Reader) ([]Row, ReadStats, error) {
 	return readAll(r)
 }
 
@@ -412,6 +431,9 @@ func readAll(r *Reader) ([]Row, ReadStats, error) {
 		// last sort key per session, for rows without an offset
 		sessKey = map[string]int64{}
 		lastKey int64
+		// invalid rows: the first MaxRowErrors errors, and how many in all
+		rowErrs  []error
+		nInvalid int
 	)
 	for {
 		err := r.Next(&row)
@@ -419,7 +441,17 @@ func readAll(r *Reader) ([]Row, ReadStats, error) {
 			break
 		}
 		if err != nil {
-			return nil, r.Stats(), err
+			if r.Err() != nil { // I/O or format: nothing after it can be read
+				return nil, r.Stats(), err
+			}
+			if len(rowErrs) < MaxRowErrors {
+				rowErrs = append(rowErrs, err)
+			}
+			nInvalid++
+			continue
+		}
+		if nInvalid > 0 {
+			continue // only validating the rest
 		}
 		c := row
 		if row.HashIDs != nil {
@@ -452,6 +484,12 @@ func readAll(r *Reader) ([]Row, ReadStats, error) {
 		keys = append(keys, key)
 	}
 	stats := r.Stats()
+	if nInvalid > 0 {
+		if nInvalid > len(rowErrs) {
+			rowErrs = append(rowErrs, fmt.Errorf("… and %d more invalid rows (%d in all)", nInvalid-len(rowErrs), nInvalid))
+		}
+		return nil, stats, errors.Join(rowErrs...)
+	}
 	if !slices.IsSorted(keys) {
 		perm := make([]int32, len(rows))
 		for i := range perm {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,7 +12,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
-	"slices"
 	"strings"
 	"time"
 
@@ -312,74 +310,14 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 // session turns) right after the row before them in their session, re-based
 // so the earliest arrival is at 0, Stats.Moved counting rows the sort moved.
 // name ("-" for stdin) is used in error messages.
-//
-// The ordering rule is trace.ReadAll's; TestReadTraceFromMatchesReadAll
-// keeps the two equal on every bundled and test trace.
 func readTraceFrom(name string, src io.Reader, opts trace.Options) ([]trace.Row, trace.ReadStats, trace.Format, error) {
 	r, err := trace.NewReader(name, src, opts)
 	if err != nil {
 		return nil, trace.ReadStats{}, "", err
 	}
 	defer r.Close()
-	var (
-		rows    []trace.Row
-		keys    []int64
-		row     trace.Row
-		sessKey = map[string]int64{} // last sort key per session
-		lastKey int64
-	)
-	for {
-		err := r.Next(&row)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, r.Stats(), r.Format(), err
-		}
-		key := lastKey
-		if row.HasOffset {
-			key = int64(row.Offset)
-		} else if k, ok := sessKey[row.SessionID]; ok && row.SessionID != "" {
-			key = k
-		}
-		if row.SessionID != "" {
-			sessKey[row.SessionID] = key
-		}
-		lastKey = key
-		rows = append(rows, row.Clone())
-		keys = append(keys, key)
-	}
-	stats := r.Stats()
-	if !slices.IsSorted(keys) {
-		perm := make([]int, len(rows))
-		for i := range perm {
-			perm[i] = i
-		}
-		slices.SortStableFunc(perm, func(a, b int) int { return cmp.Compare(keys[a], keys[b]) })
-		sorted := make([]trace.Row, len(rows))
-		for i, p := range perm {
-			sorted[i] = rows[p]
-			if p != i {
-				stats.Moved++
-			}
-		}
-		rows = sorted
-	}
-	var minOff time.Duration
-	found := false
-	for i := range rows {
-		if rows[i].HasOffset && (!found || rows[i].Offset < minOff) {
-			minOff, found = rows[i].Offset, true
-		}
-	}
-	if found && minOff != 0 {
-		for i := range rows {
-			if rows[i].HasOffset {
-				rows[i].Offset -= minOff
-			}
-		}
-	}
-	return rows, stats, r.Format(), nil
+	rows, stats, err := trace.ReadAllFrom(r)
+	return rows, stats, r.Format(), err
 }
 
 // replayFlags are the engine's flags; the scheduler's come from

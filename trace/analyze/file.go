@@ -80,6 +80,8 @@ func File(ctx context.Context, path string, cfg FileConfig) (*Report, error) {
 	a := New(cfg.Analyzer)
 	p := NewAIPerf(blockSize)
 	var row trace.Row
+	var rowErrs []error // the first trace.MaxRowErrors invalid rows
+	nInvalid := 0
 	for n := 0; ; n++ {
 		if n&0xffff == 0 {
 			if err := ctx.Err(); err != nil {
@@ -91,10 +93,27 @@ func File(ctx context.Context, path string, cfg FileConfig) (*Report, error) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			if rd.Err() != nil {
+				return nil, err
+			}
+			// Keep reading: every invalid row is reported at once.
+			if len(rowErrs) < trace.MaxRowErrors {
+				rowErrs = append(rowErrs, err)
+			}
+			nInvalid++
+			continue
+		}
+		if nInvalid > 0 {
+			continue
 		}
 		a.Add(&row)
 		p.addInterned(&row, a) // same rows, same order: share the id numbering
+	}
+	if nInvalid > 0 {
+		if nInvalid > len(rowErrs) {
+			rowErrs = append(rowErrs, fmt.Errorf("… and %d more invalid rows (%d in all)", nInvalid-len(rowErrs), nInvalid))
+		}
+		return nil, errors.Join(rowErrs...)
 	}
 	// Hash whatever the reader did not need to read.
 	if _, err := io.Copy(io.Discard, counted); err != nil {

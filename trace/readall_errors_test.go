@@ -1,0 +1,40 @@
+package trace
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// ReadAllFrom reports every invalid row (up to MaxRowErrors, then a count)
+// instead of stopping at the first, so a user fixes a trace in one pass.
+func TestReadAllFromReportsEveryInvalidRow(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"timestamp": 0, "input_length": 10, "output_length": 1}` + "\n")
+	for i := range MaxRowErrors + 5 {
+		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": -1, "output_length": 1}`+"\n", i+1)
+	}
+	b.WriteString(`{"timestamp": 99, "input_length": 10, "output_length": "x"}` + "\n")
+	r, err := NewReader("bad.jsonl", strings.NewReader(b.String()), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, stats, err := ReadAllFrom(r)
+	if err == nil || rows != nil {
+		t.Fatalf("rows %d, err %v; want no rows and an error", len(rows), err)
+	}
+	msg := err.Error()
+	if got := strings.Count(msg, "bad.jsonl:"); got != MaxRowErrors {
+		t.Errorf("%d rows named, want the first %d:\n%s", got, MaxRowErrors, msg)
+	}
+	if !strings.Contains(msg, "bad.jsonl:2: input_length") || !strings.Contains(msg, "and 6 more invalid rows (26 in all)") {
+		t.Errorf("message:\n%s", msg)
+	}
+	if _, ok := errors.AsType[*ParseError](err); !ok {
+		t.Error("the joined error does not match *ParseError")
+	}
+	if stats.Read != int64(MaxRowErrors+7) {
+		t.Errorf("read %d rows, want all %d", stats.Read, MaxRowErrors+7)
+	}
+}
