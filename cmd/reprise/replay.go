@@ -286,6 +286,11 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 				return nil, err
 			}
 		}
+		if len(rp.rows) == 0 {
+			st := rp.stats
+			return nil, fmt.Errorf("%s: no rows to replay (read %d: %d invalid, %d failed, %d filtered out)",
+				rp.tracePath, st.Read, st.DroppedInvalid, st.DroppedFailed, st.DroppedFiltered)
+		}
 	}
 	rp.prompts, err = newSynthPrompts(rp, pcfg, c.Endpoint == "completions" && pcfg.Format == prompt.FormatTokenIDs)
 	if err != nil {
