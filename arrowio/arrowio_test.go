@@ -300,8 +300,11 @@ func TestDropWhenFull(t *testing.T) {
 	if st.RequestsWritten+st.RequestsDropped != 2000*64 {
 		t.Errorf("written %d + dropped %d != %d", st.RequestsWritten, st.RequestsDropped, 2000*64)
 	}
-	if w.Lag() != 0 || st.QueuedBatches != 0 || st.MaxQueuedBatches < 1 || st.MaxQueuedBatches > 2 {
-		t.Errorf("after Close: Lag %d, queued %d, max queued %d; want 0, 0, 1..2 (queue of one, plus one in flight)",
+	// The high-water mark is at most 3: one batch in the queue, one the
+	// writer has received but not yet uncounted, and one a producer counted
+	// (it counts before sending) in the instant the writer freed the slot.
+	if w.Lag() != 0 || st.QueuedBatches != 0 || st.MaxQueuedBatches < 1 || st.MaxQueuedBatches > 3 {
+		t.Errorf("after Close: Lag %d, queued %d, max queued %d; want 0, 0, 1..3",
 			w.Lag(), st.QueuedBatches, st.MaxQueuedBatches)
 	}
 	if st.RequestsDropped == 0 || w.Dropped() != st.RequestsDropped {
