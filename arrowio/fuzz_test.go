@@ -92,7 +92,7 @@ func normalizeRequest(r record.Request) record.Request {
 		// Negative max_tokens is kept (only 0 is null).
 	}
 	for _, p := range []*int32{&r.ServerPromptTokens, &r.ServerCompletionTokens, &r.ServerReasoningTokens,
-		&r.ServerCachedTokens, &r.ExpectedCachedTokens} {
+		&r.ServerCachedTokens, &r.ExpectedCachedTokens, &r.TraceInputTokens} {
 		neg(p)
 	}
 	if r.ErrorKind != record.ErrNone {
