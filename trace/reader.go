@@ -3,7 +3,6 @@ package trace
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -385,10 +384,12 @@ func (r *Reader) warn(msg string, err error) {
 		return
 	}
 	r.stats.FirstWarnings = append(r.stats.FirstWarnings, err.Error())
-	if l := r.opts.Log; l != nil && l.Enabled(context.TODO(), slog.LevelWarn) {
-		l.LogAttrs(context.TODO(), slog.LevelWarn, msg, slog.String("error", err.Error()))
+	// At most maxWarnings lines per trace, so the plain Warn (which checks
+	// the level itself) costs nothing that matters; Options has no context.
+	if l := r.opts.Log; l != nil {
+		l.Warn(msg, slog.String("error", err.Error()))
 		if len(r.stats.FirstWarnings) == maxWarnings {
-			l.LogAttrs(context.TODO(), slog.LevelWarn, "further trace warnings are only counted", slog.String("trace", r.name))
+			l.Warn("further trace warnings are only counted", slog.String("trace", r.name))
 		}
 	}
 }
