@@ -129,8 +129,9 @@ func readParquet(f *os.File, fn func(arrow.Record) error) error {
 	kv := pf.MetaData().KeyValueMetadata()
 	md := arrow.NewMetadata(kv.Keys(), kv.Values())
 	schema = arrow.NewSchema(schema.Fields(), &md)
-	// One row group at a time: pqarrow v17 cannot return a batch whose
-	// dictionary columns span row groups (chunksToSingle: not implemented).
+	// One row group at a time: arrow v17's pqarrow rejects a batch whose
+	// dictionary columns span row groups (its chunksToSingle returns an
+	// error for that case), so batches never cross a row group.
 	for rg := 0; rg < pf.NumRowGroups(); rg++ {
 		rr, err := fr.GetRecordReader(context.Background(), nil, []int{rg})
 		if err != nil {
