@@ -103,6 +103,7 @@ type Synth struct {
 	cache    blockCache
 	first    map[uint64]uint32
 	used     map[sibling]struct{}
+	children map[family]uint32 // words taken under each parent
 	models   map[int]*cacheModels
 	expected map[int64]expected // by trace.Row.Index, filled by Prepare
 	fresh    uint64
@@ -119,6 +120,13 @@ type sibling struct {
 	word   uint32
 }
 
+// family is a parent (root: the first blocks), whose children's first
+// words should differ.
+type family struct {
+	parent uint64
+	root   bool
+}
+
 type cacheModels struct {
 	inf, lru *analyze.PrefixCache
 }
@@ -133,12 +141,13 @@ func New(tok tokenizer.Tokenizer, cfg Config) (*Synth, error) {
 		return nil, err
 	}
 	s := &Synth{
-		tok:    tok,
-		cfg:    cfg,
-		cache:  newBlockCache(cfg.BlockCacheBytes),
-		first:  make(map[uint64]uint32),
-		used:   make(map[sibling]struct{}),
-		models: make(map[int]*cacheModels),
+		tok:      tok,
+		cfg:      cfg,
+		cache:    newBlockCache(cfg.BlockCacheBytes),
+		first:    make(map[uint64]uint32),
+		used:     make(map[sibling]struct{}),
+		children: make(map[family]uint32),
+		models:   make(map[int]*cacheModels),
 	}
 	if err := s.pickWords(); err != nil {
 		return nil, err
@@ -567,6 +576,16 @@ func (s *Synth) firstWord(h, parent uint64, root bool) uint32 {
 	n := uint32(len(s.words))
 	pref := s.pickFrom(mix(s.cfg.Seed^firstDomain) ^ h)
 	w := pref
+	fam := family{parent, root}
+	taken := s.children[fam]
+	if taken >= n {
+		// Every word is some sibling's already (a million first blocks
+		// share the root): probing would scan the whole vocabulary for
+		// each new block, quadratic in the trace.
+		s.stats.FirstWordCollisions++
+		s.first[h] = w
+		return w
+	}
 	for i := uint32(0); ; i++ {
 		if i == n {
 			w = pref
@@ -582,7 +601,10 @@ func (s *Synth) firstWord(h, parent uint64, root bool) uint32 {
 			break
 		}
 	}
-	s.used[sibling{parent, root, w}] = struct{}{}
+	if _, dup := s.used[sibling{parent, root, w}]; !dup {
+		s.used[sibling{parent, root, w}] = struct{}{}
+		s.children[fam] = taken + 1
+	}
 	s.first[h] = w
 	return w
 }
