@@ -3,6 +3,7 @@ module github.com/reprise-bench/reprise
 go 1.26.8
 
 require (
+	github.com/DataDog/sketches-go v1.4.8
 	github.com/NVIDIA/go-nvml v0.13.4-0
 	github.com/apache/arrow/go/v17 v17.0.0
 	github.com/dlclark/regexp2/v2 v2.5.1

@@ -68,6 +68,9 @@ func (s *Summary) JSON() ([]byte, error) {
 		errs = []ErrorCount{}
 	}
 	m["error_summary"] = errs
+	if s.ErrorsOmitted > 0 {
+		m["error_summary_omitted_count"] = scalar{"requests", float64(s.ErrorsOmitted)}
+	}
 	for tag, st := range s.Metrics {
 		m[tag] = st
 	}
@@ -106,6 +109,13 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	}
 	var b strings.Builder
 	line := func(k, v string) { fmt.Fprintf(&b, "%-34s %s\n", k, v) }
+	for _, m := range metrics {
+		if st, ok := s.Metrics[m.tag]; ok && st.Approximate {
+			fmt.Fprintf(&b, "Percentiles of metrics with more than %d values are approximate (within %g %% relative).\n",
+				ExactValues, st.RelativeError*100)
+			break
+		}
+	}
 	line("Requests (ok / errors / warmup)", fmt.Sprintf("%d / %d / %d", s.RequestCount, s.ErrorRequestCount, s.WarmupCount))
 	line("Benchmark duration (s)", num(s.BenchmarkDuration.Seconds()))
 	line("Request throughput (req/s)", num(s.RequestThroughput))
@@ -150,6 +160,9 @@ func (s *Summary) WriteTable(w io.Writer) error {
 				break
 			}
 			line("  e.g. "+string(e.Kind), truncate(e.Message, 100))
+		}
+		if s.ErrorsOmitted > 0 {
+			line("  not itemized", fmt.Sprintf("%d (beyond %d kind/status pairs)", s.ErrorsOmitted, MaxErrorEntries))
 		}
 	}
 	if s.Telemetry != nil {

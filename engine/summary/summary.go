@@ -6,11 +6,15 @@
 // It is a pure function of []record.Request plus run information, so the
 // live run and `reprise summarize` (reading records back from Parquet)
 // print the same numbers. [Accumulator] is the streaming form: it keeps
-// only the metric values (about 200 bytes per request), not the records.
+// the metric values, not the records, and its memory is bounded: up to
+// [ExactValues] values per metric (about 200 bytes per request), then a
+// fixed-size quantile sketch per metric.
 //
 // Estimators: percentiles are exact, with numpy's default linear
-// interpolation (r = (n−1)·p/100); std is the population standard
-// deviation (ddof = 0), as AIPerf computes it.
+// interpolation (r = (n−1)·p/100), for metrics with at most [ExactValues]
+// values, and within [SketchRelativeAccuracy] beyond ([Stats.Approximate]);
+// avg, min, max, sum and std are always exact; std is the population
+// standard deviation (ddof = 0), as AIPerf computes it.
 package summary
 
 import (
@@ -122,6 +126,12 @@ type Stats struct {
 	P99   float64 `json:"p99"`
 	Std   float64 `json:"std"`
 	Count int     `json:"count"`
+	// Approximate reports that the percentiles come from a quantile sketch
+	// (the metric had more than [ExactValues] values); each is then within
+	// RelativeError of the exact one (see [SketchRelativeAccuracy]). Both
+	// are omitted from JSON when the percentiles are exact.
+	Approximate   bool    `json:"approximate,omitempty"`
+	RelativeError float64 `json:"relative_error,omitempty"`
 }
 
 // ErrorCount is one row of the error summary.
@@ -169,8 +179,12 @@ type Summary struct {
 	CacheFidelity        float64 // server / expected; NaN when expected is 0
 
 	ErrorsByKind map[record.ErrorKind]int
-	Errors       []ErrorCount
-	Options      Options
+	// Errors has one entry per (kind, status), at most [MaxErrorEntries];
+	// the failed requests of further pairs are counted in ErrorsOmitted
+	// (and in ErrorsByKind).
+	Errors        []ErrorCount
+	ErrorsOmitted int
+	Options       Options
 
 	// WindowStartNS and WindowEndNS bound the profile window: the first
 	// measured send and the last measured response end (Unix ns).
@@ -188,11 +202,18 @@ func (s *Summary) ErrorRate() float64 {
 	return float64(s.ErrorRequestCount) / float64(n)
 }
 
+// MaxErrorEntries bounds [Summary.Errors]: the first this many distinct
+// (kind, status) pairs get an entry.
+const MaxErrorEntries = 100
+
 // Accumulator builds a Summary from records added one at a time. It keeps
-// the metric values, not the records. It is not safe for concurrent use.
+// the metric values, not the records: at most [ExactValues] per metric,
+// then a sketch of bounded size, so its memory does not grow with the run
+// beyond about 25 MiB. It is not safe for concurrent use.
 type Accumulator struct {
 	opts    Options
-	vals    [][]float64
+	vals    []series
+	exact   int // values kept exactly per metric: ExactValues (tests lower it)
 	s       Summary
 	errIdx  map[errKey]int
 	minSent int64
@@ -212,7 +233,7 @@ type errKey struct {
 
 // NewAccumulator returns an empty accumulator.
 func NewAccumulator(opts Options) *Accumulator {
-	a := &Accumulator{opts: opts, vals: make([][]float64, len(metrics)), errIdx: map[errKey]int{}}
+	a := &Accumulator{opts: opts, vals: make([]series, len(metrics)), exact: ExactValues, errIdx: map[errKey]int{}}
 	if a.opts.LateThreshold == 0 {
 		a.opts.LateThreshold = time.Millisecond
 	}
@@ -260,7 +281,7 @@ func (a *Accumulator) Add(r *record.Request) {
 			continue
 		}
 		if v, has := m.get(r, o); has && !math.IsNaN(v) && !math.IsInf(v, 0) {
-			a.vals[i] = append(a.vals[i], v)
+			a.vals[i].add(v, a.exact)
 		}
 	}
 	if !ok {
@@ -269,6 +290,8 @@ func (a *Accumulator) Add(r *record.Request) {
 		k := errKey{r.ErrorKind, r.StatusCode}
 		if j, seen := a.errIdx[k]; seen {
 			s.Errors[j].Count++
+		} else if len(s.Errors) >= MaxErrorEntries {
+			s.ErrorsOmitted++
 		} else {
 			a.errIdx[k] = len(s.Errors)
 			s.Errors = append(s.Errors, ErrorCount{Kind: r.ErrorKind, Status: r.StatusCode, Message: r.ErrorMessage, Count: 1})
@@ -318,10 +341,10 @@ func (a *Accumulator) Summary(info RunInfo) *Summary {
 	sort.SliceStable(s.Errors, func(i, j int) bool { return s.Errors[i].Count > s.Errors[j].Count })
 	s.Metrics = map[string]*Stats{}
 	for i := range metrics {
-		if len(a.vals[i]) == 0 {
+		if a.vals[i].count() == 0 {
 			continue
 		}
-		st := Compute(a.vals[i])
+		st := a.vals[i].stats()
 		st.Unit = metrics[i].unit
 		s.Metrics[metrics[i].tag] = &st
 	}
