@@ -37,7 +37,7 @@
 //
 // # Concurrency and performance
 //
-// Call [Synth.Prepare] with the whole trace first: it checks every row
+// Call [Synth.Prepare] once, with the whole trace, first: it checks every row
 // (all errors at once) and fixes, in arrival order, everything that
 // depends on order: the first word of each block and each row's expected
 // cached tokens. After it, [Synth.Build] depends only on the row and is

@@ -73,8 +73,9 @@ type Stats struct {
 	// bookkeeping), at most Config.BlockCacheBytes plus one block.
 	BlockBytes int64
 	// IDs is the number of distinct hash ids seen; IDBytes estimates the
-	// memory of their first-word assignments (grows with distinct ids,
-	// about 100 bytes each).
+	// memory of their first-word assignments: about 100 bytes per distinct
+	// id until Prepare returns, then about 40 per id whose first word is
+	// not its seeded preference (see [Synth.Prepare]).
 	IDs     int
 	IDBytes int64
 	// FirstWordCollisions counts blocks whose first word equals that of
@@ -105,13 +106,65 @@ type Synth struct {
 	used     map[sibling]struct{}
 	children map[family]uint32 // words taken under each parent
 	models   map[int]*cacheModels
-	expected map[int64]expected // by trace.Row.Index, filled by Prepare
+	// After Prepare: prepared is set, first, used and children are nil,
+	// and a block's first word is moved[h] when h is there, else its
+	// seeded preference; expected holds every prepared row's expectations.
+	prepared bool
+	moved    map[uint64]uint32
+	nIDs     int
+	expected expectations
 	fresh    uint64
 	stats    Stats
 }
 
-// expected holds a prepared row's expected cached tokens.
+// expected holds a prepared row's expected cached tokens; inf < 0 marks a
+// row Prepare did not see.
 type expected struct{ inf, lru int32 }
+
+// expectations maps trace.Row.Index to the row's expected cached tokens:
+// a slice by index when the prepared rows' indexes are dense (every row of
+// the source, or most: 8 bytes per row), else a map.
+type expectations struct {
+	dense  []expected
+	sparse map[int64]expected
+}
+
+func newExpectations(rows []trace.Row) expectations {
+	hi := int64(-1)
+	for i := range rows {
+		if rows[i].Index < 0 {
+			return expectations{sparse: make(map[int64]expected, len(rows))}
+		}
+		hi = max(hi, rows[i].Index)
+	}
+	if hi >= 2*int64(len(rows))+1024 {
+		return expectations{sparse: make(map[int64]expected, len(rows))}
+	}
+	d := make([]expected, hi+1)
+	for i := range d {
+		d[i].inf = -1
+	}
+	return expectations{dense: d}
+}
+
+func (e *expectations) set(i int64, x expected) {
+	if e.sparse != nil {
+		e.sparse[i] = x
+		return
+	}
+	e.dense[i] = x
+}
+
+func (e *expectations) get(i int64) (expected, bool) {
+	if e.sparse != nil {
+		x, ok := e.sparse[i]
+		return x, ok
+	}
+	if i < 0 || i >= int64(len(e.dense)) || e.dense[i].inf < 0 {
+		return expected{}, false
+	}
+	return e.dense[i], true
+}
 
 // sibling marks word as taken by a child of parent (root: first block).
 type sibling struct {
@@ -172,6 +225,11 @@ func (s *Synth) Stats() Stats {
 	st.Blocks = s.cache.len()
 	st.BlockBytes = s.cache.bytes
 	st.Evictions = s.cache.evictions
+	if s.prepared {
+		st.IDs = s.nIDs
+		st.IDBytes = int64(len(s.moved)) * 40
+		return st
+	}
 	st.IDs = len(s.first)
 	st.IDBytes = int64(len(s.first))*40 + int64(len(s.used))*56
 	return st
@@ -332,6 +390,9 @@ func (s *Synth) verifyWords() int {
 // counts them all).
 const maxPrepareErrors = 20
 
+// ErrPrepared is returned by a second call of [Synth.Prepare].
+var ErrPrepared = errors.New("prompt: Prepare called twice (give it the whole trace once)")
+
 // Prepare walks the whole trace in arrival order before any Build: it
 // checks every row (hash ids that do not fit their length under
 // MismatchError, rows without a length), assigns the first word of every
@@ -340,12 +401,23 @@ const maxPrepareErrors = 20
 // goroutine it is called from, so concurrent builders produce the same
 // prompts as one. It returns every row error at once (up to 20, plus a
 // count), joined.
+//
+// Prepare is called once, with every row that will be built, before any
+// Build. It then frees what only the order-dependent walk needs (the
+// prefix-cache models and the per-id and per-sibling maps): it keeps 8
+// bytes per row (expectations) and an entry only for the ids whose first
+// word is not their seeded preference (a pure function of the id and the
+// seed). A row Prepare did not see is still built, with expectations as
+// if the trace began with it and its new blocks' first words not kept
+// apart from their siblings'.
 func (s *Synth) Prepare(rows []trace.Row) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.expected == nil {
-		s.expected = make(map[int64]expected, len(rows))
+	if s.prepared {
+		return ErrPrepared
 	}
+	s.expected = newExpectations(rows)
+	defer s.freeze()
 	var errs []error
 	bad := 0
 	for i := range rows {
@@ -382,12 +454,27 @@ func (s *Synth) Prepare(rows []trace.Row) error {
 				s.firstWord(h, parent, j == 0)
 			}
 		}
-		s.expected[row.Index] = e
+		s.expected.set(row.Index, e)
 	}
 	if bad > len(errs) {
 		errs = append(errs, fmt.Errorf("%d more rows with errors", bad-len(errs)))
 	}
 	return errors.Join(errs...)
+}
+
+// freeze ends Prepare: it keeps the first words that differ from their
+// preference and drops the walk's state. s.mu must be held.
+func (s *Synth) freeze() {
+	s.moved = make(map[uint64]uint32)
+	for h, w := range s.first {
+		if w != s.preferred(h) {
+			s.moved[h] = w
+		}
+	}
+	s.nIDs = len(s.first)
+	s.first, s.used, s.children = nil, nil, nil
+	s.models = make(map[int]*cacheModels)
+	s.prepared = true
 }
 
 // plan checks row's ids against its length and returns the ids to use
@@ -501,7 +588,7 @@ func (s *Synth) collect(row *trace.Row, p *Prompt, refs []*block) ([]*block, *bl
 	}
 	p.Fitted = fitted
 	L := row.InputTokens
-	if e, ok := s.expected[row.Index]; ok {
+	if e, ok := s.expected.get(row.Index); ok {
 		p.ExpectedCachedTokens, p.ExpectedCachedTokensLRU = int(e.inf), int(e.lru)
 	} else if len(ids) > 0 {
 		m := s.model(B)
@@ -568,13 +655,20 @@ func (s *Synth) block(ids []uint64, j, size int) *block {
 
 // firstWord returns the first word of id h's block: assigned when h is
 // first seen, preferring a seeded pseudo-random word, and probing for one
-// no other child of the same parent has.
+// no other child of the same parent has. After Prepare it only looks the
+// assignment up.
 func (s *Synth) firstWord(h, parent uint64, root bool) uint32 {
+	if s.prepared {
+		if w, ok := s.moved[h]; ok {
+			return w
+		}
+		return s.preferred(h)
+	}
 	if w, ok := s.first[h]; ok {
 		return w
 	}
 	n := uint32(len(s.words))
-	pref := s.pickFrom(mix(s.cfg.Seed^firstDomain) ^ h)
+	pref := s.preferred(h)
 	w := pref
 	fam := family{parent, root}
 	taken := s.children[fam]
@@ -636,6 +730,9 @@ func (s *Synth) generate(state uint64, first uint32, size int, withIDs bool) *bl
 }
 
 func (s *Synth) pickFrom(x uint64) uint32 { return uint32(mulHi(mix(x), uint64(len(s.words)))) }
+
+// preferred is the first word id h's block gets unless a sibling has it.
+func (s *Synth) preferred(h uint64) uint32 { return s.pickFrom(mix(s.cfg.Seed^firstDomain) ^ h) }
 
 // hasOwnContent reports whether row carries its own content.
 func hasOwnContent(row *trace.Row) (bool, error) {
