@@ -24,7 +24,8 @@ type Plan struct {
 	// one session. sessFirst lists each session's first kept turn in start
 	// order (fixed schedule: by send time, stably); next links a turn to
 	// the session's next kept turn (-1 at the end); nil when no session
-	// has two turns. sessOf maps an item to its session index.
+	// has two turns. sessOf maps an item to its session index, sessLen a
+	// session to its number of kept turns.
 	sessFirst []int32
 	sessLen   []int32
 	sessOf    []int32
@@ -33,7 +34,7 @@ type Plan struct {
 	// ns after the run's start (before any shift); -1 without one. nil
 	// outside the fixed schedule. delay is each item's delay after the
 	// previous turn completed (scaled by Speedup in the fixed schedule),
-	// -1 without one.
+	// -1 without one; nil when next is (no session has a next turn).
 	due   []int64
 	delay []int64
 	kept  int // rows inside the offset window
@@ -122,36 +123,49 @@ func (p *Plan) build() error {
 		return fmt.Errorf("no trace row lies inside --start-offset %v .. --end-offset %v", c.StartOffset, c.EndOffset)
 	}
 	// Sessions: rows with the same SessionID, ordered by Turn then
-	// position; a row without SessionID is a session of its own.
-	var order []int32 // items in session-then-turn order
+	// position; a row without SessionID is a session of its own. The
+	// members of session s are items[start[s]:start[s+1]], one flat array
+	// (4 bytes per row, not a slice per session).
+	p.sessOf = make([]int32, len(p.rows))
 	bySession := map[string]int32{}
-	var members [][]int32
 	for i := range p.rows {
 		if !keep[i] {
 			continue
 		}
 		id := p.rows[i].SessionID
-		if id == "" {
-			members = append(members, []int32{int32(i)})
-			continue
+		s, ok := int32(len(p.sessLen)), false
+		if id != "" {
+			if s, ok = bySession[id]; !ok {
+				s = int32(len(p.sessLen))
+				bySession[id] = s
+			}
 		}
-		s, ok := bySession[id]
 		if !ok {
-			s = int32(len(members))
-			bySession[id] = s
-			members = append(members, nil)
+			p.sessLen = append(p.sessLen, 0)
 		}
-		members[s] = append(members[s], int32(i))
+		p.sessLen[s]++
+		p.sessOf[i] = s
 	}
-	p.sessOf = make([]int32, len(p.rows))
-	multi := false
-	for s, m := range members {
-		slices.SortStableFunc(m, func(a, b int32) int { return cmp.Compare(p.rows[a].Turn, p.rows[b].Turn) })
-		for _, it := range m {
-			p.sessOf[it] = int32(s)
+	p.sessLen = slices.Clip(p.sessLen)
+	nsess := len(p.sessLen)
+	start := make([]int32, nsess+1)
+	for s, n := range p.sessLen {
+		start[s+1] = start[s] + n
+	}
+	items := make([]int32, start[nsess])
+	fill := slices.Clone(start[:nsess])
+	for i := range p.rows {
+		if keep[i] {
+			s := p.sessOf[i]
+			items[fill[s]] = int32(i)
+			fill[s]++
 		}
-		order = append(order, m...)
-		if len(m) > 1 {
+	}
+	members := func(s int) []int32 { return items[start[s]:start[s+1]] }
+	multi := false
+	for s := range nsess {
+		if m := members(s); len(m) > 1 {
+			slices.SortStableFunc(m, func(a, b int32) int { return cmp.Compare(p.rows[a].Turn, p.rows[b].Turn) })
 			multi = true
 		}
 	}
@@ -160,35 +174,30 @@ func (p *Plan) build() error {
 		for i := range p.next {
 			p.next[i] = -1
 		}
-		for _, m := range members {
+		for s := range nsess {
+			m := members(s)
 			for k := 0; k+1 < len(m); k++ {
 				p.next[m[k]] = m[k+1]
 			}
 		}
-	}
-	_ = order
-	p.sessLen = make([]int32, len(members))
-	totalTurns := 0
-	for s, m := range members {
-		p.sessLen[s] = int32(len(m))
-		totalTurns += len(m)
-	}
-	p.meanTurns = float64(totalTurns) / float64(len(members))
-	p.delay = make([]int64, len(p.rows))
-	for i := range p.rows {
-		p.delay[i] = -1
-		if r := &p.rows[i]; keep[i] && r.HasDelay {
-			d := r.Delay
-			if fixed {
-				p.delay[i] = scaleTrace(d, c.Speedup)
-			} else {
-				p.delay[i] = int64(d)
+		// A turn's delay is read only for a session's next turn.
+		p.delay = make([]int64, len(p.rows))
+		for i := range p.rows {
+			p.delay[i] = -1
+			if r := &p.rows[i]; keep[i] && r.HasDelay {
+				d := r.Delay
+				if fixed {
+					p.delay[i] = scaleTrace(d, c.Speedup)
+				} else {
+					p.delay[i] = int64(d)
+				}
 			}
 		}
 	}
-	firsts := make([]int32, len(members))
-	for s, m := range members {
-		firsts[s] = m[0]
+	p.meanTurns = float64(p.kept) / float64(nsess)
+	firsts := make([]int32, nsess)
+	for s := range nsess {
+		firsts[s] = items[start[s]]
 	}
 	switch p.mode {
 	case ModeFixed:
