@@ -472,6 +472,12 @@ func replayCommand(a *app) *cli.Command {
 // runReplay validates everything, runs, writes the run directory and maps
 // the verdicts to exit codes.
 func runReplay(ctx context.Context, a *app, c *replayConfig) error {
+	// Before the trace is read: loading a large trace makes garbage (the
+	// row slice's growth, parse buffers) that would otherwise double the
+	// peak at GOGC=100.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(softMemoryLimit)
+	}
 	rp, err := c.validate(a)
 	if err != nil {
 		var pe *trace.ParseError
@@ -482,9 +488,6 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	}
 	if rp.wasm != nil {
 		defer rp.wasm.Close(context.WithoutCancel(ctx))
-	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(softMemoryLimit)
 	}
 	mode := string(rp.plan.Mode())
 	start := time.Now().UTC()
