@@ -129,7 +129,10 @@ func TestServerClosesAfterStream(t *testing.T) {
 	if !e.ClosesAfterStream() {
 		t.Error("the engine did not notice the server closing after streams")
 	}
-	t.Logf("retries %d, connections %d for %d requests", e.Retries(), srv.accepted, senders*each)
+	srv.mu.Lock()
+	accepted := srv.accepted
+	srv.mu.Unlock()
+	t.Logf("retries %d, connections %d for %d requests", e.Retries(), accepted, senders*each)
 }
 
 // TestHTTP2 sends streams over prior-knowledge h2c and checks the server
