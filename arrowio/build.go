@@ -79,6 +79,7 @@ type requestBuilder struct {
 
 	inTok, outTok, reasTok, maxTok           *array.Int32Builder
 	traceInTok                               *array.Int32Builder
+	readLag                                  *array.Int64Builder
 	sPrompt, sCompl, sReas, sCached, eCached *array.Int32Builder
 	events, contentEvents, reads, maxPerRead *array.Int32Builder
 	bytesRecv, bytesSent                     *array.Int64Builder
@@ -114,6 +115,7 @@ func newRequestBuilder(mem memory.Allocator) *requestBuilder {
 	b.e2e, b.lateness, b.fromIntend, b.sessionDelay = i64b(), i64b(), i64b(), i64b()
 	b.inTok, b.outTok, b.reasTok, b.maxTok = i32b(), i32b(), i32b(), i32b()
 	b.traceInTok = i32b()
+	b.readLag = i64b()
 	b.sPrompt, b.sCompl, b.sReas, b.sCached, b.eCached = i32b(), i32b(), i32b(), i32b(), i32b()
 	b.events, b.contentEvents, b.reads, b.maxPerRead = i32b(), i32b(), i32b(), i32b()
 	b.bytesRecv, b.bytesSent = i64b(), i64b()
@@ -150,7 +152,7 @@ func (b *requestBuilder) builders() []array.Builder {
 		b.inTok, b.outTok, b.reasTok, b.maxTok, b.sPrompt, b.sCompl, b.sReas, b.sCached, b.eCached,
 		b.events, b.contentEvents, b.reads, b.maxPerRead, b.bytesRecv, b.bytesSent,
 		b.status, b.errKind, b.errMsg, b.finish, b.connReused, b.retries, b.blocked, b.dns, b.connect, b.adapter,
-		b.traceInTok)
+		b.traceInTok, b.readLag)
 }
 
 // reserve makes room for n more rows, so appendRequest never allocates.
@@ -218,6 +220,7 @@ func (b *requestBuilder) appendRequest(r *record.Request) {
 	b.reasTok.UnsafeAppend(r.ReasoningTokens)
 	i32NZ(b.maxTok, r.MaxTokens)
 	i32Known(b.traceInTok, r.TraceInputTokens)
+	i64NZ(b.readLag, r.ReadLagNS)
 	i32Known(b.sPrompt, r.ServerPromptTokens)
 	i32Known(b.sCompl, r.ServerCompletionTokens)
 	i32Known(b.sReas, r.ServerReasoningTokens)
@@ -282,7 +285,7 @@ func (b *requestBuilder) newRecord() arrow.Record {
 		b.bytesRecv.NewArray(), b.bytesSent.NewArray(),
 		b.status.NewArray(), newDict(b.errKind, b.errKindDict), b.errMsg.NewArray(), b.finish.NewArray(),
 		b.connReused.NewArray(), b.retries.NewArray(), b.blocked.NewArray(), b.dns.NewArray(), b.connect.NewArray(), b.adapter.NewArray(),
-		b.traceInTok.NewArray())
+		b.traceInTok.NewArray(), b.readLag.NewArray())
 	rec := array.NewRecord(b.schema, cols, int64(n))
 	for _, c := range cols {
 		c.Release()

@@ -332,6 +332,7 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 	sReas, sCached := colAs[*array.Int32](c, "server_reasoning_tokens"), colAs[*array.Int32](c, "server_cached_tokens")
 	eCached := colAs[*array.Int32](c, "expected_cached_tokens")
 	traceInTok := optCol[*array.Int32](c, "trace_input_tokens") // appended within v1
+	readLag := optCol[*array.Int64](c, "read_lag_ns")           // appended within v1
 	events, contentEvents := colAs[*array.Int32](c, "events"), colAs[*array.Int32](c, "content_events")
 	reads, maxPerRead := colAs[*array.Int32](c, "reads"), colAs[*array.Int32](c, "max_events_per_read")
 	bytesRecv, bytesSent := colAs[*array.Int64](c, "bytes_received"), colAs[*array.Int64](c, "bytes_sent")
@@ -386,6 +387,9 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 		r.TraceInputTokens = -1
 		if traceInTok != nil {
 			r.TraceInputTokens = i32or(traceInTok, i, -1)
+		}
+		if readLag != nil {
+			r.ReadLagNS = i64or(readLag, i, 0)
 		}
 		r.ServerPromptTokens = i32or(sPrompt, i, -1)
 		r.ServerCompletionTokens = i32or(sCompl, i, -1)

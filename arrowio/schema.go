@@ -162,6 +162,7 @@ func recordsFields() []arrow.Field {
 		nullable("adapter_ns", i64),
 		// Appended within records/v1 (readers accept files without it).
 		nullable("trace_input_tokens", i32),
+		nullable("read_lag_ns", i64),
 	)
 	return fs
 }

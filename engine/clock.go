@@ -25,3 +25,12 @@ func (c *Clock) Now() int64 { return c.startNS + int64(time.Since(c.start)) }
 
 // Start returns the clock's start time.
 func (c *Clock) Start() time.Time { return c.start }
+
+// NowWall returns the clock's reading and the system real-time clock's
+// (Unix ns) at the same instant, from one time.Now: their difference
+// converts a kernel timestamp, which is on the real-time clock, to this
+// clock.
+func (c *Clock) NowWall() (now, wall int64) {
+	t := time.Now()
+	return c.startNS + int64(t.Sub(c.start)), t.UnixNano()
+}

@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -75,6 +74,10 @@ type Config struct {
 	UseServerTokenCount bool
 	// Events collects one record.Event per response event.
 	Events bool
+	// NoKernelStamps stamps reads when they return to reprise instead of
+	// when the kernel received the bytes (SO_TIMESTAMPNS, HTTP/1.1 on
+	// Linux; see conn.go). For comparisons and diagnosis only.
+	NoKernelStamps bool
 	// Clock stamps everything; nil = NewClock().
 	Clock *Clock
 	// Log receives rare diagnostics; nil discards.
@@ -162,10 +165,7 @@ func New(cfg Config) (*Engine, error) {
 		if err != nil {
 			return nil, err
 		}
-		if tc, ok := c.(*net.TCPConn); ok {
-			_ = tc.SetNoDelay(true)
-		}
-		return &trackedConn{Conn: c, e: e}, nil
+		return newTrackedConn(c, e, !cfg.HTTP2 && !cfg.NoKernelStamps), nil
 	}
 	if cfg.HTTP2 {
 		// x/net's transport opens ⌈streams/limit⌉ connections and keeps
@@ -232,32 +232,4 @@ func (e *Engine) Close() {
 	if t, ok := e.transport.(*http2.Transport); ok {
 		t.CloseIdleConnections()
 	}
-}
-
-// trackedConn watches a connection for the server closing it right after
-// a response (the llama.cpp pattern).
-type trackedConn struct {
-	net.Conn
-	e *Engine
-	// busy is true while a request of ours uses the connection; doneNS is
-	// when the last response on it ended.
-	busy   atomic.Bool
-	doneNS atomic.Int64
-}
-
-// closedWindow: a server close within this time after a response counts as
-// "closes after every response" rather than an idle timeout.
-const closedWindow = int64(time.Second)
-
-func (c *trackedConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	if err != nil && n == 0 && errors.Is(err, io.EOF) && !c.busy.Load() {
-		if d := c.doneNS.Load(); d != 0 && c.e.clock.Now()-d < closedWindow {
-			if !c.e.closesAfterStream.Swap(true) {
-				c.e.log.Info("server closes the connection after each streamed response; not reusing connections for streams",
-					slog.String("url", c.e.base))
-			}
-		}
-	}
-	return n, err
 }

@@ -109,7 +109,11 @@ func newPhaseTrace(c *Clock) *phaseTrace {
 		GotConn: func(info httptrace.GotConnInfo) {
 			p.gotConn.Store(c.Now())
 			p.reused.Store(info.Reused)
-			if tc, ok := info.Conn.(*trackedConn); ok {
+			c := info.Conn
+			if tc, ok := c.(*tls.Conn); ok {
+				c = tc.NetConn()
+			}
+			if tc, ok := c.(*trackedConn); ok {
 				tc.busy.Store(true)
 				p.conn.Store(tc)
 			}
@@ -195,9 +199,9 @@ func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
 			r.SentNS = sent
 		}
 		resp, err = e.client.Do(req)
-		now := e.clock.Now()
+		now, wall := e.clock.NowWall()
 		if err == nil {
-			r.HeadersNS = now
+			r.HeadersNS = s.pt.conn.Load().arrival(now, wall, sent)
 			break
 		}
 		s.pt.release(0)
@@ -298,10 +302,17 @@ func (s *Sender) read(ctx context.Context, p *Prepared, resp *http.Response, r *
 		whole    []byte // non-streaming body
 	)
 	deferred := e.info.Deferred
+	conn := s.pt.conn.Load()
+	floor := r.HeadersNS
 	for {
 		n, err := resp.Body.Read(s.buf)
-		t := e.clock.Now() // stamp first, then look at the bytes
+		// Stamp first, then look at the bytes: when the kernel received
+		// them if it says, else now (conn.go).
+		now, wall := e.clock.NowWall()
+		t := conn.arrival(now, wall, floor)
 		if n > 0 {
+			floor = t
+			r.ReadLagNS = max(r.ReadLagNS, now-t)
 			r.Reads++
 			r.BytesReceived += int64(n)
 			if stream {

@@ -60,6 +60,7 @@ type replayConfig struct {
 	APIKey              string
 	Timeout             time.Duration
 	HTTP2               bool
+	NoKernelStamps      bool
 	MaxConnections      int
 	ISL, ISLStd         float64
 	OSL, OSLStd         float64
@@ -125,6 +126,7 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 	ec.BaseURL = c.URL
 	ec.Timeout = c.Timeout
 	ec.HTTP2 = c.HTTP2
+	ec.NoKernelStamps = c.NoKernelStamps
 	ec.MaxConnections = c.MaxConnections
 	ec.UseServerTokenCount = c.UseServerTokenCount
 	ec.Events = c.ExportLevel == "events"
@@ -357,6 +359,8 @@ func replayFlags() []cli.Flag {
 			Usage: "give up on a request after `D` (recorded as timeout)"},
 		&cli.BoolFlag{Name: "http2", Category: catTarget, Sources: envVars("http2"),
 			Usage: "use HTTP/2 (h2c prior knowledge for http://, h2 for https://) instead of HTTP/1.1"},
+		&cli.BoolFlag{Name: "no-kernel-timestamps", Category: catTarget, Sources: envVars("no-kernel-timestamps"),
+			Usage: "stamp response bytes when reprise reads them, not when the kernel received them (SO_TIMESTAMPNS; Linux, HTTP/1.1)"},
 		&cli.IntFlag{Name: "max-connections", Category: catTarget, Sources: envVars("max-connections"),
 			Usage: "cap connections to the server at `N` (0 = one per request in flight)"},
 		&cli.BoolWithInverseFlag{Name: "streaming", Value: true, Category: catReq, Sources: envVars("streaming"),
@@ -451,7 +455,7 @@ func replayCommand(a *app) *cli.Command {
 				Args: cmd.Args().Slice(), URL: cmd.String("url"), Model: cmd.String("model"), Endpoint: cmd.String("endpoint"),
 				Streaming: cmd.Bool("streaming"), IgnoreEOS: cmd.Bool("ignore-eos"), MaxTokensFromTrace: cmd.Bool("max-tokens-from-trace"),
 				ExtraBody: cmd.String("extra-body"), Headers: cmd.StringSlice("header"), APIKey: cmd.String("api-key"),
-				Timeout: cmd.Duration("timeout"), HTTP2: cmd.Bool("http2"), MaxConnections: cmd.Int("max-connections"),
+				Timeout: cmd.Duration("timeout"), HTTP2: cmd.Bool("http2"), NoKernelStamps: cmd.Bool("no-kernel-timestamps"), MaxConnections: cmd.Int("max-connections"),
 				ISL: cmd.Float("isl"), ISLStd: cmd.Float("isl-stddev"), OSL: cmd.Float("osl"), OSLStd: cmd.Float("osl-stddev"),
 				Tokenizer: cmd.String("tokenizer"), UseServerTokenCount: cmd.Bool("use-server-token-count"),
 				Goodput: cmd.String("goodput"), MaxErrorRate: cmd.Float("max-error-rate"), MinGoodFraction: cmd.Float("min-good-fraction"),
@@ -715,6 +719,7 @@ func writeManifest(dir string, c *replayConfig, rp *replayPlan, start time.Time)
 		"api_key_set":            c.APIKey != "",
 		"timeout":                c.Timeout.String(),
 		"http2":                  c.HTTP2,
+		"kernel_timestamps":      !c.NoKernelStamps && !c.HTTP2,
 		"max_connections":        c.MaxConnections,
 		"tokenizer":              rp.tok.Name(),
 		"use_server_token_count": c.UseServerTokenCount,

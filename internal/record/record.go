@@ -104,6 +104,12 @@ type Request struct {
 	ContentEvents int32 // events carrying content or reasoning
 	Reads         int32 // body reads
 	MaxEventsRead int32 // most events completed by one read (coalescing)
+	// ReadLagNS is the longest any read of the response waited between
+	// the kernel receiving its bytes and reprise reading them (0 when
+	// reads are stamped on return: no kernel timestamps). Event times are
+	// the kernel's, so this lag is not in them; it says how far behind
+	// the client machine was.
+	ReadLagNS     int64
 	BytesReceived int64
 	BytesSent     int64
 
