@@ -1,13 +1,24 @@
 package replay
 
 import (
+	"os"
 	"runtime"
+	"sync"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 // Hot path: TestDispatchAllocs covers sleepUntil and nap.
+
+// holdWindow is how close to its deadline the dispatcher sleeps without
+// giving up its P (see sleepAbs). Waking from an ordinary sleep, a thread
+// whose P was handed to other goroutines queues for a P; on a 2-core host
+// at 10k req/s that wait was 0.13–0.4 ms on average with a tail of tens
+// of ms (go tool trace, docs/design/0001-scheduler.md). The window has to
+// cover that tail, and costs nothing but the P: the thread is asleep.
+const holdWindow = 2 * time.Millisecond
 
 // Spin window bounds. The window adapts to the measured wake-up error of
 // clock_nanosleep (see adapt); it starts at initialSpin.
@@ -28,10 +39,11 @@ type precisionClock struct {
 	// CLOCK_MONOTONIC, so only this offset needs calibrating; an error in
 	// it is absorbed by the spin.
 	monoBase  int64
-	spin      int64 // current spin window, ns
-	errEst    int64 // high-quantile estimate of the wake-up error, ns
-	spun      int64 // total ns spent spinning
-	primitive bool  // false when clock_nanosleep failed and time.Sleep is used
+	spin      int64         // current spin window, ns
+	errEst    int64         // high-quantile estimate of the wake-up error, ns
+	spun      int64         // total ns spent spinning
+	primitive bool          // false when clock_nanosleep failed and time.Sleep is used
+	ts        unix.Timespec // the held sleep's deadline (off the stack: see sleepHeld)
 }
 
 func newPrecisionClock(base time.Time) clock {
@@ -66,9 +78,11 @@ func (c *precisionClock) calibrate() {
 const dispatcherNice = -20
 
 // setup locks the goroutine to its thread, sets the thread's timer slack
-// to 1 ns (PR_SET_TIMERSLACK is per thread, hence the lock) and, best
-// effort, raises the thread's priority. undo restores both.
+// to 1 ns (PR_SET_TIMERSLACK is per thread, hence the lock), best effort
+// raises the thread's priority, and adds the P the dispatcher keeps to
+// GOMAXPROCS (reserveP). undo restores all of it.
 func (c *precisionClock) setup() func() {
+	unreserve := reserveP()
 	runtime.LockOSThread()
 	oldSlack, errSlack := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
 	// A failure leaves the run correct, only less precise: the preflight
@@ -86,6 +100,7 @@ func (c *precisionClock) setup() func() {
 			_ = unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(oldSlack), 0, 0, 0)
 		}
 		runtime.UnlockOSThread()
+		unreserve()
 	}
 }
 
@@ -94,7 +109,19 @@ func (c *precisionClock) spinNS() int64             { return c.spun }
 func (c *precisionClock) spinWindow() time.Duration { return time.Duration(c.spin) }
 
 // sleepAbs blocks until CLOCK_MONOTONIC reaches the run time t, or a
-// signal interrupts it (callers re-check the time).
+// signal interrupts the held part (callers re-check the time).
+//
+// The last holdWindow before t is slept holding the goroutine's P: a raw
+// clock_nanosleep, which the Go scheduler sees as running code, so the P
+// cannot be handed to another goroutine meanwhile and the dispatcher runs
+// the instant the kernel wakes its thread. Before that, an ordinary
+// clock_nanosleep lets the runtime give the P to others; getting one
+// back on waking (which can take milliseconds when every P is busy) then
+// happens inside the window, before the deadline. reserveP compensates
+// for the P kept out of the pool. Preemption still works: the signal the
+// runtime sends to stop the world (or that sysmon sends after 10 ms on one
+// P) interrupts the raw sleep with EINTR, and sleepHeld's call in the
+// loop below is a preemption point.
 func (c *precisionClock) sleepAbs(t int64) {
 	if !c.primitive {
 		if d := t - c.now(); d > 0 {
@@ -102,13 +129,26 @@ func (c *precisionClock) sleepAbs(t int64) {
 		}
 		return
 	}
-	ts := unix.NsecToTimespec(c.monoBase + t)
-	for {
-		err := unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &ts, nil)
-		if err != unix.EINTR {
-			return
+	if rel := t - int64(holdWindow); rel > c.now() {
+		ts := unix.NsecToTimespec(c.monoBase + rel)
+		for unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &ts, nil) == unix.EINTR {
 		}
 	}
+	c.ts = unix.NsecToTimespec(c.monoBase + t)
+	for c.sleepHeld() == unix.EINTR && c.now() < t {
+	}
+}
+
+// sleepHeld sleeps until c.ts without leaving the Go scheduler's running
+// state (RawSyscall does not call entersyscall), so the P stays with the
+// thread. It must not be inlined: its call in sleepAbs's retry loop is
+// where a pending preemption is taken after a signal.
+//
+//go:noinline
+func (c *precisionClock) sleepHeld() unix.Errno {
+	_, _, e := unix.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME,
+		uintptr(unsafe.Pointer(&c.ts)), 0, 0, 0)
+	return e
 }
 
 func (c *precisionClock) nap(t int64) { c.sleepAbs(t) }
@@ -156,4 +196,47 @@ func threadCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reserved counts the running dispatchers, each keeping one P (see
+// sleepAbs); baseProcs is GOMAXPROCS before the first of them started.
+var (
+	reserveMu sync.Mutex
+	reserved  int
+	baseProcs int
+)
+
+// reserveP raises GOMAXPROCS by one for as long as a dispatcher runs, so
+// that the P it keeps while it sleeps is not taken from the senders and
+// the rest of the program, and undo lowers it again; the last undo
+// restores the value found by the first call (or the runtime's default
+// when GOMAXPROCS was not set, so it follows CPU limit changes again). A
+// GOMAXPROCS someone else set meanwhile is left alone.
+func reserveP() (undo func()) {
+	reserveMu.Lock()
+	defer reserveMu.Unlock()
+	if reserved == 0 {
+		baseProcs = runtime.GOMAXPROCS(0)
+	}
+	reserved++
+	runtime.GOMAXPROCS(baseProcs + reserved)
+	return func() {
+		reserveMu.Lock()
+		defer reserveMu.Unlock()
+		reserved--
+		if runtime.GOMAXPROCS(0) != baseProcs+reserved+1 {
+			return // changed by someone else: theirs now
+		}
+		if reserved > 0 {
+			runtime.GOMAXPROCS(baseProcs + reserved)
+			return
+		}
+		if os.Getenv("GOMAXPROCS") == "" {
+			runtime.SetDefaultGOMAXPROCS()
+			if runtime.GOMAXPROCS(0) == baseProcs {
+				return
+			}
+		}
+		runtime.GOMAXPROCS(baseProcs)
+	}
 }

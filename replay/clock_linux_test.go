@@ -2,6 +2,7 @@ package replay
 
 import (
 	"runtime"
+	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -21,11 +22,18 @@ func TestSetupRestoresThread(t *testing.T) {
 			t.Skip("PR_GET_TIMERSLACK:", err)
 		}
 		prio0, _ := unix.Getpriority(unix.PRIO_PROCESS, tid)
+		procs0 := runtime.GOMAXPROCS(0)
 		undo := c.setup()
 		if s, _ := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0); s != 1 {
 			t.Errorf("timer slack during the run = %d, want 1", s)
 		}
+		if n := runtime.GOMAXPROCS(0); n != procs0+1 {
+			t.Errorf("GOMAXPROCS during the run = %d, want %d (one more for the dispatcher's P)", n, procs0+1)
+		}
 		undo()
+		if n := runtime.GOMAXPROCS(0); n != procs0 {
+			t.Errorf("GOMAXPROCS after = %d, want %d", n, procs0)
+		}
 		if s, _ := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0); s != slack0 {
 			t.Errorf("timer slack after = %d, want %d", s, slack0)
 		}
@@ -66,5 +74,112 @@ func TestAdaptSpinWindow(t *testing.T) {
 	}
 	if c.spin != int64(minSpin) {
 		t.Errorf("window after exact wake-ups = %v, want the %v floor", time.Duration(c.spin), minSpin)
+	}
+}
+
+// TestReserveP: every running dispatcher adds one P and gives it back; the
+// last one restores the value found by the first; a value someone else
+// set meanwhile stays.
+func TestReserveP(t *testing.T) {
+	base := runtime.GOMAXPROCS(0)
+	undo1 := reserveP()
+	undo2 := reserveP()
+	if n := runtime.GOMAXPROCS(0); n != base+2 {
+		t.Errorf("two dispatchers: GOMAXPROCS = %d, want %d", n, base+2)
+	}
+	undo1()
+	if n := runtime.GOMAXPROCS(0); n != base+1 {
+		t.Errorf("one dispatcher left: GOMAXPROCS = %d, want %d", n, base+1)
+	}
+	undo2()
+	if n := runtime.GOMAXPROCS(0); n != base {
+		t.Errorf("none left: GOMAXPROCS = %d, want %d", n, base)
+	}
+
+	undo := reserveP()
+	runtime.GOMAXPROCS(base + 5)
+	undo()
+	if n := runtime.GOMAXPROCS(0); n != base+5 {
+		t.Errorf("GOMAXPROCS set by the program during the run = %d after it, want %d kept", n, base+5)
+	}
+	runtime.GOMAXPROCS(base)
+}
+
+// TestHeldSleepKeepsP: within holdWindow of its deadline the dispatcher
+// sleeps as running Go code, keeping its P (the runtime's goroutine
+// states say so), while an ordinary sleep is a goroutine outside Go,
+// whose P the runtime may hand to others. This is what makes the
+// dispatcher run the instant its thread wakes instead of queueing for a
+// P (docs/design/0001-scheduler.md).
+func TestHeldSleepKeepsP(t *testing.T) {
+	notInGo := func() uint64 {
+		s := []metrics.Sample{{Name: "/sched/goroutines/not-in-go:goroutines"}}
+		metrics.Read(s)
+		if s[0].Value.Kind() != metrics.KindUint64 {
+			t.Skip("runtime without /sched/goroutines/not-in-go")
+		}
+		return s[0].Value.Uint64()
+	}
+	// during returns the fewest and the most goroutines outside Go seen
+	// while sleep runs on another goroutine.
+	during := func(sleep func()) (lo, hi uint64) {
+		started, done := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(done)
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			close(started)
+			sleep()
+		}()
+		<-started
+		time.Sleep(5 * time.Millisecond) // let it enter the sleep
+		lo, hi = ^uint64(0), 0
+		for range 5 {
+			n := notInGo()
+			lo, hi = min(lo, n), max(hi, n)
+			time.Sleep(time.Millisecond)
+		}
+		<-done
+		return lo, hi
+	}
+	c := newPrecisionClock(time.Now()).(*precisionClock)
+	if !c.primitive {
+		t.Skip("no clock_nanosleep")
+	}
+	const d = 30 * time.Millisecond
+	_, heldHi := during(func() {
+		// The held part alone, for longer than the window, so the samples
+		// all fall inside it.
+		c.ts = unix.NsecToTimespec(c.monoBase + c.now() + int64(d))
+		for c.sleepHeld() == unix.EINTR {
+		}
+	})
+	ordLo, _ := during(func() {
+		ts := unix.NsecToTimespec(c.monoBase + c.now() + int64(d))
+		for unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &ts, nil) == unix.EINTR {
+		}
+	})
+	if ordLo < 1 {
+		t.Fatalf("an ordinary clock_nanosleep was never outside Go (%d): the metric does not show syscalls", ordLo)
+	}
+	if heldHi >= ordLo {
+		t.Errorf("goroutines outside Go: held sleep up to %d, ordinary sleep at least %d; the held sleep must not leave Go", heldHi, ordLo)
+	}
+}
+
+// TestSleepAllocsBothParts: a wait longer than holdWindow (released, then
+// held) allocates nothing either.
+func TestSleepAllocsBothParts(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("instrumentation allocates")
+	}
+	c := newPrecisionClock(time.Now())
+	undo := c.setup()
+	defer undo()
+	allocs := testing.AllocsPerRun(5, func() {
+		c.sleepUntil(c.now() + int64(holdWindow) + 200_000)
+	})
+	if allocs != 0 {
+		t.Errorf("a released+held wait allocates %v, want 0", allocs)
 	}
 }
