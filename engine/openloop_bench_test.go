@@ -31,8 +31,9 @@ import (
 //   - server-cpu-µs/req: the mock server process's CPU time per request
 //     (server=proc only);
 //   - disp-cpu-%: the dispatcher thread's CPU share (mostly its spin);
-//   - waited: measured requests that found no free sender (they are late
-//     by construction; with 2048 senders only a stalled server causes it);
+//   - waited: measured requests that found no free sender (late by
+//     construction: the server or the machine stalled for ≈ 1024 senders /
+//     rate, 100 ms at 10k req/s);
 //   - errors: failed requests (must be 0).
 //
 // The warmup keeps the connection set-up out of the measurement: the first
@@ -136,7 +137,7 @@ func runOpenLoop(tb testing.TB, srv *openLoopServer, rate float64, warm, d time.
 	} else {
 		cfg.Replay.Duration, cfg.Replay.WarmupDuration = d, warm
 	}
-	cfg.Replay.Senders = 2048 // ≈ 200 ms of requests in flight at 10k req/s
+	cfg.Replay.Senders = 0 // replay.DefaultSenders (1024), as the CLI
 	cfg.Streaming = false
 	cfg.Engine.AdapterConfig.Stream = false
 	cfg.Engine.Events = false
