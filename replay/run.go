@@ -43,7 +43,9 @@ func Run(ctx context.Context, cfg Config, rows []trace.Row, h Handler) (Stats, e
 // returns ctx's error when ctx was cancelled, with the Stats so far. A
 // lateness budget breach is not an error here: see [Stats.Check]. Run may
 // be called once per Plan; it locks the calling goroutine to its OS thread
-// for the duration of the run.
+// for the duration of the run and, on Linux, raises GOMAXPROCS by one
+// meanwhile (the dispatcher keeps a P while it waits for a deadline), then
+// restores it.
 func (p *Plan) Run(ctx context.Context, h Handler) (Stats, error) {
 	return p.run(ctx, h, newPrecisionClock, time.Time{})
 }
