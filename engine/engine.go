@@ -25,8 +25,10 @@ const (
 	// DefaultTimeout bounds one request, from send to the end of its
 	// response.
 	DefaultTimeout = 10 * time.Minute
-	// DefaultReadBuffer is the size of each sender's body read buffer.
-	DefaultReadBuffer = 32 << 10
+	// DefaultReadBuffer is the size of each sender's body read buffer,
+	// allocated on its first response: the transport's own 16 KiB buffer
+	// sits beneath it, and a read returns at most what that holds.
+	DefaultReadBuffer = 16 << 10
 	// maxErrorBody bounds how much of a non-2xx body is read for the message.
 	maxErrorBody = 64 << 10
 	// maxErrorMessage bounds the stored error message.
@@ -194,7 +196,7 @@ func New(cfg Config) (*Engine, error) {
 			IdleConnTimeout:     90 * time.Second,
 			DisableCompression:  true,
 			ForceAttemptHTTP2:   false,
-			WriteBufferSize:     16 << 10,
+			WriteBufferSize:     4 << 10, // large bodies bypass it
 			ReadBufferSize:      16 << 10,
 			TLSHandshakeTimeout: 10 * time.Second,
 		}

@@ -66,7 +66,7 @@ func (e *Engine) NewSender() (*Sender, error) {
 	if err != nil {
 		return nil, fmt.Errorf("adapter %s: %w", e.info.Name, err)
 	}
-	s := &Sender{e: e, inst: inst, buf: make([]byte, DefaultReadBuffer)}
+	s := &Sender{e: e, inst: inst} // buf on the first response: many senders of a big pool never run
 	return s, nil
 }
 
@@ -304,6 +304,9 @@ func (s *Sender) read(ctx context.Context, p *Prepared, resp *http.Response, r *
 	deferred := e.info.Deferred
 	conn := s.pt.conn.Load()
 	floor := r.HeadersNS
+	if s.buf == nil {
+		s.buf = make([]byte, DefaultReadBuffer)
+	}
 	for {
 		n, err := resp.Body.Read(s.buf)
 		// Stamp first, then look at the bytes: when the kernel received

@@ -41,7 +41,7 @@ const (
 	// text and bodies), and at GOGC=100 the process would hold twice its
 	// live heap. The limit is soft: above it the GC works harder, capped
 	// at half the CPU by the runtime, never fails.
-	softMemoryLimit = 256 << 20
+	softMemoryLimit = 224 << 20
 )
 
 // replayConfig is the replay command line, validated before any request.
