@@ -103,6 +103,8 @@ var metrics = []metric{
 		}},
 	{tag: "events_per_read_max", header: "Events per read (max)", unit: "events", stream: true,
 		get: func(r *record.Request, _ *Options) (float64, bool) { return float64(r.MaxEventsRead), r.Reads > 0 }},
+	{tag: "client_read_lag", header: "Client read lag (max per request)", unit: "ms",
+		get: func(r *record.Request, _ *Options) (float64, bool) { return ms(r.ReadLagNS), r.ReadLagNS > 0 }},
 	{tag: "adapter_time", header: "Adapter time", unit: "ms",
 		get: func(r *record.Request, _ *Options) (float64, bool) { return ms(r.AdapterNS), true }},
 }
