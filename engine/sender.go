@@ -109,11 +109,11 @@ func newPhaseTrace(c *Clock) *phaseTrace {
 		GotConn: func(info httptrace.GotConnInfo) {
 			p.gotConn.Store(c.Now())
 			p.reused.Store(info.Reused)
-			c := info.Conn
-			if tc, ok := c.(*tls.Conn); ok {
-				c = tc.NetConn()
+			conn := info.Conn
+			if tc, ok := conn.(*tls.Conn); ok {
+				conn = tc.NetConn() // kernel stamps and close tracking work below TLS
 			}
-			if tc, ok := c.(*trackedConn); ok {
+			if tc, ok := conn.(*trackedConn); ok {
 				tc.busy.Store(true)
 				p.conn.Store(tc)
 			}
@@ -307,12 +307,13 @@ func (s *Sender) read(ctx context.Context, p *Prepared, resp *http.Response, r *
 	if s.buf == nil {
 		s.buf = make([]byte, DefaultReadBuffer)
 	}
+	var t int64
 	for {
 		n, err := resp.Body.Read(s.buf)
 		// Stamp first, then look at the bytes: when the kernel received
 		// them if it says, else now (conn.go).
 		now, wall := e.clock.NowWall()
-		t := conn.arrival(now, wall, floor)
+		t = conn.arrival(now, wall, floor)
 		if n > 0 {
 			floor = t
 			r.ReadLagNS = max(r.ReadLagNS, now-t)
@@ -345,7 +346,7 @@ func (s *Sender) read(ctx context.Context, p *Prepared, resp *http.Response, r *
 			break // malformed stream: stop reading, the request failed
 		}
 	}
-	r.EndNS = e.clock.Now()
+	r.EndNS = t // the last read's, the one that saw the end (or the error)
 	if stream && readErr == nil && s.framer.flush() {
 		// A last event without the closing blank line.
 		s.stampEvents(1, r.EndNS)
