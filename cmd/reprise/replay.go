@@ -644,7 +644,8 @@ func exportAIPerf(dir string, s *summary.Summary, streaming bool) error {
 }
 
 // verdict maps a completed run to exit codes 4 (lateness; checked first:
-// a late client makes the other verdicts unreliable) and 3 (SLOs).
+// a late client makes the other verdicts unreliable), 3 (--max-error-rate),
+// 1 (not one request succeeded: nothing was measured) and 3 (goodput).
 func verdict(c *replayConfig, res *engine.Result) error {
 	if err := res.Stats.Check(); err != nil {
 		return &exitcode.Error{Code: exitcode.Lateness, Err: err,
@@ -655,6 +656,16 @@ func verdict(c *replayConfig, res *engine.Result) error {
 		return &exitcode.Error{Code: exitcode.SLOBreach,
 			Err: fmt.Errorf("error rate %.4f > --max-error-rate %v (%d of %d requests failed)", s.ErrorRate(), c.MaxErrorRate,
 				s.ErrorRequestCount, s.ErrorRequestCount+s.RequestCount)}
+	}
+	if s.RequestCount == 0 && s.ErrorRequestCount > 0 {
+		// Nothing reached an answer: there is no measurement to judge.
+		msg := ""
+		if len(s.Errors) > 0 {
+			msg = fmt.Sprintf("; e.g. %s: %s", s.Errors[0].Kind, s.Errors[0].Message)
+		}
+		return &exitcode.Error{Code: exitcode.RunError,
+			Err:  fmt.Errorf("no request succeeded (%d failed%s)", s.ErrorRequestCount, msg),
+			Hint: "check --url, --model and --endpoint, and that the server is up; every failure is in the records"}
 	}
 	if len(s.Options.Goodput) > 0 && s.GoodRequestFraction < c.MinGoodFraction {
 		return &exitcode.Error{Code: exitcode.SLOBreach,

@@ -150,7 +150,7 @@ func TestReplayValidation(t *testing.T) {
 }
 
 // TestReplayExitCodes: error rate and goodput verdicts exit 3 after the
-// run wrote its files.
+// run wrote its files; a run in which nothing succeeded exits 1.
 func TestReplayExitCodes(t *testing.T) {
 	srv := startMockServer(t, nil)
 	base := []string{"replay", "--url", srv.URL(), "--model", "reprise-mock", "--isl", "20", "--osl", "4",
@@ -159,6 +159,14 @@ func TestReplayExitCodes(t *testing.T) {
 	code, _, stderr := runCLI(t, "", append(base, "--out", out, "-H", "X-Reprise-Fault: 500", "--max-error-rate", "0.5")...)
 	if code != 3 || !strings.Contains(stderr, "error rate") {
 		t.Errorf("all failing: exit %d, want 3: %s", code, stderr)
+	}
+	if len(readRecords(t, out)) != 20 {
+		t.Error("failed requests were not all recorded")
+	}
+	out = t.TempDir()
+	code, _, stderr = runCLI(t, "", append(base, "--out", out, "-H", "X-Reprise-Fault: 500")...)
+	if code != 1 || !strings.Contains(stderr, "no request succeeded (20 failed; e.g. http_status") {
+		t.Errorf("all failing, no --max-error-rate: exit %d, want 1: %s", code, stderr)
 	}
 	if len(readRecords(t, out)) != 20 {
 		t.Error("failed requests were not all recorded")

@@ -3,7 +3,8 @@
 //
 //	code  meaning
 //	0     success
-//	1     the run could not run (setup failure, broken output, cancelled before results)
+//	1     the run could not run (setup failure, broken output, cancelled before results,
+//	      or a replay in which not one request succeeded)
 //	2     usage or configuration error: nothing was sent
 //	3     a goodput SLO or --max-error-rate threshold failed
 //	4     schedule lateness over the --max-lateness budget
