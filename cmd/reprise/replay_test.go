@@ -62,7 +62,8 @@ func readRecords(t *testing.T, dir string) []map[string]any {
 
 // TestReplayMooncakeISLFidelity replays the bundled Mooncake sample
 // against the mock server with the builtin tokenizer: the server's
-// prompt_tokens equals the trace's input_length for every request.
+// prompt_tokens equals the trace's input_length for every request, and
+// the client's count of the output text equals completion_tokens.
 func TestReplayMooncakeISLFidelity(t *testing.T) {
 	const tracePath = "../../traces/mooncake-sample.jsonl"
 	rows, _, err := trace.ReadAll(tracePath, trace.Options{})
@@ -106,6 +107,9 @@ func TestReplayMooncakeISLFidelity(t *testing.T) {
 		}
 		if r["error_kind"] != "" {
 			t.Errorf("request %s failed: %v %v", id, r["error_kind"], r["error_message"])
+		}
+		if out, srv := r["output_tokens"].(float64)+r["reasoning_tokens"].(float64), r["server_completion_tokens"].(float64); out != srv || int(srv) != l.OutputTokens {
+			t.Errorf("request %s: client counted %v output tokens, server reported %v, server log %d", id, out, srv, l.OutputTokens)
 		}
 	}
 	var sum map[string]any

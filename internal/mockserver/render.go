@@ -7,16 +7,19 @@ import (
 	"unicode/utf8"
 )
 
-// fillers are the output tokens: cheap, deterministic, JSON-safe words.
-// Token k of choice c is fillers[(k+7c) mod 64].
+// fillers are the output tokens: cheap, deterministic, JSON-safe words,
+// each one token of the builtin tokenizer (o200k_base) alone and in any
+// sequence (TestFillersAreTokens), so a client that counts the streamed
+// text with it gets exactly completion_tokens. Token k of choice c is
+// fillers[(k+7c) mod 64].
 var fillers = [64]string{
 	" the", " quick", " brown", " fox", " jumps", " over", " a", " lazy", " dog", ".",
 	" Lorem", " ipsum", " dolor", " sit", " amet", ",", " consectetur", " adipiscing", " elit", " sed",
 	" do", " eiusmod", " tempor", " incididunt", " ut", " labore", " et", " dolore", " magna", " aliqua",
-	" Ut", " enim", " ad", " minim", " veniam", " quis", " nostrud", " exercitation", " ullamco", " laboris",
-	" nisi", " aliquip", " ex", " ea", " commodo", " consequat", " Duis", " aute", " irure", " in",
-	" reprehenderit", " voluptate", " velit", " esse", " cillum", " eu", " fugiat", " nulla", " pariatur", " Excepteur",
-	" sint", " occaecat", " cupidatat", " non",
+	" Ut", " enim", " ad", " minim", " veniam", " quis", " time", " exercitation", " people", " laboris",
+	" nisi", " year", " ex", " ea", " commodo", " consequat", " Duis", " aute", " way", " in",
+	" reprehenderit", " voluptate", " velit", " esse", " day", " eu", " fugiat", " nulla", " pariatur", " world",
+	" sint", " school", " state", " non",
 }
 
 func filler(k, c int) string { return fillers[(k+7*c)&63] }
