@@ -3,6 +3,8 @@ package trace
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -36,5 +38,27 @@ func TestReadAllFromReportsEveryInvalidRow(t *testing.T) {
 	}
 	if stats.Read != int64(MaxRowErrors+7) {
 		t.Errorf("read %d rows, want all %d", stats.Read, MaxRowErrors+7)
+	}
+}
+
+// TestReadAllSizesOnce: reading a file, ReadAll makes its row slice once,
+// at the file's line count (no append growth: the load peak of a large
+// trace); a file without a final newline is counted right.
+func TestReadAllSizesOnce(t *testing.T) {
+	var b strings.Builder
+	for i := range 1000 {
+		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": 10, "output_length": 5, "hash_ids": [%d]}`+"\n", i, i)
+	}
+	text := strings.TrimSuffix(b.String(), "\n")
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rows, _, err := ReadAll(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1000 || cap(rows) != 1000 {
+		t.Errorf("%d rows in a slice of capacity %d, want 1000 sized once", len(rows), cap(rows))
 	}
 }
