@@ -75,10 +75,10 @@ func (c *trackedConn) Read(p []byte) (int, error) {
 
 // arrival returns when the bytes of the latest read arrived, on the
 // engine's clock: the kernel's receive stamp when there is one, kept
-// within [floor, now] (floor: the previous read's time, bytes arrive in
-// order), else now. now and wall
-// are one reading of the engine's clock and of the real-time clock
-// ([Clock.NowWall]), which convert the kernel's real-time stamp.
+// within [floor, now] (floor: the previous read's time, as bytes arrive
+// in order), else now. now and wall are one reading of the engine's clock
+// and of the real-time clock ([Clock.NowWall]), which converts the
+// kernel's real-time stamp.
 func (c *trackedConn) arrival(now, wall, floor int64) int64 {
 	if c == nil || c.rx == nil {
 		return now
