@@ -612,6 +612,9 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 		if res.ClosesAfterStream {
 			fmt.Fprintf(a.stderr, "note: the server closes the connection after every streamed response; streams were sent with Connection: close\n")
 		}
+		if n := readLagNote(res.Summary); n != "" {
+			fmt.Fprintln(a.stderr, n)
+		}
 		fmt.Fprintf(a.stderr, "results: %s\n", dir)
 	} else if writer != nil && writer.Dropped > 0 {
 		fmt.Fprint(a.stderr, writer.note()) // lost rows are worth a line even with --quiet
@@ -641,6 +644,20 @@ func exportAIPerf(dir string, s *summary.Summary, streaming bool) error {
 		return fmt.Errorf("--export aiperf: %w", err)
 	}
 	return nil
+}
+
+// readLagNote warns when at least a tenth of the requests had a read that
+// waited in the socket longer than the median gap between tokens: tokens
+// that waited together were read together and share the later one's
+// arrival time (the kernel keeps one time per read), so first tokens come
+// out late and gaps short. Empty otherwise.
+func readLagNote(s *summary.Summary) string {
+	lag, itl := s.Metrics["client_read_lag"], s.Metrics["inter_token_latency"]
+	if lag == nil || itl == nil || itl.P50 <= 0 || lag.P90 <= itl.P50 {
+		return ""
+	}
+	return fmt.Sprintf("note: in over 10%% of requests a read waited longer (client read lag p90 %.2f ms) than the median gap between tokens (%.2f ms):\n"+
+		"      tokens that waited together were stamped together, at the later arrival (read_lag_ns in the records says which requests)", lag.P90, itl.P50)
 }
 
 // verdict maps a completed run to exit codes 4 (lateness; checked first:

@@ -562,3 +562,37 @@ func TestReplayAdapterSandbox(t *testing.T) {
 		t.Errorf("bad --adapter-sandbox: exit %d: %s", code, stderr)
 	}
 }
+
+// TestReadLagNote: the note appears only when a tenth of the requests read
+// later than the median gap between tokens.
+func TestReadLagNote(t *testing.T) {
+	sum := func(lagP90, itlP50 float64) *summary.Summary {
+		s := &summary.Summary{Metrics: map[string]*summary.Stats{}}
+		if lagP90 >= 0 {
+			s.Metrics["client_read_lag"] = &summary.Stats{P90: lagP90}
+		}
+		if itlP50 >= 0 {
+			s.Metrics["inter_token_latency"] = &summary.Stats{P50: itlP50}
+		}
+		return s
+	}
+	for _, tt := range []struct {
+		lag, itl float64
+		note     bool
+	}{
+		{3.9, 2.0, true},
+		{1.5, 2.0, false},
+		{2.0, 2.0, false},
+		{-1, 2.0, false}, // no kernel timestamps: no lag metric
+		{3.9, -1, false}, // not streamed
+		{3.9, 0, false},
+	} {
+		got := readLagNote(sum(tt.lag, tt.itl))
+		if (got != "") != tt.note {
+			t.Errorf("lag p90 %v, ITL p50 %v: note %q", tt.lag, tt.itl, got)
+		}
+		if tt.note && !strings.Contains(got, "client read lag p90 3.90 ms") {
+			t.Errorf("note %q lacks the numbers", got)
+		}
+	}
+}
