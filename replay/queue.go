@@ -86,3 +86,49 @@ func (r *ring[T]) pop() (T, bool) {
 		}
 	}
 }
+
+// idleStack is the idle-sender list: a lock-free stack of sender ids
+// (Treiber's), pushed by any goroutine (a sender going idle, the
+// dispatcher giving one back) and popped only by the dispatcher. Last in,
+// first out: the sender freed most recently runs the next job, so a run
+// touches only as many senders — their stacks, read buffers and adapter
+// instances — as it keeps busy at once, and those stay warm in the caches;
+// a FIFO hands out every sender in turn (1,024 by default). With a single
+// popper a pop's compare-and-swap cannot suffer ABA: only pushes can move
+// the head meanwhile, and they make it fail. The zero value is not usable;
+// see newIdleStack.
+type idleStack struct {
+	_    [64]byte // keep the head off the neighbours' cache lines
+	head atomic.Int64
+	_    [56]byte
+	next []atomic.Int32 // next[id] is the id+1 below id; 0 = bottom
+}
+
+// newIdleStack returns an empty stack for ids 0 … n−1.
+func newIdleStack(n int) *idleStack { return &idleStack{next: make([]atomic.Int32, n)} }
+
+// push puts id on top. id must not be in the stack.
+func (s *idleStack) push(id int32) {
+	for {
+		h := s.head.Load()
+		s.next[id].Store(int32(h))
+		if s.head.CompareAndSwap(h, int64(id)+1) {
+			return
+		}
+	}
+}
+
+// pop removes the top id; false when the stack is empty. Only one
+// goroutine may pop.
+func (s *idleStack) pop() (int32, bool) {
+	for {
+		h := s.head.Load()
+		if h == 0 {
+			return -1, false
+		}
+		id := int32(h - 1)
+		if s.head.CompareAndSwap(h, int64(s.next[id].Load())) {
+			return id, true
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -145,5 +146,76 @@ func TestHandoffHammer(t *testing.T) {
 	}
 	if got := r.st.count.Load() + r.st.warmup.Load(); got != int64(n) {
 		t.Errorf("recorded %d jobs, want %d", got, n)
+	}
+}
+
+func TestIdleStackLIFO(t *testing.T) {
+	s := newIdleStack(4)
+	if _, ok := s.pop(); ok {
+		t.Fatal("pop from an empty stack succeeded")
+	}
+	for i := range int32(4) {
+		s.push(i)
+	}
+	for want := int32(3); want >= 0; want-- {
+		if v, ok := s.pop(); !ok || v != want {
+			t.Fatalf("pop = %d, %v; want %d", v, ok, want)
+		}
+	}
+	s.push(2)
+	s.push(0)
+	if v, _ := s.pop(); v != 0 {
+		t.Fatalf("pop = %d after pushing 2 then 0, want the last one", v)
+	}
+}
+
+// TestIdleStackHammer: one popper hands ids to workers that push them back
+// from their own goroutines, as senders do; an id is never popped while a
+// worker still holds it, and every id comes home exactly once.
+func TestIdleStackHammer(t *testing.T) {
+	const n, rounds = 64, 20000
+	s := newIdleStack(n)
+	var held [n]atomic.Bool // true from pop until the worker pushes it back
+	for i := range int32(n) {
+		s.push(i)
+	}
+	work := make(chan int32, n)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for id := range work {
+				held[id].Store(false)
+				s.push(id)
+			}
+		}()
+	}
+	for range rounds {
+		id, ok := s.pop()
+		if !ok {
+			runtime.Gosched()
+			continue
+		}
+		if !held[id].CompareAndSwap(false, true) {
+			t.Fatalf("id %d popped while a worker holds it", id)
+		}
+		work <- id
+	}
+	close(work)
+	wg.Wait()
+	seen := map[int32]bool{}
+	for {
+		id, ok := s.pop()
+		if !ok {
+			break
+		}
+		if seen[id] {
+			t.Fatalf("id %d twice in the stack", id)
+		}
+		seen[id] = true
+	}
+	if len(seen) != n {
+		t.Fatalf("%d ids came home, want %d", len(seen), n)
 	}
 }

@@ -98,7 +98,7 @@ type runner struct {
 	hctx  context.Context // handlers' context, cancelled at the end of grace
 
 	senders []sender
-	idle    *ring[int32]
+	idle    *idleStack
 	posts   *ring[event] // later turns senders computed, for the dispatcher
 	heap    []event      // dispatcher only
 	quit    chan struct{}
@@ -184,7 +184,7 @@ func newRunner(p *Plan, h Handler, clk clock, wall0 int64, hctx context.Context)
 			n = p.cfg.Concurrency
 		}
 	}
-	r.idle = newRing[int32](n)
+	r.idle = newIdleStack(n)
 	r.posts = newRing[event](max(1024, 4*n))
 	r.heap = make([]event, 0, max(64, len(p.users)+64))
 	r.dynamic = p.next != nil || p.mode == ModeConcurrency || p.mode == ModeUserCentric
