@@ -60,7 +60,7 @@
 //
 // The dispatcher never runs a request. It hands jobs to a fixed set of
 // long-lived sender goroutines (--senders): it pops an idle sender from a
-// lock-free ring, writes the job into that sender's mailbox and wakes it
+// lock-free stack (the one freed last), writes the job into that sender's mailbox and wakes it
 // with a token on a 1-buffered channel. No goroutine is started and
 // nothing is allocated per job (TestDispatchAllocs), and no mutex is
 // taken. When no sender or session slot is free the dispatcher does not

@@ -10,9 +10,9 @@ import (
 // ring is a bounded lock-free multi-producer multi-consumer queue of T
 // (Dmitry Vyukov's bounded MPMC queue): each cell carries a sequence number
 // that tells producers and consumers whose turn it is, so push and pop are
-// one CAS each and never block. The replay uses it for the idle-sender
-// list (senders push, the dispatcher pops) and for continuations posted by
-// senders to the dispatcher. The zero value is not usable; see newRing.
+// one CAS each and never block. The replay uses it for continuations
+// posted by senders to the dispatcher (idle senders are on an idleStack).
+// The zero value is not usable; see newRing.
 type ring[T any] struct {
 	_     [64]byte // keep the hot indices off the neighbours' cache lines
 	head  atomic.Uint64

@@ -78,7 +78,7 @@ type event struct {
 }
 
 // sender is one long-lived goroutine running jobs. The dispatcher writes
-// job only while the sender is idle (its id is in the idle ring), then
+// job only while the sender is idle (its id is on the idle stack), then
 // sends a token on wake; the channel hand-off orders the write before the
 // sender's read.
 type sender struct {
