@@ -8,8 +8,8 @@ import (
 )
 
 // TestDispatchAllocs proves the hot path allocates nothing per job: the
-// dispatcher's fire (admit, idle-ring pop, mailbox write, wake token,
-// stats) and the sender's side (Handle call, complete, idle-ring push).
+// dispatcher's fire (admit, idle-stack pop, mailbox write, wake token,
+// stats) and the sender's side (Handle call, complete, idle-stack push).
 func TestDispatchAllocs(t *testing.T) {
 	if testing.CoverMode() != "" {
 		t.Skip("instrumentation allocates")
@@ -32,7 +32,7 @@ func TestDispatchAllocs(t *testing.T) {
 			if res != blocked {
 				t.Fatalf("fire = %d", res)
 			}
-			runtime.Gosched() // the last sender is between completion and the idle ring
+			runtime.Gosched() // the last sender is between completion and the idle stack
 		}
 		item++
 		for r.outstanding.Load() > 0 {
