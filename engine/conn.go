@@ -1,37 +1,28 @@
 package engine
 
 import (
-	"errors"
 	"io"
-	"log/slog"
 	"net"
 	"sync/atomic"
 	"time"
 )
 
-// trackedConn is every connection the engine dials. It watches for the
-// server closing the connection right after a response (the llama.cpp
-// pattern) and, where the platform allows, learns from the kernel when
-// the bytes of each read arrived.
+// trackedConn is every connection the engine dials. Where the platform
+// allows, it learns from the kernel when the bytes of each read arrived.
 type trackedConn struct {
 	net.Conn
-	e *Engine
 	// rx reads with kernel receive timestamps; nil when they are off (not
 	// Linux, HTTP/2, a connection without a socket, or refused).
 	rx *rxReader
 	// rxNS is the kernel's receive time of the last segment consumed by
 	// the latest read, in Unix ns of the system's real-time clock; 0 when
-	// unknown. Written by whichever goroutine reads (net/http's read loop
-	// for headers, the sender for the body), read by the sender.
+	// unknown. Written by whichever goroutine reads (TLS's, the sender's),
+	// read by the sender.
 	rxNS atomic.Int64
-	// busy is true while a request of ours uses the connection; doneNS is
-	// when the last response on it ended.
-	busy   atomic.Bool
-	doneNS atomic.Int64
 }
 
-func newTrackedConn(c net.Conn, e *Engine, kernelStamps bool) *trackedConn {
-	tc := &trackedConn{Conn: c, e: e}
+func newTrackedConn(c net.Conn, kernelStamps bool) *trackedConn {
+	tc := &trackedConn{Conn: c}
 	if tcp, ok := c.(*net.TCPConn); ok {
 		_ = tcp.SetNoDelay(true)
 		if kernelStamps {
@@ -43,7 +34,7 @@ func newTrackedConn(c net.Conn, e *Engine, kernelStamps bool) *trackedConn {
 
 // closedWindow: a server close within this time after a response counts as
 // "closes after every response" rather than an idle timeout.
-const closedWindow = int64(time.Second)
+const closedWindow = time.Second
 
 func (c *trackedConn) Read(p []byte) (int, error) {
 	var n int
@@ -61,14 +52,6 @@ func (c *trackedConn) Read(p []byte) (int, error) {
 		}
 	} else {
 		n, err = c.Conn.Read(p)
-	}
-	if err != nil && n == 0 && errors.Is(err, io.EOF) && !c.busy.Load() {
-		if d := c.doneNS.Load(); d != 0 && c.e.clock.Now()-d < closedWindow {
-			if !c.e.closesAfterStream.Swap(true) {
-				c.e.log.Info("server closes the connection after each streamed response; not reusing connections for streams",
-					slog.String("url", c.e.base))
-			}
-		}
 	}
 	return n, err
 }

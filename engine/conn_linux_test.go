@@ -38,10 +38,29 @@ func tcpPair(t *testing.T) (*trackedConn, *net.TCPConn, *Engine) {
 	}
 	srv := (<-accepted).(*net.TCPConn)
 	e := &Engine{clock: NewClock(), log: slog.New(slog.DiscardHandler)}
-	tc := newTrackedConn(c, e, true)
+	tc := newTrackedConn(c, true)
 	t.Cleanup(func() { tc.Close(); srv.Close() })
 	if tc.rx == nil {
 		t.Fatal("kernel receive timestamps could not be turned on")
+	}
+	// The kernel turns stamping on for the whole system when the first
+	// socket asks, from a work queue: a segment that arrives before that
+	// has no stamp. Wait for stamps to flow.
+	buf := make([]byte, 8)
+	for i := 0; ; i++ {
+		if _, err := srv.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tc.Read(buf); err != nil {
+			t.Fatal(err)
+		}
+		if tc.rxNS.Load() != 0 {
+			break
+		}
+		if i == 100 {
+			t.Fatal("no kernel receive stamps after 1 s")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	return tc, srv, e
 }

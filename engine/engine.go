@@ -129,10 +129,10 @@ type Engine struct {
 	cfg       Config
 	clock     *Clock
 	info      adapter.Info
-	base      string // BaseURL without a trailing slash
+	base      string  // BaseURL without a trailing slash
+	pool      *h1Pool // HTTP/1.1 (h1.go); nil in HTTP/2 mode
 	client    *http.Client
-	transport http.RoundTripper
-	h1        *http.Transport // nil in HTTP/2 mode
+	transport http.RoundTripper // HTTP/2
 	log       *slog.Logger
 
 	// closesAfterStream is set once the server was seen closing a
@@ -162,14 +162,22 @@ func New(cfg Config) (*Engine, error) {
 		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 		dial = d.DialContext
 	}
+	if !cfg.HTTP2 {
+		p, err := newH1Pool(e, e.base, dial)
+		if err != nil {
+			return nil, err
+		}
+		e.pool = p
+		return e, nil
+	}
 	tracked := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dial(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
-		return newTrackedConn(c, e, !cfg.HTTP2 && !cfg.NoKernelStamps), nil
+		return newTrackedConn(c, false), nil
 	}
-	if cfg.HTTP2 {
+	{
 		// x/net's transport opens ⌈streams/limit⌉ connections and keeps
 		// them, where the stdlib h2c transport churns under bursts
 		// (platform-notes §7). h2c and TLS never share a transport
@@ -184,26 +192,6 @@ func New(cfg Config) (*Engine, error) {
 				return tracked(ctx, network, addr)
 			}
 		}
-		e.transport = t
-	} else {
-		conc := max(cfg.Concurrency, cfg.MaxConnections, 16)
-		t := &http.Transport{
-			Proxy:               nil,
-			DialContext:         tracked,
-			MaxIdleConns:        0,
-			MaxIdleConnsPerHost: conc,
-			MaxConnsPerHost:     cfg.MaxConnections,
-			IdleConnTimeout:     90 * time.Second,
-			DisableCompression:  true,
-			ForceAttemptHTTP2:   false,
-			WriteBufferSize:     4 << 10, // large bodies bypass it
-			ReadBufferSize:      16 << 10,
-			TLSHandshakeTimeout: 10 * time.Second,
-		}
-		var p http.Protocols
-		p.SetHTTP1(true)
-		t.Protocols = &p
-		e.h1 = t
 		e.transport = t
 	}
 	e.client = &http.Client{Transport: e.transport, CheckRedirect: func(*http.Request, []*http.Request) error {
@@ -228,8 +216,8 @@ func (e *Engine) ClosesAfterStream() bool { return e.closesAfterStream.Load() }
 
 // Close closes idle connections.
 func (e *Engine) Close() {
-	if e.h1 != nil {
-		e.h1.CloseIdleConnections()
+	if e.pool != nil {
+		e.pool.closeIdle(true)
 	}
 	if t, ok := e.transport.(*http2.Transport); ok {
 		t.CloseIdleConnections()

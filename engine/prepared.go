@@ -17,7 +17,10 @@ import (
 type Prepared struct {
 	Method string
 	URL    string
-	Header http.Header
+	Header http.Header // HTTP/2 (net/http)
+	// Head is the HTTP/1.1 request line and headers, without the request
+	// id and the final blank line (HTTP/1.1 mode).
+	Head   []byte
 	Body   []byte
 	Stream bool
 
@@ -87,6 +90,10 @@ func (b *Builder) Build(in *adapter.BuildInput, p *Prepared) error {
 		path = "/" + path
 	}
 	p.URL = b.e.base + path
+	if pool := b.e.pool; pool != nil {
+		p.Head = b.h1Head(p, pool, path)
+		return nil
+	}
 	h := make(http.Header, len(b.out.Header)+len(b.e.cfg.Header)+1)
 	for _, kv := range b.out.Header {
 		h[http.CanonicalHeaderKey(kv.Name)] = []string{kv.Value}
@@ -177,4 +184,54 @@ func appendJSONEscaped(dst []byte, s string) []byte {
 		}
 	}
 	return dst
+}
+
+// h1Head renders the request line and headers for reprise's HTTP/1.1
+// client: what net/http would send, in a fixed order.
+func (b *Builder) h1Head(p *Prepared, pool *h1Pool, path string) []byte {
+	h := make([]byte, 0, 256)
+	h = append(h, p.Method...)
+	h = append(h, ' ')
+	h = append(h, pool.path...)
+	h = append(h, path...)
+	h = append(h, " HTTP/1.1\r\nHost: "...)
+	h = append(h, pool.host...)
+	h = append(h, "\r\n"...)
+	ua := false
+	add := func(kvs []adapter.Header, user bool) {
+		for _, kv := range kvs {
+			name := http.CanonicalHeaderKey(kv.Name)
+			if !user && userSets(b.e.cfg.Header, name) {
+				continue // -H overrides the adapter
+			}
+			switch name {
+			case "Host", "Content-Length", "Connection", "Transfer-Encoding", "X-Request-Id":
+				continue // reprise's own
+			case "User-Agent":
+				ua = true
+			}
+			h = append(h, name...)
+			h = append(h, ": "...)
+			h = append(h, kv.Value...)
+			h = append(h, "\r\n"...)
+		}
+	}
+	add(b.out.Header, false)
+	add(b.e.cfg.Header, true)
+	if !ua {
+		h = append(h, "User-Agent: reprise\r\n"...)
+	}
+	h = append(h, "Content-Length: "...)
+	h = strconv.AppendInt(h, int64(len(p.Body)), 10)
+	h = append(h, "\r\n"...)
+	return h
+}
+
+func userSets(hs []adapter.Header, name string) bool {
+	for _, kv := range hs {
+		if http.CanonicalHeaderKey(kv.Name) == name {
+			return true
+		}
+	}
+	return false
 }

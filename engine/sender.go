@@ -53,7 +53,23 @@ type Sender struct {
 	// until the next Do.
 	events []record.Event
 
-	// pt is the httptrace state of the current attempt. net/http may run
+	// Body consumption (beginBody … endBody).
+	stream   bool
+	parseErr error
+	adapterT int64
+	whole    []byte // a non-streaming body
+
+	// reprise's HTTP/1.1 client (h1.go): the response decoder, the read's
+	// state, the request head and write buffers, a non-2xx body.
+	dec      h1Decoder
+	h1       h1Read
+	head     []byte
+	wbuf     []byte
+	wvec     net.Buffers
+	errBody  []byte
+	onRecvFn func(n int, stamp int64, errno syscall.Errno) bool
+
+	// pt is the httptrace state of the current attempt (HTTP/2). net/http may run
 	// a dial started for one attempt after that attempt ended (and hand
 	// the connection to another), so every attempt gets a fresh one and
 	// its fields are atomics.
@@ -114,7 +130,6 @@ func newPhaseTrace(c *Clock) *phaseTrace {
 				conn = tc.NetConn() // kernel stamps and close tracking work below TLS
 			}
 			if tc, ok := conn.(*trackedConn); ok {
-				tc.busy.Store(true)
 				p.conn.Store(tc)
 			}
 		},
@@ -128,17 +143,6 @@ func newPhaseTrace(c *Clock) *phaseTrace {
 		GotFirstResponseByte: func() { p.firstByte.Store(c.Now()) },
 	}
 	return p
-}
-
-// release marks the attempt's connection idle, with the end of its
-// response (0 when the attempt failed).
-func (p *phaseTrace) release(endNS int64) {
-	if tc := p.conn.Load(); tc != nil {
-		if endNS != 0 {
-			tc.doneNS.Store(endNS)
-		}
-		tc.busy.Store(false)
-	}
 }
 
 // Do sends p and fills r with everything measured. Identity and schedule
@@ -167,6 +171,11 @@ func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
 		s.fail(r, kind, p.Err.Error())
 		return
 	}
+	if e.pool != nil {
+		s.doH1(ctx, p, r)
+		return
+	}
+	// HTTP/2: net/http's client over x/net's transport.
 	if e.cfg.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, e.cfg.Timeout, errTimeout)
@@ -191,9 +200,6 @@ func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
 		}
 		req.ContentLength = int64(len(p.Body))
 		req.GetBody = nil // never let net/http re-send silently
-		if p.Stream && e.closesAfterStream.Load() {
-			req.Close = true
-		}
 		sent := e.clock.Now()
 		if attempt == 1 {
 			r.SentNS = sent
@@ -204,18 +210,9 @@ func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
 			r.HeadersNS = s.pt.conn.Load().arrival(now, wall, sent)
 			break
 		}
-		s.pt.release(0)
 		// A reused connection the server had already closed: the request
-		// reached nobody (no response byte). llama.cpp closes after every
-		// stream although it advertises keep-alive; learn that, drop idle
-		// connections, and send again on a fresh one.
+		// reached nobody (no response byte). Send it again.
 		if s.pt.reused.Load() && s.pt.firstByte.Load() == 0 && attempt < maxAttempts && ctx.Err() == nil && isClosedConn(err) {
-			if p.Stream {
-				e.closesAfterStream.Store(true)
-			}
-			if e.h1 != nil {
-				e.h1.CloseIdleConnections()
-			}
 			e.retries.Add(1)
 			r.Retries++
 			continue
@@ -229,7 +226,6 @@ func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
 	s.phases(r)
 	r.StatusCode = int32(resp.StatusCode)
 	s.read(ctx, p, resp, r)
-	s.pt.release(r.EndNS)
 }
 
 func (s *Sender) phases(r *record.Request) {
@@ -259,12 +255,11 @@ func span(a, b int64) int64 {
 	return 0
 }
 
-// read consumes the response, stamping every read.
+// read consumes a net/http response (HTTP/2), stamping every read.
 func (s *Sender) read(ctx context.Context, p *Prepared, resp *http.Response, r *record.Request) {
 	e := s.e
 	defer resp.Body.Close()
-	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
-	if !ok {
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
 		s.readError(ctx, resp, r)
 		return
 	}
@@ -273,40 +268,15 @@ func (s *Sender) read(ctx context.Context, p *Prepared, resp *http.Response, r *
 	if p.Stream && ct == "application/x-ndjson" && e.info.Framing == adapter.FramingNDJSON {
 		stream = true
 	}
-
-	s.ctxID++
-	flags := adapter.OpenFlags(0)
-	if stream {
-		flags |= adapter.OpenStream
-	}
-	if e.cfg.Counter != nil || p.Capture {
-		flags |= adapter.OpenCaptureText
-	}
-	if err := s.inst.Open(s.ctxID, flags); err != nil {
-		r.EndNS = e.clock.Now()
-		s.fail(r, record.ErrAdapter, err.Error())
+	if err := s.beginBody(p, r, stream); err != nil {
 		return
 	}
-	s.evTime = s.evTime[:0]
-	s.evBytes = s.evBytes[:0]
-	s.evRead = s.evRead[:0]
-	s.evKind = s.evKind[:0]
-	s.defArena = s.defArena[:0]
-	s.defRefs = s.defRefs[:0]
-	s.framer.reset()
-
-	var (
-		readErr  error
-		parseErr error
-		adapterT int64
-		whole    []byte // non-streaming body
-	)
-	deferred := e.info.Deferred
 	conn := s.pt.conn.Load()
 	floor := r.HeadersNS
 	if s.buf == nil {
 		s.buf = make([]byte, DefaultReadBuffer)
 	}
+	var readErr error
 	var t int64
 	for {
 		n, err := resp.Body.Read(s.buf)
@@ -319,22 +289,7 @@ func (s *Sender) read(ctx context.Context, p *Prepared, resp *http.Response, r *
 			r.ReadLagNS = max(r.ReadLagNS, now-t)
 			r.Reads++
 			r.BytesReceived += int64(n)
-			if stream {
-				k := s.frame(s.buf[:n], t)
-				if k > 0 && parseErr == nil {
-					if deferred {
-						s.keepDeferred()
-					} else {
-						t0 := time.Now()
-						parseErr = s.parse(len(s.evTime)-k, k, 0)
-						adapterT += int64(time.Since(t0))
-					}
-				}
-				s.framer.clearCompleted()
-			} else {
-				whole = append(whole, s.buf[:n]...)
-				r.LastTokenNS = t // provisional: end of body
-			}
+			s.feedBody(s.buf[:n], t)
 		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
@@ -342,11 +297,74 @@ func (s *Sender) read(ctx context.Context, p *Prepared, resp *http.Response, r *
 			}
 			break
 		}
-		if parseErr != nil {
+		if s.parseErr != nil {
 			break // malformed stream: stop reading, the request failed
 		}
 	}
 	r.EndNS = t // the last read's, the one that saw the end (or the error)
+	s.endBody(ctx, r, readErr)
+}
+
+// beginBody starts consuming a 2xx response body. An error (the adapter
+// refused to open) is recorded in r.
+func (s *Sender) beginBody(p *Prepared, r *record.Request, stream bool) error {
+	e := s.e
+	s.ctxID++
+	flags := adapter.OpenFlags(0)
+	if stream {
+		flags |= adapter.OpenStream
+	}
+	if e.cfg.Counter != nil || p.Capture {
+		flags |= adapter.OpenCaptureText
+	}
+	if err := s.inst.Open(s.ctxID, flags); err != nil {
+		r.EndNS = e.clock.Now()
+		s.fail(r, record.ErrAdapter, err.Error())
+		return err
+	}
+	s.stream = stream
+	s.parseErr = nil
+	s.adapterT = 0
+	s.whole = s.whole[:0]
+	s.evTime = s.evTime[:0]
+	s.evBytes = s.evBytes[:0]
+	s.evRead = s.evRead[:0]
+	s.evKind = s.evKind[:0]
+	s.defArena = s.defArena[:0]
+	s.defRefs = s.defRefs[:0]
+	s.framer.reset()
+	return nil
+}
+
+// feedBody consumes one read's body bytes, all arrived at t: framed,
+// stamped and parsed when streaming, kept whole otherwise. After a parse
+// error the rest is ignored.
+func (s *Sender) feedBody(b []byte, t int64) {
+	if !s.stream {
+		s.whole = append(s.whole, b...)
+		return
+	}
+	k := s.frame(b, t)
+	if k > 0 && s.parseErr == nil {
+		if s.e.info.Deferred {
+			s.keepDeferred()
+		} else {
+			t0 := time.Now()
+			s.parseErr = s.parse(len(s.evTime)-k, k, 0)
+			s.adapterT += int64(time.Since(t0))
+		}
+	}
+	s.framer.clearCompleted()
+}
+
+// endBody finishes a body begun with beginBody: the last event, the whole
+// body's parse, the adapter's summary, the timeline and the outcome.
+// r.EndNS is the time of the read that saw the end (or readErr).
+func (s *Sender) endBody(ctx context.Context, r *record.Request, readErr error) {
+	e := s.e
+	stream := s.stream
+	deferred := e.info.Deferred
+	parseErr := s.parseErr
 	if stream && readErr == nil && s.framer.flush() {
 		// A last event without the closing blank line.
 		s.stampEvents(1, r.EndNS)
@@ -359,24 +377,29 @@ func (s *Sender) read(ctx context.Context, p *Prepared, resp *http.Response, r *
 		}
 		s.framer.clearCompleted()
 	}
+	if !stream {
+		r.LastTokenNS = r.EndNS // provisional: end of body
+	}
 	t0 := time.Now()
-	if !stream && len(whole) > 0 && readErr == nil {
+	if !stream && len(s.whole) > 0 && readErr == nil {
 		s.evTime = append(s.evTime, r.EndNS)
-		s.evBytes = append(s.evBytes, int32(len(whole)))
+		s.evBytes = append(s.evBytes, int32(len(s.whole)))
 		s.evRead = append(s.evRead, 1)
 		s.evKind = append(s.evKind, record.EventIgnore)
 		s.batch.First = 0
 		s.batch.Flags = adapter.BatchWholeBody | adapter.BatchEndOfStream
-		s.batch.Events = append(s.batch.Events[:0], adapter.Event{Data: whole, Flags: adapter.EventWholeBody})
+		s.batch.Events = append(s.batch.Events[:0], adapter.Event{Data: s.whole, Flags: adapter.EventWholeBody})
 		s.recs, parseErr = s.inst.Parse(s.ctxID, &s.batch, s.recs[:0])
 		s.applyRecords()
+	}
+	if cap(s.whole) > 1<<20 {
+		s.whole = nil // one huge body must not pin its buffer
 	}
 	if deferred && parseErr == nil && len(s.defRefs) > 0 {
 		parseErr = s.parseDeferred()
 	}
 	closeErr := s.inst.Close(s.ctxID, &s.fin)
-	adapterT += int64(time.Since(t0))
-	r.AdapterNS += adapterT
+	r.AdapterNS += s.adapterT + int64(time.Since(t0))
 
 	s.finish(r, stream)
 	switch {
@@ -636,15 +659,20 @@ func (s *Sender) exportEvents(id uint64) {
 	}
 }
 
-// readError reads a non-2xx response and records it.
+// readError reads a non-2xx net/http response and records it.
 func (s *Sender) readError(ctx context.Context, resp *http.Response, r *record.Request) {
-	e := s.e
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	r.EndNS = e.clock.Now()
+	r.EndNS = s.e.clock.Now()
 	r.BytesReceived += int64(len(body))
 	r.Reads++
-	if err != nil && len(body) == 0 {
-		kind, msg := classify(ctx, err)
+	s.httpError(ctx, resp.StatusCode, body, err, r)
+}
+
+// httpError records a non-2xx response with (up to maxErrorBody of) its
+// body; readErr is how reading that body ended, if it failed.
+func (s *Sender) httpError(ctx context.Context, status int, body []byte, readErr error, r *record.Request) {
+	if readErr != nil && len(body) == 0 {
+		kind, msg := classify(ctx, readErr)
 		s.fail(r, kind, msg)
 		return
 	}
@@ -664,7 +692,7 @@ func (s *Sender) readError(ctx context.Context, resp *http.Response, r *record.R
 	if msg == "" {
 		msg = strings.TrimSpace(string(body))
 	}
-	s.fail(r, record.ErrHTTPStatus, fmt.Sprintf("HTTP %d %s: %s", resp.StatusCode, http.StatusText(resp.StatusCode), msg))
+	s.fail(r, record.ErrHTTPStatus, fmt.Sprintf("HTTP %d %s: %s", status, http.StatusText(status), msg))
 }
 
 // fail records an error on r (the first one wins).

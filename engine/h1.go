@@ -1,0 +1,530 @@
+package engine
+
+// reprise's own HTTP/1.1 client. net/http's client costs about 100 µs of
+// CPU and 100 allocations per request on the 2-core reference machine (a
+// read-loop and a write-loop goroutine per connection, hand-offs between
+// them and the caller, Request/Response/Header objects) and reads every
+// streamed event twice (the bytes, then EAGAIN) through four layers of
+// readers. At 10k requests/s or 100k events/s that is the whole machine.
+// This client does only what a replay needs — POST (or GET) a prebuilt
+// request on a keep-alive connection, decode the response in place
+// (h1resp.go) — from the sender's own goroutine: one write, and one
+// recvmsg per arrival with its kernel timestamp (rx.go, Linux), parked on
+// the runtime poller in between. HTTP/2 (--http2) still uses x/net's
+// transport. RATIONALE.md has the measurements.
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/internal/record"
+)
+
+// h1Pool is the keep-alive pool: idle connections are reused last in,
+// first out (the warm ones), and at most max are open (0 = no limit).
+type h1Pool struct {
+	e       *Engine
+	addr    string // host:port to dial
+	host    string // Host header
+	path    string // the base URL's path, escaped, without a trailing slash
+	tls     *tls.Config
+	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
+	stamps  bool // kernel receive timestamps
+	max     int
+	idleFor time.Duration
+
+	mu      sync.Mutex
+	idle    []*h1Conn
+	open    int
+	waiters []chan struct{}
+	closed  bool
+}
+
+// h1Conn is one connection of the pool.
+type h1Conn struct {
+	tc     *trackedConn // the TCP connection (its rx stamps reads)
+	c      net.Conn     // tc, or TLS over it
+	tcp    *net.TCPConn // nil for TLS or a dial override without TCP
+	raw    syscall.RawConn
+	idleAt time.Time
+	peekFn func(fd uintptr) // c.peek, made once
+	peekN  int
+	peekE  syscall.Errno
+	peekB  [1]byte
+	// lastStream: the last response on it was streamed (a close right
+	// after one is the llama.cpp pattern).
+	lastStream bool
+}
+
+func newH1Pool(e *Engine, base string, dial func(ctx context.Context, network, addr string) (net.Conn, error)) (*h1Pool, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil, err
+	}
+	p := &h1Pool{e: e, host: u.Host, path: strings.TrimRight(u.EscapedPath(), "/"), dial: dial, stamps: !e.cfg.NoKernelStamps,
+		max: e.cfg.MaxConnections, idleFor: 90 * time.Second}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	p.addr = net.JoinHostPort(u.Hostname(), port)
+	if u.Scheme == "https" {
+		p.tls = &tls.Config{ServerName: u.Hostname(), NextProtos: []string{"http/1.1"}}
+	}
+	return p, nil
+}
+
+// dialPhases are the set-up times of a new connection, ns.
+type dialPhases struct{ dns, connect, tls int64 }
+
+// get returns an idle connection that is still open, or dials one.
+func (p *h1Pool) get(ctx context.Context, ph *dialPhases) (*h1Conn, bool, error) {
+	for {
+		p.mu.Lock()
+		if n := len(p.idle); n > 0 {
+			c := p.idle[n-1]
+			p.idle[n-1] = nil
+			p.idle = p.idle[:n-1]
+			p.mu.Unlock()
+			idle := time.Since(c.idleAt)
+			if idle < p.idleFor && c.alive() {
+				return c, true, nil
+			}
+			if c.peekN == 0 && c.peekE == 0 && c.lastStream && idle < closedWindow {
+				p.e.noteClosesAfterStream()
+			}
+			p.discard(c)
+			continue
+		}
+		if p.max == 0 || p.open < p.max {
+			p.open++
+			p.mu.Unlock()
+			c, err := p.dialConn(ctx, ph)
+			if err != nil {
+				p.discard(nil)
+			}
+			return c, false, err
+		}
+		w := make(chan struct{})
+		p.waiters = append(p.waiters, w)
+		p.mu.Unlock()
+		select {
+		case <-w:
+		case <-ctx.Done():
+			p.mu.Lock()
+			found := false
+			for i, x := range p.waiters {
+				if x == w {
+					p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
+					found = true
+					break
+				}
+			}
+			if !found {
+				p.wakeOne() // woken as we gave up: pass it on
+			}
+			p.mu.Unlock()
+			return nil, false, context.Cause(ctx)
+		}
+	}
+}
+
+// put returns a connection after a complete response it can carry another
+// request after.
+func (p *h1Pool) put(c *h1Conn) {
+	c.idleAt = time.Now()
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		p.discard(c)
+		return
+	}
+	p.idle = append(p.idle, c)
+	p.wakeOne()
+	p.mu.Unlock()
+}
+
+// discard closes c (nil: a dial that failed) and frees its place.
+func (p *h1Pool) discard(c *h1Conn) {
+	if c != nil {
+		_ = c.c.Close()
+	}
+	p.mu.Lock()
+	p.open--
+	p.wakeOne()
+	p.mu.Unlock()
+}
+
+func (p *h1Pool) wakeOne() {
+	if len(p.waiters) > 0 {
+		close(p.waiters[0])
+		p.waiters = p.waiters[1:]
+	}
+}
+
+// closeIdle closes the idle connections; with final, later puts close too.
+func (p *h1Pool) closeIdle(final bool) {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle = nil
+	p.closed = p.closed || final
+	p.mu.Unlock()
+	for _, c := range idle {
+		p.discard(c)
+	}
+}
+
+func (p *h1Pool) dialConn(ctx context.Context, ph *dialPhases) (*h1Conn, error) {
+	clock := p.e.clock
+	addr := p.addr
+	if p.e.cfg.Dial == nil {
+		// Resolve apart from connecting, so the record can tell them.
+		host, port, _ := net.SplitHostPort(addr)
+		if ip := net.ParseIP(host); ip == nil {
+			t0 := clock.Now()
+			ips, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+			ph.dns = clock.Now() - t0
+			if err != nil {
+				return nil, err
+			}
+			if len(ips) == 0 {
+				return nil, &net.DNSError{Err: "no addresses", Name: host}
+			}
+			addr = net.JoinHostPort(ips[0].IP.String(), port)
+		}
+	}
+	t0 := clock.Now()
+	nc, err := p.dial(ctx, "tcp", addr)
+	ph.connect = clock.Now() - t0
+	if err != nil {
+		return nil, err
+	}
+	tc := newTrackedConn(nc, p.stamps)
+	c := &h1Conn{tc: tc, c: tc}
+	if p.tls != nil {
+		t0 := clock.Now()
+		tlc := tls.Client(tc, p.tls)
+		hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := tlc.HandshakeContext(hctx)
+		cancel()
+		ph.tls = clock.Now() - t0
+		if err != nil {
+			_ = nc.Close()
+			return nil, err
+		}
+		c.c = tlc
+	} else if tcp, ok := nc.(*net.TCPConn); ok {
+		c.tcp = tcp
+		if raw, err := tcp.SyscallConn(); err == nil {
+			c.raw = raw
+			c.peekFn = c.peek
+		}
+	}
+	return c, nil
+}
+
+// alive reports whether an idle connection is still open: the server has
+// neither closed it (llama.cpp closes after every streamed response) nor
+// sent anything unasked. One non-blocking peek.
+func (c *h1Conn) alive() bool {
+	if c.raw == nil {
+		return true // TLS: a closed one fails the next request, which is retried
+	}
+	c.peekN, c.peekE = 0, 0
+	if c.raw.Control(c.peekFn) != nil {
+		return false
+	}
+	return c.peekE == syscall.EAGAIN
+}
+
+func (c *h1Conn) peek(fd uintptr) { c.peekN, c.peekE = peekSocket(fd, &c.peekB[0]) }
+
+// write sends the request head and body: one write(2) for a small body,
+// writev for a large one (no copy).
+func (c *h1Conn) write(s *Sender, head, body []byte) error {
+	if len(body) > 64<<10 && c.tcp != nil {
+		s.wvec = append(s.wvec[:0], head, body)
+		_, err := s.wvec.WriteTo(c.tcp)
+		return err
+	}
+	s.wbuf = append(append(s.wbuf[:0], head...), body...)
+	_, err := c.c.Write(s.wbuf)
+	if cap(s.wbuf) > 256<<10 {
+		s.wbuf = nil // one huge prompt must not pin its buffer
+	}
+	return err
+}
+
+// pastDeadline aborts blocked I/O at once.
+var pastDeadline = time.Unix(1, 0)
+
+// requestHead renders p's request line and headers for HTTP/1.1, with the
+// request id and, when asked, Connection: close.
+func (s *Sender) requestHead(p *Prepared, id uint64, closeConn bool) []byte {
+	b := append(s.head[:0], p.Head...)
+	b = append(b, "X-Request-Id: "...)
+	b = strconv.AppendUint(b, id, 10)
+	b = append(b, "\r\n"...)
+	if closeConn {
+		b = append(b, "Connection: close\r\n"...)
+	}
+	b = append(b, "\r\n"...)
+	s.head = b
+	return b
+}
+
+// doH1 is Do over reprise's HTTP/1.1 client.
+func (s *Sender) doH1(ctx context.Context, p *Prepared, r *record.Request) {
+	e := s.e
+	pool := e.pool
+	for attempt := 1; ; attempt++ {
+		var ph dialPhases
+		get := e.clock.Now()
+		c, reused, err := pool.get(ctx, &ph)
+		got := e.clock.Now()
+		r.ConnReused = reused
+		r.BlockedNS = max(got-get-ph.dns-ph.connect-ph.tls, 0)
+		r.DNSNS, r.ConnectNS = ph.dns, ph.connect+ph.tls
+		if err != nil {
+			if attempt == 1 {
+				r.SentNS = got
+			}
+			r.EndNS = got
+			kind, msg := classify(ctx, err)
+			s.fail(r, kind, msg)
+			return
+		}
+		closeConn := p.Stream && e.closesAfterStream.Load()
+		head := s.requestHead(p, r.RequestID, closeConn)
+		sent := e.clock.Now()
+		if attempt == 1 {
+			r.SentNS = sent
+		}
+		if e.cfg.Timeout > 0 {
+			_ = c.c.SetDeadline(time.Now().Add(e.cfg.Timeout))
+		}
+		stop := context.AfterFunc(ctx, func() { _ = c.c.SetDeadline(pastDeadline) })
+		err = c.write(s, head, p.Body)
+		r.WroteNS = e.clock.Now()
+		got1 := false
+		if err == nil {
+			got1, err = s.readH1(ctx, c, p, r, sent)
+		}
+		aborted := !stop()
+		if err == nil && !aborted && !closeConn && s.dec.reusable() {
+			if e.cfg.Timeout > 0 {
+				_ = c.c.SetDeadline(time.Time{})
+			}
+			c.lastStream = p.Stream
+			pool.put(c)
+			return
+		}
+		if err == nil {
+			if !closeConn && s.dec.done() && s.dec.Close && p.Stream && s.dec.Status < 300 {
+				e.noteClosesAfterStream()
+			}
+			pool.discard(c)
+			return
+		}
+		pool.discard(c)
+		// A reused connection the server had closed after we checked it:
+		// the request reached nobody (no response byte). Send it again on
+		// a fresh connection.
+		if reused && !got1 && attempt < maxAttempts && ctx.Err() == nil && isClosedConn(err) {
+			if c.lastStream {
+				e.noteClosesAfterStream()
+			}
+			e.retries.Add(1)
+			r.Retries++
+			continue
+		}
+		r.EndNS = max(r.EndNS, e.clock.Now())
+		kind, msg := classify(ctx, err)
+		switch {
+		case kind == record.ErrTimeout && ctx.Err() == nil:
+			msg = "request timed out (--timeout)"
+		case errors.Is(err, errH1) && ctx.Err() == nil:
+			kind = record.ErrMalformed
+		}
+		s.fail(r, kind, msg)
+		return
+	}
+}
+
+// noteClosesAfterStream records that the server closes connections after
+// streamed responses; from then on streamed requests ask for it.
+func (e *Engine) noteClosesAfterStream() {
+	if !e.closesAfterStream.Swap(true) {
+		e.log.Info("server closes the connection after each streamed response; not reusing connections for streams",
+			"url", e.base)
+	}
+}
+
+// readH1 reads the response to the request just written on c. got1 says
+// whether any response byte arrived (a failure before that on a reused
+// connection is retried). err is a transport or protocol error; an HTTP
+// error status or a failed parse is recorded in r with err == nil.
+func (s *Sender) readH1(ctx context.Context, c *h1Conn, p *Prepared, r *record.Request, sent int64) (got1 bool, err error) {
+	s.dec.reset()
+	s.h1 = h1Read{ctx: ctx, p: p, r: r, floor: sent}
+	if s.buf == nil {
+		s.buf = make([]byte, DefaultReadBuffer)
+	}
+	if c.tcp != nil && c.tc.rx != nil {
+		if s.onRecvFn == nil {
+			s.onRecvFn = s.onRecv // one method value per sender, not per request
+		}
+		err = c.tc.rx.loop(s.buf, s.onRecvFn)
+	} else {
+		for !s.h1.stop {
+			n, rerr := c.c.Read(s.buf)
+			now, wall := s.e.clock.NowWall()
+			s.onRead(n, c.tc.arrival(now, wall, s.h1.floor), now, rerr)
+		}
+	}
+	h := &s.h1
+	got1 = r.Reads > 0
+	if err == nil {
+		err = h.err
+	}
+	switch {
+	case h.began:
+		s.endBody(ctx, r, err)
+		return got1, nil
+	case h.errBody:
+		s.httpError(ctx, s.dec.Status, s.errBody, err, r)
+		return got1, nil
+	case err != nil && !got1 && errors.Is(err, errUnexpectedEOF):
+		err = io.EOF // closed before any byte: isClosedConn
+	}
+	return got1, err
+}
+
+// h1Read is the state of one response read.
+type h1Read struct {
+	ctx     context.Context
+	p       *Prepared
+	r       *record.Request
+	floor   int64
+	began   bool // a 2xx body is being consumed
+	errBody bool // a non-2xx body is being collected
+	stop    bool
+	err     error
+}
+
+// onRecv is the kernel-stamped read callback: n bytes of s.buf arrived
+// at stamp (Unix ns, 0 unknown), or the read failed with errno. It
+// returns true when the response is over.
+func (s *Sender) onRecv(n int, stamp int64, errno syscall.Errno) bool {
+	now, wall := s.e.clock.NowWall()
+	t := now
+	if stamp != 0 {
+		t = min(max(stamp+(now-wall), s.h1.floor), now)
+	}
+	var err error
+	switch {
+	case errno != 0:
+		err = &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("recvmsg", errno)}
+	case n == 0:
+		err = io.EOF
+	}
+	s.onRead(n, t, now, err)
+	return s.h1.stop
+}
+
+// onRead handles one read: n bytes of s.buf stamped t (now: when the read
+// returned), then err if the read also failed or hit the end.
+func (s *Sender) onRead(n int, t, now int64, err error) {
+	h := &s.h1
+	r := h.r
+	if n > 0 {
+		h.floor = t
+		r.ReadLagNS = max(r.ReadLagNS, now-t)
+		r.Reads++
+		r.BytesReceived += int64(n)
+		s.h1Bytes(s.buf[:n], t)
+	}
+	r.EndNS = t
+	if h.stop {
+		return
+	}
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			err = s.dec.eof()
+		}
+		h.err, h.stop = err, true
+		return
+	}
+	if s.dec.done() || (h.began && s.parseErr != nil) {
+		h.stop = true
+	}
+}
+
+// h1Bytes decodes one read's bytes and hands the body on.
+func (s *Sender) h1Bytes(b []byte, t int64) {
+	h := &s.h1
+	for len(b) > 0 && !h.stop {
+		wasHead := !s.dec.headersDone()
+		n, used, err := s.dec.decode(b)
+		if err != nil {
+			h.err, h.stop = err, true
+			return
+		}
+		body := b[:n]
+		b = b[used:]
+		if wasHead && s.dec.headersDone() {
+			h.r.HeadersNS = t
+			h.r.StatusCode = int32(s.dec.Status)
+			if s.dec.Status >= 200 && s.dec.Status < 300 {
+				if err := s.beginBody(h.p, h.r, s.h1Stream()); err != nil {
+					h.stop = true // recorded as an adapter failure
+					return
+				}
+				h.began = true
+			} else {
+				h.errBody = true
+				s.errBody = s.errBody[:0]
+			}
+		}
+		if len(body) > 0 {
+			switch {
+			case h.began:
+				s.feedBody(body, t)
+			case h.errBody:
+				if room := maxErrorBody - len(s.errBody); room > 0 {
+					s.errBody = append(s.errBody, body[:min(len(body), room)]...)
+				}
+			}
+		}
+		if s.dec.done() {
+			if len(b) > 0 {
+				s.dec.Close = true // bytes after the response: never reuse
+			}
+			return
+		}
+	}
+}
+
+// h1Stream decides whether a 2xx response is an event stream.
+func (s *Sender) h1Stream() bool {
+	mt := s.dec.mediaType()
+	if !s.h1.p.Stream {
+		return false
+	}
+	return asciiEqualFold(mt, "text/event-stream") ||
+		(asciiEqualFold(mt, "application/x-ndjson") && s.e.info.Framing == adapter.FramingNDJSON)
+}

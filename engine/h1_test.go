@@ -1,0 +1,349 @@
+package engine
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/engine/adapter/openai"
+	"github.com/reprise-bench/reprise/internal/record"
+)
+
+// scriptServer answers every request on a connection with the next of its
+// raw responses (then closes the connection when close is set), and keeps
+// what it received.
+type scriptServer struct {
+	ln       net.Listener
+	respond  func(n int) (raw string, close bool)
+	mu       sync.Mutex
+	reqs     []*http.Request
+	bodies   []string
+	accepted atomic.Int32
+}
+
+func startScript(t *testing.T, respond func(n int) (string, bool)) *scriptServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &scriptServer{ln: ln, respond: respond}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s.accepted.Add(1)
+			wg.Go(func() { s.serve(c) })
+		}
+	})
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	return s
+}
+
+func (s *scriptServer) serve(c net.Conn) {
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		body, _ := io.ReadAll(req.Body)
+		s.mu.Lock()
+		n := len(s.reqs)
+		s.reqs = append(s.reqs, req)
+		s.bodies = append(s.bodies, string(body))
+		s.mu.Unlock()
+		raw, closeConn := s.respond(n)
+		if _, err := io.WriteString(c, raw); err != nil || closeConn {
+			return
+		}
+	}
+}
+
+func (s *scriptServer) url() string { return "http://" + s.ln.Addr().String() }
+
+const okJSON = `{"choices":[{"finish_reason":"length","index":0,"message":{"role":"assistant","content":"hi"}}],"usage":{"completion_tokens":1,"prompt_tokens":3,"total_tokens":4}}`
+
+func okResponse() string {
+	return fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(okJSON), okJSON)
+}
+
+// TestH1RequestOnTheWire: the request reprise writes is what net/http
+// would send: method, path under the base URL's, Host, Content-Length,
+// the adapter's headers with -H overriding them, the request id, and the
+// body byte for byte. Connections are reused.
+func TestH1RequestOnTheWire(t *testing.T) {
+	srv := startScript(t, func(int) (string, bool) { return okResponse(), false })
+	cfg := NewConfig()
+	cfg.BaseURL = srv.url() + "/prefix/"
+	cfg.Adapter = openai.Adapter{}
+	cfg.AdapterConfig = adapter.Config{Model: "m"}
+	cfg.Header = []adapter.Header{{Name: "content-type", Value: "application/json; charset=utf-8"}, {Name: "X-Team", Value: "a b"}}
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	s, _ := e.NewSender()
+	for i := range 3 {
+		p := prepared(t, e, false)
+		r := record.Request{RequestID: uint64(40 + i)}
+		s.Do(context.Background(), p, &r)
+		if !r.OK() || r.StatusCode != 200 || r.ServerPromptTokens != 3 {
+			t.Fatalf("request %d: %s %s status %d", i, r.ErrorKind, r.ErrorMessage, r.StatusCode)
+		}
+		if i > 0 && !r.ConnReused {
+			t.Errorf("request %d: connection not reused", i)
+		}
+		srv.mu.Lock()
+		req, body := srv.reqs[i], srv.bodies[i]
+		srv.mu.Unlock()
+		if req.Method != "POST" || req.URL.Path != "/prefix/v1/chat/completions" || req.Proto != "HTTP/1.1" {
+			t.Errorf("request line %s %s %s", req.Method, req.URL.Path, req.Proto)
+		}
+		if req.Host != srv.ln.Addr().String() {
+			t.Errorf("Host %q", req.Host)
+		}
+		if got := req.Header.Values("Content-Type"); len(got) != 1 || got[0] != "application/json; charset=utf-8" {
+			t.Errorf("Content-Type %q: -H must replace the adapter's", got)
+		}
+		if req.Header.Get("X-Team") != "a b" || req.Header.Get("X-Request-Id") != fmt.Sprint(40+i) {
+			t.Errorf("headers %v", req.Header)
+		}
+		if req.ContentLength != int64(len(p.Body)) || body != string(p.Body) {
+			t.Errorf("body %d bytes %q, want %q", req.ContentLength, body, p.Body)
+		}
+	}
+	if n := srv.accepted.Load(); n != 1 {
+		t.Errorf("%d connections for 3 sequential requests", n)
+	}
+}
+
+// TestH1Responses: what servers send back, and what each becomes.
+func TestH1Responses(t *testing.T) {
+	sse := func(events ...string) string {
+		var b strings.Builder
+		b.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+		for _, ev := range events {
+			fmt.Fprintf(&b, "%x\r\n%s\r\n", len(ev), ev)
+		}
+		b.WriteString("0\r\n\r\n")
+		return b.String()
+	}
+	tok := func(s string) string {
+		return `data: {"choices":[{"index":0,"delta":{"content":"` + s + `"},"finish_reason":null}]}` + "\n\n"
+	}
+	cases := []struct {
+		name    string
+		stream  bool
+		raw     string
+		close   bool
+		want    record.ErrorKind
+		msg     string
+		content int32
+	}{
+		{name: "stream", stream: true, raw: sse(tok("a"), tok("b")+tok("c"), "data: [DONE]\n\n"), content: 3},
+		{name: "stream until close", stream: true, close: true,
+			raw: "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n" + tok("a") + tok("b") + "data: [DONE]\n\n", content: 2},
+		{name: "interim 100", raw: "HTTP/1.1 100 Continue\r\n\r\n" + okResponse(), content: 1},
+		{name: "status with JSON error", raw: "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n" +
+			`{"error":{"message":"context too long"}}`, want: record.ErrHTTPStatus, msg: "HTTP 400 Bad Request: context too long"},
+		{name: "status closed mid body", close: true, raw: "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 100\r\n\r\nbusy",
+			want: record.ErrHTTPStatus, msg: "HTTP 503 Service Unavailable: busy"},
+		{name: "malformed status", raw: "HTTP/1.1 OK\r\n\r\n", want: record.ErrMalformed, msg: "status line"},
+		{name: "closed mid stream", stream: true, close: true,
+			raw:  "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" + fmt.Sprintf("%x\r\n%s\r\n", len(tok("a")), tok("a")),
+			want: record.ErrReset, msg: "inside the response body", content: 1},
+		{name: "closed before headers", close: true, raw: "HTTP/1.1 200 OK\r\nContent-", want: record.ErrReset, msg: "before the response headers"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := startScript(t, func(int) (string, bool) { return c.raw, c.close })
+			e := newTestEngine(t, srv.url(), openai.Chat, nil)
+			s, _ := e.NewSender()
+			var r record.Request
+			s.Do(context.Background(), prepared(t, e, c.stream), &r)
+			if r.ErrorKind != c.want || !strings.Contains(r.ErrorMessage, c.msg) {
+				t.Errorf("kind %q message %q, want %q with %q", r.ErrorKind, r.ErrorMessage, c.want, c.msg)
+			}
+			if r.ContentEvents != c.content {
+				t.Errorf("%d content events, want %d", r.ContentEvents, c.content)
+			}
+			if r.HeadersNS != 0 && (r.HeadersNS < r.SentNS || r.EndNS < r.HeadersNS) {
+				t.Errorf("timeline sent %d headers %d end %d", r.SentNS, r.HeadersNS, r.EndNS)
+			}
+			if r.Retries != 0 {
+				t.Errorf("%d retries of a request the server answered", r.Retries)
+			}
+		})
+	}
+}
+
+// TestH1MaxConnections: --max-connections caps open connections; requests
+// beyond it wait for one and all succeed.
+func TestH1MaxConnections(t *testing.T) {
+	var open, peak atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		time.Sleep(2 * time.Millisecond)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, okJSON)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		switch st {
+		case http.StateNew:
+			n := open.Add(1)
+			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+			}
+		case http.StateClosed, http.StateHijacked:
+			open.Add(-1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	cfg := NewConfig()
+	cfg.BaseURL = srv.URL
+	cfg.Adapter = openai.Adapter{}
+	cfg.AdapterConfig = adapter.Config{Model: "m"}
+	cfg.MaxConnections = 3
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	var wg sync.WaitGroup
+	var failed atomic.Int32
+	for range 12 {
+		s, _ := e.NewSender()
+		wg.Go(func() {
+			for range 5 {
+				var r record.Request
+				s.Do(context.Background(), prepared(t, e, false), &r)
+				if !r.OK() {
+					failed.Add(1)
+					t.Errorf("%s: %s", r.ErrorKind, r.ErrorMessage)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if p := peak.Load(); p > 3 || p == 0 {
+		t.Errorf("peak %d open connections, want at most 3", p)
+	}
+}
+
+// TestH1Timeout: --timeout ends a request that stalls, as a timeout.
+func TestH1Timeout(t *testing.T) {
+	srv := startScript(t, func(int) (string, bool) {
+		time.Sleep(300 * time.Millisecond)
+		return okResponse(), false
+	})
+	cfg := NewConfig()
+	cfg.BaseURL = srv.url()
+	cfg.Adapter = openai.Adapter{}
+	cfg.AdapterConfig = adapter.Config{Model: "m"}
+	cfg.Timeout = 50 * time.Millisecond
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	s, _ := e.NewSender()
+	var r record.Request
+	s.Do(context.Background(), prepared(t, e, false), &r)
+	if r.ErrorKind != record.ErrTimeout || r.ErrorMessage != "request timed out (--timeout)" {
+		t.Errorf("kind %q (%s), want the timeout", r.ErrorKind, r.ErrorMessage)
+	}
+	if d := time.Duration(r.EndNS - r.SentNS); d < 50*time.Millisecond || d > 250*time.Millisecond {
+		t.Errorf("ended after %v, want about the 50 ms timeout", d)
+	}
+}
+
+// TestH1SendAllocs: a non-streaming request on a kept-alive connection
+// allocates almost nothing on the client: the cancellation hook of the
+// request's context, and no per-request HTTP objects (net/http's client
+// made about 60). The server here allocates nothing either, so the count
+// is the client's.
+func TestH1SendAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	resp := []byte(okResponse())
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, 64<<10)
+		have := 0
+		for {
+			n, err := c.Read(buf[have:])
+			if err != nil {
+				return
+			}
+			have += n
+			// One request: headers, then Content-Length bytes of body.
+			end := bytes.Index(buf[:have], []byte("\r\n\r\n"))
+			if end < 0 {
+				continue
+			}
+			i := bytes.Index(buf[:end], []byte("Content-Length: "))
+			j := bytes.IndexByte(buf[i:end+2], '\r')
+			cl, _ := strconv.Atoi(string(buf[i+16 : i+j]))
+			if have < end+4+cl {
+				continue
+			}
+			have = copy(buf, buf[end+4+cl:have])
+			if _, err := c.Write(resp); err != nil {
+				return
+			}
+		}
+	}()
+	e := newTestEngine(t, "http://"+ln.Addr().String(), openai.Chat, nil)
+	s, _ := e.NewSender()
+	p := prepared(t, e, false)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var r record.Request
+	send := func() {
+		r = record.Request{}
+		s.Do(ctx, p, &r)
+	}
+	send()
+	if !r.OK() {
+		t.Fatalf("%s: %s", r.ErrorKind, r.ErrorMessage)
+	}
+	n := testing.AllocsPerRun(200, send)
+	if !r.OK() || !r.ConnReused {
+		t.Fatalf("%s: %s (reused %v)", r.ErrorKind, r.ErrorMessage, r.ConnReused)
+	}
+	if n > h1SendAllocBudget {
+		t.Errorf("%.1f allocations per request, budget %d", n, h1SendAllocBudget)
+	}
+}
+
+// h1SendAllocBudget: 3 measured on Go 1.26 (context.AfterFunc's two and
+// its closure).
+const h1SendAllocBudget = 4
