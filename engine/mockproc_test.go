@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -56,6 +57,21 @@ func runMockChild(spec string) int {
 		return 1
 	}
 	defer srv.Close()
+	if f := os.Getenv(mockChildEnv + "_CPUPROFILE"); f != "" {
+		// The server's CPU profile, for benchmarks: how it spends its time
+		// bounds how much of the machine the client gets.
+		w, err := os.Create(f)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		if err := pprof.StartCPUProfile(w); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer w.Close()
+		defer pprof.StopCPUProfile()
+	}
 	out := bufio.NewWriter(os.Stdout)
 	fmt.Fprintln(out, srv.URL())
 	out.Flush()
