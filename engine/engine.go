@@ -84,6 +84,9 @@ type Config struct {
 	Clock *Clock
 	// Log receives rare diagnostics; nil discards.
 	Log *slog.Logger
+	// TLS configures https:// connections; nil = the system's roots and the
+	// URL's host name. HTTP/1.1 connections always ask for http/1.1 (ALPN).
+	TLS *tls.Config
 	// Dial overrides the dialer (tests); nil = net.Dialer.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
@@ -183,6 +186,7 @@ func New(cfg Config) (*Engine, error) {
 		// (platform-notes §7). h2c and TLS never share a transport
 		// (golang/go#81656).
 		t := &http2.Transport{
+			TLSClientConfig:            cfg.TLS,
 			AllowHTTP:                  strings.HasPrefix(e.base, "http://"),
 			DisableCompression:         true,
 			StrictMaxConcurrentStreams: cfg.MaxConnections > 0,

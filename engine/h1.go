@@ -83,7 +83,15 @@ func newH1Pool(e *Engine, base string, dial func(ctx context.Context, network, a
 	}
 	p.addr = net.JoinHostPort(u.Hostname(), port)
 	if u.Scheme == "https" {
-		p.tls = &tls.Config{ServerName: u.Hostname(), NextProtos: []string{"http/1.1"}}
+		if e.cfg.TLS != nil {
+			p.tls = e.cfg.TLS.Clone()
+		} else {
+			p.tls = &tls.Config{}
+		}
+		if p.tls.ServerName == "" {
+			p.tls.ServerName = u.Hostname()
+		}
+		p.tls.NextProtos = []string{"http/1.1"}
 	}
 	return p, nil
 }

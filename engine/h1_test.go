@@ -347,3 +347,46 @@ func TestH1SendAllocs(t *testing.T) {
 // h1SendAllocBudget: 3 measured on Go 1.26 (context.AfterFunc's two and
 // its closure).
 const h1SendAllocBudget = 4
+
+// TestH1TLS: https:// works, streams are stamped through TLS, and the
+// connection is kept.
+func TestH1TLS(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := range 3 {
+			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"t%d\"}}]}\n\n", i)
+			w.(http.Flusher).Flush()
+			time.Sleep(2 * time.Millisecond)
+		}
+		io.WriteString(w, "data: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	cfg := NewConfig()
+	cfg.BaseURL = srv.URL
+	cfg.Adapter = openai.Adapter{}
+	cfg.AdapterConfig = adapter.Config{Model: "m", Stream: true}
+	cfg.TLS = srv.Client().Transport.(*http.Transport).TLSClientConfig
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	s, _ := e.NewSender()
+	for i := range 2 {
+		var r record.Request
+		s.Do(context.Background(), prepared(t, e, true), &r)
+		if !r.OK() || r.ContentEvents != 3 {
+			t.Fatalf("request %d: %s %s, %d content events", i, r.ErrorKind, r.ErrorMessage, r.ContentEvents)
+		}
+		if i == 0 && (r.ConnectNS <= 0 || r.ConnReused) {
+			t.Errorf("first request: connect %d ns (TLS included), reused %v", r.ConnectNS, r.ConnReused)
+		}
+		if i == 1 && !r.ConnReused {
+			t.Error("TLS connection not reused")
+		}
+		if gap := r.SecondTokenNS - r.FirstTokenNS; gap < int64(time.Millisecond) {
+			t.Errorf("tokens 2 ms apart stamped %v apart", time.Duration(gap))
+		}
+	}
+}
