@@ -78,6 +78,25 @@ func (s *scriptServer) serve(c net.Conn) {
 
 func (s *scriptServer) url() string { return "http://" + s.ln.Addr().String() }
 
+// configured returns an engine for url with the OpenAI chat adapter and
+// what mut changes.
+func configured(t *testing.T, url string, mut func(*Config)) *Engine {
+	t.Helper()
+	cfg := NewConfig()
+	cfg.BaseURL = url
+	cfg.Adapter = openai.Adapter{}
+	cfg.AdapterConfig = adapter.Config{Model: "m"}
+	if mut != nil {
+		mut(&cfg)
+	}
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e
+}
+
 const okJSON = `{"choices":[{"finish_reason":"length","index":0,"message":{"role":"assistant","content":"hi"}}],"usage":{"completion_tokens":1,"prompt_tokens":3,"total_tokens":4}}`
 
 func okResponse() string {
@@ -90,16 +109,9 @@ func okResponse() string {
 // body byte for byte. Connections are reused.
 func TestH1RequestOnTheWire(t *testing.T) {
 	srv := startScript(t, func(int) (string, bool) { return okResponse(), false })
-	cfg := NewConfig()
-	cfg.BaseURL = srv.url() + "/prefix/"
-	cfg.Adapter = openai.Adapter{}
-	cfg.AdapterConfig = adapter.Config{Model: "m"}
-	cfg.Header = []adapter.Header{{Name: "content-type", Value: "application/json; charset=utf-8"}, {Name: "X-Team", Value: "a b"}}
-	e, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := configured(t, srv.url()+"/prefix/", func(c *Config) {
+		c.Header = []adapter.Header{{Name: "content-type", Value: "application/json; charset=utf-8"}, {Name: "X-Team", Value: "a b"}}
+	})
 	s, _ := e.NewSender()
 	for i := range 3 {
 		p := prepared(t, e, false)
@@ -217,16 +229,9 @@ func TestH1MaxConnections(t *testing.T) {
 	}
 	srv.Start()
 	defer srv.Close()
-	cfg := NewConfig()
-	cfg.BaseURL = srv.URL
-	cfg.Adapter = openai.Adapter{}
-	cfg.AdapterConfig = adapter.Config{Model: "m"}
-	cfg.MaxConnections = 3
-	e, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := configured(t, srv.URL, func(c *Config) {
+		c.MaxConnections = 3
+	})
 	var wg sync.WaitGroup
 	var failed atomic.Int32
 	for range 12 {
@@ -254,16 +259,9 @@ func TestH1Timeout(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 		return okResponse(), false
 	})
-	cfg := NewConfig()
-	cfg.BaseURL = srv.url()
-	cfg.Adapter = openai.Adapter{}
-	cfg.AdapterConfig = adapter.Config{Model: "m"}
-	cfg.Timeout = 50 * time.Millisecond
-	e, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := configured(t, srv.url(), func(c *Config) {
+		c.Timeout = 50 * time.Millisecond
+	})
 	s, _ := e.NewSender()
 	var r record.Request
 	s.Do(context.Background(), prepared(t, e, false), &r)
@@ -362,16 +360,10 @@ func TestH1TLS(t *testing.T) {
 		io.WriteString(w, "data: [DONE]\n\n")
 	}))
 	defer srv.Close()
-	cfg := NewConfig()
-	cfg.BaseURL = srv.URL
-	cfg.Adapter = openai.Adapter{}
-	cfg.AdapterConfig = adapter.Config{Model: "m", Stream: true}
-	cfg.TLS = srv.Client().Transport.(*http.Transport).TLSClientConfig
-	e, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := configured(t, srv.URL, func(c *Config) {
+		c.AdapterConfig = adapter.Config{Model: "m", Stream: true}
+		c.TLS = srv.Client().Transport.(*http.Transport).TLSClientConfig
+	})
 	s, _ := e.NewSender()
 	for i := range 2 {
 		var r record.Request

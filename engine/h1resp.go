@@ -125,23 +125,19 @@ func (d *h1Decoder) decode(p []byte) (n, used int, err error) {
 			if d.state != h1Head {
 				return n, i, nil
 			}
-		case h1Body:
+		case h1Body, h1ChunkData:
 			k := int(min(d.remain, int64(len(p)-i)))
 			n += copy(p[n:], p[i:i+k])
 			i += k
 			if d.remain -= int64(k); d.remain == 0 {
 				d.state = h1Done
+				if d.framing == frameChunked {
+					d.state = h1ChunkCRLF
+				}
 			}
 		case h1UntilClose:
 			n += copy(p[n:], p[i:])
 			i = len(p)
-		case h1ChunkData:
-			k := int(min(d.remain, int64(len(p)-i)))
-			n += copy(p[n:], p[i:i+k])
-			i += k
-			if d.remain -= int64(k); d.remain == 0 {
-				d.state = h1ChunkCRLF
-			}
 		case h1ChunkSize, h1ChunkCRLF, h1Trailer:
 			line, k, ok := d.nextLine(p[i:])
 			i += k
