@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -60,5 +61,50 @@ func TestReadAllSizesOnce(t *testing.T) {
 	}
 	if len(rows) != 1000 || cap(rows) != 1000 {
 		t.Errorf("%d rows in a slice of capacity %d, want 1000 sized once", len(rows), cap(rows))
+	}
+}
+
+// TestScanMatchesReadAll: Scan reports the same problems as ReadAllFrom
+// (the same joined error, every row read), and for a valid sorted trace
+// it hands over exactly ReadAll's rows, in order, without keeping them.
+func TestScanMatchesReadAll(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"timestamp": 0, "input_length": 10, "output_length": 1}` + "\n")
+	for i := range MaxRowErrors + 5 {
+		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": -1, "output_length": 1}`+"\n", i+1)
+	}
+	bad := b.String()
+	open := func(text string) *Reader {
+		r, err := NewReader("bad.jsonl", strings.NewReader(text), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	_, wantStats, wantErr := ReadAllFrom(open(bad))
+	calls := 0
+	stats, err := Scan(open(bad), func(*Row) { calls++ })
+	if err == nil || err.Error() != wantErr.Error() || stats.Read != wantStats.Read {
+		t.Fatalf("Scan: %v (read %d)\nReadAllFrom: %v (read %d)", err, stats.Read, wantErr, wantStats.Read)
+	}
+	if calls != 1 {
+		t.Errorf("fn called %d times, want once (before the first invalid row)", calls)
+	}
+	path, rows := windowTrace(t, 300)
+	r, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var got []Row
+	stats, err = Scan(r, func(row *Row) { got = append(got, row.Clone()) })
+	if err != nil || stats.OutOfOrder != 0 {
+		t.Fatal(err, stats.OutOfOrder)
+	}
+	for i := range rows {
+		// Clone turns an empty id list into nil; rows here all have ids.
+		if !reflect.DeepEqual(got[i], rows[i]) {
+			t.Fatalf("row %d: %+v, want %+v", i, got[i], rows[i])
+		}
 	}
 }

@@ -458,6 +458,66 @@ func ReadAllFrom(r *Reader) ([]Row, ReadStats, error) {
 	return readAll(r, 0)
 }
 
+// rowErrors collects the invalid rows of a read: the first MaxRowErrors
+// errors, and how many in all.
+type rowErrors struct {
+	errs []error
+	n    int
+}
+
+func (e *rowErrors) add(err error) {
+	if len(e.errs) < MaxRowErrors {
+		e.errs = append(e.errs, err)
+	}
+	e.n++
+}
+
+// err joins the collected errors (nil when every row was valid).
+func (e *rowErrors) err() error {
+	if e.n == 0 {
+		return nil
+	}
+	errs := e.errs
+	if e.n > len(errs) {
+		errs = append(errs, fmt.Errorf("… and %d more invalid rows (%d in all)", e.n-len(errs), e.n))
+	}
+	return errors.Join(errs...)
+}
+
+// Scan reads every remaining row of r, in file order, and calls fn with
+// each valid one, keeping nothing: the streaming counterpart of
+// [ReadAllFrom] for a first pass that validates a trace too large to hold.
+// It reports problems exactly as ReadAllFrom does: the error joins the
+// first MaxRowErrors row errors (each a *ParseError) and counts the rest;
+// an I/O or format error ends the scan at once. After the first invalid
+// row fn is no longer called (the rest is only validated). fn must not
+// keep row or its slices (see [Reader.Next]); Clone what it keeps. Rows
+// are not sorted: ReadStats.OutOfOrder says whether ReadAll would have
+// moved any. Scan does not close r.
+func Scan(r *Reader, fn func(row *Row)) (ReadStats, error) {
+	var (
+		row Row
+		bad rowErrors
+	)
+	for {
+		err := r.Next(&row)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if r.Err() != nil {
+				return r.Stats(), err
+			}
+			bad.add(err)
+			continue
+		}
+		if bad.n == 0 {
+			fn(&row)
+		}
+	}
+	return r.Stats(), bad.err()
+}
+
 // readAll is ReadAllFrom with room for hint rows made up front.
 func readAll(r *Reader, hint int) ([]Row, ReadStats, error) {
 	var (
@@ -469,9 +529,7 @@ func readAll(r *Reader, hint int) ([]Row, ReadStats, error) {
 		// last sort key per session, for rows without an offset
 		sessKey = map[string]int64{}
 		lastKey int64
-		// invalid rows: the first MaxRowErrors errors, and how many in all
-		rowErrs  []error
-		nInvalid int
+		bad     rowErrors
 	)
 	for {
 		err := r.Next(&row)
@@ -482,13 +540,10 @@ func readAll(r *Reader, hint int) ([]Row, ReadStats, error) {
 			if r.Err() != nil { // I/O or format: nothing after it can be read
 				return nil, r.Stats(), err
 			}
-			if len(rowErrs) < MaxRowErrors {
-				rowErrs = append(rowErrs, err)
-			}
-			nInvalid++
+			bad.add(err)
 			continue
 		}
-		if nInvalid > 0 {
+		if bad.n > 0 {
 			continue // only validating the rest
 		}
 		c := row
@@ -522,11 +577,8 @@ func readAll(r *Reader, hint int) ([]Row, ReadStats, error) {
 		keys = append(keys, key)
 	}
 	stats := r.Stats()
-	if nInvalid > 0 {
-		if nInvalid > len(rowErrs) {
-			rowErrs = append(rowErrs, fmt.Errorf("… and %d more invalid rows (%d in all)", nInvalid-len(rowErrs), nInvalid))
-		}
-		return nil, stats, errors.Join(rowErrs...)
+	if err := bad.err(); err != nil {
+		return nil, stats, err
 	}
 	if !slices.IsSorted(keys) {
 		perm := make([]int32, len(rows))
