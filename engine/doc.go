@@ -21,10 +21,12 @@
 // # Timestamps
 //
 // Every time is Unix ns on one [Clock]: the wall clock read once plus
-// monotonic time since. The sender stamps SentNS just before handing the
-// request to net/http (pool wait, DNS and connect fall inside TTFT, as in
-// AIPerf), HeadersNS when the response headers arrived, and, for the body,
-// the instant each Read returned — before looking at the bytes. Every SSE
+// monotonic time since. The sender stamps SentNS just before it takes a
+// connection from the pool and writes the request (pool wait, DNS and
+// connect fall inside TTFT, as in AIPerf), HeadersNS when the response
+// headers arrived, and, for the body, when each read's bytes arrived — the
+// kernel's receive time on Linux (conn.go), else when the read returned,
+// before looking at the bytes. Every SSE
 // event completed by one read gets that read's stamp; the number of events
 // per read is kept (record.Request.MaxEventsRead, record.Event.EventsInRead)
 // so coalesced reads show up as such instead of as 0 ms gaps. TTFT is the
@@ -37,12 +39,17 @@
 // sender, --max-connections caps the total). llama.cpp closes the
 // connection after every streamed response although it advertises
 // keep-alive; a request written on such a connection gets EOF. The engine
-// detects the close (a server EOF on an idle connection within a second of
-// a response, or an EOF on a reused connection before any response byte),
-// re-sends that request once on a fresh connection (counted in
-// record.Request.Retries — nothing had reached the server), and from then
-// on sends streams with Connection: close. net/http's own silent retries
-// are disabled (GetBody is nil).
+// checks every idle connection with a non-blocking peek before reusing it,
+// detects the close (found within a second of a streamed response, or an
+// EOF on a reused connection before any response byte), re-sends that
+// request once on a fresh connection (counted in record.Request.Retries —
+// nothing had reached the server), and from then on sends streams with
+// Connection: close.
+//
+// HTTP/1.1 is the engine's own client (h1.go: a prebuilt head and body in
+// one write, the response decoded in place, read on the sender's
+// goroutine); HTTP/2 goes through net/http with x/net's transport, whose
+// silent retries are disabled (GetBody is nil). RATIONALE.md says why.
 //
 // # Multi-turn sessions
 //

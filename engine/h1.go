@@ -300,17 +300,19 @@ func (s *Sender) doH1(ctx context.Context, p *Prepared, r *record.Request) {
 	e := s.e
 	pool := e.pool
 	for attempt := 1; ; attempt++ {
+		// sent_ns is before the pool wait, DNS and connect: they fall
+		// inside TTFT, as in AIPerf (records.md).
 		var ph dialPhases
-		get := e.clock.Now()
+		sent := e.clock.Now()
+		if attempt == 1 {
+			r.SentNS = sent
+		}
 		c, reused, err := pool.get(ctx, &ph)
 		got := e.clock.Now()
 		r.ConnReused = reused
-		r.BlockedNS = max(got-get-ph.dns-ph.connect-ph.tls, 0)
+		r.BlockedNS = max(got-sent-ph.dns-ph.connect-ph.tls, 0)
 		r.DNSNS, r.ConnectNS = ph.dns, ph.connect+ph.tls
 		if err != nil {
-			if attempt == 1 {
-				r.SentNS = got
-			}
 			r.EndNS = got
 			kind, msg := classify(ctx, err)
 			s.fail(r, kind, msg)
@@ -318,10 +320,6 @@ func (s *Sender) doH1(ctx context.Context, p *Prepared, r *record.Request) {
 		}
 		closeConn := p.Stream && e.closesAfterStream.Load()
 		head := s.requestHead(p, r.RequestID, closeConn)
-		sent := e.clock.Now()
-		if attempt == 1 {
-			r.SentNS = sent
-		}
 		if e.cfg.Timeout > 0 {
 			_ = c.c.SetDeadline(time.Now().Add(e.cfg.Timeout))
 		}
