@@ -92,8 +92,8 @@ func TestExpectations(t *testing.T) {
 				rows[i].Index = x
 			}
 			e := newExpectations(rows)
-			if (e.dense != nil) != c.dense {
-				t.Fatalf("dense %v, want %v", e.dense != nil, c.dense)
+			if (e.sparse == nil) != c.dense {
+				t.Fatalf("dense %v, want %v", e.sparse == nil, c.dense)
 			}
 			for i, x := range c.idx {
 				e.set(x, expected{inf: int32(10 * i), lru: -1})
@@ -110,6 +110,83 @@ func TestExpectations(t *testing.T) {
 				if got, ok := e.get(x); ok {
 					t.Errorf("get(%d) = %+v for a row never set", x, got)
 				}
+			}
+		})
+	}
+}
+
+// TestPreparerMatchesPrepare: a Preparer given the rows one by one (the
+// streaming first pass of a replay) leaves the Synth exactly as Prepare
+// over the slice does: every prompt, token id and expectation equal, and
+// the same row errors.
+func TestPreparerMatchesPrepare(t *testing.T) {
+	tok := mustLoad(t, "builtin")
+	roots := make([]trace.Row, 3000)
+	for i := range roots {
+		roots[i] = row(int64(i), 20, 16, uint64(i)*7919+3, uint64(i)*7919+4)
+	}
+	// Indexes that jump far once: the expectation table turns into a map
+	// in the middle of the walk.
+	jump := bailianSample(300, 20, 3)
+	for i := range jump {
+		if i >= 150 {
+			jump[i].Index += 10_000_000
+		}
+	}
+	bad := bailianSample(200, 10, 5)
+	bad[7].InputTokens, bad[90].InputTokens = 1, 0 // ids that do not fit; no length
+	cases := []struct {
+		name string
+		rows []trace.Row
+	}{
+		{"bailian-shaped", bailianSample(600, 40, 7)},
+		{"many roots", roots},
+		{"index jump", jump},
+		{"row errors", bad},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := fidelityConfig()
+			cfg.ExpectedCacheTokens = 2000
+			whole := mustSynth(t, tok, cfg)
+			wantErr := whole.Prepare(c.rows)
+			if (wantErr != nil) != (c.name == "row errors") {
+				t.Fatalf("Prepare: %v", wantErr)
+			}
+			s := mustSynth(t, tok, cfg)
+			pr, err := s.NewPreparer()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.NewPreparer(); !errors.Is(err, ErrPrepared) {
+				t.Errorf("second NewPreparer during the walk: %v, want ErrPrepared", err)
+			}
+			for i := range c.rows {
+				r := c.rows[i].Clone() // Add must not keep the row
+				pr.Add(&r)
+				r.HashIDs[0] = ^uint64(0)
+			}
+			gotErr := pr.Done()
+			if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
+				t.Fatalf("Done: %v\nPrepare: %v", gotErr, wantErr)
+			}
+			if _, err := s.NewPreparer(); !errors.Is(err, ErrPrepared) {
+				t.Errorf("NewPreparer after Done: %v, want ErrPrepared", err)
+			}
+			for i := range c.rows {
+				var got, want Prompt
+				errG, errW := s.Build(&c.rows[i], &got), whole.Build(&c.rows[i], &want)
+				if (errG == nil) != (errW == nil) {
+					t.Fatalf("row %d: Build %v, want %v", i, errG, errW)
+				}
+				if got.Text != want.Text || !slices.Equal(got.TokenIDs, want.TokenIDs) ||
+					got.ExpectedCachedTokens != want.ExpectedCachedTokens || got.ExpectedCachedTokensLRU != want.ExpectedCachedTokensLRU {
+					t.Fatalf("row %d: streamed walk builds a different prompt (cached %d/%d, want %d/%d)", i,
+						got.ExpectedCachedTokens, got.ExpectedCachedTokensLRU, want.ExpectedCachedTokens, want.ExpectedCachedTokensLRU)
+				}
+			}
+			if c.name == "index jump" && s.expected.sparse == nil {
+				t.Error("the expectation table stayed dense over a 10^7 index jump")
 			}
 		})
 	}

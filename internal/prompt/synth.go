@@ -106,15 +106,17 @@ type Synth struct {
 	used     map[sibling]struct{}
 	children map[family]uint32 // words taken under each parent
 	models   map[int]*cacheModels
+	// preparing is set while a Preparer walks the trace.
 	// After Prepare: prepared is set, first, used and children are nil,
 	// and a block's first word is moved[h] when h is there, else its
 	// seeded preference; expected holds every prepared row's expectations.
-	prepared bool
-	moved    map[uint64]uint32
-	nIDs     int
-	expected expectations
-	fresh    uint64
-	stats    Stats
+	prepared  bool
+	preparing bool
+	moved     map[uint64]uint32
+	nIDs      int
+	expected  expectations
+	fresh     uint64
+	stats     Stats
 }
 
 // expected holds a prepared row's expected cached tokens; inf < 0 marks a
@@ -122,13 +124,21 @@ type Synth struct {
 type expected struct{ inf, lru int32 }
 
 // expectations maps trace.Row.Index to the row's expected cached tokens:
-// a slice by index when the prepared rows' indexes are dense (every row of
-// the source, or most: 8 bytes per row), else a map.
+// a table by index when the prepared rows' indexes are dense (every row of
+// the source, or most: 8 bytes per row), else a map. The table grows in
+// chunks of expChunk rows as rows are set, so a walk that does not know
+// the number of rows ahead (Preparer) never holds two copies of it.
 type expectations struct {
-	dense  []expected
+	chunks [][]expected // row i at chunks[i/expChunk][i%expChunk]; inf < 0: not set
+	n      int64        // rows set in the table
 	sparse map[int64]expected
 }
 
+// expChunk is the number of rows per chunk of the dense table (512 KiB).
+const expChunk = 1 << 16
+
+// newExpectations returns the table for rows, a map when their indexes are
+// not dense.
 func newExpectations(rows []trace.Row) expectations {
 	hi := int64(-1)
 	for i := range rows {
@@ -140,19 +150,43 @@ func newExpectations(rows []trace.Row) expectations {
 	if hi >= 2*int64(len(rows))+1024 {
 		return expectations{sparse: make(map[int64]expected, len(rows))}
 	}
-	d := make([]expected, hi+1)
-	for i := range d {
-		d[i].inf = -1
-	}
-	return expectations{dense: d}
+	return expectations{}
 }
 
 func (e *expectations) set(i int64, x expected) {
+	if e.sparse == nil && (i < 0 || i >= 4*(e.n+1)+expChunk) {
+		// Not dense (a negative index, or one far beyond the rows set so
+		// far): a map from now on.
+		e.sparse = make(map[int64]expected, e.n+1)
+		for c, ch := range e.chunks {
+			for k, v := range ch {
+				if v.inf >= 0 {
+					e.sparse[int64(c)*expChunk+int64(k)] = v
+				}
+			}
+		}
+		e.chunks = nil
+	}
 	if e.sparse != nil {
 		e.sparse[i] = x
 		return
 	}
-	e.dense[i] = x
+	c := int(i / expChunk)
+	if c >= len(e.chunks) {
+		e.chunks = append(e.chunks, make([][]expected, c+1-len(e.chunks))...)
+	}
+	ch := e.chunks[c]
+	if ch == nil {
+		ch = make([]expected, expChunk)
+		for k := range ch {
+			ch[k].inf = -1
+		}
+		e.chunks[c] = ch
+	}
+	if ch[i%expChunk].inf < 0 {
+		e.n++
+	}
+	ch[i%expChunk] = x
 }
 
 func (e *expectations) get(i int64) (expected, bool) {
@@ -160,10 +194,14 @@ func (e *expectations) get(i int64) (expected, bool) {
 		x, ok := e.sparse[i]
 		return x, ok
 	}
-	if i < 0 || i >= int64(len(e.dense)) || e.dense[i].inf < 0 {
+	if i < 0 || i/expChunk >= int64(len(e.chunks)) {
 		return expected{}, false
 	}
-	return e.dense[i], true
+	ch := e.chunks[i/expChunk]
+	if ch == nil || ch[i%expChunk].inf < 0 {
+		return expected{}, false
+	}
+	return ch[i%expChunk], true
 }
 
 // sibling marks word as taken by a child of parent (root: first block).
@@ -390,7 +428,8 @@ func (s *Synth) verifyWords() int {
 // counts them all).
 const maxPrepareErrors = 20
 
-// ErrPrepared is returned by a second call of [Synth.Prepare].
+// ErrPrepared is returned by a second call of [Synth.Prepare] (or
+// [Synth.NewPreparer]).
 var ErrPrepared = errors.New("prompt: Prepare called twice (give it the whole trace once)")
 
 // Prepare walks the whole trace in arrival order before any Build: it
@@ -410,56 +449,109 @@ var ErrPrepared = errors.New("prompt: Prepare called twice (give it the whole tr
 // seed). A row Prepare did not see is still built, with expectations as
 // if the trace began with it and its new blocks' first words not kept
 // apart from their siblings'.
+//
+// Prepare(rows) is the same walk as a [Preparer] given the rows one by one.
 func (s *Synth) Prepare(rows []trace.Row) error {
+	pr, err := s.newPreparer(newExpectations(rows))
+	if err != nil {
+		return err
+	}
+	for i := range rows {
+		pr.Add(&rows[i])
+	}
+	return pr.Done()
+}
+
+// Preparer is [Synth.Prepare] one row at a time, for a trace read as a
+// stream (a first pass over a file too large to hold): give it every row
+// that will be built, in arrival order, with Add, then call Done before
+// any Build. It keeps nothing of the rows but their 8-byte expectations
+// (see Prepare). A Preparer is not safe for concurrent use, and the Synth
+// must not build until Done returned.
+type Preparer struct {
+	s    *Synth
+	errs []error
+	bad  int
+	done bool
+}
+
+// NewPreparer starts the walk of Prepare over rows given one by one. It
+// returns ErrPrepared when the Synth was prepared already (or is being).
+func (s *Synth) NewPreparer() (*Preparer, error) {
+	return s.newPreparer(expectations{})
+}
+
+func (s *Synth) newPreparer(e expectations) (*Preparer, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.prepared {
-		return ErrPrepared
+	if s.prepared || s.preparing {
+		return nil, ErrPrepared
 	}
-	s.expected = newExpectations(rows)
-	defer s.freeze()
-	var errs []error
-	bad := 0
-	for i := range rows {
-		row := &rows[i]
-		if own, err := hasOwnContent(row); err != nil || own {
-			if err != nil {
-				bad++
-				if len(errs) < maxPrepareErrors {
-					errs = append(errs, err)
-				}
-			}
-			continue
-		}
-		ids, B, _, err := s.plan(row, false)
+	s.preparing = true
+	s.expected = e
+	return &Preparer{s: s}, nil
+}
+
+// Add walks row, the next row in arrival order. A problem with the row is
+// kept for Done. Add does not keep row.
+func (pr *Preparer) Add(row *trace.Row) {
+	if pr.done {
+		panic("BUG: prompt: Preparer.Add after Done")
+	}
+	s := pr.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if own, err := hasOwnContent(row); err != nil || own {
 		if err != nil {
-			bad++
-			if len(errs) < maxPrepareErrors {
-				errs = append(errs, err)
-			}
-			continue
+			pr.fail(err)
 		}
-		e := expected{lru: -1}
-		if len(ids) > 0 {
-			m := s.model(B)
-			e.inf = int32(m.inf.Access(ids, row.InputTokens))
-			if m.lru != nil {
-				e.lru = int32(m.lru.Access(ids, row.InputTokens))
-			}
-			for j, h := range ids {
-				parent := uint64(0)
-				if j > 0 {
-					parent = ids[j-1]
-				}
-				s.firstWord(h, parent, j == 0)
-			}
+		return
+	}
+	ids, B, _, err := s.plan(row, false)
+	if err != nil {
+		pr.fail(err)
+		return
+	}
+	e := expected{lru: -1}
+	if len(ids) > 0 {
+		m := s.model(B)
+		e.inf = int32(m.inf.Access(ids, row.InputTokens))
+		if m.lru != nil {
+			e.lru = int32(m.lru.Access(ids, row.InputTokens))
 		}
-		s.expected.set(row.Index, e)
+		for j, h := range ids {
+			parent := uint64(0)
+			if j > 0 {
+				parent = ids[j-1]
+			}
+			s.firstWord(h, parent, j == 0)
+		}
 	}
-	if bad > len(errs) {
-		errs = append(errs, fmt.Errorf("%d more rows with errors", bad-len(errs)))
+	s.expected.set(row.Index, e)
+}
+
+func (pr *Preparer) fail(err error) {
+	pr.bad++
+	if len(pr.errs) < maxPrepareErrors {
+		pr.errs = append(pr.errs, err)
 	}
-	return errors.Join(errs...)
+}
+
+// Done ends the walk (the Synth is prepared from now on, even with
+// errors) and returns every row error at once (up to 20, plus a count),
+// joined, like Prepare.
+func (pr *Preparer) Done() error {
+	s := pr.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !pr.done {
+		pr.done = true
+		s.freeze()
+		if pr.bad > len(pr.errs) {
+			pr.errs = append(pr.errs, fmt.Errorf("%d more rows with errors", pr.bad-len(pr.errs)))
+		}
+	}
+	return errors.Join(pr.errs...)
 }
 
 // freeze ends Prepare: it keeps the first words that differ from their
@@ -474,7 +566,7 @@ func (s *Synth) freeze() {
 	s.nIDs = len(s.first)
 	s.first, s.used, s.children = nil, nil, nil
 	s.models = make(map[int]*cacheModels)
-	s.prepared = true
+	s.prepared, s.preparing = true, false
 }
 
 // plan checks row's ids against its length and returns the ids to use
