@@ -17,6 +17,13 @@
 //	stats, err := plan.Run(ctx, handler)  // handler.Handle(ctx, *Job) runs one request
 //	if err := stats.Check(); err != nil { /* exit code 4 */ }
 //
+// A trace too large to hold is planned without its rows: a first pass
+// feeds every row to a [Survey], [NewStreamPlan] checks it as NewPlan
+// would, and the run reads the trace again through a [trace.Window]
+// ([Plan.Window]) a few thousand rows ahead of the dispatcher. Sorted
+// traces of independent requests qualify ([Survey.Streamable]); multi-turn
+// sessions and unsorted rows are loaded (design 0006).
+//
 // # Timing modes
 //
 // [ModeFixed] replays trace timestamps: time zero is the first timestamp

@@ -39,6 +39,15 @@ type Plan struct {
 	delay []int64
 	kept  int // rows inside the offset window
 
+	// A streamed plan (NewStreamPlan) has no rows and no per-row arrays:
+	// win reads the rows while the run goes, the sessions are the kept
+	// rows first, first+1, … (n of them), and a fixed-schedule row's send
+	// time is round((offset − zero) / speedup), computed when due.
+	win   *trace.Window
+	first int64
+	n     int64
+	zero  time.Duration
+
 	requests  int  // requests planned (warmup included); -1 = bounded by time only
 	limit     int  // RequestCount in effect (0 = none)
 	wrap      bool // restart the trace's sessions when they run out
@@ -91,7 +100,7 @@ func (p *Plan) Requests() int { return p.requests }
 
 // Sessions returns the number of sessions in the trace after the offset
 // window (a synthetic load: 0).
-func (p *Plan) Sessions() int { return len(p.sessFirst) }
+func (p *Plan) Sessions() int { return int(p.sessions()) }
 
 func (p *Plan) build() error {
 	c := &p.cfg

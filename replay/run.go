@@ -40,7 +40,9 @@ func Run(ctx context.Context, cfg Config, rows []trace.Row, h Handler) (Stats, e
 
 // Run dispatches the plan's jobs to h at their intended times and returns
 // when every job has completed (or was cancelled at the end of grace). It
-// returns ctx's error when ctx was cancelled, with the Stats so far. A
+// returns ctx's error when ctx was cancelled, with the Stats so far, and a
+// streamed plan's read error ([trace.Window.Err]) when its trace could not
+// be read again (the run stops at the first row it could not read). A
 // lateness budget breach is not an error here: see [Stats.Check]. Run may
 // be called once per Plan; it locks the calling goroutine to its OS thread
 // for the duration of the run and, on Linux, raises GOMAXPROCS by one
@@ -118,7 +120,7 @@ type runner struct {
 	st          *collector
 
 	// static sources (dispatcher only)
-	fixedNext int     // next index into p.sessFirst
+	fixedNext int     // next fixed-schedule session start (index into p.sessFirst)
 	tickX     float64 // rate mode: count-axis position of the next tick
 	tickAt    int64
 	gaps      *gapSampler
@@ -138,6 +140,11 @@ func (p *Plan) run(ctx context.Context, h Handler, newClock func(time.Time) cloc
 	}
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
+	if p.win != nil {
+		// Before t0: the reader starts and the first row is there (the
+		// engine's builders usually started it already).
+		p.win.Row(p.first)
+	}
 	base := time.Now()
 	// wall0 is the Unix ns of base on the run's clock. With an epoch it is
 	// epoch's wall reading plus the monotonic time since epoch, so that
@@ -158,6 +165,12 @@ func (p *Plan) run(ctx context.Context, h Handler, newClock func(time.Time) cloc
 	stats.DispatcherCPU = threadCPU() - cpu0
 	undo()
 	r.stopSenders()
+	if p.win != nil {
+		p.win.Close()
+		if werr := p.win.Err(); werr != nil && err == nil {
+			err = werr
+		}
+	}
 	stats.Elapsed = time.Duration(r.clk.now())
 	if stats.Elapsed > 0 {
 		stats.SpinShare = float64(r.clk.spinNS()) / float64(stats.Elapsed)
@@ -256,13 +269,21 @@ func (r *runner) stop(reason string) {
 // trace when the plan allows; false when none is left.
 func (r *runner) takeSession() (int32, bool) {
 	k := r.nextSess.Add(1) - 1
-	if r.p.rows == nil {
+	if r.p.synthetic() {
 		return int32(k), true // synthetic: item = session = index
 	}
-	ns := int64(len(r.p.sessFirst))
+	ns := r.p.sessions()
 	if k >= ns {
 		if !r.p.wrap {
 			return 0, false
+		}
+		if r.p.win != nil {
+			// Streamed: positions count on around the trace (the
+			// window reads it again); item = first + k.
+			if k > math.MaxInt32-r.p.first {
+				return 0, false
+			}
+			return int32(k), true
 		}
 		k %= ns
 	}
@@ -270,8 +291,11 @@ func (r *runner) takeSession() (int32, bool) {
 }
 
 func (r *runner) firstItem(s int32) int32 {
-	if r.p.rows == nil {
+	switch {
+	case r.p.synthetic():
 		return s
+	case r.p.win != nil:
+		return int32(r.p.first) + s
 	}
 	return r.p.sessFirst[s]
 }
@@ -317,7 +341,11 @@ func (r *runner) setJob(j *Job, item int32, intended, sd int64, run uint64) {
 	}
 	*j = Job{Item: int(item), Session: int(item), SessionRun: run, IntendedNS: r.wall0 + intended, SessionDelayNS: sd, Sender: -1,
 		clk: r.clk, wall0: r.wall0}
-	if r.p.rows != nil {
+	switch {
+	case r.p.win != nil:
+		// Streamed: every session is one row (Turn 0).
+		j.Session = int((int64(item) - r.p.first) % r.p.n)
+	case r.p.rows != nil:
 		j.Session = int(r.p.sessOf[item])
 		j.Turn = r.p.rows[item].Turn
 	}
@@ -435,6 +463,7 @@ func (r *runner) skip(item int32, intended, sd int64, run uint64) bool {
 		if r.skipH != nil {
 			r.skipH.Skip(&j)
 		}
+		r.p.release(it)
 		if r.p.next == nil {
 			break
 		}
@@ -454,6 +483,7 @@ func (r *runner) senderLoop(s *sender) {
 		}
 		for {
 			r.h.Handle(r.hctx, &s.job)
+			r.p.release(int32(s.job.Item))
 			if !r.complete(s) {
 				break
 			}
@@ -611,8 +641,13 @@ func (r *runner) peek() (int64, source) {
 	best, src := int64(math.MaxInt64), srcNone
 	switch p.mode {
 	case ModeFixed:
-		if r.fixedNext < len(p.sessFirst) {
-			best, src = p.due[p.sessFirst[r.fixedNext]]+r.shift.Load(), srcFixed
+		if int64(r.fixedNext) < p.sessions() {
+			due, ok := p.fixedDue(r.fixedNext)
+			if !ok {
+				r.stop("the trace could not be read")
+				return best, srcNone
+			}
+			best, src = due+r.shift.Load(), srcFixed
 		}
 	case ModeRate:
 		// Ticks are the only events; a due turn consumes a tick.
@@ -630,7 +665,7 @@ func (r *runner) fireNext(src source, due int64) fireResult {
 	p := r.p
 	switch src {
 	case srcFixed:
-		res := r.fire(p.sessFirst[r.fixedNext], due, 0, 0)
+		res := r.fire(p.fixedItem(r.fixedNext), due, 0, 0)
 		if res != blocked {
 			r.fixedNext++
 		}
@@ -753,7 +788,7 @@ func (r *runner) dispatch(ctx context.Context, cancel context.CancelFunc) error 
 		t, src := r.peek()
 		if src == srcNone {
 			if r.outstanding.Load() == 0 && len(r.heap) == 0 {
-				if r.p.mode == ModeFixed || r.p.rows != nil {
+				if r.p.mode == ModeFixed || !r.p.synthetic() {
 					r.stop("end of trace")
 				} else {
 					r.stop("nothing left to send")
