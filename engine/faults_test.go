@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,6 +56,9 @@ func TestMockServerFaults(t *testing.T) {
 			}
 			if c.want != record.ErrNone && r.ErrorMessage == "" {
 				t.Error("no error message")
+			}
+			if c.want == record.ErrTimeout && !strings.HasPrefix(r.ErrorMessage, "request timed out (--timeout)") {
+				t.Errorf("timeout message %q does not name --timeout", r.ErrorMessage)
 			}
 			if r.EndNS < r.SentNS || r.SentNS == 0 {
 				t.Errorf("timeline sent %d end %d", r.SentNS, r.EndNS)

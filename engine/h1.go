@@ -17,6 +17,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/url"
@@ -324,7 +325,7 @@ func (s *Sender) doH1(ctx context.Context, p *Prepared, r *record.Request) {
 			_ = c.c.SetDeadline(time.Now().Add(e.cfg.Timeout))
 		}
 		stop := context.AfterFunc(ctx, func() { _ = c.c.SetDeadline(pastDeadline) })
-		err = c.write(s, head, p.Body)
+		err = timedOut(ctx, c.write(s, head, p.Body))
 		r.WroteNS = e.clock.Now()
 		got1 := false
 		if err == nil {
@@ -360,15 +361,24 @@ func (s *Sender) doH1(ctx context.Context, p *Prepared, r *record.Request) {
 		}
 		r.EndNS = max(r.EndNS, e.clock.Now())
 		kind, msg := classify(ctx, err)
-		switch {
-		case kind == record.ErrTimeout && ctx.Err() == nil:
-			msg = "request timed out (--timeout)"
-		case errors.Is(err, errH1) && ctx.Err() == nil:
+		if errors.Is(err, errH1) && ctx.Err() == nil {
 			kind = record.ErrMalformed
 		}
 		s.fail(r, kind, msg)
 		return
 	}
+}
+
+// errRequestTimeout is the connection deadline of --timeout expiring.
+var errRequestTimeout = fmt.Errorf("request timed out (--timeout): %w", os.ErrDeadlineExceeded)
+
+// timedOut names a deadline error as --timeout's: the other deadline, a
+// past one set when ctx is cancelled, is classified by ctx's cause.
+func timedOut(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() == nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		return errRequestTimeout
+	}
+	return err
 }
 
 // noteClosesAfterStream records that the server closes connections after
@@ -407,6 +417,7 @@ func (s *Sender) readH1(ctx context.Context, c *h1Conn, p *Prepared, r *record.R
 	if err == nil {
 		err = h.err
 	}
+	err = timedOut(ctx, err)
 	switch {
 	case h.began:
 		s.endBody(ctx, r, err)
