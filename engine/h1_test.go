@@ -187,7 +187,12 @@ func TestH1Responses(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			srv := startScript(t, func(int) (string, bool) { return c.raw, c.close })
-			e := newTestEngine(t, srv.url(), openai.Chat, nil)
+			// A response whose end the client misses (a FIN eaten with the
+			// last bytes) would hang until the timeout: make that a failure.
+			e := configured(t, srv.url(), func(c *Config) {
+				c.AdapterConfig = adapter.Config{Model: "reprise-mock", Stream: true, IncludeUsage: true}
+				c.Timeout = 5 * time.Second
+			})
 			s, _ := e.NewSender()
 			var r record.Request
 			s.Do(context.Background(), prepared(t, e, c.stream), &r)
