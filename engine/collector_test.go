@@ -36,8 +36,8 @@ func TestSkipNeverBlocks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sink := &gateSink{open: make(chan struct{})}
 		c := newCollector(sink, summary.NewAccumulator(summary.Options{}), slog.New(slog.DiscardHandler))
-		c.skipRecord = func(j *replay.Job, r *record.Request) {
-			*r = record.Request{RequestID: j.ID, ErrorKind: record.ErrNotDelivered}
+		c.skipRecord = func(sk *skipped, r *record.Request) {
+			*r = record.Request{RequestID: sk.j.ID, ErrorKind: record.ErrNotDelivered}
 		}
 		// One batch in the stuck sink, 64 in the queue: the queue is full.
 		full := 65 * batchRequests
@@ -45,11 +45,11 @@ func TestSkipNeverBlocks(t *testing.T) {
 			c.add(&record.Request{RequestID: uint64(i)}, nil)
 		}
 		synctest.Wait()
-		const skipped = 3*batchRequests + 7
+		const nSkipped = 3*batchRequests + 7
 		done := make(chan struct{})
 		go func() { // the dispatcher
-			for i := range skipped {
-				c.skip(&replay.Job{ID: uint64(full + i)})
+			for i := range nSkipped {
+				c.skip(&skipped{j: replay.Job{ID: uint64(full + i)}})
 			}
 			close(done)
 		}()
@@ -64,15 +64,15 @@ func TestSkipNeverBlocks(t *testing.T) {
 		if err := c.close(); err != nil {
 			t.Fatal(err)
 		}
-		seen := make(map[uint64]int, full+skipped)
+		seen := make(map[uint64]int, full+nSkipped)
 		for _, r := range sink.reqs {
 			seen[r.RequestID]++
 			if (r.RequestID >= uint64(full)) != (r.ErrorKind == record.ErrNotDelivered) {
 				t.Fatalf("request %d: error kind %q", r.RequestID, r.ErrorKind)
 			}
 		}
-		if len(sink.reqs) != full+skipped || len(seen) != full+skipped {
-			t.Fatalf("sink got %d records (%d distinct), want %d", len(sink.reqs), len(seen), full+skipped)
+		if len(sink.reqs) != full+nSkipped || len(seen) != full+nSkipped {
+			t.Fatalf("sink got %d records (%d distinct), want %d", len(sink.reqs), len(seen), full+nSkipped)
 		}
 	})
 }

@@ -92,38 +92,56 @@ func (m ContextMode) Validate() error {
 // synthesized input length already includes the history, and rows that
 // are complete requests (messages, payload). Other modes accept any trace.
 func (m ContextMode) Check(rows []trace.Row) error {
-	if err := m.Validate(); err != nil {
+	c := m.Checker()
+	for i := range rows {
+		c.Add(&rows[i])
+	}
+	return c.Err()
+}
+
+// ContextChecker is [ContextMode.Check] one row at a time, for a trace
+// read as a stream. It keeps nothing of the rows but the first few
+// problems.
+type ContextChecker struct {
+	m    ContextMode
+	errs []error
+	bad  int
+}
+
+// Checker returns a ContextChecker for m.
+func (m ContextMode) Checker() *ContextChecker { return &ContextChecker{m: m} }
+
+// Add checks row.
+func (c *ContextChecker) Add(r *trace.Row) {
+	if c.m != ContextHistory || r.SessionID == "" {
+		return
+	}
+	var why string
+	switch {
+	case completeRequest(r):
+		why = "carries a complete request (messages or payload), which is sent as it is"
+	case r.Cumulative && len(r.Raw) == 0:
+		why = "has an input_length that already includes the session's history (Bailian), so appending it would count it twice"
+	default:
+		return
+	}
+	c.bad++
+	if len(c.errs) < 5 {
+		c.errs = append(c.errs, fmt.Errorf("row %d (line %d) of session %q %s", r.Index, r.Line, r.SessionID, why))
+	}
+}
+
+// Err returns what Check would for the rows added.
+func (c *ContextChecker) Err() error {
+	if err := c.m.Validate(); err != nil {
 		return err
 	}
-	if m != ContextHistory {
+	if c.bad == 0 {
 		return nil
 	}
-	var errs []error
-	bad := 0
-	for i := range rows {
-		r := &rows[i]
-		if r.SessionID == "" {
-			continue
-		}
-		var why string
-		switch {
-		case completeRequest(r):
-			why = "carries a complete request (messages or payload), which is sent as it is"
-		case r.Cumulative && len(r.Raw) == 0:
-			why = "has an input_length that already includes the session's history (Bailian), so appending it would count it twice"
-		default:
-			continue
-		}
-		bad++
-		if len(errs) < 5 {
-			errs = append(errs, fmt.Errorf("row %d (line %d) of session %q %s", r.Index, r.Line, r.SessionID, why))
-		}
-	}
-	if bad == 0 {
-		return nil
-	}
-	if bad > len(errs) {
-		errs = append(errs, fmt.Errorf("%d more such rows", bad-len(errs)))
+	errs := c.errs
+	if c.bad > len(errs) {
+		errs = append(errs, fmt.Errorf("%d more such rows", c.bad-len(errs)))
 	}
 	return fmt.Errorf("--context-mode history: %w; use --context-mode auto (each row as its format means it) or self-contained", errors.Join(errs...))
 }

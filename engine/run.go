@@ -59,9 +59,12 @@ type RunConfig struct {
 	Engine Config
 	Replay replay.Config
 	// Plan, when set, is NewPlan(Replay, Rows) already built (validation
-	// happened before the run); else Run builds it.
+	// happened before the run), or a streamed plan (replay.NewStreamPlan),
+	// whose rows Run reads through the plan's window while the run goes
+	// (Rows is then nil); else Run builds it.
 	Plan *replay.Plan
-	// Rows is the trace, sorted by Offset; nil runs Synthetic.
+	// Rows is the trace, sorted by Offset; nil runs Synthetic (or the
+	// trace of a streamed Plan).
 	Rows      []trace.Row
 	Synthetic Synthetic
 	Prompts   PromptSource
@@ -158,10 +161,19 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 		return nil, err
 	}
 
-	rn := &runner{cfg: &cfg, e: e, log: log, senders: make([]*senderState, nSenders), hist: hist}
+	rn := &runner{cfg: &cfg, e: e, log: log, senders: make([]*senderState, nSenders), hist: hist,
+		rows: cfg.Rows, stream: plan.Window()}
 	rn.total = int64(plan.Requests())
-	if cfg.Rows != nil {
+	first := int64(0)
+	switch {
+	case cfg.Rows != nil:
 		rn.total = int64(len(cfg.Rows))
+	case rn.stream != nil:
+		// Items are window positions from the first kept row on.
+		first = rn.stream.First()
+		if rn.total >= 0 {
+			rn.total += first
+		}
 	}
 	rn.prog.planned = int64(plan.Requests())
 	rn.prog.start = time.Now()
@@ -201,6 +213,8 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 		size = max(DefaultLookahead, 2*nSenders)
 	}
 	rn.win = newWindow(size, rn.total)
+	rn.win.next.Store(first)
+	rn.win.high.Store(first)
 	rn.win.maxBytes = cfg.LookaheadBytes
 	if rn.win.maxBytes <= 0 {
 		rn.win.maxBytes = DefaultLookaheadBytes
@@ -221,11 +235,11 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 		go func() {
 			defer bwg.Done()
 			defer b.Close()
-			rn.win.builderLoop(buildQuit, func(item int64, p *Prepared) {
+			rn.win.builderLoop(buildQuit, rn, func(item int64, row *trace.Row, p *Prepared) {
 				if rn.hist.role(int(item))&roleLater != 0 {
 					return // built on the send path, with its history
 				}
-				rn.build(b, int(item), p, nil)
+				rn.build(b, int(item), row, p, nil)
 			})
 		}()
 	}
@@ -293,6 +307,11 @@ type runner struct {
 
 	hist *histories // nil when no session grows a history
 
+	// The trace: rows loaded whole, or a streamed plan's window (nil,
+	// nil for a synthetic load). See row, pin and unpin.
+	rows   []trace.Row
+	stream *trace.Window
+
 	total     int64
 	senders   []*senderState // indexed by sender id; each touched only by its goroutine
 	reqCtx    context.Context
@@ -332,6 +351,9 @@ func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
 	if role != 0 {
 		h = rn.hist.get(j.SessionRun, role&roleFirst != 0)
 	}
+	// The job's row stays in a streamed plan's window until it is
+	// released below (the scheduler holds it for the Handle call).
+	row := rn.row(j.Item)
 	p := rn.win.take(int64(j.Item))
 	switch {
 	case role&roleLater != 0:
@@ -341,16 +363,23 @@ func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
 		// AdapterNS).
 		rn.hist.builds.Add(1)
 		p = &Prepared{}
-		rn.inlineBuild(st, j.Item, p, h.sp)
+		rn.inlineBuild(st, j.Item, row, p, h.sp)
 	case p == nil:
 		rn.inline.Add(1)
 		p = &Prepared{}
-		rn.inlineBuild(st, j.Item, p, nil)
+		rn.inlineBuild(st, j.Item, row, p, nil)
 	}
 	p.Capture = role&roleCapture != 0
 	r := &st.rec
 	*r = record.Request{}
-	rn.identify(r, j)
+	rn.identify(r, j, row)
+	if rn.stream != nil {
+		// Built and identified: the window may reuse the row's slot
+		// while the request runs (a slow request must not stop the
+		// reader). Streamed plans have no session histories.
+		rn.stream.Release(int64(j.Item))
+		row = nil
+	}
 	rn.prog.sent.Add(1)
 	rn.prog.inflight.Add(1)
 	st.s.Do(rn.reqCtx, p, r)
@@ -358,8 +387,8 @@ func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
 		if p.Capture {
 			// What was received, even from a failed request: the next turn
 			// carries exactly the conversation the server produced.
-			if err := h.sp.Record(&rn.cfg.Rows[j.Item], rn.hist.response(st.s.Response())); err != nil {
-				rn.log.Error("session history", slog.Int64("row", rn.cfg.Rows[j.Item].Index), slog.Any("err", err))
+			if err := h.sp.Record(row, rn.hist.response(st.s.Response())); err != nil {
+				rn.log.Error("session history", slog.Int64("row", row.Index), slog.Any("err", err))
 			}
 		} else {
 			rn.hist.done(j.SessionRun)
@@ -383,26 +412,41 @@ func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
 // Skip implements replay.SkipHandler: --late skip dropped the job. It runs
 // on the dispatcher and never blocks: the job is queued in the collector's
 // skip list and becomes a record on the collector's flush goroutine.
+//
+// What the record needs of the job's row is copied now: a streamed plan's
+// window may reuse the row's slot once Skip returns.
 func (rn *runner) Skip(j *replay.Job) {
 	rn.prog.errors.Add(1)
-	rn.col.skip(j)
+	sk := skipped{j: *j, traceRow: -1, isl: -1}
+	if row := rn.row(j.Item); row != nil {
+		sk.traceRow, sk.session, sk.isl = row.Index, row.SessionID, traceISL(row)
+	}
+	rn.col.skip(&sk)
+}
+
+// skipped is a job --late skip dropped, with what its record needs of
+// its row.
+type skipped struct {
+	j        replay.Job
+	traceRow int64 // -1 none
+	session  string
+	isl      int32
 }
 
 // skipRecord fills r for a job --late skip dropped.
-func (rn *runner) skipRecord(j *replay.Job, r *record.Request) {
+func (rn *runner) skipRecord(sk *skipped, r *record.Request) {
+	j := &sk.j
 	if rn.hist.role(j.Item) != 0 {
 		rn.hist.done(j.SessionRun) // --late skip ends the session run
 	}
 	*r = record.Request{}
-	rn.identify(r, j)
+	rn.identify(r, j, nil)
+	r.TraceRow, r.SessionID = sk.traceRow, sk.session
 	r.ErrorKind = record.ErrNotDelivered
 	r.ErrorMessage = "dropped by --late skip"
 	r.ServerPromptTokens, r.ServerCompletionTokens, r.ServerReasoningTokens, r.ServerCachedTokens = -1, -1, -1, -1
 	r.ExpectedCachedTokens = -1
-	r.TraceInputTokens = -1
-	if rn.cfg.Rows != nil && j.Item >= 0 && j.Item < len(rn.cfg.Rows) {
-		r.TraceInputTokens = traceISL(&rn.cfg.Rows[j.Item])
-	}
+	r.TraceInputTokens = sk.isl
 }
 
 // traceISL is the row's input length for record.Request.TraceInputTokens.
@@ -413,11 +457,11 @@ func traceISL(row *trace.Row) int32 {
 	return int32(row.InputTokens)
 }
 
-func (rn *runner) identify(r *record.Request, j *replay.Job) {
+// identify fills r's identity from j and its row (nil: none).
+func (rn *runner) identify(r *record.Request, j *replay.Job, row *trace.Row) {
 	r.RequestID = j.ID
 	r.TraceRow = -1
-	if rn.cfg.Rows != nil && j.Item >= 0 && j.Item < len(rn.cfg.Rows) {
-		row := &rn.cfg.Rows[j.Item]
+	if row != nil {
 		r.TraceRow = row.Index
 		r.SessionID = row.SessionID
 	}
@@ -447,9 +491,9 @@ func (rn *runner) sender(id int) *senderState {
 	return st
 }
 
-// inlineBuild builds item into p on the sender's goroutine, with its own
-// builder.
-func (rn *runner) inlineBuild(st *senderState, item int, p *Prepared, sp SessionPrompts) {
+// inlineBuild builds item (whose row is row) into p on the sender's
+// goroutine, with its own builder.
+func (rn *runner) inlineBuild(st *senderState, item int, row *trace.Row, p *Prepared, sp SessionPrompts) {
 	if st.b == nil {
 		b, err := rn.e.NewBuilder()
 		if err != nil {
@@ -458,21 +502,69 @@ func (rn *runner) inlineBuild(st *senderState, item int, p *Prepared, sp Session
 		}
 		st.b = b
 	}
-	rn.build(st.b, item, p, sp)
+	rn.build(st.b, item, row, p, sp)
 }
 
-// build renders item into p (on a builder goroutine, or inline); sp, when
-// set, builds it as a later turn of a session, with the history.
-func (rn *runner) build(b *Builder, item int, p *Prepared, sp SessionPrompts) {
+// row returns item's row, which the caller holds (a job being handled or
+// skipped: the scheduler releases it afterwards), or nil for a synthetic
+// load and for an item a streamed plan could not read.
+func (rn *runner) row(item int) *trace.Row {
+	switch {
+	case rn.stream != nil:
+		return rn.stream.Row(int64(item))
+	case item >= 0 && item < len(rn.rows):
+		return &rn.rows[item]
+	}
+	return nil
+}
+
+// pin returns item's row for a builder and holds it until unpin: nil for a
+// synthetic load; false when the item is not to be built (outside the
+// trace, or a streamed row already sent and released).
+func (rn *runner) pin(item int64) (*trace.Row, bool) {
+	switch {
+	case rn.stream != nil:
+		row := rn.stream.Pin(item)
+		return row, row != nil
+	case rn.rows != nil:
+		if item < 0 || item >= int64(len(rn.rows)) {
+			return nil, false
+		}
+		return &rn.rows[item], true
+	}
+	return nil, true
+}
+
+func (rn *runner) unpin(item int64) {
+	if rn.stream != nil {
+		rn.stream.Unpin(item)
+	}
+}
+
+// build renders item into p (on a builder goroutine, or inline); row is
+// item's row (nil for a synthetic load); sp, when set, builds it as a
+// later turn of a session, with the history.
+func (rn *runner) build(b *Builder, item int, tr *trace.Row, p *Prepared, sp SessionPrompts) {
 	cfg := rn.cfg
 	var row trace.Row
-	if cfg.Rows != nil {
-		if item < 0 || item >= len(cfg.Rows) {
-			p.Err = fmt.Errorf("BUG: item %d outside the trace", item)
-			return
+	// The seed follows the row's index in the trace (a streamed plan's
+	// positions count on when the trace wraps around; loaded items
+	// repeat), so both paths send the same bodies.
+	seedIdx := uint64(item)
+	switch {
+	case tr != nil:
+		row = *tr
+		if rn.stream != nil {
+			seedIdx = uint64(rn.stream.Index(int64(item)))
 		}
-		row = cfg.Rows[item]
-	} else {
+	case rn.rows != nil || rn.stream != nil:
+		err := error(nil)
+		if rn.stream != nil {
+			err = rn.stream.Err()
+		}
+		p.Err = fmt.Errorf("trace row of request item %d unavailable: %v", item, err)
+		return
+	default:
 		row = synthRow(&cfg.Synthetic, item)
 	}
 	in := adapter.BuildInput{
@@ -482,7 +574,7 @@ func (rn *runner) build(b *Builder, item int, p *Prepared, sp SessionPrompts) {
 		BlockSize:      row.BlockSize,
 		HashIDs:        row.HashIDs,
 		Raw:            row.Raw,
-		Seed:           cfg.Replay.Seed ^ uint64(item)*0x9E3779B97F4A7C15,
+		Seed:           cfg.Replay.Seed ^ seedIdx*0x9E3779B97F4A7C15,
 		IntendedOffset: row.Offset,
 	}
 	if cfg.Streaming {
@@ -568,9 +660,17 @@ func newWindow(size int, total int64) *window {
 
 func (w *window) close() { w.once.Do(func() { close(w.quit) }) }
 
+// rowPins gives builders the rows they build (see runner.pin).
+type rowPins interface {
+	pin(item int64) (*trace.Row, bool)
+	unpin(item int64)
+}
+
 // builderLoop claims items in order and builds them, staying at most
-// size items ahead of the highest item taken.
-func (w *window) builderLoop(quit <-chan struct{}, build func(int64, *Prepared)) {
+// size items ahead of the highest item taken. It pins each item's row
+// before taking the item's slot lock, so that it never waits for a
+// streamed trace's reader while holding the lock a sender needs.
+func (w *window) builderLoop(quit <-chan struct{}, rows rowPins, build func(int64, *trace.Row, *Prepared)) {
 	for {
 		i := w.next.Add(1) - 1
 		if w.total >= 0 && i >= w.total {
@@ -588,20 +688,26 @@ func (w *window) builderLoop(quit <-chan struct{}, build func(int64, *Prepared))
 			case <-time.After(10 * time.Millisecond):
 			}
 		}
+		row, ok := rows.pin(i)
+		if !ok {
+			continue
+		}
 		sl := &w.slots[i%w.size]
 		sl.mu.Lock()
 		if sl.item == i && sl.inline {
 			sl.mu.Unlock()
+			rows.unpin(i)
 			continue
 		}
 		p := &Prepared{}
-		build(i, p)
+		build(i, row, p)
 		if sl.ready && sl.p != nil { // evict an item that was never taken
 			w.bytes.Add(-int64(len(sl.p.Body)))
 		}
 		sl.item, sl.ready, sl.inline, sl.p = i, true, false, p
 		w.bytes.Add(int64(len(p.Body)))
 		sl.mu.Unlock()
+		rows.unpin(i)
 	}
 }
 
@@ -658,9 +764,9 @@ type collector struct {
 	// must never wait for the sink, and turned into records by
 	// skipRecord on the flush goroutine. A full list kicks a flush.
 	skipMu     sync.Mutex
-	skips      []replay.Job
+	skips      []skipped
 	kick       chan struct{}
-	skipRecord func(j *replay.Job, r *record.Request)
+	skipRecord func(sk *skipped, r *record.Request)
 }
 
 type collBatch struct {
@@ -706,11 +812,11 @@ func (c *collector) add(r *record.Request, evs []record.Event) {
 }
 
 // skip queues a skipped job without ever blocking: the list grows (a copy
-// of the job each, ~150 bytes) until the flush goroutine drains it, which
+// of the job and its row's identity each, ~180 bytes) until the flush goroutine drains it, which
 // a full batch wakes at once.
-func (c *collector) skip(j *replay.Job) {
+func (c *collector) skip(sk *skipped) {
 	c.skipMu.Lock()
-	c.skips = append(c.skips, *j)
+	c.skips = append(c.skips, *sk)
 	n := len(c.skips)
 	c.skipMu.Unlock()
 	if n >= batchRequests {
