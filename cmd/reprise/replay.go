@@ -97,7 +97,10 @@ type replayConfig struct {
 type replayPlan struct {
 	engine    engine.Config
 	slos      []summary.SLO
-	rows      []trace.Row
+	rows      []trace.Row // nil when streamed
+	nRows     int         // rows of the trace
+	streamed  bool        // the plan reads the trace while the run goes
+	loadNote  string      // why a trace file is held whole
 	stats     trace.ReadStats
 	format    trace.Format
 	tok       tokenizer.Tokenizer
@@ -264,7 +267,8 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 		return nil, errors.Join(errs...)
 	}
 
-	// The trace, whole, then the plan against it.
+	// The trace: validated in a first pass and read again while the run
+	// goes (design 0006), or, when that cannot be, held whole.
 	if len(c.Args) == 1 {
 		rp.tracePath = c.Args[0]
 		opts := trace.Options{Format: tf, BlockSize: c.BlockSize, SkipInvalid: c.SkipInvalid, DropFailed: c.DropFailed,
@@ -272,27 +276,31 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 		if rp.tracePath == "-" {
 			// Standard input can be read once only: detect, read and
 			// sort in one pass.
+			rp.loadNote = "standard input can be read only once"
 			rp.rows, rp.stats, rp.format, err = readTraceFrom("-", a.stdin, opts)
 			if err != nil {
 				return nil, err
 			}
 		} else {
-			r, err := trace.Open(rp.tracePath, opts)
+			streamed, err := c.scanTrace(rp, opts, pcfg)
 			if err != nil {
 				return nil, err
 			}
-			rp.format = r.Format()
-			r.Close()
+			if streamed {
+				return rp, nil
+			}
+			if !loadTraces {
+				opts.Log = nil // the first pass logged the warnings
+			}
 			rp.rows, rp.stats, err = trace.ReadAll(rp.tracePath, opts)
 			if err != nil {
 				return nil, err
 			}
 		}
 		if len(rp.rows) == 0 {
-			st := rp.stats
-			return nil, fmt.Errorf("%s: no rows to replay (read %d: %d invalid, %d failed, %d filtered out)",
-				rp.tracePath, st.Read, st.DroppedInvalid, st.DroppedFailed, st.DroppedFiltered)
+			return nil, noRows(rp)
 		}
+		rp.nRows = len(rp.rows)
 	}
 	rp.prompts, err = newSynthPrompts(rp, pcfg, c.Endpoint == "completions" && pcfg.Format == prompt.FormatTokenIDs)
 	if err != nil {
@@ -309,6 +317,87 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 		return nil, err
 	}
 	return rp, nil
+}
+
+// loadTraces makes the replay command hold every trace in memory, as it
+// did before traces were streamed: the tests compare both paths.
+var loadTraces bool
+
+// scanTrace is the first pass over the trace file (design 0006): it reads
+// every row once, reporting every problem as ReadAll would, and meanwhile
+// prepares prompt synthesis, checks the context mode and surveys what the
+// plan needs. When the trace can be replayed while it is read again, it
+// fills rp (a streamed plan, the prompts, the counts) and returns true;
+// otherwise it returns false and says why in rp.loadNote, and the caller
+// loads the trace whole. Nothing per row is kept but the prompt
+// expectations (8 bytes).
+func (c *replayConfig) scanTrace(rp *replayPlan, opts trace.Options, pcfg prompt.Config) (bool, error) {
+	r, err := trace.Open(rp.tracePath, opts)
+	if err != nil {
+		return false, err
+	}
+	rp.format = r.Format()
+	if loadTraces {
+		r.Close()
+		rp.loadNote = "loading was asked for"
+		return false, nil
+	}
+	s, synthErr := prompt.New(rp.tok, pcfg)
+	var prep *prompt.Preparer
+	if synthErr == nil {
+		if prep, err = s.NewPreparer(); err != nil {
+			r.Close()
+			return false, err
+		}
+	}
+	sv := replay.NewSurvey(c.Replay)
+	cc := engine.ContextMode(c.ContextMode).Checker()
+	rp.stats, err = trace.Scan(r, func(row *trace.Row) {
+		if prep != nil {
+			prep.Add(row)
+		}
+		sv.Add(row)
+		cc.Add(row)
+	})
+	r.Close()
+	if err != nil {
+		return false, err
+	}
+	if rp.stats.Kept == 0 {
+		return false, noRows(rp)
+	}
+	if err := sv.Streamable(); err != nil {
+		rp.loadNote = strings.TrimPrefix(err.Error(), replay.ErrNotStreamable.Error()+": ")
+		return false, nil
+	}
+	if synthErr != nil {
+		return false, fmt.Errorf("%s: prompt synthesis with tokenizer %s: %w", rp.tracePath, rp.tok.Name(), synthErr)
+	}
+	if err := prep.Done(); err != nil {
+		return false, fmt.Errorf("%s: %w", rp.tracePath, err)
+	}
+	if err := cc.Err(); err != nil {
+		return false, err
+	}
+	// The second pass reads quietly: its warnings were the first's.
+	again := opts
+	again.Log = nil
+	path := rp.tracePath
+	rp.plan, err = replay.NewStreamPlan(sv, func() (*trace.Reader, error) { return trace.Open(path, again) })
+	if err != nil {
+		return false, err
+	}
+	rp.prompts = &synthPrompts{s: s, ids: c.Endpoint == "completions" && pcfg.Format == prompt.FormatTokenIDs}
+	rp.nRows = int(rp.stats.Kept)
+	rp.streamed = true
+	return true, nil
+}
+
+// noRows is the error for a trace without a row to replay.
+func noRows(rp *replayPlan) error {
+	st := rp.stats
+	return fmt.Errorf("%s: no rows to replay (read %d: %d invalid, %d failed, %d filtered out)",
+		rp.tracePath, st.Read, st.DroppedInvalid, st.DroppedFailed, st.DroppedFiltered)
 }
 
 // readTraceFrom reads the whole trace in src, which can be read only once
@@ -490,6 +579,7 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 		}
 		return exitcode.UsageError(err, "see 'reprise replay --help'")
 	}
+	defer rp.plan.Close() // a streamed plan's trace, when the run does not start
 	if rp.wasm != nil {
 		defer rp.wasm.Close(context.WithoutCancel(ctx))
 	}
@@ -548,6 +638,10 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	if !c.Quiet {
 		rcfg.Progress = a.stderr
 		rcfg.TTY = isTerminal(a.stderr)
+		if rp.loadNote != "" && rp.tracePath != "" {
+			fmt.Fprintf(a.stderr, "reprise: note: the %d rows of the trace are held in memory (%s); sorted traces of independent requests are read while the run goes\n",
+				rp.nRows, rp.loadNote)
+		}
 		fmt.Fprintf(a.stderr, "reprise: replaying %s against %s (%s, %s mode, %d requests planned) → %s\n",
 			orSynthetic(rp.tracePath), c.URL, info.Endpoint, mode, rp.plan.Requests(), dir)
 	}
@@ -734,7 +828,8 @@ func writeManifest(dir string, c *replayConfig, rp *replayPlan, start time.Time)
 		"start_time":             start,
 		"trace":                  rp.tracePath,
 		"trace_format":           string(rp.format),
-		"trace_rows":             len(rp.rows),
+		"trace_rows":             rp.nRows,
+		"trace_streamed":         rp.streamed,
 		"url":                    c.URL,
 		"model":                  c.Model,
 		"endpoint":               c.Endpoint,
