@@ -13,7 +13,8 @@ import (
 )
 
 // Hot path: TestDispatchAllocs proves fire, admit, complete and the
-// sender loop allocate nothing per job.
+// sender loop allocate nothing per job; TestStreamRunAllocsIndependentOfLength
+// does for a streamed plan's row reads and releases.
 
 const (
 	// pollInterval bounds the dispatcher's sleep while senders may hand
