@@ -15,6 +15,10 @@
 // decompressed transparently. Row errors are [*ParseError] values; with
 // [Options.SkipInvalid] they become counted warnings in [ReadStats].
 //
+// A trace too large to hold is validated by [Scan], which reports what
+// ReadAll would and keeps nothing, and read again during a run through a
+// [Window], a ring of rows filled ahead by its own goroutine.
+//
 // # Writing
 //
 // [Writer] writes Mooncake or Bailian JSONL that reads back to the same rows.

@@ -27,11 +27,14 @@ import (
 //
 //	REPRISE_MEMTEST_ROWS=1000000 go test -run '^TestReplayMemory$' -v -timeout 30m ./cmd/reprise
 //
-// $REPRISE_MEMTEST_DIR keeps the synthesized traces between runs.
+// $REPRISE_MEMTEST_DIR keeps the synthesized traces between runs;
+// REPRISE_MEMTEST_LOAD=1 holds the trace in memory (the path before
+// design 0006), for a before/after pair from one build.
 const (
 	memRowsEnv  = "REPRISE_MEMTEST_ROWS"
 	memDirEnv   = "REPRISE_MEMTEST_DIR"
 	memChildEnv = "REPRISE_MEMTEST_CHILD"
+	memLoadEnv  = "REPRISE_MEMTEST_LOAD"
 )
 
 // memResult is what the child reports.
@@ -101,8 +104,8 @@ func TestReplayMemory(t *testing.T) {
 		t.Fatalf("%d records for %d rows", got, n)
 	}
 	const mb = 1 << 20
-	t.Logf("rows %d: peak RSS %.1f MiB, peak heap %.1f MiB (%.1f MiB before the first request, first request at %d ms), wall %v, CPU %v",
-		n, float64(ru.Maxrss)/1024, float64(res.PeakHeap)/mb, float64(res.PeakHeapPre)/mb, res.FirstSend,
+	t.Logf("rows %d, loaded %v: peak RSS %.1f MiB, peak heap %.1f MiB (%.1f MiB before the first request, first request at %d ms), wall %v, CPU %v",
+		n, os.Getenv(memLoadEnv) == "1", float64(ru.Maxrss)/1024, float64(res.PeakHeap)/mb, float64(res.PeakHeapPre)/mb, res.FirstSend,
 		wall.Round(time.Second), (time.Duration(ru.Utime.Nano()) + time.Duration(ru.Stime.Nano())).Round(time.Second))
 }
 
@@ -151,6 +154,7 @@ func memChild(t *testing.T) {
 			}
 		}
 	}()
+	loadTraces = os.Getenv(memLoadEnv) == "1"
 	var errb strings.Builder
 	code := run(context.Background(), append([]string{"reprise"}, args...), strings.NewReader(""), os.Stdout, &errb)
 	close(stop)
