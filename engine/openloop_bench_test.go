@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -47,6 +48,11 @@ import (
 // server). The harness is checked by TestBenchmarkOpenLoop.
 //
 //	go test -run='^$' -bench=OpenLoopNonStreaming -benchtime=1x ./engine
+//
+// noQuietGC runs the truth benchmarks with the collector's proportional
+// mode on (REPRISE_BENCH_GC=on), to see what QuietGC is worth.
+var noQuietGC = os.Getenv("REPRISE_BENCH_GC") == "on"
+
 func BenchmarkOpenLoopNonStreaming(b *testing.B) {
 	for _, where := range []string{"proc", "inproc"} {
 		for _, rate := range []float64{5000, 10000, 15000} {
@@ -143,6 +149,7 @@ func runOpenLoop(tb testing.TB, srv *openLoopServer, rate float64, warm, d time.
 	cfg.Engine.Events = false
 	cfg.Synthetic = Synthetic{ISL: 8, OSL: 1, Seed: 1}
 	cfg.Summary = summary.Options{}
+	cfg.QuietGC = !noQuietGC // as reprise replay runs
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	srv.reset()

@@ -92,6 +92,12 @@ type RunConfig struct {
 	// cancelled (Ctrl-C) before they are cancelled.
 	Grace time.Duration
 	Log   *slog.Logger
+	// QuietGC turns the garbage collector's proportional mode off while
+	// the run sends, leaving only the memory limit (DefaultMemoryLimit
+	// when the process has none) to trigger it: fewer collections, fewer
+	// stalls of the dispatcher (see quietGC). It changes process-wide
+	// settings for the run's length; `reprise replay` sets it.
+	QuietGC bool
 }
 
 // Result is what a run produced.
@@ -255,6 +261,9 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 
 	// One clock: the scheduler's intended and dispatch times and the
 	// engine's sent, token and end times are all read on e.clock.
+	if cfg.QuietGC {
+		defer quietGC()()
+	}
 	stats, runErr := plan.RunOnClock(stopCtx, rn, e.clock.Start())
 	close(finished)
 	close(buildQuit)

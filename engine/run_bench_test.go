@@ -42,6 +42,7 @@ func benchTTFTError(b *testing.B, streams int) {
 		cfg.Replay.ConcurrencyRamp = time.Second
 		cfg.Synthetic = Synthetic{ISL: 16, OSL: 100, Seed: 1}
 		cfg.Engine.Events = false
+		cfg.QuietGC = !noQuietGC // as reprise replay runs
 		cpu0, srv0 := processCPU(), srv.cpu(b)
 		res, err := Run(context.Background(), cfg)
 		cpu, srvCPU := processCPU()-cpu0, srv.cpu(b)-srv0

@@ -36,12 +36,6 @@ const (
 	defaultMinGoodFraction = 0.95
 	// promptCacheBytes bounds the prompt synthesizer's block cache.
 	promptCacheBytes = 32 << 20
-	// softMemoryLimit is the Go heap limit of a replay when GOMEMLIMIT is
-	// not set: the heap of a long-prompt replay is mostly garbage (prompt
-	// text and bodies), and at GOGC=100 the process would hold twice its
-	// live heap. The limit is soft: above it the GC works harder, capped
-	// at half the CPU by the runtime, never fails.
-	softMemoryLimit = 224 << 20
 )
 
 // replayConfig is the replay command line, validated before any request.
@@ -565,11 +559,14 @@ func replayCommand(a *app) *cli.Command {
 // runReplay validates everything, runs, writes the run directory and maps
 // the verdicts to exit codes.
 func runReplay(ctx context.Context, a *app, c *replayConfig) error {
-	// Before the trace is read: loading a large trace makes garbage (the
-	// row slice's growth, parse buffers) that would otherwise double the
-	// peak at GOGC=100.
+	// The Go heap limit of a replay when GOMEMLIMIT is not set, from before
+	// the trace is read: loading a large trace makes garbage (the row
+	// slice's growth, parse buffers) that would otherwise double the peak
+	// at GOGC=100. The limit is soft: above it the GC works harder, capped
+	// at half the CPU by the runtime, never fails. While requests are sent
+	// it is the collector's only trigger (engine.RunConfig.QuietGC).
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(softMemoryLimit)
+		debug.SetMemoryLimit(engine.DefaultMemoryLimit)
 	}
 	rp, err := c.validate(a)
 	if err != nil {
@@ -633,7 +630,7 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 		Prompts:   rp.prompts, Context: engine.ContextMode(c.ContextMode), Streaming: c.Streaming, MaxTokensFromTrace: c.MaxTokensFromTrace, Sink: sink,
 		Summary: summary.Options{Streaming: c.Streaming, UseServerTokenCount: c.UseServerTokenCount, Goodput: rp.slos,
 			LateThreshold: c.Replay.LateThreshold},
-		Info: info, Grace: c.Replay.Grace, Log: a.log,
+		Info: info, Grace: c.Replay.Grace, Log: a.log, QuietGC: true,
 	}
 	if !c.Quiet {
 		rcfg.Progress = a.stderr
