@@ -1,17 +1,16 @@
 package engine
 
-// reprise's own HTTP/1.1 client. net/http's client costs about 100 µs of
-// CPU and 100 allocations per request on the 2-core reference machine (a
+// reprise's own HTTP/1.1 client. net/http's client spent about 60
+// allocations of its own per request on the 2-core reference machine (a
 // read-loop and a write-loop goroutine per connection, hand-offs between
-// them and the caller, Request/Response/Header objects) and reads every
-// streamed event twice (the bytes, then EAGAIN) through four layers of
-// readers. At 10k requests/s or 100k events/s that is the whole machine.
-// This client does only what a replay needs — POST (or GET) a prebuilt
-// request on a keep-alive connection, decode the response in place
-// (h1resp.go) — from the sender's own goroutine: one write, and one
-// recvmsg per arrival with its kernel timestamp (rx.go, Linux), parked on
-// the runtime poller in between. HTTP/2 (--http2) still uses x/net's
-// transport. RATIONALE.md has the measurements.
+// them and the caller, Request/Response/Header objects) and passed every
+// streamed event through four layers of readers. This client does only
+// what a replay needs — POST (or GET) a prebuilt request on a keep-alive
+// connection, decode the response in place (h1resp.go) — from the
+// sender's own goroutine: one write, then recvmsg with the kernel's
+// receive stamp until EAGAIN (conn_linux.go), parked on the runtime
+// poller in between. HTTP/2 (--http2) still uses x/net's transport.
+// RATIONALE.md and design 0004 have the measurements.
 
 import (
 	"context"
