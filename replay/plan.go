@@ -223,20 +223,7 @@ func (p *Plan) build() error {
 	default:
 		p.sessFirst = firsts
 	}
-	// Request budget: the trace (wrapped around when a count or a
-	// duration asks for more in the load modes).
-	p.wrap = !fixed && (c.RequestCount > 0 || c.Duration > 0)
-	switch {
-	case p.wrap && c.RequestCount > 0:
-		p.requests = c.RequestCount + c.WarmupRequests
-	case p.wrap:
-		p.requests = -1
-	default:
-		p.requests = p.kept
-		if c.RequestCount > 0 {
-			p.requests = min(p.kept, c.RequestCount+c.WarmupRequests)
-		}
-	}
+	p.budget()
 	return nil
 }
 
@@ -280,4 +267,22 @@ func (p *Plan) planFixed(firsts []int32) error {
 	p.sessFirst = slices.Clone(firsts)
 	slices.SortStableFunc(p.sessFirst, func(a, b int32) int { return cmp.Compare(p.due[a], p.due[b]) })
 	return nil
+}
+
+// budget sets the request budget from p.kept: the trace, wrapped around
+// when a count or a duration asks for more in the load modes.
+func (p *Plan) budget() {
+	c := &p.cfg
+	p.wrap = p.mode != ModeFixed && (c.RequestCount > 0 || c.Duration > 0)
+	switch {
+	case p.wrap && c.RequestCount > 0:
+		p.requests = c.RequestCount + c.WarmupRequests
+	case p.wrap:
+		p.requests = -1
+	default:
+		p.requests = p.kept
+		if c.RequestCount > 0 {
+			p.requests = min(p.kept, c.RequestCount+c.WarmupRequests)
+		}
+	}
 }

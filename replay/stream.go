@@ -151,18 +151,7 @@ func NewStreamPlan(sv *Survey, open func() (*trace.Reader, error)) (*Plan, error
 	}
 	p.kept = int(n)
 	p.first, p.n = first, n
-	p.wrap = mode != ModeFixed && (c.RequestCount > 0 || c.Duration > 0)
-	switch {
-	case p.wrap && c.RequestCount > 0:
-		p.requests = c.RequestCount + c.WarmupRequests
-	case p.wrap:
-		p.requests = -1
-	default:
-		p.requests = p.kept
-		if c.RequestCount > 0 {
-			p.requests = min(p.kept, c.RequestCount+c.WarmupRequests)
-		}
-	}
+	p.budget()
 	senders := c.Senders
 	if senders == 0 {
 		senders = DefaultSenders
