@@ -127,7 +127,7 @@ func newPhaseTrace(c *Clock) *phaseTrace {
 			p.reused.Store(info.Reused)
 			conn := info.Conn
 			if tc, ok := conn.(*tls.Conn); ok {
-				conn = tc.NetConn() // kernel stamps and close tracking work below TLS
+				conn = tc.NetConn() // the tracked connection is below TLS
 			}
 			if tc, ok := conn.(*trackedConn); ok {
 				p.conn.Store(tc)
