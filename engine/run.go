@@ -30,6 +30,9 @@ const (
 	DefaultLookaheadBytes = 16 << 20
 	// DefaultBuilders is the number of goroutines building requests ahead.
 	DefaultBuilders = 2
+	// maxPrebuild bounds how long a run waits, before its time zero, for
+	// the builders to fill the lookahead.
+	maxPrebuild = 5 * time.Second
 	// batchRequests and batchEvents size the batches handed to the sink.
 	batchRequests = 512
 	batchEvents   = 8192
@@ -261,6 +264,10 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 
 	// One clock: the scheduler's intended and dispatch times and the
 	// engine's sent, token and end times are all read on e.clock.
+	t0 := time.Now()
+	if n := rn.win.prefill(stopCtx, first, maxPrebuild); n > 0 {
+		log.Debug("lookahead filled before the start", slog.Int64("requests", n), slog.Duration("took", time.Since(t0)))
+	}
 	if cfg.QuietGC {
 		defer quietGC()()
 	}
@@ -645,6 +652,7 @@ type window struct {
 	bytes    atomic.Int64 // body bytes held by built, untaken slots
 	slots    []slot
 	next     atomic.Int64 // next item a builder claims
+	built    atomic.Int64 // items the builders finished
 	high     atomic.Int64 // highest item taken + 1
 	wake     chan struct{}
 	quit     chan struct{}
@@ -717,7 +725,26 @@ func (w *window) builderLoop(quit <-chan struct{}, rows rowPins, build func(int6
 		w.bytes.Add(int64(len(p.Body)))
 		sl.mu.Unlock()
 		rows.unpin(i)
+		w.built.Add(1)
 	}
+}
+
+// prefill waits until the builders have filled the lookahead — size items
+// from first, the items that exist, or maxBytes of bodies — or for at
+// most max, or until ctx is done, and returns how many it built. A run
+// calls it before its time zero, so that its first requests are not built
+// on the send path: the first seconds of a trace are often dense, and at
+// a high --speedup the whole lookahead can fall due at once.
+func (w *window) prefill(ctx context.Context, first int64, max time.Duration) int64 {
+	want := w.size
+	if w.total >= 0 {
+		want = min(want, w.total-first)
+	}
+	deadline := time.Now().Add(max)
+	for w.built.Load() < want && w.bytes.Load() < w.maxBytes && ctx.Err() == nil && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	return w.built.Load()
 }
 
 // take returns the prebuilt request for item, or nil when it is not

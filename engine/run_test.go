@@ -233,3 +233,37 @@ func TestOneClock(t *testing.T) {
 		}
 	}
 }
+
+// slowPrompts builds like wordPrompts, taking a millisecond per prompt.
+type slowPrompts struct{}
+
+func (slowPrompts) Prompt(row *trace.Row, in *adapter.BuildInput) (int, int, error) {
+	time.Sleep(time.Millisecond)
+	return wordPrompts{}.Prompt(row, in)
+}
+
+// TestRunPrefillsLookahead: when a trace's first requests are all due at
+// once, the run fills its lookahead before its time zero, so none of them
+// is built on the send path (without the wait, 2 builders at 1 ms per
+// prompt were behind for most of them).
+func TestRunPrefillsLookahead(t *testing.T) {
+	srv := startMock(t, func(c *mockserver.Config) { c.TTFT = time.Millisecond; c.ITL = time.Millisecond })
+	sink := &memSink{}
+	cfg := runConfig(srv.URL(), 0, 0, sink)
+	cfg.Replay = replay.NewConfig()
+	cfg.Prompts = slowPrompts{}
+	for i := range 40 {
+		cfg.Rows = append(cfg.Rows, trace.Row{Index: int64(i), Line: int64(i + 1), HasOffset: true,
+			InputTokens: 8, OutputTokens: 2, ParentID: -1, RequestID: -1})
+	}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.reqs) != 40 || res.Summary.ErrorRequestCount != 0 {
+		t.Fatalf("%d rows, %d errors: %v", len(sink.reqs), res.Summary.ErrorRequestCount, res.Summary.Errors)
+	}
+	if res.InlineBuilds != 0 {
+		t.Errorf("%d of 40 requests built on the send path; the lookahead should have been filled first", res.InlineBuilds)
+	}
+}
