@@ -9,7 +9,7 @@ bin/reprise analyze-trace "$trace"
 echo
 
 log=$(mktemp)
-bin/reprise mock-server --addr 127.0.0.1:0 --ttft 30ms --itl 2ms --prefill-per-token 2us --prefix-cache-tokens 50000000 2>"$log" &
+bin/reprise mock-server --addr 127.0.0.1:0 --ttft 30ms --itl 10ms --prefill-per-token 2us --prefix-cache-tokens 50000000 2>"$log" &
 mock=$!
 trap 'kill "$mock" 2>/dev/null; rm -f "$log"' EXIT
 url=""
