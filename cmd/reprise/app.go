@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v3"
 
@@ -31,6 +33,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	err := root.Run(ctx, args)
 	if err == nil {
 		return exitcode.OK
+	}
+	if envParseError(err) {
+		err = exitcode.UsageError(err, "fix or unset the environment variable")
 	}
 	if exitcode.Code(err) != exitcode.OK && err.Error() != "" {
 		fmt.Fprintf(stderr, "reprise: %v\n", err)
@@ -82,7 +87,16 @@ func newRoot(a *app) *cli.Command {
 				return nil
 			}
 			if cmd.Args().Present() {
-				return exitcode.Usagef("unknown command %q", cmd.Args().First())
+				name := cmd.Args().First()
+				hint := "see 'reprise --help'"
+				var names []string
+				for _, sub := range cmd.Commands {
+					names = append(names, sub.Name)
+				}
+				if s := closest(name, names); s != "" {
+					hint = fmt.Sprintf("did you mean 'reprise %s'? %s", s, hint)
+				}
+				return exitcode.UsageError(fmt.Errorf("unknown command %q", name), hint)
 			}
 			return cli.ShowRootCommandHelp(cmd)
 		},
@@ -98,11 +112,117 @@ func newRoot(a *app) *cli.Command {
 // and a pointer to the command's help.
 func setUsageErrors(cmd *cli.Command) {
 	cmd.OnUsageError = func(_ context.Context, c *cli.Command, err error, _ bool) error {
-		return exitcode.UsageError(err, fmt.Sprintf("see '%s --help'", c.FullName()))
+		return usageError(c, err)
 	}
 	for _, sub := range cmd.Commands {
 		setUsageErrors(sub)
 	}
+}
+
+// The CLI library's flag errors, which usageError rewrites.
+const unknownFlagPrefix = "flag provided but not defined: -"
+
+var invalidValue = regexp.MustCompile(`(?s)^invalid value ("(?:[^"\\]|\\.)*") for flag -(\S+): (.*)$`)
+
+// usageError turns a flag-parsing error of c into a usage error (exit 2)
+// in reprise's words, with a hint: "flag provided but not defined: -urll"
+// becomes "unknown flag --urll" and suggests --url; "invalid value "5" for
+// flag -timeout: time: missing unit in duration "5"" becomes
+// "--timeout "5": want a duration with a unit, e.g. 500ms, 10s or 2m".
+func usageError(c *cli.Command, err error) error {
+	hint := fmt.Sprintf("see '%s --help'", c.FullName())
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, unknownFlagPrefix); ok {
+		name = strings.TrimLeft(name, "-")
+		var names []string
+		for _, f := range c.Flags {
+			names = append(names, f.Names()...)
+		}
+		if s := closest(name, names); s != "" {
+			hint = fmt.Sprintf("did you mean %s? %s", dashed(s), hint)
+		}
+		return exitcode.UsageError(fmt.Errorf("unknown flag %s", dashed(name)), hint)
+	}
+	if m := invalidValue.FindStringSubmatch(msg); m != nil {
+		value, flag, reason := m[1], dashed(m[2]), m[3]
+		switch {
+		case strings.HasPrefix(reason, flag+" "):
+			// A Validator's message already names the flag and the value.
+			return exitcode.UsageError(errors.New(reason), hint)
+		case strings.HasPrefix(reason, "time: "):
+			reason = "want a duration with a unit, e.g. 500ms, 10s or 2m"
+		case strings.Contains(reason, "strconv.ParseFloat"):
+			reason = "want a number"
+		case strings.Contains(reason, "strconv.ParseInt"), strings.Contains(reason, "strconv.ParseUint"):
+			reason = "want a whole number"
+		case reason == "parse error": // a boolean flag's
+			reason = "want true or false"
+		}
+		return exitcode.UsageError(fmt.Errorf("%s %s: %s", flag, value, reason), hint)
+	}
+	return exitcode.UsageError(err, hint)
+}
+
+// envParseError reports whether err is the CLI library's error for a flag
+// value from the environment that does not parse ("could not parse "5" as
+// time.Duration value from environment variable "REPRISE_TIMEOUT" ..."):
+// a configuration error, so exit 2.
+func envParseError(err error) bool {
+	if err == nil || exitcode.Code(err) != exitcode.RunError {
+		return false
+	}
+	msg := err.Error()
+	return strings.HasPrefix(msg, "could not parse ") && strings.Contains(msg, " from environment variable ")
+}
+
+// dashed writes a flag name as it is typed: -m, --url.
+func dashed(name string) string {
+	if utf8.RuneCountInString(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// closest returns the name in names that got was most likely a typo of:
+// within an edit distance of a third of its length, or the only name that
+// got (3 characters or more) begins. Empty when none is.
+func closest(got string, names []string) string {
+	best, bestD := "", utf8.RuneCountInString(got)/3+1
+	var prefixed []string
+	for _, n := range names {
+		if d := editDistance(got, n); d < bestD {
+			best, bestD = n, d
+		}
+		if len(got) >= 3 && strings.HasPrefix(n, got) {
+			prefixed = append(prefixed, n)
+		}
+	}
+	if best == "" && len(prefixed) == 1 {
+		return prefixed[0]
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in runes.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
 }
 
 // newLogger builds the process logger. Logs go to stderr; stdout is data.

@@ -77,3 +77,43 @@ func TestCompletionScriptsUpToDate(t *testing.T) {
 		}
 	}
 }
+
+// Flag and command mistakes are explained in reprise's words, with the
+// closest name as a suggestion when there is one.
+func TestUsageErrorMessages(t *testing.T) {
+	tests := []struct {
+		args []string
+		env  map[string]string
+		want []string // substrings of stderr
+	}{
+		{args: []string{"replay", "--urll", "http://x"}, want: []string{"reprise: unknown flag --urll\n", "did you mean --url?", "see 'reprise replay --help'"}},
+		{args: []string{"replay", "--trace_format", "mooncake"}, want: []string{"did you mean --trace-format?"}},
+		{args: []string{"--bogus"}, want: []string{"reprise: unknown flag --bogus\nhint: see 'reprise --help'\n"}},
+		{args: []string{"replay", "-x"}, want: []string{"reprise: unknown flag -x\nhint: see 'reprise replay --help'\n"}}, // no guess from one letter
+		{args: []string{"replai"}, want: []string{`unknown command "replai"`, "did you mean 'reprise replay'?"}},
+		{args: []string{"analyze"}, want: []string{"did you mean 'reprise analyze-trace'?"}}, // a unique prefix
+		{args: []string{"replay", "--speedup", "abc"}, want: []string{`reprise: --speedup "abc": want a number` + "\n"}},
+		{args: []string{"replay", "--timeout", "5"}, want: []string{`--timeout "5": want a duration with a unit`}},
+		{args: []string{"replay", "--request-count", "1.5"}, want: []string{`--request-count "1.5": want a whole number`}},
+		{args: []string{"replay", "--streaming=maybe"}, want: []string{`--streaming "maybe": want true or false`}},
+		{args: []string{"replay", "--context-mode", "x"}, want: []string{"reprise: --context-mode \"x\": want auto, history or self-contained\n"}},
+		{args: []string{"replay", "-m", "m"}, env: map[string]string{"REPRISE_TIMEOUT": "5"},
+			want: []string{`environment variable "REPRISE_TIMEOUT"`, "hint: fix or unset the environment variable"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			code, _, errOut := runCLI(t, "", tt.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2", code)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr %q lacks %q", errOut, w)
+				}
+			}
+		})
+	}
+}
