@@ -30,6 +30,7 @@ const mockChildEnv = "REPRISE_ENGINE_TEST_MOCK"
 type mockChildConfig struct {
 	TTFT, ITL  time.Duration
 	MaxNumSeqs int
+	Nice       int
 }
 
 func TestMain(m *testing.M) {
@@ -57,6 +58,12 @@ func runMockChild(spec string) int {
 		return 1
 	}
 	defer srv.Close()
+	if c.Nice != 0 {
+		if err := setNice(c.Nice); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
 	if f := os.Getenv(mockChildEnv + "_CPUPROFILE"); f != "" {
 		// The server's CPU profile, for benchmarks: how it spends its time
 		// bounds how much of the machine the client gets.
