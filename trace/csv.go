@@ -138,7 +138,7 @@ func newCSVDecoder(r *Reader, hasHeader bool) (*csvDecoder, error) {
 	var errs []error
 	for _, c := range d.cols {
 		if c.required && c.index < 0 {
-			errs = append(errs, r.fileErr(r.lr.line, c.name, fmt.Errorf("missing column; header is %q, a %s trace needs %s (pass --format if %s is the wrong format)",
+			errs = append(errs, r.fileErr(r.lr.line, c.name, fmt.Errorf("missing column; header is %q, a %s trace needs %s (name the format if it is not %s)",
 				shorten(d.header), r.format, strings.Join(requiredNames(d.cols), ","), r.format)))
 		}
 	}

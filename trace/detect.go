@@ -44,7 +44,7 @@ func detectJSON(line []byte) (Format, error) {
 		return nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("%w: line starts like JSON but is not an object: %v", ErrUnknownFormat, err)
+		return "", fmt.Errorf("%w: the line starts like a JSON object but is not valid JSON: %v", ErrUnknownFormat, err)
 	}
 	has := func(names ...string) bool {
 		for _, n := range names {
@@ -67,7 +67,7 @@ func detectJSON(line []byte) (Format, error) {
 	if len(keys) > 8 {
 		keys = append(keys[:8], "…")
 	}
-	return "", fmt.Errorf("%w: JSON keys %s match no format (Mooncake needs input_length, Bailian chat_id, AIPerf text or turns); pass --format",
+	return "", fmt.Errorf("%w: JSON keys %s match no format (Mooncake needs input_length, Bailian chat_id, AIPerf text or turns); name the format",
 		ErrUnknownFormat, strings.Join(keys, ", "))
 }
 
@@ -105,7 +105,7 @@ func detectCSV(line []byte) (Format, error) {
 	if len(shown) > 120 {
 		shown = shown[:120] + "…"
 	}
-	return "", fmt.Errorf("%w: first line %q is no known JSONL row or CSV header; pass --format (%s)",
+	return "", fmt.Errorf("%w: first line %q is no known JSONL row or CSV header; name the format (%s)",
 		ErrUnknownFormat, shown, strings.Join(FormatNames(), ", "))
 }
 

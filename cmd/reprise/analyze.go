@@ -110,7 +110,7 @@ func analyzeTraceCommand(a *app) *cli.Command {
 			fc.Trace.Log = a.log
 			rep, err := analyze.File(ctx, c.Args[0], fc)
 			if err != nil {
-				return traceError(err)
+				return traceError(err, "--format", true)
 			}
 			return writeReport(a.stdout, c.Output, func(w io.Writer) error {
 				if c.JSON {
@@ -124,20 +124,37 @@ func analyzeTraceCommand(a *app) *cli.Command {
 
 // traceError maps a trace-reading error to its exit code: problems with the
 // input itself (missing, unreadable format, bad row) are usage errors (2),
-// with a hint; anything else is a run error.
-func traceError(err error) error {
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return exitcode.UsageError(err, "check the path; use - to read standard input")
-	case errors.Is(err, trace.ErrLFSPointer):
-		return exitcode.UsageError(err, "fetch the data with 'git lfs pull' or download the real file")
-	case errors.Is(err, trace.ErrUnknownFormat):
-		return exitcode.UsageError(err, "name the format with --format")
-	}
-	if _, ok := errors.AsType[*trace.ParseError](err); ok {
-		return exitcode.UsageError(err, "fix the row, or pass --skip-invalid to skip and count invalid rows")
+// with a hint (traceHint); anything else is a run error.
+func traceError(err error, formatFlag string, canSkip bool) error {
+	if h, ok := traceHint(err, formatFlag, canSkip); ok {
+		return exitcode.UsageError(err, h)
 	}
 	return err
+}
+
+// traceHint says what to do about a problem with a trace file, naming the
+// command's own flags: formatFlag names the trace format ("" when the
+// command has none), canSkip tells whether it has --skip-invalid. ok is
+// false when err is not about the trace file.
+func traceHint(err error, formatFlag string, canSkip bool) (hint string, ok bool) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "check the path; use - to read standard input", true
+	case errors.Is(err, trace.ErrLFSPointer):
+		return "fetch the data with 'git lfs pull' or download the real file", true
+	case errors.Is(err, trace.ErrUnknownFormat):
+		if formatFlag == "" {
+			return "give a trace in a supported format (docs/format/traces.md)", true
+		}
+		return "name the format with " + formatFlag, true
+	}
+	if _, isParse := errors.AsType[*trace.ParseError](err); isParse {
+		if canSkip {
+			return "fix the row, or pass --skip-invalid to skip and count invalid rows", true
+		}
+		return "fix the row", true
+	}
+	return "", false
 }
 
 // writeReport writes through fn to stdout, or to path when it is set and

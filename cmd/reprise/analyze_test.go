@@ -268,3 +268,46 @@ func TestAnalyzeTraceUnsorted(t *testing.T) {
 		t.Errorf("--strict: exit %d, stderr %s", code, errOut)
 	}
 }
+
+// A problem with the trace file gets a hint naming the command's own flags:
+// analyze-trace --format, replay --trace-format (its --format is the record
+// format), synthesize --from-format (and no --skip-invalid).
+func TestTraceErrorHints(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	unknown := write("unknown.csv", "a,b\n1,2\n")
+	badRow := write("bad.jsonl", `{"timestamp": 0, "input_length": 10, "output_length": 5}`+"\n"+`{"timestamp": -5, "input_length": 10, "output_length": 5}`+"\n")
+	lfs := write("lfs.jsonl", "version https://git-lfs.github.com/spec/v1\noid sha256:3d74\nsize 1320\n")
+	missing := filepath.Join(dir, "missing.jsonl")
+	tests := []struct {
+		name string
+		args []string
+		hint string
+	}{
+		{"analyze unknown", []string{"analyze-trace", unknown}, "name the format with --format"},
+		{"replay unknown", []string{"replay", "-m", "m", unknown}, "name the format with --trace-format"},
+		{"synthesize unknown", []string{"synthesize", "--from", unknown}, "name the format with --from-format"},
+		{"analyze row", []string{"analyze-trace", badRow}, "fix the row, or pass --skip-invalid"},
+		{"replay row", []string{"replay", "-m", "m", badRow}, "fix the row, or pass --skip-invalid"},
+		{"synthesize row", []string{"synthesize", "--from", badRow}, "hint: fix the row\n"},
+		{"replay lfs", []string{"replay", "-m", "m", lfs}, "git lfs pull"},
+		{"replay missing", []string{"replay", "-m", "m", missing}, "check the path"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errOut := runCLI(t, "", tt.args...)
+			if code != 2 || !strings.Contains(errOut, tt.hint) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, errOut, tt.hint)
+			}
+			if strings.Contains(errOut, "pass --format") {
+				t.Errorf("stderr %q names a flag the command may not have", errOut)
+			}
+		})
+	}
+}

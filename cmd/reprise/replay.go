@@ -570,9 +570,8 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	}
 	rp, err := c.validate(a)
 	if err != nil {
-		var pe *trace.ParseError
-		if errors.As(err, &pe) {
-			return exitcode.UsageError(err, "fix the trace row, or pass --skip-invalid to skip bad rows (counted)")
+		if h, ok := traceHint(err, "--trace-format", true); ok {
+			return exitcode.UsageError(err, h)
 		}
 		return exitcode.UsageError(err, "see 'reprise replay --help'")
 	}

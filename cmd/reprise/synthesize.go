@@ -412,7 +412,7 @@ func runSynthesize(ctx context.Context, a *app, c synthesizeConfig) error {
 	if p.derive != nil {
 		rows, err := readTrace(a, c.From, p.readOpts)
 		if err != nil {
-			return traceError(err)
+			return traceError(err, "--from-format", false)
 		}
 		if err := ctx.Err(); err != nil {
 			return err
@@ -423,7 +423,7 @@ func runSynthesize(ctx context.Context, a *app, c synthesizeConfig) error {
 		}
 	} else {
 		if err := p.loadLengths(); err != nil {
-			return traceError(err)
+			return traceError(err, "", false)
 		}
 		res, err = synth.Generate(*p.generate)
 		if err != nil {
