@@ -38,6 +38,9 @@ func (c analyzeTraceConfig) Validate() (analyze.FileConfig, error) {
 	case 0:
 		errs = append(errs, errors.New("missing TRACE: give a trace file, or - for standard input"))
 	case 1:
+		if sameFile(c.Args[0], c.Output) {
+			errs = append(errs, fmt.Errorf("--output %s is the trace itself: the report would overwrite it; write it to another file (or unset REPRISE_OUTPUT)", c.Output))
+		}
 	default:
 		errs = append(errs, fmt.Errorf("want one TRACE, got %d: %s", len(c.Args), strings.Join(c.Args, " ")))
 	}
@@ -60,6 +63,20 @@ func (c analyzeTraceConfig) Validate() (analyze.FileConfig, error) {
 		},
 	}
 	return cfg, errors.Join(errs...)
+}
+
+// sameFile reports whether the paths a and b name one existing file; "-"
+// (a standard stream) and "" never do.
+func sameFile(a, b string) bool {
+	if a == "" || a == "-" || b == "" || b == "-" {
+		return false
+	}
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // analyzeTraceCommand is `reprise analyze-trace TRACE`.

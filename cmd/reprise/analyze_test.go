@@ -311,3 +311,24 @@ func TestTraceErrorHints(t *testing.T) {
 		})
 	}
 }
+
+// The report never overwrites the trace it describes, even when -o comes
+// from REPRISE_OUTPUT, set for another command.
+func TestAnalyzeTraceOutputIsNotTheTrace(t *testing.T) {
+	data, err := os.ReadFile(sampleTrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "trace.jsonl")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("REPRISE_OUTPUT", p)
+	code, _, errOut := runCLI(t, "", "analyze-trace", p)
+	if code != 2 || !strings.Contains(errOut, "is the trace itself") {
+		t.Errorf("exit %d, stderr %q; want 2 and an explanation", code, errOut)
+	}
+	if got, _ := os.ReadFile(p); string(got) != string(data) {
+		t.Error("the trace was overwritten")
+	}
+}
