@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -165,7 +166,11 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 	if c.ExtraBody != "" {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(c.ExtraBody), &m); err != nil {
-			bad("--extra-body %q: want a JSON object, e.g. '{\"temperature\":0}': %v", c.ExtraBody, err)
+			if json.Valid([]byte(c.ExtraBody)) {
+				bad("--extra-body %q: want a JSON object, e.g. '{\"temperature\":0}'", c.ExtraBody)
+			} else {
+				bad("--extra-body %q: want a JSON object, e.g. '{\"temperature\":0}': %v", c.ExtraBody, err)
+			}
 		} else {
 			ac.ExtraBody = json.RawMessage(c.ExtraBody)
 		}
@@ -183,10 +188,12 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 	if c.APIKey != "" {
 		ec.Header = append(ec.Header, adapter.Header{Name: "Authorization", Value: "Bearer " + c.APIKey})
 	}
-	if err := ec.Validate(); err != nil && c.Model != "" || err != nil {
-		if err != nil {
-			errs = append(errs, err)
-		}
+	vc := ec
+	if vc.Adapter == nil {
+		vc.Adapter = openai.Adapter{} // the --endpoint problem is reported above
+	}
+	if err := vc.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	rp.engine = ec
 	slos, err := summary.ParseGoodput(c.Goodput)
@@ -424,7 +431,7 @@ func replayFlags() []cli.Flag {
 		&cli.StringFlag{Name: "url", Aliases: []string{"u"}, Value: defaultURL, Category: catTarget, Sources: envVars("url"),
 			Usage: "server base `URL` (http:// or https://); the endpoint path is appended"},
 		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Category: catTarget, Sources: envVars("model"),
-			Usage: "`MODEL` name sent in every request"},
+			Usage: "`MODEL` name sent in every request (required)"},
 		&cli.StringFlag{Name: "endpoint", Value: "chat", Category: catTarget, Sources: envVars("endpoint"),
 			Usage: "API `KIND`: chat (/v1/chat/completions), completions (/v1/completions), a Wasm adapter FILE.wasm or a shipped adapter name"},
 		&cli.StringFlag{Name: "adapter-config", Category: catTarget, Sources: envVars("adapter-config"),
@@ -479,7 +486,7 @@ func replayFlags() []cli.Flag {
 		&cli.Uint64Flag{Name: "prompt-seed", Category: catTrace, Sources: envVars("prompt-seed"),
 			Usage: "`SEED` of the prompt words: equal seeds build equal prompts (and can reuse a server's cache)"},
 		&cli.StringFlag{Name: "hash-mismatch", Value: string(prompt.DefaultMismatch), Category: catTrace, Sources: envVars("hash-mismatch"),
-			Usage: "rows whose hash ids do not fit their length: `error` (stop before sending) or fit (adapt the ids, counted)"},
+			Usage: "`MODE` of rows whose hash ids do not fit their length: error (stop before sending) or fit (adapt the ids, counted)"},
 		&cli.IntFlag{Name: "isl-correction", Category: catTrace, Sources: envVars("isl-correction"),
 			Usage: "subtract `N` tokens from every synthesized prompt (what the server's chat template adds)"},
 		&cli.StringFlag{Name: "prompt-format", Value: string(prompt.DefaultFormat), Category: catTrace, Sources: envVars("prompt-format"),
@@ -579,6 +586,9 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	if rp.wasm != nil {
 		defer rp.wasm.Close(context.WithoutCancel(ctx))
 	}
+	if n := urlNote(c.URL, rp.engine.Adapter.Info().Path); n != "" {
+		fmt.Fprintf(a.stderr, "reprise: note: %s\n", n)
+	}
 	mode := string(rp.plan.Mode())
 	start := time.Now().UTC()
 	dir := c.Out
@@ -639,7 +649,7 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 				rp.nRows, rp.loadNote)
 		}
 		fmt.Fprintf(a.stderr, "reprise: replaying %s against %s (%s, %s mode, %d requests planned) → %s\n",
-			orSynthetic(rp.tracePath), c.URL, info.Endpoint, mode, rp.plan.Requests(), dir)
+			orSynthetic(rp.tracePath), endpointURL(c.URL, rp.engine.Adapter.Info().Path), info.Endpoint, mode, rp.plan.Requests(), dir)
 	}
 	if err := writeManifest(dir, c, rp, start); err != nil {
 		return err
@@ -782,10 +792,41 @@ func verdict(c *replayConfig, res *engine.Result) error {
 }
 
 func orSynthetic(p string) string {
-	if p == "" {
+	switch p {
+	case "":
 		return "a synthetic load"
+	case "-":
+		return "standard input"
 	}
 	return p
+}
+
+// endpointURL is where requests go: the base URL, then the adapter's path.
+func endpointURL(base, path string) string {
+	return strings.TrimRight(base, "/") + path
+}
+
+// urlNote warns when the base URL already ends in the first segment of the
+// endpoint path, as OpenAI clients' base URLs do (http://host:8000/v1 with
+// /v1/chat/completions): the requests would go to /v1/v1/chat/completions,
+// which servers answer with 404. Empty otherwise.
+func urlNote(base, path string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return ""
+	}
+	p := strings.TrimRight(u.Path, "/")
+	if p == "" {
+		return ""
+	}
+	last := p[strings.LastIndex(p, "/"):]
+	if !strings.HasPrefix(path, last+"/") {
+		return ""
+	}
+	root := *u
+	root.Path = strings.TrimSuffix(p, last)
+	return fmt.Sprintf("--url %s ends in %s and the endpoint path %s is appended to it, so requests go to %s; "+
+		"--url is the server's base URL (%s) unless that path is meant", base, last, path, endpointURL(base, path), root.String())
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
