@@ -173,8 +173,8 @@ func adaptersTestCommand(a *app) *cli.Command {
 			"non-stream or non-2xx body as one event), runs the adapter's parser on it with text capture on,\n" +
 			"and prints every event with the records it produced, then the final summary. --build also\n" +
 			"prints the request the adapter builds for a sample row. Exit code 1 if the adapter fails.\n\n" +
-			"A fixture is an .http file (status line, headers, blank line, body; as in\n" +
-			"shared/fixtures/servers) or a raw text/event-stream body.",
+			"A fixture is an .http file (status line, headers, blank line, de-chunked body; record one\n" +
+			"with curl -sN -D - -o - URL ...) or a raw text/event-stream body.",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "fixture", Aliases: []string{"f"}, Usage: "recorded response `PATH` (repeatable)"},
 			&cli.IntFlag{Name: "batch", Usage: "events per parse call, `N` (0 = all at once, as replay does)"},
