@@ -96,7 +96,7 @@ func analyzeTraceCommand(a *app) *cli.Command {
 			"  reprise analyze-trace --cache-sizes 500K,3M,50M --json -o stats.json conversation_trace.jsonl\n" +
 			"  zstd -dc big.jsonl.zst | reprise analyze-trace --format bailian -",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Usage: "trace `FORMAT`: " + strings.Join(trace.FormatNames(), ", ") + " (default: detect from the content)", Sources: envVars("format")},
+			&cli.StringFlag{Name: "format", Usage: "trace `FORMAT`: " + strings.Join(trace.FormatNames(), ", ") + " (default: detect from the content)", Sources: envVars("trace-format")},
 			&cli.IntFlag{Name: "block-size", HideDefault: true, Usage: "`TOKENS` per hash id (default: the format's, 512 Mooncake, 16 Bailian)", Sources: envVars("block-size")},
 			&cli.StringFlag{Name: "cache-sizes", Value: "1M,3M,10M,50M", Usage: "LRU capacities in `TOKENS`, comma-separated, K/M/G = 10³/10⁶/10⁹ (empty = none)", Sources: envVars("cache-sizes")},
 			&cli.BoolFlag{Name: "json", Usage: "write the JSON document (schema reprise.analyze/v1) instead of tables", Sources: envVars("json")},

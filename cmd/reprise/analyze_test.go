@@ -332,3 +332,17 @@ func TestAnalyzeTraceOutputIsNotTheTrace(t *testing.T) {
 		t.Error("the trace was overwritten")
 	}
 }
+
+// analyze-trace's --format is the trace format, so it reads
+// REPRISE_TRACE_FORMAT (as replay's --trace-format does), never replay's
+// record format REPRISE_FORMAT.
+func TestAnalyzeTraceFormatEnv(t *testing.T) {
+	t.Setenv("REPRISE_FORMAT", "jsonl")
+	if code, _, errOut := runCLI(t, "", "analyze-trace", sampleTrace); code != 0 {
+		t.Errorf("REPRISE_FORMAT=jsonl: exit %d: %s", code, errOut)
+	}
+	t.Setenv("REPRISE_TRACE_FORMAT", "bailian")
+	if code, _, _ := runCLI(t, "", "analyze-trace", sampleTrace); code != 2 {
+		t.Errorf("REPRISE_TRACE_FORMAT=bailian on a Mooncake trace: exit %d, want 2", code)
+	}
+}
