@@ -45,7 +45,7 @@ func CLIFlags() []cli.Flag {
 			Usage: "total turn rate `R` per second shared by --num-users users (KV-cache oriented)"},
 		&cli.IntFlag{Name: "num-users", Category: catLoad, Sources: envVars("num-users"),
 			Usage: "`U` users of --user-centric-rate, each sending a turn every U/R seconds"},
-		&cli.IntFlag{Name: "request-count", Category: catStop, Sources: envVars("request-count"),
+		&cli.IntFlag{Name: "request-count", Category: catStop, Sources: envVars("request-count"), HideDefault: true,
 			Usage: "stop after `N` measured requests (default: the whole trace; 10 for a synthetic load without --duration)"},
 		&cli.DurationFlag{Name: "duration", Category: catStop, Sources: envVars("duration"),
 			Usage: "stop sending `D` after the measured phase began"},
@@ -63,7 +63,7 @@ func CLIFlags() []cli.Flag {
 			Usage: "`SEED` of every random draw (equal seeds, equal schedules)"},
 		&cli.DurationFlag{Name: "max-lateness", Category: catDispatch, Sources: envVars("max-lateness"),
 			Usage: "p99 lateness budget `D`; over it the run warns and exits with code 4 (0 = none)"},
-		&cli.IntFlag{Name: "senders", Category: catDispatch, Sources: envVars("senders"),
+		&cli.IntFlag{Name: "senders", Category: catDispatch, Sources: envVars("senders"), HideDefault: true,
 			Usage: "`N` long-lived sender goroutines, the most requests in flight (default: --concurrency, else 1024)"},
 	}
 }

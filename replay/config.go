@@ -329,8 +329,12 @@ func (c *Config) ModeFor(traceRows bool, hasTimestamps bool) (Mode, error) {
 				conflicting = append(conflicting, "--concurrency-ramp")
 			}
 			if len(conflicting) > 0 {
-				bad("%s conflict with the trace's timestamps (fixed schedule); add --mode rate, concurrency or user-centric to ignore them",
-					strings.Join(conflicting, ", "))
+				verb := "conflicts"
+				if len(conflicting) > 1 {
+					verb = "conflict"
+				}
+				bad("%s %s with the trace's timestamps (fixed schedule); add --mode rate, concurrency or user-centric to ignore them",
+					strings.Join(conflicting, ", "), verb)
 			}
 		case c.UserCentricRate > 0:
 			m = ModeUserCentric

@@ -61,5 +61,5 @@ func ExampleNewPlan_invalid() {
 	fmt.Println(err)
 	// Output:
 	// --late "later": want burst, shift or skip
-	// --request-rate conflict with the trace's timestamps (fixed schedule); add --mode rate, concurrency or user-centric to ignore them
+	// --request-rate conflicts with the trace's timestamps (fixed schedule); add --mode rate, concurrency or user-centric to ignore them
 }
