@@ -719,6 +719,10 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	} else if writer != nil && writer.Dropped > 0 {
 		fmt.Fprint(a.stderr, writer.note()) // lost rows are worth a line even with --quiet
 	}
+	if s := res.Summary; s.WarmupCount > 0 && s.RequestCount+s.ErrorRequestCount == 0 {
+		// Worth a line even with --quiet: the summary is empty.
+		fmt.Fprintf(a.stderr, "reprise: note: all %d requests were warmup, so nothing was measured; lower --warmup-requests or --warmup-duration\n", s.WarmupCount)
+	}
 	if runErr != nil {
 		return fmt.Errorf("replay: %w (partial results in %s)", runErr, dir)
 	}

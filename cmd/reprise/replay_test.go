@@ -191,6 +191,22 @@ func TestReplayExitCodes(t *testing.T) {
 	}
 }
 
+// TestReplayAllWarmup: a warmup that covers the whole trace measures
+// nothing, and the run says so even with --quiet.
+func TestReplayAllWarmup(t *testing.T) {
+	srv := startMockServer(t, nil)
+	tr := filepath.Join(t.TempDir(), "t.jsonl")
+	row := `{"timestamp": 0, "input_length": 16, "output_length": 2, "hash_ids": [1]}` + "\n"
+	if err := os.WriteFile(tr, []byte(strings.Repeat(row, 3)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "", "replay", tr, "--url", srv.URL(), "--model", "reprise-mock", "--quiet",
+		"--format", "jsonl", "--out", t.TempDir(), "--warmup-requests", "10")
+	if code != 0 || !strings.Contains(stderr, "all 3 requests were warmup, so nothing was measured") {
+		t.Errorf("exit %d, want 0 and the warmup note: %s", code, stderr)
+	}
+}
+
 // TestReplayNoSecrets: the API key never reaches any file of the run.
 func TestReplayNoSecrets(t *testing.T) {
 	srv := startMockServer(t, nil)
