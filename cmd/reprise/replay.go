@@ -893,7 +893,7 @@ func writeManifest(dir string, c *replayConfig, rp *replayPlan, start time.Time)
 		"export_level":           c.ExportLevel,
 		"export":                 c.Export,
 		"synthetic":              map[string]float64{"isl": c.ISL, "isl_stddev": c.ISLStd, "osl": c.OSL, "osl_stddev": c.OSLStd},
-		"replay":                 c.Replay,
+		"replay":                 c.Replay.Manifest(),
 		"mode":                   string(rp.plan.Mode()),
 		"planned_requests":       rp.plan.Requests(),
 		"context_mode":           c.ContextMode,

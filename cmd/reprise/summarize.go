@@ -148,7 +148,9 @@ func readRunSettings(dir string) (runSettings, error) {
 		UseServerTokenCount bool   `json:"use_server_token_count"`
 		Goodput             string `json:"goodput"`
 		Replay              struct {
-			LateThreshold time.Duration
+			LateThreshold string `json:"late_threshold"`
+			// Manifests written before 2026-11-22 held Go field names and ns.
+			LegacyLateThreshold time.Duration `json:"LateThreshold"`
 		} `json:"replay"`
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "manifest.json")); err == nil {
@@ -182,7 +184,14 @@ func readRunSettings(dir string) (runSettings, error) {
 		s.Info.Streaming = *manifest.Streaming
 	}
 	s.Options.UseServerTokenCount = manifest.UseServerTokenCount
-	s.Options.LateThreshold = manifest.Replay.LateThreshold
+	s.Options.LateThreshold = manifest.Replay.LegacyLateThreshold
+	if v := manifest.Replay.LateThreshold; v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return s, fmt.Errorf("read %s: replay.late_threshold %q: %w", filepath.Join(dir, "manifest.json"), v, err)
+		}
+		s.Options.LateThreshold = d
+	}
 	if manifest.Goodput != "" {
 		slos, err := summary.ParseGoodput(manifest.Goodput)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/google/go-cmp/cmp"
@@ -265,4 +266,31 @@ func checkBenchfmt(t *testing.T, text string) map[string]float64 {
 		t.Error("no benchmark lines")
 	}
 	return vals
+}
+
+// TestReadRunSettingsLateThreshold: the late threshold is read from the
+// manifest as written now (a duration string) and as written before (Go
+// field name, ns); a bad value names the file and key.
+func TestReadRunSettingsLateThreshold(t *testing.T) {
+	for _, tc := range []struct{ manifest, err string }{
+		{`{"replay": {"late_threshold": "7ms"}}`, ""},
+		{`{"replay": {"LateThreshold": 7000000}}`, ""},
+		{`{"replay": {"late_threshold": "7"}}`, `replay.late_threshold "7"`},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(tc.manifest), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := readRunSettings(dir)
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "manifest.json") {
+				t.Errorf("%s: error %v, want one naming manifest.json and %s", tc.manifest, err, tc.err)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", tc.manifest, err)
+		case s.Options.LateThreshold != 7*time.Millisecond:
+			t.Errorf("%s: late threshold %v, want 7ms", tc.manifest, s.Options.LateThreshold)
+		}
+	}
 }
