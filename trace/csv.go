@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -70,7 +71,6 @@ type csvColumn struct {
 type csvDecoder struct {
 	r        *Reader
 	cols     []csvColumn
-	header   string // as seen, for messages
 	nfields  int
 	fields   [][]byte
 	fill     func(d *csvDecoder, row *Row) error
@@ -86,7 +86,11 @@ func (d *csvDecoder) col(i int) []byte {
 	return bytes.TrimSpace(d.fields[c.index])
 }
 
-func newCSVDecoder(r *Reader, hasHeader bool) (*csvDecoder, error) {
+// newCSVDecoder returns the decoder of r's CSV format, after reading the
+// header (the first non-blank line, which r.lr replays) and finding the
+// format's columns in it by name. A header without a required column, or
+// one that does not split, is an ErrHeader error.
+func newCSVDecoder(r *Reader) (*csvDecoder, error) {
 	d := &csvDecoder{r: r, sessions: newSessions()}
 	switch r.format {
 	case FormatBurstGPT:
@@ -109,41 +113,41 @@ func newCSVDecoder(r *Reader, hasHeader bool) (*csvDecoder, error) {
 	default:
 		return nil, fmt.Errorf("BUG: no CSV decoder for %q", r.format)
 	}
-	var names []string
 	for i := range d.cols {
 		d.cols[i].index = -1
-		names = append(names, d.cols[i].name)
-	}
-	if !hasHeader {
-		return nil, r.fileErr(0, "", fmt.Errorf("the file is empty; a %s trace starts with a header naming the columns %s", r.format, strings.Join(names, ",")))
 	}
 	line, err := r.lr.next() // the header (replayed)
 	if err != nil {
 		return nil, r.fileErr(r.lr.line, "", err)
 	}
-	d.header = string(line)
 	hdr, err := splitCSV(line, nil)
 	if err != nil {
-		return nil, r.fileErr(r.lr.line, "", fmt.Errorf("header: %w", err))
+		return nil, r.fileErr(r.lr.line, "", fmt.Errorf("%w: %w; a %s trace starts with a header naming the columns %s",
+			ErrHeader, err, r.format, strings.Join(requiredNames(d.cols), ", ")))
 	}
 	d.nfields = len(hdr)
+	found := make([]string, len(hdr))
 	for i, h := range hdr {
-		name := strings.TrimSpace(string(h))
+		found[i] = strings.TrimSpace(string(h))
 		for c := range d.cols {
-			if d.cols[c].index < 0 && strings.EqualFold(name, d.cols[c].name) {
+			if d.cols[c].index < 0 && strings.EqualFold(found[i], d.cols[c].name) {
 				d.cols[c].index = i
 			}
 		}
 	}
-	var errs []error
+	var missing []string
 	for _, c := range d.cols {
 		if c.required && c.index < 0 {
-			errs = append(errs, r.fileErr(r.lr.line, c.name, fmt.Errorf("missing column; header is %q, a %s trace needs %s (name the format if it is not %s)",
-				shorten(d.header), r.format, strings.Join(requiredNames(d.cols), ","), r.format)))
+			missing = append(missing, c.name)
 		}
 	}
-	if len(errs) > 0 {
-		return nil, errs[0]
+	if len(missing) > 0 {
+		what := "no column"
+		if len(missing) > 1 {
+			what = "no columns"
+		}
+		return nil, r.fileErr(r.lr.line, "", fmt.Errorf("%w: %s %s (the columns found are %s); a %s trace needs %s, in any order and case: rename the header's columns, or read the file as the format it is",
+			ErrHeader, what, quoteList(missing), quoteList(found), r.format, strings.Join(requiredNames(d.cols), ", ")))
 	}
 	return d, nil
 }
@@ -156,6 +160,24 @@ func requiredNames(cols []csvColumn) []string {
 		}
 	}
 	return n
+}
+
+// quoteList quotes names and joins them with commas, the first
+// maxQuoted only: a file in another format can have any header.
+func quoteList(names []string) string {
+	const maxQuoted = 20
+	var b strings.Builder
+	for i, n := range names {
+		if i == maxQuoted {
+			fmt.Fprintf(&b, " and %d more", len(names)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Quote(shorten(n)))
+	}
+	return b.String()
 }
 
 func shorten(s string) string {

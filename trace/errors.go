@@ -11,6 +11,14 @@ var (
 	ErrLFSPointer = errors.New("file is a Git LFS pointer, not the trace data")
 	// ErrUnknownFormat is returned when detection cannot tell the format.
 	ErrUnknownFormat = errors.New("cannot tell the trace format")
+	// ErrEmpty is returned when a trace has no content but blank lines
+	// (after decompression): there is no row and no header to read,
+	// whether the format is detected or named.
+	ErrEmpty = errors.New("the trace is empty")
+	// ErrHeader is returned when the header of a CSV trace lacks a column
+	// its format needs, or cannot be split: no row can be read, so
+	// skipping invalid rows does not help.
+	ErrHeader = errors.New("bad CSV header")
 )
 
 // ParseError is a problem with one row (or the header) of a trace file. It

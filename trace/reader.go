@@ -208,11 +208,11 @@ func (r *Reader) init(src io.Reader) error {
 	if first != nil && bytes.HasPrefix(first, []byte("version https://git-lfs.github.com/spec/")) {
 		return r.lfsError()
 	}
+	if first == nil {
+		return r.emptyError()
+	}
 	r.format = opts.Format
 	if r.format == "" {
-		if first == nil {
-			return r.fileErr(0, "", fmt.Errorf("%w: the file is empty", ErrUnknownFormat))
-		}
 		f, err := detectLine(first)
 		if err != nil {
 			return r.fileErr(r.lr.line, "", err)
@@ -229,9 +229,7 @@ func (r *Reader) init(src io.Reader) error {
 			r.block = opts.BlockSize
 		}
 	}
-	if first != nil {
-		r.lr.replay = true
-	}
+	r.lr.replay = true
 	var err error
 	switch r.format {
 	case FormatMooncake, FormatBailian:
@@ -241,7 +239,7 @@ func (r *Reader) init(src io.Reader) error {
 	case FormatAIPerfMulti:
 		r.dec = &aiperfDecoder{r: r, multi: true, sessions: newSessions()}
 	default:
-		r.dec, err = newCSVDecoder(r, first != nil)
+		r.dec, err = newCSVDecoder(r)
 	}
 	return err
 }
@@ -267,6 +265,27 @@ func (r *Reader) lfsError() error {
 	}
 	return r.fileErr(1, "", fmt.Errorf("%w (oid %s, size %s bytes): the clone has only the pointer; run `git lfs install && git lfs pull --include=%q` in the repository, or download the object (e.g. from media.githubusercontent.com/media/<owner>/<repo>/<rev>/<path>) and check its sha256",
 		ErrLFSPointer, orUnknown(oid), orUnknown(size), r.name))
+}
+
+// emptyError is the error for a trace without a non-blank line: it says
+// what the reader saw, so a truncated download or an empty pipe is told
+// apart from a file of blank lines.
+func (r *Reader) emptyError() error {
+	what := "0 bytes"
+	if r.lr.line > 0 {
+		what = fmt.Sprintf("%d blank lines", r.lr.line)
+		if r.lr.line == 1 {
+			what = "1 blank line"
+		}
+	}
+	if r.compressed {
+		what += " once decompressed"
+	}
+	if r.name == "-" {
+		what += " on standard input"
+	}
+	return r.fileErr(0, "", fmt.Errorf("%w: %s, so no rows to read; give a trace with at least one row (a CSV trace: its header line, then the rows)",
+		ErrEmpty, what))
 }
 
 func orUnknown(s string) string {

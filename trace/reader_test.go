@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/klauspost/compress/gzip"
 )
 
 const ms = time.Millisecond
@@ -365,7 +366,17 @@ func TestErrors(t *testing.T) {
 		{"bailian missing", `{"chat_id": 1, "timestamp": 1.5, "input_length": 3}`, Options{},
 			"t.jsonl:1: output_length: missing; a Bailian row needs", nil},
 		{"csv column", "Timestamp,Model,Request tokens,Response\n1,a,2,3\n", Options{Format: FormatBurstGPT},
-			`t.jsonl:1: Response tokens: missing column; header is "Timestamp,Model,Request tokens,Response"`, nil},
+			`t.jsonl:1: bad CSV header: no column "Response tokens" (the columns found are "Timestamp", "Model", "Request tokens", "Response"); a burstgpt trace needs Timestamp, Model, Request tokens, Response tokens, in any order and case`, ErrHeader},
+		// Detected from arrived_at alone; SkipInvalid cannot skip a header.
+		{"csv columns", "\n\narrived_at, prefill\n1,2\n", Options{SkipInvalid: true},
+			`t.jsonl:3: bad CSV header: no columns "num_prefill_tokens", "num_decode_tokens" (the columns found are "arrived_at", "prefill"); a vidur trace needs`, ErrHeader},
+		// A wide header from another format is quoted up to 20 columns.
+		{"csv wide header", "c0,c1,c2,c3,c4,c5,c6,c7,c8,c9,c10,c11,c12,c13,c14,c15,c16,c17,c18,c19,c20,c21,c22,c23,c24\n", Options{Format: FormatVidur},
+			`"c18", "c19" and 5 more)`, ErrHeader},
+		{"azure columns", "TIMESTAMP,ContextTokens\n", Options{Format: FormatAzure},
+			`t.jsonl:1: bad CSV header: no column "GeneratedTokens"`, ErrHeader},
+		{"csv header quote", "\"Timestamp,Model\n", Options{Format: FormatBurstGPT},
+			"t.jsonl:1: bad CSV header: unterminated quoted field", ErrHeader},
 		{"csv short row", "arrived_at,num_prefill_tokens,num_decode_tokens\n0.5,3\n", Options{},
 			"t.jsonl:2: num_decode_tokens: missing: the row has 2 fields, the header 3", nil},
 		{"azure time", "TIMESTAMP,ContextTokens,GeneratedTokens\n16/11/2023 18:15,3,4\n", Options{},
@@ -374,7 +385,7 @@ func TestErrors(t *testing.T) {
 			`t.jsonl:2: arrived_at: "NaN" is not a number`, nil},
 		{"lfs", "version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 123\n", Options{},
 			"t.jsonl:1: file is a Git LFS pointer, not the trace data (oid sha256:abc, size 123 bytes)", ErrLFSPointer},
-		{"empty", "", Options{}, "the file is empty", ErrUnknownFormat},
+		{"empty", "", Options{}, "t.jsonl: the trace is empty: 0 bytes", ErrEmpty},
 		{"sharegpt", `[{"id": "x", "conversations": []}]`, Options{}, "JSON array", ErrUnknownFormat},
 		{"servegen", "0,1.33,8.59,Weibull,0.37,0.39\r\n600,0,0,,0,0\r\n", Options{}, "ServeGen", ErrUnknownFormat},
 		{"unknown json", `{"foo": 1}`, Options{}, "JSON keys foo match no format", ErrUnknownFormat},
@@ -408,6 +419,72 @@ func TestErrors(t *testing.T) {
 				t.Errorf("error does not match %v", tt.sentinel)
 			}
 		})
+	}
+}
+
+// TestEmpty checks that a trace without a non-blank line is ErrEmpty on
+// every path that reads one, whether the format is detected or named: it
+// used to be "cannot tell the format" when detected, and 0 rows when named.
+func TestEmpty(t *testing.T) {
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte("\n"))
+	zw.Close()
+	contents := []struct {
+		name, content, want string
+	}{
+		{"0 bytes", "", "the trace is empty: 0 bytes, so no rows"},
+		{"blank lines", "\n  \r\n\t\n", "the trace is empty: 3 blank lines, so no rows"},
+		{"BOM only", "\xef\xbb\xbf", "the trace is empty: 0 bytes"},
+		{"gzip", gz.String(), "the trace is empty: 1 blank line once decompressed"},
+	}
+	formats := append([]Format{""}, allFormats...)
+	dir := t.TempDir()
+	for _, c := range contents {
+		path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_"))
+		if err := os.WriteFile(path, []byte(c.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range formats {
+			check := func(t *testing.T, name string, err error) {
+				t.Helper()
+				if !errors.Is(err, ErrEmpty) {
+					t.Fatalf("error %v, want ErrEmpty", err)
+				}
+				if pe, ok := errors.AsType[*ParseError](err); !ok || pe.Path != name || pe.Line != 0 {
+					t.Errorf("error %#v, want a *ParseError for the whole file %s", err, name)
+				}
+				if !strings.Contains(err.Error(), c.want) {
+					t.Errorf("error %q\nwant it to contain %q", err, c.want)
+				}
+			}
+			opts := Options{Format: f}
+			name := string(f)
+			if f == "" {
+				name = "detect"
+			}
+			t.Run(c.name+"/"+name, func(t *testing.T) {
+				_, err := NewReader("t", strings.NewReader(c.content), opts)
+				check(t, "t", err)
+				_, err = Open(path, opts)
+				check(t, path, err)
+				_, _, err = ReadAll(path, opts)
+				check(t, path, err)
+				if f == "" {
+					_, err = Detect("t", strings.NewReader(c.content))
+					check(t, "t", err)
+				}
+			})
+		}
+	}
+	// A header alone is not empty: it is a trace of 0 rows.
+	r, err := NewReader("h.csv", strings.NewReader("arrived_at,num_prefill_tokens,num_decode_tokens\n\n"), Options{})
+	if err != nil {
+		t.Fatalf("header only: %v", err)
+	}
+	defer r.Close()
+	if err := r.Next(&Row{}); !errors.Is(err, io.EOF) {
+		t.Errorf("header only: Next = %v, want io.EOF", err)
 	}
 }
 

@@ -159,6 +159,16 @@ func traceHint(err error, formatFlag string, canSkip bool) (hint string, ok bool
 		return "check the path; use - to read standard input", true
 	case errors.Is(err, trace.ErrLFSPointer):
 		return "fetch the data with 'git lfs pull' or download the real file", true
+	case errors.Is(err, trace.ErrEmpty):
+		if pe, ok := errors.AsType[*trace.ParseError](err); ok && pe.Path == "-" {
+			return "nothing came on standard input: check the command that feeds the pipe", true
+		}
+		return "check the path, and that the file was written or downloaded in full", true
+	case errors.Is(err, trace.ErrHeader):
+		if formatFlag == "" {
+			return "give the header the columns the error names (any order and case)", true
+		}
+		return "give the header the columns the error names (any order and case), or, if the file is in another format, name it with " + formatFlag, true
 	case errors.Is(err, trace.ErrUnknownFormat):
 		if formatFlag == "" {
 			return "give a trace in a supported format (docs/format/traces.md)", true

@@ -285,11 +285,20 @@ func TestTraceErrorHints(t *testing.T) {
 	badRow := write("bad.jsonl", `{"timestamp": 0, "input_length": 10, "output_length": 5}`+"\n"+`{"timestamp": -5, "input_length": 10, "output_length": 5}`+"\n")
 	lfs := write("lfs.jsonl", "version https://git-lfs.github.com/spec/v1\noid sha256:3d74\nsize 1320\n")
 	missing := filepath.Join(dir, "missing.jsonl")
+	noCol := write("nocol.csv", "Timestamp,Model,Request tokens\n1,ChatGPT,3\n")
 	tests := []struct {
 		name string
 		args []string
 		hint string
 	}{
+		// A header without a column the format needs: --skip-invalid cannot help.
+		{"analyze header", []string{"analyze-trace", "--format", "burstgpt", noCol},
+			"give the header the columns the error names (any order and case), or, if the file is in another format, name it with --format\n"},
+		{"analyze header detected", []string{"analyze-trace", "--skip-invalid", noCol}, "name the format with --format"},
+		{"replay header", []string{"replay", "-m", "m", "--trace-format", "azure", noCol}, "name it with --trace-format\n"},
+		{"synthesize header", []string{"synthesize", "--from", noCol, "--from-format", "burstgpt"}, "name it with --from-format\n"},
+		{"synthesize lengths header", []string{"synthesize", "--rate", "1", "--requests", "5", "--isl-from", write("nocol2.csv", "arrived_at\n1\n")},
+			"hint: give the header the columns the error names (any order and case)\n"},
 		{"analyze unknown", []string{"analyze-trace", unknown}, "name the format with --format"},
 		{"replay unknown", []string{"replay", "-m", "m", unknown}, "name the format with --trace-format"},
 		{"synthesize unknown", []string{"synthesize", "--from", unknown}, "name the format with --from-format"},
@@ -307,6 +316,59 @@ func TestTraceErrorHints(t *testing.T) {
 			}
 			if strings.Contains(errOut, "pass --format") {
 				t.Errorf("stderr %q names a flag the command may not have", errOut)
+			}
+			if strings.Contains(tt.hint, "header") && strings.Contains(errOut, "--skip-invalid") {
+				t.Errorf("stderr %q suggests --skip-invalid for a bad header", errOut)
+			}
+		})
+	}
+}
+
+// An empty trace (0 bytes or blank lines) is a usage error with its own
+// message and hint from every command that reads one, whether its format
+// is detected or named: with a named format it used to be a report of 0
+// rows (analyze-trace, exit 0) or "no rows to replay".
+func TestEmptyTrace(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.jsonl")
+	blank := filepath.Join(dir, "blank.csv")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(blank, []byte("\n \n\t\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const fileHint = "hint: check the path, and that the file was written or downloaded in full\n"
+	const stdinHint = "hint: nothing came on standard input: check the command that feeds the pipe\n"
+	tests := []struct {
+		name  string
+		stdin string
+		args  []string
+		want  string // stderr, up to the hint
+	}{
+		{"analyze", "", []string{"analyze-trace", empty}, empty + ": the trace is empty: 0 bytes, so no rows"},
+		{"analyze format", "", []string{"analyze-trace", "--format", "mooncake", empty}, empty + ": the trace is empty: 0 bytes"},
+		{"analyze csv format", "", []string{"analyze-trace", "--format", "burstgpt", blank}, blank + ": the trace is empty: 3 blank lines"},
+		{"analyze stdin", "\n", []string{"analyze-trace", "--format", "bailian", "-"}, "-: the trace is empty: 1 blank line on standard input"},
+		{"replay", "", []string{"replay", "-m", "m", "--url", "http://127.0.0.1:9", empty}, empty + ": the trace is empty"},
+		{"replay format", "", []string{"replay", "-m", "m", "--url", "http://127.0.0.1:9", "--trace-format", "mooncake", empty}, empty + ": the trace is empty"},
+		{"replay stdin", "", []string{"replay", "-m", "m", "--url", "http://127.0.0.1:9", "--trace-format", "mooncake", "-"}, "-: the trace is empty: 0 bytes on standard input"},
+		{"synthesize", "", []string{"synthesize", "--from", blank}, blank + ": the trace is empty"},
+		{"synthesize format", "", []string{"synthesize", "--from", empty, "--from-format", "mooncake"}, empty + ": the trace is empty"},
+		{"synthesize lengths", "", []string{"synthesize", "--rate", "1", "--requests", "5", "--isl-from", empty}, empty + ": the trace is empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, tt.stdin, tt.args...)
+			hint := fileHint
+			if tt.stdin != "" || tt.args[len(tt.args)-1] == "-" {
+				hint = stdinHint
+			}
+			if code != 2 || !strings.HasPrefix(errOut, "reprise: "+tt.want) || !strings.HasSuffix(errOut, hint) {
+				t.Errorf("exit %d, stderr %q; want 2, %q … %q", code, errOut, tt.want, hint)
+			}
+			if out != "" {
+				t.Errorf("stdout %q, want nothing", out)
 			}
 		})
 	}
