@@ -106,19 +106,34 @@ func TestRunAgainstMockServer(t *testing.T) {
 		logs[l.ClientRequestID] = &l
 	}
 	errs := checkAgainstOracle(t, sink.reqs, srv.Log())
-	t.Logf("|client − server| first token p50 %v p99 %v max %v; last token p50 %v p99 %v; ITL p50 %v p99 %v",
-		errs.first.P50, errs.first.P99, errs.first.Max, errs.last.P50, errs.last.P99, errs.itl.P50, errs.itl.P99)
+	t.Logf("client vs server write (ms): first token p50 %v p99 %v max %v; last token p50 %v p99 %v; ITL p50 %v p99 %v; write width p99 %v",
+		errs.first.P50, errs.first.P99, errs.first.Max, errs.last.P50, errs.last.P99, errs.itl.P50, errs.itl.P99, errs.width.P99)
 	if len(sink.evs) == 0 {
 		t.Error("no events exported")
 	}
 }
 
-// timingErrors are |client − server| distributions in ms.
-type timingErrors struct{ first, last, itl summary.Stats }
+// timingErrors are distributions, in ms, of the distance between a
+// client stamp and the interval in which the server wrote the event
+// ([Event.StartNS, Event.TimeNS]; 0 inside it), and of |client − server|
+// mean ITL; width is the first token's interval width, the oracle's own
+// uncertainty.
+type timingErrors struct{ first, last, itl, width summary.Stats }
 
 // clockSlack tolerates the difference between the client's and the
 // server's clocks (both wall clock at start + monotonic elapsed).
 const clockSlack = 200 * time.Microsecond
+
+// outside returns how far t lies outside [lo, hi], in ms.
+func outside(t, lo, hi int64) float64 {
+	switch {
+	case t < lo:
+		return float64(lo-t) / 1e6
+	case t > hi:
+		return float64(t-hi) / 1e6
+	}
+	return 0
+}
 
 // checkAgainstOracle joins records to the server's log by X-Request-Id,
 // checks counts and causality, and returns the timing errors.
@@ -128,7 +143,7 @@ func checkAgainstOracle(t testing.TB, reqs []record.Request, log []mockserver.Re
 	for i := range log {
 		logs[log[i].ClientRequestID] = &log[i]
 	}
-	var dFirst, dLast, dITL []float64
+	var dFirst, dLast, dITL, width []float64
 	for i := range reqs {
 		r := &reqs[i]
 		l := logs[strconv.FormatUint(r.RequestID, 10)]
@@ -142,35 +157,38 @@ func checkAgainstOracle(t testing.TB, reqs []record.Request, log []mockserver.Re
 		if int(r.ServerCompletionTokens) != l.OutputTokens || int(r.ServerPromptTokens) != l.PromptTokens {
 			t.Errorf("request %d: usage %d/%d, server log %d/%d", r.RequestID, r.ServerPromptTokens, r.ServerCompletionTokens, l.PromptTokens, l.OutputTokens)
 		}
-		var first, last, firstDue, lastDue int64
+		var first, last *mockserver.Event
 		n := 0
-		for _, ev := range l.Events {
+		for j := range l.Events {
+			ev := &l.Events[j]
 			if ev.Kind == mockserver.EventContent || ev.Kind == mockserver.EventReasoning {
-				if first == 0 {
-					first, firstDue = ev.TimeNS, ev.DueNS
+				if first == nil {
+					first = ev
 				}
-				last, lastDue = ev.TimeNS, ev.DueNS
+				last = ev
 				n++
 			}
 		}
 		if int(r.ContentEvents) != n {
 			t.Errorf("request %d: %d content events, server sent %d", r.RequestID, r.ContentEvents, n)
 		}
-		// The server stamps after its write returned (it may be descheduled
-		// in between), so causality is checked against the time the write
-		// was due: no client stamp can precede it.
-		if r.FirstTokenNS < firstDue-int64(clockSlack) || r.LastTokenNS < lastDue-int64(clockSlack) {
-			t.Errorf("request %d: client stamps before the server's write was due: first %d < %d or last %d < %d",
-				r.RequestID, r.FirstTokenNS, firstDue, r.LastTokenNS, lastDue)
+		if n == 0 {
+			continue
 		}
-		dFirst = append(dFirst, math.Abs(float64(r.FirstTokenNS-first))/1e6)
-		dLast = append(dLast, math.Abs(float64(r.LastTokenNS-last))/1e6)
+		// No client stamp can precede the start of the server's write.
+		if r.FirstTokenNS < first.StartNS-int64(clockSlack) || r.LastTokenNS < last.StartNS-int64(clockSlack) {
+			t.Errorf("request %d: client stamps before the server's write began: first %d < %d or last %d < %d",
+				r.RequestID, r.FirstTokenNS, first.StartNS, r.LastTokenNS, last.StartNS)
+		}
+		dFirst = append(dFirst, outside(r.FirstTokenNS, first.StartNS, first.TimeNS))
+		dLast = append(dLast, outside(r.LastTokenNS, last.StartNS, last.TimeNS))
+		width = append(width, float64(first.TimeNS-first.StartNS)/1e6)
 		if n >= 2 && r.ServerCompletionTokens >= 2 {
-			serverITL := float64(last-first) / float64(r.ServerCompletionTokens-1)
+			serverITL := float64(last.TimeNS-first.TimeNS) / float64(r.ServerCompletionTokens-1)
 			dITL = append(dITL, math.Abs(r.ITLNS-serverITL)/1e6)
 		}
 	}
-	return timingErrors{summary.Compute(dFirst), summary.Compute(dLast), summary.Compute(dITL)}
+	return timingErrors{summary.Compute(dFirst), summary.Compute(dLast), summary.Compute(dITL), summary.Compute(width)}
 }
 
 // TestRunInterrupted: cancelling the run's context stops sending, lets

@@ -42,15 +42,18 @@ func (k EventKind) String() string {
 }
 
 // Event is one response write: its kind, the choice it belongs to, the
-// time the write and its flush to the socket returned (Unix ns), and the
-// time the latency model scheduled it for (Unix ns; 0 = as soon as
-// possible, e.g. error bodies). TimeNS − DueNS is the server's own
+// times the write began and the write and its flush to the socket returned
+// (Unix ns), and the time the latency model scheduled it for (Unix ns; 0 =
+// as soon as possible, e.g. error bodies). The bytes left the server
+// within [StartNS, TimeNS]; a server descheduled around its write widens
+// that interval, never moves it. TimeNS − DueNS is the server's own
 // lateness: timer wake-up and scheduling delay, never negative.
 type Event struct {
-	Kind   EventKind
-	Choice int32
-	TimeNS int64
-	DueNS  int64
+	Kind    EventKind
+	Choice  int32
+	StartNS int64
+	TimeNS  int64
+	DueNS   int64
 }
 
 // RequestLog is the oracle's record of one request. Times are Unix ns on
@@ -194,6 +197,8 @@ func appendLogLine(b []byte, r *RequestLog) []byte {
 		b = append(b, e.Kind.String()...)
 		b = append(b, `","choice":`...)
 		b = strconv.AppendInt(b, int64(e.Choice), 10)
+		b = append(b, `,"start_ns":`...)
+		b = strconv.AppendInt(b, e.StartNS, 10)
 		b = append(b, `,"t_ns":`...)
 		b = strconv.AppendInt(b, e.TimeNS, 10)
 		b = append(b, `,"due_ns":`...)

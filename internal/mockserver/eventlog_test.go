@@ -21,10 +21,10 @@ func TestEventLogLine(t *testing.T) {
 			Stream: true, Status: 200, Fault: "stall=2s,malformed-sse", FinishReason: "length",
 			ReceivedNS: 1795285491628262189, AdmittedNS: 1795285491628452470, EndNS: 1795285491637461996,
 			PromptTokens: 8, CachedTokens: 0, OutputTokens: 2, ReasoningTokens: 1,
-			Events: []Event{{Kind: EventRole, TimeNS: 10, DueNS: 9}, {Kind: EventReasoning, TimeNS: 11, DueNS: 9},
-				{Kind: EventContent, Choice: 1, TimeNS: 12, DueNS: 12}, {Kind: EventDone, TimeNS: 13, DueNS: 12}}},
+			Events: []Event{{Kind: EventRole, StartNS: 10, TimeNS: 10, DueNS: 9}, {Kind: EventReasoning, StartNS: 10, TimeNS: 11, DueNS: 9},
+				{Kind: EventContent, Choice: 1, StartNS: 11, TimeNS: 12, DueNS: 12}, {Kind: EventDone, StartNS: 12, TimeNS: 13, DueNS: 12}}},
 		{Seq: 8, Endpoint: "/v1/completions", Error: "The model `x` does not exist.", Status: 404, ReceivedNS: 5, EndNS: 6,
-			Events: []Event{{Kind: EventBody, TimeNS: 6}}},
+			Events: []Event{{Kind: EventBody, StartNS: 6, TimeNS: 6}}},
 	}
 	var got []byte
 	for i := range logs {
@@ -36,10 +36,11 @@ func TestEventLogLine(t *testing.T) {
 			RequestID string `json:"request_id"`
 			Error     string `json:"error"`
 			Events    []struct {
-				Kind   string `json:"kind"`
-				Choice int32  `json:"choice"`
-				TimeNS int64  `json:"t_ns"`
-				DueNS  int64  `json:"due_ns"`
+				Kind    string `json:"kind"`
+				Choice  int32  `json:"choice"`
+				StartNS int64  `json:"start_ns"`
+				TimeNS  int64  `json:"t_ns"`
+				DueNS   int64  `json:"due_ns"`
 			} `json:"events"`
 		}
 		if err := json.Unmarshal(line, &back); err != nil {
@@ -55,7 +56,7 @@ func TestEventLogLine(t *testing.T) {
 		}
 		for j, e := range back.Events {
 			w := logs[i].Events[j]
-			if e.Kind != w.Kind.String() || e.Choice != w.Choice || e.TimeNS != w.TimeNS || e.DueNS != w.DueNS {
+			if e.Kind != w.Kind.String() || e.Choice != w.Choice || e.StartNS != w.StartNS || e.TimeNS != w.TimeNS || e.DueNS != w.DueNS {
 				t.Errorf("line %d event %d: %+v, want %+v", i, j, e, w)
 			}
 		}

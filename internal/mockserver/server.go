@@ -358,6 +358,7 @@ type reqState struct {
 	pending     []byte // coalesced events not yet written
 	stamped     int    // log.Events before this index have their write time
 	due         int64  // mono deadline of the events being written; 0 = as soon as possible
+	writeStart  int64  // mono time the write being recorded began; 0 = no write
 	raw         rawSink
 	hs          httpSink
 }
@@ -545,6 +546,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 				return
 			}
 		} else {
+			st.writeStart = s.mono()
 			w.WriteHeader(http.StatusOK)
 			if st.hs.flush() != nil {
 				return
@@ -721,9 +723,15 @@ func (s *Server) sleepUntil(ctx context.Context, st *reqState, deadline int64) b
 	return false
 }
 
-// event records one written event at the time its write returned.
+// event records one written event at the time its write returned (and,
+// from st.writeStart, the time it began).
 func (s *Server) event(st *reqState, kind EventKind, choice int, err error) bool {
 	t := s.mono()
+	start := st.writeStart
+	st.writeStart = 0
+	if start == 0 {
+		start = t // no write (a reset): one instant
+	}
 	if err != nil {
 		st.log.Error = "write: " + err.Error()
 		st.log.EndNS = s.wall(t)
@@ -735,7 +743,7 @@ func (s *Server) event(st *reqState, kind EventKind, choice int, err error) bool
 		if st.due != 0 {
 			due = s.wall(st.due)
 		}
-		st.log.Events = append(st.log.Events, Event{Kind: kind, Choice: int32(choice), TimeNS: s.wall(t), DueNS: due})
+		st.log.Events = append(st.log.Events, Event{Kind: kind, Choice: int32(choice), StartNS: s.wall(start), TimeNS: s.wall(t), DueNS: due})
 	}
 	return true
 }
@@ -793,6 +801,7 @@ func (s *Server) writeErrorBody(st *reqState, w http.ResponseWriter, status int,
 		h["Connection"] = hdrClose
 	}
 	h["Content-Length"] = []string{strconv.Itoa(len(st.buf))}
+	st.writeStart = s.mono()
 	w.WriteHeader(status)
 	_, err := w.Write(st.buf)
 	if err == nil {

@@ -165,6 +165,7 @@ func (s *Server) stream(ctx context.Context, st *reqState, run *runInfo) string 
 // Config.Coalesce it only queues the event; flushPending writes the queue.
 func (s *Server) emit(st *reqState, sk sink, kind EventKind, choice int) bool {
 	if !s.cfg.Coalesce {
+		st.writeStart = s.mono()
 		return s.event(st, kind, choice, sk.write(st.buf))
 	}
 	st.pending = append(st.pending, st.buf...)
@@ -187,12 +188,13 @@ func (s *Server) flushPending(st *reqState, sk sink) bool {
 	if len(st.pending) == 0 {
 		return true
 	}
+	start := s.mono()
 	err := sk.write(st.pending)
 	st.pending = st.pending[:0]
 	t := s.mono()
 	st.log.EndNS = s.wall(t)
 	for i := st.stamped; i < len(st.log.Events); i++ {
-		st.log.Events[i].TimeNS = s.wall(t)
+		st.log.Events[i].StartNS, st.log.Events[i].TimeNS = s.wall(start), s.wall(t)
 	}
 	st.stamped = len(st.log.Events)
 	if err != nil {
@@ -282,6 +284,7 @@ func (s *Server) nonStream(ctx context.Context, st *reqState, run *runInfo) stri
 		h["Content-Length"] = []string{strconv.Itoa(len(st.buf))}
 	}
 	lg.Status = http.StatusOK
+	st.writeStart = s.mono()
 	_, err := w.Write(st.buf)
 	if err == nil {
 		err = st.hs.flush()

@@ -83,8 +83,9 @@ func TestScheduleExact(t *testing.T) {
 		wantTTFT := 7*time.Millisecond + time.Duration(40-l.CachedTokens)*100*time.Microsecond
 		var dues []int64
 		for _, e := range l.Events {
-			if e.DueNS == 0 || e.TimeNS < e.DueNS {
-				t.Fatalf("request %d: event %v written at %d, due %d: no schedule, or written early", i, e.Kind, e.TimeNS, e.DueNS)
+			if e.DueNS == 0 || e.StartNS < e.DueNS || e.TimeNS < e.StartNS {
+				t.Fatalf("request %d: event %v written in [%d, %d], due %d: no schedule, written early, or ending before it began",
+					i, e.Kind, e.StartNS, e.TimeNS, e.DueNS)
 			}
 			late = append(late, time.Duration(e.TimeNS-e.DueNS))
 			if e.Kind == EventContent {
