@@ -122,7 +122,11 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	line("Output token throughput (tok/s)", num(s.OutputTokenThroughput))
 	line("Total token throughput (tok/s)", num(s.TotalTokenThroughput))
 	if s.IntendedRate > 0 || s.AchievedRate > 0 {
-		line("Rate intended / achieved (req/s)", num(s.IntendedRate)+" / "+num(s.AchievedRate))
+		intended := num(s.IntendedRate)
+		if s.IntendedRate == 0 {
+			intended = "— (all due at once)"
+		}
+		line("Rate intended / achieved (req/s)", intended+" / "+num(s.AchievedRate))
 	}
 	line(fmt.Sprintf("Late requests (> %v)", s.Options.LateThreshold), fmt.Sprintf("%d", s.LateCount))
 	if len(s.Options.Goodput) > 0 {

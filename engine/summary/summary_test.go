@@ -203,3 +203,21 @@ func TestAccumulatorIncremental(t *testing.T) {
 		t.Error(cmp.Diff(string(want), string(got)))
 	}
 }
+
+// TestSummaryTableAllAtOnce: a schedule with every request due at the
+// same instant has no intended rate, and the table says why instead of
+// printing 0.
+func TestSummaryTableAllAtOnce(t *testing.T) {
+	rs := testRecords()[:10]
+	for i := range rs {
+		rs[i].IntendedNS = rs[0].IntendedNS
+	}
+	s := Summarize(rs, RunInfo{Model: "m", Mode: "fixed"}, Options{Streaming: true})
+	var buf bytes.Buffer
+	if err := s.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if s.IntendedRate != 0 || s.AchievedRate <= 0 || !strings.Contains(buf.String(), "— (all due at once) / ") {
+		t.Errorf("intended %v achieved %v; table:\n%s", s.IntendedRate, s.AchievedRate, buf.String())
+	}
+}
