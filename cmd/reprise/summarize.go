@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -36,8 +37,13 @@ func (c summarizeConfig) Validate() error {
 	case 0:
 		errs = append(errs, errors.New("missing RUN_DIR: give a run directory written by reprise replay"))
 	case 1:
-		if st, err := os.Stat(c.Args[0]); err != nil || !st.IsDir() {
-			errs = append(errs, fmt.Errorf("RUN_DIR %s: not a directory", c.Args[0]))
+		switch st, err := os.Stat(c.Args[0]); {
+		case errors.Is(err, fs.ErrNotExist):
+			errs = append(errs, fmt.Errorf("RUN_DIR %s does not exist: give a run directory written by reprise replay (its --out, or one under runs/)", c.Args[0]))
+		case err != nil:
+			errs = append(errs, fmt.Errorf("RUN_DIR: %w", err))
+		case !st.IsDir():
+			errs = append(errs, fmt.Errorf("RUN_DIR %s is a file, not a directory: give the run directory that holds the record files", c.Args[0]))
 		}
 	default:
 		errs = append(errs, fmt.Errorf("want one RUN_DIR, got %d: %s", len(c.Args), strings.Join(c.Args, " ")))

@@ -148,6 +148,21 @@ func TestSummarizeUsage(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
 	}
+	// RUN_DIR says what is wrong with the path: it used to be "not a
+	// directory" for a path that does not exist.
+	file := filepath.Join(t.TempDir(), "requests.parquet")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ dir, want string }{
+		{"/nonexistent/run", "reprise: RUN_DIR /nonexistent/run does not exist: give a run directory written by reprise replay"},
+		{file, "reprise: RUN_DIR " + file + " is a file, not a directory"},
+	} {
+		code, _, stderr := runCLI(t, "", "summarize", tt.dir)
+		if code != 2 || !strings.HasPrefix(stderr, tt.want) {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", tt.dir, code, stderr, tt.want)
+		}
+	}
 	// A directory without records is a usage error naming what is missing.
 	code, _, stderr := runCLI(t, "", "summarize", t.TempDir())
 	if code != 2 || !strings.Contains(stderr, "records") {
