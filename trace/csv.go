@@ -267,7 +267,7 @@ func (d *csvDecoder) burstGPT(row *Row) error {
 	return nil
 }
 
-// Azure timestamp layouts (trace-formats.md §5). Go accepts a fraction
+// Azure timestamp layouts (docs/format/traces.md, azure). Go accepts a fraction
 // after the seconds even when the layout has none.
 const (
 	azureNaive = "2006-01-02 15:04:05"

@@ -11,8 +11,8 @@ import (
 // Flavor selects whose response shapes the server reproduces.
 type Flavor string
 
-// The flavors. Their shapes follow the recordings in
-// shared/fixtures/servers/{vllm-sim,llamacpp}.
+// The flavors. Their shapes follow responses recorded from llm-d-inference-sim
+// (vLLM's OpenAI-compatible API) and from llama.cpp's llama-server.
 const (
 	FlavorVLLM     Flavor = "vllm"
 	FlavorLlamaCPP Flavor = "llamacpp"

@@ -4,7 +4,8 @@
 //
 // It serves /v1/chat/completions and /v1/completions (streamed and not),
 // /v1/models, /health and /metrics in the shapes of vLLM (default) or
-// llama.cpp ([FlavorLlamaCPP]), as recorded in shared/fixtures/servers.
+// llama.cpp ([FlavorLlamaCPP]), as recorded from llm-d-inference-sim (a vLLM
+// simulator serving vLLM's OpenAI-compatible API) and llama.cpp's llama-server.
 // Output tokens are cheap filler words; their timing follows a latency
 // model (TTFT, ITL, prefill and per-running-request costs, jitter) behind a
 // max-num-seqs admission queue, and a prefix cache of token blocks makes

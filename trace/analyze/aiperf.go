@@ -3,7 +3,7 @@ package analyze
 import "github.com/reprise-bench/reprise/trace"
 
 // AIPerf computes the statistics of AIPerf's `aiperf analyze-trace` under its
-// names and definitions (benchmark-semantics.md §8), so migrating users see
+// names and definitions (docs/format/analyze-json.md, `aiperf`), so migrating users see
 // familiar numbers. Feed it rows in FILE order (AIPerf ignores timestamps).
 // Definitions, per row with ids h[0..k−1] and block size B:
 //

@@ -3,11 +3,11 @@ package analyze
 import "fmt"
 
 // InfiniteCapacity is the capacity of a [PrefixCache] that never evicts:
-// the infinite-cache ceiling of kv-cache-stats.md.
+// the infinite-cache ceiling (token_hit_ratio in docs/format/analyze-json.md).
 const InfiniteCapacity int64 = -1
 
 // PrefixCache models an ideal prefix cache of hash-id blocks, one request
-// at a time, with the semantics of shared/reference/kv-cache-stats.md §1:
+// at a time, with the semantics of docs/format/analyze-json.md (`cache`):
 //
 //   - a request's hit is the leading run of its ids present in the cache
 //     (it stops at the first missing block, even if later ones are cached);

@@ -3,7 +3,7 @@
 // ceiling and LRU capacity curve, block popularity skew, reuse time and
 // distance, and the statistics AIPerf's `analyze-trace` prints.
 //
-// Definitions follow shared/reference/kv-cache-stats.md: requests are taken
+// Definitions are in docs/format/analyze-json.md: requests are taken
 // in arrival order, a request's prefix hit is the leading run of its hash ids
 // already in the cache, ratios are token-weighted unless named otherwise, and
 // percentiles use numpy's default linear interpolation.

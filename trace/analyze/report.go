@@ -94,7 +94,7 @@ type Sessions struct {
 	TurnsPerSession Stats `json:"turns_per_session"`
 }
 
-// Cache holds the prefix-cache statistics of kv-cache-stats.md, over the
+// Cache holds the prefix-cache statistics (docs/format/analyze-json.md), over the
 // rows that carry hash ids, in time order.
 type Cache struct {
 	BlockSize      int   `json:"block_size"`
@@ -182,7 +182,7 @@ type Group struct {
 }
 
 // AIPerfStats are the statistics of AIPerf's `analyze-trace`, under its
-// field names and definitions (benchmark-semantics.md §8): file order,
+// field names and definitions (docs/format/analyze-json.md): file order,
 // unweighted per-line hit rates, fixed block size.
 type AIPerfStats struct {
 	TotalRequests    int64        `json:"total_requests"`
