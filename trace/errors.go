@@ -19,6 +19,10 @@ var (
 	// its format needs, or cannot be split: no row can be read, so
 	// skipping invalid rows does not help.
 	ErrHeader = errors.New("bad CSV header")
+	// ErrRead is returned when the file cannot be read to its end (an I/O
+	// error, or a compressed stream that is corrupt or cut short): no fix
+	// to a row helps.
+	ErrRead = errors.New("read")
 )
 
 // ParseError is a problem with one row (or the header) of a trace file. It

@@ -66,7 +66,7 @@ func (l *lineReader) next() ([]byte, error) {
 	}
 	if err != nil {
 		if !errors.Is(err, io.EOF) {
-			l.ioErr = fmt.Errorf("read: %w", err)
+			l.ioErr = fmt.Errorf("%w: %w", ErrRead, err)
 			return nil, l.ioErr
 		}
 		l.eof = true
@@ -102,7 +102,7 @@ func (l *lineReader) skipLong() error {
 		l.line++
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
-				l.ioErr = fmt.Errorf("read: %w", err)
+				l.ioErr = fmt.Errorf("%w: %w", ErrRead, err)
 				return l.ioErr
 			}
 			l.eof = true

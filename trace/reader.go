@@ -220,7 +220,7 @@ func (r *Reader) init(src io.Reader) error {
 		r.format = f
 	}
 	if opts.ModelFilter != "" && r.format != FormatBurstGPT {
-		return r.fileErr(0, "", fmt.Errorf("model filter %q applies only to burstgpt traces, not %s", opts.ModelFilter, r.format))
+		return r.fileErr(0, "", fmt.Errorf("model filter %q applies only to burstgpt traces, not %s: drop the filter, or read a burstgpt trace", opts.ModelFilter, r.format))
 	}
 	r.block = 0
 	if bs := r.format.DefaultBlockSize(); bs > 0 {

@@ -169,13 +169,18 @@ func traceHint(err error, formatFlag string, canSkip bool) (hint string, ok bool
 			return "give the header the columns the error names (any order and case)", true
 		}
 		return "give the header the columns the error names (any order and case), or, if the file is in another format, name it with " + formatFlag, true
+	case errors.Is(err, trace.ErrRead):
+		return "the file could not be read to its end (a compressed file may be cut short or corrupt): check it, or fetch it again", true
 	case errors.Is(err, trace.ErrUnknownFormat):
 		if formatFlag == "" {
 			return "give a trace in a supported format (docs/format/traces.md)", true
 		}
 		return "name the format with " + formatFlag, true
 	}
-	if _, isParse := errors.AsType[*trace.ParseError](err); isParse {
+	if pe, isParse := errors.AsType[*trace.ParseError](err); isParse {
+		if pe.Line == 0 {
+			return "", true // about the whole file: the message says what to do
+		}
 		if canSkip {
 			return "fix the row, or pass --skip-invalid to skip and count invalid rows", true
 		}

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -286,6 +289,13 @@ func TestTraceErrorHints(t *testing.T) {
 	lfs := write("lfs.jsonl", "version https://git-lfs.github.com/spec/v1\noid sha256:3d74\nsize 1320\n")
 	missing := filepath.Join(dir, "missing.jsonl")
 	noCol := write("nocol.csv", "Timestamp,Model,Request tokens\n1,ChatGPT,3\n")
+	var gz bytes.Buffer // a gzip stream cut short after its first rows
+	zw := gzip.NewWriter(&gz)
+	for i := range 2000 {
+		fmt.Fprintf(zw, `{"timestamp": %d, "input_length": 10, "output_length": 5, "hash_ids": [%d]}`+"\n", i, i)
+	}
+	zw.Close()
+	cut := write("cut.jsonl.gz", gz.String()[:gz.Len()/2])
 	tests := []struct {
 		name string
 		args []string
@@ -307,6 +317,10 @@ func TestTraceErrorHints(t *testing.T) {
 		{"synthesize row", []string{"synthesize", "--from", badRow}, "hint: fix the row\n"},
 		{"replay lfs", []string{"replay", "-m", "m", lfs}, "git lfs pull"},
 		{"replay missing", []string{"replay", "-m", "m", missing}, "check the path"},
+		// Not about a row: fixing or skipping rows cannot help.
+		{"analyze cut gzip", []string{"analyze-trace", cut}, "hint: the file could not be read to its end"},
+		{"replay cut gzip", []string{"replay", "-m", "m", cut}, "hint: the file could not be read to its end"},
+		{"analyze model filter", []string{"analyze-trace", "--model-filter", "ChatGPT", badRow}, "drop the filter"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -317,8 +331,8 @@ func TestTraceErrorHints(t *testing.T) {
 			if strings.Contains(errOut, "pass --format") {
 				t.Errorf("stderr %q names a flag the command may not have", errOut)
 			}
-			if strings.Contains(tt.hint, "header") && strings.Contains(errOut, "--skip-invalid") {
-				t.Errorf("stderr %q suggests --skip-invalid for a bad header", errOut)
+			if !strings.Contains(tt.name, "row") && strings.Contains(errOut, "--skip-invalid") {
+				t.Errorf("stderr %q suggests --skip-invalid for a problem that is not a row's", errOut)
 			}
 		})
 	}
