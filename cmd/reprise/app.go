@@ -244,6 +244,16 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 
 // envVars returns the environment source for a flag: --max-inflight reads
 // REPRISE_MAX_INFLIGHT.
-func envVars(flag string) cli.ValueSourceChain {
-	return cli.EnvVars("REPRISE_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_")))
+func envVars(flag string) cli.ValueSourceChain { return envVar("REPRISE_", flag) }
+
+// mockEnv and synthEnv name the variables of mock-server's and
+// synthesize's flags, REPRISE_MOCK_<FLAG> and REPRISE_SYNTH_<FLAG>: their
+// --model, --seed, --block-size, --speedup, --output… configure a server
+// or a trace generator, not the replay the same REPRISE_<FLAG> configures
+// (a shared REPRISE_SPEEDUP would speed `synthesize | replay -` up twice).
+func mockEnv(flag string) cli.ValueSourceChain  { return envVar("REPRISE_MOCK_", flag) }
+func synthEnv(flag string) cli.ValueSourceChain { return envVar("REPRISE_SYNTH_", flag) }
+
+func envVar(prefix, flag string) cli.ValueSourceChain {
+	return cli.EnvVars(prefix + strings.ToUpper(strings.ReplaceAll(flag, "-", "_")))
 }

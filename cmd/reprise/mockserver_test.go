@@ -42,6 +42,17 @@ func TestMockServerUsageErrors(t *testing.T) {
 	}
 }
 
+// TestMockServerEnvVars: mock-server reads REPRISE_MOCK_<FLAG>, not the
+// REPRISE_<FLAG> a replay in the same shell is configured with.
+func TestMockServerEnvVars(t *testing.T) {
+	t.Setenv("REPRISE_MOCK_MAX_NUM_SEQS", "0")
+	t.Setenv("REPRISE_FLAVOR", "tgi")
+	code, _, errOut := runCLI(t, "", "mock-server")
+	if code != 2 || !strings.Contains(errOut, "max-num-seqs 0") || strings.Contains(errOut, "tgi") {
+		t.Errorf("exit %d, stderr %q: want 2 for REPRISE_MOCK_MAX_NUM_SEQS=0 alone", code, errOut)
+	}
+}
+
 func TestMockServerHelp(t *testing.T) {
 	code, out, _ := runCLI(t, "", "mock-server", "--help")
 	if code != 0 {

@@ -223,12 +223,22 @@ func TestSynthesizeRejects(t *testing.T) {
 	}
 }
 
+// TestSynthesizeEnvVars: synthesize reads REPRISE_SYNTH_<FLAG>, and not
+// replay's REPRISE_<FLAG> (a shared REPRISE_SPEEDUP would apply twice in
+// `synthesize | replay -`).
 func TestSynthesizeEnvVars(t *testing.T) {
-	t.Setenv("REPRISE_RATE", "2")
-	t.Setenv("REPRISE_REQUESTS", "7")
+	t.Setenv("REPRISE_SYNTH_RATE", "2")
+	t.Setenv("REPRISE_SYNTH_REQUESTS", "7")
+	t.Setenv("REPRISE_REQUESTS", "3")
+	t.Setenv("REPRISE_SEED", "7")
 	code, out, errOut := runCLI(t, "", "synthesize", "-q")
-	if code != 0 || len(readRows(t, out)) != 7 {
-		t.Fatalf("exit %d: %s", code, errOut)
+	rows := readRows(t, out)
+	if code != 0 || len(rows) != 7 {
+		t.Fatalf("exit %d, %d rows, want 7: %s", code, len(rows), errOut)
+	}
+	code, seeded, errOut := runCLI(t, "", "synthesize", "-q", "--seed", "42")
+	if code != 0 || seeded != out {
+		t.Errorf("replay's REPRISE_SEED changed synthesize's output (exit %d): %s", code, errOut)
 	}
 }
 
