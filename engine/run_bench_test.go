@@ -14,7 +14,7 @@ import (
 	"github.com/reprise-bench/reprise/internal/record"
 )
 
-// BenchmarkTTFTError replays 100, 300 and 1,000 concurrent streams with
+// BenchmarkTTFTError replays 100 to 1,000 concurrent streams with
 // 10 ms ITL (1,000 streams ≈ 100k events/s) against the mock server in a
 // child process (mockproc_test.go) and reports the client's timing error
 // against the server's oracle log: the first token stamp's distance from
@@ -42,7 +42,7 @@ import (
 // and the rate of token events it actually wrote.
 // The correctness of the join is TestRunAgainstMockServer's.
 func BenchmarkTTFTError(b *testing.B) {
-	for _, streams := range []int{100, 300, 1000} {
+	for _, streams := range []int{100, 300, 500, 700, 1000} {
 		b.Run(strconv.Itoa(streams), func(b *testing.B) { benchTTFTError(b, streams) })
 	}
 }
