@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/reprise-bench/reprise/trace"
 )
 
 // TestDispatchAllocs proves the hot path allocates nothing per job: the
@@ -66,6 +68,21 @@ func TestSleepAllocs(t *testing.T) {
 // so nothing in the loop allocates per job (AllocsPerRun cannot see a
 // whole run: it has setup).
 func TestRunAllocsIndependentOfLength(t *testing.T) {
+	checkRunAllocsFlat(t, func(cfg Config, rows []trace.Row) (*Plan, Handler) {
+		p, err := NewPlan(cfg, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p, HandlerFunc(func(context.Context, *Job) {})
+	})
+}
+
+// checkRunAllocsFlat runs the plan that build makes of 100 (warm-up), 500
+// and 5000 rows 20 µs apart and fails when the larger run allocates more
+// than runtime noise (timers, GC bookkeeping) beyond the smaller: far
+// below one allocation per job for the 4500 more jobs.
+func checkRunAllocsFlat(t *testing.T, build func(Config, []trace.Row) (*Plan, Handler)) {
+	t.Helper()
 	if testing.CoverMode() != "" {
 		t.Skip("instrumentation allocates")
 	}
@@ -76,11 +93,7 @@ func TestRunAllocsIndependentOfLength(t *testing.T) {
 		}
 		cfg := NewConfig()
 		cfg.Senders = 8
-		p, err := NewPlan(cfg, tsRows(offs...))
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := HandlerFunc(func(context.Context, *Job) {})
+		p, h := build(cfg, tsRows(offs...))
 		var a, b runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&a)
@@ -92,8 +105,6 @@ func TestRunAllocsIndependentOfLength(t *testing.T) {
 	}
 	measure(100) // warm up lazily initialised runtime state
 	small, large := measure(500), measure(5000)
-	// Allow a little runtime noise (timers, GC bookkeeping), far below
-	// one allocation per job (4500 more jobs).
 	if large > small+45 {
 		t.Errorf("run allocations grow with length: %d for 500 jobs, %d for 5000", small, large)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -286,39 +285,17 @@ func TestStreamPlanErrors(t *testing.T) {
 // releasing it allocate nothing per job, and the reader goroutine
 // allocates nothing per plain row.
 func TestStreamRunAllocsIndependentOfLength(t *testing.T) {
-	if testing.CoverMode() != "" {
-		t.Skip("instrumentation allocates")
-	}
-	measure := func(n int) uint64 {
-		offs := make([]time.Duration, n)
-		for i := range offs {
-			offs[i] = time.Duration(i) * 20 * time.Microsecond
-		}
-		open, _ := mooncake(t, tsRows(offs...))
-		cfg := NewConfig()
-		cfg.Senders = 8
+	checkRunAllocsFlat(t, func(cfg Config, rows []trace.Row) (*Plan, Handler) {
+		open, _ := mooncake(t, rows)
 		p, err := streamPlan(cfg, open)
 		if err != nil {
 			t.Fatal(err)
 		}
 		w := p.Window()
-		h := HandlerFunc(func(_ context.Context, j *Job) {
+		return p, HandlerFunc(func(_ context.Context, j *Job) {
 			if w.Row(int64(j.Item)) == nil {
 				t.Error("row not in the window")
 			}
 		})
-		var a, b runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&a)
-		if _, err := p.Run(t.Context(), h); err != nil {
-			t.Fatal(err)
-		}
-		runtime.ReadMemStats(&b)
-		return b.Mallocs - a.Mallocs
-	}
-	measure(100)
-	small, large := measure(500), measure(5000)
-	if large > small+45 {
-		t.Errorf("streamed run allocations grow with length: %d for 500 jobs, %d for 5000", small, large)
-	}
+	})
 }
