@@ -36,12 +36,15 @@ func BenchmarkLoopbackFloor(b *testing.B) {
 				wg.Go(func() {
 					defer c.Close()
 					buf := make([]byte, size)
+					timer := time.NewTimer(time.Hour) // one per connection, as the mock server keeps one per request
+					defer timer.Stop()
 					t := time.Now()
 					for {
 						t = t.Add(gap)
 						if d := time.Until(t); d > 0 {
+							timer.Reset(d)
 							select {
-							case <-time.After(d):
+							case <-timer.C:
 							case <-stop:
 								return
 							}
