@@ -438,6 +438,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		ReceivedNS: s.wall(recv), Events: events}
 	st.faults = faultSet{}
 	st.headersSent = false
+	st.writeStart = 0 // a failed write of the previous request may have left it set
 	st.due = 0
 	st.pending = st.pending[:0]
 	st.hs = httpSink{w: w}
@@ -541,12 +542,12 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		}
 		st.due = recv + int64(d)
 		s.setHeaders(w.Header(), req.stream)
+		st.writeStart = s.mono()
 		if req.stream && llama && !st.h2 {
 			if st.raw.headers() != nil {
 				return
 			}
 		} else {
-			st.writeStart = s.mono()
 			w.WriteHeader(http.StatusOK)
 			if st.hs.flush() != nil {
 				return
