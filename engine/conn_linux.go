@@ -4,7 +4,9 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -34,6 +36,17 @@ type rxReader struct {
 	// loop's state: its callback, made once, and the caller's.
 	loopRecv func(fd uintptr) bool // r.loopStep
 	fn       func(n int, stamp int64, errno syscall.Errno) bool
+
+	// await's state (reactor_linux.go); rc nil: reads stay on the
+	// sender's goroutine. fd is the socket's, used only while the
+	// connection is open and a response is being read.
+	rc     *reactor
+	fd     int
+	wmu    sync.Mutex // between the reactor's reads and await giving up
+	active bool       // in rc's set
+	slot   int32
+	done   chan struct{} // the reactor's "response over", buffered
+	timer  *time.Timer
 }
 
 // newRxReader turns on receive timestamps for c; nil when it can't.
@@ -43,12 +56,14 @@ func newRxReader(c *net.TCPConn) *rxReader {
 		return nil
 	}
 	var serr error
+	sock := -1
 	if err := raw.Control(func(fd uintptr) {
 		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
+		sock = int(fd)
 	}); err != nil || serr != nil {
 		return nil
 	}
-	r := &rxReader{raw: raw}
+	r := &rxReader{raw: raw, fd: sock}
 	r.recv = r.recvOnce
 	r.loopRecv = r.loopStep
 	r.msg.Iov = &r.iov
@@ -93,6 +108,12 @@ func (r *rxReader) recvOnce(fd uintptr) bool {
 		}
 		return e != syscall.EAGAIN
 	}
+}
+
+// useReactor makes await read on rc.
+func (r *rxReader) useReactor(rc *reactor) {
+	r.rc = rc
+	r.done = make(chan struct{}, 1)
 }
 
 // stamp finds SCM_TIMESTAMPNS among the control messages of the last read.

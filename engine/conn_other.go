@@ -3,13 +3,16 @@
 package engine
 
 import (
+	"context"
+	"errors"
 	"net"
 	"syscall"
+	"time"
 )
 
 // rxReader is Linux's receive-timestamp reader; elsewhere reads are
 // stamped when they return.
-type rxReader struct{}
+type rxReader struct{ rc *reactor }
 
 func newRxReader(*net.TCPConn) *rxReader { return nil }
 
@@ -20,3 +23,17 @@ func (*rxReader) loop([]byte, func(int, int64, syscall.Errno) bool) error { pani
 // peekSocket is Linux's liveness check of an idle connection; elsewhere a
 // connection the server closed fails its next request, which is retried.
 func peekSocket(uintptr, *byte) (int, syscall.Errno) { return 0, syscall.EAGAIN }
+
+// reactor is Linux's epoll reader of many connections; elsewhere each
+// sender reads its own.
+type reactor struct{}
+
+func newReactor() (*reactor, error) { return nil, errors.ErrUnsupported }
+
+func (*reactor) close() {}
+
+func (*rxReader) useReactor(*reactor) {}
+
+func (*rxReader) await(context.Context, time.Time, []byte, func(int, int64, syscall.Errno) bool) error {
+	panic("unreachable")
+}

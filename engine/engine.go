@@ -80,6 +80,10 @@ type Config struct {
 	// when the kernel received the bytes (SO_TIMESTAMPNS, HTTP/1.1 on
 	// Linux; see conn.go). For comparisons and diagnosis only.
 	NoKernelStamps bool
+	// NoReactor reads each HTTP/1.1 response on its sender's goroutine
+	// instead of on the reactors (reactor_linux.go): for tests and
+	// benchmarks that compare the two.
+	NoReactor bool
 	// Clock stamps everything; nil = NewClock().
 	Clock *Clock
 	// Log receives rare diagnostics; nil discards.

@@ -21,9 +21,11 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -49,6 +51,12 @@ type h1Pool struct {
 	open    int
 	waiters []chan struct{}
 	closed  bool
+
+	// reactors read plain-TCP responses (reactor_linux.go), one per P,
+	// started with the first connection; none when they could not start.
+	reactorsOnce sync.Once
+	reactors     []*reactor
+	reactorNext  atomic.Uint32
 }
 
 // h1Conn is one connection of the pool.
@@ -194,6 +202,35 @@ func (p *h1Pool) closeIdle(final bool) {
 	for _, c := range idle {
 		p.discard(c)
 	}
+	if final {
+		p.reactorsOnce.Do(func() {}) // none may start after this
+		for _, rc := range p.reactors {
+			rc.close()
+		}
+	}
+}
+
+// reactor returns the reactor for a new connection, round robin; nil when
+// reads stay on the senders' goroutines (not Linux, Config.NoReactor, or
+// epoll refused).
+func (p *h1Pool) reactor() *reactor {
+	p.reactorsOnce.Do(func() {
+		if p.e.cfg.NoReactor {
+			return
+		}
+		for range runtime.GOMAXPROCS(0) {
+			rc, err := newReactor()
+			if err != nil {
+				p.e.log.Debug("reading responses on the senders' goroutines", "err", err)
+				break
+			}
+			p.reactors = append(p.reactors, rc)
+		}
+	})
+	if len(p.reactors) == 0 {
+		return nil
+	}
+	return p.reactors[int(p.reactorNext.Add(1))%len(p.reactors)]
 }
 
 func (p *h1Pool) dialConn(ctx context.Context, ph *dialPhases) (*h1Conn, error) {
@@ -237,6 +274,11 @@ func (p *h1Pool) dialConn(ctx context.Context, ph *dialPhases) (*h1Conn, error) 
 		c.c = tlc
 	} else if tcp, ok := nc.(*net.TCPConn); ok {
 		c.tcp = tcp
+		if tc.rx != nil {
+			if rc := p.reactor(); rc != nil {
+				tc.rx.useReactor(rc)
+			}
+		}
 		if raw, err := tcp.SyscallConn(); err == nil {
 			c.raw = raw
 			c.peekFn = c.peek
@@ -320,15 +362,17 @@ func (s *Sender) doH1(ctx context.Context, p *Prepared, r *record.Request) {
 		}
 		closeConn := p.Stream && e.closesAfterStream.Load()
 		head := s.requestHead(p, r.RequestID, closeConn)
+		var deadline time.Time
 		if e.cfg.Timeout > 0 {
-			_ = c.c.SetDeadline(time.Now().Add(e.cfg.Timeout))
+			deadline = time.Now().Add(e.cfg.Timeout)
+			_ = c.c.SetDeadline(deadline)
 		}
 		stop := context.AfterFunc(ctx, func() { _ = c.c.SetDeadline(pastDeadline) })
 		err = timedOut(ctx, c.write(s, head, p.Body))
 		r.WroteNS = e.clock.Now()
 		got1 := false
 		if err == nil {
-			got1, err = s.readH1(ctx, c, p, r, sent)
+			got1, err = s.readH1(ctx, deadline, c, p, r, sent)
 		}
 		aborted := !stop()
 		if err == nil && !aborted && !closeConn && s.dec.reusable() {
@@ -393,7 +437,7 @@ func (e *Engine) noteClosesAfterStream() {
 // whether any response byte arrived (a failure before that on a reused
 // connection is retried). err is a transport or protocol error; an HTTP
 // error status or a failed parse is recorded in r with err == nil.
-func (s *Sender) readH1(ctx context.Context, c *h1Conn, p *Prepared, r *record.Request, sent int64) (got1 bool, err error) {
+func (s *Sender) readH1(ctx context.Context, deadline time.Time, c *h1Conn, p *Prepared, r *record.Request, sent int64) (got1 bool, err error) {
 	s.dec.reset()
 	s.h1 = h1Read{ctx: ctx, p: p, r: r, floor: sent}
 	if s.buf == nil {
@@ -403,7 +447,13 @@ func (s *Sender) readH1(ctx context.Context, c *h1Conn, p *Prepared, r *record.R
 		if s.onRecvFn == nil {
 			s.onRecvFn = s.onRecv // one method value per sender, not per request
 		}
-		err = c.tc.rx.loop(s.buf, s.onRecvFn)
+		if c.tc.rx.rc != nil && p.Stream {
+			// A stream's many reads go to the reactor; a whole response
+			// in a read or two is not worth its two epoll_ctl calls.
+			err = c.tc.rx.await(ctx, deadline, s.buf, s.onRecvFn)
+		} else {
+			err = c.tc.rx.loop(s.buf, s.onRecvFn)
+		}
 	} else {
 		for !s.h1.stop {
 			n, rerr := c.c.Read(s.buf)
@@ -413,7 +463,11 @@ func (s *Sender) readH1(ctx context.Context, c *h1Conn, p *Prepared, r *record.R
 	}
 	h := &s.h1
 	got1 = r.Reads > 0
-	if err == nil {
+	if err != nil {
+		// The wait was given up (deadline, cancellation), not ended by
+		// a read: the request ends now, not at its last byte.
+		r.EndNS = max(r.EndNS, s.e.clock.Now())
+	} else {
 		err = h.err
 	}
 	err = timedOut(ctx, err)

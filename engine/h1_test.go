@@ -31,6 +31,7 @@ type scriptServer struct {
 	reqs     []*http.Request
 	bodies   []string
 	accepted atomic.Int32
+	reset    atomic.Bool // end closing connections with a reset (RST)
 }
 
 func startScript(t *testing.T, respond func(n int) (string, bool)) *scriptServer {
@@ -71,6 +72,9 @@ func (s *scriptServer) serve(c net.Conn) {
 		s.mu.Unlock()
 		raw, closeConn := s.respond(n)
 		if _, err := io.WriteString(c, raw); err != nil || closeConn {
+			if s.reset.Load() {
+				_ = c.(*net.TCPConn).SetLinger(0)
+			}
 			return
 		}
 	}
@@ -166,6 +170,7 @@ func TestH1Responses(t *testing.T) {
 		stream  bool
 		raw     string
 		close   bool
+		reset   bool // close with a reset (RST) instead of a FIN
 		want    record.ErrorKind
 		msg     string
 		content int32
@@ -183,32 +188,40 @@ func TestH1Responses(t *testing.T) {
 			raw:  "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" + fmt.Sprintf("%x\r\n%s\r\n", len(tok("a")), tok("a")),
 			want: record.ErrReset, msg: "inside the response body", content: 1},
 		{name: "closed before headers", close: true, raw: "HTTP/1.1 200 OK\r\nContent-", want: record.ErrReset, msg: "before the response headers"},
+		{name: "reset mid stream", stream: true, close: true, reset: true,
+			raw:  "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" + fmt.Sprintf("%x\r\n%s\r\n", len(tok("a")), tok("a")),
+			want: record.ErrReset, msg: "connection reset", content: 1},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			srv := startScript(t, func(int) (string, bool) { return c.raw, c.close })
-			// A response whose end the client misses (a FIN eaten with the
-			// last bytes) would hang until the timeout: make that a failure.
-			e := configured(t, srv.url(), func(c *Config) {
-				c.AdapterConfig = adapter.Config{Model: "reprise-mock", Stream: true, IncludeUsage: true}
-				c.Timeout = 5 * time.Second
+		for _, reactor := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/reactor=%v", c.name, reactor), func(t *testing.T) {
+				srv := startScript(t, func(int) (string, bool) { return c.raw, c.close })
+				srv.reset.Store(c.reset)
+				// A response whose end the client misses (a FIN or reset read
+				// with the last bytes) would hang until the timeout: make that
+				// a failure.
+				e := configured(t, srv.url(), func(cfg *Config) {
+					cfg.AdapterConfig = adapter.Config{Model: "reprise-mock", Stream: true, IncludeUsage: true}
+					cfg.Timeout = 5 * time.Second
+					cfg.NoReactor = !reactor
+				})
+				s, _ := e.NewSender()
+				var r record.Request
+				s.Do(context.Background(), prepared(t, e, c.stream), &r)
+				if r.ErrorKind != c.want || !strings.Contains(r.ErrorMessage, c.msg) {
+					t.Errorf("kind %q message %q, want %q with %q", r.ErrorKind, r.ErrorMessage, c.want, c.msg)
+				}
+				if r.ContentEvents != c.content {
+					t.Errorf("%d content events, want %d", r.ContentEvents, c.content)
+				}
+				if r.HeadersNS != 0 && (r.HeadersNS < r.SentNS || r.EndNS < r.HeadersNS) {
+					t.Errorf("timeline sent %d headers %d end %d", r.SentNS, r.HeadersNS, r.EndNS)
+				}
+				if r.Retries != 0 {
+					t.Errorf("%d retries of a request the server answered", r.Retries)
+				}
 			})
-			s, _ := e.NewSender()
-			var r record.Request
-			s.Do(context.Background(), prepared(t, e, c.stream), &r)
-			if r.ErrorKind != c.want || !strings.Contains(r.ErrorMessage, c.msg) {
-				t.Errorf("kind %q message %q, want %q with %q", r.ErrorKind, r.ErrorMessage, c.want, c.msg)
-			}
-			if r.ContentEvents != c.content {
-				t.Errorf("%d content events, want %d", r.ContentEvents, c.content)
-			}
-			if r.HeadersNS != 0 && (r.HeadersNS < r.SentNS || r.EndNS < r.HeadersNS) {
-				t.Errorf("timeline sent %d headers %d end %d", r.SentNS, r.HeadersNS, r.EndNS)
-			}
-			if r.Retries != 0 {
-				t.Errorf("%d retries of a request the server answered", r.Retries)
-			}
-		})
+		}
 	}
 }
 
@@ -258,23 +271,39 @@ func TestH1MaxConnections(t *testing.T) {
 	}
 }
 
-// TestH1Timeout: --timeout ends a request that stalls, as a timeout.
+// TestH1Timeout: --timeout ends a request that stalls, as a timeout:
+// before the response, and inside a stream (read by the reactor or by the
+// sender).
 func TestH1Timeout(t *testing.T) {
-	srv := startScript(t, func(int) (string, bool) {
-		time.Sleep(300 * time.Millisecond)
-		return okResponse(), false
-	})
-	e := configured(t, srv.url(), func(c *Config) {
-		c.Timeout = 50 * time.Millisecond
-	})
-	s, _ := e.NewSender()
-	var r record.Request
-	s.Do(context.Background(), prepared(t, e, false), &r)
-	if r.ErrorKind != record.ErrTimeout || !strings.HasPrefix(r.ErrorMessage, "request timed out (--timeout)") {
-		t.Errorf("kind %q (%s), want the timeout", r.ErrorKind, r.ErrorMessage)
-	}
-	if d := time.Duration(r.EndNS - r.SentNS); d < 50*time.Millisecond || d > 250*time.Millisecond {
-		t.Errorf("ended after %v, want about the 50 ms timeout", d)
+	for _, c := range []struct {
+		name      string
+		stream    bool
+		noReactor bool
+	}{{"response", false, false}, {"stream", true, false}, {"stream/sender", true, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := startScript(t, func(int) (string, bool) {
+				if !c.stream {
+					time.Sleep(300 * time.Millisecond)
+					return okResponse(), false
+				}
+				return "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n" +
+					`data: {"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}` + "\n\n", false
+			})
+			e := configured(t, srv.url(), func(cfg *Config) {
+				cfg.Timeout = 50 * time.Millisecond
+				cfg.NoReactor = c.noReactor
+				cfg.AdapterConfig = adapter.Config{Model: "m", Stream: c.stream}
+			})
+			s, _ := e.NewSender()
+			var r record.Request
+			s.Do(context.Background(), prepared(t, e, c.stream), &r)
+			if r.ErrorKind != record.ErrTimeout || !strings.HasPrefix(r.ErrorMessage, "request timed out (--timeout)") {
+				t.Errorf("kind %q (%s), want the timeout", r.ErrorKind, r.ErrorMessage)
+			}
+			if d := time.Duration(r.EndNS - r.SentNS); d < 50*time.Millisecond || d > 250*time.Millisecond {
+				t.Errorf("ended after %v, want about the 50 ms timeout", d)
+			}
+		})
 	}
 }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"os"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"syscall"
@@ -39,7 +40,10 @@ import (
 // stamps both at the later one's arrival), the server's own lateness
 // p99 (its write − when the latency model scheduled it: when this grows,
 // the machine is saturated and fewer events are written than scheduled)
-// and the rate of token events it actually wrote.
+// and the rate of token events it actually wrote, reads per event and the
+// client goroutines' scheduling delay p99 (go-sched-p99-ms: how long a
+// ready goroutine waited for a P). REPRISE_BENCH_NO_REACTOR=1 reads each
+// stream on its sender's goroutine instead of on the reactors.
 // The correctness of the join is TestRunAgainstMockServer's.
 func BenchmarkTTFTError(b *testing.B) {
 	for _, streams := range []int{100, 300, 500, 700, 1000} {
@@ -64,9 +68,12 @@ func benchTTFTError(b *testing.B, streams int) {
 		cfg.Replay.ConcurrencyRamp = time.Second
 		cfg.Synthetic = Synthetic{ISL: 16, OSL: 100, Seed: 1}
 		cfg.Engine.Events = false
+		cfg.Engine.NoReactor = noReactor
 		cfg.QuietGC = !noQuietGC // as reprise replay runs
 		cpu0, srv0 := processCPU(), srv.cpu(b)
+		sched0 := schedLatencies()
 		res, err := Run(context.Background(), cfg)
+		sched := schedLatencies()
 		cpu, srvCPU := processCPU()-cpu0, srv.cpu(b)-srv0
 		if err != nil {
 			b.Fatal(err)
@@ -78,10 +85,11 @@ func benchTTFTError(b *testing.B, streams int) {
 		all := checkAgainstOracle(b, sink.reqs, log)
 		measured := slices.DeleteFunc(slices.Clone(sink.reqs), func(r record.Request) bool { return r.Phase == record.PhaseWarmup })
 		e := checkAgainstOracle(b, measured, log)
-		var events int64
+		var events, reads int64
 		var lag []float64
 		for i := range sink.reqs {
 			events += int64(sink.reqs[i].Events)
+			reads += int64(sink.reqs[i].Reads)
 			lag = append(lag, float64(sink.reqs[i].ReadLagNS)/1e6)
 		}
 		var late []float64
@@ -102,10 +110,41 @@ func benchTTFTError(b *testing.B, streams int) {
 		b.ReportMetric(e.width.P99, "oracle-width-p99-ms")
 		b.ReportMetric(float64(cpu.Microseconds())/float64(events), "client-µs/event")
 		b.ReportMetric(float64(srvCPU.Microseconds())/float64(events), "server-µs/event")
+		b.ReportMetric(float64(reads)/float64(events), "reads/event")
+		b.ReportMetric(histQuantile(sched0, sched, 0.99)*1e3, "go-sched-p99-ms")
 		b.ReportMetric(summary.Compute(lag).P99, "read-lag-p99-ms")
 		b.ReportMetric(summary.Compute(late).P99, "server-late-p99-ms")
 		b.ReportMetric(medianRate(written, 100*time.Millisecond), "server-tokens/s")
 	}
+}
+
+// noReactor runs BenchmarkTTFTError with each stream read on its sender's
+// goroutine, for comparison with the reactors (Config.NoReactor).
+var noReactor = os.Getenv("REPRISE_BENCH_NO_REACTOR") == "1"
+
+// schedLatencies reads the runtime's histogram of how long goroutines
+// waited to run once ready: the client's own queueing.
+func schedLatencies() *metrics.Float64Histogram {
+	s := []metrics.Sample{{Name: "/sched/latencies:seconds"}}
+	metrics.Read(s)
+	return s[0].Value.Float64Histogram()
+}
+
+// histQuantile returns the q quantile (seconds, a bucket's upper bound) of
+// the waits counted between the readings a and b of one histogram.
+func histQuantile(a, b *metrics.Float64Histogram, q float64) float64 {
+	var total uint64
+	for i := range b.Counts {
+		total += b.Counts[i] - a.Counts[i]
+	}
+	var n uint64
+	for i := range b.Counts {
+		n += b.Counts[i] - a.Counts[i]
+		if float64(n) >= q*float64(total) {
+			return b.Buckets[i+1]
+		}
+	}
+	return 0
 }
 
 // medianRate is the median, over the windows of length w from the first
