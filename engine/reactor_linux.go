@@ -80,10 +80,9 @@ func (rc *reactor) close() {
 	_ = rc.ep.Close()
 }
 
-func (rc *reactor) run() {
-	for rc.raw.Read(rc.drainF) == nil {
-	}
-}
+// run serves the set until it is closed: drain never ends the read, so
+// RawConn.Read returns only with the poller's error for the closed file.
+func (rc *reactor) run() { _ = rc.raw.Read(rc.drainF) }
 
 // drain handles ready sockets until none is left; false: wait for the
 // poller. It runs inside RawConn.Read, so a wake-up of the poller between
