@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/reprise-bench/reprise/internal/mockserver"
+	"github.com/reprise-bench/reprise/internal/prio"
 )
 
 // The benchmarks that compare the client with the mock server's oracle
@@ -58,11 +59,11 @@ func runMockChild(spec string) int {
 		return 1
 	}
 	defer srv.Close()
-	if c.Nice != 0 {
-		if err := setNice(c.Nice); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
+	// Always set: the child inherits its parent's priority, which the
+	// benchmark may have lowered (benchTTFTError).
+	if err := prio.SetNice(c.Nice); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	if f := os.Getenv(mockChildEnv + "_CPUPROFILE"); f != "" {
 		// The server's CPU profile, for benchmarks: how it spends its time
