@@ -10,6 +10,7 @@ import (
 
 	"github.com/reprise-bench/reprise/internal/exitcode"
 	"github.com/reprise-bench/reprise/internal/mockserver"
+	"github.com/reprise-bench/reprise/internal/prio"
 	"github.com/reprise-bench/reprise/internal/tokenizer"
 )
 
@@ -47,6 +48,7 @@ func mockServerCommand(a *app) *cli.Command {
 			&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "`SEED` for ids, random lengths, jitter and fault draws", Sources: mockEnv("seed")},
 			&cli.StringSliceFlag{Name: "fault", Usage: "inject `KIND[=PARAM]@RATE` at random, e.g. 429@0.01, stall=2s@0.001 (repeatable)", Sources: mockEnv("fault")},
 			&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "count prompt tokens with `SPEC`: builtin (o200k_base), an encoding name, a tokenizer.json or a model dir", Sources: mockEnv("tokenizer")},
+			&cli.IntFlag{Name: "nice", Usage: "run the server's threads at nice value `N` (e.g. 10: on a machine it shares with reprise, the kernel then runs the client first)", Sources: mockEnv("nice")},
 			&cli.StringFlag{Name: "event-log", Usage: "write the oracle log as JSONL to `FILE` (- = stdout)", Sources: mockEnv("event-log")},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -79,6 +81,11 @@ func mockServerCommand(a *app) *cli.Command {
 				}
 				cfg.Faults = append(cfg.Faults, fr)
 			}
+			if cmd.IsSet("nice") {
+				if err := prio.Check(cmd.Int("nice")); err != nil {
+					errs = append(errs, fmt.Errorf("--nice: %w", err))
+				}
+			}
 			if err := errors.Join(append(errs, cfg.Validate())...); err != nil {
 				return exitcode.UsageError(err, "see 'reprise mock-server --help'")
 			}
@@ -95,6 +102,11 @@ func mockServerCommand(a *app) *cli.Command {
 					return exitcode.UsageError(fmt.Errorf("--event-log: %w", err), "")
 				}
 				cfg.EventLog = logFile
+			}
+			if cmd.IsSet("nice") {
+				if err := prio.SetNice(cmd.Int("nice")); err != nil {
+					return fmt.Errorf("--nice %d: %w", cmd.Int("nice"), err)
+				}
 			}
 			srv, err := mockserver.Start(ctx, cfg)
 			if err != nil {

@@ -22,6 +22,7 @@ func TestMockServerUsageErrors(t *testing.T) {
 		{[]string{"--fault", "429"}, []string{"KIND[=PARAM]@RATE"}},
 		{[]string{"--fault", "teapot@0.1", "--ttft", "-1s"}, []string{`unknown fault "teapot"`, "ttft -1s"}},
 		{[]string{"--jitter-dist", "cauchy"}, []string{`jitter-dist "cauchy"`}},
+		{[]string{"--nice", "20", "--itl", "-1ms"}, []string{"--nice: nice 20 is out of range", "itl -1ms"}},
 		{[]string{"--tokenizer", "/no/such/tokenizer.json"}, []string{"--tokenizer"}},
 		{[]string{"--addr", "256.0.0.1:bad"}, []string{"listen"}},
 	}

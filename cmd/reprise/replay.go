@@ -24,6 +24,7 @@ import (
 	"github.com/reprise-bench/reprise/engine/adapter/openai"
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/prio"
 	"github.com/reprise-bench/reprise/internal/prompt"
 	"github.com/reprise-bench/reprise/internal/tokenizer"
 	"github.com/reprise-bench/reprise/replay"
@@ -56,6 +57,7 @@ type replayConfig struct {
 	Timeout             time.Duration
 	HTTP2               bool
 	NoKernelStamps      bool
+	Nice                *int // --nice, when given
 	MaxConnections      int
 	ISL, ISLStd         float64
 	OSL, OSLStd         float64
@@ -126,6 +128,11 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 	ec.HTTP2 = c.HTTP2
 	ec.NoKernelStamps = c.NoKernelStamps
 	ec.MaxConnections = c.MaxConnections
+	if c.Nice != nil {
+		if err := prio.Check(*c.Nice); err != nil {
+			bad("--nice: %w", err)
+		}
+	}
 	ec.UseServerTokenCount = c.UseServerTokenCount
 	ec.Events = c.ExportLevel == "events"
 	// One tokenizer for prompts, output counts and Wasm adapters'
@@ -451,6 +458,8 @@ func replayFlags() []cli.Flag {
 			Usage: "use HTTP/2 (h2c prior knowledge for http://, h2 for https://) instead of HTTP/1.1"},
 		&cli.BoolFlag{Name: "no-kernel-timestamps", Category: catTarget, Sources: envVars("no-kernel-timestamps"),
 			Usage: "stamp response bytes when reprise reads them, not when the kernel received them (SO_TIMESTAMPNS; Linux, HTTP/1.1)"},
+		&cli.IntFlag{Name: "nice", Category: catTarget, Sources: envVars("nice"),
+			Usage: "run reprise's threads at nice value `N` (-20 runs first: on a busy machine the kernel then delays reprise's reads and sends less; needs root or CAP_SYS_NICE below the current value)"},
 		&cli.IntFlag{Name: "max-connections", Category: catTarget, Sources: envVars("max-connections"),
 			Usage: "cap connections to the server at `N` (0 = one per request in flight)"},
 		&cli.BoolWithInverseFlag{Name: "streaming", Value: true, Category: catReq, Sources: envVars("streaming"),
@@ -558,6 +567,10 @@ func replayCommand(a *app) *cli.Command {
 				PromptSeed:     cmd.Uint64("prompt-seed"), HashMismatch: cmd.String("hash-mismatch"),
 				ISLCorrection: cmd.Int("isl-correction"), PromptFormat: cmd.String("prompt-format"), ContextMode: cmd.String("context-mode"), Replay: rc, Telemetry: tc,
 			}
+			if cmd.IsSet("nice") {
+				n := cmd.Int("nice")
+				c.Nice = &n
+			}
 			return runReplay(ctx, a, c)
 		},
 	}
@@ -583,6 +596,11 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 		return exitcode.UsageError(err, "see 'reprise replay --help'")
 	}
 	defer rp.plan.Close() // a streamed plan's trace, when the run does not start
+	if c.Nice != nil {
+		if err := prio.SetNice(*c.Nice); err != nil {
+			return fmt.Errorf("--nice %d: %w, or leave --nice out", *c.Nice, err)
+		}
+	}
 	if rp.wasm != nil {
 		defer rp.wasm.Close(context.WithoutCancel(ctx))
 	}
@@ -885,6 +903,7 @@ func writeManifest(dir string, c *replayConfig, rp *replayPlan, start time.Time)
 		"http2":                  c.HTTP2,
 		"kernel_timestamps":      !c.NoKernelStamps && !c.HTTP2,
 		"max_connections":        c.MaxConnections,
+		"nice":                   processNice(),
 		"tokenizer":              rp.tok.Name(),
 		"use_server_token_count": c.UseServerTokenCount,
 		"goodput":                c.Goodput,
@@ -903,6 +922,16 @@ func writeManifest(dir string, c *replayConfig, rp *replayPlan, start time.Time)
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "manifest.json"), append(b, '\n'), 0o644)
+}
+
+// processNice is the nice value reprise's threads run at (--nice, or the
+// one it was started with), nil where it cannot be read.
+func processNice() *int {
+	n, err := prio.Nice()
+	if err != nil {
+		return nil
+	}
+	return &n
 }
 
 func isSecretHeader(k string) bool {

@@ -19,6 +19,7 @@ import (
 	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/mockserver"
+	"github.com/reprise-bench/reprise/internal/prio"
 	"github.com/reprise-bench/reprise/trace"
 )
 
@@ -134,11 +135,11 @@ func TestReplayMooncakeISLFidelity(t *testing.T) {
 // once, with exit code 2, before anything is sent.
 func TestReplayValidation(t *testing.T) {
 	code, _, stderr := runCLI(t, "", "replay", "--url", "ftp://x", "--endpoint", "soap", "--extra-body", "{",
-		"-H", "no colon", "--goodput", "nope:1", "--isl", "10")
+		"-H", "no colon", "--goodput", "nope:1", "--isl", "10", "--nice", "-21")
 	if code != 2 {
 		t.Fatalf("exit %d, want 2: %s", code, stderr)
 	}
-	for _, want := range []string{"--model is required", "--url", "--endpoint", "--extra-body", "--header", "--goodput", "--osl"} {
+	for _, want := range []string{"--model is required", "--url", "--endpoint", "--extra-body", "--header", "--goodput", "--osl", "--nice: nice -21 is out of range"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
@@ -188,6 +189,31 @@ func TestReplayExitCodes(t *testing.T) {
 	code, _, stderr = runCLI(t, "", append(base, "--out", t.TempDir(), "--goodput", "ttft:100", "--no-streaming")...)
 	if code != 2 || !strings.Contains(stderr, "only for streamed") {
 		t.Errorf("TTFT SLO without streaming: exit %d, want 2: %s", code, stderr)
+	}
+}
+
+// TestReplayNice: --nice sets the process's nice value before the run and
+// the manifest records it. The test asks for the value the test process
+// already has, which needs no privilege and leaves it as it was.
+func TestReplayNice(t *testing.T) {
+	have, err := prio.Nice()
+	if err != nil {
+		t.Skip(err)
+	}
+	srv := startMockServer(t, nil)
+	out := t.TempDir()
+	code, _, stderr := runCLI(t, "", "replay", "--url", srv.URL(), "--model", "reprise-mock", "--isl", "8", "--osl", "2",
+		"--request-count", "2", "--concurrency", "1", "--quiet", "--format", "jsonl", "--out", out, "--nice", strconv.Itoa(have))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var m struct{ Nice *int }
+	b, err := os.ReadFile(filepath.Join(out, "manifest.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err != nil || m.Nice == nil || *m.Nice != have {
+		t.Errorf("manifest nice = %v (%v), want %d", m.Nice, err, have)
 	}
 }
 
