@@ -9,8 +9,8 @@ bin/reprise analyze-trace "$trace"
 echo
 
 log=$(mktemp)
-# nice: the server yields the CPU to the client it is measured by (README, RATIONALE)
-nice -n 10 bin/reprise mock-server --addr 127.0.0.1:0 --ttft 30ms --itl 10ms --prefill-per-token 2us --prefix-cache-tokens 50000000 2>"$log" &
+# --nice 10: the server yields the CPU to the client it is measured by (README, RATIONALE)
+bin/reprise mock-server --nice 10 --addr 127.0.0.1:0 --ttft 30ms --itl 10ms --prefill-per-token 2us --prefix-cache-tokens 50000000 2>"$log" &
 mock=$!
 trap 'kill "$mock" 2>/dev/null; rm -f "$log"' EXIT
 url=""
