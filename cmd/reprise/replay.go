@@ -458,7 +458,7 @@ func replayFlags() []cli.Flag {
 			Usage: "use HTTP/2 (h2c prior knowledge for http://, h2 for https://) instead of HTTP/1.1"},
 		&cli.BoolFlag{Name: "no-kernel-timestamps", Category: catTarget, Sources: envVars("no-kernel-timestamps"),
 			Usage: "stamp response bytes when reprise reads them, not when the kernel received them (SO_TIMESTAMPNS; Linux, HTTP/1.1)"},
-		&cli.IntFlag{Name: "nice", Category: catTarget, Sources: envVars("nice"),
+		&cli.IntFlag{Name: "nice", Category: catTarget, Sources: envVars("nice"), DefaultText: "as started",
 			Usage: "run reprise's threads at nice value `N` (-20 runs first: on a busy machine the kernel then delays reprise's reads and sends less; needs root or CAP_SYS_NICE below the current value)"},
 		&cli.IntFlag{Name: "max-connections", Category: catTarget, Sources: envVars("max-connections"),
 			Usage: "cap connections to the server at `N` (0 = one per request in flight)"},
