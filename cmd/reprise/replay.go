@@ -122,17 +122,17 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 	if c.Model == "" {
 		bad("--model is required: the model name to put in every request")
 	}
+	if c.Nice != nil {
+		if err := prio.Check(*c.Nice); err != nil {
+			bad("--nice: %w", err)
+		}
+	}
 	ec := engine.NewConfig()
 	ec.BaseURL = c.URL
 	ec.Timeout = c.Timeout
 	ec.HTTP2 = c.HTTP2
 	ec.NoKernelStamps = c.NoKernelStamps
 	ec.MaxConnections = c.MaxConnections
-	if c.Nice != nil {
-		if err := prio.Check(*c.Nice); err != nil {
-			bad("--nice: %w", err)
-		}
-	}
 	ec.UseServerTokenCount = c.UseServerTokenCount
 	ec.Events = c.ExportLevel == "events"
 	// One tokenizer for prompts, output counts and Wasm adapters'
