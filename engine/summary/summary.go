@@ -155,8 +155,10 @@ type Summary struct {
 	TotalISL          int64
 	TotalOSL          int64
 	TotalReasoning    int64
-	// BenchmarkDuration spans the first send to the last response end
-	// (AIPerf's definition, grace tail included).
+	// BenchmarkDuration spans the first send to the last response end of
+	// any outcome, ok or failed (grace tail included). AIPerf ends it at
+	// the last successful response instead, which shortens a run whose
+	// server stopped answering (docs/format/summary.md).
 	BenchmarkDuration     time.Duration
 	RequestThroughput     float64 // valid requests / s
 	OutputTokenThroughput float64 // output (+reasoning) tokens / s
@@ -187,7 +189,8 @@ type Summary struct {
 	Options       Options
 
 	// WindowStartNS and WindowEndNS bound the profile window: the first
-	// measured send and the last measured response end (Unix ns).
+	// measured send and the last measured response end, of any outcome
+	// (Unix ns).
 	WindowStartNS, WindowEndNS int64
 	// Telemetry is the server's and GPUs' view of the window, when collected.
 	Telemetry *Telemetry
@@ -269,6 +272,13 @@ func (a *Accumulator) Add(r *record.Request) {
 		}
 		a.maxSent = max(a.maxSent, r.SentNS)
 		a.nSent++
+		// The span ends at the last response of any outcome: a failed
+		// request ends at its error (EndNS), an ok one at its last token.
+		end := r.EndNS
+		if r.OK() {
+			end = r.SentNS + r.E2ENS
+		}
+		a.maxEnd = max(a.maxEnd, end)
 	}
 	s.Retries += int64(r.Retries)
 	if r.ConnReused {
@@ -303,9 +313,6 @@ func (a *Accumulator) Add(r *record.Request) {
 	n := osl(r, o)
 	s.TotalOSL += n
 	s.TotalReasoning += int64(r.ReasoningTokens)
-	if end := r.SentNS + r.E2ENS; end > a.maxEnd {
-		a.maxEnd = end
-	}
 	if r.ServerCachedTokens >= 0 && r.ExpectedCachedTokens >= 0 {
 		s.ServerCachedTokens += int64(r.ServerCachedTokens)
 		s.ExpectedCachedTokens += int64(r.ExpectedCachedTokens)
@@ -349,8 +356,10 @@ func (a *Accumulator) Summary(info RunInfo) *Summary {
 		s.Metrics[metrics[i].tag] = &st
 	}
 	s.WindowStartNS, s.WindowEndNS = a.minSent, a.maxEnd
-	if a.maxEnd > a.minSent && s.RequestCount > 0 {
+	if a.maxEnd > a.minSent {
 		s.BenchmarkDuration = time.Duration(a.maxEnd - a.minSent)
+	}
+	if s.BenchmarkDuration > 0 && s.RequestCount > 0 {
 		sec := s.BenchmarkDuration.Seconds()
 		s.RequestThroughput = float64(s.RequestCount) / sec
 		s.OutputTokenThroughput = float64(s.TotalOSL) / sec

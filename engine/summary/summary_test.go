@@ -124,8 +124,10 @@ func TestSummaryValues(t *testing.T) {
 	if s.CacheFidelity != 0.9 {
 		t.Errorf("cache fidelity %v", s.CacheFidelity)
 	}
-	// duration: first send t0 to last response end t0+0.9 s+29 ms+75 ms.
-	if want := 900*time.Millisecond + 104*time.Millisecond; s.BenchmarkDuration != want {
+	// duration: first send t0 to the last response end of any outcome,
+	// the stream error's at t0+1.1 s+50 ms (the last ok one ends at
+	// t0+0.9 s+29 ms+75 ms).
+	if want := 1100*time.Millisecond + 50*time.Millisecond; s.BenchmarkDuration != want {
 		t.Errorf("duration %v want %v", s.BenchmarkDuration, want)
 	}
 }
@@ -219,5 +221,42 @@ func TestSummaryTableAllAtOnce(t *testing.T) {
 	}
 	if s.IntendedRate != 0 || s.AchievedRate <= 0 || !strings.Contains(buf.String(), "— (all due at once) / ") {
 		t.Errorf("intended %v achieved %v; table:\n%s", s.IntendedRate, s.AchievedRate, buf.String())
+	}
+}
+
+// TestBenchmarkDurationAnyOutcome: the benchmark duration runs from the
+// first send to the last response end of any outcome. A 30 s run whose
+// server died at 10 s (successes until then, then a failure every second
+// until the end) lasted 30 s, not 10 s; the throughputs divide by it.
+func TestBenchmarkDurationAnyOutcome(t *testing.T) {
+	const t0 = int64(1_800_000_000_000_000_000)
+	var rs []record.Request
+	for i := range 10 { // ok: sent at 0..9 s, 500 ms each
+		sent := t0 + int64(i)*1e9
+		rs = append(rs, record.Request{RequestID: uint64(i), SentNS: sent, E2ENS: 500e6, LastTokenNS: sent + 500e6,
+			EndNS: sent + 500e6, InputTokens: 10, OutputTokens: 5, StatusCode: 200})
+	}
+	for i := 10; i < 30; i++ { // failed: sent at 10..29 s, refused after 1 s
+		sent := t0 + int64(i)*1e9
+		rs = append(rs, record.Request{RequestID: uint64(i), SentNS: sent, EndNS: sent + 1e9,
+			ErrorKind: record.ErrConnect, ErrorMessage: "connection refused"})
+	}
+	// Never sent (--late skip): not part of the span.
+	rs = append(rs, record.Request{RequestID: 30, ErrorKind: record.ErrNotDelivered})
+	s := Summarize(rs, RunInfo{}, Options{Streaming: true})
+	if want := 30 * time.Second; s.BenchmarkDuration != want {
+		t.Errorf("benchmark duration %v, want %v (first send to the last response of any outcome)", s.BenchmarkDuration, want)
+	}
+	if want := 10.0 / 30; math.Abs(s.RequestThroughput-want) > 1e-12 {
+		t.Errorf("request throughput %v, want %v", s.RequestThroughput, want)
+	}
+	if s.WindowStartNS != t0 || s.WindowEndNS != t0+30e9 {
+		t.Errorf("window [%d, %d], want [%d, %d]", s.WindowStartNS, s.WindowEndNS, t0, t0+int64(30e9))
+	}
+	// A run in which everything failed still lasted from its first send
+	// to its last failure.
+	all := Summarize(rs[10:], RunInfo{}, Options{Streaming: true})
+	if want := 20 * time.Second; all.BenchmarkDuration != want {
+		t.Errorf("all failed: benchmark duration %v, want %v", all.BenchmarkDuration, want)
 	}
 }
