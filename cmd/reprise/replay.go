@@ -676,8 +676,9 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 			fmt.Fprintf(a.stderr, "reprise: note: the %d rows of the trace are held in memory (%s); sorted traces of independent requests are read while the run goes\n",
 				rp.nRows, rp.loadNote)
 		}
-		fmt.Fprintf(a.stderr, "reprise: replaying %s against %s (%s, %s mode, %d requests planned) → %s\n",
-			orSynthetic(rp.tracePath), endpointURL(c.URL, rp.engine.Adapter.Info().Path), info.Endpoint, mode, rp.plan.Requests(), dir)
+		fmt.Fprintf(a.stderr, "reprise: replaying %s against %s (%s, %s mode, %s) → %s\n",
+			orSynthetic(rp.tracePath), endpointURL(c.URL, rp.engine.Adapter.Info().Path), info.Endpoint, mode,
+			plannedText(rp.plan.Requests(), c.Replay.Duration), dir)
 	}
 	if err := writeManifest(dir, c, rp, start); err != nil {
 		return err
@@ -823,6 +824,21 @@ func verdict(c *replayConfig, res *engine.Result) error {
 			Err: fmt.Errorf("goodput: %.4f of requests met every SLO < --min-good-fraction %v", s.GoodRequestFraction, c.MinGoodFraction)}
 	}
 	return nil
+}
+
+// plannedText says how much a run will send: requests planned (-1 =
+// unknown, as for a synthetic load with --duration alone) and the
+// --duration limit (0 = none).
+func plannedText(requests int, d time.Duration) string {
+	switch {
+	case requests >= 0 && d > 0:
+		return fmt.Sprintf("%d requests planned, for at most %v", requests, d)
+	case requests >= 0:
+		return fmt.Sprintf("%d requests planned", requests)
+	case d > 0:
+		return fmt.Sprintf("requests for %v", d)
+	}
+	return "requests until stopped"
 }
 
 func orSynthetic(p string) string {
