@@ -15,6 +15,9 @@ const (
 	FormatArrow   Format = "arrow"   // Arrow IPC file format (Feather v2), zstd buffers
 )
 
+// allFormats lists every format, for recognising a table's files.
+var allFormats = []Format{FormatParquet, FormatArrow}
+
 // Ext returns the file name extension of the format, with the dot.
 func (f Format) Ext() string {
 	if f == FormatArrow {

@@ -31,6 +31,9 @@
 //
 // # Run directory helpers
 //
+// [PrepareRunDir] readies a run directory for a new run: it refuses a
+// non-empty one, or, asked to, clears an earlier run from it (never files a
+// run does not write); [CreateRunDir] creates a fresh, uniquely named one.
 // [WriteManifest] writes manifest.json atomically ([WriteFileAtomic] any
 // other file); [WriteAIPerfRecords] writes profile_export.jsonl and
 // [WriteAIPerfExports] both AIPerf files (--export aiperf) from the rows

@@ -77,6 +77,7 @@ type replayConfig struct {
 	MaxErrorRate        float64
 	MinGoodFraction     float64
 	Out                 string
+	Overwrite           bool
 	Quiet               bool
 	CPUProfile          string
 	MemProfile          string
@@ -517,7 +518,9 @@ func replayFlags() []cli.Flag {
 		&cli.FloatFlag{Name: "max-error-rate", Value: defaultMaxErrorRate, Category: catOut, Sources: envVars("max-error-rate"),
 			Usage: "exit 3 when more than `R` (a fraction) of the measured requests failed (1 = never)"},
 		&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Category: catOut, Sources: envVars("out"),
-			Usage: "run `DIR` (default runs/<UTC time>-<model>-<mode>/)"},
+			Usage: "run `DIR` (default runs/<UTC time>-<model>-<mode>/); it must be new or empty unless --overwrite"},
+		&cli.BoolFlag{Name: "overwrite", Category: catOut, Sources: envVars("overwrite"),
+			Usage: "reuse a non-empty --out run directory: clear the earlier run's files first (refused if it holds other files)"},
 		&cli.StringFlag{Name: "format", Value: "parquet", Category: catOut, Sources: envVars("format"),
 			Usage: "record file `FORMAT`: parquet, arrow or jsonl"},
 		&cli.BoolFlag{Name: "single-file", Category: catOut, Sources: envVars("single-file"),
@@ -568,7 +571,7 @@ func replayCommand(a *app) *cli.Command {
 				ISL: cmd.Float("isl"), ISLStd: cmd.Float("isl-stddev"), OSL: cmd.Float("osl"), OSLStd: cmd.Float("osl-stddev"),
 				Tokenizer: cmd.String("tokenizer"), UseServerTokenCount: cmd.Bool("use-server-token-count"),
 				Goodput: cmd.String("goodput"), MaxErrorRate: cmd.Float("max-error-rate"), MinGoodFraction: cmd.Float("min-good-fraction"),
-				Out: cmd.String("out"), Quiet: cmd.Bool("quiet"), CPUProfile: cmd.String("cpuprofile"), MemProfile: cmd.String("memprofile"), Format: cmd.String("format"), ExportLevel: cmd.String("export-level"),
+				Out: cmd.String("out"), Overwrite: cmd.Bool("overwrite"), Quiet: cmd.Bool("quiet"), CPUProfile: cmd.String("cpuprofile"), MemProfile: cmd.String("memprofile"), Format: cmd.String("format"), ExportLevel: cmd.String("export-level"),
 				SingleFile: cmd.Bool("single-file"), Export: cmd.String("export"),
 				TraceFormat: cmd.String("trace-format"), BlockSize: cmd.Int("block-size"), SkipInvalid: cmd.Bool("skip-invalid"),
 				DropFailed: cmd.Bool("drop-failed"), ModelFilter: cmd.String("model-filter"),
@@ -619,12 +622,9 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	}
 	mode := string(rp.plan.Mode())
 	start := time.Now().UTC()
-	dir := c.Out
-	if dir == "" {
-		dir = filepath.Join("runs", fmt.Sprintf("%s-%s-%s", start.Format("20060102T150405Z"), safeName(c.Model), mode))
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create run directory: %w", err)
+	dir, err := runDir(c, start, mode)
+	if err != nil {
+		return err
 	}
 	var (
 		sink engine.Sink
@@ -759,6 +759,27 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 		return &exitcode.Error{Code: exitcode.RunError, Err: fmt.Errorf("interrupted; partial results written to %s", dir)}
 	}
 	return verdict(c, res)
+}
+
+// runDir creates the run directory: --out, refused when it holds files
+// (unless --overwrite, which clears an earlier run from it), or a new
+// runs/<UTC time>-<model>-<mode>/, with a -2, -3, … suffix when a run
+// started in the same second has that name.
+func runDir(c *replayConfig, start time.Time, mode string) (string, error) {
+	if c.Out == "" {
+		return arrowio.CreateRunDir(filepath.Join("runs", fmt.Sprintf("%s-%s-%s", start.Format("20060102T150405Z"), safeName(c.Model), mode)))
+	}
+	if err := arrowio.PrepareRunDir(c.Out, c.Overwrite); err != nil {
+		if !errors.Is(err, arrowio.ErrRunDirInUse) {
+			return "", err
+		}
+		hint := "choose a new or empty --out directory, or add --overwrite to replace the earlier run in it"
+		if c.Overwrite {
+			hint = "choose a new or empty --out directory, or move the files reprise did not write out of it"
+		}
+		return "", exitcode.UsageError(fmt.Errorf("--out %w", err), hint)
+	}
+	return c.Out, nil
 }
 
 // exportAIPerf writes AIPerf's profile_export.jsonl and

@@ -1,0 +1,209 @@
+package arrowio
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ErrRunDirInUse is returned (wrapped in a [*RunDirError]) when a run
+// directory cannot be used for a new run: it is not empty, or, when asked
+// to clear it, it holds files reprise did not write.
+var ErrRunDirInUse = errors.New("run directory in use")
+
+// RunDirError says why a directory cannot hold a new run.
+type RunDirError struct {
+	Dir    string
+	Reason string
+}
+
+func (e *RunDirError) Error() string { return e.Dir + ": " + e.Reason }
+
+// Is reports whether target is [ErrRunDirInUse].
+func (e *RunDirError) Is(target error) bool { return target == ErrRunDirInUse }
+
+// Names of the run directory's own files.
+const (
+	ManifestFile = "manifest.json"
+	SummaryFile  = "summary.json"
+)
+
+// runTables are the tables a run directory may hold, as files
+// (name.parquet, name.arrow, name.jsonl) or part directories (name/).
+var runTables = []string{RecordsTable, EventsTable, ServerMetricsTable, GPUTable}
+
+// PrepareRunDir makes dir ready for a new run, so that no file of an
+// earlier run is read with the new one's. A missing dir is created (with
+// its parents) and an empty one is used as is. A non-empty dir is refused
+// with a [*RunDirError] unless overwrite is set; then it is cleared, but
+// only if it is a run directory (it has manifest.json or a records table)
+// and holds nothing but the files reprise writes there: anything else is
+// refused and nothing is removed.
+func PrepareRunDir(dir string, overwrite bool) error {
+	ents, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("create run directory: %w", err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("run directory: %w", err)
+	case len(ents) == 0:
+		return nil
+	case !overwrite:
+		return &RunDirError{Dir: dir, Reason: fmt.Sprintf("not empty (%s): a new run would mix its files with these", listNames(ents))}
+	}
+	var (
+		remove  []string
+		foreign []string
+		isRun   bool
+	)
+	for _, e := range ents {
+		name := e.Name()
+		switch kind := runDirEntry(dir, e); kind {
+		case entryForeign:
+			foreign = append(foreign, name)
+		default:
+			if kind == entryMarks {
+				isRun = true
+			}
+			remove = append(remove, filepath.Join(dir, name))
+		}
+	}
+	if !isRun {
+		return &RunDirError{Dir: dir, Reason: fmt.Sprintf("not empty (%s) and not a run directory (no %s, no %s table): only a run directory is cleared",
+			listNames(ents), ManifestFile, RecordsTable)}
+	}
+	if len(foreign) > 0 {
+		return &RunDirError{Dir: dir, Reason: fmt.Sprintf("holds files a run does not write (%s): the directory is cleared only when nothing but a run's files is in it; nothing was removed",
+			strings.Join(foreign, ", "))}
+	}
+	for _, p := range remove {
+		if err := os.RemoveAll(p); err != nil {
+			return fmt.Errorf("clear run directory: %w", err)
+		}
+	}
+	return nil
+}
+
+// CreateRunDir creates a new, empty run directory named base, or base-2,
+// base-3, … when that exists, and returns its path: two runs started in the
+// same second (whose default names are equal) get a directory each. The
+// parent directories are created as needed.
+func CreateRunDir(base string) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
+		return "", fmt.Errorf("create run directory: %w", err)
+	}
+	dir := base
+	for i := 2; ; i++ {
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, os.ErrExist) || i > 1000 {
+			return "", fmt.Errorf("create run directory: %w", err)
+		}
+		dir = fmt.Sprintf("%s-%d", base, i)
+	}
+}
+
+type entryKind int
+
+const (
+	entryForeign entryKind = iota
+	entryOwn               // a file reprise writes in a run directory
+	entryMarks             // one that makes the directory a run directory
+)
+
+// runDirEntry classifies an entry of a run directory.
+func runDirEntry(dir string, e os.DirEntry) entryKind {
+	name := e.Name()
+	if e.IsDir() {
+		for _, t := range runTables {
+			if name == t && partsOnly(filepath.Join(dir, name)) {
+				if t == RecordsTable {
+					return entryMarks
+				}
+				return entryOwn
+			}
+		}
+		return entryForeign
+	}
+	if !e.Type().IsRegular() {
+		return entryForeign
+	}
+	switch name {
+	case ManifestFile:
+		return entryMarks
+	case SummaryFile, AIPerfRecordsFile, AIPerfSummaryFile:
+		return entryOwn
+	}
+	// Atomic writes' temporary files: .summary.json.123.tmp.
+	if strings.HasPrefix(name, ".") && strings.HasSuffix(name, tmpSuffix) {
+		for _, f := range []string{ManifestFile, SummaryFile, AIPerfSummaryFile} {
+			if strings.HasPrefix(name, "."+f+".") {
+				return entryOwn
+			}
+		}
+	}
+	base := strings.TrimSuffix(name, tmpSuffix)
+	for _, t := range runTables {
+		for _, ext := range []string{FormatParquet.Ext(), FormatArrow.Ext(), ".jsonl"} {
+			if base == t+ext {
+				if t == RecordsTable {
+					return entryMarks
+				}
+				return entryOwn
+			}
+		}
+	}
+	return entryForeign
+}
+
+// partsOnly reports whether dir holds only part files (complete or .tmp).
+func partsOnly(dir string) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() || !isPartName(strings.TrimSuffix(e.Name(), tmpSuffix)) {
+			return false
+		}
+	}
+	return true
+}
+
+// isPartName reports whether name is a part file's name (part-00012.parquet).
+func isPartName(name string) bool {
+	rest, ok := strings.CutPrefix(name, "part-")
+	if !ok {
+		return false
+	}
+	for _, f := range allFormats {
+		if num, ok := strings.CutSuffix(rest, f.Ext()); ok && num != "" && strings.Trim(num, "0123456789") == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// listNames lists up to five entry names for a message.
+func listNames(ents []os.DirEntry) string {
+	var names []string
+	for i, e := range ents {
+		if i == 5 {
+			names = append(names, fmt.Sprintf("and %d more", len(ents)-5))
+			break
+		}
+		n := e.Name()
+		if e.IsDir() {
+			n += "/"
+		}
+		names = append(names, n)
+	}
+	return strings.Join(names, ", ")
+}

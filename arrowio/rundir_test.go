@@ -1,0 +1,132 @@
+package arrowio
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// writeTree creates the files (and directories, names ending in "/") under
+// dir.
+func writeTree(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		if strings.HasSuffix(n, "/") {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// tree lists the files under dir, relative, sorted.
+func tree(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			rel += "/"
+		}
+		out = append(out, filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// An earlier run's files are never mixed with a new run's: a non-empty
+// directory is refused, and --overwrite clears only a run directory that
+// holds nothing but a run's files.
+func TestPrepareRunDir(t *testing.T) {
+	run := []string{"manifest.json", "summary.json", "records/part-00000.parquet", "records/part-00001.parquet.tmp",
+		"events/part-00000.parquet", "server_metrics/part-00000.parquet", "gpu.parquet", "profile_export.jsonl",
+		"profile_export_aiperf.json", ".summary.json.123.tmp"}
+	tests := []struct {
+		name      string
+		files     []string // nil: the directory does not exist
+		overwrite bool
+		inUse     bool // refused with ErrRunDirInUse; nothing removed
+		want      []string
+	}{
+		{name: "missing", files: nil},
+		{name: "empty", files: []string{}},
+		{name: "run without --overwrite", files: run, inUse: true},
+		{name: "run with --overwrite", files: run, overwrite: true},
+		{name: "jsonl run", files: []string{"manifest.json", "records.jsonl", "events.jsonl"}, overwrite: true},
+		{name: "records only", files: []string{"records.arrow"}, overwrite: true},
+		// Not a run directory (no manifest, no records): never cleared.
+		{name: "home directory", files: []string{"notes.txt", "src/"}, overwrite: true, inUse: true},
+		{name: "summary only", files: []string{"summary.json"}, overwrite: true, inUse: true},
+		// A run directory with a file of the user's in it: left whole.
+		{name: "run plus trace", files: append([]string{"trace.jsonl"}, run...), overwrite: true, inUse: true},
+		{name: "run plus file in records", files: append([]string{"records/keep.txt"}, run...), overwrite: true, inUse: true},
+		{name: "run plus foreign dir", files: append([]string{"plots/"}, run...), overwrite: true, inUse: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "run")
+			if tt.files != nil {
+				writeTree(t, dir, append([]string{"./"}, tt.files...)...)
+			}
+			before := tree(t, dir)
+			err := PrepareRunDir(dir, tt.overwrite)
+			if tt.inUse {
+				if !errors.Is(err, ErrRunDirInUse) || !strings.Contains(err.Error(), dir) {
+					t.Fatalf("err = %v, want ErrRunDirInUse naming %s", err, dir)
+				}
+				if got := tree(t, dir); !slices.Equal(got, before) {
+					t.Errorf("refused, but the directory changed: %v → %v", before, got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tree(t, dir); len(got) != 0 {
+				t.Errorf("left %v, want an empty directory", got)
+			}
+		})
+	}
+}
+
+// Two runs whose default names are equal (started in the same second) get
+// a directory each.
+func TestCreateRunDirUnique(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "runs", "20260101T000000Z-m-rate")
+	seen := map[string]bool{}
+	for i := 0; i < 3; i++ {
+		dir, err := CreateRunDir(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[dir] {
+			t.Fatalf("CreateRunDir returned %s twice", dir)
+		}
+		seen[dir] = true
+		writeTree(t, dir, "manifest.json")
+	}
+	if !seen[base] || !seen[base+"-2"] || !seen[base+"-3"] {
+		t.Errorf("dirs %v, want %s, -2, -3", seen, base)
+	}
+}
