@@ -17,7 +17,7 @@ import (
 )
 
 // llamaServer imitates llama-server's connection handling (see
-// shared/fixtures/servers/llamacpp/keepalive_second_request.json): it
+// testdata/servers/llamacpp/keepalive_second_request.json): it
 // advertises keep-alive, streams a chunked SSE response, then closes the
 // connection 300 µs after the last chunk. A request written on the
 // connection in that window is read by nobody: the client sees EOF.

@@ -15,10 +15,8 @@ import (
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/adapter/openai"
 	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/internal/testfiles"
 )
-
-// fixturesDir holds the recordings of real servers, beside the repository.
-const fixturesDir = "../../shared/fixtures/servers"
 
 // fixture is one recorded response and what its sidecar says about it.
 type fixture struct {
@@ -76,9 +74,10 @@ type fixture struct {
 
 func loadFixtures(t testing.TB) []*fixture {
 	t.Helper()
-	paths, _ := filepath.Glob(filepath.Join(fixturesDir, "*", "*.http"))
+	dir := testfiles.Servers(t)
+	paths, _ := filepath.Glob(filepath.Join(dir, "*", "*.http"))
 	if len(paths) == 0 {
-		t.Skipf("no fixtures under %s (the shared directory must sit beside the repository)", fixturesDir)
+		t.Fatalf("no recordings under %s", dir)
 	}
 	var out []*fixture
 	for _, p := range paths {
@@ -86,7 +85,7 @@ func loadFixtures(t testing.TB) []*fixture {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := &fixture{Name: strings.TrimSuffix(strings.TrimPrefix(p, fixturesDir+"/"), ".http"), Header: http.Header{}}
+		f := &fixture{Name: strings.TrimSuffix(strings.TrimPrefix(p, dir+"/"), ".http"), Header: http.Header{}}
 		head, body, ok := bytes.Cut(raw, []byte("\r\n\r\n"))
 		if !ok {
 			t.Fatalf("%s: no header/body separator", p)

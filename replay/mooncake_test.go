@@ -3,19 +3,15 @@ package replay
 import (
 	"context"
 	"flag"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/reprise-bench/reprise/internal/testfiles"
 	"github.com/reprise-bench/reprise/trace"
 )
 
 var mooncakeFlag = flag.Bool("mooncake", false, "replay the Mooncake conversation trace at speedup 100 (35 s) and log every burst's lateness (-v)")
-
-// mooncakePath is the shared trace, found beside the module root.
-const mooncakePath = "../../shared/traces/mooncake/conversation_trace.jsonl"
 
 // burst is one group of jobs sharing an intended time.
 type burst struct {
@@ -29,11 +25,7 @@ type burst struct {
 // replayMooncake replays the conversation trace at speedup 100,
 // dispatch only, and returns every burst with its lateness.
 func replayMooncake(tb testing.TB) ([]burst, Stats) {
-	path, _ := filepath.Abs(mooncakePath)
-	if _, err := os.Stat(path); err != nil {
-		tb.Skipf("no Mooncake trace at %s: %v", path, err)
-	}
-	rows, _, err := trace.ReadAll(path, trace.Options{Format: trace.FormatMooncake})
+	rows, _, err := trace.ReadAll(testfiles.Trace(tb, "mooncake/conversation_trace.jsonl"), trace.Options{Format: trace.FormatMooncake})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -110,11 +102,7 @@ func BenchmarkMooncakeReplay(b *testing.B) {
 // speedup 100 without running it: 12 031 requests on a fixed schedule in
 // 1 180 batches, the last at 3 536 999 ms / 100.
 func TestMooncakePlan(t *testing.T) {
-	path, _ := filepath.Abs(mooncakePath)
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("no Mooncake trace at %s: %v", path, err)
-	}
-	rows, _, err := trace.ReadAll(path, trace.Options{Format: trace.FormatMooncake})
+	rows, _, err := trace.ReadAll(testfiles.Trace(t, "mooncake/conversation_trace.jsonl"), trace.Options{Format: trace.FormatMooncake})
 	if err != nil {
 		t.Fatal(err)
 	}

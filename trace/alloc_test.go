@@ -5,27 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
-	"path/filepath"
-	"runtime"
 	"syscall"
 	"testing"
 	"time"
-)
 
-// sharedTraces returns the path of a file under the shared traces
-// directory beside the module root (../shared/traces), skipping the test
-// when it is absent.
-func sharedTraces(t testing.TB, rel string) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Dir(filepath.Dir(file)) // module root
-	p := filepath.Join(root, "..", "shared", "traces", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared trace %s not available: %v", rel, err)
-	}
-	return p
-}
+	"github.com/reprise-bench/reprise/internal/testfiles"
+)
 
 // loopReader serves the same content over and over, so a Reader can be
 // driven for as many rows as a test needs.
@@ -46,10 +31,7 @@ func (l *loopReader) Read(p []byte) (int, error) {
 // TestNextAllocs is the allocation budget of the Mooncake hot path:
 // steady-state Next on plain rows allocates nothing.
 func TestNextAllocs(t *testing.T) {
-	data, err := os.ReadFile(sharedTraces(t, "mooncake/conversation_trace.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := testfiles.TraceBytes(t, "mooncake/conversation_trace.jsonl")
 	r, err := NewReader("conversation_trace.jsonl", &loopReader{data: data}, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -122,10 +104,7 @@ func decodeAll(data []byte) (rows, in, out, ids int64, err error) {
 }
 
 func TestBenchmarkMooncakeDecode(t *testing.T) {
-	data, err := os.ReadFile(sharedTraces(t, "mooncake/conversation_trace.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := testfiles.TraceBytes(t, "mooncake/conversation_trace.jsonl")
 	rows, in, out, _, err := decodeAll(data)
 	if err != nil {
 		t.Fatal(err)
@@ -167,10 +146,7 @@ func decodeStdlib(data []byte) (rows, in, out, ids int64, err error) {
 // BenchmarkMooncakeDecodeStdlib is the encoding/json baseline: compare its
 // rows/s with BenchmarkMooncakeDecode from the same run.
 func BenchmarkMooncakeDecodeStdlib(b *testing.B) {
-	data, err := os.ReadFile(sharedTraces(b, "mooncake/conversation_trace.jsonl"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	data := testfiles.TraceBytes(b, "mooncake/conversation_trace.jsonl")
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	var rows int64
@@ -189,10 +165,7 @@ func BenchmarkMooncakeDecodeStdlib(b *testing.B) {
 // BenchmarkMooncakeDecode measures the Mooncake reader on the real
 // conversation trace (12,031 rows, 3 MB) held in memory.
 func BenchmarkMooncakeDecode(b *testing.B) {
-	data, err := os.ReadFile(sharedTraces(b, "mooncake/conversation_trace.jsonl"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	data := testfiles.TraceBytes(b, "mooncake/conversation_trace.jsonl")
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	var rows int64

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/reprise-bench/reprise/internal/testfiles"
 )
 
 // maxFuzzRows bounds how many rows a fuzz iteration reads.
@@ -277,10 +279,7 @@ func checkOracle(t *testing.T, data []byte) {
 // traces line by line.
 func TestScanOracle(t *testing.T) {
 	for _, f := range []string{"mooncake/conversation_trace.jsonl", "mooncake/synthetic_trace.jsonl"} {
-		data, err := os.ReadFile(sharedTraces(t, f))
-		if err != nil {
-			t.Fatal(err)
-		}
+		data := testfiles.TraceBytes(t, f)
 		lines := bytes.Split(data, []byte("\n"))
 		for i := 0; i < len(lines); i += maxFuzzRows {
 			checkOracle(t, bytes.Join(lines[i:min(i+maxFuzzRows, len(lines))], []byte("\n")))

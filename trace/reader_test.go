@@ -16,6 +16,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/reprise-bench/reprise/internal/testfiles"
 )
 
 const ms = time.Millisecond
@@ -53,7 +55,8 @@ func TestFormats(t *testing.T) {
 	}
 	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
 	tests := []struct {
-		file   string
+		file   string // under testdata, or a real trace (see real)
+		real   bool   // file is a real trace of the repository's testdata/traces
 		opts   Options
 		format Format
 		want   []Row
@@ -251,7 +254,7 @@ func TestFormats(t *testing.T) {
 			stats: ReadStats{Read: 6, Kept: 6},
 		},
 		{
-			file: "../../../shared/traces/splitwise/test_trace.csv", format: FormatSplitwiseSim,
+			file: "splitwise/test_trace.csv", real: true, format: FormatSplitwiseSim,
 			want: []Row{
 				mk(0, 2, func(r *Row) { r.HasOffset, r.InputTokens, r.OutputTokens, r.RequestID = true, 4096, 32, 0 }),
 				mk(1, 3, func(r *Row) {
@@ -267,8 +270,8 @@ func TestFormats(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.file), func(t *testing.T) {
 			path := filepath.Join("testdata", tt.file)
-			if strings.Contains(tt.file, "shared") {
-				path = sharedTraces(t, strings.TrimPrefix(tt.file, "../../../shared/traces/"))
+			if tt.real {
+				path = testfiles.Trace(t, tt.file)
 			}
 			rows, stats, format, err := readFile(t, path, tt.opts)
 			if err != nil {
@@ -601,7 +604,7 @@ func TestRealTraces(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.file), func(t *testing.T) {
-			rows, stats, err := ReadAll(sharedTraces(t, tt.file), Options{})
+			rows, stats, err := ReadAll(testfiles.Trace(t, tt.file), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -640,11 +643,11 @@ func TestRealTraces(t *testing.T) {
 // re-based, so both readers must produce the same rows.
 func TestSplitwiseEqualsAzure(t *testing.T) {
 	for _, kind := range []string{"code", "conv"} {
-		az, _, err := ReadAll(sharedTraces(t, "azure2023/AzureLLMInferenceTrace_"+kind+".csv"), Options{})
+		az, _, err := ReadAll(testfiles.Trace(t, "azure2023/AzureLLMInferenceTrace_"+kind+".csv"), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		sw, _, err := ReadAll(sharedTraces(t, "splitwise/splitwise_"+kind+".csv"), Options{})
+		sw, _, err := ReadAll(testfiles.Trace(t, "splitwise/splitwise_"+kind+".csv"), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -664,10 +667,7 @@ func TestSplitwiseEqualsAzure(t *testing.T) {
 // TestShuffledSorted: ReadAll of a shuffled Mooncake trace sorts it back
 // stably: same multiset per timestamp, and ties keep file order.
 func TestShuffledSorted(t *testing.T) {
-	data, err := os.ReadFile(sharedTraces(t, "mooncake/conversation_trace.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := testfiles.TraceBytes(t, "mooncake/conversation_trace.jsonl")
 	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 	rng := rand.New(rand.NewPCG(1, 2))
 	rng.Shuffle(len(lines), func(i, j int) { lines[i], lines[j] = lines[j], lines[i] })
@@ -685,7 +685,7 @@ func TestShuffledSorted(t *testing.T) {
 	if rows[0].Offset != 0 {
 		t.Errorf("first offset %v, want 0 after re-basing", rows[0].Offset)
 	}
-	orig, _, err := ReadAll(sharedTraces(t, "mooncake/conversation_trace.jsonl"), Options{})
+	orig, _, err := ReadAll(testfiles.Trace(t, "mooncake/conversation_trace.jsonl"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

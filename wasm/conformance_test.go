@@ -12,6 +12,7 @@ import (
 
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/adapter/openai"
+	"github.com/reprise-bench/reprise/internal/testfiles"
 	"github.com/reprise-bench/reprise/wasm"
 )
 
@@ -19,7 +20,7 @@ import (
 func fixtures(t testing.TB) []string {
 	var out []string
 	for _, dir := range []string{"llamacpp", "vllm-sim"} {
-		m, err := filepath.Glob(filepath.Join(sharedDir(t), "fixtures", "servers", dir, "*.http"))
+		m, err := filepath.Glob(filepath.Join(testfiles.Servers(t), dir, "*.http"))
 		if err != nil {
 			t.Fatal(err)
 		}

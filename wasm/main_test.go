@@ -3,8 +3,6 @@ package wasm_test
 import (
 	"context"
 	"os"
-	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 
@@ -41,14 +39,4 @@ func load(t testing.TB, spec string) *wasm.Adapter {
 	}
 	loaded[spec] = a
 	return a
-}
-
-// sharedDir is /work/shared, found beside the module root.
-func sharedDir(t testing.TB) string {
-	_, file, _, _ := runtime.Caller(0)
-	d := filepath.Join(filepath.Dir(file), "..", "..", "shared")
-	if _, err := os.Stat(d); err != nil {
-		t.Skipf("shared fixtures not found at %s", d)
-	}
-	return d
 }

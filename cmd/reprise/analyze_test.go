@@ -194,7 +194,7 @@ func TestAnalyzeTraceEveryFormat(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			path := filepath.Join("..", "..", "trace", "testdata", tt.file)
 			if _, err := os.Stat(path); err != nil {
-				t.Skip(err)
+				t.Fatal(err)
 			}
 			code, out, errOut := runCLI(t, "", "analyze-trace", "--json", path)
 			if code != 0 {

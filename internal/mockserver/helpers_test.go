@@ -13,11 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-)
 
-// fixtureDir is shared/fixtures/servers beside the module root
-// (internal/mockserver → ../../../shared).
-var fixtureDir = filepath.Join("..", "..", "..", "shared", "fixtures", "servers")
+	"github.com/reprise-bench/reprise/internal/testfiles"
+)
 
 // fixture is one recorded response with its request.
 type fixture struct {
@@ -36,10 +34,10 @@ type fixture struct {
 
 func loadFixture(t *testing.T, flavor, name string) *fixture {
 	t.Helper()
-	dir := filepath.Join(fixtureDir, flavor)
+	dir := filepath.Join(testfiles.Servers(t), flavor)
 	side, err := os.ReadFile(filepath.Join(dir, name+".json"))
 	if err != nil {
-		t.Fatalf("fixture %s/%s: %v (tests need shared/ beside the repository)", flavor, name, err)
+		t.Fatalf("fixture %s/%s: %v", flavor, name, err)
 	}
 	var f fixture
 	if err := json.Unmarshal(side, &f); err != nil {

@@ -6,14 +6,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/reprise-bench/reprise/internal/testfiles"
 	"github.com/reprise-bench/reprise/internal/tokenizer"
 	"github.com/reprise-bench/reprise/internal/tokenizer/tokenizertest"
 	"github.com/reprise-bench/reprise/trace"
 )
-
-// sharedDir is <module root>/../shared, where the real traces live (also
-// in CI, which checks shared/ out beside the repository).
-var sharedDir = filepath.Join("..", "..", "..", "shared")
 
 // largeLlama3 is a Llama-3-style tokenizer.json built from the 40,000
 // lowest cl100k_base ranks: big enough to offer more single-token words
@@ -73,11 +70,7 @@ func mustSynth(t testing.TB, tok tokenizer.Tokenizer, cfg Config) *Synth {
 
 func readTrace(t testing.TB, name string) []trace.Row {
 	t.Helper()
-	path := filepath.Join(sharedDir, "traces", "mooncake", name)
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("real trace not available: %v", err)
-	}
-	rows, _, err := trace.ReadAll(path, trace.Options{})
+	rows, _, err := trace.ReadAll(testfiles.Trace(t, "mooncake/"+name), trace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,22 +9,21 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/internal/testfiles"
 )
 
-// fixture returns the body of a recorded /metrics response in
-// ../shared/fixtures/servers (the .http file is headers, a blank line, body).
+// fixture returns the body of a recorded /metrics response in the
+// repository's testdata/servers (the .http file is headers, a blank line,
+// body).
 func fixture(t testing.TB, server, name string) []byte {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "fixtures", "servers")
-	raw, err := os.ReadFile(filepath.Join(root, server, name+".http"))
+	raw, err := os.ReadFile(filepath.Join(testfiles.Servers(t), server, name+".http"))
 	if err != nil {
 		t.Fatalf("fixture: %v", err)
 	}

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"testing"
 	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
 
+	"github.com/reprise-bench/reprise/internal/testfiles"
 	"github.com/reprise-bench/reprise/trace"
 )
 
@@ -47,14 +47,6 @@ func analyzeBytes(data []byte, a *Analyzer, p *AIPerf) (int64, error) {
 	}
 }
 
-func readShared(b testing.TB, name string) []byte {
-	data, err := os.ReadFile(sharedTrace(b, name))
-	if err != nil {
-		b.Fatal(err)
-	}
-	return data
-}
-
 // BenchmarkAnalyzeMooncake measures analyze-trace's hot loop on the Mooncake
 // conversation trace (12,031 rows, 24 ids per row), in rows/s, split into
 // its parts: "full" = decode + time-order stats + AIPerf stats, "decode" =
@@ -62,8 +54,8 @@ func readShared(b testing.TB, name string) []byte {
 // "stats-no-lru" = the same without LRU capacities, "aiperf" = AIPerf.Add
 // alone. The default 4 LRU capacities are on.
 func BenchmarkAnalyzeMooncake(b *testing.B) {
-	data := readShared(b, "mooncake/conversation_trace.jsonl")
-	rows := loadMooncake(b, sharedTrace(b, "mooncake/conversation_trace.jsonl"))
+	data := testfiles.TraceBytes(b, "mooncake/conversation_trace.jsonl")
+	rows := loadMooncake(b, testfiles.Trace(b, "mooncake/conversation_trace.jsonl"))
 	var cpu0 time.Duration
 	perRows := func(b *testing.B, n int) {
 		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
@@ -137,7 +129,7 @@ func BenchmarkAnalyzeMooncake(b *testing.B) {
 // TestBenchmarkAnalyzeMooncake checks that the benchmarked loop computes the
 // golden numbers.
 func TestBenchmarkAnalyzeMooncake(t *testing.T) {
-	data := readShared(t, "mooncake/conversation_trace.jsonl")
+	data := testfiles.TraceBytes(t, "mooncake/conversation_trace.jsonl")
 	a, p := New(Config{}), NewAIPerf(512)
 	n, err := analyzeBytes(data, a, p)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/reprise-bench/reprise/internal/testfiles"
 	"github.com/reprise-bench/reprise/trace"
 )
 
@@ -301,7 +302,7 @@ func TestAIPerfMatchesOracle(t *testing.T) {
 // TestAddAllocs is the allocation budget of the hot path: a row whose ids,
 // lengths and gaps have all been seen before costs no allocation.
 func TestAddAllocs(t *testing.T) {
-	rows := loadMooncake(t, sharedTrace(t, "mooncake/conversation_trace.jsonl"))
+	rows := loadMooncake(t, testfiles.Trace(t, "mooncake/conversation_trace.jsonl"))
 	a := New(Config{})
 	for i := range rows {
 		a.Add(&rows[i])

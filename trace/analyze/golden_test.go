@@ -7,6 +7,7 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
+	"github.com/reprise-bench/reprise/internal/testfiles"
 	"github.com/reprise-bench/reprise/trace"
 )
 
@@ -279,7 +280,7 @@ func checkLengths(t *testing.T, r *Report, g lengthGolden) {
 }
 
 func TestGoldenMooncakeConversation(t *testing.T) {
-	rep := analyzeFile(t, sharedTrace(t, "mooncake/conversation_trace.jsonl"), Config{CacheSizes: capacities(conversationCache)})
+	rep := analyzeFile(t, testfiles.Trace(t, "mooncake/conversation_trace.jsonl"), Config{CacheSizes: capacities(conversationCache)})
 	checkCache(t, rep.Cache, conversationCache)
 	checkArrivals(t, rep, arrivalGolden{
 		rows: 12031, span: 3536.999, rate: 3.40, rateTol: 0.005, peak1s: 28, peak1min: 4.12,
@@ -305,7 +306,7 @@ func TestGoldenMooncakeConversation(t *testing.T) {
 }
 
 func TestGoldenMooncakeSynthetic(t *testing.T) {
-	rep := analyzeFile(t, sharedTrace(t, "mooncake/synthetic_trace.jsonl"), Config{CacheSizes: capacities(syntheticCache)})
+	rep := analyzeFile(t, testfiles.Trace(t, "mooncake/synthetic_trace.jsonl"), Config{CacheSizes: capacities(syntheticCache)})
 	checkCache(t, rep.Cache, syntheticCache)
 	checkArrivals(t, rep, arrivalGolden{
 		rows: 3993, span: 1022.025, rate: 3.91, rateTol: 0.005, peak1s: 13, peak1min: 4.55,
@@ -366,7 +367,7 @@ func TestGoldenAzure(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			rep := analyzeFile(t, sharedTrace(t, tt.file), Config{})
+			rep := analyzeFile(t, testfiles.Trace(t, tt.file), Config{})
 			checkArrivals(t, rep, tt.arrival)
 			checkLengths(t, rep, tt.lengths)
 			if rep.Cache != nil {
@@ -382,7 +383,7 @@ func TestGoldenAzure(t *testing.T) {
 // statistics must be identical to the sorted file's, while AIPerf's
 // file-order hit rate must change.
 func TestShuffledInputIsSortedStably(t *testing.T) {
-	rows := loadMooncake(t, sharedTrace(t, "mooncake/conversation_trace.jsonl"))
+	rows := loadMooncake(t, testfiles.Trace(t, "mooncake/conversation_trace.jsonl"))
 	var groups [][]trace.Row
 	for i := 0; i < len(rows); {
 		j := i
@@ -426,7 +427,7 @@ func TestShuffledInputIsSortedStably(t *testing.T) {
 	}
 }
 
-// analyzeFile runs File on a shared trace with format detection.
+// analyzeFile runs File on a real trace with format detection.
 func analyzeFile(t *testing.T, path string, cfg Config) *Report {
 	t.Helper()
 	rep, err := File(t.Context(), path, FileConfig{Analyzer: cfg})
@@ -453,7 +454,7 @@ func TestFileMatchesIndependentLoader(t *testing.T) {
 		{"splitwise/splitwise_conv.csv", loadSplitwise, "vidur"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := sharedTrace(t, tc.name)
+			path := testfiles.Trace(t, tc.name)
 			want := Rows(tc.load(t, path), Config{})
 			got := analyzeFile(t, path, Config{})
 			if got.Source.Format != tc.format || got.Source.RowsKept != want.Rows || got.Source.RowsRead != want.Rows {

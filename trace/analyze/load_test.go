@@ -7,44 +7,12 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/reprise-bench/reprise/trace"
 )
-
-// sharedDir returns <module root>/../shared, where the real traces live.
-func sharedDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	return filepath.Join(dir, "..", "shared")
-}
-
-// sharedTrace returns the path of a file under shared/traces, skipping the
-// test when it is absent.
-func sharedTrace(t testing.TB, name string) string {
-	t.Helper()
-	p := filepath.Join(sharedDir(t), "traces", name)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared trace %s not available: %v", name, err)
-	}
-	return p
-}
 
 // loadMooncake is a deliberately simple, independent loader (encoding/json)
 // for the Mooncake files, used as an oracle against the trace package.

@@ -12,6 +12,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/reprise-bench/reprise/internal/testfiles"
 	"github.com/reprise-bench/reprise/trace"
 	"github.com/reprise-bench/reprise/trace/analyze"
 )
@@ -207,7 +208,7 @@ func TestDeriveIdentity(t *testing.T) {
 // measures on the written file.
 func TestDeriveSpeedupConversation(t *testing.T) {
 	in := conversation(t)
-	path := sharedTrace(t, "mooncake/conversation_trace.jsonl")
+	path := testfiles.Trace(t, "mooncake/conversation_trace.jsonl")
 	sizes := []int64{3_000_000, 10_000_000, 50_000_000}
 	before := analyzeBytes(t, mustRead(t, path), 0, sizes)
 
@@ -362,7 +363,7 @@ func TestDeriveRootMultiplier(t *testing.T) {
 		checkChained(t, res.Rows)
 	}
 
-	syn, _, err := trace.ReadAll(sharedTrace(t, "mooncake/synthetic_trace.jsonl"), trace.Options{})
+	syn, _, err := trace.ReadAll(testfiles.Trace(t, "mooncake/synthetic_trace.jsonl"), trace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

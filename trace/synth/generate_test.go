@@ -15,6 +15,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/reprise-bench/reprise/internal/testfiles"
 	"github.com/reprise-bench/reprise/trace"
 )
 
@@ -450,7 +451,7 @@ func TestGenerateRequestsAndMaxISL(t *testing.T) {
 }
 
 func TestGenerateLengthsFromTrace(t *testing.T) {
-	pairs, err := LoadLengths(sharedTrace(t, "mooncake/synthetic_trace.jsonl"), trace.Options{})
+	pairs, err := LoadLengths(testfiles.Trace(t, "mooncake/synthetic_trace.jsonl"), trace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

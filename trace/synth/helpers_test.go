@@ -11,36 +11,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reprise-bench/reprise/internal/testfiles"
 	"github.com/reprise-bench/reprise/trace"
 	"github.com/reprise-bench/reprise/trace/analyze"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
-
-// sharedTrace returns <module root>/../shared/traces/name, skipping the test
-// when it is absent.
-func sharedTrace(t testing.TB, name string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "traces", name)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared trace %s not available: %v", name, err)
-	}
-	return p
-}
 
 // conversation caches the Mooncake conversation trace across tests.
 var conversationRows []trace.Row
@@ -48,7 +24,7 @@ var conversationRows []trace.Row
 func conversation(t testing.TB) []trace.Row {
 	t.Helper()
 	if conversationRows == nil {
-		rows, _, err := trace.ReadAll(sharedTrace(t, "mooncake/conversation_trace.jsonl"), trace.Options{})
+		rows, _, err := trace.ReadAll(testfiles.Trace(t, "mooncake/conversation_trace.jsonl"), trace.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
