@@ -107,12 +107,17 @@ type telemetryRun struct {
 	gpuSamples []record.GPUSample
 }
 
+// maxBaselineWait bounds the wait for the scrape before the first request.
+const maxBaselineWait = 2 * time.Second
+
 // maxGPUSamplesKept bounds the GPU samples kept for the summary (8 GPUs at
 // 1 Hz for 34 hours).
 const maxGPUSamplesKept = 1 << 20
 
 // startTelemetry opens the GPU source first (so a missing driver is a
-// configuration error before any request) and then starts sampling.
+// configuration error before any request), scrapes every server target
+// once (the baseline of its counters, before the first request) and then
+// starts sampling.
 // now is the run's clock. A nil run with a nil error means nothing to do.
 func startTelemetry(ctx context.Context, tc telemetryConfig, dir string, acfg arrowio.Config,
 	now func() int64, log *slog.Logger) (*telemetryRun, error) {
@@ -149,6 +154,11 @@ func startTelemetry(ctx context.Context, tc telemetryConfig, dir string, acfg ar
 			return nil, err
 		}
 		t.scraper = s
+		// The baseline: every counter's value before the first request.
+		// A target that does not answer in time only loses its baseline.
+		bctx, cancel := context.WithTimeout(ctx, min(scfg.Timeout, maxBaselineWait))
+		s.ScrapeAll(bctx)
+		cancel()
 		t.wg.Go(func() { s.Run(ctx) })
 	}
 	if t.gsrc != nil {

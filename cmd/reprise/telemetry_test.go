@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -154,4 +156,126 @@ func TestReplayNVMLUnavailable(t *testing.T) {
 	if n := len(srv.Log()); n != 0 {
 		t.Errorf("%d requests sent before the configuration error", n)
 	}
+}
+
+// lazyMetrics serves the mock server's /metrics without the
+// vllm:generation_tokens_total family while it is 0, as servers that
+// create a series at its first increment do.
+func lazyMetrics(t *testing.T, srv *mockserver.Server) string {
+	t.Helper()
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		resp, err := http.Get(srv.URL() + "/metrics")
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		page, err := io.ReadAll(resp.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		const fam = "vllm:generation_tokens_total"
+		var out []string
+		lines := strings.Split(string(page), "\n")
+		zero := false
+		for _, l := range lines {
+			if strings.HasPrefix(l, fam+"{") && strings.HasSuffix(l, "} 0") {
+				zero = true
+			}
+		}
+		for _, l := range lines {
+			if zero && strings.Contains(l, fam) {
+				continue
+			}
+			out = append(out, l)
+		}
+		io.WriteString(w, strings.Join(out, "\n"))
+	}))
+	t.Cleanup(proxy.Close)
+	return proxy.URL + "/metrics"
+}
+
+// TestReplayServerTotalsEqualClientTotals: the server's view of a run
+// (summary.json's telemetry) counts exactly the tokens and requests the
+// client's records report, on a fresh server whose generation counter
+// appears only after the first scrape, and on a server that already served
+// a run (the counters are measured from the scrape before the first send
+// to the one after the last response).
+func TestReplayServerTotalsEqualClientTotals(t *testing.T) {
+	srv := startMockServer(t, func(c *mockserver.Config) { c.MaxNumSeqs = 1024; c.PrefixCacheTokens = 1 << 30 })
+	target := lazyMetrics(t, srv)
+	for _, run := range []string{"fresh server", "warm server"} {
+		t.Run(run, func(t *testing.T) {
+			out := t.TempDir()
+			code, _, stderr := runCLI(t, "", "replay", "../../traces/mooncake-sample.jsonl", "--url", srv.URL(),
+				"--model", "reprise-mock", "--speedup", "1000", "--request-count", "40", "--out", out, "--quiet",
+				"--metrics-interval", "20ms", "--no-server-metrics", "--server-metrics", target, "--max-error-rate", "0")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			reqs, err := arrowio.ReadRequests(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var prompt, completion, cached float64
+			for _, r := range reqs {
+				prompt += float64(r.ServerPromptTokens)
+				completion += float64(r.ServerCompletionTokens)
+				cached += float64(r.ServerCachedTokens)
+			}
+			js, err := os.ReadFile(filepath.Join(out, "summary.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum struct {
+				Telemetry struct {
+					Servers []struct {
+						Server struct {
+							NoBaseline       bool     `json:"no_baseline"`
+							PromptTokens     *float64 `json:"prompt_tokens"`
+							GenerationTokens *float64 `json:"generation_tokens"`
+							HitRatio         *float64 `json:"prefix_cache_hit_ratio"`
+							TTFT             *struct {
+								Count float64 `json:"count"`
+							} `json:"time_to_first_token"`
+						} `json:"server"`
+					} `json:"servers"`
+				} `json:"telemetry"`
+			}
+			if err := json.Unmarshal(js, &sum); err != nil {
+				t.Fatal(err)
+			}
+			if len(sum.Telemetry.Servers) != 1 {
+				t.Fatalf("%d servers in summary.json", len(sum.Telemetry.Servers))
+			}
+			sv := sum.Telemetry.Servers[0].Server
+			if sv.NoBaseline {
+				t.Error("no_baseline: the scrape before the first send is missing")
+			}
+			for _, c := range []struct {
+				name string
+				got  *float64
+				want float64
+			}{
+				{"prompt_tokens", sv.PromptTokens, prompt},
+				{"generation_tokens", sv.GenerationTokens, completion},
+				{"prefix_cache_hit_ratio", sv.HitRatio, cached / prompt},
+			} {
+				if c.got == nil || *c.got != c.want {
+					t.Errorf("server %s %v, client records %v", c.name, ptrVal(c.got), c.want)
+				}
+			}
+			if sv.TTFT == nil || sv.TTFT.Count != float64(len(reqs)) {
+				t.Errorf("server TTFT histogram %+v, want %d observations", sv.TTFT, len(reqs))
+			}
+		})
+	}
+}
+
+func ptrVal(p *float64) any {
+	if p == nil {
+		return "absent"
+	}
+	return *p
 }

@@ -124,7 +124,9 @@ func NewScraper(cfg ScrapeConfig, sink Sink) (*Scraper, error) {
 	return &Scraper{cfg: cfg, sink: sink}, nil
 }
 
-// Run scrapes every target every interval, starting at once, until ctx ends.
+// Run scrapes every target every interval until ctx ends, the first time
+// one interval after the call: take the baseline before the first request
+// with ScrapeAll, then start Run.
 func (s *Scraper) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, t := range s.cfg.Targets {
@@ -132,20 +134,21 @@ func (s *Scraper) Run(ctx context.Context) {
 			tick := time.NewTicker(s.cfg.Interval)
 			defer tick.Stop()
 			for {
-				s.scrape(ctx, t)
 				select {
 				case <-ctx.Done():
 					return
 				case <-tick.C:
 				}
+				s.scrape(ctx, t)
 			}
 		})
 	}
 	wg.Wait()
 }
 
-// ScrapeAll scrapes every target once, concurrently, and waits: the final
-// scrape after the last request.
+// ScrapeAll scrapes every target once, concurrently, and waits: the
+// baseline before the first request and the final scrape after the last
+// response, which bound the server's counters over the run.
 func (s *Scraper) ScrapeAll(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, t := range s.cfg.Targets {
@@ -173,11 +176,17 @@ func (s *Scraper) scrape(ctx context.Context, target string) {
 	if err != nil {
 		up = 0
 	}
+	// reprise's own series share the page's time, so a reader sees one
+	// scrape as one group of samples.
+	at := end
+	if len(samples) > 0 {
+		at = samples[0].TimeNS
+	}
 	nan := math.NaN()
 	samples = append(samples,
-		record.MetricSample{TimeNS: end, Target: target, Metric: MetricScrapeUp, Type: "gauge", Bound: nan, Value: up},
-		record.MetricSample{TimeNS: end, Target: target, Metric: MetricScrapeDuration, Type: "gauge", Bound: nan, Value: float64(end-start) / 1e9},
-		record.MetricSample{TimeNS: end, Target: target, Metric: MetricScrapeSamples, Type: "gauge", Bound: nan, Value: float64(len(samples))},
+		record.MetricSample{TimeNS: at, Target: target, Metric: MetricScrapeUp, Type: "gauge", Bound: nan, Value: up},
+		record.MetricSample{TimeNS: at, Target: target, Metric: MetricScrapeDuration, Type: "gauge", Bound: nan, Value: float64(end-start) / 1e9},
+		record.MetricSample{TimeNS: at, Target: target, Metric: MetricScrapeSamples, Type: "gauge", Bound: nan, Value: float64(len(samples))},
 	)
 	s.mu.Lock()
 	s.scrapes++

@@ -23,8 +23,12 @@ type Accumulator struct {
 
 type targetSeries struct {
 	scrapes, failed int
-	scalars         map[string][]point     // counters and gauges by family
-	hists           map[string][]histPoint // histograms by family
+	// ok holds the times of the successful scrapes, ascending: a known
+	// series absent from one of them was 0 then (servers create a series
+	// at its first increment) or had vanished (a restart).
+	ok      []int64
+	scalars map[string][]point     // counters and gauges by family
+	hists   map[string][]histPoint // histograms by family
 }
 
 type point struct {
@@ -63,16 +67,37 @@ func (a *Accumulator) Add(samples []record.MetricSample) {
 		count float64
 	}
 	aggs := map[[2]string]*agg{}
+	type scrape struct {
+		page      bool  // samples of the page itself
+		pageT     int64 // their time
+		up, upT   int64 // 1 ok, 0 failed, -1 no reprise:scrape_up; its time
+		pageCount float64
+	}
+	scrapes := map[string]*scrape{}
 	for i := range samples {
 		s := &samples[i]
 		ts := a.target(s.Target)
-		if s.Metric == MetricScrapeUp {
+		sc := scrapes[s.Target]
+		if sc == nil {
+			sc = &scrape{up: -1, pageCount: -1}
+			scrapes[s.Target] = sc
+		}
+		switch s.Metric {
+		case MetricScrapeUp:
 			ts.scrapes++
+			sc.up, sc.upT = 1, s.TimeNS
 			if s.Value == 0 {
 				ts.failed++
+				sc.up = 0
 			}
 			continue
+		case MetricScrapeSamples:
+			sc.pageCount = s.Value
+			continue
+		case MetricScrapeDuration:
+			continue
 		}
+		sc.page, sc.pageT = true, s.TimeNS
 		if _, ok := knownMetrics[s.Metric]; !ok {
 			continue
 		}
@@ -96,6 +121,19 @@ func (a *Accumulator) Add(samples []record.MetricSample) {
 			g.count += s.Value
 		}
 	}
+	// A scrape succeeded when its page is here, or when it says so and
+	// its page was empty. (Files written before reprise's own series
+	// shared the page's time hold them apart from the page; then the
+	// page's group is the successful scrape, not the second group.)
+	for name, sc := range scrapes {
+		ts := a.targets[name]
+		switch {
+		case sc.page && sc.up != 0:
+			ts.addOK(sc.pageT)
+		case !sc.page && sc.up == 1 && sc.pageCount <= 0:
+			ts.addOK(sc.upT)
+		}
+	}
 	for key, g := range aggs {
 		ts := a.targets[key[0]]
 		if g.typ == "histogram" {
@@ -115,6 +153,12 @@ func (a *Accumulator) Add(samples []record.MetricSample) {
 		if len(ts.scalars[key[1]]) < MaxPointsPerSeries {
 			ts.scalars[key[1]] = append(ts.scalars[key[1]], point{g.t, g.v})
 		}
+	}
+}
+
+func (ts *targetSeries) addOK(t int64) {
+	if n := len(ts.ok); n < MaxPointsPerSeries && (n == 0 || ts.ok[n-1] < t) {
+		ts.ok = append(ts.ok, t)
 	}
 }
 
@@ -155,6 +199,10 @@ type ServerSummary struct {
 	Family  string `json:"family,omitempty"` // vllm, sglang, trtllm, llamacpp, dynamo
 	Scrapes int    `json:"scrapes"`
 	Failed  int    `json:"failed_scrapes"`
+	// NoBaseline reports that no scrape succeeded before the window: its
+	// counters and histograms are measured from their first value in the
+	// window, so they miss what happened before that scrape.
+	NoBaseline bool `json:"no_baseline,omitempty"`
 
 	RunningRequests *GaugeStats `json:"running_requests,omitempty"`
 	WaitingRequests *GaugeStats `json:"waiting_requests,omitempty"`
@@ -174,8 +222,20 @@ type ServerSummary struct {
 }
 
 // Summarize returns one summary per target over the window [startNS, endNS]
-// in Unix ns. Counters are differenced against the last scrape at or before
-// startNS (or the first scrape in the window), with resets handled.
+// in Unix ns: from the first send to the last response end.
+//
+// Gauges are summarised over the scrapes inside the window. Counters and
+// histograms are differenced from the last successful scrape at or before
+// startNS (the baseline) to the target's last scrape: a server counts a
+// request's tokens around the moment it answers, so only a scrape after
+// the last response sees them all, and the run's final scrape comes after
+// it. Nothing of the run is in flight after the window, so later scrapes
+// add nothing of another run. A series that a successful scrape lacks
+// counts as 0 there: servers create a series at its first increment, and
+// one that vanishes and comes back was restarted. A decrease is a reset
+// (the new value is the increase). Without a successful scrape before
+// startNS, a series' first value in the window is its baseline
+// ([ServerSummary.NoBaseline]).
 func (a *Accumulator) Summarize(startNS, endNS int64) []ServerSummary {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -184,6 +244,7 @@ func (a *Accumulator) Summarize(startNS, endNS int64) []ServerSummary {
 	for _, name := range a.order {
 		ts := a.targets[name]
 		s := ServerSummary{Target: name, Scrapes: ts.scrapes, Failed: ts.failed}
+		s.NoBaseline = len(ts.ok) == 0 || ts.ok[0] > startNS
 		pick := func(r role) (string, bool) {
 			best, bestRank := "", uint8(255)
 			for fam, km := range knownMetrics {
@@ -212,17 +273,17 @@ func (a *Accumulator) Summarize(startNS, endNS int64) []ServerSummary {
 				return nil
 			}
 			if pts, ok := ts.scalars[fam]; ok {
-				return counterDelta(pts, startNS, endNS)
+				return counterDelta(pts, ts.ok, startNS)
 			}
 			// A token-length histogram: its sum grows by the tokens seen.
-			return counterDelta(histSums(ts.hists[fam]), startNS, endNS)
+			return counterDelta(histSums(ts.hists[fam]), ts.ok, startNS)
 		}
 		hist := func(r role) *HistogramStats {
 			fam, ok := pick(r)
 			if !ok {
 				return nil
 			}
-			return histStats(fam, ts.hists[fam], startNS, endNS)
+			return histStats(fam, ts.hists[fam], ts.ok, startNS)
 		}
 		s.RunningRequests = gauge(roleRunning)
 		s.WaitingRequests = gauge(roleWaiting)
@@ -274,32 +335,65 @@ func gaugeStats(pts []point, startNS, endNS int64) *GaugeStats {
 	return &g
 }
 
-// counterDelta sums the increases of a counter over the window. The
-// baseline is the last point at or before startNS, else the first point in
-// the window. A decrease is a reset: the new value is the increase.
-func counterDelta(pts []point, startNS, endNS int64) *float64 {
-	var prev *point
-	var delta float64
-	seen := false
-	for i := range pts {
-		p := &pts[i]
-		if p.t > endNS {
-			break
+// step is one successful scrape of a series' target: the series' value
+// there (i into its points), or absent (i = -1).
+type step struct {
+	t int64
+	i int
+}
+
+// steps walks the successful scrapes ok and the series' point times pts
+// together, in time order, calling f for each scrape: with the index of
+// the series' point at that time, or -1 when the scrape lacked it. A point
+// without a scrape time in ok (ok is bounded) is still visited.
+func steps(ok []int64, n int, tAt func(int) int64, f func(step)) {
+	j := 0
+	for _, t := range ok {
+		for j < n && tAt(j) < t {
+			f(step{tAt(j), j})
+			j++
 		}
-		if p.t <= startNS {
-			prev = p
+		if j < n && tAt(j) == t {
+			f(step{t, j})
+			j++
 			continue
 		}
-		seen = true
-		if prev != nil {
-			if p.v >= prev.v {
-				delta += p.v - prev.v
-			} else {
-				delta += p.v
+		f(step{t, -1})
+	}
+	for ; j < n; j++ {
+		f(step{tAt(j), j})
+	}
+}
+
+// counterDelta sums the increases of a counter from its baseline (its
+// value at the last successful scrape at or before startNS, 0 when that
+// scrape lacked it) to its last point. A scrape without the series sets
+// it to 0 (the next value is all increase), and so does a decrease (a
+// reset: the new value is the increase). With no successful scrape before
+// startNS, the first point is the baseline. It returns nil when the series
+// has no point after startNS.
+func counterDelta(pts []point, ok []int64, startNS int64) *float64 {
+	var prev float64
+	var delta float64
+	havePrev, seen := false, false
+	steps(ok, len(pts), func(i int) int64 { return pts[i].t }, func(st step) {
+		if st.i < 0 {
+			prev, havePrev = 0, true
+			return
+		}
+		v := pts[st.i].v
+		if st.t > startNS {
+			seen = true
+			if havePrev {
+				if v >= prev {
+					delta += v - prev
+				} else {
+					delta += v
+				}
 			}
 		}
-		prev = p
-	}
+		prev, havePrev = v, true
+	})
 	if !seen {
 		return nil
 	}
@@ -314,44 +408,48 @@ func histSums(hs []histPoint) []point {
 	return pts
 }
 
-// histStats accumulates the histogram's increases over the window, step by
-// step from its baseline (last point at or before startNS, else nothing):
-// each step adds cur−prev per bucket, or cur whole when the count went down
-// (a server restart), then computes mean and quantiles of those
-// observations. A change of bucket layout restarts the accumulation.
-func histStats(name string, hs []histPoint, startNS, endNS int64) *HistogramStats {
+// histStats accumulates the histogram's increases from its baseline to
+// its last point, as counterDelta does for a counter: each step adds
+// cur−prev per bucket, or cur whole after a scrape that lacked the series
+// or when the count went down (a restart), then computes mean and
+// quantiles of those observations. A change of bucket layout restarts the
+// accumulation.
+func histStats(name string, hs []histPoint, ok []int64, startNS int64) *HistogramStats {
 	var prev *histPoint
+	fromZero := false // the series was absent at the last scrape: 0
 	var bounds, counts []float64
 	var sum, count float64
 	seen := false
-	for i := range hs {
-		h := &hs[i]
-		if h.t > endNS {
-			break
+	steps(ok, len(hs), func(i int) int64 { return hs[i].t }, func(st step) {
+		if st.i < 0 {
+			prev, fromZero = nil, true
+			return
 		}
-		if h.t <= startNS {
-			prev = h
-			continue
+		h := &hs[st.i]
+		if st.t <= startNS {
+			prev, fromZero = h, false
+			return
 		}
 		seen = true
 		if !slices.Equal(bounds, h.bounds) {
 			bounds, counts, sum, count = h.bounds, make([]float64, len(h.bounds)), 0, 0
 		}
-		if prev != nil && slices.Equal(prev.bounds, h.bounds) && h.count >= prev.count {
+		switch {
+		case prev != nil && slices.Equal(prev.bounds, h.bounds) && h.count >= prev.count:
 			for j := range counts {
 				counts[j] += h.counts[j] - prev.counts[j]
 			}
 			sum += h.sum - prev.sum
 			count += h.count - prev.count
-		} else {
+		case prev != nil || fromZero:
 			for j := range counts {
 				counts[j] += h.counts[j]
 			}
 			sum += h.sum
 			count += h.count
 		}
-		prev = h
-	}
+		prev, fromZero = h, false
+	})
 	if !seen {
 		return nil
 	}

@@ -90,6 +90,12 @@ func TestCanonicalLabelsAndLabelValue(t *testing.T) {
 // 10 ms configured): the server-side view must say so.
 func TestSummarizeVLLMFixture(t *testing.T) {
 	acc := NewAccumulator()
+	// The simulator was fresh: its page before the streams had none of
+	// the series yet (a successful scrape of an empty page).
+	acc.Add([]record.MetricSample{
+		{TimeNS: 0, Target: "http://srv/metrics", Metric: MetricScrapeUp, Value: 1},
+		{TimeNS: 0, Target: "http://srv/metrics", Metric: MetricScrapeSamples, Value: 0},
+	})
 	acc.Add(append(parse(t, fixture(t, "vllm-sim", "metrics_after_timing"), 100),
 		record.MetricSample{TimeNS: 100, Target: "http://srv/metrics", Metric: MetricScrapeUp, Value: 1}))
 	sums := acc.Summarize(0, 200)
@@ -97,7 +103,7 @@ func TestSummarizeVLLMFixture(t *testing.T) {
 		t.Fatalf("%d summaries", len(sums))
 	}
 	s := sums[0]
-	if s.Family != "vllm" || s.Scrapes != 1 || s.Failed != 0 {
+	if s.Family != "vllm" || s.Scrapes != 2 || s.Failed != 0 || s.NoBaseline {
 		t.Errorf("family %q scrapes %d failed %d", s.Family, s.Scrapes, s.Failed)
 	}
 	if s.TTFT == nil || s.TTFT.Count != 3 || math.Abs(s.TTFT.MeanMS-50) > 1e-9 {
@@ -149,35 +155,38 @@ vllm:time_to_first_token_seconds_count{model_name="m"} %g
 
 func TestSummarizeWindow(t *testing.T) {
 	acc := NewAccumulator()
-	// t=0 (warmup), t=10 and t=20 in the profile window, t=30 after it.
+	// t=0 (warmup), t=10 and t=20 in the profile window, t=30 the final
+	// scrape after it: counters count up to it, gauges stop at the window.
 	acc.Add(parse(t, page(100, 400, 1000, 1, [3]float64{1, 1, 1}, 0.05), 0))
 	acc.Add(parse(t, page(150, 500, 1500, 4, [3]float64{2, 5, 5}, 0.75), 10e9))
 	// A counter reset (server restart) between 10 s and 20 s: hits restart at 30.
 	acc.Add(parse(t, page(30, 100, 100, 2, [3]float64{1, 2, 2}, 0.3), 20e9))
-	acc.Add(parse(t, page(1e6, 1e6, 1e6, 99, [3]float64{9, 9, 99}, 99), 30e9))
+	acc.Add(parse(t, page(40, 150, 300, 99, [3]float64{1, 3, 3}, 0.4), 30e9))
 	s := acc.Summarize(5e9, 25e9)[0]
-	// hits: +50 (100→150) then reset to 30 → 80; queries: +100 then +100 → 200.
-	if s.PrefixCacheHitRatio == nil || math.Abs(*s.PrefixCacheHitRatio-0.4) > 1e-12 {
-		t.Errorf("hit ratio %v, want 0.4", s.PrefixCacheHitRatio)
+	// hits: +50 (100→150), reset to 30, +10 → 90; queries: +100, +100, +50 → 250.
+	if s.PrefixCacheHitRatio == nil || math.Abs(*s.PrefixCacheHitRatio-0.36) > 1e-12 {
+		t.Errorf("hit ratio %v, want 0.36", ptr(s.PrefixCacheHitRatio))
 	}
-	// prompt tokens are summed over both engines: 2000 → 3000 (+1000), reset to 200 (+200).
-	if s.PromptTokens == nil || *s.PromptTokens != 1200 {
-		t.Errorf("prompt tokens %v, want 1200", s.PromptTokens)
+	// prompt tokens are summed over both engines: 2000 → 3000 (+1000),
+	// reset to 200 (+200), 600 (+400).
+	if s.PromptTokens == nil || *s.PromptTokens != 1600 {
+		t.Errorf("prompt tokens %v, want 1600", ptr(s.PromptTokens))
 	}
-	if s.PromptTokensPerSec == nil || *s.PromptTokensPerSec != 60 {
-		t.Errorf("prompt tokens/s %v, want 60", s.PromptTokensPerSec)
+	if s.PromptTokensPerSec == nil || *s.PromptTokensPerSec != 80 {
+		t.Errorf("prompt tokens/s %v, want 80", ptr(s.PromptTokensPerSec))
 	}
 	if s.RunningRequests == nil || s.RunningRequests.Mean != 3 || s.RunningRequests.Max != 4 || s.RunningRequests.Last != 2 {
 		t.Errorf("running %+v, want mean 3 max 4 last 2", s.RunningRequests)
 	}
 	// TTFT: +[1,4,4] (sum +0.7) from t=0 to t=10, then a reset: +[1,2,2]
-	// (sum 0.3) → 6 observations, 2 ≤ 0.1 s, mean 1.0/6 s.
-	if s.TTFT == nil || s.TTFT.Count != 6 || math.Abs(s.TTFT.MeanMS-1000.0/6) > 1e-9 {
+	// (sum 0.3), then +[0,1,1] (sum 0.1) → 7 observations, 2 ≤ 0.1 s,
+	// mean 1.1/7 s.
+	if s.TTFT == nil || s.TTFT.Count != 7 || math.Abs(s.TTFT.MeanMS-1100.0/7) > 1e-9 {
 		t.Fatalf("TTFT %+v", s.TTFT)
 	}
-	// p50: rank 3 falls in (0.1, 0.2] holding 4 observations after 2: 0.1 + 0.1·1/4.
-	if math.Abs(s.TTFT.P50MS-125) > 1e-9 {
-		t.Errorf("TTFT p50 %v ms, want 125", s.TTFT.P50MS)
+	// p50: rank 3.5 falls in (0.1, 0.2] holding 5 observations after 2: 0.1 + 0.1·1.5/5.
+	if math.Abs(s.TTFT.P50MS-130) > 1e-9 {
+		t.Errorf("TTFT p50 %v ms, want 130", s.TTFT.P50MS)
 	}
 }
 
