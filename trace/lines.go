@@ -35,7 +35,18 @@ type lineReader struct {
 	cur     []byte // the line last returned
 	replay  bool   // return cur again on the next call
 	eof     bool
-	ioErr   error // sticky read error (not io.EOF)
+	ioErr   error  // sticky read error (not io.EOF)
+	codec   string // "gzip" or "zstd" when br reads a decompressor, for messages
+}
+
+// readErr is the sticky error for a failed read: ErrRead, and for a
+// compressed stream that ends early, which one and what was read (the
+// caller's ParseError names the line reading stopped on).
+func (l *lineReader) readErr(err error) error {
+	if l.codec != "" && errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w: the %s stream is cut short on this line (the lines before it were read whole): %w", ErrRead, l.codec, err)
+	}
+	return fmt.Errorf("%w: %w", ErrRead, err)
 }
 
 // next returns the next line. At the end it returns io.EOF. A line over
@@ -66,7 +77,7 @@ func (l *lineReader) next() ([]byte, error) {
 	}
 	if err != nil {
 		if !errors.Is(err, io.EOF) {
-			l.ioErr = fmt.Errorf("%w: %w", ErrRead, err)
+			l.ioErr = l.readErr(err)
 			return nil, l.ioErr
 		}
 		l.eof = true
@@ -102,7 +113,7 @@ func (l *lineReader) skipLong() error {
 		l.line++
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
-				l.ioErr = fmt.Errorf("%w: %w", ErrRead, err)
+				l.ioErr = l.readErr(err)
 				return l.ioErr
 			}
 			l.eof = true

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -164,14 +165,18 @@ func (r *Reader) init(src io.Reader) error {
 	}
 	br := bufio.NewReaderSize(src, readBufSize)
 	magic, _ := br.Peek(4)
+	codec := ""
 	switch {
 	case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
 		gz, err := gzip.NewReader(br)
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return r.fileErr(1, "", fmt.Errorf("%w: the gzip stream is cut short in its header, before line 1: %w", ErrRead, io.ErrUnexpectedEOF))
+		}
 		if err != nil {
-			return r.fileErr(0, "", fmt.Errorf("gzip: %w", err))
+			return r.fileErr(1, "", fmt.Errorf("%w: gzip header: %w", ErrRead, err))
 		}
 		r.closers = append(r.closers, gz.Close)
-		r.compressed = true
+		r.compressed, codec = true, "gzip"
 		br = bufio.NewReaderSize(gz, readBufSize)
 	case len(magic) == 4 && bytes.Equal(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
 		zr, err := zstd.NewReader(br,
@@ -179,16 +184,16 @@ func (r *Reader) init(src io.Reader) error {
 			zstd.WithDecoderMaxWindow(zstdMaxWindow),
 			zstd.WithDecoderMaxMemory(zstdMaxWindow*2))
 		if err != nil {
-			return r.fileErr(0, "", fmt.Errorf("zstd: %w", err))
+			return r.fileErr(1, "", fmt.Errorf("%w: zstd: %w", ErrRead, err))
 		}
 		r.closers = append(r.closers, func() error { zr.Close(); return nil })
-		r.compressed = true
+		r.compressed, codec = true, "zstd"
 		br = bufio.NewReaderSize(zr, readBufSize)
 	}
 	if bom, _ := br.Peek(3); bytes.Equal(bom, []byte{0xef, 0xbb, 0xbf}) {
 		br.Discard(3)
 	}
-	r.lr = lineReader{br: br, maxLine: DefaultMaxLineBytes}
+	r.lr = lineReader{br: br, maxLine: DefaultMaxLineBytes, codec: codec}
 
 	// First non-blank line: LFS pointer check, detection, CSV header.
 	var first []byte
@@ -198,7 +203,11 @@ func (r *Reader) init(src io.Reader) error {
 			break
 		}
 		if err != nil {
-			return r.fileErr(r.lr.line, "", err)
+			ln := r.lr.line // a line over the cap: its number
+			if r.lr.ioErr != nil {
+				ln++ // a read error: the line reading stopped on
+			}
+			return r.fileErr(ln, "", err)
 		}
 		if !isBlank(line) {
 			first = line
@@ -263,8 +272,43 @@ func (r *Reader) lfsError() error {
 			size = v
 		}
 	}
-	return r.fileErr(1, "", fmt.Errorf("%w (oid %s, size %s bytes): the clone has only the pointer; run `git lfs install && git lfs pull --include=%q` in the repository, or download the object (e.g. from media.githubusercontent.com/media/<owner>/<repo>/<rev>/<path>) and check its sha256",
-		ErrLFSPointer, orUnknown(oid), orUnknown(size), r.name))
+	where := "in the repository"
+	include := r.name
+	if root, rel, ok := repoPath(r.name); ok {
+		where, include = "in the repository "+root, rel
+	} else if r.name != "-" {
+		include = filepath.Base(r.name) // matches the name in any directory
+	}
+	return r.fileErr(1, "", fmt.Errorf("%w (oid %s, size %s bytes): the clone has only the pointer; run `git lfs install && git lfs pull --include=%q` %s, or download the object (e.g. from media.githubusercontent.com/media/<owner>/<repo>/<rev>/<path>) and check its sha256",
+		ErrLFSPointer, orUnknown(oid), orUnknown(size), include, where))
+}
+
+// repoPath returns the root of the Git working tree holding the file at
+// path (the nearest directory above it with a .git entry) and the file's
+// slash-separated path inside it, which `git lfs pull --include` matches;
+// ok is false for standard input or a file outside any working tree.
+func repoPath(path string) (root, rel string, ok bool) {
+	if path == "-" {
+		return "", "", false
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", "", false
+	}
+	for dir := filepath.Dir(abs); ; {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			rel, err := filepath.Rel(dir, abs)
+			if err != nil {
+				return "", "", false
+			}
+			return dir, filepath.ToSlash(rel), true
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return "", "", false
+		}
+		dir = up
+	}
 }
 
 // emptyError is the error for a trace without a non-blank line: it says
