@@ -142,14 +142,14 @@ func (a *Analyzer) OutOfOrder() int64 { return a.outOfOrder }
 // Rows returns the number of rows added.
 func (a *Analyzer) Rows() int64 { return a.rows }
 
-// arrival returns the row's arrival time in ns. Rows without a timestamp
-// are placed at their session's previous arrival plus their delay, or the
-// previous row's arrival plus the delay when they have no session.
+// arrival returns the row's arrival time in ns: its offset, or for a row
+// without a timestamp its session's previous arrival plus its delay, or
+// the previous row's arrival plus the delay when it has no session (the
+// effective arrival; [arrivals] applies the same rule to a slice).
 func (a *Analyzer) arrival(r *trace.Row, s *session) int64 {
 	if r.HasOffset {
 		return int64(r.Offset)
 	}
-	a.timedByDelay++
 	if s != nil && s.turns > 0 {
 		return s.last + int64(r.Delay)
 	}
@@ -159,20 +159,40 @@ func (a *Analyzer) arrival(r *trace.Row, s *session) int64 {
 	return a.prev + int64(r.Delay)
 }
 
-// Add accounts one row, which must not arrive before the previous one (see
-// [Analyzer.OutOfOrder]). It does not retain r or its slices. It allocates
-// only when the row brings a new hash id, session, kind, turn or distinct
-// value (amortised growth of the per-block arrays and histograms).
-func (a *Analyzer) Add(r *trace.Row) {
-	var s *session
-	if r.SessionID != "" {
-		s = a.sessions[r.SessionID]
-		if s == nil {
-			s = &session{}
-			a.sessions[r.SessionID] = s
-		}
+// session returns the row's session state, creating it; nil without one.
+func (a *Analyzer) session(r *trace.Row) *session {
+	if r.SessionID == "" {
+		return nil
 	}
-	t := a.arrival(r, s)
+	s := a.sessions[r.SessionID]
+	if s == nil {
+		s = &session{}
+		a.sessions[r.SessionID] = s
+	}
+	return s
+}
+
+// Add accounts one row, which must not arrive before the previous one (see
+// [Analyzer.OutOfOrder]); a row without a timestamp arrives at its
+// effective arrival (see [Arrivals.TimedByDelay]). It does not retain r or
+// its slices. It allocates only when the row brings a new hash id,
+// session, kind, turn or distinct value (amortised growth of the per-block
+// arrays and histograms).
+func (a *Analyzer) Add(r *trace.Row) {
+	s := a.session(r)
+	a.add(r, s, a.arrival(r, s))
+}
+
+// addAt is Add with the row's arrival t (ns) given: the effective arrival
+// computed in file order, for rows fed in time order (see timeOrder).
+func (a *Analyzer) addAt(r *trace.Row, t int64) {
+	a.add(r, a.session(r), t)
+}
+
+func (a *Analyzer) add(r *trace.Row, s *session, t int64) {
+	if !r.HasOffset {
+		a.timedByDelay++
+	}
 	if s != nil {
 		s.last = t
 		s.turns++

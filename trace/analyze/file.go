@@ -143,13 +143,24 @@ func File(ctx context.Context, path string, cfg FileConfig) (*Report, error) {
 	}
 
 	if a.OutOfOrder() > 0 {
-		rows, _, err := trace.ReadAll(path, cfg.Trace)
+		// Again, quietly: the first pass logged the warnings. ReadAll keeps
+		// a row without a timestamp right after the row before it (in its
+		// session), so the effective arrivals are those of the first pass.
+		again := cfg.Trace
+		again.Log = nil
+		rows, _, err := trace.ReadAll(path, again)
 		if err != nil {
 			return nil, err
 		}
 		a = New(cfg.Analyzer)
-		for _, i := range timeOrder(rows) {
-			a.Add(&rows[i])
+		if order, at := timeOrder(rows); order != nil {
+			for _, i := range order {
+				a.addAt(&rows[i], at[i])
+			}
+		} else {
+			for i := range rows {
+				a.Add(&rows[i])
+			}
 		}
 		src.Sorted = true
 	}
