@@ -3,6 +3,7 @@
 # short fuzz of every fuzz target. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/need-tools.sh
 # go-nvml's headers mark old NVML calls deprecated; their warnings are noise.
 export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"
 go vet ./...

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Checks the tools make test needs before it starts, and says what to
+# install when one is missing: Go at least go.mod's version, a C compiler
+# (the race detector needs cgo), and Node.js 20+ with npm (arrowio's tests
+# read the written files back with real DuckDB, @duckdb/node-api, which
+# npm installs into arrowio/testdata/duckdb on the first run).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+missing=0
+need() { echo "make test: $1" >&2; missing=1; }
+
+want_go=$(awk '$1 == "go" { print $2; exit }' go.mod)
+if ! command -v go >/dev/null; then
+  need "go not found: install Go $want_go or newer (https://go.dev/dl/)"
+else
+  have_go=$(go env GOVERSION 2>/dev/null | sed 's/^go//')
+  if [ "$(printf '%s\n%s\n' "$want_go" "$have_go" | sort -V | head -1)" != "$want_go" ]; then
+    need "Go $have_go is older than go.mod's go $want_go: install Go $want_go or newer (https://go.dev/dl/)"
+  fi
+  cc=$(go env CC 2>/dev/null)
+  if ! command -v "${cc:-gcc}" >/dev/null; then
+    need "no C compiler (${cc:-gcc}): the race detector needs cgo; install gcc or clang (Debian/Ubuntu: apt-get install gcc)"
+  elif [ "$(go env CGO_ENABLED)" != 1 ]; then
+    need "CGO_ENABLED=0: the race detector needs cgo; unset CGO_ENABLED or set it to 1"
+  fi
+fi
+
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  need "node and npm not found: install Node.js 20 or newer with npm (https://nodejs.org/); the DuckDB checks of arrowio need them"
+else
+  major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+  if [ "$major" -lt 20 ]; then
+    need "Node.js $(node --version) is too old: install Node.js 20 or newer (https://nodejs.org/)"
+  fi
+fi
+exit "$missing"
