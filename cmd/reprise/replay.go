@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 
@@ -117,6 +119,10 @@ type replayPlan struct {
 	pcfg      prompt.Config
 	plan      *replay.Plan
 	tracePath string
+	// url is --url as files and logs name it: without user info
+	// (urlForFiles); userInfo says whether it had some.
+	url      string
+	userInfo bool
 }
 
 var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
@@ -139,7 +145,12 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 		}
 	}
 	ec := engine.NewConfig()
-	ec.BaseURL = c.URL
+	base, basicAuth, err := splitUserInfo(c.URL)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	ec.BaseURL = base
+	rp.url, rp.userInfo = urlForFiles(c.URL), basicAuth != ""
 	ec.Timeout = c.Timeout
 	ec.HTTP2 = c.HTTP2
 	ec.NoKernelStamps = c.NoKernelStamps
@@ -205,6 +216,10 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 	}
 	if c.APIKey != "" {
 		ec.Header = append(ec.Header, adapter.Header{Name: "Authorization", Value: "Bearer " + c.APIKey})
+	}
+	if basicAuth != "" && !slices.ContainsFunc(ec.Header, func(h adapter.Header) bool { return strings.EqualFold(h.Name, "Authorization") }) {
+		// As net/http does for a URL with user info, over both protocols.
+		ec.Header = append(ec.Header, adapter.Header{Name: "Authorization", Value: basicAuth})
 	}
 	vc := ec
 	if vc.Adapter == nil {
@@ -336,6 +351,30 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 		return nil, err
 	}
 	return rp, nil
+}
+
+// splitUserInfo returns --url without its user info, and the user info as
+// an HTTP Basic Authorization value ("" without). The engine never sees
+// the credentials in the URL, so no log or error message of it can show
+// them. A query or fragment is an error: the endpoint path is appended to
+// the URL, so neither would reach the server. A URL that does not parse is
+// returned as given, for the engine's validation to report.
+func splitUserInfo(raw string) (base, basicAuth string, err error) {
+	u, perr := url.Parse(raw)
+	if perr != nil {
+		return raw, "", nil
+	}
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		err = fmt.Errorf("--url %s?…: a query or fragment cannot be sent (the endpoint path is appended to --url); "+
+			"drop it, and give credentials with --api-key or --header", urlForFiles(raw))
+	}
+	if u.User == nil {
+		return raw, "", err
+	}
+	pass, _ := u.User.Password()
+	basicAuth = "Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pass))
+	u.User = nil
+	return u.String(), basicAuth, err
 }
 
 // loadTraces makes the replay command hold every trace in memory, as it
@@ -617,7 +656,7 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	if rp.wasm != nil {
 		defer rp.wasm.Close(context.WithoutCancel(ctx))
 	}
-	if n := urlNote(c.URL, rp.engine.Adapter.Info().Path); n != "" {
+	if n := urlNote(rp.url, rp.engine.Adapter.Info().Path); n != "" {
 		fmt.Fprintf(a.stderr, "reprise: note: %s\n", n)
 	}
 	mode := string(rp.plan.Mode())
@@ -658,7 +697,7 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 		sink.Close()
 		return exitcode.UsageError(err, "drop --gpu-telemetry, or point it at a DCGM exporter with dcgm=URL")
 	}
-	info := summary.RunInfo{Model: c.Model, URL: c.URL, Endpoint: rp.engine.Adapter.Info().Name, Mode: mode,
+	info := summary.RunInfo{Model: c.Model, URL: rp.url, Endpoint: rp.engine.Adapter.Info().Name, Mode: mode,
 		Trace: rp.tracePath, Streaming: c.Streaming, Start: start, Version: versionString()}
 	rp.engine.Counter = rp.tok
 	rcfg := engine.RunConfig{
@@ -677,7 +716,7 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 				rp.nRows, rp.loadNote)
 		}
 		fmt.Fprintf(a.stderr, "reprise: replaying %s against %s (%s, %s mode, %s) → %s\n",
-			orSynthetic(rp.tracePath), endpointURL(c.URL, rp.engine.Adapter.Info().Path), info.Endpoint, mode,
+			orSynthetic(rp.tracePath), endpointURL(rp.url, rp.engine.Adapter.Info().Path), info.Endpoint, mode,
 			plannedText(rp.plan.Requests(), c.Replay.Duration), dir)
 	}
 	if err := writeManifest(dir, c, rp, start); err != nil {
@@ -925,11 +964,7 @@ func isTerminal(w io.Writer) bool {
 func writeManifest(dir string, c *replayConfig, rp *replayPlan, start time.Time) error {
 	headers := make([]string, 0, len(c.Headers))
 	for _, h := range c.Headers {
-		k, _, _ := strings.Cut(h, ":")
-		if isSecretHeader(k) {
-			h = k + ": <redacted>"
-		}
-		headers = append(headers, h)
+		headers = append(headers, headerForFiles(h))
 	}
 	m := map[string]any{
 		"reprise_version":        versionString(),
@@ -938,14 +973,15 @@ func writeManifest(dir string, c *replayConfig, rp *replayPlan, start time.Time)
 		"trace_format":           string(rp.format),
 		"trace_rows":             rp.nRows,
 		"trace_streamed":         rp.streamed,
-		"url":                    c.URL,
+		"url":                    rp.url,
+		"url_user_info_set":      rp.userInfo,
 		"model":                  c.Model,
 		"endpoint":               c.Endpoint,
 		"adapter":                adapterManifest(rp),
 		"streaming":              c.Streaming,
 		"ignore_eos":             c.IgnoreEOS,
 		"max_tokens_from_trace":  c.MaxTokensFromTrace,
-		"extra_body":             c.ExtraBody,
+		"extra_body":             extraBodyForFiles(c.ExtraBody),
 		"headers":                headers,
 		"api_key_set":            c.APIKey != "",
 		"timeout":                c.Timeout.String(),
@@ -981,12 +1017,6 @@ func processNice() *int {
 		return nil
 	}
 	return &n
-}
-
-func isSecretHeader(k string) bool {
-	k = strings.ToLower(strings.TrimSpace(k))
-	return k == "authorization" || k == "proxy-authorization" || strings.Contains(k, "key") || strings.Contains(k, "token") ||
-		strings.Contains(k, "secret") || strings.Contains(k, "cookie")
 }
 
 // adapterManifest describes the endpoint adapter for the manifest.

@@ -102,6 +102,9 @@ type telemetryRun struct {
 	gpu     *telemetry.GPUSampler
 	gsrc    telemetry.GPUSource
 	gw      *arrowio.TelemetryWriter[record.GPUSample]
+	// red names the targets in samples and logs without their
+	// credentials (a --server-metrics URL may hold user info).
+	red redactor
 
 	mu         sync.Mutex
 	gpuSamples []record.GPUSample
@@ -124,7 +127,7 @@ func startTelemetry(ctx context.Context, tc telemetryConfig, dir string, acfg ar
 	if len(tc.Targets) == 0 && tc.GPU == "" {
 		return nil, nil
 	}
-	t := &telemetryRun{acc: telemetry.NewAccumulator()}
+	t := &telemetryRun{acc: telemetry.NewAccumulator(), red: newRedactor(append([]string{tc.DCGMURL}, tc.Targets...)...)}
 	switch tc.GPU {
 	case "nvml":
 		src, err := telemetry.NewNVML()
@@ -146,6 +149,11 @@ func startTelemetry(ctx context.Context, tc telemetryConfig, dir string, acfg ar
 		scfg := telemetry.NewScrapeConfig(tc.Targets...)
 		scfg.Interval, scfg.Now = tc.Interval, now
 		s, err := telemetry.NewScraper(scfg, func(samples []record.MetricSample) {
+			if t.red.r != nil {
+				for i := range samples {
+					samples[i].Target = t.red.String(samples[i].Target)
+				}
+			}
 			t.acc.Add(samples)
 			w.Write(samples)
 		})
@@ -224,7 +232,7 @@ func (t *telemetryRun) close(log *slog.Logger) {
 		if n, failed, errs := t.scraper.Stats(); failed > 0 {
 			first := ""
 			if len(errs) > 0 {
-				first = errs[0].Err
+				first = t.red.String(errs[0].Err)
 			}
 			log.Warn("server metrics: some scrapes failed (recorded as reprise:scrape_up 0)",
 				slog.Int("scrapes", n), slog.Int("failed", failed), slog.String("first", first))
@@ -232,7 +240,11 @@ func (t *telemetryRun) close(log *slog.Logger) {
 	}
 	if t.gpu != nil {
 		if n, failed, err := t.gpu.Stats(); failed > 0 {
-			log.Warn("gpu telemetry: some samples failed", slog.Int("samples", n), slog.Int("failed", failed), slog.Any("first", err))
+			first := ""
+			if err != nil {
+				first = t.red.String(err.Error())
+			}
+			log.Warn("gpu telemetry: some samples failed", slog.Int("samples", n), slog.Int("failed", failed), slog.String("first", first))
 		}
 	}
 }
