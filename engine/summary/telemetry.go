@@ -97,6 +97,9 @@ func (s *Summary) writeTelemetry(b *strings.Builder) {
 			}
 			line("  prefix-cache hit ratio", v)
 		}
+		if sv.PromptTokensPerSec != nil {
+			line("  prompt tokens/s (server)", num(*sv.PromptTokensPerSec))
+		}
 		if sv.GenTokensPerSec != nil {
 			line("  generation tokens/s (server)", num(*sv.GenTokensPerSec))
 		}

@@ -55,7 +55,7 @@ type metrics struct {
 	promptTokens     atomic.Int64 // all prompt tokens of accepted requests
 	evaluatedTokens  atomic.Int64 // uncached prompt tokens
 	generationTokens atomic.Int64
-	cacheHits        atomic.Int64 // tokens
+	cacheHits        atomic.Int64 // tokens (cached prompt tokens; 0 without a cache)
 	cacheQueries     atomic.Int64 // tokens
 	finishedLength   atomic.Int64
 	finishedStop     atomic.Int64
@@ -128,7 +128,12 @@ func (s *Server) appendLlamaMetrics(b []byte, running, waiting int) []byte {
 		}
 		return n / secs
 	}
-	b = appendSample(b, "llamacpp:prompt_tokens_total", "counter", "Number of prompt tokens processed.", "", evaluated)
+	// Current llama-server: prompt_tokens_total leaves out the cached
+	// tokens, which prompt_tokens_cached_total counts; there is no KV-cache
+	// gauge any more.
+	b = appendSample(b, "llamacpp:prompt_tokens_total", "counter", "Number of prompt tokens processed, excluding cached tokens", "", evaluated)
+	b = appendSample(b, "llamacpp:prompt_tokens_cached_total", "counter", "Number of prompt tokens reused from the cache", "",
+		float64(m.cacheHits.Load()))
 	b = appendSample(b, "llamacpp:prompt_seconds_total", "counter", "Prompt process time", "", prefill)
 	b = appendSample(b, "llamacpp:tokens_predicted_total", "counter", "Number of generation tokens processed.", "", generated)
 	b = appendSample(b, "llamacpp:tokens_predicted_seconds_total", "counter", "Predict process time", "", decode)

@@ -368,9 +368,18 @@ func metricTypes(t *testing.T, page string) map[string]string {
 	return types
 }
 
+// newerThanRecording lists the metrics the mock serves that the recorded
+// page of its flavor predates: current llama-server counts the prompt
+// tokens it reused from its cache apart (prompt_tokens_cached_total, "Number
+// of prompt tokens reused from the cache"), and its prompt_tokens_total
+// leaves them out, as the recorded build's already did.
+var newerThanRecording = map[Flavor]map[string]string{
+	FlavorLlamaCPP: {"llamacpp:prompt_tokens_cached_total": "counter"},
+}
+
 // TestMetricsMatchFixtures: every metric the mock serves exists in the
-// recorded page of its flavor with the same type, and the required ones
-// are there.
+// recorded page of its flavor with the same type (or is a newer one, see
+// newerThanRecording), and the required ones are there.
 func TestMetricsMatchFixtures(t *testing.T) {
 	for _, tc := range []struct {
 		flavor   Flavor
@@ -393,6 +402,9 @@ func TestMetricsMatchFixtures(t *testing.T) {
 			t.Errorf("%s: Content-Type %q, recorded %q", tc.flavor, ct, wantCT)
 		}
 		got := metricTypes(t, string(r.body))
+		for name, typ := range newerThanRecording[tc.flavor] {
+			want[name] = typ
+		}
 		for name, typ := range got {
 			if want[name] != typ {
 				t.Errorf("%s: %s is a %s, the recording has %q", tc.flavor, name, typ, want[name])

@@ -12,10 +12,14 @@ const (
 	rolePrefixQueries                // counter: prefix-cache lookups, tokens
 	rolePromptTokens                 // counter (or histogram sum): prompt tokens
 	roleGenerationTokens             // counter (or histogram sum): generated tokens
-	roleTTFT                         // histogram, seconds
-	roleITL                          // histogram, seconds
-	roleE2E                          // histogram, seconds
-	roleQueueTime                    // histogram, seconds
+	// rolePromptCachedExtra: counter of prompt tokens served from the
+	// cache that rolePromptTokens does not count (llama.cpp counts only
+	// evaluated tokens in prompt_tokens_total).
+	rolePromptCachedExtra
+	roleTTFT      // histogram, seconds
+	roleITL       // histogram, seconds
+	roleE2E       // histogram, seconds
+	roleQueueTime // histogram, seconds
 	numRoles
 )
 
@@ -32,7 +36,9 @@ type knownMetric struct {
 //   - vLLM (v0 and v1 names), from its /metrics and the fixtures;
 //   - SGLang (`sglang:`), from its production-metrics documentation;
 //   - TensorRT-LLM as exposed by trtllm-serve or Dynamo (`trtllm_` or `trtllm:`);
-//   - llama.cpp (`llamacpp:`, no labels, no histograms), from the fixtures;
+//   - llama.cpp (`llamacpp:`, no labels, no histograms), from the fixtures
+//     and current llama-server's /metrics, which has no KV-cache gauge any
+//     more and counts cached prompt tokens apart (prompt_tokens_cached_total);
 //   - NVIDIA Dynamo's frontend (`dynamo_frontend_`).
 var knownMetrics = map[string]knownMetric{
 	"vllm:num_requests_running":          {"vllm", roleRunning, 0},
@@ -71,11 +77,12 @@ var knownMetrics = map[string]knownMetric{
 	"trtllm_request_queue_time_seconds":    {"trtllm", roleQueueTime, 0},
 	"trtllm:request_queue_time_seconds":    {"trtllm", roleQueueTime, 0},
 
-	"llamacpp:requests_processing":    {"llamacpp", roleRunning, 0},
-	"llamacpp:requests_deferred":      {"llamacpp", roleWaiting, 0},
-	"llamacpp:kv_cache_usage_ratio":   {"llamacpp", roleKVUsage, 0},
-	"llamacpp:prompt_tokens_total":    {"llamacpp", rolePromptTokens, 0},
-	"llamacpp:tokens_predicted_total": {"llamacpp", roleGenerationTokens, 0},
+	"llamacpp:requests_processing":        {"llamacpp", roleRunning, 0},
+	"llamacpp:requests_deferred":          {"llamacpp", roleWaiting, 0},
+	"llamacpp:kv_cache_usage_ratio":       {"llamacpp", roleKVUsage, 0}, // older builds only
+	"llamacpp:prompt_tokens_total":        {"llamacpp", rolePromptTokens, 0},
+	"llamacpp:prompt_tokens_cached_total": {"llamacpp", rolePromptCachedExtra, 0},
+	"llamacpp:tokens_predicted_total":     {"llamacpp", roleGenerationTokens, 0},
 
 	"dynamo_frontend_inflight_requests":           {"dynamo", roleRunning, 0},
 	"dynamo_frontend_queued_requests":             {"dynamo", roleWaiting, 0},

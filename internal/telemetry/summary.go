@@ -207,13 +207,19 @@ type ServerSummary struct {
 	RunningRequests *GaugeStats `json:"running_requests,omitempty"`
 	WaitingRequests *GaugeStats `json:"waiting_requests,omitempty"`
 	KVCacheUsage    *GaugeStats `json:"kv_cache_usage,omitempty"`
-	// PrefixCacheHitRatio is Δhits/Δqueries over the window (tokens), or the
-	// mean of the server's own hit-rate gauge where it only has that (SGLang).
+	// PrefixCacheHitRatio is Δhits/Δqueries over the window (tokens, vLLM),
+	// Δcached/Δprompt tokens (llama.cpp), or the mean of the server's own
+	// hit-rate gauge where it only has that (SGLang).
 	PrefixCacheHitRatio *float64 `json:"prefix_cache_hit_ratio,omitempty"`
-	PromptTokens        *float64 `json:"prompt_tokens,omitempty"`
-	GenerationTokens    *float64 `json:"generation_tokens,omitempty"`
-	PromptTokensPerSec  *float64 `json:"prompt_tokens_per_second,omitempty"`
-	GenTokensPerSec     *float64 `json:"generation_tokens_per_second,omitempty"`
+	// PromptTokens counts every prompt token the server received, cached
+	// ones included (llama.cpp: evaluated plus cached).
+	PromptTokens *float64 `json:"prompt_tokens,omitempty"`
+	// CachedPromptTokens are the prompt tokens served from the cache
+	// (llama.cpp's prompt_tokens_cached_total), where the server says.
+	CachedPromptTokens *float64 `json:"cached_prompt_tokens,omitempty"`
+	GenerationTokens   *float64 `json:"generation_tokens,omitempty"`
+	PromptTokensPerSec *float64 `json:"prompt_tokens_per_second,omitempty"`
+	GenTokensPerSec    *float64 `json:"generation_tokens_per_second,omitempty"`
 
 	TTFT      *HistogramStats `json:"time_to_first_token,omitempty"`
 	ITL       *HistogramStats `json:"inter_token_latency,omitempty"`
@@ -288,14 +294,25 @@ func (a *Accumulator) Summarize(startNS, endNS int64) []ServerSummary {
 		s.RunningRequests = gauge(roleRunning)
 		s.WaitingRequests = gauge(roleWaiting)
 		s.KVCacheUsage = gauge(roleKVUsage)
-		if hits, queries := total(rolePrefixHits), total(rolePrefixQueries); hits != nil && queries != nil && *queries > 0 {
+		s.PromptTokens = total(rolePromptTokens)
+		if cached := total(rolePromptCachedExtra); cached != nil && s.PromptTokens != nil {
+			// llama.cpp: evaluated + cached = every prompt token received.
+			all := *s.PromptTokens + *cached
+			s.PromptTokens, s.CachedPromptTokens = &all, cached
+		}
+		switch hits, queries := total(rolePrefixHits), total(rolePrefixQueries); {
+		case hits != nil && queries != nil && *queries > 0:
 			r := *hits / *queries
 			s.PrefixCacheHitRatio = &r
-		} else if g := gauge(roleHitRateGauge); g != nil {
-			r := g.Mean
+		case s.CachedPromptTokens != nil && *s.PromptTokens > 0:
+			r := *s.CachedPromptTokens / *s.PromptTokens
 			s.PrefixCacheHitRatio = &r
+		default:
+			if g := gauge(roleHitRateGauge); g != nil {
+				r := g.Mean
+				s.PrefixCacheHitRatio = &r
+			}
 		}
-		s.PromptTokens = total(rolePromptTokens)
 		s.GenerationTokens = total(roleGenerationTokens)
 		if secs > 0 {
 			if s.PromptTokens != nil {

@@ -162,3 +162,55 @@ func TestSummarizeSplitScrape(t *testing.T) {
 		t.Errorf("scrapes %d, no_baseline %v", s.Scrapes, s.NoBaseline)
 	}
 }
+
+// llamaPage renders current llama-server's token counters: prompt_tokens_total
+// counts only the prompt tokens it evaluated, prompt_tokens_cached_total the
+// ones it reused from its cache (a negative cached leaves it out, as older
+// builds do).
+func llamaPage(uncached, cached, predicted float64) string {
+	p := fmt.Sprintf("# HELP llamacpp:prompt_tokens_total Number of prompt tokens processed, excluding cached tokens\n"+
+		"# TYPE llamacpp:prompt_tokens_total counter\nllamacpp:prompt_tokens_total %g\n", uncached)
+	if cached >= 0 {
+		p += fmt.Sprintf("# HELP llamacpp:prompt_tokens_cached_total Number of prompt tokens reused from the cache\n"+
+			"# TYPE llamacpp:prompt_tokens_cached_total counter\nllamacpp:prompt_tokens_cached_total %g\n", cached)
+	}
+	return p + fmt.Sprintf("# TYPE llamacpp:tokens_predicted_total counter\nllamacpp:tokens_predicted_total %g\n"+
+		"# TYPE llamacpp:requests_processing gauge\nllamacpp:requests_processing 1\n", predicted)
+}
+
+// TestSummarizeLlamaCppCachedTokens: with current llama-server, the prompt
+// tokens of the run are the evaluated plus the cached ones, and the cached
+// share is the server's prefix-cache hit ratio; an older build without the
+// cached counter still gives its (evaluated) prompt tokens.
+func TestSummarizeLlamaCppCachedTokens(t *testing.T) {
+	acc := NewAccumulator()
+	acc.Add(scrapeOf(t, 50, llamaPage(1000, 5000, 300)))
+	acc.Add(scrapeOf(t, 500, llamaPage(1100, 5600, 400)))
+	acc.Add(scrapeOf(t, 1010, llamaPage(1200, 6800, 500)))
+	s := acc.Summarize(100, 1100)[0]
+	// Δ evaluated 200 + Δ cached 1800 over 1 µs.
+	if s.Family != "llamacpp" || s.PromptTokens == nil || *s.PromptTokens != 2000 {
+		t.Fatalf("family %q prompt tokens %v, want llamacpp and 2000", s.Family, ptr(s.PromptTokens))
+	}
+	if s.PromptTokensPerSec == nil || *s.PromptTokensPerSec != 2000/1e-6 {
+		t.Errorf("prompt tokens/s %v, want %v", ptr(s.PromptTokensPerSec), 2000/1e-6)
+	}
+	if s.CachedPromptTokens == nil || *s.CachedPromptTokens != 1800 {
+		t.Errorf("cached prompt tokens %v, want 1800", ptr(s.CachedPromptTokens))
+	}
+	if s.PrefixCacheHitRatio == nil || *s.PrefixCacheHitRatio != 0.9 {
+		t.Errorf("prefix-cache hit ratio %v, want 0.9", ptr(s.PrefixCacheHitRatio))
+	}
+	if s.GenerationTokens == nil || *s.GenerationTokens != 200 {
+		t.Errorf("generation tokens %v, want 200", ptr(s.GenerationTokens))
+	}
+
+	old := NewAccumulator()
+	old.Add(scrapeOf(t, 50, llamaPage(1000, -1, 300)))
+	old.Add(scrapeOf(t, 1010, llamaPage(1200, -1, 500)))
+	s = old.Summarize(100, 1100)[0]
+	if s.PromptTokens == nil || *s.PromptTokens != 200 || s.PrefixCacheHitRatio != nil || s.CachedPromptTokens != nil {
+		t.Errorf("older llama-server: prompt tokens %v, hit ratio %v, cached %v; want 200, none, none",
+			ptr(s.PromptTokens), ptr(s.PrefixCacheHitRatio), ptr(s.CachedPromptTokens))
+	}
+}
