@@ -79,7 +79,7 @@ func AIPerfErrorOf(r *record.Request) *AIPerfError {
 }
 
 // aiperfMetrics returns a request's per-record metrics in AIPerf's tags and
-// display units (benchmark-semantics.md §5). Metrics that do not exist for
+// display units (docs/reference/aiperf.md §4). Metrics that do not exist for
 // the request are absent, not zero.
 func aiperfMetrics(r *record.Request, streaming bool) map[string]AIPerfValue {
 	m := map[string]AIPerfValue{}
@@ -151,7 +151,7 @@ func b2f(b bool) int {
 
 // WriteAIPerfRecords writes profile_export.jsonl: one line per measured
 // (non-warmup) request in AIPerf's per-record shape
-// (benchmark-semantics.md §10). Mapping: session_num and the request ids are
+// (docs/reference/aiperf.md §5). Mapping: session_num and the request ids are
 // reprise's request_id; credit_issued_ns is dispatched_ns;
 // request_start_ns is sent_ns; request_ack_ns is headers_ns; worker_id is
 // "sender-N". streaming selects the streaming-only metrics, as in AIPerf.

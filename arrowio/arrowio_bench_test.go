@@ -121,7 +121,7 @@ func heapNow() uint64 {
 }
 
 // BenchmarkWriteRequests1M writes one million requests; budget ≤ 2 s CPU
-// and ≤ 150 MB peak heap (issue 7). TestFeedRequests checks the files it
+// and ≤ 150 MB peak heap. TestFeedRequests checks the files it
 // writes.
 func BenchmarkWriteRequests1M(b *testing.B) {
 	tmpl := genRequests(64*1024, 42)

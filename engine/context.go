@@ -15,7 +15,7 @@ import (
 )
 
 // ContextMode decides which turns of a multi-turn session are sent with
-// the session's history (benchmark-semantics §2.4).
+// the session's history (docs/reference/aiperf.md §1).
 type ContextMode string
 
 // The context modes.

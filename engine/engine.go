@@ -187,7 +187,7 @@ func New(cfg Config) (*Engine, error) {
 	{
 		// x/net's transport opens ⌈streams/limit⌉ connections and keeps
 		// them, where the stdlib h2c transport churns under bursts
-		// (platform-notes §7). h2c and TLS never share a transport
+		// (docs/reference/platform.md §4). h2c and TLS never share a transport
 		// (golang/go#81656).
 		t := &http2.Transport{
 			TLSClientConfig:            cfg.TLS,

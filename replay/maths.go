@@ -138,7 +138,7 @@ type userStart struct {
 
 // userCentricStart computes the warm start of the user-centric mode for u
 // users at total rate r (per second) whose sessions have meanTurns turns
-// on average (AIPerf semantics, benchmark-semantics.md §2.7):
+// on average (AIPerf semantics, docs/reference/aiperf.md §2):
 //
 //	turn_gap = u/r, stagger = 1/r, T = round(meanTurns), L = max(1, T−1)
 //	user i in 0..u−1: age = (u−i)·L, turns = L − ⌊age/u⌋ (≤ 0: skipped)

@@ -584,7 +584,7 @@ func TestLongLines(t *testing.T) {
 }
 
 // TestRealTraces checks the readers against the shape tables of
-// trace-formats.md (rows, token sums, span, distinct timestamps).
+// docs/reference/real-traces.md §1 (rows, token sums, span, distinct timestamps).
 func TestRealTraces(t *testing.T) {
 	tests := []struct {
 		file           string

@@ -23,7 +23,7 @@
 //
 // wazero can only interrupt a running guest when the runtime is compiled
 // with CloseOnContextDone, which costs 1-2 µs per call and slows guest loops
-// several times (platform-notes §10). Modules loaded from files are
+// several times (docs/reference/platform.md §5). Modules loaded from files are
 // untrusted and run interruptible by default, with one watchdog goroutine
 // per adapter cancelling a call that exceeds [Config.Timeout] (no timer or
 // context is allocated per call). Shipped adapters, which are tested here,

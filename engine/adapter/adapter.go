@@ -6,7 +6,7 @@
 // I/O, timing, HTTP or SSE framing: the engine owns those, timestamps every
 // read before any adapter code runs, and joins the adapter's [Record]s to
 // its stored timestamps by event index. The types here mirror the Wasm ABI
-// (docs/format/adapter-abi.md, adapter-abi-notes.md §5) field for field, so
+// (docs/format/adapter-abi.md) field for field, so
 // a Wasm host implements [Adapter] by copying structs in and out of guest
 // memory:
 //

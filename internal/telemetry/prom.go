@@ -21,7 +21,7 @@ import (
 // _count. Families are emitted in name order and series in label order, so
 // the output is deterministic.
 func ParsePage(r io.Reader, target string, timeNS int64, dst []record.MetricSample) ([]record.MetricSample, error) {
-	// The zero TextParser panics (validation scheme unset); see platform-notes.
+	// The zero TextParser panics (validation scheme unset); see docs/reference/platform.md §6.
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := p.TextToMetricFamilies(r)
 	if err != nil {

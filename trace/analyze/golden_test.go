@@ -11,8 +11,8 @@ import (
 	"github.com/reprise-bench/reprise/trace"
 )
 
-// Golden values from shared/reference/kv-cache-stats.md §3-§6. Tolerances
-// follow its §8: integers exact, ratios ±0.0005, % of ceiling ±0.2 points;
+// Golden values from docs/reference/real-traces.md §2-§4. Tolerances
+// follow its §6: integers exact, ratios ±0.0005, % of ceiling ±0.2 points;
 // statistics printed with fewer digits are checked to the printed digit.
 
 type want struct {
@@ -190,7 +190,7 @@ func checkArrivals(t *testing.T, r *Report, g arrivalGolden) {
 	})
 }
 
-// aiperfGolden is kv-cache-stats.md §5: hit, isl, osl, context, unique
+// aiperfGolden is docs/reference/real-traces.md §3: hit, isl, osl, context, unique
 // statistics as mean, std, min, p25, median, p75, max (NaN = not given).
 type aiperfGolden struct {
 	total, unique, groups int64

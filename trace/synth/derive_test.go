@@ -220,7 +220,7 @@ func TestDeriveSpeedupConversation(t *testing.T) {
 	}
 	after := analyzeBytes(t, encode(t, res), 0, sizes)
 
-	// Golden values of kv-cache-stats.md §3 and §6, then the round trip.
+	// Golden values of docs/reference/real-traces.md §2 and §4, then the round trip.
 	if before.Rows != 12031 || before.SpanSeconds != 3536.999 || math.Abs(before.Cache.TokenHitRatio-0.3736) > 0.0005 {
 		t.Fatalf("input: rows %d span %v hit %v", before.Rows, before.SpanSeconds, before.Cache.TokenHitRatio)
 	}
