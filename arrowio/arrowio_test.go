@@ -174,6 +174,7 @@ func TestRoundTrip(t *testing.T) {
 		{"arrow parts", Config{Format: FormatArrow, RowGroupRows: 1000, PartRows: 3000, Metadata: map[string]string{"reprise.version": "test"}},
 			[]string{"records/part-00000.arrow", "records/part-00001.arrow"}},
 		{"arrow single file", Config{Format: FormatArrow, SingleFile: true}, []string{"records.arrow"}},
+		{"jsonl", Config{Format: FormatJSONL, RowGroupRows: 1000, PartRows: 2000}, []string{"records.jsonl"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -13,15 +13,19 @@ type Format string
 const (
 	FormatParquet Format = "parquet" // Parquet, zstd, one row group per RowGroupRows rows
 	FormatArrow   Format = "arrow"   // Arrow IPC file format (Feather v2), zstd buffers
+	FormatJSONL   Format = "jsonl"   // JSON Lines, one object per row, the same columns and nulls
 )
 
 // allFormats lists every format, for recognising a table's files.
-var allFormats = []Format{FormatParquet, FormatArrow}
+var allFormats = []Format{FormatParquet, FormatArrow, FormatJSONL}
 
 // Ext returns the file name extension of the format, with the dot.
 func (f Format) Ext() string {
-	if f == FormatArrow {
+	switch f {
+	case FormatArrow:
 		return ".arrow"
+	case FormatJSONL:
+		return ".jsonl"
 	}
 	return ".parquet"
 }
@@ -39,7 +43,8 @@ const (
 // value is invalid until Validate passes, but every zero field means its
 // default when passed to a writer, so Config{} works too.
 type Config struct {
-	// Format is FormatParquet (default) or FormatArrow.
+	// Format is FormatParquet (default), FormatArrow or FormatJSONL (always
+	// one file per table, as with SingleFile, flushed as it grows).
 	Format Format
 	// SingleFile writes one file per table (records.parquet) instead of
 	// rolling parts (records/part-00000.parquet, …). A crash then loses
@@ -83,9 +88,9 @@ func NewConfig() Config {
 func (c Config) Validate() error {
 	var errs []error
 	switch c.Format {
-	case "", FormatParquet, FormatArrow:
+	case "", FormatParquet, FormatArrow, FormatJSONL:
 	default:
-		errs = append(errs, fmt.Errorf("format %q: want %q or %q", c.Format, FormatParquet, FormatArrow))
+		errs = append(errs, fmt.Errorf("format %q: want %q, %q or %q", c.Format, FormatParquet, FormatArrow, FormatJSONL))
 	}
 	if c.RowGroupRows < 0 {
 		errs = append(errs, fmt.Errorf("row group rows %d: must be positive (0 = %d)", c.RowGroupRows, DefaultRowGroupRows))

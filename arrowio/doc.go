@@ -1,7 +1,9 @@
 // Package arrowio writes and reads a run's columnar result files: one row
 // per request (records), one row per response event (events), and any other
 // table a run produces (server metrics, GPU samples), as Parquet (default)
-// or Arrow IPC files that DuckDB, pandas and Polars load directly.
+// or Arrow IPC files that DuckDB, pandas and Polars load directly, or as
+// JSON Lines written from the same Arrow records (the same columns and
+// nulls by construction).
 //
 // The columns and their versions are specified in docs/format/records.md;
 // the schema version is stored in every file's key-value metadata
@@ -26,7 +28,8 @@
 // # Reading
 //
 // [ReadRequests] and [ReadEvents] read a run directory back (parts or a
-// single file, Parquet or Arrow) into []record.Request and []record.Event;
+// single file, Parquet, Arrow or JSON Lines) into []record.Request and
+// []record.Event;
 // [ReadTable] streams any table's Arrow records.
 //
 // # Run directory helpers

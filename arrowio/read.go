@@ -25,13 +25,13 @@ import (
 var ErrNoTable = errors.New("no such table")
 
 // TableFiles returns the complete files of table name in the run directory
-// dir, in order: dir/name.parquet or dir/name.arrow, or the parts
+// dir, in order: dir/name.parquet, dir/name.arrow or dir/name.jsonl, or the parts
 // dir/name/part-*.{parquet,arrow} sorted by name. Files still being written
 // (".tmp") are skipped. It returns an error wrapping ErrNoTable if there
 // are none.
 func TableFiles(dir, name string) ([]string, error) {
 	var files []string
-	for _, f := range []Format{FormatParquet, FormatArrow} {
+	for _, f := range allFormats {
 		p := filepath.Join(dir, name+f.Ext())
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
 			files = append(files, p)
@@ -44,8 +44,7 @@ func TableFiles(dir, name string) ([]string, error) {
 	var parts []string
 	for _, e := range ents {
 		n := e.Name()
-		if e.Type().IsRegular() && strings.HasPrefix(n, "part-") &&
-			(strings.HasSuffix(n, FormatParquet.Ext()) || strings.HasSuffix(n, FormatArrow.Ext())) {
+		if e.Type().IsRegular() && isPartName(n) {
 			parts = append(parts, filepath.Join(dir, name, n))
 		}
 	}
@@ -73,9 +72,10 @@ func ReadTable(dir, name string, fn func(path string, rec arrow.Record) error) e
 	return nil
 }
 
-// ReadFile calls fn with every record batch of one Parquet or Arrow IPC
-// file (chosen by extension). A corrupt file gives an error naming it, never
-// a panic.
+// ReadFile calls fn with every record batch of one Parquet, Arrow IPC or
+// JSON Lines file (chosen by extension; a JSON Lines file's schema is its
+// table's, by file name, with dictionary columns read as utf8). A corrupt
+// file gives an error naming it, never a panic.
 func ReadFile(path string, fn func(rec arrow.Record) error) (err error) {
 	defer func() {
 		// The parquet and IPC decoders panic on some corrupt inputs.
@@ -88,9 +88,12 @@ func ReadFile(path string, fn func(rec arrow.Record) error) (err error) {
 		return err
 	}
 	defer f.Close()
-	if strings.HasSuffix(path, FormatArrow.Ext()) {
+	switch {
+	case strings.HasSuffix(path, FormatArrow.Ext()):
 		err = readIPC(f, fn)
-	} else {
+	case strings.HasSuffix(path, FormatJSONL.Ext()):
+		err = readJSONL(f, fn)
+	default:
 		err = readParquet(f, fn)
 	}
 	if err != nil {
@@ -195,7 +198,7 @@ func checkVersion(rec arrow.Record, want string) error {
 }
 
 // ReadRequests reads the records table of a run directory (parts or a
-// single file, Parquet or Arrow) back into rows, in file order. Values that
+// single file, Parquet, Arrow or JSON Lines) back into rows, in file order. Values that
 // are null in the file become the record package's "absent" values (0 for
 // times and durations, -1 for server counts, "" for strings).
 func ReadRequests(dir string) ([]record.Request, error) {

@@ -151,8 +151,8 @@ func runDirEntry(dir string, e os.DirEntry) entryKind {
 	}
 	base := strings.TrimSuffix(name, tmpSuffix)
 	for _, t := range runTables {
-		for _, ext := range []string{FormatParquet.Ext(), FormatArrow.Ext(), ".jsonl"} {
-			if base == t+ext {
+		for _, f := range allFormats {
+			if base == t+f.Ext() {
 				if t == RecordsTable {
 					return entryMarks
 				}

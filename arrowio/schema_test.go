@@ -19,7 +19,7 @@ import (
 // TestEveryFieldRoundTrips fills every field of record.Request and
 // record.Event with a distinct non-zero value (by reflection, so a field
 // added to the record package later is covered automatically) and checks it
-// survives a write and read in both formats. When it fails after a field
+// survives a write and read in every format. When it fails after a field
 // was added: add a column (schema.go, build.go, read.go), bump the schema
 // version and document it in docs/format/records.md.
 func TestEveryFieldRoundTrips(t *testing.T) {
@@ -30,7 +30,7 @@ func TestEveryFieldRoundTrips(t *testing.T) {
 	var e record.Event
 	fill(t, reflect.ValueOf(&e).Elem(), 100)
 	e.Kind = record.EventReasoning
-	for _, f := range []Format{FormatParquet, FormatArrow} {
+	for _, f := range allFormats {
 		dir := t.TempDir()
 		writeRun(t, dir, Config{Format: f}, []record.Request{r}, []record.Event{e}, 1)
 		got, err := ReadRequests(dir)

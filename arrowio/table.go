@@ -37,6 +37,9 @@ type TableStats struct {
 // parts dir/name/part-00000.parquet, … (".arrow" with FormatArrow). Files
 // are written under a ".tmp" name and renamed when complete, so a crash
 // leaves only complete files plus at most one ".tmp" file per table.
+// [FormatJSONL] writes one file, dir/name.jsonl, in place, and flushes it
+// where a Parquet table would complete a part: a crash leaves every line
+// flushed, and at most one torn last line, which readers skip.
 //
 // Use it for any table other than records and events, e.g. the telemetry
 // tables:
@@ -80,6 +83,9 @@ func NewTableWriter(dir, name string, schema *arrow.Schema, cfg Config) (*TableW
 		return nil, fmt.Errorf("table name %q: want a plain file name such as \"gpu\"", name)
 	}
 	cfg = cfg.withDefaults()
+	if cfg.Format == FormatJSONL {
+		cfg.SingleFile = true // one file, flushed as it grows
+	}
 	w := &TableWriter{dir: dir, name: name, schema: schema, cfg: cfg, mem: bufferPool}
 	if !cfg.SingleFile {
 		w.dir = filepath.Join(dir, name)
@@ -118,6 +124,7 @@ func (w *TableWriter) Write(rec arrow.Record) error {
 }
 
 func (w *TableWriter) write(rec arrow.Record) error {
+	split := w.splits()
 	for off := int64(0); off < rec.NumRows(); {
 		if w.cur == nil {
 			if err := w.open(); err != nil {
@@ -125,12 +132,15 @@ func (w *TableWriter) write(rec arrow.Record) error {
 			}
 		}
 		n := rec.NumRows() - off
-		if !w.cfg.SingleFile {
+		if split {
 			n = min(n, int64(w.cfg.PartRows-w.curRows))
 		}
 		part := rec
 		if off > 0 || n < rec.NumRows() {
 			part = rec.NewSlice(off, off+n)
+		}
+		if w.curRows == 0 {
+			w.curStart = time.Now()
 		}
 		err := w.cur.write(part)
 		if part != rec {
@@ -142,36 +152,54 @@ func (w *TableWriter) write(rec arrow.Record) error {
 		off += n
 		w.curRows += int(n)
 		w.stats.Rows += n
-		if !w.cfg.SingleFile && w.curRows >= w.cfg.PartRows {
-			if err := w.finish(); err != nil {
+		if split && w.curRows >= w.cfg.PartRows {
+			if err := w.settle(); err != nil {
 				return err
 			}
 		}
 	}
-	if w.cur != nil && w.cfg.PartInterval > 0 && !w.cfg.SingleFile && time.Since(w.curStart) >= w.cfg.PartInterval {
-		return w.finish()
+	if split && w.cur != nil && w.curRows > 0 && w.cfg.PartInterval > 0 && time.Since(w.curStart) >= w.cfg.PartInterval {
+		return w.settle()
 	}
 	return nil
 }
 
+// splits reports whether the table is made durable in steps (rolling parts,
+// or a JSON Lines file flushed as it grows) rather than only at Close.
+func (w *TableWriter) splits() bool { return !w.cfg.SingleFile || w.cfg.Format == FormatJSONL }
+
+// settle makes every row written so far durable: it completes the current
+// part, or flushes a JSON Lines file's lines to the operating system.
+func (w *TableWriter) settle() error {
+	if j, ok := w.cur.(*jsonlFile); ok {
+		if err := j.flush(); err != nil {
+			return err
+		}
+		w.curRows = 0
+		return nil
+	}
+	return w.finish()
+}
+
 // PartAge returns how long the current part has been open (0 if none).
 func (w *TableWriter) PartAge() time.Duration {
-	if w.cur == nil {
+	if w.cur == nil || w.curRows == 0 {
 		return 0
 	}
 	return time.Since(w.curStart)
 }
 
-// Roll completes the current part file, if any, so that its rows survive a
-// crash; the next Write starts a new part. With SingleFile it does nothing.
+// Roll makes the rows written so far survive a crash: it completes the
+// current part file, if any (the next Write starts a new part), or flushes a
+// JSON Lines file. With SingleFile (Parquet or Arrow) it does nothing.
 func (w *TableWriter) Roll() error {
 	if w.err != nil {
 		return w.err
 	}
-	if w.cfg.SingleFile || w.cur == nil {
+	if !w.splits() || w.cur == nil || w.curRows == 0 {
 		return nil
 	}
-	if err := w.finish(); err != nil {
+	if err := w.settle(); err != nil {
 		w.err = fmt.Errorf("write %s: %w", w.name, err)
 	}
 	return w.err
@@ -209,13 +237,20 @@ func (w *TableWriter) finalPath() string {
 
 func (w *TableWriter) open() error {
 	w.curTmp = w.finalPath() + tmpSuffix
+	if w.cfg.Format == FormatJSONL {
+		// Written in place: its lines are readable once flushed.
+		w.curTmp = w.finalPath()
+	}
 	f, err := os.Create(w.curTmp)
 	if err != nil {
 		return err
 	}
-	if w.cfg.Format == FormatArrow {
+	switch w.cfg.Format {
+	case FormatArrow:
 		w.cur, err = newIPCFile(f, w.schema, w.cfg, w.mem)
-	} else {
+	case FormatJSONL:
+		w.cur, err = newJSONLFile(f, w.schema)
+	default:
 		w.cur, err = newParquetFile(f, w.schema, w.cfg, w.mem)
 	}
 	if err != nil {
@@ -232,13 +267,15 @@ func (w *TableWriter) open() error {
 func (w *TableWriter) finish() error {
 	cur := w.cur
 	w.cur = nil
+	w.curRows = 0
 	size, err := cur.close()
 	if err != nil {
 		return err
 	}
-	final := w.finalPath()
-	if err := os.Rename(w.curTmp, final); err != nil {
-		return err
+	if final := w.finalPath(); final != w.curTmp {
+		if err := os.Rename(w.curTmp, final); err != nil {
+			return err
+		}
 	}
 	w.part++
 	w.stats.Files++

@@ -253,10 +253,6 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 	switch c.Export {
 	case "":
 	case "aiperf":
-		if c.Format == "jsonl" {
-			bad("--export aiperf reads the records back from Parquet or Arrow: use --format parquet or arrow " +
-				"(or convert records.jsonl yourself; its columns are docs/format/records.md)")
-		}
 	default:
 		bad("--export %q: want aiperf", c.Export)
 	}
@@ -565,7 +561,7 @@ func replayFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "single-file", Category: catOut, Sources: envVars("single-file"),
 			Usage: "write one file per table (records.parquet) instead of rolling parts; a crash then loses the whole table"},
 		&cli.StringFlag{Name: "export", Category: catOut, Sources: envVars("export"),
-			Usage: "`KIND`: aiperf also writes profile_export.jsonl and profile_export_aiperf.json (AIPerf's shapes) after the run; needs parquet or arrow"},
+			Usage: "`KIND`: aiperf also writes profile_export.jsonl and profile_export_aiperf.json (AIPerf's shapes) after the run"},
 		&cli.StringFlag{Name: "export-level", Value: "records", Category: catOut, Sources: envVars("export-level"),
 			Usage: "`LEVEL`: records (one row per request) or events (also one row per response event)"},
 		&cli.StringFlag{Name: "cpuprofile", Category: catOut, Sources: envVars("cpuprofile"),
@@ -665,22 +661,12 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	if err != nil {
 		return err
 	}
-	var (
-		sink engine.Sink
-		rw   *arrowio.RunWriter // nil for jsonl, which writes synchronously
-	)
-	events := c.ExportLevel == "events"
-	if c.Format == "jsonl" {
-		sink, err = engine.NewJSONLSink(dir, events)
-	} else {
-		acfg := arrowio.NewConfig()
-		acfg.Format = arrowio.Format(c.Format)
-		acfg.SingleFile = c.SingleFile
-		acfg.Block = true // the collector goroutine waits; requests never do
-		acfg.Metadata = map[string]string{"reprise.version": versionString()}
-		rw, err = arrowio.NewRunWriter(dir, acfg)
-		sink = rw
-	}
+	acfg := arrowio.NewConfig()
+	acfg.Format = arrowio.Format(c.Format)
+	acfg.SingleFile = c.SingleFile
+	acfg.Block = true // the collector goroutine waits; requests never do
+	acfg.Metadata = map[string]string{"reprise.version": versionString()}
+	rw, err := arrowio.NewRunWriter(dir, acfg)
 	if err != nil {
 		return fmt.Errorf("open record files in %s: %w", dir, err)
 	}
@@ -694,7 +680,7 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	}
 	tel, err := startTelemetry(ctx, c.Telemetry, dir, tcfg, rp.engine.Clock.Now, a.log)
 	if err != nil {
-		sink.Close()
+		rw.Close()
 		return exitcode.UsageError(err, "drop --gpu-telemetry, or point it at a DCGM exporter with dcgm=URL")
 	}
 	info := summary.RunInfo{Model: c.Model, URL: rp.url, Endpoint: rp.engine.Adapter.Info().Name, Mode: mode,
@@ -703,7 +689,7 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	rcfg := engine.RunConfig{
 		Engine: rp.engine, Replay: c.Replay, Rows: rp.rows, Plan: rp.plan,
 		Synthetic: engine.Synthetic{ISL: c.ISL, ISLStd: c.ISLStd, OSL: c.OSL, OSLStd: c.OSLStd, Seed: c.Replay.Seed},
-		Prompts:   rp.prompts, Context: engine.ContextMode(c.ContextMode), Streaming: c.Streaming, MaxTokensFromTrace: c.MaxTokensFromTrace, Sink: sink,
+		Prompts:   rp.prompts, Context: engine.ContextMode(c.ContextMode), Streaming: c.Streaming, MaxTokensFromTrace: c.MaxTokensFromTrace, Sink: rw,
 		Summary: summary.Options{Streaming: c.Streaming, UseServerTokenCount: c.UseServerTokenCount, Goodput: rp.slos,
 			LateThreshold: c.Replay.LateThreshold},
 		Info: info, Grace: c.Replay.Grace, Log: a.log, QuietGC: true,
@@ -747,12 +733,8 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 		servers, gpu := tel.summaries(res.Summary.WindowStartNS, res.Summary.WindowEndNS, res.Summary.TotalOSL)
 		res.Summary.Telemetry = &summary.Telemetry{Servers: servers, GPU: gpu}
 	}
-	var writer *recordWriter
-	extra := map[string]any{}
-	if rw != nil {
-		writer = recordWriterOf(rw.Stats())
-		extra[recordWriterKey] = writer
-	}
+	writer := recordWriterOf(rw.Stats())
+	extra := map[string]any{recordWriterKey: writer}
 	js, err := res.Summary.JSON()
 	if err == nil {
 		js, err = withKeys(js, extra)
@@ -784,7 +766,7 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 			fmt.Fprintln(a.stderr, n)
 		}
 		fmt.Fprintf(a.stderr, "results: %s\n", dir)
-	} else if writer != nil && writer.Dropped > 0 {
+	} else if writer.Dropped > 0 {
 		fmt.Fprint(a.stderr, writer.note()) // lost rows are worth a line even with --quiet
 	}
 	if s := res.Summary; s.WarmupCount > 0 && s.RequestCount+s.ErrorRequestCount == 0 {

@@ -86,7 +86,7 @@ func replayBoth(t *testing.T, args ...string) (streamed, loaded replayed) {
 			res.bodies[row] = body
 			// Drop what depends on the run, not the trace.
 			for k := range r {
-				if strings.HasSuffix(k, "_ns") || k == "request_id" || k == "sender_id" || k == "late" || k == "waited" || k == "conn_reused" || k == "retries" {
+				if strings.HasSuffix(k, "_ns") || strings.HasSuffix(k, "_at") || k == "request_id" || k == "sender_id" || k == "late" || k == "waited" || k == "conn_reused" || k == "retries" {
 					delete(r, k)
 				}
 			}

@@ -213,7 +213,7 @@ func summarizeCommand(a *app) *cli.Command {
 		Name:      "summarize",
 		Usage:     "recompute a run's summary from its record files",
 		ArgsUsage: "RUN_DIR",
-		Description: "Reads RUN_DIR/records (Parquet or Arrow, parts or one file) and prints the summary the run\n" +
+		Description: "Reads RUN_DIR/records (Parquet, Arrow or JSON Lines; parts or one file) and prints the summary the run\n" +
 			"printed, computed from the files alone; manifest.json and summary.json supply the run's options\n" +
 			"(goodput SLOs, streaming, token counting) when present.\n\n" +
 			"--format benchfmt prints Go benchmark lines; to compare two server builds, replay each a few times\n" +

@@ -1,0 +1,401 @@
+package arrowio
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+)
+
+// JSON Lines: one JSON object per row, the keys the schema's column names
+// in schema order, null where the column is null. It is written from the
+// same Arrow records as the Parquet and Arrow files, so it holds the same
+// columns and nulls by construction. Values:
+//
+//	integers          JSON numbers (exact; uint64 and int64 included)
+//	float64           shortest round-trip number; "NaN", "+Inf", "-Inf" as strings
+//	timestamp[ns]     RFC 3339 string in UTC with up to 9 fractional digits
+//	utf8, dictionary  JSON strings (invalid UTF-8 becomes U+FFFD)
+//	bool              true / false
+
+// jsonlFile writes one table as JSON Lines.
+type jsonlFile struct {
+	cw    *countingWriter
+	keys  [][]byte // `"name":` per column, `,` before all but the first
+	buf   []byte
+	cells []cellWriter
+}
+
+// cellWriter appends row i of one column as a JSON value.
+type cellWriter func(b []byte, i int) []byte
+
+func newJSONLFile(f *os.File, schema *arrow.Schema) (*jsonlFile, error) {
+	j := &jsonlFile{cw: newCountingWriter(f)}
+	for i, fd := range schema.Fields() {
+		if _, err := cellWriterFor(fd.Type, nil); err != nil {
+			return nil, fmt.Errorf("column %s: %w", fd.Name, err)
+		}
+		k := appendJSONString(nil, fd.Name)
+		if i > 0 {
+			k = append([]byte{','}, k...)
+		}
+		j.keys = append(j.keys, append(k, ':'))
+	}
+	return j, nil
+}
+
+func (j *jsonlFile) write(rec arrow.Record) error {
+	j.cells = j.cells[:0]
+	for i, c := range rec.Columns() {
+		cw, err := cellWriterFor(c.DataType(), c)
+		if err != nil {
+			return fmt.Errorf("column %s: %w", rec.ColumnName(i), err)
+		}
+		j.cells = append(j.cells, cw)
+	}
+	cols := rec.Columns()
+	for r := 0; r < int(rec.NumRows()); r++ {
+		b := append(j.buf[:0], '{')
+		for c, cell := range j.cells {
+			b = append(b, j.keys[c]...)
+			if cols[c].IsNull(r) {
+				b = append(b, "null"...)
+			} else {
+				b = cell(b, r)
+			}
+		}
+		b = append(b, '}', '\n')
+		j.buf = b
+		if _, err := j.cw.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flush hands the buffered lines to the operating system and syncs them,
+// so they survive the process; the file stays open.
+func (j *jsonlFile) flush() error {
+	if j.cw.err != nil {
+		return j.cw.err
+	}
+	if err := j.cw.bw.Flush(); err != nil {
+		j.cw.err = err
+		return err
+	}
+	if err := j.cw.f.Sync(); err != nil {
+		j.cw.err = err
+		return err
+	}
+	return nil
+}
+
+func (j *jsonlFile) close() (int64, error) { return j.cw.finish() }
+
+func (j *jsonlFile) abort() { j.cw.f.Close() }
+
+// cellWriterFor returns the cell writer of a column of type t (a is the
+// column; nil only checks that the type is supported).
+func cellWriterFor(t arrow.DataType, a arrow.Array) (cellWriter, error) {
+	switch t.ID() {
+	case arrow.INT8:
+		return intCell(a, func(a *array.Int8, i int) int64 { return int64(a.Value(i)) }), nil
+	case arrow.INT16:
+		return intCell(a, func(a *array.Int16, i int) int64 { return int64(a.Value(i)) }), nil
+	case arrow.INT32:
+		return intCell(a, func(a *array.Int32, i int) int64 { return int64(a.Value(i)) }), nil
+	case arrow.INT64:
+		return intCell(a, func(a *array.Int64, i int) int64 { return a.Value(i) }), nil
+	case arrow.UINT8:
+		return intCell(a, func(a *array.Uint8, i int) int64 { return int64(a.Value(i)) }), nil
+	case arrow.UINT16:
+		return intCell(a, func(a *array.Uint16, i int) int64 { return int64(a.Value(i)) }), nil
+	case arrow.UINT32:
+		return intCell(a, func(a *array.Uint32, i int) int64 { return int64(a.Value(i)) }), nil
+	case arrow.UINT64:
+		u, _ := a.(*array.Uint64)
+		return func(b []byte, i int) []byte { return strconv.AppendUint(b, u.Value(i), 10) }, nil
+	case arrow.FLOAT64:
+		f, _ := a.(*array.Float64)
+		return func(b []byte, i int) []byte { return appendJSONFloat(b, f.Value(i)) }, nil
+	case arrow.BOOL:
+		v, _ := a.(*array.Boolean)
+		return func(b []byte, i int) []byte { return strconv.AppendBool(b, v.Value(i)) }, nil
+	case arrow.STRING:
+		s, _ := a.(*array.String)
+		return func(b []byte, i int) []byte { return appendJSONString(b, s.Value(i)) }, nil
+	case arrow.TIMESTAMP:
+		if t.(*arrow.TimestampType).Unit != arrow.Nanosecond {
+			break
+		}
+		ts, _ := a.(*array.Timestamp)
+		return func(b []byte, i int) []byte {
+			b = append(b, '"')
+			b = time.Unix(0, int64(ts.Value(i))).UTC().AppendFormat(b, time.RFC3339Nano)
+			return append(b, '"')
+		}, nil
+	case arrow.DICTIONARY:
+		dt := t.(*arrow.DictionaryType)
+		if dt.ValueType.ID() != arrow.STRING {
+			break
+		}
+		d, _ := a.(*array.Dictionary)
+		if d == nil {
+			return nil, nil
+		}
+		vals := d.Dictionary().(*array.String)
+		return func(b []byte, i int) []byte { return appendJSONString(b, vals.Value(d.GetValueIndex(i))) }, nil
+	}
+	return nil, fmt.Errorf("type %s cannot be written as JSON Lines", t)
+}
+
+func intCell[A arrow.Array](a arrow.Array, v func(A, int) int64) cellWriter {
+	x, _ := a.(A)
+	return func(b []byte, i int) []byte { return strconv.AppendInt(b, v(x, i), 10) }
+}
+
+func appendJSONFloat(b []byte, v float64) []byte {
+	switch {
+	case math.IsNaN(v):
+		return append(b, `"NaN"`...)
+	case math.IsInf(v, 1):
+		return append(b, `"+Inf"`...)
+	case math.IsInf(v, -1):
+		return append(b, `"-Inf"`...)
+	}
+	return strconv.AppendFloat(b, v, 'g', -1, 64)
+}
+
+// appendJSONString appends s as a JSON string. Invalid UTF-8 becomes
+// U+FFFD, as encoding/json writes it.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c < 0x20:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b = append(b, `\ufffd`...)
+		} else {
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return append(b, '"')
+}
+
+// tableSchemas are the schemas of the tables a JSON Lines file may hold,
+// by table name (the file is name.jsonl): the file itself has no schema.
+var tableSchemas = map[string]func() *arrow.Schema{
+	RecordsTable:       RecordsSchema,
+	EventsTable:        EventsSchema,
+	ServerMetricsTable: ServerMetricsSchema,
+	GPUTable:           GPUSchema,
+}
+
+// jsonlBatchRows is the number of rows per record batch read from JSON Lines.
+const jsonlBatchRows = 64 * 1024
+
+// readJSONL calls fn with the rows of a JSON Lines table file as Arrow
+// records of the table's schema, its dictionary columns read as utf8. A
+// last line without its newline (the process writing it was killed) is
+// skipped; every other problem is an error naming the line and column.
+func readJSONL(f *os.File, fn func(arrow.Record) error) error {
+	table := strings.TrimSuffix(filepath.Base(f.Name()), FormatJSONL.Ext())
+	mk, ok := tableSchemas[table]
+	if !ok {
+		return fmt.Errorf("no table %q: a JSON Lines table file is records.jsonl, events.jsonl, server_metrics.jsonl or gpu.jsonl", table)
+	}
+	schema := plainSchema(mk())
+	index := make(map[string]int, schema.NumFields())
+	for i, fd := range schema.Fields() {
+		index[fd.Name] = i
+	}
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer rb.Release()
+	rows := 0
+	emit := func() error {
+		rec := rb.NewRecord()
+		defer rec.Release()
+		rows = 0
+		return fn(rec)
+	}
+	br := bufio.NewReaderSize(f, 1<<20)
+	seen := make([]bool, schema.NumFields())
+	var obj map[string]json.RawMessage
+	for line := 1; ; line++ {
+		b, err := br.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			break // a torn last line (no newline) is skipped
+		}
+		if err != nil {
+			return err
+		}
+		clear(obj)
+		d := json.NewDecoder(bytes.NewReader(b))
+		d.UseNumber()
+		if err := d.Decode(&obj); err != nil {
+			return fmt.Errorf("line %d: %w", line, err)
+		}
+		clear(seen)
+		for k := range obj {
+			i, ok := index[k]
+			if !ok {
+				md := schema.Metadata()
+				return fmt.Errorf("line %d: column %q is not in the %s schema (%s)", line, k, table, md.Values()[md.FindKey(SchemaKey)])
+			}
+			seen[i] = true
+		}
+		for i, fd := range schema.Fields() {
+			v := obj[fd.Name]
+			if !seen[i] || string(v) == "null" {
+				if !fd.Nullable && !seen[i] {
+					return fmt.Errorf("line %d: column %s missing", line, fd.Name)
+				}
+				if !fd.Nullable {
+					return fmt.Errorf("line %d: column %s: null in a column that is never null", line, fd.Name)
+				}
+				rb.Field(i).AppendNull()
+				continue
+			}
+			if err := appendJSONValue(rb.Field(i), v); err != nil {
+				return fmt.Errorf("line %d: column %s: %w", line, fd.Name, err)
+			}
+		}
+		rows++
+		if rows == jsonlBatchRows {
+			if err := emit(); err != nil {
+				return err
+			}
+		}
+	}
+	if rows > 0 {
+		return emit()
+	}
+	return nil
+}
+
+// plainSchema returns s with its dictionary columns as their value type.
+func plainSchema(s *arrow.Schema) *arrow.Schema {
+	fs := s.Fields()
+	for i, f := range fs {
+		if dt, ok := f.Type.(*arrow.DictionaryType); ok {
+			fs[i].Type = dt.ValueType
+		}
+	}
+	md := s.Metadata()
+	return arrow.NewSchema(fs, &md)
+}
+
+// appendJSONValue parses one non-null JSON value into b.
+func appendJSONValue(b array.Builder, v json.RawMessage) error {
+	var (
+		s   string
+		num json.Number
+	)
+	unquote := func() error { return json.Unmarshal(v, &s) }
+	number := func() error {
+		if v[0] == '"' {
+			return fmt.Errorf("%s: want a number", v)
+		}
+		d := json.NewDecoder(bytes.NewReader(v))
+		d.UseNumber()
+		return d.Decode(&num)
+	}
+	switch b := b.(type) {
+	case *array.StringBuilder:
+		if err := unquote(); err != nil {
+			return err
+		}
+		b.Append(s)
+	case *array.BooleanBuilder:
+		var x bool
+		if err := json.Unmarshal(v, &x); err != nil {
+			return err
+		}
+		b.Append(x)
+	case *array.TimestampBuilder:
+		if err := unquote(); err != nil {
+			return err
+		}
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return err
+		}
+		b.Append(arrow.Timestamp(t.UnixNano()))
+	case *array.Float64Builder:
+		if v[0] == '"' {
+			if err := unquote(); err != nil {
+				return err
+			}
+			f, err := strconv.ParseFloat(s, 64)
+			if err != nil || !(math.IsNaN(f) || math.IsInf(f, 0)) {
+				return fmt.Errorf("%s: want a number, \"NaN\", \"+Inf\" or \"-Inf\"", v)
+			}
+			b.Append(f)
+			return nil
+		}
+		if err := number(); err != nil {
+			return err
+		}
+		f, err := num.Float64()
+		if err != nil {
+			return err
+		}
+		b.Append(f)
+	case *array.Uint64Builder:
+		if err := number(); err != nil {
+			return err
+		}
+		u, err := strconv.ParseUint(num.String(), 10, 64)
+		if err != nil {
+			return err
+		}
+		b.Append(u)
+	default:
+		if err := number(); err != nil {
+			return err
+		}
+		n, err := strconv.ParseInt(num.String(), 10, 64)
+		if err != nil {
+			return err
+		}
+		switch b := b.(type) {
+		case *array.Int64Builder:
+			b.Append(n)
+		case *array.Int32Builder:
+			if n != int64(int32(n)) {
+				return fmt.Errorf("%d out of int32 range", n)
+			}
+			b.Append(int32(n))
+		default:
+			return fmt.Errorf("type %s cannot be read from JSON Lines", b.Type())
+		}
+	}
+	return nil
+}
