@@ -8,7 +8,8 @@ import (
 )
 
 // WriteManifest writes v as indented JSON to dir/manifest.json atomically
-// (see [WriteFileAtomic]).
+// (see [WriteFileAtomic]). The manifest's fields are specified in
+// docs/format/manifest.md.
 func WriteManifest(dir string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {

@@ -5,9 +5,11 @@ import (
 	"time"
 )
 
-// DefaultPreflight is the self-measurement time of [Preflight] the engine
-// uses before a run.
-const DefaultPreflight = time.Second
+// DefaultPreflight is the self-measurement time of [Preflight] that
+// `reprise replay` spends at every start, for the run's manifest: the
+// fewest deadlines Preflight measures (100, 1 ms apart), so about 100 ms
+// of wall time of which a few percent spin.
+const DefaultPreflight = 100 * time.Millisecond
 
 // PreflightResult is this host's timer quality, measured by [Preflight]
 // with the dispatcher's own primitive. It belongs in the run's manifest.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -26,6 +27,7 @@ import (
 	"github.com/reprise-bench/reprise/engine/adapter/openai"
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/hostinfo"
 	"github.com/reprise-bench/reprise/internal/prio"
 	"github.com/reprise-bench/reprise/internal/prompt"
 	"github.com/reprise-bench/reprise/internal/tokenizer"
@@ -123,6 +125,11 @@ type replayPlan struct {
 	// (urlForFiles); userInfo says whether it had some.
 	url      string
 	userInfo bool
+	// digest is the trace's sha256 and size, from its first read (nil
+	// without a trace).
+	digest *traceDigest
+	// preflight is the manifest's timer preflight (runReplay).
+	preflight map[string]any
 }
 
 var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
@@ -307,7 +314,12 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 			// Standard input can be read once only: detect, read and
 			// sort in one pass.
 			rp.loadNote = "standard input can be read only once"
-			rp.rows, rp.stats, rp.format, err = readTraceFrom("-", a.stdin, opts)
+			rp.digest = newTraceDigest()
+			in := newDigestReader(a.stdin, rp.digest)
+			rp.rows, rp.stats, rp.format, err = readTraceFrom("-", in, opts)
+			if err == nil {
+				err = in.drain()
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -321,6 +333,11 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 			}
 			if !loadTraces {
 				opts.Log = nil // the first pass logged the warnings
+			}
+			if rp.digest == nil { // loadTraces: the first pass stopped early
+				if rp.digest, err = digestFile(rp.tracePath); err != nil {
+					return nil, err
+				}
 			}
 			rp.rows, rp.stats, err = trace.ReadAll(rp.tracePath, opts)
 			if err != nil {
@@ -386,13 +403,13 @@ var loadTraces bool
 // loads the trace whole. Nothing per row is kept but the prompt
 // expectations (8 bytes).
 func (c *replayConfig) scanTrace(rp *replayPlan, opts trace.Options, pcfg prompt.Config) (bool, error) {
-	r, err := trace.Open(rp.tracePath, opts)
+	r, dr, closeTrace, err := openDigested(rp.tracePath, opts)
 	if err != nil {
 		return false, err
 	}
 	rp.format = r.Format()
 	if loadTraces {
-		r.Close()
+		closeTrace()
 		rp.loadNote = "loading was asked for"
 		return false, nil
 	}
@@ -400,7 +417,7 @@ func (c *replayConfig) scanTrace(rp *replayPlan, opts trace.Options, pcfg prompt
 	var prep *prompt.Preparer
 	if synthErr == nil {
 		if prep, err = s.NewPreparer(); err != nil {
-			r.Close()
+			closeTrace()
 			return false, err
 		}
 	}
@@ -413,10 +430,16 @@ func (c *replayConfig) scanTrace(rp *replayPlan, opts trace.Options, pcfg prompt
 		sv.Add(row)
 		cc.Add(row)
 	})
-	r.Close()
+	if err == nil {
+		if err = dr.drain(); err != nil {
+			err = fmt.Errorf("read trace %s: %w", rp.tracePath, err)
+		}
+	}
+	closeTrace()
 	if err != nil {
 		return false, err
 	}
+	rp.digest = dr.d
 	if rp.stats.Kept == 0 {
 		return false, noRows(rp)
 	}
@@ -652,6 +675,14 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	if rp.wasm != nil {
 		defer rp.wasm.Close(context.WithoutCancel(ctx))
 	}
+	// The host's timer quality for the manifest, measured after --nice
+	// took effect (it changes how soon the kernel wakes reprise up).
+	pfStart := time.Now()
+	pf := replay.Preflight(replay.DefaultPreflight)
+	pfTook := time.Since(pfStart)
+	rp.preflight = preflightManifest(pf, pfTook)
+	a.log.Debug("timer preflight", slog.String("primitive", pf.Primitive), slog.Duration("p50", pf.P50),
+		slog.Duration("p99", pf.P99), slog.Duration("max", pf.Max), slog.Duration("took", pfTook))
 	if n := urlNote(rp.url, rp.engine.Adapter.Info().Path); n != "" {
 		fmt.Fprintf(a.stderr, "reprise: note: %s\n", n)
 	}
@@ -942,8 +973,13 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// writeManifest records the effective configuration (secrets redacted).
+// writeManifest records the effective configuration (secrets redacted)
+// and the run's provenance: docs/format/manifest.md.
 func writeManifest(dir string, c *replayConfig, rp *replayPlan, start time.Time) error {
+	var traceSHA256, traceBytes any // null without a trace
+	if rp.digest != nil {
+		traceSHA256, traceBytes = rp.digest.Sum(), rp.digest.n
+	}
 	headers := make([]string, 0, len(c.Headers))
 	for _, h := range c.Headers {
 		headers = append(headers, headerForFiles(h))
@@ -951,7 +987,11 @@ func writeManifest(dir string, c *replayConfig, rp *replayPlan, start time.Time)
 	m := map[string]any{
 		"reprise_version":        versionString(),
 		"start_time":             start,
+		"host":                   hostinfo.Describe(),
+		"preflight":              rp.preflight,
 		"trace":                  rp.tracePath,
+		"trace_sha256":           traceSHA256,
+		"trace_size_bytes":       traceBytes,
 		"trace_format":           string(rp.format),
 		"trace_rows":             rp.nRows,
 		"trace_streamed":         rp.streamed,
@@ -984,11 +1024,7 @@ func writeManifest(dir string, c *replayConfig, rp *replayPlan, start time.Time)
 		"planned_requests":       rp.plan.Requests(),
 		"context_mode":           c.ContextMode,
 	}
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "manifest.json"), append(b, '\n'), 0o644)
+	return arrowio.WriteManifest(dir, m)
 }
 
 // processNice is the nice value reprise's threads run at (--nice, or the
