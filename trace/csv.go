@@ -245,6 +245,19 @@ func (d *csvDecoder) tokens(i, min int) (int, error) {
 	return n, nil
 }
 
+// input parses column i as an input length ≥ min within the Reader's
+// input cap (Options.MaxInputTokens).
+func (d *csvDecoder) input(i, min int) (int, error) {
+	n, err := d.tokens(i, min)
+	if err != nil {
+		return 0, err
+	}
+	if err := d.r.overInput(n); err != nil {
+		return 0, d.r.fileErr(d.r.lr.line, d.cols[i].name, err)
+	}
+	return n, nil
+}
+
 // burstGPT columns: 0 Timestamp, 1 Model, 2 Request, 3 Response, 4 Session ID.
 func (d *csvDecoder) burstGPT(row *Row) error {
 	var err error
@@ -252,7 +265,7 @@ func (d *csvDecoder) burstGPT(row *Row) error {
 		return err
 	}
 	row.HasOffset = true
-	if row.InputTokens, err = d.tokens(2, 0); err != nil {
+	if row.InputTokens, err = d.input(2, 0); err != nil {
 		return err
 	}
 	if row.OutputTokens, err = d.tokens(3, 0); err != nil {
@@ -296,7 +309,7 @@ func (d *csvDecoder) azure(row *Row) error {
 		return d.rowErr("TIMESTAMP", "%q is outside the years 1900–2200", v)
 	}
 	row.Offset, row.HasOffset = time.Duration(t.UnixNano()), true
-	if row.InputTokens, err = d.tokens(1, 1); err != nil {
+	if row.InputTokens, err = d.input(1, 1); err != nil {
 		return err
 	}
 	if row.OutputTokens, err = d.tokens(2, 1); err != nil {
@@ -317,7 +330,7 @@ func (d *csvDecoder) vidur(row *Row) error {
 		return err
 	}
 	row.HasOffset = true
-	if row.InputTokens, err = d.tokens(1, 1); err != nil {
+	if row.InputTokens, err = d.input(1, 1); err != nil {
 		return err
 	}
 	row.OutputTokens, err = d.tokens(2, 1)
@@ -331,7 +344,7 @@ func (d *csvDecoder) splitwiseSim(row *Row) error {
 		return err
 	}
 	row.HasOffset = true
-	if row.InputTokens, err = d.tokens(1, 1); err != nil {
+	if row.InputTokens, err = d.input(1, 1); err != nil {
 		return err
 	}
 	if row.OutputTokens, err = d.tokens(2, 1); err != nil {

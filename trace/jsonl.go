@@ -309,6 +309,19 @@ func (d *jsonlDecoder) timeValue(field string, v []byte, scale int, unit string)
 	return time.Duration(ns), nil
 }
 
+// input parses an input length field: a count ≥ 1 within the Reader's
+// input cap (Options.MaxInputTokens).
+func (d *jsonlDecoder) input(field string, v []byte) (int, error) {
+	n, err := d.count(field, v, 1)
+	if err != nil {
+		return 0, err
+	}
+	if err := d.r.overInput(n); err != nil {
+		return 0, d.r.fileErr(d.r.lr.line, field, err)
+	}
+	return n, nil
+}
+
 // count parses a token count field that must be ≥ min.
 func (d *jsonlDecoder) count(field string, v []byte, min int) (int, error) {
 	n, msg := parseCount(v)
@@ -352,6 +365,7 @@ func (d *jsonlDecoder) hashIDs(row *Row) error {
 // mooncakeRow checks d.f as a Mooncake (AIPerf-extended) row.
 func (d *jsonlDecoder) mooncakeRow(row *Row) error {
 	f := &d.f
+	d.r.payload = f.has&hPayload != 0
 	if f.dupAliases != "" {
 		return d.rowErr("", "%s are the same field; keep one", f.dupAliases)
 	}
@@ -387,7 +401,7 @@ func (d *jsonlDecoder) mooncakeRow(row *Row) error {
 		return d.rowErr("", "more than one input among input_length, text_input, messages and payload; keep exactly one per row")
 	}
 	if f.has&hInput != 0 {
-		n, err := d.count("input_length", f.input, 1)
+		n, err := d.input("input_length", f.input)
 		if err != nil {
 			return err
 		}
@@ -496,7 +510,7 @@ func (d *jsonlDecoder) bailianRow(row *Row) error {
 		}
 		row.HasDelay = true
 	}
-	if row.InputTokens, err = d.count("input_length", f.input, 1); err != nil {
+	if row.InputTokens, err = d.input("input_length", f.input); err != nil {
 		return err
 	}
 	if row.OutputTokens, err = d.count("output_length", f.output, 1); err != nil {

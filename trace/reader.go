@@ -38,10 +38,29 @@ type Options struct {
 	// ModelFilter keeps only BurstGPT rows whose Model equals it
 	// (case-insensitive); "" keeps all. Only valid for burstgpt.
 	ModelFilter string
+	// MaxInputTokens caps a row's input length (a longer row is a row
+	// error naming the field); 0 means DefaultMaxInputTokens.
+	MaxInputTokens int
+	// DefaultOutputTokens is the output length given to a row that has
+	// none: a Mooncake or AIPerf row without output_length, a BurstGPT
+	// row with 0 response tokens (a failed request; it stays Failed).
+	// 0 gives none: such a row keeps OutputTokens 0 ("not given").
+	DefaultOutputTokens int
+	// RequireOutput makes a row without an output length a row error
+	// naming the field (unless DefaultOutputTokens gives it one): a replay
+	// would send it without max_tokens, a request that with ignore_eos
+	// never ends. A Mooncake payload row needs none: it is sent as written.
+	RequireOutput bool
 	// Log receives warnings (the first few skipped rows, out-of-order
 	// rows); nil discards them.
 	Log *slog.Logger
 }
+
+// DefaultMaxInputTokens is the input length cap of [Options]: 2²⁴
+// (16,777,216) tokens, above the longest context window any model offers
+// (10M tokens), so no real row is refused, while a prompt at the cap is
+// about 100 MB of text rather than the 7 GB a 2³⁰-token row asks for.
+const DefaultMaxInputTokens = 1 << 24
 
 // ReadStats counts what a Reader did. At io.EOF, Read = Kept +
 // DroppedInvalid + DroppedFailed + DroppedFiltered + the number of row
@@ -68,6 +87,8 @@ type ReadStats struct {
 	// Orphans counts Bailian rows whose parent_chat_id was not seen on an
 	// earlier line; each starts its own session.
 	Orphans int64
+	// DefaultedOutput counts kept rows given Options.DefaultOutputTokens.
+	DefaultedOutput int64
 	// Warnings counts warning events: skipped rows, out-of-order rows
 	// and orphans.
 	Warnings int64
@@ -85,10 +106,12 @@ const maxWarnings = 10
 //
 // A Reader is not safe for concurrent use.
 type Reader struct {
-	name   string
-	opts   Options
-	format Format
-	block  int
+	name     string
+	opts     Options
+	format   Format
+	block    int
+	maxInput int  // Options.MaxInputTokens in effect
+	payload  bool // the row just decoded is a Mooncake payload row
 
 	closers    []func() error
 	compressed bool // gzip or zstd: the file size says nothing of the rows
@@ -162,6 +185,16 @@ func (r *Reader) init(src io.Reader) error {
 	}
 	if opts.BlockSize < 0 {
 		return r.fileErr(0, "", fmt.Errorf("block size %d is negative; use 0 for the format's default", opts.BlockSize))
+	}
+	if opts.MaxInputTokens < 0 || opts.MaxInputTokens > maxTokens {
+		return r.fileErr(0, "", fmt.Errorf("input length cap %d is out of range; want 1 to %d tokens, or 0 for the default", opts.MaxInputTokens, maxTokens))
+	}
+	if opts.DefaultOutputTokens < 0 || opts.DefaultOutputTokens > maxTokens {
+		return r.fileErr(0, "", fmt.Errorf("default output length %d is out of range; want 1 to %d tokens, or 0 for none", opts.DefaultOutputTokens, maxTokens))
+	}
+	r.maxInput = opts.MaxInputTokens
+	if r.maxInput == 0 {
+		r.maxInput = DefaultMaxInputTokens
 	}
 	br := bufio.NewReaderSize(src, readBufSize)
 	magic, _ := br.Peek(4)
@@ -416,6 +449,16 @@ func (r *Reader) Next(row *Row) error {
 			r.stats.DroppedFailed++
 			continue
 		}
+		if row.OutputTokens == 0 && !r.payload {
+			if err := r.noOutput(row); err != nil {
+				if r.opts.SkipInvalid {
+					r.stats.DroppedInvalid++
+					r.warn("skipped invalid row", err)
+					continue
+				}
+				return err
+			}
+		}
 		if row.HasOffset {
 			raw := int64(row.Offset)
 			if !r.hasBase {
@@ -440,6 +483,36 @@ func (r *Reader) Next(row *Row) error {
 		r.stats.Kept++
 		return nil
 	}
+}
+
+// noOutput handles a row without an output length (see
+// Options.DefaultOutputTokens and RequireOutput): it gives the row the
+// default, or returns the row error, or nil to keep it as it is.
+func (r *Reader) noOutput(row *Row) error {
+	field := "output_length"
+	if r.format == FormatBurstGPT {
+		field = "Response tokens"
+	}
+	const unbounded = "the request would have no max_tokens (with ignore_eos the server never stops)"
+	switch {
+	case r.opts.DefaultOutputTokens > 0:
+		row.OutputTokens = r.opts.DefaultOutputTokens
+		r.stats.DefaultedOutput++
+		return nil
+	case !r.opts.RequireOutput:
+		return nil
+	case row.Failed:
+		return r.fileErr(row.Line, field, fmt.Errorf("0 tokens (a failed request): %s; pass --drop-failed to leave failed rows out, or --osl N to send them with N output tokens", unbounded))
+	}
+	return r.fileErr(row.Line, field, fmt.Errorf("missing: %s; give the row an output_length, or pass --osl N to send rows without one with N output tokens", unbounded))
+}
+
+// overInput is the error for an input length over the cap, or nil.
+func (r *Reader) overInput(n int) error {
+	if n <= r.maxInput {
+		return nil
+	}
+	return fmt.Errorf("%d tokens, over the cap of %d (--max-input-tokens): fix the row, or raise --max-input-tokens", n, r.maxInput)
 }
 
 // warn counts a warning, keeps its message if among the first few and

@@ -95,8 +95,7 @@ func (p *AIPerf) Add(r *trace.Row) {
 		return
 	}
 	p.rows++
-	p.isl.add(int64(r.InputTokens))
-	p.osl.add(int64(r.OutputTokens))
+	p.addLengths(r)
 	if p.shared {
 		panic("BUG: AIPerf.Add after addInterned: the id numbering is the Analyzer's")
 	}
@@ -121,8 +120,7 @@ func (p *AIPerf) addInterned(r *trace.Row, a *Analyzer) {
 		return
 	}
 	p.rows++
-	p.isl.add(int64(r.InputTokens))
-	p.osl.add(int64(r.OutputTokens))
+	p.addLengths(r)
 	p.addIDs(r, a.scratch, a.nBefore)
 }
 
@@ -206,11 +204,19 @@ func (p *AIPerf) bump(v *pairVal, cand *int32, r *trace.Row, k int) {
 	}
 }
 
+// addLengths accounts the row's lengths; a row without an output length
+// is left out of the output statistics (not counted as 0).
+func (p *AIPerf) addLengths(r *trace.Row) {
+	p.isl.add(int64(r.InputTokens))
+	if !unknownOutput(r) {
+		p.osl.add(int64(r.OutputTokens))
+	}
+}
+
 // addRow accounts a row without ids.
 func (p *AIPerf) addRow(r *trace.Row) {
 	p.rows++
-	p.isl.add(int64(r.InputTokens))
-	p.osl.add(int64(r.OutputTokens))
+	p.addLengths(r)
 	p.noIDs++
 	p.noIDsISL.add(int64(r.InputTokens))
 }
@@ -229,8 +235,10 @@ func (p *AIPerf) Report() *AIPerfStats {
 	s := &AIPerfStats{TotalRequests: p.rows}
 	isl, osl := p.isl.sorted(), p.osl.sorted()
 	if p.rows > 0 {
-		si, so := isl.stats(1), osl.stats(1)
+		si := isl.stats(1)
 		s.MinISL, s.MaxISL, s.AvgISL = int64(si.Min), int64(si.Max), si.Mean
+	}
+	if so := osl.stats(1); so.Count > 0 {
 		s.MinOSL, s.MaxOSL, s.AvgOSL = int64(so.Min), int64(so.Max), so.Mean
 	}
 	s.ISLStats, s.OSLStats = metricStats(isl), metricStats(osl)

@@ -59,7 +59,7 @@ type Analyzer struct {
 	isl, osl                    *hist
 	inTok, outTok               int64
 	over8k, over32k, over128k   int64
-	oslLE3                      int64
+	oslLE3, oslUnknown          int64
 	sessions                    map[string]*session
 	rowsInSessions              int64
 	kinds                       map[string]*groupAcc
@@ -296,9 +296,16 @@ func floorDiv(a, b int64) int64 {
 func (a *Analyzer) addLengths(r *trace.Row) {
 	in, out := int64(r.InputTokens), int64(r.OutputTokens)
 	a.isl.add(in)
-	a.osl.add(out)
 	a.inTok += in
-	a.outTok += out
+	if unknownOutput(r) {
+		a.oslUnknown++
+	} else {
+		a.osl.add(out)
+		a.outTok += out
+		if out <= 3 {
+			a.oslLE3++
+		}
+	}
 	if in > 8192 {
 		a.over8k++
 	}
@@ -308,10 +315,11 @@ func (a *Analyzer) addLengths(r *trace.Row) {
 	if in > 131072 {
 		a.over128k++
 	}
-	if out <= 3 {
-		a.oslLE3++
-	}
 }
+
+// unknownOutput reports a row without an output length: OutputTokens 0
+// and not a failed request (a BurstGPT failed row did produce 0 tokens).
+func unknownOutput(r *trace.Row) bool { return r.OutputTokens == 0 && !r.Failed }
 
 // addBlocks runs the infinite cache and every LRU over the row's ids and
 // returns the infinite-cache hit tokens.
@@ -475,7 +483,7 @@ func (a *Analyzer) Report() *Report {
 	rep.Lengths = Lengths{
 		InputTokens: a.inTok, OutputTokens: a.outTok,
 		ISLOver8k: a.over8k, ISLOver32k: a.over32k, ISLOver128k: a.over128k,
-		OSLAtMost3: a.oslLE3,
+		OSLAtMost3: a.oslLE3, OSLUnknown: a.oslUnknown,
 	}
 	if len(a.sessions) > 0 {
 		h := newHist(1, 1<<16)

@@ -84,3 +84,36 @@ func TestOutOfOrderWarnedOnce(t *testing.T) {
 		t.Errorf("%d out-of-order warnings, want 1:\n%s", n, log.String())
 	}
 }
+
+// A row without an output length is not a row of 0 output tokens: the
+// output statistics (and AIPerf's) leave it out and count it apart.
+func TestUnknownOutputLength(t *testing.T) {
+	path := writeTrace(t, "osl.jsonl", `{"timestamp": 0, "input_length": 10, "output_length": 5}
+{"timestamp": 1, "input_length": 20}
+{"timestamp": 2, "input_length": 30, "output_length": 7}
+`)
+	rep, err := File(t.Context(), path, FileConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := rep.OSL; o.Count != 2 || o.Min != 5 || o.Mean != 6 || o.Max != 7 {
+		t.Errorf("osl %+v; want the 2 rows with an output length (5, 7)", o)
+	}
+	if l := rep.Lengths; l.OSLUnknown != 1 || l.OutputTokens != 12 || l.OSLAtMost3 != 0 {
+		t.Errorf("lengths %+v; want 1 row of unknown output length, 12 output tokens, none ≤ 3", l)
+	}
+	if rep.ISL.Count != 3 {
+		t.Errorf("isl %+v; want every row", rep.ISL)
+	}
+	if a := rep.AIPerf; a.MinOSL != 5 || a.AvgOSL != 6 || a.OSLStats.Min != 5 || a.TotalRequests != 3 {
+		t.Errorf("AIPerf min_osl %d, avg_osl %v, osl_stats %+v, %d requests; want 5, 6, min 5, 3",
+			a.MinOSL, a.AvgOSL, a.OSLStats, a.TotalRequests)
+	}
+	var text bytes.Buffer
+	if err := WriteText(&text, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "output length unknown       1 rows (not in the output statistics)") {
+		t.Errorf("text report does not count the row without an output length:\n%s", text.String())
+	}
+}

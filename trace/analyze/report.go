@@ -83,6 +83,10 @@ type Lengths struct {
 	// OSLAtMost3 counts rows with at most 3 output tokens (ITL is barely
 	// defined for them).
 	OSLAtMost3 int64 `json:"osl_le_3"`
+	// OSLUnknown counts rows without an output length (a Mooncake or
+	// AIPerf row without output_length): they are left out of OSL,
+	// OutputTokens and OSLAtMost3, not counted as 0.
+	OSLUnknown int64 `json:"osl_unknown"`
 }
 
 // Sessions describes multi-turn structure; nil when no row has a session.

@@ -76,10 +76,14 @@ func WriteText(w io.Writer, rep *Report) error {
 			fmtFloat(x.s.P90, 1), fmtFloat(x.s.P99, 1), fmtFloat(x.s.Max, 0), fmtInt(x.total)})
 	}
 	writeTable(&b, "  ", lt)
-	writeKV(&b, "  ", [][2]string{
+	kv = [][2]string{
 		{"input over 8k / 32k / 128k", fmt.Sprintf("%s / %s / %s rows", fmtInt(l.ISLOver8k), fmtInt(l.ISLOver32k), fmtInt(l.ISLOver128k))},
 		{"output of at most 3 tokens", fmtInt(l.OSLAtMost3) + " rows"},
-	})
+	}
+	if l.OSLUnknown > 0 {
+		kv = append(kv, [2]string{"output length unknown", fmtInt(l.OSLUnknown) + " rows (not in the output statistics)"})
+	}
+	writeKV(&b, "  ", kv)
 	b.WriteString("\n")
 
 	if c := rep.Cache; c != nil {
