@@ -22,6 +22,7 @@ type analyzeTraceConfig struct {
 	Args        []string
 	Format      string
 	BlockSize   int
+	MaxInput    int
 	CacheSizes  string
 	JSON        bool
 	Output      string
@@ -51,6 +52,9 @@ func (c analyzeTraceConfig) Validate() (analyze.FileConfig, error) {
 	if c.BlockSize < 0 {
 		errs = append(errs, fmt.Errorf("--block-size %d: want a positive number of tokens (0 = the format's default)", c.BlockSize))
 	}
+	if c.MaxInput < 1 {
+		errs = append(errs, fmt.Errorf("--max-input-tokens %d: want a positive number of tokens", c.MaxInput))
+	}
 	sizes, err := analyze.ParseCacheSizes(c.CacheSizes)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("--cache-sizes: %w", err))
@@ -58,7 +62,7 @@ func (c analyzeTraceConfig) Validate() (analyze.FileConfig, error) {
 	cfg := analyze.FileConfig{
 		Analyzer: analyze.Config{BlockSize: c.BlockSize, CacheSizes: sizes},
 		Trace: trace.Options{
-			Format: f, BlockSize: c.BlockSize, Strict: c.Strict, SkipInvalid: c.SkipInvalid,
+			Format: f, BlockSize: c.BlockSize, MaxInputTokens: c.MaxInput, Strict: c.Strict, SkipInvalid: c.SkipInvalid,
 			DropFailed: c.DropFailed, ModelFilter: c.ModelFilter,
 		},
 	}
@@ -98,6 +102,7 @@ func analyzeTraceCommand(a *app) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Usage: "trace `FORMAT`: " + strings.Join(trace.FormatNames(), ", ") + " (default: detect from the content)", Sources: envVars("trace-format")},
 			&cli.IntFlag{Name: "block-size", HideDefault: true, Usage: "`TOKENS` per hash id (default: the format's, 512 Mooncake, 16 Bailian)", Sources: envVars("block-size")},
+			&cli.IntFlag{Name: "max-input-tokens", Value: trace.DefaultMaxInputTokens, Usage: "refuse a row of more than `N` input tokens (the default, 2^24, is above any model's context window)", Sources: envVars("max-input-tokens")},
 			&cli.StringFlag{Name: "cache-sizes", Value: "1M,3M,10M,50M", Usage: "LRU capacities in `TOKENS`, comma-separated, K/M/G = 10³/10⁶/10⁹ (empty = none)", Sources: envVars("cache-sizes")},
 			&cli.BoolFlag{Name: "json", Usage: "write the JSON document (schema reprise.analyze/v1) instead of tables", Sources: envVars("json")},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to `FILE` instead of stdout", Sources: envVars("output")},
@@ -111,6 +116,7 @@ func analyzeTraceCommand(a *app) *cli.Command {
 				Args:        cmd.Args().Slice(),
 				Format:      cmd.String("format"),
 				BlockSize:   cmd.Int("block-size"),
+				MaxInput:    cmd.Int("max-input-tokens"),
 				CacheSizes:  cmd.String("cache-sizes"),
 				JSON:        cmd.Bool("json"),
 				Output:      cmd.String("output"),

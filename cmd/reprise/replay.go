@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -91,6 +92,7 @@ type replayConfig struct {
 	ExportLevel         string
 	TraceFormat         string
 	BlockSize           int
+	MaxInputTokens      int
 	SkipInvalid         bool
 	DropFailed          bool
 	ModelFilter         string
@@ -282,8 +284,16 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 		if c.ISLStd < 0 || c.OSLStd < 0 {
 			bad("--isl-stddev and --osl-stddev must not be negative")
 		}
-	} else if c.ISL > 0 || c.OSL > 0 {
-		bad("--isl/--osl describe a synthetic load; with a TRACE the lengths come from the trace")
+	} else {
+		if c.ISL > 0 || c.ISLStd > 0 || c.OSLStd > 0 {
+			bad("--isl, --isl-stddev and --osl-stddev describe a synthetic load; with a TRACE the lengths come from the trace")
+		}
+		if c.OSL != 0 && (c.OSL < 1 || c.OSL != math.Trunc(c.OSL) || c.OSL > math.MaxInt32) {
+			bad("--osl %v: with a TRACE, the output length of rows that have none: want a whole number of tokens ≥ 1", c.OSL)
+		}
+	}
+	if c.MaxInputTokens < 1 {
+		bad("--max-input-tokens %d: want a positive number of tokens", c.MaxInputTokens)
 	}
 	pcfg := prompt.NewConfig()
 	// Blocks are cheap to regenerate (a few ns per token); a smaller cache
@@ -308,8 +318,11 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 	// goes (design 0006), or, when that cannot be, held whole.
 	if len(c.Args) == 1 {
 		rp.tracePath = c.Args[0]
+		// A row without an output length would go without max_tokens, which
+		// under ignore_eos never ends: refused unless --osl gives one.
 		opts := trace.Options{Format: tf, BlockSize: c.BlockSize, SkipInvalid: c.SkipInvalid, DropFailed: c.DropFailed,
-			ModelFilter: c.ModelFilter, Log: a.log}
+			ModelFilter: c.ModelFilter, MaxInputTokens: c.MaxInputTokens, DefaultOutputTokens: int(c.OSL),
+			RequireOutput: c.MaxTokensFromTrace, Log: a.log}
 		if rp.tracePath == "-" {
 			// Standard input can be read once only: detect, read and
 			// sort in one pass.
@@ -548,13 +561,15 @@ func replayFlags() []cli.Flag {
 		&cli.FloatFlag{Name: "isl-stddev", Aliases: []string{"synthetic-input-tokens-stddev"}, Category: catLoad, Sources: envVars("isl-stddev"),
 			Usage: "synthetic input length, standard deviation `TOKENS`"},
 		&cli.FloatFlag{Name: "osl", Aliases: []string{"output-tokens-mean"}, Category: catLoad, Sources: envVars("osl"),
-			Usage: "synthetic output length, mean `TOKENS`"},
+			Usage: "synthetic output length, mean `TOKENS`; with a TRACE, the output length of rows that have none (they are refused without it)"},
 		&cli.FloatFlag{Name: "osl-stddev", Aliases: []string{"output-tokens-stddev"}, Category: catLoad, Sources: envVars("osl-stddev"),
 			Usage: "synthetic output length, standard deviation `TOKENS`"},
 		&cli.StringFlag{Name: "trace-format", Category: catTrace, Sources: envVars("trace-format"),
 			Usage: "trace `FORMAT` (default: detected): mooncake, bailian, burstgpt, azure, …"},
 		&cli.IntFlag{Name: "block-size", Category: catTrace, Sources: envVars("block-size"),
 			Usage: "tokens per hash id `N` (0 = the format's default: 512 Mooncake, 16 Bailian)"},
+		&cli.IntFlag{Name: "max-input-tokens", Value: trace.DefaultMaxInputTokens, Category: catTrace, Sources: envVars("max-input-tokens"),
+			Usage: "refuse a trace row of more than `N` input tokens (the default, 2^24, is above any model's context window)"},
 		&cli.BoolFlag{Name: "skip-invalid", Category: catTrace, Sources: envVars("skip-invalid"),
 			Usage: "skip invalid trace rows (counted) instead of stopping"},
 		&cli.BoolFlag{Name: "drop-failed", Category: catTrace, Sources: envVars("drop-failed"),
@@ -631,8 +646,9 @@ func replayCommand(a *app) *cli.Command {
 				Goodput: cmd.String("goodput"), MaxErrorRate: cmd.Float("max-error-rate"), MinGoodFraction: cmd.Float("min-good-fraction"),
 				Out: cmd.String("out"), Overwrite: cmd.Bool("overwrite"), Quiet: cmd.Bool("quiet"), CPUProfile: cmd.String("cpuprofile"), MemProfile: cmd.String("memprofile"), Format: cmd.String("format"), ExportLevel: cmd.String("export-level"),
 				SingleFile: cmd.Bool("single-file"), Export: cmd.String("export"),
-				TraceFormat: cmd.String("trace-format"), BlockSize: cmd.Int("block-size"), SkipInvalid: cmd.Bool("skip-invalid"),
-				DropFailed: cmd.Bool("drop-failed"), ModelFilter: cmd.String("model-filter"),
+				TraceFormat: cmd.String("trace-format"), BlockSize: cmd.Int("block-size"), MaxInputTokens: cmd.Int("max-input-tokens"),
+				SkipInvalid: cmd.Bool("skip-invalid"),
+				DropFailed:  cmd.Bool("drop-failed"), ModelFilter: cmd.String("model-filter"),
 				AdapterConfig: cmd.String("adapter-config"), AdapterSHA256: cmd.String("adapter-sha256"),
 				AdapterSandbox: cmd.String("adapter-sandbox"),
 				PromptSeed:     cmd.Uint64("prompt-seed"), HashMismatch: cmd.String("hash-mismatch"),
@@ -731,6 +747,9 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 		if rp.loadNote != "" && rp.tracePath != "" {
 			fmt.Fprintf(a.stderr, "reprise: note: the %d rows of the trace are held in memory (%s); sorted traces of independent requests are read while the run goes\n",
 				rp.nRows, rp.loadNote)
+		}
+		if n := rp.stats.DefaultedOutput; n > 0 {
+			fmt.Fprintf(a.stderr, "reprise: note: %d rows of the trace have no output length: they ask for --osl %d output tokens\n", n, int(c.OSL))
 		}
 		fmt.Fprintf(a.stderr, "reprise: replaying %s against %s (%s, %s mode, %s) → %s\n",
 			orSynthetic(rp.tracePath), endpointURL(rp.url, rp.engine.Adapter.Info().Path), info.Endpoint, mode,
