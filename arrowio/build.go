@@ -89,6 +89,7 @@ type requestBuilder struct {
 	errMsg, finish                 *array.StringBuilder
 	connReused                     *array.BooleanBuilder
 	retries                        *array.Int32Builder
+	retryErrors                    *array.StringBuilder
 	blocked, dns, connect, adapter *array.Int64Builder
 
 	phaseDict, errKindDict arrow.Array
@@ -124,6 +125,7 @@ func newRequestBuilder(mem memory.Allocator) *requestBuilder {
 	b.errMsg, b.finish = array.NewStringBuilder(mem), array.NewStringBuilder(mem)
 	b.connReused = array.NewBooleanBuilder(mem)
 	b.retries = i32b()
+	b.retryErrors = array.NewStringBuilder(mem)
 	b.blocked, b.dns, b.connect, b.adapter = i64b(), i64b(), i64b(), i64b()
 
 	b.phaseDict = stringArray(mem, phaseValues)
@@ -152,7 +154,7 @@ func (b *requestBuilder) builders() []array.Builder {
 		b.inTok, b.outTok, b.reasTok, b.maxTok, b.sPrompt, b.sCompl, b.sReas, b.sCached, b.eCached,
 		b.events, b.contentEvents, b.reads, b.maxPerRead, b.bytesRecv, b.bytesSent,
 		b.status, b.errKind, b.errMsg, b.finish, b.connReused, b.retries, b.blocked, b.dns, b.connect, b.adapter,
-		b.traceInTok, b.readLag)
+		b.traceInTok, b.readLag, b.retryErrors)
 }
 
 // reserve makes room for n more rows, so appendRequest never allocates.
@@ -250,6 +252,7 @@ func (b *requestBuilder) appendRequest(r *record.Request) {
 
 	b.connReused.UnsafeAppend(r.ConnReused)
 	b.retries.UnsafeAppend(r.Retries)
+	strNZ(b.retryErrors, r.RetryErrors)
 	i64NZ(b.blocked, r.BlockedNS)
 	i64NZ(b.dns, r.DNSNS)
 	i64NZ(b.connect, r.ConnectNS)
@@ -285,7 +288,7 @@ func (b *requestBuilder) newRecord() arrow.Record {
 		b.bytesRecv.NewArray(), b.bytesSent.NewArray(),
 		b.status.NewArray(), newDict(b.errKind, b.errKindDict), b.errMsg.NewArray(), b.finish.NewArray(),
 		b.connReused.NewArray(), b.retries.NewArray(), b.blocked.NewArray(), b.dns.NewArray(), b.connect.NewArray(), b.adapter.NewArray(),
-		b.traceInTok.NewArray(), b.readLag.NewArray())
+		b.traceInTok.NewArray(), b.readLag.NewArray(), b.retryErrors.NewArray())
 	rec := array.NewRecord(b.schema, cols, int64(n))
 	for _, c := range cols {
 		c.Release()

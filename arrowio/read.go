@@ -343,6 +343,7 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 	errKind, errMsg, finish := c.str("error_kind"), c.str("error_message"), c.str("finish_reason")
 	connReused := colAs[*array.Boolean](c, "conn_reused")
 	retries := colAs[*array.Int32](c, "retries")
+	retryErrors := optCol[*array.String](c, "retry_errors") // appended within v1
 	blocked, dns := colAs[*array.Int64](c, "blocked_ns"), colAs[*array.Int64](c, "dns_ns")
 	connect, adapter := colAs[*array.Int64](c, "connect_ns"), colAs[*array.Int64](c, "adapter_ns")
 	if len(c.errs) > 0 {
@@ -411,6 +412,9 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 		r.FinishReason = finish.at(i)
 		r.ConnReused = connReused.Value(i)
 		r.Retries = retries.Value(i)
+		if retryErrors != nil {
+			r.RetryErrors = strCol{s: retryErrors}.at(i)
+		}
 		r.BlockedNS = i64or(blocked, i, 0)
 		r.DNSNS = i64or(dns, i, 0)
 		r.ConnectNS = i64or(connect, i, 0)

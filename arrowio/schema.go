@@ -163,6 +163,7 @@ func recordsFields() []arrow.Field {
 		// Appended within records/v1 (readers accept files without it).
 		nullable("trace_input_tokens", i32),
 		nullable("read_lag_ns", i64),
+		nullable("retry_errors", str),
 	)
 	return fs
 }

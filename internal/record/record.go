@@ -121,10 +121,15 @@ type Request struct {
 
 	// HTTP phases (ns; 0 when not applicable, e.g. DNS on a reused conn).
 	ConnReused bool
-	// Retries counts re-sends of this request because a reused keep-alive
-	// connection turned out to be closed by the server before it answered
-	// (nothing was received; llama.cpp closes after every stream).
-	Retries   int32
+	// Retries counts re-sends of this request. A request is sent again
+	// only when the attempt before provably never reached the server:
+	// its write on a reused keep-alive connection failed before the
+	// kernel accepted a byte. So the server saw at most one attempt.
+	Retries int32
+	// RetryErrors holds the errors of the attempts given up before the
+	// last one, "; "-separated; "" when Retries is 0.
+	RetryErrors string
+
 	BlockedNS int64 // waiting for a connection from the pool
 	DNSNS     int64
 	ConnectNS int64 // TCP connect (and TLS when used)
