@@ -4,7 +4,6 @@ import (
 	"io"
 	"net"
 	"sync/atomic"
-	"time"
 )
 
 // trackedConn is every connection the engine dials. Where the platform
@@ -31,10 +30,6 @@ func newTrackedConn(c net.Conn, kernelStamps bool) *trackedConn {
 	}
 	return tc
 }
-
-// closedWindow: a server close within this time after a response counts as
-// "closes after every response" rather than an idle timeout.
-const closedWindow = time.Second
 
 func (c *trackedConn) Read(p []byte) (int, error) {
 	var n int

@@ -36,15 +36,19 @@
 // # Connections
 //
 // The keep-alive pool is sized to the load (one idle connection per
-// sender, --max-connections caps the total). llama.cpp closes the
-// connection after every streamed response although it advertises
-// keep-alive; a request written on such a connection gets EOF. The engine
-// checks every idle connection with a non-blocking peek before reusing it,
-// detects the close (found within a second of a streamed response, or an
-// EOF on a reused connection before any response byte), re-sends that
-// request once on a fresh connection (counted in record.Request.Retries —
-// nothing had reached the server), and from then on sends streams with
-// Connection: close.
+// sender, --max-connections caps the total). Every idle connection is
+// checked with a non-blocking peek before it is reused. llama.cpp closes
+// the connection after every streamed response although it advertises
+// keep-alive; the engine learns this from evidence that repeats (several
+// connections in a row closed right after a complete stream) and from then
+// on sends streams with Connection: close, still probing now and then
+// whether the server keeps them (closes.go). One reset proves nothing.
+//
+// A request is re-sent only when it provably never reached the server:
+// its write on a reused connection failed before the kernel accepted a
+// byte. A reset or EOF after the request was written is recorded as the
+// request's error, never retried: the server may have read it. Re-sends
+// and why are in record.Request.Retries and RetryErrors.
 //
 // HTTP/1.1 is the engine's own client (h1.go: a prebuilt head and body in
 // one write, the response decoded in place, read on the sender's

@@ -33,9 +33,9 @@ const (
 	maxErrorBody = 64 << 10
 	// maxErrorMessage bounds the stored error message.
 	maxErrorMessage = 512
-	// maxAttempts bounds sends of one request: the second attempt only
-	// happens when a reused connection turned out to be closed by the
-	// server before it answered anything (see [Engine.Do]).
+	// maxAttempts bounds sends of one request: a second attempt only
+	// happens when the first provably never reached the server (its write
+	// on a reused connection failed before a byte was accepted; doH1).
 	maxAttempts = 3
 )
 
@@ -142,13 +142,10 @@ type Engine struct {
 	transport http.RoundTripper // HTTP/2
 	log       *slog.Logger
 
-	// closesAfterStream is set once the server was seen closing a
-	// connection right after a streamed response (llama.cpp does this
-	// although it advertises keep-alive). From then on streamed requests
-	// ask for Connection: close, so no request is ever written to a
-	// connection the server is about to close.
-	closesAfterStream atomic.Bool
-	retries           atomic.Int64
+	// closes learns whether the server closes connections after streamed
+	// responses (llama.cpp does, although it advertises keep-alive).
+	closes  streamCloses
+	retries atomic.Int64
 }
 
 // New builds an engine. It does not connect.
@@ -164,6 +161,7 @@ func New(cfg Config) (*Engine, error) {
 		e.log = slog.New(slog.DiscardHandler)
 	}
 	e.base = strings.TrimRight(cfg.BaseURL, "/")
+	e.closes = newStreamCloses(e.log, e.base)
 	dial := cfg.Dial
 	if dial == nil {
 		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
@@ -214,13 +212,14 @@ func (e *Engine) Info() adapter.Info { return e.info }
 // Clock returns the engine's clock.
 func (e *Engine) Clock() *Clock { return e.clock }
 
-// Retries returns how many requests were re-sent because a reused
-// connection had been closed by the server before it answered.
+// Retries returns how many times a request was sent again because its
+// previous attempt provably never reached the server.
 func (e *Engine) Retries() int64 { return e.retries.Load() }
 
-// ClosesAfterStream reports whether the server was detected closing
-// connections after streamed responses.
-func (e *Engine) ClosesAfterStream() bool { return e.closesAfterStream.Load() }
+// ClosesAfterStream reports whether the server is currently believed to
+// close connections after streamed responses (streamed requests then ask
+// for Connection: close).
+func (e *Engine) ClosesAfterStream() bool { return e.closes.closes() }
 
 // Close closes idle connections.
 func (e *Engine) Close() {

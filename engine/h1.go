@@ -71,7 +71,7 @@ type h1Conn struct {
 	peekE  syscall.Errno
 	peekB  [1]byte
 	// lastStream: the last response on it was streamed (a close right
-	// after one is the llama.cpp pattern).
+	// after one is the llama.cpp pattern; streamCloses).
 	lastStream bool
 }
 
@@ -109,24 +109,38 @@ type dialPhases struct{ dns, connect, tls int64 }
 
 // get returns an idle connection that is still open, or dials one.
 func (p *h1Pool) get(ctx context.Context, ph *dialPhases) (*h1Conn, bool, error) {
+	d := &p.e.closes
 	for {
 		p.mu.Lock()
-		if n := len(p.idle); n > 0 {
-			c := p.idle[n-1]
-			p.idle[n-1] = nil
-			p.idle = p.idle[:n-1]
+		atMax := p.max != 0 && p.open >= p.max
+		c, wait := p.takeIdle(atMax)
+		if c != nil {
 			p.mu.Unlock()
 			idle := time.Since(c.idleAt)
 			if idle < p.idleFor && c.alive() {
 				return c, true, nil
 			}
-			if c.peekN == 0 && c.peekE == 0 && c.lastStream && idle < closedWindow {
-				p.e.noteClosesAfterStream()
+			if c.peekN == 0 && c.peekE == 0 && c.lastStream && d.soon(idle) {
+				d.closed() // a FIN soon after a complete stream
 			}
 			p.discard(c)
 			continue
 		}
-		if p.max == 0 || p.open < p.max {
+		if wait > 0 {
+			// Every idle connection rests after a stream and the server
+			// is not known to close after streams: wait for the first
+			// rather than open another.
+			p.mu.Unlock()
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return nil, false, context.Cause(ctx)
+			}
+			continue
+		}
+		if !atMax {
 			p.open++
 			p.mu.Unlock()
 			c, err := p.dialConn(ctx, ph)
@@ -157,6 +171,40 @@ func (p *h1Pool) get(ctx context.Context, ph *dialPhases) (*h1Conn, bool, error)
 			return nil, false, context.Cause(ctx)
 		}
 	}
+}
+
+// takeIdle removes and returns the most recently used idle connection
+// that need not rest after a streamed response (streamCloses.rest). When
+// all rest while the verdict is open, it returns how long until the first
+// may be reused; while it is "closes" it returns none (streams dial), or
+// with atMax (none may be dialled) a resting one. p.mu must be held.
+func (p *h1Pool) takeIdle(atMax bool) (*h1Conn, time.Duration) {
+	var now time.Time
+	var need, wait time.Duration
+	waits := false
+	for i := len(p.idle) - 1; i >= 0; i-- {
+		c := p.idle[i]
+		if c.lastStream {
+			if now.IsZero() {
+				need, waits = p.e.closes.rest()
+				now = time.Now()
+			}
+			if idle := now.Sub(c.idleAt); idle < need && (!atMax || waits) {
+				if left := need - idle; wait == 0 || left < wait {
+					wait = left
+				}
+				continue
+			}
+		}
+		copy(p.idle[i:], p.idle[i+1:])
+		p.idle[len(p.idle)-1] = nil
+		p.idle = p.idle[:len(p.idle)-1]
+		return c, 0
+	}
+	if !waits {
+		wait = 0 // "closes": dial rather than wait for a probe's connection
+	}
+	return nil, wait
 }
 
 // put returns a connection after a complete response it can carry another
@@ -279,6 +327,10 @@ func (p *h1Pool) dialConn(ctx context.Context, ph *dialPhases) (*h1Conn, error) 
 				tc.rx.useReactor(rc)
 			}
 		}
+	}
+	if tcp, ok := nc.(*net.TCPConn); ok {
+		// The idle check peeks the socket, below TLS too: after a
+		// complete response nothing may be pending but a close.
 		if raw, err := tcp.SyscallConn(); err == nil {
 			c.raw = raw
 			c.peekFn = c.peek
@@ -292,7 +344,7 @@ func (p *h1Pool) dialConn(ctx context.Context, ph *dialPhases) (*h1Conn, error) 
 // sent anything unasked. One non-blocking peek.
 func (c *h1Conn) alive() bool {
 	if c.raw == nil {
-		return true // TLS: a closed one fails the next request, which is retried
+		return true // a dial override without a socket: a closed one fails its request
 	}
 	c.peekN, c.peekE = 0, 0
 	if c.raw.Control(c.peekFn) != nil {
@@ -304,19 +356,19 @@ func (c *h1Conn) alive() bool {
 func (c *h1Conn) peek(fd uintptr) { c.peekN, c.peekE = peekSocket(fd, &c.peekB[0]) }
 
 // write sends the request head and body: one write(2) for a small body,
-// writev for a large one (no copy).
-func (c *h1Conn) write(s *Sender, head, body []byte) error {
+// writev for a large one (no copy). n is how many bytes the kernel
+// accepted (for TLS: of the plaintext).
+func (c *h1Conn) write(s *Sender, head, body []byte) (n int64, err error) {
 	if len(body) > 64<<10 && c.tcp != nil {
 		s.wvec = append(s.wvec[:0], head, body)
-		_, err := s.wvec.WriteTo(c.tcp)
-		return err
+		return s.wvec.WriteTo(c.tcp)
 	}
 	s.wbuf = append(append(s.wbuf[:0], head...), body...)
-	_, err := c.c.Write(s.wbuf)
+	k, err := c.c.Write(s.wbuf)
 	if cap(s.wbuf) > 256<<10 {
 		s.wbuf = nil // one huge prompt must not pin its buffer
 	}
-	return err
+	return int64(k), err
 }
 
 // pastDeadline aborts blocked I/O at once.
@@ -338,6 +390,16 @@ func (s *Sender) requestHead(p *Prepared, id uint64, closeConn bool) []byte {
 }
 
 // doH1 is Do over reprise's HTTP/1.1 client.
+//
+// A request is sent again only when it provably never reached the server:
+// its write on a reused keep-alive connection failed before the kernel
+// accepted a single byte (the server had reset the connection after the
+// idle check). Anything later — a reset or an EOF after the request was
+// written, even before any response byte — may follow the server reading
+// the request (an injected reset-before-headers does exactly that), so it
+// is the request's failure, recorded, never re-sent. An early answer (a
+// 413 while the body is still being written, then a close) is read and
+// recorded although the write failed.
 func (s *Sender) doH1(ctx context.Context, p *Prepared, r *record.Request) {
 	e := s.e
 	pool := e.pool
@@ -360,7 +422,7 @@ func (s *Sender) doH1(ctx context.Context, p *Prepared, r *record.Request) {
 			s.fail(r, kind, msg)
 			return
 		}
-		closeConn := p.Stream && e.closesAfterStream.Load()
+		closeConn := p.Stream && e.closes.askClose()
 		head := s.requestHead(p, r.RequestID, closeConn)
 		var deadline time.Time
 		if e.cfg.Timeout > 0 {
@@ -368,14 +430,40 @@ func (s *Sender) doH1(ctx context.Context, p *Prepared, r *record.Request) {
 			_ = c.c.SetDeadline(deadline)
 		}
 		stop := context.AfterFunc(ctx, func() { _ = c.c.SetDeadline(pastDeadline) })
-		err = timedOut(ctx, c.write(s, head, p.Body))
-		r.WroteNS = e.clock.Now()
-		got1 := false
+		n, err := c.write(s, head, p.Body)
+		err = timedOut(ctx, err)
 		if err == nil {
-			got1, err = s.readH1(ctx, deadline, c, p, r, sent)
+			r.WroteNS = e.clock.Now()
+		} else if n == 0 && reused && peerClosed(err) && attempt < maxAttempts && ctx.Err() == nil {
+			// Nothing of it left this machine: send it again.
+			stop()
+			pool.discard(c)
+			e.retries.Add(1)
+			r.Retries++
+			s.noteRetry(r, err)
+			continue
+		}
+		got1 := false
+		if err == nil || peerClosed(err) {
+			// After a failed write the server may have answered early
+			// (413 before reading the whole body): read what it sent.
+			var rerr error
+			got1, rerr = s.readH1(ctx, deadline, c, p, r, sent, reused && c.lastStream)
+			if err == nil || got1 {
+				err = rerr
+			}
+		}
+		if err != nil && !got1 && r.WroteNS == 0 && !errors.Is(err, errRequestTimeout) && ctx.Err() == nil {
+			err = fmt.Errorf("write request: %w (%d of %d bytes sent)", err, n, len(head)+len(p.Body))
 		}
 		aborted := !stop()
-		if err == nil && !aborted && !closeConn && s.dec.reusable() {
+		if err != nil && !got1 && reused && c.lastStream && e.closes.soon(time.Since(c.idleAt)) && (peerClosed(err) || errors.Is(err, errEOFHead)) {
+			// Closed soon after the stream before it answered this
+			// request: the request fails (it may have been read), and
+			// it is evidence of closing after streams.
+			e.closes.closed()
+		}
+		if err == nil && r.WroteNS != 0 && !aborted && !closeConn && s.dec.reusable() {
 			if e.cfg.Timeout > 0 {
 				_ = c.c.SetDeadline(time.Time{})
 			}
@@ -383,24 +471,12 @@ func (s *Sender) doH1(ctx context.Context, p *Prepared, r *record.Request) {
 			pool.put(c)
 			return
 		}
-		if err == nil {
-			if !closeConn && s.dec.done() && s.dec.Close && p.Stream && s.dec.Status < 300 {
-				e.noteClosesAfterStream()
-			}
-			pool.discard(c)
-			return
+		if err == nil && !closeConn && s.dec.done() && s.dec.Close && p.Stream && s.dec.Status < 300 {
+			e.closes.closed() // announced a close after a complete stream, unasked
 		}
 		pool.discard(c)
-		// A reused connection the server had closed after we checked it:
-		// the request reached nobody (no response byte). Send it again on
-		// a fresh connection.
-		if reused && !got1 && attempt < maxAttempts && ctx.Err() == nil && isClosedConn(err) {
-			if c.lastStream {
-				e.noteClosesAfterStream()
-			}
-			e.retries.Add(1)
-			r.Retries++
-			continue
+		if err == nil {
+			return
 		}
 		r.EndNS = max(r.EndNS, e.clock.Now())
 		kind, msg := classify(ctx, err)
@@ -410,6 +486,21 @@ func (s *Sender) doH1(ctx context.Context, p *Prepared, r *record.Request) {
 		s.fail(r, kind, msg)
 		return
 	}
+}
+
+// noteRetry adds a given-up attempt's error to r.RetryErrors.
+func (s *Sender) noteRetry(r *record.Request, err error) {
+	msg := truncate(err.Error(), maxErrorMessage/2) + " (nothing sent)"
+	if r.RetryErrors != "" {
+		msg = r.RetryErrors + "; " + msg
+	}
+	r.RetryErrors = msg
+}
+
+// peerClosed reports whether a write failed because the server had closed
+// or reset the connection.
+func peerClosed(err error) bool {
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // errRequestTimeout is the connection deadline of --timeout expiring.
@@ -424,22 +515,13 @@ func timedOut(ctx context.Context, err error) error {
 	return err
 }
 
-// noteClosesAfterStream records that the server closes connections after
-// streamed responses; from then on streamed requests ask for it.
-func (e *Engine) noteClosesAfterStream() {
-	if !e.closesAfterStream.Swap(true) {
-		e.log.Info("server closes the connection after each streamed response; not reusing connections for streams",
-			"url", e.base)
-	}
-}
-
 // readH1 reads the response to the request just written on c. got1 says
-// whether any response byte arrived (a failure before that on a reused
-// connection is retried). err is a transport or protocol error; an HTTP
-// error status or a failed parse is recorded in r with err == nil.
-func (s *Sender) readH1(ctx context.Context, deadline time.Time, c *h1Conn, p *Prepared, r *record.Request, sent int64) (got1 bool, err error) {
+// whether any response byte arrived. err is a transport or protocol
+// error; an HTTP error status or a failed parse is recorded in r with
+// err == nil.
+func (s *Sender) readH1(ctx context.Context, deadline time.Time, c *h1Conn, p *Prepared, r *record.Request, sent int64, afterStream bool) (got1 bool, err error) {
 	s.dec.reset()
-	s.h1 = h1Read{ctx: ctx, p: p, r: r, floor: sent}
+	s.h1 = h1Read{ctx: ctx, p: p, r: r, floor: sent, afterStream: afterStream}
 	if s.buf == nil {
 		s.buf = make([]byte, DefaultReadBuffer)
 	}
@@ -478,22 +560,24 @@ func (s *Sender) readH1(ctx context.Context, deadline time.Time, c *h1Conn, p *P
 	case h.errBody:
 		s.httpError(ctx, s.dec.Status, s.errBody, err, r)
 		return got1, nil
-	case err != nil && !got1 && errors.Is(err, errUnexpectedEOF):
-		err = io.EOF // closed before any byte: isClosedConn
 	}
 	return got1, err
 }
 
 // h1Read is the state of one response read.
 type h1Read struct {
-	ctx     context.Context
-	p       *Prepared
-	r       *record.Request
-	floor   int64
-	began   bool // a 2xx body is being consumed
-	errBody bool // a non-2xx body is being collected
-	stop    bool
-	err     error
+	ctx   context.Context
+	p     *Prepared
+	r     *record.Request
+	floor int64
+	// afterStream: the connection carried a streamed response before
+	// this request; headers now are evidence the server keeps such
+	// connections (streamCloses).
+	afterStream bool
+	began       bool // a 2xx body is being consumed
+	errBody     bool // a non-2xx body is being collected
+	stop        bool
+	err         error
 }
 
 // onRecv is the kernel-stamped read callback: n bytes of s.buf arrived
@@ -557,6 +641,9 @@ func (s *Sender) h1Bytes(b []byte, t int64) {
 		body := b[:n]
 		b = b[used:]
 		if wasHead && s.dec.headersDone() {
+			if h.afterStream {
+				s.e.closes.kept()
+			}
 			h.r.HeadersNS = t
 			h.r.StatusCode = int32(s.dec.Status)
 			if s.dec.Status >= 200 && s.dec.Status < 300 {

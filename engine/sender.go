@@ -181,48 +181,35 @@ func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
 		ctx, cancel = context.WithTimeoutCause(ctx, e.cfg.Timeout, errTimeout)
 		defer cancel()
 	}
-	base := ctx
-	var resp *http.Response
-	for attempt := 1; ; attempt++ {
-		s.pt = newPhaseTrace(e.clock)
-		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(base, &s.pt.trace), p.Method, p.URL, bytes.NewReader(p.Body))
-		if err != nil {
-			now := e.clock.Now()
-			r.SentNS, r.EndNS = now, now
-			s.fail(r, record.ErrBuild, err.Error())
-			return
-		}
-		req.Header = p.Header
-		if attempt == 1 {
-			// X-Request-Id joins our rows to server logs; a Prepared is
-			// sent once, so setting it in place is safe.
-			p.Header["X-Request-Id"] = []string{strconv.FormatUint(r.RequestID, 10)}
-		}
-		req.ContentLength = int64(len(p.Body))
-		req.GetBody = nil // never let net/http re-send silently
-		sent := e.clock.Now()
-		if attempt == 1 {
-			r.SentNS = sent
-		}
-		resp, err = e.client.Do(req)
-		now, wall := e.clock.NowWall()
-		if err == nil {
-			r.HeadersNS = s.pt.conn.Load().arrival(now, wall, sent)
-			break
-		}
-		// A reused connection the server had already closed: the request
-		// reached nobody (no response byte). Send it again.
-		if s.pt.reused.Load() && s.pt.firstByte.Load() == 0 && attempt < maxAttempts && ctx.Err() == nil && isClosedConn(err) {
-			e.retries.Add(1)
-			r.Retries++
-			continue
-		}
+	// No retries of our own: a failed request may have reached the
+	// server. x/net re-sends by itself only what it never wrote (GetBody
+	// is nil).
+	s.pt = newPhaseTrace(e.clock)
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, &s.pt.trace), p.Method, p.URL, bytes.NewReader(p.Body))
+	if err != nil {
+		now := e.clock.Now()
+		r.SentNS, r.EndNS = now, now
+		s.fail(r, record.ErrBuild, err.Error())
+		return
+	}
+	req.Header = p.Header
+	// X-Request-Id joins our rows to server logs; a Prepared is sent
+	// once, so setting it in place is safe.
+	p.Header["X-Request-Id"] = []string{strconv.FormatUint(r.RequestID, 10)}
+	req.ContentLength = int64(len(p.Body))
+	req.GetBody = nil // never let net/http re-send silently
+	sent := e.clock.Now()
+	r.SentNS = sent
+	resp, err := e.client.Do(req)
+	now, wall := e.clock.NowWall()
+	if err != nil {
 		s.phases(r)
 		r.EndNS = now
 		kind, msg := classify(ctx, err)
 		s.fail(r, kind, msg)
 		return
 	}
+	r.HeadersNS = s.pt.conn.Load().arrival(now, wall, sent)
 	s.phases(r)
 	r.StatusCode = int32(resp.StatusCode)
 	s.read(ctx, p, resp, r)
@@ -748,13 +735,4 @@ func classify(ctx context.Context, err error) (record.ErrorKind, string) {
 		return record.ErrCancelled, msg
 	}
 	return record.ErrReset, msg
-}
-
-// isClosedConn reports whether err means the server closed the connection
-// before sending any response byte.
-func isClosedConn(err error) bool {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
-		return true
-	}
-	return strings.Contains(err.Error(), "server closed idle connection")
 }

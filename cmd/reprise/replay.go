@@ -810,7 +810,7 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 			fmt.Fprintf(a.stderr, "note: %d requests were built on the send path (lookahead behind)\n", res.InlineBuilds)
 		}
 		if res.ClosesAfterStream {
-			fmt.Fprintf(a.stderr, "note: the server closes the connection after every streamed response; streams were sent with Connection: close\n")
+			fmt.Fprintf(a.stderr, "note: the server closes the connection after every streamed response; once that was seen, streams were sent with Connection: close\n")
 		}
 		if n := readLagNote(res.Summary); n != "" {
 			fmt.Fprintln(a.stderr, n)

@@ -146,7 +146,7 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		line("Cached tokens server / expected", fmt.Sprintf("%d / %d (fidelity %s)", s.ServerCachedTokens, s.ExpectedCachedTokens, f))
 	}
 	if s.Retries > 0 {
-		line("Re-sent after server closed conn", fmt.Sprintf("%d", s.Retries))
+		line("Re-sent (never reached server)", fmt.Sprintf("%d", s.Retries))
 	}
 	if len(s.ErrorsByKind) > 0 {
 		kinds := make([]string, 0, len(s.ErrorsByKind))
