@@ -480,9 +480,6 @@ func (s *Sender) doH1(ctx context.Context, p *Prepared, r *record.Request) {
 		}
 		r.EndNS = max(r.EndNS, e.clock.Now())
 		kind, msg := classify(ctx, err)
-		if errors.Is(err, errH1) && ctx.Err() == nil {
-			kind = record.ErrMalformed
-		}
 		s.fail(r, kind, msg)
 		return
 	}
@@ -635,6 +632,10 @@ func (s *Sender) h1Bytes(b []byte, t int64) {
 		wasHead := !s.dec.headersDone()
 		n, used, err := s.dec.decode(b)
 		if err != nil {
+			// The body decoded before the bad framing still counts.
+			if n > 0 && h.began {
+				s.feedBody(b[:n], t)
+			}
 			h.err, h.stop = err, true
 			return
 		}

@@ -713,6 +713,9 @@ func classify(ctx context.Context, err error) (record.ErrorKind, string) {
 		return record.ErrCancelled, "cancelled: " + cause.Error()
 	}
 	msg := err.Error()
+	if errors.Is(err, errH1) {
+		return record.ErrMalformed, msg // not HTTP/1.1: bad status line, headers or chunk framing
+	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
 		return record.ErrConnect, msg
