@@ -52,7 +52,7 @@ type Builder struct {
 func (e *Engine) NewBuilder() (*Builder, error) {
 	inst, err := e.cfg.Adapter.NewInstance(&e.cfg.AdapterConfig)
 	if err != nil {
-		return nil, fmt.Errorf("adapter %s: %w", e.info.Name, err)
+		return nil, err // it names the adapter
 	}
 	return &Builder{e: e, inst: inst}, nil
 }

@@ -80,7 +80,7 @@ type Sender struct {
 func (e *Engine) NewSender() (*Sender, error) {
 	inst, err := e.cfg.Adapter.NewInstance(&e.cfg.AdapterConfig)
 	if err != nil {
-		return nil, fmt.Errorf("adapter %s: %w", e.info.Name, err)
+		return nil, err // it names the adapter
 	}
 	s := &Sender{e: e, inst: inst} // buf on the first response: many senders of a big pool never run
 	return s, nil

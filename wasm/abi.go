@@ -73,29 +73,29 @@ type Description struct {
 func parseDescription(b []byte) (Description, error) {
 	d := Description{Framing: "sse", MaxRecordsPerEvent: 4, MaxEventsPerCall: maxBatchEvents}
 	if err := json.Unmarshal(b, &d); err != nil {
-		return d, fmt.Errorf("describe output is not a JSON object: %w", err)
+		return d, fmt.Errorf("rp_describe output is not a JSON object: %w", err)
 	}
 	var errs []error
 	if d.ABI != ABIVersion {
-		errs = append(errs, fmt.Errorf("describe says abi %d, the module exports the v%d marker", d.ABI, ABIVersion))
+		errs = append(errs, fmt.Errorf("rp_describe says abi %d, the module exports the v%d marker", d.ABI, ABIVersion))
 	}
 	if !validName(d.Name) {
-		errs = append(errs, fmt.Errorf("describe: name %q: want [a-z0-9-]+", d.Name))
+		errs = append(errs, fmt.Errorf("rp_describe: name %q: want [a-z0-9-]+", d.Name))
 	}
 	if !d.Builds && !d.Parses {
-		errs = append(errs, errors.New("describe: neither builds nor parses is true"))
+		errs = append(errs, errors.New("rp_describe: neither builds nor parses is true"))
 	}
 	if _, ok := framings[d.Framing]; !ok {
-		errs = append(errs, fmt.Errorf("describe: framing %q: want sse, ndjson or raw", d.Framing))
+		errs = append(errs, fmt.Errorf("rp_describe: framing %q: want sse, ndjson or raw", d.Framing))
 	}
 	if d.Path != "" && (d.Path[0] != '/' || !printableASCII([]byte(d.Path))) {
-		errs = append(errs, fmt.Errorf("describe: path %q must start with /", d.Path))
+		errs = append(errs, fmt.Errorf("rp_describe: path %q must start with /", d.Path))
 	}
 	if d.MaxRecordsPerEvent < 1 || d.MaxRecordsPerEvent > maxRecordsPerEv {
-		errs = append(errs, fmt.Errorf("describe: max_records_per_event %d: want 1..%d", d.MaxRecordsPerEvent, maxRecordsPerEv))
+		errs = append(errs, fmt.Errorf("rp_describe: max_records_per_event %d: want 1..%d", d.MaxRecordsPerEvent, maxRecordsPerEv))
 	}
 	if d.MaxEventsPerCall < 1 || d.MaxEventsPerCall > maxBatchEvents {
-		errs = append(errs, fmt.Errorf("describe: max_events_per_call %d: want 1..%d", d.MaxEventsPerCall, maxBatchEvents))
+		errs = append(errs, fmt.Errorf("rp_describe: max_events_per_call %d: want 1..%d", d.MaxEventsPerCall, maxBatchEvents))
 	}
 	return d, errors.Join(errs...)
 }

@@ -5,9 +5,19 @@
 //
 // [Load] compiles a module once per run (with wazero's on-disk compilation
 // cache), checks its ABI version, imports and exports, and calls its
-// describe export. [Adapter.NewInstance] instantiates it once per worker
-// goroutine; an [Instance] is reused for every request that worker handles
-// and is not safe for concurrent use.
+// describe export. [Adapter.NewInstance] gives each worker goroutine an
+// [Instance], which is reused for every request that worker handles and is
+// not safe for concurrent use.
+//
+// # Memory
+//
+// Instances do not own a module. The adapter keeps a pool of at most
+// [Config.MemoryBudget] / (64 KiB × [Config.MemoryLimitPages]) modules (16
+// by default), each configured with the run's configuration; an Instance
+// leases one for each Build, and for each response context from its first
+// Parse (or its Close) to its Close, and waits while every module is
+// leased. So the guests' linear memory stays within the budget whatever
+// the number of workers. [Adapter.Stats] reports the pool's counters.
 //
 // # Failure model
 //
@@ -16,8 +26,9 @@
 // [*AdapterError] (which the engine records as adapter_error) and, after a
 // trap or a deadline, the instance replaces its wazero module before the
 // next call. Loading errors (not a module, wrong ABI version, missing
-// exports, unknown imports, a rejected configuration) are returned by Load
-// before anything is sent.
+// exports, unknown imports) are [*LoadError]s returned by Load, and a
+// configuration the module rejects is a [*ConfigError] returned by the
+// first NewInstance with it, both before anything is sent.
 //
 // # Deadlines
 //

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -27,7 +28,12 @@ import (
 // Defaults for [Config].
 const (
 	DefaultMemoryLimitPages = 1024 // 64 MiB of linear memory per instance
-	DefaultTimeout          = time.Second
+	// DefaultMemoryBudget bounds the linear memory of all of an adapter's
+	// instances together: 16 instances of 64 MiB. Guest calls are
+	// CPU-bound and short (parsing is deferred to the end of a response),
+	// so a few instances serve many senders.
+	DefaultMemoryBudget = 1 << 30
+	DefaultTimeout      = time.Second
 	// DefaultOutputBuffer is the output buffer every instance starts with.
 	DefaultOutputBuffer = 64 << 10
 )
@@ -77,6 +83,11 @@ type Config struct {
 	// MemoryLimitPages caps each instance's linear memory in 64 KiB pages
 	// (0 = DefaultMemoryLimitPages).
 	MemoryLimitPages uint32
+	// MemoryBudget caps the linear memory of all instances together, in
+	// bytes (0 = DefaultMemoryBudget): the adapter keeps at most
+	// MemoryBudget / (MemoryLimitPages × 64 KiB) instances, and a call
+	// waits while all of them are busy. It must hold one instance.
+	MemoryBudget int64
 	// Timeout is the wall-time limit of one call into an interruptible
 	// module (0 = DefaultTimeout).
 	Timeout time.Duration
@@ -93,12 +104,19 @@ type Config struct {
 	SHA256 string
 }
 
-// Errors returned by Load.
+// Errors returned by Load (inside a [*LoadError]) and by calls.
 var (
+	// ErrUnknownAdapter: the spec is neither a path to a file nor the name
+	// of a shipped adapter.
+	ErrUnknownAdapter = errors.New("unknown adapter")
 	// ErrNotAdapter: the module has no reprise_abi_vN export.
 	ErrNotAdapter = errors.New("not a reprise adapter (no reprise_abi_v1 export)")
 	// ErrABIVersion: the module speaks another ABI version.
-	ErrABIVersion = errors.New("adapter ABI version mismatch")
+	ErrABIVersion = errors.New("ABI version mismatch")
+	// ErrMemoryBudget: Config.MemoryBudget cannot hold one instance.
+	ErrMemoryBudget = errors.New("adapter memory budget too small")
+	// ErrClosed: a call after [Adapter.Close].
+	ErrClosed = errors.New("adapter closed")
 )
 
 // AdapterError is a per-request adapter failure: a trap, a deadline, a
@@ -115,6 +133,44 @@ type AdapterError struct {
 func (e *AdapterError) Error() string {
 	return "adapter " + e.Adapter + ": " + e.Call + ": " + e.Msg
 }
+
+// LoadError is a module that [Load] rejected: Err says what failed
+// (the file is missing, not a WebAssembly module, not an adapter, speaks
+// another ABI version, lacks an export, imports something reprise does not
+// provide, describes itself badly, ...).
+type LoadError struct {
+	Source string // the file path, the name given, or "shipped:NAME"
+	Err    error
+}
+
+func (e *LoadError) Error() string { return "adapter " + e.Source + ": " + e.Reason() }
+
+// Unwrap returns Err.
+func (e *LoadError) Unwrap() error { return e.Err }
+
+// Reason is the message without the "adapter SOURCE: " prefix, for
+// callers that name the source themselves.
+func (e *LoadError) Reason() string {
+	if ae, ok := e.Err.(*AdapterError); ok { // a probe call: its adapter is Source
+		return ae.Call + ": " + ae.Msg
+	}
+	return e.Err.Error()
+}
+
+// ConfigError is an adapter's rejection of its run configuration
+// (rp_configure failed). [Adapter.NewInstance] returns it for the first
+// instance with a configuration.
+type ConfigError struct {
+	Adapter string        // the adapter's name
+	Err     *AdapterError // the failed rp_configure call
+}
+
+func (e *ConfigError) Error() string {
+	return "adapter " + e.Adapter + " rejected its configuration (rp_configure): " + e.Err.Msg
+}
+
+// Unwrap returns Err.
+func (e *ConfigError) Unwrap() error { return e.Err }
 
 // Adapter is a compiled module and its description. It is safe for
 // concurrent use; instances are not.
@@ -135,12 +191,15 @@ type Adapter struct {
 	log       *slog.Logger
 	tokens    TokenCounter
 
-	mu        sync.Mutex
-	spare     *Instance   // the probe instance, unconfigured, until the first NewInstance
-	instances []*Instance // for the watchdog
-	stop      chan struct{}
-	once      sync.Once
-	closed    bool
+	pool pool
+
+	mu       sync.Mutex
+	modules  []*module // for the watchdog
+	accepted []byte    // a configuration rp_configure accepted
+	seed     uint64    // and its seed
+	stop     chan struct{}
+	once     sync.Once
+	closed   bool
 }
 
 // Load compiles the adapter named by spec: a path to a .wasm file, or the
@@ -152,7 +211,7 @@ type Adapter struct {
 func Load(ctx context.Context, spec string, cfg Config) (*Adapter, error) {
 	code, source, shipped, err := resolve(spec)
 	if err != nil {
-		return nil, err
+		return nil, &LoadError{Source: spec, Err: err}
 	}
 	return load(ctx, code, source, shipped, cfg)
 }
@@ -166,19 +225,19 @@ func LoadBytes(ctx context.Context, name string, code []byte, cfg Config) (*Adap
 // resolve reads spec as a file when it looks like a path, else as a
 // shipped name.
 func resolve(spec string) (code []byte, source string, shipped bool, err error) {
-	if spec == "" {
-		return nil, "", false, errors.New("empty adapter: want a .wasm file or one of " + strings.Join(ShippedNames(), ", "))
-	}
 	if strings.HasSuffix(spec, ".wasm") || strings.ContainsRune(spec, os.PathSeparator) {
 		code, err = os.ReadFile(spec)
-		if err != nil {
-			return nil, "", false, fmt.Errorf("read adapter: %w", err)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, "", false, errors.New("no such file")
+		} else if pe, ok := errors.AsType[*fs.PathError](err); ok {
+			return nil, "", false, fmt.Errorf("read: %w", pe.Err)
+		} else if err != nil {
+			return nil, "", false, err
 		}
 		return code, spec, false, nil
 	}
-	code, err = Shipped(spec)
-	if err != nil {
-		return nil, "", false, err
+	if code, err = Shipped(spec); err != nil {
+		return nil, "", false, fmt.Errorf("%w: want a .wasm file or a shipped adapter (%s)", ErrUnknownAdapter, strings.Join(ShippedNames(), ", "))
 	}
 	return code, "shipped:" + spec, true, nil
 }
@@ -194,11 +253,16 @@ func cacheDir(dir string) (string, error) {
 	return filepath.Join(base, "reprise", "wazero"), nil
 }
 
-func load(ctx context.Context, code []byte, source string, shipped bool, cfg Config) (*Adapter, error) {
+func load(ctx context.Context, code []byte, source string, shipped bool, cfg Config) (_ *Adapter, err error) {
+	defer func() {
+		if err != nil {
+			err = &LoadError{Source: source, Err: err}
+		}
+	}()
 	sum := sha256.Sum256(code)
 	sha := hex.EncodeToString(sum[:])
 	if cfg.SHA256 != "" && !strings.EqualFold(cfg.SHA256, sha) {
-		return nil, fmt.Errorf("adapter %s: sha256 %s, pinned %s", source, sha, cfg.SHA256)
+		return nil, fmt.Errorf("sha256 %s, pinned %s", sha, cfg.SHA256)
 	}
 	if cfg.MemoryLimitPages == 0 {
 		cfg.MemoryLimitPages = DefaultMemoryLimitPages
@@ -206,8 +270,15 @@ func load(ctx context.Context, code []byte, source string, shipped bool, cfg Con
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
+	if cfg.MemoryBudget == 0 {
+		cfg.MemoryBudget = DefaultMemoryBudget
+	}
+	perInstance := int64(cfg.MemoryLimitPages) << 16
+	if cfg.MemoryBudget < perInstance {
+		return nil, fmt.Errorf("%w: %d MiB is smaller than one instance's %d MiB limit", ErrMemoryBudget, cfg.MemoryBudget>>20, perInstance>>20)
+	}
 	if ac := bytes.TrimSpace(cfg.AdapterConfig); len(ac) > 0 && (ac[0] != '{' || !json.Valid(ac)) {
-		return nil, fmt.Errorf("--adapter-config %s: want a JSON object", truncate(ac, 80))
+		return nil, fmt.Errorf("adapter configuration %s: want a JSON object", truncate(ac, 80))
 	}
 	interrupt := cfg.Interrupt == InterruptAlways || cfg.Interrupt == InterruptAuto && !shipped
 
@@ -233,19 +304,23 @@ func load(ctx context.Context, code []byte, source string, shipped bool, cfg Con
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
+	a.pool.init(int(min(cfg.MemoryBudget/perInstance, 1<<20)))
 	ok := false
 	defer func() {
 		if !ok {
 			rt.Close(ctx)
 		}
 	}()
+	if !bytes.HasPrefix(code, []byte("\x00asm")) {
+		return nil, errors.New(`not a WebAssembly module (the file does not start with "\0asm")`)
+	}
 	compiled, err := rt.CompileModule(ctx, code)
 	if err != nil {
-		return nil, fmt.Errorf("adapter %s: not a valid WebAssembly module: %w", source, err)
+		return nil, fmt.Errorf("invalid WebAssembly module: %w", err)
 	}
 	a.compiled = compiled
 	if err := a.checkModule(); err != nil {
-		return nil, fmt.Errorf("adapter %s: %w", source, err)
+		return nil, err
 	}
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		return nil, fmt.Errorf("instantiate wasi: %w", err)
@@ -253,23 +328,24 @@ func load(ctx context.Context, code []byte, source string, shipped bool, cfg Con
 	if err := a.instantiateHost(ctx); err != nil {
 		return nil, err
 	}
-	// Describe on a probe instance, then check the export set against it.
-	in, err := a.newInstance(ctx, false)
+	// Describe on a probe module, then check the export set against it.
+	a.pool.live = 1
+	in, err := a.newModule(ctx, false)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		if !ok {
-			in.Release()
+			in.drop()
 		}
 	}()
 	out, err := in.callControl("rp_describe", in.fn.describe, nil)
 	if err != nil {
-		return nil, fmt.Errorf("adapter %s: %w", source, err)
+		return nil, err
 	}
 	desc, err := parseDescription(out)
 	if err != nil {
-		return nil, fmt.Errorf("adapter %s: %w", source, err)
+		return nil, err
 	}
 	a.desc = desc
 	a.name = desc.Name
@@ -287,14 +363,19 @@ func load(ctx context.Context, code []byte, source string, shipped bool, cfg Con
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)
-		return nil, fmt.Errorf("adapter %s: describe promises exports it lacks: %s", source, strings.Join(missing, ", "))
+		return nil, fmt.Errorf("rp_describe promises exports the module lacks: %s", strings.Join(missing, ", "))
 	}
 	if desc.NeedsTokenizer && cfg.Tokenizer == nil {
-		return nil, fmt.Errorf("adapter %s: needs a tokenizer and the run has none", desc.Name)
+		return nil, fmt.Errorf("adapter %s needs a tokenizer and the run has none", desc.Name)
 	}
-	// Keep the probe for the first NewInstance: instantiating a Go guest
+	// Keep the probe, unconfigured, in the pool: instantiating a Go guest
 	// costs 6-10 ms.
-	a.spare = in
+	if a.interrupt {
+		in.watched = true
+		a.watch(in)
+	}
+	a.pool.idle = append(a.pool.idle, in)
+	a.pool.peak = 1
 	ok = true
 	return a, nil
 }
@@ -326,7 +407,7 @@ func (a *Adapter) checkModule() error {
 		} else {
 			hint = "; rebuild the adapter with a current SDK"
 		}
-		return fmt.Errorf("%w: adapter speaks ABI v%d, this reprise speaks ABI v%d%s", ErrABIVersion, version, ABIVersion, hint)
+		return fmt.Errorf("%w: the adapter speaks ABI v%d, this reprise speaks ABI v%d%s", ErrABIVersion, version, ABIVersion, hint)
 	}
 	var errs []error
 	var missing []string
@@ -395,9 +476,11 @@ func (a *Adapter) Size() int { return a.size }
 // Interruptible reports whether calls are interrupted at the deadline.
 func (a *Adapter) Interruptible() bool { return a.interrupt }
 
-// NewInstance implements adapter.Adapter: it instantiates the module for
-// one worker goroutine and configures it with cfg (rp_configure). The
-// instance is not safe for concurrent use.
+// NewInstance implements adapter.Adapter: it returns a handle for one
+// worker goroutine, configured with cfg (rp_configure), which borrows the
+// adapter's pooled modules (see [Instance]). The instance is not safe for
+// concurrent use. The first instance with a given configuration configures
+// a module, so a rejected configuration fails here.
 func (a *Adapter) NewInstance(cfg *adapter.Config) (adapter.Instance, error) {
 	return a.Instantiate(cfg)
 }
@@ -408,27 +491,31 @@ func (a *Adapter) Instantiate(cfg *adapter.Config) (*Instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("adapter %s: %w", a.desc.Name, err)
 	}
+	in := &Instance{a: a, conf: conf, seed: cfg.Seed, open: make(map[uint32]*stream)}
 	a.mu.Lock()
-	in := a.spare
-	a.spare = nil
+	known := a.seed == cfg.Seed && a.accepted != nil && bytes.Equal(a.accepted, conf)
 	a.mu.Unlock()
-	if in != nil {
-		if a.interrupt {
-			in.watched = true
-			a.watch(in)
+	if !known {
+		if _, err := in.lease(); err != nil {
+			return nil, err
 		}
-	} else if in, err = a.newInstance(a.ctx, true); err != nil {
-		return nil, err
-	}
-	in.conf, in.seed = conf, cfg.Seed
-	if err := in.configure(); err != nil {
-		in.Release()
-		return nil, fmt.Errorf("adapter %s: configuration rejected: %w", a.desc.Name, err)
+		in.unlease()
+		a.mu.Lock()
+		a.accepted, a.seed = conf, cfg.Seed
+		a.mu.Unlock()
 	}
 	return in, nil
 }
 
-// Close releases the runtime and every instance.
+// MaxInstances returns how many modules the memory budget allows: the
+// most the adapter ever holds at once.
+func (a *Adapter) MaxInstances() int { return a.pool.max }
+
+// Stats returns the adapter's module pool counters.
+func (a *Adapter) Stats() PoolStats { return a.pool.stats() }
+
+// Close releases the runtime and every module. Calls waiting for a module
+// fail with [ErrClosed].
 func (a *Adapter) Close(ctx context.Context) error {
 	a.mu.Lock()
 	if a.closed {
@@ -437,28 +524,26 @@ func (a *Adapter) Close(ctx context.Context) error {
 	}
 	a.closed = true
 	close(a.stop)
-	spare := a.spare
-	a.spare = nil
 	a.mu.Unlock()
-	if spare != nil {
-		spare.Release()
+	for _, m := range a.pool.close() {
+		m.drop()
 	}
 	return a.rt.Close(ctx)
 }
 
-// watch registers in with the watchdog, starting it on first use.
-func (a *Adapter) watch(in *Instance) {
+// watch registers m with the watchdog, starting it on first use.
+func (a *Adapter) watch(m *module) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.instances = append(a.instances, in)
+	a.modules = append(a.modules, m)
 	a.once.Do(func() { go a.watchdog() })
 }
 
-func (a *Adapter) unwatch(in *Instance) {
+func (a *Adapter) unwatch(m *module) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if i := slices.Index(a.instances, in); i >= 0 {
-		a.instances = slices.Delete(a.instances, i, i+1)
+	if i := slices.Index(a.modules, m); i >= 0 {
+		a.modules = slices.Delete(a.modules, i, i+1)
 	}
 }
 
@@ -477,7 +562,7 @@ func (a *Adapter) watchdog() {
 		}
 		now := time.Since(epoch).Nanoseconds()
 		a.mu.Lock()
-		for _, in := range a.instances {
+		for _, in := range a.modules {
 			// Claim the overrunning call before cancelling (see beginCall).
 			if s := in.callStart.Load(); s > 0 && now-s > int64(a.cfg.Timeout) && in.callStart.CompareAndSwap(s, -1) {
 				in.timedOut.Store(true)

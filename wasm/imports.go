@@ -9,8 +9,8 @@ import (
 )
 
 // Host imports, module "reprise" (adapter-abi.md §6). Each is a
-// GoModuleFunc (no reflection) and finds its instance through the call
-// context, which every instance sets once.
+// GoModuleFunc (no reflection) and finds its module through the call
+// context, which every module sets once.
 
 const (
 	maxLogMessage = 4096
@@ -33,9 +33,9 @@ func (a *Adapter) instantiateHost(ctx context.Context) error {
 	return err
 }
 
-func instanceOf(ctx context.Context) *Instance {
-	in, _ := ctx.Value(instanceKey{}).(*Instance)
-	return in
+func instanceOf(ctx context.Context) *module {
+	m, _ := ctx.Value(instanceKey{}).(*module)
+	return m
 }
 
 func hostLogEnabled(ctx context.Context, _ api.Module, stack []uint64) {

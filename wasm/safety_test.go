@@ -3,6 +3,7 @@ package wasm_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -115,35 +116,79 @@ func TestHostileBuild(t *testing.T) {
 	}
 }
 
-// TestLoadErrors checks the modules rejected before a run starts.
+// TestLoadErrors checks the modules rejected before a run starts: each
+// error is a *LoadError that names the module once and says what failed.
 func TestLoadErrors(t *testing.T) {
-	for _, tc := range []struct{ name, want string }{
-		{"import-env", "imports functions reprise does not provide: env.now"},
-		{"abi-v2", "adapter speaks ABI v2, this reprise speaks ABI v1; upgrade reprise"},
-		{"no-marker", "not a reprise adapter (no reprise_abi_v1 export)"},
-		{"missing-exports", "missing required exports: rp_configure"},
-		{"bad-describe", "describe output is not a JSON object"},
+	notWasm := filepath.Join(t.TempDir(), "text.wasm")
+	if err := os.WriteFile(notWasm, []byte("data: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, spec string
+		cfg        wasm.Config
+		want       string // the whole message
+		is         error
+	}{
+		{"missing file", "no-such-dir/x.wasm", wasm.Config{}, "adapter no-such-dir/x.wasm: no such file", nil},
+		{"unknown name", "no-such-adapter", wasm.Config{},
+			"adapter no-such-adapter: unknown adapter: want a .wasm file or a shipped adapter (anthropic-messages, kserve-generate, openai-chat, tgi-generate)",
+			wasm.ErrUnknownAdapter},
+		{"not wasm", notWasm, wasm.Config{}, "adapter " + notWasm + `: not a WebAssembly module (the file does not start with "\0asm")`, nil},
+		{"import-env", hostile("import-env"), wasm.Config{}, "adapter testdata/hostile/import-env.wasm: imports functions reprise does not provide: env.now " +
+			"(allowed: reprise.{log_enabled,log,token_count,random_u64} and wasi_snapshot_preview1)", nil},
+		{"abi-v2", hostile("abi-v2"), wasm.Config{},
+			"adapter testdata/hostile/abi-v2.wasm: ABI version mismatch: the adapter speaks ABI v2, this reprise speaks ABI v1; upgrade reprise", wasm.ErrABIVersion},
+		{"no-marker", hostile("no-marker"), wasm.Config{},
+			"adapter testdata/hostile/no-marker.wasm: not a reprise adapter (no reprise_abi_v1 export)", wasm.ErrNotAdapter},
+		{"missing-exports", hostile("missing-exports"), wasm.Config{}, "adapter testdata/hostile/missing-exports.wasm: missing required exports: rp_configure", nil},
+		{"bad-describe", hostile("bad-describe"), wasm.Config{},
+			"adapter testdata/hostile/bad-describe.wasm: rp_describe output is not a JSON object: unexpected end of JSON input", nil},
+		{"pin", hostile("ok"), wasm.Config{SHA256: strings.Repeat("0", 64)}, "", nil},
+		{"adapter config", hostile("ok"), wasm.Config{AdapterConfig: []byte(`[1]`)},
+			"adapter testdata/hostile/ok.wasm: adapter configuration [1]: want a JSON object", nil},
+		{"budget", hostile("ok"), wasm.Config{MemoryBudget: 32 << 20},
+			"adapter testdata/hostile/ok.wasm: adapter memory budget too small: 32 MiB is smaller than one instance's 64 MiB limit", wasm.ErrMemoryBudget},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := wasm.Load(context.Background(), hostile(tc.name), wasm.Config{})
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v, want %q", err, tc.want)
+			_, err := wasm.Load(context.Background(), tc.spec, tc.cfg)
+			le, ok := errors.AsType[*wasm.LoadError](err)
+			if !ok {
+				t.Fatalf("err = %v (%T), want a *wasm.LoadError", err, err)
 			}
-			if !strings.Contains(err.Error(), tc.name+".wasm") {
-				t.Errorf("err = %v: want the file name in it", err)
+			if tc.want != "" && err.Error() != tc.want {
+				t.Errorf("err = %q\nwant   %q", err, tc.want)
+			}
+			if n := strings.Count(err.Error(), tc.spec); n != 1 {
+				t.Errorf("err = %q names %s %d times, want once", err, tc.spec, n)
+			}
+			if got := "adapter " + le.Source + ": " + le.Reason(); got != err.Error() {
+				t.Errorf("Reason() = %q does not complete the message %q", le.Reason(), err)
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("err = %v does not match %v", err, tc.is)
 			}
 		})
 	}
-	if _, err := wasm.Load(context.Background(), hostile("abi-v2"), wasm.Config{}); !errors.Is(err, wasm.ErrABIVersion) {
-		t.Errorf("abi-v2: %v does not match ErrABIVersion", err)
+}
+
+// TestConfigRejected: an adapter whose rp_configure rejects the run's
+// configuration fails the first NewInstance with a *ConfigError that
+// names the adapter once.
+func TestConfigRejected(t *testing.T) {
+	a, err := wasm.Load(context.Background(), hostile("reject-config"), wasm.Config{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := wasm.Load(context.Background(), "no-such-adapter", wasm.Config{}); err == nil || !strings.Contains(err.Error(), "openai-chat") {
-		t.Errorf("unknown name: %v, want the list of shipped adapters", err)
+	defer a.Close(context.Background())
+	_, err = a.NewInstance(&adapter.Config{Model: "m"})
+	const want = `adapter evil rejected its configuration (rp_configure): GUEST_ERROR: unsupported option "mode"`
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want %q", err, want)
 	}
-	if _, err := wasm.Load(context.Background(), hostile("ok"), wasm.Config{SHA256: strings.Repeat("0", 64)}); err == nil || !strings.Contains(err.Error(), "pinned") {
-		t.Errorf("pin mismatch: %v", err)
+	if _, ok := errors.AsType[*wasm.ConfigError](err); !ok {
+		t.Errorf("err %T is not a *wasm.ConfigError", err)
 	}
-	if _, err := wasm.Load(context.Background(), hostile("ok"), wasm.Config{AdapterConfig: []byte(`[1]`)}); err == nil {
-		t.Errorf("--adapter-config [1] accepted")
+	if st := a.Stats(); st.Leased != 0 {
+		t.Errorf("%d modules leased after the failure", st.Leased)
 	}
 }

@@ -99,6 +99,7 @@ type replayConfig struct {
 	AdapterConfig       string
 	AdapterSHA256       string
 	AdapterSandbox      string
+	AdapterMemoryMiB    int
 	PromptSeed          uint64
 	HashMismatch        string
 	ISLCorrection       int
@@ -173,6 +174,9 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 		bad("--tokenizer %q: %w", c.Tokenizer, err)
 	}
 	rp.tok = tok
+	if least := wasm.DefaultMemoryLimitPages >> 4; c.AdapterMemoryMiB < least {
+		bad("--adapter-memory-mib %d: want at least %d (one adapter instance's memory limit, MiB)", c.AdapterMemoryMiB, least)
+	}
 	sandbox, err := wasm.ParseInterrupt(c.AdapterSandbox)
 	if err != nil {
 		bad("--adapter-sandbox: %w", err)
@@ -184,7 +188,8 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 		ec.Adapter = openai.Adapter{Endpoint: openai.Completions}
 	default:
 		// A Wasm adapter: a .wasm file or a shipped adapter's name.
-		wc := wasm.Config{AdapterConfig: json.RawMessage(c.AdapterConfig), SHA256: c.AdapterSHA256, Interrupt: sandbox, Log: a.log}
+		wc := wasm.Config{AdapterConfig: json.RawMessage(c.AdapterConfig), SHA256: c.AdapterSHA256, Interrupt: sandbox, Log: a.log,
+			MemoryBudget: int64(c.AdapterMemoryMiB) << 20}
 		if c.AdapterConfig == "" {
 			wc.AdapterConfig = nil
 		}
@@ -193,8 +198,7 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 		}
 		wa, err := wasm.Load(context.Background(), c.Endpoint, wc)
 		if err != nil {
-			bad("--endpoint %q: want chat, completions, a .wasm adapter or a shipped adapter (%s): %v",
-				c.Endpoint, strings.Join(wasm.ShippedNames(), ", "), err)
+			bad("%s", endpointError(c, err))
 		} else {
 			ec.Adapter = wa
 			rp.wasm = wa
@@ -214,6 +218,14 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 		}
 	}
 	ec.AdapterConfig = ac
+	if rp.wasm != nil {
+		// The adapter checks its configuration before anything is created.
+		if in, err := rp.wasm.NewInstance(&ac); err != nil {
+			bad("%s", endpointError(c, err))
+		} else {
+			in.Release()
+		}
+	}
 	for _, h := range c.Headers {
 		k, v, ok := strings.Cut(h, ":")
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
@@ -530,6 +542,8 @@ func replayFlags() []cli.Flag {
 		&cli.StringFlag{Name: "adapter-sandbox", Value: "auto", Category: catTarget, Sources: envVars("adapter-sandbox"),
 			Usage: "`MODE` of Wasm --endpoint adapters: auto (modules from files are interrupted at their deadline, shipped ones trusted), " +
 				"always (every module interruptible; use it for third-party modules; costs 6-11x guest CPU) or never (no deadline: a looping guest hangs its sender)"},
+		&cli.IntFlag{Name: "adapter-memory-mib", Value: wasm.DefaultMemoryBudget >> 20, Category: catTarget, Sources: envVars("adapter-memory-mib"),
+			Usage: "cap the linear memory of all of a Wasm --endpoint adapter's instances together at `MIB` MiB (64 MiB each: the default keeps 16; senders wait for a free one)"},
 		&cli.StringSliceFlag{Name: "header", Aliases: []string{"H"}, Category: catTarget, Sources: envVars("header"),
 			Usage: "extra request header `NAME:VALUE` (repeatable)"},
 		&cli.StringFlag{Name: "api-key", Category: catTarget, Sources: cli.EnvVars("REPRISE_API_KEY", "OPENAI_API_KEY"),
@@ -650,8 +664,8 @@ func replayCommand(a *app) *cli.Command {
 				SkipInvalid: cmd.Bool("skip-invalid"),
 				DropFailed:  cmd.Bool("drop-failed"), ModelFilter: cmd.String("model-filter"),
 				AdapterConfig: cmd.String("adapter-config"), AdapterSHA256: cmd.String("adapter-sha256"),
-				AdapterSandbox: cmd.String("adapter-sandbox"),
-				PromptSeed:     cmd.Uint64("prompt-seed"), HashMismatch: cmd.String("hash-mismatch"),
+				AdapterSandbox: cmd.String("adapter-sandbox"), AdapterMemoryMiB: cmd.Int("adapter-memory-mib"),
+				PromptSeed: cmd.Uint64("prompt-seed"), HashMismatch: cmd.String("hash-mismatch"),
 				ISLCorrection: cmd.Int("isl-correction"), PromptFormat: cmd.String("prompt-format"), ContextMode: cmd.String("context-mode"), Replay: rc, Telemetry: tc,
 			}
 			if cmd.IsSet("nice") {

@@ -43,7 +43,8 @@ type Adapter interface {
 	Info() Info
 	// NewInstance returns a new instance configured with cfg. The engine
 	// creates one per goroutine that builds or parses (one per sender plus
-	// the builders) and never shares an instance between goroutines.
+	// the builders) and never shares an instance between goroutines. An
+	// error names the adapter; the engine returns it as it is.
 	NewInstance(cfg *Config) (Instance, error)
 }
 
