@@ -13,7 +13,9 @@ import (
 // shipped adapter lists the kinds --endpoint wants. An adapter that
 // rejects its configuration in rp_configure is one of them.
 func TestReplayAdapterErrors(t *testing.T) {
-	hostile := func(name string) string { return filepath.Join("..", "..", "wasm", "testdata", "hostile", name+".wasm") }
+	hostile := func(name string) string {
+		return filepath.Join("..", "..", "wasm", "testdata", "hostile", name+".wasm")
+	}
 	notWasm := writeFile(t, t.TempDir(), "text.wasm", "data: not a module\n")
 	for _, tt := range []struct {
 		name, endpoint string
