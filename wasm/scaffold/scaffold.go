@@ -30,8 +30,8 @@ var makefiles = map[string]string{
 	"c": "# Build and test NAME (needs clang, lld, wasi-libc, libclang-rt-dev-wasm32 and reprise on PATH).\n" +
 		"NAME.wasm: adapter.c reprise_adapter.h ; clang --target=wasm32-wasi -mexec-model=reactor -O2 -I . -o $@ adapter.c\n" +
 		"test: NAME.wasm ; reprise adapters test NAME.wasm --fixture sample.http\n",
-	"rust": "# Build and test NAME (needs Debian rustc with libstd-rust-dev-wasm32, and reprise on PATH).\n" +
-		"NAME.wasm: src/main.rs reprise_adapter.rs ; RUSTC_BOOTSTRAP=1 /usr/bin/rustc -Z wasi-exec-model=reactor --edition 2021 --target wasm32-wasi --crate-type bin -C opt-level=3 -C strip=symbols -o $@ src/main.rs\n" +
+	"rust": "# Build and test NAME (needs a rustc with a WASI standard library, which sh rustc-wasm.sh --print checks, and reprise on PATH).\n" +
+		"NAME.wasm: src/main.rs reprise_adapter.rs ; sh rustc-wasm.sh $@ src/main.rs\n" +
 		"test: NAME.wasm ; reprise adapters test NAME.wasm --fixture sample.http\n",
 	"assemblyscript": "# Build and test NAME (needs Node.js; run npm install once; reprise on PATH).\n" +
 		"NAME.wasm: adapter.ts reprise.ts ; node_modules/.bin/asc adapter.ts -O3 --runtime stub --use abort= -o $@\n" +
@@ -105,7 +105,7 @@ func Write(dir, lang, name string) ([]string, error) {
 				s = strings.ReplaceAll(s, rw[0], rw[1])
 			}
 		}
-		if !strings.HasPrefix(p, "sdk/") && p != "reprise_adapter.h" && p != "reprise_adapter.rs" && p != "reprise.ts" {
+		if !strings.HasPrefix(p, "sdk/") && p != "reprise_adapter.h" && p != "reprise_adapter.rs" && p != "reprise.ts" && p != "rustc-wasm.sh" {
 			s = strings.ReplaceAll(s, templateName, name)
 			s = strings.ReplaceAll(s, "NAME", name)
 		}

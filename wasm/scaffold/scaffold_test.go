@@ -75,6 +75,20 @@ func TestWrite(t *testing.T) {
 			}
 		})
 	}
+	// The Rust project builds with the SDK's toolchain picker.
+	dir := filepath.Join(t.TempDir(), "rs")
+	if _, err := Write(dir, "rust", "rs"); err != nil {
+		t.Fatal(err)
+	}
+	mk, _ := os.ReadFile(filepath.Join(dir, "Makefile"))
+	if !strings.Contains(string(mk), "rs.wasm: src/main.rs reprise_adapter.rs ; sh rustc-wasm.sh $@ src/main.rs\n") {
+		t.Errorf("the Rust Makefile does not build with rustc-wasm.sh:\n%s", mk)
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, "rustc-wasm.sh"))
+	want, _ := os.ReadFile(filepath.Join("..", "..", "sdk-wasm", "rust", "rustc-wasm.sh"))
+	if len(want) == 0 || !bytes.Equal(got, want) {
+		t.Errorf("the Rust project's rustc-wasm.sh differs from the SDK's (%d and %d bytes)", len(got), len(want))
+	}
 	if _, err := Write(t.TempDir(), "cobol", "x"); err == nil {
 		t.Error("unknown language accepted")
 	}

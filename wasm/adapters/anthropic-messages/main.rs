@@ -4,8 +4,8 @@
 //! events. Build (scripts/wasm.sh):
 //!
 //! ```sh
-//! RUSTC_BOOTSTRAP=1 /usr/bin/rustc -Z wasi-exec-model=reactor --edition 2021 --target wasm32-wasi \
-//!   --crate-type bin -C opt-level=3 -C strip=symbols -o ../anthropic-messages.wasm main.rs
+//! sh ../../../sdk-wasm/rust/rustc-wasm.sh \
+//!   ../anthropic-messages.wasm main.rs   # wasm32-wasip1, or wasm32-wasi on rustc < 1.78
 //! ```
 //!
 //! Options (`--adapter-config`): `{"api_key": "…", "anthropic_version": "2023-06-01",

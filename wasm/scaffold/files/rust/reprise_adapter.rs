@@ -2,11 +2,11 @@
 //! in the reprise repository). A single module with no dependencies: include
 //! it with `#[path = "…/reprise_adapter.rs"] mod rp;`, implement [`Adapter`]
 //! for a `Default` type and call `rp::export_adapter!(MyType);`. Build a
-//! reactor (no `_start`) with Debian's rustc:
+//! reactor (no `_start`) with `rustc-wasm.sh` (beside this file):
 //!
 //! ```sh
-//! RUSTC_BOOTSTRAP=1 /usr/bin/rustc -Z wasi-exec-model=reactor --edition 2021 \
-//!   --target wasm32-wasi --crate-type bin -C opt-level=3 -C strip=symbols -o my.wasm src/main.rs
+//! sh rustc-wasm.sh my.wasm src/main.rs   # picks a rustc with a WASI std;
+//! # its target is wasm32-wasip1, or wasm32-wasi on rustc < 1.78
 //! ```
 //!
 //! The crate root needs `#![no_main]`.

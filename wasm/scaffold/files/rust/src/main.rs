@@ -3,8 +3,7 @@
 //! "max_tokens", "stream"}. Change build and parse to your server's shapes.
 //!
 //! ```sh
-//! RUSTC_BOOTSTRAP=1 /usr/bin/rustc -Z wasi-exec-model=reactor --edition 2021 --target wasm32-wasi \
-//!   --crate-type bin -C opt-level=3 -C strip=symbols -o my-adapter.wasm src/main.rs
+//! sh rustc-wasm.sh my-adapter.wasm src/main.rs   # wasm32-wasip1, or wasm32-wasi on rustc < 1.78
 //! ```
 #![no_main]
 
