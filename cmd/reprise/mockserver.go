@@ -49,7 +49,9 @@ func mockServerCommand(a *app) *cli.Command {
 			&cli.StringSliceFlag{Name: "fault", Usage: "inject `KIND[=PARAM]@RATE` at random, e.g. 429@0.01, stall=2s@0.001 (repeatable)", Sources: mockEnv("fault")},
 			&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "count prompt tokens with `SPEC`: builtin (o200k_base), an encoding name, a tokenizer.json or a model dir", Sources: mockEnv("tokenizer")},
 			&cli.IntFlag{Name: "nice", DefaultText: "as started", Usage: "run the server's threads at nice value `N` (e.g. 10: on a machine it shares with reprise, the kernel then runs the client first)", Sources: mockEnv("nice")},
-			&cli.StringFlag{Name: "event-log", Usage: "write the oracle log as JSONL to `FILE` (- = stdout)", Sources: mockEnv("event-log")},
+			&cli.StringFlag{Name: "event-log", Usage: "write the oracle log as JSONL to `FILE` (- = stdout), one line as each request ends", Sources: mockEnv("event-log")},
+			&cli.DurationFlag{Name: "body-timeout", Value: d.BodyTimeout, Usage: "answer 408 and close a connection whose request body has not arrived within `DURATION` (0 = no limit)", Sources: mockEnv("body-timeout")},
+			&cli.DurationFlag{Name: "idle-timeout", Value: d.IdleTimeout, Usage: "close keep-alive connections idle for `DURATION` (0 = never)", Sources: mockEnv("idle-timeout")},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			cfg := mockserver.NewConfig()
@@ -70,6 +72,8 @@ func mockServerCommand(a *app) *cli.Command {
 			cfg.ReasoningTokens = cmd.Int("reasoning-tokens")
 			cfg.Coalesce = cmd.Bool("coalesce")
 			cfg.Seed = cmd.Uint64("seed")
+			cfg.BodyTimeout = cmd.Duration("body-timeout")
+			cfg.IdleTimeout = cmd.Duration("idle-timeout")
 			cfg.KeepLog = false
 			cfg.Log = a.log
 			var errs []error

@@ -43,6 +43,12 @@ const (
 	DefaultBlockSize        = 16
 	DefaultPrefixCacheToken = 1 << 20
 	DefaultSeed             = 42
+	// DefaultBodyTimeout bounds the read of one request body: a client
+	// that stalls inside its body is answered 408 and disconnected.
+	DefaultBodyTimeout = 10 * time.Second
+	// DefaultIdleTimeout closes keep-alive connections idle this long, as
+	// vLLM (uvicorn's keep-alive timeout) and llama-server do.
+	DefaultIdleTimeout = 5 * time.Second
 )
 
 // Config configures a mock server. Build it with [NewConfig]; the zero value
@@ -110,6 +116,14 @@ type Config struct {
 	// Log receives operational messages; nil discards them.
 	Log *slog.Logger
 
+	// BodyTimeout bounds the read of a request body, from the end of its
+	// headers; a client slower than that gets a 408 and its connection
+	// closed. 0 = no limit.
+	BodyTimeout time.Duration
+	// IdleTimeout closes keep-alive connections that carried no request
+	// for this long. 0 = never.
+	IdleTimeout time.Duration
+
 	maxBody int // request body limit in bytes; 0 = defaultMaxBody (tests lower it)
 }
 
@@ -117,7 +131,7 @@ type Config struct {
 // DefaultAddr serving DefaultModel, TTFT 50 ms, ITL 10 ms, no per-token or
 // per-request costs, no jitter, 256 sequences, 131072-token context, a
 // 1Mi-token prefix cache in 16-token blocks, seed 42, no faults, the
-// in-memory log on.
+// in-memory log on, a 10 s body timeout and a 5 s idle timeout.
 func NewConfig() *Config {
 	return &Config{
 		Addr:              DefaultAddr,
@@ -132,6 +146,8 @@ func NewConfig() *Config {
 		PrefixCacheTokens: DefaultPrefixCacheToken,
 		Seed:              DefaultSeed,
 		KeepLog:           true,
+		BodyTimeout:       DefaultBodyTimeout,
+		IdleTimeout:       DefaultIdleTimeout,
 	}
 }
 
@@ -157,7 +173,8 @@ func (c *Config) Validate() error {
 		}
 	}
 	for name, d := range map[string]time.Duration{"ttft": c.TTFT, "prefill-per-token": c.PrefillPerToken,
-		"itl": c.ITL, "itl-per-running": c.ITLPerRunning, "jitter": c.Jitter} {
+		"itl": c.ITL, "itl-per-running": c.ITLPerRunning, "jitter": c.Jitter,
+		"body-timeout": c.BodyTimeout, "idle-timeout": c.IdleTimeout} {
 		if d < 0 {
 			bad("%s %v: must not be negative", name, d)
 		}

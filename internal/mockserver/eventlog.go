@@ -1,7 +1,6 @@
 package mockserver
 
 import (
-	"bufio"
 	"io"
 	"strconv"
 	"sync"
@@ -102,44 +101,45 @@ func (r *RequestLog) TokenTimes(dst []int64, c int32) []int64 {
 }
 
 // oracle collects request logs in memory and/or as JSONL. Safe for
-// concurrent use.
+// concurrent use. Each request's line is written with one Write when the
+// request is done, so a reader following the file (tail -f) sees it then.
 type oracle struct {
 	mu   sync.Mutex
 	keep bool
 	logs []RequestLog
-	w    *bufio.Writer
+	w    io.Writer
 	line []byte
-	err  error
+	err  error // the first write error; the JSONL log stops there
 }
 
 func newOracle(keep bool, w io.Writer) *oracle {
-	o := &oracle{keep: keep}
-	if w != nil {
-		o.w = bufio.NewWriterSize(w, 64<<10)
-	}
-	return o
+	return &oracle{keep: keep, w: w}
 }
 
 func (o *oracle) enabled() bool { return o.keep || o.w != nil }
 
-func (o *oracle) add(r *RequestLog) {
+// add records r. It returns the JSONL log's write error the first time
+// one happens (later lines are dropped), else nil.
+func (o *oracle) add(r *RequestLog) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	var err error
 	if o.w != nil && o.err == nil {
 		o.line = appendLogLine(o.line[:0], r)
 		_, o.err = o.w.Write(o.line)
+		err = o.err
 	}
 	if o.keep {
 		o.logs = append(o.logs, *r)
 	}
+	return err
 }
 
+// flush returns the JSONL log's write error, if any. Lines are written as
+// they come; there is nothing to flush.
 func (o *oracle) flush() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.w != nil && o.err == nil {
-		o.err = o.w.Flush()
-	}
 	return o.err
 }
 

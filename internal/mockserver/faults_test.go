@@ -329,7 +329,7 @@ func TestModelsHealthMetrics(t *testing.T) {
 func TestBodyTooLarge(t *testing.T) {
 	s := startServer(t, func(c *Config) { c.maxBody = 1000 })
 	r := mustDo(t, s, "POST", "/v1/completions", `{"prompt":"`+strings.Repeat("a ", 600)+`"}`)
-	if r.status != 413 || !strings.Contains(string(r.body), "request body over") {
+	if r.status != 413 || !strings.Contains(string(r.body), "request body over") || strings.Contains(string(r.body), "InternalServerError") {
 		t.Errorf("oversized body: %d %.200s", r.status, r.body)
 	}
 }

@@ -406,6 +406,8 @@ func errorType(llama bool, status int) string {
 			return "invalid_request_error"
 		case 404:
 			return "not_found_error"
+		case 408, 413:
+			return "invalid_request_error"
 		case 429:
 			return "rate_limit_error"
 		case 503:
@@ -418,6 +420,11 @@ func errorType(llama bool, status int) string {
 		return "BadRequestError"
 	case 404:
 		return "NotFoundError"
+	// What vLLM's HTTPException handler sends: the status phrase.
+	case 408:
+		return "Request Timeout"
+	case 413:
+		return "Request Entity Too Large"
 	case 429:
 		return "RateLimitError"
 	case 503:

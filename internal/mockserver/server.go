@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -43,7 +44,6 @@ type Server struct {
 	wg       sync.WaitGroup // in-flight completion handlers
 	done     chan struct{}  // closed by Close
 	served   chan error     // the result of http.Server.Serve
-	flushed  chan struct{}  // the periodic log flusher has stopped
 	closeMu  sync.Once
 	closeEr  error
 }
@@ -81,11 +81,8 @@ func Start(ctx context.Context, cfg *Config) (*Server, error) {
 		ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
-	if cfg.Flavor == FlavorLlamaCPP {
-		s.srv.IdleTimeout = 5 * time.Second // llama-server's keep-alive timeout
-	}
+	s.srv.IdleTimeout = cfg.IdleTimeout // 5 s by default: uvicorn's (vLLM) and llama-server's keep-alive timeout
 	go func() { s.served <- s.srv.Serve(ln) }()
-	go s.flushLoop()
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -107,17 +104,16 @@ func newServer(cfg *Config) *Server {
 		c.maxBody = defaultMaxBody
 	}
 	s := &Server{
-		cfg:     c,
-		start:   time.Now(),
-		adm:     newAdmission(c.MaxNumSeqs),
-		cache:   newPrefixCache(c.BlockSize, c.PrefixCacheTokens),
-		met:     newMetrics(),
-		oracle:  newOracle(c.KeepLog, c.EventLog),
-		tok:     c.Tokenizer,
-		log:     c.Log,
-		done:    make(chan struct{}),
-		served:  make(chan error, 1),
-		flushed: make(chan struct{}),
+		cfg:    c,
+		start:  time.Now(),
+		adm:    newAdmission(c.MaxNumSeqs),
+		cache:  newPrefixCache(c.BlockSize, c.PrefixCacheTokens),
+		met:    newMetrics(),
+		oracle: newOracle(c.KeepLog, c.EventLog),
+		tok:    c.Tokenizer,
+		log:    c.Log,
+		done:   make(chan struct{}),
+		served: make(chan error, 1),
 		timing: timing{ttft: c.TTFT, prefill: c.PrefillPerToken, itl: c.ITL, perRunning: c.ITLPerRunning,
 			jitter: c.Jitter, dist: c.JitterDist},
 	}
@@ -146,7 +142,6 @@ func (s *Server) Close() error {
 		close(s.done)
 		err := s.srv.Close()
 		s.wg.Wait()
-		<-s.flushed
 		if serr := <-s.served; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
 			err = errors.Join(err, serr)
 		}
@@ -170,23 +165,6 @@ func (s *Server) ResetLog() { s.oracle.reset() }
 
 // CachedBlocks returns the number of blocks in the prefix cache.
 func (s *Server) CachedBlocks() int { return s.cache.blocks() }
-
-func (s *Server) flushLoop() {
-	defer close(s.flushed)
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			if err := s.oracle.flush(); err != nil {
-				s.log.Error("mock-server event log", "err", err)
-				return
-			}
-		case <-s.done:
-			return
-		}
-	}
-}
 
 // enter registers an in-flight handler; false when the server is closing.
 func (s *Server) enter() bool {
@@ -415,16 +393,36 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		abort = st.hs.abort
 		s.states.Put(st)
 	}()
+	// A body that cannot fit is refused before it is read; a body that
+	// does not arrive within BodyTimeout is answered 408. Either way
+	// net/http closes the connection after the answer (body left unread).
+	tooLarge := fmt.Sprintf("request body over %d bytes", s.cfg.maxBody)
+	if r.ContentLength > int64(s.cfg.maxBody) {
+		s.reject(st, w, r, s.mono(), http.StatusRequestEntityTooLarge, tooLarge)
+		return
+	}
+	dl, hasDL := w.(interface{ SetReadDeadline(time.Time) error })
+	hasDL = hasDL && s.cfg.BodyTimeout > 0
+	if hasDL {
+		_ = dl.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
+	}
 	var err error
 	st.body, err = readBody(st.body[:0], r, s.cfg.maxBody)
 	recv := s.mono()
-	if errors.Is(err, errBodyTooLarge) {
-		st.hs = httpSink{w: w}
-		st.log = RequestLog{Endpoint: r.URL.Path, ReceivedNS: s.wall(recv)}
-		s.writeError(st, w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", s.cfg.maxBody), "")
-		return
+	if hasDL && err == nil {
+		// After a failure the deadline stays: net/http's discard of the
+		// unread body then fails at once and it closes the connection.
+		_ = dl.SetReadDeadline(time.Time{})
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, errBodyTooLarge):
+		s.reject(st, w, r, recv, http.StatusRequestEntityTooLarge, tooLarge)
+		return
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		s.reject(st, w, r, recv, http.StatusRequestTimeout,
+			fmt.Sprintf("request body not received within %v (--body-timeout)", s.cfg.BodyTimeout))
+		return
+	case err != nil:
 		return // the client went away while sending; nothing to answer
 	}
 	seq := s.seq.Add(1) - 1
@@ -610,6 +608,18 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	}
 }
 
+// reject answers a request whose body was not read (too large, too slow)
+// with an error, and logs it.
+func (s *Server) reject(st *reqState, w http.ResponseWriter, r *http.Request, recv int64, status int, msg string) {
+	st.hs = httpSink{w: w}
+	st.writeStart = 0
+	st.due = 0
+	st.log = RequestLog{Seq: s.seq.Add(1) - 1, ClientRequestID: r.Header.Get(RequestIDHeader), Endpoint: r.URL.Path,
+		ReceivedNS: s.wall(recv)}
+	s.writeError(st, w, status, msg, "")
+	s.finishLog(st)
+}
+
 // templateToken is the id standing for one chat-template token.
 const templateToken = 199_999
 
@@ -754,7 +764,9 @@ func (s *Server) finishLog(st *reqState) {
 		st.log.EndNS = s.wall(s.mono())
 	}
 	if s.oracle.enabled() {
-		s.oracle.add(&st.log)
+		if err := s.oracle.add(&st.log); err != nil {
+			s.log.Error("mock-server event log: no more lines will be written", "err", err)
+		}
 	}
 }
 
