@@ -9,9 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -221,12 +219,11 @@ var tableSchemas = map[string]func() *arrow.Schema{
 // jsonlBatchRows is the number of rows per record batch read from JSON Lines.
 const jsonlBatchRows = 64 * 1024
 
-// readJSONL calls fn with the rows of a JSON Lines table file as Arrow
+// readJSONL calls fn with the rows of a JSON Lines file of table as Arrow
 // records of the table's schema, its dictionary columns read as utf8. A
 // last line without its newline (the process writing it was killed) is
 // skipped; every other problem is an error naming the line and column.
-func readJSONL(f *os.File, fn func(arrow.Record) error) error {
-	table := strings.TrimSuffix(filepath.Base(f.Name()), FormatJSONL.Ext())
+func readJSONL(r io.Reader, table string, fn func(arrow.Record) error) error {
 	mk, ok := tableSchemas[table]
 	if !ok {
 		return fmt.Errorf("no table %q: a JSON Lines table file is records.jsonl, events.jsonl, server_metrics.jsonl or gpu.jsonl", table)
@@ -245,9 +242,9 @@ func readJSONL(f *os.File, fn func(arrow.Record) error) error {
 		rows = 0
 		return fn(rec)
 	}
-	br := bufio.NewReaderSize(f, 1<<20)
+	br := bufio.NewReaderSize(r, 1<<20)
 	seen := make([]bool, schema.NumFields())
-	var obj map[string]json.RawMessage
+	vals := make([][]byte, schema.NumFields())
 	for line := 1; ; line++ {
 		b, err := br.ReadBytes('\n')
 		if errors.Is(err, io.EOF) {
@@ -256,24 +253,24 @@ func readJSONL(f *os.File, fn func(arrow.Record) error) error {
 		if err != nil {
 			return err
 		}
-		clear(obj)
-		d := json.NewDecoder(bytes.NewReader(b))
-		d.UseNumber()
-		if err := d.Decode(&obj); err != nil {
-			return fmt.Errorf("line %d: %w", line, err)
-		}
 		clear(seen)
-		for k := range obj {
-			i, ok := index[k]
+		err = scanObject(b, func(k, v []byte) error {
+			i, ok := index[string(k)]
 			if !ok {
 				md := schema.Metadata()
-				return fmt.Errorf("line %d: column %q is not in the %s schema (%s)", line, k, table, md.Values()[md.FindKey(SchemaKey)])
+				return fmt.Errorf("column %q is not in the %s schema (%s)", k, table, md.Values()[md.FindKey(SchemaKey)])
 			}
-			seen[i] = true
+			if seen[i] {
+				return fmt.Errorf("column %s given twice", k)
+			}
+			seen[i], vals[i] = true, v
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("line %d: %w", line, err)
 		}
 		for i, fd := range schema.Fields() {
-			v := obj[fd.Name]
-			if !seen[i] || string(v) == "null" {
+			if !seen[i] || string(vals[i]) == "null" {
 				if !fd.Nullable && !seen[i] {
 					return fmt.Errorf("line %d: column %s missing", line, fd.Name)
 				}
@@ -283,7 +280,7 @@ func readJSONL(f *os.File, fn func(arrow.Record) error) error {
 				rb.Field(i).AppendNull()
 				continue
 			}
-			if err := appendJSONValue(rb.Field(i), v); err != nil {
+			if err := appendJSONValue(rb.Field(i), vals[i]); err != nil {
 				return fmt.Errorf("line %d: column %s: %w", line, fd.Name, err)
 			}
 		}
@@ -312,35 +309,123 @@ func plainSchema(s *arrow.Schema) *arrow.Schema {
 	return arrow.NewSchema(fs, &md)
 }
 
-// appendJSONValue parses one non-null JSON value into b.
-func appendJSONValue(b array.Builder, v json.RawMessage) error {
-	var (
-		s   string
-		num json.Number
-	)
-	unquote := func() error { return json.Unmarshal(v, &s) }
-	number := func() error {
-		if v[0] == '"' {
-			return fmt.Errorf("%s: want a number", v)
+// scanObject calls fn with the key (unquoted; keys are plain column names)
+// and the raw value of every member of the JSON object in line, in order.
+// String values keep their quotes; other values are the bytes up to the next
+// ',' or '}', checked by appendJSONValue.
+func scanObject(line []byte, fn func(k, v []byte) error) error {
+	p := bytes.TrimSpace(line)
+	if len(p) < 2 || p[0] != '{' || p[len(p)-1] != '}' {
+		return errors.New("want one JSON object per line")
+	}
+	p = p[1 : len(p)-1]
+	skip := func() {
+		for len(p) > 0 && (p[0] == ' ' || p[0] == '\t' || p[0] == '\r' || p[0] == '\n') {
+			p = p[1:]
 		}
-		d := json.NewDecoder(bytes.NewReader(v))
-		d.UseNumber()
-		return d.Decode(&num)
+	}
+	skip()
+	if len(p) == 0 {
+		return nil
+	}
+	for {
+		// "key":
+		if len(p) == 0 || p[0] != '"' {
+			return errors.New("want a quoted column name")
+		}
+		end := bytes.IndexByte(p[1:], '"')
+		if end < 0 {
+			return errors.New("unterminated column name")
+		}
+		k := p[1 : 1+end]
+		if bytes.IndexByte(k, '\\') >= 0 {
+			return fmt.Errorf("column name %q: escapes are not used in column names", k)
+		}
+		p = p[2+end:]
+		skip()
+		if len(p) == 0 || p[0] != ':' {
+			return fmt.Errorf("column %s: want ':'", k)
+		}
+		p = p[1:]
+		skip()
+		// value
+		var v []byte
+		if len(p) > 0 && p[0] == '"' {
+			i := 1
+			for ; i < len(p) && p[i] != '"'; i++ {
+				if p[i] == '\\' {
+					i++
+				}
+			}
+			if i >= len(p) {
+				return fmt.Errorf("column %s: unterminated string", k)
+			}
+			v, p = p[:i+1], p[i+1:]
+		} else {
+			i := bytes.IndexByte(p, ',')
+			if i < 0 {
+				i = len(p)
+			}
+			v, p = bytes.TrimRight(p[:i], " \t\r\n"), p[i:]
+			if len(v) == 0 {
+				return fmt.Errorf("column %s: want a value", k)
+			}
+		}
+		if err := fn(k, v); err != nil {
+			return err
+		}
+		skip()
+		if len(p) == 0 {
+			return nil
+		}
+		if p[0] != ',' {
+			return fmt.Errorf("column %s: want ',' or '}' after the value", k)
+		}
+		p = p[1:]
+		skip()
+	}
+}
+
+// appendJSONValue parses one non-null JSON value (as scanObject found it)
+// into b.
+func appendJSONValue(b array.Builder, v json.RawMessage) error {
+	str := func() (string, error) {
+		if len(v) < 2 || v[0] != '"' {
+			return "", fmt.Errorf("%s: want a string", v)
+		}
+		if bytes.IndexByte(v, '\\') < 0 {
+			return string(v[1 : len(v)-1]), nil
+		}
+		var s string
+		err := json.Unmarshal(v, &s)
+		return s, err
+	}
+	integer := func() (int64, error) {
+		n, err := strconv.ParseInt(string(v), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: want an integer", v)
+		}
+		return n, nil
 	}
 	switch b := b.(type) {
 	case *array.StringBuilder:
-		if err := unquote(); err != nil {
+		s, err := str()
+		if err != nil {
 			return err
 		}
 		b.Append(s)
 	case *array.BooleanBuilder:
-		var x bool
-		if err := json.Unmarshal(v, &x); err != nil {
-			return err
+		switch string(v) {
+		case "true":
+			b.Append(true)
+		case "false":
+			b.Append(false)
+		default:
+			return fmt.Errorf("%s: want true or false", v)
 		}
-		b.Append(x)
 	case *array.TimestampBuilder:
-		if err := unquote(); err != nil {
+		s, err := str()
+		if err != nil {
 			return err
 		}
 		t, err := time.Parse(time.RFC3339Nano, s)
@@ -350,52 +435,42 @@ func appendJSONValue(b array.Builder, v json.RawMessage) error {
 		b.Append(arrow.Timestamp(t.UnixNano()))
 	case *array.Float64Builder:
 		if v[0] == '"' {
-			if err := unquote(); err != nil {
-				return err
-			}
-			f, err := strconv.ParseFloat(s, 64)
-			if err != nil || !(math.IsNaN(f) || math.IsInf(f, 0)) {
+			s, err := str()
+			f, perr := strconv.ParseFloat(s, 64)
+			if err != nil || perr != nil || !(math.IsNaN(f) || math.IsInf(f, 0)) {
 				return fmt.Errorf("%s: want a number, \"NaN\", \"+Inf\" or \"-Inf\"", v)
 			}
 			b.Append(f)
 			return nil
 		}
-		if err := number(); err != nil {
-			return err
-		}
-		f, err := num.Float64()
+		f, err := strconv.ParseFloat(string(v), 64)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: want a number", v)
 		}
 		b.Append(f)
 	case *array.Uint64Builder:
-		if err := number(); err != nil {
-			return err
-		}
-		u, err := strconv.ParseUint(num.String(), 10, 64)
+		u, err := strconv.ParseUint(string(v), 10, 64)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: want an unsigned integer", v)
 		}
 		b.Append(u)
-	default:
-		if err := number(); err != nil {
-			return err
-		}
-		n, err := strconv.ParseInt(num.String(), 10, 64)
+	case *array.Int64Builder:
+		n, err := integer()
 		if err != nil {
 			return err
 		}
-		switch b := b.(type) {
-		case *array.Int64Builder:
-			b.Append(n)
-		case *array.Int32Builder:
-			if n != int64(int32(n)) {
-				return fmt.Errorf("%d out of int32 range", n)
-			}
-			b.Append(int32(n))
-		default:
-			return fmt.Errorf("type %s cannot be read from JSON Lines", b.Type())
+		b.Append(n)
+	case *array.Int32Builder:
+		n, err := integer()
+		if err != nil {
+			return err
 		}
+		if n != int64(int32(n)) {
+			return fmt.Errorf("%d out of int32 range", n)
+		}
+		b.Append(int32(n))
+	default:
+		return fmt.Errorf("type %s cannot be read from JSON Lines", b.Type())
 	}
 	return nil
 }

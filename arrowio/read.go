@@ -92,7 +92,7 @@ func ReadFile(path string, fn func(rec arrow.Record) error) (err error) {
 	case strings.HasSuffix(path, FormatArrow.Ext()):
 		err = readIPC(f, fn)
 	case strings.HasSuffix(path, FormatJSONL.Ext()):
-		err = readJSONL(f, fn)
+		err = readJSONL(f, strings.TrimSuffix(filepath.Base(path), FormatJSONL.Ext()), fn)
 	default:
 		err = readParquet(f, fn)
 	}
