@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/google/go-cmp/cmp"
 
@@ -238,6 +239,51 @@ func TestEmptyRun(t *testing.T) {
 		if _, err := ReadEvents(dir); !errors.Is(err, ErrNoTable) {
 			t.Errorf("%s: events without any event: err = %v, want ErrNoTable", f, err)
 		}
+	}
+}
+
+// TestPartRowsExact: a part is completed at exactly PartRows rows, also
+// when that is not a whole number of row groups (or less than one), so the
+// rows are on disk without waiting for a row group to fill.
+func TestPartRowsExact(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewRunWriter(dir, Config{PartRows: 300, PartInterval: -1, Block: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := genRequests(1000, 3)
+	if err := w.WriteRequests(reqs); err != nil {
+		t.Fatal(err)
+	}
+	// Wait (without timing assertions) for the three full parts, which
+	// must be complete before Close although the row group (32,768 rows)
+	// never fills.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		if files, _ := TableFiles(dir, RecordsTable); len(files) == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("three parts of 300 rows not complete after a minute")
+		}
+	}
+	got, err := ReadRequests(dir)
+	if err != nil || len(got) != 900 {
+		t.Fatalf("before Close: %d rows (%v), want 900", len(got), err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := TableFiles(dir, RecordsTable)
+	var sizes []int
+	for _, f := range files {
+		n := 0
+		if err := ReadFile(f, func(rec arrow.Record) error { n += int(rec.NumRows()); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, n)
+	}
+	if diff := cmp.Diff([]int{300, 300, 300, 100}, sizes); diff != "" {
+		t.Errorf("rows per part (-want +got):\n%s", diff)
 	}
 }
 

@@ -35,7 +35,7 @@ const (
 	DefaultFormat       = FormatParquet
 	DefaultRowGroupRows = 32 * 1024
 	DefaultPartRows     = 1024 * 1024
-	DefaultPartInterval = time.Minute
+	DefaultPartInterval = 5 * time.Second
 	DefaultQueueBatches = 1024
 )
 
@@ -53,12 +53,19 @@ type Config struct {
 	// RowGroupRows is the number of rows per Parquet row group (Arrow record
 	// batch); it bounds the writer's memory. Default 32,768.
 	RowGroupRows int
-	// PartRows is the number of rows after which a new part file starts.
-	// Rounded up to a whole number of row groups. Default 1,048,576.
+	// PartRows is the number of rows after which the current part is
+	// completed and a new one starts (a JSON Lines file is flushed
+	// instead). Its last row group may be smaller than RowGroupRows.
+	// Default 1,048,576.
 	PartRows int
-	// PartInterval closes the current part, with whatever rows it has, when
-	// it has been open this long, so a slow run also keeps its losses on a
-	// crash small. Default 1 minute; negative disables it.
+	// PartInterval bounds how long a row waits to be on disk in a complete
+	// file: a part is completed (a JSON Lines file flushed), with whatever
+	// rows it has, before its first row is PartInterval old. With PartRows
+	// this is the writer's durability promise: a row handed to a
+	// [RunWriter] is readable from disk, even after kill -9, within
+	// PartInterval or PartRows rows, whichever comes first (as long as the
+	// disk keeps up). Default 5 seconds; negative disables it. With
+	// SingleFile (Parquet or Arrow) there are no parts and no promise.
 	PartInterval time.Duration
 	// QueueBatches is the number of batches the writer goroutine's queue
 	// holds (per table) before WriteRequests/WriteEvents drop or block.
@@ -104,8 +111,7 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// withDefaults returns c with zero fields replaced by defaults and PartRows
-// rounded up to whole row groups.
+// withDefaults returns c with zero fields replaced by defaults.
 func (c Config) withDefaults() Config {
 	if c.Format == "" {
 		c.Format = DefaultFormat
@@ -116,10 +122,6 @@ func (c Config) withDefaults() Config {
 	if c.PartRows == 0 {
 		c.PartRows = DefaultPartRows
 	}
-	if c.PartRows < c.RowGroupRows {
-		c.PartRows = c.RowGroupRows
-	}
-	c.PartRows = (c.PartRows + c.RowGroupRows - 1) / c.RowGroupRows * c.RowGroupRows
 	if c.PartInterval == 0 {
 		c.PartInterval = DefaultPartInterval
 	}

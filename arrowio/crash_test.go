@@ -131,3 +131,91 @@ func TestCrashSafety(t *testing.T) {
 	}
 	t.Logf("killed after %d complete parts (%d rows); %d part in progress lost", len(files), next, tmp)
 }
+
+const durabilityEnv = "ARROWIO_DURABILITY_CHILD"
+
+// TestDurabilityChild is the child process of TestDurabilityKill9: with the
+// default Config (and the format in durabilityEnv, "dir:format") it hands
+// the writer 50 requests every 20 ms, each stamped with the wall-clock time
+// of the hand-over in EndNS and numbered from 0, until it is killed. It does
+// nothing in a normal run.
+func TestDurabilityChild(t *testing.T) {
+	dir, format, ok := strings.Cut(os.Getenv(durabilityEnv), ":")
+	if !ok {
+		t.Skip("child process of TestDurabilityKill9")
+	}
+	w, err := NewRunWriter(dir, Config{Format: Format(format), Block: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := genRequests(1000, 5)
+	for id := uint64(0); ; {
+		batch := make([]record.Request, 50)
+		now := time.Now().UnixNano()
+		for i := range batch {
+			batch[i] = tmpl[id%uint64(len(tmpl))]
+			batch[i].RequestID = id
+			batch[i].EndNS = now
+			id++
+		}
+		if err := w.WriteRequests(batch); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestDurabilityKill9 checks the writer's durability promise with the
+// defaults: a row is readable from disk within DefaultPartInterval of
+// being handed over. A child process writes rows, stamped with the time it
+// handed them over, for two intervals and a bit; it is killed with SIGKILL;
+// then every row handed over more than DefaultPartInterval (plus a margin
+// for a loaded machine) before the kill must be in the files the reader
+// finds, and the rows found are exactly the first n, in order.
+func TestDurabilityKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two child processes for 12 s")
+	}
+	const margin = 1500 * time.Millisecond
+	for _, f := range []Format{FormatParquet, FormatJSONL} {
+		t.Run(string(f), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestDurabilityChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), durabilityEnv+"="+dir+":"+string(f))
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(2*DefaultPartInterval + 2*time.Second)
+			killed := time.Now()
+			if err := cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
+				t.Fatalf("child exit: %v, want killed", err)
+			}
+			got, err := ReadRequests(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range got {
+				if got[i].RequestID != uint64(i) {
+					t.Fatalf("row %d has request_id %d: rows are missing or out of order", i, got[i].RequestID)
+				}
+			}
+			// The child hands over 50 rows per batch: the first batch the
+			// files lack was handed over at its rows' EndNS, which the last
+			// row read tells within one batch; the missing rows must all be
+			// younger than the promise.
+			if len(got) == 0 {
+				t.Fatalf("no row on disk %v after the first was handed over", 2*DefaultPartInterval+2*time.Second)
+			}
+			last := time.Unix(0, got[len(got)-1].EndNS)
+			if lost := killed.Sub(last); lost > DefaultPartInterval+margin {
+				t.Errorf("the newest row on disk was handed over %v before the kill: rows older than %v (+%v margin) were lost",
+					lost.Round(time.Millisecond), DefaultPartInterval, margin)
+			}
+			t.Logf("%s: %d rows on disk; the newest was handed over %v before kill -9", f, len(got), killed.Sub(last).Round(time.Millisecond))
+		})
+	}
+}

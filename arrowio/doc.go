@@ -18,7 +18,9 @@
 // goroutine appends rows to explicit column builders, flushes a row group
 // every [Config.RowGroupRows] rows and rolls to a new part file every
 // [Config.PartRows] rows or [Config.PartInterval], so memory stays bounded
-// and a crash loses at most the part being written. Parts are written under a
+// and a crash loses at most the part being written: a row is readable from
+// disk, even after kill -9, within PartInterval (default 5 s) of being
+// handed over, or PartRows rows, whichever comes first. Parts are written under a
 // ".tmp" name and renamed when complete: every file without ".tmp" is a
 // complete, valid file.
 //

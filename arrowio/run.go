@@ -227,7 +227,8 @@ type tableState[T any] struct {
 	since time.Time
 }
 
-// put appends batch to the builder, flushing full row groups.
+// put appends batch to the builder, flushing full row groups and the rows
+// that complete a part.
 func (t *tableState[T]) put(w *RunWriter, batch []T, rg int) {
 	if w.Err() != nil {
 		t.dropped.Add(int64(len(batch)))
@@ -240,19 +241,25 @@ func (t *tableState[T]) put(w *RunWriter, batch []T, rg int) {
 		if t.rows() == 0 {
 			t.reserve(rg)
 		}
-		n := min(len(batch), rg-t.rows())
+		// Flush at a full row group, or at the row that completes the
+		// part: PartRows is exact, whatever the row group size.
+		limit := rg
+		if t.tw.splits() {
+			limit = min(limit, w.cfg.PartRows-t.tw.curRows)
+		}
+		n := min(len(batch), limit-t.rows())
 		for i := range batch[:n] {
 			t.add(&batch[i])
 		}
 		batch = batch[n:]
 		t.written.Add(int64(n))
-		if t.rows() == rg {
+		if t.rows() == limit {
 			if err := t.flush(); err != nil {
 				w.setErr(err)
 				t.dropped.Add(int64(len(batch)))
 				return
 			}
-			if t.tw.cur == nil { // the part filled up and was completed
+			if t.tw.curRows == 0 { // the part filled up and was completed
 				t.since = time.Time{}
 				if len(batch) > 0 {
 					t.since = time.Now()
@@ -262,10 +269,10 @@ func (t *tableState[T]) put(w *RunWriter, batch []T, rg int) {
 	}
 }
 
-// tick completes the current part when its first row is older than
-// PartInterval.
-func (t *tableState[T]) tick(w *RunWriter, now time.Time) {
-	if t.since.IsZero() || now.Sub(t.since) < w.cfg.PartInterval || w.Err() != nil {
+// tick completes the current part when its first row would otherwise be
+// older than PartInterval at the next tick (every period).
+func (t *tableState[T]) tick(w *RunWriter, now time.Time, period time.Duration) {
+	if t.since.IsZero() || now.Sub(t.since)+period < w.cfg.PartInterval || w.Err() != nil {
 		return
 	}
 	t.since = time.Time{}
@@ -320,11 +327,16 @@ func (w *RunWriter) loop(recs *TableWriter) {
 		return et.tw.Write(rec)
 	}
 
-	var tickC <-chan time.Time
-	if w.cfg.PartInterval > 0 && !w.cfg.SingleFile {
-		// Check four times per interval: a part is completed at most 1.25
-		// intervals after its first row arrived.
-		tk := time.NewTicker(w.cfg.PartInterval / 4)
+	var (
+		tickC  <-chan time.Time
+		period time.Duration
+	)
+	if w.cfg.PartInterval > 0 && recs.splits() {
+		// Check ten times per interval and complete a part at the last
+		// check before its first row is PartInterval old: parts are
+		// completed between 0.9 and 1 interval after their first row.
+		period = max(w.cfg.PartInterval/10, time.Millisecond)
+		tk := time.NewTicker(period)
 		defer tk.Stop()
 		tickC = tk.C
 	}
@@ -352,9 +364,9 @@ func (w *RunWriter) loop(recs *TableWriter) {
 			}
 			et.put(w, b, rg)
 		case now := <-tickC:
-			rt.tick(w, now)
+			rt.tick(w, now, period)
 			if et.tw != nil {
-				et.tick(w, now)
+				et.tick(w, now, period)
 			}
 		}
 	}

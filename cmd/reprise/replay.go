@@ -88,6 +88,8 @@ type replayConfig struct {
 	MemProfile          string
 	Format              string
 	SingleFile          bool
+	PartInterval        time.Duration
+	PartRows            int
 	Export              string
 	ExportLevel         string
 	TraceFormat         string
@@ -270,6 +272,12 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 	case "parquet", "arrow", "jsonl":
 	default:
 		bad("--format %q: want parquet, arrow or jsonl", c.Format)
+	}
+	if c.PartInterval < 0 {
+		bad("--part-interval %v: want a duration ≥ 0 (0 = complete parts by --part-rows only)", c.PartInterval)
+	}
+	if c.PartRows < 1 {
+		bad("--part-rows %d: want a number of rows ≥ 1", c.PartRows)
 	}
 	switch c.Export {
 	case "":
@@ -612,6 +620,10 @@ func replayFlags() []cli.Flag {
 			Usage: "record file `FORMAT`: parquet, arrow or jsonl"},
 		&cli.BoolFlag{Name: "single-file", Category: catOut, Sources: envVars("single-file"),
 			Usage: "write one file per table (records.parquet) instead of rolling parts; a crash then loses the whole table"},
+		&cli.DurationFlag{Name: "part-interval", Value: arrowio.DefaultPartInterval, Category: catOut, Sources: envVars("part-interval"),
+			Usage: "durability: every record is in a complete file (survives kill -9) within `D` of reaching the writer; a part is completed (jsonl: flushed) at least this often (0 = by --part-rows only)"},
+		&cli.IntFlag{Name: "part-rows", Value: arrowio.DefaultPartRows, Category: catOut, Sources: envVars("part-rows"),
+			Usage: "complete a part (jsonl: flush) every `N` rows, if --part-interval has not already"},
 		&cli.StringFlag{Name: "export", Category: catOut, Sources: envVars("export"),
 			Usage: "`KIND`: aiperf also writes profile_export.jsonl and profile_export_aiperf.json (AIPerf's shapes) after the run"},
 		&cli.StringFlag{Name: "export-level", Value: "records", Category: catOut, Sources: envVars("export-level"),
@@ -660,6 +672,7 @@ func replayCommand(a *app) *cli.Command {
 				Goodput: cmd.String("goodput"), MaxErrorRate: cmd.Float("max-error-rate"), MinGoodFraction: cmd.Float("min-good-fraction"),
 				Out: cmd.String("out"), Overwrite: cmd.Bool("overwrite"), Quiet: cmd.Bool("quiet"), CPUProfile: cmd.String("cpuprofile"), MemProfile: cmd.String("memprofile"), Format: cmd.String("format"), ExportLevel: cmd.String("export-level"),
 				SingleFile: cmd.Bool("single-file"), Export: cmd.String("export"),
+				PartInterval: cmd.Duration("part-interval"), PartRows: cmd.Int("part-rows"),
 				TraceFormat: cmd.String("trace-format"), BlockSize: cmd.Int("block-size"), MaxInputTokens: cmd.Int("max-input-tokens"),
 				SkipInvalid: cmd.Bool("skip-invalid"),
 				DropFailed:  cmd.Bool("drop-failed"), ModelFilter: cmd.String("model-filter"),
@@ -725,6 +738,7 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	acfg := arrowio.NewConfig()
 	acfg.Format = arrowio.Format(c.Format)
 	acfg.SingleFile = c.SingleFile
+	acfg.PartInterval, acfg.PartRows = partInterval(c.PartInterval), c.PartRows
 	acfg.Block = true // the collector goroutine waits; requests never do
 	acfg.Metadata = map[string]string{"reprise.version": versionString()}
 	rw, err := arrowio.NewRunWriter(dir, acfg)
@@ -736,6 +750,7 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 		rp.engine.Clock = engine.NewClock()
 	}
 	tcfg := arrowio.NewConfig()
+	tcfg.PartInterval, tcfg.PartRows = acfg.PartInterval, acfg.PartRows
 	if c.Format == string(arrowio.FormatArrow) {
 		tcfg.Format = arrowio.FormatArrow
 	}
@@ -844,6 +859,15 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 		return &exitcode.Error{Code: exitcode.RunError, Err: fmt.Errorf("interrupted; partial results written to %s", dir)}
 	}
 	return verdict(c, res)
+}
+
+// partInterval maps --part-interval to arrowio's PartInterval, in which 0
+// means the default and a negative value none.
+func partInterval(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 // runDir creates the run directory: --out, refused when it holds files
@@ -1049,6 +1073,8 @@ func writeManifest(dir string, c *replayConfig, rp *replayPlan, start time.Time)
 		"goodput":                c.Goodput,
 		"format":                 c.Format,
 		"single_file":            c.SingleFile,
+		"part_interval":          c.PartInterval.String(),
+		"part_rows":              c.PartRows,
 		"export_level":           c.ExportLevel,
 		"export":                 c.Export,
 		"synthetic":              map[string]float64{"isl": c.ISL, "isl_stddev": c.ISLStd, "osl": c.OSL, "osl_stddev": c.OSLStd},

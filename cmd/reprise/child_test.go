@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// cliChildEnv holds the JSON argument list of a CLI run in a child process:
+// the test binary re-executed, calling run as main does, so a test can kill
+// it or limit it without touching the test process.
+const cliChildEnv = "REPRISE_CLI_CHILD"
+
+// TestCLIChild is the child process of the tests that start one with
+// cliChild. It does nothing in a normal run.
+func TestCLIChild(t *testing.T) {
+	spec := os.Getenv(cliChildEnv)
+	if spec == "" {
+		t.Skip("child process of tests that kill or limit a replay")
+	}
+	var args []string
+	if err := json.Unmarshal([]byte(spec), &args); err != nil {
+		t.Fatal(err)
+	}
+	if setup := childSetup[os.Getenv(cliChildEnv+"_SETUP")]; setup != nil {
+		setup(t)
+	}
+	os.Exit(run(context.Background(), append([]string{"reprise"}, args...), os.Stdin, os.Stdout, os.Stderr))
+}
+
+// childSetup are things a child does before it runs the CLI, by name.
+var childSetup = map[string]func(t *testing.T){}
+
+// cliChild returns the command that runs the CLI with args in a child
+// process, after childSetup[setup] ("" for none).
+func cliChild(t *testing.T, setup string, args ...string) *exec.Cmd {
+	t.Helper()
+	spec, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCLIChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), cliChildEnv+"="+string(spec), cliChildEnv+"_SETUP="+setup)
+	return cmd
+}
