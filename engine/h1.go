@@ -180,20 +180,24 @@ func (p *h1Pool) get(ctx context.Context, ph *dialPhases) (*h1Conn, bool, error)
 // with atMax (none may be dialled) a resting one. p.mu must be held.
 func (p *h1Pool) takeIdle(atMax bool) (*h1Conn, time.Duration) {
 	var now time.Time
-	var need, wait time.Duration
-	waits := false
+	need, waits := time.Duration(-1), false
+	var wait time.Duration
 	for i := len(p.idle) - 1; i >= 0; i-- {
 		c := p.idle[i]
 		if c.lastStream {
-			if now.IsZero() {
+			if need < 0 {
 				need, waits = p.e.closes.rest()
-				now = time.Now()
 			}
-			if idle := now.Sub(c.idleAt); idle < need && (!atMax || waits) {
-				if left := need - idle; wait == 0 || left < wait {
-					wait = left
+			if need > 0 { // no clock read once the server is known to keep
+				if now.IsZero() {
+					now = time.Now()
 				}
-				continue
+				if idle := now.Sub(c.idleAt); idle < need && (!atMax || waits) {
+					if left := need - idle; wait == 0 || left < wait {
+						wait = left
+					}
+					continue
+				}
 			}
 		}
 		copy(p.idle[i:], p.idle[i+1:])
