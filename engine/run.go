@@ -94,6 +94,10 @@ type RunConfig struct {
 	// Grace is how long in-flight requests may finish after ctx is
 	// cancelled (Ctrl-C) before they are cancelled.
 	Grace time.Duration
+	// Abort, once closed after ctx was cancelled, ends the grace period at
+	// once: in-flight requests are cancelled (a second Ctrl-C). Nil never
+	// aborts.
+	Abort <-chan struct{}
 	Log   *slog.Logger
 	// QuietGC turns the garbage collector's proportional mode off while
 	// the run sends, leaving only the memory limit (DefaultMemoryLimit
@@ -126,6 +130,7 @@ type Result struct {
 var (
 	errGrace       = errors.New("end of grace period")
 	errInterrupted = errors.New("interrupted; grace period over")
+	errAborted     = errors.New("interrupted twice; in-flight requests cancelled at once")
 )
 
 // Run replays cfg: it plans the schedule, prebuilds requests in a
@@ -210,6 +215,9 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 			select {
 			case <-t.C:
 				cancelReq(errInterrupted)
+			case <-cfg.Abort:
+				log.Warn("interrupted twice: cancelling in-flight requests")
+				cancelReq(errAborted)
 			case <-finished:
 			}
 		case <-finished:

@@ -23,12 +23,21 @@ type app struct {
 	stdout io.Writer
 	stderr io.Writer
 	log    *slog.Logger
+	// abort is done when the run must stop at once (a second interrupt):
+	// a replay then cancels its in-flight requests without waiting for
+	// --grace and skips what it can do later from the files.
+	abort context.Context
 }
 
 // run is main without the process: it parses args, runs the selected
 // command and returns the exit code. Tests call it in-process.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, log: slog.New(slog.DiscardHandler)}
+	return runAbortable(ctx, context.Background(), args, stdin, stdout, stderr)
+}
+
+// runAbortable is run with an abort context (see app.abort).
+func runAbortable(ctx, abort context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, log: slog.New(slog.DiscardHandler), abort: abort}
 	root := newRoot(a)
 	err := root.Run(ctx, args)
 	if err == nil {

@@ -648,7 +648,8 @@ func replayCommand(a *app) *cli.Command {
 			"ITL, latency, token counts, errors and its own schedule lateness per request. Without a TRACE it\n" +
 			"runs a synthetic load (--isl, --osl) at --request-rate or --concurrency.\n" +
 			"Writes records (Parquet), summary.json and the manifest to --out; prints the summary on stderr.\n" +
-			"Ctrl-C stops sending, waits --grace for in-flight requests, cancels the rest and writes everything.\n\n" +
+			"Ctrl-C stops sending, waits --grace for in-flight requests, cancels the rest and writes everything;\n" +
+			"a second Ctrl-C cancels in-flight requests at once and writes what is finished.\n\n" +
 			"Exit codes: 0 ok, 1 run error, interrupted or no request succeeded, 2 bad command line or trace,\n" +
 			"3 goodput SLO or --max-error-rate (default 0.05) failed, 4 p99 schedule lateness over --max-lateness.\n\n" +
 			"Examples:\n" +
@@ -768,7 +769,7 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 		Prompts:   rp.prompts, Context: engine.ContextMode(c.ContextMode), Streaming: c.Streaming, MaxTokensFromTrace: c.MaxTokensFromTrace, Sink: rw,
 		Summary: summary.Options{Streaming: c.Streaming, UseServerTokenCount: c.UseServerTokenCount, Goodput: rp.slos,
 			LateThreshold: c.Replay.LateThreshold},
-		Info: info, Grace: c.Replay.Grace, Log: a.log, QuietGC: true,
+		Info: info, Grace: c.Replay.Grace, Abort: a.abort.Done(), Log: a.log, QuietGC: true,
 	}
 	if !c.Quiet {
 		rcfg.Progress = a.stderr
@@ -804,7 +805,8 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 			return err
 		}
 	}
-	tel.stop(ctx, a.log)
+	tel.stop(a.abort, a.log)
+	aborted := a.abort.Err() != nil
 	if res == nil {
 		return fmt.Errorf("replay: %w", runErr)
 	}
@@ -824,7 +826,10 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	if err := os.WriteFile(filepath.Join(dir, "summary.json"), js, 0o644); err != nil {
 		return fmt.Errorf("write summary: %w", err)
 	}
-	if c.Export == "aiperf" {
+	if c.Export == "aiperf" && aborted {
+		// It reads every record back: not now. Worth a line with --quiet.
+		fmt.Fprintf(a.stderr, "reprise: note: --export aiperf skipped (interrupted twice); reprise summarize --export aiperf %s writes it\n", dir)
+	} else if c.Export == "aiperf" {
 		if err := exportAIPerf(dir, res.Summary, c.Streaming); err != nil {
 			return err
 		}
@@ -854,6 +859,10 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	}
 	if runErr != nil {
 		return fmt.Errorf("replay: %w (partial results in %s)", runErr, dir)
+	}
+	if res.Interrupted && aborted {
+		return &exitcode.Error{Code: exitcode.RunError,
+			Err: fmt.Errorf("interrupted twice: in-flight requests were cancelled at once; partial results written to %s", dir)}
 	}
 	if res.Interrupted {
 		return &exitcode.Error{Code: exitcode.RunError, Err: fmt.Errorf("interrupted; partial results written to %s", dir)}

@@ -163,10 +163,9 @@ func startTelemetry(ctx context.Context, tc telemetryConfig, dir string, acfg ar
 		}
 		t.scraper = s
 		// The baseline: every counter's value before the first request.
-		// A target that does not answer in time only loses its baseline.
-		bctx, cancel := context.WithTimeout(ctx, min(scfg.Timeout, maxBaselineWait))
-		s.ScrapeAll(bctx)
-		cancel()
+		// A target that does not answer in time loses its baseline (the
+		// scrape is recorded as failed).
+		s.ScrapeAllWithin(ctx, maxBaselineWait)
 		t.wg.Go(func() { s.Run(ctx) })
 	}
 	if t.gsrc != nil {
@@ -189,22 +188,32 @@ func startTelemetry(ctx context.Context, tc telemetryConfig, dir string, acfg ar
 	return t, nil
 }
 
-// stop takes the final scrape and sample, stops the goroutines and
-// completes the files.
-func (t *telemetryRun) stop(ctx context.Context, log *slog.Logger) {
+// finalScrapeTimeout bounds the final scrape and GPU sample after the last
+// response. A server's /metrics answers in milliseconds once the load is
+// over; one that has stopped answering costs the shutdown this long, and
+// its final scrape is recorded as failed.
+const finalScrapeTimeout = time.Second
+
+// stop cancels the periodic scrapes and samples (an unanswered one ends at
+// once), takes the final scrape and GPU sample, each within
+// finalScrapeTimeout, and completes the files. When abort is done (a
+// second interrupt) the final scrape is not taken, or ends at once.
+func (t *telemetryRun) stop(abort context.Context, log *slog.Logger) {
 	if t == nil {
 		return
 	}
 	t.cancel()
 	t.wg.Wait()
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	fctx, cancel := context.WithTimeout(abort, finalScrapeTimeout)
 	defer cancel()
+	var wg sync.WaitGroup
 	if t.scraper != nil {
-		t.scraper.ScrapeAll(fctx)
+		wg.Go(func() { t.scraper.ScrapeAllWithin(fctx, finalScrapeTimeout) })
 	}
 	if t.gpu != nil {
-		t.gpu.SampleOnce(fctx)
+		wg.Go(func() { t.gpu.SampleOnce(fctx) })
 	}
+	wg.Wait()
 	t.close(log)
 }
 

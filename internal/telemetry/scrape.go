@@ -139,7 +139,7 @@ func (s *Scraper) Run(ctx context.Context) {
 					return
 				case <-tick.C:
 				}
-				s.scrape(ctx, t)
+				s.scrape(ctx, t, s.cfg.Timeout)
 			}
 		})
 	}
@@ -149,10 +149,18 @@ func (s *Scraper) Run(ctx context.Context) {
 // ScrapeAll scrapes every target once, concurrently, and waits: the
 // baseline before the first request and the final scrape after the last
 // response, which bound the server's counters over the run.
-func (s *Scraper) ScrapeAll(ctx context.Context) {
+func (s *Scraper) ScrapeAll(ctx context.Context) { s.ScrapeAllWithin(ctx, s.cfg.Timeout) }
+
+// ScrapeAllWithin is ScrapeAll with each scrape given at most d (capped at
+// the config's Timeout), so that a target that stopped answering holds up
+// neither the start nor the end of a run for long. A scrape that runs out
+// of time is recorded as failed ("no answer within d"); one whose ctx is
+// cancelled is not recorded.
+func (s *Scraper) ScrapeAllWithin(ctx context.Context, d time.Duration) {
+	d = min(d, s.cfg.Timeout)
 	var wg sync.WaitGroup
 	for _, t := range s.cfg.Targets {
-		wg.Go(func() { s.scrape(ctx, t) })
+		wg.Go(func() { s.scrape(ctx, t, d) })
 	}
 	wg.Wait()
 }
@@ -165,12 +173,17 @@ func (s *Scraper) Stats() (scrapes, failed int, errs []ScrapeError) {
 	return s.scrapes, s.failed, append([]ScrapeError(nil), s.errs...)
 }
 
-func (s *Scraper) scrape(ctx context.Context, target string) {
+// scrape scrapes target once, giving it timeout, and hands the samples
+// to the sink: the page's, and reprise's own series saying whether it
+// answered. A scrape that runs out of time, or of ctx's deadline, is a
+// failed scrape; one whose ctx was cancelled (the run is over) is dropped,
+// as not a server problem.
+func (s *Scraper) scrape(ctx context.Context, target string, timeout time.Duration) {
 	start := s.cfg.Now()
-	samples, err := s.fetch(ctx, target)
+	samples, err := s.fetch(ctx, target, timeout)
 	end := s.cfg.Now()
-	if ctx.Err() != nil && err != nil {
-		return // the run is over; an interrupted scrape is not a server problem
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+		return
 	}
 	up := 1.0
 	if err != nil {
@@ -200,8 +213,8 @@ func (s *Scraper) scrape(ctx context.Context, target string) {
 	s.sink(samples)
 }
 
-func (s *Scraper) fetch(ctx context.Context, target string) ([]record.MetricSample, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+func (s *Scraper) fetch(ctx context.Context, target string, timeout time.Duration) ([]record.MetricSample, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
@@ -211,7 +224,7 @@ func (s *Scraper) fetch(ctx context.Context, target string) ([]record.MetricSamp
 	resp, err := s.cfg.Client.Do(req)
 	if err != nil {
 		if ne, ok := errors.AsType[net.Error](err); ctx.Err() != nil || ok && ne.Timeout() {
-			return nil, fmt.Errorf("GET %s: no answer within %v", target, s.cfg.Timeout)
+			return nil, fmt.Errorf("GET %s: no answer within %v", target, timeout)
 		}
 		return nil, err
 	}
