@@ -1,9 +1,11 @@
 package tokenizer
 
 import (
+	"context"
 	"hash/maphash"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unicode/utf8"
 )
@@ -77,13 +79,19 @@ func (t *bpe) AppendEncode(dst []int, text string) []int {
 		text = t.norm(text)
 	}
 	if t.fast != nil && (t.fastAll || isASCII(text)) {
+		var sc *mergeScratch
 		for i := 0; i < len(text); {
 			e := t.fast.next(text, i)
-			for _, id := range t.word(text[i:e]) {
-				dst = append(dst, int(id))
+			if w := text[i:e]; len(w) <= maxCachedWord {
+				for _, id := range t.word(w) {
+					dst = append(dst, int(id))
+				}
+			} else {
+				dst = t.appendLong(dst, w, &sc)
 			}
 			i = e
 		}
+		putScratch(sc)
 		return dst
 	}
 	return t.appendSlow(dst, text)
@@ -93,35 +101,96 @@ func (t *bpe) AppendEncode(dst []int, text string) []int {
 // separate function so that its closure does not move AppendEncode's dst
 // to the heap.
 func (t *bpe) appendSlow(dst []int, text string) []int {
-	t.slow.splitAll(text, func(w string) {
-		for _, id := range t.word(w) {
-			dst = append(dst, int(id))
+	var sc *mergeScratch
+	t.slow.splitAll(text, func(w string) bool {
+		if len(w) <= maxCachedWord {
+			for _, id := range t.word(w) {
+				dst = append(dst, int(id))
+			}
+		} else {
+			dst = t.appendLong(dst, w, &sc)
 		}
+		return true
 	})
+	putScratch(sc)
 	return dst
 }
 
 // Count implements [Tokenizer].
 func (t *bpe) Count(text string) int {
+	n, _ := t.CountContext(context.Background(), text)
+	return n
+}
+
+// countCheckBytes is how much text CountContext counts between two looks
+// at its context: about 0.1–5 ms of work (ASCII words from the cache at
+// the fast end, never-seen pieces of a long word at the slow end).
+const countCheckBytes = 64 << 10
+
+// CountContext implements [Tokenizer]. It looks at ctx every
+// countCheckBytes of text and between the pieces of a long word.
+// Normalization (NFC, SentencePiece's space mark: linear, at hundreds of
+// MB/s) runs before the first look.
+func (t *bpe) CountContext(ctx context.Context, text string) (int, error) {
 	if t.norm != nil {
 		text = t.norm(text)
 	}
-	n := 0
-	if t.fast != nil && (t.fastAll || isASCII(text)) {
-		for i := 0; i < len(text); {
-			e := t.fast.next(text, i)
-			n += len(t.word(text[i:e]))
-			i = e
-		}
-		return n
+	if t.fast == nil || !(t.fastAll || isASCII(text)) {
+		return t.countSlow(ctx, text)
 	}
-	return t.countSlow(text)
+	var sc *mergeScratch
+	n := 0
+	check := countCheckBytes
+	var err error
+	for i := 0; i < len(text); {
+		e := t.fast.next(text, i)
+		if w := text[i:e]; len(w) <= maxCachedWord {
+			n += len(t.word(w))
+		} else {
+			var k int
+			k, err = t.countLong(ctx, w, &sc)
+			n += k
+			if err != nil {
+				break
+			}
+		}
+		i = e
+		if i >= check {
+			if err = ctx.Err(); err != nil {
+				break
+			}
+			check = i + countCheckBytes
+		}
+	}
+	putScratch(sc)
+	return n, err
 }
 
-func (t *bpe) countSlow(text string) int {
-	n := 0
-	t.slow.splitAll(text, func(w string) { n += len(t.word(w)) })
-	return n
+func (t *bpe) countSlow(ctx context.Context, text string) (int, error) {
+	var sc *mergeScratch
+	n, done, check := 0, 0, countCheckBytes
+	var err error
+	t.slow.splitAll(text, func(w string) bool {
+		if len(w) <= maxCachedWord {
+			n += len(t.word(w))
+		} else {
+			var k int
+			k, err = t.countLong(ctx, w, &sc)
+			n += k
+			if err != nil {
+				return false
+			}
+		}
+		if done += len(w); done >= check {
+			if err = ctx.Err(); err != nil {
+				return false
+			}
+			check = done + countCheckBytes
+		}
+		return true
+	})
+	putScratch(sc)
+	return n, err
 }
 
 // Decode implements [Tokenizer].
@@ -139,8 +208,9 @@ func (t *bpe) Decode(ids []int) string {
 	return s
 }
 
-// word returns the ids of one pre-token, from the cache when possible. The
-// result is shared: callers must not modify it.
+// word returns the ids of one pre-token of at most maxCachedWord bytes,
+// from the cache when possible. The result is shared: callers must not
+// modify it.
 func (t *bpe) word(w string) []int32 {
 	if len(w) == 0 {
 		return nil
@@ -149,13 +219,133 @@ func (t *bpe) word(w string) []int32 {
 		return ids
 	}
 	var buf [16]int32
-	ids := buf[:0]
 	if id, ok := t.vocab[w]; ok && t.ignoreMerges {
-		ids = append(ids, id)
-	} else {
-		ids = t.merge(w, ids)
+		return t.cache.put(w, append(buf[:0], id))
 	}
+	if len(w) > len(symbolsOnStack{}) {
+		sc := getScratch()
+		t.mergePiece(sc, w)
+		ids := t.cache.put(w, sc.ids)
+		putScratch(sc)
+		return ids
+	}
+	var (
+		syms [len(symbolsOnStack{})]symbol
+		cand [len(symbolsOnStack{})]candidate
+	)
+	h := candHeap{c: cand[:0]}
+	ids, _, _ := t.merge(w, buf[:0], syms[:0], &h)
 	return t.cache.put(w, ids)
+}
+
+// symbolsOnStack sizes the merge buffers word keeps on its stack: words
+// up to this many bytes merge without allocating.
+type symbolsOnStack [64]struct{}
+
+// maxMergeBytes bounds one merge. A pre-token longer than this is merged
+// in pieces of at most this many bytes, cut at a character boundary, so
+// its work is linear in its length (the merge of n symbols is O(n log n)
+// and slows further once its symbols outgrow the CPU caches) and its
+// memory bounded (about 50 bytes per byte of a piece). A merge never
+// crosses a cut, so a count of such a word can differ from the unbounded
+// merge's by about one token per cut. Real text has no pre-token this
+// long (the longest are Thai sentences, a few hundred bytes, and runs of
+// punctuation or spaces); a server's "aaaa…" or a base64 blob does. 1 KiB
+// costs about 1.35× the merge work per byte of 256 bytes, 4 KiB about 2.2×.
+const maxMergeBytes = 1 << 10
+
+// mergeScratch is the memory of merging long words, reused through
+// scratchPool; steps counts the merge work done with it (symbols and heap
+// moves), which tests use to check that it stays linear. ids are the
+// ids of piece, the last piece merged (by one tokenizer: putScratch
+// forgets it), which a word of one repeated piece ("aaaa…") reuses.
+type mergeScratch struct {
+	syms  []symbol
+	cand  []candidate
+	ids   []int32
+	piece string
+	steps int
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(mergeScratch) }}
+
+func getScratch() *mergeScratch { return scratchPool.Get().(*mergeScratch) }
+
+func putScratch(sc *mergeScratch) {
+	if sc != nil {
+		sc.piece = "" // neither pin the text nor serve another tokenizer
+		scratchPool.Put(sc)
+	}
+}
+
+// mergePiece merges one piece of at most maxMergeBytes into sc.ids.
+func (t *bpe) mergePiece(sc *mergeScratch, w string) {
+	if len(w) == len(sc.piece) && w == sc.piece {
+		return // the same piece again: its ids are there
+	}
+	h := candHeap{c: sc.cand[:0]}
+	sc.ids, sc.syms, sc.cand = t.merge(w, sc.ids[:0], sc.syms[:0], &h)
+	sc.piece = w
+	sc.steps += h.steps
+}
+
+// pieceEnd returns the end of the next piece of a long word: all of w
+// when it fits maxMergeBytes, else a cut at most maxMergeBytes in, at the
+// start of a character and, when there is one in the last quarter, before
+// a space or SentencePiece's space mark.
+func pieceEnd(w string) int {
+	if len(w) <= maxMergeBytes {
+		return len(w)
+	}
+	for k := maxMergeBytes; k > maxMergeBytes*3/4; k-- {
+		if w[k] == ' ' || strings.HasPrefix(w[k:], spaceMark) {
+			return k
+		}
+	}
+	k := maxMergeBytes
+	for k > maxMergeBytes-utf8.UTFMax && !utf8.RuneStart(w[k]) {
+		k--
+	}
+	return k
+}
+
+// appendLong appends the ids of a pre-token longer than maxCachedWord
+// (never cached), merged piece by piece in scratch memory taken from the
+// pool into *sc on first use.
+func (t *bpe) appendLong(dst []int, w string, sc **mergeScratch) []int {
+	if *sc == nil {
+		*sc = getScratch()
+	}
+	for len(w) > 0 {
+		k := pieceEnd(w)
+		t.mergePiece(*sc, w[:k])
+		for _, id := range (*sc).ids {
+			dst = append(dst, int(id))
+		}
+		w = w[k:]
+	}
+	return dst
+}
+
+// countLong counts the ids of a pre-token longer than maxCachedWord, as
+// appendLong would append them, looking at ctx between pieces.
+func (t *bpe) countLong(ctx context.Context, w string, sc **mergeScratch) (int, error) {
+	if *sc == nil {
+		*sc = getScratch()
+	}
+	n := 0
+	for len(w) > 0 {
+		k := pieceEnd(w)
+		t.mergePiece(*sc, w[:k])
+		n += len((*sc).ids)
+		w = w[k:]
+		if len(w) > 0 {
+			if err := ctx.Err(); err != nil {
+				return n, err
+			}
+		}
+	}
+	return n, nil
 }
 
 // symbol is one part of a word during merging: a doubly linked list node
@@ -171,13 +361,13 @@ type symbol struct {
 
 const noRank = ^uint32(0)
 
-// merge runs byte-pair encoding on one word: repeatedly merge the adjacent
-// pair with the lowest rank, leftmost first among equal ranks. That is both
-// tiktoken's rule and the Hugging Face BPE model's rule. O(n log n) with a
-// heap of candidates; stale heap entries are skipped.
-func (t *bpe) merge(w string, out []int32) []int32 {
-	var symBuf [64]symbol
-	syms := symBuf[:0]
+// merge runs byte-pair encoding on one word (at most maxMergeBytes):
+// repeatedly merge the adjacent pair with the lowest rank, leftmost first
+// among equal ranks. That is both tiktoken's rule and the Hugging Face BPE
+// model's rule. O(n log n) with a heap of candidates; stale heap entries
+// are skipped. It appends the ids to out and works in syms and h, and
+// returns them all grown: the caller keeps them for the next word.
+func (t *bpe) merge(w string, out []int32, syms []symbol, h *candHeap) ([]int32, []symbol, []candidate) {
 	if t.byteLevel {
 		for i := 0; i < len(w); i++ {
 			syms = append(syms, symbol{start: int32(i), end: int32(i + 1), id: t.byteIDs[w[i]]})
@@ -191,19 +381,17 @@ func (t *bpe) merge(w string, out []int32) []int32 {
 		syms[i].next = int32(i) + 1
 	}
 	syms[n-1].next = -1
+	h.steps += int(n)
 
-	var heapBuf [64]candidate
-	h := candHeap(heapBuf[:0])
 	for i := int32(0); i+1 < n; i++ {
 		t.rankPair(w, syms, i)
 		if syms[i].rank != noRank {
-			h = append(h, candidate{syms[i].rank, i})
+			h.c = append(h.c, candidate{syms[i].rank, i})
 		}
 	}
 	h.init()
-	for len(h) > 0 {
-		var top candidate
-		top, h = h.pop()
+	for len(h.c) > 0 {
+		top := h.pop()
 		i := top.pos
 		if syms[i].rank != top.rank || syms[i].end == -1 {
 			continue
@@ -218,12 +406,12 @@ func (t *bpe) merge(w string, out []int32) []int32 {
 		}
 		t.rankPair(w, syms, i)
 		if syms[i].rank != noRank {
-			h = h.push(candidate{syms[i].rank, i})
+			h.push(candidate{syms[i].rank, i})
 		}
 		if p := syms[i].prev; p >= 0 {
 			t.rankPair(w, syms, p)
 			if syms[p].rank != noRank {
-				h = h.push(candidate{syms[p].rank, p})
+				h.push(candidate{syms[p].rank, p})
 			}
 		}
 	}
@@ -233,7 +421,7 @@ func (t *bpe) merge(w string, out []int32) []int32 {
 		}
 		out = append(out, syms[i].id)
 	}
-	return out
+	return out, syms, h.c
 }
 
 // rankPair sets the merge rank and result of syms[i] with its successor.
@@ -305,57 +493,62 @@ type candidate struct {
 }
 
 // candHeap is a binary min-heap ordered by rank, then position, so that
-// among equal ranks the leftmost pair merges first.
-type candHeap []candidate
-
-func (h candHeap) less(a, b int) bool {
-	if h[a].rank != h[b].rank {
-		return h[a].rank < h[b].rank
-	}
-	return h[a].pos < h[b].pos
+// among equal ranks the leftmost pair merges first. steps counts its
+// moves (and what merge adds), the measure of merge work.
+type candHeap struct {
+	c     []candidate
+	steps int
 }
 
-func (h candHeap) init() {
-	for i := len(h)/2 - 1; i >= 0; i-- {
+func (h *candHeap) less(a, b int) bool {
+	if h.c[a].rank != h.c[b].rank {
+		return h.c[a].rank < h.c[b].rank
+	}
+	return h.c[a].pos < h.c[b].pos
+}
+
+func (h *candHeap) init() {
+	for i := len(h.c)/2 - 1; i >= 0; i-- {
 		h.down(i)
 	}
 }
 
-func (h candHeap) push(c candidate) candHeap {
-	hh := append(h, c)
-	for i := len(hh) - 1; i > 0; {
+func (h *candHeap) push(c candidate) {
+	h.c = append(h.c, c)
+	for i := len(h.c) - 1; i > 0; {
+		h.steps++
 		p := (i - 1) / 2
-		if !hh.less(i, p) {
+		if !h.less(i, p) {
 			break
 		}
-		hh[i], hh[p] = hh[p], hh[i]
+		h.c[i], h.c[p] = h.c[p], h.c[i]
 		i = p
 	}
-	return hh
 }
 
-func (h candHeap) pop() (candidate, candHeap) {
-	top := h[0]
-	last := len(h) - 1
-	h[0] = h[last]
-	h = h[:last]
+func (h *candHeap) pop() candidate {
+	top := h.c[0]
+	last := len(h.c) - 1
+	h.c[0] = h.c[last]
+	h.c = h.c[:last]
 	h.down(0)
-	return top, h
+	return top
 }
 
-func (h candHeap) down(i int) {
+func (h *candHeap) down(i int) {
 	for {
+		h.steps++
 		c := 2*i + 1
-		if c >= len(h) {
+		if c >= len(h.c) {
 			return
 		}
-		if r := c + 1; r < len(h) && h.less(r, c) {
+		if r := c + 1; r < len(h.c) && h.less(r, c) {
 			c = r
 		}
 		if !h.less(c, i) {
 			return
 		}
-		h[i], h[c] = h[c], h[i]
+		h.c[i], h.c[c] = h.c[c], h.c[i]
 		i = c
 	}
 }

@@ -24,4 +24,15 @@
 // hand-written matchers for the common patterns (o200k, cl100k/Llama 3,
 // Qwen 2, GPT-2); other text goes through an equivalent [regexp] program.
 // All tokenizers are safe for concurrent use.
+//
+// Work and memory are linear in the text whatever it holds: a pre-token
+// longer than 1 KiB (a server's one-word answer "aaaa…" of megabytes) is
+// merged in pieces of at most 1 KiB with reused scratch memory, so
+// counting it allocates nothing that grows with its length
+// (TestCountOneWordBounded, TestCountOneWordLinear, BenchmarkCountOneWord:
+// about 200 ns of CPU per byte of never-seen letters, the cost of cold
+// text, and about 1.5 ns per byte of one repeated piece). Counts can then
+// differ from an unbounded merge by about one token per 1 KiB cut, only in
+// such pre-tokens. [Tokenizer.CountContext] stops within milliseconds of
+// its context's end.
 package tokenizer

@@ -13,9 +13,10 @@ type splitter interface {
 	next(s string, i int) int
 }
 
-// wordSplitter calls emit with every pre-token of s, in order.
+// wordSplitter calls emit with every pre-token of s, in order, until
+// emit returns false; splitAll reports whether it got to the end.
 type wordSplitter interface {
-	splitAll(s string, emit func(string))
+	splitAll(s string, emit func(string) bool) bool
 }
 
 // The pre-tokenizer regular expressions of the tokenizers in common use.
@@ -97,6 +98,17 @@ func run(s string, i int, f func(byte) bool) int {
 	return i
 }
 
+// digits matches \p{N}{1,max} at i, where s[i] is a digit, and returns its
+// end. It reads no further than the match: scanning the whole run of digits
+// for each pre-token of max digits made a long run quadratic.
+func digits(s string, i, max int) int {
+	end := min(len(s), i+max)
+	for i < end && isDigit(s[i]) {
+		i++
+	}
+	return i
+}
+
 // whitespace matches \s*[\r\n]+|\s+(?!\S)|\s+ (or without the first
 // alternative) at i, where s[i] is a space character.
 func whitespace(s string, i int, newlineAlt bool) int {
@@ -132,7 +144,7 @@ func (asciiO200k) next(s string, i int) int {
 		return contraction(s, l, true)
 	}
 	if isDigit(s[i]) {
-		return min(run(s, i, isDigit), i+3)
+		return digits(s, i, 3)
 	}
 	if p := punctRun(s, i); p > i {
 		for p < len(s) && (isNL(s[p]) || s[p] == '/') {
@@ -170,7 +182,7 @@ func (a asciiCL100k) next(s string, i int) int {
 		return e
 	}
 	if isDigit(s[i]) {
-		return min(run(s, i, isDigit), i+a.maxDigits)
+		return digits(s, i, a.maxDigits)
 	}
 	if p := punctRun(s, i); p > i {
 		return run(s, p, isNL)
@@ -310,35 +322,40 @@ func (r *regexSplitter) next(s string, i int) int {
 	return i + end
 }
 
-func (r *regexSplitter) splitAll(s string, emit func(string)) {
+func (r *regexSplitter) splitAll(s string, emit func(string) bool) bool {
 	for i := 0; i < len(s); {
 		e := r.next(s, i)
-		emit(s[i:e])
+		if !emit(s[i:e]) {
+			return false
+		}
 		i = e
 	}
+	return true
 }
 
 // nextSplitter adapts a splitter to a wordSplitter.
 type nextSplitter struct{ splitter }
 
-func (n nextSplitter) splitAll(s string, emit func(string)) {
+func (n nextSplitter) splitAll(s string, emit func(string) bool) bool {
 	for i := 0; i < len(s); {
 		e := n.next(s, i)
-		emit(s[i:e])
+		if !emit(s[i:e]) {
+			return false
+		}
 		i = e
 	}
+	return true
 }
 
 // seqSplitter applies several splitters in turn, each to the pre-tokens of
 // the previous one (a Sequence of pre-tokenizers).
 type seqSplitter []wordSplitter
 
-func (q seqSplitter) splitAll(s string, emit func(string)) {
+func (q seqSplitter) splitAll(s string, emit func(string) bool) bool {
 	if len(q) == 0 {
-		emit(s)
-		return
+		return emit(s)
 	}
-	q[0].splitAll(s, func(w string) { q[1:].splitAll(w, emit) })
+	return q[0].splitAll(s, func(w string) bool { return q[1:].splitAll(w, emit) })
 }
 
 // wholeSplitter keeps the text as one pre-token.

@@ -196,8 +196,8 @@ func TestFastSplitMatchesRegexp(t *testing.T) {
 func checkSplit(t *testing.T, fast splitter, slow *regexSplitter, s string) {
 	t.Helper()
 	var want, got []string
-	slow.splitAll(s, func(w string) { want = append(want, w) })
-	nextSplitter{fast}.splitAll(s, func(w string) { got = append(got, w) })
+	slow.splitAll(s, func(w string) bool { want = append(want, w); return true })
+	nextSplitter{fast}.splitAll(s, func(w string) bool { got = append(got, w); return true })
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("split %q (-regexp +fast):\n%s", s, d)
 	}

@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"context"
 	"errors"
 	"sync"
 )
@@ -31,6 +32,11 @@ type Tokenizer interface {
 	Decode(ids []int) string
 	// Count returns len(Encode(text)) without building the slice.
 	Count(text string) int
+	// CountContext is Count that stops when ctx ends, returning ctx's
+	// error and the tokens counted so far. It looks at ctx every 64 KiB
+	// of text (and between the pieces of a long word), so even a
+	// response of hundreds of megabytes stops within milliseconds.
+	CountContext(ctx context.Context, text string) (int, error)
 }
 
 // BuiltinName is the name of the tokenizer [Builtin] returns.
