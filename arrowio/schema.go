@@ -49,6 +49,7 @@ var errorKindValues = []string{
 	string(record.ErrCancelled),
 	string(record.ErrBuild),
 	string(record.ErrNotDelivered),
+	string(record.ErrTooLarge),
 	"unknown",
 }
 

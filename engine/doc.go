@@ -82,6 +82,18 @@
 // and cancellation each map to a [record.ErrorKind] with the server's
 // message. Only setup failures end a run.
 //
+// # Bounds
+//
+// Whatever a server sends, a request ends and its memory is bounded. The
+// caps of [Config] (MaxResponseEvents, MaxEventBytes, MaxResponseBytes;
+// defaults [DefaultMaxResponseEvents] and the others) end a response that
+// goes over one at once, as [record.ErrTooLarge], and close its
+// connection: an endless stream, an endless SSE line or event, an endless
+// or oversized body. A request then holds at most its event table (17
+// bytes per event), one event up to three times while it is framed, and a
+// non-streaming body whole with the content decoded from it
+// (TestResponseCaps). The checks cost a comparison per read and per line.
+//
 // # Performance considerations
 //
 // Nothing is built on the send path when the lookahead keeps up: a

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -37,6 +38,29 @@ const (
 	// happens when the first provably never reached the server (its write
 	// on a reused connection failed before a byte was accepted; doH1).
 	maxAttempts = 3
+)
+
+// Caps on what one response may hold (docs/format/cli.md justifies them).
+// A response over one ends at once as a [record.ErrTooLarge] failure and
+// its connection is closed. With the defaults a response holds at most
+// about 20 MB of event table (1,048,576 events × 17 bytes, grown by
+// append) plus what its bytes are kept as: a non-streaming body whole
+// (≤ 256 MiB, and the content the adapter decodes from it), a stream's
+// current event (≤ 16 MiB, held up to three times while it is framed) and
+// its content text.
+const (
+	// DefaultMaxResponseEvents caps the events of one response: 8× the
+	// longest outputs of today's models (128k tokens, one event each).
+	DefaultMaxResponseEvents = 1 << 20
+	// DefaultMaxEventBytes caps one SSE line and one event's joined data
+	// lines (an NDJSON line): an event is one token's chunk (hundreds of
+	// bytes, a few KB with logprobs); servers that put the whole response
+	// in a last event need about 4 bytes per token (0.5 MB for 128k).
+	DefaultMaxEventBytes = 16 << 20
+	// DefaultMaxResponseBytes caps the body bytes of one response,
+	// streamed or not: a 128k-token stream is 30–40 MB, about 100 MB with
+	// top-5 logprobs on every token.
+	DefaultMaxResponseBytes = 256 << 20
 )
 
 // TokenCounter counts tokens of text with the run's tokenizer
@@ -76,6 +100,15 @@ type Config struct {
 	UseServerTokenCount bool
 	// Events collects one record.Event per response event.
 	Events bool
+	// MaxResponseEvents caps the events of one response, MaxEventBytes
+	// one SSE line or event (its data lines joined) or NDJSON line, and
+	// MaxResponseBytes the body bytes of one response, streamed or not
+	// (a non-2xx body is read up to it, then the connection is closed).
+	// Over a cap the request fails as record.ErrTooLarge. 0 = no cap;
+	// NewConfig sets the Default… values.
+	MaxResponseEvents int
+	MaxEventBytes     int
+	MaxResponseBytes  int64
 	// NoKernelStamps stamps reads when they return to reprise instead of
 	// when the kernel received the bytes (SO_TIMESTAMPNS, HTTP/1.1 on
 	// Linux; see conn.go). For comparisons and diagnosis only.
@@ -97,7 +130,8 @@ type Config struct {
 
 // NewConfig returns a Config with the defaults.
 func NewConfig() Config {
-	return Config{Timeout: DefaultTimeout}
+	return Config{Timeout: DefaultTimeout, MaxResponseEvents: DefaultMaxResponseEvents,
+		MaxEventBytes: DefaultMaxEventBytes, MaxResponseBytes: DefaultMaxResponseBytes}
 }
 
 // Validate reports every problem of c at once. It never changes c.
@@ -120,6 +154,15 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxConnections < 0 {
 		errs = append(errs, fmt.Errorf("--max-connections %d: must not be negative", c.MaxConnections))
+	}
+	if c.MaxResponseEvents < 0 {
+		errs = append(errs, fmt.Errorf("--max-response-events %d: must not be negative (0 = no cap)", c.MaxResponseEvents))
+	}
+	if c.MaxEventBytes < 0 || c.MaxEventBytes > math.MaxInt32 {
+		errs = append(errs, fmt.Errorf("--max-event-bytes %d: want 0 (no cap) to %d", c.MaxEventBytes, math.MaxInt32))
+	}
+	if c.MaxResponseBytes < 0 {
+		errs = append(errs, fmt.Errorf("--max-response-bytes %d: must not be negative (0 = no cap)", c.MaxResponseBytes))
 	}
 	for _, h := range c.Header {
 		if h.Name == "" || strings.ContainsAny(h.Name, " :\r\n") || strings.ContainsAny(h.Value, "\r\n") {
@@ -146,6 +189,11 @@ type Engine struct {
 	// responses (llama.cpp does, although it advertises keep-alive).
 	closes  streamCloses
 	retries atomic.Int64
+
+	// The caps of Config, the largest values for none.
+	maxEvents     int
+	maxEventBytes int
+	maxBodyBytes  int64
 }
 
 // New builds an engine. It does not connect.
@@ -153,7 +201,17 @@ func New(cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, clock: cfg.Clock, info: cfg.Adapter.Info(), log: cfg.Log}
+	e := &Engine{cfg: cfg, clock: cfg.Clock, info: cfg.Adapter.Info(), log: cfg.Log,
+		maxEvents: cfg.MaxResponseEvents, maxEventBytes: cfg.MaxEventBytes, maxBodyBytes: cfg.MaxResponseBytes}
+	if e.maxEvents == 0 {
+		e.maxEvents = math.MaxInt
+	}
+	if e.maxEventBytes == 0 {
+		e.maxEventBytes = math.MaxInt32 // event lengths are int32 (frameRef)
+	}
+	if e.maxBodyBytes == 0 {
+		e.maxBodyBytes = math.MaxInt64
+	}
 	if e.clock == nil {
 		e.clock = NewClock()
 	}

@@ -657,9 +657,15 @@ func (s *Sender) h1Bytes(b []byte, t int64) {
 					return
 				}
 				h.began = true
+				if s.dec.framing == frameLength && s.dec.remain > s.e.maxBodyBytes {
+					s.overCap(capBody) // no need to read it to know
+					h.stop = true
+					return
+				}
 			} else {
 				h.errBody = true
 				s.errBody = s.errBody[:0]
+				s.bodyBytes = 0
 			}
 		}
 		if len(body) > 0 {
@@ -669,6 +675,12 @@ func (s *Sender) h1Bytes(b []byte, t int64) {
 			case h.errBody:
 				if room := maxErrorBody - len(s.errBody); room > 0 {
 					s.errBody = append(s.errBody, body[:min(len(body), room)]...)
+				}
+				// The rest is read only to reuse the connection, up to
+				// the body cap.
+				if s.bodyBytes += int64(len(body)); s.bodyBytes > s.e.maxBodyBytes {
+					h.err, h.stop = &limitError{"body bytes", "--max-response-bytes", s.e.maxBodyBytes}, true
+					return
 				}
 			}
 		}

@@ -54,10 +54,12 @@ type Sender struct {
 	events []record.Event
 
 	// Body consumption (beginBody … endBody).
-	stream   bool
-	parseErr error
-	adapterT int64
-	whole    []byte // a non-streaming body
+	stream    bool
+	parseErr  error // also a cap's *limitError: reading stops either way
+	over      bool  // the response went over a cap (parseErr says which)
+	bodyBytes int64
+	adapterT  int64
+	whole     []byte // a non-streaming body
 
 	// reprise's HTTP/1.1 client (h1.go): the response decoder, the read's
 	// state, the request head and write buffers, a non-2xx body.
@@ -83,6 +85,7 @@ func (e *Engine) NewSender() (*Sender, error) {
 		return nil, err // it names the adapter
 	}
 	s := &Sender{e: e, inst: inst} // buf on the first response: many senders of a big pool never run
+	s.framer.max = e.maxEventBytes
 	return s, nil
 }
 
@@ -258,6 +261,12 @@ func (s *Sender) read(ctx context.Context, p *Prepared, resp *http.Response, r *
 	if err := s.beginBody(p, r, stream); err != nil {
 		return
 	}
+	if resp.ContentLength > e.maxBodyBytes {
+		s.overCap(capBody)
+		r.EndNS = r.HeadersNS
+		s.endBody(ctx, r, nil)
+		return
+	}
 	conn := s.pt.conn.Load()
 	floor := r.HeadersNS
 	if s.buf == nil {
@@ -311,6 +320,8 @@ func (s *Sender) beginBody(p *Prepared, r *record.Request, stream bool) error {
 	}
 	s.stream = stream
 	s.parseErr = nil
+	s.over = false
+	s.bodyBytes = 0
 	s.adapterT = 0
 	s.whole = s.whole[:0]
 	s.evTime = s.evTime[:0]
@@ -325,8 +336,16 @@ func (s *Sender) beginBody(p *Prepared, r *record.Request, stream bool) error {
 
 // feedBody consumes one read's body bytes, all arrived at t: framed,
 // stamped and parsed when streaming, kept whole otherwise. After a parse
-// error the rest is ignored.
+// error the rest is not parsed; over a cap nothing more is done (the
+// caller stops reading on s.parseErr).
 func (s *Sender) feedBody(b []byte, t int64) {
+	if s.over {
+		return
+	}
+	if s.bodyBytes += int64(len(b)); s.bodyBytes > s.e.maxBodyBytes {
+		s.overCap(capBody)
+		return
+	}
 	if !s.stream {
 		s.whole = append(s.whole, b...)
 		return
@@ -352,7 +371,7 @@ func (s *Sender) endBody(ctx context.Context, r *record.Request, readErr error) 
 	stream := s.stream
 	deferred := e.info.Deferred
 	parseErr := s.parseErr
-	if stream && readErr == nil && s.framer.flush() {
+	if stream && readErr == nil && !s.over && s.framer.flush() {
 		// A last event without the closing blank line.
 		s.stampEvents(1, r.EndNS)
 		if parseErr == nil {
@@ -368,7 +387,7 @@ func (s *Sender) endBody(ctx context.Context, r *record.Request, readErr error) 
 		r.LastTokenNS = r.EndNS // provisional: end of body
 	}
 	t0 := time.Now()
-	if !stream && len(s.whole) > 0 && readErr == nil {
+	if !stream && len(s.whole) > 0 && readErr == nil && !s.over {
 		s.evTime = append(s.evTime, r.EndNS)
 		s.evBytes = append(s.evBytes, int32(len(s.whole)))
 		s.evRead = append(s.evRead, 1)
@@ -393,6 +412,8 @@ func (s *Sender) endBody(ctx context.Context, r *record.Request, readErr error) 
 	case readErr != nil:
 		kind, msg := classify(ctx, readErr)
 		s.fail(r, kind, msg)
+	case s.over:
+		s.fail(r, record.ErrTooLarge, parseErr.Error())
 	case parseErr != nil:
 		if errors.Is(parseErr, adapter.ErrMalformed) {
 			s.fail(r, record.ErrMalformed, parseErr.Error())
@@ -416,6 +437,7 @@ func (s *Sender) endBody(ctx context.Context, r *record.Request, readErr error) 
 }
 
 // frame feeds one read to the framer and stamps the events it completed.
+// Over a cap (a line or event too long, too many events) it stamps none.
 func (s *Sender) frame(p []byte, t int64) int {
 	var k int
 	switch s.e.info.Framing {
@@ -427,24 +449,74 @@ func (s *Sender) frame(p []byte, t int64) int {
 	default:
 		k = s.framer.feed(p)
 	}
+	if s.framer.over || len(s.evTime)+k > s.e.maxEvents {
+		if s.framer.over {
+			s.overCap(capEvent)
+		} else {
+			s.overCap(capEvents)
+		}
+		s.framer.clearCompleted()
+		return 0
+	}
 	s.stampEvents(k, t)
 	return k
 }
 
+// The caps of one response (Config.MaxResponse…, MaxEventBytes).
+const (
+	capBody = iota
+	capEvent
+	capEvents
+)
+
+// limitError is a response that went over a cap; the request fails as
+// record.ErrTooLarge.
+type limitError struct {
+	what, flag string
+	limit      int64
+}
+
+func (e *limitError) Error() string {
+	return fmt.Sprintf("response over %d %s (%s): stopped reading and closed the connection", e.limit, e.what, e.flag)
+}
+
+// overCap ends the body being read: the response went over cap.
+func (s *Sender) overCap(cap int) {
+	e := s.e
+	var err *limitError
+	switch cap {
+	case capBody:
+		err = &limitError{"body bytes", "--max-response-bytes", e.maxBodyBytes}
+	case capEvent:
+		err = &limitError{"bytes in one line or event", "--max-event-bytes", int64(e.maxEventBytes)}
+	default:
+		err = &limitError{"events", "--max-response-events", int64(e.maxEvents)}
+	}
+	s.over = true
+	s.parseErr = err
+	s.whole = s.whole[:0]
+}
+
 // frameLines frames NDJSON: every complete non-empty line is an event.
+// A line over the framer's max stops it (f.over).
 func (s *Sender) frameLines(p []byte) int {
 	f := &s.framer
 	n := 0
-	for len(p) > 0 {
+	for len(p) > 0 && !f.over {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			f.line = append(f.line, p...)
+			f.carry(p)
 			break
 		}
 		line := p[:i]
 		if len(f.line) > 0 {
-			f.line = append(f.line, line...)
+			if f.carry(line); f.over {
+				break
+			}
 			line = f.line
+		} else if len(line) > f.max {
+			f.over = true
+			break
 		}
 		line = bytes.TrimRight(line, "\r")
 		if len(bytes.TrimSpace(line)) > 0 {

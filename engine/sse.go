@@ -14,8 +14,12 @@ import (
 // "data" lines are joined with "\n"; one space after the colon is dropped;
 // lines starting with ":" are comments. Events with only comment lines are
 // reported as comment events (keep-alives), events with neither data nor
-// comments are dropped. It is not safe for concurrent use.
+// comments are dropped. A line, or an event's joined data or comment
+// lines, longer than max bytes stops it: over is set and feed returns
+// without going on. It is not safe for concurrent use.
 type sseFramer struct {
+	max     int    // bytes of one line or event; set before reset
+	over    bool   // a line or event went over max
 	line    []byte // partial line carried across reads
 	data    []byte // data of the event being assembled
 	name    []byte
@@ -41,7 +45,7 @@ func (f *sseFramer) reset() {
 	f.data = f.data[:0]
 	f.name = f.name[:0]
 	f.comment = f.comment[:0]
-	f.hasData, f.hasCmt, f.lastCR = false, false, false
+	f.hasData, f.hasCmt, f.lastCR, f.over = false, false, false, false
 	f.arena = f.arena[:0]
 	f.events = f.events[:0]
 }
@@ -53,14 +57,14 @@ func (f *sseFramer) clearCompleted() {
 }
 
 // feed frames the bytes of one read and returns how many events it
-// completed.
+// completed. It does nothing once over is set.
 func (f *sseFramer) feed(p []byte) int {
 	before := len(f.events)
 	if f.lastCR && len(p) > 0 && p[0] == '\n' {
 		p = p[1:]
 	}
 	f.lastCR = false
-	for len(p) > 0 {
+	for len(p) > 0 && !f.over {
 		i := bytes.IndexByte(p, '\n')
 		seg := p
 		if i >= 0 {
@@ -82,7 +86,7 @@ func (f *sseFramer) feed(p []byte) int {
 			continue
 		}
 		if i < 0 {
-			f.line = append(f.line, p...)
+			f.carry(p)
 			break
 		}
 		f.endLine(seg)
@@ -91,12 +95,27 @@ func (f *sseFramer) feed(p []byte) int {
 	return len(f.events) - before
 }
 
+// carry keeps the start of a line that the next read goes on with, unless
+// the line is then over max.
+func (f *sseFramer) carry(p []byte) {
+	if len(f.line)+len(p) > f.max {
+		f.over = true
+		return
+	}
+	f.line = append(f.line, p...)
+}
+
 // endLine processes one complete line (seg, plus any carried prefix).
 func (f *sseFramer) endLine(seg []byte) {
 	line := seg
 	if len(f.line) > 0 {
-		f.line = append(f.line, seg...)
+		if f.carry(seg); f.over {
+			return
+		}
 		line = f.line
+	} else if len(seg) > f.max {
+		f.over = true
+		return
 	}
 	f.processLine(line)
 	f.line = f.line[:0]
@@ -108,6 +127,10 @@ func (f *sseFramer) processLine(line []byte) {
 		return
 	}
 	if line[0] == ':' {
+		if n := len(line) - 1 + joined(f.hasCmt, f.comment); n > f.max {
+			f.over = true
+			return
+		}
 		if f.hasCmt {
 			f.comment = append(f.comment, '\n')
 		}
@@ -124,6 +147,10 @@ func (f *sseFramer) processLine(line []byte) {
 	}
 	switch string(field) {
 	case "data":
+		if n := len(value) + joined(f.hasData, f.data); n > f.max {
+			f.over = true
+			return
+		}
 		if f.hasData {
 			f.data = append(f.data, '\n')
 		}
@@ -133,6 +160,15 @@ func (f *sseFramer) processLine(line []byte) {
 		f.name = append(f.name[:0], value...)
 	}
 	// id, retry and unknown fields are ignored.
+}
+
+// joined is how many bytes a line's value adds to has's lines b before
+// it: b and the "\n" between them.
+func joined(has bool, b []byte) int {
+	if has {
+		return len(b) + 1
+	}
+	return 0
 }
 
 // dispatch completes the event being assembled, if any.

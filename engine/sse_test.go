@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -24,7 +25,7 @@ type sseEvent struct {
 // frameAll feeds p to a fresh framer in pieces cut at cuts and returns the
 // events (plus a trailing unterminated one when flush is set).
 func frameAll(p []byte, cuts []int, flush bool) []sseEvent {
-	var f sseFramer
+	f := sseFramer{max: math.MaxInt32}
 	var out []sseEvent
 	collect := func() {
 		for i := range f.events {
@@ -135,6 +136,46 @@ func TestSSEFraming(t *testing.T) {
 			}
 			if d := cmp.Diff(refFrame([]byte(tt.in), false), got); d != "" {
 				t.Errorf("reference framer disagrees:\n%s", d)
+			}
+		})
+	}
+}
+
+// TestSSEFramerCap: a line, or an event's data (or comment) lines joined,
+// longer than the framer's max stop it (over), whichever read the line
+// ends in; exactly max bytes still frame.
+func TestSSEFramerCap(t *testing.T) {
+	const max = 16
+	tests := []struct {
+		name string
+		in   string
+		over bool
+	}{
+		{"line at max", "data: 1234567890\n\n", false},
+		{"line over max", "data: 12345678901\n\n", true},
+		{"other field over max", "id: 1234567890123\n", true},
+		{"other field at max", "id: 123456789012\n\n", false},
+		{"endless line", "data: " + strings.Repeat("x", 100), true},
+		{"joined data at max", "data: 12345678\ndata: 1234567\n\n", false},
+		{"joined data over max", "data: 12345678\ndata: 12345678\n\n", true},
+		{"endless event", strings.Repeat("data: 1\n", 100), true},
+		{"many events each under max", strings.Repeat("data: 1234567890\n\n", 20), false},
+		{"comments at max", ":12345678\n:1234567\n\n", false},
+		{"comments over max", ":12345678\n:12345678\n\n", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for cut := 0; cut < len(tt.in); cut++ {
+				f := sseFramer{max: max}
+				f.feed([]byte(tt.in[:cut]))
+				f.clearCompleted()
+				f.feed([]byte(tt.in[cut:]))
+				if f.over != tt.over {
+					t.Fatalf("cut at %d: over %v, want %v", cut, f.over, tt.over)
+				}
+				if len(f.line) > max || len(f.data) > max || len(f.comment) > max {
+					t.Fatalf("cut at %d: holds %d, %d, %d bytes, more than %d", cut, len(f.line), len(f.data), len(f.comment), max)
+				}
 			}
 		})
 	}

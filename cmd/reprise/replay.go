@@ -70,6 +70,7 @@ type replayConfig struct {
 	Headers             []string
 	APIKey              string
 	Timeout             time.Duration
+	Caps                responseCaps
 	HTTP2               bool
 	NoKernelStamps      bool
 	Nice                *int // --nice, when given
@@ -164,6 +165,7 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 	ec.BaseURL = base
 	rp.url, rp.userInfo = urlForFiles(c.URL), basicAuth != ""
 	ec.Timeout = c.Timeout
+	c.Caps.apply(&ec)
 	ec.HTTP2 = c.HTTP2
 	ec.NoKernelStamps = c.NoKernelStamps
 	ec.MaxConnections = c.MaxConnections
@@ -656,7 +658,7 @@ func replayCommand(a *app) *cli.Command {
 			"  reprise replay traces/mooncake-sample.jsonl --url http://localhost:8000 --model M --speedup 10\n" +
 			"  reprise replay --url http://localhost:8000 --model M --isl 512 --osl 128 --concurrency 32 --request-count 1000\n" +
 			"  reprise replay trace.jsonl -m M --goodput \"ttft:250 itl:10\" --max-error-rate 0.01 --max-lateness 1ms",
-		Flags: append(append(append(replayFlags(), contextFlags()...), replay.CLIFlags()...), telemetryFlags()...),
+		Flags: append(append(append(append(replayFlags(), responseCapFlags()...), contextFlags()...), replay.CLIFlags()...), telemetryFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			rc, err := replay.ConfigFromCLI(cmd)
 			tc, terr := telemetryConfigFrom(cmd, cmd.String("url"))
@@ -682,6 +684,7 @@ func replayCommand(a *app) *cli.Command {
 				PromptSeed: cmd.Uint64("prompt-seed"), HashMismatch: cmd.String("hash-mismatch"),
 				ISLCorrection: cmd.Int("isl-correction"), PromptFormat: cmd.String("prompt-format"), ContextMode: cmd.String("context-mode"), Replay: rc, Telemetry: tc,
 			}
+			c.Caps = responseCapsFrom(cmd)
 			if cmd.IsSet("nice") {
 				n := cmd.Int("nice")
 				c.Nice = &n
@@ -1073,6 +1076,9 @@ func writeManifest(dir string, c *replayConfig, rp *replayPlan, start time.Time)
 		"headers":                headers,
 		"api_key_set":            c.APIKey != "",
 		"timeout":                c.Timeout.String(),
+		"max_response_events":    c.Caps.Events,
+		"max_event_bytes":        c.Caps.EventBytes,
+		"max_response_bytes":     c.Caps.Bytes,
 		"http2":                  c.HTTP2,
 		"kernel_timestamps":      !c.NoKernelStamps && !c.HTTP2,
 		"max_connections":        c.MaxConnections,

@@ -43,6 +43,7 @@ const (
 	ErrCancelled    ErrorKind = "cancelled"     // cancelled by the user or at the end of grace
 	ErrBuild        ErrorKind = "build"         // the request could not be built
 	ErrNotDelivered ErrorKind = "skipped"       // --late skip dropped it; never sent
+	ErrTooLarge     ErrorKind = "too_large"     // response over a --max-response-* or --max-event-bytes cap
 )
 
 // Request is one request's result row. The zero value is a request that
