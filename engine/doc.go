@@ -92,7 +92,11 @@
 // or oversized body. A request then holds at most its event table (17
 // bytes per event), one event up to three times while it is framed, and a
 // non-streaming body whole with the content decoded from it
-// (TestResponseCaps). The checks cost a comparison per read and per line.
+// (TestResponseCaps). Config.Timeout covers the whole request, counting
+// the output's tokens included: a long output is counted with
+// [ContextCounter] under the request's deadline and context, so neither
+// --timeout nor an interrupt waits for it (TestCountUnderTimeout). The
+// checks cost a comparison per read and per line.
 //
 // # Performance considerations
 //
@@ -108,7 +112,8 @@
 // of 512 (events 8192) under one mutex and the sink runs on the collector
 // goroutine, so a slow disk delays neither reads nor sends (a full queue is
 // logged). Client-side output token counting runs after the response
-// ended, off the timing path. What the run keeps per request is the
+// ended, off the timing path; the counter gets the captured text without
+// a copy. What the run keeps per request is the
 // summary's metric values: about 200 bytes per request for the first 2^17
 // requests (about 23 MiB at most), then a fixed-size quantile sketch per
 // metric instead, about 32 KiB in all for a million requests

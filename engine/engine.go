@@ -65,9 +65,19 @@ const (
 
 // TokenCounter counts tokens of text with the run's tokenizer
 // (internal/tokenizer.Tokenizer satisfies it). It must be safe for
-// concurrent use.
+// concurrent use and must not keep text after it returns: the engine may
+// pass the bytes of its own buffer.
 type TokenCounter interface {
 	Count(text string) int
+}
+
+// ContextCounter is a [TokenCounter] that can stop: CountContext returns
+// ctx's error (and what it counted) once ctx ends.
+// internal/tokenizer.Tokenizer satisfies it. The engine counts a long
+// output with it, under the request's --timeout and cancellation.
+type ContextCounter interface {
+	TokenCounter
+	CountContext(ctx context.Context, text string) (int, error)
 }
 
 // Config configures an [Engine]. Build it with [NewConfig].
@@ -190,10 +200,12 @@ type Engine struct {
 	closes  streamCloses
 	retries atomic.Int64
 
-	// The caps of Config, the largest values for none.
+	// The caps of Config, the largest values for none; ctxCounter is
+	// Counter when it can stop.
 	maxEvents     int
 	maxEventBytes int
 	maxBodyBytes  int64
+	ctxCounter    ContextCounter
 }
 
 // New builds an engine. It does not connect.
@@ -212,6 +224,7 @@ func New(cfg Config) (*Engine, error) {
 	if e.maxBodyBytes == 0 {
 		e.maxBodyBytes = math.MaxInt64
 	}
+	e.ctxCounter, _ = cfg.Counter.(ContextCounter)
 	if e.clock == nil {
 		e.clock = NewClock()
 	}

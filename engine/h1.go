@@ -433,6 +433,7 @@ func (s *Sender) doH1(ctx context.Context, p *Prepared, r *record.Request) {
 			deadline = time.Now().Add(e.cfg.Timeout)
 			_ = c.c.SetDeadline(deadline)
 		}
+		s.deadline = deadline // counting the output's tokens watches it too
 		stop := context.AfterFunc(ctx, func() { _ = c.c.SetDeadline(pastDeadline) })
 		n, err := c.write(s, head, p.Body)
 		err = timedOut(ctx, err)

@@ -190,6 +190,85 @@ func TestResponseCaps(t *testing.T) {
 	}
 }
 
+// slowCounter takes far longer than the request's --timeout to count: its
+// CountContext returns only when its context ends (at most after 10 s),
+// its Count after 2 s.
+type slowCounter struct{ started chan struct{} }
+
+func (c slowCounter) Count(text string) int {
+	time.Sleep(2 * time.Second)
+	return len(text)
+}
+
+func (c slowCounter) CountContext(ctx context.Context, text string) (int, error) {
+	select {
+	case c.started <- struct{}{}:
+	default:
+	}
+	select {
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-time.After(10 * time.Second):
+		return len(text), nil
+	}
+}
+
+// TestCountUnderTimeout: counting the output's tokens is part of the
+// request: --timeout ends a count that would outlast it (as a timeout),
+// and cancelling the request (an interrupt's grace ending) ends it as
+// cancelled. Before, a count of a huge one-word answer ran on for minutes
+// past both.
+func TestCountUnderTimeout(t *testing.T) {
+	content := strings.Repeat("a", 2*countCheckBytes)
+	body := `{"choices":[{"index":0,"finish_reason":"length","message":{"content":"` + content + `"}}]}`
+	sse := "data: " + `{"choices":[{"index":0,"delta":{"content":"` + content + `"},"finish_reason":"length"}]}` + "\n\ndata: [DONE]\n\n"
+	for _, c := range []struct {
+		name   string
+		stream bool
+		cancel bool
+		want   record.ErrorKind
+	}{
+		{"timeout", false, false, record.ErrTimeout},
+		{"timeout/stream", true, false, record.ErrTimeout},
+		{"cancelled", false, true, record.ErrCancelled},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := startScript(t, func(int) (string, bool) {
+				if c.stream {
+					return "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n" + sse, true
+				}
+				return fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body), false
+			})
+			counter := slowCounter{started: make(chan struct{}, 1)}
+			e := configured(t, srv.url(), func(cfg *Config) {
+				cfg.AdapterConfig = adapter.Config{Model: "m", Stream: c.stream}
+				cfg.Counter = counter
+				cfg.Timeout = time.Second
+				if c.cancel {
+					cfg.Timeout = 0
+				}
+			})
+			s, _ := e.NewSender()
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			if c.cancel {
+				go func() {
+					<-counter.started
+					cancel(errInterrupted)
+				}()
+			}
+			var r record.Request
+			s.Do(ctx, prepared(t, e, c.stream), &r)
+			if r.ErrorKind != c.want {
+				t.Fatalf("kind %q (%s), want %q", r.ErrorKind, r.ErrorMessage, c.want)
+			}
+			if c.want == record.ErrTimeout && !strings.Contains(r.ErrorMessage, "--timeout") {
+				t.Errorf("message %q does not name --timeout", r.ErrorMessage)
+			}
+		})
+	}
+}
+
 // TestResponseCapsHTTP2: the caps hold over HTTP/2 too, and the stream
 // is reset (the handler sees its request end) while the connection stays.
 func TestResponseCapsHTTP2(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net"
 	"net/http"
@@ -22,6 +23,7 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/internal/record"
@@ -60,6 +62,9 @@ type Sender struct {
 	bodyBytes int64
 	adapterT  int64
 	whole     []byte // a non-streaming body
+	// deadline is when --timeout ends the request being read (HTTP/1.1;
+	// zero: none, or HTTP/2, whose ctx carries it).
+	deadline time.Time
 
 	// reprise's HTTP/1.1 client (h1.go): the response decoder, the read's
 	// state, the request head and write buffers, a non-2xx body.
@@ -156,6 +161,7 @@ func newPhaseTrace(c *Clock) *phaseTrace {
 func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
 	e := s.e
 	s.events = s.events[:0]
+	s.deadline = time.Time{}
 	s.fin = adapter.Final{} // Response of a request that never got a body: nothing
 	r.InputTokens = p.InputTokens
 	r.TraceInputTokens = p.TraceInputTokens
@@ -407,7 +413,7 @@ func (s *Sender) endBody(ctx context.Context, r *record.Request, readErr error) 
 	closeErr := s.inst.Close(s.ctxID, &s.fin)
 	r.AdapterNS += s.adapterT + int64(time.Since(t0))
 
-	s.finish(r, stream)
+	countErr := s.finish(ctx, r, stream)
 	switch {
 	case readErr != nil:
 		kind, msg := classify(ctx, readErr)
@@ -428,6 +434,9 @@ func (s *Sender) endBody(ctx context.Context, r *record.Request, readErr error) 
 			msg = fmt.Sprintf("error event (code %d)", s.fin.ErrorCode)
 		}
 		s.fail(r, record.ErrStreamError, msg)
+	case countErr != nil:
+		kind, msg := classify(ctx, countErr)
+		s.fail(r, kind, msg)
 	case r.ContentEvents == 0:
 		s.fail(r, record.ErrNoContent, "the response carried no content")
 	}
@@ -624,8 +633,9 @@ func (s *Sender) applyRecords() {
 	}
 }
 
-// finish derives the timeline, token counts and latencies.
-func (s *Sender) finish(r *record.Request, stream bool) {
+// finish derives the timeline, token counts and latencies. Its error is
+// the end of ctx or of the request's --timeout while counting tokens.
+func (s *Sender) finish(ctx context.Context, r *record.Request, stream bool) error {
 	e := s.e
 	r.Events = int32(len(s.evTime))
 	for i, t := range s.evTime {
@@ -668,9 +678,15 @@ func (s *Sender) finish(r *record.Request, stream bool) {
 	}
 	r.FinishReason = f.FinishReason.String()
 	// Client-side output lengths.
+	var countErr error
 	if e.cfg.Counter != nil {
-		r.OutputTokens = int32(e.cfg.Counter.Count(string(f.Text)))
-		r.ReasoningTokens = int32(e.cfg.Counter.Count(string(f.Reasoning)))
+		var n int
+		n, countErr = s.count(ctx, f.Text)
+		r.OutputTokens = int32(min(n, math.MaxInt32))
+		if countErr == nil {
+			n, countErr = s.count(ctx, f.Reasoning)
+			r.ReasoningTokens = int32(min(n, math.MaxInt32))
+		}
 	}
 	osl := int64(r.OutputTokens) + int64(r.ReasoningTokens)
 	if (e.cfg.UseServerTokenCount || e.cfg.Counter == nil) && r.ServerCompletionTokens >= 0 {
@@ -707,7 +723,41 @@ func (s *Sender) finish(r *record.Request, stream bool) {
 		r.TTFTNS, r.TTFONS, r.TTSTNS, r.ITLNS = 0, 0, 0, 0
 		r.SecondTokenNS = 0
 	}
+	return countErr
 }
+
+// countCheckBytes is the output length from which counting its tokens
+// watches the request's --timeout and cancellation: shorter texts are
+// counted in well under a millisecond.
+const countCheckBytes = 64 << 10
+
+// count counts the tokens of text with the run's counter. A long text is
+// counted with ContextCounter under ctx and the request's deadline, so
+// neither a timeout nor an interrupt waits for it; the error is then
+// ctx's, its cause errTimeout for the deadline. The counter gets text's
+// bytes without a copy (TokenCounter must not keep them).
+func (s *Sender) count(ctx context.Context, text []byte) (int, error) {
+	if len(text) == 0 {
+		return 0, nil
+	}
+	str := unsafe.String(&text[0], len(text))
+	cc := s.e.ctxCounter
+	if len(text) < countCheckBytes || cc == nil {
+		return s.e.cfg.Counter.Count(str), nil
+	}
+	if !s.deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadlineCause(ctx, s.deadline, errTimeout)
+		defer cancel()
+	}
+	n, err := cc.CountContext(ctx, str)
+	if err != nil && errors.Is(context.Cause(ctx), errTimeout) {
+		err = errCountTimeout
+	}
+	return n, err
+}
+
+var errCountTimeout = fmt.Errorf("request timed out (--timeout) while counting the output's tokens: %w", context.DeadlineExceeded)
 
 func (s *Sender) exportEvents(id uint64) {
 	for i, t := range s.evTime {
