@@ -320,3 +320,38 @@ func TestResponseCapsHTTP2(t *testing.T) {
 		})
 	}
 }
+
+// TestResponseCapsNDJSON: the caps hold for an NDJSON stream (a Wasm
+// adapter's framing), parsed live or deferred to the end (which keeps
+// every event's bytes until then): an endless line, endless events.
+func TestResponseCapsNDJSON(t *testing.T) {
+	const head = "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\n\r\n"
+	for _, c := range []struct {
+		name, head, body string
+	}{{"endless line", head + `{"t":"`, "a"}, {"endless events", head, `{"t":"a"}` + "\n"}} {
+		for _, deferred := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/deferred=%v", c.name, deferred), func(t *testing.T) {
+				srv := startEndless(t, c.head, c.body)
+				e := configured(t, srv.url(), func(cfg *Config) {
+					cfg.Adapter = ndjsonAdapter{deferred: deferred}
+					cfg.MaxResponseEvents, cfg.MaxEventBytes, cfg.MaxResponseBytes = 1000, 64<<10, 1<<20
+				})
+				b, _ := e.NewBuilder()
+				defer b.Close()
+				var p Prepared
+				if err := b.Build(&adapter.BuildInput{Flags: adapter.BuildStream, PromptText: "x"}, &p); err != nil {
+					t.Fatal(err)
+				}
+				s, _ := e.NewSender()
+				var r record.Request
+				s.Do(context.Background(), &p, &r)
+				if r.ErrorKind != record.ErrTooLarge {
+					t.Fatalf("kind %q (%s), want too_large; read %d bytes, %d events", r.ErrorKind, r.ErrorMessage, r.BytesReceived, r.Events)
+				}
+				if r.BytesReceived > 64<<10+2*DefaultReadBuffer+1000*10 || r.Events > 1000 || len(s.defRefs) > 1000 {
+					t.Errorf("read %d bytes, %d events, kept %d deferred", r.BytesReceived, r.Events, len(s.defRefs))
+				}
+			})
+		}
+	}
+}
