@@ -35,11 +35,14 @@ import (
 //
 // Until the server is known to keep connections after streams, a
 // connection rests after a streamed response before it is reused
-// (h1Pool.takeIdle): streamSettle while the verdict is open (h1Pool.get
-// waits for it), closedWindow for a probe's connection while it is
-// "closes" (streams dial meanwhile, as Connection: close makes them do
-// anyway). A close that follows the last chunk is then found by the idle
-// check instead of by a request.
+// (h1Pool.takeIdle): streamSettle while the verdict is open, closedWindow
+// for a probe's connection while it is "closes". Meanwhile requests dial
+// (only at the connection cap do they wait for a rest to end), and a
+// rested connection is checked in the background (h1Pool.checkRested): a
+// close that follows the last chunk is found there, and one still open is
+// evidence of keeping, so the verdict is reached about streamSettle after
+// the first stream ends, without a request written into a closing
+// connection and without a request waiting for it.
 //
 // It is safe for concurrent use. The per-request calls (askClose, and
 // kept on a server that keeps) are one or two atomic loads.
@@ -143,6 +146,10 @@ func (d *streamCloses) kept() {
 			"url", d.url)
 	}
 }
+
+// open reports whether the verdict is still open (neither "closes" nor
+// "keeps").
+func (d *streamCloses) open() bool { return d.verdict.Load() == closesUnknown }
 
 // closes reports whether the verdict is "closes after every stream".
 func (d *streamCloses) closes() bool { return d.verdict.Load() == closesYes }

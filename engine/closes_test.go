@@ -51,6 +51,30 @@ func TestOneResetKeepsConnections(t *testing.T) {
 		cfg.Dial = countingDial(&dials)
 	})
 	const senders, each, faulted = 6, 30, 70
+	// One stream per sender first, then the verdict on the server (it
+	// keeps connections): until then requests dial rather than wait for a
+	// rested connection, so the connections opened are counted from here.
+	var warm sync.WaitGroup
+	for i := range senders {
+		warm.Go(func() {
+			s, err := e.NewSender()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer s.Close()
+			r := record.Request{RequestID: uint64(1000 + i)}
+			if s.Do(context.Background(), prepared(t, e, true), &r); !r.OK() {
+				t.Errorf("warm-up stream: %s %s", r.ErrorKind, r.ErrorMessage)
+			}
+		})
+	}
+	warm.Wait()
+	waitVerdict(t, e)
+	if e.ClosesAfterStream() {
+		t.Fatal("the server keeps connections, the verdict says it closes them")
+	}
+	dials.Store(0)
 	recs := make([]record.Request, senders*each)
 	var wg sync.WaitGroup
 	var next atomic.Int32
@@ -103,10 +127,9 @@ func TestOneResetKeepsConnections(t *testing.T) {
 	if e.ClosesAfterStream() {
 		t.Error("one reset made the engine conclude the server closes after every stream")
 	}
-	// Each sender's connection, and one to replace the one the reset
-	// destroyed.
-	if n := dials.Load(); n > senders+1 {
-		t.Errorf("%d connections opened for %d senders", n, senders)
+	// One, to replace the connection the reset destroyed.
+	if n := dials.Load(); n > 1 {
+		t.Errorf("%d connections opened after the verdict for %d senders, want at most 1", n, senders)
 	}
 }
 
@@ -326,5 +349,77 @@ func TestClosesVerdictReverses(t *testing.T) {
 	}
 	if tail := srv.asked[len(srv.asked)-5:]; slices.Contains(tail, true) {
 		t.Errorf("the last streams still asked for Connection: close: %v", tail)
+	}
+}
+
+// TestOpenVerdictDials: while the close-after-stream verdict is open, a
+// request whose only idle connection is resting after a stream dials
+// another instead of waiting for the rest to end (a wait would be hidden
+// in its TTFT; a dial is recorded in connect_ns).
+func TestOpenVerdictDials(t *testing.T) {
+	srv := startSwitchServer(t, 0) // keeps every connection
+	e := configured(t, "http://"+srv.ln.Addr().String(), func(cfg *Config) {
+		cfg.AdapterConfig.Stream = true
+	})
+	e.closes.settle = time.Hour // the verdict stays open
+	s, _ := e.NewSender()
+	for i := range 2 {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		r := record.Request{RequestID: uint64(i)}
+		s.Do(ctx, prepared(t, e, true), &r)
+		cancel()
+		if !r.OK() {
+			t.Fatalf("request %d: %s %s", i, r.ErrorKind, r.ErrorMessage)
+		}
+		if r.ConnReused || r.ConnectNS <= 0 {
+			t.Errorf("request %d: reused %v, connect %d ns; want a new connection", i, r.ConnReused, r.ConnectNS)
+		}
+	}
+	if n := srv.conns.Load(); n != 2 {
+		t.Errorf("%d connections accepted, want 2", n)
+	}
+}
+
+// TestRestedCheckVerdict: the verdict is reached by checking a connection
+// that rested after a stream, without a second request: still open, the
+// server keeps connections; closed by the server after each of
+// closeEvidence streams, it closes them. No request fails either way.
+func TestRestedCheckVerdict(t *testing.T) {
+	for _, closing := range []bool{false, true} {
+		t.Run(fmt.Sprintf("closing=%v", closing), func(t *testing.T) {
+			srv := startSwitchServer(t, map[bool]int32{false: 0, true: 1 << 30}[closing])
+			e := configured(t, "http://"+srv.ln.Addr().String(), func(cfg *Config) {
+				cfg.AdapterConfig.Stream = true
+			})
+			e.closes.settle, e.closes.window = 2*time.Millisecond, time.Minute
+			s, _ := e.NewSender()
+			n := 1
+			if closing {
+				n = closeEvidence
+			}
+			for i := range n {
+				r := record.Request{RequestID: uint64(i)}
+				s.Do(context.Background(), prepared(t, e, true), &r)
+				if !r.OK() {
+					t.Fatalf("request %d: %s %s", i, r.ErrorKind, r.ErrorMessage)
+				}
+				// Each connection's check runs before the next request.
+				for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+					e.pool.mu.Lock()
+					idle := len(e.pool.idle)
+					e.pool.mu.Unlock()
+					if !e.closes.open() || (closing && idle == 0) || time.Now().After(deadline) {
+						break
+					}
+				}
+			}
+			waitVerdict(t, e)
+			if got := e.ClosesAfterStream(); got != closing {
+				t.Errorf("verdict closes = %v after %d streams, want %v", got, n, closing)
+			}
+			if got := srv.conns.Load(); got != int32(n) {
+				t.Errorf("%d connections for %d streams", got, n)
+			}
+		})
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -126,10 +127,13 @@ func (p *h1Pool) get(ctx context.Context, ph *dialPhases) (*h1Conn, bool, error)
 			p.discard(c)
 			continue
 		}
-		if wait > 0 {
-			// Every idle connection rests after a stream and the server
-			// is not known to close after streams: wait for the first
-			// rather than open another.
+		if wait > 0 && atMax {
+			// Every idle connection rests after a stream, the server is
+			// not known to close after streams, and no other may be
+			// opened: wait for the first. Below the cap a request dials
+			// instead (its connect time is recorded apart, in connect_ns,
+			// where a wait would hide in TTFT); the rests end for all
+			// within streamSettle of the first stream (checkRested).
 			p.mu.Unlock()
 			t := time.NewTimer(wait)
 			select {
@@ -223,7 +227,38 @@ func (p *h1Pool) put(c *h1Conn) {
 	}
 	p.idle = append(p.idle, c)
 	p.wakeOne()
+	check := c.lastStream && p.e.closes.open() // c is another's once unlocked
 	p.mu.Unlock()
+	if check {
+		time.AfterFunc(p.e.closes.settle, func() { p.checkRested(c) })
+	}
+}
+
+// checkRested settles the close-after-stream question without risking a
+// request: c, idle since a streamed response, has rested streamSettle.
+// Still open, the server kept it (evidence of keeping); closed by the
+// server, it is evidence of closing and leaves the pool. A connection
+// taken or closed meanwhile tells nothing here.
+func (p *h1Pool) checkRested(c *h1Conn) {
+	d := &p.e.closes
+	p.mu.Lock()
+	i := slices.Index(p.idle, c)
+	if i < 0 || p.closed || !d.open() {
+		p.mu.Unlock()
+		return
+	}
+	if c.alive() {
+		p.mu.Unlock()
+		d.kept()
+		return
+	}
+	p.idle = slices.Delete(p.idle, i, i+1)
+	fin := c.peekN == 0 && c.peekE == 0
+	p.mu.Unlock()
+	if fin {
+		d.closed() // a FIN soon after a complete stream
+	}
+	p.discard(c)
 }
 
 // discard closes c (nil: a dial that failed) and frees its place.

@@ -435,6 +435,11 @@ func TestH1TLS(t *testing.T) {
 	})
 	s, _ := e.NewSender()
 	for i := range 2 {
+		if i == 1 {
+			// A stream's connection is reused once the server is known
+			// to keep connections after streams (streamCloses).
+			waitVerdict(t, e)
+		}
 		var r record.Request
 		s.Do(context.Background(), prepared(t, e, true), &r)
 		if !r.OK() || r.ContentEvents != 3 {
@@ -448,6 +453,17 @@ func TestH1TLS(t *testing.T) {
 		}
 		if gap := r.SecondTokenNS - r.FirstTokenNS; gap < int64(time.Millisecond) {
 			t.Errorf("tokens 2 ms apart stamped %v apart", time.Duration(gap))
+		}
+	}
+}
+
+// waitVerdict waits until the engine has decided whether the server closes
+// connections after streams (the background check of a rested connection).
+func waitVerdict(t *testing.T, e *Engine) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); e.closes.open(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no close-after-stream verdict 10 s after a stream")
 		}
 	}
 }
