@@ -11,11 +11,12 @@ import (
 	"os"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/reprise-bench/reprise/internal/jsonx"
 )
 
 // JSON Lines: one JSON object per row, the keys the schema's column names
@@ -46,7 +47,7 @@ func newJSONLFile(f *os.File, schema *arrow.Schema) (*jsonlFile, error) {
 		if _, err := cellWriterFor(fd.Type, nil); err != nil {
 			return nil, fmt.Errorf("column %s: %w", fd.Name, err)
 		}
-		k := appendJSONString(nil, fd.Name)
+		k := jsonx.AppendString(nil, fd.Name)
 		if i > 0 {
 			k = append([]byte{','}, k...)
 		}
@@ -134,7 +135,7 @@ func cellWriterFor(t arrow.DataType, a arrow.Array) (cellWriter, error) {
 		return func(b []byte, i int) []byte { return strconv.AppendBool(b, v.Value(i)) }, nil
 	case arrow.STRING:
 		s, _ := a.(*array.String)
-		return func(b []byte, i int) []byte { return appendJSONString(b, s.Value(i)) }, nil
+		return func(b []byte, i int) []byte { return jsonx.AppendString(b, s.Value(i)) }, nil
 	case arrow.TIMESTAMP:
 		if t.(*arrow.TimestampType).Unit != arrow.Nanosecond {
 			break
@@ -155,7 +156,7 @@ func cellWriterFor(t arrow.DataType, a arrow.Array) (cellWriter, error) {
 			return nil, nil
 		}
 		vals := d.Dictionary().(*array.String)
-		return func(b []byte, i int) []byte { return appendJSONString(b, vals.Value(d.GetValueIndex(i))) }, nil
+		return func(b []byte, i int) []byte { return jsonx.AppendString(b, vals.Value(d.GetValueIndex(i))) }, nil
 	}
 	return nil, fmt.Errorf("type %s cannot be written as JSON Lines", t)
 }
@@ -175,36 +176,6 @@ func appendJSONFloat(b []byte, v float64) []byte {
 		return append(b, `"-Inf"`...)
 	}
 	return strconv.AppendFloat(b, v, 'g', -1, 64)
-}
-
-// appendJSONString appends s as a JSON string. Invalid UTF-8 becomes
-// U+FFFD, as encoding/json writes it.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c < 0x20:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+n]...)
-		}
-		i += n
-	}
-	return append(b, '"')
 }
 
 // tableSchemas are the schemas of the tables a JSON Lines file may hold,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/internal/jsonx"
 	"github.com/reprise-bench/reprise/internal/record"
 )
 
@@ -122,7 +123,7 @@ func splice(body []byte, holes []adapter.Hole, in *adapter.BuildInput) ([]byte, 
 		last = h.Offset
 		switch h.Kind {
 		case adapter.HolePromptText:
-			out = appendJSONEscaped(out, in.PromptText)
+			out = jsonx.AppendContents(out, in.PromptText)
 		case adapter.HolePromptTokens:
 			out = append(out, '[')
 			for i, id := range in.PromptTokens {
@@ -138,7 +139,7 @@ func splice(body []byte, holes []adapter.Hole, in *adapter.BuildInput) ([]byte, 
 				break
 			}
 			out = append(out, `[{"role":"user","content":"`...)
-			out = appendJSONEscaped(out, in.PromptText)
+			out = jsonx.AppendContents(out, in.PromptText)
 			out = append(out, `"}]`...)
 		default:
 			return nil, fmt.Errorf("adapter hole kind %d unknown", h.Kind)
@@ -155,35 +156,12 @@ func appendMessages(dst []byte, msgs []adapter.Message) []byte {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"role":"`...)
-		dst = appendJSONEscaped(dst, m.Role)
+		dst = jsonx.AppendContents(dst, m.Role)
 		dst = append(dst, `","content":"`...)
-		dst = appendJSONEscaped(dst, m.Content)
+		dst = jsonx.AppendContents(dst, m.Content)
 		dst = append(dst, `"}`...)
 	}
 	return append(dst, ']')
-}
-
-// appendJSONEscaped appends s as JSON string contents (no quotes).
-func appendJSONEscaped(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c == '\n':
-			dst = append(dst, '\\', 'n')
-		case c == '\r':
-			dst = append(dst, '\\', 'r')
-		case c == '\t':
-			dst = append(dst, '\\', 't')
-		case c < 0x20:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-		default:
-			dst = append(dst, c)
-		}
-	}
-	return dst
 }
 
 // h1Head renders the request line and headers for reprise's HTTP/1.1

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/reprise-bench/reprise/internal/jsonx"
 )
 
 // Writer writes Rows as Mooncake or Bailian JSONL, the formats reprise
@@ -75,7 +76,7 @@ func (w *Writer) Write(row *Row) error {
 		b = strconv.AppendInt(b, int64(row.OutputTokens), 10)
 		if row.Kind != "" {
 			b = append(b, `, "type": `...)
-			b = appendJSONString(b, row.Kind)
+			b = jsonx.AppendString(b, row.Kind)
 		}
 		b = append(b, `, "turn": `...)
 		b = strconv.AppendInt(b, int64(row.Turn)+1, 10)
@@ -112,7 +113,7 @@ func (w *Writer) Write(row *Row) error {
 		}
 		if row.SessionID != "" {
 			key("session_id")
-			b = appendJSONString(b, row.SessionID)
+			b = jsonx.AppendString(b, row.SessionID)
 		}
 		if row.InputTokens > 0 {
 			key("input_length")
@@ -193,34 +194,4 @@ func rawMembers(raw []byte) []byte {
 		return nil
 	}
 	return inner
-}
-
-// appendJSONString appends s as a JSON string: quotes, backslashes and
-// control characters escaped, invalid UTF-8 replaced by U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c < 0x20:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+n]...)
-		}
-		i += n
-	}
-	return append(b, '"')
 }

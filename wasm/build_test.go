@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/internal/jsonx"
 	"github.com/reprise-bench/reprise/wasm"
 )
 
@@ -18,10 +19,7 @@ import (
 func splice(r *adapter.HTTPRequest, text string, tokens []int) []byte {
 	var out []byte
 	last := 0
-	esc := func(s string) []byte {
-		b, _ := json.Marshal(s)
-		return b[1 : len(b)-1]
-	}
+	esc := func(s string) []byte { return jsonx.AppendContents(nil, s) } // as the engine splices
 	for _, h := range r.Holes {
 		out = append(out, r.Body[last:h.Offset]...)
 		last = h.Offset

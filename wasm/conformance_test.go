@@ -81,7 +81,7 @@ func TestConformanceOpenAIChat(t *testing.T) {
 // prompt hole) for rows with and without their own content.
 func TestConformanceOpenAIChatBuild(t *testing.T) {
 	a := load(t, "openai-chat")
-	cfg := &adapter.Config{Model: "m\"x", Stream: true, IgnoreEOS: true, IncludeUsage: true, ExtraBody: []byte(`{"temperature": 0.5, "top_p":1}`)}
+	cfg := &adapter.Config{Model: "m\"x\b\u2028", Stream: true, IgnoreEOS: true, IncludeUsage: true, ExtraBody: []byte(`{"temperature": 0.5, "top_p":1}`)}
 	guest, err := a.Instantiate(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -91,12 +91,13 @@ func TestConformanceOpenAIChatBuild(t *testing.T) {
 	for i, raw := range []string{
 		``,
 		`{"text_input":"hi \u00e9 there"}`,
+		`{"text_input":"\b\f \u2028\u2029 <&> \ud800"}`, // what JSON escapers disagree on
 		`{"messages":[{"role":"system","content":"s"},{"role":"user","content":"u"}],"tools":[{"type":"function"}]}`,
 		`{"extra":{"seed":7}}`,
 		`{"payload":{"model":"x","prompt":"verbatim"}}`,
 	} {
 		for _, flags := range []adapter.BuildFlags{adapter.BuildStream, 0} {
-			bi := &adapter.BuildInput{Flags: flags, MaxTokens: 32, PromptText: "synth \"prompt\"\t\x01", Raw: []byte(raw)}
+			bi := &adapter.BuildInput{Flags: flags, MaxTokens: 32, PromptText: "synth \"prompt\"\t\x01\b\f\u2028 <&> \xff", Raw: []byte(raw)}
 			var w, g adapter.HTTPRequest
 			if err := native.Build(bi, &w); err != nil {
 				t.Fatal(err)

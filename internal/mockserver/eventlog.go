@@ -4,6 +4,8 @@ import (
 	"io"
 	"strconv"
 	"sync"
+
+	"github.com/reprise-bench/reprise/internal/jsonx"
 )
 
 // EventLogVersion is the version of the JSONL oracle log format
@@ -162,21 +164,21 @@ func appendLogLine(b []byte, r *RequestLog) []byte {
 	b = append(b, `,"seq":`...)
 	b = strconv.AppendUint(b, r.Seq, 10)
 	b = append(b, `,"request_id":`...)
-	b = appendJSONString(b, r.ClientRequestID)
+	b = jsonx.AppendString(b, r.ClientRequestID)
 	b = append(b, `,"response_id":`...)
-	b = appendJSONString(b, r.ResponseID)
+	b = jsonx.AppendString(b, r.ResponseID)
 	b = append(b, `,"endpoint":`...)
-	b = appendJSONString(b, r.Endpoint)
+	b = jsonx.AppendString(b, r.Endpoint)
 	b = append(b, `,"stream":`...)
 	b = strconv.AppendBool(b, r.Stream)
 	b = append(b, `,"status":`...)
 	b = strconv.AppendInt(b, int64(r.Status), 10)
 	b = append(b, `,"fault":`...)
-	b = appendJSONString(b, r.Fault)
+	b = jsonx.AppendString(b, r.Fault)
 	b = append(b, `,"error":`...)
-	b = appendJSONString(b, r.Error)
+	b = jsonx.AppendString(b, r.Error)
 	b = append(b, `,"finish_reason":`...)
-	b = appendJSONString(b, r.FinishReason)
+	b = jsonx.AppendString(b, r.FinishReason)
 	for _, f := range [...]struct {
 		k string
 		v int64

@@ -4,7 +4,8 @@ package mockserver
 
 import (
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/reprise-bench/reprise/internal/jsonx"
 )
 
 // fillers are the output tokens: cheap, deterministic, JSON-safe words,
@@ -51,7 +52,7 @@ func (r *renderer) init(llama, chat bool, id, model string, created int64) {
 		r.head = append(r.head, `data: {"id":"`...)
 		r.head = append(r.head, id...)
 		r.head = append(r.head, `","model":"`...)
-		r.head = appendJSONText(r.head, model)
+		r.head = jsonx.AppendContents(r.head, model)
 		r.head = append(r.head, `","object":"`...)
 		r.head = append(r.head, object...)
 		r.head = append(r.head, `","created":`...)
@@ -67,7 +68,7 @@ func (r *renderer) init(llama, chat bool, id, model string, created int64) {
 		r.tail = append(r.tail, '"')
 	}
 	r.tail = append(r.tail, `,"model":"`...)
-	r.tail = appendJSONText(r.tail, model)
+	r.tail = jsonx.AppendContents(r.tail, model)
 	r.tail = append(r.tail, `","system_fingerprint":"`+llamaFingerprint+`","object":"`...)
 	r.tail = append(r.tail, object...)
 	r.tail = append(r.tail, '"')
@@ -313,7 +314,7 @@ func (r *renderer) body(b []byte, model string, created int64, choices []choiceT
 		b = append(b, `],"created":`...)
 		b = strconv.AppendInt(b, created, 10)
 		b = append(b, `,"model":"`...)
-		b = appendJSONText(b, model)
+		b = jsonx.AppendContents(b, model)
 		b = append(b, `","system_fingerprint":"`+llamaFingerprint+`","object":"`...)
 		if r.chat {
 			b = append(b, "chat.completion"...)
@@ -331,7 +332,7 @@ func (r *renderer) body(b []byte, model string, created int64, choices []choiceT
 	b = append(b, `{"id":"`...)
 	b = append(b, r.id...)
 	b = append(b, `","model":"`...)
-	b = appendJSONText(b, model)
+	b = jsonx.AppendContents(b, model)
 	if r.chat {
 		b = append(b, `","object":"chat.completion","created":`...)
 	} else {
@@ -385,13 +386,13 @@ func appendErrorBody(b []byte, llama bool, status int, msg, typ string) []byte {
 		b = append(b, `{"error":{"code":`...)
 		b = strconv.AppendInt(b, int64(status), 10)
 		b = append(b, `,"message":"`...)
-		b = appendJSONText(b, msg)
+		b = jsonx.AppendContents(b, msg)
 		b = append(b, `","type":"`...)
 		b = append(b, typ...)
 		return append(b, `"}}`...)
 	}
 	b = append(b, `{"error":{"message":"`...)
-	b = appendJSONText(b, msg)
+	b = jsonx.AppendContents(b, msg)
 	b = append(b, `","type":"`...)
 	b = append(b, typ...)
 	b = append(b, `","param":null,"code":`...)
@@ -431,46 +432,4 @@ func errorType(llama bool, status int) string {
 		return "ServiceUnavailableError"
 	}
 	return "InternalServerError"
-}
-
-// appendJSONText appends s escaped for the inside of a JSON string.
-// Invalid UTF-8 becomes U+FFFD.
-func appendJSONText(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c < 0x20:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+n]...)
-		}
-		i += n
-	}
-	return b
-}
-
-// appendJSONString appends s as a quoted JSON string.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	b = appendJSONText(b, s)
-	return append(b, '"')
 }

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/reprise-bench/reprise/internal/jsonx"
 )
 
 // Server is a running mock server. Its methods are safe for concurrent use.
@@ -798,7 +800,7 @@ func (s *Server) writeError(st *reqState, w http.ResponseWriter, status int, msg
 
 func (s *Server) writeLlamaContextError(st *reqState, w http.ResponseWriter, msg string, prompt int) {
 	b := append(st.buf[:0], `{"error":{"code":400,"message":"`...)
-	b = appendJSONText(b, msg)
+	b = jsonx.AppendContents(b, msg)
 	b = append(b, `","type":"exceed_context_size_error","n_prompt_tokens":`...)
 	b = strconv.AppendInt(b, int64(prompt), 10)
 	b = append(b, `,"n_ctx":`...)

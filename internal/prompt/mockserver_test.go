@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reprise-bench/reprise/internal/jsonx"
 	"github.com/reprise-bench/reprise/internal/mockserver"
 	"github.com/reprise-bench/reprise/internal/tokenizer"
 	"github.com/reprise-bench/reprise/trace"
@@ -64,7 +65,7 @@ func replayAgainstMock(t *testing.T, tok tokenizer.Tokenizer, rows []trace.Row) 
 			t.Fatal(err)
 		}
 		body = append(body[:0], `{"model":"`+mockserver.DefaultModel+`","max_tokens":1,"prompt":`...)
-		body = AppendJSONString(body, p.Text)
+		body = jsonx.AppendString(body, p.Text)
 		body = append(body, '}')
 		promptTokens, cached, err := post(client, srv.URL()+"/v1/completions", body)
 		if err != nil {

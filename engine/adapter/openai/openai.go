@@ -15,9 +15,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/internal/jsonx"
 )
 
 // Endpoint selects the API shape.
@@ -113,7 +113,7 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 		return nil
 	}
 	body := append(out.Body, `{"model":`...)
-	body = appendString(body, in.cfg.Model)
+	body = jsonx.AppendString(body, in.cfg.Model)
 	history := b.Flags&adapter.BuildHistory != 0 && len(b.Messages) > 0
 	switch {
 	case in.ep == Chat && history:
@@ -124,9 +124,9 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 				body = append(body, ',')
 			}
 			body = append(body, `{"role":`...)
-			body = appendString(body, m.Role)
+			body = jsonx.AppendString(body, m.Role)
 			body = append(body, `,"content":`...)
-			body = appendString(body, m.Content)
+			body = jsonx.AppendString(body, m.Content)
 			body = append(body, '}')
 		}
 		body = append(body, ']')
@@ -138,7 +138,7 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 		if isSet(raw.TextInput) {
 			body = appendTextInput(body, raw.TextInput)
 		} else {
-			body = appendEscaped(body, b.PromptText)
+			body = jsonx.AppendContents(body, b.PromptText)
 		}
 		body = append(body, `"}]`...)
 	case isSet(raw.TextInput) && !history:
@@ -156,7 +156,7 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 		body = append(body, ']')
 	default:
 		body = append(body, `,"prompt":"`...)
-		body = appendEscaped(body, b.PromptText)
+		body = jsonx.AppendContents(body, b.PromptText)
 		body = append(body, '"')
 	}
 	if in.ep == Chat && isSet(raw.Tools) {
@@ -205,9 +205,9 @@ func isSet(r json.RawMessage) bool {
 func appendTextInput(dst []byte, v json.RawMessage) []byte {
 	var s string
 	if json.Unmarshal(v, &s) == nil {
-		return appendEscaped(dst, s)
+		return jsonx.AppendContents(dst, s)
 	}
-	return appendEscaped(dst, string(v))
+	return jsonx.AppendContents(dst, string(v))
 }
 
 // appendMembers appends the members of a JSON object as ",members".
@@ -222,62 +222,6 @@ func appendMembers(dst []byte, obj json.RawMessage) []byte {
 	}
 	dst = append(dst, ',')
 	return append(dst, inner...)
-}
-
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	dst = appendEscaped(dst, s)
-	return append(dst, '"')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendEscaped appends s as JSON string contents (no quotes). Invalid
-// UTF-8 becomes U+FFFD.
-func appendEscaped(dst []byte, s string) []byte {
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	return append(dst, s[start:]...)
 }
 
 // Open implements adapter.Instance.

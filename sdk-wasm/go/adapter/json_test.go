@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 	"unicode/utf8"
@@ -66,4 +67,24 @@ func containsRune(s string, r rune) bool {
 		}
 	}
 	return false
+}
+
+// FuzzAppendQuoted checks AppendQuoted against encoding/json without HTML
+// escaping, the escaping of reprise's host.
+func FuzzAppendQuoted(f *testing.F) {
+	for _, s := range []string{"", "a\"b\\c", "\x00\b\f\n\r\t\x1f\x7f", "\u2028\u2029", "bad \xff \xe2\x82", "<&>", "é日🎉"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		want := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+		if got := AppendQuoted(nil, s); !bytes.Equal(got, want) {
+			t.Fatalf("AppendQuoted(%q) = %s, encoding/json writes %s", s, got, want)
+		}
+	})
 }

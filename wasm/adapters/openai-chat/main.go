@@ -141,9 +141,10 @@ func appendTextInput(w *adapter.RequestWriter, v []byte) {
 
 const hexDigits = "0123456789abcdef"
 
-// appendEscaped mirrors the native adapter's escaping: control characters,
-// quotes and backslashes escaped, invalid UTF-8 as \ufffd, U+2028/U+2029
-// escaped.
+// appendEscaped mirrors the native adapter's escaping (reprise's
+// internal/jsonx, which is encoding/json's without HTML escaping): control
+// characters, quotes and backslashes escaped, invalid UTF-8 as \ufffd,
+// U+2028/U+2029 escaped.
 func appendEscaped(dst, s []byte) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -151,6 +152,10 @@ func appendEscaped(dst, s []byte) []byte {
 			switch {
 			case c == '"' || c == '\\':
 				dst = append(dst, '\\', c)
+			case c == '\b':
+				dst = append(dst, '\\', 'b')
+			case c == '\f':
+				dst = append(dst, '\\', 'f')
 			case c == '\n':
 				dst = append(dst, '\\', 'n')
 			case c == '\r':
