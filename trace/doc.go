@@ -14,6 +14,8 @@
 // returns them stably sorted by arrival. gzip and zstd input is
 // decompressed transparently. Row errors are [*ParseError] values; with
 // [Options.SkipInvalid] they become counted warnings in [ReadStats].
+// [Options.Context] stops every read once it is done, and
+// [Options.MaxRows] ends a read after that many rows.
 //
 // A trace too large to hold is validated by [Scan], which reports what
 // ReadAll would and keeps nothing, and read again during a run through a

@@ -181,3 +181,22 @@ func TestMaxInputTokens(t *testing.T) {
 		t.Error("a negative MaxInputTokens is accepted")
 	}
 }
+
+// MaxRows ends a read after that many kept rows, without reading the
+// lines after them (here a broken one), so a replay from a pipe can stop
+// at its request count.
+func TestMaxRows(t *testing.T) {
+	content := `{"timestamp": 0, "input_length": 3, "output_length": 1}
+{"timestamp": "x", "input_length": 3, "output_length": 1}
+{"timestamp": 1, "input_length": 3, "output_length": 1}
+{"timestamp": 2, "input_length": 3, "output_length": 1}
+not json
+`
+	rows, errs, st, err := readRows(t, content, Options{MaxRows: 2, SkipInvalid: true})
+	if err != nil || len(errs) > 0 || len(rows) != 2 || rows[1].Line != 3 || st.Kept != 2 || st.DroppedInvalid != 1 {
+		t.Errorf("rows %+v, errors %v, stats %+v, err %v; want lines 1 and 3", rows, errs, st, err)
+	}
+	if _, err := NewReader("t.jsonl", strings.NewReader(content), Options{MaxRows: -1}); err == nil {
+		t.Error("a negative MaxRows is accepted")
+	}
+}

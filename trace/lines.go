@@ -35,14 +35,21 @@ type lineReader struct {
 	cur     []byte // the line last returned
 	replay  bool   // return cur again on the next call
 	eof     bool
-	ioErr   error  // sticky read error (not io.EOF)
-	codec   string // "gzip" or "zstd" when br reads a decompressor, for messages
+	ioErr   error        // sticky read error (not io.EOF)
+	codec   string       // "gzip" or "zstd" when br reads a decompressor, for messages
+	stop    func() error // why reading stopped (Reader.stopped); nil: never
 }
 
 // readErr is the sticky error for a failed read: ErrRead, and for a
 // compressed stream that ends early, which one and what was read (the
 // caller's ParseError names the line reading stopped on).
 func (l *lineReader) readErr(err error) error {
+	if l.stop != nil {
+		// A decompressor may have wrapped the stop error: report it as is.
+		if serr := l.stop(); serr != nil {
+			return serr
+		}
+	}
 	if l.codec != "" && errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("%w: the %s stream is cut short on this line (the lines before it were read whole): %w", ErrRead, l.codec, err)
 	}

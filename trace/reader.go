@@ -3,6 +3,7 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -51,9 +52,18 @@ type Options struct {
 	// would send it without max_tokens, a request that with ignore_eos
 	// never ends. A Mooncake payload row needs none: it is sent as written.
 	RequireOutput bool
+	// MaxRows, when positive, ends the read after that many kept rows:
+	// Next then returns io.EOF without reading another line (ReadAll,
+	// Scan and a Window stop there too). 0 reads every row.
+	MaxRows int64
 	// Log receives warnings (the first few skipped rows, out-of-order
 	// rows); nil discards them.
 	Log *slog.Logger
+	// Context, when set, stops reading once it is done: NewReader, Next
+	// (and ReadAll, Scan) return an error wrapping its Err as soon as
+	// they next read, whatever they are doing (skipping blank lines,
+	// decompressing). nil never stops.
+	Context context.Context
 }
 
 // DefaultMaxInputTokens is the input length cap of [Options]: 2²⁴
@@ -113,6 +123,7 @@ type Reader struct {
 	maxInput int  // Options.MaxInputTokens in effect
 	payload  bool // the row just decoded is a Mooncake payload row
 
+	quit       <-chan struct{} // closed when the Window reading r closes
 	closers    []func() error
 	compressed bool // gzip or zstd: the file size says nothing of the rows
 	lr         lineReader
@@ -186,6 +197,9 @@ func (r *Reader) init(src io.Reader) error {
 	if opts.BlockSize < 0 {
 		return r.fileErr(0, "", fmt.Errorf("block size %d is negative; use 0 for the format's default", opts.BlockSize))
 	}
+	if opts.MaxRows < 0 {
+		return r.fileErr(0, "", fmt.Errorf("row limit %d is negative; use 0 to read every row", opts.MaxRows))
+	}
 	if opts.MaxInputTokens < 0 || opts.MaxInputTokens > maxTokens {
 		return r.fileErr(0, "", fmt.Errorf("input length cap %d is out of range; want 1 to %d tokens, or 0 for the default", opts.MaxInputTokens, maxTokens))
 	}
@@ -196,7 +210,7 @@ func (r *Reader) init(src io.Reader) error {
 	if r.maxInput == 0 {
 		r.maxInput = DefaultMaxInputTokens
 	}
-	br := bufio.NewReaderSize(src, readBufSize)
+	br := bufio.NewReaderSize(stopReader{src, r.stopped}, readBufSize)
 	magic, _ := br.Peek(4)
 	codec := ""
 	switch {
@@ -210,7 +224,7 @@ func (r *Reader) init(src io.Reader) error {
 		}
 		r.closers = append(r.closers, gz.Close)
 		r.compressed, codec = true, "gzip"
-		br = bufio.NewReaderSize(gz, readBufSize)
+		br = bufio.NewReaderSize(stopReader{gz, r.stopped}, readBufSize)
 	case len(magic) == 4 && bytes.Equal(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
 		zr, err := zstd.NewReader(br,
 			zstd.WithDecoderConcurrency(1),
@@ -221,12 +235,12 @@ func (r *Reader) init(src io.Reader) error {
 		}
 		r.closers = append(r.closers, func() error { zr.Close(); return nil })
 		r.compressed, codec = true, "zstd"
-		br = bufio.NewReaderSize(zr, readBufSize)
+		br = bufio.NewReaderSize(stopReader{zr, r.stopped}, readBufSize)
 	}
 	if bom, _ := br.Peek(3); bytes.Equal(bom, []byte{0xef, 0xbb, 0xbf}) {
 		br.Discard(3)
 	}
-	r.lr = lineReader{br: br, maxLine: DefaultMaxLineBytes, codec: codec}
+	r.lr = lineReader{br: br, maxLine: DefaultMaxLineBytes, codec: codec, stop: r.stopped}
 
 	// First non-blank line: LFS pointer check, detection, CSV header.
 	var first []byte
@@ -284,6 +298,36 @@ func (r *Reader) init(src io.Reader) error {
 		r.dec, err = newCSVDecoder(r)
 	}
 	return err
+}
+
+// stopped returns why reading must stop (Options.Context is done, or the
+// Window that opened the Reader was closed), or nil.
+func (r *Reader) stopped() error {
+	select {
+	case <-r.quit: // nil unless a Window reads: never ready
+		return errWindowClosed
+	default:
+	}
+	if ctx := r.opts.Context; ctx != nil && ctx.Err() != nil {
+		return fmt.Errorf("reading stopped: %w", ctx.Err())
+	}
+	return nil
+}
+
+// stopReader checks stop before every read of r: each layer of a Reader
+// (the source, the decompressed stream) reads through one, so every loop
+// that reads (skipping blank lines, decompressing) stops within one
+// buffer's worth of data once stop reports an error.
+type stopReader struct {
+	r    io.Reader
+	stop func() error
+}
+
+func (s stopReader) Read(p []byte) (int, error) {
+	if err := s.stop(); err != nil {
+		return 0, err
+	}
+	return s.r.Read(p)
 }
 
 // zstdMaxWindow lets the zstd decoder read files compressed with
@@ -414,6 +458,9 @@ func (r *Reader) Err() error { return r.err }
 func (r *Reader) Next(row *Row) error {
 	if r.err != nil {
 		return r.err
+	}
+	if r.opts.MaxRows > 0 && r.stats.Kept >= r.opts.MaxRows {
+		return io.EOF
 	}
 	for {
 		err := r.dec.next(row)

@@ -243,6 +243,9 @@ func (w *Window) Close() error {
 // errChanged reports a trace that ended early on a later pass.
 var errChanged = errors.New("the trace changed since it was validated")
 
+// errWindowClosed stops the reader of a Window that was closed.
+var errWindowClosed = errors.New("the window was closed")
+
 // run is the reader goroutine.
 func (w *Window) run() {
 	defer close(w.done)
@@ -256,11 +259,16 @@ func (w *Window) run() {
 			w.fail(fmt.Errorf("read the trace again: %w", err))
 			return
 		}
+		r.quit = w.quit // Close stops the reader wherever it is
 		idx := int64(0)
 		for idx < last {
 			err := r.Next(&row)
 			if errors.Is(err, io.EOF) {
 				break
+			}
+			if errors.Is(err, errWindowClosed) {
+				r.Close()
+				return
 			}
 			if err != nil {
 				r.Close()
