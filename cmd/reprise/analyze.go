@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/spool"
 	"github.com/reprise-bench/reprise/trace"
 	"github.com/reprise-bench/reprise/trace/analyze"
 )
@@ -23,6 +24,7 @@ type analyzeTraceConfig struct {
 	Format      string
 	BlockSize   int
 	MaxInput    int
+	StdinSpool  int
 	CacheSizes  string
 	JSON        bool
 	Output      string
@@ -55,12 +57,16 @@ func (c analyzeTraceConfig) Validate() (analyze.FileConfig, error) {
 	if c.MaxInput < 1 {
 		errs = append(errs, fmt.Errorf("--max-input-tokens %d: want a positive number of tokens", c.MaxInput))
 	}
+	if c.StdinSpool < 1 {
+		errs = append(errs, fmt.Errorf("--stdin-spool-mib %d: want a positive number of MiB", c.StdinSpool))
+	}
 	sizes, err := analyze.ParseCacheSizes(c.CacheSizes)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("--cache-sizes: %w", err))
 	}
 	cfg := analyze.FileConfig{
-		Analyzer: analyze.Config{BlockSize: c.BlockSize, CacheSizes: sizes},
+		StdinSpool: int64(c.StdinSpool) << 20,
+		Analyzer:   analyze.Config{BlockSize: c.BlockSize, CacheSizes: sizes},
 		Trace: trace.Options{
 			Format: f, BlockSize: c.BlockSize, MaxInputTokens: c.MaxInput, Strict: c.Strict, SkipInvalid: c.SkipInvalid,
 			DropFailed: c.DropFailed, ModelFilter: c.ModelFilter,
@@ -103,6 +109,7 @@ func analyzeTraceCommand(a *app) *cli.Command {
 			&cli.StringFlag{Name: "format", Usage: "trace `FORMAT`: " + strings.Join(trace.FormatNames(), ", ") + " (default: detect from the content)", Sources: envVars("trace-format")},
 			&cli.IntFlag{Name: "block-size", HideDefault: true, Usage: "`TOKENS` per hash id (default: the format's, 512 Mooncake, 16 Bailian)", Sources: envVars("block-size")},
 			&cli.IntFlag{Name: "max-input-tokens", Value: trace.DefaultMaxInputTokens, Usage: "refuse a row of more than `N` input tokens (the default, 2^24, is above any model's context window)", Sources: envVars("max-input-tokens")},
+			stdinSpoolFlag("for a second pass when it is not in time order (a larger one in time order is analysed as it streams)"),
 			&cli.StringFlag{Name: "cache-sizes", Value: "1M,3M,10M,50M", Usage: "LRU capacities in `TOKENS`, comma-separated, K/M/G = 10³/10⁶/10⁹ (empty = none)", Sources: envVars("cache-sizes")},
 			&cli.BoolFlag{Name: "json", Usage: "write the JSON document (schema reprise.analyze/v1) instead of tables", Sources: envVars("json")},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to `FILE` instead of stdout", Sources: envVars("output")},
@@ -117,6 +124,7 @@ func analyzeTraceCommand(a *app) *cli.Command {
 				Format:      cmd.String("format"),
 				BlockSize:   cmd.Int("block-size"),
 				MaxInput:    cmd.Int("max-input-tokens"),
+				StdinSpool:  cmd.Int("stdin-spool-mib"),
 				CacheSizes:  cmd.String("cache-sizes"),
 				JSON:        cmd.Bool("json"),
 				Output:      cmd.String("output"),
@@ -161,6 +169,10 @@ func traceError(err error, formatFlag string, canSkip bool) error {
 // false when err is not about the trace file.
 func traceHint(err error, formatFlag string, canSkip bool) (hint string, ok bool) {
 	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return "", false // interrupted: nothing is wrong with the trace
+	case errors.Is(err, spool.ErrFull):
+		return "", true // the message says what to do
 	case errors.Is(err, fs.ErrNotExist):
 		return "check the path; use - to read standard input", true
 	case errors.Is(err, trace.ErrLFSPointer):
@@ -193,6 +205,20 @@ func traceHint(err error, formatFlag string, canSkip bool) (hint string, ok bool
 		return "fix the row", true
 	}
 	return "", false
+}
+
+// stdinSpoolFlag is --stdin-spool-mib of the commands that read a trace
+// from standard input; why says what the copy is for.
+func stdinSpoolFlag(why string) *cli.IntFlag {
+	return &cli.IntFlag{Name: "stdin-spool-mib", Value: spool.DefaultMax >> 20, Sources: envVars("stdin-spool-mib"),
+		Usage: "keep at most `MIB` of a trace read from standard input (-) in a temporary file, " + why +
+			"; the file has no name, so nothing is left behind, and it is in $TMPDIR (memory on a tmpfs)"}
+}
+
+// withCategory sets f's help category.
+func withCategory(f *cli.IntFlag, category string) *cli.IntFlag {
+	f.Category = category
+	return f
 }
 
 // writeReport writes through fn to stdout, or to path when it is set and

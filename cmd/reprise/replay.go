@@ -31,6 +31,7 @@ import (
 	"github.com/reprise-bench/reprise/internal/hostinfo"
 	"github.com/reprise-bench/reprise/internal/prio"
 	"github.com/reprise-bench/reprise/internal/prompt"
+	"github.com/reprise-bench/reprise/internal/spool"
 	"github.com/reprise-bench/reprise/internal/tokenizer"
 	"github.com/reprise-bench/reprise/replay"
 	"github.com/reprise-bench/reprise/trace"
@@ -96,6 +97,7 @@ type replayConfig struct {
 	TraceFormat         string
 	BlockSize           int
 	MaxInputTokens      int
+	StdinSpoolMiB       int
 	SkipInvalid         bool
 	DropFailed          bool
 	ModelFilter         string
@@ -132,8 +134,11 @@ type replayPlan struct {
 	url      string
 	userInfo bool
 	// digest is the trace's sha256 and size, from its first read (nil
-	// without a trace).
+	// without a trace, or when standard input was not read to its end).
 	digest *traceDigest
+	// spool is the copy of a trace read from standard input, which the
+	// run reads again (nil otherwise); close releases it.
+	spool *spool.Spool
 	// preflight is the manifest's timer preflight (runReplay).
 	preflight map[string]any
 }
@@ -141,11 +146,19 @@ type replayPlan struct {
 var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 // validate reports every problem of the command line and of the trace at
-// once, before anything is sent.
-func (c *replayConfig) validate(a *app) (*replayPlan, error) {
+// once, before anything is sent. Reading the trace stops when ctx is done.
+// On success the caller closes the plan (rp.close); on error nothing is
+// left open.
+func (c *replayConfig) validate(ctx context.Context, a *app) (rp *replayPlan, err error) {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	rp := &replayPlan{}
+	rp = &replayPlan{}
+	opened := rp // rp is nil once an error is returned
+	defer func() {
+		if err != nil {
+			opened.close()
+		}
+	}()
 	if len(c.Args) > 1 {
 		bad("want at most one TRACE, got %d: %s", len(c.Args), strings.Join(c.Args, " "))
 	}
@@ -317,6 +330,9 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 	if c.MaxInputTokens < 1 {
 		bad("--max-input-tokens %d: want a positive number of tokens", c.MaxInputTokens)
 	}
+	if c.StdinSpoolMiB < 1 {
+		bad("--stdin-spool-mib %d: want a positive number of MiB", c.StdinSpoolMiB)
+	}
 	pcfg := prompt.NewConfig()
 	// Blocks are cheap to regenerate (a few ns per token); a smaller cache
 	// keeps a long-prompt replay within a few hundred MB.
@@ -344,40 +360,25 @@ func (c *replayConfig) validate(a *app) (*replayPlan, error) {
 		// under ignore_eos never ends: refused unless --osl gives one.
 		opts := trace.Options{Format: tf, BlockSize: c.BlockSize, SkipInvalid: c.SkipInvalid, DropFailed: c.DropFailed,
 			ModelFilter: c.ModelFilter, MaxInputTokens: c.MaxInputTokens, DefaultOutputTokens: int(c.OSL),
-			RequireOutput: c.MaxTokensFromTrace, Log: a.log}
-		if rp.tracePath == "-" {
-			// Standard input can be read once only: detect, read and
-			// sort in one pass.
-			rp.loadNote = "standard input can be read only once"
-			rp.digest = newTraceDigest()
-			in := newDigestReader(a.stdin, rp.digest)
-			rp.rows, rp.stats, rp.format, err = readTraceFrom("-", in, opts)
-			if err == nil {
-				err = in.drain()
-			}
-			if err != nil {
+			RequireOutput: c.MaxTokensFromTrace, Log: a.log, Context: ctx}
+		src := c.traceSource(rp, a, &opts)
+		streamed, err := c.scanTrace(rp, src, opts, pcfg)
+		if err != nil {
+			return nil, err
+		}
+		if streamed {
+			return rp, nil
+		}
+		if !loadTraces {
+			opts.Log = nil // the first pass logged the warnings
+		}
+		if rp.digest == nil && rp.spool == nil { // loadTraces: the first pass stopped early (a file only)
+			if rp.digest, err = digestFile(rp.tracePath); err != nil {
 				return nil, err
 			}
-		} else {
-			streamed, err := c.scanTrace(rp, opts, pcfg)
-			if err != nil {
-				return nil, err
-			}
-			if streamed {
-				return rp, nil
-			}
-			if !loadTraces {
-				opts.Log = nil // the first pass logged the warnings
-			}
-			if rp.digest == nil { // loadTraces: the first pass stopped early
-				if rp.digest, err = digestFile(rp.tracePath); err != nil {
-					return nil, err
-				}
-			}
-			rp.rows, rp.stats, err = trace.ReadAll(rp.tracePath, opts)
-			if err != nil {
-				return nil, err
-			}
+		}
+		if rp.rows, rp.stats, err = src.readAll(opts); err != nil {
+			return nil, err
 		}
 		if len(rp.rows) == 0 {
 			return nil, noRows(rp)
@@ -437,13 +438,13 @@ var loadTraces bool
 // otherwise it returns false and says why in rp.loadNote, and the caller
 // loads the trace whole. Nothing per row is kept but the prompt
 // expectations (8 bytes).
-func (c *replayConfig) scanTrace(rp *replayPlan, opts trace.Options, pcfg prompt.Config) (bool, error) {
-	r, dr, closeTrace, err := openDigested(rp.tracePath, opts)
+func (c *replayConfig) scanTrace(rp *replayPlan, src traceSource, opts trace.Options, pcfg prompt.Config) (bool, error) {
+	r, dr, closeTrace, err := src.first(opts)
 	if err != nil {
 		return false, err
 	}
 	rp.format = r.Format()
-	if loadTraces {
+	if loadTraces && rp.spool == nil {
 		closeTrace()
 		rp.loadNote = "loading was asked for"
 		return false, nil
@@ -465,7 +466,8 @@ func (c *replayConfig) scanTrace(rp *replayPlan, opts trace.Options, pcfg prompt
 		sv.Add(row)
 		cc.Add(row)
 	})
-	if err == nil {
+	partial := opts.MaxRows > 0 && rp.stats.Kept >= opts.MaxRows
+	if err == nil && !partial {
 		if err = dr.drain(); err != nil {
 			err = fmt.Errorf("read trace %s: %w", rp.tracePath, err)
 		}
@@ -474,9 +476,15 @@ func (c *replayConfig) scanTrace(rp *replayPlan, opts trace.Options, pcfg prompt
 	if err != nil {
 		return false, err
 	}
-	rp.digest = dr.d
+	if !partial {
+		rp.digest = dr.d // a digest of part of standard input would name no file
+	}
 	if rp.stats.Kept == 0 {
 		return false, noRows(rp)
+	}
+	if loadTraces { // standard input: its copy is complete now
+		rp.loadNote = "loading was asked for"
+		return false, nil
 	}
 	if err := sv.Streamable(); err != nil {
 		rp.loadNote = strings.TrimPrefix(err.Error(), replay.ErrNotStreamable.Error()+": ")
@@ -491,11 +499,12 @@ func (c *replayConfig) scanTrace(rp *replayPlan, opts trace.Options, pcfg prompt
 	if err := cc.Err(); err != nil {
 		return false, err
 	}
-	// The second pass reads quietly: its warnings were the first's.
+	// The second pass reads quietly: its warnings were the first's. The
+	// run's window stops it (Close), not the context: a request built
+	// while in-flight requests finish after Ctrl-C still finds its row.
 	again := opts
-	again.Log = nil
-	path := rp.tracePath
-	rp.plan, err = replay.NewStreamPlan(sv, func() (*trace.Reader, error) { return trace.Open(path, again) })
+	again.Log, again.Context = nil, nil
+	rp.plan, err = replay.NewStreamPlan(sv, func() (*trace.Reader, error) { return src.again(again) })
 	if err != nil {
 		return false, err
 	}
@@ -512,20 +521,79 @@ func noRows(rp *replayPlan) error {
 		rp.tracePath, st.Read, st.DroppedInvalid, st.DroppedFailed, st.DroppedFiltered)
 }
 
-// readTraceFrom reads the whole trace in src, which can be read only once
-// (standard input), and returns its rows as [trace.ReadAll] returns a
-// file's: stably sorted by arrival, rows without an offset (delay-only
-// session turns) right after the row before them in their session, re-based
-// so the earliest arrival is at 0, Stats.Moved counting rows the sort moved.
-// name ("-" for stdin) is used in error messages.
-func readTraceFrom(name string, src io.Reader, opts trace.Options) ([]trace.Row, trace.ReadStats, trace.Format, error) {
-	r, err := trace.NewReader(name, src, opts)
+// traceSource is where a replay reads its trace: once to validate it,
+// hashing its bytes, and again while the run goes or to hold it whole.
+type traceSource struct {
+	// first opens the validating pass; drain the digestReader before
+	// calling close for a digest of the whole input.
+	first func(opts trace.Options) (r *trace.Reader, dr *digestReader, close func(), err error)
+	// again opens a later pass.
+	again func(opts trace.Options) (*trace.Reader, error)
+}
+
+// traceSource returns the source of the trace file c names, or, for "-",
+// of standard input through an unnamed temporary copy (rp.spool, capped
+// by --stdin-spool-mib). From standard input with --request-count N (and
+// neither --start-offset nor --warmup-duration), only the first N +
+// --warmup-requests rows are read (opts.MaxRows): a producer that never
+// ends can feed a run, and the rest of the input is never read.
+func (c *replayConfig) traceSource(rp *replayPlan, a *app, opts *trace.Options) traceSource {
+	if rp.tracePath != "-" {
+		path := rp.tracePath
+		return traceSource{
+			first: func(opts trace.Options) (*trace.Reader, *digestReader, func(), error) {
+				return openDigested(path, opts)
+			},
+			again: func(opts trace.Options) (*trace.Reader, error) { return trace.Open(path, opts) },
+		}
+	}
+	if rc := c.Replay; rc.RequestCount > 0 && rc.StartOffset == 0 && rc.WarmupDuration == 0 {
+		opts.MaxRows = int64(rc.RequestCount) + int64(rc.WarmupRequests)
+	}
+	return traceSource{
+		first: func(opts trace.Options) (*trace.Reader, *digestReader, func(), error) {
+			sp, err := spool.New(a.stdin, spool.Config{Max: int64(c.StdinSpoolMiB) << 20, What: "standard input", Flag: "--stdin-spool-mib"})
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			rp.spool = sp
+			dr := newDigestReader(sp, newTraceDigest())
+			r, err := trace.NewReader("-", dr, opts)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			return r, dr, func() { r.Close() }, nil
+		},
+		again: func(opts trace.Options) (*trace.Reader, error) {
+			in, err := rp.spool.Reopen()
+			if err != nil {
+				return nil, err
+			}
+			return trace.NewReader("-", in, opts)
+		},
+	}
+}
+
+// readAll reads the whole trace again, as trace.ReadAll does: rows stably
+// sorted by arrival, re-based to the earliest.
+func (s traceSource) readAll(opts trace.Options) ([]trace.Row, trace.ReadStats, error) {
+	r, err := s.again(opts)
 	if err != nil {
-		return nil, trace.ReadStats{}, "", err
+		return nil, trace.ReadStats{}, err
 	}
 	defer r.Close()
-	rows, stats, err := trace.ReadAllFrom(r)
-	return rows, stats, r.Format(), err
+	return trace.ReadAllFrom(r)
+}
+
+// close releases what the plan holds open: a streamed plan's trace and
+// standard input's copy. It is safe to call more than once.
+func (rp *replayPlan) close() {
+	if rp.plan != nil {
+		rp.plan.Close()
+	}
+	if rp.spool != nil {
+		rp.spool.Close()
+	}
 }
 
 // replayFlags are the engine's flags; the scheduler's come from
@@ -594,6 +662,7 @@ func replayFlags() []cli.Flag {
 			Usage: "tokens per hash id `N` (0 = the format's default: 512 Mooncake, 16 Bailian)"},
 		&cli.IntFlag{Name: "max-input-tokens", Value: trace.DefaultMaxInputTokens, Category: catTrace, Sources: envVars("max-input-tokens"),
 			Usage: "refuse a trace row of more than `N` input tokens (the default, 2^24, is above any model's context window)"},
+		withCategory(stdinSpoolFlag("which the run reads again; with --request-count only the rows it needs are read"), catTrace),
 		&cli.BoolFlag{Name: "skip-invalid", Category: catTrace, Sources: envVars("skip-invalid"),
 			Usage: "skip invalid trace rows (counted) instead of stopping"},
 		&cli.BoolFlag{Name: "drop-failed", Category: catTrace, Sources: envVars("drop-failed"),
@@ -677,8 +746,9 @@ func replayCommand(a *app) *cli.Command {
 				SingleFile: cmd.Bool("single-file"), Export: cmd.String("export"),
 				PartInterval: cmd.Duration("part-interval"), PartRows: cmd.Int("part-rows"),
 				TraceFormat: cmd.String("trace-format"), BlockSize: cmd.Int("block-size"), MaxInputTokens: cmd.Int("max-input-tokens"),
-				SkipInvalid: cmd.Bool("skip-invalid"),
-				DropFailed:  cmd.Bool("drop-failed"), ModelFilter: cmd.String("model-filter"),
+				StdinSpoolMiB: cmd.Int("stdin-spool-mib"),
+				SkipInvalid:   cmd.Bool("skip-invalid"),
+				DropFailed:    cmd.Bool("drop-failed"), ModelFilter: cmd.String("model-filter"),
 				AdapterConfig: cmd.String("adapter-config"), AdapterSHA256: cmd.String("adapter-sha256"),
 				AdapterSandbox: cmd.String("adapter-sandbox"), AdapterMemoryMiB: cmd.Int("adapter-memory-mib"),
 				PromptSeed: cmd.Uint64("prompt-seed"), HashMismatch: cmd.String("hash-mismatch"),
@@ -706,14 +776,17 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(engine.DefaultMemoryLimit)
 	}
-	rp, err := c.validate(a)
+	rp, err := c.validate(ctx, a)
 	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return fmt.Errorf("interrupted while reading the trace: %w", err) // exit 1: nothing is wrong with the command
+		}
 		if h, ok := traceHint(err, "--trace-format", true); ok {
 			return exitcode.UsageError(err, h)
 		}
 		return exitcode.UsageError(err, "see 'reprise replay --help'")
 	}
-	defer rp.plan.Close() // a streamed plan's trace, when the run does not start
+	defer rp.close() // a streamed plan's trace, when the run does not start; standard input's copy
 	if c.Nice != nil {
 		if err := prio.SetNice(*c.Nice); err != nil {
 			return fmt.Errorf("--nice %d: %w, or leave --nice out", *c.Nice, err)

@@ -154,7 +154,8 @@ func TestReplayStreamedMatchesLoaded(t *testing.T) {
 
 // TestReplayStreamFallback: traces that cannot be replayed while they are
 // read are loaded whole, as before, and the replay says so: multi-turn
-// sessions, unsorted rows, standard input.
+// sessions, unsorted rows, from a file or standard input (a sorted trace
+// on standard input is streamed from its unnamed copy: TestReplayStdinStreamed).
 func TestReplayStreamFallback(t *testing.T) {
 	dir := t.TempDir()
 	b, err := os.ReadFile("../../traces/mooncake-sample.jsonl")
@@ -170,7 +171,8 @@ func TestReplayStreamFallback(t *testing.T) {
 	}{
 		{"multi-turn", "../../traces/bailian-sample.jsonl", "", "has multi-turn sessions"},
 		{"unsorted", unsorted, "", "not sorted by arrival"},
-		{"stdin", "-", string(b), "standard input can be read only once"},
+		{"stdin unsorted", "-", `{"timestamp": 9, "input_length": 16, "output_length": 2}` + "\n" + strings.Repeat(`{"timestamp": 1, "input_length": 16, "output_length": 2}`+"\n", 9),
+			"not sorted by arrival"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -267,8 +267,8 @@ func reverseLines(b []byte) []byte {
 	return []byte(strings.Join(lines, "\n") + "\n")
 }
 
-// TestReadTraceFromMatchesReadAll: a trace read once from a stream gives
-// exactly the rows and stats trace.ReadAll gives for the same bytes in a
+// TestReadTraceFromMatchesReadAll: a trace read from standard input (its
+// unnamed copy) gives exactly the rows and stats trace.ReadAll gives for the same bytes in a
 // file (the oracle), sorted, unsorted, with sessions and delay-only turns,
 // compressed or not.
 func TestReadTraceFromMatchesReadAll(t *testing.T) {
@@ -311,7 +311,7 @@ func TestReadTraceFromMatchesReadAll(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, gotStats, format, err := readTraceFrom(f, bytes.NewReader(b), trace.Options{})
+			got, gotStats, format, err := readStdinTrace(t, b, trace.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -321,16 +321,42 @@ func TestReadTraceFromMatchesReadAll(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("rows (-ReadAll +readTraceFrom):\n%s", diff)
 			}
+			for i, w := range wantStats.FirstWarnings { // standard input is named "-"
+				wantStats.FirstWarnings[i] = strings.Replace(w, f+":", "-:", 1)
+			}
 			if diff := cmp.Diff(wantStats, gotStats); diff != "" {
 				t.Errorf("stats (-ReadAll +readTraceFrom):\n%s", diff)
 			}
 		})
 	}
 	// Errors name standard input as "-".
-	_, _, _, err := readTraceFrom("-", strings.NewReader(`{"timestamp":0,"input_length":"x"}`+"\n"), trace.Options{})
+	_, _, _, err := readStdinTrace(t, []byte(`{"timestamp":0,"input_length":"x"}`+"\n"), trace.Options{})
 	if pe, ok := errors.AsType[*trace.ParseError](err); !ok || pe.Path != "-" || pe.Line != 1 {
 		t.Errorf("bad row: %v, want a ParseError at -:1", err)
 	}
+}
+
+// readStdinTrace reads b as replay reads a trace from standard input that
+// it holds whole: a first pass through the unnamed copy, then the rows
+// from the copy.
+func readStdinTrace(t *testing.T, b []byte, opts trace.Options) ([]trace.Row, trace.ReadStats, trace.Format, error) {
+	t.Helper()
+	c := &replayConfig{StdinSpoolMiB: 64}
+	rp := &replayPlan{tracePath: "-"}
+	defer rp.close()
+	src := c.traceSource(rp, &app{stdin: bytes.NewReader(b)}, &opts)
+	r, _, closeTrace, err := src.first(opts)
+	if err != nil {
+		return nil, trace.ReadStats{}, "", err
+	}
+	format := r.Format()
+	_, err = trace.Scan(r, func(*trace.Row) {})
+	closeTrace()
+	if err != nil {
+		return nil, trace.ReadStats{}, "", err
+	}
+	rows, stats, err := src.readAll(opts)
+	return rows, stats, format, err
 }
 
 // TestReplayStdin: `reprise replay -` reads the trace from standard input

@@ -410,7 +410,7 @@ func runSynthesize(ctx context.Context, a *app, c synthesizeConfig) error {
 	}
 	var res *synth.Result
 	if p.derive != nil {
-		rows, err := readTrace(a, c.From, p.readOpts)
+		rows, err := readTrace(ctx, a, c.From, p.readOpts)
 		if err != nil {
 			return traceError(err, "--from-format", false)
 		}
@@ -442,27 +442,21 @@ func runSynthesize(ctx context.Context, a *app, c synthesizeConfig) error {
 	return nil
 }
 
-// readTrace reads a whole trace, sorted by arrival, from a file or stdin.
-func readTrace(a *app, path string, opts trace.Options) ([]trace.Row, error) {
-	opts.Log = a.log
+// readTrace reads a whole trace, sorted by arrival, from a file or stdin
+// (read once, straight into the rows: no copy of it is kept). Reading
+// stops when ctx is done.
+func readTrace(ctx context.Context, a *app, path string, opts trace.Options) ([]trace.Row, error) {
+	opts.Log, opts.Context = a.log, ctx
 	if path != "-" {
 		rows, _, err := trace.ReadAll(path, opts)
 		return rows, err
 	}
-	// ReadAll's sort and re-base, for standard input: spool it first.
-	f, err := os.CreateTemp("", "reprise-synthesize-*")
+	r, err := trace.NewReader("-", a.stdin, opts)
 	if err != nil {
-		return nil, fmt.Errorf("buffer standard input: %w", err)
+		return nil, err
 	}
-	defer os.Remove(f.Name())
-	_, err = io.Copy(f, a.stdin)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read standard input: %w", err)
-	}
-	rows, _, err := trace.ReadAll(f.Name(), opts)
+	defer r.Close()
+	rows, _, err := trace.ReadAllFrom(r)
 	return rows, err
 }
 

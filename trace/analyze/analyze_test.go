@@ -207,7 +207,9 @@ func aiperfOracle(rows []trace.Row, B int) *AIPerfStats {
 	}
 	for _, r := range rows {
 		isl = append(isl, float64(r.InputTokens))
-		osl = append(osl, float64(r.OutputTokens))
+		if r.OutputTokens > 0 || r.Failed { // 0 of a row that did not fail: no output length
+			osl = append(osl, float64(r.OutputTokens))
+		}
 		for i := range r.HashIDs {
 			prefixes[key(r.HashIDs[:i+1])]++
 			pairs[pairKey{i, r.HashIDs[i]}]++
@@ -281,7 +283,9 @@ func aiperfOracle(rows []trace.Row, B int) *AIPerfStats {
 		s.CacheHitRate = s.HitRateStats.Mean
 	}
 	s.MinISL, s.MaxISL, s.AvgISL = int64(s.ISLStats.Min), int64(s.ISLStats.Max), s.ISLStats.Mean
-	s.MinOSL, s.MaxOSL, s.AvgOSL = int64(s.OSLStats.Min), int64(s.OSLStats.Max), s.OSLStats.Mean
+	if s.OSLStats != nil {
+		s.MinOSL, s.MaxOSL, s.AvgOSL = int64(s.OSLStats.Min), int64(s.OSLStats.Max), s.OSLStats.Mean
+	}
 	return s
 }
 

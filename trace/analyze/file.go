@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/reprise-bench/reprise/internal/spool"
 	"github.com/reprise-bench/reprise/trace"
 )
 
@@ -20,10 +21,14 @@ type FileConfig struct {
 	// Analyzer configures the time-order statistics. Its BlockSize, when
 	// set, is also passed to the reader and used by the AIPerf section.
 	Analyzer Config
-	// Trace configures the reader (format, strictness, skipping).
+	// Trace configures the reader (format, strictness, skipping). Its
+	// Context, when nil, is File's.
 	Trace trace.Options
 	// Stdin is read when the path is "-"; nil means os.Stdin.
 	Stdin io.Reader
+	// StdinSpool caps the copy of standard input kept for a second pass
+	// (see [File]), in bytes; 0 means spool.DefaultMax.
+	StdinSpool int64
 }
 
 // File analyses the trace at path ("-" for standard input) and returns the
@@ -34,37 +39,73 @@ type FileConfig struct {
 // the [Analyzer] in file order as well. If some row arrives earlier than its
 // predecessor (and Trace.Strict is off), the time-order statistics are
 // recomputed from [trace.ReadAll], which holds the rows in memory and sorts
-// them stably; Source.Sorted then says so. Standard input is first copied
-// to a temporary file so that the second pass is possible.
+// them stably; Source.Sorted then says so. For that second pass, standard
+// input is copied as it is read to a temporary file without a name (a
+// killed process leaves nothing behind), up to cfg.StdinSpool bytes: a
+// larger input is analysed if it is in time order, and refused if not.
 //
-// Row errors are returned as *trace.ParseError (file, line, field, fix)
-// unless Trace.SkipInvalid counts and skips them.
+// Reading stops when ctx is done. Row errors are returned as
+// *trace.ParseError (file, line, field, fix) unless Trace.SkipInvalid
+// counts and skips them.
 func File(ctx context.Context, path string, cfg FileConfig) (*Report, error) {
-	name := path
-	if path == "-" {
-		in := cfg.Stdin
-		if in == nil {
-			in = os.Stdin
-		}
-		tmp, err := spool(in)
-		if err != nil {
-			return nil, err
-		}
-		defer os.Remove(tmp)
-		path = tmp
+	if cfg.Trace.Context == nil {
+		cfg.Trace.Context = ctx
 	}
 	if cfg.Analyzer.BlockSize > 0 && cfg.Trace.BlockSize == 0 {
 		cfg.Trace.BlockSize = cfg.Analyzer.BlockSize
 	}
-
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("open trace: %w", err)
+	var (
+		in    io.Reader                                // what the first pass reads
+		again func(trace.Options) ([]trace.Row, error) // the second pass
+	)
+	if path == "-" {
+		stdin := cfg.Stdin
+		if stdin == nil {
+			stdin = os.Stdin
+		}
+		sp, err := spool.New(stdin, spool.Config{Max: cfg.StdinSpool, Drop: true, What: "standard input", Flag: "--stdin-spool-mib"})
+		if err != nil {
+			return nil, err
+		}
+		defer sp.Close()
+		in = sp
+		again = func(opts trace.Options) ([]trace.Row, error) {
+			if sp.Dropped() {
+				limit := cfg.StdinSpool
+				if limit <= 0 {
+					limit = spool.DefaultMax
+				}
+				return nil, &trace.ParseError{Path: path, Err: fmt.Errorf("%w: standard input is not in time order, so it is read a second time "+
+					"to sort it, and it is over the %d bytes (--stdin-spool-mib) kept of it for that: "+
+					"raise --stdin-spool-mib, or save it to a file and give its path", spool.ErrFull, limit)}
+			}
+			copied, err := sp.Reopen()
+			if err != nil {
+				return nil, err
+			}
+			rd, err := trace.NewReader(path, copied, opts)
+			if err != nil {
+				return nil, err
+			}
+			defer rd.Close()
+			rows, _, err := trace.ReadAllFrom(rd)
+			return rows, err
+		}
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("open trace: %w", err)
+		}
+		defer f.Close()
+		in = f
+		again = func(opts trace.Options) ([]trace.Row, error) {
+			rows, _, err := trace.ReadAll(path, opts)
+			return rows, err
+		}
 	}
-	defer f.Close()
 	h := sha256.New()
-	counted := &countingReader{r: io.TeeReader(f, h)}
-	rd, err := trace.NewReader(name, counted, cfg.Trace)
+	counted := &countingReader{r: io.TeeReader(in, h), ctx: ctx}
+	rd, err := trace.NewReader(path, counted, cfg.Trace)
 	if err != nil {
 		return nil, err
 	}
@@ -117,12 +158,12 @@ func File(ctx context.Context, path string, cfg FileConfig) (*Report, error) {
 	}
 	// Hash whatever the reader did not need to read.
 	if _, err := io.Copy(io.Discard, counted); err != nil {
-		return nil, fmt.Errorf("read trace %s: %w", name, err)
+		return nil, fmt.Errorf("read trace %s: %w", path, err)
 	}
 
 	st := rd.Stats()
 	src := &Source{
-		Path:      name,
+		Path:      path,
 		Bytes:     counted.n,
 		SHA256:    hex.EncodeToString(h.Sum(nil)),
 		Format:    string(rd.Format()),
@@ -146,9 +187,9 @@ func File(ctx context.Context, path string, cfg FileConfig) (*Report, error) {
 		// Again, quietly: the first pass logged the warnings. ReadAll keeps
 		// a row without a timestamp right after the row before it (in its
 		// session), so the effective arrivals are those of the first pass.
-		again := cfg.Trace
-		again.Log = nil
-		rows, _, err := trace.ReadAll(path, again)
+		quiet := cfg.Trace
+		quiet.Log = nil
+		rows, err := again(quiet)
 		if err != nil {
 			return nil, err
 		}
@@ -170,30 +211,18 @@ func File(ctx context.Context, path string, cfg FileConfig) (*Report, error) {
 	return rep, nil
 }
 
-// spool copies r to a temporary file and returns its name.
-func spool(r io.Reader) (string, error) {
-	f, err := os.CreateTemp("", "reprise-stdin-*")
-	if err != nil {
-		return "", fmt.Errorf("buffer standard input: %w", err)
-	}
-	if _, err := io.Copy(f, r); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return "", fmt.Errorf("read standard input: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return "", fmt.Errorf("buffer standard input: %w", err)
-	}
-	return f.Name(), nil
-}
-
+// countingReader counts the bytes read through it and stops when ctx is
+// done.
 type countingReader struct {
-	r io.Reader
-	n int64
+	r   io.Reader
+	n   int64
+	ctx context.Context
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
