@@ -78,6 +78,17 @@ type Config struct {
 	// Metadata is added to every file's key-value metadata (Parquet) or
 	// schema metadata (Arrow), e.g. reprise.version.
 	Metadata map[string]string
+	// OnError, when set, is called with a table's first write error (disk
+	// full, …) as soon as it happens, from the goroutine that hit it; the
+	// error names the table and the file. A table calls it at most once,
+	// but several tables may call it, concurrently. After the error the
+	// table writes nothing more: its complete files stay readable, the file
+	// being written is discarded (a part's ".tmp") and later rows are
+	// dropped and counted. Use it to stop a run at once.
+	OnError func(error)
+
+	// create replaces os.Create for a table's files (tests: a full disk).
+	create func(path string) (tableFile, error)
 }
 
 // NewConfig returns a Config with every default filled in.

@@ -22,7 +22,9 @@
 // disk, even after kill -9, within PartInterval (default 5 s) of being
 // handed over, or PartRows rows, whichever comes first. Parts are written under a
 // ".tmp" name and renamed when complete: every file without ".tmp" is a
-// complete, valid file.
+// complete, valid file. A table that cannot be written (a full disk) calls
+// [Config.OnError] at once, with an error naming the table and the file,
+// discards the file being written and keeps the complete ones.
 //
 // [TableWriter] writes any Arrow schema the same way (parts or a single
 // file, Parquet or Arrow IPC); the telemetry tables use it.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"time"
 
@@ -41,7 +40,7 @@ type jsonlFile struct {
 // cellWriter appends row i of one column as a JSON value.
 type cellWriter func(b []byte, i int) []byte
 
-func newJSONLFile(f *os.File, schema *arrow.Schema) (*jsonlFile, error) {
+func newJSONLFile(f tableFile, schema *arrow.Schema) (*jsonlFile, error) {
 	j := &jsonlFile{cw: newCountingWriter(f)}
 	for i, fd := range schema.Fields() {
 		if _, err := cellWriterFor(fd.Type, nil); err != nil {

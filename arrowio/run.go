@@ -269,6 +269,19 @@ func (t *tableState[T]) put(w *RunWriter, batch []T, rg int) {
 	}
 }
 
+// settleCounts, after the table failed, counts the rows that are not in
+// its files (those of the file being written when it failed) as dropped
+// instead of written.
+func (t *tableState[T]) settleCounts() {
+	if t.tw.err == nil {
+		return
+	}
+	if lost := t.written.Load() - t.tw.stats.Rows; lost > 0 {
+		t.written.Add(-lost)
+		t.dropped.Add(lost)
+	}
+}
+
 // tick completes the current part when its first row would otherwise be
 // older than PartInterval at the next tick (every period).
 func (t *tableState[T]) tick(w *RunWriter, now time.Time, period time.Duration) {
@@ -359,6 +372,9 @@ func (w *RunWriter) loop(recs *TableWriter) {
 			w.queued.Add(-1)
 			if et.tw == nil && w.Err() == nil {
 				tw, err := NewTableWriter(w.dir, EventsTable, EventsSchema(), w.cfg)
+				if err != nil && w.cfg.OnError != nil {
+					w.cfg.OnError(err)
+				}
 				w.setErr(err)
 				et.tw = tw
 			}
@@ -373,9 +389,11 @@ func (w *RunWriter) loop(recs *TableWriter) {
 	// Drained: complete the files, whatever happened before.
 	w.setErr(rt.flush())
 	w.setErr(recs.Close())
+	rt.settleCounts()
 	if et.tw != nil {
 		w.setErr(et.flush())
 		w.setErr(et.tw.Close())
+		et.settleCounts()
 	}
 	w.fileStats(recs, et.tw)
 }

@@ -27,7 +27,7 @@ func partName(i int, f Format) string { return fmt.Sprintf("part-%05d%s", i, f.E
 
 // TableStats counts what a [TableWriter] wrote.
 type TableStats struct {
-	Rows  int64 // rows in completed and current files
+	Rows  int64 // rows in completed and current files (after an error: in completed files)
 	Files int   // files completed (renamed to their final name)
 	Bytes int64 // bytes of completed files
 }
@@ -91,7 +91,7 @@ func NewTableWriter(dir, name string, schema *arrow.Schema, cfg Config) (*TableW
 		w.dir = filepath.Join(dir, name)
 	}
 	if err := os.MkdirAll(w.dir, 0o755); err != nil {
-		return nil, fmt.Errorf("table %s: %w", name, err)
+		return nil, fmt.Errorf("create %s table: %w", name, err)
 	}
 	return w, nil
 }
@@ -117,10 +117,33 @@ func (w *TableWriter) Write(rec arrow.Record) error {
 		return nil
 	}
 	if err := w.write(rec); err != nil {
-		w.err = fmt.Errorf("write %s: %w", w.name, err)
-		return w.err
+		return w.fail(err)
 	}
 	return nil
+}
+
+// fail makes err the writer's sticky error, naming the table and the file,
+// discards the file being written (a part's .tmp is removed: its rows are
+// lost, the complete parts stay; a JSON Lines file keeps its flushed lines)
+// and reports the error to Config.OnError.
+func (w *TableWriter) fail(err error) error {
+	if _, ok := errors.AsType[*os.PathError](err); !ok && w.curTmp != "" {
+		err = fmt.Errorf("%s: %w", w.curTmp, err)
+	}
+	w.err = fmt.Errorf("%s table: %w", w.name, err)
+	w.stats.Rows -= int64(w.curRows) // lost with the file
+	w.curRows = 0
+	if w.cur != nil {
+		w.cur.abort()
+		w.cur = nil
+		if w.curTmp != w.finalPath() {
+			os.Remove(w.curTmp)
+		}
+	}
+	if w.cfg.OnError != nil {
+		w.cfg.OnError(w.err)
+	}
+	return w.err
 }
 
 func (w *TableWriter) write(rec arrow.Record) error {
@@ -200,31 +223,34 @@ func (w *TableWriter) Roll() error {
 		return nil
 	}
 	if err := w.settle(); err != nil {
-		w.err = fmt.Errorf("write %s: %w", w.name, err)
+		return w.fail(err)
 	}
-	return w.err
+	return nil
 }
 
 // Close completes the current file. If nothing was ever written it writes
 // an empty file (schema only), so every table of a run can be read. After
-// an error Close still tries to complete the file, and returns the first
-// error. Close is idempotent.
+// an error the file being written was discarded; Close returns the first
+// error, and the complete files stay. Close is idempotent.
 func (w *TableWriter) Close() error {
 	if w.closed {
 		return w.err
 	}
 	w.closed = true
+	if w.err != nil {
+		return w.err
+	}
 	if w.cur == nil && w.stats.Files == 0 {
-		if err := w.open(); err != nil && w.err == nil {
-			w.err = fmt.Errorf("write %s: %w", w.name, err)
+		if err := w.open(); err != nil {
+			return w.fail(err)
 		}
 	}
 	if w.cur != nil {
-		if err := w.finish(); err != nil && w.err == nil {
-			w.err = fmt.Errorf("write %s: %w", w.name, err)
+		if err := w.finish(); err != nil {
+			return w.fail(err)
 		}
 	}
-	return w.err
+	return nil
 }
 
 // finalPath is the complete file's path for the current file.
@@ -241,7 +267,11 @@ func (w *TableWriter) open() error {
 		// Written in place: its lines are readable once flushed.
 		w.curTmp = w.finalPath()
 	}
-	f, err := os.Create(w.curTmp)
+	create := w.cfg.create
+	if create == nil {
+		create = createFile
+	}
+	f, err := create(w.curTmp)
 	if err != nil {
 		return err
 	}
@@ -256,6 +286,7 @@ func (w *TableWriter) open() error {
 	if err != nil {
 		f.Close()
 		os.Remove(w.curTmp)
+		w.curTmp = ""
 		return err
 	}
 	w.curRows = 0
@@ -264,19 +295,21 @@ func (w *TableWriter) open() error {
 }
 
 // finish completes the current file and renames it to its final name.
+// On error the file is gone and w.curRows still counts its rows (see fail).
 func (w *TableWriter) finish() error {
 	cur := w.cur
 	w.cur = nil
-	w.curRows = 0
 	size, err := cur.close()
+	if err == nil && w.curTmp != w.finalPath() {
+		err = os.Rename(w.curTmp, w.finalPath())
+	}
 	if err != nil {
+		if w.curTmp != w.finalPath() {
+			os.Remove(w.curTmp)
+		}
 		return err
 	}
-	if final := w.finalPath(); final != w.curTmp {
-		if err := os.Rename(w.curTmp, final); err != nil {
-			return err
-		}
-	}
+	w.curRows = 0
 	w.part++
 	w.stats.Files++
 	w.stats.Bytes += size
@@ -289,19 +322,32 @@ type fileWriter interface {
 	// close completes the file (footer, flush, fsync, close) and returns
 	// its size.
 	close() (int64, error)
+	// abort closes the file without completing it, after an error.
+	abort()
 }
+
+// tableFile is what a table writes to: an *os.File, or in tests one that fails
+// like a full disk.
+type tableFile interface {
+	io.Writer
+	Sync() error
+	Close() error
+}
+
+// createFile creates a table's file; tests replace it (Config.create).
+func createFile(path string) (tableFile, error) { return os.Create(path) }
 
 // countingWriter buffers writes to a file, counts bytes and keeps the
 // first error: the parquet writer's Close drops footer write errors in
 // arrow v17, so errors are checked here.
 type countingWriter struct {
-	f   *os.File
+	f   tableFile
 	bw  *bufio.Writer
 	n   int64
 	err error
 }
 
-func newCountingWriter(f *os.File) *countingWriter {
+func newCountingWriter(f tableFile) *countingWriter {
 	return &countingWriter{f: f, bw: bufio.NewWriterSize(f, 1<<20)}
 }
 
@@ -383,7 +429,7 @@ func parquetProps(schema *arrow.Schema, cfg Config, mem memory.Allocator) *parqu
 	return parquet.NewWriterProperties(opts...)
 }
 
-func newParquetFile(f *os.File, schema *arrow.Schema, cfg Config, mem memory.Allocator) (*parquetFile, error) {
+func newParquetFile(f tableFile, schema *arrow.Schema, cfg Config, mem memory.Allocator) (*parquetFile, error) {
 	cw := newCountingWriter(f)
 	fw, err := pqarrow.NewFileWriter(schema, cw, parquetProps(schema, cfg, mem),
 		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(mem)))
@@ -422,6 +468,8 @@ func (p *parquetFile) write(rec arrow.Record) error {
 	return p.cw.err
 }
 
+func (p *parquetFile) abort() { p.cw.f.Close() }
+
 func (p *parquetFile) close() (int64, error) {
 	err := p.fw.Close()
 	n, ferr := p.cw.finish()
@@ -436,7 +484,7 @@ type ipcFile struct {
 	fw *ipc.FileWriter
 }
 
-func newIPCFile(f *os.File, schema *arrow.Schema, cfg Config, mem memory.Allocator) (*ipcFile, error) {
+func newIPCFile(f tableFile, schema *arrow.Schema, cfg Config, mem memory.Allocator) (*ipcFile, error) {
 	if len(cfg.Metadata) > 0 {
 		md := schema.Metadata()
 		keys, vals := append([]string(nil), md.Keys()...), append([]string(nil), md.Values()...)
@@ -460,6 +508,8 @@ func (p *ipcFile) write(rec arrow.Record) error {
 	}
 	return p.cw.err
 }
+
+func (p *ipcFile) abort() { p.cw.f.Close() }
 
 func (p *ipcFile) close() (int64, error) {
 	err := p.fw.Close()

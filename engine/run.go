@@ -139,6 +139,8 @@ var (
 // row, never an error: Run's error means the run could not run. When ctx
 // is cancelled, sending stops, in-flight requests get cfg.Grace to finish,
 // then are cancelled (recorded as cancelled), and everything is written.
+// A sink error stops the run the same way, at once; Run returns it with the
+// result.
 func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 	log := cfg.Log
 	if log == nil {
@@ -192,8 +194,13 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 	rn.prog.planned = int64(plan.Requests())
 	rn.prog.start = time.Now()
 	rn.acc = summary.NewAccumulator(cfg.Summary)
+	// A sink that fails stops the run at once, as an interruption does:
+	// its records could not be written anyway.
+	ctx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
 	rn.col = newCollector(cfg.Sink, rn.acc, log)
 	rn.col.skipRecord = rn.skipRecord
+	rn.col.onErr = func(err error) { abort(fmt.Errorf("write records: %w", err)) }
 
 	// Contexts: stopCtx stops the dispatcher; reqCtx cancels requests.
 	var cancelReq context.CancelCauseFunc
@@ -208,7 +215,11 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 		case <-ctx.Done():
 			interrupted.Store(true)
 			rn.signalled.Store(true)
-			log.Warn("interrupted: no new requests; waiting for in-flight ones", slog.Duration("grace", cfg.Grace))
+			if cause := context.Cause(ctx); errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {
+				log.Warn("interrupted: no new requests; waiting for in-flight ones", slog.Duration("grace", cfg.Grace))
+			} else {
+				log.Error("stopping the run: no new requests; waiting for in-flight ones", slog.Any("err", cause), slog.Duration("grace", cfg.Grace))
+			}
 			stopSending()
 			t := time.NewTimer(cfg.Grace)
 			defer t.Stop()
@@ -811,6 +822,8 @@ type collector struct {
 	skips      []skipped
 	kick       chan struct{}
 	skipRecord func(sk *skipped, r *record.Request)
+	// onErr is called once, with the sink's first error.
+	onErr func(error)
 }
 
 type collBatch struct {
@@ -927,15 +940,22 @@ func (c *collector) loop() {
 			continue
 		}
 		if len(b.reqs) > 0 {
-			if err := c.sink.WriteRequests(b.reqs); err != nil {
-				c.err = err
-			}
+			c.fail(c.sink.WriteRequests(b.reqs))
 		}
 		if len(b.evs) > 0 && c.err == nil {
-			if err := c.sink.WriteEvents(b.evs); err != nil {
-				c.err = err
-			}
+			c.fail(c.sink.WriteEvents(b.evs))
 		}
+	}
+}
+
+// fail keeps the sink's first error and reports it to onErr.
+func (c *collector) fail(err error) {
+	if err == nil || c.err != nil {
+		return
+	}
+	c.err = err
+	if c.onErr != nil {
+		c.onErr(err)
 	}
 }
 

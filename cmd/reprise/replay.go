@@ -818,6 +818,10 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	acfg.PartInterval, acfg.PartRows = partInterval(c.PartInterval), c.PartRows
 	acfg.Block = true // the collector goroutine waits; requests never do
 	acfg.Metadata = map[string]string{"reprise.version": versionString()}
+	// A table that cannot be written (a full disk) stops the run at once.
+	runCtx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	acfg.OnError = func(err error) { stopRun(err) }
 	rw, err := arrowio.NewRunWriter(dir, acfg)
 	if err != nil {
 		return fmt.Errorf("open record files in %s: %w", dir, err)
@@ -827,7 +831,7 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 		rp.engine.Clock = engine.NewClock()
 	}
 	tcfg := arrowio.NewConfig()
-	tcfg.PartInterval, tcfg.PartRows = acfg.PartInterval, acfg.PartRows
+	tcfg.PartInterval, tcfg.PartRows, tcfg.OnError = acfg.PartInterval, acfg.PartRows, acfg.OnError
 	if c.Format == string(arrowio.FormatArrow) {
 		tcfg.Format = arrowio.FormatArrow
 	}
@@ -875,7 +879,10 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	res, runErr := engine.Run(ctx, rcfg)
+	res, runErr := engine.Run(runCtx, rcfg)
+	if runErr == nil && runCtx.Err() != nil && ctx.Err() == nil {
+		runErr = context.Cause(runCtx) // a telemetry table failed
+	}
 	if c.MemProfile != "" {
 		if err := writeHeapProfile(c.MemProfile); err != nil {
 			return err
@@ -891,6 +898,9 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 		res.Summary.Telemetry = &summary.Telemetry{Servers: servers, GPU: gpu}
 	}
 	writer := recordWriterOf(rw.Stats())
+	if err := rw.Err(); err != nil {
+		writer.Error = err.Error()
+	}
 	extra := map[string]any{recordWriterKey: writer}
 	js, err := res.Summary.JSON()
 	if err == nil {
@@ -899,13 +909,13 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "summary.json"), js, 0o644); err != nil {
-		return fmt.Errorf("write summary: %w", err)
-	}
+	// Atomic: a full disk leaves no summary.json rather than a cut one. A
+	// failure here still lets the summary reach stderr below.
+	sumErr := arrowio.WriteFileAtomic(filepath.Join(dir, arrowio.SummaryFile), js)
 	if c.Export == "aiperf" && aborted {
 		// It reads every record back: not now. Worth a line with --quiet.
 		fmt.Fprintf(a.stderr, "reprise: note: --export aiperf skipped (interrupted twice); reprise summarize --export aiperf %s writes it\n", dir)
-	} else if c.Export == "aiperf" {
+	} else if c.Export == "aiperf" && runErr == nil && sumErr == nil {
 		if err := exportAIPerf(dir, res.Summary, c.Streaming); err != nil {
 			return err
 		}
@@ -926,7 +936,7 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 			fmt.Fprintln(a.stderr, n)
 		}
 		fmt.Fprintf(a.stderr, "results: %s\n", dir)
-	} else if writer.Dropped > 0 {
+	} else if writer.Dropped > 0 || writer.Error != "" {
 		fmt.Fprint(a.stderr, writer.note()) // lost rows are worth a line even with --quiet
 	}
 	if s := res.Summary; s.WarmupCount > 0 && s.RequestCount+s.ErrorRequestCount == 0 {
@@ -934,7 +944,13 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 		fmt.Fprintf(a.stderr, "reprise: note: all %d requests were warmup, so nothing was measured; lower --warmup-requests or --warmup-duration\n", s.WarmupCount)
 	}
 	if runErr != nil {
+		if sumErr != nil {
+			return fmt.Errorf("replay: %w; %w (partial results in %s)", runErr, sumErr, dir)
+		}
 		return fmt.Errorf("replay: %w (partial results in %s)", runErr, dir)
+	}
+	if sumErr != nil {
+		return sumErr
 	}
 	if res.Interrupted && aborted {
 		return &exitcode.Error{Code: exitcode.RunError,

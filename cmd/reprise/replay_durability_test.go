@@ -44,7 +44,7 @@ func TestReplayKill9KeepsRecords(t *testing.T) {
 	for _, r := range reqs {
 		onDisk[strconv.FormatUint(r.RequestID, 10)] = true
 	}
-	const margin = 1500 * time.Millisecond
+	const margin = 2 * time.Second
 	promise := arrowio.DefaultPartInterval + time.Second + margin
 	old := 0
 	for _, l := range srv.Log() {

@@ -93,6 +93,9 @@ type recordWriter struct {
 	WaitNS           int64 `json:"wait_ns"` // total time they waited
 	Dropped          int64 `json:"dropped"` // rows missing from the record files
 	MaxQueuedBatches int64 `json:"max_queued_batches"`
+	// Error is the writer's first error (a full disk: it names the table
+	// and the file); the rows after it are missing. Empty when none.
+	Error string `json:"error,omitempty"`
 }
 
 func recordWriterOf(st arrowio.Stats) *recordWriter {
@@ -103,8 +106,12 @@ func recordWriterOf(st arrowio.Stats) *recordWriter {
 // note returns the line to print when the writer had to wait or dropped
 // rows, "" when it kept up (or w is nil).
 func (w *recordWriter) note() string {
-	if w == nil || w.Waits == 0 && w.Dropped == 0 {
+	if w == nil || w.Waits == 0 && w.Dropped == 0 && w.Error == "" {
 		return ""
+	}
+	if w.Error != "" {
+		return fmt.Sprintf("note: the record writer failed (%s): the run was stopped; %d rows are missing from the record files\n",
+			w.Error, w.Dropped)
 	}
 	s := "note: the disk did not keep up"
 	if w.Waits > 0 {
