@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/reprise-bench/reprise/internal/record"
 )
 
 // fullDisk hands out files that share a budget of bytes, like a disk with
@@ -112,5 +114,29 @@ func TestDiskFull(t *testing.T) {
 			}
 			t.Logf("%s: %d rows in complete files; %v", f, len(got), cerr)
 		})
+	}
+}
+
+// TestTelemetryDiskFull: a telemetry table that cannot be written reports
+// it at once through OnError too, naming its table.
+func TestTelemetryDiskFull(t *testing.T) {
+	disk := &fullDisk{} // no room at all
+	reported := make(chan error, 4)
+	cfg := Config{PartRows: 1, create: disk.create, OnError: func(err error) { reported <- err }}
+	w, err := NewMetricsWriter(t.TempDir(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]record.MetricSample{{TimeNS: 1, Target: "t", Metric: "m", Type: "gauge", Value: 1}})
+	select {
+	case err := <-reported:
+		if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), ServerMetricsTable+" table") {
+			t.Errorf("reported %v, want ENOSPC naming the %s table", err, ServerMetricsTable)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("no error reported a minute after the write")
+	}
+	if err := w.Close(); !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("Close = %v, want the error", err)
 	}
 }
