@@ -6,16 +6,17 @@
 //
 // # Use
 //
-// Build a [Config] with [NewConfig] (or [ConfigFromCLI] from the flags of
-// [CLIFlags]), plan it against the trace with [NewPlan], which reports
-// every configuration and trace problem at once before anything is sent,
-// then call [Plan.Run] with the handler:
+// Build a [Config] with [NewConfig], plan it against the trace with
+// [NewPlan], which reports every configuration and trace problem at once
+// before anything is sent (each a [*FieldError] naming the Config field
+// to change), then call [Plan.Run] with the handler:
 //
-//	cfg, _ := replay.ConfigFromCLI(cmd)
+//	cfg := replay.NewConfig()
+//	cfg.RequestRate = 50
 //	plan, err := replay.NewPlan(cfg, rows) // rows from trace.ReadAll; nil = synthetic load
-//	if err != nil { return exitcode.UsageError(err, "") }
+//	if err != nil { return err }
 //	stats, err := plan.Run(ctx, handler)  // handler.Handle(ctx, *Job) runs one request
-//	if err := stats.Check(); err != nil { /* exit code 4 */ }
+//	if err := stats.Check(); err != nil { /* over the lateness budget */ }
 //
 // A trace too large to hold is planned without its rows: a first pass
 // feeds every row to a [Survey], [NewStreamPlan] checks it as NewPlan
@@ -27,31 +28,32 @@
 // # Timing modes
 //
 // [ModeFixed] replays trace timestamps: time zero is the first timestamp
-// (auto-offset) or --start-offset, trace time is divided by --speedup, rows
-// outside [--start-offset, --end-offset] are dropped, and rows sharing a
+// (AutoOffset) or StartOffset, trace time is divided by Speedup, rows
+// outside [StartOffset, EndOffset] are dropped, and rows sharing a
 // timestamp go out together, each with its own dispatch stamp.
 // A later turn of a session is due at its own timestamp, or its delay
 // after the previous turn completed, or at once, and never before the
 // previous turn completed; the part of the wait caused by that turn is
 // [Job.SessionDelayNS], apart from lateness.
 //
-// [ModeRate] issues --request-rate ticks (constant, Poisson or gamma gaps
-// with --smoothness as the shape; seeded), optionally ramped linearly over
-// --rate-ramp; a session's next turn whose delay has elapsed takes the
-// next tick (AIPerf semantics), otherwise a tick starts a new session.
-// [ModeConcurrency] keeps --concurrency sessions in flight (closed loop),
-// raised from 1 over --concurrency-ramp. [ModeUserCentric] runs
-// --num-users users at a total --user-centric-rate with AIPerf's warm
-// start. --concurrency also caps sessions in flight in the open-loop
-// modes: a session waiting for a slot is late and says so ([Job.Waited]).
+// [ModeRate] issues RequestRate ticks (constant, Poisson or gamma gaps
+// with Smoothness as the shape; seeded), optionally ramped linearly over
+// RateRamp; a session's next turn whose delay has elapsed takes the next
+// tick (AIPerf semantics), otherwise a tick starts a new session.
+// [ModeConcurrency] keeps Concurrency sessions in flight (closed loop),
+// raised from 1 over ConcurrencyRamp. [ModeUserCentric] runs NumUsers
+// users at a total UserCentricRate with AIPerf's warm start. Concurrency
+// also caps sessions in flight in the open-loop modes: a session waiting
+// for a slot is late and says so ([Job.Waited]).
 //
-// Runs stop at --request-count measured requests, at --duration (then
-// in-flight requests get --grace before their context is cancelled), or
-// at the end of the trace. --warmup-requests/--warmup-duration mark a
-// prefix of the run as warmup ([record.PhaseWarmup]), excluded from
-// [Stats]. When the dispatcher is behind by more than --late-threshold,
-// --late burst sends at once, shift moves the rest of the schedule, skip
-// drops the request (reported to a [SkipHandler]); [Stats] counts each.
+// Runs stop at RequestCount measured requests, at Duration (then
+// in-flight requests get Grace before their context is cancelled), or at
+// the end of the trace. WarmupRequests or WarmupDuration mark a prefix of
+// the run as warmup ([record.PhaseWarmup]), excluded from [Stats]. When
+// the dispatcher is behind by more than LateThreshold, the Late policy
+// [LateBurst] sends at once, [LateShift] moves the rest of the schedule,
+// [LateSkip] drops the request (reported to a [SkipHandler]); [Stats]
+// counts each.
 //
 // # Performance considerations
 //
@@ -66,14 +68,14 @@
 // the host for the run's manifest.
 //
 // The dispatcher never runs a request. It hands jobs to a fixed set of
-// long-lived sender goroutines (--senders): it pops an idle sender from a
+// long-lived sender goroutines ([Config.Senders]): it pops an idle sender from a
 // lock-free stack (the one freed last), writes the job into that sender's mailbox and wakes it
 // with a token on a 1-buffered channel. No goroutine is started and
 // nothing is allocated per job (TestDispatchAllocs), and no mutex is
 // taken. When no sender or session slot is free the dispatcher does not
 // wait inside the hand-off: the event is retried after 50 µs naps while
 // everything else (due later turns, stop conditions) goes on, and the job
-// finally sent is marked [Job.Waited] and, usually, late. Size --senders
+// finally sent is marked [Job.Waited] and, usually, late. Size Senders
 // for the most requests in flight you expect (rate × latency).
 //
 // A sender that completes a session turn whose successor is already due
@@ -87,7 +89,7 @@
 // core); [Stats.SpinShare] and [Stats.DispatcherCPU] report it. vCPU
 // preemption on shared hosts causes rare millisecond-scale lateness that
 // no user-space technique prevents; it shows in [Stats.Lateness] Max and,
-// with --max-lateness, in [Stats.Check].
+// with MaxLateness, in [Stats.Check].
 //
 // Each job carries the run's clock ([Job.NowNS]): the wall clock read once
 // at the start plus monotonic elapsed time, so every stamp of a request is

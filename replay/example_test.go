@@ -2,8 +2,10 @@ package replay_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,7 +54,8 @@ func ExamplePlan_Run() {
 	// fixed 3 dispatched, end of trace
 }
 
-// Invalid combinations are rejected before anything is sent, all at once.
+// Invalid combinations are rejected before anything is sent, all at once,
+// each a *FieldError naming the Config field to change.
 func ExampleNewPlan_invalid() {
 	cfg := replay.NewConfig()
 	cfg.RequestRate = 10 // a rate with a trace that has timestamps
@@ -60,6 +63,22 @@ func ExampleNewPlan_invalid() {
 	_, err := replay.NewPlan(cfg, []trace.Row{{Offset: 0, HasOffset: true}})
 	fmt.Println(err)
 	// Output:
-	// --late "later": want burst, shift or skip
-	// --request-rate conflicts with the trace's timestamps (fixed schedule); add --mode rate, concurrency or user-centric to ignore them
+	// Late "later": want burst, shift or skip
+	// RequestRate conflicts with the trace's timestamps (fixed schedule); add Mode rate, concurrency or user-centric to ignore them
+}
+
+// A caller spells the fields its own way, as the reprise command does with
+// its flags.
+func ExampleFieldError_Format() {
+	cfg := replay.NewConfig()
+	cfg.Speedup = 2
+	cfg.Concurrency = 8
+	_, err := replay.NewPlan(cfg, nil) // a synthetic load, closed loop
+	if fe, ok := errors.AsType[*replay.FieldError](err); ok {
+		fmt.Println(fe.Field)
+		fmt.Println(fe.Format(func(field string) string { return "--" + strings.ToLower(field) }))
+	}
+	// Output:
+	// Speedup
+	// --speedup needs the fixed schedule (a trace with timestamps)
 }

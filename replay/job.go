@@ -41,7 +41,7 @@ type Job struct {
 	// previous turn's completion (plus its delay); SessionDelayNS is the
 	// part of that caused by the previous turn (IntendedNS −
 	// SessionDelayNS is the time the trace asked for). ShiftNS is how far
-	// --late shift moved the job's time (already in IntendedNS).
+	// LateShift moved the job's time (already in IntendedNS).
 	IntendedNS     int64
 	DispatchedNS   int64
 	SessionDelayNS int64
@@ -49,7 +49,7 @@ type Job struct {
 
 	// Late reports a lateness above Config.LateThreshold. Waited reports
 	// that no sender or session slot was free at the intended time, so
-	// the job waited for one. Skipped reports a job --late skip dropped:
+	// the job waited for one. Skipped reports a job LateSkip dropped:
 	// it is never sent and reaches only [SkipHandler].
 	Late    bool
 	Waited  bool
@@ -93,7 +93,7 @@ func (f HandlerFunc) Handle(ctx context.Context, j *Job) { f(ctx, j) }
 var _ Handler = HandlerFunc(nil)
 
 // SkipHandler is implemented by a [Handler] that wants to record the jobs
-// --late skip drops (the engine writes them as skipped rows). Skip is
+// LateSkip drops (the engine writes them as skipped rows). Skip is
 // called on the dispatcher's goroutine: it must be quick, must not block,
 // and must not keep j.
 type SkipHandler interface {

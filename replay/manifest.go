@@ -3,7 +3,7 @@ package replay
 // Manifest returns c as a run manifest records it: each setting under its
 // flag's name in snake_case, durations as Go duration strings ("1m30s").
 // Zero values are kept, so a manifest always shows every setting; an unset
-// --mode is "auto" (the mode it picked is the manifest's top-level "mode").
+// Mode is "auto" (the mode it picked is the manifest's top-level "mode").
 func (c Config) Manifest() map[string]any {
 	mode := string(c.Mode)
 	if c.Mode == ModeAuto {

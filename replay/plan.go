@@ -113,7 +113,7 @@ func (p *Plan) build() error {
 			p.requests = p.limit + c.WarmupRequests
 		}
 		if c.Concurrency > 0 && c.Senders > 0 && c.Senders < c.Concurrency {
-			return fmt.Errorf("--senders %d is below --concurrency %d", c.Senders, c.Concurrency)
+			return fieldError("Senders", "{Senders} %d is below {Concurrency} %d", c.Senders, c.Concurrency)
 		}
 		return nil
 	}
@@ -129,7 +129,7 @@ func (p *Plan) build() error {
 		}
 	}
 	if p.kept == 0 {
-		return fmt.Errorf("no trace row lies inside --start-offset %v .. --end-offset %v", c.StartOffset, c.EndOffset)
+		return fieldError("StartOffset", "no trace row lies inside {StartOffset} %v .. {EndOffset} %v", c.StartOffset, c.EndOffset)
 	}
 	// Sessions: rows with the same SessionID, ordered by Turn then
 	// position; a row without SessionID is a session of its own. The
@@ -215,7 +215,7 @@ func (p *Plan) build() error {
 		}
 	case ModeUserCentric:
 		if p.meanTurns < 2 && !slices.ContainsFunc(p.sessLen, func(n int32) bool { return n >= 2 }) {
-			return errors.New("--user-centric-rate needs a trace with multi-turn sessions (every session here has one turn)")
+			return fieldError("UserCentricRate", "{UserCentricRate} needs a trace with multi-turn sessions (every session here has one turn)")
 		}
 		p.sessFirst = firsts
 		p.gap = int64(float64(c.NumUsers) / c.UserCentricRate * 1e9)
@@ -229,7 +229,7 @@ func (p *Plan) build() error {
 
 // planFixed computes every timestamped row's send time: target =
 // (timestamp − zero) / speedup, where zero is the smallest kept first-turn
-// timestamp with --auto-offset, else --start-offset. Every session's first
+// timestamp with AutoOffset, else StartOffset. Every session's first
 // turn must have a timestamp.
 func (p *Plan) planFixed(firsts []int32) error {
 	c := &p.cfg
@@ -248,8 +248,8 @@ func (p *Plan) planFixed(firsts []int32) error {
 		}
 	}
 	if missing != nil {
-		return fmt.Errorf("fixed schedule: the first turn of every session needs a timestamp; without one: %s; "+
-			"use --mode rate or concurrency to ignore timestamps", strings.Join(missing, ", "))
+		return fieldError("Mode", "fixed schedule: the first turn of every session needs a timestamp; without one: %s; "+
+			"use {Mode} rate or concurrency to ignore timestamps", strings.Join(missing, ", "))
 	}
 	if !c.AutoOffset {
 		zero = c.StartOffset

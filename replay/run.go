@@ -419,7 +419,7 @@ const noItem = -1
 // fire hands item (or, with noItem, the next session's first turn) to an
 // idle sender at run time intended; the dispatcher calls it once the time
 // has come. It never waits: without a free sender, or a session slot for
-// a new session, it returns blocked (or, with --late skip and a lateness
+// a new session, it returns blocked (or, with LateSkip and a lateness
 // over the threshold, drops the job). The caller keeps a blocked event and
 // retries it, so the dispatcher keeps serving everything else meanwhile.
 func (r *runner) fire(item int32, intended, sd int64, run uint64) fireResult {
@@ -488,7 +488,7 @@ func (r *runner) fire(item int32, intended, sd int64, run uint64) fireResult {
 	return fired
 }
 
-// skip drops item and the rest of its session (--late skip). A session
+// skip drops item and the rest of its session (LateSkip). A session
 // already in flight (newSession false) ends here: its slot is released
 // and, in the closed loop, a replacement session is started.
 func (r *runner) skip(item int32, intended, sd int64, run uint64) bool {
@@ -887,7 +887,7 @@ func (r *runner) dispatch(ctx context.Context, cancel context.CancelFunc) error 
 			t, src = r.peek()
 		}
 	}
-	// Drain: wait for in-flight jobs; with --duration, cancel them at the
+	// Drain: wait for in-flight jobs; with Duration, cancel them at the
 	// end of grace.
 	graceEnd := int64(math.MaxInt64)
 	if c.Duration > 0 {

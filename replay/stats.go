@@ -2,7 +2,6 @@ package replay
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"math/bits"
 	"sync/atomic"
@@ -11,9 +10,9 @@ import (
 	"github.com/reprise-bench/reprise/internal/record"
 )
 
-// ErrLatenessBudget is returned by [Stats.Check] when the p99 lateness of
-// the measured requests exceeded --max-lateness. The engine maps it to
-// exit code 4.
+// ErrLatenessBudget is wrapped by [Stats.Check]'s error when the p99
+// lateness of the measured requests exceeded [Config.MaxLateness]. The
+// reprise command maps it to exit code 4.
 var ErrLatenessBudget = errors.New("schedule lateness over budget")
 
 // Stats summarises how well a run kept its schedule. Counts cover the
@@ -27,14 +26,14 @@ type Stats struct {
 	Warmup     int64
 	Completed  int64
 	// Late counts jobs later than LateThreshold; Waited those that found
-	// no free sender or session slot; Shifted those whose time --late
-	// shift moved; Skipped the jobs --late skip dropped (rate mode: the
+	// no free sender or session slot; Shifted those whose time LateShift
+	// moved; Skipped the jobs LateSkip dropped (rate mode: the
 	// ticks dropped). None of them is ever silent.
 	Late    int64
 	Waited  int64
 	Shifted int64
 	Skipped int64
-	// Shift is the total shift --late shift applied to the schedule.
+	// Shift is the total shift LateShift applied to the schedule.
 	Shift time.Duration
 
 	// Lateness summarises DispatchedNS − IntendedNS of measured jobs.
@@ -66,11 +65,11 @@ type Stats struct {
 	LatenessBudgetExceeded bool
 }
 
-// Check returns an error wrapping [ErrLatenessBudget] when the lateness
-// budget was exceeded, else nil.
+// Check returns a [*FieldError] for MaxLateness wrapping
+// [ErrLatenessBudget] when the lateness budget was exceeded, else nil.
 func (s *Stats) Check() error {
 	if s.LatenessBudgetExceeded {
-		return fmt.Errorf("%w: p99 lateness %v > --max-lateness %v (%d of %d requests later than the threshold)",
+		return fieldError("MaxLateness", "%w: p99 lateness %v > {MaxLateness} %v (%d of %d requests later than the threshold)",
 			ErrLatenessBudget, s.Lateness.P99, s.MaxLateness, s.Late, s.Dispatched)
 	}
 	return nil

@@ -36,8 +36,8 @@ type Survey struct {
 	// rows without a timestamp: the first few lines, and how many
 	missing  []string
 	nMissing int64
-	// rows with a timestamp before --start-offset (lo) and up to
-	// --end-offset (hi): in a sorted trace the window is rows [lo, hi).
+	// rows with a timestamp before StartOffset (lo) and up to
+	// EndOffset (hi): in a sorted trace the window is rows [lo, hi).
 	lo, hi int64
 	zero   time.Duration // smallest offset inside the window; -1 none
 }
@@ -135,11 +135,11 @@ func NewStreamPlan(sv *Survey, open func() (*trace.Reader, error)) (*Plan, error
 		// (which the fixed schedule then rejects, as NewPlan does).
 		first, n = sv.lo, sv.hi-sv.lo+sv.nMissing
 		if n <= 0 {
-			return nil, fmt.Errorf("no trace row lies inside --start-offset %v .. --end-offset %v", c.StartOffset, c.EndOffset)
+			return nil, fieldError("StartOffset", "no trace row lies inside {StartOffset} %v .. {EndOffset} %v", c.StartOffset, c.EndOffset)
 		}
 		if sv.nMissing > 0 {
-			return nil, fmt.Errorf("fixed schedule: the first turn of every session needs a timestamp; without one: %s; "+
-				"use --mode rate or concurrency to ignore timestamps", strings.Join(sv.missing, ", "))
+			return nil, fieldError("Mode", "fixed schedule: the first turn of every session needs a timestamp; without one: %s; "+
+				"use {Mode} rate or concurrency to ignore timestamps", strings.Join(sv.missing, ", "))
 		}
 		p.zero = sv.zero
 		if !c.AutoOffset {
@@ -147,7 +147,7 @@ func NewStreamPlan(sv *Survey, open func() (*trace.Reader, error)) (*Plan, error
 		}
 	}
 	if mode == ModeUserCentric {
-		return nil, errors.New("--user-centric-rate needs a trace with multi-turn sessions (every session here has one turn)")
+		return nil, fieldError("UserCentricRate", "{UserCentricRate} needs a trace with multi-turn sessions (every session here has one turn)")
 	}
 	p.kept = int(n)
 	p.first, p.n = first, n

@@ -597,7 +597,7 @@ func (rp *replayPlan) close() {
 }
 
 // replayFlags are the engine's flags; the scheduler's come from
-// replay.CLIFlags.
+// timingFlags.
 func replayFlags() []cli.Flag {
 	const (
 		catTarget = "Target"
@@ -727,9 +727,9 @@ func replayCommand(a *app) *cli.Command {
 			"  reprise replay traces/mooncake-sample.jsonl --url http://localhost:8000 --model M --speedup 10\n" +
 			"  reprise replay --url http://localhost:8000 --model M --isl 512 --osl 128 --concurrency 32 --request-count 1000\n" +
 			"  reprise replay trace.jsonl -m M --goodput \"ttft:250 itl:10\" --max-error-rate 0.01 --max-lateness 1ms",
-		Flags: append(append(append(append(replayFlags(), responseCapFlags()...), contextFlags()...), replay.CLIFlags()...), telemetryFlags()...),
+		Flags: append(append(append(append(replayFlags(), responseCapFlags()...), contextFlags()...), timingFlags()...), telemetryFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			rc, err := replay.ConfigFromCLI(cmd)
+			rc, err := timingConfigFrom(cmd)
 			tc, terr := telemetryConfigFrom(cmd, cmd.String("url"))
 			if err := errors.Join(err, terr); err != nil {
 				return exitcode.UsageError(err, "see 'reprise replay --help'")
@@ -781,6 +781,7 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return fmt.Errorf("interrupted while reading the trace: %w", err) // exit 1: nothing is wrong with the command
 		}
+		err = flagSpelled(err)
 		if h, ok := traceHint(err, "--trace-format", true); ok {
 			return exitcode.UsageError(err, h)
 		}
@@ -1030,7 +1031,7 @@ func readLagNote(s *summary.Summary) string {
 // 3 (--max-error-rate) and 3 (goodput).
 func verdict(c *replayConfig, res *engine.Result) error {
 	if err := res.Stats.Check(); err != nil {
-		return &exitcode.Error{Code: exitcode.Lateness, Err: err,
+		return &exitcode.Error{Code: exitcode.Lateness, Err: flagSpelled(err),
 			Hint: "the client could not keep the schedule: lower the load, add --senders, or raise --max-lateness"}
 	}
 	s := res.Summary

@@ -1,17 +1,20 @@
-package replay
+package main
 
 import (
 	"strings"
 
 	"github.com/urfave/cli/v3"
+
+	"github.com/reprise-bench/reprise/replay"
 )
 
-// CLIFlags returns the timing flags of the replay command, one per
-// [Config] field, with the defaults of [NewConfig] and an environment
-// variable each (--max-lateness reads REPRISE_MAX_LATENESS). Every call
-// returns new flag values, so two commands may each include them.
-func CLIFlags() []cli.Flag {
-	d := NewConfig()
+// timingFlags returns the timing flags of the replay command, one per
+// replay.Config field (timingFlag names them), with the defaults of
+// replay.NewConfig and an environment variable each (--max-lateness reads
+// REPRISE_MAX_LATENESS). Every call returns new flag values, so two
+// commands may each include them.
+func timingFlags() []cli.Flag {
+	d := replay.NewConfig()
 	const (
 		catSchedule = "Timing: fixed schedule"
 		catLoad     = "Timing: load model"
@@ -68,21 +71,22 @@ func CLIFlags() []cli.Flag {
 	}
 }
 
-// ConfigFromCLI copies the flags of [CLIFlags] from cmd into a Config.
-// It does not validate: call [Config.Validate] or [NewPlan]. The error is
-// always nil today; it is there for flags that will need parsing.
-func ConfigFromCLI(cmd *cli.Command) (Config, error) {
-	c := NewConfig()
-	c.Mode = Mode(strings.ToLower(cmd.String("mode")))
+// timingConfigFrom copies the flags of timingFlags from cmd into a
+// replay.Config. It does not validate: replay.Config.Validate or
+// replay.NewPlan does. The error is always nil today; it is there for
+// flags that will need parsing.
+func timingConfigFrom(cmd *cli.Command) (replay.Config, error) {
+	c := replay.NewConfig()
+	c.Mode = replay.Mode(strings.ToLower(cmd.String("mode")))
 	if c.Mode == "auto" {
-		c.Mode = ModeAuto
+		c.Mode = replay.ModeAuto
 	}
 	c.AutoOffset = cmd.Bool("auto-offset")
 	c.StartOffset = cmd.Duration("start-offset")
 	c.EndOffset = cmd.Duration("end-offset")
 	c.Speedup = cmd.Float("speedup")
 	c.RequestRate = cmd.Float("request-rate")
-	c.Arrival = Arrival(strings.ToLower(cmd.String("arrival")))
+	c.Arrival = replay.Arrival(strings.ToLower(cmd.String("arrival")))
 	c.Smoothness = cmd.Float("smoothness")
 	c.Concurrency = cmd.Int("concurrency")
 	c.RateRamp = cmd.Duration("rate-ramp")
@@ -94,7 +98,7 @@ func ConfigFromCLI(cmd *cli.Command) (Config, error) {
 	c.Grace = cmd.Duration("grace")
 	c.WarmupRequests = cmd.Int("warmup-requests")
 	c.WarmupDuration = cmd.Duration("warmup-duration")
-	c.Late = LatePolicy(strings.ToLower(cmd.String("late")))
+	c.Late = replay.LatePolicy(strings.ToLower(cmd.String("late")))
 	c.LateThreshold = cmd.Duration("late-threshold")
 	c.Seed = cmd.Uint64("seed")
 	c.MaxLateness = cmd.Duration("max-lateness")
@@ -102,8 +106,66 @@ func ConfigFromCLI(cmd *cli.Command) (Config, error) {
 	return c, nil
 }
 
-// envVars gives a flag its environment source, by the rule of
-// cmd/reprise: --max-lateness reads REPRISE_MAX_LATENESS.
-func envVars(flag string) cli.ValueSourceChain {
-	return cli.EnvVars("REPRISE_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_")))
+// timingFlag is the flag of each replay.Config field: the field's name in
+// kebab case.
+var timingFlag = map[string]string{
+	"Mode": "mode", "AutoOffset": "auto-offset", "StartOffset": "start-offset", "EndOffset": "end-offset",
+	"Speedup": "speedup", "RequestRate": "request-rate", "Arrival": "arrival", "Smoothness": "smoothness",
+	"Concurrency": "concurrency", "RateRamp": "rate-ramp", "ConcurrencyRamp": "concurrency-ramp",
+	"UserCentricRate": "user-centric-rate", "NumUsers": "num-users", "RequestCount": "request-count",
+	"Duration": "duration", "Grace": "grace", "WarmupRequests": "warmup-requests",
+	"WarmupDuration": "warmup-duration", "Late": "late", "LateThreshold": "late-threshold", "Seed": "seed",
+	"MaxLateness": "max-lateness", "Senders": "senders",
 }
+
+// timingFlagName spells a replay.Config field as its flag ("--speedup").
+func timingFlagName(field string) string {
+	if f, ok := timingFlag[field]; ok {
+		return "--" + f
+	}
+	return field
+}
+
+// flagSpelled returns err with the replay.Config fields that its
+// *replay.FieldErrors name spelled as flags ("Speedup needs the fixed
+// schedule (Mode fixed)" reads "--speedup needs the fixed schedule
+// (--mode fixed)"), wherever they are in err's tree. errors.Is and
+// errors.As see through it to err. An err without a FieldError is
+// returned as is.
+func flagSpelled(err error) error {
+	var fes []*replay.FieldError
+	var walk func(error)
+	walk = func(e error) {
+		switch u := e.(type) {
+		case *replay.FieldError:
+			fes = append(fes, u) // its own wrapped errors are not field errors
+		case interface{ Unwrap() []error }:
+			for _, x := range u.Unwrap() {
+				walk(x)
+			}
+		case interface{ Unwrap() error }:
+			walk(u.Unwrap())
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	walk(err)
+	if len(fes) == 0 {
+		return err
+	}
+	msg := err.Error()
+	for _, fe := range fes {
+		msg = strings.Replace(msg, fe.Error(), fe.Format(timingFlagName), 1)
+	}
+	return &spelledError{msg: msg, err: err}
+}
+
+// spelledError is an error with its message rewritten (flagSpelled).
+type spelledError struct {
+	msg string
+	err error
+}
+
+func (e *spelledError) Error() string { return e.msg }
+func (e *spelledError) Unwrap() error { return e.err }
