@@ -27,7 +27,8 @@
 // discards the file being written and keeps the complete ones.
 //
 // [TableWriter] writes any Arrow schema the same way (parts or a single
-// file, Parquet or Arrow IPC); the telemetry tables use it.
+// file, Parquet or Arrow IPC, or one JSON Lines file); the telemetry tables
+// use it.
 //
 // # Reading
 //

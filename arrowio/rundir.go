@@ -143,7 +143,7 @@ func runDirEntry(dir string, e os.DirEntry) entryKind {
 	}
 	// Atomic writes' temporary files: .summary.json.123.tmp.
 	if strings.HasPrefix(name, ".") && strings.HasSuffix(name, tmpSuffix) {
-		for _, f := range []string{ManifestFile, SummaryFile, AIPerfSummaryFile} {
+		for _, f := range []string{ManifestFile, SummaryFile, AIPerfRecordsFile, AIPerfSummaryFile} {
 			if strings.HasPrefix(name, "."+f+".") {
 				return entryOwn
 			}

@@ -61,7 +61,7 @@ func tree(t *testing.T, dir string) []string {
 func TestPrepareRunDir(t *testing.T) {
 	run := []string{"manifest.json", "summary.json", "records/part-00000.parquet", "records/part-00001.parquet.tmp",
 		"events/part-00000.parquet", "server_metrics/part-00000.parquet", "gpu.parquet", "profile_export.jsonl",
-		"profile_export_aiperf.json", ".summary.json.123.tmp"}
+		"profile_export_aiperf.json", ".summary.json.123.tmp", ".profile_export.jsonl.45.tmp"}
 	tests := []struct {
 		name      string
 		files     []string // nil: the directory does not exist
