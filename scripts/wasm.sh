@@ -5,7 +5,7 @@
 # directory and fail if any committed module differs (drift check).
 #
 # Toolchains (Debian bookworm + npm; see sdk-wasm/README.md):
-#   Go 1.26 (GOOS=wasip1), clang 14 + wasi-libc + libclang-rt-dev-wasm32,
+#   Go 1.26 (GOOS=wasip1), clang 14 + wasi-libc + libclang-rt-dev-wasm32 + binaryen,
 #   a rustc with a WASI standard library (sdk-wasm/rust/rustc-wasm.sh picks
 #   one: wasm32-wasip1 on current rustc, wasm32-wasi on Debian's rustc 1.63
 #   with libstd-rust-dev-wasm32), AssemblyScript 0.28.20 (npm ci in
@@ -22,6 +22,9 @@ check=0
 missing=()
 command -v go >/dev/null || missing+=(go)
 command -v clang >/dev/null || missing+=(clang)
+# clang runs wasm-opt (binaryen) on optimized wasm builds when it is on PATH;
+# the committed C module was built with it.
+command -v wasm-opt >/dev/null || missing+=("wasm-opt (binaryen)")
 rustc_wasm="$root/sdk-wasm/rust/rustc-wasm.sh"
 rustPinned="rustc 1.63.0"
 if rust=$(sh "$rustc_wasm" --print 2>/dev/null); then

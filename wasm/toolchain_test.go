@@ -23,7 +23,7 @@ func needToolchains(t *testing.T) {
 		t.Skip("SKIP: -short: not rebuilding guests")
 	}
 	var missing []string
-	for _, tool := range []string{"go", "clang", "wat2wasm", "make"} {
+	for _, tool := range []string{"go", "clang", "wasm-opt", "wat2wasm", "make"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			missing = append(missing, tool)
 		}
