@@ -99,6 +99,10 @@ type runner struct {
 	clk   clock
 	wall0 int64
 	hctx  context.Context // handlers' context, cancelled at the end of grace
+	// runCtx is the run's context: once it is cancelled no job is
+	// admitted, by the dispatcher or by a sender starting the next
+	// session itself.
+	runCtx context.Context
 
 	senders []sender
 	kickers []kicker
@@ -157,6 +161,7 @@ func (p *Plan) run(ctx context.Context, h Handler, newClock func(time.Time) cloc
 		wall0 = epoch.UnixNano() + int64(base.Sub(epoch))
 	}
 	r := newRunner(p, h, newClock(base), wall0, hctx)
+	r.runCtx = ctx
 	r.startSenders()
 	r.seed()
 
@@ -355,6 +360,12 @@ func (r *runner) firstItem(s int32) int32 {
 // false means the run stops issuing.
 func (r *runner) admit(j *Job) bool {
 	if r.stopped.Load() {
+		return false
+	}
+	if r.runCtx != nil && r.runCtx.Err() != nil {
+		// A sender completing a cancelled request sees the cancellation
+		// before the dispatcher, asleep, does.
+		r.stop("cancelled")
 		return false
 	}
 	c := r.cfg

@@ -200,6 +200,7 @@ func TestReplaySecondInterrupt(t *testing.T) {
 	}
 	if okN != ok || cancelled != concurrency || len(reqs) != ok+concurrency {
 		t.Errorf("%d records: %d ok, %d cancelled; want %d ok and %d cancelled", len(reqs), okN, cancelled, ok, concurrency)
+		t.Log(log.String())
 	}
 	err = filepath.Walk(out, func(p string, fi os.FileInfo, err error) error {
 		if err == nil && strings.HasSuffix(p, ".tmp") {
