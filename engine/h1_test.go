@@ -403,6 +403,12 @@ func sendAllocs(t *testing.T, resp string, stream, noReactor bool) float64 {
 	if !r.OK() {
 		t.Fatalf("%s: %s", r.ErrorKind, r.ErrorMessage)
 	}
+	if stream {
+		// The server accepts one connection: reuse it once the
+		// close-after-stream verdict allows (until then a stream's
+		// connection rests and the next request would dial).
+		waitVerdict(t, e)
+	}
 	n := testing.AllocsPerRun(200, send)
 	if !r.OK() || !r.ConnReused {
 		t.Fatalf("%s: %s (reused %v)", r.ErrorKind, r.ErrorMessage, r.ConnReused)
