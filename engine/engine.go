@@ -19,6 +19,7 @@ import (
 	"golang.org/x/net/http2"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/engine/internal/h1"
 )
 
 // Defaults of [Config].
@@ -251,7 +252,7 @@ func New(cfg Config) (*Engine, error) {
 		if err != nil {
 			return nil, err
 		}
-		return newTrackedConn(c, false), nil
+		return h1.NewConn(c, false), nil
 	}
 	{
 		// x/net's transport opens ⌈streams/limit⌉ connections and keeps

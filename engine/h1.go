@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/engine/internal/h1"
 	"github.com/reprise-bench/reprise/internal/record"
 )
 
@@ -56,13 +57,13 @@ type h1Pool struct {
 	// reactors read plain-TCP responses (reactor_linux.go), one per P,
 	// started with the first connection; none when they could not start.
 	reactorsOnce sync.Once
-	reactors     []*reactor
+	reactors     []*h1.Reactor
 	reactorNext  atomic.Uint32
 }
 
 // h1Conn is one connection of the pool.
 type h1Conn struct {
-	tc     *trackedConn // the TCP connection (its rx stamps reads)
+	tc     *h1.Conn     // the TCP connection (it stamps reads)
 	c      net.Conn     // tc, or TLS over it
 	tcp    *net.TCPConn // nil for TLS or a dial override without TCP
 	raw    syscall.RawConn
@@ -292,7 +293,7 @@ func (p *h1Pool) closeIdle(final bool) {
 	if final {
 		p.reactorsOnce.Do(func() {}) // none may start after this
 		for _, rc := range p.reactors {
-			rc.close()
+			rc.Close()
 		}
 	}
 }
@@ -300,13 +301,13 @@ func (p *h1Pool) closeIdle(final bool) {
 // reactor returns the reactor for a new connection, round robin; nil when
 // reads stay on the senders' goroutines (not Linux, Config.NoReactor, or
 // epoll refused).
-func (p *h1Pool) reactor() *reactor {
+func (p *h1Pool) reactor() *h1.Reactor {
 	p.reactorsOnce.Do(func() {
 		if p.e.cfg.NoReactor {
 			return
 		}
 		for range runtime.GOMAXPROCS(0) {
-			rc, err := newReactor()
+			rc, err := h1.NewReactor()
 			if err != nil {
 				p.e.log.Debug("reading responses on the senders' goroutines", "err", err)
 				break
@@ -345,7 +346,7 @@ func (p *h1Pool) dialConn(ctx context.Context, ph *dialPhases) (*h1Conn, error) 
 	if err != nil {
 		return nil, err
 	}
-	tc := newTrackedConn(nc, p.stamps)
+	tc := h1.NewConn(nc, p.stamps)
 	c := &h1Conn{tc: tc, c: tc}
 	if p.tls != nil {
 		t0 := clock.Now()
@@ -361,9 +362,9 @@ func (p *h1Pool) dialConn(ctx context.Context, ph *dialPhases) (*h1Conn, error) 
 		c.c = tlc
 	} else if tcp, ok := nc.(*net.TCPConn); ok {
 		c.tcp = tcp
-		if tc.rx != nil {
+		if tc.Stamped() {
 			if rc := p.reactor(); rc != nil {
-				tc.rx.useReactor(rc)
+				tc.UseReactor(rc)
 			}
 		}
 	}
@@ -392,7 +393,7 @@ func (c *h1Conn) alive() bool {
 	return c.peekE == syscall.EAGAIN
 }
 
-func (c *h1Conn) peek(fd uintptr) { c.peekN, c.peekE = peekSocket(fd, &c.peekB[0]) }
+func (c *h1Conn) peek(fd uintptr) { c.peekN, c.peekE = h1.PeekFD(fd, &c.peekB[0]) }
 
 // write sends the request head and body: one write(2) for a small body,
 // writev for a large one (no copy). n is how many bytes the kernel
@@ -497,13 +498,13 @@ func (s *Sender) doH1(ctx context.Context, p *Prepared, r *record.Request) {
 			err = fmt.Errorf("write request: %w (%d of %d bytes sent)", err, n, len(head)+len(p.Body))
 		}
 		aborted := !stop()
-		if err != nil && !got1 && reused && c.lastStream && e.closes.soon(time.Since(c.idleAt)) && (peerClosed(err) || errors.Is(err, errEOFHead)) {
+		if err != nil && !got1 && reused && c.lastStream && e.closes.soon(time.Since(c.idleAt)) && (peerClosed(err) || errors.Is(err, h1.ErrEOFHead)) {
 			// Closed soon after the stream before it answered this
 			// request: the request fails (it may have been read), and
 			// it is evidence of closing after streams.
 			e.closes.closed()
 		}
-		if err == nil && r.WroteNS != 0 && !aborted && !closeConn && s.dec.reusable() {
+		if err == nil && r.WroteNS != 0 && !aborted && !closeConn && s.dec.Reusable() {
 			if e.cfg.Timeout > 0 {
 				_ = c.c.SetDeadline(time.Time{})
 			}
@@ -511,7 +512,7 @@ func (s *Sender) doH1(ctx context.Context, p *Prepared, r *record.Request) {
 			pool.put(c)
 			return
 		}
-		if err == nil && !closeConn && s.dec.done() && s.dec.Close && p.Stream && s.dec.Status < 300 {
+		if err == nil && !closeConn && s.dec.Done() && s.dec.Close && p.Stream && s.dec.Status < 300 {
 			e.closes.closed() // announced a close after a complete stream, unasked
 		}
 		pool.discard(c)
@@ -557,27 +558,27 @@ func timedOut(ctx context.Context, err error) error {
 // error; an HTTP error status or a failed parse is recorded in r with
 // err == nil.
 func (s *Sender) readH1(ctx context.Context, deadline time.Time, c *h1Conn, p *Prepared, r *record.Request, sent int64, afterStream bool) (got1 bool, err error) {
-	s.dec.reset()
+	s.dec.Reset()
 	s.h1 = h1Read{ctx: ctx, p: p, r: r, floor: sent, afterStream: afterStream}
 	if s.buf == nil {
 		s.buf = make([]byte, DefaultReadBuffer)
 	}
-	if c.tcp != nil && c.tc.rx != nil {
+	if c.tcp != nil && c.tc.Stamped() {
 		if s.onRecvFn == nil {
 			s.onRecvFn = s.onRecv // one method value per sender, not per request
 		}
-		if c.tc.rx.rc != nil && p.Stream {
+		if c.tc.OnReactor() && p.Stream {
 			// A stream's many reads go to the reactor; a whole response
 			// in a read or two is not worth its two epoll_ctl calls.
-			err = c.tc.rx.await(ctx, deadline, s.buf, s.onRecvFn)
+			err = c.tc.Await(ctx, deadline, s.buf, s.onRecvFn)
 		} else {
-			err = c.tc.rx.loop(s.buf, s.onRecvFn)
+			err = c.tc.ReadLoop(s.buf, s.onRecvFn)
 		}
 	} else {
 		for !s.h1.stop {
 			n, rerr := c.c.Read(s.buf)
 			now, wall := s.e.clock.NowWall()
-			s.onRead(n, c.tc.arrival(now, wall, s.h1.floor), now, rerr)
+			s.onRead(n, c.tc.Arrival(now, wall, s.h1.floor), now, rerr)
 		}
 	}
 	h := &s.h1
@@ -624,7 +625,7 @@ func (s *Sender) onRecv(n int, stamp int64, errno syscall.Errno) bool {
 	now, wall := s.e.clock.NowWall()
 	t := now
 	if stamp != 0 {
-		t = min(max(stamp+(now-wall), s.h1.floor), now)
+		t = h1.ArrivalOf(stamp, now, wall, s.h1.floor)
 	}
 	var err error
 	switch {
@@ -655,12 +656,12 @@ func (s *Sender) onRead(n int, t, now int64, err error) {
 	}
 	if err != nil {
 		if errors.Is(err, io.EOF) {
-			err = s.dec.eof()
+			err = s.dec.EOF()
 		}
 		h.err, h.stop = err, true
 		return
 	}
-	if s.dec.done() || (h.began && s.parseErr != nil) {
+	if s.dec.Done() || (h.began && s.parseErr != nil) {
 		h.stop = true
 	}
 }
@@ -669,8 +670,8 @@ func (s *Sender) onRead(n int, t, now int64, err error) {
 func (s *Sender) h1Bytes(b []byte, t int64) {
 	h := &s.h1
 	for len(b) > 0 && !h.stop {
-		wasHead := !s.dec.headersDone()
-		n, used, err := s.dec.decode(b)
+		wasHead := !s.dec.HeadersDone()
+		n, used, err := s.dec.Decode(b)
 		if err != nil {
 			// The body decoded before the bad framing still counts.
 			if n > 0 && h.began {
@@ -681,7 +682,7 @@ func (s *Sender) h1Bytes(b []byte, t int64) {
 		}
 		body := b[:n]
 		b = b[used:]
-		if wasHead && s.dec.headersDone() {
+		if wasHead && s.dec.HeadersDone() {
 			if h.afterStream {
 				s.e.closes.kept()
 			}
@@ -693,7 +694,7 @@ func (s *Sender) h1Bytes(b []byte, t int64) {
 					return
 				}
 				h.began = true
-				if s.dec.framing == frameLength && s.dec.remain > s.e.maxBodyBytes {
+				if s.dec.ContentLength() > s.e.maxBodyBytes {
 					s.overCap(capBody) // no need to read it to know
 					h.stop = true
 					return
@@ -720,7 +721,7 @@ func (s *Sender) h1Bytes(b []byte, t int64) {
 				}
 			}
 		}
-		if s.dec.done() {
+		if s.dec.Done() {
 			if len(b) > 0 {
 				s.dec.Close = true // bytes after the response: never reuse
 			}
@@ -731,10 +732,10 @@ func (s *Sender) h1Bytes(b []byte, t int64) {
 
 // h1Stream decides whether a 2xx response is an event stream.
 func (s *Sender) h1Stream() bool {
-	mt := s.dec.mediaType()
+	mt := s.dec.MediaType()
 	if !s.h1.p.Stream {
 		return false
 	}
-	return asciiEqualFold(mt, "text/event-stream") ||
-		(asciiEqualFold(mt, "application/x-ndjson") && s.e.info.Framing == adapter.FramingNDJSON)
+	return h1.EqualFold(mt, "text/event-stream") ||
+		(h1.EqualFold(mt, "application/x-ndjson") && s.e.info.Framing == adapter.FramingNDJSON)
 }

@@ -20,12 +20,12 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unicode/utf8"
 	"unsafe"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/engine/internal/h1"
 	"github.com/reprise-bench/reprise/internal/record"
 )
 
@@ -68,13 +68,13 @@ type Sender struct {
 
 	// reprise's HTTP/1.1 client (h1.go): the response decoder, the read's
 	// state, the request head and write buffers, a non-2xx body.
-	dec      h1Decoder
+	dec      h1.Decoder
 	h1       h1Read
 	head     []byte
 	wbuf     []byte
 	wvec     net.Buffers
 	errBody  []byte
-	onRecvFn func(n int, stamp int64, errno syscall.Errno) bool
+	onRecvFn h1.RecvFunc
 
 	// pt is the httptrace state of the current attempt (HTTP/2). net/http may run
 	// a dial started for one attempt after that attempt ended (and hand
@@ -122,7 +122,7 @@ type phaseTrace struct {
 	tlsStart, tlsDone   atomic.Int64
 	wrote, firstByte    atomic.Int64
 	reused              atomic.Bool
-	conn                atomic.Pointer[trackedConn]
+	conn                atomic.Pointer[h1.Conn]
 	trace               httptrace.ClientTrace
 }
 
@@ -137,7 +137,7 @@ func newPhaseTrace(c *Clock) *phaseTrace {
 			if tc, ok := conn.(*tls.Conn); ok {
 				conn = tc.NetConn() // the tracked connection is below TLS
 			}
-			if tc, ok := conn.(*trackedConn); ok {
+			if tc, ok := conn.(*h1.Conn); ok {
 				p.conn.Store(tc)
 			}
 		},
@@ -218,7 +218,7 @@ func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
 		s.fail(r, kind, msg)
 		return
 	}
-	r.HeadersNS = s.pt.conn.Load().arrival(now, wall, sent)
+	r.HeadersNS = s.pt.conn.Load().Arrival(now, wall, sent)
 	s.phases(r)
 	r.StatusCode = int32(resp.StatusCode)
 	s.read(ctx, p, resp, r)
@@ -285,7 +285,7 @@ func (s *Sender) read(ctx context.Context, p *Prepared, resp *http.Response, r *
 		// Stamp first, then look at the bytes: when the kernel received
 		// them if it says, else now (conn.go).
 		now, wall := e.clock.NowWall()
-		t = conn.arrival(now, wall, floor)
+		t = conn.Arrival(now, wall, floor)
 		if n > 0 {
 			floor = t
 			r.ReadLagNS = max(r.ReadLagNS, now-t)
@@ -835,7 +835,7 @@ func classify(ctx context.Context, err error) (record.ErrorKind, string) {
 		return record.ErrCancelled, "cancelled: " + cause.Error()
 	}
 	msg := err.Error()
-	if errors.Is(err, errH1) {
+	if errors.Is(err, h1.ErrMalformed) {
 		return record.ErrMalformed, msg // not HTTP/1.1: bad status line, headers or chunk framing
 	}
 	var dnsErr *net.DNSError

@@ -1,5 +1,5 @@
 //go:build !race
 
-package engine
+package h1
 
 func raceIOSync(uintptr) {}

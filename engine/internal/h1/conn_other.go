@@ -1,6 +1,6 @@
 //go:build !linux
 
-package engine
+package h1
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 // rxReader is Linux's receive-timestamp reader; elsewhere reads are
 // stamped when they return.
-type rxReader struct{ rc *reactor }
+type rxReader struct{ rc *Reactor }
 
 func newRxReader(*net.TCPConn) *rxReader { return nil }
 
@@ -24,16 +24,19 @@ func (*rxReader) loop([]byte, func(int, int64, syscall.Errno) bool) error { pani
 // connection the server closed fails its next request, which is retried.
 func peekSocket(uintptr, *byte) (int, syscall.Errno) { return 0, syscall.EAGAIN }
 
-// reactor is Linux's epoll reader of many connections; elsewhere each
+// Reactor is Linux's epoll reader of many connections; elsewhere each
 // sender reads its own.
-type reactor struct{}
+type Reactor struct{}
 
-func newReactor() (*reactor, error) { return nil, errors.ErrUnsupported }
+func NewReactor() (*Reactor, error) { return nil, errors.ErrUnsupported }
 
-func (*reactor) close() {}
+func (*Reactor) Close() {}
 
-func (*rxReader) useReactor(*reactor) {}
+func (*rxReader) useReactor(*Reactor) {}
 
 func (*rxReader) await(context.Context, time.Time, []byte, func(int, int64, syscall.Errno) bool) error {
 	panic("unreachable")
 }
+
+// Held returns how many sockets rc is reading now: none.
+func (*Reactor) Held() int { return 0 }

@@ -1,6 +1,6 @@
 //go:build race
 
-package engine
+package h1
 
 import "syscall"
 

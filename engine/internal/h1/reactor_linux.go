@@ -1,4 +1,4 @@
-package engine
+package h1
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// reactor reads the responses of many HTTP/1.1 connections on one
+// Reactor reads the responses of many HTTP/1.1 connections on one
 // goroutine: their sockets sit in its own level-triggered epoll set, whose
 // descriptor the runtime poller waits on. Each time the poller says the
 // set is ready, the reactor takes every ready socket in turn, reads it
@@ -34,7 +34,7 @@ import (
 // reported at once, a read that left bytes behind is reported again, and
 // an EOF or reset that arrived with the last bytes is reported by the next
 // wait — no readiness is ever lost between two reads.
-type reactor struct {
+type Reactor struct {
 	ep     *os.File // the epoll set, non-blocking, registered with the runtime poller
 	epfd   int
 	raw    syscall.RawConn
@@ -50,9 +50,9 @@ type reactor struct {
 	drainF func(fd uintptr) bool // rc.drain, made once
 }
 
-// newReactor starts a reactor; the error says why it could not (the
+// NewReactor starts a reactor; the error says why it could not (the
 // caller then reads on the senders' goroutines).
-func newReactor() (*reactor, error) {
+func NewReactor() (*Reactor, error) {
 	fd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, os.NewSyscallError("epoll_create1", err)
@@ -67,27 +67,27 @@ func newReactor() (*reactor, error) {
 		_ = f.Close()
 		return nil, err
 	}
-	rc := &reactor{ep: f, epfd: fd, raw: raw, events: make([]unix.EpollEvent, 256)}
+	rc := &Reactor{ep: f, epfd: fd, raw: raw, events: make([]unix.EpollEvent, 256)}
 	rc.drainF = rc.drain
 	go rc.run()
 	return rc, nil
 }
 
-// close stops the reactor. Call it when no response is being read; a
+// Close stops the reactor. Call it when no response is being read; a
 // later await reads on its caller's goroutine.
-func (rc *reactor) close() {
+func (rc *Reactor) Close() {
 	rc.closed.Store(true)
 	_ = rc.ep.Close()
 }
 
 // run serves the set until it is closed: drain never ends the read, so
 // RawConn.Read returns only with the poller's error for the closed file.
-func (rc *reactor) run() { _ = rc.raw.Read(rc.drainF) }
+func (rc *Reactor) run() { _ = rc.raw.Read(rc.drainF) }
 
 // drain handles ready sockets until none is left; false: wait for the
 // poller. It runs inside RawConn.Read, so a wake-up of the poller between
 // two waits is never lost.
-func (rc *reactor) drain(fd uintptr) bool {
+func (rc *Reactor) drain(fd uintptr) bool {
 	for {
 		n, err := unix.EpollWait(int(fd), rc.events, 0)
 		if err == unix.EINTR {
@@ -111,7 +111,7 @@ func (rc *reactor) drain(fd uintptr) bool {
 	}
 }
 
-func (rc *reactor) add(r *rxReader) int32 {
+func (rc *Reactor) add(r *rxReader) int32 {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if n := len(rc.free); n > 0 {
@@ -124,7 +124,7 @@ func (rc *reactor) add(r *rxReader) int32 {
 	return int32(len(rc.slots) - 1)
 }
 
-func (rc *reactor) remove(slot int32) {
+func (rc *Reactor) remove(slot int32) {
 	rc.mu.Lock()
 	rc.slots[slot] = nil
 	rc.free = append(rc.free, slot)
@@ -223,4 +223,17 @@ func (r *rxReader) finish() {
 	r.active = false
 	_ = unix.EpollCtl(r.rc.epfd, unix.EPOLL_CTL_DEL, r.fd, nil)
 	r.rc.remove(r.slot)
+}
+
+// Held returns how many sockets rc is reading now.
+func (rc *Reactor) Held() int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	n := 0
+	for _, r := range rc.slots {
+		if r != nil {
+			n++
+		}
+	}
+	return n
 }

@@ -1,24 +1,25 @@
-package engine
+package h1
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
-// h1Decoder decodes one HTTP/1.1 response as its bytes arrive, in place:
-// [h1Decoder.decode] strips the status line, headers and chunk framing
+// Decoder decodes one HTTP/1.1 response as its bytes arrive, in place:
+// [Decoder.Decode] strips the status line, headers and chunk framing
 // from a read and moves the body bytes to the front of the same buffer, so
 // the sender stamps, frames and parses a read's body without a copy or a
-// second buffer (see h1.go for why reprise has its own HTTP/1.1 client).
+// second buffer (see the package doc for why reprise has its own HTTP/1.1 client).
 //
 // It understands what servers send a POST: 1xx interim responses
 // (skipped), Content-Length, chunked transfer coding (extensions and
 // trailers ignored), and bodies delimited by the connection's close. Limits:
 // maxHeaderBytes of status line and headers, maxChunkLine per chunk-size
-// line. It is not safe for concurrent use; reset it between responses.
-type h1Decoder struct {
+// line. It is not safe for concurrent use; Reset it between responses.
+type Decoder struct {
 	state h1State
 	// hdr accumulates the status line and headers until the blank line;
 	// line accumulates a chunk-size line or trailer line split by reads.
@@ -61,30 +62,30 @@ const (
 	maxChunkLine   = 4 << 10
 )
 
-// errH1 marks a response that is not valid HTTP/1.1; the request fails
-// as malformed.
-var errH1 = errors.New("malformed HTTP response")
+// ErrMalformed marks a response that is not valid HTTP/1.1.
+var ErrMalformed = errors.New("malformed HTTP response")
 
-func (d *h1Decoder) reset() {
-	*d = h1Decoder{hdr: d.hdr[:0], line: d.line[:0], ContentType: d.ContentType[:0]}
+// Reset readies d for the next response, keeping its buffers.
+func (d *Decoder) Reset() {
+	*d = Decoder{hdr: d.hdr[:0], line: d.line[:0], ContentType: d.ContentType[:0]}
 }
 
-// headersDone reports whether the final response's headers are complete.
-func (d *h1Decoder) headersDone() bool { return d.state != h1Head }
+// HeadersDone reports whether the final response's headers are complete.
+func (d *Decoder) HeadersDone() bool { return d.state != h1Head }
 
-// done reports whether the response is complete (and nothing may follow
+// Done reports whether the response is complete (and nothing may follow
 // it but the next response).
-func (d *h1Decoder) done() bool { return d.state == h1Done }
+func (d *Decoder) Done() bool { return d.state == h1Done }
 
-// reusable reports whether the connection can carry another request after
+// Reusable reports whether the connection can carry another request after
 // this complete response.
-func (d *h1Decoder) reusable() bool {
+func (d *Decoder) Reusable() bool {
 	return d.state == h1Done && !d.Close && d.framing != frameClose
 }
 
-// eof tells the decoder the connection closed. It returns nil when that
+// EOF tells the decoder the connection closed. It returns nil when that
 // ends the response (a body delimited by the close), else the error.
-func (d *h1Decoder) eof() error {
+func (d *Decoder) EOF() error {
 	switch d.state {
 	case h1UntilClose:
 		d.state = h1Done
@@ -92,27 +93,28 @@ func (d *h1Decoder) eof() error {
 	case h1Done:
 		return nil
 	case h1Head:
-		return errEOFHead
+		return ErrEOFHead
 	}
-	return errEOFBody
+	return ErrEOFBody
 }
 
 var (
-	// errEOFHead: the connection closed before a complete status line
-	// and headers (a reused connection the server had closed, when no
-	// byte came at all).
-	errEOFHead = fmt.Errorf("%w: the server closed the connection before the response headers", errUnexpectedEOF)
-	errEOFBody = fmt.Errorf("%w: the server closed the connection inside the response body", errUnexpectedEOF)
+	// ErrEOFHead is the connection closing before a complete status
+	// line and headers (a reused connection the server had closed, when
+	// no byte came at all).
+	ErrEOFHead = fmt.Errorf("%w: the server closed the connection before the response headers", errUnexpectedEOF)
+	// ErrEOFBody is the connection closing inside the response body.
+	ErrEOFBody = fmt.Errorf("%w: the server closed the connection inside the response body", errUnexpectedEOF)
 )
 
 var errUnexpectedEOF = errors.New("unexpected EOF")
 
-// decode consumes p[:used]. Body bytes are moved to p[:n] (n ≤ used). It
+// Decode consumes p[:used]. Body bytes are moved to p[:n] (n ≤ used). It
 // stops early, with used < len(p), right after the final headers (so the
 // caller can look at them before any body) and at the end of the
 // response; bytes after the end are the caller's to judge (HTTP/1.1
 // without pipelining: there must be none).
-func (d *h1Decoder) decode(p []byte) (n, used int, err error) {
+func (d *Decoder) Decode(p []byte) (n, used int, err error) {
 	i := 0
 	for i < len(p) {
 		switch d.state {
@@ -143,7 +145,7 @@ func (d *h1Decoder) decode(p []byte) (n, used int, err error) {
 			i += k
 			if !ok {
 				if len(d.line) > maxChunkLine {
-					return n, i, fmt.Errorf("%w: chunk line longer than %d bytes", errH1, maxChunkLine)
+					return n, i, fmt.Errorf("%w: chunk line longer than %d bytes", ErrMalformed, maxChunkLine)
 				}
 				continue
 			}
@@ -163,7 +165,7 @@ func (d *h1Decoder) decode(p []byte) (n, used int, err error) {
 // nextLine returns the next line of p (without its LF or CRLF) joined to
 // what earlier reads left in d.line, how much of p it used, and whether
 // the line is complete.
-func (d *h1Decoder) nextLine(p []byte) (line []byte, used int, ok bool) {
+func (d *Decoder) nextLine(p []byte) (line []byte, used int, ok bool) {
 	j := bytes.IndexByte(p, '\n')
 	if j < 0 {
 		d.line = append(d.line, p...)
@@ -178,11 +180,11 @@ func (d *h1Decoder) nextLine(p []byte) (line []byte, used int, ok bool) {
 	return bytes.TrimSuffix(line, []byte{'\r'}), j + 1, true
 }
 
-func (d *h1Decoder) chunkLine(line []byte) error {
+func (d *Decoder) chunkLine(line []byte) error {
 	switch d.state {
 	case h1ChunkCRLF:
 		if len(line) != 0 {
-			return fmt.Errorf("%w: chunk data longer than its size", errH1)
+			return fmt.Errorf("%w: chunk data longer than its size", ErrMalformed)
 		}
 		d.state = h1ChunkSize
 	case h1Trailer:
@@ -196,7 +198,7 @@ func (d *h1Decoder) chunkLine(line []byte) error {
 		line = bytes.TrimRight(line, " \t")
 		size, ok := parseHex(line)
 		if !ok {
-			return fmt.Errorf("%w: bad chunk size %q", errH1, truncate(string(line), 40))
+			return fmt.Errorf("%w: bad chunk size %q", ErrMalformed, truncate(string(line), 40))
 		}
 		if size == 0 {
 			d.state = h1Trailer
@@ -231,7 +233,7 @@ func parseHex(b []byte) (int64, bool) {
 
 // head accumulates the status line and headers and parses them at the
 // blank line. It returns how much of p it used.
-func (d *h1Decoder) head(p []byte) (int, error) {
+func (d *Decoder) head(p []byte) (int, error) {
 	// Look for the end of the header block in what is new, with up to 3
 	// bytes of what came before (a CRLFCRLF split across reads).
 	from := max(len(d.hdr)-3, 0)
@@ -245,7 +247,7 @@ func (d *h1Decoder) head(p []byte) (int, error) {
 	}
 	if end < 0 {
 		if len(d.hdr) > maxHeaderBytes {
-			return len(p), fmt.Errorf("%w: headers longer than %d bytes", errH1, maxHeaderBytes)
+			return len(p), fmt.Errorf("%w: headers longer than %d bytes", ErrMalformed, maxHeaderBytes)
 		}
 		return len(p), nil
 	}
@@ -259,17 +261,17 @@ func (d *h1Decoder) head(p []byte) (int, error) {
 
 // parseHead parses one status line and header block. After a 1xx it
 // leaves the decoder waiting for the next response's head.
-func (d *h1Decoder) parseHead(b []byte) error {
+func (d *Decoder) parseHead(b []byte) error {
 	line, rest, _ := bytes.Cut(b, []byte{'\n'})
 	line = bytes.TrimSuffix(line, []byte{'\r'})
 	// HTTP/1.x SP 3DIGIT [SP reason]
 	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' ||
 		line[7] < '0' || line[7] > '9' || (len(line) > 12 && line[12] != ' ') {
-		return fmt.Errorf("%w: status line %q", errH1, truncate(string(line), 80))
+		return fmt.Errorf("%w: status line %q", ErrMalformed, truncate(string(line), 80))
 	}
 	code, err := strconv.Atoi(string(line[9:12]))
 	if err != nil || code < 100 {
-		return fmt.Errorf("%w: status line %q", errH1, truncate(string(line), 80))
+		return fmt.Errorf("%w: status line %q", ErrMalformed, truncate(string(line), 80))
 	}
 	d.Minor = int(line[7] - '0')
 	d.Status = code
@@ -282,36 +284,36 @@ func (d *h1Decoder) parseHead(b []byte) error {
 		line = bytes.TrimSuffix(line, []byte{'\r'})
 		name, value, ok := bytes.Cut(line, []byte{':'})
 		if !ok || len(name) == 0 || bytes.ContainsAny(name, " \t") {
-			return fmt.Errorf("%w: header line %q", errH1, truncate(string(line), 80))
+			return fmt.Errorf("%w: header line %q", ErrMalformed, truncate(string(line), 80))
 		}
 		value = bytes.TrimSpace(value)
 		switch {
-		case asciiEqualFold(name, "content-length"):
+		case EqualFold(name, "content-length"):
 			v, err := strconv.ParseInt(string(value), 10, 64)
 			if err != nil || v < 0 || (cl >= 0 && v != cl) {
-				return fmt.Errorf("%w: Content-Length %q", errH1, truncate(string(value), 40))
+				return fmt.Errorf("%w: Content-Length %q", ErrMalformed, truncate(string(value), 40))
 			}
 			cl = v
-		case asciiEqualFold(name, "transfer-encoding"):
+		case EqualFold(name, "transfer-encoding"):
 			// The last coding must be chunked; reprise asks for no other.
 			last := value
 			if i := bytes.LastIndexByte(value, ','); i >= 0 {
 				last = bytes.TrimSpace(value[i+1:])
 			}
-			if !asciiEqualFold(last, "chunked") {
-				return fmt.Errorf("%w: Transfer-Encoding %q is not supported", errH1, truncate(string(value), 40))
+			if !EqualFold(last, "chunked") {
+				return fmt.Errorf("%w: Transfer-Encoding %q is not supported", ErrMalformed, truncate(string(value), 40))
 			}
 			chunked = true
-		case asciiEqualFold(name, "connection"):
+		case EqualFold(name, "connection"):
 			for tok := range bytes.SplitSeq(value, []byte{','}) {
 				tok = bytes.TrimSpace(tok)
-				if asciiEqualFold(tok, "close") {
+				if EqualFold(tok, "close") {
 					d.Close = true
-				} else if asciiEqualFold(tok, "keep-alive") && d.Minor == 0 {
+				} else if EqualFold(tok, "keep-alive") && d.Minor == 0 {
 					d.Close = false
 				}
 			}
-		case asciiEqualFold(name, "content-type"):
+		case EqualFold(name, "content-type"):
 			d.ContentType = append(d.ContentType[:0], value...)
 		}
 	}
@@ -336,9 +338,18 @@ func (d *h1Decoder) parseHead(b []byte) error {
 	return nil
 }
 
-// mediaType returns the Content-Type without parameters, lower-cased
+// ContentLength returns the body's length when the response is framed by
+// Content-Length (right after the headers: all of it), else -1.
+func (d *Decoder) ContentLength() int64 {
+	if d.framing != frameLength {
+		return -1
+	}
+	return d.remain
+}
+
+// MediaType returns the Content-Type without parameters, lower-cased
 // only as far as comparing needs (the caller compares case-insensitively).
-func (d *h1Decoder) mediaType() []byte {
+func (d *Decoder) MediaType() []byte {
 	ct := d.ContentType
 	if i := bytes.IndexByte(ct, ';'); i >= 0 {
 		ct = ct[:i]
@@ -346,9 +357,9 @@ func (d *h1Decoder) mediaType() []byte {
 	return bytes.TrimSpace(ct)
 }
 
-// asciiEqualFold is strings.EqualFold for ASCII, on bytes, without
+// EqualFold is strings.EqualFold for ASCII, on bytes, without
 // allocating.
-func asciiEqualFold(b []byte, s string) bool {
+func EqualFold(b []byte, s string) bool {
 	if len(b) != len(s) {
 		return false
 	}
@@ -362,4 +373,16 @@ func asciiEqualFold(b []byte, s string) bool {
 		}
 	}
 	return true
+}
+
+// truncate cuts s to at most n bytes at a rune boundary, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }

@@ -1,4 +1,4 @@
-package engine
+package h1
 
 import (
 	"bytes"
@@ -52,16 +52,16 @@ var h1Cases = []h1Case{
 
 // decodeAll runs the decoder over in, cut into the given pieces, as the
 // sender does (a copy per read, decoded in place), and returns the body.
-func decodeAll(d *h1Decoder, pieces [][]byte, eof bool) (body []byte, err error) {
+func decodeAll(d *Decoder, pieces [][]byte, eof bool) (body []byte, err error) {
 	for _, p := range pieces {
 		b := append([]byte(nil), p...)
 		for len(b) > 0 {
-			n, used, err := d.decode(b)
+			n, used, err := d.Decode(b)
 			body = append(body, b[:n]...)
 			if err != nil {
 				return body, err
 			}
-			if d.done() {
+			if d.Done() {
 				if used < len(b) {
 					d.Close = true
 				}
@@ -71,20 +71,20 @@ func decodeAll(d *h1Decoder, pieces [][]byte, eof bool) (body []byte, err error)
 		}
 	}
 	if eof {
-		return body, d.eof()
+		return body, d.EOF()
 	}
 	return body, nil
 }
 
 func checkH1(t *testing.T, c h1Case, how string, pieces [][]byte) {
 	t.Helper()
-	var d h1Decoder
+	var d Decoder
 	body, err := decodeAll(&d, pieces, c.eof)
 	if c.err != "" {
 		if err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Fatalf("%s: error %v, want one with %q", how, err, c.err)
 		}
-		if !errors.Is(err, errH1) && !errors.Is(err, errUnexpectedEOF) {
+		if !errors.Is(err, ErrMalformed) && !errors.Is(err, errUnexpectedEOF) {
 			t.Errorf("%s: error %v is neither malformed nor EOF", how, err)
 		}
 	} else if err != nil {
@@ -97,11 +97,11 @@ func checkH1(t *testing.T, c h1Case, how string, pieces [][]byte) {
 		t.Errorf("%s: status %d, want %d", how, d.Status, c.status)
 	}
 	if c.err == "" {
-		if !d.done() {
+		if !d.Done() {
 			t.Errorf("%s: response not complete", how)
 		}
-		if d.reusable() != c.reusable {
-			t.Errorf("%s: reusable %v, want %v", how, d.reusable(), c.reusable)
+		if d.Reusable() != c.reusable {
+			t.Errorf("%s: reusable %v, want %v", how, d.Reusable(), c.reusable)
 		}
 		if string(d.ContentType) != c.ct {
 			t.Errorf("%s: content type %q, want %q", how, d.ContentType, c.ct)
@@ -109,9 +109,9 @@ func checkH1(t *testing.T, c h1Case, how string, pieces [][]byte) {
 	}
 }
 
-// TestH1Decoder: every response decodes the same whole, byte by byte and
+// TestDecoder: every response decodes the same whole, byte by byte and
 // cut at every point (reads split anywhere, CRLFs included).
-func TestH1Decoder(t *testing.T) {
+func TestDecoder(t *testing.T) {
 	for _, c := range h1Cases {
 		t.Run(c.name, func(t *testing.T) {
 			in := []byte(c.in)
@@ -128,11 +128,11 @@ func TestH1Decoder(t *testing.T) {
 	}
 }
 
-// TestH1DecoderReset: one decoder serves many responses.
-func TestH1DecoderReset(t *testing.T) {
-	var d h1Decoder
+// TestDecoderReset: one decoder serves many responses.
+func TestDecoderReset(t *testing.T) {
+	var d Decoder
 	for i, c := range h1Cases {
-		d.reset()
+		d.Reset()
 		body, err := decodeAll(&d, [][]byte{[]byte(c.in)}, c.eof)
 		if (err != nil) != (c.err != "") || string(body) != c.body {
 			t.Errorf("response %d (%s) after reuse: body %q err %v", i, c.name, body, err)
@@ -140,30 +140,30 @@ func TestH1DecoderReset(t *testing.T) {
 	}
 }
 
-// TestH1DecoderLimits: endless headers and chunk lines are refused.
-func TestH1DecoderLimits(t *testing.T) {
-	var d h1Decoder
+// TestDecoderLimits: endless headers and chunk lines are refused.
+func TestDecoderLimits(t *testing.T) {
+	var d Decoder
 	long := append([]byte("HTTP/1.1 200 OK\r\nX: "), bytes.Repeat([]byte("a"), maxHeaderBytes)...)
-	if _, err := decodeAll(&d, [][]byte{long}, false); err == nil || !errors.Is(err, errH1) {
+	if _, err := decodeAll(&d, [][]byte{long}, false); err == nil || !errors.Is(err, ErrMalformed) {
 		t.Errorf("endless headers: %v", err)
 	}
-	d.reset()
+	d.Reset()
 	chunk := append([]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1"), bytes.Repeat([]byte("0"), maxChunkLine+1)...)
-	if _, err := decodeAll(&d, [][]byte{chunk}, false); err == nil || !errors.Is(err, errH1) {
+	if _, err := decodeAll(&d, [][]byte{chunk}, false); err == nil || !errors.Is(err, ErrMalformed) {
 		t.Errorf("endless chunk line: %v", err)
 	}
 }
 
-// TestH1DecoderAllocs: decoding a streamed response allocates nothing
+// TestDecoderAllocs: decoding a streamed response allocates nothing
 // once the decoder's buffers have grown.
-func TestH1DecoderAllocs(t *testing.T) {
+func TestDecoderAllocs(t *testing.T) {
 	in := []byte(h1Cases[1].in)
 	buf := make([]byte, len(in))
-	var d h1Decoder
+	var d Decoder
 	step := func() {
-		d.reset()
-		for b := buf[:copy(buf, in)]; len(b) > 0 && !d.done(); {
-			_, used, err := d.decode(b)
+		d.Reset()
+		for b := buf[:copy(buf, in)]; len(b) > 0 && !d.Done(); {
+			_, used, err := d.Decode(b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -176,14 +176,14 @@ func TestH1DecoderAllocs(t *testing.T) {
 	}
 }
 
-// FuzzH1Decoder: no input makes the decoder panic or loop, and where the
+// FuzzDecoder: no input makes the decoder panic or loop, and where the
 // reads are cut never changes the body, the status or the outcome.
-func FuzzH1Decoder(f *testing.F) {
+func FuzzDecoder(f *testing.F) {
 	for _, c := range h1Cases {
 		f.Add([]byte(c.in), uint16(len(c.in)/2))
 	}
 	f.Fuzz(func(t *testing.T, in []byte, cut uint16) {
-		var whole, split h1Decoder
+		var whole, split Decoder
 		b1, err1 := decodeAll(&whole, [][]byte{in}, true)
 		k := int(cut) % (len(in) + 1)
 		b2, err2 := decodeAll(&split, [][]byte{in[:k], in[k:]}, true)

@@ -1,0 +1,148 @@
+package h1
+
+import (
+	"errors"
+	"io"
+	"net"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// tcpPair returns a client Conn (kernel stamps on) and the
+// server's end of it.
+func tcpPair(t *testing.T) (*Conn, *net.TCPConn, *testClock) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := (<-accepted).(*net.TCPConn)
+	clock := newTestClock()
+	tc := NewConn(c, true)
+	t.Cleanup(func() { tc.Close(); srv.Close() })
+	if tc.rx == nil {
+		t.Fatal("kernel receive timestamps could not be turned on")
+	}
+	// The kernel turns stamping on for the whole system when the first
+	// socket asks, from a work queue: a segment that arrives before that
+	// has no stamp. Wait for stamps to flow.
+	buf := make([]byte, 8)
+	for i := 0; ; i++ {
+		if _, err := srv.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tc.Read(buf); err != nil {
+			t.Fatal(err)
+		}
+		if tc.rxNS.Load() != 0 {
+			break
+		}
+		if i == 100 {
+			t.Fatal("no kernel receive stamps after 1 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return tc, srv, clock
+}
+
+// TestKernelStampIsArrival: a read's time is when its bytes arrived, not
+// when reprise got round to reading them, and bytes that waited in the
+// socket for two writes carry the later write's time (the kernel merges
+// queued segments; docs/format/records.md).
+func TestKernelStampIsArrival(t *testing.T) {
+	tc, srv, clock := tcpPair(t)
+	write := func(s string) (before, after int64) {
+		_, before = clock.NowWall()
+		if _, err := srv.Write([]byte(s)); err != nil {
+			t.Fatal(err)
+		}
+		_, after = clock.NowWall()
+		return before, after
+	}
+	buf := make([]byte, 64)
+
+	b1, a1 := write("first")
+	time.Sleep(30 * time.Millisecond) // the reader is late
+	n, err := tc.Read(buf)
+	now, wall := clock.NowWall()
+	if err != nil || string(buf[:n]) != "first" {
+		t.Fatalf("read %q, %v", buf[:n], err)
+	}
+	rx := tc.rxNS.Load()
+	if rx < b1 || rx > a1 {
+		t.Fatalf("kernel stamp %d outside the write [%d, %d]", rx, b1, a1)
+	}
+	got := tc.Arrival(now, wall, 0)
+	if lag := now - got; lag < 30*int64(time.Millisecond) {
+		t.Errorf("arrival %d is only %v before the late read: the read time leaked in", got, time.Duration(lag))
+	}
+	if tc.Arrival(now, wall, now) != now {
+		t.Error("arrival below the floor not clamped to it")
+	}
+
+	write("a")
+	time.Sleep(5 * time.Millisecond)
+	b2, a2 := write("b")
+	time.Sleep(5 * time.Millisecond)
+	n, err = tc.Read(buf)
+	if err != nil || string(buf[:n]) != "ab" {
+		t.Fatalf("read %q, %v", buf[:n], err)
+	}
+	if rx := tc.rxNS.Load(); rx < b2 || rx > a2 {
+		t.Errorf("merged read stamped %d, want the last write's [%d, %d]", rx, b2, a2)
+	}
+}
+
+// TestKernelStampReadErrors: EOF and resets look exactly as net.Conn.Read
+// reports them, so closed-connection detection and error kinds hold.
+func TestKernelStampReadErrors(t *testing.T) {
+	tc, srv, _ := tcpPair(t)
+	srv.Close()
+	if _, err := tc.Read(make([]byte, 8)); err != io.EOF {
+		t.Errorf("after close: %v, want io.EOF", err)
+	}
+
+	tc, srv, _ = tcpPair(t)
+	_ = srv.SetLinger(0) // close sends RST
+	srv.Close()
+	_, err := tc.Read(make([]byte, 8))
+	var op *net.OpError
+	if !errors.Is(err, syscall.ECONNRESET) || !errors.As(err, &op) || op.Op != "read" {
+		t.Errorf("after reset: %#v, want a read *net.OpError wrapping ECONNRESET", err)
+	}
+
+	tc, _, _ = tcpPair(t)
+	tc.Conn.Close()
+	if _, err := tc.Read(make([]byte, 8)); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("after our close: %v, want net.ErrClosed", err)
+	}
+}
+
+// TestKernelStampReadAllocs: a read with its stamp allocates nothing.
+func TestKernelStampReadAllocs(t *testing.T) {
+	tc, srv, _ := tcpPair(t)
+	buf := make([]byte, 64)
+	msg := []byte("data: x\n\n")
+	allocs := testing.AllocsPerRun(200, func() {
+		if _, err := srv.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(tc, buf[:len(msg)]); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocations per read", allocs)
+	}
+}
