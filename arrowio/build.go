@@ -334,6 +334,7 @@ type eventBuilder struct {
 	tokens   *array.Int32Builder
 	bytes    *array.Int32Builder
 	inRead   *array.Int32Builder
+	choice   *array.Int32Builder
 	kindDict arrow.Array
 }
 
@@ -347,12 +348,13 @@ func newEventBuilder(mem memory.Allocator) *eventBuilder {
 		tokens:   array.NewInt32Builder(mem),
 		bytes:    array.NewInt32Builder(mem),
 		inRead:   array.NewInt32Builder(mem),
+		choice:   array.NewInt32Builder(mem),
 		kindDict: stringArray(mem, eventKindValues),
 	}
 }
 
 func (b *eventBuilder) builders() []array.Builder {
-	return []array.Builder{b.reqID, b.seq, b.timeNS, b.kind, b.tokens, b.bytes, b.inRead}
+	return []array.Builder{b.reqID, b.seq, b.timeNS, b.kind, b.tokens, b.bytes, b.inRead, b.choice}
 }
 
 func (b *eventBuilder) reserve(n int) {
@@ -374,13 +376,14 @@ func (b *eventBuilder) appendEvent(e *record.Event) {
 	i32Known(b.tokens, e.Tokens)
 	b.bytes.UnsafeAppend(e.Bytes)
 	b.inRead.UnsafeAppend(e.EventsInRead)
+	i32Known(b.choice, e.Choice)
 	b.rows++
 }
 
 func (b *eventBuilder) newRecord() arrow.Record {
 	t := b.timeNS.NewArray()
 	cols := []arrow.Array{b.reqID.NewArray(), b.seq.NewArray(), t, timestampTwin(t),
-		newDict(b.kind, b.kindDict), b.tokens.NewArray(), b.bytes.NewArray(), b.inRead.NewArray()}
+		newDict(b.kind, b.kindDict), b.tokens.NewArray(), b.bytes.NewArray(), b.inRead.NewArray(), b.choice.NewArray()}
 	rec := array.NewRecord(b.schema, cols, int64(b.rows))
 	for _, c := range cols {
 		c.Release()

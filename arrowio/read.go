@@ -435,6 +435,7 @@ func appendEvents(out []record.Event, rec arrow.Record) ([]record.Event, error) 
 	tokens := colAs[*array.Int32](c, "tokens")
 	bytes := colAs[*array.Int32](c, "bytes")
 	inRead := colAs[*array.Int32](c, "events_in_read")
+	choice := optCol[*array.Int32](c, "choice") // appended within v1
 	if len(c.errs) > 0 {
 		return out, errors.Join(c.errs...)
 	}
@@ -448,8 +449,12 @@ func appendEvents(out []record.Event, rec arrow.Record) ([]record.Event, error) 
 		if !ok {
 			k = record.EventKind(len(eventKindValues) - 1)
 		}
+		ch := int32(-1)
+		if choice != nil {
+			ch = i32or(choice, i, -1)
+		}
 		out = append(out, record.Event{
-			RequestID: reqID.Value(i), Seq: seq.Value(i), TimeNS: timeNS.Value(i), Kind: k,
+			RequestID: reqID.Value(i), Seq: seq.Value(i), TimeNS: timeNS.Value(i), Kind: k, Choice: ch,
 			Tokens: i32or(tokens, i, -1), Bytes: bytes.Value(i), EventsInRead: inRead.Value(i),
 		})
 	}

@@ -189,5 +189,7 @@ func EventsSchema() *arrow.Schema {
 		nullable("tokens", i32),
 		required("bytes", i32),
 		required("events_in_read", i32),
+		// Appended within events/v1 (readers accept files without it).
+		nullable("choice", i32),
 	}, &md)
 }

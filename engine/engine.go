@@ -104,7 +104,10 @@ type Config struct {
 	// Concurrency is the expected number of requests in flight (the
 	// number of senders); it sizes the keep-alive pool.
 	Concurrency int
-	// Counter counts client-side tokens of the output; nil skips it.
+	// Counter counts client-side tokens of the output, every choice of
+	// it; nil skips it. When it also has AppendEncode and Piece (as
+	// internal/tokenizer's tokenizers do), exported events carry the
+	// tokens that arrived in each.
 	Counter TokenCounter
 	// UseServerTokenCount derives output lengths (and ITL) from the
 	// server's usage instead of the client tokenizer.

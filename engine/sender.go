@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"mime"
 	"net"
 	"net/http"
@@ -47,6 +46,18 @@ type Sender struct {
 	evBytes []int32
 	evRead  []int32 // events completed by the read that completed it
 	evKind  []record.EventKind
+	// Client token counting and exported rows (tokens.go): the
+	// text-captured records, each event's first row's choice, kind and
+	// tokens (grown as records arrive, with Config.Events), the rows of
+	// further choices, and scratch space.
+	texts     []textRec
+	evChoice  []int32
+	evRowKind []record.EventKind
+	evTokens  []int32
+	xrows     []xrow
+	order     []int32
+	seg       []byte
+	ids       []int
 	// Deferred parsing keeps every event's bytes until the end.
 	defArena []byte
 	defRefs  []frameRef
@@ -334,6 +345,7 @@ func (s *Sender) beginBody(p *Prepared, r *record.Request, stream bool) error {
 	s.evBytes = s.evBytes[:0]
 	s.evRead = s.evRead[:0]
 	s.evKind = s.evKind[:0]
+	s.texts, s.evChoice, s.evRowKind, s.xrows = s.texts[:0], s.evChoice[:0], s.evRowKind[:0], s.xrows[:0]
 	s.defArena = s.defArena[:0]
 	s.defRefs = s.defRefs[:0]
 	s.framer.reset()
@@ -441,7 +453,7 @@ func (s *Sender) endBody(ctx context.Context, r *record.Request, readErr error) 
 		s.fail(r, record.ErrNoContent, "the response carried no content")
 	}
 	if e.cfg.Events {
-		s.exportEvents(r.RequestID)
+		s.exportEvents(r)
 	}
 }
 
@@ -630,6 +642,7 @@ func (s *Sender) applyRecords() {
 		if kindRank[rec.Kind] > kindRank[s.evKind[ev]] {
 			s.evKind[ev] = rec.Kind
 		}
+		s.keepRecord(ev, rec)
 	}
 }
 
@@ -677,16 +690,11 @@ func (s *Sender) finish(ctx context.Context, r *record.Request, stream bool) err
 		r.ServerCachedTokens = int32(f.CachedTokens)
 	}
 	r.FinishReason = f.FinishReason.String()
-	// Client-side output lengths.
+	// Client-side output lengths, over every choice.
 	var countErr error
+	attributed := false
 	if e.cfg.Counter != nil {
-		var n int
-		n, countErr = s.count(ctx, f.Text)
-		r.OutputTokens = int32(min(n, math.MaxInt32))
-		if countErr == nil {
-			n, countErr = s.count(ctx, f.Reasoning)
-			r.ReasoningTokens = int32(min(n, math.MaxInt32))
-		}
+		r.OutputTokens, r.ReasoningTokens, attributed, countErr = s.countOutput(ctx, f, e.cfg.Events)
 	}
 	osl := int64(r.OutputTokens) + int64(r.ReasoningTokens)
 	if (e.cfg.UseServerTokenCount || e.cfg.Counter == nil) && r.ServerCompletionTokens >= 0 {
@@ -701,6 +709,9 @@ func (s *Sender) finish(ctx context.Context, r *record.Request, stream bool) err
 		// Nothing better than one token per content event.
 		r.OutputTokens = r.ContentEvents
 		osl = int64(r.ContentEvents)
+	}
+	if e.cfg.Events {
+		s.rowTokens(attributed, e.cfg.Counter == nil && r.ServerCompletionTokens < 0)
 	}
 	if r.FirstTokenNS != 0 {
 		r.TTFTNS = r.FirstTokenNS - r.SentNS
@@ -759,12 +770,30 @@ func (s *Sender) count(ctx context.Context, text []byte) (int, error) {
 
 var errCountTimeout = fmt.Errorf("request timed out (--timeout) while counting the output's tokens: %w", context.DeadlineExceeded)
 
-func (s *Sender) exportEvents(id uint64) {
+// exportEvents appends the rows of r's events: one per event and choice
+// (an event of no choice has one row), kinds, choices and tokens as
+// finish and rowTokens left them.
+func (s *Sender) exportEvents(r *record.Request) {
+	x := 0
 	for i, t := range s.evTime {
+		tok := int32(-1)
+		if i < len(s.evTokens) {
+			tok = s.evTokens[i]
+		}
 		s.events = append(s.events, record.Event{
-			RequestID: id, Seq: int32(i), TimeNS: t, Kind: s.evKind[i],
-			Tokens: -1, Bytes: s.evBytes[i], EventsInRead: s.evRead[i],
+			RequestID: r.RequestID, Seq: int32(i), TimeNS: t, Kind: s.rowKind(i), Choice: s.rowChoice(i),
+			Tokens: tok, Bytes: s.evBytes[i], EventsInRead: s.evRead[i],
 		})
+		for ; x < len(s.xrows) && int(s.xrows[x].ev) <= i; x++ {
+			xr := &s.xrows[x]
+			if int(xr.ev) < i {
+				continue
+			}
+			s.events = append(s.events, record.Event{
+				RequestID: r.RequestID, Seq: int32(i), TimeNS: t, Kind: xr.kind, Choice: xr.choice,
+				Tokens: xr.tokens, Bytes: s.evBytes[i], EventsInRead: s.evRead[i],
+			})
+		}
 	}
 }
 

@@ -343,9 +343,10 @@ func appendBatch(dst []byte, events []adapter.Event, first uint32, flags adapter
 
 // decodeRecords appends the records of rp_parse output b to dst and, for
 // records flagged text-captured, appends their text to text (choice 0
-// content) or reasoning (choice 0 reasoning). The batch covered events
-// first..first+n-1; maxRecs bounds the count.
-func decodeRecords(b []byte, first, n uint32, maxRecs int, dst []adapter.Record, text, reasoning *[]byte) ([]adapter.Record, error) {
+// content), reasoning (choice 0 reasoning) or other (content and reasoning
+// of the other choices), as adapter.Final holds them. The batch covered
+// events first..first+n-1; maxRecs bounds the count.
+func decodeRecords(b []byte, first, n uint32, maxRecs int, dst []adapter.Record, text, reasoning, other *[]byte) ([]adapter.Record, error) {
 	le := binary.LittleEndian
 	if len(b) < recordsHeader {
 		return dst, fmt.Errorf("parse output: %d bytes, shorter than the %d-byte header", len(b), recordsHeader)
@@ -383,11 +384,15 @@ func decodeRecords(b []byte, first, n uint32, maxRecs int, dst []adapter.Record,
 			}
 			t := capt[used:end]
 			used = end
-			if rec.Choice == 0 && text != nil {
+			if text != nil {
 				switch {
-				case rec.Kind == record.EventContent && rec.Flags&adapter.RecordRefusal == 0:
+				case rec.Kind != record.EventContent && rec.Kind != record.EventReasoning,
+					rec.Flags&adapter.RecordRefusal != 0:
+				case rec.Choice != 0:
+					*other = append(*other, t...)
+				case rec.Kind == record.EventContent:
 					*text = append(*text, t...)
-				case rec.Kind == record.EventReasoning:
+				default:
 					*reasoning = append(*reasoning, t...)
 				}
 			}

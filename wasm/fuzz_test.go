@@ -38,8 +38,8 @@ func FuzzGuestOutput(f *testing.F) {
 	f.Add([]byte{}, uint32(0), uint32(0))
 	f.Fuzz(func(t *testing.T, out []byte, first, n uint32) {
 		n %= 512
-		var text, reasoning []byte
-		recs, err := decodeRecords(out, first, n, int(n)*4, nil, &text, &reasoning)
+		var text, reasoning, other []byte
+		recs, err := decodeRecords(out, first, n, int(n)*4, nil, &text, &reasoning, &other)
 		if err == nil {
 			// Accepted output re-encodes identically.
 			capt := out[recordsHeader+len(recs)*recordSize:]
@@ -92,7 +92,7 @@ func TestParseAllocs(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() {
 		buf = appendBatch(buf[:0], events, 0, adapter.BatchEndOfStream)
 		var err error
-		recs, err = decodeRecords(out, 0, 2, 8, recs[:0], nil, nil)
+		recs, err = decodeRecords(out, 0, 2, 8, recs[:0], nil, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -530,6 +530,7 @@ type stream struct {
 	flags           adapter.OpenFlags
 	capture         bool
 	text, reasoning []byte
+	other           []byte // choices ≥ 1 (adapter.Final.Other)
 }
 
 // Open implements adapter.Instance. The guest's rp_open runs when the
@@ -555,7 +556,7 @@ func (in *Instance) freeStream() *stream {
 	if n := len(in.free); n > 0 {
 		s := in.free[n-1]
 		in.free = in.free[:n-1]
-		*s = stream{text: s.text[:0], reasoning: s.reasoning[:0]}
+		*s = stream{text: s.text[:0], reasoning: s.reasoning[:0], other: s.other[:0]}
 		return s
 	}
 	return &stream{}
@@ -683,11 +684,11 @@ func (m *module) parseBatch(ctx uint32, s *stream, first uint32, events []adapte
 	if err != nil {
 		return dst, err
 	}
-	text, reasoning := &s.text, &s.reasoning
+	text, reasoning, other := &s.text, &s.reasoning, &s.other
 	if !s.capture {
-		text, reasoning = nil, nil
+		text, reasoning, other = nil, nil, nil
 	}
-	dst, err = decodeRecords(b, first, uint32(len(events)), maxRecs, dst, text, reasoning)
+	dst, err = decodeRecords(b, first, uint32(len(events)), maxRecs, dst, text, reasoning, other)
 	if err != nil {
 		return dst, m.fail("rp_parse", "%v", err)
 	}
@@ -728,7 +729,7 @@ func (m *module) closeContext(ctx uint32, s *stream, fin *adapter.Final) error {
 		return m.fail("rp_close", "%v", err)
 	}
 	if s.capture {
-		fin.Text, fin.Reasoning = s.text, s.reasoning
+		fin.Text, fin.Reasoning, fin.Other = s.text, s.reasoning, s.other
 	}
 	m.maybeGC()
 	return nil

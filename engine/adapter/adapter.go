@@ -67,8 +67,8 @@ type Instance interface {
 	// record.ErrAdapter.
 	Parse(ctx uint32, batch *Batch, dst []Record) ([]Record, error)
 	// Close ends context ctx and fills fin with the final usage and status.
-	// Slices in fin (Text, Reasoning, Extras) are owned by the instance and
-	// valid until its next Open.
+	// Slices in fin (Text, Reasoning, Other, Extras) are owned by the
+	// instance and valid until its next Open.
 	Close(ctx uint32, fin *Final) error
 	// Release frees the instance. It is not used afterwards.
 	Release() error
@@ -371,9 +371,14 @@ type Final struct {
 	ErrorMessage     []byte
 	Extras           []byte // server-specific JSON stored verbatim (llama.cpp timings), ≤ 4 KiB
 
-	// Captured text (only with OpenCaptureText).
+	// Captured text (only with OpenCaptureText): choice 0's content and
+	// reasoning, and Other, the content and reasoning of every other
+	// choice in the order of their text-captured records (a choice's text
+	// is its records' TextBytes in turn), for client-side token counting.
+	// Refusals are not captured.
 	Text      []byte
 	Reasoning []byte
+	Other     []byte
 }
 
 // Reset empties f, keeping nothing.

@@ -79,7 +79,8 @@ type Request struct {
 	LatencyFromIntendedNS int64 // LastToken - Intended (coordinated-omission corrected)
 	SessionDelayNS        int64 // part of the wait caused by our own previous turn
 
-	// Token counts by the client tokenizer.
+	// Token counts by the client tokenizer. OutputTokens and
+	// ReasoningTokens count every choice of the response (n > 1 included).
 	InputTokens     int32
 	OutputTokens    int32 // excluding reasoning
 	ReasoningTokens int32
@@ -166,11 +167,21 @@ func (k EventKind) String() string {
 
 // Event is one response event of one request (events.parquet).
 type Event struct {
-	RequestID    uint64
-	Seq          int32 // 0-based within the request
-	TimeNS       int64 // Unix ns of the read that completed it
-	Kind         EventKind
-	Tokens       int32 // tokens carried, -1 when unknown
+	RequestID uint64
+	Seq       int32 // 0-based within the request
+	TimeNS    int64 // Unix ns of the read that completed it
+	Kind      EventKind
+	// Choice is the choice the row is about (content, reasoning, tool
+	// call or finish of that choice), -1 for rows of no choice (usage,
+	// errors, role chunks, comments). An event carrying several choices
+	// has one row per choice, with the same Seq.
+	Choice int32
+	// Tokens is the output tokens the row carried as the client counted
+	// them: the client tokenizer's tokens whose last byte arrived in the
+	// event (so a request's rows add up to OutputTokens +
+	// ReasoningTokens), or one per content event without a tokenizer and
+	// usage; -1 when unknown (tool-call arguments, counts from usage).
+	Tokens       int32
 	Bytes        int32 // payload bytes
 	EventsInRead int32 // events completed by the same read
 }

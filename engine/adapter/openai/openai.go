@@ -241,6 +241,7 @@ func (in *Instance) Open(ctx uint32, flags adapter.OpenFlags) error {
 	st.fin = adapter.Final{}
 	st.text = st.text[:0]
 	st.reason = st.reason[:0]
+	st.other = st.other[:0]
 	st.errMsg = st.errMsg[:0]
 	st.extras = st.extras[:0]
 	st.choices = 0
@@ -276,6 +277,7 @@ func (in *Instance) Close(ctx uint32, fin *adapter.Final) error {
 	fin.Extras = st.extras
 	fin.Text = st.text
 	fin.Reasoning = st.reason
+	fin.Other = st.other
 	st.open = false
 	delete(in.streams, ctx)
 	in.free = append(in.free, st)

@@ -18,6 +18,7 @@ type stream struct {
 	fin     adapter.Final
 	text    []byte
 	reason  []byte
+	other   []byte // choices ≥ 1: content and reasoning in record order
 	errMsg  []byte
 	extras  []byte
 	choices uint32
@@ -294,6 +295,8 @@ func (st *stream) emitChoice(c *choiceAcc, idx uint32, captured bool, dst []adap
 			TextBytes: uint32(decodedLen(c.reasoning, c.reasoningEsc)), Tokens: adapter.TokensUnknown})
 		if captured && c.index == 0 {
 			st.reason = appendUnescaped(st.reason, c.reasoning, c.reasoningEsc)
+		} else if captured {
+			st.other = appendUnescaped(st.other, c.reasoning, c.reasoningEsc)
 		}
 	}
 	for i := 0; i < c.tools; i++ {
@@ -308,6 +311,8 @@ func (st *stream) emitChoice(c *choiceAcc, idx uint32, captured bool, dst []adap
 			TextBytes: uint32(decodedLen(c.content, c.contentEsc)), Tokens: adapter.TokensUnknown})
 		if captured && c.index == 0 {
 			st.text = appendUnescaped(st.text, c.content, c.contentEsc)
+		} else if captured {
+			st.other = appendUnescaped(st.other, c.content, c.contentEsc)
 		}
 	}
 	if c.hasRefusal && len(c.refusal) > 0 {
