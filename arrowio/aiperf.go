@@ -89,7 +89,7 @@ func aiperfMetrics(r *record.Request, streaming bool) map[string]AIPerfValue {
 		put("error_isl", float64(r.InputTokens), "tokens")
 		return m
 	}
-	osl := r.OutputTokens + r.ReasoningTokens
+	osl := r.OutputLength()
 	put("input_sequence_length", float64(r.InputTokens), "tokens")
 	put("output_sequence_length", float64(osl), "tokens")
 	if r.OutputTokens > 0 {

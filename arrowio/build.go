@@ -80,6 +80,8 @@ type requestBuilder struct {
 	inTok, outTok, reasTok, maxTok           *array.Int32Builder
 	traceInTok                               *array.Int32Builder
 	readLag                                  *array.Int64Builder
+	tokSource                                *array.Int8Builder
+	tokDiff                                  *array.Int32Builder
 	sPrompt, sCompl, sReas, sCached, eCached *array.Int32Builder
 	events, contentEvents, reads, maxPerRead *array.Int32Builder
 	bytesRecv, bytesSent                     *array.Int64Builder
@@ -92,8 +94,8 @@ type requestBuilder struct {
 	retryErrors                    *array.StringBuilder
 	blocked, dns, connect, adapter *array.Int64Builder
 
-	phaseDict, errKindDict arrow.Array
-	errKindIndex           map[record.ErrorKind]int8
+	phaseDict, errKindDict, tokSourceDict arrow.Array
+	errKindIndex                          map[record.ErrorKind]int8
 	// unknownKinds counts rows whose ErrorKind is not in errorKindValues.
 	unknownKinds int64
 }
@@ -117,6 +119,8 @@ func newRequestBuilder(mem memory.Allocator) *requestBuilder {
 	b.inTok, b.outTok, b.reasTok, b.maxTok = i32b(), i32b(), i32b(), i32b()
 	b.traceInTok = i32b()
 	b.readLag = i64b()
+	b.tokSource = array.NewInt8Builder(mem)
+	b.tokDiff = i32b()
 	b.sPrompt, b.sCompl, b.sReas, b.sCached, b.eCached = i32b(), i32b(), i32b(), i32b(), i32b()
 	b.events, b.contentEvents, b.reads, b.maxPerRead = i32b(), i32b(), i32b(), i32b()
 	b.bytesRecv, b.bytesSent = i64b(), i64b()
@@ -130,6 +134,7 @@ func newRequestBuilder(mem memory.Allocator) *requestBuilder {
 
 	b.phaseDict = stringArray(mem, phaseValues)
 	b.errKindDict = stringArray(mem, errorKindValues)
+	b.tokSourceDict = stringArray(mem, tokenSourceValues)
 	b.errKindIndex = make(map[record.ErrorKind]int8, len(errorKindValues))
 	for i, v := range errorKindValues {
 		b.errKindIndex[record.ErrorKind(v)] = int8(i)
@@ -154,7 +159,7 @@ func (b *requestBuilder) builders() []array.Builder {
 		b.inTok, b.outTok, b.reasTok, b.maxTok, b.sPrompt, b.sCompl, b.sReas, b.sCached, b.eCached,
 		b.events, b.contentEvents, b.reads, b.maxPerRead, b.bytesRecv, b.bytesSent,
 		b.status, b.errKind, b.errMsg, b.finish, b.connReused, b.retries, b.blocked, b.dns, b.connect, b.adapter,
-		b.traceInTok, b.readLag, b.retryErrors)
+		b.traceInTok, b.readLag, b.retryErrors, b.tokSource, b.tokDiff)
 }
 
 // reserve makes room for n more rows, so appendRequest never allocates.
@@ -223,6 +228,16 @@ func (b *requestBuilder) appendRequest(r *record.Request) {
 	i32NZ(b.maxTok, r.MaxTokens)
 	i32Known(b.traceInTok, r.TraceInputTokens)
 	i64NZ(b.readLag, r.ReadLagNS)
+	if r.OutputTokensSource == record.TokensUnknown || int(r.OutputTokensSource) >= len(tokenSourceValues) {
+		b.tokSource.UnsafeAppendBoolToBitmap(false)
+	} else {
+		b.tokSource.UnsafeAppend(int8(r.OutputTokensSource))
+	}
+	if r.ServerMinusClientOutputTokens == record.NoTokenDiff {
+		b.tokDiff.UnsafeAppendBoolToBitmap(false)
+	} else {
+		b.tokDiff.UnsafeAppend(r.ServerMinusClientOutputTokens)
+	}
 	i32Known(b.sPrompt, r.ServerPromptTokens)
 	i32Known(b.sCompl, r.ServerCompletionTokens)
 	i32Known(b.sReas, r.ServerReasoningTokens)
@@ -288,7 +303,8 @@ func (b *requestBuilder) newRecord() arrow.Record {
 		b.bytesRecv.NewArray(), b.bytesSent.NewArray(),
 		b.status.NewArray(), newDict(b.errKind, b.errKindDict), b.errMsg.NewArray(), b.finish.NewArray(),
 		b.connReused.NewArray(), b.retries.NewArray(), b.blocked.NewArray(), b.dns.NewArray(), b.connect.NewArray(), b.adapter.NewArray(),
-		b.traceInTok.NewArray(), b.readLag.NewArray(), b.retryErrors.NewArray())
+		b.traceInTok.NewArray(), b.readLag.NewArray(), b.retryErrors.NewArray(),
+		newDict(b.tokSource, b.tokSourceDict), b.tokDiff.NewArray())
 	rec := array.NewRecord(b.schema, cols, int64(n))
 	for _, c := range cols {
 		c.Release()
@@ -303,6 +319,7 @@ func (b *requestBuilder) release() {
 	}
 	b.phaseDict.Release()
 	b.errKindDict.Release()
+	b.tokSourceDict.Release()
 }
 
 // newDict turns the index builder's contents into a dictionary array over

@@ -280,6 +280,15 @@ func (c *columns) str(name string) strCol {
 	return strCol{}
 }
 
+// optStr is str for a column appended within a version: absent in older
+// files, where every value reads as "".
+func (c *columns) optStr(name string) strCol {
+	if len(c.rec.Schema().FieldIndices(name)) == 0 {
+		return strCol{}
+	}
+	return c.str(name)
+}
+
 func (s strCol) at(i int) string {
 	switch {
 	case s.s != nil:
@@ -336,6 +345,8 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 	eCached := colAs[*array.Int32](c, "expected_cached_tokens")
 	traceInTok := optCol[*array.Int32](c, "trace_input_tokens") // appended within v1
 	readLag := optCol[*array.Int64](c, "read_lag_ns")           // appended within v1
+	tokSource := c.optStr("output_tokens_source")               // appended within v1
+	tokDiff := optCol[*array.Int32](c, "server_minus_client_output_tokens")
 	events, contentEvents := colAs[*array.Int32](c, "events"), colAs[*array.Int32](c, "content_events")
 	reads, maxPerRead := colAs[*array.Int32](c, "reads"), colAs[*array.Int32](c, "max_events_per_read")
 	bytesRecv, bytesSent := colAs[*array.Int64](c, "bytes_received"), colAs[*array.Int64](c, "bytes_sent")
@@ -394,6 +405,17 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 		}
 		if readLag != nil {
 			r.ReadLagNS = i64or(readLag, i, 0)
+		}
+		if src := tokSource.at(i); src != "" {
+			for j, v := range tokenSourceValues {
+				if v == src {
+					r.OutputTokensSource = record.TokenSource(j)
+				}
+			}
+		}
+		r.ServerMinusClientOutputTokens = record.NoTokenDiff
+		if tokDiff != nil {
+			r.ServerMinusClientOutputTokens = i32or(tokDiff, i, record.NoTokenDiff)
 		}
 		r.ServerPromptTokens = i32or(sPrompt, i, -1)
 		r.ServerCompletionTokens = i32or(sCompl, i, -1)

@@ -61,6 +61,13 @@ var eventKindValues = []string{
 	record.EventFinish.String(), record.EventMeta.String(), "unknown",
 }
 
+// tokenSourceValues is the output_tokens_source dictionary; the index is
+// the record.TokenSource value. Index 0 (unknown) is never referenced:
+// unknown is null.
+var tokenSourceValues = []string{
+	record.TokensUnknown.String(), record.TokensServer.String(), record.TokensClient.String(), record.TokensEvents.String(),
+}
+
 // timeCols lists the Unix-ns columns of a request, in schema order, with
 // the name of their timestamp[ns] twin ("" for none).
 var timeCols = [...]struct{ ns, at string }{
@@ -165,6 +172,8 @@ func recordsFields() []arrow.Field {
 		nullable("trace_input_tokens", i32),
 		nullable("read_lag_ns", i64),
 		nullable("retry_errors", str),
+		nullable("output_tokens_source", enumType),
+		nullable("server_minus_client_output_tokens", i32),
 	)
 	return fs
 }

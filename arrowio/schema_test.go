@@ -27,6 +27,7 @@ func TestEveryFieldRoundTrips(t *testing.T) {
 	fill(t, reflect.ValueOf(&r).Elem(), 1)
 	r.Phase = record.PhaseWarmup
 	r.ErrorKind = record.ErrTimeout
+	r.OutputTokensSource = record.TokensEvents
 	var e record.Event
 	fill(t, reflect.ValueOf(&e).Elem(), 100)
 	e.Kind = record.EventReasoning

@@ -110,7 +110,9 @@ type Config struct {
 	// tokens that arrived in each.
 	Counter TokenCounter
 	// UseServerTokenCount derives output lengths (and ITL) from the
-	// server's usage instead of the client tokenizer.
+	// server's usage when the server reports it, else from the client
+	// tokenizer (NewConfig: true). false always counts on the client.
+	// Both counts are recorded either way.
 	UseServerTokenCount bool
 	// Events collects one record.Event per response event.
 	Events bool
@@ -144,7 +146,7 @@ type Config struct {
 
 // NewConfig returns a Config with the defaults.
 func NewConfig() Config {
-	return Config{Timeout: DefaultTimeout, MaxResponseEvents: DefaultMaxResponseEvents,
+	return Config{Timeout: DefaultTimeout, UseServerTokenCount: true, MaxResponseEvents: DefaultMaxResponseEvents,
 		MaxEventBytes: DefaultMaxEventBytes, MaxResponseBytes: DefaultMaxResponseBytes}
 }
 

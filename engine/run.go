@@ -481,6 +481,7 @@ func (rn *runner) skipRecord(sk *skipped, r *record.Request) {
 	r.ErrorMessage = "dropped by --late skip"
 	r.ServerPromptTokens, r.ServerCompletionTokens, r.ServerReasoningTokens, r.ServerCachedTokens = -1, -1, -1, -1
 	r.ExpectedCachedTokens = -1
+	r.ServerMinusClientOutputTokens = record.NoTokenDiff
 	r.TraceInputTokens = sk.isl
 }
 

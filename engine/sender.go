@@ -180,6 +180,7 @@ func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
 	r.ExpectedCachedTokens = p.ExpectedCachedTokens
 	r.ServerPromptTokens, r.ServerCompletionTokens = -1, -1
 	r.ServerReasoningTokens, r.ServerCachedTokens = -1, -1
+	r.ServerMinusClientOutputTokens = record.NoTokenDiff
 	r.AdapterNS = p.BuildNS
 	if p.Err != nil {
 		now := e.clock.Now()
@@ -690,15 +691,22 @@ func (s *Sender) finish(ctx context.Context, r *record.Request, stream bool) err
 		r.ServerCachedTokens = int32(f.CachedTokens)
 	}
 	r.FinishReason = f.FinishReason.String()
-	// Client-side output lengths, over every choice.
+	// Output lengths: the client tokenizer's count over every choice, and
+	// the server's usage, which OSL and ITL take when it is there (unless
+	// told to count on the client).
 	var countErr error
 	attributed := false
+	r.OutputTokensSource = record.TokensClient
 	if e.cfg.Counter != nil {
 		r.OutputTokens, r.ReasoningTokens, attributed, countErr = s.countOutput(ctx, f, e.cfg.Events)
+		if r.ServerCompletionTokens >= 0 {
+			r.ServerMinusClientOutputTokens = r.ServerCompletionTokens - r.OutputTokens - r.ReasoningTokens
+		}
 	}
 	osl := int64(r.OutputTokens) + int64(r.ReasoningTokens)
 	if (e.cfg.UseServerTokenCount || e.cfg.Counter == nil) && r.ServerCompletionTokens >= 0 {
 		osl = int64(r.ServerCompletionTokens)
+		r.OutputTokensSource = record.TokensServer
 		if e.cfg.Counter == nil {
 			reasoning := max(r.ServerReasoningTokens, 0)
 			r.ReasoningTokens = reasoning
@@ -709,9 +717,10 @@ func (s *Sender) finish(ctx context.Context, r *record.Request, stream bool) err
 		// Nothing better than one token per content event.
 		r.OutputTokens = r.ContentEvents
 		osl = int64(r.ContentEvents)
+		r.OutputTokensSource = record.TokensEvents
 	}
 	if e.cfg.Events {
-		s.rowTokens(attributed, e.cfg.Counter == nil && r.ServerCompletionTokens < 0)
+		s.rowTokens(attributed, r.OutputTokensSource == record.TokensEvents)
 	}
 	if r.FirstTokenNS != 0 {
 		r.TTFTNS = r.FirstTokenNS - r.SentNS

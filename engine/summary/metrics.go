@@ -19,13 +19,14 @@ const nsPerMS = 1e6
 
 func ms(ns int64) float64 { return float64(ns) / nsPerMS }
 
-// osl is the output sequence length: output + reasoning tokens, from the
-// server's usage with UseServerTokenCount (when reported), else the client.
+// osl is the output sequence length the record's ITL was computed with
+// (record.Request.OutputLength). Records written before they said which
+// count that was follow the run's UseServerTokenCount.
 func osl(r *record.Request, o *Options) int64 {
-	if o.UseServerTokenCount && r.ServerCompletionTokens >= 0 {
+	if r.OutputTokensSource == record.TokensUnknown && o.UseServerTokenCount && r.ServerCompletionTokens >= 0 {
 		return int64(r.ServerCompletionTokens)
 	}
-	return int64(r.OutputTokens) + int64(r.ReasoningTokens)
+	return r.OutputLength()
 }
 
 // metrics lists every per-request metric in display order.
@@ -88,6 +89,11 @@ var metrics = []metric{
 	{tag: "input_length_error", header: "Server minus client input tokens", unit: "tokens",
 		get: func(r *record.Request, _ *Options) (float64, bool) {
 			return float64(r.ServerPromptTokens) - float64(r.InputTokens), r.ServerPromptTokens >= 0 && r.InputTokens > 0
+		}},
+	{tag: "output_length_error", header: "Server minus client output tokens", unit: "tokens",
+		get: func(r *record.Request, _ *Options) (float64, bool) {
+			return float64(r.ServerMinusClientOutputTokens),
+				r.ServerMinusClientOutputTokens != record.NoTokenDiff && r.OutputTokensSource != record.TokensUnknown
 		}},
 	{tag: "cached_tokens_error", header: "Server minus expected cached tokens", unit: "tokens",
 		get: func(r *record.Request, _ *Options) (float64, bool) {

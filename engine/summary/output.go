@@ -48,6 +48,9 @@ func (s *Summary) JSON() ([]byte, error) {
 	if !math.IsNaN(s.CacheFidelity) {
 		m["cache_fidelity"] = scalar{"ratio", s.CacheFidelity}
 	}
+	if src := s.oslSources(); len(src) > 0 {
+		m["output_tokens_source"] = src
+	}
 	if len(s.Options.Goodput) > 0 {
 		m["good_request_count"] = scalar{"requests", float64(s.GoodRequestCount)}
 		m["goodput"] = scalar{"requests/sec", s.Goodput}
@@ -121,6 +124,15 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	line("Request throughput (req/s)", num(s.RequestThroughput))
 	line("Output token throughput (tok/s)", num(s.OutputTokenThroughput))
 	line("Total token throughput (tok/s)", num(s.TotalTokenThroughput))
+	if src := s.oslSources(); len(src) > 0 {
+		var parts []string
+		for _, k := range []record.TokenSource{record.TokensServer, record.TokensClient, record.TokensEvents} {
+			if n := src[k.String()]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%s for %d requests", oslSourceNames[k], n))
+			}
+		}
+		line("Output tokens (OSL, ITL) from", strings.Join(parts, "; "))
+	}
 	if s.IntendedRate > 0 || s.AchievedRate > 0 {
 		intended := num(s.IntendedRate)
 		if s.IntendedRate == 0 {
@@ -174,6 +186,28 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// oslSourceNames are the table's words for the token sources.
+var oslSourceNames = map[record.TokenSource]string{
+	record.TokensServer: "server usage",
+	record.TokensClient: "client tokenizer",
+	record.TokensEvents: "content events",
+}
+
+// oslSources is summary.json's output_tokens_source: ok requests by the
+// source of their output length; nil when there are none.
+func (s *Summary) oslSources() map[string]int {
+	var m map[string]int
+	for k, n := range s.OSLSources {
+		if n > 0 && k != int(record.TokensUnknown) {
+			if m == nil {
+				m = map[string]int{}
+			}
+			m[record.TokenSource(k).String()] = n
+		}
+	}
+	return m
 }
 
 func truncate(s string, n int) string {

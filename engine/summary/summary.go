@@ -82,7 +82,10 @@ func ParseGoodput(s string) ([]SLO, error) {
 type Options struct {
 	// Streaming: streaming-only metrics are reported.
 	Streaming bool
-	// UseServerTokenCount takes output lengths from the server's usage.
+	// UseServerTokenCount takes output lengths from the server's usage
+	// for records that do not say where theirs came from (files written
+	// before record.Request.OutputTokensSource); newer records carry
+	// their source.
 	UseServerTokenCount bool
 	// Goodput lists the SLOs a request must meet to be good.
 	Goodput []SLO
@@ -155,6 +158,11 @@ type Summary struct {
 	TotalISL          int64
 	TotalOSL          int64
 	TotalReasoning    int64
+	// OSLSources counts the ok measured requests by where their output
+	// length (OSL, and so ITL) came from, indexed by record.TokenSource
+	// (records without a source count as what the run's
+	// UseServerTokenCount made of them).
+	OSLSources [4]int
 	// BenchmarkDuration spans the first send to the last response end of
 	// any outcome, ok or failed (grace tail included). AIPerf ends it at
 	// the last successful response instead, which shortens a run whose
@@ -312,6 +320,14 @@ func (a *Accumulator) Add(r *record.Request) {
 	s.TotalISL += int64(r.InputTokens)
 	n := osl(r, o)
 	s.TotalOSL += n
+	src := r.OutputTokensSource
+	if src == record.TokensUnknown || int(src) >= len(s.OSLSources) {
+		src = record.TokensClient
+		if o.UseServerTokenCount && r.ServerCompletionTokens >= 0 {
+			src = record.TokensServer
+		}
+	}
+	s.OSLSources[src]++
 	s.TotalReasoning += int64(r.ReasoningTokens)
 	if r.ServerCachedTokens >= 0 && r.ExpectedCachedTokens >= 0 {
 		s.ServerCachedTokens += int64(r.ServerCachedTokens)

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/internal/telemetry"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -56,6 +57,13 @@ func testRecords() []record.Request {
 			ServerCachedTokens: int32(10 * i), ExpectedCachedTokens: 50,
 			Events: 19, ContentEvents: 16, Reads: 18, MaxEventsRead: 2, BytesReceived: 4000, BytesSent: 500,
 			StatusCode: 200, FinishReason: "length", ConnReused: i > 0,
+			OutputTokensSource: record.TokensServer,
+		}
+		if i == 3 {
+			// The client's tokenizer counted two more tokens than the
+			// server generated; OSL and ITL use the server's 16.
+			r.OutputTokens = 18
+			r.ServerMinusClientOutputTokens = -2
 		}
 		rs = append(rs, r)
 	}
@@ -258,5 +266,72 @@ func TestBenchmarkDurationAnyOutcome(t *testing.T) {
 	all := Summarize(rs[10:], RunInfo{}, Options{Streaming: true})
 	if want := 20 * time.Second; all.BenchmarkDuration != want {
 		t.Errorf("all failed: benchmark duration %v, want %v", all.BenchmarkDuration, want)
+	}
+}
+
+// TestOSLSource: a record's output length is the count its ITL used (its
+// OutputTokensSource); records that do not say follow the run's
+// UseServerTokenCount; summary.json counts the sources.
+func TestOSLSource(t *testing.T) {
+	rec := func(src record.TokenSource, client, server int32) record.Request {
+		return record.Request{SentNS: 1e9, E2ENS: 1e9, StatusCode: 200, OutputTokens: client, ServerCompletionTokens: server,
+			OutputTokensSource: src, ServerMinusClientOutputTokens: record.NoTokenDiff}
+	}
+	for _, tc := range []struct {
+		name     string
+		reqs     []record.Request
+		useSrv   bool
+		osl      int64
+		jsonPart string
+	}{
+		{"server", []record.Request{rec(record.TokensServer, 104, 100), rec(record.TokensServer, 98, 100)}, false, 200, `"server": 2`},
+		{"client", []record.Request{rec(record.TokensClient, 104, 100), rec(record.TokensClient, 98, -1)}, true, 202, `"client": 2`},
+		{"mixed", []record.Request{rec(record.TokensServer, 104, 100), rec(record.TokensClient, 98, -1)}, false, 198, `"server": 1`},
+		// Older files: no source; the run's setting decides.
+		{"legacy server", []record.Request{rec(record.TokensUnknown, 104, 100)}, true, 100, `"server": 1`},
+		{"legacy client", []record.Request{rec(record.TokensUnknown, 104, 100)}, false, 104, `"client": 1`},
+	} {
+		s := Summarize(tc.reqs, RunInfo{}, Options{UseServerTokenCount: tc.useSrv})
+		if s.TotalOSL != tc.osl {
+			t.Errorf("%s: total OSL %d, want %d", tc.name, s.TotalOSL, tc.osl)
+		}
+		b, err := s.JSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), tc.jsonPart) {
+			t.Errorf("%s: summary.json's output_tokens_source lacks %s", tc.name, tc.jsonPart)
+		}
+	}
+}
+
+// TestTelemetryServerView: the server's latency histograms are shown as
+// the server's own view beside the client's numbers, never as the truth
+// the client is measured against ("overhead").
+func TestTelemetryServerView(t *testing.T) {
+	s := testSummary(t)
+	s.Telemetry = &Telemetry{Servers: []telemetry.ServerSummary{{
+		Target: "http://127.0.0.1:8000/metrics", Family: "vllm", Scrapes: 3,
+		TTFT: &telemetry.HistogramStats{Metric: "vllm:time_to_first_token_seconds", Count: 10, MeanMS: 20},
+	}}}
+	var buf bytes.Buffer
+	if err := s.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	table := buf.String()
+	if !strings.Contains(table, "client 24.50; server's own histogram 20.00 (client − server 4.50)") || strings.Contains(table, "overhead") {
+		t.Errorf("table:\n%s", table)
+	}
+	b, err := s.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"client_minus_server_ms": 4.5`, `"server_metric": "vllm:time_to_first_token_seconds"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("summary.json lacks %s", want)
+		}
+	}
+	if strings.Contains(string(b), "overhead") {
+		t.Error("summary.json calls the difference overhead")
 	}
 }

@@ -10,6 +10,8 @@
 // when the server did not report them (null in files).
 package record
 
+import "math"
+
 // Phase tells warmup requests from measured ones.
 type Phase uint8
 
@@ -100,6 +102,14 @@ type Request struct {
 	// ExpectedCachedTokens is what the trace's prefix structure predicts
 	// the server could reuse (infinite cache, leading-run), -1 = unknown.
 	ExpectedCachedTokens int32
+	// OutputTokensSource says which count the request's output length
+	// (OSL) and ITL use; TokensUnknown in rows of files written before it
+	// existed.
+	OutputTokensSource TokenSource
+	// ServerMinusClientOutputTokens is ServerCompletionTokens minus the
+	// client tokenizer's OutputTokens + ReasoningTokens, when the server
+	// reported usage and the client counted; NoTokenDiff otherwise.
+	ServerMinusClientOutputTokens int32
 
 	// Stream shape.
 	Events        int32 // response events parsed
@@ -136,6 +146,41 @@ type Request struct {
 	DNSNS     int64
 	ConnectNS int64 // TCP connect (and TLS when used)
 	AdapterNS int64 // time spent in the endpoint adapter (build + parse)
+}
+
+// NoTokenDiff is Request.ServerMinusClientOutputTokens when there is no
+// difference to report (null in files).
+const NoTokenDiff = math.MinInt32
+
+// TokenSource says where a request's output token count comes from.
+type TokenSource uint8
+
+// The token sources.
+const (
+	TokensUnknown TokenSource = iota // not recorded (older files)
+	TokensServer                     // the server's usage.completion_tokens
+	TokensClient                     // the client tokenizer, over every choice
+	TokensEvents                     // one per content event: no tokenizer, no usage
+)
+
+var tokenSourceNames = [...]string{"", "server", "client", "events"}
+
+// String returns the name files use ("" for TokensUnknown).
+func (s TokenSource) String() string {
+	if int(s) < len(tokenSourceNames) {
+		return tokenSourceNames[s]
+	}
+	return ""
+}
+
+// OutputLength is the request's output sequence length (OSL), the one its
+// ITL was computed with: the server's completion tokens when
+// OutputTokensSource is TokensServer, else OutputTokens + ReasoningTokens.
+func (r *Request) OutputLength() int64 {
+	if r.OutputTokensSource == TokensServer && r.ServerCompletionTokens >= 0 {
+		return int64(r.ServerCompletionTokens)
+	}
+	return int64(r.OutputTokens) + int64(r.ReasoningTokens)
 }
 
 // OK reports whether the request succeeded.
