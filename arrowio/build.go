@@ -82,6 +82,7 @@ type requestBuilder struct {
 	readLag                                  *array.Int64Builder
 	tokSource                                *array.Int8Builder
 	tokDiff                                  *array.Int32Builder
+	extras                                   *array.StringBuilder
 	sPrompt, sCompl, sReas, sCached, eCached *array.Int32Builder
 	events, contentEvents, reads, maxPerRead *array.Int32Builder
 	bytesRecv, bytesSent                     *array.Int64Builder
@@ -121,6 +122,7 @@ func newRequestBuilder(mem memory.Allocator) *requestBuilder {
 	b.readLag = i64b()
 	b.tokSource = array.NewInt8Builder(mem)
 	b.tokDiff = i32b()
+	b.extras = array.NewStringBuilder(mem)
 	b.sPrompt, b.sCompl, b.sReas, b.sCached, b.eCached = i32b(), i32b(), i32b(), i32b(), i32b()
 	b.events, b.contentEvents, b.reads, b.maxPerRead = i32b(), i32b(), i32b(), i32b()
 	b.bytesRecv, b.bytesSent = i64b(), i64b()
@@ -159,7 +161,7 @@ func (b *requestBuilder) builders() []array.Builder {
 		b.inTok, b.outTok, b.reasTok, b.maxTok, b.sPrompt, b.sCompl, b.sReas, b.sCached, b.eCached,
 		b.events, b.contentEvents, b.reads, b.maxPerRead, b.bytesRecv, b.bytesSent,
 		b.status, b.errKind, b.errMsg, b.finish, b.connReused, b.retries, b.blocked, b.dns, b.connect, b.adapter,
-		b.traceInTok, b.readLag, b.retryErrors, b.tokSource, b.tokDiff)
+		b.traceInTok, b.readLag, b.retryErrors, b.tokSource, b.tokDiff, b.extras)
 }
 
 // reserve makes room for n more rows, so appendRequest never allocates.
@@ -168,10 +170,11 @@ func (b *requestBuilder) reserve(n int) {
 		x.Reserve(n)
 	}
 	if b.dataHint > 0 {
-		// Session ids, messages and finish reasons: split the hint evenly;
-		// the builders still grow if a row group needs more.
-		for _, s := range []*array.StringBuilder{b.sessionID, b.errMsg, b.finish} {
-			s.ReserveData(b.dataHint / 3)
+		// Session ids, messages, finish reasons and server extras: split
+		// the hint evenly; the builders still grow if a row group needs
+		// more.
+		for _, s := range []*array.StringBuilder{b.sessionID, b.errMsg, b.finish, b.extras} {
+			s.ReserveData(b.dataHint / 4)
 		}
 	}
 }
@@ -238,6 +241,7 @@ func (b *requestBuilder) appendRequest(r *record.Request) {
 	} else {
 		b.tokDiff.UnsafeAppend(r.ServerMinusClientOutputTokens)
 	}
+	strNZ(b.extras, r.ServerExtras)
 	i32Known(b.sPrompt, r.ServerPromptTokens)
 	i32Known(b.sCompl, r.ServerCompletionTokens)
 	i32Known(b.sReas, r.ServerReasoningTokens)
@@ -279,7 +283,7 @@ func (b *requestBuilder) appendRequest(r *record.Request) {
 // releases it) and resets the builders.
 func (b *requestBuilder) newRecord() arrow.Record {
 	n := b.rows
-	b.dataHint = b.sessionID.DataLen() + b.errMsg.DataLen() + b.finish.DataLen()
+	b.dataHint = b.sessionID.DataLen() + b.errMsg.DataLen() + b.finish.DataLen() + b.extras.DataLen()
 	cols := make([]arrow.Array, 0, b.schema.NumFields())
 	cols = append(cols,
 		b.requestID.NewArray(), b.traceRow.NewArray(), b.sessionID.NewArray(), b.turn.NewArray(),
@@ -304,7 +308,7 @@ func (b *requestBuilder) newRecord() arrow.Record {
 		b.status.NewArray(), newDict(b.errKind, b.errKindDict), b.errMsg.NewArray(), b.finish.NewArray(),
 		b.connReused.NewArray(), b.retries.NewArray(), b.blocked.NewArray(), b.dns.NewArray(), b.connect.NewArray(), b.adapter.NewArray(),
 		b.traceInTok.NewArray(), b.readLag.NewArray(), b.retryErrors.NewArray(),
-		newDict(b.tokSource, b.tokSourceDict), b.tokDiff.NewArray())
+		newDict(b.tokSource, b.tokSourceDict), b.tokDiff.NewArray(), b.extras.NewArray())
 	rec := array.NewRecord(b.schema, cols, int64(n))
 	for _, c := range cols {
 		c.Release()

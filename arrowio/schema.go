@@ -174,6 +174,7 @@ func recordsFields() []arrow.Field {
 		nullable("retry_errors", str),
 		nullable("output_tokens_source", enumType),
 		nullable("server_minus_client_output_tokens", i32),
+		highCardinality(nullable("server_extras", str)),
 	)
 	return fs
 }

@@ -691,6 +691,9 @@ func (s *Sender) finish(ctx context.Context, r *record.Request, stream bool) err
 		r.ServerCachedTokens = int32(f.CachedTokens)
 	}
 	r.FinishReason = f.FinishReason.String()
+	if len(f.Extras) > 0 {
+		r.ServerExtras = string(f.Extras)
+	}
 	// Output lengths: the client tokenizer's count over every choice, and
 	// the server's usage, which OSL and ITL take when it is there (unless
 	// told to count on the client).

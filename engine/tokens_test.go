@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -104,11 +107,28 @@ func TestEventTokens(t *testing.T) {
 	}
 }
 
+// recordedTimings returns the last "timings" object of a recorded body.
+func recordedTimings(t *testing.T, body []byte) map[string]any {
+	t.Helper()
+	var last map[string]any
+	for _, line := range bytes.Split(body, []byte("\n")) {
+		line = bytes.TrimPrefix(bytes.TrimSpace(line), []byte("data: "))
+		var chunk struct {
+			Timings map[string]any `json:"timings"`
+		}
+		if json.Unmarshal(line, &chunk) == nil && chunk.Timings != nil {
+			last = chunk.Timings
+		}
+	}
+	return last
+}
+
 // TestFixturesOutputTokens replays the recorded streams with the builtin
 // tokenizer: by default a stream with usage takes the server's completion
 // tokens for its OSL and ITL, keeps the client's count and the difference,
 // and a client-counted run (UseServerTokenCount false) uses the client's;
-// the event rows add up to the client's count either way.
+// the event rows add up to the client's count either way; llama.cpp's
+// timings are kept verbatim.
 func TestFixturesOutputTokens(t *testing.T) {
 	tok := builtinTokenizer(t)
 	checked := map[string]bool{}
@@ -181,6 +201,14 @@ func TestFixturesOutputTokens(t *testing.T) {
 				}
 				if sum != client {
 					t.Errorf("event rows carry %d tokens, the client counted %d", sum, client)
+				}
+				if timings := recordedTimings(t, f.Body); timings != nil {
+					var got map[string]any
+					if err := json.Unmarshal([]byte(r.ServerExtras), &got); err != nil || !reflect.DeepEqual(got, timings) {
+						t.Errorf("server_extras %q (%v), want the recorded timings %v", r.ServerExtras, err, timings)
+					}
+				} else if r.ServerExtras != "" {
+					t.Errorf("server_extras %q without timings in the recording", r.ServerExtras)
 				}
 			})
 		}

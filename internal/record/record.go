@@ -110,6 +110,9 @@ type Request struct {
 	// client tokenizer's OutputTokens + ReasoningTokens, when the server
 	// reported usage and the client counted; NoTokenDiff otherwise.
 	ServerMinusClientOutputTokens int32
+	// ServerExtras is server-specific JSON the adapter passed on verbatim
+	// (llama.cpp's per-request timings object); "" when none.
+	ServerExtras string
 
 	// Stream shape.
 	Events        int32 // response events parsed
