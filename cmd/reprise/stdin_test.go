@@ -70,6 +70,9 @@ func TestReplayStdinStopsAtRequestCount(t *testing.T) {
 	if m["trace_rows"] != float64(10) {
 		t.Errorf("manifest trace_rows %v, want 10", m["trace_rows"])
 	}
+	if m["trace_sha256"] != nil || m["trace_size_bytes"] != nil {
+		t.Errorf("manifest trace_sha256 %v, trace_size_bytes %v for standard input read in part; want null", m["trace_sha256"], m["trace_size_bytes"])
+	}
 }
 
 // A sorted trace of independent requests on standard input is read while
