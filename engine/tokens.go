@@ -7,6 +7,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/internal/record"
@@ -15,6 +16,8 @@ import (
 // pieceEncoder is a [TokenCounter] that also says which text each token
 // stands for (internal/tokenizer's tokenizers are): with it the engine
 // gives every token of a response to the event its last byte arrived in.
+// Like a TokenCounter it must not keep the text it is given: the engine
+// passes the bytes of its own buffers.
 type pieceEncoder interface {
 	AppendEncode(dst []int, text string) []int
 	Piece(id int) (string, bool)
@@ -216,7 +219,11 @@ func satAdd(a, b int32) int32 {
 // add up to the text (a tokenizer that normalizes, such as SentencePiece's
 // leading space), positions are scaled to it. It returns the token count.
 func (s *Sender) attribute(enc pieceEncoder, text []byte, recs []int32) int32 {
-	s.ids = enc.AppendEncode(s.ids[:0], string(text))
+	str := ""
+	if len(text) > 0 {
+		str = unsafe.String(&text[0], len(text)) // the encoder keeps nothing (pieceEncoder)
+	}
+	s.ids = enc.AppendEncode(s.ids[:0], str)
 	if len(recs) == 0 {
 		return int32(len(s.ids))
 	}
