@@ -3,14 +3,17 @@ package arrowio
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"time"
 
+	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/record"
 )
 
@@ -22,8 +25,67 @@ const (
 	AIPerfSchemaVersion = "1.3"
 )
 
-// AIPerfValue is one metric value in AIPerf's export shape.
-type AIPerfValue struct {
+// ExportAIPerf writes AIPerf's profile_export.jsonl and
+// profile_export_aiperf.json to the run directory dir, each atomically,
+// from the run's records table and its summary s. Every value is taken
+// from s or, per request, from [summary.EachValue] with s.Options, and
+// only renamed to AIPerf's tags and shapes: the exports agree with
+// summary.json by construction. The records are read one batch at a
+// time; manifest.json, when present, is copied as input_config.
+//
+// profile_export.jsonl has one line per measured request
+// (docs/reference/aiperf.md §5): session_num and the request ids are
+// reprise's request_id; credit_issued_ns is dispatched_ns;
+// request_start_ns is sent_ns; request_ack_ns is headers_ns; worker_id
+// is "sender-N". profile_export_aiperf.json (schema 1.3) is summary.json
+// with AIPerf's header keys in place of run_info, its error_summary shape,
+// and its metric tags.
+func ExportAIPerf(dir string, s *summary.Summary) error {
+	manifest, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		manifest = nil
+	case err != nil:
+		return fmt.Errorf("write %s: %w", AIPerfSummaryFile, err)
+	case !json.Valid(manifest):
+		return fmt.Errorf("write %s: %s is not valid JSON", AIPerfSummaryFile, filepath.Join(dir, ManifestFile))
+	}
+	f, err := os.CreateTemp(dir, "."+AIPerfRecordsFile+".*"+tmpSuffix)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", AIPerfRecordsFile, err)
+	}
+	err = writeAIPerfRecords(f, dir, s.Options)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), filepath.Join(dir, AIPerfRecordsFile))
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("write %s: %w", AIPerfRecordsFile, err)
+	}
+	b, err := aiperfSummary(s, manifest)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", AIPerfSummaryFile, err)
+	}
+	return writeFileAtomic(filepath.Join(dir, AIPerfSummaryFile), b)
+}
+
+// aiperfTags maps the summary's metric tags to AIPerf's where they differ.
+var aiperfTags = map[string]string{
+	"usage_prompt_cached_tokens": "usage_prompt_cache_read_tokens",
+}
+
+func aiperfTag(tag string) string {
+	if t, ok := aiperfTags[tag]; ok {
+		return t
+	}
+	return tag
+}
+
+// aiperfValue is one metric value in AIPerf's export shape.
+type aiperfValue struct {
 	Value float64 `json:"value"`
 	Unit  string  `json:"unit"`
 }
@@ -48,8 +110,8 @@ type aiperfMetadata struct {
 	ParentCorrelationID *string `json:"parent_correlation_id"`
 }
 
-// AIPerfError is an error object of AIPerf's exports.
-type AIPerfError struct {
+// aiperfError is an error object of AIPerf's exports.
+type aiperfError struct {
 	Code    int32  `json:"code"`
 	Type    string `json:"type"`
 	Message string `json:"message"`
@@ -57,14 +119,14 @@ type AIPerfError struct {
 
 type aiperfRecord struct {
 	Metadata aiperfMetadata         `json:"metadata"`
-	Metrics  map[string]AIPerfValue `json:"metrics"`
-	Error    *AIPerfError           `json:"error"`
+	Metrics  map[string]aiperfValue `json:"metrics"`
+	Error    *aiperfError           `json:"error"`
 }
 
-// AIPerfErrorOf maps a failed request to AIPerf's error object: the HTTP
+// aiperfErrorOf maps a failed request to AIPerf's error object: the HTTP
 // status when there was one, 499 for cancellation, 502 for an error event
 // inside the stream, 0 otherwise; type is reprise's error kind.
-func AIPerfErrorOf(r *record.Request) *AIPerfError {
+func aiperfErrorOf(r *record.Request) *aiperfError {
 	if r.OK() {
 		return nil
 	}
@@ -75,216 +137,130 @@ func AIPerfErrorOf(r *record.Request) *AIPerfError {
 	case record.ErrStreamError:
 		code = 502
 	}
-	return &AIPerfError{Code: code, Type: string(r.ErrorKind), Message: r.ErrorMessage}
+	return &aiperfError{Code: code, Type: string(r.ErrorKind), Message: r.ErrorMessage}
 }
 
-// aiperfMetrics returns a request's per-record metrics in AIPerf's tags and
-// display units (docs/reference/aiperf.md §4). Metrics that do not exist for
-// the request are absent, not zero.
-func aiperfMetrics(r *record.Request, streaming bool) map[string]AIPerfValue {
-	m := map[string]AIPerfValue{}
-	put := func(tag string, v float64, unit string) { m[tag] = AIPerfValue{v, unit} }
-	ms := func(ns int64) float64 { return float64(ns) / 1e6 }
+// aiperfMetrics returns a request's metrics in AIPerf's tags and display
+// units (docs/reference/aiperf.md §4): every value the summary counts for
+// it ([summary.EachValue]: for a failed request only those counted over
+// every request), then a failed request's input length as error_isl, or
+// the record columns AIPerf exports under names of its own.
+func aiperfMetrics(r *record.Request, o summary.Options) map[string]aiperfValue {
+	m := map[string]aiperfValue{}
+	summary.EachValue(r, o, func(tag, unit string, v float64) { m[aiperfTag(tag)] = aiperfValue{v, unit} })
 	if !r.OK() {
-		put("error_isl", float64(r.InputTokens), "tokens")
+		m["error_isl"] = aiperfValue{float64(r.InputTokens), "tokens"}
 		return m
 	}
-	osl := r.OutputLength()
-	put("input_sequence_length", float64(r.InputTokens), "tokens")
-	put("output_sequence_length", float64(osl), "tokens")
 	if r.OutputTokens > 0 {
-		put("output_token_count", float64(r.OutputTokens), "tokens")
-	}
-	if r.ReasoningTokens > 0 {
-		put("reasoning_token_count", float64(r.ReasoningTokens), "tokens")
-	}
-	if r.E2ENS > 0 {
-		put("request_latency", ms(r.E2ENS), "ms")
-		put("e2e_output_token_throughput", float64(osl)/(float64(r.E2ENS)/1e9), "tokens/sec")
-	}
-	if streaming {
-		if r.TTFTNS > 0 {
-			put("time_to_first_token", ms(r.TTFTNS), "ms")
-			put("prefill_throughput_per_user", float64(r.InputTokens)/(float64(r.TTFTNS)/1e9), "tokens/sec")
-		}
-		if r.TTSTNS > 0 {
-			put("time_to_second_token", ms(r.TTSTNS), "ms")
-		}
-		if r.TTFONS > 0 {
-			put("time_to_first_output_token", ms(r.TTFONS), "ms")
-		}
-		if r.ITLNS > 0 {
-			put("inter_token_latency", r.ITLNS/1e6, "ms")
-			put("output_token_throughput_per_user", 1e9/r.ITLNS, "tokens/sec/user")
-		}
-		if r.HeadersNS > 0 && r.SentNS > 0 {
-			put("stream_setup_latency", ms(r.HeadersNS-r.SentNS), "ms")
-		}
-	}
-	if r.ServerPromptTokens >= 0 {
-		put("usage_prompt_tokens", float64(r.ServerPromptTokens), "tokens")
-	}
-	if r.ServerCompletionTokens >= 0 {
-		put("usage_completion_tokens", float64(r.ServerCompletionTokens), "tokens")
+		m["output_token_count"] = aiperfValue{float64(r.OutputTokens), "tokens"}
 	}
 	if r.ServerReasoningTokens >= 0 {
-		put("usage_reasoning_tokens", float64(r.ServerReasoningTokens), "tokens")
+		m["usage_reasoning_tokens"] = aiperfValue{float64(r.ServerReasoningTokens), "tokens"}
 	}
-	if r.ServerCachedTokens >= 0 {
-		put("usage_prompt_cache_read_tokens", float64(r.ServerCachedTokens), "tokens")
+	reused := 0.0
+	if r.ConnReused {
+		reused = 1
 	}
-	put("http_req_blocked", ms(r.BlockedNS), "ms")
-	put("http_req_dns_lookup", ms(r.DNSNS), "ms")
-	put("http_req_connecting", ms(r.ConnectNS), "ms")
-	put("http_req_connection_reused", float64(b2f(r.ConnReused)), "")
-	put("http_req_data_sent", float64(r.BytesSent), "bytes")
-	put("http_req_data_received", float64(r.BytesReceived), "bytes")
+	m["http_req_dns_lookup"] = aiperfValue{float64(r.DNSNS) / 1e6, "ms"}
+	m["http_req_connection_reused"] = aiperfValue{reused, ""}
+	m["http_req_data_sent"] = aiperfValue{float64(r.BytesSent), "bytes"}
+	m["http_req_data_received"] = aiperfValue{float64(r.BytesReceived), "bytes"}
 	return m
 }
 
-func b2f(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// WriteAIPerfRecords writes profile_export.jsonl: one line per measured
-// (non-warmup) request in AIPerf's per-record shape
-// (docs/reference/aiperf.md §5). Mapping: session_num and the request ids are
-// reprise's request_id; credit_issued_ns is dispatched_ns;
-// request_start_ns is sent_ns; request_ack_ns is headers_ns; worker_id is
-// "sender-N". streaming selects the streaming-only metrics, as in AIPerf.
-func WriteAIPerfRecords(w io.Writer, reqs []record.Request, streaming bool) error {
+// writeAIPerfRecords writes profile_export.jsonl from the records table
+// of dir: one line per measured (non-warmup) request.
+func writeAIPerfRecords(w io.Writer, dir string, o summary.Options) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
-	for i := range reqs {
-		r := &reqs[i]
-		if r.Phase != record.PhaseProfile {
-			continue
-		}
-		id := strconv.FormatUint(r.RequestID, 10)
-		md := aiperfMetadata{
-			SessionNum: r.RequestID, XRequestID: id, XCorrelationID: id, ConversationID: r.SessionID,
-			TurnIndex: r.Turn, CreditIssuedNS: r.DispatchedNS, RequestStartNS: r.SentNS, RequestEndNS: r.EndNS,
-			WorkerID: fmt.Sprintf("sender-%d", r.SenderID), RecordProcessorID: "reprise", BenchmarkPhase: "profiling",
-		}
-		if r.HeadersNS != 0 {
-			md.RequestAckNS = &r.HeadersNS
-		}
-		if r.ErrorKind == record.ErrCancelled {
-			md.WasCancelled = true
-			md.CancellationTimeNS = &r.EndNS
-		}
-		if err := enc.Encode(aiperfRecord{Metadata: md, Metrics: aiperfMetrics(r, streaming), Error: AIPerfErrorOf(r)}); err != nil {
+	var batch []record.Request
+	err := ReadTable(dir, RecordsTable, func(_ string, rec arrow.Record) error {
+		var err error
+		if batch, err = appendRequests(batch[:0], rec); err != nil {
 			return err
 		}
+		for i := range batch {
+			r := &batch[i]
+			if r.Phase != record.PhaseProfile {
+				continue
+			}
+			id := strconv.FormatUint(r.RequestID, 10)
+			md := aiperfMetadata{
+				SessionNum: r.RequestID, XRequestID: id, XCorrelationID: id, ConversationID: r.SessionID,
+				TurnIndex: r.Turn, CreditIssuedNS: r.DispatchedNS, RequestStartNS: r.SentNS, RequestEndNS: r.EndNS,
+				WorkerID: "sender-" + strconv.Itoa(int(r.SenderID)), RecordProcessorID: "reprise", BenchmarkPhase: "profiling",
+			}
+			if r.HeadersNS != 0 {
+				md.RequestAckNS = &r.HeadersNS
+			}
+			if r.ErrorKind == record.ErrCancelled {
+				md.WasCancelled = true
+				md.CancellationTimeNS = &r.EndNS
+			}
+			if err := enc.Encode(aiperfRecord{Metadata: md, Metrics: aiperfMetrics(r, o), Error: aiperfErrorOf(r)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return bw.Flush()
 }
 
-// AIPerfStats is a record metric's statistics in profile_export_aiperf.json,
-// in the metric's display unit.
-type AIPerfStats struct {
-	Unit  string  `json:"unit"`
-	Avg   float64 `json:"avg"`
-	Min   float64 `json:"min"`
-	Max   float64 `json:"max"`
-	P1    float64 `json:"p1"`
-	P5    float64 `json:"p5"`
-	P10   float64 `json:"p10"`
-	P25   float64 `json:"p25"`
-	P50   float64 `json:"p50"`
-	P75   float64 `json:"p75"`
-	P90   float64 `json:"p90"`
-	P95   float64 `json:"p95"`
-	P99   float64 `json:"p99"`
-	Std   float64 `json:"std"`
-	Count int     `json:"count"`
-	Sum   float64 `json:"sum"`
-}
-
-// AIPerfAggregate is a derived metric in profile_export_aiperf.json.
-type AIPerfAggregate struct {
-	Unit string  `json:"unit"`
-	Avg  float64 `json:"avg"`
-}
-
-// AIPerfErrorCount is one entry of error_summary.
-type AIPerfErrorCount struct {
-	ErrorDetails AIPerfError `json:"error_details"`
+// aiperfErrorCount is one entry of error_summary.
+type aiperfErrorCount struct {
+	ErrorDetails aiperfError `json:"error_details"`
 	Count        int         `json:"count"`
 }
 
-// AIPerfSummary is the content of profile_export_aiperf.json (AIPerf
-// schema 1.3, GenAI-Perf-shaped). The caller fills it from its summary;
-// arrowio only knows the file's shape.
-type AIPerfSummary struct {
-	BenchmarkID  string
-	StartTime    time.Time
-	EndTime      time.Time
-	WasCancelled bool
-	// InputConfig is echoed as input_config (e.g. the run's manifest).
-	InputConfig any
-	CLICommand  string
-	// Records holds record metrics (full statistics) by AIPerf tag.
-	Records map[string]AIPerfStats
-	// Aggregates holds derived metrics (unit + avg) by tag, e.g.
-	// request_throughput, request_count, benchmark_duration.
-	Aggregates   map[string]AIPerfAggregate
-	ErrorSummary []AIPerfErrorCount
-}
+// summaryOwnKeys are summary.json keys that profile_export_aiperf.json
+// replaces with AIPerf's own (the header keys, error_summary) or leaves
+// out (reprise's telemetry shape: AIPerf's telemetry_data is null).
+var summaryOwnKeys = []string{"schema_version", "run_info", "error_summary", "telemetry"}
 
-// MarshalJSON writes the summary as one flat object: the fixed keys plus
-// one key per metric tag, sorted (encoding/json sorts map keys).
-func (s AIPerfSummary) MarshalJSON() ([]byte, error) {
-	m := map[string]any{
-		"schema_version": AIPerfSchemaVersion,
-		"aiperf_version": "reprise",
-		"benchmark_id":   s.BenchmarkID,
-		"start_time":     s.StartTime.UTC().Format(time.RFC3339Nano),
-		"end_time":       s.EndTime.UTC().Format(time.RFC3339Nano),
-		"was_cancelled":  s.WasCancelled,
-		"input_config":   s.InputConfig,
-		"run_info":       map[string]any{"cli_command": s.CLICommand},
-		"telemetry_data": nil,
-	}
-	errs := s.ErrorSummary
-	if errs == nil {
-		errs = []AIPerfErrorCount{}
-	}
-	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Count > errs[j].Count })
-	m["error_summary"] = errs
-	for k, v := range s.Records {
-		m[k] = v
-	}
-	for k, v := range s.Aggregates {
-		m[k] = v
-	}
-	return json.Marshal(m)
-}
-
-// WriteAIPerfExports writes dir/profile_export.jsonl from reqs and
-// dir/profile_export_aiperf.json from sum, each atomically.
-func WriteAIPerfExports(dir string, reqs []record.Request, streaming bool, sum AIPerfSummary) error {
-	f, err := os.CreateTemp(dir, "."+AIPerfRecordsFile+".*"+tmpSuffix)
+// aiperfSummary returns profile_export_aiperf.json: summary.json's
+// statistics and aggregates under AIPerf's tags, with AIPerf's header
+// keys and error_summary shape. manifest (raw JSON, nil when absent) is
+// copied as input_config.
+func aiperfSummary(s *summary.Summary, manifest json.RawMessage) ([]byte, error) {
+	js, err := s.JSON()
 	if err != nil {
-		return fmt.Errorf("write %s: %w", AIPerfRecordsFile, err)
+		return nil, err
 	}
-	err = WriteAIPerfRecords(f, reqs, streaming)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(js, &m); err != nil {
+		return nil, err
 	}
-	if err == nil {
-		err = os.Rename(f.Name(), filepath.Join(dir, AIPerfRecordsFile))
+	for _, k := range summaryOwnKeys {
+		delete(m, k)
 	}
+	out := make(map[string]any, len(m)+10)
+	for k, v := range m {
+		out[aiperfTag(k)] = v
+	}
+	errs := make([]aiperfErrorCount, 0, len(s.Errors))
+	for _, e := range s.Errors {
+		errs = append(errs, aiperfErrorCount{ErrorDetails: aiperfError{Code: e.Status, Type: string(e.Kind), Message: e.Message}, Count: e.Count})
+	}
+	if manifest == nil {
+		manifest = json.RawMessage("null")
+	}
+	out["schema_version"] = AIPerfSchemaVersion
+	out["aiperf_version"] = "reprise"
+	out["benchmark_id"] = s.Run.Start.UTC().Format("20060102T150405Z") + "-" + s.Run.Mode
+	out["start_time"] = s.Run.Start.UTC().Format(time.RFC3339Nano)
+	out["end_time"] = s.Run.End.UTC().Format(time.RFC3339Nano)
+	out["was_cancelled"] = s.Run.Cancelled
+	out["input_config"] = manifest
+	out["run_info"] = map[string]string{"cli_command": "reprise replay"}
+	out["telemetry_data"] = nil
+	out["error_summary"] = errs
+	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("write %s: %w", AIPerfRecordsFile, err)
+		return nil, err
 	}
-	b, err := json.MarshalIndent(sum, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", AIPerfSummaryFile, err)
-	}
-	return WriteFileAtomic(filepath.Join(dir, AIPerfSummaryFile), append(b, '\n'))
+	return append(b, '\n'), nil
 }

@@ -1,13 +1,26 @@
-// Package arrowio writes and reads a run's columnar result files: one row
-// per request (records), one row per response event (events), and any other
-// table a run produces (server metrics, GPU samples), as Parquet (default)
-// or Arrow IPC files that DuckDB, pandas and Polars load directly, or as
-// JSON Lines written from the same Arrow records (the same columns and
-// nulls by construction).
+// Package arrowio owns a run directory: it writes every file of it and
+// reads them back. The tables are one row per request (records), one row
+// per response event (events), and the telemetry tables (server metrics,
+// GPU samples), as Parquet (default) or Arrow IPC files that DuckDB,
+// pandas and Polars load directly, or as JSON Lines written from the same
+// Arrow records (the same columns and nulls by construction); beside them
+// manifest.json, summary.json and the AIPerf exports.
 //
 // The columns and their versions are specified in docs/format/records.md;
 // the schema version is stored in every file's key-value metadata
 // (reprise.schema=records/v1, events/v1).
+//
+// # The run directory
+//
+// [Create] makes a run directory ready (it refuses a non-empty one, or,
+// asked to, clears an earlier run from it, never files a run does not
+// write; or it picks a free name) and returns a [Run]: [Run.Records] is
+// the engine's sink, [Run.ServerMetrics] and [Run.GPU] the telemetry
+// tables, [Run.WriteManifest] and [Run.WriteSummary] write manifest.json
+// and summary.json atomically, and [Run.ExportAIPerf] writes AIPerf's
+// files. The exports compute nothing: every statistic comes from
+// engine/summary (summary.EachValue per request), renamed and
+// reshaped, so they agree with summary.json by construction.
 //
 // # Writing
 //
@@ -36,16 +49,6 @@
 // single file, Parquet, Arrow or JSON Lines) into []record.Request and
 // []record.Event;
 // [ReadTable] streams any table's Arrow records.
-//
-// # Run directory helpers
-//
-// [PrepareRunDir] readies a run directory for a new run: it refuses a
-// non-empty one, or, asked to, clears an earlier run from it (never files a
-// run does not write); [CreateRunDir] creates a fresh, uniquely named one.
-// [WriteManifest] writes manifest.json atomically ([WriteFileAtomic] any
-// other file); [WriteAIPerfRecords] writes profile_export.jsonl and
-// [WriteAIPerfExports] both AIPerf files (--export aiperf) from the rows
-// and an [AIPerfSummary] the caller fills from its summary.
 //
 // # Performance considerations
 //

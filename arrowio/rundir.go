@@ -34,14 +34,14 @@ const (
 // (name.parquet, name.arrow, name.jsonl) or part directories (name/).
 var runTables = []string{RecordsTable, EventsTable, ServerMetricsTable, GPUTable}
 
-// PrepareRunDir makes dir ready for a new run, so that no file of an
+// prepareRunDir makes dir ready for a new run, so that no file of an
 // earlier run is read with the new one's. A missing dir is created (with
 // its parents) and an empty one is used as is. A non-empty dir is refused
 // with a [*RunDirError] unless overwrite is set; then it is cleared, but
 // only if it is a run directory (it has manifest.json or a records table)
 // and holds nothing but the files reprise writes there: anything else is
 // refused and nothing is removed.
-func PrepareRunDir(dir string, overwrite bool) error {
+func prepareRunDir(dir string, overwrite bool) error {
 	ents, err := os.ReadDir(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -89,11 +89,11 @@ func PrepareRunDir(dir string, overwrite bool) error {
 	return nil
 }
 
-// CreateRunDir creates a new, empty run directory named base, or base-2,
+// createUniqueDir creates a new, empty run directory named base, or base-2,
 // base-3, … when that exists, and returns its path: two runs started in the
 // same second (whose default names are equal) get a directory each. The
 // parent directories are created as needed.
-func CreateRunDir(base string) (string, error) {
+func createUniqueDir(base string) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
 		return "", fmt.Errorf("create run directory: %w", err)
 	}

@@ -2,11 +2,14 @@ package arrowio
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/reprise-bench/reprise/internal/record"
 )
 
 // writeTree creates the files (and directories, names ending in "/") under
@@ -90,7 +93,7 @@ func TestPrepareRunDir(t *testing.T) {
 				writeTree(t, dir, append([]string{"./"}, tt.files...)...)
 			}
 			before := tree(t, dir)
-			err := PrepareRunDir(dir, tt.overwrite)
+			err := prepareRunDir(dir, tt.overwrite)
 			if tt.inUse {
 				if !errors.Is(err, ErrRunDirInUse) || !strings.Contains(err.Error(), dir) {
 					t.Fatalf("err = %v, want ErrRunDirInUse naming %s", err, dir)
@@ -116,17 +119,76 @@ func TestCreateRunDirUnique(t *testing.T) {
 	base := filepath.Join(t.TempDir(), "runs", "20260101T000000Z-m-rate")
 	seen := map[string]bool{}
 	for i := 0; i < 3; i++ {
-		dir, err := CreateRunDir(base)
+		dir, err := createUniqueDir(base)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if seen[dir] {
-			t.Fatalf("CreateRunDir returned %s twice", dir)
+			t.Fatalf("createUniqueDir returned %s twice", dir)
 		}
 		seen[dir] = true
 		writeTree(t, dir, "manifest.json")
 	}
 	if !seen[base] || !seen[base+"-2"] || !seen[base+"-3"] {
 		t.Errorf("dirs %v, want %s, -2, -3", seen, base)
+	}
+}
+
+// TestCreate: Create refuses a directory with an earlier run's files
+// unless told to clear it, finds a free name when asked for a unique one,
+// and writes every table of the run in the format asked for.
+func TestCreate(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "run")
+	writeTree(t, dir, "manifest.json", "records/part-00000.parquet")
+	if _, err := Create(dir, CreateConfig{}); !errors.Is(err, ErrRunDirInUse) {
+		t.Fatalf("Create on an earlier run: %v, want ErrRunDirInUse", err)
+	}
+	if _, err := Create(dir, CreateConfig{Tables: Config{Format: "csv"}, Overwrite: true}); err == nil || len(tree(t, dir)) != 3 {
+		t.Fatalf("a bad config: %v, and the directory holds %v; want an error and nothing removed", err, tree(t, dir))
+	}
+	for _, f := range allFormats {
+		run, err := Create(dir, CreateConfig{Tables: Config{Format: f}, Overwrite: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := run.Records().WriteRequests(genRequests(3, 1)); err != nil {
+			t.Fatal(err)
+		}
+		mw, err := run.ServerMetrics()
+		if err != nil {
+			t.Fatal(err)
+		}
+		mw.Write([]record.MetricSample{{TimeNS: base, Target: "t", Metric: "m", Type: "gauge", Value: 1, Bound: math.NaN()}})
+		if _, err := run.ServerMetrics(); err == nil {
+			t.Error("server_metrics opened twice")
+		}
+		if err := run.WriteManifest(map[string]any{"model": "m"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := errors.Join(mw.Close(), run.Close(), run.Close()); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"manifest.json", "records/", "records/part-00000" + f.Ext(), "server_metrics/", "server_metrics/part-00000" + f.Ext()}
+		if f == FormatJSONL {
+			want = []string{"manifest.json", "records.jsonl", "server_metrics.jsonl"}
+		}
+		if got := tree(t, dir); !slices.Equal(got, want) {
+			t.Errorf("%s: files %v, want %v", f, got, want)
+		}
+	}
+	base := filepath.Join(parent, "runs", "x")
+	a, err := Create(base, CreateConfig{Unique: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Create(base, CreateConfig{Unique: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	b.Close()
+	if a.Dir() != base || b.Dir() != base+"-2" {
+		t.Errorf("unique dirs %s, %s; want %s, %s-2", a.Dir(), b.Dir(), base, base)
 	}
 }

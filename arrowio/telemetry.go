@@ -126,6 +126,8 @@ type TelemetryWriter[T any] struct {
 	closed  bool
 	dropped atomic.Int64
 	err     error
+	// closeErr is Close's result.
+	closeErr error
 }
 
 // NewMetricsWriter returns the writer of server_metrics in run directory dir.
@@ -185,17 +187,17 @@ func (w *TelemetryWriter[T]) Write(rows []T) {
 func (w *TelemetryWriter[T]) Dropped() int64 { return w.dropped.Load() }
 
 // Close drains the queue, completes the file and returns the first error.
+// Later calls return the same error.
 func (w *TelemetryWriter[T]) Close() error {
 	w.mu.Lock()
-	if w.closed {
-		w.mu.Unlock()
-		return errors.New("telemetry writer: closed twice")
+	defer w.mu.Unlock()
+	if !w.closed {
+		w.closed = true
+		close(w.queue)
+		<-w.done
+		w.closeErr = errors.Join(w.err, w.tw.Close())
 	}
-	w.closed = true
-	close(w.queue)
-	w.mu.Unlock()
-	<-w.done
-	return errors.Join(w.err, w.tw.Close())
+	return w.closeErr
 }
 
 // ReadMetricSamples reads the server_metrics table of a run directory.

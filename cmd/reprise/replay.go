@@ -809,10 +809,6 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	}
 	mode := string(rp.plan.Mode())
 	start := time.Now().UTC()
-	dir, err := runDir(c, start, mode)
-	if err != nil {
-		return err
-	}
 	acfg := arrowio.NewConfig()
 	acfg.Format = arrowio.Format(c.Format)
 	acfg.SingleFile = c.SingleFile
@@ -823,22 +819,21 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	runCtx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
 	acfg.OnError = func(err error) { stopRun(err) }
-	rw, err := arrowio.NewRunWriter(dir, acfg)
+	run, err := createRun(c, start, mode, acfg)
 	if err != nil {
-		return fmt.Errorf("open record files in %s: %w", dir, err)
+		return err
 	}
+	// The engine closes the records table and tel.stop the telemetry
+	// tables, reporting their errors; this closes what an early return
+	// leaves open.
+	defer run.Close()
+	dir := run.Dir()
 	// One clock for records and telemetry samples.
 	if rp.engine.Clock == nil {
 		rp.engine.Clock = engine.NewClock()
 	}
-	tcfg := arrowio.NewConfig()
-	tcfg.PartInterval, tcfg.PartRows, tcfg.OnError = acfg.PartInterval, acfg.PartRows, acfg.OnError
-	if c.Format == string(arrowio.FormatArrow) {
-		tcfg.Format = arrowio.FormatArrow
-	}
-	tel, err := startTelemetry(ctx, c.Telemetry, dir, tcfg, rp.engine.Clock.Now, a.log)
+	tel, err := startTelemetry(ctx, c.Telemetry, run, rp.engine.Clock.Now, a.log)
 	if err != nil {
-		rw.Close()
 		return exitcode.UsageError(err, "drop --gpu-telemetry, or point it at a DCGM exporter with dcgm=URL")
 	}
 	info := summary.RunInfo{Model: c.Model, URL: rp.url, Endpoint: rp.engine.Adapter.Info().Name, Mode: mode,
@@ -847,7 +842,7 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	rcfg := engine.RunConfig{
 		Engine: rp.engine, Replay: c.Replay, Rows: rp.rows, Plan: rp.plan,
 		Synthetic: engine.Synthetic{ISL: c.ISL, ISLStd: c.ISLStd, OSL: c.OSL, OSLStd: c.OSLStd, Seed: c.Replay.Seed},
-		Prompts:   rp.prompts, Context: engine.ContextMode(c.ContextMode), Streaming: c.Streaming, MaxTokensFromTrace: c.MaxTokensFromTrace, Sink: rw,
+		Prompts:   rp.prompts, Context: engine.ContextMode(c.ContextMode), Streaming: c.Streaming, MaxTokensFromTrace: c.MaxTokensFromTrace, Sink: run.Records(),
 		Summary: summary.Options{Streaming: c.Streaming, UseServerTokenCount: c.UseServerTokenCount, Goodput: rp.slos,
 			LateThreshold: c.Replay.LateThreshold},
 		Info: info, Grace: c.Replay.Grace, Abort: a.abort.Done(), Log: a.log, QuietGC: true,
@@ -866,7 +861,7 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 			orSynthetic(rp.tracePath), endpointURL(rp.url, rp.engine.Adapter.Info().Path), info.Endpoint, mode,
 			plannedText(rp.plan.Requests(), c.Replay.Duration), dir)
 	}
-	if err := writeManifest(dir, c, rp, start); err != nil {
+	if err := writeManifest(run, c, rp, start); err != nil {
 		return err
 	}
 	if c.CPUProfile != "" {
@@ -898,27 +893,16 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 		servers, gpu := tel.summaries(res.Summary.WindowStartNS, res.Summary.WindowEndNS, res.Summary.TotalOSL)
 		res.Summary.Telemetry = &summary.Telemetry{Servers: servers, GPU: gpu}
 	}
-	writer := recordWriterOf(rw.Stats())
-	if err := rw.Err(); err != nil {
-		writer.Error = err.Error()
-	}
-	extra := map[string]any{recordWriterKey: writer}
-	js, err := res.Summary.JSON()
-	if err == nil {
-		js, err = withKeys(js, extra)
-	}
-	if err != nil {
-		return err
-	}
+	writer := run.Records().Report()
 	// Atomic: a full disk leaves no summary.json rather than a cut one. A
 	// failure here still lets the summary reach stderr below.
-	sumErr := arrowio.WriteFileAtomic(filepath.Join(dir, arrowio.SummaryFile), js)
+	sumErr := run.WriteSummary(res.Summary, writer)
 	if c.Export == "aiperf" && aborted {
 		// It reads every record back: not now. Worth a line with --quiet.
 		fmt.Fprintf(a.stderr, "reprise: note: --export aiperf skipped (interrupted twice); reprise summarize --export aiperf %s writes it\n", dir)
 	} else if c.Export == "aiperf" && runErr == nil && sumErr == nil {
-		if err := exportAIPerf(dir, res.Summary, c.Streaming); err != nil {
-			return err
+		if err := run.ExportAIPerf(res.Summary); err != nil {
+			return fmt.Errorf("--export aiperf: %w", err)
 		}
 	}
 	if !c.Quiet {
@@ -926,7 +910,7 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 		st := res.Stats
 		fmt.Fprintf(a.stderr, "%-34s late %d, waited for a sender %d, shifted %d, skipped %d; p99 %v; stop: %s\n",
 			"Dispatcher", st.Late, st.Waited, st.Shifted, st.Skipped, st.Lateness.P99, st.StopReason)
-		fmt.Fprint(a.stderr, writer.note())
+		fmt.Fprint(a.stderr, writerNote(writer))
 		if res.InlineBuilds > 0 {
 			fmt.Fprintf(a.stderr, "note: %d requests were built on the send path (lookahead behind)\n", res.InlineBuilds)
 		}
@@ -938,7 +922,7 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 		}
 		fmt.Fprintf(a.stderr, "results: %s\n", dir)
 	} else if writer.Dropped > 0 || writer.Error != "" {
-		fmt.Fprint(a.stderr, writer.note()) // lost rows are worth a line even with --quiet
+		fmt.Fprint(a.stderr, writerNote(writer)) // lost rows are worth a line even with --quiet
 	}
 	if s := res.Summary; s.WarmupCount > 0 && s.RequestCount+s.ErrorRequestCount == 0 {
 		// Worth a line even with --quiet: the summary is empty.
@@ -972,43 +956,27 @@ func partInterval(d time.Duration) time.Duration {
 	return d
 }
 
-// runDir creates the run directory: --out, refused when it holds files
+// createRun creates the run directory: --out, refused when it holds files
 // (unless --overwrite, which clears an earlier run from it), or a new
 // runs/<UTC time>-<model>-<mode>/, with a -2, -3, … suffix when a run
 // started in the same second has that name.
-func runDir(c *replayConfig, start time.Time, mode string) (string, error) {
+func createRun(c *replayConfig, start time.Time, mode string, tables arrowio.Config) (*arrowio.Run, error) {
 	if c.Out == "" {
-		return arrowio.CreateRunDir(filepath.Join("runs", fmt.Sprintf("%s-%s-%s", start.Format("20060102T150405Z"), safeName(c.Model), mode)))
+		return arrowio.Create(filepath.Join("runs", fmt.Sprintf("%s-%s-%s", start.Format("20060102T150405Z"), safeName(c.Model), mode)),
+			arrowio.CreateConfig{Tables: tables, Unique: true})
 	}
-	if err := arrowio.PrepareRunDir(c.Out, c.Overwrite); err != nil {
+	run, err := arrowio.Create(c.Out, arrowio.CreateConfig{Tables: tables, Overwrite: c.Overwrite})
+	if err != nil {
 		if !errors.Is(err, arrowio.ErrRunDirInUse) {
-			return "", err
+			return nil, err
 		}
 		hint := "choose a new or empty --out directory, or add --overwrite to replace the earlier run in it"
 		if c.Overwrite {
 			hint = "choose a new or empty --out directory, or move the files reprise did not write out of it"
 		}
-		return "", exitcode.UsageError(fmt.Errorf("--out %w", err), hint)
+		return nil, exitcode.UsageError(fmt.Errorf("--out %w", err), hint)
 	}
-	return c.Out, nil
-}
-
-// exportAIPerf writes AIPerf's profile_export.jsonl and
-// profile_export_aiperf.json from the record files the run just completed,
-// exactly as `reprise summarize --export aiperf` would.
-func exportAIPerf(dir string, s *summary.Summary, streaming bool) error {
-	set, err := readRunSettings(dir)
-	if err != nil {
-		return err
-	}
-	reqs, err := arrowio.ReadRequests(dir)
-	if err != nil {
-		return fmt.Errorf("--export aiperf: read records back: %w", err)
-	}
-	if err := arrowio.WriteAIPerfExports(dir, reqs, streaming, aiperfSummary(s, set.Manifest)); err != nil {
-		return fmt.Errorf("--export aiperf: %w", err)
-	}
-	return nil
+	return run, nil
 }
 
 // readLagNote warns when at least a tenth of the requests had a read that
@@ -1134,7 +1102,7 @@ func isTerminal(w io.Writer) bool {
 
 // writeManifest records the effective configuration (secrets redacted)
 // and the run's provenance: docs/format/manifest.md.
-func writeManifest(dir string, c *replayConfig, rp *replayPlan, start time.Time) error {
+func writeManifest(run *arrowio.Run, c *replayConfig, rp *replayPlan, start time.Time) error {
 	var traceSHA256, traceBytes any // null without a trace
 	if rp.digest != nil {
 		traceSHA256, traceBytes = rp.digest.Sum(), rp.digest.n
@@ -1188,7 +1156,7 @@ func writeManifest(dir string, c *replayConfig, rp *replayPlan, start time.Time)
 		"planned_requests":       rp.plan.Requests(),
 		"context_mode":           c.ContextMode,
 	}
-	return arrowio.WriteManifest(dir, m)
+	return run.WriteManifest(m)
 }
 
 // processNice is the nice value reprise's threads run at (--nice, or the

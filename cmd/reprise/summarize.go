@@ -78,34 +78,12 @@ type runSettings struct {
 	Manifest map[string]any // manifest.json as is, nil when absent
 	// RecordWriter is summary.json's record_writer: a fact of the run
 	// the record files cannot tell, copied into the recomputed summary.
-	RecordWriter *recordWriter
+	RecordWriter *arrowio.WriterReport
 }
 
-// recordWriterKey is the summary.json key of [recordWriter].
-const recordWriterKey = "record_writer"
-
-// recordWriter is summary.json's "record_writer" (docs/format/summary.md):
-// how the Parquet/Arrow writer kept up with the run. The engine's collector
-// hands it batches and waits for queue space when the disk is slower than
-// the run (arrowio.Config.Block); rows are dropped only after a write error.
-type recordWriter struct {
-	Waits            int64 `json:"waits"`   // hand-overs that waited for queue space
-	WaitNS           int64 `json:"wait_ns"` // total time they waited
-	Dropped          int64 `json:"dropped"` // rows missing from the record files
-	MaxQueuedBatches int64 `json:"max_queued_batches"`
-	// Error is the writer's first error (a full disk: it names the table
-	// and the file); the rows after it are missing. Empty when none.
-	Error string `json:"error,omitempty"`
-}
-
-func recordWriterOf(st arrowio.Stats) *recordWriter {
-	return &recordWriter{Waits: st.Waits, WaitNS: st.WaitNS, Dropped: st.RequestsDropped + st.EventsDropped,
-		MaxQueuedBatches: st.MaxQueuedBatches}
-}
-
-// note returns the line to print when the writer had to wait or dropped
-// rows, "" when it kept up (or w is nil).
-func (w *recordWriter) note() string {
+// writerNote returns the line to print when the record writer had to wait
+// or dropped rows, "" when it kept up (or w is nil).
+func writerNote(w *arrowio.WriterReport) string {
 	if w == nil || w.Waits == 0 && w.Dropped == 0 && w.Error == "" {
 		return ""
 	}
@@ -123,32 +101,6 @@ func (w *recordWriter) note() string {
 		s += fmt.Sprintf("; %d rows were dropped and are missing from the record files", w.Dropped)
 	}
 	return s + "\n"
-}
-
-// withKeys returns the summary.json bytes js with extra top-level keys
-// added, laid out as summary.Summary.JSON lays it out (keys sorted, two
-// spaces of indent, a final newline), so a summary with no extra keys is
-// unchanged byte for byte.
-func withKeys(js []byte, extra map[string]any) ([]byte, error) {
-	if len(extra) == 0 {
-		return js, nil
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(js, &m); err != nil {
-		return nil, fmt.Errorf("summary.json: %w", err)
-	}
-	for k, v := range extra {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, fmt.Errorf("summary.json %s: %w", k, err)
-		}
-		m[k] = b
-	}
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("summary.json: %w", err)
-	}
-	return append(b, '\n'), nil
 }
 
 // readRunSettings reads manifest.json and summary.json of dir. Missing
@@ -177,8 +129,8 @@ func readRunSettings(dir string) (runSettings, error) {
 		return s, err
 	}
 	var sum struct {
-		RunInfo      *summary.RunInfo `json:"run_info"`
-		RecordWriter *recordWriter    `json:"record_writer"`
+		RunInfo      *summary.RunInfo      `json:"run_info"`
+		RecordWriter *arrowio.WriterReport `json:"record_writer"`
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "summary.json")); err == nil {
 		if err := json.Unmarshal(b, &sum); err != nil {
@@ -263,22 +215,17 @@ func summarizeCommand(a *app) *cli.Command {
 				return err
 			}
 			if c.Export == "aiperf" {
-				if err := arrowio.WriteAIPerfExports(dir, reqs, set.Options.Streaming, aiperfSummary(s, set.Manifest)); err != nil {
-					return err
+				if err := arrowio.ExportAIPerf(dir, s); err != nil {
+					return fmt.Errorf("--export aiperf: %w", err)
 				}
 			}
 			if c.Format == "benchfmt" {
 				return writeBenchfmt(a.stdout, s)
 			}
 			if c.JSON || c.Format == "json" {
-				b, err := s.JSON()
+				b, err := arrowio.SummaryJSON(s, set.RecordWriter)
 				if err != nil {
 					return err
-				}
-				if set.RecordWriter != nil {
-					if b, err = withKeys(b, map[string]any{recordWriterKey: set.RecordWriter}); err != nil {
-						return err
-					}
 				}
 				_, err = a.stdout.Write(b)
 				return err
@@ -286,50 +233,10 @@ func summarizeCommand(a *app) *cli.Command {
 			if err := s.WriteTable(a.stdout); err != nil {
 				return err
 			}
-			_, err = io.WriteString(a.stdout, set.RecordWriter.note())
+			_, err = io.WriteString(a.stdout, writerNote(set.RecordWriter))
 			return err
 		},
 	}
-}
-
-// aiperfSummary maps a summary to profile_export_aiperf.json: every metric
-// with statistics as a record metric, the counts and throughputs as
-// aggregates, errors by kind as error_summary.
-func aiperfSummary(s *summary.Summary, manifest map[string]any) arrowio.AIPerfSummary {
-	out := arrowio.AIPerfSummary{
-		BenchmarkID: s.Run.Start.UTC().Format("20060102T150405Z") + "-" + s.Run.Mode,
-		StartTime:   s.Run.Start, EndTime: s.Run.End, WasCancelled: s.Run.Cancelled,
-		InputConfig: manifest, CLICommand: "reprise replay",
-		Records: map[string]arrowio.AIPerfStats{},
-		Aggregates: map[string]arrowio.AIPerfAggregate{
-			"request_count":           {Unit: "requests", Avg: float64(s.RequestCount)},
-			"benchmark_duration":      {Unit: "sec", Avg: s.BenchmarkDuration.Seconds()},
-			"request_throughput":      {Unit: "requests/sec", Avg: s.RequestThroughput},
-			"output_token_throughput": {Unit: "tokens/sec", Avg: s.OutputTokenThroughput},
-			"total_token_throughput":  {Unit: "tokens/sec", Avg: s.TotalTokenThroughput},
-			"total_isl":               {Unit: "tokens", Avg: float64(s.TotalISL)},
-			"total_osl":               {Unit: "tokens", Avg: float64(s.TotalOSL)},
-			"total_reasoning_tokens":  {Unit: "tokens", Avg: float64(s.TotalReasoning)},
-		},
-	}
-	if s.ErrorRequestCount > 0 {
-		out.Aggregates["error_request_count"] = arrowio.AIPerfAggregate{Unit: "requests", Avg: float64(s.ErrorRequestCount)}
-	}
-	if len(s.Options.Goodput) > 0 {
-		out.Aggregates["good_request_count"] = arrowio.AIPerfAggregate{Unit: "requests", Avg: float64(s.GoodRequestCount)}
-		out.Aggregates["goodput"] = arrowio.AIPerfAggregate{Unit: "requests/sec", Avg: s.Goodput}
-		out.Aggregates["good_request_fraction"] = arrowio.AIPerfAggregate{Unit: "ratio", Avg: s.GoodRequestFraction}
-	}
-	for tag, st := range s.Metrics {
-		out.Records[tag] = arrowio.AIPerfStats{Unit: st.Unit, Avg: st.Avg, Min: st.Min, Max: st.Max,
-			P1: st.P1, P5: st.P5, P10: st.P10, P25: st.P25, P50: st.P50, P75: st.P75, P90: st.P90, P95: st.P95, P99: st.P99,
-			Std: st.Std, Count: st.Count, Sum: st.Sum}
-	}
-	for _, e := range s.Errors {
-		out.ErrorSummary = append(out.ErrorSummary, arrowio.AIPerfErrorCount{
-			ErrorDetails: arrowio.AIPerfError{Code: e.Status, Type: string(e.Kind), Message: e.Message}, Count: e.Count})
-	}
-	return out
 }
 
 // benchMetrics are the per-request metrics written by --format benchfmt,

@@ -106,15 +106,18 @@ func TestSummarizeExportAIPerf(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
 			t.Fatalf("line %d: %v", lines+1, err)
 		}
-		if rec.Metadata["benchmark_phase"] != "profiling" || rec.Metrics["request_latency"].Unit != "ms" {
+		if rec.Metadata["benchmark_phase"] != "profiling" || rec.Error == nil && rec.Metrics["request_latency"].Unit != "ms" {
 			t.Errorf("line %d: %s", lines+1, sc.Text())
 		}
 		lines++
 	}
-	var profile int
+	var profile, ok int
 	for _, r := range reqs {
 		if r.Phase == 0 {
 			profile++
+			if r.OK() {
+				ok++
+			}
 		}
 	}
 	if lines != profile || lines == 0 {
@@ -133,8 +136,8 @@ func TestSummarizeExportAIPerf(t *testing.T) {
 			t.Errorf("%s lacks %q", arrowio.AIPerfSummaryFile, k)
 		}
 	}
-	if n := sum["request_count"].(map[string]any)["avg"].(float64); int(n) != profile {
-		t.Errorf("request_count %v, want %d", n, profile)
+	if n := sum["request_count"].(map[string]any)["avg"].(float64); int(n) != ok {
+		t.Errorf("request_count %v, want %d", n, ok)
 	}
 }
 

@@ -122,7 +122,7 @@ const maxGPUSamplesKept = 1 << 20
 // once (the baseline of its counters, before the first request) and then
 // starts sampling.
 // now is the run's clock. A nil run with a nil error means nothing to do.
-func startTelemetry(ctx context.Context, tc telemetryConfig, dir string, acfg arrowio.Config,
+func startTelemetry(ctx context.Context, tc telemetryConfig, run *arrowio.Run,
 	now func() int64, log *slog.Logger) (*telemetryRun, error) {
 	if len(tc.Targets) == 0 && tc.GPU == "" {
 		return nil, nil
@@ -140,7 +140,7 @@ func startTelemetry(ctx context.Context, tc telemetryConfig, dir string, acfg ar
 	}
 	ctx, t.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	if len(tc.Targets) > 0 {
-		w, err := arrowio.NewMetricsWriter(dir, acfg)
+		w, err := run.ServerMetrics()
 		if err != nil {
 			t.close(log)
 			return nil, err
@@ -169,7 +169,7 @@ func startTelemetry(ctx context.Context, tc telemetryConfig, dir string, acfg ar
 		t.wg.Go(func() { s.Run(ctx) })
 	}
 	if t.gsrc != nil {
-		w, err := arrowio.NewGPUWriter(dir, acfg)
+		w, err := run.GPU()
 		if err != nil {
 			t.close(log)
 			return nil, err

@@ -1,6 +1,10 @@
 package summary
 
-import "github.com/reprise-bench/reprise/internal/record"
+import (
+	"math"
+
+	"github.com/reprise-bench/reprise/internal/record"
+)
 
 // metric is one per-request metric: its tag (AIPerf's where one exists),
 // display unit, and how to read it from a record. get returns false when
@@ -46,6 +50,10 @@ var metrics = []metric{
 	{tag: "output_token_throughput_per_user", header: "Output token throughput per user", unit: "tokens/sec/user", stream: true, larger: true,
 		get: func(r *record.Request, o *Options) (float64, bool) {
 			return 1e9 / r.ITLNS, r.FirstTokenNS != 0 && osl(r, o) >= 2 && r.ITLNS > 0
+		}},
+	{tag: "prefill_throughput_per_user", header: "Prefill throughput per user", unit: "tokens/sec", stream: true, larger: true,
+		get: func(r *record.Request, _ *Options) (float64, bool) {
+			return float64(r.InputTokens) / (float64(r.TTFTNS) / 1e9), r.FirstTokenNS != 0 && r.TTFTNS > 0
 		}},
 	{tag: "e2e_output_token_throughput", header: "E2E output token throughput", unit: "tokens/sec", larger: true,
 		get: func(r *record.Request, o *Options) (float64, bool) {
@@ -141,4 +149,30 @@ func metricByTag(tag string) (int, bool) {
 func StreamingOnly(tag string) bool {
 	i, ok := metricByTag(tag)
 	return ok && metrics[i].stream
+}
+
+// EachValue calls fn with every per-request metric that r contributes to
+// a summary with options o, in display order: its tag, display unit and
+// value, exactly as the summary counts it. A metric undefined for r is
+// skipped (absent, not zero), as are streaming-only metrics without
+// o.Streaming and, for a failed request, the metrics computed over valid
+// requests only. Exports that write per-request values (AIPerf's
+// profile_export.jsonl) take them from here.
+func EachValue(r *record.Request, o Options, fn func(tag, unit string, v float64)) {
+	eachValue(r, &o, func(i int, v float64) { fn(metrics[i].tag, metrics[i].unit, v) })
+}
+
+// eachValue calls fn with the index in metrics and the value of every
+// metric r contributes to a summary with options o.
+func eachValue(r *record.Request, o *Options, fn func(i int, v float64)) {
+	ok := r.OK()
+	for i := range metrics {
+		m := &metrics[i]
+		if (!ok && !m.onErrors) || (m.stream && !o.Streaming) {
+			continue
+		}
+		if v, has := m.get(r, o); has && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			fn(i, v)
+		}
+	}
 }

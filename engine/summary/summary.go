@@ -292,17 +292,8 @@ func (a *Accumulator) Add(r *record.Request) {
 	if r.ConnReused {
 		s.ConnReused++
 	}
-	ok := r.OK()
-	for i := range metrics {
-		m := &metrics[i]
-		if (!ok && !m.onErrors) || (m.stream && !o.Streaming) {
-			continue
-		}
-		if v, has := m.get(r, o); has && !math.IsNaN(v) && !math.IsInf(v, 0) {
-			a.vals[i].add(v, a.exact)
-		}
-	}
-	if !ok {
+	eachValue(r, o, func(i int, v float64) { a.vals[i].add(v, a.exact) })
+	if !r.OK() {
 		s.ErrorRequestCount++
 		s.ErrorsByKind[r.ErrorKind]++
 		k := errKey{r.ErrorKind, r.StatusCode}

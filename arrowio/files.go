@@ -1,27 +1,15 @@
 package arrowio
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 )
 
-// WriteManifest writes v as indented JSON to dir/manifest.json atomically
-// (see [WriteFileAtomic]). The manifest's fields are specified in
-// docs/format/manifest.md.
-func WriteManifest(dir string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode manifest: %w", err)
-	}
-	return WriteFileAtomic(filepath.Join(dir, "manifest.json"), append(b, '\n'))
-}
-
-// WriteFileAtomic writes data to path so that readers see either the old
+// writeFileAtomic writes data to path so that readers see either the old
 // file or the complete new one, never a partial write: it writes a
 // temporary file in the same directory, syncs it and renames it over path.
-func WriteFileAtomic(path string, data []byte) (err error) {
+func writeFileAtomic(path string, data []byte) (err error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*"+tmpSuffix)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)

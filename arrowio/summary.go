@@ -1,0 +1,71 @@
+package arrowio
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/reprise-bench/reprise/engine/summary"
+)
+
+// RecordWriterKey is the summary.json key of a [WriterReport].
+const RecordWriterKey = "record_writer"
+
+// WriterReport is summary.json's record_writer (docs/format/summary.md):
+// how the record writer kept up with the run, a fact the record files
+// cannot tell, so `reprise summarize` copies it from the run's
+// summary.json into the summary it recomputes.
+type WriterReport struct {
+	Waits            int64 `json:"waits"`   // hand-overs that waited for queue space
+	WaitNS           int64 `json:"wait_ns"` // total time they waited
+	Dropped          int64 `json:"dropped"` // rows missing from the record files
+	MaxQueuedBatches int64 `json:"max_queued_batches"`
+	// Error is the writer's first error (a full disk: it names the table
+	// and the file); the rows after it are missing. Empty when none.
+	Error string `json:"error,omitempty"`
+}
+
+// Report returns the writer's counters and first error as summary.json
+// reports them. Call it after Close for the final numbers.
+func (w *RunWriter) Report() *WriterReport {
+	st := w.Stats()
+	r := &WriterReport{Waits: st.Waits, WaitNS: st.WaitNS, Dropped: st.RequestsDropped + st.EventsDropped,
+		MaxQueuedBatches: st.MaxQueuedBatches}
+	if err := w.Err(); err != nil {
+		r.Error = err.Error()
+	}
+	return r
+}
+
+// SummaryJSON returns the bytes of summary.json: s as [summary.Summary.JSON]
+// lays it out (keys sorted, two spaces of indent, a final newline), with w
+// under [RecordWriterKey] when w is not nil. `reprise summarize` prints
+// the same bytes for the same summary and report.
+func SummaryJSON(s *summary.Summary, w *WriterReport) ([]byte, error) {
+	js, err := s.JSON()
+	if err != nil || w == nil {
+		return js, err
+	}
+	return withKeys(js, map[string]any{RecordWriterKey: w})
+}
+
+// withKeys returns the JSON object js with extra top-level keys added,
+// laid out as summary.Summary.JSON lays it out, so the keys js had keep
+// their bytes.
+func withKeys(js []byte, extra map[string]any) ([]byte, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(js, &m); err != nil {
+		return nil, fmt.Errorf("summary.json: %w", err)
+	}
+	for k, v := range extra {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("summary.json %s: %w", k, err)
+		}
+		m[k] = b
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("summary.json: %w", err)
+	}
+	return append(b, '\n'), nil
+}
