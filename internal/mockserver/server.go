@@ -168,6 +168,10 @@ func (s *Server) ResetLog() { s.oracle.reset() }
 // CachedBlocks returns the number of blocks in the prefix cache.
 func (s *Server) CachedBlocks() int { return s.cache.blocks() }
 
+// tooLarge is the message of a 413 (built only then: the request path
+// must not allocate for it).
+func (s *Server) tooLarge() string { return fmt.Sprintf("request body over %d bytes", s.cfg.maxBody) }
+
 // enter registers an in-flight handler; false when the server is closing.
 func (s *Server) enter() bool {
 	s.mu.Lock()
@@ -398,9 +402,8 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	// A body that cannot fit is refused before it is read; a body that
 	// does not arrive within BodyTimeout is answered 408. Either way
 	// net/http closes the connection after the answer (body left unread).
-	tooLarge := fmt.Sprintf("request body over %d bytes", s.cfg.maxBody)
 	if r.ContentLength > int64(s.cfg.maxBody) {
-		s.reject(st, w, r, s.mono(), http.StatusRequestEntityTooLarge, tooLarge)
+		s.reject(st, w, r, s.mono(), http.StatusRequestEntityTooLarge, s.tooLarge())
 		return
 	}
 	dl, hasDL := w.(interface{ SetReadDeadline(time.Time) error })
@@ -418,7 +421,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	}
 	switch {
 	case errors.Is(err, errBodyTooLarge):
-		s.reject(st, w, r, recv, http.StatusRequestEntityTooLarge, tooLarge)
+		s.reject(st, w, r, recv, http.StatusRequestEntityTooLarge, s.tooLarge())
 		return
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		s.reject(st, w, r, recv, http.StatusRequestTimeout,
