@@ -121,7 +121,7 @@ func percentile(sorted []float64, p float64) float64 {
 	return sorted[int(lo)] + (sorted[int(hi)]-sorted[int(lo)])*(r-lo)
 }
 
-// The README's SQL examples (section Results), run verbatim against a run
+// The README's SQL examples (Quickstart, "Looking at the results"), run verbatim against a run
 // directory, with RUN replaced by its path. Keep them in sync.
 const (
 	readmeTTFTByMinute = `SELECT date_trunc('minute', sent_at) AS minute, count(*) AS requests,
