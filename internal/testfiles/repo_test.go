@@ -23,11 +23,14 @@ var (
 	sectionRE = regexp.MustCompile(`\b([a-z][a-z0-9]*(?:-[a-z0-9]+)+) §`)
 	// notesRE matches the names of notes that are not part of the
 	// repository and must not be cited.
+	// linkRE matches the target of a Markdown link: [text](target).
+	linkRE  = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	notesRE = regexp.MustCompile(`\b(benchmark-semantics|adapter-abi-notes|kv-cache-stats|trace-formats|platform-notes)\b|issue [0-9]+'s closing note`)
 )
 
 // TestCitedDocsExist fails when a Go file or a Markdown document of the
-// module cites a Markdown file that the repository does not have: every
+// module cites a Markdown file that the repository does not have, or a
+// Markdown document has a relative link that does not resolve: every
 // document the code and docs point at must exist in the repository.
 func TestCitedDocsExist(t *testing.T) {
 	root := Root(t)
@@ -75,6 +78,17 @@ func TestCitedDocsExist(t *testing.T) {
 		}
 		rel, _ := filepath.Rel(root, p)
 		for i, line := range strings.Split(string(data), "\n") {
+			if filepath.Ext(p) == ".md" {
+				for _, m := range linkRE.FindAllStringSubmatch(line, -1) {
+					target, _, _ := strings.Cut(m[1], "#")
+					if target == "" || strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+						continue
+					}
+					if _, err := os.Stat(filepath.Join(filepath.Dir(p), filepath.FromSlash(target))); err != nil {
+						t.Errorf("%s:%d: links to %s, which does not resolve from the file's directory", rel, i+1, m[1])
+					}
+				}
+			}
 			line = urlRE.ReplaceAllString(line, "")
 			for _, ref := range mdRE.FindAllString(line, -1) {
 				if !exists(filepath.Dir(p), ref) {
