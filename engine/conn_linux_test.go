@@ -11,6 +11,7 @@ import (
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/adapter/openai"
 	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/replay"
 )
 
 // slowParse wraps an adapter so that its first Parse tells parsing and
@@ -46,7 +47,7 @@ func (s *slowInstance) Parse(ctx uint32, b *adapter.Batch, dst []adapter.Record)
 // token 2 about 40 ms after it arrived. Token 2's time is its arrival and
 // the lag is recorded; with --no-kernel-timestamps the lag is in the time.
 func TestSlowClientStampsArrival(t *testing.T) {
-	var clock *Clock
+	var clock *replay.Clock
 	parsing := make(chan struct{}, 1)
 	var before, after int64 // token 2's write
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

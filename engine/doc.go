@@ -20,7 +20,7 @@
 //
 // # Timestamps
 //
-// Every time is Unix ns on one [Clock]: the wall clock read once plus
+// Every time is Unix ns on one [replay.Clock]: the wall clock read once plus
 // monotonic time since. The sender stamps SentNS just before it takes a
 // connection from the pool and writes the request (pool wait, DNS and
 // connect fall inside TTFT, as in AIPerf), HeadersNS when the response

@@ -20,6 +20,7 @@ import (
 
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/internal/h1"
+	"github.com/reprise-bench/reprise/replay"
 )
 
 // Defaults of [Config].
@@ -133,8 +134,9 @@ type Config struct {
 	// instead of on the reactors (reactor_linux.go): for tests and
 	// benchmarks that compare the two.
 	NoReactor bool
-	// Clock stamps everything; nil = NewClock().
-	Clock *Clock
+	// Clock stamps everything; nil = replay.NewClock(). Run hands it to
+	// the scheduler, so intended and dispatch times are on it too.
+	Clock *replay.Clock
 	// Log receives rare diagnostics; nil discards.
 	Log *slog.Logger
 	// TLS configures https:// connections; nil = the system's roots and the
@@ -193,7 +195,7 @@ func (c *Config) Validate() error {
 // [Sender].
 type Engine struct {
 	cfg       Config
-	clock     *Clock
+	clock     *replay.Clock
 	info      adapter.Info
 	base      string  // BaseURL without a trailing slash
 	pool      *h1Pool // HTTP/1.1 (h1.go); nil in HTTP/2 mode
@@ -232,7 +234,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e.ctxCounter, _ = cfg.Counter.(ContextCounter)
 	if e.clock == nil {
-		e.clock = NewClock()
+		e.clock = replay.NewClock()
 	}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
@@ -287,7 +289,7 @@ func New(cfg Config) (*Engine, error) {
 func (e *Engine) Info() adapter.Info { return e.info }
 
 // Clock returns the engine's clock.
-func (e *Engine) Clock() *Clock { return e.clock }
+func (e *Engine) Clock() *replay.Clock { return e.clock }
 
 // Retries returns how many times a request was sent again because its
 // previous attempt provably never reached the server.

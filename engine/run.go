@@ -154,7 +154,7 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 		}
 	}
 	if cfg.Engine.Clock == nil {
-		cfg.Engine.Clock = NewClock()
+		cfg.Engine.Clock = replay.NewClock()
 	}
 	nSenders := cfg.Replay.Senders
 	if nSenders == 0 {
@@ -290,7 +290,7 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 	if cfg.QuietGC {
 		defer quietGC()()
 	}
-	stats, runErr := plan.RunOnClock(stopCtx, rn, e.clock.Start())
+	stats, runErr := plan.RunOnClock(stopCtx, rn, e.clock)
 	close(finished)
 	close(buildQuit)
 	rn.win.close()

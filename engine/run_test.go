@@ -233,7 +233,7 @@ func TestOneClock(t *testing.T) {
 	sink := &memSink{}
 	cfg := runConfig(srv.URL(), 60, 4, sink)
 	start := time.Now()
-	cfg.Engine.Clock = ClockAt(start)
+	cfg.Engine.Clock = replay.ClockAt(start)
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -26,6 +26,7 @@ import (
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/internal/h1"
 	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/replay"
 )
 
 // Sender sends requests one at a time with its own adapter instance and
@@ -126,7 +127,7 @@ func (s *Sender) Response() []byte {
 
 // phaseTrace collects the httptrace points of one attempt.
 type phaseTrace struct {
-	clock               *Clock
+	clock               *replay.Clock
 	getConn, gotConn    atomic.Int64
 	dnsStart, dnsDone   atomic.Int64
 	connStart, connDone atomic.Int64
@@ -137,7 +138,7 @@ type phaseTrace struct {
 	trace               httptrace.ClientTrace
 }
 
-func newPhaseTrace(c *Clock) *phaseTrace {
+func newPhaseTrace(c *replay.Clock) *phaseTrace {
 	p := &phaseTrace{clock: c}
 	p.trace = httptrace.ClientTrace{
 		GetConn: func(string) { p.getConn.Store(c.Now()) },

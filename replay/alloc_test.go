@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,13 +25,16 @@ func TestDispatchAllocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := HandlerFunc(func(context.Context, *Job) {})
-	r := newRunner(p, h, newSleepClock(time.Now()), time.Now().UnixNano(), t.Context())
+	var stamps atomic.Int64
+	h := HandlerFunc(func(_ context.Context, j *Job) { stamps.Add(j.NowNS()) }) // a handler stamps on the run's clock
+	t0 := time.Now()
+	clk := ClockAt(t0)
+	r := newRunner(p, h, newPlainSleeper(t0), clk, clk.at(t0), t.Context())
 	r.startSenders()
 	defer r.stopSenders()
 	item := int32(0)
 	allocs := testing.AllocsPerRun(2000, func() {
-		for res := r.fire(item, r.clk.now(), 0, 0); res != fired; res = r.fire(item, r.clk.now(), 0, 0) {
+		for res := r.fire(item, r.sl.now(), 0, 0); res != fired; res = r.fire(item, r.sl.now(), 0, 0) {
 			if res != blocked {
 				t.Fatalf("fire = %d", res)
 			}
@@ -51,7 +55,7 @@ func TestSleepAllocs(t *testing.T) {
 	if testing.CoverMode() != "" {
 		t.Skip("instrumentation allocates")
 	}
-	c := newPrecisionClock(time.Now())
+	c := newPrecisionSleeper(time.Now())
 	undo := c.setup()
 	defer undo()
 	allocs := testing.AllocsPerRun(200, func() {

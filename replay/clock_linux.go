@@ -28,11 +28,11 @@ const (
 	initialSpin = 30 * time.Microsecond
 )
 
-// precisionClock sleeps on absolute CLOCK_MONOTONIC deadlines with
+// precisionSleeper sleeps on absolute CLOCK_MONOTONIC deadlines with
 // clock_nanosleep(TIMER_ABSTIME) on a thread whose timer slack is 1 ns,
 // until spin before the target, then spins on the vDSO clock (time.Since)
 // until the target. It never chains relative sleeps.
-type precisionClock struct {
+type precisionSleeper struct {
 	base time.Time
 	// monoBase is CLOCK_MONOTONIC at base, so that a deadline t (ns since
 	// base) is monoBase+t on the kernel's clock. Go's monotonic clock is
@@ -46,15 +46,15 @@ type precisionClock struct {
 	ts        unix.Timespec // the held sleep's deadline (off the stack: see sleepHeld)
 }
 
-func newPrecisionClock(base time.Time) clock {
-	c := &precisionClock{base: base, spin: int64(initialSpin), errEst: int64(initialSpin) / 2, primitive: true}
+func newPrecisionSleeper(base time.Time) sleeper {
+	c := &precisionSleeper{base: base, spin: int64(initialSpin), errEst: int64(initialSpin) / 2, primitive: true}
 	c.calibrate()
 	return c
 }
 
 // calibrate measures monoBase: CLOCK_MONOTONIC read between two reads of
 // the Go clock, taken at the midpoint.
-func (c *precisionClock) calibrate() {
+func (c *precisionSleeper) calibrate() {
 	best := int64(1 << 62)
 	for range 5 {
 		var ts unix.Timespec
@@ -81,7 +81,7 @@ const dispatcherNice = -20
 // to 1 ns (PR_SET_TIMERSLACK is per thread, hence the lock), best effort
 // raises the thread's priority, and adds the P the dispatcher keeps to
 // GOMAXPROCS (reserveP). undo restores all of it.
-func (c *precisionClock) setup() func() {
+func (c *precisionSleeper) setup() func() {
 	unreserve := reserveP()
 	runtime.LockOSThread()
 	oldSlack, errSlack := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
@@ -104,9 +104,9 @@ func (c *precisionClock) setup() func() {
 	}
 }
 
-func (c *precisionClock) now() int64                { return int64(time.Since(c.base)) }
-func (c *precisionClock) spinNS() int64             { return c.spun }
-func (c *precisionClock) spinWindow() time.Duration { return time.Duration(c.spin) }
+func (c *precisionSleeper) now() int64                { return int64(time.Since(c.base)) }
+func (c *precisionSleeper) spinNS() int64             { return c.spun }
+func (c *precisionSleeper) spinWindow() time.Duration { return time.Duration(c.spin) }
 
 // sleepAbs blocks until CLOCK_MONOTONIC reaches the run time t, or a
 // signal interrupts the held part (callers re-check the time).
@@ -122,7 +122,7 @@ func (c *precisionClock) spinWindow() time.Duration { return time.Duration(c.spi
 // runtime sends to stop the world (or that sysmon sends after 10 ms on one
 // P) interrupts the raw sleep with EINTR, and sleepHeld's call in the
 // loop below is a preemption point.
-func (c *precisionClock) sleepAbs(t int64) {
+func (c *precisionSleeper) sleepAbs(t int64) {
 	if !c.primitive {
 		if d := t - c.now(); d > 0 {
 			time.Sleep(time.Duration(d))
@@ -145,15 +145,15 @@ func (c *precisionClock) sleepAbs(t int64) {
 // where a pending preemption is taken after a signal.
 //
 //go:noinline
-func (c *precisionClock) sleepHeld() unix.Errno {
+func (c *precisionSleeper) sleepHeld() unix.Errno {
 	_, _, e := unix.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME,
 		uintptr(unsafe.Pointer(&c.ts)), 0, 0, 0)
 	return e
 }
 
-func (c *precisionClock) nap(t int64) { c.sleepAbs(t) }
+func (c *precisionSleeper) nap(t int64) { c.sleepAbs(t) }
 
-func (c *precisionClock) sleepUntil(t int64) {
+func (c *precisionSleeper) sleepUntil(t int64) {
 	wake := t - c.spin
 	if now := c.now(); wake > now {
 		c.sleepAbs(wake)
@@ -174,7 +174,7 @@ func (c *precisionClock) sleepUntil(t int64) {
 // within [minSpin, maxSpin]: widening it further costs a core share of
 // spin × rate (20 µs at 1k req/s = 2 %), and the rare late wake-ups above
 // the window are vCPU preemptions that no window fixes.
-func (c *precisionClock) adapt(e int64) {
+func (c *precisionSleeper) adapt(e int64) {
 	if e < 0 {
 		e = 0
 	}

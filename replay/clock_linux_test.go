@@ -13,7 +13,7 @@ import (
 // nice) are restored when the run ends, so the thread goes back to the Go
 // runtime as it came.
 func TestSetupRestoresThread(t *testing.T) {
-	c := newPrecisionClock(time.Now())
+	c := newPrecisionSleeper(time.Now())
 	// Lock here too, so the thread checked after undo is the same one.
 	lockAndCheck(t, func() {
 		tid := unix.Gettid()
@@ -58,7 +58,7 @@ func lockAndCheck(t *testing.T, f func()) {
 func TestAdaptSpinWindow(t *testing.T) {
 	// adapt settles near a steady wake-up error plus 5 µs, stays within
 	// [minSpin, maxSpin], and one huge error moves it boundedly.
-	c := &precisionClock{spin: int64(initialSpin), errEst: int64(initialSpin) / 2}
+	c := &precisionSleeper{spin: int64(initialSpin), errEst: int64(initialSpin) / 2}
 	for range 500 {
 		c.adapt(int64(40 * time.Microsecond))
 	}
@@ -142,7 +142,7 @@ func TestHeldSleepKeepsP(t *testing.T) {
 		<-done
 		return lo, hi
 	}
-	c := newPrecisionClock(time.Now()).(*precisionClock)
+	c := newPrecisionSleeper(time.Now()).(*precisionSleeper)
 	if !c.primitive {
 		t.Skip("no clock_nanosleep")
 	}
@@ -173,7 +173,7 @@ func TestSleepAllocsBothParts(t *testing.T) {
 	if testing.CoverMode() != "" {
 		t.Skip("instrumentation allocates")
 	}
-	c := newPrecisionClock(time.Now())
+	c := newPrecisionSleeper(time.Now())
 	undo := c.setup()
 	defer undo()
 	allocs := testing.AllocsPerRun(5, func() {

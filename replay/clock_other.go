@@ -4,8 +4,8 @@ package replay
 
 import "time"
 
-// newPrecisionClock falls back to time.Sleep where clock_nanosleep with
+// newPrecisionSleeper falls back to time.Sleep where clock_nanosleep with
 // TIMER_ABSTIME and per-thread timer slack are not available.
-func newPrecisionClock(base time.Time) clock { return newSleepClock(base) }
+func newPrecisionSleeper(base time.Time) sleeper { return newPlainSleeper(base) }
 
 func threadCPU() time.Duration { return 0 }

@@ -54,7 +54,7 @@ func naiveLoop(n int, period time.Duration) latenessSample {
 // without queues or senders.
 func primitiveLoop(n int, period time.Duration) latenessSample {
 	lat := make([]time.Duration, n)
-	c := newPrecisionClock(time.Now())
+	c := newPrecisionSleeper(time.Now())
 	undo := c.setup()
 	cpu0 := threadCPU()
 	begin := c.now()

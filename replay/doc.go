@@ -91,7 +91,11 @@
 // no user-space technique prevents; it shows in [Stats.Lateness] Max and,
 // with MaxLateness, in [Stats.Check].
 //
-// Each job carries the run's clock ([Job.NowNS]): the wall clock read once
-// at the start plus monotonic elapsed time, so every stamp of a request is
-// on one clock and differences are exact.
+// Every time of a run is on one [Clock]: the wall clock read once at its
+// start plus monotonic elapsed time. [Plan.RunOnClock] takes the clock the
+// caller stamps its own times with (the engine's, which also stamps
+// telemetry samples), and each job carries it ([Job.NowNS]), so every
+// stamp of a request is on one clock and differences are exact. Reading it
+// allocates nothing. The precision sleeping primitive the dispatcher waits
+// with is internal to the package.
 package replay

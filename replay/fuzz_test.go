@@ -121,7 +121,7 @@ func checkScenario(t *testing.T, seed uint64) {
 			},
 			skip: func(j *Job) { skipped = append(skipped, *j) },
 		}
-		st, err := p.run(t.Context(), h, func(b time.Time) clock { return newSleepClock(b) }, time.Time{})
+		st, err := p.run(t.Context(), h, func(b time.Time) sleeper { return newPlainSleeper(b) }, nil)
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}

@@ -8,8 +8,8 @@ import (
 )
 
 // Job is one request handed to a sender. Times are Unix ns on the run's
-// single clock (the wall clock read once at the start plus monotonic
-// elapsed time), so DispatchedNS − IntendedNS is the exact lateness.
+// [Clock] (the wall clock read once at its start plus monotonic elapsed
+// time), so DispatchedNS − IntendedNS is the exact lateness.
 //
 // Ownership: the sender owns the Job; it is valid only during the
 // Handle call that receives it and is reused afterwards.
@@ -55,8 +55,7 @@ type Job struct {
 	Waited  bool
 	Skipped bool
 
-	clk   clock // the run's clock, for NowNS
-	wall0 int64
+	clock *Clock // the run's clock, for NowNS
 }
 
 // NowNS returns the current time on the run's clock (Unix ns), the clock
@@ -65,10 +64,10 @@ type Job struct {
 // safe for concurrent use and allocates nothing. It returns 0 for a Job
 // that did not come from a run.
 func (j *Job) NowNS() int64 {
-	if j.clk == nil {
+	if j.clock == nil {
 		return 0
 	}
-	return j.wall0 + j.clk.now()
+	return j.clock.Now()
 }
 
 // Lateness returns DispatchedNS − IntendedNS.

@@ -36,10 +36,10 @@ type PreflightResult struct {
 // with the bare primitive, half with sleep + spin. It locks the calling
 // goroutine to its thread while it runs and spins for a few percent of d.
 func Preflight(d time.Duration) PreflightResult {
-	return preflight(d, time.Millisecond, newPrecisionClock)
+	return preflight(d, time.Millisecond, newPrecisionSleeper)
 }
 
-func preflight(d, period time.Duration, newClock func(time.Time) clock) PreflightResult {
+func preflight(d, period time.Duration, newClock func(time.Time) sleeper) PreflightResult {
 	n := max(100, int(d/period))
 	c := newClock(time.Now())
 	undo := c.setup()
@@ -61,7 +61,7 @@ func preflight(d, period time.Duration, newClock func(time.Time) clock) Prefligh
 		}
 	}
 	r := PreflightResult{Primitive: "time.Sleep", Period: period, Samples: len(full), SpinWindow: c.spinWindow()}
-	if _, ok := c.(*sleepClock); !ok {
+	if _, ok := c.(*plainSleeper); !ok {
 		r.Primitive = "clock_nanosleep+spin"
 	}
 	r.SleepP50, r.SleepP99, r.SleepMax = quantiles(raw)

@@ -10,7 +10,7 @@ func TestPreflightVirtual(t *testing.T) {
 	// Under virtual time every wake-up is exact: all zeros, and the
 	// sample count follows d / period.
 	synctest.Test(t, func(t *testing.T) {
-		r := preflight(200*time.Millisecond, time.Millisecond, func(b time.Time) clock { return newSleepClock(b) })
+		r := preflight(200*time.Millisecond, time.Millisecond, func(b time.Time) sleeper { return newPlainSleeper(b) })
 		if r.Samples != 100 || r.P99 != 0 || r.SleepMax != 0 || r.Primitive != "time.Sleep" {
 			t.Errorf("%+v", r)
 		}

@@ -125,10 +125,10 @@ func TestHandoffHammer(t *testing.T) {
 		}
 		ran[j.Item]++ // distinct items: no two senders share an index
 	})
-	r := newRunner(p, h, newSleepClock(time.Now()), 0, t.Context())
+	r := newRunner(p, h, newPlainSleeper(time.Now()), nil, 0, t.Context())
 	r.startSenders()
 	for i := range n {
-		for res := r.fire(int32(i), r.clk.now(), 0, 0); res != fired; res = r.fire(int32(i), r.clk.now(), 0, 0) {
+		for res := r.fire(int32(i), r.sl.now(), 0, 0); res != fired; res = r.fire(int32(i), r.sl.now(), 0, 0) {
 			if res != blocked {
 				t.Fatalf("fire %d = %d", i, res)
 			}

@@ -48,21 +48,21 @@ func Run(ctx context.Context, cfg Config, rows []trace.Row, h Handler) (Stats, e
 // be called once per Plan; it locks the calling goroutine to its OS thread
 // for the duration of the run and, on Linux, raises GOMAXPROCS by one
 // meanwhile (the dispatcher keeps a P while it waits for a deadline), then
-// restores it.
+// restores it. Its times are on a [Clock] started when Run is called.
 func (p *Plan) Run(ctx context.Context, h Handler) (Stats, error) {
-	return p.run(ctx, h, newPrecisionClock, time.Time{})
+	return p.run(ctx, h, newPrecisionSleeper, nil)
 }
 
-// RunOnClock is [Plan.Run] with the Unix ns of every time (IntendedNS,
-// DispatchedNS, [Job.NowNS]) read on a caller's clock: the clock whose
-// reading at any instant t is epoch.UnixNano() + t.Sub(epoch) (monotonic
-// time elapsed since epoch; epoch must carry a monotonic reading, as
-// time.Now's does). A caller stamping its own times on that clock (the
-// engine's Clock started at epoch) gets differences with IntendedNS that
-// are exact, whatever the wall clock did between epoch and the run. The
-// schedule still starts when RunOnClock is called.
-func (p *Plan) RunOnClock(ctx context.Context, h Handler, epoch time.Time) (Stats, error) {
-	return p.run(ctx, h, newPrecisionClock, epoch)
+// RunOnClock is [Plan.Run] with every time of the run (IntendedNS,
+// DispatchedNS, [Job.NowNS]) read on clk, which may have started before
+// the run. A caller stamping its own times on clk (the engine does) gets
+// differences with IntendedNS that are exact, whatever the wall clock did
+// since clk started. The schedule still starts when RunOnClock is called.
+func (p *Plan) RunOnClock(ctx context.Context, h Handler, clk *Clock) (Stats, error) {
+	if clk == nil {
+		panic("BUG: replay: nil Clock")
+	}
+	return p.run(ctx, h, newPrecisionSleeper, clk)
 }
 
 // event kinds of the dispatcher's heap.
@@ -96,7 +96,8 @@ type runner struct {
 	cfg   *Config
 	h     Handler
 	skipH SkipHandler
-	clk   clock
+	sl    sleeper
+	clock *Clock // the run's clock: Unix ns = wall0 + sl.now()
 	wall0 int64
 	hctx  context.Context // handlers' context, cancelled at the end of grace
 	// runCtx is the run's context: once it is cancelled no job is
@@ -140,7 +141,9 @@ type runner struct {
 	scratch     []event // fireDueTurns' reusable buffer
 }
 
-func (p *Plan) run(ctx context.Context, h Handler, newClock func(time.Time) clock, epoch time.Time) (Stats, error) {
+// run runs the plan with the sleeper newSleeper returns, its times on clk
+// (nil: a Clock started with the run).
+func (p *Plan) run(ctx context.Context, h Handler, newSleeper func(time.Time) sleeper, clk *Clock) (Stats, error) {
 	if h == nil {
 		panic("BUG: replay: nil Handler")
 	}
@@ -152,20 +155,18 @@ func (p *Plan) run(ctx context.Context, h Handler, newClock func(time.Time) cloc
 		p.win.Row(p.first)
 	}
 	base := time.Now()
-	// wall0 is the Unix ns of base on the run's clock. With an epoch it is
-	// epoch's wall reading plus the monotonic time since epoch, so that
-	// wall0 + (monotonic since base) = epoch.UnixNano() + (monotonic since
-	// epoch) exactly: the caller's clock.
-	wall0 := base.UnixNano()
-	if !epoch.IsZero() {
-		wall0 = epoch.UnixNano() + int64(base.Sub(epoch))
+	if clk == nil {
+		clk = ClockAt(base)
 	}
-	r := newRunner(p, h, newClock(base), wall0, hctx)
+	// The sleeper counts from base, the clock from its start: base's
+	// reading on the clock (wall0) plus the sleeper's count is the clock's
+	// reading, exactly (both are monotonic differences in integer ns).
+	r := newRunner(p, h, newSleeper(base), clk, clk.at(base), hctx)
 	r.runCtx = ctx
 	r.startSenders()
 	r.seed()
 
-	undo := r.clk.setup()
+	undo := r.sl.setup()
 	cpu0 := threadCPU()
 	err := r.dispatch(ctx, cancel)
 	stats := r.stats()
@@ -178,17 +179,17 @@ func (p *Plan) run(ctx context.Context, h Handler, newClock func(time.Time) cloc
 			err = werr
 		}
 	}
-	stats.Elapsed = time.Duration(r.clk.now())
+	stats.Elapsed = time.Duration(r.sl.now())
 	if stats.Elapsed > 0 {
-		stats.SpinShare = float64(r.clk.spinNS()) / float64(stats.Elapsed)
+		stats.SpinShare = float64(r.sl.spinNS()) / float64(stats.Elapsed)
 	}
 	return stats, err
 }
 
-// newRunner allocates everything a run needs up front.
-// wall0 is the wall clock (Unix ns) at the clock's base.
-func newRunner(p *Plan, h Handler, clk clock, wall0 int64, hctx context.Context) *runner {
-	r := &runner{p: p, cfg: &p.cfg, h: h, clk: clk, wall0: wall0,
+// newRunner allocates everything a run needs up front. wall0 is the
+// reading of clk (the run's Clock; nil in tests) at sl's base.
+func newRunner(p *Plan, h Handler, sl sleeper, clk *Clock, wall0 int64, hctx context.Context) *runner {
+	r := &runner{p: p, cfg: &p.cfg, h: h, sl: sl, clock: clk, wall0: wall0,
 		quit: make(chan struct{}), hctx: hctx}
 	r.skipH, _ = h.(SkipHandler)
 	r.st = newCollector(p.cfg.LateThreshold)
@@ -402,7 +403,7 @@ func (r *runner) setJob(j *Job, item int32, intended, sd int64, run uint64) {
 		run = r.runs.Add(1)
 	}
 	*j = Job{Item: int(item), Session: int(item), SessionRun: run, IntendedNS: r.wall0 + intended, SessionDelayNS: sd, Sender: -1,
-		clk: r.clk, wall0: r.wall0}
+		clock: r.clock}
 	switch {
 	case r.p.win != nil:
 		// Streamed: every session is one row (Turn 0).
@@ -436,7 +437,7 @@ const noItem = -1
 func (r *runner) fire(item int32, intended, sd int64, run uint64) fireResult {
 	c := r.cfg
 	newSession := run == 0
-	lateSkip := c.Late == LateSkip && r.clk.now()-intended > int64(c.LateThreshold)
+	lateSkip := c.Late == LateSkip && r.sl.now()-intended > int64(c.LateThreshold)
 	var sid int32 = -1
 	capped := newSession && c.Concurrency > 0 && r.p.mode != ModeConcurrency && r.active.Load() >= int64(c.Concurrency)
 	if !capped {
@@ -486,7 +487,7 @@ func (r *runner) fire(item int32, intended, sd int64, run uint64) fireResult {
 	j.Waited = r.blockedDue == intended
 	r.blockedDue = math.MinInt64
 	j.ShiftNS = r.shift.Load()
-	j.DispatchedNS = r.wall0 + r.clk.now()
+	j.DispatchedNS = r.wall0 + r.sl.now()
 	late := j.DispatchedNS - j.IntendedNS
 	j.Late = late > int64(c.LateThreshold)
 	if c.Late == LateShift && j.Late {
@@ -512,7 +513,7 @@ func (r *runner) skip(item int32, intended, sd int64, run uint64) bool {
 		r.active.Add(-1)
 	}
 	if r.p.mode == ModeConcurrency {
-		r.push(event{due: r.clk.now(), kind: evSession})
+		r.push(event{due: r.sl.now(), kind: evSession})
 	}
 	for it := item; it >= 0; {
 		var j Job
@@ -561,7 +562,7 @@ func (r *runner) senderLoop(s *sender) {
 // a session's end in the closed loop it starts the next session here.
 func (r *runner) complete(s *sender) bool {
 	j := &s.job
-	now := r.clk.now()
+	now := r.sl.now()
 	r.st.completed.Add(1)
 	p := r.p
 	if p.next != nil && !r.stopped.Load() {
@@ -630,7 +631,7 @@ func (r *runner) inline(s *sender, item int32, intended, sd int64, run uint64) b
 		return false
 	}
 	j.Sender = int(s.id)
-	j.DispatchedNS = r.wall0 + r.clk.now()
+	j.DispatchedNS = r.wall0 + r.sl.now()
 	j.Late = j.DispatchedNS-j.IntendedNS > int64(r.cfg.LateThreshold)
 	r.st.record(j)
 	return true
@@ -786,7 +787,7 @@ func (r *runner) fireNext(src source, due int64) fireResult {
 // becomes due meanwhile takes it (at the turn's own due time), since the
 // session waiting for that turn may hold the slot.
 func (r *runner) tick(due int64) fireResult {
-	if len(r.heap) > 0 && r.heap[0].due <= max(due, r.clk.now()) {
+	if len(r.heap) > 0 && r.heap[0].due <= max(due, r.sl.now()) {
 		e := r.pop()
 		res := r.fire(e.item, max(due, e.due), 0, e.run)
 		if res == blocked {
@@ -809,7 +810,7 @@ func (r *runner) fireDueTurns() {
 	if r.p.mode == ModeRate {
 		return // turns take ticks there
 	}
-	now := r.clk.now()
+	now := r.sl.now()
 	held := r.scratch[:0]
 	for len(r.heap) > 0 && r.heap[0].due <= now {
 		e := r.pop()
@@ -839,7 +840,7 @@ func (r *runner) dispatch(ctx context.Context, cancel context.CancelFunc) error 
 		if r.stopped.Load() {
 			break
 		}
-		now := r.clk.now()
+		now := r.sl.now()
 		stopAt := r.stopAt
 		if at := r.profileAt.Load(); c.Duration > 0 && at >= 0 {
 			stopAt = at + int64(c.Duration)
@@ -864,7 +865,7 @@ func (r *runner) dispatch(ctx context.Context, cancel context.CancelFunc) error 
 			if r.dynamic {
 				step = int64(pollInterval)
 			}
-			r.clk.nap(now + step)
+			r.sl.nap(now + step)
 			continue
 		}
 		wake := t
@@ -876,19 +877,19 @@ func (r *runner) dispatch(ctx context.Context, cancel context.CancelFunc) error 
 			wake = min(wake, stopAt)
 		}
 		if wake < t {
-			r.clk.nap(wake)
+			r.sl.nap(wake)
 			continue
 		}
-		r.clk.sleepUntil(t)
+		r.sl.sleepUntil(t)
 		// Fire everything due now: a batch of equal timestamps goes out
 		// together, each job stamped with its own dispatch time.
-		for src != srcNone && t <= r.clk.now() {
+		for src != srcNone && t <= r.sl.now() {
 			res := r.fireNext(src, t)
 			if res == blocked {
 				if r.blockedSlot {
 					r.fireDueTurns()
 				}
-				r.clk.nap(r.clk.now() + int64(waitInterval))
+				r.sl.nap(r.sl.now() + int64(waitInterval))
 				break
 			}
 			if res == stopped {
@@ -902,7 +903,7 @@ func (r *runner) dispatch(ctx context.Context, cancel context.CancelFunc) error 
 	// end of grace.
 	graceEnd := int64(math.MaxInt64)
 	if c.Duration > 0 {
-		end := r.clk.now()
+		end := r.sl.now()
 		if at := r.profileAt.Load(); at >= 0 {
 			end = at + int64(c.Duration)
 		}
@@ -919,12 +920,12 @@ func (r *runner) dispatch(ctx context.Context, cancel context.CancelFunc) error 
 		if r.outstanding.Load() == 0 {
 			break
 		}
-		now := r.clk.now()
+		now := r.sl.now()
 		if !cancelled && (now >= graceEnd || ctx.Err() != nil) {
 			cancel()
 			cancelled = true
 		}
-		r.clk.nap(min(now+int64(time.Millisecond), max(graceEnd, now+1)))
+		r.sl.nap(min(now+int64(time.Millisecond), max(graceEnd, now+1)))
 	}
 	return ctx.Err()
 }
@@ -944,7 +945,7 @@ func (r *runner) stats() Stats {
 		Lateness:          st.lateness(),
 		SessionDelayTotal: time.Duration(st.sdTotal.Load()),
 		SessionDelayMax:   time.Duration(st.sdMax.Load()),
-		SpinWindow:        r.clk.spinWindow(),
+		SpinWindow:        r.sl.spinWindow(),
 		MaxLateness:       r.cfg.MaxLateness,
 	}
 	if reason := r.stopReason.Load(); reason != nil {

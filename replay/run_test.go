@@ -62,7 +62,7 @@ func runVirtual(t *testing.T, cfg Config, rows []trace.Row, l *jobLog) (Stats, i
 			t.Fatalf("NewPlan: %v", err)
 		}
 		wall0 = time.Now().UnixNano()
-		st, err = p.run(t.Context(), l, func(b time.Time) clock { return newSleepClock(b) }, time.Time{})
+		st, err = p.run(t.Context(), l, func(b time.Time) sleeper { return newPlainSleeper(b) }, nil)
 		if err != nil {
 			t.Fatalf("run: %v", err)
 		}
@@ -300,7 +300,7 @@ func TestStopDurationGraceCancels(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := p.run(t.Context(), h, func(b time.Time) clock { return newSleepClock(b) }, time.Time{})
+		st, err := p.run(t.Context(), h, func(b time.Time) sleeper { return newPlainSleeper(b) }, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -514,7 +514,7 @@ func TestCancel(t *testing.T) {
 				cancel()
 			}
 		})
-		st, err := p.run(ctx, h, func(b time.Time) clock { return newSleepClock(b) }, time.Time{})
+		st, err := p.run(ctx, h, func(b time.Time) sleeper { return newPlainSleeper(b) }, nil)
 		if err != context.Canceled || st.StopReason != "cancelled" || st.Dispatched < 11 || st.Dispatched > 12 {
 			t.Errorf("err %v, stats %+v", err, st)
 		}
@@ -535,10 +535,10 @@ func TestSkipReleasesSessionSlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	var l jobLog
-	r := newRunner(p, &l, newSleepClock(time.Now()), 0, t.Context())
+	r := newRunner(p, &l, newPlainSleeper(time.Now()), nil, 0, t.Context())
 	// No sender started: none is free, so the 2 ms late turn is dropped.
 	r.active.Store(1)
-	if res := r.fire(2, r.clk.now()-int64(2*time.Millisecond), 0, 7); res != fired {
+	if res := r.fire(2, r.sl.now()-int64(2*time.Millisecond), 0, 7); res != fired {
 		t.Fatalf("fire = %d, want fired (skipped)", res)
 	}
 	if r.active.Load() != 0 {
@@ -577,7 +577,7 @@ func TestRunOnClock(t *testing.T) {
 			got = append(got, [3]int64{j.IntendedNS, j.DispatchedNS, j.NowNS() - callers})
 			mu.Unlock()
 		})
-		if _, err := p.run(t.Context(), h, func(b time.Time) clock { return newSleepClock(b) }, epoch); err != nil {
+		if _, err := p.run(t.Context(), h, func(b time.Time) sleeper { return newPlainSleeper(b) }, ClockAt(epoch)); err != nil {
 			t.Fatal(err)
 		}
 		slices.SortFunc(got, func(a, b [3]int64) int { return int(a[0] - b[0]) })

@@ -35,7 +35,7 @@ func TestCancelStopsSendersStartingSessions(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			st, _ = p.run(ctx, h, func(b time.Time) clock { return newSleepClock(b) }, time.Time{})
+			st, _ = p.run(ctx, h, func(b time.Time) sleeper { return newPlainSleeper(b) }, nil)
 		}()
 		synctest.Wait() // four jobs held, the dispatcher asleep
 		cancel()

@@ -149,7 +149,7 @@ func runBoth(t *testing.T, cfg Config, rows []trace.Row, service func(int) time.
 				w.Row(w.First()) // the reader's start-up takes virtual time
 			}
 			wall0 = time.Now().UnixNano()
-			st, err = l.p.run(t.Context(), &l, func(b time.Time) clock { return newSleepClock(b) }, time.Time{})
+			st, err = l.p.run(t.Context(), &l, func(b time.Time) sleeper { return newPlainSleeper(b) }, nil)
 			if err != nil {
 				t.Fatalf("run: %v", err)
 			}

@@ -828,11 +828,11 @@ func runReplay(ctx context.Context, a *app, c *replayConfig) error {
 	// leaves open.
 	defer run.Close()
 	dir := run.Dir()
-	// One clock for records and telemetry samples.
+	// One clock for the schedule, records and telemetry samples.
 	if rp.engine.Clock == nil {
-		rp.engine.Clock = engine.NewClock()
+		rp.engine.Clock = replay.NewClock()
 	}
-	tel, err := startTelemetry(ctx, c.Telemetry, run, rp.engine.Clock.Now, a.log)
+	tel, err := startTelemetry(ctx, c.Telemetry, run, rp.engine.Clock, a.log)
 	if err != nil {
 		return exitcode.UsageError(err, "drop --gpu-telemetry, or point it at a DCGM exporter with dcgm=URL")
 	}

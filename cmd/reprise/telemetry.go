@@ -16,6 +16,7 @@ import (
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/record"
 	"github.com/reprise-bench/reprise/internal/telemetry"
+	"github.com/reprise-bench/reprise/replay"
 )
 
 const catTelemetry = "Telemetry"
@@ -121,9 +122,9 @@ const maxGPUSamplesKept = 1 << 20
 // configuration error before any request), scrapes every server target
 // once (the baseline of its counters, before the first request) and then
 // starts sampling.
-// now is the run's clock. A nil run with a nil error means nothing to do.
+// clock is the run's. A nil run with a nil error means nothing to do.
 func startTelemetry(ctx context.Context, tc telemetryConfig, run *arrowio.Run,
-	now func() int64, log *slog.Logger) (*telemetryRun, error) {
+	clock *replay.Clock, log *slog.Logger) (*telemetryRun, error) {
 	if len(tc.Targets) == 0 && tc.GPU == "" {
 		return nil, nil
 	}
@@ -147,7 +148,7 @@ func startTelemetry(ctx context.Context, tc telemetryConfig, run *arrowio.Run,
 		}
 		t.mw = w
 		scfg := telemetry.NewScrapeConfig(tc.Targets...)
-		scfg.Interval, scfg.Now = tc.Interval, now
+		scfg.Interval, scfg.Clock = tc.Interval, clock
 		s, err := telemetry.NewScraper(scfg, func(samples []record.MetricSample) {
 			if t.red.r != nil {
 				for i := range samples {
@@ -175,7 +176,7 @@ func startTelemetry(ctx context.Context, tc telemetryConfig, run *arrowio.Run,
 			return nil, err
 		}
 		t.gw = w
-		t.gpu = telemetry.NewGPUSampler(t.gsrc, tc.Interval, now, func(s []record.GPUSample) {
+		t.gpu = telemetry.NewGPUSampler(t.gsrc, tc.Interval, clock, func(s []record.GPUSample) {
 			t.mu.Lock()
 			if len(t.gpuSamples)+len(s) <= maxGPUSamplesKept {
 				t.gpuSamples = append(t.gpuSamples, s...)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/replay"
 )
 
 // DefaultDCGMURL is where a DCGM exporter listens by default.
@@ -148,7 +149,7 @@ func newGPUSample(timeNS int64, source string, idx int32) *record.GPUSample {
 type GPUSampler struct {
 	src      GPUSource
 	interval time.Duration
-	now      func() int64
+	clock    *replay.Clock
 	sink     func([]record.GPUSample)
 
 	mu       sync.Mutex
@@ -157,16 +158,16 @@ type GPUSampler struct {
 	firstErr error
 }
 
-// NewGPUSampler returns a sampler of src. now returns Unix ns on the run's
-// clock (nil = wall clock).
-func NewGPUSampler(src GPUSource, interval time.Duration, now func() int64, sink func([]record.GPUSample)) *GPUSampler {
-	if now == nil {
-		now = func() int64 { return time.Now().UnixNano() }
+// NewGPUSampler returns a sampler of src stamping its samples on clock,
+// the run's (nil = a clock started now).
+func NewGPUSampler(src GPUSource, interval time.Duration, clock *replay.Clock, sink func([]record.GPUSample)) *GPUSampler {
+	if clock == nil {
+		clock = replay.NewClock()
 	}
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
-	return &GPUSampler{src: src, interval: interval, now: now, sink: sink}
+	return &GPUSampler{src: src, interval: interval, clock: clock, sink: sink}
 }
 
 // Run samples until ctx ends.
@@ -185,7 +186,7 @@ func (g *GPUSampler) Run(ctx context.Context) {
 
 // SampleOnce takes one sample now.
 func (g *GPUSampler) SampleOnce(ctx context.Context) {
-	s, err := g.src.Sample(ctx, g.now())
+	s, err := g.src.Sample(ctx, g.clock.Now())
 	g.mu.Lock()
 	g.samples++
 	if err != nil {

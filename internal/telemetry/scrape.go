@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/replay"
 )
 
 // Defaults of a ScrapeConfig.
@@ -43,9 +44,9 @@ type ScrapeConfig struct {
 	Timeout time.Duration
 	// MaxPageBytes is the largest page read; a larger one is an error.
 	MaxPageBytes int64
-	// Now returns Unix ns on the run's clock (the engine passes its own so
-	// samples and records share one clock). Default: the wall clock.
-	Now func() int64
+	// Clock stamps the samples: the run's clock, so that samples and
+	// records share one clock. nil = a clock started by NewScraper.
+	Clock *replay.Clock
 	// Client is the HTTP client; default: a dedicated one, never shared with
 	// the request path.
 	Client *http.Client
@@ -113,8 +114,8 @@ func NewScraper(cfg ScrapeConfig, sink Sink) (*Scraper, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Now == nil {
-		cfg.Now = func() int64 { return time.Now().UnixNano() }
+	if cfg.Clock == nil {
+		cfg.Clock = replay.NewClock()
 	}
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{Transport: &http.Transport{
@@ -179,9 +180,9 @@ func (s *Scraper) Stats() (scrapes, failed int, errs []ScrapeError) {
 // failed scrape; one whose ctx was cancelled (the run is over) is dropped,
 // as not a server problem.
 func (s *Scraper) scrape(ctx context.Context, target string, timeout time.Duration) {
-	start := s.cfg.Now()
+	start := s.cfg.Clock.Now()
 	samples, err := s.fetch(ctx, target, timeout)
-	end := s.cfg.Now()
+	end := s.cfg.Clock.Now()
 	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
 		return
 	}
@@ -246,7 +247,7 @@ func (s *Scraper) fetch(ctx context.Context, target string, timeout time.Duratio
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: %w", target, err)
 	}
-	now := s.cfg.Now()
+	now := s.cfg.Clock.Now()
 	for i := range samples {
 		samples[i].TimeNS = now
 	}
