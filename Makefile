@@ -4,7 +4,7 @@ COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null)
 
 .PHONY: build test check bench demo fuzz clean wasm
 
-build: ; $(GO) build -trimpath -ldflags "-s -w -X main.commit=$(COMMIT)" -o bin/reprise ./cmd/reprise
+build: ; $(GO) build -trimpath -ldflags "-s -w -X github.com/reprise-bench/reprise.commit=$(COMMIT)" -o bin/reprise ./cmd/reprise
 test: ; scripts/test.sh
 check: ; scripts/check.sh
 bench: ; scripts/bench.sh

@@ -305,16 +305,3 @@ func adaptersNewCommand(a *app) *cli.Command {
 		},
 	}
 }
-
-// endpointError is the message for a Wasm --endpoint that failed to load
-// or rejected its configuration: what failed, said once.
-func endpointError(c *replayConfig, err error) string {
-	if errors.Is(err, wasm.ErrUnknownAdapter) {
-		return fmt.Sprintf("--endpoint %q: want chat, completions, a .wasm file or a shipped adapter (%s)",
-			c.Endpoint, strings.Join(wasm.ShippedNames(), ", "))
-	}
-	if le, ok := errors.AsType[*wasm.LoadError](err); ok {
-		return fmt.Sprintf("--endpoint %q: %s", c.Endpoint, le.Reason())
-	}
-	return fmt.Sprintf("--endpoint %q: %v", c.Endpoint, err)
-}

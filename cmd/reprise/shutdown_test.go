@@ -95,6 +95,10 @@ func TestReplayFinalScrapeDeadline(t *testing.T) {
 	}
 }
 
+// finalScrapeTimeout is the library's deadline of the final scrape
+// (reprise's finalScrapeTimeout).
+const finalScrapeTimeout = time.Second
+
 // Environment of TestReplaySecondInterrupt's child process.
 const interruptChildEnv = "REPRISE_TEST_INTERRUPT_CHILD" // the replay's arguments, JSON
 

@@ -1,30 +1,6 @@
 package main
 
-import (
-	"fmt"
-	"runtime"
-	"runtime/debug"
-)
-
-// commit is set at link time by `make build` (-X main.commit=...). Builds
-// without it fall back to the VCS stamp in the build info, if any.
-var commit string
+import "github.com/reprise-bench/reprise"
 
 // versionString reports the module version, commit and Go version.
-func versionString() string {
-	version, rev := "(devel)", commit
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Version != "" {
-			version = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && rev == "" {
-				rev = s.Value
-			}
-		}
-	}
-	if rev == "" {
-		rev = "unknown"
-	}
-	return fmt.Sprintf("reprise %s (commit %s, %s %s/%s)", version, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-}
+func versionString() string { return reprise.Version() }

@@ -1,4 +1,4 @@
-package main
+package reprise
 
 import (
 	"crypto/sha256"

@@ -1,12 +1,10 @@
-package main
+package reprise
 
 import (
 	"errors"
 	"fmt"
 	"slices"
 	"sync"
-
-	"github.com/urfave/cli/v3"
 
 	"github.com/reprise-bench/reprise/engine"
 	"github.com/reprise-bench/reprise/engine/adapter"
@@ -124,17 +122,6 @@ func (ss *synthSession) build(row *trace.Row) error {
 	}
 	ss.last = row.Index
 	return nil
-}
-
-// contextFlags are the flags of multi-turn sessions.
-func contextFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "context-mode", Value: string(engine.DefaultContextMode), Category: "Trace", Sources: envVars("context-mode"),
-			Usage: "`MODE` of multi-turn sessions: auto (rows whose input_length holds the history, e.g. Bailian, go as they are; " +
-				"Mooncake/AIPerf session rows get every earlier prompt and the live response, as AIPerf does), " +
-				"history (grow every session that can), or self-contained (every row as it stands)",
-			Validator: func(s string) error { return engine.ContextMode(s).Validate() }},
-	}
 }
 
 // newSynthPrompts builds the synthesizer and prepares it over the whole

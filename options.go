@@ -1,0 +1,312 @@
+package reprise
+
+import (
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/reprise-bench/reprise/arrowio"
+	"github.com/reprise-bench/reprise/engine"
+	"github.com/reprise-bench/reprise/internal/prompt"
+	"github.com/reprise-bench/reprise/internal/spool"
+	"github.com/reprise-bench/reprise/internal/telemetry"
+	"github.com/reprise-bench/reprise/replay"
+	"github.com/reprise-bench/reprise/trace"
+	"github.com/reprise-bench/reprise/wasm"
+)
+
+// Defaults of [Options], as [NewOptions] sets them.
+const (
+	// DefaultURL is the server's base URL.
+	DefaultURL = "http://localhost:8000"
+	// DefaultEndpoint is the OpenAI chat completions API.
+	DefaultEndpoint = "chat"
+	// DefaultTokenizer is the builtin tokenizer (o200k_base).
+	DefaultTokenizer = "builtin"
+	// DefaultUseServerTokenCount takes output lengths from the server's
+	// usage where it reports it.
+	DefaultUseServerTokenCount = true
+	// DefaultMinGoodFraction is the fraction of requests that must meet
+	// every goodput SLO.
+	DefaultMinGoodFraction = 0.95
+	// DefaultMaxErrorRate fails a run in which more than 5 % of the
+	// measured requests failed. Latency statistics are computed over the
+	// requests that succeeded; counting a failed request as one that never
+	// ended, the p95 of all requests exists only while fewer than 5 %
+	// failed, so above that the reported percentiles no longer describe
+	// the load that was sent. A healthy server fails almost none; an
+	// occasional timeout or 503 passes; a server that died mid-run fails.
+	// An overload test that expects rejections loosens it.
+	DefaultMaxErrorRate = 0.05
+	// DefaultFormat is the record file format.
+	DefaultFormat = "parquet"
+	// DefaultExportLevel writes one record row per request.
+	DefaultExportLevel = "records"
+	// DefaultAdapterSandbox interrupts Wasm modules from files at their
+	// deadline and trusts shipped ones.
+	DefaultAdapterSandbox = "auto"
+	// DefaultAdapterMemoryMiB caps the linear memory of all of a Wasm
+	// adapter's instances together.
+	DefaultAdapterMemoryMiB = wasm.DefaultMemoryBudget >> 20
+	// DefaultStdinSpoolMiB caps the temporary copy of a trace read from a
+	// reader.
+	DefaultStdinSpoolMiB = spool.DefaultMax >> 20
+	// DefaultMaxInputTokens is the longest trace row accepted, above any
+	// model's context window.
+	DefaultMaxInputTokens = trace.DefaultMaxInputTokens
+	// DefaultHashMismatch stops before sending when a row's hash ids do
+	// not fit its length.
+	DefaultHashMismatch = string(prompt.DefaultMismatch)
+	// DefaultPromptFormat sends synthesized prompts as text.
+	DefaultPromptFormat = string(prompt.DefaultFormat)
+	// DefaultContextMode grows the sessions whose rows hold only the new
+	// turn, and sends the others as they are.
+	DefaultContextMode = string(engine.DefaultContextMode)
+	// DefaultMetricsInterval is how often server metrics are scraped and
+	// GPUs sampled.
+	DefaultMetricsInterval = telemetry.DefaultInterval
+	// DefaultDCGMURL is where a DCGM exporter is scraped when no URL is
+	// given.
+	DefaultDCGMURL = telemetry.DefaultDCGMURL
+	// DefaultTimeout, DefaultMaxResponseEvents, DefaultMaxEventBytes and
+	// DefaultMaxResponseBytes bound one request and its response.
+	DefaultTimeout           = engine.DefaultTimeout
+	DefaultMaxResponseEvents = engine.DefaultMaxResponseEvents
+	DefaultMaxEventBytes     = engine.DefaultMaxEventBytes
+	DefaultMaxResponseBytes  = engine.DefaultMaxResponseBytes
+	// DefaultPartInterval and DefaultPartRows say how often a part of a
+	// record table is completed (a JSON Lines file flushed).
+	DefaultPartInterval = arrowio.DefaultPartInterval
+	DefaultPartRows     = arrowio.DefaultPartRows
+)
+
+// Options configure one replay: where requests go and what they ask, the
+// load (a trace or a synthetic one) and its timing, the verdicts, the run
+// directory and telemetry. Start from [NewOptions], which sets the
+// documented defaults; several fields (Streaming, IgnoreEOS,
+// MaxTokensFromTrace) default to true, so the zero value is not a useful
+// configuration. [Run] validates the options and never changes them.
+type Options struct {
+	// URL is the server's base URL (http:// or https://); the endpoint
+	// path is appended. User info in it is sent as HTTP Basic
+	// authorization and never written to a file.
+	URL string
+	// Model is the model name put in every request (required).
+	Model string
+	// Endpoint is the API: "chat" (/v1/chat/completions), "completions"
+	// (/v1/completions), a Wasm adapter file or a shipped adapter's name.
+	Endpoint string
+	// Adapter configures a Wasm Endpoint.
+	Adapter AdapterOptions
+
+	// Streaming asks for streamed (SSE) responses.
+	Streaming bool
+	// IgnoreEOS asks the server to generate exactly max_tokens.
+	IgnoreEOS bool
+	// MaxTokensFromTrace sends each row's output length as max_tokens.
+	MaxTokensFromTrace bool
+	// ExtraBody is a JSON object merged into every request body.
+	ExtraBody string
+	// Headers are extra request headers, each "NAME: VALUE".
+	Headers []string
+	// APIKey is sent as a bearer token; it is never written to a file.
+	APIKey string
+	// Timeout ends a request after this long (recorded as timeout).
+	Timeout time.Duration
+	// MaxResponseEvents, MaxEventBytes and MaxResponseBytes end a
+	// response that passes them as too_large (0 = no cap).
+	MaxResponseEvents int
+	MaxEventBytes     int
+	MaxResponseBytes  int64
+	// HTTP2 speaks HTTP/2 (h2c prior knowledge for http://) instead of
+	// HTTP/1.1.
+	HTTP2 bool
+	// NoKernelTimestamps stamps response bytes when they are read rather
+	// than when the kernel received them.
+	NoKernelTimestamps bool
+	// MaxConnections caps the connections to the server (0 = one per
+	// request in flight).
+	MaxConnections int
+	// Nice, when not nil, is the nice value the process's threads run at.
+	Nice *int
+
+	// Tokenizer is the client tokenizer's spec: "builtin", an encoding
+	// name, a tokenizer.json, a model directory or a cached Hugging Face
+	// id. It builds prompts and counts output tokens.
+	Tokenizer string
+	// UseServerTokenCount takes output lengths (OSL, ITL) from the
+	// server's usage where it reports it; false counts with the client
+	// tokenizer (both counts are recorded).
+	UseServerTokenCount bool
+
+	// Synthetic is the load sent without a trace; with a trace, its OSL
+	// is the output length of rows that have none.
+	Synthetic SyntheticLoad
+	// Prompts says how prompts are synthesized.
+	Prompts PromptOptions
+	// Trace is the trace to replay; none (a zero Path and Reader) runs
+	// the synthetic load.
+	Trace TraceOptions
+	// Replay is the timing: schedule, rate or concurrency, limits,
+	// warmup, lateness.
+	Replay replay.Config
+
+	// Goodput lists SLOs, "TAG:VALUE …" in ms, e.g. "ttft:250 itl:10".
+	Goodput string
+	// MinGoodFraction is the fraction of requests that must meet every
+	// SLO of Goodput.
+	MinGoodFraction float64
+	// MaxErrorRate is the largest fraction of measured requests that may
+	// fail (1 = any).
+	MaxErrorRate float64
+
+	// Output says where and how the run directory is written.
+	Output OutputOptions
+	// Telemetry says what server metrics and GPU samples are collected.
+	Telemetry TelemetryOptions
+	// Profile names files for Go profiles of the run.
+	Profile ProfileOptions
+
+	// Progress, when not nil, receives the progress line while the run
+	// goes (redrawn in place when it is a terminal).
+	Progress io.Writer
+	// Log receives the run's log records; nil discards them.
+	Log *slog.Logger
+	// Abort, when closed, stops the run at once: in-flight requests are
+	// cancelled without waiting for Replay.Grace, the final telemetry
+	// scrape and the AIPerf export are skipped. Cancelling Run's context
+	// stops it gracefully.
+	Abort <-chan struct{}
+	// OnStart, when not nil, is called once the run directory exists,
+	// before the first request, with what the run is about to do.
+	OnStart func(Start)
+}
+
+// AdapterOptions configure a Wasm endpoint adapter.
+type AdapterOptions struct {
+	// Config is JSON handed to the adapter's rp_configure as "options".
+	Config string
+	// SHA256 pins the module: a different one fails to load.
+	SHA256 string
+	// Sandbox is "auto", "always" or "never": which modules are
+	// interrupted at their deadline.
+	Sandbox string
+	// MemoryMiB caps the linear memory of all instances together.
+	MemoryMiB int
+}
+
+// SyntheticLoad is a load without a trace: normally distributed input and
+// output lengths, in tokens.
+type SyntheticLoad struct {
+	ISL, ISLStdDev float64
+	OSL, OSLStdDev float64
+}
+
+// PromptOptions say how prompts are synthesized and sessions grown.
+type PromptOptions struct {
+	// Seed seeds the prompt words: equal seeds build equal prompts.
+	Seed uint64
+	// HashMismatch is "error" or "fit": what is done with rows whose
+	// hash ids do not fit their length.
+	HashMismatch string
+	// ISLCorrection is subtracted from every synthesized prompt's length
+	// (what the server's chat template adds).
+	ISLCorrection int
+	// Format is "text" or "token-ids".
+	Format string
+	// ContextMode is "auto", "history" or "self-contained": how the turns
+	// of multi-turn sessions are sent.
+	ContextMode string
+}
+
+// TraceOptions name the trace and say how it is read.
+type TraceOptions struct {
+	// Path is the trace file. With Reader set, it only names the trace
+	// in messages and files ("-" when empty).
+	Path string
+	// Reader, when not nil, is read instead of a file, through a
+	// temporary copy of at most SpoolMiB MiB.
+	Reader io.Reader
+	// Format is the trace format; empty detects it.
+	Format string
+	// BlockSize is the tokens per hash id (0 = the format's default).
+	BlockSize int
+	// MaxInputTokens refuses rows with more input tokens.
+	MaxInputTokens int
+	// SpoolMiB caps the temporary copy of Reader.
+	SpoolMiB int
+	// SkipInvalid skips (and counts) invalid rows instead of stopping.
+	SkipInvalid bool
+	// DropFailed drops rows the trace marks as failed.
+	DropFailed bool
+	// ModelFilter keeps only the rows of this trace model.
+	ModelFilter string
+	// Hold reads the whole trace into memory even when it could be read
+	// while the run goes (the manifest's trace_streamed says which).
+	Hold bool
+}
+
+// OutputOptions say where and how the run directory is written.
+type OutputOptions struct {
+	// Dir is the run directory. It must be new or empty unless Overwrite.
+	// Empty creates runs/<UTC time>-<model>-<mode>/.
+	Dir string
+	// Overwrite clears an earlier run's files from a non-empty Dir.
+	Overwrite bool
+	// Format is "parquet", "arrow" or "jsonl".
+	Format string
+	// SingleFile writes one file per table instead of rolling parts.
+	SingleFile bool
+	// PartInterval and PartRows say how often a part is completed (0
+	// interval: by rows only).
+	PartInterval time.Duration
+	PartRows     int
+	// ExportLevel is "records" or "events" (also one row per response
+	// event).
+	ExportLevel string
+	// Export is "" or "aiperf" (AIPerf's export files after the run).
+	Export string
+}
+
+// TelemetryOptions say what is collected beside the records.
+type TelemetryOptions struct {
+	// EndpointMetrics scrapes the server's /metrics (same scheme and host
+	// as URL).
+	EndpointMetrics bool
+	// ServerMetrics are further Prometheus pages to scrape.
+	ServerMetrics []string
+	// Interval is how often pages are scraped and GPUs sampled.
+	Interval time.Duration
+	// GPU is "" (none), "dcgm" (a DCGM exporter at DCGMURL) or "nvml".
+	GPU     string
+	DCGMURL string
+}
+
+// ProfileOptions name files for Go profiles (empty: none).
+type ProfileOptions struct {
+	// CPU is written while requests are sent.
+	CPU string
+	// Heap is written at the end of the run, before the summary.
+	Heap string
+}
+
+// NewOptions returns Options with the documented defaults: the Default
+// constants, streamed responses, ignore_eos, max_tokens from the trace,
+// the endpoint's /metrics scraped, and [replay.NewConfig] timing.
+func NewOptions() Options {
+	return Options{
+		URL: DefaultURL, Endpoint: DefaultEndpoint,
+		Adapter:   AdapterOptions{Sandbox: DefaultAdapterSandbox, MemoryMiB: DefaultAdapterMemoryMiB},
+		Streaming: true, IgnoreEOS: true, MaxTokensFromTrace: true,
+		Timeout:           DefaultTimeout,
+		MaxResponseEvents: DefaultMaxResponseEvents, MaxEventBytes: DefaultMaxEventBytes, MaxResponseBytes: DefaultMaxResponseBytes,
+		Tokenizer:       DefaultTokenizer,
+		Prompts:         PromptOptions{HashMismatch: DefaultHashMismatch, Format: DefaultPromptFormat, ContextMode: DefaultContextMode},
+		Trace:           TraceOptions{MaxInputTokens: DefaultMaxInputTokens, SpoolMiB: DefaultStdinSpoolMiB},
+		Replay:          replay.NewConfig(),
+		MinGoodFraction: DefaultMinGoodFraction, MaxErrorRate: DefaultMaxErrorRate,
+		Output: OutputOptions{Format: DefaultFormat, PartInterval: DefaultPartInterval, PartRows: DefaultPartRows,
+			ExportLevel: DefaultExportLevel},
+		Telemetry: TelemetryOptions{EndpointMetrics: true, Interval: DefaultMetricsInterval},
+	}
+}

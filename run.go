@@ -1,0 +1,440 @@
+package reprise
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	"github.com/reprise-bench/reprise/arrowio"
+	"github.com/reprise-bench/reprise/engine"
+	"github.com/reprise-bench/reprise/engine/summary"
+	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/hostinfo"
+	"github.com/reprise-bench/reprise/internal/prio"
+	"github.com/reprise-bench/reprise/replay"
+	"github.com/reprise-bench/reprise/wasm"
+)
+
+// promptCacheBytes bounds the prompt synthesizer's block cache.
+const promptCacheBytes = 32 << 20
+
+// Start is what a run is about to do, handed to [Options.OnStart] once
+// the run directory exists and before the first request.
+type Start struct {
+	// Dir is the run directory.
+	Dir string
+	// Trace names the trace: its path, "-" for a reader, "" for a
+	// synthetic load.
+	Trace string
+	// URL is the base URL as files name it (no user info); EndpointPath
+	// is the path the adapter appends to it.
+	URL, EndpointPath string
+	// Endpoint is the adapter's name.
+	Endpoint string
+	// Mode is the schedule's mode.
+	Mode string
+	// Planned is the number of requests planned, -1 when unknown (a
+	// synthetic load limited by time alone).
+	Planned int
+	// TraceRows is the number of rows of the trace; HeldReason, when not
+	// empty, says why they are held in memory rather than read while the
+	// run goes.
+	TraceRows  int
+	HeldReason string
+	// DefaultedOutput counts the trace's rows without an output length,
+	// which ask for Synthetic.OSL output tokens.
+	DefaultedOutput int64
+}
+
+// Result is what a run measured and wrote.
+type Result struct {
+	// Dir is the run directory.
+	Dir string
+	// Summary is the run's summary, as written to summary.json.
+	Summary *summary.Summary
+	// Stats are the dispatcher's counts and lateness.
+	Stats replay.Stats
+	// Interrupted reports that Run's context was cancelled; Aborted that
+	// Options.Abort was closed as well.
+	Interrupted, Aborted bool
+	// AIPerfSkipped reports that the AIPerf export was asked for but not
+	// written because the run was aborted.
+	AIPerfSkipped bool
+	// InlineBuilds counts requests built on the send path because the
+	// lookahead had not reached them.
+	InlineBuilds int64
+	// ClosesAfterStream reports that the server closed the connection
+	// after every streamed response.
+	ClosesAfterStream bool
+	// Writer is how the record writer kept up (summary.json's
+	// record_writer).
+	Writer *arrowio.WriterReport
+}
+
+// ConfigError is a problem with the options or the trace found before
+// anything was sent or created. Err holds every problem at once.
+type ConfigError struct {
+	Err error
+}
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the problems.
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Run validates o (every problem at once, as a [*ConfigError], before
+// anything is sent or created), prepares the trace, tokenizer, prompts,
+// adapter, plan and telemetry, replays, and writes the run directory:
+// records, telemetry tables, manifest.json and summary.json. A failed
+// request is a row, never an error. When the run started but could not
+// complete (a full disk, a failed telemetry table), Run returns the
+// Result of what it measured together with the error.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	// The Go heap limit of a replay when GOMEMLIMIT is not set, from before
+	// the trace is read: loading a large trace makes garbage (the row
+	// slice's growth, parse buffers) that would otherwise double the peak
+	// at GOGC=100. The limit is soft: above it the GC works harder, capped
+	// at half the CPU by the runtime, never fails. While requests are sent
+	// it is the collector's only trigger (engine.RunConfig.QuietGC).
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(engine.DefaultMemoryLimit)
+	}
+	rp, err := validate(ctx, &o, log)
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return nil, fmt.Errorf("interrupted while reading the trace: %w", err) // nothing is wrong with the options
+		}
+		return nil, &ConfigError{Err: err}
+	}
+	defer rp.close() // a streamed plan's trace, when the run does not start; standard input's copy
+	if o.Nice != nil {
+		if err := prio.SetNice(*o.Nice); err != nil {
+			return nil, fmt.Errorf("--nice %d: %w, or leave --nice out", *o.Nice, err)
+		}
+	}
+	if rp.wasm != nil {
+		defer rp.wasm.Close(context.WithoutCancel(ctx))
+	}
+	abort, stopAbort := abortContext(o.Abort)
+	defer stopAbort()
+	// The host's timer quality for the manifest, measured after Nice
+	// took effect (it changes how soon the kernel wakes reprise up).
+	pfStart := time.Now()
+	pf := replay.Preflight(replay.DefaultPreflight)
+	pfTook := time.Since(pfStart)
+	rp.preflight = preflightManifest(pf, pfTook)
+	log.Debug("timer preflight", slog.String("primitive", pf.Primitive), slog.Duration("p50", pf.P50),
+		slog.Duration("p99", pf.P99), slog.Duration("max", pf.Max), slog.Duration("took", pfTook))
+	mode := string(rp.plan.Mode())
+	start := time.Now().UTC()
+	acfg := arrowio.NewConfig()
+	acfg.Format = arrowio.Format(o.Output.Format)
+	acfg.SingleFile = o.Output.SingleFile
+	acfg.PartInterval, acfg.PartRows = partInterval(o.Output.PartInterval), o.Output.PartRows
+	acfg.Block = true // the collector goroutine waits; requests never do
+	acfg.Metadata = map[string]string{"reprise.version": Version()}
+	// A table that cannot be written (a full disk) stops the run at once.
+	runCtx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	acfg.OnError = func(err error) { stopRun(err) }
+	run, err := createRun(&o, start, mode, acfg)
+	if err != nil {
+		return nil, err
+	}
+	// The engine closes the records table and tel.stop the telemetry
+	// tables, reporting their errors; this closes what an early return
+	// leaves open.
+	defer run.Close()
+	dir := run.Dir()
+	// One clock for the schedule, records and telemetry samples.
+	if rp.engine.Clock == nil {
+		rp.engine.Clock = replay.NewClock()
+	}
+	tel, err := startTelemetry(ctx, telemetryConfigOf(&o), run, rp.engine.Clock, log)
+	if err != nil {
+		return nil, exitcode.UsageError(err, "drop --gpu-telemetry, or point it at a DCGM exporter with dcgm=URL")
+	}
+	info := summary.RunInfo{Model: o.Model, URL: rp.url, Endpoint: rp.engine.Adapter.Info().Name, Mode: mode,
+		Trace: rp.tracePath, Streaming: o.Streaming, Start: start, Version: Version()}
+	rp.engine.Counter = rp.tok
+	rcfg := engine.RunConfig{
+		Engine: rp.engine, Replay: o.Replay, Rows: rp.rows, Plan: rp.plan,
+		Synthetic: engine.Synthetic{ISL: o.Synthetic.ISL, ISLStd: o.Synthetic.ISLStdDev, OSL: o.Synthetic.OSL, OSLStd: o.Synthetic.OSLStdDev, Seed: o.Replay.Seed},
+		Prompts:   rp.prompts, Context: engine.ContextMode(o.Prompts.ContextMode), Streaming: o.Streaming, MaxTokensFromTrace: o.MaxTokensFromTrace, Sink: run.Records(),
+		Summary: summary.Options{Streaming: o.Streaming, UseServerTokenCount: o.UseServerTokenCount, Goodput: rp.slos,
+			LateThreshold: o.Replay.LateThreshold},
+		Info: info, Grace: o.Replay.Grace, Abort: abort.Done(), Log: log, QuietGC: true,
+	}
+	if o.Progress != nil {
+		rcfg.Progress = o.Progress
+		rcfg.TTY = isTerminal(o.Progress)
+	}
+	if o.OnStart != nil {
+		o.OnStart(Start{Dir: dir, Trace: rp.tracePath, URL: rp.url, EndpointPath: rp.engine.Adapter.Info().Path,
+			Endpoint: info.Endpoint, Mode: mode, Planned: rp.plan.Requests(), TraceRows: rp.nRows, HeldReason: rp.loadNote,
+			DefaultedOutput: rp.stats.DefaultedOutput})
+	}
+	if err := writeManifest(run, &o, rp, start); err != nil {
+		return nil, err
+	}
+	if o.Profile.CPU != "" {
+		f, err := os.Create(o.Profile.CPU)
+		if err != nil {
+			return nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	res, runErr := engine.Run(runCtx, rcfg)
+	if runErr == nil && runCtx.Err() != nil && ctx.Err() == nil {
+		runErr = context.Cause(runCtx) // a telemetry table failed
+	}
+	if o.Profile.Heap != "" {
+		if err := writeHeapProfile(o.Profile.Heap); err != nil {
+			return nil, err
+		}
+	}
+	tel.stop(abort, log)
+	aborted := abort.Err() != nil
+	if res == nil {
+		return nil, fmt.Errorf("replay: %w", runErr)
+	}
+	if tel != nil {
+		servers, gpu := tel.summaries(res.Summary.WindowStartNS, res.Summary.WindowEndNS, res.Summary.TotalOSL)
+		res.Summary.Telemetry = &summary.Telemetry{Servers: servers, GPU: gpu}
+	}
+	out := &Result{Dir: dir, Summary: res.Summary, Stats: res.Stats, Interrupted: res.Interrupted, Aborted: aborted,
+		InlineBuilds: res.InlineBuilds, ClosesAfterStream: res.ClosesAfterStream, Writer: run.Records().Report()}
+	// Atomic: a full disk leaves no summary.json rather than a cut one. A
+	// failure here still returns the result.
+	sumErr := run.WriteSummary(res.Summary, out.Writer)
+	if o.Output.Export == "aiperf" && aborted {
+		out.AIPerfSkipped = true // it reads every record back: not now
+	} else if o.Output.Export == "aiperf" && runErr == nil && sumErr == nil {
+		if err := run.ExportAIPerf(res.Summary); err != nil {
+			return out, fmt.Errorf("--export aiperf: %w", err)
+		}
+	}
+	if runErr != nil {
+		if sumErr != nil {
+			return out, fmt.Errorf("replay: %w; %w (partial results in %s)", runErr, sumErr, dir)
+		}
+		return out, fmt.Errorf("replay: %w (partial results in %s)", runErr, dir)
+	}
+	if sumErr != nil {
+		return out, sumErr
+	}
+	return out, nil
+}
+
+// abortContext is a context cancelled when ch is closed (never for a nil
+// ch); stop releases it.
+func abortContext(ch <-chan struct{}) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	if ch == nil {
+		return ctx, cancel
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ch:
+			cancel()
+		case <-done:
+		}
+	}()
+	return ctx, func() { close(done); cancel() }
+}
+
+// hasTrace reports whether o names a trace (else the load is synthetic).
+func hasTrace(o *Options) bool { return o.Trace.Path != "" || o.Trace.Reader != nil }
+
+// tracePath names o's trace in messages and files: its path, or "-" for
+// a reader without one.
+func tracePath(o *Options) string {
+	if o.Trace.Reader != nil && o.Trace.Path == "" {
+		return "-"
+	}
+	if o.Trace.Reader != nil {
+		return o.Trace.Path
+	}
+	return o.Trace.Path
+}
+
+// partInterval maps OutputOptions.PartInterval to arrowio's PartInterval,
+// in which 0 means the default and a negative value none.
+func partInterval(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
+// createRun creates the run directory: Output.Dir, refused when it holds
+// files (unless Overwrite, which clears an earlier run from it), or a new
+// runs/<UTC time>-<model>-<mode>/, with a -2, -3, … suffix when a run
+// started in the same second has that name.
+func createRun(o *Options, start time.Time, mode string, tables arrowio.Config) (*arrowio.Run, error) {
+	if o.Output.Dir == "" {
+		return arrowio.Create(filepath.Join("runs", fmt.Sprintf("%s-%s-%s", start.Format("20060102T150405Z"), safeName(o.Model), mode)),
+			arrowio.CreateConfig{Tables: tables, Unique: true})
+	}
+	run, err := arrowio.Create(o.Output.Dir, arrowio.CreateConfig{Tables: tables, Overwrite: o.Output.Overwrite})
+	if err != nil {
+		if !errors.Is(err, arrowio.ErrRunDirInUse) {
+			return nil, err
+		}
+		hint := "choose a new or empty --out directory, or add --overwrite to replace the earlier run in it"
+		if o.Output.Overwrite {
+			hint = "choose a new or empty --out directory, or move the files reprise did not write out of it"
+		}
+		return nil, exitcode.UsageError(fmt.Errorf("--out %w", err), hint)
+	}
+	return run, nil
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// safeName makes a model name usable in a directory name.
+func safeName(s string) string {
+	s = unsafeChars.ReplaceAllString(s, "_")
+	if s == "" {
+		return "model"
+	}
+	return s
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// endpointError is the message for a Wasm endpoint that failed to load
+// or rejected its configuration: what failed, said once.
+func endpointError(o *Options, err error) string {
+	if errors.Is(err, wasm.ErrUnknownAdapter) {
+		return fmt.Sprintf("--endpoint %q: want chat, completions, a .wasm file or a shipped adapter (%s)",
+			o.Endpoint, strings.Join(wasm.ShippedNames(), ", "))
+	}
+	if le, ok := errors.AsType[*wasm.LoadError](err); ok {
+		return fmt.Sprintf("--endpoint %q: %s", o.Endpoint, le.Reason())
+	}
+	return fmt.Sprintf("--endpoint %q: %v", o.Endpoint, err)
+}
+
+// writeManifest records the effective configuration (secrets redacted)
+// and the run's provenance: docs/format/manifest.md.
+func writeManifest(run *arrowio.Run, o *Options, rp *replayPlan, start time.Time) error {
+	var traceSHA256, traceBytes any // null without a trace
+	if rp.digest != nil {
+		traceSHA256, traceBytes = rp.digest.Sum(), rp.digest.n
+	}
+	headers := make([]string, 0, len(o.Headers))
+	for _, h := range o.Headers {
+		headers = append(headers, headerForFiles(h))
+	}
+	m := map[string]any{
+		"reprise_version":        Version(),
+		"start_time":             start,
+		"host":                   hostinfo.Describe(),
+		"preflight":              rp.preflight,
+		"trace":                  rp.tracePath,
+		"trace_sha256":           traceSHA256,
+		"trace_size_bytes":       traceBytes,
+		"trace_format":           string(rp.format),
+		"trace_rows":             rp.nRows,
+		"trace_streamed":         rp.streamed,
+		"url":                    rp.url,
+		"url_user_info_set":      rp.userInfo,
+		"model":                  o.Model,
+		"endpoint":               o.Endpoint,
+		"adapter":                adapterManifest(rp),
+		"streaming":              o.Streaming,
+		"ignore_eos":             o.IgnoreEOS,
+		"max_tokens_from_trace":  o.MaxTokensFromTrace,
+		"extra_body":             extraBodyForFiles(o.ExtraBody),
+		"headers":                headers,
+		"api_key_set":            o.APIKey != "",
+		"timeout":                o.Timeout.String(),
+		"max_response_events":    o.MaxResponseEvents,
+		"max_event_bytes":        o.MaxEventBytes,
+		"max_response_bytes":     o.MaxResponseBytes,
+		"http2":                  o.HTTP2,
+		"kernel_timestamps":      !o.NoKernelTimestamps && !o.HTTP2,
+		"max_connections":        o.MaxConnections,
+		"nice":                   processNice(),
+		"tokenizer":              rp.tok.Name(),
+		"use_server_token_count": o.UseServerTokenCount,
+		"goodput":                o.Goodput,
+		"format":                 o.Output.Format,
+		"single_file":            o.Output.SingleFile,
+		"part_interval":          o.Output.PartInterval.String(),
+		"part_rows":              o.Output.PartRows,
+		"export_level":           o.Output.ExportLevel,
+		"export":                 o.Output.Export,
+		"synthetic":              map[string]float64{"isl": o.Synthetic.ISL, "isl_stddev": o.Synthetic.ISLStdDev, "osl": o.Synthetic.OSL, "osl_stddev": o.Synthetic.OSLStdDev},
+		"replay":                 o.Replay.Manifest(),
+		"mode":                   string(rp.plan.Mode()),
+		"planned_requests":       rp.plan.Requests(),
+		"context_mode":           o.Prompts.ContextMode,
+	}
+	return run.WriteManifest(m)
+}
+
+// processNice is the nice value reprise's threads run at (Options.Nice,
+// or the one it was started with), nil where it cannot be read.
+func processNice() *int {
+	n, err := prio.Nice()
+	if err != nil {
+		return nil
+	}
+	return &n
+}
+
+// adapterManifest describes the endpoint adapter for the manifest.
+func adapterManifest(rp *replayPlan) map[string]any {
+	info := rp.engine.Adapter.Info()
+	m := map[string]any{"name": info.Name, "version": info.Version, "path": info.Path}
+	if rp.wasm != nil {
+		m["source"] = rp.wasm.Source()
+		m["sha256"] = rp.wasm.SHA256()
+		m["interruptible"] = rp.wasm.Interruptible()
+	} else {
+		m["source"] = "native"
+	}
+	return m
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--memprofile: %w", err)
+	}
+	defer f.Close()
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		return fmt.Errorf("--memprofile: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,503 @@
+package reprise
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/reprise-bench/reprise/engine"
+	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/engine/adapter/openai"
+	"github.com/reprise-bench/reprise/engine/summary"
+	"github.com/reprise-bench/reprise/internal/prio"
+	"github.com/reprise-bench/reprise/internal/prompt"
+	"github.com/reprise-bench/reprise/internal/spool"
+	"github.com/reprise-bench/reprise/internal/tokenizer"
+	"github.com/reprise-bench/reprise/replay"
+	"github.com/reprise-bench/reprise/trace"
+	"github.com/reprise-bench/reprise/wasm"
+)
+
+// replayPlan is everything a validated command line resolves to.
+type replayPlan struct {
+	engine    engine.Config
+	slos      []summary.SLO
+	rows      []trace.Row // nil when streamed
+	nRows     int         // rows of the trace
+	streamed  bool        // the plan reads the trace while the run goes
+	loadNote  string      // why a trace file is held whole
+	stats     trace.ReadStats
+	format    trace.Format
+	tok       tokenizer.Tokenizer
+	wasm      *wasm.Adapter
+	prompts   *synthPrompts
+	pcfg      prompt.Config
+	plan      *replay.Plan
+	tracePath string
+	// url is --url as files and logs name it: without user info
+	// (urlForFiles); userInfo says whether it had some.
+	url      string
+	userInfo bool
+	// digest is the trace's sha256 and size, from its first read (nil
+	// without a trace, or when standard input was not read to its end).
+	digest *traceDigest
+	// spool is the copy of a trace read from standard input, which the
+	// run reads again (nil otherwise); close releases it.
+	spool *spool.Spool
+	// preflight is the manifest's timer preflight (runReplay).
+	preflight map[string]any
+}
+
+var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+// validate reports every problem of the command line and of the trace at
+// once, before anything is sent. Reading the trace stops when ctx is done.
+// On success the caller closes the plan (rp.close); on error nothing is
+// left open.
+func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan, err error) {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	rp = &replayPlan{}
+	opened := rp // rp is nil once an error is returned
+	defer func() {
+		if err != nil {
+			opened.close()
+		}
+	}()
+	if o.Model == "" {
+		bad("--model is required: the model name to put in every request")
+	}
+	if o.Nice != nil {
+		if err := prio.Check(*o.Nice); err != nil {
+			bad("--nice: %w", err)
+		}
+	}
+	ec := engine.NewConfig()
+	base, basicAuth, err := splitUserInfo(o.URL)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	ec.BaseURL = base
+	rp.url, rp.userInfo = urlForFiles(o.URL), basicAuth != ""
+	ec.Timeout = o.Timeout
+	ec.MaxResponseEvents, ec.MaxEventBytes, ec.MaxResponseBytes = o.MaxResponseEvents, o.MaxEventBytes, o.MaxResponseBytes
+	ec.HTTP2 = o.HTTP2
+	ec.NoKernelStamps = o.NoKernelTimestamps
+	ec.MaxConnections = o.MaxConnections
+	ec.UseServerTokenCount = o.UseServerTokenCount
+	ec.Events = o.Output.ExportLevel == "events"
+	// One tokenizer for prompts, output counts and Wasm adapters'
+	// token_count.
+	tok, err := tokenizer.Load(o.Tokenizer)
+	if err != nil {
+		bad("--tokenizer %q: %w", o.Tokenizer, err)
+	}
+	rp.tok = tok
+	if least := wasm.DefaultMemoryLimitPages >> 4; o.Adapter.MemoryMiB < least {
+		bad("--adapter-memory-mib %d: want at least %d (one adapter instance's memory limit, MiB)", o.Adapter.MemoryMiB, least)
+	}
+	sandbox, err := wasm.ParseInterrupt(o.Adapter.Sandbox)
+	if err != nil {
+		bad("--adapter-sandbox: %w", err)
+	}
+	switch o.Endpoint {
+	case "chat", "":
+		ec.Adapter = openai.Adapter{Endpoint: openai.Chat}
+	case "completions":
+		ec.Adapter = openai.Adapter{Endpoint: openai.Completions}
+	default:
+		// A Wasm adapter: a .wasm file or a shipped adapter's name.
+		wc := wasm.Config{AdapterConfig: json.RawMessage(o.Adapter.Config), SHA256: o.Adapter.SHA256, Interrupt: sandbox, Log: log,
+			MemoryBudget: int64(o.Adapter.MemoryMiB) << 20}
+		if o.Adapter.Config == "" {
+			wc.AdapterConfig = nil
+		}
+		if tok != nil {
+			wc.Tokenizer = tok
+		}
+		wa, err := wasm.Load(context.Background(), o.Endpoint, wc)
+		if err != nil {
+			bad("%s", endpointError(o, err))
+		} else {
+			ec.Adapter = wa
+			rp.wasm = wa
+		}
+	}
+	ac := adapter.Config{Model: o.Model, Stream: o.Streaming, IgnoreEOS: o.IgnoreEOS, IncludeUsage: true, Seed: o.Replay.Seed}
+	if o.ExtraBody != "" {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(o.ExtraBody), &m); err != nil {
+			if json.Valid([]byte(o.ExtraBody)) {
+				bad("--extra-body %q: want a JSON object, e.g. '{\"temperature\":0}'", o.ExtraBody)
+			} else {
+				bad("--extra-body %q: want a JSON object, e.g. '{\"temperature\":0}': %v", o.ExtraBody, err)
+			}
+		} else {
+			ac.ExtraBody = json.RawMessage(o.ExtraBody)
+		}
+	}
+	ec.AdapterConfig = ac
+	if rp.wasm != nil {
+		// The adapter checks its configuration before anything is created.
+		if in, err := rp.wasm.NewInstance(&ac); err != nil {
+			bad("%s", endpointError(o, err))
+		} else {
+			in.Release()
+		}
+	}
+	for _, h := range o.Headers {
+		k, v, ok := strings.Cut(h, ":")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || !headerName.MatchString(k) || strings.ContainsAny(v, "\r\n") {
+			bad("--header %q: want NAME:VALUE, e.g. -H 'X-Tenant: a'", h)
+			continue
+		}
+		ec.Header = append(ec.Header, adapter.Header{Name: k, Value: v})
+	}
+	if o.APIKey != "" {
+		ec.Header = append(ec.Header, adapter.Header{Name: "Authorization", Value: "Bearer " + o.APIKey})
+	}
+	if basicAuth != "" && !slices.ContainsFunc(ec.Header, func(h adapter.Header) bool { return strings.EqualFold(h.Name, "Authorization") }) {
+		// As net/http does for a URL with user info, over both protocols.
+		ec.Header = append(ec.Header, adapter.Header{Name: "Authorization", Value: basicAuth})
+	}
+	vc := ec
+	if vc.Adapter == nil {
+		vc.Adapter = openai.Adapter{} // the --endpoint problem is reported above
+	}
+	if err := vc.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	rp.engine = ec
+	slos, err := summary.ParseGoodput(o.Goodput)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--goodput: %w", err))
+	}
+	rp.slos = slos
+	for _, slo := range slos {
+		if !o.Streaming && summary.StreamingOnly(slo.Tag) {
+			bad("--goodput %s: this metric exists only for streamed responses; drop --no-streaming or the SLO", slo.Tag)
+		}
+	}
+	if o.MaxErrorRate < 0 || o.MaxErrorRate > 1 {
+		bad("--max-error-rate %v: want a fraction between 0 and 1", o.MaxErrorRate)
+	}
+	if o.MinGoodFraction < 0 || o.MinGoodFraction > 1 {
+		bad("--min-good-fraction %v: want a fraction between 0 and 1", o.MinGoodFraction)
+	}
+	switch o.Output.Format {
+	case "parquet", "arrow", "jsonl":
+	default:
+		bad("--format %q: want parquet, arrow or jsonl", o.Output.Format)
+	}
+	if o.Output.PartInterval < 0 {
+		bad("--part-interval %v: want a duration ≥ 0 (0 = complete parts by --part-rows only)", o.Output.PartInterval)
+	}
+	if o.Output.PartRows < 1 {
+		bad("--part-rows %d: want a number of rows ≥ 1", o.Output.PartRows)
+	}
+	switch o.Output.Export {
+	case "":
+	case "aiperf":
+	default:
+		bad("--export %q: want aiperf", o.Output.Export)
+	}
+	switch o.Output.ExportLevel {
+	case "records", "events":
+	default:
+		bad("--export-level %q: want records or events", o.Output.ExportLevel)
+	}
+	tf, err := trace.ParseFormat(o.Trace.Format)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--trace-format: %w", err))
+	}
+	if o.Trace.BlockSize < 0 {
+		bad("--block-size %d: want a positive number of tokens (0 = the format's default)", o.Trace.BlockSize)
+	}
+	if !hasTrace(o) {
+		if o.Synthetic.ISL < 1 || o.Synthetic.OSL < 1 {
+			bad("without a TRACE, give a synthetic load: --isl N and --osl N (tokens, ≥ 1)")
+		}
+		if o.Synthetic.ISLStdDev < 0 || o.Synthetic.OSLStdDev < 0 {
+			bad("--isl-stddev and --osl-stddev must not be negative")
+		}
+	} else {
+		if o.Synthetic.ISL > 0 || o.Synthetic.ISLStdDev > 0 || o.Synthetic.OSLStdDev > 0 {
+			bad("--isl, --isl-stddev and --osl-stddev describe a synthetic load; with a TRACE the lengths come from the trace")
+		}
+		if o.Synthetic.OSL != 0 && (o.Synthetic.OSL < 1 || o.Synthetic.OSL != math.Trunc(o.Synthetic.OSL) || o.Synthetic.OSL > math.MaxInt32) {
+			bad("--osl %v: with a TRACE, the output length of rows that have none: want a whole number of tokens ≥ 1", o.Synthetic.OSL)
+		}
+	}
+	if o.Trace.MaxInputTokens < 1 {
+		bad("--max-input-tokens %d: want a positive number of tokens", o.Trace.MaxInputTokens)
+	}
+	if o.Trace.SpoolMiB < 1 {
+		bad("--stdin-spool-mib %d: want a positive number of MiB", o.Trace.SpoolMiB)
+	}
+	pcfg := prompt.NewConfig()
+	// Blocks are cheap to regenerate (a few ns per token); a smaller cache
+	// keeps a long-prompt replay within a few hundred MB.
+	pcfg.BlockCacheBytes = promptCacheBytes
+	pcfg.Seed = o.Prompts.Seed
+	pcfg.Mismatch = prompt.Mismatch(o.Prompts.HashMismatch)
+	pcfg.ISLCorrection = o.Prompts.ISLCorrection
+	pcfg.Format = prompt.Format(o.Prompts.Format)
+	if err := pcfg.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	rp.pcfg = pcfg
+	if err := o.Replay.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+
+	// The trace: validated in a first pass and read again while the run
+	// goes (design 0006), or, when that cannot be, held whole.
+	if hasTrace(o) {
+		rp.tracePath = tracePath(o)
+		// A row without an output length would go without max_tokens, which
+		// under ignore_eos never ends: refused unless --osl gives one.
+		opts := trace.Options{Format: tf, BlockSize: o.Trace.BlockSize, SkipInvalid: o.Trace.SkipInvalid, DropFailed: o.Trace.DropFailed,
+			ModelFilter: o.Trace.ModelFilter, MaxInputTokens: o.Trace.MaxInputTokens, DefaultOutputTokens: int(o.Synthetic.OSL),
+			RequireOutput: o.MaxTokensFromTrace, Log: log, Context: ctx}
+		src := newTraceSource(o, rp, &opts)
+		streamed, err := scanTrace(o, rp, src, opts, pcfg)
+		if err != nil {
+			return nil, err
+		}
+		if streamed {
+			return rp, nil
+		}
+		if !o.Trace.Hold {
+			opts.Log = nil // the first pass logged the warnings
+		}
+		if rp.digest == nil && rp.spool == nil { // Hold: the first pass stopped early (a file only)
+			if rp.digest, err = digestFile(rp.tracePath); err != nil {
+				return nil, err
+			}
+		}
+		if rp.rows, rp.stats, err = src.readAll(opts); err != nil {
+			return nil, err
+		}
+		if len(rp.rows) == 0 {
+			return nil, noRows(rp)
+		}
+		rp.nRows = len(rp.rows)
+	}
+	rp.prompts, err = newSynthPrompts(rp, pcfg, o.Endpoint == "completions" && pcfg.Format == prompt.FormatTokenIDs)
+	if err != nil {
+		if rp.tracePath != "" {
+			return nil, fmt.Errorf("%s: %w", rp.tracePath, err)
+		}
+		return nil, err
+	}
+	if err := engine.ContextMode(o.Prompts.ContextMode).Check(rp.rows); err != nil {
+		return nil, err
+	}
+	rp.plan, err = replay.NewPlan(o.Replay, rp.rows)
+	if err != nil {
+		return nil, err
+	}
+	return rp, nil
+}
+
+// splitUserInfo returns --url without its user info, and the user info as
+// an HTTP Basic Authorization value ("" without). The engine never sees
+// the credentials in the URL, so no log or error message of it can show
+// them. A query or fragment is an error: the endpoint path is appended to
+// the URL, so neither would reach the server. A URL that does not parse is
+// returned as given, for the engine's validation to report.
+func splitUserInfo(raw string) (base, basicAuth string, err error) {
+	u, perr := url.Parse(raw)
+	if perr != nil {
+		return raw, "", nil
+	}
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		err = fmt.Errorf("--url %s?…: a query or fragment cannot be sent (the endpoint path is appended to --url); "+
+			"drop it, and give credentials with --api-key or --header", urlForFiles(raw))
+	}
+	if u.User == nil {
+		return raw, "", err
+	}
+	pass, _ := u.User.Password()
+	basicAuth = "Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pass))
+	u.User = nil
+	return u.String(), basicAuth, err
+}
+
+// scanTrace is the first pass over the trace file (design 0006): it reads
+// every row once, reporting every problem as ReadAll would, and meanwhile
+// prepares prompt synthesis, checks the context mode and surveys what the
+// plan needs. When the trace can be replayed while it is read again, it
+// fills rp (a streamed plan, the prompts, the counts) and returns true;
+// otherwise it returns false and says why in rp.loadNote, and the caller
+// loads the trace whole. Nothing per row is kept but the prompt
+// expectations (8 bytes).
+func scanTrace(o *Options, rp *replayPlan, src traceSource, opts trace.Options, pcfg prompt.Config) (bool, error) {
+	r, dr, closeTrace, err := src.first(opts)
+	if err != nil {
+		return false, err
+	}
+	rp.format = r.Format()
+	if o.Trace.Hold && rp.spool == nil {
+		closeTrace()
+		rp.loadNote = "loading was asked for"
+		return false, nil
+	}
+	s, synthErr := prompt.New(rp.tok, pcfg)
+	var prep *prompt.Preparer
+	if synthErr == nil {
+		if prep, err = s.NewPreparer(); err != nil {
+			closeTrace()
+			return false, err
+		}
+	}
+	sv := replay.NewSurvey(o.Replay)
+	cc := engine.ContextMode(o.Prompts.ContextMode).Checker()
+	rp.stats, err = trace.Scan(r, func(row *trace.Row) {
+		if prep != nil {
+			prep.Add(row)
+		}
+		sv.Add(row)
+		cc.Add(row)
+	})
+	partial := opts.MaxRows > 0 && rp.stats.Kept >= opts.MaxRows
+	if err == nil && !partial {
+		if err = dr.drain(); err != nil {
+			err = fmt.Errorf("read trace %s: %w", rp.tracePath, err)
+		}
+	}
+	closeTrace()
+	if err != nil {
+		return false, err
+	}
+	if !partial {
+		rp.digest = dr.d // a digest of part of standard input would name no file
+	}
+	if rp.stats.Kept == 0 {
+		return false, noRows(rp)
+	}
+	if o.Trace.Hold { // standard input: its copy is complete now
+		rp.loadNote = "loading was asked for"
+		return false, nil
+	}
+	if err := sv.Streamable(); err != nil {
+		rp.loadNote = strings.TrimPrefix(err.Error(), replay.ErrNotStreamable.Error()+": ")
+		return false, nil
+	}
+	if synthErr != nil {
+		return false, fmt.Errorf("%s: prompt synthesis with tokenizer %s: %w", rp.tracePath, rp.tok.Name(), synthErr)
+	}
+	if err := prep.Done(); err != nil {
+		return false, fmt.Errorf("%s: %w", rp.tracePath, err)
+	}
+	if err := cc.Err(); err != nil {
+		return false, err
+	}
+	// The second pass reads quietly: its warnings were the first's. The
+	// run's window stops it (Close), not the context: a request built
+	// while in-flight requests finish after Ctrl-C still finds its row.
+	again := opts
+	again.Log, again.Context = nil, nil
+	rp.plan, err = replay.NewStreamPlan(sv, func() (*trace.Reader, error) { return src.again(again) })
+	if err != nil {
+		return false, err
+	}
+	rp.prompts = &synthPrompts{s: s, ids: o.Endpoint == "completions" && pcfg.Format == prompt.FormatTokenIDs}
+	rp.nRows = int(rp.stats.Kept)
+	rp.streamed = true
+	return true, nil
+}
+
+// noRows is the error for a trace without a row to replay.
+func noRows(rp *replayPlan) error {
+	st := rp.stats
+	return fmt.Errorf("%s: no rows to replay (read %d: %d invalid, %d failed, %d filtered out)",
+		rp.tracePath, st.Read, st.DroppedInvalid, st.DroppedFailed, st.DroppedFiltered)
+}
+
+// traceSource is where a replay reads its trace: once to validate it,
+// hashing its bytes, and again while the run goes or to hold it whole.
+type traceSource struct {
+	// first opens the validating pass; drain the digestReader before
+	// calling close for a digest of the whole input.
+	first func(opts trace.Options) (r *trace.Reader, dr *digestReader, close func(), err error)
+	// again opens a later pass.
+	again func(opts trace.Options) (*trace.Reader, error)
+}
+
+// traceSource returns the source of the trace file c names, or, for "-",
+// of standard input through an unnamed temporary copy (rp.spool, capped
+// by --stdin-spool-mib). From standard input with --request-count N (and
+// neither --start-offset nor --warmup-duration), only the first N +
+// --warmup-requests rows are read (opts.MaxRows): a producer that never
+// ends can feed a run, and the rest of the input is never read.
+func newTraceSource(o *Options, rp *replayPlan, opts *trace.Options) traceSource {
+	if rp.tracePath != "-" {
+		path := rp.tracePath
+		return traceSource{
+			first: func(opts trace.Options) (*trace.Reader, *digestReader, func(), error) {
+				return openDigested(path, opts)
+			},
+			again: func(opts trace.Options) (*trace.Reader, error) { return trace.Open(path, opts) },
+		}
+	}
+	if rc := o.Replay; rc.RequestCount > 0 && rc.StartOffset == 0 && rc.WarmupDuration == 0 {
+		opts.MaxRows = int64(rc.RequestCount) + int64(rc.WarmupRequests)
+	}
+	return traceSource{
+		first: func(opts trace.Options) (*trace.Reader, *digestReader, func(), error) {
+			sp, err := spool.New(o.Trace.Reader, spool.Config{Max: int64(o.Trace.SpoolMiB) << 20, What: "standard input", Flag: "--stdin-spool-mib"})
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			rp.spool = sp
+			dr := newDigestReader(sp, newTraceDigest())
+			r, err := trace.NewReader("-", dr, opts)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			return r, dr, func() { r.Close() }, nil
+		},
+		again: func(opts trace.Options) (*trace.Reader, error) {
+			in, err := rp.spool.Reopen()
+			if err != nil {
+				return nil, err
+			}
+			return trace.NewReader("-", in, opts)
+		},
+	}
+}
+
+// readAll reads the whole trace again, as trace.ReadAll does: rows stably
+// sorted by arrival, re-based to the earliest.
+func (s traceSource) readAll(opts trace.Options) ([]trace.Row, trace.ReadStats, error) {
+	r, err := s.again(opts)
+	if err != nil {
+		return nil, trace.ReadStats{}, err
+	}
+	defer r.Close()
+	return trace.ReadAllFrom(r)
+}
+
+// close releases what the plan holds open: a streamed plan's trace and
+// standard input's copy. It is safe to call more than once.
+func (rp *replayPlan) close() {
+	if rp.plan != nil {
+		rp.plan.Close()
+	}
+	if rp.spool != nil {
+		rp.spool.Close()
+	}
+}
