@@ -38,11 +38,9 @@ import (
 // (h1Pool.takeIdle): streamSettle while the verdict is open, closedWindow
 // for a probe's connection while it is "closes". Meanwhile requests dial
 // (only at the connection cap do they wait for a rest to end), and a
-// rested connection is checked in the background (h1Pool.checkRested): a
-// close that follows the last chunk is found there, and one still open is
-// evidence of keeping, so the verdict is reached about streamSettle after
-// the first stream ends, without a request written into a closing
-// connection and without a request waiting for it.
+// rested connection is peeked in the background (h1Pool.checkRested): a
+// close that follows the last chunk is found there, not by a request.
+// Keeping is learnt only from a response on a reused connection.
 //
 // It is safe for concurrent use. The per-request calls (askClose, and
 // kept on a server that keeps) are one or two atomic loads.

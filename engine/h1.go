@@ -133,8 +133,8 @@ func (p *h1Pool) get(ctx context.Context, ph *dialPhases) (*h1Conn, bool, error)
 			// not known to close after streams, and no other may be
 			// opened: wait for the first. Below the cap a request dials
 			// instead (its connect time is recorded apart, in connect_ns,
-			// where a wait would hide in TTFT); the rests end for all
-			// within streamSettle of the first stream (checkRested).
+			// where a wait would hide in TTFT), until a rested connection
+			// is reused and the verdict known.
 			p.mu.Unlock()
 			t := time.NewTimer(wait)
 			select {
@@ -235,22 +235,18 @@ func (p *h1Pool) put(c *h1Conn) {
 	}
 }
 
-// checkRested settles the close-after-stream question without risking a
-// request: c, idle since a streamed response, has rested streamSettle.
-// Still open, the server kept it (evidence of keeping); closed by the
-// server, it is evidence of closing and leaves the pool. A connection
-// taken or closed meanwhile tells nothing here.
+// checkRested looks for closing evidence without risking a request: c,
+// idle since a streamed response, has rested streamSettle. Closed by the
+// server, it is evidence of closing and leaves the pool. Still open, it
+// stays, and proves nothing yet: a loaded server may close later than
+// streamSettle, so only a response on a reused connection is evidence of
+// keeping. A connection taken or closed meanwhile is not looked at.
 func (p *h1Pool) checkRested(c *h1Conn) {
 	d := &p.e.closes
 	p.mu.Lock()
 	i := slices.Index(p.idle, c)
-	if i < 0 || p.closed || !d.open() {
+	if i < 0 || p.closed || !d.open() || c.alive() {
 		p.mu.Unlock()
-		return
-	}
-	if c.alive() {
-		p.mu.Unlock()
-		d.kept()
 		return
 	}
 	p.idle = slices.Delete(p.idle, i, i+1)
