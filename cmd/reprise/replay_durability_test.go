@@ -11,6 +11,18 @@ import (
 	"github.com/reprise-bench/reprise/internal/mockserver"
 )
 
+// firstEnd returns when the first request the server logged ended (Unix
+// ns; 0 when none has).
+func firstEnd(srv *mockserver.Server) int64 {
+	var first int64
+	for _, l := range srv.Log() {
+		if l.EndNS != 0 && (first == 0 || l.EndNS < first) {
+			first = l.EndNS
+		}
+	}
+	return first
+}
+
 // TestReplayKill9KeepsRecords: a replay killed with SIGKILL keeps, in
 // complete files, the record of every request that ended more than
 // --part-interval (default) plus the engine's one-second hand-over before
@@ -28,7 +40,20 @@ func TestReplayKill9KeepsRecords(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(arrowio.DefaultPartInterval + 4*time.Second)
+	const margin = 2 * time.Second
+	promise := arrowio.DefaultPartInterval + time.Second + margin
+	// Kill once some requests ended well over the promise ago: a loaded
+	// machine may take seconds to start the child, so wait on the server's
+	// log, not on a fixed sleep.
+	for guard := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if first := firstEnd(srv); first != 0 && time.Since(time.Unix(0, first)) > promise+2*time.Second {
+			break
+		}
+		if time.Now().After(guard) {
+			cmd.Process.Kill()
+			t.Fatalf("no request ended within 2 minutes; stderr:\n%s", stderr.String())
+		}
+	}
 	killed := time.Now()
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -44,8 +69,6 @@ func TestReplayKill9KeepsRecords(t *testing.T) {
 	for _, r := range reqs {
 		onDisk[strconv.FormatUint(r.RequestID, 10)] = true
 	}
-	const margin = 2 * time.Second
-	promise := arrowio.DefaultPartInterval + time.Second + margin
 	old := 0
 	for _, l := range srv.Log() {
 		if l.EndNS == 0 || killed.Sub(time.Unix(0, l.EndNS)) <= promise {
