@@ -310,6 +310,11 @@ func TestModelsHealthMetrics(t *testing.T) {
 		t.Errorf("/health: %d", r.status)
 	}
 	mustDo(t, s, "POST", "/v1/chat/completions", `{"model":"b","messages":[{"role":"user","content":"x"}],"max_tokens":3,"ignore_eos":true}`)
+	// The client reads the end of the response before the handler has
+	// counted it: wait for the handler to finish.
+	if err := s.WaitIdle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	m := string(mustDo(t, s, "GET", "/metrics", "").body)
 	for _, want := range []string{
 		`vllm:generation_tokens_total{model_name="a"} 3`,
