@@ -79,6 +79,10 @@ type Result struct {
 	// Writer is how the record writer kept up (summary.json's
 	// record_writer).
 	Writer *arrowio.WriterReport
+	// Verdicts are the checks the run failed, in the order of the
+	// [VerdictKind] constants; empty when it passed. An interrupted run
+	// has the Interrupted verdict alone.
+	Verdicts []Verdict
 }
 
 // ConfigError is a problem with the options or the trace found before
@@ -222,6 +226,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	out := &Result{Dir: dir, Summary: res.Summary, Stats: res.Stats, Interrupted: res.Interrupted, Aborted: aborted,
 		InlineBuilds: res.InlineBuilds, ClosesAfterStream: res.ClosesAfterStream, Writer: run.Records().Report()}
+	out.Verdicts = verdicts(&o, res.Summary, &res.Stats, res.Interrupted, aborted)
 	// Atomic: a full disk leaves no summary.json rather than a cut one. A
 	// failure here still returns the result.
 	sumErr := run.WriteSummary(res.Summary, out.Writer)

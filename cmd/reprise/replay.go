@@ -276,14 +276,7 @@ func runReplay(ctx context.Context, a *app, o reprise.Options, quiet bool) error
 	if err != nil {
 		return err
 	}
-	if res.Interrupted && res.Aborted {
-		return &exitcode.Error{Code: exitcode.RunError,
-			Err: fmt.Errorf("interrupted twice: in-flight requests were cancelled at once; partial results written to %s", res.Dir)}
-	}
-	if res.Interrupted {
-		return &exitcode.Error{Code: exitcode.RunError, Err: fmt.Errorf("interrupted; partial results written to %s", res.Dir)}
-	}
-	return verdict(&o, res)
+	return verdictError(res)
 }
 
 // readLagNote warns when at least a tenth of the requests had a read that
@@ -300,37 +293,40 @@ func readLagNote(s *summary.Summary) string {
 		"      tokens that waited together were stamped together, at the later arrival (read_lag_ns in the records says which requests)", lag.P90, itl.P50)
 }
 
-// verdict maps a completed run to exit codes 4 (lateness; checked first:
-// a late client makes the other verdicts unreliable), 1 (not one request
-// succeeded: nothing was measured, whatever --max-error-rate allows),
-// 3 (--max-error-rate) and 3 (goodput).
-func verdict(c *reprise.Options, res *reprise.Result) error {
-	if err := res.Stats.Check(); err != nil {
-		return &exitcode.Error{Code: exitcode.Lateness, Err: flagSpelled(err),
-			Hint: "the client could not keep the schedule: lower the load, add --senders, or raise --max-lateness"}
+// verdictError maps the first verdict of a completed run to its exit
+// code (docs/format/cli.md): 1 interrupted or no request succeeded,
+// 4 lateness, 3 --max-error-rate or goodput; nil when it passed.
+func verdictError(res *reprise.Result) error {
+	if len(res.Verdicts) == 0 {
+		return nil
 	}
-	s := res.Summary
-	if s.RequestCount == 0 && s.ErrorRequestCount > 0 {
-		// Nothing reached an answer: there is no measurement to judge.
+	switch v := res.Verdicts[0]; v.Kind {
+	case reprise.Interrupted:
+		if v.Aborted {
+			return &exitcode.Error{Code: exitcode.RunError,
+				Err: fmt.Errorf("interrupted twice: in-flight requests were cancelled at once; partial results written to %s", res.Dir)}
+		}
+		return &exitcode.Error{Code: exitcode.RunError, Err: fmt.Errorf("interrupted; partial results written to %s", res.Dir)}
+	case reprise.LatenessOverBudget:
+		return &exitcode.Error{Code: exitcode.Lateness, Err: flagSpelled(res.Stats.Check()),
+			Hint: "the client could not keep the schedule: lower the load, add --senders, or raise --max-lateness"}
+	case reprise.AllFailed:
 		msg := ""
-		if len(s.Errors) > 0 {
-			msg = fmt.Sprintf("; e.g. %s: %s", s.Errors[0].Kind, s.Errors[0].Message)
+		if v.Example != "" {
+			msg = "; e.g. " + v.Example
 		}
 		return &exitcode.Error{Code: exitcode.RunError,
-			Err:  fmt.Errorf("no request succeeded (%d failed%s)", s.ErrorRequestCount, msg),
+			Err:  fmt.Errorf("no request succeeded (%d failed%s)", v.Failed, msg),
 			Hint: "check --url, --model and --endpoint, and that the server is up; every failure is in the records"}
-	}
-	if s.ErrorRate() > c.MaxErrorRate {
+	case reprise.ErrorRateExceeded:
 		return &exitcode.Error{Code: exitcode.SLOBreach,
-			Err: fmt.Errorf("error rate %.4f > --max-error-rate %v (%d of %d requests failed)", s.ErrorRate(), c.MaxErrorRate,
-				s.ErrorRequestCount, s.ErrorRequestCount+s.RequestCount),
+			Err:  fmt.Errorf("error rate %.4f > --max-error-rate %v (%d of %d requests failed)", v.Value, v.Limit, v.Failed, v.Requests),
 			Hint: "every failure is in the records (error_kind, error_message); --max-error-rate 1 accepts any error rate"}
-	}
-	if len(s.Options.Goodput) > 0 && s.GoodRequestFraction < c.MinGoodFraction {
+	case reprise.SLOFailed:
 		return &exitcode.Error{Code: exitcode.SLOBreach,
-			Err: fmt.Errorf("goodput: %.4f of requests met every SLO < --min-good-fraction %v", s.GoodRequestFraction, c.MinGoodFraction)}
+			Err: fmt.Errorf("goodput: %.4f of requests met every SLO < --min-good-fraction %v", v.Value, v.Limit)}
 	}
-	return nil
+	return &exitcode.Error{Code: exitcode.RunError, Err: fmt.Errorf("%s; results in %s", res.Verdicts[0], res.Dir)}
 }
 
 // plannedText says how much a run will send: requests planned (-1 =

@@ -1,0 +1,45 @@
+// Package reprise replays LLM-serving traces (or a synthetic load)
+// against inference servers with microsecond timing, and writes what it
+// measured to a run directory. It is the library under the reprise
+// command: every command that runs load goes through [Run], and a
+// program that needs a replay calls it the same way.
+//
+// # Running a replay
+//
+// Start from [NewOptions], which holds the documented defaults (the
+// Default constants), set the server ([Options.URL], [Options.Model]),
+// the load ([Options.Trace], or [Options.Synthetic] without a trace) and
+// its timing ([Options.Replay], a [replay.Config]), and call [Run]. Run
+// validates everything before anything is sent or created and reports
+// every problem at once as a [*ConfigError]; it then prepares the trace,
+// tokenizer, prompts, endpoint adapter, schedule and telemetry, replays,
+// and writes the run directory through [arrowio]: the records (Parquet,
+// Arrow or JSON Lines), telemetry tables, manifest.json, summary.json and,
+// when asked, AIPerf's export files.
+//
+// A failed request is data: it is a row of the records, never an error of
+// Run. Run's error means the run could not run, or could not be written;
+// when it started, the [Result] of what it measured comes with the error.
+//
+// # Verdicts
+//
+// [Result.Verdicts] lists the checks a completed run failed, each a
+// [Verdict] with its numbers: [LatenessOverBudget], [AllFailed],
+// [ErrorRateExceeded], [SLOFailed], or [Interrupted] alone when the run
+// was stopped. Exit codes are the command's business; docs/format/cli.md
+// gives the table the reprise command uses.
+//
+// # Stopping
+//
+// Cancelling Run's context stops sending: in-flight requests get
+// Replay.Grace to finish, then are cancelled and recorded as such, and
+// everything is written. Closing [Options.Abort] as well cancels them at
+// once.
+//
+// # Concurrency
+//
+// Run may be called from several goroutines, each with its own Options
+// and run directory; it sets the process's Go memory limit (unless
+// GOMEMLIMIT is set) and, with [Options.Nice], the nice value of the
+// process's threads, both of which are process-wide.
+package reprise
