@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/apache/arrow/go/v17/arrow"
-
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/record"
 )
@@ -174,38 +172,30 @@ func aiperfMetrics(r *record.Request, o summary.Options) map[string]aiperfValue 
 func writeAIPerfRecords(w io.Writer, dir string, o summary.Options) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
-	var batch []record.Request
-	err := ReadTable(dir, RecordsTable, func(_ string, rec arrow.Record) error {
-		var err error
-		if batch, err = appendRequests(batch[:0], rec); err != nil {
+	for req, err := range tableRows(dir, RecordsTable, appendRequests) {
+		if err != nil {
 			return err
 		}
-		for i := range batch {
-			r := &batch[i]
-			if r.Phase != record.PhaseProfile {
-				continue
-			}
-			id := strconv.FormatUint(r.RequestID, 10)
-			md := aiperfMetadata{
-				SessionNum: r.RequestID, XRequestID: id, XCorrelationID: id, ConversationID: r.SessionID,
-				TurnIndex: r.Turn, CreditIssuedNS: r.DispatchedNS, RequestStartNS: r.SentNS, RequestEndNS: r.EndNS,
-				WorkerID: "sender-" + strconv.Itoa(int(r.SenderID)), RecordProcessorID: "reprise", BenchmarkPhase: "profiling",
-			}
-			if r.HeadersNS != 0 {
-				md.RequestAckNS = &r.HeadersNS
-			}
-			if r.ErrorKind == record.ErrCancelled {
-				md.WasCancelled = true
-				md.CancellationTimeNS = &r.EndNS
-			}
-			if err := enc.Encode(aiperfRecord{Metadata: md, Metrics: aiperfMetrics(r, o), Error: aiperfErrorOf(r)}); err != nil {
-				return err
-			}
+		r := &req
+		if r.Phase != record.PhaseProfile {
+			continue
 		}
-		return nil
-	})
-	if err != nil {
-		return err
+		id := strconv.FormatUint(r.RequestID, 10)
+		md := aiperfMetadata{
+			SessionNum: r.RequestID, XRequestID: id, XCorrelationID: id, ConversationID: r.SessionID,
+			TurnIndex: r.Turn, CreditIssuedNS: r.DispatchedNS, RequestStartNS: r.SentNS, RequestEndNS: r.EndNS,
+			WorkerID: "sender-" + strconv.Itoa(int(r.SenderID)), RecordProcessorID: "reprise", BenchmarkPhase: "profiling",
+		}
+		if r.HeadersNS != 0 {
+			md.RequestAckNS = &r.HeadersNS
+		}
+		if r.ErrorKind == record.ErrCancelled {
+			md.WasCancelled = true
+			md.CancellationTimeNS = &r.EndNS
+		}
+		if err := enc.Encode(aiperfRecord{Metadata: md, Metrics: aiperfMetrics(r, o), Error: aiperfErrorOf(r)}); err != nil {
+			return err
+		}
 	}
 	return bw.Flush()
 }

@@ -45,9 +45,16 @@
 //
 // # Reading
 //
-// [ReadRequests] and [ReadEvents] read a run directory back (parts or a
-// single file, Parquet, Arrow or JSON Lines) into []record.Request and
-// []record.Event;
+// [Open] reads a run directory back as a [RunReader]: its manifest,
+// summary.json, the settings its summary was computed with
+// ([RunReader.Settings]), and every table as an iterator
+// ([RunReader.Requests], [RunReader.Events], [RunReader.MetricSamples],
+// [RunReader.GPUSamples]), whatever the format, parts or one file. The
+// iterators hold one record batch at a time (a Parquet row group, at most
+// 64 Ki rows otherwise), so memory does not grow with the run.
+// [RunReader.Summarize] recomputes the run's summary, telemetry included,
+// from the tables: `reprise summarize` prints the run's summary.json byte
+// for byte. [ReadRequests] and friends read a whole table into memory;
 // [ReadTable] streams any table's Arrow records.
 //
 // # Performance considerations

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"path/filepath"
 	"sort"
@@ -77,12 +78,23 @@ func ReadTable(dir, name string, fn func(path string, rec arrow.Record) error) e
 // table's, by file name, with dictionary columns read as utf8). A corrupt
 // file gives an error naming it, never a panic.
 func ReadFile(path string, fn func(rec arrow.Record) error) (err error) {
+	inFn := false // a panic of fn's is fn's, not the file's
 	defer func() {
 		// The parquet and IPC decoders panic on some corrupt inputs.
 		if r := recover(); r != nil {
+			if inFn {
+				panic(r)
+			}
 			err = fmt.Errorf("read %s: corrupt file: %v", path, r)
 		}
 	}()
+	call := fn
+	fn = func(rec arrow.Record) error {
+		inFn = true
+		err := call(rec)
+		inFn = false
+		return err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -119,7 +131,7 @@ func readParquet(f *os.File, fn func(arrow.Record) error) error {
 			}
 		}
 	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 * 1024}, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
 	if err != nil {
 		return err
 	}
@@ -132,10 +144,13 @@ func readParquet(f *os.File, fn func(arrow.Record) error) error {
 	kv := pf.MetaData().KeyValueMetadata()
 	md := arrow.NewMetadata(kv.Keys(), kv.Values())
 	schema = arrow.NewSchema(schema.Fields(), &md)
-	// One row group at a time: arrow v17's pqarrow rejects a batch whose
+	// One row group per batch: arrow v17's pqarrow rejects a batch whose
 	// dictionary columns span row groups (its chunksToSingle returns an
-	// error for that case), so batches never cross a row group.
+	// error for that case), and panics reading the second batch of a row
+	// group with dictionary columns, so a batch is exactly one row group
+	// (32,768 rows as reprise writes them; memory is one row group's).
 	for rg := 0; rg < pf.NumRowGroups(); rg++ {
+		fr.Props.BatchSize = max(pf.MetaData().RowGroup(rg).NumRows(), 1)
 		rr, err := fr.GetRecordReader(context.Background(), nil, []int{rg})
 		if err != nil {
 			return err
@@ -197,29 +212,29 @@ func checkVersion(rec arrow.Record, want string) error {
 	return nil
 }
 
-// ReadRequests reads the records table of a run directory (parts or a
-// single file, Parquet, Arrow or JSON Lines) back into rows, in file order. Values that
-// are null in the file become the record package's "absent" values (0 for
-// times and durations, -1 for server counts, "" for strings).
+// ReadRequests reads the whole records table of a run directory into
+// memory, in file order ([RunReader.Requests] streams it; its doc says how
+// nulls are read).
 func ReadRequests(dir string) ([]record.Request, error) {
-	var out []record.Request
-	err := ReadTable(dir, RecordsTable, func(path string, rec arrow.Record) error {
-		var err error
-		out, err = appendRequests(out, rec)
-		return err
-	})
-	return out, err
+	return collect(tableRows(dir, RecordsTable, appendRequests))
 }
 
-// ReadEvents reads the events table of a run directory back into rows.
+// ReadEvents reads the whole events table of a run directory into memory
+// ([RunReader.Events] streams it).
 func ReadEvents(dir string) ([]record.Event, error) {
-	var out []record.Event
-	err := ReadTable(dir, EventsTable, func(path string, rec arrow.Record) error {
-		var err error
-		out, err = appendEvents(out, rec)
-		return err
-	})
-	return out, err
+	return collect(tableRows(dir, EventsTable, appendEvents))
+}
+
+// collect gathers an iterator's rows, stopping at its error.
+func collect[T any](rows iter.Seq2[T, error]) ([]T, error) {
+	var out []T
+	for v, err := range rows {
+		if err != nil {
+			return out, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // columns looks up a record's columns by name, collecting type errors.

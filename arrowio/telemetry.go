@@ -2,8 +2,8 @@ package arrowio
 
 import (
 	"errors"
-	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -200,67 +200,75 @@ func (w *TelemetryWriter[T]) Close() error {
 	return w.closeErr
 }
 
-// ReadMetricSamples reads the server_metrics table of a run directory.
+// ReadMetricSamples reads the whole server_metrics table of a run
+// directory into memory ([RunReader.MetricSamples] streams it).
 func ReadMetricSamples(dir string) ([]record.MetricSample, error) {
-	var out []record.MetricSample
-	err := ReadTable(dir, ServerMetricsTable, func(path string, rec arrow.Record) error {
-		if err := checkVersion(rec, ServerMetricsVersion); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		cols := rec.Columns()
-		tns := cols[0].(*array.Int64)
-		str := func(i, row int) string {
-			c := cols[i].(*array.String)
-			if c.IsNull(row) {
-				return ""
-			}
-			return c.Value(row)
-		}
-		bound := cols[7].(*array.Float64)
-		value := cols[8].(*array.Float64)
-		for i := 0; i < int(rec.NumRows()); i++ {
-			s := record.MetricSample{TimeNS: tns.Value(i), Target: str(2, i), Metric: str(3, i), Type: str(4, i),
-				Labels: str(5, i), Part: str(6, i), Bound: math.NaN(), Value: value.Value(i)}
-			if !bound.IsNull(i) {
-				s.Bound = bound.Value(i)
-			}
-			out = append(out, s)
-		}
-		return nil
-	})
-	return out, err
+	return collect(tableRows(dir, ServerMetricsTable, appendMetricSamples))
 }
 
-// ReadGPUSamples reads the gpu table of a run directory.
+// ReadGPUSamples reads the whole gpu table of a run directory into memory
+// ([RunReader.GPUSamples] streams it).
 func ReadGPUSamples(dir string) ([]record.GPUSample, error) {
-	var out []record.GPUSample
-	err := ReadTable(dir, GPUTable, func(path string, rec arrow.Record) error {
-		if err := checkVersion(rec, GPUVersion); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		cols := rec.Columns()
-		str := func(i, row int) string {
-			c := cols[i].(*array.String)
-			if c.IsNull(row) {
-				return ""
-			}
-			return c.Value(row)
-		}
-		f := func(i, row int) float64 {
-			c := cols[i].(*array.Float64)
-			if c.IsNull(row) {
-				return math.NaN()
-			}
-			return c.Value(row)
-		}
-		for i := 0; i < int(rec.NumRows()); i++ {
-			out = append(out, record.GPUSample{
-				TimeNS: cols[0].(*array.Int64).Value(i), Source: str(2, i), GPU: cols[3].(*array.Int32).Value(i),
-				UUID: str(4, i), Name: str(5, i), UtilPct: f(6, i), MemUsedBytes: f(7, i), MemTotalBytes: f(8, i),
-				PowerW: f(9, i), EnergyJ: f(10, i), TempC: f(11, i), SMClockMHz: f(12, i),
-			})
-		}
-		return nil
-	})
-	return out, err
+	return collect(tableRows(dir, GPUTable, appendGPUSamples))
+}
+
+// nullableString reads row i of a utf8 column, "" for null.
+func nullableString(c *array.String, i int) string {
+	if c.IsNull(i) {
+		return ""
+	}
+	return strings.Clone(c.Value(i))
+}
+
+// nullableFloat reads row i of a float64 column, NaN for null.
+func nullableFloat(c *array.Float64, i int) float64 {
+	if c.IsNull(i) {
+		return math.NaN()
+	}
+	return c.Value(i)
+}
+
+func appendMetricSamples(out []record.MetricSample, rec arrow.Record) ([]record.MetricSample, error) {
+	if err := checkVersion(rec, ServerMetricsVersion); err != nil {
+		return out, err
+	}
+	c := &columns{rec: rec}
+	tns := colAs[*array.Int64](c, "time_ns")
+	target, metric, typ := colAs[*array.String](c, "target"), colAs[*array.String](c, "metric"), colAs[*array.String](c, "type")
+	labels, part := colAs[*array.String](c, "labels"), colAs[*array.String](c, "part")
+	bound, value := colAs[*array.Float64](c, "bound"), colAs[*array.Float64](c, "value")
+	if len(c.errs) > 0 {
+		return out, errors.Join(c.errs...)
+	}
+	for i := 0; i < int(rec.NumRows()); i++ {
+		out = append(out, record.MetricSample{TimeNS: tns.Value(i), Target: nullableString(target, i),
+			Metric: nullableString(metric, i), Type: nullableString(typ, i), Labels: nullableString(labels, i),
+			Part: nullableString(part, i), Bound: nullableFloat(bound, i), Value: value.Value(i)})
+	}
+	return out, nil
+}
+
+func appendGPUSamples(out []record.GPUSample, rec arrow.Record) ([]record.GPUSample, error) {
+	if err := checkVersion(rec, GPUVersion); err != nil {
+		return out, err
+	}
+	c := &columns{rec: rec}
+	tns, gpu := colAs[*array.Int64](c, "time_ns"), colAs[*array.Int32](c, "gpu")
+	source, uuid, name := colAs[*array.String](c, "source"), colAs[*array.String](c, "uuid"), colAs[*array.String](c, "name")
+	var f [7]*array.Float64
+	for j, n := range []string{"util_pct", "mem_used_bytes", "mem_total_bytes", "power_w", "energy_j", "temp_c", "sm_clock_mhz"} {
+		f[j] = colAs[*array.Float64](c, n)
+	}
+	if len(c.errs) > 0 {
+		return out, errors.Join(c.errs...)
+	}
+	for i := 0; i < int(rec.NumRows()); i++ {
+		out = append(out, record.GPUSample{
+			TimeNS: tns.Value(i), Source: nullableString(source, i), GPU: gpu.Value(i),
+			UUID: nullableString(uuid, i), Name: nullableString(name, i),
+			UtilPct: nullableFloat(f[0], i), MemUsedBytes: nullableFloat(f[1], i), MemTotalBytes: nullableFloat(f[2], i),
+			PowerW: nullableFloat(f[3], i), EnergyJ: nullableFloat(f[4], i), TempC: nullableFloat(f[5], i), SMClockMHz: nullableFloat(f[6], i),
+		})
+	}
+	return out, nil
 }

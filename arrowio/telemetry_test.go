@@ -12,7 +12,7 @@ import (
 )
 
 func TestTelemetryTablesRoundTrip(t *testing.T) {
-	for _, format := range []Format{FormatParquet, FormatArrow} {
+	for _, format := range allFormats {
 		t.Run(string(format), func(t *testing.T) {
 			dir := t.TempDir()
 			cfg := NewConfig()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -70,17 +69,6 @@ func (c summarizeConfig) Validate() error {
 	return errors.Join(errs...)
 }
 
-// runSettings are what a run directory says about how its summary was
-// computed: manifest.json (options) and summary.json (run information).
-type runSettings struct {
-	Info     summary.RunInfo
-	Options  summary.Options
-	Manifest map[string]any // manifest.json as is, nil when absent
-	// RecordWriter is summary.json's record_writer: a fact of the run
-	// the record files cannot tell, copied into the recomputed summary.
-	RecordWriter *arrowio.WriterReport
-}
-
 // writerNote returns the line to print when the record writer had to wait
 // or dropped rows, "" when it kept up (or w is nil).
 func writerNote(w *arrowio.WriterReport) string {
@@ -101,70 +89,6 @@ func writerNote(w *arrowio.WriterReport) string {
 		s += fmt.Sprintf("; %d rows were dropped and are missing from the record files", w.Dropped)
 	}
 	return s + "\n"
-}
-
-// readRunSettings reads manifest.json and summary.json of dir. Missing
-// files give defaults (a run interrupted before its summary still has
-// records); malformed ones are errors.
-func readRunSettings(dir string) (runSettings, error) {
-	var s runSettings
-	var manifest struct {
-		Streaming           *bool  `json:"streaming"`
-		UseServerTokenCount bool   `json:"use_server_token_count"`
-		Goodput             string `json:"goodput"`
-		Replay              struct {
-			LateThreshold string `json:"late_threshold"`
-			// Manifests written before 2026-11-22 held Go field names and ns.
-			LegacyLateThreshold time.Duration `json:"LateThreshold"`
-		} `json:"replay"`
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, "manifest.json")); err == nil {
-		if err := json.Unmarshal(b, &manifest); err != nil {
-			return s, fmt.Errorf("read %s: %w", filepath.Join(dir, "manifest.json"), err)
-		}
-		if err := json.Unmarshal(b, &s.Manifest); err != nil {
-			return s, fmt.Errorf("read %s: %w", filepath.Join(dir, "manifest.json"), err)
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return s, err
-	}
-	var sum struct {
-		RunInfo      *summary.RunInfo      `json:"run_info"`
-		RecordWriter *arrowio.WriterReport `json:"record_writer"`
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, "summary.json")); err == nil {
-		if err := json.Unmarshal(b, &sum); err != nil {
-			return s, fmt.Errorf("read %s: %w", filepath.Join(dir, "summary.json"), err)
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return s, err
-	}
-	if sum.RunInfo != nil {
-		s.Info = *sum.RunInfo
-	}
-	s.RecordWriter = sum.RecordWriter
-	s.Options.Streaming = s.Info.Streaming
-	if manifest.Streaming != nil {
-		s.Options.Streaming = *manifest.Streaming
-		s.Info.Streaming = *manifest.Streaming
-	}
-	s.Options.UseServerTokenCount = manifest.UseServerTokenCount
-	s.Options.LateThreshold = manifest.Replay.LegacyLateThreshold
-	if v := manifest.Replay.LateThreshold; v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return s, fmt.Errorf("read %s: replay.late_threshold %q: %w", filepath.Join(dir, "manifest.json"), v, err)
-		}
-		s.Options.LateThreshold = d
-	}
-	if manifest.Goodput != "" {
-		slos, err := summary.ParseGoodput(manifest.Goodput)
-		if err != nil {
-			return s, fmt.Errorf("read %s: goodput: %w", filepath.Join(dir, "manifest.json"), err)
-		}
-		s.Options.Goodput = slos
-	}
-	return s, nil
 }
 
 func summarizeCommand(a *app) *cli.Command {
@@ -195,27 +119,26 @@ func summarizeCommand(a *app) *cli.Command {
 			if err := c.Validate(); err != nil {
 				return exitcode.UsageError(err, "see 'reprise summarize --help'")
 			}
-			dir := c.Args[0]
-			set, err := readRunSettings(dir)
+			run, err := arrowio.Open(c.Args[0])
+			if err != nil {
+				return err
+			}
+			set, err := run.Settings()
 			if err != nil {
 				return err
 			}
 			if c.Goodput != "" {
 				set.Options.Goodput, _ = summary.ParseGoodput(c.Goodput)
 			}
-			reqs, err := arrowio.ReadRequests(dir)
+			s, err := run.Summarize(set.Info, set.Options)
 			if err != nil {
 				if errors.Is(err, arrowio.ErrNoTable) {
 					return exitcode.UsageError(err, "RUN_DIR must hold records.parquet or records/part-*.parquet (reprise replay --out)")
 				}
 				return err
 			}
-			s := summary.Summarize(reqs, set.Info, set.Options)
-			if err := summarizeTelemetry(dir, s); err != nil {
-				return err
-			}
 			if c.Export == "aiperf" {
-				if err := arrowio.ExportAIPerf(dir, s); err != nil {
+				if err := arrowio.ExportAIPerf(run.Dir(), s); err != nil {
 					return fmt.Errorf("--export aiperf: %w", err)
 				}
 			}

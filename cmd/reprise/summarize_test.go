@@ -4,13 +4,14 @@ import (
 	"bufio"
 	"encoding/json"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 	"unicode"
 
 	"github.com/google/go-cmp/cmp"
@@ -20,10 +21,13 @@ import (
 	"github.com/reprise-bench/reprise/internal/mockserver"
 )
 
-// TestSummarizeMatchesRun replays a trace against the mock server (with
-// faults, so errors are summarized too, and goodput SLOs), then recomputes
-// the summary from the record files alone: summarize --json prints exactly
-// the run's summary.json, and the table the run would print.
+// TestSummarizeMatchesRun replays against the mock server (with faults, so
+// errors are summarized too, goodput SLOs, warmup, a late threshold, the
+// server's /metrics and a DCGM exporter scraped) in every record format,
+// as parts and as one file, then recomputes everything from the run
+// directory alone: summarize --json prints exactly the run's summary.json,
+// summarize --export aiperf writes exactly the files the run's --export
+// aiperf wrote, and the table is the one the run would print.
 func TestSummarizeMatchesRun(t *testing.T) {
 	srv := startMockServer(t, func(c *mockserver.Config) {
 		c.MaxNumSeqs = 1024
@@ -33,12 +37,30 @@ func TestSummarizeMatchesRun(t *testing.T) {
 		}
 		c.Faults = []mockserver.FaultRate{f}
 	})
-	for _, format := range []string{"parquet", "arrow"} {
-		t.Run(format, func(t *testing.T) {
+	dcgmPage, err := os.ReadFile("../../internal/telemetry/testdata/dcgm-exporter.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dcgm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(dcgmPage) }))
+	defer dcgm.Close()
+	for _, tc := range []struct {
+		format string
+		extra  []string
+	}{
+		{"parquet", nil},
+		{"arrow", nil},
+		{"jsonl", nil},
+		{"parquet", []string{"--single-file", "--export-level", "events"}},
+		{"arrow", []string{"--single-file", "--no-streaming"}},
+		{"jsonl", []string{"--export-level", "events", "--late-threshold", "50us"}},
+	} {
+		t.Run(tc.format+strings.Join(tc.extra, ""), func(t *testing.T) {
 			out := t.TempDir()
-			code, _, stderr := runCLI(t, "", "replay", "../../traces/mooncake-sample.jsonl", "--url", srv.URL(),
-				"--model", "reprise-mock", "--speedup", "1000", "--out", out, "--format", format, "--quiet",
-				"--goodput", "ttft:50 e2e:5000")
+			args := append([]string{"replay", "../../traces/mooncake-sample.jsonl", "--url", srv.URL(),
+				"--model", "reprise-mock", "--speedup", "1000", "--out", out, "--format", tc.format, "--quiet",
+				"--goodput", "e2e:5000", "--warmup-requests", "5", "--metrics-interval", "50ms",
+				"--gpu-telemetry", "dcgm=" + dcgm.URL, "--export", "aiperf"}, tc.extra...)
+			code, _, stderr := runCLI(t, "", args...)
 			if code != 0 && code != 3 {
 				t.Fatalf("replay exit %d: %s", code, stderr)
 			}
@@ -46,12 +68,27 @@ func TestSummarizeMatchesRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			code, got, stderr := runCLI(t, "", "summarize", "--json", out)
+			exports := map[string][]byte{}
+			for _, f := range []string{arrowio.AIPerfRecordsFile, arrowio.AIPerfSummaryFile} {
+				if exports[f], err = os.ReadFile(filepath.Join(out, f)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			code, got, stderr := runCLI(t, "", "summarize", "--json", "--export", "aiperf", out)
 			if code != 0 {
 				t.Fatalf("summarize exit %d: %s", code, stderr)
 			}
 			if diff := cmp.Diff(string(want), got); diff != "" {
 				t.Errorf("summarize --json differs from the run's summary.json (-run +summarize):\n%s", diff)
+			}
+			for f, w := range exports {
+				b, err := os.ReadFile(filepath.Join(out, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(string(w), string(b)); diff != "" {
+					t.Errorf("summarize --export aiperf: %s differs from the run's (-run +summarize):\n%s", f, diff)
+				}
 			}
 			var sum map[string]any
 			if err := json.Unmarshal(want, &sum); err != nil {
@@ -63,8 +100,13 @@ func TestSummarizeMatchesRun(t *testing.T) {
 			if n := sum["error_request_count"].(map[string]any)["avg"].(float64); n < 1 {
 				t.Errorf("error_request_count %v: want some injected errors", n)
 			}
+			for _, k := range []string{`"servers"`, `"gpu"`, `"record_writer"`, `"warmup_request_count"`} {
+				if !strings.Contains(string(want), k) {
+					t.Errorf("summary.json lacks %s: the comparison proves less than it should", k)
+				}
+			}
 			code, table, stderr := runCLI(t, "", "summarize", out)
-			if code != 0 || !strings.Contains(table, "time_to_first_token") && !strings.Contains(strings.ToLower(table), "ttft") {
+			if code != 0 || !strings.Contains(table, "Time to first token") == !strings.Contains(strings.Join(tc.extra, " "), "--no-streaming") {
 				t.Errorf("summarize table (exit %d, %s):\n%s", code, stderr, table)
 			}
 		})
@@ -284,31 +326,4 @@ func checkBenchfmt(t *testing.T, text string) map[string]float64 {
 		t.Error("no benchmark lines")
 	}
 	return vals
-}
-
-// TestReadRunSettingsLateThreshold: the late threshold is read from the
-// manifest as written now (a duration string) and as written before (Go
-// field name, ns); a bad value names the file and key.
-func TestReadRunSettingsLateThreshold(t *testing.T) {
-	for _, tc := range []struct{ manifest, err string }{
-		{`{"replay": {"late_threshold": "7ms"}}`, ""},
-		{`{"replay": {"LateThreshold": 7000000}}`, ""},
-		{`{"replay": {"late_threshold": "7"}}`, `replay.late_threshold "7"`},
-	} {
-		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(tc.manifest), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		s, err := readRunSettings(dir)
-		switch {
-		case tc.err != "":
-			if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "manifest.json") {
-				t.Errorf("%s: error %v, want one naming manifest.json and %s", tc.manifest, err, tc.err)
-			}
-		case err != nil:
-			t.Errorf("%s: %v", tc.manifest, err)
-		case s.Options.LateThreshold != 7*time.Millisecond:
-			t.Errorf("%s: late threshold %v, want 7ms", tc.manifest, s.Options.LateThreshold)
-		}
-	}
 }

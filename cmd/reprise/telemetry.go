@@ -9,9 +9,6 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/reprise-bench/reprise"
-	"github.com/reprise-bench/reprise/arrowio"
-	"github.com/reprise-bench/reprise/engine/summary"
-	"github.com/reprise-bench/reprise/internal/telemetry"
 )
 
 const catTelemetry = "Telemetry"
@@ -61,31 +58,4 @@ func telemetryConfigFrom(cmd *cli.Command) (reprise.TelemetryOptions, error) {
 		errs = append(errs, fmt.Errorf("--gpu-telemetry %q: want dcgm, dcgm=URL or nvml", spec))
 	}
 	return tc, errors.Join(errs...)
-}
-
-// summarizeTelemetry recomputes the telemetry view of a run directory from
-// its server_metrics and gpu tables, when the run had them.
-func summarizeTelemetry(dir string, s *summary.Summary) error {
-	samples, err := arrowio.ReadMetricSamples(dir)
-	if err != nil && !errors.Is(err, arrowio.ErrNoTable) {
-		return err
-	}
-	gpus, gerr := arrowio.ReadGPUSamples(dir)
-	if gerr != nil && !errors.Is(gerr, arrowio.ErrNoTable) {
-		return gerr
-	}
-	if err != nil && gerr != nil {
-		return nil // neither table: the run collected no telemetry
-	}
-	t := &summary.Telemetry{}
-	if err == nil {
-		acc := telemetry.NewAccumulator()
-		acc.AddAll(samples)
-		t.Servers = acc.Summarize(s.WindowStartNS, s.WindowEndNS)
-	}
-	if gerr == nil {
-		t.GPU = telemetry.SummarizeGPU(gpus, s.WindowStartNS, s.WindowEndNS, s.TotalOSL)
-	}
-	s.Telemetry = t
-	return nil
 }

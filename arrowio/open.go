@@ -1,0 +1,257 @@
+package arrowio
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/reprise-bench/reprise/engine/summary"
+	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/internal/telemetry"
+)
+
+// RunReader reads a run directory back: its manifest, summary.json and
+// every table, whatever the format (Parquet, Arrow IPC or JSON Lines;
+// rolling parts or one file). Tables are read as iterators, one record
+// batch at a time (at most 64 Ki rows, or one Parquet row group), so
+// memory does not grow with the run. Files still being written (".tmp")
+// are skipped. A RunReader holds no open file between calls; it is safe
+// for concurrent use.
+type RunReader struct {
+	dir string
+}
+
+// Open returns a reader of the run directory dir. It fails when dir is
+// not a directory; a directory without a records table opens, and
+// [RunReader.Requests] then reports [ErrNoTable].
+func Open(dir string) (*RunReader, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open run directory: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("open run directory %s: not a directory", dir)
+	}
+	return &RunReader{dir: dir}, nil
+}
+
+// Dir returns the run directory.
+func (r *RunReader) Dir() string { return r.dir }
+
+// Has reports whether the run has table name (RecordsTable, EventsTable,
+// ServerMetricsTable, GPUTable) with at least one complete file.
+func (r *RunReader) Has(name string) bool {
+	_, err := TableFiles(r.dir, name)
+	return err == nil
+}
+
+// Manifest returns manifest.json as written. Its fields are specified in
+// docs/format/manifest.md. The error wraps fs.ErrNotExist when the run
+// has none.
+func (r *RunReader) Manifest() (json.RawMessage, error) {
+	return r.jsonFile(ManifestFile)
+}
+
+// Summary returns summary.json as written. The error wraps
+// fs.ErrNotExist when the run has none (it was killed before the end).
+func (r *RunReader) Summary() (json.RawMessage, error) {
+	return r.jsonFile(SummaryFile)
+}
+
+func (r *RunReader) jsonFile(name string) (json.RawMessage, error) {
+	p := filepath.Join(r.dir, name)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	if !json.Valid(b) {
+		return nil, fmt.Errorf("read %s: not valid JSON", p)
+	}
+	return b, nil
+}
+
+// Requests returns the rows of the records table in file order. Values
+// that are null in the file become the record package's "absent" values
+// (0 for times and durations, -1 for server counts, "" for strings). An
+// error (no records table: [ErrNoTable]; a corrupt file, naming it) is
+// yielded once, last.
+func (r *RunReader) Requests() iter.Seq2[record.Request, error] {
+	return tableRows(r.dir, RecordsTable, appendRequests)
+}
+
+// Events returns the rows of the events table in file order, like
+// Requests.
+func (r *RunReader) Events() iter.Seq2[record.Event, error] {
+	return tableRows(r.dir, EventsTable, appendEvents)
+}
+
+// MetricSamples returns the rows of the server_metrics table in file
+// order (scrape by scrape), like Requests.
+func (r *RunReader) MetricSamples() iter.Seq2[record.MetricSample, error] {
+	return tableRows(r.dir, ServerMetricsTable, appendMetricSamples)
+}
+
+// GPUSamples returns the rows of the gpu table in file order, like
+// Requests.
+func (r *RunReader) GPUSamples() iter.Seq2[record.GPUSample, error] {
+	return tableRows(r.dir, GPUTable, appendGPUSamples)
+}
+
+// errStop ends a table read when the iterator's consumer stops early.
+var errStop = errors.New("stop")
+
+// tableRows iterates over the rows of table, converting one record batch
+// at a time into a reused slice.
+func tableRows[T any](dir, table string, conv func([]T, arrow.Record) ([]T, error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var batch []T
+		err := ReadTable(dir, table, func(path string, rec arrow.Record) error {
+			var err error
+			if batch, err = conv(batch[:0], rec); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			for i := range batch {
+				if !yield(batch[i], nil) {
+					return errStop
+				}
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errStop) {
+			var zero T
+			yield(zero, err)
+		}
+	}
+}
+
+// Settings are what a run directory says about how its summary was
+// computed, beyond the records: the run's options (from manifest.json),
+// its run information and the record writer's report (from summary.json).
+type Settings struct {
+	Info    summary.RunInfo
+	Options summary.Options
+	// RecordWriter is summary.json's record_writer, nil when absent.
+	RecordWriter *WriterReport
+}
+
+// Settings reads manifest.json and summary.json. A missing file gives
+// defaults (a run killed before its summary still has records); a
+// malformed one is an error naming the file and key.
+func (r *RunReader) Settings() (Settings, error) {
+	var s Settings
+	var manifest struct {
+		Streaming           *bool  `json:"streaming"`
+		UseServerTokenCount bool   `json:"use_server_token_count"`
+		Goodput             string `json:"goodput"`
+		Replay              struct {
+			LateThreshold string `json:"late_threshold"`
+			// Manifests written before 2026-11-22 held Go field names and ns.
+			LegacyLateThreshold time.Duration `json:"LateThreshold"`
+		} `json:"replay"`
+	}
+	mpath := filepath.Join(r.dir, ManifestFile)
+	if b, err := r.Manifest(); err == nil {
+		if err := json.Unmarshal(b, &manifest); err != nil {
+			return s, fmt.Errorf("read %s: %w", mpath, err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return s, err
+	}
+	var sum struct {
+		RunInfo      *summary.RunInfo `json:"run_info"`
+		RecordWriter *WriterReport    `json:"record_writer"`
+	}
+	if b, err := r.Summary(); err == nil {
+		if err := json.Unmarshal(b, &sum); err != nil {
+			return s, fmt.Errorf("read %s: %w", filepath.Join(r.dir, SummaryFile), err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return s, err
+	}
+	if sum.RunInfo != nil {
+		s.Info = *sum.RunInfo
+	}
+	s.RecordWriter = sum.RecordWriter
+	s.Options.Streaming = s.Info.Streaming
+	if manifest.Streaming != nil {
+		s.Options.Streaming = *manifest.Streaming
+		s.Info.Streaming = *manifest.Streaming
+	}
+	s.Options.UseServerTokenCount = manifest.UseServerTokenCount
+	s.Options.LateThreshold = manifest.Replay.LegacyLateThreshold
+	if v := manifest.Replay.LateThreshold; v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return s, fmt.Errorf("read %s: replay.late_threshold %q: %w", mpath, v, err)
+		}
+		s.Options.LateThreshold = d
+	}
+	if manifest.Goodput != "" {
+		slos, err := summary.ParseGoodput(manifest.Goodput)
+		if err != nil {
+			return s, fmt.Errorf("read %s: goodput: %w", mpath, err)
+		}
+		s.Options.Goodput = slos
+	}
+	return s, nil
+}
+
+// Summarize computes the run's summary from its records table, with info
+// and opts (usually [RunReader.Settings]'), and the telemetry view of its
+// profile window from the server_metrics and gpu tables when the run has
+// them: the summary the run itself computed, for the same options. It
+// reads each table once, a batch at a time.
+func (r *RunReader) Summarize(info summary.RunInfo, opts summary.Options) (*summary.Summary, error) {
+	acc := summary.NewAccumulator(opts)
+	for req, err := range r.Requests() {
+		if err != nil {
+			return nil, err
+		}
+		acc.Add(&req)
+	}
+	s := acc.Summary(info)
+	hasMetrics, hasGPU := r.Has(ServerMetricsTable), r.Has(GPUTable)
+	if !hasMetrics && !hasGPU {
+		return s, nil
+	}
+	t := &summary.Telemetry{}
+	if hasMetrics {
+		// One scrape is the run of consecutive samples with one target
+		// and one time, as the scraper wrote it; a scrape may span two
+		// batches, so it is gathered before it is added.
+		ta := telemetry.NewAccumulator()
+		var scrape []record.MetricSample
+		for m, err := range r.MetricSamples() {
+			if err != nil {
+				return nil, err
+			}
+			if len(scrape) > 0 && (m.Target != scrape[0].Target || m.TimeNS != scrape[0].TimeNS) {
+				ta.Add(scrape)
+				scrape = scrape[:0]
+			}
+			scrape = append(scrape, m)
+		}
+		ta.Add(scrape)
+		t.Servers = ta.Summarize(s.WindowStartNS, s.WindowEndNS)
+	}
+	if hasGPU {
+		var in []record.GPUSample // the samples of the window
+		for g, err := range r.GPUSamples() {
+			if err != nil {
+				return nil, err
+			}
+			if g.TimeNS >= s.WindowStartNS && g.TimeNS <= s.WindowEndNS {
+				in = append(in, g)
+			}
+		}
+		t.GPU = telemetry.SummarizeGPU(in, s.WindowStartNS, s.WindowEndNS, s.TotalOSL)
+	}
+	s.Telemetry = t
+	return s, nil
+}
