@@ -156,13 +156,7 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 	if cfg.Engine.Clock == nil {
 		cfg.Engine.Clock = replay.NewClock()
 	}
-	nSenders := cfg.Replay.Senders
-	if nSenders == 0 {
-		nSenders = replay.DefaultSenders
-		if cfg.Replay.Concurrency > 0 {
-			nSenders = cfg.Replay.Concurrency
-		}
-	}
+	nSenders := plan.Senders()
 	if cfg.Engine.Concurrency == 0 {
 		cfg.Engine.Concurrency = nSenders
 	}

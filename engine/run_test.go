@@ -113,6 +113,29 @@ func TestRunAgainstMockServer(t *testing.T) {
 	}
 }
 
+// TestRunSendersFromPlan: the run has as many senders as the plan says
+// (replay.Config.SendersOrDefault), no more: every request names one of
+// them.
+func TestRunSendersFromPlan(t *testing.T) {
+	srv := startMock(t, nil)
+	sink := &memSink{}
+	cfg := runConfig(srv.URL(), 40, 0, sink)
+	cfg.Replay.RequestRate, cfg.Replay.Senders = 5000, 3
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	used := map[int32]bool{}
+	for _, r := range sink.reqs {
+		used[r.SenderID] = true
+		if r.SenderID < 0 || r.SenderID >= 3 {
+			t.Errorf("request %d ran on sender %d, want 0..2", r.RequestID, r.SenderID)
+		}
+	}
+	if len(sink.reqs) != 40 || len(used) == 0 {
+		t.Errorf("%d records on %d senders", len(sink.reqs), len(used))
+	}
+}
+
 // timingErrors are distributions, in ms, of the distance between a
 // client stamp and the interval in which the server wrote the event
 // ([Event.StartNS, Event.TimeNS]; 0 inside it), and of |client − server|

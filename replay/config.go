@@ -23,7 +23,8 @@ const (
 	// late (and, with LateShift or LateSkip, moves the schedule or is dropped).
 	DefaultLateThreshold = time.Millisecond
 	// DefaultSenders is the number of long-lived sender goroutines when
-	// neither Senders nor Concurrency is set. It bounds the requests in
+	// neither Senders nor Concurrency is set (see
+	// [Config.SendersOrDefault]). It bounds the requests in
 	// flight: a request due while all senders are busy is late.
 	DefaultSenders = 1024
 	// DefaultRequestCount applies to a synthetic load (no trace) given no
@@ -145,9 +146,23 @@ type Config struct {
 	// MaxLateness is a budget for the p99 lateness of the measured requests;
 	// exceeding it sets [Stats.LatenessBudgetExceeded]. 0 = no budget.
 	MaxLateness time.Duration
-	// Senders is the number of long-lived sender goroutines. 0 = Concurrency
-	// when set, else DefaultSenders.
+	// Senders is the number of long-lived sender goroutines; 0 leaves it to
+	// [Config.SendersOrDefault].
 	Senders int
+}
+
+// SendersOrDefault returns the number of long-lived sender goroutines a
+// run of c starts, the most requests it has in flight: Senders when set,
+// else Concurrency when set (a closed loop needs no more), else
+// [DefaultSenders]. It is the only place that rule lives.
+func (c *Config) SendersOrDefault() int {
+	switch {
+	case c.Senders > 0:
+		return c.Senders
+	case c.Concurrency > 0:
+		return c.Concurrency
+	}
+	return DefaultSenders
 }
 
 // NewConfig returns a Config with the documented defaults: auto-offset on,

@@ -221,3 +221,29 @@ func TestErrorsNameFields(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestSendersOrDefault: the one rule for the number of senders.
+func TestSendersOrDefault(t *testing.T) {
+	for _, tc := range []struct {
+		senders, concurrency, want int
+	}{
+		{0, 0, DefaultSenders},
+		{0, 8, 8},   // a closed loop needs no more senders than sessions
+		{16, 8, 16}, // set: as given
+		{3, 0, 3},
+	} {
+		c := NewConfig()
+		c.Senders, c.Concurrency = tc.senders, tc.concurrency
+		if got := c.SendersOrDefault(); got != tc.want {
+			t.Errorf("Senders %d, Concurrency %d: %d senders, want %d", tc.senders, tc.concurrency, got, tc.want)
+		}
+		c.RequestRate = 1
+		p, err := NewPlan(c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Senders() != tc.want {
+			t.Errorf("Senders %d, Concurrency %d: plan has %d senders, want %d", tc.senders, tc.concurrency, p.Senders(), tc.want)
+		}
+	}
+}

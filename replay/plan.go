@@ -98,6 +98,10 @@ func (p *Plan) Mode() Mode { return p.mode }
 // stops it early (warmup included), or -1 when only time bounds it.
 func (p *Plan) Requests() int { return p.requests }
 
+// Senders returns the number of sender goroutines the plan's run starts:
+// [Config.SendersOrDefault] of its Config.
+func (p *Plan) Senders() int { return p.cfg.SendersOrDefault() }
+
 // Sessions returns the number of sessions in the trace after the offset
 // window (a synthetic load: 0).
 func (p *Plan) Sessions() int { return int(p.sessions()) }
@@ -111,9 +115,6 @@ func (p *Plan) build() error {
 		p.requests = -1
 		if p.limit > 0 {
 			p.requests = p.limit + c.WarmupRequests
-		}
-		if c.Concurrency > 0 && c.Senders > 0 && c.Senders < c.Concurrency {
-			return fieldError("Senders", "{Senders} %d is below {Concurrency} %d", c.Senders, c.Concurrency)
 		}
 		return nil
 	}

@@ -198,13 +198,7 @@ func newRunner(p *Plan, h Handler, sl sleeper, clk *Clock, wall0 int64, hctx con
 	if p.cfg.WarmupRequests == 0 {
 		r.profileAt.Store(int64(p.cfg.WarmupDuration))
 	}
-	n := p.cfg.Senders
-	if n == 0 {
-		n = DefaultSenders
-		if p.cfg.Concurrency > 0 {
-			n = p.cfg.Concurrency
-		}
-	}
+	n := p.Senders()
 	r.idle = newIdleStack(n)
 	r.posts = newRing[event](max(1024, 4*n))
 	r.heap = make([]event, 0, max(64, len(p.users)+64))

@@ -152,15 +152,8 @@ func NewStreamPlan(sv *Survey, open func() (*trace.Reader, error)) (*Plan, error
 	p.kept = int(n)
 	p.first, p.n = first, n
 	p.budget()
-	senders := c.Senders
-	if senders == 0 {
-		senders = DefaultSenders
-		if c.Concurrency > 0 {
-			senders = c.Concurrency
-		}
-	}
 	p.win = trace.NewWindow(trace.WindowConfig{Open: open, First: first, Count: n,
-		Wrap: p.wrap && (p.requests < 0 || p.requests > p.kept), Size: max(DefaultWindowRows, 4*senders)})
+		Wrap: p.wrap && (p.requests < 0 || p.requests > p.kept), Size: max(DefaultWindowRows, 4*p.Senders())})
 	return p, nil
 }
 

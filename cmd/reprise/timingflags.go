@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -67,7 +68,7 @@ func timingFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "max-lateness", Category: catDispatch, Sources: envVars("max-lateness"),
 			Usage: "p99 lateness budget `D`; over it the run warns and exits with code 4 (0 = none)"},
 		&cli.IntFlag{Name: "senders", Category: catDispatch, Sources: envVars("senders"), HideDefault: true,
-			Usage: "`N` long-lived sender goroutines, the most requests in flight (default: --concurrency, else 1024)"},
+			Usage: fmt.Sprintf("`N` long-lived sender goroutines, the most requests in flight (default: --concurrency, else %d)", replay.DefaultSenders)},
 	}
 }
 
