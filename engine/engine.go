@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -36,10 +35,6 @@ const (
 	maxErrorBody = 64 << 10
 	// maxErrorMessage bounds the stored error message.
 	maxErrorMessage = 512
-	// maxAttempts bounds sends of one request: a second attempt only
-	// happens when the first provably never reached the server (its write
-	// on a reused connection failed before a byte was accepted; doH1).
-	maxAttempts = 3
 )
 
 // Caps on what one response may hold (docs/format/cli.md justifies them).
@@ -197,16 +192,11 @@ type Engine struct {
 	cfg       Config
 	clock     *replay.Clock
 	info      adapter.Info
-	base      string  // BaseURL without a trailing slash
-	pool      *h1Pool // HTTP/1.1 (h1.go); nil in HTTP/2 mode
+	base      string     // BaseURL without a trailing slash
+	h1c       *h1.Client // HTTP/1.1 (engine/internal/h1); nil in HTTP/2 mode
 	client    *http.Client
 	transport http.RoundTripper // HTTP/2
 	log       *slog.Logger
-
-	// closes learns whether the server closes connections after streamed
-	// responses (llama.cpp does, although it advertises keep-alive).
-	closes  streamCloses
-	retries atomic.Int64
 
 	// The caps of Config, the largest values for none; ctxCounter is
 	// Counter when it can stop.
@@ -240,26 +230,19 @@ func New(cfg Config) (*Engine, error) {
 		e.log = slog.New(slog.DiscardHandler)
 	}
 	e.base = strings.TrimRight(cfg.BaseURL, "/")
-	e.closes = newStreamCloses(e.log, e.base)
+	if !cfg.HTTP2 {
+		c, err := h1.New(h1.Config{BaseURL: e.base, TLS: cfg.TLS, Dial: cfg.Dial, MaxConnections: cfg.MaxConnections,
+			Timeout: cfg.Timeout, NoKernelStamps: cfg.NoKernelStamps, NoReactor: cfg.NoReactor, Clock: e.clock, Log: e.log})
+		if err != nil {
+			return nil, err
+		}
+		e.h1c = c
+		return e, nil
+	}
 	dial := cfg.Dial
 	if dial == nil {
 		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 		dial = d.DialContext
-	}
-	if !cfg.HTTP2 {
-		p, err := newH1Pool(e, e.base, dial)
-		if err != nil {
-			return nil, err
-		}
-		e.pool = p
-		return e, nil
-	}
-	tracked := func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return h1.NewConn(c, false), nil
 	}
 	{
 		// x/net's transport opens ⌈streams/limit⌉ connections and keeps
@@ -274,7 +257,7 @@ func New(cfg Config) (*Engine, error) {
 		}
 		if t.AllowHTTP {
 			t.DialTLSContext = func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
-				return tracked(ctx, network, addr)
+				return dial(ctx, network, addr)
 			}
 		}
 		e.transport = t
@@ -293,17 +276,24 @@ func (e *Engine) Clock() *replay.Clock { return e.clock }
 
 // Retries returns how many times a request was sent again because its
 // previous attempt provably never reached the server.
-func (e *Engine) Retries() int64 { return e.retries.Load() }
+func (e *Engine) Retries() int64 {
+	if e.h1c == nil {
+		return 0 // HTTP/2: x/net re-sends by itself only what it never wrote
+	}
+	return e.h1c.Retries()
+}
 
 // ClosesAfterStream reports whether the server is currently believed to
 // close connections after streamed responses (streamed requests then ask
 // for Connection: close).
-func (e *Engine) ClosesAfterStream() bool { return e.closes.closes() }
+func (e *Engine) ClosesAfterStream() bool {
+	return e.h1c != nil && e.h1c.Verdict() == h1.VerdictCloses
+}
 
 // Close closes idle connections.
 func (e *Engine) Close() {
-	if e.pool != nil {
-		e.pool.closeIdle(true)
+	if e.h1c != nil {
+		e.h1c.Close()
 	}
 	if t, ok := e.transport.(*http2.Transport); ok {
 		t.CloseIdleConnections()

@@ -18,6 +18,7 @@ import (
 
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/adapter/openai"
+	"github.com/reprise-bench/reprise/engine/internal/h1"
 	"github.com/reprise-bench/reprise/internal/record"
 )
 
@@ -228,52 +229,6 @@ func TestH1Responses(t *testing.T) {
 	}
 }
 
-// TestH1MaxConnections: --max-connections caps open connections; requests
-// beyond it wait for one and all succeed.
-func TestH1MaxConnections(t *testing.T) {
-	var open, peak atomic.Int32
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		time.Sleep(2 * time.Millisecond)
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, okJSON)
-	}))
-	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
-		switch st {
-		case http.StateNew:
-			n := open.Add(1)
-			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
-			}
-		case http.StateClosed, http.StateHijacked:
-			open.Add(-1)
-		}
-	}
-	srv.Start()
-	defer srv.Close()
-	e := configured(t, srv.URL, func(c *Config) {
-		c.MaxConnections = 3
-	})
-	var wg sync.WaitGroup
-	var failed atomic.Int32
-	for range 12 {
-		s, _ := e.NewSender()
-		wg.Go(func() {
-			for range 5 {
-				var r record.Request
-				s.Do(context.Background(), prepared(t, e, false), &r)
-				if !r.OK() {
-					failed.Add(1)
-					t.Errorf("%s: %s", r.ErrorKind, r.ErrorMessage)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if p := peak.Load(); p > 3 || p == 0 {
-		t.Errorf("peak %d open connections, want at most 3", p)
-	}
-}
-
 // TestH1Timeout: --timeout ends a request that stalls, as a timeout:
 // before the response, and inside a stream (read by the reactor or by the
 // sender).
@@ -444,7 +399,7 @@ func TestH1TLS(t *testing.T) {
 		if i == 1 {
 			// A stream's connection rests before it is reused while the
 			// close-after-stream verdict is open (streamCloses).
-			time.Sleep(e.closes.settle + 5*time.Millisecond)
+			time.Sleep(h1.RestAfterStream + 5*time.Millisecond)
 		}
 		var r record.Request
 		s.Do(context.Background(), prepared(t, e, true), &r)
@@ -467,20 +422,9 @@ func TestH1TLS(t *testing.T) {
 // streams: send, after the last stream's connection rested, reuses it.
 func learnKeeps(t *testing.T, e *Engine, send func()) {
 	t.Helper()
-	time.Sleep(e.closes.settle + 5*time.Millisecond)
+	time.Sleep(h1.RestAfterStream + 5*time.Millisecond)
 	send()
-	if e.closes.open() || e.ClosesAfterStream() {
+	if e.h1c.Verdict() != h1.VerdictKeeps {
 		t.Fatal("a response on a reused connection after a stream did not teach the engine that the server keeps connections")
-	}
-}
-
-// waitVerdict waits until the engine has decided whether the server closes
-// connections after streams.
-func waitVerdict(t *testing.T, e *Engine) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); e.closes.open(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no close-after-stream verdict 10 s after a stream")
-		}
 	}
 }

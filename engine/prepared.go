@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/engine/internal/h1"
 	"github.com/reprise-bench/reprise/internal/jsonx"
 	"github.com/reprise-bench/reprise/internal/record"
 )
@@ -91,8 +92,8 @@ func (b *Builder) Build(in *adapter.BuildInput, p *Prepared) error {
 		path = "/" + path
 	}
 	p.URL = b.e.base + path
-	if pool := b.e.pool; pool != nil {
-		p.Head = b.h1Head(p, pool, path)
+	if c := b.e.h1c; c != nil {
+		p.Head = b.h1Head(p, c, path)
 		return nil
 	}
 	h := make(http.Header, len(b.out.Header)+len(b.e.cfg.Header)+1)
@@ -166,15 +167,8 @@ func appendMessages(dst []byte, msgs []adapter.Message) []byte {
 
 // h1Head renders the request line and headers for reprise's HTTP/1.1
 // client: what net/http would send, in a fixed order.
-func (b *Builder) h1Head(p *Prepared, pool *h1Pool, path string) []byte {
-	h := make([]byte, 0, 256)
-	h = append(h, p.Method...)
-	h = append(h, ' ')
-	h = append(h, pool.path...)
-	h = append(h, path...)
-	h = append(h, " HTTP/1.1\r\nHost: "...)
-	h = append(h, pool.host...)
-	h = append(h, "\r\n"...)
+func (b *Builder) h1Head(p *Prepared, c *h1.Client, path string) []byte {
+	h := c.AppendRequestLine(make([]byte, 0, 256), p.Method, path)
 	ua := false
 	add := func(kvs []adapter.Header, user bool) {
 		for _, kv := range kvs {

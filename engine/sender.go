@@ -78,15 +78,16 @@ type Sender struct {
 	// zero: none, or HTTP/2, whose ctx carries it).
 	deadline time.Time
 
-	// reprise's HTTP/1.1 client (h1.go): the response decoder, the read's
-	// state, the request head and write buffers, a non-2xx body.
-	dec      h1.Decoder
-	h1       h1Read
-	head     []byte
-	wbuf     []byte
-	wvec     net.Buffers
-	errBody  []byte
-	onRecvFn h1.RecvFunc
+	// reprise's HTTP/1.1 client (h1.go): this sender's caller, the
+	// request and its stamps, the response handler, the request head
+	// buffer and a non-2xx body. Fields, so that Do allocates none of
+	// them.
+	call    *h1.Caller
+	req     h1.Request
+	st      h1.Stamps
+	rsp     h1Handler
+	head    []byte
+	errBody []byte
 
 	// pt is the httptrace state of the current attempt (HTTP/2). net/http may run
 	// a dial started for one attempt after that attempt ended (and hand
@@ -103,6 +104,9 @@ func (e *Engine) NewSender() (*Sender, error) {
 	}
 	s := &Sender{e: e, inst: inst} // buf on the first response: many senders of a big pool never run
 	s.framer.max = e.maxEventBytes
+	if e.h1c != nil {
+		s.call = e.h1c.NewCaller()
+	}
 	return s, nil
 }
 
@@ -134,7 +138,6 @@ type phaseTrace struct {
 	tlsStart, tlsDone   atomic.Int64
 	wrote, firstByte    atomic.Int64
 	reused              atomic.Bool
-	conn                atomic.Pointer[h1.Conn]
 	trace               httptrace.ClientTrace
 }
 
@@ -145,13 +148,6 @@ func newPhaseTrace(c *replay.Clock) *phaseTrace {
 		GotConn: func(info httptrace.GotConnInfo) {
 			p.gotConn.Store(c.Now())
 			p.reused.Store(info.Reused)
-			conn := info.Conn
-			if tc, ok := conn.(*tls.Conn); ok {
-				conn = tc.NetConn() // the tracked connection is below TLS
-			}
-			if tc, ok := conn.(*h1.Conn); ok {
-				p.conn.Store(tc)
-			}
 		},
 		DNSStart:             func(httptrace.DNSStartInfo) { p.dnsStart.Store(c.Now()) },
 		DNSDone:              func(httptrace.DNSDoneInfo) { p.dnsDone.Store(c.Now()) },
@@ -193,7 +189,7 @@ func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
 		s.fail(r, kind, p.Err.Error())
 		return
 	}
-	if e.pool != nil {
+	if s.call != nil {
 		s.doH1(ctx, p, r)
 		return
 	}
@@ -223,7 +219,7 @@ func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
 	sent := e.clock.Now()
 	r.SentNS = sent
 	resp, err := e.client.Do(req)
-	now, wall := e.clock.NowWall()
+	now := e.clock.Now()
 	if err != nil {
 		s.phases(r)
 		r.EndNS = now
@@ -231,7 +227,7 @@ func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
 		s.fail(r, kind, msg)
 		return
 	}
-	r.HeadersNS = s.pt.conn.Load().Arrival(now, wall, sent)
+	r.HeadersNS = now
 	s.phases(r)
 	r.StatusCode = int32(resp.StatusCode)
 	s.read(ctx, p, resp, r)
@@ -264,7 +260,8 @@ func span(a, b int64) int64 {
 	return 0
 }
 
-// read consumes a net/http response (HTTP/2), stamping every read.
+// read consumes a net/http response (HTTP/2), stamping every read when
+// it returns.
 func (s *Sender) read(ctx context.Context, p *Prepared, resp *http.Response, r *record.Request) {
 	e := s.e
 	defer resp.Body.Close()
@@ -286,8 +283,6 @@ func (s *Sender) read(ctx context.Context, p *Prepared, resp *http.Response, r *
 		s.endBody(ctx, r, nil)
 		return
 	}
-	conn := s.pt.conn.Load()
-	floor := r.HeadersNS
 	if s.buf == nil {
 		s.buf = make([]byte, DefaultReadBuffer)
 	}
@@ -295,13 +290,9 @@ func (s *Sender) read(ctx context.Context, p *Prepared, resp *http.Response, r *
 	var t int64
 	for {
 		n, err := resp.Body.Read(s.buf)
-		// Stamp first, then look at the bytes: when the kernel received
-		// them if it says, else now (conn.go).
-		now, wall := e.clock.NowWall()
-		t = conn.Arrival(now, wall, floor)
+		// Stamp first, then look at the bytes.
+		t = e.clock.Now()
 		if n > 0 {
-			floor = t
-			r.ReadLagNS = max(r.ReadLagNS, now-t)
 			r.Reads++
 			r.BytesReceived += int64(n)
 			s.feedBody(s.buf[:n], t)

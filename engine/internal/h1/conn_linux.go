@@ -40,7 +40,7 @@ type rxReader struct {
 	// await's state (reactor_linux.go); rc nil: reads stay on the
 	// sender's goroutine. fd is the socket's, used only while the
 	// connection is open and a response is being read.
-	rc     *Reactor
+	rc     *reactor
 	fd     int
 	wmu    sync.Mutex // between the reactor's reads and await giving up
 	active bool       // in rc's set
@@ -111,7 +111,7 @@ func (r *rxReader) recvOnce(fd uintptr) bool {
 }
 
 // useReactor makes await read on rc.
-func (r *rxReader) useReactor(rc *Reactor) {
+func (r *rxReader) useReactor(rc *reactor) {
 	r.rc = rc
 	r.done = make(chan struct{}, 1)
 }

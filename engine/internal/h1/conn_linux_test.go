@@ -11,7 +11,7 @@ import (
 
 // tcpPair returns a client Conn (kernel stamps on) and the
 // server's end of it.
-func tcpPair(t *testing.T) (*Conn, *net.TCPConn, *testClock) {
+func tcpPair(t *testing.T) (*rxConn, *net.TCPConn, *testClock) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -29,7 +29,7 @@ func tcpPair(t *testing.T) (*Conn, *net.TCPConn, *testClock) {
 	}
 	srv := (<-accepted).(*net.TCPConn)
 	clock := newTestClock()
-	tc := NewConn(c, true)
+	tc := newRxConn(c, true)
 	t.Cleanup(func() { tc.Close(); srv.Close() })
 	if tc.rx == nil {
 		t.Fatal("kernel receive timestamps could not be turned on")
@@ -83,11 +83,11 @@ func TestKernelStampIsArrival(t *testing.T) {
 	if rx < b1 || rx > a1 {
 		t.Fatalf("kernel stamp %d outside the write [%d, %d]", rx, b1, a1)
 	}
-	got := tc.Arrival(now, wall, 0)
+	got := tc.arrival(now, wall, 0)
 	if lag := now - got; lag < 30*int64(time.Millisecond) {
 		t.Errorf("arrival %d is only %v before the late read: the read time leaked in", got, time.Duration(lag))
 	}
-	if tc.Arrival(now, wall, now) != now {
+	if tc.arrival(now, wall, now) != now {
 		t.Error("arrival below the floor not clamped to it")
 	}
 

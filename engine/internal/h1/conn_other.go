@@ -12,7 +12,7 @@ import (
 
 // rxReader is Linux's receive-timestamp reader; elsewhere reads are
 // stamped when they return.
-type rxReader struct{ rc *Reactor }
+type rxReader struct{ rc *reactor }
 
 func newRxReader(*net.TCPConn) *rxReader { return nil }
 
@@ -24,19 +24,19 @@ func (*rxReader) loop([]byte, func(int, int64, syscall.Errno) bool) error { pani
 // connection the server closed fails its next request, which is retried.
 func peekSocket(uintptr, *byte) (int, syscall.Errno) { return 0, syscall.EAGAIN }
 
-// Reactor is Linux's epoll reader of many connections; elsewhere each
+// reactor is Linux's epoll reader of many connections; elsewhere each
 // sender reads its own.
-type Reactor struct{}
+type reactor struct{}
 
-func NewReactor() (*Reactor, error) { return nil, errors.ErrUnsupported }
+func newReactor() (*reactor, error) { return nil, errors.ErrUnsupported }
 
-func (*Reactor) Close() {}
+func (*reactor) close() {}
 
-func (*rxReader) useReactor(*Reactor) {}
+func (*rxReader) useReactor(*reactor) {}
 
 func (*rxReader) await(context.Context, time.Time, []byte, func(int, int64, syscall.Errno) bool) error {
 	panic("unreachable")
 }
 
 // Held returns how many sockets rc is reading now: none.
-func (*Reactor) Held() int { return 0 }
+func (*reactor) held() int { return 0 }

@@ -1,11 +1,11 @@
 // Package h1 is reprise's HTTP/1.1 client at the wire: connections whose
 // reads carry the kernel's receive time ([Conn]), the epoll reactors that
-// read many streaming responses on one goroutine ([Reactor]), and the
+// read many streaming responses on one goroutine ([reactor]), and the
 // response decoder that strips the status line, headers and chunk framing
-// in place ([Decoder]).
+// in place ([decoder]).
 //
 // It is named for the protocol it speaks, as x/net's http2 is, and kept
-// short because call sites read h1.Conn, h1.Decoder. It is internal to
+// short because call sites read h1.Conn, h1.decoder. It is internal to
 // engine: its types are the engine's measuring instruments, not an API.
 //
 // # Why reprise has its own HTTP/1.1 client

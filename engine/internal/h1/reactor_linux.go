@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Reactor reads the responses of many HTTP/1.1 connections on one
+// reactor reads the responses of many HTTP/1.1 connections on one
 // goroutine: their sockets sit in its own level-triggered epoll set, whose
 // descriptor the runtime poller waits on. Each time the poller says the
 // set is ready, the reactor takes every ready socket in turn, reads it
@@ -34,7 +34,7 @@ import (
 // reported at once, a read that left bytes behind is reported again, and
 // an EOF or reset that arrived with the last bytes is reported by the next
 // wait — no readiness is ever lost between two reads.
-type Reactor struct {
+type reactor struct {
 	ep     *os.File // the epoll set, non-blocking, registered with the runtime poller
 	epfd   int
 	raw    syscall.RawConn
@@ -50,9 +50,9 @@ type Reactor struct {
 	drainF func(fd uintptr) bool // rc.drain, made once
 }
 
-// NewReactor starts a reactor; the error says why it could not (the
+// newReactor starts a reactor; the error says why it could not (the
 // caller then reads on the senders' goroutines).
-func NewReactor() (*Reactor, error) {
+func newReactor() (*reactor, error) {
 	fd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, os.NewSyscallError("epoll_create1", err)
@@ -67,7 +67,7 @@ func NewReactor() (*Reactor, error) {
 		_ = f.Close()
 		return nil, err
 	}
-	rc := &Reactor{ep: f, epfd: fd, raw: raw, events: make([]unix.EpollEvent, 256)}
+	rc := &reactor{ep: f, epfd: fd, raw: raw, events: make([]unix.EpollEvent, 256)}
 	rc.drainF = rc.drain
 	go rc.run()
 	return rc, nil
@@ -75,19 +75,19 @@ func NewReactor() (*Reactor, error) {
 
 // Close stops the reactor. Call it when no response is being read; a
 // later await reads on its caller's goroutine.
-func (rc *Reactor) Close() {
+func (rc *reactor) close() {
 	rc.closed.Store(true)
 	_ = rc.ep.Close()
 }
 
 // run serves the set until it is closed: drain never ends the read, so
 // RawConn.Read returns only with the poller's error for the closed file.
-func (rc *Reactor) run() { _ = rc.raw.Read(rc.drainF) }
+func (rc *reactor) run() { _ = rc.raw.Read(rc.drainF) }
 
 // drain handles ready sockets until none is left; false: wait for the
 // poller. It runs inside RawConn.Read, so a wake-up of the poller between
 // two waits is never lost.
-func (rc *Reactor) drain(fd uintptr) bool {
+func (rc *reactor) drain(fd uintptr) bool {
 	for {
 		n, err := unix.EpollWait(int(fd), rc.events, 0)
 		if err == unix.EINTR {
@@ -111,7 +111,7 @@ func (rc *Reactor) drain(fd uintptr) bool {
 	}
 }
 
-func (rc *Reactor) add(r *rxReader) int32 {
+func (rc *reactor) add(r *rxReader) int32 {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if n := len(rc.free); n > 0 {
@@ -124,7 +124,7 @@ func (rc *Reactor) add(r *rxReader) int32 {
 	return int32(len(rc.slots) - 1)
 }
 
-func (rc *Reactor) remove(slot int32) {
+func (rc *reactor) remove(slot int32) {
 	rc.mu.Lock()
 	rc.slots[slot] = nil
 	rc.free = append(rc.free, slot)
@@ -226,7 +226,7 @@ func (r *rxReader) finish() {
 }
 
 // Held returns how many sockets rc is reading now.
-func (rc *Reactor) Held() int {
+func (rc *reactor) held() int {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	n := 0

@@ -8,8 +8,8 @@ import (
 	"unicode/utf8"
 )
 
-// Decoder decodes one HTTP/1.1 response as its bytes arrive, in place:
-// [Decoder.Decode] strips the status line, headers and chunk framing
+// decoder decodes one HTTP/1.1 response as its bytes arrive, in place:
+// [decoder.decode] strips the status line, headers and chunk framing
 // from a read and moves the body bytes to the front of the same buffer, so
 // the sender stamps, frames and parses a read's body without a copy or a
 // second buffer (see the package doc for why reprise has its own HTTP/1.1 client).
@@ -18,8 +18,8 @@ import (
 // (skipped), Content-Length, chunked transfer coding (extensions and
 // trailers ignored), and bodies delimited by the connection's close. Limits:
 // maxHeaderBytes of status line and headers, maxChunkLine per chunk-size
-// line. It is not safe for concurrent use; Reset it between responses.
-type Decoder struct {
+// line. It is not safe for concurrent use; reset it between responses.
+type decoder struct {
 	state h1State
 	// hdr accumulates the status line and headers until the blank line;
 	// line accumulates a chunk-size line or trailer line split by reads.
@@ -27,10 +27,10 @@ type Decoder struct {
 	line []byte
 
 	// The final response's status line and the headers reprise uses.
-	Status      int
-	Minor       int // HTTP/1.<Minor>
-	ContentType []byte
-	Close       bool // Connection: close, or HTTP/1.0 without keep-alive
+	status      int
+	minor       int // HTTP/1.<minor>
+	contentType []byte
+	closing     bool // Connection: close, or HTTP/1.0 without keep-alive
 	framing     h1Framing
 	remain      int64 // body bytes left (length framing, or the current chunk)
 }
@@ -62,30 +62,27 @@ const (
 	maxChunkLine   = 4 << 10
 )
 
-// ErrMalformed marks a response that is not valid HTTP/1.1.
-var ErrMalformed = errors.New("malformed HTTP response")
-
-// Reset readies d for the next response, keeping its buffers.
-func (d *Decoder) Reset() {
-	*d = Decoder{hdr: d.hdr[:0], line: d.line[:0], ContentType: d.ContentType[:0]}
+// reset readies d for the next response, keeping its buffers.
+func (d *decoder) reset() {
+	*d = decoder{hdr: d.hdr[:0], line: d.line[:0], contentType: d.contentType[:0]}
 }
 
-// HeadersDone reports whether the final response's headers are complete.
-func (d *Decoder) HeadersDone() bool { return d.state != h1Head }
+// headersDone reports whether the final response's headers are complete.
+func (d *decoder) headersDone() bool { return d.state != h1Head }
 
-// Done reports whether the response is complete (and nothing may follow
+// done reports whether the response is complete (and nothing may follow
 // it but the next response).
-func (d *Decoder) Done() bool { return d.state == h1Done }
+func (d *decoder) done() bool { return d.state == h1Done }
 
-// Reusable reports whether the connection can carry another request after
+// reusable reports whether the connection can carry another request after
 // this complete response.
-func (d *Decoder) Reusable() bool {
-	return d.state == h1Done && !d.Close && d.framing != frameClose
+func (d *decoder) reusable() bool {
+	return d.state == h1Done && !d.closing && d.framing != frameClose
 }
 
-// EOF tells the decoder the connection closed. It returns nil when that
+// eof tells the decoder the connection closed. It returns nil when that
 // ends the response (a body delimited by the close), else the error.
-func (d *Decoder) EOF() error {
+func (d *decoder) eof() error {
 	switch d.state {
 	case h1UntilClose:
 		d.state = h1Done
@@ -93,28 +90,28 @@ func (d *Decoder) EOF() error {
 	case h1Done:
 		return nil
 	case h1Head:
-		return ErrEOFHead
+		return errEOFHead
 	}
-	return ErrEOFBody
+	return errEOFBody
 }
 
 var (
-	// ErrEOFHead is the connection closing before a complete status
+	// errEOFHead is the connection closing before a complete status
 	// line and headers (a reused connection the server had closed, when
 	// no byte came at all).
-	ErrEOFHead = fmt.Errorf("%w: the server closed the connection before the response headers", errUnexpectedEOF)
-	// ErrEOFBody is the connection closing inside the response body.
-	ErrEOFBody = fmt.Errorf("%w: the server closed the connection inside the response body", errUnexpectedEOF)
+	errEOFHead = fmt.Errorf("%w: the server closed the connection before the response headers", errUnexpectedEOF)
+	// errEOFBody is the connection closing inside the response body.
+	errEOFBody = fmt.Errorf("%w: the server closed the connection inside the response body", errUnexpectedEOF)
 )
 
 var errUnexpectedEOF = errors.New("unexpected EOF")
 
-// Decode consumes p[:used]. Body bytes are moved to p[:n] (n ≤ used). It
+// decode consumes p[:used]. Body bytes are moved to p[:n] (n ≤ used). It
 // stops early, with used < len(p), right after the final headers (so the
 // caller can look at them before any body) and at the end of the
 // response; bytes after the end are the caller's to judge (HTTP/1.1
 // without pipelining: there must be none).
-func (d *Decoder) Decode(p []byte) (n, used int, err error) {
+func (d *decoder) decode(p []byte) (n, used int, err error) {
 	i := 0
 	for i < len(p) {
 		switch d.state {
@@ -165,7 +162,7 @@ func (d *Decoder) Decode(p []byte) (n, used int, err error) {
 // nextLine returns the next line of p (without its LF or CRLF) joined to
 // what earlier reads left in d.line, how much of p it used, and whether
 // the line is complete.
-func (d *Decoder) nextLine(p []byte) (line []byte, used int, ok bool) {
+func (d *decoder) nextLine(p []byte) (line []byte, used int, ok bool) {
 	j := bytes.IndexByte(p, '\n')
 	if j < 0 {
 		d.line = append(d.line, p...)
@@ -180,7 +177,7 @@ func (d *Decoder) nextLine(p []byte) (line []byte, used int, ok bool) {
 	return bytes.TrimSuffix(line, []byte{'\r'}), j + 1, true
 }
 
-func (d *Decoder) chunkLine(line []byte) error {
+func (d *decoder) chunkLine(line []byte) error {
 	switch d.state {
 	case h1ChunkCRLF:
 		if len(line) != 0 {
@@ -233,7 +230,7 @@ func parseHex(b []byte) (int64, bool) {
 
 // head accumulates the status line and headers and parses them at the
 // blank line. It returns how much of p it used.
-func (d *Decoder) head(p []byte) (int, error) {
+func (d *decoder) head(p []byte) (int, error) {
 	// Look for the end of the header block in what is new, with up to 3
 	// bytes of what came before (a CRLFCRLF split across reads).
 	from := max(len(d.hdr)-3, 0)
@@ -261,7 +258,7 @@ func (d *Decoder) head(p []byte) (int, error) {
 
 // parseHead parses one status line and header block. After a 1xx it
 // leaves the decoder waiting for the next response's head.
-func (d *Decoder) parseHead(b []byte) error {
+func (d *decoder) parseHead(b []byte) error {
 	line, rest, _ := bytes.Cut(b, []byte{'\n'})
 	line = bytes.TrimSuffix(line, []byte{'\r'})
 	// HTTP/1.x SP 3DIGIT [SP reason]
@@ -273,10 +270,10 @@ func (d *Decoder) parseHead(b []byte) error {
 	if err != nil || code < 100 {
 		return fmt.Errorf("%w: status line %q", ErrMalformed, truncate(string(line), 80))
 	}
-	d.Minor = int(line[7] - '0')
-	d.Status = code
-	d.ContentType = d.ContentType[:0]
-	d.Close = d.Minor == 0
+	d.minor = int(line[7] - '0')
+	d.status = code
+	d.contentType = d.contentType[:0]
+	d.closing = d.minor == 0
 	var cl int64 = -1
 	chunked := false
 	for len(rest) > 0 {
@@ -288,40 +285,40 @@ func (d *Decoder) parseHead(b []byte) error {
 		}
 		value = bytes.TrimSpace(value)
 		switch {
-		case EqualFold(name, "content-length"):
+		case equalFold(name, "content-length"):
 			v, err := strconv.ParseInt(string(value), 10, 64)
 			if err != nil || v < 0 || (cl >= 0 && v != cl) {
 				return fmt.Errorf("%w: Content-Length %q", ErrMalformed, truncate(string(value), 40))
 			}
 			cl = v
-		case EqualFold(name, "transfer-encoding"):
+		case equalFold(name, "transfer-encoding"):
 			// The last coding must be chunked; reprise asks for no other.
 			last := value
 			if i := bytes.LastIndexByte(value, ','); i >= 0 {
 				last = bytes.TrimSpace(value[i+1:])
 			}
-			if !EqualFold(last, "chunked") {
+			if !equalFold(last, "chunked") {
 				return fmt.Errorf("%w: Transfer-Encoding %q is not supported", ErrMalformed, truncate(string(value), 40))
 			}
 			chunked = true
-		case EqualFold(name, "connection"):
+		case equalFold(name, "connection"):
 			for tok := range bytes.SplitSeq(value, []byte{','}) {
 				tok = bytes.TrimSpace(tok)
-				if EqualFold(tok, "close") {
-					d.Close = true
-				} else if EqualFold(tok, "keep-alive") && d.Minor == 0 {
-					d.Close = false
+				if equalFold(tok, "close") {
+					d.closing = true
+				} else if equalFold(tok, "keep-alive") && d.minor == 0 {
+					d.closing = false
 				}
 			}
-		case EqualFold(name, "content-type"):
-			d.ContentType = append(d.ContentType[:0], value...)
+		case equalFold(name, "content-type"):
+			d.contentType = append(d.contentType[:0], value...)
 		}
 	}
 	switch {
 	case code < 200:
 		// Interim (100 Continue, 103 Early Hints): the real one follows.
 		d.state = h1Head
-		d.Status = 0
+		d.status = 0
 		return nil
 	case code == 204 || code == 304:
 		d.framing, d.state = frameNone, h1Done
@@ -338,28 +335,27 @@ func (d *Decoder) parseHead(b []byte) error {
 	return nil
 }
 
-// ContentLength returns the body's length when the response is framed by
+// contentLength returns the body's length when the response is framed by
 // Content-Length (right after the headers: all of it), else -1.
-func (d *Decoder) ContentLength() int64 {
+func (d *decoder) contentLength() int64 {
 	if d.framing != frameLength {
 		return -1
 	}
 	return d.remain
 }
 
-// MediaType returns the Content-Type without parameters, lower-cased
-// only as far as comparing needs (the caller compares case-insensitively).
-func (d *Decoder) MediaType() []byte {
-	ct := d.ContentType
+// mediaType returns a Content-Type without parameters, lower-cased only
+// as far as comparing needs (the caller compares case-insensitively).
+func mediaType(ct []byte) []byte {
 	if i := bytes.IndexByte(ct, ';'); i >= 0 {
 		ct = ct[:i]
 	}
 	return bytes.TrimSpace(ct)
 }
 
-// EqualFold is strings.EqualFold for ASCII, on bytes, without
+// equalFold is strings.EqualFold for ASCII, on bytes, without
 // allocating.
-func EqualFold(b []byte, s string) bool {
+func equalFold(b []byte, s string) bool {
 	if len(b) != len(s) {
 		return false
 	}

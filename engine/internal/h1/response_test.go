@@ -52,18 +52,18 @@ var h1Cases = []h1Case{
 
 // decodeAll runs the decoder over in, cut into the given pieces, as the
 // sender does (a copy per read, decoded in place), and returns the body.
-func decodeAll(d *Decoder, pieces [][]byte, eof bool) (body []byte, err error) {
+func decodeAll(d *decoder, pieces [][]byte, eof bool) (body []byte, err error) {
 	for _, p := range pieces {
 		b := append([]byte(nil), p...)
 		for len(b) > 0 {
-			n, used, err := d.Decode(b)
+			n, used, err := d.decode(b)
 			body = append(body, b[:n]...)
 			if err != nil {
 				return body, err
 			}
-			if d.Done() {
+			if d.done() {
 				if used < len(b) {
-					d.Close = true
+					d.closing = true
 				}
 				return body, nil
 			}
@@ -71,14 +71,14 @@ func decodeAll(d *Decoder, pieces [][]byte, eof bool) (body []byte, err error) {
 		}
 	}
 	if eof {
-		return body, d.EOF()
+		return body, d.eof()
 	}
 	return body, nil
 }
 
 func checkH1(t *testing.T, c h1Case, how string, pieces [][]byte) {
 	t.Helper()
-	var d Decoder
+	var d decoder
 	body, err := decodeAll(&d, pieces, c.eof)
 	if c.err != "" {
 		if err == nil || !strings.Contains(err.Error(), c.err) {
@@ -93,18 +93,18 @@ func checkH1(t *testing.T, c h1Case, how string, pieces [][]byte) {
 	if string(body) != c.body {
 		t.Errorf("%s: body %q, want %q", how, body, c.body)
 	}
-	if c.status != 0 && d.Status != c.status {
-		t.Errorf("%s: status %d, want %d", how, d.Status, c.status)
+	if c.status != 0 && d.status != c.status {
+		t.Errorf("%s: status %d, want %d", how, d.status, c.status)
 	}
 	if c.err == "" {
-		if !d.Done() {
+		if !d.done() {
 			t.Errorf("%s: response not complete", how)
 		}
-		if d.Reusable() != c.reusable {
-			t.Errorf("%s: reusable %v, want %v", how, d.Reusable(), c.reusable)
+		if d.reusable() != c.reusable {
+			t.Errorf("%s: reusable %v, want %v", how, d.reusable(), c.reusable)
 		}
-		if string(d.ContentType) != c.ct {
-			t.Errorf("%s: content type %q, want %q", how, d.ContentType, c.ct)
+		if string(d.contentType) != c.ct {
+			t.Errorf("%s: content type %q, want %q", how, d.contentType, c.ct)
 		}
 	}
 }
@@ -130,9 +130,9 @@ func TestDecoder(t *testing.T) {
 
 // TestDecoderReset: one decoder serves many responses.
 func TestDecoderReset(t *testing.T) {
-	var d Decoder
+	var d decoder
 	for i, c := range h1Cases {
-		d.Reset()
+		d.reset()
 		body, err := decodeAll(&d, [][]byte{[]byte(c.in)}, c.eof)
 		if (err != nil) != (c.err != "") || string(body) != c.body {
 			t.Errorf("response %d (%s) after reuse: body %q err %v", i, c.name, body, err)
@@ -142,12 +142,12 @@ func TestDecoderReset(t *testing.T) {
 
 // TestDecoderLimits: endless headers and chunk lines are refused.
 func TestDecoderLimits(t *testing.T) {
-	var d Decoder
+	var d decoder
 	long := append([]byte("HTTP/1.1 200 OK\r\nX: "), bytes.Repeat([]byte("a"), maxHeaderBytes)...)
 	if _, err := decodeAll(&d, [][]byte{long}, false); err == nil || !errors.Is(err, ErrMalformed) {
 		t.Errorf("endless headers: %v", err)
 	}
-	d.Reset()
+	d.reset()
 	chunk := append([]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1"), bytes.Repeat([]byte("0"), maxChunkLine+1)...)
 	if _, err := decodeAll(&d, [][]byte{chunk}, false); err == nil || !errors.Is(err, ErrMalformed) {
 		t.Errorf("endless chunk line: %v", err)
@@ -159,11 +159,11 @@ func TestDecoderLimits(t *testing.T) {
 func TestDecoderAllocs(t *testing.T) {
 	in := []byte(h1Cases[1].in)
 	buf := make([]byte, len(in))
-	var d Decoder
+	var d decoder
 	step := func() {
-		d.Reset()
-		for b := buf[:copy(buf, in)]; len(b) > 0 && !d.Done(); {
-			_, used, err := d.Decode(b)
+		d.reset()
+		for b := buf[:copy(buf, in)]; len(b) > 0 && !d.done(); {
+			_, used, err := d.decode(b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -183,7 +183,7 @@ func FuzzDecoder(f *testing.F) {
 		f.Add([]byte(c.in), uint16(len(c.in)/2))
 	}
 	f.Fuzz(func(t *testing.T, in []byte, cut uint16) {
-		var whole, split Decoder
+		var whole, split decoder
 		b1, err1 := decodeAll(&whole, [][]byte{in}, true)
 		k := int(cut) % (len(in) + 1)
 		b2, err2 := decodeAll(&split, [][]byte{in[:k], in[k:]}, true)
@@ -193,8 +193,8 @@ func FuzzDecoder(f *testing.F) {
 		if err1 == nil && !bytes.Equal(b1, b2) {
 			t.Fatalf("cut at %d changes the body: %q vs %q", k, b1, b2)
 		}
-		if whole.Status != split.Status {
-			t.Fatalf("cut at %d changes the status: %d vs %d", k, whole.Status, split.Status)
+		if whole.status != split.status {
+			t.Fatalf("cut at %d changes the status: %d vs %d", k, whole.status, split.status)
 		}
 		if len(b1) > len(in) {
 			t.Fatalf("body %d bytes from %d of input", len(b1), len(in))

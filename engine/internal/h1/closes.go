@@ -1,4 +1,4 @@
-package engine
+package h1
 
 import (
 	"log/slog"
@@ -35,20 +35,20 @@ import (
 //
 // Until the server is known to keep connections after streams, a
 // connection rests after a streamed response before it is reused
-// (h1Pool.takeIdle): streamSettle while the verdict is open, closedWindow
+// (Client.takeIdle): streamSettle while the verdict is open, closedWindow
 // for a probe's connection while it is "closes". Meanwhile requests dial
 // (only at the connection cap do they wait for a rest to end), and a
-// rested connection is peeked in the background (h1Pool.checkRested): a
+// rested connection is peeked in the background (Client.checkRested): a
 // close that follows the last chunk is found there, not by a request.
 // Keeping is learnt only from a response on a reused connection.
 //
 // It is safe for concurrent use. The per-request calls (askClose, and
 // kept on a server that keeps) are one or two atomic loads.
 type streamCloses struct {
-	verdict atomic.Uint32 // closesUnknown, closesNo or closesYes
+	verdict atomic.Uint32 // a Verdict
 	streak  atomic.Int32  // closing evidence in a row; written under mu
 	mu      sync.Mutex
-	probes  atomic.Uint64 // streams sent while closesYes
+	probes  atomic.Uint64 // streams sent while VerdictCloses
 	log     *slog.Logger
 	url     string
 	// settle and window are streamSettle and closedWindow (tests
@@ -60,11 +60,34 @@ func newStreamCloses(log *slog.Logger, url string) streamCloses {
 	return streamCloses{log: log, url: url, settle: streamSettle, window: closedWindow}
 }
 
+// RestAfterStream is how long a connection rests after a streamed
+// response before it is reused, while the client does not know yet whether
+// the server closes connections after streams ([VerdictOpen]).
+// llama-server's FIN follows its last chunk by about 0.3 ms; the margin is
+// for a loaded server or client.
+const RestAfterStream = 20 * time.Millisecond
+
+// Verdict is what the client has learned about the server closing the
+// connection after every streamed response.
+type Verdict uint32
+
 // The verdicts.
 const (
-	closesUnknown uint32 = iota
-	closesNo
-	closesYes
+	// VerdictOpen: not known yet. A connection rests after a streamed
+	// response before it is reused, and is checked in the background.
+	VerdictOpen Verdict = iota
+	// VerdictKeeps: the server keeps connections after streams.
+	VerdictKeeps
+	// VerdictCloses: the server closes the connection after every
+	// stream; streamed requests ask for Connection: close.
+	VerdictCloses
+)
+
+// The verdicts as stored.
+const (
+	closesUnknown = uint32(VerdictOpen)
+	closesNo      = uint32(VerdictKeeps)
+	closesYes     = uint32(VerdictCloses)
 )
 
 const (
@@ -76,9 +99,7 @@ const (
 	probeEvery = 32
 	// streamSettle is how long a connection rests after a streamed
 	// response before it is reused while the verdict is open.
-	// llama-server's FIN follows its last chunk by about 0.3 ms; the
-	// margin is for a loaded server or client.
-	streamSettle = 20 * time.Millisecond
+	streamSettle = RestAfterStream
 	// closedWindow: a close found within this time after a streamed
 	// response counts as closing after the response; later, it is an idle
 	// timeout.
@@ -149,5 +170,5 @@ func (d *streamCloses) kept() {
 // "keeps").
 func (d *streamCloses) open() bool { return d.verdict.Load() == closesUnknown }
 
-// closes reports whether the verdict is "closes after every stream".
-func (d *streamCloses) closes() bool { return d.verdict.Load() == closesYes }
+// get returns the verdict.
+func (d *streamCloses) get() Verdict { return Verdict(d.verdict.Load()) }
