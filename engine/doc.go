@@ -1,17 +1,32 @@
-// Package engine runs requests against an inference server and measures
-// them: HTTP (HTTP/1.1 keep-alive by default, h2/h2c on request), SSE
-// framing, a timestamp at every read, the endpoint adapter, and the
-// per-request [record.Request] rows (plus [record.Event] rows on request).
+// Package engine puts requests on the wire and measures them: it builds
+// each request with the endpoint adapter ([Builder], [Prepared]), sends it
+// ([Sender.Do]) over HTTP/1.1 keep-alive (by default) or h2/h2c, frames
+// the response (SSE or NDJSON) with a timestamp at every read, classifies
+// its events with the adapter, and fills the per-request [record.Request]
+// row (plus [record.Event] rows on request). [Run] drives a whole replay
+// on top of it.
 //
 // # Structure
 //
+// An [Engine] owns the transport and the adapter; each goroutine that
+// builds or sends owns its own adapter instance ([Builder], [Sender]).
+// HTTP/1.1 is reprise's own client, package engine/internal/h1: the
+// keep-alive pool, dialing with phase stamps, the kernel's receive
+// timestamps, the epoll reactors, the response decoder (chunked,
+// Content-Length, close-delimited), the close-after-stream verdict and the
+// retry rule. The seam is h1.Caller.Do: the sender hands it the prebuilt
+// request head and body, the client writes them and hands the response
+// back as it reads it — the head, then each read's body bytes with their
+// arrival time — to the sender's handler, which frames, stamps and parses
+// them; Do's h1.Stamps become the record's times. HTTP/2 goes through
+// net/http with x/net's transport, whose silent retries are disabled
+// (GetBody is nil). RATIONALE.md says why.
+//
 // [Run] is a whole replay: it plans the schedule (package replay), builds
-// requests ahead of their send time in a lookahead window ([Builder], on
-// their own goroutines), runs each job on the scheduler's long-lived
-// sender goroutines ([Sender.Do]), hands finished rows to a [Sink] in
-// batches from one collector goroutine, and returns the
-// [summary.Summary]. An [Engine] owns the HTTP transport and the adapter;
-// each goroutine that builds or sends owns its own adapter instance.
+// requests ahead of their send time in a lookahead window (on their own
+// goroutines), runs each job on the scheduler's long-lived sender
+// goroutines, hands finished rows to a [Sink] in batches from one
+// collector goroutine, and returns the [summary.Summary].
 //
 // The adapter seam is package engine/adapter: adapters build requests and
 // classify events; they never see the network or the clock. The engine
@@ -21,39 +36,33 @@
 // # Timestamps
 //
 // Every time is Unix ns on one [replay.Clock]: the wall clock read once plus
-// monotonic time since. The sender stamps SentNS just before it takes a
-// connection from the pool and writes the request (pool wait, DNS and
-// connect fall inside TTFT, as in AIPerf), HeadersNS when the response
-// headers arrived, and, for the body, when each read's bytes arrived — the
-// kernel's receive time on Linux (conn.go), else when the read returned,
-// before looking at the bytes. Every SSE
-// event completed by one read gets that read's stamp; the number of events
-// per read is kept (record.Request.MaxEventsRead, record.Event.EventsInRead)
-// so coalesced reads show up as such instead of as 0 ms gaps. TTFT is the
-// first content, reasoning or tool-call event; TTFO the first
-// non-reasoning one; ITL is (last − first token) / (output tokens − 1).
+// monotonic time since. SentNS is taken just before the request takes a
+// connection from the pool and is written (pool wait, DNS and connect fall
+// inside TTFT, as in AIPerf), HeadersNS when the response headers arrived,
+// and, for the body, when each read's bytes arrived — on HTTP/1.1 the
+// kernel's receive time on Linux, else when the read returned, before
+// looking at the bytes. Every SSE event completed by one read gets that
+// read's stamp; the number of events per read is kept
+// (record.Request.MaxEventsRead, record.Event.EventsInRead) so coalesced
+// reads show up as such instead of as 0 ms gaps. TTFT is the first
+// content, reasoning or tool-call event; TTFO the first non-reasoning one;
+// ITL is (last − first token) / (output tokens − 1).
 //
 // # Connections
 //
-// The keep-alive pool is sized to the load (one idle connection per
-// sender, --max-connections caps the total). Every idle connection is
-// checked with a non-blocking peek before it is reused. llama.cpp closes
-// the connection after every streamed response although it advertises
-// keep-alive; the engine learns this from evidence that repeats (several
-// connections in a row closed right after a complete stream) and from then
-// on sends streams with Connection: close, still probing now and then
-// whether the server keeps them (closes.go). One reset proves nothing.
+// Every idle connection is checked with a non-blocking peek before it is
+// reused; --max-connections caps the open ones. llama.cpp closes the
+// connection after every streamed response although it advertises
+// keep-alive; the client learns this from evidence that repeats (several
+// connections in a row closed right after a complete stream) and from
+// then on sends streams with Connection: close, still probing now and
+// then whether the server keeps them. One reset proves nothing.
 //
 // A request is re-sent only when it provably never reached the server:
 // its write on a reused connection failed before the kernel accepted a
 // byte. A reset or EOF after the request was written is recorded as the
 // request's error, never retried: the server may have read it. Re-sends
 // and why are in record.Request.Retries and RetryErrors.
-//
-// HTTP/1.1 is the engine's own client (h1.go: a prebuilt head and body in
-// one write, the response decoded in place, read on the sender's
-// goroutine); HTTP/2 goes through net/http with x/net's transport, whose
-// silent retries are disabled (GetBody is nil). RATIONALE.md says why.
 //
 // # Multi-turn sessions
 //
@@ -107,15 +116,16 @@
 // framer copies event bytes into a reused arena and the native adapter
 // scans chunks with a small hand-written JSON scanner instead of
 // encoding/json (BenchmarkParseChunk: about 5× faster, no allocations).
-// Each request allocates its net/http request, a context for the timeout,
-// the httptrace state and its X-Request-Id; rows are copied into batches
+// An HTTP/1.1 request allocates only its context's cancellation hook on a
+// kept-alive connection (TestH1SendAllocs: 3); over HTTP/2 it allocates
+// its net/http request, a context for the timeout, the httptrace state and
+// its X-Request-Id. Rows are copied into batches
 // of 512 (events 8192) under one mutex and the sink runs on the collector
 // goroutine, so a slow disk delays neither reads nor sends (a full queue is
 // logged). Client-side output token counting runs after the response
 // ended, off the timing path; the counter gets the captured text without
-// a copy. What the run keeps per request is the
-// summary's metric values: about 200 bytes per request for the first 2^17
-// requests (about 23 MiB at most), then a fixed-size quantile sketch per
-// metric instead, about 32 KiB in all for a million requests
-// (summary.Accumulator).
+// a copy. What the run keeps per request is the summary's metric values:
+// exactly for the first [summary.ExactValues] requests (8 bytes per metric
+// each, about 25 MiB at most), then a quantile sketch of bounded size per
+// metric instead (summary.Accumulator).
 package engine

@@ -27,10 +27,11 @@ const (
 	// DefaultTimeout bounds one request, from send to the end of its
 	// response.
 	DefaultTimeout = 10 * time.Minute
-	// DefaultReadBuffer is the size of each sender's body read buffer,
-	// allocated on its first response: the transport's own 16 KiB buffer
-	// sits beneath it, and a read returns at most what that holds.
-	DefaultReadBuffer = 16 << 10
+	// DefaultReadBuffer is the size of each sender's read buffer,
+	// allocated on its first response (HTTP/1.1: the h1 client's, decoded
+	// in place; HTTP/2: above the transport's own 16 KiB buffer). A read
+	// returns at most what it holds.
+	DefaultReadBuffer = h1.ReadBuffer
 	// maxErrorBody bounds how much of a non-2xx body is read for the message.
 	maxErrorBody = 64 << 10
 	// maxErrorMessage bounds the stored error message.
@@ -123,10 +124,10 @@ type Config struct {
 	MaxResponseBytes  int64
 	// NoKernelStamps stamps reads when they return to reprise instead of
 	// when the kernel received the bytes (SO_TIMESTAMPNS, HTTP/1.1 on
-	// Linux; see conn.go). For comparisons and diagnosis only.
+	// Linux; engine/internal/h1). For comparisons and diagnosis only.
 	NoKernelStamps bool
 	// NoReactor reads each HTTP/1.1 response on its sender's goroutine
-	// instead of on the reactors (reactor_linux.go): for tests and
+	// instead of on the reactors (engine/internal/h1): for tests and
 	// benchmarks that compare the two.
 	NoReactor bool
 	// Clock stamps everything; nil = replay.NewClock(). Run hands it to

@@ -35,7 +35,7 @@ import (
 type Sender struct {
 	e      *Engine
 	inst   adapter.Instance
-	buf    []byte
+	buf    []byte // HTTP/2's read buffer (the h1 Caller has its own)
 	framer sseFramer
 	recs   []adapter.Record
 	batch  adapter.Batch

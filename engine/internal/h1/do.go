@@ -15,6 +15,10 @@ import (
 	"time"
 )
 
+// ReadBuffer is the size of a Caller's read buffer, allocated on its first
+// response. A read returns at most what it holds.
+const ReadBuffer = 16 << 10
+
 // Errors Do returns besides the network's.
 var (
 	// ErrMalformed marks a response that is not valid HTTP/1.1: a bad
@@ -26,9 +30,6 @@ var (
 )
 
 const (
-	// readBuffer is the size of a Caller's read buffer, allocated on its
-	// first response. A read returns at most what it holds.
-	readBuffer = 16 << 10
 	// maxAttempts bounds sends of one request: a second attempt only
 	// happens when the first provably never reached the server (its
 	// write on a reused connection failed before a byte was accepted).
@@ -323,7 +324,7 @@ func (k *Caller) read(ctx context.Context, deadline time.Time, c *conn, h Handle
 	k.dec.reset()
 	k.rd = exchange{h: h, st: st, floor: sent, afterStream: afterStream}
 	if k.buf == nil {
-		k.buf = make([]byte, readBuffer)
+		k.buf = make([]byte, ReadBuffer)
 	}
 	var err error
 	if c.tcp != nil && c.tc.rx != nil {
