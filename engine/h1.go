@@ -11,6 +11,7 @@ import (
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/internal/h1"
 	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/replay"
 )
 
 // h1Handler consumes an HTTP/1.1 response for its sender (h1.Handler):
@@ -29,7 +30,10 @@ type h1Handler struct {
 	limit error
 }
 
-var _ h1.Handler = (*h1Handler)(nil)
+var (
+	_ h1.Handler = (*h1Handler)(nil)
+	_ h1.Clock   = (*replay.Clock)(nil)
+)
 
 // doH1 is Do over reprise's HTTP/1.1 client.
 func (s *Sender) doH1(ctx context.Context, p *Prepared, r *record.Request) {

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/reprise-bench/reprise/replay"
 )
 
 // recorder is a Handler that keeps what it was given.
@@ -49,7 +51,7 @@ func (h *recorder) Body(b []byte, t int64) bool {
 // newClient returns a client for url with what mut changes.
 func newClient(t testing.TB, url string, mut func(*Config)) *Client {
 	t.Helper()
-	cfg := Config{BaseURL: url, Timeout: 10 * time.Second, Clock: newTestClock()}
+	cfg := Config{BaseURL: url, Timeout: 10 * time.Second, Clock: replay.NewClock()}
 	if mut != nil {
 		mut(&cfg)
 	}

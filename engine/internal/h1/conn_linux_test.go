@@ -7,11 +7,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/reprise-bench/reprise/replay"
 )
 
 // tcpPair returns a client Conn (kernel stamps on) and the
 // server's end of it.
-func tcpPair(t *testing.T) (*rxConn, *net.TCPConn, *testClock) {
+func tcpPair(t *testing.T) (*rxConn, *net.TCPConn, *replay.Clock) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -28,7 +30,7 @@ func tcpPair(t *testing.T) (*rxConn, *net.TCPConn, *testClock) {
 		t.Fatal(err)
 	}
 	srv := (<-accepted).(*net.TCPConn)
-	clock := newTestClock()
+	clock := replay.NewClock()
 	tc := newRxConn(c, true)
 	t.Cleanup(func() { tc.Close(); srv.Close() })
 	if tc.rx == nil {
