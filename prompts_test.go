@@ -85,10 +85,15 @@ func replaySessions(t *testing.T, text string, f trace.Format, mode engine.Conte
 	ec.Counter = tok
 	rc := replay.NewConfig()
 	rc.Speedup = 100
+	rc.Grace = time.Second
+	plan, err := replay.NewPlan(rc, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
 	sink := &memRecords{}
 	res, err := engine.Run(context.Background(), engine.RunConfig{
-		Engine: ec, Replay: rc, Rows: rows, Prompts: sp, Context: mode, Streaming: true, MaxTokensFromTrace: true,
-		Sink: sink, Summary: summary.Options{Streaming: true}, Grace: time.Second,
+		Engine: ec, Plan: plan, Prompts: sp, Context: mode, Streaming: true, MaxTokensFromTrace: true,
+		Sink: sink, Summary: summary.Options{Streaming: true},
 	})
 	if err != nil {
 		return nil, err

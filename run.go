@@ -176,12 +176,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		Trace: rp.tracePath, Streaming: o.Streaming, Start: start, Version: Version()}
 	rp.engine.Counter = rp.tok
 	rcfg := engine.RunConfig{
-		Engine: rp.engine, Replay: o.Replay, Rows: rp.rows, Plan: rp.plan,
+		Engine: rp.engine, Plan: rp.plan,
 		Synthetic: engine.Synthetic{ISL: o.Synthetic.ISL, ISLStd: o.Synthetic.ISLStdDev, OSL: o.Synthetic.OSL, OSLStd: o.Synthetic.OSLStdDev, Seed: o.Replay.Seed},
 		Prompts:   rp.prompts, Context: engine.ContextMode(o.Prompts.ContextMode), Streaming: o.Streaming, MaxTokensFromTrace: o.MaxTokensFromTrace, Sink: run.Records(),
 		Summary: summary.Options{Streaming: o.Streaming, UseServerTokenCount: o.UseServerTokenCount, Goodput: rp.slos,
 			LateThreshold: o.Replay.LateThreshold},
-		Info: info, Grace: o.Replay.Grace, Abort: abort.Done(), Log: log, QuietGC: true,
+		Info: info, Abort: abort.Done(), Log: log, QuietGC: true,
 	}
 	if o.Progress != nil {
 		rcfg.Progress = o.Progress

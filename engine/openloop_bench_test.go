@@ -134,16 +134,16 @@ type openLoopResult struct {
 func runOpenLoop(tb testing.TB, srv *openLoopServer, rate float64, warm, d time.Duration, n int) openLoopResult {
 	tb.Helper()
 	sink := &timesSink{}
-	cfg := runConfig(srv.url, 0, 0, sink)
-	cfg.Replay = replay.NewConfig()
-	cfg.Replay.RequestRate = rate
-	cfg.Replay.Arrival = replay.ArrivalConstant
+	rc := replay.NewConfig()
+	rc.RequestRate = rate
+	rc.Arrival = replay.ArrivalConstant
 	if n > 0 {
-		cfg.Replay.RequestCount, cfg.Replay.WarmupRequests = n, n/3
+		rc.RequestCount, rc.WarmupRequests = n, n/3
 	} else {
-		cfg.Replay.Duration, cfg.Replay.WarmupDuration = d, warm
+		rc.Duration, rc.WarmupDuration = d, warm
 	}
-	cfg.Replay.Senders = 0 // replay.DefaultSenders (1024), as the CLI
+	rc.Senders = 0 // replay.DefaultSenders (1024), as the CLI
+	cfg := runConfig(srv.url, mustPlan(tb, rc, nil), sink)
 	cfg.Streaming = false
 	cfg.Engine.AdapterConfig.Stream = false
 	cfg.Engine.Events = false

@@ -60,15 +60,14 @@ type Synthetic struct {
 // RunConfig configures one replay run.
 type RunConfig struct {
 	Engine Config
-	Replay replay.Config
-	// Plan, when set, is NewPlan(Replay, Rows) already built (validation
-	// happened before the run), or a streamed plan (replay.NewStreamPlan),
-	// whose rows Run reads through the plan's window while the run goes
-	// (Rows is then nil); else Run builds it.
+	// Plan is the schedule (required): a plan over loaded rows or a
+	// synthetic load (replay.NewPlan), or a streamed plan
+	// (replay.NewStreamPlan), whose rows Run reads through the plan's
+	// window while the run goes. The plan owns its rows and its
+	// replay.Config, Grace included. A plan runs once.
 	Plan *replay.Plan
-	// Rows is the trace, sorted by Offset; nil runs Synthetic (or the
-	// trace of a streamed Plan).
-	Rows      []trace.Row
+	// Synthetic gives the lengths of a synthetic load (a plan without a
+	// trace).
 	Synthetic Synthetic
 	Prompts   PromptSource
 	// Context decides which turns of multi-turn sessions are sent with
@@ -91,9 +90,6 @@ type RunConfig struct {
 	Lookahead      int
 	LookaheadBytes int64
 	Builders       int
-	// Grace is how long in-flight requests may finish after ctx is
-	// cancelled (Ctrl-C) before they are cancelled.
-	Grace time.Duration
 	// Abort, once closed after ctx was cancelled, ends the grace period at
 	// once: in-flight requests are cancelled (a second Ctrl-C). Nil never
 	// aborts.
@@ -137,7 +133,7 @@ var (
 // lookahead window, runs them on the scheduler's senders, writes records
 // to the sink in batches and returns the summary. A failed request is a
 // row, never an error: Run's error means the run could not run. When ctx
-// is cancelled, sending stops, in-flight requests get cfg.Grace to finish,
+// is cancelled, sending stops, in-flight requests get the plan's Grace to finish,
 // then are cancelled (recorded as cancelled), and everything is written.
 // A sink error stops the run the same way, at once; Run returns it with the
 // result.
@@ -148,11 +144,9 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 	}
 	plan := cfg.Plan
 	if plan == nil {
-		var err error
-		if plan, err = replay.NewPlan(cfg.Replay, cfg.Rows); err != nil {
-			return nil, err
-		}
+		return nil, errors.New("engine: RunConfig.Plan is nil: build it with replay.NewPlan or replay.NewStreamPlan")
 	}
+	rows, grace := plan.Rows(), plan.Config().Grace
 	if cfg.Engine.Clock == nil {
 		cfg.Engine.Clock = replay.NewClock()
 	}
@@ -166,18 +160,18 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 		return nil, err
 	}
 	defer e.Close()
-	hist, err := newHistories(cfg.Context, cfg.Rows, cfg.Prompts, log)
+	hist, err := newHistories(cfg.Context, rows, cfg.Prompts, log)
 	if err != nil {
 		return nil, err
 	}
 
 	rn := &runner{cfg: &cfg, e: e, log: log, senders: make([]*senderState, nSenders), hist: hist,
-		rows: cfg.Rows, stream: plan.Window()}
+		rows: rows, stream: plan.Window(), seed: plan.Config().Seed}
 	rn.total = int64(plan.Requests())
 	first := int64(0)
 	switch {
-	case cfg.Rows != nil:
-		rn.total = int64(len(cfg.Rows))
+	case rows != nil:
+		rn.total = int64(len(rows))
 	case rn.stream != nil:
 		// Items are window positions from the first kept row on.
 		first = rn.stream.First()
@@ -210,12 +204,12 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 			interrupted.Store(true)
 			rn.signalled.Store(true)
 			if cause := context.Cause(ctx); errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {
-				log.Warn("interrupted: no new requests; waiting for in-flight ones", slog.Duration("grace", cfg.Grace))
+				log.Warn("interrupted: no new requests; waiting for in-flight ones", slog.Duration("grace", grace))
 			} else {
-				log.Error("stopping the run: no new requests; waiting for in-flight ones", slog.Any("err", cause), slog.Duration("grace", cfg.Grace))
+				log.Error("stopping the run: no new requests; waiting for in-flight ones", slog.Any("err", cause), slog.Duration("grace", grace))
 			}
 			stopSending()
-			t := time.NewTimer(cfg.Grace)
+			t := time.NewTimer(grace)
 			defer t.Stop()
 			select {
 			case <-t.C:
@@ -340,6 +334,7 @@ type runner struct {
 	// nil for a synthetic load). See row, pin and unpin.
 	rows   []trace.Row
 	stream *trace.Window
+	seed   uint64 // the plan's replay.Config.Seed, of the prompts' seeds
 
 	total     int64
 	senders   []*senderState // indexed by sender id; each touched only by its goroutine
@@ -604,7 +599,7 @@ func (rn *runner) build(b *Builder, item int, tr *trace.Row, p *Prepared, sp Ses
 		BlockSize:      row.BlockSize,
 		HashIDs:        row.HashIDs,
 		Raw:            row.Raw,
-		Seed:           cfg.Replay.Seed ^ seedIdx*0x9E3779B97F4A7C15,
+		Seed:           rn.seed ^ seedIdx*0x9E3779B97F4A7C15,
 		IntendedOffset: row.Offset,
 	}
 	if cfg.Streaming {

@@ -73,9 +73,10 @@ func benchTTFTError(b *testing.B, streams int) {
 	for b.Loop() {
 		srv.reset(b)
 		sink := &memSink{}
-		cfg := runConfig(srv.url, 2*streams, streams, sink)
-		cfg.Replay.WarmupRequests = streams // the ramp's round
-		cfg.Replay.ConcurrencyRamp = time.Second
+		rc := closedLoop(2*streams, streams)
+		rc.WarmupRequests = streams // the ramp's round
+		rc.ConcurrencyRamp = time.Second
+		cfg := runConfig(srv.url, mustPlan(b, rc, nil), sink)
 		cfg.Synthetic = Synthetic{ISL: 16, OSL: 100, Seed: 1}
 		cfg.Engine.Events = false
 		cfg.Engine.NoReactor = noReactor

@@ -65,18 +65,37 @@ func startMock(t testing.TB, mut func(*mockserver.Config)) *mockserver.Server {
 	return srv
 }
 
-func runConfig(url string, n, conc int, sink Sink) RunConfig {
+// closedLoop is the schedule of most tests: n requests, conc sessions in
+// flight (0: none; set a rate), a second of grace.
+func closedLoop(n, conc int) replay.Config {
+	rc := replay.NewConfig()
+	rc.Concurrency = conc
+	rc.RequestCount = n
+	rc.Grace = time.Second
+	return rc
+}
+
+// mustPlan plans rc over rows (nil: a synthetic load).
+func mustPlan(tb testing.TB, rc replay.Config, rows []trace.Row) *replay.Plan {
+	tb.Helper()
+	p, err := replay.NewPlan(rc, rows)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// runConfig runs plan against the mock server at url, streaming small
+// synthetic requests (ISL 32, OSL 12) into sink.
+func runConfig(url string, plan *replay.Plan, sink Sink) RunConfig {
 	ec := NewConfig()
 	ec.BaseURL = url
 	ec.Adapter = openai.Adapter{}
 	ec.AdapterConfig = adapter.Config{Model: "reprise-mock", Stream: true, IncludeUsage: true, IgnoreEOS: true}
 	ec.Events = true
-	rc := replay.NewConfig()
-	rc.Concurrency = conc
-	rc.RequestCount = n
 	return RunConfig{
-		Engine: ec, Replay: rc, Synthetic: Synthetic{ISL: 32, OSL: 12, Seed: 1}, Prompts: wordPrompts{},
-		Streaming: true, MaxTokensFromTrace: true, Sink: sink, Summary: summary.Options{Streaming: true}, Grace: time.Second,
+		Engine: ec, Plan: plan, Synthetic: Synthetic{ISL: 32, OSL: 12, Seed: 1}, Prompts: wordPrompts{},
+		Streaming: true, MaxTokensFromTrace: true, Sink: sink, Summary: summary.Options{Streaming: true},
 	}
 }
 
@@ -89,7 +108,7 @@ func runConfig(url string, n, conc int, sink Sink) RunConfig {
 func TestRunAgainstMockServer(t *testing.T) {
 	srv := startMock(t, nil)
 	sink := &memSink{}
-	res, err := Run(context.Background(), runConfig(srv.URL(), 200, 100, sink))
+	res, err := Run(context.Background(), runConfig(srv.URL(), mustPlan(t, closedLoop(200, 100), nil), sink))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,14 +132,24 @@ func TestRunAgainstMockServer(t *testing.T) {
 	}
 }
 
+// TestRunNeedsPlan: the plan is the run's only source of rows and timing
+// settings; without one Run refuses, naming what to build.
+func TestRunNeedsPlan(t *testing.T) {
+	_, err := Run(context.Background(), RunConfig{})
+	if err == nil || !strings.Contains(err.Error(), "replay.NewPlan") {
+		t.Errorf("Run without a plan: %v", err)
+	}
+}
+
 // TestRunSendersFromPlan: the run has as many senders as the plan says
 // (replay.Config.SendersOrDefault), no more: every request names one of
 // them.
 func TestRunSendersFromPlan(t *testing.T) {
 	srv := startMock(t, nil)
 	sink := &memSink{}
-	cfg := runConfig(srv.URL(), 40, 0, sink)
-	cfg.Replay.RequestRate, cfg.Replay.Senders = 5000, 3
+	rc := closedLoop(40, 0)
+	rc.RequestRate, rc.Senders = 5000, 3
+	cfg := runConfig(srv.URL(), mustPlan(t, rc, nil), sink)
 	if _, err := Run(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -220,9 +249,10 @@ func checkAgainstOracle(t testing.TB, reqs []record.Request, log []mockserver.Re
 func TestRunInterrupted(t *testing.T) {
 	srv := startMock(t, func(c *mockserver.Config) { c.TTFT = time.Millisecond; c.ITL = 50 * time.Millisecond })
 	sink := &memSink{}
-	cfg := runConfig(srv.URL(), 100, 4, sink)
+	rc := closedLoop(100, 4)
+	rc.Grace = 100 * time.Millisecond
+	cfg := runConfig(srv.URL(), mustPlan(t, rc, nil), sink)
 	cfg.Synthetic = Synthetic{ISL: 8, OSL: 200, Seed: 1} // 10 s per request
-	cfg.Grace = 100 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(time.Second, cancel)
 	res, err := Run(ctx, cfg)
@@ -254,7 +284,7 @@ func TestRunInterrupted(t *testing.T) {
 func TestOneClock(t *testing.T) {
 	srv := startMock(t, func(c *mockserver.Config) { c.TTFT, c.ITL = time.Millisecond, 100*time.Microsecond })
 	sink := &memSink{}
-	cfg := runConfig(srv.URL(), 60, 4, sink)
+	cfg := runConfig(srv.URL(), mustPlan(t, closedLoop(60, 4), nil), sink)
 	start := time.Now()
 	cfg.Engine.Clock = replay.ClockAt(start)
 	res, err := Run(context.Background(), cfg)
@@ -290,13 +320,13 @@ func (slowPrompts) Prompt(row *trace.Row, in *adapter.BuildInput) (int, int, err
 func TestRunPrefillsLookahead(t *testing.T) {
 	srv := startMock(t, func(c *mockserver.Config) { c.TTFT = time.Millisecond; c.ITL = time.Millisecond })
 	sink := &memSink{}
-	cfg := runConfig(srv.URL(), 0, 0, sink)
-	cfg.Replay = replay.NewConfig()
-	cfg.Prompts = slowPrompts{}
+	var rows []trace.Row
 	for i := range 40 {
-		cfg.Rows = append(cfg.Rows, trace.Row{Index: int64(i), Line: int64(i + 1), HasOffset: true,
+		rows = append(rows, trace.Row{Index: int64(i), Line: int64(i + 1), HasOffset: true,
 			InputTokens: 8, OutputTokens: 2, ParentID: -1, RequestID: -1})
 	}
+	cfg := runConfig(srv.URL(), mustPlan(t, replay.NewConfig(), rows), sink)
+	cfg.Prompts = slowPrompts{}
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ func (f *failSink) Close() error                     { return errDiskFull }
 func TestRunStopsOnSinkError(t *testing.T) {
 	srv := startMock(t, func(c *mockserver.Config) { c.TTFT = time.Millisecond; c.ITL = 0 })
 	const planned = 20000
-	cfg := runConfig(srv.URL(), planned, 4, &failSink{})
+	cfg := runConfig(srv.URL(), mustPlan(t, closedLoop(planned, 4), nil), &failSink{})
 	cfg.Synthetic = Synthetic{ISL: 8, OSL: 2, Seed: 1}
 	res, err := Run(context.Background(), cfg)
 	if !errors.Is(err, errDiskFull) {

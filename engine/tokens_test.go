@@ -42,7 +42,7 @@ func TestOutputTokensEveryChoice(t *testing.T) {
 	for _, stream := range []bool{true, false} {
 		srv := startMock(t, nil)
 		sink := &memSink{}
-		cfg := runConfig(srv.URL(), 6, 3, sink)
+		cfg := runConfig(srv.URL(), mustPlan(t, closedLoop(6, 3), nil), sink)
 		cfg.Engine.Counter = builtinTokenizer(t)
 		cfg.Engine.AdapterConfig.ExtraBody = []byte(`{"n":2}`)
 		cfg.Engine.AdapterConfig.Stream = stream
@@ -81,7 +81,7 @@ func TestOutputTokensEveryChoice(t *testing.T) {
 func TestEventTokens(t *testing.T) {
 	srv := startMock(t, nil)
 	sink := &memSink{}
-	cfg := runConfig(srv.URL(), 4, 2, sink)
+	cfg := runConfig(srv.URL(), mustPlan(t, closedLoop(4, 2), nil), sink)
 	cfg.Engine.Counter = builtinTokenizer(t)
 	if _, err := Run(context.Background(), cfg); err != nil {
 		t.Fatal(err)

@@ -91,6 +91,15 @@ func NewPlan(cfg Config, rows []trace.Row) (*Plan, error) {
 	return p, nil
 }
 
+// Config returns the plan's configuration, as given to [NewPlan] or
+// [NewSurvey].
+func (p *Plan) Config() Config { return p.cfg }
+
+// Rows returns the trace rows given to [NewPlan], which the run reads and
+// nobody may change until it ends; nil for a synthetic load and for a
+// streamed plan, whose rows come through [Plan.Window].
+func (p *Plan) Rows() []trace.Row { return p.rows }
+
 // Mode returns the resolved timing mode.
 func (p *Plan) Mode() Mode { return p.mode }
 
