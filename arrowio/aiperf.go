@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/engine/summary"
-	"github.com/reprise-bench/reprise/internal/record"
 )
 
 // AIPerf export file names (--export aiperf), written next to the records.

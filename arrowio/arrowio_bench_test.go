@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 // heapSampler records the peak of live heap (runtime/metrics

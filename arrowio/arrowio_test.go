@@ -15,7 +15,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 // base is a fixed Unix ns start time with non-zero sub-microsecond digits,

@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 const crashEnv = "ARROWIO_CRASH_CHILD_DIR"

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 // duckDB runs the named queries with real DuckDB (the @duckdb/node-api npm

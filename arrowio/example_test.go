@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/reprise-bench/reprise/arrowio"
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 // A telemetry table written through arrowio: any Arrow schema, rows

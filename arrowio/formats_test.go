@@ -13,7 +13,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 // cell returns row i of a as a comparable Go value: nil for null, a

@@ -11,8 +11,8 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 
+	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/engine/summary"
-	"github.com/reprise-bench/reprise/internal/record"
 	"github.com/reprise-bench/reprise/internal/telemetry"
 )
 

@@ -16,8 +16,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/engine/summary"
-	"github.com/reprise-bench/reprise/internal/record"
 )
 
 // TestOpenEveryFormat: what Create wrote, Open reads back, row for row and

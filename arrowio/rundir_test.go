@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 // writeTree creates the files (and directories, names ending in "/") under

@@ -3,7 +3,7 @@ package arrowio
 import (
 	"github.com/apache/arrow/go/v17/arrow"
 
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 // Schema versions, stored under [SchemaKey] in every file's metadata. A

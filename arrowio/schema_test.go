@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 // TestEveryFieldRoundTrips fills every field of record.Request and
@@ -71,11 +71,11 @@ func fill(t *testing.T, v reflect.Value, start int) {
 	}
 }
 
-// TestErrorKindsComplete parses internal/record and checks that every
+// TestErrorKindsComplete parses engine/record and checks that every
 // ErrorKind constant is in the error_kind dictionary.
 func TestErrorKindsComplete(t *testing.T) {
 	_, self, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(self), "..", "internal", "record")
+	dir := filepath.Join(filepath.Dir(self), "..", "engine", "record")
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		t.Fatal(err)

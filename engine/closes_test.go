@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/reprise-bench/reprise/engine/adapter/openai"
+	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/internal/mockserver"
-	"github.com/reprise-bench/reprise/internal/record"
 )
 
 // countingDial dials TCP and counts the connections opened.

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/engine/summary"
-	"github.com/reprise-bench/reprise/internal/record"
 	"github.com/reprise-bench/reprise/replay"
 )
 

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/reprise-bench/reprise/engine/adapter/openai"
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 // llamaServer imitates llama-server's connection handling (see

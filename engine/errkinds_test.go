@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 // preparedPrompt is prepared with a prompt of the given text.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/adapter/openai"
+	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/internal/mockserver"
-	"github.com/reprise-bench/reprise/internal/record"
 )
 
 // TestMockServerFaults: every fault the mock server injects maps to the

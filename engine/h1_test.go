@@ -19,7 +19,7 @@ import (
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/adapter/openai"
 	"github.com/reprise-bench/reprise/engine/internal/h1"
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 // scriptServer answers every request on a connection with the next of its

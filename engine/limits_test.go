@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 // endlessServer answers the first request with head and then body

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/mockserver"
-	"github.com/reprise-bench/reprise/internal/record"
 	"github.com/reprise-bench/reprise/replay"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/internal/h1"
+	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/internal/jsonx"
-	"github.com/reprise-bench/reprise/internal/record"
 )
 
 // Prepared is a request built ahead of its send time: everything the send

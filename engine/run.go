@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/engine/summary"
-	"github.com/reprise-bench/reprise/internal/record"
 	"github.com/reprise-bench/reprise/replay"
 	"github.com/reprise-bench/reprise/trace"
 )

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/mockserver"
 	"github.com/reprise-bench/reprise/internal/prio"
-	"github.com/reprise-bench/reprise/internal/record"
 )
 
 // BenchmarkTTFTError replays 100 to 1,000 concurrent streams with

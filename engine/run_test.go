@@ -11,9 +11,9 @@ import (
 
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/adapter/openai"
+	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/mockserver"
-	"github.com/reprise-bench/reprise/internal/record"
 	"github.com/reprise-bench/reprise/replay"
 	"github.com/reprise-bench/reprise/trace"
 )

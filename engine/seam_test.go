@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 // ndjsonAdapter streams NDJSON lines {"t":"…"} / {"done":true}, builds its

@@ -1,6 +1,6 @@
 package engine
 
-import "github.com/reprise-bench/reprise/internal/record"
+import "github.com/reprise-bench/reprise/engine/record"
 
 // Sink receives a run's records in batches, from one goroutine (the
 // engine's collector, never a sender). The sink owns each batch after the

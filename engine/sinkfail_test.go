@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/internal/mockserver"
-	"github.com/reprise-bench/reprise/internal/record"
 )
 
 var errDiskFull = errors.New("records table: write part-00001.parquet.tmp: no space left on device")

@@ -10,7 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 // pieceEncoder is a [TokenCounter] that also says which text each token

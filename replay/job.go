@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 // Job is one request handed to a sender. Times are Unix ns on the run's

@@ -11,7 +11,7 @@ import (
 	"strconv"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 // ABIVersion is the adapter ABI version this host speaks

@@ -11,7 +11,7 @@ import (
 	"github.com/reprise-bench/reprise/engine"
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/adapter/openai"
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 // e2eServer streams events (one SSE event each) in 64 writes.

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/reprise-bench/reprise/arrowio"
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/internal/telemetry"
 )
 

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/reprise-bench/reprise/arrowio"
+	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/internal/mockserver"
-	"github.com/reprise-bench/reprise/internal/record"
 )
 
 // counterAt returns the last value of counter metric at or before timeNS

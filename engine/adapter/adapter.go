@@ -17,7 +17,7 @@
 //	24-byte output record       Record
 //	48-byte final summary       Final
 //
-// The package imports only internal/record, so adapter implementations
+// The package imports only engine/record, so adapter implementations
 // (package wasm, package openai) never import the engine.
 package adapter
 
@@ -26,7 +26,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 // The errors exposed.

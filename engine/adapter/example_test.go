@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 // lines is a toy adapter for an endpoint that streams plain-text lines

@@ -3,7 +3,7 @@ package summary
 import (
 	"math"
 
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 // metric is one per-request metric: its tag (AIPerf's where one exists),

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 // TestSeriesExactUpToLimit: up to the limit a series is Compute over its

@@ -27,7 +27,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 // SchemaVersion is the version of summary.json (docs/format/summary.md).

@@ -8,7 +8,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 func TestDCGMExporterPage(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 // NVML is unavailable in a build without cgo.

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/replay"
 )
 

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 // MaxPointsPerSeries bounds the points the Accumulator keeps per known

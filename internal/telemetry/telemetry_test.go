@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/internal/testfiles"
 )
 

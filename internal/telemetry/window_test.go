@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 // scrapeOf is one successful scrape of target "t" at timeNS, as the Scraper

@@ -8,7 +8,7 @@ import (
 	"bytes"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
-	"github.com/reprise-bench/reprise/internal/record"
+	"github.com/reprise-bench/reprise/engine/record"
 )
 
 // stream is the per-context parse state.
