@@ -65,6 +65,9 @@ func FuzzRoundTrip(f *testing.F) {
 		if e.Tokens < 0 {
 			e.Tokens = -1
 		}
+		if e.Choice < 0 {
+			e.Choice = -1 // no choice: null
+		}
 		if diff := cmp.Diff(e, gotE[0]); diff != "" {
 			t.Errorf("event round trip (-want +got):\n%s", diff)
 		}
@@ -94,6 +97,9 @@ func normalizeRequest(r record.Request) record.Request {
 	for _, p := range []*int32{&r.ServerPromptTokens, &r.ServerCompletionTokens, &r.ServerReasoningTokens,
 		&r.ServerCachedTokens, &r.ExpectedCachedTokens, &r.TraceInputTokens} {
 		neg(p)
+	}
+	if int(r.OutputTokensSource) >= len(tokenSourceValues) {
+		r.OutputTokensSource = record.TokensUnknown // not a source: written as null
 	}
 	if r.ErrorKind != record.ErrNone {
 		known := false
