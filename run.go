@@ -149,7 +149,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	acfg.Format = arrowio.Format(o.Output.Format)
 	acfg.SingleFile = o.Output.SingleFile
 	acfg.PartInterval, acfg.PartRows = partInterval(o.Output.PartInterval), o.Output.PartRows
-	acfg.Block = true // the collector goroutine waits; requests never do
 	acfg.Metadata = map[string]string{"reprise.version": Version()}
 	// A table that cannot be written (a full disk) stops the run at once.
 	runCtx, stopRun := context.WithCancelCause(ctx)
@@ -226,6 +225,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	out := &Result{Dir: dir, Summary: res.Summary, Stats: res.Stats, Interrupted: res.Interrupted, Aborted: aborted,
 		InlineBuilds: res.InlineBuilds, ClosesAfterStream: res.ClosesAfterStream, Writer: run.Records().Report()}
+	q := res.SinkQueue // the one queue in front of the record writer
+	out.Writer.Waits, out.Writer.WaitNS, out.Writer.MaxQueuedBatches = q.Waits, q.WaitNS, q.MaxQueued
 	out.Verdicts = verdicts(&o, res.Summary, &res.Stats, res.Interrupted, aborted)
 	// Atomic: a full disk leaves no summary.json rather than a cut one. A
 	// failure here still returns the result.

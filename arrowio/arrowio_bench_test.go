@@ -85,7 +85,6 @@ func feedRequests(tb testing.TB, w *RunWriter, tmpl []record.Request, total int)
 // garbage, minus the heap before the run) and bytes per million rows.
 func benchWriteRequests(b *testing.B, cfg Config, tmpl []record.Request, total int) {
 	b.ReportAllocs()
-	cfg.Block = true
 	var cpu time.Duration
 	var peak uint64
 	var size int64
@@ -155,7 +154,7 @@ func TestBenchmarkWrite(t *testing.T) {
 	tmpl := genRequests(1000, 42)
 	for _, f := range []Format{FormatParquet, FormatArrow} {
 		dir := t.TempDir()
-		w, err := NewRunWriter(dir, Config{Format: f, RowGroupRows: 512, Block: true})
+		w, err := NewRunWriter(dir, Config{Format: f, RowGroupRows: 512})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -140,7 +140,6 @@ func genEvents(n int, seed uint64) []record.Event {
 // writeRun writes reqs and evs with cfg in batches of batch rows.
 func writeRun(t testing.TB, dir string, cfg Config, reqs []record.Request, evs []record.Event, batch int) Stats {
 	t.Helper()
-	cfg.Block = true // tests want every row
 	w, err := NewRunWriter(dir, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -247,7 +246,7 @@ func TestEmptyRun(t *testing.T) {
 // rows are on disk without waiting for a row group to fill.
 func TestPartRowsExact(t *testing.T) {
 	dir := t.TempDir()
-	w, err := NewRunWriter(dir, Config{PartRows: 300, PartInterval: -1, Block: true})
+	w, err := NewRunWriter(dir, Config{PartRows: 300, PartInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +288,7 @@ func TestPartRowsExact(t *testing.T) {
 
 func TestPartInterval(t *testing.T) {
 	dir := t.TempDir()
-	w, err := NewRunWriter(dir, Config{PartInterval: 20 * time.Millisecond, Block: true})
+	w, err := NewRunWriter(dir, Config{PartInterval: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,52 +323,28 @@ func TestPartInterval(t *testing.T) {
 	}
 }
 
-func TestDropWhenFull(t *testing.T) {
-	// A writer whose goroutine is stuck cannot be built from outside, so
-	// fill the queue faster than one row group can be written: with a
-	// one-batch queue some of 2,000 batches must be dropped, and every
-	// row is either written or counted as dropped.
-	dir := t.TempDir()
-	w, err := NewRunWriter(dir, Config{QueueBatches: 1, RowGroupRows: 1024})
+// TestWriteAfterClose: rows handed over after Close are refused with
+// ErrClosed; Close may be called again.
+func TestWriteAfterClose(t *testing.T) {
+	w, err := NewRunWriter(t.TempDir(), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	reqs := genRequests(64, 4)
-	for i := 0; i < 2000; i++ {
-		if err := w.WriteRequests(reqs); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
+	if err := errors.Join(w.Close(), w.Close()); err != nil {
 		t.Fatal(err)
 	}
-	st := w.Stats()
-	if st.RequestsWritten+st.RequestsDropped != 2000*64 {
-		t.Errorf("written %d + dropped %d != %d", st.RequestsWritten, st.RequestsDropped, 2000*64)
-	}
-	// The high-water mark is at most 3: one batch in the queue, one the
-	// writer has received but not yet uncounted, and one a producer counted
-	// (it counts before sending) in the instant the writer freed the slot.
-	if w.Lag() != 0 || st.QueuedBatches != 0 || st.MaxQueuedBatches < 1 || st.MaxQueuedBatches > 3 {
-		t.Errorf("after Close: Lag %d, queued %d, max queued %d; want 0, 0, 1..3",
-			w.Lag(), st.QueuedBatches, st.MaxQueuedBatches)
-	}
-	if st.RequestsDropped == 0 || w.Dropped() != st.RequestsDropped {
-		t.Errorf("dropped = %d (Dropped() = %d), want > 0 with a one-batch queue", st.RequestsDropped, w.Dropped())
-	}
-	got, err := ReadRequests(dir)
-	if err != nil || int64(len(got)) != st.RequestsWritten {
-		t.Errorf("file has %d rows (%v), stats say %d written", len(got), err, st.RequestsWritten)
-	}
-	if err := w.WriteRequests(reqs); !errors.Is(err, ErrClosed) {
+	if err := w.WriteRequests(genRequests(3, 4)); !errors.Is(err, ErrClosed) {
 		t.Errorf("write after close: %v, want ErrClosed", err)
+	}
+	if err := w.WriteEvents(genEvents(3, 4)); !errors.Is(err, ErrClosed) {
+		t.Errorf("events after close: %v, want ErrClosed", err)
 	}
 }
 
 func TestConcurrentWriters(t *testing.T) {
 	// Hammer: P goroutines released together each write N batches.
 	dir := t.TempDir()
-	w, err := NewRunWriter(dir, Config{RowGroupRows: 500, PartRows: 1000, Block: true})
+	w, err := NewRunWriter(dir, Config{RowGroupRows: 500, PartRows: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,8 +440,9 @@ func TestAppendEventAllocs(t *testing.T) {
 }
 
 func TestWriteRequestsAllocs(t *testing.T) {
-	// The caller's side of the sink: queueing a batch allocates nothing.
-	w, err := NewRunWriter(t.TempDir(), Config{QueueBatches: 4096})
+	// The collector's side of the sink: appending a batch that completes
+	// no row group allocates nothing (8,008 rows, row groups of 32,768).
+	w, err := NewRunWriter(t.TempDir(), Config{PartInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -527,5 +503,37 @@ func TestTableWriterRollsFullOldPart(t *testing.T) {
 	files, err := TableFiles(dir, "t")
 	if err != nil || len(files) != 3 || w.Stats().Rows != 45 {
 		t.Errorf("files %v (%v), rows %d; want 3 parts (20, 20, 5 rows), 45 rows", files, err, w.Stats().Rows)
+	}
+}
+
+// TestWriteReturnsWhenWritten: the writer has no queue of its own: when
+// WriteRequests returns, its rows are in the table, and a part it
+// completed is on disk, complete.
+func TestWriteReturnsWhenWritten(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewRunWriter(dir, Config{RowGroupRows: 50, PartRows: 100, PartInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	reqs := genRequests(250, 8)
+	for i := 0; i < len(reqs); i += 50 {
+		if err := w.WriteRequests(reqs[i : i+50]); err != nil {
+			t.Fatal(err)
+		}
+		wantParts := (i + 50) / 100
+		got, err := ReadRequests(dir)
+		if wantParts == 0 {
+			if !errors.Is(err, ErrNoTable) {
+				t.Fatalf("after %d rows: %d readable (%v), want none yet", i+50, len(got), err)
+			}
+			continue
+		}
+		if err != nil || len(got) != wantParts*100 {
+			t.Fatalf("after %d rows: %d readable (%v), want the %d rows of %d complete parts", i+50, len(got), err, wantParts*100, wantParts)
+		}
+		if st := w.Stats(); st.RequestsWritten != int64(i+50) {
+			t.Fatalf("after %d rows: %d written", i+50, st.RequestsWritten)
+		}
 	}
 }

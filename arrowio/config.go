@@ -61,20 +61,17 @@ type Config struct {
 	// PartInterval bounds how long a row waits to be on disk in a complete
 	// file: a part is completed (a JSON Lines file flushed), with whatever
 	// rows it has, before its first row is PartInterval old. With PartRows
-	// this is the writer's durability promise: a row handed to a
+	// this is the writer's durability promise: a row written to a
 	// [RunWriter] is readable from disk, even after kill -9, within
 	// PartInterval or PartRows rows, whichever comes first (as long as the
 	// disk keeps up). Default 5 seconds; negative disables it. With
 	// SingleFile (Parquet or Arrow) there are no parts and no promise.
 	PartInterval time.Duration
-	// QueueBatches is the number of batches the writer goroutine's queue
-	// holds (per table) before WriteRequests/WriteEvents drop or block.
-	// Default 1,024.
+	// QueueBatches is the number of batches a [TelemetryWriter]'s queue
+	// holds before Write drops a batch (counted) rather than make a
+	// scraper wait for the disk. Default 1,024. ([RunWriter] has no queue:
+	// the engine's is in front of it.)
 	QueueBatches int
-	// Block makes WriteRequests/WriteEvents wait for queue space instead of
-	// dropping the batch when the disk cannot keep up. Waits are counted in
-	// [Stats].
-	Block bool
 	// Metadata is added to every file's key-value metadata (Parquet) or
 	// schema metadata (Arrow), e.g. reprise.version.
 	Metadata map[string]string

@@ -17,7 +17,7 @@ import (
 const crashEnv = "ARROWIO_CRASH_CHILD_DIR"
 
 // crashCfg is the child's config: small parts so several complete quickly.
-var crashCfg = Config{RowGroupRows: 256, PartRows: 512, Block: true}
+var crashCfg = Config{RowGroupRows: 256, PartRows: 512}
 
 // TestCrashChild is the child process of TestCrashSafety: it writes
 // requests forever until it is killed. It does nothing in a normal run.
@@ -148,7 +148,7 @@ func TestDurabilityChild(t *testing.T) {
 	// A queue of one batch: a hand-over waits for the writer, so the
 	// rows' stamps are when the writer took them (on a loaded machine a
 	// long queue would make the test measure the writer's lag instead).
-	w, err := NewRunWriter(dir, Config{Format: Format(format), Block: true, QueueBatches: 1})
+	w, err := NewRunWriter(dir, Config{Format: Format(format)})
 	if err != nil {
 		t.Fatal(err)
 	}

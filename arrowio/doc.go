@@ -24,20 +24,21 @@
 //
 // # Writing
 //
-// [RunWriter] is the engine's sink. [RunWriter.WriteRequests] and
-// [RunWriter.WriteEvents] hand batches to a writer goroutine through a
-// bounded queue and return at once; when the queue is full they drop the
-// batch and count it ([Config.Block] makes them wait instead). The writer
-// goroutine appends rows to explicit column builders, flushes a row group
-// every [Config.RowGroupRows] rows and rolls to a new part file every
-// [Config.PartRows] rows or [Config.PartInterval], so memory stays bounded
-// and a crash loses at most the part being written: a row is readable from
-// disk, even after kill -9, within PartInterval (default 5 s) of being
-// handed over, or PartRows rows, whichever comes first. Parts are written under a
-// ".tmp" name and renamed when complete: every file without ".tmp" is a
-// complete, valid file. A table that cannot be written (a full disk) calls
-// [Config.OnError] at once, with an error naming the table and the file,
-// discards the file being written and keeps the complete ones.
+// [RunWriter] is the engine's sink, and has no queue of its own: the
+// engine's collector is the one queue between the senders and the disk,
+// and its goroutine calls [RunWriter.WriteRequests] and
+// [RunWriter.WriteEvents], which append the rows to explicit column
+// builders, flush a row group every [Config.RowGroupRows] rows and roll to
+// a new part file every [Config.PartRows] rows or [Config.PartInterval]
+// (a ticker of the writer's completes parts on time when no rows come), so
+// memory stays bounded and a crash loses at most the part being written:
+// a row is readable from disk, even after kill -9, within PartInterval
+// (default 5 s) of being written, or PartRows rows, whichever comes
+// first. Parts are written under a ".tmp" name and renamed when complete:
+// every file without ".tmp" is a complete, valid file. A table that
+// cannot be written (a full disk) calls [Config.OnError] at once, with an
+// error naming the table and the file, discards the file being written
+// and keeps the complete ones; later rows are dropped and counted.
 //
 // [TableWriter] writes any Arrow schema the same way (parts or a single
 // file, Parquet or Arrow IPC, or one JSON Lines file); the telemetry tables
@@ -60,11 +61,12 @@
 // # Performance considerations
 //
 // Appending a row costs a few nanoseconds per column and allocates nothing
-// (TestAppendRequestAllocs); the builders reserve a full row group up front.
-// Queueing a batch allocates nothing either (TestWriteRequestsAllocs).
-// Encoding happens on the writer goroutine, never on the caller's: about
-// 2 µs of CPU per request row and 0.2 µs per event row, with Arrow buffers
-// recycled between row groups and a pooled zstd encoder (arrow v17 builds
-// one per page otherwise). Peak heap is about 100 MiB with the default
-// 32,768-row row groups.
+// (TestAppendRequestAllocs); the builders reserve a full row group up front,
+// so a write that completes no row group allocates nothing either
+// (TestWriteRequestsAllocs). Encoding happens on the caller's goroutine
+// (the engine's collector, never a sender): about 2 µs of CPU per request
+// row and 0.2 µs per event row, with Arrow buffers recycled between row
+// groups and a pooled zstd encoder (arrow v17 builds one per page
+// otherwise). Peak heap is about 100 MiB with the default 32,768-row row
+// groups.
 package arrowio

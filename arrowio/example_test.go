@@ -3,6 +3,7 @@ package arrowio_test
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/engine/record"
+	"github.com/reprise-bench/reprise/engine/summary"
 )
 
 // A telemetry table written through arrowio: any Arrow schema, rows
@@ -60,31 +62,53 @@ func ExampleTableWriter() {
 	// <nil>
 }
 
-// The engine's sink: batches go to a writer goroutine; Close completes the
-// files; ReadRequests reads them back.
-func ExampleRunWriter() {
-	dir, _ := os.MkdirTemp("", "run")
-	defer os.RemoveAll(dir)
+// A run directory: Create opens it and its records table (the engine's
+// sink), the summary is written beside the records, and Open reads
+// everything back, recomputing the same summary from the files.
+func ExampleCreate() {
+	parent, _ := os.MkdirTemp("", "runs")
+	defer os.RemoveAll(parent)
+	dir := filepath.Join(parent, "run")
 
-	cfg := arrowio.NewConfig()
-	cfg.Block = true // wait for queue space instead of dropping (and counting) batches
-	w, err := arrowio.NewRunWriter(dir, cfg)
+	run, err := arrowio.Create(dir, arrowio.CreateConfig{Tables: arrowio.Config{Format: arrowio.FormatJSONL}})
 	if err != nil {
 		panic(err)
 	}
 	batch := []record.Request{
-		{RequestID: 0, TraceRow: 0, SentNS: 1_763_700_000_000_000_001, TTFTNS: 52_000_001,
+		{RequestID: 0, TraceRow: 0, SentNS: 1_763_700_000_000_000_001, E2ENS: 52_000_001, StatusCode: 200,
 			ServerPromptTokens: -1, ServerCompletionTokens: -1, ServerReasoningTokens: -1, ServerCachedTokens: -1, ExpectedCachedTokens: -1},
 		{RequestID: 1, TraceRow: 1, ErrorKind: record.ErrTimeout, ErrorMessage: "timeout after 60s",
 			ServerPromptTokens: -1, ServerCompletionTokens: -1, ServerReasoningTokens: -1, ServerCachedTokens: -1, ExpectedCachedTokens: -1},
 	}
-	if err := w.WriteRequests(batch); err != nil { // w owns batch now
+	if err := run.Records().WriteRequests(batch); err != nil { // the rows are copied
 		panic(err)
 	}
-	if err := w.Close(); err != nil {
+	if err := run.Close(); err != nil {
 		panic(err)
 	}
-	reqs, err := arrowio.ReadRequests(dir)
-	fmt.Println(len(reqs), reqs[0].TTFTNS, reqs[1].ErrorKind, w.Stats().Files, w.Dropped(), err)
-	// Output: 2 52000001 timeout 1 0 <nil>
+	info := summary.RunInfo{Model: "m", Mode: "fixed"}
+	if err := run.WriteSummary(summary.Summarize(batch, info, summary.Options{}), run.Records().Report()); err != nil {
+		panic(err)
+	}
+
+	rr, err := arrowio.Open(dir)
+	if err != nil {
+		panic(err)
+	}
+	for r, err := range rr.Requests() {
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%d %d %q\n", r.RequestID, r.E2ENS, r.ErrorKind)
+	}
+	set, _ := rr.Settings()
+	s, err := rr.Summarize(set.Info, set.Options)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(s.RequestCount, s.ErrorRequestCount, s.Metrics["request_latency"].Avg)
+	// Output:
+	// 0 52000001 ""
+	// 1 0 "timeout"
+	// 1 1 52.000001
 }

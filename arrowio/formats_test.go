@@ -232,7 +232,7 @@ func FuzzReadJSONL(f *testing.F) {
 			return
 		}
 		again := t.TempDir()
-		writeRun(t, again, Config{Format: FormatJSONL, RowGroupRows: 64, QueueBatches: 4}, reqs, nil, 100)
+		writeRun(t, again, Config{Format: FormatJSONL, RowGroupRows: 64}, reqs, nil, 100)
 		got, err := ReadRequests(again)
 		if err != nil {
 			t.Fatal(err)

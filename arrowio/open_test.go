@@ -236,7 +236,7 @@ func TestRequestsBoundedMemory(t *testing.T) {
 	const n = 200_000
 	dir := t.TempDir()
 	tmpl := genRequests(4096, 9)
-	w, err := NewRunWriter(dir, Config{RowGroupRows: 4096, PartRows: 64 * 1024, Block: true})
+	w, err := NewRunWriter(dir, Config{RowGroupRows: 4096, PartRows: 64 * 1024})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,22 +12,14 @@ import (
 // ErrClosed is returned by writes to a closed [RunWriter].
 var ErrClosed = errors.New("arrowio: run writer closed")
 
-// Stats is a snapshot of a [RunWriter]'s counters. Dropped rows are rows the
-// caller handed over while the queue was full (the disk could not keep up);
-// they are missing from the files.
+// Stats is a snapshot of a [RunWriter]'s counters. Dropped rows are rows
+// handed over after the writer failed (a full disk), or rows of the file
+// being written when it failed: they are missing from the files.
 type Stats struct {
-	RequestsWritten int64 // rows appended to the records table
-	EventsWritten   int64 // rows appended to the events table
+	RequestsWritten int64 // rows in the records table's files
+	EventsWritten   int64 // rows in the events table's files
 	RequestsDropped int64
 	EventsDropped   int64
-	// QueuedBatches is the number of batches waiting for the writer
-	// goroutine now; MaxQueuedBatches the most seen (a lag high-water mark).
-	QueuedBatches    int64
-	MaxQueuedBatches int64
-	// Waits and WaitNS count calls that waited for queue space, and how
-	// long, with Config.Block.
-	Waits  int64
-	WaitNS int64
 	// Files and Bytes count completed files of both tables.
 	Files int64
 	Bytes int64
@@ -37,10 +29,13 @@ type Stats struct {
 }
 
 // RunWriter writes a run's records and events tables. It is the engine's
-// record sink: WriteRequests and WriteEvents are safe for concurrent use and
-// never block (unless Config.Block) — they hand the batch to one writer
-// goroutine through a bounded queue. Close drains the queue and completes
-// every file.
+// record sink, and has no queue of its own: WriteRequests and WriteEvents
+// append the rows to the column builders on the caller's goroutine (the
+// engine's collector, which is the one queue between the senders and the
+// disk), encode a row group when one is full and complete a part when it
+// is due. They are safe for concurrent use (a mutex orders them). A
+// goroutine of the writer's own completes parts on time (PartInterval)
+// when no rows arrive. Close completes every file.
 //
 // Files: dir/records/part-NNNNN.parquet (or dir/records.parquet with
 // SingleFile), and dir/events/… once the first event batch arrives.
@@ -48,24 +43,27 @@ type RunWriter struct {
 	dir string
 	cfg Config
 
-	mu     sync.RWMutex // write lock only to close the queues
+	mu     sync.Mutex // guards everything below but the counters
 	closed bool
-	reqs   chan []record.Request
-	evs    chan []record.Event
-	done   chan struct{}
+	recs   *TableWriter
+	rb     *requestBuilder
+	eb     *eventBuilder
+	rt     *tableState[record.Request]
+	et     *tableState[record.Event]
+	period time.Duration // of the part ticker, 0 without
+	stop   chan struct{} // closes the part ticker
+	done   chan struct{} // closed when the part ticker is gone
 
-	err atomic.Pointer[error] // first writer error
+	err atomic.Pointer[error] // first error
 
 	reqWritten, evWritten  atomic.Int64
 	reqDropped, evDropped  atomic.Int64
-	queued, maxQueued      atomic.Int64
-	waits, waitNS          atomic.Int64
 	files, bytes, unknowns atomic.Int64
 }
 
-// NewRunWriter validates cfg, creates dir and the records table and starts
-// the writer goroutine. The events table is created on the first
-// WriteEvents call.
+// NewRunWriter validates cfg, creates dir and the records table and, when
+// parts are completed on time, starts the part ticker. The events table
+// is created on the first WriteEvents call.
 func NewRunWriter(dir string, cfg Config) (*RunWriter, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -75,99 +73,90 @@ func NewRunWriter(dir string, cfg Config) (*RunWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &RunWriter{
-		dir:  dir,
-		cfg:  cfg,
-		reqs: make(chan []record.Request, cfg.QueueBatches),
-		evs:  make(chan []record.Event, cfg.QueueBatches),
-		done: make(chan struct{}),
+	mem := bufferPool
+	w := &RunWriter{dir: dir, cfg: cfg, recs: recs, rb: newRequestBuilder(mem), eb: newEventBuilder(mem),
+		stop: make(chan struct{}), done: make(chan struct{})}
+	w.rt = &tableState[record.Request]{tw: recs, rows: func() int { return w.rb.rows }, reserve: w.rb.reserve,
+		add: w.rb.appendRequest, written: &w.reqWritten, dropped: &w.reqDropped}
+	w.et = &tableState[record.Event]{rows: func() int { return w.eb.rows }, reserve: w.eb.reserve,
+		add: w.eb.appendEvent, written: &w.evWritten, dropped: &w.evDropped}
+	w.rt.flush = func() error {
+		defer w.fileStats()
+		if w.rb.rows == 0 {
+			return nil
+		}
+		rec := w.rb.newRecord()
+		defer rec.Release()
+		w.unknowns.Store(w.rb.unknownKinds)
+		return recs.Write(rec)
 	}
-	go w.loop(recs)
+	w.et.flush = func() error {
+		defer w.fileStats()
+		if w.eb.rows == 0 {
+			return nil
+		}
+		rec := w.eb.newRecord()
+		defer rec.Release()
+		return w.et.tw.Write(rec)
+	}
+	if cfg.PartInterval > 0 && recs.splits() {
+		// Check ten times per interval and complete a part at the last
+		// check before its first row is PartInterval old: parts are
+		// completed between 0.9 and 1 interval after their first row.
+		w.period = max(cfg.PartInterval/10, time.Millisecond)
+		go w.ticker()
+	} else {
+		close(w.done)
+	}
 	return w, nil
 }
 
 // Dir returns the run directory.
 func (w *RunWriter) Dir() string { return w.dir }
 
-// WriteRequests queues batch for writing. The RunWriter owns batch after the
-// call: the caller must not modify or reuse it. If the queue is full, the
-// batch is dropped and counted (Stats.RequestsDropped) unless Config.Block.
-// It returns the writer's first error, if any, or ErrClosed after Close.
-// Hot path: no allocation.
+// WriteRequests appends batch to the records table; the caller keeps
+// batch (the rows are copied into the column builders). It returns the
+// writer's first error, if any (the rows are then dropped and counted),
+// or ErrClosed after Close. It allocates nothing unless it completes a
+// row group or a part (TestWriteRequestsAllocs).
 func (w *RunWriter) WriteRequests(batch []record.Request) error {
 	if len(batch) == 0 {
 		return w.Err()
 	}
-	w.mu.RLock()
-	defer w.mu.RUnlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.closed {
 		return ErrClosed
 	}
-	// Count the batch as queued before sending, so the writer goroutine
-	// never sees (and decrements) a batch not yet counted.
-	q := w.queued.Add(1)
-	select {
-	case w.reqs <- batch:
-		w.noteMax(q)
-	default:
-		if !w.cfg.Block {
-			w.queued.Add(-1)
-			w.reqDropped.Add(int64(len(batch)))
-			return w.Err()
-		}
-		t := time.Now()
-		w.reqs <- batch
-		w.noteWait(t, q)
-	}
+	w.rt.put(w, batch, w.cfg.RowGroupRows)
 	return w.Err()
 }
 
-// WriteEvents queues batch for the events table, like WriteRequests.
+// WriteEvents appends batch to the events table, like WriteRequests. The
+// first call creates the table.
 func (w *RunWriter) WriteEvents(batch []record.Event) error {
 	if len(batch) == 0 {
 		return w.Err()
 	}
-	w.mu.RLock()
-	defer w.mu.RUnlock()
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.closed {
 		return ErrClosed
 	}
-	// Count the batch as queued before sending, so the writer goroutine
-	// never sees (and decrements) a batch not yet counted.
-	q := w.queued.Add(1)
-	select {
-	case w.evs <- batch:
-		w.noteMax(q)
-	default:
-		if !w.cfg.Block {
-			w.queued.Add(-1)
-			w.evDropped.Add(int64(len(batch)))
-			return w.Err()
+	if w.et.tw == nil && w.Err() == nil {
+		tw, err := NewTableWriter(w.dir, EventsTable, EventsSchema(), w.cfg)
+		if err != nil && w.cfg.OnError != nil {
+			w.cfg.OnError(err)
 		}
-		t := time.Now()
-		w.evs <- batch
-		w.noteWait(t, q)
+		w.setErr(err)
+		w.et.tw = tw
 	}
+	w.et.put(w, batch, w.cfg.RowGroupRows)
 	return w.Err()
 }
 
-func (w *RunWriter) noteMax(q int64) {
-	for {
-		m := w.maxQueued.Load()
-		if q <= m || w.maxQueued.CompareAndSwap(m, q) {
-			return
-		}
-	}
-}
-
-func (w *RunWriter) noteWait(t time.Time, q int64) {
-	w.waits.Add(1)
-	w.waitNS.Add(int64(time.Since(t)))
-	w.noteMax(q)
-}
-
-// Err returns the first error the writer goroutine hit (disk full, …), or
-// nil. After an error the writer discards further rows (counted as dropped).
+// Err returns the first error the writer hit (disk full, …), or nil.
+// After an error the writer discards further rows (counted as dropped).
 func (w *RunWriter) Err() error {
 	if p := w.err.Load(); p != nil {
 		return *p
@@ -181,36 +170,66 @@ func (w *RunWriter) setErr(err error) {
 	}
 }
 
-// Dropped returns the number of rows (requests plus events) dropped because
-// the queue was full or the writer had failed.
+// Dropped returns the number of rows (requests plus events) missing from
+// the files because the writer had failed.
 func (w *RunWriter) Dropped() int64 { return w.reqDropped.Load() + w.evDropped.Load() }
-
-// Lag returns the number of batches queued and not yet written.
-func (w *RunWriter) Lag() int { return int(w.queued.Load()) }
 
 // Stats returns a snapshot of the counters. Safe for concurrent use.
 func (w *RunWriter) Stats() Stats {
 	return Stats{
 		RequestsWritten: w.reqWritten.Load(), EventsWritten: w.evWritten.Load(),
 		RequestsDropped: w.reqDropped.Load(), EventsDropped: w.evDropped.Load(),
-		QueuedBatches: w.queued.Load(), MaxQueuedBatches: w.maxQueued.Load(),
-		Waits: w.waits.Load(), WaitNS: w.waitNS.Load(),
 		Files: w.files.Load(), Bytes: w.bytes.Load(), UnknownErrorKinds: w.unknowns.Load(),
 	}
 }
 
-// Close stops accepting batches, writes everything queued, completes all
+// Close stops accepting rows, writes what the builders hold, completes all
 // files and returns the first error. Safe to call more than once.
 func (w *RunWriter) Close() error {
 	w.mu.Lock()
-	if !w.closed {
-		w.closed = true
-		close(w.reqs)
-		close(w.evs)
+	if w.closed {
+		w.mu.Unlock()
+		return w.Err()
 	}
+	w.closed = true
 	w.mu.Unlock()
+	close(w.stop)
 	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	// Complete the files, whatever happened before.
+	w.setErr(w.rt.flush())
+	w.setErr(w.recs.Close())
+	w.rt.settleCounts()
+	if w.et.tw != nil {
+		w.setErr(w.et.flush())
+		w.setErr(w.et.tw.Close())
+		w.et.settleCounts()
+	}
+	w.fileStats()
+	w.rb.release()
+	w.eb.release()
 	return w.Err()
+}
+
+// ticker completes parts on time while rows are not arriving.
+func (w *RunWriter) ticker() {
+	defer close(w.done)
+	tk := time.NewTicker(w.period)
+	defer tk.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case now := <-tk.C:
+			w.mu.Lock()
+			w.rt.tick(w, now, w.period)
+			if w.et.tw != nil {
+				w.et.tick(w, now, w.period)
+			}
+			w.mu.Unlock()
+		}
+	}
 }
 
 // tableState is one table on the writer goroutine: builder plus file writer.
@@ -296,9 +315,9 @@ func (t *tableState[T]) tick(w *RunWriter, now time.Time, period time.Duration) 
 	w.setErr(t.tw.Roll())
 }
 
-func (w *RunWriter) fileStats(ts ...*TableWriter) {
+func (w *RunWriter) fileStats() {
 	var files, bytes int64
-	for _, t := range ts {
+	for _, t := range []*TableWriter{w.recs, w.et.tw} {
 		if t != nil {
 			files += int64(t.stats.Files)
 			bytes += t.stats.Bytes
@@ -306,94 +325,4 @@ func (w *RunWriter) fileStats(ts ...*TableWriter) {
 	}
 	w.files.Store(files)
 	w.bytes.Store(bytes)
-}
-
-func (w *RunWriter) loop(recs *TableWriter) {
-	defer close(w.done)
-	mem := bufferPool
-	rb := newRequestBuilder(mem)
-	defer rb.release()
-	eb := newEventBuilder(mem)
-	defer eb.release()
-
-	rt := &tableState[record.Request]{tw: recs, rows: func() int { return rb.rows }, reserve: rb.reserve,
-		add: rb.appendRequest, written: &w.reqWritten, dropped: &w.reqDropped}
-	et := &tableState[record.Event]{rows: func() int { return eb.rows }, reserve: eb.reserve,
-		add: eb.appendEvent, written: &w.evWritten, dropped: &w.evDropped}
-	rt.flush = func() error {
-		defer w.fileStats(recs, et.tw)
-		if rb.rows == 0 {
-			return nil
-		}
-		rec := rb.newRecord()
-		defer rec.Release()
-		w.unknowns.Store(rb.unknownKinds)
-		return recs.Write(rec)
-	}
-	et.flush = func() error {
-		defer w.fileStats(recs, et.tw)
-		if eb.rows == 0 {
-			return nil
-		}
-		rec := eb.newRecord()
-		defer rec.Release()
-		return et.tw.Write(rec)
-	}
-
-	var (
-		tickC  <-chan time.Time
-		period time.Duration
-	)
-	if w.cfg.PartInterval > 0 && recs.splits() {
-		// Check ten times per interval and complete a part at the last
-		// check before its first row is PartInterval old: parts are
-		// completed between 0.9 and 1 interval after their first row.
-		period = max(w.cfg.PartInterval/10, time.Millisecond)
-		tk := time.NewTicker(period)
-		defer tk.Stop()
-		tickC = tk.C
-	}
-	reqs, evs := w.reqs, w.evs
-	rg := w.cfg.RowGroupRows
-	for reqs != nil || evs != nil {
-		select {
-		case b, ok := <-reqs:
-			if !ok {
-				reqs = nil
-				continue
-			}
-			w.queued.Add(-1)
-			rt.put(w, b, rg)
-		case b, ok := <-evs:
-			if !ok {
-				evs = nil
-				continue
-			}
-			w.queued.Add(-1)
-			if et.tw == nil && w.Err() == nil {
-				tw, err := NewTableWriter(w.dir, EventsTable, EventsSchema(), w.cfg)
-				if err != nil && w.cfg.OnError != nil {
-					w.cfg.OnError(err)
-				}
-				w.setErr(err)
-				et.tw = tw
-			}
-			et.put(w, b, rg)
-		case now := <-tickC:
-			rt.tick(w, now, period)
-			if et.tw != nil {
-				et.tick(w, now, period)
-			}
-		}
-	}
-	// Drained: complete the files, whatever happened before.
-	w.setErr(rt.flush())
-	w.setErr(recs.Close())
-	rt.settleCounts()
-	if et.tw != nil {
-		w.setErr(et.flush())
-		w.setErr(et.tw.Close())
-		et.settleCounts()
-	}
-	w.fileStats(recs, et.tw)
 }

@@ -15,8 +15,12 @@ const RecordWriterKey = "record_writer"
 // cannot tell, so `reprise summarize` copies it from the run's
 // summary.json into the summary it recomputes.
 type WriterReport struct {
-	Waits            int64 `json:"waits"`   // hand-overs that waited for queue space
-	WaitNS           int64 `json:"wait_ns"` // total time they waited
+	// Waits, WaitNS and MaxQueuedBatches describe the queue in front of
+	// the writer, the engine's (engine.Result.SinkQueue): hand-overs that
+	// waited for queue space, the total time they waited, and the most
+	// batches queued at once.
+	Waits            int64 `json:"waits"`
+	WaitNS           int64 `json:"wait_ns"`
 	Dropped          int64 `json:"dropped"` // rows missing from the record files
 	MaxQueuedBatches int64 `json:"max_queued_batches"`
 	// Error is the writer's first error (a full disk: it names the table
@@ -24,12 +28,11 @@ type WriterReport struct {
 	Error string `json:"error,omitempty"`
 }
 
-// Report returns the writer's counters and first error as summary.json
-// reports them. Call it after Close for the final numbers.
+// Report returns the writer's part of its report, the rows dropped and
+// the first error; the caller adds the queue's counters. Call it after
+// Close for the final numbers.
 func (w *RunWriter) Report() *WriterReport {
-	st := w.Stats()
-	r := &WriterReport{Waits: st.Waits, WaitNS: st.WaitNS, Dropped: st.RequestsDropped + st.EventsDropped,
-		MaxQueuedBatches: st.MaxQueuedBatches}
+	r := &WriterReport{Dropped: w.Dropped()}
 	if err := w.Err(); err != nil {
 		r.Error = err.Error()
 	}

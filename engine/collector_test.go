@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/engine/summary"
@@ -73,6 +74,54 @@ func TestSkipNeverBlocks(t *testing.T) {
 		}
 		if len(sink.reqs) != full+nSkipped || len(seen) != full+nSkipped {
 			t.Fatalf("sink got %d records (%d distinct), want %d", len(sink.reqs), len(seen), full+nSkipped)
+		}
+	})
+}
+
+// TestSinkQueueWaits: the collector's queue is the one queue in front of
+// the sink. With the sink stuck, SinkQueueBatches batches wait in it; the
+// sender that completes one more waits until the sink moves, and the wait
+// is counted (SinkQueue: the record_writer of summary.json).
+func TestSinkQueueWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sink := &gateSink{open: make(chan struct{})}
+		c := newCollector(sink, summary.NewAccumulator(summary.Options{}), slog.New(slog.DiscardHandler))
+		// One batch in the stuck sink, SinkQueueBatches in the queue, and
+		// one more that must wait.
+		n := (SinkQueueBatches + 2) * batchRequests
+		for i := range batchRequests {
+			c.add(&record.Request{RequestID: uint64(i)}, nil)
+		}
+		synctest.Wait() // the first batch is in the sink
+		done := make(chan struct{})
+		go func() { // a sender
+			for i := batchRequests; i < n; i++ {
+				c.add(&record.Request{RequestID: uint64(i)}, nil)
+			}
+			close(done)
+		}()
+		synctest.Wait()
+		select {
+		case <-done:
+			t.Fatal("the sender did not wait for the stuck sink")
+		default:
+		}
+		time.Sleep(10 * time.Millisecond)
+		close(sink.open)
+		<-done
+		if err := c.close(); err != nil {
+			t.Fatal(err)
+		}
+		if w, ns, q := c.waits.Load(), c.waitNS.Load(), c.maxQueued.Load(); w != 1 || ns != int64(10*time.Millisecond) || q != SinkQueueBatches {
+			t.Errorf("waits %d, wait %v, max queued %d; want 1, 10ms, %d", w, time.Duration(ns), q, SinkQueueBatches)
+		}
+		if len(sink.reqs) != n {
+			t.Errorf("sink got %d records, want %d", len(sink.reqs), n)
+		}
+		for i, r := range sink.reqs {
+			if r.RequestID != uint64(i) {
+				t.Fatalf("record %d is request %d: a reused batch was overwritten", i, r.RequestID)
+			}
 		}
 	})
 }

@@ -119,10 +119,12 @@
 // An HTTP/1.1 request allocates only its context's cancellation hook on a
 // kept-alive connection (TestH1SendAllocs: 3); over HTTP/2 it allocates
 // its net/http request, a context for the timeout, the httptrace state and
-// its X-Request-Id. Rows are copied into batches
-// of 512 (events 8192) under one mutex and the sink runs on the collector
-// goroutine, so a slow disk delays neither reads nor sends (a full queue is
-// logged). Client-side output token counting runs after the response
+// its X-Request-Id. Rows are copied into batches of 512 (events 8192)
+// under one mutex, and the sink runs on the collector goroutine behind the
+// one queue of [SinkQueueBatches] batches, so a slow disk delays neither
+// reads nor sends until that queue is full (then the sender completing a
+// batch waits: logged once, counted in [Result.SinkQueue]); the batches
+// are reused. Client-side output token counting runs after the response
 // ended, off the timing path; the counter gets the captured text without
 // a copy. What the run keeps per request is the summary's metric values:
 // exactly for the first [summary.ExactValues] requests (8 bytes per metric

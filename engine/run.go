@@ -38,6 +38,11 @@ const (
 	batchEvents   = 8192
 	// flushInterval bounds how long a partial batch waits for the sink.
 	flushInterval = time.Second
+	// SinkQueueBatches is the capacity of the collector's queue to the
+	// sink, in batches: the one queue between the senders and the disk.
+	// When it is full, the sender that completed a batch waits
+	// ([SinkQueue]).
+	SinkQueueBatches = 64
 )
 
 // PromptSource synthesizes the prompt of a row: it fills in.PromptText
@@ -120,6 +125,19 @@ type Result struct {
 	// counts responses cut to MaxHistoryResponse in a history.
 	HistoryBuilds    int64
 	HistoryTruncated int64
+	// SinkQueue says how the sink kept up with the run.
+	SinkQueue SinkQueue
+}
+
+// SinkQueue counts the collector's hand-overs to the sink that found its
+// queue ([SinkQueueBatches]) full: the sink (the disk) was slower than
+// the run, and the sender that completed the batch waited for it.
+type SinkQueue struct {
+	Waits  int64 // hand-overs that waited for queue space
+	WaitNS int64 // total time they waited
+	// MaxQueued is the most batches queued at once (the sink's lag
+	// high-water mark).
+	MaxQueued int64
 }
 
 // errGrace is the cancellation cause at the end of the grace period.
@@ -296,7 +314,8 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 	sinkErr := rn.col.close()
 
 	res := &Result{Stats: stats, Interrupted: interrupted.Load(), Retries: e.Retries(),
-		ClosesAfterStream: e.ClosesAfterStream(), InlineBuilds: rn.inline.Load()}
+		ClosesAfterStream: e.ClosesAfterStream(), InlineBuilds: rn.inline.Load(),
+		SinkQueue: SinkQueue{Waits: rn.col.waits.Load(), WaitNS: rn.col.waitNS.Load(), MaxQueued: rn.col.maxQueued.Load()}}
 	if hist != nil {
 		res.HistoryBuilds, res.HistoryTruncated = hist.builds.Load(), hist.truncated.Load()
 	}
@@ -814,6 +833,10 @@ type collector struct {
 	skipRecord func(sk *skipped, r *record.Request)
 	// onErr is called once, with the sink's first error.
 	onErr func(error)
+	// The queue's counters (SinkQueue).
+	waits, waitNS, maxQueued atomic.Int64
+	// free holds request batches the sink is done with, for reuse.
+	free chan []record.Request
 }
 
 type collBatch struct {
@@ -822,7 +845,7 @@ type collBatch struct {
 }
 
 func newCollector(sink Sink, acc *summary.Accumulator, log *slog.Logger) *collector {
-	c := &collector{sink: sink, acc: acc, log: log, ch: make(chan collBatch, 64), done: make(chan struct{}),
+	c := &collector{sink: sink, acc: acc, log: log, ch: make(chan collBatch, SinkQueueBatches), free: make(chan []record.Request, 4), done: make(chan struct{}),
 		stop: make(chan struct{}), tickDone: make(chan struct{}), kick: make(chan struct{}, 1)}
 	c.reqs = make([]record.Request, 0, batchRequests)
 	go c.loop()
@@ -892,7 +915,11 @@ func (c *collector) takeSkips() {
 
 func (c *collector) swap() collBatch {
 	b := collBatch{c.reqs, c.evs}
-	c.reqs = make([]record.Request, 0, batchRequests)
+	select {
+	case c.reqs = <-c.free:
+	default:
+		c.reqs = make([]record.Request, 0, batchRequests)
+	}
 	c.evs = nil
 	return b
 }
@@ -916,7 +943,16 @@ func (c *collector) send(b collBatch) {
 		c.warn.Do(func() {
 			c.log.Warn("the record writer cannot keep up; senders wait for it (results stay complete, timing of later requests may suffer)")
 		})
+		t := time.Now()
 		c.ch <- b
+		c.waits.Add(1)
+		c.waitNS.Add(int64(time.Since(t)))
+	}
+	for q := int64(len(c.ch)); ; {
+		m := c.maxQueued.Load()
+		if q <= m || c.maxQueued.CompareAndSwap(m, q) {
+			return
+		}
 	}
 }
 
@@ -926,14 +962,17 @@ func (c *collector) loop() {
 		for i := range b.reqs {
 			c.acc.Add(&b.reqs[i])
 		}
-		if c.sink == nil || c.err != nil {
-			continue
-		}
-		if len(b.reqs) > 0 {
+		if c.sink != nil && c.err == nil && len(b.reqs) > 0 {
 			c.fail(c.sink.WriteRequests(b.reqs))
 		}
-		if len(b.evs) > 0 && c.err == nil {
+		if c.sink != nil && c.err == nil && len(b.evs) > 0 {
 			c.fail(c.sink.WriteEvents(b.evs))
+		}
+		if cap(b.reqs) == batchRequests {
+			select { // the sink copied the rows: the batch is free again
+			case c.free <- b.reqs[:0]:
+			default:
+			}
 		}
 	}
 }

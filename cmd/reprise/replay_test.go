@@ -411,7 +411,7 @@ func TestReplayRecordWriter(t *testing.T) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	m[arrowio.RecordWriterKey] = json.RawMessage(`{"waits":3,"wait_ns":1500000,"dropped":0,"max_queued_batches":1024}`)
+	m[arrowio.RecordWriterKey] = json.RawMessage(`{"waits":3,"wait_ns":1500000,"dropped":0,"max_queued_batches":64}`)
 	if b, err = json.MarshalIndent(m, "", "  "); err != nil {
 		t.Fatal(err)
 	}
@@ -448,9 +448,9 @@ func TestRecordWriterNote(t *testing.T) {
 	}{
 		{nil, ""},
 		{&arrowio.WriterReport{MaxQueuedBatches: 7}, ""}, // kept up
-		{&arrowio.WriterReport{Waits: 2, WaitNS: 2_345_678, MaxQueuedBatches: 1024},
-			"note: the disk did not keep up: 2 waits totalling 2.346ms (up to 1024 batches queued); records waited, " +
-				"and senders wait once the engine's buffer is full: check schedule_lateness\n"},
+		{&arrowio.WriterReport{Waits: 2, WaitNS: 2_345_678, MaxQueuedBatches: 64},
+			"note: the disk did not keep up: 2 waits totalling 2.346ms (up to 64 batches queued): senders waited for the record writer; " +
+				"check schedule_lateness\n"},
 		{&arrowio.WriterReport{Dropped: 40},
 			"note: the disk did not keep up; 40 rows were dropped and are missing from the record files\n"},
 	}

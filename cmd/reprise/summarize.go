@@ -81,9 +81,8 @@ func writerNote(w *arrowio.WriterReport) string {
 	}
 	s := "note: the disk did not keep up"
 	if w.Waits > 0 {
-		s += fmt.Sprintf(": %d waits totalling %v (up to %d batches queued); records waited, and senders wait once "+
-			"the engine's buffer is full: check schedule_lateness", w.Waits, time.Duration(w.WaitNS).Round(time.Microsecond),
-			w.MaxQueuedBatches)
+		s += fmt.Sprintf(": %d waits totalling %v (up to %d batches queued): senders waited for the record writer; "+
+			"check schedule_lateness", w.Waits, time.Duration(w.WaitNS).Round(time.Microsecond), w.MaxQueuedBatches)
 	}
 	if w.Dropped > 0 {
 		s += fmt.Sprintf("; %d rows were dropped and are missing from the record files", w.Dropped)
