@@ -12,22 +12,22 @@ import (
 	"github.com/reprise-bench/reprise/trace"
 )
 
-// synthPrompts is the engine's PromptSource over a prompt.Synth: exactly
+// promptSource is the engine's PromptSource over a prompt.Builder: exactly
 // the row's input length in the run tokenizer's tokens, sharing the
 // leading blocks its hash ids say, with the expected cached tokens of an
 // infinite prefix cache. Prepare ran over the whole trace first, so the
 // engine's builders may call it concurrently and out of order.
-type synthPrompts struct {
-	s    *prompt.Synth
-	mu   sync.Mutex // serializes Build for Synth versions that are not goroutine-safe
+type promptSource struct {
+	s    *prompt.Builder
+	mu   sync.Mutex // serializes Build for Builder versions that are not goroutine-safe
 	pool sync.Pool  // *prompt.Prompt
 	ids  bool       // send token ids (completions)
 }
 
-var _ engine.SessionPromptSource = (*synthPrompts)(nil)
+var _ engine.SessionPromptSource = (*promptSource)(nil)
 
 // Prompt implements engine.PromptSource.
-func (sp *synthPrompts) Prompt(row *trace.Row, in *adapter.BuildInput) (int, int, error) {
+func (sp *promptSource) Prompt(row *trace.Row, in *adapter.BuildInput) (int, int, error) {
 	p, _ := sp.pool.Get().(*prompt.Prompt)
 	if p == nil {
 		p = &prompt.Prompt{}
@@ -59,21 +59,21 @@ func (sp *synthPrompts) Prompt(row *trace.Row, in *adapter.BuildInput) (int, int
 // NewSession implements engine.SessionPromptSource: the history of one
 // session run, grown as AIPerf's deltas_without_responses does (see
 // prompt.Session).
-func (sp *synthPrompts) NewSession() engine.SessionPrompts {
-	return &synthSession{sp: sp, sess: sp.s.NewSession(), last: -1}
+func (sp *promptSource) NewSession() engine.SessionPrompts {
+	return &sessionSource{sp: sp, sess: sp.s.NewSession(), last: -1}
 }
 
-// synthSession builds the turns of one session run with their history.
+// sessionSource builds the turns of one session run with their history.
 // The engine calls it for one turn at a time.
-type synthSession struct {
-	sp   *synthPrompts
+type sessionSource struct {
+	sp   *promptSource
 	sess *prompt.Session
 	p    prompt.Prompt // the turn last built
 	last int64         // its row index, -1 none
 }
 
 // Prompt implements engine.SessionPrompts.
-func (ss *synthSession) Prompt(row *trace.Row, in *adapter.BuildInput) (int, int, error) {
+func (ss *sessionSource) Prompt(row *trace.Row, in *adapter.BuildInput) (int, int, error) {
 	if err := ss.build(row); err != nil {
 		return 0, 0, err
 	}
@@ -99,7 +99,7 @@ func (ss *synthSession) Prompt(row *trace.Row, in *adapter.BuildInput) (int, int
 }
 
 // Record implements engine.SessionPrompts.
-func (ss *synthSession) Record(row *trace.Row, response string) error {
+func (ss *sessionSource) Record(row *trace.Row, response string) error {
 	if ss.last != row.Index {
 		// A first turn, built ahead by the engine: build it again (after
 		// Prepare, Build depends only on the row).
@@ -112,7 +112,7 @@ func (ss *synthSession) Record(row *trace.Row, response string) error {
 	return nil
 }
 
-func (ss *synthSession) build(row *trace.Row) error {
+func (ss *sessionSource) build(row *trace.Row) error {
 	ss.last = -1
 	ss.sp.mu.Lock()
 	err := ss.sp.s.Build(row, &ss.p)
@@ -124,9 +124,9 @@ func (ss *synthSession) build(row *trace.Row) error {
 	return nil
 }
 
-// newSynthPrompts builds the synthesizer and prepares it over the whole
+// newPromptSource builds the prompt builder and prepares it over the whole
 // trace, reporting every row problem at once.
-func newSynthPrompts(rp *replayPlan, cfg prompt.Config, ids bool) (*synthPrompts, error) {
+func newPromptSource(rp *replayPlan, cfg prompt.Config, ids bool) (*promptSource, error) {
 	s, err := prompt.New(rp.tok, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("prompt synthesis with tokenizer %s: %w", rp.tok.Name(), err)
@@ -142,7 +142,7 @@ func newSynthPrompts(rp *replayPlan, cfg prompt.Config, ids bool) (*synthPrompts
 			return nil, err
 		}
 	}
-	return &synthPrompts{s: s, ids: ids}, nil
+	return &promptSource{s: s, ids: ids}, nil
 }
 
 // checkHashFit reports every row whose hash ids do not fit its length

@@ -74,7 +74,7 @@ func replaySessions(t *testing.T, text string, f trace.Format, mode engine.Conte
 		rows = append(rows, row.Clone())
 	}
 	pcfg := prompt.NewConfig()
-	sp, err := newSynthPrompts(&replayPlan{tok: tok, rows: rows}, pcfg, false)
+	sp, err := newPromptSource(&replayPlan{tok: tok, rows: rows}, pcfg, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -176,7 +176,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	rp.engine.Counter = rp.tok
 	rcfg := engine.RunConfig{
 		Engine: rp.engine, Plan: rp.plan,
-		Synthetic: engine.Synthetic{ISL: o.Synthetic.ISL, ISLStd: o.Synthetic.ISLStdDev, OSL: o.Synthetic.OSL, OSLStd: o.Synthetic.OSLStdDev, Seed: o.Replay.Seed},
+		Synthetic: engine.SyntheticLoad{ISL: o.Synthetic.ISL, ISLStd: o.Synthetic.ISLStdDev, OSL: o.Synthetic.OSL, OSLStd: o.Synthetic.OSLStdDev, Seed: o.Replay.Seed},
 		Prompts:   rp.prompts, Context: engine.ContextMode(o.Prompts.ContextMode), Streaming: o.Streaming, MaxTokensFromTrace: o.MaxTokensFromTrace, Sink: run.Records(),
 		Summary: summary.Options{Streaming: o.Streaming, UseServerTokenCount: o.UseServerTokenCount, Goodput: rp.slos,
 			LateThreshold: o.Replay.LateThreshold},

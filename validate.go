@@ -38,7 +38,7 @@ type replayPlan struct {
 	format    trace.Format
 	tok       tokenizer.Tokenizer
 	wasm      *wasm.Adapter
-	prompts   *synthPrompts
+	prompts   *promptSource
 	pcfg      prompt.Config
 	plan      *replay.Plan
 	tracePath string
@@ -295,7 +295,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		}
 		rp.nRows = len(rp.rows)
 	}
-	rp.prompts, err = newSynthPrompts(rp, pcfg, o.Endpoint == "completions" && pcfg.Format == prompt.FormatTokenIDs)
+	rp.prompts, err = newPromptSource(rp, pcfg, o.Endpoint == "completions" && pcfg.Format == prompt.FormatTokenIDs)
 	if err != nil {
 		if rp.tracePath != "" {
 			return nil, fmt.Errorf("%s: %w", rp.tracePath, err)
@@ -414,7 +414,7 @@ func scanTrace(o *Options, rp *replayPlan, src traceSource, opts trace.Options, 
 	if err != nil {
 		return false, err
 	}
-	rp.prompts = &synthPrompts{s: s, ids: o.Endpoint == "completions" && pcfg.Format == prompt.FormatTokenIDs}
+	rp.prompts = &promptSource{s: s, ids: o.Endpoint == "completions" && pcfg.Format == prompt.FormatTokenIDs}
 	rp.nRows = int(rp.stats.Kept)
 	rp.streamed = true
 	return true, nil

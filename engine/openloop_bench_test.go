@@ -147,7 +147,7 @@ func runOpenLoop(tb testing.TB, srv *openLoopServer, rate float64, warm, d time.
 	cfg.Streaming = false
 	cfg.Engine.AdapterConfig.Stream = false
 	cfg.Engine.Events = false
-	cfg.Synthetic = Synthetic{ISL: 8, OSL: 1, Seed: 1}
+	cfg.Synthetic = SyntheticLoad{ISL: 8, OSL: 1, Seed: 1}
 	cfg.Summary = summary.Options{}
 	cfg.QuietGC = !noQuietGC // as reprise replay runs
 	var ms0, ms1 runtime.MemStats

@@ -54,9 +54,10 @@ type PromptSource interface {
 	Prompt(row *trace.Row, in *adapter.BuildInput) (inputTokens, expectedCached int, err error)
 }
 
-// Synthetic describes a synthetic load (no trace): lengths drawn from
-// normal distributions (rounded, at least 1), deterministic per request.
-type Synthetic struct {
+// SyntheticLoad describes a synthetic load (no trace): input and output
+// lengths drawn from normal distributions (rounded, at least 1),
+// deterministic per request.
+type SyntheticLoad struct {
 	ISL, ISLStd float64
 	OSL, OSLStd float64
 	Seed        uint64
@@ -73,7 +74,7 @@ type RunConfig struct {
 	Plan *replay.Plan
 	// Synthetic gives the lengths of a synthetic load (a plan without a
 	// trace).
-	Synthetic Synthetic
+	Synthetic SyntheticLoad
 	Prompts   PromptSource
 	// Context decides which turns of multi-turn sessions are sent with
 	// their session's history ("" = DefaultContextMode). Growing a history
@@ -660,7 +661,7 @@ func (rn *runner) build(b *Builder, item int, tr *trace.Row, p *Prepared, sp Ses
 }
 
 // synthRow draws the lengths of synthetic request i, deterministically.
-func synthRow(s *Synthetic, i int) trace.Row {
+func synthRow(s *SyntheticLoad, i int) trace.Row {
 	rng := rand.New(rand.NewPCG(s.Seed, uint64(i)))
 	draw := func(mean, std float64) int {
 		v := mean

@@ -77,7 +77,7 @@ func benchTTFTError(b *testing.B, streams int) {
 		rc.WarmupRequests = streams // the ramp's round
 		rc.ConcurrencyRamp = time.Second
 		cfg := runConfig(srv.url, mustPlan(b, rc, nil), sink)
-		cfg.Synthetic = Synthetic{ISL: 16, OSL: 100, Seed: 1}
+		cfg.Synthetic = SyntheticLoad{ISL: 16, OSL: 100, Seed: 1}
 		cfg.Engine.Events = false
 		cfg.Engine.NoReactor = noReactor
 		cfg.QuietGC = !noQuietGC // as reprise replay runs

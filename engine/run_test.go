@@ -94,7 +94,7 @@ func runConfig(url string, plan *replay.Plan, sink Sink) RunConfig {
 	ec.AdapterConfig = adapter.Config{Model: "reprise-mock", Stream: true, IncludeUsage: true, IgnoreEOS: true}
 	ec.Events = true
 	return RunConfig{
-		Engine: ec, Plan: plan, Synthetic: Synthetic{ISL: 32, OSL: 12, Seed: 1}, Prompts: wordPrompts{},
+		Engine: ec, Plan: plan, Synthetic: SyntheticLoad{ISL: 32, OSL: 12, Seed: 1}, Prompts: wordPrompts{},
 		Streaming: true, MaxTokensFromTrace: true, Sink: sink, Summary: summary.Options{Streaming: true},
 	}
 }
@@ -252,7 +252,7 @@ func TestRunInterrupted(t *testing.T) {
 	rc := closedLoop(100, 4)
 	rc.Grace = 100 * time.Millisecond
 	cfg := runConfig(srv.URL(), mustPlan(t, rc, nil), sink)
-	cfg.Synthetic = Synthetic{ISL: 8, OSL: 200, Seed: 1} // 10 s per request
+	cfg.Synthetic = SyntheticLoad{ISL: 8, OSL: 200, Seed: 1} // 10 s per request
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(time.Second, cancel)
 	res, err := Run(ctx, cfg)

@@ -41,7 +41,7 @@ func TestRunStopsOnSinkError(t *testing.T) {
 	srv := startMock(t, func(c *mockserver.Config) { c.TTFT = time.Millisecond; c.ITL = 0 })
 	const planned = 20000
 	cfg := runConfig(srv.URL(), mustPlan(t, closedLoop(planned, 4), nil), &failSink{})
-	cfg.Synthetic = Synthetic{ISL: 8, OSL: 2, Seed: 1}
+	cfg.Synthetic = SyntheticLoad{ISL: 8, OSL: 2, Seed: 1}
 	res, err := Run(context.Background(), cfg)
 	if !errors.Is(err, errDiskFull) {
 		t.Fatalf("Run error %v, want the sink's", err)

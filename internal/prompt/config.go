@@ -41,7 +41,7 @@ const (
 	DefaultFormat = FormatText
 )
 
-// Config configures a [Synth]. Build it with [NewConfig]; the zero value
+// Config configures a [Builder]. Build it with [NewConfig]; the zero value
 // is not valid (Mismatch and Format are empty).
 type Config struct {
 	// Seed (--prompt-seed) selects the words of every block: two runs with

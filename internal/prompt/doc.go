@@ -5,7 +5,7 @@
 //
 // # How a prompt is made
 //
-// A [Synth] picks, once, a vocabulary of words from the tokenizer: pieces
+// A [Builder] picks, once, a vocabulary of words from the tokenizer: pieces
 // " word" (a space and ASCII letters) that are each exactly one token, and
 // checks that any sequence of them tokenizes to exactly one token per word
 // (pre-tokenizers split before the space, so no merge crosses a word; for
@@ -37,15 +37,15 @@
 //
 // # Concurrency and performance
 //
-// Call [Synth.Prepare] once, with the whole trace, first: it checks every row
+// Call [Builder.Prepare] once, with the whole trace, first: it checks every row
 // (all errors at once) and fixes, in arrival order, everything that
 // depends on order: the first word of each block and each row's expected
-// cached tokens. After it, [Synth.Build] depends only on the row and is
+// cached tokens. After it, [Builder.Build] depends only on the row and is
 // safe from several goroutines, so builders working ahead of the send
 // time produce the same prompts as one. Without Prepare, rows must be
 // built in arrival order.
 //
 // Assembling a prompt from cached blocks is a copy (about 10^8 tokens per
 // CPU-second) and allocates only the text; a new block costs a few
-// nanoseconds per token. See synth_bench_test.go.
+// nanoseconds per token. See builder_bench_test.go.
 package prompt

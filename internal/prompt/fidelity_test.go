@@ -138,7 +138,7 @@ func hashInts(seed maphash.Seed, v []int) uint64 {
 }
 
 // runFidelity builds every row with s (after Prepare) and checks it.
-func runFidelity(t *testing.T, s *Synth, rows []trace.Row) {
+func runFidelity(t *testing.T, s *Builder, rows []trace.Row) {
 	t.Helper()
 	if err := s.Prepare(rows); err != nil {
 		t.Fatal(err)
@@ -193,7 +193,7 @@ func TestFidelityMooncake(t *testing.T) {
 				if file == "synthetic_trace.jsonl" {
 					cfg.BlockCacheBytes = 4 << 20
 				}
-				s := mustSynth(t, tok, cfg)
+				s := mustBuilder(t, tok, cfg)
 				runFidelity(t, s, rows)
 				if file == "synthetic_trace.jsonl" && s.Stats().Evictions == 0 {
 					t.Errorf("no evictions with a %d-byte cache", cfg.BlockCacheBytes)
@@ -251,7 +251,7 @@ func TestFidelityBailian(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rows := bailianSample(3000, 60, 7)
-			runFidelity(t, mustSynth(t, tt.tok(t), fidelityConfig()), rows)
+			runFidelity(t, mustBuilder(t, tt.tok(t), fidelityConfig()), rows)
 		})
 	}
 }

@@ -59,7 +59,7 @@ func mustLoad(t testing.TB, spec string) tokenizer.Tokenizer {
 	return tok
 }
 
-func mustSynth(t testing.TB, tok tokenizer.Tokenizer, cfg Config) *Synth {
+func mustBuilder(t testing.TB, tok tokenizer.Tokenizer, cfg Config) *Builder {
 	t.Helper()
 	s, err := New(tok, cfg)
 	if err != nil {

@@ -52,7 +52,7 @@ func replayAgainstMock(t *testing.T, tok tokenizer.Tokenizer, rows []trace.Row) 
 	}
 	defer srv.Close()
 
-	s := mustSynth(t, tok, fidelityConfig())
+	s := mustBuilder(t, tok, fidelityConfig())
 	if err := s.Prepare(rows); err != nil {
 		t.Fatal(err)
 	}

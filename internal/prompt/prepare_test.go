@@ -9,7 +9,7 @@ import (
 )
 
 // TestPrepareFreesWalkState: after Prepare, prompts and expectations are
-// those of an unprepared Synth that built the rows in arrival order (the
+// those of an unprepared Builder that built the rows in arrival order (the
 // oracle), although Prepare dropped its per-id maps and prefix-cache
 // models and keeps only the first words that moved off their preference.
 func TestPrepareFreesWalkState(t *testing.T) {
@@ -34,12 +34,12 @@ func TestPrepareFreesWalkState(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := fidelityConfig()
 			cfg.ExpectedCacheTokens = 2000 // the LRU model too
-			oracle := mustSynth(t, tok, cfg)
+			oracle := mustBuilder(t, tok, cfg)
 			want := make([]Prompt, len(c.rows))
 			for i := range c.rows {
 				want[i] = build(t, oracle, c.rows[i])
 			}
-			s := mustSynth(t, tok, cfg)
+			s := mustBuilder(t, tok, cfg)
 			if err := s.Prepare(c.rows); err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +116,7 @@ func TestExpectations(t *testing.T) {
 }
 
 // TestPreparerMatchesPrepare: a Preparer given the rows one by one (the
-// streaming first pass of a replay) leaves the Synth exactly as Prepare
+// streaming first pass of a replay) leaves the Builder exactly as Prepare
 // over the slice does: every prompt, token id and expectation equal, and
 // the same row errors.
 func TestPreparerMatchesPrepare(t *testing.T) {
@@ -148,12 +148,12 @@ func TestPreparerMatchesPrepare(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := fidelityConfig()
 			cfg.ExpectedCacheTokens = 2000
-			whole := mustSynth(t, tok, cfg)
+			whole := mustBuilder(t, tok, cfg)
 			wantErr := whole.Prepare(c.rows)
 			if (wantErr != nil) != (c.name == "row errors") {
 				t.Fatalf("Prepare: %v", wantErr)
 			}
-			s := mustSynth(t, tok, cfg)
+			s := mustBuilder(t, tok, cfg)
 			pr, err := s.NewPreparer()
 			if err != nil {
 				t.Fatal(err)

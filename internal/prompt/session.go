@@ -37,7 +37,7 @@ type Session struct {
 }
 
 // NewSession returns an empty conversation history for prompts of s.
-func (s *Synth) NewSession() *Session {
+func (s *Builder) NewSession() *Session {
 	return &Session{tok: s.tok, withIDs: s.cfg.Format == FormatTokenIDs, prev: -1}
 }
 

@@ -31,7 +31,7 @@ func BenchmarkAssemble(b *testing.B) {
 	tok := mustLoad(b, "builtin")
 	for _, format := range []Format{FormatText, FormatTokenIDs} {
 		b.Run(string(format), func(b *testing.B) {
-			s := mustSynth(b, tok, benchConfig(format))
+			s := mustBuilder(b, tok, benchConfig(format))
 			r := benchRow(0, 1)
 			var p Prompt
 			if err := s.Build(&r, &p); err != nil {
@@ -61,7 +61,7 @@ func BenchmarkSynthesize(b *testing.B) {
 		b.Run(string(format), func(b *testing.B) {
 			cfg := benchConfig(format)
 			cfg.BlockCacheBytes = 64 << 20
-			s := mustSynth(b, tok, cfg)
+			s := mustBuilder(b, tok, cfg)
 			var p Prompt
 			next := uint64(1)
 			b.ReportAllocs()
@@ -85,7 +85,7 @@ func TestBenchmarkSynth(t *testing.T) {
 	tok := mustLoad(t, "builtin")
 	cfg := benchConfig(FormatTokenIDs)
 	cfg.BlockCacheBytes = 1 << 20
-	s := mustSynth(t, tok, cfg)
+	s := mustBuilder(t, tok, cfg)
 	for i := range 4 {
 		r := benchRow(int64(i), uint64(1+i*100)) // overlapping id ranges
 		p := build(t, s, r)
@@ -111,7 +111,7 @@ func TestBuildAllocs(t *testing.T) {
 		t.Skip("allocation counts are meaningless under -race (sync.Pool drops items at random)")
 	}
 	tok := mustLoad(t, "builtin")
-	s := mustSynth(t, tok, benchConfig(FormatTokenIDs))
+	s := mustBuilder(t, tok, benchConfig(FormatTokenIDs))
 	r := benchRow(0, 1)
 	var p Prompt
 	if err := s.Build(&r, &p); err != nil {

@@ -18,7 +18,7 @@ func row(idx int64, L, B int, ids ...uint64) trace.Row {
 	return trace.Row{Index: idx, Line: idx + 1, InputTokens: L, BlockSize: B, HashIDs: ids}
 }
 
-func build(t *testing.T, s *Synth, r trace.Row) Prompt {
+func build(t *testing.T, s *Builder, r trace.Row) Prompt {
 	t.Helper()
 	var p Prompt
 	if err := s.Build(&r, &p); err != nil {
@@ -60,7 +60,7 @@ func TestSharing(t *testing.T) {
 	for _, spec := range []string{"builtin", "../tokenizer/testdata/llama3-style", "../tokenizer/testdata/llama2-style"} {
 		t.Run(spec, func(t *testing.T) {
 			tok := mustLoad(t, spec)
-			s := mustSynth(t, tok, fidelityConfig())
+			s := mustBuilder(t, tok, fidelityConfig())
 			const B = 16
 			base := build(t, s, row(0, 5*B-3, B, 1, 2, 3, 4, 5))
 			for k := 0; k <= 4; k++ {
@@ -95,10 +95,10 @@ func TestSharing(t *testing.T) {
 func TestSeed(t *testing.T) {
 	tok := mustLoad(t, "builtin")
 	cfg := fidelityConfig()
-	a := build(t, mustSynth(t, tok, cfg), row(0, 100, 16, 1, 2, 3, 4, 5, 6, 7))
-	b := build(t, mustSynth(t, tok, cfg), row(0, 100, 16, 1, 2, 3, 4, 5, 6, 7))
+	a := build(t, mustBuilder(t, tok, cfg), row(0, 100, 16, 1, 2, 3, 4, 5, 6, 7))
+	b := build(t, mustBuilder(t, tok, cfg), row(0, 100, 16, 1, 2, 3, 4, 5, 6, 7))
 	cfg.Seed++
-	c := build(t, mustSynth(t, tok, cfg), row(0, 100, 16, 1, 2, 3, 4, 5, 6, 7))
+	c := build(t, mustBuilder(t, tok, cfg), row(0, 100, 16, 1, 2, 3, 4, 5, 6, 7))
 	if a.Text != b.Text {
 		t.Error("same seed, different prompts")
 	}
@@ -109,7 +109,7 @@ func TestSeed(t *testing.T) {
 
 func TestHashMismatch(t *testing.T) {
 	tok := mustLoad(t, "builtin")
-	s := mustSynth(t, tok, fidelityConfig())
+	s := mustBuilder(t, tok, fidelityConfig())
 	// 3 ids of 16 tokens hold 33..48 tokens.
 	for _, L := range []int{32, 49} {
 		var p Prompt
@@ -125,7 +125,7 @@ func TestHashMismatch(t *testing.T) {
 	}
 	cfg := fidelityConfig()
 	cfg.Mismatch = MismatchFit
-	s = mustSynth(t, tok, cfg)
+	s = mustBuilder(t, tok, cfg)
 	ref := build(t, s, row(0, 48, 16, 1, 2, 3))
 	long := build(t, s, row(1, 60, 16, 1, 2, 3))  // 12 fresh tokens after the ids
 	short := build(t, s, row(2, 20, 16, 1, 2, 3)) // ids cut to 2
@@ -152,7 +152,7 @@ func TestHashMismatch(t *testing.T) {
 // gives the same prompts and expectations in any order.
 func TestPrepare(t *testing.T) {
 	tok := mustLoad(t, "builtin")
-	s := mustSynth(t, tok, fidelityConfig())
+	s := mustBuilder(t, tok, fidelityConfig())
 	rows := []trace.Row{row(0, 32, 16, 1, 2), row(1, 100, 16, 1), row(2, 0, 16), row(3, 40, 16, 1, 2, 9)}
 	err := s.Prepare(rows)
 	for _, want := range []string{"row 1 (line 2)", "row 2 (line 3)"} {
@@ -161,11 +161,11 @@ func TestPrepare(t *testing.T) {
 		}
 	}
 	good := bailianSample(300, 20, 3)
-	inOrder := mustSynth(t, tok, fidelityConfig())
+	inOrder := mustBuilder(t, tok, fidelityConfig())
 	if err := inOrder.Prepare(good); err != nil {
 		t.Fatal(err)
 	}
-	shuffled := mustSynth(t, tok, fidelityConfig())
+	shuffled := mustBuilder(t, tok, fidelityConfig())
 	if err := shuffled.Prepare(good); err != nil {
 		t.Fatal(err)
 	}
@@ -182,13 +182,13 @@ func TestPrepare(t *testing.T) {
 	}
 }
 
-// TestConcurrentBuild hammers one prepared Synth from several goroutines
+// TestConcurrentBuild hammers one prepared Builder from several goroutines
 // (with a small cache, so blocks are evicted and rebuilt concurrently) and
 // checks every prompt against a single-goroutine build.
 func TestConcurrentBuild(t *testing.T) {
 	tok := mustLoad(t, "builtin")
 	rows := bailianSample(400, 30, 5)
-	ref := mustSynth(t, tok, fidelityConfig())
+	ref := mustBuilder(t, tok, fidelityConfig())
 	if err := ref.Prepare(rows); err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestConcurrentBuild(t *testing.T) {
 	}
 	cfg := fidelityConfig()
 	cfg.BlockCacheBytes = 1 << 20
-	s := mustSynth(t, tok, cfg)
+	s := mustBuilder(t, tok, cfg)
 	if err := s.Prepare(rows); err != nil {
 		t.Fatal(err)
 	}
@@ -238,10 +238,10 @@ func TestConcurrentBuild(t *testing.T) {
 
 func TestISLCorrection(t *testing.T) {
 	tok := mustLoad(t, "builtin")
-	plain := mustSynth(t, tok, fidelityConfig())
+	plain := mustBuilder(t, tok, fidelityConfig())
 	cfg := fidelityConfig()
 	cfg.ISLCorrection = 20
-	corr := mustSynth(t, tok, cfg)
+	corr := mustBuilder(t, tok, cfg)
 	r := row(0, 100, 16, 1, 2, 3, 4, 5, 6, 7)
 	a, b := build(t, plain, r), build(t, corr, r)
 	if b.Tokens != 80 || tok.Count(b.Text) != 80 || b.TraceTokens != 100 {
@@ -261,7 +261,7 @@ func TestISLCorrection(t *testing.T) {
 
 func TestFreshPrompts(t *testing.T) {
 	tok := mustLoad(t, "builtin")
-	s := mustSynth(t, tok, fidelityConfig())
+	s := mustBuilder(t, tok, fidelityConfig())
 	a := build(t, s, row(0, 300, 0))
 	b := build(t, s, row(0, 300, 0)) // even the same row: no sharing
 	if a.Tokens != 300 || tok.Count(a.Text) != 300 || tok.Count(b.Text) != 300 {
@@ -282,7 +282,7 @@ func TestFreshPrompts(t *testing.T) {
 
 func TestOwnContent(t *testing.T) {
 	tok := mustLoad(t, "builtin")
-	s := mustSynth(t, tok, fidelityConfig())
+	s := mustBuilder(t, tok, fidelityConfig())
 	tests := []struct {
 		raw      string
 		text     string
@@ -320,7 +320,7 @@ func TestSession(t *testing.T) {
 	for _, spec := range []string{"builtin", "../tokenizer/testdata/llama2-style"} {
 		t.Run(spec, func(t *testing.T) {
 			tok := mustLoad(t, spec)
-			s := mustSynth(t, tok, fidelityConfig())
+			s := mustBuilder(t, tok, fidelityConfig())
 			ss := s.NewSession()
 			p1 := build(t, s, row(0, 30, 0))
 			if got := ss.Text(&p1); got != p1.Text {

@@ -30,7 +30,7 @@ type Prompt struct {
 	// words separated by spaces). For a row with its own text_input it is
 	// that text; for rows with messages or payload it is "".
 	Text string
-	// TokenIDs are the ids of Text under the Synth's tokenizer, filled for
+	// TokenIDs are the ids of Text under the Builder's tokenizer, filled for
 	// synthesized prompts when Config.Format is FormatTokenIDs. The
 	// Prompt owns the slice.
 	TokenIDs []int
@@ -60,7 +60,7 @@ type Prompt struct {
 	stripped bool
 }
 
-// Stats reports a Synth's work and memory.
+// Stats reports a Builder's work and memory.
 type Stats struct {
 	Words       int   // single-token words in the vocabulary
 	Prompts     int64 // prompts synthesized
@@ -75,7 +75,7 @@ type Stats struct {
 	// IDs is the number of distinct hash ids seen; IDBytes estimates the
 	// memory of their first-word assignments: about 100 bytes per distinct
 	// id until Prepare returns, then about 40 per id whose first word is
-	// not its seeded preference (see [Synth.Prepare]).
+	// not its seeded preference (see [Builder.Prepare]).
 	IDs     int
 	IDBytes int64
 	// FirstWordCollisions counts blocks whose first word equals that of
@@ -88,9 +88,9 @@ type Stats struct {
 	Clamped             int64 // rows whose corrected length was clamped to 1
 }
 
-// Synth builds prompts for one tokenizer. It is safe for concurrent use;
+// Builder builds prompts for one tokenizer. It is safe for concurrent use;
 // see the package documentation for what order means.
-type Synth struct {
+type Builder struct {
 	tok        tokenizer.Tokenizer
 	cfg        Config
 	words      []string // " word", each exactly one token
@@ -222,16 +222,16 @@ type cacheModels struct {
 	inf, lru *analyze.PrefixCache
 }
 
-// New returns a Synth for tok. It picks the tokenizer's single-token words
+// New returns a Builder for tok. It picks the tokenizer's single-token words
 // and verifies that sequences of them tokenize to one token per word,
 // dropping the words that do not (this takes tens of milliseconds for a
 // 200k vocabulary). tok must implement [tokenizer.Vocabulary], as every
 // tokenizer of package tokenizer does.
-func New(tok tokenizer.Tokenizer, cfg Config) (*Synth, error) {
+func New(tok tokenizer.Tokenizer, cfg Config) (*Builder, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Synth{
+	s := &Builder{
 		tok:      tok,
 		cfg:      cfg,
 		cache:    newBlockCache(cfg.BlockCacheBytes),
@@ -252,11 +252,11 @@ func New(tok tokenizer.Tokenizer, cfg Config) (*Synth, error) {
 	return s, nil
 }
 
-// Tokenizer returns the tokenizer the Synth builds for.
-func (s *Synth) Tokenizer() tokenizer.Tokenizer { return s.tok }
+// Tokenizer returns the tokenizer the Builder builds for.
+func (s *Builder) Tokenizer() tokenizer.Tokenizer { return s.tok }
 
-// Stats returns the Synth's counters and memory use.
-func (s *Synth) Stats() Stats {
+// Stats returns the Builder's counters and memory use.
+func (s *Builder) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.stats
@@ -300,7 +300,7 @@ type cand struct {
 // their own single id (and, for tokenizers that prepend a space
 // themselves, "word" too), then drops words until a long text mixing all
 // of them encodes to exactly one id per word.
-func (s *Synth) pickWords() error {
+func (s *Builder) pickWords() error {
 	v, ok := s.tok.(tokenizer.Vocabulary)
 	if !ok {
 		return fmt.Errorf("tokenizer %s does not list its vocabulary (tokenizer.Vocabulary)", s.tok.Name())
@@ -367,7 +367,7 @@ func (s *Synth) pickWords() error {
 
 // decideMode sets stripFirst from the probed candidates and keeps those
 // of the chosen mode.
-func (s *Synth) decideMode(cands []cand, stripOK int) {
+func (s *Builder) decideMode(cands []cand, stripOK int) {
 	s.stripFirst = len(cands) > 0 && stripOK*2 > len(cands)
 	for _, c := range cands {
 		if c.stripped == s.stripFirst && len(s.words) < MaxWords {
@@ -380,7 +380,7 @@ func (s *Synth) decideMode(cands []cand, stripOK int) {
 // verifyWords encodes a text holding every word three times (two shuffled
 // passes and once doubled) and returns the index of a word at the first
 // token that differs from the expected ids, or -1 when all match.
-func (s *Synth) verifyWords() int {
+func (s *Builder) verifyWords() int {
 	n := len(s.words)
 	order := make([]int, 0, 4*n)
 	st := mix(s.cfg.Seed ^ 0x5eed)
@@ -428,8 +428,8 @@ func (s *Synth) verifyWords() int {
 // counts them all).
 const maxPrepareErrors = 20
 
-// ErrPrepared is returned by a second call of [Synth.Prepare] (or
-// [Synth.NewPreparer]).
+// ErrPrepared is returned by a second call of [Builder.Prepare] (or
+// [Builder.NewPreparer]).
 var ErrPrepared = errors.New("prompt: Prepare called twice (give it the whole trace once)")
 
 // Prepare walks the whole trace in arrival order before any Build: it
@@ -451,7 +451,7 @@ var ErrPrepared = errors.New("prompt: Prepare called twice (give it the whole tr
 // apart from their siblings'.
 //
 // Prepare(rows) is the same walk as a [Preparer] given the rows one by one.
-func (s *Synth) Prepare(rows []trace.Row) error {
+func (s *Builder) Prepare(rows []trace.Row) error {
 	pr, err := s.newPreparer(newExpectations(rows))
 	if err != nil {
 		return err
@@ -462,26 +462,26 @@ func (s *Synth) Prepare(rows []trace.Row) error {
 	return pr.Done()
 }
 
-// Preparer is [Synth.Prepare] one row at a time, for a trace read as a
+// Preparer is [Builder.Prepare] one row at a time, for a trace read as a
 // stream (a first pass over a file too large to hold): give it every row
 // that will be built, in arrival order, with Add, then call Done before
 // any Build. It keeps nothing of the rows but their 8-byte expectations
-// (see Prepare). A Preparer is not safe for concurrent use, and the Synth
+// (see Prepare). A Preparer is not safe for concurrent use, and the Builder
 // must not build until Done returned.
 type Preparer struct {
-	s    *Synth
+	s    *Builder
 	errs []error
 	bad  int
 	done bool
 }
 
 // NewPreparer starts the walk of Prepare over rows given one by one. It
-// returns ErrPrepared when the Synth was prepared already (or is being).
-func (s *Synth) NewPreparer() (*Preparer, error) {
+// returns ErrPrepared when the Builder was prepared already (or is being).
+func (s *Builder) NewPreparer() (*Preparer, error) {
 	return s.newPreparer(expectations{})
 }
 
-func (s *Synth) newPreparer(e expectations) (*Preparer, error) {
+func (s *Builder) newPreparer(e expectations) (*Preparer, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.prepared || s.preparing {
@@ -537,7 +537,7 @@ func (pr *Preparer) fail(err error) {
 	}
 }
 
-// Done ends the walk (the Synth is prepared from now on, even with
+// Done ends the walk (the Builder is prepared from now on, even with
 // errors) and returns every row error at once (up to 20, plus a count),
 // joined, like Prepare.
 func (pr *Preparer) Done() error {
@@ -556,7 +556,7 @@ func (pr *Preparer) Done() error {
 
 // freeze ends Prepare: it keeps the first words that differ from their
 // preference and drops the walk's state. s.mu must be held.
-func (s *Synth) freeze() {
+func (s *Builder) freeze() {
 	s.moved = make(map[uint64]uint32)
 	for h, w := range s.first {
 		if w != s.preferred(h) {
@@ -572,7 +572,7 @@ func (s *Synth) freeze() {
 // plan checks row's ids against its length and returns the ids to use
 // (cut under MismatchFit), the block size, and whether Fit changed them.
 // count says whether to count a fit in the stats. s.mu must be held.
-func (s *Synth) plan(row *trace.Row, count bool) (ids []uint64, B int, fitted bool, err error) {
+func (s *Builder) plan(row *trace.Row, count bool) (ids []uint64, B int, fitted bool, err error) {
 	L := row.InputTokens
 	if L <= 0 {
 		return nil, 0, false, fmt.Errorf("row %d (line %d): input_length %d: %w", row.Index, row.Line, L, ErrNoLength)
@@ -605,7 +605,7 @@ func (s *Synth) plan(row *trace.Row, count bool) (ids []uint64, B int, fitted bo
 // expected cached tokens and first-word choices to follow the trace.
 // Build allocates the prompt's text (one allocation) and, with
 // FormatTokenIDs, grows p.TokenIDs when needed.
-func (s *Synth) Build(row *trace.Row, p *Prompt) error {
+func (s *Builder) Build(row *trace.Row, p *Prompt) error {
 	*p = Prompt{TokenIDs: p.TokenIDs[:0], TraceTokens: row.InputTokens, ExpectedCachedTokensLRU: -1}
 	if len(row.Raw) > 0 {
 		own, err := s.ownContent(row, p)
@@ -671,7 +671,7 @@ var refPool = sync.Pool{New: func() any { b := make([]*block, 0, 256); return &b
 // collect gathers, under s.mu, the blocks of row's prompt (appended to
 // refs) and the fresh block after them, and fills p's lengths and
 // expectations.
-func (s *Synth) collect(row *trace.Row, p *Prompt, refs []*block) ([]*block, *block, error) {
+func (s *Builder) collect(row *trace.Row, p *Prompt, refs []*block) ([]*block, *block, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ids, B, fitted, err := s.plan(row, true)
@@ -712,7 +712,7 @@ func (s *Synth) collect(row *trace.Row, p *Prompt, refs []*block) ([]*block, *bl
 	return refs, fresh, nil
 }
 
-func (s *Synth) model(B int) *cacheModels {
+func (s *Builder) model(B int) *cacheModels {
 	m := s.models[B]
 	if m == nil {
 		m = &cacheModels{inf: analyze.NewPrefixCache(B, analyze.InfiniteCapacity)}
@@ -726,7 +726,7 @@ func (s *Synth) model(B int) *cacheModels {
 
 // block returns the block of ids[j] with size tokens, from the cache or
 // newly generated.
-func (s *Synth) block(ids []uint64, j, size int) *block {
+func (s *Builder) block(ids []uint64, j, size int) *block {
 	h := ids[j]
 	key := blockKey{id: h, size: int32(size)}
 	if b := s.cache.get(key); b != nil {
@@ -749,7 +749,7 @@ func (s *Synth) block(ids []uint64, j, size int) *block {
 // first seen, preferring a seeded pseudo-random word, and probing for one
 // no other child of the same parent has. After Prepare it only looks the
 // assignment up.
-func (s *Synth) firstWord(h, parent uint64, root bool) uint32 {
+func (s *Builder) firstWord(h, parent uint64, root bool) uint32 {
 	if s.prepared {
 		if w, ok := s.moved[h]; ok {
 			return w
@@ -798,7 +798,7 @@ func (s *Synth) firstWord(h, parent uint64, root bool) uint32 {
 // generate makes a block of size words: first, then words drawn from the
 // stream that starts at state. Word j depends only on (state, j), so a
 // shorter block is a prefix of a longer one.
-func (s *Synth) generate(state uint64, first uint32, size int, withIDs bool) *block {
+func (s *Builder) generate(state uint64, first uint32, size int, withIDs bool) *block {
 	b := &block{}
 	text := make([]byte, 0, size*s.avgWord)
 	if withIDs {
@@ -821,10 +821,10 @@ func (s *Synth) generate(state uint64, first uint32, size int, withIDs bool) *bl
 	return b
 }
 
-func (s *Synth) pickFrom(x uint64) uint32 { return uint32(mulHi(mix(x), uint64(len(s.words)))) }
+func (s *Builder) pickFrom(x uint64) uint32 { return uint32(mulHi(mix(x), uint64(len(s.words)))) }
 
 // preferred is the first word id h's block gets unless a sibling has it.
-func (s *Synth) preferred(h uint64) uint32 { return s.pickFrom(mix(s.cfg.Seed^firstDomain) ^ h) }
+func (s *Builder) preferred(h uint64) uint32 { return s.pickFrom(mix(s.cfg.Seed^firstDomain) ^ h) }
 
 // hasOwnContent reports whether row carries its own content.
 func hasOwnContent(row *trace.Row) (bool, error) {
@@ -847,7 +847,7 @@ type rawContent struct {
 
 // ownContent fills p for a row that carries its own content and reports
 // whether it does.
-func (s *Synth) ownContent(row *trace.Row, p *Prompt) (bool, error) {
+func (s *Builder) ownContent(row *trace.Row, p *Prompt) (bool, error) {
 	var raw rawContent
 	if err := json.Unmarshal(row.Raw, &raw); err != nil {
 		return false, fmt.Errorf("row %d (line %d): row content: %w", row.Index, row.Line, err)
@@ -876,7 +876,7 @@ func (s *Synth) ownContent(row *trace.Row, p *Prompt) (bool, error) {
 
 // countContent counts the text of an OpenAI message content: a string or
 // an array of parts with "text".
-func (s *Synth) countContent(c json.RawMessage) int {
+func (s *Builder) countContent(c json.RawMessage) int {
 	var str string
 	if json.Unmarshal(c, &str) == nil {
 		return s.tok.Count(str)
