@@ -11,7 +11,8 @@
 // the load ([Options.Trace], or [Options.Synthetic] without a trace) and
 // its timing ([Options.Replay], a [replay.Config]), and call [Run]. Run
 // validates everything before anything is sent or created and reports
-// every problem at once as a [*ConfigError]; it then prepares the trace,
+// every problem at once as a [*ConfigError], each a [*FieldError] naming
+// the Options field to change by its path ("Output.Format"); it then prepares the trace,
 // tokenizer, prompts, endpoint adapter, schedule and telemetry, replays,
 // and writes the run directory through [arrowio]: the records (Parquet,
 // Arrow or JSON Lines), telemetry tables, manifest.json, summary.json and,

@@ -18,7 +18,6 @@ import (
 	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/engine"
 	"github.com/reprise-bench/reprise/engine/summary"
-	"github.com/reprise-bench/reprise/internal/exitcode"
 	"github.com/reprise-bench/reprise/internal/hostinfo"
 	"github.com/reprise-bench/reprise/internal/prio"
 	"github.com/reprise-bench/reprise/replay"
@@ -85,17 +84,6 @@ type Result struct {
 	Verdicts []Verdict
 }
 
-// ConfigError is a problem with the options or the trace found before
-// anything was sent or created. Err holds every problem at once.
-type ConfigError struct {
-	Err error
-}
-
-func (e *ConfigError) Error() string { return e.Err.Error() }
-
-// Unwrap returns the problems.
-func (e *ConfigError) Unwrap() error { return e.Err }
-
 // Run validates o (every problem at once, as a [*ConfigError], before
 // anything is sent or created), prepares the trace, tokenizer, prompts,
 // adapter, plan and telemetry, replays, and writes the run directory:
@@ -103,6 +91,13 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // request is a row, never an error. When the run started but could not
 // complete (a full disk, a failed telemetry table), Run returns the
 // Result of what it measured together with the error.
+//
+// The errors that name an Options field are [*FieldError]s: every problem
+// found before anything is sent, in a [*ConfigError]; a run directory at
+// Output.Dir that holds files (wrapping [arrowio.ErrRunDirInUse]); a Nice
+// value the system refuses; a profile or export file that cannot be
+// written. Telemetry that cannot start is a [*TelemetryError]. Nothing
+// was sent in any of these but the last two.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	log := o.Log
 	if log == nil {
@@ -122,12 +117,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return nil, fmt.Errorf("interrupted while reading the trace: %w", err) // nothing is wrong with the options
 		}
-		return nil, &ConfigError{Err: err}
+		return nil, err
 	}
 	defer rp.close() // a streamed plan's trace, when the run does not start; standard input's copy
 	if o.Nice != nil {
 		if err := prio.SetNice(*o.Nice); err != nil {
-			return nil, fmt.Errorf("--nice %d: %w, or leave --nice out", *o.Nice, err)
+			return nil, fieldError("Nice", "{Nice} %d: %w, or leave {Nice} out", *o.Nice, err)
 		}
 	}
 	if rp.wasm != nil {
@@ -169,7 +164,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	tel, err := startTelemetry(ctx, telemetryConfigOf(&o), run, rp.engine.Clock, log)
 	if err != nil {
-		return nil, exitcode.UsageError(err, "drop --gpu-telemetry, or point it at a DCGM exporter with dcgm=URL")
+		return nil, &TelemetryError{Err: err}
 	}
 	info := summary.RunInfo{Model: o.Model, URL: rp.url, Endpoint: rp.engine.Adapter.Info().Name, Mode: mode,
 		Trace: rp.tracePath, Streaming: o.Streaming, Start: start, Version: Version()}
@@ -197,11 +192,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Profile.CPU != "" {
 		f, err := os.Create(o.Profile.CPU)
 		if err != nil {
-			return nil, fmt.Errorf("--cpuprofile: %w", err)
+			return nil, fieldError("Profile.CPU", "{Profile.CPU}: %w", err)
 		}
 		defer f.Close()
 		if err := pprof.StartCPUProfile(f); err != nil {
-			return nil, fmt.Errorf("--cpuprofile: %w", err)
+			return nil, fieldError("Profile.CPU", "{Profile.CPU}: %w", err)
 		}
 		defer pprof.StopCPUProfile()
 	}
@@ -235,7 +230,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		out.AIPerfSkipped = true // it reads every record back: not now
 	} else if o.Output.Export == "aiperf" && runErr == nil && sumErr == nil {
 		if err := run.ExportAIPerf(res.Summary); err != nil {
-			return out, fmt.Errorf("--export aiperf: %w", err)
+			return out, fieldError("Output.Export", "{Output.Export} aiperf: %w", err)
 		}
 	}
 	if runErr != nil {
@@ -306,11 +301,7 @@ func createRun(o *Options, start time.Time, mode string, tables arrowio.Config) 
 		if !errors.Is(err, arrowio.ErrRunDirInUse) {
 			return nil, err
 		}
-		hint := "choose a new or empty --out directory, or add --overwrite to replace the earlier run in it"
-		if o.Output.Overwrite {
-			hint = "choose a new or empty --out directory, or move the files reprise did not write out of it"
-		}
-		return nil, exitcode.UsageError(fmt.Errorf("--out %w", err), hint)
+		return nil, fieldError("Output.Dir", "{Output.Dir} %w", err)
 	}
 	return run, nil
 }
@@ -336,17 +327,17 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// endpointError is the message for a Wasm endpoint that failed to load
-// or rejected its configuration: what failed, said once.
-func endpointError(o *Options, err error) string {
+// endpointError is the problem of a Wasm endpoint that failed to load or
+// rejected its configuration: what failed, said once.
+func endpointError(o *Options, err error) *FieldError {
 	if errors.Is(err, wasm.ErrUnknownAdapter) {
-		return fmt.Sprintf("--endpoint %q: want chat, completions, a .wasm file or a shipped adapter (%s)",
+		return fieldError("Endpoint", "{Endpoint} %q: want chat, completions, a .wasm file or a shipped adapter (%s)",
 			o.Endpoint, strings.Join(wasm.ShippedNames(), ", "))
 	}
 	if le, ok := errors.AsType[*wasm.LoadError](err); ok {
-		return fmt.Sprintf("--endpoint %q: %s", o.Endpoint, le.Reason())
+		return fieldError("Endpoint", "{Endpoint} %q: %s", o.Endpoint, le.Reason())
 	}
-	return fmt.Sprintf("--endpoint %q: %v", o.Endpoint, err)
+	return fieldError("Endpoint", "{Endpoint} %q: %v", o.Endpoint, err)
 }
 
 // writeManifest records the effective configuration (secrets redacted)
@@ -435,12 +426,12 @@ func adapterManifest(rp *replayPlan) map[string]any {
 func writeHeapProfile(path string) error {
 	f, err := os.Create(path)
 	if err != nil {
-		return fmt.Errorf("--memprofile: %w", err)
+		return fieldError("Profile.Heap", "{Profile.Heap}: %w", err)
 	}
 	defer f.Close()
 	runtime.GC()
 	if err := pprof.WriteHeapProfile(f); err != nil {
-		return fmt.Errorf("--memprofile: %w", err)
+		return fieldError("Profile.Heap", "{Profile.Heap}: %w", err)
 	}
 	return nil
 }

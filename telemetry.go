@@ -44,7 +44,7 @@ func telemetryConfigOf(o *Options) telemetryConfig {
 func metricsURL(base string) (string, error) {
 	u, err := url.Parse(base)
 	if err != nil || u.Host == "" {
-		return "", fmt.Errorf("--url %q: not an absolute URL", base)
+		return "", fmt.Errorf("URL %q: not an absolute URL", base)
 	}
 	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/metrics"}).String(), nil
 }
@@ -62,7 +62,7 @@ type telemetryRun struct {
 	gsrc    telemetry.GPUSource
 	gw      *arrowio.TelemetryWriter[record.GPUSample]
 	// red names the targets in samples and logs without their
-	// credentials (a --server-metrics URL may hold user info).
+	// credentials (a ServerMetrics URL may hold user info).
 	red redactor
 
 	mu         sync.Mutex

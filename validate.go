@@ -42,7 +42,7 @@ type replayPlan struct {
 	pcfg      prompt.Config
 	plan      *replay.Plan
 	tracePath string
-	// url is --url as files and logs name it: without user info
+	// url is Options.URL as files and logs name it: without user info
 	// (urlForFiles); userInfo says whether it had some.
 	url      string
 	userInfo bool
@@ -63,8 +63,8 @@ var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 // On success the caller closes the plan (rp.close); on error nothing is
 // left open.
 func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan, err error) {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	var errs []*FieldError
+	bad := func(path, format string, args ...any) { errs = append(errs, fieldError(path, format, args...)) }
 	rp = &replayPlan{}
 	opened := rp // rp is nil once an error is returned
 	defer func() {
@@ -73,17 +73,17 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		}
 	}()
 	if o.Model == "" {
-		bad("--model is required: the model name to put in every request")
+		bad("Model", "{Model} is required: the model name to put in every request")
 	}
 	if o.Nice != nil {
 		if err := prio.Check(*o.Nice); err != nil {
-			bad("--nice: %w", err)
+			bad("Nice", "{Nice}: %w", err)
 		}
 	}
 	ec := engine.NewConfig()
-	base, basicAuth, err := splitUserInfo(o.URL)
-	if err != nil {
-		errs = append(errs, err)
+	base, basicAuth, urlErr := splitUserInfo(o.URL)
+	if urlErr != nil {
+		errs = append(errs, urlErr)
 	}
 	ec.BaseURL = base
 	rp.url, rp.userInfo = urlForFiles(o.URL), basicAuth != ""
@@ -98,15 +98,15 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	// token_count.
 	tok, err := tokenizer.Load(o.Tokenizer)
 	if err != nil {
-		bad("--tokenizer %q: %w", o.Tokenizer, err)
+		bad("Tokenizer", "{Tokenizer} %q: %w", o.Tokenizer, err)
 	}
 	rp.tok = tok
 	if least := wasm.DefaultMemoryLimitPages >> 4; o.Adapter.MemoryMiB < least {
-		bad("--adapter-memory-mib %d: want at least %d (one adapter instance's memory limit, MiB)", o.Adapter.MemoryMiB, least)
+		bad("Adapter.MemoryMiB", "{Adapter.MemoryMiB} %d: want at least %d (one adapter instance's memory limit, MiB)", o.Adapter.MemoryMiB, least)
 	}
 	sandbox, err := wasm.ParseInterrupt(o.Adapter.Sandbox)
 	if err != nil {
-		bad("--adapter-sandbox: %w", err)
+		bad("Adapter.Sandbox", "{Adapter.Sandbox}: %w", err)
 	}
 	switch o.Endpoint {
 	case "chat", "":
@@ -125,7 +125,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		}
 		wa, err := wasm.Load(context.Background(), o.Endpoint, wc)
 		if err != nil {
-			bad("%s", endpointError(o, err))
+			errs = append(errs, endpointError(o, err))
 		} else {
 			ec.Adapter = wa
 			rp.wasm = wa
@@ -136,9 +136,9 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(o.ExtraBody), &m); err != nil {
 			if json.Valid([]byte(o.ExtraBody)) {
-				bad("--extra-body %q: want a JSON object, e.g. '{\"temperature\":0}'", o.ExtraBody)
+				bad("ExtraBody", "{ExtraBody} %q: want a JSON object, e.g. '%s'", o.ExtraBody, `{"temperature":0}`)
 			} else {
-				bad("--extra-body %q: want a JSON object, e.g. '{\"temperature\":0}': %v", o.ExtraBody, err)
+				bad("ExtraBody", "{ExtraBody} %q: want a JSON object, e.g. '%s': %v", o.ExtraBody, `{"temperature":0}`, err)
 			}
 		} else {
 			ac.ExtraBody = json.RawMessage(o.ExtraBody)
@@ -148,7 +148,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	if rp.wasm != nil {
 		// The adapter checks its configuration before anything is created.
 		if in, err := rp.wasm.NewInstance(&ac); err != nil {
-			bad("%s", endpointError(o, err))
+			errs = append(errs, endpointError(o, err))
 		} else {
 			in.Release()
 		}
@@ -157,7 +157,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		k, v, ok := strings.Cut(h, ":")
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 		if !ok || !headerName.MatchString(k) || strings.ContainsAny(v, "\r\n") {
-			bad("--header %q: want NAME:VALUE, e.g. -H 'X-Tenant: a'", h)
+			bad("Headers", "{Headers} %q: want NAME:VALUE, e.g. {Headers=X-Tenant: a}", h)
 			continue
 		}
 		ec.Header = append(ec.Header, adapter.Header{Name: k, Value: v})
@@ -169,79 +169,73 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		// As net/http does for a URL with user info, over both protocols.
 		ec.Header = append(ec.Header, adapter.Header{Name: "Authorization", Value: basicAuth})
 	}
-	vc := ec
-	if vc.Adapter == nil {
-		vc.Adapter = openai.Adapter{} // the --endpoint problem is reported above
-	}
-	if err := vc.Validate(); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, requestProblems(base, o)...)
 	rp.engine = ec
 	slos, err := summary.ParseGoodput(o.Goodput)
 	if err != nil {
-		errs = append(errs, fmt.Errorf("--goodput: %w", err))
+		bad("Goodput", "{Goodput}: %w", err)
 	}
 	rp.slos = slos
 	for _, slo := range slos {
 		if !o.Streaming && summary.StreamingOnly(slo.Tag) {
-			bad("--goodput %s: this metric exists only for streamed responses; drop --no-streaming or the SLO", slo.Tag)
+			bad("Goodput", "{Goodput} %s: this metric exists only for streamed responses; drop {Streaming=false} or the SLO", slo.Tag)
 		}
 	}
 	if o.MaxErrorRate < 0 || o.MaxErrorRate > 1 {
-		bad("--max-error-rate %v: want a fraction between 0 and 1", o.MaxErrorRate)
+		bad("MaxErrorRate", "{MaxErrorRate} %v: want a fraction between 0 and 1", o.MaxErrorRate)
 	}
 	if o.MinGoodFraction < 0 || o.MinGoodFraction > 1 {
-		bad("--min-good-fraction %v: want a fraction between 0 and 1", o.MinGoodFraction)
+		bad("MinGoodFraction", "{MinGoodFraction} %v: want a fraction between 0 and 1", o.MinGoodFraction)
 	}
 	switch o.Output.Format {
 	case "parquet", "arrow", "jsonl":
 	default:
-		bad("--format %q: want parquet, arrow or jsonl", o.Output.Format)
+		bad("Output.Format", "{Output.Format} %q: want parquet, arrow or jsonl", o.Output.Format)
 	}
 	if o.Output.PartInterval < 0 {
-		bad("--part-interval %v: want a duration ≥ 0 (0 = complete parts by --part-rows only)", o.Output.PartInterval)
+		bad("Output.PartInterval", "{Output.PartInterval} %v: want a duration ≥ 0 (0 = complete parts by {Output.PartRows} only)", o.Output.PartInterval)
 	}
 	if o.Output.PartRows < 1 {
-		bad("--part-rows %d: want a number of rows ≥ 1", o.Output.PartRows)
+		bad("Output.PartRows", "{Output.PartRows} %d: want a number of rows ≥ 1", o.Output.PartRows)
 	}
 	switch o.Output.Export {
 	case "":
 	case "aiperf":
 	default:
-		bad("--export %q: want aiperf", o.Output.Export)
+		bad("Output.Export", "{Output.Export} %q: want aiperf", o.Output.Export)
 	}
 	switch o.Output.ExportLevel {
 	case "records", "events":
 	default:
-		bad("--export-level %q: want records or events", o.Output.ExportLevel)
+		bad("Output.ExportLevel", "{Output.ExportLevel} %q: want records or events", o.Output.ExportLevel)
 	}
 	tf, err := trace.ParseFormat(o.Trace.Format)
 	if err != nil {
-		errs = append(errs, fmt.Errorf("--trace-format: %w", err))
+		bad("Trace.Format", "{Trace.Format}: %w", err)
 	}
 	if o.Trace.BlockSize < 0 {
-		bad("--block-size %d: want a positive number of tokens (0 = the format's default)", o.Trace.BlockSize)
+		bad("Trace.BlockSize", "{Trace.BlockSize} %d: want a positive number of tokens (0 = the format's default)", o.Trace.BlockSize)
 	}
 	if !hasTrace(o) {
 		if o.Synthetic.ISL < 1 || o.Synthetic.OSL < 1 {
-			bad("without a TRACE, give a synthetic load: --isl N and --osl N (tokens, ≥ 1)")
+			bad("Synthetic", "without a {Trace.Path}, give a synthetic load: {Synthetic.ISL=N} and {Synthetic.OSL=N} (tokens, ≥ 1)")
 		}
 		if o.Synthetic.ISLStdDev < 0 || o.Synthetic.OSLStdDev < 0 {
-			bad("--isl-stddev and --osl-stddev must not be negative")
+			bad("Synthetic", "{Synthetic.ISLStdDev} and {Synthetic.OSLStdDev} must not be negative")
 		}
 	} else {
 		if o.Synthetic.ISL > 0 || o.Synthetic.ISLStdDev > 0 || o.Synthetic.OSLStdDev > 0 {
-			bad("--isl, --isl-stddev and --osl-stddev describe a synthetic load; with a TRACE the lengths come from the trace")
+			bad("Synthetic", "{Synthetic.ISL}, {Synthetic.ISLStdDev} and {Synthetic.OSLStdDev} describe a synthetic load; with a {Trace.Path} the lengths come from the trace")
 		}
 		if o.Synthetic.OSL != 0 && (o.Synthetic.OSL < 1 || o.Synthetic.OSL != math.Trunc(o.Synthetic.OSL) || o.Synthetic.OSL > math.MaxInt32) {
-			bad("--osl %v: with a TRACE, the output length of rows that have none: want a whole number of tokens ≥ 1", o.Synthetic.OSL)
+			bad("Synthetic.OSL", "{Synthetic.OSL} %v: with a {Trace.Path}, the output length of rows that have none: want a whole number of tokens ≥ 1", o.Synthetic.OSL)
 		}
 	}
 	if o.Trace.MaxInputTokens < 1 {
-		bad("--max-input-tokens %d: want a positive number of tokens", o.Trace.MaxInputTokens)
+		bad("Trace.MaxInputTokens", "{Trace.MaxInputTokens} %d: want a positive number of tokens", o.Trace.MaxInputTokens)
 	}
 	if o.Trace.SpoolMiB < 1 {
-		bad("--stdin-spool-mib %d: want a positive number of MiB", o.Trace.SpoolMiB)
+		bad("Trace.SpoolMiB", "{Trace.SpoolMiB} %d: want a positive number of MiB", o.Trace.SpoolMiB)
 	}
 	pcfg := prompt.NewConfig()
 	// Blocks are cheap to regenerate (a few ns per token); a smaller cache
@@ -251,15 +245,23 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	pcfg.Mismatch = prompt.Mismatch(o.Prompts.HashMismatch)
 	pcfg.ISLCorrection = o.Prompts.ISLCorrection
 	pcfg.Format = prompt.Format(o.Prompts.Format)
-	if err := pcfg.Validate(); err != nil {
-		errs = append(errs, err)
+	switch pcfg.Mismatch {
+	case prompt.MismatchError, prompt.MismatchFit:
+	default:
+		bad("Prompts.HashMismatch", "{Prompts.HashMismatch} %q: want %q or %q", pcfg.Mismatch, prompt.MismatchError, prompt.MismatchFit)
+	}
+	switch pcfg.Format {
+	case prompt.FormatText, prompt.FormatTokenIDs:
+	default:
+		bad("Prompts.Format", "{Prompts.Format} %q: want %q or %q", pcfg.Format, prompt.FormatText, prompt.FormatTokenIDs)
+	}
+	if pcfg.ISLCorrection < 0 {
+		bad("Prompts.ISLCorrection", "{Prompts.ISLCorrection} %d: want ≥ 0 tokens", pcfg.ISLCorrection)
 	}
 	rp.pcfg = pcfg
-	if err := o.Replay.Validate(); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, fieldErrors(o.Replay.Validate(), "Replay")...)
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, &ConfigError{Errors: errs}
 	}
 
 	// The trace: validated in a first pass and read again while the run
@@ -274,7 +276,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		src := newTraceSource(o, rp, &opts)
 		streamed, err := scanTrace(o, rp, src, opts, pcfg)
 		if err != nil {
-			return nil, err
+			return nil, problem("Trace.Path", err)
 		}
 		if streamed {
 			return rp, nil
@@ -284,48 +286,81 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		}
 		if rp.digest == nil && rp.spool == nil { // Hold: the first pass stopped early (a file only)
 			if rp.digest, err = digestFile(rp.tracePath); err != nil {
-				return nil, err
+				return nil, problem("Trace.Path", err)
 			}
 		}
 		if rp.rows, rp.stats, err = src.readAll(opts); err != nil {
-			return nil, err
+			return nil, problem("Trace.Path", err)
 		}
 		if len(rp.rows) == 0 {
-			return nil, noRows(rp)
+			return nil, problem("Trace.Path", noRows(rp))
 		}
 		rp.nRows = len(rp.rows)
 	}
 	rp.prompts, err = newPromptSource(rp, pcfg, o.Endpoint == "completions" && pcfg.Format == prompt.FormatTokenIDs)
 	if err != nil {
 		if rp.tracePath != "" {
-			return nil, fmt.Errorf("%s: %w", rp.tracePath, err)
+			return nil, problem("Trace.Path", fmt.Errorf("%s: %w", rp.tracePath, err))
 		}
-		return nil, err
+		return nil, problem("Tokenizer", err)
 	}
 	if err := engine.ContextMode(o.Prompts.ContextMode).Check(rp.rows); err != nil {
-		return nil, err
+		return nil, problem("Prompts.ContextMode", err)
 	}
 	rp.plan, err = replay.NewPlan(o.Replay, rp.rows)
 	if err != nil {
-		return nil, err
+		return nil, problem("Trace.Path", err)
 	}
 	return rp, nil
 }
 
-// splitUserInfo returns --url without its user info, and the user info as
+// requestProblems reports the problems of the URL (base, without its user
+// info) and of the request bounds of o, as engine.Config.Validate finds
+// them.
+func requestProblems(base string, o *Options) []*FieldError {
+	var errs []*FieldError
+	bad := func(path, format string, args ...any) { errs = append(errs, fieldError(path, format, args...)) }
+	if base == "" {
+		bad("URL", "{URL} is required")
+	} else if u, err := url.Parse(base); err != nil {
+		bad("URL", "{URL} %q: %w", base, err)
+	} else if u.Scheme != "http" && u.Scheme != "https" {
+		bad("URL", "{URL} %q: want an http:// or https:// URL", base)
+	} else if u.Host == "" {
+		bad("URL", "{URL} %q: no host", base)
+	}
+	if o.Timeout < 0 {
+		bad("Timeout", "{Timeout} %v: must not be negative", o.Timeout)
+	}
+	if o.MaxConnections < 0 {
+		bad("MaxConnections", "{MaxConnections} %d: must not be negative", o.MaxConnections)
+	}
+	if o.MaxResponseEvents < 0 {
+		bad("MaxResponseEvents", "{MaxResponseEvents} %d: must not be negative (0 = no cap)", o.MaxResponseEvents)
+	}
+	if o.MaxEventBytes < 0 || o.MaxEventBytes > math.MaxInt32 {
+		bad("MaxEventBytes", "{MaxEventBytes} %d: want 0 (no cap) to %d", o.MaxEventBytes, math.MaxInt32)
+	}
+	if o.MaxResponseBytes < 0 {
+		bad("MaxResponseBytes", "{MaxResponseBytes} %d: must not be negative (0 = no cap)", o.MaxResponseBytes)
+	}
+	return errs
+}
+
+// splitUserInfo returns the URL without its user info, and the user info as
 // an HTTP Basic Authorization value ("" without). The engine never sees
 // the credentials in the URL, so no log or error message of it can show
 // them. A query or fragment is an error: the endpoint path is appended to
 // the URL, so neither would reach the server. A URL that does not parse is
 // returned as given, for the engine's validation to report.
-func splitUserInfo(raw string) (base, basicAuth string, err error) {
+func splitUserInfo(raw string) (base, basicAuth string, err *FieldError) {
 	u, perr := url.Parse(raw)
 	if perr != nil {
 		return raw, "", nil
 	}
 	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
-		err = fmt.Errorf("--url %s?…: a query or fragment cannot be sent (the endpoint path is appended to --url); "+
-			"drop it, and give credentials with --api-key or --header", urlForFiles(raw))
+		err = fieldError("URL", "{URL} %s?…: a query or fragment cannot be sent (the endpoint path is appended to {URL}); "+
+			"drop it, and give credentials with {APIKey} or {Headers}", urlForFiles(raw))
 	}
 	if u.User == nil {
 		return raw, "", err
@@ -397,13 +432,13 @@ func scanTrace(o *Options, rp *replayPlan, src traceSource, opts trace.Options, 
 		return false, nil
 	}
 	if synthErr != nil {
-		return false, fmt.Errorf("%s: prompt synthesis with tokenizer %s: %w", rp.tracePath, rp.tok.Name(), synthErr)
+		return false, problem("Tokenizer", fmt.Errorf("%s: prompt synthesis with tokenizer %s: %w", rp.tracePath, rp.tok.Name(), synthErr))
 	}
 	if err := prep.Done(); err != nil {
-		return false, fmt.Errorf("%s: %w", rp.tracePath, err)
+		return false, problem("Trace.Path", fmt.Errorf("%s: %w", rp.tracePath, err))
 	}
 	if err := cc.Err(); err != nil {
-		return false, err
+		return false, problem("Prompts.ContextMode", err)
 	}
 	// The second pass reads quietly: its warnings were the first's. The
 	// run's window stops it (Close), not the context: a request built
@@ -418,6 +453,18 @@ func scanTrace(o *Options, rp *replayPlan, src traceSource, opts trace.Options, 
 	rp.nRows = int(rp.stats.Kept)
 	rp.streamed = true
 	return true, nil
+}
+
+// problem returns err, a problem found while reading the trace or
+// preparing the run from it, as a *ConfigError: its replay.Config problems
+// are those of Options.Replay, the others those of the field at path.
+// It returns err as it is when err is the context's (an interrupted read
+// finds nothing wrong with the options).
+func problem(path string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return &ConfigError{Errors: fieldErrors(err, path)}
 }
 
 // noRows is the error for a trace without a row to replay.

@@ -75,7 +75,7 @@ const (
 
 // Config is the complete timing configuration of one run. The reprise
 // command sets each field from the flag of the same name in kebab case
-// (MaxLateness from --max-lateness). Build it with [NewConfig]; the zero
+// (MaxLateness from max-lateness). Build it with [NewConfig]; the zero
 // value is not valid (Speedup 0). Validate never changes it.
 type Config struct {
 	// Mode selects the timing mode. ModeAuto picks, first match wins: fixed

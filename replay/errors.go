@@ -1,17 +1,12 @@
 package replay
 
-import (
-	"errors"
-	"fmt"
-	"strings"
-)
+import "github.com/reprise-bench/reprise/internal/fieldmsg"
 
 // FieldError is a problem with the value of a [Config] field, alone or
 // together with other fields. Its message names every field it speaks of
 // as Go spells it ("Speedup needs the fixed schedule (Mode fixed)");
 // [FieldError.Format] spells them as the caller's users know them, as the
-// reprise command does with its flags ("--speedup needs the fixed schedule
-// (--mode fixed)"). [Config.Validate], [Config.ModeFor], [NewPlan] and
+// reprise command does with its flags. [Config.Validate], [Config.ModeFor], [NewPlan] and
 // [NewStreamPlan] report configuration problems as FieldErrors (several
 // joined with errors.Join), and [Stats.Check] reports a lateness budget
 // breach as one that wraps [ErrLatenessBudget].
@@ -52,29 +47,7 @@ func (e *FieldError) Unwrap() []error {
 	return nil
 }
 
-// render formats the message with the fields spelled by name. The field
-// names are replaced in the format, never in the operands, so a value
-// that looks like {Name} is printed as given.
+// render formats the message with the fields spelled by name.
 func (e *FieldError) render(name func(string) string) error {
-	var b strings.Builder
-	f := e.format
-	for {
-		i := strings.IndexByte(f, '{')
-		j := strings.IndexByte(f[i+1:], '}')
-		if i < 0 || j < 0 {
-			break
-		}
-		field := f[i+1 : i+1+j]
-		b.WriteString(f[:i])
-		if name != nil {
-			field = name(field)
-		}
-		b.WriteString(strings.ReplaceAll(field, "%", "%%"))
-		f = f[i+2+j:]
-	}
-	b.WriteString(f)
-	if len(e.args) == 0 {
-		return errors.New(strings.ReplaceAll(b.String(), "%%", "%"))
-	}
-	return fmt.Errorf(b.String(), e.args...)
+	return fieldmsg.Render(e.format, e.args, name)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/reprise-bench/reprise"
+	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/engine"
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/exitcode"
@@ -235,15 +236,8 @@ func runReplay(ctx context.Context, a *app, o reprise.Options, quiet bool) error
 			plannedText(s.Planned, o.Replay.Duration), s.Dir)
 	}
 	res, err := reprise.Run(ctx, o)
-	if ce, ok := errors.AsType[*reprise.ConfigError](err); ok {
-		err := flagSpelled(ce.Err)
-		if h, ok := traceHint(err, "--trace-format", true); ok {
-			return exitcode.UsageError(err, h)
-		}
-		return exitcode.UsageError(err, "see 'reprise replay --help'")
-	}
-	if res == nil {
-		return err
+	if err != nil && res == nil {
+		return runError(err, &o)
 	}
 	if res.AIPerfSkipped {
 		// Worth a line with --quiet.
@@ -274,9 +268,34 @@ func runReplay(ctx context.Context, a *app, o reprise.Options, quiet bool) error
 		fmt.Fprintf(a.stderr, "reprise: note: all %d requests were warmup, so nothing was measured; lower --warmup-requests or --warmup-duration\n", s.WarmupCount)
 	}
 	if err != nil {
-		return err
+		return runError(err, &o)
 	}
 	return verdictError(res)
+}
+
+// runError maps an error of reprise.Run to its message, with the
+// Options fields it names spelled as flags, and its exit code
+// (docs/format/cli.md): 2 for a problem with the command line or the trace
+// found before anything was sent, for a run directory in use (the
+// options' Output.Dir) and for
+// telemetry that cannot start; 1 for the rest.
+func runError(err error, o *reprise.Options) error {
+	spelled := flagSpelled(err)
+	switch {
+	case errors.As(err, new(*reprise.ConfigError)):
+		if h, ok := traceHint(spelled, "--trace-format", true); ok {
+			return exitcode.UsageError(spelled, h)
+		}
+		return exitcode.UsageError(spelled, "see 'reprise replay --help'")
+	case errors.Is(err, arrowio.ErrRunDirInUse):
+		if o.Output.Overwrite {
+			return exitcode.UsageError(spelled, "choose a new or empty --out directory, or move the files reprise did not write out of it")
+		}
+		return exitcode.UsageError(spelled, "choose a new or empty --out directory, or add --overwrite to replace the earlier run in it")
+	case errors.As(err, new(*reprise.TelemetryError)):
+		return exitcode.UsageError(spelled, "drop --gpu-telemetry, or point it at a DCGM exporter with dcgm=URL")
+	}
+	return spelled
 }
 
 // readLagNote warns when at least a tenth of the requests had a read that

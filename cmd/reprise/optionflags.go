@@ -1,0 +1,125 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/reprise-bench/reprise"
+	"github.com/reprise-bench/reprise/replay"
+)
+
+// optionFlag spells each reprise.Options field that the library's errors
+// name (by its path) as the replay command's users know it: its flag, or
+// TRACE for the argument. The fields of Options.Replay are timingFlag's.
+var optionFlag = map[string]string{
+	"URL": "--url", "Model": "--model", "Endpoint": "--endpoint",
+	"Adapter.Config": "--adapter-config", "Adapter.SHA256": "--adapter-sha256",
+	"Adapter.Sandbox": "--adapter-sandbox", "Adapter.MemoryMiB": "--adapter-memory-mib",
+	"Streaming": "--streaming", "IgnoreEOS": "--ignore-eos", "MaxTokensFromTrace": "--max-tokens-from-trace",
+	"ExtraBody": "--extra-body", "Headers": "--header", "APIKey": "--api-key", "Timeout": "--timeout",
+	"MaxResponseEvents": "--max-response-events", "MaxEventBytes": "--max-event-bytes",
+	"MaxResponseBytes": "--max-response-bytes", "HTTP2": "--http2", "NoKernelTimestamps": "--no-kernel-timestamps",
+	"MaxConnections": "--max-connections", "Nice": "--nice",
+	"Tokenizer": "--tokenizer", "UseServerTokenCount": "--use-server-token-count",
+	"Synthetic":     "--isl", // a problem of the synthetic load as a whole
+	"Synthetic.ISL": "--isl", "Synthetic.ISLStdDev": "--isl-stddev",
+	"Synthetic.OSL": "--osl", "Synthetic.OSLStdDev": "--osl-stddev",
+	"Prompts.Seed": "--prompt-seed", "Prompts.HashMismatch": "--hash-mismatch",
+	"Prompts.ISLCorrection": "--isl-correction", "Prompts.Format": "--prompt-format",
+	"Prompts.ContextMode": "--context-mode",
+	"Trace.Path":          "TRACE", "Trace.Format": "--trace-format", "Trace.BlockSize": "--block-size",
+	"Trace.MaxInputTokens": "--max-input-tokens", "Trace.SpoolMiB": "--stdin-spool-mib",
+	"Trace.SkipInvalid": "--skip-invalid", "Trace.DropFailed": "--drop-failed", "Trace.ModelFilter": "--model-filter",
+	"Goodput": "--goodput", "MinGoodFraction": "--min-good-fraction", "MaxErrorRate": "--max-error-rate",
+	"Output.Dir": "--out", "Output.Overwrite": "--overwrite", "Output.Format": "--format",
+	"Output.SingleFile": "--single-file", "Output.PartInterval": "--part-interval", "Output.PartRows": "--part-rows",
+	"Output.ExportLevel": "--export-level", "Output.Export": "--export",
+	"Telemetry.EndpointMetrics": "--no-server-metrics", "Telemetry.ServerMetrics": "--server-metrics",
+	"Telemetry.Interval": "--metrics-interval", "Telemetry.GPU": "--gpu-telemetry", "Telemetry.DCGMURL": "--gpu-telemetry",
+	"Profile.CPU": "--cpuprofile", "Profile.Heap": "--memprofile",
+}
+
+// optionValueFlag spells a field given with a value ({Path=value} in the
+// library's messages) where the flag and the value do not say it:
+// a negated boolean, an example with the short flag.
+var optionValueFlag = map[string]string{
+	"Streaming=false":          "--no-streaming",
+	"Headers=X-Tenant: a":      "-H 'X-Tenant: a'",
+	"Synthetic.ISL=N":          "--isl N",
+	"Synthetic.OSL=N":          "--osl N",
+	"Prompts.HashMismatch=fit": "--hash-mismatch fit",
+}
+
+// optionFlagName spells an Options field path, or a path with a value
+// ("Output.Dir", "Streaming=false"), as the replay command's flag. A path
+// without a flag is returned as it is.
+func optionFlagName(path string) string {
+	if f, ok := optionValueFlag[path]; ok {
+		return f
+	}
+	p, v, hasValue := strings.Cut(path, "=")
+	f, ok := optionFlag[p]
+	if t, isReplay := strings.CutPrefix(p, "Replay."); !ok && isReplay {
+		_, ok = timingFlag[t]
+		f = timingFlagName(t)
+	}
+	if !ok {
+		return path
+	}
+	if hasValue {
+		return f + " " + v
+	}
+	return f
+}
+
+// flagSpelled returns err with the fields that its *reprise.FieldErrors
+// (Options paths) and *replay.FieldErrors (replay.Config fields) name
+// spelled as flags ("Replay.Speedup needs the fixed schedule (Replay.Mode
+// fixed)" reads "--speedup needs the fixed schedule (--mode fixed)"),
+// wherever they are in err's tree. errors.Is and errors.As see through it
+// to err. An err without a field error is returned as is.
+func flagSpelled(err error) error {
+	if err == nil {
+		return nil
+	}
+	var opts []*reprise.FieldError
+	var timing []*replay.FieldError
+	var walk func(error)
+	walk = func(e error) {
+		switch u := e.(type) {
+		case *reprise.FieldError:
+			opts = append(opts, u)
+			for _, x := range u.Unwrap() {
+				walk(x) // a replay.FieldError among its operands
+			}
+		case *replay.FieldError:
+			timing = append(timing, u) // its own wrapped errors are not field errors
+		case interface{ Unwrap() []error }:
+			for _, x := range u.Unwrap() {
+				walk(x)
+			}
+		case interface{ Unwrap() error }:
+			walk(u.Unwrap())
+		}
+	}
+	walk(err)
+	if len(opts) == 0 && len(timing) == 0 {
+		return err
+	}
+	msg := err.Error()
+	for _, fe := range opts {
+		msg = strings.Replace(msg, fe.Error(), fe.Format(optionFlagName), 1)
+	}
+	for _, fe := range timing {
+		msg = strings.Replace(msg, fe.Error(), fe.Format(timingFlagName), 1)
+	}
+	return &spelledError{msg: msg, err: err}
+}
+
+// spelledError is an error with its message rewritten (flagSpelled).
+type spelledError struct {
+	msg string
+	err error
+}
+
+func (e *spelledError) Error() string { return e.msg }
+func (e *spelledError) Unwrap() error { return e.err }

@@ -1,0 +1,134 @@
+package reprise
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// optionsFieldExists reports whether path ("Output.Dir", "Replay.Speedup")
+// names a field of Options.
+func optionsFieldExists(path string) bool {
+	t := reflect.TypeFor[Options]()
+	for name := range strings.SplitSeq(path, ".") {
+		if t.Kind() != reflect.Struct {
+			return false
+		}
+		f, ok := t.FieldByName(name)
+		if !ok {
+			return false
+		}
+		t = f.Type
+	}
+	return true
+}
+
+// brokenOptions are Options with one validation problem each, named by
+// the field the problem must name (and a word more where one field has
+// several).
+func brokenOptions(t *testing.T) map[string]func(*Options) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	badRow := write("bad.jsonl", `{"timestamp":0,"input_length":"x","output_length":1}`+"\n")
+	noRows := write("empty-rows.jsonl", `{"timestamp":0,"input_length":0,"output_length":1}`+"\n")
+	return map[string]func(*Options){
+		"Model":                 func(o *Options) { o.Model = "" },
+		"Nice":                  func(o *Options) { n := 99; o.Nice = &n },
+		"URL":                   func(o *Options) { o.URL = "ftp://x" },
+		"URL query":             func(o *Options) { o.URL = "http://x/?a=1" },
+		"URL empty":             func(o *Options) { o.URL = "" },
+		"URL no host":           func(o *Options) { o.URL = "http://" },
+		"Tokenizer":             func(o *Options) { o.Tokenizer = "no-such-tokenizer" },
+		"Adapter.MemoryMiB":     func(o *Options) { o.Adapter.MemoryMiB = 1 },
+		"Adapter.Sandbox":       func(o *Options) { o.Adapter.Sandbox = "sometimes" },
+		"Endpoint":              func(o *Options) { o.Endpoint = "no-such-adapter" },
+		"ExtraBody":             func(o *Options) { o.ExtraBody = "[1]" },
+		"ExtraBody syntax":      func(o *Options) { o.ExtraBody = "{" },
+		"Headers":               func(o *Options) { o.Headers = []string{"no colon"} },
+		"Timeout":               func(o *Options) { o.Timeout = -time.Second },
+		"MaxConnections":        func(o *Options) { o.MaxConnections = -1 },
+		"MaxResponseEvents":     func(o *Options) { o.MaxResponseEvents = -1 },
+		"MaxEventBytes":         func(o *Options) { o.MaxEventBytes = -1 },
+		"MaxResponseBytes":      func(o *Options) { o.MaxResponseBytes = -1 },
+		"Goodput":               func(o *Options) { o.Goodput = "nonsense:1" },
+		"Goodput streaming":     func(o *Options) { o.Goodput, o.Streaming = "ttft:100", false },
+		"MaxErrorRate":          func(o *Options) { o.MaxErrorRate = 2 },
+		"MinGoodFraction":       func(o *Options) { o.MinGoodFraction = -1 },
+		"Output.Format":         func(o *Options) { o.Output.Format = "csv" },
+		"Output.PartInterval":   func(o *Options) { o.Output.PartInterval = -1 },
+		"Output.PartRows":       func(o *Options) { o.Output.PartRows = 0 },
+		"Output.Export":         func(o *Options) { o.Output.Export = "csv" },
+		"Output.ExportLevel":    func(o *Options) { o.Output.ExportLevel = "all" },
+		"Trace.Format":          func(o *Options) { o.Trace.Format = "nope" },
+		"Trace.BlockSize":       func(o *Options) { o.Trace.BlockSize = -1 },
+		"Synthetic":             func(o *Options) { o.Synthetic = SyntheticLoad{} },
+		"Synthetic stddev":      func(o *Options) { o.Synthetic.ISLStdDev = -1 },
+		"Synthetic with trace":  func(o *Options) { o.Trace.Path = badRow },
+		"Synthetic.OSL":         func(o *Options) { o.Trace.Path, o.Synthetic = badRow, SyntheticLoad{OSL: 1.5} },
+		"Trace.MaxInputTokens":  func(o *Options) { o.Trace.MaxInputTokens = 0 },
+		"Trace.SpoolMiB":        func(o *Options) { o.Trace.SpoolMiB = 0 },
+		"Prompts.HashMismatch":  func(o *Options) { o.Prompts.HashMismatch = "maybe" },
+		"Prompts.Format":        func(o *Options) { o.Prompts.Format = "bytes" },
+		"Prompts.ISLCorrection": func(o *Options) { o.Prompts.ISLCorrection = -1 },
+		"Replay.Speedup":        func(o *Options) { o.Replay.Speedup = -1 },
+		"Replay.Late":           func(o *Options) { o.Replay.Late = "never" },
+		"Trace.Path":            func(o *Options) { o.Trace.Path, o.Synthetic = badRow, SyntheticLoad{} },
+		"Trace.Path missing":    func(o *Options) { o.Trace.Path, o.Synthetic = filepath.Join(dir, "none.jsonl"), SyntheticLoad{} },
+		"Trace.Path no rows":    func(o *Options) { o.Trace.Path, o.Synthetic, o.Trace.SkipInvalid = noRows, SyntheticLoad{}, true },
+	}
+}
+
+// TestConfigErrorsNameFields: every validation problem of Run is a
+// FieldError in a *ConfigError whose Field, and every field its message
+// names, is a path of Options, and whose message spells no flag.
+func TestConfigErrorsNameFields(t *testing.T) {
+	for name, breakIt := range brokenOptions(t) {
+		t.Run(name, func(t *testing.T) {
+			o := NewOptions()
+			o.Model, o.Synthetic = "m", SyntheticLoad{ISL: 8, OSL: 8}
+			o.Output.Dir = filepath.Join(t.TempDir(), "run")
+			o.Replay.Concurrency, o.Replay.RequestCount = 1, 1
+			breakIt(&o)
+			_, err := Run(context.Background(), o)
+			ce, ok := errors.AsType[*ConfigError](err)
+			if !ok {
+				t.Fatalf("Run: %v (%T), want a *ConfigError", err, err)
+			}
+			if _, statErr := os.Stat(o.Output.Dir); !errors.Is(statErr, os.ErrNotExist) {
+				t.Errorf("the run directory was created: %v", statErr)
+			}
+			want, _, _ := strings.Cut(name, " ")
+			found := false
+			for _, fe := range ce.Errors {
+				found = found || fe.Field == want
+				if !optionsFieldExists(fe.Field) {
+					t.Errorf("Field %q of %q is not a field of Options", fe.Field, fe)
+				}
+				fe.Format(func(path string) string {
+					p, _, _ := strings.Cut(path, "=")
+					if !optionsFieldExists(p) {
+						t.Errorf("%q names %q, not a field of Options", fe, path)
+					}
+					return path
+				})
+				if msg := fe.Error(); strings.Contains(msg, "--") {
+					t.Errorf("%q spells a flag", msg)
+				}
+			}
+			if !found {
+				t.Errorf("no problem names %s: %v", want, err)
+			}
+		})
+	}
+}
