@@ -42,6 +42,8 @@ func brokenOptions(t *testing.T) map[string]func(*Options) {
 	}
 	badRow := write("bad.jsonl", `{"timestamp":0,"input_length":"x","output_length":1}`+"\n")
 	noRows := write("empty-rows.jsonl", `{"timestamp":0,"input_length":0,"output_length":1}`+"\n")
+	history := write("history.jsonl", `{"session_id":"a","timestamp":0,"output_length":1,"messages":[{"role":"user","content":"hi"}]}`+"\n"+
+		`{"session_id":"a","timestamp":1,"output_length":1,"messages":[{"role":"user","content":"hi"}]}`+"\n")
 	return map[string]func(*Options){
 		"Model":                 func(o *Options) { o.Model = "" },
 		"Nice":                  func(o *Options) { n := 99; o.Nice = &n },
@@ -86,6 +88,13 @@ func brokenOptions(t *testing.T) map[string]func(*Options) {
 		"Trace.Path":            func(o *Options) { o.Trace.Path, o.Synthetic = badRow, SyntheticLoad{} },
 		"Trace.Path missing":    func(o *Options) { o.Trace.Path, o.Synthetic = filepath.Join(dir, "none.jsonl"), SyntheticLoad{} },
 		"Trace.Path no rows":    func(o *Options) { o.Trace.Path, o.Synthetic, o.Trace.SkipInvalid = noRows, SyntheticLoad{}, true },
+		"Prompts.ContextMode": func(o *Options) {
+			o.Trace.Path, o.Synthetic, o.Prompts.ContextMode = history, SyntheticLoad{}, "history"
+		},
+		"Prompts.ContextMode value": func(o *Options) { o.Prompts.ContextMode = "sometimes" },
+		"Trace.SpoolMiB full": func(o *Options) {
+			o.Trace.Reader, o.Synthetic, o.Trace.SpoolMiB = strings.NewReader(strings.Repeat(" ", 2<<20)), SyntheticLoad{}, 1
+		},
 	}
 }
 

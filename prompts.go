@@ -146,7 +146,7 @@ func newPromptSource(rp *replayPlan, cfg prompt.Config, ids bool) (*promptSource
 }
 
 // checkHashFit reports every row whose hash ids do not fit its length
-// (under --hash-mismatch error), before anything is sent.
+// (under Prompts.HashMismatch error), before anything is sent.
 func checkHashFit(rows []trace.Row, m prompt.Mismatch) error {
 	if m != prompt.MismatchError {
 		return nil

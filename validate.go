@@ -258,6 +258,10 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	if pcfg.ISLCorrection < 0 {
 		bad("Prompts.ISLCorrection", "{Prompts.ISLCorrection} %d: want ≥ 0 tokens", pcfg.ISLCorrection)
 	}
+	if err := engine.ContextMode(o.Prompts.ContextMode).Validate(); err != nil {
+		bad("Prompts.ContextMode", "{Prompts.ContextMode} %q: want %s, %s or %s", o.Prompts.ContextMode,
+			engine.ContextAuto, engine.ContextHistory, engine.ContextSelfContained)
+	}
 	rp.pcfg = pcfg
 	errs = append(errs, fieldErrors(o.Replay.Validate(), "Replay")...)
 	if len(errs) > 0 {
@@ -269,7 +273,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	if hasTrace(o) {
 		rp.tracePath = tracePath(o)
 		// A row without an output length would go without max_tokens, which
-		// under ignore_eos never ends: refused unless --osl gives one.
+		// under ignore_eos never ends: refused unless Synthetic.OSL gives one.
 		opts := trace.Options{Format: tf, BlockSize: o.Trace.BlockSize, SkipInvalid: o.Trace.SkipInvalid, DropFailed: o.Trace.DropFailed,
 			ModelFilter: o.Trace.ModelFilter, MaxInputTokens: o.Trace.MaxInputTokens, DefaultOutputTokens: int(o.Synthetic.OSL),
 			RequireOutput: o.MaxTokensFromTrace, Log: log, Context: ctx}
@@ -461,8 +465,18 @@ func scanTrace(o *Options, rp *replayPlan, src traceSource, opts trace.Options, 
 // It returns err as it is when err is the context's (an interrupted read
 // finds nothing wrong with the options).
 func problem(path string, err error) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	switch he := (*engine.HistoryError)(nil); {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return err
+	case errors.As(err, new(*prompt.HashMismatchError)):
+		return &ConfigError{Errors: []*FieldError{fieldError("Prompts.HashMismatch",
+			"%w; fix the trace, set the right block size, or use {Prompts.HashMismatch=fit}", err)}}
+	case errors.As(err, &he):
+		return &ConfigError{Errors: []*FieldError{fieldError("Prompts.ContextMode",
+			"{Prompts.ContextMode} history: %w; use {Prompts.ContextMode=auto} (each row as its format means it) or self-contained", he.Err)}}
+	case errors.Is(err, spool.ErrFull):
+		return &ConfigError{Errors: []*FieldError{fieldError("Trace.SpoolMiB",
+			"%w; raise {Trace.SpoolMiB}, or save it to a file and give its path", err)}}
 	}
 	return &ConfigError{Errors: fieldErrors(err, path)}
 }
@@ -486,9 +500,9 @@ type traceSource struct {
 
 // traceSource returns the source of the trace file c names, or, for "-",
 // of standard input through an unnamed temporary copy (rp.spool, capped
-// by --stdin-spool-mib). From standard input with --request-count N (and
-// neither --start-offset nor --warmup-duration), only the first N +
-// --warmup-requests rows are read (opts.MaxRows): a producer that never
+// by Trace.SpoolMiB). From a reader with Replay.RequestCount N (and
+// neither Replay.StartOffset nor Replay.WarmupDuration), only the first N
+// + Replay.WarmupRequests rows are read (opts.MaxRows): a producer that never
 // ends can feed a run, and the rest of the input is never read.
 func newTraceSource(o *Options, rp *replayPlan, opts *trace.Options) traceSource {
 	if rp.tracePath != "-" {
@@ -505,7 +519,7 @@ func newTraceSource(o *Options, rp *replayPlan, opts *trace.Options) traceSource
 	}
 	return traceSource{
 		first: func(opts trace.Options) (*trace.Reader, *digestReader, func(), error) {
-			sp, err := spool.New(o.Trace.Reader, spool.Config{Max: int64(o.Trace.SpoolMiB) << 20, What: "standard input", Flag: "--stdin-spool-mib"})
+			sp, err := spool.New(o.Trace.Reader, spool.Config{Max: int64(o.Trace.SpoolMiB) << 20, What: "standard input"})
 			if err != nil {
 				return nil, nil, nil, err
 			}

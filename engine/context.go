@@ -84,7 +84,7 @@ func (m ContextMode) Validate() error {
 	case "", ContextAuto, ContextHistory, ContextSelfContained:
 		return nil
 	}
-	return fmt.Errorf("--context-mode %q: want %s, %s or %s", string(m), ContextAuto, ContextHistory, ContextSelfContained)
+	return fmt.Errorf("context mode %q: want %s, %s or %s", string(m), ContextAuto, ContextHistory, ContextSelfContained)
 }
 
 // Check reports, for ContextHistory, every session row whose history
@@ -143,8 +143,21 @@ func (c *ContextChecker) Err() error {
 	if c.bad > len(errs) {
 		errs = append(errs, fmt.Errorf("%d more such rows", c.bad-len(errs)))
 	}
-	return fmt.Errorf("--context-mode history: %w; use --context-mode auto (each row as its format means it) or self-contained", errors.Join(errs...))
+	return &HistoryError{Err: errors.Join(errs...)}
 }
+
+// HistoryError reports, for ContextHistory, the session rows whose history
+// cannot be grown (Err, one row a line).
+type HistoryError struct {
+	Err error
+}
+
+func (e *HistoryError) Error() string {
+	return fmt.Sprintf("context mode history: %v; use context mode auto (each row as its format means it) or self-contained", e.Err)
+}
+
+// Unwrap returns the rows' problems.
+func (e *HistoryError) Unwrap() error { return e.Err }
 
 // Grows reports whether row, a row of a session, takes part in history
 // growth under m (whether it is then the first turn or a later one
@@ -246,7 +259,7 @@ func newHistories(mode ContextMode, rows []trace.Row, src PromptSource, log *slo
 	}
 	ss, ok := src.(SessionPromptSource)
 	if !ok {
-		return nil, fmt.Errorf("--context-mode %s: the trace has multi-turn sessions that grow their history, but the prompt source cannot build them; use --context-mode self-contained", mode)
+		return nil, fmt.Errorf("context mode %s: the trace has multi-turn sessions that grow their history, but the prompt source cannot build them; use context mode self-contained", mode)
 	}
 	return &histories{roles: roles, src: ss, live: map[uint64]*history{}, log: log}, nil
 }

@@ -56,7 +56,7 @@ func TestContextModeCheck(t *testing.T) {
 		}
 	}
 	err := ContextHistory.Check(rows)
-	for _, part := range []string{"row 0 (line 1)", "count it twice", "row 1 (line 2)", "complete request", "--context-mode auto"} {
+	for _, part := range []string{"row 0 (line 1)", "count it twice", "row 1 (line 2)", "complete request", "context mode auto"} {
 		if err == nil || !strings.Contains(err.Error(), part) {
 			t.Errorf("history: %v, want it to mention %q", err, part)
 		}

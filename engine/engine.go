@@ -152,31 +152,31 @@ func NewConfig() Config {
 func (c *Config) Validate() error {
 	var errs []error
 	if c.BaseURL == "" {
-		errs = append(errs, errors.New("--url is required"))
+		errs = append(errs, errors.New("BaseURL is required"))
 	} else if u, err := url.Parse(c.BaseURL); err != nil {
-		errs = append(errs, fmt.Errorf("--url %q: %w", c.BaseURL, err))
+		errs = append(errs, fmt.Errorf("BaseURL %q: %w", c.BaseURL, err))
 	} else if u.Scheme != "http" && u.Scheme != "https" {
-		errs = append(errs, fmt.Errorf("--url %q: want an http:// or https:// URL", c.BaseURL))
+		errs = append(errs, fmt.Errorf("BaseURL %q: want an http:// or https:// URL", c.BaseURL))
 	} else if u.Host == "" {
-		errs = append(errs, fmt.Errorf("--url %q: no host", c.BaseURL))
+		errs = append(errs, fmt.Errorf("BaseURL %q: no host", c.BaseURL))
 	}
 	if c.Adapter == nil {
 		errs = append(errs, errors.New("no endpoint adapter"))
 	}
 	if c.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("--timeout %v: must not be negative", c.Timeout))
+		errs = append(errs, fmt.Errorf("Timeout %v: must not be negative", c.Timeout))
 	}
 	if c.MaxConnections < 0 {
-		errs = append(errs, fmt.Errorf("--max-connections %d: must not be negative", c.MaxConnections))
+		errs = append(errs, fmt.Errorf("MaxConnections %d: must not be negative", c.MaxConnections))
 	}
 	if c.MaxResponseEvents < 0 {
-		errs = append(errs, fmt.Errorf("--max-response-events %d: must not be negative (0 = no cap)", c.MaxResponseEvents))
+		errs = append(errs, fmt.Errorf("MaxResponseEvents %d: must not be negative (0 = no cap)", c.MaxResponseEvents))
 	}
 	if c.MaxEventBytes < 0 || c.MaxEventBytes > math.MaxInt32 {
-		errs = append(errs, fmt.Errorf("--max-event-bytes %d: want 0 (no cap) to %d", c.MaxEventBytes, math.MaxInt32))
+		errs = append(errs, fmt.Errorf("MaxEventBytes %d: want 0 (no cap) to %d", c.MaxEventBytes, math.MaxInt32))
 	}
 	if c.MaxResponseBytes < 0 {
-		errs = append(errs, fmt.Errorf("--max-response-bytes %d: must not be negative (0 = no cap)", c.MaxResponseBytes))
+		errs = append(errs, fmt.Errorf("MaxResponseBytes %d: must not be negative (0 = no cap)", c.MaxResponseBytes))
 	}
 	for _, h := range c.Header {
 		if h.Name == "" || strings.ContainsAny(h.Name, " :\r\n") || strings.ContainsAny(h.Value, "\r\n") {

@@ -44,7 +44,7 @@ func TestConfigValidate(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error")
 	}
-	for _, want := range []string{"hash-mismatch", "prompt-format", "isl-correction", "block cache", "expected-cache"} {
+	for _, want := range []string{"Mismatch", "Format", "ISLCorrection", "block cache", "expected-cache"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %s", err, want)
 		}

@@ -84,15 +84,15 @@ func (c Config) Validate() error {
 	switch c.Mismatch {
 	case MismatchError, MismatchFit:
 	default:
-		errs = append(errs, fmt.Errorf("--hash-mismatch %q: want %q or %q", c.Mismatch, MismatchError, MismatchFit))
+		errs = append(errs, fmt.Errorf("Mismatch %q: want %q or %q", c.Mismatch, MismatchError, MismatchFit))
 	}
 	switch c.Format {
 	case FormatText, FormatTokenIDs:
 	default:
-		errs = append(errs, fmt.Errorf("--prompt-format %q: want %q or %q", c.Format, FormatText, FormatTokenIDs))
+		errs = append(errs, fmt.Errorf("Format %q: want %q or %q", c.Format, FormatText, FormatTokenIDs))
 	}
 	if c.ISLCorrection < 0 {
-		errs = append(errs, fmt.Errorf("--isl-correction %d: want ≥ 0 tokens", c.ISLCorrection))
+		errs = append(errs, fmt.Errorf("ISLCorrection %d: want ≥ 0 tokens", c.ISLCorrection))
 	}
 	if c.BlockCacheBytes < 1<<20 {
 		errs = append(errs, fmt.Errorf("block cache %d bytes: want ≥ 1 MiB", c.BlockCacheBytes))
@@ -123,6 +123,6 @@ type HashMismatchError struct {
 
 func (e *HashMismatchError) Error() string {
 	lo, hi := (e.HashIDs-1)*e.BlockSize+1, e.HashIDs*e.BlockSize
-	return fmt.Sprintf("row %d (line %d): input_length %d does not fit %d hash ids of %d-token blocks (it must be %d..%d); fix the trace, set the right block size, or use --hash-mismatch fit",
+	return fmt.Sprintf("row %d (line %d): input_length %d does not fit %d hash ids of %d-token blocks (it must be %d..%d)",
 		e.Index, e.Line, e.InputTokens, e.HashIDs, e.BlockSize, lo, hi)
 }

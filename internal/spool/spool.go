@@ -34,9 +34,9 @@ type Config struct {
 	// given up (Dropped, and Reopen fails); without it the read over Max
 	// fails with ErrFull.
 	Drop bool
-	// What names the stream and Flag the option that sets Max, for the
-	// error over the cap ("standard input", "--stdin-spool-mib").
-	What, Flag string
+	// What names the stream in the error over the cap ("standard
+	// input"); the caller adds what its users can do about it.
+	What string
 }
 
 // Spool reads a stream through, keeping a copy for [Spool.Reopen]. Read
@@ -99,12 +99,8 @@ func (s *Spool) Read(p []byte) (int, error) {
 }
 
 func (s *Spool) full() error {
-	hint := ""
-	if s.cfg.Flag != "" {
-		hint = "; raise " + s.cfg.Flag + ", or save it to a file and give its path"
-	}
-	return fmt.Errorf("%w: %s is over %d bytes (its temporary copy in %s holds at most that)%s",
-		ErrFull, s.cfg.What, s.cfg.Max, dirName(s.cfg.Dir), hint)
+	return fmt.Errorf("%w: %s is over %d bytes (its temporary copy in %s holds at most that)",
+		ErrFull, s.cfg.What, s.cfg.Max, dirName(s.cfg.Dir))
 }
 
 func dirName(dir string) string {

@@ -58,7 +58,7 @@ func TestSpoolReadsBackWithoutAName(t *testing.T) {
 // Over its cap a Spool fails the read with ErrFull and a message that
 // says how much it keeps; it never writes more than the cap.
 func TestSpoolCap(t *testing.T) {
-	s, err := New(strings.NewReader(strings.Repeat("x", 5000)), Config{Dir: t.TempDir(), Max: 4096, What: "standard input", Flag: "--stdin-spool-mib"})
+	s, err := New(strings.NewReader(strings.Repeat("x", 5000)), Config{Dir: t.TempDir(), Max: 4096, What: "standard input"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestSpoolCap(t *testing.T) {
 	if !errors.Is(err, ErrFull) {
 		t.Fatalf("error %v, want ErrFull", err)
 	}
-	for _, want := range []string{"standard input", "4096 bytes", "--stdin-spool-mib"} {
+	for _, want := range []string{"standard input", "4096 bytes"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}

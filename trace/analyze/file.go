@@ -63,7 +63,7 @@ func File(ctx context.Context, path string, cfg FileConfig) (*Report, error) {
 		if stdin == nil {
 			stdin = os.Stdin
 		}
-		sp, err := spool.New(stdin, spool.Config{Max: cfg.StdinSpool, Drop: true, What: "standard input", Flag: "--stdin-spool-mib"})
+		sp, err := spool.New(stdin, spool.Config{Max: cfg.StdinSpool, Drop: true, What: "standard input"})
 		if err != nil {
 			return nil, err
 		}
