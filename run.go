@@ -97,7 +97,8 @@ type Result struct {
 // Output.Dir that holds files (wrapping [arrowio.ErrRunDirInUse]); a Nice
 // value the system refuses; a profile or export file that cannot be
 // written. Telemetry that cannot start is a [*TelemetryError]. Nothing
-// was sent in any of these but the last two.
+// was sent in any of these, except when the heap profile or the export,
+// written after the run, fails.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	log := o.Log
 	if log == nil {

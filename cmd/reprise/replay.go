@@ -408,6 +408,11 @@ func contextFlags() []cli.Flag {
 			Usage: "`MODE` of multi-turn sessions: auto (rows whose input_length holds the history, e.g. Bailian, go as they are; " +
 				"Mooncake/AIPerf session rows get every earlier prompt and the live response, as AIPerf does), " +
 				"history (grow every session that can), or self-contained (every row as it stands)",
-			Validator: func(s string) error { return engine.ContextMode(s).Validate() }},
+			Validator: func(s string) error {
+				if engine.ContextMode(s).Validate() != nil {
+					return fmt.Errorf("want %s, %s or %s", engine.ContextAuto, engine.ContextHistory, engine.ContextSelfContained)
+				}
+				return nil
+			}},
 	}
 }
