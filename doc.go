@@ -37,6 +37,31 @@
 // everything is written. Closing [Options.Abort] as well cancels them at
 // once.
 //
+// # Inside a run
+//
+// Run drives package engine, which puts one request on the wire at a
+// time ([engine.Sender.Do]). Around it, this package runs the replay: the
+// schedule's dispatcher (package replay) calls one handler per job on
+// long-lived sender goroutines; builder goroutines render requests ahead
+// of their send time in a lookahead window bounded in count (at least
+// twice the senders, default 1024) and in body bytes (16 MiB), and the
+// run waits at most 5 s before its time zero for them to fill it; a
+// request the lookahead has not reached is built on the send path and
+// counted ([Result.InlineBuilds]), as is every later turn of a session
+// that grows its history (it needs the previous turn's response, at most
+// 1 MiB of which is kept). Finished rows are copied into batches of 512
+// (events 8192) under one mutex and handed to one collector goroutine,
+// which feeds the summary accumulator and then the record writer; its
+// queue of 64 batches is the only one between the senders and the disk,
+// so a slow disk delays neither reads nor sends until it is full (then
+// the sender completing a batch waits: logged once, counted in
+// summary.json's record_writer), and the batches are reused. What the run
+// keeps per request is the summary's metric values: exactly for the first
+// summary.ExactValues requests (8 bytes per metric each, about 25 MiB at
+// most), then a quantile sketch of bounded size per metric. While
+// requests are sent the garbage collector's proportional mode is off and
+// the memory limit is its only trigger (RATIONALE.md says why).
+//
 // # Concurrency
 //
 // Run may be called from several goroutines, each with its own Options

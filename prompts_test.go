@@ -42,7 +42,7 @@ type historyRun struct {
 	rows []trace.Row
 	recs map[int64]record.Request // by trace row index
 	logs map[int64]mockserver.RequestLog
-	res  *engine.Result
+	res  *engineResult
 }
 
 // replaySessions replays trace text against the mock server (builtin
@@ -91,7 +91,7 @@ func replaySessions(t *testing.T, text string, f trace.Format, mode engine.Conte
 		t.Fatal(err)
 	}
 	sink := &memRecords{}
-	res, err := engine.Run(context.Background(), engine.RunConfig{
+	res, err := runEngine(context.Background(), runConfig{
 		Engine: ec, Plan: plan, Prompts: sp, Context: mode, Streaming: true, MaxTokensFromTrace: true,
 		Sink: sink, Summary: summary.Options{Streaming: true},
 	})
@@ -116,7 +116,7 @@ func replaySessions(t *testing.T, text string, f trace.Format, mode engine.Conte
 	return hr, nil
 }
 
-// memRecords is an engine.Sink in memory.
+// memRecords is a recordSink in memory.
 type memRecords struct{ reqs []record.Request }
 
 func (m *memRecords) WriteRequests(b []record.Request) error {

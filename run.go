@@ -109,9 +109,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	// slice's growth, parse buffers) that would otherwise double the peak
 	// at GOGC=100. The limit is soft: above it the GC works harder, capped
 	// at half the CPU by the runtime, never fails. While requests are sent
-	// it is the collector's only trigger (engine.RunConfig.QuietGC).
+	// it is the collector's only trigger (runConfig.QuietGC).
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(engine.DefaultMemoryLimit)
+		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
 	rp, err := validate(ctx, &o, log)
 	if err != nil {
@@ -170,9 +170,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	info := summary.RunInfo{Model: o.Model, URL: rp.url, Endpoint: rp.engine.Adapter.Info().Name, Mode: mode,
 		Trace: rp.tracePath, Streaming: o.Streaming, Start: start, Version: Version()}
 	rp.engine.Counter = rp.tok
-	rcfg := engine.RunConfig{
+	rcfg := runConfig{
 		Engine: rp.engine, Plan: rp.plan,
-		Synthetic: engine.SyntheticLoad{ISL: o.Synthetic.ISL, ISLStd: o.Synthetic.ISLStdDev, OSL: o.Synthetic.OSL, OSLStd: o.Synthetic.OSLStdDev, Seed: o.Replay.Seed},
+		Synthetic: syntheticLengths{ISL: o.Synthetic.ISL, ISLStd: o.Synthetic.ISLStdDev, OSL: o.Synthetic.OSL, OSLStd: o.Synthetic.OSLStdDev, Seed: o.Replay.Seed},
 		Prompts:   rp.prompts, Context: engine.ContextMode(o.Prompts.ContextMode), Streaming: o.Streaming, MaxTokensFromTrace: o.MaxTokensFromTrace, Sink: run.Records(),
 		Summary: summary.Options{Streaming: o.Streaming, UseServerTokenCount: o.UseServerTokenCount, Goodput: rp.slos,
 			LateThreshold: o.Replay.LateThreshold},
@@ -201,7 +201,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	res, runErr := engine.Run(runCtx, rcfg)
+	res, runErr := runEngine(runCtx, rcfg)
 	if runErr == nil && runCtx.Err() != nil && ctx.Err() == nil {
 		runErr = context.Cause(runCtx) // a telemetry table failed
 	}

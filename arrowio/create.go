@@ -78,7 +78,7 @@ func Create(dir string, cfg CreateConfig) (*Run, error) {
 func (r *Run) Dir() string { return r.dir }
 
 // Records returns the writer of the records and events tables: the
-// engine's sink.
+// run's record sink.
 func (r *Run) Records() *RunWriter { return r.records }
 
 // ServerMetrics opens the server_metrics table (docs/format/telemetry.md),

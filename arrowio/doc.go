@@ -15,7 +15,7 @@
 // [Create] makes a run directory ready (it refuses a non-empty one, or,
 // asked to, clears an earlier run from it, never files a run does not
 // write; or it picks a free name) and returns a [Run]: [Run.Records] is
-// the engine's sink, [Run.ServerMetrics] and [Run.GPU] the telemetry
+// the run's record sink, [Run.ServerMetrics] and [Run.GPU] the telemetry
 // tables, [Run.WriteManifest] and [Run.WriteSummary] write manifest.json
 // and summary.json atomically, and [Run.ExportAIPerf] writes AIPerf's
 // files. The exports compute nothing: every statistic comes from
@@ -24,8 +24,8 @@
 //
 // # Writing
 //
-// [RunWriter] is the engine's sink, and has no queue of its own: the
-// engine's collector is the one queue between the senders and the disk,
+// [RunWriter] is the run's record sink, and has no queue of its own: the
+// run's collector (package reprise) is the one queue between the senders and the disk,
 // and its goroutine calls [RunWriter.WriteRequests] and
 // [RunWriter.WriteEvents], which append the rows to explicit column
 // builders, flush a row group every [Config.RowGroupRows] rows and roll to
@@ -64,7 +64,7 @@
 // (TestAppendRequestAllocs); the builders reserve a full row group up front,
 // so a write that completes no row group allocates nothing either
 // (TestWriteRequestsAllocs). Encoding happens on the caller's goroutine
-// (the engine's collector, never a sender): about 2 µs of CPU per request
+// (the run's collector, never a sender): about 2 µs of CPU per request
 // row and 0.2 µs per event row, with Arrow buffers recycled between row
 // groups and a pooled zstd encoder (arrow v17 builds one per page
 // otherwise). Peak heap is about 100 MiB with the default 32,768-row row

@@ -31,7 +31,7 @@ type Stats struct {
 // RunWriter writes a run's records and events tables. It is the engine's
 // record sink, and has no queue of its own: WriteRequests and WriteEvents
 // append the rows to the column builders on the caller's goroutine (the
-// engine's collector, which is the one queue between the senders and the
+// run's collector (package reprise), which is the one queue between the senders and the
 // disk), encode a row group when one is full and complete a part when it
 // is due. They are safe for concurrent use (a mutex orders them). A
 // goroutine of the writer's own completes parts on time (PartInterval)

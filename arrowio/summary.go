@@ -16,7 +16,7 @@ const RecordWriterKey = "record_writer"
 // summary.json into the summary it recomputes.
 type WriterReport struct {
 	// Waits, WaitNS and MaxQueuedBatches describe the queue in front of
-	// the writer, the engine's (engine.Result.SinkQueue): hand-overs that
+	// the writer, the run's collector queue (package reprise): hand-overs that
 	// waited for queue space, the total time they waited, and the most
 	// batches queued at once.
 	Waits            int64 `json:"waits"`

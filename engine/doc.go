@@ -3,8 +3,10 @@
 // ([Sender.Do]) over HTTP/1.1 keep-alive (by default) or h2/h2c, frames
 // the response (SSE or NDJSON) with a timestamp at every read, classifies
 // its events with the adapter, and fills the per-request [record.Request]
-// row (plus [record.Event] rows on request). [Run] drives a whole replay
-// on top of it.
+// row (plus [record.Event] rows on request): one request on the wire. A
+// whole replay — the schedule, the lookahead window, the record queue,
+// the progress line — is the root package's (reprise.Run), which drives
+// one [Sender] per scheduler sender and [Builder]s ahead of them.
 //
 // # Structure
 //
@@ -22,11 +24,9 @@
 // net/http with x/net's transport, whose silent retries are disabled
 // (GetBody is nil). RATIONALE.md says why.
 //
-// [Run] is a whole replay: it plans the schedule (package replay), builds
-// requests ahead of their send time in a lookahead window (on their own
-// goroutines), runs each job on the scheduler's long-lived sender
-// goroutines, hands finished rows to a [Sink] in batches from one
-// collector goroutine, and returns the [summary.Summary].
+// The prompt seam is [PromptSource] (the prompt of one row, on a builder
+// goroutine) and, for sessions that grow their history,
+// [SessionPromptSource] and [SessionPrompts].
 //
 // The adapter seam is package engine/adapter: adapters build requests and
 // classify events; they never see the network or the clock. The engine
@@ -66,8 +66,8 @@
 //
 // # Multi-turn sessions
 //
-// [RunConfig.Context] ([ContextMode]) decides which session rows carry
-// their session's history (docs/reference/aiperf.md §1). In auto mode, rows
+// A run's [ContextMode] decides which session rows carry their session's
+// history (docs/reference/aiperf.md §1). In auto mode, rows
 // whose input length already includes the history (Bailian, complete
 // requests) are sent as they stand, and the other rows of a session (the
 // Mooncake/AIPerf dialect, where input_length is the new turn's tokens)
@@ -76,9 +76,9 @@
 // (chat: a messages array; completions: one concatenated prompt). Such a
 // later turn cannot be built ahead: it is built on the send path once the
 // previous turn completed (between DispatchedNS and SentNS), and only the
-// responses a later turn needs are captured (at most [MaxHistoryResponse]
-// bytes each). The scheduler's session delay (SessionDelayNS) and this
-// build time are the session-induced delays; the server's share is TTFT
+// responses a later turn needs are captured ([Prepared.Capture] asks the
+// sender for them; the run keeps at most 1 MiB of each). The scheduler's
+// session delay (SessionDelayNS) and this build time are the session-induced delays; the server's share is TTFT
 // and E2E. Records carry the wire prompt (InputTokens) beside the trace's
 // (TraceInputTokens) and, for a later turn, the full blocks of the
 // previous prompt as ExpectedCachedTokens: what a prefix cache holds of it
@@ -109,8 +109,9 @@
 //
 // # Performance considerations
 //
-// Nothing is built on the send path when the lookahead keeps up: a
-// [Prepared] request holds the final body and header map. The read path
+// A [Prepared] request holds the final body and header map, built on a
+// [Builder] ahead of its send time, so nothing is built on the send path
+// while the run's lookahead keeps up. The read path
 // allocates nothing per read or per event once a sender's buffers have
 // grown (TestSSEAllocs; the OpenAI adapter's TestParseAllocs): the SSE
 // framer copies event bytes into a reused arena and the native adapter
@@ -119,15 +120,7 @@
 // An HTTP/1.1 request allocates only its context's cancellation hook on a
 // kept-alive connection (TestH1SendAllocs: 3); over HTTP/2 it allocates
 // its net/http request, a context for the timeout, the httptrace state and
-// its X-Request-Id. Rows are copied into batches of 512 (events 8192)
-// under one mutex, and the sink runs on the collector goroutine behind the
-// one queue of [SinkQueueBatches] batches, so a slow disk delays neither
-// reads nor sends until that queue is full (then the sender completing a
-// batch waits: logged once, counted in [Result.SinkQueue]); the batches
-// are reused. Client-side output token counting runs after the response
-// ended, off the timing path; the counter gets the captured text without
-// a copy. What the run keeps per request is the summary's metric values:
-// exactly for the first [summary.ExactValues] requests (8 bytes per metric
-// each, about 25 MiB at most), then a quantile sketch of bounded size per
-// metric instead (summary.Accumulator).
+// its X-Request-Id. Client-side output token counting runs after the
+// response ended, off the timing path; the counter gets the captured text
+// without a copy.
 package engine

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -87,7 +88,7 @@ func TestCancelled(t *testing.T) {
 	e := newTestEngine(t, srv.URL(), openai.Chat, nil)
 	s, _ := e.NewSender()
 	ctx, cancel := context.WithCancelCause(context.Background())
-	time.AfterFunc(100*time.Millisecond, func() { cancel(errGrace) })
+	time.AfterFunc(100*time.Millisecond, func() { cancel(errors.New("end of grace period")) })
 	var r record.Request
 	s.Do(ctx, prepared(t, e, true), &r)
 	if r.ErrorKind != record.ErrCancelled {

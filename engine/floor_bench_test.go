@@ -4,6 +4,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -91,4 +92,13 @@ func BenchmarkLoopbackFloor(b *testing.B) {
 		b.ReportMetric(cpu.Seconds()/wall.Seconds(), "cores")
 		b.ReportMetric(float64(lateN)/float64(events), "late-fraction")
 	}
+}
+
+// processCPU is the user+system CPU time this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

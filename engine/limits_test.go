@@ -3,6 +3,7 @@ package engine
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -254,7 +255,7 @@ func TestCountUnderTimeout(t *testing.T) {
 			if c.cancel {
 				go func() {
 					<-counter.started
-					cancel(errInterrupted)
+					cancel(errors.New("interrupted; grace period over"))
 				}()
 			}
 			var r record.Request

@@ -1,4 +1,4 @@
-package engine
+package reprise
 
 import (
 	"math"
@@ -7,11 +7,11 @@ import (
 	"runtime/metrics"
 )
 
-// DefaultMemoryLimit is the Go memory limit of a run whose process has
+// defaultMemoryLimit is the Go memory limit of a run whose process has
 // none (GOMEMLIMIT unset, no debug.SetMemoryLimit): a long-prompt replay's
 // heap is mostly garbage (prompt text and bodies), and it bounds the
 // process near 250 MB of RSS.
-const DefaultMemoryLimit = 224 << 20
+const defaultMemoryLimit = 224 << 20
 
 // quietGC turns the collector's proportional mode off for the length of a
 // run (GOGC=off with a memory limit, the runtime's own recipe for a known
@@ -31,7 +31,7 @@ func quietGC() (undo func()) {
 	limit := debug.SetMemoryLimit(-1)
 	setLimit := limit == math.MaxInt64
 	if setLimit {
-		limit = DefaultMemoryLimit
+		limit = defaultMemoryLimit
 	}
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(live)

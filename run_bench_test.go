@@ -1,4 +1,4 @@
-package engine
+package reprise
 
 import (
 	"context"
@@ -76,14 +76,14 @@ func benchTTFTError(b *testing.B, streams int) {
 		rc := closedLoop(2*streams, streams)
 		rc.WarmupRequests = streams // the ramp's round
 		rc.ConcurrencyRamp = time.Second
-		cfg := runConfig(srv.url, mustPlan(b, rc, nil), sink)
-		cfg.Synthetic = SyntheticLoad{ISL: 16, OSL: 100, Seed: 1}
+		cfg := mockRunConfig(srv.url, mustPlan(b, rc, nil), sink)
+		cfg.Synthetic = syntheticLengths{ISL: 16, OSL: 100, Seed: 1}
 		cfg.Engine.Events = false
 		cfg.Engine.NoReactor = noReactor
 		cfg.QuietGC = !noQuietGC // as reprise replay runs
 		cpu0, srv0 := processCPU(), srv.cpu(b)
 		sched0 := schedLatencies()
-		res, err := Run(context.Background(), cfg)
+		res, err := runEngine(context.Background(), cfg)
 		sched := schedLatencies()
 		cpu, srvCPU := processCPU()-cpu0, srv.cpu(b)-srv0
 		if err != nil {

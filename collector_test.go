@@ -1,4 +1,4 @@
-package engine
+package reprise
 
 import (
 	"log/slog"
@@ -79,16 +79,16 @@ func TestSkipNeverBlocks(t *testing.T) {
 }
 
 // TestSinkQueueWaits: the collector's queue is the one queue in front of
-// the sink. With the sink stuck, SinkQueueBatches batches wait in it; the
+// the sink. With the sink stuck, sinkQueueBatches batches wait in it; the
 // sender that completes one more waits until the sink moves, and the wait
 // is counted (SinkQueue: the record_writer of summary.json).
 func TestSinkQueueWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sink := &gateSink{open: make(chan struct{})}
 		c := newCollector(sink, summary.NewAccumulator(summary.Options{}), slog.New(slog.DiscardHandler))
-		// One batch in the stuck sink, SinkQueueBatches in the queue, and
+		// One batch in the stuck sink, sinkQueueBatches in the queue, and
 		// one more that must wait.
-		n := (SinkQueueBatches + 2) * batchRequests
+		n := (sinkQueueBatches + 2) * batchRequests
 		for i := range batchRequests {
 			c.add(&record.Request{RequestID: uint64(i)}, nil)
 		}
@@ -112,8 +112,8 @@ func TestSinkQueueWaits(t *testing.T) {
 		if err := c.close(); err != nil {
 			t.Fatal(err)
 		}
-		if w, ns, q := c.waits.Load(), c.waitNS.Load(), c.maxQueued.Load(); w != 1 || ns != int64(10*time.Millisecond) || q != SinkQueueBatches {
-			t.Errorf("waits %d, wait %v, max queued %d; want 1, 10ms, %d", w, time.Duration(ns), q, SinkQueueBatches)
+		if w, ns, q := c.waits.Load(), c.waitNS.Load(), c.maxQueued.Load(); w != 1 || ns != int64(10*time.Millisecond) || q != sinkQueueBatches {
+			t.Errorf("waits %d, wait %v, max queued %d; want 1, 10ms, %d", w, time.Duration(ns), q, sinkQueueBatches)
 		}
 		if len(sink.reqs) != n {
 			t.Errorf("sink got %d records, want %d", len(sink.reqs), n)

@@ -1,4 +1,4 @@
-package engine
+package reprise
 
 import (
 	"math"
@@ -8,7 +8,7 @@ import (
 )
 
 // TestQuietGC: during a run the collector is triggered by the memory
-// limit alone (DefaultMemoryLimit when the process had none), and both
+// limit alone (defaultMemoryLimit when the process had none), and both
 // settings come back afterwards; a GOGC the user set is left alone.
 func TestQuietGC(t *testing.T) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
@@ -22,8 +22,8 @@ func TestQuietGC(t *testing.T) {
 	if p := debug.SetGCPercent(-1); p != -1 {
 		t.Errorf("GC percent during the run = %d, want -1 (off)", p)
 	}
-	if l := debug.SetMemoryLimit(-1); l != DefaultMemoryLimit {
-		t.Errorf("memory limit during the run = %d, want %d", l, DefaultMemoryLimit)
+	if l := debug.SetMemoryLimit(-1); l != defaultMemoryLimit {
+		t.Errorf("memory limit during the run = %d, want %d", l, defaultMemoryLimit)
 	}
 	undo()
 	if p := debug.SetGCPercent(100); p != 100 {

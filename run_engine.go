@@ -1,9 +1,15 @@
-package engine
+package reprise
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/reprise-bench/reprise/engine"
+	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/engine/record"
+	"github.com/reprise-bench/reprise/engine/summary"
+	"github.com/reprise-bench/reprise/replay"
+	"github.com/reprise-bench/reprise/trace"
 	"io"
 	"log/slog"
 	"math"
@@ -11,25 +17,19 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/reprise-bench/reprise/engine/adapter"
-	"github.com/reprise-bench/reprise/engine/record"
-	"github.com/reprise-bench/reprise/engine/summary"
-	"github.com/reprise-bench/reprise/replay"
-	"github.com/reprise-bench/reprise/trace"
 )
 
-// Defaults of [RunConfig].
+// Defaults of [runConfig].
 const (
-	// DefaultLookahead is how many requests are built ahead of the
+	// defaultLookahead is how many requests are built ahead of the
 	// highest one sent (at least twice the number of senders).
-	DefaultLookahead = 1024
-	// DefaultLookaheadBytes bounds the bodies built ahead: long prompts
+	defaultLookahead = 1024
+	// defaultLookaheadBytes bounds the bodies built ahead: long prompts
 	// (Mooncake averages 12k tokens, ~70 KB per body) would otherwise hold
 	// tens of seconds of requests in memory.
-	DefaultLookaheadBytes = 16 << 20
-	// DefaultBuilders is the number of goroutines building requests ahead.
-	DefaultBuilders = 2
+	defaultLookaheadBytes = 16 << 20
+	// defaultBuilders is the number of goroutines building requests ahead.
+	defaultBuilders = 2
 	// maxPrebuild bounds how long a run waits, before its time zero, for
 	// the builders to fill the lookahead.
 	maxPrebuild = 5 * time.Second
@@ -38,52 +38,43 @@ const (
 	batchEvents   = 8192
 	// flushInterval bounds how long a partial batch waits for the sink.
 	flushInterval = time.Second
-	// SinkQueueBatches is the capacity of the collector's queue to the
+	// sinkQueueBatches is the capacity of the collector's queue to the
 	// sink, in batches: the one queue between the senders and the disk.
 	// When it is full, the sender that completed a batch waits
-	// ([SinkQueue]).
-	SinkQueueBatches = 64
+	// ([sinkQueue]).
+	sinkQueueBatches = 64
 )
 
-// PromptSource synthesizes the prompt of a row: it fills in.PromptText
-// and/or in.PromptTokens and returns the prompt's length in client
-// tokens and the tokens the row's prefix structure lets a server reuse
-// (-1 unknown). It must be safe for concurrent use; it runs on the
-// builder goroutines, ahead of the send time.
-type PromptSource interface {
-	Prompt(row *trace.Row, in *adapter.BuildInput) (inputTokens, expectedCached int, err error)
-}
-
-// SyntheticLoad describes a synthetic load (no trace): input and output
-// lengths drawn from normal distributions (rounded, at least 1),
+// syntheticLengths describes a synthetic load (no trace): input and
+// output lengths drawn from normal distributions (rounded, at least 1),
 // deterministic per request.
-type SyntheticLoad struct {
+type syntheticLengths struct {
 	ISL, ISLStd float64
 	OSL, OSLStd float64
 	Seed        uint64
 }
 
-// RunConfig configures one replay run.
-type RunConfig struct {
-	Engine Config
+// runConfig configures one replay run.
+type runConfig struct {
+	Engine engine.Config
 	// Plan is the schedule (required): a plan over loaded rows or a
 	// synthetic load (replay.NewPlan), or a streamed plan
-	// (replay.NewStreamPlan), whose rows Run reads through the plan's
+	// (replay.NewStreamPlan), whose rows runEngine reads through the plan's
 	// window while the run goes. The plan owns its rows and its
 	// replay.Config, Grace included. A plan runs once.
 	Plan *replay.Plan
 	// Synthetic gives the lengths of a synthetic load (a plan without a
 	// trace).
-	Synthetic SyntheticLoad
-	Prompts   PromptSource
+	Synthetic syntheticLengths
+	Prompts   engine.PromptSource
 	// Context decides which turns of multi-turn sessions are sent with
-	// their session's history ("" = DefaultContextMode). Growing a history
-	// needs Prompts to be a SessionPromptSource.
-	Context   ContextMode
+	// their session's history ("" = engine.DefaultContextMode). Growing a history
+	// needs Prompts to be an engine.SessionPromptSource.
+	Context   engine.ContextMode
 	Streaming bool
 	// MaxTokensFromTrace sends each row's output length as the max tokens.
 	MaxTokensFromTrace bool
-	Sink               Sink
+	Sink               recordSink
 	Summary            summary.Options
 	Info               summary.RunInfo
 	// Progress receives the live status line (nil = none); TTY rewrites
@@ -102,15 +93,15 @@ type RunConfig struct {
 	Abort <-chan struct{}
 	Log   *slog.Logger
 	// QuietGC turns the garbage collector's proportional mode off while
-	// the run sends, leaving only the memory limit (DefaultMemoryLimit
+	// the run sends, leaving only the memory limit (defaultMemoryLimit
 	// when the process has none) to trigger it: fewer collections, fewer
 	// stalls of the dispatcher (see quietGC). It changes process-wide
 	// settings for the run's length; `reprise replay` sets it.
 	QuietGC bool
 }
 
-// Result is what a run produced.
-type Result struct {
+// engineResult is what a run produced.
+type engineResult struct {
 	Summary *summary.Summary
 	Stats   replay.Stats
 	// Interrupted reports that ctx was cancelled (Ctrl-C / SIGTERM).
@@ -123,17 +114,17 @@ type Result struct {
 	InlineBuilds int64
 	// HistoryBuilds counts later turns of sessions built on the send path
 	// with their history (they cannot be built ahead); HistoryTruncated
-	// counts responses cut to MaxHistoryResponse in a history.
+	// counts responses cut to maxHistoryResponse in a history.
 	HistoryBuilds    int64
 	HistoryTruncated int64
 	// SinkQueue says how the sink kept up with the run.
-	SinkQueue SinkQueue
+	SinkQueue sinkQueue
 }
 
 // SinkQueue counts the collector's hand-overs to the sink that found its
-// queue ([SinkQueueBatches]) full: the sink (the disk) was slower than
+// queue ([sinkQueueBatches]) full: the sink (the disk) was slower than
 // the run, and the sender that completed the batch waited for it.
-type SinkQueue struct {
+type sinkQueue struct {
 	Waits  int64 // hand-overs that waited for queue space
 	WaitNS int64 // total time they waited
 	// MaxQueued is the most batches queued at once (the sink's lag
@@ -148,22 +139,22 @@ var (
 	errAborted     = errors.New("interrupted twice; in-flight requests cancelled at once")
 )
 
-// Run replays cfg: it plans the schedule, prebuilds requests in a
+// runEngine replays cfg: it plans the schedule, prebuilds requests in a
 // lookahead window, runs them on the scheduler's senders, writes records
 // to the sink in batches and returns the summary. A failed request is a
-// row, never an error: Run's error means the run could not run. When ctx
+// row, never an error: its error means the run could not run. When ctx
 // is cancelled, sending stops, in-flight requests get the plan's Grace to finish,
 // then are cancelled (recorded as cancelled), and everything is written.
-// A sink error stops the run the same way, at once; Run returns it with the
+// A sink error stops the run the same way, at once; runEngine returns it with the
 // result.
-func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
+func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 	log := cfg.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	plan := cfg.Plan
 	if plan == nil {
-		return nil, errors.New("engine: RunConfig.Plan is nil: build it with replay.NewPlan or replay.NewStreamPlan")
+		return nil, errors.New("reprise: runConfig.Plan is nil: build it with replay.NewPlan or replay.NewStreamPlan")
 	}
 	rows, grace := plan.Rows(), plan.Config().Grace
 	if cfg.Engine.Clock == nil {
@@ -174,7 +165,7 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 		cfg.Engine.Concurrency = nSenders
 	}
 	cfg.Engine.Log = log
-	e, err := New(cfg.Engine)
+	e, err := engine.New(cfg.Engine)
 	if err != nil {
 		return nil, err
 	}
@@ -245,18 +236,18 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 	// Lookahead builders.
 	size := cfg.Lookahead
 	if size <= 0 {
-		size = max(DefaultLookahead, 2*nSenders)
+		size = max(defaultLookahead, 2*nSenders)
 	}
 	rn.win = newWindow(size, rn.total)
 	rn.win.next.Store(first)
 	rn.win.high.Store(first)
 	rn.win.maxBytes = cfg.LookaheadBytes
 	if rn.win.maxBytes <= 0 {
-		rn.win.maxBytes = DefaultLookaheadBytes
+		rn.win.maxBytes = defaultLookaheadBytes
 	}
 	nb := cfg.Builders
 	if nb <= 0 {
-		nb = DefaultBuilders
+		nb = defaultBuilders
 	}
 	var bwg sync.WaitGroup
 	buildQuit := make(chan struct{})
@@ -270,7 +261,7 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 		go func() {
 			defer bwg.Done()
 			defer b.Close()
-			rn.win.builderLoop(buildQuit, rn, func(item int64, row *trace.Row, p *Prepared) {
+			rn.win.builderLoop(buildQuit, rn, func(item int64, row *trace.Row, p *engine.Prepared) {
 				if rn.hist.role(int(item))&roleLater != 0 {
 					return // built on the send path, with its history
 				}
@@ -289,7 +280,7 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 	}
 
 	// One clock: the scheduler's intended and dispatch times and the
-	// engine's sent, token and end times are all read on e.clock.
+	// engine's sent, token and end times are all read on e.Clock().
 	t0 := time.Now()
 	if n := rn.win.prefill(stopCtx, first, maxPrebuild); n > 0 {
 		log.Debug("lookahead filled before the start", slog.Int64("requests", n), slog.Duration("took", time.Since(t0)))
@@ -297,7 +288,7 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 	if cfg.QuietGC {
 		defer quietGC()()
 	}
-	stats, runErr := plan.RunOnClock(stopCtx, rn, e.clock)
+	stats, runErr := plan.RunOnClock(stopCtx, rn, e.Clock())
 	close(finished)
 	close(buildQuit)
 	rn.win.close()
@@ -314,9 +305,9 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 	<-progDone
 	sinkErr := rn.col.close()
 
-	res := &Result{Stats: stats, Interrupted: interrupted.Load(), Retries: e.Retries(),
+	res := &engineResult{Stats: stats, Interrupted: interrupted.Load(), Retries: e.Retries(),
 		ClosesAfterStream: e.ClosesAfterStream(), InlineBuilds: rn.inline.Load(),
-		SinkQueue: SinkQueue{Waits: rn.col.waits.Load(), WaitNS: rn.col.waitNS.Load(), MaxQueued: rn.col.maxQueued.Load()}}
+		SinkQueue: sinkQueue{Waits: rn.col.waits.Load(), WaitNS: rn.col.waitNS.Load(), MaxQueued: rn.col.maxQueued.Load()}}
 	if hist != nil {
 		res.HistoryBuilds, res.HistoryTruncated = hist.builds.Load(), hist.truncated.Load()
 	}
@@ -340,8 +331,8 @@ func Run(ctx context.Context, cfg RunConfig) (*Result, error) {
 
 // runner is the replay.Handler: it runs jobs on the engine.
 type runner struct {
-	cfg  *RunConfig
-	e    *Engine
+	cfg  *runConfig
+	e    *engine.Engine
 	log  *slog.Logger
 	win  *window
 	col  *collector
@@ -366,8 +357,8 @@ type runner struct {
 }
 
 type senderState struct {
-	s   *Sender
-	b   *Builder // for inline builds, created on first need
+	s   *engine.Sender
+	b   *engine.Builder // for inline builds, created on first need
 	rec record.Request
 }
 
@@ -406,11 +397,11 @@ func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
 		// build time is SentNS − DispatchedNS; the adapter's part is in
 		// AdapterNS).
 		rn.hist.builds.Add(1)
-		p = &Prepared{}
+		p = &engine.Prepared{}
 		rn.inlineBuild(st, j.Item, row, p, h.sp)
 	case p == nil:
 		rn.inline.Add(1)
-		p = &Prepared{}
+		p = &engine.Prepared{}
 		rn.inlineBuild(st, j.Item, row, p, nil)
 	}
 	p.Capture = role&roleCapture != 0
@@ -538,7 +529,7 @@ func (rn *runner) sender(id int) *senderState {
 
 // inlineBuild builds item (whose row is row) into p on the sender's
 // goroutine, with its own builder.
-func (rn *runner) inlineBuild(st *senderState, item int, row *trace.Row, p *Prepared, sp SessionPrompts) {
+func (rn *runner) inlineBuild(st *senderState, item int, row *trace.Row, p *engine.Prepared, sp engine.SessionPrompts) {
 	if st.b == nil {
 		b, err := rn.e.NewBuilder()
 		if err != nil {
@@ -589,7 +580,7 @@ func (rn *runner) unpin(item int64) {
 // build renders item into p (on a builder goroutine, or inline); row is
 // item's row (nil for a synthetic load); sp, when set, builds it as a
 // later turn of a session, with the history.
-func (rn *runner) build(b *Builder, item int, tr *trace.Row, p *Prepared, sp SessionPrompts) {
+func (rn *runner) build(b *engine.Builder, item int, tr *trace.Row, p *engine.Prepared, sp engine.SessionPrompts) {
 	cfg := rn.cfg
 	var row trace.Row
 	// The seed follows the row's index in the trace (a streamed plan's
@@ -661,7 +652,7 @@ func (rn *runner) build(b *Builder, item int, tr *trace.Row, p *Prepared, sp Ses
 }
 
 // synthRow draws the lengths of synthetic request i, deterministically.
-func synthRow(s *SyntheticLoad, i int) trace.Row {
+func synthRow(s *syntheticLengths, i int) trace.Row {
 	rng := rand.New(rand.NewPCG(s.Seed, uint64(i)))
 	draw := func(mean, std float64) int {
 		v := mean
@@ -671,336 +662,4 @@ func synthRow(s *SyntheticLoad, i int) trace.Row {
 		return max(1, int(math.Round(v)))
 	}
 	return trace.Row{Index: -1, InputTokens: draw(s.ISL, s.ISLStd), OutputTokens: draw(s.OSL, s.OSLStd), ParentID: -1, RequestID: -1}
-}
-
-// window holds requests built ahead: slot i%size holds item i.
-type window struct {
-	size     int64
-	total    int64 // items that exist (-1 unbounded)
-	maxBytes int64
-	bytes    atomic.Int64 // body bytes held by built, untaken slots
-	slots    []slot
-	next     atomic.Int64 // next item a builder claims
-	built    atomic.Int64 // items the builders finished
-	high     atomic.Int64 // highest item taken + 1
-	wake     chan struct{}
-	quit     chan struct{}
-	once     sync.Once
-}
-
-type slot struct {
-	mu     sync.Mutex
-	item   int64
-	ready  bool
-	inline bool // taken before it was built: builders skip it
-	p      *Prepared
-}
-
-func newWindow(size int, total int64) *window {
-	w := &window{size: int64(size), total: total, slots: make([]slot, size), wake: make(chan struct{}, 1), quit: make(chan struct{})}
-	for i := range w.slots {
-		w.slots[i].item = -1
-	}
-	return w
-}
-
-func (w *window) close() { w.once.Do(func() { close(w.quit) }) }
-
-// rowPins gives builders the rows they build (see runner.pin).
-type rowPins interface {
-	pin(item int64) (*trace.Row, bool)
-	unpin(item int64)
-}
-
-// builderLoop claims items in order and builds them, staying at most
-// size items ahead of the highest item taken. It pins each item's row
-// before taking the item's slot lock, so that it never waits for a
-// streamed trace's reader while holding the lock a sender needs.
-func (w *window) builderLoop(quit <-chan struct{}, rows rowPins, build func(int64, *trace.Row, *Prepared)) {
-	for {
-		i := w.next.Add(1) - 1
-		if w.total >= 0 && i >= w.total {
-			return
-		}
-		// Stay within size items and maxBytes of bodies ahead; the next
-		// item to send (i == high) is always built.
-		for i >= w.high.Load()+w.size || (i > w.high.Load() && w.bytes.Load() > w.maxBytes) {
-			select {
-			case <-w.wake:
-			case <-quit:
-				return
-			case <-w.quit:
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
-		row, ok := rows.pin(i)
-		if !ok {
-			continue
-		}
-		sl := &w.slots[i%w.size]
-		sl.mu.Lock()
-		if sl.item == i && sl.inline {
-			sl.mu.Unlock()
-			rows.unpin(i)
-			continue
-		}
-		p := &Prepared{}
-		build(i, row, p)
-		if sl.ready && sl.p != nil { // evict an item that was never taken
-			w.bytes.Add(-int64(len(sl.p.Body)))
-		}
-		sl.item, sl.ready, sl.inline, sl.p = i, true, false, p
-		w.bytes.Add(int64(len(p.Body)))
-		sl.mu.Unlock()
-		rows.unpin(i)
-		w.built.Add(1)
-	}
-}
-
-// prefill waits until the builders have filled the lookahead — size items
-// from first, the items that exist, or maxBytes of bodies — or for at
-// most max, or until ctx is done, and returns how many it built. A run
-// calls it before its time zero, so that its first requests are not built
-// on the send path: the first seconds of a trace are often dense, and at
-// a high --speedup the whole lookahead can fall due at once.
-func (w *window) prefill(ctx context.Context, first int64, max time.Duration) int64 {
-	want := w.size
-	if w.total >= 0 {
-		want = min(want, w.total-first)
-	}
-	deadline := time.Now().Add(max)
-	for w.built.Load() < want && w.bytes.Load() < w.maxBytes && ctx.Err() == nil && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	return w.built.Load()
-}
-
-// take returns the prebuilt request for item, or nil when it is not
-// built (the caller builds it inline).
-func (w *window) take(item int64) *Prepared {
-	if item < 0 {
-		return nil
-	}
-	sl := &w.slots[item%w.size]
-	sl.mu.Lock()
-	var p *Prepared
-	if sl.item == item && sl.ready {
-		p = sl.p
-		sl.p, sl.ready = nil, false
-		w.bytes.Add(-int64(len(p.Body)))
-	} else if sl.item < item {
-		if sl.ready && sl.p != nil {
-			w.bytes.Add(-int64(len(sl.p.Body)))
-		}
-		sl.item, sl.ready, sl.inline, sl.p = item, false, true, nil
-	}
-	sl.mu.Unlock()
-	for {
-		h := w.high.Load()
-		if item+1 <= h || w.high.CompareAndSwap(h, item+1) {
-			break
-		}
-	}
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-	return p
-}
-
-// collector batches records for the sink and the summary.
-type collector struct {
-	mu       sync.Mutex
-	reqs     []record.Request
-	evs      []record.Event
-	ch       chan collBatch
-	sink     Sink
-	acc      *summary.Accumulator
-	log      *slog.Logger
-	done     chan struct{}
-	err      error
-	warn     sync.Once
-	tick     *time.Ticker
-	stop     chan struct{}
-	tickDone chan struct{}
-
-	// Skipped jobs (--late skip) are queued here by the dispatcher, which
-	// must never wait for the sink, and turned into records by
-	// skipRecord on the flush goroutine. A full list kicks a flush.
-	skipMu     sync.Mutex
-	skips      []skipped
-	kick       chan struct{}
-	skipRecord func(sk *skipped, r *record.Request)
-	// onErr is called once, with the sink's first error.
-	onErr func(error)
-	// The queue's counters (SinkQueue).
-	waits, waitNS, maxQueued atomic.Int64
-	// free holds request batches the sink is done with, for reuse.
-	free chan []record.Request
-}
-
-type collBatch struct {
-	reqs []record.Request
-	evs  []record.Event
-}
-
-func newCollector(sink Sink, acc *summary.Accumulator, log *slog.Logger) *collector {
-	c := &collector{sink: sink, acc: acc, log: log, ch: make(chan collBatch, SinkQueueBatches), free: make(chan []record.Request, 4), done: make(chan struct{}),
-		stop: make(chan struct{}), tickDone: make(chan struct{}), kick: make(chan struct{}, 1)}
-	c.reqs = make([]record.Request, 0, batchRequests)
-	go c.loop()
-	c.tick = time.NewTicker(flushInterval)
-	go func() {
-		defer close(c.tickDone)
-		for {
-			select {
-			case <-c.tick.C:
-				c.flush()
-			case <-c.kick:
-				c.flush()
-			case <-c.stop:
-				return
-			}
-		}
-	}()
-	return c
-}
-
-// add copies r (and evs) into the current batch. It waits when the sink
-// is more than 64 batches behind (senders only; see skip).
-func (c *collector) add(r *record.Request, evs []record.Event) {
-	c.mu.Lock()
-	c.reqs = append(c.reqs, *r)
-	c.evs = append(c.evs, evs...)
-	if len(c.reqs) < batchRequests && len(c.evs) < batchEvents {
-		c.mu.Unlock()
-		return
-	}
-	b := c.swap()
-	c.mu.Unlock()
-	c.send(b)
-}
-
-// skip queues a skipped job without ever blocking: the list grows (a copy
-// of the job and its row's identity each, ~180 bytes) until the flush goroutine drains it, which
-// a full batch wakes at once.
-func (c *collector) skip(sk *skipped) {
-	c.skipMu.Lock()
-	c.skips = append(c.skips, *sk)
-	n := len(c.skips)
-	c.skipMu.Unlock()
-	if n >= batchRequests {
-		select {
-		case c.kick <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// takeSkips moves the queued skipped jobs into the current batch as
-// records. c.mu must be held.
-func (c *collector) takeSkips() {
-	c.skipMu.Lock()
-	js := c.skips
-	c.skips = nil
-	c.skipMu.Unlock()
-	for i := range js {
-		var r record.Request
-		if c.skipRecord != nil {
-			c.skipRecord(&js[i], &r)
-		}
-		c.reqs = append(c.reqs, r)
-	}
-}
-
-func (c *collector) swap() collBatch {
-	b := collBatch{c.reqs, c.evs}
-	select {
-	case c.reqs = <-c.free:
-	default:
-		c.reqs = make([]record.Request, 0, batchRequests)
-	}
-	c.evs = nil
-	return b
-}
-
-func (c *collector) flush() {
-	c.mu.Lock()
-	c.takeSkips()
-	if len(c.reqs) == 0 && len(c.evs) == 0 {
-		c.mu.Unlock()
-		return
-	}
-	b := c.swap()
-	c.mu.Unlock()
-	c.send(b)
-}
-
-func (c *collector) send(b collBatch) {
-	select {
-	case c.ch <- b:
-	default:
-		c.warn.Do(func() {
-			c.log.Warn("the record writer cannot keep up; senders wait for it (results stay complete, timing of later requests may suffer)")
-		})
-		t := time.Now()
-		c.ch <- b
-		c.waits.Add(1)
-		c.waitNS.Add(int64(time.Since(t)))
-	}
-	for q := int64(len(c.ch)); ; {
-		m := c.maxQueued.Load()
-		if q <= m || c.maxQueued.CompareAndSwap(m, q) {
-			return
-		}
-	}
-}
-
-func (c *collector) loop() {
-	defer close(c.done)
-	for b := range c.ch {
-		for i := range b.reqs {
-			c.acc.Add(&b.reqs[i])
-		}
-		if c.sink != nil && c.err == nil && len(b.reqs) > 0 {
-			c.fail(c.sink.WriteRequests(b.reqs))
-		}
-		if c.sink != nil && c.err == nil && len(b.evs) > 0 {
-			c.fail(c.sink.WriteEvents(b.evs))
-		}
-		if cap(b.reqs) == batchRequests {
-			select { // the sink copied the rows: the batch is free again
-			case c.free <- b.reqs[:0]:
-			default:
-			}
-		}
-	}
-}
-
-// fail keeps the sink's first error and reports it to onErr.
-func (c *collector) fail(err error) {
-	if err == nil || c.err != nil {
-		return
-	}
-	c.err = err
-	if c.onErr != nil {
-		c.onErr(err)
-	}
-}
-
-// close flushes everything and closes the sink.
-func (c *collector) close() error {
-	c.tick.Stop()
-	close(c.stop)
-	<-c.tickDone
-	c.flush()
-	close(c.ch)
-	<-c.done
-	if c.sink != nil {
-		if err := c.sink.Close(); err != nil && c.err == nil {
-			c.err = err
-		}
-	}
-	return c.err
 }

@@ -1,4 +1,4 @@
-package engine
+package reprise
 
 import (
 	"context"
@@ -40,9 +40,9 @@ func (f *failSink) Close() error                     { return errDiskFull }
 func TestRunStopsOnSinkError(t *testing.T) {
 	srv := startMock(t, func(c *mockserver.Config) { c.TTFT = time.Millisecond; c.ITL = 0 })
 	const planned = 20000
-	cfg := runConfig(srv.URL(), mustPlan(t, closedLoop(planned, 4), nil), &failSink{})
-	cfg.Synthetic = SyntheticLoad{ISL: 8, OSL: 2, Seed: 1}
-	res, err := Run(context.Background(), cfg)
+	cfg := mockRunConfig(srv.URL(), mustPlan(t, closedLoop(planned, 4), nil), &failSink{})
+	cfg.Synthetic = syntheticLengths{ISL: 8, OSL: 2, Seed: 1}
+	res, err := runEngine(context.Background(), cfg)
 	if !errors.Is(err, errDiskFull) {
 		t.Fatalf("Run error %v, want the sink's", err)
 	}

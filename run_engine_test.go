@@ -1,4 +1,4 @@
-package engine
+package reprise
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reprise-bench/reprise/engine"
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/adapter/openai"
 	"github.com/reprise-bench/reprise/engine/record"
@@ -87,14 +88,14 @@ func mustPlan(tb testing.TB, rc replay.Config, rows []trace.Row) *replay.Plan {
 
 // runConfig runs plan against the mock server at url, streaming small
 // synthetic requests (ISL 32, OSL 12) into sink.
-func runConfig(url string, plan *replay.Plan, sink Sink) RunConfig {
-	ec := NewConfig()
+func mockRunConfig(url string, plan *replay.Plan, sink recordSink) runConfig {
+	ec := engine.NewConfig()
 	ec.BaseURL = url
 	ec.Adapter = openai.Adapter{}
 	ec.AdapterConfig = adapter.Config{Model: "reprise-mock", Stream: true, IncludeUsage: true, IgnoreEOS: true}
 	ec.Events = true
-	return RunConfig{
-		Engine: ec, Plan: plan, Synthetic: SyntheticLoad{ISL: 32, OSL: 12, Seed: 1}, Prompts: wordPrompts{},
+	return runConfig{
+		Engine: ec, Plan: plan, Synthetic: syntheticLengths{ISL: 32, OSL: 12, Seed: 1}, Prompts: wordPrompts{},
 		Streaming: true, MaxTokensFromTrace: true, Sink: sink, Summary: summary.Options{Streaming: true},
 	}
 }
@@ -108,7 +109,7 @@ func runConfig(url string, plan *replay.Plan, sink Sink) RunConfig {
 func TestRunAgainstMockServer(t *testing.T) {
 	srv := startMock(t, nil)
 	sink := &memSink{}
-	res, err := Run(context.Background(), runConfig(srv.URL(), mustPlan(t, closedLoop(200, 100), nil), sink))
+	res, err := runEngine(context.Background(), mockRunConfig(srv.URL(), mustPlan(t, closedLoop(200, 100), nil), sink))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func TestRunAgainstMockServer(t *testing.T) {
 // TestRunNeedsPlan: the plan is the run's only source of rows and timing
 // settings; without one Run refuses, naming what to build.
 func TestRunNeedsPlan(t *testing.T) {
-	_, err := Run(context.Background(), RunConfig{})
+	_, err := runEngine(context.Background(), runConfig{})
 	if err == nil || !strings.Contains(err.Error(), "replay.NewPlan") {
 		t.Errorf("Run without a plan: %v", err)
 	}
@@ -149,8 +150,8 @@ func TestRunSendersFromPlan(t *testing.T) {
 	sink := &memSink{}
 	rc := closedLoop(40, 0)
 	rc.RequestRate, rc.Senders = 5000, 3
-	cfg := runConfig(srv.URL(), mustPlan(t, rc, nil), sink)
-	if _, err := Run(context.Background(), cfg); err != nil {
+	cfg := mockRunConfig(srv.URL(), mustPlan(t, rc, nil), sink)
+	if _, err := runEngine(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	used := map[int32]bool{}
@@ -251,11 +252,11 @@ func TestRunInterrupted(t *testing.T) {
 	sink := &memSink{}
 	rc := closedLoop(100, 4)
 	rc.Grace = 100 * time.Millisecond
-	cfg := runConfig(srv.URL(), mustPlan(t, rc, nil), sink)
-	cfg.Synthetic = SyntheticLoad{ISL: 8, OSL: 200, Seed: 1} // 10 s per request
+	cfg := mockRunConfig(srv.URL(), mustPlan(t, rc, nil), sink)
+	cfg.Synthetic = syntheticLengths{ISL: 8, OSL: 200, Seed: 1} // 10 s per request
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(time.Second, cancel)
-	res, err := Run(ctx, cfg)
+	res, err := runEngine(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,10 +285,10 @@ func TestRunInterrupted(t *testing.T) {
 func TestOneClock(t *testing.T) {
 	srv := startMock(t, func(c *mockserver.Config) { c.TTFT, c.ITL = time.Millisecond, 100*time.Microsecond })
 	sink := &memSink{}
-	cfg := runConfig(srv.URL(), mustPlan(t, closedLoop(60, 4), nil), sink)
+	cfg := mockRunConfig(srv.URL(), mustPlan(t, closedLoop(60, 4), nil), sink)
 	start := time.Now()
 	cfg.Engine.Clock = replay.ClockAt(start)
-	res, err := Run(context.Background(), cfg)
+	res, err := runEngine(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,9 +326,9 @@ func TestRunPrefillsLookahead(t *testing.T) {
 		rows = append(rows, trace.Row{Index: int64(i), Line: int64(i + 1), HasOffset: true,
 			InputTokens: 8, OutputTokens: 2, ParentID: -1, RequestID: -1})
 	}
-	cfg := runConfig(srv.URL(), mustPlan(t, replay.NewConfig(), rows), sink)
+	cfg := mockRunConfig(srv.URL(), mustPlan(t, replay.NewConfig(), rows), sink)
 	cfg.Prompts = slowPrompts{}
-	res, err := Run(context.Background(), cfg)
+	res, err := runEngine(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

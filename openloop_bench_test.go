@@ -1,4 +1,4 @@
-package engine
+package reprise
 
 import (
 	"context"
@@ -47,7 +47,7 @@ import (
 // where it competes for the same Ps and GC (client-cpu then includes the
 // server). The harness is checked by TestBenchmarkOpenLoop.
 //
-//	go test -run='^$' -bench=OpenLoopNonStreaming -benchtime=1x ./engine
+//	go test -run='^$' -bench=OpenLoopNonStreaming -benchtime=1x .
 //
 // noQuietGC runs the truth benchmarks with the collector's proportional
 // mode on (REPRISE_BENCH_GC=on), to see what QuietGC is worth.
@@ -143,18 +143,18 @@ func runOpenLoop(tb testing.TB, srv *openLoopServer, rate float64, warm, d time.
 		rc.Duration, rc.WarmupDuration = d, warm
 	}
 	rc.Senders = 0 // replay.DefaultSenders (1024), as the CLI
-	cfg := runConfig(srv.url, mustPlan(tb, rc, nil), sink)
+	cfg := mockRunConfig(srv.url, mustPlan(tb, rc, nil), sink)
 	cfg.Streaming = false
 	cfg.Engine.AdapterConfig.Stream = false
 	cfg.Engine.Events = false
-	cfg.Synthetic = SyntheticLoad{ISL: 8, OSL: 1, Seed: 1}
+	cfg.Synthetic = syntheticLengths{ISL: 8, OSL: 1, Seed: 1}
 	cfg.Summary = summary.Options{}
 	cfg.QuietGC = !noQuietGC // as reprise replay runs
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	srv.reset()
 	srv0, cpu0 := srv.cpu(), int64(processCPU())
-	res, err := Run(context.Background(), cfg)
+	res, err := runEngine(context.Background(), cfg)
 	cpu, srvCPU := int64(processCPU())-cpu0, srv.cpu()-srv0
 	runtime.ReadMemStats(&ms1)
 	if err != nil {
