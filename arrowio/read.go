@@ -8,6 +8,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -446,7 +447,7 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 		r.BytesReceived = bytesRecv.Value(i)
 		r.BytesSent = bytesSent.Value(i)
 		r.StatusCode = i32or(status, i, 0)
-		r.ErrorKind = record.ErrorKind(errKind.at(i))
+		r.ErrorKind = knownErrorKind(errKind.at(i))
 		r.ErrorMessage = errMsg.at(i)
 		r.FinishReason = finish.at(i)
 		r.ConnReused = connReused.Value(i)
@@ -498,4 +499,15 @@ func appendEvents(out []record.Event, rec arrow.Record) ([]record.Event, error) 
 		})
 	}
 	return out, nil
+}
+
+// knownErrorKind returns k as an ErrorKind when it is one of the
+// dictionary's kinds (or success), else "unknown": a file whose column
+// holds other strings (JSON Lines, or a foreign dictionary) reads as the
+// writer would have written it.
+func knownErrorKind(k string) record.ErrorKind {
+	if slices.Contains(errorKindValues, k) {
+		return record.ErrorKind(k)
+	}
+	return record.ErrorKind(errorKindValues[len(errorKindValues)-1])
 }
