@@ -132,7 +132,8 @@ func tableRows[T any](dir, table string, conv func([]T, arrow.Record) ([]T, erro
 
 // Settings are what a run directory says about how its summary was
 // computed, beyond the records: the run's options (from manifest.json),
-// its run information and the record writer's report (from summary.json).
+// its run information, the record writer's report and the calibration the
+// run applied (from summary.json).
 type Settings struct {
 	Info    summary.RunInfo
 	Options summary.Options
@@ -164,8 +165,9 @@ func (r *RunReader) Settings() (Settings, error) {
 		return s, err
 	}
 	var sum struct {
-		RunInfo      *summary.RunInfo `json:"run_info"`
-		RecordWriter *WriterReport    `json:"record_writer"`
+		RunInfo      *summary.RunInfo     `json:"run_info"`
+		RecordWriter *WriterReport        `json:"record_writer"`
+		Calibration  *summary.Calibration `json:"calibration"`
 	}
 	if b, err := r.Summary(); err == nil {
 		if err := json.Unmarshal(b, &sum); err != nil {
@@ -178,6 +180,9 @@ func (r *RunReader) Settings() (Settings, error) {
 		s.Info = *sum.RunInfo
 	}
 	s.RecordWriter = sum.RecordWriter
+	// The calibration the run applied is a fact of the run, not of its
+	// rows: summary.json holds it, and the verdict is recomputed with it.
+	s.Options.Calibration = sum.Calibration
 	s.Options.Streaming = s.Info.Streaming
 	if manifest.Streaming != nil {
 		s.Options.Streaming = *manifest.Streaming

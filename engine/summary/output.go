@@ -80,6 +80,10 @@ func (s *Summary) JSON() ([]byte, error) {
 	if s.Telemetry != nil {
 		m["telemetry"] = s.telemetryJSON()
 	}
+	m["measurement_quality"] = s.Quality()
+	if s.Options.Calibration != nil {
+		m["calibration"] = s.Options.Calibration
+	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encode summary: %w", err)
@@ -98,14 +102,26 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	}
 	pad := func(s string) string { return s + strings.Repeat(" ", width-len([]rune(s))) }
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\tavg\tmin\tmax\tp99\tp90\tp50\tstd\t\n", pad("Metric"))
+	cal := s.Options.Calibration
+	errCol := ""
+	if cal != nil {
+		errCol = "±err p99\t" // the calibrated timing error beside TTFT, ITL and E2E
+	}
+	fmt.Fprintf(tw, "%s\tavg\tmin\tmax\tp99\tp90\tp50\tstd\t%s\n", pad("Metric"), errCol)
 	for _, m := range metrics {
 		st, ok := s.Metrics[m.tag]
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", pad(m.header+" ("+m.unit+")"),
-			num(st.Avg), num(st.Min), num(st.Max), num(st.P99), num(st.P90), num(st.P50), num(st.Std))
+		e := ""
+		if cal != nil {
+			e = "\t"
+			if eb, ok := cal.Errors[m.tag]; ok {
+				e = "±" + num(eb.P99) + "\t"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", pad(m.header+" ("+m.unit+")"),
+			num(st.Avg), num(st.Min), num(st.Max), num(st.P99), num(st.P90), num(st.P50), num(st.Std), e)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -184,8 +200,31 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	if s.Telemetry != nil {
 		s.writeTelemetry(&b)
 	}
+	s.writeQuality(&b, line)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeQuality prints the measurement-quality verdict, its reasons, and
+// the calibration the run applied.
+func (s *Summary) writeQuality(b *strings.Builder, line func(k, v string)) {
+	q := s.Quality()
+	if cal := s.Options.Calibration; cal != nil {
+		line("Calibration", fmt.Sprintf("%s (%s, %s): errors within ±%s ms up to %s streams, %s events/s, %s req/s",
+			cal.File, cal.Host, cal.Created.Format(time.DateOnly), num(cal.MaxErrorMS),
+			num(cal.SafeLoad.Streams), num(cal.SafeLoad.EventsPerSec), num(cal.SafeLoad.RequestsPerSec)))
+		if q.Evidence.SafeLoad != nil && len(q.Evidence.Load.Past(*q.Evidence.SafeLoad)) > 0 {
+			fmt.Fprintf(b, "WARNING: this run went past the load this machine was calibrated for; its timing errors may be larger than the ±err column says\n")
+		}
+	}
+	if q.Verdict == QualityGood {
+		line("Measurement quality", q.Verdict)
+		return
+	}
+	line("Measurement quality", q.Verdict+":")
+	for _, r := range q.Reasons {
+		fmt.Fprintf(b, "  - %s\n", r)
+	}
 }
 
 // oslSourceNames are the table's words for the token sources.

@@ -89,8 +89,13 @@ type Options struct {
 	UseServerTokenCount bool
 	// Goodput lists the SLOs a request must meet to be good.
 	Goodput []SLO
-	// LateThreshold counts requests later than this (0 = 1 ms).
+	// LateThreshold counts requests later than this (0 = 1 ms). It is
+	// also the lateness budget of [Summary.Quality].
 	LateThreshold time.Duration
+	// Calibration, when not nil, is the machine's calibration the run
+	// applied: [Summary.Quality] judges the run's load against its safe
+	// load, and the table shows its errors beside TTFT, ITL and E2E.
+	Calibration *Calibration
 }
 
 // RunInfo describes the run the records come from.

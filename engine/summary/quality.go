@@ -1,0 +1,182 @@
+package summary
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The measurement-quality verdicts (summary.json's
+// measurement_quality.verdict).
+const (
+	QualityGood     = "good"
+	QualityDegraded = "degraded"
+)
+
+// Quality is summary.json's measurement_quality: whether the client kept
+// up with the run well enough for its timestamps to be trusted, judged
+// from the run's own evidence (and from a calibration of the machine, when
+// the run had one). It is a pure function of the summary's statistics and
+// options, so `reprise summarize` recomputes it exactly.
+type Quality struct {
+	// Verdict is [QualityGood] or [QualityDegraded].
+	Verdict string `json:"verdict"`
+	// Reasons say why a degraded run is degraded, one sentence each with
+	// its numbers; empty for a good one.
+	Reasons []string `json:"reasons"`
+	// Evidence holds the numbers the verdict was judged on.
+	Evidence QualityEvidence `json:"evidence"`
+}
+
+// QualityEvidence are the numbers behind a [Quality] verdict. A pointer
+// field is nil (absent from JSON) when the run has no such metric.
+type QualityEvidence struct {
+	// ReadLagP90MS is client_read_lag's p90 and ITLP50MS
+	// inter_token_latency's p50: a read that waited longer than the gap
+	// between two tokens stamps both at the later one's arrival.
+	ReadLagP90MS *float64 `json:"client_read_lag_p90_ms,omitempty"`
+	ITLP50MS     *float64 `json:"inter_token_latency_p50_ms,omitempty"`
+	// LatenessP99MS is schedule_lateness's p99 and LatenessBudgetMS the
+	// budget it is judged against (the run's late threshold).
+	LatenessP99MS    *float64 `json:"schedule_lateness_p99_ms,omitempty"`
+	LatenessBudgetMS float64  `json:"lateness_budget_ms"`
+	// EventsPerReadP50 is events_per_read_max's p50: how many events the
+	// median request saw completed by one read.
+	EventsPerReadP50 *float64 `json:"events_per_read_max_p50,omitempty"`
+	// Load is the load the run put on the client.
+	Load Load `json:"load"`
+	// SafeLoad is the calibrated safe load, with a calibration.
+	SafeLoad *Load `json:"safe_load,omitempty"`
+}
+
+// Load is how much work a run gave the client, in the three measures a
+// calibration bounds. Each is computed from the summary alone.
+type Load struct {
+	// Streams is the mean number of requests in flight: the sum of the
+	// ok requests' request_latency over benchmark_duration (Little's law).
+	Streams float64 `json:"streams"`
+	// EventsPerSec is output_token_throughput for a streamed run (one
+	// event per token), 0 otherwise.
+	EventsPerSec float64 `json:"events_per_sec"`
+	// RequestsPerSec is request_throughput.
+	RequestsPerSec float64 `json:"requests_per_sec"`
+}
+
+// LoadOf returns the load s put on the client.
+func LoadOf(s *Summary) Load {
+	l := Load{RequestsPerSec: s.RequestThroughput}
+	if s.Options.Streaming {
+		l.EventsPerSec = s.OutputTokenThroughput
+	}
+	if e := s.Metrics["request_latency"]; e != nil && s.BenchmarkDuration > 0 {
+		l.Streams = e.Sum / (float64(s.BenchmarkDuration) / 1e6)
+	}
+	return l
+}
+
+// Calibration is what `reprise selftest` measured on this machine, as a
+// run applies it (summary.json's calibration): the largest load at which
+// the client's timing errors stayed under MaxErrorMS, and those errors.
+type Calibration struct {
+	// File is the calibration file the run read.
+	File string `json:"file"`
+	// Host is the host it was measured on; Created when.
+	Host    string    `json:"host"`
+	Created time.Time `json:"created"`
+	// MaxErrorMS is the bound the safe load kept the p99 errors under.
+	MaxErrorMS float64 `json:"max_error_ms"`
+	// SafeLoad is the largest load measured within the bound.
+	SafeLoad Load `json:"safe_load"`
+	// Errors are the timing errors at SafeLoad, keyed by metric tag
+	// (time_to_first_token, inter_token_latency, request_latency).
+	Errors map[string]ErrorBar `json:"errors"`
+}
+
+// ErrorBar is the distribution of a client timestamp's error against the
+// server's own log, in ms.
+type ErrorBar struct {
+	P50 float64 `json:"p50_ms"`
+	P99 float64 `json:"p99_ms"`
+}
+
+// SafeLoadMargin is how far past a calibrated safe load a run may go
+// (in every measure) before it counts as past it: run-to-run noise of the
+// load itself.
+const SafeLoadMargin = 1.1
+
+// Past returns the measures in which l is past safe (beyond
+// [SafeLoadMargin]), described with their numbers; nil when none.
+func (l Load) Past(safe Load) []string {
+	var out []string
+	for _, m := range []struct {
+		name      string
+		got, safe float64
+	}{{"streams", l.Streams, safe.Streams}, {"events/s", l.EventsPerSec, safe.EventsPerSec},
+		{"requests/s", l.RequestsPerSec, safe.RequestsPerSec}} {
+		if m.safe > 0 && m.got > m.safe*SafeLoadMargin {
+			out = append(out, fmt.Sprintf("%.4g %s > %.4g", m.got, m.name, m.safe))
+		}
+	}
+	return out
+}
+
+// Quality judges the summary's measurement quality (see [Quality]):
+//   - read lag: in over 10 % of the requests a read waited in the socket
+//     longer than the median gap between tokens (client_read_lag p90 >
+//     inter_token_latency p50), so tokens that waited together were stamped
+//     together;
+//   - lateness: schedule_lateness p99 over the late threshold;
+//   - coalescing without read lag: without kernel receive times (no
+//     client_read_lag) the median request had reads completing two or more
+//     events, which the client cannot tell from its own lag;
+//   - a calibration's safe load: the run's [Load] is past it;
+//   - nothing measured: no request succeeded.
+func (s *Summary) Quality() Quality {
+	q := Quality{Reasons: []string{}}
+	ev := &q.Evidence
+	ev.LatenessBudgetMS = float64(s.Options.LateThreshold) / 1e6
+	if s.Options.LateThreshold == 0 {
+		ev.LatenessBudgetMS = 1
+	}
+	ev.Load = LoadOf(s)
+	p := func(tag string, get func(*Stats) float64) *float64 {
+		if st := s.Metrics[tag]; st != nil {
+			v := get(st)
+			return &v
+		}
+		return nil
+	}
+	ev.ReadLagP90MS = p("client_read_lag", func(st *Stats) float64 { return st.P90 })
+	ev.ITLP50MS = p("inter_token_latency", func(st *Stats) float64 { return st.P50 })
+	ev.LatenessP99MS = p("schedule_lateness", func(st *Stats) float64 { return st.P99 })
+	ev.EventsPerReadP50 = p("events_per_read_max", func(st *Stats) float64 { return st.P50 })
+	if s.RequestCount == 0 {
+		q.Reasons = append(q.Reasons, "no request succeeded: nothing was measured")
+	}
+	if ev.ReadLagP90MS != nil && ev.ITLP50MS != nil && *ev.ITLP50MS > 0 && *ev.ReadLagP90MS > *ev.ITLP50MS {
+		q.Reasons = append(q.Reasons, fmt.Sprintf("client read lag p90 %.3g ms > median inter-token latency %.3g ms: "+
+			"the client fell behind the streams and stamped tokens that waited together at the later one's arrival",
+			*ev.ReadLagP90MS, *ev.ITLP50MS))
+	}
+	if ev.LatenessP99MS != nil && *ev.LatenessP99MS > ev.LatenessBudgetMS {
+		q.Reasons = append(q.Reasons, fmt.Sprintf("schedule lateness p99 %.3g ms > %.3g ms: requests left later than the schedule said",
+			*ev.LatenessP99MS, ev.LatenessBudgetMS))
+	}
+	if ev.ReadLagP90MS == nil && ev.EventsPerReadP50 != nil && *ev.EventsPerReadP50 >= 2 {
+		q.Reasons = append(q.Reasons, fmt.Sprintf("the median request had reads completing %.3g events, and without kernel receive times "+
+			"the client cannot tell whether it fell behind", *ev.EventsPerReadP50))
+	}
+	if c := s.Options.Calibration; c != nil {
+		safe := c.SafeLoad
+		ev.SafeLoad = &safe
+		if past := ev.Load.Past(safe); len(past) > 0 {
+			q.Reasons = append(q.Reasons, fmt.Sprintf("past the calibrated safe load (%s; calibration %s of %s): "+
+				"timing errors may exceed the calibrated %.3g ms", strings.Join(past, ", "), c.File, c.Created.Format(time.DateOnly), c.MaxErrorMS))
+		}
+	}
+	q.Verdict = QualityGood
+	if len(q.Reasons) > 0 {
+		q.Verdict = QualityDegraded
+	}
+	return q
+}
