@@ -401,14 +401,14 @@ func synthesizeCommand(a *app) *cli.Command {
 	}
 }
 
-// runSynthesize validates, synthesizes in memory, then writes: a failure
-// before the end leaves no output file behind.
+// runSynthesize validates, then derives in memory or generates row by row
+// into the output: a failure before the end leaves no output file behind.
 func runSynthesize(ctx context.Context, a *app, c synthesizeConfig) error {
 	p, err := c.Validate()
 	if err != nil {
 		return exitcode.UsageError(err, "see 'reprise synthesize --help'")
 	}
-	var res *synth.Result
+	var out synthOutput
 	if p.derive != nil {
 		rows, err := readTrace(ctx, a, c.From, p.readOpts)
 		if err != nil {
@@ -417,29 +417,69 @@ func runSynthesize(ctx context.Context, a *app, c synthesizeConfig) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		res, err = synth.Derive(rows, *p.derive)
+		res, err := synth.Derive(rows, *p.derive)
 		if err != nil {
 			return synthError(err)
 		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err = writeTrace(a.stdout, c.Output, func(w io.Writer) error { return synth.Write(w, res) })
+		if err != nil {
+			return err
+		}
+		out = synthOutput{rows: len(res.Rows), format: res.Format, derive: res.Derive,
+			report: synth.Measure(res.Rows, res.BlockSize, []int64{})}
 	} else {
 		if err := p.loadLengths(); err != nil {
 			return traceError(err, "", false)
 		}
-		res, err = synth.Generate(*p.generate)
-		if err != nil {
-			return synthError(err)
+		g := p.generate
+		out.format = g.Format
+		var genErr error
+		err := writeTrace(a.stdout, c.Output, func(w io.Writer) error {
+			tw, err := trace.NewWriter(w, g.Format)
+			if err != nil {
+				return err
+			}
+			n := 0
+			out.generate, genErr = synth.GenerateTo(*g, func(r *trace.Row) error {
+				if n++; n&0xfff == 0 {
+					if err := ctx.Err(); err != nil {
+						return err
+					}
+				}
+				return tw.Write(r)
+			})
+			if genErr != nil {
+				return genErr
+			}
+			return tw.Flush()
+		})
+		if genErr != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return synthError(genErr)
 		}
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := writeTrace(a.stdout, c.Output, res); err != nil {
-		return err
+		if err != nil {
+			return err
+		}
+		out.rows, out.report = out.generate.Rows, out.generate.Written
 	}
 	if !c.Quiet {
-		printSynthSummary(a.stderr, c, res)
+		printSynthSummary(a.stderr, c, out)
 	}
 	return nil
+}
+
+// synthOutput is what a synthesis wrote, for its summary.
+type synthOutput struct {
+	rows     int
+	format   trace.Format
+	report   *analyze.Report // of the rows as written
+	derive   *synth.DeriveStats
+	generate *synth.GenerateStats
 }
 
 // readTrace reads a whole trace, sorted by arrival, from a file or stdin
@@ -512,11 +552,12 @@ func synthError(err error) error {
 	return err
 }
 
-// writeTrace writes res to stdout, or to path through a temporary file
-// renamed into place, so a failed write leaves no partial file.
-func writeTrace(stdout io.Writer, path string, res *synth.Result) error {
+// writeTrace runs fill on stdout, or on a temporary file renamed to path
+// once fill succeeded, so a failure leaves no partial file. An error of
+// fill is returned as it is.
+func writeTrace(stdout io.Writer, path string, fill func(io.Writer) error) error {
 	if path == "-" {
-		return synth.Write(stdout, res)
+		return fill(stdout)
 	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
@@ -528,13 +569,15 @@ func writeTrace(stdout io.Writer, path string, res *synth.Result) error {
 	}
 	// CreateTemp makes the file private (0600); a trace is data to share.
 	err = f.Chmod(0o644)
-	if err == nil {
-		err = synth.Write(f, res)
-	}
 	if err != nil {
 		f.Close()
 		os.Remove(f.Name())
 		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := fill(f); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
 	}
 	if err := f.Close(); err != nil {
 		os.Remove(f.Name())
@@ -549,23 +592,23 @@ func writeTrace(stdout io.Writer, path string, res *synth.Result) error {
 
 // printSynthSummary prints what was written and what the analyzer
 // measures on it.
-func printSynthSummary(w io.Writer, c synthesizeConfig, res *synth.Result) {
-	rep := synth.Measure(res.Rows, res.BlockSize, []int64{})
+func printSynthSummary(w io.Writer, c synthesizeConfig, res synthOutput) {
+	rep := res.report
 	dest := c.Output
 	if dest == "-" {
 		dest = "stdout"
 	}
-	fmt.Fprintf(w, "synthesize: %s rows (%s) to %s\n", groupInt(int64(len(res.Rows))), res.Format, dest)
+	fmt.Fprintf(w, "synthesize: %s rows (%s) to %s\n", groupInt(int64(res.rows)), res.format, dest)
 	fmt.Fprintf(w, "  span %.4f s, mean rate %.3f req/s, ISL mean %.1f, OSL mean %.1f\n",
 		rep.SpanSeconds, rep.Arrivals.MeanRate, rep.ISL.Mean, rep.OSL.Mean)
 	if ca := rep.Cache; ca != nil {
 		fmt.Fprintf(w, "  infinite-cache token hit ratio %.4f (block %.4f), working set %s tokens (%s blocks of %d)\n",
 			ca.TokenHitRatio, ca.BlockHitRatio, groupInt(ca.DistinctBlocks*int64(ca.BlockSize)), groupInt(ca.DistinctBlocks), ca.BlockSize)
-		if def := res.Format.DefaultBlockSize(); def != ca.BlockSize {
-			fmt.Fprintf(w, "  note: %s readers assume %d-token blocks; read this file with --block-size %d\n", res.Format, def, ca.BlockSize)
+		if def := res.format.DefaultBlockSize(); def != ca.BlockSize {
+			fmt.Fprintf(w, "  note: %s readers assume %d-token blocks; read this file with --block-size %d\n", res.format, def, ca.BlockSize)
 		}
 	}
-	if st := res.Derive; st != nil {
+	if st := res.derive; st != nil {
 		var parts []string
 		if st.WindowSessionsDropped > 0 || c.Set["window"] {
 			parts = append(parts, fmt.Sprintf("window dropped %d sessions (kept %d rows past its end, dropped %d inside it from sessions begun before)",
@@ -584,7 +627,7 @@ func printSynthSummary(w io.Writer, c synthesizeConfig, res *synth.Result) {
 		parts = append(parts, fmt.Sprintf("%s of %s sessions, %s new hash ids", groupInt(int64(st.SessionsOut)), groupInt(int64(st.SessionsIn)), groupInt(st.NewIDs)))
 		fmt.Fprintf(w, "  derive: %s\n", strings.Join(parts, "; "))
 	}
-	if st := res.Generate; st != nil {
+	if st := res.generate; st != nil {
 		s := fmt.Sprintf("%s sessions", groupInt(int64(st.Sessions)))
 		if len(st.PrefixTokens) > 0 {
 			s += fmt.Sprintf(", prefix levels %v tokens walked by %d sessions (share %.4f)", st.PrefixTokens, st.Walkers, st.PrefixShare)

@@ -35,8 +35,9 @@ type Config struct {
 // ([File] and [Rows] do).
 //
 // Memory grows with distinct hash ids (16 bytes of block state, 9 for the
-// LRU list whatever the number of capacities, 4 to 24 for interning, times
-// up to 2 for slice growth), distinct sessions and distinct values of the
+// LRU list whatever the number of capacities (none without one), 4 to 24
+// for interning, one bit for the prefix roots, times up to 2 for slice
+// growth), distinct sessions and distinct values of the
 // lengths, gaps and reuse times; never with the number of rows as such.
 //
 // An Analyzer is not safe for concurrent use. Use [New]; the zero value is
@@ -70,7 +71,8 @@ type Analyzer struct {
 	blockSize   int
 	ids         interner
 	blocks      []blockState
-	roots       map[uint64]struct{}
+	roots       []uint64 // bit b set: dense block b was some row's first block
+	nRoots      int64
 	rowsIDs     int64
 	totalBlocks int64
 	hitBlocks   int64
@@ -129,7 +131,6 @@ func New(cfg Config) *Analyzer {
 		sessions:  make(map[string]*session),
 		kinds:     make(map[string]*groupAcc),
 		turns:     make(map[string]*groupAcc),
-		roots:     make(map[uint64]struct{}),
 		reuseTime: newHist(int64(time.Millisecond), 1<<20),
 		reuseDist: newHist(1, 1<<20),
 	}
@@ -346,7 +347,10 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 	}
 	a.scratch = idx
 	if n := len(a.blocks); n > int(nBefore) {
-		a.multi.grow(n)
+		if len(a.multi.slots) > 0 {
+			a.multi.grow(n)
+		}
+		a.roots = growTo(a.roots, (n+63)/64)
 	}
 
 	// Infinite cache: leading run of previously seen blocks.
@@ -388,8 +392,9 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 	a.hitTokens += hitTok
 	a.idTokens += L
 	a.maxDepth = max(a.maxDepth, int64(k))
-	if _, ok := a.roots[r.HashIDs[0]]; !ok {
-		a.roots[r.HashIDs[0]] = struct{}{}
+	if w, bit := idx[0]/64, uint64(1)<<(idx[0]%64); a.roots[w]&bit == 0 {
+		a.roots[w] |= bit
+		a.nRoots++
 	}
 
 	// LRU caches: lookup before touching, then touch every block in order.
@@ -516,7 +521,7 @@ func (a *Analyzer) cacheReport() *Cache {
 		HitBlocks:      a.hitBlocks,
 		TokenHitRatio:  ratio(a.hitTokens, a.idTokens),
 		BlockHitRatio:  ratio(a.hitBlocks, a.totalBlocks),
-		PrefixRoots:    int64(len(a.roots)),
+		PrefixRoots:    a.nRoots,
 		MaxDepth:       a.maxDepth,
 		MeanDepth:      ratio(a.totalBlocks, a.rowsIDs),
 	}

@@ -33,7 +33,7 @@ func (t *interner) footprint() int { return sliceBytes(t.direct) + mapBytes(t.sp
 
 func (a *Analyzer) footprint() int {
 	n := a.gaps.footprint() + a.isl.footprint() + a.osl.footprint() + a.reuseTime.footprint() + a.reuseDist.footprint() +
-		a.ids.footprint() + sliceBytes(a.blocks) + mapBytes(a.roots) +
+		a.ids.footprint() + sliceBytes(a.blocks) + sliceBytes(a.roots) +
 		mapBytes(a.sessions) + mapBytes(a.kinds) + mapBytes(a.turns) + sliceBytes(a.scratch)
 	if m := a.multi; m != nil {
 		n += sliceBytes(m.prev) + sliceBytes(m.next) + sliceBytes(m.zone)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/reprise-bench/reprise/trace"
+	"github.com/reprise-bench/reprise/trace/analyze"
 )
 
 // Arrival names the inter-arrival pattern of generated sessions.
@@ -385,4 +386,9 @@ type GenerateStats struct {
 	// them on the rows.
 	HitRatio         float64
 	WorkingSetTokens int64
+	// Written is the analyzer's report (without LRU capacities) of the
+	// rows as written: what analyze-trace reports on the output file.
+	// For Mooncake multi-turn output, whose later turns hold their new
+	// tokens only, it differs from the contexts HitRatio describes.
+	Written *analyze.Report
 }

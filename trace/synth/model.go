@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reprise-bench/reprise/trace"
+	"github.com/reprise-bench/reprise/trace/analyze"
 )
 
 // Tolerances of the targets, as the issue states them: the hit ratio
@@ -24,9 +25,32 @@ const (
 // the prefix sizes, the share of sessions that walk the prefix trees and
 // the number of sessions are then chosen to meet the targets with an exact
 // model of the analyzer's ceiling and working set, and the chosen trace is
-// measured by the analyzer ([Measure]) before it is returned: if the
-// measurement misses a target, Generate fails rather than return it.
+// measured by the analyzer ([Measure]) as it is built: if the model misses
+// a target, Generate fails before building a row, and if the analyzer
+// disagrees with the model (a bug) it fails after the last. Generate keeps
+// every row; [GenerateTo] streams them.
 func Generate(cfg GenerateConfig) (*Result, error) {
+	var rows []trace.Row
+	st, err := GenerateTo(cfg, func(r *trace.Row) error {
+		row := *r
+		row.HashIDs = slices.Clone(r.HashIDs)
+		rows = append(rows, row)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Rows: rows, BlockSize: cfg.blockSize(), Format: cfg.Format, Generate: st}, nil
+}
+
+// GenerateTo is [Generate] handing each row to write as it is built, in
+// output order, instead of keeping them: memory holds the drawn lengths
+// and times (about 50 bytes a request), the hash ids of the sessions still
+// open and the analyzer's state (a few tens of bytes per distinct block),
+// never the rows. The row and its slices are valid only during the call;
+// an error from write stops the generation and is returned. Rows are
+// numbered (Index, Line) in output order.
+func GenerateTo(cfg GenerateConfig, write func(*trace.Row) error) (*GenerateStats, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, settings(err)
 	}
@@ -34,11 +58,22 @@ func Generate(cfg GenerateConfig) (*Result, error) {
 	if err != nil {
 		return nil, settings(err)
 	}
-	res, err := g.run()
-	if err != nil && !errors.Is(err, errBug) {
+	werr := errors.New("write")
+	var wrote error
+	st, err := g.run(func(r *trace.Row) error {
+		if err := write(r); err != nil {
+			wrote = err
+			return werr
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, werr):
+		return nil, wrote
+	case err != nil && !errors.Is(err, errBug):
 		return nil, settings(err)
 	}
-	return res, err
+	return st, err
 }
 
 // gen is one generation: the drawn pool of sessions, in start order, and
@@ -527,19 +562,24 @@ func growInt64(s []int64, n int) []int64 {
 	return s[:n]
 }
 
-// build makes the rows of the first n sessions for p (after eval(p) set
-// kept). Hash ids are dense, allocated in order of first appearance: a
-// node's blocks when a row first walks it, then each row's own blocks.
-func (g *gen) build(p params, n int) []trace.Row {
+// emit builds the rows of the first n sessions for p (after eval(p) set
+// kept) in arrival order and hands each to out, with its whole context
+// (the analyzer's view; see [gen.run] for the Mooncake dialect). Hash ids
+// are dense, allocated in order of first appearance: a node's blocks when
+// a row first walks it, then each row's own blocks. The row and its ids
+// are valid only during the call: a session's ids live in one buffer that
+// its next turn extends in place and that returns to a free list after
+// its last turn, so memory holds the open sessions' contexts, not the
+// rows.
+func (g *gen) emit(p params, n int, out func(r *trace.Row, t int32) error) error {
 	lo := g.layout(p)
 	c := &g.cfg
 	bailian := c.Format == trace.FormatBailian
 	multi := c.multiTurn()
-	nodeStart := make([]int64, len(g.nodeLevel))
-	for i := range nodeStart {
-		nodeStart[i] = -1
+	nodeFirst := make([]int64, len(g.nodeLevel)) // first id of a node's blocks; -1 = not walked yet
+	for i := range nodeFirst {
+		nodeFirst[i] = -1
 	}
-	var arena []uint64
 	var next uint64
 	fresh := func(ids []uint64, upto int64) []uint64 {
 		for int64(len(ids)) < upto {
@@ -548,11 +588,16 @@ func (g *gen) build(p params, n int) []trace.Row {
 		}
 		return ids
 	}
-	prevIDs := make([][]uint64, n)
-	prevL := make([]int64, n)
-	prevRow := make([]int64, n)
-	rootRow := make([]int64, n)
-	var rows []trace.Row
+	// The sessions with turns still to come: their context's ids and
+	// length, their first and previous row.
+	type openSession struct {
+		ids             []uint64
+		L, root, parent int64
+	}
+	open := map[int32]openSession{}
+	var free [][]uint64
+	var pos int64
+	var sid []byte
 	for _, t := range g.order {
 		s := g.tsess[t]
 		j := g.tj[t]
@@ -561,27 +606,30 @@ func (g *gen) build(p params, n int) []trace.Row {
 		}
 		var L int64
 		var ids []uint64
+		var sess openSession
 		if j == 0 {
+			if k := len(free); k > 0 {
+				ids, free = free[k-1][:0], free[:k-1]
+			}
 			L = int64(g.isl[t])
 			if g.walker(int(s), p) {
 				L += lo.prefix
-				ids = make([]uint64, 0, ceilDiv(L, g.B))
 				for l, nd := range g.sessPath(int(s)) {
-					if nodeStart[nd] < 0 {
-						nodeStart[nd] = int64(len(arena))
-						arena = fresh(arena, int64(len(arena))+lo.owned[l])
+					if nodeFirst[nd] < 0 {
+						nodeFirst[nd] = int64(next)
+						next += uint64(lo.owned[l])
 					}
-					ids = append(ids, arena[nodeStart[nd]:nodeStart[nd]+lo.owned[l]]...)
+					for id := range lo.owned[l] {
+						ids = append(ids, uint64(nodeFirst[nd]+id))
+					}
 				}
 			}
 		} else {
-			L = prevL[s] + int64(g.osl[t-1]) + int64(g.isl[t])
-			keep := prevL[s] / g.B
-			ids = make([]uint64, keep, ceilDiv(L, g.B))
-			copy(ids, prevIDs[s][:keep])
+			sess = open[s]
+			L = sess.L + int64(g.osl[t-1]) + int64(g.isl[t])
+			ids = sess.ids[:sess.L/g.B]
 		}
 		ids = fresh(ids, ceilDiv(L, g.B))
-		pos := int64(len(rows))
 		row := trace.Row{
 			Index: pos, Line: pos + 1,
 			InputTokens: int(L), OutputTokens: int(g.osl[t]),
@@ -591,7 +639,8 @@ func (g *gen) build(p params, n int) []trace.Row {
 		if multi {
 			// Every row holds its whole context here (the analyzer's
 			// view); Mooncake output makes later turns incremental.
-			row.SessionID = "s" + strconv.Itoa(int(s))
+			sid = strconv.AppendInt(append(sid[:0], 's'), int64(s), 10)
+			row.SessionID = string(sid)
 			row.Cumulative = true
 		}
 		switch {
@@ -602,11 +651,11 @@ func (g *gen) build(p params, n int) []trace.Row {
 			row.Offset, row.HasOffset = time.Duration(g.at[t]), true
 			row.Cumulative = true
 			if j == 0 {
-				rootRow[s] = pos
+				sess.root = pos
 			}
-			row.SessionID = strconv.FormatInt(rootRow[s], 10)
+			row.SessionID = strconv.FormatInt(sess.root, 10)
 			if j > 0 {
-				row.ParentID = prevRow[s]
+				row.ParentID = sess.parent
 				row.Delay, row.HasDelay = time.Duration(g.delay[t]), true
 			}
 		case j == 0:
@@ -614,15 +663,26 @@ func (g *gen) build(p params, n int) []trace.Row {
 		default:
 			row.Delay, row.HasDelay = time.Duration(g.delay[t]), true
 		}
-		rows = append(rows, row)
-		prevIDs[s], prevL[s], prevRow[s] = ids, L, pos
+		if err := out(&row, t); err != nil {
+			return err
+		}
+		if j+1 < g.kept[s] {
+			sess.ids, sess.L, sess.parent = ids, L, pos
+			open[s] = sess
+		} else {
+			delete(open, s)
+			free = append(free, ids)
+		}
+		pos++
 	}
-	return rows
+	return nil
 }
 
-// run solves for the targets, builds the rows and verifies them with the
-// analyzer.
-func (g *gen) run() (*Result, error) {
+// run solves for the targets, checks them on the model, then emits the
+// rows to write in output form while the analyzer measures them in their
+// analyzer form: a model that disagrees with the analyzer is a bug
+// (errBug), reported after the last row.
+func (g *gen) run(write func(*trace.Row) error) (*GenerateStats, error) {
 	c := &g.cfg
 	if err := g.fill(64); err != nil {
 		return nil, err
@@ -644,20 +704,11 @@ func (g *gen) run() (*Result, error) {
 	if res.rows == 0 {
 		return nil, fmt.Errorf("no request is left: every session's first turn is over --max-isl %d", c.MaxISL)
 	}
-	rows := g.build(p, res.n)
-	rep := Measure(rows, int(g.B), []int64{})
 	st := &GenerateStats{
-		Sessions: res.n - countEmpty(g.kept[:res.n]), Rows: len(rows),
+		Sessions: res.n - countEmpty(g.kept[:res.n]), Rows: res.rows,
 		SessionsCut: res.sessionsCut, RowsCut: res.rowsCut, OSLCapped: res.oslCapped,
 		PrefixTokens: p.tokens, PrefixShare: p.share, Walkers: res.walkers,
-	}
-	if rep.Cache != nil {
-		st.HitRatio = rep.Cache.TokenHitRatio
-		st.WorkingSetTokens = rep.Cache.DistinctBlocks * int64(rep.Cache.BlockSize)
-		if rep.Cache.HitTokens != res.hitTok || rep.Cache.InputTokens != res.inTok || rep.Cache.DistinctBlocks != res.blocks {
-			return nil, fmt.Errorf("%w: synth model (hit %d, input %d, blocks %d) disagrees with the analyzer (hit %d, input %d, blocks %d)",
-				errBug, res.hitTok, res.inTok, res.blocks, rep.Cache.HitTokens, rep.Cache.InputTokens, rep.Cache.DistinctBlocks)
-		}
+		HitRatio: res.hitRatio(), WorkingSetTokens: res.blocks * g.B,
 	}
 	if c.TargetHitRatio > 0 && math.Abs(st.HitRatio-c.TargetHitRatio) > hitRatioTolerance {
 		return nil, fmt.Errorf("--target-hit-ratio %g: the closest trace these settings allow measures %.4f (more sessions, or fewer prefix paths, give finer steps)", c.TargetHitRatio, st.HitRatio)
@@ -667,15 +718,45 @@ func (g *gen) run() (*Result, error) {
 			return nil, fmt.Errorf("--working-set %d: the closest trace measures %d tokens (%.1f %% off): one session adds too much; lower --isl or --turns, or raise the working set", W, st.WorkingSetTokens, 100*dev)
 		}
 	}
-	if c.Format == trace.FormatMooncake {
-		// AIPerf's dialect: a later turn holds its new tokens only; the
-		// replay (reprise's --context-mode auto, or AIPerf) sends it after
-		// the history, which is the context measured above.
-		if rows, err = Incremental(rows); err != nil {
-			return nil, fmt.Errorf("%w: %v", errBug, err)
+	// AIPerf's Mooncake dialect: a later turn of a session of two or more
+	// rows holds its new tokens only (see [Incremental]); the replay
+	// (reprise's --context-mode auto, or AIPerf) sends it after the
+	// history, which is the context the analyzer measures here.
+	incremental := c.Format == trace.FormatMooncake && c.multiTurn()
+	cfg := analyze.Config{BlockSize: int(g.B), CacheSizes: []int64{}}
+	a, written := analyze.New(cfg), (*analyze.Analyzer)(nil)
+	if incremental {
+		written = analyze.New(cfg)
+	}
+	err = g.emit(p, res.n, func(r *trace.Row, t int32) error {
+		a.Add(r)
+		if !incremental {
+			return write(r)
+		}
+		r.Cumulative = false
+		if j := g.tj[t]; j > 0 {
+			nt := int(g.isl[t])
+			r.InputTokens = nt
+			r.HashIDs = r.HashIDs[len(r.HashIDs)-(nt+int(g.B)-1)/int(g.B):]
+		}
+		written.Add(r)
+		return write(r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	rep := a.Report()
+	st.Written = rep
+	if written != nil {
+		st.Written = written.Report()
+	}
+	if rep.Cache != nil {
+		if rep.Cache.HitTokens != res.hitTok || rep.Cache.InputTokens != res.inTok || rep.Cache.DistinctBlocks != res.blocks || rep.Rows != int64(res.rows) {
+			return nil, fmt.Errorf("%w: synth model (rows %d, hit %d, input %d, blocks %d) disagrees with the analyzer (rows %d, hit %d, input %d, blocks %d)",
+				errBug, res.rows, res.hitTok, res.inTok, res.blocks, rep.Rows, rep.Cache.HitTokens, rep.Cache.InputTokens, rep.Cache.DistinctBlocks)
 		}
 	}
-	return &Result{Rows: rows, BlockSize: int(g.B), Format: c.Format, Generate: st}, nil
+	return st, nil
 }
 
 func countEmpty(kept []int32) int {

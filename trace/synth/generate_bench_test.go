@@ -1,0 +1,107 @@
+package synth
+
+import (
+	"errors"
+	"io"
+	"runtime"
+	"testing"
+
+	"github.com/reprise-bench/reprise/trace"
+)
+
+// benchConfigs are the generation workloads of BenchmarkGenerateTo: one
+// request per session (every block new), and multi-turn sessions on
+// shared prefix trees solved for a hit-ratio target.
+func benchConfigs(rows int) map[string]GenerateConfig {
+	single := NewGenerateConfig()
+	single.Rate, single.Requests = 1000, rows
+	single.ISL, single.OSL = Dist{Kind: DistFixed, Mean: 2000}, Dist{Kind: DistFixed, Mean: 200}
+	multi := single
+	multi.Rate, multi.Turns = 100, 4
+	multi.PrefixRoots, multi.TargetHitRatio = 100, 0.8
+	multi.ISL = Dist{Kind: DistFixed, Mean: 1000}
+	return map[string]GenerateConfig{"single": single, "multi": multi}
+}
+
+// BenchmarkGenerateTo measures `reprise synthesize` generation through
+// the trace writer (to io.Discard) in rows/s, and its live heap at the
+// last row in bytes per row: constant-memory generation keeps only the
+// drawn lengths and times per request and the analyzer's per-block state.
+func BenchmarkGenerateTo(b *testing.B) {
+	const rows = 200_000
+	for _, name := range []string{"single", "multi"} {
+		cfg := benchConfigs(rows)[name]
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			var heap uint64
+			for b.Loop() {
+				tw, err := trace.NewWriter(io.Discard, trace.FormatMooncake)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := 0
+				st, err := GenerateTo(cfg, func(r *trace.Row) error {
+					if n++; n == rows {
+						runtime.GC()
+						var m runtime.MemStats
+						runtime.ReadMemStats(&m)
+						heap = m.HeapAlloc
+					}
+					return tw.Write(r)
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if st.Rows != rows {
+					b.Fatalf("%d rows, want %d", st.Rows, rows)
+				}
+			}
+			b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+			b.ReportMetric(float64(heap)/rows, "heap-B/row")
+		})
+	}
+}
+
+// TestGenerateToStreams checks that GenerateTo hands rows over as it builds
+// them — the rows equal Generate's, and an error from the writer stops the
+// generation at once and is returned as it is.
+func TestGenerateToStreams(t *testing.T) {
+	cfg := benchConfigs(2000)["multi"]
+	res, err := Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []trace.Row
+	st, err := GenerateTo(cfg, func(r *trace.Row) error {
+		row := *r
+		row.HashIDs = append([]uint64(nil), r.HashIDs...)
+		got = append(got, row)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(res.Rows) || st.Rows != len(got) {
+		t.Fatalf("GenerateTo gave %d rows (stats %d), Generate %d", len(got), st.Rows, len(res.Rows))
+	}
+	for i := range got {
+		if got[i].InputTokens != res.Rows[i].InputTokens || len(got[i].HashIDs) != len(res.Rows[i].HashIDs) || got[i].SessionID != res.Rows[i].SessionID {
+			t.Fatalf("row %d differs: %+v vs %+v", i, got[i], res.Rows[i])
+		}
+	}
+	if st.Written == nil || st.Written.Rows != int64(len(got)) {
+		t.Fatalf("Written report = %+v, want %d rows", st.Written, len(got))
+	}
+
+	stop := errors.New("disk full")
+	n := 0
+	_, err = GenerateTo(cfg, func(*trace.Row) error {
+		if n++; n == 10 {
+			return stop
+		}
+		return nil
+	})
+	if err != stop || n != 10 {
+		t.Fatalf("writer error on row 10: got %v after %d rows, want %v after 10", err, n, stop)
+	}
+}
