@@ -93,8 +93,9 @@ type Options struct {
 	URL string
 	// Model is the model name put in every request (required).
 	Model string
-	// Endpoint is the API: "chat" (/v1/chat/completions), "completions"
-	// (/v1/completions), a Wasm adapter file or a shipped adapter's name.
+	// Endpoint is the API: a native endpoint's name ("chat",
+	// "completions", "responses", ...: native.List), a Wasm adapter file
+	// or a shipped Wasm adapter's name.
 	Endpoint string
 	// Adapter configures a Wasm Endpoint.
 	Adapter AdapterOptions
@@ -182,9 +183,11 @@ type Options struct {
 	OnStart func(Start)
 }
 
-// AdapterOptions configure a Wasm endpoint adapter.
+// AdapterOptions configure the endpoint adapter.
 type AdapterOptions struct {
-	// Config is JSON handed to the adapter's rp_configure as "options".
+	// Config is JSON handed to a Wasm adapter's rp_configure as
+	// "options"; for a native endpoint, a JSON object of strings
+	// (adapter.Config.Options).
 	Config string
 	// SHA256 pins the module: a different one fails to load.
 	SHA256 string

@@ -17,6 +17,7 @@ import (
 
 	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/engine"
+	"github.com/reprise-bench/reprise/engine/adapter/native"
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/hostinfo"
 	"github.com/reprise-bench/reprise/internal/prio"
@@ -332,8 +333,8 @@ func isTerminal(w io.Writer) bool {
 // rejected its configuration: what failed, said once.
 func endpointError(o *Options, err error) *FieldError {
 	if errors.Is(err, wasm.ErrUnknownAdapter) {
-		return fieldError("Endpoint", "{Endpoint} %q: want chat, completions, a .wasm file or a shipped adapter (%s)",
-			o.Endpoint, strings.Join(wasm.ShippedNames(), ", "))
+		return fieldError("Endpoint", "{Endpoint} %q: want a native endpoint (%s), a .wasm file or a shipped Wasm adapter (%s)",
+			o.Endpoint, strings.Join(native.Names(), ", "), strings.Join(wasm.ShippedNames(), ", "))
 	}
 	if le, ok := errors.AsType[*wasm.LoadError](err); ok {
 		return fieldError("Endpoint", "{Endpoint} %q: %s", o.Endpoint, le.Reason())

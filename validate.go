@@ -15,7 +15,7 @@ import (
 
 	"github.com/reprise-bench/reprise/engine"
 	"github.com/reprise-bench/reprise/engine/adapter"
-	"github.com/reprise-bench/reprise/engine/adapter/openai"
+	"github.com/reprise-bench/reprise/engine/adapter/native"
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/prio"
 	"github.com/reprise-bench/reprise/internal/prompt"
@@ -108,11 +108,13 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	if err != nil {
 		bad("Adapter.Sandbox", "{Adapter.Sandbox}: %w", err)
 	}
-	switch o.Endpoint {
-	case "chat", "":
-		ec.Adapter = openai.Adapter{Endpoint: openai.Chat}
-	case "completions":
-		ec.Adapter = openai.Adapter{Endpoint: openai.Completions}
+	nat, isNative := native.Lookup(o.Endpoint)
+	if o.Endpoint == "" {
+		nat, isNative = native.Lookup(DefaultEndpoint)
+	}
+	switch {
+	case isNative:
+		ec.Adapter = nat.Adapter
 	default:
 		// A Wasm adapter: a .wasm file or a shipped adapter's name.
 		wc := wasm.Config{AdapterConfig: json.RawMessage(o.Adapter.Config), SHA256: o.Adapter.SHA256, Interrupt: sandbox, Log: log,
@@ -132,6 +134,13 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		}
 	}
 	ac := adapter.Config{Model: o.Model, Stream: o.Streaming, IgnoreEOS: o.IgnoreEOS, IncludeUsage: true, Seed: o.Replay.Seed}
+	if isNative && o.Adapter.Config != "" {
+		// A native endpoint's options are strings (max_tokens_field, ...).
+		if err := json.Unmarshal([]byte(o.Adapter.Config), &ac.Options); err != nil {
+			bad("Adapter.Config", "{Adapter.Config} %q: a native endpoint takes a JSON object of strings, e.g. '%s': %v",
+				o.Adapter.Config, `{"max_tokens_field":"max_completion_tokens"}`, err)
+		}
+	}
 	if o.ExtraBody != "" {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(o.ExtraBody), &m); err != nil {

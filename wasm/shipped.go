@@ -25,6 +25,17 @@ var shippedLanguages = map[string]string{
 // ShippedLanguage returns the language a shipped adapter is written in.
 func ShippedLanguage(name string) string { return shippedLanguages[name] }
 
+// shippedAPIs says what each shipped adapter speaks.
+var shippedAPIs = map[string]string{
+	"openai-chat":        "OpenAI chat completions (conformance reference)",
+	"tgi-generate":       "HF TGI /generate_stream",
+	"anthropic-messages": "Anthropic Messages",
+	"kserve-generate":    "KServe v2 generate",
+}
+
+// ShippedAPI says in a few words what a shipped adapter speaks.
+func ShippedAPI(name string) string { return shippedAPIs[name] }
+
 // ShippedNames lists the shipped adapters, sorted.
 func ShippedNames() []string {
 	ents, _ := fs.ReadDir(shippedFS, "adapters")

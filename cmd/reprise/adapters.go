@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,10 +10,12 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/engine/adapter/native"
 	"github.com/reprise-bench/reprise/internal/exitcode"
 	"github.com/reprise-bench/reprise/wasm"
 	"github.com/reprise-bench/reprise/wasm/scaffold"
@@ -22,9 +25,10 @@ import (
 func adaptersCommand(a *app) *cli.Command {
 	return &cli.Command{
 		Name:  "adapters",
-		Usage: "list, inspect, test and scaffold endpoint adapters (sandboxed Wasm modules)",
-		Description: "Endpoint adapters teach reprise APIs it does not speak natively. They are WebAssembly modules\n" +
-			"(ABI: docs/format/adapter-abi.md) written in Go, C, Rust or AssemblyScript, passed to replay as\n" +
+		Usage: "list, inspect, test and scaffold endpoint adapters (native ones and sandboxed Wasm modules)",
+		Description: "Endpoint adapters build the requests of one API and classify its responses. The native ones\n" +
+			"(chat, completions, responses, ...) are compiled in; the others are WebAssembly modules (ABI:\n" +
+			"docs/format/adapter-abi.md) written in Go, C, Rust or AssemblyScript, passed to replay as\n" +
 			"--endpoint FILE.wasm or the name of a shipped adapter.\n\n" +
 			"Examples:\n" +
 			"  reprise adapters list\n" +
@@ -43,20 +47,23 @@ func adaptersCommand(a *app) *cli.Command {
 func adaptersListCommand(a *app) *cli.Command {
 	return &cli.Command{
 		Name:  "list",
-		Usage: "list the adapters shipped in this binary",
+		Usage: "list the endpoint adapters in this binary, native and Wasm",
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Present() {
 				return exitcode.Usagef("list takes no arguments, got %q", cmd.Args().Slice())
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tLANGUAGE\tPATH\tSIZE\tSHA256")
+			fmt.Fprintln(tw, "NAME\tKIND\tLANGUAGE\tPATH\tSIZE\tSHA256\tAPI")
+			for _, n := range native.List() {
+				fmt.Fprintf(tw, "%s\tnative\tGo\t%s\t-\t-\t%s\n", n.Name, n.Adapter.Info().Path, n.API)
+			}
 			for _, name := range wasm.ShippedNames() {
 				ad, err := wasm.Load(ctx, name, wasm.Config{Log: a.log})
 				if err != nil {
 					return err
 				}
 				d := ad.Describe()
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, wasm.ShippedLanguage(name), d.Path, byteSize(ad.Size()), ad.SHA256()[:16])
+				fmt.Fprintf(tw, "%s\twasm\t%s\t%s\t%s\t%s\t%s\n", name, wasm.ShippedLanguage(name), d.Path, byteSize(ad.Size()), ad.SHA256()[:16], wasm.ShippedAPI(name))
 				ad.Close(ctx)
 			}
 			return tw.Flush()
@@ -169,7 +176,8 @@ func adaptersTestCommand(a *app) *cli.Command {
 		Name:      "test",
 		Usage:     "run an adapter on recorded responses and print the classified events",
 		ArgsUsage: "FILE.wasm|NAME",
-		Description: "Frames each --fixture the way replay does (SSE events, comments and [DONE] flagged; a\n" +
+		Description: "NAME is a native endpoint (chat, responses, ...) or a shipped Wasm adapter.\n" +
+			"Frames each --fixture the way replay does (SSE events, comments and [DONE] flagged; a\n" +
 			"non-stream or non-2xx body as one event), runs the adapter's parser on it with text capture on,\n" +
 			"and prints every event with the records it produced, then the final summary. --build also\n" +
 			"prints the request the adapter builds for a sample row. Exit code 1 if the adapter fails.\n\n" +
@@ -193,24 +201,77 @@ func adaptersTestCommand(a *app) *cli.Command {
 	}
 }
 
-func runAdaptersTest(ctx context.Context, a *app, c adaptersTestConfig) error {
+// testSubject is the adapter `adapters test` runs: a native endpoint or a
+// loaded Wasm module.
+type testSubject struct {
+	name    string
+	info    adapter.Info
+	builds  bool
+	parses  bool
+	in      adapter.Instance
+	spent   func() time.Duration // adapter time so far
+	release func()
+}
+
+func loadTestSubject(ctx context.Context, a *app, c adaptersTestConfig) (*testSubject, error) {
+	cfg := &adapter.Config{Model: c.Model, Stream: true}
+	if n, ok := native.Lookup(c.Args[0]); ok {
+		if c.AdapterConfig != "" {
+			var opts map[string]string
+			if err := json.Unmarshal([]byte(c.AdapterConfig), &opts); err != nil {
+				return nil, exitcode.UsageError(fmt.Errorf("--adapter-config: a native endpoint takes a JSON object of strings: %w", err), "")
+			}
+			cfg.Options = opts
+		}
+		in, err := n.Adapter.NewInstance(cfg)
+		if err != nil {
+			return nil, exitcode.UsageError(err, "")
+		}
+		var spent time.Duration
+		ts := &testSubject{name: n.Name, info: n.Adapter.Info(), builds: true, parses: true, release: func() { in.Release() }}
+		ts.in = timedInstance{Instance: in, spent: &spent}
+		ts.spent = func() time.Duration { return spent }
+		return ts, nil
+	}
 	ad, err := wasm.Load(ctx, c.Args[0], wasm.Config{Log: a.log, AdapterConfig: []byte(c.AdapterConfig)})
 	if err != nil {
-		return exitcode.UsageError(err, "")
+		return nil, exitcode.UsageError(err, "")
 	}
-	defer ad.Close(ctx)
-	if len(c.Fixtures) > 0 && !ad.Describe().Parses {
-		return exitcode.Usagef("adapter %s does not parse responses", ad.Name())
-	}
-	in, err := ad.Instantiate(&adapter.Config{Model: c.Model, Stream: true})
+	in, err := ad.Instantiate(cfg)
 	if err != nil {
-		return exitcode.UsageError(err, "")
+		ad.Close(ctx)
+		return nil, exitcode.UsageError(err, "")
 	}
-	defer in.Release()
+	d := ad.Describe()
+	return &testSubject{name: ad.Name(), info: ad.Info(), builds: d.Builds, parses: d.Parses, in: in, spent: in.Spent,
+		release: func() { in.Release(); ad.Close(ctx) }}, nil
+}
+
+// timedInstance adds up the time a native instance spends parsing.
+type timedInstance struct {
+	adapter.Instance
+	spent *time.Duration
+}
+
+func (t timedInstance) Parse(ctx uint32, b *adapter.Batch, dst []adapter.Record) ([]adapter.Record, error) {
+	t0 := time.Now()
+	defer func() { *t.spent += time.Since(t0) }()
+	return t.Instance.Parse(ctx, b, dst)
+}
+
+func runAdaptersTest(ctx context.Context, a *app, c adaptersTestConfig) error {
+	ts, err := loadTestSubject(ctx, a, c)
+	if err != nil {
+		return err
+	}
+	defer ts.release()
+	if len(c.Fixtures) > 0 && !ts.parses {
+		return exitcode.Usagef("adapter %s does not parse responses", ts.name)
+	}
 	w := a.stdout
 	var failed []string
 	if c.Build {
-		if err := printBuild(w, ad, in); err != nil {
+		if err := printBuild(w, ts); err != nil {
 			failed = append(failed, "build: "+err.Error())
 		}
 	}
@@ -219,9 +280,9 @@ func runAdaptersTest(ctx context.Context, a *app, c adaptersTestConfig) error {
 		if err != nil {
 			return exitcode.UsageError(err, "a fixture is an .http recording or a raw SSE body")
 		}
-		before := in.Spent()
-		cl, err := wasm.Classify(in, uint32(i+1), rec, ad.Info().Framing, c.Batch)
-		fmt.Fprintf(w, "== %s: HTTP %d, %d events, adapter time %v\n", filepath.Base(f), rec.Status, len(cl.Events), in.Spent()-before)
+		before := ts.spent()
+		cl, err := wasm.Classify(ts.in, uint32(i+1), rec, ts.info.Framing, c.Batch)
+		fmt.Fprintf(w, "== %s: HTTP %d, %d events, adapter time %v\n", filepath.Base(f), rec.Status, len(cl.Events), ts.spent()-before)
 		if werr := wasm.WriteClassified(w, cl); werr != nil {
 			return werr
 		}
@@ -237,19 +298,23 @@ func runAdaptersTest(ctx context.Context, a *app, c adaptersTestConfig) error {
 }
 
 // printBuild builds and prints a request for a sample row.
-func printBuild(w io.Writer, ad *wasm.Adapter, in *wasm.Instance) error {
-	if !ad.Describe().Builds {
-		fmt.Fprintf(w, "== build: adapter %s does not build requests\n", ad.Name())
+func printBuild(w io.Writer, ts *testSubject) error {
+	if !ts.builds {
+		fmt.Fprintf(w, "== build: adapter %s does not build requests\n", ts.name)
 		return nil
 	}
 	bi := &adapter.BuildInput{Flags: adapter.BuildStream | adapter.BuildFirstTurn, InputTokens: 6, MaxTokens: 16,
 		HashIDs: []uint64{1}, BlockSize: 16, Seed: 1, PromptText: "Tell me about prefix caching."}
 	var r adapter.HTTPRequest
-	if err := in.Build(bi, &r); err != nil {
+	if err := ts.in.Build(bi, &r); err != nil {
 		fmt.Fprintf(w, "== build: adapter error: %v\n", err)
 		return err
 	}
-	fmt.Fprintf(w, "== build (sample row: max_tokens 16, stream)\n%s %s\n", r.Method, r.Path)
+	path := r.Path
+	if path == "" {
+		path = ts.info.Path
+	}
+	fmt.Fprintf(w, "== build (sample row: max_tokens 16, stream)\n%s %s\n", r.Method, path)
 	for _, h := range r.Header {
 		fmt.Fprintf(w, "%s: %s\n", h.Name, h.Value)
 	}

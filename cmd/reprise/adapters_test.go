@@ -16,7 +16,13 @@ func TestAdaptersCLI(t *testing.T) {
 		code int
 		want []string // in stdout
 	}{
-		{"list", []string{"adapters", "list"}, 0, []string{"openai-chat", "Go", "anthropic-messages", "Rust", "tgi-generate", "C", "kserve-generate", "AssemblyScript"}},
+		{"list", []string{"adapters", "list"}, 0, []string{"openai-chat", "Go", "anthropic-messages", "Rust", "tgi-generate", "C", "kserve-generate", "AssemblyScript",
+			"native", "/v1/responses", "OpenAI Responses API"}},
+		{"test native responses", []string{"adapters", "test", "responses", "--build", "--fixture",
+			filepath.Join("..", "..", "engine", "adapter", "openai", "testdata", "responses", "stream-summary-incomplete.http")},
+			0, []string{"POST /v1/responses", `"max_output_tokens":16`, "-> reasoning text_bytes=12 [captured]", "-> content text_bytes=3 [captured]",
+				"final: prompt_tokens=40 completion_tokens=16 reasoning_tokens=12 cached_tokens=0 finish=length choices=1"}},
+		{"native bad config", []string{"adapters", "test", "responses", "--build", "--adapter-config", `{"max_tokens_field":1}`}, 2, nil},
 		{"inspect", []string{"adapters", "inspect", "tgi-generate"}, 0, []string{"name:           tgi-generate", "sha256:", "abi:            v1", "imports:        (none)"}},
 		{"test", []string{"adapters", "test", "anthropic-messages", "--fixture", filepath.Join(rec, "anthropic-stream-thinking.http"), "--build"},
 			0, []string{"-> reasoning text_bytes=22 [captured]", "finish=stop", "POST /v1/messages", "«prompt hole kind 1»"}},

@@ -64,11 +64,17 @@ func serveOnceHeader(t testing.TB, s *Server, path, body string, headers ...stri
 		req.Header.Set(headers[i], headers[i+1])
 	}
 	w := &discardRW{h: http.Header{}}
-	chat := path == "/v1/chat/completions"
+	api := apiCompletions
+	switch path {
+	case "/v1/chat/completions":
+		api = apiChat
+	case "/v1/responses":
+		api = apiResponses
+	}
 	return func() {
 		rd.Reset([]byte(body))
 		w.n, w.status = 0, 0
-		s.serveCompletion(w, req, chat)
+		s.serveCompletion(w, req, api)
 	}, w
 }
 
@@ -110,4 +116,28 @@ func TestStreamAllocs(t *testing.T) {
 		t.Errorf("allocations per streamed request: %v with 16 tokens, %v with 512; want equal and at most %d", per[16], per[512], budget)
 	}
 	t.Logf("allocations per streamed request: %v", per[16])
+}
+
+// TestStreamAllocsResponses: a streamed Responses answer allocates per
+// request, never per event.
+func TestStreamAllocsResponses(t *testing.T) {
+	const budget = 28 // request decode (encoding/json: the input items), response id, request copies
+	if raceEnabled {
+		t.Skip("sync.Pool drops items under -race; run without -race")
+	}
+	s := newTestServer(t, func(c *Config) { c.ReasoningTokens = 4 })
+	per := map[int]float64{}
+	for _, n := range []int{16, 512} {
+		run, w := serveOnce(t, s, "/v1/responses", `{"input":[{"type":"message","role":"user","content":"Hello there, how are you today?"}],"max_output_tokens":`+
+			strconv.Itoa(n)+`,"ignore_eos":true,"stream":true}`)
+		run()
+		if w.n < n*100 {
+			t.Fatalf("%d tokens wrote only %d bytes", n, w.n)
+		}
+		per[n] = testing.AllocsPerRun(50, run)
+	}
+	if per[16] != per[512] || per[16] > budget {
+		t.Errorf("allocations per streamed Responses answer: %v with 16 tokens, %v with 512; want equal and at most %d", per[16], per[512], budget)
+	}
+	t.Logf("allocations per streamed Responses answer: %v", per[16])
 }

@@ -29,10 +29,11 @@ const (
 	EventMalformed                  // a deliberately unparseable SSE line
 	EventBody                       // a whole non-streamed response (or error response)
 	EventReset                      // the connection was reset (RST)
+	EventEnvelope                   // a Responses API event carrying no token (created, item added, done)
 )
 
 var eventKindNames = [...]string{"headers", "role", "content", "reasoning", "finish", "usage", "done",
-	"error", "malformed", "body", "reset"}
+	"error", "malformed", "body", "reset", "envelope"}
 
 // String returns the kind's name in the JSONL log: "content", "done", ….
 func (k EventKind) String() string {

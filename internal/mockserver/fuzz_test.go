@@ -132,3 +132,79 @@ func hijackFault(f string) bool {
 	var fs faultSet
 	return parseFaultHeader(f, &fs) == nil && (fs.resetBefore || fs.resetMid)
 }
+
+// FuzzResponsesRequest: the /v1/responses decoder never panics, returns
+// only *requestError, and what it accepts survives a round trip.
+func FuzzResponsesRequest(f *testing.F) {
+	for _, seed := range []string{
+		`{"model":"m","input":[{"type":"message","role":"user","content":"Hello"}],"max_output_tokens":16,"stream":true}`,
+		`{"input":"Hello","instructions":"Be brief."}`,
+		`{"input":[{"role":"user","content":[{"type":"input_text","text":"a"},{"type":"input_image","image_url":"x"}]}]}`,
+		`{"input":[]}`, `{"input":7}`, `{"max_output_tokens":0,"input":"x"}`, `[]`, `null`, ``,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r, err := decodeResponsesRequest(body)
+		if err != nil {
+			if _, ok := errors.AsType[*requestError](err); !ok {
+				t.Fatalf("error %v is not a *requestError", err)
+			}
+			return
+		}
+		if r.n != 1 || r.maxTokens == 0 || r.maxTokens < -1 || !r.chat || len(r.texts) == 0 {
+			t.Fatalf("accepted a request breaking the invariants: %+v", r)
+		}
+		m := map[string]any{"model": r.model, "ignore_eos": r.ignoreEOS, "stream": r.stream}
+		if r.maxTokens > 0 {
+			m["max_output_tokens"] = r.maxTokens
+		}
+		items := make([]map[string]string, len(r.texts))
+		for i, t := range r.texts {
+			items[i] = map[string]string{"type": "message", "role": "user", "content": t}
+		}
+		m["input"] = items
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := decodeResponsesRequest(b)
+		if err != nil {
+			t.Fatalf("re-encoded request rejected: %v", err)
+		}
+		if !sameRequest(r, again) {
+			t.Fatalf("round trip changed the request:\n%+v\n%+v", r, again)
+		}
+	})
+}
+
+// FuzzResponsesHandler runs whole /v1/responses requests through the
+// handler: whatever the body and fault header, it answers without
+// panicking and leaves no request running.
+func FuzzResponsesHandler(f *testing.F) {
+	f.Add([]byte(`{"input":"hi","max_output_tokens":4,"stream":true}`), "")
+	f.Add([]byte(`{"input":[{"role":"user","content":"hi"}],"max_output_tokens":3,"ignore_eos":true}`), "malformed-sse")
+	f.Add([]byte(`{"input":"x","stream":true}`), "error-event")
+	f.Add([]byte(`{"input":[`), "503")
+	s := newTestServer(f, func(c *Config) {
+		c.MaxModelLen = 64
+		c.ReasoningTokens = 2
+	})
+	f.Fuzz(func(t *testing.T, body []byte, fault string) {
+		run, w := serveOnce(t, s, "/v1/responses", string(body))
+		if fault != "" {
+			var fs faultSet
+			if parseFaultHeader(fault, &fs) != nil || fs.stall > 0 || fs.slowHeaders > 0 {
+				return
+			}
+			run, w = serveOnceHeader(t, s, "/v1/responses", string(body), FaultHeader, fault)
+		}
+		run()
+		if w.n == 0 && w.status == 0 && !hijackFault(fault) {
+			t.Fatalf("no response written for %q", body)
+		}
+		if r, q := s.adm.counts(); r != 0 || q != 0 {
+			t.Fatalf("running %d waiting %d after the request", r, q)
+		}
+	})
+}

@@ -30,13 +30,15 @@ func filler(k, c int) string { return fillers[(k+7*c)&63] }
 // constants, the choice index and the token text. It is not safe for
 // concurrent use; each request owns one (pooled with its state).
 type renderer struct {
-	llama   bool
-	chat    bool
-	id      string
-	head    []byte // vLLM: `data: {"id":…,"model":…,"object":…,"created":…,`
-	tail    []byte // llama.cpp chat: `,"created":…,"id":…,"model":…,"system_fingerprint":…,"object":…`; completions: without id
-	usage   []byte // the usage object, rendered by setUsage
-	timings []byte // llama.cpp timings object
+	llama     bool
+	chat      bool
+	responses bool // the Responses API (responses.go renders it)
+	msgIndex  int  // Responses: the message item's output_index
+	id        string
+	head      []byte // vLLM: `data: {"id":…,"model":…,"object":…,"created":…,`
+	tail      []byte // llama.cpp chat: `,"created":…,"id":…,"model":…,"system_fingerprint":…,"object":…`; completions: without id
+	usage     []byte // the usage object, rendered by setUsage
+	timings   []byte // llama.cpp timings object
 }
 
 const llamaFingerprint = "b9999-unknown"
@@ -78,6 +80,10 @@ func (r *renderer) init(llama, chat bool, id, model string, created int64) {
 // in ms of the latency model.
 func (r *renderer) setUsage(prompt, cached, completion, reasoning int, promptMS, predictedMS float64) {
 	u := r.usage[:0]
+	if r.responses {
+		r.usage = appendResponsesUsage(u, prompt, cached, completion, reasoning)
+		return
+	}
 	if r.llama {
 		u = append(u, `{"completion_tokens":`...)
 		u = strconv.AppendInt(u, int64(completion), 10)
@@ -281,6 +287,9 @@ type choiceText struct {
 
 // body appends a whole non-streamed response.
 func (r *renderer) body(b []byte, model string, created int64, choices []choiceText) []byte {
+	if r.responses {
+		return r.responsesBody(b, model, created, choices[0])
+	}
 	if r.llama {
 		b = append(b, `{"choices":[`...)
 		for c, ch := range choices {

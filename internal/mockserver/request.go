@@ -106,6 +106,62 @@ func decodeRequest(body []byte, chat bool) (request, error) {
 	return r, nil
 }
 
+// decodeResponsesRequest decodes a /v1/responses body: input as a string
+// or an array of message items (other item types count as no text),
+// instructions as one more message, max_output_tokens. It never panics on
+// any input (FuzzResponsesRequest).
+func decodeResponsesRequest(body []byte) (request, error) {
+	var w struct {
+		Model           string          `json:"model"`
+		Input           json.RawMessage `json:"input"`
+		Instructions    *string         `json:"instructions"`
+		MaxOutputTokens *int            `json:"max_output_tokens"`
+		IgnoreEOS       bool            `json:"ignore_eos"`
+		Stream          bool            `json:"stream"`
+	}
+	if err := json.Unmarshal(body, &w); err != nil {
+		if se, ok := errors.AsType[*json.SyntaxError](err); ok {
+			return request{}, &requestError{syntax: true, offset: se.Offset, msg: se.Error()}
+		}
+		return request{}, &requestError{msg: err.Error()}
+	}
+	r := request{chat: true, model: w.Model, maxTokens: -1, ignoreEOS: w.IgnoreEOS, stream: w.Stream, n: 1}
+	if w.MaxOutputTokens != nil {
+		if *w.MaxOutputTokens < 1 {
+			return request{}, &requestError{msg: fmt.Sprintf("max_output_tokens must be at least 1, got %d.", *w.MaxOutputTokens)}
+		}
+		r.maxTokens = *w.MaxOutputTokens
+	}
+	if w.Instructions != nil {
+		r.texts = append(r.texts, *w.Instructions)
+	}
+	in := bytes.TrimSpace(w.Input)
+	switch {
+	case len(in) > 0 && in[0] == '"':
+		var s string
+		if err := json.Unmarshal(in, &s); err != nil {
+			return request{}, &requestError{msg: "input: " + err.Error()}
+		}
+		r.texts = append(r.texts, s)
+	case len(in) > 0 && in[0] == '[':
+		var items []wireMessage
+		if err := json.Unmarshal(in, &items); err != nil {
+			return request{}, &requestError{msg: "input: " + err.Error()}
+		}
+		for i, m := range items {
+			t, err := decodeContent(m.Content)
+			if err != nil {
+				return request{}, &requestError{msg: fmt.Sprintf("input[%d].content: %v", i, err)}
+			}
+			r.texts = append(r.texts, t)
+		}
+	}
+	if len(r.texts) == 0 || len(in) == 0 || string(in) == "[]" {
+		return request{}, &requestError{msg: "input: required: a string or an array of input items"}
+	}
+	return r, nil
+}
+
 // decodeContent accepts a string, null, or an array of {"type":"text","text":…}
 // parts (other part types count as no text).
 func decodeContent(raw json.RawMessage) (string, error) {
@@ -125,7 +181,7 @@ func decodeContent(raw json.RawMessage) (string, error) {
 		}
 		var b []byte
 		for _, p := range parts {
-			if p.Type == "text" || p.Type == "" {
+			if p.Type == "text" || p.Type == "" || p.Type == "input_text" || p.Type == "output_text" {
 				b = append(b, p.Text...)
 			}
 		}

@@ -225,8 +225,9 @@ func (s *Server) wall(mono int64) int64 { return s.startNS + mono }
 
 func (s *Server) handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, true) })
-	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, false) })
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, apiChat) })
+	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, apiCompletions) })
+	mux.HandleFunc("POST /v1/responses", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, apiResponses) })
 	mux.HandleFunc("GET /v1/models", s.serveModels)
 	mux.HandleFunc("GET /health", s.serveHealth)
 	mux.HandleFunc("GET /metrics", s.serveMetrics)
@@ -380,8 +381,19 @@ func readBody(dst []byte, r *http.Request, maxBody int) ([]byte, error) {
 	}
 }
 
-// serveCompletion serves /v1/chat/completions (chat) and /v1/completions.
-func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bool) {
+// generationAPI is the shape of a text-generation endpoint.
+type generationAPI uint8
+
+const (
+	apiCompletions generationAPI = iota // /v1/completions
+	apiChat                             // /v1/chat/completions
+	apiResponses                        // /v1/responses (OpenAI shape in every flavor)
+)
+
+// serveCompletion serves /v1/chat/completions, /v1/completions and
+// /v1/responses.
+func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, api generationAPI) {
+	chat := api != apiCompletions // Responses input is messages, like chat
 	if !s.enter() {
 		return
 	}
@@ -447,7 +459,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	st.hs = httpSink{w: w}
 	st.raw = rawSink{w: w, buf: st.raw.buf}
 	st.h2 = r.ProtoMajor >= 2
-	llama := s.cfg.Flavor == FlavorLlamaCPP
+	llama := s.cfg.Flavor == FlavorLlamaCPP && api != apiResponses
 	defer s.finishLog(st)
 
 	if hv := r.Header.Get(FaultHeader); hv != "" {
@@ -472,7 +484,12 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		return
 	}
 
-	req, err := decodeRequest(st.body, chat)
+	var req request
+	if api == apiResponses {
+		req, err = decodeResponsesRequest(st.body)
+	} else {
+		req, err = decodeRequest(st.body, chat)
+	}
 	if err != nil {
 		s.writeRequestError(st, w, err)
 		return
@@ -534,9 +551,13 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	}
 
 	id := s.responseID(st, chat, seq)
+	if api == apiResponses {
+		id = "resp_" + id[len("chatcmpl-"):]
+	}
 	lg.ResponseID = id
 	created := s.wall(recv) / 1e9
 	st.rd.init(llama, chat, id, model, created)
+	st.rd.responses = api == apiResponses
 
 	ctx := r.Context()
 	if d := st.faults.slowHeaders; d > 0 {
@@ -595,9 +616,12 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	run := runInfo{req: &req, chat: chat, llama: llama, model: model, created: created, prompt: prompt,
 		cached: cached, reasoning: reasoning, total: total, admitted: admitted, first: first}
 	var reason string
-	if req.stream {
+	switch {
+	case req.stream && api == apiResponses:
+		reason = s.streamResponses(ctx, st, &run)
+	case req.stream:
 		reason = s.stream(ctx, st, &run)
-	} else {
+	default:
 		reason = s.nonStream(ctx, st, &run)
 	}
 	switch reason {

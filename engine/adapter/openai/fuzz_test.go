@@ -102,3 +102,63 @@ func depth(v any) int {
 	}
 	return 0
 }
+
+// FuzzResponsesEvent checks the Responses event parser against
+// encoding/json: it never panics, accepts every valid JSON object, and
+// captures exactly the delta of an output_text delta event.
+func FuzzResponsesEvent(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"response.output_text.delta","sequence_number":9,"item_id":"msg_1","output_index":1,"content_index":0,"delta":" a\n\u00e9","logprobs":[]}`,
+		`{"type":"response.reasoning_text.delta","delta":"x"}`,
+		`{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":3,"input_tokens_details":{"cached_tokens":1},"output_tokens":2,"output_tokens_details":{"reasoning_tokens":1}}}}`,
+		`{"type":"response.incomplete","response":{"status":"incomplete","incomplete_details":{"reason":"content_filter"}}}`,
+		`{"type":"error","code":"server_error","message":"x"}`, `{"type":"response.failed","response":{"error":{"code":"e","message":"m"}}}`,
+		`{"delta":"no type"}`, `[]`, `{"type":1}`,
+	} {
+		f.Add([]byte(s), false)
+		f.Add([]byte(s), true)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, whole bool) {
+		in := newInst(t, Responses)
+		in.Open(1, adapter.OpenStream|adapter.OpenCaptureText)
+		ev := adapter.Event{Data: b}
+		if whole {
+			ev.Flags = adapter.EventWholeBody
+		}
+		recs, err := in.Parse(1, &adapter.Batch{Events: []adapter.Event{ev}}, nil)
+		var fin adapter.Final
+		in.Close(1, &fin)
+		for _, r := range recs {
+			if r.Event != 0 {
+				t.Fatalf("record for event %d", r.Event)
+			}
+		}
+		var v any
+		if json.Unmarshal(b, &v) != nil {
+			return
+		}
+		obj, isObj := v.(map[string]any)
+		if !isObj {
+			if err == nil && len(recs) > 0 {
+				t.Fatalf("non-object %q gave records %+v", b, recs)
+			}
+			return
+		}
+		if err != nil {
+			if depth(v) > 60 {
+				return
+			}
+			t.Fatalf("valid JSON object %q rejected: %v", b, err)
+		}
+		if whole || !utf8.Valid(b) {
+			return
+		}
+		want := ""
+		if obj["type"] == "response.output_text.delta" {
+			want, _ = obj["delta"].(string)
+		}
+		if string(fin.Text) != want {
+			t.Fatalf("%q: captured %q, encoding/json %q", b, fin.Text, want)
+		}
+	})
+}

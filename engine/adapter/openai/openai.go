@@ -1,10 +1,15 @@
 // Package openai is the native endpoint adapter for OpenAI-compatible
-// servers: /v1/chat/completions and /v1/completions, streaming and not. It
+// servers: /v1/chat/completions, /v1/completions and the Responses API
+// (/v1/responses), streaming and not. For chat and completions it
 // reads the shapes of vLLM, SGLang, llama.cpp and OpenAI itself: role
 // chunks, "usage": null on every chunk, usage on the finish chunk or on a
 // separate "choices": [] chunk, reasoning_content / reasoning, tool calls,
 // n > 1 choices, {"error": …} inside a 200 stream, keep-alive comments and
-// [DONE].
+// [DONE]. For the Responses API it reads the typed event stream (an
+// "event:" line before each data line, no [DONE]): output-text, reasoning,
+// refusal and function-call-argument deltas carry tokens; every other
+// event is an envelope; usage and the finish come from response.completed
+// (or response.incomplete / response.failed).
 //
 // Parsing uses a small allocation-free JSON scanner instead of
 // encoding/json (see BenchmarkParseChunk for the difference).
@@ -27,6 +32,7 @@ type Endpoint uint8
 const (
 	Chat        Endpoint = iota // /v1/chat/completions
 	Completions                 // /v1/completions
+	Responses                   // /v1/responses
 )
 
 // Adapter is the native OpenAI adapter. The zero value is the chat adapter.
@@ -39,8 +45,11 @@ var _ adapter.Adapter = Adapter{}
 
 // Info implements adapter.Adapter.
 func (a Adapter) Info() adapter.Info {
-	if a.Endpoint == Completions {
+	switch a.Endpoint {
+	case Completions:
 		return adapter.Info{Name: "openai-completions", Version: "1", Path: "/v1/completions", Framing: adapter.FramingSSE}
+	case Responses:
+		return adapter.Info{Name: "openai-responses", Version: "1", Path: "/v1/responses", Framing: adapter.FramingSSE}
 	}
 	return adapter.Info{Name: "openai-chat", Version: "1", Path: "/v1/chat/completions", Framing: adapter.FramingSSE}
 }
@@ -54,6 +63,9 @@ func (a Adapter) NewInstance(cfg *adapter.Config) (adapter.Instance, error) {
 	}
 	in := &Instance{ep: a.Endpoint, cfg: *cfg, streams: map[uint32]*stream{}}
 	in.maxField = "max_tokens"
+	if a.Endpoint == Responses {
+		in.maxField = "max_output_tokens"
+	}
 	if f := cfg.Options["max_tokens_field"]; f != "" {
 		in.maxField = f
 	}
@@ -111,6 +123,9 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 		// A verbatim payload is sent as-is.
 		out.Body = append(out.Body, raw.Payload...)
 		return nil
+	}
+	if in.ep == Responses {
+		return in.buildResponses(b, &raw, stream, out)
 	}
 	body := append(out.Body, `{"model":`...)
 	body = jsonx.AppendString(body, in.cfg.Model)
@@ -245,6 +260,7 @@ func (in *Instance) Open(ctx uint32, flags adapter.OpenFlags) error {
 	st.errMsg = st.errMsg[:0]
 	st.extras = st.extras[:0]
 	st.choices = 0
+	st.tool = false
 	in.streams[ctx] = st
 	return nil
 }
@@ -257,7 +273,11 @@ func (in *Instance) Parse(ctx uint32, batch *adapter.Batch, dst []adapter.Record
 	}
 	for i := range batch.Events {
 		var err error
-		dst, err = st.parseEvent(&batch.Events[i], batch.First+uint32(i), dst)
+		if in.ep == Responses {
+			dst, err = st.parseResponsesEvent(&batch.Events[i], batch.First+uint32(i), dst)
+		} else {
+			dst, err = st.parseEvent(&batch.Events[i], batch.First+uint32(i), dst)
+		}
 		if err != nil {
 			return dst, fmt.Errorf("event %d: %w", batch.First+uint32(i), err)
 		}

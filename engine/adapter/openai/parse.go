@@ -22,6 +22,7 @@ type stream struct {
 	errMsg  []byte
 	extras  []byte
 	choices uint32
+	tool    bool // Responses: a function call was streamed
 }
 
 // choiceAcc collects one choice object's fields before its index is known.

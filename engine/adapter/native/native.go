@@ -1,0 +1,50 @@
+// Package native lists the endpoint adapters compiled into reprise (as
+// opposed to the sandboxed Wasm adapters of package wasm): the names
+// --endpoint accepts for them, what each speaks and its default path.
+// [List] builds the table on every call; there is no global registry.
+package native
+
+import (
+	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/engine/adapter/openai"
+)
+
+// Endpoint is one native endpoint adapter.
+type Endpoint struct {
+	// Name is what --endpoint takes, e.g. "responses".
+	Name string
+	// API says in a few words what the adapter speaks.
+	API string
+	// Adapter is the adapter; it is safe for concurrent use.
+	Adapter adapter.Adapter
+}
+
+// List returns the native endpoints in the order `reprise adapters list`
+// shows them. The caller owns the slice.
+func List() []Endpoint {
+	return []Endpoint{
+		{Name: "chat", API: "OpenAI chat completions", Adapter: openai.Adapter{Endpoint: openai.Chat}},
+		{Name: "completions", API: "OpenAI completions", Adapter: openai.Adapter{Endpoint: openai.Completions}},
+		{Name: "responses", API: "OpenAI Responses API", Adapter: openai.Adapter{Endpoint: openai.Responses}},
+	}
+}
+
+// Lookup returns the native endpoint called name.
+func Lookup(name string) (Endpoint, bool) {
+	for _, e := range List() {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return Endpoint{}, false
+}
+
+// Names returns the native endpoints' names.
+func Names() []string {
+	l := List()
+	out := make([]string, len(l))
+	for i, e := range l {
+		out[i] = e.Name
+	}
+	return out
+}

@@ -1,0 +1,330 @@
+// Hot path: the token loop of a streamed Responses API answer; its
+// allocation budget is TestStreamAllocs' responses case.
+
+package mockserver
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/reprise-bench/reprise/internal/jsonx"
+)
+
+// The Responses API stream (as vLLM writes it, docs/format/mock-server.md):
+// response.created and response.in_progress when the request is admitted,
+// then per output item (a reasoning item when the server reasons, then the
+// message) output_item.added, the deltas, the done events carrying the
+// whole text, output_item.done; last response.completed, or
+// response.incomplete when max_output_tokens ended it, with the usage.
+// Every event is "event: TYPE\ndata: {...}\n\n" and there is no [DONE].
+
+// appendResponsesUsage appends a Responses usage object.
+func appendResponsesUsage(u []byte, prompt, cached, completion, reasoning int) []byte {
+	u = append(u, `{"input_tokens":`...)
+	u = strconv.AppendInt(u, int64(prompt), 10)
+	u = append(u, `,"input_tokens_details":{"cached_tokens":`...)
+	u = strconv.AppendInt(u, int64(cached), 10)
+	u = append(u, `},"output_tokens":`...)
+	u = strconv.AppendInt(u, int64(completion), 10)
+	u = append(u, `,"output_tokens_details":{"reasoning_tokens":`...)
+	u = strconv.AppendInt(u, int64(reasoning), 10)
+	u = append(u, `},"total_tokens":`...)
+	u = strconv.AppendInt(u, int64(prompt+completion), 10)
+	return append(u, '}')
+}
+
+// respEvent appends an event's header up to and including its
+// sequence_number: `event: T\ndata: {"type":"T","sequence_number":n`.
+func respEvent(b []byte, typ string, seq int) []byte {
+	b = append(b, "event: "...)
+	b = append(b, typ...)
+	b = append(b, "\ndata: {\"type\":\""...)
+	b = append(b, typ...)
+	b = append(b, `","sequence_number":`...)
+	return strconv.AppendInt(b, int64(seq), 10)
+}
+
+// itemID appends a reasoning ("rs_") or message ("msg_") item id.
+func (r *renderer) itemID(b []byte, reasoning bool) []byte {
+	if reasoning {
+		b = append(b, "rs_"...)
+	} else {
+		b = append(b, "msg_"...)
+	}
+	return append(b, r.id[len("resp_"):]...)
+}
+
+// respItem appends an output item: reasoning (tokens [0, r)) or the
+// message (tokens [from, to)); done with its text, else empty.
+func (r *renderer) respItem(b []byte, reasoning bool, from, to int, done bool) []byte {
+	b = append(b, `{"id":"`...)
+	b = r.itemID(b, reasoning)
+	if reasoning {
+		b = append(b, `","type":"reasoning","summary":[],"content":[`...)
+		if done {
+			b = append(b, `{"type":"reasoning_text","text":"`...)
+			b = appendFiller(b, 0, from, to)
+			b = append(b, `"}`...)
+		}
+		return append(b, "]}"...)
+	}
+	status := `in_progress`
+	if done {
+		status = `completed`
+	}
+	b = append(b, `","type":"message","role":"assistant","status":"`...)
+	b = append(b, status...)
+	b = append(b, `","content":[`...)
+	if done {
+		b = append(b, `{"type":"output_text","text":"`...)
+		b = appendFiller(b, 0, from, to)
+		b = append(b, `","annotations":[]}`...)
+	}
+	return append(b, "]}"...)
+}
+
+// respObject appends the response object. final: status and usage as
+// they end (length: incomplete), with the output items; else in_progress
+// with no output and null usage.
+func (r *renderer) respObject(b []byte, model string, created int64, ch choiceText, final bool) []byte {
+	b = append(b, `{"id":"`...)
+	b = append(b, r.id...)
+	b = append(b, `","object":"response","created_at":`...)
+	b = strconv.AppendInt(b, created, 10)
+	switch {
+	case !final:
+		b = append(b, `,"status":"in_progress","incomplete_details":null`...)
+	case ch.finish == "length":
+		b = append(b, `,"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"}`...)
+	default:
+		b = append(b, `,"status":"completed","incomplete_details":null`...)
+	}
+	b = append(b, `,"model":"`...)
+	b = jsonx.AppendContents(b, model)
+	b = append(b, `","output":[`...)
+	if final {
+		if ch.reasoning > 0 {
+			b = r.respItem(b, true, 0, ch.reasoning, true)
+			b = append(b, ',')
+		}
+		b = r.respItem(b, false, ch.reasoning, ch.reasoning+ch.content, true)
+	}
+	b = append(b, `],"usage":`...)
+	if final {
+		b = append(b, r.usage...)
+	} else {
+		b = append(b, "null"...)
+	}
+	return append(b, '}')
+}
+
+// responsesBody appends a whole non-streamed Responses answer.
+func (r *renderer) responsesBody(b []byte, model string, created int64, ch choiceText) []byte {
+	return r.respObject(b, model, created, ch, true)
+}
+
+// respDelta appends an output_text or reasoning_text delta of token k.
+func (r *renderer) respDelta(b []byte, seq, k int, reasoning bool) []byte {
+	if reasoning {
+		b = respEvent(b, "response.reasoning_text.delta", seq)
+	} else {
+		b = respEvent(b, "response.output_text.delta", seq)
+	}
+	b = append(b, `,"item_id":"`...)
+	b = r.itemID(b, reasoning)
+	if reasoning {
+		b = append(b, `","output_index":0,"content_index":0,"delta":"`...)
+	} else {
+		b = append(b, `","output_index":`...)
+		b = strconv.AppendInt(b, int64(r.msgIndex), 10)
+		b = append(b, `,"content_index":0,"delta":"`...)
+	}
+	b = append(b, filler(k, 0)...)
+	if reasoning {
+		return append(b, "\"}\n\n"...)
+	}
+	return append(b, "\",\"logprobs\":[]}\n\n"...)
+}
+
+// streamResponses writes a streamed Responses answer and returns its
+// finish reason ("" when it did not finish). Faults strike as in stream:
+// after half the tokens (stall, malformed event, error event, reset).
+func (s *Server) streamResponses(ctx context.Context, st *reqState, run *runInfo) string {
+	sk := &st.hs
+	s.setHeaders(st.hs.w.Header(), true)
+	lg := &st.log
+	lg.Status = http.StatusOK
+	rd := &st.rd
+	total := st.lens[0]
+	R := min(s.cfg.ReasoningTokens, total)
+	rd.msgIndex = 0
+	if R > 0 {
+		rd.msgIndex = 1
+	}
+	ch := choiceText{reasoning: R, content: total - R, finish: st.finish[0]}
+	seq := 0
+	env := func(typ string) bool { // an envelope event with the in-progress response
+		st.buf = respEvent(st.buf[:0], typ, seq)
+		st.buf = append(st.buf, `,"response":`...)
+		st.buf = rd.respObject(st.buf, run.model, run.created, ch, false)
+		st.buf = append(st.buf, "}\n\n"...)
+		seq++
+		return s.emit(st, sk, EventEnvelope, 0)
+	}
+	item := func(typ string, index int, reasoning bool, from, to int, done bool) bool {
+		st.buf = respEvent(st.buf[:0], typ, seq)
+		st.buf = append(st.buf, `,"output_index":`...)
+		st.buf = strconv.AppendInt(st.buf, int64(index), 10)
+		st.buf = append(st.buf, `,"item":`...)
+		st.buf = rd.respItem(st.buf, reasoning, from, to, done)
+		st.buf = append(st.buf, "}\n\n"...)
+		seq++
+		return s.emit(st, sk, EventEnvelope, 0)
+	}
+	// part: an added part (mode 0), a text done event (1), a part done (2).
+	part := func(typ string, reasoning bool, from, to int, mode int) bool {
+		st.buf = respEvent(st.buf[:0], typ, seq)
+		st.buf = append(st.buf, `,"item_id":"`...)
+		st.buf = rd.itemID(st.buf, reasoning)
+		st.buf = append(st.buf, `","output_index":`...)
+		idx := rd.msgIndex
+		if reasoning {
+			idx = 0
+		}
+		st.buf = strconv.AppendInt(st.buf, int64(idx), 10)
+		st.buf = append(st.buf, `,"content_index":0`...)
+		switch {
+		case mode == 1:
+			st.buf = append(st.buf, `,"text":"`...)
+			st.buf = appendFiller(st.buf, 0, from, to)
+			st.buf = append(st.buf, '"')
+		case mode == 2:
+			st.buf = append(st.buf, `,"part":{"type":"output_text","text":"`...)
+			st.buf = appendFiller(st.buf, 0, from, to)
+			st.buf = append(st.buf, `","annotations":[]}`...)
+		case reasoning:
+			st.buf = append(st.buf, `,"part":{"type":"reasoning_text","text":""}`...)
+		default:
+			st.buf = append(st.buf, `,"part":{"type":"output_text","text":"","annotations":[]}`...)
+		}
+		st.buf = append(st.buf, "}\n\n"...)
+		seq++
+		return s.emit(st, sk, EventEnvelope, 0)
+	}
+	// Admitted: the envelopes go out before prefill ends.
+	st.due = run.admitted
+	if !env("response.created") || !env("response.in_progress") || !s.flushPending(st, sk) {
+		return ""
+	}
+	faultAt := -1
+	if st.faults.midStream() {
+		faultAt = max(total/2, 1) - 1
+	}
+	off := run.first
+	decodeStart := off
+	for k := range total {
+		if k > 0 {
+			off += s.timing.interToken(int(s.running.Load()), st.rng)
+		}
+		due := run.admitted + int64(off)
+		if due != st.due && !s.flushPending(st, sk) {
+			return ""
+		}
+		st.due = due
+		if !s.sleepUntil(ctx, st, st.due) {
+			return ""
+		}
+		reasoning := k < R
+		if k == 0 && reasoning && !item("response.output_item.added", 0, true, 0, 0, false) {
+			return ""
+		}
+		if k == R {
+			if R > 0 && (!part("response.reasoning_text.done", true, 0, R, 1) ||
+				!item("response.output_item.done", 0, true, 0, R, true)) {
+				return ""
+			}
+			if !item("response.output_item.added", rd.msgIndex, false, 0, 0, false) ||
+				!part("response.content_part.added", false, 0, 0, 0) {
+				return ""
+			}
+		}
+		st.buf = rd.respDelta(st.buf[:0], seq, k, reasoning)
+		seq++
+		kind := EventContent
+		if reasoning {
+			kind = EventReasoning
+			lg.ReasoningTokens++
+		}
+		if !s.emit(st, sk, kind, 0) {
+			return ""
+		}
+		lg.OutputTokens = k + 1
+		if k > 0 {
+			s.met.itl.observe(off - prevOff(st, 0))
+		}
+		st.setPrev(0, off)
+		s.met.generationTokens.Add(1)
+		if k == faultAt {
+			if !s.flushPending(st, sk) {
+				return ""
+			}
+			if d := st.faults.stall; d > 0 {
+				off = max(off, time.Duration(s.mono()-run.admitted)) + d
+				if k == total-1 {
+					st.due = run.admitted + int64(off)
+					if !s.sleepUntil(ctx, st, st.due) {
+						return ""
+					}
+				}
+			}
+			if st.faults.malformed {
+				st.buf = append(st.buf[:0], "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\n\n"...)
+				if !s.emit(st, sk, EventMalformed, 0) {
+					return ""
+				}
+			}
+			if st.faults.errorEvent {
+				lg.Error = "injected error event"
+				st.buf = respEvent(st.buf[:0], "error", seq)
+				st.buf = append(st.buf, `,"code":"server_error","message":"Internal error while generating (injected by reprise mock-server).","param":null}`+"\n\n"...)
+				s.emit(st, sk, EventError, 0)
+				s.flushPending(st, sk)
+				return ""
+			}
+			if st.faults.resetMid {
+				lg.Error = "injected reset"
+				sk.reset()
+				s.event(st, EventReset, 0, nil)
+				return ""
+			}
+		}
+	}
+	s.met.decodeNS.Add(int64(off - decodeStart))
+	if R == total { // all reasoning: close the reasoning item, open an empty message
+		if !part("response.reasoning_text.done", true, 0, R, 1) || !item("response.output_item.done", 0, true, 0, R, true) ||
+			!item("response.output_item.added", rd.msgIndex, false, 0, 0, false) || !part("response.content_part.added", false, 0, 0, 0) {
+			return ""
+		}
+	}
+	if !part("response.output_text.done", false, R, total, 1) ||
+		!part("response.content_part.done", false, R, total, 2) ||
+		!item("response.output_item.done", rd.msgIndex, false, R, total, true) {
+		return ""
+	}
+	rd.setUsage(run.prompt, run.cached, run.total, run.reasoning, ms(run.first), ms(off-decodeStart))
+	typ := "response.completed"
+	if ch.finish == "length" {
+		typ = "response.incomplete"
+	}
+	st.buf = respEvent(st.buf[:0], typ, seq)
+	st.buf = append(st.buf, `,"response":`...)
+	st.buf = rd.respObject(st.buf, run.model, run.created, ch, true)
+	st.buf = append(st.buf, "}\n\n"...)
+	if !s.emit(st, sk, EventUsage, 0) || !s.flushPending(st, sk) {
+		return ""
+	}
+	lg.FinishReason = ch.finish
+	return ch.finish
+}
