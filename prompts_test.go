@@ -51,6 +51,15 @@ type historyRun struct {
 // does.
 func replaySessions(t *testing.T, text string, f trace.Format, mode engine.ContextMode, ep openai.Endpoint) (*historyRun, error) {
 	t.Helper()
+	rc := replay.NewConfig()
+	rc.Speedup = 100
+	rc.Grace = time.Second
+	return replayText(t, text, f, mode, ep, rc)
+}
+
+// replayText is replaySessions with the schedule's configuration rc.
+func replayText(t *testing.T, text string, f trace.Format, mode engine.ContextMode, ep openai.Endpoint, rc replay.Config) (*historyRun, error) {
+	t.Helper()
 	tok, err := tokenizer.Builtin()
 	if err != nil {
 		t.Fatal(err)
@@ -83,9 +92,6 @@ func replaySessions(t *testing.T, text string, f trace.Format, mode engine.Conte
 	ec.Adapter = openai.Adapter{Endpoint: ep}
 	ec.AdapterConfig = adapter.Config{Model: mockserver.DefaultModel, Stream: true, IncludeUsage: true, IgnoreEOS: true}
 	ec.Counter = tok
-	rc := replay.NewConfig()
-	rc.Speedup = 100
-	rc.Grace = time.Second
 	plan, err := replay.NewPlan(rc, rows)
 	if err != nil {
 		t.Fatal(err)

@@ -430,6 +430,7 @@ func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
 		}
 	}
 	r.BytesSent = int64(len(p.Body))
+	j.Failed = !r.OK() // a dependent request's dependents are then not sent
 	rn.prog.inflight.Add(-1)
 	rn.prog.done.Add(1)
 	if !r.OK() {
@@ -479,6 +480,9 @@ func (rn *runner) skipRecord(sk *skipped, r *record.Request) {
 	r.TraceRow, r.SessionID = sk.traceRow, sk.session
 	r.ErrorKind = record.ErrNotDelivered
 	r.ErrorMessage = "dropped by --late skip"
+	if j.DepFailed {
+		r.ErrorMessage = "not sent: a request it depends on failed or was not sent"
+	}
 	r.ServerPromptTokens, r.ServerCompletionTokens, r.ServerReasoningTokens, r.ServerCachedTokens = -1, -1, -1, -1
 	r.ExpectedCachedTokens = -1
 	r.ServerMinusClientOutputTokens = record.NoTokenDiff

@@ -32,6 +32,30 @@ const (
 	DefaultRequestCount = 10
 	// DefaultSeed seeds the arrival generators.
 	DefaultSeed = 1
+	// DefaultDependencies is the timing policy of dependent requests.
+	DefaultDependencies = DepsOpen
+)
+
+// DepPolicy is the timing policy of a trace's dependent requests
+// (trace.Row.WaitFor; design 0008). Roots (rows that wait for nothing)
+// are due at their timestamps under every policy.
+type DepPolicy string
+
+// The dependency timing policies.
+const (
+	// DepsOpen sends a dependent row at the later of its own timestamp
+	// (when it has one) and its dependencies' completion plus its delay
+	// and tool time: the recorded timeline, but dependencies win. The
+	// part of the wait caused by the dependencies is [Job.SessionDelayNS],
+	// not lateness.
+	DepsOpen DepPolicy = "open"
+	// DepsClosed sends a dependent row its delay and tool time after its
+	// last dependency completed, ignoring its own timestamp.
+	DepsClosed DepPolicy = "closed"
+	// DepsStrict sends every row at its timestamp and ignores the
+	// dependencies; every row needs a timestamp. Faithful only for
+	// self-contained prompts.
+	DepsStrict DepPolicy = "strict"
 )
 
 // Mode is the timing mode. The zero value [ModeAuto] picks one from the
@@ -149,6 +173,10 @@ type Config struct {
 	// Senders is the number of long-lived sender goroutines; 0 leaves it to
 	// [Config.SendersOrDefault].
 	Senders int
+	// Dependencies is the timing policy of a trace's dependent requests
+	// (rows with trace.Row.WaitFor). It changes nothing for a trace
+	// without them.
+	Dependencies DepPolicy
 }
 
 // SendersOrDefault returns the number of long-lived sender goroutines a
@@ -167,7 +195,7 @@ func (c *Config) SendersOrDefault() int {
 
 // NewConfig returns a Config with the documented defaults: auto-offset on,
 // speedup 1, Poisson arrivals with smoothness 1, grace 30 s, late policy
-// burst with a 1 ms threshold, seed 1.
+// burst with a 1 ms threshold, seed 1, dependencies open.
 func NewConfig() Config {
 	return Config{
 		AutoOffset:    true,
@@ -178,6 +206,7 @@ func NewConfig() Config {
 		Late:          DefaultLate,
 		LateThreshold: DefaultLateThreshold,
 		Seed:          DefaultSeed,
+		Dependencies:  DefaultDependencies,
 	}
 }
 
@@ -201,6 +230,11 @@ func (c *Config) Validate() error {
 	case LateBurst, LateShift, LateSkip:
 	default:
 		bad("Late", "{Late} %q: want burst, shift or skip", c.Late)
+	}
+	switch c.Dependencies {
+	case "", DepsOpen, DepsClosed, DepsStrict:
+	default:
+		bad("Dependencies", "{Dependencies} %q: want open, closed or strict", c.Dependencies)
 	}
 	finitePos := func(field string, v float64, zeroOK bool) {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || (v == 0 && !zeroOK) {

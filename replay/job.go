@@ -54,6 +54,13 @@ type Job struct {
 	Late    bool
 	Waited  bool
 	Skipped bool
+	// DepFailed reports, on a skipped job, that it was not sent because a
+	// request it depends on failed or was skipped (design 0008).
+	DepFailed bool
+	// Failed is set by the [Handler] before Handle returns when the
+	// request failed; in a plan with dependent requests its dependents
+	// are then skipped (DepFailed) instead of sent.
+	Failed bool
 
 	clock *Clock // the run's clock, for NowNS
 }

@@ -39,6 +39,16 @@ type Plan struct {
 	delay []int64
 	kept  int // rows inside the offset window
 
+	// Dependencies (design 0008, dag.go); dag false for a trace without
+	// them. succ[succStart[i]:succStart[i+1]] are the items waiting for
+	// item i, npred[i] the number of items i waits for; tasks is the
+	// number of tasks (connected parts), which are the plan's sessions.
+	dag       bool
+	succStart []int32
+	succ      []int32
+	npred     []int32
+	tasks     int
+
 	// A streamed plan (NewStreamPlan) has no rows and no per-row arrays:
 	// win reads the rows while the run goes, the sessions are the kept
 	// rows first, first+1, … (n of them), and a fixed-schedule row's send
@@ -85,6 +95,13 @@ func NewPlan(cfg Config, rows []trace.Row) (*Plan, error) {
 		return nil, errors.Join(errs...)
 	}
 	p := &Plan{cfg: cfg, mode: mode, rows: rows, limit: cfg.RequestCount}
+	if hasDeps(rows) {
+		p.dag = true
+		if err := p.buildDAG(); err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
 	if err := p.build(); err != nil {
 		return nil, err
 	}
@@ -112,8 +129,27 @@ func (p *Plan) Requests() int { return p.requests }
 func (p *Plan) Senders() int { return p.cfg.SendersOrDefault() }
 
 // Sessions returns the number of sessions in the trace after the offset
-// window (a synthetic load: 0).
-func (p *Plan) Sessions() int { return int(p.sessions()) }
+// window (a synthetic load: 0); for a trace with dependent requests, the
+// number of tasks.
+func (p *Plan) Sessions() int {
+	if p.dag {
+		return p.tasks
+	}
+	return int(p.sessions())
+}
+
+// Dependent reports whether the plan's trace has dependent requests
+// (trace.Row.WaitFor), replayed under [Config.Dependencies].
+func (p *Plan) Dependent() bool { return p.dag }
+
+// Task returns the 0-based task of item in a plan with dependent requests
+// (the connected part of the graph it belongs to), else -1.
+func (p *Plan) Task(item int) int {
+	if !p.dag || item < 0 || item >= len(p.sessOf) {
+		return -1
+	}
+	return int(p.sessOf[item])
+}
 
 func (p *Plan) build() error {
 	c := &p.cfg

@@ -70,6 +70,7 @@ const (
 	evTurn    uint8 = iota // a session's next turn (item) is due
 	evUser                 // a user-centric user starts (item = its first turn)
 	evSession              // closed loop / ramp step: start one more session
+	evSkip                 // a dependent item whose dependency failed: skip it
 )
 
 type event struct {
@@ -88,6 +89,7 @@ type sender struct {
 	job  Job
 	wake chan struct{}
 	id   int32
+	rel  []int32 // completeDAG's reusable list of released items
 	_    [64]byte
 }
 
@@ -139,6 +141,17 @@ type runner struct {
 	blockedDue  int64
 	blockedSlot bool
 	scratch     []event // fireDueTurns' reusable buffer
+
+	// Dependencies (dag.go), nil without them: pend counts each item's
+	// dependencies not yet completed, doomed marks an item one of whose
+	// dependencies failed or was skipped, taskLeft counts each task's
+	// items not yet done, and taskStarted (dispatcher only) marks the
+	// tasks whose first request went out.
+	pend        []atomic.Int32
+	doomed      []atomic.Bool
+	taskLeft    []atomic.Int32
+	taskStarted []bool
+	skipStack   []int32 // skipDAG's reusable stack
 }
 
 // run runs the plan with the sleeper newSleeper returns, its times on clk
@@ -202,7 +215,19 @@ func newRunner(p *Plan, h Handler, sl sleeper, clk *Clock, wall0 int64, hctx con
 	r.idle = newIdleStack(n)
 	r.posts = newRing[event](max(1024, 4*n))
 	r.heap = make([]event, 0, max(64, len(p.users)+64))
-	r.dynamic = p.next != nil || p.mode == ModeConcurrency || p.mode == ModeUserCentric
+	r.dynamic = p.next != nil || p.dag || p.mode == ModeConcurrency || p.mode == ModeUserCentric
+	if p.dag {
+		r.pend = make([]atomic.Int32, len(p.npred))
+		for i, n := range p.npred {
+			r.pend[i].Store(n)
+		}
+		r.doomed = make([]atomic.Bool, len(p.npred))
+		r.taskLeft = make([]atomic.Int32, p.tasks)
+		for t, n := range p.sessLen {
+			r.taskLeft[t].Store(n)
+		}
+		r.taskStarted = make([]bool, p.tasks)
+	}
 	if p.mode == ModeRate {
 		r.gaps = newGapSampler(p.cfg.Arrival, p.cfg.Smoothness, p.cfg.Seed)
 		r.tickAt = rampTime(0, p.cfg.RequestRate, p.cfg.RateRamp)
@@ -431,6 +456,12 @@ const noItem = -1
 func (r *runner) fire(item int32, intended, sd int64, run uint64) fireResult {
 	c := r.cfg
 	newSession := run == 0
+	if r.p.dag {
+		// A task is the session: it starts with its first request.
+		task := r.p.sessOf[item]
+		newSession = !r.taskStarted[task]
+		run = uint64(task) + 1
+	}
 	lateSkip := c.Late == LateSkip && r.sl.now()-intended > int64(c.LateThreshold)
 	var sid int32 = -1
 	capped := newSession && c.Concurrency > 0 && r.p.mode != ModeConcurrency && r.active.Load() >= int64(c.Concurrency)
@@ -476,6 +507,9 @@ func (r *runner) fire(item int32, intended, sd int64, run uint64) fireResult {
 	}
 	if newSession {
 		r.active.Add(1)
+		if r.p.dag {
+			r.taskStarted[r.p.sessOf[item]] = true
+		}
 	}
 	j.Sender = int(sid)
 	j.Waited = r.blockedDue == intended
@@ -498,6 +532,9 @@ func (r *runner) fire(item int32, intended, sd int64, run uint64) fireResult {
 // already in flight (newSession false) ends here: its slot is released
 // and, in the closed loop, a replacement session is started.
 func (r *runner) skip(item int32, intended, sd int64, run uint64) bool {
+	if r.p.dag {
+		return r.skipDAG(item, intended, false)
+	}
 	newSession := run == 0
 	if newSession {
 		run = r.runs.Add(1)
@@ -555,6 +592,9 @@ func (r *runner) senderLoop(s *sender) {
 // (returns true with s.job refilled), else post it to the dispatcher. At
 // a session's end in the closed loop it starts the next session here.
 func (r *runner) complete(s *sender) bool {
+	if r.p.dag {
+		return r.completeDAG(s)
+	}
 	j := &s.job
 	now := r.sl.now()
 	r.st.completed.Add(1)
@@ -759,6 +799,11 @@ func (r *runner) fireNext(src source, due int64) fireResult {
 				if ns, ok := r.takeSession(); ok {
 					r.push(event{due: e.due + max(1, turns)*p.gap, item: r.firstItem(ns), kind: evUser})
 				}
+			}
+		case evSkip:
+			res = fired
+			if !r.skipDAG(e.item, e.due, true) {
+				res = stopped
 			}
 		default: // evSession
 			res = r.fire(noItem, e.due, 0, 0)

@@ -49,9 +49,10 @@ func NewSurvey(cfg Config) *Survey { return &Survey{cfg: cfg, zero: -1} }
 // nothing of row.
 func (s *Survey) Add(row *trace.Row) {
 	s.rows++
-	if row.Turn > 0 || row.ParentID >= 0 {
-		// A later turn (or, conservatively, any row with a parent):
-		// sessions of two or more turns need the plan's session arrays.
+	if row.Turn > 0 || row.ParentID >= 0 || row.WaitFor != nil {
+		// A later turn (or, conservatively, any row with a parent or a
+		// dependency): sessions of two or more turns and dependent
+		// requests need the plan's per-row arrays.
 		s.multi = true
 	}
 	if !row.HasOffset {

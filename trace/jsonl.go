@@ -6,6 +6,8 @@ package trace
 import (
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -32,6 +34,9 @@ const (
 	hPayload
 	hExtra
 	hHeaders
+	hRequestID
+	hWaitFor
+	hToolWait
 )
 
 // extKeys are the AIPerf extension keys carried verbatim in Row.Raw, with
@@ -64,6 +69,9 @@ type jsonFields struct {
 	turn       []byte
 	typ        []byte // decoded
 	ttp        []byte // time_to_parent_chat
+	requestID  []byte // request_id
+	waitFor    []byte // wait_for
+	toolWait   []byte // tool_wait_ms
 	ext        [len(extKeys)][]byte
 	dupAliases string // first alias clash seen, for the message
 }
@@ -77,7 +85,15 @@ type jsonlDecoder struct {
 	// chats maps a Bailian chat_id to its session (root chat_id as a
 	// string) and depth; it grows with the number of rows.
 	chats map[int64]chatNode
+	// reqs maps an agentic row's RequestID to its line; it grows with
+	// the rows that have one.
+	reqs    map[int64]int64
+	waitBuf []int64
 }
+
+// stringIDBase is the smallest RequestID of a request_id that is a
+// string other than decimal digits (see requestID).
+const stringIDBase = 1 << 62
 
 type chatNode struct {
 	session string
@@ -232,6 +248,15 @@ func (d *jsonlDecoder) scan(b []byte, row *Row) error {
 			case "time_to_parent_chat":
 				f.has |= hTTP
 				f.ttp = v
+			case "request_id":
+				f.has |= hRequestID
+				f.requestID = v
+			case "wait_for":
+				f.has |= hWaitFor
+				f.waitFor = v
+			case "tool_wait_ms":
+				f.has |= hToolWait
+				f.toolWait = v
 			default:
 				for k := range extKeys {
 					if string(key) == extKeys[k].name {
@@ -434,7 +459,121 @@ func (d *jsonlDecoder) mooncakeRow(row *Row) error {
 			row.SessionID, row.Turn = d.sessions.turn(s)
 		}
 	}
+	if f.has&hToolWait != 0 {
+		t, err := d.timeValue("tool_wait_ms", f.toolWait, 6, "milliseconds")
+		if err != nil {
+			return err
+		}
+		row.ToolWait = t
+	}
+	if f.has&(hRequestID|hWaitFor) != 0 {
+		return d.agentic(row)
+	}
 	return nil
+}
+
+// agentic reads the keys of Dynamo's agentic Mooncake rows: request_id
+// and wait_for (ids of rows on earlier lines that must complete first);
+// tool_wait_ms is read by the caller. Such a row's input_length and
+// hash_ids are its whole prompt (Cumulative). See requestID for how an
+// id becomes a RequestID.
+func (d *jsonlDecoder) agentic(row *Row) error {
+	f := &d.f
+	if f.has&(hTextInput|hMessages|hPayload) != 0 {
+		return d.rowErr("request_id", "request_id and wait_for describe agentic rows with input_length; a row with text_input, messages or payload cannot have them")
+	}
+	row.Cumulative = true
+	if d.reqs == nil {
+		d.reqs = map[int64]int64{}
+	}
+	if f.has&hWaitFor != 0 {
+		v := f.waitFor
+		if v[0] != '[' {
+			return d.rowErr("wait_for", "want an array of request ids (strings or integers)")
+		}
+		ids := d.waitBuf[:0]
+		i := skipWS(v, 1)
+		for i < len(v) && v[i] != ']' {
+			e, err := skipValue(v, i, 2)
+			if err != nil {
+				return d.rowErr("wait_for", "want an array of request ids (strings or integers)")
+			}
+			id, key, ok := requestID(v[i:e])
+			if !ok {
+				return d.rowErr("wait_for", "%.40s is not a request id; want a string or a non-negative integer", v[i:e])
+			}
+			if _, seen := d.reqs[id]; !seen {
+				return d.rowErr("wait_for", "request %q is not the request_id of an earlier line; a row may only wait for rows above it", key)
+			}
+			if slices.Contains(ids, id) {
+				return d.rowErr("wait_for", "request %q is listed twice", key)
+			}
+			ids = append(ids, id)
+			i = skipWS(v, e)
+			if i < len(v) && v[i] == ',' {
+				i = skipWS(v, i+1)
+			}
+		}
+		if len(ids) > 0 {
+			row.WaitFor = ids
+		}
+		d.waitBuf = ids[:0]
+	}
+	if f.has&hRequestID != 0 {
+		id, key, ok := requestID(f.requestID)
+		if !ok || len(key) == 0 {
+			return d.rowErr("request_id", "%.40s is not a request id; want a non-empty string or a non-negative integer", f.requestID)
+		}
+		if line, dup := d.reqs[id]; dup {
+			return d.rowErr("request_id", "%q names the same request as line %d; request ids are unique", key, line)
+		}
+		d.reqs[id] = d.r.lr.line
+		row.RequestID = id
+	}
+	return nil
+}
+
+// requestID returns the RequestID of a request_id or wait_for value: a
+// non-negative integer (or a string of its decimal digits) is itself; any
+// other string s is 2^62 + (FNV-1a(s) mod 2^62), so that a trace written
+// back with integer ids reads to the same rows. key is the id's text.
+func requestID(v []byte) (id int64, key []byte, ok bool) {
+	key = v
+	if len(v) > 0 && v[0] == '"' {
+		if key, ok = jsonString(v); !ok {
+			return 0, nil, false
+		}
+	}
+	if n, ok := decimalID(key); ok {
+		return n, key, true
+	}
+	if len(v) == 0 || v[0] != '"' || len(key) == 0 {
+		return 0, nil, false
+	}
+	h := uint64(14695981039346656037)
+	for _, c := range key {
+		h = (h ^ uint64(c)) * 1099511628211
+	}
+	return stringIDBase | int64(h&(stringIDBase-1)), key, true
+}
+
+// decimalID parses key as a non-negative int64 written in decimal without
+// a sign or leading zeros.
+func decimalID(key []byte) (int64, bool) {
+	if len(key) == 0 || len(key) > 19 || (key[0] == '0' && len(key) > 1) {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range key {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	if n > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(n), true
 }
 
 // raw builds row.Raw from the extension fields, verbatim.

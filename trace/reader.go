@@ -713,6 +713,8 @@ func readAll(r *Reader, hint int) ([]Row, ReadStats, error) {
 		sessKey = map[string]int64{}
 		lastKey int64
 		bad     rowErrors
+		// sort key per request id, for dependent rows
+		reqKey map[int64]int64
 	)
 	for {
 		err := r.Next(&row)
@@ -738,6 +740,9 @@ func readAll(r *Reader, hint int) ([]Row, ReadStats, error) {
 			arena = append(arena, row.HashIDs...)
 			c.HashIDs = arena[n:len(arena):len(arena)]
 		}
+		if row.WaitFor != nil {
+			c.WaitFor = slices.Clone(row.WaitFor)
+		}
 		if row.Raw != nil {
 			if cap(raw)-len(raw) < len(row.Raw) {
 				raw = make([]byte, 0, max(1<<16, len(row.Raw)))
@@ -754,6 +759,19 @@ func readAll(r *Reader, hint int) ([]Row, ReadStats, error) {
 		}
 		if row.SessionID != "" {
 			sessKey[row.SessionID] = key
+		}
+		// A dependent row sorts no earlier than what it waits for, so the
+		// sorted rows stay in dependency order (design 0008).
+		for _, d := range row.WaitFor {
+			if k, ok := reqKey[d]; ok && k > key {
+				key = k
+			}
+		}
+		if row.RequestID >= 0 {
+			if reqKey == nil {
+				reqKey = map[int64]int64{}
+			}
+			reqKey[row.RequestID] = key
 		}
 		lastKey = key
 		rows = append(rows, c)

@@ -12,7 +12,7 @@ import (
 // may instead (or also) carry Delay: the think time after the previous turn
 // of the same session completed. HasOffset tells whether Offset is known.
 //
-// Ownership: HashIDs and Raw returned by Reader.Next point into buffers
+// Ownership: HashIDs, Raw and WaitFor returned by Reader.Next point into buffers
 // the Reader reuses on the next call to Next; callers that keep a Row across
 // calls must Clone it (ReadAll does).
 type Row struct {
@@ -51,6 +51,14 @@ type Row struct {
 	// history (Bailian), so a replay must not append history again.
 	Cumulative bool
 
+	// WaitFor lists the RequestIDs of rows that must complete before this
+	// row is sent (an AND-join); nil for a row that waits for nothing
+	// (design 0008). Every id names a row on an earlier line. After the
+	// last of them completed the row waits Delay (think time) and
+	// ToolWait (tool time), then is sent.
+	WaitFor  []int64
+	ToolWait time.Duration
+
 	// Kind is informational and filterable: Bailian type, BurstGPT model.
 	Kind string
 	// Failed marks a row the source says failed (BurstGPT zero output).
@@ -73,6 +81,9 @@ func (r *Row) Clone() Row {
 	}
 	if r.Raw != nil {
 		c.Raw = append(json.RawMessage(nil), r.Raw...)
+	}
+	if r.WaitFor != nil {
+		c.WaitFor = append([]int64(nil), r.WaitFor...)
 	}
 	return c
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -328,6 +329,9 @@ func (w *Window) put(p int64, row *Row) bool {
 			s.ids = make([]uint64, 0, 8)
 		}
 		s.row.HashIDs = s.ids[:len(row.HashIDs):len(row.HashIDs)]
+	}
+	if row.WaitFor != nil {
+		s.row.WaitFor = slices.Clone(row.WaitFor) // dependent rows are rare in a streamed trace
 	}
 	if row.Raw != nil {
 		s.raw = append(s.raw[:0], row.Raw...)

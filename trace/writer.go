@@ -85,7 +85,8 @@ func (w *Writer) Write(row *Row) error {
 			b = appendIDList(b, row.HashIDs)
 		}
 	} else {
-		if row.Cumulative && row.SessionID != "" && len(row.Raw) == 0 {
+		agentic := row.Cumulative && len(row.Raw) == 0 && (row.RequestID >= 0 || row.WaitFor != nil)
+		if row.Cumulative && row.SessionID != "" && len(row.Raw) == 0 && !agentic {
 			// A Mooncake session line holds its turn's new tokens (AIPerf's
 			// dialect); a replay appends the history. Writing a context
 			// here would count the history twice.
@@ -126,6 +127,27 @@ func (w *Writer) Write(row *Row) error {
 		if row.InputTokens > 0 && row.HashIDs != nil {
 			key("hash_ids")
 			b = appendIDList(b, row.HashIDs)
+		}
+		if agentic {
+			if row.RequestID >= 0 {
+				key("request_id")
+				b = appendRequestID(b, row.RequestID)
+			}
+			if row.WaitFor != nil {
+				key("wait_for")
+				b = append(b, '[')
+				for k, id := range row.WaitFor {
+					if k > 0 {
+						b = append(b, ", "...)
+					}
+					b = appendRequestID(b, id)
+				}
+				b = append(b, ']')
+			}
+		}
+		if row.ToolWait > 0 {
+			key("tool_wait_ms")
+			b = appendDecimal(b, int64(row.ToolWait), 6)
 		}
 		if inner != nil {
 			if len(b) > 1 {
@@ -194,4 +216,11 @@ func rawMembers(raw []byte) []byte {
 		return nil
 	}
 	return inner
+}
+
+// appendRequestID writes an agentic row's request id as an integer,
+// which reads back to the same RequestID (a string id read as 2^62 + its
+// hash is written as that number).
+func appendRequestID(b []byte, id int64) []byte {
+	return strconv.AppendInt(b, id, 10)
 }

@@ -69,6 +69,8 @@ func timingFlags() []cli.Flag {
 			Usage: "p99 lateness budget `D`; over it the run warns and exits with code 4 (0 = none)"},
 		&cli.IntFlag{Name: "senders", Category: catDispatch, Sources: envVars("senders"), HideDefault: true,
 			Usage: fmt.Sprintf("`N` long-lived sender goroutines, the most requests in flight (default: --concurrency, else %d)", replay.DefaultSenders)},
+		&cli.StringFlag{Name: "dependencies", Value: string(d.Dependencies), Category: catLoad, Sources: envVars("dependencies"),
+			Usage: "timing `POLICY` of dependent requests (wait_for): open (own timestamp, but after the dependencies), closed (dependencies + delay only) or strict (timestamps only)"},
 	}
 }
 
@@ -104,6 +106,7 @@ func timingConfigFrom(cmd *cli.Command) (replay.Config, error) {
 	c.Seed = cmd.Uint64("seed")
 	c.MaxLateness = cmd.Duration("max-lateness")
 	c.Senders = cmd.Int("senders")
+	c.Dependencies = replay.DepPolicy(strings.ToLower(cmd.String("dependencies")))
 	return c, nil
 }
 
@@ -116,7 +119,7 @@ var timingFlag = map[string]string{
 	"UserCentricRate": "user-centric-rate", "NumUsers": "num-users", "RequestCount": "request-count",
 	"Duration": "duration", "Grace": "grace", "WarmupRequests": "warmup-requests",
 	"WarmupDuration": "warmup-duration", "Late": "late", "LateThreshold": "late-threshold", "Seed": "seed",
-	"MaxLateness": "max-lateness", "Senders": "senders",
+	"MaxLateness": "max-lateness", "Senders": "senders", "Dependencies": "dependencies",
 }
 
 // timingFlagName spells a replay.Config field as its flag ("--speedup").

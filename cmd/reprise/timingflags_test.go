@@ -42,12 +42,14 @@ func TestTimingFlagsEvery(t *testing.T) {
 		"--request-rate", "4.5", "--arrival", "gamma", "--smoothness", "0.5", "--concurrency", "6", "--rate-ramp", "7s",
 		"--concurrency-ramp", "8s", "--user-centric-rate", "9", "--num-users", "10", "--request-count", "11",
 		"--duration", "12s", "--grace", "13s", "--warmup-requests", "14", "--warmup-duration", "15s", "--late", "skip",
-		"--late-threshold", "16ms", "--seed", "17", "--max-lateness", "18ms", "--senders", "19")
+		"--late-threshold", "16ms", "--seed", "17", "--max-lateness", "18ms", "--senders", "19",
+		"--dependencies", "closed")
 	want := replay.Config{Mode: replay.ModeRate, AutoOffset: false, StartOffset: time.Second, EndOffset: 2 * time.Second, Speedup: 3,
 		RequestRate: 4.5, Arrival: replay.ArrivalGamma, Smoothness: 0.5, Concurrency: 6, RateRamp: 7 * time.Second,
 		ConcurrencyRamp: 8 * time.Second, UserCentricRate: 9, NumUsers: 10, RequestCount: 11, Duration: 12 * time.Second,
 		Grace: 13 * time.Second, WarmupRequests: 14, WarmupDuration: 15 * time.Second, Late: replay.LateSkip,
-		LateThreshold: 16 * time.Millisecond, Seed: 17, MaxLateness: 18 * time.Millisecond, Senders: 19}
+		LateThreshold: 16 * time.Millisecond, Seed: 17, MaxLateness: 18 * time.Millisecond, Senders: 19,
+		Dependencies: replay.DepsClosed}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

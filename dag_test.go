@@ -1,0 +1,110 @@
+package reprise
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reprise-bench/reprise/engine"
+	"github.com/reprise-bench/reprise/engine/adapter/openai"
+	"github.com/reprise-bench/reprise/replay"
+	"github.com/reprise-bench/reprise/trace"
+)
+
+// dagTrace writes an agentic Mooncake trace (Dynamo's dialect: request_id,
+// wait_for, delay and tool_wait_ms; input_length and hash_ids of the
+// whole prompt, 16-token blocks) of two tasks, each of depth 3 with a
+// fan-out of 4: a root plans; four workers extend its prompt and wait
+// for it plus a tool call; a join extends worker 0's prompt and waits
+// for all four plus a think time and a tool call. The second task starts
+// 3 ms later and shares no block with the first (what two unrelated
+// tasks share is reused in whichever order the server sees them).
+func dagTrace() string {
+	var b strings.Builder
+	for task := range 2 {
+		sys, base := 1+task, 100*(task+1)
+		root := fmt.Sprintf("t%d-root", task)
+		fmt.Fprintf(&b, `{"request_id": %q, "session_id": "t%d:lead", "timestamp": %d, "input_length": 48, "output_length": 6, "hash_ids": [%d, %d, %d]}`+"\n",
+			root, task, 3*task, sys, base, base+1)
+		var workers []string
+		for k := range 4 {
+			w := fmt.Sprintf("t%d-w%d", task, k)
+			workers = append(workers, fmt.Sprintf("%q", w))
+			fmt.Fprintf(&b, `{"request_id": %q, "session_id": "t%d:worker%d", "wait_for": [%q], "delay": 1, "tool_wait_ms": %d, "input_length": 80, "output_length": %d, "hash_ids": [%d, %d, %d, %d, %d]}`+"\n",
+				w, task, k, root, 2+k, 3+k, sys, base, base+1, base+10+2*k, base+11+2*k)
+		}
+		fmt.Fprintf(&b, `{"request_id": "t%d-join", "session_id": "t%d:lead", "wait_for": [%s], "delay": 2, "tool_wait_ms": 3, "input_length": 100, "output_length": 5, "hash_ids": [%d, %d, %d, %d, %d, %d, %d]}`+"\n",
+			task, task, strings.Join(workers, ", "), sys, base, base+1, base+10, base+11, base+50, base+51)
+	}
+	return b.String()
+}
+
+// TestDependentReplay replays dagTrace against the mock server: every
+// request reached the server only after each request it waits for had
+// written its last byte, plus its delay and tool time (the mock's
+// oracle log, per request); and the server's cached tokens equal the
+// reuse expected in dependency order: the longest run of the request's
+// leading blocks that its ancestors sent (full blocks only), which is
+// also the record's expected_cached_tokens.
+func TestDependentReplay(t *testing.T) {
+	rc := replay.NewConfig()
+	rc.Grace = time.Second
+	hr, err := replayText(t, dagTrace(), trace.FormatMooncake, engine.ContextAuto, openai.Chat, rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hr.rows) != 12 {
+		t.Fatalf("%d rows, want 12", len(hr.rows))
+	}
+	byID := map[int64]*trace.Row{}
+	for i := range hr.rows {
+		byID[hr.rows[i].RequestID] = &hr.rows[i]
+	}
+	// ancestors' leading-block sets, in file order (a topological order).
+	seen := map[int64]map[uint64]bool{}
+	for i := range hr.rows {
+		row := &hr.rows[i]
+		anc := map[uint64]bool{}
+		for _, d := range row.WaitFor {
+			for id := range seen[d] {
+				anc[id] = true
+			}
+		}
+		want := 0
+		for _, id := range row.HashIDs {
+			if !anc[id] {
+				break
+			}
+			want += 16
+		}
+		want = min(want, row.InputTokens/16*16)
+		for _, id := range row.HashIDs {
+			anc[id] = true
+		}
+		seen[row.RequestID] = anc
+
+		l, r := hr.logs[row.Index], hr.recs[row.Index]
+		if l.PromptTokens != row.InputTokens {
+			t.Errorf("line %d: server counted %d prompt tokens, want %d", row.Line, l.PromptTokens, row.InputTokens)
+		}
+		if l.CachedTokens != want || int(r.ExpectedCachedTokens) != want {
+			t.Errorf("line %d: server cached %d, expected_cached_tokens %d; want %d (reuse from its ancestors)",
+				row.Line, l.CachedTokens, r.ExpectedCachedTokens, want)
+		}
+		wait := row.Delay + row.ToolWait
+		for _, d := range row.WaitFor {
+			dl := hr.logs[byID[d].Index]
+			if gap := time.Duration(l.ReceivedNS - dl.EndNS); gap < wait {
+				t.Errorf("line %d reached the server %v after line %d ended; want ≥ its delay + tool time %v",
+					row.Line, gap, byID[d].Line, wait)
+			}
+		}
+		if row.WaitFor == nil && r.SessionDelayNS != 0 {
+			t.Errorf("line %d (a root): session delay %d", row.Line, r.SessionDelayNS)
+		}
+	}
+	if st := hr.res.Stats; st.Completed != 12 || st.Skipped != 0 {
+		t.Errorf("stats: %+v", st)
+	}
+}

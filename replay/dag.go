@@ -1,0 +1,361 @@
+package replay
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/reprise-bench/reprise/trace"
+)
+
+// The plan of a trace with dependent requests (design 0008): items are
+// the rows, edges come from trace.Row.WaitFor, and each connected part of
+// the graph is a task, which takes the place of a session (sessOf,
+// sessLen). Roots (items without dependencies) are the fixed schedule's
+// starts (sessFirst); a dependent item is released by the completion of
+// its last dependency (runner.completeDAG).
+
+// hasDeps reports whether any row waits for another.
+func hasDeps(rows []trace.Row) bool {
+	for i := range rows {
+		if rows[i].WaitFor != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// buildDAG plans a trace with dependencies on the fixed schedule.
+func (p *Plan) buildDAG() error {
+	c := &p.cfg
+	if p.mode != ModeFixed {
+		return fieldError("Mode", "the trace has dependent requests (wait_for): they replay on the trace's schedule ({Mode} fixed), "+
+			"with {Dependencies} open, closed or strict; %s cannot say when a dependent request is due", p.mode)
+	}
+	strict := c.Dependencies == DepsStrict
+	n := len(p.rows)
+	keep := make([]bool, n)
+	byID := make(map[int64]int32, n)
+	var dup []string
+	for i := range p.rows {
+		r := &p.rows[i]
+		keep[i] = !r.HasOffset || (r.Offset >= c.StartOffset && (c.EndOffset == 0 || r.Offset <= c.EndOffset))
+		if keep[i] {
+			p.kept++
+		}
+		if r.RequestID >= 0 {
+			if _, ok := byID[r.RequestID]; ok && len(dup) < 5 {
+				dup = append(dup, fmt.Sprintf("line %d (request %d)", r.Line, r.RequestID))
+			}
+			byID[r.RequestID] = int32(i)
+		}
+	}
+	if p.kept == 0 {
+		return fieldError("StartOffset", "no trace row lies inside {StartOffset} %v .. {EndOffset} %v", c.StartOffset, c.EndOffset)
+	}
+	if dup != nil {
+		return fmt.Errorf("the trace's request ids repeat: %s; each request needs its own id", strings.Join(dup, ", "))
+	}
+	// Edges: dependency d → item i, for kept rows (a dependency outside the
+	// offset window counts as done). Tasks: union-find over every edge,
+	// also under strict (the task is what the rows belong to, whatever
+	// the timing).
+	parent := make([]int32, n)
+	for i := range parent {
+		parent[i] = int32(i)
+	}
+	find := func(x int32) int32 {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	p.npred = make([]int32, n)
+	p.succStart = make([]int32, n+1)
+	var unknown []string
+	for i := range p.rows {
+		if !keep[i] {
+			continue
+		}
+		for _, id := range p.rows[i].WaitFor {
+			d, ok := byID[id]
+			if !ok {
+				if len(unknown) < 5 {
+					unknown = append(unknown, fmt.Sprintf("line %d waits for request %d", p.rows[i].Line, id))
+				}
+				continue
+			}
+			if d == int32(i) {
+				if len(unknown) < 5 {
+					unknown = append(unknown, fmt.Sprintf("line %d waits for itself", p.rows[i].Line))
+				}
+				continue
+			}
+			if !keep[d] {
+				continue
+			}
+			if a, b := find(d), find(int32(i)); a != b {
+				parent[a] = b
+			}
+			if !strict {
+				p.npred[i]++
+				p.succStart[d+1]++
+			}
+		}
+	}
+	if unknown != nil {
+		return fmt.Errorf("the trace's dependencies name no row: %s; wait_for must list request ids of the trace", strings.Join(unknown, ", "))
+	}
+	for i := range n {
+		p.succStart[i+1] += p.succStart[i]
+	}
+	p.succ = make([]int32, p.succStart[n])
+	fill := slices.Clone(p.succStart[:n])
+	if !strict {
+		for i := range p.rows {
+			if !keep[i] {
+				continue
+			}
+			for _, id := range p.rows[i].WaitFor {
+				if d, ok := byID[id]; ok && d != int32(i) && keep[d] {
+					p.succ[fill[d]] = int32(i)
+					fill[d]++
+				}
+			}
+		}
+	}
+	if err := p.checkAcyclic(keep); err != nil {
+		return err
+	}
+	// Tasks, numbered in order of their first row.
+	p.sessOf = make([]int32, n)
+	taskOf := map[int32]int32{}
+	for i := range p.rows {
+		if !keep[i] {
+			continue
+		}
+		root := find(int32(i))
+		t, ok := taskOf[root]
+		if !ok {
+			t = int32(len(p.sessLen))
+			taskOf[root] = t
+			p.sessLen = append(p.sessLen, 0)
+		}
+		p.sessOf[i] = t
+		p.sessLen[t]++
+	}
+	p.tasks = len(p.sessLen)
+	// Times: every kept row with a timestamp is due at it; a dependent
+	// row also waits Delay + ToolWait after its last dependency.
+	var roots []int32
+	var missing []string
+	zero := time.Duration(-1)
+	p.delay = make([]int64, n)
+	for i := range p.rows {
+		r := &p.rows[i]
+		p.delay[i] = -1
+		if !keep[i] {
+			continue
+		}
+		if d := r.Delay + r.ToolWait; r.HasDelay || r.ToolWait > 0 {
+			p.delay[i] = scaleTrace(d, c.Speedup)
+		}
+		if p.npred[i] > 0 {
+			continue
+		}
+		roots = append(roots, int32(i))
+		if !r.HasOffset {
+			if len(missing) < 5 {
+				missing = append(missing, fmt.Sprintf("line %d", r.Line))
+			}
+			continue
+		}
+		if zero < 0 || r.Offset < zero {
+			zero = r.Offset
+		}
+	}
+	if missing != nil {
+		if strict {
+			return fieldError("Dependencies", "{Dependencies} strict sends every row at its timestamp, and these rows have none: %s; "+
+				"use {Dependencies} open or closed", strings.Join(missing, ", "))
+		}
+		return fmt.Errorf("a row that waits for nothing needs a timestamp; without one: %s", strings.Join(missing, ", "))
+	}
+	if !c.AutoOffset {
+		zero = c.StartOffset
+	}
+	p.due = make([]int64, n)
+	for i := range p.rows {
+		p.due[i] = -1
+		if r := &p.rows[i]; keep[i] && r.HasOffset {
+			p.due[i] = scaleTrace(max(r.Offset-zero, 0), c.Speedup)
+		}
+	}
+	slices.SortStableFunc(roots, func(a, b int32) int { return cmp.Compare(p.due[a], p.due[b]) })
+	p.sessFirst = roots
+	p.meanTurns = float64(p.kept) / float64(p.tasks)
+	p.budget()
+	return nil
+}
+
+// checkAcyclic reports a cycle among the kept rows' edges (possible only
+// for rows built in code: the readers accept dependencies on earlier
+// lines only), by Kahn's algorithm.
+func (p *Plan) checkAcyclic(keep []bool) error {
+	indeg := slices.Clone(p.npred)
+	queue := make([]int32, 0, len(indeg))
+	for i, d := range indeg {
+		if keep[i] && d == 0 {
+			queue = append(queue, int32(i))
+		}
+	}
+	seen := 0
+	for len(queue) > 0 {
+		it := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		seen++
+		for _, s := range p.succ[p.succStart[it]:p.succStart[it+1]] {
+			if indeg[s]--; indeg[s] == 0 {
+				queue = append(queue, s)
+			}
+		}
+	}
+	if seen == p.kept {
+		return nil
+	}
+	for i, d := range indeg {
+		if keep[i] && d > 0 {
+			return fmt.Errorf("the trace's dependencies form a cycle through line %d; a request cannot wait for itself", p.rows[i].Line)
+		}
+	}
+	return nil
+}
+
+// depDue computes when dependent item c is due once its last dependency
+// completed at now (run ns), and the part of that caused by the
+// dependencies (Job.SessionDelayNS). With t its own time and
+// d = (Delay + ToolWait)/Speedup:
+//
+//	open:   max(t, now + d), the part after t caused by the dependencies;
+//	        now + d without t
+//	closed: now + d
+func (p *Plan) depDue(c int32, now, shift int64) (due, sd int64) {
+	ready := now + max(p.delay[c], 0)
+	if p.cfg.Dependencies != DepsClosed && p.due[c] >= 0 {
+		t := p.due[c] + shift
+		if ready > t {
+			return ready, ready - t
+		}
+		return t, 0
+	}
+	return ready, 0
+}
+
+// completeDAG runs on the sender after Handle returned a job of a plan
+// with dependencies: it releases the items whose last dependency this
+// was. One released item that is due at once runs here on the same
+// sender (returns true with s.job refilled); the others, or one due
+// later, are posted to the dispatcher, which fires items with one due
+// time in one batch (the children of one parent go out together). An
+// item whose dependency failed is posted for skipDAG.
+func (r *runner) completeDAG(s *sender) bool {
+	j := &s.job
+	p := r.p
+	now := r.sl.now()
+	r.st.completed.Add(1)
+	item := int32(j.Item)
+	failed := j.Failed
+	rel := s.rel[:0]
+	for _, c := range p.succ[p.succStart[item]:p.succStart[item+1]] {
+		if failed {
+			r.doomed[c].Store(true) // before the decrement that may release c
+		}
+		if r.pend[c].Add(-1) == 0 {
+			rel = append(rel, c)
+		}
+	}
+	s.rel = rel[:0]
+	r.taskDone(item)
+	if len(rel) > 0 && !r.stopped.Load() {
+		for _, c := range rel {
+			if r.doomed[c].Load() {
+				r.post(event{due: now, item: c, kind: evSkip})
+				continue
+			}
+			due, sd := p.depDue(c, now, r.shift.Load())
+			if len(rel) == 1 && due <= now {
+				if r.inline(s, c, due, sd, j.SessionRun) {
+					return true
+				}
+				break // the run stopped
+			}
+			r.post(event{due: due, sd: sd, run: j.SessionRun, item: c, kind: evTurn})
+		}
+	}
+	r.outstanding.Add(-1)
+	return false
+}
+
+// post hands e to the dispatcher (counted as outstanding until drained).
+func (r *runner) post(e event) {
+	r.outstanding.Add(1)
+	for !r.posts.push(e) {
+		runtime.Gosched() // the dispatcher drains it every wake-up
+	}
+}
+
+// taskDone counts item done in its task; the task's session slot is
+// released with its last item.
+func (r *runner) taskDone(item int32) {
+	if r.taskLeft[r.p.sessOf[item]].Add(-1) == 0 {
+		r.active.Add(-1)
+	}
+}
+
+// skipDAG records item as skipped and, through its dependents, every item
+// that can no longer run: each is doomed and skipped once its last
+// dependency is done. depFailed says why item itself is skipped (a
+// dependency failed, else LateSkip). It runs on the dispatcher; false
+// means the run stopped.
+func (r *runner) skipDAG(item int32, intended int64, depFailed bool) bool {
+	p := r.p
+	r.blockedDue = math.MinInt64
+	stack := append(r.skipStack[:0], item)
+	first := true
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		var j Job
+		r.setJob(&j, it, intended, 0, uint64(p.sessOf[it])+1)
+		if !r.admit(&j) {
+			r.skipStack = stack[:0]
+			return false
+		}
+		j.Skipped = true
+		j.DepFailed = depFailed || !first
+		first = false
+		j.DispatchedNS = 0
+		r.st.skipped.Add(1)
+		if r.skipH != nil {
+			r.skipH.Skip(&j)
+		}
+		if t := p.sessOf[it]; !r.taskStarted[t] {
+			r.taskStarted[t] = true
+			r.active.Add(1) // taskDone releases it with the task's last item
+		}
+		r.taskDone(it)
+		for _, c := range p.succ[p.succStart[it]:p.succStart[it+1]] {
+			r.doomed[c].Store(true)
+			if r.pend[c].Add(-1) == 0 {
+				stack = append(stack, c)
+			}
+		}
+	}
+	r.skipStack = stack[:0]
+	return true
+}

@@ -1,0 +1,119 @@
+package trace
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestAgenticMooncake reads Dynamo's agentic Mooncake rows: request ids
+// (strings and integers), wait_for, delay and tool_wait_ms; the rows are
+// whole prompts (Cumulative) and keep their file order when sorted.
+func TestAgenticMooncake(t *testing.T) {
+	rows, _, err := ReadAll("testdata/mooncake_agentic.jsonl", Options{BlockSize: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 4 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	d91, _, _ := requestID([]byte(`"d-91"`))
+	d92, _, _ := requestID([]byte(`"d-92"`))
+	if d91 < stringIDBase || d92 < stringIDBase || d91 == d92 {
+		t.Fatalf("string ids %d %d", d91, d92)
+	}
+	want := []struct {
+		id      int64
+		waitFor []int64
+		delay   time.Duration
+		tool    time.Duration
+	}{
+		{d91, nil, 0, 0},
+		{d92, []int64{d91}, 40 * time.Millisecond, 850500 * time.Microsecond},
+		{7, []int64{d91}, 0, 10 * time.Millisecond},
+		{-1, []int64{d92, 7}, 40 * time.Millisecond, 850 * time.Millisecond},
+	}
+	for i, w := range want {
+		r := rows[i]
+		if w.id >= 0 && r.RequestID != w.id {
+			t.Errorf("row %d: request id %d, want %d", i, r.RequestID, w.id)
+		}
+		if !r.Cumulative || r.Delay != w.delay || r.ToolWait != w.tool || len(r.WaitFor) != len(w.waitFor) {
+			t.Errorf("row %d: %+v", i, r)
+			continue
+		}
+		for k := range w.waitFor {
+			if r.WaitFor[k] != w.waitFor[k] {
+				t.Errorf("row %d: wait_for %v, want %v", i, r.WaitFor, w.waitFor)
+			}
+		}
+	}
+	if rows[1].SessionID != "run7:worker" || rows[3].Turn != 1 {
+		t.Errorf("sessions: %q turn %d", rows[1].SessionID, rows[3].Turn)
+	}
+}
+
+func TestAgenticMooncakeErrors(t *testing.T) {
+	root := `{"request_id": "a", "timestamp": 0, "input_length": 10}` + "\n"
+	tests := []struct{ text, want string }{
+		{root + `{"request_id": "b", "wait_for": ["zz"], "input_length": 10}`, `x.jsonl:2: wait_for: request "zz" is not the request_id of an earlier line`},
+		{root + `{"request_id": "a", "timestamp": 1, "input_length": 10}`, `x.jsonl:2: request_id: "a" names the same request as line 1`},
+		{root + `{"wait_for": ["a", "a"], "input_length": 10}`, `x.jsonl:2: wait_for: request "a" is listed twice`},
+		{root + `{"wait_for": "a", "input_length": 10}`, `x.jsonl:2: wait_for: want an array of request ids`},
+		{root + `{"wait_for": [1.5], "input_length": 10}`, `x.jsonl:2: wait_for: 1.5 is not a request id`},
+		{`{"request_id": -3, "timestamp": 0, "input_length": 10}`, `x.jsonl:1: request_id: -3 is not a request id`},
+		{`{"request_id": "", "timestamp": 0, "input_length": 10}`, `x.jsonl:1: request_id: "" is not a request id`},
+		{`{"tool_wait_ms": -1, "timestamp": 0, "input_length": 10}`, `x.jsonl:1: tool_wait_ms: -1 is negative`},
+		{`{"request_id": "a", "timestamp": 0, "text_input": "hi"}`, `x.jsonl:1: request_id: request_id and wait_for describe agentic rows with input_length`},
+	}
+	for _, tc := range tests {
+		r, err := NewReader("x.jsonl", strings.NewReader(tc.text), Options{Format: FormatMooncake})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var row Row
+		var last error
+		for {
+			err := r.Next(&row)
+			if err != nil {
+				if err.Error() != "EOF" {
+					last = err
+				}
+				break
+			}
+		}
+		if last == nil || !strings.HasPrefix(last.Error(), tc.want) {
+			t.Errorf("%s:\n got %v\nwant %s…", tc.text, last, tc.want)
+		}
+	}
+}
+
+// TestAgenticWriterRoundTrip: the Mooncake writer writes request ids,
+// wait_for and tool_wait_ms, and they read back to the same rows.
+func TestAgenticWriterRoundTrip(t *testing.T) {
+	rows, _, err := ReadAll("testdata/mooncake_agentic.jsonl", Options{BlockSize: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	w, _ := NewWriter(&b, FormatMooncake)
+	for i := range rows {
+		if err := w.Write(&rows[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := NewReader("again.jsonl", strings.NewReader(b.String()), Options{BlockSize: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := ReadAllFrom(rd)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	if !sameRows(rows, got) {
+		t.Errorf("round trip:\n%s", diffRows(rows, got))
+	}
+}
