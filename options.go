@@ -247,6 +247,18 @@ type TraceOptions struct {
 	// Hold reads the whole trace into memory even when it could be read
 	// while the run goes (the manifest's trace_streamed says which).
 	Hold bool
+
+	// Columns name the columns of a table dataset (JSON Lines, CSV or
+	// Parquet with a prompt column); naming one reads the file as a table.
+	Columns trace.Columns
+	// AllTurns sends every human→gpt pair of a ShareGPT conversation as a
+	// turn of one session (with the live responses in its history); false
+	// sends its first pair only.
+	AllTurns bool
+	// Sampling is the order the load modes send a dataset's rows in:
+	// "sequential" (or ""), "shuffle" or "random" (with replacement),
+	// drawn with Replay.Seed. Anything but sequential holds the rows.
+	Sampling string
 }
 
 // OutputOptions say where and how the run directory is written.

@@ -222,6 +222,9 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	if err != nil {
 		bad("Trace.Format", "{Trace.Format}: %w", err)
 	}
+	if _, err := trace.ParseSampling(o.Trace.Sampling); err != nil {
+		bad("Trace.Sampling", "{Trace.Sampling}: %w", err)
+	}
 	if o.Trace.BlockSize < 0 {
 		bad("Trace.BlockSize", "{Trace.BlockSize} %d: want a positive number of tokens (0 = the format's default)", o.Trace.BlockSize)
 	}
@@ -285,7 +288,8 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		// under ignore_eos never ends: refused unless Synthetic.OSL gives one.
 		opts := trace.Options{Format: tf, BlockSize: o.Trace.BlockSize, SkipInvalid: o.Trace.SkipInvalid, DropFailed: o.Trace.DropFailed,
 			ModelFilter: o.Trace.ModelFilter, MaxInputTokens: o.Trace.MaxInputTokens, DefaultOutputTokens: int(o.Synthetic.OSL),
-			RequireOutput: o.MaxTokensFromTrace, Log: log, Context: ctx}
+			RequireOutput: o.MaxTokensFromTrace, Log: log, Context: ctx,
+			Columns: o.Trace.Columns, Sessions: o.Trace.AllTurns, CountTokens: rp.tok.Count}
 		src := newTraceSource(o, rp, &opts)
 		streamed, err := scanTrace(o, rp, src, opts, pcfg)
 		if err != nil {
@@ -307,6 +311,13 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		}
 		if len(rp.rows) == 0 {
 			return nil, problem("Trace.Path", noRows(rp))
+		}
+		if sm, _ := trace.ParseSampling(o.Trace.Sampling); sm != trace.SampleSequential {
+			n := 0
+			if o.Replay.RequestCount > 0 {
+				n = o.Replay.RequestCount + o.Replay.WarmupRequests
+			}
+			rp.rows = trace.Sample(rp.rows, sm, o.Replay.Seed, n)
 		}
 		rp.nRows = len(rp.rows)
 	}
@@ -403,6 +414,11 @@ func scanTrace(o *Options, rp *replayPlan, src traceSource, opts trace.Options, 
 		rp.loadNote = "loading was asked for"
 		return false, nil
 	}
+	if sm, _ := trace.ParseSampling(o.Trace.Sampling); sm != trace.SampleSequential && rp.spool == nil {
+		closeTrace()
+		rp.loadNote = "dataset sampling " + string(sm) + " draws from all rows"
+		return false, nil
+	}
 	s, synthErr := prompt.New(rp.tok, pcfg)
 	var prep *prompt.Preparer
 	if synthErr == nil {
@@ -438,6 +454,10 @@ func scanTrace(o *Options, rp *replayPlan, src traceSource, opts trace.Options, 
 	}
 	if o.Trace.Hold { // standard input: its copy is complete now
 		rp.loadNote = "loading was asked for"
+		return false, nil
+	}
+	if sm, _ := trace.ParseSampling(o.Trace.Sampling); sm != trace.SampleSequential {
+		rp.loadNote = "dataset sampling " + string(sm) + " draws from all rows"
 		return false, nil
 	}
 	if err := sv.Streamable(); err != nil {

@@ -1,7 +1,12 @@
 package trace
 
 import (
+	"encoding/json"
 	"errors"
+	"strings"
+
+	"github.com/reprise-bench/reprise/internal/jsonx"
+
 	"fmt"
 	"strconv"
 	"time"
@@ -101,6 +106,7 @@ func (d *aiperfDecoder) splitTurns(line []byte) error {
 func (d *aiperfDecoder) turn(row *Row, obj []byte, session []byte) error {
 	var (
 		ts, delay, out, sess []byte
+		text, texts          []byte
 		has                  = map[string]bool{}
 		raw                  = append(d.r.rawBuf[:0], '{')
 	)
@@ -116,6 +122,10 @@ func (d *aiperfDecoder) turn(row *Row, obj []byte, session []byte) error {
 			out = val
 		case "session_id":
 			sess = val
+		case "text":
+			text = val
+		case "texts":
+			texts = val
 		}
 		for _, c := range aiperfContentKeys {
 			if k == c {
@@ -169,6 +179,16 @@ func (d *aiperfDecoder) turn(row *Row, obj []byte, session []byte) error {
 		}
 		row.OutputTokens = n
 	}
+	// The prompt text is sent as it is: text_input is what the request
+	// builders send (text stays for readers of Raw).
+	if t, ok := aiperfText(text, texts); ok {
+		raw = append(raw, `,"text_input":`...)
+		raw = jsonx.AppendString(raw, t)
+		row.InputTokens = d.r.countTokens(t)
+		if err := d.r.overInput(row.InputTokens); err != nil {
+			return d.rowErr("text", "%w", err)
+		}
+	}
 	row.Raw = append(raw, '}')
 	d.r.rawBuf = row.Raw[:0]
 	if session == nil && sess != nil {
@@ -187,6 +207,42 @@ func (d *aiperfDecoder) turn(row *Row, obj []byte, session []byte) error {
 		row.SessionID, row.Turn = d.sessions.turn(session)
 	}
 	return nil
+}
+
+// aiperfText returns the prompt text of an AIPerf row: text (a string),
+// or the contents of texts (strings or {"name", "contents": […]}) joined
+// by spaces; ok is false when neither holds any text.
+func aiperfText(text, texts []byte) (string, bool) {
+	if text != nil {
+		var s string
+		if json.Unmarshal(text, &s) == nil && s != "" {
+			return s, true
+		}
+		return "", false
+	}
+	if texts == nil {
+		return "", false
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(texts, &items) != nil {
+		return "", false
+	}
+	var parts []string
+	for _, it := range items {
+		var s string
+		if json.Unmarshal(it, &s) == nil {
+			parts = append(parts, s)
+			continue
+		}
+		var named struct {
+			Contents []string `json:"contents"`
+		}
+		if json.Unmarshal(it, &named) == nil {
+			parts = append(parts, named.Contents...)
+		}
+	}
+	t := strings.Join(parts, " ")
+	return t, strings.TrimSpace(t) != ""
 }
 
 func (d *aiperfDecoder) millis(field string, v []byte) (time.Duration, error) {

@@ -27,10 +27,13 @@ func Detect(name string, src io.Reader) (Format, error) {
 func detectLine(line []byte) (Format, error) {
 	t := bytes.TrimSpace(line)
 	switch {
+	case string(t) == "{":
+		// A pretty-printed object: AIPerf's inputs.json.
+		return FormatInputsJSON, nil
 	case len(t) > 0 && t[0] == '{':
 		return detectJSON(t)
 	case len(t) > 0 && t[0] == '[':
-		return "", fmt.Errorf("%w: the file is a JSON array (ShareGPT-style conversations without arrival times), not a replay trace; convert it to Mooncake JSONL with timestamps, or use synthesize", ErrUnknownFormat)
+		return FormatShareGPT, nil
 	}
 	return detectCSV(line)
 }
@@ -63,6 +66,12 @@ func detectJSON(line []byte) (Format, error) {
 		return FormatAIPerfSingle, nil
 	case has("input_length", "input_tokens", "text_input", "messages", "payload", "hash_ids"):
 		return FormatMooncake, nil
+	case has("conversations"):
+		return FormatShareGPT, nil
+	case has(promptColumns...):
+		return FormatTable, nil
+	case has("data"):
+		return FormatInputsJSON, nil
 	}
 	if len(keys) > 8 {
 		keys = append(keys[:8], "…")
@@ -98,6 +107,11 @@ func detectCSV(line []byte) (Format, error) {
 	case has("arrival_timestamp", "prompt_size"):
 		return FormatSplitwiseSim, nil
 	}
+	for _, c := range promptColumns {
+		if has(c) {
+			return FormatTable, nil
+		}
+	}
 	if len(names) == 6 && (has("gamma") || has("weibull") || names[3] == "") && isNumeric(names[0]) {
 		return "", fmt.Errorf("%w: this looks like a ServeGen per-window distribution file (rate, cv, Gamma|Weibull), not a per-request trace; use it with synthesize", ErrUnknownFormat)
 	}
@@ -107,6 +121,14 @@ func detectCSV(line []byte) (Format, error) {
 	}
 	return "", fmt.Errorf("%w: first line %q is no known JSONL row or CSV header; name the format (%s)",
 		ErrUnknownFormat, shown, strings.Join(FormatNames(), ", "))
+}
+
+// isPromptsName reports whether name is a plain text file (.txt, maybe
+// compressed), read as one prompt a line.
+func isPromptsName(name string) bool {
+	n := strings.ToLower(name)
+	n = strings.TrimSuffix(strings.TrimSuffix(n, ".gz"), ".zst")
+	return strings.HasSuffix(n, ".txt")
 }
 
 func isNumeric(s string) bool {

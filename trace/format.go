@@ -30,11 +30,28 @@ const (
 	// FormatAIPerfMulti is AIPerf multi_turn JSONL: one session per line,
 	// read as one Row per turn.
 	FormatAIPerfMulti Format = "aiperf-multi"
+
+	// Datasets: prompts without arrival times (docs/format/traces.md,
+	// "Datasets"). Their rows carry the prompt text (Raw text_input) and
+	// are paced by a load model: rate, concurrency or user-centric.
+
+	// FormatShareGPT is a ShareGPT file: a JSON array (or JSON Lines) of
+	// {"id", "conversations": [{"from", "value"}, …]}.
+	FormatShareGPT Format = "sharegpt"
+	// FormatPrompts is plain text, one prompt a line.
+	FormatPrompts Format = "prompts"
+	// FormatTable is a table with named columns (Options.Columns): JSON
+	// Lines, CSV or Parquet.
+	FormatTable Format = "table"
+	// FormatInputsJSON is an AIPerf or GenAI-Perf inputs.json: request
+	// bodies sent as they are.
+	FormatInputsJSON Format = "inputs-json"
 )
 
 var allFormats = []Format{
 	FormatMooncake, FormatBailian, FormatBurstGPT, FormatAzure,
 	FormatVidur, FormatSplitwiseSim, FormatAIPerfSingle, FormatAIPerfMulti,
+	FormatShareGPT, FormatPrompts, FormatTable, FormatInputsJSON,
 }
 
 // FormatNames returns the names of all formats in a stable order, for flag
@@ -50,7 +67,10 @@ func FormatNames() []string {
 // ParseFormat returns the Format named s (case-insensitive, surrounding space
 // ignored). "" and "auto" return "" (detect). A few aliases are accepted:
 // "splitwise" for vidur, "qwen" for bailian, "single_turn" and "multi_turn"
-// for the AIPerf formats.
+// for the AIPerf formats; AIPerf's --custom-dataset-type names
+// (random_pool, mooncake_trace, bailian_trace, burst_gpt_trace,
+// raw_payload, inputs_json); "text" and "txt" for prompts; "jsonl",
+// "csv" and "parquet" for table.
 func ParseFormat(s string) (Format, error) {
 	switch v := strings.ToLower(strings.TrimSpace(s)); v {
 	case "", "auto":
@@ -63,6 +83,20 @@ func ParseFormat(s string) (Format, error) {
 		return FormatAIPerfSingle, nil
 	case "multi_turn", "aiperf_multi", "multi-turn":
 		return FormatAIPerfMulti, nil
+	case "random_pool", "random-pool":
+		return FormatAIPerfSingle, nil
+	case "mooncake_trace", "raw_payload":
+		return FormatMooncake, nil
+	case "bailian_trace":
+		return FormatBailian, nil
+	case "burst_gpt_trace":
+		return FormatBurstGPT, nil
+	case "inputs_json", "inputs.json":
+		return FormatInputsJSON, nil
+	case "text", "txt":
+		return FormatPrompts, nil
+	case "jsonl", "csv", "parquet":
+		return FormatTable, nil
 	default:
 		for _, f := range allFormats {
 			if string(f) == v {

@@ -529,3 +529,62 @@ func FuzzWriter(f *testing.F) {
 		roundTrip(t, rows, format)
 	})
 }
+
+func FuzzShareGPT(f *testing.F) {
+	seeds(f, []string{"sharegpt.json"},
+		`{"id": "a", "conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "yo"}]}`,
+		"[\n{\"conversations\": [{\"from\": \"x\", \"value\": \"a\"}]},\n{\"conversations\": []}\n]")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, sessions := range []bool{false, true} {
+			rows, _ := readFuzz(t, data, Options{Format: FormatShareGPT, Sessions: sessions})
+			for _, r := range rows {
+				if r.Raw == nil || r.InputTokens < 0 {
+					t.Fatalf("ShareGPT row without its prompt: %+v", r)
+				}
+			}
+		}
+	})
+}
+
+func FuzzPrompts(f *testing.F) {
+	seeds(f, []string{"prompts.txt"}, "a\r\n\r\nb \"c\" \\ d\n\x00\xff")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rows, _ := readFuzz(t, data, Options{Format: FormatPrompts})
+		for _, r := range rows {
+			if r.Raw == nil {
+				t.Fatalf("prompt row without its text: %+v", r)
+			}
+		}
+	})
+}
+
+func FuzzTable(f *testing.F) {
+	seeds(f, []string{"dataset.jsonl", "dataset.csv"},
+		"timestamp,input_length,output_length\n0,100,10\n250.5,200,20\n",
+		`{"prompt": "x", "output_length": 1e3, "session_id": 5}`)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		readFuzz(t, data, Options{Format: FormatTable, RequireOutput: true, DefaultOutputTokens: 3})
+		readFuzz(t, data, Options{Columns: Columns{Prompt: "question", OutputLength: "answer_tokens", Session: "conv"}, RequireOutput: true})
+	})
+}
+
+func FuzzInputsJSON(f *testing.F) {
+	seeds(f, []string{"inputs.json"},
+		`{"data": [{"payload": [{"prompt": "hi", "max_tokens": 5}], "timestamp": [250]}]}`,
+		"{\n\"x\": [1, {\"data\": 2}], \"data\": [{\"payloads\": [5]}]\n}")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		readFuzz(t, data, Options{Format: FormatInputsJSON})
+	})
+}
+
+func FuzzParquet(f *testing.F) {
+	b, err := parquetBytes([]string{"Tell me a joke.", "", "Explain KV caching."}, []int64{16, 0, 32})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add(b[:len(b)/2])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		readFuzz(t, data, Options{Format: FormatTable, SkipInvalid: true})
+	})
+}

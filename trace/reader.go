@@ -56,6 +56,18 @@ type Options struct {
 	// Next then returns io.EOF without reading another line (ReadAll,
 	// Scan and a Window stop there too). 0 reads every row.
 	MaxRows int64
+	// Columns name the columns of a FormatTable dataset; naming one with
+	// the format left to detection reads the file as a table.
+	Columns Columns
+	// Sessions reads each ShareGPT conversation as a multi-turn session,
+	// one turn per human→gpt pair (sent with the live responses in the
+	// history); false reads its first pair as one request.
+	Sessions bool
+	// CountTokens counts the tokens of a text: the input length of rows
+	// with their own prompt, and a ShareGPT reply's length (its output
+	// length unless DefaultOutputTokens replaces it). nil counts words
+	// separated by white space.
+	CountTokens func(text string) int
 	// Log receives warnings (the first few skipped rows, out-of-order
 	// rows); nil discards them.
 	Log *slog.Logger
@@ -212,6 +224,16 @@ func (r *Reader) init(src io.Reader) error {
 	}
 	br := bufio.NewReaderSize(stopReader{src, r.stopped}, readBufSize)
 	magic, _ := br.Peek(4)
+	if bytes.Equal(magic, parquetMagic) && (opts.Format == "" || opts.Format == FormatTable) {
+		var pq io.Reader = br
+		if f, ok := src.(*os.File); ok {
+			pq = f // nothing read from it yet but br's buffer: seek back
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				pq = io.MultiReader(br, f)
+			}
+		}
+		return r.openParquet(pq)
+	}
 	codec := ""
 	switch {
 	case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
@@ -268,6 +290,12 @@ func (r *Reader) init(src io.Reader) error {
 		return r.emptyError()
 	}
 	r.format = opts.Format
+	if r.format == "" && !opts.Columns.IsZero() {
+		r.format = FormatTable
+	}
+	if r.format == "" && isPromptsName(r.name) {
+		r.format = FormatPrompts
+	}
 	if r.format == "" {
 		f, err := detectLine(first)
 		if err != nil {
@@ -294,6 +322,14 @@ func (r *Reader) init(src io.Reader) error {
 		r.dec = &aiperfDecoder{r: r, sessions: newSessions()}
 	case FormatAIPerfMulti:
 		r.dec = &aiperfDecoder{r: r, multi: true, sessions: newSessions()}
+	case FormatShareGPT:
+		r.dec = newShareGPTDecoder(r)
+	case FormatPrompts:
+		r.dec = &promptsDecoder{r: r}
+	case FormatTable:
+		r.dec, err = newTableDecoder(r)
+	case FormatInputsJSON:
+		r.dec = &inputsDecoder{r: r, doc: newJSONDoc(r)}
 	default:
 		r.dec, err = newCSVDecoder(r)
 	}

@@ -187,22 +187,25 @@ func TestFormats(t *testing.T) {
 			file: "aiperf_single.jsonl", format: FormatAIPerfSingle,
 			want: []Row{
 				mk(0, 1, func(r *Row) {
-					r.HasOffset, r.OutputTokens, r.Raw = true, 20, raw(`{"text":"What is the capital of France?"}`)
+					r.HasOffset, r.OutputTokens, r.InputTokens = true, 20, 6
+					r.Raw = raw(`{"text":"What is the capital of France?","text_input":"What is the capital of France?"}`)
 				}),
 				mk(1, 2, func(r *Row) {
 					r.Offset, r.HasOffset = 1500500*time.Microsecond, true
-					r.Raw = raw(`{"texts":[{"name": "query", "contents": ["Summarise this"]}],"extra":{"temperature": 0}}`)
+					r.Raw = raw(`{"texts":[{"name": "query", "contents": ["Summarise this"]}],"extra":{"temperature": 0},"text_input":"Summarise this"}`)
+					r.InputTokens = 2
 				}),
 				mk(2, 3, func(r *Row) {
-					r.Delay, r.HasDelay, r.SessionID, r.Cumulative, r.Raw = 250*ms, true, "s1", true, raw(`{"text":"Hi"}`)
+					r.Delay, r.HasDelay, r.SessionID, r.Cumulative, r.Raw = 250*ms, true, "s1", true, raw(`{"text":"Hi","text_input":"Hi"}`)
+					r.InputTokens = 1
 				}),
 				mk(3, 4, func(r *Row) {
 					r.Delay, r.HasDelay, r.SessionID, r.Turn, r.Cumulative = time.Second, true, "s1", 1, true
-					r.Raw = raw(`{"text":"Tell me more","role":"user"}`)
+					r.Raw, r.InputTokens = raw(`{"text":"Tell me more","role":"user","text_input":"Tell me more"}`), 3
 				}),
 				mk(4, 5, func(r *Row) {
 					r.Offset, r.HasOffset = 3*time.Second, true
-					r.Raw = raw(`{"image":"https://example.com/cat.png","text":"What is this?"}`)
+					r.Raw, r.InputTokens = raw(`{"image":"https://example.com/cat.png","text":"What is this?","text_input":"What is this?"}`), 3
 				}),
 			},
 			stats: ReadStats{Read: 5, Kept: 5},
@@ -210,16 +213,21 @@ func TestFormats(t *testing.T) {
 		{
 			file: "aiperf_multi.jsonl", format: FormatAIPerfMulti,
 			want: []Row{
-				mk(0, 1, func(r *Row) { r.HasOffset, r.SessionID, r.Raw = true, "a", raw(`{"text":"Hello"}`) }),
+				mk(0, 1, func(r *Row) {
+					r.HasOffset, r.SessionID, r.Raw, r.InputTokens = true, "a", raw(`{"text":"Hello","text_input":"Hello"}`), 1
+				}),
 				mk(1, 1, func(r *Row) {
-					r.Delay, r.HasDelay, r.OutputTokens, r.SessionID, r.Turn, r.Raw = 2*time.Second, true, 50, "a", 1, raw(`{"text":"And then?"}`)
+					r.Delay, r.HasDelay, r.OutputTokens, r.SessionID, r.Turn, r.Raw = 2*time.Second, true, 50, "a", 1, raw(`{"text":"And then?","text_input":"And then?"}`)
+					r.InputTokens = 2
 				}),
 				mk(2, 2, func(r *Row) {
-					r.Offset, r.HasOffset, r.SessionID, r.Raw = 100*ms, true, "b", raw(`{"text":"Explain KV caches"}`)
+					r.Offset, r.HasOffset, r.SessionID, r.Raw = 100*ms, true, "b", raw(`{"text":"Explain KV caches","text_input":"Explain KV caches"}`)
+					r.InputTokens = 3
 				}),
 				// Lines with the same session_id continue the session.
 				mk(3, 3, func(r *Row) {
-					r.Delay, r.HasDelay, r.SessionID, r.Turn, r.Raw = 500*ms, true, "a", 2, raw(`{"text":"Thanks"}`)
+					r.Delay, r.HasDelay, r.SessionID, r.Turn, r.Raw = 500*ms, true, "a", 2, raw(`{"text":"Thanks","text_input":"Thanks"}`)
+					r.InputTokens = 1
 				}),
 			},
 			stats: ReadStats{Read: 4, Kept: 4},
@@ -389,7 +397,7 @@ func TestErrors(t *testing.T) {
 		{"lfs", "version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 123\n", Options{},
 			"t.jsonl:1: file is a Git LFS pointer, not the trace data (oid sha256:abc, size 123 bytes)", ErrLFSPointer},
 		{"empty", "", Options{}, "t.jsonl: the trace is empty: 0 bytes", ErrEmpty},
-		{"sharegpt", `[{"id": "x", "conversations": []}]`, Options{}, "JSON array", ErrUnknownFormat},
+		{"sharegpt", `[{"id": "x", "conversations": []}]`, Options{}, "a conversation needs a human message", nil},
 		{"servegen", "0,1.33,8.59,Weibull,0.37,0.39\r\n600,0,0,,0,0\r\n", Options{}, "ServeGen", ErrUnknownFormat},
 		{"unknown json", `{"foo": 1}`, Options{}, "JSON keys foo match no format", ErrUnknownFormat},
 		{"model filter", `{"timestamp": 1, "input_length": 3}`, Options{ModelFilter: "x"}, "applies only to burstgpt", nil},
@@ -736,7 +744,7 @@ func TestParseFormat(t *testing.T) {
 	if f, err := ParseFormat(""); f != "" || err != nil {
 		t.Errorf("empty: %q %v", f, err)
 	}
-	if _, err := ParseFormat("csv"); err == nil || !strings.Contains(err.Error(), "mooncake, bailian") {
+	if _, err := ParseFormat("xml"); err == nil || !strings.Contains(err.Error(), "mooncake, bailian") {
 		t.Errorf("unknown: %v", err)
 	}
 }

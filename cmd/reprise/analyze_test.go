@@ -142,7 +142,7 @@ func TestAnalyzeTraceErrors(t *testing.T) {
 		{"missing file", []string{filepath.Join(dir, "nope.jsonl")}, 2, []string{"nope.jsonl", "no such file", "hint:"}},
 		{"no trace", nil, 2, []string{"missing TRACE"}},
 		// Every problem at once.
-		{"bad flags", []string{"--cache-sizes", "3X,1M", "--format", "csv", "--block-size", "-1", bad}, 2,
+		{"bad flags", []string{"--cache-sizes", "3X,1M", "--format", "xml", "--block-size", "-1", bad}, 2,
 			[]string{"--cache-sizes", `"3X"`, "--format", "--block-size"}},
 	}
 	for _, tt := range tests {

@@ -15,6 +15,7 @@ import (
 	"github.com/reprise-bench/reprise/engine"
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/trace"
 )
 
 // replayFlags are the engine's flags; the scheduler's come from
@@ -90,6 +91,20 @@ func replayFlags() []cli.Flag {
 			Usage: "drop rows the trace marks as failed (BurstGPT zero output)"},
 		&cli.StringFlag{Name: "model-filter", Category: catTrace, Sources: envVars("model-filter"),
 			Usage: "keep only rows of trace model `NAME` (BurstGPT)"},
+		&cli.StringFlag{Name: "prompt-column", Category: catTrace, Sources: envVars("prompt-column"),
+			Usage: "table dataset (JSONL, CSV, Parquet): the `COLUMN` holding the prompt text (default: prompt, text, question, instruction, input or query)"},
+		&cli.StringFlag{Name: "input-len-column", Category: catTrace, Sources: envVars("input-len-column"),
+			Usage: "table dataset: the `COLUMN` holding the input length of rows without a prompt (default: input_length, input_tokens or isl)"},
+		&cli.StringFlag{Name: "output-len-column", Category: catTrace, Sources: envVars("output-len-column"),
+			Usage: "table dataset: the `COLUMN` holding the output length (default: output_length, output_tokens, max_tokens or osl)"},
+		&cli.StringFlag{Name: "session-column", Category: catTrace, Sources: envVars("session-column"),
+			Usage: "table dataset: the `COLUMN` holding a session id (rows sharing one are the turns of a conversation; default: session_id or conversation_id)"},
+		&cli.StringFlag{Name: "timestamp-column", Category: catTrace, Sources: envVars("timestamp-column"),
+			Usage: "table dataset: the `COLUMN` holding the arrival in ms (default: timestamp)"},
+		&cli.BoolFlag{Name: "all-turns", Category: catTrace, Sources: envVars("all-turns"),
+			Usage: "ShareGPT: send every human→gpt pair of a conversation as a turn of one session (live responses in the history), not only the first"},
+		&cli.StringFlag{Name: "dataset-sampling", Category: catTrace, Sources: envVars("dataset-sampling"),
+			Usage: "`ORDER` in which the load modes send the rows: sequential (file order), shuffle (a new permutation each pass) or random (with replacement); drawn with --seed"},
 		&cli.Uint64Flag{Name: "prompt-seed", Category: catTrace, Sources: envVars("prompt-seed"),
 			Usage: "`SEED` of the prompt words: equal seeds build equal prompts (and can reuse a server's cache)"},
 		&cli.StringFlag{Name: "hash-mismatch", Value: reprise.DefaultHashMismatch, Category: catTrace, Sources: envVars("hash-mismatch"),
@@ -198,7 +213,10 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 		ISLCorrection: cmd.Int("isl-correction"), Format: cmd.String("prompt-format"), ContextMode: cmd.String("context-mode")}
 	o.Trace = reprise.TraceOptions{Format: cmd.String("trace-format"), BlockSize: cmd.Int("block-size"),
 		MaxInputTokens: cmd.Int("max-input-tokens"), SpoolMiB: cmd.Int("stdin-spool-mib"), SkipInvalid: cmd.Bool("skip-invalid"),
-		DropFailed: cmd.Bool("drop-failed"), ModelFilter: cmd.String("model-filter")}
+		DropFailed: cmd.Bool("drop-failed"), ModelFilter: cmd.String("model-filter"),
+		Columns: trace.Columns{Prompt: cmd.String("prompt-column"), InputLength: cmd.String("input-len-column"),
+			OutputLength: cmd.String("output-len-column"), Session: cmd.String("session-column"), Timestamp: cmd.String("timestamp-column")},
+		AllTurns: cmd.Bool("all-turns"), Sampling: cmd.String("dataset-sampling")}
 	o.Goodput, o.MinGoodFraction, o.MaxErrorRate = cmd.String("goodput"), cmd.Float("min-good-fraction"), cmd.Float("max-error-rate")
 	o.Output = reprise.OutputOptions{Dir: cmd.String("out"), Overwrite: cmd.Bool("overwrite"), Format: cmd.String("format"),
 		SingleFile: cmd.Bool("single-file"), PartInterval: cmd.Duration("part-interval"), PartRows: cmd.Int("part-rows"),

@@ -1,0 +1,273 @@
+package trace
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+)
+
+// parquetMagic starts (and ends) every Parquet file.
+var parquetMagic = []byte("PAR1")
+
+// parquetDecoder reads a FormatTable dataset stored as Parquet (how
+// Hugging Face ships datasets): the named columns of each row group, one
+// row group in memory at a time. Parquet needs random access (its footer
+// says where the columns are), so input that is not a file is copied to a
+// temporary file first. Row.Line is the 1-based row number.
+type parquetDecoder struct {
+	r        *Reader
+	pf       *file.Reader
+	fr       *pqarrow.FileReader
+	cols     tableCols
+	idx      []int // the file's column index of each of cols, -1 absent
+	sessions *sessions
+	rg       int
+	rec      arrow.Record
+	get      [5]func(i int) ([]byte, bool)
+	i        int   // next row of rec
+	row      int64 // rows before rec
+	buf      []byte
+}
+
+// openParquet makes r read the Parquet file in src (whose first bytes,
+// still unread in br, are its magic).
+func (r *Reader) openParquet(src io.Reader) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = r.fileErr(0, "", fmt.Errorf("%w: corrupt Parquet file: %v", ErrRead, p))
+		}
+	}()
+	f, ok := src.(interface {
+		io.ReaderAt
+		io.Seeker
+	})
+	if !ok {
+		tmp, terr := os.CreateTemp("", "reprise-parquet-*")
+		if terr != nil {
+			return r.fileErr(0, "", fmt.Errorf("%w: a temporary copy of the Parquet input: %w", ErrRead, terr))
+		}
+		os.Remove(tmp.Name()) // gone once closed
+		r.closers = append(r.closers, tmp.Close)
+		if _, cerr := io.Copy(tmp, src); cerr != nil {
+			return r.fileErr(0, "", fmt.Errorf("%w: copying the Parquet input: %w", ErrRead, cerr))
+		}
+		f = tmp
+	}
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		return r.fileErr(0, "", fmt.Errorf("%w: not a readable Parquet file: %w", ErrRead, err))
+	}
+	r.closers = append(r.closers, pf.Close)
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		return r.fileErr(0, "", fmt.Errorf("%w: %w", ErrRead, err))
+	}
+	schema, err := fr.Schema()
+	if err != nil {
+		return r.fileErr(0, "", fmt.Errorf("%w: %w", ErrRead, err))
+	}
+	names := make([]string, schema.NumFields())
+	for i, fl := range schema.Fields() {
+		names[i] = fl.Name
+	}
+	cols, err := resolveColumns(r.opts.Columns, names)
+	if err != nil {
+		return r.fileErr(0, "", err)
+	}
+	d := &parquetDecoder{r: r, pf: pf, fr: fr, cols: cols, sessions: newSessions()}
+	for _, i := range []int{cols.prompt, cols.input, cols.output, cols.session, cols.ts} {
+		d.idx = append(d.idx, i)
+	}
+	r.format = FormatTable
+	r.dec = d
+	r.closers = append(r.closers, func() error { d.release(); return nil })
+	return nil
+}
+
+func (d *parquetDecoder) release() {
+	if d.rec != nil {
+		d.rec.Release()
+		d.rec = nil
+	}
+}
+
+// load reads the next row group's columns into d.rec; io.EOF after the last.
+func (d *parquetDecoder) load() (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: corrupt Parquet row group %d: %v", ErrRead, d.rg, p)
+		}
+	}()
+	if d.rec != nil {
+		d.row += d.rec.NumRows()
+		d.release()
+	}
+	for d.rg < d.pf.NumRowGroups() {
+		rg := d.rg
+		d.rg++
+		var leaves []int
+		var fields []int
+		for _, i := range d.idx {
+			if i >= 0 {
+				fields = append(fields, i)
+			}
+		}
+		leaves, err = leafColumns(d.fr, fields)
+		if err != nil {
+			return err
+		}
+		d.fr.Props.BatchSize = max(d.pf.MetaData().RowGroup(rg).NumRows(), 1)
+		rr, err := d.fr.GetRecordReader(context.Background(), leaves, []int{rg})
+		if err != nil {
+			return fmt.Errorf("%w: row group %d: %w", ErrRead, rg, err)
+		}
+		if !rr.Next() {
+			rerr := rr.Err()
+			rr.Release()
+			if rerr != nil && !errors.Is(rerr, io.EOF) {
+				return fmt.Errorf("%w: row group %d: %w", ErrRead, rg, rerr)
+			}
+			continue
+		}
+		rec := rr.Record()
+		rec.Retain()
+		rr.Release()
+		d.rec, d.i = rec, 0
+		schema := rec.Schema()
+		for k, i := range d.idx {
+			d.get[k] = nil
+			if i < 0 {
+				continue
+			}
+			name := d.cols.names[k]
+			ci := schema.FieldIndices(name)
+			if len(ci) == 0 {
+				return fmt.Errorf("%w: column %q missing from row group %d", ErrRead, name, rg)
+			}
+			get, gerr := cellGetter(rec.Column(ci[0]), &d.buf)
+			if gerr != nil {
+				return fmt.Errorf("%w: column %q: %w", ErrHeader, name, gerr)
+			}
+			d.get[k] = get
+		}
+		return nil
+	}
+	return io.EOF
+}
+
+// leafColumns returns the Parquet leaf columns of the top-level fields.
+func leafColumns(fr *pqarrow.FileReader, fields []int) ([]int, error) {
+	var leaves []int
+	for _, f := range fields {
+		ls, err := fr.Manifest.GetFieldIndices([]int{f})
+		if err != nil {
+			return nil, err
+		}
+		leaves = append(leaves, ls...)
+	}
+	return leaves, nil
+}
+
+// cellGetter returns a function giving the text of row i of col (a
+// string, binary, dictionary of strings, integer or float column), with
+// false for a null.
+func cellGetter(col arrow.Array, buf *[]byte) (func(i int) ([]byte, bool), error) {
+	switch c := col.(type) {
+	case *array.String:
+		return func(i int) ([]byte, bool) { return []byte(c.Value(i)), c.IsValid(i) }, nil
+	case *array.LargeString:
+		return func(i int) ([]byte, bool) { return []byte(c.Value(i)), c.IsValid(i) }, nil
+	case *array.Binary:
+		return func(i int) ([]byte, bool) { return c.Value(i), c.IsValid(i) }, nil
+	case *array.LargeBinary:
+		return func(i int) ([]byte, bool) { return c.Value(i), c.IsValid(i) }, nil
+	case *array.Dictionary:
+		inner, err := cellGetter(c.Dictionary(), buf)
+		if err != nil {
+			return nil, err
+		}
+		return func(i int) ([]byte, bool) {
+			if !c.IsValid(i) {
+				return nil, false
+			}
+			return inner(c.GetValueIndex(i))
+		}, nil
+	case interface {
+		arrow.Array
+		Value(int) int64
+	}:
+		return func(i int) ([]byte, bool) {
+			*buf = strconv.AppendInt((*buf)[:0], c.Value(i), 10)
+			return *buf, c.IsValid(i)
+		}, nil
+	case *array.Int32:
+		return func(i int) ([]byte, bool) {
+			*buf = strconv.AppendInt((*buf)[:0], int64(c.Value(i)), 10)
+			return *buf, c.IsValid(i)
+		}, nil
+	case *array.Int16:
+		return func(i int) ([]byte, bool) {
+			*buf = strconv.AppendInt((*buf)[:0], int64(c.Value(i)), 10)
+			return *buf, c.IsValid(i)
+		}, nil
+	case *array.Uint32:
+		return func(i int) ([]byte, bool) {
+			*buf = strconv.AppendUint((*buf)[:0], uint64(c.Value(i)), 10)
+			return *buf, c.IsValid(i)
+		}, nil
+	case *array.Uint64:
+		return func(i int) ([]byte, bool) {
+			*buf = strconv.AppendUint((*buf)[:0], c.Value(i), 10)
+			return *buf, c.IsValid(i)
+		}, nil
+	case *array.Float64:
+		return func(i int) ([]byte, bool) {
+			*buf = strconv.AppendFloat((*buf)[:0], c.Value(i), 'f', -1, 64)
+			return *buf, c.IsValid(i)
+		}, nil
+	case *array.Float32:
+		return func(i int) ([]byte, bool) {
+			*buf = strconv.AppendFloat((*buf)[:0], float64(c.Value(i)), 'f', -1, 32)
+			return *buf, c.IsValid(i)
+		}, nil
+	}
+	return nil, fmt.Errorf("type %s: want a string, integer or float column", col.DataType())
+}
+
+func (d *parquetDecoder) next(row *Row) error {
+	for d.rec == nil || int64(d.i) >= d.rec.NumRows() {
+		if err := d.load(); err != nil {
+			if errors.Is(err, io.EOF) {
+				return io.EOF
+			}
+			pe := d.r.fileErr(d.row+1, "", err)
+			d.r.lr.ioErr = pe
+			return pe
+		}
+	}
+	i := d.i
+	d.i++
+	resetRow(row, d.row+int64(i)+1)
+	var cells [5]tableCell
+	for k, get := range d.get {
+		if get == nil {
+			continue
+		}
+		v, ok := get(i)
+		if ok {
+			// Each cell gets its own copy: numbers share one buffer.
+			cells[k] = tableCell{bytes.Clone(v), true}
+		}
+	}
+	return d.r.fillTableRow(row, &d.cols, &cells, d.sessions)
+}
