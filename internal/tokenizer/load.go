@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,6 +15,11 @@ import (
 //   - "builtin" or "": [Builtin] (o200k_base); "o200k_base", "cl100k_base",
 //     "p50k_base" and "r50k_base" name the embedded tiktoken vocabularies;
 //   - a path to a Hugging Face tokenizer.json file;
+//   - a path to a GGUF model file (llama.cpp's format), whose metadata
+//     carries the tokenizer: byte-level BPE ("gpt2" models: Llama 3,
+//     Qwen 2/3 and most current models) with a pre-tokenizer of llama3,
+//     qwen2 or gpt-2 (see gguf.go); only the metadata at the head of the
+//     file is read;
 //   - a path to a model directory containing tokenizer.json;
 //   - a model id ("org/name") already downloaded to the local Hugging Face
 //     cache: $HF_HUB_CACHE, $HF_HOME/hub, $XDG_CACHE_HOME/huggingface/hub
@@ -42,7 +48,19 @@ func Load(spec string) (Tokenizer, error) {
 	return loadFile(spec, path)
 }
 
-var loaded sync.Map // absolute tokenizer.json path → *bpe
+var loaded sync.Map // absolute tokenizer.json or GGUF path → *bpe
+
+// isGGUF reports whether the file at path starts with GGUF's magic.
+func isGGUF(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var magic [4]byte
+	_, err = io.ReadFull(f, magic[:])
+	return err == nil && string(magic[:]) == "GGUF"
+}
 
 func loadFile(name, path string) (Tokenizer, error) {
 	abs, err := filepath.Abs(path)
@@ -52,11 +70,16 @@ func loadFile(name, path string) (Tokenizer, error) {
 	if t, ok := loaded.Load(abs); ok {
 		return t.(*bpe), nil
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("tokenizer %s: %w", name, err)
+	var t *bpe
+	if isGGUF(path) {
+		t, err = loadGGUF(name, path)
+	} else {
+		var data []byte
+		if data, err = os.ReadFile(path); err != nil {
+			return nil, fmt.Errorf("tokenizer %s: %w", name, err)
+		}
+		t, err = parseHF(name, data)
 	}
-	t, err := parseHF(name, data)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ package tokenizertest
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -305,3 +306,77 @@ func marshal(v any) ([]byte, error) {
 	}
 	return b.Bytes(), nil
 }
+
+// GGUF returns a GGUF model file (version 3, no tensors) whose metadata
+// carries the byte-level BPE of a tokenizer.json as llama.cpp's converter
+// writes it: general.architecture, tokenizer.ggml.model "gpt2",
+// tokenizer.ggml.pre, the tokens in id order (added tokens included),
+// token types, and the merges. pre is llama.cpp's pre-tokenizer name, e.g.
+// "llama-bpe".
+func GGUF(tokenizerJSON []byte, pre string) ([]byte, error) {
+	var f struct {
+		AddedTokens []struct {
+			ID      int    `json:"id"`
+			Content string `json:"content"`
+		} `json:"added_tokens"`
+		Model struct {
+			Vocab  map[string]int `json:"vocab"`
+			Merges []string       `json:"merges"`
+		} `json:"model"`
+	}
+	if err := json.Unmarshal(tokenizerJSON, &f); err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, id := range f.Model.Vocab {
+		n = max(n, id+1)
+	}
+	for _, a := range f.AddedTokens {
+		n = max(n, a.ID+1)
+	}
+	tokens := make([]string, n)
+	types := make([]int32, n)
+	for t, id := range f.Model.Vocab {
+		tokens[id], types[id] = t, 1 // normal
+	}
+	for _, a := range f.AddedTokens {
+		tokens[a.ID], types[a.ID] = a.Content, 3 // control
+	}
+	for i, t := range tokens {
+		if t == "" {
+			tokens[i], types[i] = fmt.Sprintf("[PAD%d]", i), 5 // unused
+		}
+	}
+	var b bytes.Buffer
+	le := func(v any) { _ = binaryWrite(&b, v) }
+	str := func(s string) { le(uint64(len(s))); b.WriteString(s) }
+	b.WriteString("GGUF")
+	le(uint32(3))
+	le(uint64(0)) // tensors
+	le(uint64(6)) // metadata entries
+	kvString := func(k, v string) { str(k); le(uint32(8)); str(v) }
+	kvStrings := func(k string, v []string) {
+		str(k)
+		le(uint32(9))
+		le(uint32(8))
+		le(uint64(len(v)))
+		for _, s := range v {
+			str(s)
+		}
+	}
+	kvString("general.architecture", "llama")
+	kvString("tokenizer.ggml.model", "gpt2")
+	kvString("tokenizer.ggml.pre", pre)
+	kvStrings("tokenizer.ggml.tokens", tokens)
+	str("tokenizer.ggml.token_type")
+	le(uint32(9))
+	le(uint32(5)) // int32
+	le(uint64(len(types)))
+	for _, t := range types {
+		le(t)
+	}
+	kvStrings("tokenizer.ggml.merges", f.Model.Merges)
+	return b.Bytes(), nil
+}
+
+func binaryWrite(b *bytes.Buffer, v any) error { return binary.Write(b, binary.LittleEndian, v) }
