@@ -231,6 +231,8 @@ func (s *Server) handler() http.Handler {
 	mux.HandleFunc("GET /v1/models", s.serveModels)
 	mux.HandleFunc("GET /health", s.serveHealth)
 	mux.HandleFunc("GET /metrics", s.serveMetrics)
+	mux.HandleFunc("POST /tokenize", s.serveTokenize)
+	mux.HandleFunc("POST /detokenize", s.serveDetokenize)
 	return mux
 }
 
