@@ -21,6 +21,9 @@ const (
 	DefaultURL = "http://localhost:8000"
 	// DefaultEndpoint is the OpenAI chat completions API.
 	DefaultEndpoint = "chat"
+	// TokenizerServer as Options.Tokenizer learns the prompt words from
+	// the server's own /tokenize (internal/servertok).
+	TokenizerServer = "server"
 	// DefaultTokenizer is the builtin tokenizer (o200k_base).
 	DefaultTokenizer = "builtin"
 	// DefaultUseServerTokenCount takes output lengths from the server's
@@ -132,8 +135,11 @@ type Options struct {
 	Nice *int
 
 	// Tokenizer is the client tokenizer's spec: "builtin", an encoding
-	// name, a tokenizer.json, a model directory or a cached Hugging Face
-	// id. It builds prompts and counts output tokens.
+	// name, a tokenizer.json, a GGUF model file, a model directory, a
+	// cached Hugging Face id, or TokenizerServer: the words prompts are
+	// made of are learned from the server's /tokenize before the run
+	// (cached per server and model), other text is counted with the
+	// builtin tokenizer. It builds prompts and counts output tokens.
 	Tokenizer string
 	// UseServerTokenCount takes output lengths (OSL, ITL) from the
 	// server's usage where it reports it; false counts with the client

@@ -21,6 +21,7 @@ import (
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/hostinfo"
 	"github.com/reprise-bench/reprise/internal/prio"
+	"github.com/reprise-bench/reprise/internal/tokenizer"
 	"github.com/reprise-bench/reprise/replay"
 	"github.com/reprise-bench/reprise/wasm"
 )
@@ -384,6 +385,7 @@ func writeManifest(run *arrowio.Run, o *Options, rp *replayPlan, start time.Time
 		"max_connections":        o.MaxConnections,
 		"nice":                   processNice(),
 		"tokenizer":              rp.tok.Name(),
+		"tokenizer_sha256":       tokenizer.Identity(rp.tok),
 		"use_server_token_count": o.UseServerTokenCount,
 		"goodput":                o.Goodput,
 		"format":                 o.Output.Format,

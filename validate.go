@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/prio"
 	"github.com/reprise-bench/reprise/internal/prompt"
+	"github.com/reprise-bench/reprise/internal/servertok"
 	"github.com/reprise-bench/reprise/internal/spool"
 	"github.com/reprise-bench/reprise/internal/tokenizer"
 	"github.com/reprise-bench/reprise/replay"
@@ -96,9 +98,24 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	ec.Events = o.Output.ExportLevel == "events"
 	// One tokenizer for prompts, output counts and Wasm adapters'
 	// token_count.
-	tok, err := tokenizer.Load(o.Tokenizer)
-	if err != nil {
-		bad("Tokenizer", "{Tokenizer} %q: %w", o.Tokenizer, err)
+	var tok tokenizer.Tokenizer
+	if o.Tokenizer == TokenizerServer {
+		if urlErr == nil && o.Model != "" {
+			st, info, err := servertok.Load(ctx, servertok.Config{BaseURL: serverRoot(base), Model: o.Model,
+				Header: tokenizeHeader(o, basicAuth)})
+			if err != nil {
+				bad("Tokenizer", "{Tokenizer} %s: %w", TokenizerServer, err)
+			} else {
+				tok = st
+				log.Info("server tokenizer", slog.String("name", st.Name()), slog.Int("words", st.Words()),
+					slog.String("shape", info.Shape), slog.Bool("cached", info.Cached), slog.Int("requests", info.Requests),
+					slog.String("cache", info.CachePath))
+			}
+		}
+	} else {
+		if tok, err = tokenizer.Load(o.Tokenizer); err != nil {
+			bad("Tokenizer", "{Tokenizer} %q: %w", o.Tokenizer, err)
+		}
 	}
 	rp.tok = tok
 	if least := wasm.DefaultMemoryLimitPages >> 4; o.Adapter.MemoryMiB < least {
@@ -369,6 +386,35 @@ func requestProblems(base string, o *Options) []*FieldError {
 		bad("MaxResponseBytes", "{MaxResponseBytes} %d: must not be negative (0 = no cap)", o.MaxResponseBytes)
 	}
 	return errs
+}
+
+// serverRoot is the scheme and host of a base URL: where a server's
+// /tokenize is.
+func serverRoot(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return base
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
+}
+
+// tokenizeHeader is the request headers that reach /tokenize: the
+// well-formed Headers, the API key and the URL's user info, as requests
+// get them.
+func tokenizeHeader(o *Options, basicAuth string) http.Header {
+	h := http.Header{}
+	for _, kv := range o.Headers {
+		if k, v, ok := strings.Cut(kv, ":"); ok && headerName.MatchString(strings.TrimSpace(k)) && !strings.ContainsAny(v, "\r\n") {
+			h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+		}
+	}
+	if o.APIKey != "" {
+		h.Set("Authorization", "Bearer "+o.APIKey)
+	}
+	if basicAuth != "" && h.Get("Authorization") == "" {
+		h.Set("Authorization", basicAuth)
+	}
+	return h
 }
 
 // splitUserInfo returns the URL without its user info, and the user info as

@@ -47,7 +47,7 @@ func mockServerCommand(a *app) *cli.Command {
 			&cli.BoolFlag{Name: "coalesce", Usage: "write SSE events due at the same instant in one write (default: one write and flush per event)", Sources: mockEnv("coalesce")},
 			&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "`SEED` for ids, random lengths, jitter and fault draws", Sources: mockEnv("seed")},
 			&cli.StringSliceFlag{Name: "fault", Usage: "inject `KIND[=PARAM]@RATE` at random, e.g. 429@0.01, stall=2s@0.001 (repeatable)", Sources: mockEnv("fault")},
-			&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "count prompt tokens with `SPEC`: builtin (o200k_base), an encoding name, a tokenizer.json or a model dir", Sources: mockEnv("tokenizer")},
+			&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "count prompt tokens (usage, /tokenize) with `SPEC`: builtin (o200k_base), an encoding name, a tokenizer.json, a GGUF model file or a model dir", Sources: mockEnv("tokenizer")},
 			&cli.IntFlag{Name: "nice", DefaultText: "as started", Usage: "run the server's threads at nice value `N` (e.g. 10: on a machine it shares with reprise, the kernel then runs the client first)", Sources: mockEnv("nice")},
 			&cli.StringFlag{Name: "event-log", Usage: "write the oracle log as JSONL to `FILE` (- = stdout), one line as each request ends", Sources: mockEnv("event-log")},
 			&cli.DurationFlag{Name: "body-timeout", Value: d.BodyTimeout, Usage: "answer 408 and close a connection whose request body has not arrived within `DURATION` (0 = no limit)", Sources: mockEnv("body-timeout")},

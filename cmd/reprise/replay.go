@@ -67,7 +67,7 @@ func replayFlags() []cli.Flag {
 		&cli.StringFlag{Name: "extra-body", Aliases: []string{"extra-inputs"}, Category: catReq, Sources: envVars("extra-body"),
 			Usage: "`JSON` object merged into every request body, e.g. '{\"temperature\":0}'"},
 		&cli.StringFlag{Name: "tokenizer", Value: reprise.DefaultTokenizer, Category: catReq, Sources: envVars("tokenizer"),
-			Usage: "client tokenizer `SPEC`: builtin (o200k_base), an encoding name, a tokenizer.json, a model dir or a cached HF id"},
+			Usage: "client tokenizer `SPEC`: builtin (o200k_base), an encoding name, a tokenizer.json, a GGUF model file, a model dir, a cached HF id, or server (learn the prompt words from the server's /tokenize; cached)"},
 		&cli.BoolFlag{Name: "use-server-token-count", Value: reprise.DefaultUseServerTokenCount, Category: catReq, Sources: envVars("use-server-token-count"),
 			Usage: "take output lengths (OSL, ITL) from the server's usage when it reports it; =false counts with the client tokenizer (both counts are recorded)"},
 		&cli.FloatFlag{Name: "isl", Aliases: []string{"synthetic-input-tokens-mean"}, Category: catLoad, Sources: envVars("isl"),

@@ -47,11 +47,11 @@ func (s *Server) readTokenizeRequest(w http.ResponseWriter, r *http.Request) (to
 		err = json.Unmarshal(body, &req)
 	}
 	if err != nil {
-		s.writeJSON(w, http.StatusBadRequest, errorJSON(s.cfg.Flavor, "Failed to read and parse request body, "+err.Error()))
+		s.writeJSON(w, http.StatusBadRequest, errorJSON(s.cfg.Flavor, http.StatusBadRequest, "Failed to read and parse request body, "+err.Error()))
 		return req, false
 	}
 	if s.cfg.Flavor != FlavorLlamaCPP && req.Model != "" && !slices.Contains(s.cfg.Models, req.Model) {
-		s.writeJSON(w, http.StatusNotFound, errorJSON(s.cfg.Flavor, "The model `"+req.Model+"` does not exist."))
+		s.writeJSON(w, http.StatusNotFound, errorJSON(s.cfg.Flavor, http.StatusNotFound, "The model `"+req.Model+"` does not exist."))
 		return req, false
 	}
 	return req, true
@@ -72,7 +72,7 @@ func (s *Server) serveTokenize(w http.ResponseWriter, r *http.Request) {
 		for i, m := range req.Messages {
 			t, err := decodeContent(m.Content)
 			if err != nil {
-				s.writeJSON(w, http.StatusBadRequest, errorJSON(s.cfg.Flavor, "messages["+strconv.Itoa(i)+"].content: "+err.Error()))
+				s.writeJSON(w, http.StatusBadRequest, errorJSON(s.cfg.Flavor, http.StatusBadRequest, "messages["+strconv.Itoa(i)+"].content: "+err.Error()))
 				return
 			}
 			for range s.cfg.ChatTemplateTokens {
@@ -85,7 +85,7 @@ func (s *Server) serveTokenize(w http.ResponseWriter, r *http.Request) {
 		if s.cfg.Flavor == FlavorLlamaCPP {
 			want = `"content"`
 		}
-		s.writeJSON(w, http.StatusBadRequest, errorJSON(s.cfg.Flavor, "tokenize: "+want+" is required"))
+		s.writeJSON(w, http.StatusBadRequest, errorJSON(s.cfg.Flavor, http.StatusBadRequest, "tokenize: "+want+" is required"))
 		return
 	}
 	if ids == nil {
@@ -128,12 +128,12 @@ func (s *Server) serveDetokenize(w http.ResponseWriter, r *http.Request) {
 	}
 	var ids []int
 	if err := json.Unmarshal(req.Tokens, &ids); err != nil || req.Tokens == nil {
-		s.writeJSON(w, http.StatusBadRequest, errorJSON(s.cfg.Flavor, "detokenize: \"tokens\" must be an array of token ids"))
+		s.writeJSON(w, http.StatusBadRequest, errorJSON(s.cfg.Flavor, http.StatusBadRequest, "detokenize: \"tokens\" must be an array of token ids"))
 		return
 	}
 	dec, ok := s.tok.(decoder)
 	if !ok {
-		s.writeJSON(w, http.StatusNotImplemented, errorJSON(s.cfg.Flavor, "detokenize: this server's tokenizer cannot decode"))
+		s.writeJSON(w, http.StatusNotImplemented, errorJSON(s.cfg.Flavor, http.StatusNotImplemented, "detokenize: this server's tokenizer cannot decode"))
 		return
 	}
 	text := dec.Decode(ids)
@@ -145,11 +145,11 @@ func (s *Server) serveDetokenize(w http.ResponseWriter, r *http.Request) {
 }
 
 // errorJSON is an error body in the flavor's shape.
-func errorJSON(f Flavor, msg string) map[string]any {
+func errorJSON(f Flavor, code int, msg string) map[string]any {
 	if f == FlavorLlamaCPP {
-		return map[string]any{"error": map[string]any{"code": 400, "message": msg, "type": "invalid_request_error"}}
+		return map[string]any{"error": map[string]any{"code": code, "message": msg, "type": "invalid_request_error"}}
 	}
-	return map[string]any{"object": "error", "message": msg, "type": "BadRequestError", "param": nil, "code": 400}
+	return map[string]any{"object": "error", "message": msg, "type": http.StatusText(code), "param": nil, "code": code}
 }
 
 func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {

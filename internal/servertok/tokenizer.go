@@ -1,0 +1,153 @@
+package servertok
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"strings"
+
+	"github.com/reprise-bench/reprise/internal/tokenizer"
+)
+
+// Tokenizer is what was learned of a server's tokenizer: its vocabulary is
+// the learned single-token words (with the server's ids), and it encodes
+// text made of them exactly as the server does. Other text is encoded by
+// the fallback tokenizer: its count is an estimate, and its ids are the
+// fallback's, not the server's. Safe for concurrent use.
+type Tokenizer struct {
+	name       string
+	ids        map[string]int // " word" → server id
+	pieces     map[int]string
+	size       int
+	stripFirst bool
+	fallback   tokenizer.Tokenizer
+	identity   string
+}
+
+var (
+	_ tokenizer.Tokenizer  = (*Tokenizer)(nil)
+	_ tokenizer.Vocabulary = (*Tokenizer)(nil)
+)
+
+func newTokenizer(l *learned, fb tokenizer.Tokenizer) *Tokenizer {
+	t := &Tokenizer{name: "server:" + l.Model + "@" + l.URL, ids: make(map[string]int, len(l.Words)),
+		pieces: make(map[int]string, len(l.Words)), stripFirst: l.StripFirst, fallback: fb}
+	h := sha256.New()
+	var n [8]byte
+	for i, w := range l.Words {
+		id := l.IDs[i]
+		t.ids[w], t.pieces[id] = id, w
+		t.size = max(t.size, id+1)
+		binary.LittleEndian.PutUint64(n[:], uint64(id))
+		h.Write(n[:])
+		h.Write([]byte(w))
+		h.Write([]byte{0})
+	}
+	t.identity = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	return t
+}
+
+// Name is "server:MODEL@URL".
+func (t *Tokenizer) Name() string { return t.name }
+
+// Identity is a hash of the learned (id, word) pairs: equal for two runs
+// that learned the same vocabulary.
+func (t *Tokenizer) Identity() string { return t.identity }
+
+// Words returns how many single-token words were learned.
+func (t *Tokenizer) Words() int { return len(t.ids) }
+
+// VocabSize is one more than the largest learned id.
+func (t *Tokenizer) VocabSize() int { return t.size }
+
+// Piece returns the learned word of id.
+func (t *Tokenizer) Piece(id int) (string, bool) {
+	p, ok := t.pieces[id]
+	return p, ok
+}
+
+// Encode returns the ids of text.
+func (t *Tokenizer) Encode(text string) []int { return t.AppendEncode(nil, text) }
+
+// AppendEncode appends the ids of text: learned words by the server's ids,
+// the text between them by the fallback's.
+func (t *Tokenizer) AppendEncode(dst []int, text string) []int {
+	s, prefixed := text, false
+	if t.stripFirst && s != "" && s[0] != ' ' {
+		// The server prepends a space itself: "word" at the start reads
+		// " word" (and " word" at the start would read as two tokens).
+		s, prefixed = " "+s, true
+	}
+	from := 0 // start of the text not encoded yet
+	if prefixed {
+		from = 1 // the added space is not text
+	}
+	for i := 0; i < len(s); {
+		w, n := leadingWord(s[i:])
+		if n == 0 {
+			i++
+			continue
+		}
+		id, ok := t.ids[w]
+		if !ok || (i == 0 && t.stripFirst && !prefixed) {
+			i += n
+			continue
+		}
+		if from < i {
+			dst = t.fallback.AppendEncode(dst, s[from:i])
+		}
+		dst = append(dst, id)
+		i += n
+		from = i
+	}
+	if from < len(s) {
+		dst = t.fallback.AppendEncode(dst, s[from:])
+	}
+	return dst
+}
+
+// leadingWord returns the " word" (a space and ASCII letters) at the start
+// of s and its length, or 0 when s does not start with one.
+func leadingWord(s string) (string, int) {
+	if len(s) < 2 || s[0] != ' ' {
+		return "", 0
+	}
+	n := 1
+	for n < len(s) {
+		if c := s[n] | 0x20; c < 'a' || c > 'z' {
+			break
+		}
+		n++
+	}
+	if n == 1 {
+		return "", 0
+	}
+	return s[:n], n
+}
+
+// Decode returns the text of ids: learned words as they read, other ids by
+// the fallback.
+func (t *Tokenizer) Decode(ids []int) string {
+	var b strings.Builder
+	for _, id := range ids {
+		if p, ok := t.pieces[id]; ok {
+			b.WriteString(p)
+		} else {
+			b.WriteString(t.fallback.Decode([]int{id}))
+		}
+	}
+	return b.String()
+}
+
+// Count returns len(Encode(text)).
+func (t *Tokenizer) Count(text string) int { return len(t.AppendEncode(nil, text)) }
+
+// CountContext is Count; the fallback's counting of long text looks at
+// ctx.
+func (t *Tokenizer) CountContext(ctx context.Context, text string) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	return t.Count(text), nil
+}
