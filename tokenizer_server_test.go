@@ -94,6 +94,13 @@ func TestExactLengthsWithoutTheTokenizer(t *testing.T) {
 		if spec == "builtin" && off == 0 {
 			t.Fatal("the builtin tokenizer matched the server's on every request: the test proves nothing")
 		}
+		var table strings.Builder
+		if err := res.Summary.WriteTable(&table); err != nil {
+			t.Fatal(err)
+		}
+		if says := strings.Contains(table.String(), "Server minus asked prompt tokens"); says != (off > 0) {
+			t.Errorf("%s: %d of %d prompts off, yet the summary table says so: %v\n%s", spec, off, n, says, table.String())
+		}
 		var m map[string]any
 		raw, err := os.ReadFile(filepath.Join(res.Dir, "manifest.json"))
 		if err != nil || json.Unmarshal(raw, &m) != nil {

@@ -173,6 +173,13 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		}
 		line("Cached tokens server / expected", fmt.Sprintf("%d / %d (fidelity %s)", s.ServerCachedTokens, s.ExpectedCachedTokens, f))
 	}
+	if st, ok := s.Metrics["input_length_error"]; ok && (st.Min != 0 || st.Max != 0) {
+		// The server counted other prompt lengths than were asked: the
+		// client's tokenizer is not the server's (or a chat template adds
+		// tokens).
+		line("Server minus asked prompt tokens", fmt.Sprintf("avg %s, min %s, max %s: prompts are not the asked lengths for this server; use the model's tokenizer (--tokenizer FILE or server), or --isl-correction for a chat template",
+			num(st.Avg), num(st.Min), num(st.Max)))
+	}
 	if s.Retries > 0 {
 		line("Re-sent (never reached server)", fmt.Sprintf("%d", s.Retries))
 	}
