@@ -170,3 +170,26 @@ func TestLearnErrors(t *testing.T) {
 
 // mockModel is the mock server's default model name.
 var mockModel = mockserver.NewConfig().Models[0]
+
+// FuzzParseTokens feeds arbitrary /tokenize answers to every dialect's
+// decoder: an answer is ids or an error that quotes it, never a panic.
+func FuzzParseTokens(f *testing.F) {
+	for _, s := range []string{`{"count":2,"tokens":[1,2],"max_model_len":8}`, `{"tokens":[{"id":5,"piece":"a"}]}`,
+		`[{"id":1,"text":"a","start":0,"stop":1}]`, `{"tokens":null}`, `[]`, `{"tokens":[1.5]}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		for _, shape := range shapes {
+			ids, err := parseTokens(shape, []byte(body))
+			if err != nil {
+				if ids != nil {
+					t.Fatalf("%s: ids %v with error %v", shape, ids, err)
+				}
+				continue
+			}
+			if len(ids) > len(body) {
+				t.Fatalf("%s: %d ids from %d bytes", shape, len(ids), len(body))
+			}
+		}
+	})
+}
