@@ -13,5 +13,6 @@ func commands(a *app) []*cli.Command {
 		summarizeCommand(a),
 		mockServerCommand(a),
 		adaptersCommand(a),
+		anonymizeCommand(a),
 	}
 }
