@@ -34,7 +34,14 @@ func (sp *promptSource) Prompt(row *trace.Row, in *adapter.BuildInput) (int, int
 	}
 	defer sp.pool.Put(p)
 	sp.mu.Lock()
-	err := sp.s.Build(row, p)
+	var err error
+	if row.Index < 0 {
+		// A synthetic request: its fresh words follow its index (in.Seed),
+		// so a shard sends what the unsharded run would.
+		err = sp.s.BuildKeyed(row, p, in.Seed)
+	} else {
+		err = sp.s.Build(row, p)
+	}
 	sp.mu.Unlock()
 	if err != nil {
 		return 0, 0, err

@@ -143,6 +143,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		slog.Duration("p99", pf.P99), slog.Duration("max", pf.Max), slog.Duration("took", pfTook))
 	mode := string(rp.plan.Mode())
 	start := time.Now().UTC()
+	rp.clock, rp.clockOK = hostinfo.ClockState()
+	warnStart(&o, rp, start, log)
 	acfg := arrowio.NewConfig()
 	acfg.Format = arrowio.Format(o.Output.Format)
 	acfg.SingleFile = o.Output.SingleFile
@@ -399,6 +401,7 @@ func writeManifest(run *arrowio.Run, o *Options, rp *replayPlan, start time.Time
 		"mode":                   string(rp.plan.Mode()),
 		"planned_requests":       rp.plan.Requests(),
 		"context_mode":           o.Prompts.ContextMode,
+		"clock":                  clockManifest(rp),
 	}
 	return run.WriteManifest(m)
 }
@@ -438,4 +441,34 @@ func writeHeapProfile(path string) error {
 		return fieldError("Profile.Heap", "{Profile.Heap}: %w", err)
 	}
 	return nil
+}
+
+// clockManifest is the manifest's "clock": the host clock's state, null
+// where the system reports none.
+func clockManifest(rp *replayPlan) any {
+	if !rp.clockOK {
+		return nil
+	}
+	return rp.clock
+}
+
+// warnStart warns about what makes a shard's common start less common:
+// a host clock that is not synchronised (or whose state is unknown), and
+// a Replay.StartAt already past.
+func warnStart(o *Options, rp *replayPlan, now time.Time, log *slog.Logger) {
+	at, sh := o.Replay.StartAt, o.Replay.Shard
+	if at.IsZero() && !sh.Sharded() {
+		return
+	}
+	switch {
+	case !rp.clockOK:
+		log.Warn("the host clock's synchronisation state is unknown: shards started at one instant may start apart")
+	case !rp.clock.Synchronized:
+		log.Warn("the host clock is not synchronised (NTP/PTP): shards started at one instant start as far apart as their clocks are",
+			slog.Duration("max_error", time.Duration(rp.clock.MaxErrorNS)))
+	}
+	if !at.IsZero() && at.Before(now) {
+		log.Warn("Replay.StartAt is already past: the schedule starts there, and what fell due since is late",
+			slog.Time("start_at", at), slog.Duration("past_by", now.Sub(at)))
+	}
 }

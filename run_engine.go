@@ -176,7 +176,7 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 	}
 
 	rn := &runner{cfg: &cfg, e: e, log: log, senders: make([]*senderState, nSenders), hist: hist,
-		rows: rows, stream: plan.Window(), seed: plan.Config().Seed}
+		rows: rows, stream: plan.Window(), seed: plan.Config().Seed, plan: plan, shard: plan.Config().Shard}
 	rn.total = int64(plan.Requests())
 	first := int64(0)
 	switch {
@@ -237,6 +237,9 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 	size := cfg.Lookahead
 	if size <= 0 {
 		size = max(defaultLookahead, 2*nSenders)
+		if sh := plan.Config().Shard; sh.Sharded() && rows != nil {
+			size *= sh.Count // a shard builds about one row in Count
+		}
 	}
 	rn.win = newWindow(size, rn.total)
 	rn.win.next.Store(first)
@@ -346,6 +349,8 @@ type runner struct {
 	rows   []trace.Row
 	stream *trace.Window
 	seed   uint64 // the plan's replay.Config.Seed, of the prompts' seeds
+	plan   *replay.Plan
+	shard  replay.Shard // the plan's shard: maps synthetic items to the unsharded run's
 
 	total     int64
 	senders   []*senderState // indexed by sender id; each touched only by its goroutine
@@ -567,7 +572,7 @@ func (rn *runner) pin(item int64) (*trace.Row, bool) {
 		row := rn.stream.Pin(item)
 		return row, row != nil
 	case rn.rows != nil:
-		if item < 0 || item >= int64(len(rn.rows)) {
+		if item < 0 || item >= int64(len(rn.rows)) || !rn.plan.Sends(int(item)) {
 			return nil, false
 		}
 		return &rn.rows[item], true
@@ -605,6 +610,12 @@ func (rn *runner) build(b *engine.Builder, item int, tr *trace.Row, p *engine.Pr
 		p.Err = fmt.Errorf("trace row of request item %d unavailable: %v", item, err)
 		return
 	default:
+		// A shard's k-th synthetic request is the unsharded run's
+		// request k·Count+Index: the same lengths and prompt.
+		if sh := rn.shard; sh.Sharded() {
+			item = item*sh.Count + sh.Index
+			seedIdx = uint64(item)
+		}
 		row = synthRow(&cfg.Synthetic, item)
 	}
 	in := adapter.BuildInput{

@@ -18,6 +18,7 @@ import (
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/adapter/native"
 	"github.com/reprise-bench/reprise/engine/summary"
+	"github.com/reprise-bench/reprise/internal/hostinfo"
 	"github.com/reprise-bench/reprise/internal/prio"
 	"github.com/reprise-bench/reprise/internal/prompt"
 	"github.com/reprise-bench/reprise/internal/servertok"
@@ -35,7 +36,9 @@ type replayPlan struct {
 	rows      []trace.Row // nil when streamed
 	nRows     int         // rows of the trace
 	streamed  bool        // the plan reads the trace while the run goes
-	loadNote  string      // why a trace file is held whole
+	clock     hostinfo.Clock
+	clockOK   bool   // clock was read
+	loadNote  string // why a trace file is held whole
 	stats     trace.ReadStats
 	format    trace.Format
 	tok       tokenizer.Tokenizer

@@ -72,6 +72,7 @@ func (w *window) builderLoop(quit <-chan struct{}, rows rowPins, build func(int6
 		}
 		row, ok := rows.pin(i)
 		if !ok {
+			w.built.Add(1) // settled: prefill counts it
 			continue
 		}
 		sl := &w.slots[i%w.size]

@@ -177,6 +177,16 @@ type Config struct {
 	// (rows with trace.Row.WaitFor). It changes nothing for a trace
 	// without them.
 	Dependencies DepPolicy
+
+	// Shard makes the run one part of a workload split over several
+	// processes (see [Shard]); the zero value runs all of it.
+	Shard Shard
+	// StartAt, when not zero, is the wall-clock instant of the run's time
+	// zero: the run waits for it (on the run's [Clock]), so processes
+	// given the same StartAt share one timeline. An instant already past
+	// anchors the schedule there all the same: what fell due meanwhile is
+	// late, and the lateness says so.
+	StartAt time.Time
 }
 
 // SendersOrDefault returns the number of long-lived sender goroutines a
@@ -274,6 +284,7 @@ func (c *Config) Validate() error {
 	nonNegInt("WarmupRequests", c.WarmupRequests)
 	nonNegInt("Senders", c.Senders)
 
+	c.validateShard(bad)
 	if c.EndOffset > 0 && c.EndOffset < c.StartOffset {
 		bad("EndOffset", "{EndOffset} %v is before {StartOffset} %v", c.EndOffset, c.StartOffset)
 	}

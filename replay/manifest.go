@@ -1,10 +1,19 @@
 package replay
 
+import "time"
+
 // Manifest returns c as a run manifest records it: each setting under its
 // flag's name in snake_case, durations as Go duration strings ("1m30s").
 // Zero values are kept, so a manifest always shows every setting; an unset
 // Mode is "auto" (the mode it picked is the manifest's top-level "mode").
 func (c Config) Manifest() map[string]any {
+	var shard, startAt any // null when not set
+	if c.Shard.Sharded() {
+		shard = map[string]int{"index": c.Shard.Index, "count": c.Shard.Count}
+	}
+	if !c.StartAt.IsZero() {
+		startAt = c.StartAt.UTC().Format(time.RFC3339Nano)
+	}
 	mode := string(c.Mode)
 	if c.Mode == ModeAuto {
 		mode = "auto"
@@ -33,5 +42,7 @@ func (c Config) Manifest() map[string]any {
 		"seed":              c.Seed,
 		"max_lateness":      c.MaxLateness.String(),
 		"senders":           c.Senders,
+		"shard":             shard,
+		"start_at":          startAt,
 	}
 }

@@ -64,6 +64,8 @@ type Plan struct {
 	meanTurns float64
 	gap       int64 // user-centric turn gap, ns
 	users     []userStart
+	userRate  float64 // the unsharded UserCentricRate
+	mine      []bool  // a shard's rows (nil: every row is the plan's)
 }
 
 // NewPlan validates cfg, resolves its mode against rows and plans the run.
@@ -94,8 +96,12 @@ func NewPlan(cfg Config, rows []trace.Row) (*Plan, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	p := &Plan{cfg: cfg, mode: mode, rows: rows, limit: cfg.RequestCount}
+	share := cfg.Share()
+	p := &Plan{cfg: share, mode: mode, rows: rows, limit: share.RequestCount, userRate: cfg.UserCentricRate}
 	if hasDeps(rows) {
+		if cfg.Shard.Sharded() {
+			return nil, fieldError("Shard", "{Shard}: a trace of dependent requests (wait_for) cannot be sharded")
+		}
 		p.dag = true
 		if err := p.buildDAG(); err != nil {
 			return nil, err
@@ -109,7 +115,7 @@ func NewPlan(cfg Config, rows []trace.Row) (*Plan, error) {
 }
 
 // Config returns the plan's configuration, as given to [NewPlan] or
-// [NewSurvey].
+// [NewSurvey], with a shard's load divided ([Config.Share]).
 func (p *Plan) Config() Config { return p.cfg }
 
 // Rows returns the trace rows given to [NewPlan], which the run reads and
@@ -266,8 +272,16 @@ func (p *Plan) build() error {
 		p.sessFirst = firsts
 		p.gap = int64(float64(c.NumUsers) / c.UserCentricRate * 1e9)
 		p.users = userCentricStart(c.NumUsers, c.UserCentricRate, p.meanTurns)
+		if d := userShift(c.Shard, p.userRate); d > 0 {
+			for i := range p.users {
+				p.users[i].At += d
+			}
+		}
 	default:
 		p.sessFirst = firsts
+	}
+	if err := p.keepShard(); err != nil {
+		return err
 	}
 	p.budget()
 	return nil

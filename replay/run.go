@@ -168,6 +168,11 @@ func (p *Plan) run(ctx context.Context, h Handler, newSleeper func(time.Time) sl
 		p.win.Row(p.first)
 	}
 	base := time.Now()
+	if at := p.cfg.StartAt; !at.IsZero() {
+		// Time zero is StartAt: base keeps the monotonic reading, moved by
+		// the wall-clock distance to StartAt (the sleeper waits for it).
+		base = base.Add(at.Sub(base))
+	}
 	if clk == nil {
 		clk = ClockAt(base)
 	}
@@ -229,8 +234,9 @@ func newRunner(p *Plan, h Handler, sl sleeper, clk *Clock, wall0 int64, hctx con
 		r.taskStarted = make([]bool, p.tasks)
 	}
 	if p.mode == ModeRate {
-		r.gaps = newGapSampler(p.cfg.Arrival, p.cfg.Smoothness, p.cfg.Seed)
-		r.tickAt = rampTime(0, p.cfg.RequestRate, p.cfg.RateRamp)
+		r.gaps = newGapSampler(p.cfg.Arrival, p.cfg.Smoothness, arrivalSeed(p.cfg.Seed, p.cfg.Shard))
+		r.tickX = shardPhase(p.cfg.Shard, p.cfg.Arrival, r.gaps)
+		r.tickAt = rampTime(r.tickX, p.cfg.RequestRate, p.cfg.RateRamp)
 	}
 	r.senders = make([]sender, n)
 	for i := range r.senders {
@@ -326,7 +332,7 @@ func (r *runner) seed() {
 			if u.Turns > 0 {
 				// Warm start: the user resumes with its session's last
 				// u.Turns turns.
-				for skip := int(p.sessLen[s]) - u.Turns; skip > 0 && p.next[first] >= 0; skip-- {
+				for skip := int(p.sessLen[p.sessOf[first]]) - u.Turns; skip > 0 && p.next[first] >= 0; skip-- {
 					first = p.next[first]
 				}
 			}

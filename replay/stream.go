@@ -89,6 +89,8 @@ func (s *Survey) Rows() int64 { return s.rows }
 // order, not file order).
 func (s *Survey) Streamable() error {
 	switch {
+	case s.cfg.Shard.Sharded():
+		return fmt.Errorf("%w: a shard (Shard %s) picks its sessions from the whole trace", ErrNotStreamable, s.cfg.Shard)
 	case s.unsorted:
 		return fmt.Errorf("%w: its rows are not sorted by arrival", ErrNotStreamable)
 	case s.multi:

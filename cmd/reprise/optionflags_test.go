@@ -10,10 +10,12 @@ import (
 
 // optionsWithoutFlag are the reprise.Options fields the replay command
 // sets without a flag of their own: callbacks and what the TRACE argument
-// and the tests set.
+// and the tests set; and the parts of a value one flag sets whole
+// (--shard I/N).
 var optionsWithoutFlag = map[string]bool{
 	"Progress": true, "Log": true, "Abort": true, "OnStart": true,
 	"Trace.Reader": true, "Trace.Hold": true,
+	"Replay.Shard.Index": true, "Replay.Shard.Count": true,
 }
 
 // optionPaths returns the path of every field of t, nested structs'

@@ -172,3 +172,51 @@ func TestFlagSpelled(t *testing.T) {
 		t.Error("an error without field errors is changed")
 	}
 }
+
+func TestParseShardFlag(t *testing.T) {
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == shardIndexEnv {
+				return v
+			}
+			return ""
+		}
+	}
+	for _, tc := range []struct {
+		in, env string
+		want    replay.Shard
+		err     string
+	}{
+		{"", "", replay.Shard{}, ""},
+		{"2/4", "", replay.Shard{Index: 2, Count: 4}, ""},
+		{"index/4", "3", replay.Shard{Index: 3, Count: 4}, ""},
+		{"index/4", "", replay.Shard{}, "$JOB_COMPLETION_INDEX is not set"},
+		{"index/4", "4", replay.Shard{}, "the index must be 0 to 3"},
+		{"4/4", "", replay.Shard{}, "the index must be 0 to 3"},
+		{"two", "", replay.Shard{}, "want INDEX/COUNT"},
+	} {
+		got, err := parseShardFlag(tc.in, env(tc.env))
+		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("parseShardFlag(%q, $%s=%q) = %v, %v; want %v, %q", tc.in, shardIndexEnv, tc.env, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+func TestParseStartAt(t *testing.T) {
+	now := time.Date(2026, 11, 25, 18, 0, 0, 0, time.UTC)
+	for in, want := range map[string]time.Time{
+		"":                          {},
+		"+30s":                      now.Add(30 * time.Second),
+		"2026-11-25T19:00:00Z":      now.Add(time.Hour),
+		"2026-11-25T20:00:00+01:00": now.Add(time.Hour),
+	} {
+		if got, err := parseStartAt(in, now); err != nil || !got.Equal(want) {
+			t.Errorf("parseStartAt(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"+-1s", "+soon", "18:00", "tomorrow"} {
+		if _, err := parseStartAt(in, now); err == nil {
+			t.Errorf("parseStartAt(%q) succeeded", in)
+		}
+	}
+}

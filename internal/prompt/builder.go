@@ -605,7 +605,19 @@ func (s *Builder) plan(row *trace.Row, count bool) (ids []uint64, B int, fitted 
 // expected cached tokens and first-word choices to follow the trace.
 // Build allocates the prompt's text (one allocation) and, with
 // FormatTokenIDs, grows p.TokenIDs when needed.
-func (s *Builder) Build(row *trace.Row, p *Prompt) error {
+func (s *Builder) Build(row *trace.Row, p *Prompt) error { return s.build(row, p, 0, false) }
+
+// BuildKeyed builds as [Builder.Build] does, except that the fresh words
+// after the row's hash ids (all of a row without ids) come from key
+// rather than from the Builder's counter: equal keys (and seeds) give
+// equal fresh words whatever was built before, in this process or
+// another. A synthetic load keys each request by its index, so a shard of
+// a run sends the unsharded run's prompts.
+func (s *Builder) BuildKeyed(row *trace.Row, p *Prompt, key uint64) error {
+	return s.build(row, p, key, true)
+}
+
+func (s *Builder) build(row *trace.Row, p *Prompt, key uint64, keyed bool) error {
 	*p = Prompt{TokenIDs: p.TokenIDs[:0], TraceTokens: row.InputTokens, ExpectedCachedTokensLRU: -1}
 	if len(row.Raw) > 0 {
 		own, err := s.ownContent(row, p)
@@ -618,7 +630,7 @@ func (s *Builder) Build(row *trace.Row, p *Prompt) error {
 		clear(*refs)
 		refPool.Put(refs)
 	}()
-	blocks, fresh, err := s.collect(row, p, (*refs)[:0])
+	blocks, fresh, err := s.collect(row, p, (*refs)[:0], key, keyed)
 	if err != nil {
 		return err
 	}
@@ -671,7 +683,7 @@ var refPool = sync.Pool{New: func() any { b := make([]*block, 0, 256); return &b
 // collect gathers, under s.mu, the blocks of row's prompt (appended to
 // refs) and the fresh block after them, and fills p's lengths and
 // expectations.
-func (s *Builder) collect(row *trace.Row, p *Prompt, refs []*block) ([]*block, *block, error) {
+func (s *Builder) collect(row *trace.Row, p *Prompt, refs []*block, key uint64, keyed bool) ([]*block, *block, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ids, B, fitted, err := s.plan(row, true)
@@ -702,8 +714,13 @@ func (s *Builder) collect(row *trace.Row, p *Prompt, refs []*block) ([]*block, *
 	}
 	var fresh *block
 	if pos < T {
-		s.fresh++
-		x := mix(s.cfg.Seed^freshDomain) ^ s.fresh
+		var x uint64
+		if keyed {
+			x = mix(s.cfg.Seed^freshDomain) ^ mix(key^keyDomain)
+		} else {
+			s.fresh++
+			x = mix(s.cfg.Seed^freshDomain) ^ s.fresh
+		}
 		fresh = s.generate(mix(x), s.pickFrom(x), T-pos, s.cfg.Format == FormatTokenIDs)
 	}
 	p.Tokens = T
@@ -898,6 +915,7 @@ func (s *Builder) countContent(c json.RawMessage) int {
 const (
 	golden      = 0x9e3779b97f4a7c15
 	freshDomain = 0x66726573682d2d2d // "fresh---"
+	keyDomain   = 0x6b65792d2d2d2d2d // "key-----" (BuildKeyed)
 	firstDomain = 0x6669727374776f72 // "firstwor"
 )
 

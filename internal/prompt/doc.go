@@ -24,7 +24,9 @@
 // Rows whose trace carries its own content (text_input, messages,
 // payload) are not synthesized: [Prompt.Synthesized] is false and the
 // caller sends the content as it is. Rows without hash ids get a fresh
-// prompt that shares nothing with any other.
+// prompt that shares nothing with any other: from a counter, or from a
+// key the caller gives ([Builder.BuildKeyed]), which makes it the same in
+// every process.
 //
 // # Sessions
 //
