@@ -390,6 +390,8 @@ func writeManifest(run *arrowio.Run, o *Options, rp *replayPlan, start time.Time
 		"tokenizer_sha256":       tokenizer.Identity(rp.tok),
 		"use_server_token_count": o.UseServerTokenCount,
 		"goodput":                o.Goodput,
+		"min_good_fraction":      o.MinGoodFraction,
+		"max_error_rate":         o.MaxErrorRate,
 		"format":                 o.Output.Format,
 		"single_file":            o.Output.SingleFile,
 		"part_interval":          o.Output.PartInterval.String(),

@@ -3,7 +3,9 @@
 # install when one is missing: Go at least go.mod's version, a C compiler
 # (the race detector needs cgo), and Node.js 20+ with npm (arrowio's tests
 # read the written files back with real DuckDB, @duckdb/node-api, which
-# npm installs into arrowio/testdata/duckdb on the first run).
+# npm installs into arrowio/testdata/duckdb on the first run), and Chromium
+# (internal/report's browser test loads reports in it headless; installed
+# with apt-get when missing and this runs as root on Debian or Ubuntu).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 missing=0
@@ -31,6 +33,24 @@ else
   major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
   if [ "$major" -lt 20 ]; then
     need "Node.js $(node --version) is too old: install Node.js 20 or newer (https://nodejs.org/)"
+  fi
+fi
+
+# Chromium for internal/report's browser test ($REPRISE_CHROMIUM names
+# another binary).
+have_chromium() {
+  [ -n "${REPRISE_CHROMIUM:-}" ] && [ -x "$REPRISE_CHROMIUM" ] && return 0
+  command -v chromium >/dev/null || command -v chromium-browser >/dev/null || command -v google-chrome >/dev/null
+}
+if ! have_chromium; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "make test: installing chromium for the report's browser test (apt-get install chromium)" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -q chromium >/dev/null 2>&1 ||
+      { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1; } || true
+  fi
+  if ! have_chromium; then
+    need "chromium not found: install it (Debian/Ubuntu: apt-get install chromium) or set REPRISE_CHROMIUM to a Chromium or Chrome binary; internal/report's browser test needs it"
   fi
 fi
 exit "$missing"

@@ -92,3 +92,38 @@ var knownMetrics = map[string]knownMetric{
 	"dynamo_frontend_inter_token_latency_seconds": {"dynamo", roleITL, 0},
 	"dynamo_frontend_request_duration_seconds":    {"dynamo", roleE2E, 0},
 }
+
+// roleNames are the names [Role] gives the roles.
+var roleNames = [numRoles]string{
+	roleRunning:           "running",
+	roleWaiting:           "waiting",
+	roleKVUsage:           "kv_usage",
+	roleHitRateGauge:      "hit_rate",
+	rolePrefixHits:        "prefix_hits",
+	rolePrefixQueries:     "prefix_queries",
+	rolePromptTokens:      "prompt_tokens",
+	roleGenerationTokens:  "generation_tokens",
+	rolePromptCachedExtra: "prompt_cached_tokens",
+	roleTTFT:              "ttft",
+	roleITL:               "itl",
+	roleE2E:               "e2e",
+	roleQueueTime:         "queue_time",
+}
+
+// Role says what a server metric family that reprise knows tells, for
+// plotting it over time: "running" and "waiting" (request gauges),
+// "kv_usage" (a 0..1 gauge), "hit_rate" (the server's own prefix-cache
+// hit-rate gauge, 0..1), "prefix_hits" and "prefix_queries" (token
+// counters), "prompt_tokens", "generation_tokens" and
+// "prompt_cached_tokens" (token counters), "ttft", "itl", "e2e" and
+// "queue_time" (latency histograms in seconds). It returns "" for a
+// family reprise does not know. Where a server has two families for one
+// role (a renamed metric kept as an alias), Rank orders them: the lower
+// is the current name.
+func Role(metric string) (role string, rank int) {
+	km, ok := knownMetrics[metric]
+	if !ok {
+		return "", 0
+	}
+	return roleNames[km.role], int(km.rank)
+}

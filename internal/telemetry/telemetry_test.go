@@ -353,3 +353,26 @@ func BenchmarkParsePageVLLM(b *testing.B) {
 		}
 	}
 }
+
+func TestRole(t *testing.T) {
+	for _, c := range []struct {
+		metric, role string
+		rank         int
+	}{
+		{"vllm:num_requests_running", "running", 0},
+		{"vllm:gpu_cache_usage_perc", "kv_usage", 1}, // the v0 name of kv_cache_usage_perc
+		{"sglang:cache_hit_rate", "hit_rate", 0},
+		{"llamacpp:prompt_tokens_cached_total", "prompt_cached_tokens", 0},
+		{"vllm:time_to_first_token_seconds", "ttft", 0},
+		{"process_cpu_seconds_total", "", 0},
+	} {
+		if role, rank := Role(c.metric); role != c.role || rank != c.rank {
+			t.Errorf("Role(%q) = %q, %d; want %q, %d", c.metric, role, rank, c.role, c.rank)
+		}
+	}
+	for r, name := range roleNames {
+		if name == "" {
+			t.Errorf("role %d has no name", r)
+		}
+	}
+}

@@ -1,0 +1,41 @@
+// Package report builds `reprise report`: one self-contained HTML file of
+// plots and tables from one or several run directories, read only through
+// [arrowio.Open]. The file embeds its scripts, styles and data (uPlot,
+// vendored under assets/ with its licence and pinned SHA-256), so it opens
+// offline from disk or a CI artifact.
+//
+// # What it shows
+//
+// [Build] writes, for every run (several runs are overlaid, one colour
+// each): the verdicts (goodput and its SLOs, error rate, lateness budget,
+// the exit code they give), the summary table, then any [Section] the
+// caller adds ([Options.Sections]: `reprise compare`'s table, a sweep's
+// Pareto front), then latency (CDFs on a log axis, percentile bars, TTFT
+// against intended send time coloured by error kind, ISL against TTFT, OSL
+// against E2E), load over time (intended and achieved rate, requests in
+// flight, output tokens/s), truth (schedule lateness and client read lag
+// over time, server-minus-expected cached tokens, cache fidelity, client
+// against server latency means), server and GPU telemetry on the same time
+// axis, errors by kind over time, and the manifest. Warmup is shaded on
+// every time axis. Each plot has a one-line explanation under it and
+// buttons that save it as PNG or SVG.
+//
+// # Large runs
+//
+// Nothing is drawn point by point past a bound, so a report's size and
+// drawing time do not grow with the run (docs/format/report.md):
+//
+//   - CDFs are evaluated exactly (from every value, sorted) on a grid of
+//     [CDFPoints] log-spaced latencies shared by all runs;
+//   - percentile bars come from the run's summary (engine/summary);
+//   - time series are binned in 1 s buckets, widened so that a run has at
+//     most [MaxBuckets];
+//   - scatters keep every failed request and an evenly strided sample of
+//     the others, at most [Options.MaxPoints] of each per run.
+//
+// # Performance considerations
+//
+// Build reads each table once, a record batch at a time, and keeps about
+// 80 bytes per request (the columns the plots need) until the charts are
+// made: about 80 MB for a run of a million requests.
+package report

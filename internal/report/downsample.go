@@ -1,0 +1,132 @@
+package report
+
+import (
+	"math"
+	"sort"
+
+	"github.com/reprise-bench/reprise/internal/telemetry"
+)
+
+// roleOf is telemetry.Role: what a server metric family tells.
+func roleOf(metric string) (string, int) { return telemetry.Role(metric) }
+
+// logGrid returns n points spaced evenly on a log scale from lo to hi
+// (both > 0), ending exactly at both; one point when lo == hi.
+func logGrid(lo, hi float64, n int) []float64 {
+	if lo <= 0 || hi < lo || n < 1 {
+		return nil
+	}
+	if lo == hi || n == 1 {
+		return []float64{lo}
+	}
+	out := make([]float64, n)
+	llo, lhi := math.Log(lo), math.Log(hi)
+	for i := range out {
+		out[i] = math.Exp(llo + (lhi-llo)*float64(i)/float64(n-1))
+	}
+	out[0], out[n-1] = lo, hi
+	return out
+}
+
+// cdfAt returns, for each x of grid, the percentage of sorted that is
+// ≤ x: the empirical CDF, exact at every grid point.
+func cdfAt(sorted, grid []float64) Values {
+	out := make(Values, len(grid))
+	if len(sorted) == 0 {
+		for i := range out {
+			out[i] = math.NaN()
+		}
+		return out
+	}
+	for i, x := range grid {
+		k := sort.Search(len(sorted), func(j int) bool { return sorted[j] > x })
+		out[i] = 100 * float64(k) / float64(len(sorted))
+	}
+	return out
+}
+
+// buckets divides [0, span] seconds into at most MaxBuckets buckets of
+// 1 s, or of the whole seconds that keep them under MaxBuckets.
+type buckets struct {
+	width float64 // seconds
+	n     int
+}
+
+func newBuckets(span float64) buckets {
+	w := 1.0
+	if span/w > MaxBuckets {
+		w = math.Ceil(span / MaxBuckets)
+	}
+	return buckets{width: w, n: max(1, int(math.Floor(span/w))+1)}
+}
+
+// of returns the bucket of t seconds, -1 when t is NaN or outside.
+func (b buckets) of(t float64) int {
+	if math.IsNaN(t) || t < 0 {
+		return -1
+	}
+	i := int(t / b.width)
+	if i >= b.n {
+		return -1
+	}
+	return i
+}
+
+// starts returns the x of each bucket: its start time in seconds.
+func (b buckets) starts() Values {
+	out := make(Values, b.n)
+	for i := range out {
+		out[i] = float64(i) * b.width
+	}
+	return out
+}
+
+// spread adds amount, spread evenly over [from, to] seconds, to the
+// buckets it overlaps (all of it to from's bucket when from == to).
+func (b buckets) spread(sums []float64, from, to, amount float64) {
+	if math.IsNaN(from) || math.IsNaN(to) || to < from {
+		return
+	}
+	i, j := b.of(from), b.of(to)
+	if i < 0 || j < 0 {
+		return
+	}
+	if i == j {
+		sums[i] += amount
+		return
+	}
+	rate := amount / (to - from)
+	sums[i] += rate * (float64(i+1)*b.width - from)
+	sums[j] += rate * (to - float64(j)*b.width)
+	for k := i + 1; k < j; k++ {
+		sums[k] += rate * b.width
+	}
+}
+
+// stride returns the indexes of at most limit of the n items for which
+// keep is true, evenly strided in order (every k-th, k = ⌈count/limit⌉),
+// so a sample covers the whole run.
+func stride(n, limit int, keep func(i int) bool) []int {
+	count := 0
+	for i := range n {
+		if keep(i) {
+			count++
+		}
+	}
+	step := 1
+	if count > limit {
+		step = (count + limit - 1) / limit
+	}
+	out := make([]int, 0, min(count, limit))
+	seen := 0
+	for i := range n {
+		if !keep(i) {
+			continue
+		}
+		if seen%step == 0 {
+			out = append(out, i)
+		}
+		seen++
+	}
+	return out
+}

@@ -1,0 +1,99 @@
+package report
+
+import (
+	"bufio"
+	_ "embed"
+	"encoding/json"
+	"html/template"
+	"io"
+)
+
+// The page's scripts and styles, embedded in every report. uPlot is
+// vendored from npm (uplot 1.6.32, MIT, assets/LICENSE.uPlot);
+// assets/SHA256SUMS pins its bytes and TestAssetsPinned checks them.
+var (
+	//go:embed assets/uPlot.iife.min.js
+	uplotJS string
+	//go:embed assets/uPlot.min.css
+	uplotCSS string
+	//go:embed assets/LICENSE.uPlot
+	uplotLicense string
+	//go:embed assets/report.js
+	reportJS string
+	//go:embed assets/report.css
+	reportCSS string
+)
+
+// chartData is what the script reads: every chart, by section.
+type chartData struct {
+	Charts []Chart `json:"charts"`
+}
+
+var pageTmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="reprise report">
+<title>{{.Title}}</title>
+<style>{{.UplotCSS}}</style>
+<style>{{.ReportCSS}}</style>
+</head>
+<body>
+<header>
+<h1>{{.Title}}</h1>
+<ul class="runs">{{range .Runs}}
+<li><span class="swatch" style="background:{{.Color}}"></span><b>{{.Label}}</b> {{.Requests}} requests · {{.Model}} at {{.URL}} · {{.Start}} · <code>{{.Dir}}</code></li>{{end}}
+</ul>
+<nav>{{range .Sections}}<a href="#{{.ID}}">{{.Title}}</a> {{end}}</nav>
+</header>
+<main>
+{{range .Sections}}<section id="{{.ID}}">
+<h2>{{.Title}}</h2>
+{{if .Explain}}<p class="explain">{{.Explain}}</p>{{end}}
+{{range .Tables}}<div class="table"><table>{{if .Caption}}<caption>{{.Caption}}</caption>{{end}}
+<thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>{{range .Rows}}<tr>{{range .}}<td{{if .Class}} class="{{.Class}}"{{end}}>{{.Text}}</td>{{end}}</tr>
+{{end}}</tbody></table></div>
+{{end}}{{if .Charts}}<div class="charts">{{range .Charts}}
+<figure class="chart" id="chart-{{.ID}}" data-chart="{{.ID}}"><figcaption>{{.Title}}</figcaption><div class="plot"></div><p class="explain">{{.Explain}}</p><p class="save"><button type="button" data-save="png">PNG</button> <button type="button" data-save="svg">SVG</button></p></figure>{{end}}
+</div>{{end}}
+{{range .Details}}<details><summary>{{.Summary}}</summary><pre>{{.Text}}</pre></details>
+{{end}}</section>
+{{end}}</main>
+<footer>Made by reprise report. Charts: uPlot 1.6.32 (MIT licence below). Drag on a chart to zoom, double-click to reset; click a legend entry to hide its series.
+<details><summary>uPlot licence</summary><pre>{{.UplotLicense}}</pre></details></footer>
+<script id="report-data" type="application/json">{{.Data}}</script>
+<script>{{.UplotJS}}</script>
+<script>{{.ReportJS}}</script>
+</body>
+</html>
+`))
+
+// write renders the page to w.
+func (p *page) write(w io.Writer) error {
+	var charts []Chart
+	for _, s := range p.Sections {
+		charts = append(charts, s.Charts...)
+	}
+	data, err := json.Marshal(chartData{Charts: charts})
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	err = pageTmpl.Execute(bw, map[string]any{
+		"Title": p.Title, "Runs": p.Runs, "Sections": p.Sections,
+		// Trusted: the vendored files and json.Marshal's output, which
+		// escapes <, > and & so that no "</script>" can end the block.
+		"UplotCSS":     template.CSS(uplotCSS),
+		"ReportCSS":    template.CSS(reportCSS),
+		"UplotJS":      template.JS(uplotJS),
+		"ReportJS":     template.JS(reportJS),
+		"Data":         template.JS(data),
+		"UplotLicense": uplotLicense,
+	})
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
+}

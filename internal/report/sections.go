@@ -1,0 +1,858 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/reprise-bench/reprise/engine/record"
+	"github.com/reprise-bench/reprise/engine/summary"
+)
+
+// page is everything the HTML file shows.
+type page struct {
+	Title    string
+	Runs     []runHead
+	Sections []Section
+}
+
+// runHead names one run at the top of the page.
+type runHead struct {
+	Label, Color, Dir, Model, URL, Start string
+	Requests                             int
+}
+
+// buildPage makes the page's sections from the runs' data, with the
+// caller's sections after the summary.
+func buildPage(runs []*runData, opts Options) *page {
+	p := &page{Title: opts.Title}
+	var labels []string
+	for _, d := range runs {
+		labels = append(labels, d.label)
+		p.Runs = append(p.Runs, runHead{Label: d.label, Color: d.color, Dir: d.dir, Model: d.sum.Run.Model,
+			URL: d.sum.Run.URL, Start: d.sum.Run.Start.UTC().Format("2006-01-02 15:04:05 UTC"), Requests: d.n()})
+	}
+	if p.Title == "" {
+		p.Title = "reprise report: " + strings.Join(labels, ", ")
+	}
+	secs := []Section{verdictSection(runs), summarySection(runs)}
+	secs = append(secs, opts.Sections...)
+	tl := newTimeline(runs)
+	secs = append(secs, latencySection(runs, opts.MaxPoints), loadSection(runs, tl), truthSection(runs, tl, opts.MaxPoints),
+		telemetrySection(runs, tl), errorSection(runs, tl), provenanceSection(runs))
+	for _, s := range secs {
+		if len(s.Tables) > 0 || len(s.Charts) > 0 || len(s.Details) > 0 {
+			if s.ID == "" {
+				s.ID = slug(s.Title)
+			}
+			p.Sections = append(p.Sections, s)
+		}
+	}
+	return p
+}
+
+// check reports charts that repeat an ID or whose series do not match
+// their x values: a caller's section is checked as the built-in ones.
+func (p *page) check() error {
+	seen := map[string]bool{}
+	for _, s := range p.Sections {
+		for _, c := range s.Charts {
+			if c.ID == "" || seen[c.ID] {
+				return fmt.Errorf("report: chart %q in section %q: IDs must be unique and not empty", c.ID, s.Title)
+			}
+			seen[c.ID] = true
+			for _, sr := range c.Series {
+				switch {
+				case (c.Kind == Scatter || len(sr.X) > 0) && len(sr.X) != len(sr.Y):
+					return fmt.Errorf("report: chart %q series %q: %d x values for %d y values", c.ID, sr.Label, len(sr.X), len(sr.Y))
+				case len(sr.X) > 0 && c.Kind != Scatter && c.Kind != Lines:
+					return fmt.Errorf("report: chart %q series %q: only Scatter and Lines series carry their own x", c.ID, sr.Label)
+				case c.Kind == Bars && len(sr.Y) != len(c.XAxis.Categories):
+					return fmt.Errorf("report: chart %q series %q: %d values for %d categories", c.ID, sr.Label, len(sr.Y), len(c.XAxis.Categories))
+				case c.Kind != Scatter && c.Kind != Bars && len(sr.X) == 0 && len(sr.Y) != len(c.X):
+					return fmt.Errorf("report: chart %q series %q: %d values for %d x values", c.ID, sr.Label, len(sr.Y), len(c.X))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// slug makes an anchor of a title.
+func slug(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
+			b.WriteByte('-')
+		}
+	}
+	return strings.TrimSuffix(b.String(), "-")
+}
+
+// --- verdicts and summary ---
+
+func verdictSection(runs []*runData) Section {
+	t := Table{Header: []string{"check"}}
+	var rows [][]Cell
+	for ri, d := range runs {
+		t.Header = append(t.Header, d.label)
+		cs := d.checks()
+		code := exitCode(cs)
+		codeCell := Cell{Text: strconv.Itoa(code) + " " + exitMeaning(code), Class: "good"}
+		if code != 0 {
+			codeCell.Class = "bad"
+		}
+		if ri == 0 {
+			rows = append(rows, []Cell{{Text: "exit code"}})
+			for _, c := range cs {
+				name := c.name
+				if strings.HasPrefix(name, "goodput") {
+					name = "goodput"
+				}
+				rows = append(rows, []Cell{{Text: name}})
+			}
+		}
+		rows[0] = append(rows[0], codeCell)
+		for i, c := range cs {
+			cell := Cell{Text: c.value + " (" + c.limit + ")", Class: "good"}
+			if strings.HasPrefix(c.name, "goodput (") {
+				cell.Text = strings.TrimPrefix(c.name, "goodput ") + ": " + cell.Text
+			}
+			switch {
+			case c.failed:
+				cell.Class = "bad"
+			case c.unknown:
+				cell.Class = ""
+			}
+			if i+1 < len(rows) {
+				rows[i+1] = append(rows[i+1], cell)
+			}
+		}
+	}
+	t.Rows = rows
+	return Section{ID: "verdicts", Title: "Verdicts",
+		Explain: "The checks reprise replay judged each run by, in its order; the exit code is the first failure's (docs/format/cli.md).",
+		Tables:  []Table{t}}
+}
+
+// exitMeaning names an exit code of the one table (internal/exitcode).
+func exitMeaning(code int) string {
+	switch code {
+	case 0:
+		return "(passed)"
+	case 1:
+		return "(interrupted, or no request succeeded)"
+	case 3:
+		return "(goodput SLO or error rate failed)"
+	case 4:
+		return "(schedule lateness over budget)"
+	}
+	return ""
+}
+
+// headline are the metrics the summary table shows, with short names.
+var headline = []struct{ tag, name string }{
+	{"time_to_first_token", "TTFT"},
+	{"time_to_first_output_token", "TTFO"},
+	{"inter_token_latency", "ITL"},
+	{"request_latency", "E2E"},
+	{"latency_from_intended", "E2E from intended send"},
+	{"input_sequence_length", "ISL (tokens)"},
+	{"output_sequence_length", "OSL (tokens)"},
+	{"schedule_lateness", "schedule lateness"},
+	{"client_read_lag", "client read lag"},
+}
+
+func summarySection(runs []*runData) Section {
+	tot := Table{Caption: "Throughput and counts", Header: []string{"run", "ok", "failed", "warmup", "duration",
+		"requests/s", "output tokens/s", "total tokens/s", "intended rate", "achieved rate", "goodput req/s"}}
+	for _, d := range runs {
+		s := d.sum
+		tot.Rows = append(tot.Rows, []Cell{{Text: d.label}, num(float64(s.RequestCount)), num(float64(s.ErrorRequestCount)),
+			num(float64(s.WarmupCount)), {Text: s.BenchmarkDuration.Round(1e6).String(), Class: "num"},
+			num(s.RequestThroughput), num(s.OutputTokenThroughput), num(s.TotalTokenThroughput),
+			num(s.IntendedRate), num(s.AchievedRate), num(s.Goodput)})
+	}
+	lat := Table{Caption: "Per-request metrics (ms unless marked)", Header: []string{"metric", "run", "avg", "p50", "p90", "p95", "p99", "max", "count"}}
+	for _, h := range headline {
+		for _, d := range runs {
+			st, ok := d.sum.Metrics[h.tag]
+			if !ok {
+				continue
+			}
+			lat.Rows = append(lat.Rows, []Cell{{Text: h.name}, {Text: d.label}, num(st.Avg), num(st.P50), num(st.P90),
+				num(st.P95), num(st.P99), num(st.Max), num(float64(st.Count))})
+		}
+	}
+	return Section{ID: "summary", Title: "Summary",
+		Explain: "The run's summary, computed from its records as reprise summarize does (docs/format/summary.md).",
+		Tables:  []Table{tot, lat}}
+}
+
+// num is a right-aligned number cell with four significant digits.
+func num(v float64) Cell {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return Cell{Text: "—", Class: "num"}
+	}
+	if v == math.Trunc(v) && math.Abs(v) < 1e9 {
+		return Cell{Text: strconv.FormatInt(int64(v), 10), Class: "num"}
+	}
+	return Cell{Text: strconv.FormatFloat(v, 'g', 4, 64), Class: "num"}
+}
+
+// --- latency ---
+
+// latencyMetrics are the distributions plotted as CDFs and bars.
+var latencyMetrics = []struct {
+	tag, name, long string
+	col             func(*runData) []float32
+}{
+	{"time_to_first_token", "TTFT", "time to first token", func(d *runData) []float32 { return d.ttft }},
+	{"time_to_first_output_token", "TTFO", "time to first output (non-reasoning) token", func(d *runData) []float32 { return d.ttfo }},
+	{"inter_token_latency", "ITL", "inter-token latency", func(d *runData) []float32 { return d.itl }},
+	{"request_latency", "E2E", "end-to-end request latency", func(d *runData) []float32 { return d.e2e }},
+}
+
+// percentileNames label the bars, from summary.Stats.
+var percentileNames = []string{"p50", "p75", "p90", "p95", "p99", "max"}
+
+func percentiles(st *summary.Stats) []float64 {
+	return []float64{st.P50, st.P75, st.P90, st.P95, st.P99, st.Max}
+}
+
+func latencySection(runs []*runData, maxPoints int) Section {
+	sec := Section{ID: "latency", Title: "Latency",
+		Explain: "Distributions of the measured (non-warmup) successful requests, from the records."}
+	for _, m := range latencyMetrics {
+		sorted := make([][]float64, len(runs))
+		lo, hi := math.Inf(1), 0.0
+		for i, d := range runs {
+			var vals []float32
+			col := m.col(d)
+			for j, v := range col {
+				if !d.warm[j] && d.kind[j] == 0 && v > 0 {
+					vals = append(vals, v)
+				}
+			}
+			sorted[i] = sortedFinite(vals)
+			if n := len(sorted[i]); n > 0 {
+				lo, hi = min(lo, sorted[i][0]), max(hi, sorted[i][n-1])
+			}
+		}
+		if hi == 0 {
+			continue
+		}
+		// From just below the least value (the CDF's 0) to the largest
+		// (its 100 %).
+		if lo == hi {
+			hi *= 1.05
+		}
+		grid := logGrid(lo/1.05, hi, CDFPoints)
+		cdf := Chart{ID: "cdf-" + slug(m.name), Title: m.name + " CDF", Kind: Steps,
+			Explain: fmt.Sprintf("Share of requests whose %s is at most x (log scale), evaluated exactly at %d latencies.", m.long, CDFPoints),
+			XAxis:   Axis{Label: m.name + " (ms)", Log: true}, YAxis: Axis{Label: "% of requests"}, X: grid}
+		bars := Chart{ID: "pct-" + slug(m.name), Title: m.name + " percentiles", Kind: Bars,
+			Explain: "The " + m.long + " percentiles of the summary (ms).",
+			XAxis:   Axis{Label: "percentile", Categories: percentileNames}, YAxis: Axis{Label: m.name + " (ms)"}}
+		for i, d := range runs {
+			if len(sorted[i]) == 0 {
+				continue
+			}
+			cdf.Series = append(cdf.Series, Series{Label: d.label, Color: d.color, Y: cdfAt(sorted[i], grid)})
+			if st, ok := d.sum.Metrics[m.tag]; ok {
+				bars.Series = append(bars.Series, Series{Label: d.label, Color: d.color, Y: percentiles(st)})
+			}
+		}
+		sec.Charts = append(sec.Charts, cdf)
+		if len(bars.Series) > 0 {
+			sec.Charts = append(sec.Charts, bars)
+		}
+	}
+	// TTFT against intended send time, one series per run and outcome.
+	sc := Chart{ID: "ttft-vs-time", Title: "TTFT against intended send time", Kind: Scatter, TimeAxis: true,
+		Explain: fmt.Sprintf("Each dot is a request (warmup included, shaded): TTFT, or time to failure for a failed request without a token, coloured by error kind; at most %d ok and %d failed requests per run, evenly strided.", maxPoints, maxPoints),
+		XAxis:   Axis{Label: "intended send time (s)"}, YAxis: Axis{Label: "TTFT (ms)", Log: true}}
+	isl := Chart{ID: "isl-vs-ttft", Title: "ISL against TTFT (prefill cost)", Kind: Scatter,
+		Explain: "Input tokens against time to first token of successful requests: the slope is the prefill cost per token.",
+		XAxis:   Axis{Label: "input tokens"}, YAxis: Axis{Label: "TTFT (ms)"}}
+	osl := Chart{ID: "osl-vs-e2e", Title: "OSL against E2E", Kind: Scatter,
+		Explain: "Output tokens against request latency of successful requests: the slope is the decode time per token.",
+		XAxis:   Axis{Label: "output tokens"}, YAxis: Axis{Label: "E2E (ms)"}}
+	for _, d := range runs {
+		okIdx := stride(d.n(), maxPoints, func(i int) bool { return d.kind[i] == 0 })
+		errIdx := stride(d.n(), maxPoints, func(i int) bool { return d.kind[i] != 0 })
+		s := Series{Label: d.label + " ok", Color: d.color}
+		si := Series{Label: d.label, Color: d.color}
+		so := Series{Label: d.label, Color: d.color}
+		for _, i := range okIdx {
+			if !math.IsNaN(float64(d.ttft[i])) {
+				s.X = append(s.X, d.seconds(d.intendedOrSent(i)))
+				s.Y = append(s.Y, float64(d.ttft[i]))
+				si.X = append(si.X, float64(d.isl[i]))
+				si.Y = append(si.Y, float64(d.ttft[i]))
+			}
+			if !math.IsNaN(float64(d.e2e[i])) {
+				so.X = append(so.X, float64(d.osl[i]))
+				so.Y = append(so.Y, float64(d.e2e[i]))
+			}
+		}
+		if len(s.X) > 0 {
+			sc.Series = append(sc.Series, s)
+		}
+		if len(si.X) > 0 {
+			isl.Series = append(isl.Series, si)
+		}
+		if len(so.X) > 0 {
+			osl.Series = append(osl.Series, so)
+		}
+		byKind := map[uint8]*Series{}
+		for _, i := range errIdx {
+			k := d.kind[i]
+			es := byKind[k]
+			if es == nil {
+				es = &Series{Label: d.label + " " + d.kindName(k), Color: kindColor(d.kindName(k))}
+				byKind[k] = es
+			}
+			y := float64(d.ttft[i])
+			if math.IsNaN(y) && d.end[i] != 0 && d.sent[i] != 0 {
+				y = float64(d.end[i]-d.sent[i]) / 1e6
+			}
+			if math.IsNaN(y) || y <= 0 {
+				y = 0.001 // never sent (skipped) or failed at once: drawn at the bottom
+			}
+			es.X = append(es.X, d.seconds(d.intendedOrSent(i)))
+			es.Y = append(es.Y, y)
+		}
+		for _, k := range slices.Sorted(mapKeys(byKind)) {
+			sc.Series = append(sc.Series, *byKind[k])
+		}
+		if w, ok := d.warmup(); ok {
+			sc.Shade = append(sc.Shade, w)
+		}
+	}
+	for _, c := range []Chart{sc, isl, osl} {
+		if len(c.Series) > 0 {
+			sec.Charts = append(sec.Charts, c)
+		}
+	}
+	return sec
+}
+
+func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
+	return func(yield func(K) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// intendedOrSent is request i's intended time, or its send time for a
+// request without a schedule.
+func (d *runData) intendedOrSent(i int) int64 {
+	if d.intended[i] != 0 {
+		return d.intended[i]
+	}
+	return d.sent[i]
+}
+
+// kindName is the error kind of index k.
+func (d *runData) kindName(k uint8) string {
+	if int(k) < len(d.kinds) {
+		if k == 0 {
+			return "ok"
+		}
+		return string(d.kinds[k])
+	}
+	return "unknown"
+}
+
+// kindColors give each error kind of the contract a colour of its own.
+var kindColors = map[record.ErrorKind]string{
+	record.ErrHTTPStatus: "#ff7f0e", record.ErrConnect: "#8c564b", record.ErrReset: "#e377c2",
+	record.ErrTimeout: "#d62728", record.ErrStreamError: "#bcbd22", record.ErrMalformed: "#17becf",
+	record.ErrNoContent: "#7f7f7f", record.ErrAdapter: "#9467bd", record.ErrCancelled: "#aec7e8",
+	record.ErrBuild: "#98df8a", record.ErrNotDelivered: "#c49c94", record.ErrTooLarge: "#f7b6d2",
+}
+
+func kindColor(kind string) string {
+	if c, ok := kindColors[record.ErrorKind(kind)]; ok {
+		return c
+	}
+	return "#000000"
+}
+
+// --- time series ---
+
+// timeline is the time axis every time chart shares: seconds since each
+// run's start, in buckets.
+type timeline struct {
+	b     buckets
+	shade []Span
+}
+
+func newTimeline(runs []*runData) timeline {
+	span := 0.0
+	var shade []Span
+	for _, d := range runs {
+		span = max(span, d.span())
+		if w, ok := d.warmup(); ok {
+			shade = append(shade, w)
+		}
+	}
+	return timeline{b: newBuckets(span), shade: shade}
+}
+
+func (tl timeline) chart(id, title, explain, ylabel string) Chart {
+	w := "1 s"
+	if tl.b.width != 1 {
+		w = strconv.FormatFloat(tl.b.width, 'g', -1, 64) + " s"
+	}
+	return Chart{ID: id, Title: title, Explain: strings.ReplaceAll(explain, "{bucket}", w), Kind: Steps, TimeAxis: true,
+		XAxis: Axis{Label: "time since start (s)"}, YAxis: Axis{Label: ylabel}, X: tl.b.starts(), Shade: tl.shade}
+}
+
+// perBucket turns sums into rates per second.
+func (tl timeline) perSecond(sums []float64) Values {
+	out := make(Values, len(sums))
+	for i, v := range sums {
+		out[i] = v / tl.b.width
+	}
+	return out
+}
+
+// count counts, per bucket, the requests whose time t(i) falls in it.
+func (tl timeline) count(d *runData, keep func(i int) bool, t func(i int) int64) []float64 {
+	sums := make([]float64, tl.b.n)
+	for i := range d.n() {
+		if keep != nil && !keep(i) {
+			continue
+		}
+		if k := tl.b.of(d.seconds(t(i))); k >= 0 {
+			sums[k]++
+		}
+	}
+	return sums
+}
+
+func loadSection(runs []*runData, tl timeline) Section {
+	sec := Section{ID: "load", Title: "Load over time",
+		Explain: "What the schedule asked for and what the client and server did, per time bucket; warmup shaded."}
+	rate := tl.chart("rate", "Request rate", "Requests per second by intended send time (dashed), by actual send time (solid), and completed successfully (lighter, by response end), per {bucket} bucket.", "requests/s")
+	inflight := tl.chart("in-flight", "Requests in flight", "Requests sent and not yet ended, at the end of each {bucket} bucket.", "requests")
+	tokens := tl.chart("output-tokens", "Output tokens per second", "Output tokens (reasoning included) per second, each request's spread evenly from its first to its last token, per {bucket} bucket.", "tokens/s")
+	for _, d := range runs {
+		intended := tl.count(d, func(i int) bool { return d.intended[i] != 0 }, func(i int) int64 { return d.intended[i] })
+		sent := tl.count(d, func(i int) bool { return d.sent[i] != 0 }, func(i int) int64 { return d.sent[i] })
+		done := tl.count(d, func(i int) bool { return d.kind[i] == 0 }, func(i int) int64 { return d.end[i] })
+		rate.Series = append(rate.Series,
+			Series{Label: d.label + " intended", Color: d.color, Y: tl.perSecond(intended), Dash: true},
+			Series{Label: d.label + " sent", Color: d.color, Y: tl.perSecond(sent)},
+			Series{Label: d.label + " completed", Color: shade(d.color), Y: tl.perSecond(done)})
+		// In flight at the end of bucket k: sent before its end minus
+		// ended before its end.
+		ended := tl.count(d, func(i int) bool { return d.sent[i] != 0 && d.end[i] != 0 }, func(i int) int64 { return d.end[i] })
+		fl := make(Values, tl.b.n)
+		acc := 0.0
+		for k := range fl {
+			acc += sent[k] - ended[k]
+			fl[k] = acc
+		}
+		inflight.Series = append(inflight.Series, Series{Label: d.label, Color: d.color, Y: fl})
+		toks := make([]float64, tl.b.n)
+		for i := range d.n() {
+			if d.osl[i] <= 0 || d.first[i] == 0 {
+				continue
+			}
+			last := d.last[i]
+			if last == 0 {
+				last = d.first[i]
+			}
+			tl.b.spread(toks, d.seconds(d.first[i]), d.seconds(last), float64(d.osl[i]))
+		}
+		tokens.Series = append(tokens.Series, Series{Label: d.label, Color: d.color, Y: tl.perSecond(toks)})
+	}
+	sec.Charts = []Chart{rate, inflight, tokens}
+	return sec
+}
+
+// shade is a lighter tone of a #rrggbb colour, for a run's second line.
+func shade(c string) string {
+	if len(c) != 7 || c[0] != '#' {
+		return c
+	}
+	v, err := strconv.ParseUint(c[1:], 16, 32)
+	if err != nil {
+		return c
+	}
+	r, g, b := v>>16&255, v>>8&255, v&255
+	light := func(x uint64) uint64 { return x + (255-x)/2 }
+	return fmt.Sprintf("#%02x%02x%02x", light(r), light(g), light(b))
+}
+
+func truthSection(runs []*runData, tl timeline, maxPoints int) Section {
+	sec := Section{ID: "truth", Title: "Truth: did the client keep time, and did the server do what the trace implies?",
+		Explain: "Schedule lateness and read lag say whether the measurement can be trusted; cached tokens say whether the server reused what the trace shares."}
+	late := tl.chart("lateness", "Schedule lateness", "How late each request was handed to a sender after its intended time: max (solid) and mean (dashed) per {bucket} bucket.", "lateness (ms)")
+	lag := tl.chart("read-lag", "Client read lag", "The longest any read of a response waited between the kernel receiving its bytes and reprise reading them, max per {bucket} bucket by response end.", "read lag (ms)")
+	anyLag := false
+	for _, d := range runs {
+		mx, mean, cnt := make(Values, tl.b.n), make(Values, tl.b.n), make([]float64, tl.b.n)
+		lg := make(Values, tl.b.n)
+		for k := range mx {
+			mx[k], mean[k], lg[k] = math.NaN(), math.NaN(), math.NaN()
+		}
+		for i := range d.n() {
+			if v := float64(d.lateness[i]); !math.IsNaN(v) {
+				if k := tl.b.of(d.seconds(d.intended[i])); k >= 0 {
+					if math.IsNaN(mx[k]) {
+						mx[k], mean[k] = v, 0
+					}
+					mx[k] = max(mx[k], v)
+					mean[k] += v
+					cnt[k]++
+				}
+			}
+			if v := float64(d.readLag[i]); !math.IsNaN(v) {
+				if k := tl.b.of(d.seconds(d.end[i])); k >= 0 {
+					anyLag = true
+					if math.IsNaN(lg[k]) || v > lg[k] {
+						lg[k] = v
+					}
+				}
+			}
+		}
+		for k := range mean {
+			if cnt[k] > 0 {
+				mean[k] /= cnt[k]
+			}
+		}
+		late.Series = append(late.Series, Series{Label: d.label + " max", Color: d.color, Y: mx},
+			Series{Label: d.label + " mean", Color: d.color, Y: mean, Dash: true})
+		lag.Series = append(lag.Series, Series{Label: d.label, Color: d.color, Y: lg})
+	}
+	sec.Charts = append(sec.Charts, late)
+	if anyLag {
+		sec.Charts = append(sec.Charts, lag)
+	}
+	cache := Chart{ID: "cache-error", Title: "Server minus expected cached tokens", Kind: Scatter, TimeAxis: true, Shade: tl.shade,
+		Explain: "Per request, the prompt tokens the server reported as cached minus what the trace's shared prefixes predict: below zero the server recomputed what it could have reused.",
+		XAxis:   Axis{Label: "intended send time (s)"}, YAxis: Axis{Label: "tokens"}}
+	fid := Table{Caption: "Cache fidelity and client against server latency", Header: []string{"run", "server cached tokens", "expected cached tokens", "fidelity (server / expected)"}}
+	for _, d := range runs {
+		idx := stride(d.n(), maxPoints, func(i int) bool { return !math.IsNaN(float64(d.cacheErr[i])) })
+		s := Series{Label: d.label, Color: d.color}
+		for _, i := range idx {
+			s.X = append(s.X, d.seconds(d.intendedOrSent(i)))
+			s.Y = append(s.Y, float64(d.cacheErr[i]))
+		}
+		if len(s.X) > 0 {
+			cache.Series = append(cache.Series, s)
+		}
+		if d.sum.ExpectedCachedTokens > 0 || d.sum.ServerCachedTokens > 0 {
+			fid.Rows = append(fid.Rows, []Cell{{Text: d.label}, num(float64(d.sum.ServerCachedTokens)),
+				num(float64(d.sum.ExpectedCachedTokens)), num(d.sum.CacheFidelity)})
+		}
+	}
+	if len(cache.Series) > 0 {
+		sec.Charts = append(sec.Charts, cache)
+	}
+	if len(fid.Rows) > 0 {
+		sec.Tables = append(sec.Tables, fid)
+	}
+	if t := clientVsServer(runs); len(t.Rows) > 0 {
+		sec.Tables = append(sec.Tables, t)
+	}
+	return sec
+}
+
+// clientVsServer tabulates summary.json's client_vs_server_mean: the
+// client's mean TTFT, ITL and latency against the server's own histogram.
+func clientVsServer(runs []*runData) Table {
+	t := Table{Caption: "Client against server means (the server's own histograms)",
+		Header: []string{"run", "server", "metric", "client mean (ms)", "server mean (ms)", "client − server (ms)"}}
+	for _, d := range runs {
+		tel, _ := d.summaryJSON["telemetry"].(map[string]any)
+		servers, _ := tel["servers"].([]any)
+		for _, sv := range servers {
+			m, _ := sv.(map[string]any)
+			info, _ := m["server"].(map[string]any)
+			target, _ := info["target"].(string)
+			cmp, _ := m["client_vs_server_mean"].(map[string]any)
+			for _, tag := range slices.Sorted(mapKeys(cmp)) {
+				c, _ := cmp[tag].(map[string]any)
+				cl, _ := c["client_mean_ms"].(float64)
+				se, _ := c["server_mean_ms"].(float64)
+				t.Rows = append(t.Rows, []Cell{{Text: d.label}, {Text: target}, {Text: tag}, num(cl), num(se), num(cl - se)})
+			}
+		}
+	}
+	return t
+}
+
+// --- telemetry ---
+
+// telemetryRoles are the server series plotted over time.
+var telemetryRoles = []struct{ role, title, ylabel, explain string }{
+	{"running", "Server: requests running", "requests", "The server's own count of requests being processed, per scrape."},
+	{"waiting", "Server: requests waiting", "requests", "The server's own queue of requests not yet scheduled, per scrape."},
+	{"kv_usage", "Server: KV-cache usage", "% used", "The share of the server's KV cache in use, per scrape."},
+	{"hit_rate", "Server: prefix-cache hit ratio", "% of prompt tokens", "Prompt tokens found in the prefix cache over tokens looked up between consecutive scrapes (or the server's own hit-rate gauge)."},
+}
+
+type sampleKey struct {
+	target, metric string
+	t              int64
+}
+
+func telemetrySection(runs []*runData, tl timeline) Section {
+	sec := Section{ID: "telemetry", Title: "Server and GPU telemetry",
+		Explain: "The server's /metrics and the GPUs, on the same time axis as the requests."}
+	charts := map[string]*Chart{}
+	for _, r := range telemetryRoles {
+		c := tl.chart("server-"+slug(r.role), r.title, r.explain, r.ylabel)
+		c.Kind, c.X = Lines, nil // per-scrape points, each series its own x
+		charts[r.role] = &c
+	}
+	for _, d := range runs {
+		// Sum each family over its label sets per scrape.
+		type agg struct{ v, n float64 }
+		sums := map[sampleKey]*agg{}
+		var keys []sampleKey
+		best := map[[2]string]int{} // (target, role) → lowest rank present
+		for _, m := range d.metrics {
+			if m.Part != "" {
+				continue
+			}
+			role, rank := roleOf(m.Metric)
+			k := sampleKey{m.Target, m.Metric, m.TimeNS}
+			a := sums[k]
+			if a == nil {
+				a = &agg{}
+				sums[k] = a
+				keys = append(keys, k)
+			}
+			a.v += m.Value
+			a.n++
+			rk := [2]string{m.Target, role}
+			if r, ok := best[rk]; !ok || rank < r {
+				best[rk] = rank
+			}
+		}
+		sort.SliceStable(keys, func(i, j int) bool { return keys[i].t < keys[j].t })
+		series := map[[2]string]*Series{}
+		var order [][2]string
+		add := func(target, role string, t int64, v float64) {
+			c := charts[role]
+			if c == nil {
+				return
+			}
+			sk := [2]string{target, role}
+			s := series[sk]
+			if s == nil {
+				label := d.label
+				if nTargets(d) > 1 {
+					label += " " + target
+				}
+				s = &Series{Label: label, Color: d.color}
+				series[sk] = s
+				order = append(order, sk)
+			}
+			s.X = append(s.X, d.seconds(t))
+			s.Y = append(s.Y, v)
+		}
+		// Counters for the hit ratio: previous hits and queries per target.
+		prev := map[string][2]float64{}
+		cur := map[string]*[2]float64{}
+		for _, k := range keys {
+			role, rank := roleOf(k.metric)
+			if best[[2]string{k.target, role}] != rank {
+				continue // an alias of a metric the server also has under its current name
+			}
+			a := sums[k]
+			switch role {
+			case "running", "waiting":
+				add(k.target, role, k.t, a.v)
+			case "kv_usage", "hit_rate":
+				add(k.target, role, k.t, 100*a.v/a.n)
+			case "prefix_hits", "prefix_queries":
+				c := cur[k.target]
+				if c == nil {
+					c = &[2]float64{math.NaN(), math.NaN()}
+					cur[k.target] = c
+				}
+				if role == "prefix_hits" {
+					c[0] = a.v
+				} else {
+					c[1] = a.v
+				}
+				if !math.IsNaN(c[0]) && !math.IsNaN(c[1]) {
+					if p, ok := prev[k.target]; ok && c[1] > p[1] && c[0] >= p[0] {
+						add(k.target, "hit_rate", k.t, 100*(c[0]-p[0])/(c[1]-p[1]))
+					}
+					prev[k.target] = *c
+					cur[k.target] = nil
+				}
+			}
+		}
+		for _, sk := range order {
+			charts[sk[1]].Series = append(charts[sk[1]].Series, *series[sk])
+		}
+	}
+	for _, r := range telemetryRoles {
+		if c := charts[r.role]; len(c.Series) > 0 {
+			sec.Charts = append(sec.Charts, *c)
+		}
+	}
+	sec.Charts = append(sec.Charts, gpuCharts(runs, tl)...)
+	return sec
+}
+
+// nTargets counts the scrape targets of a run.
+func nTargets(d *runData) int {
+	seen := map[string]bool{}
+	for i := range d.metrics {
+		seen[d.metrics[i].Target] = true
+	}
+	return len(seen)
+}
+
+func gpuCharts(runs []*runData, tl timeline) []Chart {
+	defs := []struct {
+		id, title, ylabel, explain string
+		get                        func(*record.GPUSample) float64
+	}{
+		{"gpu-power", "GPU power", "W", "Power drawn by each GPU, per sample.", func(g *record.GPUSample) float64 { return g.PowerW }},
+		{"gpu-util", "GPU utilisation", "%", "The share of time each GPU was busy, per sample.", func(g *record.GPUSample) float64 { return g.UtilPct }},
+		{"gpu-memory", "GPU memory used", "GiB", "Memory in use on each GPU, per sample.", func(g *record.GPUSample) float64 { return g.MemUsedBytes / (1 << 30) }},
+	}
+	var out []Chart
+	for _, def := range defs {
+		c := tl.chart(def.id, def.title, def.explain, def.ylabel)
+		c.Kind, c.X = Lines, nil
+		for _, d := range runs {
+			per := map[int32]*Series{}
+			var gpus []int32
+			for i := range d.gpu {
+				g := &d.gpu[i]
+				v := def.get(g)
+				if math.IsNaN(v) {
+					continue
+				}
+				s := per[g.GPU]
+				if s == nil {
+					s = &Series{Label: fmt.Sprintf("%s GPU %d", d.label, g.GPU), Color: d.color, Dash: len(gpus) > 0}
+					per[g.GPU] = s
+					gpus = append(gpus, g.GPU)
+				}
+				s.X = append(s.X, d.seconds(g.TimeNS))
+				s.Y = append(s.Y, v)
+			}
+			for _, id := range gpus {
+				c.Series = append(c.Series, *per[id])
+			}
+		}
+		if len(c.Series) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// --- errors and provenance ---
+
+func errorSection(runs []*runData, tl timeline) Section {
+	sec := Section{ID: "errors", Title: "Errors",
+		Explain: "Failed requests are data: each has its kind and message in the records (error_kind, error_message)."}
+	c := tl.chart("errors-by-kind", "Errors by kind over time", "Failed requests per second by error kind, per {bucket} bucket of their end (never-sent ones at their intended time).", "errors/s")
+	t := Table{Caption: "Errors by kind and status (first message)", Header: []string{"run", "kind", "status", "count", "first message"}}
+	for _, d := range runs {
+		for k := 1; k < len(d.kinds); k++ {
+			sums := tl.count(d, func(i int) bool { return int(d.kind[i]) == k }, func(i int) int64 {
+				if d.end[i] != 0 {
+					return d.end[i]
+				}
+				return d.intended[i]
+			})
+			name := d.kindName(uint8(k))
+			c.Series = append(c.Series, Series{Label: d.label + " " + name, Color: kindColor(name), Y: tl.perSecond(sums)})
+		}
+		for _, e := range d.sum.Errors {
+			status := ""
+			if e.Status != 0 {
+				status = strconv.Itoa(int(e.Status))
+			}
+			t.Rows = append(t.Rows, []Cell{{Text: d.label}, {Text: string(e.Kind)}, {Text: status}, num(float64(e.Count)), {Text: e.Message}})
+		}
+	}
+	if len(c.Series) > 0 {
+		sec.Charts = append(sec.Charts, c)
+	}
+	if len(t.Rows) > 0 {
+		sec.Tables = append(sec.Tables, t)
+	}
+	return sec
+}
+
+// provenanceKeys are the manifest keys the provenance table shows.
+var provenanceKeys = []string{"reprise_version", "start_time", "trace", "trace_sha256", "trace_format", "trace_rows",
+	"url", "model", "endpoint", "mode", "planned_requests", "streaming", "tokenizer", "goodput", "host", "preflight"}
+
+func provenanceSection(runs []*runData) Section {
+	sec := Section{ID: "provenance", Title: "Provenance",
+		Explain: "What was run, from which trace, on which machine, by which reprise: each run's manifest.json (docs/format/manifest.md)."}
+	t := Table{Header: []string{"key"}}
+	for _, d := range runs {
+		t.Header = append(t.Header, d.label)
+	}
+	for _, k := range append([]string{"directory"}, provenanceKeys...) {
+		row := []Cell{{Text: k}}
+		for _, d := range runs {
+			row = append(row, Cell{Text: provenanceValue(d, k)})
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	sec.Tables = []Table{t}
+	for _, d := range runs {
+		if d.manifestRaw == nil {
+			continue
+		}
+		var b bytes.Buffer
+		if json.Indent(&b, d.manifestRaw, "", "  ") == nil {
+			sec.Details = append(sec.Details, Detail{Summary: d.label + ": manifest.json", Text: b.String()})
+		}
+	}
+	return sec
+}
+
+// provenanceValue is manifest key k of run d as text; objects are
+// compact JSON.
+func provenanceValue(d *runData, k string) string {
+	if k == "directory" {
+		return d.dir
+	}
+	v, ok := d.manifest[k]
+	if !ok || v == nil {
+		return "—"
+	}
+	switch x := v.(type) {
+	case string:
+		return x
+	case map[string]any:
+		var parts []string
+		for _, kk := range slices.Sorted(mapKeys(x)) {
+			parts = append(parts, fmt.Sprintf("%s=%v", kk, x[kk]))
+		}
+		return strings.Join(parts, " ")
+	}
+	return fmt.Sprint(v)
+}
