@@ -5,12 +5,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/reprise-bench/reprise/engine/record"
+	"github.com/reprise-bench/reprise/engine/summary"
 )
 
 // heapSampler records the peak of live heap (runtime/metrics
@@ -182,4 +184,56 @@ func TestBenchmarkWrite(t *testing.T) {
 	if err != nil || len(got) != len(evs) || got[9999] != evs[9999] {
 		t.Errorf("events: %d rows, %v", len(got), err)
 	}
+}
+
+// BenchmarkSummarize10M writes a run of ten million requests (the rows of
+// a 10M-request replay; REPRISE_BENCH_ROWS changes the count) and then
+// measures what `reprise summarize` does with it: RunReader.Summarize
+// reading every row back and recomputing the summary. It reports the
+// summarize's CPU seconds, wall seconds and peak live heap (the targets:
+// under a minute and under 1 GB), and the write's CPU seconds.
+func BenchmarkSummarize10M(b *testing.B) {
+	total := 10_000_000
+	if v, err := strconv.Atoi(os.Getenv("REPRISE_BENCH_ROWS")); err == nil && v > 0 {
+		total = v
+	}
+	tmpl := genRequests(64*1024, 44)
+	dir := b.TempDir()
+	c0 := cpuTime()
+	w, err := NewRunWriter(dir, Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	feedRequests(b, w, tmpl, total)
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	writeCPU := cpuTime() - c0
+	var cpu, wall time.Duration
+	var peak uint64
+	for b.Loop() {
+		rd, err := Open(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		base := heapNow()
+		h := startHeapSampler()
+		c1, t1 := cpuTime(), time.Now()
+		s, err := rd.Summarize(summary.RunInfo{}, summary.Options{Streaming: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cpu += cpuTime() - c1
+		wall += time.Since(t1)
+		peak = max(peak, h.Stop()-base)
+		if s.RequestCount+s.ErrorRequestCount+s.WarmupCount == 0 {
+			b.Fatal("no requests summarized")
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(cpu.Seconds()/n, "summarize-cpu-s")
+	b.ReportMetric(wall.Seconds()/n, "summarize-wall-s")
+	b.ReportMetric(float64(peak)/(1<<20), "summarize-peak-heap-MiB")
+	b.ReportMetric(writeCPU.Seconds(), "write-cpu-s")
+	b.ReportMetric(float64(total), "rows")
 }

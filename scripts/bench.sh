@@ -1,6 +1,55 @@
 #!/usr/bin/env bash
-# make bench: every benchmark, 5 counts, in benchstat-readable form.
-# BENCH selects benchmarks (default all), PKG the packages (default ./...).
+# make bench: the performance targets of docs/benchmarks.md ("Targets"),
+# each benchmark in go test's output format (what benchstat reads), all
+# written to bench.txt as well; then benchstat's table of them when
+# benchstat is installed.
+#
+#   COUNT       runs of each light benchmark (default 5)
+#   HEAVY_COUNT runs of each benchmark of seconds to minutes (default 1)
+#   BENCH, PKG  run only this -bench pattern in these packages (e.g.
+#               BENCH=BenchmarkTTFTError PKG=. COUNT=1), or BENCH=all for
+#               every benchmark of the module
 set -euo pipefail
 cd "$(dirname "$0")/.."
-go test -run='^$' -bench="${BENCH:-.}" -benchmem -count="${COUNT:-5}" ${PKG:-./...}
+count="${COUNT:-5}"
+heavy="${HEAVY_COUNT:-1}"
+out=bench.txt
+: >"$out"
+
+bench() { # PKG PATTERN COUNT [go test flags]
+  local pkg=$1 pattern=$2 n=$3
+  shift 3
+  echo "# $pkg $pattern" >&2
+  go test -run='^$' -bench="$pattern" -benchmem -count="$n" -timeout=60m "$@" "$pkg" | tee -a "$out"
+}
+
+if [ -n "${BENCH:-}" ]; then
+  if [ "$BENCH" = all ]; then
+    BENCH=.
+  fi
+  bench "${PKG:-./...}" "$BENCH" "$count"
+else
+  # 1. Open loop: client CPU per request, lateness by rate (non-streaming);
+  #    streaming client CPU per event and TTFT error.
+  bench . 'BenchmarkOpenLoopNonStreaming' "$heavy" -benchtime=1x
+  bench . 'BenchmarkTTFTError' "$heavy" -benchtime=1x
+  bench ./engine 'BenchmarkStreamRead|BenchmarkLoopbackFloor' "$count"
+  # 2. analyze-trace rows per CPU-second, the whole loop and its parts.
+  bench ./trace/analyze 'BenchmarkAnalyzeMooncake' "$count"
+  bench ./trace 'BenchmarkMooncakeDecode$' "$count"
+  # 3. Wasm guests: parse CPU per event against native, cached start.
+  bench ./wasm 'BenchmarkParse|BenchmarkStartCached' "$count"
+  bench ./engine/adapter/openai 'BenchmarkParseChunk' "$count"
+  # 4. synthesize: rows/s and heap per row, streamed.
+  bench ./trace/synth 'BenchmarkGenerateTo' "$count"
+  # 5. A 10M-request run: summarize's CPU, wall time and peak heap; the
+  #    analyzer's memory at 10M rows.
+  bench ./arrowio 'BenchmarkSummarize10M' "$heavy" -benchtime=1x
+  bench ./trace/analyze 'BenchmarkMemory10M' "$heavy" -benchtime=1x
+fi
+
+if command -v benchstat >/dev/null; then
+  benchstat "$out"
+else
+  echo "bench.txt holds the results; 'go install golang.org/x/perf/cmd/benchstat@latest' prints them as a table" >&2
+fi
