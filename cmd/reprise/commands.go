@@ -11,6 +11,7 @@ func commands(a *app) []*cli.Command {
 		analyzeTraceCommand(a),
 		synthesizeCommand(a),
 		summarizeCommand(a),
+		compareCommand(a),
 		mockServerCommand(a),
 		adaptersCommand(a),
 		anonymizeCommand(a),

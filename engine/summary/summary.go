@@ -349,6 +349,22 @@ func (a *Accumulator) isGood(r *record.Request) bool {
 	return true
 }
 
+// Good reports whether r is a good request under o's goodput SLOs, as the
+// summary counts it in good_request_count: a successful measured request
+// meeting every SLO. It is false when o has no SLOs or r is a warmup
+// request.
+func Good(r *record.Request, o Options) bool {
+	if len(o.Goodput) == 0 || r.Phase == record.PhaseWarmup || !r.OK() {
+		return false
+	}
+	a := Accumulator{opts: o}
+	for _, slo := range o.Goodput {
+		i, _ := metricByTag(slo.Tag)
+		a.good = append(a.good, i)
+	}
+	return a.isGood(r)
+}
+
 // Summary computes the summary of everything added so far. It may be
 // called more than once.
 func (a *Accumulator) Summary(info RunInfo) *Summary {

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reprise-bench/reprise/internal/mockserver"
+)
+
+// compareRuns replays one small trace against a mock server of each TTFT
+// and returns the run directories.
+func compareRuns(t *testing.T, ttfts ...time.Duration) []string {
+	t.Helper()
+	var b strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": 16, "output_length": 2, "hash_ids": [%d]}`+"\n", i, i)
+	}
+	tr := filepath.Join(t.TempDir(), "trace.jsonl")
+	if err := os.WriteFile(tr, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, d := range ttfts {
+		srv := startMockServer(t, func(c *mockserver.Config) { c.TTFT = d })
+		out := filepath.Join(t.TempDir(), "run")
+		code, _, stderr := runCLI(t, "", "replay", tr, "--url", srv.URL(), "--model", "reprise-mock",
+			"--out", out, "--format", "jsonl", "--quiet")
+		if code != 0 {
+			t.Fatalf("replay: exit %d: %s", code, stderr)
+		}
+		dirs = append(dirs, out)
+	}
+	return dirs
+}
+
+// TestCompareCLI: a run against a server 299 ms slower to the first token
+// is worse on TTFT, paired by trace row; a --fail-on gate it breaks exits
+// 3, one it does not exits 0; --json is the documented document.
+func TestCompareCLI(t *testing.T) {
+	dirs := compareRuns(t, time.Millisecond, 300*time.Millisecond)
+	code, out, stderr := runCLI(t, "", "compare", dirs[0], dirs[1], "--fail-on", "ttft.p50:+50%", "--fail-on", "e2e.p99:+1000%")
+	if code != 3 {
+		t.Fatalf("exit %d, want 3: %s\n%s", code, stderr, out)
+	}
+	if !strings.Contains(stderr, "ttft.p50:+50%") || strings.Contains(stderr, "e2e.p99:+1000%") {
+		t.Errorf("stderr names the wrong gates:\n%s", stderr)
+	}
+	if !strings.Contains(out, "paired by trace row: 40 pairs") {
+		t.Errorf("table:\n%s", out)
+	}
+	code, out, stderr = runCLI(t, "", "compare", dirs[0], dirs[1], "--json", "--fail-on", "ttft.p50:+1000%", "--seed", "7")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		SchemaVersion string `json:"schema_version"`
+		Seed          uint64
+		Comparisons   []struct {
+			Paired  bool
+			Metrics []struct {
+				Name    string
+				Diff    float64
+				Verdict string
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if doc.SchemaVersion != "1" || doc.Seed != 7 || len(doc.Comparisons) != 1 || !doc.Comparisons[0].Paired {
+		t.Fatalf("JSON:\n%s", out)
+	}
+	for _, m := range doc.Comparisons[0].Metrics {
+		if m.Name == "ttft.p50" && (m.Verdict != "worse" || m.Diff < 150) {
+			t.Errorf("ttft.p50: %+v, want worse by about 299 ms", m)
+		}
+	}
+}
+
+func TestCompareUsage(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"compare", dir},
+		{"compare", dir, filepath.Join(dir, "nope")},
+		{"compare", dir, dir, "--level", "95"},
+		{"compare", dir, dir, "--fail-on", "ttft.p99:-5%"},
+		{"compare", dir, dir, "--fail-on", "speed:+5%"},
+	} {
+		code, _, stderr := runCLI(t, "", args...)
+		if code != 2 {
+			t.Errorf("%q: exit %d, want 2: %s", args, code, stderr)
+		}
+	}
+}

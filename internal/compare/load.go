@@ -1,0 +1,247 @@
+package compare
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"path/filepath"
+	"time"
+
+	"github.com/reprise-bench/reprise/arrowio"
+	"github.com/reprise-bench/reprise/engine/record"
+	"github.com/reprise-bench/reprise/engine/summary"
+)
+
+// The per-request latencies a run keeps, by their summary tags.
+var latencyTags = [nLatency]string{
+	"time_to_first_token", "time_to_first_output_token", "inter_token_latency", "request_latency",
+}
+
+// latencyNames are the short names of latencyTags in metric names.
+var latencyNames = [nLatency]string{"ttft", "ttfo", "itl", "e2e"}
+
+const nLatency = 4
+
+// request is what a comparison keeps of one measured request.
+type request struct {
+	row    int64             // trace row; -1 for synthetic load
+	lat    [nLatency]float64 // ms; NaN when the metric does not exist for it
+	ok     bool
+	good   bool
+	osl    int64 // ok requests only
+	isl    int64 // input tokens sent, every request
+	cached int64 // server cached prompt tokens; -1 unknown
+	prompt int64 // server prompt tokens; -1 unknown
+	// sent and end bound the request in the benchmark duration (Unix
+	// ns); sent is 0 for a request never sent.
+	sent, end int64
+}
+
+// Run is one side of a comparison: the measured requests of a run
+// directory (or of one of its targets) and what its manifest and summary
+// say about how it was measured. Build it with [Load].
+type Run struct {
+	// Label names the side in tables: the directory as given.
+	Label string
+	// Dir is the run directory.
+	Dir string
+	// TraceSHA256 is the manifest's trace_sha256, "" for a synthetic load.
+	TraceSHA256 string
+	// Model and Host are the manifest's model and host.hostname.
+	Model, Host string
+	// Goodput reports whether the run had goodput SLOs.
+	Goodput bool
+	// Warmup counts the warmup requests left out.
+	Warmup int
+
+	reqs    []request
+	quality []string
+}
+
+// Requests returns the number of measured requests (ok and failed).
+func (r *Run) Requests() int { return len(r.reqs) }
+
+// manifestInfo is what Load reads from manifest.json.
+type manifestInfo struct {
+	TraceSHA256 *string `json:"trace_sha256"`
+	Model       string  `json:"model"`
+	Host        struct {
+		Hostname string `json:"hostname"`
+	} `json:"host"`
+	Replay struct {
+		MaxLateness string `json:"max_lateness"`
+	} `json:"replay"`
+}
+
+// Load reads the measured requests of the run directory dir, with the
+// manifest and summary facts a comparison checks. A run without
+// manifest.json or summary.json still loads (a run killed before its
+// summary); a malformed one is an error naming the file.
+func Load(dir string) (*Run, error) {
+	rr, err := arrowio.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	settings, err := rr.Settings()
+	if err != nil {
+		return nil, err
+	}
+	run := &Run{Label: dir, Dir: dir, Goodput: len(settings.Options.Goodput) > 0}
+	var mf manifestInfo
+	if b, err := rr.Manifest(); err == nil {
+		if err := json.Unmarshal(b, &mf); err != nil {
+			return nil, fmt.Errorf("read %s: %w", filepath.Join(dir, arrowio.ManifestFile), err)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if mf.TraceSHA256 != nil {
+		run.TraceSHA256 = *mf.TraceSHA256
+	}
+	run.Model, run.Host = mf.Model, mf.Host.Hostname
+
+	opts := settings.Options
+	var lateness, readLag, itl []float64
+	for r, err := range rr.Requests() {
+		if err != nil {
+			return nil, err
+		}
+		if r.Phase == record.PhaseWarmup {
+			run.Warmup++
+			continue
+		}
+		q := request{row: r.TraceRow, ok: r.OK(), isl: int64(r.InputTokens), cached: -1, prompt: -1}
+		for i := range q.lat {
+			q.lat[i] = math.NaN()
+		}
+		summary.EachValue(&r, opts, func(tag, _ string, v float64) {
+			switch tag {
+			case latencyTags[0]:
+				q.lat[0] = v
+			case latencyTags[1]:
+				q.lat[1] = v
+			case latencyTags[2]:
+				q.lat[2] = v
+				itl = append(itl, v)
+			case latencyTags[3]:
+				q.lat[3] = v
+			case "schedule_lateness":
+				lateness = append(lateness, v)
+			case "client_read_lag":
+				readLag = append(readLag, v)
+			}
+		})
+		if q.ok {
+			q.good = summary.Good(&r, opts)
+			q.osl = r.OutputLength()
+			if r.ServerCachedTokens >= 0 && r.ServerPromptTokens > 0 {
+				q.cached, q.prompt = int64(r.ServerCachedTokens), int64(r.ServerPromptTokens)
+			}
+		}
+		// The benchmark duration spans the first send to the last
+		// response end of any outcome, as engine/summary computes it.
+		if r.SentNS != 0 && r.ErrorKind != record.ErrNotDelivered {
+			q.sent, q.end = r.SentNS, r.EndNS
+			if r.OK() {
+				q.end = r.SentNS + r.E2ENS
+			}
+		}
+		run.reqs = append(run.reqs, q)
+	}
+	if err := run.checkQuality(rr, mf, lateness, readLag, itl); err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// checkQuality notes what makes the run's numbers doubtful: p99 lateness
+// over its budget, a client read lag longer than the gap between tokens
+// (the rule of the replay's own note), and a summary.json
+// measurement_quality that is not "ok".
+func (r *Run) checkQuality(rr *arrowio.RunReader, mf manifestInfo, lateness, readLag, itl []float64) error {
+	if v := mf.Replay.MaxLateness; v != "" {
+		budget, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("read %s: replay.max_lateness %q: %w", filepath.Join(r.Dir, arrowio.ManifestFile), v, err)
+		}
+		if budget > 0 && len(lateness) > 0 {
+			st := summary.Compute(lateness)
+			if st.P99 > float64(budget)/1e6 {
+				r.quality = append(r.quality, fmt.Sprintf("p99 schedule lateness %.3f ms is over its --max-lateness budget %v", st.P99, budget))
+			}
+		}
+	}
+	// The replay notes a read lag whose p90 passes the median gap between
+	// tokens: tokens that waited together were stamped together.
+	if len(readLag) > 0 && len(itl) > 0 && len(readLag)*10 > len(r.reqs) {
+		lag, gap := summary.Compute(readLag), summary.Compute(itl)
+		if gap.P50 > 0 && lag.P90 > gap.P50 {
+			r.quality = append(r.quality, fmt.Sprintf("client read lag p90 %.3f ms is longer than the median gap between tokens %.3f ms: the client machine was behind", lag.P90, gap.P50))
+		}
+	}
+	b, err := rr.Summary()
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var s struct {
+		Quality json.RawMessage `json:"measurement_quality"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("read %s: %w", filepath.Join(r.Dir, arrowio.SummaryFile), err)
+	}
+	if len(s.Quality) > 0 {
+		if msg := qualityProblem(s.Quality); msg != "" {
+			r.quality = append(r.quality, "measurement_quality: "+msg)
+		}
+	}
+	return nil
+}
+
+// qualityProblem reads summary.json's measurement_quality: an object
+// whose "verdict" (or "status") is "ok" or "good" passes; anything else
+// is returned with its "reason" or "message" when it has one.
+func qualityProblem(raw json.RawMessage) string {
+	var q struct {
+		Verdict string   `json:"verdict"`
+		Status  string   `json:"status"`
+		OK      *bool    `json:"ok"`
+		Reason  string   `json:"reason"`
+		Message string   `json:"message"`
+		Reasons []string `json:"reasons"`
+	}
+	if err := json.Unmarshal(raw, &q); err != nil {
+		return ""
+	}
+	v := q.Verdict
+	if v == "" {
+		v = q.Status
+	}
+	bad := q.OK != nil && !*q.OK
+	switch v {
+	case "", "ok", "good", "pass", "passed":
+	default:
+		bad = true
+	}
+	if !bad {
+		return ""
+	}
+	why := q.Reason
+	if why == "" {
+		why = q.Message
+	}
+	if why == "" && len(q.Reasons) > 0 {
+		why = q.Reasons[0]
+	}
+	if v == "" {
+		v = "not ok"
+	}
+	if why != "" {
+		return v + " (" + why + ")"
+	}
+	return v
+}

@@ -1,0 +1,185 @@
+package compare
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// SchemaVersion is the version of the JSON that [WriteJSON] writes
+// (docs/format/compare-json.md).
+const SchemaVersion = "1"
+
+// digits is the number of decimals a unit is printed with.
+func digits(unit string) int {
+	switch unit {
+	case "ms":
+		return 3
+	case "ratio":
+		return 4
+	}
+	return 2
+}
+
+// num formats v in unit's precision, "-" when it does not exist; sign
+// prints a + on positive values.
+func num(v float64, unit string, sign bool) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "-"
+	}
+	s := strconv.FormatFloat(v, 'f', digits(unit), 64)
+	if sign && v >= 0 {
+		s = "+" + s
+	}
+	return s
+}
+
+// pct formats a fraction as a signed percentage, "-" when it does not
+// exist.
+func pct(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f%%", v*100)
+}
+
+// WriteTable writes the results as a human table: the sides, how they
+// were paired, the warnings, then one line per metric with A, B, B−A,
+// its relative change, the interval of B−A and the verdict.
+func WriteTable(w io.Writer, results []*Result) error {
+	var b strings.Builder
+	for k, r := range results {
+		if k > 0 {
+			b.WriteString("\n")
+		}
+		for _, s := range []struct {
+			name string
+			side Side
+		}{{"A", r.A}, {"B", r.B}} {
+			fmt.Fprintf(&b, "%s  %s: %d requests over %.3f s", s.name, s.side.Label, s.side.Requests, s.side.DurationS)
+			if s.side.TraceSHA256 != "" {
+				fmt.Fprintf(&b, ", trace %s", short(s.side.TraceSHA256))
+			}
+			fmt.Fprintf(&b, ", model %s\n", s.side.Model)
+		}
+		if r.Paired {
+			fmt.Fprintf(&b, "paired by trace row: %d pairs", r.Pairs)
+		} else {
+			b.WriteString("unpaired: each run resampled on its own")
+		}
+		fmt.Fprintf(&b, "; %g%% bootstrap intervals, %d resamples, seed %d\n", r.Level*100, r.Resamples, r.Seed)
+		for _, x := range r.Warnings {
+			fmt.Fprintf(&b, "warning: not comparable? %s\n", x)
+		}
+		rows := [][]string{{"metric", "unit", "A", "B", "B−A", "B/A−1", fmt.Sprintf("%g%% interval of B−A", r.Level*100), "verdict"}}
+		for _, m := range r.Metrics {
+			iv := "-"
+			if !math.IsNaN(m.DiffLow) {
+				iv = "[" + num(m.DiffLow, m.Unit, true) + ", " + num(m.DiffHigh, m.Unit, true) + "]"
+			}
+			verdict := string(m.Verdict)
+			if m.Verdict == NoDifference {
+				verdict = "no significant difference"
+			}
+			rows = append(rows, []string{m.Name, m.Unit, num(m.A, m.Unit, false), num(m.B, m.Unit, false),
+				num(m.Diff, m.Unit, true), pct(m.Rel), iv, verdict})
+		}
+		writeColumns(&b, rows)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeColumns writes rows as columns two spaces apart: the first two
+// and the last left-aligned, the numbers between right-aligned.
+func writeColumns(b *strings.Builder, rows [][]string) {
+	width := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, r := range rows {
+		for i, c := range r {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			switch {
+			case i == len(r)-1:
+				b.WriteString(c)
+			case i < 2:
+				b.WriteString(c + pad + "  ")
+			default:
+				b.WriteString(pad + c + "  ")
+			}
+		}
+		b.WriteString("\n")
+	}
+}
+
+// jnum is a number in JSON, null when it does not exist.
+type jnum float64
+
+func (v jnum) MarshalJSON() ([]byte, error) {
+	f := float64(v)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
+}
+
+type jsonMetric struct {
+	Name           string  `json:"name"`
+	Unit           string  `json:"unit"`
+	HigherIsBetter bool    `json:"higher_is_better"`
+	A              jnum    `json:"a"`
+	B              jnum    `json:"b"`
+	Diff           jnum    `json:"diff"`
+	Rel            jnum    `json:"rel_diff"`
+	CI             [2]jnum `json:"ci"`
+	RelCI          [2]jnum `json:"rel_ci"`
+	Verdict        Verdict `json:"verdict"`
+}
+
+type jsonResult struct {
+	A         Side         `json:"a"`
+	B         Side         `json:"b"`
+	Paired    bool         `json:"paired"`
+	Pairs     int          `json:"pairs"`
+	UnpairedA int          `json:"unpaired_a"`
+	UnpairedB int          `json:"unpaired_b"`
+	Metrics   []jsonMetric `json:"metrics"`
+	Warnings  []string     `json:"warnings"`
+	Breaches  []string     `json:"breaches"`
+}
+
+// WriteJSON writes the results as one JSON document
+// (docs/format/compare-json.md), with the breaches of ts per result.
+func WriteJSON(w io.Writer, results []*Result, ts []Threshold) error {
+	doc := struct {
+		SchemaVersion string       `json:"schema_version"`
+		Level         float64      `json:"level"`
+		Resamples     int          `json:"resamples"`
+		Seed          uint64       `json:"seed"`
+		Comparisons   []jsonResult `json:"comparisons"`
+	}{SchemaVersion: SchemaVersion, Comparisons: []jsonResult{}}
+	for _, r := range results {
+		doc.Level, doc.Resamples, doc.Seed = r.Level, r.Resamples, r.Seed
+		jr := jsonResult{A: r.A, B: r.B, Paired: r.Paired, Pairs: r.Pairs, UnpairedA: r.UnpairedA, UnpairedB: r.UnpairedB,
+			Warnings: append([]string{}, r.Warnings...), Breaches: []string{}}
+		for _, m := range r.Metrics {
+			jr.Metrics = append(jr.Metrics, jsonMetric{Name: m.Name, Unit: m.Unit, HigherIsBetter: m.HigherIsBetter,
+				A: jnum(m.A), B: jnum(m.B), Diff: jnum(m.Diff), Rel: jnum(m.Rel),
+				CI: [2]jnum{jnum(m.DiffLow), jnum(m.DiffHigh)}, RelCI: [2]jnum{jnum(m.RelLow), jnum(m.RelHigh)}, Verdict: m.Verdict})
+		}
+		for _, br := range r.Breaches(ts) {
+			jr.Breaches = append(jr.Breaches, br.String())
+		}
+		doc.Comparisons = append(doc.Comparisons, jr)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
