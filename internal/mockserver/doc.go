@@ -2,7 +2,8 @@
 // knows the truth: `reprise mock-server` and, for tests, an in-process
 // server on a free port ([Start]).
 //
-// It serves /v1/chat/completions and /v1/completions (streamed and not),
+// It serves /v1/chat/completions, /v1/completions and the OpenAI Responses
+// API /v1/responses (streamed and not),
 // /v1/models, /health and /metrics in the shapes of vLLM (default) or
 // llama.cpp ([FlavorLlamaCPP]), as recorded from llm-d-inference-sim (a vLLM
 // simulator serving vLLM's OpenAI-compatible API) and llama.cpp's llama-server.
