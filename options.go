@@ -134,6 +134,25 @@ type Options struct {
 	// Nice, when not nil, is the nice value the process's threads run at.
 	Nice *int
 
+	// SessionHeader names a request header that carries the trace row's
+	// session id (router affinity: Dynamo, llm-d, SGLang router); "" =
+	// none. Rows without a session id send none. A row's own "headers"
+	// object is sent in every case.
+	SessionHeader string
+
+	// CancelRate is the fraction (0 to 1) of measured requests that are
+	// cancelled CancelAfter after they were written whole, unless their
+	// response ended first (AIPerf's request cancellation). Which
+	// requests is drawn from Replay.Seed and the request id. Such a
+	// request is recorded as error kind cancelled with its
+	// cancel_after_ns and counted apart in the summary
+	// (CancelledRequestCount), outside the latency metrics and the error
+	// rate. 0 = none.
+	CancelRate float64
+	// CancelAfter is the delay of a planned cancellation (with
+	// CancelRate; 0 cancels as soon as the request was written).
+	CancelAfter time.Duration
+
 	// Tokenizer is the client tokenizer's spec: "builtin", an encoding
 	// name, a tokenizer.json, a GGUF model file, a model directory, a
 	// cached Hugging Face id, or TokenizerServer: the words prompts are

@@ -181,6 +181,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		Summary: summary.Options{Streaming: o.Streaming, UseServerTokenCount: o.UseServerTokenCount, Goodput: rp.slos,
 			LateThreshold: o.Replay.LateThreshold},
 		Info: info, Abort: abort.Done(), Log: log, QuietGC: true,
+		Cancel:        cancelPlan{Rate: o.CancelRate, After: o.CancelAfter, Seed: o.Replay.Seed},
+		SessionHeader: o.SessionHeader,
 	}
 	if o.Progress != nil {
 		rcfg.Progress = o.Progress
@@ -379,6 +381,9 @@ func writeManifest(run *arrowio.Run, o *Options, rp *replayPlan, start time.Time
 		"headers":                headers,
 		"api_key_set":            o.APIKey != "",
 		"timeout":                o.Timeout.String(),
+		"session_header":         o.SessionHeader,
+		"cancel_rate":            o.CancelRate,
+		"cancel_after":           o.CancelAfter.String(),
 		"max_response_events":    o.MaxResponseEvents,
 		"max_event_bytes":        o.MaxEventBytes,
 		"max_response_bytes":     o.MaxResponseBytes,

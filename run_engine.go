@@ -1,7 +1,9 @@
 package reprise
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/reprise-bench/reprise/engine"
@@ -14,6 +16,8 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,12 +96,75 @@ type runConfig struct {
 	// aborts.
 	Abort <-chan struct{}
 	Log   *slog.Logger
+	// SessionHeader names the header that carries a row's session id
+	// (router affinity; "" = none).
+	SessionHeader string
+	// Cancel plans cancellations (--cancel-rate); the zero value plans
+	// none.
+	Cancel cancelPlan
 	// QuietGC turns the garbage collector's proportional mode off while
 	// the run sends, leaving only the memory limit (defaultMemoryLimit
 	// when the process has none) to trigger it: fewer collections, fewer
 	// stalls of the dispatcher (see quietGC). It changes process-wide
 	// settings for the run's length; `reprise replay` sets it.
 	QuietGC bool
+}
+
+// rowHeaders returns the request headers of row: its session id in the
+// session header (when both are set), then the row's own "headers" object
+// (string values). Nil when there are none; an error names the row.
+func rowHeaders(session string, row *trace.Row) ([]adapter.Header, error) {
+	var hs []adapter.Header
+	if session != "" && row.SessionID != "" {
+		hs = append(hs, adapter.Header{Name: session, Value: row.SessionID})
+	}
+	if len(row.Raw) == 0 || !bytes.Contains(row.Raw, []byte(`"headers"`)) {
+		return hs, nil
+	}
+	var raw struct {
+		Headers map[string]string `json:"headers"`
+	}
+	if err := json.Unmarshal(row.Raw, &raw); err != nil {
+		return nil, fmt.Errorf("row %d (line %d): headers: want an object of string values: %w", row.Index, row.Line, err)
+	}
+	names := make([]string, 0, len(raw.Headers))
+	for k := range raw.Headers {
+		names = append(names, k)
+	}
+	slices.Sort(names) // a stable order on the wire
+	for _, k := range names {
+		v := raw.Headers[k]
+		if !headerName.MatchString(k) || strings.ContainsAny(v, "\r\n\x00") {
+			return nil, fmt.Errorf("row %d (line %d): headers: %q: want a header name (an HTTP token) and a value without CR, LF or NUL", row.Index, row.Line, k)
+		}
+		hs = append(hs, adapter.Header{Name: k, Value: v})
+	}
+	return hs, nil
+}
+
+// cancelPlan picks the requests a run cancels on purpose (AIPerf's
+// request cancellation): each measured request with probability Rate,
+// drawn from Seed and the request id, so equal seeds cancel the same
+// requests. Warmup requests are never cancelled.
+type cancelPlan struct {
+	Rate  float64
+	After time.Duration
+	Seed  uint64
+}
+
+// picks reports whether request id is cancelled. It does not allocate.
+func (c cancelPlan) picks(id uint64) bool {
+	if c.Rate <= 0 {
+		return false
+	}
+	// splitmix64 of (seed, id): uniform 53-bit fraction.
+	x := c.Seed ^ 0x5ca1ab1e ^ id*0x9E3779B97F4A7C15
+	x ^= x >> 30
+	x *= 0xBF58476D1CE4E5B9
+	x ^= x >> 27
+	x *= 0x94D049BB133111EB
+	x ^= x >> 31
+	return float64(x>>11)/(1<<53) < c.Rate
 }
 
 // engineResult is what a run produced.
@@ -413,6 +480,10 @@ func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
 	r := &st.rec
 	*r = record.Request{}
 	rn.identify(r, j, row)
+	p.CancelAfter = 0
+	if rn.cfg.Cancel.picks(j.ID) && r.Phase == record.PhaseProfile {
+		p.CancelAfter = max(rn.cfg.Cancel.After, time.Nanosecond)
+	}
 	if rn.stream != nil {
 		// Built and identified: the window may reuse the row's slot
 		// while the request runs (a slow request must not stop the
@@ -643,6 +714,12 @@ func (rn *runner) build(b *engine.Builder, item int, tr *trace.Row, p *engine.Pr
 	p.InputTokens = int32(row.InputTokens)
 	p.TraceInputTokens = traceISL(&row)
 	p.ExpectedCachedTokens = -1
+	hdr, err := rowHeaders(cfg.SessionHeader, &row)
+	if err != nil {
+		p.Err = err
+		return
+	}
+	p.RowHeader = hdr
 	if sp != nil {
 		n, cached, err := sp.Prompt(&row, &in)
 		if err != nil {

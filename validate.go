@@ -373,6 +373,18 @@ func requestProblems(base string, o *Options) []*FieldError {
 	} else if u.Host == "" {
 		bad("URL", "{URL} %q: no host", base)
 	}
+	if o.SessionHeader != "" && !headerName.MatchString(o.SessionHeader) {
+		bad("SessionHeader", "{SessionHeader} %q: want a header name (an HTTP token), e.g. X-Session-Id", o.SessionHeader)
+	}
+	if o.CancelRate < 0 || o.CancelRate > 1 || math.IsNaN(o.CancelRate) {
+		bad("CancelRate", "{CancelRate} %v: want a fraction between 0 and 1 of the requests to cancel", o.CancelRate)
+	}
+	if o.CancelAfter < 0 {
+		bad("CancelAfter", "{CancelAfter} %v: must not be negative", o.CancelAfter)
+	}
+	if o.CancelAfter > 0 && o.CancelRate == 0 {
+		bad("CancelAfter", "{CancelAfter} %v needs {CancelRate}: the fraction of requests to cancel", o.CancelAfter)
+	}
 	if o.Timeout < 0 {
 		bad("Timeout", "{Timeout} %v: must not be negative", o.Timeout)
 	}

@@ -83,6 +83,7 @@ type requestBuilder struct {
 	tokSource                                *array.Int8Builder
 	tokDiff                                  *array.Int32Builder
 	extras                                   *array.StringBuilder
+	cancelAfter                              *array.Int64Builder
 	sPrompt, sCompl, sReas, sCached, eCached *array.Int32Builder
 	events, contentEvents, reads, maxPerRead *array.Int32Builder
 	bytesRecv, bytesSent                     *array.Int64Builder
@@ -123,6 +124,7 @@ func newRequestBuilder(mem memory.Allocator) *requestBuilder {
 	b.tokSource = array.NewInt8Builder(mem)
 	b.tokDiff = i32b()
 	b.extras = array.NewStringBuilder(mem)
+	b.cancelAfter = i64b()
 	b.sPrompt, b.sCompl, b.sReas, b.sCached, b.eCached = i32b(), i32b(), i32b(), i32b(), i32b()
 	b.events, b.contentEvents, b.reads, b.maxPerRead = i32b(), i32b(), i32b(), i32b()
 	b.bytesRecv, b.bytesSent = i64b(), i64b()
@@ -161,7 +163,7 @@ func (b *requestBuilder) builders() []array.Builder {
 		b.inTok, b.outTok, b.reasTok, b.maxTok, b.sPrompt, b.sCompl, b.sReas, b.sCached, b.eCached,
 		b.events, b.contentEvents, b.reads, b.maxPerRead, b.bytesRecv, b.bytesSent,
 		b.status, b.errKind, b.errMsg, b.finish, b.connReused, b.retries, b.blocked, b.dns, b.connect, b.adapter,
-		b.traceInTok, b.readLag, b.retryErrors, b.tokSource, b.tokDiff, b.extras)
+		b.traceInTok, b.readLag, b.retryErrors, b.tokSource, b.tokDiff, b.extras, b.cancelAfter)
 }
 
 // reserve makes room for n more rows, so appendRequest never allocates.
@@ -242,6 +244,7 @@ func (b *requestBuilder) appendRequest(r *record.Request) {
 		b.tokDiff.UnsafeAppend(r.ServerMinusClientOutputTokens)
 	}
 	strNZ(b.extras, r.ServerExtras)
+	i64NZ(b.cancelAfter, r.CancelAfterNS)
 	i32Known(b.sPrompt, r.ServerPromptTokens)
 	i32Known(b.sCompl, r.ServerCompletionTokens)
 	i32Known(b.sReas, r.ServerReasoningTokens)
@@ -308,7 +311,7 @@ func (b *requestBuilder) newRecord() arrow.Record {
 		b.status.NewArray(), newDict(b.errKind, b.errKindDict), b.errMsg.NewArray(), b.finish.NewArray(),
 		b.connReused.NewArray(), b.retries.NewArray(), b.blocked.NewArray(), b.dns.NewArray(), b.connect.NewArray(), b.adapter.NewArray(),
 		b.traceInTok.NewArray(), b.readLag.NewArray(), b.retryErrors.NewArray(),
-		newDict(b.tokSource, b.tokSourceDict), b.tokDiff.NewArray(), b.extras.NewArray())
+		newDict(b.tokSource, b.tokSourceDict), b.tokDiff.NewArray(), b.extras.NewArray(), b.cancelAfter.NewArray())
 	rec := array.NewRecord(b.schema, cols, int64(n))
 	for _, c := range cols {
 		c.Release()

@@ -364,6 +364,7 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 	tokSource := c.optStr("output_tokens_source")               // appended within v1
 	tokDiff := optCol[*array.Int32](c, "server_minus_client_output_tokens")
 	extras := c.optStr("server_extras")
+	cancelAfter := optCol[*array.Int64](c, "cancel_after_ns") // appended within v1
 	events, contentEvents := colAs[*array.Int32](c, "events"), colAs[*array.Int32](c, "content_events")
 	reads, maxPerRead := colAs[*array.Int32](c, "reads"), colAs[*array.Int32](c, "max_events_per_read")
 	bytesRecv, bytesSent := colAs[*array.Int64](c, "bytes_received"), colAs[*array.Int64](c, "bytes_sent")
@@ -435,6 +436,9 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 			r.ServerMinusClientOutputTokens = i32or(tokDiff, i, record.NoTokenDiff)
 		}
 		r.ServerExtras = extras.at(i)
+		if cancelAfter != nil {
+			r.CancelAfterNS = i64or(cancelAfter, i, 0)
+		}
 		r.ServerPromptTokens = i32or(sPrompt, i, -1)
 		r.ServerCompletionTokens = i32or(sCompl, i, -1)
 		r.ServerReasoningTokens = i32or(sReas, i, -1)

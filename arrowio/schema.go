@@ -175,6 +175,7 @@ func recordsFields() []arrow.Field {
 		nullable("output_tokens_source", enumType),
 		nullable("server_minus_client_output_tokens", i32),
 		highCardinality(nullable("server_extras", str)),
+		nullable("cancel_after_ns", i64),
 	)
 	return fs
 }

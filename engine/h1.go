@@ -39,7 +39,11 @@ var (
 func (s *Sender) doH1(ctx context.Context, p *Prepared, r *record.Request) {
 	s.rsp = h1Handler{s: s, p: p, r: r}
 	s.req = h1.Request{Head: s.requestHead(p, r.RequestID), Body: p.Body, Stream: p.Stream}
+	if s.cancel != nil {
+		s.req.Wrote = s.cancel.arm
+	}
 	err := s.call.Do(ctx, &s.req, &s.st, &s.rsp)
+	ctx = s.cancel.ended(ctx, err) // nil-safe: no planned cancellation
 	st := &s.st
 	r.SentNS, r.WroteNS, r.HeadersNS, r.EndNS = st.Sent, st.Wrote, st.Headers, st.End
 	r.BlockedNS, r.DNSNS, r.ConnectNS, r.ConnReused = st.Blocked, st.DNS, st.Connect, st.Reused

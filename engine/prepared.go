@@ -35,6 +35,16 @@ type Prepared struct {
 	// Capture asks for the response's text (Sender.Response): a later
 	// turn of the session carries it in its history.
 	Capture bool
+	// RowHeader are this request's own headers, set before Build: the
+	// session id for router affinity (--session-header) and the trace
+	// row's "headers". They win over the adapter's and --header's of the
+	// same name. Build keeps the slice only during the call.
+	RowHeader []adapter.Header
+	// CancelAfter, when positive, cancels the request this long after it
+	// was written whole unless its response ended first (a planned
+	// cancellation, AIPerf's request cancellation): recorded as
+	// record.ErrCancelled with CancelAfterNS set.
+	CancelAfter time.Duration
 	// Err is set when the request could not be built; sending it records
 	// ErrKind (record.ErrBuild when empty; record.ErrAdapter when the
 	// adapter failed) without any I/O.
@@ -101,6 +111,9 @@ func (b *Builder) Build(in *adapter.BuildInput, p *Prepared) error {
 		h[http.CanonicalHeaderKey(kv.Name)] = []string{kv.Value}
 	}
 	for _, kv := range b.e.cfg.Header {
+		h[http.CanonicalHeaderKey(kv.Name)] = []string{kv.Value}
+	}
+	for _, kv := range p.RowHeader {
 		h[http.CanonicalHeaderKey(kv.Name)] = []string{kv.Value}
 	}
 	h["Content-Length"] = []string{strconv.Itoa(len(p.Body))}
@@ -170,11 +183,12 @@ func appendMessages(dst []byte, msgs []adapter.Message) []byte {
 func (b *Builder) h1Head(p *Prepared, c *h1.Client, path string) []byte {
 	h := c.AppendRequestLine(make([]byte, 0, 256), p.Method, path)
 	ua := false
-	add := func(kvs []adapter.Header, user bool) {
+	// Precedence: the row's headers, then -H, then the adapter's.
+	add := func(kvs []adapter.Header, rank int) {
 		for _, kv := range kvs {
 			name := http.CanonicalHeaderKey(kv.Name)
-			if !user && userSets(b.e.cfg.Header, name) {
-				continue // -H overrides the adapter
+			if (rank < 1 && userSets(b.e.cfg.Header, name)) || (rank < 2 && userSets(p.RowHeader, name)) {
+				continue // overridden
 			}
 			switch name {
 			case "Host", "Content-Length", "Connection", "Transfer-Encoding", "X-Request-Id":
@@ -188,8 +202,9 @@ func (b *Builder) h1Head(p *Prepared, c *h1.Client, path string) []byte {
 			h = append(h, "\r\n"...)
 		}
 	}
-	add(b.out.Header, false)
-	add(b.e.cfg.Header, true)
+	add(b.out.Header, 0)
+	add(b.e.cfg.Header, 1)
+	add(p.RowHeader, 2)
 	if !ua {
 		h = append(h, "User-Agent: reprise\r\n"...)
 	}

@@ -18,6 +18,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -89,6 +90,10 @@ type Sender struct {
 	head    []byte
 	errBody []byte
 
+	// cancel is the planned cancellation of the request being sent (nil
+	// when none).
+	cancel *cancelPlan
+
 	// pt is the httptrace state of the current attempt (HTTP/2). net/http may run
 	// a dial started for one attempt after that attempt ended (and hand
 	// the connection to another), so every attempt gets a fresh one and
@@ -141,7 +146,7 @@ type phaseTrace struct {
 	trace               httptrace.ClientTrace
 }
 
-func newPhaseTrace(c *replay.Clock) *phaseTrace {
+func newPhaseTrace(c *replay.Clock, cp *cancelPlan) *phaseTrace {
 	p := &phaseTrace{clock: c}
 	p.trace = httptrace.ClientTrace{
 		GetConn: func(string) { p.getConn.Store(c.Now()) },
@@ -149,13 +154,18 @@ func newPhaseTrace(c *replay.Clock) *phaseTrace {
 			p.gotConn.Store(c.Now())
 			p.reused.Store(info.Reused)
 		},
-		DNSStart:             func(httptrace.DNSStartInfo) { p.dnsStart.Store(c.Now()) },
-		DNSDone:              func(httptrace.DNSDoneInfo) { p.dnsDone.Store(c.Now()) },
-		ConnectStart:         func(string, string) { p.connStart.Store(c.Now()) },
-		ConnectDone:          func(string, string, error) { p.connDone.Store(c.Now()) },
-		TLSHandshakeStart:    func() { p.tlsStart.Store(c.Now()) },
-		TLSHandshakeDone:     func(tls.ConnectionState, error) { p.tlsDone.Store(c.Now()) },
-		WroteRequest:         func(httptrace.WroteRequestInfo) { p.wrote.Store(c.Now()) },
+		DNSStart:          func(httptrace.DNSStartInfo) { p.dnsStart.Store(c.Now()) },
+		DNSDone:           func(httptrace.DNSDoneInfo) { p.dnsDone.Store(c.Now()) },
+		ConnectStart:      func(string, string) { p.connStart.Store(c.Now()) },
+		ConnectDone:       func(string, string, error) { p.connDone.Store(c.Now()) },
+		TLSHandshakeStart: func() { p.tlsStart.Store(c.Now()) },
+		TLSHandshakeDone:  func(tls.ConnectionState, error) { p.tlsDone.Store(c.Now()) },
+		WroteRequest: func(info httptrace.WroteRequestInfo) {
+			p.wrote.Store(c.Now())
+			if info.Err == nil && cp != nil {
+				cp.arm()
+			}
+		},
 		GotFirstResponseByte: func() { p.firstByte.Store(c.Now()) },
 	}
 	return p
@@ -179,6 +189,7 @@ func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
 	r.ServerReasoningTokens, r.ServerCachedTokens = -1, -1
 	r.ServerMinusClientOutputTokens = record.NoTokenDiff
 	r.AdapterNS = p.BuildNS
+	r.CancelAfterNS = int64(p.CancelAfter)
 	if p.Err != nil {
 		now := e.clock.Now()
 		r.SentNS, r.EndNS = now, now
@@ -188,6 +199,20 @@ func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
 		}
 		s.fail(r, kind, p.Err.Error())
 		return
+	}
+	if p.CancelAfter > 0 {
+		// A planned cancellation: its timer starts when the request was
+		// written whole (s.cancel.arm) and cancels ctx with cause
+		// errCancelAfter unless the response ended first.
+		var cancel context.CancelCauseFunc
+		s.cancel = newCancelPlan(p.CancelAfter, ctx)
+		ctx, cancel = context.WithCancelCause(ctx)
+		s.cancel.cancel = cancel
+		defer func() {
+			s.cancel.stop()
+			s.cancel = nil
+			cancel(nil)
+		}()
 	}
 	if s.call != nil {
 		s.doH1(ctx, p, r)
@@ -202,7 +227,7 @@ func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
 	// No retries of our own: a failed request may have reached the
 	// server. x/net re-sends by itself only what it never wrote (GetBody
 	// is nil).
-	s.pt = newPhaseTrace(e.clock)
+	s.pt = newPhaseTrace(e.clock, s.cancel)
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, &s.pt.trace), p.Method, p.URL, bytes.NewReader(p.Body))
 	if err != nil {
 		now := e.clock.Now()
@@ -308,6 +333,7 @@ func (s *Sender) read(ctx context.Context, p *Prepared, resp *http.Response, r *
 		}
 	}
 	r.EndNS = t // the last read's, the one that saw the end (or the error)
+	ctx = s.cancel.ended(ctx, readErr)
 	s.endBody(ctx, r, readErr)
 }
 
@@ -859,11 +885,72 @@ func truncate(s string, n int) string {
 
 var errTimeout = errors.New("request timeout")
 
+// errCancelAfter is the cause of a planned cancellation.
+var errCancelAfter = errors.New("planned cancellation (--cancel-rate, --cancel-after)")
+
+// cancelPlan is one request's planned cancellation: a timer armed when
+// the request was written whole, stopped when the response ended. arm and
+// stop may run on different goroutines (HTTP/2's trace callbacks).
+type cancelPlan struct {
+	d time.Duration
+	// parent is the request's context without the plan: a response that
+	// ended before the timer is counted and classified under it.
+	parent  context.Context
+	cancel  context.CancelCauseFunc
+	mu      sync.Mutex
+	timer   *time.Timer
+	stopped bool
+}
+
+func newCancelPlan(d time.Duration, parent context.Context) *cancelPlan {
+	return &cancelPlan{d: d, parent: parent}
+}
+
+// ended stops the timer once the response was read to its end (err ==
+// nil) or failed, and returns the context to finish the request under:
+// the parent when the response ended first.
+func (c *cancelPlan) ended(ctx context.Context, err error) context.Context {
+	if c == nil {
+		return ctx
+	}
+	c.stop()
+	if err == nil {
+		return c.parent
+	}
+	return ctx
+}
+
+// arm starts the timer (once).
+func (c *cancelPlan) arm() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped || c.timer != nil {
+		return
+	}
+	c.timer = time.AfterFunc(c.d, func() { c.cancel(errCancelAfter) })
+}
+
+// stop stops the timer: the response ended (or the request failed).
+func (c *cancelPlan) stop() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+}
+
 // classify maps a transport error to an error kind and a message.
 func classify(ctx context.Context, err error) (record.ErrorKind, string) {
 	if cause := context.Cause(ctx); cause != nil {
 		if errors.Is(cause, errTimeout) {
 			return record.ErrTimeout, "request timed out (--timeout)"
+		}
+		if errors.Is(cause, errCancelAfter) {
+			return record.ErrCancelled, "cancelled as planned (--cancel-rate, --cancel-after) before the response ended"
 		}
 		return record.ErrCancelled, "cancelled: " + cause.Error()
 	}

@@ -50,6 +50,13 @@ func replayFlags() []cli.Flag {
 			Usage: "bearer `KEY` (also REPRISE_API_KEY or OPENAI_API_KEY); never written to any file"},
 		&cli.DurationFlag{Name: "timeout", Value: reprise.DefaultTimeout, Category: catTarget, Sources: envVars("timeout"),
 			Usage: "give up on a request after `D` (recorded as timeout)"},
+		// Routed deployments and request cancellation.
+		&cli.StringFlag{Name: "session-header", Category: catReq, Sources: envVars("session-header"),
+			Usage: "send each trace row's session id in header `NAME` (router affinity: Dynamo, llm-d, SGLang router)"},
+		&cli.FloatFlag{Name: "cancel-rate", Category: catReq, Sources: envVars("cancel-rate"),
+			Usage: "cancel this `FRACTION` (0-1) of the measured requests, drawn from --seed, --cancel-after after they were sent (recorded as cancelled, outside the latency metrics and the error rate)"},
+		&cli.DurationFlag{Name: "cancel-after", Category: catReq, Sources: envVars("cancel-after"),
+			Usage: "with --cancel-rate: cancel `D` after the request was written whole, unless its response ended first"},
 		&cli.BoolFlag{Name: "http2", Category: catTarget, Sources: envVars("http2"),
 			Usage: "use HTTP/2 (h2c prior knowledge for http://, h2 for https://) instead of HTTP/1.1"},
 		&cli.BoolFlag{Name: "no-kernel-timestamps", Category: catTarget, Sources: envVars("no-kernel-timestamps"),
@@ -201,6 +208,7 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 	o.Streaming, o.IgnoreEOS, o.MaxTokensFromTrace = cmd.Bool("streaming"), cmd.Bool("ignore-eos"), cmd.Bool("max-tokens-from-trace")
 	o.ExtraBody, o.Headers, o.APIKey = cmd.String("extra-body"), cmd.StringSlice("header"), cmd.String("api-key")
 	o.Timeout = cmd.Duration("timeout")
+	o.SessionHeader, o.CancelRate, o.CancelAfter = cmd.String("session-header"), cmd.Float("cancel-rate"), cmd.Duration("cancel-after")
 	o.MaxResponseEvents, o.MaxEventBytes, o.MaxResponseBytes = cmd.Int("max-response-events"), cmd.Int("max-event-bytes"), cmd.Int64("max-response-bytes")
 	o.HTTP2, o.NoKernelTimestamps, o.MaxConnections = cmd.Bool("http2"), cmd.Bool("no-kernel-timestamps"), cmd.Int("max-connections")
 	if cmd.IsSet("nice") {

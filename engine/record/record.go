@@ -42,7 +42,7 @@ const (
 	ErrMalformed    ErrorKind = "malformed"     // unparseable response or SSE framing
 	ErrNoContent    ErrorKind = "no_content"    // completed without any content token
 	ErrAdapter      ErrorKind = "adapter_error" // adapter trap, timeout or bad output
-	ErrCancelled    ErrorKind = "cancelled"     // cancelled by the user or at the end of grace
+	ErrCancelled    ErrorKind = "cancelled"     // cancelled by the user, at the end of grace, or as planned (--cancel-rate, CancelAfterNS > 0)
 	ErrBuild        ErrorKind = "build"         // the request could not be built
 	ErrNotDelivered ErrorKind = "skipped"       // --late skip dropped it; never sent
 	ErrTooLarge     ErrorKind = "too_large"     // response over a --max-response-* or --max-event-bytes cap
@@ -128,6 +128,11 @@ type Request struct {
 	BytesReceived int64
 	BytesSent     int64
 
+	// CancelAfterNS is the planned cancellation delay of the request
+	// (--cancel-after; 0 = none planned). A request so planned whose
+	// response had not ended by then has ErrorKind ErrCancelled.
+	CancelAfterNS int64
+
 	// Outcome.
 	StatusCode   int32
 	ErrorKind    ErrorKind
@@ -188,6 +193,10 @@ func (r *Request) OutputLength() int64 {
 
 // OK reports whether the request succeeded.
 func (r *Request) OK() bool { return r.ErrorKind == ErrNone }
+
+// PlannedCancel reports whether the request was cancelled as the run
+// planned (--cancel-rate): not a failure of the server.
+func (r *Request) PlannedCancel() bool { return r.ErrorKind == ErrCancelled && r.CancelAfterNS > 0 }
 
 // EventKind is the class of one response event.
 type EventKind uint8

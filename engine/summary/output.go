@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -47,6 +48,9 @@ func (s *Summary) JSON() ([]byte, error) {
 	}
 	if !math.IsNaN(s.CacheFidelity) {
 		m["cache_fidelity"] = scalar{"ratio", s.CacheFidelity}
+	}
+	if s.CancelledRequestCount > 0 {
+		m["cancelled_request_count"] = scalar{"requests", float64(s.CancelledRequestCount)}
 	}
 	if src := s.oslSources(); len(src) > 0 {
 		m["output_tokens_source"] = src
@@ -136,6 +140,9 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		}
 	}
 	line("Requests (ok / errors / warmup)", fmt.Sprintf("%d / %d / %d", s.RequestCount, s.ErrorRequestCount, s.WarmupCount))
+	if s.CancelledRequestCount > 0 {
+		line("Cancelled as planned (requests)", strconv.Itoa(s.CancelledRequestCount))
+	}
 	line("Benchmark duration (s)", num(s.BenchmarkDuration.Seconds()))
 	line("Request throughput (req/s)", num(s.RequestThroughput))
 	line("Output token throughput (tok/s)", num(s.OutputTokenThroughput))

@@ -160,9 +160,14 @@ type Summary struct {
 	RequestCount      int // valid (successful) measured requests
 	ErrorRequestCount int
 	WarmupCount       int
-	TotalISL          int64
-	TotalOSL          int64
-	TotalReasoning    int64
+	// CancelledRequestCount counts the measured requests cancelled as the
+	// run planned (record.Request.PlannedCancel: --cancel-rate): neither
+	// valid nor errors, so they are in no latency metric and not in the
+	// error rate.
+	CancelledRequestCount int
+	TotalISL              int64
+	TotalOSL              int64
+	TotalReasoning        int64
 	// OSLSources counts the ok measured requests by where their output
 	// length (OSL, and so ITL) came from, indexed by record.TokenSource
 	// (records without a source count as what the run's
@@ -298,6 +303,10 @@ func (a *Accumulator) Add(r *record.Request) {
 		s.ConnReused++
 	}
 	eachValue(r, o, func(i int, v float64) { a.vals[i].add(v, a.exact) })
+	if r.PlannedCancel() {
+		s.CancelledRequestCount++
+		return
+	}
 	if !r.OK() {
 		s.ErrorRequestCount++
 		s.ErrorsByKind[r.ErrorKind]++

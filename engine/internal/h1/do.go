@@ -49,6 +49,10 @@ type Request struct {
 	Head []byte
 	// Body is the request body.
 	Body []byte
+	// Wrote, when not nil, is called once the request was written whole
+	// (before its response is read): the caller starts what counts from
+	// then (a planned cancellation). It must not block.
+	Wrote func()
 	// Stream says a streamed response is expected: the close-after-stream
 	// verdict applies to it.
 	Stream bool
@@ -211,6 +215,9 @@ func (k *Caller) Do(ctx context.Context, req *Request, st *Stamps, h Handler) er
 		err = timedOut(ctx, err)
 		if err == nil {
 			st.Wrote = cl.clock.Now()
+			if req.Wrote != nil {
+				req.Wrote()
+			}
 		} else if n == 0 && reused && peerClosed(err) && attempt < maxAttempts && ctx.Err() == nil {
 			// Nothing of it left this machine: send it again.
 			stop()
