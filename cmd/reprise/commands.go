@@ -15,5 +15,6 @@ func commands(a *app) []*cli.Command {
 		mockServerCommand(a),
 		adaptersCommand(a),
 		anonymizeCommand(a),
+		recordCommand(a),
 	}
 }

@@ -1,0 +1,505 @@
+package capture
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/reprise-bench/reprise/internal/tokenizer"
+	"github.com/reprise-bench/reprise/trace"
+)
+
+// Defaults of [Config].
+const (
+	// DefaultBlockSize is the tokens per hash id of a recorded trace.
+	DefaultBlockSize = 16
+	// DefaultSessionHeader names the request header that carries a session id.
+	DefaultSessionHeader = "X-Session-Id"
+	// DefaultMaxBodyBytes bounds a request body the proxy reads.
+	DefaultMaxBodyBytes = 64 << 20
+	// maxCapture bounds the response bytes kept for recording.
+	maxCapture = 16 << 20
+)
+
+// Config configures a [Recorder]. Build it with [NewConfig].
+type Config struct {
+	// Upstream is the server's base URL (scheme and host; a path prefix
+	// is kept in front of the request's path).
+	Upstream *url.URL
+	// BlockSize is the number of tokens per hash id.
+	BlockSize int
+	// Tokenizer cuts prompts into tokens (and counts responses when the
+	// server reports no usage).
+	Tokenizer tokenizer.Tokenizer
+	// SessionHeader names the request header whose value is the session
+	// id; "" infers sessions from prefix continuation only.
+	SessionHeader string
+	// MaxBodyBytes bounds a request body; a larger one gets 413.
+	MaxBodyBytes int64
+	// Text, when set, receives one JSON line per recorded request with
+	// its request_id, the request body as sent and the response text:
+	// the trace itself never holds text.
+	Text io.Writer
+	// Log receives warnings (nil: none).
+	Log *slog.Logger
+}
+
+// NewConfig returns a Config with the defaults: 16-token blocks, the
+// X-Session-Id header, 64 MiB bodies. Upstream and Tokenizer must be set.
+func NewConfig() Config {
+	return Config{BlockSize: DefaultBlockSize, SessionHeader: DefaultSessionHeader, MaxBodyBytes: DefaultMaxBodyBytes}
+}
+
+// Stats counts what a Recorder saw.
+type Stats struct {
+	Requests int64 // requests proxied
+	Recorded int64 // rows written
+	Skipped  int64 // chat/completions requests not recorded (failed, unreadable)
+}
+
+// Recorder is the recording proxy, an http.Handler. It is safe for
+// concurrent use; call Close after the server stopped.
+type Recorder struct {
+	cfg   Config
+	proxy *httputil.ReverseProxy
+	log   *slog.Logger
+
+	wg sync.WaitGroup
+
+	mu       sync.Mutex
+	w        *trace.Writer
+	out      io.Writer
+	flush    interface{ Flush() error }
+	t0       time.Time
+	started  bool
+	nextReq  int64
+	ids      map[[32]byte]uint64 // chained block hash → dense id
+	nextID   uint64
+	ends     map[[32]byte]string // chain at a prompt's last full block → its session
+	replies  map[[32]byte]int64  // sha256 of a response's text → request id
+	nextSess int64
+	stats    Stats
+	err      error
+}
+
+// New returns a Recorder writing the trace to out (Mooncake JSONL). If
+// out has a Flush() error method (a bufio.Writer), it is flushed after
+// every row.
+func New(cfg Config, out io.Writer) (*Recorder, error) {
+	var errs []error
+	if cfg.Upstream == nil || cfg.Upstream.Scheme == "" || cfg.Upstream.Host == "" {
+		errs = append(errs, errors.New("capture: Upstream: want an absolute URL such as http://127.0.0.1:8000"))
+	}
+	if cfg.BlockSize < 1 {
+		errs = append(errs, fmt.Errorf("capture: BlockSize %d: want ≥ 1", cfg.BlockSize))
+	}
+	if cfg.Tokenizer == nil {
+		errs = append(errs, errors.New("capture: Tokenizer is nil"))
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	tw, err := trace.NewWriter(out, trace.FormatMooncake)
+	if err != nil {
+		return nil, err
+	}
+	r := &Recorder{cfg: cfg, w: tw, out: out, log: cfg.Log,
+		ids: map[[32]byte]uint64{}, ends: map[[32]byte]string{}, replies: map[[32]byte]int64{}}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	r.flush, _ = out.(interface{ Flush() error })
+	up := cfg.Upstream
+	r.proxy = &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(up)
+			pr.Out.Host = pr.In.Host
+		},
+		FlushInterval: -1, // flush after every write: events pass one by one
+		ErrorHandler: func(w http.ResponseWriter, req *http.Request, err error) {
+			if req.Context().Err() == nil {
+				r.log.Warn("reprise record: upstream", slog.Any("err", err))
+			}
+			w.WriteHeader(http.StatusBadGateway)
+		},
+		ModifyResponse: func(resp *http.Response) error {
+			if c, ok := resp.Request.Context().Value(captureKey{}).(*exchange); ok {
+				c.status = resp.StatusCode
+				c.sse = strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+				resp.Body = &teeBody{rc: resp.Body, c: c}
+			}
+			return nil
+		},
+	}
+	return r, nil
+}
+
+type captureKey struct{}
+
+// exchange is one recorded request and what came back.
+type exchange struct {
+	id      int64
+	arrival time.Time
+	session string
+	body    []byte
+	path    string
+	status  int
+	sse     bool
+	resp    bytes.Buffer
+	cut     bool
+}
+
+// teeBody copies what the client reads into the exchange, up to maxCapture.
+type teeBody struct {
+	rc io.ReadCloser
+	c  *exchange
+}
+
+func (t *teeBody) Read(p []byte) (int, error) {
+	n, err := t.rc.Read(p)
+	if n > 0 && !t.c.cut {
+		if t.c.resp.Len()+n > maxCapture {
+			t.c.cut = true
+		} else {
+			t.c.resp.Write(p[:n])
+		}
+	}
+	return n, err
+}
+
+func (t *teeBody) Close() error { return t.rc.Close() }
+
+// recorded reports whether path is an endpoint the recorder writes rows for.
+func recorded(path string) bool {
+	return strings.HasSuffix(path, "/chat/completions") || strings.HasSuffix(path, "/completions")
+}
+
+// ServeHTTP proxies one request and, for chat and completions requests,
+// records it once the response has been passed on.
+func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	now := time.Now()
+	r.mu.Lock()
+	r.stats.Requests++
+	if !r.started {
+		r.t0, r.started = now, true
+	}
+	id := r.nextReq
+	if req.Method == http.MethodPost && recorded(req.URL.Path) {
+		r.nextReq++
+	}
+	r.mu.Unlock()
+	if req.Method != http.MethodPost || !recorded(req.URL.Path) {
+		r.proxy.ServeHTTP(w, req)
+		return
+	}
+	r.wg.Add(1) // before anything can end the exchange: Close waits for it
+	body, err := io.ReadAll(io.LimitReader(req.Body, r.cfg.MaxBodyBytes+1))
+	req.Body.Close()
+	if err != nil || int64(len(body)) > r.cfg.MaxBodyBytes {
+		r.wg.Done()
+		r.skip()
+		if err != nil {
+			http.Error(w, "reprise record: reading the request body: "+err.Error(), http.StatusBadRequest)
+		} else {
+			http.Error(w, fmt.Sprintf("reprise record: request body over %d bytes", r.cfg.MaxBodyBytes), http.StatusRequestEntityTooLarge)
+		}
+		return
+	}
+	c := &exchange{id: id, arrival: now, body: body, path: req.URL.Path}
+	if h := r.cfg.SessionHeader; h != "" {
+		c.session = req.Header.Get(h)
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.ContentLength = int64(len(body))
+	req = req.WithContext(context.WithValue(req.Context(), captureKey{}, c))
+	r.proxy.ServeHTTP(w, req)
+	// The response went to the client; record it off the request's path.
+	go func() {
+		defer r.wg.Done()
+		r.record(c)
+	}()
+}
+
+func (r *Recorder) skip() {
+	r.mu.Lock()
+	r.stats.Skipped++
+	r.mu.Unlock()
+}
+
+// Close waits for the rows still being recorded and flushes the trace;
+// it returns the first write error. Call it once no request is being
+// received any more (the server was shut down, or its clients are done).
+func (r *Recorder) Close() error {
+	r.wg.Wait()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.flush != nil {
+		if err := r.flush.Flush(); err != nil && r.err == nil {
+			r.err = err
+		}
+	}
+	return r.err
+}
+
+// Stats returns the counts so far.
+func (r *Recorder) Stats() Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stats
+}
+
+// request is the part of a chat or completions body the recorder reads.
+type request struct {
+	Messages []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+	Prompt json.RawMessage `json:"prompt"`
+}
+
+type usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+type choice struct {
+	Text    string `json:"text"`
+	Message struct {
+		Content string `json:"content"`
+	} `json:"message"`
+	Delta struct {
+		Content string `json:"content"`
+	} `json:"delta"`
+}
+
+type response struct {
+	Choices []choice `json:"choices"`
+	Usage   *usage   `json:"usage"`
+}
+
+// contentText returns a message content's text: a string, or the text
+// parts of an array of parts.
+func contentText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
+
+// parseResponse returns the response text of choice 0 and the usage, from
+// an SSE stream or a JSON body.
+func parseResponse(c *exchange) (string, *usage) {
+	var text strings.Builder
+	var u *usage
+	add := func(data []byte) {
+		var r response
+		if json.Unmarshal(data, &r) != nil {
+			return
+		}
+		if r.Usage != nil {
+			u = r.Usage
+		}
+		if len(r.Choices) > 0 {
+			ch := &r.Choices[0]
+			text.WriteString(ch.Text)
+			text.WriteString(ch.Message.Content)
+			text.WriteString(ch.Delta.Content)
+		}
+	}
+	if !c.sse {
+		add(c.resp.Bytes())
+		return text.String(), u
+	}
+	for line := range bytes.Lines(c.resp.Bytes()) {
+		line = bytes.TrimRight(line, "\r\n")
+		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			d = bytes.TrimSpace(d)
+			if !bytes.Equal(d, []byte("[DONE]")) {
+				add(d)
+			}
+		}
+	}
+	return text.String(), u
+}
+
+// record turns an exchange into a row.
+func (r *Recorder) record(c *exchange) {
+	if c.status != http.StatusOK || c.cut {
+		r.skip()
+		return
+	}
+	var req request
+	if err := json.Unmarshal(c.body, &req); err != nil {
+		r.log.Warn("reprise record: a request body is not JSON; not recorded", slog.Int64("request_id", c.id))
+		r.skip()
+		return
+	}
+	tok := r.cfg.Tokenizer
+	var tokens []int
+	var replies [][32]byte
+	if req.Messages != nil {
+		for _, m := range req.Messages {
+			t := contentText(m.Content)
+			tokens = tok.AppendEncode(tokens, t)
+			if m.Role == "assistant" && t != "" {
+				replies = append(replies, sha256.Sum256([]byte(t)))
+			}
+		}
+	} else {
+		var s string
+		var ids []int
+		switch {
+		case json.Unmarshal(req.Prompt, &s) == nil:
+			tokens = tok.AppendEncode(tokens, s)
+		case json.Unmarshal(req.Prompt, &ids) == nil:
+			tokens = ids
+		default:
+			var ss []string
+			if json.Unmarshal(req.Prompt, &ss) == nil && len(ss) > 0 {
+				tokens = tok.AppendEncode(tokens, ss[0])
+			}
+		}
+	}
+	text, u := parseResponse(c)
+	in, out := len(tokens), 0
+	if u != nil && u.PromptTokens > 0 {
+		in = u.PromptTokens
+	}
+	if u != nil && u.CompletionTokens > 0 {
+		out = u.CompletionTokens
+	} else if text != "" {
+		out = tok.Count(text)
+	}
+	if in < 1 {
+		r.skip()
+		return
+	}
+	B := r.cfg.BlockSize
+	row := trace.Row{Index: c.id, RequestID: c.id, ParentID: -1, InputTokens: in, OutputTokens: out, HasOffset: true,
+		BlockSize: B, Cumulative: true}
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	row.Offset = max(c.arrival.Sub(r.t0), 0)
+	// Chained block hashes: chain_i = sha256(chain_{i-1} ‖ tokens of block i).
+	need := (in + B - 1) / B
+	row.HashIDs = make([]uint64, 0, need)
+	var chain [32]byte
+	var buf []byte
+	session := c.session
+	best := 0
+	for k := 0; k*B < len(tokens) && len(row.HashIDs) < need; k++ {
+		blk := tokens[k*B : min((k+1)*B, len(tokens))]
+		buf = append(buf[:0], chain[:]...)
+		for _, t := range blk {
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(t))
+		}
+		chain = sha256.Sum256(buf)
+		id, ok := r.ids[chain]
+		if !ok {
+			id = r.nextID
+			r.nextID++
+			r.ids[chain] = id
+		}
+		row.HashIDs = append(row.HashIDs, id)
+		if s, ok := r.ends[chain]; ok && len(blk) == B && k+1 > best && c.session == "" {
+			best, session = k+1, s
+		}
+	}
+	for len(row.HashIDs) < need { // the server counted more tokens than the tokenizer: fresh blocks
+		row.HashIDs = append(row.HashIDs, r.nextID)
+		r.nextID++
+	}
+	if session == "" {
+		session = "s" + strconv.FormatInt(r.nextSess, 10)
+		r.nextSess++
+	}
+	row.SessionID = session
+	if full := len(tokens) / B; full > 0 {
+		// The chain at this prompt's last full block: a later request
+		// extending the prompt continues the session.
+		var ch [32]byte
+		for k := range full {
+			buf = append(buf[:0], ch[:]...)
+			for _, t := range tokens[k*B : (k+1)*B] {
+				buf = binary.LittleEndian.AppendUint32(buf, uint32(t))
+			}
+			ch = sha256.Sum256(buf)
+		}
+		r.ends[ch] = session
+	}
+	for _, h := range replies {
+		if p, ok := r.replies[h]; ok && p != c.id {
+			row.WaitFor = append(row.WaitFor, p)
+		}
+	}
+	if len(row.WaitFor) > 1 {
+		row.WaitFor = dedupe(row.WaitFor)
+	}
+	if text != "" {
+		r.replies[sha256.Sum256([]byte(text))] = c.id
+	}
+	if err := r.w.Write(&row); err != nil && r.err == nil {
+		r.err = err
+		return
+	}
+	if r.cfg.Text != nil {
+		line, _ := json.Marshal(struct {
+			RequestID int64           `json:"request_id"`
+			Request   json.RawMessage `json:"request"`
+			Response  string          `json:"response"`
+		}{c.id, c.body, text})
+		if _, err := r.cfg.Text.Write(append(line, '\n')); err != nil && r.err == nil {
+			r.err = err
+		}
+	}
+	if err := r.w.Flush(); err != nil && r.err == nil {
+		r.err = err
+	}
+	if r.flush != nil {
+		if err := r.flush.Flush(); err != nil && r.err == nil {
+			r.err = err
+		}
+	}
+	r.stats.Recorded++
+}
+
+// dedupe removes repeated ids, keeping the first of each.
+func dedupe(ids []int64) []int64 {
+	out := make([]int64, 0, len(ids))
+	for _, id := range ids {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}

@@ -1,0 +1,252 @@
+package capture_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/reprise-bench/reprise"
+	"github.com/reprise-bench/reprise/capture"
+	"github.com/reprise-bench/reprise/internal/mockserver"
+	"github.com/reprise-bench/reprise/internal/testfiles"
+	"github.com/reprise-bench/reprise/internal/tokenizer"
+	"github.com/reprise-bench/reprise/trace"
+	"github.com/reprise-bench/reprise/trace/analyze"
+)
+
+// sampleRows is how many rows of the vendored Mooncake conversation trace
+// the tests replay.
+const sampleRows = 10
+
+// startProxy starts a Recorder in front of upstream on a free port of
+// 127.0.0.1 and returns its URL, the recorder and the trace buffer.
+func startProxy(t testing.TB, upstream string, mut func(*capture.Config)) (string, *capture.Recorder, *bytes.Buffer) {
+	t.Helper()
+	tok, err := tokenizer.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(upstream)
+	cfg := capture.NewConfig()
+	cfg.Upstream, cfg.Tokenizer = u, tok
+	if mut != nil {
+		mut(&cfg)
+	}
+	var out bytes.Buffer
+	rec, err := capture.New(cfg, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: rec}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String(), rec, &out
+}
+
+func startMock(t testing.TB) *mockserver.Server {
+	t.Helper()
+	mcfg := mockserver.NewConfig()
+	mcfg.Addr, mcfg.TTFT, mcfg.ITL = "127.0.0.1:0", time.Millisecond, 0
+	srv, err := mockserver.Start(context.Background(), mcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// TestRecordReplayedMooncake: reprise replays the first rows of a Mooncake
+// trace through the recording proxy in front of the mock server; the
+// recorded trace (16-token blocks) has the source's lengths, row for row,
+// and analyze-trace reports the same lengths and the same prefix-cache
+// statistics (token hit ratio, hit tokens) as for the source (512-token
+// blocks): the proxy's chained 16-token hashes see exactly the prefixes
+// the trace's ids describe.
+func TestRecordReplayedMooncake(t *testing.T) {
+	mock := startMock(t)
+	proxy, rec, out := startProxy(t, mock.URL(), nil)
+
+	var src bytes.Buffer
+	rows, _, err := trace.ReadAll(testfiles.Path(t, "traces/mooncake/conversation_trace.jsonl.zst"), trace.Options{MaxRows: sampleRows})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := trace.NewWriter(&src, trace.FormatMooncake)
+	for i := range rows {
+		w.Write(&rows[i])
+	}
+	w.Flush()
+
+	o := reprise.NewOptions()
+	o.URL, o.Model = proxy, mockserver.DefaultModel
+	o.Trace.Path = filepath.Join(t.TempDir(), "sample.jsonl")
+	if err := os.WriteFile(o.Trace.Path, src.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o.Replay.Speedup = 1000
+	o.Output.Dir = filepath.Join(t.TempDir(), "run")
+	res, err := reprise.Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Summary.ErrorRequestCount != 0 {
+		t.Fatalf("%d requests failed", res.Summary.ErrorRequestCount)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := rec.Stats(); st.Recorded != sampleRows || st.Skipped != 0 {
+		t.Fatalf("recorder stats %+v, want %d rows", st, sampleRows)
+	}
+	got, _, err := trace.ReadAllFrom(mustReader(t, out.Bytes(), 16))
+	if err != nil {
+		t.Fatalf("the recorded trace does not read: %v\n%.500s", err, out.Bytes())
+	}
+	a := analyze.Rows(rows, analyze.Config{BlockSize: 512})
+	b := analyze.Rows(got, analyze.Config{BlockSize: 16})
+	if diff := cmp.Diff(a.Lengths, b.Lengths); diff != "" {
+		t.Errorf("lengths (-source +recorded):\n%s", diff)
+	}
+	if diff := cmp.Diff(a.ISL, b.ISL); diff != "" {
+		t.Errorf("input lengths (-source +recorded):\n%s", diff)
+	}
+	if a.Cache == nil || b.Cache == nil {
+		t.Fatal("no cache statistics")
+	}
+	if a.Cache.TokenHitRatio != b.Cache.TokenHitRatio || a.Cache.HitTokens != b.Cache.HitTokens {
+		t.Errorf("prefix cache: source hit ratio %v (%d tokens), recorded %v (%d tokens)",
+			a.Cache.TokenHitRatio, a.Cache.HitTokens, b.Cache.TokenHitRatio, b.Cache.HitTokens)
+	}
+	t.Logf("source token hit ratio %.4f, recorded %.4f", a.Cache.TokenHitRatio, b.Cache.TokenHitRatio)
+}
+
+func mustReader(t *testing.T, b []byte, block int) *trace.Reader {
+	t.Helper()
+	rd, err := trace.NewReader("recorded.jsonl", bytes.NewReader(b), trace.Options{BlockSize: block})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rd
+}
+
+// chat sends a streamed chat request through the proxy and returns the
+// response text and the number of SSE data lines.
+func chat(t *testing.T, proxy, session string, msgs ...string) (string, int) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(`{"model": "` + mockserver.DefaultModel + `", "stream": true, "max_tokens": 8, "messages": [`)
+	for i, m := range msgs {
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		mj, _ := json.Marshal(m)
+		b.WriteString(`{"role": "` + role + `", "content": ` + string(mj) + `}`)
+	}
+	b.WriteString("]}")
+	req, _ := http.NewRequest(http.MethodPost, proxy+"/v1/chat/completions", strings.NewReader(b.String()))
+	req.Header.Set("Content-Type", "application/json")
+	if session != "" {
+		req.Header.Set("X-Session-Id", session)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	var text strings.Builder
+	events := 0
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		d, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		events++
+		var ev struct {
+			Choices []struct {
+				Delta struct {
+					Content string `json:"content"`
+				} `json:"delta"`
+			} `json:"choices"`
+		}
+		if json.Unmarshal([]byte(d), &ev) == nil && len(ev.Choices) > 0 {
+			text.WriteString(ev.Choices[0].Delta.Content)
+		}
+	}
+	return text.String(), events
+}
+
+// TestRecordSessionsAndDependencies: a chat request whose messages carry
+// an earlier response waits for that request and continues its session
+// (prefix continuation); a session header names the session; the
+// streamed events reach the client one by one, as the server sent them.
+func TestRecordSessionsAndDependencies(t *testing.T) {
+	mock := startMock(t)
+	proxy, rec, out := startProxy(t, mock.URL(), nil)
+	first := strings.Repeat("Plan the work for the team and list the steps. ", 8)
+	a, events := chat(t, proxy, "", first)
+	if a == "" {
+		t.Fatal("no response text")
+	}
+	// The record of a is written off the request path: wait for it, so
+	// that b can find a's response (a later request always could).
+	for deadline := time.Now().Add(5 * time.Second); rec.Stats().Recorded < 1 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	chat(t, proxy, "", first, a, "Now do step one.")
+	chat(t, proxy, "team-7", "An unrelated question.")
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	logs := mock.Log()
+	if len(logs) != 3 || len(logs[0].Events) != events {
+		t.Errorf("the client saw %d events; the server sent %d", events, len(logs[0].Events))
+	}
+	rows, _, err := trace.ReadAllFrom(mustReader(t, out.Bytes(), 16))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.Bytes())
+	}
+	if len(rows) != 3 {
+		t.Fatalf("%d rows:\n%s", len(rows), out.Bytes())
+	}
+	byID := map[int64]trace.Row{}
+	for _, r := range rows {
+		byID[r.RequestID] = r
+	}
+	ra, rb, rc := byID[0], byID[1], byID[2]
+	if len(rb.WaitFor) != 1 || rb.WaitFor[0] != 0 || rb.SessionID != ra.SessionID || rc.SessionID != "team-7" || ra.WaitFor != nil {
+		t.Errorf("rows:\n%s", out.Bytes())
+	}
+	if ra.InputTokens != logs[0].PromptTokens || ra.OutputTokens != logs[0].OutputTokens {
+		t.Errorf("lengths %d/%d, server %d/%d", ra.InputTokens, ra.OutputTokens, logs[0].PromptTokens, logs[0].OutputTokens)
+	}
+	// b's prompt starts with a's: its leading full blocks are a's.
+	full := ra.InputTokens / 16
+	for k := range full {
+		if rb.HashIDs[k] != ra.HashIDs[k] {
+			t.Fatalf("block %d of b is not a's", k)
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/reprise-bench/reprise/capture"
+	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/tokenizer"
+)
+
+// recordCommand is `reprise record`: a thin flag mapper over capture.
+func recordCommand(a *app) *cli.Command {
+	return &cli.Command{
+		Name:      "record",
+		Usage:     "proxy OpenAI-compatible traffic to a server and record it as a trace",
+		ArgsUsage: " ",
+		Description: "Listens on --listen and forwards every request to --upstream unchanged, streaming responses\n" +
+			"back event by event. Each chat or completions request becomes one Mooncake-style row of --output:\n" +
+			"arrival time, input and output lengths (the server's usage, else --tokenizer's count), hash ids of\n" +
+			"the prompt's tokens in --block-size blocks (chained hashes, numbered in first-seen order), a\n" +
+			"request_id, a session (--session-header, or a prompt that extends an earlier one) and wait_for\n" +
+			"(a chat request whose messages hold an earlier response waits for it). No text is written unless\n" +
+			"--keep-text. Stops on Ctrl-C or SIGTERM, writing every finished request. Format:\n" +
+			"docs/format/traces.md, \"Recording\".\n\n" +
+			"Examples:\n" +
+			"  reprise record --listen 127.0.0.1:8001 --upstream http://127.0.0.1:8000 -o trace.jsonl\n" +
+			"  reprise replay trace.jsonl --url http://127.0.0.1:8000 --model M",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8001", Usage: "listen on `HOST:PORT`", Sources: envVars("listen")},
+			&cli.StringFlag{Name: "upstream", Usage: "the server's base `URL` (http://host:port)", Sources: envVars("upstream")},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "trace.jsonl", Usage: "write the trace to `FILE`", Sources: envVars("output")},
+			&cli.IntFlag{Name: "block-size", Value: capture.DefaultBlockSize, Usage: "`TOKENS` per hash id", Sources: envVars("block-size")},
+			&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "`SPEC` of the tokenizer that cuts prompts into blocks: builtin, o200k_base, cl100k_base, a tokenizer.json or GGUF path, or a cached model id", Sources: envVars("tokenizer")},
+			&cli.StringFlag{Name: "session-header", Value: capture.DefaultSessionHeader, Usage: "request `HEADER` whose value is the session id (empty: infer sessions from prompts only)", Sources: envVars("session-header")},
+			&cli.BoolFlag{Name: "keep-text", Usage: "also write each request body and response text to FILE.text.jsonl (the trace itself never holds text)", Sources: envVars("keep-text")},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			var errs []error
+			if cmd.Args().Len() > 0 {
+				errs = append(errs, fmt.Errorf("record takes no arguments, got %q", cmd.Args().Slice()))
+			}
+			up, err := url.Parse(cmd.String("upstream"))
+			switch {
+			case cmd.String("upstream") == "":
+				errs = append(errs, errors.New("--upstream: missing; give the server's base URL, e.g. http://127.0.0.1:8000"))
+			case err != nil || (up.Scheme != "http" && up.Scheme != "https") || up.Host == "":
+				errs = append(errs, fmt.Errorf("--upstream %q: want an http:// or https:// URL with a host", cmd.String("upstream")))
+			}
+			if cmd.Int("block-size") < 1 {
+				errs = append(errs, fmt.Errorf("--block-size %d: want ≥ 1 tokens", cmd.Int("block-size")))
+			}
+			if cmd.String("output") == "" || cmd.String("output") == "-" {
+				errs = append(errs, errors.New("--output: give a file (the trace is written as requests finish)"))
+			}
+			if len(errs) > 0 {
+				return exitcode.UsageError(errors.Join(errs...), "see 'reprise record --help'")
+			}
+			tok, err := tokenizer.Load(cmd.String("tokenizer"))
+			if err != nil {
+				return exitcode.UsageError(fmt.Errorf("--tokenizer: %w", err), "use builtin, o200k_base, cl100k_base or a tokenizer.json path")
+			}
+			ln, err := net.Listen("tcp", cmd.String("listen"))
+			if err != nil {
+				return exitcode.UsageError(fmt.Errorf("--listen: %w", err), "pick a free HOST:PORT")
+			}
+			path := cmd.String("output")
+			f, err := os.Create(path)
+			if err != nil {
+				ln.Close()
+				return exitcode.UsageError(fmt.Errorf("--output: %w", err), "")
+			}
+			bw := bufio.NewWriter(f)
+			cfg := capture.NewConfig()
+			cfg.Upstream, cfg.Tokenizer, cfg.BlockSize = up, tok, cmd.Int("block-size")
+			cfg.SessionHeader, cfg.Log = cmd.String("session-header"), a.log
+			var tf *os.File
+			var tw *bufio.Writer
+			if cmd.Bool("keep-text") {
+				if tf, err = os.Create(path + ".text.jsonl"); err != nil {
+					ln.Close()
+					f.Close()
+					return exitcode.UsageError(fmt.Errorf("--keep-text: %w", err), "")
+				}
+				tw = bufio.NewWriter(tf)
+				cfg.Text = tw
+			}
+			rec, err := capture.New(cfg, bw)
+			if err != nil {
+				ln.Close()
+				f.Close()
+				return err
+			}
+			srv := &http.Server{Handler: rec, ReadHeaderTimeout: 30 * time.Second}
+			served := make(chan error, 1)
+			go func() { served <- srv.Serve(ln) }()
+			a.log.Info("recording", "listen", "http://"+ln.Addr().String(), "upstream", up.String(), "output", path)
+			select {
+			case <-ctx.Done():
+			case err = <-served:
+			}
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			if serr := srv.Shutdown(sctx); serr != nil {
+				srv.Close()
+			}
+			if errors.Is(err, http.ErrServerClosed) {
+				err = nil
+			}
+			err = errors.Join(err, rec.Close())
+			if tw != nil {
+				err = errors.Join(err, tw.Flush(), tf.Close())
+			}
+			err = errors.Join(err, f.Close())
+			st := rec.Stats()
+			fmt.Fprintf(a.stderr, "reprise record: %d requests proxied, %d recorded to %s, %d not recorded (failed or unreadable)\n",
+				st.Requests, st.Recorded, path, st.Skipped)
+			return err
+		},
+	}
+}
