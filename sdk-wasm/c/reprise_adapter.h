@@ -110,6 +110,14 @@ rp_bytes rp_json_get(rp_bytes obj, const char *key);
  * returns 1 with *key (raw, with quotes) and *val set, 0 at the end or on
  * malformed input. Prefer it over repeated rp_json_get on hot paths. */
 int rp_json_next(rp_bytes obj, uint32_t *pos, rp_bytes *key, rp_bytes *val);
+/* Low-level scanning, for adapters that read a nested object while they
+ * walk its parent (one pass instead of rp_json_next skipping it and a
+ * second loop reading it; see wasm/adapters/tgi-generate): rp_json_ws
+ * returns the index of the first non-whitespace byte at or after i,
+ * rp_json_end the index just past the JSON value that starts at i (0 when
+ * it is malformed or cut off). */
+uint32_t rp_json_ws(rp_bytes b, uint32_t i);
+uint32_t rp_json_end(rp_bytes b, uint32_t i);
 /* Whether the raw key (with quotes, as from rp_json_next) is the ASCII s. */
 int rp_json_key(rp_bytes key, const char *s);
 /* rp_json_key for a string literal, without strlen. */
@@ -444,6 +452,9 @@ static uint32_t rp__end(rp_bytes b, uint32_t i) {
     while (j < b.n && b.p[j] != ',' && b.p[j] != '}' && b.p[j] != ']' && b.p[j] != ' ' && b.p[j] != '\n' && b.p[j] != '\r' && b.p[j] != '\t') j++;
     return j > i ? j : 0;
 }
+
+uint32_t rp_json_ws(rp_bytes b, uint32_t i) { return rp__ws(b, i); }
+uint32_t rp_json_end(rp_bytes b, uint32_t i) { return rp__end(b, i); }
 
 int rp_json_is_string(rp_bytes v) { return v.p && v.n >= 2 && v.p[0] == '"'; }
 int rp_json_is_null(rp_bytes v) { return !v.p || (v.n == 4 && memcmp(v.p, "null", 4) == 0); }

@@ -207,7 +207,17 @@ impl rp::Adapter for Anthropic {
         if d.is_empty() || ev.flags & rp::EV_DONE != 0 {
             return Ok(());
         }
-        if rp::get(d, "type").is_none() && !rp::members(d, |_, _| {}) {
+        // One pass over the event's members (the hot path: one event per
+        // delta); only an event that is not a well-formed object is looked
+        // at again.
+        let (mut t, mut delta, mut index): (&[u8], &[u8], Option<&[u8]>) = (b"", b"{}", None);
+        let object = rp::members(d, |k, v| match k {
+            b"\"type\"" => t = v,
+            b"\"delta\"" => delta = v,
+            b"\"index\"" => index = Some(v),
+            _ => {}
+        });
+        if !object && rp::get(d, "type").is_none() {
             if ev.flags & rp::EV_NON_OK != 0 {
                 st.sum.valid |= rp::VALID_ERROR;
                 st.sum.error_code = 500;
@@ -215,14 +225,6 @@ impl rp::Adapter for Anthropic {
             }
             return Err(format!("event {}: not a JSON object", ev.index));
         }
-        // One pass over the event's members (the hot path: one event per delta).
-        let (mut t, mut delta, mut index): (&[u8], &[u8], Option<&[u8]>) = (b"", b"{}", None);
-        rp::members(d, |k, v| match k {
-            b"\"type\"" => t = v,
-            b"\"delta\"" => delta = v,
-            b"\"index\"" => index = Some(v),
-            _ => {}
-        });
         let text = &mut self.text;
         if t == b"\"content_block_delta\"" {
             let (mut dt, mut val): (&[u8], Option<&[u8]>) = (b"", None);

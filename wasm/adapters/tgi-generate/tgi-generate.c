@@ -158,14 +158,46 @@ int rp_adapter_parse(uint32_t ctx, const rp_event *ev, rp_records *out, const ch
     if (i == d.n) return 0;
     if (d.p[i] == '[') d = rp_json_index(d, 0); /* /generate may answer a one-element array */
     if (!d.p || d.p[0] != '{') { *err = "TGI event is not a JSON object"; return 1; }
-    /* One pass over the members (the hot path: one event per token). */
-    rp_bytes key, val, tok = {NULL, 0}, gen = {NULL, 0}, det = {NULL, 0}, err_v = {NULL, 0};
-    uint32_t pos = 0;
-    while (rp_json_next(d, &pos, &key, &val)) {
-        if (RP_KEY(key, "token")) tok = val;
-        else if (RP_KEY(key, "details")) det = val;
-        else if (RP_KEY(key, "generated_text")) gen = val;
-        else if (RP_KEY(key, "error")) err_v = val;
+    /* One pass over the members (the hot path: one event per token),
+     * reading "token"'s members on the way instead of skipping the object
+     * and reading it again. */
+    rp_bytes key, val, gen = {NULL, 0}, det = {NULL, 0}, err_v = {NULL, 0}, t = {NULL, 0};
+    int has_tok = 0, special = 0;
+    uint32_t i0 = rp_json_ws(d, 1);
+    while (i0 < d.n && d.p[i0] == '"') {
+        uint32_t ke = rp_json_end(d, i0);
+        if (!ke) break;
+        key.p = d.p + i0;
+        key.n = ke - i0;
+        uint32_t v = rp_json_ws(d, ke);
+        if (v >= d.n || d.p[v] != ':') break;
+        v = rp_json_ws(d, v + 1);
+        uint32_t ve;
+        if (RP_KEY(key, "token") && v < d.n && d.p[v] == '{') {
+            rp_bytes o = {d.p + v, d.n - v};
+            uint32_t pos = 0;
+            while (rp_json_next(o, &pos, &key, &val)) {
+                if (RP_KEY(key, "text")) t = val;
+                else if (RP_KEY(key, "special")) special = val.n == 4 && memcmp(val.p, "true", 4) == 0;
+            }
+            /* rp_json_next stops at the closing brace (or where the
+             * object breaks off). */
+            if (pos == 0) pos = rp_json_ws(o, 1);
+            if (pos >= o.n || o.p[pos] != '}') break;
+            ve = v + pos + 1;
+            has_tok = 1;
+        } else {
+            ve = rp_json_end(d, v);
+            if (!ve) break;
+            val.p = d.p + v;
+            val.n = ve - v;
+            if (RP_KEY(key, "details")) det = val;
+            else if (RP_KEY(key, "generated_text")) gen = val;
+            else if (RP_KEY(key, "error")) err_v = val;
+            else if (RP_KEY(key, "token")) has_tok = !rp_json_is_null(val);
+        }
+        i0 = rp_json_ws(d, ve);
+        if (i0 < d.n && d.p[i0] == ',') i0 = rp_json_ws(d, i0 + 1);
     }
     if (!rp_json_is_null(err_v)) {
         set_error(s, 500, err_v);
@@ -175,15 +207,8 @@ int rp_adapter_parse(uint32_t ctx, const rp_event *ev, rp_records *out, const ch
         return 0;
     }
     s->sum.choices = 1;
-    if (!rp_json_is_null(tok)) {
+    if (has_tok) {
         /* Streaming: exactly one token per event. */
-        rp_bytes t = {NULL, 0};
-        int special = 0;
-        pos = 0;
-        while (rp_json_next(tok, &pos, &key, &val)) {
-            if (RP_KEY(key, "text")) t = val;
-            else if (RP_KEY(key, "special")) special = val.n == 4 && memcmp(val.p, "true", 4) == 0;
-        }
         if (special) {
             rp_add(out, rp_rec(RP_META));
         } else {
