@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make demo: the main job on a bundled example: analyze the bundled Mooncake
 # sample, start the mock server on a free port, replay the sample against it
-# at a speed-up, and print the summary (files under runs/).
+# at a speed-up, print the summary (files under runs/), and write the run's
+# report.html.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 trace=traces/mooncake-sample.jsonl
@@ -21,4 +22,12 @@ for _ in $(seq 100); do
 done
 [ -n "$url" ] || { echo "the mock server did not start:"; cat "$log"; exit 1; }
 echo "mock server at $url"
-bin/reprise replay "$trace" --url "$url" --model reprise-mock --speedup 10 --max-tokens-from-trace
+out="runs/demo-$(date -u +%Y%m%dT%H%M%SZ)"
+# A failed verdict (exit 3 or 4) still wrote a run worth looking at.
+rc=0
+bin/reprise replay "$trace" --url "$url" --model reprise-mock --speedup 10 --max-tokens-from-trace --out "$out" || rc=$?
+[ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || [ "$rc" -eq 4 ] || exit "$rc"
+echo
+bin/reprise report -o "$out/report.html" "$out"
+echo "open $(pwd)/$out/report.html in a browser"
+exit "$rc"

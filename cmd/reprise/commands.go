@@ -12,6 +12,7 @@ func commands(a *app) []*cli.Command {
 		synthesizeCommand(a),
 		summarizeCommand(a),
 		compareCommand(a),
+		reportCommand(a),
 		mockServerCommand(a),
 		adaptersCommand(a),
 		anonymizeCommand(a),

@@ -186,7 +186,7 @@ func TestBuild(t *testing.T) {
 	if !strings.Contains(page, `<td class="bad">3 (goodput SLO or error rate failed)</td>`) {
 		t.Error("verdicts: want exit code 3 for a 10 % error rate")
 	}
-	if !strings.Contains(page, `<td class="bad">10 % (190 failed) (≤ 5 % (--max-error-rate 0.05))</td>`) {
+	if !strings.Contains(page, `<td class="bad">10 % (190 failed) · limit: ≤ 5 % (--max-error-rate 0.05)</td>`) {
 		t.Errorf("verdicts: want the error rate failed; %d errors in the summary", s.ErrorRequestCount)
 	}
 	order := []string{`id="verdicts"`, `id="summary"`, `id="compare"`, `id="latency"`, `id="load"`, `id="truth"`, `id="telemetry"`, `id="errors"`, `id="provenance"`}

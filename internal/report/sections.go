@@ -122,7 +122,10 @@ func verdictSection(runs []*runData) Section {
 		}
 		rows[0] = append(rows[0], codeCell)
 		for i, c := range cs {
-			cell := Cell{Text: c.value + " (" + c.limit + ")", Class: "good"}
+			cell := Cell{Text: c.value + " · limit: " + c.limit, Class: "good"}
+			if c.limit == "—" {
+				cell.Text = c.value
+			}
 			if strings.HasPrefix(c.name, "goodput (") {
 				cell.Text = strings.TrimPrefix(c.name, "goodput ") + ": " + cell.Text
 			}
@@ -197,13 +200,14 @@ func summarySection(runs []*runData) Section {
 		Tables:  []Table{tot, lat}}
 }
 
-// num is a right-aligned number cell with four significant digits.
+// num is a right-aligned number cell: whole numbers from 1000 up, four
+// significant digits below.
 func num(v float64) Cell {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return Cell{Text: "—", Class: "num"}
 	}
-	if v == math.Trunc(v) && math.Abs(v) < 1e9 {
-		return Cell{Text: strconv.FormatInt(int64(v), 10), Class: "num"}
+	if math.Abs(v) >= 1000 && math.Abs(v) < 1e15 || v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return Cell{Text: strconv.FormatFloat(math.Round(v), 'f', 0, 64), Class: "num"}
 	}
 	return Cell{Text: strconv.FormatFloat(v, 'g', 4, 64), Class: "num"}
 }

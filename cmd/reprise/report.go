@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/reprise-bench/reprise/arrowio"
+	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/report"
+)
+
+// defaultReportFile is where `reprise report` writes without --output.
+const defaultReportFile = "report.html"
+
+// reportConfig is the report command line.
+type reportConfig struct {
+	Runs      []string
+	Output    string
+	Title     string
+	Labels    []string
+	MaxPoints int
+}
+
+// Validate reports every problem at once.
+func (c reportConfig) Validate() error {
+	var errs []error
+	if len(c.Runs) == 0 {
+		errs = append(errs, errors.New("missing RUN_DIR: give one or more run directories written by reprise replay"))
+	}
+	for _, r := range c.Runs {
+		switch st, err := os.Stat(r); {
+		case errors.Is(err, fs.ErrNotExist):
+			errs = append(errs, fmt.Errorf("RUN_DIR %s does not exist: give a run directory written by reprise replay (its --out, or one under runs/)", r))
+		case err != nil:
+			errs = append(errs, fmt.Errorf("RUN_DIR: %w", err))
+		case !st.IsDir():
+			errs = append(errs, fmt.Errorf("RUN_DIR %s is a file, not a directory: give the run directory that holds the record files", r))
+		}
+	}
+	if len(c.Labels) > len(c.Runs) && len(c.Runs) > 0 {
+		errs = append(errs, fmt.Errorf("--label given %d times for %d runs: give at most one per RUN_DIR, in order", len(c.Labels), len(c.Runs)))
+	}
+	if c.MaxPoints < 0 {
+		errs = append(errs, fmt.Errorf("--max-points %d: want 0 (the default, %d) or more", c.MaxPoints, report.DefaultMaxPoints))
+	}
+	if c.Output == "" || c.Output == "-" {
+		errs = append(errs, errors.New("--output: give a file name (the report is one HTML file)"))
+	}
+	return errors.Join(errs...)
+}
+
+// reportCommand is `reprise report RUN...`: a thin flag mapper over
+// internal/report.
+func reportCommand(a *app) *cli.Command {
+	return &cli.Command{
+		Name:      "report",
+		Usage:     "write one self-contained HTML file of plots and tables from one or several runs",
+		ArgsUsage: "RUN_DIR...",
+		Description: "Reads each RUN_DIR (its records, telemetry, manifest.json and summary.json) and writes one HTML\n" +
+			"file that opens offline: the verdicts, the summary, latency CDFs and percentiles, TTFT against send\n" +
+			"time by error kind, load, lateness and read lag over time, cached tokens, server and GPU telemetry,\n" +
+			"errors and the manifest. Several runs are overlaid, one colour each. Large runs are binned and\n" +
+			"sampled (docs/format/report.md), so the file stays small. Each chart saves as PNG or SVG.\n\n" +
+			"Examples:\n" +
+			"  reprise report runs/2026-11-25T120000\n" +
+			"  reprise report -o ab.html --label before --label after runs/old runs/new",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: defaultReportFile, Sources: envVars("output"),
+				Usage: "write the report to `FILE`"},
+			&cli.StringFlag{Name: "title", Sources: envVars("title"),
+				Usage: "the page's `TITLE` (default: \"reprise report: \" and the runs' names)"},
+			&cli.StringSliceFlag{Name: "label", Sources: envVars("label"),
+				Usage: "`NAME` of a run in legends and tables, once per RUN_DIR in order (default: the directory's name)"},
+			&cli.IntFlag{Name: "max-points", Sources: envVars("max-points"),
+				Usage: fmt.Sprintf("at most `N` successful and N failed requests per run in each scatter (0: %d)", report.DefaultMaxPoints)},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			c := reportConfig{Runs: cmd.Args().Slice(), Output: cmd.String("output"), Title: cmd.String("title"),
+				Labels: cmd.StringSlice("label"), MaxPoints: int(cmd.Int("max-points"))}
+			if err := c.Validate(); err != nil {
+				return exitcode.UsageError(err, "see 'reprise report --help'")
+			}
+			return writeHTMLReport(a, c)
+		},
+	}
+}
+
+// writeHTMLReport builds the report into a temporary file beside
+// c.Output and renames it into place: a failed report leaves no file.
+func writeHTMLReport(a *app, c reportConfig) error {
+	runs := make([]*arrowio.RunReader, len(c.Runs))
+	for i, d := range c.Runs {
+		r, err := arrowio.Open(d)
+		if err != nil {
+			return exitcode.UsageError(err, "")
+		}
+		runs[i] = r
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(c.Output), ".report-*.html.tmp")
+	if err != nil {
+		return exitcode.UsageError(fmt.Errorf("--output %s: %w", c.Output, err), "")
+	}
+	defer os.Remove(tmp.Name())
+	err = report.Build(tmp, runs, report.Options{Title: c.Title, Labels: c.Labels, MaxPoints: c.MaxPoints})
+	if errors.Is(err, arrowio.ErrNoTable) {
+		tmp.Close()
+		return exitcode.UsageError(err, "each RUN_DIR must hold records.parquet or records/part-*.parquet (reprise replay --out)")
+	}
+	if err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", c.Output, err)
+	}
+	if err := os.Rename(tmp.Name(), c.Output); err != nil {
+		return fmt.Errorf("write %s: %w", c.Output, err)
+	}
+	st, err := os.Stat(c.Output)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(a.stdout, "report: %s (%.1f MB)\n", c.Output, float64(st.Size())/1e6)
+	return err
+}
