@@ -60,6 +60,8 @@ func detectJSON(line []byte) (Format, error) {
 	switch {
 	case has("chat_id"):
 		return FormatBailian, nil
+	case has("requests") && has("hash_id_scope", "block_size", "models"):
+		return FormatWeka, nil
 	case has("turns"):
 		return FormatAIPerfMulti, nil
 	case has("text", "texts", "image", "images", "audio", "audios", "video", "videos"):

@@ -30,6 +30,10 @@ const (
 	// FormatAIPerfMulti is AIPerf multi_turn JSONL: one session per line,
 	// read as one Row per turn.
 	FormatAIPerfMulti Format = "aiperf-multi"
+	// FormatWeka is the Weka / kv-cache-tester agentic-coding trace: one
+	// conversation per line, with nested sub-agents, read as dependent
+	// rows (design 0008).
+	FormatWeka Format = "weka"
 
 	// Datasets: prompts without arrival times (docs/format/traces.md,
 	// "Datasets"). Their rows carry the prompt text (Raw text_input) and
@@ -50,7 +54,7 @@ const (
 
 var allFormats = []Format{
 	FormatMooncake, FormatBailian, FormatBurstGPT, FormatAzure,
-	FormatVidur, FormatSplitwiseSim, FormatAIPerfSingle, FormatAIPerfMulti,
+	FormatVidur, FormatSplitwiseSim, FormatAIPerfSingle, FormatAIPerfMulti, FormatWeka,
 	FormatShareGPT, FormatPrompts, FormatTable, FormatInputsJSON,
 }
 
@@ -89,6 +93,8 @@ func ParseFormat(s string) (Format, error) {
 		return FormatMooncake, nil
 	case "bailian_trace":
 		return FormatBailian, nil
+	case "weka_trace", "kv-cache-tester":
+		return FormatWeka, nil
 	case "burst_gpt_trace":
 		return FormatBurstGPT, nil
 	case "inputs_json", "inputs.json":
@@ -116,6 +122,8 @@ func (f Format) DefaultBlockSize() int {
 		return 512
 	case FormatBailian:
 		return 16
+	case FormatWeka:
+		return 64
 	}
 	return 0
 }

@@ -85,11 +85,11 @@ func checkRow(t *testing.T, r *Reader, row *Row) {
 		t.Fatalf("negative delay: %+v", row)
 	case row.Failed && r.Format() != FormatBurstGPT:
 		t.Fatalf("Failed set for %s", r.Format())
-	case row.OutputTokens == 0 && r.Format() != FormatBurstGPT && row.Raw == nil && row.HasOffset && r.Format() != FormatMooncake:
+	case row.OutputTokens == 0 && r.Format() != FormatBurstGPT && row.Raw == nil && row.HasOffset && r.Format() != FormatMooncake && r.Format() != FormatWeka:
 		t.Fatalf("zero output tokens: %+v", row)
 	case row.Raw != nil && !json.Valid(row.Raw):
 		t.Fatalf("Raw is not valid JSON: %q", row.Raw)
-	case row.BlockSize != r.BlockSize() && row.BlockSize != 0:
+	case row.BlockSize != r.BlockSize() && row.BlockSize != 0 && r.Format() != FormatWeka: // Weka: per conversation
 		t.Fatalf("row block size %d, reader %d", row.BlockSize, r.BlockSize())
 	}
 	if row.HashIDs != nil && row.BlockSize > 0 {
@@ -343,6 +343,29 @@ func FuzzMooncake(f *testing.F) {
 		checkOracle(t, data)
 		if len(rows) > 0 {
 			roundTrip(t, rows, FormatMooncake)
+		}
+	})
+}
+
+// FuzzWeka: every row the Weka reader returns waits only for rows it
+// returned before (the graph is acyclic and closed), and a row without
+// dependencies has a time.
+func FuzzWeka(f *testing.F) {
+	seeds(f, []string{"weka.jsonl"},
+		`{"id":"a","block_size":2,"requests":[{"t":0,"in":3,"hash_ids":[1,2]},{"type":"subagent","requests":[{"in":1}]},{"t":1e0,"in":1,"think_time":0.5}]}`)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rows, _ := readFuzz(t, data, Options{Format: FormatWeka, SkipInvalid: true})
+		seen := map[int64]bool{}
+		for _, r := range rows {
+			for _, d := range r.WaitFor {
+				if !seen[d] {
+					t.Fatalf("row %d waits for %d, not returned before it", r.RequestID, d)
+				}
+			}
+			if r.WaitFor == nil && !r.HasOffset {
+				t.Fatalf("root row %d without a time", r.RequestID)
+			}
+			seen[r.RequestID] = true
 		}
 	})
 }

@@ -322,6 +322,8 @@ func (r *Reader) init(src io.Reader) error {
 		r.dec = &aiperfDecoder{r: r, sessions: newSessions()}
 	case FormatAIPerfMulti:
 		r.dec = &aiperfDecoder{r: r, multi: true, sessions: newSessions()}
+	case FormatWeka:
+		r.dec = newWekaDecoder(r)
 	case FormatShareGPT:
 		r.dec = newShareGPTDecoder(r)
 	case FormatPrompts:
