@@ -71,15 +71,18 @@ func newBrowser(t testing.TB) *browser {
 
 // chartCheck is what the page says of one chart after drawing.
 type chartCheck struct {
-	ID       string `json:"id"`
-	Kind     string `json:"kind"`
-	Series   int    `json:"series"`
-	NonEmpty int    `json:"nonEmpty"`
-	Points   int    `json:"points"`
-	Colored  int    `json:"colored"` // saturated pixels inside the plot area: series drawn
-	SVGMarks int    `json:"svgMarks"`
-	SVGOK    bool   `json:"svgOK"`
-	PNG      bool   `json:"png"`
+	ID       string  `json:"id"`
+	Kind     string  `json:"kind"`
+	Time     bool    `json:"time"` // x is seconds since the run's start
+	Series   int     `json:"series"`
+	NonEmpty int     `json:"nonEmpty"`
+	Points   int     `json:"points"`
+	Colored  int     `json:"colored"` // saturated pixels inside the plot area: series drawn
+	SVGMarks int     `json:"svgMarks"`
+	SVGOK    bool    `json:"svgOK"`
+	PNG      bool    `json:"png"`
+	XMin     float64 `json:"xMin"`
+	XMax     float64 `json:"xMax"`
 }
 
 // pageCheck is the page's state after load.
@@ -109,7 +112,7 @@ const checkJS = `(() => {
     const svg = new DOMParser().parseFromString(r.svg(c.id), "image/svg+xml");
     const ok = !svg.querySelector("parsererror") && svg.documentElement.nodeName === "svg";
     const marks = svg.querySelectorAll("g[clip-path] path, g[clip-path] rect").length;
-    out.charts.push(Object.assign({}, c, {colored: colored, svgOK: ok, svgMarks: marks,
+    out.charts.push(Object.assign({}, c, {colored: colored, svgOK: ok, svgMarks: marks, xMin: u.scales.x.min, xMax: u.scales.x.max,
       png: r.png(c.id).startsWith("data:image/png;base64,")}));
   }
   return out;
@@ -233,8 +236,18 @@ func checkCharts(t *testing.T, res pageCheck, want ...string) {
 		t.Errorf("%d figures, %d charts drawn", res.Figures, len(res.Charts))
 	}
 	have := map[string]bool{}
+	var timeRange [2]float64
 	for _, c := range res.Charts {
 		have[c.ID] = true
+		// Every time chart shows the same span, so that requests and
+		// telemetry line up.
+		if c.Time {
+			if timeRange == [2]float64{} {
+				timeRange = [2]float64{c.XMin, c.XMax}
+			} else if r := [2]float64{c.XMin, c.XMax}; r != timeRange {
+				t.Errorf("chart %s: time axis %v, others %v", c.ID, r, timeRange)
+			}
+		}
 		switch {
 		case c.Series == 0 || c.NonEmpty != c.Series:
 			t.Errorf("chart %s: %d of %d series have data", c.ID, c.NonEmpty, c.Series)

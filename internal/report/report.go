@@ -71,8 +71,8 @@ type Table struct {
 	Rows    [][]Cell
 }
 
-// Cell is one table cell. Class styles it: "good" and "bad" colour a
-// verdict, "num" aligns a number to the right; "" is plain text.
+// Cell is one table cell. Class styles it: "good", "warn" and "bad"
+// colour a verdict, "num" aligns a number to the right; "" is plain text.
 type Cell struct {
 	Text  string
 	Class string

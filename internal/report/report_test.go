@@ -189,6 +189,11 @@ func TestBuild(t *testing.T) {
 	if !strings.Contains(page, `<td class="bad">10 % (190 failed) · limit: ≤ 5 % (--max-error-rate 0.05)</td>`) {
 		t.Errorf("verdicts: want the error rate failed; %d errors in the summary", s.ErrorRequestCount)
 	}
+	// Lateness and read lag of tens of µs against a 5 ms ITL: the
+	// measurement is good.
+	if !strings.Contains(page, `<td class="good">good</td>`) {
+		t.Error("verdicts: want measurement quality good")
+	}
 	order := []string{`id="verdicts"`, `id="summary"`, `id="compare"`, `id="latency"`, `id="load"`, `id="truth"`, `id="telemetry"`, `id="errors"`, `id="provenance"`}
 	last := -1
 	for _, id := range order {
@@ -342,4 +347,27 @@ func FuzzValuesJSON(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkBuild measures the report of a 100,000-request run with
+// telemetry (TestBuild checks what it builds); bytes/op is the report's
+// size.
+func BenchmarkBuild(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "run")
+	synthRun{n: 100000, rate: 1000, ttft: 30 * time.Millisecond, itl: 8 * time.Millisecond, errEvery: 1000, warmup: 1000,
+		telemetry: true, seed: 4}.write(b, dir)
+	run, err := arrowio.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var size int
+	b.ReportAllocs()
+	for b.Loop() {
+		var buf bytes.Buffer
+		if err := Build(&buf, []*arrowio.RunReader{run}, Options{}); err != nil {
+			b.Fatal(err)
+		}
+		size = buf.Len()
+	}
+	b.ReportMetric(float64(size)/1e6, "MB/report")
 }

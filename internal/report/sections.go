@@ -132,6 +132,8 @@ func verdictSection(runs []*runData) Section {
 			switch {
 			case c.failed:
 				cell.Class = "bad"
+			case c.warn:
+				cell.Class = "warn"
 			case c.unknown:
 				cell.Class = ""
 			}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/exitcode"
 )
 
@@ -15,6 +16,7 @@ type check struct {
 	failed             bool
 	code               int  // the exit code a failure gives
 	unknown            bool // the limit is not recorded: judged neither way
+	warn               bool // a doubt that sets no exit code
 }
 
 // limits are the run's verdict limits, from its manifest: ok false when
@@ -96,6 +98,14 @@ func (d *runData) checks() []check {
 	} else {
 		out = append(out, check{name: "goodput", value: "no SLOs set (--goodput)", limit: "—", unknown: true})
 	}
+	// Measurement quality says whether the timestamps can be trusted; it
+	// sets no exit code.
+	q := s.Quality()
+	mq := check{name: "measurement quality", value: q.Verdict, limit: "—", warn: q.Verdict != summary.QualityGood}
+	if len(q.Reasons) > 0 {
+		mq.value += ": " + strings.Join(q.Reasons, "; ")
+	}
+	out = append(out, mq)
 	return out
 }
 

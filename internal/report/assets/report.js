@@ -61,7 +61,7 @@
           dash: s.dash ? [6, 4] : undefined,
           paths: line ? uPlot.paths.linear() : uPlot.paths.points(),
           points: { show: false, size: line ? 4 : 3, width: 0 },
-          facets: [{ scale: "x", auto: true, sorted: line ? 1 : 0 }, { scale: "y", auto: true }],
+          facets: [{ scale: "x", auto: !(c.time && tmax > 0), sorted: line ? 1 : 0 }, { scale: "y", auto: true }],
         });
       }
     } else if (c.kind === "bars") {
@@ -100,9 +100,7 @@
         });
       }
     }
-    if (c.time) {
-      opts.hooks.ready = [(u) => { if (tmax > 0) u.setScale("x", { min: 0, max: tmax }); }];
-    }
+    if (c.time && tmax > 0) Object.assign(xScale, { auto: false, min: 0, max: tmax });
     return { opts: opts, data: d };
   }
 
@@ -266,7 +264,7 @@
     const b = build(c, width);
     const u = new uPlot(b.opts, b.data, holder);
     const n = count(b.data, b.opts.mode === 2);
-    state.charts.push({ id: c.id, kind: c.kind, series: b.data.length - 1, nonEmpty: n.nonEmpty, points: n.points });
+    state.charts.push({ id: c.id, kind: c.kind, time: !!c.time, series: b.data.length - 1, nonEmpty: n.nonEmpty, points: n.points });
     fig.querySelector('[data-save="png"]').addEventListener("click", () =>
       pngCanvas(u, c).toBlob((blob) => download(c.id + ".png", blob)));
     fig.querySelector('[data-save="svg"]').addEventListener("click", () =>
