@@ -22,7 +22,8 @@ func mockServerCommand(a *app) *cli.Command {
 	return &cli.Command{
 		Name:  "mock-server",
 		Usage: "serve an OpenAI-compatible simulator that records when it wrote every byte",
-		Description: "Serves /v1/chat/completions, /v1/completions (SSE and JSON), /v1/models, /health and /metrics\n" +
+		Description: "Serves /v1/chat/completions, /v1/completions (SSE and JSON), /v1/models, /tokenize, /detokenize,\n" +
+			"/health and /metrics " +
 			"with vLLM's shapes (or llama.cpp's with --flavor llamacpp). Tokens follow a latency model\n" +
 			"(TTFT = --ttft + --prefill-per-token x uncached prompt tokens; ITL = --itl + --itl-per-running x\n" +
 			"other running requests) behind a --max-num-seqs queue, with a prefix cache of --block-size blocks.\n" +
