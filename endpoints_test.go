@@ -144,3 +144,49 @@ func TestRunResponsesEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// TestRunRetrievalEndpoints replays a synthetic load against the mock
+// server's embeddings and rankings endpoints through Run: every request
+// succeeds with exact token accounting (the client's count of the batch,
+// for rankings every (query, passage) pair, equals the server's usage or,
+// where the API reports none, its oracle log), never streams, has no
+// output tokens and no TTFT, and the summary reports inputs per second.
+func TestRunRetrievalEndpoints(t *testing.T) {
+	srv := startMock(t, func(c *mockserver.Config) { c.TTFT, c.ITL = time.Millisecond, 0 })
+	const isl, batch, query, n = 12, 3, 5, 4
+	for _, ep := range []string{"embeddings", "nim-embeddings", "rerank-tei", "rerank-cohere", "ranking-nim", "rerank-vllm", "score-vllm"} {
+		srv.ResetLog()
+		res, reqs := runNative(t, srv, func(o *Options) {
+			o.Endpoint, o.BatchSize, o.QueryTokens = ep, batch, query
+		}, isl, 1, n)
+		want := batch * isl // embeddings: every input
+		if ep != "embeddings" && ep != "nim-embeddings" {
+			want = batch * (query + isl) // every (query, passage) pair
+		}
+		s := res.Summary
+		if s.RequestCount != n || s.ErrorRequestCount != 0 {
+			t.Fatalf("%s: %d ok, %d failed: %v", ep, s.RequestCount, s.ErrorRequestCount, s.Errors)
+		}
+		if s.Run.Streaming || s.Run.InputsPerRequest != batch || s.InputThroughput <= 0 || s.TotalOSL != 0 || s.Metrics["time_to_first_token"] != nil {
+			t.Errorf("%s: summary streaming %v, inputs per request %d, input throughput %v, OSL %d, TTFT %v",
+				ep, s.Run.Streaming, s.Run.InputsPerRequest, s.InputThroughput, s.TotalOSL, s.Metrics["time_to_first_token"])
+		}
+		logs := map[string]mockserver.RequestLog{}
+		for _, l := range srv.Log() {
+			logs[l.ClientRequestID] = l
+			if l.Stream {
+				t.Errorf("%s: a streamed request", ep)
+			}
+		}
+		for _, r := range reqs {
+			l := logs[strconv.FormatUint(r.RequestID, 10)]
+			reports := ep != "rerank-tei" && ep != "ranking-nim"
+			if int(r.InputTokens) != want || l.PromptTokens != want || (reports && int(r.ServerPromptTokens) != want) || (!reports && r.ServerPromptTokens != -1) {
+				t.Errorf("%s, request %d: client %d tokens, server usage %d, server log %d; want %d", ep, r.RequestID, r.InputTokens, r.ServerPromptTokens, l.PromptTokens, want)
+			}
+			if r.OutputTokens != 0 || r.TTFTNS != 0 || r.E2ENS <= 0 {
+				t.Errorf("%s, request %d: output tokens %d, TTFT %d, E2E %d", ep, r.RequestID, r.OutputTokens, r.TTFTNS, r.E2ENS)
+			}
+		}
+	}
+}

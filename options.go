@@ -21,6 +21,8 @@ const (
 	DefaultURL = "http://localhost:8000"
 	// DefaultEndpoint is the OpenAI chat completions API.
 	DefaultEndpoint = "chat"
+	// DefaultQueryTokens is the query length of a rankings endpoint.
+	DefaultQueryTokens = 32
 	// TokenizerServer as Options.Tokenizer learns the prompt words from
 	// the server's own /tokenize (internal/servertok).
 	TokenizerServer = "server"
@@ -133,6 +135,13 @@ type Options struct {
 	MaxConnections int
 	// Nice, when not nil, is the nice value the process's threads run at.
 	Nice *int
+
+	// BatchSize is the number of inputs per request of an embeddings
+	// endpoint, or of passages per request of a rankings endpoint (each of
+	// the row's input length); 1 for a generation endpoint.
+	BatchSize int
+	// QueryTokens is the length of a rankings endpoint's query in tokens.
+	QueryTokens int
 
 	// SessionHeader names a request header that carries the trace row's
 	// session id (router affinity: Dynamo, llm-d, SGLang router); "" =
@@ -335,7 +344,7 @@ type ProfileOptions struct {
 // the endpoint's /metrics scraped, and [replay.NewConfig] timing.
 func NewOptions() Options {
 	return Options{
-		URL: DefaultURL, Endpoint: DefaultEndpoint,
+		URL: DefaultURL, Endpoint: DefaultEndpoint, BatchSize: 1, QueryTokens: DefaultQueryTokens,
 		Adapter:   AdapterOptions{Sandbox: DefaultAdapterSandbox, MemoryMiB: DefaultAdapterMemoryMiB},
 		Streaming: true, IgnoreEOS: true, MaxTokensFromTrace: true,
 		Timeout:           DefaultTimeout,

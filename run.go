@@ -17,6 +17,7 @@ import (
 
 	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/engine"
+	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/adapter/native"
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/hostinfo"
@@ -172,17 +173,21 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, &TelemetryError{Err: err}
 	}
 	info := summary.RunInfo{Model: o.Model, URL: rp.url, Endpoint: rp.engine.Adapter.Info().Name, Mode: mode,
-		Trace: rp.tracePath, Streaming: o.Streaming, Start: start, Version: Version()}
+		Trace: rp.tracePath, Streaming: rp.streaming, Start: start, Version: Version()}
+	if rp.kind != adapter.KindGenerate {
+		info.EndpointKind, info.InputsPerRequest = rp.kind.String(), o.BatchSize
+	}
 	rp.engine.Counter = rp.tok
 	rcfg := runConfig{
 		Engine: rp.engine, Plan: rp.plan,
 		Synthetic: syntheticLengths{ISL: o.Synthetic.ISL, ISLStd: o.Synthetic.ISLStdDev, OSL: o.Synthetic.OSL, OSLStd: o.Synthetic.OSLStdDev, Seed: o.Replay.Seed},
-		Prompts:   rp.prompts, Context: engine.ContextMode(o.Prompts.ContextMode), Streaming: o.Streaming, MaxTokensFromTrace: o.MaxTokensFromTrace, Sink: run.Records(),
-		Summary: summary.Options{Streaming: o.Streaming, UseServerTokenCount: o.UseServerTokenCount, Goodput: rp.slos,
+		Prompts:   rp.prompts, Context: engine.ContextMode(o.Prompts.ContextMode), Streaming: rp.streaming, MaxTokensFromTrace: o.MaxTokensFromTrace, Sink: run.Records(),
+		Summary: summary.Options{Streaming: rp.streaming, UseServerTokenCount: o.UseServerTokenCount, Goodput: rp.slos,
 			LateThreshold: o.Replay.LateThreshold},
 		Info: info, Abort: abort.Done(), Log: log, QuietGC: true,
 		Cancel:        cancelPlan{Rate: o.CancelRate, After: o.CancelAfter, Seed: o.Replay.Seed},
 		SessionHeader: o.SessionHeader,
+		Batch:         batchPlan{Kind: rp.kind, Inputs: o.BatchSize, QueryTokens: o.QueryTokens},
 	}
 	if o.Progress != nil {
 		rcfg.Progress = o.Progress
@@ -374,7 +379,7 @@ func writeManifest(run *arrowio.Run, o *Options, rp *replayPlan, start time.Time
 		"model":                  o.Model,
 		"endpoint":               o.Endpoint,
 		"adapter":                adapterManifest(rp),
-		"streaming":              o.Streaming,
+		"streaming":              rp.streaming,
 		"ignore_eos":             o.IgnoreEOS,
 		"max_tokens_from_trace":  o.MaxTokensFromTrace,
 		"extra_body":             extraBodyForFiles(o.ExtraBody),
@@ -382,6 +387,8 @@ func writeManifest(run *arrowio.Run, o *Options, rp *replayPlan, start time.Time
 		"api_key_set":            o.APIKey != "",
 		"timeout":                o.Timeout.String(),
 		"session_header":         o.SessionHeader,
+		"batch_size":             o.BatchSize,
+		"query_tokens":           o.QueryTokens,
 		"cancel_rate":            o.CancelRate,
 		"cancel_after":           o.CancelAfter.String(),
 		"max_response_events":    o.MaxResponseEvents,

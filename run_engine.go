@@ -96,6 +96,9 @@ type runConfig struct {
 	// aborts.
 	Abort <-chan struct{}
 	Log   *slog.Logger
+	// Batch says how many inputs an embeddings or rankings request
+	// carries (the zero value: text generation, one prompt).
+	Batch batchPlan
 	// SessionHeader names the header that carries a row's session id
 	// (router affinity; "" = none).
 	SessionHeader string
@@ -108,6 +111,63 @@ type runConfig struct {
 	// stalls of the dispatcher (see quietGC). It changes process-wide
 	// settings for the run's length; `reprise replay` sets it.
 	QuietGC bool
+}
+
+// batchPlan shapes the requests of an embeddings or rankings endpoint:
+// Inputs inputs (embeddings) or passages (rankings) of the row's input
+// length each, and for rankings a query of QueryTokens tokens.
+type batchPlan struct {
+	Kind        adapter.Kind
+	Inputs      int
+	QueryTokens int
+}
+
+// batchInputs synthesizes the inputs of row's request beyond in's prompt
+// (already built): for embeddings the inputs after the first, for
+// rankings every passage, with in's prompt rebuilt as the query. Each
+// input is a fresh synthesized text of its length, keyed by the request's
+// seed and its position. It returns the tokens of the request as the
+// server counts them: every input's for embeddings, and for rankings
+// every (query, passage) pair's, the query counted once per passage, as
+// vLLM's usage.prompt_tokens does.
+func (b batchPlan) batchInputs(ps engine.PromptSource, row *trace.Row, in *adapter.BuildInput, first int) (int, error) {
+	fresh := func(n int, k uint64) (string, int, error) {
+		r := *row
+		r.Index, r.HashIDs, r.BlockSize, r.Raw, r.InputTokens = -1, nil, 0, nil, n
+		var bi adapter.BuildInput
+		bi.Seed = in.Seed ^ (k+1)*0xD1B54A32D192ED03
+		got, _, err := ps.Prompt(&r, &bi)
+		return bi.PromptText, got, err
+	}
+	if b.Kind == adapter.KindEmbeddings {
+		total := first
+		for k := range b.Inputs - 1 {
+			t, n, err := fresh(row.InputTokens, uint64(k))
+			if err != nil {
+				return 0, err
+			}
+			in.Inputs = append(in.Inputs, t)
+			total += n
+		}
+		return total, nil
+	}
+	// Rankings: the row's own prompt is the first passage.
+	q, nq, err := fresh(b.QueryTokens, 1<<32)
+	if err != nil {
+		return 0, err
+	}
+	in.Inputs = append(in.Inputs[:0], in.PromptText)
+	in.PromptText = q
+	docs := first
+	for k := range b.Inputs - 1 {
+		t, n, err := fresh(row.InputTokens, uint64(k))
+		if err != nil {
+			return 0, err
+		}
+		in.Inputs = append(in.Inputs, t)
+		docs += n
+	}
+	return b.Inputs*nq + docs, nil
 }
 
 // rowHeaders returns the request headers of row: its session id in the
@@ -736,6 +796,13 @@ func (rn *runner) build(b *engine.Builder, item int, tr *trace.Row, p *engine.Pr
 		if err != nil {
 			p.Err = fmt.Errorf("prompt for row %d (line %d): %w", row.Index, row.Line, err)
 			return
+		}
+		if cfg.Batch.Kind != adapter.KindGenerate {
+			if n, err = cfg.Batch.batchInputs(cfg.Prompts, &row, &in, n); err != nil {
+				p.Err = fmt.Errorf("batch inputs for row %d (line %d): %w", row.Index, row.Line, err)
+				return
+			}
+			cached = -1
 		}
 		p.InputTokens = int32(n)
 		p.ExpectedCachedTokens = int32(cached)

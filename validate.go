@@ -31,11 +31,16 @@ import (
 
 // replayPlan is everything a validated command line resolves to.
 type replayPlan struct {
-	engine    engine.Config
-	slos      []summary.SLO
-	rows      []trace.Row // nil when streamed
-	nRows     int         // rows of the trace
-	streamed  bool        // the plan reads the trace while the run goes
+	engine   engine.Config
+	slos     []summary.SLO
+	rows     []trace.Row // nil when streamed
+	nRows    int         // rows of the trace
+	streamed bool        // the plan reads the trace while the run goes
+	// kind is the endpoint's kind; streaming is whether responses are
+	// streamed (Options.Streaming, off for embeddings and rankings,
+	// which never stream).
+	kind      adapter.Kind
+	streaming bool
 	clock     hostinfo.Clock
 	clockOK   bool   // clock was read
 	loadNote  string // why a trace file is held whole
@@ -153,7 +158,22 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 			rp.wasm = wa
 		}
 	}
-	ac := adapter.Config{Model: o.Model, Stream: o.Streaming, IgnoreEOS: o.IgnoreEOS, IncludeUsage: true, Seed: o.Replay.Seed}
+	rp.streaming = o.Streaming
+	if ec.Adapter != nil {
+		rp.kind = ec.Adapter.Info().Kind
+	}
+	if rp.kind != adapter.KindGenerate {
+		rp.streaming = false // embeddings and rankings answer with one body
+	}
+	if o.BatchSize < 1 {
+		bad("BatchSize", "{BatchSize} %d: want at least 1 input per request", o.BatchSize)
+	} else if o.BatchSize > 1 && rp.kind == adapter.KindGenerate && ec.Adapter != nil {
+		bad("BatchSize", "{BatchSize} %d: only embeddings and rankings endpoints take batches; {Endpoint} %q generates text", o.BatchSize, o.Endpoint)
+	}
+	if o.QueryTokens < 1 {
+		bad("QueryTokens", "{QueryTokens} %d: want a query of at least 1 token", o.QueryTokens)
+	}
+	ac := adapter.Config{Model: o.Model, Stream: rp.streaming, IgnoreEOS: o.IgnoreEOS, IncludeUsage: true, Seed: o.Replay.Seed}
 	if isNative && o.Adapter.Config != "" {
 		// A native endpoint's options are strings (max_tokens_field, ...).
 		if err := json.Unmarshal([]byte(o.Adapter.Config), &ac.Options); err != nil {
@@ -206,7 +226,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	}
 	rp.slos = slos
 	for _, slo := range slos {
-		if !o.Streaming && summary.StreamingOnly(slo.Tag) {
+		if !rp.streaming && summary.StreamingOnly(slo.Tag) {
 			bad("Goodput", "{Goodput} %s: this metric exists only for streamed responses; drop {Streaming=false} or the SLO", slo.Tag)
 		}
 	}

@@ -718,6 +718,23 @@ func (s *Sender) finish(ctx context.Context, r *record.Request, stream bool) err
 	var countErr error
 	attributed := false
 	r.OutputTokensSource = record.TokensClient
+	if e.info.Kind != adapter.KindGenerate {
+		// Embeddings and rankings generate no tokens: no OSL, no ITL.
+		s.evTokens = s.evTokens[:0] // exported event rows: tokens unknown
+		r.OutputTokens, r.ReasoningTokens = 0, 0
+		r.OutputTokensSource = record.TokensServer
+		r.ServerCompletionTokens = -1
+		if !stream {
+			r.TTFTNS, r.TTFONS, r.TTSTNS, r.ITLNS, r.SecondTokenNS = 0, 0, 0, 0, 0
+		}
+		if r.FirstTokenNS != 0 {
+			r.E2ENS = r.LastTokenNS - r.SentNS
+			if r.IntendedNS != 0 {
+				r.LatencyFromIntendedNS = r.LastTokenNS - r.IntendedNS
+			}
+		}
+		return nil
+	}
 	if e.cfg.Counter != nil {
 		r.OutputTokens, r.ReasoningTokens, attributed, countErr = s.countOutput(ctx, f, e.cfg.Events)
 		if r.ServerCompletionTokens >= 0 {

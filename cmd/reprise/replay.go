@@ -50,6 +50,11 @@ func replayFlags() []cli.Flag {
 			Usage: "bearer `KEY` (also REPRISE_API_KEY or OPENAI_API_KEY); never written to any file"},
 		&cli.DurationFlag{Name: "timeout", Value: reprise.DefaultTimeout, Category: catTarget, Sources: envVars("timeout"),
 			Usage: "give up on a request after `D` (recorded as timeout)"},
+		// Embeddings and rankings batches.
+		&cli.IntFlag{Name: "batch-size", Value: 1, Category: catReq, Sources: envVars("batch-size"),
+			Usage: "`N` inputs per request of an embeddings endpoint, or passages per request of a rankings endpoint (each of the row's input length)"},
+		&cli.IntFlag{Name: "query-tokens", Value: reprise.DefaultQueryTokens, Category: catReq, Sources: envVars("query-tokens"),
+			Usage: "the query of a rankings endpoint is `N` tokens long"},
 		// Routed deployments and request cancellation.
 		&cli.StringFlag{Name: "session-header", Category: catReq, Sources: envVars("session-header"),
 			Usage: "send each trace row's session id in header `NAME` (router affinity: Dynamo, llm-d, SGLang router)"},
@@ -208,6 +213,7 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 	o.Streaming, o.IgnoreEOS, o.MaxTokensFromTrace = cmd.Bool("streaming"), cmd.Bool("ignore-eos"), cmd.Bool("max-tokens-from-trace")
 	o.ExtraBody, o.Headers, o.APIKey = cmd.String("extra-body"), cmd.StringSlice("header"), cmd.String("api-key")
 	o.Timeout = cmd.Duration("timeout")
+	o.BatchSize, o.QueryTokens = cmd.Int("batch-size"), cmd.Int("query-tokens")
 	o.SessionHeader, o.CancelRate, o.CancelAfter = cmd.String("session-header"), cmd.Float("cancel-rate"), cmd.Duration("cancel-after")
 	o.MaxResponseEvents, o.MaxEventBytes, o.MaxResponseBytes = cmd.Int("max-response-events"), cmd.Int("max-event-bytes"), cmd.Int64("max-response-bytes")
 	o.HTTP2, o.NoKernelTimestamps, o.MaxConnections = cmd.Bool("http2"), cmd.Bool("no-kernel-timestamps"), cmd.Int("max-connections")

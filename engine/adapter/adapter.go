@@ -84,10 +84,40 @@ const (
 	FramingRaw                   // one event per read, unframed
 )
 
+// Kind is what an endpoint does, which decides the metrics that make
+// sense for it.
+type Kind uint8
+
+// The endpoint kinds.
+const (
+	// KindGenerate: text generation (chat, completions, …), streamed or
+	// not. Every Wasm adapter is one.
+	KindGenerate Kind = iota
+	// KindEmbeddings: a batch of inputs in, one vector each out; no
+	// output tokens, never streamed.
+	KindEmbeddings
+	// KindRankings: a query and passages in, a score per passage out; no
+	// output tokens, never streamed.
+	KindRankings
+)
+
+var kindNames = [...]string{"generate", "embeddings", "rankings"}
+
+// String returns the kind's name: "generate", "embeddings", "rankings".
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "unknown"
+}
+
 // Info is what an adapter says about itself (ABI rp_describe).
 type Info struct {
 	Name    string // e.g. "openai-chat"
 	Version string
+	// Kind is what the endpoint does (native adapters; the ABI has no
+	// field for it, so a Wasm adapter is KindGenerate).
+	Kind Kind
 	// Path is the endpoint path requests go to by default, relative to the
 	// base URL, e.g. "/v1/chat/completions".
 	Path    string
@@ -154,6 +184,12 @@ type BuildInput struct {
 	// earlier turn's prompt and response, then this turn's prompt.
 	PromptText   string
 	PromptTokens []int
+	// Inputs are the further inputs of a batch, each synthesized like
+	// PromptText: with KindEmbeddings the inputs after PromptText, with
+	// KindRankings the passages (PromptText is the query). Native
+	// adapters only: the Wasm ABI has no batches. Owned by the engine;
+	// read-only.
+	Inputs []string
 	// Messages is set with BuildHistory: the conversation as chat
 	// messages, the earlier turns' user prompts and assistant responses
 	// alternating, then this turn's prompt as the last user message. A

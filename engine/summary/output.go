@@ -49,6 +49,10 @@ func (s *Summary) JSON() ([]byte, error) {
 	if !math.IsNaN(s.CacheFidelity) {
 		m["cache_fidelity"] = scalar{"ratio", s.CacheFidelity}
 	}
+	if s.Run.InputsPerRequest > 0 {
+		m["input_throughput"] = scalar{"inputs/sec", s.InputThroughput}
+		m["input_token_throughput"] = scalar{"tokens/sec", s.InputTokenThroughput}
+	}
 	if s.CancelledRequestCount > 0 {
 		m["cancelled_request_count"] = scalar{"requests", float64(s.CancelledRequestCount)}
 	}
@@ -142,6 +146,11 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	line("Requests (ok / errors / warmup)", fmt.Sprintf("%d / %d / %d", s.RequestCount, s.ErrorRequestCount, s.WarmupCount))
 	if s.CancelledRequestCount > 0 {
 		line("Cancelled as planned (requests)", strconv.Itoa(s.CancelledRequestCount))
+	}
+	if s.Run.InputsPerRequest > 0 {
+		line("Endpoint kind", fmt.Sprintf("%s, %d inputs per request", s.Run.EndpointKind, s.Run.InputsPerRequest))
+		line("Input throughput (inputs/s)", num(s.InputThroughput))
+		line("Input token throughput (tok/s)", num(s.InputTokenThroughput))
 	}
 	line("Benchmark duration (s)", num(s.BenchmarkDuration.Seconds()))
 	line("Request throughput (req/s)", num(s.RequestThroughput))

@@ -109,6 +109,13 @@ type RunInfo struct {
 	Start     time.Time `json:"start_time"`
 	End       time.Time `json:"end_time"`
 	Cancelled bool      `json:"was_cancelled"`
+	// EndpointKind is the endpoint's kind (adapter.Kind's name) when it
+	// is not text generation: "embeddings" or "rankings"; "" = generate.
+	EndpointKind string `json:"endpoint_kind,omitempty"`
+	// InputsPerRequest is the batch of an embeddings endpoint (inputs per
+	// request) or a rankings endpoint (passages per request); 0 for text
+	// generation.
+	InputsPerRequest int `json:"inputs_per_request,omitempty"`
 	// Planned is the number of measured requests the schedule planned
 	// (0 = unknown).
 	Planned int `json:"planned_requests,omitempty"`
@@ -181,6 +188,12 @@ type Summary struct {
 	RequestThroughput     float64 // valid requests / s
 	OutputTokenThroughput float64 // output (+reasoning) tokens / s
 	TotalTokenThroughput  float64
+	// InputThroughput and InputTokenThroughput are the inputs (embeddings)
+	// or passages (rankings) per second and the input tokens per second of
+	// the valid requests of an embeddings or rankings endpoint
+	// (RunInfo.InputsPerRequest > 0); 0 otherwise.
+	InputThroughput      float64
+	InputTokenThroughput float64
 	// Goodput.
 	GoodRequestCount    int
 	Goodput             float64 // good requests / s
@@ -402,6 +415,10 @@ func (a *Accumulator) Summary(info RunInfo) *Summary {
 		s.OutputTokenThroughput = float64(s.TotalOSL) / sec
 		s.TotalTokenThroughput = float64(s.TotalISL+s.TotalOSL) / sec
 		s.Goodput = float64(s.GoodRequestCount) / sec
+		if info.InputsPerRequest > 0 {
+			s.InputThroughput = float64(s.RequestCount*info.InputsPerRequest) / sec
+			s.InputTokenThroughput = float64(s.TotalISL) / sec
+		}
 	}
 	if n := s.RequestCount + s.ErrorRequestCount; n > 0 && len(a.good) > 0 {
 		s.GoodRequestFraction = float64(s.GoodRequestCount) / float64(n)

@@ -208,3 +208,31 @@ func FuzzResponsesHandler(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPoolingRequest: the embeddings and rankings decoder never panics,
+// returns only *requestError, and accepts only requests with inputs (and,
+// for rankings, a query).
+func FuzzPoolingRequest(f *testing.F) {
+	for _, seed := range []string{
+		`{"model":"m","input":["a","b"],"encoding_format":"float"}`, `{"input":"a"}`, `{"input":[]}`, `{"input":[1,2]}`,
+		`{"query":"q","texts":["a"]}`, `{"query":{"text":"q"},"passages":[{"text":"a"}]}`,
+		`{"queries":"q","documents":["a"]}`, `{"text_1":"q","text_2":["a"]}`, `{"query":"q","documents":[{"x":1}]}`, `[]`, ``,
+	} {
+		for api := range 6 {
+			f.Add([]byte(seed), uint8(api))
+		}
+	}
+	f.Fuzz(func(t *testing.T, body []byte, api uint8) {
+		a := poolingAPI(api % 6)
+		r, err := decodePoolingRequest(body, a)
+		if err != nil {
+			if _, ok := errors.AsType[*requestError](err); !ok {
+				t.Fatalf("error %v is not a *requestError", err)
+			}
+			return
+		}
+		if len(r.texts) == 0 || (a != apiEmbeddings && r.query == "") {
+			t.Fatalf("accepted a request without inputs: %+v", r)
+		}
+	})
+}

@@ -228,6 +228,10 @@ func (s *Server) handler() http.Handler {
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, apiChat) })
 	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, apiCompletions) })
 	mux.HandleFunc("POST /v1/responses", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, apiResponses) })
+	for path, api := range map[string]poolingAPI{"/v1/embeddings": apiEmbeddings, "/rerank": apiRerankTEI, "/v2/rerank": apiRerankCohere,
+		"/v1/ranking": apiRankingNIM, "/v1/rerank": apiRerankVLLM, "/v1/score": apiScoreVLLM, "/score": apiScoreVLLM} {
+		mux.HandleFunc("POST "+path, func(w http.ResponseWriter, r *http.Request) { s.servePooling(w, r, api) })
+	}
 	mux.HandleFunc("GET /v1/models", s.serveModels)
 	mux.HandleFunc("GET /health", s.serveHealth)
 	mux.HandleFunc("GET /metrics", s.serveMetrics)

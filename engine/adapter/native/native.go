@@ -7,6 +7,7 @@ package native
 import (
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/adapter/openai"
+	"github.com/reprise-bench/reprise/engine/adapter/retrieval"
 )
 
 // Endpoint is one native endpoint adapter.
@@ -26,6 +27,13 @@ func List() []Endpoint {
 		{Name: "chat", API: "OpenAI chat completions", Adapter: openai.Adapter{Endpoint: openai.Chat}},
 		{Name: "completions", API: "OpenAI completions", Adapter: openai.Adapter{Endpoint: openai.Completions}},
 		{Name: "responses", API: "OpenAI Responses API", Adapter: openai.Adapter{Endpoint: openai.Responses}},
+		{Name: "embeddings", API: "OpenAI embeddings (vLLM, TEI, SGLang)", Adapter: retrieval.Adapter{API: retrieval.Embeddings}},
+		{Name: "nim-embeddings", API: "NVIDIA NIM embeddings", Adapter: retrieval.Adapter{API: retrieval.NIMEmbeddings}},
+		{Name: "rerank-tei", API: "Hugging Face TEI rerank", Adapter: retrieval.Adapter{API: retrieval.RerankTEI}},
+		{Name: "rerank-cohere", API: "Cohere rerank v2", Adapter: retrieval.Adapter{API: retrieval.RerankCohere}},
+		{Name: "ranking-nim", API: "NVIDIA NIM ranking", Adapter: retrieval.Adapter{API: retrieval.RankingNIM}},
+		{Name: "rerank-vllm", API: "vLLM rerank", Adapter: retrieval.Adapter{API: retrieval.RerankVLLM}},
+		{Name: "score-vllm", API: "vLLM score", Adapter: retrieval.Adapter{API: retrieval.ScoreVLLM}},
 	}
 }
 

@@ -1,0 +1,426 @@
+package mockserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/reprise-bench/reprise/internal/jsonx"
+)
+
+// poolingAPI is the shape of an embeddings or rankings endpoint.
+type poolingAPI uint8
+
+const (
+	apiEmbeddings   poolingAPI = iota // POST /v1/embeddings (OpenAI, vLLM, NIM)
+	apiRerankTEI                      // POST /rerank (Hugging Face TEI)
+	apiRerankCohere                   // POST /v2/rerank (Cohere)
+	apiRankingNIM                     // POST /v1/ranking (NVIDIA NIM)
+	apiRerankVLLM                     // POST /v1/rerank (vLLM)
+	apiScoreVLLM                      // POST /v1/score and /score (vLLM)
+)
+
+// embeddingDims is the length of every vector the mock returns.
+const embeddingDims = 8
+
+// poolingRequest is a decoded embeddings or rankings request: the inputs
+// (embeddings) or the query and its passages (rankings).
+type poolingRequest struct {
+	model string
+	query string
+	texts []string
+}
+
+// textOrObject decodes a string or a {"text": ...} object.
+type textOrObject string
+
+func (t *textOrObject) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '{' {
+		var o struct {
+			Text *string `json:"text"`
+		}
+		if err := json.Unmarshal(b, &o); err != nil {
+			return err
+		}
+		if o.Text == nil {
+			return errors.New(`want {"text": "..."}`)
+		}
+		*t = textOrObject(*o.Text)
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return errors.New(`want a string or {"text": "..."}`)
+	}
+	*t = textOrObject(s)
+	return nil
+}
+
+// decodePoolingRequest decodes the body of api. Every spelling of the
+// query and passages the served APIs accept is read. It never panics on
+// any input (FuzzPoolingRequest).
+func decodePoolingRequest(body []byte, api poolingAPI) (poolingRequest, error) {
+	var w struct {
+		Model     string          `json:"model"`
+		Input     json.RawMessage `json:"input"`
+		Query     *textOrObject   `json:"query"`
+		Queries   *textOrObject   `json:"queries"`
+		Text1     *textOrObject   `json:"text_1"`
+		Texts     []textOrObject  `json:"texts"`
+		Documents []textOrObject  `json:"documents"`
+		Passages  []textOrObject  `json:"passages"`
+		Items     []textOrObject  `json:"items"`
+		Text2     []textOrObject  `json:"text_2"`
+	}
+	if err := json.Unmarshal(body, &w); err != nil {
+		if se, ok := errors.AsType[*json.SyntaxError](err); ok {
+			return poolingRequest{}, &requestError{syntax: true, offset: se.Offset, msg: se.Error()}
+		}
+		return poolingRequest{}, &requestError{msg: err.Error()}
+	}
+	r := poolingRequest{model: w.Model}
+	if api == apiEmbeddings {
+		in := bytes.TrimSpace(w.Input)
+		switch {
+		case len(in) > 0 && in[0] == '"':
+			var s string
+			if err := json.Unmarshal(in, &s); err != nil {
+				return r, &requestError{msg: "input: " + err.Error()}
+			}
+			r.texts = []string{s}
+		case len(in) > 0 && in[0] == '[':
+			if err := json.Unmarshal(in, &r.texts); err != nil {
+				return r, &requestError{msg: "input: want a string or an array of strings (token-id inputs are not served by the mock server)"}
+			}
+		}
+		if len(r.texts) == 0 {
+			return r, &requestError{msg: "input: required: a string or a non-empty array of strings"}
+		}
+		for i, t := range r.texts {
+			if t == "" {
+				return r, &requestError{msg: fmt.Sprintf("input[%d]: empty strings are not allowed", i)}
+			}
+		}
+		return r, nil
+	}
+	for _, q := range []*textOrObject{w.Query, w.Queries, w.Text1} {
+		if q != nil {
+			r.query = string(*q)
+			break
+		}
+	}
+	for _, d := range [][]textOrObject{w.Texts, w.Documents, w.Passages, w.Items, w.Text2} {
+		if len(d) > 0 {
+			for _, t := range d {
+				r.texts = append(r.texts, string(t))
+			}
+			break
+		}
+	}
+	if r.query == "" {
+		return r, &requestError{msg: "query: required"}
+	}
+	if len(r.texts) == 0 {
+		return r, &requestError{msg: "documents: at least one document is required"}
+	}
+	return r, nil
+}
+
+// servePooling serves an embeddings or rankings endpoint: one JSON body
+// written when the latency model's prefill of every input (TTFT + the
+// prefill time of the prompt tokens; no prefix cache) is over. The oracle
+// logs its prompt tokens as the API reports them and one body event.
+func (s *Server) servePooling(w http.ResponseWriter, r *http.Request, api poolingAPI) {
+	if !s.enter() {
+		return
+	}
+	abort := false
+	defer func() {
+		if abort {
+			panic(http.ErrAbortHandler)
+		}
+	}()
+	defer s.exit()
+	st := s.states.Get().(*reqState)
+	defer func() {
+		abort = st.hs.abort
+		s.states.Put(st)
+	}()
+	if r.ContentLength > int64(s.cfg.maxBody) {
+		s.reject(st, w, r, s.mono(), http.StatusRequestEntityTooLarge, s.tooLarge())
+		return
+	}
+	var err error
+	st.body, err = readBody(st.body[:0], r, s.cfg.maxBody)
+	recv := s.mono()
+	switch {
+	case errors.Is(err, errBodyTooLarge):
+		s.reject(st, w, r, recv, http.StatusRequestEntityTooLarge, s.tooLarge())
+		return
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		s.reject(st, w, r, recv, http.StatusRequestTimeout, "request body not received in time")
+		return
+	case err != nil:
+		return
+	}
+	seq := s.seq.Add(1) - 1
+	st.pcg.Seed(s.cfg.Seed, seq)
+	lg := &st.log
+	*lg = RequestLog{Seq: seq, ClientRequestID: r.Header.Get(RequestIDHeader), Endpoint: r.URL.Path, ReceivedNS: s.wall(recv)}
+	st.faults = faultSet{}
+	st.writeStart, st.due = 0, 0
+	st.hs = httpSink{w: w}
+	defer s.finishLog(st)
+	if hv := r.Header.Get(FaultHeader); hv != "" {
+		if err := parseFaultHeader(hv, &st.faults); err != nil {
+			s.writeError(st, w, 400, FaultHeader+": "+err.Error(), "")
+			return
+		}
+	}
+	for _, fr := range s.cfg.Faults {
+		if fr.Rate > 0 && st.rng.Float64() < fr.Rate {
+			st.faults.add(fr.Fault)
+		}
+	}
+	lg.Fault = st.faults.names
+	if st.faults.resetBefore {
+		st.hs.reset()
+		s.event(st, EventReset, 0, nil)
+		return
+	}
+	if code := st.faults.status; code != 0 {
+		s.writeError(st, w, code, faultMessage(code, s.cfg.Models[0]), "")
+		return
+	}
+	req, err := decodePoolingRequest(st.body, api)
+	if err != nil {
+		s.writeRequestError(st, w, err)
+		return
+	}
+	model := s.cfg.Models[0]
+	if req.model != "" && api != apiRerankTEI {
+		if !slices.Contains(s.cfg.Models, req.model) {
+			s.writeError(st, w, 404, "The model `"+req.model+"` does not exist.", "")
+			return
+		}
+		model = req.model
+	}
+	// Tokens: every input; for rankings every (query, passage) pair, the
+	// query counted once per passage (vLLM's usage.prompt_tokens).
+	q := 0
+	if api != apiEmbeddings {
+		st.ids = s.tok.AppendEncode(st.ids[:0], req.query)
+		q = len(st.ids)
+	}
+	prompt := 0
+	for _, t := range req.texts {
+		st.ids = s.tok.AppendEncode(st.ids[:0], t)
+		n := len(st.ids) + q
+		if n > s.cfg.MaxModelLen {
+			s.writeError(st, w, 400, fmt.Sprintf("input of %d tokens is longer than the maximum context length %d", n, s.cfg.MaxModelLen), "")
+			return
+		}
+		prompt += n
+	}
+	lg.PromptTokens = prompt
+	ctx := r.Context()
+	if !s.adm.acquire(ctx) {
+		lg.Error = "client went away while queued"
+		return
+	}
+	s.running.Add(1)
+	admitted := s.mono()
+	lg.AdmittedNS = s.wall(admitted)
+	defer func() {
+		s.running.Add(-1)
+		s.adm.release()
+	}()
+	s.met.promptTokens.Add(int64(prompt))
+	s.met.evaluatedTokens.Add(int64(prompt))
+	first := s.timing.firstToken(prompt, st.rng) + st.faults.stall
+	st.due = admitted + int64(first)
+	if !s.sleepUntil(ctx, st, st.due) {
+		return
+	}
+	if st.faults.resetMid {
+		lg.Error = "injected reset"
+		st.hs.reset()
+		s.event(st, EventReset, 0, nil)
+		return
+	}
+	if st.faults.errorEvent {
+		s.writeError(st, w, 500, "Internal error while computing (injected by reprise mock-server).", "")
+		return
+	}
+	st.buf = s.renderPooling(st, st.buf[:0], api, model, seq, &req, prompt)
+	if st.faults.malformed {
+		st.buf = st.buf[:len(st.buf)/2]
+	}
+	h := w.Header()
+	s.setHeaders(h, false)
+	if api == apiRerankTEI {
+		h["X-Compute-Tokens"] = []string{strconv.Itoa(prompt)}
+	}
+	h["Content-Length"] = []string{strconv.Itoa(len(st.buf))}
+	lg.Status = http.StatusOK
+	st.writeStart = s.mono()
+	_, err = w.Write(st.buf)
+	if err == nil {
+		err = st.hs.flush()
+	}
+	kind := EventBody
+	if st.faults.malformed {
+		kind = EventMalformed
+	}
+	if s.event(st, kind, 0, err) {
+		lg.FinishReason = "stop"
+		s.met.finishedStop.Add(1)
+		s.met.e2e.observe(time.Duration(lg.EndNS - lg.ReceivedNS))
+	}
+}
+
+// renderPooling appends the response body of api. Scores are random in
+// [0, 1) (NIM: logits in [-10, 10)); rankings are sorted by score, best
+// first, except /v1/score, which keeps the input order.
+func (s *Server) renderPooling(st *reqState, b []byte, api poolingAPI, model string, seq uint64, req *poolingRequest, prompt int) []byte {
+	type scored struct {
+		index int
+		score float64
+	}
+	n := len(req.texts)
+	created := s.wall(s.mono()) / 1e9
+	id := strconv.FormatUint(seq, 10)
+	usage := func(b []byte, completion bool) []byte {
+		b = append(b, `"usage":{"prompt_tokens":`...)
+		b = strconv.AppendInt(b, int64(prompt), 10)
+		b = append(b, `,"total_tokens":`...)
+		b = strconv.AppendInt(b, int64(prompt), 10)
+		if completion {
+			b = append(b, `,"completion_tokens":0`...)
+		}
+		return append(b, '}')
+	}
+	if api == apiEmbeddings {
+		b = append(b, `{"id":"embd-`...)
+		b = append(b, id...)
+		b = append(b, `","object":"list","created":`...)
+		b = strconv.AppendInt(b, created, 10)
+		b = append(b, `,"model":`...)
+		b = jsonx.AppendString(b, model)
+		b = append(b, `,"data":[`...)
+		for i := range n {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"index":`...)
+			b = strconv.AppendInt(b, int64(i), 10)
+			b = append(b, `,"object":"embedding","embedding":[`...)
+			for d := range embeddingDims {
+				if d > 0 {
+					b = append(b, ',')
+				}
+				b = strconv.AppendFloat(b, st.rng.Float64()*2-1, 'f', 6, 64)
+			}
+			b = append(b, "]}"...)
+		}
+		b = append(b, "],"...)
+		b = usage(b, true)
+		return append(b, '}')
+	}
+	sc := make([]scored, n)
+	for i := range sc {
+		sc[i] = scored{i, st.rng.Float64()}
+		if api == apiRankingNIM {
+			sc[i].score = sc[i].score*20 - 10
+		}
+	}
+	if api != apiScoreVLLM {
+		slices.SortStableFunc(sc, func(a, b scored) int {
+			switch {
+			case a.score > b.score:
+				return -1
+			case a.score < b.score:
+				return 1
+			}
+			return 0
+		})
+	}
+	each := func(b []byte, f func(b []byte, x scored) []byte) []byte {
+		for i, x := range sc {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = f(b, x)
+		}
+		return b
+	}
+	score := func(b []byte, key string, x scored) []byte {
+		b = append(b, `{"index":`...)
+		b = strconv.AppendInt(b, int64(x.index), 10)
+		b = append(b, ',', '"')
+		b = append(b, key...)
+		b = append(b, '"', ':')
+		return strconv.AppendFloat(b, x.score, 'f', 6, 64)
+	}
+	switch api {
+	case apiRerankTEI:
+		b = append(b, '[')
+		b = each(b, func(b []byte, x scored) []byte { return append(score(b, "score", x), '}') })
+		return append(b, ']')
+	case apiRerankCohere:
+		b = append(b, `{"id":"`...)
+		b = append(b, id...)
+		b = append(b, `","results":[`...)
+		b = each(b, func(b []byte, x scored) []byte { return append(score(b, "relevance_score", x), '}') })
+		b = append(b, `],"meta":{"api_version":{"version":"2"},"billed_units":{"search_units":1},"tokens":{"input_tokens":`...)
+		b = strconv.AppendInt(b, int64(prompt), 10)
+		return append(b, `,"output_tokens":0}}}`...)
+	case apiRankingNIM:
+		b = append(b, `{"rankings":[`...)
+		b = each(b, func(b []byte, x scored) []byte { return append(score(b, "logit", x), '}') })
+		return append(b, "]}"...)
+	case apiRerankVLLM:
+		b = append(b, `{"id":"rerank-`...)
+		b = append(b, id...)
+		b = append(b, `","model":`...)
+		b = jsonx.AppendString(b, model)
+		b = append(b, ',')
+		b = usage(b, false)
+		b = append(b, `,"results":[`...)
+		b = each(b, func(b []byte, x scored) []byte {
+			b = append(b, `{"index":`...)
+			b = strconv.AppendInt(b, int64(x.index), 10)
+			b = append(b, `,"document":{"text":`...)
+			b = jsonx.AppendString(b, req.texts[x.index])
+			b = append(b, `},"relevance_score":`...)
+			b = strconv.AppendFloat(b, x.score, 'f', 6, 64)
+			return append(b, '}')
+		})
+		return append(b, "]}"...)
+	default: // apiScoreVLLM
+		b = append(b, `{"id":"score-`...)
+		b = append(b, id...)
+		b = append(b, `","object":"list","created":`...)
+		b = strconv.AppendInt(b, created, 10)
+		b = append(b, `,"model":`...)
+		b = jsonx.AppendString(b, model)
+		b = append(b, `,"data":[`...)
+		b = each(b, func(b []byte, x scored) []byte {
+			b = append(b, `{"index":`...)
+			b = strconv.AppendInt(b, int64(x.index), 10)
+			b = append(b, `,"object":"score","score":`...)
+			b = strconv.AppendFloat(b, x.score, 'f', 6, 64)
+			return append(b, '}')
+		})
+		b = append(b, "],"...)
+		b = usage(b, true)
+		return append(b, '}')
+	}
+}
