@@ -38,7 +38,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(mockChildEnv); spec != "" {
 		os.Exit(runMockChild(spec))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeMergeBase()
+	os.Exit(code)
 }
 
 // runMockChild serves until its standard input closes. It prints the URL,

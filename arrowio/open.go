@@ -139,6 +139,9 @@ type Settings struct {
 	Options summary.Options
 	// RecordWriter is summary.json's record_writer, nil when absent.
 	RecordWriter *WriterReport
+	// Merge is summary.json's merge (a run merged from shards), nil when
+	// absent.
+	Merge *MergeReport
 }
 
 // Settings reads manifest.json and summary.json. A missing file gives
@@ -167,6 +170,7 @@ func (r *RunReader) Settings() (Settings, error) {
 	var sum struct {
 		RunInfo      *summary.RunInfo     `json:"run_info"`
 		RecordWriter *WriterReport        `json:"record_writer"`
+		Merge        *MergeReport         `json:"merge"`
 		Calibration  *summary.Calibration `json:"calibration"`
 	}
 	if b, err := r.Summary(); err == nil {
@@ -179,7 +183,7 @@ func (r *RunReader) Settings() (Settings, error) {
 	if sum.RunInfo != nil {
 		s.Info = *sum.RunInfo
 	}
-	s.RecordWriter = sum.RecordWriter
+	s.RecordWriter, s.Merge = sum.RecordWriter, sum.Merge
 	// The calibration the run applied is a fact of the run, not of its
 	// rows: summary.json holds it, and the verdict is recomputed with it.
 	s.Options.Calibration = sum.Calibration

@@ -17,5 +17,6 @@ func commands(a *app) []*cli.Command {
 		adaptersCommand(a),
 		anonymizeCommand(a),
 		recordCommand(a),
+		mergeCommand(a),
 	}
 }

@@ -145,7 +145,7 @@ func summarizeCommand(a *app) *cli.Command {
 				return writeBenchfmt(a.stdout, s)
 			}
 			if c.JSON || c.Format == "json" {
-				b, err := arrowio.SummaryJSON(s, set.RecordWriter)
+				b, err := arrowio.SummaryJSONMerged(s, set.RecordWriter, set.Merge)
 				if err != nil {
 					return err
 				}
