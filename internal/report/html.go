@@ -24,11 +24,6 @@ var (
 	reportCSS string
 )
 
-// chartData is what the script reads: every chart, by section.
-type chartData struct {
-	Charts []Chart `json:"charts"`
-}
-
 var pageTmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -72,16 +67,23 @@ var pageTmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 
 // write renders the page to w.
 func (p *page) write(w io.Writer) error {
-	var charts []Chart
+	// One chart a line, so that a diff of two reports reads chart by
+	// chart.
+	data := []byte(`{"charts": [`)
+	sep := "\n"
 	for _, s := range p.Sections {
-		charts = append(charts, s.Charts...)
+		for _, c := range s.Charts {
+			b, err := json.Marshal(c)
+			if err != nil {
+				return err
+			}
+			data = append(append(data, sep...), b...)
+			sep = ",\n"
+		}
 	}
-	data, err := json.Marshal(chartData{Charts: charts})
-	if err != nil {
-		return err
-	}
+	data = append(data, "\n]}"...)
 	bw := bufio.NewWriterSize(w, 1<<16)
-	err = pageTmpl.Execute(bw, map[string]any{
+	err := pageTmpl.Execute(bw, map[string]any{
 		"Title": p.Title, "Runs": p.Runs, "Sections": p.Sections,
 		// Trusted: the vendored files and json.Marshal's output, which
 		// escapes <, > and & so that no "</script>" can end the block.
