@@ -103,6 +103,21 @@ func TestDependentReplay(t *testing.T) {
 		if row.WaitFor == nil && r.SessionDelayNS != 0 {
 			t.Errorf("line %d (a root): session delay %d", row.Line, r.SessionDelayNS)
 		}
+		// Records: task (6 lines per task), depth (root 0, workers 1, join
+		// 2) and the dependency that released it (which one ended last is
+		// the scheduler's business, tested under virtual time in replay).
+		depth := map[int]int32{0: 0, 5: 2}[int(row.Index%6)]
+		if row.Index%6 >= 1 && row.Index%6 <= 4 {
+			depth = 1
+		}
+		parentOK := row.WaitFor == nil && r.ParentRequestID == -1
+		for _, d := range row.WaitFor {
+			parentOK = parentOK || int64(hr.recs[byID[d].Index].RequestID) == r.ParentRequestID
+		}
+		if r.TaskID != row.Index/6 || r.Depth != depth || !parentOK {
+			t.Errorf("line %d: task %d depth %d parent %d; want task %d depth %d and a parent among %v", row.Line, r.TaskID, r.Depth,
+				r.ParentRequestID, row.Index/6, depth, row.WaitFor)
+		}
 	}
 	if st := hr.res.Stats; st.Completed != 12 || st.Skipped != 0 {
 		t.Errorf("stats: %+v", st)

@@ -26,6 +26,15 @@ func i64NZ(b *array.Int64Builder, v int64) {
 	b.UnsafeAppend(v)
 }
 
+// i64Known appends v, or null when v is negative (-1 = none).
+func i64Known(b *array.Int64Builder, v int64) {
+	if v < 0 {
+		b.UnsafeAppendBoolToBitmap(false)
+		return
+	}
+	b.UnsafeAppend(v)
+}
+
 // i32Known appends v, or null when v is negative (-1 = not reported).
 func i32Known(b *array.Int32Builder, v int32) {
 	if v < 0 {
@@ -84,6 +93,8 @@ type requestBuilder struct {
 	tokDiff                                  *array.Int32Builder
 	extras                                   *array.StringBuilder
 	cancelAfter                              *array.Int64Builder
+	taskID, parentReq                        *array.Int64Builder
+	depth                                    *array.Int32Builder
 	sPrompt, sCompl, sReas, sCached, eCached *array.Int32Builder
 	events, contentEvents, reads, maxPerRead *array.Int32Builder
 	bytesRecv, bytesSent                     *array.Int64Builder
@@ -125,6 +136,7 @@ func newRequestBuilder(mem memory.Allocator) *requestBuilder {
 	b.tokDiff = i32b()
 	b.extras = array.NewStringBuilder(mem)
 	b.cancelAfter = i64b()
+	b.taskID, b.parentReq, b.depth = i64b(), i64b(), i32b()
 	b.sPrompt, b.sCompl, b.sReas, b.sCached, b.eCached = i32b(), i32b(), i32b(), i32b(), i32b()
 	b.events, b.contentEvents, b.reads, b.maxPerRead = i32b(), i32b(), i32b(), i32b()
 	b.bytesRecv, b.bytesSent = i64b(), i64b()
@@ -163,7 +175,8 @@ func (b *requestBuilder) builders() []array.Builder {
 		b.inTok, b.outTok, b.reasTok, b.maxTok, b.sPrompt, b.sCompl, b.sReas, b.sCached, b.eCached,
 		b.events, b.contentEvents, b.reads, b.maxPerRead, b.bytesRecv, b.bytesSent,
 		b.status, b.errKind, b.errMsg, b.finish, b.connReused, b.retries, b.blocked, b.dns, b.connect, b.adapter,
-		b.traceInTok, b.readLag, b.retryErrors, b.tokSource, b.tokDiff, b.extras, b.cancelAfter)
+		b.traceInTok, b.readLag, b.retryErrors, b.tokSource, b.tokDiff, b.extras, b.cancelAfter,
+		b.taskID, b.parentReq, b.depth)
 }
 
 // reserve makes room for n more rows, so appendRequest never allocates.
@@ -245,6 +258,9 @@ func (b *requestBuilder) appendRequest(r *record.Request) {
 	}
 	strNZ(b.extras, r.ServerExtras)
 	i64NZ(b.cancelAfter, r.CancelAfterNS)
+	i64Known(b.taskID, r.TaskID)
+	i64Known(b.parentReq, r.ParentRequestID)
+	i32Known(b.depth, r.Depth)
 	i32Known(b.sPrompt, r.ServerPromptTokens)
 	i32Known(b.sCompl, r.ServerCompletionTokens)
 	i32Known(b.sReas, r.ServerReasoningTokens)
@@ -311,7 +327,8 @@ func (b *requestBuilder) newRecord() arrow.Record {
 		b.status.NewArray(), newDict(b.errKind, b.errKindDict), b.errMsg.NewArray(), b.finish.NewArray(),
 		b.connReused.NewArray(), b.retries.NewArray(), b.blocked.NewArray(), b.dns.NewArray(), b.connect.NewArray(), b.adapter.NewArray(),
 		b.traceInTok.NewArray(), b.readLag.NewArray(), b.retryErrors.NewArray(),
-		newDict(b.tokSource, b.tokSourceDict), b.tokDiff.NewArray(), b.extras.NewArray(), b.cancelAfter.NewArray())
+		newDict(b.tokSource, b.tokSourceDict), b.tokDiff.NewArray(), b.extras.NewArray(), b.cancelAfter.NewArray(),
+		b.taskID.NewArray(), b.parentReq.NewArray(), b.depth.NewArray())
 	rec := array.NewRecord(b.schema, cols, int64(n))
 	for _, c := range cols {
 		c.Release()

@@ -85,6 +85,11 @@ func normalizeRequest(r record.Request) record.Request {
 	if r.TraceRow < 0 {
 		r.TraceRow = -1
 	}
+	for _, p := range []*int64{&r.TaskID, &r.ParentRequestID} {
+		if *p < 0 {
+			*p = -1 // negative: none, written as null
+		}
+	}
 	if r.Phase != record.PhaseWarmup {
 		r.Phase = record.PhaseProfile
 	}
@@ -95,7 +100,7 @@ func normalizeRequest(r record.Request) record.Request {
 		// Negative max_tokens is kept (only 0 is null).
 	}
 	for _, p := range []*int32{&r.ServerPromptTokens, &r.ServerCompletionTokens, &r.ServerReasoningTokens,
-		&r.ServerCachedTokens, &r.ExpectedCachedTokens, &r.TraceInputTokens} {
+		&r.ServerCachedTokens, &r.ExpectedCachedTokens, &r.TraceInputTokens, &r.Depth} {
 		neg(p)
 	}
 	if int(r.OutputTokensSource) >= len(tokenSourceValues) {

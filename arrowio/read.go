@@ -365,6 +365,8 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 	tokDiff := optCol[*array.Int32](c, "server_minus_client_output_tokens")
 	extras := c.optStr("server_extras")
 	cancelAfter := optCol[*array.Int64](c, "cancel_after_ns") // appended within v1
+	taskID, parentReq := optCol[*array.Int64](c, "task_id"), optCol[*array.Int64](c, "parent_request_id")
+	depth := optCol[*array.Int32](c, "depth")
 	events, contentEvents := colAs[*array.Int32](c, "events"), colAs[*array.Int32](c, "content_events")
 	reads, maxPerRead := colAs[*array.Int32](c, "reads"), colAs[*array.Int32](c, "max_events_per_read")
 	bytesRecv, bytesSent := colAs[*array.Int64](c, "bytes_received"), colAs[*array.Int64](c, "bytes_sent")
@@ -438,6 +440,16 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 		r.ServerExtras = extras.at(i)
 		if cancelAfter != nil {
 			r.CancelAfterNS = i64or(cancelAfter, i, 0)
+		}
+		r.TaskID, r.ParentRequestID, r.Depth = -1, -1, -1
+		if taskID != nil {
+			r.TaskID = i64or(taskID, i, -1)
+		}
+		if parentReq != nil {
+			r.ParentRequestID = i64or(parentReq, i, -1)
+		}
+		if depth != nil {
+			r.Depth = i32or(depth, i, -1)
 		}
 		r.ServerPromptTokens = i32or(sPrompt, i, -1)
 		r.ServerCompletionTokens = i32or(sCompl, i, -1)

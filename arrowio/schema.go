@@ -176,6 +176,9 @@ func recordsFields() []arrow.Field {
 		nullable("server_minus_client_output_tokens", i32),
 		highCardinality(nullable("server_extras", str)),
 		nullable("cancel_after_ns", i64),
+		nullable("task_id", i64),
+		nullable("parent_request_id", i64),
+		nullable("depth", i32),
 	)
 	return fs
 }

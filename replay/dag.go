@@ -205,9 +205,11 @@ func (p *Plan) buildDAG() error {
 
 // checkAcyclic reports a cycle among the kept rows' edges (possible only
 // for rows built in code: the readers accept dependencies on earlier
-// lines only), by Kahn's algorithm.
+// lines only), by Kahn's algorithm, and sets each item's depth (its
+// longest path from a root) on the way.
 func (p *Plan) checkAcyclic(keep []bool) error {
 	indeg := slices.Clone(p.npred)
+	p.depth = make([]int32, len(indeg))
 	queue := make([]int32, 0, len(indeg))
 	for i, d := range indeg {
 		if keep[i] && d == 0 {
@@ -220,6 +222,7 @@ func (p *Plan) checkAcyclic(keep []bool) error {
 		queue = queue[:len(queue)-1]
 		seen++
 		for _, s := range p.succ[p.succStart[it]:p.succStart[it+1]] {
+			p.depth[s] = max(p.depth[s], p.depth[it]+1)
 			if indeg[s]--; indeg[s] == 0 {
 				queue = append(queue, s)
 			}
@@ -276,6 +279,7 @@ func (r *runner) completeDAG(s *sender) bool {
 			r.doomed[c].Store(true) // before the decrement that may release c
 		}
 		if r.pend[c].Add(-1) == 0 {
+			r.relBy[c] = j.ID + 1 // read by the one dispatch of c, after the hand-over
 			rel = append(rel, c)
 		}
 	}

@@ -86,6 +86,27 @@ func TestDependenciesPolicies(t *testing.T) {
 			if st.Dispatched != 7 || st.Completed != 7 || st.Late != 0 || st.StopReason != "end of trace" {
 				t.Errorf("stats = %+v", st)
 			}
+			// Depth and the releasing job: A and R are roots; each B was
+			// released by A's job; J by the B that ended last (B2 in open,
+			// B3 in closed).
+			last := map[DepPolicy]int{DepsOpen: 3, DepsClosed: 4}[tc.policy]
+			jobOf := map[int]Job{}
+			for _, j := range l.jobs {
+				jobOf[j.Item] = j
+			}
+			for item, want := range map[int]struct {
+				depth int
+				by    int // item whose job released it, -1 none
+			}{0: {0, -1}, 1: {1, 0}, 2: {1, 0}, 3: {1, 0}, 4: {1, 0}, 5: {2, last}, 6: {0, -1}} {
+				j := jobOf[item]
+				by := uint64(0)
+				if want.by >= 0 {
+					by = jobOf[want.by].ID + 1
+				}
+				if j.Depth != want.depth || j.ReleasedBy != by {
+					t.Errorf("item %d: depth %d released by %d, want %d and %d", item, j.Depth, j.ReleasedBy, want.depth, by)
+				}
+			}
 			for _, j := range l.jobs {
 				task := 0
 				if j.Item == 6 {

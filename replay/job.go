@@ -31,6 +31,13 @@ type Job struct {
 	// session that overlap stay apart (per-run state such as a multi-turn
 	// history is keyed by it).
 	SessionRun uint64
+	// Depth is the item's level in its task's dependency graph (0 for a
+	// root, else 1 + the deepest of its dependencies), -1 in a plan
+	// without dependencies. ReleasedBy is ID + 1 of the job whose
+	// completion released this one (the last of its dependencies to
+	// complete), 0 for none. In such a plan Session is the task.
+	Depth      int
+	ReleasedBy uint64
 	Phase      record.Phase
 	// Sender is the id of the sender running the job, 0..Senders−1
 	// (-1 for a skipped job).

@@ -47,6 +47,7 @@ type Plan struct {
 	succStart []int32
 	succ      []int32
 	npred     []int32
+	depth     []int32
 	tasks     int
 
 	// A streamed plan (NewStreamPlan) has no rows and no per-row arrays:

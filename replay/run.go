@@ -151,7 +151,8 @@ type runner struct {
 	doomed      []atomic.Bool
 	taskLeft    []atomic.Int32
 	taskStarted []bool
-	skipStack   []int32 // skipDAG's reusable stack
+	skipStack   []int32  // skipDAG's reusable stack
+	relBy       []uint64 // Job.ReleasedBy by item, written before the item is posted or inlined
 }
 
 // run runs the plan with the sleeper newSleeper returns, its times on clk
@@ -232,6 +233,7 @@ func newRunner(p *Plan, h Handler, sl sleeper, clk *Clock, wall0 int64, hctx con
 			r.taskLeft[t].Store(n)
 		}
 		r.taskStarted = make([]bool, p.tasks)
+		r.relBy = make([]uint64, len(p.npred))
 	}
 	if p.mode == ModeRate {
 		r.gaps = newGapSampler(p.cfg.Arrival, p.cfg.Smoothness, arrivalSeed(p.cfg.Seed, p.cfg.Shard))
@@ -428,7 +430,7 @@ func (r *runner) setJob(j *Job, item int32, intended, sd int64, run uint64) {
 		run = r.runs.Add(1)
 	}
 	*j = Job{Item: int(item), Session: int(item), SessionRun: run, IntendedNS: r.wall0 + intended, SessionDelayNS: sd, Sender: -1,
-		clock: r.clock}
+		Depth: -1, clock: r.clock}
 	switch {
 	case r.p.win != nil:
 		// Streamed: every session is one row (Turn 0).
@@ -436,6 +438,9 @@ func (r *runner) setJob(j *Job, item int32, intended, sd int64, run uint64) {
 	case r.p.rows != nil:
 		j.Session = int(r.p.sessOf[item])
 		j.Turn = r.p.rows[item].Turn
+		if r.p.dag {
+			j.Depth, j.ReleasedBy = int(r.p.depth[item]), r.relBy[item]
+		}
 	}
 }
 

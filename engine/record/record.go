@@ -133,6 +133,16 @@ type Request struct {
 	// response had not ended by then has ErrorKind ErrCancelled.
 	CancelAfterNS int64
 
+	// Dependent requests (design 0008); −1 each in a run whose trace
+	// has none. TaskID is the request's task (the connected part of the
+	// dependency graph it belongs to, 0, 1, … in trace order);
+	// ParentRequestID the RequestID of the dependency whose completion
+	// released it (the last to complete), −1 for a root; Depth its level
+	// (0 for a root, else 1 + the deepest of its dependencies).
+	TaskID          int64
+	ParentRequestID int64
+	Depth           int32
+
 	// Outcome.
 	StatusCode   int32
 	ErrorKind    ErrorKind
