@@ -301,7 +301,7 @@ func TestBrowserReports(t *testing.T) {
 		shot := filepath.Join(art, "small.png")
 		res := br.load(t, out, shot)
 		checkCharts(t, res, "cdf-ttft", "pct-ttft", "ttft-vs-time", "isl-vs-ttft", "osl-vs-e2e", "rate", "in-flight",
-			"output-tokens", "lateness", "server-running", "server-kv-usage")
+			"output-tokens", "lateness", "server-running", "server-kv-usage", "client-server-ttft", "client-server-itl")
 		if *updateScreenshot {
 			writeReadmeShot(t, br, out)
 		}
@@ -328,7 +328,7 @@ func TestBrowserReports(t *testing.T) {
 		buildFile(t, out, Options{}, dir)
 		res := br.load(t, out, filepath.Join(art, "errors-telemetry.png"))
 		checkCharts(t, res, "errors-by-kind", "server-running", "server-waiting", "server-kv-usage", "server-hit-rate",
-			"gpu-power", "gpu-util", "gpu-memory", "cache-error", "read-lag")
+			"gpu-power", "gpu-util", "gpu-memory", "cache-error", "read-lag", "client-server-ttft")
 		for _, c := range res.Charts {
 			// ok, then one series per error kind.
 			if c.ID == "ttft-vs-time" && c.Series != 1+len(errKinds) {

@@ -28,8 +28,9 @@
 //   - CDFs are evaluated exactly (from every value, sorted) on a grid of
 //     [CDFPoints] log-spaced latencies shared by all runs;
 //   - percentile bars come from the run's summary (engine/summary);
-//   - time series are binned in 1 s buckets, widened so that a run has at
-//     most [MaxBuckets];
+//   - time series are binned in 1 s buckets, narrowed so that a short
+//     run has at least [MinBuckets] and widened so that
+//     a long one has at most [MaxBuckets];
 //   - scatters keep every failed request and an evenly strided sample of
 //     the others, at most [Options.MaxPoints] of each per run.
 //

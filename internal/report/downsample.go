@@ -45,19 +45,48 @@ func cdfAt(sorted, grid []float64) Values {
 	return out
 }
 
-// buckets divides [0, span] seconds into at most MaxBuckets buckets of
-// 1 s, or of the whole seconds that keep them under MaxBuckets.
+// buckets divides [0, span] seconds into buckets of 1 s; a run shorter
+// than MinBuckets seconds gets the widest of 0.5, 0.2, 0.1, 0.05, 0.02 and 0.01 s
+// that gives it at least MinBuckets, and a run longer than MaxBuckets
+// seconds the whole seconds that keep it under MaxBuckets.
 type buckets struct {
-	width float64 // seconds
-	n     int
+	width   float64 // seconds
+	widthNS int64
+	n       int
 }
+
+// MinBuckets is the number of buckets a run shorter than MinBuckets
+// seconds gets at least (down to 10 ms buckets).
+const MinBuckets = 30
 
 func newBuckets(span float64) buckets {
 	w := 1.0
-	if span/w > MaxBuckets {
+	switch {
+	case span/w > MaxBuckets:
 		w = math.Ceil(span / MaxBuckets)
+	case span < MinBuckets:
+		for _, f := range []float64{0.5, 0.2, 0.1, 0.05, 0.02, 0.01} {
+			w = f
+			if span/f >= MinBuckets {
+				break
+			}
+		}
 	}
-	return buckets{width: w, n: max(1, int(math.Floor(span/w))+1)}
+	return buckets{width: w, widthNS: int64(math.Round(w * 1e9)), n: max(1, int(math.Floor(span/w))+1)}
+}
+
+// at returns the bucket of Unix ns time ns in a run that starts at t0,
+// -1 when ns is 0 (did not happen) or outside. It counts in integer
+// nanoseconds, so a time on a bucket's edge falls in the later bucket.
+func (b buckets) at(t0, ns int64) int {
+	if ns == 0 || ns < t0 {
+		return -1
+	}
+	k := (ns - t0) / b.widthNS
+	if k >= int64(b.n) {
+		return -1
+	}
+	return int(k)
 }
 
 // of returns the bucket of t seconds, -1 when t is NaN or outside.

@@ -88,9 +88,9 @@ func TestCDFAt(t *testing.T) {
 // TestSpread checks that spreading keeps every token and splits a
 // request across buckets in proportion to its time in each.
 func TestSpread(t *testing.T) {
-	b := newBuckets(9.5)
-	if b.n != 10 || b.width != 1 {
-		t.Fatalf("newBuckets(9.5) = %+v, want 10 buckets of 1 s", b)
+	b := newBuckets(69.5)
+	if b.n != 70 || b.width != 1 {
+		t.Fatalf("newBuckets(69.5) = %+v, want 70 buckets of 1 s", b)
 	}
 	sums := make([]float64, b.n)
 	b.spread(sums, 0.5, 3.5, 300) // 100 tokens/s: 50, 100, 100, 50
@@ -101,8 +101,24 @@ func TestSpread(t *testing.T) {
 			t.Errorf("bucket %d = %g, want %g (all %v)", i, sums[i], want[i], sums)
 		}
 	}
-	if w := newBuckets(10 * MaxBuckets).width; w != 10 {
-		t.Errorf("a run of %d s gets %g s buckets, want 10", 10*MaxBuckets, w)
+	for _, c := range []struct{ span, width float64 }{
+		{10 * MaxBuckets, 10}, // 3600 buckets of 10 s
+		{59, 1},               // 59 buckets
+		{20, 0.5},             // 40
+		{5, 0.1},              // 50 (0.2 s gives 25)
+		{0.1, 0.01},           // the finest: 10
+	} {
+		if w := newBuckets(c.span).width; w != c.width {
+			t.Errorf("a run of %g s gets %g s buckets, want %g", c.span, w, c.width)
+		}
+	}
+	// Integer bucketing: a time on an edge falls in the later bucket.
+	fine := newBuckets(5)
+	if k := fine.at(1000, 1000+100_000_000); k != 1 {
+		t.Errorf("0.1 s into 0.1 s buckets: bucket %d, want 1", k)
+	}
+	if k := fine.at(1000, 0); k != -1 {
+		t.Errorf("a time that did not happen: bucket %d, want -1", k)
 	}
 }
 
@@ -221,7 +237,8 @@ func TestBuild(t *testing.T) {
 	if rate.Series[0].Label != "run intended" {
 		t.Fatalf("rate series 0 is %q", rate.Series[0].Label)
 	}
-	// 100 requests/s, every bucket but the last (partly filled).
+	// 100 requests/s in 0.5 s buckets (a 20 s run), every bucket but the
+	// last (partly filled).
 	for k, v := range rate.Series[0].Y[:19] {
 		if v == nil || *v != 100 {
 			t.Errorf("intended rate in bucket %d = %v, want 100", k, v)
@@ -254,6 +271,17 @@ func TestBuild(t *testing.T) {
 	for i, y := range d.Charts[charts["server-hit-rate"]].Series[0].Y {
 		if y == nil || *y < 30 || *y > 70 {
 			t.Errorf("hit ratio point %d = %v, want 30..70 %%", i, y)
+			break
+		}
+	}
+	// The server's TTFT histogram mean between scrapes: 80 % of 20 ms.
+	cs := d.Charts[charts["client-server-ttft"]]
+	if len(cs.Series) != 2 || cs.Series[1].Label != "run server" {
+		t.Fatalf("client-server-ttft series %+v, want client and server", cs.Series)
+	}
+	for i, y := range cs.Series[1].Y {
+		if y == nil || math.Abs(*y-16) > 1e-9 {
+			t.Errorf("server TTFT mean point %d = %v, want 16 ms", i, y)
 			break
 		}
 	}

@@ -443,7 +443,7 @@ func (tl timeline) count(d *runData, keep func(i int) bool, t func(i int) int64)
 		if keep != nil && !keep(i) {
 			continue
 		}
-		if k := tl.b.of(d.seconds(t(i))); k >= 0 {
+		if k := tl.b.at(d.t0, t(i)); k >= 0 {
 			sums[k]++
 		}
 	}
@@ -519,7 +519,7 @@ func truthSection(runs []*runData, tl timeline, maxPoints int) Section {
 		}
 		for i := range d.n() {
 			if v := float64(d.lateness[i]); !math.IsNaN(v) {
-				if k := tl.b.of(d.seconds(d.intended[i])); k >= 0 {
+				if k := tl.b.at(d.t0, d.intended[i]); k >= 0 {
 					if math.IsNaN(mx[k]) {
 						mx[k], mean[k] = v, 0
 					}
@@ -529,7 +529,7 @@ func truthSection(runs []*runData, tl timeline, maxPoints int) Section {
 				}
 			}
 			if v := float64(d.readLag[i]); !math.IsNaN(v) {
-				if k := tl.b.of(d.seconds(d.end[i])); k >= 0 {
+				if k := tl.b.at(d.t0, d.end[i]); k >= 0 {
 					anyLag = true
 					if math.IsNaN(lg[k]) || v > lg[k] {
 						lg[k] = v
@@ -575,10 +575,120 @@ func truthSection(runs []*runData, tl timeline, maxPoints int) Section {
 	if len(fid.Rows) > 0 {
 		sec.Tables = append(sec.Tables, fid)
 	}
+	for _, m := range []struct {
+		role, name string
+		col        func(*runData) []float32
+		at         func(*runData, int) int64 // when the client's value is known
+	}{
+		{"ttft", "TTFT", func(d *runData) []float32 { return d.ttft }, func(d *runData, i int) int64 { return d.first[i] }},
+		{"itl", "ITL", func(d *runData) []float32 { return d.itl }, func(d *runData, i int) int64 { return d.last[i] }},
+	} {
+		c := tl.chart("client-server-"+m.role, m.name+": client against server",
+			"The client's mean "+m.name+" of the requests whose value became known in each {bucket} bucket (solid), against the server's own histogram's mean between consecutive scrapes (dashed).",
+			m.name+" (ms)")
+		c.Kind, c.X = Lines, nil
+		for _, d := range runs {
+			server := serverMeans(d, m.role)
+			if len(server) == 0 {
+				continue
+			}
+			sums, counts := make([]float64, tl.b.n), make([]float64, tl.b.n)
+			col := m.col(d)
+			for i, v := range col {
+				if d.kind[i] != 0 || math.IsNaN(float64(v)) {
+					continue
+				}
+				if k := tl.b.at(d.t0, m.at(d, i)); k >= 0 {
+					sums[k] += float64(v)
+					counts[k]++
+				}
+			}
+			client := Series{Label: d.label + " client", Color: d.color}
+			for k := range sums {
+				if counts[k] > 0 {
+					client.X = append(client.X, float64(k)*tl.b.width)
+					client.Y = append(client.Y, sums[k]/counts[k])
+				}
+			}
+			if len(client.X) == 0 {
+				continue
+			}
+			c.Series = append(c.Series, client)
+			c.Series = append(c.Series, server...)
+		}
+		if len(c.Series) > 0 {
+			sec.Charts = append(sec.Charts, c)
+		}
+	}
 	if t := clientVsServer(runs); len(t.Rows) > 0 {
 		sec.Tables = append(sec.Tables, t)
 	}
 	return sec
+}
+
+// serverMeans are the means of the server's own latency histogram of
+// role (telemetry.Role "ttft", "itl") between consecutive scrapes, in
+// ms, one dashed series per scrape target: Δsum / Δcount over its label
+// sets.
+func serverMeans(d *runData, role string) []Series {
+	type key struct {
+		target string
+		t      int64
+	}
+	type agg struct{ sum, count float64 }
+	best := map[string]int{} // target → lowest rank of the role present
+	for i := range d.metrics {
+		m := &d.metrics[i]
+		if r, rank := roleOf(m.Metric); r == role {
+			if b, ok := best[m.Target]; !ok || rank < b {
+				best[m.Target] = rank
+			}
+		}
+	}
+	points := map[key]*agg{}
+	var keys []key
+	for i := range d.metrics {
+		m := &d.metrics[i]
+		r, rank := roleOf(m.Metric)
+		if r != role || rank != best[m.Target] || m.Part != "sum" && m.Part != "count" {
+			continue
+		}
+		k := key{m.Target, m.TimeNS}
+		a := points[k]
+		if a == nil {
+			a = &agg{}
+			points[k] = a
+			keys = append(keys, k)
+		}
+		if m.Part == "sum" {
+			a.sum += m.Value
+		} else {
+			a.count += m.Value
+		}
+	}
+	sort.SliceStable(keys, func(i, j int) bool { return keys[i].t < keys[j].t })
+	var out []Series
+	idx := map[string]int{}
+	prev := map[string]*agg{}
+	for _, k := range keys {
+		a := points[k]
+		if p := prev[k.target]; p != nil && a.count > p.count && a.sum >= p.sum {
+			i, ok := idx[k.target]
+			if !ok {
+				label := d.label + " server"
+				if len(best) > 1 {
+					label += " " + k.target
+				}
+				i = len(out)
+				idx[k.target] = i
+				out = append(out, Series{Label: label, Color: d.color, Dash: true})
+			}
+			out[i].X = append(out[i].X, d.seconds(k.t))
+			out[i].Y = append(out[i].Y, 1000*(a.sum-p.sum)/(a.count-p.count))
+		}
+		prev[k.target] = a
+	}
+	return out
 }
 
 // clientVsServer tabulates summary.json's client_vs_server_mean: the

@@ -142,12 +142,15 @@ func (c synthRun) writeTelemetry(t testing.TB, run *arrowio.Run, t0, end int64) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	var hits, queries float64
+	var hits, queries, ttftSum, ttftCount float64
 	target := "http://127.0.0.1:8000/metrics"
 	for ts, k := t0, 0; ts <= end+int64(time.Second); ts, k = ts+int64(time.Second), k+1 {
 		phase := math.Sin(float64(k) / 10)
 		queries += 1000
 		hits += 500 + 200*phase
+		// The server's TTFT histogram sees 80 % of the base TTFT.
+		ttftCount += c.rate
+		ttftSum += c.rate * 0.8 * c.ttft.Seconds()
 		g := func(metric, typ string, v float64) record.MetricSample {
 			return record.MetricSample{TimeNS: ts, Target: target, Metric: metric, Type: typ, Labels: `model_name="m"`, Bound: math.NaN(), Value: v}
 		}
@@ -158,6 +161,8 @@ func (c synthRun) writeTelemetry(t testing.TB, run *arrowio.Run, t0, end int64) 
 			g("vllm:kv_cache_usage_perc", "gauge", 0.5+0.3*phase),
 			g("vllm:prefix_cache_hits_total", "counter", hits),
 			g("vllm:prefix_cache_queries_total", "counter", queries),
+			{TimeNS: ts, Target: target, Metric: "vllm:time_to_first_token_seconds", Type: "histogram", Part: "sum", Bound: math.NaN(), Value: ttftSum},
+			{TimeNS: ts, Target: target, Metric: "vllm:time_to_first_token_seconds", Type: "histogram", Part: "count", Bound: math.NaN(), Value: ttftCount},
 		})
 		var gs []record.GPUSample
 		for gpu := range int32(2) {
