@@ -233,10 +233,31 @@ type AdapterOptions struct {
 }
 
 // SyntheticLoad is a load without a trace: normally distributed input and
-// output lengths, in tokens.
+// output lengths, in tokens; optionally multi-turn sessions and prefixes
+// shared across requests (then the load is generated as rows with hash ids
+// before the run, so expected cached tokens are known for every request).
 type SyntheticLoad struct {
 	ISL, ISLStdDev float64
 	OSL, OSLStdDev float64
+
+	// Sessions is the number of conversations (0: as many as the request
+	// count needs). Each has TurnsMean ± TurnsStdDev turns (normal, at
+	// least 1; 0 means 1); a later turn is sent TurnDelay ±
+	// TurnDelayStdDev after the previous one completed, with the earlier
+	// prompts and the live responses in its history.
+	Sessions                   int
+	TurnsMean, TurnsStdDev     float64
+	TurnDelay, TurnDelayStdDev time.Duration
+	// SharedPrefix is the length in tokens of a prefix shared by every
+	// session's first prompt (AIPerf's shared system prompt), or by the
+	// sessions of one group when PrefixGroups > 1 (SGLang's
+	// generated-shared-prefix: groups × prompts per group × prefix
+	// length). PrefixGroups 0 means 1.
+	SharedPrefix int
+	PrefixGroups int
+	// UserContext is the length in tokens of a prefix of each session's
+	// own (AIPerf's user context prompt), after the shared one.
+	UserContext int
 }
 
 // PromptOptions say how prompts are synthesized and sessions grown.

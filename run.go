@@ -178,13 +178,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		info.EndpointKind, info.InputsPerRequest = rp.kind.String(), o.BatchSize
 	}
 	rp.engine.Counter = rp.tok
+	var inputs *inputsLog
+	if o.Output.Export == "aiperf" {
+		inputs = newInputsLog()
+	}
 	rcfg := runConfig{
 		Engine: rp.engine, Plan: rp.plan,
 		Synthetic: syntheticLengths{ISL: o.Synthetic.ISL, ISLStd: o.Synthetic.ISLStdDev, OSL: o.Synthetic.OSL, OSLStd: o.Synthetic.OSLStdDev, Seed: o.Replay.Seed},
 		Prompts:   rp.prompts, Context: engine.ContextMode(o.Prompts.ContextMode), Streaming: rp.streaming, MaxTokensFromTrace: o.MaxTokensFromTrace, Sink: run.Records(),
 		Summary: summary.Options{Streaming: rp.streaming, UseServerTokenCount: o.UseServerTokenCount, Goodput: rp.slos,
 			LateThreshold: o.Replay.LateThreshold},
-		Info: info, Abort: abort.Done(), Log: log, QuietGC: true,
+		Info: info, Abort: abort.Done(), Log: log, QuietGC: true, Inputs: inputs,
 		Cancel:        cancelPlan{Rate: o.CancelRate, After: o.CancelAfter, Seed: o.Replay.Seed},
 		SessionHeader: o.SessionHeader,
 		Batch:         batchPlan{Kind: rp.kind, Inputs: o.BatchSize, QueryTokens: o.QueryTokens},
@@ -242,6 +246,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		out.AIPerfSkipped = true // it reads every record back: not now
 	} else if o.Output.Export == "aiperf" && runErr == nil && sumErr == nil {
 		if err := run.ExportAIPerf(res.Summary); err != nil {
+			return out, fieldError("Output.Export", "{Output.Export} aiperf: %w", err)
+		}
+		if err := arrowio.WriteAIPerfInputs(dir, inputs.list()); err != nil {
 			return out, fieldError("Output.Export", "{Output.Export} aiperf: %w", err)
 		}
 	}

@@ -105,6 +105,8 @@ type runConfig struct {
 	// Cancel plans cancellations (--cancel-rate); the zero value plans
 	// none.
 	Cancel cancelPlan
+	// Inputs, when set, keeps the request bodies for AIPerf's inputs.json.
+	Inputs *inputsLog
 	// QuietGC turns the garbage collector's proportional mode off while
 	// the run sends, leaving only the memory limit (defaultMemoryLimit
 	// when the process has none) to trigger it: fewer collections, fewer
@@ -812,6 +814,7 @@ func (rn *runner) build(b *engine.Builder, item int, tr *trace.Row, p *engine.Pr
 		p.ExpectedCachedTokens = int32(cached)
 	}
 	b.Build(&in, p)
+	rn.recordInput(b, item, &row, &in, p, sp != nil)
 }
 
 // synthRow draws the lengths of synthetic request i, deterministically.

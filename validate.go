@@ -268,6 +268,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	if o.Trace.BlockSize < 0 {
 		bad("Trace.BlockSize", "{Trace.BlockSize} %d: want a positive number of tokens (0 = the format's default)", o.Trace.BlockSize)
 	}
+	syntheticProblems(&o.Synthetic, hasTrace(o), bad)
 	if !hasTrace(o) {
 		if o.Synthetic.ISL < 1 || o.Synthetic.OSL < 1 {
 			bad("Synthetic", "without a {Trace.Path}, give a synthetic load: {Synthetic.ISL=N} and {Synthetic.OSL=N} (tokens, ≥ 1)")
@@ -359,6 +360,10 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 			}
 			rp.rows = trace.Sample(rp.rows, sm, o.Replay.Seed, n)
 		}
+		rp.nRows = len(rp.rows)
+	}
+	if !hasTrace(o) && o.Synthetic.shaped() {
+		rp.rows = syntheticRows(&o.Synthetic, &o.Replay)
 		rp.nRows = len(rp.rows)
 	}
 	rp.prompts, err = newPromptSource(rp, pcfg, o.Endpoint == "completions" && pcfg.Format == prompt.FormatTokenIDs)

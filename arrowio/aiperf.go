@@ -2,13 +2,17 @@ package arrowio
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/reprise-bench/reprise/engine/record"
@@ -19,12 +23,17 @@ import (
 const (
 	AIPerfRecordsFile = "profile_export.jsonl"
 	AIPerfSummaryFile = "profile_export_aiperf.json"
+	// AIPerfSummaryCSV is the summary as AIPerf's CSV.
+	AIPerfSummaryCSV = "profile_export_aiperf.csv"
+	// AIPerfInputsFile holds the request bodies (WriteAIPerfInputs).
+	AIPerfInputsFile = "inputs.json"
 	// AIPerfSchemaVersion is the profile_export_aiperf.json schema written.
 	AIPerfSchemaVersion = "1.3"
 )
 
-// ExportAIPerf writes AIPerf's profile_export.jsonl and
-// profile_export_aiperf.json to the run directory dir, each atomically,
+// ExportAIPerf writes AIPerf's profile_export.jsonl,
+// profile_export_aiperf.json and profile_export_aiperf.csv to the run
+// directory dir, each atomically,
 // from the run's records table and its summary s. Every value is taken
 // from s or, per request, from [summary.EachValue] with s.Options, and
 // only renamed to AIPerf's tags and shapes: the exports agree with
@@ -67,7 +76,131 @@ func ExportAIPerf(dir string, s *summary.Summary) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", AIPerfSummaryFile, err)
 	}
-	return writeFileAtomic(filepath.Join(dir, AIPerfSummaryFile), b)
+	if err := writeFileAtomic(filepath.Join(dir, AIPerfSummaryFile), b); err != nil {
+		return err
+	}
+	c, err := aiperfCSV(b)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", AIPerfSummaryCSV, err)
+	}
+	return writeFileAtomic(filepath.Join(dir, AIPerfSummaryCSV), c)
+}
+
+// aiperfCSV returns profile_export_aiperf.csv from the JSON summary js
+// (docs/reference/aiperf.md): a header line
+// Metric,avg,min,max,sum,p1,p5,p10,p25,p50,p75,p90,p95,p99,std and one
+// row per distribution metric sorted by tag, named "Header (unit)"; a
+// blank line; then Metric,Value and one row per scalar (count, rate,
+// total). Numbers are %.2f, as AIPerf writes them.
+func aiperfCSV(js []byte) ([]byte, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(js, &m); err != nil {
+		return nil, err
+	}
+	type stat struct {
+		Unit                                                     string   `json:"unit"`
+		Avg                                                      *float64 `json:"avg"`
+		P50                                                      *float64 `json:"p50"`
+		Min, Max, Sum, P1, P5, P10, P25, P75, P90, P95, P99, Std float64
+	}
+	tags := make([]string, 0, len(m))
+	for k := range m {
+		tags = append(tags, k)
+	}
+	slices.Sort(tags)
+	var dist, scalar bytes.Buffer
+	w := csv.NewWriter(&dist)
+	sw := csv.NewWriter(&scalar)
+	w.Write([]string{"Metric", "avg", "min", "max", "sum", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"})
+	sw.Write([]string{"Metric", "Value"})
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+	for _, tag := range tags {
+		var st stat
+		if json.Unmarshal(m[tag], &st) != nil || st.Avg == nil {
+			continue // header keys, error_summary, nested objects
+		}
+		name := aiperfHeader(tag)
+		if st.Unit != "" {
+			name += " (" + st.Unit + ")"
+		}
+		if st.P50 == nil {
+			sw.Write([]string{name, f(*st.Avg)})
+			continue
+		}
+		w.Write([]string{name, f(*st.Avg), f(st.Min), f(st.Max), f(st.Sum), f(st.P1), f(st.P5), f(st.P10), f(st.P25),
+			f(*st.P50), f(st.P75), f(st.P90), f(st.P95), f(st.P99), f(st.Std)})
+	}
+	w.Flush()
+	sw.Flush()
+	if err := errors.Join(w.Error(), sw.Error()); err != nil {
+		return nil, err
+	}
+	dist.WriteByte('\n')
+	dist.Write(scalar.Bytes())
+	return dist.Bytes(), nil
+}
+
+// aiperfHeader is a metric's display name in AIPerf's style: the tag's
+// words capitalized but for short joining words ("time_to_first_token"
+// is "Time to First Token").
+func aiperfHeader(tag string) string {
+	words := strings.Split(tag, "_")
+	for i, w := range words {
+		switch {
+		case i > 0 && (w == "to" || w == "of" || w == "per" || w == "from"):
+		case w == "isl" || w == "osl" || w == "e2e" || w == "http":
+			words[i] = strings.ToUpper(w)
+		case w != "":
+			words[i] = strings.ToUpper(w[:1]) + w[1:]
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// AIPerfInput is one request body of inputs.json: the conversation it
+// belongs to ("" for a request of its own) and the body as it was built.
+type AIPerfInput struct {
+	SessionID string
+	Body      json.RawMessage
+}
+
+// WriteAIPerfInputs writes inputs.json to the run directory dir,
+// atomically: AIPerf's {"data": [{"session_id", "payloads": [body, …]}]},
+// one entry per conversation in order of first appearance, its bodies in
+// the order given (a request without a session is an entry of its own,
+// named "request-N"). Bodies that are not JSON (a Wasm adapter's) are
+// left out.
+func WriteAIPerfInputs(dir string, inputs []AIPerfInput) error {
+	type entry struct {
+		SessionID string            `json:"session_id"`
+		Payloads  []json.RawMessage `json:"payloads"`
+	}
+	var data []*entry
+	bySession := map[string]*entry{}
+	for i, in := range inputs {
+		if !json.Valid(in.Body) {
+			continue
+		}
+		if in.SessionID == "" {
+			data = append(data, &entry{SessionID: "request-" + strconv.Itoa(i), Payloads: []json.RawMessage{in.Body}})
+			continue
+		}
+		e := bySession[in.SessionID]
+		if e == nil {
+			e = &entry{SessionID: in.SessionID}
+			bySession[in.SessionID] = e
+			data = append(data, e)
+		}
+		e.Payloads = append(e.Payloads, in.Body)
+	}
+	if data == nil {
+		data = []*entry{}
+	}
+	b, err := json.MarshalIndent(map[string]any{"data": data}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", AIPerfInputsFile, err)
+	}
+	return writeFileAtomic(filepath.Join(dir, AIPerfInputsFile), append(b, '\n'))
 }
 
 // aiperfTags maps the summary's metric tags to AIPerf's where they differ.

@@ -118,10 +118,13 @@ func newRoot(a *app) *cli.Command {
 }
 
 // setUsageErrors makes flag-parsing errors of every command exit with code 2
-// and a pointer to the command's help.
+// and a pointer to the command's help; a command with a handler of its
+// own (profile explains AIPerf's flags) keeps it.
 func setUsageErrors(cmd *cli.Command) {
-	cmd.OnUsageError = func(_ context.Context, c *cli.Command, err error, _ bool) error {
-		return usageError(c, err)
+	if cmd.OnUsageError == nil {
+		cmd.OnUsageError = func(_ context.Context, c *cli.Command, err error, _ bool) error {
+			return usageError(c, err)
+		}
 	}
 	for _, sub := range cmd.Commands {
 		setUsageErrors(sub)

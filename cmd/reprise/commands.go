@@ -8,6 +8,7 @@ import "github.com/urfave/cli/v3"
 func commands(a *app) []*cli.Command {
 	return []*cli.Command{
 		replayCommand(a),
+		profileCommand(a),
 		analyzeTraceCommand(a),
 		synthesizeCommand(a),
 		summarizeCommand(a),

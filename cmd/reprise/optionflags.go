@@ -25,6 +25,9 @@ var optionFlag = map[string]string{
 	"Synthetic":     "--isl", // a problem of the synthetic load as a whole
 	"Synthetic.ISL": "--isl", "Synthetic.ISLStdDev": "--isl-stddev",
 	"Synthetic.OSL": "--osl", "Synthetic.OSLStdDev": "--osl-stddev",
+	"Synthetic.Sessions": "--num-sessions", "Synthetic.TurnsMean": "--session-turns-mean", "Synthetic.TurnsStdDev": "--session-turns-stddev",
+	"Synthetic.TurnDelay": "--turn-delay", "Synthetic.TurnDelayStdDev": "--turn-delay-stddev",
+	"Synthetic.SharedPrefix": "--shared-prefix-length", "Synthetic.PrefixGroups": "--prefix-groups", "Synthetic.UserContext": "--user-context-length",
 	"Prompts.Seed": "--prompt-seed", "Prompts.HashMismatch": "--hash-mismatch",
 	"Prompts.ISLCorrection": "--isl-correction", "Prompts.Format": "--prompt-format",
 	"Prompts.ContextMode": "--context-mode",

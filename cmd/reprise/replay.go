@@ -90,6 +90,22 @@ func replayFlags() []cli.Flag {
 			Usage: "synthetic output length, mean `TOKENS`; with a TRACE, the output length of rows that have none (they are refused without it)"},
 		&cli.FloatFlag{Name: "osl-stddev", Aliases: []string{"output-tokens-stddev"}, Category: catLoad, Sources: envVars("osl-stddev"),
 			Usage: "synthetic output length, standard deviation `TOKENS`"},
+		&cli.IntFlag{Name: "num-sessions", Aliases: []string{"conversation-num", "num-conversations"}, Category: catLoad, Sources: envVars("num-sessions"),
+			Usage: "synthetic multi-turn load: `N` conversations (default: as many as --request-count needs)"},
+		&cli.FloatFlag{Name: "session-turns-mean", Aliases: []string{"conversation-turn-mean"}, Category: catLoad, Sources: envVars("session-turns-mean"),
+			Usage: "synthetic load: `TURNS` per conversation, mean (normal, at least 1); later turns carry the history with the live responses"},
+		&cli.FloatFlag{Name: "session-turns-stddev", Aliases: []string{"conversation-turn-stddev"}, Category: catLoad, Sources: envVars("session-turns-stddev"),
+			Usage: "synthetic load: turns per conversation, standard deviation `TURNS`"},
+		&cli.DurationFlag{Name: "turn-delay", Category: catLoad, Sources: envVars("turn-delay"),
+			Usage: "synthetic load: think time `D` between a turn's response and the next turn, mean"},
+		&cli.DurationFlag{Name: "turn-delay-stddev", Category: catLoad, Sources: envVars("turn-delay-stddev"),
+			Usage: "synthetic load: think time between turns, standard deviation `D`"},
+		&cli.IntFlag{Name: "shared-prefix-length", Aliases: []string{"shared-system-prompt-length"}, Category: catLoad, Sources: envVars("shared-prefix-length"),
+			Usage: "synthetic load: `TOKENS` of a prefix every conversation's first prompt shares (with --prefix-groups, each group's own)"},
+		&cli.IntFlag{Name: "prefix-groups", Category: catLoad, Sources: envVars("prefix-groups"),
+			Usage: "synthetic load: `N` distinct shared prefixes, conversations assigned round-robin (SGLang's generated-shared-prefix groups)"},
+		&cli.IntFlag{Name: "user-context-length", Aliases: []string{"user-context-prompt-length"}, Category: catLoad, Sources: envVars("user-context-length"),
+			Usage: "synthetic load: `TOKENS` of a prefix of each conversation's own, after the shared one"},
 		&cli.StringFlag{Name: "trace-format", Category: catTrace, Sources: envVars("trace-format"),
 			Usage: "trace `FORMAT` (default: detected): mooncake, bailian, burstgpt, azure, …"},
 		&cli.IntFlag{Name: "block-size", Category: catTrace, Sources: envVars("block-size"),
@@ -144,7 +160,7 @@ func replayFlags() []cli.Flag {
 		&cli.IntFlag{Name: "part-rows", Value: reprise.DefaultPartRows, Category: catOut, Sources: envVars("part-rows"),
 			Usage: "complete a part (jsonl: flush) every `N` rows, if --part-interval has not already"},
 		&cli.StringFlag{Name: "export", Category: catOut, Sources: envVars("export"),
-			Usage: "`KIND`: aiperf also writes profile_export.jsonl and profile_export_aiperf.json (AIPerf's shapes) after the run"},
+			Usage: "`KIND`: aiperf also writes profile_export.jsonl, profile_export_aiperf.json and .csv and inputs.json (AIPerf's shapes) after the run"},
 		&cli.StringFlag{Name: "export-level", Value: reprise.DefaultExportLevel, Category: catOut, Sources: envVars("export-level"),
 			Usage: "`LEVEL`: records (one row per request) or events (also one row per response event)"},
 		&cli.StringFlag{Name: "cpuprofile", Category: catOut, Sources: envVars("cpuprofile"),
@@ -222,7 +238,10 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 		o.Nice = &n
 	}
 	o.Tokenizer, o.UseServerTokenCount = cmd.String("tokenizer"), cmd.Bool("use-server-token-count")
-	o.Synthetic = reprise.SyntheticLoad{ISL: cmd.Float("isl"), ISLStdDev: cmd.Float("isl-stddev"), OSL: cmd.Float("osl"), OSLStdDev: cmd.Float("osl-stddev")}
+	o.Synthetic = reprise.SyntheticLoad{ISL: cmd.Float("isl"), ISLStdDev: cmd.Float("isl-stddev"), OSL: cmd.Float("osl"), OSLStdDev: cmd.Float("osl-stddev"),
+		Sessions: cmd.Int("num-sessions"), TurnsMean: cmd.Float("session-turns-mean"), TurnsStdDev: cmd.Float("session-turns-stddev"),
+		TurnDelay: cmd.Duration("turn-delay"), TurnDelayStdDev: cmd.Duration("turn-delay-stddev"),
+		SharedPrefix: cmd.Int("shared-prefix-length"), PrefixGroups: cmd.Int("prefix-groups"), UserContext: cmd.Int("user-context-length")}
 	o.Prompts = reprise.PromptOptions{Seed: cmd.Uint64("prompt-seed"), HashMismatch: cmd.String("hash-mismatch"),
 		ISLCorrection: cmd.Int("isl-correction"), Format: cmd.String("prompt-format"), ContextMode: cmd.String("context-mode")}
 	o.Trace = reprise.TraceOptions{Format: cmd.String("trace-format"), BlockSize: cmd.Int("block-size"),

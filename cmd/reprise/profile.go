@@ -1,0 +1,656 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/reprise-bench/reprise"
+	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/replay"
+	"github.com/reprise-bench/reprise/trace"
+)
+
+// profileAliases are AIPerf's spellings of replay flags with the same
+// meaning and units, added as aliases on the profile command's copies.
+var profileAliases = map[string][]string{
+	"model":            {"model-names"},
+	"isl":              {"prompt-input-tokens-mean"},
+	"isl-stddev":       {"prompt-input-tokens-stddev"},
+	"osl":              {"prompt-output-tokens-mean"},
+	"osl-stddev":       {"prompt-output-tokens-stddev"},
+	"block-size":       {"isl-block-size", "synthetic-input-tokens-block-size", "prompt-input-tokens-block-size"},
+	"request-count":    {"num-requests"},
+	"warmup-requests":  {"warmup-request-count", "num-warmup-requests"},
+	"arrival":          {"arrival-pattern", "request-rate-mode"},
+	"smoothness":       {"arrival-smoothness", "vllm-burstiness"},
+	"goodput":          {"g"},
+	"out":              {"artifact-dir", "output-artifact-dir"},
+	"dataset-sampling": {"dataset-sampling-strategy"},
+	"concurrency":      {"session-concurrency"},
+}
+
+// profileReplaced are replay flags whose AIPerf namesake means something
+// else or takes other units: the profile command has its own flag of that
+// name instead (see profileOwnFlags).
+var profileReplaced = map[string]bool{
+	"endpoint": true, "streaming": true, "warmup-duration": true, "export": true, "export-level": true,
+	"gpu-telemetry": true, "auto-offset": true, "start-offset": true, "end-offset": true,
+}
+
+// profileFlags returns the profile command's flags: every replay flag
+// (with AIPerf's aliases) but those profileReplaced names, then AIPerf's
+// own flags mapped onto the same Options.
+func profileFlags() []cli.Flag {
+	all := append(append(append(append(replayFlags(), responseCapFlags()...), contextFlags()...), timingFlags()...), telemetryFlags()...)
+	var out []cli.Flag
+	for _, f := range all {
+		name := f.Names()[0]
+		if profileReplaced[name] {
+			continue
+		}
+		if name == "extra-body" {
+			setAliases(f, nil) // --extra-inputs is AIPerf's key:value list here
+		}
+		if extra := profileAliases[name]; len(extra) > 0 {
+			setAliases(f, append(slices.Clone(f.Names()[1:]), extra...))
+		}
+		out = append(out, f)
+	}
+	return append(out, profileOwnFlags()...)
+}
+
+// setAliases sets the Aliases of a flag value of the cli package.
+func setAliases(f cli.Flag, aliases []string) {
+	v := reflect.ValueOf(f).Elem().FieldByName("Aliases")
+	v.Set(reflect.ValueOf(aliases))
+}
+
+// profileOwnFlags are AIPerf's flags that differ from replay's in name,
+// units or default.
+func profileOwnFlags() []cli.Flag {
+	const cat = "AIPerf"
+	return []cli.Flag{
+		&cli.StringFlag{Name: "endpoint-type", Value: "chat", Category: cat, Sources: envVars("endpoint-type"),
+			Usage: "API `KIND`: chat, completions (as replay's --endpoint; also a Wasm adapter or a shipped adapter's name)"},
+		&cli.BoolFlag{Name: "streaming", Category: cat, Sources: envVars("streaming"),
+			Usage: "stream responses (needed for TTFT and ITL); off by default, as in AIPerf"},
+		&cli.StringFlag{Name: "input-file", Category: cat, Sources: envVars("input-file"),
+			Usage: "the trace or dataset `FILE` (replay's TRACE)"},
+		&cli.StringFlag{Name: "custom-dataset-type", Category: cat, Sources: envVars("custom-dataset-type"),
+			Usage: "`TYPE` of --input-file: single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, raw_payload, inputs_json, or any --trace-format"},
+		&cli.BoolFlag{Name: "fixed-schedule", Category: cat, Sources: envVars("fixed-schedule"),
+			Usage: "send every row at its timestamp (replay's --mode fixed)"},
+		&cli.BoolFlag{Name: "no-fixed-schedule", Category: cat, Sources: envVars("no-fixed-schedule"),
+			Usage: "ignore the file's timestamps: pace it by --request-rate, --user-centric-rate or --concurrency"},
+		&cli.BoolFlag{Name: "fixed-schedule-auto-offset", Category: cat, Sources: envVars("fixed-schedule-auto-offset"),
+			Usage: "start at the first timestamp rather than at timestamp 0"},
+		&cli.IntFlag{Name: "fixed-schedule-start-offset", Category: cat, Sources: envVars("fixed-schedule-start-offset"),
+			Usage: "send only rows with timestamp ≥ `MS` (that timestamp is t=0)"},
+		&cli.IntFlag{Name: "fixed-schedule-end-offset", Category: cat, Sources: envVars("fixed-schedule-end-offset"),
+			Usage: "send only rows with timestamp ≤ `MS`"},
+		&cli.FloatFlag{Name: "benchmark-duration", Category: cat, Sources: envVars("benchmark-duration"),
+			Usage: "stop sending after `S` seconds (replay's --duration)"},
+		&cli.StringFlag{Name: "benchmark-grace-period", Category: cat, Sources: envVars("benchmark-grace-period"),
+			Usage: "after --benchmark-duration, wait `S` seconds (or inf) for requests in flight (replay's --grace; default 30)"},
+		&cli.FloatFlag{Name: "warmup-duration", Category: cat, Sources: envVars("warmup-duration"),
+			Usage: "requests due in the first `S` seconds are warmup"},
+		&cli.Uint64Flag{Name: "random-seed", Category: cat, Sources: envVars("random-seed"),
+			Usage: "`SEED` of every random draw: schedule, sampling and prompt words (replay's --seed and --prompt-seed)"},
+		&cli.FloatFlag{Name: "request-timeout-seconds", Category: cat, Sources: envVars("request-timeout-seconds"),
+			Usage: "give up on a request after `S` seconds (replay's --timeout)"},
+		&cli.StringSliceFlag{Name: "extra-inputs", Category: cat, Sources: envVars("extra-inputs"),
+			Usage: "`KEY:VALUE` merged into every body (repeatable; true/false, null, numbers are typed), or one JSON object"},
+		&cli.StringSliceFlag{Name: "gpu-telemetry", Category: cat, Sources: envVars("gpu-telemetry"),
+			Usage: "GPU `SOURCE`: pynvml (NVML), dcgm, or a DCGM exporter's URL"},
+		&cli.BoolFlag{Name: "no-gpu-telemetry", Category: cat, Sources: envVars("no-gpu-telemetry"),
+			Usage: "collect no GPU samples (the default)"},
+		&cli.StringFlag{Name: "export-level", Aliases: []string{"profile-export-level"}, Value: "records", Category: cat, Sources: envVars("export-level"),
+			Usage: "`LEVEL`: summary or records (one record row per request), raw (also one row per response event)"},
+		&cli.StringFlag{Name: "export", Value: "aiperf", Category: cat, Sources: envVars("export"),
+			Usage: "`KIND`: aiperf writes AIPerf's export files (the default here); none writes reprise's files only"},
+		&cli.StringFlag{Name: "ui-type", Aliases: []string{"ui"}, Category: cat, Sources: envVars("ui-type"),
+			Usage: "`UI`: none (as --quiet), simple or dashboard (the progress line)"},
+		&cli.BoolFlag{Name: "use-legacy-max-tokens", Category: cat, Sources: envVars("use-legacy-max-tokens"),
+			Usage: "send max_tokens (reprise always does; accepted for AIPerf command lines)"},
+		&cli.FloatFlag{Name: "session-turn-delay-mean", Aliases: []string{"conversation-turn-delay-mean"}, Category: cat, Sources: envVars("session-turn-delay-mean"),
+			Usage: "synthetic sessions: think time between turns, mean `MS` (replay's --turn-delay)"},
+		&cli.FloatFlag{Name: "session-turn-delay-stddev", Aliases: []string{"conversation-turn-delay-stddev"}, Category: cat, Sources: envVars("session-turn-delay-stddev"),
+			Usage: "synthetic sessions: think time between turns, standard deviation `MS`"},
+		&cli.FloatFlag{Name: "session-delay-ratio", Aliases: []string{"conversation-turn-delay-ratio"}, Value: 1, Category: cat, Sources: envVars("session-delay-ratio"),
+			Usage: "multiply every synthetic think time by `R`"},
+		&cli.FloatFlag{Name: "concurrency-ramp-duration", Category: cat, Sources: envVars("concurrency-ramp-duration"),
+			Usage: "raise the concurrency from 1 over `S` seconds (replay's --concurrency-ramp)"},
+		&cli.FloatFlag{Name: "request-rate-ramp-duration", Category: cat, Sources: envVars("request-rate-ramp-duration"),
+			Usage: "ramp the request rate up over `S` seconds (replay's --rate-ramp)"},
+		&cli.FloatFlag{Name: "request-cancellation-rate", Category: cat, Sources: envVars("request-cancellation-rate"),
+			Usage: "cancel `PCT` percent of the requests (replay's --cancel-rate as a fraction)"},
+		&cli.FloatFlag{Name: "request-cancellation-delay", Category: cat, Sources: envVars("request-cancellation-delay"),
+			Usage: "cancel `S` seconds after the request was sent whole (replay's --cancel-after)"},
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Category: cat, Sources: envVars("verbose"),
+			Usage: "log at debug level"},
+	}
+}
+
+// aiperfUnsupported says, for each `aiperf profile` flag the profile
+// command does not take, what to do instead or why not. A flag here that
+// is given exits 2 with its sentence.
+var aiperfUnsupported = map[string]string{
+	"custom-endpoint":                           "reprise takes the path from --endpoint-type; for another path or body shape, write a Wasm adapter (reprise adapters new) and pass it as --endpoint-type FILE.wasm",
+	"endpoint":                                  "reprise takes the path from --endpoint-type; for another path or body shape, write a Wasm adapter (reprise adapters new) and pass it as --endpoint-type FILE.wasm",
+	"model-selection-strategy":                  "reprise sends one model per run (the first --model); run once per model and compare the runs",
+	"url-strategy":                              "reprise sends to one --url per run",
+	"transport":                                 "reprise speaks HTTP (add --http2 for HTTP/2); drop the flag",
+	"transport-type":                            "reprise speaks HTTP (add --http2 for HTTP/2); drop the flag",
+	"connection-reuse-strategy":                 "reprise pools connections (--max-connections caps them); per-session or no reuse is not offered",
+	"request-content-type":                      "reprise sends JSON bodies only; multipart video uploads are not supported",
+	"download-video-content":                    "video endpoints are not supported",
+	"wait-for-model-timeout":                    "reprise does not poll for readiness: start it once the server answers (e.g. curl --retry on /v1/models)",
+	"wait-for-model-mode":                       "reprise does not poll for readiness: start it once the server answers (e.g. curl --retry on /v1/models)",
+	"wait-for-model-interval":                   "reprise does not poll for readiness: start it once the server answers (e.g. curl --retry on /v1/models)",
+	"public-dataset":                            "reprise downloads nothing: download the dataset (e.g. ShareGPT_V3_unfiltered_cleaned_split.json) and pass it with --input-file",
+	"hf-subset":                                 "reprise downloads nothing: export the subset to Parquet or JSONL and pass it with --input-file (--prompt-column names the text)",
+	"dataset-filter":                            "reprise downloads nothing: filter the file first (e.g. with duckdb or jq) and pass it with --input-file",
+	"config":                                    "reprise takes no YAML config; give the flags (each also reads REPRISE_<FLAG> from the environment)",
+	"f":                                         "reprise takes no YAML config; give the flags (each also reads REPRISE_<FLAG> from the environment)",
+	"num-dataset-entries":                       "synthetic prompts are all distinct in reprise (no pool to size); drop the flag",
+	"num-prompts":                               "synthetic prompts are all distinct in reprise (no pool to size); drop the flag",
+	"inter-turn-delay-cap-seconds":              "not supported; rewrite the trace's delays (reprise synthesize can rescale a trace)",
+	"seq-dist":                                  "mixtures of lengths are not a flag: generate such a trace with reprise synthesize and replay it",
+	"sequence-distribution":                     "mixtures of lengths are not a flag: generate such a trace with reprise synthesize and replay it",
+	"prompt-batch-size":                         "batched inputs (embeddings, rankings) are not supported",
+	"batch-size-text":                           "batched inputs (embeddings, rankings) are not supported",
+	"batch-size":                                "batched inputs (embeddings, rankings) are not supported",
+	"b":                                         "batched inputs (embeddings, rankings) are not supported",
+	"prompt-prefix-pool-size":                   "use --shared-system-prompt-length (one shared prefix) or --prefix-groups N (N shared prefixes)",
+	"prefix-prompt-pool-size":                   "use --shared-system-prompt-length (one shared prefix) or --prefix-groups N (N shared prefixes)",
+	"num-prefix-prompts":                        "use --shared-system-prompt-length (one shared prefix) or --prefix-groups N (N shared prefixes)",
+	"prompt-prefix-length":                      "use --shared-system-prompt-length N (the shared prefix's tokens)",
+	"prefix-prompt-length":                      "use --shared-system-prompt-length N (the shared prefix's tokens)",
+	"rankings-passages-mean":                    "ranking endpoints are not supported",
+	"rankings-passages-stddev":                  "ranking endpoints are not supported",
+	"rankings-passages-prompt-token-mean":       "ranking endpoints are not supported",
+	"rankings-passages-prompt-token-stddev":     "ranking endpoints are not supported",
+	"rankings-query-prompt-token-mean":          "ranking endpoints are not supported",
+	"rankings-query-prompt-token-stddev":        "ranking endpoints are not supported",
+	"synthesis-speedup-ratio":                   "use --speedup X (trace time divided by X)",
+	"synthesis-prefix-len-multiplier":           "rescale the trace first with reprise synthesize, then replay it",
+	"synthesis-prefix-root-multiplier":          "rescale the trace first with reprise synthesize, then replay it",
+	"synthesis-prompt-len-multiplier":           "rescale the trace first with reprise synthesize, then replay it",
+	"synthesis-output-len-multiplier":           "rescale the trace first with reprise synthesize, then replay it",
+	"synthesis-max-isl":                         "use --max-input-tokens N with --skip-invalid to leave longer rows out",
+	"synthesis-max-osl":                         "cap output lengths in the trace first (reprise synthesize), then replay it",
+	"prefill-concurrency":                       "reprise does not cap requests waiting for their first token; cap all requests with --concurrency",
+	"prefill-concurrency-ramp-duration":         "reprise does not cap requests waiting for their first token; cap all requests with --concurrency",
+	"adaptive-scale":                            "adaptive scaling is not supported; run a sweep of --concurrency values instead",
+	"adaptive-sustain-duration":                 "adaptive scaling is not supported; run a sweep of --concurrency values instead",
+	"adaptive-assessment-period":                "adaptive scaling is not supported; run a sweep of --concurrency values instead",
+	"adaptive-scale-sla":                        "adaptive scaling is not supported; run a sweep of --concurrency values instead",
+	"num-warmup-sessions":                       "use --warmup-request-count N (requests) or --warmup-duration S",
+	"warmup-concurrency":                        "warmup runs at the profiling load in reprise; use --warmup-request-count or --warmup-duration",
+	"warmup-prefill-concurrency":                "warmup runs at the profiling load in reprise; use --warmup-request-count or --warmup-duration",
+	"warmup-request-rate":                       "warmup runs at the profiling load in reprise; use --warmup-request-count or --warmup-duration",
+	"warmup-arrival-pattern":                    "warmup runs at the profiling load in reprise; use --warmup-request-count or --warmup-duration",
+	"warmup-grace-period":                       "warmup requests finish inside the run in reprise; drop the flag",
+	"warmup-concurrency-ramp-duration":          "warmup runs at the profiling load in reprise; use --concurrency-ramp-duration for the run",
+	"warmup-prefill-concurrency-ramp-duration":  "warmup runs at the profiling load in reprise; drop the flag",
+	"warmup-request-rate-ramp-duration":         "warmup runs at the profiling load in reprise; use --request-rate-ramp-duration for the run",
+	"tokenizer-revision":                        "reprise loads a tokenizer.json, a model directory or a cached Hugging Face id as it is (--tokenizer); download the revision you want first",
+	"tokenizer-trust-remote-code":               "reprise runs no tokenizer code: it reads tokenizer.json (--tokenizer)",
+	"profile-export-prefix":                     "reprise writes AIPerf's files under their default names in --artifact-dir; rename them afterwards",
+	"profile-export-file":                       "reprise writes AIPerf's files under their default names in --artifact-dir; rename them afterwards",
+	"slice-duration":                            "time slices are not exported; records carry every timestamp (e.g. duckdb over records.parquet groups them by any window)",
+	"export-http-trace":                         "records always carry the HTTP timings (dns, connect, headers, bytes); drop the flag",
+	"show-trace-timing":                         "records always carry the HTTP timings (dns, connect, headers, bytes); drop the flag",
+	"auto-plot":                                 "plots are not drawn; drop the flag",
+	"no-auto-plot":                              "plots are not drawn; drop the flag",
+	"plot-required":                             "plots are not drawn; drop the flag",
+	"server-metrics-formats":                    "server metrics are written as Parquet (metrics table of the run directory); drop the flag",
+	"network-latency-automatic":                 "network-adjusted metrics are not computed; records carry connect and DNS times",
+	"network-latency-mean":                      "network-adjusted metrics are not computed; records carry connect and DNS times",
+	"network-latency-ping-interval":             "network-adjusted metrics are not computed; records carry connect and DNS times",
+	"otel-url":                                  "no OpenTelemetry export; the run directory's Parquet files are the export",
+	"stream":                                    "no OpenTelemetry export; the run directory's Parquet files are the export",
+	"otel-resource-attributes":                  "no OpenTelemetry export; the run directory's Parquet files are the export",
+	"gen-ai-provider":                           "no OpenTelemetry export; the run directory's Parquet files are the export",
+	"num-profile-runs":                          "repeated runs with confidence intervals belong to reprise's sweep (--runs N), not to a single profile run; run the command N times until then",
+	"profile-run-cooldown-seconds":              "repeated runs belong to reprise's sweep; run the command several times",
+	"confidence-level":                          "confidence intervals across runs belong to reprise's sweep (--runs N), not to a single profile run",
+	"profile-run-disable-warmup-after-first":    "repeated runs belong to reprise's sweep; run the command several times",
+	"no-profile-run-disable-warmup-after-first": "repeated runs belong to reprise's sweep; run the command several times",
+	"set-consistent-seed":                       "the seed is fixed by --random-seed (0 when unset): runs are reproducible by default",
+	"no-set-consistent-seed":                    "the seed is fixed by --random-seed (0 when unset); pass a different one per run",
+	"vary-seed-per-trial":                       "pass a different --random-seed per run",
+	"no-vary-seed-per-trial":                    "the seed is fixed by --random-seed; drop the flag",
+	"convergence-metric":                        "convergence-driven repeats are not supported; run the command several times",
+	"convergence-stat":                          "convergence-driven repeats are not supported; run the command several times",
+	"convergence-threshold":                     "convergence-driven repeats are not supported; run the command several times",
+	"convergence-mode":                          "convergence-driven repeats are not supported; run the command several times",
+	"parameter-sweep-cooldown-seconds":          "parameter sweeps are not part of profile: run one profile per value (comma lists are not accepted)",
+	"parameter-sweep-same-seed":                 "parameter sweeps are not part of profile: run one profile per value",
+	"parameter-sweep-mode":                      "parameter sweeps are not part of profile: run one profile per value",
+	"sweep-type":                                "parameter sweeps are not part of profile: run one profile per value",
+	"no-sweep-table":                            "parameter sweeps are not part of profile: drop the flag",
+	"variant":                                   "parameter sweeps are not part of profile: run one profile per variant",
+	"sweep-variant":                             "parameter sweeps are not part of profile: run one profile per variant",
+	"extra-verbose":                             "give reprise --log-level debug before the command",
+	"vv":                                        "give reprise --log-level debug before the command",
+	"workers-max":                               "reprise has no worker processes; --senders N sets the most requests in flight",
+	"max-workers":                               "reprise has no worker processes; --senders N sets the most requests in flight",
+	"record-processor-service-count":            "reprise has no record processor services; drop the flag",
+	"record-processors":                         "reprise has no record processor services; drop the flag",
+	"api-port":                                  "reprise serves no API while it runs; drop the flag",
+	"api-host":                                  "reprise serves no API while it runs; drop the flag",
+	"zmq-host":                                  "reprise is one process (no ZMQ); drop the flag",
+	"zmq-ipc-path":                              "reprise is one process (no ZMQ); drop the flag",
+	"zmq-dual-bind":                             "reprise is one process (no ZMQ); drop the flag",
+	"accuracy-benchmark":                        "accuracy benchmarks are out of scope for a replay client",
+	"accuracy-tasks":                            "accuracy benchmarks are out of scope for a replay client",
+	"accuracy-n-shots":                          "accuracy benchmarks are out of scope for a replay client",
+	"accuracy-enable-cot":                       "accuracy benchmarks are out of scope for a replay client",
+	"accuracy-grader":                           "accuracy benchmarks are out of scope for a replay client",
+	"accuracy-system-prompt":                    "accuracy benchmarks are out of scope for a replay client",
+	"accuracy-verbose":                          "accuracy benchmarks are out of scope for a replay client",
+	"reset-kv-cache":                            "reprise does not reset the server's cache; restart the server or POST its reset endpoint between runs",
+	"reset-kv-cache-path":                       "reprise does not reset the server's cache; restart the server or POST its reset endpoint between runs",
+	"reset-kv-cache-timeout-seconds":            "reprise does not reset the server's cache; restart the server or POST its reset endpoint between runs",
+	"server-profiler":                           "reprise does not drive the server's profiler; call /start_profile and /stop_profile around the run",
+	"apply-chat-template":                       "use --isl-correction N for the tokens the chat template adds",
+	"cache-bust":                                "synthetic prompts are already distinct per request; drop the flag",
+	"prompt-corpus":                             "reprise builds prompts from its own word list (--prompt-seed picks them); drop the flag",
+	"failed-request-threshold":                  "use --max-error-rate R (a fraction): over it the run exits 3",
+	"request-rate-series":                       "a series of rates is a trace: generate one with reprise synthesize and replay it",
+	"ignore-trace-delays":                       "use --context-mode self-contained with --mode rate or concurrency to pace rows without their delays",
+	"export-outputs-json":                       "response texts are not exported; drop the flag",
+	"stats-interval":                            "the progress line updates by itself; drop the flag",
+	"backend":                                   "GenAI-Perf's Triton backends are not supported; reprise speaks the OpenAI API (--endpoint-type chat or completions)",
+	"grpc-method":                               "gRPC endpoints are not supported; reprise speaks HTTP",
+	"checkpoint-dir":                            "GenAI-Perf's checkpoints do not exist here; drop the flag",
+	"enable-checkpointing":                      "GenAI-Perf's checkpoints do not exist here; drop the flag",
+	"generate-plots":                            "plots are not drawn; drop the flag",
+	"max-threads":                               "reprise has no worker threads to size; --senders N sets the most requests in flight",
+	"measurement-interval":                      "use --benchmark-duration S",
+	"p":                                         "use --benchmark-duration S",
+	"stability-percentage":                      "use --benchmark-duration S",
+	"s":                                         "use --benchmark-duration S",
+	"output-tokens-mean-deterministic":          "reprise sends ignore_eos by default, so outputs have the asked length (--no-ignore-eos to let the model stop)",
+	"scenario":                                  "no scenarios: give the flags",
+	"unsafe-override":                           "no scenarios: give the flags",
+}
+
+// aiperfFamilies are prefixes of AIPerf flag families that the profile
+// command does not take, each with its sentence (image, audio and video
+// synthesis, search recipes).
+var aiperfFamilies = []struct{ prefix, why string }{
+	{"image-", "image inputs are not synthesized; put them in the dataset's rows (AIPerf single_turn image fields are read) or use a Wasm adapter"},
+	{"batch-size-image", "image inputs are not synthesized; put them in the dataset's rows"},
+	{"audio-", "audio inputs are not synthesized; drop the flag"},
+	{"batch-size-audio", "audio inputs are not synthesized; drop the flag"},
+	{"video-", "video inputs are not synthesized; drop the flag"},
+	{"batch-size-video", "video inputs are not synthesized; drop the flag"},
+	{"search-", "adaptive searches are not part of profile: run one profile per value"},
+	{"optuna-", "adaptive searches are not part of profile: run one profile per value"},
+	{"bo-", "adaptive searches are not part of profile: run one profile per value"},
+	{"degradation-", "adaptive searches are not part of profile: run one profile per value"},
+	{"slo-attainment-fraction", "use --goodput with --min-good-fraction F"},
+	{"error-rate-sla", "use --max-error-rate R"},
+	{"isl-min", "searches over lengths are not part of profile: run one profile per --isl"},
+	{"isl-max", "searches over lengths are not part of profile: run one profile per --isl"},
+	{"isl-steps", "searches over lengths are not part of profile: run one profile per --isl"},
+	{"osl-min", "searches over lengths are not part of profile: run one profile per --osl"},
+	{"osl-max", "searches over lengths are not part of profile: run one profile per --osl"},
+	{"osl-steps", "searches over lengths are not part of profile: run one profile per --osl"},
+	{"concurrency-min", "searches are not part of profile: run one profile per --concurrency"},
+	{"concurrency-max", "searches are not part of profile: run one profile per --concurrency"},
+	{"concurrency-steps", "searches are not part of profile: run one profile per --concurrency"},
+	{"isl-osl-pairs", "run one profile per --isl/--osl pair"},
+	{"ttft-sla-ms", "use --goodput \"time_to_first_token:MS\""},
+	{"itl-sla-ms", "use --goodput \"inter_token_latency:MS\""},
+	{"e2e-sla-ms", "use --goodput \"request_latency:MS\""},
+}
+
+// aiperfWhy returns the sentence for an AIPerf flag name the profile
+// command does not take, or "".
+func aiperfWhy(name string) string {
+	if why, ok := aiperfUnsupported[name]; ok {
+		return why
+	}
+	for _, f := range aiperfFamilies {
+		if strings.HasPrefix(name, f.prefix) {
+			return f.why
+		}
+	}
+	return ""
+}
+
+// profileUsageError is the profile command's OnUsageError: an AIPerf flag
+// it does not take is explained; anything else goes as for every command.
+func profileUsageError(c *cli.Command, err error) error {
+	if name, ok := strings.CutPrefix(err.Error(), unknownFlagPrefix); ok {
+		name = strings.TrimLeft(name, "-")
+		if why := aiperfWhy(name); why != "" {
+			return exitcode.UsageError(fmt.Errorf("aiperf's %s is not supported: %s", dashed(name), why), "see 'reprise profile --help' and docs/format/cli.md")
+		}
+	}
+	return usageError(c, err)
+}
+
+// profileCommand is `reprise profile`: aiperf profile's command line on
+// reprise's engine, the same run as replay with the same outputs plus
+// AIPerf's export files.
+func profileCommand(a *app) *cli.Command {
+	cmd := &cli.Command{
+		Name:  "profile",
+		Usage: "run an `aiperf profile` command line unchanged on reprise's engine (AIPerf's flags, replay's run and outputs)",
+		Description: "Accepts aiperf profile's flags where reprise has the same meaning and runs the same replay as\n" +
+			"'reprise replay' (same engine, same run directory), with AIPerf's defaults: non-streaming unless\n" +
+			"--streaming, 10 requests when nothing else bounds the run, the artifact directory\n" +
+			"artifacts/<model>-openai-<endpoint type>-<stimulus>, and AIPerf's export files (profile_export.jsonl,\n" +
+			"profile_export_aiperf.json and .csv, inputs.json). An AIPerf flag reprise does not take exits 2 with\n" +
+			"what to use instead. Every replay flag works here too.\n\n" +
+			"Example:\n" +
+			"  reprise profile -m Qwen/Qwen3-0.6B --url http://localhost:8000 --endpoint-type chat --streaming \\\n" +
+			"    --isl 550 --osl 128 --concurrency 8 --request-count 100",
+		ArgsUsage: " ",
+		Flags:     profileFlags(),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if args := cmd.Args().Slice(); len(args) > 0 {
+				return exitcode.UsageError(fmt.Errorf("profile takes no arguments, got %s", strings.Join(args, " ")),
+					"give the dataset or trace with --input-file")
+			}
+			o, quiet, err := profileOptions(cmd)
+			if err != nil {
+				return exitcode.UsageError(err, "see 'reprise profile --help'")
+			}
+			if cmd.Bool("verbose") {
+				if l, err := newLogger(a.stderr, "debug", "text"); err == nil {
+					a.log = l
+				}
+			}
+			o.Trace.Hold = loadTraces
+			o.Log = a.log
+			o.Abort = a.abort.Done()
+			if o.Trace.Path == "-" {
+				o.Trace.Reader = a.stdin
+			}
+			return runReplay(ctx, a, o, quiet)
+		},
+	}
+	cmd.OnUsageError = func(_ context.Context, c *cli.Command, err error, _ bool) error {
+		return profileUsageError(c, err)
+	}
+	return cmd
+}
+
+// profileOptions maps the profile command's flags to reprise.Options:
+// replay's mapping, then AIPerf's flags and defaults over it.
+func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
+	var errs []error
+	rc, err := timingConfigFrom(cmd)
+	errs = append(errs, err)
+	o := replayOptions(cmd)
+	quiet := cmd.Bool("quiet")
+	switch ui := cmd.String("ui-type"); ui {
+	case "none":
+		quiet = true
+	case "", "simple", "dashboard":
+	default:
+		errs = append(errs, fmt.Errorf("--ui-type %q: want none, simple or dashboard", ui))
+	}
+
+	o.Endpoint = cmd.String("endpoint-type")
+	o.Streaming = cmd.Bool("streaming")
+	o.Trace.Path = cmd.String("input-file")
+	if t := cmd.String("custom-dataset-type"); t != "" {
+		if o.Trace.Path == "" {
+			errs = append(errs, errors.New("--custom-dataset-type needs --input-file"))
+		}
+		o.Trace.Format = t
+	}
+	if cmd.IsSet("random-seed") {
+		rc.Seed = cmd.Uint64("random-seed")
+		o.Prompts.Seed = rc.Seed
+	}
+	if cmd.IsSet("request-timeout-seconds") {
+		o.Timeout = seconds(cmd.Float("request-timeout-seconds"))
+	}
+	extra, err := extraInputs(cmd.String("extra-body"), cmd.StringSlice("extra-inputs"))
+	errs = append(errs, err)
+	o.ExtraBody = extra
+	switch lvl := cmd.String("export-level"); lvl {
+	case "summary", "records":
+		o.Output.ExportLevel = "records"
+	case "raw", "events":
+		o.Output.ExportLevel = "events"
+	default:
+		errs = append(errs, fmt.Errorf("--export-level %q: want summary, records or raw", lvl))
+	}
+	switch exp := cmd.String("export"); exp {
+	case "aiperf":
+		o.Output.Export = "aiperf"
+	case "none", "":
+		o.Output.Export = ""
+	default:
+		errs = append(errs, fmt.Errorf("--export %q: want aiperf or none", exp))
+	}
+
+	// Timing: AIPerf's mode selection (fixed schedule, then user-centric,
+	// then rate, then concurrency) where no --mode says otherwise.
+	fixed, noFixed := cmd.Bool("fixed-schedule"), cmd.Bool("no-fixed-schedule")
+	switch {
+	case fixed && noFixed:
+		errs = append(errs, errors.New("--fixed-schedule and --no-fixed-schedule exclude each other"))
+	case fixed:
+		rc.Mode = replay.ModeFixed
+	case noFixed && rc.Mode == replay.ModeAuto:
+		switch {
+		case rc.UserCentricRate > 0:
+			rc.Mode = replay.ModeUserCentric
+		case rc.RequestRate > 0:
+			rc.Mode = replay.ModeRate
+		default:
+			rc.Mode = replay.ModeConcurrency
+		}
+	}
+	rc.AutoOffset = cmd.Bool("fixed-schedule-auto-offset")
+	if ms := cmd.Int("fixed-schedule-start-offset"); ms > 0 {
+		rc.StartOffset = time.Duration(ms) * time.Millisecond
+	}
+	if ms := cmd.Int("fixed-schedule-end-offset"); ms > 0 {
+		rc.EndOffset = time.Duration(ms) * time.Millisecond
+	}
+	if cmd.IsSet("benchmark-duration") {
+		rc.Duration = seconds(cmd.Float("benchmark-duration"))
+	}
+	if g := cmd.String("benchmark-grace-period"); g != "" {
+		if !cmd.IsSet("benchmark-duration") {
+			errs = append(errs, errors.New("--benchmark-grace-period needs --benchmark-duration (as in AIPerf)"))
+		}
+		if strings.EqualFold(g, "inf") {
+			rc.Grace = 365 * 24 * time.Hour
+		} else if s, err := strconv.ParseFloat(g, 64); err != nil || s < 0 || math.IsNaN(s) {
+			errs = append(errs, fmt.Errorf("--benchmark-grace-period %q: want seconds ≥ 0 or inf", g))
+		} else {
+			rc.Grace = seconds(s)
+		}
+	} else if !cmd.IsSet("grace") {
+		rc.Grace = 30 * time.Second // AIPerf's default
+	}
+	if cmd.IsSet("concurrency-ramp-duration") {
+		rc.ConcurrencyRamp = seconds(cmd.Float("concurrency-ramp-duration"))
+	}
+	if cmd.IsSet("request-rate-ramp-duration") {
+		rc.RateRamp = seconds(cmd.Float("request-rate-ramp-duration"))
+	}
+	ratio := cmd.Float("session-delay-ratio")
+	if ratio < 0 || math.IsNaN(ratio) {
+		errs = append(errs, fmt.Errorf("--session-delay-ratio %v: want a factor ≥ 0", ratio))
+	}
+	if cmd.IsSet("session-turn-delay-mean") {
+		o.Synthetic.TurnDelay = seconds(cmd.Float("session-turn-delay-mean") / 1000 * ratio)
+	}
+	if cmd.IsSet("session-turn-delay-stddev") {
+		o.Synthetic.TurnDelayStdDev = seconds(cmd.Float("session-turn-delay-stddev") / 1000 * ratio)
+	}
+	if cmd.IsSet("request-cancellation-rate") {
+		pct := cmd.Float("request-cancellation-rate")
+		if pct <= 0 || pct > 100 || math.IsNaN(pct) {
+			errs = append(errs, fmt.Errorf("--request-cancellation-rate %v: want a percentage in (0, 100]", pct))
+		}
+		o.CancelRate = pct / 100
+	}
+	if cmd.IsSet("request-cancellation-delay") {
+		o.CancelAfter = seconds(cmd.Float("request-cancellation-delay"))
+	}
+	if cmd.IsSet("warmup-duration") {
+		rc.WarmupDuration = seconds(cmd.Float("warmup-duration"))
+	}
+	// AIPerf sends 10 requests when nothing else bounds a run that is not
+	// a fixed schedule: a synthetic load, or a file paced by a load model
+	// named outright. A file in the auto mode is sent once, whole.
+	if rc.RequestCount == 0 && rc.Duration == 0 && rc.Mode != replay.ModeFixed &&
+		(o.Trace.Path == "" || rc.Mode != replay.ModeAuto) && o.Synthetic.Sessions == 0 {
+		rc.RequestCount = 10
+	}
+	// Without a load model AIPerf runs one request at a time (its
+	// concurrency burst), unless a file's timestamps make a fixed schedule.
+	if rc.Mode == replay.ModeAuto && rc.RequestRate == 0 && rc.UserCentricRate == 0 && rc.Concurrency == 0 &&
+		(o.Trace.Path == "" || !fileHasTimestamps(o.Trace.Path, o.Trace.Format, o.Trace.Columns)) {
+		rc.Concurrency = 1
+	}
+	o.Replay = rc
+
+	tc, err := telemetryConfigFrom(cmd)
+	errs = append(errs, err)
+	if !cmd.Bool("no-gpu-telemetry") {
+		for _, g := range cmd.StringSlice("gpu-telemetry") {
+			switch {
+			case g == "pynvml" || g == "nvml":
+				tc.GPU = "nvml"
+			case g == "dcgm":
+				tc.GPU, tc.DCGMURL = "dcgm", reprise.DefaultDCGMURL
+			case strings.HasPrefix(g, "http://") || strings.HasPrefix(g, "https://"):
+				tc.GPU, tc.DCGMURL = "dcgm", g
+			case g == "dashboard":
+			default:
+				errs = append(errs, fmt.Errorf("--gpu-telemetry %q: want pynvml, dcgm or a DCGM exporter URL (amdsmi and custom metric files are not read)", g))
+			}
+		}
+	}
+	o.Telemetry = tc
+
+	if o.Output.Dir == "" {
+		o.Output.Dir = filepath.Join("artifacts", artifactName(&o))
+	}
+	if !cmd.IsSet("overwrite") {
+		o.Output.Overwrite = true // AIPerf writes over its artifact directory
+	}
+	return o, quiet, errors.Join(errs...)
+}
+
+// artifactName is AIPerf's artifact subdirectory:
+// {model, / → _}-openai-{endpoint type}-{stimulus}.
+func artifactName(o *reprise.Options) string {
+	stim := "concurrency" + strconv.Itoa(max(o.Replay.Concurrency, 1))
+	switch {
+	case o.Replay.Mode == replay.ModeFixed:
+		stim = "fixed_schedule"
+	case o.Replay.UserCentricRate > 0:
+		stim = fmt.Sprintf("user_centric-users%d-qps%s", o.Replay.NumUsers, strconv.FormatFloat(o.Replay.UserCentricRate, 'f', -1, 64))
+	case o.Replay.RequestRate > 0:
+		stim = "request_rate" + strconv.FormatFloat(o.Replay.RequestRate, 'f', -1, 64)
+	}
+	model := strings.ReplaceAll(o.Model, "/", "_")
+	if model == "" {
+		model = "model"
+	}
+	return model + "-openai-" + filepath.Base(o.Endpoint) + "-" + stim
+}
+
+// seconds converts AIPerf's float seconds.
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// extraInputs merges --extra-body (a JSON object) and AIPerf's
+// --extra-inputs (KEY:VALUE pairs, values typed as AIPerf does, or JSON
+// objects) into one JSON object; "" when both are empty.
+func extraInputs(body string, pairs []string) (string, error) {
+	if len(pairs) == 0 {
+		return body, nil
+	}
+	m := map[string]any{}
+	if body != "" {
+		if err := json.Unmarshal([]byte(body), &m); err != nil {
+			return "", fmt.Errorf("--extra-body: want a JSON object: %v", err)
+		}
+	}
+	for _, p := range pairs {
+		p = strings.TrimSpace(p)
+		if strings.HasPrefix(p, "{") {
+			var obj map[string]any
+			if err := json.Unmarshal([]byte(p), &obj); err != nil {
+				return "", fmt.Errorf("--extra-inputs %q: want KEY:VALUE or a JSON object: %v", p, err)
+			}
+			for k, v := range obj {
+				m[k] = v
+			}
+			continue
+		}
+		k, v, ok := strings.Cut(p, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			return "", fmt.Errorf("--extra-inputs %q: want KEY:VALUE or a JSON object", p)
+		}
+		m[strings.TrimSpace(k)] = typedValue(strings.TrimSpace(v))
+	}
+	b, err := json.Marshal(m)
+	return string(b), err
+}
+
+// typedValue types an --extra-inputs value as AIPerf does: true/false,
+// none/null, an integer, a float, else a string.
+func typedValue(v string) any {
+	switch strings.ToLower(v) {
+	case "true":
+		return true
+	case "false":
+		return false
+	case "none", "null":
+		return nil
+	}
+	if i, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return i
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+		return f
+	}
+	return v
+}
+
+// fileHasTimestamps reports whether the first row of the trace or dataset
+// at path has an arrival time (then the run is a fixed schedule, as AIPerf
+// auto-enables it); false when it cannot be read (the run reports why).
+func fileHasTimestamps(path, format string, cols trace.Columns) bool {
+	if path == "-" {
+		return true // standard input is read once, by the run
+	}
+	f, err := trace.ParseFormat(format)
+	if err != nil {
+		return false
+	}
+	r, err := trace.Open(path, trace.Options{Format: f, Columns: cols, SkipInvalid: true, MaxRows: 1})
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	var row trace.Row
+	return r.Next(&row) == nil && row.HasOffset
+}

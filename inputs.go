@@ -1,0 +1,102 @@
+package reprise
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/reprise-bench/reprise/arrowio"
+	"github.com/reprise-bench/reprise/engine"
+	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/trace"
+)
+
+// maxAIPerfInputs bounds the request bodies kept for inputs.json: a long
+// run's bodies would otherwise all be held until it ends.
+const maxAIPerfInputs = 100_000
+
+// inputsLog keeps the request bodies of a run for AIPerf's inputs.json
+// (Output.Export aiperf): each trace row (or synthetic request) once, as
+// built for its first send, and, as AIPerf writes them, without the live
+// history a later turn was sent with. Builders call add concurrently.
+type inputsLog struct {
+	mu      sync.Mutex
+	seen    map[string]bool
+	inputs  []arrowio.AIPerfInput
+	dropped int
+}
+
+func newInputsLog() *inputsLog { return &inputsLog{seen: map[string]bool{}} }
+
+// add keeps body for row (item: its request number, which names a
+// synthetic request) unless that row was kept already.
+func (l *inputsLog) add(row *trace.Row, item int, body []byte) {
+	key := row.SessionID + "\x00" + strconv.FormatInt(row.Index, 10)
+	if row.Index < 0 {
+		key = "item " + strconv.Itoa(item)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.seen[key] {
+		return
+	}
+	if len(l.inputs) >= maxAIPerfInputs {
+		l.dropped++
+		return
+	}
+	l.seen[key] = true
+	l.inputs = append(l.inputs, arrowio.AIPerfInput{SessionID: row.SessionID, Body: bodyForFiles(body)})
+}
+
+// bodyForFiles is a JSON request body with the value of every
+// secret-looking key (secretKey: --extra-body's api keys, tokens) replaced,
+// as the manifest writes --extra-body; a body that is not JSON is kept
+// as it is (WriteAIPerfInputs leaves it out).
+func bodyForFiles(body []byte) []byte {
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return slices.Clone(body)
+	}
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if e.Encode(redactJSON(v)) != nil {
+		return slices.Clone(body)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// list returns the bodies kept, in the order they were built.
+func (l *inputsLog) list() []arrowio.AIPerfInput {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.inputs
+}
+
+// record keeps the body of a request just built (p) for inputs.json. A
+// later turn built with its session's history is built once more, alone,
+// as AIPerf formats each turn.
+func (rn *runner) recordInput(b *engine.Builder, item int, row *trace.Row, in *adapter.BuildInput, p *engine.Prepared, history bool) {
+	l := rn.cfg.Inputs
+	if l == nil || p.Err != nil {
+		return
+	}
+	if !history || rn.cfg.Prompts == nil {
+		l.add(row, item, p.Body)
+		return
+	}
+	alone := *in
+	alone.Messages, alone.PromptText, alone.PromptTokens = nil, "", nil
+	alone.Flags &^= adapter.BuildHistory
+	if _, _, err := rn.cfg.Prompts.Prompt(row, &alone); err != nil {
+		return
+	}
+	var q engine.Prepared
+	if b.Build(&alone, &q) == nil {
+		l.add(row, item, q.Body)
+	}
+}

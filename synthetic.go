@@ -1,0 +1,150 @@
+package reprise
+
+import (
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/reprise-bench/reprise/replay"
+	"github.com/reprise-bench/reprise/trace"
+)
+
+// shaped reports whether the synthetic load has sessions or shared
+// prefixes, which make it rows generated before the run.
+func (s *SyntheticLoad) shaped() bool {
+	return s.Sessions > 0 || s.TurnsMean > 1 || s.SharedPrefix > 0 || s.UserContext > 0 || s.PrefixGroups > 1
+}
+
+// maxPrefixBlocks bounds the hash ids of a synthetic row's shared prefixes.
+const maxPrefixBlocks = 4096
+
+// Hash id namespaces of synthetic rows: shared prefixes, user contexts,
+// fresh blocks (ids are opaque; these only keep them apart).
+const (
+	idShared  = 1 << 60
+	idContext = 2 << 60
+	idFresh   = 3 << 60
+)
+
+// syntheticProblems checks the session and prefix fields of s (with or
+// without a trace: with one, they must be unset).
+func syntheticProblems(s *SyntheticLoad, withTrace bool, bad func(path, format string, args ...any)) {
+	if withTrace {
+		if s.shaped() || s.TurnsStdDev > 0 || s.TurnDelay > 0 || s.TurnDelayStdDev > 0 {
+			bad("Synthetic.Sessions", "{Synthetic.Sessions}, the session turns and the shared prefixes describe a synthetic load; with a {Trace.Path} they come from the trace")
+		}
+		return
+	}
+	if s.Sessions < 0 {
+		bad("Synthetic.Sessions", "{Synthetic.Sessions} %d: must not be negative", s.Sessions)
+	}
+	if s.TurnsMean < 0 || s.TurnsStdDev < 0 || math.IsNaN(s.TurnsMean) || s.TurnsMean > 1e6 {
+		bad("Synthetic.TurnsMean", "{Synthetic.TurnsMean} %v ± {Synthetic.TurnsStdDev} %v: want turns ≥ 0 (0 = 1) and a standard deviation ≥ 0", s.TurnsMean, s.TurnsStdDev)
+	}
+	if s.TurnDelay < 0 || s.TurnDelayStdDev < 0 {
+		bad("Synthetic.TurnDelay", "{Synthetic.TurnDelay} %v ± {Synthetic.TurnDelayStdDev} %v: must not be negative", s.TurnDelay, s.TurnDelayStdDev)
+	}
+	if s.SharedPrefix < 0 || s.UserContext < 0 || s.PrefixGroups < 0 {
+		bad("Synthetic.SharedPrefix", "{Synthetic.SharedPrefix} %d, {Synthetic.UserContext} %d and {Synthetic.PrefixGroups} %d must not be negative", s.SharedPrefix, s.UserContext, s.PrefixGroups)
+	}
+	if s.PrefixGroups > 1 && s.SharedPrefix == 0 {
+		bad("Synthetic.PrefixGroups", "{Synthetic.PrefixGroups} %d needs {Synthetic.SharedPrefix}: the length of each group's prefix", s.PrefixGroups)
+	}
+	if b := prefixBlock(s); b > 0 && (s.SharedPrefix+s.UserContext)/b > maxPrefixBlocks {
+		bad("Synthetic.SharedPrefix", "{Synthetic.SharedPrefix} %d and {Synthetic.UserContext} %d have the greatest common divisor %d: their prefixes would take %d blocks of %d tokens (at most %d); give lengths with a larger common divisor (e.g. multiples of 16)",
+			s.SharedPrefix, s.UserContext, b, (s.SharedPrefix+s.UserContext)/b, b, maxPrefixBlocks)
+	}
+}
+
+// prefixBlock is the block size of a synthetic load's hash ids: the
+// greatest common divisor of its prefix lengths, so that every prefix is
+// whole blocks; 0 without prefixes.
+func prefixBlock(s *SyntheticLoad) int {
+	a, b := s.SharedPrefix, s.UserContext
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// syntheticRows generates the rows of a shaped synthetic load: Sessions
+// conversations (else enough for rc's request count, 10 without one, or
+// 100 when only a duration bounds the run), each of TurnsMean ± TurnsStdDev
+// turns. A first turn is the group's shared prefix, the session's context,
+// then ISL ± ISLStdDev fresh tokens, as hash ids of prefixBlock tokens, so
+// prompt synthesis shares exactly the prefixes and knows the expected
+// cached tokens of every request; a later turn is fresh tokens only and
+// grows the session's history. Equal seeds give equal rows.
+func syntheticRows(s *SyntheticLoad, rc *replay.Config) []trace.Row {
+	rng := rand.New(rand.NewPCG(rc.Seed, 0x73796e7468)) // "synth"
+	draw := func(mean, std float64) int {
+		v := mean
+		if std > 0 {
+			v = mean + std*rng.NormFloat64()
+		}
+		return max(1, int(math.Round(v)))
+	}
+	want := 0 // rows to reach when Sessions is not given
+	switch {
+	case s.Sessions > 0:
+	case rc.RequestCount > 0:
+		want = rc.RequestCount + rc.WarmupRequests
+	case rc.Duration > 0:
+		want = -100 // sessions
+	default:
+		want = 10 + rc.WarmupRequests
+	}
+	B := prefixBlock(s)
+	groups := max(s.PrefixGroups, 1)
+	turnsMean := max(s.TurnsMean, 1)
+	var rows []trace.Row
+	fresh := uint64(idFresh)
+	for n := 0; ; n++ {
+		switch {
+		case s.Sessions > 0 && n >= s.Sessions:
+			return rows
+		case want > 0 && len(rows) >= want:
+			return rows
+		case want < 0 && n >= -want:
+			return rows
+		}
+		turns := draw(turnsMean, s.TurnsStdDev)
+		id := ""
+		if turns > 1 {
+			id = "s" + strconv.Itoa(n)
+		}
+		for k := range turns {
+			isl := draw(s.ISL, s.ISLStdDev)
+			row := trace.Row{Index: int64(len(rows)), Line: int64(len(rows)) + 1, InputTokens: isl,
+				OutputTokens: draw(s.OSL, s.OSLStdDev), SessionID: id, Turn: k, ParentID: -1, RequestID: -1}
+			if k > 0 && (s.TurnDelay > 0 || s.TurnDelayStdDev > 0) {
+				d := float64(s.TurnDelay)
+				if s.TurnDelayStdDev > 0 {
+					d += float64(s.TurnDelayStdDev) * rng.NormFloat64()
+				}
+				row.Delay, row.HasDelay = time.Duration(max(d, 0)), true
+			}
+			if B > 0 {
+				row.BlockSize = B
+				var ids []uint64
+				if k == 0 {
+					g := uint64(n % groups)
+					for b := range s.SharedPrefix / B {
+						ids = append(ids, idShared+g<<24+uint64(b))
+					}
+					for b := range s.UserContext / B {
+						ids = append(ids, idContext+uint64(n)<<24+uint64(b))
+					}
+					row.InputTokens += s.SharedPrefix + s.UserContext
+				}
+				for range (isl + B - 1) / B {
+					ids = append(ids, fresh)
+					fresh++
+				}
+				row.HashIDs = ids
+			}
+			rows = append(rows, row)
+		}
+	}
+}
