@@ -25,7 +25,9 @@ import (
 // meaning and units, added as aliases on the profile command's copies.
 var profileAliases = map[string][]string{
 	"model":            {"model-names"},
-	"isl":              {"prompt-input-tokens-mean"},
+	"isl":              {"prompt-input-tokens-mean", "rankings-passages-prompt-token-mean"},
+	"batch-size":       {"b", "prompt-batch-size", "batch-size-text", "rankings-passages-mean"},
+	"query-tokens":     {"rankings-query-prompt-token-mean"},
 	"isl-stddev":       {"prompt-input-tokens-stddev"},
 	"osl":              {"prompt-output-tokens-mean"},
 	"osl-stddev":       {"prompt-output-tokens-stddev"},
@@ -82,7 +84,7 @@ func profileOwnFlags() []cli.Flag {
 	const cat = "AIPerf"
 	return []cli.Flag{
 		&cli.StringFlag{Name: "endpoint-type", Value: "chat", Category: cat, Sources: envVars("endpoint-type"),
-			Usage: "API `KIND`: chat, completions (as replay's --endpoint; also a Wasm adapter or a shipped adapter's name)"},
+			Usage: "API `KIND`: replay's --endpoint names (chat, completions, responses, embeddings, rerank-tei, …, a Wasm adapter) or AIPerf's (nim_embeddings, hf_tei_rankings, cohere_rankings, nim_rankings)"},
 		&cli.BoolFlag{Name: "streaming", Category: cat, Sources: envVars("streaming"),
 			Usage: "stream responses (needed for TTFT and ITL); off by default, as in AIPerf"},
 		&cli.StringFlag{Name: "input-file", Category: cat, Sources: envVars("input-file"),
@@ -142,6 +144,13 @@ func profileOwnFlags() []cli.Flag {
 	}
 }
 
+// aiperfEndpoints maps AIPerf's --endpoint-type names to reprise's
+// endpoints where they differ.
+var aiperfEndpoints = map[string]string{
+	"nim_embeddings": "nim-embeddings", "hf_tei_rankings": "rerank-tei", "cohere_rankings": "rerank-cohere",
+	"nim_rankings": "ranking-nim",
+}
+
 // aiperfUnsupported says, for each `aiperf profile` flag the profile
 // command does not take, what to do instead or why not. A flag here that
 // is given exits 2 with its sentence.
@@ -168,21 +177,14 @@ var aiperfUnsupported = map[string]string{
 	"inter-turn-delay-cap-seconds":              "not supported; rewrite the trace's delays (reprise synthesize can rescale a trace)",
 	"seq-dist":                                  "mixtures of lengths are not a flag: generate such a trace with reprise synthesize and replay it",
 	"sequence-distribution":                     "mixtures of lengths are not a flag: generate such a trace with reprise synthesize and replay it",
-	"prompt-batch-size":                         "batched inputs (embeddings, rankings) are not supported",
-	"batch-size-text":                           "batched inputs (embeddings, rankings) are not supported",
-	"batch-size":                                "batched inputs (embeddings, rankings) are not supported",
-	"b":                                         "batched inputs (embeddings, rankings) are not supported",
 	"prompt-prefix-pool-size":                   "use --shared-system-prompt-length (one shared prefix) or --prefix-groups N (N shared prefixes)",
 	"prefix-prompt-pool-size":                   "use --shared-system-prompt-length (one shared prefix) or --prefix-groups N (N shared prefixes)",
 	"num-prefix-prompts":                        "use --shared-system-prompt-length (one shared prefix) or --prefix-groups N (N shared prefixes)",
 	"prompt-prefix-length":                      "use --shared-system-prompt-length N (the shared prefix's tokens)",
 	"prefix-prompt-length":                      "use --shared-system-prompt-length N (the shared prefix's tokens)",
-	"rankings-passages-mean":                    "ranking endpoints are not supported",
-	"rankings-passages-stddev":                  "ranking endpoints are not supported",
-	"rankings-passages-prompt-token-mean":       "ranking endpoints are not supported",
-	"rankings-passages-prompt-token-stddev":     "ranking endpoints are not supported",
-	"rankings-query-prompt-token-mean":          "ranking endpoints are not supported",
-	"rankings-query-prompt-token-stddev":        "ranking endpoints are not supported",
+	"rankings-passages-stddev":                  "rankings requests have fixed counts and lengths here (--batch-size passages, --isl tokens each, --query-tokens); drop the standard deviation",
+	"rankings-passages-prompt-token-stddev":     "rankings requests have fixed counts and lengths here (--batch-size passages, --isl tokens each, --query-tokens); drop the standard deviation",
+	"rankings-query-prompt-token-stddev":        "rankings requests have fixed counts and lengths here (--batch-size passages, --isl tokens each, --query-tokens); drop the standard deviation",
 	"synthesis-speedup-ratio":                   "use --speedup X (trace time divided by X)",
 	"synthesis-prefix-len-multiplier":           "rescale the trace first with reprise synthesize, then replay it",
 	"synthesis-prefix-root-multiplier":          "rescale the trace first with reprise synthesize, then replay it",
@@ -409,6 +411,9 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 	}
 
 	o.Endpoint = cmd.String("endpoint-type")
+	if e, ok := aiperfEndpoints[o.Endpoint]; ok {
+		o.Endpoint = e
+	}
 	o.Streaming = cmd.Bool("streaming")
 	o.Trace.Path = cmd.String("input-file")
 	if t := cmd.String("custom-dataset-type"); t != "" {
