@@ -190,3 +190,42 @@ func TestRunRetrievalEndpoints(t *testing.T) {
 		}
 	}
 }
+
+// TestRunGenerateEndpoints replays a synthetic load against the mock
+// server's SGLang /generate and TGI /generate_stream (and /generate)
+// through Run, streamed and not: every request succeeds, and the client's
+// prompt and output counts equal the server's usage and oracle log.
+func TestRunGenerateEndpoints(t *testing.T) {
+	srv := startMock(t, func(c *mockserver.Config) { c.TTFT, c.ITL = time.Millisecond, 0 })
+	for _, ep := range []string{"sglang", "tgi"} {
+		for _, stream := range []bool{true, false} {
+			srv.ResetLog()
+			res, reqs := runNative(t, srv, func(o *Options) { o.Endpoint, o.Streaming = ep, stream }, 20, 6, 4)
+			if s := res.Summary; s.RequestCount != 4 || s.ErrorRequestCount != 0 {
+				t.Fatalf("%s stream=%v: %d ok, %d failed: %v", ep, stream, s.RequestCount, s.ErrorRequestCount, s.Errors)
+			}
+			logs := map[string]mockserver.RequestLog{}
+			for _, l := range srv.Log() {
+				logs[l.ClientRequestID] = l
+			}
+			for _, r := range reqs {
+				l := logs[strconv.FormatUint(r.RequestID, 10)]
+				if l.Stream != stream || l.PromptTokens != 20 || int(r.InputTokens) != 20 {
+					t.Errorf("%s stream=%v, request %d: server log %+v, client prompt %d", ep, stream, r.RequestID, l, r.InputTokens)
+				}
+				// TGI has no ignore_eos: its lengths are the server's draw.
+				if int(r.ServerCompletionTokens) != l.OutputTokens || r.ServerMinusClientOutputTokens != 0 || (ep == "sglang" && l.OutputTokens != 6) {
+					t.Errorf("%s stream=%v, request %d: server output %d (log %d), server minus client %d",
+						ep, stream, r.RequestID, r.ServerCompletionTokens, l.OutputTokens, r.ServerMinusClientOutputTokens)
+				}
+				if stream && int(r.ContentEvents) != l.OutputTokens {
+					t.Errorf("%s, request %d: %d content events for %d tokens", ep, r.RequestID, r.ContentEvents, l.OutputTokens)
+				}
+				prompt := int(r.ServerPromptTokens)
+				if (ep == "sglang" || stream) && prompt != 20 {
+					t.Errorf("%s stream=%v, request %d: server prompt tokens %d, want 20", ep, stream, r.RequestID, prompt)
+				}
+			}
+		}
+	}
+}

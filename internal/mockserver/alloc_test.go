@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -70,6 +71,10 @@ func serveOnceHeader(t testing.TB, s *Server, path, body string, headers ...stri
 		api = apiChat
 	case "/v1/responses":
 		api = apiResponses
+	case "/generate":
+		api = apiSGLang
+	case "/generate_stream":
+		api = apiTGIStream
 	}
 	return func() {
 		rd.Reset([]byte(body))
@@ -140,4 +145,31 @@ func TestStreamAllocsResponses(t *testing.T) {
 		t.Errorf("allocations per streamed Responses answer: %v with 16 tokens, %v with 512; want equal and at most %d", per[16], per[512], budget)
 	}
 	t.Logf("allocations per streamed Responses answer: %v", per[16])
+}
+
+// TestStreamAllocsGenerate: streamed SGLang and TGI answers allocate per
+// request, never per event.
+func TestStreamAllocsGenerate(t *testing.T) {
+	const budget = 24 // request decode (encoding/json), response id, request copies
+	if raceEnabled {
+		t.Skip("sync.Pool drops items under -race; run without -race")
+	}
+	s := newTestServer(t, nil)
+	for _, tc := range []struct{ path, body string }{
+		{"/generate", `{"text":"Hello there, how are you today?","sampling_params":{"max_new_tokens":N,"ignore_eos":true},"stream":true}`},
+		{"/generate_stream", `{"inputs":"Hello there, how are you today?","parameters":{"max_new_tokens":N,"details":true}}`},
+	} {
+		per := map[int]float64{}
+		for _, n := range []int{16, 256} {
+			run, w := serveOnce(t, s, tc.path, strings.Replace(tc.body, "N", strconv.Itoa(n), 1))
+			run()
+			if w.n < n*50 {
+				t.Fatalf("%s: %d tokens wrote only %d bytes", tc.path, n, w.n)
+			}
+			per[n] = testing.AllocsPerRun(20, run)
+		}
+		if per[16] != per[256] || per[16] > budget {
+			t.Errorf("%s: allocations per streamed answer: %v with 16 tokens, %v with 256; want equal and at most %d", tc.path, per[16], per[256], budget)
+		}
+	}
 }

@@ -3,7 +3,8 @@
 // server on a free port ([Start]).
 //
 // It serves /v1/chat/completions, /v1/completions and the OpenAI Responses
-// API /v1/responses (streamed and not), the embeddings and rankings APIs
+// API /v1/responses (streamed and not), SGLang's /generate and TGI's
+// /generate_stream, the embeddings and rankings APIs
 // (/v1/embeddings, TEI /rerank, Cohere /v2/rerank, NIM /v1/ranking, vLLM
 // /v1/rerank and /v1/score),
 // /v1/models, /health and /metrics in the shapes of vLLM (default) or

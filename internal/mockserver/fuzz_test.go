@@ -236,3 +236,34 @@ func FuzzPoolingRequest(f *testing.F) {
 		}
 	})
 }
+
+// FuzzGenerateRequest: the SGLang and TGI decoder never panics, returns
+// only *requestError, and what it accepts has exactly one prompt form and
+// a positive output limit.
+func FuzzGenerateRequest(f *testing.F) {
+	for _, seed := range []string{
+		`{"text":"hi","sampling_params":{"max_new_tokens":3,"ignore_eos":true},"stream":true}`, `{"input_ids":[1,2,3]}`,
+		`{"inputs":"hi","parameters":{"max_new_tokens":2,"details":true}}`, `{"inputs":"x","text":"y"}`, `{"input_ids":[-1]}`,
+		`{"sampling_params":{"max_new_tokens":0},"text":"a"}`, `[]`, ``,
+	} {
+		for api := range 3 {
+			f.Add([]byte(seed), uint8(api))
+		}
+	}
+	f.Fuzz(func(t *testing.T, body []byte, which uint8) {
+		api := [...]generationAPI{apiSGLang, apiTGI, apiTGIStream}[which%3]
+		r, err := decodeGenerateRequest(body, api)
+		if err != nil {
+			if _, ok := errors.AsType[*requestError](err); !ok {
+				t.Fatalf("error %v is not a *requestError", err)
+			}
+			return
+		}
+		if r.maxTokens < 1 || r.n != 1 || r.hasIDs == (r.texts != nil) || (r.hasIDs && len(r.ids) == 0) {
+			t.Fatalf("accepted a request breaking the invariants: %+v", r)
+		}
+		if api == apiTGIStream && (!r.tgi || !r.stream) {
+			t.Fatalf("a /generate_stream request not streamed as TGI: %+v", r)
+		}
+	})
+}

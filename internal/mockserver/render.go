@@ -34,11 +34,15 @@ type renderer struct {
 	chat      bool
 	responses bool // the Responses API (responses.go renders it)
 	msgIndex  int  // Responses: the message item's output_index
-	id        string
-	head      []byte // vLLM: `data: {"id":…,"model":…,"object":…,"created":…,`
-	tail      []byte // llama.cpp chat: `,"created":…,"id":…,"model":…,"system_fingerprint":…,"object":…`; completions: without id
-	usage     []byte // the usage object, rendered by setUsage
-	timings   []byte // llama.cpp timings object
+	gen       generationAPI
+	// prompt and cached are the usage's counts (setUsage), for bodies
+	// that spell them on their own (SGLang).
+	prompt, cached int
+	id             string
+	head           []byte // vLLM: `data: {"id":…,"model":…,"object":…,"created":…,`
+	tail           []byte // llama.cpp chat: `,"created":…,"id":…,"model":…,"system_fingerprint":…,"object":…`; completions: without id
+	usage          []byte // the usage object, rendered by setUsage
+	timings        []byte // llama.cpp timings object
 }
 
 const llamaFingerprint = "b9999-unknown"
@@ -79,6 +83,7 @@ func (r *renderer) init(llama, chat bool, id, model string, created int64) {
 // setUsage renders the usage object (and llama.cpp's timings). Times are
 // in ms of the latency model.
 func (r *renderer) setUsage(prompt, cached, completion, reasoning int, promptMS, predictedMS float64) {
+	r.prompt, r.cached = prompt, cached
 	u := r.usage[:0]
 	if r.responses {
 		r.usage = appendResponsesUsage(u, prompt, cached, completion, reasoning)
@@ -289,6 +294,9 @@ type choiceText struct {
 func (r *renderer) body(b []byte, model string, created int64, choices []choiceText) []byte {
 	if r.responses {
 		return r.responsesBody(b, model, created, choices[0])
+	}
+	if r.gen == apiSGLang || r.gen == apiTGI || r.gen == apiTGIStream {
+		return r.generateBody(b, choices[0])
 	}
 	if r.llama {
 		b = append(b, `{"choices":[`...)

@@ -23,6 +23,7 @@ type request struct {
 	stream       bool
 	includeUsage bool
 	n            int
+	tgi          bool // a TGI body ("inputs") on /generate
 }
 
 // requestError is a rejected request: invalid JSON (syntax) or a field the
@@ -159,6 +160,68 @@ func decodeResponsesRequest(body []byte) (request, error) {
 	if len(r.texts) == 0 || len(in) == 0 || string(in) == "[]" {
 		return request{}, &requestError{msg: "input: required: a string or an array of input items"}
 	}
+	return r, nil
+}
+
+// decodeGenerateRequest decodes a SGLang /generate body ("text" or
+// "input_ids", "sampling_params", "stream") or a TGI /generate or
+// /generate_stream body ("inputs", "parameters"); /generate takes either.
+// max_new_tokens defaults to SGLang's 128 and TGI's 100. It never panics
+// on any input (FuzzGenerateRequest).
+func decodeGenerateRequest(body []byte, api generationAPI) (request, error) {
+	type params struct {
+		MaxNewTokens *int `json:"max_new_tokens"`
+		IgnoreEOS    bool `json:"ignore_eos"`
+	}
+	var w struct {
+		Model          string  `json:"model"`
+		Text           *string `json:"text"`
+		InputIDs       []int   `json:"input_ids"`
+		Inputs         *string `json:"inputs"`
+		SamplingParams params  `json:"sampling_params"`
+		Parameters     params  `json:"parameters"`
+		Stream         bool    `json:"stream"`
+	}
+	if err := json.Unmarshal(body, &w); err != nil {
+		if se, ok := errors.AsType[*json.SyntaxError](err); ok {
+			return request{}, &requestError{syntax: true, offset: se.Offset, msg: se.Error()}
+		}
+		return request{}, &requestError{msg: err.Error()}
+	}
+	r := request{model: w.Model, maxTokens: -1, n: 1}
+	p := w.SamplingParams
+	switch {
+	case w.Inputs != nil && api != apiSGLang || w.Inputs != nil && w.Text == nil && w.InputIDs == nil:
+		r.tgi = true
+		r.texts = []string{*w.Inputs}
+		p = w.Parameters
+		r.stream = api == apiTGIStream
+		r.maxTokens = 100
+	case api == apiTGI || api == apiTGIStream:
+		return request{}, &requestError{msg: "inputs: required"}
+	case w.Text != nil:
+		r.texts = []string{*w.Text}
+		r.stream = w.Stream
+		r.maxTokens = 128
+	case len(w.InputIDs) > 0:
+		for i, id := range w.InputIDs {
+			if id < 0 {
+				return request{}, &requestError{msg: fmt.Sprintf("input_ids[%d] %d is not a token id", i, id)}
+			}
+		}
+		r.ids, r.hasIDs = w.InputIDs, true
+		r.stream = w.Stream
+		r.maxTokens = 128
+	default:
+		return request{}, &requestError{msg: "text or input_ids: required"}
+	}
+	if p.MaxNewTokens != nil {
+		if *p.MaxNewTokens < 1 {
+			return request{}, &requestError{msg: fmt.Sprintf("max_new_tokens must be at least 1, got %d.", *p.MaxNewTokens)}
+		}
+		r.maxTokens = *p.MaxNewTokens
+	}
+	r.ignoreEOS = p.IgnoreEOS
 	return r, nil
 }
 

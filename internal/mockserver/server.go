@@ -228,6 +228,9 @@ func (s *Server) handler() http.Handler {
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, apiChat) })
 	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, apiCompletions) })
 	mux.HandleFunc("POST /v1/responses", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, apiResponses) })
+	// SGLang's /generate; a body with "inputs" is TGI's /generate.
+	mux.HandleFunc("POST /generate", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, apiSGLang) })
+	mux.HandleFunc("POST /generate_stream", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, apiTGIStream) })
 	for path, api := range map[string]poolingAPI{"/v1/embeddings": apiEmbeddings, "/rerank": apiRerankTEI, "/v2/rerank": apiRerankCohere,
 		"/v1/ranking": apiRankingNIM, "/v1/rerank": apiRerankVLLM, "/v1/score": apiScoreVLLM, "/score": apiScoreVLLM} {
 		mux.HandleFunc("POST "+path, func(w http.ResponseWriter, r *http.Request) { s.servePooling(w, r, api) })
@@ -394,12 +397,15 @@ const (
 	apiCompletions generationAPI = iota // /v1/completions
 	apiChat                             // /v1/chat/completions
 	apiResponses                        // /v1/responses (OpenAI shape in every flavor)
+	apiSGLang                           // SGLang /generate (generate.go)
+	apiTGI                              // TGI /generate (not streamed)
+	apiTGIStream                        // TGI /generate_stream
 )
 
 // serveCompletion serves /v1/chat/completions, /v1/completions and
 // /v1/responses.
 func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, api generationAPI) {
-	chat := api != apiCompletions // Responses input is messages, like chat
+	chat := api == apiChat || api == apiResponses // Responses input is messages, like chat
 	if !s.enter() {
 		return
 	}
@@ -465,7 +471,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, api gen
 	st.hs = httpSink{w: w}
 	st.raw = rawSink{w: w, buf: st.raw.buf}
 	st.h2 = r.ProtoMajor >= 2
-	llama := s.cfg.Flavor == FlavorLlamaCPP && api != apiResponses
+	llama := s.cfg.Flavor == FlavorLlamaCPP && (api == apiChat || api == apiCompletions)
 	defer s.finishLog(st)
 
 	if hv := r.Header.Get(FaultHeader); hv != "" {
@@ -491,9 +497,15 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, api gen
 	}
 
 	var req request
-	if api == apiResponses {
+	switch api {
+	case apiResponses:
 		req, err = decodeResponsesRequest(st.body)
-	} else {
+	case apiSGLang, apiTGI, apiTGIStream:
+		req, err = decodeGenerateRequest(st.body, api)
+		if api == apiSGLang && req.tgi {
+			api = apiTGI
+		}
+	default:
 		req, err = decodeRequest(st.body, chat)
 	}
 	if err != nil {
@@ -564,6 +576,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, api gen
 	created := s.wall(recv) / 1e9
 	st.rd.init(llama, chat, id, model, created)
 	st.rd.responses = api == apiResponses
+	st.rd.gen = api
 
 	ctx := r.Context()
 	if d := st.faults.slowHeaders; d > 0 {
@@ -625,6 +638,8 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, api gen
 	switch {
 	case req.stream && api == apiResponses:
 		reason = s.streamResponses(ctx, st, &run)
+	case req.stream && (api == apiSGLang || api == apiTGIStream):
+		reason = s.streamGenerate(ctx, st, &run)
 	case req.stream:
 		reason = s.stream(ctx, st, &run)
 	default:

@@ -27,6 +27,8 @@ func List() []Endpoint {
 		{Name: "chat", API: "OpenAI chat completions", Adapter: openai.Adapter{Endpoint: openai.Chat}},
 		{Name: "completions", API: "OpenAI completions", Adapter: openai.Adapter{Endpoint: openai.Completions}},
 		{Name: "responses", API: "OpenAI Responses API", Adapter: openai.Adapter{Endpoint: openai.Responses}},
+		{Name: "sglang", API: "SGLang native /generate", Adapter: openai.Adapter{Endpoint: openai.SGLang}},
+		{Name: "tgi", API: "HF TGI /generate_stream (native)", Adapter: openai.Adapter{Endpoint: openai.TGI}},
 		{Name: "embeddings", API: "OpenAI embeddings (vLLM, TEI, SGLang)", Adapter: retrieval.Adapter{API: retrieval.Embeddings}},
 		{Name: "nim-embeddings", API: "NVIDIA NIM embeddings", Adapter: retrieval.Adapter{API: retrieval.NIMEmbeddings}},
 		{Name: "rerank-tei", API: "Hugging Face TEI rerank", Adapter: retrieval.Adapter{API: retrieval.RerankTEI}},

@@ -162,3 +162,59 @@ func FuzzResponsesEvent(f *testing.F) {
 		}
 	})
 }
+
+// FuzzGenerateEvent: the SGLang and TGI parsers never panic, accept every
+// valid JSON object, and a TGI token event captures exactly its token's
+// text.
+func FuzzGenerateEvent(f *testing.F) {
+	for _, s := range []string{
+		`{"text":" Paris","output_ids":[1],"meta_info":{"prompt_tokens":5,"completion_tokens":1,"finish_reason":null}}`,
+		`{"text":"a","meta_info":{"finish_reason":{"type":"stop","matched":2}}}`, `{"error":{"message":"x"}}`,
+		`{"index":1,"token":{"id":4,"text":" Deep\n","logprob":-0.3,"special":false},"generated_text":null,"details":null}`,
+		`{"generated_text":"x","details":{"finish_reason":"eos_token","generated_tokens":3,"input_length":2}}`,
+		`{"error":"e","error_type":"generation"}`, `[]`, `{"token":null}`,
+	} {
+		f.Add([]byte(s), false)
+		f.Add([]byte(s), true)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, tgi bool) {
+		ep := SGLang
+		if tgi {
+			ep = TGI
+		}
+		in := newInst(t, ep)
+		in.Open(1, adapter.OpenStream|adapter.OpenCaptureText)
+		recs, err := in.Parse(1, &adapter.Batch{Events: []adapter.Event{{Data: b}}}, nil)
+		var fin adapter.Final
+		in.Close(1, &fin)
+		for _, r := range recs {
+			if r.Event != 0 {
+				t.Fatalf("record for event %d", r.Event)
+			}
+		}
+		var v any
+		if json.Unmarshal(b, &v) != nil {
+			return
+		}
+		obj, isObj := v.(map[string]any)
+		if !isObj {
+			return
+		}
+		if err != nil {
+			if depth(v) > 60 {
+				return
+			}
+			t.Fatalf("valid JSON object %q rejected: %v", b, err)
+		}
+		if !tgi || !utf8.Valid(b) || obj["error"] != nil {
+			return
+		}
+		want := ""
+		if tok, ok := obj["token"].(map[string]any); ok {
+			want, _ = tok["text"].(string)
+		}
+		if string(fin.Text) != want {
+			t.Fatalf("%q: captured %q, encoding/json %q", b, fin.Text, want)
+		}
+	})
+}

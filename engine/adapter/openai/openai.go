@@ -11,6 +11,11 @@
 // event is an envelope; usage and the finish come from response.completed
 // (or response.incomplete / response.failed).
 //
+// It also speaks the native generate APIs of SGLang (/generate: cumulative
+// or incremental chunks, meta_info usage) and Hugging Face TGI
+// (/generate_stream: one token per event, details at the end), which share
+// its scanner (RATIONALE.md).
+//
 // Parsing uses a small allocation-free JSON scanner instead of
 // encoding/json (see BenchmarkParseChunk for the difference).
 package openai
@@ -33,6 +38,8 @@ const (
 	Chat        Endpoint = iota // /v1/chat/completions
 	Completions                 // /v1/completions
 	Responses                   // /v1/responses
+	SGLang                      // SGLang's native /generate
+	TGI                         // Hugging Face TGI's /generate_stream and /generate
 )
 
 // Adapter is the native OpenAI adapter. The zero value is the chat adapter.
@@ -50,6 +57,10 @@ func (a Adapter) Info() adapter.Info {
 		return adapter.Info{Name: "openai-completions", Version: "1", Path: "/v1/completions", Framing: adapter.FramingSSE}
 	case Responses:
 		return adapter.Info{Name: "openai-responses", Version: "1", Path: "/v1/responses", Framing: adapter.FramingSSE}
+	case SGLang:
+		return adapter.Info{Name: "sglang-generate", Version: "1", Path: "/generate", Framing: adapter.FramingSSE}
+	case TGI:
+		return adapter.Info{Name: "tgi-native", Version: "1", Path: "/generate_stream", Framing: adapter.FramingSSE}
 	}
 	return adapter.Info{Name: "openai-chat", Version: "1", Path: "/v1/chat/completions", Framing: adapter.FramingSSE}
 }
@@ -124,8 +135,11 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 		out.Body = append(out.Body, raw.Payload...)
 		return nil
 	}
-	if in.ep == Responses {
+	switch in.ep {
+	case Responses:
 		return in.buildResponses(b, &raw, stream, out)
+	case SGLang, TGI:
+		return in.buildGenerate(b, &raw, stream, out)
 	}
 	body := append(out.Body, `{"model":`...)
 	body = jsonx.AppendString(body, in.cfg.Model)
@@ -261,6 +275,7 @@ func (in *Instance) Open(ctx uint32, flags adapter.OpenFlags) error {
 	st.extras = st.extras[:0]
 	st.choices = 0
 	st.tool = false
+	st.genTokens, st.genBytes = 0, 0
 	in.streams[ctx] = st
 	return nil
 }
@@ -273,9 +288,12 @@ func (in *Instance) Parse(ctx uint32, batch *adapter.Batch, dst []adapter.Record
 	}
 	for i := range batch.Events {
 		var err error
-		if in.ep == Responses {
+		switch in.ep {
+		case Responses:
 			dst, err = st.parseResponsesEvent(&batch.Events[i], batch.First+uint32(i), dst)
-		} else {
+		case SGLang, TGI:
+			dst, err = st.parseGenerateEvent(in.ep, &batch.Events[i], batch.First+uint32(i), dst)
+		default:
 			dst, err = st.parseEvent(&batch.Events[i], batch.First+uint32(i), dst)
 		}
 		if err != nil {

@@ -23,6 +23,11 @@ type stream struct {
 	extras  []byte
 	choices uint32
 	tool    bool // Responses: a function call was streamed
+	// SGLang: completion tokens and decoded text bytes seen so far, and
+	// scratch space to decode a cumulative chunk.
+	genTokens uint32
+	genBytes  int
+	scratch   []byte
 }
 
 // choiceAcc collects one choice object's fields before its index is known.

@@ -1,0 +1,385 @@
+package openai
+
+// Hot path: classifying SGLang /generate and TGI /generate_stream events
+// into records. Allocation budget: TestParseGenerateAllocs (0 allocations
+// per event once the instance's buffers have grown).
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+
+	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/engine/record"
+	"github.com/reprise-bench/reprise/internal/jsonx"
+)
+
+// buildGenerate renders a SGLang /generate or TGI /generate_stream
+// (/generate when not streaming) request. A later turn of a session sends
+// the whole conversation as one prompt, as completions does.
+func (in *Instance) buildGenerate(b *adapter.BuildInput, raw *rawRow, stream bool, out *adapter.HTTPRequest) error {
+	body := append(out.Body, '{')
+	text := func(key string) {
+		body = append(body, '"')
+		body = append(body, key...)
+		body = append(body, `":"`...)
+		if isSet(raw.TextInput) && b.Flags&adapter.BuildHistory == 0 {
+			body = appendTextInput(body, raw.TextInput)
+		} else {
+			body = jsonx.AppendContents(body, b.PromptText)
+		}
+		body = append(body, '"')
+	}
+	if in.ep == SGLang {
+		if b.PromptText == "" && b.PromptTokens != nil && !isSet(raw.TextInput) {
+			body = append(body, `"input_ids":[`...)
+			for i, id := range b.PromptTokens {
+				if i > 0 {
+					body = append(body, ',')
+				}
+				body = strconv.AppendInt(body, int64(id), 10)
+			}
+			body = append(body, ']')
+		} else {
+			text("text")
+		}
+		body = append(body, `,"sampling_params":{`...)
+		sep := ""
+		if b.MaxTokens > 0 {
+			body = append(body, `"max_new_tokens":`...)
+			body = strconv.AppendInt(body, int64(b.MaxTokens), 10)
+			sep = ","
+		}
+		if in.cfg.IgnoreEOS {
+			body = append(body, sep...)
+			body = append(body, `"ignore_eos":true`...)
+		}
+		body = append(body, '}')
+		if stream {
+			body = append(body, `,"stream":true`...)
+		} else {
+			body = append(body, `,"stream":false`...)
+		}
+	} else {
+		text("inputs")
+		// details: the final event carries generated_tokens and
+		// input_length.
+		body = append(body, `,"parameters":{"details":true`...)
+		if b.MaxTokens > 0 {
+			body = append(body, `,"max_new_tokens":`...)
+			body = strconv.AppendInt(body, int64(b.MaxTokens), 10)
+		}
+		body = append(body, '}')
+		if stream {
+			out.Path = "/generate_stream"
+		} else {
+			out.Path = "/generate"
+		}
+	}
+	body = appendMembers(body, in.cfg.ExtraBody)
+	if isSet(raw.Extra) {
+		if err := checkObject(raw.Extra); err != nil {
+			return fmt.Errorf("row %d: extra: %w", b.TraceRow, err)
+		}
+		body = appendMembers(body, raw.Extra)
+	}
+	out.Body = append(body, '}')
+	return nil
+}
+
+// parseGenerateEvent classifies one SGLang or TGI event (or whole body).
+func (st *stream) parseGenerateEvent(ep Endpoint, ev *adapter.Event, idx uint32, dst []adapter.Record) ([]adapter.Record, error) {
+	switch {
+	case ev.Flags&adapter.EventComment != 0:
+		return append(dst, adapter.Record{Kind: record.EventMeta, Event: idx, Tokens: adapter.TokensUnknown}), nil
+	case ev.Flags&adapter.EventDone != 0:
+		return dst, nil
+	}
+	data := ev.Data
+	if len(bytes.TrimSpace(data)) == 0 {
+		return dst, nil
+	}
+	nonOK := ev.Flags&adapter.EventNonOK != 0
+	if ep == SGLang {
+		return st.sglang(data, idx, dst, nonOK)
+	}
+	return st.tgi(data, idx, dst, nonOK, ev.Flags&adapter.EventWholeBody != 0)
+}
+
+// genErr is an error member: {"message": …} or a string.
+func (st *stream) genErr(s *scanner) (msg []byte, esc, ok bool) {
+	switch s.peek() {
+	case '{':
+		s.object(func(k []byte) {
+			if string(k) == "message" && s.peek() == '"' {
+				msg, esc = s.str()
+				ok = true
+				return
+			}
+			s.skip()
+		})
+	case '"':
+		msg, esc = s.str()
+		ok = true
+	default:
+		s.skip()
+	}
+	return msg, esc, ok
+}
+
+// sglang parses one SGLang chunk: text and output_ids cumulative by
+// default (incremental with --incremental-streaming-output: detected by
+// output_ids holding fewer ids than completion_tokens), meta_info with
+// the usage and a finish_reason object.
+func (st *stream) sglang(data []byte, idx uint32, dst []adapter.Record, nonOK bool) ([]adapter.Record, error) {
+	s := scanner{b: data}
+	var (
+		text                 []byte
+		textEsc, hasText     bool
+		ids                  int
+		hasIDs               bool
+		completion           uint32
+		hasCompletion        bool
+		finish               []byte
+		errMsg               []byte
+		errEsc, hasErr, topM bool
+		topMsg               []byte
+		topEsc               bool
+	)
+	f := &st.fin
+	ok := s.object(func(key []byte) {
+		switch string(key) {
+		case "text":
+			if s.peek() == '"' {
+				text, textEsc = s.str()
+				hasText = true
+			} else {
+				s.skip()
+			}
+		case "output_ids":
+			hasIDs = s.array(func(int) { ids++; s.skip() })
+		case "meta_info":
+			s.object(func(k []byte) {
+				switch string(k) {
+				case "prompt_tokens":
+					if v, ok := num(&s); ok {
+						f.PromptTokens, f.Valid = v, f.Valid|adapter.ValidPromptTokens
+					}
+				case "completion_tokens":
+					if v, ok := num(&s); ok {
+						completion, hasCompletion = v, true
+					}
+				case "cached_tokens":
+					if v, ok := num(&s); ok {
+						f.CachedTokens, f.Valid = v, f.Valid|adapter.ValidCachedTokens
+					}
+				case "reasoning_tokens":
+					if v, ok := num(&s); ok {
+						f.ReasoningTokens, f.Valid = v, f.Valid|adapter.ValidReasoningTokens
+					}
+				case "finish_reason":
+					s.object(func(k2 []byte) {
+						if string(k2) == "type" && s.peek() == '"' {
+							finish, _ = s.str()
+							return
+						}
+						s.skip()
+					})
+				default:
+					s.skip()
+				}
+			})
+		case "error":
+			errMsg, errEsc, hasErr = st.genErr(&s)
+		case "message":
+			if s.peek() == '"' {
+				topMsg, topEsc = s.str()
+				topM = true
+			} else {
+				s.skip()
+			}
+		default:
+			s.skip()
+		}
+	})
+	if ok {
+		s.end()
+	}
+	if s.err != nil || !ok {
+		if nonOK {
+			return dst, nil
+		}
+		return dst, adapter.ErrMalformed
+	}
+	if !hasErr && nonOK && topM {
+		errMsg, errEsc, hasErr = topMsg, topEsc, true
+	}
+	if hasErr {
+		msg := appendUnescaped(st.errMsg[:0], errMsg, errEsc)
+		st.setError(0, nil)
+		st.errMsg = msg
+		return append(dst, adapter.Record{Kind: record.EventError, Event: idx, Aux0: st.fin.ErrorCode, Tokens: adapter.TokensUnknown}), nil
+	}
+	// New tokens: the growth of completion_tokens (exact), else of the
+	// ids, else one per chunk with new text.
+	tokens := adapter.TokensUnknown
+	flags := adapter.RecordFlags(0)
+	cumulative := !hasIDs || !hasCompletion || uint32(ids) == completion
+	if hasCompletion {
+		if completion >= st.genTokens {
+			tokens = completion - st.genTokens
+			flags |= adapter.RecordTokensExact
+		}
+		st.genTokens = completion
+		f.CompletionTokens, f.Valid = completion, f.Valid|adapter.ValidCompletionTokens
+	}
+	newBytes := 0
+	if hasText {
+		n := decodedLen(text, textEsc)
+		if cumulative {
+			newBytes = max(n-st.genBytes, 0)
+			st.genBytes = max(n, st.genBytes)
+		} else {
+			newBytes = n
+			st.genBytes += n
+		}
+		if newBytes > 0 && st.flags&adapter.OpenCaptureText != 0 {
+			flags |= adapter.RecordTextCaptured
+			if cumulative {
+				st.scratch = appendUnescaped(st.scratch[:0], text, textEsc)
+				st.text = append(st.text, st.scratch[len(st.scratch)-newBytes:]...)
+			} else {
+				st.text = appendUnescaped(st.text, text, textEsc)
+			}
+		}
+	}
+	n := len(dst)
+	if newBytes > 0 || (tokens != adapter.TokensUnknown && tokens > 0) {
+		st.choices = 1
+		dst = append(dst, adapter.Record{Kind: record.EventContent, Flags: flags, Event: idx, TextBytes: uint32(newBytes), Tokens: tokens})
+	}
+	if len(finish) > 0 {
+		fr := adapter.ParseFinishReason(finish)
+		if string(finish) == "abort" {
+			fr = adapter.FinishError
+		}
+		f.FinishReason, f.Valid = fr, f.Valid|adapter.ValidFinishReason
+		dst = append(dst, adapter.Record{Kind: record.EventFinish, Event: idx, Aux0: uint32(fr), Tokens: adapter.TokensUnknown})
+	}
+	if len(dst) == n {
+		dst = append(dst, adapter.Record{Kind: record.EventMeta, Event: idx, Tokens: adapter.TokensUnknown})
+	}
+	return dst, nil
+}
+
+// tgi parses one TGI /generate_stream event (one token each; the last
+// carries generated_text and details) or a /generate body.
+func (st *stream) tgi(data []byte, idx uint32, dst []adapter.Record, nonOK, whole bool) ([]adapter.Record, error) {
+	s := scanner{b: data}
+	var (
+		tokText          []byte
+		tokEsc, hasToken bool
+		gen              []byte
+		genEsc, hasGen   bool
+		finish           []byte
+		errMsg           []byte
+		errEsc, hasErr   bool
+	)
+	f := &st.fin
+	ok := s.object(func(key []byte) {
+		switch string(key) {
+		case "token":
+			hasToken = s.object(func(k []byte) {
+				if string(k) == "text" && s.peek() == '"' {
+					tokText, tokEsc = s.str()
+					return
+				}
+				s.skip()
+			})
+		case "generated_text":
+			if s.peek() == '"' {
+				gen, genEsc = s.str()
+				hasGen = true
+			} else {
+				s.skip()
+			}
+		case "details":
+			s.object(func(k []byte) {
+				switch string(k) {
+				case "finish_reason":
+					if s.peek() == '"' {
+						finish, _ = s.str()
+					} else {
+						s.skip()
+					}
+				case "generated_tokens":
+					if v, ok := num(&s); ok {
+						f.CompletionTokens, f.Valid = v, f.Valid|adapter.ValidCompletionTokens
+					}
+				case "input_length":
+					if v, ok := num(&s); ok {
+						f.PromptTokens, f.Valid = v, f.Valid|adapter.ValidPromptTokens
+					}
+				default:
+					s.skip()
+				}
+			})
+		case "error":
+			errMsg, errEsc, hasErr = st.genErr(&s)
+		default:
+			s.skip()
+		}
+	})
+	if ok {
+		s.end()
+	}
+	if s.err != nil || !ok {
+		if nonOK {
+			return dst, nil
+		}
+		return dst, adapter.ErrMalformed
+	}
+	if hasErr {
+		msg := appendUnescaped(st.errMsg[:0], errMsg, errEsc)
+		st.setError(0, nil)
+		st.errMsg = msg
+		return append(dst, adapter.Record{Kind: record.EventError, Event: idx, Aux0: st.fin.ErrorCode, Tokens: adapter.TokensUnknown}), nil
+	}
+	captured := st.flags&adapter.OpenCaptureText != 0
+	n := len(dst)
+	switch {
+	case hasToken && !whole:
+		// One event, one token (special tokens too).
+		st.choices = 1
+		rec := adapter.Record{Kind: record.EventContent, Flags: adapter.RecordTokensExact, Event: idx,
+			TextBytes: uint32(decodedLen(tokText, tokEsc)), Tokens: 1}
+		if captured {
+			rec.Flags |= adapter.RecordTextCaptured
+			st.text = appendUnescaped(st.text, tokText, tokEsc)
+		}
+		dst = append(dst, rec)
+	case hasGen && whole:
+		st.choices = 1
+		rec := adapter.Record{Kind: record.EventContent, Event: idx, TextBytes: uint32(decodedLen(gen, genEsc)), Tokens: adapter.TokensUnknown}
+		if captured {
+			rec.Flags |= adapter.RecordTextCaptured
+			st.text = appendUnescaped(st.text, gen, genEsc)
+		}
+		dst = append(dst, rec)
+	}
+	if f.Valid&(adapter.ValidCompletionTokens|adapter.ValidPromptTokens) != 0 && (len(finish) > 0 || hasGen) {
+		dst = append(dst, adapter.Record{Kind: record.EventUsage, Event: idx, Tokens: adapter.TokensUnknown})
+	}
+	if len(finish) > 0 {
+		fr := adapter.ParseFinishReason(finish)
+		if string(finish) == "eos_token" {
+			fr = adapter.FinishStop
+		}
+		f.FinishReason, f.Valid = fr, f.Valid|adapter.ValidFinishReason
+		dst = append(dst, adapter.Record{Kind: record.EventFinish, Event: idx, Aux0: uint32(fr), Tokens: adapter.TokensUnknown})
+	}
+	if len(dst) == n {
+		dst = append(dst, adapter.Record{Kind: record.EventMeta, Event: idx, Tokens: adapter.TokensUnknown})
+	}
+	return dst, nil
+}

@@ -1,0 +1,212 @@
+// Hot path: the token loop of a streamed SGLang /generate or TGI
+// /generate_stream answer; its allocation budget is
+// TestStreamAllocsGenerate.
+
+package mockserver
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// The native generate APIs (docs/format/mock-server.md):
+//
+// SGLang /generate streams one `data: {...}` per token with the text and
+// output_ids so far (cumulative, the server's default) and meta_info
+// (prompt_tokens, completion_tokens, cached_tokens, finish_reason: null,
+// then {"type": "length"|"stop"}), then `data: [DONE]`.
+//
+// TGI /generate_stream streams one `data:{...}` (no space) per token with
+// its token object; the last one also carries generated_text and details
+// (finish_reason, generated_tokens, input_length). No [DONE].
+
+// fillerID is the output token id the mock reports for token k.
+func fillerID(k int) int { return 1000 + k&63 }
+
+// sglangChunk appends SGLang's chunk after k+1 tokens (cumulative).
+func (r *renderer) sglangChunk(b []byte, k int, prompt, cached int, finish string) []byte {
+	b = append(b, `{"text":"`...)
+	b = appendFiller(b, 0, 0, k+1)
+	b = append(b, `","output_ids":[`...)
+	for i := 0; i <= k; i++ {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(fillerID(i)), 10)
+	}
+	b = append(b, `],"meta_info":{"id":"`...)
+	b = append(b, r.id...)
+	b = append(b, `","finish_reason":`...)
+	if finish == "" {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, `{"type":"`...)
+		b = append(b, finish...)
+		if finish == "length" {
+			b = append(b, `","length":`...)
+			b = strconv.AppendInt(b, int64(k+1), 10)
+			b = append(b, '}')
+		} else {
+			b = append(b, `","matched":2}`...)
+		}
+	}
+	b = append(b, `,"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(prompt), 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, int64(k+1), 10)
+	b = append(b, `,"cached_tokens":`...)
+	b = strconv.AppendInt(b, int64(cached), 10)
+	return append(b, `,"weight_version":"default"}}`...)
+}
+
+// tgiFinish is TGI's spelling of a finish reason.
+func tgiFinish(f string) string {
+	if f == "stop" {
+		return "eos_token"
+	}
+	return f
+}
+
+// tgiToken appends TGI's event for token k; the last carries
+// generated_text and details.
+func (r *renderer) tgiToken(b []byte, k int, last bool, prompt int, finish string) []byte {
+	b = append(b, `data:{"index":`...)
+	b = strconv.AppendInt(b, int64(k+1), 10)
+	b = append(b, `,"token":{"id":`...)
+	b = strconv.AppendInt(b, int64(fillerID(k)), 10)
+	b = append(b, `,"text":"`...)
+	b = append(b, filler(k, 0)...)
+	b = append(b, `","logprob":-0.25,"special":false},"generated_text":`...)
+	if !last {
+		return append(b, "null,\"details\":null}\n\n"...)
+	}
+	b = append(b, '"')
+	b = appendFiller(b, 0, 0, k+1)
+	b = append(b, `","details":{"finish_reason":"`...)
+	b = append(b, tgiFinish(finish)...)
+	b = append(b, `","generated_tokens":`...)
+	b = strconv.AppendInt(b, int64(k+1), 10)
+	b = append(b, `,"seed":null,"input_length":`...)
+	b = strconv.AppendInt(b, int64(prompt), 10)
+	return append(b, "}}\n\n"...)
+}
+
+// generateBody appends a whole SGLang or TGI /generate answer.
+func (r *renderer) generateBody(b []byte, ch choiceText) []byte {
+	n := ch.reasoning + ch.content
+	if r.gen == apiSGLang {
+		return r.sglangChunk(b, n-1, r.prompt, r.cached, ch.finish)
+	}
+	b = append(b, `{"generated_text":"`...)
+	b = appendFiller(b, 0, 0, n)
+	b = append(b, `","details":{"finish_reason":"`...)
+	b = append(b, tgiFinish(ch.finish)...)
+	b = append(b, `","generated_tokens":`...)
+	b = strconv.AppendInt(b, int64(n), 10)
+	return append(b, `,"seed":null,"prefill":[],"tokens":[]}}`...)
+}
+
+// streamGenerate writes a streamed SGLang or TGI answer (one choice) and
+// returns its finish reason ("" when it did not finish). Faults strike
+// after half the tokens, as in stream.
+func (s *Server) streamGenerate(ctx context.Context, st *reqState, run *runInfo) string {
+	sk := &st.hs
+	s.setHeaders(st.hs.w.Header(), true)
+	lg := &st.log
+	lg.Status = http.StatusOK
+	rd := &st.rd
+	total := st.lens[0]
+	finish := st.finish[0]
+	faultAt := -1
+	if st.faults.midStream() {
+		faultAt = max(total/2, 1) - 1
+	}
+	off := run.first
+	decodeStart := off
+	for k := range total {
+		if k > 0 {
+			off += s.timing.interToken(int(s.running.Load()), st.rng)
+		}
+		due := run.admitted + int64(off)
+		if due != st.due && !s.flushPending(st, sk) {
+			return ""
+		}
+		st.due = due
+		if !s.sleepUntil(ctx, st, st.due) {
+			return ""
+		}
+		last := k == total-1
+		if rd.gen == apiSGLang {
+			f := ""
+			if last {
+				f = finish
+			}
+			st.buf = append(st.buf[:0], "data: "...)
+			st.buf = rd.sglangChunk(st.buf, k, run.prompt, run.cached, f)
+			st.buf = append(st.buf, "\n\n"...)
+		} else {
+			st.buf = rd.tgiToken(st.buf[:0], k, last, run.prompt, finish)
+		}
+		if !s.emit(st, sk, EventContent, 0) {
+			return ""
+		}
+		lg.OutputTokens = k + 1
+		if k > 0 {
+			s.met.itl.observe(off - prevOff(st, 0))
+		}
+		st.setPrev(0, off)
+		s.met.generationTokens.Add(1)
+		if k == faultAt {
+			if !s.flushPending(st, sk) {
+				return ""
+			}
+			if d := st.faults.stall; d > 0 {
+				off = max(off, time.Duration(s.mono()-run.admitted)) + d
+				if last {
+					st.due = run.admitted + int64(off)
+					if !s.sleepUntil(ctx, st, st.due) {
+						return ""
+					}
+				}
+			}
+			if st.faults.malformed {
+				st.buf = append(st.buf[:0], "data: {\"text\":\n\n"...)
+				if !s.emit(st, sk, EventMalformed, 0) {
+					return ""
+				}
+			}
+			if st.faults.errorEvent {
+				lg.Error = "injected error event"
+				const msg = "Internal error while generating (injected by reprise mock-server)."
+				if rd.gen == apiSGLang {
+					st.buf = append(st.buf[:0], `data: {"error":{"message":"`+msg+`"}}`+"\n\n"...)
+				} else {
+					st.buf = append(st.buf[:0], `data:{"error":"`+msg+`","error_type":"generation"}`+"\n\n"...)
+				}
+				s.emit(st, sk, EventError, 0)
+				s.flushPending(st, sk)
+				return ""
+			}
+			if st.faults.resetMid {
+				lg.Error = "injected reset"
+				sk.reset()
+				s.event(st, EventReset, 0, nil)
+				return ""
+			}
+		}
+	}
+	s.met.decodeNS.Add(int64(off - decodeStart))
+	if rd.gen == apiSGLang {
+		st.buf = appendDone(st.buf[:0])
+		if !s.emit(st, sk, EventDone, 0) {
+			return ""
+		}
+	}
+	if !s.flushPending(st, sk) {
+		return ""
+	}
+	lg.FinishReason = finish
+	return finish
+}
