@@ -110,16 +110,31 @@ func TestDependentReplay(t *testing.T) {
 		if row.Index%6 >= 1 && row.Index%6 <= 4 {
 			depth = 1
 		}
-		parentOK := row.WaitFor == nil && r.ParentRequestID == -1
+		parentOK := row.WaitFor == nil && r.ReleasedBy == 0
 		for _, d := range row.WaitFor {
-			parentOK = parentOK || int64(hr.recs[byID[d].Index].RequestID) == r.ParentRequestID
+			parentOK = parentOK || hr.recs[byID[d].Index].RequestID+1 == r.ReleasedBy
 		}
-		if r.TaskID != row.Index/6 || r.Depth != depth || !parentOK {
-			t.Errorf("line %d: task %d depth %d parent %d; want task %d depth %d and a parent among %v", row.Line, r.TaskID, r.Depth,
-				r.ParentRequestID, row.Index/6, depth, row.WaitFor)
+		if r.Task-1 != row.Index/6 || r.Level-1 != depth || !parentOK {
+			t.Errorf("line %d: task %d depth %d parent %d; want task %d depth %d and a parent among %v", row.Line, r.Task-1, r.Level-1,
+				int64(r.ReleasedBy)-1, row.Index/6, depth, row.WaitFor)
 		}
 	}
 	if st := hr.res.Stats; st.Completed != 12 || st.Skipped != 0 {
 		t.Errorf("stats: %+v", st)
+	}
+	// The summary's tasks: two, complete; each critical path waits at
+	// least the think and tool time on it (root → worker: 1 ms + ≥ 2 ms,
+	// worker → join: 2 + 3 ms); TTFT per level 0, 1, 2.
+	ts := hr.res.Summary.Tasks
+	if ts == nil || ts.Count != 2 || ts.Completed != 2 || ts.Completion.Count != 2 {
+		t.Fatalf("summary tasks %+v", ts)
+	}
+	if ts.CriticalWait.Min < 8 || ts.CriticalServer.Min <= 0 {
+		t.Errorf("critical path: server %+v wait %+v; want the 8 ms of think and tool time on it at least", ts.CriticalServer, ts.CriticalWait)
+	}
+	for d, n := range map[int32]int{0: 2, 1: 8, 2: 2} {
+		if st := ts.TTFTByDepth[d]; st == nil || st.Count != n {
+			t.Errorf("TTFT at depth %d: %+v, want %d values", d, st, n)
+		}
 	}
 }

@@ -650,9 +650,8 @@ func (rn *runner) identify(r *record.Request, j *replay.Job, row *trace.Row) {
 	r.DispatchedNS = j.DispatchedNS
 	r.LatenessNS = j.DispatchedNS - j.IntendedNS
 	r.SessionDelayNS = j.SessionDelayNS
-	r.TaskID, r.ParentRequestID, r.Depth = -1, -1, -1
 	if j.Depth >= 0 {
-		r.TaskID, r.ParentRequestID, r.Depth = int64(j.Session), int64(j.ReleasedBy)-1, int32(j.Depth)
+		r.Task, r.ReleasedBy, r.Level = int64(j.Session)+1, j.ReleasedBy, int32(j.Depth)+1
 	}
 }
 

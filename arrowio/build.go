@@ -258,9 +258,9 @@ func (b *requestBuilder) appendRequest(r *record.Request) {
 	}
 	strNZ(b.extras, r.ServerExtras)
 	i64NZ(b.cancelAfter, r.CancelAfterNS)
-	i64Known(b.taskID, r.TaskID)
-	i64Known(b.parentReq, r.ParentRequestID)
-	i32Known(b.depth, r.Depth)
+	i64Known(b.taskID, r.Task-1)
+	i64Known(b.parentReq, int64(r.ReleasedBy)-1)
+	i32Known(b.depth, r.Level-1)
 	i32Known(b.sPrompt, r.ServerPromptTokens)
 	i32Known(b.sCompl, r.ServerCompletionTokens)
 	i32Known(b.sReas, r.ServerReasoningTokens)

@@ -85,10 +85,14 @@ func normalizeRequest(r record.Request) record.Request {
 	if r.TraceRow < 0 {
 		r.TraceRow = -1
 	}
-	for _, p := range []*int64{&r.TaskID, &r.ParentRequestID} {
-		if *p < 0 {
-			*p = -1 // negative: none, written as null
-		}
+	if r.Task <= 0 {
+		r.Task = 0 // none, written as null
+	}
+	if r.ReleasedBy == 0 || r.ReleasedBy > math.MaxInt64 {
+		r.ReleasedBy = 0 // none, or no int64 column value
+	}
+	if r.Level <= 0 {
+		r.Level = 0
 	}
 	if r.Phase != record.PhaseWarmup {
 		r.Phase = record.PhaseProfile
@@ -100,7 +104,7 @@ func normalizeRequest(r record.Request) record.Request {
 		// Negative max_tokens is kept (only 0 is null).
 	}
 	for _, p := range []*int32{&r.ServerPromptTokens, &r.ServerCompletionTokens, &r.ServerReasoningTokens,
-		&r.ServerCachedTokens, &r.ExpectedCachedTokens, &r.TraceInputTokens, &r.Depth} {
+		&r.ServerCachedTokens, &r.ExpectedCachedTokens, &r.TraceInputTokens} {
 		neg(p)
 	}
 	if int(r.OutputTokensSource) >= len(tokenSourceValues) {

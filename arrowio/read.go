@@ -441,15 +441,14 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 		if cancelAfter != nil {
 			r.CancelAfterNS = i64or(cancelAfter, i, 0)
 		}
-		r.TaskID, r.ParentRequestID, r.Depth = -1, -1, -1
 		if taskID != nil {
-			r.TaskID = i64or(taskID, i, -1)
+			r.Task = i64or(taskID, i, -1) + 1
 		}
 		if parentReq != nil {
-			r.ParentRequestID = i64or(parentReq, i, -1)
+			r.ReleasedBy = uint64(i64or(parentReq, i, -1) + 1)
 		}
 		if depth != nil {
-			r.Depth = i32or(depth, i, -1)
+			r.Level = i32or(depth, i, -1) + 1
 		}
 		r.ServerPromptTokens = i32or(sPrompt, i, -1)
 		r.ServerCompletionTokens = i32or(sCompl, i, -1)

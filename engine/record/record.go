@@ -133,15 +133,17 @@ type Request struct {
 	// response had not ended by then has ErrorKind ErrCancelled.
 	CancelAfterNS int64
 
-	// Dependent requests (design 0008); −1 each in a run whose trace
-	// has none. TaskID is the request's task (the connected part of the
-	// dependency graph it belongs to, 0, 1, … in trace order);
-	// ParentRequestID the RequestID of the dependency whose completion
-	// released it (the last to complete), −1 for a root; Depth its level
-	// (0 for a root, else 1 + the deepest of its dependencies).
-	TaskID          int64
-	ParentRequestID int64
-	Depth           int32
+	// Dependent requests (design 0008). All three count from 1 so that
+	// 0, the zero value, means none (a trace without dependencies); the
+	// columns task_id, parent_request_id and depth hold them less one.
+	// Task is the request's task (the connected part of the dependency
+	// graph it belongs to, 1, 2, … in trace order); ReleasedBy is
+	// RequestID + 1 of the dependency whose completion released it (the
+	// last to complete), 0 for a root; Level is its depth + 1 (1 for a
+	// root, else 1 + the deepest level of its dependencies).
+	Task       int64
+	ReleasedBy uint64
+	Level      int32
 
 	// Outcome.
 	StatusCode   int32

@@ -56,6 +56,9 @@ func (s *Summary) JSON() ([]byte, error) {
 	if s.CancelledRequestCount > 0 {
 		m["cancelled_request_count"] = scalar{"requests", float64(s.CancelledRequestCount)}
 	}
+	if s.Tasks != nil {
+		m["tasks"] = s.Tasks.json()
+	}
 	if src := s.oslSources(); len(src) > 0 {
 		m["output_tokens_source"] = src
 	}
@@ -146,6 +149,11 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	line("Requests (ok / errors / warmup)", fmt.Sprintf("%d / %d / %d", s.RequestCount, s.ErrorRequestCount, s.WarmupCount))
 	if s.CancelledRequestCount > 0 {
 		line("Cancelled as planned (requests)", strconv.Itoa(s.CancelledRequestCount))
+	}
+	if t := s.Tasks; t != nil {
+		line("Tasks (completed / all)", fmt.Sprintf("%d / %d", t.Completed, t.Count))
+		line("Task completion (ms, p50 / p99)", num(t.Completion.P50)+" / "+num(t.Completion.P99))
+		line("Critical path server / wait (ms, p50)", num(t.CriticalServer.P50)+" / "+num(t.CriticalWait.P50))
 	}
 	if s.Run.InputsPerRequest > 0 {
 		line("Endpoint kind", fmt.Sprintf("%s, %d inputs per request", s.Run.EndpointKind, s.Run.InputsPerRequest))

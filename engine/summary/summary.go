@@ -225,6 +225,9 @@ type Summary struct {
 	WindowStartNS, WindowEndNS int64
 	// Telemetry is the server's and GPUs' view of the window, when collected.
 	Telemetry *Telemetry
+	// Tasks holds the per-task statistics of a trace with dependent
+	// requests; nil otherwise.
+	Tasks *Tasks
 }
 
 // ErrorRate is errors / (valid + errors), 0 for an empty run.
@@ -258,6 +261,10 @@ type Accumulator struct {
 	nInt    int
 	nSent   int
 	good    []int // metric indexes of the goodput SLOs
+	// Tasks of dependent requests (tasks.go); nil until a record has one.
+	tasks     map[int64]*taskAcc
+	taskNodes map[int64]taskNode
+	ttftDepth map[int32][]float64
 }
 
 type errKey struct {
@@ -287,6 +294,9 @@ func (a *Accumulator) Add(r *record.Request) {
 		return
 	}
 	o := &a.opts
+	if r.Task > 0 && !r.PlannedCancel() {
+		a.addTask(r)
+	}
 	if r.IntendedNS != 0 {
 		if a.nInt == 0 || r.IntendedNS < a.minInt {
 			a.minInt = r.IntendedNS
@@ -429,6 +439,7 @@ func (a *Accumulator) Summary(info RunInfo) *Summary {
 	if a.nSent > 1 && a.maxSent > a.minSent {
 		s.AchievedRate = float64(a.nSent-1) / (float64(a.maxSent-a.minSent) / 1e9)
 	}
+	s.Tasks = a.taskSummary()
 	s.CacheFidelity = math.NaN()
 	if s.ExpectedCachedTokens > 0 {
 		s.CacheFidelity = float64(s.ServerCachedTokens) / float64(s.ExpectedCachedTokens)
