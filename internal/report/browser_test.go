@@ -121,7 +121,8 @@ const checkJS = `(() => {
 // load opens the report at path in a new tab, waits for every chart to be
 // drawn, checks the console stayed clean (no error, warning or uncaught
 // exception, the browser's own log included), and saves a full-page
-// screenshot to shot ("" for none). It returns the page's checks.
+// screenshot to shot ("" for none), a JPEG (a PNG of the whole page takes
+// seconds to encode). It returns the page's checks.
 func (b *browser) load(t testing.TB, path, shot string) pageCheck {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(b.ctx)
@@ -159,15 +160,16 @@ func (b *browser) load(t testing.TB, path, shot string) pageCheck {
 		t.Fatalf("%s: the charts were not drawn: %v", path, err)
 	}
 	res, err := chromedp.Run(tctx, chromedp.Evaluate[pageCheck](checkJS))
+
 	if err != nil {
 		t.Fatalf("%s: check the charts: %v", path, err)
 	}
 	if shot != "" {
-		png, err := chromedp.Run(tctx, chromedp.FullScreenshot(100))
+		jpg, err := chromedp.Run(tctx, chromedp.FullScreenshot(70))
 		if err != nil {
 			t.Fatalf("%s: screenshot: %v", path, err)
 		}
-		if err := os.WriteFile(shot, png, 0o644); err != nil {
+		if err := os.WriteFile(shot, jpg, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("screenshot: %s", shot)
@@ -298,7 +300,7 @@ func TestBrowserReports(t *testing.T) {
 		dir := replayRun(t, filepath.Join(tmp, "mock"), *updateScreenshot)
 		out := filepath.Join(art, "small.html")
 		buildFile(t, out, Options{}, dir)
-		shot := filepath.Join(art, "small.png")
+		shot := filepath.Join(art, "small.jpg")
 		res := br.load(t, out, shot)
 		checkCharts(t, res, "cdf-ttft", "pct-ttft", "ttft-vs-time", "isl-vs-ttft", "osl-vs-e2e", "rate", "in-flight",
 			"output-tokens", "lateness", "server-running", "server-kv-usage", "client-server-ttft", "client-server-itl")
@@ -312,7 +314,7 @@ func TestBrowserReports(t *testing.T) {
 		synthRun{n: 1000, rate: 200, ttft: 45 * time.Millisecond, itl: 9 * time.Millisecond, seed: 2}.write(t, b)
 		out := filepath.Join(art, "overlay.html")
 		buildFile(t, out, Options{}, a, b)
-		res := br.load(t, out, filepath.Join(art, "overlay.png"))
+		res := br.load(t, out, filepath.Join(art, "overlay.jpg"))
 		checkCharts(t, res, "cdf-ttft", "pct-e2e", "rate")
 		for _, c := range res.Charts {
 			if c.ID == "cdf-ttft" && c.Series != 2 {
@@ -326,7 +328,7 @@ func TestBrowserReports(t *testing.T) {
 			telemetry: true, seed: 3}.write(t, dir)
 		out := filepath.Join(art, "errors-telemetry.html")
 		buildFile(t, out, Options{}, dir)
-		res := br.load(t, out, filepath.Join(art, "errors-telemetry.png"))
+		res := br.load(t, out, filepath.Join(art, "errors-telemetry.jpg"))
 		checkCharts(t, res, "errors-by-kind", "server-running", "server-waiting", "server-kv-usage", "server-hit-rate",
 			"gpu-power", "gpu-util", "gpu-memory", "cache-error", "read-lag", "client-server-ttft")
 		for _, c := range res.Charts {
@@ -350,7 +352,7 @@ func TestBrowserReports(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := br.load(t, out, filepath.Join(art, "large.png"))
+		res := br.load(t, out, filepath.Join(art, "large.jpg"))
 		checkCharts(t, res, "cdf-ttft", "ttft-vs-time", "rate")
 		t.Logf("large run: %d requests, report %.2f MB built in %v, interactive %.0f ms after navigation start",
 			n, float64(st.Size())/1e6, took.Round(time.Millisecond), res.ReadyMS)

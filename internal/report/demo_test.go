@@ -14,9 +14,9 @@ import (
 // demo's TTFT, prefill cost and prefix cache), scraping the server's
 // /metrics every 250 ms, and returns the run directory. With demo, it is
 // scripts/demo.sh's replay: the demo's trace (traces/mooncake-sample.jsonl)
-// at speed-up 10 with a 10 ms ITL, about 20 s; without, 100 synthetic
-// requests at 100/s after 10 warmup requests, with a 1 ms ITL and
-// exponential jitter, about a second.
+// at speed-up 10 with a 10 ms ITL, about 20 s; without, 60 synthetic
+// requests at 100/s after 6 warmup requests, with a 1 ms ITL and
+// exponential jitter, under a second.
 func replayRun(t testing.TB, dir string, demo bool) string {
 	t.Helper()
 	mcfg := mockserver.NewConfig()
@@ -36,8 +36,8 @@ func replayRun(t testing.TB, dir string, demo bool) string {
 		o.Trace.Path = filepath.Join("..", "..", "traces", "mooncake-sample.jsonl")
 		o.Replay.Speedup = 10
 	} else {
-		o.Synthetic = reprise.SyntheticLoad{ISL: 512, ISLStdDev: 256, OSL: 64, OSLStdDev: 32}
-		o.Replay.RequestRate, o.Replay.RequestCount, o.Replay.WarmupRequests = 100, 100, 10
+		o.Synthetic = reprise.SyntheticLoad{ISL: 256, ISLStdDev: 128, OSL: 48, OSLStdDev: 24}
+		o.Replay.RequestRate, o.Replay.RequestCount, o.Replay.WarmupRequests = 100, 60, 6
 	}
 	o.Telemetry.Interval = 250 * time.Millisecond
 	o.Output.Dir = dir
