@@ -19,5 +19,7 @@ func commands(a *app) []*cli.Command {
 		anonymizeCommand(a),
 		recordCommand(a),
 		mergeCommand(a),
+		// sweep (issue 21)
+		sweepCommand(a),
 	}
 }

@@ -191,7 +191,8 @@ func replayCommand(a *app) *cli.Command {
 			"  reprise replay traces/mooncake-sample.jsonl --url http://localhost:8000 --model M --speedup 10\n" +
 			"  reprise replay --url http://localhost:8000 --model M --isl 512 --osl 128 --concurrency 32 --request-count 1000\n" +
 			"  reprise replay trace.jsonl -m M --goodput \"ttft:250 itl:10\" --max-error-rate 0.01 --max-lateness 1ms",
-		Flags: append(append(append(append(replayFlags(), responseCapFlags()...), contextFlags()...), timingFlags()...), telemetryFlags()...),
+		Flags: append(append(append(append(append(replayFlags(), responseCapFlags()...), contextFlags()...), timingFlags()...), telemetryFlags()...),
+			runsFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			rc, err := timingConfigFrom(cmd)
 			tc, terr := telemetryConfigFrom(cmd)
@@ -214,6 +215,17 @@ func replayCommand(a *app) *cli.Command {
 			o.Trace.Hold = loadTraces
 			o.Log = a.log
 			o.Abort = a.abort.Done()
+			runs, err := runsConfigFrom(cmd)
+			if err != nil {
+				return exitcode.UsageError(err, "see 'reprise replay --help'")
+			}
+			if runs.Runs > 1 {
+				if o.Trace.Reader != nil {
+					return exitcode.UsageError(errors.New("--runs replays the trace several times: give a file, not - (standard input)"),
+						"see 'reprise replay --help'")
+				}
+				return runRepeated(ctx, a, o, runs, cmd.Bool("quiet"))
+			}
 			return runReplay(ctx, a, o, cmd.Bool("quiet"))
 		},
 	}

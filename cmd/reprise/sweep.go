@@ -1,0 +1,336 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/reprise-bench/reprise"
+	"github.com/reprise-bench/reprise/engine/summary"
+	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/sweep"
+	"github.com/reprise-bench/reprise/replay"
+)
+
+const (
+	catSweep = "Sweep"
+	catRuns  = "Repeated runs"
+)
+
+// sweptFlags are the replay flags that take a list or range in reprise
+// sweep.
+var sweptFlags = []string{sweep.Concurrency, sweep.RequestRate, sweep.Speedup, sweep.ISL, sweep.OSL}
+
+// runsFlags are the repeat flags of replay and sweep.
+func runsFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "runs", Value: 1, Category: catRuns, Sources: envVars("runs"),
+			Usage: "run the load `N` times (run-1 … run-N under --out) and write runs.json: a t-interval across runs for every headline metric"},
+		&cli.StringFlag{Name: "until-ci", Category: catRuns, Sources: envVars("until-ci"),
+			Usage: "with --runs N, stop once the confidence intervals of throughput and p50 TTFT, ITL and latency are within ±`BOUND` of their means (5% or 0.05; at least 3 runs)"},
+		&cli.BoolFlag{Name: "warmup-once", Category: catRuns, Sources: envVars("warmup-once"),
+			Usage: "with --runs, apply --warmup-requests/--warmup-duration to the first run only"},
+		&cli.FloatFlag{Name: "confidence-level", Value: summary.DefaultConfidenceLevel, Category: catRuns, Sources: envVars("confidence-level"),
+			Usage: "`LEVEL` of the across-run intervals and of the sweep's Wilson intervals (0 < LEVEL < 1)"},
+	}
+}
+
+// runsConfigFrom reads runsFlags.
+func runsConfigFrom(cmd *cli.Command) (sweep.RunsConfig, error) {
+	rc := sweep.RunsConfig{Runs: cmd.Int("runs"), WarmupOnce: cmd.Bool("warmup-once"), Level: cmd.Float("confidence-level"),
+		FreshPromptSeed: true}
+	var errs []error
+	if rc.Runs < 1 {
+		errs = append(errs, fmt.Errorf("--runs %d: want ≥ 1", rc.Runs))
+	}
+	if rc.Level <= 0 || rc.Level >= 1 {
+		errs = append(errs, fmt.Errorf("--confidence-level %v: want a level between 0 and 1, e.g. 0.95", rc.Level))
+	}
+	if s := cmd.String("until-ci"); s != "" {
+		v, err := parseFraction(s)
+		if err != nil || v <= 0 {
+			errs = append(errs, fmt.Errorf("--until-ci %q: want a bound such as 5%% or 0.05", s))
+		}
+		if rc.Runs < sweep.DefaultMinRunsForCI {
+			errs = append(errs, fmt.Errorf("--until-ci needs --runs N with N ≥ %d, the most runs to make", sweep.DefaultMinRunsForCI))
+		}
+		rc.UntilCI = v
+	}
+	return rc, errors.Join(errs...)
+}
+
+// parseFraction reads "5%" as 0.05 and "0.05" as 0.05.
+func parseFraction(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		return v / 100, err
+	}
+	return strconv.ParseFloat(s, 64)
+}
+
+// sweepFlags are the sweep command's own flags.
+func sweepFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "concurrency", Category: catSweep, Sources: envVars("concurrency"),
+			Usage: "closed-loop `VALUES`: a list 1,2,4,8, a geometric range 1:64:x2 or a linear range 4:32:+4 (one value: every point's)"},
+		&cli.StringFlag{Name: "request-rate", Category: catSweep, Sources: envVars("request-rate"),
+			Usage: "open-loop request rates `VALUES` per second, as for --concurrency"},
+		&cli.StringFlag{Name: "speedup", Category: catSweep, Sources: envVars("speedup"),
+			Usage: "trace speedups `VALUES`, e.g. 0.5,1,2,4 (a trace replayed ever faster)"},
+		&cli.StringFlag{Name: "isl", Aliases: []string{"synthetic-input-tokens-mean"}, Category: catSweep, Sources: envVars("isl"),
+			Usage: "synthetic input lengths `VALUES` in tokens"},
+		&cli.StringFlag{Name: "osl", Aliases: []string{"output-tokens-mean"}, Category: catSweep, Sources: envVars("osl"),
+			Usage: "synthetic output lengths `VALUES` in tokens"},
+		&cli.StringFlag{Name: "find", Category: catSweep, Sources: envVars("find"),
+			Usage: "`GOAL`: max-rate, max-concurrency or max-speedup: bracket then bisect the largest load meeting --goodput at --min-good-fraction"},
+		&cli.FloatFlag{Name: "find-start", Category: catSweep, Sources: envVars("find-start"),
+			Usage: "first load `X` of --find (default 1, or the single value given for the searched setting)"},
+		&cli.FloatFlag{Name: "find-precision", Value: sweep.DefaultFindPrecision, Category: catSweep, Sources: envVars("find-precision"),
+			Usage: "stop bisecting when the bracket is within `F` of its lower end (0.02 = 2 %)"},
+		&cli.IntFlag{Name: "find-max-probes", Value: sweep.DefaultFindMaxProbes, Category: catSweep, Sources: envVars("find-max-probes"),
+			Usage: "probe at most `N` loads in --find"},
+		&cli.BoolWithInverseFlag{Name: "fresh-prompt-seed", Value: true, Category: catSweep, Sources: envVars("fresh-prompt-seed"),
+			Usage: "give every point (and run) its own prompt seed, derived from --prompt-seed, so it does not hit the prefix cache the previous one filled"},
+		&cli.StringFlag{Name: "before-point", Category: catSweep, Sources: envVars("before-point"),
+			Usage: "run `CMD` (sh -c) before each point, e.g. a cache reset; REPRISE_POINT and REPRISE_POINT_DIR are set; output kept in the point's before-point.log"},
+		&cli.BoolWithInverseFlag{Name: "stop-on-saturation", Value: true, Category: catSweep, Sources: envVars("stop-on-saturation"),
+			Usage: "stop after the first saturated point (completions behind arrivals, a growing backlog with rising TTFT)"},
+		&cli.FloatFlag{Name: "saturation-tolerance", Value: sweep.DefaultSaturationTolerance, Category: catSweep, Sources: envVars("saturation-tolerance"),
+			Usage: "a point whose completion rate is below (1 − `F`) × its intended rate, or whose backlog grows by over F × that rate, is saturated (0 = no checks)"},
+		&cli.IntFlag{Name: "stop-slo-failures", Value: sweep.DefaultSLOFailures, Category: catSweep, Sources: envVars("stop-slo-failures"),
+			Usage: "stop after `N` consecutive points that failed --goodput (0 = never)"},
+		&cli.FloatFlag{Name: "stop-error-rate", Value: sweep.DefaultStopErrorRate, Category: catSweep, Sources: envVars("stop-error-rate"),
+			Usage: "stop after a point in which more than `R` of the requests failed (1 = never)"},
+	}
+}
+
+// sweepCommand is `reprise sweep [TRACE] --request-rate 1:64:x2 …`.
+func sweepCommand(a *app) *cli.Command {
+	var flags []cli.Flag
+	skip := append(slices.Clone(sweptFlags), "overwrite")
+	for _, f := range slices.Concat(replayFlags(), responseCapFlags(), contextFlags(), timingFlags(), telemetryFlags()) {
+		if !slices.Contains(skip, f.Names()[0]) {
+			flags = append(flags, f)
+		}
+	}
+	flags = slices.Concat(sweepFlags(), runsFlags(), flags)
+	return &cli.Command{
+		Name:      "sweep",
+		Usage:     "replay at many loads: a grid of settings, or a search for the largest load that meets SLOs",
+		ArgsUsage: "[TRACE]",
+		Description: "Runs the replay once per point of a grid over one or two settings (--concurrency, --request-rate,\n" +
+			"--speedup, --isl, --osl as lists or ranges), each point a run directory under --out/points/, and\n" +
+			"prints one table row per point: load asked and achieved, goodput, TTFT/ITL/latency p50/p99,\n" +
+			"throughput, per-user tokens/s, errors and lateness; then the Pareto front and its knee.\n" +
+			"It stops early at the first saturated point, after --stop-slo-failures points failing --goodput,\n" +
+			"or above --stop-error-rate. --find searches the largest load meeting --goodput instead.\n" +
+			"Every other flag is reprise replay's and applies to every point. Running the same command again\n" +
+			"resumes an interrupted sweep; Ctrl-C ends the current point cleanly.\n\n" +
+			"Exit codes: 0 done, 1 run error or interrupted, 2 bad command line, 3 --find found no load meeting the SLOs.\n\n" +
+			"Examples:\n" +
+			"  reprise sweep -m M --isl 512 --osl 128 --request-count 500 --request-rate 1:64:x2 --goodput \"ttft:250 itl:10\"\n" +
+			"  reprise sweep traces/mooncake.jsonl -m M --speedup 0.5,1,2,4 --out sweeps/mooncake\n" +
+			"  reprise sweep -m M --isl 512 --osl 128 --request-count 300 --find max-rate --goodput \"ttft:250 itl:10\" --min-good-fraction 0.99",
+		Flags: flags,
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			return runSweep(ctx, a, cmd)
+		},
+	}
+}
+
+func runSweep(ctx context.Context, a *app, cmd *cli.Command) error {
+	usage := func(err error) error { return exitcode.UsageError(err, "see 'reprise sweep --help'") }
+	rc, err := timingConfigFrom(cmd)
+	tc, terr := telemetryConfigFrom(cmd)
+	runs, rerr := runsConfigFrom(cmd)
+	if err := errors.Join(err, terr, rerr); err != nil {
+		return usage(err)
+	}
+	args := cmd.Args().Slice()
+	if len(args) > 1 {
+		return usage(fmt.Errorf("want at most one TRACE, got %d: %s", len(args), strings.Join(args, " ")))
+	}
+	o := replayOptions(cmd)
+	rc.Speedup = replay.DefaultSpeedup
+	o.Replay, o.Telemetry = rc, tc
+	o.Synthetic.ISL, o.Synthetic.OSL = 0, 0
+	if len(args) == 1 {
+		if args[0] == "-" {
+			return usage(errors.New("a sweep replays its trace once per point: give a file, not - (standard input)"))
+		}
+		o.Trace.Path = args[0]
+	}
+	o.Log = a.log
+	cfg := sweep.NewConfig()
+	cfg.Runs = runs
+	cfg.Runs.FreshPromptSeed = cmd.Bool("fresh-prompt-seed")
+	cfg.FreshPromptSeed = cmd.Bool("fresh-prompt-seed")
+	cfg.BeforePoint = cmd.String("before-point")
+	cfg.Stop = sweep.StopConfig{SaturationTolerance: cmd.Float("saturation-tolerance"), OnSaturation: cmd.Bool("stop-on-saturation"),
+		SLOFailures: cmd.Int("stop-slo-failures"), MaxErrorRate: cmd.Float("stop-error-rate")}
+	var errs []error
+	if cfg.Stop.SaturationTolerance < 0 || cfg.Stop.SaturationTolerance >= 1 {
+		errs = append(errs, fmt.Errorf("--saturation-tolerance %v: want 0 ≤ F < 1", cfg.Stop.SaturationTolerance))
+	}
+	if cfg.Stop.SLOFailures < 0 {
+		errs = append(errs, fmt.Errorf("--stop-slo-failures %d: want ≥ 0", cfg.Stop.SLOFailures))
+	}
+	single := map[string]float64{}
+	for _, name := range sweep.Settings {
+		spec := cmd.String(name)
+		if spec == "" {
+			continue
+		}
+		ax, err := sweep.ParseAxis(name, spec)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if len(ax.Values) == 1 {
+			single[name] = ax.Values[0]
+			sweep.Apply(&o, name, ax.Values[0])
+			continue
+		}
+		cfg.Axes = append(cfg.Axes, ax)
+	}
+	if goal := cmd.String("find"); goal != "" {
+		setting := map[string]string{"max-rate": sweep.RequestRate, "max-request-rate": sweep.RequestRate,
+			"max-concurrency": sweep.Concurrency, "max-speedup": sweep.Speedup}[goal]
+		if setting == "" {
+			errs = append(errs, fmt.Errorf("--find %q: want max-rate, max-concurrency or max-speedup", goal))
+		}
+		if o.Goodput == "" {
+			errs = append(errs, errors.New("--find needs SLOs to meet: give --goodput, e.g. \"ttft:250 itl:10\""))
+		}
+		if len(cfg.Axes) > 0 {
+			errs = append(errs, fmt.Errorf("--find searches one setting: give no list or range (--%s %s)", cfg.Axes[0].Name, cfg.Axes[0].Spec))
+		}
+		start := 1.0
+		if v, ok := single[setting]; ok {
+			start = v
+		}
+		if cmd.IsSet("find-start") {
+			start = cmd.Float("find-start")
+		}
+		cfg.Find = sweep.NewFindConfig(setting, start)
+		cfg.Find.Precision, cfg.Find.MaxProbes = cmd.Float("find-precision"), cmd.Int("find-max-probes")
+		if setting == sweep.RequestRate && o.Replay.Mode == replay.ModeAuto {
+			o.Replay.Mode = replay.ModeRate
+		}
+	} else if len(cfg.Axes) == 0 {
+		errs = append(errs, errors.New("nothing to sweep: give a list or range to --concurrency, --request-rate, --speedup, --isl or --osl, or --find"))
+	} else if len(cfg.Axes) > 2 {
+		errs = append(errs, fmt.Errorf("a sweep varies one or two settings, got %d", len(cfg.Axes)))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return usage(err)
+	}
+	cfg.Base = o
+	cfg.Dir = o.Output.Dir
+	if cfg.Dir == "" {
+		cfg.Dir = filepath.Join("runs", fmt.Sprintf("%s-%s-sweep", time.Now().UTC().Format("20060102T150405Z"), safeFileName(o.Model)))
+	}
+	quiet := cmd.Bool("quiet")
+	if !quiet {
+		cfg.Table = a.stderr
+		cfg.Base.OnStart = func(s reprise.Start) {
+			fmt.Fprintf(a.stderr, "reprise: sweep point %s (%s mode, %s)\n", s.Dir, s.Mode, plannedText(s.Planned, o.Replay.Duration))
+		}
+	}
+	res, err := sweep.Run(ctx, cfg)
+	if err != nil {
+		if errors.Is(err, sweep.ErrInvalidConfig) {
+			return usage(err)
+		}
+		if errors.Is(err, sweep.ErrPlanChanged) {
+			return exitcode.UsageError(err, "give the flags of the sweep in --out to resume it, or a new --out")
+		}
+		return runError(err, &cfg.Base)
+	}
+	fmt.Fprintf(a.stderr, "sweep: %s\n", cfg.Dir)
+	if res.Interrupted {
+		return &exitcode.Error{Code: exitcode.RunError,
+			Err: fmt.Errorf("interrupted; run the same command again to resume the sweep in %s", cfg.Dir)}
+	}
+	if f := res.Found; f != nil && f.Value == 0 {
+		return &exitcode.Error{Code: exitcode.SLOBreach, Err: errors.New(f.Text)}
+	}
+	return nil
+}
+
+// safeFileName keeps letters, digits, '.', '-' and '_' of s ("model"
+// when nothing is left).
+func safeFileName(s string) string {
+	b := []byte(s)
+	out := b[:0]
+	for _, c := range b {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_' {
+			out = append(out, c)
+		} else {
+			out = append(out, '_')
+		}
+	}
+	if len(out) == 0 {
+		return "model"
+	}
+	return string(out)
+}
+
+// runRepeated is replay --runs N: N run directories under --out and
+// runs.json, with the across-run table on stderr.
+func runRepeated(ctx context.Context, a *app, o reprise.Options, rc sweep.RunsConfig, quiet bool) error {
+	dir := o.Output.Dir
+	if dir == "" {
+		dir = filepath.Join("runs", fmt.Sprintf("%s-%s-x%d", time.Now().UTC().Format("20060102T150405Z"), safeFileName(o.Model), rc.Runs))
+	}
+	if !quiet {
+		o.OnStart = func(s reprise.Start) {
+			fmt.Fprintf(a.stderr, "reprise: run %s against %s (%s mode, %s)\n", s.Dir, endpointURL(s.URL, s.EndpointPath), s.Mode,
+				plannedText(s.Planned, o.Replay.Duration))
+		}
+	}
+	rep, err := sweep.Repeat(ctx, o, dir, rc)
+	if err != nil {
+		return runError(err, &o)
+	}
+	if rep.Interrupted {
+		return &exitcode.Error{Code: exitcode.RunError,
+			Err: fmt.Errorf("interrupted; run the same command again to resume the runs in %s", dir)}
+	}
+	if !quiet {
+		writeAcross(a, rep.Across, rep.Converged)
+		fmt.Fprintf(a.stderr, "results: %s (%s)\n", dir, sweep.RunsFile)
+	}
+	for _, res := range rep.Results {
+		if err := verdictError(res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeAcross prints the across-run intervals.
+func writeAcross(a *app, ac *summary.AcrossRuns, converged bool) {
+	tw := tabwriter.NewWriter(a.stderr, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "Across %d runs (%g%% t-interval)\tmean\tlow\thigh\t±\tunit\n", ac.Runs, 100*ac.Level)
+	for _, k := range summary.HeadlineMetrics() {
+		iv, ok := ac.Metrics[k]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%.4g\t%.1f%%\t%s\n", k, iv.Mean, iv.Low, iv.High, 100*iv.RelHalfWidth, iv.Unit)
+	}
+	tw.Flush()
+	if converged {
+		fmt.Fprintf(a.stderr, "note: --until-ci was met after %d runs\n", ac.Runs)
+	}
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reprise-bench/reprise/internal/mockserver"
+	"github.com/reprise-bench/reprise/internal/sweep"
+)
+
+func TestSweepCommand(t *testing.T) {
+	srv := startMockServer(t, nil)
+	dir := filepath.Join(t.TempDir(), "sw")
+	args := []string{"sweep", "--url", srv.URL(), "--model", mockserver.DefaultModel, "--no-server-metrics",
+		"--isl", "16", "--osl", "4,8", "--concurrency", "1:4:x2", "--request-count", "6", "--out", dir,
+		"--before-point", "echo point $REPRISE_POINT", "--goodput", "ttft:1000"}
+	code, _, errOut := runCLI(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"point", "osl=4_concurrency=1", "osl=8_concurrency=4", "pareto", "sweep: " + dir} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, sweep.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m sweep.Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	// osl is the outer axis, concurrency (the load) the inner one.
+	if len(m.Points) != 6 || m.Points[0].Name != "osl=4_concurrency=1" || m.Points[5].Name != "osl=8_concurrency=4" {
+		t.Fatalf("points: %+v", m.Points)
+	}
+	seeds := map[uint64]bool{}
+	for _, p := range m.Points {
+		if p.Status != sweep.StatusDone || p.Row == nil || p.Row.Requests != 6 {
+			t.Errorf("point %s: status %s row %+v", p.Name, p.Status, p.Row)
+		}
+		seeds[p.PromptSeed] = true
+		log, err := os.ReadFile(filepath.Join(dir, p.Dir, sweep.BeforePointLog))
+		if err != nil || string(log) != "point "+p.Name+"\n" {
+			t.Errorf("%s: before-point log %q, %v", p.Name, log, err)
+		}
+	}
+	if len(seeds) != 6 {
+		t.Errorf("prompt seeds not fresh per point: %d distinct of 6", len(seeds))
+	}
+	if _, err := os.Stat(filepath.Join(dir, sweep.TableFile)); err != nil {
+		t.Error(err)
+	}
+
+	// The same command again finds every point complete: nothing runs.
+	code, _, errOut = runCLI(t, "", args...)
+	if code != 0 || strings.Contains(errOut, "reprise: sweep point") {
+		t.Errorf("resume of a finished sweep: exit %d, ran points:\n%s", code, errOut)
+	}
+	// Another grid in the same directory is refused (exit 2).
+	args[9] = "4,6"
+	if code, _, errOut := runCLI(t, "", args...); code != 2 || !strings.Contains(errOut, "different sweep") {
+		t.Errorf("changed plan: exit %d: %s", code, errOut)
+	}
+}
+
+func TestSweepUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--isl", "16"}, "nothing to sweep"},
+		{[]string{"--request-rate", "1:8:x1"}, "must be > 1"},
+		{[]string{"--request-rate", "8:1:+1"}, "0 < A ≤ B"},
+		{[]string{"--concurrency", "1.5,2"}, "whole number"},
+		{[]string{"--find", "max-rate"}, "give --goodput"},
+		{[]string{"--find", "max-rate", "--goodput", "ttft:10", "--concurrency", "1,2"}, "searches one setting"},
+		{[]string{"--find", "max-tps", "--goodput", "ttft:10"}, "want max-rate"},
+		{[]string{"--concurrency", "1,2", "--runs", "2", "--until-ci", "5%"}, "--until-ci needs --runs"},
+	} {
+		args := append([]string{"sweep", "-m", "m", "--out", t.TempDir()}, c.args...)
+		code, _, errOut := runCLI(t, "", args...)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, want 2 with %q:\n%s", c.args, code, c.want, errOut)
+		}
+	}
+}
+
+func TestReplayRuns(t *testing.T) {
+	srv := startMockServer(t, nil)
+	dir := filepath.Join(t.TempDir(), "r")
+	code, _, errOut := runCLI(t, "", "replay", "--url", srv.URL(), "--model", mockserver.DefaultModel, "--no-server-metrics",
+		"--isl", "16", "--osl", "4", "--concurrency", "2", "--request-count", "6", "--out", dir, "--runs", "3")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "Across 3 runs") || !strings.Contains(errOut, "time_to_first_token.p50") {
+		t.Errorf("no across-run table:\n%s", errOut)
+	}
+	a, err := sweep.ReadRuns(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Runs != 3 || a.Metrics["request_throughput"].N != 3 {
+		t.Errorf("runs.json: %+v", a)
+	}
+	for k := 1; k <= 3; k++ {
+		if _, err := os.Stat(filepath.Join(sweep.RunDir(dir, k), "summary.json")); err != nil {
+			t.Error(err)
+		}
+	}
+}

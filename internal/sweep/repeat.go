@@ -1,0 +1,238 @@
+package sweep
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/reprise-bench/reprise"
+	"github.com/reprise-bench/reprise/engine/summary"
+)
+
+// RunsFile is the across-run summary of repeated runs, beside their run
+// directories run-1, run-2, ….
+const RunsFile = "runs.json"
+
+// DefaultMinRunsForCI is the fewest runs --until-ci stops after: two
+// runs give a t-interval, but its width (t = 12.7 at 95 %) says little.
+const DefaultMinRunsForCI = 3
+
+// UntilCIMetrics are the headline metrics whose relative half-width
+// --until-ci compares; the runs stop when every one that exists is
+// within the bound.
+var UntilCIMetrics = []string{"request_throughput", "output_token_throughput",
+	"time_to_first_token.p50", "inter_token_latency.p50", "request_latency.p50"}
+
+// RunsConfig says how often one load is run.
+type RunsConfig struct {
+	// Runs is the number of runs (the most, with UntilCI); 0 or 1 runs
+	// once, in the directory itself.
+	Runs int
+	// UntilCI, when > 0, stops once every metric of [UntilCIMetrics]
+	// has a confidence interval no wider than ±UntilCI of its mean
+	// (0.05 = ±5 %), after at least DefaultMinRunsForCI runs.
+	UntilCI float64
+	// WarmupOnce keeps Replay.WarmupRequests and WarmupDuration for the
+	// first run only: the later runs measure from their first request.
+	WarmupOnce bool
+	// Level is the confidence level of the intervals (0 =
+	// summary.DefaultConfidenceLevel).
+	Level float64
+	// FreshPromptSeed gives each run its own Prompts.Seed, derived from
+	// the options' seed and the run number, so that a run does not hit
+	// the prefix cache its predecessor filled.
+	FreshPromptSeed bool
+}
+
+// multi reports whether the runs go in run-k subdirectories.
+func (c RunsConfig) multi() bool { return c.Runs > 1 }
+
+// Repeated is what [Repeat] measured.
+type Repeated struct {
+	// Dirs are the run directories, in run order; Results the results of
+	// the runs made by this call (nil for runs found complete).
+	Dirs    []string
+	Results []*reprise.Result
+	// Across is runs.json: the across-run intervals.
+	Across *summary.AcrossRuns
+	// Converged reports that UntilCI stopped the runs before Runs.
+	Converged bool
+	// Interrupted reports that the context was cancelled during a run;
+	// runs.json is then not written.
+	Interrupted bool
+
+	measured []*measured
+}
+
+// RunDir is the directory of run k (from 1) of repeated runs in dir.
+func RunDir(dir string, k int) string { return filepath.Join(dir, "run-"+strconv.Itoa(k)) }
+
+// DeriveSeed derives a seed from a base seed and a label (a point's name,
+// a run number): FNV-1a of the label mixed into the base with
+// SplitMix64's finalizer, so that nearby labels give unrelated seeds and
+// equal inputs equal seeds.
+func DeriveSeed(base uint64, label string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(label))
+	z := base ^ h.Sum64()
+	z += 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// Repeat runs o rc.Runs times into dir/run-1 … dir/run-N (stopping early
+// when rc.UntilCI is met) and writes dir/runs.json, the across-run
+// intervals of every headline metric. Runs found complete in dir (an
+// earlier, interrupted Repeat) are read, not run again; an incomplete
+// one is replaced. Run k uses Replay.Seed + k − 1, so the runs draw
+// different arrivals, and, with FreshPromptSeed, its own prompt seed.
+// The error is Run's; a run that completed with verdicts is not an
+// error.
+func Repeat(ctx context.Context, o reprise.Options, dir string, rc RunsConfig) (*Repeated, error) {
+	return repeat(ctx, o, dir, rc, DefaultSaturationTolerance)
+}
+
+func repeat(ctx context.Context, o reprise.Options, dir string, rc RunsConfig, tol float64) (*Repeated, error) {
+	n := max(rc.Runs, 1)
+	rep := &Repeated{}
+	if err := removeIfExists(filepath.Join(dir, RunsFile)); err != nil {
+		return nil, err
+	}
+	baseSeed, baseReplaySeed := o.Prompts.Seed, o.Replay.Seed
+	for k := 1; k <= n; k++ {
+		rd := RunDir(dir, k)
+		if !rc.multi() {
+			rd = dir
+		}
+		if !runComplete(rd) {
+			ro := o
+			ro.Output.Dir, ro.Output.Overwrite = rd, true
+			if rc.multi() {
+				ro.Replay.Seed = baseReplaySeed + uint64(k-1)
+				if rc.FreshPromptSeed {
+					ro.Prompts.Seed = DeriveSeed(baseSeed, "run-"+strconv.Itoa(k))
+				}
+				if rc.WarmupOnce && k > 1 {
+					ro.Replay.WarmupRequests, ro.Replay.WarmupDuration = 0, 0
+				}
+			}
+			res, err := reprise.Run(ctx, ro)
+			if res != nil {
+				rep.Results = append(rep.Results, res)
+			}
+			if err != nil {
+				return rep, err
+			}
+			if res.Interrupted {
+				rep.Interrupted = true
+				rep.Dirs = append(rep.Dirs, rd)
+				return rep, nil
+			}
+		}
+		m, err := readRun(rd, tol)
+		if err != nil {
+			return rep, err
+		}
+		rep.Dirs = append(rep.Dirs, rd)
+		rep.measured = append(rep.measured, m)
+		if rc.UntilCI > 0 && k >= DefaultMinRunsForCI && k < n && converged(rep.summaries(), rc) {
+			rep.Converged = true
+			break
+		}
+	}
+	rep.Across = summary.SummarizeRuns(rep.summaries(), rc.Level)
+	if rc.multi() {
+		if err := writeJSON(filepath.Join(dir, RunsFile), runsFile{AcrossRuns: rep.Across, Converged: rep.Converged,
+			UntilCI: rc.UntilCI, Dirs: relDirs(dir, rep.Dirs)}); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// runsFile is runs.json: the across-run summary and which runs it covers.
+type runsFile struct {
+	*summary.AcrossRuns
+	// Dirs are the run directories, relative to runs.json's directory.
+	Dirs []string `json:"run_dirs"`
+	// UntilCI is the --until-ci bound (0 = none) and Converged whether
+	// it stopped the runs early.
+	UntilCI   float64 `json:"until_ci,omitempty"`
+	Converged bool    `json:"converged,omitempty"`
+}
+
+func relDirs(base string, dirs []string) []string {
+	out := make([]string, len(dirs))
+	for i, d := range dirs {
+		if r, err := filepath.Rel(base, d); err == nil {
+			out[i] = r
+		} else {
+			out[i] = d
+		}
+	}
+	return out
+}
+
+func (r *Repeated) summaries() []*summary.Summary {
+	s := make([]*summary.Summary, len(r.measured))
+	for i, m := range r.measured {
+		s[i] = m.sum
+	}
+	return s
+}
+
+// converged reports whether every metric of UntilCIMetrics that the runs
+// have is within ±rc.UntilCI of its mean.
+func converged(sums []*summary.Summary, rc RunsConfig) bool {
+	a := summary.SummarizeRuns(sums, rc.Level)
+	for _, k := range UntilCIMetrics {
+		if iv, ok := a.Metrics[k]; ok && iv.RelHalfWidth > rc.UntilCI {
+			return false
+		}
+	}
+	return true
+}
+
+// repeatComplete reports whether dir holds finished repeated runs: a
+// runs.json whose run directories are all complete.
+func repeatComplete(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, RunsFile))
+	if err != nil {
+		return false
+	}
+	var f struct {
+		Dirs []string `json:"run_dirs"`
+	}
+	if json.Unmarshal(b, &f) != nil || len(f.Dirs) == 0 {
+		return false
+	}
+	for _, d := range f.Dirs {
+		if !runComplete(filepath.Join(dir, d)) {
+			return false
+		}
+	}
+	return true
+}
+
+// ReadRuns reads runs.json of repeated runs in dir.
+func ReadRuns(dir string) (*summary.AcrossRuns, error) {
+	p := filepath.Join(dir, RunsFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	var a summary.AcrossRuns
+	if err := json.Unmarshal(b, &a); err != nil {
+		return nil, fmt.Errorf("read %s: %w", p, err)
+	}
+	if a.SchemaVersion != summary.RunsSchemaVersion {
+		return nil, errors.New("read " + p + ": schema_version " + strconv.Quote(a.SchemaVersion) + ", want " + summary.RunsSchemaVersion)
+	}
+	return &a, nil
+}

@@ -1,0 +1,178 @@
+package sweep
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/reprise-bench/reprise"
+	"github.com/reprise-bench/reprise/arrowio"
+	"github.com/reprise-bench/reprise/internal/mockserver"
+	"github.com/reprise-bench/reprise/replay"
+)
+
+// capacityMock is a mock server whose capacity follows from its settings
+// (internal/mockserver, the timing model in sched.go):
+//
+//	a request holds one of S = MaxNumSeqs slots from admission to its
+//	last token: TTFT + PrefillPerToken·ISL (no prefix cache) for the
+//	first token, then OSL−1 gaps of ITL + ITLPerRunning·(running−1).
+//	Past capacity every slot is busy, running = S, so a slot is held for
+//	T = TTFT + P·ISL + (OSL−1)·(ITL + R·(S−1)),
+//	and the server completes at most C = S/T requests per second.
+//
+// Below C an open-loop load at constant rate queues nothing and every
+// TTFT is TTFT + P·ISL; above it the queue, and TTFT, grow without bound.
+type capacityMock struct {
+	S          int
+	TTFT, P    time.Duration
+	ITL, R     time.Duration
+	ISL, OSL   int
+	baseTTFTMS float64
+}
+
+// mockModel holds a slot for T = 10 + 10 + 20·(5 + 0.5·7) = 190 ms, so
+// C = 8/0.19 s ≈ 42.1 requests/s: few enough events per second for a
+// busy test machine, and a slot time long against the few ms a loaded
+// machine adds to each hand-over of a slot.
+var mockModel = capacityMock{S: 8, TTFT: 10 * time.Millisecond, P: 40 * time.Microsecond,
+	ITL: 5 * time.Millisecond, R: 500 * time.Microsecond, ISL: 250, OSL: 21}
+
+// capacity is C = S/T in requests/s.
+func (m capacityMock) capacity() float64 {
+	t := m.TTFT + time.Duration(m.ISL)*m.P + time.Duration(m.OSL-1)*(m.ITL+time.Duration(m.S-1)*m.R)
+	return float64(m.S) / t.Seconds()
+}
+
+// firstToken is the TTFT below capacity, ms.
+func (m capacityMock) firstToken() float64 {
+	return (m.TTFT + time.Duration(m.ISL)*m.P).Seconds() * 1e3
+}
+
+func (m capacityMock) start(t *testing.T) *mockserver.Server {
+	t.Helper()
+	c := mockserver.NewConfig()
+	c.Addr, c.MaxNumSeqs, c.TTFT, c.PrefillPerToken, c.ITL, c.ITLPerRunning = "127.0.0.1:0", m.S, m.TTFT, m.P, m.ITL, m.R
+	c.PrefixCacheTokens, c.KeepLog = 0, false
+	srv, err := mockserver.Start(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// base is a synthetic open-loop load of n requests at a constant rate.
+func (m capacityMock) base(srv *mockserver.Server, n int) reprise.Options {
+	o := reprise.NewOptions()
+	o.URL, o.Model = srv.URL(), mockserver.DefaultModel
+	o.Synthetic = reprise.SyntheticLoad{ISL: float64(m.ISL), OSL: float64(m.OSL)}
+	o.Replay.Mode, o.Replay.Arrival, o.Replay.RequestCount = replay.ModeRate, replay.ArrivalConstant, n
+	o.Replay.RequestRate = 1
+	// A send that a busy machine makes late moves the rest of the
+	// schedule instead of bunching the next sends into a burst, which a
+	// server near capacity would take long to drain.
+	o.Replay.Late = replay.LateShift
+	o.Telemetry.EndpointMetrics = false
+	return o
+}
+
+func TestCapacityAssumptions(t *testing.T) {
+	// The derivation assumes the server counts ISL prompt tokens and
+	// sends OSL output tokens for the synthetic load: check it on a run.
+	srv := mockModel.start(t)
+	o := mockModel.base(srv, 4)
+	o.Replay.RequestRate = 20
+	o.Output.Dir = t.TempDir()
+	if _, err := reprise.Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	rr, err := arrowio.Open(o.Output.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, err := range rr.Requests() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.ServerPromptTokens != int32(mockModel.ISL) || r.ServerCompletionTokens != int32(mockModel.OSL) {
+			t.Fatalf("server counted %d prompt and %d completion tokens, the derivation assumes %d and %d",
+				r.ServerPromptTokens, r.ServerCompletionTokens, mockModel.ISL, mockModel.OSL)
+		}
+	}
+}
+
+func TestSaturationStopsAtFirstPointPastCapacity(t *testing.T) {
+	srv := mockModel.start(t)
+	c := mockModel.capacity()
+	cfg := NewConfig()
+	cfg.Base = mockModel.base(srv, 60)
+	cfg.Dir = t.TempDir()
+	// 0.5C and 0.7C are below capacity, 1.3C is the first point past it.
+	rates := []float64{roundSig(0.5*c, 3), roundSig(0.7*c, 3), roundSig(1.3*c, 3), roundSig(1.6*c, 3)}
+	cfg.Axes = []Axis{{Name: RequestRate, Values: rates}}
+	cfg.Stop.SLOFailures = 0
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range res.Points {
+		s := p.Status
+		if p.Row != nil && p.Row.Saturated {
+			s += "+saturated"
+		}
+		got = append(got, s)
+	}
+	want := []string{"done", "done", "done+saturated", "skipped"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		for _, r := range res.Rows {
+			t.Logf("%s: %+v", r.Point, r)
+		}
+		t.Fatalf("capacity %.1f/s, rates %v: statuses (-want +got):\n%s", c, rates, diff)
+	}
+	if len(res.Stops) != 1 || !strings.Contains(res.Stops[0], "saturated") {
+		t.Errorf("stops = %q", res.Stops)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Dir, TableFile)); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestFindMaxRateWithinFivePercentOfCapacity(t *testing.T) {
+	srv := mockModel.start(t)
+	c := mockModel.capacity()
+	cfg := NewConfig()
+	cfg.Base = mockModel.base(srv, 60)
+	// Below capacity TTFT is firstToken (20 ms); a TTFT SLO 40 ms above
+	// it is met until requests queue, which starts at C. Above C the
+	// n-th request waits n·(1/C − 1/r): at r = 1.03·C the 57th of 60
+	// waits 39 ms, at 1.04·C 52 ms, so 95 % good resolves the boundary
+	// to about 4 %; the 40 ms leave room for a busy machine's late
+	// writes below C.
+	cfg.Base.Goodput = "ttft:" + formatValue(mockModel.firstToken()+40)
+	cfg.Base.MinGoodFraction = 0.95
+	cfg.Dir = t.TempDir()
+	// Start near 0.7·C: the bracket is then [start, 2·start], and
+	// bisection to 3 % takes five more probes.
+	cfg.Find = NewFindConfig(RequestRate, roundSig(0.7*c, 2))
+	cfg.Find.Precision = 0.03
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.Found
+	for _, p := range f.Probes {
+		t.Logf("probe %v: %d/%d good, pass %v", p.Value, p.Good, p.Total, p.Pass)
+	}
+	t.Log(f.Text)
+	if rel := math.Abs(f.Value-c) / c; rel > 0.05 {
+		t.Errorf("found max rate %v, capacity %.2f: off by %.1f%% (> 5%%)", f.Value, c, 100*rel)
+	}
+}

@@ -1,0 +1,60 @@
+package sweep
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The sweep table on Config.Table: one line per point as it finishes.
+const tableFormat = "%-28s %9s %9s %9s %7s %8s %8s %7s %7s %9s %9s %9s %8s %6s %8s %s\n"
+
+func (s *sweeper) header() {
+	if s.cfg.Table == nil {
+		return
+	}
+	fmt.Fprintf(s.cfg.Table, tableFormat, "point", "asked/s", "sent/s", "done/s", "good%", "goodput",
+		"ttft50", "ttft99", "itl50", "itl99", "e2e50", "e2e99", "tok/s", "tps/u", "errors", "late99  (ms; /s = requests/s)")
+}
+
+func (s *sweeper) line(r *Row) {
+	if s.cfg.Table == nil {
+		return
+	}
+	good, goodput := "-", "-"
+	if s.cfg.Base.Goodput != "" {
+		good, goodput = fmt.Sprintf("%.1f", 100*r.GoodFraction), fmt.Sprintf("%.3g", r.Goodput)
+	}
+	note := fmt.Sprintf("%.3g", r.LatenessP99)
+	if r.Saturated {
+		note += "  saturated: " + strings.Join(r.Saturation.Reasons, ",")
+	}
+	fmt.Fprintf(s.cfg.Table, tableFormat, r.Point, fmt.Sprintf("%.4g", r.IntendedRate), fmt.Sprintf("%.4g", r.SentRate),
+		fmt.Sprintf("%.4g", r.Throughput), good, goodput,
+		fmt.Sprintf("%.4g", r.TTFTP50), fmt.Sprintf("%.4g", r.TTFTP99), fmt.Sprintf("%.3g", r.ITLP50), fmt.Sprintf("%.3g", r.ITLP99),
+		fmt.Sprintf("%.4g", r.E2EP50), fmt.Sprintf("%.4g", r.E2EP99), fmt.Sprintf("%.4g", r.OutputThroughput),
+		fmt.Sprintf("%.3g", r.PerUserTPS), fmt.Sprintf("%d", r.Errors), note)
+}
+
+// closing prints the stops, the Pareto front and knee, or the search's
+// answer.
+func (s *sweeper) closing() {
+	w := s.cfg.Table
+	if w == nil {
+		return
+	}
+	for _, st := range s.res.Stops {
+		fmt.Fprintf(w, "stop: %s\n", st)
+	}
+	if len(s.res.Pareto) > 0 {
+		fmt.Fprintf(w, "pareto (output tok/s ↑, e2e p99 ↓): %s\n", strings.Join(s.res.Pareto, " → "))
+	}
+	if s.res.Knee != "" {
+		fmt.Fprintf(w, "knee (Kneedle): %s\n", s.res.Knee)
+	}
+	if f := s.res.Found; f != nil {
+		fmt.Fprintf(w, "%s\n", f.Text)
+	}
+	if s.res.Interrupted {
+		fmt.Fprintf(w, "interrupted: run the same command again to resume (finished points are kept)\n")
+	}
+}
