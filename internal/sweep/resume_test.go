@@ -43,9 +43,9 @@ func TestInterruptedSweepResumesToTheStraightTable(t *testing.T) {
 	srv := mockModel.start(t)
 	mk := func(dir string) Config {
 		cfg := NewConfig()
-		cfg.Base = mockModel.base(srv, 24)
+		cfg.Base = mockModel.base(srv, 12)
 		cfg.Dir = dir
-		cfg.Axes = []Axis{{Name: RequestRate, Values: []float64{20, 24}}, {Name: OSL, Values: []float64{5, 9}}}
+		cfg.Axes = []Axis{{Name: RequestRate, Values: []float64{10, 12}}, {Name: OSL, Values: []float64{2, 3}}}
 		cfg.Stop = StopConfig{MaxErrorRate: 1}
 		return cfg
 	}
@@ -62,7 +62,7 @@ func TestInterruptedSweepResumesToTheStraightTable(t *testing.T) {
 	defer cancel()
 	var once sync.Once
 	cfg.Base.OnStart = func(s reprise.Start) {
-		if strings.HasSuffix(s.Dir, "request-rate=24_osl=5") {
+		if strings.HasSuffix(s.Dir, "request-rate=12_osl=2") {
 			once.Do(cancel)
 		}
 	}
@@ -88,7 +88,7 @@ func TestInterruptedSweepResumesToTheStraightTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"/points/request-rate=24_osl=5", "/points/request-rate=24_osl=9"}, started); diff != "" {
+	if diff := cmp.Diff([]string{"/points/request-rate=12_osl=2", "/points/request-rate=12_osl=3"}, started); diff != "" {
 		t.Errorf("resumed runs (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(table(straight), table(resumed)); diff != "" {
@@ -104,13 +104,18 @@ func TestInterruptedSweepResumesToTheStraightTable(t *testing.T) {
 }
 
 func TestRunsIntervalsContainConfiguredTTFT(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a calibration of measured TTFT against the mock's settings: under the race detector every TTFT is tens of ms late")
+	}
 	// The mock's first token comes TTFT + U(−J, J) after admission, the
 	// draw seeded by (seed, request number): a repetition with seed r
-	// makes five runs of 8 requests, and the 95 % t-interval of the mean
-	// TTFT across the five runs should contain TTFT. The client adds
+	// makes five runs of 8 requests, and the t-interval of the runs'
+	// median TTFT (the jitter's median is 0, as its mean) should contain
+	// TTFT. The median keeps a request that a busy machine delayed from
+	// moving its run's value. The client adds
 	// its send and the server's timer lateness (well under a ms) to
 	// every TTFT (a few ms on a loaded machine); J makes the spread of a
-	// run's mean (J/√24 ≈ 9 ms) large beside that. With 20 repetitions,
+	// run's median (about 14 ms) large beside that. With 20 repetitions,
 	// nominal 95 % intervals would meet "≥ 95 % contain it" only three
 	// times in four; 99 % intervals (--confidence-level 0.99) meet it
 	// with room, and the test also checks they are not uselessly wide.
@@ -124,8 +129,11 @@ func TestRunsIntervalsContainConfiguredTTFT(t *testing.T) {
 		lo, hi float64
 		err    error
 	}
+	// One repetition at a time: on a busy two-core machine, replays in
+	// parallel in one process delay each other's first tokens by
+	// hundreds of ms.
 	out := make([]outcome, reps)
-	sem := make(chan struct{}, 4) // repetitions in parallel: most of a run is waiting
+	sem := make(chan struct{}, 1)
 	var wg sync.WaitGroup
 	for r := range reps {
 		wg.Add(1)
@@ -152,7 +160,7 @@ func TestRunsIntervalsContainConfiguredTTFT(t *testing.T) {
 				out[r].err = err
 				return
 			}
-			iv := rep.Across.Metrics["time_to_first_token.avg"]
+			iv := rep.Across.Metrics["time_to_first_token.p50"]
 			if iv.N != 5 {
 				out[r].err = fmtErr("repetition %d: %d runs summarized", r, iv.N)
 				return
@@ -178,10 +186,11 @@ func TestRunsIntervalsContainConfiguredTTFT(t *testing.T) {
 	if covered*100 < 95*reps {
 		t.Errorf("%d of %d intervals contain the configured TTFT %v ms, want ≥ 95 %%", covered, reps, want)
 	}
-	// The t(0.995, 4) = 4.6 half-width of a run mean's spread is about
-	// 4.6·9/√5 ≈ 19 ms; a median half-width over half the TTFT would
-	// contain anything.
-	if m := median(halves); m > want/2 {
+	// The median of 8 draws of U(−45, 45) ms spreads by about
+	// 45/√10 ≈ 14 ms, so the t(0.995, 4) = 4.6 half-width is about
+	// 4.6·14/√5 ≈ 29 ms; twice that, the TTFT itself, would contain
+	// anything.
+	if m := median(halves); m > want {
 		t.Errorf("median half-width %.1f ms: the intervals are too wide to mean anything", m)
 	}
 }
