@@ -122,6 +122,7 @@ func File(ctx context.Context, path string, cfg FileConfig) (*Report, error) {
 	p := NewAIPerf(blockSize)
 	var row trace.Row
 	var rowErrs []error // the first trace.MaxRowErrors invalid rows
+	deps := false       // a row waits for another: read again for the graph
 	nInvalid := 0
 	for n := 0; ; n++ {
 		if n&0xffff == 0 {
@@ -149,6 +150,7 @@ func File(ctx context.Context, path string, cfg FileConfig) (*Report, error) {
 		}
 		a.Add(&row)
 		p.addInterned(&row, a) // same rows, same order: share the id numbering
+		deps = deps || row.WaitFor != nil
 	}
 	if nInvalid > 0 {
 		if nInvalid > len(rowErrs) {
@@ -208,6 +210,17 @@ func File(ctx context.Context, path string, cfg FileConfig) (*Report, error) {
 	rep := a.Report()
 	rep.Source = src
 	rep.AIPerf = p.Report()
+	if deps {
+		// The graph needs every row at once: read them again (dependent
+		// traces are agent traces, far smaller than a day of traffic).
+		quiet := cfg.Trace
+		quiet.Log = nil
+		rows, err := again(quiet)
+		if err != nil {
+			return nil, err
+		}
+		rep.Dependencies = dependencies(rows)
+	}
 	return rep, nil
 }
 

@@ -27,6 +27,8 @@ type Report struct {
 	Session *Sessions `json:"sessions,omitempty"`
 	// Cache is nil when no row carries hash ids.
 	Cache *Cache `json:"cache,omitempty"`
+	// Dependencies describes dependent requests (wait_for); nil without.
+	Dependencies *Dependencies `json:"dependencies,omitempty"`
 	// AIPerf is nil when the report was built without the file-order pass.
 	AIPerf *AIPerfStats `json:"aiperf,omitempty"`
 }

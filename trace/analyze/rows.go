@@ -37,6 +37,7 @@ func Rows(rows []trace.Row, cfg Config) *Report {
 	}
 	rep := a.Report()
 	rep.AIPerf = p.Report()
+	rep.Dependencies = dependencies(rows)
 	return rep
 }
 

@@ -91,6 +91,9 @@ func WriteText(w io.Writer, rep *Report) error {
 	} else {
 		b.WriteString("PREFIX CACHE\n  no hash ids in this trace: no cache statistics\n\n")
 	}
+	if d := rep.Dependencies; d != nil {
+		writeDeps(&b, d)
+	}
 	if s := rep.AIPerf; s != nil {
 		writeAIPerf(&b, s, rep.Cache)
 	}
@@ -99,6 +102,29 @@ func WriteText(w io.Writer, rep *Report) error {
 }
 
 // writeKV writes key-value lines with the keys padded to one width.
+// writeDeps prints the dependency section (design 0008).
+func writeDeps(b *strings.Builder, d *Dependencies) {
+	b.WriteString("DEPENDENT REQUESTS (wait_for)\n")
+	writeKV(b, "  ", [][2]string{
+		{"tasks", fmt.Sprintf("%s tasks, %s dependent rows", fmtInt(d.Tasks), fmtInt(d.DependentRows))},
+		{"ancestor prefix hits", fmt.Sprintf("%s of input tokens (%s tokens): reused from the rows each row waits for", fmtPercent(d.AncestorTokenHitRatio), fmtTokens(d.AncestorHitTokens))},
+	})
+	t := [][]string{{"", "mean", "p50", "p90", "p99", "max"}}
+	for _, x := range []struct {
+		name string
+		s    Stats
+		dec  int
+	}{
+		{"depth (levels per task)", d.Depth, 1}, {"requests per task", d.TaskSize, 1}, {"fan-out", d.FanOut, 1}, {"fan-in", d.FanIn, 1},
+		{"critical path wait (s)", d.CriticalPathWait, 3}, {"think time (s)", d.ThinkTime, 3}, {"tool time (s)", d.ToolTime, 3},
+	} {
+		t = append(t, []string{x.name, fmtFloat(x.s.Mean, x.dec), fmtFloat(x.s.P50, x.dec), fmtFloat(x.s.P90, x.dec),
+			fmtFloat(x.s.P99, x.dec), fmtFloat(x.s.Max, x.dec)})
+	}
+	writeTable(b, "  ", t)
+	b.WriteString("\n")
+}
+
 func writeKV(b *strings.Builder, indent string, kv [][2]string) {
 	width := 0
 	for _, p := range kv {
