@@ -187,7 +187,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		Synthetic: syntheticLengths{ISL: o.Synthetic.ISL, ISLStd: o.Synthetic.ISLStdDev, OSL: o.Synthetic.OSL, OSLStd: o.Synthetic.OSLStdDev, Seed: o.Replay.Seed},
 		Prompts:   rp.prompts, Context: engine.ContextMode(o.Prompts.ContextMode), Streaming: rp.streaming, MaxTokensFromTrace: o.MaxTokensFromTrace, Sink: run.Records(),
 		Summary: summary.Options{Streaming: rp.streaming, UseServerTokenCount: o.UseServerTokenCount, Goodput: rp.slos,
-			LateThreshold: o.Replay.LateThreshold},
+			LateThreshold: o.Replay.LateThreshold, ISLCorrection: o.Prompts.ISLCorrection},
 		Info: info, Abort: abort.Done(), Log: log, QuietGC: true, Inputs: inputs,
 		Cancel:        cancelPlan{Rate: o.CancelRate, After: o.CancelAfter, Seed: o.Replay.Seed},
 		SessionHeader: o.SessionHeader,
@@ -422,7 +422,9 @@ func writeManifest(run *arrowio.Run, o *Options, rp *replayPlan, start time.Time
 		"mode":                   string(rp.plan.Mode()),
 		"planned_requests":       rp.plan.Requests(),
 		"context_mode":           o.Prompts.ContextMode,
-		"clock":                  clockManifest(rp),
+		"prompts": map[string]any{"seed": o.Prompts.Seed, "format": o.Prompts.Format, "hash_mismatch": o.Prompts.HashMismatch,
+			"isl_correction": o.Prompts.ISLCorrection},
+		"clock": clockManifest(rp),
 	}
 	return run.WriteManifest(m)
 }

@@ -21,8 +21,11 @@ import (
 // tokenizer.json on the server side only). Asking the server
 // (--tokenizer server) or reading the model's GGUF file, the client builds
 // prompts that the server counts at exactly the asked input length, every
-// request; with the builtin tokenizer it does not. The manifest names the
-// tokenizer's identity, equal for the GGUF and the tokenizer.json.
+// request; with the builtin tokenizer it does not. The server's chat
+// template adds 5 tokens: --tokenizer server measures them and takes them
+// off the prompts itself; with the GGUF they are given (--isl-correction).
+// The manifest names the tokenizer's identity, equal for the GGUF and the
+// tokenizer.json, and the correction applied.
 func TestExactLengthsWithoutTheTokenizer(t *testing.T) {
 	data, err := tokenizertest.Llama3Style(30000)
 	if err != nil {
@@ -47,6 +50,7 @@ func TestExactLengthsWithoutTheTokenizer(t *testing.T) {
 	}
 	mcfg := mockserver.NewConfig()
 	mcfg.Addr, mcfg.TTFT, mcfg.ITL, mcfg.Tokenizer = "127.0.0.1:0", 0, 0, serverTok
+	mcfg.ChatTemplateTokens = 5
 	srv, err := mockserver.Start(t.Context(), mcfg)
 	if err != nil {
 		t.Fatal(err)
@@ -62,6 +66,9 @@ func TestExactLengthsWithoutTheTokenizer(t *testing.T) {
 		o.Replay.Concurrency, o.Replay.RequestCount = 4, 24
 		o.Output.Dir = filepath.Join(dir, "run-"+strings.ReplaceAll(filepath.Base(spec), ".", "-"))
 		o.Output.Overwrite = true
+		if spec == ggPath {
+			o.Prompts.ISLCorrection = 5
+		}
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		res, err := reprise.Run(ctx, o)
 		cancel()
@@ -81,10 +88,17 @@ func TestExactLengthsWithoutTheTokenizer(t *testing.T) {
 				t.Fatalf("%s: request %d failed: %s", spec, r.RequestID, r.ErrorMessage)
 			}
 			n++
-			if int(r.ServerPromptTokens) != int(r.InputTokens) {
+			// The client sent the asked length less the template's 5
+			// tokens (InputTokens counts what it sent); the server counts
+			// them back.
+			asked := int(r.InputTokens) + 5
+			if spec == "builtin" {
+				asked = int(r.InputTokens)
+			}
+			if int(r.ServerPromptTokens) != asked {
 				off++
 				if spec != "builtin" {
-					t.Errorf("%s: request %d asked %d input tokens, the server counted %d", spec, r.RequestID, r.InputTokens, r.ServerPromptTokens)
+					t.Errorf("%s: request %d asked %d input tokens, the server counted %d", spec, r.RequestID, asked, r.ServerPromptTokens)
 				}
 			}
 		}
@@ -115,6 +129,10 @@ func TestExactLengthsWithoutTheTokenizer(t *testing.T) {
 			t.Fatalf("%s: manifest tokenizer_sha256 = %v", spec, settings["tokenizer_sha256"])
 		}
 		identity[spec] = id
+		prompts, _ := settings["prompts"].(map[string]any)
+		if spec != "builtin" && (prompts == nil || prompts["isl_correction"] != float64(5)) {
+			t.Errorf("%s: manifest prompts = %v, want isl_correction 5", spec, settings["prompts"])
+		}
 	}
 	if identity[ggPath] != tokenizer.Identity(serverTok) {
 		t.Errorf("GGUF identity %s, tokenizer.json %s", identity[ggPath], tokenizer.Identity(serverTok))

@@ -118,6 +118,18 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 				log.Info("server tokenizer", slog.String("name", st.Name()), slog.Int("words", st.Words()),
 					slog.String("shape", info.Shape), slog.Bool("cached", info.Cached), slog.Int("requests", info.Requests),
 					slog.String("cache", info.CachePath))
+				if (o.Endpoint == "" || o.Endpoint == "chat") && o.Prompts.ISLCorrection == 0 {
+					// A chat request's prompt tokens include the template's:
+					// take them off the synthesized prompts, as
+					// {Prompts.ISLCorrection} would, when the server says
+					// how many they are.
+					n, ok, err := servertok.ChatOverhead(ctx, servertok.Config{BaseURL: serverRoot(base), Model: o.Model,
+						Header: tokenizeHeader(o, basicAuth)})
+					if err == nil && ok && n > 0 {
+						o.Prompts.ISLCorrection = n
+						log.Info("server chat template", slog.Int("tokens", n), slog.String("applied as", "isl correction"))
+					}
+				}
 			}
 		}
 	} else {

@@ -153,7 +153,10 @@ func (r *RunReader) Settings() (Settings, error) {
 		Streaming           *bool  `json:"streaming"`
 		UseServerTokenCount bool   `json:"use_server_token_count"`
 		Goodput             string `json:"goodput"`
-		Replay              struct {
+		Prompts             struct {
+			ISLCorrection int `json:"isl_correction"`
+		} `json:"prompts"`
+		Replay struct {
 			LateThreshold string `json:"late_threshold"`
 			// Manifests written before 2026-11-22 held Go field names and ns.
 			LegacyLateThreshold time.Duration `json:"LateThreshold"`
@@ -188,6 +191,7 @@ func (r *RunReader) Settings() (Settings, error) {
 	// rows: summary.json holds it, and the verdict is recomputed with it.
 	s.Options.Calibration = sum.Calibration
 	s.Options.Streaming = s.Info.Streaming
+	s.Options.ISLCorrection = manifest.Prompts.ISLCorrection
 	if manifest.Streaming != nil {
 		s.Options.Streaming = *manifest.Streaming
 		s.Info.Streaming = *manifest.Streaming

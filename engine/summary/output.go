@@ -197,12 +197,15 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		}
 		line("Cached tokens server / expected", fmt.Sprintf("%d / %d (fidelity %s)", s.ServerCachedTokens, s.ExpectedCachedTokens, f))
 	}
-	if st, ok := s.Metrics["input_length_error"]; ok && (st.Min != 0 || st.Max != 0) {
+	if st, ok := s.Metrics["input_length_error"]; ok {
 		// The server counted other prompt lengths than were asked: the
-		// client's tokenizer is not the server's (or a chat template adds
-		// tokens).
-		line("Server minus asked prompt tokens", fmt.Sprintf("avg %s, min %s, max %s: prompts are not the asked lengths for this server; use the model's tokenizer (--tokenizer FILE or server), or --isl-correction for a chat template",
-			num(st.Avg), num(st.Min), num(st.Max)))
+		// client's tokenizer is not the server's, or a chat template adds
+		// tokens that ISLCorrection does not take off.
+		c := float64(s.Options.ISLCorrection)
+		if st.Min != c || st.Max != c {
+			line("Server minus asked prompt tokens", fmt.Sprintf("avg %s, min %s, max %s: prompts are not the asked lengths for this server; use the model's tokenizer (--tokenizer FILE or server), or --isl-correction for a chat template",
+				num(st.Avg-c), num(st.Min-c), num(st.Max-c)))
+		}
 	}
 	if s.Retries > 0 {
 		line("Re-sent (never reached server)", fmt.Sprintf("%d", s.Retries))

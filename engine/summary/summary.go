@@ -96,6 +96,11 @@ type Options struct {
 	// applied: [Summary.Quality] judges the run's load against its safe
 	// load, and the table shows its errors beside TTFT, ITL and E2E.
 	Calibration *Calibration
+	// ISLCorrection is the tokens the server counts in every prompt
+	// beyond the client's (a chat template's; Options.Prompts.ISLCorrection
+	// of the run): the table's check of server against client prompt
+	// tokens allows for it.
+	ISLCorrection int
 }
 
 // RunInfo describes the run the records come from.

@@ -140,6 +140,36 @@ func Load(ctx context.Context, cfg Config) (*Tokenizer, Info, error) {
 	return newTokenizer(l, cfg.Fallback), info, nil
 }
 
+// ChatOverhead asks the server how many tokens its chat template adds to
+// a one-message chat request: the count of /tokenize's messages form (a
+// user message of a few words, with the template and its special tokens,
+// as a chat request's usage.prompt_tokens counts it) minus the count of
+// the same words alone. ok is false when the server does not answer the
+// messages form (only vLLM and servers of its shape do); then nothing is
+// known and err is nil.
+func ChatOverhead(ctx context.Context, cfg Config) (tokens int, ok bool, err error) {
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{Timeout: 30 * time.Second}
+	}
+	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	c := &client{cfg: cfg}
+	const words = " the quick brown fox"
+	plain, err := c.tokenizeAs(ctx, "vllm", words)
+	if err != nil {
+		return 0, false, nil
+	}
+	body := map[string]any{"model": cfg.Model, "messages": []map[string]string{{"role": "user", "content": words}}, "add_generation_prompt": true}
+	chat, err := c.post(ctx, body)
+	if err != nil {
+		return 0, false, nil
+	}
+	ids, err := parseTokens("vllm", chat)
+	if err != nil || len(ids) < len(plain) {
+		return 0, false, nil
+	}
+	return len(ids) - len(plain), true, nil
+}
+
 // cachePath is the cache file of (URL, model); "" when caching is off.
 func cachePath(cfg Config) (string, error) {
 	dir := cfg.CacheDir
@@ -236,6 +266,15 @@ func (c *client) tokenizeAs(ctx context.Context, shape, text string) ([]int, err
 	case "tgi":
 		body = map[string]any{"inputs": text, "parameters": map[string]any{}}
 	}
+	out, err := c.post(ctx, body)
+	if err != nil {
+		return nil, err
+	}
+	return parseTokens(shape, out)
+}
+
+// post sends body to /tokenize and returns the answer of a 200.
+func (c *client) post(ctx context.Context, body any) ([]byte, error) {
 	data, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
@@ -261,7 +300,7 @@ func (c *client) tokenizeAs(ctx context.Context, shape, text string) ([]int, err
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("HTTP %d: %s", resp.StatusCode, clip(out))
 	}
-	return parseTokens(shape, out)
+	return out, nil
 }
 
 // parseTokens reads the ids of a /tokenize answer in one dialect.
