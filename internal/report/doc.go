@@ -38,5 +38,6 @@
 //
 // Build reads each table once, a record batch at a time, and keeps about
 // 80 bytes per request (the columns the plots need) until the charts are
-// made: about 80 MB for a run of a million requests.
+// made. A run of a million requests takes about 4 s of CPU and 340 MB of
+// peak memory (docs/format/report.md).
 package report
