@@ -13,6 +13,7 @@ import (
 	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/internal/exitcode"
 	"github.com/reprise-bench/reprise/internal/report"
+	"github.com/reprise-bench/reprise/internal/sweep"
 )
 
 // defaultReportFile is where `reprise report` writes without --output.
@@ -25,6 +26,8 @@ type reportConfig struct {
 	Title     string
 	Labels    []string
 	MaxPoints int
+	// Sections are added after the summary table (a sweep's).
+	Sections []report.Section
 }
 
 // Validate reports every problem at once.
@@ -61,15 +64,18 @@ func reportCommand(a *app) *cli.Command {
 	return &cli.Command{
 		Name:      "report",
 		Usage:     "write one self-contained HTML file of plots and tables from one or several runs",
-		ArgsUsage: "RUN_DIR...",
+		ArgsUsage: "RUN_DIR... | SWEEP_DIR",
 		Description: "Reads each RUN_DIR (its records, telemetry, manifest.json and summary.json) and writes one HTML\n" +
 			"file that opens offline: the verdicts, the summary, latency CDFs and percentiles, TTFT against send\n" +
 			"time by error kind, load, lateness and read lag over time, cached tokens, server and GPU telemetry,\n" +
 			"errors and the manifest. Several runs are overlaid, one colour each. Large runs are binned and\n" +
-			"sampled (docs/format/report.md), so the file stays small. Each chart saves as PNG or SVG.\n\n" +
+			"sampled (docs/format/report.md), so the file stays small. Each chart saves as PNG or SVG.\n" +
+			"A SWEEP_DIR (reprise sweep --out) reports its measured points, labelled by their settings, with the\n" +
+			"sweep's table, throughput against p99 latency (Pareto front, knee), latency and goodput against load.\n\n" +
 			"Examples:\n" +
 			"  reprise report runs/2026-11-25T120000\n" +
-			"  reprise report -o ab.html --label before --label after runs/old runs/new",
+			"  reprise report -o ab.html --label before --label after runs/old runs/new\n" +
+			"  reprise report -o sweep.html sweeps/mooncake",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: defaultReportFile, Sources: envVars("output"),
 				Usage: "write the report to `FILE`"},
@@ -85,6 +91,9 @@ func reportCommand(a *app) *cli.Command {
 				Labels: cmd.StringSlice("label"), MaxPoints: int(cmd.Int("max-points"))}
 			if err := c.Validate(); err != nil {
 				return exitcode.UsageError(err, "see 'reprise report --help'")
+			}
+			if err := sweepReport(&c); err != nil {
+				return err
 			}
 			return writeHTMLReport(a, c)
 		},
@@ -107,7 +116,7 @@ func writeHTMLReport(a *app, c reportConfig) error {
 		return exitcode.UsageError(fmt.Errorf("--output %s: %w", c.Output, err), "")
 	}
 	defer os.Remove(tmp.Name())
-	err = report.Build(tmp, runs, report.Options{Title: c.Title, Labels: c.Labels, MaxPoints: c.MaxPoints})
+	err = report.Build(tmp, runs, report.Options{Title: c.Title, Labels: c.Labels, MaxPoints: c.MaxPoints, Sections: c.Sections})
 	if errors.Is(err, arrowio.ErrNoTable) {
 		tmp.Close()
 		return exitcode.UsageError(err, "each RUN_DIR must hold records.parquet or records/part-*.parquet (reprise replay --out)")
@@ -132,4 +141,40 @@ func writeHTMLReport(a *app, c reportConfig) error {
 	}
 	_, err = fmt.Fprintf(a.stdout, "report: %s (%.1f MB)\n", c.Output, float64(st.Size())/1e6)
 	return err
+}
+
+// sweepReport turns a report of a sweep directory (one with sweep.json)
+// into the report of its measured points, labelled by their settings,
+// with the sweep's sections (table, Pareto front, latency and goodput
+// against load).
+func sweepReport(c *reportConfig) error {
+	var sweepDir string
+	for _, r := range c.Runs {
+		if _, err := os.Stat(filepath.Join(r, sweep.ManifestFile)); err == nil {
+			sweepDir = r
+		}
+	}
+	if sweepDir == "" {
+		return nil
+	}
+	if len(c.Runs) > 1 {
+		return exitcode.UsageError(fmt.Errorf("%s is a sweep: give it alone, not with other directories", sweepDir), "see 'reprise report --help'")
+	}
+	m, err := sweep.Read(sweepDir)
+	if err != nil {
+		return exitcode.UsageError(err, "")
+	}
+	dirs, names := m.RunDirs(sweepDir)
+	if len(dirs) == 0 {
+		return exitcode.UsageError(fmt.Errorf("sweep %s has no measured point yet", sweepDir), "run the sweep (again, to resume it) first")
+	}
+	c.Runs = dirs
+	if len(c.Labels) == 0 {
+		c.Labels = names
+	}
+	if c.Title == "" {
+		c.Title = "reprise report: sweep " + filepath.Base(sweepDir)
+	}
+	c.Sections = append(sweep.ReportSections(m), c.Sections...)
+	return nil
 }

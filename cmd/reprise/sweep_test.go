@@ -114,3 +114,32 @@ func TestReplayRuns(t *testing.T) {
 		}
 	}
 }
+
+func TestReportOfSweep(t *testing.T) {
+	srv := startMockServer(t, nil)
+	dir := filepath.Join(t.TempDir(), "sw")
+	code, _, errOut := runCLI(t, "", "sweep", "--url", srv.URL(), "--model", mockserver.DefaultModel, "--no-server-metrics",
+		"--isl", "16", "--osl", "4", "--concurrency", "1,2,4", "--request-count", "6", "--out", dir, "--goodput", "ttft:1000", "-q")
+	if code != 0 {
+		t.Fatalf("sweep: exit %d: %s", code, errOut)
+	}
+	out := filepath.Join(t.TempDir(), "r.html")
+	code, _, errOut = runCLI(t, "", "report", "-o", out, dir)
+	if code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(b)
+	for _, want := range []string{"Pareto front", "sweep-pareto", "sweep-ttft", "sweep-goodput", "Latency against load",
+		"concurrency=1", "concurrency=4", "reprise report: sweep sw"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if code, _, errOut := runCLI(t, "", "report", "-o", out, dir, dir); code != 2 || !strings.Contains(errOut, "give it alone") {
+		t.Errorf("a sweep with another directory: exit %d: %s", code, errOut)
+	}
+}
