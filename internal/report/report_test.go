@@ -399,3 +399,21 @@ func BenchmarkBuild(b *testing.B) {
 	}
 	b.ReportMetric(float64(size)/1e6, "MB/report")
 }
+
+// TestBuildKilledRun reports a run killed before its manifest and
+// summary were written: the records alone give the charts (not the
+// streaming-only ones: as for reprise summarize, nothing says the run
+// streamed), and the verdicts say the limits are not recorded.
+func TestBuildKilledRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	synthRun{n: 300, rate: 100, ttft: 20 * time.Millisecond, itl: 5 * time.Millisecond, errEvery: 10, seed: 5}.write(t, dir)
+	for _, f := range []string{arrowio.ManifestFile, arrowio.SummaryFile} {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	html := string(build(t, Options{}, dir))
+	if !strings.Contains(html, "limit: not recorded in the manifest") || !strings.Contains(html, `data-chart="cdf-e2e"`) {
+		t.Error("a run without manifest and summary: want charts and unjudged limits")
+	}
+}
