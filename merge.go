@@ -2,10 +2,12 @@ package reprise
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -37,7 +39,15 @@ type MergeOptions struct {
 	// Format is the merged record files' format: "parquet" (default),
 	// "arrow" or "jsonl".
 	Format string
+	// Wait, when not zero, waits up to this long for every directory to
+	// hold a complete run (its summary.json, which a run writes last), as
+	// a merge started beside its shards (a Kubernetes Job) must; a
+	// directory still incomplete then is merged as it is, and reported.
+	Wait time.Duration
 }
+
+// mergePoll is how often a merge that waits looks at its directories.
+const mergePoll = 2 * time.Second
 
 // MergeResult is what [Merge] wrote.
 type MergeResult struct {
@@ -92,13 +102,18 @@ type mergePart struct {
 // something is amiss the merged run is still written, and Merge returns
 // its result with an error wrapping [ErrMergeIncomplete] that names every
 // problem. Other errors (a directory that is not a run, a write that
-// fails) return no result.
-func Merge(o MergeOptions) (*MergeResult, error) {
+// fails, ctx cancelled while waiting) return no result.
+func Merge(ctx context.Context, o MergeOptions) (*MergeResult, error) {
 	if len(o.Dirs) == 0 {
 		return nil, errors.New("merge: no run directories given")
 	}
 	if o.Out == "" {
 		return nil, errors.New("merge: no output directory given")
+	}
+	if o.Wait > 0 {
+		if err := waitComplete(ctx, o.Dirs, o.Wait); err != nil {
+			return nil, err
+		}
 	}
 	parts := make([]*mergePart, 0, len(o.Dirs))
 	for _, d := range o.Dirs {
@@ -511,4 +526,29 @@ func mergedManifest(parts []*mergePart, rep *arrowio.MergeReport, planned int64,
 	}
 	m["merge"] = map[string]any{"dirs": dirs, "shard_count": rep.ShardCount, "merged_at": time.Now().UTC()}
 	return m
+}
+
+// waitComplete waits until every dir holds summary.json, for at most d
+// or until ctx is done (an error).
+func waitComplete(ctx context.Context, dirs []string, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for {
+		done := true
+		for _, dir := range dirs {
+			if _, err := os.Stat(filepath.Join(dir, arrowio.SummaryFile)); err != nil {
+				done = false
+				break
+			}
+		}
+		if done || !time.Now().Before(deadline) {
+			return nil
+		}
+		t := time.NewTimer(min(mergePoll, time.Until(deadline)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("merge: waiting for the shards: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
 }

@@ -172,7 +172,7 @@ func FuzzMergeSplit(f *testing.F) {
 		root := t.TempDir()
 		dirs := splitRun(t, base, root, int(k), rand.New(rand.NewPCG(seed, 9)))
 		rand.New(rand.NewPCG(seed, 10)).Shuffle(len(dirs), func(i, j int) { dirs[i], dirs[j] = dirs[j], dirs[i] })
-		res, err := Merge(MergeOptions{Dirs: dirs, Out: filepath.Join(root, "merged")})
+		res, err := Merge(context.Background(), MergeOptions{Dirs: dirs, Out: filepath.Join(root, "merged")})
 		if err != nil {
 			t.Fatalf("Merge: %v", err)
 		}
@@ -256,7 +256,7 @@ func TestMergeReportsProblems(t *testing.T) {
 			if tc.prep != nil {
 				tc.prep()
 			}
-			res, err := Merge(MergeOptions{Dirs: tc.dirs, Out: filepath.Join(root, "merged-"+tc.name)})
+			res, err := Merge(context.Background(), MergeOptions{Dirs: tc.dirs, Out: filepath.Join(root, "merged-"+tc.name)})
 			if !errors.Is(err, ErrMergeIncomplete) || res == nil {
 				t.Fatalf("Merge = %v, %v; want ErrMergeIncomplete with a result", res, err)
 			}

@@ -38,10 +38,12 @@ func mergeCommand(a *app) *cli.Command {
 				Usage: "reuse a non-empty --out that holds an earlier run (its files are removed first)"},
 			&cli.StringFlag{Name: "format", Value: "parquet", Sources: envVars("merge-format"),
 				Usage: "record file `FORMAT` of the merged run: parquet, arrow or jsonl"},
+			&cli.DurationFlag{Name: "wait", Sources: envVars("merge-wait"),
+				Usage: "wait up to `D` for every DIR to hold a complete run (its summary.json), as a merge started beside its shards must"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			o := reprise.MergeOptions{Dirs: cmd.Args().Slice(), Out: cmd.String("out"), Overwrite: cmd.Bool("overwrite"),
-				Format: cmd.String("format")}
+				Format: cmd.String("format"), Wait: cmd.Duration("wait")}
 			var errs []error
 			if len(o.Dirs) == 0 {
 				errs = append(errs, errors.New("missing DIR: give the run directories of the shards"))
@@ -54,6 +56,9 @@ func mergeCommand(a *app) *cli.Command {
 					errs = append(errs, fmt.Errorf("--out %s is one of the shards: write the merged run to a new directory", o.Out))
 				}
 			}
+			if o.Wait < 0 {
+				errs = append(errs, fmt.Errorf("--wait %v: want a duration ≥ 0", o.Wait))
+			}
 			switch o.Format {
 			case "parquet", "arrow", "jsonl":
 			default:
@@ -62,7 +67,7 @@ func mergeCommand(a *app) *cli.Command {
 			if err := errors.Join(errs...); err != nil {
 				return exitcode.UsageError(err, "see 'reprise merge --help'")
 			}
-			res, err := reprise.Merge(o)
+			res, err := reprise.Merge(ctx, o)
 			if res == nil {
 				if errors.Is(err, arrowio.ErrRunDirInUse) {
 					return exitcode.UsageError(err, "give a new --out, or --overwrite to replace the run in it")
