@@ -79,8 +79,8 @@ func writeDatasets(t *testing.T, dir string) (sharegpt, pq, prompts string) {
 	return sharegpt, pq, prompts
 }
 
-// TestReplayDatasets replays a ShareGPT file, a Parquet dataset and a
-// prompts file against the mock server in every timing mode that applies
+// TestReplayDatasets replays a ShareGPT file, a Parquet dataset, a
+// prompts file and AIPerf multi_turn rows against the mock server in every timing mode that applies
 // (the fixed schedule only for the Parquet table, the one with arrival
 // times; user-centric needs multi-turn sessions, which the prompts file
 // has not, and says so): every request succeeds, the server counts exactly the tokens of
@@ -89,9 +89,17 @@ func writeDatasets(t *testing.T, dir string) (sharegpt, pq, prompts string) {
 func TestReplayDatasets(t *testing.T) {
 	dir := t.TempDir()
 	sharegpt, pq, prompts := writeDatasets(t, dir)
+	multi := filepath.Join(dir, "multi.jsonl")
+	if err := os.WriteFile(multi, []byte(`{"session_id": "a", "turns": [{"text": "Hello there", "output_length": 5}, {"text": "And then?", "output_length": 5}]}
+{"session_id": "b", "turns": [{"text": "Hi", "output_length": 5}, {"text": "Go on, please", "output_length": 5}]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	srv := startMockServer(t, nil)
 	modes := map[string][]string{
-		"rate":         {"--mode", "rate", "--request-rate", "200", "--arrival", "constant", "--request-count", "6"},
+		// Rate: every row once (a count would wrap the sessions, whose
+		// later turns wait for the earlier ones' responses).
+		"rate":         {"--mode", "rate", "--request-rate", "200", "--arrival", "constant"},
 		"concurrency":  {"--mode", "concurrency", "--concurrency", "2", "--request-count", "6"},
 		"user-centric": {"--mode", "user-centric", "--user-centric-rate", "100", "--num-users", "2", "--request-count", "6"},
 		"fixed":        {"--mode", "fixed", "--speedup", "10"},
@@ -101,11 +109,13 @@ func TestReplayDatasets(t *testing.T) {
 		args     []string
 		fixed    bool // has arrival times
 		sessions bool // has multi-turn sessions
+		rows     int
 	}{
-		{"sharegpt", []string{sharegpt, "--all-turns"}, false, true},
+		{"sharegpt", []string{sharegpt, "--all-turns"}, false, true, 4},
 		{"parquet", []string{pq, "--prompt-column", "text", "--output-len-column", "max_new_tokens", "--timestamp-column", "arrival_ms",
-			"--session-column", "conv"}, true, true},
-		{"prompts", []string{prompts, "--osl", "10", "--dataset-sampling", "shuffle", "--seed", "3"}, false, false},
+			"--session-column", "conv"}, true, true, 4},
+		{"prompts", []string{prompts, "--osl", "10", "--dataset-sampling", "shuffle", "--seed", "3"}, false, false, 3},
+		{"aiperf multi_turn", []string{multi}, false, true, 4},
 	}
 	for _, ds := range datasets {
 		for _, mode := range []string{"rate", "concurrency", "user-centric", "fixed"} {
@@ -113,7 +123,7 @@ func TestReplayDatasets(t *testing.T) {
 				continue
 			}
 			t.Run(ds.name+"/"+mode, func(t *testing.T) {
-				out := filepath.Join(dir, ds.name+"-"+mode)
+				out := filepath.Join(dir, strings.ReplaceAll(ds.name, " ", "_")+"-"+mode)
 				args := append([]string{"replay"}, ds.args...)
 				args = append(args, "--url", srv.URL(), "--model", "reprise-mock", "--out", out, "--format", "jsonl", "--quiet")
 				args = append(args, modes[mode]...)
@@ -131,8 +141,8 @@ func TestReplayDatasets(t *testing.T) {
 				}
 				recs := readRecords(t, out)
 				want := 6
-				if mode == "fixed" {
-					want = 4
+				if mode == "fixed" || mode == "rate" {
+					want = ds.rows
 				}
 				if len(recs) != want {
 					t.Fatalf("%d records, want %d", len(recs), want)
