@@ -372,12 +372,13 @@ func (d *shareGPTDecoder) next(row *Row) error {
 			// InputOffset is where the last token ended: skip the white
 			// space and comma so the line is the element's own.
 			line = d.doc.elementLine()
-			var raw json.RawMessage
-			if err := d.doc.dec.Decode(&raw); err != nil {
+			// One parse: a value of the wrong shape is consumed whole
+			// (a row error); only a syntax error stops the read.
+			if err := d.doc.dec.Decode(&conv); err != nil {
+				if _, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+					return d.r.fileErr(line, "conversations", fmt.Errorf("want {\"id\": …, \"conversations\": [{\"from\": …, \"value\": …}, …]}: %v", err))
+				}
 				return d.doc.fatal("", d.doc.syntax("a conversation", err))
-			}
-			if err := json.Unmarshal(raw, &conv); err != nil {
-				return d.r.fileErr(line, "conversations", fmt.Errorf("want {\"id\": …, \"conversations\": [{\"from\": …, \"value\": …}, …]}: %v", err))
 			}
 		} else {
 			lr := &d.r.lr

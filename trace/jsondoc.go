@@ -102,10 +102,13 @@ type lineTracker struct {
 
 func (t *lineTracker) Read(p []byte) (int, error) {
 	n, err := t.r.Read(p)
-	for i, c := range p[:n] {
-		if c == '\n' {
-			t.nl = append(t.nl, t.off+int64(i))
+	for i := 0; i < n; {
+		k := bytes.IndexByte(p[i:n], '\n')
+		if k < 0 {
+			break
 		}
+		t.nl = append(t.nl, t.off+int64(i+k))
+		i += k + 1
 	}
 	t.off += int64(n)
 	if err != nil && !errors.Is(err, io.EOF) && t.err == nil {
