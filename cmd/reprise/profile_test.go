@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,7 +123,7 @@ func TestProfileCommands(t *testing.T) {
 	tests := []struct {
 		name     string
 		args     []string
-		requests int    // records expected; 0 = the run must fail
+		requests int    // records expected; 0 = the run must fail; -N = N repeated runs
 		want     string // in stderr when it fails
 	}{
 		{"synthetic concurrency", []string{"--endpoint-type", "chat", "--streaming", "--isl", "64", "--osl", "16", "--concurrency", "2", "--request-count", "6"}, 6, ""},
@@ -151,7 +152,8 @@ func TestProfileCommands(t *testing.T) {
 			"--rankings-query-prompt-token-mean", "8", "--osl", "1", "--request-count", "2"}, 2, ""},
 		{"public dataset", []string{"--public-dataset", "sharegpt", "--request-count", "4"}, 0, "aiperf's --public-dataset is not supported: reprise downloads nothing"},
 		{"sweep list", []string{"--concurrency", "10,20", "--isl", "16", "--osl", "4"}, 0, "--concurrency"},
-		{"profile runs", []string{"--num-profile-runs", "3", "--isl", "16", "--osl", "4"}, 0, "aiperf's --num-profile-runs is not supported: repeated runs"},
+		{"profile runs", []string{"--num-profile-runs", "2", "--confidence-level", "0.9", "--warmup-request-count", "1", "--request-count", "3", "--isl", "16", "--osl", "4"}, -2, ""},
+		{"profile run cooldown", []string{"--profile-run-cooldown-seconds", "5", "--isl", "16", "--osl", "4"}, 0, "aiperf's --profile-run-cooldown-seconds is not supported"},
 		{"prefill concurrency", []string{"--prefill-concurrency", "2", "--streaming", "--isl", "16", "--osl", "4"}, 0, "aiperf's --prefill-concurrency is not supported"},
 		{"grace without duration", []string{"--benchmark-grace-period", "5", "--isl", "16", "--osl", "4"}, 0, "--benchmark-grace-period needs --benchmark-duration"},
 	}
@@ -172,6 +174,25 @@ func TestProfileCommands(t *testing.T) {
 			}
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if tt.requests < 0 {
+				// Repeated runs: run-1 … run-N, each with AIPerf's files,
+				// warmup in the first only, and runs.json across them.
+				for k := 1; k <= -tt.requests; k++ {
+					run := filepath.Join(out, fmt.Sprintf("run-%d", k))
+					recs := readRecords(t, run)
+					if want := 3 + map[bool]int{true: 1}[k == 1]; len(recs) != want {
+						t.Errorf("run %d: %d records, want %d (warmup in the first run only)", k, len(recs), want)
+					}
+					if _, err := os.Stat(filepath.Join(run, "profile_export_aiperf.json")); err != nil {
+						t.Errorf("run %d: %v", k, err)
+					}
+				}
+				b, err := os.ReadFile(filepath.Join(out, "runs.json"))
+				if err != nil || !strings.Contains(string(b), `"confidence_level": 0.9`) {
+					t.Errorf("runs.json at level 0.9: %v %.200s", err, b)
+				}
+				return
 			}
 			recs := readRecords(t, out)
 			measured := 0
