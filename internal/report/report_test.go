@@ -348,7 +348,7 @@ func TestBuildErrors(t *testing.T) {
 func FuzzValuesJSON(f *testing.F) {
 	f.Add(1.5, -2.25e-7, 3e300)
 	f.Add(math.NaN(), math.Inf(1), 0.0)
-	f.Add(123456789.0, 1e15, -0.0)
+	f.Add(123456789.0, 1e15, math.Copysign(0, -1))
 	f.Fuzz(func(t *testing.T, a, b, c float64) {
 		in := Values{a, b, c}
 		out, err := in.MarshalJSON()

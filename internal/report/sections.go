@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -337,7 +338,7 @@ func latencySection(runs []*runData, maxPoints int) Section {
 			es.X = append(es.X, d.seconds(d.intendedOrSent(i)))
 			es.Y = append(es.Y, y)
 		}
-		for _, k := range slices.Sorted(mapKeys(byKind)) {
+		for _, k := range slices.Sorted(maps.Keys(byKind)) {
 			sc.Series = append(sc.Series, *byKind[k])
 		}
 		if w, ok := d.warmup(); ok {
@@ -350,16 +351,6 @@ func latencySection(runs []*runData, maxPoints int) Section {
 		}
 	}
 	return sec
-}
-
-func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // intendedOrSent is request i's intended time, or its send time for a
@@ -704,7 +695,7 @@ func clientVsServer(runs []*runData) Table {
 			info, _ := m["server"].(map[string]any)
 			target, _ := info["target"].(string)
 			cmp, _ := m["client_vs_server_mean"].(map[string]any)
-			for _, tag := range slices.Sorted(mapKeys(cmp)) {
+			for _, tag := range slices.Sorted(maps.Keys(cmp)) {
 				c, _ := cmp[tag].(map[string]any)
 				cl, _ := c["client_mean_ms"].(float64)
 				se, _ := c["server_mean_ms"].(float64)
@@ -965,7 +956,7 @@ func provenanceValue(d *runData, k string) string {
 		return x
 	case map[string]any:
 		var parts []string
-		for _, kk := range slices.Sorted(mapKeys(x)) {
+		for _, kk := range slices.Sorted(maps.Keys(x)) {
 			parts = append(parts, fmt.Sprintf("%s=%v", kk, x[kk]))
 		}
 		return strings.Join(parts, " ")
