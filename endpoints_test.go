@@ -229,3 +229,26 @@ func TestRunGenerateEndpoints(t *testing.T) {
 		}
 	}
 }
+
+// TestRunTemplateEndpoint: `--endpoint FILE.json` with the shipped chat
+// template replays against the mock server with the native adapter's
+// exact token accounting.
+func TestRunTemplateEndpoint(t *testing.T) {
+	srv := startMock(t, func(c *mockserver.Config) {
+		c.ChatTemplateTokens, c.TTFT, c.ITL, c.ReasoningTokens = 0, time.Millisecond, 0, 2
+	})
+	tpl := filepath.Join("engine", "adapter", "openai", "templates", "openai-chat.json")
+	res, reqs := runNative(t, srv, func(o *Options) { o.Endpoint = tpl }, 24, 5, 6)
+	if s := res.Summary; s.RequestCount != 6 || s.ErrorRequestCount != 0 || s.TotalOSL != 30 {
+		t.Fatalf("summary: %d ok, %d failed, OSL %d: %v", s.RequestCount, s.ErrorRequestCount, s.TotalOSL, s.Errors)
+	}
+	for _, r := range reqs {
+		if r.InputTokens != 24 || r.ServerPromptTokens != 24 || r.ServerCompletionTokens != 5 || r.ServerReasoningTokens != 2 ||
+			r.ServerMinusClientOutputTokens != 0 || r.ContentEvents != 5 || r.TTFTNS <= 0 {
+			t.Errorf("request %d: %+v", r.RequestID, r)
+		}
+	}
+	if res.Summary.Run.Endpoint != "openai-chat-template" {
+		t.Errorf("run endpoint %q", res.Summary.Run.Endpoint)
+	}
+}

@@ -763,6 +763,7 @@ func (rn *runner) build(b *engine.Builder, item int, tr *trace.Row, p *engine.Pr
 		Raw:            row.Raw,
 		Seed:           rn.seed ^ seedIdx*0x9E3779B97F4A7C15,
 		IntendedOffset: row.Offset,
+		SessionID:      row.SessionID,
 	}
 	if cfg.Streaming {
 		in.Flags |= adapter.BuildStream

@@ -17,6 +17,7 @@ import (
 	"github.com/reprise-bench/reprise/engine"
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/adapter/native"
+	"github.com/reprise-bench/reprise/engine/adapter/openai"
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/hostinfo"
 	"github.com/reprise-bench/reprise/internal/prio"
@@ -152,6 +153,14 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	switch {
 	case isNative:
 		ec.Adapter = nat.Adapter
+	case strings.HasSuffix(o.Endpoint, ".json"):
+		// A declarative template (docs/format/template.md).
+		isNative = true
+		if t, err := openai.LoadTemplate(o.Endpoint); err != nil {
+			bad("Endpoint", "{Endpoint}: %v", err)
+		} else {
+			ec.Adapter = t
+		}
 	default:
 		// A Wasm adapter: a .wasm file or a shipped adapter's name.
 		wc := wasm.Config{AdapterConfig: json.RawMessage(o.Adapter.Config), SHA256: o.Adapter.SHA256, Interrupt: sandbox, Log: log,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/adapter/native"
+	"github.com/reprise-bench/reprise/engine/adapter/openai"
 	"github.com/reprise-bench/reprise/internal/exitcode"
 	"github.com/reprise-bench/reprise/wasm"
 	"github.com/reprise-bench/reprise/wasm/scaffold"
@@ -175,8 +176,8 @@ func adaptersTestCommand(a *app) *cli.Command {
 	return &cli.Command{
 		Name:      "test",
 		Usage:     "run an adapter on recorded responses and print the classified events",
-		ArgsUsage: "FILE.wasm|NAME",
-		Description: "NAME is a native endpoint (chat, responses, ...) or a shipped Wasm adapter.\n" +
+		ArgsUsage: "FILE.wasm|FILE.json|NAME",
+		Description: "NAME is a native endpoint (chat, responses, ...), a template FILE.json or a shipped Wasm adapter.\n" +
 			"Frames each --fixture the way replay does (SSE events, comments and [DONE] flagged; a\n" +
 			"non-stream or non-2xx body as one event), runs the adapter's parser on it with text capture on,\n" +
 			"and prints every event with the records it produced, then the final summary. --build also\n" +
@@ -215,7 +216,15 @@ type testSubject struct {
 
 func loadTestSubject(ctx context.Context, a *app, c adaptersTestConfig) (*testSubject, error) {
 	cfg := &adapter.Config{Model: c.Model, Stream: true}
-	if n, ok := native.Lookup(c.Args[0]); ok {
+	n, ok := native.Lookup(c.Args[0])
+	if !ok && strings.HasSuffix(c.Args[0], ".json") {
+		t, err := openai.LoadTemplate(c.Args[0])
+		if err != nil {
+			return nil, exitcode.UsageError(err, "see docs/format/template.md")
+		}
+		n, ok = native.Endpoint{Name: t.Info().Name, Adapter: t}, true
+	}
+	if ok {
 		if c.AdapterConfig != "" {
 			var opts map[string]string
 			if err := json.Unmarshal([]byte(c.AdapterConfig), &opts); err != nil {

@@ -184,6 +184,10 @@ type BuildInput struct {
 	// earlier turn's prompt and response, then this turn's prompt.
 	PromptText   string
 	PromptTokens []int
+	// SessionID is the trace row's session id ("" = none). Native
+	// adapters only (template placeholders); the Wasm ABI passes the
+	// interned SessionSeq.
+	SessionID string
 	// Inputs are the further inputs of a batch, each synthesized like
 	// PromptText: with KindEmbeddings the inputs after PromptText, with
 	// KindRankings the passages (PromptText is the query). Native

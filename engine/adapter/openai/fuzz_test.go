@@ -2,6 +2,8 @@ package openai
 
 import (
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -215,6 +217,67 @@ func FuzzGenerateEvent(f *testing.F) {
 		}
 		if string(fin.Text) != want {
 			t.Fatalf("%q: captured %q, encoding/json %q", b, fin.Text, want)
+		}
+	})
+}
+
+// FuzzParseTemplate: a template file never panics the loader; a template
+// it accepts builds a body that is valid JSON.
+func FuzzParseTemplate(f *testing.F) {
+	for _, s := range []string{
+		`{"path":"/x","body":{"m":"{{model}}","p":"{{prompt}}","n":"{{max_tokens}}","o":{"u":"{{include_usage}}"}},"response":{"text":"t"}}`,
+		`{"path":"/x","framing":"jsonl","headers":{"A":"{{session_id}}"},"body":{"a":[1,"{{messages}}",true,null]},"response":{"text":["a.0","b"],"usage":"u"}}`,
+		`{"path":"/x","body":{},"response":{"text":"t"},}`, `[]`, `{"body":"{{nope}}"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tpl, err := ParseTemplate("f.json", b)
+		if err != nil {
+			if _, ok := errors.AsType[*TemplateError](err); !ok && !strings.Contains(err.Error(), "f.json") {
+				t.Fatalf("error %v names no file", err)
+			}
+			return
+		}
+		in, err := tpl.NewInstance(&adapter.Config{Model: "m", IgnoreEOS: true, IncludeUsage: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out adapter.HTTPRequest
+		err = in.Build(&adapter.BuildInput{Flags: adapter.BuildStream, PromptText: "p\"", MaxTokens: 3, SessionID: "s",
+			Raw: json.RawMessage(`{"extra":{"k":1}}`)}, &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !json.Valid(out.Body) {
+			t.Fatalf("template %q built invalid JSON %s", b, out.Body)
+		}
+	})
+}
+
+// FuzzTemplateEvent: the chat template's event parser never panics and
+// accepts every valid JSON object.
+func FuzzTemplateEvent(f *testing.F) {
+	for _, s := range []string{vllmChunk, llamaUsage, `{"error":{"code":500,"message":"x"}}`, `{"object":"error","message":"bad","code":400}`,
+		`{"choices":[1,{"index":2,"delta":{"role":"assistant"}}]}`, `[]`} {
+		f.Add([]byte(s))
+	}
+	tpl, err := LoadTemplate("templates/openai-chat.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		in, _ := tpl.NewInstance(&adapter.Config{Model: "m"})
+		in.Open(1, adapter.OpenStream|adapter.OpenCaptureText)
+		_, err := in.Parse(1, &adapter.Batch{Events: []adapter.Event{{Data: b}}}, nil)
+		var fin adapter.Final
+		in.Close(1, &fin)
+		var v any
+		if json.Unmarshal(b, &v) != nil {
+			return
+		}
+		if _, isObj := v.(map[string]any); isObj && err != nil && depth(v) <= 60 {
+			t.Fatalf("valid JSON object %q rejected: %v", b, err)
 		}
 	})
 }

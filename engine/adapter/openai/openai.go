@@ -14,7 +14,9 @@
 // It also speaks the native generate APIs of SGLang (/generate: cumulative
 // or incremental chunks, meta_info usage) and Hugging Face TGI
 // (/generate_stream: one token per event, details at the end), which share
-// its scanner (RATIONALE.md).
+// its scanner (RATIONALE.md), and declarative template adapters
+// ([LoadTemplate], docs/format/template.md), which use its scanner and
+// record rules with the paths a JSON file gives.
 //
 // Parsing uses a small allocation-free JSON scanner instead of
 // encoding/json (see BenchmarkParseChunk for the difference).
@@ -40,6 +42,8 @@ const (
 	Responses                   // /v1/responses
 	SGLang                      // SGLang's native /generate
 	TGI                         // Hugging Face TGI's /generate_stream and /generate
+
+	endpointTemplate // a declarative template (Template)
 )
 
 // Adapter is the native OpenAI adapter. The zero value is the chat adapter.
@@ -101,6 +105,7 @@ type Instance struct {
 	maxField string
 	streams  map[uint32]*stream
 	free     []*stream
+	tpl      *Template // endpointTemplate
 }
 
 var _ adapter.Instance = (*Instance)(nil)
@@ -136,6 +141,8 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 		return nil
 	}
 	switch in.ep {
+	case endpointTemplate:
+		return in.buildTemplate(b, &raw, stream, out)
 	case Responses:
 		return in.buildResponses(b, &raw, stream, out)
 	case SGLang, TGI:
@@ -289,6 +296,8 @@ func (in *Instance) Parse(ctx uint32, batch *adapter.Batch, dst []adapter.Record
 	for i := range batch.Events {
 		var err error
 		switch in.ep {
+		case endpointTemplate:
+			dst, err = st.tplEvent(&in.tpl.resp, &batch.Events[i], batch.First+uint32(i), dst)
 		case Responses:
 			dst, err = st.parseResponsesEvent(&batch.Events[i], batch.First+uint32(i), dst)
 		case SGLang, TGI:
