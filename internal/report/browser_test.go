@@ -305,7 +305,9 @@ func TestBrowserReports(t *testing.T) {
 		checkCharts(t, res, "cdf-ttft", "pct-ttft", "ttft-vs-time", "isl-vs-ttft", "osl-vs-e2e", "rate", "in-flight",
 			"output-tokens", "lateness", "server-running", "server-kv-usage", "client-server-ttft", "client-server-itl")
 		if *updateScreenshot {
-			writeReadmeShot(t, br, out)
+			readme := filepath.Join(tmp, "demo.html")
+			buildFile(t, readme, Options{Labels: []string{"demo"}}, dir)
+			writeReadmeShot(t, br, readme)
 		}
 	})
 	t.Run("overlay", func(t *testing.T) {
