@@ -43,6 +43,10 @@ const (
 	// occasional timeout or 503 passes; a server that died mid-run fails.
 	// An overload test that expects rejections loosens it.
 	DefaultMaxErrorRate = 0.05
+	// AutoCalibration, as Options.Calibration, applies the last
+	// calibration of this host (written by `reprise selftest` to the user
+	// cache directory) when it is less than a week old; none otherwise.
+	AutoCalibration = "auto"
 	// DefaultFormat is the record file format.
 	DefaultFormat = "parquet"
 	// DefaultExportLevel writes one record row per request.
@@ -194,6 +198,12 @@ type Options struct {
 	// MaxErrorRate is the largest fraction of measured requests that may
 	// fail (1 = any).
 	MaxErrorRate float64
+	// Calibration is the machine calibration (`reprise selftest`) the
+	// run applies: a calibration file's path, [AutoCalibration] for this
+	// host's own when it is recent (internal/calibration.MaxAge), or ""
+	// for none. With one, the summary carries the calibrated errors and
+	// judges the run's load against the safe load (summary.Quality).
+	Calibration string
 
 	// Output says where and how the run directory is written.
 	Output OutputOptions
@@ -215,6 +225,12 @@ type Options struct {
 	// OnStart, when not nil, is called once the run directory exists,
 	// before the first request, with what the run is about to do.
 	OnStart func(Start)
+	// OnEnd, when not nil, is called once when the last request has
+	// ended (or been cancelled), before the records are closed and the
+	// summary written: with OnStart, it brackets the time requests were
+	// on the wire (reprise selftest measures the client's CPU between the
+	// two).
+	OnEnd func()
 }
 
 // AdapterOptions configure the endpoint adapter.

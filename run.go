@@ -56,6 +56,9 @@ type Start struct {
 	// DefaultedOutput counts the trace's rows without an output length,
 	// which ask for Synthetic.OSL output tokens.
 	DefaultedOutput int64
+	// Calibration is the machine calibration the run applies (nil =
+	// none): its file, when it was made, its safe load and errors.
+	Calibration *summary.Calibration
 }
 
 // Result is what a run measured and wrote.
@@ -187,7 +190,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		Synthetic: syntheticLengths{ISL: o.Synthetic.ISL, ISLStd: o.Synthetic.ISLStdDev, OSL: o.Synthetic.OSL, OSLStd: o.Synthetic.OSLStdDev, Seed: o.Replay.Seed},
 		Prompts:   rp.prompts, Context: engine.ContextMode(o.Prompts.ContextMode), Streaming: rp.streaming, MaxTokensFromTrace: o.MaxTokensFromTrace, Sink: run.Records(),
 		Summary: summary.Options{Streaming: rp.streaming, UseServerTokenCount: o.UseServerTokenCount, Goodput: rp.slos,
-			LateThreshold: o.Replay.LateThreshold, ISLCorrection: o.Prompts.ISLCorrection},
+			LateThreshold: o.Replay.LateThreshold, ISLCorrection: o.Prompts.ISLCorrection, Calibration: rp.calibration},
 		Info: info, Abort: abort.Done(), Log: log, QuietGC: true, Inputs: inputs,
 		Cancel:        cancelPlan{Rate: o.CancelRate, After: o.CancelAfter, Seed: o.Replay.Seed},
 		SessionHeader: o.SessionHeader,
@@ -200,7 +203,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.OnStart != nil {
 		o.OnStart(Start{Dir: dir, Trace: rp.tracePath, URL: rp.url, EndpointPath: rp.engine.Adapter.Info().Path,
 			Endpoint: info.Endpoint, Mode: mode, Planned: rp.plan.Requests(), TraceRows: rp.nRows, HeldReason: rp.loadNote,
-			DefaultedOutput: rp.stats.DefaultedOutput})
+			DefaultedOutput: rp.stats.DefaultedOutput, Calibration: rp.calibration})
 	}
 	if err := writeManifest(run, &o, rp, start); err != nil {
 		return nil, err
@@ -216,6 +219,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	rcfg.OnEnd = o.OnEnd
 	res, runErr := runEngine(runCtx, rcfg)
 	if runErr == nil && runCtx.Err() != nil && ctx.Err() == nil {
 		runErr = context.Cause(runCtx) // a telemetry table failed
@@ -424,7 +428,8 @@ func writeManifest(run *arrowio.Run, o *Options, rp *replayPlan, start time.Time
 		"context_mode":           o.Prompts.ContextMode,
 		"prompts": map[string]any{"seed": o.Prompts.Seed, "format": o.Prompts.Format, "hash_mismatch": o.Prompts.HashMismatch,
 			"isl_correction": o.Prompts.ISLCorrection},
-		"clock": clockManifest(rp),
+		"clock":       clockManifest(rp),
+		"calibration": calibrationManifest(rp.calibration),
 	}
 	return run.WriteManifest(m)
 }
@@ -494,4 +499,13 @@ func warnStart(o *Options, rp *replayPlan, now time.Time, log *slog.Logger) {
 		log.Warn("Replay.StartAt is already past: the schedule starts there, and what fell due since is late",
 			slog.Time("start_at", at), slog.Duration("past_by", now.Sub(at)))
 	}
+}
+
+// calibrationManifest is the manifest's calibration: the file the run
+// applied and when it was made, null for none.
+func calibrationManifest(c *summary.Calibration) any {
+	if c == nil {
+		return nil
+	}
+	return map[string]any{"file": c.File, "created": c.Created}
 }

@@ -113,6 +113,9 @@ type runConfig struct {
 	// stalls of the dispatcher (see quietGC). It changes process-wide
 	// settings for the run's length; `reprise replay` sets it.
 	QuietGC bool
+	// OnEnd, when not nil, is called when the last request has ended
+	// (Options.OnEnd).
+	OnEnd func()
 }
 
 // batchPlan shapes the requests of an embeddings or rankings endpoint:
@@ -421,6 +424,9 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 		defer quietGC()()
 	}
 	stats, runErr := plan.RunOnClock(stopCtx, rn, e.Clock())
+	if cfg.OnEnd != nil {
+		cfg.OnEnd()
+	}
 	close(finished)
 	close(buildQuit)
 	rn.win.close()

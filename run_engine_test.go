@@ -2,8 +2,6 @@ package reprise
 
 import (
 	"context"
-	"math"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +13,7 @@ import (
 	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/mockserver"
+	"github.com/reprise-bench/reprise/internal/oracle"
 	"github.com/reprise-bench/reprise/replay"
 	"github.com/reprise-bench/reprise/trace"
 )
@@ -170,78 +169,18 @@ func TestRunSendersFromPlan(t *testing.T) {
 // client stamp and the interval in which the server wrote the event
 // ([Event.StartNS, Event.TimeNS]; 0 inside it), and of |client − server|
 // mean ITL; width is the first token's interval width, the oracle's own
-// uncertainty.
+// uncertainty. They are oracle.Compare's, which reprise selftest reports.
 type timingErrors struct{ first, last, itl, width summary.Stats }
-
-// clockSlack tolerates the difference between the client's and the
-// server's clocks (both wall clock at start + monotonic elapsed).
-const clockSlack = 200 * time.Microsecond
-
-// outside returns how far t lies outside [lo, hi], in ms.
-func outside(t, lo, hi int64) float64 {
-	switch {
-	case t < lo:
-		return float64(lo-t) / 1e6
-	case t > hi:
-		return float64(t-hi) / 1e6
-	}
-	return 0
-}
 
 // checkAgainstOracle joins records to the server's log by X-Request-Id,
 // checks counts and causality, and returns the timing errors.
 func checkAgainstOracle(t testing.TB, reqs []record.Request, log []mockserver.RequestLog) timingErrors {
 	t.Helper()
-	logs := map[string]*mockserver.RequestLog{}
-	for i := range log {
-		logs[log[i].ClientRequestID] = &log[i]
+	e, problems := oracle.Compare(reqs, log)
+	for _, p := range problems {
+		t.Error(p)
 	}
-	var dFirst, dLast, dITL, width []float64
-	for i := range reqs {
-		r := &reqs[i]
-		l := logs[strconv.FormatUint(r.RequestID, 10)]
-		if l == nil {
-			t.Fatalf("request %d not in the server log", r.RequestID)
-		}
-		if !r.OK() {
-			t.Errorf("request %d failed: %s %s", r.RequestID, r.ErrorKind, r.ErrorMessage)
-			continue
-		}
-		if int(r.ServerCompletionTokens) != l.OutputTokens || int(r.ServerPromptTokens) != l.PromptTokens {
-			t.Errorf("request %d: usage %d/%d, server log %d/%d", r.RequestID, r.ServerPromptTokens, r.ServerCompletionTokens, l.PromptTokens, l.OutputTokens)
-		}
-		var first, last *mockserver.Event
-		n := 0
-		for j := range l.Events {
-			ev := &l.Events[j]
-			if ev.Kind == mockserver.EventContent || ev.Kind == mockserver.EventReasoning {
-				if first == nil {
-					first = ev
-				}
-				last = ev
-				n++
-			}
-		}
-		if int(r.ContentEvents) != n {
-			t.Errorf("request %d: %d content events, server sent %d", r.RequestID, r.ContentEvents, n)
-		}
-		if n == 0 {
-			continue
-		}
-		// No client stamp can precede the start of the server's write.
-		if r.FirstTokenNS < first.StartNS-int64(clockSlack) || r.LastTokenNS < last.StartNS-int64(clockSlack) {
-			t.Errorf("request %d: client stamps before the server's write began: first %d < %d or last %d < %d",
-				r.RequestID, r.FirstTokenNS, first.StartNS, r.LastTokenNS, last.StartNS)
-		}
-		dFirst = append(dFirst, outside(r.FirstTokenNS, first.StartNS, first.TimeNS))
-		dLast = append(dLast, outside(r.LastTokenNS, last.StartNS, last.TimeNS))
-		width = append(width, float64(first.TimeNS-first.StartNS)/1e6)
-		if n >= 2 && r.ServerCompletionTokens >= 2 {
-			serverITL := float64(last.TimeNS-first.TimeNS) / float64(r.ServerCompletionTokens-1)
-			dITL = append(dITL, math.Abs(r.ITLNS-serverITL)/1e6)
-		}
-	}
-	return timingErrors{summary.Compute(dFirst), summary.Compute(dLast), summary.Compute(dITL), summary.Compute(width)}
+	return timingErrors{e.First, e.Last, e.ITL, e.Width}
 }
 
 // TestRunInterrupted: cancelling the run's context stops sending, lets

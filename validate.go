@@ -13,12 +13,14 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/reprise-bench/reprise/engine"
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/adapter/native"
 	"github.com/reprise-bench/reprise/engine/adapter/openai"
 	"github.com/reprise-bench/reprise/engine/summary"
+	"github.com/reprise-bench/reprise/internal/calibration"
 	"github.com/reprise-bench/reprise/internal/hostinfo"
 	"github.com/reprise-bench/reprise/internal/prio"
 	"github.com/reprise-bench/reprise/internal/prompt"
@@ -65,6 +67,8 @@ type replayPlan struct {
 	spool *spool.Spool
 	// preflight is the manifest's timer preflight (runReplay).
 	preflight map[string]any
+	// calibration is the one the run applies (nil = none).
+	calibration *summary.Calibration
 }
 
 var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
@@ -85,6 +89,24 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	}()
 	if o.Model == "" {
 		bad("Model", "{Model} is required: the model name to put in every request")
+	}
+	switch o.Calibration {
+	case "":
+	case AutoCalibration:
+		f, path, err := calibration.Auto(time.Now())
+		switch {
+		case err == nil:
+			rp.calibration = f.Applied(path)
+		case !errors.Is(err, calibration.ErrNone):
+			bad("Calibration", "{Calibration} %s: %w; run reprise selftest again, or give {Calibration} a file or none", AutoCalibration, err)
+		}
+	default:
+		f, err := calibration.Read(o.Calibration)
+		if err != nil {
+			bad("Calibration", "{Calibration}: %w", err)
+		} else {
+			rp.calibration = f.Applied(o.Calibration)
+		}
 	}
 	if o.Nice != nil {
 		if err := prio.Check(*o.Nice); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"os"
 	"os/exec"
 	"testing"
@@ -13,6 +14,10 @@ import (
 // it or limit it without touching the test process.
 const cliChildEnv = "REPRISE_CLI_CHILD"
 
+// cliChildArgv, as cliChildEnv's value, makes the child take the CLI's
+// arguments from its command line after "--" (cliChildCommand).
+const cliChildArgv = "argv"
+
 // TestCLIChild is the child process of the tests that start one with
 // cliChild. It does nothing in a normal run.
 func TestCLIChild(t *testing.T) {
@@ -21,7 +26,9 @@ func TestCLIChild(t *testing.T) {
 		t.Skip("child process of tests that kill or limit a replay")
 	}
 	var args []string
-	if err := json.Unmarshal([]byte(spec), &args); err != nil {
+	if spec == cliChildArgv {
+		args = flag.Args() // after -- on the command line
+	} else if err := json.Unmarshal([]byte(spec), &args); err != nil {
 		t.Fatal(err)
 	}
 	if setup := childSetup[os.Getenv(cliChildEnv+"_SETUP")]; setup != nil {
@@ -44,4 +51,12 @@ func cliChild(t *testing.T, setup string, args ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCLIChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), cliChildEnv+"="+string(spec), cliChildEnv+"_SETUP="+setup)
 	return cmd
+}
+
+// cliChildCommand returns the command line prefix that runs the CLI in a
+// child process (the test binary), for code that appends its own
+// arguments, such as the selftest's mock server. The test's environment
+// must hold cliChildEnv=cliChildArgv.
+func cliChildCommand(args ...string) []string {
+	return append([]string{os.Args[0], "-test.run=^TestCLIChild$", "-test.count=1", "--"}, args...)
 }

@@ -21,5 +21,6 @@ func commands(a *app) []*cli.Command {
 		mergeCommand(a),
 		// sweep (issue 21)
 		sweepCommand(a),
+		selftestCommand(a),
 	}
 }

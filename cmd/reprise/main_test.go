@@ -8,6 +8,14 @@ import (
 	"testing"
 )
 
+func TestMain(m *testing.M) {
+	// A calibration of the machine the tests run on (reprise selftest's,
+	// in the user cache directory) must not change their replays: a test
+	// applies one only by naming it.
+	os.Setenv("REPRISE_CALIBRATION", "off")
+	os.Exit(m.Run())
+}
+
 // runCLI runs the CLI in-process and returns the exit code and both streams.
 func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
 	t.Helper()

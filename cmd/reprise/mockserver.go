@@ -51,6 +51,8 @@ func mockServerCommand(a *app) *cli.Command {
 			&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "count prompt tokens (usage, /tokenize) with `SPEC`: builtin (o200k_base), an encoding name, a tokenizer.json, a GGUF model file or a model dir", Sources: mockEnv("tokenizer")},
 			&cli.IntFlag{Name: "nice", DefaultText: "as started", Usage: "run the server's threads at nice value `N` (e.g. 10: on a machine it shares with reprise, the kernel then runs the client first)", Sources: mockEnv("nice")},
 			&cli.StringFlag{Name: "event-log", Usage: "write the oracle log as JSONL to `FILE` (- = stdout), one line as each request ends", Sources: mockEnv("event-log")},
+			&cli.DurationFlag{Name: "cpu-per-token", Value: d.CPUPerToken, Usage: "busy-loop `DURATION` of CPU before each output token, a server with compute of its own (0 = none)", Sources: mockEnv("cpu-per-token")},
+			&cli.StringFlag{Name: "url-file", Usage: "write the server's base URL to `FILE` once it listens (with --addr port 0: which port it got)", Sources: mockEnv("url-file")},
 			&cli.DurationFlag{Name: "body-timeout", Value: d.BodyTimeout, Usage: "answer 408 and close a connection whose request body has not arrived within `DURATION` (0 = no limit)", Sources: mockEnv("body-timeout")},
 			&cli.DurationFlag{Name: "idle-timeout", Value: d.IdleTimeout, Usage: "close keep-alive connections idle for `DURATION` (0 = never)", Sources: mockEnv("idle-timeout")},
 		},
@@ -73,6 +75,7 @@ func mockServerCommand(a *app) *cli.Command {
 			cfg.ReasoningTokens = cmd.Int("reasoning-tokens")
 			cfg.Coalesce = cmd.Bool("coalesce")
 			cfg.Seed = cmd.Uint64("seed")
+			cfg.CPUPerToken = cmd.Duration("cpu-per-token")
 			cfg.BodyTimeout = cmd.Duration("body-timeout")
 			cfg.IdleTimeout = cmd.Duration("idle-timeout")
 			cfg.KeepLog = false
@@ -119,6 +122,22 @@ func mockServerCommand(a *app) *cli.Command {
 					_ = logFile.Close()
 				}
 				return err
+			}
+			if p := cmd.String("url-file"); p != "" {
+				// Written whole, then renamed: a reader polling for the file
+				// never sees half a URL.
+				tmp := p + ".tmp"
+				err := os.WriteFile(tmp, []byte(srv.URL()+"\n"), 0o644)
+				if err == nil {
+					err = os.Rename(tmp, p)
+				}
+				if err != nil {
+					_ = srv.Close()
+					if logFile != nil {
+						_ = logFile.Close()
+					}
+					return exitcode.UsageError(fmt.Errorf("--url-file: %w", err), "")
+				}
 			}
 			a.log.Info("mock-server listening", "url", srv.URL(), "flavor", cfg.Flavor, "model", cfg.Models[0],
 				"ttft", cfg.TTFT, "itl", cfg.ITL, "max_num_seqs", cfg.MaxNumSeqs)

@@ -13,7 +13,7 @@ import (
 // and the tests set; and the parts of a value one flag sets whole
 // (--shard I/N).
 var optionsWithoutFlag = map[string]bool{
-	"Progress": true, "Log": true, "Abort": true, "OnStart": true,
+	"Progress": true, "Log": true, "Abort": true, "OnStart": true, "OnEnd": true,
 	"Trace.Reader": true, "Trace.Hold": true,
 	"Replay.Shard.Index": true, "Replay.Shard.Count": true,
 }

@@ -147,6 +147,8 @@ func replayFlags() []cli.Flag {
 			Usage: "with --goodput, exit 3 when fewer than `F` of the requests meet every SLO"},
 		&cli.FloatFlag{Name: "max-error-rate", Value: reprise.DefaultMaxErrorRate, Category: catOut, Sources: envVars("max-error-rate"),
 			Usage: "exit 3 when more than `R` (a fraction) of the measured requests failed (1 = never)"},
+		&cli.StringFlag{Name: "calibration", Value: reprise.AutoCalibration, Category: catOut, Sources: envVars("calibration"),
+			Usage: "apply a reprise selftest calibration `FILE` (error bars, and a warning past its safe load); auto: this host's own if under a week old; off: none"},
 		&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Category: catOut, Sources: envVars("out"),
 			Usage: "run `DIR` (default runs/<UTC time>-<model>-<mode>/); it must be new or empty unless --overwrite"},
 		&cli.BoolFlag{Name: "overwrite", Category: catOut, Sources: envVars("overwrite"),
@@ -263,6 +265,9 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 			OutputLength: cmd.String("output-len-column"), Session: cmd.String("session-column"), Timestamp: cmd.String("timestamp-column")},
 		AllTurns: cmd.Bool("all-turns"), Sampling: cmd.String("dataset-sampling")}
 	o.Goodput, o.MinGoodFraction, o.MaxErrorRate = cmd.String("goodput"), cmd.Float("min-good-fraction"), cmd.Float("max-error-rate")
+	if o.Calibration = cmd.String("calibration"); o.Calibration == "off" || o.Calibration == "none" {
+		o.Calibration = ""
+	}
 	o.Output = reprise.OutputOptions{Dir: cmd.String("out"), Overwrite: cmd.Bool("overwrite"), Format: cmd.String("format"),
 		SingleFile: cmd.Bool("single-file"), PartInterval: cmd.Duration("part-interval"), PartRows: cmd.Int("part-rows"),
 		ExportLevel: cmd.String("export-level"), Export: cmd.String("export")}
@@ -290,6 +295,11 @@ func runReplay(ctx context.Context, a *app, o reprise.Options, quiet bool) error
 		if s.HeldReason != "" && s.Trace != "" {
 			fmt.Fprintf(a.stderr, "reprise: note: the %d rows of the trace are held in memory (%s); sorted traces of independent requests are read while the run goes\n",
 				s.TraceRows, s.HeldReason)
+		}
+		if c := s.Calibration; c != nil {
+			fmt.Fprintf(a.stderr, "reprise: applying the calibration %s (reprise selftest of %s, %s ago): errors within ±%.3g ms up to %.1f streams, %.0f tokens/s, %.1f req/s; --calibration off ignores it\n",
+				c.File, c.Created.Format(time.DateTime), time.Since(c.Created).Round(time.Minute), c.MaxErrorMS,
+				c.SafeLoad.Streams, c.SafeLoad.EventsPerSec, c.SafeLoad.RequestsPerSec)
 		}
 		if n := s.DefaultedOutput; n > 0 {
 			fmt.Fprintf(a.stderr, "reprise: note: %d rows of the trace have no output length: they ask for --osl %d output tokens\n", n, int(o.Synthetic.OSL))

@@ -50,26 +50,41 @@ type QualityEvidence struct {
 }
 
 // Load is how much work a run gave the client, in the three measures a
-// calibration bounds. Each is computed from the summary alone.
+// calibration bounds. Each is computed from the measured requests' send
+// times and latencies, over the time from the first send to the last send
+// plus the mean request latency: a closed loop of N streams then has N in
+// flight however few rounds it ran, and one slow last response does not
+// stretch it (as it would the benchmark duration).
 type Load struct {
-	// Streams is the mean number of requests in flight: the sum of the
-	// ok requests' request_latency over benchmark_duration (Little's law).
+	// Streams is the mean number of requests in flight by Little's law:
+	// the rate below times the mean request_latency.
 	Streams float64 `json:"streams"`
-	// EventsPerSec is output_token_throughput for a streamed run (one
-	// event per token), 0 otherwise.
+	// EventsPerSec is that rate times the mean output length, for a
+	// streamed run (one event per token); 0 otherwise.
 	EventsPerSec float64 `json:"events_per_sec"`
-	// RequestsPerSec is request_throughput.
+	// RequestsPerSec is the requests sent over the span of send times
+	// plus the mean request latency.
 	RequestsPerSec float64 `json:"requests_per_sec"`
 }
 
 // LoadOf returns the load s put on the client.
-func LoadOf(s *Summary) Load {
-	l := Load{RequestsPerSec: s.RequestThroughput}
-	if s.Options.Streaming {
-		l.EventsPerSec = s.OutputTokenThroughput
+func LoadOf(s *Summary) Load { return s.Load }
+
+// load computes Summary.Load from the accumulated sends: n sent, the
+// first and last send (Unix ns).
+func (s *Summary) load(n int, firstSent, lastSent int64) Load {
+	var w float64 // mean request latency, s
+	if e := s.Metrics["request_latency"]; e != nil {
+		w = e.Avg / 1e3
 	}
-	if e := s.Metrics["request_latency"]; e != nil && s.BenchmarkDuration > 0 {
-		l.Streams = e.Sum / (float64(s.BenchmarkDuration) / 1e6)
+	span := float64(lastSent-firstSent)/1e9 + w
+	if n == 0 || span <= 0 {
+		return Load{}
+	}
+	l := Load{RequestsPerSec: float64(n) / span}
+	l.Streams = l.RequestsPerSec * w
+	if s.Options.Streaming && s.RequestCount > 0 {
+		l.EventsPerSec = l.RequestsPerSec * float64(s.TotalOSL) / float64(s.RequestCount)
 	}
 	return l
 }

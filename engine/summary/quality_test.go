@@ -70,20 +70,41 @@ func TestQualityRules(t *testing.T) {
 	}
 }
 
-// TestLoadOf: the mean number of requests in flight is Little's law over
-// the summary: 20 requests of 110 ms, one every 100 ms, span 2.01 s.
+// TestLoadOf: 20 requests sent one every 100 ms (a span of 1.9 s), each
+// 110 ms long: 20 requests over 2.01 s, 1.094 in flight, 11 tokens each.
 func TestLoadOf(t *testing.T) {
 	s := Summarize(qualityRecords(20, 0, 0, 1), RunInfo{}, Options{Streaming: true})
 	l := LoadOf(s)
-	dur := 1.9 + 0.11
-	if got, want := l.Streams, 20*0.11/dur; abs(got-want) > 1e-9 {
-		t.Errorf("streams %v, want %v", got, want)
+	rate := 20 / 2.01
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"streams", l.Streams, rate * 0.11}, {"events/s", l.EventsPerSec, rate * 11}, {"requests/s", l.RequestsPerSec, rate}} {
+		if abs(c.got-c.want) > 1e-9 {
+			t.Errorf("%s %v, want %v", c.name, c.got, c.want)
+		}
 	}
-	if got, want := l.EventsPerSec, 20*11/dur; abs(got-want) > 1e-9 {
-		t.Errorf("events/s %v, want %v", got, want)
+}
+
+// TestLoadClosedLoop: N streams of back-to-back requests have N in
+// flight whatever the number of rounds (2 here), where the send rate
+// alone would count twice as many.
+func TestLoadClosedLoop(t *testing.T) {
+	const streams, rounds = 8, 2
+	var rs []record.Request
+	for i := range streams * rounds {
+		r := qualityRecords(1, 0, 0, 1)[0]
+		r.RequestID = uint64(i)
+		shift := int64(i%streams)*1e6 + int64(i/streams)*110e6 // staggered by 1 ms, back to back
+		for _, p := range []*int64{&r.IntendedNS, &r.DispatchedNS, &r.SentNS, &r.FirstTokenNS, &r.LastTokenNS, &r.EndNS} {
+			*p += shift
+		}
+		rs = append(rs, r)
 	}
-	if got, want := l.RequestsPerSec, 20/dur; abs(got-want) > 1e-9 {
-		t.Errorf("requests/s %v, want %v", got, want)
+	l := LoadOf(Summarize(rs, RunInfo{}, Options{Streaming: true}))
+	// 16 sends over 117 ms of sends + 110 ms: 7.75 in flight.
+	if want := 16 / 0.227 * 0.11; abs(l.Streams-want) > 1e-9 || l.Streams < 7 || l.Streams > 8 {
+		t.Errorf("streams %v, want %v", l.Streams, want)
 	}
 }
 
@@ -93,7 +114,7 @@ func TestLoadOf(t *testing.T) {
 func TestCalibratedTable(t *testing.T) {
 	cal := &Calibration{File: "cal.json", Host: "h", Created: time.Unix(1_800_000_000, 0).UTC(), MaxErrorMS: 1,
 		SafeLoad: Load{Streams: 0.5, EventsPerSec: 500, RequestsPerSec: 20},
-		Errors: map[string]ErrorBar{"time_to_first_token": {0.01, 0.25}, "inter_token_latency": {0, 0.02}, "request_latency": {0.01, 0.5}}}
+		Errors:   map[string]ErrorBar{"time_to_first_token": {0.01, 0.25}, "inter_token_latency": {0, 0.02}, "request_latency": {0.01, 0.5}}}
 	s := Summarize(qualityRecords(20, 0, 0, 1), RunInfo{}, Options{Streaming: true, Calibration: cal})
 	var b bytes.Buffer
 	if err := s.WriteTable(&b); err != nil {

@@ -233,6 +233,9 @@ type Summary struct {
 	// Tasks holds the per-task statistics of a trace with dependent
 	// requests; nil otherwise.
 	Tasks *Tasks
+	// Load is what the run asked of the client ([Load]), which
+	// [Summary.Quality] judges against a calibration.
+	Load Load
 }
 
 // ErrorRate is errors / (valid + errors), 0 for an empty run.
@@ -445,6 +448,7 @@ func (a *Accumulator) Summary(info RunInfo) *Summary {
 		s.AchievedRate = float64(a.nSent-1) / (float64(a.maxSent-a.minSent) / 1e9)
 	}
 	s.Tasks = a.taskSummary()
+	s.Load = s.load(a.nSent, a.minSent, a.maxSent)
 	s.CacheFidelity = math.NaN()
 	if s.ExpectedCachedTokens > 0 {
 		s.CacheFidelity = float64(s.ServerCachedTokens) / float64(s.ExpectedCachedTokens)

@@ -100,6 +100,12 @@ type Config struct {
 	// time. Off by default: one write and flush per event.
 	Coalesce bool
 
+	// CPUPerToken is CPU work done for every output token, a busy loop of
+	// this much wall time right before the token's write: a server with
+	// compute of its own, for measuring a client that shares the machine
+	// with it (reprise selftest's co-located case). 0 = none.
+	CPUPerToken time.Duration
+
 	// Seed makes ids, random lengths, jitter and fault draws reproducible.
 	Seed uint64
 	// Faults are injected at random, each at its own rate.
@@ -174,7 +180,7 @@ func (c *Config) Validate() error {
 	}
 	for name, d := range map[string]time.Duration{"ttft": c.TTFT, "prefill-per-token": c.PrefillPerToken,
 		"itl": c.ITL, "itl-per-running": c.ITLPerRunning, "jitter": c.Jitter,
-		"body-timeout": c.BodyTimeout, "idle-timeout": c.IdleTimeout} {
+		"body-timeout": c.BodyTimeout, "idle-timeout": c.IdleTimeout, "cpu-per-token": c.CPUPerToken} {
 		if d < 0 {
 			bad("%s %v: must not be negative", name, d)
 		}

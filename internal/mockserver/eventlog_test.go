@@ -5,6 +5,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -73,5 +75,26 @@ func TestEventLogLine(t *testing.T) {
 	}
 	if d := cmp.Diff(string(want), string(got)); d != "" {
 		t.Errorf("event log lines changed (-golden +got); a format change must bump EventLogVersion and the spec:\n%s", d)
+	}
+}
+
+// TestParseLogLine: the server's lines read back as the requests it
+// logged; a bad line names its line number and field.
+func TestParseLogLine(t *testing.T) {
+	r := RequestLog{Seq: 1, ClientRequestID: "a\"b", Endpoint: "/v1/completions", Status: 200, EndNS: 9,
+		Events: []Event{{Kind: EventBody, StartNS: 1, TimeNS: 2}}}
+	got, err := ParseLogLine(appendLogLine(nil, &r), 1)
+	if err != nil || !reflect.DeepEqual(got, r) {
+		t.Fatalf("ParseLogLine = %+v, %v; want %+v", got, err, r)
+	}
+	for _, c := range []struct{ line, want string }{
+		{`{"v":1,"events":[{"kind":"nope"}]}`, `oracle log line 4: events[0].kind: unknown kind "nope"`},
+		{`{"v":3}`, "oracle log line 4: v: version 3"},
+		{`{"v":1,"seq":"x"}`, "oracle log line 4: seq: want a uint64"},
+		{`{"v":1`, "oracle log line 4: unexpected end of JSON input"},
+	} {
+		if _, err := ParseLogLine([]byte(c.line), 4); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.line, err, c.want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package mockserver
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -264,6 +265,45 @@ func FuzzGenerateRequest(f *testing.F) {
 		}
 		if api == apiTGIStream && (!r.tgi || !r.stream) {
 			t.Fatalf("a /generate_stream request not streamed as TGI: %+v", r)
+		}
+	})
+}
+
+// FuzzLogLine feeds arbitrary lines to the oracle log's reader. It must
+// never panic; a line it accepts, written again by the server's encoder,
+// reads back the same (the reader and the writer agree on every field).
+func FuzzLogLine(f *testing.F) {
+	r := RequestLog{Seq: 3, ClientRequestID: "7", ResponseID: "chatcmpl-1", Endpoint: "/v1/chat/completions", Stream: true,
+		Status: 200, FinishReason: "length", ReceivedNS: 10, AdmittedNS: 11, EndNS: 40, PromptTokens: 5, OutputTokens: 2,
+		Events: []Event{{Kind: EventRole, StartNS: 20, TimeNS: 21, DueNS: 20}, {Kind: EventContent, StartNS: 22, TimeNS: 23, DueNS: 22},
+			{Kind: EventDone, Choice: 1, StartNS: 30, TimeNS: 31}}}
+	f.Add(appendLogLine(nil, &r))
+	f.Add([]byte(`{"v":1,"seq":0,"events":[{"kind":"bogus"}]}`))
+	f.Add([]byte(`{"v":2}`))
+	f.Add([]byte(`{"v":1,"seq":-1}`))
+	f.Add([]byte(`{"v":1,"request_id":"\u00e9\n","events":null}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := ParseLogLine(b, 1)
+		if err != nil {
+			if _, ok := errors.AsType[*LogLineError](err); !ok {
+				t.Fatalf("error %v is not a *LogLineError", err)
+			}
+			return
+		}
+		again, err := ParseLogLine(appendLogLine(nil, &got), 1)
+		if err != nil {
+			t.Fatalf("the server's encoding of an accepted line does not read back: %v", err)
+		}
+		if !slices.Equal(got.Events, again.Events) {
+			t.Fatalf("events changed on a round trip: %+v → %+v", got.Events, again.Events)
+		}
+		if !reflect.DeepEqual(got, again) {
+			// Strings that are not valid UTF-8 are written with U+FFFD,
+			// as encoding/json decodes them: compare after one round.
+			third, _ := ParseLogLine(appendLogLine(nil, &again), 1)
+			if !reflect.DeepEqual(third, again) {
+				t.Fatalf("line changed on a round trip: %+v → %+v", got, again)
+			}
 		}
 	})
 }

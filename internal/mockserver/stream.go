@@ -164,6 +164,9 @@ func (s *Server) stream(ctx context.Context, st *reqState, run *runInfo) string 
 // emit writes the event rendered in st.buf and records it. With
 // Config.Coalesce it only queues the event; flushPending writes the queue.
 func (s *Server) emit(st *reqState, sk sink, kind EventKind, choice int) bool {
+	if d := s.cfg.CPUPerToken; d > 0 && (kind == EventContent || kind == EventReasoning) {
+		spin(d)
+	}
 	if !s.cfg.Coalesce {
 		st.writeStart = s.mono()
 		return s.event(st, kind, choice, sk.write(st.buf))
@@ -298,4 +301,10 @@ func (s *Server) nonStream(ctx context.Context, st *reqState, run *runInfo) stri
 	}
 	lg.FinishReason = st.finish[0]
 	return st.finish[0]
+}
+
+// spin keeps the CPU busy for d of wall time (Config.CPUPerToken).
+func spin(d time.Duration) {
+	for start := time.Now(); time.Since(start) < d; {
+	}
 }

@@ -188,14 +188,33 @@ func summarySection(runs []*runData) Section {
 			num(s.IntendedRate), num(s.AchievedRate), num(s.Goodput)})
 	}
 	lat := Table{Caption: "Per-request metrics (ms unless marked)", Header: []string{"metric", "run", "avg", "p50", "p90", "p95", "p99", "max", "count"}}
+	// A run that applied a reprise selftest calibration shows its error
+	// bars: the calibrated p99 timing error beside TTFT, ITL and E2E.
+	calibrated := false
+	for _, d := range runs {
+		calibrated = calibrated || d.sum.Options.Calibration != nil
+	}
+	if calibrated {
+		lat.Header = append(lat.Header, "± calibrated error p99")
+	}
 	for _, h := range headline {
 		for _, d := range runs {
 			st, ok := d.sum.Metrics[h.tag]
 			if !ok {
 				continue
 			}
-			lat.Rows = append(lat.Rows, []Cell{{Text: h.name}, {Text: d.label}, num(st.Avg), num(st.P50), num(st.P90),
-				num(st.P95), num(st.P99), num(st.Max), num(float64(st.Count))})
+			row := []Cell{{Text: h.name}, {Text: d.label}, num(st.Avg), num(st.P50), num(st.P90),
+				num(st.P95), num(st.P99), num(st.Max), num(float64(st.Count))}
+			if calibrated {
+				e := Cell{Text: "", Class: "num"}
+				if c := d.sum.Options.Calibration; c != nil {
+					if eb, ok := c.Errors[h.tag]; ok {
+						e.Text = "±" + num(eb.P99).Text
+					}
+				}
+				row = append(row, e)
+			}
+			lat.Rows = append(lat.Rows, row)
 		}
 	}
 	return Section{ID: "summary", Title: "Summary",
