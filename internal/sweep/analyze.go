@@ -32,6 +32,7 @@ const (
 type load struct {
 	intended []int64 // every measured request
 	end      []int64 // every measured request that ended (EndNS ≠ 0)
+	endAt    []int64 // intended time of each of those, in the same order
 	ttftAt   []int64 // intended time of requests with a TTFT
 	ttft     []int64
 }
@@ -39,11 +40,14 @@ type load struct {
 // Saturation is what the saturation checks measured at one point, and
 // their verdict.
 type Saturation struct {
-	// RateRatio is the completion rate over the intended rate:
-	// (last intended − first intended) / (last end − first end) over the
-	// measured requests. 1 when the server kept up; C/R when requests
-	// arrive at R above a capacity C. Only for open-loop modes (0 in
-	// concurrency mode, where the client waits for the server).
+	// RateRatio is the completion rate over the intended rate,
+	// 1/(1 + g), where g is the least-squares slope of each measured
+	// request's time from intended send to end against its intended send
+	// time: 0 when the server kept up (response times do not grow
+	// through the point), and R/C − 1 when requests arrive at R above a
+	// capacity C (each waits 1/C − 1/R longer than the one before), so
+	// the ratio is C/R. Only for open-loop modes (0 in concurrency mode,
+	// where the client waits for the server).
 	RateRatio float64 `json:"rate_ratio"`
 	// BacklogSlope is the least-squares slope, in requests/s, of the
 	// backlog (requests intended minus requests ended) sampled at each
@@ -81,7 +85,7 @@ func judge(l *load, openLoop bool, tol float64) Saturation {
 	slices.Sort(ends)
 	span := float64(in[len(in)-1] - in[0])
 	if openLoop && span > 0 && len(ends) >= 2 {
-		s.RateRatio = span / float64(ends[len(ends)-1]-ends[0])
+		s.RateRatio = 1 / (1 + max(growthSlope(l.endAt, l.end), -0.5))
 		rate := float64(len(in)-1) / (span / 1e9)
 		s.BacklogSlope = backlogSlope(in, ends)
 		s.BacklogGrowth = s.BacklogSlope / rate
@@ -113,6 +117,27 @@ func judge(l *load, openLoop bool, tol float64) Saturation {
 		}
 	}
 	return s
+}
+
+// growthSlope is the least-squares slope of end − at against at: how
+// many seconds of response time each second of the schedule adds.
+func growthSlope(at, end []int64) float64 {
+	if len(at) < 2 {
+		return 0
+	}
+	t0 := float64(at[0])
+	var sx, sy, sxx, sxy float64
+	for i := range at {
+		x := float64(at[i]) - t0
+		y := float64(end[i] - at[i])
+		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
+	}
+	n := float64(len(at))
+	den := n*sxx - sx*sx
+	if den == 0 {
+		return 0
+	}
+	return (n*sxy - sx*sy) / den
 }
 
 // backlogSlope is the least-squares slope (requests/s) of the backlog

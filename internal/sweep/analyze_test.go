@@ -20,6 +20,7 @@ func arrivals(n int, gap, service, ttft0 int64) *load {
 		prevEnd = end
 		l.intended = append(l.intended, at)
 		l.end = append(l.end, end)
+		l.endAt = append(l.endAt, at)
 		l.ttftAt = append(l.ttftAt, at)
 		l.ttft = append(l.ttft, start-at+ttft0)
 	}
@@ -49,7 +50,8 @@ func TestJudge(t *testing.T) {
 		}
 	}
 	s := judge(arrivals(100, 8*ms, 10*ms, 5*ms), true, DefaultSaturationTolerance)
-	// (99·8) / (99·10) = 0.8; the backlog grows at 125 − 100 = 25/s, a
+	// Each request waits 2 ms longer than the one 8 ms before it: a
+	// growth of 0.25, a rate ratio of 1/1.25 = 0.8; the backlog grows at 125 − 100 = 25/s, a
 	// growth of 25/125 = 0.2.
 	if s.RateRatio < 0.799 || s.RateRatio > 0.801 || s.BacklogGrowth < 0.18 || s.BacklogGrowth > 0.22 {
 		t.Errorf("above capacity: %+v", s)

@@ -124,6 +124,7 @@ func readRun(dir string, tol float64) (*measured, error) {
 		l.intended = append(l.intended, r.IntendedNS)
 		if r.EndNS != 0 {
 			l.end = append(l.end, r.EndNS)
+			l.endAt = append(l.endAt, r.IntendedNS)
 		}
 		if r.OK() && r.FirstTokenNS != 0 {
 			l.ttftAt = append(l.ttftAt, r.IntendedNS)
