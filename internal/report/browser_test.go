@@ -91,12 +91,14 @@ type pageCheck struct {
 	Figures  int          `json:"figures"`
 	Charts   []chartCheck `json:"charts"`
 	Sections []string     `json:"sections"`
+	// ZoomFollowed: zooming the first time chart zoomed every other.
+	ZoomFollowed bool `json:"zoomFollowed"`
 }
 
 // checkJS measures every chart in the page: its series and points, the
 // coloured pixels of its canvas inside the plot area (grid, axes and
 // the warmup shade are grey), and its SVG and PNG exports.
-const checkJS = `(() => {
+const checkJS = `(async () => {
   const r = window.reprise;
   const out = {readyMs: r.readyMs, figures: document.querySelectorAll("figure[data-chart]").length, charts: [],
     sections: [...document.querySelectorAll("main section")].map(s => s.id)};
@@ -114,6 +116,21 @@ const checkJS = `(() => {
     const marks = svg.querySelectorAll("g[clip-path] path, g[clip-path] rect").length;
     out.charts.push(Object.assign({}, c, {colored: colored, svgOK: ok, svgMarks: marks, xMin: u.scales.x.min, xMax: u.scales.x.max,
       png: r.png(c.id).startsWith("data:image/png;base64,")}));
+  }
+  // Zooming one time chart zooms them all.
+  const times = r.charts.filter(c => c.time).map(c => r.plots[c.id]);
+  if (times.length > 1) {
+    // uPlot applies a new scale in a microtask; so do its hooks.
+    const settle = () => new Promise(ok => setTimeout(ok, 0));
+    const min = times[0].scales.x.min, max = times[0].scales.x.max;
+    const lo = min + (max - min) / 4, hi = min + (max - min) / 2;
+    times[0].setScale("x", {min: lo, max: hi});
+    await settle(); await settle();
+    out.zoomFollowed = times.every(u => Math.abs(u.scales.x.min - lo) < 1e-9 && Math.abs(u.scales.x.max - hi) < 1e-9);
+    times[0].setScale("x", {min: min, max: max});
+    await settle(); await settle();
+  } else {
+    out.zoomFollowed = true;
   }
   return out;
 })()`
@@ -159,7 +176,7 @@ func (b *browser) load(t testing.TB, path, shot string) pageCheck {
 		chromedp.WithPollingTimeout(60*time.Second))); err != nil {
 		t.Fatalf("%s: the charts were not drawn: %v", path, err)
 	}
-	res, err := chromedp.Run(tctx, chromedp.Evaluate[pageCheck](checkJS))
+	res, err := chromedp.Run(tctx, chromedp.Evaluate[pageCheck](checkJS, chromedp.EvalAwaitPromise))
 
 	if err != nil {
 		t.Fatalf("%s: check the charts: %v", path, err)
@@ -262,6 +279,9 @@ func checkCharts(t *testing.T, res pageCheck, want ...string) {
 		case !c.PNG:
 			t.Errorf("chart %s: no PNG export", c.ID)
 		}
+	}
+	if !res.ZoomFollowed {
+		t.Error("zooming one time chart did not zoom the others")
 	}
 	for _, id := range want {
 		if !have[id] {

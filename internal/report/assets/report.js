@@ -101,7 +101,25 @@
       }
     }
     if (c.time && tmax > 0) Object.assign(xScale, { auto: false, min: 0, max: tmax });
+    if (c.time) opts.hooks.setScale = [zoomTogether];
     return { opts: opts, data: d };
+  }
+
+  // zoomTogether gives every time chart the x range one of them was
+  // zoomed to, so that requests and telemetry stay aligned.
+  const timePlots = [];
+  let zooming = false;
+  function zoomTogether(u, key) {
+    if (key !== "x" || zooming) return;
+    zooming = true;
+    try {
+      const { min, max } = u.scales.x;
+      for (const p of timePlots) {
+        if (p !== u && (p.scales.x.min !== min || p.scales.x.max !== max)) p.setScale("x", { min: min, max: max });
+      }
+    } finally {
+      zooming = false;
+    }
   }
 
   // drawShade fills the chart's shaded x ranges (warmup) under the series.
@@ -263,6 +281,7 @@
     const width = Math.max(320, holder.clientWidth || 560);
     const b = build(c, width);
     const u = new uPlot(b.opts, b.data, holder);
+    if (c.time) timePlots.push(u);
     const n = count(b.data, b.opts.mode === 2);
     state.charts.push({ id: c.id, kind: c.kind, time: !!c.time, series: b.data.length - 1, nonEmpty: n.nonEmpty, points: n.points });
     fig.querySelector('[data-save="png"]').addEventListener("click", () =>
