@@ -89,6 +89,34 @@ const (
 	DefaultPartRows     = arrowio.DefaultPartRows
 )
 
+// The URL policies of [Options.URLPolicy]: how requests are spread over
+// the targets when there are several.
+const (
+	// URLPolicyRoundRobin sends request i to target i mod n (one logical
+	// server behind several endpoints).
+	URLPolicyRoundRobin = "round-robin"
+	// URLPolicyLeastInFlight sends each request to the target with the
+	// fewest requests in flight (ties: the lowest index).
+	URLPolicyLeastInFlight = "least-in-flight"
+	// URLPolicyFanOut sends every request to every target at the same
+	// intended instant: an A/B of servers under identical load.
+	URLPolicyFanOut = "fan-out"
+	// DefaultURLPolicy is round-robin.
+	DefaultURLPolicy = URLPolicyRoundRobin
+)
+
+// Target is a further server a replay sends to, beside Options.URL
+// (target 0); see [Options.Targets].
+type Target struct {
+	// URL is the target's base URL, as Options.URL.
+	URL string
+	// Model is the model name sent to it; "" sends Options.Model.
+	Model string
+	// Headers are added to Options.Headers for this target, each
+	// "NAME: VALUE".
+	Headers []string
+}
+
 // Options configure one replay: where requests go and what they ask, the
 // load (a trace or a synthetic one) and its timing, the verdicts, the run
 // directory and telemetry. Start from [NewOptions], which sets the
@@ -98,8 +126,15 @@ const (
 type Options struct {
 	// URL is the server's base URL (http:// or https://); the endpoint
 	// path is appended. User info in it is sent as HTTP Basic
-	// authorization and never written to a file.
+	// authorization and never written to a file. It is target 0.
 	URL string
+	// Targets are further servers, targets 1, 2, …; URLPolicy says how
+	// requests are spread over all of them. Records carry their target's
+	// index (records.target) and the summary reports each target.
+	Targets []Target
+	// URLPolicy is URLPolicyRoundRobin, URLPolicyLeastInFlight or
+	// URLPolicyFanOut; it matters only with Targets.
+	URLPolicy string
 	// Model is the model name put in every request (required).
 	Model string
 	// Endpoint is the API: a native endpoint's name ("chat",
@@ -381,7 +416,7 @@ type ProfileOptions struct {
 // the endpoint's /metrics scraped, and [replay.NewConfig] timing.
 func NewOptions() Options {
 	return Options{
-		URL: DefaultURL, Endpoint: DefaultEndpoint, BatchSize: 1, QueryTokens: DefaultQueryTokens,
+		URL: DefaultURL, Endpoint: DefaultEndpoint, URLPolicy: DefaultURLPolicy, BatchSize: 1, QueryTokens: DefaultQueryTokens,
 		Adapter:   AdapterOptions{Sandbox: DefaultAdapterSandbox, MemoryMiB: DefaultAdapterMemoryMiB},
 		Streaming: true, IgnoreEOS: true, MaxTokensFromTrace: true,
 		Timeout:           DefaultTimeout,

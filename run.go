@@ -186,11 +186,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		inputs = newInputsLog()
 	}
 	rcfg := runConfig{
-		Engine: rp.engine, Plan: rp.plan,
+		Engine: rp.engine, Targets: rp.targets, Policy: o.URLPolicy, Plan: rp.plan,
 		Synthetic: syntheticLengths{ISL: o.Synthetic.ISL, ISLStd: o.Synthetic.ISLStdDev, OSL: o.Synthetic.OSL, OSLStd: o.Synthetic.OSLStdDev, Seed: o.Replay.Seed},
 		Prompts:   rp.prompts, Context: engine.ContextMode(o.Prompts.ContextMode), Streaming: rp.streaming, MaxTokensFromTrace: o.MaxTokensFromTrace, Sink: run.Records(),
 		Summary: summary.Options{Streaming: rp.streaming, UseServerTokenCount: o.UseServerTokenCount, Goodput: rp.slos,
-			LateThreshold: o.Replay.LateThreshold, ISLCorrection: o.Prompts.ISLCorrection, Calibration: rp.calibration},
+			LateThreshold: o.Replay.LateThreshold, ISLCorrection: o.Prompts.ISLCorrection, Calibration: rp.calibration,
+			Targets: targetInfos(&o, rp)},
 		Info: info, Abort: abort.Done(), Log: log, QuietGC: true, Inputs: inputs,
 		Cancel:        cancelPlan{Rate: o.CancelRate, After: o.CancelAfter, Seed: o.Replay.Seed},
 		SessionHeader: o.SessionHeader,
@@ -431,6 +432,17 @@ func writeManifest(run *arrowio.Run, o *Options, rp *replayPlan, start time.Time
 		"clock":       clockManifest(rp),
 		"calibration": calibrationManifest(rp.calibration),
 	}
+	if len(o.Targets) > 0 {
+		ts := []map[string]any{{"url": rp.url, "model": o.Model, "headers": headers}}
+		for i, t := range targetInfos(o, rp)[1:] {
+			th := make([]string, 0, len(o.Targets[i].Headers))
+			for _, h := range o.Targets[i].Headers {
+				th = append(th, headerForFiles(h))
+			}
+			ts = append(ts, map[string]any{"url": t.URL, "model": t.Model, "headers": th})
+		}
+		m["targets"], m["url_policy"] = ts, o.URLPolicy
+	}
 	return run.WriteManifest(m)
 }
 
@@ -508,4 +520,21 @@ func calibrationManifest(c *summary.Calibration) any {
 		return nil
 	}
 	return map[string]any{"file": c.File, "created": c.Created}
+}
+
+// targetInfos names the targets of a run with several for its summary
+// (nil with one).
+func targetInfos(o *Options, rp *replayPlan) []summary.TargetInfo {
+	if len(o.Targets) == 0 {
+		return nil
+	}
+	ts := []summary.TargetInfo{{URL: rp.url, Model: o.Model}}
+	for i, t := range o.Targets {
+		model := t.Model
+		if model == "" {
+			model = o.Model
+		}
+		ts = append(ts, summary.TargetInfo{URL: rp.targetURLs[i], Model: model})
+	}
+	return ts
 }

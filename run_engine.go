@@ -60,7 +60,12 @@ type syntheticLengths struct {
 
 // runConfig configures one replay run.
 type runConfig struct {
-	Engine engine.Config
+	// Engine is target 0's; Targets are the further targets' (each a
+	// copy of Engine with its own BaseURL, headers and model), and Policy
+	// says how requests are spread over them.
+	Engine  engine.Config
+	Targets []engine.Config
+	Policy  string
 	// Plan is the schedule (required): a plan over loaded rows or a
 	// synthetic load (replay.NewPlan), or a streamed plan
 	// (replay.NewStreamPlan), whose rows runEngine reads through the plan's
@@ -302,12 +307,23 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 		return nil, err
 	}
 	defer e.Close()
+	es := []*engine.Engine{e}
+	for _, tc := range cfg.Targets {
+		tc.Clock, tc.Log, tc.Concurrency = cfg.Engine.Clock, log, cfg.Engine.Concurrency
+		te, err := engine.New(tc)
+		if err != nil {
+			return nil, err
+		}
+		defer te.Close()
+		es = append(es, te)
+	}
 	hist, err := newHistories(cfg.Context, rows, cfg.Prompts, log)
 	if err != nil {
 		return nil, err
 	}
 
-	rn := &runner{cfg: &cfg, e: e, log: log, senders: make([]*senderState, nSenders), hist: hist,
+	rn := &runner{cfg: &cfg, e: e, es: es, fanOut: cfg.Policy == URLPolicyFanOut, leastInFlight: cfg.Policy == URLPolicyLeastInFlight,
+		inflight: make([]atomic.Int64, len(es)), log: log, senders: make([]*senderState, nSenders), hist: hist,
 		rows: rows, stream: plan.Window(), seed: plan.Config().Seed, plan: plan, shard: plan.Config().Shard}
 	rn.total = int64(plan.Requests())
 	first := int64(0)
@@ -373,7 +389,7 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 			size *= sh.Count // a shard builds about one row in Count
 		}
 	}
-	rn.win = newWindow(size, rn.total)
+	rn.win = newWindow(size, rn.total, len(es))
 	rn.win.next.Store(first)
 	rn.win.high.Store(first)
 	rn.win.maxBytes = cfg.LookaheadBytes
@@ -387,20 +403,32 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 	var bwg sync.WaitGroup
 	buildQuit := make(chan struct{})
 	for range nb {
-		b, err := e.NewBuilder()
-		if err != nil {
-			close(finished)
-			return nil, err
+		bs := make([]*engine.Builder, len(es))
+		for k, te := range es {
+			b, err := te.NewBuilder()
+			if err != nil {
+				close(finished)
+				return nil, err
+			}
+			bs[k] = b
 		}
 		bwg.Add(1)
 		go func() {
 			defer bwg.Done()
-			defer b.Close()
-			rn.win.builderLoop(buildQuit, rn, func(item int64, row *trace.Row, p *engine.Prepared) {
+			defer func() {
+				for _, b := range bs {
+					b.Close()
+				}
+			}()
+			rn.win.builderLoop(buildQuit, rn, func(item int64, row *trace.Row, ps []engine.Prepared) {
 				if rn.hist.role(int(item))&roleLater != 0 {
 					return // built on the send path, with its history
 				}
-				rn.build(b, int(item), row, p, nil)
+				for k := range ps {
+					if rn.builds(int(item), k) {
+						rn.build(bs[k], int(item), row, &ps[k], nil)
+					}
+				}
 			})
 		}()
 	}
@@ -433,18 +461,21 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 	bwg.Wait()
 	for _, s := range rn.senders {
 		if s != nil {
-			s.s.Close()
-			if s.b != nil {
-				s.b.Close()
-			}
+			s.close()
 		}
 	}
 	close(progStop)
 	<-progDone
 	sinkErr := rn.col.close()
 
-	res := &engineResult{Stats: stats, Interrupted: interrupted.Load(), Retries: e.Retries(),
-		ClosesAfterStream: e.ClosesAfterStream(), InlineBuilds: rn.inline.Load(),
+	var retries int64
+	closes := false
+	for _, te := range es {
+		retries += te.Retries()
+		closes = closes || te.ClosesAfterStream()
+	}
+	res := &engineResult{Stats: stats, Interrupted: interrupted.Load(), Retries: retries,
+		ClosesAfterStream: closes, InlineBuilds: rn.inline.Load(),
 		SinkQueue: sinkQueue{Waits: rn.col.waits.Load(), WaitNS: rn.col.waitNS.Load(), MaxQueued: rn.col.maxQueued.Load()}}
 	if hist != nil {
 		res.HistoryBuilds, res.HistoryTruncated = hist.builds.Load(), hist.truncated.Load()
@@ -469,13 +500,19 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 
 // runner is the replay.Handler: it runs jobs on the engine.
 type runner struct {
-	cfg  *runConfig
-	e    *engine.Engine
-	log  *slog.Logger
-	win  *window
-	col  *collector
-	acc  *summary.Accumulator
-	prog progress
+	cfg *runConfig
+	e   *engine.Engine   // target 0's
+	es  []*engine.Engine // every target's, by index
+	// fanOut sends every request to every target; leastInFlight sends
+	// each to the target with the fewest requests in flight (inflight);
+	// else they go round-robin by item.
+	fanOut, leastInFlight bool
+	inflight              []atomic.Int64
+	log                   *slog.Logger
+	win                   *window
+	col                   *collector
+	acc                   *summary.Accumulator
+	prog                  progress
 
 	hist *histories // nil when no session grows a history
 
@@ -496,10 +533,80 @@ type runner struct {
 	inline    atomic.Int64
 }
 
+// senderState is one sender goroutine's: a Sender per target (created on
+// first need), the builders of inline builds, and, with fan-out, a lane
+// per further target.
 type senderState struct {
-	s   *engine.Sender
-	b   *engine.Builder // for inline builds, created on first need
-	rec record.Request
+	ss    []*engine.Sender
+	bs    []*engine.Builder
+	recs  []record.Request // one per target
+	lanes []*lane          // fan-out: the len(ss)−1 sends besides this goroutine's
+}
+
+func (st *senderState) close() {
+	for _, ln := range st.lanes {
+		close(ln.start)
+		<-ln.exited
+	}
+	for _, s := range st.ss {
+		if s != nil {
+			s.Close()
+		}
+	}
+	for _, b := range st.bs {
+		if b != nil {
+			b.Close()
+		}
+	}
+}
+
+// lane is a long-lived goroutine that sends a fan-out request to one
+// target while its sender sends to another (the lead, which rotates with
+// the request): the sender hands it the send (start), sends its own, and
+// waits for the lane (done). The two send stamps differ by the time the
+// runtime takes to wake a parked goroutine.
+type lane struct {
+	// s, p and rec are the send the sender hands over with start: a
+	// target's Sender (owned by the lane until done), its request and
+	// record.
+	s      *engine.Sender
+	p      *engine.Prepared
+	rec    *record.Request
+	start  chan struct{}
+	done   chan struct{}
+	exited chan struct{}
+}
+
+func (rn *runner) runLane(ln *lane) {
+	defer close(ln.exited)
+	for range ln.start {
+		rn.send(ln.s, ln.p, ln.rec)
+		ln.done <- struct{}{}
+	}
+}
+
+// builds reports whether item is built for target k: every target's with
+// fan-out and least-in-flight, only its own round-robin target's else.
+func (rn *runner) builds(item, k int) bool {
+	return rn.fanOut || rn.leastInFlight || len(rn.es) == 1 || item%len(rn.es) == k
+}
+
+// pick returns the target of a request that goes to one target.
+func (rn *runner) pick(item int) int {
+	n := len(rn.es)
+	switch {
+	case n == 1:
+		return 0
+	case rn.leastInFlight:
+		best := 0
+		for k := 1; k < n; k++ {
+			if rn.inflight[k].Load() < rn.inflight[best].Load() {
+				best = k
+			}
+		}
+		return best
+	}
+	return item % n
 }
 
 var _ replay.Handler = (*runner)(nil)
@@ -529,7 +636,11 @@ func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
 	// The job's row stays in a streamed plan's window until it is
 	// released below (the scheduler holds it for the Handle call).
 	row := rn.row(j.Item)
-	p := rn.win.take(int64(j.Item))
+	ps := rn.win.take(int64(j.Item))
+	k := 0 // the target, or with fan-out the one whose response counts
+	if !rn.fanOut {
+		k = rn.pick(j.Item)
+	}
 	switch {
 	case role&roleLater != 0:
 		// A later turn needs the responses of the earlier ones: it is
@@ -537,20 +648,48 @@ func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
 		// build time is SentNS − DispatchedNS; the adapter's part is in
 		// AdapterNS).
 		rn.hist.builds.Add(1)
-		p = &engine.Prepared{}
-		rn.inlineBuild(st, j.Item, row, p, h.sp)
-	case p == nil:
+		ps = rn.inlineBuild(st, j.Item, row, k, h.sp)
+	case ps == nil:
 		rn.inline.Add(1)
-		p = &engine.Prepared{}
-		rn.inlineBuild(st, j.Item, row, p, nil)
+		ps = rn.inlineBuild(st, j.Item, row, k, nil)
 	}
+	p := &ps[k]
 	p.Capture = role&roleCapture != 0
-	r := &st.rec
+	r := &st.recs[k]
 	*r = record.Request{}
 	rn.identify(r, j, row)
-	p.CancelAfter = 0
+	r.Target = int32(k)
+	// A planned cancellation (--cancel-rate) cancels the request at
+	// every target of a fan-out alike.
+	var cancelAfter time.Duration
 	if rn.cfg.Cancel.picks(j.ID) && r.Phase == record.PhaseProfile {
-		p.CancelAfter = max(rn.cfg.Cancel.After, time.Nanosecond)
+		cancelAfter = max(rn.cfg.Cancel.After, time.Nanosecond)
+	}
+	p.CancelAfter = cancelAfter
+	lead := k // the target this goroutine sends to
+	if rn.fanOut {
+		// The lead target rotates with the request, so no target is
+		// always the one sent first (or last): the lanes' wake-up is
+		// spread over all of them alike.
+		n := uint64(len(rn.es))
+		lead = int(j.ID % n)
+		li := 0
+		for t := range rn.es {
+			rt := &st.recs[t]
+			if t != k {
+				*rt = record.Request{}
+				rn.identify(rt, j, row)
+				rt.Target = int32(t)
+			}
+			rt.RequestID = j.ID*n + uint64(t)
+			ps[t].CancelAfter = cancelAfter
+			if t == lead {
+				continue
+			}
+			ln := rn.lane(st, li)
+			ln.s, ln.p, ln.rec = st.ss[t], &ps[t], rt
+			li++
+		}
 	}
 	if rn.stream != nil {
 		// Built and identified: the window may reuse the row's slot
@@ -559,34 +698,71 @@ func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
 		rn.stream.Release(int64(j.Item))
 		row = nil
 	}
-	rn.prog.sent.Add(1)
-	rn.prog.inflight.Add(1)
-	st.s.Do(rn.reqCtx, p, r)
+	if rn.fanOut {
+		// Every target at the same instant: the lanes are started first,
+		// then this goroutine sends to the lead target.
+		for _, ln := range st.lanes {
+			ln.start <- struct{}{}
+		}
+		rn.send(st.ss[lead], &ps[lead], &st.recs[lead])
+		for _, ln := range st.lanes {
+			<-ln.done
+		}
+	} else {
+		rn.send(st.ss[k], p, r)
+	}
 	if h != nil {
 		if p.Capture {
 			// What was received, even from a failed request: the next turn
-			// carries exactly the conversation the server produced.
-			if err := h.sp.Record(row, rn.hist.response(st.s.Response())); err != nil {
+			// carries exactly the conversation the server produced (with
+			// fan-out, target 0's).
+			if err := h.sp.Record(row, rn.hist.response(st.ss[k].Response())); err != nil {
 				rn.log.Error("session history", slog.Int64("row", row.Index), slog.Any("err", err))
 			}
 		} else {
 			rn.hist.done(j.SessionRun)
 		}
 	}
-	r.BytesSent = int64(len(p.Body))
 	j.Failed = !r.OK() // a dependent request's dependents are then not sent
-	rn.prog.inflight.Add(-1)
-	rn.prog.done.Add(1)
-	if !r.OK() {
-		rn.prog.errors.Add(1)
+}
+
+// send sends p on s into r and hands the record to the collector. The
+// progress line counts target 0's requests of a fan-out (one per job).
+func (rn *runner) send(s *engine.Sender, p *engine.Prepared, r *record.Request) {
+	t := r.Target
+	counted := !rn.fanOut || t == 0
+	rn.inflight[t].Add(1)
+	if counted {
+		rn.prog.sent.Add(1)
+		rn.prog.inflight.Add(1)
 	}
-	if r.Phase == record.PhaseProfile {
-		rn.prog.lateness.add(r.LatenessNS)
-		if r.TTFTNS > 0 {
-			rn.prog.ttft.add(r.TTFTNS)
+	s.Do(rn.reqCtx, p, r)
+	rn.inflight[t].Add(-1)
+	r.BytesSent = int64(len(p.Body))
+	if counted {
+		rn.prog.inflight.Add(-1)
+		rn.prog.done.Add(1)
+		if !r.OK() {
+			rn.prog.errors.Add(1)
+		}
+		if r.Phase == record.PhaseProfile {
+			rn.prog.lateness.add(r.LatenessNS)
+			if r.TTFTNS > 0 {
+				rn.prog.ttft.add(r.TTFTNS)
+			}
 		}
 	}
-	rn.col.add(r, st.s.Events())
+	rn.col.add(r, s.Events())
+}
+
+// lane returns st's lane i (of len(rn.es)−1), starting it on first use.
+func (rn *runner) lane(st *senderState, i int) *lane {
+	for len(st.lanes) <= i {
+		ln := &lane{start: make(chan struct{}), done: make(chan struct{}), exited: make(chan struct{})}
+		st.lanes = append(st.lanes, ln)
+		go rn.runLane(ln)
+	}
+	return st.lanes[i]
 }
 
 // Skip implements replay.SkipHandler: --late skip dropped the job. It runs
@@ -601,7 +777,16 @@ func (rn *runner) Skip(j *replay.Job) {
 	if row := rn.row(j.Item); row != nil {
 		sk.traceRow, sk.session, sk.isl = row.Index, row.SessionID, traceISL(row)
 	}
-	rn.col.skip(&sk)
+	if !rn.fanOut {
+		sk.target = int32(rn.pick(j.Item))
+		rn.col.skip(&sk)
+		return
+	}
+	// A fan-out job is a request to every target: each gets its record.
+	for t := range rn.es {
+		sk.target = int32(t)
+		rn.col.skip(&sk)
+	}
 }
 
 // skipped is a job --late skip dropped, with what its record needs of
@@ -611,17 +796,22 @@ type skipped struct {
 	traceRow int64 // -1 none
 	session  string
 	isl      int32
+	target   int32
 }
 
 // skipRecord fills r for a job --late skip dropped.
 func (rn *runner) skipRecord(sk *skipped, r *record.Request) {
 	j := &sk.j
-	if rn.hist.role(j.Item) != 0 {
+	if rn.hist.role(j.Item) != 0 && (!rn.fanOut || sk.target == 0) {
 		rn.hist.done(j.SessionRun) // --late skip ends the session run
 	}
 	*r = record.Request{}
 	rn.identify(r, j, nil)
 	r.TraceRow, r.SessionID = sk.traceRow, sk.session
+	r.Target = sk.target
+	if rn.fanOut {
+		r.RequestID = j.ID*uint64(len(rn.es)) + uint64(sk.target)
+	}
 	r.ErrorKind = record.ErrNotDelivered
 	r.ErrorMessage = "dropped by --late skip"
 	if j.DepFailed {
@@ -667,29 +857,41 @@ func (rn *runner) sender(id int) *senderState {
 	}
 	st := rn.senders[id]
 	if st == nil {
-		s, err := rn.e.NewSender()
-		if err != nil {
-			rn.log.Error("sender", slog.Any("err", err))
-			return nil
+		st = &senderState{ss: make([]*engine.Sender, len(rn.es)), bs: make([]*engine.Builder, len(rn.es)),
+			recs: make([]record.Request, len(rn.es))}
+		for t, te := range rn.es {
+			s, err := te.NewSender()
+			if err != nil {
+				rn.log.Error("sender", slog.Int("target", t), slog.Any("err", err))
+				st.close()
+				return nil
+			}
+			st.ss[t] = s
 		}
-		st = &senderState{s: s}
 		rn.senders[id] = st
 	}
 	return st
 }
 
-// inlineBuild builds item (whose row is row) into p on the sender's
-// goroutine, with its own builder.
-func (rn *runner) inlineBuild(st *senderState, item int, row *trace.Row, p *engine.Prepared, sp engine.SessionPrompts) {
-	if st.b == nil {
-		b, err := rn.e.NewBuilder()
-		if err != nil {
-			p.Err = err
-			return
+// inlineBuild builds item (whose row is row) on the sender's goroutine,
+// with its own builders: for target k, or for every target with fan-out.
+func (rn *runner) inlineBuild(st *senderState, item int, row *trace.Row, k int, sp engine.SessionPrompts) []engine.Prepared {
+	ps := make([]engine.Prepared, len(rn.es))
+	for t := range ps {
+		if t != k && !rn.fanOut {
+			continue
 		}
-		st.b = b
+		if st.bs[t] == nil {
+			b, err := rn.es[t].NewBuilder()
+			if err != nil {
+				ps[t].Err = err
+				continue
+			}
+			st.bs[t] = b
+		}
+		rn.build(st.bs[t], item, row, &ps[t], sp)
 	}
-	rn.build(st.b, item, row, p, sp)
+	return ps
 }
 
 // row returns item's row, which the caller holds (a job being handled or

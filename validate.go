@@ -59,6 +59,10 @@ type replayPlan struct {
 	// (urlForFiles); userInfo says whether it had some.
 	url      string
 	userInfo bool
+	// targets are the engines of Options.Targets, and targetURLs their
+	// URLs as files name them.
+	targets    []engine.Config
+	targetURLs []string
 	// digest is the trace's sha256 and size, from its first read (nil
 	// without a trace, or when standard input was not read to its end).
 	digest *traceDigest
@@ -263,6 +267,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	}
 	errs = append(errs, requestProblems(base, o)...)
 	rp.engine = ec
+	errs = append(errs, rp.addTargets(o)...)
 	slos, err := summary.ParseGoodput(o.Goodput)
 	if err != nil {
 		bad("Goodput", "{Goodput}: %w", err)
@@ -719,4 +724,55 @@ func (rp *replayPlan) close() {
 	if rp.spool != nil {
 		rp.spool.Close()
 	}
+}
+
+// addTargets makes an engine configuration of each of o.Targets: a copy
+// of target 0's with the target's URL, model and headers.
+func (rp *replayPlan) addTargets(o *Options) []*FieldError {
+	var errs []*FieldError
+	bad := func(path, format string, args ...any) { errs = append(errs, fieldError(path, format, args...)) }
+	switch o.URLPolicy {
+	case URLPolicyRoundRobin, URLPolicyLeastInFlight, URLPolicyFanOut:
+	case "":
+		if len(o.Targets) > 0 {
+			bad("URLPolicy", "{URLPolicy} is empty: want %s, %s or %s", URLPolicyRoundRobin, URLPolicyLeastInFlight, URLPolicyFanOut)
+		}
+	default:
+		bad("URLPolicy", "{URLPolicy} %q: want %s, %s or %s", o.URLPolicy, URLPolicyRoundRobin, URLPolicyLeastInFlight, URLPolicyFanOut)
+	}
+	for i, t := range o.Targets {
+		path := fmt.Sprintf("Targets[%d]", i)
+		ec := rp.engine
+		base, basicAuth, err := splitUserInfo(t.URL)
+		if err != nil {
+			bad(path+".URL", "{"+path+".URL}: %v", err.Format(func(string) string { return path + ".URL" }))
+		} else if u, perr := url.Parse(base); base == "" || perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad(path+".URL", "{"+path+".URL} %q: want an http:// or https:// URL with a host", base)
+		}
+		ec.BaseURL = base
+		if t.Model != "" {
+			ec.AdapterConfig.Model = t.Model
+		}
+		ec.Header = slices.Clone(rp.engine.Header)
+		for _, h := range t.Headers {
+			k, v, ok := strings.Cut(h, ":")
+			k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+			if !ok || !headerName.MatchString(k) || strings.ContainsAny(v, "\r\n") {
+				bad(path+".Headers", "{"+path+".Headers} %q: want NAME:VALUE, e.g. X-Tenant: a", h)
+				continue
+			}
+			ec.Header = slices.DeleteFunc(ec.Header, func(x adapter.Header) bool { return strings.EqualFold(x.Name, k) })
+			ec.Header = append(ec.Header, adapter.Header{Name: k, Value: v})
+		}
+		if basicAuth != "" && !slices.ContainsFunc(t.Headers, func(h string) bool {
+			k, _, _ := strings.Cut(h, ":")
+			return strings.EqualFold(strings.TrimSpace(k), "Authorization")
+		}) {
+			ec.Header = slices.DeleteFunc(ec.Header, func(x adapter.Header) bool { return strings.EqualFold(x.Name, "Authorization") })
+			ec.Header = append(ec.Header, adapter.Header{Name: "Authorization", Value: basicAuth})
+		}
+		rp.targets = append(rp.targets, ec)
+		rp.targetURLs = append(rp.targetURLs, urlForFiles(t.URL))
+	}
+	return errs
 }

@@ -9,9 +9,12 @@ import (
 	"time"
 )
 
-// window holds requests built ahead: slot i%size holds item i.
+// window holds requests built ahead: slot i%size holds item i, as one
+// Prepared per target (element k for target k; a target an item is not
+// sent to has a zero Prepared).
 type window struct {
 	size     int64
+	targets  int
 	total    int64 // items that exist (-1 unbounded)
 	maxBytes int64
 	bytes    atomic.Int64 // body bytes held by built, untaken slots
@@ -29,11 +32,20 @@ type slot struct {
 	item   int64
 	ready  bool
 	inline bool // taken before it was built: builders skip it
-	p      *engine.Prepared
+	p      []engine.Prepared
 }
 
-func newWindow(size int, total int64) *window {
-	w := &window{size: int64(size), total: total, slots: make([]slot, size), wake: make(chan struct{}, 1), quit: make(chan struct{})}
+// bodyBytes is the body bytes of an item's requests.
+func bodyBytes(ps []engine.Prepared) int64 {
+	var n int64
+	for i := range ps {
+		n += int64(len(ps[i].Body))
+	}
+	return n
+}
+
+func newWindow(size int, total int64, targets int) *window {
+	w := &window{size: int64(size), total: total, targets: max(targets, 1), slots: make([]slot, size), wake: make(chan struct{}, 1), quit: make(chan struct{})}
 	for i := range w.slots {
 		w.slots[i].item = -1
 	}
@@ -52,7 +64,7 @@ type rowPins interface {
 // size items ahead of the highest item taken. It pins each item's row
 // before taking the item's slot lock, so that it never waits for a
 // streamed trace's reader while holding the lock a sender needs.
-func (w *window) builderLoop(quit <-chan struct{}, rows rowPins, build func(int64, *trace.Row, *engine.Prepared)) {
+func (w *window) builderLoop(quit <-chan struct{}, rows rowPins, build func(int64, *trace.Row, []engine.Prepared)) {
 	for {
 		i := w.next.Add(1) - 1
 		if w.total >= 0 && i >= w.total {
@@ -82,13 +94,13 @@ func (w *window) builderLoop(quit <-chan struct{}, rows rowPins, build func(int6
 			rows.unpin(i)
 			continue
 		}
-		p := &engine.Prepared{}
+		p := make([]engine.Prepared, w.targets)
 		build(i, row, p)
 		if sl.ready && sl.p != nil { // evict an item that was never taken
-			w.bytes.Add(-int64(len(sl.p.Body)))
+			w.bytes.Add(-bodyBytes(sl.p))
 		}
 		sl.item, sl.ready, sl.inline, sl.p = i, true, false, p
-		w.bytes.Add(int64(len(p.Body)))
+		w.bytes.Add(bodyBytes(p))
 		sl.mu.Unlock()
 		rows.unpin(i)
 		w.built.Add(1)
@@ -113,22 +125,22 @@ func (w *window) prefill(ctx context.Context, first int64, max time.Duration) in
 	return w.built.Load()
 }
 
-// take returns the prebuilt request for item, or nil when it is not
-// built (the caller builds it inline).
-func (w *window) take(item int64) *engine.Prepared {
+// take returns the prebuilt requests for item, one per target, or nil
+// when they are not built (the caller builds them inline).
+func (w *window) take(item int64) []engine.Prepared {
 	if item < 0 {
 		return nil
 	}
 	sl := &w.slots[item%w.size]
 	sl.mu.Lock()
-	var p *engine.Prepared
+	var p []engine.Prepared
 	if sl.item == item && sl.ready {
 		p = sl.p
 		sl.p, sl.ready = nil, false
-		w.bytes.Add(-int64(len(p.Body)))
+		w.bytes.Add(-bodyBytes(p))
 	} else if sl.item < item {
 		if sl.ready && sl.p != nil {
-			w.bytes.Add(-int64(len(sl.p.Body)))
+			w.bytes.Add(-bodyBytes(sl.p))
 		}
 		sl.item, sl.ready, sl.inline, sl.p = item, false, true, nil
 	}

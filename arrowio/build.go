@@ -105,6 +105,7 @@ type requestBuilder struct {
 	connReused                     *array.BooleanBuilder
 	retries                        *array.Int32Builder
 	retryErrors                    *array.StringBuilder
+	target                         *array.Int32Builder
 	blocked, dns, connect, adapter *array.Int64Builder
 
 	phaseDict, errKindDict, tokSourceDict arrow.Array
@@ -123,6 +124,7 @@ func newRequestBuilder(mem memory.Allocator) *requestBuilder {
 	b.turn = i32b()
 	b.phase = array.NewInt8Builder(mem)
 	b.senderID = i32b()
+	b.target = i32b()
 	for i := range b.times {
 		b.times[i] = i64b()
 	}
@@ -176,7 +178,7 @@ func (b *requestBuilder) builders() []array.Builder {
 		b.events, b.contentEvents, b.reads, b.maxPerRead, b.bytesRecv, b.bytesSent,
 		b.status, b.errKind, b.errMsg, b.finish, b.connReused, b.retries, b.blocked, b.dns, b.connect, b.adapter,
 		b.traceInTok, b.readLag, b.retryErrors, b.tokSource, b.tokDiff, b.extras, b.cancelAfter,
-		b.taskID, b.parentReq, b.depth)
+		b.taskID, b.parentReq, b.depth, b.target)
 }
 
 // reserve makes room for n more rows, so appendRequest never allocates.
@@ -295,6 +297,7 @@ func (b *requestBuilder) appendRequest(r *record.Request) {
 	i64NZ(b.dns, r.DNSNS)
 	i64NZ(b.connect, r.ConnectNS)
 	i64NZ(b.adapter, r.AdapterNS)
+	b.target.UnsafeAppend(r.Target)
 	b.rows++
 }
 
@@ -328,7 +331,7 @@ func (b *requestBuilder) newRecord() arrow.Record {
 		b.connReused.NewArray(), b.retries.NewArray(), b.blocked.NewArray(), b.dns.NewArray(), b.connect.NewArray(), b.adapter.NewArray(),
 		b.traceInTok.NewArray(), b.readLag.NewArray(), b.retryErrors.NewArray(),
 		newDict(b.tokSource, b.tokSourceDict), b.tokDiff.NewArray(), b.extras.NewArray(), b.cancelAfter.NewArray(),
-		b.taskID.NewArray(), b.parentReq.NewArray(), b.depth.NewArray())
+		b.taskID.NewArray(), b.parentReq.NewArray(), b.depth.NewArray(), b.target.NewArray())
 	rec := array.NewRecord(b.schema, cols, int64(n))
 	for _, c := range cols {
 		c.Release()

@@ -156,7 +156,9 @@ func (r *RunReader) Settings() (Settings, error) {
 		Prompts             struct {
 			ISLCorrection int `json:"isl_correction"`
 		} `json:"prompts"`
-		Replay struct {
+		// Targets lists a run's targets when it had several.
+		Targets []summary.TargetInfo `json:"targets"`
+		Replay  struct {
 			LateThreshold string `json:"late_threshold"`
 			// Manifests written before 2026-11-22 held Go field names and ns.
 			LegacyLateThreshold time.Duration `json:"LateThreshold"`
@@ -197,6 +199,9 @@ func (r *RunReader) Settings() (Settings, error) {
 		s.Info.Streaming = *manifest.Streaming
 	}
 	s.Options.UseServerTokenCount = manifest.UseServerTokenCount
+	if len(manifest.Targets) > 1 {
+		s.Options.Targets = manifest.Targets
+	}
 	s.Options.LateThreshold = manifest.Replay.LegacyLateThreshold
 	if v := manifest.Replay.LateThreshold; v != "" {
 		d, err := time.ParseDuration(v)

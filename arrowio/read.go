@@ -375,6 +375,7 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 	connReused := colAs[*array.Boolean](c, "conn_reused")
 	retries := colAs[*array.Int32](c, "retries")
 	retryErrors := optCol[*array.String](c, "retry_errors") // appended within v1
+	target := optCol[*array.Int32](c, "target")             // appended within v1
 	blocked, dns := colAs[*array.Int64](c, "blocked_ns"), colAs[*array.Int64](c, "dns_ns")
 	connect, adapter := colAs[*array.Int64](c, "connect_ns"), colAs[*array.Int64](c, "adapter_ns")
 	if len(c.errs) > 0 {
@@ -449,6 +450,9 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 		}
 		if depth != nil {
 			r.Level = i32or(depth, i, -1) + 1
+		}
+		if target != nil {
+			r.Target = target.Value(i)
 		}
 		r.ServerPromptTokens = i32or(sPrompt, i, -1)
 		r.ServerCompletionTokens = i32or(sCompl, i, -1)

@@ -179,6 +179,7 @@ func recordsFields() []arrow.Field {
 		nullable("task_id", i64),
 		nullable("parent_request_id", i64),
 		nullable("depth", i32),
+		required("target", i32),
 	)
 	return fs
 }

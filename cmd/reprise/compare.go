@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v3"
@@ -16,17 +17,23 @@ import (
 
 // compareConfig is the compare command line.
 type compareConfig struct {
-	Args   []string
-	JSON   bool
-	FailOn []string
-	Config compare.Config
+	Args    []string
+	Targets []int // --targets: sides are these targets of the one run
+	JSON    bool
+	FailOn  []string
+	Config  compare.Config
 }
 
 // Validate reports every problem at once.
 func (c compareConfig) Validate() error {
 	var errs []error
-	if len(c.Args) < 2 {
-		errs = append(errs, fmt.Errorf("want two or more run directories (A B [C…]), got %d", len(c.Args)))
+	switch {
+	case c.Targets != nil && len(c.Args) != 1:
+		errs = append(errs, fmt.Errorf("--targets compares the targets of one run: want one run directory, got %d", len(c.Args)))
+	case c.Targets != nil && len(c.Targets) < 2:
+		errs = append(errs, errors.New("--targets: want two or more target indexes, such as 0,1"))
+	case c.Targets == nil && len(c.Args) < 2:
+		errs = append(errs, fmt.Errorf("want two or more run directories (A B [C…]), or one with --targets, got %d", len(c.Args)))
 	}
 	for _, d := range c.Args {
 		switch st, err := os.Stat(d); {
@@ -77,22 +84,38 @@ func compareCommand(a *app) *cli.Command {
 				Usage: "`SEED` of the bootstrap draws: equal seeds give equal intervals"},
 			&cli.BoolFlag{Name: "unpaired", Sources: envVars("unpaired"),
 				Usage: "resample each run on its own even when they replayed the same trace"},
+			&cli.StringFlag{Name: "targets", Sources: envVars("targets"),
+				Usage: "`I,J[,…]`: compare targets J… of one run with several --url against target I (a fan-out run pairs them by request)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			cfg := compare.NewConfig()
 			cfg.Level, cfg.Resamples, cfg.Seed, cfg.Unpaired = cmd.Float("level"), cmd.Int("resamples"), cmd.Uint64("seed"), cmd.Bool("unpaired")
 			c := compareConfig{Args: cmd.Args().Slice(), JSON: cmd.Bool("json"), FailOn: cmd.StringSlice("fail-on"), Config: cfg}
-			if err := c.Validate(); err != nil {
+			var terr error
+			if cmd.IsSet("targets") {
+				c.Targets, terr = parseTargets(cmd.String("targets"))
+			}
+			if err := errors.Join(terr, c.Validate()); err != nil {
 				return exitcode.UsageError(err, "see 'reprise compare --help'")
 			}
 			gates, _ := compare.ParseThresholds(c.FailOn)
-			runs := make([]*compare.Run, len(c.Args))
-			for i, d := range c.Args {
+			var runs []*compare.Run
+			for _, d := range c.Args {
+				if c.Targets != nil {
+					for _, t := range c.Targets {
+						r, err := compare.LoadTarget(d, t)
+						if err != nil {
+							return exitcode.UsageError(err, "--targets names targets by index from 0, in the order of the run's --url")
+						}
+						runs = append(runs, r)
+					}
+					continue
+				}
 				r, err := compare.Load(d)
 				if err != nil {
 					return err
 				}
-				runs[i] = r
+				runs = append(runs, r)
 			}
 			var results []*compare.Result
 			for _, b := range runs[1:] {
@@ -124,4 +147,17 @@ func compareCommand(a *app) *cli.Command {
 			return nil
 		},
 	}
+}
+
+// parseTargets parses --targets: comma-separated target indexes.
+func parseTargets(v string) ([]int, error) {
+	ts := []int{}
+	for f := range strings.SplitSeq(v, ",") {
+		i, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || i < 0 {
+			return nil, fmt.Errorf("--targets %q: want target indexes from 0, comma-separated, such as 0,1", v)
+		}
+		ts = append(ts, i)
+	}
+	return ts, nil
 }

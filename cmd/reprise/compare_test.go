@@ -97,3 +97,49 @@ func TestCompareUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareTargetsCLI: replay --url twice with --url-policy fan-out
+// against a fast and a slow mock server writes one run whose targets
+// compare --targets 0,1 pairs by request and finds the slow one worse;
+// --target-model names the model sent to target 1.
+func TestCompareTargetsCLI(t *testing.T) {
+	fast := startMockServer(t, func(c *mockserver.Config) { c.TTFT = time.Millisecond })
+	slow := startMockServer(t, func(c *mockserver.Config) {
+		c.TTFT, c.Models = 300*time.Millisecond, []string{"other", "reprise-mock"}
+	})
+	out := filepath.Join(t.TempDir(), "run")
+	code, _, stderr := runCLI(t, "", "replay", "--url", fast.URL(), "--url", slow.URL(), "--url-policy", "fan-out",
+		"--model", "reprise-mock", "--target-model", "1=other", "--target-header", "1=X-Arm: b",
+		"--isl", "16", "--osl", "2", "--concurrency", "4", "--request-count", "12", "--out", out, "--format", "jsonl", "--quiet")
+	if code != 0 {
+		t.Fatalf("replay: exit %d: %s", code, stderr)
+	}
+	recs := readRecords(t, out)
+	if len(recs) != 24 {
+		t.Fatalf("%d records, want 12 per target", len(recs))
+	}
+	code, stdout, stderr := runCLI(t, "", "compare", out, "--targets", "0,1", "--json")
+	if code != 0 {
+		t.Fatalf("compare: exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Comparisons []struct {
+			B        struct{ Label, Model string }
+			PairedBy string `json:"paired_by"`
+			Pairs    int
+			Metrics  []struct{ Name, Verdict string }
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	c := doc.Comparisons[0]
+	if c.PairedBy != "fan-out request" || c.Pairs != 12 || c.B.Model != "other" || c.Metrics[0].Verdict != "worse" {
+		t.Errorf("compare --targets 0,1:\n%s", stdout)
+	}
+	for _, args := range [][]string{{"compare", out, "--targets", "0,2"}, {"compare", out, out, "--targets", "0,1"}} {
+		if code, _, stderr := runCLI(t, "", args...); code != 2 {
+			t.Errorf("%q: exit %d, want 2: %s", args, code, stderr)
+		}
+	}
+}

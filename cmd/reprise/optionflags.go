@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/reprise-bench/reprise"
@@ -11,7 +12,7 @@ import (
 // name (by its path) as the replay command's users know it: its flag, or
 // TRACE for the argument. The fields of Options.Replay are timingFlag's.
 var optionFlag = map[string]string{
-	"URL": "--url", "Model": "--model", "Endpoint": "--endpoint",
+	"URL": "--url", "Model": "--model", "Endpoint": "--endpoint", "Targets": "--url", "URLPolicy": "--url-policy",
 	"Adapter.Config": "--adapter-config", "Adapter.SHA256": "--adapter-sha256",
 	"Adapter.Sandbox": "--adapter-sandbox", "Adapter.MemoryMiB": "--adapter-memory-mib",
 	"Streaming": "--streaming", "IgnoreEOS": "--ignore-eos", "MaxTokensFromTrace": "--max-tokens-from-trace",
@@ -64,6 +65,19 @@ var optionValueFlag = map[string]string{
 func optionFlagName(path string) string {
 	if f, ok := optionValueFlag[path]; ok {
 		return f
+	}
+	if rest, ok := strings.CutPrefix(path, "Targets["); ok {
+		// Targets[i].Field: the (i+1)-th further --url's.
+		is, field, _ := strings.Cut(rest, "]")
+		i, _ := strconv.Atoi(is)
+		t := strconv.Itoa(i + 1)
+		switch field {
+		case ".Model":
+			return "--target-model " + t + "=…"
+		case ".Headers":
+			return "--target-header " + t + "=…"
+		}
+		return "--url (target " + t + ")"
 	}
 	p, v, hasValue := strings.Cut(path, "=")
 	f, ok := optionFlag[p]

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,8 +30,14 @@ func replayFlags() []cli.Flag {
 		catOut    = "Results"
 	)
 	return []cli.Flag{
-		&cli.StringFlag{Name: "url", Aliases: []string{"u"}, Value: reprise.DefaultURL, Category: catTarget, Sources: envVars("url"),
-			Usage: "server base `URL` (http:// or https://); the endpoint path is appended"},
+		&cli.StringSliceFlag{Name: "url", Aliases: []string{"u"}, Value: []string{reprise.DefaultURL}, Category: catTarget, Sources: envVars("url"),
+			Usage: "server base `URL` (http:// or https://); the endpoint path is appended. Repeat it for several targets (0, 1, …), spread by --url-policy"},
+		&cli.StringFlag{Name: "url-policy", Value: reprise.DefaultURLPolicy, Category: catTarget, Sources: envVars("url-policy"),
+			Usage: "`POLICY` over several --url targets: round-robin, least-in-flight, or fan-out (every request to every target at the same instant)"},
+		&cli.StringSliceFlag{Name: "target-model", Category: catTarget, Sources: envVars("target-model"),
+			Usage: "`I=MODEL`: the model name sent to target I (the I-th --url from 0) instead of --model (repeatable)"},
+		&cli.StringSliceFlag{Name: "target-header", Category: catTarget, Sources: envVars("target-header"),
+			Usage: "`I=NAME:VALUE`: an extra request header for target I only (repeatable)"},
 		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Category: catTarget, Sources: envVars("model"),
 			Usage: "`MODEL` name sent in every request (required)"},
 		&cli.StringFlag{Name: "endpoint", Value: reprise.DefaultEndpoint, Category: catTarget, Sources: envVars("endpoint"),
@@ -207,6 +214,9 @@ func replayCommand(a *app) *cli.Command {
 					"see 'reprise replay --help'")
 			}
 			o := replayOptions(cmd)
+			if err := targetFlags(&o, cmd.StringSlice("target-model"), cmd.StringSlice("target-header")); err != nil {
+				return exitcode.UsageError(err, "see 'reprise replay --help'")
+			}
 			o.Replay, o.Telemetry = rc, tc
 			if len(args) == 1 {
 				o.Trace.Path = args[0]
@@ -237,7 +247,14 @@ func replayCommand(a *app) *cli.Command {
 // flags) to reprise.Options.
 func replayOptions(cmd *cli.Command) reprise.Options {
 	o := reprise.NewOptions()
-	o.URL, o.Model, o.Endpoint = cmd.String("url"), cmd.String("model"), cmd.String("endpoint")
+	o.Model, o.Endpoint = cmd.String("model"), cmd.String("endpoint")
+	o.URLPolicy = cmd.String("url-policy")
+	if urls := cmd.StringSlice("url"); len(urls) > 0 {
+		o.URL = urls[0]
+		for _, u := range urls[1:] {
+			o.Targets = append(o.Targets, reprise.Target{URL: u})
+		}
+	}
 	o.Adapter = reprise.AdapterOptions{Config: cmd.String("adapter-config"), SHA256: cmd.String("adapter-sha256"),
 		Sandbox: cmd.String("adapter-sandbox"), MemoryMiB: cmd.Int("adapter-memory-mib")}
 	o.Streaming, o.IgnoreEOS, o.MaxTokensFromTrace = cmd.Bool("streaming"), cmd.Bool("ignore-eos"), cmd.Bool("max-tokens-from-trace")
@@ -488,4 +505,39 @@ func contextFlags() []cli.Flag {
 				return nil
 			}},
 	}
+}
+
+// targetFlags applies --target-model and --target-header, each I=VALUE
+// for target I (the I-th --url, from 0), to o.
+func targetFlags(o *reprise.Options, models, headers []string) error {
+	var errs []error
+	n := 1 + len(o.Targets)
+	split := func(flag, v string) (int, string, bool) {
+		is, rest, ok := strings.Cut(v, "=")
+		i, err := strconv.Atoi(strings.TrimSpace(is))
+		if !ok || err != nil || i < 0 || i >= n {
+			errs = append(errs, fmt.Errorf("--%s %q: want I=VALUE with I a target from 0 to %d (the I-th --url)", flag, v, n-1))
+			return 0, "", false
+		}
+		return i, rest, true
+	}
+	for _, v := range models {
+		if i, m, ok := split("target-model", v); ok {
+			if i == 0 {
+				o.Model = m
+			} else {
+				o.Targets[i-1].Model = m
+			}
+		}
+	}
+	for _, v := range headers {
+		if i, h, ok := split("target-header", v); ok {
+			if i == 0 {
+				o.Headers = append(o.Headers, h)
+			} else {
+				o.Targets[i-1].Headers = append(o.Targets[i-1].Headers, h)
+			}
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -57,6 +57,9 @@ type Request struct {
 	Turn      int32
 	Phase     Phase
 	SenderID  int32 // which long-lived sender ran it
+	// Target is the index of the target it was sent to (0 with one
+	// target: Options.URL is target 0, its further targets follow).
+	Target int32
 
 	// Timeline (Unix ns; 0 = did not happen).
 	IntendedNS         int64 // when the schedule meant to send it

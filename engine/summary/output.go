@@ -92,6 +92,17 @@ func (s *Summary) JSON() ([]byte, error) {
 		m["telemetry"] = s.telemetryJSON()
 	}
 	m["measurement_quality"] = s.Quality()
+	if len(s.Targets) > 0 {
+		ts := make([]json.RawMessage, len(s.Targets))
+		for t, sub := range s.Targets {
+			b, err := sub.JSON()
+			if err != nil {
+				return nil, err
+			}
+			ts[t] = b
+		}
+		m["targets"] = ts
+	}
 	if s.Options.Calibration != nil {
 		m["calibration"] = s.Options.Calibration
 	}

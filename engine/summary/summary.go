@@ -101,6 +101,16 @@ type Options struct {
 	// of the run): the table's check of server against client prompt
 	// tokens allows for it.
 	ISLCorrection int
+	// Targets, with two or more, describe the run's targets: the summary
+	// then also reports each target on its own ([Summary.Targets]), by
+	// the records' Target.
+	Targets []TargetInfo
+}
+
+// TargetInfo names one target of a run with several.
+type TargetInfo struct {
+	URL   string `json:"url"`
+	Model string `json:"model"`
 }
 
 // RunInfo describes the run the records come from.
@@ -224,6 +234,11 @@ type Summary struct {
 	ErrorsOmitted int
 	Options       Options
 
+	// Targets are the summaries of each target of a run with several
+	// (Options.Targets), by index; nil otherwise. Their Run names the
+	// target's URL and model.
+	Targets []*Summary
+
 	// WindowStartNS and WindowEndNS bound the profile window: the first
 	// measured send and the last measured response end, of any outcome
 	// (Unix ns).
@@ -273,6 +288,9 @@ type Accumulator struct {
 	tasks     map[int64]*taskAcc
 	taskNodes map[int64]taskNode
 	ttftDepth map[int32][]float64
+	// targets are the per-target accumulators of a run with several
+	// targets (nil otherwise).
+	targets []*Accumulator
 }
 
 type errKey struct {
@@ -291,11 +309,21 @@ func NewAccumulator(opts Options) *Accumulator {
 		i, _ := metricByTag(slo.Tag)
 		a.good = append(a.good, i)
 	}
+	if len(opts.Targets) > 1 {
+		one := opts
+		one.Targets = nil
+		for range opts.Targets {
+			a.targets = append(a.targets, NewAccumulator(one))
+		}
+	}
 	return a
 }
 
 // Add adds one record. Warmup records are only counted.
 func (a *Accumulator) Add(r *record.Request) {
+	if t := int(r.Target); t >= 0 && t < len(a.targets) {
+		a.targets[t].Add(r)
+	}
 	s := &a.s
 	if r.Phase == record.PhaseWarmup {
 		s.WarmupCount++
@@ -452,6 +480,14 @@ func (a *Accumulator) Summary(info RunInfo) *Summary {
 	s.CacheFidelity = math.NaN()
 	if s.ExpectedCachedTokens > 0 {
 		s.CacheFidelity = float64(s.ServerCachedTokens) / float64(s.ExpectedCachedTokens)
+	}
+	if len(a.targets) > 0 {
+		s.Targets = make([]*Summary, len(a.targets))
+		for t, ta := range a.targets {
+			ti := info
+			ti.URL, ti.Model = a.opts.Targets[t].URL, a.opts.Targets[t].Model
+			s.Targets[t] = ta.Summary(ti)
+		}
 	}
 	return &s
 }

@@ -166,10 +166,12 @@ type Metric struct {
 // Result is the comparison of B against A.
 type Result struct {
 	A, B Side
-	// Paired reports that requests were paired by trace row; Pairs
-	// counts the pairs, UnpairedA and UnpairedB the measured requests of
-	// each side without a partner (left out of the comparison).
+	// Paired reports that requests were paired, by trace row, or by
+	// fan-out request (PairedBy); Pairs counts the pairs, UnpairedA and
+	// UnpairedB the measured requests of each side without a partner
+	// (left out of the comparison).
 	Paired               bool
+	PairedBy             string
 	Pairs                int
 	UnpairedA, UnpairedB int
 	// Level, Resamples and Seed are the bootstrap's.
@@ -375,8 +377,15 @@ func Compare(a, b *Run, cfg Config) (*Result, error) {
 		Warnings: comparability(a, b),
 	}
 	ra, rb := a.reqs, b.reqs
-	if !cfg.Unpaired && a.TraceSHA256 != "" && a.TraceSHA256 == b.TraceSHA256 {
-		pa, pb, ua, ub, why := pair(a.reqs, b.reqs)
+	// Two targets of one fan-out run pair by request (each trace request
+	// went to both at the same instant); runs of one trace by trace row.
+	byJob := a.FanOut && a.Dir == b.Dir && a.Target != b.Target
+	if !cfg.Unpaired && (byJob || a.TraceSHA256 != "" && a.TraceSHA256 == b.TraceSHA256) {
+		res.PairedBy = "trace row"
+		if byJob {
+			res.PairedBy = "fan-out request"
+		}
+		pa, pb, ua, ub, why := pair(a.reqs, b.reqs, byJob)
 		switch {
 		case why != "":
 			res.Warnings = append(res.Warnings, "requests not paired: "+why)
@@ -486,32 +495,39 @@ func draw(rng *rand.Rand, idx, w []int32) {
 	}
 }
 
-// pair aligns the requests of a and b by trace row: the returned slices
-// hold the partners at equal indices, in a's order. It gives a reason
-// instead when a row appears twice in a run or a request has no row.
-func pair(a, b []request) (pa, pb []request, unpairedA, unpairedB int, why string) {
+// pair aligns the requests of a and b by trace row (by fan-out request
+// with byJob): the returned slices hold the partners at equal indices, in
+// a's order. It gives a reason instead when a row appears twice in a run
+// or a request has no row.
+func pair(a, b []request, byJob bool) (pa, pb []request, unpairedA, unpairedB int, why string) {
+	key := func(q *request) int64 {
+		if byJob {
+			return q.job
+		}
+		return q.row
+	}
 	at := make(map[int64]int, len(a))
 	for i := range a {
-		if a[i].row < 0 {
+		if key(&a[i]) < 0 {
 			return nil, nil, 0, 0, "a request of A has no trace row"
 		}
-		if _, dup := at[a[i].row]; dup {
-			return nil, nil, 0, 0, fmt.Sprintf("trace row %d appears twice in A", a[i].row)
+		if _, dup := at[key(&a[i])]; dup {
+			return nil, nil, 0, 0, fmt.Sprintf("trace row %d appears twice in A", key(&a[i]))
 		}
-		at[a[i].row] = i
+		at[key(&a[i])] = i
 	}
 	partner := make([]int, len(a))
 	for i := range partner {
 		partner[i] = -1
 	}
 	for j := range b {
-		i, ok := at[b[j].row]
+		i, ok := at[key(&b[j])]
 		if !ok {
 			unpairedB++
 			continue
 		}
 		if partner[i] >= 0 {
-			return nil, nil, 0, 0, fmt.Sprintf("trace row %d appears twice in B", b[j].row)
+			return nil, nil, 0, 0, fmt.Sprintf("trace row %d appears twice in B", key(&b[j]))
 		}
 		partner[i] = j
 	}

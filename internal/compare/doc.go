@@ -13,8 +13,9 @@
 // # Pairing
 //
 // When both sides replayed the same trace (equal trace_sha256 in their
-// manifests), or are two targets of one fan-out run, requests are paired
-// by trace row and the bootstrap resamples pairs: each resample draws the
+// manifests), requests are paired by trace row; two targets of one
+// fan-out run ([LoadTarget]) are paired by request, each trace request
+// having gone to both at the same instant. The bootstrap resamples pairs: each resample draws the
 // same rows for both sides, so what both sides share (a row's prompt
 // length, its place in the schedule) cancels out of the difference and
 // the interval is tighter than that of two independent samples.
@@ -46,6 +47,7 @@
 // traces, models, input length distributions (a two-sample
 // Kolmogorov–Smirnov test at 0.1 %) or client hosts, and a run whose p99
 // schedule lateness passed its --max-lateness budget, whose client read
-// lag exceeded the gap between tokens, or whose summary's
-// measurement_quality says it is not trustworthy.
+// lag exceeded the gap between tokens (summary.json's
+// measurement_quality, where the run has one, decides these), and a run
+// with several targets read whole.
 package compare

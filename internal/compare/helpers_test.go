@@ -95,3 +95,40 @@ func replayPair(t *testing.T, sa, sb server, tracePath string) (a, b *Run) {
 	}
 	return mustLoad(t, dirA), mustLoad(t, dirB)
 }
+
+// fanOutPair replays tracePath once with --url-policy fan-out to two mock
+// servers (sa is target 0, sb target 1) and loads each target's side.
+func fanOutPair(t testing.TB, sa, sb server, tracePath string) (a, b *Run) {
+	t.Helper()
+	var urls []string
+	for _, s := range []server{sa, sb} {
+		mcfg := mockserver.NewConfig()
+		mcfg.Addr, mcfg.TTFT, mcfg.ITL, mcfg.Seed = "127.0.0.1:0", s.ttft, 0, s.seed
+		mcfg.Jitter, mcfg.JitterDist, mcfg.KeepLog = s.jitter, mockserver.JitterNormal, false
+		srv, err := mockserver.Start(context.Background(), mcfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Close()
+		urls = append(urls, srv.URL())
+	}
+	o := reprise.NewOptions()
+	o.URL, o.Model = urls[0], mockserver.DefaultModel
+	o.Targets = []reprise.Target{{URL: urls[1]}}
+	o.URLPolicy = reprise.URLPolicyFanOut
+	o.Trace.Path = tracePath
+	o.Telemetry.EndpointMetrics = false
+	o.Output.Dir, o.Output.Format = filepath.Join(t.TempDir(), "run"), "jsonl"
+	if _, err := reprise.Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	a, err := LoadTarget(o.Output.Dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err = LoadTarget(o.Output.Dir, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, b
+}

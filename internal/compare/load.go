@@ -27,6 +27,7 @@ const nLatency = 4
 // request is what a comparison keeps of one measured request.
 type request struct {
 	row    int64             // trace row; -1 for synthetic load
+	job    int64             // a fan-out's request id / targets: one per trace request
 	lat    [nLatency]float64 // ms; NaN when the metric does not exist for it
 	ok     bool
 	good   bool
@@ -55,6 +56,12 @@ type Run struct {
 	Goodput bool
 	// Warmup counts the warmup requests left out.
 	Warmup int
+	// Target is the target whose requests the side holds, -1 for all.
+	Target int
+	// Targets is the number of targets of the run (1 with one) and
+	// FanOut whether it sent every request to each.
+	Targets int
+	FanOut  bool
 
 	reqs    []request
 	quality []string
@@ -73,13 +80,24 @@ type manifestInfo struct {
 	Replay struct {
 		MaxLateness string `json:"max_lateness"`
 	} `json:"replay"`
+	Targets []struct {
+		URL   string `json:"url"`
+		Model string `json:"model"`
+	} `json:"targets"`
+	URLPolicy string `json:"url_policy"`
 }
 
 // Load reads the measured requests of the run directory dir, with the
 // manifest and summary facts a comparison checks. A run without
 // manifest.json or summary.json still loads (a run killed before its
-// summary); a malformed one is an error naming the file.
-func Load(dir string) (*Run, error) {
+// summary); a malformed one is an error naming the file. A run with
+// several targets is read whole, its targets mixed (and a warning says
+// so): [LoadTarget] reads one.
+func Load(dir string) (*Run, error) { return LoadTarget(dir, -1) }
+
+// LoadTarget is [Load] of the requests of one target (its index in
+// records.target) of a run with several; -1 reads them all.
+func LoadTarget(dir string, target int) (*Run, error) {
 	rr, err := arrowio.Open(dir)
 	if err != nil {
 		return nil, err
@@ -88,7 +106,7 @@ func Load(dir string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := &Run{Label: dir, Dir: dir, Goodput: len(settings.Options.Goodput) > 0}
+	run := &Run{Label: dir, Dir: dir, Goodput: len(settings.Options.Goodput) > 0, Target: target, Targets: 1}
 	var mf manifestInfo
 	if b, err := rr.Manifest(); err == nil {
 		if err := json.Unmarshal(b, &mf); err != nil {
@@ -101,6 +119,20 @@ func Load(dir string) (*Run, error) {
 		run.TraceSHA256 = *mf.TraceSHA256
 	}
 	run.Model, run.Host = mf.Model, mf.Host.Hostname
+	if n := len(mf.Targets); n > 1 {
+		run.Targets, run.FanOut = n, mf.URLPolicy == "fan-out"
+	}
+	switch {
+	case target >= run.Targets:
+		return nil, fmt.Errorf("%s: no target %d: the run has %d (0 to %d)", dir, target, run.Targets, run.Targets-1)
+	case target >= 0:
+		run.Label = fmt.Sprintf("%s#%d", dir, target)
+		if run.Targets > 1 {
+			run.Model = mf.Targets[target].Model
+		}
+	case run.Targets > 1:
+		run.quality = append(run.quality, fmt.Sprintf("the run has %d targets and their requests are mixed: compare its targets with --targets", run.Targets))
+	}
 
 	opts := settings.Options
 	var lateness, readLag, itl []float64
@@ -108,11 +140,14 @@ func Load(dir string) (*Run, error) {
 		if err != nil {
 			return nil, err
 		}
+		if target >= 0 && int(r.Target) != target {
+			continue
+		}
 		if r.Phase == record.PhaseWarmup {
 			run.Warmup++
 			continue
 		}
-		q := request{row: r.TraceRow, ok: r.OK(), isl: int64(r.InputTokens), cached: -1, prompt: -1}
+		q := request{row: r.TraceRow, job: int64(r.RequestID) / int64(run.Targets), ok: r.OK(), isl: int64(r.InputTokens), cached: -1, prompt: -1}
 		for i := range q.lat {
 			q.lat[i] = math.NaN()
 		}
@@ -156,11 +191,38 @@ func Load(dir string) (*Run, error) {
 	return run, nil
 }
 
-// checkQuality notes what makes the run's numbers doubtful: p99 lateness
-// over its budget, a client read lag longer than the gap between tokens
-// (the rule of the replay's own note), and a summary.json
-// measurement_quality that is not "ok".
+// checkQuality notes what makes the run's numbers doubtful. summary.json's
+// measurement_quality (the target's, for one target of a run with
+// several) says it when the run has one; for a run without, the same
+// rules are applied here: p99 lateness over its --max-lateness budget, a
+// client read lag longer than the gap between tokens (the rule of the
+// replay's own note).
 func (r *Run) checkQuality(rr *arrowio.RunReader, mf manifestInfo, lateness, readLag, itl []float64) error {
+	b, err := rr.Summary()
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err == nil {
+		var s struct {
+			Quality json.RawMessage `json:"measurement_quality"`
+			Targets []struct {
+				Quality json.RawMessage `json:"measurement_quality"`
+			} `json:"targets"`
+		}
+		if err := json.Unmarshal(b, &s); err != nil {
+			return fmt.Errorf("read %s: %w", filepath.Join(r.Dir, arrowio.SummaryFile), err)
+		}
+		q := s.Quality
+		if r.Target >= 0 && r.Target < len(s.Targets) {
+			q = s.Targets[r.Target].Quality
+		}
+		if len(q) > 0 {
+			if msg := qualityProblem(q); msg != "" {
+				r.quality = append(r.quality, "measurement_quality: "+msg)
+			}
+			return nil
+		}
+	}
 	if v := mf.Replay.MaxLateness; v != "" {
 		budget, err := time.ParseDuration(v)
 		if err != nil {
@@ -179,24 +241,6 @@ func (r *Run) checkQuality(rr *arrowio.RunReader, mf manifestInfo, lateness, rea
 		lag, gap := summary.Compute(readLag), summary.Compute(itl)
 		if gap.P50 > 0 && lag.P90 > gap.P50 {
 			r.quality = append(r.quality, fmt.Sprintf("client read lag p90 %.3f ms is longer than the median gap between tokens %.3f ms: the client machine was behind", lag.P90, gap.P50))
-		}
-	}
-	b, err := rr.Summary()
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	var s struct {
-		Quality json.RawMessage `json:"measurement_quality"`
-	}
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("read %s: %w", filepath.Join(r.Dir, arrowio.SummaryFile), err)
-	}
-	if len(s.Quality) > 0 {
-		if msg := qualityProblem(s.Quality); msg != "" {
-			r.quality = append(r.quality, "measurement_quality: "+msg)
 		}
 	}
 	return nil

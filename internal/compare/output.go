@@ -67,7 +67,7 @@ func WriteTable(w io.Writer, results []*Result) error {
 			fmt.Fprintf(&b, ", model %s\n", s.side.Model)
 		}
 		if r.Paired {
-			fmt.Fprintf(&b, "paired by trace row: %d pairs", r.Pairs)
+			fmt.Fprintf(&b, "paired by %s: %d pairs", r.PairedBy, r.Pairs)
 		} else {
 			b.WriteString("unpaired: each run resampled on its own")
 		}
@@ -147,6 +147,7 @@ type jsonResult struct {
 	A         Side         `json:"a"`
 	B         Side         `json:"b"`
 	Paired    bool         `json:"paired"`
+	PairedBy  string       `json:"paired_by,omitempty"`
 	Pairs     int          `json:"pairs"`
 	UnpairedA int          `json:"unpaired_a"`
 	UnpairedB int          `json:"unpaired_b"`
@@ -167,7 +168,7 @@ func WriteJSON(w io.Writer, results []*Result, ts []Threshold) error {
 	}{SchemaVersion: SchemaVersion, Comparisons: []jsonResult{}}
 	for _, r := range results {
 		doc.Level, doc.Resamples, doc.Seed = r.Level, r.Resamples, r.Seed
-		jr := jsonResult{A: r.A, B: r.B, Paired: r.Paired, Pairs: r.Pairs, UnpairedA: r.UnpairedA, UnpairedB: r.UnpairedB,
+		jr := jsonResult{A: r.A, B: r.B, Paired: r.Paired, PairedBy: r.PairedBy, Pairs: r.Pairs, UnpairedA: r.UnpairedA, UnpairedB: r.UnpairedB,
 			Warnings: append([]string{}, r.Warnings...), Breaches: []string{}}
 		for _, m := range r.Metrics {
 			jr.Metrics = append(jr.Metrics, jsonMetric{Name: m.Name, Unit: m.Unit, HigherIsBetter: m.HigherIsBetter,

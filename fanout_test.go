@@ -1,0 +1,150 @@
+package reprise_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reprise-bench/reprise"
+	"github.com/reprise-bench/reprise/arrowio"
+	"github.com/reprise-bench/reprise/engine/record"
+	"github.com/reprise-bench/reprise/internal/compare"
+	"github.com/reprise-bench/reprise/internal/mockserver"
+)
+
+// startMock starts an in-process mock server with the TTFT ttft and a
+// normal jitter of 1 ms.
+func startMock(t *testing.T, ttft time.Duration, seed uint64) *mockserver.Server {
+	t.Helper()
+	c := mockserver.NewConfig()
+	c.Addr, c.TTFT, c.ITL, c.Seed = "127.0.0.1:0", ttft, 0, seed
+	c.Jitter, c.JitterDist, c.KeepLog = time.Millisecond, mockserver.JitterNormal, false
+	srv, err := mockserver.Start(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// TestFanOut sends a 60-row trace to two mock servers whose TTFT differs
+// by 5 ms with --url-policy fan-out: every row is sent to both at the same
+// intended instant, records name their target, summary.json reports each
+// target, and compare's paired result finds B worse by an interval that
+// holds the configured +5 ms. The send-time gaps of the pairs are logged
+// (go test -v -run TestFanOut). The race detector slows the client
+// several times and unevenly, by far more than 5 ms on a busy machine:
+// under it the rows are 10 ms apart instead of 2 and the comparison is
+// only checked to pair the targets' requests.
+func TestFanOut(t *testing.T) {
+	const rows = 60
+	gap := 2
+	if raceEnabled {
+		gap = 10
+	}
+	var b strings.Builder
+	for i := range rows {
+		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": %d, "output_length": 2, "hash_ids": [%d]}`+"\n", gap*i, 16<<(i%3), i)
+	}
+	tr := filepath.Join(t.TempDir(), "trace.jsonl")
+	if err := os.WriteFile(tr, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, bsrv := startMock(t, 50*time.Millisecond, 1), startMock(t, 55*time.Millisecond, 2)
+	o := reprise.NewOptions()
+	o.URL, o.Model = a.URL(), mockserver.DefaultModel
+	o.Targets = []reprise.Target{{URL: bsrv.URL(), Headers: []string{"X-Arm: b"}}}
+	o.URLPolicy = reprise.URLPolicyFanOut
+	o.Trace.Path = tr
+	o.Telemetry.EndpointMetrics = false
+	o.Output.Dir, o.Output.Format = filepath.Join(t.TempDir(), "run"), "jsonl"
+	res, err := reprise.Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	rr, err := arrowio.Open(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type pair struct{ recs [2]*record.Request }
+	jobs := map[uint64]*pair{}
+	for r, err := range rr.Requests() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Target < 0 || r.Target > 1 || r.RequestID%2 != uint64(r.Target) {
+			t.Fatalf("request %d: target %d", r.RequestID, r.Target)
+		}
+		p := jobs[r.RequestID/2]
+		if p == nil {
+			p = &pair{}
+			jobs[r.RequestID/2] = p
+		}
+		p.recs[r.Target] = &r
+	}
+	if len(jobs) != rows {
+		t.Fatalf("%d fan-out requests, want %d", len(jobs), rows)
+	}
+	var gaps []float64
+	for id, p := range jobs {
+		a, b := p.recs[0], p.recs[1]
+		if a == nil || b == nil || a.TraceRow != b.TraceRow || a.IntendedNS != b.IntendedNS || !a.OK() || !b.OK() {
+			t.Fatalf("request %d: records %+v and %+v, want one per target of the same row and instant, both ok", id, a, b)
+		}
+		gaps = append(gaps, float64(max(a.SentNS-b.SentNS, b.SentNS-a.SentNS))/1e3)
+	}
+	slices.Sort(gaps)
+	t.Logf("send-time gap of the %d pairs: p50 %.1f µs, p99 %.1f µs, max %.1f µs", len(gaps),
+		gaps[len(gaps)/2], gaps[len(gaps)*99/100], gaps[len(gaps)-1])
+
+	raw, _ := rr.Summary()
+	var sum struct {
+		Targets []struct {
+			RunInfo struct{ URL string }  `json:"run_info"`
+			Count   struct{ Avg float64 } `json:"request_count"`
+		}
+	}
+	if err := json.Unmarshal(raw, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Targets) != 2 || sum.Targets[0].Count.Avg != rows || sum.Targets[1].Count.Avg != rows ||
+		sum.Targets[1].RunInfo.URL != bsrv.URL() {
+		t.Errorf("summary.json targets: %+v", sum.Targets)
+	}
+
+	ra, err := compare.LoadTarget(res.Dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := compare.LoadTarget(res.Dir, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmp, err := compare.Compare(ra, rb, compare.NewConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cmp.Paired || cmp.Pairs != rows || cmp.PairedBy != "fan-out request" {
+		t.Fatalf("paired %v by %q with %d pairs, want %d", cmp.Paired, cmp.PairedBy, cmp.Pairs, rows)
+	}
+	for _, name := range []string{"ttft.p50", "ttft.p90", "e2e.p50"} {
+		if raceEnabled {
+			break
+		}
+		m, _ := cmp.Metric(name)
+		if m.Verdict != compare.Worse || !(m.DiffLow <= 5 && 5 <= m.DiffHigh) {
+			t.Errorf("%s: %+v, want worse with an interval holding +5 ms (A's TTFT p50 %.1f ms for a 50 ms server: "+
+				"far above 50, the machine was too busy to measure 5 ms)", name, m, cmp.Metrics[0].A)
+		}
+		if name == "ttft.p50" {
+			t.Logf("ttft.p50 B−A %+.3f ms, interval [%+.3f, %+.3f]", m.Diff, m.DiffLow, m.DiffHigh)
+		}
+	}
+}
