@@ -33,7 +33,7 @@ func startMock(t *testing.T, ttft time.Duration, seed uint64) *mockserver.Server
 	return srv
 }
 
-// TestFanOut sends a 60-row trace to two mock servers whose TTFT differs
+// TestFanOut sends a 150-row trace to two mock servers whose TTFT differs
 // by 5 ms with --url-policy fan-out: every row is sent to both at the same
 // intended instant, records name their target, summary.json reports each
 // target, and compare's paired result finds B worse by an interval that
@@ -43,7 +43,7 @@ func startMock(t *testing.T, ttft time.Duration, seed uint64) *mockserver.Server
 // under it the rows are 10 ms apart instead of 2 and the comparison is
 // only checked to pair the targets' requests.
 func TestFanOut(t *testing.T) {
-	const rows = 60
+	const rows = 150
 	gap := 2
 	if raceEnabled {
 		gap = 10
