@@ -31,6 +31,7 @@ type TemplateError struct {
 	Err   error
 }
 
+// Error returns "FILE:LINE: field: problem".
 func (e *TemplateError) Error() string {
 	loc := e.Path
 	if e.Line > 0 {
@@ -42,6 +43,7 @@ func (e *TemplateError) Error() string {
 	return fmt.Sprintf("%s: %v", loc, e.Err)
 }
 
+// Unwrap returns the underlying problem.
 func (e *TemplateError) Unwrap() error { return e.Err }
 
 // tnode is a template file's JSON value with the line it starts on.
