@@ -80,6 +80,22 @@ func TestCompareCLI(t *testing.T) {
 			t.Errorf("ttft.p50: %+v, want worse by about 299 ms", m)
 		}
 	}
+
+	// reprise report A B adds the comparison.
+	html := filepath.Join(t.TempDir(), "ab.html")
+	code, _, stderr = runCLI(t, "", "report", "-o", html, "--label", "fast", "--label", "slow", dirs[0], dirs[1])
+	if code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Comparison: slow against fast", "paired by trace row: 40 pairs", "ttft.p50", `class="bad"`} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
 }
 
 func TestCompareUsage(t *testing.T) {

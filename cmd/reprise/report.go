@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/reprise-bench/reprise/arrowio"
+	"github.com/reprise-bench/reprise/internal/compare"
 	"github.com/reprise-bench/reprise/internal/exitcode"
 	"github.com/reprise-bench/reprise/internal/report"
 	"github.com/reprise-bench/reprise/internal/sweep"
@@ -95,6 +96,9 @@ func reportCommand(a *app) *cli.Command {
 			if err := sweepReport(&c); err != nil {
 				return err
 			}
+			if err := compareReport(&c); err != nil {
+				return err
+			}
 			return writeHTMLReport(a, c)
 		},
 	}
@@ -176,5 +180,37 @@ func sweepReport(c *reportConfig) error {
 		c.Title = "reprise report: sweep " + filepath.Base(sweepDir)
 	}
 	c.Sections = append(sweep.ReportSections(m), c.Sections...)
+	return nil
+}
+
+// compareReport adds to a report of several runs (not a sweep's) the
+// comparison of each run after the first against the first, as `reprise
+// compare` prints it with its defaults.
+func compareReport(c *reportConfig) error {
+	if len(c.Runs) < 2 || len(c.Sections) > 0 {
+		return nil
+	}
+	runs := make([]*compare.Run, len(c.Runs))
+	for i, d := range c.Runs {
+		r, err := compare.Load(d)
+		if err != nil {
+			return exitcode.UsageError(err, "")
+		}
+		if i < len(c.Labels) && c.Labels[i] != "" {
+			r.Label = c.Labels[i]
+		}
+		runs[i] = r
+	}
+	var results []*compare.Result
+	for _, b := range runs[1:] {
+		res, err := compare.Compare(runs[0], b, compare.NewConfig())
+		if err != nil {
+			// A run with no measured request has nothing to compare;
+			// the report still shows it.
+			continue
+		}
+		results = append(results, res)
+	}
+	c.Sections = append(c.Sections, compare.ReportSections(results)...)
 	return nil
 }
