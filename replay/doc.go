@@ -55,6 +55,15 @@
 // [LateSkip] drops the request (reported to a [SkipHandler]); [Stats]
 // counts each.
 //
+// # Shards and a common start
+//
+// [Config.Shard] makes a plan one part of a workload split over several
+// processes: whole sessions of a trace, dealt in start order to the shard
+// with the fewest requests so far, and the load model's budgets divided
+// ([Config.Share], which also says what holds for each arrival pattern).
+// [Config.StartAt] anchors the run's time zero at a wall-clock instant,
+// so processes given the same one share a timeline (design 0012).
+//
 // # Performance considerations
 //
 // The dispatcher is the goroutine that calls [Plan.Run], locked to its OS

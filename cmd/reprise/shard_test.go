@@ -69,15 +69,21 @@ func TestShardedReplayMooncake(t *testing.T) {
 	}
 
 	single := filepath.Join(root, "single")
+	t0 := time.Now()
 	if code, _, stderr := runCLI(t, "", args(mock().URL(), single)...); code != 0 {
 		t.Fatalf("single-process run: exit %d: %s", code, stderr)
 	}
+	// What the single run spent besides its schedule (reading the trace,
+	// building prompts, writing files) says how long the shards need
+	// before their first request on this machine (the race detector makes
+	// it ten times longer).
+	prep := max(0, time.Since(t0)-window/10)
 
 	// The shards: processes started together, waiting for one instant
 	// far enough ahead for each to read the trace and build its first
 	// requests.
 	srv := mock()
-	startAt := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339Nano)
+	startAt := time.Now().Add(max(3*time.Second, 2*prep+time.Second)).UTC().Format(time.RFC3339Nano)
 	const n = 4
 	dirs := make([]string, n)
 	var stderrs [n]bytes.Buffer
