@@ -170,6 +170,7 @@ func runSweep(ctx context.Context, a *app, cmd *cli.Command) error {
 		o.Trace.Path = args[0]
 	}
 	o.Log = a.log
+	o.Abort = a.abort.Done() // a second Ctrl-C cancels the current point's in-flight requests at once
 	cfg := sweep.NewConfig()
 	cfg.Runs = runs
 	cfg.Runs.FreshPromptSeed = cmd.Bool("fresh-prompt-seed")
