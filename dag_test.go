@@ -138,3 +138,54 @@ func TestDependentReplay(t *testing.T) {
 		}
 	}
 }
+
+// TestDependentLiveResponse: rows that extend another request (extends)
+// are sent after that request's prompt and the response the server
+// actually gave, each branch on its own copy of the conversation: the
+// server counts parent prompt + parent response + the row's new tokens,
+// and holds the parent prompt's full blocks in its prefix cache.
+func TestDependentLiveResponse(t *testing.T) {
+	text := `{"request_id": "plan", "timestamp": 0, "input_length": 40, "output_length": 6, "hash_ids": [1, 2, 3]}
+{"request_id": "a", "extends": "plan", "tool_wait_ms": 2, "input_length": 20, "output_length": 5, "hash_ids": [4, 5]}
+{"request_id": "b", "extends": "plan", "tool_wait_ms": 2, "input_length": 17, "output_length": 4, "hash_ids": [6, 7]}
+{"request_id": "a2", "extends": "a", "input_length": 9, "output_length": 3, "hash_ids": [8]}
+`
+	rc := replay.NewConfig()
+	rc.Grace = time.Second
+	hr, err := replayText(t, text, trace.FormatMooncake, engine.ContextAuto, openai.Chat, rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[int64]*trace.Row{}
+	for i := range hr.rows {
+		byID[hr.rows[i].RequestID] = &hr.rows[i]
+	}
+	for i := range hr.rows {
+		row := &hr.rows[i]
+		l, r := hr.logs[row.Index], hr.recs[row.Index]
+		if row.ParentID < 0 {
+			if l.PromptTokens != row.InputTokens {
+				t.Errorf("line %d: %d prompt tokens, want %d", row.Line, l.PromptTokens, row.InputTokens)
+			}
+			continue
+		}
+		p := byID[row.ParentID]
+		pl, pr := hr.logs[p.Index], hr.recs[p.Index]
+		want := pl.PromptTokens + int(pr.OutputTokens) + row.InputTokens
+		if l.PromptTokens != want || int(r.InputTokens) != want {
+			t.Errorf("line %d: server counted %d prompt tokens (record %d), want parent prompt %d + response %d + new %d = %d",
+				row.Line, l.PromptTokens, r.InputTokens, pl.PromptTokens, pr.OutputTokens, row.InputTokens, want)
+		}
+		full := pl.PromptTokens / 16 * 16
+		if l.CachedTokens < full || int(r.ExpectedCachedTokens) != full {
+			t.Errorf("line %d: cached %d, expected_cached_tokens %d; want ≥ and = %d (the parent prompt's full blocks)",
+				row.Line, l.CachedTokens, r.ExpectedCachedTokens, full)
+		}
+		if gap := time.Duration(l.ReceivedNS - pl.EndNS); gap < row.ToolWait {
+			t.Errorf("line %d sent %v after its parent ended, want ≥ %v", row.Line, gap, row.ToolWait)
+		}
+	}
+	if hr.res.HistoryBuilds != 3 {
+		t.Errorf("%d rows built with a parent's conversation, want 3", hr.res.HistoryBuilds)
+	}
+}

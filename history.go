@@ -26,7 +26,15 @@ const (
 // histories holds the roles of the trace's rows and the live histories of
 // the session runs in flight.
 type histories struct {
-	roles     []uint8 // by item
+	roles []uint8 // by item
+	// A trace with dependent requests (design 0008) grows no session
+	// histories: a row extending another (trace.Row.ParentID, not
+	// cumulative) is built from a copy of that row's conversation, kept
+	// in saved until every row extending it took its copy.
+	dag       bool
+	forkOf    []int32 // by item: the item it extends, -1 none
+	extenders []int32 // by item: rows extending it not yet built (under mu)
+	saved     map[int]*history
 	src       engine.SessionPromptSource
 	mu        sync.Mutex
 	live      map[uint64]*history // by replay.Job.SessionRun
@@ -48,6 +56,9 @@ func newHistories(mode engine.ContextMode, rows []trace.Row, src engine.PromptSo
 	}
 	if err := mode.Check(rows); err != nil {
 		return nil, err
+	}
+	if slices.ContainsFunc(rows, func(r trace.Row) bool { return r.WaitFor != nil }) {
+		return dagHistories(mode, rows, src, log)
 	}
 	// Sessions in the scheduler's order: rows by SessionID, by Turn, then
 	// by position.
@@ -136,4 +147,107 @@ func (h *histories) response(text []byte) string {
 		i--
 	}
 	return string(text[:i])
+}
+
+// dagHistories resolves the rows of a trace with dependent requests that
+// extend another row's conversation: such a row (roleLater) is built on
+// the send path from a copy of its parent's history; the parent
+// (roleCapture, and roleFirst when it extends nothing itself) records its
+// prompt and live response. nil when no row extends another.
+func dagHistories(mode engine.ContextMode, rows []trace.Row, src engine.PromptSource, log *slog.Logger) (*histories, error) {
+	byID := map[int64]int32{}
+	for i := range rows {
+		if rows[i].RequestID >= 0 {
+			byID[rows[i].RequestID] = int32(i)
+		}
+	}
+	var h *histories
+	for i := range rows {
+		r := &rows[i]
+		if !extendsLive(mode, r) {
+			continue
+		}
+		p, ok := byID[r.ParentID]
+		if !ok {
+			continue
+		}
+		if h == nil {
+			h = &histories{dag: true, roles: make([]uint8, len(rows)), forkOf: make([]int32, len(rows)),
+				extenders: make([]int32, len(rows)), saved: map[int]*history{}, live: map[uint64]*history{}, log: log}
+			for k := range h.forkOf {
+				h.forkOf[k] = -1
+			}
+		}
+		h.roles[i] |= roleLater
+		h.forkOf[i] = p
+		h.roles[p] |= roleCapture
+		h.extenders[p]++
+	}
+	if h == nil {
+		return nil, nil
+	}
+	for i, role := range h.roles {
+		if role&roleCapture != 0 && role&roleLater == 0 {
+			h.roles[i] |= roleFirst
+		}
+	}
+	ss, ok := src.(engine.SessionPromptSource)
+	if !ok {
+		return nil, fmt.Errorf("context mode %s: the trace has rows that extend another request's conversation, but the prompt source cannot build them; use context mode self-contained", mode)
+	}
+	h.src = ss
+	return h, nil
+}
+
+// extendsLive reports whether r, under mode, is sent after its parent's
+// prompt and live response: a dependent row naming a parent whose own
+// lengths are its new tokens.
+func extendsLive(mode engine.ContextMode, r *trace.Row) bool {
+	if r.ParentID < 0 || r.WaitFor == nil || r.Cumulative {
+		return false
+	}
+	c := *r
+	c.SessionID = "-" // Grows asks for a session; the parent plays its part
+	return mode.Grows(&c)
+}
+
+// forker is a SessionPrompts that can copy itself (sessionSource).
+type forker interface {
+	Fork() engine.SessionPrompts
+}
+
+// dagGet returns the history item is built and recorded with: a copy of
+// its parent's (roleLater), or a new one (roleFirst); nil for neither or
+// when the parent left none (it failed before recording).
+func (h *histories) dagGet(item int) *history {
+	role := h.role(item)
+	switch {
+	case role&roleLater != 0:
+		p := int(h.forkOf[item])
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		s := h.saved[p]
+		if s == nil {
+			return nil
+		}
+		h.extenders[p]--
+		if h.extenders[p] <= 0 {
+			delete(h.saved, p)
+		}
+		f, ok := s.sp.(forker)
+		if !ok {
+			return nil
+		}
+		return &history{sp: f.Fork()}
+	case role&roleFirst != 0:
+		return &history{sp: h.src.NewSession()}
+	}
+	return nil
+}
+
+// dagSave keeps item's recorded history for the rows extending it.
+func (h *histories) dagSave(item int, s *history) {
+	h.mu.Lock()
+	h.saved[item] = s
+	h.mu.Unlock()
 }

@@ -105,6 +105,12 @@ func (ss *sessionSource) Prompt(row *trace.Row, in *adapter.BuildInput) (int, in
 	return n, exp, nil
 }
 
+// Fork returns a copy of the history for a conversation that branches
+// off here (a request extending this one's prompt and live response).
+func (ss *sessionSource) Fork() engine.SessionPrompts {
+	return &sessionSource{sp: ss.sp, sess: ss.sess.Clone(), last: -1}
+}
+
 // Record implements engine.SessionPrompts.
 func (ss *sessionSource) Record(row *trace.Row, response string) error {
 	if ss.last != row.Index {

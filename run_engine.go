@@ -630,7 +630,10 @@ func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
 	}
 	role := rn.hist.role(j.Item)
 	var h *history
-	if role != 0 {
+	switch {
+	case role != 0 && rn.hist.dag:
+		h = rn.hist.dagGet(j.Item)
+	case role != 0:
 		h = rn.hist.get(j.SessionRun, role&roleFirst != 0)
 	}
 	// The job's row stays in a streamed plan's window until it is
@@ -642,7 +645,7 @@ func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
 		k = rn.pick(j.Item)
 	}
 	switch {
-	case role&roleLater != 0:
+	case role&roleLater != 0 && h != nil:
 		// A later turn needs the responses of the earlier ones: it is
 		// built now, between DispatchedNS and SentNS (the session-induced
 		// build time is SentNS − DispatchedNS; the adapter's part is in
@@ -719,7 +722,10 @@ func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
 			if err := h.sp.Record(row, rn.hist.response(st.ss[k].Response())); err != nil {
 				rn.log.Error("session history", slog.Int64("row", row.Index), slog.Any("err", err))
 			}
-		} else {
+			if rn.hist.dag {
+				rn.hist.dagSave(j.Item, h)
+			}
+		} else if !rn.hist.dag {
 			rn.hist.done(j.SessionRun)
 		}
 	}

@@ -117,3 +117,43 @@ func TestAgenticWriterRoundTrip(t *testing.T) {
 		t.Errorf("round trip:\n%s", diffRows(rows, got))
 	}
 }
+
+// TestAgenticExtends: a row that extends another is not cumulative (its
+// lengths are the new tokens), names its parent, waits for it, and
+// writes back the same.
+func TestAgenticExtends(t *testing.T) {
+	text := `{"request_id": "p", "timestamp": 0, "input_length": 40, "output_length": 6}
+{"request_id": "c", "extends": "p", "wait_for": ["p"], "input_length": 20, "output_length": 5}
+{"extends": "c", "input_length": 9, "output_length": 3}
+{"extends": "zz", "input_length": 9}
+`
+	r, err := NewReader("x.jsonl", strings.NewReader(text), Options{Format: FormatMooncake, SkipInvalid: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, st, err := ReadAllFrom(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || st.DroppedInvalid != 1 || !strings.Contains(st.FirstWarnings[0], `x.jsonl:4: extends: request "zz" is not the request_id of an earlier line`) {
+		t.Fatalf("%d rows, stats %+v", len(rows), st)
+	}
+	p, c, g := rows[0], rows[1], rows[2]
+	if !p.Cumulative || c.Cumulative || g.Cumulative || c.ParentID != p.RequestID || g.ParentID != c.RequestID ||
+		len(c.WaitFor) != 1 || len(g.WaitFor) != 1 || g.WaitFor[0] != c.RequestID {
+		t.Errorf("rows %+v", rows)
+	}
+	var b strings.Builder
+	w, _ := NewWriter(&b, FormatMooncake)
+	for i := range rows {
+		if err := w.Write(&rows[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Flush()
+	rd, _ := NewReader("again.jsonl", strings.NewReader(b.String()), Options{})
+	got, _, err := ReadAllFrom(rd)
+	if err != nil || !sameRows(rows, got) {
+		t.Errorf("round trip: %v\n%s", err, b.String())
+	}
+}

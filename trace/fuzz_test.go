@@ -335,6 +335,7 @@ func FuzzMooncake(f *testing.F) {
 	// add no coverage that 3 do not, and cost every execution of every
 	// input mutated from them, minimization included.
 	seeds(f, []string{"mooncake_ext.jsonl", "mooncake_bad.jsonl", "mooncake_agentic.jsonl"},
+		`{"request_id": 1, "timestamp": 0, "input_length": 3}`+"\n"+`{"extends": 1, "tool_wait_ms": 0.5, "input_length": 2, "hash_ids": [9]}`,
 		firstLines(f, "mooncake40.jsonl", 3),
 		`{"timestamp": 1.25e3, "input_length": 6758.0, "output_length": 5, "hash_ids": [-1, 18446744073709551615, 0]}`+"\n",
 		`{"ti\u006destamp": 0.0000001, "input_length": 1, "session_id": "\ud83d\ude00\u0000", "hash_ids": [1]}`)

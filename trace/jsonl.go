@@ -37,6 +37,7 @@ const (
 	hRequestID
 	hWaitFor
 	hToolWait
+	hExtends
 )
 
 // extKeys are the AIPerf extension keys carried verbatim in Row.Raw, with
@@ -72,6 +73,7 @@ type jsonFields struct {
 	requestID  []byte // request_id
 	waitFor    []byte // wait_for
 	toolWait   []byte // tool_wait_ms
+	extends    []byte // extends
 	ext        [len(extKeys)][]byte
 	dupAliases string // first alias clash seen, for the message
 }
@@ -257,6 +259,9 @@ func (d *jsonlDecoder) scan(b []byte, row *Row) error {
 			case "tool_wait_ms":
 				f.has |= hToolWait
 				f.toolWait = v
+			case "extends":
+				f.has |= hExtends
+				f.extends = v
 			default:
 				for k := range extKeys {
 					if string(key) == extKeys[k].name {
@@ -466,7 +471,7 @@ func (d *jsonlDecoder) mooncakeRow(row *Row) error {
 		}
 		row.ToolWait = t
 	}
-	if f.has&(hRequestID|hWaitFor) != 0 {
+	if f.has&(hRequestID|hWaitFor|hExtends) != 0 {
 		return d.agentic(row)
 	}
 	return nil
@@ -518,6 +523,26 @@ func (d *jsonlDecoder) agentic(row *Row) error {
 			row.WaitFor = ids
 		}
 		d.waitBuf = ids[:0]
+	}
+	if f.has&hExtends != 0 {
+		// The row continues that request's conversation: its lengths are
+		// the new tokens, sent after that request's prompt and live
+		// response, and it waits for it.
+		id, key, ok := requestID(f.extends)
+		if !ok {
+			return d.rowErr("extends", "%.40s is not a request id; want a string or a non-negative integer", f.extends)
+		}
+		if _, seen := d.reqs[id]; !seen {
+			return d.rowErr("extends", "request %q is not the request_id of an earlier line; a row may only extend rows above it", key)
+		}
+		if f.has&hInput == 0 {
+			return d.rowErr("extends", "only allowed with input_length (the new tokens)")
+		}
+		row.ParentID, row.Cumulative = id, false
+		if !slices.Contains(row.WaitFor, id) {
+			row.WaitFor = append(row.WaitFor, id)
+			d.waitBuf = row.WaitFor[:0]
+		}
 	}
 	if f.has&hRequestID != 0 {
 		id, key, ok := requestID(f.requestID)

@@ -85,7 +85,8 @@ func (w *Writer) Write(row *Row) error {
 			b = appendIDList(b, row.HashIDs)
 		}
 	} else {
-		agentic := row.Cumulative && len(row.Raw) == 0 && (row.RequestID >= 0 || row.WaitFor != nil)
+		extends := !row.Cumulative && row.ParentID >= 0 && row.WaitFor != nil && len(row.Raw) == 0
+		agentic := (row.Cumulative || extends) && len(row.Raw) == 0 && (row.RequestID >= 0 || row.WaitFor != nil)
 		if row.Cumulative && row.SessionID != "" && len(row.Raw) == 0 && !agentic {
 			// A Mooncake session line holds its turn's new tokens (AIPerf's
 			// dialect); a replay appends the history. Writing a context
@@ -143,6 +144,10 @@ func (w *Writer) Write(row *Row) error {
 					b = appendRequestID(b, id)
 				}
 				b = append(b, ']')
+			}
+			if extends {
+				key("extends")
+				b = appendRequestID(b, row.ParentID)
 			}
 		}
 		if row.ToolWait > 0 {

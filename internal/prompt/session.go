@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/reprise-bench/reprise/internal/tokenizer"
@@ -119,6 +120,16 @@ func (ss *Session) ExpectedCachedTokens(blockSize int) int {
 		return 0
 	}
 	return ss.prev / blockSize * blockSize
+}
+
+// Clone returns an independent copy of the history: a conversation that
+// branches (a dependent request extending this one, design 0008) grows
+// the copy without touching the original.
+func (ss *Session) Clone() *Session {
+	c := &Session{tok: ss.tok, msgs: slices.Clone(ss.msgs), ids: slices.Clone(ss.ids), tokens: ss.tokens,
+		withIDs: ss.withIDs, prev: ss.prev}
+	c.text.WriteString(ss.text.String())
+	return c
 }
 
 // Turns returns the number of recorded turns.
