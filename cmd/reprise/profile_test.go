@@ -134,7 +134,7 @@ func TestProfileCommands(t *testing.T) {
 		{"warmup", []string{"--warmup-request-count", "2", "--request-count", "4", "--isl", "16", "--osl", "4"}, 4, ""},
 		{"options", []string{"--goodput", "time_to_first_token:1000 request_latency:5000", "--extra-inputs", "temperature:0", "--extra-inputs", "top_p:0.9",
 			"-H", "X-Test:1", "--tokenizer", "builtin", "--streaming", "--isl", "16", "--osl", "4", "--request-count", "3", "--request-timeout-seconds", "30",
-			"--use-server-token-count", "--use-legacy-max-tokens", "--export-level", "raw", "--ui-type", "none", "--server-metrics", srv.URL() + "/metrics"}, 3, ""},
+			"--use-server-token-count", "--use-legacy-max-tokens", "--export-level", "raw", "--ui-type", "none", "--server-metrics", srv.URL() + "/metrics", "--gpu-telemetry", srv.URL() + "/metrics"}, 3, ""},
 		{"sessions shared prefix", []string{"--num-sessions", "3", "--session-turns-mean", "2", "--session-turn-delay-mean", "1", "--shared-system-prompt-length", "64",
 			"--user-context-prompt-length", "32", "--isl", "16", "--osl", "4", "--streaming", "--concurrency", "2"}, 6, ""},
 		{"user-centric", []string{"--user-centric-rate", "100", "--num-users", "2", "--session-turns-mean", "2", "--num-sessions", "4", "--isl", "16", "--osl", "4", "--request-count", "6"}, 6, ""},
