@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync"
 )
 
 // defaultMemoryLimit is the Go memory limit of a run whose process has
@@ -24,7 +25,40 @@ const defaultMemoryLimit = 224 << 20
 // left alone, and so is a heap already past half the limit (collecting
 // by the limit alone would then run too often). undo restores both
 // settings.
+//
+// Runs in one process (a library user's, or tests) may overlap: the first
+// to start applies the settings and the last to end restores what the
+// first found, so one run's undo never leaves the collector off for good
+// or turns it back on under another run.
 func quietGC() (undo func()) {
+	quiet.Lock()
+	defer quiet.Unlock()
+	if quiet.runs == 0 {
+		quiet.restore = quietGCFirst()
+	}
+	quiet.runs++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			quiet.Lock()
+			defer quiet.Unlock()
+			if quiet.runs--; quiet.runs == 0 {
+				quiet.restore()
+				quiet.restore = nil
+			}
+		})
+	}
+}
+
+// quiet counts the runs inside quietGC.
+var quiet struct {
+	sync.Mutex
+	runs    int
+	restore func()
+}
+
+// quietGCFirst applies quietGC's settings and returns what restores them.
+func quietGCFirst() (undo func()) {
 	if os.Getenv("GOGC") != "" {
 		return func() {}
 	}

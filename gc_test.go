@@ -51,3 +51,36 @@ func TestQuietGC(t *testing.T) {
 		t.Errorf("with GOGC=200 set, GC percent = %d, want 200 untouched", p)
 	}
 }
+
+// TestQuietGCOverlappingRuns: runs that overlap in one process leave the
+// collector off until the last ends, whichever ends first, and then
+// restore what was there before the first.
+func TestQuietGCOverlappingRuns(t *testing.T) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		t.Skip("GOGC or GOMEMLIMIT set for the test process")
+	}
+	pct0 := debug.SetGCPercent(100)
+	lim0 := debug.SetMemoryLimit(math.MaxInt64)
+	defer func() { debug.SetGCPercent(pct0); debug.SetMemoryLimit(lim0) }()
+	gcPercent := func() int { p := debug.SetGCPercent(-1); debug.SetGCPercent(p); return p }
+	for _, firstEndsFirst := range []bool{true, false} {
+		a := quietGC()
+		b := quietGC()
+		first, second := a, b
+		if !firstEndsFirst {
+			first, second = b, a
+		}
+		first()
+		first() // an undo called twice counts once
+		if p := gcPercent(); p != -1 {
+			t.Fatalf("one of two runs ended: GC percent = %d, want -1 (off) for the other", p)
+		}
+		second()
+		if p := gcPercent(); p != 100 {
+			t.Fatalf("both runs ended: GC percent = %d, want 100 restored", p)
+		}
+		if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
+			t.Fatalf("both runs ended: memory limit = %d, want none", l)
+		}
+	}
+}
