@@ -1,6 +1,7 @@
 package reprise_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -117,6 +118,19 @@ func TestFanOut(t *testing.T) {
 	if len(sum.Targets) != 2 || sum.Targets[0].Count.Avg != rows || sum.Targets[1].Count.Avg != rows ||
 		sum.Targets[1].RunInfo.URL != bsrv.URL() {
 		t.Errorf("summary.json targets: %+v", sum.Targets)
+	}
+
+	// reprise summarize recomputes summary.json, targets included.
+	set, err := rr.Settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := rr.Summarize(set.Info, set.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if js, err := arrowio.SummaryJSON(again, set.RecordWriter); err != nil || !bytes.Equal(js, raw) {
+		t.Errorf("summarize gives another summary.json (%v):\n%s\nthe run wrote:\n%s", err, js, raw)
 	}
 
 	ra, err := compare.LoadTarget(res.Dir, 0)
