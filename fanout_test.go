@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -164,6 +165,66 @@ func TestFanOut(t *testing.T) {
 		}
 		if name == "ttft.p50" {
 			t.Logf("ttft.p50 B−A %+.3f ms, interval [%+.3f, %+.3f]", m.Diff, m.DiffLow, m.DiffHigh)
+		}
+	}
+}
+
+// TestURLPolicies: round-robin spreads the requests evenly over the
+// targets by request; least-in-flight sends more to a fast target than to
+// a slow one; a bad policy or target URL is a ConfigError naming the
+// field.
+func TestURLPolicies(t *testing.T) {
+	fast, slow := startMock(t, time.Millisecond, 1), startMock(t, 40*time.Millisecond, 2)
+	counts := func(policy string) [2]int {
+		t.Helper()
+		o := reprise.NewOptions()
+		o.URL, o.Model = fast.URL(), mockserver.DefaultModel
+		o.Targets = []reprise.Target{{URL: slow.URL()}}
+		o.URLPolicy = policy
+		o.Synthetic = reprise.SyntheticLoad{ISL: 16, OSL: 2}
+		o.Replay.Concurrency, o.Replay.RequestCount = 4, 40
+		o.Telemetry.EndpointMetrics = false
+		o.Output.Dir, o.Output.Format = filepath.Join(t.TempDir(), "run"), "jsonl"
+		res, err := reprise.Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rr, _ := arrowio.Open(res.Dir)
+		var n [2]int
+		for r, err := range rr.Requests() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.OK() {
+				t.Fatalf("%s: request %d failed: %s", policy, r.RequestID, r.ErrorMessage)
+			}
+			n[r.Target]++
+		}
+		return n
+	}
+	if n := counts(reprise.URLPolicyRoundRobin); n != [2]int{20, 20} {
+		t.Errorf("round-robin: %v requests per target, want 20 each", n)
+	}
+	if n := counts(reprise.URLPolicyLeastInFlight); n[0]+n[1] != 40 || n[0] <= n[1] {
+		t.Errorf("least-in-flight: %v requests per target, want more at the fast target 0", n)
+	}
+
+	o := reprise.NewOptions()
+	o.Model = "m"
+	o.Targets = []reprise.Target{{URL: "ftp://x"}, {URL: "http://127.0.0.1:1", Headers: []string{"bad"}}}
+	o.URLPolicy = "random"
+	_, err := reprise.Run(context.Background(), o)
+	ce, ok := errors.AsType[*reprise.ConfigError](err)
+	if !ok {
+		t.Fatalf("error %v, want a ConfigError", err)
+	}
+	var fields []string
+	for _, fe := range ce.Errors {
+		fields = append(fields, fe.Field)
+	}
+	for _, want := range []string{"URLPolicy", "Targets[0].URL", "Targets[1].Headers"} {
+		if !slices.Contains(fields, want) {
+			t.Errorf("ConfigError fields %q lack %s", fields, want)
 		}
 	}
 }
