@@ -181,6 +181,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		info.EndpointKind, info.InputsPerRequest = rp.kind.String(), o.BatchSize
 	}
 	rp.engine.Counter = rp.tok
+	for i := range rp.targets {
+		rp.targets[i].Counter = rp.tok // every target's output is counted alike
+	}
 	var inputs *inputsLog
 	if o.Output.Export == "aiperf" {
 		inputs = newInputsLog()
