@@ -106,7 +106,7 @@ func (p *AIPerf) Add(r *trace.Row) {
 		idx = append(idx, d)
 	}
 	p.scratch = idx
-	p.addIDs(r, idx, nBefore)
+	p.addIDs(r, idx, nBefore, int32(p.ids.len()))
 }
 
 // addInterned is Add for a row the Analyzer a has just added, reusing its
@@ -121,19 +121,17 @@ func (p *AIPerf) addInterned(r *trace.Row, a *Analyzer) {
 	}
 	p.rows++
 	p.addLengths(r)
-	p.addIDs(r, a.scratch, a.nBefore)
+	p.addIDs(r, a.scratch, a.nBefore, int32(a.ids.len()))
 }
 
 // addIDs accounts the ids of a row, given as dense numbers (numbered in
-// order of first appearance; nBefore = count before this row).
-func (p *AIPerf) addIDs(r *trace.Row, idx []int32, nBefore int32) {
-	for _, d := range idx {
-		if int(d) >= len(p.perID) {
-			old := len(p.perID)
-			p.perID = growTo(p.perID, int(d)+1)
-			for i := old; i <= int(d); i++ {
-				p.perID[i] = aiperfID{trieParent: -1, pairPos: -1}
-			}
+// order of first appearance; nBefore = count before this row, nAfter =
+// count after it, so every number is below nAfter).
+func (p *AIPerf) addIDs(r *trace.Row, idx []int32, nBefore, nAfter int32) {
+	if old := len(p.perID); int(nAfter) > old {
+		p.perID = growTo(p.perID, int(nAfter))
+		for i := old; i < int(nAfter); i++ {
+			p.perID[i] = aiperfID{trieParent: -1, pairPos: -1}
 		}
 	}
 

@@ -371,7 +371,7 @@ func TestMultiLRUInvariants(t *testing.T) {
 			t.Error("check did not notice a wrong zone")
 		}
 	}()
-	l.zone[l.head]++
+	l.nodes[l.head].zone++
 	l.check()
 }
 

@@ -34,7 +34,7 @@ type Config struct {
 // which [Analyzer.OutOfOrder] reports so the caller can sort and start over
 // ([File] and [Rows] do).
 //
-// Memory grows with distinct hash ids (16 bytes of block state, 9 for the
+// Memory grows with distinct hash ids (16 bytes of block state, 12 for the
 // LRU list whatever the number of capacities (none without one), 4 to 24
 // for interning, one bit for the prefix roots, times up to 2 for slice
 // growth), distinct sessions and distinct values of the
@@ -339,14 +339,12 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 	a.nBefore = nBefore
 	idx := a.scratch[:0]
 	for _, id := range r.HashIDs {
-		b, isNew := a.ids.id(id)
-		if isNew {
-			a.blocks = growTo(a.blocks, len(a.blocks)+1)
-		}
+		b, _ := a.ids.id(id)
 		idx = append(idx, b)
 	}
 	a.scratch = idx
-	if n := len(a.blocks); n > int(nBefore) {
+	if n := a.ids.len(); n > int(nBefore) {
+		a.blocks = growTo(a.blocks, n)
 		if len(a.multi.slots) > 0 {
 			a.multi.grow(n)
 		}
@@ -404,7 +402,7 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 		runs := a.runs
 		cur := 0
 		for j, b := range idx {
-			for z := int(a.multi.zone[b]); cur < z; cur++ {
+			for z := int(a.multi.nodes[b].zone); cur < z; cur++ {
 				runs[cur] = j
 			}
 			if cur == K {

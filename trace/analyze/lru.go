@@ -25,14 +25,22 @@ import "slices"
 // capacity are dropped. Each touch is O(K) with K small (the number of
 // capacities), and one list update instead of K.
 //
-// Memory: 9 bytes per distinct block ever seen, whatever the capacities.
+// The links and the zone of a block sit together in one lruNode, so a touch
+// costs one cache line per block it visits, not three.
+//
+// Memory: 12 bytes per distinct block ever seen, whatever the capacities.
 type multiLRU struct {
 	slots      []int // ascending, all > 0
 	bnd        []int32
-	zone       []uint8
-	prev, next []int32
+	nodes      []lruNode // indexed by block number
 	head, tail int32
 	size       int
+}
+
+// lruNode is one block's place in the recency list.
+type lruNode struct {
+	prev, next int32
+	zone       uint8
 }
 
 // absent is the zone of a block that is in no cache.
@@ -51,16 +59,14 @@ func newMultiLRU(slots []int) *multiLRU {
 
 // grow makes block numbers < n valid; new blocks are absent.
 func (l *multiLRU) grow(n int) {
-	old := len(l.zone)
+	old := len(l.nodes)
 	if n <= old {
 		return
 	}
-	l.zone = growTo(l.zone, n)
-	l.prev = growTo(l.prev, n)
-	l.next = growTo(l.next, n)
+	l.nodes = growTo(l.nodes, n)
 	a := l.absent()
 	for i := old; i < n; i++ {
-		l.zone[i] = a
+		l.nodes[i].zone = a
 	}
 }
 
@@ -70,21 +76,25 @@ func (l *multiLRU) touch(b int32) {
 	if k == 0 || l.head == b {
 		return
 	}
-	zb := int(l.zone[b])
+	nodes := l.nodes
+	nb := &nodes[b]
+	zb := int(nb.zone)
 	present := zb < k
+	bnd := l.bnd[:k]
 	// Caches b is in: if b is their boundary, its predecessor takes over
 	// (b is not the head, so it has one).
 	for i := zb; i < k; i++ {
-		if l.bnd[i] == b {
-			l.bnd[i] = l.prev[b]
+		if bnd[i] == b {
+			bnd[i] = nb.prev
 		}
 	}
 	// Caches b is not in: their boundary block crosses out. A boundary at
 	// the head (one-slot cache) is replaced by b itself below.
 	for i := 0; i < zb; i++ {
-		if x := l.bnd[i]; x >= 0 {
-			l.zone[x]++
-			l.bnd[i] = l.prev[x] // -1 when x is the head: fixed after the push
+		if x := bnd[i]; x >= 0 {
+			nx := &nodes[x]
+			nx.zone++
+			bnd[i] = nx.prev // -1 when x is the head: fixed after the push
 		}
 	}
 	if present {
@@ -93,44 +103,44 @@ func (l *multiLRU) touch(b int32) {
 		l.size++
 	}
 	l.pushFront(b)
-	l.zone[b] = 0
+	nb.zone = 0
 	for i := 0; i < zb; i++ {
-		if l.bnd[i] < 0 && l.size >= l.slots[i] {
+		if bnd[i] < 0 && l.size >= l.slots[i] {
 			if l.slots[i] == 1 {
-				l.bnd[i] = b
+				bnd[i] = b
 			} else {
 				// The cache just became full: its last block is the tail.
-				l.bnd[i] = l.tail
+				bnd[i] = l.tail
 			}
 		}
 	}
 	if l.size > l.slots[k-1] {
 		t := l.tail
 		l.unlink(t)
-		l.zone[t] = uint8(k)
+		nodes[t].zone = uint8(k)
 		l.size--
 	}
 }
 
 func (l *multiLRU) unlink(b int32) {
-	p, n := l.prev[b], l.next[b]
+	p, n := l.nodes[b].prev, l.nodes[b].next
 	if p >= 0 {
-		l.next[p] = n
+		l.nodes[p].next = n
 	} else {
 		l.head = n
 	}
 	if n >= 0 {
-		l.prev[n] = p
+		l.nodes[n].prev = p
 	} else {
 		l.tail = p
 	}
 }
 
 func (l *multiLRU) pushFront(b int32) {
-	l.prev[b] = -1
-	l.next[b] = l.head
+	l.nodes[b].prev = -1
+	l.nodes[b].next = l.head
 	if l.head >= 0 {
-		l.prev[l.head] = b
+		l.nodes[l.head].prev = b
 	}
 	l.head = b
 	if l.tail < 0 {
@@ -145,9 +155,8 @@ func growTo[T any](s []T, n int) []T {
 	if n <= cap(s) {
 		return s[:n]
 	}
-	t := make([]T, n, max(2*cap(s), n, 1024))
-	copy(t, s)
-	return t
+	// append(x, make(...)...) clears only the new tail, not the copy.
+	return append(s[:cap(s)], make([]T, max(2*cap(s), n, 1024)-cap(s))...)[:n]
 }
 
 // sortedSlots returns the distinct positive slot counts in ascending order.
@@ -168,8 +177,8 @@ func (l *multiLRU) check() {
 	k := len(l.slots)
 	rank := 0
 	prev := int32(-1)
-	for b := l.head; b >= 0; b = l.next[b] {
-		if l.prev[b] != prev {
+	for b := l.head; b >= 0; b = l.nodes[b].next {
+		if l.nodes[b].prev != prev {
 			panic("BUG: multiLRU: broken prev link")
 		}
 		z := 0
@@ -178,7 +187,7 @@ func (l *multiLRU) check() {
 				z++
 			}
 		}
-		if int(l.zone[b]) != z {
+		if int(l.nodes[b].zone) != z {
 			panic("BUG: multiLRU: zone does not match rank")
 		}
 		for i, s := range l.slots {

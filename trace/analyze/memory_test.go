@@ -36,7 +36,7 @@ func (a *Analyzer) footprint() int {
 		a.ids.footprint() + sliceBytes(a.blocks) + sliceBytes(a.roots) +
 		mapBytes(a.sessions) + mapBytes(a.kinds) + mapBytes(a.turns) + sliceBytes(a.scratch)
 	if m := a.multi; m != nil {
-		n += sliceBytes(m.prev) + sliceBytes(m.next) + sliceBytes(m.zone)
+		n += sliceBytes(m.nodes)
 	}
 	return n
 }
