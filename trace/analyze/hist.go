@@ -42,22 +42,30 @@ func (h *hist) addN(v int64, n uint64) {
 		return
 	}
 	h.n += n
-	if v >= 0 && v%h.scale == 0 {
-		if i := v / h.scale; i < h.maxDense {
-			p := i >> histPageBits
-			if p >= int64(len(h.pages)) {
-				h.pages = append(h.pages, make([][]uint32, p+1-int64(len(h.pages)))...)
-			}
-			pg := h.pages[p]
-			if pg == nil {
-				pg = make([]uint32, histPage)
-				h.pages[p] = pg
-			}
-			c := &pg[i&(histPage-1)]
-			if uint64(*c)+n <= 1<<32-1 {
-				*c += uint32(n)
-				return
-			}
+	// i is v's index in the array, -1 when v is not a non-negative
+	// multiple of scale (one division at most, none for counts).
+	i := int64(-1)
+	if v >= 0 {
+		if h.scale == 1 {
+			i = v
+		} else if q := v / h.scale; q*h.scale == v {
+			i = q
+		}
+	}
+	if i >= 0 && i < h.maxDense {
+		p := i >> histPageBits
+		if p >= int64(len(h.pages)) {
+			h.pages = append(h.pages, make([][]uint32, p+1-int64(len(h.pages)))...)
+		}
+		pg := h.pages[p]
+		if pg == nil {
+			pg = make([]uint32, histPage)
+			h.pages[p] = pg
+		}
+		c := &pg[i&(histPage-1)]
+		if uint64(*c)+n <= 1<<32-1 {
+			*c += uint32(n)
+			return
 		}
 	}
 	if h.sparse == nil {
