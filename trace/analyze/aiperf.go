@@ -47,9 +47,9 @@ type AIPerf struct {
 	//
 	// (position, id) pairs likewise: the first position of every id in
 	// the array, other positions in pairMore.
-	perID     []aiperfID
+	perID     paged[aiperfID]
 	trieMore  map[uint64]int32 // (parent+1)<<32 | id number → node
-	nodeCount []int64
+	nodeCount paged[int64]
 	rootNodes []int32
 	pairMore  map[uint64]pairVal // pos<<32 | id number → value
 	cands     []candidate
@@ -128,10 +128,10 @@ func (p *AIPerf) addInterned(r *trace.Row, a *Analyzer) {
 // order of first appearance; nBefore = count before this row, nAfter =
 // count after it, so every number is below nAfter).
 func (p *AIPerf) addIDs(r *trace.Row, idx []int32, nBefore, nAfter int32) {
-	if old := len(p.perID); int(nAfter) > old {
-		p.perID = growTo(p.perID, int(nAfter))
+	if old := p.perID.len(); int(nAfter) > old {
+		p.perID.grow(int(nAfter))
 		for i := old; i < int(nAfter); i++ {
-			p.perID[i] = aiperfID{trieParent: -1, pairPos: -1}
+			*p.perID.at(int32(i)) = aiperfID{trieParent: -1, pairPos: -1}
 		}
 	}
 
@@ -149,7 +149,7 @@ func (p *AIPerf) addIDs(r *trace.Row, idx []int32, nBefore, nAfter int32) {
 	parent := int32(0) // node+1 of the prefix so far; 0 = root
 	for _, d := range idx {
 		var n int32
-		e := &p.perID[d]
+		e := p.perID.at(d)
 		switch tp := e.trieParent; {
 		case tp == parent:
 			n = e.trieNode
@@ -164,14 +164,14 @@ func (p *AIPerf) addIDs(r *trace.Row, idx []int32, nBefore, nAfter int32) {
 				p.trieMore[k] = n
 			}
 		}
-		p.nodeCount[n]++
+		*p.nodeCount.at(n)++
 		parent = n + 1
 	}
 
 	// (position, id) pairs.
 	cand := int32(-1)
 	for pos, d := range idx {
-		e := &p.perID[d]
+		e := p.perID.at(d)
 		switch pp := e.pairPos; {
 		case pp == int32(pos):
 			p.bump(&e.pair, &cand, r, len(idx))
@@ -220,8 +220,8 @@ func (p *AIPerf) addRow(r *trace.Row) {
 }
 
 func (p *AIPerf) newNode(parent int32) int32 {
-	n := int32(len(p.nodeCount))
-	p.nodeCount = growTo(p.nodeCount, len(p.nodeCount)+1)
+	n := int32(p.nodeCount.len())
+	p.nodeCount.grow(int(n) + 1)
 	if parent == 0 {
 		p.rootNodes = append(p.rootNodes, n)
 	}
@@ -241,17 +241,19 @@ func (p *AIPerf) Report() *AIPerfStats {
 	}
 	s.ISLStats, s.OSLStats = metricStats(isl), metricStats(osl)
 
-	s.UniquePrefixes = int64(len(p.nodeCount))
+	s.UniquePrefixes = int64(p.nodeCount.len())
 	var reused, all int64
-	for _, c := range p.nodeCount {
-		all += c
-		if c > 1 {
-			reused += c
+	for pg := range p.nodeCount.chunks {
+		for _, c := range pg {
+			all += c
+			if c > 1 {
+				reused += c
+			}
 		}
 	}
 	s.PrefixReuseRatio = ratio(reused, all)
 	for _, n := range p.rootNodes {
-		if p.nodeCount[n] > 1 {
+		if *p.nodeCount.at(n) > 1 {
 			s.NumPrefixGroups++
 		}
 	}
@@ -265,9 +267,11 @@ func (p *AIPerf) Report() *AIPerfStats {
 	// repeated" (context = ISL), then correct the rows that own a pair
 	// whose final count is 1.
 	nonrep := make([]int32, len(p.cands))
-	for _, e := range p.perID {
-		if e.pairPos >= 0 && e.pair.count == 1 {
-			nonrep[e.pair.cand]++
+	for pg := range p.perID.chunks {
+		for _, e := range pg {
+			if e.pairPos >= 0 && e.pair.count == 1 {
+				nonrep[e.pair.cand]++
+			}
 		}
 	}
 	for _, v := range p.pairMore {

@@ -212,7 +212,7 @@ func BenchmarkMemory10M(b *testing.B) {
 		}
 		b.ReportMetric(float64(at1M)/(1<<20), "MiB@1M")
 		b.ReportMetric(float64(at10M)/(1<<20), "MiB@10M")
-		b.ReportMetric(float64(len(a.blocks)), "blocks")
+		b.ReportMetric(float64(a.blocks.len()), "blocks")
 		runtime.KeepAlive(a)
 		runtime.KeepAlive(p)
 	}

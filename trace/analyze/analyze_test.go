@@ -371,7 +371,7 @@ func TestMultiLRUInvariants(t *testing.T) {
 			t.Error("check did not notice a wrong zone")
 		}
 	}()
-	l.nodes[l.head].zone++
+	l.nodes.at(l.head).zone++
 	l.check()
 }
 

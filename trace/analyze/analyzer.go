@@ -34,11 +34,12 @@ type Config struct {
 // which [Analyzer.OutOfOrder] reports so the caller can sort and start over
 // ([File] and [Rows] do).
 //
-// Memory grows with distinct hash ids (16 bytes of block state, 12 for the
-// LRU list whatever the number of capacities (none without one), 4 to 24
-// for interning, one bit for the prefix roots, times up to 2 for slice
-// growth), distinct sessions and distinct values of the
-// lengths, gaps and reuse times; never with the number of rows as such.
+// Memory grows with distinct hash ids (16 bytes of block state and 12 for
+// the LRU list whatever the number of capacities (none without one), kept
+// in pages of 16,384 blocks; 4 to 24 for interning and one bit for the
+// prefix roots, times up to 2 for slice growth), distinct sessions and
+// distinct values of the lengths, gaps and reuse times; never with the
+// number of rows as such.
 //
 // An Analyzer is not safe for concurrent use. Use [New]; the zero value is
 // not usable.
@@ -70,7 +71,7 @@ type Analyzer struct {
 	// Cache state, indexed by dense block number.
 	blockSize   int
 	ids         interner
-	blocks      []blockState
+	blocks      paged[blockState]
 	roots       []uint64 // bit b set: dense block b was some row's first block
 	nRoots      int64
 	rowsIDs     int64
@@ -335,7 +336,7 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 
 	// Intern: map every id to its dense block number. A number below
 	// nBefore was seen in an earlier row (the infinite cache holds it).
-	nBefore := int32(len(a.blocks))
+	nBefore := int32(a.blocks.len())
 	a.nBefore = nBefore
 	idx := a.scratch[:0]
 	for _, id := range r.HashIDs {
@@ -344,7 +345,7 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 	}
 	a.scratch = idx
 	if n := a.ids.len(); n > int(nBefore) {
-		a.blocks = growTo(a.blocks, n)
+		a.blocks.grow(n)
 		if len(a.multi.slots) > 0 {
 			a.multi.grow(n)
 		}
@@ -363,7 +364,7 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 	var runRow uint32
 	var runN uint64
 	for _, b := range idx[:m] {
-		st := &a.blocks[b]
+		st := a.blocks.at(b)
 		st.hits++
 		if runN > 0 && st.last == runLast && st.lastRow == runRow {
 			runN++
@@ -380,7 +381,7 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 		a.reuseDist.addN(int64(uint32(a.rows)-runRow), runN)
 	}
 	for _, b := range idx {
-		st := &a.blocks[b]
+		st := a.blocks.at(b)
 		st.last = t
 		st.lastRow = uint32(a.rows)
 	}
@@ -402,7 +403,7 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 		runs := a.runs
 		cur := 0
 		for j, b := range idx {
-			for z := int(a.multi.nodes[b].zone); cur < z; cur++ {
+			for z := int(a.multi.nodes.at(b).zone); cur < z; cur++ {
 				runs[cur] = j
 			}
 			if cur == K {
@@ -512,7 +513,7 @@ func (a *Analyzer) cacheReport() *Cache {
 	c := &Cache{
 		BlockSize:      a.blockSize,
 		RowsWithIDs:    a.rowsIDs,
-		DistinctBlocks: int64(len(a.blocks)),
+		DistinctBlocks: int64(a.blocks.len()),
 		TotalBlocks:    a.totalBlocks,
 		InputTokens:    a.idTokens,
 		HitTokens:      a.hitTokens,
@@ -540,9 +541,11 @@ func (a *Analyzer) cacheReport() *Cache {
 	}
 
 	// Skew: rank every distinct block by its reuse hits, descending.
-	hits := make([]uint32, len(a.blocks))
-	for i := range a.blocks {
-		hits[i] = a.blocks[i].hits
+	hits := make([]uint32, 0, a.blocks.len())
+	for pg := range a.blocks.chunks {
+		for i := range pg {
+			hits = append(hits, pg[i].hits)
+		}
 	}
 	slices.SortFunc(hits, func(x, y uint32) int { return cmp.Compare(y, x) })
 	var total int64

@@ -32,7 +32,7 @@ import "slices"
 type multiLRU struct {
 	slots      []int // ascending, all > 0
 	bnd        []int32
-	nodes      []lruNode // indexed by block number
+	nodes      paged[lruNode] // indexed by block number
 	head, tail int32
 	size       int
 }
@@ -59,14 +59,14 @@ func newMultiLRU(slots []int) *multiLRU {
 
 // grow makes block numbers < n valid; new blocks are absent.
 func (l *multiLRU) grow(n int) {
-	old := len(l.nodes)
+	old := l.nodes.len()
 	if n <= old {
 		return
 	}
-	l.nodes = growTo(l.nodes, n)
+	l.nodes.grow(n)
 	a := l.absent()
 	for i := old; i < n; i++ {
-		l.nodes[i].zone = a
+		l.nodes.at(int32(i)).zone = a
 	}
 }
 
@@ -76,8 +76,7 @@ func (l *multiLRU) touch(b int32) {
 	if k == 0 || l.head == b {
 		return
 	}
-	nodes := l.nodes
-	nb := &nodes[b]
+	nb := l.nodes.at(b)
 	zb := int(nb.zone)
 	present := zb < k
 	bnd := l.bnd[:k]
@@ -92,7 +91,7 @@ func (l *multiLRU) touch(b int32) {
 	// the head (one-slot cache) is replaced by b itself below.
 	for i := 0; i < zb; i++ {
 		if x := bnd[i]; x >= 0 {
-			nx := &nodes[x]
+			nx := l.nodes.at(x)
 			nx.zone++
 			bnd[i] = nx.prev // -1 when x is the head: fixed after the push
 		}
@@ -117,30 +116,32 @@ func (l *multiLRU) touch(b int32) {
 	if l.size > l.slots[k-1] {
 		t := l.tail
 		l.unlink(t)
-		nodes[t].zone = uint8(k)
+		l.nodes.at(t).zone = uint8(k)
 		l.size--
 	}
 }
 
 func (l *multiLRU) unlink(b int32) {
-	p, n := l.nodes[b].prev, l.nodes[b].next
+	nb := l.nodes.at(b)
+	p, n := nb.prev, nb.next
 	if p >= 0 {
-		l.nodes[p].next = n
+		l.nodes.at(p).next = n
 	} else {
 		l.head = n
 	}
 	if n >= 0 {
-		l.nodes[n].prev = p
+		l.nodes.at(n).prev = p
 	} else {
 		l.tail = p
 	}
 }
 
 func (l *multiLRU) pushFront(b int32) {
-	l.nodes[b].prev = -1
-	l.nodes[b].next = l.head
+	nb := l.nodes.at(b)
+	nb.prev = -1
+	nb.next = l.head
 	if l.head >= 0 {
-		l.nodes[l.head].prev = b
+		l.nodes.at(l.head).prev = b
 	}
 	l.head = b
 	if l.tail < 0 {
@@ -177,8 +178,8 @@ func (l *multiLRU) check() {
 	k := len(l.slots)
 	rank := 0
 	prev := int32(-1)
-	for b := l.head; b >= 0; b = l.nodes[b].next {
-		if l.nodes[b].prev != prev {
+	for b := l.head; b >= 0; b = l.nodes.at(b).next {
+		if l.nodes.at(b).prev != prev {
 			panic("BUG: multiLRU: broken prev link")
 		}
 		z := 0
@@ -187,7 +188,7 @@ func (l *multiLRU) check() {
 				z++
 			}
 		}
-		if int(l.nodes[b].zone) != z {
+		if int(l.nodes.at(b).zone) != z {
 			panic("BUG: multiLRU: zone does not match rank")
 		}
 		for i, s := range l.slots {

@@ -29,21 +29,30 @@ func (h *hist) footprint() int {
 	return n
 }
 
+// footprint returns the bytes the pages hold.
+func (p *paged[T]) footprint() int {
+	n := sliceBytes(p.pages)
+	for _, pg := range p.pages {
+		n += sliceBytes(pg)
+	}
+	return n
+}
+
 func (t *interner) footprint() int { return sliceBytes(t.direct) + mapBytes(t.sparse) }
 
 func (a *Analyzer) footprint() int {
 	n := a.gaps.footprint() + a.isl.footprint() + a.osl.footprint() + a.reuseTime.footprint() + a.reuseDist.footprint() +
-		a.ids.footprint() + sliceBytes(a.blocks) + sliceBytes(a.roots) +
+		a.ids.footprint() + a.blocks.footprint() + sliceBytes(a.roots) +
 		mapBytes(a.sessions) + mapBytes(a.kinds) + mapBytes(a.turns) + sliceBytes(a.scratch)
 	if m := a.multi; m != nil {
-		n += sliceBytes(m.nodes)
+		n += m.nodes.footprint()
 	}
 	return n
 }
 
 func (p *AIPerf) footprint() int {
 	return p.isl.footprint() + p.osl.footprint() + p.noIDsISL.footprint() + p.ids.footprint() + mapBytes(p.hit.m) +
-		sliceBytes(p.perID) + mapBytes(p.trieMore) + sliceBytes(p.nodeCount) +
+		p.perID.footprint() + mapBytes(p.trieMore) + p.nodeCount.footprint() +
 		sliceBytes(p.rootNodes) + mapBytes(p.pairMore) + sliceBytes(p.cands)
 }
 
@@ -59,13 +68,13 @@ func TestMemoryGrowsWithBlocksNotRows(t *testing.T) {
 		a.Add(r)
 		p.Add(r)
 	}
-	blocks1, a1, p1 := len(a.blocks), a.footprint(), p.footprint()
+	blocks1, a1, p1 := a.blocks.len(), a.footprint(), p.footprint()
 	for range 9 * n {
 		r := g.next()
 		a.Add(r)
 		p.Add(r)
 	}
-	blocks10, a10, p10 := len(a.blocks), a.footprint(), p.footprint()
+	blocks10, a10, p10 := a.blocks.len(), a.footprint(), p.footprint()
 	t.Logf("%d rows: %d blocks, analyzer %d B, aiperf %d B", n, blocks1, a1, p1)
 	t.Logf("%d rows: %d blocks, analyzer %d B, aiperf %d B", 10*n, blocks10, a10, p10)
 	if blocks10 != blocks1 || blocks1 != 1600 {

@@ -1,0 +1,66 @@
+// Hot path: paged.at runs several times per hash id of every row; see
+// BenchmarkAnalyzeMooncake.
+
+package analyze
+
+// paged is a growable array of per-block state, indexed by dense block
+// number and kept in fixed-size pages: growing never copies the elements
+// already there, and allocates at most one page beyond the length (the
+// first page grows by doubling, so a small trace stays small). On a trace
+// with hundreds of thousands of blocks, the copies and the up to twice too
+// large slices of append-style growth cost more than the statistics.
+type paged[T any] struct {
+	pages [][]T
+	n     int
+}
+
+const (
+	pagedBits = 14
+	pagedSize = 1 << pagedBits
+	pagedMask = pagedSize - 1
+)
+
+// at returns element i, which must be below p.len().
+func (p *paged[T]) at(i int32) *T { return &p.pages[i>>pagedBits][i&pagedMask] }
+
+// len returns the number of elements.
+func (p *paged[T]) len() int { return p.n }
+
+// grow makes the length n if it is shorter; new elements are zero.
+func (p *paged[T]) grow(n int) {
+	if n <= p.n {
+		return
+	}
+	p.n = n
+	if len(p.pages) == 0 {
+		p.pages = append(p.pages, nil)
+	}
+	if first := min(n, pagedSize); len(p.pages[0]) < first {
+		s := p.pages[0]
+		if first <= cap(s) {
+			p.pages[0] = s[:first]
+		} else {
+			t := make([]T, first, min(max(2*cap(s), first, 1024), pagedSize))
+			copy(t, s)
+			p.pages[0] = t
+		}
+	}
+	for len(p.pages) < (n+pagedMask)>>pagedBits {
+		p.pages = append(p.pages, make([]T, pagedSize))
+	}
+}
+
+// chunks yields the elements in order, one page at a time.
+func (p *paged[T]) chunks(yield func([]T) bool) {
+	rest := p.n
+	for _, pg := range p.pages {
+		if rest <= 0 {
+			return
+		}
+		pg = pg[:min(len(pg), rest)]
+		rest -= len(pg)
+		if !yield(pg) {
+			return
+		}
+	}
+}
