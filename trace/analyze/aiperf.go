@@ -145,11 +145,13 @@ func (p *AIPerf) addIDs(r *trace.Row, idx []int32, nBefore, nAfter int32) {
 	}
 	p.hit.add(float64(first) / float64(len(idx)))
 
-	// Prefixes.
+	// Prefixes and (position, id) pairs, in one pass: they keep separate
+	// fields of the id's state.
 	parent := int32(0) // node+1 of the prefix so far; 0 = root
-	for _, d := range idx {
-		var n int32
+	cand := int32(-1)
+	for pos, d := range idx {
 		e := p.perID.at(d)
+		var n int32
 		switch tp := e.trieParent; {
 		case tp == parent:
 			n = e.trieNode
@@ -166,12 +168,7 @@ func (p *AIPerf) addIDs(r *trace.Row, idx []int32, nBefore, nAfter int32) {
 		}
 		*p.nodeCount.at(n)++
 		parent = n + 1
-	}
 
-	// (position, id) pairs.
-	cand := int32(-1)
-	for pos, d := range idx {
-		e := p.perID.at(d)
 		switch pp := e.pairPos; {
 		case pp == int32(pos):
 			p.bump(&e.pair, &cand, r, len(idx))
