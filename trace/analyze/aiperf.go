@@ -128,12 +128,7 @@ func (p *AIPerf) addInterned(r *trace.Row, a *Analyzer) {
 // order of first appearance; nBefore = count before this row, nAfter =
 // count after it, so every number is below nAfter).
 func (p *AIPerf) addIDs(r *trace.Row, idx []int32, nBefore, nAfter int32) {
-	if old := p.perID.len(); int(nAfter) > old {
-		p.perID.grow(int(nAfter))
-		for i := old; i < int(nAfter); i++ {
-			*p.perID.at(int32(i)) = aiperfID{trieParent: -1, pairPos: -1}
-		}
-	}
+	p.perID.growFilled(int(nAfter), aiperfID{trieParent: -1, pairPos: -1})
 
 	// Per-row hit against the ids of earlier rows.
 	first := len(idx)

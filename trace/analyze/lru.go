@@ -59,15 +59,7 @@ func newMultiLRU(slots []int) *multiLRU {
 
 // grow makes block numbers < n valid; new blocks are absent.
 func (l *multiLRU) grow(n int) {
-	old := l.nodes.len()
-	if n <= old {
-		return
-	}
-	l.nodes.grow(n)
-	a := l.absent()
-	for i := old; i < n; i++ {
-		l.nodes.at(int32(i)).zone = a
-	}
+	l.nodes.growFilled(n, lruNode{zone: l.absent()})
 }
 
 // touch makes b the most recently used block.

@@ -50,6 +50,21 @@ func (p *paged[T]) grow(n int) {
 	}
 }
 
+// growFilled is grow with the new elements set to v.
+func (p *paged[T]) growFilled(n int, v T) {
+	i := p.n
+	p.grow(n)
+	for i < n {
+		pg := p.pages[i>>pagedBits]
+		j := i & pagedMask
+		s := pg[j:min(len(pg), j+n-i)]
+		for k := range s {
+			s[k] = v
+		}
+		i += len(s)
+	}
+}
+
 // chunks yields the elements in order, one page at a time.
 func (p *paged[T]) chunks(yield func([]T) bool) {
 	rest := p.n

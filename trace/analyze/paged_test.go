@@ -43,3 +43,25 @@ func TestPaged(t *testing.T) {
 		t.Errorf("first page capacity %d, want %d", c, pagedSize)
 	}
 }
+
+// TestPagedGrowFilled checks that growFilled sets exactly the new elements,
+// across page boundaries, and leaves the old ones alone.
+func TestPagedGrowFilled(t *testing.T) {
+	var p paged[int32]
+	want := []int32{}
+	for step, n := range []int{3, 1500, pagedSize + 7, pagedSize + 7, 2, 2*pagedSize + 1} {
+		v := int32(-1 - step)
+		p.growFilled(n, v)
+		for len(want) < n {
+			want = append(want, v)
+		}
+		if p.len() != len(want) {
+			t.Fatalf("growFilled(%d): len %d, want %d", n, p.len(), len(want))
+		}
+		for i, w := range want {
+			if got := *p.at(int32(i)); got != w {
+				t.Fatalf("after growFilled(%d, %d): element %d = %d, want %d", n, v, i, got, w)
+			}
+		}
+	}
+}
