@@ -149,6 +149,9 @@ func (d *aiperfDecoder) turn(row *Row, obj []byte, session []byte) error {
 		}
 		modal = modal || has[m[0]] || has[m[1]]
 	}
+	if !modal && (has["messages"] || has["spawns"] || has["forks"]) {
+		return d.rowErr("messages", "an AIPerf multi_turn turn has text, not messages, forks or spawns: this looks like AIPerf dag_jsonl; name the format aiperf-dag")
+	}
 	if !modal {
 		return d.rowErr("text", "missing; an AIPerf row needs one of text, texts, image(s), audio(s), video(s)")
 	}

@@ -40,9 +40,13 @@ func detectLine(line []byte) (Format, error) {
 
 func detectJSON(line []byte) (Format, error) {
 	var keys []string
-	err := objectFields(line, func(key, _ []byte) error {
+	var turns []byte
+	err := objectFields(line, func(key, val []byte) error {
 		if len(keys) < 64 {
 			keys = append(keys, string(key))
+		}
+		if string(key) == "turns" {
+			turns = val
 		}
 		return nil
 	})
@@ -62,6 +66,10 @@ func detectJSON(line []byte) (Format, error) {
 		return FormatBailian, nil
 	case has("requests") && has("hash_id_scope", "block_size", "models"):
 		return FormatWeka, nil
+	case has("kind") && has("nodes", "edges", "graph_ref", "version"):
+		return FormatAIPerfGraph, nil
+	case has("turns") && (has("pre_session_spawns", "orchestrator", "context_mode") || firstTurnHas(turns, "messages")):
+		return FormatAIPerfDAG, nil
 	case has("turns"):
 		return FormatAIPerfMulti, nil
 	case has("text", "texts", "image", "images", "audio", "audios", "video", "videos"):
@@ -136,4 +144,22 @@ func isPromptsName(name string) bool {
 func isNumeric(s string) bool {
 	_, st := parseFixed([]byte(s), 0)
 	return st == fixedOK || st == fixedRounded
+}
+
+// firstTurnHas reports whether the first element of a turns array is an
+// object with key (AIPerf dag_jsonl turns have messages, multi_turn turns
+// text).
+func firstTurnHas(turns []byte, key string) bool {
+	found, first := false, true
+	_ = arrayElems(turns, func(e []byte) error {
+		if first {
+			first = false
+			_ = objectFields(e, func(k, _ []byte) error {
+				found = found || string(k) == key
+				return nil
+			})
+		}
+		return nil
+	})
+	return found
 }

@@ -34,6 +34,13 @@ const (
 	// conversation per line, with nested sub-agents, read as dependent
 	// rows (design 0008).
 	FormatWeka Format = "weka"
+	// FormatAIPerfDAG is AIPerf's dag_jsonl: one session per line, whose
+	// turns fork and spawn other sessions, read as dependent rows.
+	FormatAIPerfDAG Format = "aiperf-dag"
+	// FormatAIPerfGraph is AIPerf's Graph IR in JSON Lines: graph records
+	// of LLM nodes and edges, instantiated by trace records, read as
+	// dependent rows.
+	FormatAIPerfGraph Format = "aiperf-graph"
 
 	// Datasets: prompts without arrival times (docs/format/traces.md,
 	// "Datasets"). Their rows carry the prompt text (Raw text_input) and
@@ -55,6 +62,7 @@ const (
 var allFormats = []Format{
 	FormatMooncake, FormatBailian, FormatBurstGPT, FormatAzure,
 	FormatVidur, FormatSplitwiseSim, FormatAIPerfSingle, FormatAIPerfMulti, FormatWeka,
+	FormatAIPerfDAG, FormatAIPerfGraph,
 	FormatShareGPT, FormatPrompts, FormatTable, FormatInputsJSON,
 }
 
@@ -95,6 +103,10 @@ func ParseFormat(s string) (Format, error) {
 		return FormatBailian, nil
 	case "weka_trace", "kv-cache-tester":
 		return FormatWeka, nil
+	case "dag_jsonl", "dag-jsonl", "dag":
+		return FormatAIPerfDAG, nil
+	case "graph_ir", "graph-ir", "graph":
+		return FormatAIPerfGraph, nil
 	case "burst_gpt_trace":
 		return FormatBurstGPT, nil
 	case "inputs_json", "inputs.json":

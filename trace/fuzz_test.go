@@ -612,3 +612,38 @@ func FuzzParquet(f *testing.F) {
 		readFuzz(t, data, Options{Format: FormatTable, SkipInvalid: true})
 	})
 }
+
+// FuzzAIPerfDAG and FuzzAIPerfGraph: every row the AIPerf DAG readers
+// return waits only for rows returned before it, and a row without
+// dependencies has a time.
+func FuzzAIPerfDAG(f *testing.F) {
+	seeds(f, []string{"aiperf-dag.jsonl"},
+		`{"session_id":"a","pre_session_spawns":["b"],"turns":[{"messages":[{"role":"user","content":"x"}],"forks":[{"child":"c","background":true}]},{"messages":[{"role":"user","content":"y"}]}]}`+"\n"+
+			`{"session_id":"b","turns":[{"messages":[{"role":"user","content":"z"}],"delay":1.5}]}`+"\n"+`{"session_id":"c","context_mode":"message_array_with_responses","turns":[{"messages":[]}]}`)
+	f.Fuzz(func(t *testing.T, data []byte) { checkDependent(t, data, FormatAIPerfDAG) })
+}
+
+func FuzzAIPerfGraph(f *testing.F) {
+	seeds(f, []string{"aiperf-graph.jsonl"},
+		`{"kind":"graph","nodes":{"p":{"node_type":"llm","prompt":[{"role":"user","content":"p"}],"output":"o"},"q":{"node_type":"llm","prompt":[{"role":"user","content":"q"}],"inputs":[{"channel":"o","count":"all"}]},"r":{"node_type":"llm","prompt":[{"role":"user","content":"r"}]}},"edges":[{"source":"START","target":"p","min_start_delay_us":7},{"source":"q","target":"r","delay_after_predecessor_start_us":5}]}`)
+	f.Fuzz(func(t *testing.T, data []byte) { checkDependent(t, data, FormatAIPerfGraph) })
+}
+
+func checkDependent(t *testing.T, data []byte, format Format) {
+	rows, _ := readFuzz(t, data, Options{Format: format, SkipInvalid: true})
+	seen := map[int64]bool{}
+	for _, r := range rows {
+		for _, d := range r.WaitFor {
+			if !seen[d] {
+				t.Fatalf("row %d waits for %d, not returned before it", r.RequestID, d)
+			}
+		}
+		if r.ParentID >= 0 && !slices.Contains(r.WaitFor, r.ParentID) {
+			t.Fatalf("row %d extends %d without waiting for it", r.RequestID, r.ParentID)
+		}
+		if r.WaitFor == nil && !r.HasOffset {
+			t.Fatalf("root row %d without a time", r.RequestID)
+		}
+		seen[r.RequestID] = true
+	}
+}

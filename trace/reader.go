@@ -324,6 +324,10 @@ func (r *Reader) init(src io.Reader) error {
 		r.dec = &aiperfDecoder{r: r, multi: true, sessions: newSessions()}
 	case FormatWeka:
 		r.dec = newWekaDecoder(r)
+	case FormatAIPerfDAG:
+		r.dec = newAIPerfDAGDecoder(r)
+	case FormatAIPerfGraph:
+		r.dec = newGraphIRDecoder(r)
 	case FormatShareGPT:
 		r.dec = newShareGPTDecoder(r)
 	case FormatPrompts:
