@@ -36,7 +36,7 @@ type Config struct {
 //
 // Memory grows with distinct hash ids (16 bytes of block state and 12 for
 // the LRU list whatever the number of capacities (none without one), kept
-// in pages of 16,384 blocks; 4 to 24 for interning and one bit for the
+// in pages of 4,096 blocks; 4 to 24 for interning and one bit for the
 // prefix roots, times up to 2 for slice growth), distinct sessions and
 // distinct values of the lengths, gaps and reuse times; never with the
 // number of rows as such.

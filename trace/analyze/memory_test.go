@@ -31,11 +31,8 @@ func (h *hist) footprint() int {
 
 // footprint returns the bytes the pages hold.
 func (p *paged[T]) footprint() int {
-	n := sliceBytes(p.pages)
-	for _, pg := range p.pages {
-		n += sliceBytes(pg)
-	}
-	return n
+	var z T
+	return sliceBytes(p.pages) + len(p.pages)*pagedSize*int(unsafe.Sizeof(z))
 }
 
 func (t *interner) footprint() int { return sliceBytes(t.direct) + mapBytes(t.sparse) }

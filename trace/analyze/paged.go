@@ -5,17 +5,17 @@ package analyze
 
 // paged is a growable array of per-block state, indexed by dense block
 // number and kept in fixed-size pages: growing never copies the elements
-// already there, and allocates at most one page beyond the length (the
-// first page grows by doubling, so a small trace stays small). On a trace
-// with hundreds of thousands of blocks, the copies and the up to twice too
-// large slices of append-style growth cost more than the statistics.
+// already there, and allocates at most one page beyond the length. On a
+// trace with hundreds of thousands of blocks, the copies and the up to
+// twice too large slices of append-style growth cost more than the
+// statistics.
 type paged[T any] struct {
-	pages [][]T
+	pages []*[pagedSize]T
 	n     int
 }
 
 const (
-	pagedBits = 14
+	pagedBits = 12
 	pagedSize = 1 << pagedBits
 	pagedMask = pagedSize - 1
 )
@@ -32,21 +32,8 @@ func (p *paged[T]) grow(n int) {
 		return
 	}
 	p.n = n
-	if len(p.pages) == 0 {
-		p.pages = append(p.pages, nil)
-	}
-	if first := min(n, pagedSize); len(p.pages[0]) < first {
-		s := p.pages[0]
-		if first <= cap(s) {
-			p.pages[0] = s[:first]
-		} else {
-			t := make([]T, first, min(max(2*cap(s), first, 1024), pagedSize))
-			copy(t, s)
-			p.pages[0] = t
-		}
-	}
 	for len(p.pages) < (n+pagedMask)>>pagedBits {
-		p.pages = append(p.pages, make([]T, pagedSize))
+		p.pages = append(p.pages, new([pagedSize]T))
 	}
 }
 
@@ -57,7 +44,7 @@ func (p *paged[T]) growFilled(n int, v T) {
 	for i < n {
 		pg := p.pages[i>>pagedBits]
 		j := i & pagedMask
-		s := pg[j:min(len(pg), j+n-i)]
+		s := pg[j:min(pagedSize, j+n-i)]
 		for k := range s {
 			s[k] = v
 		}
@@ -72,9 +59,9 @@ func (p *paged[T]) chunks(yield func([]T) bool) {
 		if rest <= 0 {
 			return
 		}
-		pg = pg[:min(len(pg), rest)]
-		rest -= len(pg)
-		if !yield(pg) {
+		s := pg[:min(pagedSize, rest)]
+		rest -= len(s)
+		if !yield(s) {
 			return
 		}
 	}

@@ -39,9 +39,6 @@ func TestPaged(t *testing.T) {
 	if got := len(p.pages); got != 4 {
 		t.Errorf("%d elements in %d pages, want 4", p.len(), got)
 	}
-	if c := cap(p.pages[0]); c != pagedSize {
-		t.Errorf("first page capacity %d, want %d", c, pagedSize)
-	}
 }
 
 // TestPagedGrowFilled checks that growFilled sets exactly the new elements,
