@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,6 +31,7 @@ const (
 	catSynPrefix = "Generate: shared prefixes"
 	catSynLen    = "Generate: lengths"
 	catSynTarget = "Generate: cache targets"
+	catSynAgent  = "Generate: agentic tasks (with --tasks N)"
 )
 
 // deriveFlags and generateFlags name the flags of each mode, to reject
@@ -41,6 +43,10 @@ var (
 		"rate-ramp", "rate-end", "diurnal-period", "diurnal-amplitude", "turns", "turns-stddev", "think-time",
 		"think-time-stddev", "prefix-roots", "prefix-depth", "prefix-fanout", "prefix-tokens", "prefix-share",
 		"isl", "isl-stddev", "isl-dist", "isl-from", "osl", "osl-stddev", "osl-dist", "osl-from", "target-hit-ratio"}
+	// agenticFlags generate agentic tasks (--tasks); agenticShared are
+	// the generate flags that also apply to them.
+	agenticFlags  = []string{"tasks", "fan-out", "depth", "tool-time", "tool-time-stddev", "system-prompts", "system-prompt-tokens"}
+	agenticShared = []string{"rate", "think-time", "think-time-stddev", "isl", "isl-stddev", "isl-dist", "osl", "osl-stddev", "osl-dist"}
 )
 
 // synthesizeConfig is the synthesize command line, copied from the flags
@@ -86,6 +92,10 @@ type synthesizeConfig struct {
 	OSL, OSLStddev     float64
 	OSLDist, OSLFrom   string
 	TargetHitRatio     float64
+
+	Tasks, FanOut, Depth              int
+	ToolTime, ToolTimeStddev          time.Duration
+	SystemPrompts, SystemPromptTokens int
 }
 
 // synthPlan is a validated synthesize command: exactly one of derive and
@@ -93,6 +103,7 @@ type synthesizeConfig struct {
 type synthPlan struct {
 	derive     *synth.DeriveConfig
 	generate   *synth.GenerateConfig
+	agentic    *synth.AgenticConfig
 	readOpts   trace.Options
 	format     trace.Format
 	lengthsISL string // --isl-from / --osl-from, read after validation
@@ -128,6 +139,54 @@ func (c synthesizeConfig) Validate() (*synthPlan, error) {
 		if !derive && c.Set[name] {
 			bad("--%s transforms a trace: give --from TRACE", name)
 		}
+	}
+	agentic := c.Set["tasks"]
+	for _, name := range agenticFlags {
+		switch {
+		case derive && c.Set[name]:
+			bad("--%s describes a generated agentic trace; it does not apply with --from", name)
+		case !agentic && c.Set[name]:
+			bad("--%s shapes agentic tasks: give --tasks N", name)
+		}
+	}
+	if agentic && !derive {
+		for _, name := range generateFlags {
+			if c.Set[name] && !slices.Contains(agenticShared, name) {
+				bad("--%s does not apply to agentic tasks (--tasks); they take %s", name, "--"+strings.Join(agenticShared, ", --"))
+			}
+		}
+		for _, name := range []string{"max-isl", "max-osl"} {
+			if c.Set[name] {
+				bad("--%s does not apply to agentic tasks (--tasks)", name)
+			}
+		}
+		if of != trace.FormatMooncake {
+			bad("--output-format %s: agentic tasks are written as agentic Mooncake rows; use mooncake", of)
+		}
+		g := synth.NewAgenticConfig()
+		g.Seed, g.Tasks, g.Rate, g.FanOut, g.Depth = c.Seed, c.Tasks, c.Rate, c.FanOut, c.Depth
+		if c.BlockSize > 0 {
+			g.BlockSize = c.BlockSize
+		}
+		g.ThinkTime, g.ThinkTimeStddev, g.ToolTime, g.ToolTimeStddev = c.ThinkTime, c.ThinkTimeStddev, c.ToolTime, c.ToolTimeStddev
+		g.SystemPrompts, g.SystemPromptTokens = c.SystemPrompts, c.SystemPromptTokens
+		for _, d := range []struct {
+			name      string
+			mean, std float64
+			kind      string
+			to        *synth.Dist
+		}{{"isl", c.ISL, c.ISLStddev, c.ISLDist, &g.ISL}, {"osl", c.OSL, c.OSLStddev, c.OSLDist, &g.OSL}} {
+			k, err := synth.ParseDistKind(d.kind)
+			if err != nil {
+				bad("--%s-dist: %v", d.name, err)
+			}
+			*d.to = synth.Dist{Kind: k, Mean: d.mean, Stddev: d.std}
+		}
+		if err := g.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+		p.agentic = &g
+		return p, errors.Join(errs...)
 	}
 	if derive {
 		f, err := trace.ParseFormat(c.FromFormat)
@@ -367,6 +426,20 @@ func synthesizeCommand(a *app) *cli.Command {
 				Usage: "`SEED` of every random draw (same seed, same bytes)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Category: catSynOut, Sources: synthEnv("quiet"),
 				Usage: "no summary on stderr"},
+			&cli.IntFlag{Name: "tasks", HideDefault: true, Category: catSynAgent, Sources: synthEnv("tasks"),
+				Usage: "generate `N` agentic tasks (trees of dependent requests) arriving at --rate per second"},
+			&cli.IntFlag{Name: "fan-out", Value: 4, Category: catSynAgent, Sources: synthEnv("fan-out"),
+				Usage: "children of each request above a task's last level (`N`)"},
+			&cli.IntFlag{Name: "depth", Value: 3, Category: catSynAgent, Sources: synthEnv("depth"),
+				Usage: "levels of each task (`N`; 1 = a single request)"},
+			&cli.DurationFlag{Name: "tool-time", HideDefault: true, Category: catSynAgent, Sources: synthEnv("tool-time"),
+				Usage: "mean tool time of a child after its parent completed (`DURATION`; with --think-time after it)"},
+			&cli.DurationFlag{Name: "tool-time-stddev", HideDefault: true, Category: catSynAgent, Sources: synthEnv("tool-time-stddev"),
+				Usage: "standard deviation of the tool time (`DURATION`; > 0 draws a lognormal)"},
+			&cli.IntFlag{Name: "system-prompts", HideDefault: true, Category: catSynAgent, Sources: synthEnv("system-prompts"),
+				Usage: "`N` shared system prompts; each task's root starts with one"},
+			&cli.IntFlag{Name: "system-prompt-tokens", HideDefault: true, Category: catSynAgent, Sources: synthEnv("system-prompt-tokens"),
+				Usage: "length of each shared system prompt (`TOKENS`)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			set := map[string]bool{}
@@ -395,6 +468,9 @@ func synthesizeCommand(a *app) *cli.Command {
 				ISL: cmd.Float("isl"), ISLStddev: cmd.Float("isl-stddev"), ISLDist: cmd.String("isl-dist"), ISLFrom: cmd.String("isl-from"),
 				OSL: cmd.Float("osl"), OSLStddev: cmd.Float("osl-stddev"), OSLDist: cmd.String("osl-dist"), OSLFrom: cmd.String("osl-from"),
 				TargetHitRatio: cmd.Float("target-hit-ratio"),
+				Tasks:          cmd.Int("tasks"), FanOut: cmd.Int("fan-out"), Depth: cmd.Int("depth"),
+				ToolTime: cmd.Duration("tool-time"), ToolTimeStddev: cmd.Duration("tool-time-stddev"),
+				SystemPrompts: cmd.Int("system-prompts"), SystemPromptTokens: cmd.Int("system-prompt-tokens"),
 			}
 			return runSynthesize(ctx, a, c)
 		},
@@ -409,7 +485,18 @@ func runSynthesize(ctx context.Context, a *app, c synthesizeConfig) error {
 		return exitcode.UsageError(err, "see 'reprise synthesize --help'")
 	}
 	var out synthOutput
-	if p.derive != nil {
+	if p.agentic != nil {
+		res, err := synth.GenerateAgentic(*p.agentic)
+		if err != nil {
+			return synthError(err)
+		}
+		err = writeTrace(a.stdout, c.Output, func(w io.Writer) error { return synth.Write(w, res) })
+		if err != nil {
+			return err
+		}
+		out = synthOutput{rows: len(res.Rows), format: res.Format,
+			report: analyze.Rows(res.Rows, analyze.Config{BlockSize: res.BlockSize, CacheSizes: []int64{}})}
+	} else if p.derive != nil {
 		rows, err := readTrace(ctx, a, c.From, p.readOpts)
 		if err != nil {
 			return traceError(err, "--from-format", false)
@@ -607,6 +694,10 @@ func printSynthSummary(w io.Writer, c synthesizeConfig, res synthOutput) {
 		if def := res.format.DefaultBlockSize(); def != ca.BlockSize {
 			fmt.Fprintf(w, "  note: %s readers assume %d-token blocks; read this file with --block-size %d\n", res.format, def, ca.BlockSize)
 		}
+	}
+	if d := rep.Dependencies; d != nil {
+		fmt.Fprintf(w, "  agentic: %s tasks, depth %.0f–%.0f, fan-out mean %.2f, think %.4f s and tool %.4f s mean, ancestor token hit ratio %.4f\n",
+			groupInt(d.Tasks), d.Depth.Min, d.Depth.Max, d.FanOut.Mean, d.ThinkTime.Mean, d.ToolTime.Mean, d.AncestorTokenHitRatio)
 	}
 	if st := res.derive; st != nil {
 		var parts []string

@@ -249,3 +249,40 @@ func TestGroupInt(t *testing.T) {
 		}
 	}
 }
+
+// TestSynthesizeAgentic generates agentic tasks of fan-out 4 and depth 3
+// with tool and think times and shared system prompts; analyze-trace's
+// dependencies section on the file measures the asked shape.
+func TestSynthesizeAgentic(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agentic.jsonl")
+	code, _, errOut := runCLI(t, "", "synthesize", "--tasks", "6", "--rate", "5", "--fan-out", "4", "--depth", "3",
+		"--tool-time", "5ms", "--think-time", "2ms", "--system-prompts", "2", "--system-prompt-tokens", "1024", "--isl", "300", "-o", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "agentic: 6 tasks, depth 3–3, fan-out mean 4.00") {
+		t.Errorf("summary: %s", errOut)
+	}
+	deps, _ := analyzeJSON(t, path)["dependencies"].(map[string]any)
+	stat := func(k, f string) float64 {
+		m, _ := deps[k].(map[string]any)
+		v, _ := m[f].(float64)
+		return v
+	}
+	if deps["tasks"] != 6.0 || stat("depth", "min") != 3 || stat("depth", "max") != 3 || stat("fan_out", "min") != 4 || stat("fan_out", "max") != 4 ||
+		stat("tool_time_seconds", "mean") != 0.005 || stat("think_time_seconds", "mean") != 0.002 {
+		t.Errorf("analyze-trace dependencies: %v", deps)
+	}
+	if r, _ := deps["ancestor_token_hit_ratio"].(float64); r < 0.5 {
+		t.Errorf("ancestor token hit ratio %v; children extend their parents' prompts", r)
+	}
+	for _, args := range [][]string{
+		{"--rate", "5", "--sessions", "3", "--fan-out", "2"},
+		{"--tasks", "2", "--rate", "5", "--turns", "3"},
+		{"--tasks", "2", "--rate", "5", "--output-format", "bailian"},
+	} {
+		if code, _, _ := runCLI(t, "", append([]string{"synthesize", "-o", path}, args...)...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+}
