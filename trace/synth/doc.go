@@ -97,6 +97,16 @@
 // with the model and be within ±0.02 of the target (±5 % for the working
 // set), or Generate fails with the closest value it could reach.
 //
+// # Agentic tasks
+//
+// [GenerateAgentic] writes tasks of dependent requests (design 0008) as
+// agentic Mooncake rows: a root per task, arriving by a Poisson process,
+// and below it a tree of [AgenticConfig.Depth] levels in which every
+// request has [AgenticConfig.FanOut] children that wait for it, then for a
+// tool time and a think time. A child's prompt is its parent's full
+// blocks plus its own draw; a root's starts with one of the shared system
+// prompts. analyze-trace's dependencies section measures the shape.
+//
 // # Determinism
 //
 // Equal configurations and seeds give equal rows and bytes (same reprise
