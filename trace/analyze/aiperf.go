@@ -55,11 +55,12 @@ type AIPerf struct {
 	cands     []candidate
 }
 
-// aiperfID is the per-id state of AIPerf, in one struct for locality.
+// aiperfID is the per-id state of AIPerf, in one struct for locality. Its
+// zero value is an id not seen yet, so new ids need no initialisation.
 type aiperfID struct {
-	trieParent int32 // first parent node + 1 (0 = root), -1 = none yet
+	trieParent int32 // first parent node + 2 (1 = root), 0 = none yet
 	trieNode   int32
-	pairPos    int32 // first position, -1 = none yet
+	pairPos    int32 // first position + 1, 0 = none yet
 	pair       pairVal
 }
 
@@ -128,7 +129,7 @@ func (p *AIPerf) addInterned(r *trace.Row, a *Analyzer) {
 // order of first appearance; nBefore = count before this row, nAfter =
 // count after it, so every number is below nAfter).
 func (p *AIPerf) addIDs(r *trace.Row, idx []int32, nBefore, nAfter int32) {
-	p.perID.growFilled(int(nAfter), aiperfID{trieParent: -1, pairPos: -1})
+	p.perID.grow(int(nAfter))
 
 	// Per-row hit against the ids of earlier rows.
 	first := len(idx)
@@ -148,11 +149,11 @@ func (p *AIPerf) addIDs(r *trace.Row, idx []int32, nBefore, nAfter int32) {
 		e := p.perID.at(d)
 		var n int32
 		switch tp := e.trieParent; {
-		case tp == parent:
+		case tp == parent+1:
 			n = e.trieNode
-		case tp < 0:
+		case tp == 0:
 			n = p.newNode(parent)
-			e.trieParent, e.trieNode = parent, n
+			e.trieParent, e.trieNode = parent+1, n
 		default:
 			k := uint64(uint32(parent))<<32 | uint64(uint32(d))
 			var ok bool
@@ -165,10 +166,10 @@ func (p *AIPerf) addIDs(r *trace.Row, idx []int32, nBefore, nAfter int32) {
 		parent = n + 1
 
 		switch pp := e.pairPos; {
-		case pp == int32(pos):
+		case pp == int32(pos)+1:
 			p.bump(&e.pair, &cand, r, len(idx))
-		case pp < 0:
-			e.pairPos = int32(pos)
+		case pp == 0:
+			e.pairPos = int32(pos) + 1
 			p.bump(&e.pair, &cand, r, len(idx))
 		default:
 			k := uint64(pos)<<32 | uint64(uint32(d))
@@ -261,7 +262,7 @@ func (p *AIPerf) Report() *AIPerfStats {
 	nonrep := make([]int32, len(p.cands))
 	for pg := range p.perID.chunks {
 		for _, e := range pg {
-			if e.pairPos >= 0 && e.pair.count == 1 {
+			if e.pairPos > 0 && e.pair.count == 1 {
 				nonrep[e.pair.cand]++
 			}
 		}
