@@ -3,6 +3,7 @@ package trace
 import (
 	"errors"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -187,5 +188,35 @@ func TestAIPerfDAGErrors(t *testing.T) {
 		if f, err := ParseFormat(name); err != nil || f != want {
 			t.Errorf("ParseFormat(%s) = %q, %v", name, f, err)
 		}
+	}
+}
+
+// TestAIPerfGraphReadAllOrder: with roots at different START offsets,
+// trace.ReadAll sorts the graph's rows by time and still keeps every row
+// after the rows it waits for (y waits for a, the latest root).
+func TestAIPerfGraphReadAllOrder(t *testing.T) {
+	node := `{"node_type":"llm","prompt":[{"role":"user","content":"x"}],"max_tokens":2}`
+	text := `{"kind":"graph","nodes":{"a":` + node + `,"b":` + node + `,"c":` + node + `,"y":` + node + `},"edges":[` +
+		`{"source":"START","target":"a","min_start_delay_us":5000},{"source":"START","target":"b","min_start_delay_us":1000},` +
+		`{"source":"START","target":"c","min_start_delay_us":3000},{"source":"a","target":"y"}]}`
+	path := t.TempDir() + "/g.jsonl"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rows, _, err := ReadAll(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]bool{}
+	for _, r := range rows {
+		for _, d := range r.WaitFor {
+			if !seen[d] {
+				t.Errorf("row %d comes before request %d it waits for: %+v", r.RequestID, d, rows)
+			}
+		}
+		seen[r.RequestID] = true
+	}
+	if len(rows) != 4 || rows[0].Offset != 0 || rows[2].Offset != 4*time.Millisecond {
+		t.Errorf("rows %+v; want b, c, a by time, y after a", rows)
 	}
 }
