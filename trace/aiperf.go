@@ -2,7 +2,6 @@ package trace
 
 import (
 	"encoding/json"
-	"errors"
 	"strings"
 
 	"github.com/reprise-bench/reprise/internal/jsonx"
@@ -36,15 +35,9 @@ func (d *aiperfDecoder) rowErr(field, format string, args ...any) error {
 func (d *aiperfDecoder) next(row *Row) error {
 	lr := &d.r.lr
 	for len(d.turns) == 0 {
-		line, err := lr.next()
+		line, err := d.r.nextLine()
 		if err != nil {
-			if errors.Is(err, errLineTooLong) {
-				return d.r.fileErr(lr.line, "", err)
-			}
 			return err
-		}
-		if isBlank(line) {
-			continue
 		}
 		if !d.multi {
 			resetRow(row, lr.line)

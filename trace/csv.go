@@ -190,15 +190,9 @@ func shorten(s string) string {
 func (d *csvDecoder) next(row *Row) error {
 	lr := &d.r.lr
 	for {
-		line, err := lr.next()
+		line, err := d.r.nextLine()
 		if err != nil {
-			if errors.Is(err, errLineTooLong) {
-				return d.r.fileErr(lr.line, "", err)
-			}
 			return err
-		}
-		if isBlank(line) {
-			continue
 		}
 		resetRow(row, lr.line)
 		if d.fields, err = splitCSV(line, d.fields); err != nil {

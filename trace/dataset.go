@@ -202,15 +202,9 @@ type promptsDecoder struct{ r *Reader }
 func (d *promptsDecoder) next(row *Row) error {
 	lr := &d.r.lr
 	for {
-		line, err := lr.next()
+		line, err := d.r.nextLine()
 		if err != nil {
-			if errors.Is(err, errLineTooLong) {
-				return d.r.fileErr(lr.line, "", err)
-			}
 			return err
-		}
-		if isBlank(line) {
-			continue
 		}
 		resetRow(row, lr.line)
 		text := string(line)
@@ -267,15 +261,9 @@ func newTableDecoder(r *Reader) (*tableDecoder, error) {
 func (d *tableDecoder) next(row *Row) error {
 	lr := &d.r.lr
 	for {
-		line, err := lr.next()
+		line, err := d.r.nextLine()
 		if err != nil {
-			if errors.Is(err, errLineTooLong) {
-				return d.r.fileErr(lr.line, "", err)
-			}
 			return err
-		}
-		if isBlank(line) {
-			continue
 		}
 		resetRow(row, lr.line)
 		var cells [5]tableCell

@@ -4,7 +4,6 @@ package trace
 // alloc_test.go, benchmark BenchmarkMooncakeDecode.
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -113,15 +112,9 @@ func newJSONLDecoder(r *Reader) *jsonlDecoder {
 func (d *jsonlDecoder) next(row *Row) error {
 	lr := &d.r.lr
 	for {
-		line, err := lr.next()
+		line, err := d.r.nextLine()
 		if err != nil {
-			if errors.Is(err, errLineTooLong) {
-				return d.r.fileErr(lr.line, "", err)
-			}
 			return err
-		}
-		if isBlank(line) {
-			continue
 		}
 		resetRow(row, lr.line)
 		if err := d.scan(line, row); err != nil {

@@ -196,6 +196,24 @@ func NewReader(name string, src io.Reader, opts Options) (*Reader, error) {
 	return r, nil
 }
 
+// nextLine returns the next non-blank line of a line-oriented format. A
+// line over the cap is a row error naming it (the caller may skip it and
+// go on); at the end it returns io.EOF.
+func (r *Reader) nextLine() ([]byte, error) {
+	for {
+		line, err := r.lr.next()
+		if err != nil {
+			if errors.Is(err, errLineTooLong) {
+				return nil, r.fileErr(r.lr.line, "", err)
+			}
+			return nil, err
+		}
+		if !isBlank(line) {
+			return line, nil
+		}
+	}
+}
+
 func (r *Reader) fileErr(line int64, field string, err error) *ParseError {
 	return &ParseError{Path: r.name, Line: line, Field: field, Err: err}
 }

@@ -53,17 +53,10 @@ func newWekaDecoder(r *Reader) *wekaDecoder {
 }
 
 func (d *wekaDecoder) next(row *Row) error {
-	lr := &d.r.lr
 	for len(d.pending) == 0 {
-		line, err := lr.next()
+		line, err := d.r.nextLine()
 		if err != nil {
-			if errors.Is(err, errLineTooLong) {
-				return d.r.fileErr(lr.line, "", err)
-			}
 			return err
-		}
-		if isBlank(line) {
-			continue
 		}
 		if err := d.conversation(line); err != nil {
 			return err
