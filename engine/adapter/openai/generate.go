@@ -150,11 +150,9 @@ func (st *stream) sglang(data []byte, idx uint32, dst []adapter.Record, nonOK bo
 	ok := s.object(func(key []byte) {
 		switch string(key) {
 		case "text":
-			if s.peek() == '"' {
-				text, textEsc = s.str()
+			if v, e, ok := s.optStr(); ok {
+				text, textEsc = v, e
 				hasText = true
-			} else {
-				s.skip()
 			}
 		case "output_ids":
 			hasIDs = s.array(func(int) { ids++; s.skip() })
@@ -192,11 +190,9 @@ func (st *stream) sglang(data []byte, idx uint32, dst []adapter.Record, nonOK bo
 		case "error":
 			errMsg, errEsc, hasErr = st.genErr(&s)
 		case "message":
-			if s.peek() == '"' {
-				topMsg, topEsc = s.str()
+			if v, e, ok := s.optStr(); ok {
+				topMsg, topEsc = v, e
 				topM = true
-			} else {
-				s.skip()
 			}
 		default:
 			s.skip()
@@ -297,20 +293,16 @@ func (st *stream) tgi(data []byte, idx uint32, dst []adapter.Record, nonOK, whol
 				s.skip()
 			})
 		case "generated_text":
-			if s.peek() == '"' {
-				gen, genEsc = s.str()
+			if v, e, ok := s.optStr(); ok {
+				gen, genEsc = v, e
 				hasGen = true
-			} else {
-				s.skip()
 			}
 		case "details":
 			s.object(func(k []byte) {
 				switch string(k) {
 				case "finish_reason":
-					if s.peek() == '"' {
-						finish, _ = s.str()
-					} else {
-						s.skip()
+					if v, _, ok := s.optStr(); ok {
+						finish = v
 					}
 				case "generated_tokens":
 					if v, ok := num(&s); ok {

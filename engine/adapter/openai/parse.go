@@ -109,10 +109,8 @@ func (st *stream) chunk(data []byte, idx uint32, dst []adapter.Record, nonOK boo
 				s.object(func(k []byte) {
 					switch string(k) {
 					case "message":
-						if s.peek() == '"' {
-							errMsg, errMsgEsc = s.str()
-						} else {
-							s.skip()
+						if v, e, ok := s.optStr(); ok {
+							errMsg, errMsgEsc = v, e
 						}
 					case "code":
 						if c := s.peek(); c >= '0' && c <= '9' {
@@ -131,18 +129,13 @@ func (st *stream) chunk(data []byte, idx uint32, dst []adapter.Record, nonOK boo
 				s.skip() // "error": null
 			}
 		case "object":
-			if s.peek() == '"' {
-				v, _ := s.str()
+			if v, _, ok := s.optStr(); ok {
 				objErr = string(v) == "error"
-			} else {
-				s.skip()
 			}
 		case "message":
-			if s.peek() == '"' {
-				topMsg, topMsgEsc = s.str()
+			if v, e, ok := s.optStr(); ok {
+				topMsg, topMsgEsc = v, e
 				topMsgOK = true
-			} else {
-				s.skip()
 			}
 		case "code":
 			if c := s.peek(); c >= '0' && c <= '9' {
@@ -194,25 +187,19 @@ func (st *stream) choice(s *scanner, c *choiceAcc) {
 			s.object(func(k []byte) {
 				switch string(k) {
 				case "content":
-					if s.peek() == '"' {
-						c.content, c.contentEsc = s.str()
+					if v, e, ok := s.optStr(); ok {
+						c.content, c.contentEsc = v, e
 						c.hasContent = true
-					} else {
-						s.skip()
 					}
 				case "reasoning_content", "reasoning":
-					if s.peek() == '"' {
-						c.reasoning, c.reasoningEsc = s.str()
+					if v, e, ok := s.optStr(); ok {
+						c.reasoning, c.reasoningEsc = v, e
 						c.hasReasoning = true
-					} else {
-						s.skip()
 					}
 				case "refusal":
-					if s.peek() == '"' {
-						c.refusal, c.refusalEsc = s.str()
+					if v, e, ok := s.optStr(); ok {
+						c.refusal, c.refusalEsc = v, e
 						c.hasRefusal = true
-					} else {
-						s.skip()
 					}
 				case "role":
 					c.role = true
@@ -226,19 +213,14 @@ func (st *stream) choice(s *scanner, c *choiceAcc) {
 				}
 			})
 		case "text":
-			if s.peek() == '"' {
-				c.content, c.contentEsc = s.str()
+			if v, e, ok := s.optStr(); ok {
+				c.content, c.contentEsc = v, e
 				c.hasContent = true
-			} else {
-				s.skip()
 			}
 		case "finish_reason":
-			if s.peek() == '"' {
-				v, _ := s.str()
+			if v, _, ok := s.optStr(); ok {
 				c.finish = adapter.ParseFinishReason(v)
 				c.hasFinish = true
-			} else {
-				s.skip()
 			}
 		default:
 			s.skip()
@@ -257,22 +239,16 @@ func (st *stream) toolCall(s *scanner, c *choiceAcc) {
 			s.object(func(k2 []byte) {
 				switch string(k2) {
 				case "name", "arguments":
-					if s.peek() == '"' {
-						raw, esc := s.str()
+					if raw, esc, ok := s.optStr(); ok {
 						n += uint32(decodedLen(raw, esc))
-					} else {
-						s.skip()
 					}
 				default:
 					s.skip()
 				}
 			})
 		case "name", "arguments": // legacy function_call
-			if s.peek() == '"' {
-				raw, esc := s.str()
+			if raw, esc, ok := s.optStr(); ok {
 				n += uint32(decodedLen(raw, esc))
-			} else {
-				s.skip()
 			}
 		default:
 			s.skip()

@@ -158,26 +158,20 @@ func (st *stream) parseResponsesEvent(ev *adapter.Event, idx uint32, dst []adapt
 	ok := s.object(func(key []byte) {
 		switch string(key) {
 		case "type":
-			if s.peek() == '"' {
-				typ, _ = s.str()
-			} else {
-				s.skip()
+			if v, _, ok := s.optStr(); ok {
+				typ = v
 			}
 		case "delta":
-			if s.peek() == '"' {
-				delta, deltaEsc = s.str()
+			if v, e, ok := s.optStr(); ok {
+				delta, deltaEsc = v, e
 				hasDelta = true
-			} else {
-				s.skip()
 			}
 		case "response":
 			_, _ = st.responseObject(&s, &r, idx, nil, false)
 		case "message":
-			if s.peek() == '"' {
-				msg, msgEsc = s.str()
+			if v, e, ok := s.optStr(); ok {
+				msg, msgEsc = v, e
 				hasMsg = true
-			} else {
-				s.skip()
 			}
 		case "code":
 			code = errCode(&s)
@@ -285,10 +279,8 @@ func (st *stream) errorMember(s *scanner, r *respAcc) bool {
 		s.object(func(k []byte) {
 			switch string(k) {
 			case "message":
-				if s.peek() == '"' {
-					r.errMsg, r.errMsgEsc = s.str()
-				} else {
-					s.skip()
+				if v, e, ok := s.optStr(); ok {
+					r.errMsg, r.errMsgEsc = v, e
 				}
 			case "code":
 				r.errCode = errCode(s)
@@ -314,10 +306,8 @@ func (st *stream) responseObject(s *scanner, r *respAcc, idx uint32, dst []adapt
 	isObj := s.object(func(k []byte) {
 		switch string(k) {
 		case "status":
-			if s.peek() == '"' {
-				r.status, _ = s.str()
-			} else {
-				s.skip()
+			if v, _, ok := s.optStr(); ok {
+				r.status = v
 			}
 		case "usage":
 			if st.usage(s) {
@@ -362,16 +352,12 @@ func (st *stream) outputItem(s *scanner, r *respAcc, idx uint32, dst []adapter.R
 				s.object(func(k2 []byte) {
 					switch string(k2) {
 					case "type":
-						if s.peek() == '"' {
-							typ, _ = s.str()
-						} else {
-							s.skip()
+						if v, _, ok := s.optStr(); ok {
+							typ = v
 						}
 					case "text", "refusal":
-						if s.peek() == '"' {
-							text, esc = s.str()
-						} else {
-							s.skip()
+						if v, e, ok := s.optStr(); ok {
+							text, esc = v, e
 						}
 					default:
 						s.skip()
@@ -401,14 +387,11 @@ func (st *stream) outputItem(s *scanner, r *respAcc, idx uint32, dst []adapter.R
 				dst = append(dst, rec)
 			})
 		case "arguments":
-			if s.peek() == '"' {
-				raw, esc := s.str()
+			if raw, esc, ok := s.optStr(); ok {
 				st.choices = 1
 				r.toolCalled = true
 				dst = append(dst, adapter.Record{Kind: record.EventToolCall, Event: idx,
 					TextBytes: uint32(decodedLen(raw, esc)), Tokens: adapter.TokensUnknown})
-			} else {
-				s.skip()
 			}
 		default:
 			s.skip()

@@ -78,6 +78,19 @@ func (s *scanner) str() (raw []byte, esc bool) {
 	return nil, false
 }
 
+// optStr scans the value at the cursor: a string's raw contents and
+// whether it has escapes, with ok true; any other value is skipped (ok
+// false), so a field that should be a string but is null or an object
+// reads as absent.
+func (s *scanner) optStr() (raw []byte, esc, ok bool) {
+	if s.peek() != '"' {
+		s.skip()
+		return nil, false, false
+	}
+	raw, esc = s.str()
+	return raw, esc, true
+}
+
 // uint scans a JSON number and returns it as a non-negative integer
 // (fractions are truncated, negatives and overflow clamp to 0 / max).
 func (s *scanner) uint() (uint32, bool) {
