@@ -126,15 +126,7 @@ func (s *Server) streamGenerate(ctx context.Context, st *reqState, run *runInfo)
 	off := run.first
 	decodeStart := off
 	for k := range total {
-		if k > 0 {
-			off += s.timing.interToken(int(s.running.Load()), st.rng)
-		}
-		due := run.admitted + int64(off)
-		if due != st.due && !s.flushPending(st, sk) {
-			return ""
-		}
-		st.due = due
-		if !s.sleepUntil(ctx, st, st.due) {
+		if !s.nextToken(ctx, st, sk, run, k, &off) {
 			return ""
 		}
 		last := k == total-1

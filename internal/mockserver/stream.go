@@ -44,15 +44,7 @@ func (s *Server) stream(ctx context.Context, st *reqState, run *runInfo) string 
 	decodeStart := off
 	emitted := 0
 	for k := range maxLen {
-		if k > 0 {
-			off += s.timing.interToken(int(s.running.Load()), st.rng)
-		}
-		due := run.admitted + int64(off)
-		if due != st.due && !s.flushPending(st, sk) { // coalesce only events due together
-			return ""
-		}
-		st.due = due
-		if !s.sleepUntil(ctx, st, st.due) {
+		if !s.nextToken(ctx, st, sk, run, k, &off) {
 			return ""
 		}
 		if k == 0 && run.chat {
@@ -183,6 +175,23 @@ func (s *Server) emit(st *reqState, sk sink, kind EventKind, choice int) bool {
 		st.log.Events = append(st.log.Events, Event{Kind: kind, Choice: int32(choice), DueNS: due})
 	}
 	return true
+}
+
+// nextToken advances off to token k's offset from admission (the first at
+// run.first, each later one an inter-token latency after the one before,
+// at the running count of now), writes the events due before it, and
+// sleeps until it; false when the request must stop. Events due at the
+// same instant stay pending, so they are written together (Coalesce).
+func (s *Server) nextToken(ctx context.Context, st *reqState, sk sink, run *runInfo, k int, off *time.Duration) bool {
+	if k > 0 {
+		*off += s.timing.interToken(int(s.running.Load()), st.rng)
+	}
+	due := run.admitted + int64(*off)
+	if due != st.due && !s.flushPending(st, sk) {
+		return false
+	}
+	st.due = due
+	return s.sleepUntil(ctx, st, st.due)
 }
 
 // flushPending writes the queued events in one write and stamps them all
