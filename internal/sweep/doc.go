@@ -11,7 +11,7 @@
 // directory holds a complete run is read, not run again, so running the
 // same plan again resumes an interrupted sweep, and the table of a
 // resumed sweep is the table of a straight one. The files are specified
-// in docs/format/sweep.md; the design in docs/design/0008-sweep.md.
+// in docs/format/sweep.md; the design in docs/design/0010-sweep.md.
 //
 // # Stop conditions
 //
