@@ -4,6 +4,7 @@
 package arrowio
 
 import (
+	"math"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -260,9 +261,14 @@ func (b *requestBuilder) appendRequest(r *record.Request) {
 	}
 	strNZ(b.extras, r.ServerExtras)
 	i64NZ(b.cancelAfter, r.CancelAfterNS)
-	i64Known(b.taskID, r.Task-1)
-	i64Known(b.parentReq, int64(r.ReleasedBy)-1)
-	i32Known(b.depth, r.Level-1)
+	// 0 (and, defensively, any value no column can hold) is "none": null.
+	i64Known(b.taskID, max(r.Task, 0)-1)
+	parent := int64(-1)
+	if r.ReleasedBy <= math.MaxInt64 {
+		parent = int64(r.ReleasedBy) - 1
+	}
+	i64Known(b.parentReq, parent)
+	i32Known(b.depth, max(r.Level, 0)-1)
 	i32Known(b.sPrompt, r.ServerPromptTokens)
 	i32Known(b.sCompl, r.ServerCompletionTokens)
 	i32Known(b.sReas, r.ServerReasoningTokens)
