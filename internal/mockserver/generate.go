@@ -8,7 +8,6 @@ import (
 	"context"
 	"net/http"
 	"strconv"
-	"time"
 )
 
 // The native generate APIs (docs/format/mock-server.md):
@@ -151,17 +150,8 @@ func (s *Server) streamGenerate(ctx context.Context, st *reqState, run *runInfo)
 		st.setPrev(0, off)
 		s.met.generationTokens.Add(1)
 		if k == faultAt {
-			if !s.flushPending(st, sk) {
+			if !s.stallMidStream(ctx, st, sk, run, &off, last) {
 				return ""
-			}
-			if d := st.faults.stall; d > 0 {
-				off = max(off, time.Duration(s.mono()-run.admitted)) + d
-				if last {
-					st.due = run.admitted + int64(off)
-					if !s.sleepUntil(ctx, st, st.due) {
-						return ""
-					}
-				}
 			}
 			if st.faults.malformed {
 				st.buf = append(st.buf[:0], "data: {\"text\":\n\n"...)

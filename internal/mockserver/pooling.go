@@ -178,25 +178,7 @@ func (s *Server) servePooling(w http.ResponseWriter, r *http.Request, api poolin
 	st.writeStart, st.due = 0, 0
 	st.hs = httpSink{w: w}
 	defer s.finishLog(st)
-	if hv := r.Header.Get(FaultHeader); hv != "" {
-		if err := parseFaultHeader(hv, &st.faults); err != nil {
-			s.writeError(st, w, 400, FaultHeader+": "+err.Error(), "")
-			return
-		}
-	}
-	for _, fr := range s.cfg.Faults {
-		if fr.Rate > 0 && st.rng.Float64() < fr.Rate {
-			st.faults.add(fr.Fault)
-		}
-	}
-	lg.Fault = st.faults.names
-	if st.faults.resetBefore {
-		st.hs.reset()
-		s.event(st, EventReset, 0, nil)
-		return
-	}
-	if code := st.faults.status; code != 0 {
-		s.writeError(st, w, code, faultMessage(code, s.cfg.Models[0]), "")
+	if !s.drawFaults(st, w, r) {
 		return
 	}
 	req, err := decodePoolingRequest(st.body, api)

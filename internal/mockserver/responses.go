@@ -7,7 +7,6 @@ import (
 	"context"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/reprise-bench/reprise/internal/jsonx"
 )
@@ -259,17 +258,8 @@ func (s *Server) streamResponses(ctx context.Context, st *reqState, run *runInfo
 		st.setPrev(0, off)
 		s.met.generationTokens.Add(1)
 		if k == faultAt {
-			if !s.flushPending(st, sk) {
+			if !s.stallMidStream(ctx, st, sk, run, &off, k == total-1) {
 				return ""
-			}
-			if d := st.faults.stall; d > 0 {
-				off = max(off, time.Duration(s.mono()-run.admitted)) + d
-				if k == total-1 {
-					st.due = run.admitted + int64(off)
-					if !s.sleepUntil(ctx, st, st.due) {
-						return ""
-					}
-				}
 			}
 			if st.faults.malformed {
 				st.buf = append(st.buf[:0], "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\n\n"...)

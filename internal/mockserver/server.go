@@ -474,25 +474,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, api gen
 	llama := s.cfg.Flavor == FlavorLlamaCPP && (api == apiChat || api == apiCompletions)
 	defer s.finishLog(st)
 
-	if hv := r.Header.Get(FaultHeader); hv != "" {
-		if err := parseFaultHeader(hv, &st.faults); err != nil {
-			s.writeError(st, w, 400, FaultHeader+": "+err.Error(), "")
-			return
-		}
-	}
-	for _, fr := range s.cfg.Faults {
-		if fr.Rate > 0 && st.rng.Float64() < fr.Rate {
-			st.faults.add(fr.Fault)
-		}
-	}
-	lg.Fault = st.faults.names
-	if st.faults.resetBefore {
-		st.hs.reset()
-		s.event(st, EventReset, 0, nil)
-		return
-	}
-	if code := st.faults.status; code != 0 {
-		s.writeError(st, w, code, faultMessage(code, s.cfg.Models[0]), "")
+	if !s.drawFaults(st, w, r) {
 		return
 	}
 
@@ -837,6 +819,34 @@ func (s *Server) writeRequestError(st *reqState, w http.ResponseWriter, err erro
 		return
 	}
 	s.writeError(st, w, 400, "Failed to read and parse request body, "+re.msg, "")
+}
+
+// drawFaults sets the request's faults, from its FaultHeader and drawn at
+// the configured rates, and answers the ones that strike before the queue
+// (a reset, an error status); false when the request is answered.
+func (s *Server) drawFaults(st *reqState, w http.ResponseWriter, r *http.Request) bool {
+	if hv := r.Header.Get(FaultHeader); hv != "" {
+		if err := parseFaultHeader(hv, &st.faults); err != nil {
+			s.writeError(st, w, 400, FaultHeader+": "+err.Error(), "")
+			return false
+		}
+	}
+	for _, fr := range s.cfg.Faults {
+		if fr.Rate > 0 && st.rng.Float64() < fr.Rate {
+			st.faults.add(fr.Fault)
+		}
+	}
+	st.log.Fault = st.faults.names
+	if st.faults.resetBefore {
+		st.hs.reset()
+		s.event(st, EventReset, 0, nil)
+		return false
+	}
+	if code := st.faults.status; code != 0 {
+		s.writeError(st, w, code, faultMessage(code, s.cfg.Models[0]), "")
+		return false
+	}
+	return true
 }
 
 // writeError answers with an OpenAI-style error body before any stream.

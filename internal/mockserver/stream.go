@@ -90,19 +90,8 @@ func (s *Server) stream(ctx context.Context, st *reqState, run *runInfo) string 
 		}
 		s.met.generationTokens.Add(int64(activeAt(st.lens, k)))
 		if k == faultAt {
-			if !s.flushPending(st, sk) {
+			if !s.stallMidStream(ctx, st, sk, run, &off, k == maxLen-1) {
 				return ""
-			}
-			if d := st.faults.stall; d > 0 {
-				// The stall counts from the write that actually happened,
-				// so the client sees a gap of at least d.
-				off = max(off, time.Duration(s.mono()-run.admitted)) + d
-				if k == maxLen-1 {
-					st.due = run.admitted + int64(off)
-					if !s.sleepUntil(ctx, st, st.due) {
-						return ""
-					}
-				}
 			}
 			if st.faults.malformed {
 				st.buf = rd.malformed(st.buf[:0])
@@ -192,6 +181,25 @@ func (s *Server) nextToken(ctx context.Context, st *reqState, sk sink, run *runI
 	}
 	st.due = due
 	return s.sleepUntil(ctx, st, st.due)
+}
+
+// stallMidStream is where a mid-stream fault strikes: it writes what is
+// due and, with a stall fault, moves off to d after the write that
+// actually happened, so the client sees a gap of at least d (after the
+// last token it sleeps through the stall itself); false when the request
+// must stop.
+func (s *Server) stallMidStream(ctx context.Context, st *reqState, sk sink, run *runInfo, off *time.Duration, last bool) bool {
+	if !s.flushPending(st, sk) {
+		return false
+	}
+	if d := st.faults.stall; d > 0 {
+		*off = max(*off, time.Duration(s.mono()-run.admitted)) + d
+		if last {
+			st.due = run.admitted + int64(*off)
+			return s.sleepUntil(ctx, st, st.due)
+		}
+	}
+	return true
 }
 
 // flushPending writes the queued events in one write and stamps them all
