@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,26 +14,6 @@ import (
 	"github.com/reprise-bench/reprise/internal/testfiles"
 	"github.com/reprise-bench/reprise/wasm"
 )
-
-// fixtures lists the recorded server responses (metrics pages excluded).
-func fixtures(t testing.TB) []string {
-	var out []string
-	for _, dir := range []string{"llamacpp", "vllm-sim"} {
-		m, err := filepath.Glob(filepath.Join(testfiles.Servers(t), dir, "*.http"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range m {
-			if !strings.Contains(filepath.Base(f), "metrics") {
-				out = append(out, f)
-			}
-		}
-	}
-	if len(out) == 0 {
-		t.Fatal("no fixtures found")
-	}
-	return out
-}
 
 // TestConformanceOpenAIChat checks that the openai-chat Wasm adapter
 // produces exactly the records and final summary of the native parser on
@@ -51,7 +30,7 @@ func TestConformanceOpenAIChat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range fixtures(t) {
+	for _, f := range testfiles.ServerResponses(t) {
 		rec, err := wasm.ReadRecording(f)
 		if err != nil {
 			t.Fatal(err)

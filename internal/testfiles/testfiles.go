@@ -70,6 +70,29 @@ func Servers(t testing.TB) string {
 	return Path(t, "servers")
 }
 
+// ServerResponses lists the recorded server responses (the .http files of
+// every server directory under Servers, metrics pages excluded); it fails
+// the test when there are none.
+func ServerResponses(t testing.TB) []string {
+	t.Helper()
+	var out []string
+	for _, dir := range []string{"llamacpp", "vllm-sim"} {
+		m, err := filepath.Glob(filepath.Join(Servers(t), dir, "*.http"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range m {
+			if !strings.Contains(filepath.Base(f), "metrics") {
+				out = append(out, f)
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("no recorded server responses found")
+	}
+	return out
+}
+
 // TraceBytes returns the original bytes of the named trace. The caller
 // owns the returned slice.
 func TraceBytes(t testing.TB, name string) []byte {

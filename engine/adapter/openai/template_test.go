@@ -17,27 +17,6 @@ import (
 	"github.com/reprise-bench/reprise/wasm"
 )
 
-// serverFixtures lists the recorded server responses (metrics pages
-// excluded).
-func serverFixtures(t testing.TB) []string {
-	var out []string
-	for _, dir := range []string{"llamacpp", "vllm-sim"} {
-		m, err := filepath.Glob(filepath.Join(testfiles.Servers(t), dir, "*.http"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range m {
-			if !strings.Contains(filepath.Base(f), "metrics") {
-				out = append(out, f)
-			}
-		}
-	}
-	if len(out) == 0 {
-		t.Fatal("no fixtures found")
-	}
-	return out
-}
-
 // TestTemplateConformance: the shipped template files of the OpenAI chat
 // and completions shapes (templates/) produce exactly the native
 // adapter's records and final summary on every recorded server response,
@@ -57,7 +36,7 @@ func TestTemplateConformance(t *testing.T) {
 			t.Fatal(err)
 		}
 		native, _ := openai.Adapter{Endpoint: tc.ep}.NewInstance(cfg)
-		for _, f := range serverFixtures(t) {
+		for _, f := range testfiles.ServerResponses(t) {
 			rec, err := wasm.ReadRecording(f)
 			if err != nil {
 				t.Fatal(err)
