@@ -150,9 +150,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 					// take them off the synthesized prompts, as
 					// {Prompts.ISLCorrection} would, when the server says
 					// how many they are.
-					n, ok, err := servertok.ChatOverhead(ctx, servertok.Config{BaseURL: serverRoot(base), Model: o.Model,
-						Header: tokenizeHeader(o, basicAuth)})
-					if err == nil && ok && n > 0 {
+					if n, ok := st.ChatTemplateTokens(); ok && n > 0 {
 						o.Prompts.ISLCorrection = n
 						log.Info("server chat template", slog.Int("tokens", n), slog.String("applied as", "isl correction"))
 					}

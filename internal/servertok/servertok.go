@@ -87,10 +87,13 @@ type learned struct {
 	StripFirst bool     `json:"strip_first"`
 	Words      []string `json:"words"`
 	IDs        []int    `json:"ids"`
-	LearnedAt  string   `json:"learned_at"`
+	// ChatTemplate is the tokens the chat template adds to a one-message
+	// chat request; -1 when the server does not say.
+	ChatTemplate int    `json:"chat_template_tokens"`
+	LearnedAt    string `json:"learned_at"`
 }
 
-const cacheVersion = 1
+const cacheVersion = 2
 
 // MinWords is the fewest single-token words Load accepts (the prompt
 // builder's minimum).
@@ -140,34 +143,28 @@ func Load(ctx context.Context, cfg Config) (*Tokenizer, Info, error) {
 	return newTokenizer(l, cfg.Fallback), info, nil
 }
 
-// ChatOverhead asks the server how many tokens its chat template adds to
-// a one-message chat request: the count of /tokenize's messages form (a
+// chatTemplate asks how many tokens the server's chat template adds to a
+// one-message chat request: the count of /tokenize's messages form (a
 // user message of a few words, with the template and its special tokens,
 // as a chat request's usage.prompt_tokens counts it) minus the count of
-// the same words alone. ok is false when the server does not answer the
-// messages form (only vLLM and servers of its shape do); then nothing is
-// known and err is nil.
-func ChatOverhead(ctx context.Context, cfg Config) (tokens int, ok bool, err error) {
-	if cfg.Client == nil {
-		cfg.Client = &http.Client{Timeout: 30 * time.Second}
-	}
-	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	c := &client{cfg: cfg}
+// the same words alone; -1 when the server does not answer the messages
+// form (only vLLM and servers of its shape do).
+func (c *client) chatTemplate(ctx context.Context) int {
 	const words = " the quick brown fox"
 	plain, err := c.tokenizeAs(ctx, "vllm", words)
 	if err != nil {
-		return 0, false, nil
+		return -1
 	}
-	body := map[string]any{"model": cfg.Model, "messages": []map[string]string{{"role": "user", "content": words}}, "add_generation_prompt": true}
+	body := map[string]any{"model": c.cfg.Model, "messages": []map[string]string{{"role": "user", "content": words}}, "add_generation_prompt": true}
 	chat, err := c.post(ctx, body)
 	if err != nil {
-		return 0, false, nil
+		return -1
 	}
 	ids, err := parseTokens("vllm", chat)
 	if err != nil || len(ids) < len(plain) {
-		return 0, false, nil
+		return -1
 	}
-	return len(ids) - len(plain), true, nil
+	return len(ids) - len(plain)
 }
 
 // cachePath is the cache file of (URL, model); "" when caching is off.
@@ -405,6 +402,10 @@ func (c *client) learn(ctx context.Context) (*learned, error) {
 		l.Words, l.IDs = append(l.Words, words...), append(l.IDs, wids...)
 	}
 	l.Shape = c.shape
+	l.ChatTemplate = -1
+	if l.Shape == "vllm" {
+		l.ChatTemplate = c.chatTemplate(ctx)
+	}
 	if len(l.Words) < MinWords {
 		return nil, fmt.Errorf("%s/tokenize: only %d of reprise's %d candidate words are single tokens of model %q (%d needed); use a tokenizer file instead (--tokenizer FILE, a tokenizer.json or GGUF)",
 			c.cfg.BaseURL, len(l.Words), len(cands), c.cfg.Model, MinWords)

@@ -101,6 +101,13 @@ func TestLearnFromServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			n, ok := st.ChatTemplateTokens()
+			if want := flavor == mockserver.FlavorVLLM; ok != want || (ok && n != mockserver.NewConfig().ChatTemplateTokens) {
+				t.Errorf("chat template tokens %d, %v; want known (the mock's %d) for vLLM's shape only", n, ok, mockserver.NewConfig().ChatTemplateTokens)
+			}
+			if n2, ok2 := st2.ChatTemplateTokens(); n2 != n || ok2 != ok {
+				t.Errorf("cached chat template tokens %d, %v; learned %d, %v", n2, ok2, n, ok)
+			}
 			if !info2.Cached || info2.Requests != 0 || rt.n.Load() != asked || st2.Identity() != st.Identity() {
 				t.Fatalf("second load: %+v, %d requests after %d; identity %s vs %s", info2, rt.n.Load(), asked, st2.Identity(), st.Identity())
 			}

@@ -23,6 +23,7 @@ type Tokenizer struct {
 	stripFirst bool
 	fallback   tokenizer.Tokenizer
 	identity   string
+	chat       int
 }
 
 var (
@@ -32,7 +33,7 @@ var (
 
 func newTokenizer(l *learned, fb tokenizer.Tokenizer) *Tokenizer {
 	t := &Tokenizer{name: "server:" + l.Model + "@" + l.URL, ids: make(map[string]int, len(l.Words)),
-		pieces: make(map[int]string, len(l.Words)), stripFirst: l.StripFirst, fallback: fb}
+		pieces: make(map[int]string, len(l.Words)), stripFirst: l.StripFirst, fallback: fb, chat: l.ChatTemplate}
 	h := sha256.New()
 	var n [8]byte
 	for i, w := range l.Words {
@@ -54,6 +55,11 @@ func (t *Tokenizer) Name() string { return t.name }
 // Identity is a hash of the learned (id, word) pairs: equal for two runs
 // that learned the same vocabulary.
 func (t *Tokenizer) Identity() string { return t.identity }
+
+// ChatTemplateTokens returns the tokens the server's chat template adds to
+// a one-message chat request, learned with the words; ok is false when the
+// server does not say (only vLLM-shaped /tokenize answers chat messages).
+func (t *Tokenizer) ChatTemplateTokens() (n int, ok bool) { return t.chat, t.chat >= 0 }
 
 // Words returns how many single-token words were learned.
 func (t *Tokenizer) Words() int { return len(t.ids) }
