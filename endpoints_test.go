@@ -36,11 +36,11 @@ func TestResponsesAgainstMockServer(t *testing.T) {
 		}
 		rows := eventsByRequest(sink.evs)
 		logs := map[string]mockserver.RequestLog{}
-		for _, l := range srv.Log() {
+		for _, l := range serverLog(t, srv) {
 			logs[l.ClientRequestID] = l
 		}
 		if stream {
-			checkAgainstOracle(t, sink.reqs, srv.Log())
+			checkAgainstOracle(t, sink.reqs, serverLog(t, srv))
 		}
 		for _, r := range sink.reqs {
 			if !r.OK() {
@@ -138,7 +138,7 @@ func TestRunResponsesEndpoint(t *testing.T) {
 				r.RequestID, r.InputTokens, r.ServerPromptTokens, r.ServerCompletionTokens, r.ServerMinusClientOutputTokens)
 		}
 	}
-	for _, l := range srv.Log() {
+	for _, l := range serverLog(t, srv) {
 		if l.Endpoint != "/v1/responses" {
 			t.Fatalf("the server saw %s", l.Endpoint)
 		}
@@ -172,7 +172,7 @@ func TestRunRetrievalEndpoints(t *testing.T) {
 				ep, s.Run.Streaming, s.Run.InputsPerRequest, s.InputThroughput, s.TotalOSL, s.Metrics["time_to_first_token"])
 		}
 		logs := map[string]mockserver.RequestLog{}
-		for _, l := range srv.Log() {
+		for _, l := range serverLog(t, srv) {
 			logs[l.ClientRequestID] = l
 			if l.Stream {
 				t.Errorf("%s: a streamed request", ep)
@@ -205,7 +205,7 @@ func TestRunGenerateEndpoints(t *testing.T) {
 				t.Fatalf("%s stream=%v: %d ok, %d failed: %v", ep, stream, s.RequestCount, s.ErrorRequestCount, s.Errors)
 			}
 			logs := map[string]mockserver.RequestLog{}
-			for _, l := range srv.Log() {
+			for _, l := range serverLog(t, srv) {
 				logs[l.ClientRequestID] = l
 			}
 			for _, r := range reqs {

@@ -95,6 +95,11 @@ func runMockChild(spec string) int {
 			srv.ResetLog()
 			fmt.Fprintln(out, "ok")
 		case "log":
+			// The client can read a response's end just before the server logs it.
+			if err := srv.WaitIdle(context.Background()); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
 			if err := json.NewEncoder(out).Encode(srv.Log()); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 1

@@ -106,7 +106,7 @@ func replayText(t *testing.T, text string, f trace.Format, mode engine.ContextMo
 	}
 	hr := &historyRun{rows: rows, res: res, recs: map[int64]record.Request{}, logs: map[int64]mockserver.RequestLog{}}
 	byID := map[string]mockserver.RequestLog{}
-	for _, l := range srv.Log() {
+	for _, l := range serverLog(t, srv) {
 		byID[l.ClientRequestID] = l
 	}
 	for _, r := range sink.reqs {

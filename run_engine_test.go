@@ -87,6 +87,20 @@ func mustPlan(tb testing.TB, rc replay.Config, rows []trace.Row) *replay.Plan {
 
 // runConfig runs plan against the mock server at url, streaming small
 // synthetic requests (ISL 32, OSL 12) into sink.
+// serverLog returns the mock server's oracle log once every request it
+// received is logged: a client reads the end of a response just before
+// the server adds its line, so reading the log right after a run can miss
+// the last requests.
+func serverLog(t testing.TB, srv *mockserver.Server) []mockserver.RequestLog {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.WaitIdle(ctx); err != nil {
+		t.Fatalf("the mock server still has requests in flight: %v", err)
+	}
+	return srv.Log()
+}
+
 func mockRunConfig(url string, plan *replay.Plan, sink recordSink) runConfig {
 	ec := engine.NewConfig()
 	ec.BaseURL = url
@@ -120,11 +134,11 @@ func TestRunAgainstMockServer(t *testing.T) {
 		t.Fatalf("summary %d ok %d errors %v", s.RequestCount, s.ErrorRequestCount, s.Errors)
 	}
 	logs := map[string]*mockserver.RequestLog{}
-	for _, l := range srv.Log() {
+	for _, l := range serverLog(t, srv) {
 		l := l
 		logs[l.ClientRequestID] = &l
 	}
-	errs := checkAgainstOracle(t, sink.reqs, srv.Log())
+	errs := checkAgainstOracle(t, sink.reqs, serverLog(t, srv))
 	t.Logf("client vs server write (ms): first token p50 %v p99 %v max %v; last token p50 %v p99 %v; ITL p50 %v p99 %v; write width p99 %v",
 		errs.first.P50, errs.first.P99, errs.first.Max, errs.last.P50, errs.last.P99, errs.itl.P50, errs.itl.P99, errs.width.P99)
 	if len(sink.evs) == 0 {

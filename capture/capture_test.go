@@ -220,6 +220,10 @@ func TestRecordSessionsAndDependencies(t *testing.T) {
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// The client can read a response's end just before the server logs it.
+	if err := mock.WaitIdle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	logs := mock.Log()
 	if len(logs) != 3 || len(logs[0].Events) != events {
 		t.Errorf("the client saw %d events; the server sent %d", events, len(logs[0].Events))

@@ -90,6 +90,10 @@ func TestReplayMooncakeISLFidelity(t *testing.T) {
 	for _, r := range rows {
 		byIndex[r.Index] = r.InputTokens
 	}
+	// The client can read a response's end just before the server logs it.
+	if err := srv.WaitIdle(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	logs := map[string]mockserver.RequestLog{}
 	for _, l := range srv.Log() {
 		logs[l.ClientRequestID] = l
