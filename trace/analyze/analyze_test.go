@@ -356,23 +356,67 @@ func TestEmpty(t *testing.T) {
 	}
 }
 
-// TestMultiLRUInvariants runs random touches with the full consistency
-// check after each, and makes sure the check catches a corrupted zone.
-func TestMultiLRUInvariants(t *testing.T) {
+// TestLRUStackRanks drives lruStack with random rows (ids repeat within
+// and across rows, over small and larger id sets so that the bitmap is
+// compacted many times) and compares every rank with a plain recency list
+// (move to front, rank = index); the full consistency check runs after each
+// row, and must catch a corrupted tree node.
+func TestLRUStackRanks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	l := newMultiLRU(sortedSlots([]int{3, 1, 8, 8, 0, 20}))
-	l.grow(50)
-	for range 5000 {
-		l.touch(int32(rng.IntN(50)))
-		l.check()
-	}
-	defer func() {
-		if recover() == nil {
-			t.Error("check did not notice a wrong zone")
+	for _, ids := range []int{3, 50, 700} {
+		l := newLRUStack([]int{1, 3, 8})
+		num := map[int]int32{} // id → dense block number, in order of first use
+		var recency []int32    // most recent first
+		for row := range 3000 {
+			k := 1 + rng.IntN(12)
+			idx := make([]int32, k)
+			for j := range idx {
+				id := rng.IntN(ids)
+				if j > 0 && rng.IntN(3) > 0 {
+					id = (int(idx[j-1]) + 1) % ids // runs of neighbours, as in chained traces
+				}
+				b, ok := num[id]
+				if !ok {
+					b = int32(len(num))
+					num[id] = b
+				}
+				idx[j] = b
+			}
+			l.grow(len(num))
+			rc := rankCache{w: -1}
+			for _, b := range idx {
+				if int(b) >= l.live {
+					continue
+				}
+				want := slices.Index(recency, b)
+				if got := l.rank(b, &rc); got != want {
+					t.Fatalf("ids %d row %d: rank of block %d is %d, want %d", ids, row, b, got, want)
+				}
+			}
+			l.reserve(k)
+			for _, b := range idx {
+				l.touch(b)
+				if i := slices.Index(recency, b); i >= 0 {
+					recency = slices.Delete(recency, i, i+1)
+				}
+				recency = slices.Insert(recency, 0, b)
+			}
+			l.flush()
+			l.verify()
 		}
-	}()
-	l.nodes.at(l.head).zone++
-	l.check()
+		if ids == 700 && l.done < 8 {
+			t.Fatalf("only %d complete words: the tree was hardly used", l.done)
+		}
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("ids %d: verify did not notice a wrong tree node", ids)
+				}
+			}()
+			l.tree[l.done]++
+			l.verify()
+		}()
+	}
 }
 
 // TestPrefixCacheAllocs is the allocation budget of the engine's per-request

@@ -34,8 +34,8 @@ type Config struct {
 // which [Analyzer.OutOfOrder] reports so the caller can sort and start over
 // ([File] and [Rows] do).
 //
-// Memory grows with distinct hash ids (16 bytes of block state and 12 for
-// the LRU list whatever the number of capacities (none without one), kept
+// Memory grows with distinct hash ids (16 bytes of block state and 4 for
+// the LRU stack whatever the number of capacities (none without one), kept
 // in pages of 4,096 blocks; 4 to 24 for interning and one bit for the
 // prefix roots, times up to 2 for slice growth), distinct sessions and
 // distinct values of the lengths, gaps and reuse times; never with the
@@ -83,8 +83,8 @@ type Analyzer struct {
 	reuseTime   *hist
 	reuseDist   *hist
 	lrus        []lruAcc
-	multi       *multiLRU
-	runs        []int // per multiLRU capacity: this row's leading run
+	lru         *lruStack
+	runs        []int // per lruStack capacity: this row's leading run
 	scratch     []int32
 	// scratch holds the dense numbers of the last row's ids and nBefore
 	// the number of blocks before it, for AIPerf.addInterned.
@@ -114,7 +114,7 @@ type groupAcc struct {
 type lruAcc struct {
 	capTokens int64
 	slots     int
-	cache     int // index into multiLRU.slots; -1 for a capacity under one block
+	cache     int // index into lruStack.slots; -1 for a capacity under one block
 	hitBlocks int64
 	hitTokens int64
 }
@@ -346,8 +346,8 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 	a.scratch = idx
 	if n := a.ids.len(); n > int(nBefore) {
 		a.blocks.grow(n)
-		if len(a.multi.slots) > 0 {
-			a.multi.grow(n)
+		if len(a.lru.slots) > 0 {
+			a.lru.grow(n)
 		}
 		a.roots = growTo(a.roots, (n+63)/64)
 	}
@@ -397,13 +397,17 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 	}
 
 	// LRU caches: lookup before touching, then touch every block in order.
-	// Cache i (ascending size) holds b iff zone[b] ≤ i, so its leading run
-	// ends at the first block whose zone exceeds i.
-	if K := len(a.multi.slots); K > 0 {
-		runs := a.runs
+	// Cache i (ascending size) holds b iff b's recency rank is below
+	// slots[i], so its leading run ends at the first block of rank ≥
+	// slots[i]; only the infinite cache's leading run can hit at all.
+	if K := len(a.lru.slots); K > 0 {
+		l := a.lru
+		runs, slots := a.runs, l.slots
 		cur := 0
-		for j, b := range idx {
-			for z := int(a.multi.nodes.at(b).zone); cur < z; cur++ {
+		rc := rankCache{w: -1}
+		for j, b := range idx[:m] {
+			r := l.rank(b, &rc)
+			for ; cur < K && r >= slots[cur]; cur++ {
 				runs[cur] = j
 			}
 			if cur == K {
@@ -411,7 +415,7 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 			}
 		}
 		for ; cur < K; cur++ {
-			runs[cur] = k
+			runs[cur] = m
 		}
 		for i := range a.lrus {
 			c := &a.lrus[i]
@@ -421,11 +425,13 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 				c.hitTokens += min(int64(ml)*B, L)
 			}
 		}
+		l.reserve(k)
 		for _, b := range idx {
-			a.multi.touch(b)
+			l.touch(b)
 		}
+		l.flush()
 		if invariants && a.rowsIDs&(a.rowsIDs-1) == 0 { // at rows 1, 2, 4, 8, ...
-			a.multi.check()
+			l.verify()
 		}
 	}
 	return hitTok
@@ -445,10 +451,10 @@ func (a *Analyzer) initCache(r *trace.Row) {
 	for _, c := range a.cfg.CacheSizes {
 		slots = append(slots, int(max(c, 0)/int64(a.blockSize)))
 	}
-	a.multi = newMultiLRU(sortedSlots(slots))
-	a.runs = make([]int, len(a.multi.slots))
+	a.lru = newLRUStack(sortedSlots(slots))
+	a.runs = make([]int, len(a.lru.slots))
 	for i, c := range a.cfg.CacheSizes {
-		ci, _ := slices.BinarySearch(a.multi.slots, slots[i])
+		ci, _ := slices.BinarySearch(a.lru.slots, slots[i])
 		if slots[i] == 0 {
 			ci = -1
 		}

@@ -27,8 +27,9 @@
 // # Performance considerations
 //
 // The cost is per hash id, not per row: interning the id (an array index
-// for small dense ids, else a map lookup), its block state, one update of
-// the shared LRU recency list (all capacities at once, see multiLRU) and,
+// for small dense ids, else a map lookup), its block state, its LRU stack
+// distance (all capacities at once, see lruStack: a bitmap of last-use
+// times and a Fenwick tree, nothing moves when a block is used) and,
 // for AIPerf, its prefix-trie node and (position, id) count, plus exact
 // histogram increments for each hit. On the Mooncake conversation trace
 // (24 ids per row), on the shared 2-core machine, the time-order statistics

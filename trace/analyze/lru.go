@@ -1,143 +1,204 @@
-// Hot path: multiLRU.touch runs once per hash id of every row; see
-// TestAddAllocs and BenchmarkAnalyzeMooncake.
+// Hot path: lruStack.rank and lruStack.touch run once per hash id of every
+// row; see TestAddAllocs and BenchmarkAnalyzeMooncake.
 
 package analyze
 
-import "slices"
+import (
+	"math/bits"
+	"slices"
+)
 
-// multiLRU simulates LRU caches of several capacities at once over dense
-// block numbers (0, 1, 2, ...).
+// lruStack simulates LRU caches of every capacity at once over dense block
+// numbers (0, 1, 2, ...), with Mattson's stack algorithm.
 //
 // LRU is a stack algorithm: a cache of s slots holds exactly the s most
-// recently used distinct blocks, so every capacity is a prefix of ONE
-// recency list. multiLRU keeps that list (an intrusive doubly linked list
-// threaded through arrays indexed by block number, head = most recent) up
-// to the largest capacity, and for every capacity i a boundary bnd[i]: the
-// block at rank slots[i]−1, the last one inside cache i. zone[b] is the
-// number of caches b is NOT in (ranks at or beyond their slot count), so b
-// is in cache i iff zone[b] ≤ i; zone K = not in the list at all.
+// recently used distinct blocks, so block b is in it iff b's recency rank
+// (its stack distance: the number of distinct blocks used since b was last
+// used) is below s. lruStack computes that rank; nothing moves when a block
+// is used, whatever the number of capacities.
 //
-// Touching b moves it to the head. Every block in front of it shifts back by
-// one rank, so for each cache b was not in, that cache's boundary block
-// crosses out (its zone grows by one) and the boundary moves to its
-// predecessor; for a cache b was in, nothing crosses, but if b was the
-// boundary the boundary becomes b's predecessor. Blocks beyond the largest
-// capacity are dropped. Each touch is O(K) with K small (the number of
-// capacities), and one list update instead of K.
+// Every use of a block gets the next time t (0, 1, 2, ...); last[b] is the
+// time of b's last use and bit t of the bitmap is set iff t is some block's
+// last use. The rank of b is then the number of set bits after last[b]:
+// live − (set bits ≤ last[b]). Using b clears its old bit and sets the new
+// one. The bits up to a word are counted by popcount within the word and a
+// Fenwick tree over the completed 64-bit words for the words before it, so
+// a rank costs O(log(words)) and a use O(1) plus O(log(words)) when the
+// cleared bit lies in a completed word.
 //
-// The links and the zone of a block sit together in one lruNode, so a touch
-// costs one cache line per block it visits, not three.
+// Two facts make the common case cheaper than that. The blocks of a shared
+// prefix were usually last used together, by one earlier row, so their old
+// times are neighbours: rank keeps the word count of the last word it
+// looked at (rankCache) and moves by one word with a popcount, and touch
+// defers the tree update of a cleared bit until the next bit falls in
+// another word (one tree update per word, not per block). New blocks only
+// set a bit at the end: the tree node of a word is computed once, when the
+// word is complete, from its popcount and the nodes below it.
 //
-// Memory: 12 bytes per distinct block ever seen, whatever the capacities.
-type multiLRU struct {
-	slots      []int // ascending, all > 0
-	bnd        []int32
-	nodes      paged[lruNode] // indexed by block number
-	head, tail int32
-	size       int
+// Times grow with the number of uses, not of blocks: when the bitmap is
+// full, the live times are renumbered 0..live−1 in order (compact), which
+// keeps the bitmap at most 4 bits per distinct block and costs O(blocks)
+// every ≥ 2·blocks uses. No block is ever evicted (ranks beyond the largest
+// capacity are simply not in any cache), so live is the number of distinct
+// blocks seen.
+//
+// Memory: 4 bytes per distinct block ever seen plus the bitmap and the tree
+// (under one byte per block), whatever the number of capacities.
+type lruStack struct {
+	slots []int         // ascending, all > 0
+	last  paged[uint32] // indexed by block number: time of its last use
+	bits  []uint64      // bit t set: t is some block's last use
+	tree  []int32       // Fenwick tree over words (1-based), valid up to done
+	done  int           // completed words: all words before cur's
+	cur   int           // the next time
+	live  int           // blocks with a time (set bits)
+	pendW int           // word of the deferred tree update, −1 for none
+	pendD int32         // its delta
+	pre   []int32       // compact's scratch: set bits before each word
 }
 
-// lruNode is one block's place in the recency list.
-type lruNode struct {
-	prev, next int32
-	zone       uint8
+// rankCache remembers, during the lookups of one row (when nothing
+// changes), the number of set bits before word w.
+type rankCache struct {
+	w, n int
 }
 
-// absent is the zone of a block that is in no cache.
-func (l *multiLRU) absent() uint8 { return uint8(len(l.slots)) }
+func newLRUStack(slots []int) *lruStack {
+	return &lruStack{slots: slots, pendW: -1}
+}
 
-func newMultiLRU(slots []int) *multiLRU {
-	if len(slots) > 255 {
-		panic("BUG: multiLRU supports at most 255 capacities")
+// grow makes block numbers < n valid.
+func (l *lruStack) grow(n int) { l.last.grow(n) }
+
+// rank returns the recency rank of block b (0 = the most recently used),
+// which must have been used. c holds the state of earlier calls for the
+// same row; start each row with rankCache{w: -1}.
+func (l *lruStack) rank(b int32, c *rankCache) int {
+	x := int(*l.last.at(b))
+	w := x >> 6
+	switch {
+	case w == c.w:
+	case w == c.w+1 && c.w >= 0:
+		c.n += bits.OnesCount64(l.bits[c.w])
+		c.w = w
+	case w == c.w-1 && c.w >= 0:
+		c.n -= bits.OnesCount64(l.bits[w])
+		c.w = w
+	default:
+		// Words before w are complete (w ≤ cur's word).
+		n := 0
+		for i := w; i > 0; i &= i - 1 {
+			n += int(l.tree[i])
+		}
+		c.w, c.n = w, n
 	}
-	l := &multiLRU{slots: slots, bnd: make([]int32, len(slots)), head: -1, tail: -1}
-	for i := range l.bnd {
-		l.bnd[i] = -1
+	upTo := c.n + bits.OnesCount64(l.bits[w]&(uint64(2)<<(x&63)-1))
+	return l.live - upTo
+}
+
+// reserve makes room for n more uses; call it before a row's touches.
+func (l *lruStack) reserve(n int) {
+	if l.cur+n > len(l.bits)*64 {
+		l.compact(n)
 	}
-	return l
 }
 
-// grow makes block numbers < n valid; new blocks are absent.
-func (l *multiLRU) grow(n int) {
-	l.nodes.growFilled(n, lruNode{zone: l.absent()})
+// touch makes b the most recently used block. b is new when it has never
+// been used: then b must equal live (blocks are numbered in order of first
+// use). Call reserve first, and flush after the row's last touch.
+func (l *lruStack) touch(b int32) {
+	p := l.last.at(b)
+	if int(b) < l.live {
+		x := int(*p)
+		w := x >> 6
+		l.bits[w] &^= 1 << (x & 63)
+		if w < l.done {
+			if w != l.pendW {
+				l.flush()
+				l.pendW = w
+			}
+			l.pendD--
+		}
+	} else {
+		l.live++
+	}
+	t := l.cur
+	l.bits[t>>6] |= 1 << (t & 63)
+	*p = uint32(t)
+	l.cur++
+	if l.cur&63 == 0 {
+		l.complete()
+	}
 }
 
-// touch makes b the most recently used block.
-func (l *multiLRU) touch(b int32) {
-	k := len(l.slots)
-	if k == 0 || l.head == b {
+// flush applies the deferred tree update.
+func (l *lruStack) flush() {
+	if l.pendW < 0 {
 		return
 	}
-	nb := l.nodes.at(b)
-	zb := int(nb.zone)
-	present := zb < k
-	bnd := l.bnd[:k]
-	// Caches b is in: if b is their boundary, its predecessor takes over
-	// (b is not the head, so it has one).
-	for i := zb; i < k; i++ {
-		if bnd[i] == b {
-			bnd[i] = nb.prev
+	if d := l.pendD; d != 0 {
+		for i := l.pendW + 1; i <= l.done; i += i & -i {
+			l.tree[i] += d
 		}
 	}
-	// Caches b is not in: their boundary block crosses out. A boundary at
-	// the head (one-slot cache) is replaced by b itself below.
-	for i := 0; i < zb; i++ {
-		if x := bnd[i]; x >= 0 {
-			nx := l.nodes.at(x)
-			nx.zone++
-			bnd[i] = nx.prev // -1 when x is the head: fixed after the push
-		}
-	}
-	if present {
-		l.unlink(b)
-	} else {
-		l.size++
-	}
-	l.pushFront(b)
-	nb.zone = 0
-	for i := 0; i < zb; i++ {
-		if bnd[i] < 0 && l.size >= l.slots[i] {
-			if l.slots[i] == 1 {
-				bnd[i] = b
-			} else {
-				// The cache just became full: its last block is the tail.
-				bnd[i] = l.tail
-			}
-		}
-	}
-	if l.size > l.slots[k-1] {
-		t := l.tail
-		l.unlink(t)
-		l.nodes.at(t).zone = uint8(k)
-		l.size--
-	}
+	l.pendW, l.pendD = -1, 0
 }
 
-func (l *multiLRU) unlink(b int32) {
-	nb := l.nodes.at(b)
-	p, n := nb.prev, nb.next
-	if p >= 0 {
-		l.nodes.at(p).next = n
-	} else {
-		l.head = n
+// complete adds the word just filled (done) to the tree: its node covers
+// words (i−lowbit(i), i], which are its own and those of its children
+// i−1, i−2, i−4, … (i−2^j for 2^j < lowbit(i)).
+func (l *lruStack) complete() {
+	l.flush()
+	w := l.done
+	i := w + 1
+	n := int32(bits.OnesCount64(l.bits[w]))
+	for j := 1; j < i&-i; j <<= 1 {
+		n += l.tree[i-j]
 	}
-	if n >= 0 {
-		l.nodes.at(n).prev = p
-	} else {
-		l.tail = p
-	}
+	l.tree[i] = n
+	l.done++
 }
 
-func (l *multiLRU) pushFront(b int32) {
-	nb := l.nodes.at(b)
-	nb.prev = -1
-	nb.next = l.head
-	if l.head >= 0 {
-		l.nodes.at(l.head).prev = b
+// compact renumbers the live times 0..live−1 in order and sizes the bitmap
+// for 2·(live+n) more uses at least.
+func (l *lruStack) compact(n int) {
+	l.flush()
+	words := len(l.bits)
+	l.pre = growTo(l.pre[:0], words+1)
+	c := int32(0)
+	for w := range words {
+		l.pre[w] = c
+		c += int32(bits.OnesCount64(l.bits[w]))
 	}
-	l.head = b
-	if l.tail < 0 {
-		l.tail = b
+	rest := l.live
+	for pg := range l.last.chunks {
+		pg = pg[:min(len(pg), rest)]
+		for i, x := range pg {
+			w := x >> 6
+			pg[i] = uint32(l.pre[w]) + uint32(bits.OnesCount64(l.bits[w]&(uint64(1)<<(x&63)-1)))
+		}
+		if rest -= len(pg); rest == 0 {
+			break
+		}
+	}
+	need := max((4*(l.live+n)+63)/64, 64)
+	if need > len(l.bits) {
+		l.bits = make([]uint64, need)
+		l.tree = make([]int32, need+1)
+	} else {
+		clear(l.bits)
+	}
+	full := l.live >> 6
+	for w := range full {
+		l.bits[w] = ^uint64(0)
+	}
+	if r := l.live & 63; r > 0 {
+		l.bits[full] = uint64(1)<<r - 1
+	}
+	l.cur = l.live
+	l.done = 0
+	for range full {
+		l.complete()
 	}
 }
 
@@ -164,39 +225,35 @@ func sortedSlots(s []int) []int {
 	return slices.Compact(out)
 }
 
-// check walks the whole list and panics if a link, a zone or a boundary is
-// inconsistent. It is O(size): called only under -tags invariants.
-func (l *multiLRU) check() {
-	k := len(l.slots)
-	rank := 0
-	prev := int32(-1)
-	for b := l.head; b >= 0; b = l.nodes.at(b).next {
-		if l.nodes.at(b).prev != prev {
-			panic("BUG: multiLRU: broken prev link")
-		}
-		z := 0
-		for _, s := range l.slots {
-			if rank >= s {
-				z++
-			}
-		}
-		if int(l.nodes.at(b).zone) != z {
-			panic("BUG: multiLRU: zone does not match rank")
-		}
-		for i, s := range l.slots {
-			if rank == s-1 && l.bnd[i] != b {
-				panic("BUG: multiLRU: boundary is not the block at rank slots-1")
-			}
-		}
-		prev = b
-		rank++
+// verify panics if the bitmap, the tree or a block's time is
+// inconsistent. It is O(blocks + words): called only under -tags
+// invariants, and by tests.
+func (l *lruStack) verify() {
+	if l.pendW >= 0 {
+		panic("BUG: lruStack: tree update left pending after a row")
 	}
-	if prev != l.tail || rank != l.size || (k > 0 && l.size > l.slots[k-1]) {
-		panic("BUG: multiLRU: size or tail inconsistent")
+	set := 0
+	for _, w := range l.bits {
+		set += bits.OnesCount64(w)
 	}
-	for i, s := range l.slots {
-		if l.size < s && l.bnd[i] != -1 {
-			panic("BUG: multiLRU: boundary set for a cache that is not full")
+	if set != l.live || l.cur > len(l.bits)*64 || l.done != l.cur>>6 {
+		panic("BUG: lruStack: live, cur or done inconsistent with the bitmap")
+	}
+	seen := make(map[uint32]bool, l.live)
+	for b := range l.live {
+		t := *l.last.at(int32(b))
+		if int(t) >= l.cur || l.bits[t>>6]&(1<<(t&63)) == 0 || seen[t] {
+			panic("BUG: lruStack: a block's last use is not a set bit of its own")
+		}
+		seen[t] = true
+	}
+	for i := 1; i <= l.done; i++ {
+		var n int32
+		for w := i - i&-i; w < i; w++ {
+			n += int32(bits.OnesCount64(l.bits[w]))
+		}
+		if l.tree[i] != n {
+			panic("BUG: lruStack: Fenwick node does not count its words")
 		}
 	}
 }

@@ -41,8 +41,8 @@ func (a *Analyzer) footprint() int {
 	n := a.gaps.footprint() + a.isl.footprint() + a.osl.footprint() + a.reuseTime.footprint() + a.reuseDist.footprint() +
 		a.ids.footprint() + a.blocks.footprint() + sliceBytes(a.roots) +
 		mapBytes(a.sessions) + mapBytes(a.kinds) + mapBytes(a.turns) + sliceBytes(a.scratch)
-	if m := a.multi; m != nil {
-		n += m.nodes.footprint()
+	if l := a.lru; l != nil {
+		n += l.last.footprint() + sliceBytes(l.bits) + sliceBytes(l.tree) + sliceBytes(l.pre)
 	}
 	return n
 }
