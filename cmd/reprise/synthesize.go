@@ -215,6 +215,8 @@ func (c synthesizeConfig) Validate() (*synthPlan, error) {
 	g := synth.NewGenerateConfig()
 	g.Seed, g.Format, g.BlockSize, g.MaxISL, g.MaxOSL = c.Seed, of, c.BlockSize, c.MaxISL, c.MaxOSL
 	g.Requests, g.Sessions, g.Duration = c.Requests, c.Sessions, c.Duration
+	// Only the summary shows the analyzer's measure of the rows.
+	g.SkipAnalysis = c.Quiet
 	if c.Set["working-set"] {
 		ws, err := analyze.ParseTokens(c.WorkingSet)
 		if err != nil {
@@ -425,7 +427,7 @@ func synthesizeCommand(a *app) *cli.Command {
 			&cli.Uint64Flag{Name: "seed", Value: synth.DefaultSeed, Category: catSynOut, Sources: synthEnv("seed"),
 				Usage: "`SEED` of every random draw (same seed, same bytes)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Category: catSynOut, Sources: synthEnv("quiet"),
-				Usage: "no summary on stderr"},
+				Usage: "no summary on stderr (and no analysis of the rows for it)"},
 			&cli.IntFlag{Name: "tasks", HideDefault: true, Category: catSynAgent, Sources: synthEnv("tasks"),
 				Usage: "generate `N` agentic tasks (trees of dependent requests) arriving at --rate per second"},
 			&cli.IntFlag{Name: "fan-out", Value: 4, Category: catSynAgent, Sources: synthEnv("fan-out"),

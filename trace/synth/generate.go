@@ -128,6 +128,13 @@ type GenerateConfig struct {
 	// MaxOSL caps output lengths.
 	MaxISL, MaxOSL int
 
+	// SkipAnalysis leaves out the analyzer's measure of the rows as
+	// written: GenerateStats.Written is nil and the model's statistics
+	// are not checked against the analyzer. The analyzer's state grows
+	// with the distinct blocks (about 20 bytes each); without it, a
+	// generation without a target holds only its open sessions.
+	SkipAnalysis bool
+
 	// TargetHitRatio, in (0, 1), is the infinite-cache token hit ratio
 	// (analyze-trace's cache.token_hit_ratio) to meet within ±0.02, by
 	// adjusting PrefixShare, and the prefix length when PrefixTokens is

@@ -10,30 +10,40 @@ import (
 )
 
 // benchConfigs are the generation workloads of BenchmarkGenerateTo: one
-// request per session (every block new), and multi-turn sessions on
-// shared prefix trees solved for a hit-ratio target.
+// request per session (every block new), streamed with the analyzer's
+// measure of the rows (single) and without it (single-quiet, as
+// `synthesize --quiet`), and multi-turn sessions on shared prefix trees
+// solved for a hit-ratio target (multi: every session drawn first).
 func benchConfigs(rows int) map[string]GenerateConfig {
 	single := NewGenerateConfig()
 	single.Rate, single.Requests = 1000, rows
 	single.ISL, single.OSL = Dist{Kind: DistFixed, Mean: 2000}, Dist{Kind: DistFixed, Mean: 200}
+	quiet := single
+	quiet.SkipAnalysis = true
 	multi := single
 	multi.Rate, multi.Turns = 100, 4
 	multi.PrefixRoots, multi.TargetHitRatio = 100, 0.8
 	multi.ISL = Dist{Kind: DistFixed, Mean: 1000}
-	return map[string]GenerateConfig{"single": single, "multi": multi}
+	return map[string]GenerateConfig{"single": single, "single-quiet": quiet, "multi": multi}
 }
 
 // BenchmarkGenerateTo measures `reprise synthesize` generation through
-// the trace writer (to io.Discard) in rows/s, and its live heap at the
-// last row in bytes per row: constant-memory generation keeps only the
-// drawn lengths and times per request and the analyzer's per-block state.
+// the trace writer (to io.Discard) in rows/s, its live heap at the last
+// row in bytes per row, and how much the live heap grew per row from a
+// quarter of the rows to the last (0 for constant memory).
 func BenchmarkGenerateTo(b *testing.B) {
 	const rows = 200_000
-	for _, name := range []string{"single", "multi"} {
+	for _, name := range []string{"single", "single-quiet", "multi"} {
 		cfg := benchConfigs(rows)[name]
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
-			var heap uint64
+			var quarter, heap uint64
+			live := func() uint64 {
+				runtime.GC()
+				var m runtime.MemStats
+				runtime.ReadMemStats(&m)
+				return m.HeapAlloc
+			}
 			for b.Loop() {
 				tw, err := trace.NewWriter(io.Discard, trace.FormatMooncake)
 				if err != nil {
@@ -41,11 +51,11 @@ func BenchmarkGenerateTo(b *testing.B) {
 				}
 				n := 0
 				st, err := GenerateTo(cfg, func(r *trace.Row) error {
-					if n++; n == rows {
-						runtime.GC()
-						var m runtime.MemStats
-						runtime.ReadMemStats(&m)
-						heap = m.HeapAlloc
+					switch n++; n {
+					case rows / 4:
+						quarter = live()
+					case rows:
+						heap = live()
 					}
 					return tw.Write(r)
 				})
@@ -58,6 +68,7 @@ func BenchmarkGenerateTo(b *testing.B) {
 			}
 			b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 			b.ReportMetric(float64(heap)/rows, "heap-B/row")
+			b.ReportMetric((float64(heap)-float64(quarter))/(rows-rows/4), "heap-growth-B/row")
 		})
 	}
 }

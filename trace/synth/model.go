@@ -2,6 +2,7 @@ package synth
 
 import (
 	"cmp"
+	"container/heap"
 	"errors"
 	"fmt"
 	"math"
@@ -44,12 +45,21 @@ func Generate(cfg GenerateConfig) (*Result, error) {
 }
 
 // GenerateTo is [Generate] handing each row to write as it is built, in
-// output order, instead of keeping them: memory holds the drawn lengths
-// and times (about 50 bytes a request), the hash ids of the sessions still
-// open and the analyzer's state (a few tens of bytes per distinct block),
-// never the rows. The row and its slices are valid only during the call;
-// an error from write stops the generation and is returned. Rows are
-// numbered (Index, Line) in output order.
+// output order, instead of keeping them. Memory:
+//
+//   - Without a target (no TargetHitRatio, no WorkingSet), sessions are
+//     drawn as the rows are written: memory holds the sessions still open
+//     (their drawn turns and context ids) and the prefix trees, whatever
+//     the number of rows.
+//   - With a target, every session is drawn first (the solver needs the
+//     whole trace): about 50 bytes a request.
+//   - Unless SkipAnalysis, the analyzer's measure of the rows adds its
+//     state, about 20 bytes per distinct block (twice that for Mooncake
+//     multi-turn output, measured both as contexts and as written).
+//
+// The row and its slices are valid only during the call; an error from
+// write stops the generation and is returned. Rows are numbered (Index,
+// Line) in output order.
 func GenerateTo(cfg GenerateConfig, write func(*trace.Row) error) (*GenerateStats, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, settings(err)
@@ -109,6 +119,11 @@ type gen struct {
 
 	nodeIdx   map[uint64]int32
 	nodeLevel []int32
+
+	scratch sessionDraw
+	// pool draws every session first even without a target (the oracle
+	// of the stream, for tests).
+	pool bool
 
 	// Scratch of eval, reused.
 	stamp     int32
@@ -211,29 +226,50 @@ func lognormal(r *rng, mean, sd float64) float64 {
 	return math.Exp(math.Log(mean) - s2/2 + math.Sqrt(s2)*r.normal())
 }
 
-// drawSession draws the next session; false when none starts any more.
-func (g *gen) drawSession() (bool, error) {
+// turnDraw is one drawn turn: its new prompt and output tokens (output
+// capped by MaxOSL, capped saying so), estimated arrival (the session's
+// start plus its think times) and delay after the turn before.
+type turnDraw struct {
+	isl, osl  int32
+	capped    bool
+	at, delay int64
+}
+
+// sessionDraw is one drawn session: its start, its prefix path (depth
+// node numbers when there are prefix trees), its share draw and its turns.
+// draw reuses its slices.
+type sessionDraw struct {
+	start int64
+	path  []int32
+	share float64
+	turns []turnDraw
+}
+
+// draw draws the next session into d, every concern from its own stream
+// in session order; false when none starts any more. The pool ([gen.fill])
+// and the stream ([gen.stream]) both draw through it, so they draw the
+// same sessions.
+func (g *gen) draw(d *sessionDraw) (bool, error) {
 	t, ok, err := g.nextArrival()
 	if err != nil || !ok {
 		return false, err
 	}
 	c := &g.cfg
-	s := int32(len(g.start))
-	g.start = append(g.start, t)
+	d.start = t
 	nt := int(min(math.Round(lognormal(g.rTurns, c.Turns, c.TurnsStddev)), 1e4))
 	nt = max(nt, 1)
-	g.nTurns = append(g.nTurns, int32(nt))
-	g.first = append(g.first, int32(len(g.isl)))
+	d.path = d.path[:0]
 	if g.roots > 0 {
 		idx := uint64(g.rPaths.intN(g.roots))
-		g.path = append(g.path, g.node(0, idx))
+		d.path = append(d.path, g.node(0, idx))
 		for l := 1; l < g.depth; l++ {
 			f := c.fanout(l)
 			idx = idx*uint64(f) + uint64(g.rPaths.intN(f))
-			g.path = append(g.path, g.node(l, idx))
+			d.path = append(d.path, g.node(l, idx))
 		}
 	}
-	g.share = append(g.share, g.rShare.float64())
+	d.share = g.rShare.float64()
+	d.turns = d.turns[:0]
 	at := t
 	for j := range nt {
 		var in, out int
@@ -247,17 +283,36 @@ func (g *gen) drawSession() (bool, error) {
 		if capped {
 			out = c.MaxOSL
 		}
-		var d int64
+		var dl int64
 		if j > 0 {
 			v := lognormal(g.rThink, float64(c.ThinkTime), float64(c.ThinkTimeStddev))
-			d = int64(math.Round(v/1e3)) * 1000
-			at += d
+			dl = int64(math.Round(v/1e3)) * 1000
+			at += dl
 		}
-		g.isl = append(g.isl, int32(in))
-		g.osl = append(g.osl, int32(out))
-		g.capped = append(g.capped, capped)
-		g.at = append(g.at, at)
-		g.delay = append(g.delay, d)
+		d.turns = append(d.turns, turnDraw{isl: int32(in), osl: int32(out), capped: capped, at: at, delay: dl})
+	}
+	return true, nil
+}
+
+// drawSession draws the next session into the pool; false when none
+// starts any more.
+func (g *gen) drawSession() (bool, error) {
+	d := &g.scratch
+	if ok, err := g.draw(d); err != nil || !ok {
+		return false, err
+	}
+	s := int32(len(g.start))
+	g.start = append(g.start, d.start)
+	g.nTurns = append(g.nTurns, int32(len(d.turns)))
+	g.first = append(g.first, int32(len(g.isl)))
+	g.path = append(g.path, d.path...)
+	g.share = append(g.share, d.share)
+	for j, td := range d.turns {
+		g.isl = append(g.isl, td.isl)
+		g.osl = append(g.osl, td.osl)
+		g.capped = append(g.capped, td.capped)
+		g.at = append(g.at, td.at)
+		g.delay = append(g.delay, td.delay)
 		g.tsess = append(g.tsess, s)
 		g.tj = append(g.tj, int32(j))
 	}
@@ -382,6 +437,7 @@ type result struct {
 	sessionsCut int
 	rowsCut     int
 	oslCapped   int
+	empty       int // sessions without a row (streamed; the pool counts kept)
 }
 
 func (r result) hitRatio() float64 {
@@ -562,160 +618,358 @@ func growInt64(s []int64, n int) []int64 {
 	return s[:n]
 }
 
-// emit builds the rows of the first n sessions for p (after eval(p) set
-// kept) in arrival order and hands each to out, with its whole context
-// (the analyzer's view; see [gen.run] for the Mooncake dialect). Hash ids
-// are dense, allocated in order of first appearance: a node's blocks when
-// a row first walks it, then each row's own blocks. The row and its ids
-// are valid only during the call: a session's ids live in one buffer that
-// its next turn extends in place and that returns to a free list after
-// its last turn, so memory holds the open sessions' contexts, not the
-// rows.
-func (g *gen) emit(p params, n int, out func(r *trace.Row, t int32) error) error {
-	lo := g.layout(p)
-	c := &g.cfg
-	bailian := c.Format == trace.FormatBailian
-	multi := c.multiTurn()
-	nodeFirst := make([]int64, len(g.nodeLevel)) // first id of a node's blocks; -1 = not walked yet
-	for i := range nodeFirst {
-		nodeFirst[i] = -1
+// rowMaker builds the rows, in output order, from drawn turns, with their
+// whole context (the analyzer's view; see [gen.run] for the Mooncake
+// dialect). Hash ids are dense, allocated in order of first appearance: a
+// node's blocks when a row first walks it, then each row's own blocks. A
+// session's ids live in one buffer that its next turn extends in place and
+// that returns to a free list after its last turn, so memory holds the
+// open sessions' contexts, not the rows. It counts the infinite-cache hits
+// as it goes, exactly as the analyzer does on the rows: a first turn hits
+// the blocks of the deepest node of its path an earlier row walked; a
+// later turn hits every full block of the turn before.
+type rowMaker struct {
+	g              *gen
+	lo             layout
+	bailian, multi bool
+	nodeFirst      []int64 // first id of a node's blocks; -1 = not walked yet
+	next           uint64  // the next new id = the distinct blocks so far
+	free           [][]uint64
+	pos            int64
+	sid            []byte
+
+	rows, walkers, oslCapped int
+	hitTok, inTok            int64
+}
+
+// openSession is a session with turns still to come: its context's ids
+// and length, its first and previous row.
+type openSession struct {
+	ids             []uint64
+	L, root, parent int64
+}
+
+func (g *gen) newRowMaker(p params) *rowMaker {
+	m := &rowMaker{g: g, lo: g.layout(p), bailian: g.cfg.Format == trace.FormatBailian, multi: g.cfg.multiTurn(),
+		nodeFirst: make([]int64, len(g.nodeLevel))}
+	for i := range m.nodeFirst {
+		m.nodeFirst[i] = -1
 	}
-	var next uint64
-	fresh := func(ids []uint64, upto int64) []uint64 {
-		for int64(len(ids)) < upto {
-			ids = append(ids, next)
-			next++
+	return m
+}
+
+// row builds turn j of session s (drawn as td; prevOSL is the output of
+// turn j−1) and hands it to out with the turn's own new tokens; sess is
+// the session's state, updated for its next turn unless last. The row and
+// its ids are valid only during the call.
+func (m *rowMaker) row(s, j int32, td turnDraw, prevOSL int32, walker bool, path []int32, sess *openSession, last bool, out func(*trace.Row, int32) error) error {
+	g := m.g
+	var L, hit int64
+	var ids []uint64
+	if j == 0 {
+		if k := len(m.free); k > 0 {
+			ids, m.free = m.free[k-1][:0], m.free[:k-1]
 		}
-		return ids
+		L = int64(td.isl)
+		if walker {
+			m.walkers++
+			L += m.lo.prefix
+			for len(m.nodeFirst) < len(g.nodeLevel) { // the stream draws nodes as it goes
+				m.nodeFirst = append(m.nodeFirst, -1)
+			}
+			deepest := -1
+			for l, nd := range path {
+				if m.nodeFirst[nd] < 0 {
+					break
+				}
+				deepest = l
+			}
+			if deepest >= 0 {
+				hit = m.lo.ends[deepest] / g.B * g.B
+			}
+			for l, nd := range path {
+				if m.nodeFirst[nd] < 0 {
+					m.nodeFirst[nd] = int64(m.next)
+					m.next += uint64(m.lo.owned[l])
+				}
+				for id := range m.lo.owned[l] {
+					ids = append(ids, uint64(m.nodeFirst[nd]+id))
+				}
+			}
+		}
+	} else {
+		L = sess.L + int64(prevOSL) + int64(td.isl)
+		ids = sess.ids[:sess.L/g.B]
+		hit = sess.L / g.B * g.B
 	}
-	// The sessions with turns still to come: their context's ids and
-	// length, their first and previous row.
-	type openSession struct {
-		ids             []uint64
-		L, root, parent int64
+	for n := ceilDiv(L, g.B); int64(len(ids)) < n; m.next++ {
+		ids = append(ids, m.next)
 	}
-	open := map[int32]openSession{}
-	var free [][]uint64
-	var pos int64
-	var sid []byte
+	m.rows++
+	m.hitTok += hit
+	m.inTok += L
+	if td.capped {
+		m.oslCapped++
+	}
+	pos := m.pos
+	row := trace.Row{
+		Index: pos, Line: pos + 1,
+		InputTokens: int(L), OutputTokens: int(td.osl),
+		BlockSize: int(g.B), HashIDs: ids,
+		Turn: int(j), ParentID: -1, RequestID: -1,
+	}
+	if m.multi {
+		// Every row holds its whole context here (the analyzer's
+		// view); Mooncake output makes later turns incremental.
+		m.sid = strconv.AppendInt(append(m.sid[:0], 's'), int64(s), 10)
+		row.SessionID = string(m.sid)
+		row.Cumulative = true
+	}
+	switch {
+	case m.bailian:
+		// As the Bailian reader gives it back: every row is in the
+		// session of its root chat id.
+		row.RequestID = pos
+		row.Offset, row.HasOffset = time.Duration(td.at), true
+		row.Cumulative = true
+		if j == 0 {
+			sess.root = pos
+		}
+		row.SessionID = strconv.FormatInt(sess.root, 10)
+		if j > 0 {
+			row.ParentID = sess.parent
+			row.Delay, row.HasDelay = time.Duration(td.delay), true
+		}
+	case j == 0:
+		row.Offset, row.HasOffset = time.Duration(td.at), true
+	default:
+		row.Delay, row.HasDelay = time.Duration(td.delay), true
+	}
+	if err := out(&row, td.isl); err != nil {
+		return err
+	}
+	if last {
+		m.free = append(m.free, ids)
+	} else {
+		sess.ids, sess.L, sess.parent = ids, L, pos
+	}
+	m.pos++
+	return nil
+}
+
+// emit builds the rows of the first n sessions of the pool for p (after
+// eval(p) set kept) in arrival order and hands each to out with its
+// turn's own new tokens (see [rowMaker]).
+func (g *gen) emit(p params, n int, out func(r *trace.Row, isl int32) error) error {
+	m := g.newRowMaker(p)
+	open := map[int32]*openSession{}
 	for _, t := range g.order {
 		s := g.tsess[t]
 		j := g.tj[t]
 		if int(s) >= n || j >= g.kept[s] {
 			continue
 		}
-		var L int64
-		var ids []uint64
-		var sess openSession
+		sess := open[s]
 		if j == 0 {
-			if k := len(free); k > 0 {
-				ids, free = free[k-1][:0], free[:k-1]
-			}
-			L = int64(g.isl[t])
-			if g.walker(int(s), p) {
-				L += lo.prefix
-				for l, nd := range g.sessPath(int(s)) {
-					if nodeFirst[nd] < 0 {
-						nodeFirst[nd] = int64(next)
-						next += uint64(lo.owned[l])
-					}
-					for id := range lo.owned[l] {
-						ids = append(ids, uint64(nodeFirst[nd]+id))
-					}
-				}
-			}
-		} else {
-			sess = open[s]
-			L = sess.L + int64(g.osl[t-1]) + int64(g.isl[t])
-			ids = sess.ids[:sess.L/g.B]
+			sess = &openSession{}
+			open[s] = sess
 		}
-		ids = fresh(ids, ceilDiv(L, g.B))
-		row := trace.Row{
-			Index: pos, Line: pos + 1,
-			InputTokens: int(L), OutputTokens: int(g.osl[t]),
-			BlockSize: int(g.B), HashIDs: ids,
-			Turn: int(j), ParentID: -1, RequestID: -1,
+		var prevOSL int32
+		if j > 0 {
+			prevOSL = g.osl[t-1]
 		}
-		if multi {
-			// Every row holds its whole context here (the analyzer's
-			// view); Mooncake output makes later turns incremental.
-			sid = strconv.AppendInt(append(sid[:0], 's'), int64(s), 10)
-			row.SessionID = string(sid)
-			row.Cumulative = true
+		td := turnDraw{isl: g.isl[t], osl: g.osl[t], capped: g.capped[t], at: g.at[t], delay: g.delay[t]}
+		var path []int32
+		if g.roots > 0 {
+			path = g.sessPath(int(s))
 		}
-		switch {
-		case bailian:
-			// As the Bailian reader gives it back: every row is in the
-			// session of its root chat id.
-			row.RequestID = pos
-			row.Offset, row.HasOffset = time.Duration(g.at[t]), true
-			row.Cumulative = true
-			if j == 0 {
-				sess.root = pos
-			}
-			row.SessionID = strconv.FormatInt(sess.root, 10)
-			if j > 0 {
-				row.ParentID = sess.parent
-				row.Delay, row.HasDelay = time.Duration(g.delay[t]), true
-			}
-		case j == 0:
-			row.Offset, row.HasOffset = time.Duration(g.at[t]), true
-		default:
-			row.Delay, row.HasDelay = time.Duration(g.delay[t]), true
-		}
-		if err := out(&row, t); err != nil {
+		last := j+1 >= g.kept[s]
+		if err := m.row(s, j, td, prevOSL, g.walker(int(s), p), path, sess, last, out); err != nil {
 			return err
 		}
-		if j+1 < g.kept[s] {
-			sess.ids, sess.L, sess.parent = ids, L, pos
-			open[s] = sess
-		} else {
+		if last {
 			delete(open, s)
-			free = append(free, ids)
 		}
-		pos++
 	}
 	return nil
+}
+
+// liveSession is a session of the stream: drawn, with turns still to
+// write (next is the next one).
+type liveSession struct {
+	sessionDraw
+	n, kept, next int32
+	walker        bool
+	open          openSession
+}
+
+// at is the estimated arrival of the session's next turn.
+func (l *liveSession) at() int64 { return l.turns[l.next].at }
+
+// turnQueue orders live sessions by their next turn's (arrival, session,
+// turn), the output order.
+type turnQueue []*liveSession
+
+func (q turnQueue) Len() int { return len(q) }
+func (q turnQueue) Less(i, j int) bool {
+	a, b := q[i], q[j]
+	if x, y := a.at(), b.at(); x != y {
+		return x < y
+	}
+	return a.n < b.n // one entry per session: the turns never tie
+}
+func (q turnQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *turnQueue) Push(x any)   { *q = append(*q, x.(*liveSession)) }
+func (q *turnQueue) Pop() any {
+	old := *q
+	l := old[len(old)-1]
+	old[len(old)-1] = nil
+	*q = old[:len(old)-1]
+	return l
+}
+
+// stream draws sessions and writes their rows as it goes, for settings
+// without a target (p is fixed): the same rows, in the same order, as
+// fill, eval and emit give, holding only the sessions still open. Sessions
+// start in time order and a session's first turn arrives at its start, so
+// once session k is drawn every turn at or before its start precedes
+// every turn of a later session (ties go to the lower session number):
+// those are written, and the queue holds one entry per open session.
+func (g *gen) stream(p params, out func(r *trace.Row, isl int32) error) (result, error) {
+	c := &g.cfg
+	lo := g.layout(p)
+	m := g.newRowMaker(p)
+	var q turnQueue
+	var spare []*liveSession
+	var r result
+	total, empty := 0, 0
+	maxISL := int64(c.MaxISL)
+	pop := func(until int64) error {
+		for len(q) > 0 && q[0].at() <= until {
+			l := q[0]
+			j := l.next
+			var prevOSL int32
+			if j > 0 {
+				prevOSL = l.turns[j-1].osl
+			}
+			last := j+1 >= l.kept
+			if err := m.row(l.n, j, l.turns[j], prevOSL, l.walker, l.path, &l.open, last, out); err != nil {
+				return err
+			}
+			if last {
+				heap.Pop(&q)
+				spare = append(spare, l)
+				continue
+			}
+			l.next++
+			heap.Fix(&q, 0)
+		}
+		return nil
+	}
+	for {
+		if c.Sessions > 0 && r.n == c.Sessions || c.Requests > 0 && total >= c.Requests {
+			break
+		}
+		var l *liveSession
+		if k := len(spare); k > 0 {
+			l, spare = spare[k-1], spare[:k-1]
+		} else {
+			l = &liveSession{}
+		}
+		ok, err := g.draw(&l.sessionDraw)
+		if err != nil {
+			return r, err
+		}
+		if !ok {
+			switch {
+			case c.Sessions > 0:
+				return r, fmt.Errorf("only %d sessions start before the rate falls to 0 (want %d)", r.n, c.Sessions)
+			case c.Requests > 0:
+				return r, fmt.Errorf("only %d requests start before the rate falls to 0", total)
+			case r.n == 0:
+				return r, fmt.Errorf("no session starts within --duration %v at --rate %g", c.Duration, c.Rate)
+			}
+			break
+		}
+		if c.Requests > 0 && total+len(l.turns) > c.Requests {
+			l.turns = l.turns[:c.Requests-total]
+		}
+		total += len(l.turns)
+		l.n, l.next = int32(r.n), 0
+		r.n++
+		if c.Duration > 0 && r.n > maxSessions {
+			return r, fmt.Errorf("more than %d sessions start within --duration %v at --rate %g; lower the rate or the duration", maxSessions, c.Duration, c.Rate)
+		}
+		// The turns kept under MaxISL, as footprints counts them.
+		l.walker = g.roots > 0 && l.share < p.share
+		var P, L int64
+		if l.walker {
+			P = lo.prefix
+		}
+		l.kept = 0
+		for j, td := range l.turns {
+			nl := P + int64(td.isl)
+			if j > 0 {
+				nl = L + int64(l.turns[j-1].osl) + int64(td.isl)
+			}
+			if maxISL > 0 && nl > maxISL {
+				break
+			}
+			L = nl
+			l.kept++
+		}
+		if int(l.kept) < len(l.turns) {
+			r.sessionsCut++
+			r.rowsCut += len(l.turns) - int(l.kept)
+		}
+		if l.kept == 0 {
+			empty++
+			spare = append(spare, l)
+		} else {
+			l.open = openSession{}
+			heap.Push(&q, l)
+		}
+		if err := pop(l.start); err != nil {
+			return r, err
+		}
+	}
+	if err := pop(math.MaxInt64); err != nil {
+		return r, err
+	}
+	r.rows, r.hitTok, r.inTok, r.blocks = m.rows, m.hitTok, m.inTok, int64(m.next)
+	r.walkers, r.oslCapped = m.walkers, m.oslCapped
+	r.empty = empty
+	return r, nil
 }
 
 // run solves for the targets, checks them on the model, then emits the
 // rows to write in output form while the analyzer measures them in their
 // analyzer form: a model that disagrees with the analyzer is a bug
-// (errBug), reported after the last row.
+// (errBug), reported after the last row. Settings without a target are
+// streamed ([gen.stream]): nothing is drawn ahead of the rows.
 func (g *gen) run(write func(*trace.Row) error) (*GenerateStats, error) {
 	c := &g.cfg
-	if err := g.fill(64); err != nil {
-		return nil, err
-	}
 	p := params{tokens: c.levelTokens(), share: c.PrefixShare}
 	if g.roots == 0 {
 		p = params{}
 	}
+	streaming := c.TargetHitRatio == 0 && c.WorkingSet == 0 && !g.pool
 	var res result
-	var err error
-	if c.TargetHitRatio > 0 {
-		p, res, err = g.solve(p)
-	} else {
-		res, err = g.eval(p)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if res.rows == 0 {
-		return nil, fmt.Errorf("no request is left: every session's first turn is over --max-isl %d", c.MaxISL)
-	}
-	st := &GenerateStats{
-		Sessions: res.n - countEmpty(g.kept[:res.n]), Rows: res.rows,
-		SessionsCut: res.sessionsCut, RowsCut: res.rowsCut, OSLCapped: res.oslCapped,
-		PrefixTokens: p.tokens, PrefixShare: p.share, Walkers: res.walkers,
-		HitRatio: res.hitRatio(), WorkingSetTokens: res.blocks * g.B,
-	}
-	if c.TargetHitRatio > 0 && math.Abs(st.HitRatio-c.TargetHitRatio) > hitRatioTolerance {
-		return nil, fmt.Errorf("--target-hit-ratio %g: the closest trace these settings allow measures %.4f (more sessions, or fewer prefix paths, give finer steps)", c.TargetHitRatio, st.HitRatio)
-	}
-	if W := c.WorkingSet; W > 0 {
-		if dev := math.Abs(float64(st.WorkingSetTokens-W)) / float64(W); dev > workingSetTolerance {
-			return nil, fmt.Errorf("--working-set %d: the closest trace measures %d tokens (%.1f %% off): one session adds too much; lower --isl or --turns, or raise the working set", W, st.WorkingSetTokens, 100*dev)
+	if !streaming {
+		if err := g.fill(64); err != nil {
+			return nil, err
+		}
+		var err error
+		if c.TargetHitRatio > 0 {
+			p, res, err = g.solve(p)
+		} else {
+			res, err = g.eval(p)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := g.checkResult(p, res); err != nil {
+			return nil, err
 		}
 	}
 	// AIPerf's Mooncake dialect: a later turn of a session of two or more
@@ -724,26 +978,45 @@ func (g *gen) run(write func(*trace.Row) error) (*GenerateStats, error) {
 	// history, which is the context the analyzer measures here.
 	incremental := c.Format == trace.FormatMooncake && c.multiTurn()
 	cfg := analyze.Config{BlockSize: int(g.B), CacheSizes: []int64{}}
-	a, written := analyze.New(cfg), (*analyze.Analyzer)(nil)
-	if incremental {
-		written = analyze.New(cfg)
+	var a, written *analyze.Analyzer
+	if !c.SkipAnalysis {
+		a = analyze.New(cfg)
+		if incremental {
+			written = analyze.New(cfg)
+		}
 	}
-	err = g.emit(p, res.n, func(r *trace.Row, t int32) error {
-		a.Add(r)
+	emitRow := func(r *trace.Row, isl int32) error {
+		if a != nil {
+			a.Add(r)
+		}
 		if !incremental {
 			return write(r)
 		}
 		r.Cumulative = false
-		if j := g.tj[t]; j > 0 {
-			nt := int(g.isl[t])
+		if r.Turn > 0 {
+			nt := int(isl)
 			r.InputTokens = nt
 			r.HashIDs = r.HashIDs[len(r.HashIDs)-(nt+int(g.B)-1)/int(g.B):]
 		}
-		written.Add(r)
+		if written != nil {
+			written.Add(r)
+		}
 		return write(r)
-	})
-	if err != nil {
+	}
+	if streaming {
+		var err error
+		if res, err = g.stream(p, emitRow); err != nil {
+			return nil, err
+		}
+		if err := g.checkResult(p, res); err != nil {
+			return nil, err
+		}
+	} else if err := g.emit(p, res.n, emitRow); err != nil {
 		return nil, err
+	}
+	st := g.stats(p, res)
+	if a == nil {
+		return st, nil
 	}
 	rep := a.Report()
 	st.Written = rep
@@ -757,6 +1030,38 @@ func (g *gen) run(write func(*trace.Row) error) (*GenerateStats, error) {
 		}
 	}
 	return st, nil
+}
+
+// stats is what res says of the generation with p.
+func (g *gen) stats(p params, res result) *GenerateStats {
+	empty := res.empty
+	if g.kept != nil {
+		empty = countEmpty(g.kept[:res.n])
+	}
+	return &GenerateStats{
+		Sessions: res.n - empty, Rows: res.rows,
+		SessionsCut: res.sessionsCut, RowsCut: res.rowsCut, OSLCapped: res.oslCapped,
+		PrefixTokens: p.tokens, PrefixShare: p.share, Walkers: res.walkers,
+		HitRatio: res.hitRatio(), WorkingSetTokens: res.blocks * g.B,
+	}
+}
+
+// checkResult fails a generation that made no row or misses a target.
+func (g *gen) checkResult(p params, res result) error {
+	c := &g.cfg
+	if res.rows == 0 {
+		return fmt.Errorf("no request is left: every session's first turn is over --max-isl %d", c.MaxISL)
+	}
+	st := g.stats(p, res)
+	if c.TargetHitRatio > 0 && math.Abs(st.HitRatio-c.TargetHitRatio) > hitRatioTolerance {
+		return fmt.Errorf("--target-hit-ratio %g: the closest trace these settings allow measures %.4f (more sessions, or fewer prefix paths, give finer steps)", c.TargetHitRatio, st.HitRatio)
+	}
+	if W := c.WorkingSet; W > 0 {
+		if dev := math.Abs(float64(st.WorkingSetTokens-W)) / float64(W); dev > workingSetTolerance {
+			return fmt.Errorf("--working-set %d: the closest trace measures %d tokens (%.1f %% off): one session adds too much; lower --isl or --turns, or raise the working set", W, st.WorkingSetTokens, 100*dev)
+		}
+	}
+	return nil
 }
 
 func countEmpty(kept []int32) int {
