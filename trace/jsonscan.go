@@ -4,8 +4,10 @@ package trace
 // readers; allocation test TestNextAllocs in alloc_test.go.
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -320,9 +322,30 @@ func appendIDs(dst []uint64, v []byte, i int) ([]uint64, int, string) {
 		return dst, i + 1, ""
 	}
 	for {
-		// Fast path: unsigned decimal integer of up to 19 digits.
+		// Fastest path: 1 to 6 digits without a leading zero, then ", ",
+		// read as one 8-byte word (the ids of most traces).
+		if i+8 <= len(v) {
+			w := binary.LittleEndian.Uint64(v[i:])
+			n := leadingDigits8(w)
+			if uint(n-1) < 6 && (n == 1 || byte(w) != '0') && uint16(w>>(8*n)) == ','|' '<<8 {
+				dst = append(dst, digits8(w<<(64-8*n)))
+				i += n + 2
+				continue
+			}
+		}
+		// Whitespace after ", " (the fastest path does not skip it).
+		i = skipWS(v, i)
+		// Fast path: unsigned decimal integer of up to 19 digits; its
+		// first 8 bytes at once when the line has them (digits8).
 		j := i
 		var x uint64
+		if i+8 <= len(v) {
+			w := binary.LittleEndian.Uint64(v[i:])
+			if n := leadingDigits8(w); n > 0 {
+				x = digits8(w << (64 - 8*n))
+				j = i + n
+			}
+		}
 		for j < len(v) && v[j] >= '0' && v[j] <= '9' && j-i < 19 {
 			x = x*10 + uint64(v[j]-'0')
 			j++
@@ -356,6 +379,30 @@ func appendIDs(dst []uint64, v []byte, i int) ([]uint64, int, string) {
 		}
 		return dst, 0, bad
 	}
+}
+
+// leadingDigits8 returns how many of the 8 bytes of w (in memory order,
+// little-endian) are ASCII digits before the first one that is not.
+//
+// A byte c is a digit iff its high nibble is 3 and so is that of c+6
+// (c ≤ '9'). Adding 6 to a byte ≥ 0xFA carries into the next byte, and
+// such a byte is not a digit, so the carry only reaches bytes after the
+// first non-digit, which do not matter.
+func leadingDigits8(w uint64) int {
+	const hi, six, threes = 0xF0F0F0F0F0F0F0F0, 0x0606060606060606, 0x3333333333333333
+	t := (w&hi | (w+six)&hi>>4) ^ threes
+	return bits.TrailingZeros64(t) >> 3
+}
+
+// digits8 returns the value of 8 ASCII digits packed little-endian in w,
+// the first (most significant) in the lowest byte; leading zero bytes
+// count as leading zeros, so w<<(64−8n) gives the value of its first n
+// digits. Three multiplications combine the digits in pairs, then pairs
+// of pairs, then the two halves (simdjson's parse_eight_digits_unrolled).
+func digits8(w uint64) uint64 {
+	w = (w & 0x0F0F0F0F0F0F0F0F) * (10<<8 + 1) >> 8
+	w = (w & 0x00FF00FF00FF00FF) * (100<<16 + 1) >> 16
+	return (w & 0x0000FFFF0000FFFF) * (10000<<32 + 1) >> 32
 }
 
 // parseID parses one id that is not a short unsigned decimal.
