@@ -291,16 +291,27 @@ func (o *Records) add(r Record, text []byte) {
 	}
 	o.added++
 	o.n++
+	n := len(o.buf)
+	if cap(o.buf)-n < recordSize {
+		o.buf = append(o.buf, make([]byte, recordSize)...)
+	}
+	o.buf = o.buf[:n+recordSize]
+	p := o.buf[n : n+recordSize]
 	le := binary.LittleEndian
-	o.buf = append(o.buf, r.Kind, r.Flags)
-	o.buf = le.AppendUint16(o.buf, r.Choice)
-	o.buf = le.AppendUint32(o.buf, o.event)
-	o.buf = le.AppendUint32(o.buf, r.TextBytes)
-	o.buf = le.AppendUint32(o.buf, r.Tokens)
-	o.buf = le.AppendUint32(o.buf, r.Aux0)
-	o.buf = le.AppendUint32(o.buf, r.Aux1)
-	o.text = append(o.text, text...)
+	p[0], p[1] = r.Kind, r.Flags
+	le.PutUint16(p[2:], r.Choice)
+	le.PutUint32(p[4:], o.event)
+	le.PutUint32(p[8:], r.TextBytes)
+	le.PutUint32(p[12:], r.Tokens)
+	le.PutUint32(p[16:], r.Aux0)
+	le.PutUint32(p[20:], r.Aux1)
+	if len(text) > 0 {
+		o.text = append(o.text, text...)
+	}
 }
+
+// recordSize is the size of one record in the ABI.
+const recordSize = 24
 
 // Valid bits of Summary.Valid.
 const (

@@ -12,7 +12,10 @@ import (
 
 // skipWS returns the index of the first non-space byte at or after i.
 func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+	for i < len(b) {
+		if c := b[i]; c > ' ' || c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return i
+		}
 		i++
 	}
 	return i

@@ -1,5 +1,10 @@
 package adapter
 
+import (
+	"math/bits"
+	"unsafe"
+)
+
 // NewScanner returns a scanner at the start of b.
 func NewScanner(b []byte) Scanner { return Scanner{b: b} }
 
@@ -11,28 +16,39 @@ func (s *Scanner) Pos() int { return s.i }
 
 // Scanner is a single-pass, allocation-free JSON reader with a cursor: the
 // same design as reprise's native OpenAI parser (engine/adapter/openai),
-// ported so a Go guest reads each byte once. Object and Array call back
-// for every member; the callback must consume the value (Str, Uint, Skip,
-// or a nested Object/Array). Strings come back raw (escapes kept) with a
-// flag saying whether they contain escapes; use DecodedLen and
+// ported so a Go guest reads each byte once. Strings come back raw (escapes
+// kept) with a flag saying whether they contain escapes; use DecodedLen and
 // AppendUnescaped on them.
 //
+// Objects and arrays are read with loops, the fastest way in a Go guest
+// (no closure calls; Go's Wasm backend makes every call expensive):
+//
 //	s := adapter.NewScanner(ev.Data)
-//	ok := s.Object(func(key []byte) {
-//		switch string(key) {
-//		case "text":
-//			raw, esc := s.Str()
-//			n := adapter.DecodedLen(raw, esc)
-//		default:
-//			s.Skip()
+//	if s.BeginObject() {
+//		for key, ok := s.NextKey(); ok; key, ok = s.NextKey() {
+//			switch string(key) {
+//			case "text":
+//				raw, esc := s.Str()
+//				n := adapter.DecodedLen(raw, esc)
+//			default:
+//				s.Skip()
+//			}
 //		}
-//	})
-//	s.End()
-//	if !ok || s.Err() { ... malformed ... }
+//		s.End()
+//	}
+//	if s.Err() { ... malformed ... }
+//
+// Every member's value must be consumed (Str, Uint, Skip, or a nested
+// object or array read to its end) before the next NextKey. Object and
+// Array do the same with a callback per member.
 type Scanner struct {
 	b   []byte
 	i   int
 	err bool
+	// first is set by BeginObject and BeginArray: the next NextKey or
+	// NextElem reads the first member, with no comma before it. Reading a
+	// member clears it, so nested containers need no stack.
+	first bool
 }
 
 func (s *Scanner) fail() {
@@ -40,22 +56,12 @@ func (s *Scanner) fail() {
 	s.i = len(s.b)
 }
 
-func (s *Scanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
 // Peek returns the next non-space byte, or 0 at the end.
 func (s *Scanner) Peek() byte {
-	s.ws()
-	if s.i < len(s.b) {
-		return s.b[s.i]
+	i := skipWS(s.b, s.i)
+	s.i = i
+	if i < len(s.b) {
+		return s.b[i]
 	}
 	return 0
 }
@@ -69,86 +75,129 @@ func (s *Scanner) expect(c byte) bool {
 	return false
 }
 
+// Word-at-a-time string scanning: a Go guest's byte loop costs several ns
+// per byte, so strings are checked eight bytes per step for a quote, a
+// backslash or a control character.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// special reports (non-zero) whether any byte of w is '"', '\\' or below
+// 0x20. It may report a byte after a real match as well, never misses one.
+func special(w uint64) uint64 {
+	q := w ^ (ones * '"')
+	bs := w ^ (ones * '\\')
+	return ((q-ones)&^q | (bs-ones)&^bs | (w-ones*0x20)&^w) & highs
+}
+
+// strEnd scans string contents starting at i (just past the opening
+// quote): it returns the index of the closing quote and whether the
+// contents hold escapes, or -1 on an unterminated string or a control
+// character.
+func strEnd(b []byte, i int) (int, bool) {
+	esc := false
+	for {
+		for i+8 <= len(b) {
+			if m := special(*(*uint64)(unsafe.Pointer(unsafe.SliceData(b[i:])))); m != 0 {
+				// The lowest flagged byte is a real match (a false
+				// positive only follows one).
+				i += bits.TrailingZeros64(m) >> 3
+				goto found
+			}
+			i += 8
+		}
+		for i < len(b) {
+			if c := b[i]; c == '"' || c == '\\' || c < 0x20 {
+				goto found
+			}
+			i++
+		}
+		return -1, esc
+	found:
+		switch b[i] {
+		case '"':
+			return i, esc
+		case '\\':
+			esc = true
+			i += 2
+		default: // a control character
+			return -1, esc
+		}
+	}
+}
+
 // Str scans a string at the cursor and returns its raw contents (between the
 // quotes, escapes kept) and whether it contains escapes.
 func (s *Scanner) Str() (raw []byte, esc bool) {
-	if !s.expect('"') {
+	b := s.b
+	i := skipWS(b, s.i)
+	if i >= len(b) || b[i] != '"' {
+		s.fail()
 		return nil, false
 	}
-	start := s.i
-	for s.i < len(s.b) {
-		c := s.b[s.i]
-		switch {
-		case c == '"':
-			raw = s.b[start:s.i]
-			s.i++
-			return raw, esc
-		case c == '\\':
-			esc = true
-			s.i += 2
-		case c < 0x20:
-			s.fail()
-			return nil, false
-		default:
-			s.i++
-		}
+	e, esc := strEnd(b, i+1)
+	if e < 0 {
+		s.fail()
+		return nil, false
 	}
-	s.fail()
-	return nil, false
+	s.i = e + 1
+	return b[i+1 : e], esc
 }
 
 // Uint scans a JSON number and returns it as a non-negative integer
 // (fractions are truncated, negatives and overflow clamp to 0 / max).
 func (s *Scanner) Uint() (uint32, bool) {
-	s.ws()
-	start := s.i
+	b := s.b
+	i := skipWS(b, s.i)
+	s.i = i
 	neg := false
-	if s.i < len(s.b) && s.b[s.i] == '-' {
+	if i < len(b) && b[i] == '-' {
 		neg = true
-		s.i++
+		i++
 	}
 	var v uint64
-	digits := 0
-	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-		if v < 1<<40 {
-			v = v*10 + uint64(s.b[s.i]-'0')
+	start := i
+	for ; i < len(b); i++ {
+		d := b[i] - '0'
+		if d > 9 {
+			break
 		}
-		s.i++
-		digits++
+		if v < 1<<40 {
+			v = v*10 + uint64(d)
+		}
 	}
-	if digits == 0 {
-		s.i = start
+	if i == start {
 		s.fail()
 		return 0, false
 	}
 	// fraction and exponent: validate and ignore
-	if s.i < len(s.b) && s.b[s.i] == '.' {
-		s.i++
-		n := 0
-		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-			s.i++
-			n++
+	if i < len(b) && b[i] == '.' {
+		i++
+		n := i
+		for i < len(b) && b[i]-'0' <= 9 {
+			i++
 		}
-		if n == 0 {
+		if i == n {
 			s.fail()
 			return 0, false
 		}
 	}
-	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
-		s.i++
-		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
-			s.i++
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
 		}
-		n := 0
-		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-			s.i++
-			n++
+		n := i
+		for i < len(b) && b[i]-'0' <= 9 {
+			i++
 		}
-		if n == 0 {
+		if i == n {
 			s.fail()
 			return 0, false
 		}
 	}
+	s.i = i
 	if neg {
 		return 0, true
 	}
@@ -159,7 +208,20 @@ func (s *Scanner) Uint() (uint32, bool) {
 }
 
 // Skip skips one value of any type, bounded in depth.
-func (s *Scanner) Skip() { s.skipDepth(0) }
+func (s *Scanner) Skip() {
+	// Scalars first, most common first, without the switch of skipDepth
+	// (a chain of compares in Go's Wasm code).
+	switch c := s.Peek(); {
+	case c == '"':
+		s.Str()
+	case c-'0' <= 9 || c == '-':
+		s.Uint()
+	case c == 'n':
+		s.lit('n', 'u', 'l', 'l', 4)
+	default:
+		s.skipDepth(0)
+	}
+}
 
 func (s *Scanner) skipDepth(depth int) {
 	if depth > 64 {
@@ -210,11 +272,11 @@ func (s *Scanner) skipDepth(depth int) {
 			}
 		}
 	case 't':
-		s.lit("true")
+		s.lit('t', 'r', 'u', 'e', 4)
 	case 'f':
-		s.lit("false")
+		s.lit('f', 'a', 'l', 's', 5)
 	case 'n':
-		s.lit("null")
+		s.lit('n', 'u', 'l', 'l', 4)
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		s.Uint()
 	default:
@@ -222,79 +284,154 @@ func (s *Scanner) skipDepth(depth int) {
 	}
 }
 
-func (s *Scanner) lit(w string) {
-	if len(s.b)-s.i >= len(w) && string(s.b[s.i:s.i+len(w)]) == w {
-		s.i += len(w)
+// lit consumes the literal true, false or null (n bytes; the first four
+// given, false's fifth is 'e').
+func (s *Scanner) lit(c0, c1, c2, c3 byte, n int) {
+	b, i := s.b, s.i
+	if len(b)-i >= n && b[i] == c0 && b[i+1] == c1 && b[i+2] == c2 && b[i+3] == c3 && (n == 4 || b[i+4] == 'e') {
+		s.i = i + n
 		return
 	}
 	s.fail()
+}
+
+// BeginObject starts reading the object at the cursor; read its members
+// with NextKey until it reports false. At a value of another type it
+// skips the value and returns false (chunks with unexpected shapes are
+// ignored, not fatal), as it does on a syntax error (Err).
+func (s *Scanner) BeginObject() bool {
+	if s.Peek() != '{' {
+		s.Skip() // null, or a value of another type: not an object
+		return false
+	}
+	s.i++
+	s.first = true
+	return true
+}
+
+// NextKey reads the next member's key and the colon after it, leaving
+// the cursor at the value, which the caller must consume. At the end of
+// the object it consumes the closing brace and returns false, as it does
+// on a syntax error (Err).
+func (s *Scanner) NextKey() (key []byte, ok bool) {
+	b := s.b
+	i := skipWS(b, s.i)
+	if s.first {
+		s.first = false
+		if i < len(b) && b[i] == '}' {
+			s.i = i + 1
+			return nil, false
+		}
+	} else if i < len(b) && b[i] == ',' {
+		i = skipWS(b, i+1)
+	} else {
+		if i < len(b) && b[i] == '}' {
+			s.i = i + 1
+		} else {
+			s.fail()
+		}
+		return nil, false
+	}
+	if i >= len(b) || b[i] != '"' {
+		s.fail()
+		return nil, false
+	}
+	e, _ := strEnd(b, i+1)
+	if e < 0 {
+		s.fail()
+		return nil, false
+	}
+	key = b[i+1 : e]
+	i = skipWS(b, e+1)
+	if i >= len(b) || b[i] != ':' {
+		s.fail()
+		return nil, false
+	}
+	s.i = i + 1
+	return key, true
+}
+
+// BeginArray starts reading the array at the cursor; step through its
+// elements with NextElem, consuming each. At a value of another type it
+// skips the value and returns false, as it does on a syntax error.
+func (s *Scanner) BeginArray() bool {
+	if s.Peek() != '[' {
+		s.Skip() // null, or a value of another type: not an array
+		return false
+	}
+	s.i++
+	s.first = true
+	return true
+}
+
+// NextElem reports whether another element follows (the cursor is then
+// at it, and the caller must consume it). At the end of the array it
+// consumes the closing bracket and returns false, as it does on a syntax
+// error (Err).
+func (s *Scanner) NextElem() bool {
+	b := s.b
+	i := skipWS(b, s.i)
+	if s.first {
+		s.first = false
+		if i < len(b) && b[i] == ']' {
+			s.i = i + 1
+			return false
+		}
+		s.i = i
+		return true
+	}
+	if i < len(b) {
+		switch b[i] {
+		case ',':
+			s.i = i + 1
+			return true
+		case ']':
+			s.i = i + 1
+			return false
+		}
+	}
+	s.fail()
+	return false
 }
 
 // Object iterates the members of an object at the cursor, calling f with
 // each raw key; f must consume the value. At a value of another type it
 // skips the value and returns false (chunks with unexpected shapes are
 // ignored, not fatal); it also returns false on a syntax error (s.err).
+// BeginObject and NextKey do the same without a call per member.
 func (s *Scanner) Object(f func(key []byte)) bool {
-	if s.Peek() != '{' {
-		s.Skip() // null, or a value of another type: not an object
+	if !s.BeginObject() {
 		return false
 	}
-	s.i++
-	if s.Peek() == '}' {
-		s.i++
-		return true
-	}
-	for !s.err {
-		k, _ := s.Str()
-		if !s.expect(':') {
-			return false
+	for {
+		k, ok := s.NextKey()
+		if !ok {
+			return !s.err
 		}
 		at := s.i
 		f(k)
 		if !s.err && s.i == at {
 			s.fail() // f did not consume the value
 		}
-		switch s.Peek() {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return true
-		default:
-			s.fail()
-		}
 	}
-	return false
 }
 
 // Array iterates the elements of an array at the cursor; f must consume each.
+// BeginArray and NextElem do the same without a call per element.
 func (s *Scanner) Array(f func(i int)) bool {
-	if s.Peek() != '[' {
-		s.Skip() // null, or a value of another type: not an array
+	if !s.BeginArray() {
 		return false
 	}
-	s.i++
-	if s.Peek() == ']' {
-		s.i++
-		return true
-	}
-	for n := 0; !s.err; n++ {
+	for n := 0; ; n++ {
+		if !s.NextElem() {
+			return !s.err
+		}
 		at := s.i
 		f(n)
 		if !s.err && s.i == at {
 			s.fail()
 		}
-		switch s.Peek() {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
-			return true
-		default:
-			s.fail()
-		}
 	}
-	return false
 }
 
 // End checks that only whitespace follows.

@@ -7,6 +7,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"unicode/utf8"
 
@@ -22,6 +23,10 @@ type chat struct {
 	maxField string
 	streams  map[uint32]*stream
 	free     []*stream
+	// last is the stream of context lastCtx: a response's events come in
+	// batches for one context, so most lookups skip the map.
+	last    *stream
+	lastCtx uint32
 }
 
 type stream struct {
@@ -194,10 +199,23 @@ func (c *chat) Open(ctx uint32, flags uint32) {
 	}
 	*st = stream{flags: flags, errMsg: st.errMsg[:0], extras: st.extras[:0]}
 	c.streams[ctx] = st
+	c.last, c.lastCtx = st, ctx
+}
+
+// stream returns the open stream of ctx, or nil.
+func (c *chat) stream(ctx uint32) *stream {
+	if c.last != nil && c.lastCtx == ctx {
+		return c.last
+	}
+	st := c.streams[ctx]
+	if st != nil {
+		c.last, c.lastCtx = st, ctx
+	}
+	return st
 }
 
 func (c *chat) Close(ctx uint32, s *adapter.Summary) error {
-	st := c.streams[ctx]
+	st := c.stream(ctx)
 	if st == nil {
 		return errors.New("context not open")
 	}
@@ -206,6 +224,7 @@ func (c *chat) Close(ctx uint32, s *adapter.Summary) error {
 	s.Message = st.errMsg
 	s.Extras = st.extras
 	delete(c.streams, ctx)
+	c.last = nil
 	c.free = append(c.free, st)
 	return nil
 }
@@ -213,7 +232,7 @@ func (c *chat) Close(ctx uint32, s *adapter.Summary) error {
 var errMalformed = errors.New("malformed response")
 
 func (c *chat) Parse(ctx uint32, ev *adapter.Event, out *adapter.Records) error {
-	st := c.streams[ctx]
+	st := c.stream(ctx)
 	if st == nil {
 		return errors.New("context not open")
 	}
@@ -234,14 +253,9 @@ func (c *chat) Parse(ctx uint32, ev *adapter.Event, out *adapter.Records) error 
 	return st.chunk(ev.Data, out, ev.Flags&adapter.EventNonOK != 0)
 }
 
-func isBlank(b []byte) bool {
-	for _, c := range b {
-		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
-			return false
-		}
-	}
-	return true
-}
+// isBlank reports whether b is only white space (Unicode's, as the native
+// parser's bytes.TrimSpace).
+func isBlank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
 
 func (st *stream) setError(code uint32, msg []byte) {
 	st.sum.Valid |= adapter.ValidError
@@ -267,17 +281,20 @@ func (st *stream) chunk(data []byte, out *adapter.Records, nonOK bool) error {
 		topCode                  uint32
 	)
 	capture := st.flags&adapter.OpenCapture != 0
-	ok := s.Object(func(key []byte) {
+	ok := s.BeginObject()
+	for key, more := nextKey(&s, ok); more; key, more = s.NextKey() {
 		switch string(key) {
 		case "choices":
-			s.Array(func(int) {
-				var c choiceAcc
-				c.scan(&s)
-				if s.Err() {
-					return
+			if s.BeginArray() {
+				for s.NextElem() {
+					var c choiceAcc
+					c.scan(&s)
+					if s.Err() {
+						break
+					}
+					st.emitChoice(&c, capture, out)
 				}
-				st.emitChoice(&c, capture, out)
-			})
+			}
 		case "usage":
 			if st.usage(&s) {
 				usage = true
@@ -286,7 +303,8 @@ func (st *stream) chunk(data []byte, out *adapter.Records, nonOK bool) error {
 			switch s.Peek() {
 			case '{':
 				hasErr = true
-				s.Object(func(k []byte) {
+				s.BeginObject()
+				for k, more := s.NextKey(); more; k, more = s.NextKey() {
 					switch string(k) {
 					case "message":
 						if s.Peek() == '"' {
@@ -303,7 +321,7 @@ func (st *stream) chunk(data []byte, out *adapter.Records, nonOK bool) error {
 					default:
 						s.Skip()
 					}
-				})
+				}
 			case '"':
 				hasErr = true
 				errMsg, errMsgEsc = s.Str()
@@ -339,7 +357,8 @@ func (st *stream) chunk(data []byte, out *adapter.Records, nonOK bool) error {
 		default:
 			s.Skip()
 		}
-	})
+	}
+	ok = ok && !s.Err()
 	if ok {
 		s.End()
 	}
@@ -381,12 +400,18 @@ type choiceAcc struct {
 }
 
 func (c *choiceAcc) scan(s *adapter.Scanner) {
-	s.Object(func(key []byte) {
+	if !s.BeginObject() {
+		return
+	}
+	for key, more := s.NextKey(); more; key, more = s.NextKey() {
 		switch string(key) {
 		case "index":
 			c.index, _ = s.Uint()
 		case "delta", "message":
-			s.Object(func(k []byte) {
+			if !s.BeginObject() {
+				continue
+			}
+			for k, more := s.NextKey(); more; k, more = s.NextKey() {
 				switch string(k) {
 				case "content":
 					if s.Peek() == '"' {
@@ -413,13 +438,17 @@ func (c *choiceAcc) scan(s *adapter.Scanner) {
 					c.role = true
 					s.Skip()
 				case "tool_calls":
-					s.Array(func(int) { c.toolCall(s) })
+					if s.BeginArray() {
+						for s.NextElem() {
+							c.toolCall(s)
+						}
+					}
 				case "function_call":
 					c.toolCall(s)
 				default:
 					s.Skip()
 				}
-			})
+			}
 		case "text":
 			if s.Peek() == '"' {
 				c.content, c.contentEsc = s.Str()
@@ -438,7 +467,7 @@ func (c *choiceAcc) scan(s *adapter.Scanner) {
 		default:
 			s.Skip()
 		}
-	})
+	}
 }
 
 // finishCode mirrors adapter.ParseFinishReason on the raw string.
@@ -461,38 +490,53 @@ func finishCode(v []byte) uint32 {
 // toolCall scans one tool call (or a legacy function_call object).
 func (c *choiceAcc) toolCall(s *adapter.Scanner) {
 	var n, index uint32
-	count := func() {
-		if s.Peek() == '"' {
-			raw, esc := s.Str()
-			n += uint32(adapter.DecodedLen(raw, esc))
-		} else {
-			s.Skip()
+	if s.BeginObject() {
+		for k, more := s.NextKey(); more; k, more = s.NextKey() {
+			switch string(k) {
+			case "index":
+				index, _ = s.Uint()
+			case "function":
+				if !s.BeginObject() {
+					continue
+				}
+				for k2, more := s.NextKey(); more; k2, more = s.NextKey() {
+					switch string(k2) {
+					case "name", "arguments":
+						n += strLen(s)
+					default:
+						s.Skip()
+					}
+				}
+			case "name", "arguments":
+				n += strLen(s)
+			default:
+				s.Skip()
+			}
 		}
 	}
-	s.Object(func(k []byte) {
-		switch string(k) {
-		case "index":
-			index, _ = s.Uint()
-		case "function":
-			s.Object(func(k2 []byte) {
-				switch string(k2) {
-				case "name", "arguments":
-					count()
-				default:
-					s.Skip()
-				}
-			})
-		case "name", "arguments":
-			count()
-		default:
-			s.Skip()
-		}
-	})
 	if c.tools < len(c.toolBytes) {
 		c.toolBytes[c.tools] = n
 		c.toolIdx[c.tools] = index
 	}
 	c.tools++
+}
+
+// strLen consumes a value: a string's decoded length, 0 for anything else.
+func strLen(s *adapter.Scanner) uint32 {
+	if s.Peek() == '"' {
+		raw, esc := s.Str()
+		return uint32(adapter.DecodedLen(raw, esc))
+	}
+	s.Skip()
+	return 0
+}
+
+// nextKey is s.NextKey when ok (the object began), else false.
+func nextKey(s *adapter.Scanner, ok bool) ([]byte, bool) {
+	if !ok {
+		return nil, false
+	}
+	return s.NextKey()
 }
 
 var textBuf []byte
@@ -552,49 +596,62 @@ func (st *stream) emitChoice(c *choiceAcc, capture bool, out *adapter.Records) {
 // usage scans a usage value; it reports whether it was a non-null object.
 func (st *stream) usage(s *adapter.Scanner) bool {
 	f := &st.sum
-	num := func() (uint32, bool) {
-		if c := s.Peek(); c == '-' || (c >= '0' && c <= '9') {
-			return s.Uint()
-		}
-		s.Skip()
-		return 0, false
+	if !s.BeginObject() {
+		return false
 	}
-	return s.Object(func(k []byte) {
+	for k, more := s.NextKey(); more; k, more = s.NextKey() {
 		switch string(k) {
 		case "prompt_tokens", "input_tokens":
-			if v, ok := num(); ok {
+			if v, ok := num(s); ok {
 				f.PromptTokens = v
 				f.Valid |= adapter.ValidPromptTokens
 			}
 		case "completion_tokens", "output_tokens":
-			if v, ok := num(); ok {
+			if v, ok := num(s); ok {
 				f.CompletionTokens = v
 				f.Valid |= adapter.ValidCompletionTokens
 			}
 		case "prompt_tokens_details", "input_tokens_details":
-			s.Object(func(k2 []byte) {
+			if !s.BeginObject() {
+				continue
+			}
+			for k2, more := s.NextKey(); more; k2, more = s.NextKey() {
 				if string(k2) == "cached_tokens" {
-					if v, ok := num(); ok {
+					if v, ok := num(s); ok {
 						f.CachedTokens = v
 						f.Valid |= adapter.ValidCachedTokens
 					}
-					return
+					continue
 				}
 				s.Skip()
-			})
+			}
 		case "completion_tokens_details", "output_tokens_details":
-			s.Object(func(k2 []byte) {
+			if !s.BeginObject() {
+				continue
+			}
+			for k2, more := s.NextKey(); more; k2, more = s.NextKey() {
 				if string(k2) == "reasoning_tokens" {
-					if v, ok := num(); ok {
+					if v, ok := num(s); ok {
 						f.ReasoningTokens = v
 						f.Valid |= adapter.ValidReasoningTokens
 					}
-					return
+					continue
 				}
 				s.Skip()
-			})
+			}
 		default:
 			s.Skip()
 		}
-	})
+	}
+	return !s.Err()
+}
+
+// num consumes a value: a number's value (clamped as Scanner.Uint does),
+// or false for anything else.
+func num(s *adapter.Scanner) (uint32, bool) {
+	if c := s.Peek(); c == '-' || (c >= '0' && c <= '9') {
+		return s.Uint()
+	}
+	s.Skip()
+	return 0, false
 }
