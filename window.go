@@ -65,6 +65,10 @@ type rowPins interface {
 // before taking the item's slot lock, so that it never waits for a
 // streamed trace's reader while holding the lock a sender needs.
 func (w *window) builderLoop(quit <-chan struct{}, rows rowPins, build func(int64, *trace.Row, []engine.Prepared)) {
+	// One timer for all the waits (a time.After per wait allocated a
+	// timer per request sent).
+	poll := time.NewTimer(time.Hour)
+	defer poll.Stop()
 	for {
 		i := w.next.Add(1) - 1
 		if w.total >= 0 && i >= w.total {
@@ -73,13 +77,14 @@ func (w *window) builderLoop(quit <-chan struct{}, rows rowPins, build func(int6
 		// Stay within size items and maxBytes of bodies ahead; the next
 		// item to send (i == high) is always built.
 		for i >= w.high.Load()+w.size || (i > w.high.Load() && w.bytes.Load() > w.maxBytes) {
+			poll.Reset(10 * time.Millisecond)
 			select {
 			case <-w.wake:
 			case <-quit:
 				return
 			case <-w.quit:
 				return
-			case <-time.After(10 * time.Millisecond):
+			case <-poll.C:
 			}
 		}
 		row, ok := rows.pin(i)

@@ -50,8 +50,10 @@
 //
 // # Connections
 //
-// Every idle connection is checked with a non-blocking peek before it is
-// reused; --max-connections caps the open ones. llama.cpp closes the
+// An idle connection is checked with a non-blocking peek before it is
+// reused, except within a millisecond of a complete 2xx response that
+// was not streamed (no server closes one unannounced that soon);
+// --max-connections caps the open ones. llama.cpp closes the
 // connection after every streamed response although it advertises
 // keep-alive; the client learns this from evidence that repeats (several
 // connections in a row closed right after a complete stream) and from

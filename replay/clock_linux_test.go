@@ -56,18 +56,35 @@ func lockAndCheck(t *testing.T, f func()) {
 }
 
 func TestAdaptSpinWindow(t *testing.T) {
-	// adapt settles near a steady wake-up error plus 5 µs, stays within
-	// [minSpin, maxSpin], and one huge error moves it boundedly.
-	c := &precisionSleeper{spin: int64(initialSpin), errEst: int64(initialSpin) / 2}
+	// adapt settles at the wake-up errors' 0.8 quantile plus spinMargin,
+	// stays within [minSpin, maxSpin], and a huge error moves it by one
+	// step only.
+	c := &precisionSleeper{spin: int64(initialSpin), errEst: int64(initialSpin - spinMargin)}
 	for range 500 {
 		c.adapt(int64(40 * time.Microsecond))
 	}
-	if d := time.Duration(c.spin) - 45*time.Microsecond; d < -time.Microsecond || d > time.Microsecond {
-		t.Errorf("window after steady 40 µs errors = %v, want 45 µs", time.Duration(c.spin))
+	if d := time.Duration(c.spin) - 43*time.Microsecond; d < -time.Microsecond || d > time.Microsecond {
+		t.Errorf("window after steady 40 µs errors = %v, want 43 µs", time.Duration(c.spin))
 	}
+	// Errors of 10, 11, …, 29 µs, interleaved (stride 7): 16 of 20 (0.8)
+	// are ≤ 25 µs, so the estimate hovers at 25–27 µs. The median (19.5)
+	// would give 22.5 µs, the p95 (29) 32 µs.
+	for i := range 4000 {
+		c.adapt(int64(10+(7*i)%20) * int64(time.Microsecond))
+	}
+	if w := time.Duration(c.spin); w < 26*time.Microsecond || w > 31*time.Microsecond {
+		t.Errorf("window after errors spread over 10–29 µs = %v, want 26–31 µs (p80 25 µs + 3 µs, one step's play)", w)
+	}
+	before := c.spin
 	c.adapt(int64(time.Second))
+	if c.spin != before+int64(spinUp) {
+		t.Errorf("window after a 1 s error = %v, want one step up from %v", time.Duration(c.spin), time.Duration(before))
+	}
+	for range 1000 {
+		c.adapt(int64(time.Second))
+	}
 	if c.spin != int64(maxSpin) {
-		t.Errorf("window after a 1 s error = %v, want the %v ceiling", time.Duration(c.spin), maxSpin)
+		t.Errorf("window after steady 1 s errors = %v, want the %v ceiling", time.Duration(c.spin), maxSpin)
 	}
 	for range 2000 {
 		c.adapt(0)

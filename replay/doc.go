@@ -70,7 +70,8 @@
 // thread with the thread's timer slack set to 1 ns. It sleeps with
 // clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME) until a spin window
 // before each deadline and spins on the vDSO clock for the rest; the
-// window adapts to the measured wake-up error between 10 and 50 µs. Go's
+// window follows the measured wake-up error (its 0.8 quantile plus 3 µs,
+// between 5 and 50 µs). Go's
 // own timers wake up to a millisecond late (netpoll granularity), which
 // is why they are not used. Every deadline is absolute (start + offset),
 // never a chain of relative sleeps. [Preflight] measures this primitive on
@@ -94,8 +95,8 @@
 // thousand wake-ups per second and can make a delayed turn due within
 // 200 µs of its predecessor's completion up to 200 µs late.
 //
-// The spin costs CPU: about window × rate (20 µs at 1k req/s is 2 % of a
-// core); [Stats.SpinShare] and [Stats.DispatcherCPU] report it. vCPU
+// The spin costs CPU: about (window − typical wake-up error) × rate;
+// [Stats.SpinShare] and [Stats.DispatcherCPU] report it. vCPU
 // preemption on shared hosts causes rare millisecond-scale lateness that
 // no user-space technique prevents; it shows in [Stats.Lateness] Max and,
 // with MaxLateness, in [Stats.Check].

@@ -61,8 +61,9 @@ type Config struct {
 // goroutine that sends uses its own [Caller].
 //
 // Idle connections are reused last in, first out (the warm ones), and at
-// most Config.MaxConnections are open. Every idle connection is checked
-// with a non-blocking peek before it is reused.
+// most Config.MaxConnections are open. An idle connection is checked with
+// a non-blocking peek before it is reused, unless it came back less than
+// freshFor ago from a complete 2xx response that was not streamed.
 type Client struct {
 	addr    string // host:port to dial
 	host    string // Host header
@@ -111,7 +112,24 @@ type conn struct {
 	// lastStream: the last response on it was streamed (a close right
 	// after one is the llama.cpp pattern; streamCloses).
 	lastStream bool
+	// plain: the last response on it was a complete 2xx without a
+	// stream, announcing no close (see fresh).
+	plain bool
 }
+
+// freshFor is how long after a plain response (conn.plain) a connection
+// is reused without the idle check's peek. A server closes a kept-alive
+// connection after an idle timeout (seconds: uvicorn 5 s, llama.cpp 5 s,
+// nginx 75 s), after an error (announced with Connection: close, or not
+// reused here), or after a streamed response (llama.cpp, 0.3 ms later,
+// which conn.lastStream keeps peeking for); none closes within a
+// millisecond of a successful plain response without saying so. At
+// thousands of requests per second almost every reuse comes that soon,
+// and the peek was one system call per request.
+const freshFor = time.Millisecond
+
+// fresh reports whether cn, idle for idle, is reused without a peek.
+func (cn *conn) fresh(idle time.Duration) bool { return cn.plain && idle < freshFor }
 
 // New returns a client for cfg.BaseURL. It does not connect.
 func New(cfg Config) (*Client, error) {
@@ -196,7 +214,7 @@ func (c *Client) get(ctx context.Context, ph *dialPhases) (*conn, bool, error) {
 		if cn != nil {
 			c.mu.Unlock()
 			idle := time.Since(cn.idleAt)
-			if idle < c.idleFor && cn.alive() {
+			if idle < c.idleFor && (cn.fresh(idle) || cn.alive()) {
 				return cn, true, nil
 			}
 			if cn.peekN == 0 && cn.peekE == 0 && cn.lastStream && d.soon(idle) {

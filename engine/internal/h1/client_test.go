@@ -491,3 +491,105 @@ func waitVerdict(t *testing.T, c *Client) {
 		}
 	}
 }
+
+// TestLargeRequestOneExchange: a request whose body is as large as one
+// write carries (maxOneWrite), on sockets whose buffers hold a fraction
+// of it, arrives whole and gets its response: the write the kernel takes
+// only in part inside the exchange is finished by an ordinary one.
+func TestLargeRequestOneExchange(t *testing.T) {
+	srv := startScript(t, func(int) (string, bool) { return okResponse(), false })
+	var d net.Dialer
+	cl := newClient(t, srv.url(), func(cfg *Config) {
+		cfg.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := d.DialContext(ctx, network, addr)
+			if err == nil {
+				err = c.(*net.TCPConn).SetWriteBuffer(4096)
+			}
+			return c, err
+		}
+	})
+	body := strings.Repeat("x", maxOneWrite)
+	h := cl.AppendRequestLine(nil, "POST", "/v1/chat/completions")
+	h = append(h, "Content-Length: "+strconv.Itoa(len(body))+"\r\n"...)
+	k := cl.NewCaller()
+	for i := range 3 {
+		var st Stamps
+		rec := &recorder{}
+		if err := k.Do(context.Background(), &Request{Head: h, Body: []byte(body)}, &st, rec); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		if rec.status != 200 || string(rec.body) != okJSON || st.Wrote < st.Sent || st.Headers < st.Sent {
+			t.Fatalf("request %d: status %d, body %q, sent %d wrote %d headers %d", i, rec.status, rec.body, st.Sent, st.Wrote, st.Headers)
+		}
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	for i, b := range srv.bodies {
+		if b != body {
+			t.Errorf("request %d: the server received %d body bytes, want %d", i, len(b), len(body))
+		}
+	}
+}
+
+// TestIdleCheckAfterUnannouncedClose: the server closes the connection
+// right after a response without saying so. After an error status, or
+// after a success once the connection has been idle freshFor, the idle
+// check finds the close and the next request goes on a new connection
+// instead of failing.
+func TestIdleCheckAfterUnannouncedClose(t *testing.T) {
+	const bad = "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 2\r\n\r\n{}"
+	for _, c := range []struct {
+		name  string
+		first string
+		pause time.Duration
+	}{{"error", bad, 0}, {"idle", okResponse(), 2 * freshFor}} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := startScript(t, func(n int) (string, bool) {
+				if n == 0 {
+					return c.first, true
+				}
+				return okResponse(), false
+			})
+			cl := newClient(t, srv.url(), nil)
+			k := cl.NewCaller()
+			var st Stamps
+			if err := k.Do(context.Background(), chat(cl, false), &st, &recorder{}); err != nil {
+				t.Fatal(err)
+			}
+			waitFIN(t, cl)
+			time.Sleep(c.pause)
+			rec := &recorder{}
+			if err := k.Do(context.Background(), chat(cl, false), &st, rec); err != nil || rec.status != 200 {
+				t.Fatalf("second request: %v, status %d", err, rec.status)
+			}
+			if st.Reused || srv.accepted.Load() != 2 {
+				t.Errorf("second request reused %v, %d connections accepted; want a new connection", st.Reused, srv.accepted.Load())
+			}
+		})
+	}
+}
+
+// waitFIN waits until the server's close of cl's one idle connection has
+// arrived.
+func waitFIN(t *testing.T, cl *Client) {
+	t.Helper()
+	for i := 0; ; i++ {
+		cl.mu.Lock()
+		if len(cl.idle) != 1 {
+			cl.mu.Unlock()
+			t.Fatalf("%d idle connections, want 1", len(cl.idle))
+		}
+		var n int
+		var e syscall.Errno
+		var b byte
+		err := cl.idle[0].raw.Control(func(fd uintptr) { n, e = peekSocket(fd, &b) })
+		cl.mu.Unlock()
+		if err == nil && n == 0 && e == 0 {
+			return
+		}
+		if i == 1000 {
+			t.Fatalf("no FIN from the server after 1 s (peek: %d bytes, %v, %v)", n, e, err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -37,6 +37,15 @@ type rxReader struct {
 	loopRecv func(fd uintptr) bool // r.loopStep
 	fn       func(n int, stamp int64, errno syscall.Errno) bool
 
+	// exchange's state: its callback, made once; the request to write
+	// (nil once written or given up), what the write did, and the
+	// caller's "written whole".
+	exchRecv func(fd uintptr) bool // r.exchangeStep
+	w        []byte
+	wn       int
+	werr     syscall.Errno
+	wrote    func()
+
 	// await's state (reactor_linux.go); rc nil: reads stay on the
 	// sender's goroutine. fd is the socket's, used only while the
 	// connection is open and a response is being read.
@@ -66,6 +75,7 @@ func newRxReader(c *net.TCPConn) *rxReader {
 	r := &rxReader{raw: raw, fd: sock}
 	r.recv = r.recvOnce
 	r.loopRecv = r.loopStep
+	r.exchRecv = r.exchangeStep
 	r.msg.Iov = &r.iov
 	r.msg.SetIovlen(1)
 	return r
@@ -168,6 +178,61 @@ func (r *rxReader) loopStep(fd uintptr) bool {
 			return true
 		}
 	}
+}
+
+// exchange writes w, a whole request, and then reads its response into p
+// like loop, all inside one RawConn.Read, so that the first read waits
+// for the response instead of finding nothing. RawConn.Read clears the
+// poller's readiness of the socket before it calls back, and the write is
+// in the callback: the response can only arrive after it, so its
+// arrival is never missed (a read that waits first outside RawConn.Read
+// could hang: readiness that came before the clear is gone). That saves
+// the recvmsg that returned EAGAIN right after every write. wrote is
+// called once the kernel has taken all of w; it must not block.
+//
+// The write is one write(2) on the non-blocking socket (syscall.Write,
+// which gives the race detector its write-to-read edge as net.Conn.Write
+// does). When it takes less than all of w, or fails, exchange returns at
+// once with written < len(w) and the write's errno (0 for a short
+// write, EAGAIN when it took nothing), reading nothing: the caller writes
+// the rest, or handles the failure, as before. Otherwise written is
+// len(w) and err is loop's.
+func (r *rxReader) exchange(w, p []byte, wrote func(), fn func(n int, stamp int64, errno syscall.Errno) bool) (written int, werr syscall.Errno, err error) {
+	r.iov.Base = &p[0]
+	r.iov.SetLen(len(p))
+	r.fn, r.w, r.wn, r.werr, r.wrote = fn, w, 0, 0, wrote
+	err = r.raw.Read(r.exchRecv)
+	r.iov.Base = nil // do not keep the caller's buffer reachable
+	r.fn, r.wrote = nil, nil
+	if r.w != nil { // never called back: the poller refused (closed)
+		r.w = nil
+		return 0, 0, err
+	}
+	return r.wn, r.werr, err
+}
+
+func (r *rxReader) exchangeStep(fd uintptr) bool {
+	if w := r.w; w != nil {
+		r.w = nil
+		n, err := syscall.Write(int(fd), w)
+		for err == syscall.EINTR {
+			n, err = syscall.Write(int(fd), w)
+		}
+		r.wn = max(n, 0)
+		if err != nil {
+			r.werr = syscall.EIO
+			if e, ok := err.(syscall.Errno); ok {
+				r.werr = e
+			}
+			return true
+		}
+		if n < len(w) {
+			return true
+		}
+		r.wrote()
+		return false // wait for the response
+	}
+	return r.loopStep(fd)
 }
 
 // peek reports, without blocking or consuming, whether the socket has

@@ -1,6 +1,7 @@
 package h1
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -146,5 +147,50 @@ func TestKernelStampReadAllocs(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("%.1f allocations per read", allocs)
+	}
+}
+
+// TestExchangeWriteFailsAtReset: exchange writes in the poller's read
+// callback; when the server has reset the connection the write fails
+// before the kernel takes a byte, exchange reads nothing and reports it
+// as a write that reached no one (what makes Do send the request again).
+func TestExchangeWriteFailsAtReset(t *testing.T) {
+	tc, srv, clock := tcpPair(t)
+	if err := srv.SetLinger(0); err != nil {
+		t.Fatal(err)
+	}
+	srv.Close() // RST
+	// Wait until the reset has arrived (the peek says so).
+	var b byte
+	raw, err := tc.Conn.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		var e syscall.Errno
+		raw.Control(func(fd uintptr) { _, e = peekSocket(fd, &b) })
+		if e == syscall.ECONNRESET {
+			break
+		}
+		if i == 1000 {
+			t.Fatalf("peek after the server's reset: %v", e)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cl := newClient(t, "http://127.0.0.1:1", nil)
+	k := cl.NewCaller()
+	k.buf = make([]byte, ReadBuffer)
+	c := &conn{tc: tc, c: tc, tcp: tc.Conn.(*net.TCPConn)}
+	var st Stamps
+	h := &recorder{}
+	wrote := false
+	req := chat(cl, false)
+	req.Wrote = func() { wrote = true }
+	n, total, read, _, err := k.exchange(context.Background(), c, req, false, h, &st, clock.Now(), false)
+	if read || n != 0 || total == 0 || wrote || st.Wrote != 0 || h.headers != 0 {
+		t.Errorf("read %v, %d of %d bytes written, Wrote called %v (stamp %d), %d heads; want nothing written or read", read, n, total, wrote, st.Wrote, h.headers)
+	}
+	if !peerClosed(err) {
+		t.Errorf("error %v; want a reset or broken pipe (the request never left)", err)
 	}
 }

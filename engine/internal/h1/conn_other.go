@@ -20,6 +20,10 @@ func (*rxReader) read([]byte) (int, int64, error) { panic("unreachable") }
 
 func (*rxReader) loop([]byte, func(int, int64, syscall.Errno) bool) error { panic("unreachable") }
 
+func (*rxReader) exchange(_, _ []byte, _ func(), _ func(int, int64, syscall.Errno) bool) (int, syscall.Errno, error) {
+	panic("unreachable")
+}
+
 // peekSocket is Linux's liveness check of an idle connection; elsewhere a
 // connection the server closed fails its next request, which is retried.
 func peekSocket(uintptr, *byte) (int, syscall.Errno) { return 0, syscall.EAGAIN }

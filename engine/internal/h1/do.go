@@ -137,6 +137,10 @@ type Caller struct {
 	rd       exchange
 	resp     Response
 	onRecvFn recvFunc // c.onRecv, made once
+	// onWroteFn is k.onWrote, made once; wroteHook the Request.Wrote
+	// of the exchange in progress.
+	onWroteFn func()
+	wroteHook func()
 }
 
 // exchange is the state of one response read.
@@ -158,6 +162,7 @@ type exchange struct {
 func (c *Client) NewCaller() *Caller {
 	k := &Caller{cl: c}
 	k.onRecvFn = k.onRecv
+	k.onWroteFn = k.onWrote
 	return k
 }
 
@@ -211,14 +216,22 @@ func (k *Caller) Do(ctx context.Context, req *Request, st *Stamps, h Handler) er
 		}
 		st.Deadline = deadline
 		stop := context.AfterFunc(ctx, func() { _ = c.c.SetDeadline(pastDeadline) })
-		n, total, err := k.write(c, req, closeConn)
+		var n int64
+		var total int
+		var rerr error
+		read := false // the response was read with the write (exchange)
+		if c.tcp != nil && c.tc.rx != nil && (c.tc.rx.rc == nil || !req.Stream) && len(req.Body) <= maxOneWrite {
+			n, total, read, rerr, err = k.exchange(ctx, c, req, closeConn, h, st, sent, reused && c.lastStream)
+		} else {
+			n, total, err = k.write(c, req, closeConn)
+		}
 		err = timedOut(ctx, err)
-		if err == nil {
+		if err == nil && !read {
 			st.Wrote = cl.clock.Now()
 			if req.Wrote != nil {
 				req.Wrote()
 			}
-		} else if n == 0 && reused && peerClosed(err) && attempt < maxAttempts && ctx.Err() == nil {
+		} else if err != nil && n == 0 && reused && peerClosed(err) && attempt < maxAttempts && ctx.Err() == nil {
 			// Nothing of it left this machine: send it again.
 			stop()
 			cl.discard(c)
@@ -228,11 +241,12 @@ func (k *Caller) Do(ctx context.Context, req *Request, st *Stamps, h Handler) er
 			continue
 		}
 		got1, head := false, false
-		var rerr error
 		if err == nil || peerClosed(err) {
 			// After a failed write the server may have answered early
 			// (413 before reading the whole body): read what it sent.
-			rerr = k.read(ctx, deadline, c, h, st, sent, req.Stream, reused && c.lastStream)
+			if !read {
+				rerr = k.read(ctx, deadline, c, h, st, sent, req.Stream, reused && c.lastStream)
+			}
 			got1, head = st.Reads > 0, k.rd.head
 			k.rd = exchange{} // keep neither h nor st
 			if err == nil || got1 {
@@ -257,6 +271,7 @@ func (k *Caller) Do(ctx context.Context, req *Request, st *Stamps, h Handler) er
 				_ = c.c.SetDeadline(time.Time{})
 			}
 			c.lastStream = req.Stream
+			c.plain = !req.Stream && k.dec.status/100 == 2
 			cl.put(c)
 			return rerr
 		}
@@ -274,17 +289,34 @@ func (k *Caller) Do(ctx context.Context, req *Request, st *Stamps, h Handler) er
 	}
 }
 
-// write sends the request head, the closing blank line and the body: one
-// write(2) for a small body, writev for a large one (no copy). n is how
-// many bytes the kernel accepted (for TLS: of the plaintext), of total.
-func (k *Caller) write(c *conn, req *Request, closeConn bool) (n int64, total int, err error) {
+// maxOneWrite is the largest body written in one piece with its head
+// (copied behind it); a larger one goes out with writev, uncopied.
+const maxOneWrite = 64 << 10
+
+// head puts the request head and the closing blank line into k.wbuf.
+func (k *Caller) head(req *Request, closeConn bool) []byte {
 	b := append(k.wbuf[:0], req.Head...)
 	if closeConn {
 		b = append(b, "Connection: close\r\n"...)
 	}
-	b = append(b, "\r\n"...)
+	return append(b, "\r\n"...)
+}
+
+// keepWbuf keeps b as the write buffer unless it grew huge.
+func (k *Caller) keepWbuf(b []byte) {
+	k.wbuf = b
+	if cap(k.wbuf) > 256<<10 {
+		k.wbuf = nil // one huge prompt must not pin its buffer
+	}
+}
+
+// write sends the request head, the closing blank line and the body: one
+// write(2) for a small body, writev for a large one (no copy). n is how
+// many bytes the kernel accepted (for TLS: of the plaintext), of total.
+func (k *Caller) write(c *conn, req *Request, closeConn bool) (n int64, total int, err error) {
+	b := k.head(req, closeConn)
 	total = len(b) + len(req.Body)
-	if len(req.Body) > 64<<10 && c.tcp != nil {
+	if len(req.Body) > maxOneWrite && c.tcp != nil {
 		k.wbuf = b
 		k.wvec = append(k.wvec[:0], b, req.Body)
 		n, err = k.wvec.WriteTo(c.tcp)
@@ -292,11 +324,45 @@ func (k *Caller) write(c *conn, req *Request, closeConn bool) (n int64, total in
 	}
 	b = append(b, req.Body...)
 	w, err := c.c.Write(b)
-	k.wbuf = b
-	if cap(k.wbuf) > 256<<10 {
-		k.wbuf = nil // one huge prompt must not pin its buffer
-	}
+	k.keepWbuf(b)
 	return int64(w), total, err
+}
+
+// exchange writes a request of at most maxOneWrite body bytes on a
+// plain TCP connection with kernel stamps and reads its response in the
+// same poller call (rxReader.exchange), which saves the read that found
+// nothing right after every write. read says the response was read
+// (rerr is then read's error, and Stamps.Wrote and Request.Wrote were
+// done when the write completed); otherwise n, total and err are
+// write's, and the caller reads: after a write the kernel did not take
+// whole at once, exchange writes the rest as write does.
+func (k *Caller) exchange(ctx context.Context, c *conn, req *Request, closeConn bool, h Handler, st *Stamps, sent int64, afterStream bool) (n int64, total int, read bool, rerr, err error) {
+	b := append(k.head(req, closeConn), req.Body...)
+	defer k.keepWbuf(b)
+	total = len(b)
+	k.beginRead(h, st, sent, afterStream)
+	k.wroteHook = req.Wrote
+	w, werr, perr := c.tc.rx.exchange(b, k.buf, k.onWroteFn, k.onRecvFn)
+	k.wroteHook = nil
+	n = int64(w)
+	switch {
+	case w == len(b):
+		return n, total, true, k.endRead(ctx, perr), nil
+	case werr != 0 && werr != syscall.EAGAIN:
+		return n, total, false, nil, &net.OpError{Op: "write", Net: "tcp", Source: c.tc.LocalAddr(), Addr: c.tc.RemoteAddr(), Err: os.NewSyscallError("write", werr)}
+	case perr != nil && w == 0 && werr == 0:
+		return n, total, false, nil, perr // the poller refused (closed, past deadline)
+	}
+	m, err := c.c.Write(b[w:])
+	return n + int64(m), total, false, nil, err
+}
+
+// onWrote is exchange's "written whole" callback.
+func (k *Caller) onWrote() {
+	k.rd.st.Wrote = k.cl.clock.Now()
+	if k.wroteHook != nil {
+		k.wroteHook()
+	}
 }
 
 // noteRetry adds a given-up attempt's error to st.RetryErrors.
@@ -328,11 +394,7 @@ func timedOut(ctx context.Context, err error) error {
 // error is the one that ended the read (nil at the response's end or
 // when h stopped it), deadlines named by timedOut.
 func (k *Caller) read(ctx context.Context, deadline time.Time, c *conn, h Handler, st *Stamps, sent int64, stream, afterStream bool) error {
-	k.dec.reset()
-	k.rd = exchange{h: h, st: st, floor: sent, afterStream: afterStream}
-	if k.buf == nil {
-		k.buf = make([]byte, ReadBuffer)
-	}
+	k.beginRead(h, st, sent, afterStream)
 	var err error
 	if c.tcp != nil && c.tc.rx != nil {
 		if c.tc.rx.rc != nil && stream {
@@ -349,10 +411,24 @@ func (k *Caller) read(ctx context.Context, deadline time.Time, c *conn, h Handle
 			k.onRead(n, c.tc.arrival(now, wall, k.rd.floor), now, rerr)
 		}
 	}
+	return k.endRead(ctx, err)
+}
+
+// beginRead readies k for reading a response into h.
+func (k *Caller) beginRead(h Handler, st *Stamps, sent int64, afterStream bool) {
+	k.dec.reset()
+	k.rd = exchange{h: h, st: st, floor: sent, afterStream: afterStream}
+	if k.buf == nil {
+		k.buf = make([]byte, ReadBuffer)
+	}
+}
+
+// endRead returns the error that ended a read whose wait ended with err.
+func (k *Caller) endRead(ctx context.Context, err error) error {
 	if err != nil {
 		// The wait was given up (deadline, cancellation), not ended by
 		// a read: the request ends now, not at its last byte.
-		st.End = max(st.End, k.cl.clock.Now())
+		k.rd.st.End = max(k.rd.st.End, k.cl.clock.Now())
 	} else {
 		err = k.rd.err
 	}

@@ -24,14 +24,19 @@
 //
 //   - Connections: reused last in, first out; at most
 //     Config.MaxConnections open; each idle one checked with a
-//     non-blocking peek before reuse; DNS, connect and TLS timed apart
-//     (Stamps.DNS, Connect), the pool wait apart from them (Blocked).
+//     non-blocking peek before reuse, except within a millisecond of a
+//     complete 2xx response that was not streamed (client.go, freshFor);
+//     DNS, connect and TLS timed apart (Stamps.DNS, Connect), the pool
+//     wait apart from them (Blocked).
 //   - Reads: on Linux, recvmsg(2) with SO_TIMESTAMPNS, so a read's time is
 //     the kernel's receive time of its last segment (conn_linux.go), which
 //     does not move when reprise is descheduled before the read. A
 //     streamed response on plain TCP is read by an epoll reactor, one per
 //     P, that drains a batch of ready sockets per wake-up
-//     (reactor_linux.go); other responses on the calling goroutine.
+//     (reactor_linux.go); other responses on the calling goroutine,
+//     whose request is written inside the same poller call that reads
+//     the response, so the first read waits for it instead of finding
+//     nothing (rxReader.exchange).
 //   - Responses: decoded in place, in the read buffer (response.go):
 //     1xx skipped, Content-Length, chunked (extensions and trailers
 //     ignored) and close-delimited bodies; malformed framing is
@@ -55,7 +60,8 @@
 // readers. reprise needs much less: POST (or GET) a prebuilt request on a
 // keep-alive connection and decode the response in place, on the sending
 // goroutine or a reactor: one write, then recvmsg with the kernel's
-// receive stamp until EAGAIN, parked on the runtime poller in between.
+// receive stamp until the response ends, parked on the runtime poller in
+// between.
 // RATIONALE.md and design 0004 have the measurements.
 //
 // # Performance considerations
