@@ -39,7 +39,7 @@ type AIPerf struct {
 	ids     interner
 	scratch []int32
 	shared  bool // ids come from an Analyzer (addInterned)
-	hit     fhist
+	hit     ratioHist
 
 	// Prefix trie: a node is (parent node, id). Chained ids have one parent
 	// each, so the first (parent, node) of every id is kept in arrays
@@ -84,6 +84,7 @@ func NewAIPerf(blockSize int) *AIPerf {
 		isl:       newHist(1, 1<<20),
 		osl:       newHist(1, 1<<20),
 		noIDsISL:  newHist(1, 1<<20),
+		hit:       newRatioHist(),
 		trieMore:  make(map[uint64]int32),
 		pairMore:  make(map[uint64]pairVal),
 	}
@@ -101,11 +102,7 @@ func (p *AIPerf) Add(r *trace.Row) {
 		panic("BUG: AIPerf.Add after addInterned: the id numbering is the Analyzer's")
 	}
 	nBefore := int32(p.ids.len())
-	idx := p.scratch[:0]
-	for _, h := range r.HashIDs {
-		d, _ := p.ids.id(h)
-		idx = append(idx, d)
-	}
+	idx := p.ids.appendNumbers(p.scratch[:0], r.HashIDs)
 	p.scratch = idx
 	p.addIDs(r, idx, nBefore, int32(p.ids.len()))
 }
@@ -139,7 +136,7 @@ func (p *AIPerf) addIDs(r *trace.Row, idx []int32, nBefore, nAfter int32) {
 			break
 		}
 	}
-	p.hit.add(float64(first) / float64(len(idx)))
+	p.hit.add(first, len(idx))
 
 	// Prefixes and (position, id) pairs, in one pass: they keep separate
 	// fields of the id's state.

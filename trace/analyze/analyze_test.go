@@ -36,6 +36,7 @@ func TestHistMatchesSortedOracle(t *testing.T) {
 		{"ms in ns", int64(time.Millisecond), func() int64 { return rng.Int64N(5000) * int64(time.Millisecond) }},
 		{"ns mixed", int64(time.Millisecond), func() int64 { return rng.Int64N(1e10) - 1e9 }},
 		{"single", 1, func() int64 { return 42 }},
+		{"µs in ns", int64(time.Microsecond), func() int64 { return rng.Int64N(5000) * int64(time.Microsecond) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHist(tc.scale, 1<<16)
@@ -109,6 +110,41 @@ func randomRows(rng *rand.Rand, n, ids int) []trace.Row {
 		}
 	}
 	return rows
+}
+
+// TestRatioHist checks the pair-counting histogram of ratios against a map
+// of the float64 ratios: the same distinct values (equal ratios of
+// different pairs merged) with the same counts, for small and large
+// denominators (beyond the dense array), and unpair round trips.
+func TestRatioHist(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	h := newRatioHist()
+	want := map[float64]uint64{}
+	for i := range 20000 {
+		k := 1 + rng.IntN(40)
+		if i%10 == 0 {
+			k = 1 + rng.IntN(1_000_000)
+		}
+		m := rng.IntN(k + 1)
+		h.add(m, k)
+		want[float64(m)/float64(k)]++
+	}
+	got := h.sorted()
+	if len(got.bins) != len(want) {
+		t.Fatalf("%d distinct ratios, want %d", len(got.bins), len(want))
+	}
+	for i, b := range got.bins {
+		if want[b.v] != b.n || i > 0 && got.bins[i-1].v >= b.v {
+			t.Fatalf("ratio %v: count %d, want %d (or not ascending)", b.v, b.n, want[b.v])
+		}
+	}
+	for _, k := range []int64{0, 1, 2, 3, 94_906_265, 1 << 31} {
+		for _, m := range []int64{0, k / 2, k} {
+			if gm, gk := unpair(k*(k+1)/2 + m); gm != m || gk != k {
+				t.Errorf("unpair(pair(%d, %d)) = %d, %d", m, k, gm, gk)
+			}
+		}
+	}
 }
 
 // TestLRUMatchesPrefixCache checks the analyzer's dense-array LRU against
@@ -363,18 +399,24 @@ func TestEmpty(t *testing.T) {
 // row, and must catch a corrupted tree node.
 func TestLRUStackRanks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	for _, ids := range []int{3, 50, 700} {
+	// 3, 50, 700 ids: the bitmap is mostly dead times and is compacted;
+	// 5,000: it grows, then is compacted into a larger one; 50,000: mostly
+	// new blocks, the bitmap and tree grow instead.
+	for _, c := range []struct{ ids, rows int }{{3, 3000}, {50, 3000}, {700, 3000}, {5000, 3000}, {50_000, 1500}} {
+		ids := c.ids
 		l := newLRUStack([]int{1, 3, 8})
 		num := map[int]int32{} // id → dense block number, in order of first use
 		var recency []int32    // most recent first
-		for row := range 3000 {
+		for row := range c.rows {
 			k := 1 + rng.IntN(12)
 			idx := make([]int32, k)
+			prev := 0
 			for j := range idx {
 				id := rng.IntN(ids)
 				if j > 0 && rng.IntN(3) > 0 {
-					id = (int(idx[j-1]) + 1) % ids // runs of neighbours, as in chained traces
+					id = (prev + 1) % ids // runs of neighbours, as in chained traces
 				}
+				prev = id
 				b, ok := num[id]
 				if !ok {
 					b = int32(len(num))
@@ -393,19 +435,17 @@ func TestLRUStackRanks(t *testing.T) {
 					t.Fatalf("ids %d row %d: rank of block %d is %d, want %d", ids, row, b, got, want)
 				}
 			}
-			l.reserve(k)
+			l.touchAll(idx)
 			for _, b := range idx {
-				l.touch(b)
 				if i := slices.Index(recency, b); i >= 0 {
 					recency = slices.Delete(recency, i, i+1)
 				}
 				recency = slices.Insert(recency, 0, b)
 			}
-			l.flush()
 			l.verify()
 		}
-		if ids == 700 && l.done < 8 {
-			t.Fatalf("only %d complete words: the tree was hardly used", l.done)
+		if ids >= 700 && l.done < 8 {
+			t.Fatalf("ids %d: only %d complete words: the tree was hardly used", ids, l.done)
 		}
 		func() {
 			defer func() {

@@ -338,11 +338,7 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 	// nBefore was seen in an earlier row (the infinite cache holds it).
 	nBefore := int32(a.blocks.len())
 	a.nBefore = nBefore
-	idx := a.scratch[:0]
-	for _, id := range r.HashIDs {
-		b, _ := a.ids.id(id)
-		idx = append(idx, b)
-	}
+	idx := a.ids.appendNumbers(a.scratch[:0], r.HashIDs)
 	a.scratch = idx
 	if n := a.ids.len(); n > int(nBefore) {
 		a.blocks.grow(n)
@@ -425,11 +421,7 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 				c.hitTokens += min(int64(ml)*B, L)
 			}
 		}
-		l.reserve(k)
-		for _, b := range idx {
-			l.touch(b)
-		}
-		l.flush()
+		l.touchAll(idx)
 		if invariants && a.rowsIDs&(a.rowsIDs-1) == 0 { // at rows 1, 2, 4, 8, ...
 			l.verify()
 		}

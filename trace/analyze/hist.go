@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"time"
 )
 
 // hist is an exact histogram of int64 values: it gives the same mean, std
@@ -27,6 +28,8 @@ type hist struct {
 const (
 	histPageBits = 8
 	histPage     = 1 << histPageBits
+	// msScale is the scale of times quantised to milliseconds.
+	msScale = int64(time.Millisecond)
 )
 
 func newHist(scale int64, maxDense int) *hist {
@@ -46,10 +49,17 @@ func (h *hist) addN(v int64, n uint64) {
 	// multiple of scale (one division at most, none for counts).
 	i := int64(-1)
 	if v >= 0 {
-		if h.scale == 1 {
+		switch h.scale {
+		case 1:
 			i = v
-		} else if q := v / h.scale; q*h.scale == v {
-			i = q
+		case msScale: // a division by a constant is a multiplication
+			if q := v / msScale; q*msScale == v {
+				i = q
+			}
+		default:
+			if q := v / h.scale; q*h.scale == v {
+				i = q
+			}
 		}
 	}
 	if i >= 0 && i < h.maxDense {
@@ -111,25 +121,52 @@ func (h *hist) sorted() sorted {
 	return newSorted(out)
 }
 
-// fhist is an exact histogram of float64 values (per-request hit rates,
-// which take few distinct values m/k).
-type fhist struct {
-	m map[float64]uint64
+// ratioHist is an exact histogram of the ratios m/k of two small
+// non-negative integers, 0 ≤ m ≤ k, k > 0 (per-request hit rates). It
+// counts the pair (m, k), at index k(k+1)/2 + m of a [hist] (an array
+// increment, no hashing), and turns pairs into float64 m/k only in sorted,
+// where pairs of equal ratio (1/2, 2/4) merge.
+type ratioHist struct {
+	pairs *hist
 }
 
-func (h *fhist) add(v float64) {
-	if h.m == nil {
-		h.m = make(map[float64]uint64)
-	}
-	h.m[v]++
+func newRatioHist() ratioHist { return ratioHist{pairs: newHist(1, 1<<22)} }
+
+// add counts m/k.
+func (h ratioHist) add(m, k int) {
+	h.pairs.add(int64(k)*int64(k+1)/2 + int64(m))
 }
 
-func (h *fhist) sorted() sorted {
-	out := make([]bin, 0, len(h.m))
-	for v, c := range h.m {
-		out = append(out, bin{v, c})
+// sorted returns the distinct ratios, each the float64 division m/k.
+func (h ratioHist) sorted() sorted {
+	ps := h.pairs.sorted()
+	out := make([]bin, 0, len(ps.bins))
+	for _, b := range ps.bins {
+		m, k := unpair(int64(b.v))
+		out = append(out, bin{float64(m) / float64(k), b.n})
 	}
-	return newSorted(out)
+	slices.SortFunc(out, func(x, y bin) int { return cmp.Compare(x.v, y.v) })
+	merged := out[:0]
+	for _, b := range out {
+		if n := len(merged); n > 0 && merged[n-1].v == b.v {
+			merged[n-1].n += b.n
+			continue
+		}
+		merged = append(merged, b)
+	}
+	return newSorted(merged)
+}
+
+// unpair inverts i = k(k+1)/2 + m with 0 ≤ m ≤ k.
+func unpair(i int64) (m, k int64) {
+	k = int64((math.Sqrt(8*float64(i)+1) - 1) / 2)
+	for k*(k+1)/2 > i { // float rounding, either way
+		k--
+	}
+	for (k+1)*(k+2)/2 <= i {
+		k++
+	}
+	return i - k*(k+1)/2, k
 }
 
 // bin is one distinct value and how many times it occurred.

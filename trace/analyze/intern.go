@@ -1,17 +1,21 @@
-// Hot path: interner.id runs once per hash id of every row; see
-// TestAddAllocs and BenchmarkAnalyzeMooncake.
+// Hot path: interner.appendNumbers runs once per row, and its loop once per
+// hash id; see TestAddAllocs and BenchmarkAnalyzeMooncake.
 
 package analyze
 
 // interner maps opaque 64-bit hash ids to dense block numbers 0, 1, 2, ...
 // in order of first appearance.
 //
-// Many traces (both Mooncake files) use small dense integers as ids, so ids
-// below a bound are looked up in a direct table (an array index, no
-// hashing); the rest go to a map. The direct table only grows while it stays
-// within a constant factor of the number of distinct ids, so memory remains
-// proportional to distinct ids whatever the id values.
+// Mooncake traces number their ids that way already: every new id is the
+// number of distinct ids before it. While that holds, an id is its own
+// number and the interner keeps nothing but the count. The first id that
+// breaks it moves the interner to tables: ids below a bound are looked up
+// in a direct table (an array index, no hashing), the rest in a map. The
+// direct table only grows while it stays within a constant factor of the
+// number of distinct ids, so memory remains proportional to distinct ids
+// whatever the id values. The zero value is an empty interner.
 type interner struct {
+	tables bool    // ids are not their own numbers: use direct and sparse
 	direct []int32 // id → number+1; 0 = unseen
 	sparse map[uint64]int32
 	n      int32
@@ -24,7 +28,49 @@ const (
 	directMin   = 1 << 16
 )
 
-// id returns the dense number of h and whether h is new.
+// appendNumbers appends the dense number of every id to dst: the direct
+// table inline, the rest through id.
+func (t *interner) appendNumbers(dst []int32, ids []uint64) []int32 {
+	if !t.tables {
+		for i, h := range ids {
+			switch {
+			case h < uint64(t.n):
+				dst = append(dst, int32(h))
+			case h == uint64(t.n) && t.n < 1<<31-1:
+				dst = append(dst, t.n)
+				t.n++
+			default:
+				t.useTables()
+				return t.appendNumbers(dst, ids[i:])
+			}
+		}
+		return dst
+	}
+	for _, h := range ids {
+		if h < uint64(len(t.direct)) {
+			if v := t.direct[h]; v != 0 {
+				dst = append(dst, v-1)
+				continue
+			}
+		}
+		b, _ := t.id(h)
+		dst = append(dst, b)
+	}
+	return dst
+}
+
+// useTables fills the direct table with the ids so far, each its own
+// number, and switches to the tables.
+func (t *interner) useTables() {
+	t.tables = true
+	t.direct = make([]int32, max(int(t.n), 1024))
+	for h := range t.n {
+		t.direct[h] = h + 1
+	}
+}
+
+// id returns the dense number of h and whether h is new, once the tables
+// are in use.
 func (t *interner) id(h uint64) (int32, bool) {
 	if h < uint64(len(t.direct)) {
 		if v := t.direct[h]; v != 0 {

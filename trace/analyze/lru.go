@@ -1,5 +1,5 @@
-// Hot path: lruStack.rank and lruStack.touch run once per hash id of every
-// row; see TestAddAllocs and BenchmarkAnalyzeMooncake.
+// Hot path: lruStack.rank and lruStack.touchAll run once per hash id of
+// every row; see TestAddAllocs and BenchmarkAnalyzeMooncake.
 
 package analyze
 
@@ -36,9 +36,10 @@ import (
 // word is complete, from its popcount and the nodes below it.
 //
 // Times grow with the number of uses, not of blocks: when the bitmap is
-// full, the live times are renumbered 0..live−1 in order (compact), which
-// keeps the bitmap at most 4 bits per distinct block and costs O(blocks)
-// every ≥ 2·blocks uses. No block is ever evicted (ranks beyond the largest
+// full and under half of its times are live, the live times are renumbered
+// 0..live−1 in order (compact), which costs O(blocks) every ≥ 2·blocks uses
+// and keeps the bitmap at most 4 bits per distinct block; when more are
+// live (a trace of mostly new blocks), the bitmap doubles instead. No block is ever evicted (ranks beyond the largest
 // capacity are simply not in any cache), so live is the number of distinct
 // blocks seen.
 //
@@ -97,38 +98,52 @@ func (l *lruStack) rank(b int32, c *rankCache) int {
 }
 
 // reserve makes room for n more uses; call it before a row's touches.
+// When at least half of the times are still some block's last use, the
+// bitmap and the tree grow (doubling: the tree nodes of complete words do
+// not depend on the length); otherwise the times are renumbered (compact).
 func (l *lruStack) reserve(n int) {
-	if l.cur+n > len(l.bits)*64 {
-		l.compact(n)
+	if l.cur+n <= len(l.bits)*64 {
+		return
 	}
+	if 2*l.live >= l.cur {
+		words := max(2*len(l.bits), (l.cur+n+63)/64, 64)
+		l.bits = append(l.bits, make([]uint64, words-len(l.bits))...)
+		l.tree = append(l.tree, make([]int32, words+1-len(l.tree))...)
+		return
+	}
+	l.compact(n)
 }
 
-// touch makes b the most recently used block. b is new when it has never
-// been used: then b must equal live (blocks are numbered in order of first
-// use). Call reserve first, and flush after the row's last touch.
-func (l *lruStack) touch(b int32) {
-	p := l.last.at(b)
-	if int(b) < l.live {
-		x := int(*p)
-		w := x >> 6
-		l.bits[w] &^= 1 << (x & 63)
-		if w < l.done {
-			if w != l.pendW {
-				l.flush()
-				l.pendW = w
+// touchAll uses the blocks of a row in order: each becomes the most
+// recently used. A block is new when it has never been used: then it must
+// equal live (blocks are numbered in order of first use).
+func (l *lruStack) touchAll(idx []int32) {
+	l.reserve(len(idx))
+	for _, b := range idx {
+		p := l.last.at(b)
+		if int(b) < l.live {
+			x := int(*p)
+			w := x >> 6
+			l.bits[w] &^= 1 << (x & 63)
+			if w < l.done {
+				if w != l.pendW {
+					l.flush()
+					l.pendW = w
+				}
+				l.pendD--
 			}
-			l.pendD--
+		} else {
+			l.live++
 		}
-	} else {
-		l.live++
+		t := l.cur
+		l.bits[t>>6] |= 1 << (t & 63)
+		*p = uint32(t)
+		l.cur++
+		if l.cur&63 == 0 {
+			l.complete()
+		}
 	}
-	t := l.cur
-	l.bits[t>>6] |= 1 << (t & 63)
-	*p = uint32(t)
-	l.cur++
-	if l.cur&63 == 0 {
-		l.complete()
-	}
+	l.flush()
 }
 
 // flush applies the deferred tree update.

@@ -48,7 +48,7 @@ func (a *Analyzer) footprint() int {
 }
 
 func (p *AIPerf) footprint() int {
-	return p.isl.footprint() + p.osl.footprint() + p.noIDsISL.footprint() + p.ids.footprint() + mapBytes(p.hit.m) +
+	return p.isl.footprint() + p.osl.footprint() + p.noIDsISL.footprint() + p.ids.footprint() + p.hit.pairs.footprint() +
 		p.perID.footprint() + mapBytes(p.trieMore) + p.nodeCount.footprint() +
 		sliceBytes(p.rootNodes) + mapBytes(p.pairMore) + sliceBytes(p.cands)
 }
