@@ -101,7 +101,11 @@ func TestReplayDatasets(t *testing.T) {
 		// later turns wait for the earlier ones' responses).
 		"rate":         {"--mode", "rate", "--request-rate", "200", "--arrival", "constant"},
 		"concurrency":  {"--mode", "concurrency", "--concurrency", "2", "--request-count", "6"},
-		"user-centric": {"--mode", "user-centric", "--user-centric-rate", "100", "--num-users", "2", "--request-count", "6"},
+		// User-centric users start new sessions on their schedule whether
+		// or not earlier turns are answered: turns 200 ms apart per user
+		// leave time for an answer on a loaded machine under -race (at
+		// 20 ms, the count went to new sessions before any later turn).
+		"user-centric": {"--mode", "user-centric", "--user-centric-rate", "10", "--num-users", "2", "--request-count", "6"},
 		"fixed":        {"--mode", "fixed", "--speedup", "10"},
 	}
 	datasets := []struct {
@@ -166,6 +170,10 @@ func TestReplayDatasets(t *testing.T) {
 					}
 				}
 				if ds.sessions && history == 0 {
+					for _, r := range recs {
+						t.Logf("row %v session %v turn %v: input %v, dataset %v, intended %v, sent %v, end %v",
+							r["trace_row"], r["session_id"], r["turn"], r["input_tokens"], r["trace_input_tokens"], r["intended_ns"], r["sent_ns"], r["end_ns"])
+					}
 					t.Errorf("no request carried history; later turns should")
 				}
 				if !ds.sessions && history != 0 {
