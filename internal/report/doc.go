@@ -36,8 +36,11 @@
 //
 // # Performance considerations
 //
-// Build reads each table once, a record batch at a time, and keeps about
-// 80 bytes per request (the columns the plots need) until the charts are
-// made. A run of a million requests takes about 4 s of CPU and 340 MB of
-// peak memory (docs/format/report.md).
+// Build reads each run's records twice and keeps none of them: the first
+// pass feeds the summary and finds what the axes need (the time span of
+// every run, each latency's range, how many requests each scatter samples
+// from), the second bins and samples with those fixed. Memory is the
+// summary's accumulator and the charts' bins and samples, whatever the
+// number of requests: a run of ten million requests reports in about
+// 260 MB (docs/format/report.md).
 package report

@@ -2,7 +2,6 @@ package report
 
 import (
 	"math"
-	"sort"
 
 	"github.com/reprise-bench/reprise/internal/telemetry"
 )
@@ -25,23 +24,6 @@ func logGrid(lo, hi float64, n int) []float64 {
 		out[i] = math.Exp(llo + (lhi-llo)*float64(i)/float64(n-1))
 	}
 	out[0], out[n-1] = lo, hi
-	return out
-}
-
-// cdfAt returns, for each x of grid, the percentage of sorted that is
-// ≤ x: the empirical CDF, exact at every grid point.
-func cdfAt(sorted, grid []float64) Values {
-	out := make(Values, len(grid))
-	if len(sorted) == 0 {
-		for i := range out {
-			out[i] = math.NaN()
-		}
-		return out
-	}
-	for i, x := range grid {
-		k := sort.Search(len(sorted), func(j int) bool { return sorted[j] > x })
-		out[i] = 100 * float64(k) / float64(len(sorted))
-	}
 	return out
 }
 
@@ -130,32 +112,4 @@ func (b buckets) spread(sums []float64, from, to, amount float64) {
 	for k := i + 1; k < j; k++ {
 		sums[k] += rate * b.width
 	}
-}
-
-// stride returns the indexes of at most limit of the n items for which
-// keep is true, evenly strided in order (every k-th, k = ⌈count/limit⌉),
-// so a sample covers the whole run.
-func stride(n, limit int, keep func(i int) bool) []int {
-	count := 0
-	for i := range n {
-		if keep(i) {
-			count++
-		}
-	}
-	step := 1
-	if count > limit {
-		step = (count + limit - 1) / limit
-	}
-	out := make([]int, 0, min(count, limit))
-	seen := 0
-	for i := range n {
-		if !keep(i) {
-			continue
-		}
-		if seen%step == 0 {
-			out = append(out, i)
-		}
-		seen++
-	}
-	return out
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io/fs"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/reprise-bench/reprise/arrowio"
@@ -14,10 +13,14 @@ import (
 )
 
 // runData is what the charts of one run are made from: its summary, its
-// manifest, and the columns of its requests the plots need (about 80
-// bytes per request).
+// manifest, what a first pass over its requests found (the time origin,
+// span and warmup, the counts that set the scatters' strides, the range
+// of each latency) and what the second pass binned and sampled for the
+// charts ([runData.scan]). Neither pass keeps a request: memory does not
+// grow with the run's length beyond the summary's own.
 type runData struct {
 	label, color, dir string
+	reader            *arrowio.RunReader
 	manifest          map[string]any // nil when the run has none
 	manifestRaw       json.RawMessage
 	summaryJSON       map[string]any // summary.json as written; nil when absent
@@ -26,26 +29,44 @@ type runData struct {
 
 	t0 int64 // Unix ns: the earliest intended or sent time; x = 0 on time axes
 
-	// One entry per request, in file order. Times are Unix ns (0: did not
-	// happen); latencies ms, NaN when the summary counts none for the
-	// request (summary.EachValue says which).
-	intended, sent, first, last, end []int64
-	ttft, ttfo, itl, e2e             []float32
-	lateness, readLag, cacheErr      []float32
-	isl, osl                         []int32
-	kind                             []uint8 // index in kinds; 0 = ok
-	warm                             []bool
+	kinds   []record.ErrorKind // kinds[0] = ErrNone
+	kindIdx map[record.ErrorKind]uint8
 
-	kinds []record.ErrorKind // kinds[0] = ErrNone
+	// From the first pass.
+	n, nOK, nErr, nCache int       // requests; ok; failed; with a cached-tokens error
+	last                 int64     // the latest end, sent or intended time
+	warmLo, warmHi       int64     // the warmup's first send and last end
+	latLo, latHi         []float64 // per latencyMetrics: least and largest CDF value (hi 0: none)
+
+	// From the second pass ([runData.scan]).
+	sc *scanned
 
 	metrics []record.MetricSample // the server_metrics rows reprise knows
 	gpu     []record.GPUSample
 }
 
-// load reads run r: the manifest, summary.json, and every request once,
-// feeding the summary's accumulator and the columns together.
-func load(r *arrowio.RunReader, label, color string, maxPoints int) (*runData, error) {
-	d := &runData{label: label, color: color, dir: r.Dir(), kinds: []record.ErrorKind{record.ErrNone}}
+// reqView is what the charts use of one request. Times are Unix ns (0:
+// did not happen); latencies ms, NaN when the summary counts none for
+// the request (summary.EachValue says which).
+type reqView struct {
+	intended, sent, first, last, end int64
+	ttft, ttfo, itl, e2e             float32
+	lateness, readLag, cacheErr      float32
+	isl, osl                         int32
+	kind                             uint8 // index in kinds; 0 = ok
+	warm                             bool
+}
+
+// load reads run r: the manifest, summary.json, and every request once
+// (the first pass), feeding the summary's accumulator and the run's
+// extent and counts.
+func load(r *arrowio.RunReader, label, color string) (*runData, error) {
+	d := &runData{label: label, color: color, dir: r.Dir(), reader: r, kinds: []record.ErrorKind{record.ErrNone},
+		kindIdx: map[record.ErrorKind]uint8{record.ErrNone: 0}, warmLo: math.MaxInt64}
+	d.latLo, d.latHi = make([]float64, len(latencyMetrics)), make([]float64, len(latencyMetrics))
+	for i := range d.latLo {
+		d.latLo[i] = math.Inf(1)
+	}
 	if raw, err := r.Manifest(); err == nil {
 		d.manifestRaw = raw
 		if err := json.Unmarshal(raw, &d.manifest); err != nil {
@@ -67,14 +88,14 @@ func load(r *arrowio.RunReader, label, color string, maxPoints int) (*runData, e
 	}
 	d.set = set
 	acc := summary.NewAccumulator(set.Options)
-	kindIdx := map[record.ErrorKind]uint8{record.ErrNone: 0}
 	d.t0 = math.MaxInt64
 	for req, err := range r.Requests() {
 		if err != nil {
 			return nil, err
 		}
 		acc.Add(&req)
-		d.add(&req, kindIdx)
+		v := d.view(&req)
+		d.count(&v)
 	}
 	if d.t0 == math.MaxInt64 {
 		d.t0 = 0
@@ -99,16 +120,10 @@ func load(r *arrowio.RunReader, label, color string, maxPoints int) (*runData, e
 // nan32 is the float32 NaN the columns use for "no value".
 var nan32 = float32(math.NaN())
 
-// add appends one request to the columns.
-func (d *runData) add(r *record.Request, kindIdx map[record.ErrorKind]uint8) {
-	start := r.IntendedNS
-	if start == 0 || r.SentNS != 0 && r.SentNS < start {
-		start = r.SentNS
-	}
-	if start != 0 && start < d.t0 {
-		d.t0 = start
-	}
-	k, ok := kindIdx[r.ErrorKind]
+// view is what the charts use of request r; a new error kind gets the
+// next index (both passes see the kinds in the same order).
+func (d *runData) view(r *record.Request) reqView {
+	k, ok := d.kindIdx[r.ErrorKind]
 	if !ok {
 		if len(d.kinds) < 255 {
 			k = uint8(len(d.kinds))
@@ -116,7 +131,7 @@ func (d *runData) add(r *record.Request, kindIdx map[record.ErrorKind]uint8) {
 		} else {
 			k = 254 // a file with more kinds than the contract names
 		}
-		kindIdx[r.ErrorKind] = k
+		d.kindIdx[r.ErrorKind] = k
 	}
 	ttft, ttfo, itl, e2e, late, lag, cache := nan32, nan32, nan32, nan32, nan32, nan32, nan32
 	summary.EachValue(r, d.set.Options, func(tag, _ string, v float64) {
@@ -142,26 +157,46 @@ func (d *runData) add(r *record.Request, kindIdx map[record.ErrorKind]uint8) {
 	if !r.OK() && r.FirstTokenNS != 0 && r.SentNS != 0 {
 		ttft = float32(float64(r.FirstTokenNS-r.SentNS) / 1e6)
 	}
-	d.intended = append(d.intended, r.IntendedNS)
-	d.sent = append(d.sent, r.SentNS)
-	d.first = append(d.first, r.FirstTokenNS)
-	d.last = append(d.last, r.LastTokenNS)
-	d.end = append(d.end, r.EndNS)
-	d.ttft = append(d.ttft, ttft)
-	d.ttfo = append(d.ttfo, ttfo)
-	d.itl = append(d.itl, itl)
-	d.e2e = append(d.e2e, e2e)
-	d.lateness = append(d.lateness, late)
-	d.readLag = append(d.readLag, lag)
-	d.cacheErr = append(d.cacheErr, cache)
-	d.isl = append(d.isl, r.InputTokens)
-	d.osl = append(d.osl, int32(min(r.OutputLength(), math.MaxInt32)))
-	d.kind = append(d.kind, k)
-	d.warm = append(d.warm, r.Phase == record.PhaseWarmup)
+	return reqView{intended: r.IntendedNS, sent: r.SentNS, first: r.FirstTokenNS, last: r.LastTokenNS, end: r.EndNS,
+		ttft: ttft, ttfo: ttfo, itl: itl, e2e: e2e, lateness: late, readLag: lag, cacheErr: cache,
+		isl: r.InputTokens, osl: int32(min(r.OutputLength(), math.MaxInt32)), kind: k, warm: r.Phase == record.PhaseWarmup}
 }
 
-// n is the number of requests.
-func (d *runData) n() int { return len(d.kind) }
+// count adds one request to the first pass's extent and counts.
+func (d *runData) count(v *reqView) {
+	start := v.intended
+	if start == 0 || v.sent != 0 && v.sent < start {
+		start = v.sent
+	}
+	if start != 0 && start < d.t0 {
+		d.t0 = start
+	}
+	d.n++
+	if v.kind == 0 {
+		d.nOK++
+	} else {
+		d.nErr++
+	}
+	if !math.IsNaN(float64(v.cacheErr)) {
+		d.nCache++
+	}
+	d.last = max(d.last, v.end, v.sent, v.intended)
+	if v.warm {
+		if v.sent != 0 {
+			d.warmLo = min(d.warmLo, v.sent)
+		} else if v.intended != 0 {
+			d.warmLo = min(d.warmLo, v.intended)
+		}
+		d.warmHi = max(d.warmHi, v.end)
+	}
+	if !v.warm && v.kind == 0 {
+		for i, m := range latencyMetrics {
+			if x := float64(m.col(v)); x > 0 && !math.IsInf(x, 0) {
+				d.latLo[i], d.latHi[i] = min(d.latLo[i], x), max(d.latHi[i], x)
+			}
+		}
+	}
+}
 
 // knownSamples reads the server_metrics rows whose family reprise knows
 // (telemetry.Role), the only ones the report plots.
@@ -193,10 +228,7 @@ func (d *runData) seconds(ns int64) float64 {
 
 // span is the run's length in seconds: from t0 to the last end.
 func (d *runData) span() float64 {
-	var last int64
-	for i := range d.end {
-		last = max(last, d.end[i], d.sent[i], d.intended[i])
-	}
+	last := d.last
 	for i := range d.metrics {
 		if t := d.metrics[i].TimeNS; t <= last+int64(time.Minute) {
 			last = max(last, t)
@@ -211,32 +243,9 @@ func (d *runData) span() float64 {
 // warmup is the run's warmup span in seconds since t0 (sent of the first
 // warmup request to the last warmup end), ok false without warmup.
 func (d *runData) warmup() (Span, bool) {
-	lo, hi := int64(math.MaxInt64), int64(0)
-	for i, w := range d.warm {
-		if !w {
-			continue
-		}
-		if s := d.sent[i]; s != 0 {
-			lo = min(lo, s)
-		} else if s := d.intended[i]; s != 0 {
-			lo = min(lo, s)
-		}
-		hi = max(hi, d.end[i])
-	}
+	lo, hi := d.warmLo, d.warmHi
 	if hi == 0 || lo == math.MaxInt64 {
 		return Span{}, false
 	}
 	return Span{From: d.seconds(lo), To: d.seconds(max(hi, lo)), Label: "warmup"}, true
-}
-
-// sortedFinite returns the finite values of col, sorted, as float64.
-func sortedFinite(col []float32) []float64 {
-	out := make([]float64, 0, len(col))
-	for _, v := range col {
-		if !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) {
-			out = append(out, float64(v))
-		}
-	}
-	slices.Sort(out)
-	return out
 }

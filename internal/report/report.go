@@ -211,16 +211,27 @@ func Build(w io.Writer, runs []*arrowio.RunReader, opts Options) error {
 	if opts.MaxPoints <= 0 {
 		opts.MaxPoints = DefaultMaxPoints
 	}
+	// Two passes over each run's requests: the first finds what every
+	// chart's axes need (the time span of all runs, each latency's range)
+	// and how many points each scatter has to choose from; the second bins
+	// and samples. No request is kept, so a run of any length fits.
 	data := make([]*runData, len(runs))
 	labels := runLabels(runs, opts.Labels)
 	for i, r := range runs {
-		d, err := load(r, labels[i], RunColor(i), opts.MaxPoints)
+		d, err := load(r, labels[i], RunColor(i))
 		if err != nil {
 			return fmt.Errorf("report %s: %w", r.Dir(), err)
 		}
 		data[i] = d
 	}
-	p := buildPage(data, opts)
+	tl := newTimeline(data)
+	grids := cdfGrids(data)
+	for _, d := range data {
+		if err := d.scan(tl, grids, opts.MaxPoints); err != nil {
+			return fmt.Errorf("report %s: %w", d.dir, err)
+		}
+	}
+	p := buildPage(data, tl, grids, opts)
 	if err := p.check(); err != nil {
 		return err
 	}

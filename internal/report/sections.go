@@ -30,21 +30,20 @@ type runHead struct {
 
 // buildPage makes the page's sections from the runs' data, with the
 // caller's sections after the summary.
-func buildPage(runs []*runData, opts Options) *page {
+func buildPage(runs []*runData, tl timeline, grids [][]float64, opts Options) *page {
 	p := &page{Title: opts.Title}
 	var labels []string
 	for _, d := range runs {
 		labels = append(labels, d.label)
 		p.Runs = append(p.Runs, runHead{Label: d.label, Color: d.color, Dir: d.dir, Model: d.sum.Run.Model,
-			URL: d.sum.Run.URL, Start: d.sum.Run.Start.UTC().Format("2006-01-02 15:04:05 UTC"), Requests: d.n()})
+			URL: d.sum.Run.URL, Start: d.sum.Run.Start.UTC().Format("2006-01-02 15:04:05 UTC"), Requests: d.n})
 	}
 	if p.Title == "" {
 		p.Title = "reprise report: " + strings.Join(labels, ", ")
 	}
 	secs := []Section{verdictSection(runs), summarySection(runs)}
 	secs = append(secs, opts.Sections...)
-	tl := newTimeline(runs)
-	secs = append(secs, latencySection(runs, opts.MaxPoints), loadSection(runs, tl), truthSection(runs, tl, opts.MaxPoints),
+	secs = append(secs, latencySection(runs, grids, opts.MaxPoints), loadSection(runs, tl), truthSection(runs, tl, opts.MaxPoints),
 		telemetrySection(runs, tl), errorSection(runs, tl), provenanceSection(runs))
 	for _, s := range secs {
 		if len(s.Tables) > 0 || len(s.Charts) > 0 || len(s.Details) > 0 {
@@ -239,12 +238,35 @@ func num(v float64) Cell {
 // latencyMetrics are the distributions plotted as CDFs and bars.
 var latencyMetrics = []struct {
 	tag, name, long string
-	col             func(*runData) []float32
+	col             func(*reqView) float32
 }{
-	{"time_to_first_token", "TTFT", "time to first token", func(d *runData) []float32 { return d.ttft }},
-	{"time_to_first_output_token", "TTFO", "time to first output (non-reasoning) token", func(d *runData) []float32 { return d.ttfo }},
-	{"inter_token_latency", "ITL", "inter-token latency", func(d *runData) []float32 { return d.itl }},
-	{"request_latency", "E2E", "end-to-end request latency", func(d *runData) []float32 { return d.e2e }},
+	{"time_to_first_token", "TTFT", "time to first token", func(v *reqView) float32 { return v.ttft }},
+	{"time_to_first_output_token", "TTFO", "time to first output (non-reasoning) token", func(v *reqView) float32 { return v.ttfo }},
+	{"inter_token_latency", "ITL", "inter-token latency", func(v *reqView) float32 { return v.itl }},
+	{"request_latency", "E2E", "end-to-end request latency", func(v *reqView) float32 { return v.e2e }},
+}
+
+// cdfGrids returns, per latencyMetrics entry, the latencies its CDF is
+// evaluated at, shared by every run: from just below the least value (the
+// CDF's 0) to the largest (its 100 %); nil when no run has a value.
+func cdfGrids(runs []*runData) [][]float64 {
+	grids := make([][]float64, len(latencyMetrics))
+	for i := range latencyMetrics {
+		lo, hi := math.Inf(1), 0.0
+		for _, d := range runs {
+			if d.latHi[i] > 0 {
+				lo, hi = min(lo, d.latLo[i]), max(hi, d.latHi[i])
+			}
+		}
+		if hi == 0 {
+			continue
+		}
+		if lo == hi {
+			hi *= 1.05
+		}
+		grids[i] = logGrid(lo/1.05, hi, CDFPoints)
+	}
+	return grids
 }
 
 // percentileNames label the bars, from summary.Stats.
@@ -254,45 +276,25 @@ func percentiles(st *summary.Stats) []float64 {
 	return []float64{st.P50, st.P75, st.P90, st.P95, st.P99, st.Max}
 }
 
-func latencySection(runs []*runData, maxPoints int) Section {
+func latencySection(runs []*runData, grids [][]float64, maxPoints int) Section {
 	sec := Section{ID: "latency", Title: "Latency",
 		Explain: "Distributions of the measured (non-warmup) successful requests, from the records."}
-	for _, m := range latencyMetrics {
-		sorted := make([][]float64, len(runs))
-		lo, hi := math.Inf(1), 0.0
-		for i, d := range runs {
-			var vals []float32
-			col := m.col(d)
-			for j, v := range col {
-				if !d.warm[j] && d.kind[j] == 0 && v > 0 {
-					vals = append(vals, v)
-				}
-			}
-			sorted[i] = sortedFinite(vals)
-			if n := len(sorted[i]); n > 0 {
-				lo, hi = min(lo, sorted[i][0]), max(hi, sorted[i][n-1])
-			}
-		}
-		if hi == 0 {
+	for i, m := range latencyMetrics {
+		grid := grids[i]
+		if grid == nil {
 			continue
 		}
-		// From just below the least value (the CDF's 0) to the largest
-		// (its 100 %).
-		if lo == hi {
-			hi *= 1.05
-		}
-		grid := logGrid(lo/1.05, hi, CDFPoints)
 		cdf := Chart{ID: "cdf-" + slug(m.name), Title: m.name + " CDF", Kind: Steps,
 			Explain: fmt.Sprintf("Share of requests whose %s is at most x (log scale), evaluated exactly at %d latencies.", m.long, CDFPoints),
 			XAxis:   Axis{Label: m.name + " (ms)", Log: true}, YAxis: Axis{Label: "% of requests"}, X: grid}
 		bars := Chart{ID: "pct-" + slug(m.name), Title: m.name + " percentiles", Kind: Bars,
 			Explain: "The " + m.long + " percentiles of the summary (ms).",
 			XAxis:   Axis{Label: "percentile", Categories: percentileNames}, YAxis: Axis{Label: m.name + " (ms)"}}
-		for i, d := range runs {
-			if len(sorted[i]) == 0 {
+		for _, d := range runs {
+			if d.sc.cdfN[i] == 0 {
 				continue
 			}
-			cdf.Series = append(cdf.Series, Series{Label: d.label, Color: d.color, Y: cdfAt(sorted[i], grid)})
+			cdf.Series = append(cdf.Series, Series{Label: d.label, Color: d.color, Y: d.sc.cdf[i]})
 			if st, ok := d.sum.Metrics[m.tag]; ok {
 				bars.Series = append(bars.Series, Series{Label: d.label, Color: d.color, Y: percentiles(st)})
 			}
@@ -313,52 +315,18 @@ func latencySection(runs []*runData, maxPoints int) Section {
 		Explain: "Output tokens against request latency of successful requests: the slope is the decode time per token.",
 		XAxis:   Axis{Label: "output tokens"}, YAxis: Axis{Label: "E2E (ms)"}}
 	for _, d := range runs {
-		okIdx := stride(d.n(), maxPoints, func(i int) bool { return d.kind[i] == 0 })
-		errIdx := stride(d.n(), maxPoints, func(i int) bool { return d.kind[i] != 0 })
-		s := Series{Label: d.label + " ok", Color: d.color}
-		si := Series{Label: d.label, Color: d.color}
-		so := Series{Label: d.label, Color: d.color}
-		for _, i := range okIdx {
-			if !math.IsNaN(float64(d.ttft[i])) {
-				s.X = append(s.X, d.seconds(d.intendedOrSent(i)))
-				s.Y = append(s.Y, float64(d.ttft[i]))
-				si.X = append(si.X, float64(d.isl[i]))
-				si.Y = append(si.Y, float64(d.ttft[i]))
-			}
-			if !math.IsNaN(float64(d.e2e[i])) {
-				so.X = append(so.X, float64(d.osl[i]))
-				so.Y = append(so.Y, float64(d.e2e[i]))
-			}
+		if len(d.sc.ttftX) > 0 {
+			sc.Series = append(sc.Series, Series{Label: d.label + " ok", Color: d.color, X: d.sc.ttftX, Y: d.sc.ttftY})
 		}
-		if len(s.X) > 0 {
-			sc.Series = append(sc.Series, s)
+		if len(d.sc.islX) > 0 {
+			isl.Series = append(isl.Series, Series{Label: d.label, Color: d.color, X: d.sc.islX, Y: d.sc.islY})
 		}
-		if len(si.X) > 0 {
-			isl.Series = append(isl.Series, si)
+		if len(d.sc.oslX) > 0 {
+			osl.Series = append(osl.Series, Series{Label: d.label, Color: d.color, X: d.sc.oslX, Y: d.sc.oslY})
 		}
-		if len(so.X) > 0 {
-			osl.Series = append(osl.Series, so)
-		}
-		byKind := map[uint8]*Series{}
-		for _, i := range errIdx {
-			k := d.kind[i]
-			es := byKind[k]
-			if es == nil {
-				es = &Series{Label: d.label + " " + d.kindName(k), Color: kindColor(d.kindName(k))}
-				byKind[k] = es
-			}
-			y := float64(d.ttft[i])
-			if math.IsNaN(y) && d.end[i] != 0 && d.sent[i] != 0 {
-				y = float64(d.end[i]-d.sent[i]) / 1e6
-			}
-			if math.IsNaN(y) || y <= 0 {
-				y = 0.001 // never sent (skipped) or failed at once: drawn at the bottom
-			}
-			es.X = append(es.X, d.seconds(d.intendedOrSent(i)))
-			es.Y = append(es.Y, y)
-		}
-		for _, k := range slices.Sorted(maps.Keys(byKind)) {
-			sc.Series = append(sc.Series, *byKind[k])
+		for _, k := range slices.Sorted(maps.Keys(d.sc.errX)) {
+			name := d.kindName(k)
+			sc.Series = append(sc.Series, Series{Label: d.label + " " + name, Color: kindColor(name), X: d.sc.errX[k], Y: d.sc.errY[k]})
 		}
 		if w, ok := d.warmup(); ok {
 			sc.Shade = append(sc.Shade, w)
@@ -370,15 +338,6 @@ func latencySection(runs []*runData, maxPoints int) Section {
 		}
 	}
 	return sec
-}
-
-// intendedOrSent is request i's intended time, or its send time for a
-// request without a schedule.
-func (d *runData) intendedOrSent(i int) int64 {
-	if d.intended[i] != 0 {
-		return d.intended[i]
-	}
-	return d.sent[i]
 }
 
 // kindName is the error kind of index k.
@@ -446,20 +405,6 @@ func (tl timeline) perSecond(sums []float64) Values {
 	return out
 }
 
-// count counts, per bucket, the requests whose time t(i) falls in it.
-func (tl timeline) count(d *runData, keep func(i int) bool, t func(i int) int64) []float64 {
-	sums := make([]float64, tl.b.n)
-	for i := range d.n() {
-		if keep != nil && !keep(i) {
-			continue
-		}
-		if k := tl.b.at(d.t0, t(i)); k >= 0 {
-			sums[k]++
-		}
-	}
-	return sums
-}
-
 func loadSection(runs []*runData, tl timeline) Section {
 	sec := Section{ID: "load", Title: "Load over time",
 		Explain: "What the schedule asked for and what the client and server did, per time bucket; warmup shaded."}
@@ -467,16 +412,14 @@ func loadSection(runs []*runData, tl timeline) Section {
 	inflight := tl.chart("in-flight", "Requests in flight", "Requests sent and not yet ended, at the end of each {bucket} bucket.", "requests")
 	tokens := tl.chart("output-tokens", "Output tokens per second", "Output tokens (reasoning included) per second, each request's spread evenly from its first to its last token, per {bucket} bucket.", "tokens/s")
 	for _, d := range runs {
-		intended := tl.count(d, func(i int) bool { return d.intended[i] != 0 }, func(i int) int64 { return d.intended[i] })
-		sent := tl.count(d, func(i int) bool { return d.sent[i] != 0 }, func(i int) int64 { return d.sent[i] })
-		done := tl.count(d, func(i int) bool { return d.kind[i] == 0 }, func(i int) int64 { return d.end[i] })
+		sent := d.sc.sent
 		rate.Series = append(rate.Series,
-			Series{Label: d.label + " intended", Color: d.color, Y: tl.perSecond(intended), Dash: true},
+			Series{Label: d.label + " intended", Color: d.color, Y: tl.perSecond(d.sc.intended), Dash: true},
 			Series{Label: d.label + " sent", Color: d.color, Y: tl.perSecond(sent)},
-			Series{Label: d.label + " completed", Color: shade(d.color), Y: tl.perSecond(done)})
+			Series{Label: d.label + " completed", Color: shade(d.color), Y: tl.perSecond(d.sc.done)})
 		// In flight at the end of bucket k: sent before its end minus
 		// ended before its end.
-		ended := tl.count(d, func(i int) bool { return d.sent[i] != 0 && d.end[i] != 0 }, func(i int) int64 { return d.end[i] })
+		ended := d.sc.ended
 		fl := make(Values, tl.b.n)
 		acc := 0.0
 		for k := range fl {
@@ -484,18 +427,7 @@ func loadSection(runs []*runData, tl timeline) Section {
 			fl[k] = acc
 		}
 		inflight.Series = append(inflight.Series, Series{Label: d.label, Color: d.color, Y: fl})
-		toks := make([]float64, tl.b.n)
-		for i := range d.n() {
-			if d.osl[i] <= 0 || d.first[i] == 0 {
-				continue
-			}
-			last := d.last[i]
-			if last == 0 {
-				last = d.first[i]
-			}
-			tl.b.spread(toks, d.seconds(d.first[i]), d.seconds(last), float64(d.osl[i]))
-		}
-		tokens.Series = append(tokens.Series, Series{Label: d.label, Color: d.color, Y: tl.perSecond(toks)})
+		tokens.Series = append(tokens.Series, Series{Label: d.label, Color: d.color, Y: tl.perSecond(d.sc.toks)})
 	}
 	sec.Charts = []Chart{rate, inflight, tokens}
 	return sec
@@ -522,39 +454,10 @@ func truthSection(runs []*runData, tl timeline, maxPoints int) Section {
 	lag := tl.chart("read-lag", "Client read lag", "The longest any read of a response waited between the kernel receiving its bytes and reprise reading them, max per {bucket} bucket by response end.", "read lag (ms)")
 	anyLag := false
 	for _, d := range runs {
-		mx, mean, cnt := make(Values, tl.b.n), make(Values, tl.b.n), make([]float64, tl.b.n)
-		lg := make(Values, tl.b.n)
-		for k := range mx {
-			mx[k], mean[k], lg[k] = math.NaN(), math.NaN(), math.NaN()
-		}
-		for i := range d.n() {
-			if v := float64(d.lateness[i]); !math.IsNaN(v) {
-				if k := tl.b.at(d.t0, d.intended[i]); k >= 0 {
-					if math.IsNaN(mx[k]) {
-						mx[k], mean[k] = v, 0
-					}
-					mx[k] = max(mx[k], v)
-					mean[k] += v
-					cnt[k]++
-				}
-			}
-			if v := float64(d.readLag[i]); !math.IsNaN(v) {
-				if k := tl.b.at(d.t0, d.end[i]); k >= 0 {
-					anyLag = true
-					if math.IsNaN(lg[k]) || v > lg[k] {
-						lg[k] = v
-					}
-				}
-			}
-		}
-		for k := range mean {
-			if cnt[k] > 0 {
-				mean[k] /= cnt[k]
-			}
-		}
-		late.Series = append(late.Series, Series{Label: d.label + " max", Color: d.color, Y: mx},
-			Series{Label: d.label + " mean", Color: d.color, Y: mean, Dash: true})
-		lag.Series = append(lag.Series, Series{Label: d.label, Color: d.color, Y: lg})
+		anyLag = anyLag || d.sc.anyLag
+		late.Series = append(late.Series, Series{Label: d.label + " max", Color: d.color, Y: d.sc.lateMax},
+			Series{Label: d.label + " mean", Color: d.color, Y: d.sc.lateMean, Dash: true})
+		lag.Series = append(lag.Series, Series{Label: d.label, Color: d.color, Y: d.sc.lag})
 	}
 	sec.Charts = append(sec.Charts, late)
 	if anyLag {
@@ -565,14 +468,8 @@ func truthSection(runs []*runData, tl timeline, maxPoints int) Section {
 		XAxis:   Axis{Label: "intended send time (s)"}, YAxis: Axis{Label: "tokens"}}
 	fid := Table{Caption: "Cache fidelity and client against server latency", Header: []string{"run", "server cached tokens", "expected cached tokens", "fidelity (server / expected)"}}
 	for _, d := range runs {
-		idx := stride(d.n(), maxPoints, func(i int) bool { return !math.IsNaN(float64(d.cacheErr[i])) })
-		s := Series{Label: d.label, Color: d.color}
-		for _, i := range idx {
-			s.X = append(s.X, d.seconds(d.intendedOrSent(i)))
-			s.Y = append(s.Y, float64(d.cacheErr[i]))
-		}
-		if len(s.X) > 0 {
-			cache.Series = append(cache.Series, s)
+		if len(d.sc.cacheX) > 0 {
+			cache.Series = append(cache.Series, Series{Label: d.label, Color: d.color, X: d.sc.cacheX, Y: d.sc.cacheY})
 		}
 		if d.sum.ExpectedCachedTokens > 0 || d.sum.ServerCachedTokens > 0 {
 			fid.Rows = append(fid.Rows, []Cell{{Text: d.label}, num(float64(d.sum.ServerCachedTokens)),
@@ -585,14 +482,9 @@ func truthSection(runs []*runData, tl timeline, maxPoints int) Section {
 	if len(fid.Rows) > 0 {
 		sec.Tables = append(sec.Tables, fid)
 	}
-	for _, m := range []struct {
-		role, name string
-		col        func(*runData) []float32
-		at         func(*runData, int) int64 // when the client's value is known
-	}{
-		{"ttft", "TTFT", func(d *runData) []float32 { return d.ttft }, func(d *runData, i int) int64 { return d.first[i] }},
-		{"itl", "ITL", func(d *runData) []float32 { return d.itl }, func(d *runData, i int) int64 { return d.last[i] }},
-	} {
+	// The client's values are binned when they became known: TTFT at
+	// the first token, ITL at the last ([runData.scan]).
+	for mi, m := range []struct{ role, name string }{{"ttft", "TTFT"}, {"itl", "ITL"}} {
 		c := tl.chart("client-server-"+m.role, m.name+": client against server",
 			"The client's mean "+m.name+" of the requests whose value became known in each {bucket} bucket (solid), against the server's own histogram's mean between consecutive scrapes (dashed).",
 			m.name+" (ms)")
@@ -602,17 +494,7 @@ func truthSection(runs []*runData, tl timeline, maxPoints int) Section {
 			if len(server) == 0 {
 				continue
 			}
-			sums, counts := make([]float64, tl.b.n), make([]float64, tl.b.n)
-			col := m.col(d)
-			for i, v := range col {
-				if d.kind[i] != 0 || math.IsNaN(float64(v)) {
-					continue
-				}
-				if k := tl.b.at(d.t0, m.at(d, i)); k >= 0 {
-					sums[k] += float64(v)
-					counts[k]++
-				}
-			}
+			sums, counts := d.sc.client[mi][0], d.sc.client[mi][1]
 			client := Series{Label: d.label + " client", Color: d.color}
 			for k := range sums {
 				if counts[k] > 0 {
@@ -903,12 +785,10 @@ func errorSection(runs []*runData, tl timeline) Section {
 	t := Table{Caption: "Errors by kind and status (first message)", Header: []string{"run", "kind", "status", "count", "first message"}}
 	for _, d := range runs {
 		for k := 1; k < len(d.kinds); k++ {
-			sums := tl.count(d, func(i int) bool { return int(d.kind[i]) == k }, func(i int) int64 {
-				if d.end[i] != 0 {
-					return d.end[i]
-				}
-				return d.intended[i]
-			})
+			sums := make([]float64, tl.b.n)
+			if k < len(d.sc.errKind) {
+				sums = d.sc.errKind[k]
+			}
 			name := d.kindName(uint8(k))
 			c.Series = append(c.Series, Series{Label: d.label + " " + name, Color: kindColor(name), Y: tl.perSecond(sums)})
 		}

@@ -1,0 +1,241 @@
+package report
+
+import (
+	"math"
+	"sort"
+)
+
+// scanned is what the second pass over a run's requests ([runData.scan])
+// keeps for the charts: counts per CDF point, per time bucket, and the
+// strided samples of the scatters. Its size depends on the buckets, the
+// CDF points and MaxPoints, never on the number of requests.
+type scanned struct {
+	cdf  [][]float64 // per latencyMetrics: requests at or below each grid point (nil: no grid)
+	cdfN []int
+
+	// Scatters: TTFT against send time, ISL against TTFT, OSL against
+	// E2E (ok requests), and the failed requests by kind.
+	ttftX, ttftY, islX, islY, oslX, oslY []float64
+	errX, errY                           map[uint8][]float64
+	cacheX, cacheY                       []float64
+
+	// Per bucket.
+	intended, sent, done, ended, toks []float64
+	lateMax, lateMean, lateN, lag     []float64
+	anyLag                            bool
+	client                            [2][2][]float64 // TTFT, ITL: sums, counts
+	errKind                           [][]float64     // per kind index (0 unused)
+}
+
+// strider picks every step-th of the items it is shown, step =
+// ⌈count/limit⌉ for count items in all: exactly the indexes [stride]
+// returns, without holding them.
+type strider struct{ step, seen int }
+
+func newStrider(count, limit int) strider {
+	step := 1
+	if count > limit {
+		step = (count + limit - 1) / limit
+	}
+	return strider{step: step}
+}
+
+// take reports whether the next item is in the sample.
+func (s *strider) take() bool {
+	ok := s.seen%s.step == 0
+	s.seen++
+	return ok
+}
+
+// cdfCounter counts values at or below each point of a grid (ascending):
+// the empirical CDF at those points, exactly as [cdfAt] computes it from
+// the sorted values, without holding them.
+type cdfCounter struct {
+	grid []float64
+	at   []float64 // at[i]: values v with grid[i-1] < v ≤ grid[i]
+	n    int
+}
+
+func (c *cdfCounter) add(v float64) {
+	c.n++
+	if i := sort.SearchFloat64s(c.grid, v); i < len(c.grid) {
+		c.at[i]++
+	}
+}
+
+// values is the CDF in percent at each grid point (NaN without values).
+func (c *cdfCounter) values() Values {
+	out := make(Values, len(c.grid))
+	sum := 0.0
+	for i := range out {
+		if c.n == 0 {
+			out[i] = math.NaN()
+			continue
+		}
+		sum += c.at[i]
+		out[i] = 100 * sum / float64(c.n)
+	}
+	return out
+}
+
+// scan is the second pass over the run's requests: with the time axis
+// and the CDF grids (one per latencyMetrics entry, nil for none) of every
+// run known, it bins and samples what the charts show.
+func (d *runData) scan(tl timeline, grids [][]float64, maxPoints int) error {
+	nb := tl.b.n
+	sc := &scanned{cdf: make([][]float64, len(grids)), cdfN: make([]int, len(grids)),
+		errX: map[uint8][]float64{}, errY: map[uint8][]float64{},
+		intended: make([]float64, nb), sent: make([]float64, nb), done: make([]float64, nb), ended: make([]float64, nb),
+		toks: make([]float64, nb), lateMax: make([]float64, nb), lateMean: make([]float64, nb), lateN: make([]float64, nb),
+		lag: make([]float64, nb)}
+	for k := range nb {
+		sc.lateMax[k], sc.lateMean[k], sc.lag[k] = math.NaN(), math.NaN(), math.NaN()
+	}
+	for i := range sc.client {
+		sc.client[i] = [2][]float64{make([]float64, nb), make([]float64, nb)}
+	}
+	cdfs := make([]cdfCounter, len(grids))
+	for i, g := range grids {
+		if g != nil {
+			cdfs[i] = cdfCounter{grid: g, at: make([]float64, len(g))}
+		}
+	}
+	okS, errS, cacheS := newStrider(d.nOK, maxPoints), newStrider(d.nErr, maxPoints), newStrider(d.nCache, maxPoints)
+	at := func(ns int64) int { return tl.b.at(d.t0, ns) }
+	for req, err := range d.reader.Requests() {
+		if err != nil {
+			return err
+		}
+		v := d.view(&req)
+		// Latency CDFs: measured successful requests.
+		if !v.warm && v.kind == 0 {
+			for i, m := range latencyMetrics {
+				if grids[i] == nil {
+					continue
+				}
+				if x := float64(m.col(&v)); x > 0 && !math.IsInf(x, 0) {
+					cdfs[i].add(x)
+				}
+			}
+		}
+		// Scatters, evenly strided.
+		x := d.seconds(v.intendedOrSent())
+		if v.kind == 0 {
+			if okS.take() {
+				if !math.IsNaN(float64(v.ttft)) {
+					sc.ttftX, sc.ttftY = append(sc.ttftX, x), append(sc.ttftY, float64(v.ttft))
+					sc.islX, sc.islY = append(sc.islX, float64(v.isl)), append(sc.islY, float64(v.ttft))
+				}
+				if !math.IsNaN(float64(v.e2e)) {
+					sc.oslX, sc.oslY = append(sc.oslX, float64(v.osl)), append(sc.oslY, float64(v.e2e))
+				}
+			}
+		} else if errS.take() {
+			y := float64(v.ttft)
+			if math.IsNaN(y) && v.end != 0 && v.sent != 0 {
+				y = float64(v.end-v.sent) / 1e6
+			}
+			if math.IsNaN(y) || y <= 0 {
+				y = 0.001 // never sent (skipped) or failed at once: drawn at the bottom
+			}
+			sc.errX[v.kind] = append(sc.errX[v.kind], x)
+			sc.errY[v.kind] = append(sc.errY[v.kind], y)
+		}
+		if !math.IsNaN(float64(v.cacheErr)) && cacheS.take() {
+			sc.cacheX, sc.cacheY = append(sc.cacheX, x), append(sc.cacheY, float64(v.cacheErr))
+		}
+		// Load.
+		if v.intended != 0 {
+			if k := at(v.intended); k >= 0 {
+				sc.intended[k]++
+			}
+		}
+		if v.sent != 0 {
+			if k := at(v.sent); k >= 0 {
+				sc.sent[k]++
+			}
+		}
+		if v.kind == 0 {
+			if k := at(v.end); k >= 0 {
+				sc.done[k]++
+			}
+		}
+		if v.sent != 0 && v.end != 0 {
+			if k := at(v.end); k >= 0 {
+				sc.ended[k]++
+			}
+		}
+		if v.osl > 0 && v.first != 0 {
+			last := v.last
+			if last == 0 {
+				last = v.first
+			}
+			tl.b.spread(sc.toks, d.seconds(v.first), d.seconds(last), float64(v.osl))
+		}
+		// Truth.
+		if l := float64(v.lateness); !math.IsNaN(l) {
+			if k := at(v.intended); k >= 0 {
+				if math.IsNaN(sc.lateMax[k]) {
+					sc.lateMax[k], sc.lateMean[k] = l, 0
+				}
+				sc.lateMax[k] = max(sc.lateMax[k], l)
+				sc.lateMean[k] += l
+				sc.lateN[k]++
+			}
+		}
+		if l := float64(v.readLag); !math.IsNaN(l) {
+			if k := at(v.end); k >= 0 {
+				sc.anyLag = true
+				if math.IsNaN(sc.lag[k]) || l > sc.lag[k] {
+					sc.lag[k] = l
+				}
+			}
+		}
+		if v.kind == 0 {
+			for i, p := range [2]struct {
+				v  float32
+				at int64
+			}{{v.ttft, v.first}, {v.itl, v.last}} {
+				if math.IsNaN(float64(p.v)) {
+					continue
+				}
+				if k := at(p.at); k >= 0 {
+					sc.client[i][0][k] += float64(p.v)
+					sc.client[i][1][k]++
+				}
+			}
+		} else {
+			for len(sc.errKind) <= int(v.kind) {
+				sc.errKind = append(sc.errKind, make([]float64, nb))
+			}
+			t := v.end
+			if t == 0 {
+				t = v.intended
+			}
+			if k := at(t); k >= 0 {
+				sc.errKind[v.kind][k]++
+			}
+		}
+	}
+	for k := range sc.lateMean {
+		if sc.lateN[k] > 0 {
+			sc.lateMean[k] /= sc.lateN[k]
+		}
+	}
+	for i := range cdfs {
+		if grids[i] != nil {
+			sc.cdf[i], sc.cdfN[i] = cdfs[i].values(), cdfs[i].n
+		}
+	}
+	d.sc = sc
+	return nil
+}
+
+// intendedOrSent is the request's intended time, or its send time for a
+// request without a schedule.
+func (v *reqView) intendedOrSent() int64 {
+	if v.intended != 0 {
+		return v.intended
+	}
+	return v.sent
+}
