@@ -161,10 +161,15 @@ func Merge(ctx context.Context, o MergeOptions) (*MergeResult, error) {
 	if unique {
 		rep.DuplicateRows = 0
 	}
+	// The merged summary is accumulated from the records as they are
+	// copied, in the order they are written: what Summarize of the merged
+	// directory computes, without reading the records back.
+	set := mergedSettings(parts)
+	all := summary.NewAccumulator(set.Options)
 	var offset uint64
 	var records int64
 	for _, p := range parts {
-		sr, next, err := copyPart(out, p, offset, unique, &seen, rep)
+		sr, next, err := copyPart(out, p, offset, unique, &seen, rep, all)
 		if err != nil {
 			return nil, err
 		}
@@ -200,12 +205,11 @@ func Merge(ctx context.Context, o MergeOptions) (*MergeResult, error) {
 			rep.DuplicateRows, rep.DuplicateRowExamples)
 	}
 
-	set := mergedSettings(parts)
 	merged, err := arrowio.Open(o.Out)
 	if err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
-	s, err := merged.Summarize(set.Info, set.Options)
+	s, err := merged.SummarizeFrom(all, set.Info)
 	if err != nil {
 		return nil, fmt.Errorf("merge: summarize %s: %w", o.Out, err)
 	}
@@ -332,7 +336,8 @@ func (s *rowSet) add(i int64) bool {
 // copyPart copies p's records and events into out, request ids offset by
 // offset, and returns its report and the offset of the next part (past
 // its highest id); with unique it counts trace rows sent again into rep.
-func copyPart(out *arrowio.Run, p *mergePart, offset uint64, unique bool, seen *rowSet, rep *arrowio.MergeReport) (arrowio.ShardReport, uint64, error) {
+// It adds each record, as written (its id offset), to all.
+func copyPart(out *arrowio.Run, p *mergePart, offset uint64, unique bool, seen *rowSet, rep *arrowio.MergeReport, all *summary.Accumulator) (arrowio.ShardReport, uint64, error) {
 	next := offset
 	sr := arrowio.ShardReport{Dir: p.dir, Index: -1, RequestIDOffset: offset, PlannedRequests: -1, Completed: p.completed,
 		RecordWriter: p.set.RecordWriter, ErrorsByKind: map[string]int{}}
@@ -367,6 +372,7 @@ func copyPart(out *arrowio.Run, p *mergePart, offset uint64, unique bool, seen *
 		}
 		req.RequestID += offset
 		next = max(next, req.RequestID+1)
+		all.Add(&req)
 		batch = append(batch, req)
 		if len(batch) == cap(batch) {
 			if err := flush(); err != nil {

@@ -233,6 +233,14 @@ func (r *RunReader) Summarize(info summary.RunInfo, opts summary.Options) (*summ
 		}
 		acc.Add(&req)
 	}
+	return r.SummarizeFrom(acc, info)
+}
+
+// SummarizeFrom is [RunReader.Summarize] for a caller that has fed acc
+// every record of the run's records table itself, in file order (a merge
+// that writes the records): it reads no request, only the telemetry
+// tables.
+func (r *RunReader) SummarizeFrom(acc *summary.Accumulator, info summary.RunInfo) (*summary.Summary, error) {
 	s := acc.Summary(info)
 	hasMetrics, hasGPU := r.Has(ServerMetricsTable), r.Has(GPUTable)
 	if !hasMetrics && !hasGPU {
