@@ -1032,11 +1032,15 @@ func (rn *runner) build(b *engine.Builder, item int, tr *trace.Row, p *engine.Pr
 }
 
 // synthRow draws the lengths of synthetic request i, deterministically.
+// Fixed lengths (no standard deviation) draw nothing and allocate nothing.
 func synthRow(s *syntheticLengths, i int) trace.Row {
-	rng := rand.New(rand.NewPCG(s.Seed, uint64(i)))
+	var rng *rand.Rand
 	draw := func(mean, std float64) int {
 		v := mean
 		if std > 0 {
+			if rng == nil {
+				rng = rand.New(rand.NewPCG(s.Seed, uint64(i)))
+			}
 			v = mean + std*rng.NormFloat64()
 		}
 		return max(1, int(math.Round(v)))

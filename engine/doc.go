@@ -119,8 +119,9 @@
 // framer copies event bytes into a reused arena and the native adapter
 // scans chunks with a small hand-written JSON scanner instead of
 // encoding/json (BenchmarkParseChunk: about 5× faster, no allocations).
-// An HTTP/1.1 request allocates only its context's cancellation hook on a
-// kept-alive connection (TestH1SendAllocs: 3); over HTTP/2 it allocates
+// An HTTP/1.1 request on a kept-alive connection allocates nothing
+// (TestH1SendAllocs: the cancellation hook is registered once per
+// context, not per request); over HTTP/2 it allocates
 // its net/http request, a context for the timeout, the httptrace state and
 // its X-Request-Id. Client-side output token counting runs after the
 // response ended, off the timing path; the counter gets the captured text

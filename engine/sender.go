@@ -115,8 +115,14 @@ func (e *Engine) NewSender() (*Sender, error) {
 	return s, nil
 }
 
-// Close releases the sender's adapter instance.
-func (s *Sender) Close() error { return s.inst.Release() }
+// Close releases the sender's adapter instance and its HTTP/1.1
+// caller's cancellation hook.
+func (s *Sender) Close() error {
+	if s.call != nil {
+		s.call.Close()
+	}
+	return s.inst.Release()
+}
 
 // Events returns the events of the last request (nil unless
 // Config.Events). The slice is owned by the sender until its next Do.

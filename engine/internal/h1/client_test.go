@@ -374,9 +374,10 @@ func TestRetryOnlyWhenUnsent(t *testing.T) {
 	}
 }
 
-// TestDoAllocs: a request on a kept-alive connection allocates only the
-// cancellation hook of its context, whether its response is read by the
-// reactor or by the caller. The server allocates nothing per response.
+// TestDoAllocs: a request on a kept-alive connection allocates nothing,
+// whether its response is read by the reactor or by the caller, with a
+// context that can end (its cancellation hook is registered once). The
+// server allocates nothing per response.
 func TestDoAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates on its own")
@@ -395,9 +396,12 @@ func TestDoAllocs(t *testing.T) {
 			req := chat(cl, c.stream)
 			var st Stamps
 			h := &recorder{}
+			// A context that can end, shared by the requests, as a run's.
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
 			send := func() {
 				h.body, h.times = h.body[:0], h.times[:0]
-				if err := k.Do(context.Background(), req, &st, h); err != nil {
+				if err := k.Do(ctx, req, &st, h); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -419,8 +423,9 @@ func TestDoAllocs(t *testing.T) {
 	}
 }
 
-// doAllocBudget: context.AfterFunc's two allocations and its closure.
-const doAllocBudget = 3
+// doAllocBudget: nothing; the cancellation hook is registered once per
+// context, not per request.
+const doAllocBudget = 0
 
 // oneConnServer accepts one connection and answers each request on it
 // with resp, allocating nothing per request.
@@ -591,5 +596,46 @@ func waitFIN(t *testing.T, cl *Client) {
 			t.Fatalf("no FIN from the server after 1 s (peek: %d bytes, %v, %v)", n, e, err)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestCancelHookPerContext: the caller keeps one cancellation hook per
+// context across requests. Ending the context aborts the request in
+// flight at once (not at Config.Timeout); a later context, or one that
+// never ends, is watched afresh, with nothing left over from the first.
+func TestCancelHookPerContext(t *testing.T) {
+	release := make(chan struct{})
+	srv := startScript(t, func(n int) (string, bool) {
+		if n == 1 {
+			<-release // the second request gets no answer
+			return "", true
+		}
+		return okResponse(), false
+	})
+	defer close(release)
+	cl := newClient(t, srv.url(), nil)
+	k := cl.NewCaller()
+	defer k.Close()
+	ctx1, cancel1 := context.WithCancelCause(context.Background())
+	errStop := errors.New("stopped by the test")
+	var st Stamps
+	if err := k.Do(ctx1, chat(cl, false), &st, &recorder{}); err != nil {
+		t.Fatalf("first request: %v", err)
+	}
+	time.AfterFunc(20*time.Millisecond, func() { cancel1(errStop) })
+	err := k.Do(ctx1, chat(cl, false), &st, &recorder{})
+	if err == nil || errors.Is(err, ErrTimeout) || !errors.Is(context.Cause(ctx1), errStop) {
+		t.Fatalf("request when its context ends: %v; want it aborted by the context, not the 10 s timeout", err)
+	}
+	if err := k.Do(ctx1, chat(cl, false), &st, &recorder{}); err == nil {
+		t.Error("a request on the ended context succeeded")
+	}
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	for i, ctx := range []context.Context{ctx2, context.Background(), ctx2} {
+		rec := &recorder{}
+		if err := k.Do(ctx, chat(cl, false), &st, rec); err != nil || rec.status != 200 {
+			t.Errorf("request %d after the first context ended: %v, status %d", i, err, rec.status)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -141,6 +142,84 @@ type Caller struct {
 	// of the exchange in progress.
 	onWroteFn func()
 	wroteHook func()
+
+	// The cancellation hook (watch): registered once per context, not
+	// per request. hookDone is the watched context's Done channel,
+	// hookStop unregisters it; under hookMu, hookGen numbers the
+	// registrations, cur is the connection of the request in flight
+	// (nil between requests) and fired says the watched context ended.
+	hookDone <-chan struct{}
+	hookStop func() bool
+	hookMu   sync.Mutex
+	hookGen  uint64
+	cur      *conn
+	fired    bool
+}
+
+// watch makes the end of ctx abort the I/O of the request about to go
+// on c (a past deadline on c), until unwatch. The hook, a
+// context.AfterFunc, stays registered from request to request while ctx
+// (its Done channel) stays the same, which a run's requests share: one
+// registration per request took the shared context's lock and a map
+// entry, and allocated twice.
+func (k *Caller) watch(ctx context.Context, c *conn) {
+	done := ctx.Done()
+	if done != k.hookDone {
+		k.Close()
+		if done == nil {
+			return // never ends: nothing to watch
+		}
+		k.hookMu.Lock()
+		k.hookGen++
+		gen := k.hookGen
+		k.fired = false
+		k.hookMu.Unlock()
+		k.hookDone = done
+		k.hookStop = context.AfterFunc(ctx, func() {
+			k.hookMu.Lock()
+			defer k.hookMu.Unlock()
+			if k.hookGen != gen {
+				return // an earlier context's, replaced
+			}
+			k.fired = true
+			if k.cur != nil {
+				_ = k.cur.c.SetDeadline(pastDeadline)
+			}
+		})
+	}
+	if done == nil {
+		return
+	}
+	k.hookMu.Lock()
+	k.cur = c
+	if k.fired {
+		_ = c.c.SetDeadline(pastDeadline)
+	}
+	k.hookMu.Unlock()
+}
+
+// unwatch ends watch's hold on the request's connection and reports
+// whether the context ended meanwhile (the connection's I/O may have
+// been aborted: it is not reused).
+func (k *Caller) unwatch() (aborted bool) {
+	if k.hookDone == nil {
+		return false
+	}
+	k.hookMu.Lock()
+	k.cur = nil
+	aborted = k.fired
+	k.hookMu.Unlock()
+	return aborted
+}
+
+// Close unregisters the caller's cancellation hook from the last
+// context it watched. Call it when the caller sends no more; a caller
+// not closed stays reachable from that context until it ends.
+func (k *Caller) Close() {
+	if k.hookStop != nil {
+		k.hookStop()
+	}
+	k.hookStop, k.hookDone = nil, nil
 }
 
 // exchange is the state of one response read.
@@ -215,7 +294,7 @@ func (k *Caller) Do(ctx context.Context, req *Request, st *Stamps, h Handler) er
 			_ = c.c.SetDeadline(deadline)
 		}
 		st.Deadline = deadline
-		stop := context.AfterFunc(ctx, func() { _ = c.c.SetDeadline(pastDeadline) })
+		k.watch(ctx, c)
 		var n int64
 		var total int
 		var rerr error
@@ -233,7 +312,7 @@ func (k *Caller) Do(ctx context.Context, req *Request, st *Stamps, h Handler) er
 			}
 		} else if err != nil && n == 0 && reused && peerClosed(err) && attempt < maxAttempts && ctx.Err() == nil {
 			// Nothing of it left this machine: send it again.
-			stop()
+			k.unwatch()
 			cl.discard(c)
 			cl.retries.Add(1)
 			st.Retries++
@@ -259,7 +338,7 @@ func (k *Caller) Do(ctx context.Context, req *Request, st *Stamps, h Handler) er
 		if err != nil && !got1 && st.Wrote == 0 && !errors.Is(err, ErrTimeout) && ctx.Err() == nil {
 			err = fmt.Errorf("write request: %w (%d of %d bytes sent)", err, n, total)
 		}
-		aborted := !stop()
+		aborted := k.unwatch()
 		if err != nil && !got1 && reused && c.lastStream && cl.closes.soon(time.Since(c.idleAt)) && (peerClosed(err) || errors.Is(err, errEOFHead)) {
 			// Closed soon after the stream before it answered this
 			// request: the request fails (it may have been read), and

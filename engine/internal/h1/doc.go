@@ -66,8 +66,9 @@
 //
 // # Performance considerations
 //
-// A request on a kept-alive connection allocates only its context's
-// cancellation hook, whoever reads the response (TestDoAllocs: 3). A read
+// A request on a kept-alive connection allocates nothing, whoever reads
+// the response (TestDoAllocs: a Caller registers its cancellation hook
+// once per context, [Caller.Close] removes it). A read
 // with its stamp allocates nothing (TestKernelStampReadAllocs), nor does
 // decoding a response (TestDecoderAllocs). The Handler is called through
 // an interface once per head and once per read.
