@@ -149,34 +149,8 @@ func (s *Server) streamGenerate(ctx context.Context, st *reqState, run *runInfo)
 		}
 		st.setPrev(0, off)
 		s.met.generationTokens.Add(1)
-		if k == faultAt {
-			if !s.stallMidStream(ctx, st, sk, run, &off, last) {
-				return ""
-			}
-			if st.faults.malformed {
-				st.buf = append(st.buf[:0], "data: {\"text\":\n\n"...)
-				if !s.emit(st, sk, EventMalformed, 0) {
-					return ""
-				}
-			}
-			if st.faults.errorEvent {
-				lg.Error = "injected error event"
-				const msg = "Internal error while generating (injected by reprise mock-server)."
-				if rd.gen == apiSGLang {
-					st.buf = append(st.buf[:0], `data: {"error":{"message":"`+msg+`"}}`+"\n\n"...)
-				} else {
-					st.buf = append(st.buf[:0], `data:{"error":"`+msg+`","error_type":"generation"}`+"\n\n"...)
-				}
-				s.emit(st, sk, EventError, 0)
-				s.flushPending(st, sk)
-				return ""
-			}
-			if st.faults.resetMid {
-				lg.Error = "injected reset"
-				sk.reset()
-				s.event(st, EventReset, 0, nil)
-				return ""
-			}
+		if k == faultAt && !s.midStreamFault(ctx, st, sk, run, &off, last, 0) {
+			return ""
 		}
 	}
 	s.met.decodeNS.Add(int64(off - decodeStart))

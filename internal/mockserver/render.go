@@ -270,18 +270,51 @@ func (r *renderer) usageChunk(b []byte) []byte {
 
 func appendDone(b []byte) []byte { return append(b, "data: [DONE]\n\n"...) }
 
-// malformed appends an SSE event whose data is truncated JSON.
+// generate reports whether r renders an SGLang or TGI /generate answer
+// (generate.go).
+func (r *renderer) generate() bool {
+	return r.gen == apiSGLang || r.gen == apiTGI || r.gen == apiTGIStream
+}
+
+// malformed appends an SSE event whose data is truncated JSON, in the
+// shape of the API's token event.
 func (r *renderer) malformed(b []byte) []byte {
+	switch {
+	case r.responses:
+		return append(b, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\n\n"...)
+	case r.generate():
+		return append(b, "data: {\"text\":\n\n"...)
+	}
 	b = append(b, `data: {"id":"`...)
 	b = append(b, r.id...)
 	return append(b, `","choices":[{"delta":{"content":`+"\n\n"...)
 }
 
-// errorEvent appends an error event for a 200 stream.
-func (r *renderer) errorEvent(b []byte, msg string) []byte {
+// injectedError is the message of an injected error event or answer.
+const injectedError = "Internal error while generating (injected by reprise mock-server)."
+
+// errorEvent appends the API's error event for a 200 stream; seq numbers
+// a Responses event.
+func (r *renderer) errorEvent(b []byte, seq int) []byte {
+	switch {
+	case r.responses:
+		b = respEvent(b, "error", seq)
+		return append(b, `,"code":"server_error","message":"`+injectedError+`","param":null}`+"\n\n"...)
+	case r.gen == apiSGLang:
+		return append(b, `data: {"error":{"message":"`+injectedError+`"}}`+"\n\n"...)
+	case r.generate():
+		return append(b, `data:{"error":"`+injectedError+`","error_type":"generation"}`+"\n\n"...)
+	}
 	b = append(b, "data: "...)
-	b = appendErrorBody(b, r.llama, 500, msg, "")
+	b = appendErrorBody(b, r.llama, 500, injectedError, "")
 	return append(b, "\n\n"...)
+}
+
+// endsErrorWithDone reports whether a stream that sent an error event
+// still ends with [DONE] (vLLM's chat and completions do; llama.cpp, the
+// Responses API, SGLang and TGI just end it).
+func (r *renderer) endsErrorWithDone() bool {
+	return !r.llama && !r.responses && !r.generate()
 }
 
 // choiceText holds one choice of a non-streamed response.

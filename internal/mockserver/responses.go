@@ -257,30 +257,8 @@ func (s *Server) streamResponses(ctx context.Context, st *reqState, run *runInfo
 		}
 		st.setPrev(0, off)
 		s.met.generationTokens.Add(1)
-		if k == faultAt {
-			if !s.stallMidStream(ctx, st, sk, run, &off, k == total-1) {
-				return ""
-			}
-			if st.faults.malformed {
-				st.buf = append(st.buf[:0], "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\n\n"...)
-				if !s.emit(st, sk, EventMalformed, 0) {
-					return ""
-				}
-			}
-			if st.faults.errorEvent {
-				lg.Error = "injected error event"
-				st.buf = respEvent(st.buf[:0], "error", seq)
-				st.buf = append(st.buf, `,"code":"server_error","message":"Internal error while generating (injected by reprise mock-server).","param":null}`+"\n\n"...)
-				s.emit(st, sk, EventError, 0)
-				s.flushPending(st, sk)
-				return ""
-			}
-			if st.faults.resetMid {
-				lg.Error = "injected reset"
-				sk.reset()
-				s.event(st, EventReset, 0, nil)
-				return ""
-			}
+		if k == faultAt && !s.midStreamFault(ctx, st, sk, run, &off, k == total-1, seq) {
+			return ""
 		}
 	}
 	s.met.decodeNS.Add(int64(off - decodeStart))

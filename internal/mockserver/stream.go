@@ -89,38 +89,8 @@ func (s *Server) stream(ctx context.Context, st *reqState, run *runInfo) string 
 			}
 		}
 		s.met.generationTokens.Add(int64(activeAt(st.lens, k)))
-		if k == faultAt {
-			if !s.stallMidStream(ctx, st, sk, run, &off, k == maxLen-1) {
-				return ""
-			}
-			if st.faults.malformed {
-				st.buf = rd.malformed(st.buf[:0])
-				if !s.emit(st, sk, EventMalformed, 0) {
-					return ""
-				}
-			}
-			if st.faults.errorEvent {
-				lg.Error = "injected error event"
-				st.buf = rd.errorEvent(st.buf[:0], "Internal error while generating (injected by reprise mock-server).")
-				if !s.emit(st, sk, EventError, 0) {
-					return ""
-				}
-				if !run.llama { // vLLM ends an errored stream with [DONE]; llama.cpp just ends it
-					st.buf = appendDone(st.buf[:0])
-					s.emit(st, sk, EventDone, 0)
-					s.flushPending(st, sk)
-				} else {
-					s.flushPending(st, sk)
-					st.raw.end() // no-op on HTTP/2
-				}
-				return ""
-			}
-			if st.faults.resetMid {
-				lg.Error = "injected reset"
-				sk.reset()
-				s.event(st, EventReset, 0, nil)
-				return ""
-			}
+		if k == faultAt && !s.midStreamFault(ctx, st, sk, run, &off, k == maxLen-1, 0) {
+			return ""
 		}
 	}
 	s.met.decodeNS.Add(int64(off - decodeStart))
@@ -198,6 +168,45 @@ func (s *Server) stallMidStream(ctx context.Context, st *reqState, sk sink, run 
 			st.due = run.admitted + int64(*off)
 			return s.sleepUntil(ctx, st, st.due)
 		}
+	}
+	return true
+}
+
+// midStreamFault strikes the mid-stream fault planned for this request
+// after the current token (last: it was the final one): the stall, a
+// malformed event, then an error event or a connection reset, each in the
+// API's own form (renderer.malformed, renderer.errorEvent; seq numbers a
+// Responses event). It reports whether the answer goes on.
+func (s *Server) midStreamFault(ctx context.Context, st *reqState, sk sink, run *runInfo, off *time.Duration, last bool, seq int) bool {
+	if !s.stallMidStream(ctx, st, sk, run, off, last) {
+		return false
+	}
+	rd := &st.rd
+	if st.faults.malformed {
+		st.buf = rd.malformed(st.buf[:0])
+		if !s.emit(st, sk, EventMalformed, 0) {
+			return false
+		}
+	}
+	if st.faults.errorEvent {
+		st.log.Error = "injected error event"
+		st.buf = rd.errorEvent(st.buf[:0], seq)
+		if !s.emit(st, sk, EventError, 0) {
+			return false
+		}
+		if rd.endsErrorWithDone() {
+			st.buf = appendDone(st.buf[:0])
+			s.emit(st, sk, EventDone, 0)
+		}
+		s.flushPending(st, sk)
+		st.raw.end() // a llama.cpp stream's own connection; no-op for the others
+		return false
+	}
+	if st.faults.resetMid {
+		st.log.Error = "injected reset"
+		sk.reset()
+		s.event(st, EventReset, 0, nil)
+		return false
 	}
 	return true
 }
@@ -281,7 +290,7 @@ func (s *Server) nonStream(ctx context.Context, st *reqState, run *runInfo) stri
 		return ""
 	}
 	if st.faults.errorEvent {
-		s.writeError(st, w, 500, "Internal error while generating (injected by reprise mock-server).", "")
+		s.writeError(st, w, 500, injectedError, "")
 		return ""
 	}
 	s.met.generationTokens.Add(int64(run.total))
