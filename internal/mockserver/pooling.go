@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -138,49 +137,14 @@ func decodePoolingRequest(body []byte, api poolingAPI) (poolingRequest, error) {
 // prefill time of the prompt tokens; no prefix cache) is over. The oracle
 // logs its prompt tokens as the API reports them and one body event.
 func (s *Server) servePooling(w http.ResponseWriter, r *http.Request, api poolingAPI) {
-	if !s.enter() {
-		return
-	}
-	abort := false
-	defer func() {
-		if abort {
-			panic(http.ErrAbortHandler)
-		}
-	}()
-	defer s.exit()
-	st := s.states.Get().(*reqState)
-	defer func() {
-		abort = st.hs.abort
-		s.states.Put(st)
-	}()
-	if r.ContentLength > int64(s.cfg.maxBody) {
-		s.reject(st, w, r, s.mono(), http.StatusRequestEntityTooLarge, s.tooLarge())
-		return
-	}
-	var err error
-	st.body, err = readBody(st.body[:0], r, s.cfg.maxBody)
-	recv := s.mono()
-	switch {
-	case errors.Is(err, errBodyTooLarge):
-		s.reject(st, w, r, recv, http.StatusRequestEntityTooLarge, s.tooLarge())
-		return
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		s.reject(st, w, r, recv, http.StatusRequestTimeout, "request body not received in time")
-		return
-	case err != nil:
-		return
-	}
-	seq := s.seq.Add(1) - 1
-	st.pcg.Seed(s.cfg.Seed, seq)
+	s.serve(w, r, func(st *reqState, _ int64) { s.pooling(st, w, r, api) })
+}
+
+// pooling answers an embeddings or rankings request whose body serve has
+// read.
+func (s *Server) pooling(st *reqState, w http.ResponseWriter, r *http.Request, api poolingAPI) {
+	seq := st.log.Seq
 	lg := &st.log
-	*lg = RequestLog{Seq: seq, ClientRequestID: r.Header.Get(RequestIDHeader), Endpoint: r.URL.Path, ReceivedNS: s.wall(recv)}
-	st.faults = faultSet{}
-	st.writeStart, st.due = 0, 0
-	st.hs = httpSink{w: w}
-	defer s.finishLog(st)
-	if !s.drawFaults(st, w, r) {
-		return
-	}
 	req, err := decodePoolingRequest(st.body, api)
 	if err != nil {
 		s.writeRequestError(st, w, err)

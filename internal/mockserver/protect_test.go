@@ -45,16 +45,21 @@ func readUntilClosed(t *testing.T, c net.Conn) string {
 }
 
 // TestBodyTimeout: a client that sends part of a body and stalls gets a
-// 408 and its connection closed after the body timeout.
+// 408 and its connection closed after the body timeout, on a generation
+// and on a pooling endpoint.
 func TestBodyTimeout(t *testing.T) {
-	s := startServer(t, func(c *Config) { c.BodyTimeout = 200 * time.Millisecond })
-	c := rawConn(t, s, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"prompt\":\"")
-	got := readUntilClosed(t, c)
-	if !strings.HasPrefix(got, "HTTP/1.1 408 ") || !strings.Contains(got, "body-timeout") {
-		t.Errorf("stalled body: %.300q", got)
-	}
-	if l := lastLog(t, s); l.Status != 408 {
-		t.Errorf("log status %d, want 408", l.Status)
+	for _, path := range []string{"/v1/completions", "/v1/embeddings"} {
+		t.Run(path, func(t *testing.T) {
+			s := startServer(t, func(c *Config) { c.BodyTimeout = 200 * time.Millisecond })
+			c := rawConn(t, s, "POST "+path+" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"input\":\"")
+			got := readUntilClosed(t, c)
+			if !strings.HasPrefix(got, "HTTP/1.1 408 ") || !strings.Contains(got, "body-timeout") {
+				t.Errorf("stalled body: %.300q", got)
+			}
+			if l := lastLog(t, s); l.Status != 408 {
+				t.Errorf("log status %d, want 408", l.Status)
+			}
+		})
 	}
 }
 

@@ -402,10 +402,12 @@ const (
 	apiTGIStream                        // TGI /generate_stream
 )
 
-// serveCompletion serves /v1/chat/completions, /v1/completions and
-// /v1/responses.
-func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, api generationAPI) {
-	chat := api == apiChat || api == apiResponses // Responses input is messages, like chat
+// serve answers one request with a pooled reqState, between enter and
+// exit: it reads the body (413 over the size limit, 408 past BodyTimeout),
+// starts the request's log (handed to the oracle when it returns), draws
+// the request's faults and, unless one of them answered it, calls handle
+// with the time the body was received.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, handle func(st *reqState, recv int64)) {
 	if !s.enter() {
 		return
 	}
@@ -471,14 +473,27 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, api gen
 	st.hs = httpSink{w: w}
 	st.raw = rawSink{w: w, buf: st.raw.buf}
 	st.h2 = r.ProtoMajor >= 2
-	llama := s.cfg.Flavor == FlavorLlamaCPP && (api == apiChat || api == apiCompletions)
 	defer s.finishLog(st)
-
-	if !s.drawFaults(st, w, r) {
-		return
+	if s.drawFaults(st, w, r) {
+		handle(st, recv)
 	}
+}
+
+// serveCompletion serves /v1/chat/completions, /v1/completions,
+// /v1/responses and /generate.
+func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, api generationAPI) {
+	s.serve(w, r, func(st *reqState, recv int64) { s.completion(st, w, r, recv, api) })
+}
+
+// completion answers a generation request whose body serve has read.
+func (s *Server) completion(st *reqState, w http.ResponseWriter, r *http.Request, recv int64, api generationAPI) {
+	chat := api == apiChat || api == apiResponses // Responses input is messages, like chat
+	seq := st.log.Seq
+	lg := &st.log
+	llama := s.cfg.Flavor == FlavorLlamaCPP && (api == apiChat || api == apiCompletions)
 
 	var req request
+	var err error
 	switch api {
 	case apiResponses:
 		req, err = decodeResponsesRequest(st.body)
