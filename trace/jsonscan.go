@@ -71,6 +71,18 @@ func skipWS(b []byte, i int) int {
 func scanString(b []byte, i int) (end int, complex bool, err error) {
 	i++ // opening quote
 	for i < len(b) {
+		// Skip 8 plain bytes at a time (keys and most values have no
+		// escapes); the switch handles the byte that stops it.
+		for i+8 <= len(b) {
+			n := plainBytes8(binary.LittleEndian.Uint64(b[i:]))
+			i += n
+			if n < 8 {
+				break
+			}
+		}
+		if i >= len(b) {
+			break
+		}
 		c := b[i]
 		switch {
 		case c == '"':
@@ -101,6 +113,26 @@ func scanString(b []byte, i int) (end int, complex bool, err error) {
 		}
 	}
 	return 0, false, &jsonSyntax{i, "unterminated string"}
+}
+
+// plainBytes8 returns how many of the 8 bytes of w (in memory order,
+// little-endian) come before the first that is '"', '\\', a control
+// character (< 0x20) or not ASCII (≥ 0x80).
+//
+// Each test sets the high bit of a byte without carries between bytes:
+// for a byte c, (c&0x7F)+0x60 has its high bit set iff c&0x7F ≥ 0x20, and
+// (c^q&0x7F)+0x7F has it iff c^q has a bit among the low 7, so ORed with
+// c^q it is clear iff c == q.
+func plainBytes8(w uint64) int {
+	const lo7, high = 0x7F7F7F7F7F7F7F7F, 0x8080808080808080
+	const quote, backslash = 0x2222222222222222, 0x5C5C5C5C5C5C5C5C
+	ctrl := ^((w & lo7) + 0x6060606060606060)
+	q := w ^ quote
+	isQuote := ^((q&lo7 + lo7) | q)
+	bs := w ^ backslash
+	isBackslash := ^((bs&lo7 + lo7) | bs)
+	stop := (ctrl | w | isQuote | isBackslash) & high
+	return bits.TrailingZeros64(stop) >> 3
 }
 
 func isHex4(b []byte) bool {

@@ -139,3 +139,32 @@ func TestAppendIDsMatchesParseID(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainBytes8 checks the word-at-a-time string scan against a byte
+// loop for every byte value at every position after plain bytes.
+func TestPlainBytes8(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	plain := func(c byte) bool { return c != '"' && c != '\\' && c >= 0x20 && c < 0x80 }
+	for n := range 8 {
+		for c := range 256 {
+			var b [8]byte
+			for i := range b {
+				b[i] = byte(rng.IntN(256))
+			}
+			for i := range n {
+				b[i] = byte(0x20 + rng.IntN(0x60))
+				for !plain(b[i]) {
+					b[i] = byte(0x20 + rng.IntN(0x60))
+				}
+			}
+			b[n] = byte(c)
+			want := 0
+			for want < 8 && plain(b[want]) {
+				want++
+			}
+			if got := plainBytes8(binary.LittleEndian.Uint64(b[:])); got != want {
+				t.Fatalf("%q: %d plain bytes, want %d", b, got, want)
+			}
+		}
+	}
+}

@@ -38,8 +38,11 @@ type AIPerf struct {
 	// row" is "number below the count before this row".
 	ids     interner
 	scratch []int32
-	shared  bool // ids come from an Analyzer (addInterned)
-	hit     ratioHist
+	// shared, when set, is the Analyzer the rows also go to (addInterned):
+	// its id numbering and its input and output length histograms, which
+	// are AIPerf's too, are used instead of keeping them twice.
+	shared *Analyzer
+	hit    ratioHist
 
 	// Prefix trie: a node is (parent node, id). Chained ids have one parent
 	// each, so the first (parent, node) of every id is kept in arrays
@@ -98,7 +101,7 @@ func (p *AIPerf) Add(r *trace.Row) {
 	}
 	p.rows++
 	p.addLengths(r)
-	if p.shared {
+	if p.shared != nil {
 		panic("BUG: AIPerf.Add after addInterned: the id numbering is the Analyzer's")
 	}
 	nBefore := int32(p.ids.len())
@@ -109,10 +112,16 @@ func (p *AIPerf) Add(r *trace.Row) {
 
 // addInterned is Add for a row the Analyzer a has just added, reusing its
 // dense id numbers instead of interning the ids a second time (half the
-// hash lookups for traces with opaque ids). Every row must then go through
-// addInterned with the same Analyzer, in the same order as a.Add.
+// hash lookups for traces with opaque ids) and its length histograms. Every
+// row must then go through addInterned with the same Analyzer, in the same
+// order as a.Add.
 func (p *AIPerf) addInterned(r *trace.Row, a *Analyzer) {
-	p.shared = true
+	if p.shared != a {
+		if p.shared != nil || p.rows > 0 {
+			panic("BUG: AIPerf.addInterned with another Analyzer, or after Add")
+		}
+		p.shared = a
+	}
 	if len(r.HashIDs) == 0 {
 		p.addRow(r)
 		return
@@ -195,6 +204,9 @@ func (p *AIPerf) bump(v *pairVal, cand *int32, r *trace.Row, k int) {
 // addLengths accounts the row's lengths; a row without an output length
 // is left out of the output statistics (not counted as 0).
 func (p *AIPerf) addLengths(r *trace.Row) {
+	if p.shared != nil {
+		return // the Analyzer's (Analyzer.addLengths: the same rule)
+	}
 	p.isl.add(int64(r.InputTokens))
 	if !unknownOutput(r) {
 		p.osl.add(int64(r.OutputTokens))
@@ -221,7 +233,11 @@ func (p *AIPerf) newNode(parent int32) int32 {
 // Report returns the AIPerf statistics of the rows added so far.
 func (p *AIPerf) Report() *AIPerfStats {
 	s := &AIPerfStats{TotalRequests: p.rows}
-	isl, osl := p.isl.sorted(), p.osl.sorted()
+	il, ol := p.isl, p.osl
+	if p.shared != nil {
+		il, ol = p.shared.isl, p.shared.osl
+	}
+	isl, osl := il.sorted(), ol.sorted()
 	if p.rows > 0 {
 		si := isl.stats(1)
 		s.MinISL, s.MaxISL, s.AvgISL = int64(si.Min), int64(si.Max), si.Mean
