@@ -6,7 +6,6 @@ package openai
 
 import (
 	"bytes"
-	"fmt"
 	"strconv"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
@@ -32,14 +31,8 @@ func (in *Instance) buildGenerate(b *adapter.BuildInput, raw *rawRow, stream boo
 	}
 	if in.ep == SGLang {
 		if b.PromptText == "" && b.PromptTokens != nil && !isSet(raw.TextInput) {
-			body = append(body, `"input_ids":[`...)
-			for i, id := range b.PromptTokens {
-				if i > 0 {
-					body = append(body, ',')
-				}
-				body = strconv.AppendInt(body, int64(id), 10)
-			}
-			body = append(body, ']')
+			body = append(body, `"input_ids":`...)
+			body = appendIDs(body, b.PromptTokens)
 		} else {
 			text("text")
 		}
@@ -76,15 +69,7 @@ func (in *Instance) buildGenerate(b *adapter.BuildInput, raw *rawRow, stream boo
 			out.Path = "/generate"
 		}
 	}
-	body = appendMembers(body, in.cfg.ExtraBody)
-	if isSet(raw.Extra) {
-		if err := checkObject(raw.Extra); err != nil {
-			return fmt.Errorf("row %d: extra: %w", b.TraceRow, err)
-		}
-		body = appendMembers(body, raw.Extra)
-	}
-	out.Body = append(body, '}')
-	return nil
+	return in.endBody(body, b, raw, out)
 }
 
 // parseGenerateEvent classifies one SGLang or TGI event (or whole body).
@@ -125,6 +110,15 @@ func (st *stream) genErr(s *scanner) (msg []byte, esc, ok bool) {
 		s.skip()
 	}
 	return msg, esc, ok
+}
+
+// genError records the error event of a /generate answer whose message,
+// as found by genErr, is the JSON string contents msg.
+func (st *stream) genError(dst []adapter.Record, idx uint32, msg []byte, esc bool) []adapter.Record {
+	m := appendUnescaped(st.errMsg[:0], msg, esc)
+	st.setError(0, nil)
+	st.errMsg = m
+	return append(dst, adapter.Record{Kind: record.EventError, Event: idx, Aux0: st.fin.ErrorCode, Tokens: adapter.TokensUnknown})
 }
 
 // sglang parses one SGLang chunk: text and output_ids cumulative by
@@ -211,10 +205,7 @@ func (st *stream) sglang(data []byte, idx uint32, dst []adapter.Record, nonOK bo
 		errMsg, errEsc, hasErr = topMsg, topEsc, true
 	}
 	if hasErr {
-		msg := appendUnescaped(st.errMsg[:0], errMsg, errEsc)
-		st.setError(0, nil)
-		st.errMsg = msg
-		return append(dst, adapter.Record{Kind: record.EventError, Event: idx, Aux0: st.fin.ErrorCode, Tokens: adapter.TokensUnknown}), nil
+		return st.genError(dst, idx, errMsg, errEsc), nil
 	}
 	// New tokens: the growth of completion_tokens (exact), else of the
 	// ids, else one per chunk with new text.
@@ -332,10 +323,7 @@ func (st *stream) tgi(data []byte, idx uint32, dst []adapter.Record, nonOK, whol
 		return dst, adapter.ErrMalformed
 	}
 	if hasErr {
-		msg := appendUnescaped(st.errMsg[:0], errMsg, errEsc)
-		st.setError(0, nil)
-		st.errMsg = msg
-		return append(dst, adapter.Record{Kind: record.EventError, Event: idx, Aux0: st.fin.ErrorCode, Tokens: adapter.TokensUnknown}), nil
+		return st.genError(dst, idx, errMsg, errEsc), nil
 	}
 	captured := st.flags&adapter.OpenCaptureText != 0
 	n := len(dst)

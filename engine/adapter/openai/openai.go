@@ -154,18 +154,8 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 	switch {
 	case in.ep == Chat && history:
 		// A later turn of a session: the whole conversation.
-		body = append(body, `,"messages":[`...)
-		for i, m := range b.Messages {
-			if i > 0 {
-				body = append(body, ',')
-			}
-			body = append(body, `{"role":`...)
-			body = jsonx.AppendString(body, m.Role)
-			body = append(body, `,"content":`...)
-			body = jsonx.AppendString(body, m.Content)
-			body = append(body, '}')
-		}
-		body = append(body, ']')
+		body = append(body, `,"messages":`...)
+		body = appendMessages(body, b.Messages, `{"role":`)
 	case in.ep == Chat && isSet(raw.Messages):
 		body = append(body, `,"messages":`...)
 		body = append(body, raw.Messages...)
@@ -182,14 +172,8 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 		body = appendTextInput(body, raw.TextInput)
 		body = append(body, '"')
 	case b.PromptText == "" && b.PromptTokens != nil:
-		body = append(body, `,"prompt":[`...)
-		for i, id := range b.PromptTokens {
-			if i > 0 {
-				body = append(body, ',')
-			}
-			body = strconv.AppendInt(body, int64(id), 10)
-		}
-		body = append(body, ']')
+		body = append(body, `,"prompt":`...)
+		body = appendIDs(body, b.PromptTokens)
 	default:
 		body = append(body, `,"prompt":"`...)
 		body = jsonx.AppendContents(body, b.PromptText)
@@ -199,6 +183,50 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 		body = append(body, `,"tools":`...)
 		body = append(body, raw.Tools...)
 	}
+	body = in.appendLimits(body, b)
+	if stream {
+		body = append(body, `,"stream":true`...)
+		if in.cfg.IncludeUsage {
+			body = append(body, `,"stream_options":{"include_usage":true}`...)
+		}
+	} else {
+		body = append(body, `,"stream":false`...)
+	}
+	return in.endBody(body, b, &raw, out)
+}
+
+// appendMessages appends a conversation as a JSON array of objects that
+// open with open (`{"role":` for chat) and carry role and content.
+func appendMessages(body []byte, msgs []adapter.Message, open string) []byte {
+	body = append(body, '[')
+	for i, m := range msgs {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, open...)
+		body = jsonx.AppendString(body, m.Role)
+		body = append(body, `,"content":`...)
+		body = jsonx.AppendString(body, m.Content)
+		body = append(body, '}')
+	}
+	return append(body, ']')
+}
+
+// appendIDs appends token ids as a JSON array.
+func appendIDs(body []byte, ids []int) []byte {
+	body = append(body, '[')
+	for i, id := range ids {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = strconv.AppendInt(body, int64(id), 10)
+	}
+	return append(body, ']')
+}
+
+// appendLimits appends the token limit under the endpoint's field name and
+// ignore_eos when configured.
+func (in *Instance) appendLimits(body []byte, b *adapter.BuildInput) []byte {
 	if b.MaxTokens > 0 {
 		body = append(body, ',', '"')
 		body = append(body, in.maxField...)
@@ -208,17 +236,14 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 	if in.cfg.IgnoreEOS {
 		body = append(body, `,"ignore_eos":true`...)
 	}
-	if stream {
-		body = append(body, `,"stream":true`...)
-		if in.cfg.IncludeUsage {
-			body = append(body, `,"stream_options":{"include_usage":true}`...)
-		}
-	} else {
-		body = append(body, `,"stream":false`...)
-	}
-	// Later duplicate keys win in every JSON reader servers use, so the
-	// merge order endpoint defaults < --extra-body < row extra is the
-	// append order.
+	return body
+}
+
+// endBody appends --extra-body's members and then the row's extra to an
+// open JSON object, closes it and sets it as out's body. Later duplicate
+// keys win in every JSON reader servers use, so the merge order endpoint
+// defaults < --extra-body < row extra is the append order.
+func (in *Instance) endBody(body []byte, b *adapter.BuildInput, raw *rawRow, out *adapter.HTTPRequest) error {
 	body = appendMembers(body, in.cfg.ExtraBody)
 	if isSet(raw.Extra) {
 		if err := checkObject(raw.Extra); err != nil {
@@ -226,8 +251,7 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 		}
 		body = appendMembers(body, raw.Extra)
 	}
-	body = append(body, '}')
-	out.Body = body
+	out.Body = append(body, '}')
 	return nil
 }
 

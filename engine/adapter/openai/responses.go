@@ -6,7 +6,6 @@ package openai
 
 import (
 	"bytes"
-	"fmt"
 	"strconv"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
@@ -23,18 +22,8 @@ func (in *Instance) buildResponses(b *adapter.BuildInput, raw *rawRow, stream bo
 	history := b.Flags&adapter.BuildHistory != 0 && len(b.Messages) > 0
 	switch {
 	case history:
-		body = append(body, `,"input":[`...)
-		for i, m := range b.Messages {
-			if i > 0 {
-				body = append(body, ',')
-			}
-			body = append(body, `{"type":"message","role":`...)
-			body = jsonx.AppendString(body, m.Role)
-			body = append(body, `,"content":`...)
-			body = jsonx.AppendString(body, m.Content)
-			body = append(body, '}')
-		}
-		body = append(body, ']')
+		body = append(body, `,"input":`...)
+		body = appendMessages(body, b.Messages, `{"type":"message","role":`)
 	case isSet(raw.Messages):
 		// Chat messages are valid Responses input items (EasyInputMessage).
 		body = append(body, `,"input":`...)
@@ -52,15 +41,7 @@ func (in *Instance) buildResponses(b *adapter.BuildInput, raw *rawRow, stream bo
 		body = append(body, `,"tools":`...)
 		body = append(body, raw.Tools...)
 	}
-	if b.MaxTokens > 0 {
-		body = append(body, ',', '"')
-		body = append(body, in.maxField...)
-		body = append(body, '"', ':')
-		body = strconv.AppendInt(body, int64(b.MaxTokens), 10)
-	}
-	if in.cfg.IgnoreEOS {
-		body = append(body, `,"ignore_eos":true`...)
-	}
+	body = in.appendLimits(body, b)
 	if stream {
 		body = append(body, `,"stream":true`...)
 	} else {
@@ -69,15 +50,7 @@ func (in *Instance) buildResponses(b *adapter.BuildInput, raw *rawRow, stream bo
 	// No stream_options: the Responses API reports usage in its terminal
 	// event on its own, and strict servers reject include_usage there.
 	body = append(body, `,"store":false`...)
-	body = appendMembers(body, in.cfg.ExtraBody)
-	if isSet(raw.Extra) {
-		if err := checkObject(raw.Extra); err != nil {
-			return fmt.Errorf("row %d: extra: %w", b.TraceRow, err)
-		}
-		body = appendMembers(body, raw.Extra)
-	}
-	out.Body = append(body, '}')
-	return nil
+	return in.endBody(body, b, raw, out)
 }
 
 // The kinds of Responses stream events the parser tells apart.

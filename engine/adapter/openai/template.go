@@ -522,18 +522,7 @@ func (v *tplValues) value(dst []byte, name string) ([]byte, bool) {
 	case "messages":
 		switch {
 		case history:
-			dst = append(dst, '[')
-			for i, m := range b.Messages {
-				if i > 0 {
-					dst = append(dst, ',')
-				}
-				dst = append(dst, `{"role":`...)
-				dst = jsonx.AppendString(dst, m.Role)
-				dst = append(dst, `,"content":`...)
-				dst = jsonx.AppendString(dst, m.Content)
-				dst = append(dst, '}')
-			}
-			return append(dst, ']'), true
+			return appendMessages(dst, b.Messages, `{"role":`), true
 		case isSet(raw.Messages):
 			return append(dst, raw.Messages...), true
 		}
@@ -551,14 +540,7 @@ func (v *tplValues) value(dst []byte, name string) ([]byte, bool) {
 			dst = appendTextInput(dst, raw.TextInput)
 			return append(dst, '"'), true
 		case b.PromptText == "" && b.PromptTokens != nil:
-			dst = append(dst, '[')
-			for i, id := range b.PromptTokens {
-				if i > 0 {
-					dst = append(dst, ',')
-				}
-				dst = strconv.AppendInt(dst, int64(id), 10)
-			}
-			return append(dst, ']'), true
+			return appendIDs(dst, b.PromptTokens), true
 		}
 		dst = append(dst, '"')
 		dst = jsonx.AppendContents(dst, b.PromptText)
