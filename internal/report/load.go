@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"math"
 	"time"
@@ -20,7 +21,7 @@ import (
 // grow with the run's length beyond the summary's own.
 type runData struct {
 	label, color, dir string
-	reader            *arrowio.RunReader
+	views             *spill         // the first pass's reqViews, for the second
 	manifest          map[string]any // nil when the run has none
 	manifestRaw       json.RawMessage
 	summaryJSON       map[string]any // summary.json as written; nil when absent
@@ -59,9 +60,10 @@ type reqView struct {
 
 // load reads run r: the manifest, summary.json, and every request once
 // (the first pass), feeding the summary's accumulator and the run's
-// extent and counts.
-func load(r *arrowio.RunReader, label, color string) (*runData, error) {
-	d := &runData{label: label, color: color, dir: r.Dir(), reader: r, kinds: []record.ErrorKind{record.ErrNone},
+// extent and counts, and spilling each request's reqView for the second
+// pass. The caller closes d.views, also on error.
+func load(r *arrowio.RunReader, label, color string) (d *runData, err error) {
+	d = &runData{label: label, color: color, dir: r.Dir(), kinds: []record.ErrorKind{record.ErrNone},
 		kindIdx: map[record.ErrorKind]uint8{record.ErrNone: 0}, warmLo: math.MaxInt64}
 	d.latLo, d.latHi = make([]float64, len(latencyMetrics)), make([]float64, len(latencyMetrics))
 	for i := range d.latLo {
@@ -87,6 +89,16 @@ func load(r *arrowio.RunReader, label, color string) (*runData, error) {
 		return nil, err
 	}
 	d.set = set
+	views, err := newSpill()
+	if err != nil {
+		return nil, err
+	}
+	d.views = views
+	defer func() {
+		if err != nil {
+			views.close()
+		}
+	}()
 	acc := summary.NewAccumulator(set.Options)
 	d.t0 = math.MaxInt64
 	for req, err := range r.Requests() {
@@ -96,6 +108,9 @@ func load(r *arrowio.RunReader, label, color string) (*runData, error) {
 		acc.Add(&req)
 		v := d.view(&req)
 		d.count(&v)
+		if err := d.views.put(&v); err != nil {
+			return nil, fmt.Errorf("report: temporary file: %w", err)
+		}
 	}
 	if d.t0 == math.MaxInt64 {
 		d.t0 = 0

@@ -211,11 +211,20 @@ func Build(w io.Writer, runs []*arrowio.RunReader, opts Options) error {
 	if opts.MaxPoints <= 0 {
 		opts.MaxPoints = DefaultMaxPoints
 	}
-	// Two passes over each run's requests: the first finds what every
-	// chart's axes need (the time span of all runs, each latency's range)
-	// and how many points each scatter has to choose from; the second bins
-	// and samples. No request is kept, so a run of any length fits.
+	// Two passes over each run's requests: the first reads the records,
+	// finds what every chart's axes need (the time span of all runs, each
+	// latency's range) and how many points each scatter has to choose
+	// from, and spills what the charts use of each request to a temporary
+	// file; the second reads that back and bins and samples. No request is
+	// kept in memory, so a run of any length fits.
 	data := make([]*runData, len(runs))
+	defer func() {
+		for _, d := range data {
+			if d != nil {
+				d.views.close()
+			}
+		}
+	}()
 	labels := runLabels(runs, opts.Labels)
 	for i, r := range runs {
 		d, err := load(r, labels[i], RunColor(i))

@@ -78,9 +78,10 @@ func (c *cdfCounter) values() Values {
 	return out
 }
 
-// scan is the second pass over the run's requests: with the time axis
-// and the CDF grids (one per latencyMetrics entry, nil for none) of every
-// run known, it bins and samples what the charts show.
+// scan is the second pass over the run's requests (their reqViews, as
+// the first pass spilled them): with the time axis and the CDF grids (one
+// per latencyMetrics entry, nil for none) of every run known, it bins and
+// samples what the charts show.
 func (d *runData) scan(tl timeline, grids [][]float64, maxPoints int) error {
 	nb := tl.b.n
 	sc := &scanned{cdf: make([][]float64, len(grids)), cdfN: make([]int, len(grids)),
@@ -102,11 +103,8 @@ func (d *runData) scan(tl timeline, grids [][]float64, maxPoints int) error {
 	}
 	okS, errS, cacheS := newStrider(d.nOK, maxPoints), newStrider(d.nErr, maxPoints), newStrider(d.nCache, maxPoints)
 	at := func(ns int64) int { return tl.b.at(d.t0, ns) }
-	for req, err := range d.reader.Requests() {
-		if err != nil {
-			return err
-		}
-		v := d.view(&req)
+	err := d.views.each(func(vp *reqView) {
+		v := *vp
 		// Latency CDFs: measured successful requests.
 		if !v.warm && v.kind == 0 {
 			for i, m := range latencyMetrics {
@@ -216,6 +214,9 @@ func (d *runData) scan(tl timeline, grids [][]float64, maxPoints int) error {
 				sc.errKind[v.kind][k]++
 			}
 		}
+	})
+	if err != nil {
+		return err
 	}
 	for k := range sc.lateMean {
 		if sc.lateN[k] > 0 {
