@@ -255,7 +255,12 @@ func (c *chat) Parse(ctx uint32, ev *adapter.Event, out *adapter.Records) error 
 
 // isBlank reports whether b is only white space (Unicode's, as the native
 // parser's bytes.TrimSpace).
-func isBlank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
+func isBlank(b []byte) bool {
+	if len(b) > 0 && b[0] > ' ' && b[0] < 0x80 {
+		return false // the usual JSON event, without a call
+	}
+	return len(bytes.TrimSpace(b)) == 0
+}
 
 func (st *stream) setError(code uint32, msg []byte) {
 	st.sum.Valid |= adapter.ValidError
@@ -270,16 +275,10 @@ func (st *stream) setError(code uint32, msg []byte) {
 // the same single-pass scanner.
 func (st *stream) chunk(data []byte, out *adapter.Records, nonOK bool) error {
 	s := adapter.NewScanner(data)
-	var (
-		usage                    bool
-		errCode                  uint32
-		errMsg                   []byte
-		errMsgEsc                bool
-		hasErr, objErr, topMsgOK bool
-		topMsg                   []byte
-		topMsgEsc                bool
-		topCode                  uint32
-	)
+	// The error fields stay in memory (a struct of many fields), out of
+	// the registers Go's Wasm code saves around every call in the loop.
+	var e chunkErr
+	usage := false
 	capture := st.flags&adapter.OpenCapture != 0
 	ok := s.BeginObject()
 	for key, more := nextKey(&s, ok); more; key, more = s.NextKey() {
@@ -302,19 +301,19 @@ func (st *stream) chunk(data []byte, out *adapter.Records, nonOK bool) error {
 		case "error":
 			switch s.Peek() {
 			case '{':
-				hasErr = true
+				e.hasErr = true
 				s.BeginObject()
 				for k, more := s.NextKey(); more; k, more = s.NextKey() {
 					switch string(k) {
 					case "message":
 						if s.Peek() == '"' {
-							errMsg, errMsgEsc = s.Str()
+							e.errMsg, e.errMsgEsc = s.Str()
 						} else {
 							s.Skip()
 						}
 					case "code":
 						if c := s.Peek(); c >= '0' && c <= '9' {
-							errCode, _ = s.Uint()
+							e.errCode, _ = s.Uint()
 						} else {
 							s.Skip()
 						}
@@ -323,28 +322,28 @@ func (st *stream) chunk(data []byte, out *adapter.Records, nonOK bool) error {
 					}
 				}
 			case '"':
-				hasErr = true
-				errMsg, errMsgEsc = s.Str()
+				e.hasErr = true
+				e.errMsg, e.errMsgEsc = s.Str()
 			default:
 				s.Skip()
 			}
 		case "object":
 			if s.Peek() == '"' {
 				v, _ := s.Str()
-				objErr = string(v) == "error"
+				e.objErr = string(v) == "error"
 			} else {
 				s.Skip()
 			}
 		case "message":
 			if s.Peek() == '"' {
-				topMsg, topMsgEsc = s.Str()
-				topMsgOK = true
+				e.topMsg, e.topMsgEsc = s.Str()
+				e.topMsgOK = true
 			} else {
 				s.Skip()
 			}
 		case "code":
 			if c := s.Peek(); c >= '0' && c <= '9' {
-				topCode, _ = s.Uint()
+				e.topCode, _ = s.Uint()
 			} else {
 				s.Skip()
 			}
@@ -368,19 +367,30 @@ func (st *stream) chunk(data []byte, out *adapter.Records, nonOK bool) error {
 		}
 		return errMalformed
 	}
-	if !hasErr && objErr && topMsgOK {
-		hasErr, errMsg, errMsgEsc, errCode = true, topMsg, topMsgEsc, topCode
+	if !e.hasErr && e.objErr && e.topMsgOK {
+		e.hasErr, e.errMsg, e.errMsgEsc, e.errCode = true, e.topMsg, e.topMsgEsc, e.topCode
 	}
 	if usage {
 		out.Add(adapter.Record{Kind: adapter.KindUsage, Tokens: adapter.TokensUnknown})
 	}
-	if hasErr {
-		msg := adapter.AppendUnescaped(st.errMsg[:0], errMsg, errMsgEsc)
-		st.setError(errCode, nil)
+	if e.hasErr {
+		msg := adapter.AppendUnescaped(st.errMsg[:0], e.errMsg, e.errMsgEsc)
+		st.setError(e.errCode, nil)
 		st.errMsg = msg
 		out.Add(adapter.Record{Kind: adapter.KindError, Aux0: st.sum.ErrorCode, Tokens: adapter.TokensUnknown})
 	}
 	return nil
+}
+
+// chunkErr is what a chunk says about an error.
+type chunkErr struct {
+	errCode                  uint32
+	errMsg                   []byte
+	errMsgEsc                bool
+	hasErr, objErr, topMsgOK bool
+	topMsg                   []byte
+	topMsgEsc                bool
+	topCode                  uint32
 }
 
 // choiceAcc collects one choice object's fields before its index is known.
