@@ -200,3 +200,28 @@ func TestSleepAllocsBothParts(t *testing.T) {
 		t.Errorf("a released+held wait allocates %v, want 0", allocs)
 	}
 }
+
+// TestSleepBefore: the dispatcher sleeps until the spin window before a
+// deadline, and only when that sleep lasts at least minSleep; a shorter
+// gap is spun through.
+func TestSleepBefore(t *testing.T) {
+	const us = int64(time.Microsecond)
+	for _, c := range []struct {
+		now, t, spin int64
+		wake         int64
+		sleep        bool
+	}{
+		{0, 200 * us, 20 * us, 180 * us, true},         // 5k req/s
+		{0, 100 * us, 20 * us, 80 * us, true},          // 10k req/s
+		{0, 60 * us, 20 * us, 40 * us, true},           // exactly minSleep
+		{0, 59 * us, 20 * us, 39 * us, false},          // just under it
+		{10 * us, 50 * us, 20 * us, 30 * us, false},    // 20k req/s, 10 µs after the last
+		{0, 10 * us, 20 * us, -10 * us, false},         // inside the window already
+		{500 * us, 400 * us, 20 * us, 380 * us, false}, // late
+	} {
+		wake, sleep := sleepBefore(c.now, c.t, c.spin)
+		if wake != c.wake || sleep != c.sleep {
+			t.Errorf("sleepBefore(%d, %d, %d) = %d, %v; want %d, %v", c.now, c.t, c.spin, wake, sleep, c.wake, c.sleep)
+		}
+	}
+}
