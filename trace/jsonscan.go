@@ -354,12 +354,12 @@ func appendIDs(dst []uint64, v []byte, i int) ([]uint64, int, string) {
 		return dst, i + 1, ""
 	}
 	for {
-		// Fastest path: 1 to 6 digits without a leading zero, then ", ",
-		// read as one 8-byte word (the ids of most traces).
-		if i+8 <= len(v) {
+		// Fastest path: 1 to 7 digits without a leading zero, read as one
+		// 8-byte word, then ", " (the ids of most traces).
+		if i+10 <= len(v) {
 			w := binary.LittleEndian.Uint64(v[i:])
 			n := leadingDigits8(w)
-			if uint(n-1) < 6 && (n == 1 || byte(w) != '0') && uint16(w>>(8*n)) == ','|' '<<8 {
+			if uint(n-1) < 7 && (n == 1 || byte(w) != '0') && binary.LittleEndian.Uint16(v[i+n:]) == ','|' '<<8 {
 				dst = append(dst, digits8(w<<(64-8*n)))
 				i += n + 2
 				continue

@@ -538,14 +538,15 @@ func (a *Analyzer) cacheReport() *Cache {
 		c.LRU = append(c.LRU, p)
 	}
 
-	// Skew: rank every distinct block by its reuse hits, descending.
+	// Skew: rank every distinct block by its reuse hits, descending (the
+	// top n are the last n of the ascending order, which sorts faster).
 	hits := make([]uint32, 0, a.blocks.len())
 	for pg := range a.blocks.chunks {
 		for i := range pg {
 			hits = append(hits, pg[i].hits)
 		}
 	}
-	slices.SortFunc(hits, func(x, y uint32) int { return cmp.Compare(y, x) })
+	slices.Sort(hits)
 	var total int64
 	for _, h := range hits {
 		total += int64(h)
@@ -556,7 +557,7 @@ func (a *Analyzer) cacheReport() *Cache {
 	for _, f := range skewFractions {
 		n := int64(math.RoundToEven(f * float64(len(hits))))
 		var s int64
-		for _, h := range hits[:n] {
+		for _, h := range hits[int64(len(hits))-n:] {
 			s += int64(h)
 		}
 		c.Skew = append(c.Skew, SkewPoint{Fraction: f, Blocks: n, Share: ratio(s, total)})
