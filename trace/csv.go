@@ -190,11 +190,10 @@ func shorten(s string) string {
 func (d *csvDecoder) next(row *Row) error {
 	lr := &d.r.lr
 	for {
-		line, err := d.r.nextLine()
+		line, err := d.r.nextRow(row)
 		if err != nil {
 			return err
 		}
-		resetRow(row, lr.line)
 		if d.fields, err = splitCSV(line, d.fields); err != nil {
 			return d.r.fileErr(lr.line, "", err)
 		}

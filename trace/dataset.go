@@ -200,20 +200,16 @@ func (r *Reader) countTokens(text string) int {
 type promptsDecoder struct{ r *Reader }
 
 func (d *promptsDecoder) next(row *Row) error {
-	lr := &d.r.lr
-	for {
-		line, err := d.r.nextLine()
-		if err != nil {
-			return err
-		}
-		resetRow(row, lr.line)
-		text := string(line)
-		if err := d.r.overInput(d.r.countTokens(text)); err != nil {
-			return d.r.fileErr(lr.line, "prompt", err)
-		}
-		d.r.textRow(row, text)
-		return nil
+	line, err := d.r.nextRow(row)
+	if err != nil {
+		return err
 	}
+	text := string(line)
+	if err := d.r.overInput(d.r.countTokens(text)); err != nil {
+		return d.r.fileErr(row.Line, "prompt", err)
+	}
+	d.r.textRow(row, text)
+	return nil
 }
 
 // tableDecoder reads FormatTable from JSON Lines (one object a line) or
@@ -261,11 +257,10 @@ func newTableDecoder(r *Reader) (*tableDecoder, error) {
 func (d *tableDecoder) next(row *Row) error {
 	lr := &d.r.lr
 	for {
-		line, err := d.r.nextLine()
+		line, err := d.r.nextRow(row)
 		if err != nil {
 			return err
 		}
-		resetRow(row, lr.line)
 		var cells [5]tableCell
 		if d.csv {
 			if d.fields, err = splitCSV(line, d.fields[:0]); err != nil {

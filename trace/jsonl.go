@@ -112,11 +112,10 @@ func newJSONLDecoder(r *Reader) *jsonlDecoder {
 func (d *jsonlDecoder) next(row *Row) error {
 	lr := &d.r.lr
 	for {
-		line, err := d.r.nextLine()
+		line, err := d.r.nextRow(row)
 		if err != nil {
 			return err
 		}
-		resetRow(row, lr.line)
 		if err := d.scan(line, row); err != nil {
 			return d.r.fileErr(lr.line, "", err)
 		}

@@ -214,6 +214,15 @@ func (r *Reader) nextLine() ([]byte, error) {
 	}
 }
 
+// nextRow reads the next non-blank line and resets row to it.
+func (r *Reader) nextRow(row *Row) ([]byte, error) {
+	line, err := r.nextLine()
+	if err == nil {
+		resetRow(row, r.lr.line)
+	}
+	return line, err
+}
+
 func (r *Reader) fileErr(line int64, field string, err error) *ParseError {
 	return &ParseError{Path: r.name, Line: line, Field: field, Err: err}
 }
