@@ -25,34 +25,9 @@ func FuzzOpenAIChunk(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		in := newInst(t, Chat)
-		in.Open(1, adapter.OpenStream|adapter.OpenCaptureText)
-		recs, err := in.Parse(1, &adapter.Batch{Events: []adapter.Event{{Data: b}}}, nil)
-		var fin adapter.Final
-		in.Close(1, &fin)
-		for _, r := range recs {
-			if r.Event != 0 {
-				t.Fatalf("record for event %d", r.Event)
-			}
-		}
-		var v any
-		if json.Unmarshal(b, &v) != nil {
-			return // invalid JSON: the scanner may accept some (lenient), must not panic
-		}
-		obj, isObj := v.(map[string]any)
-		if !isObj {
-			if err == nil && len(recs) > 0 {
-				t.Fatalf("non-object %q gave records %+v", b, recs)
-			}
-			return
-		}
-		if err != nil {
-			if depth(v) > 60 {
-				return // the scanner bounds nesting
-			}
-			t.Fatalf("valid JSON object %q rejected: %v", b, err)
-		}
-		if !utf8.Valid(b) {
+		recs, fin, err := parseOne(t, Chat, adapter.Event{Data: b})
+		obj := jsonObject(t, b, recs, err, true)
+		if obj == nil || !utf8.Valid(b) {
 			return // encoding/json rewrites invalid UTF-8
 		}
 		want := ""
@@ -83,6 +58,51 @@ func FuzzOpenAIChunk(f *testing.F) {
 			t.Fatalf("%q: captured %q, encoding/json %q", b, fin.Text, want)
 		}
 	})
+}
+
+// parseOne opens a capturing stream on an ep instance, parses ev as its
+// only event and closes the stream; every record must name event 0.
+func parseOne(t *testing.T, ep Endpoint, ev adapter.Event) ([]adapter.Record, adapter.Final, error) {
+	t.Helper()
+	in := newInst(t, ep)
+	in.Open(1, adapter.OpenStream|adapter.OpenCaptureText)
+	recs, err := in.Parse(1, &adapter.Batch{Events: []adapter.Event{ev}}, nil)
+	var fin adapter.Final
+	in.Close(1, &fin)
+	for _, r := range recs {
+		if r.Event != 0 {
+			t.Fatalf("record for event %d", r.Event)
+		}
+	}
+	return recs, fin, err
+}
+
+// jsonObject is encoding/json's reading of the event b that a parser gave
+// recs and err for: the object, or nil when there is nothing more to
+// compare (b is invalid JSON, which the scanner may accept leniently, or
+// nested deeper than the scanner allows, or no object). A valid object the
+// parser rejected fails t, and so, when nonObjects, does a non-object that
+// gave records.
+func jsonObject(t *testing.T, b []byte, recs []adapter.Record, err error, nonObjects bool) map[string]any {
+	t.Helper()
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return nil
+	}
+	obj, isObj := v.(map[string]any)
+	if !isObj {
+		if nonObjects && err == nil && len(recs) > 0 {
+			t.Fatalf("non-object %q gave records %+v", b, recs)
+		}
+		return nil
+	}
+	if err != nil {
+		if depth(v) > 60 {
+			return nil // the scanner bounds nesting
+		}
+		t.Fatalf("valid JSON object %q rejected: %v", b, err)
+	}
+	return obj
 }
 
 func lastValue(m map[string]any, k string) any { return m[k] }
@@ -121,38 +141,13 @@ func FuzzResponsesEvent(f *testing.F) {
 		f.Add([]byte(s), true)
 	}
 	f.Fuzz(func(t *testing.T, b []byte, whole bool) {
-		in := newInst(t, Responses)
-		in.Open(1, adapter.OpenStream|adapter.OpenCaptureText)
 		ev := adapter.Event{Data: b}
 		if whole {
 			ev.Flags = adapter.EventWholeBody
 		}
-		recs, err := in.Parse(1, &adapter.Batch{Events: []adapter.Event{ev}}, nil)
-		var fin adapter.Final
-		in.Close(1, &fin)
-		for _, r := range recs {
-			if r.Event != 0 {
-				t.Fatalf("record for event %d", r.Event)
-			}
-		}
-		var v any
-		if json.Unmarshal(b, &v) != nil {
-			return
-		}
-		obj, isObj := v.(map[string]any)
-		if !isObj {
-			if err == nil && len(recs) > 0 {
-				t.Fatalf("non-object %q gave records %+v", b, recs)
-			}
-			return
-		}
-		if err != nil {
-			if depth(v) > 60 {
-				return
-			}
-			t.Fatalf("valid JSON object %q rejected: %v", b, err)
-		}
-		if whole || !utf8.Valid(b) {
+		recs, fin, err := parseOne(t, Responses, ev)
+		obj := jsonObject(t, b, recs, err, true)
+		if obj == nil || whole || !utf8.Valid(b) {
 			return
 		}
 		want := ""
@@ -184,31 +179,9 @@ func FuzzGenerateEvent(f *testing.F) {
 		if tgi {
 			ep = TGI
 		}
-		in := newInst(t, ep)
-		in.Open(1, adapter.OpenStream|adapter.OpenCaptureText)
-		recs, err := in.Parse(1, &adapter.Batch{Events: []adapter.Event{{Data: b}}}, nil)
-		var fin adapter.Final
-		in.Close(1, &fin)
-		for _, r := range recs {
-			if r.Event != 0 {
-				t.Fatalf("record for event %d", r.Event)
-			}
-		}
-		var v any
-		if json.Unmarshal(b, &v) != nil {
-			return
-		}
-		obj, isObj := v.(map[string]any)
-		if !isObj {
-			return
-		}
-		if err != nil {
-			if depth(v) > 60 {
-				return
-			}
-			t.Fatalf("valid JSON object %q rejected: %v", b, err)
-		}
-		if !tgi || !utf8.Valid(b) || obj["error"] != nil {
+		recs, fin, err := parseOne(t, ep, adapter.Event{Data: b})
+		obj := jsonObject(t, b, recs, err, false)
+		if obj == nil || !tgi || !utf8.Valid(b) || obj["error"] != nil {
 			return
 		}
 		want := ""

@@ -116,30 +116,34 @@ func TestBuildGenerate(t *testing.T) {
 // TestParseGenerateAllocs: classifying SGLang and TGI streams allocates
 // nothing once the instance's buffers have grown.
 func TestParseGenerateAllocs(t *testing.T) {
-	for _, tc := range []struct {
-		ep   openai.Endpoint
-		file string
-	}{{openai.SGLang, "testdata/sglang/stream-cumulative.http"}, {openai.TGI, "../../../wasm/testdata/recordings/tgi-stream.http"}} {
-		in, err := openai.Adapter{Endpoint: tc.ep}.NewInstance(&adapter.Config{Model: "m", Stream: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec, err := wasm.ReadRecording(tc.file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs, _, _ := rec.Events(adapter.FramingSSE)
-		batch := &adapter.Batch{Events: evs}
-		recs := make([]adapter.Record, 0, 64)
-		var fin adapter.Final
-		run := func() {
-			in.Open(1, adapter.OpenStream|adapter.OpenCaptureText)
-			recs, _ = in.Parse(1, batch, recs[:0])
-			in.Close(1, &fin)
-		}
-		run()
-		if n := testing.AllocsPerRun(100, run); n != 0 {
-			t.Errorf("%s: %v allocations per open/parse/close, want 0", tc.file, n)
-		}
+	checkParseAllocs(t, openai.SGLang, "testdata/sglang/stream-cumulative.http")
+	checkParseAllocs(t, openai.TGI, "../../../wasm/testdata/recordings/tgi-stream.http")
+}
+
+// checkParseAllocs fails t unless an open, parse and close of the SSE
+// recording file by an ep instance allocates nothing once the instance's
+// buffers have grown.
+func checkParseAllocs(t *testing.T, ep openai.Endpoint, file string) {
+	t.Helper()
+	in, err := openai.Adapter{Endpoint: ep}.NewInstance(&adapter.Config{Model: "m", Stream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := wasm.ReadRecording(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, _, _ := rec.Events(adapter.FramingSSE)
+	batch := &adapter.Batch{Events: evs}
+	recs := make([]adapter.Record, 0, 64)
+	var fin adapter.Final
+	run := func() {
+		in.Open(1, adapter.OpenStream|adapter.OpenCaptureText)
+		recs, _ = in.Parse(1, batch, recs[:0])
+		in.Close(1, &fin)
+	}
+	run()
+	if n := testing.AllocsPerRun(100, run); n != 0 {
+		t.Errorf("%s: %v allocations per open/parse/close of a %d-event stream, want 0", file, n, len(evs))
 	}
 }

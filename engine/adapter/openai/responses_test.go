@@ -153,25 +153,5 @@ func TestBuildResponses(t *testing.T) {
 // TestParseResponsesAllocs: classifying Responses events allocates
 // nothing once the instance's buffers have grown.
 func TestParseResponsesAllocs(t *testing.T) {
-	in, err := openai.Adapter{Endpoint: openai.Responses}.NewInstance(&adapter.Config{Model: "m", Stream: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := wasm.ReadRecording(filepath.Join("testdata", "responses", "stream-reasoning.http"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs, _, _ := rec.Events(adapter.FramingSSE)
-	batch := &adapter.Batch{Events: evs}
-	recs := make([]adapter.Record, 0, 64)
-	var fin adapter.Final
-	run := func() {
-		in.Open(1, adapter.OpenStream|adapter.OpenCaptureText)
-		recs, _ = in.Parse(1, batch, recs[:0])
-		in.Close(1, &fin)
-	}
-	run()
-	if n := testing.AllocsPerRun(100, run); n != 0 {
-		t.Errorf("%v allocations per open/parse/close of a %d-event stream, want 0", n, len(evs))
-	}
+	checkParseAllocs(t, openai.Responses, filepath.Join("testdata", "responses", "stream-reasoning.http"))
 }
