@@ -23,6 +23,12 @@ func serverTokenizer(t *testing.T, n int) tokenizer.Tokenizer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return loadTokenizer(t, data)
+}
+
+// loadTokenizer writes a tokenizer.json of data and loads it.
+func loadTokenizer(t *testing.T, data []byte) tokenizer.Tokenizer {
+	t.Helper()
 	path, err := tokenizertest.Write(t.TempDir(), data)
 	if err != nil {
 		t.Fatal(err)
@@ -129,14 +135,7 @@ func TestLearnSentencePiece(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		path, err := tokenizertest.Write(t.TempDir(), data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tok, err := tokenizer.Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		tok := loadTokenizer(t, data)
 		s := startMock(t, tok, mockserver.FlavorVLLM)
 		st, _, err := Load(context.Background(), Config{BaseURL: s.URL(), Model: mockModel, CacheDir: "-"})
 		if err != nil {
