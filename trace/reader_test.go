@@ -45,6 +45,25 @@ func readFile(t *testing.T, path string, opts Options) ([]Row, ReadStats, Format
 }
 
 // base is a Row with the defaults every reader sets.
+// firstError reads content as the file name up to its first error,
+// NewReader's or Next's; nil when every row reads.
+func firstError(name, content string, opts Options) error {
+	r, err := NewReader(name, strings.NewReader(content), opts)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	var row Row
+	for {
+		if err := r.Next(&row); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
 func base(index, line int64) Row { return Row{Index: index, Line: line, ParentID: -1, RequestID: -1} }
 
 func TestFormats(t *testing.T) {
@@ -409,15 +428,8 @@ func TestErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := NewReader("t.jsonl", strings.NewReader(tt.content), tt.opts)
+			err := firstError("t.jsonl", tt.content, tt.opts)
 			if err == nil {
-				var row Row
-				for err == nil {
-					err = r.Next(&row)
-				}
-				r.Close()
-			}
-			if err == nil || errors.Is(err, io.EOF) {
 				t.Fatalf("no error, want %q", tt.want)
 			}
 			if !strings.Contains(err.Error(), tt.want) {
