@@ -78,11 +78,8 @@ func decodePoolingRequest(body []byte, api poolingAPI) (poolingRequest, error) {
 		Items     []textOrObject  `json:"items"`
 		Text2     []textOrObject  `json:"text_2"`
 	}
-	if err := json.Unmarshal(body, &w); err != nil {
-		if se, ok := errors.AsType[*json.SyntaxError](err); ok {
-			return poolingRequest{}, &requestError{syntax: true, offset: se.Offset, msg: se.Error()}
-		}
-		return poolingRequest{}, &requestError{msg: err.Error()}
+	if err := unmarshalBody(body, &w); err != nil {
+		return poolingRequest{}, err
 	}
 	r := poolingRequest{model: w.Model}
 	if api == apiEmbeddings {

@@ -60,15 +60,25 @@ type wirePart struct {
 	Text string `json:"text"`
 }
 
+// unmarshalBody decodes a JSON request body into w; a failure is a
+// *requestError (a syntax error keeps its offset for llama.cpp's message).
+func unmarshalBody(body []byte, w any) error {
+	err := json.Unmarshal(body, w)
+	if err == nil {
+		return nil
+	}
+	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
+		return &requestError{syntax: true, offset: se.Offset, msg: se.Error()}
+	}
+	return &requestError{msg: err.Error()}
+}
+
 // decodeRequest decodes a /v1/chat/completions (chat) or /v1/completions
 // body. It never panics on any input (FuzzChatRequest).
 func decodeRequest(body []byte, chat bool) (request, error) {
 	var w wireRequest
-	if err := json.Unmarshal(body, &w); err != nil {
-		if se, ok := errors.AsType[*json.SyntaxError](err); ok {
-			return request{}, &requestError{syntax: true, offset: se.Offset, msg: se.Error()}
-		}
-		return request{}, &requestError{msg: err.Error()}
+	if err := unmarshalBody(body, &w); err != nil {
+		return request{}, err
 	}
 	r := request{chat: chat, model: w.Model, maxTokens: -1, ignoreEOS: w.IgnoreEOS, stream: w.Stream, n: 1}
 	r.includeUsage = w.StreamOptions != nil && w.StreamOptions.IncludeUsage
@@ -120,11 +130,8 @@ func decodeResponsesRequest(body []byte) (request, error) {
 		IgnoreEOS       bool            `json:"ignore_eos"`
 		Stream          bool            `json:"stream"`
 	}
-	if err := json.Unmarshal(body, &w); err != nil {
-		if se, ok := errors.AsType[*json.SyntaxError](err); ok {
-			return request{}, &requestError{syntax: true, offset: se.Offset, msg: se.Error()}
-		}
-		return request{}, &requestError{msg: err.Error()}
+	if err := unmarshalBody(body, &w); err != nil {
+		return request{}, err
 	}
 	r := request{chat: true, model: w.Model, maxTokens: -1, ignoreEOS: w.IgnoreEOS, stream: w.Stream, n: 1}
 	if w.MaxOutputTokens != nil {
@@ -182,11 +189,8 @@ func decodeGenerateRequest(body []byte, api generationAPI) (request, error) {
 		Parameters     params  `json:"parameters"`
 		Stream         bool    `json:"stream"`
 	}
-	if err := json.Unmarshal(body, &w); err != nil {
-		if se, ok := errors.AsType[*json.SyntaxError](err); ok {
-			return request{}, &requestError{syntax: true, offset: se.Offset, msg: se.Error()}
-		}
-		return request{}, &requestError{msg: err.Error()}
+	if err := unmarshalBody(body, &w); err != nil {
+		return request{}, err
 	}
 	r := request{model: w.Model, maxTokens: -1, n: 1}
 	p := w.SamplingParams
