@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"fmt"
+	"math/big"
 	"strings"
 	"testing"
 )
@@ -120,6 +121,49 @@ func FuzzScannerLoops(f *testing.F) {
 			if e != we || (e >= 0 && esc != wesc) {
 				t.Fatalf("strEnd = %d, %v; byte loop %d, %v", e, esc, we, wesc)
 			}
+		}
+	})
+}
+
+// FuzzUint checks Uint's value against math/big on digit runs of any
+// length (the scanner reads eight digits per step): min(value,
+// 0xFFFFFFFE), 0 for negatives, fractions and exponents ignored.
+func FuzzUint(f *testing.F) {
+	for _, s := range []string{"0", "1760000000", "12345678", "123456789012345678901234567890", "-5", "4294967294", "4294967295",
+		"99999999999999999", "1.5e3", "00000000001"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		num := strings.TrimLeft(in, " \t\n\r") // Uint skips white space first
+		digits := strings.TrimPrefix(num, "-")
+		end := strings.IndexFunc(digits, func(r rune) bool { return r < '0' || r > '9' })
+		if end < 0 {
+			end = len(digits)
+		}
+		s := NewScanner([]byte(in))
+		v, ok := s.Uint()
+		if end == 0 {
+			if ok || !s.Err() {
+				t.Fatalf("Uint(%q) = %d, %v without digits", in, v, ok)
+			}
+			return
+		}
+		if !ok {
+			if !s.Err() {
+				t.Fatalf("Uint(%q) failed without an error", in)
+			}
+			return // a bad fraction or exponent
+		}
+		want := new(big.Int)
+		want.SetString(digits[:end], 10)
+		switch {
+		case num[0] == '-':
+			want.SetInt64(0)
+		case want.Cmp(big.NewInt(0xFFFFFFFE)) > 0:
+			want.SetInt64(0xFFFFFFFE)
+		}
+		if uint64(v) != want.Uint64() {
+			t.Fatalf("Uint(%q) = %d, want %d", in, v, want.Uint64())
 		}
 	})
 }

@@ -583,7 +583,13 @@ func (st *stream) emitChoice(c *choiceAcc, capture bool, out *adapter.Records) {
 		added++
 	}
 	if c.hasContent && len(c.content) > 0 {
-		addText(out, adapter.Record{Kind: adapter.KindContent, Choice: ch, Tokens: adapter.TokensUnknown}, c.content, c.contentEsc, capture)
+		r := adapter.Record{Kind: adapter.KindContent, Choice: ch, Tokens: adapter.TokensUnknown}
+		if !capture && !c.contentEsc { // the usual token: no call before the record's
+			r.TextBytes = uint32(len(c.content))
+			out.Add(r)
+		} else {
+			addText(out, r, c.content, c.contentEsc, capture)
+		}
 		added++
 	}
 	if c.hasRefusal && len(c.refusal) > 0 {
