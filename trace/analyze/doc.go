@@ -11,9 +11,10 @@
 // # Streaming and memory
 //
 // An [Analyzer] is fed one row at a time in arrival order ([Analyzer.Add])
-// and keeps per-block state (last use, reuse count, LRU links) in slices
-// indexed by a dense number assigned to each distinct hash id, so its memory
-// grows with the number of distinct blocks, not with the number of rows.
+// and keeps per-block state (last use, reuse count, LRU time) in paged
+// arrays indexed by a dense number assigned to each distinct hash id, so its
+// memory grows with the number of distinct blocks, not with the number of
+// rows.
 // Distributions over rows (lengths, gaps, reuse times and distances) are
 // exact histograms: memory grows with the number of distinct values, which
 // for integer token lengths is a few thousand entries whatever the row count.
@@ -26,18 +27,19 @@
 //
 // # Performance considerations
 //
-// The cost is per hash id, not per row: interning the id (an array index
-// for small dense ids, else a map lookup), its block state, its LRU stack
+// The cost is per hash id, not per row: interning the id (nothing for ids
+// that are their own dense numbers, as Mooncake's are; an array index for
+// other small ids, else a map lookup), its block state, its LRU stack
 // distance (all capacities at once, see lruStack: a bitmap of last-use
-// times and a Fenwick tree, nothing moves when a block is used) and,
-// for AIPerf, its prefix-trie node and (position, id) count, plus exact
-// histogram increments for each hit. On the Mooncake conversation trace
-// (24 ids per row), on the shared 2-core machine, the time-order statistics
-// run at about 0.75M rows per CPU second (1.1M without LRU capacities),
-// AIPerf's at 1.1M and decoding the JSON at 2.3M; the whole analyze-trace
-// loop at about 0.39M. The statistics, not decoding, are the bottleneck, and
-// they are memory-bound: cache misses on per-block state, LRU links and
-// histogram counters of blocks scattered over megabytes
-// (BenchmarkAnalyzeMooncake). Add allocates nothing for a row that brings
-// no new id or value (TestAddAllocs).
+// times and a Fenwick tree, nothing moves when a block is used) and, for
+// AIPerf, its prefix-trie node and (position, id) count, plus exact
+// histogram increments per row and per run of hits. On the Mooncake
+// conversation trace (24 ids per row), on the shared 2-core machine under
+// load, the time-order statistics run at about 1.4M rows per CPU second
+// (2.4M without LRU capacities), AIPerf's at 2.0M and decoding the JSON at
+// 2.5M; the whole analyze-trace loop at about 0.6M. What remains is memory
+// bound: a cache miss per block for each per-block structure and per
+// histogram counter, spread over megabytes (BenchmarkAnalyzeMooncake). Add
+// allocates nothing for a row that brings no new id or value
+// (TestAddAllocs).
 package analyze
