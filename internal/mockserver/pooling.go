@@ -250,14 +250,19 @@ func (s *Server) renderPooling(st *reqState, b []byte, api poolingAPI, model str
 		}
 		return append(b, '}')
 	}
-	if api == apiEmbeddings {
-		b = append(b, `{"id":"embd-`...)
+	// list opens vLLM's list object, up to the start of its data array.
+	list := func(b []byte, idPrefix string) []byte {
+		b = append(b, `{"id":"`...)
+		b = append(b, idPrefix...)
 		b = append(b, id...)
 		b = append(b, `","object":"list","created":`...)
 		b = strconv.AppendInt(b, created, 10)
 		b = append(b, `,"model":`...)
 		b = jsonx.AppendString(b, model)
-		b = append(b, `,"data":[`...)
+		return append(b, `,"data":[`...)
+	}
+	if api == apiEmbeddings {
+		b = list(b, "embd-")
 		for i := range n {
 			if i > 0 {
 				b = append(b, ',')
@@ -348,13 +353,7 @@ func (s *Server) renderPooling(st *reqState, b []byte, api poolingAPI, model str
 		})
 		return append(b, "]}"...)
 	default: // apiScoreVLLM
-		b = append(b, `{"id":"score-`...)
-		b = append(b, id...)
-		b = append(b, `","object":"list","created":`...)
-		b = strconv.AppendInt(b, created, 10)
-		b = append(b, `,"model":`...)
-		b = jsonx.AppendString(b, model)
-		b = append(b, `,"data":[`...)
+		b = list(b, "score-")
 		b = each(b, func(b []byte, x scored) []byte {
 			b = append(b, `{"index":`...)
 			b = strconv.AppendInt(b, int64(x.index), 10)
