@@ -126,18 +126,11 @@ func growthSlope(at, end []int64) float64 {
 		return 0
 	}
 	t0 := float64(at[0])
-	var sx, sy, sxx, sxy float64
+	var f lineFit
 	for i := range at {
-		x := float64(at[i]) - t0
-		y := float64(end[i] - at[i])
-		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
+		f.add(float64(at[i])-t0, float64(end[i]-at[i]))
 	}
-	n := float64(len(at))
-	den := n*sxx - sx*sx
-	if den == 0 {
-		return 0
-	}
-	return (n*sxy - sx*sy) / den
+	return f.slope()
 }
 
 // backlogSlope is the least-squares slope (requests/s) of the backlog
@@ -149,20 +142,30 @@ func backlogSlope(intended, ends []int64) float64 {
 		return 0
 	}
 	t0 := float64(half[0])
-	var sx, sy, sxx, sxy float64
+	var f lineFit
 	for i, t := range half {
-		x := (float64(t) - t0) / 1e9
 		arrived := len(intended)/2 + i + 1
 		ended, _ := slices.BinarySearchFunc(ends, t, func(e, t int64) int { return cmp.Compare(e, t+1) })
-		y := float64(arrived - ended)
-		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
+		f.add((float64(t)-t0)/1e9, float64(arrived-ended))
 	}
-	n := float64(len(half))
-	den := n*sxx - sx*sx
+	return f.slope()
+}
+
+// lineFit accumulates the sums of a least-squares line through points.
+type lineFit struct{ n, sx, sy, sxx, sxy float64 }
+
+func (f *lineFit) add(x, y float64) {
+	f.n++
+	f.sx, f.sy, f.sxx, f.sxy = f.sx+x, f.sy+y, f.sxx+x*x, f.sxy+x*y
+}
+
+// slope is the fitted line's slope; 0 when the points share one x.
+func (f *lineFit) slope() float64 {
+	den := f.n*f.sxx - f.sx*f.sx
 	if den == 0 {
 		return 0
 	}
-	return (n*sxy - sx*sy) / den
+	return (f.n*f.sxy - f.sx*f.sy) / den
 }
 
 func median(v []float64) float64 {
