@@ -379,9 +379,6 @@ func profileCommand(a *app) *cli.Command {
 					a.log = l
 				}
 			}
-			o.Trace.Hold = loadTraces
-			o.Log = a.log
-			o.Abort = a.abort.Done()
 			if o.Trace.Path == "-" {
 				o.Trace.Reader = a.stdin
 			}
@@ -389,18 +386,11 @@ func profileCommand(a *app) *cli.Command {
 			if err != nil {
 				return exitcode.UsageError(err, "see 'reprise profile --help'")
 			}
-			if runs.Runs > 1 {
-				if o.Trace.Reader != nil {
-					return exitcode.UsageError(errors.New("--num-profile-runs replays the input several times: give a file, not - (standard input)"),
-						"see 'reprise profile --help'")
-				}
-				// AIPerf: warmup in the first run only and the same seed
-				// in every run, unless told otherwise.
-				runs.WarmupOnce = runs.WarmupOnce || cmd.Bool("profile-run-disable-warmup-after-first")
-				runs.FreshPromptSeed = cmd.Bool("vary-seed-per-trial") || !cmd.Bool("set-consistent-seed")
-				return runRepeated(ctx, a, o, runs, quiet)
-			}
-			return runReplay(ctx, a, o, quiet)
+			// AIPerf: warmup in the first run only and the same seed in
+			// every run, unless told otherwise.
+			runs.WarmupOnce = runs.WarmupOnce || cmd.Bool("profile-run-disable-warmup-after-first")
+			runs.FreshPromptSeed = cmd.Bool("vary-seed-per-trial") || !cmd.Bool("set-consistent-seed")
+			return replayOnceOrRuns(ctx, a, o, runs, quiet, "--num-profile-runs replays the input", "see 'reprise profile --help'")
 		},
 	}
 	cmd.OnUsageError = func(_ context.Context, c *cli.Command, err error, _ bool) error {

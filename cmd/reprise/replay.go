@@ -16,6 +16,7 @@ import (
 	"github.com/reprise-bench/reprise/engine"
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/sweep"
 	"github.com/reprise-bench/reprise/trace"
 )
 
@@ -224,23 +225,29 @@ func replayCommand(a *app) *cli.Command {
 					o.Trace.Reader = a.stdin
 				}
 			}
-			o.Trace.Hold = loadTraces
-			o.Log = a.log
-			o.Abort = a.abort.Done()
 			runs, err := runsConfigFrom(cmd)
 			if err != nil {
 				return exitcode.UsageError(err, "see 'reprise replay --help'")
 			}
-			if runs.Runs > 1 {
-				if o.Trace.Reader != nil {
-					return exitcode.UsageError(errors.New("--runs replays the trace several times: give a file, not - (standard input)"),
-						"see 'reprise replay --help'")
-				}
-				return runRepeated(ctx, a, o, runs, cmd.Bool("quiet"))
-			}
-			return runReplay(ctx, a, o, cmd.Bool("quiet"))
+			return replayOnceOrRuns(ctx, a, o, runs, cmd.Bool("quiet"), "--runs replays the trace", "see 'reprise replay --help'")
 		},
 	}
+}
+
+// replayOnceOrRuns runs the replay o once, or runs.Runs times (sweep.Repeat).
+// Repeated runs read the trace again, so they refuse standard input; what
+// says who replays what in that refusal, help is the command's hint.
+func replayOnceOrRuns(ctx context.Context, a *app, o reprise.Options, runs sweep.RunsConfig, quiet bool, what, help string) error {
+	o.Trace.Hold = loadTraces
+	o.Log = a.log
+	o.Abort = a.abort.Done()
+	if runs.Runs <= 1 {
+		return runReplay(ctx, a, o, quiet)
+	}
+	if o.Trace.Reader != nil {
+		return exitcode.UsageError(errors.New(what+" several times: give a file, not - (standard input)"), help)
+	}
+	return runRepeated(ctx, a, o, runs, quiet)
 }
 
 // replayOptions maps the replay flags (all but the timing and telemetry

@@ -115,6 +115,25 @@ func TestReplayRuns(t *testing.T) {
 	}
 }
 
+// TestRunsRefuseStdin: repeated runs read the trace again, so replay
+// --runs and profile --num-profile-runs refuse standard input (exit 2)
+// before anything is sent.
+func TestRunsRefuseStdin(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"replay", "-", "--runs", "2"}, "--runs replays the trace several times: give a file, not - (standard input)"},
+		{[]string{"profile", "--input-file", "-", "--num-profile-runs", "2"}, "--num-profile-runs replays the input several times: give a file, not - (standard input)"},
+	} {
+		args := append(tc.args, "--url", "http://127.0.0.1:1", "--model", "m")
+		code, _, errOut := runCLI(t, "{\"timestamp\": 0, \"input_length\": 8, \"output_length\": 2}\n", args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
 func TestReportOfSweep(t *testing.T) {
 	srv := startMockServer(t, nil)
 	dir := filepath.Join(t.TempDir(), "sw")
