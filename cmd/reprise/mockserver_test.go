@@ -68,15 +68,21 @@ func TestMockServerHelp(t *testing.T) {
 	}
 }
 
-// TestMockServerServes runs the command in-process, sends one request and
-// stops it by cancelling the context; the event log must hold the request.
-func TestMockServerServes(t *testing.T) {
+// freeAddr returns a 127.0.0.1 address no one listens on just now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestMockServerServes runs the command in-process, sends one request and
+// stops it by cancelling the context; the event log must hold the request.
+func TestMockServerServes(t *testing.T) {
+	addr := freeAddr(t)
 	logPath := filepath.Join(t.TempDir(), "events.jsonl")
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan int)
@@ -86,6 +92,7 @@ func TestMockServerServes(t *testing.T) {
 			"--event-log", logPath}, strings.NewReader(""), io.Discard, &stderr)
 	}()
 	var resp *http.Response
+	var err error
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		req, _ := http.NewRequestWithContext(t.Context(), "POST", "http://"+addr+"/v1/chat/completions",
 			strings.NewReader(`{"messages":[{"role":"user","content":"hi"}],"max_tokens":3,"ignore_eos":true}`))

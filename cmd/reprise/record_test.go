@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -24,12 +23,7 @@ func TestRecordCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mock.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	out := filepath.Join(t.TempDir(), "trace.jsonl")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
