@@ -430,7 +430,9 @@ func (k *Caller) exchange(ctx context.Context, c *conn, req *Request, closeConn 
 	case werr != 0 && werr != syscall.EAGAIN:
 		return n, total, false, nil, &net.OpError{Op: "write", Net: "tcp", Source: c.tc.LocalAddr(), Addr: c.tc.RemoteAddr(), Err: os.NewSyscallError("write", werr)}
 	case perr != nil && w == 0 && werr == 0:
-		return n, total, false, nil, perr // the poller refused (closed, past deadline)
+		// The poller refused before the write (closed, past deadline):
+		// the error a write would have had.
+		return n, total, false, nil, &net.OpError{Op: "write", Net: "tcp", Source: c.tc.LocalAddr(), Addr: c.tc.RemoteAddr(), Err: perr}
 	}
 	m, err := c.c.Write(b[w:])
 	return n + int64(m), total, false, nil, err
