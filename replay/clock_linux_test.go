@@ -164,7 +164,7 @@ func TestHeldSleepKeepsP(t *testing.T) {
 		t.Skip("no clock_nanosleep")
 	}
 	const d = 30 * time.Millisecond
-	_, heldHi := during(func() {
+	heldLo, _ := during(func() {
 		// The held part alone, for longer than the window, so the samples
 		// all fall inside it.
 		c.ts = unix.NsecToTimespec(c.monoBase + c.now() + int64(d))
@@ -179,8 +179,11 @@ func TestHeldSleepKeepsP(t *testing.T) {
 	if ordLo < 1 {
 		t.Fatalf("an ordinary clock_nanosleep was never outside Go (%d): the metric does not show syscalls", ordLo)
 	}
-	if heldHi >= ordLo {
-		t.Errorf("goroutines outside Go: held sleep up to %d, ordinary sleep at least %d; the held sleep must not leave Go", heldHi, ordLo)
+	// The fewest seen, not the most: another goroutine of the process
+	// (the runtime's, or one a test left) can be in a system call at any
+	// one sample, but not at all of them.
+	if heldLo >= ordLo {
+		t.Errorf("goroutines outside Go: held sleep at least %d, ordinary sleep at least %d; the held sleep must not leave Go", heldLo, ordLo)
 	}
 }
 
