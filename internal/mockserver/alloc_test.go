@@ -100,76 +100,54 @@ func newTestServer(t testing.TB, mutate func(*Config)) *Server {
 }
 
 // TestStreamAllocs: a streamed response allocates per request, never per
-// event: 16 and 512 tokens cost the same, within the request budget.
+// event: 16 and 256 tokens cost the same, within the request budget.
 func TestStreamAllocs(t *testing.T) {
 	const budget = 20 // request decode (encoding/json: 14), response id, request copies
-	if raceEnabled {
-		t.Skip("sync.Pool drops items under -race; run without -race")
-	}
 	s := newTestServer(t, nil)
-	per := map[int]float64{}
-	for _, n := range []int{16, 512} {
-		run, w := serveOnce(t, s, "/v1/chat/completions", `{"messages":[{"role":"user","content":"Hello there, how are you today?"}],"max_tokens":`+
-			strconv.Itoa(n)+`,"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true}}`)
-		run()
-		if w.n < n*100 {
-			t.Fatalf("%d tokens wrote only %d bytes", n, w.n)
-		}
-		per[n] = testing.AllocsPerRun(50, run)
-	}
-	if per[16] != per[512] || per[16] > budget {
-		t.Errorf("allocations per streamed request: %v with 16 tokens, %v with 512; want equal and at most %d", per[16], per[512], budget)
-	}
-	t.Logf("allocations per streamed request: %v", per[16])
+	per := checkStreamAllocs(t, s, "/v1/chat/completions", `{"messages":[{"role":"user","content":"Hello there, how are you today?"}],"max_tokens":N,`+
+		`"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true}}`, budget)
+	t.Logf("allocations per streamed request: %v", per)
 }
 
 // TestStreamAllocsResponses: a streamed Responses answer allocates per
 // request, never per event.
 func TestStreamAllocsResponses(t *testing.T) {
 	const budget = 28 // request decode (encoding/json: the input items), response id, request copies
-	if raceEnabled {
-		t.Skip("sync.Pool drops items under -race; run without -race")
-	}
 	s := newTestServer(t, func(c *Config) { c.ReasoningTokens = 4 })
-	per := map[int]float64{}
-	for _, n := range []int{16, 512} {
-		run, w := serveOnce(t, s, "/v1/responses", `{"input":[{"type":"message","role":"user","content":"Hello there, how are you today?"}],"max_output_tokens":`+
-			strconv.Itoa(n)+`,"ignore_eos":true,"stream":true}`)
-		run()
-		if w.n < n*100 {
-			t.Fatalf("%d tokens wrote only %d bytes", n, w.n)
-		}
-		per[n] = testing.AllocsPerRun(50, run)
-	}
-	if per[16] != per[512] || per[16] > budget {
-		t.Errorf("allocations per streamed Responses answer: %v with 16 tokens, %v with 512; want equal and at most %d", per[16], per[512], budget)
-	}
-	t.Logf("allocations per streamed Responses answer: %v", per[16])
+	per := checkStreamAllocs(t, s, "/v1/responses", `{"input":[{"type":"message","role":"user","content":"Hello there, how are you today?"}],"max_output_tokens":N,`+
+		`"ignore_eos":true,"stream":true}`, budget)
+	t.Logf("allocations per streamed Responses answer: %v", per)
 }
 
 // TestStreamAllocsGenerate: streamed SGLang and TGI answers allocate per
 // request, never per event.
 func TestStreamAllocsGenerate(t *testing.T) {
 	const budget = 24 // request decode (encoding/json), response id, request copies
+	s := newTestServer(t, nil)
+	checkStreamAllocs(t, s, "/generate", `{"text":"Hello there, how are you today?","sampling_params":{"max_new_tokens":N,"ignore_eos":true},"stream":true}`, budget)
+	checkStreamAllocs(t, s, "/generate_stream", `{"inputs":"Hello there, how are you today?","parameters":{"max_new_tokens":N,"details":true}}`, budget)
+}
+
+// checkStreamAllocs serves body on path with N replaced by 16 and by 256
+// tokens, and fails t unless both answers allocate the same, at most
+// budget; it returns that count. It skips under -race (sync.Pool drops
+// items there).
+func checkStreamAllocs(t *testing.T, s *Server, path, body string, budget float64) float64 {
+	t.Helper()
 	if raceEnabled {
 		t.Skip("sync.Pool drops items under -race; run without -race")
 	}
-	s := newTestServer(t, nil)
-	for _, tc := range []struct{ path, body string }{
-		{"/generate", `{"text":"Hello there, how are you today?","sampling_params":{"max_new_tokens":N,"ignore_eos":true},"stream":true}`},
-		{"/generate_stream", `{"inputs":"Hello there, how are you today?","parameters":{"max_new_tokens":N,"details":true}}`},
-	} {
-		per := map[int]float64{}
-		for _, n := range []int{16, 256} {
-			run, w := serveOnce(t, s, tc.path, strings.Replace(tc.body, "N", strconv.Itoa(n), 1))
-			run()
-			if w.n < n*50 {
-				t.Fatalf("%s: %d tokens wrote only %d bytes", tc.path, n, w.n)
-			}
-			per[n] = testing.AllocsPerRun(20, run)
+	per := map[int]float64{}
+	for _, n := range []int{16, 256} {
+		run, w := serveOnce(t, s, path, strings.Replace(body, "N", strconv.Itoa(n), 1))
+		run()
+		if w.n < n*50 {
+			t.Fatalf("%s: %d tokens wrote only %d bytes", path, n, w.n)
 		}
-		if per[16] != per[256] || per[16] > budget {
-			t.Errorf("%s: allocations per streamed answer: %v with 16 tokens, %v with 256; want equal and at most %d", tc.path, per[16], per[256], budget)
-		}
+		per[n] = testing.AllocsPerRun(20, run)
 	}
+	if per[16] != per[256] || per[16] > budget {
+		t.Errorf("%s: allocations per streamed answer: %v with 16 tokens, %v with 256; want equal and at most %v", path, per[16], per[256], budget)
+	}
+	return per[16]
 }
