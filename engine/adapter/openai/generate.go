@@ -192,14 +192,8 @@ func (st *stream) sglang(data []byte, idx uint32, dst []adapter.Record, nonOK bo
 			s.skip()
 		}
 	})
-	if ok {
-		s.end()
-	}
-	if s.err != nil || !ok {
-		if nonOK {
-			return dst, nil
-		}
-		return dst, adapter.ErrMalformed
+	if !s.done(ok) {
+		return dst, unreadable(nonOK)
 	}
 	if !hasErr && nonOK && topM {
 		errMsg, errEsc, hasErr = topMsg, topEsc, true
@@ -313,14 +307,8 @@ func (st *stream) tgi(data []byte, idx uint32, dst []adapter.Record, nonOK, whol
 			s.skip()
 		}
 	})
-	if ok {
-		s.end()
-	}
-	if s.err != nil || !ok {
-		if nonOK {
-			return dst, nil
-		}
-		return dst, adapter.ErrMalformed
+	if !s.done(ok) {
+		return dst, unreadable(nonOK)
 	}
 	if hasErr {
 		return st.genError(dst, idx, errMsg, errEsc), nil

@@ -46,6 +46,16 @@ type choiceAcc struct {
 	toolIdx                     [8]uint32
 }
 
+// unreadable is a parser's answer to data it cannot read: no error for a
+// non-2xx body (the engine keeps the raw body as the message), else
+// adapter.ErrMalformed.
+func unreadable(nonOK bool) error {
+	if nonOK {
+		return nil
+	}
+	return adapter.ErrMalformed
+}
+
 // parseEvent classifies one event's data.
 func (st *stream) parseEvent(ev *adapter.Event, idx uint32, dst []adapter.Record) ([]adapter.Record, error) {
 	switch {
@@ -153,14 +163,8 @@ func (st *stream) chunk(data []byte, idx uint32, dst []adapter.Record, nonOK boo
 			s.skip()
 		}
 	})
-	if ok {
-		s.end()
-	}
-	if s.err != nil || !ok || data[firstNonSpace(data)] != '{' {
-		if nonOK {
-			return dst, nil // best effort: the engine keeps the raw body as the message
-		}
-		return dst, adapter.ErrMalformed
+	if !s.done(ok) || data[firstNonSpace(data)] != '{' {
+		return dst, unreadable(nonOK)
 	}
 	if !hasErr && objErr && topMsgOK {
 		hasErr, errMsg, errMsgEsc, errCode = true, topMsg, topMsgEsc, topCode

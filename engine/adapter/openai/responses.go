@@ -154,10 +154,7 @@ func (st *stream) parseResponsesEvent(ev *adapter.Event, idx uint32, dst []adapt
 			s.skip()
 		}
 	})
-	if ok {
-		s.end()
-	}
-	if s.err != nil || !ok {
+	if !s.done(ok) {
 		return dst, adapter.ErrMalformed
 	}
 	if len(typ) == 0 {
@@ -379,14 +376,8 @@ func (st *stream) responsesBody(data []byte, idx uint32, dst []adapter.Record, n
 	s := scanner{b: data}
 	var r respAcc
 	out, isObj := st.responseObject(&s, &r, idx, dst, true)
-	if isObj {
-		s.end()
-	}
-	if s.err != nil || !isObj {
-		if nonOK {
-			return dst, nil // the engine keeps the raw body as the message
-		}
-		return dst, adapter.ErrMalformed
+	if !s.done(isObj) {
+		return dst, unreadable(nonOK)
 	}
 	if nonOK {
 		if r.hasErr {

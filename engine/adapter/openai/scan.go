@@ -298,6 +298,15 @@ func (s *scanner) end() {
 	}
 }
 
+// done reports whether a top-level value scan (read: it parsed one) read
+// valid JSON with nothing after it.
+func (s *scanner) done(read bool) bool {
+	if read {
+		s.end()
+	}
+	return read && s.err == nil
+}
+
 // decodedLen returns the UTF-8 length of a raw JSON string's contents.
 func decodedLen(raw []byte, esc bool) int {
 	if !esc {

@@ -157,14 +157,8 @@ func (st *stream) tplEvent(t *tplResponse, ev *adapter.Event, idx uint32, dst []
 	nonOK := ev.Flags&adapter.EventNonOK != 0
 	s := scanner{b: data}
 	root := parseNode(&s, 0)
-	if root != nil {
-		s.end()
-	}
-	if s.err != nil || root == nil || root.kind != '{' {
-		if nonOK {
-			return dst, nil
-		}
-		return dst, adapter.ErrMalformed
+	if !s.done(root != nil) || root.kind != '{' {
+		return dst, unreadable(nonOK)
 	}
 	captured := st.flags&adapter.OpenCaptureText != 0
 	var items []*jnode
