@@ -156,6 +156,15 @@ func (fs *faultSet) midStream() bool {
 	return fs.resetMid || fs.malformed || fs.errorEvent || fs.stall > 0
 }
 
+// strikeAt is the token step after which the mid-stream fault of an
+// answer of n tokens strikes (half way), -1 when there is none.
+func (fs *faultSet) strikeAt(n int) int {
+	if !fs.midStream() {
+		return -1
+	}
+	return max(n/2, 1) - 1
+}
+
 // parseFaultHeader parses the comma-separated X-Reprise-Fault value.
 func parseFaultHeader(v string, fs *faultSet) error {
 	for part := range strings.SplitSeq(v, ",") {

@@ -118,10 +118,7 @@ func (s *Server) streamGenerate(ctx context.Context, st *reqState, run *runInfo)
 	rd := &st.rd
 	total := st.lens[0]
 	finish := st.finish[0]
-	faultAt := -1
-	if st.faults.midStream() {
-		faultAt = max(total/2, 1) - 1
-	}
+	faultAt := st.faults.strikeAt(total)
 	off := run.first
 	decodeStart := off
 	for k := range total {

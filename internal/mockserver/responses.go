@@ -217,10 +217,7 @@ func (s *Server) streamResponses(ctx context.Context, st *reqState, run *runInfo
 	if !env("response.created") || !env("response.in_progress") || !s.flushPending(st, sk) {
 		return ""
 	}
-	faultAt := -1
-	if st.faults.midStream() {
-		faultAt = max(total/2, 1) - 1
-	}
+	faultAt := st.faults.strikeAt(total)
 	off := run.first
 	decodeStart := off
 	for k := range total {

@@ -34,10 +34,7 @@ func (s *Server) stream(ctx context.Context, st *reqState, run *runInfo) string 
 	for _, l := range st.lens {
 		maxLen = max(maxLen, l)
 	}
-	faultAt := -1 // the step after which a mid-stream fault strikes
-	if st.faults.midStream() {
-		faultAt = max(st.lens[0]/2, 1) - 1
-	}
+	faultAt := st.faults.strikeAt(st.lens[0]) // the step after which a mid-stream fault strikes
 	R := s.cfg.ReasoningTokens
 	rd := &st.rd
 	off := run.first
