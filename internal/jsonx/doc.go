@@ -1,6 +1,7 @@
-// Package jsonx appends JSON string literals without reflection: the one
+// Package jsonx appends JSON without reflection: string literals (the one
 // JSON string escaper of reprise, used for request bodies, trace and record
-// files, and the mock server's responses.
+// files, and the mock server's responses), and the members of an object
+// spliced into another (AppendMembers, for request bodies' extra fields).
 //
 // Its output is byte for byte what encoding/json writes for a string with
 // HTML escaping off (json.Encoder.SetEscapeHTML(false)): quote, backslash

@@ -1,6 +1,9 @@
 package jsonx
 
-import "unicode/utf8"
+import (
+	"bytes"
+	"unicode/utf8"
+)
 
 const hex = "0123456789abcdef"
 
@@ -68,4 +71,21 @@ func AppendContents(dst []byte, s string) []byte {
 		start = i
 	}
 	return append(dst, s[start:]...)
+}
+
+// AppendMembers appends the members of the JSON object obj as ",members",
+// to extend an object dst has open; nothing when obj has none (or is
+// shorter than "{}"). obj is trusted to be an object: its first and last
+// bytes, after white space, are dropped unread.
+func AppendMembers(dst, obj []byte) []byte {
+	obj = bytes.TrimSpace(obj)
+	if len(obj) < 2 {
+		return dst
+	}
+	inner := bytes.TrimSpace(obj[1 : len(obj)-1])
+	if len(inner) == 0 {
+		return dst
+	}
+	dst = append(dst, ',')
+	return append(dst, inner...)
 }

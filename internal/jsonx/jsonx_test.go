@@ -109,3 +109,23 @@ func BenchmarkAppendString(b *testing.B) {
 		})
 	}
 }
+
+// TestAppendMembers: an object's members extend an open object, which then
+// decodes to the union; an empty or missing object adds nothing.
+func TestAppendMembers(t *testing.T) {
+	for _, tc := range []struct{ obj, want string }{
+		{``, `{"a":1}`},
+		{` {} `, `{"a":1}`},
+		{"{ \n }", `{"a":1}`},
+		{` {"b":[1,{"c":null}],"d":"}"} `, `{"a":1,"b":[1,{"c":null}],"d":"}"}`},
+	} {
+		got := string(AppendMembers([]byte(`{"a":1`), []byte(tc.obj))) + "}"
+		if got != tc.want {
+			t.Errorf("AppendMembers(%q) = %s, want %s", tc.obj, got, tc.want)
+		}
+		var v map[string]any
+		if err := json.Unmarshal([]byte(got), &v); err != nil {
+			t.Errorf("%s: %v", got, err)
+		}
+	}
+}

@@ -244,12 +244,12 @@ func (in *Instance) appendLimits(body []byte, b *adapter.BuildInput) []byte {
 // keys win in every JSON reader servers use, so the merge order endpoint
 // defaults < --extra-body < row extra is the append order.
 func (in *Instance) endBody(body []byte, b *adapter.BuildInput, raw *rawRow, out *adapter.HTTPRequest) error {
-	body = appendMembers(body, in.cfg.ExtraBody)
+	body = jsonx.AppendMembers(body, in.cfg.ExtraBody)
 	if isSet(raw.Extra) {
 		if err := checkObject(raw.Extra); err != nil {
 			return fmt.Errorf("row %d: extra: %w", b.TraceRow, err)
 		}
-		body = appendMembers(body, raw.Extra)
+		body = jsonx.AppendMembers(body, raw.Extra)
 	}
 	out.Body = append(body, '}')
 	return nil
@@ -268,20 +268,6 @@ func appendTextInput(dst []byte, v json.RawMessage) []byte {
 		return jsonx.AppendContents(dst, s)
 	}
 	return jsonx.AppendContents(dst, string(v))
-}
-
-// appendMembers appends the members of a JSON object as ",members".
-func appendMembers(dst []byte, obj json.RawMessage) []byte {
-	obj = bytes.TrimSpace(obj)
-	if len(obj) < 2 {
-		return dst
-	}
-	inner := bytes.TrimSpace(obj[1 : len(obj)-1])
-	if len(inner) == 0 {
-		return dst
-	}
-	dst = append(dst, ',')
-	return append(dst, inner...)
 }
 
 // Open implements adapter.Instance.

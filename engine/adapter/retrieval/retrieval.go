@@ -176,22 +176,9 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 		body = append(body, ',')
 		list("documents", b.Inputs, false)
 	}
-	body = appendMembers(body, in.cfg.ExtraBody)
+	body = jsonx.AppendMembers(body, in.cfg.ExtraBody)
 	out.Body = append(body, '}')
 	return nil
-}
-
-// appendMembers appends the members of a JSON object as ",members".
-func appendMembers(dst []byte, obj json.RawMessage) []byte {
-	obj = bytes.TrimSpace(obj)
-	if len(obj) < 2 {
-		return dst
-	}
-	inner := bytes.TrimSpace(obj[1 : len(obj)-1])
-	if len(inner) == 0 {
-		return dst
-	}
-	return append(append(dst, ','), inner...)
 }
 
 // Open implements adapter.Instance.
