@@ -67,21 +67,7 @@ func TestAgenticMooncakeErrors(t *testing.T) {
 		{`{"request_id": "a", "timestamp": 0, "text_input": "hi"}`, `x.jsonl:1: request_id: request_id and wait_for describe agentic rows with input_length`},
 	}
 	for _, tc := range tests {
-		r, err := NewReader("x.jsonl", strings.NewReader(tc.text), Options{Format: FormatMooncake})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var row Row
-		var last error
-		for {
-			err := r.Next(&row)
-			if err != nil {
-				if err.Error() != "EOF" {
-					last = err
-				}
-				break
-			}
-		}
+		last := firstError("x.jsonl", tc.text, Options{Format: FormatMooncake})
 		if last == nil || !strings.HasPrefix(last.Error(), tc.want) {
 			t.Errorf("%s:\n got %v\nwant %s…", tc.text, last, tc.want)
 		}

@@ -1,8 +1,6 @@
 package trace
 
 import (
-	"errors"
-	"io"
 	"os"
 	"slices"
 	"strings"
@@ -157,20 +155,7 @@ func TestAIPerfDAGErrors(t *testing.T) {
 		{FormatAIPerfGraph, `{"kind":"node"}`, `x.jsonl:1: kind: "node": want graph or trace`},
 	}
 	for _, tc := range tests {
-		r, err := NewReader("x.jsonl", strings.NewReader(tc.text), Options{Format: tc.format, SkipInvalid: tc.format != FormatAIPerfMulti})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var row Row
-		var last error
-		for range 100 {
-			if err := r.Next(&row); err != nil {
-				if !errors.Is(err, io.EOF) {
-					last = err
-				}
-				break
-			}
-		}
+		last := firstError("x.jsonl", tc.text, Options{Format: tc.format, SkipInvalid: tc.format != FormatAIPerfMulti})
 		if last == nil || !strings.HasPrefix(last.Error(), tc.want) {
 			t.Errorf("%s:\n got %v\nwant %s…", tc.text, last, tc.want)
 		}

@@ -66,20 +66,7 @@ func TestWekaErrors(t *testing.T) {
 		{`{"id":"a","block_size":64,"requests":[{"t":0,"in":2,"hash_ids":"x"}]}`, "x.jsonl:1: requests.hash_ids: want []int64, not a JSON string"},
 	}
 	for _, tc := range tests {
-		r, err := NewReader("x.jsonl", strings.NewReader(tc.text), Options{Format: FormatWeka})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var row Row
-		var last error
-		for range 100 {
-			if err := r.Next(&row); err != nil {
-				if err.Error() != "EOF" {
-					last = err
-				}
-				break
-			}
-		}
+		last := firstError("x.jsonl", tc.text, Options{Format: FormatWeka})
 		if last == nil || !strings.HasPrefix(last.Error(), tc.want) {
 			t.Errorf("%s:\n got %v\nwant %s…", tc.text, last, tc.want)
 		}
