@@ -342,8 +342,19 @@ func (s *Scanner) lit(c0, c1, c2, c3 byte, n int) {
 // skips the value and returns false (chunks with unexpected shapes are
 // ignored, not fatal), as it does on a syntax error (Err).
 func (s *Scanner) BeginObject() bool {
-	if s.Peek() != '{' {
-		s.Skip() // null, or a value of another type: not an object
+	// A brace right at the cursor, the usual case, takes the short path.
+	if i := s.i; i < len(s.b) && s.b[i] == '{' {
+		s.i, s.first = i+1, true
+		return true
+	}
+	return s.begin('{')
+}
+
+// begin is BeginObject (c '{') and BeginArray (c '[') after white space
+// or at another value.
+func (s *Scanner) begin(c byte) bool {
+	if s.Peek() != c {
+		s.Skip() // null, or a value of another type: not an object or array
 		return false
 	}
 	s.i++
@@ -401,13 +412,11 @@ func (s *Scanner) NextKey() (key []byte, ok bool) {
 // elements with NextElem, consuming each. At a value of another type it
 // skips the value and returns false, as it does on a syntax error.
 func (s *Scanner) BeginArray() bool {
-	if s.Peek() != '[' {
-		s.Skip() // null, or a value of another type: not an array
-		return false
+	if i := s.i; i < len(s.b) && s.b[i] == '[' {
+		s.i, s.first = i+1, true
+		return true
 	}
-	s.i++
-	s.first = true
-	return true
+	return s.begin('[')
 }
 
 // NextElem reports whether another element follows (the cursor is then
