@@ -19,12 +19,16 @@ import (
 // its ids (fresh blocks, shared with no other row). Rows outside such
 // sessions are returned as they are; every returned row has Cumulative
 // false. rows are not modified; the result shares hash id arrays with
-// them.
+// them, and is rows itself when no row is cumulative (nothing to change:
+// a derive of a plain Mooncake trace makes no copy of its rows here).
 //
 // A session whose contexts do not grow that way (a real Bailian trace,
 // whose history is not exactly the previous prompt and response) cannot be
 // written as Mooncake: the error names the row; write it as Bailian.
 func Incremental(rows []trace.Row) ([]trace.Row, error) {
+	if !slices.ContainsFunc(rows, func(r trace.Row) bool { return r.Cumulative }) {
+		return rows, nil
+	}
 	out := slices.Clone(rows)
 	last := map[string]int{}
 	count := map[string]int{}

@@ -71,3 +71,17 @@ func TestIncrementalRefuses(t *testing.T) {
 		t.Errorf("bailian output: %v", err)
 	}
 }
+
+// TestIncrementalNothingCumulative: rows without a cumulative session come
+// back as they are, without a copy (a derive of a plain Mooncake trace
+// holds its rows once).
+func TestIncrementalNothingCumulative(t *testing.T) {
+	rows := []trace.Row{{Line: 1, InputTokens: 10, SessionID: "a"}, {Line: 2, InputTokens: 20, SessionID: "a", Turn: 1}}
+	got, err := Incremental(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(rows) || &got[0] != &rows[0] {
+		t.Errorf("got %d rows at %p, want the input's %d at %p", len(got), &got[0], len(rows), &rows[0])
+	}
+}
