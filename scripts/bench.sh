@@ -40,11 +40,14 @@ else
   # 3. Wasm guests: parse CPU per event against native, cached start.
   bench ./wasm 'BenchmarkParse|BenchmarkStartCached' "$count"
   bench ./engine/adapter/openai 'BenchmarkParseChunk' "$count"
-  # 4. synthesize: rows/s and heap per row, streamed.
+  # 4. synthesize: rows/s, heap per row and its growth per row, streamed.
   bench ./trace/synth 'BenchmarkGenerateTo' "$count"
-  # 5. A 10M-request run: summarize's CPU, wall time and peak heap; the
-  #    analyzer's memory at 10M rows.
+  # 5. A 10M-request run: summarize's and report's CPU, wall time and peak
+  #    heap at 10M requests; merge's at 1M (two shards; the 10M command
+  #    is in docs/benchmarks.md); the analyzer's memory at 10M rows.
   bench ./arrowio 'BenchmarkSummarize10M' "$heavy" -benchtime=1x
+  bench ./internal/report 'BenchmarkBuild10M' "$heavy" -benchtime=1x
+  bench . 'BenchmarkMerge$' "$heavy" -benchtime=1x
   bench ./trace/analyze 'BenchmarkMemory10M' "$heavy" -benchtime=1x
 fi
 
