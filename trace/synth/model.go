@@ -21,15 +21,17 @@ const (
 	workingSetTolerance = 0.05
 )
 
-// Generate makes a trace from cfg. Everything is drawn first, per session
-// and per concern, from seeded streams (see the package documentation);
-// the prefix sizes, the share of sessions that walk the prefix trees and
-// the number of sessions are then chosen to meet the targets with an exact
-// model of the analyzer's ceiling and working set, and the chosen trace is
-// measured by the analyzer ([Measure]) as it is built: if the model misses
-// a target, Generate fails before building a row, and if the analyzer
-// disagrees with the model (a bug) it fails after the last. Generate keeps
-// every row; [GenerateTo] streams them.
+// Generate makes a trace from cfg. Sessions are drawn per session and per
+// concern from seeded streams (see the package documentation). With a
+// target, every session is drawn first; the prefix sizes, the share of
+// sessions that walk the prefix trees and the number of sessions are then
+// chosen to meet the targets with an exact model of the analyzer's
+// ceiling and working set, and a model that misses a target fails before
+// a row is built. Without one, sessions are drawn as their rows are built,
+// giving the same rows. The analyzer measures the trace ([Measure]) as it
+// is built (unless SkipAnalysis), and if it disagrees with the model (a
+// bug) Generate fails after the last row. Generate keeps every row;
+// [GenerateTo] streams them.
 func Generate(cfg GenerateConfig) (*Result, error) {
 	var rows []trace.Row
 	st, err := GenerateTo(cfg, func(r *trace.Row) error {
