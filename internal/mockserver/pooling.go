@@ -174,17 +174,11 @@ func (s *Server) pooling(st *reqState, w http.ResponseWriter, r *http.Request, a
 	}
 	lg.PromptTokens = prompt
 	ctx := r.Context()
-	if !s.adm.acquire(ctx) {
-		lg.Error = "client went away while queued"
+	admitted, ok := s.admit(ctx, st)
+	if !ok {
 		return
 	}
-	s.running.Add(1)
-	admitted := s.mono()
-	lg.AdmittedNS = s.wall(admitted)
-	defer func() {
-		s.running.Add(-1)
-		s.adm.release()
-	}()
+	defer s.release()
 	s.met.promptTokens.Add(int64(prompt))
 	s.met.evaluatedTokens.Add(int64(prompt))
 	first := s.timing.firstToken(prompt, st.rng) + st.faults.stall

@@ -485,6 +485,26 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, api gen
 	s.serve(w, r, func(st *reqState, recv int64) { s.completion(st, w, r, recv, api) })
 }
 
+// admit waits for a scheduler slot and counts the request as running from
+// then (its admission time, also logged); false when the client went away
+// while queued. release ends what admit began.
+func (s *Server) admit(ctx context.Context, st *reqState) (int64, bool) {
+	if !s.adm.acquire(ctx) {
+		st.log.Error = "client went away while queued"
+		return 0, false
+	}
+	s.running.Add(1)
+	admitted := s.mono()
+	st.log.AdmittedNS = s.wall(admitted)
+	return admitted, true
+}
+
+// release frees the slot admit took.
+func (s *Server) release() {
+	s.running.Add(-1)
+	s.adm.release()
+}
+
 // completion answers a generation request whose body serve has read.
 func (s *Server) completion(st *reqState, w http.ResponseWriter, r *http.Request, recv int64, api generationAPI) {
 	chat := api == apiChat || api == apiResponses // Responses input is messages, like chat
@@ -598,21 +618,14 @@ func (s *Server) completion(st *reqState, w http.ResponseWriter, r *http.Request
 		st.due = 0
 	}
 
-	// Admission.
-	if !s.adm.acquire(ctx) {
-		lg.Error = "client went away while queued"
+	admitted, ok := s.admit(ctx, st)
+	if !ok {
 		return
 	}
-	s.running.Add(1)
-	admitted := s.mono()
-	lg.AdmittedNS = s.wall(admitted)
+	defer s.release()
 	held := int64(prompt + total)
 	s.met.runningTokens.Add(held)
-	defer func() {
-		s.met.runningTokens.Add(-held)
-		s.running.Add(-1)
-		s.adm.release()
-	}()
+	defer s.met.runningTokens.Add(-held)
 	if prompt+total > int(s.met.maxTokensSeen.Load()) {
 		s.met.maxTokensSeen.Store(int64(prompt + total)) // a gauge of the largest seen; races only lose a max
 	}
