@@ -99,8 +99,8 @@ func TestReplayDatasets(t *testing.T) {
 	modes := map[string][]string{
 		// Rate: every row once (a count would wrap the sessions, whose
 		// later turns wait for the earlier ones' responses).
-		"rate":         {"--mode", "rate", "--request-rate", "200", "--arrival", "constant"},
-		"concurrency":  {"--mode", "concurrency", "--concurrency", "2", "--request-count", "6"},
+		"rate":        {"--mode", "rate", "--request-rate", "200", "--arrival", "constant"},
+		"concurrency": {"--mode", "concurrency", "--concurrency", "2", "--request-count", "6"},
 		// User-centric users start new sessions on their schedule whether
 		// or not earlier turns are answered: turns 200 ms apart per user
 		// leave time for an answer on a loaded machine under -race (at
