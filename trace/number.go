@@ -71,6 +71,19 @@ const (
 // timestamp of 61.114 s at scale 9 is 61114000000 ns. Digits below the unit
 // are rounded half away from zero and reported as fixedRounded.
 func parseFixed(b []byte, scale int) (int64, int) {
+	// Fastest path: 1 to 18 digits without a leading zero, a valid JSON
+	// number that numberEnd need not check (lengths and most timestamps).
+	if n := len(b); n > 0 && n <= 18 && (b[0] != '0' || n == 1) && scale <= 19 {
+		var m uint64
+		j := 0
+		for j < n && b[j] >= '0' && b[j] <= '9' {
+			m = m*10 + uint64(b[j]-'0')
+			j++
+		}
+		if j == n {
+			return scaleInt(m, false, scale)
+		}
+	}
 	if len(b) == 0 || numberEnd(b) != len(b) {
 		return 0, fixedSyntax
 	}
