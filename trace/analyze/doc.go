@@ -35,9 +35,9 @@
 // AIPerf, its prefix-trie node and (position, id) count, plus exact
 // histogram increments per row and per run of hits. On the Mooncake
 // conversation trace (24 ids per row), on the shared 2-core machine under
-// load, the time-order statistics run at about 1.4M rows per CPU second
+// load, the time-order statistics run at about 1.5M rows per CPU second
 // (2.4M without LRU capacities), AIPerf's at 2.0M and decoding the JSON at
-// 2.5M; the whole analyze-trace loop at about 0.6M. What remains is memory
+// 2.7M; the whole analyze-trace loop at about 0.7M. What remains is memory
 // bound: a cache miss per block for each per-block structure and per
 // histogram counter, spread over megabytes (BenchmarkAnalyzeMooncake). Add
 // allocates nothing for a row that brings no new id or value
