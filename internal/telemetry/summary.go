@@ -187,9 +187,11 @@ type HistogramStats struct {
 	Metric string  `json:"metric"`
 	Count  float64 `json:"count"`
 	MeanMS float64 `json:"mean_ms"`
-	P50MS  float64 `json:"p50_ms"`
-	P90MS  float64 `json:"p90_ms"`
-	P99MS  float64 `json:"p99_ms"`
+	// The quantiles are nil when the histogram has no finite bucket (a
+	// server may export only _sum and _count).
+	P50MS *float64 `json:"p50_ms,omitempty"`
+	P90MS *float64 `json:"p90_ms,omitempty"`
+	P99MS *float64 `json:"p99_ms,omitempty"`
 }
 
 // ServerSummary is the server's view of the profile window, from one target.
@@ -475,9 +477,14 @@ func histStats(name string, hs []histPoint, ok []int64, startNS int64) *Histogra
 		return st
 	}
 	st.MeanMS = sum / count * 1e3
-	st.P50MS = bucketQuantile(0.50, bounds, counts) * 1e3
-	st.P90MS = bucketQuantile(0.90, bounds, counts) * 1e3
-	st.P99MS = bucketQuantile(0.99, bounds, counts) * 1e3
+	q := func(q float64) *float64 {
+		v := bucketQuantile(q, bounds, counts) * 1e3
+		if math.IsNaN(v) {
+			return nil
+		}
+		return &v
+	}
+	st.P50MS, st.P90MS, st.P99MS = q(0.50), q(0.90), q(0.99)
 	return st
 }
 

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -112,7 +113,7 @@ func TestSummarizeVLLMFixture(t *testing.T) {
 	if s.ITL == nil || s.ITL.Count != 93 || math.Abs(s.ITL.MeanMS-10) > 1e-9 {
 		t.Fatalf("ITL %+v, want 93 observations with mean 10 ms", s.ITL)
 	}
-	if s.TTFT.P50MS <= 0 || s.TTFT.P50MS > s.TTFT.P99MS {
+	if s.TTFT.P50MS == nil || s.TTFT.P99MS == nil || *s.TTFT.P50MS <= 0 || *s.TTFT.P50MS > *s.TTFT.P99MS {
 		t.Errorf("TTFT quantiles not ordered: %+v", s.TTFT)
 	}
 	if s.RunningRequests == nil || s.RunningRequests.Max != 0 {
@@ -185,8 +186,38 @@ func TestSummarizeWindow(t *testing.T) {
 		t.Fatalf("TTFT %+v", s.TTFT)
 	}
 	// p50: rank 3.5 falls in (0.1, 0.2] holding 5 observations after 2: 0.1 + 0.1·1.5/5.
-	if math.Abs(s.TTFT.P50MS-130) > 1e-9 {
-		t.Errorf("TTFT p50 %v ms, want 130", s.TTFT.P50MS)
+	if s.TTFT.P50MS == nil || math.Abs(*s.TTFT.P50MS-130) > 1e-9 {
+		t.Errorf("TTFT p50 %v ms, want 130", ptr(s.TTFT.P50MS))
+	}
+}
+
+// TestSummarizeHistogramWithoutBuckets: a server may export a histogram
+// as _sum and _count alone. Its count and mean are known, its quantiles
+// are not: they are left out, and the summary still encodes as JSON
+// (NaN quantiles once made summary.json and reprise merge fail).
+func TestSummarizeHistogramWithoutBuckets(t *testing.T) {
+	page := func(sum, count float64) []byte {
+		return fmt.Appendf(nil, `# TYPE vllm:time_to_first_token_seconds histogram
+vllm:time_to_first_token_seconds_sum{model_name="m"} %g
+vllm:time_to_first_token_seconds_count{model_name="m"} %g
+`, sum, count)
+	}
+	acc := NewAccumulator()
+	acc.Add(parse(t, page(1, 10), 0))
+	acc.Add(parse(t, page(1.5, 14), 10e9))
+	s := acc.Summarize(5e9, 15e9)[0]
+	if s.TTFT == nil || s.TTFT.Count != 4 || math.Abs(s.TTFT.MeanMS-125) > 1e-9 {
+		t.Fatalf("TTFT %+v, want 4 observations with mean 125 ms", s.TTFT)
+	}
+	if s.TTFT.P50MS != nil || s.TTFT.P90MS != nil || s.TTFT.P99MS != nil {
+		t.Errorf("quantiles %v %v %v without buckets, want none", ptr(s.TTFT.P50MS), ptr(s.TTFT.P90MS), ptr(s.TTFT.P99MS))
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatalf("the summary does not encode: %v", err)
+	}
+	if !strings.Contains(string(b), `"time_to_first_token":{"metric":"vllm:time_to_first_token_seconds","count":4,"mean_ms":125}`) {
+		t.Errorf("encoded %s", b)
 	}
 }
 
