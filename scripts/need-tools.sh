@@ -37,20 +37,50 @@ else
 fi
 
 # Chromium for internal/report's browser test ($REPRISE_CHROMIUM names
-# another binary).
+# another binary), and the guest toolchains with which wasm's tests
+# rebuild every shipped adapter and template from source (TestWasmDrift,
+# TestTemplates, TestRustBuild): clang and lld (C), binaryen's wasm-opt,
+# wabt's wat2wasm, rustc with Debian's WASI standard library (Rust) and
+# asc (AssemblyScript, npm). As root on Debian or Ubuntu the missing ones
+# are installed. Without the guest toolchains those tests skip, loudly;
+# under CI (CI set) make test refuses to start instead, so that CI never
+# passes without them.
 have_chromium() {
   [ -n "${REPRISE_CHROMIUM:-}" ] && [ -x "$REPRISE_CHROMIUM" ] && return 0
   command -v chromium >/dev/null || command -v chromium-browser >/dev/null || command -v google-chrome >/dev/null
 }
+have_rust_wasm() { sh sdk-wasm/rust/rustc-wasm.sh --print >/dev/null 2>&1; }
+apt_missing() {
+  have_chromium || echo chromium
+  command -v clang >/dev/null || echo clang
+  command -v wasm-ld >/dev/null || echo lld
+  command -v wasm-opt >/dev/null || echo binaryen
+  command -v wat2wasm >/dev/null || echo wabt
+  have_rust_wasm || echo rustc libstd-rust-dev-wasm32
+}
+pkgs=$(apt_missing | tr '\n' ' ')
+if [ -n "${pkgs// /}" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "make test: installing $pkgs(apt-get install)" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  # shellcheck disable=SC2086 # one word a package
+  apt-get install -y -q $pkgs >/dev/null 2>&1 ||
+    { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q $pkgs >/dev/null 2>&1; } || true
+fi
 if ! have_chromium; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "make test: installing chromium for the report's browser test (apt-get install chromium)" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -q chromium >/dev/null 2>&1 ||
-      { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1; } || true
-  fi
-  if ! have_chromium; then
-    need "chromium not found: install it (Debian/Ubuntu: apt-get install chromium) or set REPRISE_CHROMIUM to a Chromium or Chrome binary; internal/report's browser test needs it"
+  need "chromium not found: install it (Debian/Ubuntu: apt-get install chromium) or set REPRISE_CHROMIUM to a Chromium or Chrome binary; internal/report's browser test needs it"
+fi
+asc=sdk-wasm/assemblyscript/node_modules/.bin/asc
+if [ ! -x "$asc" ] && command -v npm >/dev/null; then
+  (cd sdk-wasm/assemblyscript && npm ci --silent --no-audit --no-fund >/dev/null 2>&1) || true
+fi
+guests=$(apt_missing | grep -v chromium | tr '\n' ' ')
+[ -x "$asc" ] || guests+="asc (npm ci in sdk-wasm/assemblyscript) "
+if [ -n "${guests// /}" ]; then
+  msg="guest toolchains missing: ${guests}(Debian/Ubuntu: apt-get install clang lld binaryen wabt rustc libstd-rust-dev-wasm32; see sdk-wasm/README.md)"
+  if [ -n "${CI:-}" ]; then
+    need "$msg"
+  else
+    echo "make test: $msg; wasm's rebuild tests will skip" >&2
   fi
 fi
 exit "$missing"
