@@ -547,6 +547,10 @@ func (d *jsonlDecoder) agentic(row *Row) error {
 		d.reqs[id] = d.r.lr.line
 		row.RequestID = id
 	}
+	if row.RequestID < 0 && row.WaitFor == nil {
+		// Only an empty wait_for: nothing makes the row agentic.
+		row.Cumulative = false
+	}
 	return nil
 }
 
