@@ -40,8 +40,9 @@ else
   # 3. Wasm guests: parse CPU per event against native, cached start.
   bench ./wasm 'BenchmarkParse|BenchmarkStartCached' "$count"
   bench ./engine/adapter/openai 'BenchmarkParseChunk' "$count"
-  # 4. synthesize: rows/s, heap per row and its growth per row, streamed.
-  bench ./trace/synth 'BenchmarkGenerateTo' "$count"
+  # 4. synthesize: rows/s, heap per row and its growth per row, streamed
+  #    (generate; derive streamed and read whole).
+  bench ./trace/synth 'BenchmarkGenerateTo|BenchmarkDeriveTo' "$count"
   # 5. A 10M-request run: summarize's and report's CPU, wall time and peak
   #    heap at 10M requests; merge's at 1M (two shards; the 10M command
   #    is in docs/benchmarks.md); the analyzer's memory at 10M rows.

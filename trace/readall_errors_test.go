@@ -108,3 +108,50 @@ func TestScanMatchesReadAll(t *testing.T) {
 		}
 	}
 }
+
+// TestScanSortedMatchesReadAll: ScanSorted says sorted exactly when the
+// rows Next returns, in file order, are ReadAll's rows (the same order and
+// offsets): an arrival out of order (the first row is then not the
+// earliest) and a delay-only turn that sorts back to its session are not.
+func TestScanSortedMatchesReadAll(t *testing.T) {
+	for _, tt := range []struct {
+		name, text string
+		sorted     bool
+	}{
+		{"plain", `{"timestamp": 5, "input_length": 5, "output_length": 2}
+{"timestamp": 5, "input_length": 6, "output_length": 2}
+{"timestamp": 9, "input_length": 7, "output_length": 2}
+`, true},
+		{"sessions", `{"session_id": "a", "timestamp": 3, "input_length": 5, "output_length": 2}
+{"session_id": "a", "delay": 10, "input_length": 5, "output_length": 2}
+{"session_id": "b", "timestamp": 4, "input_length": 5, "output_length": 2}
+`, true},
+		{"unsorted", `{"timestamp": 10, "input_length": 5, "output_length": 2}
+{"timestamp": 0, "input_length": 5, "output_length": 2}
+`, false},
+		{"delay sorts back", `{"session_id": "a", "timestamp": 0, "input_length": 5, "output_length": 2}
+{"session_id": "b", "timestamp": 50, "input_length": 5, "output_length": 2}
+{"session_id": "a", "delay": 10, "input_length": 5, "output_length": 2}
+`, false},
+	} {
+		open := func() *Reader {
+			r, err := NewReader(tt.name+".jsonl", strings.NewReader(tt.text), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		want, _, err := ReadAllFrom(open())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []Row
+		sorted, _, err := ScanSorted(open(), func(row *Row) { got = append(got, row.Clone()) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sorted != tt.sorted || sorted != reflect.DeepEqual(got, want) {
+			t.Errorf("%s: sorted %v, want %v; rows equal %v", tt.name, sorted, tt.sorted, reflect.DeepEqual(got, want))
+		}
+	}
+}

@@ -770,6 +770,73 @@ func Scan(r *Reader, fn func(row *Row)) (ReadStats, error) {
 	return r.Stats(), bad.err()
 }
 
+// ScanSorted is [Scan] that also reports whether the rows are already
+// where ReadAll puts them: in file order (no row sorts before the one above
+// it) and at the same offsets (no row arrives before the first, so the
+// re-basing to the earliest arrival is the Reader's to the first). When
+// sorted is true, the rows Next returns are, one by one, the rows ReadAll
+// returns. It keeps 8 bytes per session and per request id (the last sort
+// key of each), nothing per row. Errors are Scan's.
+func ScanSorted(r *Reader, fn func(row *Row)) (sorted bool, stats ReadStats, err error) {
+	var (
+		sk   sortKeys
+		prev int64
+		n    int
+	)
+	sorted = true
+	stats, err = Scan(r, func(row *Row) {
+		key := sk.next(row)
+		if n > 0 && key < prev {
+			sorted = false
+		}
+		prev = key
+		n++
+		fn(row)
+	})
+	return sorted && stats.OutOfOrder == 0, stats, err
+}
+
+// sortKeys gives each row, in file order, the key ReadAll sorts it by: its
+// offset; for a row without one, its session's last key (or the row
+// above's); raised to the key of every row it waits for.
+type sortKeys struct {
+	// last sort key per session, for rows without an offset
+	sessKey map[string]int64
+	lastKey int64
+	// sort key per request id, for dependent rows
+	reqKey map[int64]int64
+}
+
+func (s *sortKeys) next(row *Row) int64 {
+	key := s.lastKey
+	if row.HasOffset {
+		key = int64(row.Offset)
+	} else if k, ok := s.sessKey[row.SessionID]; ok && row.SessionID != "" {
+		key = k
+	}
+	if row.SessionID != "" {
+		if s.sessKey == nil {
+			s.sessKey = map[string]int64{}
+		}
+		s.sessKey[row.SessionID] = key
+	}
+	// A dependent row sorts no earlier than what it waits for, so the
+	// sorted rows stay in dependency order (design 0008).
+	for _, d := range row.WaitFor {
+		if k, ok := s.reqKey[d]; ok && k > key {
+			key = k
+		}
+	}
+	if row.RequestID >= 0 {
+		if s.reqKey == nil {
+			s.reqKey = map[int64]int64{}
+		}
+		s.reqKey[row.RequestID] = key
+	}
+	s.lastKey = key
+	return key
+}
+
 // readAll is ReadAllFrom with room for hint rows made up front.
 func readAll(r *Reader, hint int) ([]Row, ReadStats, error) {
 	var (
@@ -778,12 +845,8 @@ func readAll(r *Reader, hint int) ([]Row, ReadStats, error) {
 		arena []uint64
 		raw   []byte
 		row   Row
-		// last sort key per session, for rows without an offset
-		sessKey = map[string]int64{}
-		lastKey int64
-		bad     rowErrors
-		// sort key per request id, for dependent rows
-		reqKey map[int64]int64
+		sk    sortKeys
+		bad   rowErrors
 	)
 	for {
 		err := r.Next(&row)
@@ -820,31 +883,8 @@ func readAll(r *Reader, hint int) ([]Row, ReadStats, error) {
 			raw = append(raw, row.Raw...)
 			c.Raw = raw[n:len(raw):len(raw)]
 		}
-		key := lastKey
-		if row.HasOffset {
-			key = int64(row.Offset)
-		} else if k, ok := sessKey[row.SessionID]; ok && row.SessionID != "" {
-			key = k
-		}
-		if row.SessionID != "" {
-			sessKey[row.SessionID] = key
-		}
-		// A dependent row sorts no earlier than what it waits for, so the
-		// sorted rows stay in dependency order (design 0008).
-		for _, d := range row.WaitFor {
-			if k, ok := reqKey[d]; ok && k > key {
-				key = k
-			}
-		}
-		if row.RequestID >= 0 {
-			if reqKey == nil {
-				reqKey = map[int64]int64{}
-			}
-			reqKey[row.RequestID] = key
-		}
-		lastKey = key
 		rows = append(rows, c)
-		keys = append(keys, key)
+		keys = append(keys, sk.next(&row))
 	}
 	stats := r.Stats()
 	if err := bad.err(); err != nil {

@@ -325,7 +325,10 @@ func synthesizeCommand(a *app) *cli.Command {
 			"±0.02) and --working-set (distinct blocks × block size, ±5 %), both verified by the analyzer.\n" +
 			"Writes Mooncake (default) or Bailian JSONL to -o (- = stdout); prints a summary on stderr.\n" +
 			"Mooncake output is AIPerf's dialect: a later turn's input_length and hash_ids cover only its new tokens\n" +
-			"(replay grows the history); Bailian output is cumulative. Same seed, same bytes.\n\n" +
+			"(replay grows the history); Bailian output is cumulative. Same seed, same bytes.\n" +
+			"A derive of a file already in arrival order with only --speedup, --output-len-multiplier, --max-osl,\n" +
+			"--max-isl and --window, to Mooncake, is streamed row by row after a validating pass (memory does not\n" +
+			"grow with rows); anything else reads the whole trace. The summary says which, and why.\n\n" +
 			"Examples:\n" +
 			"  reprise synthesize --from conversation_trace.jsonl --speedup 4 -o 4x.jsonl\n" +
 			"  reprise synthesize --rate 20 --working-set 12M --turns 4 --think-time 30s --isl 2000 -o ws.jsonl\n" +
@@ -499,26 +502,18 @@ func runSynthesize(ctx context.Context, a *app, c synthesizeConfig) error {
 		out = synthOutput{rows: len(res.Rows), format: res.Format,
 			report: analyze.Rows(res.Rows, analyze.Config{BlockSize: res.BlockSize, CacheSizes: []int64{}})}
 	} else if p.derive != nil {
-		rows, err := readTrace(ctx, a, c.From, p.readOpts)
-		if err != nil {
-			return traceError(err, "--from-format", false)
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		res, err := synth.Derive(rows, *p.derive)
-		if err != nil {
-			return synthError(err)
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		err = writeTrace(a.stdout, c.Output, func(w io.Writer) error { return synth.Write(w, res) })
+		streamed, why, err := deriveStreamed(ctx, a, c, p, &out)
 		if err != nil {
 			return err
 		}
-		out = synthOutput{rows: len(res.Rows), format: res.Format, derive: res.Derive,
-			report: synth.Measure(res.Rows, res.BlockSize, []int64{})}
+		if !streamed {
+			// A first pass that read the file has logged its warnings.
+			read := p.derive.Streams() && c.From != "-"
+			if out, err = deriveInMemory(ctx, a, c, p, read); err != nil {
+				return err
+			}
+			out.inMemory = why
+		}
 	} else {
 		if err := p.loadLengths(); err != nil {
 			return traceError(err, "", false)
@@ -562,6 +557,96 @@ func runSynthesize(ctx context.Context, a *app, c synthesizeConfig) error {
 	return nil
 }
 
+// deriveInMemory reads the whole input, sorted by arrival, derives and
+// writes the output. quiet leaves the reader's warnings unlogged.
+func deriveInMemory(ctx context.Context, a *app, c synthesizeConfig, p *synthPlan, quiet bool) (synthOutput, error) {
+	rows, err := readTrace(ctx, a, c.From, p.readOpts, quiet)
+	if err != nil {
+		return synthOutput{}, traceError(err, "--from-format", false)
+	}
+	if err := ctx.Err(); err != nil {
+		return synthOutput{}, err
+	}
+	res, err := synth.Derive(rows, *p.derive)
+	if err != nil {
+		return synthOutput{}, synthError(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return synthOutput{}, err
+	}
+	err = writeTrace(a.stdout, c.Output, func(w io.Writer) error { return synth.Write(w, res) })
+	if err != nil {
+		return synthOutput{}, err
+	}
+	out := synthOutput{rows: len(res.Rows), format: res.Format, derive: res.Derive}
+	if !c.Quiet {
+		out.report = synth.Measure(res.Rows, res.BlockSize, []int64{})
+	}
+	return out, nil
+}
+
+// deriveStreamed derives row by row when the settings and the input allow
+// it (synth.CanStream: a first pass that validates every row, as the
+// in-memory read does): it reports false, and why, when they do not.
+func deriveStreamed(ctx context.Context, a *app, c synthesizeConfig, p *synthPlan, out *synthOutput) (bool, string, error) {
+	opts := p.readOpts
+	opts.Log, opts.Context = a.log, ctx
+	ok, why, err := synth.CanStream(c.From, opts, *p.derive)
+	if err != nil {
+		if errors.Is(err, synth.ErrSettings) {
+			return false, "", synthError(err)
+		}
+		return false, "", traceError(err, "--from-format", false)
+	}
+	if !ok {
+		return false, why, nil
+	}
+	var an *analyze.Analyzer
+	if !c.Quiet {
+		an = analyze.New(analyze.Config{CacheSizes: []int64{}})
+	}
+	var derr error
+	err = writeTrace(a.stdout, c.Output, func(w io.Writer) error {
+		tw, err := trace.NewWriter(w, p.derive.Format)
+		if err != nil {
+			return err
+		}
+		n := 0
+		out.derive, derr = synth.DeriveTo(c.From, opts, *p.derive, func(r *trace.Row) error {
+			if n++; n&0xfff == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			if an != nil {
+				an.Add(r)
+			}
+			return tw.Write(r)
+		})
+		if derr != nil {
+			return derr
+		}
+		return tw.Flush()
+	})
+	if derr != nil {
+		if ctx.Err() != nil {
+			return false, "", ctx.Err()
+		}
+		if errors.Is(derr, synth.ErrSettings) {
+			return false, "", synthError(derr)
+		}
+		return false, "", traceError(derr, "--from-format", false)
+	}
+	if err != nil {
+		return false, "", err
+	}
+	out.rows, out.format = out.derive.RowsOut, p.derive.Format
+	if an != nil {
+		out.report = an.Report()
+	}
+	return true, "", nil
+}
+
 // synthOutput is what a synthesis wrote, for its summary.
 type synthOutput struct {
 	rows     int
@@ -569,13 +654,18 @@ type synthOutput struct {
 	report   *analyze.Report // of the rows as written
 	derive   *synth.DeriveStats
 	generate *synth.GenerateStats
+	// inMemory says why a derive read the whole input ("" when streamed).
+	inMemory string
 }
 
 // readTrace reads a whole trace, sorted by arrival, from a file or stdin
 // (read once, straight into the rows: no copy of it is kept). Reading
-// stops when ctx is done.
-func readTrace(ctx context.Context, a *app, path string, opts trace.Options) ([]trace.Row, error) {
+// stops when ctx is done. quiet logs no warnings.
+func readTrace(ctx context.Context, a *app, path string, opts trace.Options, quiet bool) ([]trace.Row, error) {
 	opts.Log, opts.Context = a.log, ctx
+	if quiet {
+		opts.Log = nil
+	}
 	if path != "-" {
 		rows, _, err := trace.ReadAll(path, opts)
 		return rows, err
@@ -718,6 +808,11 @@ func printSynthSummary(w io.Writer, c synthesizeConfig, res synthOutput) {
 				c.PrefixRootMultiplier, st.CeilingBefore, st.ExpectedCeiling))
 		}
 		parts = append(parts, fmt.Sprintf("%s of %s sessions, %s new hash ids", groupInt(int64(st.SessionsOut)), groupInt(int64(st.SessionsIn)), groupInt(st.NewIDs)))
+		if res.inMemory != "" {
+			parts = append(parts, "read whole into memory: "+res.inMemory)
+		} else {
+			parts = append(parts, "streamed row by row")
+		}
 		fmt.Fprintf(w, "  derive: %s\n", strings.Join(parts, "; "))
 	}
 	if st := res.generate; st != nil {

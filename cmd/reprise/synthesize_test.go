@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -9,8 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reprise-bench/reprise/trace"
+	"github.com/reprise-bench/reprise/trace/synth"
 )
 
 // readRows reads a trace from bytes with the trace reader.
@@ -284,5 +287,48 @@ func TestSynthesizeAgentic(t *testing.T) {
 		if code, _, _ := runCLI(t, "", append([]string{"synthesize", "-o", path}, args...)...); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
+	}
+}
+
+// TestSynthesizeDeriveStreams: a derive with settings that stream, on a
+// file in arrival order, is streamed row by row, says so, and writes the
+// bytes of the in-memory derive (synth.Derive on trace.ReadAll's rows); an
+// option that needs the whole trace reads it whole and says why.
+func TestSynthesizeDeriveStreams(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.jsonl")
+	code, _, errOut := runCLI(t, "", "synthesize", "--from", sampleTrace, "--speedup", "3", "--max-osl", "40",
+		"--window", "1s:", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "streamed row by row") {
+		t.Errorf("summary does not say the derive streamed:\n%s", errOut)
+	}
+	rows, _, err := trace.ReadAll(sampleTrace, trace.Options{DropFailed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := synth.NewDeriveConfig()
+	c.Speedup, c.MaxOSL, c.Window = 3, 40, synth.Window{Start: time.Second}
+	res, err := synth.Derive(rows, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := synth.Write(&want, res); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) == 0 || !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("streamed output (%d bytes) is not the in-memory derive's (%d bytes, %d rows)", len(got), want.Len(), len(res.Rows))
+	}
+
+	code, _, errOut = runCLI(t, "", "synthesize", "--from", sampleTrace, "--sample", "0.5", "-o", out)
+	if code != 0 || !strings.Contains(errOut, "read whole into memory: --sample") {
+		t.Errorf("--sample: exit %d, summary:\n%s", code, errOut)
 	}
 }

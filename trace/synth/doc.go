@@ -40,6 +40,11 @@
 // Window and sample keep or drop whole sessions, never split one; the
 // counts of what a window cut are in [DeriveStats].
 //
+// Settings that decide each row alone, or each session at its first row
+// ([DeriveConfig.Streams]), derive a file in arrival order row by row:
+// [CanStream] validates it and checks the order, [DeriveTo] streams the
+// rows Derive would return, in constant memory.
+//
 // # Generate
 //
 // Sessions start by an arrival process of rate [GenerateConfig.Rate]

@@ -3,6 +3,8 @@ package synth
 import (
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -115,4 +117,88 @@ func TestGenerateToStreams(t *testing.T) {
 	if err != stop || n != 10 {
 		t.Fatalf("writer error on row 10: got %v after %d rows, want %v after 10", err, n, stop)
 	}
+}
+
+// BenchmarkDeriveTo measures `reprise synthesize --from` with --speedup 2
+// on a single-turn Mooncake file through the trace writer (to io.Discard):
+// streamed (CanStream's validating pass, then DeriveTo) and read whole
+// (ReadAll, Derive, Write), in rows/s, with the live heap at the last row
+// in bytes per row and its growth per row from a quarter of the rows to
+// the last (0 for constant memory; read whole, the heap is measured once
+// Derive returned).
+func BenchmarkDeriveTo(b *testing.B) {
+	const rows = 200_000
+	path := filepath.Join(b.TempDir(), "in.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tw, err := trace.NewWriter(f, trace.FormatMooncake)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := GenerateTo(benchConfigs(rows)["single-quiet"], tw.Write); err != nil {
+		b.Fatal(err)
+	}
+	if err := errors.Join(tw.Flush(), f.Close()); err != nil {
+		b.Fatal(err)
+	}
+	cfg := NewDeriveConfig()
+	cfg.Speedup = 2
+	live := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	b.Run("streamed", func(b *testing.B) {
+		b.ReportAllocs()
+		var quarter, heap uint64
+		for b.Loop() {
+			ok, why, err := CanStream(path, trace.Options{}, cfg)
+			if err != nil || !ok {
+				b.Fatal(why, err)
+			}
+			tw, err := trace.NewWriter(io.Discard, trace.FormatMooncake)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := 0
+			st, err := DeriveTo(path, trace.Options{}, cfg, func(r *trace.Row) error {
+				switch n++; n {
+				case rows / 4:
+					quarter = live()
+				case rows:
+					heap = live()
+				}
+				return tw.Write(r)
+			})
+			if err != nil || st.RowsOut != rows {
+				b.Fatal(err, st)
+			}
+		}
+		b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		b.ReportMetric(float64(heap)/rows, "heap-B/row")
+		b.ReportMetric((float64(heap)-float64(quarter))/(rows-rows/4), "heap-growth-B/row")
+	})
+	b.Run("in-memory", func(b *testing.B) {
+		b.ReportAllocs()
+		var heap uint64
+		for b.Loop() {
+			in, _, err := trace.ReadAll(path, trace.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			res, err := Derive(in, cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			heap = live()
+			if err := Write(io.Discard, res); err != nil || len(res.Rows) != rows {
+				b.Fatal(err, len(res.Rows))
+			}
+		}
+		b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		b.ReportMetric(float64(heap)/rows, "heap-B/row")
+	})
 }
