@@ -732,11 +732,27 @@ func synthError(err error) error {
 }
 
 // writeTrace runs fill on stdout, or on a temporary file renamed to path
-// once fill succeeded, so a failure leaves no partial file. An error of
-// fill is returned as it is.
+// once fill succeeded, so a failure leaves no partial file. A path that
+// exists and is not a regular file (/dev/null, a named pipe) is written
+// directly: renaming over it would replace the device. An error of fill
+// is returned as it is.
 func writeTrace(stdout io.Writer, path string, fill func(io.Writer) error) error {
 	if path == "-" {
 		return fill(stdout)
+	}
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return exitcode.UsageError(fmt.Errorf("--output: %w", err), "check that it is writable")
+		}
+		if err := fill(f); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		return nil
 	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
