@@ -146,12 +146,47 @@ func TestScanSortedMatchesReadAll(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got []Row
-		sorted, _, err := ScanSorted(open(), func(row *Row) { got = append(got, row.Clone()) })
+		sorted, _, err := ScanSorted(open(), func(row *Row) bool { got = append(got, row.Clone()); return true })
 		if err != nil {
 			t.Fatal(err)
 		}
 		if sorted != tt.sorted || sorted != reflect.DeepEqual(got, want) {
 			t.Errorf("%s: sorted %v, want %v; rows equal %v", tt.name, sorted, tt.sorted, reflect.DeepEqual(got, want))
 		}
+	}
+	// It stops at the first row out of order: the invalid row after it is
+	// not read (ReadAll reports it), and an invalid row before it is.
+	for _, tt := range []struct {
+		text string
+		read int64
+		err  bool
+	}{
+		{`{"timestamp": 5, "input_length": 5, "output_length": 2}
+{"timestamp": 1, "input_length": 5, "output_length": 2}
+{"timestamp": 6, "input_length": "x", "output_length": 2}
+`, 2, false},
+		{`{"timestamp": 5, "input_length": "x", "output_length": 2}
+{"timestamp": 6, "input_length": 5, "output_length": 2}
+{"timestamp": 1, "input_length": 5, "output_length": 2}
+`, 3, true},
+	} {
+		r, err := NewReader("stop.jsonl", strings.NewReader(tt.text), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sorted, stats, err := ScanSorted(r, func(*Row) bool { return true })
+		if sorted || stats.Read != tt.read || (err != nil) != tt.err {
+			t.Errorf("sorted %v after %d rows (%v); want false after %d, error %v", sorted, stats.Read, err, tt.read, tt.err)
+		}
+	}
+	// fn returning false stops it too.
+	r, err := NewReader("fn.jsonl", strings.NewReader(`{"timestamp": 5, "input_length": 5, "output_length": 2}
+{"timestamp": 6, "input_length": 5, "output_length": 2}
+`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sorted, stats, err := ScanSorted(r, func(*Row) bool { return false }); sorted || stats.Read != 1 || err != nil {
+		t.Errorf("fn false: sorted %v after %d rows (%v)", sorted, stats.Read, err)
 	}
 }

@@ -770,30 +770,49 @@ func Scan(r *Reader, fn func(row *Row)) (ReadStats, error) {
 	return r.Stats(), bad.err()
 }
 
-// ScanSorted is [Scan] that also reports whether the rows are already
-// where ReadAll puts them: in file order (no row sorts before the one above
-// it) and at the same offsets (no row arrives before the first, so the
-// re-basing to the earliest arrival is the Reader's to the first). When
-// sorted is true, the rows Next returns are, one by one, the rows ReadAll
-// returns. It keeps 8 bytes per session and per request id (the last sort
-// key of each), nothing per row. Errors are Scan's.
-func ScanSorted(r *Reader, fn func(row *Row)) (sorted bool, stats ReadStats, err error) {
+// ScanSorted is [Scan] that also checks that the rows are already where
+// ReadAll puts them: in file order (no row sorts before the one above it)
+// and at the same offsets (no row arrives before the first, so the
+// re-basing to the earliest arrival is the Reader's to the first). fn
+// returns false to stop. It stops at the first valid row that breaks the
+// order, or when fn returns false, and returns sorted false without
+// reading the rest (nor reporting its problems: ReadAll does). Otherwise
+// it reads every row: err reports the problems exactly as Scan does, or
+// sorted is true and the rows Next returns are, one by one, the rows
+// ReadAll returns. After the first invalid row the order is no
+// longer checked and fn no longer called. It keeps 8 bytes per session
+// and per request id (the last sort key of each), nothing per row.
+func ScanSorted(r *Reader, fn func(row *Row) bool) (sorted bool, stats ReadStats, err error) {
 	var (
+		row  Row
+		bad  rowErrors
 		sk   sortKeys
 		prev int64
 		n    int
 	)
-	sorted = true
-	stats, err = Scan(r, func(row *Row) {
-		key := sk.next(row)
-		if n > 0 && key < prev {
-			sorted = false
+	for {
+		err := r.Next(&row)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if r.Err() != nil {
+				return false, r.Stats(), err
+			}
+			bad.add(err)
+			continue
+		}
+		if bad.n > 0 {
+			continue
+		}
+		key := sk.next(&row)
+		if (n > 0 && key < prev) || r.stats.OutOfOrder > 0 || !fn(&row) {
+			return false, r.Stats(), nil
 		}
 		prev = key
 		n++
-		fn(row)
-	})
-	return sorted && stats.OutOfOrder == 0, stats, err
+	}
+	return bad.n == 0, r.Stats(), bad.err()
 }
 
 // sortKeys gives each row, in file order, the key ReadAll sorts it by: its

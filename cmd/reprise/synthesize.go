@@ -507,9 +507,7 @@ func runSynthesize(ctx context.Context, a *app, c synthesizeConfig) error {
 			return err
 		}
 		if !streamed {
-			// A first pass that read the file has logged its warnings.
-			read := p.derive.Streams() && c.From != "-"
-			if out, err = deriveInMemory(ctx, a, c, p, read); err != nil {
+			if out, err = deriveInMemory(ctx, a, c, p); err != nil {
 				return err
 			}
 			out.inMemory = why
@@ -558,9 +556,9 @@ func runSynthesize(ctx context.Context, a *app, c synthesizeConfig) error {
 }
 
 // deriveInMemory reads the whole input, sorted by arrival, derives and
-// writes the output. quiet leaves the reader's warnings unlogged.
-func deriveInMemory(ctx context.Context, a *app, c synthesizeConfig, p *synthPlan, quiet bool) (synthOutput, error) {
-	rows, err := readTrace(ctx, a, c.From, p.readOpts, quiet)
+// writes the output.
+func deriveInMemory(ctx context.Context, a *app, c synthesizeConfig, p *synthPlan) (synthOutput, error) {
+	rows, err := readTrace(ctx, a, c.From, p.readOpts)
 	if err != nil {
 		return synthOutput{}, traceError(err, "--from-format", false)
 	}
@@ -660,12 +658,9 @@ type synthOutput struct {
 
 // readTrace reads a whole trace, sorted by arrival, from a file or stdin
 // (read once, straight into the rows: no copy of it is kept). Reading
-// stops when ctx is done. quiet logs no warnings.
-func readTrace(ctx context.Context, a *app, path string, opts trace.Options, quiet bool) ([]trace.Row, error) {
+// stops when ctx is done.
+func readTrace(ctx context.Context, a *app, path string, opts trace.Options) ([]trace.Row, error) {
 	opts.Log, opts.Context = a.log, ctx
-	if quiet {
-		opts.Log = nil
-	}
 	if path != "-" {
 		rows, _, err := trace.ReadAll(path, opts)
 		return rows, err

@@ -29,7 +29,10 @@ func (c DeriveConfig) Streams() bool {
 // ([trace.ScanSorted]), no row is cumulative (a cumulative session is
 // rewritten as new tokens only, which needs its whole length first), and,
 // with a window, every session's first row has a timestamp. When it does
-// not, why says so. It keeps 8 bytes per session, nothing per row.
+// not, why says so, and the pass stops at the first row that shows it
+// (its problems after that row are left to the whole read). It logs no
+// warnings (the second read does). It keeps 8 bytes per session, nothing
+// per row.
 func CanStream(path string, opts trace.Options, c DeriveConfig) (ok bool, why string, err error) {
 	if err := c.Validate(); err != nil {
 		return false, "", settings(err)
@@ -40,6 +43,7 @@ func CanStream(path string, opts trace.Options, c DeriveConfig) (ok bool, why st
 	if path == "-" {
 		return false, "standard input cannot be read twice", nil
 	}
+	opts.Log = nil // the second read, streamed or whole, logs the warnings
 	r, err := trace.Open(path, opts)
 	if err != nil {
 		return false, "", err
@@ -50,10 +54,13 @@ func CanStream(path string, opts trace.Options, c DeriveConfig) (ok bool, why st
 		seen               map[string]struct{}
 	)
 	window := !c.Window.IsZero()
-	sorted, _, err := trace.ScanSorted(r, func(row *trace.Row) {
-		cumulative = cumulative || row.Cumulative
-		if !window || noTime {
-			return
+	sorted, _, err := trace.ScanSorted(r, func(row *trace.Row) bool {
+		if row.Cumulative {
+			cumulative = true
+			return false
+		}
+		if !window {
+			return true
 		}
 		first := true
 		if row.SessionID != "" {
@@ -62,19 +69,22 @@ func CanStream(path string, opts trace.Options, c DeriveConfig) (ok bool, why st
 			}
 			_, ok := seen[row.SessionID]
 			first = !ok
-			seen[row.SessionID] = struct{}{}
+			if first {
+				seen[strings.Clone(row.SessionID)] = struct{}{}
+			}
 		}
 		noTime = first && !row.HasOffset
+		return !noTime
 	})
 	switch {
 	case err != nil:
 		return false, "", err
-	case !sorted:
-		return false, "the input is not in arrival order", nil
 	case cumulative:
 		return false, "the input has cumulative sessions", nil
 	case noTime:
 		return false, "a session's first row has no timestamp (--window)", nil
+	case !sorted:
+		return false, "the input is not in arrival order", nil
 	}
 	return true, "", nil
 }
@@ -85,8 +95,7 @@ func CanStream(path string, opts trace.Options, c DeriveConfig) (ok bool, why st
 // CeilingBefore and ExpectedCeiling, which are left 0). Memory does not
 // grow with rows: it holds one row and a byte per session with an id.
 // fn must not keep the row or its slices. An error of fn ends the
-// derive and is returned as it is. opts.Log is not used: the first pass
-// logged the warnings.
+// derive and is returned as it is. Warnings go to opts.Log.
 func DeriveTo(path string, opts trace.Options, c DeriveConfig, fn func(*trace.Row) error) (*DeriveStats, error) {
 	if err := c.Validate(); err != nil {
 		return nil, settings(err)
@@ -94,7 +103,6 @@ func DeriveTo(path string, opts trace.Options, c DeriveConfig, fn func(*trace.Ro
 	if !c.Streams() {
 		return nil, settings(errors.New("derive: these settings need the whole trace (see DeriveConfig.Streams)"))
 	}
-	opts.Log = nil
 	r, err := trace.Open(path, opts)
 	if err != nil {
 		return nil, err
