@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -104,8 +105,8 @@ func reportCommand(a *app) *cli.Command {
 	}
 }
 
-// writeHTMLReport builds the report into a temporary file beside
-// c.Output and renames it into place: a failed report leaves no file.
+// writeHTMLReport builds the report into c.Output (writeOutput: a failed
+// report leaves no file).
 func writeHTMLReport(a *app, c reportConfig) error {
 	runs := make([]*arrowio.RunReader, len(c.Runs))
 	for i, d := range c.Runs {
@@ -115,29 +116,14 @@ func writeHTMLReport(a *app, c reportConfig) error {
 		}
 		runs[i] = r
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(c.Output), ".report-*.html.tmp")
-	if err != nil {
-		return exitcode.UsageError(fmt.Errorf("--output %s: %w", c.Output, err), "")
-	}
-	defer os.Remove(tmp.Name())
-	err = report.Build(tmp, runs, report.Options{Title: c.Title, Labels: c.Labels, MaxPoints: c.MaxPoints, Sections: c.Sections})
+	err := writeOutput(a.stdout, c.Output, func(w io.Writer) error {
+		return report.Build(w, runs, report.Options{Title: c.Title, Labels: c.Labels, MaxPoints: c.MaxPoints, Sections: c.Sections})
+	})
 	if errors.Is(err, arrowio.ErrNoTable) {
-		tmp.Close()
 		return exitcode.UsageError(err, "each RUN_DIR must hold records.parquet or records/part-*.parquet (reprise replay --out)")
 	}
 	if err != nil {
-		tmp.Close()
 		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", c.Output, err)
-	}
-	if err := os.Rename(tmp.Name(), c.Output); err != nil {
-		return fmt.Errorf("write %s: %w", c.Output, err)
 	}
 	st, err := os.Stat(c.Output)
 	if err != nil {

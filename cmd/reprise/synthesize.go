@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -495,7 +493,7 @@ func runSynthesize(ctx context.Context, a *app, c synthesizeConfig) error {
 		if err != nil {
 			return synthError(err)
 		}
-		err = writeTrace(a.stdout, c.Output, func(w io.Writer) error { return synth.Write(w, res) })
+		err = writeOutput(a.stdout, c.Output, func(w io.Writer) error { return synth.Write(w, res) })
 		if err != nil {
 			return err
 		}
@@ -519,7 +517,7 @@ func runSynthesize(ctx context.Context, a *app, c synthesizeConfig) error {
 		g := p.generate
 		out.format = g.Format
 		var genErr error
-		err := writeTrace(a.stdout, c.Output, func(w io.Writer) error {
+		err := writeOutput(a.stdout, c.Output, func(w io.Writer) error {
 			tw, err := trace.NewWriter(w, g.Format)
 			if err != nil {
 				return err
@@ -572,7 +570,7 @@ func deriveInMemory(ctx context.Context, a *app, c synthesizeConfig, p *synthPla
 	if err := ctx.Err(); err != nil {
 		return synthOutput{}, err
 	}
-	err = writeTrace(a.stdout, c.Output, func(w io.Writer) error { return synth.Write(w, res) })
+	err = writeOutput(a.stdout, c.Output, func(w io.Writer) error { return synth.Write(w, res) })
 	if err != nil {
 		return synthOutput{}, err
 	}
@@ -604,7 +602,7 @@ func deriveStreamed(ctx context.Context, a *app, c synthesizeConfig, p *synthPla
 		an = analyze.New(analyze.Config{CacheSizes: []int64{}})
 	}
 	var derr error
-	err = writeTrace(a.stdout, c.Output, func(w io.Writer) error {
+	err = writeOutput(a.stdout, c.Output, func(w io.Writer) error {
 		tw, err := trace.NewWriter(w, p.derive.Format)
 		if err != nil {
 			return err
@@ -724,60 +722,6 @@ func synthError(err error) error {
 		return exitcode.UsageError(err, "see 'reprise synthesize --help'")
 	}
 	return err
-}
-
-// writeTrace runs fill on stdout, or on a temporary file renamed to path
-// once fill succeeded, so a failure leaves no partial file. A path that
-// exists and is not a regular file (/dev/null, a named pipe) is written
-// directly: renaming over it would replace the device. An error of fill
-// is returned as it is.
-func writeTrace(stdout io.Writer, path string, fill func(io.Writer) error) error {
-	if path == "-" {
-		return fill(stdout)
-	}
-	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			return exitcode.UsageError(fmt.Errorf("--output: %w", err), "check that it is writable")
-		}
-		if err := fill(f); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-		return nil
-	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return exitcode.UsageError(fmt.Errorf("--output: %w", err), "check that the directory exists and is writable")
-	}
-	// CreateTemp makes the file private (0600); a trace is data to share.
-	err = f.Chmod(0o644)
-	if err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := fill(f); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }
 
 // printSynthSummary prints what was written and what the analyzer
