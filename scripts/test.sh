@@ -22,4 +22,4 @@ norace='Alloc|^TestFidelity'
 norace+='|^TestCalibration$|^TestSameServerNoDifference$|^TestFanOut$'
 norace+='|^TestSaturationStopsAtFirstPointPastCapacity$|^TestFindMaxRateWithinFivePercentOfCapacity$|^TestRunsIntervalsContainConfiguredTTFT$'
 go test -tags invariants -count=1 -timeout=25m -run "$norace" ./...
-FUZZTIME="${FUZZTIME:-3s}" scripts/fuzz.sh
+FUZZTIME="${FUZZTIME:-3s}" FUZZFRESH=1 scripts/fuzz.sh
