@@ -464,8 +464,8 @@ func copyRows[T any](rows func(func(T, error) bool), write func([]T)) error {
 }
 
 // mergedSettings are the merged run's: the first part's options, its run
-// information spanning every part's, and the record writers' reports
-// added up.
+// information spanning every part's (planned requests added up, unknown
+// when a part's are), and the record writers' reports added up.
 func mergedSettings(parts []*mergePart) arrowio.Settings {
 	set := parts[0].set
 	var w arrowio.WriterReport
@@ -480,9 +480,15 @@ func mergedSettings(parts []*mergePart) arrowio.Settings {
 			set.Info.End = in.End
 		}
 		set.Info.Cancelled = set.Info.Cancelled || in.Cancelled
-		if planned >= 0 && in.Planned > 0 {
+		// The manifest says 0 for a shard that planned nothing (more
+		// shards than requests); the summary's 0 means unknown.
+		switch {
+		case planned < 0:
+		case p.m.Planned != nil && *p.m.Planned >= 0:
+			planned += *p.m.Planned
+		case in.Planned > 0:
 			planned += in.Planned
-		} else {
+		default:
 			planned = -1
 		}
 		if r := p.set.RecordWriter; r != nil {
