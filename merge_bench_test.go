@@ -6,15 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/metrics"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/engine/record"
+	"github.com/reprise-bench/reprise/internal/memstat"
 )
 
 // BenchmarkMerge merges two shards of 500,000 requests each
@@ -43,8 +41,8 @@ func BenchmarkMerge(b *testing.B) {
 	for b.Loop() {
 		out := filepath.Join(root, "merged")
 		os.RemoveAll(out)
-		base := liveHeapBytes()
-		h := startPeakHeap()
+		base := memstat.LiveHeap()
+		h := memstat.StartPeakHeap()
 		c0, t0 := processCPU(), time.Now()
 		res, err := Merge(context.Background(), MergeOptions{Dirs: dirs, Out: out})
 		if err != nil {
@@ -52,7 +50,7 @@ func BenchmarkMerge(b *testing.B) {
 		}
 		cpu += processCPU() - c0
 		wall += time.Since(t0)
-		peak = max(peak, h.stop()-base)
+		peak = max(peak, h.Stop()-base)
 		if n := res.Summary.RequestCount + res.Summary.ErrorRequestCount + res.Summary.WarmupCount; n != total {
 			b.Fatalf("merged %d requests, want %d", n, total)
 		}
@@ -147,43 +145,4 @@ func benchShards(b *testing.B, base, root string, k, total int) []string {
 		}
 	}
 	return dirs
-}
-
-// peakHeap records the peak of the live heap (runtime/metrics
-// /memory/classes/heap/objects:bytes, garbage not yet collected
-// included) sampled every millisecond.
-type peakHeap struct {
-	peak       atomic.Uint64
-	quit, done chan struct{}
-}
-
-func startPeakHeap() *peakHeap {
-	h := &peakHeap{quit: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(h.done)
-		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		tk := time.NewTicker(time.Millisecond)
-		defer tk.Stop()
-		for {
-			metrics.Read(s)
-			if v := s[0].Value.Uint64(); v > h.peak.Load() {
-				h.peak.Store(v)
-			}
-			select {
-			case <-h.quit:
-				return
-			case <-tk.C:
-			}
-		}
-	}()
-	return h
-}
-
-func (h *peakHeap) stop() uint64 { close(h.quit); <-h.done; return h.peak.Load() }
-
-func liveHeapBytes() uint64 {
-	runtime.GC()
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
 }

@@ -3,56 +3,14 @@ package arrowio
 import (
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/metrics"
 	"strconv"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/engine/summary"
+	"github.com/reprise-bench/reprise/internal/memstat"
 )
-
-// heapSampler records the peak of live heap (runtime/metrics
-// /memory/classes/heap/objects:bytes) sampled every millisecond.
-type heapSampler struct {
-	peak atomic.Uint64
-	stop chan struct{}
-	done chan struct{}
-}
-
-func startHeapSampler() *heapSampler {
-	runtime.GC()
-	h := &heapSampler{stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(h.done)
-		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		tk := time.NewTicker(time.Millisecond)
-		defer tk.Stop()
-		for {
-			metrics.Read(s)
-			if v := s[0].Value.Uint64(); v > h.peak.Load() {
-				h.peak.Store(v)
-			}
-			select {
-			case <-h.stop:
-				return
-			case <-tk.C:
-			}
-		}
-	}()
-	return h
-}
-
-func (h *heapSampler) Stop() uint64 { close(h.stop); <-h.done; return h.peak.Load() }
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 func dirSize(dir string) int64 {
 	var n int64
@@ -92,9 +50,9 @@ func benchWriteRequests(b *testing.B, cfg Config, tmpl []record.Request, total i
 	var size int64
 	for b.Loop() {
 		dir := b.TempDir()
-		base := heapNow()
-		h := startHeapSampler()
-		c0 := cpuTime()
+		base := memstat.LiveHeap()
+		h := memstat.StartPeakHeap()
+		c0 := memstat.CPUTime()
 		w, err := NewRunWriter(dir, cfg)
 		if err != nil {
 			b.Fatal(err)
@@ -103,7 +61,7 @@ func benchWriteRequests(b *testing.B, cfg Config, tmpl []record.Request, total i
 		if err := w.Close(); err != nil {
 			b.Fatal(err)
 		}
-		cpu += cpuTime() - c0
+		cpu += memstat.CPUTime() - c0
 		peak = max(peak, h.Stop()-base)
 		size = dirSize(dir)
 		os.RemoveAll(dir)
@@ -112,13 +70,6 @@ func benchWriteRequests(b *testing.B, cfg Config, tmpl []record.Request, total i
 	b.ReportMetric(cpu.Seconds()/n, "cpu-s/op")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
 	b.ReportMetric(float64(size)/(1<<20)*1e6/float64(total), "MiB/1M-rows")
-}
-
-func heapNow() uint64 {
-	runtime.GC()
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
 }
 
 // BenchmarkWriteRequests1M writes one million requests; budget ≤ 2 s CPU
@@ -139,9 +90,9 @@ func BenchmarkWriteEvents(b *testing.B) {
 	var size int64
 	for b.Loop() {
 		dir := b.TempDir()
-		c0 := cpuTime()
+		c0 := memstat.CPUTime()
 		writeRun(b, dir, Config{}, nil, evs, 4096)
-		cpu += cpuTime() - c0
+		cpu += memstat.CPUTime() - c0
 		size = dirSize(dir)
 		os.RemoveAll(dir)
 	}
@@ -199,7 +150,7 @@ func BenchmarkSummarize10M(b *testing.B) {
 	}
 	tmpl := genRequests(64*1024, 44)
 	dir := b.TempDir()
-	c0 := cpuTime()
+	c0 := memstat.CPUTime()
 	w, err := NewRunWriter(dir, Config{})
 	if err != nil {
 		b.Fatal(err)
@@ -208,7 +159,7 @@ func BenchmarkSummarize10M(b *testing.B) {
 	if err := w.Close(); err != nil {
 		b.Fatal(err)
 	}
-	writeCPU := cpuTime() - c0
+	writeCPU := memstat.CPUTime() - c0
 	var cpu, wall time.Duration
 	var peak uint64
 	for b.Loop() {
@@ -216,14 +167,14 @@ func BenchmarkSummarize10M(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		base := heapNow()
-		h := startHeapSampler()
-		c1, t1 := cpuTime(), time.Now()
+		base := memstat.LiveHeap()
+		h := memstat.StartPeakHeap()
+		c1, t1 := memstat.CPUTime(), time.Now()
 		s, err := rd.Summarize(summary.RunInfo{}, summary.Options{Streaming: true})
 		if err != nil {
 			b.Fatal(err)
 		}
-		cpu += cpuTime() - c1
+		cpu += memstat.CPUTime() - c1
 		wall += time.Since(t1)
 		peak = max(peak, h.Stop()-base)
 		if s.RequestCount+s.ErrorRequestCount+s.WarmupCount == 0 {
