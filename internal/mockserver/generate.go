@@ -140,12 +140,7 @@ func (s *Server) streamGenerate(ctx context.Context, st *reqState, run *runInfo)
 		if !s.emit(st, sk, EventContent, 0) {
 			return ""
 		}
-		lg.OutputTokens = k + 1
-		if k > 0 {
-			s.met.itl.observe(off - prevOff(st, 0))
-		}
-		st.setPrev(0, off)
-		s.met.generationTokens.Add(1)
+		s.tokenWritten(st, k, off)
 		if k == faultAt && !s.midStreamFault(ctx, st, sk, run, &off, last, 0) {
 			return ""
 		}

@@ -248,12 +248,7 @@ func (s *Server) streamResponses(ctx context.Context, st *reqState, run *runInfo
 		if !s.emit(st, sk, kind, 0) {
 			return ""
 		}
-		lg.OutputTokens = k + 1
-		if k > 0 {
-			s.met.itl.observe(off - prevOff(st, 0))
-		}
-		st.setPrev(0, off)
-		s.met.generationTokens.Add(1)
+		s.tokenWritten(st, k, off)
 		if k == faultAt && !s.midStreamFault(ctx, st, sk, run, &off, k == total-1, seq) {
 			return ""
 		}

@@ -244,6 +244,18 @@ func activeAt(lens []int, k int) int {
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // prevOff returns the schedule offset of choice c's previous token.
+// tokenWritten records that token k (0-based) of a one-choice stream
+// was written at off from admission: the log's output count, the ITL
+// histogram and the generation counter.
+func (s *Server) tokenWritten(st *reqState, k int, off time.Duration) {
+	st.log.OutputTokens = k + 1
+	if k > 0 {
+		s.met.itl.observe(off - prevOff(st, 0))
+	}
+	st.setPrev(0, off)
+	s.met.generationTokens.Add(1)
+}
+
 func prevOff(st *reqState, c int) time.Duration {
 	if c < len(st.prev) {
 		return st.prev[c]
