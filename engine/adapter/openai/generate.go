@@ -239,18 +239,7 @@ func (st *stream) sglang(data []byte, idx uint32, dst []adapter.Record, nonOK bo
 		st.choices = 1
 		dst = append(dst, adapter.Record{Kind: record.EventContent, Flags: flags, Event: idx, TextBytes: uint32(newBytes), Tokens: tokens})
 	}
-	if len(finish) > 0 {
-		fr := adapter.ParseFinishReason(finish)
-		if string(finish) == "abort" {
-			fr = adapter.FinishError
-		}
-		f.FinishReason, f.Valid = fr, f.Valid|adapter.ValidFinishReason
-		dst = append(dst, adapter.Record{Kind: record.EventFinish, Event: idx, Aux0: uint32(fr), Tokens: adapter.TokensUnknown})
-	}
-	if len(dst) == n {
-		dst = append(dst, adapter.Record{Kind: record.EventMeta, Event: idx, Tokens: adapter.TokensUnknown})
-	}
-	return dst, nil
+	return endEvent(dst, n, f, idx, finish, "abort", adapter.FinishError), nil
 }
 
 // tgi parses one TGI /generate_stream event (one token each; the last
@@ -338,10 +327,18 @@ func (st *stream) tgi(data []byte, idx uint32, dst []adapter.Record, nonOK, whol
 	if f.Valid&(adapter.ValidCompletionTokens|adapter.ValidPromptTokens) != 0 && (len(finish) > 0 || hasGen) {
 		dst = append(dst, adapter.Record{Kind: record.EventUsage, Event: idx, Tokens: adapter.TokensUnknown})
 	}
+	return endEvent(dst, n, f, idx, finish, "eos_token", adapter.FinishStop), nil
+}
+
+// endEvent appends the finish record of a /generate event whose finish
+// reason is finish (none when empty; own, the server's own word for
+// reason, maps to it), and a meta record when the event added none after
+// dst[:n].
+func endEvent(dst []adapter.Record, n int, f *adapter.Final, idx uint32, finish []byte, own string, reason adapter.FinishReason) []adapter.Record {
 	if len(finish) > 0 {
 		fr := adapter.ParseFinishReason(finish)
-		if string(finish) == "eos_token" {
-			fr = adapter.FinishStop
+		if string(finish) == own {
+			fr = reason
 		}
 		f.FinishReason, f.Valid = fr, f.Valid|adapter.ValidFinishReason
 		dst = append(dst, adapter.Record{Kind: record.EventFinish, Event: idx, Aux0: uint32(fr), Tokens: adapter.TokensUnknown})
@@ -349,5 +346,5 @@ func (st *stream) tgi(data []byte, idx uint32, dst []adapter.Record, nonOK, whol
 	if len(dst) == n {
 		dst = append(dst, adapter.Record{Kind: record.EventMeta, Event: idx, Tokens: adapter.TokensUnknown})
 	}
-	return dst, nil
+	return dst
 }
