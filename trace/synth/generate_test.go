@@ -36,31 +36,37 @@ func mustGenerate(t testing.TB, c GenerateConfig) *Result {
 	return res
 }
 
+// randomShape draws c's block size, format and, two times in three, a
+// prefix tree, for the random-configuration oracle tests.
+func randomShape(r *rng, c *GenerateConfig) {
+	pick := func(xs ...int) int { return xs[r.intN(len(xs))] }
+	c.BlockSize = pick(16, 64, 512)
+	if r.intN(2) == 0 {
+		c.Format = trace.FormatBailian
+	}
+	if r.intN(3) > 0 {
+		c.PrefixRoots = 1 + r.intN(5)
+		c.PrefixDepth = 1 + r.intN(3)
+		if c.PrefixDepth > 1 {
+			c.PrefixFanout = []int{1 + r.intN(4)}
+		}
+		c.PrefixTokens = []int{1 + r.intN(2000)}
+		c.PrefixShare = r.float64()
+	}
+}
+
 // TestGenerateModelMatchesAnalyzer is the oracle test of the exact model:
 // over random configurations, the statistics the solver relies on equal
 // analyze-trace's on the written file, the file reads back to the same
 // rows, and the ids are chained.
 func TestGenerateModelMatchesAnalyzer(t *testing.T) {
 	r := newRNG(99, 1)
-	pick := func(xs ...int) int { return xs[r.intN(len(xs))] }
 	for i := range 30 {
 		c := NewGenerateConfig()
 		c.Seed = uint64(i)
 		c.Rate = 0.5 + 20*r.float64()
 		c.Sessions = 10 + r.intN(150)
-		c.BlockSize = pick(16, 64, 512)
-		if r.intN(2) == 0 {
-			c.Format = trace.FormatBailian
-		}
-		if r.intN(3) > 0 {
-			c.PrefixRoots = 1 + r.intN(5)
-			c.PrefixDepth = 1 + r.intN(3)
-			if c.PrefixDepth > 1 {
-				c.PrefixFanout = []int{1 + r.intN(4)}
-			}
-			c.PrefixTokens = []int{1 + r.intN(2000)}
-			c.PrefixShare = r.float64()
-		}
+		randomShape(r, &c)
 		if r.intN(2) == 0 {
 			c.Turns = 1 + 3*r.float64()
 			c.TurnsStddev = r.float64() * 2

@@ -54,19 +54,7 @@ func TestGenerateStreamMatchesPool(t *testing.T) {
 		default:
 			c.Duration = time.Duration(1+r.intN(30)) * time.Second
 		}
-		c.BlockSize = pick(16, 64, 512)
-		if r.intN(2) == 0 {
-			c.Format = trace.FormatBailian
-		}
-		if r.intN(3) > 0 {
-			c.PrefixRoots = 1 + r.intN(5)
-			c.PrefixDepth = 1 + r.intN(3)
-			if c.PrefixDepth > 1 {
-				c.PrefixFanout = []int{1 + r.intN(4)}
-			}
-			c.PrefixTokens = []int{1 + r.intN(2000)}
-			c.PrefixShare = r.float64()
-		}
+		randomShape(r, &c)
 		if r.intN(3) > 0 {
 			c.Turns = 1 + 4*r.float64()
 			c.TurnsStddev = r.float64() * 2
