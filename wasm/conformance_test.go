@@ -3,7 +3,6 @@ package wasm_test
 import (
 	"bytes"
 	"errors"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -12,8 +11,7 @@ import (
 
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/adapter/openai"
-	"github.com/reprise-bench/reprise/internal/testfiles"
-	"github.com/reprise-bench/reprise/wasm"
+	"github.com/reprise-bench/reprise/internal/conformance"
 )
 
 // TestConformanceOpenAIChat checks that the openai-chat Wasm adapter
@@ -31,29 +29,7 @@ func TestConformanceOpenAIChat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range testfiles.ServerResponses(t) {
-		rec, err := wasm.ReadRecording(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, batch := range []int{0, 3} {
-			name := filepath.Base(filepath.Dir(f)) + "/" + filepath.Base(f)
-			want, werr := wasm.Classify(native, 1, rec, adapter.FramingSSE, batch)
-			got, gerr := wasm.Classify(guest, 1, rec, adapter.FramingSSE, batch)
-			if (werr == nil) != (gerr == nil) {
-				t.Errorf("%s batch %d: native error %v, wasm error %v", name, batch, werr, gerr)
-			}
-			if len(want.Records) == 0 && werr == nil {
-				t.Errorf("%s: native parser produced no records; the comparison proves nothing", name)
-			}
-			if d := cmp.Diff(want.Records, got.Records); d != "" {
-				t.Errorf("%s batch %d: records differ (-native +wasm):\n%s", name, batch, d)
-			}
-			if d := cmp.Diff(want.Final, got.Final, cmpopts.EquateEmpty()); d != "" {
-				t.Errorf("%s batch %d: final differs (-native +wasm):\n%s", name, batch, d)
-			}
-		}
-	}
+	conformance.ParsesLikeNative(t, native, guest, "wasm", "")
 }
 
 // TestConformanceOpenAIChatBuild checks that the openai-chat Wasm adapter

@@ -9,12 +9,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/adapter/openai"
-	"github.com/reprise-bench/reprise/internal/testfiles"
-	"github.com/reprise-bench/reprise/wasm"
+	"github.com/reprise-bench/reprise/internal/conformance"
 )
 
 // TestTemplateConformance: the shipped template files of the OpenAI chat
@@ -36,29 +34,7 @@ func TestTemplateConformance(t *testing.T) {
 			t.Fatal(err)
 		}
 		native, _ := openai.Adapter{Endpoint: tc.ep}.NewInstance(cfg)
-		for _, f := range testfiles.ServerResponses(t) {
-			rec, err := wasm.ReadRecording(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, batch := range []int{0, 3} {
-				name := tc.file + " on " + filepath.Base(filepath.Dir(f)) + "/" + filepath.Base(f)
-				want, werr := wasm.Classify(native, 1, rec, adapter.FramingSSE, batch)
-				have, gerr := wasm.Classify(got, 1, rec, adapter.FramingSSE, batch)
-				if (werr == nil) != (gerr == nil) {
-					t.Errorf("%s batch %d: native error %v, template error %v", name, batch, werr, gerr)
-				}
-				if len(want.Records) == 0 && werr == nil {
-					t.Errorf("%s: native parser produced no records; the comparison proves nothing", name)
-				}
-				if d := cmp.Diff(want.Records, have.Records); d != "" {
-					t.Errorf("%s batch %d: records differ (-native +template):\n%s", name, batch, d)
-				}
-				if d := cmp.Diff(want.Final, have.Final, cmpopts.EquateEmpty()); d != "" {
-					t.Errorf("%s batch %d: final differs (-native +template):\n%s", name, batch, d)
-				}
-			}
-		}
+		conformance.ParsesLikeNative(t, native, got, "template", tc.file+" on ")
 		for i, raw := range []string{``, `{"text_input":"hi \u00e9"}`, `{"messages":[{"role":"system","content":"s"}],"tools":[{"type":"function"}]}`,
 			`{"extra":{"seed":7,"temperature":1}}`} {
 			for _, flags := range []adapter.BuildFlags{adapter.BuildStream, 0} {
