@@ -3,10 +3,13 @@ package engine
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/adapter/openai"
@@ -84,6 +87,9 @@ func TestSlowClientStampsArrival(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if kernel {
+			awaitKernelStamps(t)
+		}
 		clock = e.Clock()
 		s, err := e.NewSender()
 		if err != nil {
@@ -111,5 +117,60 @@ func TestSlowClientStampsArrival(t *testing.T) {
 			t.Errorf("without kernel stamps token 2 is stamped %v before the parse ended, read lag %v; want its read after the parse and 0",
 				time.Duration(parseEnd-r.LastTokenNS), time.Duration(r.ReadLagNS))
 		}
+	}
+}
+
+// awaitKernelStamps returns once loopback segments carry kernel receive
+// stamps. Linux turns stamping on for the whole system from a work queue
+// after the first socket asks (the engine's client holds one socket
+// asking); on a loaded machine that work can run after a test's first
+// response arrived, which is then stamped at its read.
+func awaitKernelStamps(t *testing.T) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	srv, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	raw, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
+	}); err != nil || serr != nil {
+		t.Fatal("SO_TIMESTAMPNS:", err, serr)
+	}
+	p, oob := make([]byte, 8), make([]byte, 64)
+	for i := 0; ; i++ {
+		if _, err := srv.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		var oobn int
+		var rerr error
+		if err := raw.Read(func(fd uintptr) bool {
+			_, oobn, _, _, rerr = unix.Recvmsg(int(fd), p, oob, 0)
+			return rerr != unix.EAGAIN
+		}); err != nil || rerr != nil {
+			t.Fatal("recvmsg:", err, rerr)
+		}
+		if oobn > 0 {
+			return
+		}
+		if i == 100 {
+			t.Fatal("no kernel receive stamps after 1 s")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

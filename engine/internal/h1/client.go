@@ -72,6 +72,8 @@ type Client struct {
 	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
 	resolve bool // resolve names apart from dialing (no Config.Dial)
 	stamps  bool // kernel receive timestamps
+	// unhold ends holdStamps' hold (nil: none), once, at Close.
+	unhold  func()
 	reactor bool // may read on reactors
 	max     int
 	idleFor time.Duration
@@ -154,6 +156,9 @@ func New(cfg Config) (*Client, error) {
 		c.dial = d.DialContext
 	}
 	c.closes = newStreamCloses(c.log, strings.TrimRight(cfg.BaseURL, "/"))
+	if c.stamps {
+		c.unhold = holdStamps()
+	}
 	port := u.Port()
 	if port == "" {
 		port = "80"
@@ -377,7 +382,14 @@ func (c *Client) closeIdle(final bool) {
 	idle := c.idle
 	c.idle = nil
 	c.closed = c.closed || final
+	unhold := c.unhold
+	if final {
+		c.unhold = nil
+	}
 	c.mu.Unlock()
+	if final && unhold != nil {
+		unhold()
+	}
 	for _, cn := range idle {
 		c.discard(cn)
 	}

@@ -58,6 +58,30 @@ type rxReader struct {
 	timer  *time.Timer
 }
 
+// holdStamps keeps the kernel's receive stamping on until the returned
+// function is called. Linux turns stamping on for the whole system when
+// the first socket asks, and off when the last one closes, each time from
+// a work queue: a segment that arrives before that work has run carries
+// no stamp, and its read is stamped when it returns. That is most first
+// responses when nothing else holds stamping on (a fresh connection's
+// first bytes come within tens of microseconds of its socket asking),
+// and, on a loaded machine, any response soon after every connection
+// closed. An unbound UDP socket that asks for stamps, opened with the
+// client, keeps stamping on across connection churn and gives the work
+// queue the time before the first request to run. nil when the socket
+// can't be had (stamps then work as before).
+func holdStamps() func() {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) != nil {
+		unix.Close(fd)
+		return nil
+	}
+	return func() { unix.Close(fd) }
+}
+
 // newRxReader turns on receive timestamps for c; nil when it can't.
 func newRxReader(c *net.TCPConn) *rxReader {
 	raw, err := c.SyscallConn()

@@ -194,3 +194,52 @@ func TestExchangeWriteFailsAtReset(t *testing.T) {
 		t.Errorf("error %v; want a reset or broken pipe (the request never left)", err)
 	}
 }
+
+// TestHoldStampsKeepsStampingOn: while a client holds stamping on, the
+// first bytes of a fresh connection, written the moment its socket asks
+// for stamps, carry a kernel stamp. Without the hold, the kernel turns
+// stamping on from a work queue after the socket asks and off after the
+// last one closes, and about a quarter of such first reads (on an idle
+// machine; more on a loaded one) were stamped only when they returned.
+func TestHoldStampsKeepsStampingOn(t *testing.T) {
+	c, err := New(Config{BaseURL: "http://127.0.0.1:1", Clock: replay.NewClock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.unhold == nil {
+		t.Fatal("the client holds no stamping socket")
+	}
+	// Wait for stamping to be on; the pair closes with the subtest.
+	t.Run("on", func(t *testing.T) { tcpPair(t) })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	buf := make([]byte, 8)
+	for i := range 40 {
+		nc, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc := newRxConn(nc, true)
+		if _, err := srv.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tc.Read(buf); err != nil {
+			t.Fatal(err)
+		}
+		stamped := tc.rxNS.Load() != 0
+		tc.Close()
+		srv.Close()
+		if !stamped {
+			t.Fatalf("connection %d: its first read has no kernel stamp", i)
+		}
+		time.Sleep(2 * time.Millisecond) // the last stamping socket closed: the kernel may turn stamping off
+	}
+}

@@ -16,6 +16,9 @@ type rxReader struct{ rc *reactor }
 
 func newRxReader(*net.TCPConn) *rxReader { return nil }
 
+// holdStamps is Linux's: kernel stamping is on while a socket asks.
+func holdStamps() func() { return nil }
+
 func (*rxReader) read([]byte) (int, int64, error) { panic("unreachable") }
 
 func (*rxReader) loop([]byte, func(int, int64, syscall.Errno) bool) error { panic("unreachable") }

@@ -30,7 +30,10 @@
 //     wait apart from them (Blocked).
 //   - Reads: on Linux, recvmsg(2) with SO_TIMESTAMPNS, so a read's time is
 //     the kernel's receive time of its last segment (conn_linux.go), which
-//     does not move when reprise is descheduled before the read. A
+//     does not move when reprise is descheduled before the read. The
+//     client holds a socket that asks for stamps from New to Close, so
+//     the kernel's system-wide stamping is on before the first response
+//     and stays on between connections (holdStamps). A
 //     streamed response on plain TCP is read by an epoll reactor, one per
 //     P, that drains a batch of ready sockets per wake-up
 //     (reactor_linux.go); other responses on the calling goroutine,
