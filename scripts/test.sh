@@ -7,6 +7,9 @@ scripts/need-tools.sh
 # go-nvml's headers mark old NVML calls deprecated; their warnings are noise.
 export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"
 go vet ./...
+# The Go guest SDK is a module of its own (Go adapters require it alone):
+# its scanner's tests and fuzz targets run here too.
+(cd sdk-wasm/go && go vet ./... && go test -race -count=1 ./...)
 # -timeout: a package's whole test binary, not one test (go's default of
 # 10m is tight for cmd/reprise under -race on a 2-core machine).
 go test -race -tags invariants -count=1 -timeout=25m ./...
