@@ -62,11 +62,10 @@ type rxReader struct {
 // function is called. Linux turns stamping on for the whole system when
 // the first socket asks, and off when the last one closes, each time from
 // a work queue: a segment that arrives before that work has run carries
-// no stamp, and its read is stamped when it returns. That is most first
-// responses when nothing else holds stamping on (a fresh connection's
-// first bytes come within tens of microseconds of its socket asking),
-// and, on a loaded machine, any response soon after every connection
-// closed. An unbound UDP socket that asks for stamps, opened with the
+// no stamp, and its read is stamped when it returns. When nothing else
+// held stamping on, that was a quarter of fresh loopback connections
+// whose first bytes came right after their socket asked (more on a
+// loaded machine), and any response soon after every connection closed. An unbound UDP socket that asks for stamps, opened with the
 // client, keeps stamping on across connection churn and gives the work
 // queue the time before the first request to run. nil when the socket
 // can't be had (stamps then work as before).
