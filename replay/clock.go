@@ -53,6 +53,8 @@ type sleeper interface {
 	// setup prepares the calling goroutine to be the dispatcher and
 	// returns the function that undoes it.
 	setup() (undo func())
+	// rebase makes base the sleeper's time zero (before the run starts).
+	rebase(base time.Time)
 	// now returns the ns elapsed since the sleeper's base time.
 	now() int64
 	// sleepUntil returns once now() ≥ t, as close to t as it can.
@@ -74,6 +76,7 @@ type plainSleeper struct{ base time.Time }
 func newPlainSleeper(base time.Time) *plainSleeper { return &plainSleeper{base: base} }
 
 func (c *plainSleeper) setup() func()             { return func() {} }
+func (c *plainSleeper) rebase(base time.Time)     { c.base = base }
 func (c *plainSleeper) now() int64                { return int64(time.Since(c.base)) }
 func (c *plainSleeper) spinNS() int64             { return 0 }
 func (c *plainSleeper) spinWindow() time.Duration { return 0 }

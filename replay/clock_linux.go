@@ -115,6 +115,13 @@ func (c *precisionSleeper) setup() func() {
 	}
 }
 
+func (c *precisionSleeper) rebase(base time.Time) {
+	c.base = base
+	if c.primitive {
+		c.calibrate()
+	}
+}
+
 func (c *precisionSleeper) now() int64                { return int64(time.Since(c.base)) }
 func (c *precisionSleeper) spinNS() int64             { return c.spun }
 func (c *precisionSleeper) spinWindow() time.Duration { return time.Duration(c.spin) }
