@@ -63,6 +63,9 @@
 // ([Config.Share], which also says what holds for each arrival pattern).
 // [Config.StartAt] anchors the run's time zero at a wall-clock instant,
 // so processes given the same one share a timeline (design 0012).
+// Without it, time zero is when the run is ready to dispatch: after its
+// senders started and the dispatcher's thread was set up, so a request
+// due at zero is not late by the set-up.
 //
 // # Performance considerations
 //
