@@ -211,20 +211,7 @@ func Derive(in []trace.Row, cfg DeriveConfig) (*Result, error) {
 		rows, rowSess = applyMaxISL(rows, rowSess, cfg.MaxISL, st)
 	}
 	for i := range rows {
-		r := &rows[i]
-		if r.OutputTokens > 0 {
-			if cfg.OutputLenMultiplier != 1 {
-				r.OutputTokens = max(1, int(math.Round(float64(r.OutputTokens)*cfg.OutputLenMultiplier)))
-			}
-			if cfg.MaxOSL > 0 && r.OutputTokens > cfg.MaxOSL {
-				r.OutputTokens = cfg.MaxOSL
-				st.OSLCapped++
-			}
-		}
-		if cfg.Speedup != 1 {
-			r.Offset = divDuration(r.Offset, cfg.Speedup)
-			r.Delay = divDuration(r.Delay, cfg.Speedup)
-		}
+		cfg.scaleRow(&rows[i], st)
 	}
 	var err error
 	if cfg.Format == trace.FormatBailian {
@@ -261,6 +248,24 @@ func Derive(in []trace.Row, cfg DeriveConfig) (*Result, error) {
 		}
 	}
 	return &Result{Rows: rows, BlockSize: bs, Format: cfg.Format, Derive: st}, nil
+}
+
+// scaleRow applies the per-row options to a kept row: the output-length
+// multiplier and cap, then the speed-up of its arrival time and delay.
+func (c *DeriveConfig) scaleRow(r *trace.Row, st *DeriveStats) {
+	if r.OutputTokens > 0 {
+		if c.OutputLenMultiplier != 1 {
+			r.OutputTokens = max(1, int(math.Round(float64(r.OutputTokens)*c.OutputLenMultiplier)))
+		}
+		if c.MaxOSL > 0 && r.OutputTokens > c.MaxOSL {
+			r.OutputTokens = c.MaxOSL
+			st.OSLCapped++
+		}
+	}
+	if c.Speedup != 1 {
+		r.Offset = divDuration(r.Offset, c.Speedup)
+		r.Delay = divDuration(r.Delay, c.Speedup)
+	}
 }
 
 // divDuration returns d/x rounded to the nearest nanosecond.

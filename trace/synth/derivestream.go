@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 
 	"github.com/reprise-bench/reprise/trace"
@@ -200,19 +199,7 @@ func (d *deriver) row(r *trace.Row) (bool, error) {
 		keep = false
 	}
 	if keep {
-		if r.OutputTokens > 0 {
-			if c.OutputLenMultiplier != 1 {
-				r.OutputTokens = max(1, int(math.Round(float64(r.OutputTokens)*c.OutputLenMultiplier)))
-			}
-			if c.MaxOSL > 0 && r.OutputTokens > c.MaxOSL {
-				r.OutputTokens = c.MaxOSL
-				st.OSLCapped++
-			}
-		}
-		if c.Speedup != 1 {
-			r.Offset = divDuration(r.Offset, c.Speedup)
-			r.Delay = divDuration(r.Delay, c.Speedup)
-		}
+		c.scaleRow(r, st)
 		st.RowsOut++
 		if flags&sessOut == 0 {
 			flags |= sessOut
