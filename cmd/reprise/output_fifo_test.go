@@ -15,25 +15,12 @@ import (
 // device) writes into it, and leaves it a pipe; a temporary file renamed
 // over the path would replace it with a regular file.
 func TestSynthesizeToNamedPipe(t *testing.T) {
-	fifo := filepath.Join(t.TempDir(), "pipe")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// Opened for reading and writing, the pipe neither blocks the
-	// command's open nor ends at its close; the output fits its buffer.
-	r, err := os.OpenFile(fifo, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	fifo, r := namedPipe(t) // the output fits the pipe's buffer
 	code, _, errOut := runCLI(t, "", "synthesize", "--rate", "5", "--requests", "20", "-q", "-o", fifo)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	fi, err := os.Lstat(fifo)
-	if err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
-		t.Fatalf("after the command %s is %v (%v), want a named pipe", fifo, fi.Mode(), err)
-	}
+	stillPipe(t, fifo)
 	if err := r.SetReadDeadline(time.Now().Add(5 * time.Second)); err != nil {
 		t.Fatal(err)
 	}
@@ -56,15 +43,7 @@ func TestReportToNamedPipe(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("replay exit %d: %s", code, stderr)
 	}
-	fifo := filepath.Join(t.TempDir(), "pipe")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r, err := os.OpenFile(fifo, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	fifo, r := namedPipe(t)
 	// The report is larger than the pipe's buffer: read it as it comes,
 	// up to its last line.
 	got := make(chan []byte, 1)
@@ -86,11 +65,35 @@ func TestReportToNamedPipe(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	html := <-got
+	stillPipe(t, fifo)
+	if !bytes.HasPrefix(html, []byte("<!DOCTYPE html>")) || !bytes.Contains(html, []byte(`data-chart="cdf-ttft"`)) {
+		t.Errorf("read %d bytes from the pipe, want the report; it starts %.80q", len(html), html)
+	}
+}
+
+// namedPipe makes a named pipe and opens it for reading and writing, so
+// that it neither blocks a command's open nor ends at its close; it is
+// closed with the test.
+func namedPipe(t *testing.T) (string, *os.File) {
+	t.Helper()
+	fifo := filepath.Join(t.TempDir(), "pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return fifo, r
+}
+
+// stillPipe fails t unless fifo is still a named pipe after a command
+// wrote to it (not a regular file renamed over it).
+func stillPipe(t *testing.T, fifo string) {
+	t.Helper()
 	fi, err := os.Lstat(fifo)
 	if err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
 		t.Fatalf("after the command %s is %v (%v), want a named pipe", fifo, fi.Mode(), err)
-	}
-	if !bytes.HasPrefix(html, []byte("<!DOCTYPE html>")) || !bytes.Contains(html, []byte(`data-chart="cdf-ttft"`)) {
-		t.Errorf("read %d bytes from the pipe, want the report; it starts %.80q", len(html), html)
 	}
 }
