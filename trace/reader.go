@@ -724,6 +724,24 @@ func (e *rowErrors) add(err error) {
 	e.n++
 }
 
+// next reads r's next valid row into row, collecting the invalid rows it
+// passes in e. It returns false at the end of the rows, or at an I/O or
+// format error, which it returns: nothing after it can be read.
+func (e *rowErrors) next(r *Reader, row *Row) (bool, error) {
+	for {
+		err := r.Next(row)
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, io.EOF):
+			return false, nil
+		case r.Err() != nil:
+			return false, err
+		}
+		e.add(err)
+	}
+}
+
 // err joins the collected errors (nil when every row was valid).
 func (e *rowErrors) err() error {
 	if e.n == 0 {
@@ -752,16 +770,12 @@ func Scan(r *Reader, fn func(row *Row)) (ReadStats, error) {
 		bad rowErrors
 	)
 	for {
-		err := r.Next(&row)
-		if errors.Is(err, io.EOF) {
-			break
-		}
+		ok, err := bad.next(r, &row)
 		if err != nil {
-			if r.Err() != nil {
-				return r.Stats(), err
-			}
-			bad.add(err)
-			continue
+			return r.Stats(), err
+		}
+		if !ok {
+			break
 		}
 		if bad.n == 0 {
 			fn(&row)
@@ -791,16 +805,12 @@ func ScanSorted(r *Reader, fn func(row *Row) bool) (sorted bool, stats ReadStats
 		n    int
 	)
 	for {
-		err := r.Next(&row)
-		if errors.Is(err, io.EOF) {
-			break
-		}
+		ok, err := bad.next(r, &row)
 		if err != nil {
-			if r.Err() != nil {
-				return false, r.Stats(), err
-			}
-			bad.add(err)
-			continue
+			return false, r.Stats(), err
+		}
+		if !ok {
+			break
 		}
 		if bad.n > 0 {
 			continue
@@ -868,16 +878,12 @@ func readAll(r *Reader, hint int) ([]Row, ReadStats, error) {
 		bad   rowErrors
 	)
 	for {
-		err := r.Next(&row)
-		if errors.Is(err, io.EOF) {
-			break
-		}
+		ok, err := bad.next(r, &row)
 		if err != nil {
-			if r.Err() != nil { // I/O or format: nothing after it can be read
-				return nil, r.Stats(), err
-			}
-			bad.add(err)
-			continue
+			return nil, r.Stats(), err
+		}
+		if !ok {
+			break
 		}
 		if bad.n > 0 {
 			continue // only validating the rest
