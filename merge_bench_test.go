@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -24,10 +23,7 @@ import (
 // into a temporary directory. It reports the merge's CPU and wall seconds
 // and peak live heap (the targets at 10M: under a minute and under 1 GB).
 func BenchmarkMerge(b *testing.B) {
-	total := 1_000_000
-	if v, err := strconv.Atoi(os.Getenv("REPRISE_BENCH_ROWS")); err == nil && v > 0 {
-		total = v
-	}
+	total := memstat.BenchRows(1_000_000)
 	root := os.Getenv("REPRISE_BENCH_RUN_DIR")
 	if root == "" {
 		root = b.TempDir()

@@ -3,7 +3,6 @@ package arrowio
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -144,10 +143,7 @@ func TestBenchmarkWrite(t *testing.T) {
 // summarize's CPU seconds, wall seconds and peak live heap (the targets:
 // under a minute and under 1 GB), and the write's CPU seconds.
 func BenchmarkSummarize10M(b *testing.B) {
-	total := 10_000_000
-	if v, err := strconv.Atoi(os.Getenv("REPRISE_BENCH_ROWS")); err == nil && v > 0 {
-		total = v
-	}
+	total := memstat.BenchRows(10_000_000)
 	tmpl := genRequests(64*1024, 44)
 	dir := b.TempDir()
 	c0 := memstat.CPUTime()

@@ -8,8 +8,10 @@
 package memstat
 
 import (
+	"os"
 	"runtime"
 	"runtime/metrics"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -64,4 +66,13 @@ func CPUTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchRows returns the row count a whole-run benchmark uses:
+// $REPRISE_BENCH_ROWS when it is a positive integer, else def.
+func BenchRows(def int) int {
+	if v, err := strconv.Atoi(os.Getenv("REPRISE_BENCH_ROWS")); err == nil && v > 0 {
+		return v
+	}
+	return def
 }

@@ -4,7 +4,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -20,10 +19,7 @@ import (
 // measuring `reprise report` on it; an existing run there is reused),
 // else into a temporary directory.
 func BenchmarkBuild10M(b *testing.B) {
-	total := 10_000_000
-	if v, err := strconv.Atoi(os.Getenv("REPRISE_BENCH_ROWS")); err == nil && v > 0 {
-		total = v
-	}
+	total := memstat.BenchRows(10_000_000)
 	dir := os.Getenv("REPRISE_BENCH_RUN_DIR")
 	if dir == "" {
 		dir = filepath.Join(b.TempDir(), "run")
