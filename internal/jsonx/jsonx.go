@@ -2,6 +2,7 @@ package jsonx
 
 import (
 	"bytes"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -14,6 +15,19 @@ var safe = func() (t [utf8.RuneSelf]bool) {
 	}
 	return t
 }()
+
+// AppendInts appends ids to dst as a JSON array of integers (a prompt of
+// token ids) and returns the extended slice.
+func AppendInts(dst []byte, ids []int) []byte {
+	dst = append(dst, '[')
+	for i, id := range ids {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = strconv.AppendInt(dst, int64(id), 10)
+	}
+	return append(dst, ']')
+}
 
 // AppendString appends s to dst as a quoted JSON string and returns the
 // extended slice. It allocates only when dst lacks room.

@@ -129,3 +129,12 @@ func TestAppendMembers(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendInts(t *testing.T) {
+	if got := string(AppendInts(nil, []int{1, 22, 333})); got != "[1,22,333]" {
+		t.Errorf("got %s", got)
+	}
+	if got := string(AppendInts(nil, nil)); got != "[]" {
+		t.Errorf("got %s", got)
+	}
+}

@@ -32,7 +32,7 @@ func (in *Instance) buildGenerate(b *adapter.BuildInput, raw *rawRow, stream boo
 	if in.ep == SGLang {
 		if b.PromptText == "" && b.PromptTokens != nil && !isSet(raw.TextInput) {
 			body = append(body, `"input_ids":`...)
-			body = appendIDs(body, b.PromptTokens)
+			body = jsonx.AppendInts(body, b.PromptTokens)
 		} else {
 			text("text")
 		}

@@ -173,7 +173,7 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 		body = append(body, '"')
 	case b.PromptText == "" && b.PromptTokens != nil:
 		body = append(body, `,"prompt":`...)
-		body = appendIDs(body, b.PromptTokens)
+		body = jsonx.AppendInts(body, b.PromptTokens)
 	default:
 		body = append(body, `,"prompt":"`...)
 		body = jsonx.AppendContents(body, b.PromptText)
@@ -208,18 +208,6 @@ func appendMessages(body []byte, msgs []adapter.Message, open string) []byte {
 		body = append(body, `,"content":`...)
 		body = jsonx.AppendString(body, m.Content)
 		body = append(body, '}')
-	}
-	return append(body, ']')
-}
-
-// appendIDs appends token ids as a JSON array.
-func appendIDs(body []byte, ids []int) []byte {
-	body = append(body, '[')
-	for i, id := range ids {
-		if i > 0 {
-			body = append(body, ',')
-		}
-		body = strconv.AppendInt(body, int64(id), 10)
 	}
 	return append(body, ']')
 }

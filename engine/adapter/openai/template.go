@@ -540,7 +540,7 @@ func (v *tplValues) value(dst []byte, name string) ([]byte, bool) {
 			dst = appendTextInput(dst, raw.TextInput)
 			return append(dst, '"'), true
 		case b.PromptText == "" && b.PromptTokens != nil:
-			return appendIDs(dst, b.PromptTokens), true
+			return jsonx.AppendInts(dst, b.PromptTokens), true
 		}
 		dst = append(dst, '"')
 		dst = jsonx.AppendContents(dst, b.PromptText)
