@@ -39,28 +39,9 @@ func BenchmarkGenerateTo(b *testing.B) {
 		cfg := benchConfigs(rows)[name]
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
-			var quarter, heap uint64
-			live := func() uint64 {
-				runtime.GC()
-				var m runtime.MemStats
-				runtime.ReadMemStats(&m)
-				return m.HeapAlloc
-			}
+			var h heapProbe
 			for b.Loop() {
-				tw, err := trace.NewWriter(io.Discard, trace.FormatMooncake)
-				if err != nil {
-					b.Fatal(err)
-				}
-				n := 0
-				st, err := GenerateTo(cfg, func(r *trace.Row) error {
-					switch n++; n {
-					case rows / 4:
-						quarter = live()
-					case rows:
-						heap = live()
-					}
-					return tw.Write(r)
-				})
+				st, err := GenerateTo(cfg, h.writer(b, rows))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -68,9 +49,7 @@ func BenchmarkGenerateTo(b *testing.B) {
 					b.Fatalf("%d rows, want %d", st.Rows, rows)
 				}
 			}
-			b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-			b.ReportMetric(float64(heap)/rows, "heap-B/row")
-			b.ReportMetric((float64(heap)-float64(quarter))/(rows-rows/4), "heap-growth-B/row")
+			h.report(b, rows)
 		})
 	}
 }
@@ -145,45 +124,24 @@ func BenchmarkDeriveTo(b *testing.B) {
 	}
 	cfg := NewDeriveConfig()
 	cfg.Speedup = 2
-	live := func() uint64 {
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return m.HeapAlloc
-	}
 	b.Run("streamed", func(b *testing.B) {
 		b.ReportAllocs()
-		var quarter, heap uint64
+		var h heapProbe
 		for b.Loop() {
 			ok, why, err := CanStream(path, trace.Options{}, cfg)
 			if err != nil || !ok {
 				b.Fatal(why, err)
 			}
-			tw, err := trace.NewWriter(io.Discard, trace.FormatMooncake)
-			if err != nil {
-				b.Fatal(err)
-			}
-			n := 0
-			st, err := DeriveTo(path, trace.Options{}, cfg, func(r *trace.Row) error {
-				switch n++; n {
-				case rows / 4:
-					quarter = live()
-				case rows:
-					heap = live()
-				}
-				return tw.Write(r)
-			})
+			st, err := DeriveTo(path, trace.Options{}, cfg, h.writer(b, rows))
 			if err != nil || st.RowsOut != rows {
 				b.Fatal(err, st)
 			}
 		}
-		b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-		b.ReportMetric(float64(heap)/rows, "heap-B/row")
-		b.ReportMetric((float64(heap)-float64(quarter))/(rows-rows/4), "heap-growth-B/row")
+		h.report(b, rows)
 	})
 	b.Run("in-memory", func(b *testing.B) {
 		b.ReportAllocs()
-		var heap uint64
+		var h heapProbe
 		for b.Loop() {
 			in, _, err := trace.ReadAll(path, trace.Options{})
 			if err != nil {
@@ -193,12 +151,52 @@ func BenchmarkDeriveTo(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			heap = live()
+			h.last = liveHeap()
 			if err := Write(io.Discard, res); err != nil || len(res.Rows) != rows {
 				b.Fatal(err, len(res.Rows))
 			}
 		}
 		b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-		b.ReportMetric(float64(heap)/rows, "heap-B/row")
+		b.ReportMetric(float64(h.last)/rows, "heap-B/row")
 	})
+}
+
+// heapProbe samples the live heap as a benchmark's rows are written: at a
+// quarter of them and at the last.
+type heapProbe struct{ quarter, last uint64 }
+
+// writer returns a row callback that writes Mooncake rows to io.Discard
+// and samples the live heap at rows/4 and at rows.
+func (h *heapProbe) writer(b *testing.B, rows int) func(*trace.Row) error {
+	tw, err := trace.NewWriter(io.Discard, trace.FormatMooncake)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	return func(r *trace.Row) error {
+		switch n++; n {
+		case rows / 4:
+			h.quarter = liveHeap()
+		case rows:
+			h.last = liveHeap()
+		}
+		return tw.Write(r)
+	}
+}
+
+// report reports rows/s, the live heap at the last row per row, and its
+// growth per row from a quarter of the rows to the last (0 for constant
+// memory).
+func (h *heapProbe) report(b *testing.B, rows int) {
+	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	b.ReportMetric(float64(h.last)/float64(rows), "heap-B/row")
+	b.ReportMetric((float64(h.last)-float64(h.quarter))/float64(rows-rows/4), "heap-growth-B/row")
+}
+
+// liveHeap collects garbage and returns the live heap in bytes.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }
