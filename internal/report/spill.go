@@ -16,12 +16,16 @@ const viewSize = 5*8 + 7*4 + 2*4 + 2
 // spill holds the first pass's reqViews for the second, in a temporary
 // file read back in order: decoding a record file again (and asking the
 // summary for each request's values again) costs several times what
-// reading these fixed-size views costs. The file is removed by close.
+// reading these fixed-size views costs. The file is removed from its
+// directory as soon as it is made, as internal/spool's is (the open file
+// keeps the data), so a report killed midway leaves nothing behind; where
+// that fails (Windows), close removes it.
 type spill struct {
-	f   *os.File
-	w   *bufio.Writer
-	buf [viewSize]byte
-	n   int
+	f       *os.File
+	w       *bufio.Writer
+	buf     [viewSize]byte
+	n       int
+	removed bool
 }
 
 func newSpill() (*spill, error) {
@@ -29,7 +33,7 @@ func newSpill() (*spill, error) {
 	if err != nil {
 		return nil, fmt.Errorf("report: temporary file: %w", err)
 	}
-	return &spill{f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+	return &spill{f: f, w: bufio.NewWriterSize(f, 1<<20), removed: os.Remove(f.Name()) == nil}, nil
 }
 
 // put appends v.
@@ -82,10 +86,14 @@ func (s *spill) each(f func(v *reqView)) error {
 	return nil
 }
 
-// close removes the file.
+// close closes the file, and removes it if newSpill could not.
 func (s *spill) close() error {
 	if s == nil {
 		return nil
 	}
-	return errors.Join(s.f.Close(), os.Remove(s.f.Name()))
+	err := s.f.Close()
+	if !s.removed {
+		err = errors.Join(err, os.Remove(s.f.Name()))
+	}
+	return err
 }
