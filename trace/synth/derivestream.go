@@ -30,8 +30,8 @@ func (c DeriveConfig) Streams() bool {
 // with a window, every session's first row has a timestamp. When it does
 // not, why says so, and the pass stops at the first row that shows it
 // (its problems after that row are left to the whole read). It logs no
-// warnings (the second read does). It keeps 8 bytes per session, nothing
-// per row.
+// warnings (the second read does). It keeps 8 bytes per session (and,
+// with a window, each session's id), nothing per row.
 func CanStream(path string, opts trace.Options, c DeriveConfig) (ok bool, why string, err error) {
 	if err := c.Validate(); err != nil {
 		return false, "", settings(err)
