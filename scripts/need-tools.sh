@@ -1,13 +1,78 @@
 #!/usr/bin/env bash
-# Checks the tools make test needs before it starts, and says what to
-# install when one is missing: Go at least go.mod's version, a C compiler
-# (the race detector needs cgo), and Node.js 20+ with npm (arrowio's tests
-# read the written files back with real DuckDB, @duckdb/node-api, which
-# npm installs into arrowio/testdata/duckdb on the first run), and Chromium
-# (internal/report's browser test loads reports in it headless; installed
-# with apt-get when missing and this runs as root on Debian or Ubuntu).
+# Checks the tools make test needs before it starts, installs the missing
+# ones when it can, and says what to install when it cannot:
+#
+#   - Go at least go.mod's version and a C compiler with cgo (the race
+#     detector needs cgo);
+#   - Node.js 20+ with npm (arrowio's tests read the written files back with
+#     real DuckDB, @duckdb/node-api, which npm installs into
+#     arrowio/testdata/duckdb on the first run);
+#   - Chromium (internal/report's browser test loads reports in it headless;
+#     $REPRISE_CHROMIUM names another binary);
+#   - the guest toolchains with which wasm's tests rebuild every shipped
+#     adapter and template from source (TestWasmDrift, TestTemplates,
+#     TestRustBuild): clang, lld, wasi-libc and the wasm32 compiler-rt
+#     builtins (C), binaryen's wasm-opt, wabt's wat2wasm, rustc with Debian's
+#     WASI standard library (Rust), and asc (AssemblyScript, npm ci).
+#
+# As root on Debian or Ubuntu the missing Debian packages are installed with
+# apt-get (--no-install-recommends), waiting up to $APT_LOCK_WAIT seconds
+# (default 300) for another apt or dpkg to let go of its lock; apt's own
+# error is shown when it fails. Without the guest toolchains the rebuild
+# tests skip, loudly; under CI (CI set) make test refuses to start instead,
+# so that CI never passes without them.
+#
+#   scripts/need-tools.sh                  check (and install as root)
+#   scripts/need-tools.sh --guest-packages print the Debian packages the guest
+#                                          toolchains need, one a line
+#   scripts/need-tools.sh --missing-guests print what is missing of them now
+#                                          (a package or "asc (...)" a line;
+#                                          nothing when all are there)
 set -uo pipefail
 cd "$(dirname "$0")/.."
+
+# The Debian packages of the guest toolchains: wasm/toolchain_test.go's
+# TestNeedToolsListsGuestPackages checks that this list holds every package
+# its rebuild tests need.
+guest_packages=(clang lld wasi-libc libclang-rt-dev-wasm32 binaryen wabt rustc libstd-rust-dev-wasm32)
+
+probe_dir=$(mktemp -d)
+trap 'rm -rf "$probe_dir"' EXIT
+
+# c_missing prints the package that keeps clang from building a WASI
+# reactor module: clang, lld (wasm-ld), wasi-libc (the sysroot's headers and
+# libc) or libclang-rt-dev-wasm32 (libclang_rt.builtins-wasm32.a).
+c_missing() {
+  command -v clang >/dev/null || { echo clang; return; }
+  command -v wasm-ld >/dev/null || { echo lld; return; }
+  printf '#include <stdint.h>\n#include <string.h>\nint probe(void) { return (int)strlen("x") + (int)sizeof(uint64_t); }\n' >"$probe_dir/probe.c"
+  if ! clang --target=wasm32-wasi -fsyntax-only "$probe_dir/probe.c" >/dev/null 2>&1; then
+    echo wasi-libc
+    return
+  fi
+  if ! clang --target=wasm32-wasi -mexec-model=reactor -O2 -o "$probe_dir/probe.wasm" "$probe_dir/probe.c" >/dev/null 2>&1; then
+    echo libclang-rt-dev-wasm32
+  fi
+}
+have_rust_wasm() { sh sdk-wasm/rust/rustc-wasm.sh --print >/dev/null 2>&1; }
+asc=sdk-wasm/assemblyscript/node_modules/.bin/asc
+missing_guests() {
+  c_missing
+  command -v wasm-opt >/dev/null || echo binaryen
+  command -v wat2wasm >/dev/null || echo wabt
+  have_rust_wasm || { command -v rustc >/dev/null || echo rustc; echo libstd-rust-dev-wasm32; }
+}
+
+case "${1:-}" in
+--guest-packages) printf '%s\n' "${guest_packages[@]}"; exit 0 ;;
+--missing-guests)
+  missing_guests
+  [ -x "$asc" ] || echo "asc (npm ci in sdk-wasm/assemblyscript)"
+  exit 0 ;;
+"") ;;
+*) echo "usage: scripts/need-tools.sh [--guest-packages | --missing-guests]" >&2; exit 2 ;;
+esac
+
 missing=0
 need() { echo "make test: $1" >&2; missing=1; }
 
@@ -36,47 +101,50 @@ else
   fi
 fi
 
-# Chromium for internal/report's browser test ($REPRISE_CHROMIUM names
-# another binary), and the guest toolchains with which wasm's tests
-# rebuild every shipped adapter and template from source (TestWasmDrift,
-# TestTemplates, TestRustBuild): clang and lld (C), binaryen's wasm-opt,
-# wabt's wat2wasm, rustc with Debian's WASI standard library (Rust) and
-# asc (AssemblyScript, npm). As root on Debian or Ubuntu the missing ones
-# are installed. Without the guest toolchains those tests skip, loudly;
-# under CI (CI set) make test refuses to start instead, so that CI never
-# passes without them.
 have_chromium() {
   [ -n "${REPRISE_CHROMIUM:-}" ] && [ -x "$REPRISE_CHROMIUM" ] && return 0
   command -v chromium >/dev/null || command -v chromium-browser >/dev/null || command -v google-chrome >/dev/null
 }
-have_rust_wasm() { sh sdk-wasm/rust/rustc-wasm.sh --print >/dev/null 2>&1; }
 apt_missing() {
   have_chromium || echo chromium
-  command -v clang >/dev/null || echo clang
-  command -v wasm-ld >/dev/null || echo lld
-  command -v wasm-opt >/dev/null || echo binaryen
-  command -v wat2wasm >/dev/null || echo wabt
-  have_rust_wasm || echo rustc libstd-rust-dev-wasm32
+  missing_guests
 }
-pkgs=$(apt_missing | tr '\n' ' ')
-if [ -n "${pkgs// /}" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  echo "make test: installing $pkgs(apt-get install)" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  # shellcheck disable=SC2086 # one word a package
-  apt-get install -y -q $pkgs >/dev/null 2>&1 ||
-    { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q $pkgs >/dev/null 2>&1; } || true
+
+# apt_get runs apt-get with its output kept, waiting for the dpkg lock; on
+# failure it shows apt's last lines and returns non-zero.
+apt_log="$probe_dir/apt.log"
+apt_get() {
+  DEBIAN_FRONTEND=noninteractive apt-get -q -o DPkg::Lock::Timeout="${APT_LOCK_WAIT:-300}" "$@" >"$apt_log" 2>&1 && return 0
+  echo "make test: apt-get $*: failed:" >&2
+  tail -n 15 "$apt_log" | sed 's/^/  apt: /' >&2
+  return 1
+}
+
+mapfile -t pkgs < <(apt_missing | sort -u)
+if [ "${#pkgs[@]}" -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "make test: installing ${pkgs[*]} (apt-get install --no-install-recommends)" >&2
+    # A fresh machine's package lists may be empty or stale: update once
+    # when the first try fails.
+    apt_get install -y --no-install-recommends "${pkgs[@]}" 2>/dev/null ||
+      { apt_get update && apt_get install -y --no-install-recommends "${pkgs[@]}"; }
+  else
+    echo "make test: missing Debian packages: ${pkgs[*]} (not root, or no apt-get: install them yourself)" >&2
+  fi
 fi
 if ! have_chromium; then
-  need "chromium not found: install it (Debian/Ubuntu: apt-get install chromium) or set REPRISE_CHROMIUM to a Chromium or Chrome binary; internal/report's browser test needs it"
+  need "chromium not found: install it (Debian/Ubuntu: apt-get install --no-install-recommends chromium) or set REPRISE_CHROMIUM to a Chromium or Chrome binary; internal/report's browser test needs it"
 fi
-asc=sdk-wasm/assemblyscript/node_modules/.bin/asc
 if [ ! -x "$asc" ] && command -v npm >/dev/null; then
-  (cd sdk-wasm/assemblyscript && npm ci --silent --no-audit --no-fund >/dev/null 2>&1) || true
+  if ! out=$(cd sdk-wasm/assemblyscript && npm ci --no-audit --no-fund 2>&1); then
+    echo "make test: npm ci in sdk-wasm/assemblyscript failed:" >&2
+    tail -n 10 <<<"$out" | sed 's/^/  npm: /' >&2
+  fi
 fi
-guests=$(apt_missing | grep -v chromium | tr '\n' ' ')
+guests=$(missing_guests | sort -u | tr '\n' ' ')
 [ -x "$asc" ] || guests+="asc (npm ci in sdk-wasm/assemblyscript) "
 if [ -n "${guests// /}" ]; then
-  msg="guest toolchains missing: ${guests}(Debian/Ubuntu: apt-get install clang lld binaryen wabt rustc libstd-rust-dev-wasm32; see sdk-wasm/README.md)"
+  msg="guest toolchains missing: ${guests}(Debian/Ubuntu: apt-get install --no-install-recommends ${guest_packages[*]}; see sdk-wasm/README.md)"
   if [ -n "${CI:-}" ]; then
     need "$msg"
   else

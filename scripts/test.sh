@@ -1,18 +1,49 @@
 #!/usr/bin/env bash
-# make test: vet, the race-enabled test suite with invariant checks, then a
-# short fuzz of every fuzz target. Exits non-zero on any failure.
-set -euo pipefail
+# make test: vet, the race-enabled test suite with invariant checks, the
+# tests that only mean something without the race detector, then a short
+# fuzz of every fuzz target. Every pass runs even when an earlier one
+# failed; at the end it prints how many tests each pass ran, passed,
+# failed and skipped, every skip with its reason, every failure, and one
+# closing line ("tests: N passed, N failed, N skipped"). Exits non-zero on
+# any failure.
+set -uo pipefail
 cd "$(dirname "$0")/.."
-scripts/need-tools.sh
+scripts/need-tools.sh || exit 1
 # go-nvml's headers mark old NVML calls deprecated; their warnings are noise.
 export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"
-go vet ./...
+
+# gotestsum shows each package as it finishes and keeps the JSON events of
+# a pass, which internal/testsummary counts at the end (pinned here; the
+# module proxy serves it).
+gotestsum=bin/gotestsum
+gotestsum_version=v1.13.0
+if ! "$gotestsum" --version 2>/dev/null | grep -q "$gotestsum_version"; then
+  GOBIN="$PWD/bin" go install "gotest.tools/gotestsum@$gotestsum_version" || exit 1
+fi
+root=$PWD
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
+failed=()
+passes=()
+# pass NAME DIR GO-TEST-ARGS...: one go test run, its events kept.
+pass() {
+  local name=$1 dir=$2
+  shift 2
+  echo "== $name: go test $*"
+  passes+=("$name=$results/$name.json")
+  (cd "$dir" && "$root/$gotestsum" --format pkgname-and-test-fails --format-hide-empty-pkg \
+    --hide-summary=skipped --jsonfile "$results/$name.json" -- "$@") || failed+=("$name")
+}
+
+echo "== vet"
+go vet ./... || failed+=(vet)
 # The Go guest SDK is a module of its own (Go adapters require it alone):
 # its scanner's tests and fuzz targets run here too.
-(cd sdk-wasm/go && go vet ./... && go test -race -count=1 ./...)
+(cd sdk-wasm/go && go vet ./...) || failed+=(vet-sdk)
+pass sdk-go sdk-wasm/go -race -count=1 ./...
 # -timeout: a package's whole test binary, not one test (go's default of
 # 10m is tight for cmd/reprise under -race on a 2-core machine).
-go test -race -tags invariants -count=1 -timeout=25m ./...
+pass race . -race -tags invariants -count=1 -timeout=25m ./...
 # Without -race: the allocation budgets (sync.Pool drops items at random
 # under the race detector, so those tests skip there), the every-row
 # prompt fidelity test (410M tokens; ~5x slower under -race), and the
@@ -24,5 +55,12 @@ go test -race -tags invariants -count=1 -timeout=25m ./...
 norace='Alloc|^TestFidelity'
 norace+='|^TestCalibration$|^TestSameServerNoDifference$|^TestFanOut$'
 norace+='|^TestSaturationStopsAtFirstPointPastCapacity$|^TestFindMaxRateWithinFivePercentOfCapacity$|^TestRunsIntervalsContainConfiguredTTFT$'
-go test -tags invariants -count=1 -timeout=25m -run "$norace" ./...
-FUZZTIME="${FUZZTIME:-3s}" FUZZFRESH=1 scripts/fuzz.sh
+pass norace . -tags invariants -count=1 -timeout=25m -run "$norace" ./...
+echo "== fuzz"
+FUZZTIME="${FUZZTIME:-3s}" FUZZFRESH=1 scripts/fuzz.sh || failed+=(fuzz)
+
+echo
+echo "== summary"
+[ "${#failed[@]}" -eq 0 ] || echo "make test: FAILED: ${failed[*]}"
+go run ./internal/testsummary "${passes[@]}" || failed+=(summary)
+[ "${#failed[@]}" -eq 0 ]

@@ -14,28 +14,79 @@ import (
 	"github.com/reprise-bench/reprise/wasm/scaffold"
 )
 
-// needToolchains skips (loudly) unless every guest toolchain is installed.
-// They are Debian packages and npm modules that CI machines may lack; the
-// committed .wasm files keep every other test independent of them.
+// guestPackages are the Debian packages each rebuild test needs (the
+// AssemblyScript compiler comes from npm ci in sdk-wasm/assemblyscript).
+// TestNeedToolsListsGuestPackages checks that scripts/need-tools.sh installs
+// every one of them, so the two lists cannot drift apart.
+var guestPackages = map[string][]string{
+	// scripts/wasm.sh --check rebuilds the shipped C, Rust, AssemblyScript
+	// and WAT modules and runs wasm-opt over them.
+	"TestWasmDrift": {"clang", "lld", "wasi-libc", "libclang-rt-dev-wasm32", "binaryen", "wabt", "rustc", "libstd-rust-dev-wasm32"},
+	// The C and Rust templates built with their generated Makefiles.
+	"TestTemplates": {"clang", "lld", "wasi-libc", "libclang-rt-dev-wasm32", "rustc", "libstd-rust-dev-wasm32"},
+	"TestRustBuild": {"rustc", "libstd-rust-dev-wasm32"},
+}
+
+// needToolchains skips (loudly) unless every guest toolchain is installed,
+// naming what is missing as scripts/need-tools.sh --missing-guests finds it
+// (a Debian package, or asc): the script's probes are the one check. They
+// are Debian packages and npm modules that a machine may lack; the
+// committed .wasm files keep every other test independent of them, and
+// under CI make test refuses to start without them.
 func needToolchains(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("SKIP: -short: not rebuilding guests")
 	}
 	var missing []string
-	for _, tool := range []string{"go", "clang", "wasm-opt", "wat2wasm", "make"} {
+	for _, tool := range []string{"go", "make"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			missing = append(missing, tool)
 		}
 	}
-	if _, ok := rustToolchain(t); !ok {
-		missing = append(missing, "rustc with a WASI std (sh sdk-wasm/rust/rustc-wasm.sh --print)")
+	cmd := exec.Command("scripts/need-tools.sh", "--missing-guests")
+	cmd.Dir = ".."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("scripts/need-tools.sh --missing-guests: %v", err)
 	}
-	if _, err := os.Stat("../sdk-wasm/assemblyscript/node_modules/.bin/asc"); err != nil {
-		missing = append(missing, "asc (npm ci in sdk-wasm/assemblyscript)")
+	for _, line := range strings.Split(string(out), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			missing = append(missing, line)
+		}
 	}
 	if len(missing) > 0 {
-		t.Skipf("SKIP: guest toolchains missing: %v (see sdk-wasm/README.md)", missing)
+		t.Skipf("SKIP: guest toolchains missing: %s (as root, make test installs them; see sdk-wasm/README.md)", strings.Join(missing, ", "))
+	}
+}
+
+// TestNeedToolsListsGuestPackages checks that scripts/need-tools.sh
+// installs every Debian package a rebuild test needs, and installs nothing
+// that no test needs.
+func TestNeedToolsListsGuestPackages(t *testing.T) {
+	cmd := exec.Command("scripts/need-tools.sh", "--guest-packages")
+	cmd.Dir = ".."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("scripts/need-tools.sh --guest-packages: %v", err)
+	}
+	installs := map[string]bool{}
+	for _, p := range strings.Fields(string(out)) {
+		installs[p] = true
+	}
+	needed := map[string]bool{}
+	for test, pkgs := range guestPackages {
+		for _, p := range pkgs {
+			needed[p] = true
+			if !installs[p] {
+				t.Errorf("%s needs Debian package %s, which scripts/need-tools.sh does not install", test, p)
+			}
+		}
+	}
+	for p := range installs {
+		if !needed[p] {
+			t.Errorf("scripts/need-tools.sh installs %s, which no rebuild test needs (guestPackages)", p)
+		}
 	}
 }
 
