@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,6 +26,29 @@ type compareConfig struct {
 	Config  compare.Config
 }
 
+// sides splits the arguments into sides: separated by "vs" when one is
+// given (A1 A2 vs B1 B2), else one directory a side. A directory of
+// repeated runs (--runs: run-1 … run-N) is its runs.
+func (c compareConfig) sides() [][]string {
+	var out [][]string
+	if slices.Contains(c.Args, "vs") {
+		cur := []string{}
+		for _, a := range c.Args {
+			if a == "vs" {
+				out = append(out, cur)
+				cur = []string{}
+				continue
+			}
+			cur = append(cur, compare.Replicates(a)...)
+		}
+		return append(out, cur)
+	}
+	for _, a := range c.Args {
+		out = append(out, compare.Replicates(a))
+	}
+	return out
+}
+
 // Validate reports every problem at once.
 func (c compareConfig) Validate() error {
 	var errs []error
@@ -32,10 +57,21 @@ func (c compareConfig) Validate() error {
 		errs = append(errs, fmt.Errorf("--targets compares the targets of one run: want one run directory, got %d", len(c.Args)))
 	case c.Targets != nil && len(c.Targets) < 2:
 		errs = append(errs, errors.New("--targets: want two or more target indexes, such as 0,1"))
-	case c.Targets == nil && len(c.Args) < 2:
-		errs = append(errs, fmt.Errorf("want two or more run directories (A B [C…]), or one with --targets, got %d", len(c.Args)))
+	case c.Targets != nil && slices.Contains(c.Args, "vs"):
+		errs = append(errs, errors.New("--targets compares the targets of one run: it takes no \"vs\""))
+	case c.Targets == nil && slices.Contains(c.Args, "vs"):
+		for i, side := range c.sides() {
+			if len(side) == 0 {
+				errs = append(errs, fmt.Errorf("side %d has no run directory: write A1 A2 vs B1 B2, each side one or more run directories", i+1))
+			}
+		}
+	case c.Targets == nil && len(c.sides()) < 2:
+		errs = append(errs, fmt.Errorf("want two or more run directories (A B [C…], or A1 A2 vs B1 B2), or one with --targets, got %d", len(c.Args)))
 	}
 	for _, d := range c.Args {
+		if d == "vs" {
+			continue
+		}
 		switch st, err := os.Stat(d); {
 		case errors.Is(err, fs.ErrNotExist):
 			errs = append(errs, fmt.Errorf("run directory %s does not exist: give directories written by reprise replay (their --out, or ones under runs/)", d))
@@ -56,7 +92,7 @@ func (c compareConfig) Validate() error {
 
 // spellCompare names compare.Config fields as flags.
 func spellCompare(err error) error {
-	r := strings.NewReplacer("Level ", "--level ", "Resamples ", "--resamples ")
+	r := strings.NewReplacer("Level ", "--level ", "Resamples ", "--resamples ", "MinEffect ", "--min-effect ", "EquivalentWithin ", "--equivalent-within ")
 	return errors.New(r.Replace(err.Error()))
 }
 
@@ -64,14 +100,23 @@ func compareCommand(a *app) *cli.Command {
 	return &cli.Command{
 		Name:      "compare",
 		Usage:     "compare runs: every headline metric's difference with a bootstrap interval and a verdict",
-		ArgsUsage: "A B [C…]",
-		Description: "Compares each run after the first (B, C…) against the first (A): TTFT, TTFO, ITL and E2E at p50, p90\n" +
+		ArgsUsage: "A B [C…] | A1 A2… vs B1 B2… [vs C1…]",
+		Description: "Compares each side after the first (B, C…) against the first (A): TTFT, TTFO, ITL and E2E at p50, p90\n" +
 			"and p99, the throughputs, goodput, the error rate and the prefix-cache hit ratio, each with B−A, its\n" +
-			"relative change, a seeded bootstrap confidence interval of B−A and a verdict (better, worse or no\n" +
-			"significant difference). Runs that replayed the same trace (equal trace_sha256) are paired by trace\n" +
-			"row. Warnings say why runs may not be comparable. --fail-on gates CI: a metric significantly worse\n" +
-			"beyond its threshold exits 3.\n\n" +
-			"  reprise compare runs/old runs/new --fail-on 'ttft.p99:+5%,output_token_throughput:-3%'",
+			"relative change, a seeded bootstrap confidence interval of B−A and a verdict (better, worse, no\n" +
+			"significant difference, equivalent, inconclusive). A side is a run directory, a directory of\n" +
+			"repeated runs (--runs), or several run directories before a \"vs\": replicates, whose run-to-run\n" +
+			"variation goes into the interval. The intervals hold together across the metrics (one false alarm\n" +
+			"in any metric at most 5 % of the time at --level 0.95), and a change must pass a noise floor:\n" +
+			"--min-effect, a calibration's timing error and, with a single run a side, the runs' own read lag and\n" +
+			"lateness, and show in 4 of 5 consecutive parts of the runs. A degraded measurement makes a change\n" +
+			"it could account for inconclusive. Single runs of one trace are paired by trace row. Warnings say\n" +
+			"why runs may not be comparable. --fail-on gates CI: a metric significantly worse beyond its\n" +
+			"threshold exits 3.\n\n" +
+			"Examples:\n" +
+			"  reprise compare runs/old runs/new --fail-on 'ttft.p99:+5%,output_token_throughput:-3%'\n" +
+			"  reprise compare runs/old-1 runs/old-2 runs/old-3 vs runs/new-1 runs/new-2 runs/new-3\n" +
+			"  reprise compare runs/old runs/new --equivalent-within 2%",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Sources: envVars("json"), Usage: "print the comparison as JSON (docs/format/compare-json.md)"},
 			&cli.StringSliceFlag{Name: "fail-on", Sources: envVars("fail-on"),
@@ -80,6 +125,10 @@ func compareCommand(a *app) *cli.Command {
 				Usage: "confidence `LEVEL` of the intervals"},
 			&cli.IntFlag{Name: "resamples", Value: compare.DefaultResamples, Sources: envVars("resamples"),
 				Usage: "`N` bootstrap resamples"},
+			&cli.StringFlag{Name: "min-effect", Value: fmt.Sprintf("%g%%", compare.DefaultMinEffect*100), Sources: envVars("min-effect"),
+				Usage: "`PCT`: the smallest relative change (of A) called a change, however narrow its interval"},
+			&cli.StringFlag{Name: "equivalent-within", Sources: envVars("equivalent-within"),
+				Usage: "`PCT`: call a metric equivalent when its relative change's interval lies within ±PCT (no change larger than that)"},
 			&cli.Uint64Flag{Name: "seed", Value: compare.DefaultSeed, Sources: cli.EnvVars("REPRISE_COMPARE_SEED"),
 				Usage: "`SEED` of the bootstrap draws: equal seeds give equal intervals"},
 			&cli.BoolFlag{Name: "unpaired", Sources: envVars("unpaired"),
@@ -90,42 +139,56 @@ func compareCommand(a *app) *cli.Command {
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			cfg := compare.NewConfig()
 			cfg.Level, cfg.Resamples, cfg.Seed, cfg.Unpaired = cmd.Float("level"), cmd.Int("resamples"), cmd.Uint64("seed"), cmd.Bool("unpaired")
-			c := compareConfig{Args: cmd.Args().Slice(), JSON: cmd.Bool("json"), FailOn: cmd.StringSlice("fail-on"), Config: cfg}
-			var terr error
-			if cmd.IsSet("targets") {
-				c.Targets, terr = parseTargets(cmd.String("targets"))
+			var perr []error
+			var err error
+			if cfg.MinEffect, err = parsePercent("--min-effect", cmd.String("min-effect")); err != nil {
+				perr = append(perr, err)
 			}
-			if err := errors.Join(terr, c.Validate()); err != nil {
+			if cmd.IsSet("equivalent-within") {
+				if cfg.EquivalentWithin, err = parsePercent("--equivalent-within", cmd.String("equivalent-within")); err != nil {
+					perr = append(perr, err)
+				}
+			}
+			c := compareConfig{Args: cmd.Args().Slice(), JSON: cmd.Bool("json"), FailOn: cmd.StringSlice("fail-on"), Config: cfg}
+			if cmd.IsSet("targets") {
+				ts, terr := parseTargets(cmd.String("targets"))
+				c.Targets = ts
+				perr = append(perr, terr)
+			}
+			if err := errors.Join(append(perr, c.Validate())...); err != nil {
 				return exitcode.UsageError(err, "see 'reprise compare --help'")
 			}
 			gates, _ := compare.ParseThresholds(c.FailOn)
-			var runs []*compare.Run
-			for _, d := range c.Args {
-				if c.Targets != nil {
-					for _, t := range c.Targets {
-						r, err := compare.LoadTarget(d, t)
-						if err != nil {
-							return exitcode.UsageError(err, "--targets names targets by index from 0, in the order of the run's --url")
-						}
-						runs = append(runs, r)
+			var sides [][]*compare.Run
+			if c.Targets != nil {
+				for _, t := range c.Targets {
+					r, err := compare.LoadTarget(c.Args[0], t)
+					if err != nil {
+						return exitcode.UsageError(err, "--targets names targets by index from 0, in the order of the run's --url")
 					}
-					continue
+					sides = append(sides, []*compare.Run{r})
 				}
-				r, err := compare.Load(d)
-				if err != nil {
-					return err
+			} else {
+				for _, dirs := range c.sides() {
+					var side []*compare.Run
+					for _, d := range dirs {
+						r, err := compare.Load(d)
+						if err != nil {
+							return err
+						}
+						side = append(side, r)
+					}
+					sides = append(sides, side)
 				}
-				runs = append(runs, r)
 			}
 			var results []*compare.Result
-			for _, b := range runs[1:] {
-				res, err := compare.Compare(runs[0], b, c.Config)
+			for _, b := range sides[1:] {
+				res, err := compare.CompareGroups(sides[0], b, c.Config)
 				if err != nil {
 					return err
 				}
 				results = append(results, res)
 			}
-			var err error
 			if c.JSON {
 				err = compare.WriteJSON(a.stdout, results, gates)
 			} else {
@@ -147,6 +210,21 @@ func compareCommand(a *app) *cli.Command {
 			return nil
 		},
 	}
+}
+
+// parsePercent parses a percentage such as "2%" (or a fraction such as
+// 0.02) into a fraction.
+func parsePercent(flag, v string) (float64, error) {
+	t := strings.TrimSpace(v)
+	pct := strings.HasSuffix(t, "%")
+	x, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(t, "%")), 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+		return 0, fmt.Errorf("%s %q: want a percentage such as 2%%", flag, v)
+	}
+	if pct {
+		x /= 100
+	}
+	return x, nil
 }
 
 // parseTargets parses --targets: comma-separated target indexes.

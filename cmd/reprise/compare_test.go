@@ -72,7 +72,7 @@ func TestCompareCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if doc.SchemaVersion != "1" || doc.Seed != 7 || len(doc.Comparisons) != 1 || !doc.Comparisons[0].Paired {
+	if doc.SchemaVersion != "2" || doc.Seed != 7 || len(doc.Comparisons) != 1 || !doc.Comparisons[0].Paired {
 		t.Fatalf("JSON:\n%s", out)
 	}
 	for _, m := range doc.Comparisons[0].Metrics {
@@ -94,6 +94,53 @@ func TestCompareCLI(t *testing.T) {
 	for _, want := range []string{"Comparison: slow against fast", "paired by trace row: 40 pairs", "ttft.p50", `class="bad"`} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("report lacks %q", want)
+		}
+	}
+}
+
+// TestCompareReplicatesCLI: two runs a side before and after "vs", and a
+// directory of repeated runs (--runs 2) as a side, are compared as
+// replicates: the table says how many runs each side had and finds the
+// 299 ms TTFT change.
+func TestCompareReplicatesCLI(t *testing.T) {
+	dirs := compareRuns(t, time.Millisecond, time.Millisecond, 300*time.Millisecond, 300*time.Millisecond)
+	code, out, stderr := runCLI(t, "", "compare", dirs[0], dirs[1], "vs", dirs[2], dirs[3])
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, out)
+	}
+	if !strings.Contains(out, "replicates: 2 runs of A, 2 of B") || !strings.Contains(out, "(+1 runs)") {
+		t.Errorf("table:\n%s", out)
+	}
+	var ttft string
+	for l := range strings.Lines(out) {
+		if strings.HasPrefix(l, "ttft.p50 ") {
+			ttft = l
+		}
+	}
+	if !strings.HasSuffix(strings.TrimSpace(ttft), "worse") {
+		t.Errorf("ttft.p50 line %q, want worse", ttft)
+	}
+	// A --runs directory is its runs.
+	runsDir := filepath.Join(t.TempDir(), "repeated")
+	for i, d := range dirs[:2] {
+		if err := os.MkdirAll(runsDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(d, filepath.Join(runsDir, fmt.Sprintf("run-%d", i+1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, stderr = runCLI(t, "", "compare", runsDir, "vs", dirs[2], dirs[3])
+	if code != 0 || !strings.Contains(out, "replicates: 2 runs of A, 2 of B") {
+		t.Errorf("a --runs directory as side A: exit %d: %s\n%s", code, stderr, out)
+	}
+	for _, args := range [][]string{
+		{"compare", "vs", dirs[2]},
+		{"compare", dirs[2], "vs"},
+		{"compare", dirs[2], dirs[3], "--min-effect", "lots"},
+	} {
+		if code, _, stderr := runCLI(t, "", args...); code != 2 {
+			t.Errorf("%q: exit %d, want 2 (usage): %s", args, code, stderr)
 		}
 	}
 }

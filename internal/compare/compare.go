@@ -14,11 +14,24 @@ import (
 const (
 	// DefaultLevel is the confidence level of the intervals.
 	DefaultLevel = 0.95
-	// DefaultResamples is the number of bootstrap resamples; the ends of
-	// a 95 % interval then rest on 25 resamples each.
-	DefaultResamples = 1000
+	// DefaultResamples is the number of bootstrap resamples: the
+	// simultaneous intervals of ~18 metrics cut about 0.2 % from each
+	// end of each, which 2000 resamples still rest on a few draws.
+	DefaultResamples = 2000
 	// DefaultSeed seeds the bootstrap draws.
 	DefaultSeed = 1
+	// DefaultMinEffect is the smallest relative change called a change.
+	DefaultMinEffect = 0.02
+	// Parts is the number of consecutive parts (by send time) in which a
+	// change between single runs must show: see [CompareGroups].
+	Parts = 5
+	// PartsAgreeing is how many of the Parts must change the same way.
+	PartsAgreeing = 4
+	// Blocks is the number of blocks of consecutive requests (by send
+	// time) a run is resampled in: a machine's stall slows requests in
+	// a row, which resampling requests one by one would treat as
+	// independent luck.
+	Blocks = 20
 )
 
 // Config says how runs are compared. Build it with [NewConfig].
@@ -32,11 +45,17 @@ type Config struct {
 	// Unpaired resamples each side on its own even when the runs replayed
 	// the same trace.
 	Unpaired bool
+	// MinEffect is the smallest relative change (of A) that is called
+	// a change, however narrow its interval: 0.02 is 2 %.
+	MinEffect float64
+	// EquivalentWithin, when positive, calls a metric [Equivalent] when
+	// the interval of its relative change lies within ±EquivalentWithin.
+	EquivalentWithin float64
 }
 
 // NewConfig returns a Config with the Default constants.
 func NewConfig() Config {
-	return Config{Level: DefaultLevel, Resamples: DefaultResamples, Seed: DefaultSeed}
+	return Config{Level: DefaultLevel, Resamples: DefaultResamples, Seed: DefaultSeed, MinEffect: DefaultMinEffect}
 }
 
 // Validate reports every problem of c at once.
@@ -46,7 +65,13 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("Level %v: want a confidence level between 0 and 1, such as 0.95", c.Level))
 	}
 	if c.Resamples < 100 {
-		errs = append(errs, fmt.Errorf("Resamples %d: want at least 100 (1000 is usual)", c.Resamples))
+		errs = append(errs, fmt.Errorf("Resamples %d: want at least 100 (2000 is usual)", c.Resamples))
+	}
+	if !(c.MinEffect >= 0 && c.MinEffect < 1) {
+		errs = append(errs, fmt.Errorf("MinEffect %v: want a fraction from 0 to below 1, such as 0.02 for 2%%", c.MinEffect))
+	}
+	if !(c.EquivalentWithin >= 0 && c.EquivalentWithin < 1) {
+		errs = append(errs, fmt.Errorf("EquivalentWithin %v: want a fraction from 0 to below 1, such as 0.02 for 2%%", c.EquivalentWithin))
 	}
 	return errors.Join(errs...)
 }
@@ -60,8 +85,16 @@ const (
 	Better Verdict = "better"
 	// Worse: the interval excludes 0 on the metric's bad side.
 	Worse Verdict = "worse"
-	// NoDifference: the interval contains 0.
+	// NoDifference: the interval contains 0, or the change is within
+	// the noise floor ([Metric.Floor]).
 	NoDifference Verdict = "no_significant_difference"
+	// Equivalent: the interval of the relative change lies within
+	// ±[Config.EquivalentWithin]: no change larger than that.
+	Equivalent Verdict = "equivalent"
+	// Inconclusive: the interval excludes 0 and the change passes the
+	// noise floor, but a run's measurement quality was degraded by as
+	// much as the change ([Metric.Degradation]).
+	Inconclusive Verdict = "inconclusive"
 	// NotAvailable: a side has no value for the metric (no streamed
 	// request for TTFT, no goodput SLOs, no server cache counts).
 	NotAvailable Verdict = "n/a"
@@ -139,6 +172,8 @@ type Side struct {
 	Host        string  `json:"host"`
 	Requests    int     `json:"requests"`
 	DurationS   float64 `json:"duration_s"`
+	// Runs lists the runs of a side of several (replicates); nil for one.
+	Runs []string `json:"runs,omitempty"`
 }
 
 // Metric is the comparison of one metric. Values are NaN where they do
@@ -161,6 +196,17 @@ type Metric struct {
 	// Verdict says whether B is better, worse or not significantly
 	// different.
 	Verdict Verdict
+	// Floor is the noise floor in the metric's unit: a change no larger
+	// is no change (see [noiseFloor]); FloorWhy says what set it.
+	Floor    float64
+	FloorWhy string
+	// Degradation is how far the degraded measurement of a run may have
+	// moved the metric, in its unit (0 when no run was degraded, NaN
+	// when the metric does not depend on the client's timing).
+	Degradation float64
+	// Note says why the verdict is not better or worse when the
+	// interval alone would have made it so ("" otherwise).
+	Note string
 }
 
 // Result is the comparison of B against A.
@@ -178,10 +224,21 @@ type Result struct {
 	Level     float64
 	Resamples int
 	Seed      uint64
+	// RunsA and RunsB are the runs (replicates) of each side.
+	RunsA, RunsB int
+	// Blocks is the number of blocks of consecutive requests each run
+	// was resampled in; Tail is the share of resamples each interval
+	// cuts from each end, so that all the intervals of the comparison
+	// hold together at Level.
+	Blocks int
+	Tail   float64
 	// Metrics are the compared metrics in table order.
 	Metrics []Metric
 	// Warnings say why the runs may not be comparable.
 	Warnings []string
+	// Notes say how far the verdicts reach (run-to-run variation
+	// unmeasured, degraded runs).
+	Notes []string
 }
 
 // Metric returns the comparison of the named metric, and whether the
@@ -200,13 +257,36 @@ type side struct {
 	reqs    []request
 	sorted  [nLatency][]int32 // indices of reqs with the latency, by value
 	ones    []int32           // a count of 1 per request: the run itself
+	order   []int32           // indices of reqs by send time (never sent last)
+	parts   [Parts][]int32    // a count of 1 per request of each part of the run, 0 elsewhere
 	goodput bool
 }
 
 func newSide(reqs []request, goodput bool) *side {
-	s := &side{reqs: reqs, goodput: goodput, ones: make([]int32, len(reqs))}
+	s := &side{reqs: reqs, goodput: goodput, ones: make([]int32, len(reqs)), order: make([]int32, len(reqs))}
 	for i := range s.ones {
 		s.ones[i] = 1
+		s.order[i] = int32(i)
+	}
+	slices.SortStableFunc(s.order, func(x, y int32) int {
+		a, b := reqs[x].sent, reqs[y].sent
+		switch {
+		case a == b:
+			return 0
+		case a == 0:
+			return 1
+		case b == 0:
+			return -1
+		case a < b:
+			return -1
+		}
+		return 1
+	})
+	for p := range Parts {
+		s.parts[p] = make([]int32, len(reqs))
+		for _, i := range s.order[p*len(reqs)/Parts : (p+1)*len(reqs)/Parts] {
+			s.parts[p][i] = 1
+		}
 	}
 	for l := range nLatency {
 		idx := make([]int32, 0, len(reqs))
@@ -309,7 +389,8 @@ func (s *side) eval(idx, w []int32, out []float64) {
 	var first, last int64
 	for i := range s.reqs {
 		q := &s.reqs[i]
-		if q.sent == 0 {
+		if q.sent == 0 || idx == nil && w[i] == 0 {
+			// Unsent, or outside the part of the run evaluated.
 			continue
 		}
 		if first == 0 || q.sent < first {
@@ -358,84 +439,259 @@ func (s *side) eval(idx, w []int32, out []float64) {
 	}
 }
 
-// Compare compares run b against run a: every metric's difference B−A
-// with its bootstrap interval and verdict, and the reasons the runs may
-// not be comparable. It reads nothing; a and b are not changed.
+// Compare compares run b against run a: [CompareGroups] with one run a
+// side.
 func Compare(a, b *Run, cfg Config) (*Result, error) {
+	return CompareGroups([]*Run{a}, []*Run{b}, cfg)
+}
+
+// group is one side of a comparison: its runs ready for resampling.
+type group struct {
+	runs  []*Run
+	sides []*side
+}
+
+// eval writes the side's metrics for one resample to out: the mean, over
+// R runs drawn with replacement (R the number of runs; the runs
+// themselves when rng is nil), of each drawn run's metrics on a block
+// resample of its requests. idx and w are scratch of the largest run's
+// size; pidx and pw, when not nil, are the paired draw used instead.
+func (g *group) eval(rng *rand.Rand, pidx, pw []int32, idx, w []int32, one, out []float64) {
+	clear(out)
+	cnt := make([]int, len(out))
+	for k := range g.sides {
+		si := k
+		if rng != nil && len(g.sides) > 1 {
+			si = rng.IntN(len(g.sides))
+		}
+		sd := g.sides[si]
+		switch {
+		case rng == nil:
+			sd.eval(nil, nil, one)
+		case pidx != nil:
+			sd.eval(pidx, pw, one)
+		default:
+			n := len(sd.reqs)
+			drawBlocks(rng, sd.order, idx[:n], w[:n])
+			sd.eval(idx[:n], w[:n], one)
+		}
+		for m, v := range one {
+			if !math.IsNaN(v) {
+				out[m] += v
+				cnt[m]++
+			}
+		}
+	}
+	for m := range out {
+		if cnt[m] == 0 {
+			out[m] = math.NaN()
+		} else {
+			out[m] /= float64(cnt[m])
+		}
+	}
+}
+
+// evalPart writes the side's metrics on part p of each of its runs (the
+// mean over runs) to out.
+func (g *group) evalPart(p int, one, out []float64) {
+	clear(out)
+	cnt := make([]int, len(out))
+	for _, sd := range g.sides {
+		sd.eval(nil, sd.parts[p], one)
+		for m, v := range one {
+			if !math.IsNaN(v) {
+				out[m] += v
+				cnt[m]++
+			}
+		}
+	}
+	for m := range out {
+		if cnt[m] == 0 {
+			out[m] = math.NaN()
+		} else {
+			out[m] /= float64(cnt[m])
+		}
+	}
+}
+
+// CompareGroups compares side B (runs b, replicates of one setting)
+// against side A: every metric's difference B−A with its bootstrap
+// interval, noise floor and verdict, and the reasons the sides may not be
+// comparable. A side's metric is the mean of its runs' metrics.
+//
+// The bootstrap resamples each side as it was measured: runs with
+// replacement (so that run-to-run variation is in the interval), then
+// each drawn run's requests in [Blocks] blocks of consecutive requests
+// (so that a stall of the machine, which slows requests in a row, is
+// not taken for independent luck). With a side of two or more runs the
+// resampled spread is widened by √(R/(R−1)), the shortfall of a
+// bootstrap over R units. Two single runs of one trace are paired by
+// trace row (two targets of a fan-out run by request): both sides draw
+// the same blocks.
+//
+// The intervals are simultaneous: each cuts the same share of resamples
+// from its ends, chosen so that in Level of the resamples every metric
+// lies within its interval at once. The family-wise error over the
+// comparison's metrics is then at most 1 − Level, where separate
+// intervals would call one metric in ten significant by chance now and
+// then. A difference is a change only when its interval excludes 0, it
+// exceeds the noise floor (see [noiseFloor]), when a side has a single
+// run it shows the same way in at least [PartsAgreeing] of the [Parts]
+// consecutive parts of the runs (a stall of the machine that slowed one
+// stretch of one run is not a change of the server), and, when a run's
+// measurement was degraded, it exceeds the degradation. It reads
+// nothing; the runs are not changed.
+func CompareGroups(a, b []*Run, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if len(a.reqs) == 0 || len(b.reqs) == 0 {
-		empty := a
-		if len(a.reqs) > 0 {
-			empty = b
+	if len(a) == 0 || len(b) == 0 {
+		return nil, errors.New("compare: a side has no run")
+	}
+	for _, r := range append(slices.Clone(a), b...) {
+		if len(r.reqs) == 0 {
+			return nil, fmt.Errorf("compare %s: the run has no measured request", r.Label)
 		}
-		return nil, fmt.Errorf("compare %s: the run has no measured request", empty.Label)
 	}
 	res := &Result{
-		A: a.side(), B: b.side(), Level: cfg.Level, Resamples: cfg.Resamples, Seed: cfg.Seed,
-		Warnings: comparability(a, b),
+		A: groupSide(a), B: groupSide(b), RunsA: len(a), RunsB: len(b),
+		Level: cfg.Level, Resamples: cfg.Resamples, Seed: cfg.Seed, Blocks: Blocks,
 	}
-	ra, rb := a.reqs, b.reqs
-	// Two targets of one fan-out run pair by request (each trace request
-	// went to both at the same instant); runs of one trace by trace row.
-	byJob := a.FanOut && a.Dir == b.Dir && a.Target != b.Target
-	if !cfg.Unpaired && (byJob || a.TraceSHA256 != "" && a.TraceSHA256 == b.TraceSHA256) {
-		res.PairedBy = "trace row"
-		if byJob {
-			res.PairedBy = "fan-out request"
-		}
-		pa, pb, ua, ub, why := pair(a.reqs, b.reqs, byJob)
-		switch {
-		case why != "":
-			res.Warnings = append(res.Warnings, "requests not paired: "+why)
-		case len(pa) < 2:
-			res.Warnings = append(res.Warnings, fmt.Sprintf("requests not paired: only %d trace rows are in both runs", len(pa)))
-		default:
-			ra, rb = pa, pb
-			res.Paired, res.Pairs, res.UnpairedA, res.UnpairedB = true, len(pa), ua, ub
-			if ua+ub > 0 {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("%d requests of A and %d of B have no partner of the same trace row and are left out", ua, ub))
+	for _, x := range a[1:] {
+		res.Warnings = append(res.Warnings, replicateWarnings("A", a[0], x)...)
+	}
+	for _, x := range b[1:] {
+		res.Warnings = append(res.Warnings, replicateWarnings("B", b[0], x)...)
+	}
+	res.Warnings = append(res.Warnings, comparability(a[0], b[0])...)
+	for _, x := range a[1:] {
+		res.Warnings = append(res.Warnings, qualityWarnings("A", x)...)
+	}
+	for _, x := range b[1:] {
+		res.Warnings = append(res.Warnings, qualityWarnings("B", x)...)
+	}
+	ga := &group{runs: a}
+	gb := &group{runs: b}
+	paired := false
+	if len(a) == 1 && len(b) == 1 {
+		ra, rb := a[0], b[0]
+		// Two targets of one fan-out run pair by request (each trace
+		// request went to both at the same instant); runs of one trace
+		// by trace row.
+		byJob := ra.FanOut && ra.Dir == rb.Dir && ra.Target != rb.Target
+		if !cfg.Unpaired && (byJob || ra.TraceSHA256 != "" && ra.TraceSHA256 == rb.TraceSHA256) {
+			res.PairedBy = "trace row"
+			if byJob {
+				res.PairedBy = "fan-out request"
+			}
+			pa, pb, ua, ub, why := pair(ra.reqs, rb.reqs, byJob)
+			switch {
+			case why != "":
+				res.Warnings = append(res.Warnings, "requests not paired: "+why)
+			case len(pa) < 2:
+				res.Warnings = append(res.Warnings, fmt.Sprintf("requests not paired: only %d trace rows are in both runs", len(pa)))
+			default:
+				paired = true
+				ga.sides, gb.sides = []*side{newSide(pa, ra.Goodput)}, []*side{newSide(pb, rb.Goodput)}
+				res.Paired, res.Pairs, res.UnpairedA, res.UnpairedB = true, len(pa), ua, ub
+				if ua+ub > 0 {
+					res.Warnings = append(res.Warnings, fmt.Sprintf("%d requests of A and %d of B have no partner of the same trace row and are left out", ua, ub))
+				}
 			}
 		}
+		if !paired {
+			res.PairedBy = ""
+		}
 	}
-	sa := newSide(ra, a.Goodput)
-	sb := newSide(rb, b.Goodput)
+	if !paired {
+		for _, r := range a {
+			ga.sides = append(ga.sides, newSide(r.reqs, r.Goodput))
+		}
+		for _, r := range b {
+			gb.sides = append(gb.sides, newSide(r.reqs, r.Goodput))
+		}
+	}
 	nm := len(metricDefs)
+	one := make([]float64, nm)
 	va, vb := make([]float64, nm), make([]float64, nm)
-	sa.eval(nil, nil, va)
-	sb.eval(nil, nil, vb)
+	ga.eval(nil, nil, nil, nil, nil, one, va)
+	gb.eval(nil, nil, nil, nil, nil, one, vb)
+	df := replicateDF(len(a), len(b))
 
-	// The bootstrap: counts per request, drawn with replacement; a
-	// paired resample draws pairs, so both sides get the same counts.
+	// The bootstrap, seeded: B resamples of each side; a paired
+	// resample draws the same blocks of pairs for both.
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed_c0de_ba5e_f00d))
-	ia, wa := make([]int32, len(ra)), make([]int32, len(ra))
-	ib, wb := ia, wa
-	if !res.Paired {
-		ib, wb = make([]int32, len(rb)), make([]int32, len(rb))
+	maxN := 0
+	for _, g := range []*group{ga, gb} {
+		for _, sd := range g.sides {
+			maxN = max(maxN, len(sd.reqs))
+		}
 	}
-	diffs := make([][]float64, nm)
+	idx, w := make([]int32, maxN), make([]int32, maxN)
+	var pidx, pw []int32
+	if paired {
+		pidx, pw = make([]int32, maxN), make([]int32, maxN)
+	}
+	// widen is √(R/(R−1)) for the smaller replicated side (1 without).
+	widen := 1.0
+	if r := min(len(a), len(b)); r >= 2 {
+		widen = math.Sqrt(float64(r) / float64(r-1))
+	} else if r := max(len(a), len(b)); r >= 2 {
+		widen = math.Sqrt(float64(r) / float64(r-1))
+	}
+	diffs := make([][]float64, nm) // [metric][resample], NaN where missing
 	rels := make([][]float64, nm)
+	for m := range nm {
+		diffs[m], rels[m] = make([]float64, cfg.Resamples), make([]float64, cfg.Resamples)
+	}
 	ra2, rb2 := make([]float64, nm), make([]float64, nm)
-	for range cfg.Resamples {
-		draw(rng, ia, wa)
-		if !res.Paired {
-			draw(rng, ib, wb)
+	for k := range cfg.Resamples {
+		if paired {
+			drawBlocks(rng, ga.sides[0].order, pidx, pw)
 		}
-		sa.eval(ia, wa, ra2)
-		sb.eval(ib, wb, rb2)
+		ga.eval(rng, pidx, pw, idx, w, one, ra2)
+		gb.eval(rng, pidx, pw, idx, w, one, rb2)
 		for m := range nm {
-			d := rb2[m] - ra2[m]
-			if math.IsNaN(d) {
-				continue
-			}
-			diffs[m] = append(diffs[m], d)
-			if ra2[m] != 0 {
-				rels[m] = append(rels[m], d/ra2[m])
+			d := (rb2[m] - ra2[m] - (vb[m] - va[m])) * widen
+			d += vb[m] - va[m]
+			diffs[m][k], rels[m][k] = d, math.NaN()
+			if !math.IsNaN(d) && ra2[m] != 0 {
+				rel := (rb2[m]/ra2[m] - 1)
+				if va[m] != 0 {
+					obs := vb[m]/va[m] - 1
+					rel = obs + (rel-obs)*widen
+				}
+				rels[m][k] = rel
 			}
 		}
 	}
-	tail := (1 - cfg.Level) / 2 * 100
+	// Metrics with enough resamples form the family.
+	var family []int
+	for m := range nm {
+		if !math.IsNaN(vb[m]-va[m]) && countOK(diffs[m]) >= cfg.Resamples*9/10 {
+			family = append(family, m)
+		}
+	}
+	res.Tail = simultaneousTail(diffs, family, cfg.Level)
+	floorsA, floorsB := noiseOf(a), noiseOf(b)
+	unreplicated := len(a) == 1 || len(b) == 1
+	// agree[m] counts the parts whose change goes the whole run's way
+	// (single runs only).
+	agree := make([]int, nm)
+	if unreplicated {
+		pa, pb := make([]float64, nm), make([]float64, nm)
+		for p := range Parts {
+			ga.evalPart(p, one, pa)
+			gb.evalPart(p, one, pb)
+			for m := range nm {
+				// A part changes the run's way when it moves by at
+				// least half the whole run's change.
+				if d, all := pb[m]-pa[m], vb[m]-va[m]; all > 0 && d >= all/2 || all < 0 && d <= all/2 {
+					agree[m]++
+				}
+			}
+		}
+	}
 	for m, d := range metricDefs {
 		x := Metric{Name: d.name, Unit: d.unit, HigherIsBetter: d.higher, A: va[m], B: vb[m],
 			Diff: vb[m] - va[m], Rel: math.NaN(),
@@ -443,37 +699,158 @@ func Compare(a, b *Run, cfg Config) (*Result, error) {
 		if va[m] != 0 {
 			x.Rel = x.Diff / va[m]
 		}
-		// An interval needs most resamples to have the metric: a metric
-		// that a resample can lose (a rare streamed request) is too thin.
-		if !math.IsNaN(x.Diff) && len(diffs[m]) >= cfg.Resamples*9/10 {
-			x.DiffLow, x.DiffHigh = interval(diffs[m], tail, x.Diff, d.kind)
-			if len(rels[m]) >= cfg.Resamples*9/10 {
-				x.RelLow, x.RelHigh = interval(rels[m], tail, x.Rel, d.kind)
+		if slices.Contains(family, m) {
+			// With replicates, the spread of the run means rests on a
+			// few runs: the interval is widened from the normal's
+			// quantile to Student's t (replicateDF).
+			k := 1.0
+			if df > 0 {
+				z := math.Sqrt2 * math.Erfinv(1-2*res.Tail)
+				k = summary.StudentTQuantile(1-res.Tail, df) / z
 			}
-			x.Verdict = NoDifference
-			if up, down := x.DiffLow > 0, x.DiffHigh < 0; up || down {
-				if up == d.higher {
-					x.Verdict = Better
-				} else {
-					x.Verdict = Worse
-				}
+			lo, hi := interval(diffs[m], res.Tail, x.Diff, d.kind)
+			x.DiffLow, x.DiffHigh = widened(lo, hi, x.Diff, k)
+			if countOK(rels[m]) >= cfg.Resamples*9/10 {
+				lo, hi = interval(rels[m], res.Tail, x.Rel, d.kind)
+				x.RelLow, x.RelHigh = widened(lo, hi, x.Rel, k)
 			}
+			x.Floor, x.FloorWhy = noiseFloor(d, x.A, cfg.MinEffect, floorsA, floorsB, unreplicated)
+			x.Degradation = degradation(d, x.A, floorsA, floorsB, res.A.DurationS, res.B.DurationS)
+			parts := -1
+			if unreplicated && d.kind == kindPercentile {
+				parts = agree[m]
+			}
+			x.Verdict, x.Note = verdict(d, x, cfg, parts)
 		}
 		res.Metrics = append(res.Metrics, x)
 	}
+	res.Notes = notes(res, floorsA, floorsB)
 	return res, nil
 }
 
-// interval is the percentile interval of the resampled values vs (which
-// it sorts), tail percent cut from each end. A throughput's resamples
+// verdict judges one metric: equivalent when its relative interval lies
+// within ±EquivalentWithin; no difference when its interval holds 0, the
+// change is within the floor, or (parts ≥ 0: single runs) fewer than
+// PartsAgreeing parts of the runs change its way; inconclusive when a
+// degraded measurement could have made the change; else better or worse.
+func verdict(d metricDef, x Metric, cfg Config, parts int) (Verdict, string) {
+	if e := cfg.EquivalentWithin; e > 0 && x.RelLow >= -e && x.RelHigh <= e {
+		return Equivalent, ""
+	}
+	up, down := x.DiffLow > 0, x.DiffHigh < 0
+	if !up && !down {
+		return NoDifference, ""
+	}
+	change := math.Abs(x.Diff)
+	if change <= x.Floor {
+		return NoDifference, fmt.Sprintf("%s %s is within the noise floor %s %s (%s)", num(x.Diff, x.Unit, true), x.Unit, num(x.Floor, x.Unit, false), x.Unit, x.FloorWhy)
+	}
+	if parts >= 0 && parts < PartsAgreeing {
+		return NoDifference, fmt.Sprintf("the change shows in only %d of the runs' %d consecutive parts: a passing stall, not the server", parts, Parts)
+	}
+	if x.Degradation > 0 && change <= x.Degradation {
+		return Inconclusive, fmt.Sprintf("%s %s is within the %s %s a degraded measurement may account for", num(x.Diff, x.Unit, true), x.Unit, num(x.Degradation, x.Unit, false), x.Unit)
+	}
+	if up == d.higher {
+		return Better, ""
+	}
+	return Worse, ""
+}
+
+// widened moves the ends of the interval lo, hi k times as far from the
+// observed value.
+func widened(lo, hi, observed, k float64) (float64, float64) {
+	return observed - (observed-lo)*k, observed + (hi-observed)*k
+}
+
+// replicateDF is the degrees of freedom of the run-to-run spread of the
+// two sides' run means, pooled: Ra + Rb − 2 (a side of one run adds
+// nothing), 0 when neither side has two runs. Pooling takes the spread of
+// runs to be the machine's, the same on both sides; Welch's per-metric
+// degrees of freedom, from two spreads of two or three runs each, fall
+// to 1 or 2 by chance and make a tenfold change unfindable.
+func replicateDF(ra, rb int) int {
+	if ra < 2 && rb < 2 {
+		return 0
+	}
+	return ra + rb - 2
+}
+
+// countOK counts the values that are not NaN.
+func countOK(vs []float64) int {
+	n := 0
+	for _, v := range vs {
+		if !math.IsNaN(v) {
+			n++
+		}
+	}
+	return n
+}
+
+// simultaneousTail returns the share of resamples to cut from each end of
+// every interval of the family so that, in at least level of the
+// resamples, every metric of the family lies within its interval at
+// once: (1−level)/2 for one metric, down to Bonferroni's
+// (1−level)/(2·M) when the metrics are independent; metrics that move
+// together (TTFT p50 and E2E p50) need less. Found by bisection on the
+// resamples' own coverage.
+func simultaneousTail(diffs [][]float64, family []int, level float64) float64 {
+	hiTail := (1 - level) / 2
+	if len(family) <= 1 {
+		return hiTail
+	}
+	loTail := hiTail / float64(len(family))
+	sorted := make([][]float64, len(family))
+	for i, m := range family {
+		sorted[i] = slices.DeleteFunc(slices.Clone(diffs[m]), math.IsNaN)
+		slices.Sort(sorted[i])
+	}
+	n := len(diffs[family[0]])
+	covers := func(tail float64) bool {
+		lo, hi := make([]float64, len(family)), make([]float64, len(family))
+		for i := range family {
+			lo[i], hi[i] = summary.Percentile(sorted[i], tail*100), summary.Percentile(sorted[i], 100-tail*100)
+		}
+		inside := 0
+		for k := range n {
+			ok := true
+			for i, m := range family {
+				if v := diffs[m][k]; v < lo[i] || v > hi[i] {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				inside++
+			}
+		}
+		return float64(inside) >= level*float64(n)
+	}
+	if covers(hiTail) {
+		return hiTail
+	}
+	for range 30 {
+		mid := (loTail + hiTail) / 2
+		if covers(mid) {
+			loTail = mid
+		} else {
+			hiTail = mid
+		}
+	}
+	return loTail
+}
+
+// interval is the percentile interval of the resampled values vs (NaN
+// left out), tail (a share) cut from each end. A throughput's resamples
 // redraw the response times of the run's last requests, which lengthens
 // the run more often than it shortens it, so the percentile interval
 // leans away from the observed value; a throughput's interval is the
 // union of the percentile interval and its reflection about the observed
 // value (the basic bootstrap interval), which holds the observed value.
 func interval(vs []float64, tail, observed float64, kind metricKind) (lo, hi float64) {
+	vs = slices.DeleteFunc(slices.Clone(vs), math.IsNaN)
 	slices.Sort(vs)
-	lo, hi = summary.Percentile(vs, tail), summary.Percentile(vs, 100-tail)
+	lo, hi = summary.Percentile(vs, tail*100), summary.Percentile(vs, 100-tail*100)
 	switch kind {
 	case kindRequestThroughput, kindOutputThroughput, kindTotalThroughput, kindGoodput:
 		if !math.IsNaN(observed) {
@@ -483,15 +860,25 @@ func interval(vs []float64, tail, observed float64, kind metricKind) (lo, hi flo
 	return lo, hi
 }
 
-// draw fills idx with len(idx) draws with replacement from 0…len−1 and w
-// with how many times each was drawn.
-func draw(rng *rand.Rand, idx, w []int32) {
+// drawBlocks fills idx and w with a circular block resample of a run's
+// n = len(idx) requests: order lists them by send time, and the slots,
+// taken in that order, are filled by runs of ⌈n/Blocks⌉ consecutive
+// requests starting at random places (wrapping at the end). idx[i] is the
+// request drawn for request i's slot, w how many times each was drawn.
+// With fewer than Blocks requests each block is one request: the plain
+// bootstrap.
+func drawBlocks(rng *rand.Rand, order []int32, idx, w []int32) {
 	clear(w)
-	n := len(w)
-	for i := range idx {
-		k := int32(rng.IntN(n))
-		idx[i] = k
-		w[k]++
+	n := len(idx)
+	size := (n + Blocks - 1) / Blocks
+	for k := 0; k < n; {
+		start := rng.IntN(n)
+		for j := 0; j < size && k < n; j++ {
+			q := order[(start+j)%n]
+			idx[order[k]] = q
+			w[q]++
+			k++
+		}
 	}
 }
 

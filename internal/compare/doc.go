@@ -23,23 +23,34 @@
 //
 // # The bootstrap
 //
-// A resample draws n requests with replacement (n the side's request
-// count, or the number of pairs), as a count per request; a percentile of
-// the resample is read off the side's values sorted once, walking the
-// counts, so a resample costs O(n) per metric instead of a sort.
-// Every statistic is computed on the resample as on the run; a
-// throughput divides the resample's sums by its benchmark duration, with
-// the run's send times kept and each slot given the response time of the
-// request drawn for it. The interval is the percentile interval of the
-// resampled differences (for throughputs, its union with the basic
-// interval; see RATIONALE.md). The draws come from a PCG generator seeded by
-// [Config.Seed]: the same runs and seed give the same intervals.
+// A resample of a side draws its runs with replacement (the run-to-run
+// variation of replicates), then each drawn run's requests in [Blocks]
+// blocks of consecutive requests by send time, circularly, as a count per
+// request (a stall of the machine slows requests in a row; drawing them
+// one by one would take it for independent luck); a side's value is the
+// mean over its runs. A percentile of the resample is read off the run's
+// values sorted once, walking the counts, so a resample costs O(n) per
+// metric instead of a sort. Every statistic is computed on the resample
+// as on the run; a throughput divides the resample's sums by its
+// benchmark duration, with the run's send times kept and each slot given
+// the response time of the request drawn for it. The draws come from a
+// PCG generator seeded by [Config.Seed]: the same runs and seed give the
+// same intervals.
 //
-// Each metric is tested on its own at [Config.Level]; across the ~20
-// metrics of a table, one "significant" difference at 95 % is expected by
-// chance alone now and then. Percentiles in the tail (p99) of small runs
-// rest on a handful of requests and their intervals are wide or, below
-// about 100 requests, unreliable.
+// # From intervals to verdicts
+//
+// The intervals are simultaneous: each cuts the same share of resamples
+// from its ends, found by bisection so that in Level of the resamples
+// every metric lies within its interval at once, which bounds the
+// family-wise error of a comparison at 1 − Level. With replicates they
+// are widened by √(R/(R−1)) and from the normal's quantile to Student's
+// t with Ra + Rb − 2 degrees of freedom (see replicateDF). A change must
+// then also pass a noise floor (noiseFloor: --min-effect, a calibration's
+// error, and with a single run a side the runs' own read lag and
+// lateness), show in [PartsAgreeing] of the [Parts] consecutive parts of
+// single runs, and pass what a degraded measurement may account for, or
+// it is no difference or [Inconclusive]. docs/design/0015 gives the
+// reasons and the measurements.
 //
 // # Comparability
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -65,6 +66,20 @@ type Run struct {
 
 	reqs    []request
 	quality []string
+	noise   noise
+}
+
+// noise is what a run says of its own measurement error: the evidence of
+// its measurement quality, in ms.
+type noise struct {
+	// degraded reports a measurement quality other than good.
+	degraded bool
+	// readLagP90 and latenessP99 are client_read_lag's p90 and
+	// schedule_lateness's p99 (NaN unknown).
+	readLagP90, latenessP99 float64
+	// calibrationMS is the p99 timing error bound of the calibration
+	// the run applied (NaN without one).
+	calibrationMS float64
 }
 
 // Requests returns the number of measured requests (ok and failed).
@@ -134,6 +149,7 @@ func LoadTarget(dir string, target int) (*Run, error) {
 		run.quality = append(run.quality, fmt.Sprintf("the run has %d targets and their requests are mixed: compare its targets with --targets", run.Targets))
 	}
 
+	run.noise = noise{readLagP90: math.NaN(), latenessP99: math.NaN(), calibrationMS: math.NaN()}
 	opts := settings.Options
 	var lateness, readLag, itl []float64
 	for r, err := range rr.Requests() {
@@ -202,15 +218,27 @@ func (r *Run) checkQuality(rr *arrowio.RunReader, mf manifestInfo, lateness, rea
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
+	if len(lateness) > 0 {
+		r.noise.latenessP99 = summary.Compute(lateness).P99
+	}
+	if len(readLag) > 0 {
+		r.noise.readLagP90 = summary.Compute(readLag).P90
+	}
 	if err == nil {
 		var s struct {
-			Quality json.RawMessage `json:"measurement_quality"`
+			Quality     json.RawMessage `json:"measurement_quality"`
+			Calibration *struct {
+				MaxErrorMS float64 `json:"max_error_ms"`
+			} `json:"calibration"`
 			Targets []struct {
 				Quality json.RawMessage `json:"measurement_quality"`
 			} `json:"targets"`
 		}
 		if err := json.Unmarshal(b, &s); err != nil {
 			return fmt.Errorf("read %s: %w", filepath.Join(r.Dir, arrowio.SummaryFile), err)
+		}
+		if s.Calibration != nil && s.Calibration.MaxErrorMS > 0 {
+			r.noise.calibrationMS = s.Calibration.MaxErrorMS
 		}
 		q := s.Quality
 		if r.Target >= 0 && r.Target < len(s.Targets) {
@@ -219,6 +247,7 @@ func (r *Run) checkQuality(rr *arrowio.RunReader, mf manifestInfo, lateness, rea
 		if len(q) > 0 {
 			if msg := qualityProblem(q); msg != "" {
 				r.quality = append(r.quality, "measurement_quality: "+msg)
+				r.noise.degraded = true
 			}
 			return nil
 		}
@@ -232,6 +261,7 @@ func (r *Run) checkQuality(rr *arrowio.RunReader, mf manifestInfo, lateness, rea
 			st := summary.Compute(lateness)
 			if st.P99 > float64(budget)/1e6 {
 				r.quality = append(r.quality, fmt.Sprintf("p99 schedule lateness %.3f ms is over its --max-lateness budget %v", st.P99, budget))
+				r.noise.degraded = true
 			}
 		}
 	}
@@ -241,6 +271,7 @@ func (r *Run) checkQuality(rr *arrowio.RunReader, mf manifestInfo, lateness, rea
 		lag, gap := summary.Compute(readLag), summary.Compute(itl)
 		if gap.P50 > 0 && lag.P90 > gap.P50 {
 			r.quality = append(r.quality, fmt.Sprintf("client read lag p90 %.3f ms is longer than the median gap between tokens %.3f ms: the client machine was behind", lag.P90, gap.P50))
+			r.noise.degraded = true
 		}
 	}
 	return nil
@@ -288,4 +319,27 @@ func qualityProblem(raw json.RawMessage) string {
 		return v + " (" + why + ")"
 	}
 	return v
+}
+
+// Replicates returns the run directories dir stands for: the runs of a
+// directory of repeated runs (reprise replay --runs N writes run-1 …
+// run-N beside runs.json), in order; else dir itself.
+func Replicates(dir string) []string {
+	if _, err := os.Stat(filepath.Join(dir, "runs.json")); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, "run-1")); err != nil {
+			return []string{dir}
+		}
+	}
+	var out []string
+	for i := 1; ; i++ {
+		d := filepath.Join(dir, fmt.Sprintf("run-%d", i))
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			break
+		}
+		out = append(out, d)
+	}
+	if len(out) == 0 {
+		return []string{dir}
+	}
+	return out
 }

@@ -12,7 +12,7 @@ import (
 
 // SchemaVersion is the version of the JSON that [WriteJSON] writes
 // (docs/format/compare-json.md).
-const SchemaVersion = "1"
+const SchemaVersion = "2"
 
 // digits is the number of decimals a unit is printed with.
 func digits(unit string) int {
@@ -66,14 +66,20 @@ func WriteTable(w io.Writer, results []*Result) error {
 			}
 			fmt.Fprintf(&b, ", model %s\n", s.side.Model)
 		}
-		if r.Paired {
+		switch {
+		case r.Paired:
 			fmt.Fprintf(&b, "paired by %s: %d pairs", r.PairedBy, r.Pairs)
-		} else {
+		case r.RunsA > 1 || r.RunsB > 1:
+			fmt.Fprintf(&b, "replicates: %d runs of A, %d of B, resampled run by run", r.RunsA, r.RunsB)
+		default:
 			b.WriteString("unpaired: each run resampled on its own")
 		}
-		fmt.Fprintf(&b, "; %g%% bootstrap intervals, %d resamples, seed %d\n", r.Level*100, r.Resamples, r.Seed)
+		fmt.Fprintf(&b, "; simultaneous %g%% bootstrap intervals (blocks of consecutive requests), %d resamples, seed %d\n", r.Level*100, r.Resamples, r.Seed)
 		for _, x := range r.Warnings {
 			fmt.Fprintf(&b, "warning: not comparable? %s\n", x)
+		}
+		for _, x := range r.Notes {
+			fmt.Fprintf(&b, "note: %s\n", x)
 		}
 		rows := [][]string{{"metric", "unit", "A", "B", "B−A", "B/A−1", fmt.Sprintf("%g%% interval of B−A", r.Level*100), "verdict"}}
 		for _, m := range r.Metrics {
@@ -84,6 +90,9 @@ func WriteTable(w io.Writer, results []*Result) error {
 			verdict := string(m.Verdict)
 			if m.Verdict == NoDifference {
 				verdict = "no significant difference"
+			}
+			if m.Note != "" {
+				verdict += ": " + m.Note
 			}
 			rows = append(rows, []string{m.Name, m.Unit, num(m.A, m.Unit, false), num(m.B, m.Unit, false),
 				num(m.Diff, m.Unit, true), pct(m.Rel), iv, verdict})
@@ -140,12 +149,20 @@ type jsonMetric struct {
 	Rel            jnum    `json:"rel_diff"`
 	CI             [2]jnum `json:"ci"`
 	RelCI          [2]jnum `json:"rel_ci"`
+	Floor          jnum    `json:"noise_floor"`
+	FloorWhy       string  `json:"noise_floor_source,omitempty"`
+	Degradation    jnum    `json:"degradation"`
 	Verdict        Verdict `json:"verdict"`
+	Note           string  `json:"note,omitempty"`
 }
 
 type jsonResult struct {
 	A         Side         `json:"a"`
 	B         Side         `json:"b"`
+	RunsA     int          `json:"runs_a"`
+	RunsB     int          `json:"runs_b"`
+	Blocks    int          `json:"blocks"`
+	Tail      float64      `json:"tail"`
 	Paired    bool         `json:"paired"`
 	PairedBy  string       `json:"paired_by,omitempty"`
 	Pairs     int          `json:"pairs"`
@@ -153,6 +170,7 @@ type jsonResult struct {
 	UnpairedB int          `json:"unpaired_b"`
 	Metrics   []jsonMetric `json:"metrics"`
 	Warnings  []string     `json:"warnings"`
+	Notes     []string     `json:"notes"`
 	Breaches  []string     `json:"breaches"`
 }
 
@@ -168,12 +186,13 @@ func WriteJSON(w io.Writer, results []*Result, ts []Threshold) error {
 	}{SchemaVersion: SchemaVersion, Comparisons: []jsonResult{}}
 	for _, r := range results {
 		doc.Level, doc.Resamples, doc.Seed = r.Level, r.Resamples, r.Seed
-		jr := jsonResult{A: r.A, B: r.B, Paired: r.Paired, PairedBy: r.PairedBy, Pairs: r.Pairs, UnpairedA: r.UnpairedA, UnpairedB: r.UnpairedB,
+		jr := jsonResult{A: r.A, B: r.B, RunsA: r.RunsA, RunsB: r.RunsB, Blocks: r.Blocks, Tail: r.Tail, Notes: append([]string{}, r.Notes...), Paired: r.Paired, PairedBy: r.PairedBy, Pairs: r.Pairs, UnpairedA: r.UnpairedA, UnpairedB: r.UnpairedB,
 			Warnings: append([]string{}, r.Warnings...), Breaches: []string{}}
 		for _, m := range r.Metrics {
 			jr.Metrics = append(jr.Metrics, jsonMetric{Name: m.Name, Unit: m.Unit, HigherIsBetter: m.HigherIsBetter,
 				A: jnum(m.A), B: jnum(m.B), Diff: jnum(m.Diff), Rel: jnum(m.Rel),
-				CI: [2]jnum{jnum(m.DiffLow), jnum(m.DiffHigh)}, RelCI: [2]jnum{jnum(m.RelLow), jnum(m.RelHigh)}, Verdict: m.Verdict})
+				CI: [2]jnum{jnum(m.DiffLow), jnum(m.DiffHigh)}, RelCI: [2]jnum{jnum(m.RelLow), jnum(m.RelHigh)},
+				Floor: jnum(m.Floor), FloorWhy: m.FloorWhy, Degradation: jnum(m.Degradation), Verdict: m.Verdict, Note: m.Note})
 		}
 		for _, br := range r.Breaches(ts) {
 			jr.Breaches = append(jr.Breaches, br.String())

@@ -1,0 +1,128 @@
+package compare
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/reprise-bench/reprise"
+	"github.com/reprise-bench/reprise/internal/mockserver"
+)
+
+// verdictTrials is how many pairs and trials TestSequentialRunsVerdicts
+// makes: 10 in make test, REPRISE_VERDICT_TRIALS (20 for the issue's
+// figures) when set.
+func verdictTrials(t *testing.T) int {
+	if v := os.Getenv("REPRISE_VERDICT_TRIALS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("REPRISE_VERDICT_TRIALS=%q: want a count", v)
+		}
+		return n
+	}
+	return 10
+}
+
+// startMock starts an in-process mock server whose TTFT is ttft ± 10 ms
+// (normal jitter), two output tokens 2 ms apart.
+func startMock(t *testing.T, ttft time.Duration) *mockserver.Server {
+	t.Helper()
+	mcfg := mockserver.NewConfig()
+	mcfg.Addr, mcfg.TTFT, mcfg.ITL, mcfg.Seed = "127.0.0.1:0", ttft, 2*time.Millisecond, 1
+	mcfg.Jitter, mcfg.JitterDist = 10*time.Millisecond, mockserver.JitterNormal
+	mcfg.KeepLog = false
+	srv, err := mockserver.Start(context.Background(), mcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+// replayOn replays tracePath against url and loads the run.
+func replayOn(t *testing.T, url, tracePath string) *Run {
+	t.Helper()
+	o := reprise.NewOptions()
+	o.URL, o.Model = url, mockserver.DefaultModel
+	o.Telemetry.EndpointMetrics = false
+	o.Trace.Path = tracePath
+	o.Output.Dir = filepath.Join(t.TempDir(), "run")
+	o.Output.Format = "jsonl"
+	if _, err := reprise.Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	return mustLoad(t, o.Output.Dir)
+}
+
+// TestSequentialRunsVerdicts is the test of verdicts on a shared
+// machine, with real runs one after the other (run it beside two busy
+// loops to see the machine's noise): of N pairs of same-settings runs of
+// one mock server (TTFT 100 ± 10 ms), at most N/10 (rounded up) have any
+// metric called better or worse, where the old per-request bootstrap
+// flagged several metrics in most pairs on a busy machine; and a +10 %
+// TTFT change (a second mock server at 110 ms), three runs a side, is
+// found worse in ttft.p50 in at least 9 of 10 trials. Each run replays
+// 100 requests 5 ms apart. In the no-race pass only (make test): under
+// the race detector the client's own slowdown is all it would measure.
+func TestSequentialRunsVerdicts(t *testing.T) {
+	if raceEnabled {
+		t.Skip("SKIP: -race: the race detector's slowdown of the client is what the runs would measure")
+	}
+	n := verdictTrials(t)
+	tr := writeTrace(t, 100, 5, []int{16, 32, 64, 128})
+	base, slower := startMock(t, 100*time.Millisecond), startMock(t, 110*time.Millisecond)
+	// A first run warms the server's prefix cache, so that the pairs
+	// compare warm against warm.
+	replayOn(t, base.URL(), tr)
+	replayOn(t, slower.URL(), tr)
+	falseAlarms := 0
+	for p := range n {
+		a, b := replayOn(t, base.URL(), tr), replayOn(t, base.URL(), tr)
+		cfg := NewConfig()
+		cfg.Seed = uint64(p)
+		res, err := Compare(a, b, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var flagged []string
+		for _, m := range res.Metrics {
+			if m.Verdict == Better || m.Verdict == Worse {
+				flagged = append(flagged, m.Name+" "+pct(m.Rel))
+			}
+		}
+		if len(flagged) > 0 {
+			falseAlarms++
+			t.Logf("same settings, pair %d: %v flagged; warnings %q", p, flagged, res.Warnings)
+		}
+	}
+	found := 0
+	for k := range n {
+		var as, bs []*Run
+		for range 3 {
+			as = append(as, replayOn(t, base.URL(), tr))
+			bs = append(bs, replayOn(t, slower.URL(), tr))
+		}
+		cfg := NewConfig()
+		cfg.Seed = uint64(k)
+		res, err := CompareGroups(as, bs, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _ := res.Metric("ttft.p50")
+		if m.Verdict == Worse {
+			found++
+		} else {
+			t.Logf("+10 %% trial %d: ttft.p50 %s %s [%s, %s] %s", k, m.Verdict, pct(m.Rel), num(m.DiffLow, "ms", true), num(m.DiffHigh, "ms", true), m.Note)
+		}
+	}
+	t.Logf("same settings: %d of %d pairs with a metric flagged; +10 %% TTFT, 3 runs a side: found in %d of %d", falseAlarms, n, found, n)
+	if allowed := (n + 9) / 10; falseAlarms > allowed {
+		t.Errorf("same settings: %d of %d pairs had a metric called better or worse, want at most %d", falseAlarms, n, allowed)
+	}
+	if found < n*9/10 {
+		t.Errorf("+10 %% TTFT with three runs a side: found in %d of %d trials, want at least %d", found, n, n*9/10)
+	}
+}
