@@ -49,12 +49,13 @@ pass race . -race -tags invariants -count=1 -timeout=25m ./...
 # prompt fidelity test (410M tokens; ~5x slower under -race), and the
 # statistical and timing checks that the race detector's tenfold, uneven
 # slowdown would make meaningless, so that under -race they check less or
-# skip: compare's calibration and same-server tests, fan-out's paired
+# skip: compare's calibration, same-server and sequential-runs tests, fan-out's paired
 # difference, and sweep's capacity search, saturation stop and
 # across-run intervals.
 norace='Alloc|^TestFidelity'
 norace+='|^TestCalibration$|^TestSameServerNoDifference$|^TestFanOut$'
 norace+='|^TestSaturationStopsAtFirstPointPastCapacity$|^TestFindMaxRateWithinFivePercentOfCapacity$|^TestRunsIntervalsContainConfiguredTTFT$'
+norace+='|^TestSequentialRunsVerdicts$'
 pass norace . -tags invariants -count=1 -timeout=25m -run "$norace" ./...
 echo "== fuzz"
 FUZZTIME="${FUZZTIME:-3s}" FUZZFRESH=1 scripts/fuzz.sh || failed+=(fuzz)
