@@ -71,16 +71,16 @@ func TestCLIHelpDefaults(t *testing.T) {
 			}
 			if b, isBool := f.(*cli.BoolFlag); isBool {
 				if strconv.FormatBool(b.Value) != want {
-					t.Errorf("%s: %s gives the default %s, the flag's is %v", where, cliDoc, cell, b.Value)
+					t.Errorf("%s: %s gives the default %s, the flag's is %v: fix the flag's Value or the table", where, cliDoc, cell, b.Value)
 				}
 				continue
 			}
 			df, _ := f.(cli.DocGenerationFlag)
 			if !defaultStatement.MatchString(line) {
-				t.Errorf("%s: %s gives the default %s, but the help line %q shows none", where, cliDoc, cell, line)
+				t.Errorf("%s: %s gives the default %s, but the help line %q shows none: set the flag's Value or DefaultText", where, cliDoc, cell, line)
 			} else if df != nil && df.IsDefaultVisible() && df.GetDefaultText() == "" && df.GetValue() != "" && !sameDefault(want, unquote(df.GetValue())) {
 				// The help shows the flag's value: it must be the documented one.
-				t.Errorf("%s: %s gives the default %s, the flag's is %s", where, cliDoc, cell, df.GetValue())
+				t.Errorf("%s: %s gives the default %s, the flag's is %s: fix the flag's Value or the table", where, cliDoc, cell, df.GetValue())
 			}
 		}
 		for _, sub := range cmd.Commands {
