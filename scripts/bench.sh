@@ -33,7 +33,8 @@ else
   #    streaming client CPU per event and TTFT error.
   bench . 'BenchmarkOpenLoopNonStreaming' "$heavy" -benchtime=1x
   bench . 'BenchmarkTTFTError' "$heavy" -benchtime=1x
-  bench ./engine 'BenchmarkStreamRead|BenchmarkLoopbackFloor' "$count"
+  bench ./engine 'BenchmarkStreamRead' "$count"
+  bench ./engine 'BenchmarkLoopbackFloor' "$heavy" -benchtime=1x
   #    The mock server's CPU per request and per event (what the load
   #    generator's server costs on the same machine).
   bench ./internal/mockserver 'BenchmarkNonStream|BenchmarkSSE' "$count"
