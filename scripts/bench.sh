@@ -33,20 +33,28 @@ else
   #    streaming client CPU per event and TTFT error.
   bench . 'BenchmarkOpenLoopNonStreaming' "$heavy" -benchtime=1x
   bench . 'BenchmarkTTFTError' "$heavy" -benchtime=1x
-  bench ./engine 'BenchmarkStreamRead|BenchmarkLoopbackFloor' "$count"
+  bench ./engine 'BenchmarkStreamRead' "$count"
+  bench ./engine 'BenchmarkLoopbackFloor' "$heavy" -benchtime=1x
+  #    The mock server's CPU per request and per event (what the load
+  #    generator's server costs on the same machine).
+  bench ./internal/mockserver 'BenchmarkNonStream|BenchmarkSSE' "$count"
   # 2. analyze-trace rows per CPU-second, the whole loop and its parts.
   bench ./trace/analyze 'BenchmarkAnalyzeMooncake' "$count"
   bench ./trace 'BenchmarkMooncakeDecode$' "$count"
-  # 3. Wasm guests: parse CPU per event against native, cached start.
+  # 3. Wasm guests: parse CPU per event against native, cached start,
+  #    and the whole client's CPU per streamed event through each.
   bench ./wasm 'BenchmarkParse|BenchmarkStartCached' "$count"
+  bench ./wasm 'BenchmarkEndToEnd' "$count" -benchtime=2000x
   bench ./engine/adapter/openai 'BenchmarkParseChunk' "$count"
   # 4. synthesize: rows/s, heap per row and its growth per row, streamed
   #    (generate; derive streamed and read whole).
   bench ./trace/synth 'BenchmarkGenerateTo|BenchmarkDeriveTo' "$count"
   # 5. A 10M-request run: summarize's and report's CPU, wall time and peak
-  #    heap at 10M requests; merge's at 1M (two shards; the 10M command
-  #    is in docs/benchmarks.md); the analyzer's memory at 10M rows.
+  #    heap at 10M requests (and the report's size, of a 100k-request run);
+  #    merge's at 1M (two shards; the 10M command is in docs/benchmarks.md);
+  #    the analyzer's memory at 10M rows.
   bench ./arrowio 'BenchmarkSummarize10M' "$heavy" -benchtime=1x
+  bench ./internal/report 'BenchmarkBuild$' "$count"
   bench ./internal/report 'BenchmarkBuild10M' "$heavy" -benchtime=1x
   bench . 'BenchmarkMerge$' "$heavy" -benchtime=1x
   bench ./trace/analyze 'BenchmarkMemory10M' "$heavy" -benchtime=1x

@@ -137,28 +137,60 @@ func BenchmarkParse(b *testing.B) {
 		b.Run(w.name, func(b *testing.B) {
 			in := instanceFor(b, w)
 			defer in.Release()
-			s := newScratch(w.events)
-			var bytes int
-			for _, e := range w.events {
-				bytes += len(e.Data)
-			}
-			b.SetBytes(int64(bytes))
-			b.ReportAllocs()
-			// The machine is shared: report this thread's CPU time per
-			// event too, which other processes inflate far less than
-			// wall time.
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			cpu0 := threadCPU()
-			for b.Loop() {
-				if err := parseStream(in, s); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(threadCPU()-cpu0)/float64(b.N)/benchEvents, "cpu-ns/event")
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchEvents, "ns/event")
+			benchParse(b, in, w)
 		})
 	}
+}
+
+// BenchmarkParseInterruptible measures the same parse through the C and Go
+// adapters compiled interruptible, as every module loaded from a file is
+// under --adapter-sandbox auto (compare with BenchmarkParse's ns/event of
+// the same adapter within one run).
+func BenchmarkParseInterruptible(b *testing.B) {
+	for _, w := range workloads() {
+		if w.name != "c/tgi-generate" && w.name != "go/openai-chat" {
+			continue
+		}
+		b.Run(w.name, func(b *testing.B) {
+			a, err := wasm.Load(context.Background(), w.adapter, wasm.Config{Interrupt: wasm.InterruptAlways})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer a.Close(context.Background())
+			if !a.Interruptible() {
+				b.Fatal("the module was not compiled interruptible")
+			}
+			in, err := a.NewInstance(&adapter.Config{Model: "m", Stream: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer in.Release()
+			benchParse(b, in, w)
+		})
+	}
+}
+
+// benchParse parses w's stream b.N times through in and reports this
+// thread's CPU time per event (the machine is shared: other processes
+// inflate it far less than wall time) and the wall time per event.
+func benchParse(b *testing.B, in adapter.Instance, w workload) {
+	s := newScratch(w.events)
+	var bytes int
+	for _, e := range w.events {
+		bytes += len(e.Data)
+	}
+	b.SetBytes(int64(bytes))
+	b.ReportAllocs()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cpu0 := threadCPU()
+	for b.Loop() {
+		if err := parseStream(in, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(threadCPU()-cpu0)/float64(b.N)/benchEvents, "cpu-ns/event")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchEvents, "ns/event")
 }
 
 // BenchmarkBuild measures building one request (ahead of the send time).
