@@ -135,6 +135,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if rp.wasm != nil {
 		defer rp.wasm.Close(context.WithoutCancel(ctx))
 	}
+	if err := checkServers(ctx, &o, rp, log); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("interrupted while checking the server: %w", err)
+		}
+		return nil, err
+	}
 	abort, stopAbort := abortContext(o.Abort)
 	defer stopAbort()
 	// The host's timer quality for the manifest, measured after Nice
@@ -223,7 +229,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	rcfg.OnEnd = o.OnEnd
+	rcfg.OnEnd, rcfg.AbortAfterConnectFailures = o.OnEnd, o.AbortAfterConnectFailures
 	res, runErr := runEngine(runCtx, rcfg)
 	if runErr == nil && runCtx.Err() != nil && ctx.Err() == nil {
 		runErr = context.Cause(runCtx) // a telemetry table failed
