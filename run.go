@@ -105,6 +105,12 @@ type Result struct {
 // written. Telemetry that cannot start is a [*TelemetryError]. Nothing
 // was sent in any of these, except when the heap profile or the export,
 // written after the run, fails.
+//
+// Before it creates the run directory, Run checks the servers
+// ([PreflightOptions]); one that does not answer is an
+// [*UnreachableError] with nothing sent or created. A run whose first
+// requests all fail to connect ([Options.AbortAfterConnectFailures])
+// stops early and returns its Result with an [*UnreachableError].
 func Run(ctx context.Context, o Options) (*Result, error) {
 	log := o.Log
 	if log == nil {

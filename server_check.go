@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -92,7 +94,10 @@ func checkServer(ctx context.Context, ec *engine.Config, model string, log *slog
 	resp, err := client.Do(req)
 	if err != nil {
 		if oe, ok := errors.AsType[*net.OpError](err); ok {
-			return oe // "dial tcp 127.0.0.1:1: connect: connection refused", without Get "URL":
+			return oe // "dial tcp 127.0.0.1:1: connect: connection refused"
+		}
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			return fmt.Errorf("GET /v1/models: %w", ue.Err) // the URL is the message's
 		}
 		return err
 	}

@@ -383,7 +383,8 @@ func runReplay(ctx context.Context, a *app, o reprise.Options, quiet bool) error
 // (docs/format/cli.md): 2 for a problem with the command line or the trace
 // found before anything was sent, for a run directory in use (the
 // options' Output.Dir) and for
-// telemetry that cannot start; 1 for the rest.
+// telemetry that cannot start; 1 for the rest, a server that does not
+// answer included.
 func runError(err error, o *reprise.Options) error {
 	spelled := flagSpelled(err)
 	switch {
