@@ -201,8 +201,9 @@ func replayCommand(a *app) *cli.Command {
 			"Writes records (Parquet), summary.json and the manifest to --out; prints the summary on stderr.\n" +
 			"Ctrl-C stops sending, waits --grace for in-flight requests, cancels the rest and writes everything;\n" +
 			"a second Ctrl-C cancels in-flight requests at once and writes what is finished.\n\n" +
-			"Exit codes: 0 ok, 1 run error, interrupted or no request succeeded, 2 bad command line or trace,\n" +
-			"3 goodput SLO or --max-error-rate (default 0.05) failed, 4 p99 schedule lateness over --max-lateness.\n\n" +
+			"Exit codes: 0 ok, 1 run error, interrupted, server not answering or no request succeeded, 2 bad command\n" +
+			"line or trace, 3 goodput SLO or --max-error-rate (default 0.05) failed, 4 p99 schedule lateness over\n" +
+			"--max-lateness; with several, the first of 1, 4, 3, and every failed check is printed.\n\n" +
 			"Examples:\n" +
 			"  reprise replay traces/mooncake-sample.jsonl --url http://localhost:8000 --model M --speedup 10\n" +
 			"  reprise replay --url http://localhost:8000 --model M --isl 512 --osl 128 --concurrency 32 --request-count 1000\n" +
