@@ -24,10 +24,10 @@
 //
 // # Verdicts
 //
-// [Result.Verdicts] lists the checks a completed run failed, each a
-// [Verdict] with its numbers: [LatenessOverBudget], [AllFailed],
-// [ErrorRateExceeded], [SLOFailed], or [Interrupted] alone when the run
-// was stopped. Exit codes are the command's business; docs/format/cli.md
+// [Result.Verdicts] lists every check a completed run failed, each a
+// [Verdict] with its numbers, in their order of precedence: [AllFailed],
+// [LatenessOverBudget], [ErrorRateExceeded], [SLOFailed], or
+// [Interrupted] alone when the run was stopped. Exit codes are the command's business; docs/format/cli.md
 // gives the table the reprise command uses.
 //
 // # Stopping

@@ -2,6 +2,7 @@ package reprise
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/reprise-bench/reprise/internal/fieldmsg"
@@ -154,3 +155,30 @@ func (e *TelemetryError) Error() string { return e.Err.Error() }
 
 // Unwrap returns the failure.
 func (e *TelemetryError) Unwrap() error { return e.Err }
+
+// UnreachableError reports that a server did not answer. With Requests 0
+// the check before the first request failed ([PreflightOptions]): nothing
+// was sent and no run directory was created. Otherwise the first Requests
+// requests of the run to end all failed to connect
+// ([Options.AbortAfterConnectFailures]): the run stopped, and [Run]
+// returns the [Result] of what it recorded with the error.
+type UnreachableError struct {
+	// URL is the target that did not answer, as files name it (without
+	// user info).
+	URL string
+	// Requests is how many requests had failed to connect when the run
+	// stopped; 0 when the preflight failed.
+	Requests int
+	// Err is why: the connection's error, or the preflight's timeout.
+	Err error
+}
+
+func (e *UnreachableError) Error() string {
+	if e.Requests == 0 {
+		return fmt.Sprintf("server check: %s does not answer: %v; nothing was sent", e.URL, e.Err)
+	}
+	return fmt.Sprintf("stopped: the first %d requests all failed to connect to %s: %v", e.Requests, e.URL, e.Err)
+}
+
+// Unwrap returns the failure.
+func (e *UnreachableError) Unwrap() error { return e.Err }

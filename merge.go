@@ -255,7 +255,7 @@ func openPart(dir string) (*mergePart, error) {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
 	_, sumErr := run.Summary()
-	p.completed = sumErr == nil && !p.set.Info.Cancelled
+	p.completed = sumErr == nil && !p.set.Info.Cancelled && p.set.Info.Stopped == ""
 	return p, nil
 }
 
@@ -480,6 +480,9 @@ func mergedSettings(parts []*mergePart) arrowio.Settings {
 			set.Info.End = in.End
 		}
 		set.Info.Cancelled = set.Info.Cancelled || in.Cancelled
+		if set.Info.Stopped == "" {
+			set.Info.Stopped = in.Stopped
+		}
 		// The manifest says 0 for a shard that planned nothing (more
 		// shards than requests); the summary's 0 means unknown.
 		switch {

@@ -87,6 +87,16 @@ const (
 	// record table is completed (a JSON Lines file flushed).
 	DefaultPartInterval = arrowio.DefaultPartInterval
 	DefaultPartRows     = arrowio.DefaultPartRows
+	// DefaultPreflightTimeout bounds the check of the servers before the
+	// first request ([PreflightOptions]): long enough for a TLS handshake
+	// across the world, short enough that a host that drops packets is
+	// reported within seconds.
+	DefaultPreflightTimeout = 5 * time.Second
+	// DefaultAbortAfterConnectFailures stops a run whose first 10
+	// requests to end all failed to connect: a server that is not there.
+	// Ten rather than one, so that a connection refused by an overloaded
+	// listen queue at the first burst does not end the run.
+	DefaultAbortAfterConnectFailures = 10
 )
 
 // The URL policies of [Options.URLPolicy]: how requests are spread over
@@ -174,6 +184,17 @@ type Options struct {
 	MaxConnections int
 	// Nice, when not nil, is the nice value the process's threads run at.
 	Nice *int
+	// Preflight says how the servers are checked before the first
+	// request.
+	Preflight PreflightOptions
+	// AbortAfterConnectFailures stops a run whose first N requests to
+	// end all failed to connect (record.ErrConnect), before any request
+	// got an answer: in-flight requests get Replay.Grace, what was
+	// recorded is written, run_info.stopped in summary.json says why, and
+	// [Run] returns the Result with an [*UnreachableError]. A request that
+	// got any answer, even an error status, disarms the check for the
+	// rest of the run. 0 never stops.
+	AbortAfterConnectFailures int
 
 	// BatchSize is the number of inputs per request of an embeddings
 	// endpoint, or of passages per request of a rankings endpoint (each of
@@ -266,6 +287,21 @@ type Options struct {
 	// on the wire (reprise selftest measures the client's CPU between the
 	// two).
 	OnEnd func()
+}
+
+// PreflightOptions say how [Run] checks the servers before it creates the
+// run directory: for the URL and every further target, a TCP connection
+// (with the TLS handshake for https://) and a GET of /v1/models on it,
+// with the request headers. Any HTTP answer passes, a 404 from a server
+// without /v1/models too; a 200 model list that does not name the model
+// sent to that target is logged as a warning. No answer within Timeout,
+// for all targets together, fails the run with an [*UnreachableError]
+// before anything is sent or created.
+type PreflightOptions struct {
+	// Skip sends the first request without checking the servers.
+	Skip bool
+	// Timeout bounds the whole check (0 = [DefaultPreflightTimeout]).
+	Timeout time.Duration
 }
 
 // AdapterOptions configure the endpoint adapter.
@@ -419,8 +455,10 @@ func NewOptions() Options {
 		URL: DefaultURL, Endpoint: DefaultEndpoint, URLPolicy: DefaultURLPolicy, BatchSize: 1, QueryTokens: DefaultQueryTokens,
 		Adapter:   AdapterOptions{Sandbox: DefaultAdapterSandbox, MemoryMiB: DefaultAdapterMemoryMiB},
 		Streaming: true, IgnoreEOS: true, MaxTokensFromTrace: true,
-		Timeout:           DefaultTimeout,
-		MaxResponseEvents: DefaultMaxResponseEvents, MaxEventBytes: DefaultMaxEventBytes, MaxResponseBytes: DefaultMaxResponseBytes,
+		Timeout:                   DefaultTimeout,
+		Preflight:                 PreflightOptions{Timeout: DefaultPreflightTimeout},
+		AbortAfterConnectFailures: DefaultAbortAfterConnectFailures,
+		MaxResponseEvents:         DefaultMaxResponseEvents, MaxEventBytes: DefaultMaxEventBytes, MaxResponseBytes: DefaultMaxResponseBytes,
 		Tokenizer:       DefaultTokenizer,
 		Prompts:         PromptOptions{HashMismatch: DefaultHashMismatch, Format: DefaultPromptFormat, ContextMode: DefaultContextMode},
 		Trace:           TraceOptions{MaxInputTokens: DefaultMaxInputTokens, SpoolMiB: DefaultStdinSpoolMiB},

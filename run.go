@@ -105,6 +105,12 @@ type Result struct {
 // written. Telemetry that cannot start is a [*TelemetryError]. Nothing
 // was sent in any of these, except when the heap profile or the export,
 // written after the run, fails.
+//
+// Before it creates the run directory, Run checks the servers
+// ([PreflightOptions]); one that does not answer is an
+// [*UnreachableError] with nothing sent or created. A run whose first
+// requests all fail to connect ([Options.AbortAfterConnectFailures])
+// stops early and returns its Result with an [*UnreachableError].
 func Run(ctx context.Context, o Options) (*Result, error) {
 	log := o.Log
 	if log == nil {
@@ -134,6 +140,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	if rp.wasm != nil {
 		defer rp.wasm.Close(context.WithoutCancel(ctx))
+	}
+	if err := checkServers(ctx, &o, rp, log); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("interrupted while checking the server: %w", err)
+		}
+		return nil, err
 	}
 	abort, stopAbort := abortContext(o.Abort)
 	defer stopAbort()
@@ -223,7 +235,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	rcfg.OnEnd = o.OnEnd
+	rcfg.OnEnd, rcfg.AbortAfterConnectFailures = o.OnEnd, o.AbortAfterConnectFailures
 	res, runErr := runEngine(runCtx, rcfg)
 	if runErr == nil && runCtx.Err() != nil && ctx.Err() == nil {
 		runErr = context.Cause(runCtx) // a telemetry table failed

@@ -121,6 +121,10 @@ type runConfig struct {
 	// OnEnd, when not nil, is called when the last request has ended
 	// (Options.OnEnd).
 	OnEnd func()
+	// AbortAfterConnectFailures stops the run when its first N requests
+	// to end all failed to connect (Options.AbortAfterConnectFailures;
+	// 0 = never).
+	AbortAfterConnectFailures int
 }
 
 // batchPlan shapes the requests of an embeddings or rankings endpoint:
@@ -347,6 +351,11 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 	rn.col = newCollector(cfg.Sink, rn.acc, log)
 	rn.col.skipRecord = rn.skipRecord
 	rn.col.onErr = func(err error) { abort(fmt.Errorf("write records: %w", err)) }
+	if n := cfg.AbortAfterConnectFailures; n > 0 {
+		rn.connect.limit = int64(n)
+		rn.connect.stop = func(err error) { abort(err) }
+		rn.connect.armed.Store(true)
+	}
 
 	// Contexts: stopCtx stops the dispatcher; reqCtx cancels requests.
 	var cancelReq context.CancelCauseFunc
@@ -359,11 +368,19 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 	go func() {
 		select {
 		case <-ctx.Done():
-			interrupted.Store(true)
 			rn.signalled.Store(true)
-			if cause := context.Cause(ctx); errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {
+			cause := context.Cause(ctx)
+			_, unreachable := errors.AsType[*UnreachableError](cause)
+			switch {
+			case unreachable:
+				// Not an interruption: the run ends early, as its
+				// schedule would have later; the error says why.
+				log.Debug("stopping the run: no new requests; waiting for in-flight ones", slog.Any("err", cause), slog.Duration("grace", grace))
+			case errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded):
+				interrupted.Store(true)
 				log.Warn("interrupted: no new requests; waiting for in-flight ones", slog.Duration("grace", grace))
-			} else {
+			default:
+				interrupted.Store(true)
 				log.Error("stopping the run: no new requests; waiting for in-flight ones", slog.Any("err", cause), slog.Duration("grace", grace))
 			}
 			stopSending()
@@ -452,6 +469,10 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 		defer quietGC()()
 	}
 	stats, runErr := plan.RunOnClock(stopCtx, rn, e.Clock())
+	unreachable := rn.connect.err.Load()
+	if unreachable != nil {
+		stats.StopReason = fmt.Sprintf("the first %d requests failed to connect", unreachable.Requests)
+	}
 	if cfg.OnEnd != nil {
 		cfg.OnEnd()
 	}
@@ -482,6 +503,9 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 	}
 	info := cfg.Info
 	info.Cancelled = res.Interrupted
+	if u := unreachable; u != nil {
+		info.Stopped = fmt.Sprintf("the first %d requests all failed to connect to %s: %v", u.Requests, u.URL, u.Err)
+	}
 	if info.End.IsZero() {
 		info.End = time.Now().UTC()
 	}
@@ -494,6 +518,9 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 	}
 	if sinkErr != nil {
 		return res, fmt.Errorf("write records: %w", sinkErr)
+	}
+	if unreachable != nil {
+		return res, unreachable
 	}
 	return res, nil
 }
@@ -531,6 +558,39 @@ type runner struct {
 	signalled atomic.Bool
 	hctxOnce  sync.Once
 	inline    atomic.Int64
+	connect   connectWatch
+}
+
+// connectWatch stops a run whose first requests all failed to connect
+// (runConfig.AbortAfterConnectFailures). Safe for concurrent use; while it
+// is disarmed, see is not called (one atomic load per request).
+type connectWatch struct {
+	armed    atomic.Bool
+	failures atomic.Int64
+	limit    int64
+	stop     func(error)
+	err      atomic.Pointer[UnreachableError] // set once it stopped the run
+}
+
+// see counts r, a request that ended at target url: a connect failure
+// counts towards the limit, and any other outcome of a request that was
+// sent (an answer, even an error status; a reset; a timeout) disarms the
+// watch for the rest of the run. The request that reaches the limit stops
+// the run.
+func (w *connectWatch) see(r *record.Request, url string) {
+	switch r.ErrorKind {
+	case record.ErrConnect:
+	case record.ErrBuild, record.ErrNotDelivered:
+		return // never on the wire
+	default:
+		w.armed.Store(false)
+		return
+	}
+	if n := w.failures.Add(1); n >= w.limit && w.armed.CompareAndSwap(true, false) {
+		e := &UnreachableError{URL: url, Requests: int(n), Err: errors.New(r.ErrorMessage)}
+		w.err.Store(e)
+		w.stop(e)
+	}
 }
 
 // senderState is one sender goroutine's: a Sender per target (created on
@@ -744,6 +804,9 @@ func (rn *runner) send(s *engine.Sender, p *engine.Prepared, r *record.Request) 
 	}
 	s.Do(rn.reqCtx, p, r)
 	rn.inflight[t].Add(-1)
+	if rn.connect.armed.Load() {
+		rn.connect.see(r, rn.baseURL(int(t)))
+	}
 	r.BytesSent = int64(len(p.Body))
 	if counted {
 		rn.prog.inflight.Add(-1)
@@ -759,6 +822,14 @@ func (rn *runner) send(s *engine.Sender, p *engine.Prepared, r *record.Request) 
 		}
 	}
 	rn.col.add(r, s.Events())
+}
+
+// baseURL is target t's base URL (without user info).
+func (rn *runner) baseURL(t int) string {
+	if t == 0 {
+		return rn.cfg.Engine.BaseURL
+	}
+	return rn.cfg.Targets[t-1].BaseURL
 }
 
 // lane returns st's lane i (of len(rn.es)−1), starting it on first use.

@@ -462,6 +462,12 @@ func requestProblems(base string, o *Options) []*FieldError {
 	if o.MaxConnections < 0 {
 		bad("MaxConnections", "{MaxConnections} %d: must not be negative", o.MaxConnections)
 	}
+	if o.Preflight.Timeout < 0 {
+		bad("Preflight.Timeout", "{Preflight.Timeout} %v: must not be negative (0 = %v)", o.Preflight.Timeout, DefaultPreflightTimeout)
+	}
+	if o.AbortAfterConnectFailures < 0 {
+		bad("AbortAfterConnectFailures", "{AbortAfterConnectFailures} %d: must not be negative (0 = never stop)", o.AbortAfterConnectFailures)
+	}
 	if o.MaxResponseEvents < 0 {
 		bad("MaxResponseEvents", "{MaxResponseEvents} %d: must not be negative (0 = no cap)", o.MaxResponseEvents)
 	}

@@ -10,18 +10,19 @@ import (
 // VerdictKind names what a completed run failed.
 type VerdictKind string
 
-// The verdicts, in the order [Run] checks them: an interrupted run is
-// judged no further; late dispatch makes the others unreliable; a run in
-// which nothing succeeded measured nothing.
+// The verdicts, in the order [Run] lists them, which is their order of
+// precedence: an interrupted run is judged no further; a run in which
+// nothing succeeded measured nothing, which outweighs everything else;
+// late dispatch makes the remaining checks unreliable.
 const (
 	// Interrupted: Run's context was cancelled (Aborted: Options.Abort
 	// was closed as well); the results are partial.
 	Interrupted VerdictKind = "interrupted"
+	// AllFailed: not one measured request succeeded.
+	AllFailed VerdictKind = "all_failed"
 	// LatenessOverBudget: the p99 schedule lateness passed
 	// Replay.MaxLateness. Value and Limit are in seconds.
 	LatenessOverBudget VerdictKind = "lateness_over_budget"
-	// AllFailed: not one measured request succeeded.
-	AllFailed VerdictKind = "all_failed"
 	// ErrorRateExceeded: more than MaxErrorRate of the measured requests
 	// failed. Value is the error rate.
 	ErrorRateExceeded VerdictKind = "error_rate_exceeded"
@@ -67,24 +68,24 @@ func (v Verdict) String() string {
 	return string(v.Kind)
 }
 
-// verdicts are the checks a run failed, in the order of the kinds; an
+// verdicts are every check a run failed, in the order of the kinds; an
 // interrupted run gets that verdict alone. Empty when the run passed.
 func verdicts(o *Options, s *summary.Summary, st *replay.Stats, interrupted, aborted bool) []Verdict {
 	if interrupted {
 		return []Verdict{{Kind: Interrupted, Aborted: aborted}}
 	}
 	var vs []Verdict
-	if st.Check() != nil {
-		vs = append(vs, Verdict{Kind: LatenessOverBudget, Value: st.Lateness.P99.Seconds(), Limit: st.MaxLateness.Seconds(),
-			Failed: st.Late, Requests: st.Dispatched})
-	}
 	if s.RequestCount == 0 && s.ErrorRequestCount > 0 {
 		// Nothing reached an answer: there is no measurement to judge.
 		v := Verdict{Kind: AllFailed, Failed: int64(s.ErrorRequestCount), Requests: int64(s.ErrorRequestCount)}
 		if len(s.Errors) > 0 {
 			v.Example = fmt.Sprintf("%s: %s", s.Errors[0].Kind, s.Errors[0].Message)
 		}
-		return append(vs, v)
+		vs = append(vs, v)
+	}
+	if st.Check() != nil {
+		vs = append(vs, Verdict{Kind: LatenessOverBudget, Value: st.Lateness.P99.Seconds(), Limit: st.MaxLateness.Seconds(),
+			Failed: st.Late, Requests: st.Dispatched})
 	}
 	if r := s.ErrorRate(); r > o.MaxErrorRate {
 		vs = append(vs, Verdict{Kind: ErrorRateExceeded, Value: r, Limit: o.MaxErrorRate,

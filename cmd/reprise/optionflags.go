@@ -20,7 +20,9 @@ var optionFlag = map[string]string{
 	"MaxResponseEvents": "--max-response-events", "MaxEventBytes": "--max-event-bytes",
 	"MaxResponseBytes": "--max-response-bytes", "HTTP2": "--http2", "NoKernelTimestamps": "--no-kernel-timestamps",
 	"MaxConnections": "--max-connections", "Nice": "--nice",
-	"BatchSize": "--batch-size", "QueryTokens": "--query-tokens",
+	"Preflight.Skip": "--no-preflight", "Preflight.Timeout": "--preflight-timeout",
+	"AbortAfterConnectFailures": "--abort-after-connect-failures",
+	"BatchSize":                 "--batch-size", "QueryTokens": "--query-tokens",
 	"SessionHeader": "--session-header", "CancelRate": "--cancel-rate", "CancelAfter": "--cancel-after",
 	"Tokenizer": "--tokenizer", "UseServerTokenCount": "--use-server-token-count",
 	"Synthetic":     "--isl", // a problem of the synthetic load as a whole

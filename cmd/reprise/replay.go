@@ -58,6 +58,12 @@ func replayFlags() []cli.Flag {
 			Usage: "bearer `KEY` (also REPRISE_API_KEY or OPENAI_API_KEY); never written to any file"},
 		&cli.DurationFlag{Name: "timeout", Value: reprise.DefaultTimeout, Category: catTarget, Sources: envVars("timeout"),
 			Usage: "give up on a request after `D` (recorded as timeout)"},
+		&cli.BoolFlag{Name: "no-preflight", Category: catTarget, Sources: envVars("no-preflight"),
+			Usage: "send the first request without checking the server first (by default each --url is connected to and asked GET /v1/models; any HTTP answer passes)"},
+		&cli.DurationFlag{Name: "preflight-timeout", Value: reprise.DefaultPreflightTimeout, Category: catTarget, Sources: envVars("preflight-timeout"),
+			Usage: "the check before the first request fails (exit 1, nothing sent) when the servers have not answered within `D`, all together"},
+		&cli.IntFlag{Name: "abort-after-connect-failures", Value: reprise.DefaultAbortAfterConnectFailures, Category: catTarget, Sources: envVars("abort-after-connect-failures"),
+			Usage: "stop the run (exit 1, what was recorded written) when its first `N` requests to end all failed to connect (0 = never)"},
 		// Embeddings and rankings batches.
 		&cli.IntFlag{Name: "batch-size", Value: 1, Category: catReq, Sources: envVars("batch-size"),
 			Usage: "`N` inputs per request of an embeddings endpoint, or passages per request of a rankings endpoint (each of the row's input length)"},
@@ -195,8 +201,9 @@ func replayCommand(a *app) *cli.Command {
 			"Writes records (Parquet), summary.json and the manifest to --out; prints the summary on stderr.\n" +
 			"Ctrl-C stops sending, waits --grace for in-flight requests, cancels the rest and writes everything;\n" +
 			"a second Ctrl-C cancels in-flight requests at once and writes what is finished.\n\n" +
-			"Exit codes: 0 ok, 1 run error, interrupted or no request succeeded, 2 bad command line or trace,\n" +
-			"3 goodput SLO or --max-error-rate (default 0.05) failed, 4 p99 schedule lateness over --max-lateness.\n\n" +
+			"Exit codes: 0 ok, 1 run error, interrupted, server not answering or no request succeeded, 2 bad command\n" +
+			"line or trace, 3 goodput SLO or --max-error-rate (default 0.05) failed, 4 p99 schedule lateness over\n" +
+			"--max-lateness; with several, the first of 1, 4, 3, and every failed check is printed.\n\n" +
 			"Examples:\n" +
 			"  reprise replay traces/mooncake-sample.jsonl --url http://localhost:8000 --model M --speedup 10\n" +
 			"  reprise replay --url http://localhost:8000 --model M --isl 512 --osl 128 --concurrency 32 --request-count 1000\n" +
@@ -267,6 +274,8 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 	o.Streaming, o.IgnoreEOS, o.MaxTokensFromTrace = cmd.Bool("streaming"), cmd.Bool("ignore-eos"), cmd.Bool("max-tokens-from-trace")
 	o.ExtraBody, o.Headers, o.APIKey = cmd.String("extra-body"), cmd.StringSlice("header"), cmd.String("api-key")
 	o.Timeout = cmd.Duration("timeout")
+	o.Preflight = reprise.PreflightOptions{Skip: cmd.Bool("no-preflight"), Timeout: cmd.Duration("preflight-timeout")}
+	o.AbortAfterConnectFailures = cmd.Int("abort-after-connect-failures")
 	o.BatchSize, o.QueryTokens = cmd.Int("batch-size"), cmd.Int("query-tokens")
 	o.SessionHeader, o.CancelRate, o.CancelAfter = cmd.String("session-header"), cmd.Float("cancel-rate"), cmd.Duration("cancel-after")
 	o.MaxResponseEvents, o.MaxEventBytes, o.MaxResponseBytes = cmd.Int("max-response-events"), cmd.Int("max-event-bytes"), cmd.Int64("max-response-bytes")
@@ -375,7 +384,8 @@ func runReplay(ctx context.Context, a *app, o reprise.Options, quiet bool) error
 // (docs/format/cli.md): 2 for a problem with the command line or the trace
 // found before anything was sent, for a run directory in use (the
 // options' Output.Dir) and for
-// telemetry that cannot start; 1 for the rest.
+// telemetry that cannot start; 1 for the rest, a server that does not
+// answer included.
 func runError(err error, o *reprise.Options) error {
 	spelled := flagSpelled(err)
 	switch {
@@ -392,7 +402,11 @@ func runError(err error, o *reprise.Options) error {
 	case errors.As(err, new(*reprise.TelemetryError)):
 		return exitcode.UsageError(spelled, "drop --gpu-telemetry, or point it at a DCGM exporter with dcgm=URL")
 	}
-	return spelled
+	if ue, ok := errors.AsType[*reprise.UnreachableError](err); ok && ue.Requests > 0 {
+		return &exitcode.Error{Code: exitcode.RunError, Err: spelled,
+			Hint: "check --url and that the server is up; every failure is in the records; --abort-after-connect-failures 0 sends every request anyway"}
+	}
+	return spelled // a preflight that failed says all in its one line
 }
 
 // readLagNote warns when at least a tenth of the requests had a read that
@@ -409,14 +423,39 @@ func readLagNote(s *summary.Summary) string {
 		"      tokens that waited together were stamped together, at the later arrival (read_lag_ns in the records says which requests)", lag.P90, itl.P50)
 }
 
-// verdictError maps the first verdict of a completed run to its exit
-// code (docs/format/cli.md): 1 interrupted or no request succeeded,
-// 4 lateness, 3 --max-error-rate or goodput; nil when it passed.
+// verdictError maps the verdicts of a completed run to an exit code
+// (docs/format/cli.md): the first verdict's, as they come in their order
+// of precedence (1 interrupted or no request succeeded, 4 lateness, 3
+// --max-error-rate or goodput), with every failed check in the message,
+// one a line; nil when the run passed.
 func verdictError(res *reprise.Result) error {
 	if len(res.Verdicts) == 0 {
 		return nil
 	}
-	switch v := res.Verdicts[0]; v.Kind {
+	first := verdictExit(res, res.Verdicts[0])
+	if len(res.Verdicts) == 1 {
+		return first
+	}
+	lines := []string{first.Err.Error()}
+	for _, v := range res.Verdicts[1:] {
+		lines = append(lines, "also failed: "+verdictExit(res, v).Err.Error())
+	}
+	return &exitcode.Error{Code: first.Code, Err: &verdictsError{msg: strings.Join(lines, "\n"), first: first.Err}, Hint: first.Hint}
+}
+
+// verdictsError is the message of several failed checks; it unwraps to
+// the first one's.
+type verdictsError struct {
+	msg   string
+	first error
+}
+
+func (e *verdictsError) Error() string { return e.msg }
+func (e *verdictsError) Unwrap() error { return e.first }
+
+// verdictExit is one verdict's exit code, message and hint.
+func verdictExit(res *reprise.Result, v reprise.Verdict) *exitcode.Error {
+	switch v.Kind {
 	case reprise.Interrupted:
 		if v.Aborted {
 			return &exitcode.Error{Code: exitcode.RunError,
@@ -442,7 +481,7 @@ func verdictError(res *reprise.Result) error {
 		return &exitcode.Error{Code: exitcode.SLOBreach,
 			Err: fmt.Errorf("goodput: %.4f of requests met every SLO < --min-good-fraction %v", v.Value, v.Limit)}
 	}
-	return &exitcode.Error{Code: exitcode.RunError, Err: fmt.Errorf("%s; results in %s", res.Verdicts[0], res.Dir)}
+	return &exitcode.Error{Code: exitcode.RunError, Err: fmt.Errorf("%s; results in %s", v, res.Dir)}
 }
 
 // plannedText says how much a run will send: requests planned (-1 =

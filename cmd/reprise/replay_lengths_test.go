@@ -24,7 +24,7 @@ func newCaptureServer(t *testing.T) *captureServer {
 	t.Helper()
 	s := &captureServer{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasPrefix(r.URL.Path, "/v1/") {
+		if !strings.HasPrefix(r.URL.Path, "/v1/") || r.Method == http.MethodGet { // no metrics, no /v1/models (the preflight passes on a 404)
 			http.NotFound(w, r)
 			return
 		}

@@ -29,7 +29,7 @@ func newBodyServer(t *testing.T) *bodyServer {
 	t.Helper()
 	s := &bodyServer{bodies: map[string][32]byte{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasPrefix(r.URL.Path, "/v1/") {
+		if !strings.HasPrefix(r.URL.Path, "/v1/") || r.Method == http.MethodGet { // no metrics, no /v1/models (the preflight passes on a 404)
 			http.NotFound(w, r) // no metrics page
 			return
 		}

@@ -131,7 +131,7 @@ func TestReplayURLUserInfoSent(t *testing.T) {
 	var mu sync.Mutex
 	var got []string
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasPrefix(r.URL.Path, "/v1/") {
+		if !strings.HasPrefix(r.URL.Path, "/v1/") || r.Method == http.MethodGet { // no metrics, no /v1/models (the preflight passes on a 404)
 			http.NotFound(w, r)
 			return
 		}

@@ -41,6 +41,10 @@ func newHangingServer(t *testing.T, ok int64) *hangingServer {
 			<-r.Context().Done() // never answers
 			return
 		}
+		if r.Method == http.MethodGet {
+			http.NotFound(w, r) // no /v1/models for the preflight: it passes on any answer
+			return
+		}
 		io.Copy(io.Discard, r.Body)
 		if n.Add(1) > ok {
 			s.held.Add(1)

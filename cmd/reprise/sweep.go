@@ -98,6 +98,8 @@ func sweepFlags() []cli.Flag {
 			Usage: "stop bisecting when the bracket is within `F` of its lower end (0.02 = 2 %)"},
 		&cli.IntFlag{Name: "find-max-probes", Value: sweep.DefaultFindMaxProbes, Category: catSweep, Sources: envVars("find-max-probes"),
 			Usage: "probe at most `N` loads in --find"},
+		&cli.FloatFlag{Name: "find-floor", Category: catSweep, Sources: envVars("find-floor"), DefaultText: "start/16, at least 1 for concurrency",
+			Usage: "lowest load `X` --find probes: when every probe down to it fails the SLOs, no load met them (exit 3)"},
 		&cli.BoolWithInverseFlag{Name: "fresh-prompt-seed", Value: true, Category: catSweep, Sources: envVars("fresh-prompt-seed"),
 			Usage: "give every point (and run) its own prompt seed, derived from --prompt-seed, so it does not hit the prefix cache the previous one filled"},
 		&cli.StringFlag{Name: "before-point", Category: catSweep, Sources: envVars("before-point"),
@@ -135,7 +137,8 @@ func sweepCommand(a *app) *cli.Command {
 			"or above --stop-error-rate. --find searches the largest load meeting --goodput instead.\n" +
 			"Every other flag is reprise replay's and applies to every point. Running the same command again\n" +
 			"resumes an interrupted sweep; Ctrl-C ends the current point cleanly.\n\n" +
-			"Exit codes: 0 done, 1 run error or interrupted, 2 bad command line, 3 --find found no load meeting the SLOs.\n\n" +
+			"Exit codes: 0 done, 1 run error, interrupted or a server that does not answer, 2 bad command line,\n" +
+			"3 --find found no load meeting the SLOs down to --find-floor.\n\n" +
 			"Examples:\n" +
 			"  reprise sweep -m M --isl 512 --osl 128 --request-count 500 --request-rate 1:64:x2 --goodput \"ttft:250 itl:10\"\n" +
 			"  reprise sweep traces/mooncake.jsonl -m M --speedup 0.5,1,2,4 --out sweeps/mooncake\n" +
@@ -224,6 +227,9 @@ func runSweep(ctx context.Context, a *app, cmd *cli.Command) error {
 		}
 		cfg.Find = sweep.NewFindConfig(setting, start)
 		cfg.Find.Precision, cfg.Find.MaxProbes = cmd.Float("find-precision"), cmd.Int("find-max-probes")
+		if cmd.IsSet("find-floor") {
+			cfg.Find.Floor = cmd.Float("find-floor")
+		}
 		if setting == sweep.RequestRate && o.Replay.Mode == replay.ModeAuto {
 			o.Replay.Mode = replay.ModeRate
 		}

@@ -157,6 +157,9 @@ func (s *Summary) WriteTable(w io.Writer) error {
 			break
 		}
 	}
+	if s.Run.Stopped != "" {
+		line("Stopped early", s.Run.Stopped)
+	}
 	line("Requests (ok / errors / warmup)", fmt.Sprintf("%d / %d / %d", s.RequestCount, s.ErrorRequestCount, s.WarmupCount))
 	if s.CancelledRequestCount > 0 {
 		line("Cancelled as planned (requests)", strconv.Itoa(s.CancelledRequestCount))

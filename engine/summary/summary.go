@@ -124,6 +124,10 @@ type RunInfo struct {
 	Start     time.Time `json:"start_time"`
 	End       time.Time `json:"end_time"`
 	Cancelled bool      `json:"was_cancelled"`
+	// Stopped says why a run that was not interrupted stopped before its
+	// schedule ended (its first requests all failed to connect); "" when
+	// it did not.
+	Stopped string `json:"stopped,omitempty"`
 	// EndpointKind is the endpoint's kind (adapter.Kind's name) when it
 	// is not text generation: "embeddings" or "rankings"; "" = generate.
 	EndpointKind string `json:"endpoint_kind,omitempty"`

@@ -4,12 +4,15 @@
 //	code  meaning
 //	0     success
 //	1     the run could not run (setup failure, broken output, cancelled before results,
-//	      or a replay in which not one request succeeded)
+//	      a server that does not answer, or a replay in which not one request succeeded)
 //	2     usage or configuration error: nothing was sent
-//	3     a goodput SLO or --max-error-rate threshold failed
+//	3     a goodput SLO or --max-error-rate threshold failed; sweep --find found no load
+//	      meeting the SLOs down to its floor
 //	4     schedule lateness over the --max-lateness budget
 //
 // Codes 3 and 4 are verdicts on a run that completed and wrote its files.
+// When a run fails several checks, the code is the first of 1, 4, 3 that
+// applies (reprise.VerdictKind's order) and the message lists them all.
 package exitcode
 
 import (

@@ -20,6 +20,11 @@ const (
 	DefaultFindPrecision = 0.02
 	// DefaultFindMaxProbes bounds the probes of one search.
 	DefaultFindMaxProbes = 16
+	// DefaultFindFloorDivisor puts the floor of a search (the lowest
+	// load probed) at its start divided by 16: four halvings. With a
+	// fixed request count each halving doubles a probe's duration, so
+	// the probes down to the floor take 31 times the first one.
+	DefaultFindFloorDivisor = 16
 )
 
 // FindConfig configures a search for the largest load that meets the
@@ -36,13 +41,27 @@ type FindConfig struct {
 	Precision float64 `json:"precision"`
 	// MaxProbes bounds the probes.
 	MaxProbes int `json:"max_probes"`
+	// Floor is the lowest load probed (> 0, ≤ Start; a whole number for
+	// concurrency): when every probe down to it fails, the search ends
+	// there, with no load found.
+	Floor float64 `json:"floor"`
 }
 
 // NewFindConfig returns a search of setting from start with the default
-// factor, precision and probe bound.
+// factor, precision, probe bound and floor ([DefaultFloor]).
 func NewFindConfig(setting string, start float64) *FindConfig {
 	return &FindConfig{Setting: setting, Start: start, Factor: DefaultFindFactor, Precision: DefaultFindPrecision,
-		MaxProbes: DefaultFindMaxProbes}
+		MaxProbes: DefaultFindMaxProbes, Floor: DefaultFloor(setting, start)}
+}
+
+// DefaultFloor is the default floor of a search of setting from start:
+// start / [DefaultFindFloorDivisor], rounded to 4 significant digits,
+// and for concurrency at least 1 and a whole number.
+func DefaultFloor(setting string, start float64) float64 {
+	if setting == Concurrency {
+		return max(1, math.Floor(start/DefaultFindFloorDivisor))
+	}
+	return roundSig(start/DefaultFindFloorDivisor, 4)
 }
 
 func (f *FindConfig) validate(o *reprise.Options) error {
@@ -63,6 +82,9 @@ func (f *FindConfig) validate(o *reprise.Options) error {
 	}
 	if f.MaxProbes < 2 {
 		errs = append(errs, fmt.Errorf("find max probes %d: want ≥ 2", f.MaxProbes))
+	}
+	if f.Floor <= 0 || f.Floor > f.Start || (f.Setting == Concurrency && f.Floor != math.Trunc(f.Floor)) {
+		errs = append(errs, fmt.Errorf("find floor %v: want a load > 0 and ≤ the start %v (a whole number for concurrency)", f.Floor, f.Start))
 	}
 	if o.Goodput == "" {
 		errs = append(errs, errors.New("find: Goodput is empty; a search needs SLOs to meet, e.g. \"ttft:250 itl:10\""))
@@ -110,7 +132,6 @@ func (s *sweeper) find(ctx context.Context) error {
 	found := &Found{Setting: f.Setting}
 	s.res.Found = found
 	var lo, hi *Probe
-	s.header()
 	probe := func(v float64) (*Probe, error) {
 		p := Point{Names: []string{f.Setting}, Values: []float64{v}}
 		s.res.Points = append(s.res.Points, s.status(p))
@@ -131,7 +152,7 @@ func (s *sweeper) find(ctx context.Context) error {
 		}
 		return roundSig(v, 4)
 	}
-	v := f.Start
+	v, floored := f.Start, false
 	for len(found.Probes) < f.MaxProbes {
 		if lo != nil && hi != nil {
 			if hi.Value/lo.Value-1 <= f.Precision {
@@ -155,12 +176,11 @@ func (s *sweeper) find(ctx context.Context) error {
 		case hi == nil:
 			v = round(v * f.Factor)
 		case lo == nil:
-			v = round(v / f.Factor)
-			if v <= 0 || (f.Setting == Concurrency && v < 1) {
-				found.Text = fmt.Sprintf("no %s meets the SLOs: even %s fails", f.Setting, formatValue(hi.Value))
-				found.Above = hi.Value
-				return nil
-			}
+			floored = v <= f.Floor // every probe down to the floor failed
+			v = max(round(v/f.Factor), f.Floor)
+		}
+		if floored {
+			break
 		}
 	}
 	// The lo and hi pointers point into found.Probes, which grew; take
@@ -190,13 +210,17 @@ func (s *sweeper) foundText(found *Found, lo, hi *Probe) string {
 	}
 	slo := fmt.Sprintf("%q with ≥ %v good", s.cfg.Base.Goodput, s.cfg.Base.MinGoodFraction)
 	switch {
+	case lo == nil && hi != nil && hi.Value <= s.cfg.Find.Floor:
+		found.Above = hi.Value
+		return fmt.Sprintf("find: no %s met %s down to %s (the floor): %s", found.Setting, slo, formatValue(s.cfg.Find.Floor), describe(hi))
 	case lo == nil && hi != nil:
 		found.Above = hi.Value
-		return fmt.Sprintf("find: no %s meets %s; the lowest probed fails: %s", found.Setting, slo, describe(hi))
+		return fmt.Sprintf("find: no %s met %s down to %s, the lowest probed within the %d-probe bound (the floor is %s): %s",
+			found.Setting, slo, formatValue(hi.Value), s.cfg.Find.MaxProbes, formatValue(s.cfg.Find.Floor), describe(hi))
 	case lo != nil && hi == nil:
 		found.Value = lo.Value
-		return fmt.Sprintf("find: max %s ≥ %s (%s): every probe met %s within %d probes; raise the start or the probe bound",
-			found.Setting, formatValue(lo.Value), describe(lo), slo, len(found.Probes))
+		return fmt.Sprintf("find: max %s ≥ %s (%s): every probe met %s within the %d-probe bound; raise the start or the probe bound",
+			found.Setting, formatValue(lo.Value), describe(lo), slo, s.cfg.Find.MaxProbes)
 	case lo == nil:
 		return "find: nothing was probed"
 	}

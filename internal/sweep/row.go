@@ -88,7 +88,7 @@ func runComplete(dir string) bool {
 	if json.Unmarshal(b, &s) != nil || s.RunInfo == nil {
 		return false
 	}
-	return !s.RunInfo.Cancelled && rr.Has(arrowio.RecordsTable)
+	return !s.RunInfo.Cancelled && s.RunInfo.Stopped == "" && rr.Has(arrowio.RecordsTable)
 }
 
 // measured is one run directory read back: its summary, recomputed from

@@ -267,6 +267,9 @@ type sweeper struct {
 	cfg Config
 	res *Result
 	log *slog.Logger
+	// headed reports that the table's header was printed (before the
+	// first row: a sweep that measured nothing prints none).
+	headed bool
 }
 
 func newSweeper(cfg Config) (*sweeper, error) {
@@ -373,7 +376,6 @@ func (s *sweeper) grid(ctx context.Context) error {
 	inner := len(s.cfg.Axes[len(s.cfg.Axes)-1].Values)
 	sloFails := 0
 	stopped := ""
-	s.header()
 	for i, p := range points {
 		if i%inner == 0 {
 			sloFails, stopped = 0, ""

@@ -198,3 +198,99 @@ func TestFindMaxRateWithinFivePercentOfCapacity(t *testing.T) {
 		t.Errorf("found max rate %v, capacity %.2f: off by %.1f%% (> 5%%)", f.Value, c, 100*rel)
 	}
 }
+
+// TestFindFloor: a search whose SLO no load meets halves the load from
+// its start down to the floor, probes the floor and stops there with no
+// load found; a probe bound reached first ends it above the floor, and
+// the answer says which.
+func TestFindFloor(t *testing.T) {
+	m := mockModel
+	srv := m.start(t)
+	tests := []struct {
+		name      string
+		floor     float64
+		maxProbes int
+		want      []float64
+		text      string
+	}{
+		// 8 → 4 → 2, the floor: 0.125 + 0.25 + 0.5 s of sends.
+		{"down to the floor", 2, DefaultFindMaxProbes, []float64{8, 4, 2},
+			`find: no request-rate met "ttft:1" with ≥ 0.95 good down to 2 (the floor): 2 good 0.0%`},
+		// A floor between two halvings is probed itself: 8 → 4 → 3.
+		{"a floor between halvings", 3, DefaultFindMaxProbes, []float64{8, 4, 3},
+			`down to 3 (the floor)`},
+		{"the probe bound first", 1, 2, []float64{8, 4},
+			`find: no request-rate met "ttft:1" with ≥ 0.95 good down to 4, the lowest probed within the 2-probe bound (the floor is 1): 4 good 0.0%`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := NewConfig()
+			// Two requests a probe; the mock's TTFT is at least 36 ms, so
+			// an SLO of 1 ms fails at every load.
+			cfg.Base = m.base(srv, 2)
+			cfg.Base.Goodput = "ttft:1"
+			cfg.Dir = t.TempDir()
+			cfg.Find = NewFindConfig(RequestRate, 8)
+			cfg.Find.Floor, cfg.Find.MaxProbes = tt.floor, tt.maxProbes
+			res, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var probed []float64
+			for _, p := range res.Found.Probes {
+				probed = append(probed, p.Value)
+			}
+			if diff := cmp.Diff(tt.want, probed); diff != "" {
+				t.Errorf("probed loads (-want +got):\n%s", diff)
+			}
+			if f := res.Found; f.Value != 0 || f.Above != tt.want[len(tt.want)-1] || !strings.Contains(f.Text, tt.text) {
+				t.Errorf("found value %v above %v, %q; want 0 above %v, %q", f.Value, f.Above, f.Text, tt.want[len(tt.want)-1], tt.text)
+			}
+		})
+	}
+}
+
+// TestFindFloorDefaultAndValidation: the default floor is the start / 16
+// (at least 1, whole, for concurrency), and a floor above the start, at
+// or below 0, or fractional for concurrency is refused.
+func TestFindFloorDefaultAndValidation(t *testing.T) {
+	for _, tt := range []struct {
+		setting      string
+		start, floor float64
+	}{
+		{RequestRate, 1, 0.0625},
+		{RequestRate, 10, 0.625},
+		{Speedup, 3, 0.1875},
+		{Concurrency, 64, 4},
+		{Concurrency, 8, 1},
+		{Concurrency, 40, 2},
+	} {
+		if got := NewFindConfig(tt.setting, tt.start).Floor; got != tt.floor {
+			t.Errorf("%s from %v: floor %v, want %v", tt.setting, tt.start, got, tt.floor)
+		}
+	}
+	o := reprise.NewOptions()
+	o.Goodput = "ttft:1"
+	for _, tt := range []struct {
+		setting      string
+		start, floor float64
+		ok           bool
+	}{
+		{RequestRate, 8, 8, true},
+		{RequestRate, 8, 0.01, true},
+		{RequestRate, 8, 9, false},
+		{RequestRate, 8, 0, false},
+		{RequestRate, 8, -1, false},
+		{Concurrency, 8, 1.5, false},
+	} {
+		f := NewFindConfig(tt.setting, tt.start)
+		f.Floor = tt.floor
+		err := f.validate(&o)
+		if (err == nil) != tt.ok {
+			t.Errorf("%s from %v, floor %v: %v, want ok %v", tt.setting, tt.start, tt.floor, err, tt.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "find floor") {
+			t.Errorf("the error does not name the floor: %v", err)
+		}
+	}
+}

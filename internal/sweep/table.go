@@ -9,8 +9,13 @@ import (
 const tableFormat = "%-28s %9s %9s %9s %7s %8s %8s %7s %7s %9s %9s %9s %8s %6s %8s %s\n"
 
 func (s *sweeper) header() {
-	if s.cfg.Table == nil {
+	if s.cfg.Table == nil || s.headed {
 		return
+	}
+	s.headed = true
+	if f := s.cfg.Find; f != nil {
+		fmt.Fprintf(s.cfg.Table, "find: max %s from %s, ×%g up or ÷%g down to the floor %s, bisected to within %g, at most %d probes\n",
+			f.Setting, formatValue(f.Start), f.Factor, f.Factor, formatValue(f.Floor), f.Precision, f.MaxProbes)
 	}
 	fmt.Fprintf(s.cfg.Table, tableFormat, "point", "asked/s", "sent/s", "done/s", "good%", "goodput",
 		"ttft50", "ttft99", "itl50", "itl99", "e2e50", "e2e99", "tok/s", "tps/u", "errors", "late99  (ms; /s = requests/s)")
@@ -20,6 +25,7 @@ func (s *sweeper) line(r *Row) {
 	if s.cfg.Table == nil {
 		return
 	}
+	s.header()
 	good, goodput := "-", "-"
 	if s.cfg.Base.Goodput != "" {
 		good, goodput = fmt.Sprintf("%.1f", 100*r.GoodFraction), fmt.Sprintf("%.3g", r.Goodput)
