@@ -9,11 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/engine/summary"
+	"github.com/reprise-bench/reprise/replay"
 )
 
 // ErrMergeIncomplete is wrapped by [Merge]'s error when the merged run is
@@ -251,6 +253,10 @@ func openPart(dir string) (*mergePart, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
+	if sh := p.m.Replay.Shard; sh != nil && (sh.Count < 1 || sh.Count > replay.MaxShardCount || sh.Index < 0 || sh.Index >= sh.Count) {
+		return nil, fmt.Errorf("merge: %s/manifest.json: replay.shard %d/%d: want INDEX/COUNT with 0 ≤ INDEX < COUNT ≤ %d, as --shard writes it: the manifest is not one a shard wrote",
+			dir, sh.Index, sh.Count, replay.MaxShardCount)
+	}
 	if p.set, err = run.Settings(); err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
@@ -299,9 +305,45 @@ func checkParts(parts []*mergePart, rep *arrowio.MergeReport, problem func(strin
 	for i := range rep.ShardCount {
 		if _, ok := byIndex[i]; !ok {
 			rep.MissingShards = append(rep.MissingShards, i)
-			problem("shard %d/%d is missing: no directory given holds it", i, rep.ShardCount)
 		}
 	}
+	switch n := len(rep.MissingShards); n {
+	case 0:
+	case 1:
+		problem("shard %d/%d is missing: no directory given holds it", rep.MissingShards[0], rep.ShardCount)
+	default:
+		problem("%d shards of %d are missing (%s): no directory given holds them", n, rep.ShardCount, shardRanges(rep.MissingShards))
+	}
+}
+
+// maxRanges bounds the ranges a problem lists.
+const maxRanges = 20
+
+// shardRanges writes the ascending indices is as ranges, "0-3, 7,
+// 9-12", the first maxRanges of them.
+func shardRanges(is []int) string {
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(is); n++ {
+		j := i
+		for j+1 < len(is) && is[j+1] == is[j]+1 {
+			j++
+		}
+		if n == maxRanges {
+			fmt.Fprintf(&b, ", and %d more", len(is)-i)
+			break
+		}
+		if n > 0 {
+			b.WriteString(", ")
+		}
+		if j > i {
+			fmt.Fprintf(&b, "%d-%d", is[i], is[j])
+		} else {
+			fmt.Fprintf(&b, "%d", is[i])
+		}
+		i = j + 1
+	}
+	return b.String()
 }
 
 func shardIndex(p *mergePart) int {

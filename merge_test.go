@@ -268,3 +268,78 @@ func TestMergeReportsProblems(t *testing.T) {
 		})
 	}
 }
+
+// setShard rewrites dir's manifest.json replay.shard to index/count.
+func setShard(t *testing.T, dir string, index, count int64) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, arrowio.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["replay"].(map[string]any)["shard"] = map[string]int64{"index": index, "count": count}
+	if b, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, arrowio.ManifestFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMergeShardCount: a shard count no --shard writes (10^15, one over
+// replay.MaxShardCount) is refused before anything is allocated for it,
+// and missing shards are reported as ranges in one problem.
+func TestMergeShardCount(t *testing.T) {
+	base := mergeBase(t)
+	for _, count := range []int64{1e15, 100_001} {
+		t.Run(fmt.Sprint(count), func(t *testing.T) {
+			root := t.TempDir()
+			dirs := splitRun(t, base, root, 2, rand.New(rand.NewPCG(3, 4)))
+			setShard(t, dirs[1], 1, count)
+			res, err := Merge(context.Background(), MergeOptions{Dirs: dirs, Out: filepath.Join(root, "merged")})
+			if res != nil || err == nil || !strings.Contains(err.Error(), "manifest.json: replay.shard 1/") {
+				t.Fatalf("Merge = %v, %v; want no result and an error naming replay.shard", res, err)
+			}
+		})
+	}
+	t.Run("ranges", func(t *testing.T) {
+		root := t.TempDir()
+		dirs := splitRun(t, base, root, 3, rand.New(rand.NewPCG(5, 6)))
+		for i, idx := range []int64{0, 4, 9} { // of 12: 1-3, 5-8, 10-11 missing
+			setShard(t, dirs[i], idx, 12)
+		}
+		res, err := Merge(context.Background(), MergeOptions{Dirs: dirs, Out: filepath.Join(root, "merged")})
+		if !errors.Is(err, ErrMergeIncomplete) || res == nil {
+			t.Fatalf("Merge = %v, %v; want ErrMergeIncomplete with a result", res, err)
+		}
+		want := []string{"9 shards of 12 are missing (1-3, 5-8, 10-11): no directory given holds them"}
+		if diff := cmp.Diff(want, res.Report.Problems); diff != "" {
+			t.Errorf("problems (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]int{1, 2, 3, 5, 6, 7, 8, 10, 11}, res.Report.MissingShards); diff != "" {
+			t.Errorf("missing_shards (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestShardRanges(t *testing.T) {
+	many := make([]int, 0, 50)
+	for i := range 50 {
+		many = append(many, 2*i)
+	}
+	for _, tc := range []struct {
+		in   []int
+		want string
+	}{
+		{[]int{0}, "0"},
+		{[]int{0, 1, 2, 5, 7, 8}, "0-2, 5, 7-8"},
+		{many, "0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, and 30 more"},
+	} {
+		if got := shardRanges(tc.in); got != tc.want {
+			t.Errorf("shardRanges(%v) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
