@@ -65,6 +65,7 @@ type MergeResult struct {
 
 // shardManifest is what a merge reads of a shard's manifest.json.
 type shardManifest struct {
+	RunID       string  `json:"run_id"`
 	Trace       string  `json:"trace"`
 	TraceSHA256 *string `json:"trace_sha256"`
 	TraceRows   int     `json:"trace_rows"`
@@ -124,6 +125,9 @@ func Merge(ctx context.Context, o MergeOptions) (*MergeResult, error) {
 			return nil, err
 		}
 		parts = append(parts, p)
+	}
+	if err := sameRun(parts); err != nil {
+		return nil, err
 	}
 	rep := &arrowio.MergeReport{DuplicateRows: -1}
 	problem := func(format string, args ...any) { rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...)) }
@@ -253,6 +257,13 @@ func openPart(dir string) (*mergePart, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
+	if p.raw != nil && p.m.RunID == "" {
+		// A manifest written before run_id: the id its keys give.
+		b, _ := run.Manifest()
+		if p.m.RunID, err = manifestRunID(b); err != nil {
+			return nil, fmt.Errorf("merge: %s/manifest.json: %w", dir, err)
+		}
+	}
 	if sh := p.m.Replay.Shard; sh != nil && (sh.Count < 1 || sh.Count > replay.MaxShardCount || sh.Index < 0 || sh.Index >= sh.Count) {
 		return nil, fmt.Errorf("merge: %s/manifest.json: replay.shard %d/%d: want INDEX/COUNT with 0 ≤ INDEX < COUNT ≤ %d, as --shard writes it: the manifest is not one a shard wrote",
 			dir, sh.Index, sh.Count, replay.MaxShardCount)
@@ -263,6 +274,24 @@ func openPart(dir string) (*mergePart, error) {
 	_, sumErr := run.Summary()
 	p.completed = sumErr == nil && !p.set.Info.Cancelled
 	return p, nil
+}
+
+// sameRun refuses parts of different runs: every part with a manifest
+// must have the first such part's run_id.
+func sameRun(parts []*mergePart) error {
+	var first *mergePart
+	for _, p := range parts {
+		switch {
+		case p.m.RunID == "":
+		case first == nil:
+			first = p
+		case p.m.RunID != first.m.RunID:
+			return fmt.Errorf("merge: %s is of run %s and %s of run %s (manifest.json run_id): these are not shards of one run "+
+				"(shards of one run are given the same trace and flags, --start-at included, and each its own --shard I/N); merge each run's shards apart",
+				first.dir, first.m.RunID, p.dir, p.m.RunID)
+		}
+	}
+	return nil
 }
 
 // checkParts orders parts by shard index and reports shards missing,
@@ -568,6 +597,9 @@ func mergedManifest(parts []*mergePart, rep *arrowio.MergeReport, planned int64,
 		}
 		c["shard"] = nil
 		m["replay"] = c
+	}
+	if id := parts[0].m.RunID; id != "" {
+		m["run_id"] = id
 	}
 	if timeBound {
 		m["planned_requests"] = -1

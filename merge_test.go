@@ -343,3 +343,109 @@ func TestShardRanges(t *testing.T) {
 		}
 	}
 }
+
+// editManifest applies edit to dir's manifest.json.
+func editManifest(t *testing.T, dir string, edit func(m map[string]any)) {
+	t.Helper()
+	p := filepath.Join(dir, arrowio.ManifestFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	edit(m)
+	if b, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMergeRefusesOtherRuns: shards of one run share manifest.json's
+// run_id and merge; a shard of another run (another --start-at) is
+// refused, whether its manifest has run_id or predates it (the id is then
+// derived from its settings).
+func TestMergeRefusesOtherRuns(t *testing.T) {
+	base := mergeBase(t)
+	otherStart := func(m map[string]any) { m["replay"].(map[string]any)["start_at"] = "2031-01-01T00:00:00Z" }
+	noID := func(m map[string]any) { delete(m, "run_id") }
+	for _, tc := range []struct {
+		name    string
+		edit0   func(map[string]any)
+		edit1   func(map[string]any)
+		refused bool
+	}{
+		{"same run", nil, nil, false},
+		{"other run_id", nil, func(m map[string]any) { m["run_id"] = "0123456789abcdef" }, true},
+		{"no run_id, same run", noID, noID, false},
+		{"no run_id, other start_at", noID, func(m map[string]any) { noID(m); otherStart(m) }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			dirs := splitRun(t, base, root, 2, rand.New(rand.NewPCG(7, 8)))
+			for i, e := range []func(map[string]any){tc.edit0, tc.edit1} {
+				if e != nil {
+					editManifest(t, dirs[i], e)
+				}
+			}
+			res, err := Merge(context.Background(), MergeOptions{Dirs: dirs, Out: filepath.Join(root, "merged")})
+			if tc.refused {
+				if res != nil || err == nil || !strings.Contains(err.Error(), "not shards of one run") {
+					t.Fatalf("Merge = %v, %v; want it refused as not shards of one run", res, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Merge: %v", err)
+			}
+		})
+	}
+}
+
+// TestManifestRunID: a run's manifest carries the run_id its own keys
+// give, and the id leaves out only the shard's index.
+func TestManifestRunID(t *testing.T) {
+	run, err := arrowio.Open(mergeBase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := run.Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		RunID         string `json:"run_id"`
+		SchemaVersion string `json:"schema_version"`
+		Kind          string `json:"kind"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	id, err := manifestRunID(b)
+	if err != nil || m.RunID != id || len(id) != 16 || m.SchemaVersion != arrowio.ManifestVersion || m.Kind != arrowio.ManifestKind {
+		t.Fatalf("manifest run_id %q schema_version %q kind %q; derived %q, %v", m.RunID, m.SchemaVersion, m.Kind, id, err)
+	}
+	withShard := func(index, count int, startAt string) string {
+		var raw map[string]any
+		json.Unmarshal(b, &raw)
+		raw["replay"].(map[string]any)["shard"] = map[string]int{"index": index, "count": count}
+		raw["replay"].(map[string]any)["start_at"] = startAt
+		c, _ := json.Marshal(raw)
+		id, err := manifestRunID(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	t0 := "2030-01-01T00:00:00Z"
+	if withShard(0, 4, t0) != withShard(3, 4, t0) {
+		t.Error("shards 0/4 and 3/4 of one run have different ids")
+	}
+	if withShard(0, 4, t0) == withShard(0, 4, "2030-01-01T00:00:01Z") || withShard(0, 4, t0) == withShard(0, 2, t0) {
+		t.Error("another --start-at or shard count gives the same id")
+	}
+}

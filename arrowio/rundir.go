@@ -30,6 +30,14 @@ const (
 	SummaryFile  = "summary.json"
 )
 
+// ManifestVersion and ManifestKind are manifest.json's schema_version
+// and kind (docs/format/manifest.md): what tells a manifest reprise wrote
+// from another file of that name.
+const (
+	ManifestVersion = "2"
+	ManifestKind    = "reprise.run"
+)
+
 // runTables are the tables a run directory may hold, as files
 // (name.parquet, name.arrow, name.jsonl) or part directories (name/).
 var runTables = []string{RecordsTable, EventsTable, ServerMetricsTable, GPUTable}
