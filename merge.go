@@ -120,7 +120,7 @@ func Merge(ctx context.Context, o MergeOptions) (*MergeResult, error) {
 	}
 	parts := make([]*mergePart, 0, len(o.Dirs))
 	for _, d := range o.Dirs {
-		p, err := openPart(d)
+		p, err := openPart(ctx, d)
 		if err != nil {
 			return nil, err
 		}
@@ -238,8 +238,8 @@ func joinProblems(ps []string) string {
 }
 
 // openPart opens dir and reads its manifest and settings.
-func openPart(dir string) (*mergePart, error) {
-	run, err := arrowio.Open(dir)
+func openPart(ctx context.Context, dir string) (*mergePart, error) {
+	run, err := arrowio.OpenContext(ctx, dir)
 	if err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}

@@ -103,7 +103,7 @@ func compareCommand(a *app) *cli.Command {
 			for _, d := range c.Args {
 				if c.Targets != nil {
 					for _, t := range c.Targets {
-						r, err := compare.LoadTarget(d, t)
+						r, err := compare.LoadTarget(ctx, d, t)
 						if err != nil {
 							return exitcode.UsageError(err, "--targets names targets by index from 0, in the order of the run's --url")
 						}
@@ -111,7 +111,7 @@ func compareCommand(a *app) *cli.Command {
 					}
 					continue
 				}
-				r, err := compare.Load(d)
+				r, err := compare.Load(ctx, d)
 				if err != nil {
 					return err
 				}
