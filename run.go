@@ -380,8 +380,6 @@ func writeManifest(run *arrowio.Run, o *Options, rp *replayPlan, start time.Time
 		headers = append(headers, headerForFiles(h))
 	}
 	m := map[string]any{
-		"schema_version":         arrowio.ManifestVersion,
-		"kind":                   arrowio.ManifestKind,
 		"reprise_version":        Version(),
 		"start_time":             start,
 		"host":                   hostinfo.Describe(),
