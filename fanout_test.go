@@ -138,11 +138,11 @@ func TestFanOut(t *testing.T) {
 		t.Errorf("summarize gives another summary.json (%v):\n%s\nthe run wrote:\n%s", err, js, raw)
 	}
 
-	ra, err := compare.LoadTarget(res.Dir, 0)
+	ra, err := compare.LoadTarget(context.Background(), res.Dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rb, err := compare.LoadTarget(res.Dir, 1)
+	rb, err := compare.LoadTarget(context.Background(), res.Dir, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

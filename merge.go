@@ -9,11 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/engine/summary"
+	"github.com/reprise-bench/reprise/replay"
 )
 
 // ErrMergeIncomplete is wrapped by [Merge]'s error when the merged run is
@@ -63,6 +65,7 @@ type MergeResult struct {
 
 // shardManifest is what a merge reads of a shard's manifest.json.
 type shardManifest struct {
+	RunID       string  `json:"run_id"`
 	Trace       string  `json:"trace"`
 	TraceSHA256 *string `json:"trace_sha256"`
 	TraceRows   int     `json:"trace_rows"`
@@ -117,11 +120,14 @@ func Merge(ctx context.Context, o MergeOptions) (*MergeResult, error) {
 	}
 	parts := make([]*mergePart, 0, len(o.Dirs))
 	for _, d := range o.Dirs {
-		p, err := openPart(d)
+		p, err := openPart(ctx, d)
 		if err != nil {
 			return nil, err
 		}
 		parts = append(parts, p)
+	}
+	if err := sameRun(parts); err != nil {
+		return nil, err
 	}
 	rep := &arrowio.MergeReport{DuplicateRows: -1}
 	problem := func(format string, args ...any) { rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...)) }
@@ -232,8 +238,8 @@ func joinProblems(ps []string) string {
 }
 
 // openPart opens dir and reads its manifest and settings.
-func openPart(dir string) (*mergePart, error) {
-	run, err := arrowio.Open(dir)
+func openPart(ctx context.Context, dir string) (*mergePart, error) {
+	run, err := arrowio.OpenContext(ctx, dir)
 	if err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
@@ -251,12 +257,41 @@ func openPart(dir string) (*mergePart, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
+	if p.raw != nil && p.m.RunID == "" {
+		// A manifest written before run_id: the id its keys give.
+		b, _ := run.Manifest()
+		if p.m.RunID, err = manifestRunID(b); err != nil {
+			return nil, fmt.Errorf("merge: %s/manifest.json: %w", dir, err)
+		}
+	}
+	if sh := p.m.Replay.Shard; sh != nil && (sh.Count < 1 || sh.Count > replay.MaxShardCount || sh.Index < 0 || sh.Index >= sh.Count) {
+		return nil, fmt.Errorf("merge: %s/manifest.json: replay.shard %d/%d: want INDEX/COUNT with 0 ≤ INDEX < COUNT ≤ %d, as --shard writes it: the manifest is not one a shard wrote",
+			dir, sh.Index, sh.Count, replay.MaxShardCount)
+	}
 	if p.set, err = run.Settings(); err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
 	_, sumErr := run.Summary()
 	p.completed = sumErr == nil && !p.set.Info.Cancelled && p.set.Info.Stopped == ""
 	return p, nil
+}
+
+// sameRun refuses parts of different runs: every part with a manifest
+// must have the first such part's run_id.
+func sameRun(parts []*mergePart) error {
+	var first *mergePart
+	for _, p := range parts {
+		switch {
+		case p.m.RunID == "":
+		case first == nil:
+			first = p
+		case p.m.RunID != first.m.RunID:
+			return fmt.Errorf("merge: %s is of run %s and %s of run %s (manifest.json run_id): these are not shards of one run "+
+				"(shards of one run are given the same trace and flags, --start-at included, and each its own --shard I/N); merge each run's shards apart",
+				first.dir, first.m.RunID, p.dir, p.m.RunID)
+		}
+	}
+	return nil
 }
 
 // checkParts orders parts by shard index and reports shards missing,
@@ -299,9 +334,45 @@ func checkParts(parts []*mergePart, rep *arrowio.MergeReport, problem func(strin
 	for i := range rep.ShardCount {
 		if _, ok := byIndex[i]; !ok {
 			rep.MissingShards = append(rep.MissingShards, i)
-			problem("shard %d/%d is missing: no directory given holds it", i, rep.ShardCount)
 		}
 	}
+	switch n := len(rep.MissingShards); n {
+	case 0:
+	case 1:
+		problem("shard %d/%d is missing: no directory given holds it", rep.MissingShards[0], rep.ShardCount)
+	default:
+		problem("%d shards of %d are missing (%s): no directory given holds them", n, rep.ShardCount, shardRanges(rep.MissingShards))
+	}
+}
+
+// maxRanges bounds the ranges a problem lists.
+const maxRanges = 20
+
+// shardRanges writes the ascending indices is as ranges, "0-3, 7,
+// 9-12", the first maxRanges of them.
+func shardRanges(is []int) string {
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(is); n++ {
+		j := i
+		for j+1 < len(is) && is[j+1] == is[j]+1 {
+			j++
+		}
+		if n == maxRanges {
+			fmt.Fprintf(&b, ", and %d more", len(is)-i)
+			break
+		}
+		if n > 0 {
+			b.WriteString(", ")
+		}
+		if j > i {
+			fmt.Fprintf(&b, "%d-%d", is[i], is[j])
+		} else {
+			fmt.Fprintf(&b, "%d", is[i])
+		}
+		i = j + 1
+	}
+	return b.String()
 }
 
 func shardIndex(p *mergePart) int {
@@ -529,6 +600,9 @@ func mergedManifest(parts []*mergePart, rep *arrowio.MergeReport, planned int64,
 		}
 		c["shard"] = nil
 		m["replay"] = c
+	}
+	if id := parts[0].m.RunID; id != "" {
+		m["run_id"] = id
 	}
 	if timeBound {
 		m["planned_requests"] = -1

@@ -268,3 +268,184 @@ func TestMergeReportsProblems(t *testing.T) {
 		})
 	}
 }
+
+// setShard rewrites dir's manifest.json replay.shard to index/count.
+func setShard(t *testing.T, dir string, index, count int64) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, arrowio.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["replay"].(map[string]any)["shard"] = map[string]int64{"index": index, "count": count}
+	if b, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, arrowio.ManifestFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMergeShardCount: a shard count no --shard writes (10^15, one over
+// replay.MaxShardCount) is refused before anything is allocated for it,
+// and missing shards are reported as ranges in one problem.
+func TestMergeShardCount(t *testing.T) {
+	base := mergeBase(t)
+	for _, count := range []int64{1e15, 100_001} {
+		t.Run(fmt.Sprint(count), func(t *testing.T) {
+			root := t.TempDir()
+			dirs := splitRun(t, base, root, 2, rand.New(rand.NewPCG(3, 4)))
+			setShard(t, dirs[1], 1, count)
+			res, err := Merge(context.Background(), MergeOptions{Dirs: dirs, Out: filepath.Join(root, "merged")})
+			if res != nil || err == nil || !strings.Contains(err.Error(), "manifest.json: replay.shard 1/") {
+				t.Fatalf("Merge = %v, %v; want no result and an error naming replay.shard", res, err)
+			}
+		})
+	}
+	t.Run("ranges", func(t *testing.T) {
+		root := t.TempDir()
+		dirs := splitRun(t, base, root, 3, rand.New(rand.NewPCG(5, 6)))
+		for i, idx := range []int64{0, 4, 9} { // of 12: 1-3, 5-8, 10-11 missing
+			setShard(t, dirs[i], idx, 12)
+		}
+		res, err := Merge(context.Background(), MergeOptions{Dirs: dirs, Out: filepath.Join(root, "merged")})
+		if !errors.Is(err, ErrMergeIncomplete) || res == nil {
+			t.Fatalf("Merge = %v, %v; want ErrMergeIncomplete with a result", res, err)
+		}
+		want := []string{"9 shards of 12 are missing (1-3, 5-8, 10-11): no directory given holds them"}
+		if diff := cmp.Diff(want, res.Report.Problems); diff != "" {
+			t.Errorf("problems (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]int{1, 2, 3, 5, 6, 7, 8, 10, 11}, res.Report.MissingShards); diff != "" {
+			t.Errorf("missing_shards (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestShardRanges(t *testing.T) {
+	many := make([]int, 0, 50)
+	for i := range 50 {
+		many = append(many, 2*i)
+	}
+	for _, tc := range []struct {
+		in   []int
+		want string
+	}{
+		{[]int{0}, "0"},
+		{[]int{0, 1, 2, 5, 7, 8}, "0-2, 5, 7-8"},
+		{many, "0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, and 30 more"},
+	} {
+		if got := shardRanges(tc.in); got != tc.want {
+			t.Errorf("shardRanges(%v) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// editManifest applies edit to dir's manifest.json.
+func editManifest(t *testing.T, dir string, edit func(m map[string]any)) {
+	t.Helper()
+	p := filepath.Join(dir, arrowio.ManifestFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	edit(m)
+	if b, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMergeRefusesOtherRuns: shards of one run share manifest.json's
+// run_id and merge; a shard of another run (another --start-at) is
+// refused, whether its manifest has run_id or predates it (the id is then
+// derived from its settings).
+func TestMergeRefusesOtherRuns(t *testing.T) {
+	base := mergeBase(t)
+	otherStart := func(m map[string]any) { m["replay"].(map[string]any)["start_at"] = "2031-01-01T00:00:00Z" }
+	noID := func(m map[string]any) { delete(m, "run_id") }
+	for _, tc := range []struct {
+		name    string
+		edit0   func(map[string]any)
+		edit1   func(map[string]any)
+		refused bool
+	}{
+		{"same run", nil, nil, false},
+		{"other run_id", nil, func(m map[string]any) { m["run_id"] = "0123456789abcdef" }, true},
+		{"no run_id, same run", noID, noID, false},
+		{"no run_id, other start_at", noID, func(m map[string]any) { noID(m); otherStart(m) }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			dirs := splitRun(t, base, root, 2, rand.New(rand.NewPCG(7, 8)))
+			for i, e := range []func(map[string]any){tc.edit0, tc.edit1} {
+				if e != nil {
+					editManifest(t, dirs[i], e)
+				}
+			}
+			res, err := Merge(context.Background(), MergeOptions{Dirs: dirs, Out: filepath.Join(root, "merged")})
+			if tc.refused {
+				if res != nil || err == nil || !strings.Contains(err.Error(), "not shards of one run") {
+					t.Fatalf("Merge = %v, %v; want it refused as not shards of one run", res, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Merge: %v", err)
+			}
+		})
+	}
+}
+
+// TestManifestRunID: a run's manifest carries the run_id its own keys
+// give, and the id leaves out only the shard's index.
+func TestManifestRunID(t *testing.T) {
+	run, err := arrowio.Open(mergeBase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := run.Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		RunID         string `json:"run_id"`
+		SchemaVersion string `json:"schema_version"`
+		Kind          string `json:"kind"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	id, err := manifestRunID(b)
+	if err != nil || m.RunID != id || len(id) != 16 || m.SchemaVersion != arrowio.ManifestVersion || m.Kind != arrowio.ManifestKind {
+		t.Fatalf("manifest run_id %q schema_version %q kind %q; derived %q, %v", m.RunID, m.SchemaVersion, m.Kind, id, err)
+	}
+	withShard := func(index, count int, startAt string) string {
+		var raw map[string]any
+		json.Unmarshal(b, &raw)
+		raw["replay"].(map[string]any)["shard"] = map[string]int{"index": index, "count": count}
+		raw["replay"].(map[string]any)["start_at"] = startAt
+		c, _ := json.Marshal(raw)
+		id, err := manifestRunID(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	t0 := "2030-01-01T00:00:00Z"
+	if withShard(0, 4, t0) != withShard(3, 4, t0) {
+		t.Error("shards 0/4 and 3/4 of one run have different ids")
+	}
+	if withShard(0, 4, t0) == withShard(0, 4, "2030-01-01T00:00:01Z") || withShard(0, 4, t0) == withShard(0, 2, t0) {
+		t.Error("another --start-at or shard count gives the same id")
+	}
+}

@@ -1,11 +1,14 @@
 package reprise
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"hash"
 	"io"
+	"maps"
 	"os"
 	"time"
 
@@ -98,4 +101,41 @@ func preflightManifest(p replay.PreflightResult, took time.Duration) map[string]
 		"spin_window_ns": p.SpinWindow.Nanoseconds(),
 		"took_ns":        took.Nanoseconds(),
 	}
+}
+
+// runIDKeys are the manifest keys that make a run's id: what every shard
+// of one run is given alike (the trace, the model, the request shape and
+// the timing settings but the shard's index, --start-at among them).
+var runIDKeys = []string{"trace_sha256", "trace_rows", "model", "endpoint", "synthetic", "prompts", "context_mode", "replay"}
+
+// manifestRunID is the run_id of a manifest (docs/format/manifest.md):
+// the first 16 hex digits of the SHA-256 of the compact JSON (sorted
+// keys, numbers as written) of its runIDKeys, replay.shard.index left
+// out. Shards of one run, given the same trace and flags, share it; it
+// is computed from the manifest's own bytes, so a reader derives the
+// same id from a manifest that predates the key.
+func manifestRunID(manifest []byte) (string, error) {
+	d := json.NewDecoder(bytes.NewReader(manifest))
+	d.UseNumber()
+	var m map[string]any
+	if err := d.Decode(&m); err != nil {
+		return "", err
+	}
+	id := make(map[string]any, len(runIDKeys))
+	for _, k := range runIDKeys {
+		id[k] = m[k]
+	}
+	if r, ok := m["replay"].(map[string]any); ok {
+		c := maps.Clone(r)
+		if sh, ok := c["shard"].(map[string]any); ok {
+			c["shard"] = map[string]any{"count": sh["count"]}
+		}
+		id["replay"] = c
+	}
+	b, err := json.Marshal(id)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8]), nil
 }

@@ -2,6 +2,7 @@ package reprise
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -457,6 +458,13 @@ func writeManifest(run *arrowio.Run, o *Options, rp *replayPlan, start time.Time
 			ts = append(ts, map[string]any{"url": t.URL, "model": t.Model, "headers": th})
 		}
 		m["targets"], m["url_policy"] = ts, o.URLPolicy
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encode manifest: %w", err)
+	}
+	if m["run_id"], err = manifestRunID(b); err != nil {
+		return fmt.Errorf("encode manifest: %w", err)
 	}
 	return run.WriteManifest(m)
 }

@@ -373,7 +373,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		rp.tracePath = tracePath(o)
 		// A row without an output length would go without max_tokens, which
 		// under ignore_eos never ends: refused unless Synthetic.OSL gives one.
-		opts := trace.Options{Format: tf, BlockSize: o.Trace.BlockSize, SkipInvalid: o.Trace.SkipInvalid, DropFailed: o.Trace.DropFailed,
+		opts := trace.Options{Format: tf, BlockSize: o.Trace.BlockSize, FitHashIDs: o.Prompts.HashMismatch == string(prompt.MismatchFit), SkipInvalid: o.Trace.SkipInvalid, DropFailed: o.Trace.DropFailed,
 			ModelFilter: o.Trace.ModelFilter, MaxInputTokens: o.Trace.MaxInputTokens, DefaultOutputTokens: int(o.Synthetic.OSL),
 			RequireOutput: o.MaxTokensFromTrace, Log: log, Context: ctx,
 			Columns: o.Trace.Columns, Sessions: o.Trace.AllTurns, CountTokens: rp.tok.Count}

@@ -48,7 +48,7 @@ const (
 // with AIPerf's header keys in place of run_info, its error_summary shape,
 // and its metric tags.
 func ExportAIPerf(dir string, s *summary.Summary) error {
-	manifest, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	manifest, err := readRunFile(filepath.Join(dir, ManifestFile), MaxJSONFileBytes)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		manifest = nil
@@ -305,7 +305,7 @@ func aiperfMetrics(r *record.Request, o summary.Options) map[string]aiperfValue 
 func writeAIPerfRecords(w io.Writer, dir string, o summary.Options) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
-	for req, err := range tableRows(dir, RecordsTable, appendRequests) {
+	for req, err := range tableRows(nil, dir, RecordsTable, appendRequests) {
 		if err != nil {
 			return err
 		}

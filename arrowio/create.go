@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"sync"
 
@@ -115,8 +116,15 @@ func (r *Run) GPU() (*TelemetryWriter[record.GPUSample], error) {
 }
 
 // WriteManifest writes v as indented JSON to manifest.json atomically.
-// The manifest's fields are specified in docs/format/manifest.md.
+// The manifest's fields are specified in docs/format/manifest.md. A map
+// v is written with schema_version [ManifestVersion] and kind
+// [ManifestKind] set (v itself is not changed).
 func (r *Run) WriteManifest(v any) error {
+	if m, ok := v.(map[string]any); ok {
+		m = maps.Clone(m)
+		m["schema_version"], m["kind"] = ManifestVersion, ManifestKind
+		v = m
+	}
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode manifest: %w", err)

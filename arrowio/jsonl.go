@@ -215,14 +215,18 @@ func readJSONL(r io.Reader, table string, fn func(arrow.Record) error) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	seen := make([]bool, schema.NumFields())
 	vals := make([][]byte, schema.NumFields())
-	for line := 1; ; line++ {
-		b, err := br.ReadBytes('\n')
+	var line []byte
+	batchBytes := 0
+	for n := 1; ; n++ {
+		b, err := readBoundedLine(br, line[:0], MaxRowBytes)
+		line = b
 		if errors.Is(err, io.EOF) {
 			break // a torn last line (no newline) is skipped
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("line %d: %w", n, err)
 		}
+		batchBytes += len(b)
 		clear(seen)
 		err = scanObject(b, func(k, v []byte) error {
 			i, ok := index[string(k)]
@@ -237,25 +241,26 @@ func readJSONL(r io.Reader, table string, fn func(arrow.Record) error) error {
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("line %d: %w", line, err)
+			return fmt.Errorf("line %d: %w", n, err)
 		}
 		for i, fd := range schema.Fields() {
 			if !seen[i] || string(vals[i]) == "null" {
 				if !fd.Nullable && !seen[i] {
-					return fmt.Errorf("line %d: column %s missing", line, fd.Name)
+					return fmt.Errorf("line %d: column %s missing", n, fd.Name)
 				}
 				if !fd.Nullable {
-					return fmt.Errorf("line %d: column %s: null in a column that is never null", line, fd.Name)
+					return fmt.Errorf("line %d: column %s: null in a column that is never null", n, fd.Name)
 				}
 				rb.Field(i).AppendNull()
 				continue
 			}
 			if err := appendJSONValue(rb.Field(i), vals[i]); err != nil {
-				return fmt.Errorf("line %d: column %s: %w", line, fd.Name, err)
+				return fmt.Errorf("line %d: column %s: %w", n, fd.Name, err)
 			}
 		}
 		rows++
-		if rows == jsonlBatchRows {
+		if rows == jsonlBatchRows || batchBytes >= MaxBatchBytes/4 {
+			batchBytes = 0
 			if err := emit(); err != nil {
 				return err
 			}
@@ -443,4 +448,20 @@ func appendJSONValue(b array.Builder, v json.RawMessage) error {
 		return fmt.Errorf("type %s cannot be read from JSON Lines", b.Type())
 	}
 	return nil
+}
+
+// readBoundedLine appends the next line of br (its newline included) to
+// buf; a line longer than limit is an error, read no further than that.
+// A last line without a newline returns io.EOF.
+func readBoundedLine(br *bufio.Reader, buf []byte, limit int) ([]byte, error) {
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(buf)+len(frag) > limit {
+			return buf, fmt.Errorf("longer than %d bytes: not a line reprise wrote", limit)
+		}
+		buf = append(buf, frag...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return buf, err
+		}
+	}
 }

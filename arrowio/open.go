@@ -1,6 +1,7 @@
 package arrowio
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,8 +24,14 @@ import (
 // memory does not grow with the run. Files still being written (".tmp")
 // are skipped. A RunReader holds no open file between calls; it is safe
 // for concurrent use.
+//
+// Every file is read as [RunReader.Manifest] says: only regular files,
+// and within the bounds of [MaxJSONFileBytes], [MaxStringBytes],
+// [MaxRowBytes] and [MaxBatchBytes], so that a forged or damaged run
+// directory is refused, not read into memory.
 type RunReader struct {
 	dir string
+	ctx context.Context // nil: never cancelled
 }
 
 // Open returns a reader of the run directory dir. It fails when dir is
@@ -41,6 +48,26 @@ func Open(dir string) (*RunReader, error) {
 	return &RunReader{dir: dir}, nil
 }
 
+// OpenContext is [Open] for a reader whose reads end when ctx is done:
+// each file read and each record batch first checks ctx, and a table
+// iterator then yields ctx's error.
+func OpenContext(ctx context.Context, dir string) (*RunReader, error) {
+	r, err := Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	r.ctx = ctx
+	return r, nil
+}
+
+// err is the reader's context's error, nil without one.
+func (r *RunReader) err() error {
+	if r.ctx == nil {
+		return nil
+	}
+	return r.ctx.Err()
+}
+
 // Dir returns the run directory.
 func (r *RunReader) Dir() string { return r.dir }
 
@@ -53,20 +80,26 @@ func (r *RunReader) Has(name string) bool {
 
 // Manifest returns manifest.json as written. Its fields are specified in
 // docs/format/manifest.md. The error wraps fs.ErrNotExist when the run
-// has none.
+// has none, and [ErrNotRegular] when it is not a regular file (a FIFO, a
+// device, a symbolic link); a file over [MaxJSONFileBytes] is refused
+// unread.
 func (r *RunReader) Manifest() (json.RawMessage, error) {
 	return r.jsonFile(ManifestFile)
 }
 
 // Summary returns summary.json as written. The error wraps
-// fs.ErrNotExist when the run has none (it was killed before the end).
+// fs.ErrNotExist when the run has none (it was killed before the end);
+// it is read as [RunReader.Manifest] is.
 func (r *RunReader) Summary() (json.RawMessage, error) {
 	return r.jsonFile(SummaryFile)
 }
 
 func (r *RunReader) jsonFile(name string) (json.RawMessage, error) {
 	p := filepath.Join(r.dir, name)
-	b, err := os.ReadFile(p)
+	if err := r.err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", p, err)
+	}
+	b, err := readRunFile(p, MaxJSONFileBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -82,25 +115,25 @@ func (r *RunReader) jsonFile(name string) (json.RawMessage, error) {
 // error (no records table: [ErrNoTable]; a corrupt file, naming it) is
 // yielded once, last.
 func (r *RunReader) Requests() iter.Seq2[record.Request, error] {
-	return tableRows(r.dir, RecordsTable, appendRequests)
+	return tableRows(r.err, r.dir, RecordsTable, appendRequests)
 }
 
 // Events returns the rows of the events table in file order, like
 // Requests.
 func (r *RunReader) Events() iter.Seq2[record.Event, error] {
-	return tableRows(r.dir, EventsTable, appendEvents)
+	return tableRows(r.err, r.dir, EventsTable, appendEvents)
 }
 
 // MetricSamples returns the rows of the server_metrics table in file
 // order (scrape by scrape), like Requests.
 func (r *RunReader) MetricSamples() iter.Seq2[record.MetricSample, error] {
-	return tableRows(r.dir, ServerMetricsTable, appendMetricSamples)
+	return tableRows(r.err, r.dir, ServerMetricsTable, appendMetricSamples)
 }
 
 // GPUSamples returns the rows of the gpu table in file order, like
 // Requests.
 func (r *RunReader) GPUSamples() iter.Seq2[record.GPUSample, error] {
-	return tableRows(r.dir, GPUTable, appendGPUSamples)
+	return tableRows(r.err, r.dir, GPUTable, appendGPUSamples)
 }
 
 // errStop ends a table read when the iterator's consumer stops early.
@@ -108,10 +141,17 @@ var errStop = errors.New("stop")
 
 // tableRows iterates over the rows of table, converting one record batch
 // at a time into a reused slice.
-func tableRows[T any](dir, table string, conv func([]T, arrow.Record) ([]T, error)) iter.Seq2[T, error] {
+// Before each batch it calls cancelled, nil or a context's Err, and ends
+// with its error.
+func tableRows[T any](cancelled func() error, dir, table string, conv func([]T, arrow.Record) ([]T, error)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var batch []T
 		err := ReadTable(dir, table, func(path string, rec arrow.Record) error {
+			if cancelled != nil {
+				if err := cancelled(); err != nil {
+					return fmt.Errorf("read %s: %w", path, err)
+				}
+			}
 			var err error
 			if batch, err = conv(batch[:0], rec); err != nil {
 				return fmt.Errorf("%s: %w", path, err)

@@ -86,6 +86,10 @@ func ReadFile(path string, fn func(rec arrow.Record) error) (err error) {
 			if inFn {
 				panic(r)
 			}
+			if r == errBatchTooLarge {
+				err = fmt.Errorf("read %s: a record batch takes more than %d bytes decoded: not a file reprise wrote", path, MaxBatchBytes)
+				return
+			}
 			err = fmt.Errorf("read %s: corrupt file: %v", path, r)
 		}
 	}()
@@ -96,7 +100,7 @@ func ReadFile(path string, fn func(rec arrow.Record) error) (err error) {
 		inFn = false
 		return err
 	}
-	f, err := os.Open(path)
+	f, _, err := openRunFile(path)
 	if err != nil {
 		return err
 	}
@@ -115,6 +119,29 @@ func ReadFile(path string, fn func(rec arrow.Record) error) (err error) {
 	return nil
 }
 
+// checkRowGroupSize refuses row group rg when its metadata says it holds
+// more than MaxRowBytes a row, or MaxBatchBytes in all, uncompressed: what
+// decoding it would take, known before anything is decompressed.
+func checkRowGroupSize(pf *file.Reader, rg int) error {
+	md := pf.MetaData().RowGroup(rg)
+	rows := md.NumRows()
+	limit := min(int64(MaxBatchBytes), max(rows, 1)*MaxRowBytes)
+	var total int64
+	for c := 0; c < md.NumColumns(); c++ {
+		cc, err := md.ColumnChunk(c)
+		if err != nil {
+			return err
+		}
+		n := cc.TotalUncompressedSize()
+		if n < 0 || total+n > limit || total+n < total {
+			return fmt.Errorf("row group %d (%d rows) holds more than %d bytes uncompressed (column %s: %d bytes): "+
+				"not a file reprise wrote (its rows take far less than %d bytes each)", rg, rows, limit, cc.PathInSchema().String(), n, MaxRowBytes)
+		}
+		total += n
+	}
+	return nil
+}
+
 func readParquet(f *os.File, fn func(arrow.Record) error) error {
 	pf, err := file.NewParquetReader(f)
 	if err != nil {
@@ -125,6 +152,9 @@ func readParquet(f *os.File, fn func(arrow.Record) error) error {
 	// corrupt footer's panic could not be recovered: touch every column
 	// chunk here first (the caller recovers), so such files fail cleanly.
 	for rg := 0; rg < pf.NumRowGroups(); rg++ {
+		if err := checkRowGroupSize(pf, rg); err != nil {
+			return err
+		}
 		rgr := pf.RowGroup(rg)
 		for c := 0; c < pf.MetaData().Schema.NumColumns(); c++ {
 			if _, err := rgr.GetColumnPageReader(c); err != nil {
@@ -175,8 +205,12 @@ func readParquet(f *os.File, fn func(arrow.Record) error) error {
 	return nil
 }
 
+// ipcBatchLimit is MaxBatchBytes, a variable so that a test can bound a
+// small file.
+var ipcBatchLimit int64 = MaxBatchBytes
+
 func readIPC(f *os.File, fn func(arrow.Record) error) error {
-	r, err := ipc.NewFileReader(f, ipc.WithAllocator(memory.DefaultAllocator))
+	r, err := ipc.NewFileReader(f, ipc.WithAllocator(newBoundedAllocator(ipcBatchLimit)))
 	if err != nil {
 		return err
 	}
@@ -217,13 +251,13 @@ func checkVersion(rec arrow.Record, want string) error {
 // memory, in file order ([RunReader.Requests] streams it; its doc says how
 // nulls are read).
 func ReadRequests(dir string) ([]record.Request, error) {
-	return collect(tableRows(dir, RecordsTable, appendRequests))
+	return collect(tableRows(nil, dir, RecordsTable, appendRequests))
 }
 
 // ReadEvents reads the whole events table of a run directory into memory
 // ([RunReader.Events] streams it).
 func ReadEvents(dir string) ([]record.Event, error) {
-	return collect(tableRows(dir, EventsTable, appendEvents))
+	return collect(tableRows(nil, dir, EventsTable, appendEvents))
 }
 
 // collect gathers an iterator's rows, stopping at its error.
@@ -311,12 +345,12 @@ func (s strCol) at(i int) string {
 		if s.s.IsNull(i) {
 			return ""
 		}
-		return strings.Clone(s.s.Value(i))
+		return strings.Clone(boundString(s.s.Value(i)))
 	case s.d != nil:
 		if s.d.IsNull(i) {
 			return ""
 		}
-		return strings.Clone(s.v.Value(s.d.GetValueIndex(i)))
+		return strings.Clone(boundString(s.v.Value(s.d.GetValueIndex(i))))
 	}
 	return ""
 }

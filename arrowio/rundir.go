@@ -1,11 +1,14 @@
 package arrowio
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/reprise-bench/reprise/engine/summary"
 )
 
 // ErrRunDirInUse is returned (wrapped in a [*RunDirError]) when a run
@@ -28,6 +31,14 @@ func (e *RunDirError) Is(target error) bool { return target == ErrRunDirInUse }
 const (
 	ManifestFile = "manifest.json"
 	SummaryFile  = "summary.json"
+)
+
+// ManifestVersion and ManifestKind are manifest.json's schema_version
+// and kind (docs/format/manifest.md): what tells a manifest reprise wrote
+// from another file of that name.
+const (
+	ManifestVersion = "2"
+	ManifestKind    = "reprise.run"
 )
 
 // runTables are the tables a run directory may hold, as files
@@ -63,7 +74,14 @@ func prepareRunDir(dir string, overwrite bool) error {
 	)
 	for _, e := range ents {
 		name := e.Name()
-		switch kind := runDirEntry(dir, e); kind {
+		kind := runDirEntry(dir, e)
+		if kind != entryForeign && (name == ManifestFile || name == SummaryFile) {
+			if why := notOurs(filepath.Join(dir, name)); why != "" {
+				return &RunDirError{Dir: dir, Reason: fmt.Sprintf("%s is not one reprise wrote (%s): the directory is cleared only when nothing but a run's files is in it; nothing was removed",
+					name, why)}
+			}
+		}
+		switch kind {
 		case entryForeign:
 			foreign = append(foreign, name)
 		default:
@@ -87,6 +105,47 @@ func prepareRunDir(dir string, overwrite bool) error {
 		}
 	}
 	return nil
+}
+
+// notOurs says why the manifest.json or summary.json at p is not one
+// reprise wrote, "" when it is: a manifest has schema_version
+// ManifestVersion and kind ManifestKind (or, written before them, the v1
+// keys reprise_version, start_time and replay); a summary has
+// schema_version summary.SchemaVersion and run_info.
+func notOurs(p string) string {
+	b, err := readRunFile(p, MaxJSONFileBytes)
+	if err != nil {
+		return err.Error()
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return "not a JSON object"
+	}
+	str := func(k string) (string, bool) {
+		var s string
+		return s, json.Unmarshal(m[k], &s) == nil && m[k] != nil
+	}
+	obj := func(k string) bool { return len(m[k]) > 0 && m[k][0] == '{' }
+	if filepath.Base(p) == SummaryFile {
+		if v, _ := str("schema_version"); v != summary.SchemaVersion || !obj("run_info") {
+			return fmt.Sprintf("want schema_version %q and run_info", summary.SchemaVersion)
+		}
+		return ""
+	}
+	if _, has := m["schema_version"]; !has {
+		_, rv := str("reprise_version")
+		_, st := str("start_time")
+		if rv && st && obj("replay") {
+			return "" // v1
+		}
+		return fmt.Sprintf("want schema_version %q and kind %q", ManifestVersion, ManifestKind)
+	}
+	v, _ := str("schema_version")
+	k, _ := str("kind")
+	if v != ManifestVersion || k != ManifestKind {
+		return fmt.Sprintf("schema_version %q and kind %q, want %q and %q", v, k, ManifestVersion, ManifestKind)
+	}
+	return ""
 }
 
 // createUniqueDir creates a new, empty run directory named base, or base-2,

@@ -27,7 +27,14 @@ func writeTree(t *testing.T, dir string, names ...string) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+		data := []byte("x")
+		switch filepath.Base(n) {
+		case ManifestFile:
+			data = []byte(`{"schema_version": "2", "kind": "reprise.run", "model": "m"}`)
+		case SummaryFile:
+			data = []byte(`{"schema_version": "1", "run_info": {}}`)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -71,6 +78,7 @@ func TestPrepareRunDir(t *testing.T) {
 		overwrite bool
 		inUse     bool // refused with ErrRunDirInUse; nothing removed
 		want      []string
+		content   map[string]string // of files, replacing writeTree's
 	}{
 		{name: "missing", files: nil},
 		{name: "empty", files: []string{}},
@@ -85,12 +93,29 @@ func TestPrepareRunDir(t *testing.T) {
 		{name: "run plus trace", files: append([]string{"trace.jsonl"}, run...), overwrite: true, inUse: true},
 		{name: "run plus file in records", files: append([]string{"records/keep.txt"}, run...), overwrite: true, inUse: true},
 		{name: "run plus foreign dir", files: append([]string{"plots/"}, run...), overwrite: true, inUse: true},
+		// A user's own manifest.json and summary.json, not reprise's: left whole.
+		{name: "user's json files", files: []string{"manifest.json", "summary.json"}, overwrite: true, inUse: true,
+			content: map[string]string{"manifest.json": `{"name": "my-app", "version": "1.0"}`, "summary.json": `{"total": 3}`}},
+		{name: "user's manifest", files: []string{"manifest.json", "records.parquet"}, overwrite: true, inUse: true,
+			content: map[string]string{"manifest.json": `{"schema_version": "2", "kind": "app"}`}},
+		{name: "user's summary", files: run, overwrite: true, inUse: true,
+			content: map[string]string{"summary.json": `{"schema_version": "1"}`}},
+		{name: "manifest not json", files: []string{"manifest.json"}, overwrite: true, inUse: true,
+			content: map[string]string{"manifest.json": `x`}},
+		// A v1 manifest (before schema_version and kind) is reprise's.
+		{name: "v1 manifest", files: []string{"manifest.json", "summary.json"}, overwrite: true,
+			content: map[string]string{"manifest.json": `{"reprise_version": "v0.1", "start_time": "2026-11-01T00:00:00Z", "replay": {}}`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "run")
 			if tt.files != nil {
 				writeTree(t, dir, append([]string{"./"}, tt.files...)...)
+			}
+			for n, c := range tt.content {
+				if err := os.WriteFile(filepath.Join(dir, n), []byte(c), 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			before := tree(t, dir)
 			err := prepareRunDir(dir, tt.overwrite)

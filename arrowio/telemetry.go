@@ -203,13 +203,13 @@ func (w *TelemetryWriter[T]) Close() error {
 // ReadMetricSamples reads the whole server_metrics table of a run
 // directory into memory ([RunReader.MetricSamples] streams it).
 func ReadMetricSamples(dir string) ([]record.MetricSample, error) {
-	return collect(tableRows(dir, ServerMetricsTable, appendMetricSamples))
+	return collect(tableRows(nil, dir, ServerMetricsTable, appendMetricSamples))
 }
 
 // ReadGPUSamples reads the whole gpu table of a run directory into memory
 // ([RunReader.GPUSamples] streams it).
 func ReadGPUSamples(dir string) ([]record.GPUSample, error) {
-	return collect(tableRows(dir, GPUTable, appendGPUSamples))
+	return collect(tableRows(nil, dir, GPUTable, appendGPUSamples))
 }
 
 // nullableString reads row i of a utf8 column, "" for null.
@@ -217,7 +217,7 @@ func nullableString(c *array.String, i int) string {
 	if c.IsNull(i) {
 		return ""
 	}
-	return strings.Clone(c.Value(i))
+	return strings.Clone(boundString(c.Value(i)))
 }
 
 // nullableFloat reads row i of a float64 column, NaN for null.

@@ -50,7 +50,12 @@ func (s Shard) String() string {
 	return fmt.Sprintf("%d/%d", s.Index, s.Count)
 }
 
-// ParseShard parses "i/N" (0 ≤ i < N, N ≥ 1).
+// MaxShardCount is the most shards a workload is split into: more
+// processes than a Kubernetes Indexed Job runs (10^5 completions), and a
+// bound for what reads a shard's count back (reprise merge).
+const MaxShardCount = 100_000
+
+// ParseShard parses "i/N" (0 ≤ i < N, 1 ≤ N ≤ [MaxShardCount]).
 func ParseShard(s string) (Shard, error) {
 	is, ns, ok := strings.Cut(strings.TrimSpace(s), "/")
 	if !ok {
@@ -63,6 +68,8 @@ func ParseShard(s string) (Shard, error) {
 		return Shard{}, fmt.Errorf("shard %q: want INDEX/COUNT with whole numbers, e.g. 0/4", s)
 	case n < 1:
 		return Shard{}, fmt.Errorf("shard %q: the count must be at least 1", s)
+	case n > MaxShardCount:
+		return Shard{}, fmt.Errorf("shard %q: the count must be at most %d", s, MaxShardCount)
 	case i < 0 || i >= n:
 		return Shard{}, fmt.Errorf("shard %q: the index must be 0 to %d", s, n-1)
 	}
@@ -135,6 +142,10 @@ func (c *Config) validateShard(bad func(field, format string, args ...any)) {
 	s := c.Shard
 	if s.Count < 0 || (s.Count > 0 && (s.Index < 0 || s.Index >= s.Count)) || (s.Count == 0 && s.Index != 0) {
 		bad("Shard", "{Shard} %d/%d: want INDEX/COUNT with 0 ≤ INDEX < COUNT", s.Index, s.Count)
+		return
+	}
+	if s.Count > MaxShardCount {
+		bad("Shard", "{Shard} %d/%d: want COUNT ≤ %d", s.Index, s.Count, MaxShardCount)
 		return
 	}
 	if !s.Sharded() {

@@ -229,12 +229,12 @@ func TestShardValidate(t *testing.T) {
 }
 
 func TestParseShard(t *testing.T) {
-	for in, want := range map[string]Shard{"0/4": {0, 4}, "3/4": {3, 4}, " 0/1 ": {0, 1}} {
+	for in, want := range map[string]Shard{"0/4": {0, 4}, "3/4": {3, 4}, " 0/1 ": {0, 1}, "99999/100000": {99999, 100000}} {
 		if got, err := ParseShard(in); err != nil || got != want {
 			t.Errorf("ParseShard(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "4", "4/4", "-1/4", "0/0", "a/4", "1/b", "1/2/3"} {
+	for _, in := range []string{"", "4", "4/4", "-1/4", "0/0", "a/4", "1/b", "1/2/3", "0/100001", "0/1000000000000000"} {
 		if _, err := ParseShard(in); err == nil {
 			t.Errorf("ParseShard(%q) succeeded", in)
 		}

@@ -143,3 +143,43 @@ func TestAgenticExtends(t *testing.T) {
 		t.Errorf("round trip: %v\n%s", err, b.String())
 	}
 }
+
+// TestAgenticHashMismatch: a row with one hash id more than its
+// input_length needs is kept under FitHashIDs (--hash-mismatch fit) for
+// the prompt builder to fit, and refused otherwise; a row that waits for
+// (or extends) a refused row says that it was refused, and why.
+func TestAgenticHashMismatch(t *testing.T) {
+	text := `{"request_id": "c0", "timestamp": 0, "input_length": 1000, "output_length": 6, "hash_ids": [1, 2, 3]}
+{"request_id": "c1", "wait_for": ["c0"], "input_length": 20, "output_length": 5, "hash_ids": [4]}
+{"request_id": "c2", "extends": "c0", "input_length": 20, "output_length": 5}
+`
+	for _, fit := range []bool{false, true} {
+		r, err := NewReader("x.jsonl", strings.NewReader(text), Options{Format: FormatMooncake, SkipInvalid: true, FitHashIDs: fit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, st, err := ReadAllFrom(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fit {
+			if len(rows) != 3 || st.DroppedInvalid != 0 || len(rows[0].HashIDs) != 3 {
+				t.Errorf("fit: %d rows, stats %+v; want all 3, c0 with its 3 ids", len(rows), st)
+			}
+			continue
+		}
+		want := []string{
+			`x.jsonl:1: hash_ids: 3 ids but input_length 1000 needs 2 at block size 512; fix the row, pass --block-size with the block size the trace was hashed with, or --hash-mismatch fit to use the ids that fit`,
+			`x.jsonl:2: wait_for: request "c0" (line 1) was refused: hash_ids: 3 ids but input_length 1000 needs 2`,
+			`x.jsonl:3: extends: request "c0" (line 1) was refused: hash_ids: 3 ids`,
+		}
+		if len(rows) != 0 || len(st.FirstWarnings) != len(want) {
+			t.Fatalf("%d rows, warnings %q", len(rows), st.FirstWarnings)
+		}
+		for i, w := range want {
+			if !strings.Contains(st.FirstWarnings[i], w) {
+				t.Errorf("warning %d = %q, want it to hold %q", i, st.FirstWarnings[i], w)
+			}
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -342,5 +343,49 @@ func TestDatasetFormatNames(t *testing.T) {
 		if f, err := ParseFormat(name); err != nil || f != want {
 			t.Errorf("ParseFormat(%q) = %q, %v; want %q", name, f, err, want)
 		}
+	}
+}
+
+// TestParquetRowCap: Parquet rows have the text formats' line cap. A row
+// group whose columns hold more than the cap a row (8 rows of prompts
+// over it, in a file of a few KB) is refused from its metadata, before
+// it is decompressed; one cell over the cap among short rows is a row
+// error naming the column.
+func TestParquetRowCap(t *testing.T) {
+	old := maxParquetRow
+	maxParquetRow = 1 << 20
+	defer func() { maxParquetRow = old }()
+	big := strings.Repeat("x", 2<<20)
+	read := func(texts []string) ([]Row, ReadStats, error) {
+		path := filepath.Join(t.TempDir(), "train.parquet")
+		writeParquet(t, path, texts, make([]int64, len(texts)))
+		r, err := Open(path, Options{Columns: Columns{Prompt: "text"}, SkipInvalid: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		return ReadAllFrom(r)
+	}
+	distinct := make([]string, 8)
+	for i := range distinct {
+		distinct[i] = big + strconv.Itoa(i)
+	}
+	_, _, err := read(distinct)
+	if err == nil || !strings.Contains(err.Error(), "row group 0: its 8 rows hold more than 8388608 bytes uncompressed") {
+		t.Errorf("8 rows over the cap: %v; want the row group refused", err)
+	}
+	// One value in 8 rows (a dictionary): held once, each row refused.
+	rows, st, err := read([]string{big, big, big, big, big, big, big, big})
+	if err != nil || len(rows) != 0 || st.DroppedInvalid != 8 {
+		t.Errorf("8 equal rows over the cap: %d rows, %+v, %v; want each refused", len(rows), st, err)
+	}
+	texts := make([]string, 10)
+	for i := range texts {
+		texts[i] = "hello there"
+	}
+	texts[3] = big
+	rows, st, err = read(texts)
+	if err != nil || len(rows) != 9 || st.DroppedInvalid != 1 || !strings.Contains(st.FirstWarnings[0], "train.parquet:4: text: 2097152 bytes, over the 1048576-byte cap") {
+		t.Errorf("one cell over the cap: %d rows, %+v, %v; want it skipped, named", len(rows), st, err)
 	}
 }

@@ -54,7 +54,7 @@ func ExampleParseError() {
 	}
 	// Output:
 	// 1 hash_ids
-	// conversation.jsonl:1: hash_ids: 3 ids but input_length 2000 needs 4 at block size 512; fix the row or pass --block-size with the block size the trace was hashed with
+	// conversation.jsonl:1: hash_ids: 3 ids but input_length 2000 needs 4 at block size 512; fix the row, pass --block-size with the block size the trace was hashed with, or --hash-mismatch fit to use the ids that fit
 }
 
 func ExampleWriter() {

@@ -4,6 +4,7 @@ package trace
 // alloc_test.go, benchmark BenchmarkMooncakeDecode.
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -90,7 +91,20 @@ type jsonlDecoder struct {
 	// the rows that have one.
 	reqs    map[int64]int64
 	waitBuf []int64
+	// refused maps the RequestID of an agentic row that was refused (a
+	// row error) to its line and why, so that a row waiting for it says
+	// so; it grows with the refused rows that have a request_id.
+	refused map[int64]refusal
 }
+
+// refusal is why an agentic row was refused.
+type refusal struct {
+	line   int64
+	reason string
+}
+
+// maxRefusalReason bounds the reason kept of a refused row.
+const maxRefusalReason = 300
 
 // stringIDBase is the smallest RequestID of a request_id that is a
 // string other than decimal digits (see requestID).
@@ -122,8 +136,51 @@ func (d *jsonlDecoder) next(row *Row) error {
 		if d.bailian {
 			return d.bailianRow(row)
 		}
-		return d.mooncakeRow(row)
+		if err := d.mooncakeRow(row); err != nil {
+			d.refuse(err)
+			return err
+		}
+		return nil
 	}
+}
+
+// refuse remembers the request_id of the row just refused with err, if it
+// has one it did not record.
+func (d *jsonlDecoder) refuse(err error) {
+	if d.f.has&hRequestID == 0 {
+		return
+	}
+	id, _, ok := requestID(d.f.requestID)
+	if !ok {
+		return
+	}
+	if _, recorded := d.reqs[id]; recorded {
+		return
+	}
+	reason := err.Error()
+	if pe, ok := errors.AsType[*ParseError](err); ok {
+		reason = pe.Err.Error()
+		if pe.Field != "" {
+			reason = pe.Field + ": " + reason
+		}
+	}
+	if len(reason) > maxRefusalReason {
+		reason = reason[:maxRefusalReason] + "…"
+	}
+	if d.refused == nil {
+		d.refused = map[int64]refusal{}
+	}
+	d.refused[id] = refusal{line: d.r.lr.line, reason: reason}
+}
+
+// unknownParent is the error of a row whose field (wait_for, extends)
+// names request key, id, that no earlier line recorded: refused, or
+// never there.
+func (d *jsonlDecoder) unknownParent(field string, id int64, key []byte, must string) error {
+	if r, ok := d.refused[id]; ok {
+		return d.rowErr(field, "request %q (line %d) was refused: %s; fix that row, and this one reads", key, r.line, r.reason)
+	}
+	return d.rowErr(field, "request %q is not the request_id of an earlier line; a row may only %s rows above it", key, must)
 }
 
 // resetRow clears row for the next row of line. HashIDs and Raw, when a
@@ -373,12 +430,12 @@ func (d *jsonlDecoder) hashIDs(row *Row) error {
 	b := d.r.block
 	k := len(row.HashIDs)
 	need := (row.InputTokens + b - 1) / b
-	if k != need {
+	if k != need && !d.r.opts.FitHashIDs {
 		ids := "ids"
 		if k == 1 {
 			ids = "id"
 		}
-		return d.rowErr("hash_ids", "%d %s but input_length %d needs %d at block size %d; fix the row or pass --block-size with the block size the trace was hashed with",
+		return d.rowErr("hash_ids", "%d %s but input_length %d needs %d at block size %d; fix the row, pass --block-size with the block size the trace was hashed with, or --hash-mismatch fit to use the ids that fit",
 			k, ids, row.InputTokens, need, b)
 	}
 	return nil
@@ -500,7 +557,7 @@ func (d *jsonlDecoder) agentic(row *Row) error {
 				return d.rowErr("wait_for", "%.40s is not a request id; want a string or a non-negative integer", v[i:e])
 			}
 			if _, seen := d.reqs[id]; !seen {
-				return d.rowErr("wait_for", "request %q is not the request_id of an earlier line; a row may only wait for rows above it", key)
+				return d.unknownParent("wait_for", id, key, "wait for")
 			}
 			if slices.Contains(ids, id) {
 				return d.rowErr("wait_for", "request %q is listed twice", key)
@@ -525,7 +582,7 @@ func (d *jsonlDecoder) agentic(row *Row) error {
 			return d.rowErr("extends", "%.40s is not a request id; want a string or a non-negative integer", f.extends)
 		}
 		if _, seen := d.reqs[id]; !seen {
-			return d.rowErr("extends", "request %q is not the request_id of an earlier line; a row may only extend rows above it", key)
+			return d.unknownParent("extends", id, key, "extend")
 		}
 		if f.has&hInput == 0 {
 			return d.rowErr("extends", "only allowed with input_length (the new tokens)")

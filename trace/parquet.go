@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 )
@@ -68,7 +69,15 @@ func (r *Reader) openParquet(src io.Reader) (err error) {
 		return r.fileErr(0, "", fmt.Errorf("%w: not a readable Parquet file: %w", ErrRead, err))
 	}
 	r.closers = append(r.closers, pf.Close)
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	// String columns are read as dictionaries: a value repeated in many
+	// rows (a dictionary-encoded column) is held once, not once a row.
+	var props pqarrow.ArrowReadProperties
+	for c := 0; c < pf.MetaData().Schema.NumColumns(); c++ {
+		if pf.MetaData().Schema.Column(c).PhysicalType() == parquet.Types.ByteArray {
+			props.SetReadDict(c, true)
+		}
+	}
+	fr, err := pqarrow.NewFileReader(pf, props, memory.DefaultAllocator)
 	if err != nil {
 		return r.fileErr(0, "", fmt.Errorf("%w: %w", ErrRead, err))
 	}
@@ -126,6 +135,9 @@ func (d *parquetDecoder) load() (err error) {
 		if err != nil {
 			return err
 		}
+		if err := checkRowGroup(d.pf, rg, leaves); err != nil {
+			return err
+		}
 		d.fr.Props.BatchSize = max(d.pf.MetaData().RowGroup(rg).NumRows(), 1)
 		rr, err := d.fr.GetRecordReader(context.Background(), leaves, []int{rg})
 		if err != nil {
@@ -163,6 +175,38 @@ func (d *parquetDecoder) load() (err error) {
 		return nil
 	}
 	return io.EOF
+}
+
+// MaxRowGroupBytes bounds the uncompressed bytes of the columns read of
+// one Parquet row group, which is decoded whole.
+const MaxRowGroupBytes = 1 << 30
+
+// maxParquetRow is the cap of a Parquet row's cells, the text formats'
+// line cap (a variable so that a test can lower it).
+var maxParquetRow int64 = DefaultMaxLineBytes
+
+// checkRowGroup refuses row group rg when its metadata says the leaves
+// read hold more than DefaultMaxLineBytes a row (the text formats' line
+// cap), or MaxRowGroupBytes in all, uncompressed: known before anything
+// is decompressed.
+func checkRowGroup(pf *file.Reader, rg int, leaves []int) error {
+	md := pf.MetaData().RowGroup(rg)
+	rows := max(md.NumRows(), 1)
+	limit := min(MaxRowGroupBytes, rows*maxParquetRow)
+	var total int64
+	for _, c := range leaves {
+		cc, err := md.ColumnChunk(c)
+		if err != nil {
+			return fmt.Errorf("%w: row group %d: %w", ErrRead, rg, err)
+		}
+		n := cc.TotalUncompressedSize()
+		if n < 0 || total+n > limit || total+n < total {
+			return fmt.Errorf("%w: row group %d: its %d rows hold more than %d bytes uncompressed (column %s: %d bytes), over the cap of %d bytes a row and %d a row group; shorten the rows or write smaller row groups",
+				ErrRead, rg, md.NumRows(), limit, cc.PathInSchema().String(), n, maxParquetRow, int64(MaxRowGroupBytes))
+		}
+		total += n
+	}
+	return nil
 }
 
 // leafColumns returns the Parquet leaf columns of the top-level fields.
@@ -264,6 +308,9 @@ func (d *parquetDecoder) next(row *Row) error {
 			continue
 		}
 		v, ok := get(i)
+		if int64(len(v)) > maxParquetRow {
+			return d.r.fileErr(d.row+int64(i)+1, d.cols.names[k], fmt.Errorf("%d bytes, over the %d-byte cap of a row; shorten it", len(v), maxParquetRow))
+		}
 		if ok {
 			// Each cell gets its own copy: numbers share one buffer.
 			cells[k] = tableCell{bytes.Clone(v), true}

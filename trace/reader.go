@@ -56,6 +56,10 @@ type Options struct {
 	// Next then returns io.EOF without reading another line (ReadAll,
 	// Scan and a Window stop there too). 0 reads every row.
 	MaxRows int64
+	// FitHashIDs keeps a Mooncake row whose hash_ids are more or fewer
+	// than its input_length needs at BlockSize, for the prompt builder to
+	// fit (--hash-mismatch fit); false makes such a row a row error.
+	FitHashIDs bool
 	// Columns name the columns of a FormatTable dataset; naming one with
 	// the format left to detection reads the file as a table.
 	Columns Columns

@@ -162,7 +162,7 @@ func compareCommand(a *app) *cli.Command {
 			var sides [][]*compare.Run
 			if c.Targets != nil {
 				for _, t := range c.Targets {
-					r, err := compare.LoadTarget(c.Args[0], t)
+					r, err := compare.LoadTarget(ctx, c.Args[0], t)
 					if err != nil {
 						return exitcode.UsageError(err, "--targets names targets by index from 0, in the order of the run's --url")
 					}
@@ -172,7 +172,7 @@ func compareCommand(a *app) *cli.Command {
 				for _, dirs := range c.sides() {
 					var side []*compare.Run
 					for _, d := range dirs {
-						r, err := compare.Load(d)
+						r, err := compare.Load(ctx, d)
 						if err != nil {
 							return err
 						}

@@ -97,20 +97,20 @@ func reportCommand(a *app) *cli.Command {
 			if err := sweepReport(&c); err != nil {
 				return err
 			}
-			if err := compareReport(&c); err != nil {
+			if err := compareReport(ctx, &c); err != nil {
 				return err
 			}
-			return writeHTMLReport(a, c)
+			return writeHTMLReport(ctx, a, c)
 		},
 	}
 }
 
 // writeHTMLReport builds the report into c.Output (writeOutput: a failed
 // report leaves no file).
-func writeHTMLReport(a *app, c reportConfig) error {
+func writeHTMLReport(ctx context.Context, a *app, c reportConfig) error {
 	runs := make([]*arrowio.RunReader, len(c.Runs))
 	for i, d := range c.Runs {
-		r, err := arrowio.Open(d)
+		r, err := arrowio.OpenContext(ctx, d)
 		if err != nil {
 			return exitcode.UsageError(err, "")
 		}
@@ -172,13 +172,13 @@ func sweepReport(c *reportConfig) error {
 // compareReport adds to a report of several runs (not a sweep's) the
 // comparison of each run after the first against the first, as `reprise
 // compare` prints it with its defaults.
-func compareReport(c *reportConfig) error {
+func compareReport(ctx context.Context, c *reportConfig) error {
 	if len(c.Runs) < 2 || len(c.Sections) > 0 {
 		return nil
 	}
 	runs := make([]*compare.Run, len(c.Runs))
 	for i, d := range c.Runs {
-		r, err := compare.Load(d)
+		r, err := compare.Load(ctx, d)
 		if err != nil {
 			return exitcode.UsageError(err, "")
 		}

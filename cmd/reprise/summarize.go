@@ -118,7 +118,7 @@ func summarizeCommand(a *app) *cli.Command {
 			if err := c.Validate(); err != nil {
 				return exitcode.UsageError(err, "see 'reprise summarize --help'")
 			}
-			run, err := arrowio.Open(c.Args[0])
+			run, err := arrowio.OpenContext(ctx, c.Args[0])
 			if err != nil {
 				return err
 			}

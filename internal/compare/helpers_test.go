@@ -70,7 +70,7 @@ func replayMock(t testing.TB, s server, tracePath string, n int) string {
 
 func mustLoad(t testing.TB, dir string) *Run {
 	t.Helper()
-	r, err := Load(dir)
+	r, err := Load(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,11 +122,11 @@ func fanOutPair(t testing.TB, sa, sb server, tracePath string) (a, b *Run) {
 	if _, err := reprise.Run(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
-	a, err := LoadTarget(o.Output.Dir, 0)
+	a, err := LoadTarget(context.Background(), o.Output.Dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err = LoadTarget(o.Output.Dir, 1)
+	b, err = LoadTarget(context.Background(), o.Output.Dir, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

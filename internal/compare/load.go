@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -108,12 +109,13 @@ type manifestInfo struct {
 // summary); a malformed one is an error naming the file. A run with
 // several targets is read whole, its targets mixed (and a warning says
 // so): [LoadTarget] reads one.
-func Load(dir string) (*Run, error) { return LoadTarget(dir, -1) }
+// Reading ends, with ctx's error, when ctx is done.
+func Load(ctx context.Context, dir string) (*Run, error) { return LoadTarget(ctx, dir, -1) }
 
 // LoadTarget is [Load] of the requests of one target (its index in
 // records.target) of a run with several; -1 reads them all.
-func LoadTarget(dir string, target int) (*Run, error) {
-	rr, err := arrowio.Open(dir)
+func LoadTarget(ctx context.Context, dir string, target int) (*Run, error) {
+	rr, err := arrowio.OpenContext(ctx, dir)
 	if err != nil {
 		return nil, err
 	}

@@ -75,7 +75,7 @@ func loadFile(name, path string) (Tokenizer, error) {
 		t, err = loadGGUF(name, path)
 	} else {
 		var data []byte
-		if data, err = os.ReadFile(path); err != nil {
+		if data, err = readBounded(path, MaxFileBytes); err != nil {
 			return nil, fmt.Errorf("tokenizer %s: %w", name, err)
 		}
 		t, err = parseHF(name, data)
@@ -171,4 +171,26 @@ func snapshotTokenizer(repoDir string) (string, bool) {
 	}
 	sort.Slice(cands, func(i, j int) bool { return cands[i].mod > cands[j].mod })
 	return cands[0].path, true
+}
+
+// MaxFileBytes bounds a tokenizer.json: the largest published ones are
+// tens of MB.
+const MaxFileBytes = 256 << 20
+
+// readBounded reads the file at path, refusing one over limit bytes
+// without reading further (a device such as /dev/zero never ends).
+func readBounded(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s: over %d bytes, more than a tokenizer.json holds", path, limit)
+	}
+	return b, nil
 }

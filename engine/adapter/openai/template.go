@@ -170,12 +170,23 @@ var _ adapter.Adapter = (*Template)(nil)
 // LoadTemplate reads and checks the template file at path. Every problem
 // is a *TemplateError naming the file, the line and the field.
 func LoadTemplate(path string) (*Template, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, &TemplateError{Path: path, Err: err}
 	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxTemplateBytes+1))
+	if err != nil {
+		return nil, &TemplateError{Path: path, Err: err}
+	}
+	if len(b) > MaxTemplateBytes {
+		return nil, &TemplateError{Path: path, Err: fmt.Errorf("over %d bytes, more than a template holds", MaxTemplateBytes)}
+	}
 	return ParseTemplate(path, b)
 }
+
+// MaxTemplateBytes bounds a template file (LoadTemplate).
+const MaxTemplateBytes = 16 << 20
 
 // ParseTemplate is LoadTemplate on the file's bytes; name names it in
 // errors.
