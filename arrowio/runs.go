@@ -51,6 +51,23 @@ func ReadRuns(dir string) (*summary.AcrossRuns, error) {
 	return &a, nil
 }
 
+// ReadRunsAnyVersion reads dir/runs.json whatever its schema version
+// (the fields it shares with this one: level, run directories, stop
+// rule), for a reader that recomputes the intervals from the runs
+// ([summary.RecomputeRuns]); nil when there is none or it cannot be
+// read.
+func ReadRunsAnyVersion(dir string) *summary.AcrossRuns {
+	b, err := os.ReadFile(filepath.Join(dir, RunsFile))
+	if err != nil {
+		return nil
+	}
+	var a summary.AcrossRuns
+	if json.Unmarshal(b, &a) != nil {
+		return nil
+	}
+	return &a
+}
+
 // RepeatedRuns returns the run directories of the repeated runs in dir,
 // in run order, each joined to dir: those runs.json lists (whatever its
 // schema version), or, without runs.json (runs interrupted before it was
@@ -106,4 +123,45 @@ func holdsRun(dir string) bool {
 		}
 	}
 	return false
+}
+
+// SummarizeRepeated recomputes, from their records, the summaries of the
+// runs dirs of the repeated runs in dir ([RepeatedRuns]), each with its
+// own settings ([RunReader.Settings]; goodput, when not nil, replaces
+// every run's SLOs), and their across-run intervals with the level and
+// stop rule dir/runs.json records ([summary.RecomputeRuns]). An error
+// names the run directory.
+func SummarizeRepeated(dir string, dirs []string, goodput []summary.SLO) ([]*summary.Summary, []Settings, *summary.AcrossRuns, error) {
+	sums := make([]*summary.Summary, len(dirs))
+	sets := make([]Settings, len(dirs))
+	for i, d := range dirs {
+		rr, err := Open(d)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		set, err := rr.Settings()
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: %w", d, err)
+		}
+		if goodput != nil {
+			set.Options.Goodput = goodput
+		}
+		s, err := rr.Summarize(set.Info, set.Options)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: %w", d, err)
+		}
+		sums[i], sets[i] = s, set
+	}
+	across := summary.RecomputeRuns(sums, ReadRunsAnyVersion(dir))
+	if len(across.RunDirs) != len(dirs) {
+		across.RunDirs = across.RunDirs[:0]
+		for _, d := range dirs {
+			if r, err := filepath.Rel(dir, d); err == nil {
+				across.RunDirs = append(across.RunDirs, r)
+			} else {
+				across.RunDirs = append(across.RunDirs, d)
+			}
+		}
+	}
+	return sums, sets, across, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/internal/compare"
 	"github.com/reprise-bench/reprise/internal/exitcode"
 )
@@ -111,7 +112,7 @@ func compareCommand(a *app) *cli.Command {
 					}
 					continue
 				}
-				r, err := compare.Load(d)
+				r, err := loadSide(d)
 				if err != nil {
 					return err
 				}
@@ -160,4 +161,17 @@ func parseTargets(v string) ([]int, error) {
 		ts = append(ts, i)
 	}
 	return ts, nil
+}
+
+// loadSide reads one side of a comparison: a run directory, or a
+// directory of repeated runs (replay --runs N), whose runs are pooled.
+func loadSide(dir string) (*compare.Run, error) {
+	dirs, repeated, err := arrowio.RepeatedRuns(dir)
+	if err != nil {
+		return nil, err
+	}
+	if repeated {
+		return compare.LoadRepeated(dir, dirs)
+	}
+	return compare.Load(dir)
 }

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/mockserver"
 	"github.com/reprise-bench/reprise/internal/sweep"
 )
@@ -234,4 +237,73 @@ func TestRunsConvergence(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestReadRepeatedRuns: summarize, report and compare read a --runs
+// directory as its runs (they refused it: no such table "records").
+// summarize prints each run's table and the across-run one, whose JSON
+// equals runs.json; report draws each run as a series with the
+// across-run table; compare pools the runs as one side and says so.
+func TestReadRepeatedRuns(t *testing.T) {
+	srv := startMockServer(t, nil)
+	dir := filepath.Join(t.TempDir(), "r")
+	code, _, errOut := runCLI(t, "", "replay", "--url", srv.URL(), "--model", mockserver.DefaultModel, "--no-server-metrics",
+		"--isl", "16", "--osl", "4", "--concurrency", "2", "--request-count", "6", "--out", dir, "--runs", "3", "-q")
+	if code != 0 {
+		t.Fatalf("replay: exit %d: %s", code, errOut)
+	}
+	written, err := sweep.ReadRuns(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, errOut := runCLI(t, "", "summarize", dir)
+	if code != 0 {
+		t.Fatalf("summarize: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"run 1 of 3", "run 3 of 3", "Time to first token (ms)", "across 3 runs", "time_to_first_token.p50"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summarize lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, errOut = runCLI(t, "", "summarize", "--json", dir)
+	if code != 0 {
+		t.Fatalf("summarize --json: exit %d: %s", code, errOut)
+	}
+	var js struct {
+		RunDirs   []string            `json:"run_dirs"`
+		Summaries []json.RawMessage   `json:"summaries"`
+		Across    *summary.AcrossRuns `json:"across_runs"`
+	}
+	if err := json.Unmarshal([]byte(out), &js); err != nil {
+		t.Fatal(err)
+	}
+	if len(js.Summaries) != 3 || !slices.Equal(js.RunDirs, []string{"run-1", "run-2", "run-3"}) {
+		t.Errorf("summarize --json: %d summaries, run_dirs %v", len(js.Summaries), js.RunDirs)
+	}
+	if diff := cmp.Diff(written, js.Across); diff != "" {
+		t.Errorf("summarize's across-run view differs from runs.json (-written +recomputed):\n%s", diff)
+	}
+
+	html := filepath.Join(t.TempDir(), "r.html")
+	if code, _, errOut := runCLI(t, "", "report", "-o", html, dir); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Across runs: r", "r/run-1", "r/run-3", "reprise report: repeated runs r"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+
+	code, out, errOut = runCLI(t, "", "compare", dir, sweep.RunDir(dir, 1))
+	if code != 0 {
+		t.Fatalf("compare: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "3 repeated runs (run-1, run-2, run-3) pooled") || !strings.Contains(out, "18 requests") {
+		t.Errorf("compare does not say it pooled the 3 runs' 18 requests:\n%s", out)
+	}
 }

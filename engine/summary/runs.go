@@ -338,6 +338,39 @@ func SummarizeRuns(runs []*Summary, level float64, extra ...string) *AcrossRuns 
 	return a
 }
 
+// UntilCIMetrics are the headline metrics whose relative half-width
+// --until-ci compares; the runs stop when every one that exists is
+// within the bound.
+var UntilCIMetrics = []string{"request_throughput", "output_token_throughput",
+	"time_to_first_token.p50", "inter_token_latency.p50", "request_latency.p50"}
+
+// RecomputeRuns is [SummarizeRuns] of runs with what prev (runs.json as
+// the runs wrote it, of any version; nil for none) says of them: its
+// level, run directories, --until-ci bound, early stop, and its stop
+// rule checked again on the new intervals (a runs.json without a
+// convergence object but with until_ci has the --until-ci rule). prev is
+// not changed.
+func RecomputeRuns(runs []*Summary, prev *AcrossRuns) *AcrossRuns {
+	if prev == nil {
+		return SummarizeRuns(runs, 0)
+	}
+	rule := prev.Convergence
+	if rule == nil && prev.UntilCI > 0 {
+		rule = &Convergence{Rule: "until_ci", Metrics: UntilCIMetrics, Threshold: prev.UntilCI, MinRuns: 3}
+	}
+	var extra []string
+	if rule != nil {
+		extra = rule.Metrics
+	}
+	a := SummarizeRuns(runs, prev.Level, extra...)
+	a.RunDirs, a.UntilCI, a.Converged = slices.Clone(prev.RunDirs), prev.UntilCI, prev.Converged
+	if rule != nil {
+		c := rule.Check(a)
+		a.Convergence = &c
+	}
+	return a
+}
+
 // rangeInterval is [TInterval] on the scale of rng: for a non-negative
 // quantity the t-interval of log(mean) and for a fraction that of
 // logit(mean), each by the delta method (se of log(mean) ≈ se/mean, of

@@ -380,7 +380,8 @@ func Compare(a, b *Run, cfg Config) (*Result, error) {
 	// Two targets of one fan-out run pair by request (each trace request
 	// went to both at the same instant); runs of one trace by trace row.
 	byJob := a.FanOut && a.Dir == b.Dir && a.Target != b.Target
-	if !cfg.Unpaired && (byJob || a.TraceSHA256 != "" && a.TraceSHA256 == b.TraceSHA256) {
+	pooled := len(a.replicates) > 0 || len(b.replicates) > 0
+	if !cfg.Unpaired && !pooled && (byJob || a.TraceSHA256 != "" && a.TraceSHA256 == b.TraceSHA256) {
 		res.PairedBy = "trace row"
 		if byJob {
 			res.PairedBy = "fan-out request"
@@ -578,6 +579,12 @@ func comparability(a, b *Run) []string {
 	}
 	if d, crit, ok := ksISL(a.reqs, b.reqs); ok && d > crit {
 		w = append(w, fmt.Sprintf("different input length distributions: Kolmogorov–Smirnov D = %.3f > %.3f (α = 0.001)", d, crit))
+	}
+	for _, q := range a.notes {
+		w = append(w, "A "+a.Label+": "+q)
+	}
+	for _, q := range b.notes {
+		w = append(w, "B "+b.Label+": "+q)
 	}
 	for _, q := range a.quality {
 		w = append(w, "A "+a.Label+": "+q)

@@ -65,6 +65,10 @@ type Run struct {
 
 	reqs    []request
 	quality []string
+	// notes say how the side was built (pooled repeated runs), and
+	// replicates are those runs.
+	notes      []string
+	replicates []*Run
 }
 
 // Requests returns the number of measured requests (ok and failed).

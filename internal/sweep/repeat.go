@@ -23,8 +23,7 @@ const DefaultMinRunsForCI = 3
 // UntilCIMetrics are the headline metrics whose relative half-width
 // --until-ci compares; the runs stop when every one that exists is
 // within the bound.
-var UntilCIMetrics = []string{"request_throughput", "output_token_throughput",
-	"time_to_first_token.p50", "inter_token_latency.p50", "request_latency.p50"}
+var UntilCIMetrics = summary.UntilCIMetrics
 
 // RunsConfig says how often one load is run.
 type RunsConfig struct {
