@@ -228,7 +228,13 @@ func (b *requestBuilder) appendRequest(r *record.Request) {
 
 	i64NZ(b.ttft, r.TTFTNS)
 	i64NZ(b.ttfo, r.TTFONS)
-	i64NZ(b.ttst, r.TTSTNS)
+	// A second token in the same read as the first is 0 ns after it: a
+	// value (the summary counts it), not "no second token".
+	if r.SecondTokenNS == 0 {
+		b.ttst.UnsafeAppendBoolToBitmap(false)
+	} else {
+		b.ttst.UnsafeAppend(r.TTSTNS)
+	}
 	if r.ITLNS == 0 {
 		b.itl.UnsafeAppendBoolToBitmap(false)
 	} else {

@@ -29,24 +29,29 @@ type compareConfig struct {
 // sides splits the arguments into sides: separated by "vs" when one is
 // given (A1 A2 vs B1 B2), else one directory a side. A directory of
 // repeated runs (--runs: run-1 … run-N) is its runs.
-func (c compareConfig) sides() [][]string {
+func (c compareConfig) sides() ([][]string, error) {
 	var out [][]string
-	if slices.Contains(c.Args, "vs") {
-		cur := []string{}
-		for _, a := range c.Args {
-			if a == "vs" {
-				out = append(out, cur)
-				cur = []string{}
-				continue
-			}
-			cur = append(cur, compare.Replicates(a)...)
-		}
-		return append(out, cur)
-	}
+	cur := []string{}
 	for _, a := range c.Args {
-		out = append(out, compare.Replicates(a))
+		if a == "vs" {
+			out = append(out, cur)
+			cur = []string{}
+			continue
+		}
+		dirs, err := compare.Replicates(a)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(c.Args, "vs") {
+			out = append(out, dirs)
+			continue
+		}
+		cur = append(cur, dirs...)
 	}
-	return out
+	if slices.Contains(c.Args, "vs") {
+		out = append(out, cur)
+	}
+	return out, nil
 }
 
 // Validate reports every problem at once.
@@ -60,12 +65,13 @@ func (c compareConfig) Validate() error {
 	case c.Targets != nil && slices.Contains(c.Args, "vs"):
 		errs = append(errs, errors.New("--targets compares the targets of one run: it takes no \"vs\""))
 	case c.Targets == nil && slices.Contains(c.Args, "vs"):
-		for i, side := range c.sides() {
+		sides, _ := c.sides()
+		for i, side := range sides {
 			if len(side) == 0 {
 				errs = append(errs, fmt.Errorf("side %d has no run directory: write A1 A2 vs B1 B2, each side one or more run directories", i+1))
 			}
 		}
-	case c.Targets == nil && len(c.sides()) < 2:
+	case c.Targets == nil && len(c.Args) < 2:
 		errs = append(errs, fmt.Errorf("want two or more run directories (A B [C…], or A1 A2 vs B1 B2), or one with --targets, got %d", len(c.Args)))
 	}
 	for _, d := range c.Args {
@@ -169,7 +175,11 @@ func compareCommand(a *app) *cli.Command {
 					sides = append(sides, []*compare.Run{r})
 				}
 			} else {
-				for _, dirs := range c.sides() {
+				ss, err := c.sides()
+				if err != nil {
+					return err
+				}
+				for _, dirs := range ss {
 					var side []*compare.Run
 					for _, d := range dirs {
 						r, err := compare.Load(ctx, d)

@@ -196,3 +196,53 @@ func TestReplayStreamFallback(t *testing.T) {
 		})
 	}
 }
+
+// TestSecondTokenInTheFirstRead: a server that sends its first two
+// tokens in one write gives a time to second token of 0 ms; records and
+// summary.json agree on it: ttst_ns is 0 (not null) in every record and
+// time_to_second_token counts every request, with p50 0.
+func TestSecondTokenInTheFirstRead(t *testing.T) {
+	event := func(s string) string {
+		return `data: {"choices":[{"index":0,"delta":{"content":"` + s + `"},"finish_reason":null}]}` + "\n\n"
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, event("a")+event("b"))
+		w.(http.Flusher).Flush()
+		io.WriteString(w, event("c")+`data: {"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}`+"\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	out := t.TempDir()
+	code, _, stderr := runCLI(t, "", "replay", "--url", srv.URL, "--model", "m", "--isl", "20", "--osl", "3",
+		"--concurrency", "1", "--request-count", "4", "--quiet", "--format", "jsonl", "--out", out, "--no-server-metrics")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	valued := 0
+	for _, r := range readRecords(t, out) {
+		if v, ok := r["ttst_ns"].(float64); ok {
+			valued++
+			if v != 0 {
+				t.Errorf("ttst_ns %v, want 0: the first two tokens came in one write", v)
+			}
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		TTST struct {
+			Count int     `json:"count"`
+			P50   float64 `json:"p50"`
+		} `json:"time_to_second_token"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	st := s.TTST
+	if valued != 4 || st.Count != valued || st.P50 != 0 {
+		t.Errorf("%d records have ttst_ns, summary.json counts %d time_to_second_token values (p50 %v); want 4, 4, 0", valued, st.Count, st.P50)
+	}
+}

@@ -97,6 +97,9 @@ func reportCommand(a *app) *cli.Command {
 			if err := sweepReport(&c); err != nil {
 				return err
 			}
+			if err := repeatedReport(&c); err != nil {
+				return err
+			}
 			if err := compareReport(ctx, &c); err != nil {
 				return err
 			}
@@ -166,6 +169,56 @@ func sweepReport(c *reportConfig) error {
 		c.Title = "reprise report: sweep " + filepath.Base(sweepDir)
 	}
 	c.Sections = append(sweep.ReportSections(m), c.Sections...)
+	return nil
+}
+
+// repeatedReport expands each directory of repeated runs (replay --runs
+// N, a sweep point with --runs) into its runs, each its own series
+// labelled NAME/run-K (NAME: its --label, or the directory's name), and
+// adds for each the across-run section: every metric's interval with
+// each run's value. Such a report does not compare its runs with the
+// first: the across-run section says how much they differ.
+func repeatedReport(c *reportConfig) error {
+	var runs, labels []string
+	var secs []report.Section
+	for i, d := range c.Runs {
+		label := ""
+		if i < len(c.Labels) {
+			label = c.Labels[i]
+		}
+		dirs, ok, err := arrowio.RepeatedRuns(d)
+		if err != nil {
+			return exitcode.UsageError(err, "")
+		}
+		if !ok {
+			runs, labels = append(runs, d), append(labels, label)
+			continue
+		}
+		if label == "" {
+			label = filepath.Base(filepath.Clean(d))
+		}
+		_, _, across, err := arrowio.SummarizeRepeated(d, dirs, nil)
+		if errors.Is(err, arrowio.ErrNoTable) {
+			return exitcode.UsageError(err, "each run of a --runs directory must hold records.parquet or records/part-*.parquet")
+		}
+		if err != nil {
+			return err
+		}
+		var runLabels []string
+		for _, r := range dirs {
+			runLabels = append(runLabels, label+"/"+filepath.Base(r))
+		}
+		runs, labels = append(runs, dirs...), append(labels, runLabels...)
+		secs = append(secs, report.AcrossRunsSection(label, across, runLabels))
+	}
+	if secs == nil {
+		return nil
+	}
+	if c.Title == "" && len(c.Runs) == 1 {
+		c.Title = "reprise report: repeated runs " + filepath.Base(filepath.Clean(c.Runs[0]))
+	}
+	c.Runs, c.Labels = runs, labels
+	c.Sections = append(c.Sections, secs...)
 	return nil
 }
 

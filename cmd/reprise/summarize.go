@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -118,28 +119,16 @@ func summarizeCommand(a *app) *cli.Command {
 			if err := c.Validate(); err != nil {
 				return exitcode.UsageError(err, "see 'reprise summarize --help'")
 			}
-			run, err := arrowio.OpenContext(ctx, c.Args[0])
+			dirs, repeated, err := arrowio.RepeatedRuns(c.Args[0])
 			if err != nil {
 				return err
 			}
-			set, err := run.Settings()
+			if repeated {
+				return summarizeRepeated(a, c, dirs)
+			}
+			s, set, err := summarizeRun(ctx, c, c.Args[0])
 			if err != nil {
 				return err
-			}
-			if c.Goodput != "" {
-				set.Options.Goodput, _ = summary.ParseGoodput(c.Goodput)
-			}
-			s, err := run.Summarize(set.Info, set.Options)
-			if err != nil {
-				if errors.Is(err, arrowio.ErrNoTable) {
-					return exitcode.UsageError(err, "RUN_DIR must hold records.parquet or records/part-*.parquet (reprise replay --out)")
-				}
-				return err
-			}
-			if c.Export == "aiperf" {
-				if err := arrowio.ExportAIPerf(run.Dir(), s); err != nil {
-					return fmt.Errorf("--export aiperf: %w", err)
-				}
 			}
 			if c.Format == "benchfmt" {
 				return writeBenchfmt(a.stdout, s)
@@ -159,6 +148,101 @@ func summarizeCommand(a *app) *cli.Command {
 			return err
 		},
 	}
+}
+
+// summarizeRun recomputes the summary of the run directory dir with the
+// options of c (and exports it with --export aiperf).
+func summarizeRun(ctx context.Context, c summarizeConfig, dir string) (*summary.Summary, arrowio.Settings, error) {
+	run, err := arrowio.OpenContext(ctx, dir)
+	if err != nil {
+		return nil, arrowio.Settings{}, err
+	}
+	set, err := run.Settings()
+	if err != nil {
+		return nil, set, err
+	}
+	if c.Goodput != "" {
+		set.Options.Goodput, _ = summary.ParseGoodput(c.Goodput)
+	}
+	s, err := run.Summarize(set.Info, set.Options)
+	if err != nil {
+		if errors.Is(err, arrowio.ErrNoTable) {
+			return nil, set, exitcode.UsageError(err, "RUN_DIR must hold records.parquet or records/part-*.parquet (reprise replay --out), or be a directory of repeated runs (reprise replay --runs N)")
+		}
+		return nil, set, err
+	}
+	if c.Export == "aiperf" {
+		if err := arrowio.ExportAIPerf(run.Dir(), s); err != nil {
+			return nil, set, fmt.Errorf("--export aiperf: %w", err)
+		}
+	}
+	return s, set, nil
+}
+
+// summarizeRepeated is summarize of a directory of repeated runs
+// (replay --runs N, a sweep point with --runs): every run's summary,
+// recomputed from its records, then the across-run intervals of those
+// summaries (at the level and with the stop rule runs.json records).
+func summarizeRepeated(a *app, c summarizeConfig, dirs []string) error {
+	var goodput []summary.SLO
+	if c.Goodput != "" {
+		goodput, _ = summary.ParseGoodput(c.Goodput)
+	}
+	sums, sets, across, err := arrowio.SummarizeRepeated(c.Args[0], dirs, goodput)
+	if err != nil {
+		if errors.Is(err, arrowio.ErrNoTable) {
+			return exitcode.UsageError(err, "each run of a --runs directory must hold records.parquet or records/part-*.parquet")
+		}
+		return err
+	}
+	if c.Export == "aiperf" {
+		for i, d := range dirs {
+			if err := arrowio.ExportAIPerf(d, sums[i]); err != nil {
+				return fmt.Errorf("--export aiperf: %w", err)
+			}
+		}
+	}
+	switch {
+	case c.Format == "benchfmt":
+		// One block per run: benchstat reads the runs as samples.
+		for _, s := range sums {
+			if err := writeBenchfmt(a.stdout, s); err != nil {
+				return err
+			}
+		}
+		return nil
+	case c.JSON || c.Format == "json":
+		out := struct {
+			RunDirs   []string            `json:"run_dirs"`
+			Summaries []json.RawMessage   `json:"summaries"`
+			Across    *summary.AcrossRuns `json:"across_runs"`
+		}{RunDirs: across.RunDirs, Across: across}
+		for i, s := range sums {
+			b, err := arrowio.SummaryJSONMerged(s, sets[i].RecordWriter, sets[i].Merge)
+			if err != nil {
+				return err
+			}
+			out.Summaries = append(out.Summaries, b)
+		}
+		b, err := json.MarshalIndent(out, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = a.stdout.Write(append(b, '\n'))
+		return err
+	}
+	for i, s := range sums {
+		fmt.Fprintf(a.stdout, "== %s (run %d of %d)\n", dirs[i], i+1, len(dirs))
+		if err := s.WriteTable(a.stdout); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(a.stdout, writerNote(sets[i].RecordWriter)); err != nil {
+			return err
+		}
+		fmt.Fprintln(a.stdout)
+	}
+	fmt.Fprintf(a.stdout, "== %s: across %d runs\n", c.Args[0], len(dirs))
+	return across.WriteTable(a.stdout)
 }
 
 // benchMetrics are the per-request metrics written by --format benchfmt,

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -36,6 +35,12 @@ func runsFlags() []cli.Flag {
 			Usage: "run the load `N` times (run-1 … run-N under --out) and write runs.json: a t-interval across runs for every headline metric"},
 		&cli.StringFlag{Name: "until-ci", Category: catRuns, Sources: envVars("until-ci"),
 			Usage: "with --runs N, stop once the confidence intervals of throughput and p50 TTFT, ITL and latency are within ±`BOUND` of their means (5% or 0.05; at least 3 runs)"},
+		&cli.StringFlag{Name: "convergence-metric", Category: catRuns, Sources: envVars("convergence-metric"),
+			Usage: "with --runs N, stop once the across-run interval of `METRIC` (an AIPerf tag: time_to_first_token, request_latency, output_token_throughput, …) at --convergence-stat is within ±--convergence-threshold of its mean (at least 3 runs)"},
+		&cli.StringFlag{Name: "convergence-stat", Value: "avg", Category: catRuns, Sources: envVars("convergence-stat"),
+			Usage: "`STAT` of --convergence-metric in each run: avg, min, max, std, p1, p5, p10, p25, p50, p75, p90, p95 or p99 (a run-level metric such as output_token_throughput has only avg)"},
+		&cli.StringFlag{Name: "convergence-threshold", Category: catRuns, Sources: envVars("convergence-threshold"),
+			Usage: "`BOUND` on the relative half-width of --convergence-metric's interval (5% or 0.05; between 0 and 1)"},
 		&cli.BoolFlag{Name: "warmup-once", Category: catRuns, Sources: envVars("warmup-once"),
 			Usage: "with --runs, apply --warmup-requests/--warmup-duration to the first run only"},
 		&cli.FloatFlag{Name: "confidence-level", Value: summary.DefaultConfidenceLevel, Category: catRuns, Sources: envVars("confidence-level"),
@@ -63,6 +68,28 @@ func runsConfigFrom(cmd *cli.Command) (sweep.RunsConfig, error) {
 			errs = append(errs, fmt.Errorf("--until-ci needs --runs N with N ≥ %d, the most runs to make", sweep.DefaultMinRunsForCI))
 		}
 		rc.UntilCI = v
+	}
+	metric, stat, thr := cmd.String("convergence-metric"), cmd.String("convergence-stat"), cmd.String("convergence-threshold")
+	switch {
+	case metric == "" && thr == "":
+	case metric == "" || thr == "":
+		errs = append(errs, errors.New("--convergence-metric and --convergence-threshold go together: give both, e.g. --convergence-metric time_to_first_token --convergence-stat p50 --convergence-threshold 5%"))
+	default:
+		key, err := summary.RunMetricKey(metric, stat)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--convergence-metric %s --convergence-stat %s: %w", metric, stat, err))
+		}
+		v, err := parseFraction(thr)
+		if err != nil || v <= 0 || v >= 1 {
+			errs = append(errs, fmt.Errorf("--convergence-threshold %q: want a relative half-width between 0 and 1, such as 5%% or 0.05", thr))
+		}
+		if rc.Runs < sweep.DefaultMinRunsForCI {
+			errs = append(errs, fmt.Errorf("--convergence-metric needs --runs N with N ≥ %d, the most runs to make", sweep.DefaultMinRunsForCI))
+		}
+		if rc.UntilCI > 0 {
+			errs = append(errs, errors.New("--until-ci and --convergence-metric are two stop rules: give one"))
+		}
+		rc.ConvergenceMetric, rc.ConvergenceThreshold = key, v
 	}
 	return rc, errors.Join(errs...)
 }
@@ -314,7 +341,9 @@ func runRepeated(ctx context.Context, a *app, o reprise.Options, rc sweep.RunsCo
 			Err: fmt.Errorf("interrupted; run the same command again to resume the runs in %s", dir)}
 	}
 	if !quiet {
-		writeAcross(a, rep.Across, rep.Converged)
+		if err := rep.Across.WriteTable(a.stderr); err != nil {
+			return err
+		}
 		fmt.Fprintf(a.stderr, "results: %s (%s)\n", dir, sweep.RunsFile)
 	}
 	for _, res := range rep.Results {
@@ -323,21 +352,4 @@ func runRepeated(ctx context.Context, a *app, o reprise.Options, rc sweep.RunsCo
 		}
 	}
 	return nil
-}
-
-// writeAcross prints the across-run intervals.
-func writeAcross(a *app, ac *summary.AcrossRuns, converged bool) {
-	tw := tabwriter.NewWriter(a.stderr, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "Across %d runs (%g%% t-interval)\tmean\tlow\thigh\t±\tunit\n", ac.Runs, 100*ac.Level)
-	for _, k := range summary.HeadlineMetrics() {
-		iv, ok := ac.Metrics[k]
-		if !ok {
-			continue
-		}
-		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%.4g\t%.1f%%\t%s\n", k, iv.Mean, iv.Low, iv.High, 100*iv.RelHalfWidth, iv.Unit)
-	}
-	tw.Flush()
-	if converged {
-		fmt.Fprintf(a.stderr, "note: --until-ci was met after %d runs\n", ac.Runs)
-	}
 }

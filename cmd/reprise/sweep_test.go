@@ -4,9 +4,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/mockserver"
 	"github.com/reprise-bench/reprise/internal/sweep"
 )
@@ -160,5 +164,146 @@ func TestReportOfSweep(t *testing.T) {
 	}
 	if code, _, errOut := runCLI(t, "", "report", "-o", out, dir, dir); code != 2 || !strings.Contains(errOut, "give it alone") {
 		t.Errorf("a sweep with another directory: exit %d: %s", code, errOut)
+	}
+}
+
+// TestRunsConvergence: a convergence rule says whether it was reached,
+// on which metric and with what half-width, on stderr and in runs.json.
+// The output length is fixed by --osl, so its avg is equal in every run
+// and converges after the minimum of 3 runs of the 5 allowed; a ±0.0001
+// % bound on the throughputs and latencies is never reached in 3 runs.
+func TestRunsConvergence(t *testing.T) {
+	srv := startMockServer(t, nil)
+	base := []string{"replay", "--url", srv.URL(), "--model", mockserver.DefaultModel, "--no-server-metrics",
+		"--isl", "16", "--osl", "4", "--concurrency", "2", "--request-count", "4"}
+	t.Run("reached", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "r")
+		code, _, errOut := runCLI(t, "", append(base, "--out", dir, "--runs", "5", "--convergence-metric", "output_sequence_length",
+			"--convergence-threshold", "1%")...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		a, err := sweep.ReadRuns(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := a.Convergence
+		if a.Runs != 3 || !a.Converged || c == nil || !c.Reached || c.Metric != "output_sequence_length.avg" || c.HalfWidth != 0 || c.Runs != 3 {
+			t.Errorf("runs.json: runs %d, converged %v, convergence %+v; want reached on output_sequence_length.avg after 3 runs", a.Runs, a.Converged, c)
+		}
+		if _, ok := a.Metrics["output_sequence_length.avg"]; !ok {
+			t.Error("runs.json lacks the convergence metric's interval")
+		}
+		if !strings.Contains(errOut, "convergence on output_sequence_length.avg reached after 3 runs") {
+			t.Errorf("stderr does not say the rule was reached:\n%s", errOut)
+		}
+	})
+	t.Run("not reached", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "r")
+		code, _, errOut := runCLI(t, "", append(base, "--out", dir, "--runs", "3", "--until-ci", "0.0001%")...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		a, err := sweep.ReadRuns(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := a.Convergence
+		if c == nil || c.Reached || a.Converged || c.Rule != "until_ci" || c.Threshold != 1e-6 {
+			t.Fatalf("runs.json convergence %+v, converged %v; want until_ci not reached", c, a.Converged)
+		}
+		iv, ok := a.Metrics[c.Metric]
+		if !ok || !slices.Contains(sweep.UntilCIMetrics, c.Metric) || c.HalfWidth != iv.RelHalfWidth || c.HalfWidth <= 1e-6 {
+			t.Errorf("widest metric %q ±%v; want one of --until-ci's metrics with its rel_half_width %v above the bound", c.Metric, c.HalfWidth, iv.RelHalfWidth)
+		}
+		if !strings.Contains(errOut, "--until-ci not reached after 3 runs: widest "+c.Metric) {
+			t.Errorf("stderr does not say the bound was not reached:\n%s", errOut)
+		}
+	})
+	t.Run("usage", func(t *testing.T) {
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"--runs", "5", "--convergence-metric", "time_to_first_token"}, "go together"},
+			{[]string{"--runs", "5", "--convergence-metric", "ttft", "--convergence-threshold", "5%"}, `unknown run metric "ttft"`},
+			{[]string{"--runs", "5", "--convergence-metric", "request_throughput", "--convergence-stat", "p99", "--convergence-threshold", "5%"}, "its statistic is avg"},
+			{[]string{"--runs", "5", "--convergence-metric", "time_to_first_token", "--convergence-threshold", "150%"}, "between 0 and 1"},
+			{[]string{"--runs", "2", "--convergence-metric", "time_to_first_token", "--convergence-threshold", "5%"}, "N ≥ 3"},
+		} {
+			code, _, errOut := runCLI(t, "", append(base, tc.args...)...)
+			if code != 2 || !strings.Contains(errOut, tc.want) {
+				t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errOut, tc.want)
+			}
+		}
+	})
+}
+
+// TestReadRepeatedRuns: summarize, report and compare read a --runs
+// directory as its runs (they refused it: no such table "records").
+// summarize prints each run's table and the across-run one, whose JSON
+// equals runs.json; report draws each run as a series with the
+// across-run table; compare pools the runs as one side and says so.
+func TestReadRepeatedRuns(t *testing.T) {
+	srv := startMockServer(t, nil)
+	dir := filepath.Join(t.TempDir(), "r")
+	code, _, errOut := runCLI(t, "", "replay", "--url", srv.URL(), "--model", mockserver.DefaultModel, "--no-server-metrics",
+		"--isl", "16", "--osl", "4", "--concurrency", "2", "--request-count", "6", "--out", dir, "--runs", "3", "-q")
+	if code != 0 {
+		t.Fatalf("replay: exit %d: %s", code, errOut)
+	}
+	written, err := sweep.ReadRuns(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, errOut := runCLI(t, "", "summarize", dir)
+	if code != 0 {
+		t.Fatalf("summarize: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"run 1 of 3", "run 3 of 3", "Time to first token (ms)", "across 3 runs", "time_to_first_token.p50"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summarize lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, errOut = runCLI(t, "", "summarize", "--json", dir)
+	if code != 0 {
+		t.Fatalf("summarize --json: exit %d: %s", code, errOut)
+	}
+	var js struct {
+		RunDirs   []string            `json:"run_dirs"`
+		Summaries []json.RawMessage   `json:"summaries"`
+		Across    *summary.AcrossRuns `json:"across_runs"`
+	}
+	if err := json.Unmarshal([]byte(out), &js); err != nil {
+		t.Fatal(err)
+	}
+	if len(js.Summaries) != 3 || !slices.Equal(js.RunDirs, []string{"run-1", "run-2", "run-3"}) {
+		t.Errorf("summarize --json: %d summaries, run_dirs %v", len(js.Summaries), js.RunDirs)
+	}
+	if diff := cmp.Diff(written, js.Across); diff != "" {
+		t.Errorf("summarize's across-run view differs from runs.json (-written +recomputed):\n%s", diff)
+	}
+
+	html := filepath.Join(t.TempDir(), "r.html")
+	if code, _, errOut := runCLI(t, "", "report", "-o", html, dir); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Across runs: r", "r/run-1", "r/run-3", "reprise report: repeated runs r"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+
+	code, out, errOut = runCLI(t, "", "compare", dir, sweep.RunDir(dir, 1))
+	if code != 0 {
+		t.Fatalf("compare: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "replicates: 3 runs of A, 1 of B") || !strings.Contains(out, "18 requests") {
+		t.Errorf("compare does not take the 3 runs' 18 requests as replicates of A:\n%s", out)
 	}
 }

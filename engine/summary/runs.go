@@ -1,23 +1,49 @@
 package summary
 
-import "math"
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
 
 // DefaultConfidenceLevel is the confidence level of [AcrossRuns]
 // intervals when none is given.
 const DefaultConfidenceLevel = 0.95
 
 // RunsSchemaVersion is the version of runs.json (docs/format/sweep.md).
-const RunsSchemaVersion = "1"
+const RunsSchemaVersion = "2"
 
-// Interval is the across-run statistics of one headline metric: the
-// mean over runs of the per-run value and its Student-t confidence
-// interval. Values are in Unit. With one run (or values that are all
-// equal) the interval is the point itself; with none, N is 0 and the
-// other fields are 0.
+// Scales of an across-run interval ([Interval.Scale]).
+const (
+	// ScaleLinear is the Student-t interval mean ∓ t·se, for a quantity
+	// that may be negative (schedule lateness, token count errors).
+	ScaleLinear = "linear"
+	// ScaleLog is the t-interval of log(mean), by the delta method:
+	// mean·exp(∓t·se/mean), for a quantity that cannot be negative
+	// (rates, latencies, counts): it stays above 0.
+	ScaleLog = "log"
+	// ScaleLogit is the t-interval of logit(mean), by the delta method:
+	// expit(logit(mean) ∓ t·se/(mean·(1−mean))), for a fraction: it stays
+	// inside [0, 1].
+	ScaleLogit = "logit"
+)
+
+// Interval is the across-run statistics of one metric: the mean over
+// runs of the per-run value and its confidence interval at the level, on
+// the metric's Scale. Values are in Unit. With one run (or values that
+// are all equal) the interval is the point itself; with none, N is 0 and
+// the other fields are 0.
 type Interval struct {
-	Unit string  `json:"unit"`
-	N    int     `json:"n"`
-	Mean float64 `json:"mean"`
+	Unit string `json:"unit"`
+	// Scale is how the interval was computed: [ScaleLinear], [ScaleLog]
+	// or [ScaleLogit], by what range the metric's values can take.
+	Scale string  `json:"scale"`
+	N     int     `json:"n"`
+	Mean  float64 `json:"mean"`
 	// Std is the sample standard deviation (n−1), SE the standard error
 	// Std/√N, CV the coefficient of variation Std/|Mean| (0 when Mean
 	// is 0).
@@ -27,97 +53,275 @@ type Interval struct {
 	Min float64 `json:"min"`
 	Max float64 `json:"max"`
 	// TCritical is the two-sided Student-t quantile of the level with
-	// N−1 degrees of freedom; Low and High are Mean ∓ TCritical·SE.
+	// N−1 degrees of freedom. Low and High bound the interval: Mean ∓
+	// TCritical·SE on the linear scale, the bounds of the t-interval of
+	// log(Mean) or logit(Mean) (by the delta method) mapped back on the
+	// log and logit scales, so that a rate's interval stays above 0 and
+	// a fraction's inside [0, 1].
 	TCritical float64 `json:"t_critical"`
 	Low       float64 `json:"ci_low"`
 	High      float64 `json:"ci_high"`
-	// RelHalfWidth is (High−Low)/2/|Mean|, what --until-ci compares
-	// (0 when Mean is 0).
+	// RelHalfWidth is (High−Low)/2/|Mean|, what --until-ci and
+	// --convergence-threshold compare (0 when Mean is 0).
 	RelHalfWidth float64 `json:"rel_half_width"`
 	// Values are the per-run values, in run order.
 	Values []float64 `json:"values"`
 }
 
 // AcrossRuns is the across-run summary of repeated runs of one load
-// (runs.json): a t-interval for the mean of every headline metric.
+// (runs.json): a confidence interval for the mean of every headline
+// metric, and how the runs were stopped.
 type AcrossRuns struct {
 	SchemaVersion string `json:"schema_version"`
 	// Runs counts the runs summarized; Level is the confidence level.
 	Runs  int     `json:"runs"`
 	Level float64 `json:"confidence_level"`
-	// Method is "t": Student-t intervals of the mean of per-run values.
+	// Method is "t": Student-t intervals of the mean of per-run values,
+	// each on its metric's [Interval.Scale].
 	Method string `json:"method"`
-	// Metrics are keyed as [HeadlineMetrics] names them.
+	// RunDirs are the run directories, relative to runs.json's
+	// directory, in run order.
+	RunDirs []string `json:"run_dirs,omitempty"`
+	// UntilCI is the --until-ci bound (0 = none) and Converged whether
+	// a convergence rule stopped the runs before the most allowed.
+	UntilCI   float64 `json:"until_ci,omitempty"`
+	Converged bool    `json:"converged,omitempty"`
+	// Convergence is the convergence rule and whether it was reached;
+	// nil without one.
+	Convergence *Convergence `json:"convergence,omitempty"`
+	// Metrics are keyed as [HeadlineMetrics] names them, plus the
+	// convergence metric when it is not a headline one.
 	Metrics map[string]Interval `json:"metrics"`
 }
 
-// headline is one headline metric of a run: a key, its unit and how to
-// read it from a summary (false when the run has no value).
+// Convergence is a stop rule of repeated runs (--until-ci, or
+// --convergence-metric with --convergence-stat and
+// --convergence-threshold) and how it ended.
+type Convergence struct {
+	// Rule is "until_ci" (every metric of the --until-ci list that the
+	// runs have) or "metric" (one named metric and statistic).
+	Rule string `json:"rule"`
+	// Metrics are the checked metrics' keys, as [AcrossRuns.Metrics]
+	// names them.
+	Metrics []string `json:"metrics"`
+	// Threshold is the bound on each checked metric's RelHalfWidth;
+	// MinRuns the fewest runs the rule may stop after.
+	Threshold float64 `json:"threshold"`
+	MinRuns   int     `json:"min_runs"`
+	// Reached reports that after Runs runs every checked metric that the
+	// runs have (at least one) was within Threshold.
+	Reached bool `json:"reached"`
+	Runs    int  `json:"runs"`
+	// Metric is the checked metric with the widest interval after the
+	// last run and HalfWidth its RelHalfWidth, the achieved bound; "" and
+	// 0 when no run has any checked metric.
+	Metric    string  `json:"widest_metric"`
+	HalfWidth float64 `json:"achieved_rel_half_width"`
+}
+
+// Check evaluates the rule c on a: Runs, Metric, HalfWidth and
+// Reached (at least MinRuns runs, one checked metric present, every
+// present one within Threshold). c is a copy; a is not changed.
+func (c Convergence) Check(a *AcrossRuns) Convergence {
+	c.Runs, c.Metric, c.HalfWidth, c.Reached = a.Runs, "", 0, false
+	seen := false
+	for _, k := range c.Metrics {
+		iv, ok := a.Metrics[k]
+		if !ok || iv.N == 0 {
+			continue
+		}
+		if !seen || iv.RelHalfWidth > c.HalfWidth {
+			c.Metric, c.HalfWidth = k, iv.RelHalfWidth
+		}
+		seen = true
+	}
+	c.Reached = seen && a.Runs >= c.MinRuns && c.HalfWidth <= c.Threshold
+	return c
+}
+
+// Text is the line that says how the rule ended, e.g. "convergence not
+// reached after 5 runs: time_to_first_token.p50 ±10.5 % > ±5 %".
+func (c Convergence) Text() string {
+	what := "--until-ci"
+	if c.Rule == "metric" && len(c.Metrics) == 1 {
+		what = "convergence on " + c.Metrics[0]
+	}
+	switch {
+	case c.Metric == "":
+		return fmt.Sprintf("%s not reached after %d runs: no run has %s", what, c.Runs, strings.Join(c.Metrics, ", "))
+	case c.Reached:
+		return fmt.Sprintf("%s reached after %d runs: widest %s ±%.3g %% ≤ ±%.3g %%", what, c.Runs, c.Metric, 100*c.HalfWidth, 100*c.Threshold)
+	case c.Runs < c.MinRuns:
+		return fmt.Sprintf("%s not reached after %d runs (it needs at least %d): widest %s ±%.3g %% (bound ±%.3g %%)",
+			what, c.Runs, c.MinRuns, c.Metric, 100*c.HalfWidth, 100*c.Threshold)
+	}
+	return fmt.Sprintf("%s not reached after %d runs: widest %s ±%.3g %% > ±%.3g %%", what, c.Runs, c.Metric, 100*c.HalfWidth, 100*c.Threshold)
+}
+
+// valueRange is the range of values a metric can take, which picks the
+// scale of its across-run interval.
+type valueRange uint8
+
+const (
+	signed      valueRange = iota // any real: linear
+	nonNegative                   // ≥ 0: log
+	fraction                      // in [0, 1]: logit
+)
+
+func (r valueRange) scale() string {
+	switch r {
+	case nonNegative:
+		return ScaleLog
+	case fraction:
+		return ScaleLogit
+	}
+	return ScaleLinear
+}
+
+// signedTags are the per-request metrics whose values can be negative:
+// the rest are durations, rates and counts.
+var signedTags = []string{"schedule_lateness", "session_delay", "input_length_error", "output_length_error", "cached_tokens_error"}
+
+// headline is one run-level metric: a key, its unit, its range and how
+// to read it from a summary (false when the run has no value).
 type headline struct {
 	key, unit string
+	rng       valueRange
 	get       func(s *Summary) (float64, bool)
 }
 
-func stat(tag string, pick func(*Stats) float64) func(s *Summary) (float64, bool) {
-	return func(s *Summary) (float64, bool) {
+type runStat struct {
+	name string
+	pick func(*Stats) float64
+}
+
+// runStats are the statistics of a per-request metric that a run-level
+// key "tag.stat" can name.
+var runStats = []runStat{
+	{"avg", func(st *Stats) float64 { return st.Avg }},
+	{"min", func(st *Stats) float64 { return st.Min }},
+	{"max", func(st *Stats) float64 { return st.Max }},
+	{"std", func(st *Stats) float64 { return st.Std }},
+	{"p1", func(st *Stats) float64 { return st.P1 }},
+	{"p5", func(st *Stats) float64 { return st.P5 }},
+	{"p10", func(st *Stats) float64 { return st.P10 }},
+	{"p25", func(st *Stats) float64 { return st.P25 }},
+	{"p50", func(st *Stats) float64 { return st.P50 }},
+	{"p75", func(st *Stats) float64 { return st.P75 }},
+	{"p90", func(st *Stats) float64 { return st.P90 }},
+	{"p95", func(st *Stats) float64 { return st.P95 }},
+	{"p99", func(st *Stats) float64 { return st.P99 }},
+}
+
+// scalars are the run-level metrics that are one number per run.
+var scalars = []headline{
+	{"request_throughput", "requests/sec", nonNegative, func(s *Summary) (float64, bool) { return s.RequestThroughput, true }},
+	{"output_token_throughput", "tokens/sec", nonNegative, func(s *Summary) (float64, bool) { return s.OutputTokenThroughput, true }},
+	{"total_token_throughput", "tokens/sec", nonNegative, func(s *Summary) (float64, bool) { return s.TotalTokenThroughput, true }},
+	{"goodput", "requests/sec", nonNegative, func(s *Summary) (float64, bool) { return s.Goodput, len(s.Options.Goodput) > 0 }},
+	{"good_request_fraction", "ratio", fraction, func(s *Summary) (float64, bool) {
+		return s.GoodRequestFraction, len(s.Options.Goodput) > 0
+	}},
+	{"error_rate", "ratio", fraction, func(s *Summary) (float64, bool) { return s.ErrorRate(), true }},
+}
+
+// headlineKeys are the keys of [HeadlineMetrics], in display order.
+var headlineKeys = []string{
+	"request_throughput", "output_token_throughput", "total_token_throughput", "goodput", "good_request_fraction", "error_rate",
+	"time_to_first_token.avg", "time_to_first_token.p50", "time_to_first_token.p99",
+	"inter_token_latency.avg", "inter_token_latency.p50", "inter_token_latency.p99",
+	"request_latency.avg", "request_latency.p50", "request_latency.p99",
+	"output_token_throughput_per_user.avg", "output_token_throughput_per_user.p50",
+	"schedule_lateness.p99",
+}
+
+// ErrUnknownRunMetric is returned by [RunMetricKey] for a metric or
+// statistic it does not know.
+var ErrUnknownRunMetric = errors.New("unknown run metric")
+
+// RunMetricKey returns the key that [AcrossRuns.Metrics] gives the
+// per-run value of metric tag (an AIPerf tag: a run-level one such as
+// request_throughput, or a per-request one such as
+// time_to_first_token) at statistic stat (avg, min, max, std, p1 … p99;
+// "" is avg). A run-level metric is one number per run: its key is the
+// tag, and its only statistic avg.
+func RunMetricKey(tag, stat string) (string, error) {
+	if stat == "" {
+		stat = "avg"
+	}
+	if slices.ContainsFunc(scalars, func(h headline) bool { return h.key == tag }) {
+		if stat != "avg" {
+			return "", fmt.Errorf("%w: %s is one number per run: its statistic is avg, not %s", ErrUnknownRunMetric, tag, stat)
+		}
+		return tag, nil
+	}
+	if !slices.ContainsFunc(metrics, func(m metric) bool { return m.tag == tag }) {
+		names := make([]string, 0, len(scalars)+len(metrics))
+		for _, h := range scalars {
+			names = append(names, h.key)
+		}
+		for _, m := range metrics {
+			names = append(names, m.tag)
+		}
+		return "", fmt.Errorf("%w %q: want one of %s", ErrUnknownRunMetric, tag, strings.Join(names, ", "))
+	}
+	if !slices.ContainsFunc(runStats, func(s runStat) bool { return s.name == stat }) {
+		return "", fmt.Errorf("%w: statistic %q: want avg, min, max, std, p1, p5, p10, p25, p50, p75, p90, p95 or p99", ErrUnknownRunMetric, stat)
+	}
+	return tag + "." + stat, nil
+}
+
+// runMetric resolves a key of [RunMetricKey] to its unit, range and
+// per-run value; ok is false for a key it does not know.
+func runMetric(key string) (h headline, ok bool) {
+	if i := slices.IndexFunc(scalars, func(h headline) bool { return h.key == key }); i >= 0 {
+		return scalars[i], true
+	}
+	tag, stat, found := strings.Cut(key, ".")
+	if !found {
+		return headline{}, false
+	}
+	mi := slices.IndexFunc(metrics, func(m metric) bool { return m.tag == tag })
+	si := slices.IndexFunc(runStats, func(s runStat) bool { return s.name == stat })
+	if mi < 0 || si < 0 {
+		return headline{}, false
+	}
+	rng := nonNegative // a standard deviation, whatever the metric's sign
+	if slices.Contains(signedTags, tag) && stat != "std" {
+		rng = signed
+	}
+	pick := runStats[si].pick
+	return headline{key: key, unit: metrics[mi].unit, rng: rng, get: func(s *Summary) (float64, bool) {
 		st := s.Metrics[tag]
 		if st == nil {
 			return 0, false
 		}
 		return pick(st), true
-	}
-}
-
-func avgOf(st *Stats) float64 { return st.Avg }
-func p50Of(st *Stats) float64 { return st.P50 }
-func p99Of(st *Stats) float64 { return st.P99 }
-
-var headlines = []headline{
-	{"request_throughput", "requests/sec", func(s *Summary) (float64, bool) { return s.RequestThroughput, true }},
-	{"output_token_throughput", "tokens/sec", func(s *Summary) (float64, bool) { return s.OutputTokenThroughput, true }},
-	{"total_token_throughput", "tokens/sec", func(s *Summary) (float64, bool) { return s.TotalTokenThroughput, true }},
-	{"goodput", "requests/sec", func(s *Summary) (float64, bool) { return s.Goodput, len(s.Options.Goodput) > 0 }},
-	{"good_request_fraction", "ratio", func(s *Summary) (float64, bool) {
-		return s.GoodRequestFraction, len(s.Options.Goodput) > 0
-	}},
-	{"error_rate", "ratio", func(s *Summary) (float64, bool) { return s.ErrorRate(), true }},
-	{"time_to_first_token.avg", "ms", stat("time_to_first_token", avgOf)},
-	{"time_to_first_token.p50", "ms", stat("time_to_first_token", p50Of)},
-	{"time_to_first_token.p99", "ms", stat("time_to_first_token", p99Of)},
-	{"inter_token_latency.avg", "ms", stat("inter_token_latency", avgOf)},
-	{"inter_token_latency.p50", "ms", stat("inter_token_latency", p50Of)},
-	{"inter_token_latency.p99", "ms", stat("inter_token_latency", p99Of)},
-	{"request_latency.avg", "ms", stat("request_latency", avgOf)},
-	{"request_latency.p50", "ms", stat("request_latency", p50Of)},
-	{"request_latency.p99", "ms", stat("request_latency", p99Of)},
-	{"output_token_throughput_per_user.avg", "tokens/sec/user", stat("output_token_throughput_per_user", avgOf)},
-	{"output_token_throughput_per_user.p50", "tokens/sec/user", stat("output_token_throughput_per_user", p50Of)},
-	{"schedule_lateness.p99", "ms", stat("schedule_lateness", p99Of)},
+	}}, true
 }
 
 // HeadlineMetrics returns the keys of the metrics [SummarizeRuns]
 // summarizes, in display order: run-level rates and fractions by their
 // summary.json key, per-request metrics as "tag.stat" (the run's avg,
 // p50 or p99 of that metric). The caller owns the slice.
-func HeadlineMetrics() []string {
-	keys := make([]string, len(headlines))
-	for i, h := range headlines {
-		keys[i] = h.key
-	}
-	return keys
-}
+func HeadlineMetrics() []string { return slices.Clone(headlineKeys) }
 
 // SummarizeRuns returns the across-run statistics of the runs' headline
-// metrics at confidence level (0 < level < 1; 0 takes
+// metrics, and of the extra keys ([RunMetricKey]; unknown ones are left
+// out), at confidence level (0 < level < 1; 0 takes
 // [DefaultConfidenceLevel]). A metric is summarized over the runs that
 // have a value for it, and left out when none has.
-func SummarizeRuns(runs []*Summary, level float64) *AcrossRuns {
+func SummarizeRuns(runs []*Summary, level float64, extra ...string) *AcrossRuns {
 	if level <= 0 || level >= 1 {
 		level = DefaultConfidenceLevel
 	}
 	a := &AcrossRuns{SchemaVersion: RunsSchemaVersion, Runs: len(runs), Level: level, Method: "t",
 		Metrics: map[string]Interval{}}
-	for _, h := range headlines {
+	for _, k := range slices.Concat(headlineKeys, extra) {
+		h, ok := runMetric(k)
+		if !ok {
+			continue
+		}
 		var vals []float64
 		for _, s := range runs {
 			if v, ok := h.get(s); ok && !math.IsNaN(v) && !math.IsInf(v, 0) {
@@ -127,19 +331,118 @@ func SummarizeRuns(runs []*Summary, level float64) *AcrossRuns {
 		if len(vals) == 0 {
 			continue
 		}
-		iv := TInterval(vals, level)
+		iv := rangeInterval(vals, level, h.rng)
 		iv.Unit = h.unit
 		a.Metrics[h.key] = iv
 	}
 	return a
 }
 
+// UntilCIMetrics are the headline metrics whose relative half-width
+// --until-ci compares; the runs stop when every one that exists is
+// within the bound.
+var UntilCIMetrics = []string{"request_throughput", "output_token_throughput",
+	"time_to_first_token.p50", "inter_token_latency.p50", "request_latency.p50"}
+
+// RecomputeRuns is [SummarizeRuns] of runs with what prev (runs.json as
+// the runs wrote it, of any version; nil for none) says of them: its
+// level, run directories, --until-ci bound, early stop, and its stop
+// rule checked again on the new intervals (a runs.json without a
+// convergence object but with until_ci has the --until-ci rule). prev is
+// not changed.
+func RecomputeRuns(runs []*Summary, prev *AcrossRuns) *AcrossRuns {
+	if prev == nil {
+		return SummarizeRuns(runs, 0)
+	}
+	rule := prev.Convergence
+	if rule == nil && prev.UntilCI > 0 {
+		rule = &Convergence{Rule: "until_ci", Metrics: UntilCIMetrics, Threshold: prev.UntilCI, MinRuns: 3}
+	}
+	var extra []string
+	if rule != nil {
+		extra = rule.Metrics
+	}
+	a := SummarizeRuns(runs, prev.Level, extra...)
+	a.RunDirs, a.UntilCI, a.Converged = slices.Clone(prev.RunDirs), prev.UntilCI, prev.Converged
+	if rule != nil {
+		c := rule.Check(a)
+		a.Convergence = &c
+	}
+	return a
+}
+
+// rangeInterval is [TInterval] on the scale of rng: for a non-negative
+// quantity the t-interval of log(mean) and for a fraction that of
+// logit(mean), each by the delta method (se of log(mean) ≈ se/mean, of
+// logit(mean) ≈ se/(mean·(1−mean))) and mapped back. Both hold the mean
+// and stay in the quantity's range, where the linear interval of a few
+// spread runs goes below 0 (goodput [−2.99, 11.64]). A non-negative
+// quantity whose mean is 0 and a fraction whose mean is 0 or 1 have all
+// their values equal, so the interval is the point.
+func rangeInterval(vals []float64, level float64, rng valueRange) Interval {
+	iv := TInterval(vals, level)
+	iv.Scale = rng.scale()
+	if iv.N < 2 || iv.SE == 0 {
+		return iv
+	}
+	m, tse := iv.Mean, iv.TCritical*iv.SE
+	switch {
+	case rng == nonNegative && m > 0:
+		h := tse / m
+		iv.Low, iv.High = m*math.Exp(-h), m*math.Exp(h)
+	case rng == fraction && m > 0 && m < 1:
+		l, h := math.Log(m/(1-m)), tse/(m*(1-m))
+		expit := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+		iv.Low, iv.High = expit(l-h), expit(l+h)
+	default:
+		iv.Scale = ScaleLinear
+		return iv
+	}
+	iv.RelHalfWidth = (iv.High - iv.Low) / 2 / math.Abs(m)
+	return iv
+}
+
+// WriteTable writes the across-run table: one line per metric with its
+// mean, interval, relative half-width, unit and scale, then the per-run
+// values, then how the convergence rule ended (when there was one).
+func (a *AcrossRuns) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "Across %d runs (%g%% interval)\tmean\tlow\thigh\t±\tunit\tscale\tper run\n", a.Runs, 100*a.Level)
+	keys := HeadlineMetrics()
+	for k := range a.Metrics {
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
+		iv, ok := a.Metrics[k]
+		if !ok {
+			continue
+		}
+		per := make([]string, len(iv.Values))
+		for i, v := range iv.Values {
+			per[i] = fmt.Sprintf("%.4g", v)
+		}
+		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%.4g\t%.1f%%\t%s\t%s\t%s\n", k, iv.Mean, iv.Low, iv.High, 100*iv.RelHalfWidth, iv.Unit, iv.Scale,
+			strings.Join(per, " "))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if c := a.Convergence; c != nil {
+		_, err := fmt.Fprintln(w, c.Text())
+		return err
+	}
+	return nil
+}
+
 // TInterval returns the Student-t confidence interval at level of the
 // mean of vals (the sample is assumed to be independent draws of a
 // roughly normal per-run value: each run's statistic averages many
-// requests). vals is not modified and not retained; Values is a copy.
+// requests), on the linear scale. vals is not modified and not retained;
+// Values is a copy.
 func TInterval(vals []float64, level float64) Interval {
-	iv := Interval{N: len(vals), Values: append([]float64(nil), vals...)}
+	iv := Interval{Scale: ScaleLinear, N: len(vals), Values: append([]float64(nil), vals...)}
 	if len(vals) == 0 {
 		return iv
 	}

@@ -78,3 +78,51 @@ func TestSummarizeRuns(t *testing.T) {
 		t.Error("a metric no run has is summarized")
 	}
 }
+
+// TestAcrossRunIntervalsStayInRange: a rate's interval stays ≥ 0 and a
+// fraction's inside [0, 1] however spread the runs are (the linear
+// t-interval of these goodputs is [−2.99, 11.6]), each holds its mean,
+// and a quantity that may be negative keeps the linear interval.
+func TestAcrossRunIntervalsStayInRange(t *testing.T) {
+	slo := Options{Goodput: []SLO{{Tag: "time_to_first_token", Value: 100}}}
+	mk := func(goodput, good, errRate, lateness float64) *Summary {
+		s := &Summary{Options: slo, Goodput: goodput, RequestThroughput: goodput + 1, GoodRequestFraction: good,
+			RequestCount: 100, ErrorRequestCount: int(errRate * 100),
+			Metrics: map[string]*Stats{"schedule_lateness": {Unit: "ms", P99: lateness}}}
+		s.RequestCount -= s.ErrorRequestCount
+		return s
+	}
+	runs := []*Summary{mk(0, 0.99, 0, -2), mk(0.8, 0.9, 0, 1), mk(2.5, 1, 0.2, -1), mk(6.3, 0.95, 0, 3), mk(12, 1, 0, 0)}
+	a := SummarizeRuns(runs, 0.95)
+	for _, c := range []struct {
+		key    string
+		scale  string
+		lo, hi float64 // the range the interval must stay in
+	}{
+		{"goodput", ScaleLog, 0, math.Inf(1)},
+		{"request_throughput", ScaleLog, 0, math.Inf(1)},
+		{"good_request_fraction", ScaleLogit, 0, 1},
+		{"error_rate", ScaleLogit, 0, 1},
+	} {
+		iv := a.Metrics[c.key]
+		lin := TInterval(iv.Values, 0.95)
+		if lin.Low >= c.lo && lin.High <= c.hi {
+			t.Errorf("%s: the linear interval [%v, %v] is in range: the case tests nothing", c.key, lin.Low, lin.High)
+		}
+		if iv.Scale != c.scale || iv.Low < c.lo || iv.High > c.hi || !(iv.Low < iv.Mean && iv.Mean < iv.High) {
+			t.Errorf("%s: %s interval [%v, %v] of mean %v, want %s inside [%v, %v] around the mean", c.key, iv.Scale, iv.Low, iv.High, iv.Mean, c.scale, c.lo, c.hi)
+		}
+		if want := (iv.High - iv.Low) / 2 / iv.Mean; math.Abs(iv.RelHalfWidth-want) > 1e-12 {
+			t.Errorf("%s: rel_half_width %v, want %v", c.key, iv.RelHalfWidth, want)
+		}
+	}
+	if iv := a.Metrics["schedule_lateness.p99"]; iv.Scale != ScaleLinear || iv.Low >= 0 {
+		t.Errorf("schedule lateness: %s [%v, %v], want the linear t-interval (it can be negative)", iv.Scale, iv.Low, iv.High)
+	}
+	// The log interval of a positive mean: mean·exp(∓t·se/mean).
+	g := a.Metrics["goodput"]
+	h := g.TCritical * g.SE / g.Mean
+	if math.Abs(g.Low-g.Mean*math.Exp(-h)) > 1e-9 || math.Abs(g.High-g.Mean*math.Exp(h)) > 1e-9 {
+		t.Errorf("goodput [%v, %v], want mean·exp(∓%v)", g.Low, g.High, h)
+	}
+}

@@ -335,3 +335,31 @@ func TestTelemetryServerView(t *testing.T) {
 		t.Error("summary.json calls the difference overhead")
 	}
 }
+
+// TestTelemetryQuantileBuckets: a server histogram's quantiles are
+// printed as the buckets they fall in, the interpolated value named as
+// such, and summary.json keeps the buckets (telemetry.md).
+func TestTelemetryQuantileBuckets(t *testing.T) {
+	s := testSummary(t)
+	five, ten := 5.0, 10.0
+	in := &telemetry.Bucket{LowMS: 0, HighMS: &ten}
+	s.Telemetry = &Telemetry{Servers: []telemetry.ServerSummary{{
+		Target: "http://127.0.0.1:8000/metrics", Family: "vllm", Scrapes: 3,
+		ITL: &telemetry.HistogramStats{Metric: "vllm:inter_token_latency_seconds", Count: 100, MeanMS: 10,
+			P50MS: &five, P90MS: &ten, P99MS: &ten, P50Bucket: in, P90Bucket: in, P99Bucket: in},
+	}}}
+	var buf bytes.Buffer
+	if err := s.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if want := "inter_token_latency p50/90/99    server histogram buckets (0, 10] / (0, 10] / (0, 10] ms (interpolated 5.00 / 10.00 / 10.00: only the bucket is measured)"; !strings.Contains(buf.String(), want) {
+		t.Errorf("table lacks %q:\n%s", want, buf.String())
+	}
+	b, err := s.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"p50_bucket": {`) {
+		t.Errorf("summary.json lacks the p50 bucket:\n%s", b)
+	}
+}

@@ -111,9 +111,28 @@ func (s *Summary) writeTelemetry(b *strings.Builder) {
 			line("  "+c.tag+" mean (ms)", fmt.Sprintf("client %s; server's own histogram %s (client − server %s)",
 				num(c.client), num(c.server), num(c.client-c.server)))
 		}
+		for _, h := range []struct {
+			tag string
+			h   *telemetry.HistogramStats
+		}{{"time_to_first_token", sv.TTFT}, {"inter_token_latency", sv.ITL}, {"request_latency", sv.E2E}} {
+			if line2 := bucketLine(h.h); line2 != "" {
+				line("  "+h.tag+" p50/90/99", line2)
+			}
+		}
 	}
 	if g := s.Telemetry.GPU; g != nil {
 		line("GPUs ("+g.Source+")", fmt.Sprintf("%d, avg power %s W, energy %s J, %s J/output token",
 			g.GPUs, num(g.AvgPowerW), num(g.EnergyJ), fmt.Sprintf("%.4f", g.EnergyPerOutputTokenJ)))
 	}
+}
+
+// bucketLine is the console line of a server histogram's quantiles: the
+// bucket each falls in, with the value interpolated inside it, which is
+// not a measured value; "" when the histogram has no quantiles.
+func bucketLine(h *telemetry.HistogramStats) string {
+	if h == nil || h.P50Bucket == nil || h.P90Bucket == nil || h.P99Bucket == nil || h.P50MS == nil || h.P90MS == nil || h.P99MS == nil {
+		return ""
+	}
+	return fmt.Sprintf("server histogram buckets %s / %s / %s ms (interpolated %s / %s / %s: only the bucket is measured)",
+		h.P50Bucket, h.P90Bucket, h.P99Bucket, num(*h.P50MS), num(*h.P90MS), num(*h.P99MS))
 }

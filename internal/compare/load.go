@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -324,24 +323,15 @@ func qualityProblem(raw json.RawMessage) string {
 }
 
 // Replicates returns the run directories dir stands for: the runs of a
-// directory of repeated runs (reprise replay --runs N writes run-1 …
-// run-N beside runs.json), in order; else dir itself.
-func Replicates(dir string) []string {
-	if _, err := os.Stat(filepath.Join(dir, "runs.json")); err != nil {
-		if _, err := os.Stat(filepath.Join(dir, "run-1")); err != nil {
-			return []string{dir}
-		}
+// directory of repeated runs (replay --runs N, a sweep point with --runs;
+// arrowio.RepeatedRuns lists them), in order; else dir itself.
+func Replicates(dir string) ([]string, error) {
+	dirs, repeated, err := arrowio.RepeatedRuns(dir)
+	switch {
+	case err != nil:
+		return nil, err
+	case repeated:
+		return dirs, nil
 	}
-	var out []string
-	for i := 1; ; i++ {
-		d := filepath.Join(dir, fmt.Sprintf("run-%d", i))
-		if st, err := os.Stat(d); err != nil || !st.IsDir() {
-			break
-		}
-		out = append(out, d)
-	}
-	if len(out) == 0 {
-		return []string{dir}
-	}
-	return out
+	return []string{dir}, nil
 }

@@ -515,6 +515,9 @@ func truthSection(runs []*runData, tl timeline, maxPoints int) Section {
 	if t := clientVsServer(runs); len(t.Rows) > 0 {
 		sec.Tables = append(sec.Tables, t)
 	}
+	if t := serverQuantiles(runs); len(t.Rows) > 0 {
+		sec.Tables = append(sec.Tables, t)
+	}
 	return sec
 }
 

@@ -2,21 +2,19 @@ package sweep
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strconv"
 
 	"github.com/reprise-bench/reprise"
+	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/engine/summary"
 )
 
 // RunsFile is the across-run summary of repeated runs, beside their run
-// directories run-1, run-2, ….
-const RunsFile = "runs.json"
+// directories run-1, run-2, … (arrowio writes and reads it).
+const RunsFile = arrowio.RunsFile
 
 // DefaultMinRunsForCI is the fewest runs --until-ci stops after: two
 // runs give a t-interval, but its width (t = 12.7 at 95 %) says little.
@@ -25,8 +23,7 @@ const DefaultMinRunsForCI = 3
 // UntilCIMetrics are the headline metrics whose relative half-width
 // --until-ci compares; the runs stop when every one that exists is
 // within the bound.
-var UntilCIMetrics = []string{"request_throughput", "output_token_throughput",
-	"time_to_first_token.p50", "inter_token_latency.p50", "request_latency.p50"}
+var UntilCIMetrics = summary.UntilCIMetrics
 
 // RunsConfig says how often one load is run.
 type RunsConfig struct {
@@ -37,6 +34,15 @@ type RunsConfig struct {
 	// has a confidence interval no wider than ±UntilCI of its mean
 	// (0.05 = ±5 %), after at least DefaultMinRunsForCI runs.
 	UntilCI float64
+	// ConvergenceMetric, when set, is the key ([summary.RunMetricKey]:
+	// an AIPerf tag and a statistic, "time_to_first_token.p50") of the one
+	// metric whose interval must be within ±ConvergenceThreshold of its
+	// mean to stop, after at least DefaultMinRunsForCI runs: AIPerf's
+	// --convergence-metric, --convergence-stat and
+	// --convergence-threshold (ci_width mode). It is not used with
+	// UntilCI.
+	ConvergenceMetric    string
+	ConvergenceThreshold float64
 	// WarmupOnce keeps Replay.WarmupRequests and WarmupDuration for the
 	// first run only: the later runs measure from their first request.
 	WarmupOnce bool
@@ -52,6 +58,26 @@ type RunsConfig struct {
 // multi reports whether the runs go in run-k subdirectories.
 func (c RunsConfig) multi() bool { return c.Runs > 1 }
 
+// rule is the convergence rule of c, nil without one.
+func (c RunsConfig) rule() *summary.Convergence {
+	switch {
+	case c.ConvergenceMetric != "" && c.ConvergenceThreshold > 0:
+		return &summary.Convergence{Rule: "metric", Metrics: []string{c.ConvergenceMetric}, Threshold: c.ConvergenceThreshold,
+			MinRuns: DefaultMinRunsForCI}
+	case c.UntilCI > 0:
+		return &summary.Convergence{Rule: "until_ci", Metrics: UntilCIMetrics, Threshold: c.UntilCI, MinRuns: DefaultMinRunsForCI}
+	}
+	return nil
+}
+
+// extra are the metric keys to summarize beyond the headline ones.
+func (c RunsConfig) extra() []string {
+	if c.ConvergenceMetric != "" {
+		return []string{c.ConvergenceMetric}
+	}
+	return nil
+}
+
 // Repeated is what [Repeat] measured.
 type Repeated struct {
 	// Dirs are the run directories, in run order; Results the results of
@@ -60,7 +86,9 @@ type Repeated struct {
 	Results []*reprise.Result
 	// Across is runs.json: the across-run intervals.
 	Across *summary.AcrossRuns
-	// Converged reports that UntilCI stopped the runs before Runs.
+	// Converged reports that the convergence rule (UntilCI or
+	// ConvergenceMetric) stopped the runs before Runs; Across.Convergence
+	// says whether it was reached, on which metric, with what half-width.
 	Converged bool
 	// Interrupted reports that the context was cancelled during a run;
 	// runs.json is then not written.
@@ -70,7 +98,7 @@ type Repeated struct {
 }
 
 // RunDir is the directory of run k (from 1) of repeated runs in dir.
-func RunDir(dir string, k int) string { return filepath.Join(dir, "run-"+strconv.Itoa(k)) }
+func RunDir(dir string, k int) string { return arrowio.RepeatedRunDir(dir, k) }
 
 // DeriveSeed derives a seed from a base seed and a label (a point's name,
 // a run number): FNV-1a of the label mixed into the base with
@@ -87,7 +115,7 @@ func DeriveSeed(base uint64, label string) uint64 {
 }
 
 // Repeat runs o rc.Runs times into dir/run-1 … dir/run-N (stopping early
-// when rc.UntilCI is met) and writes dir/runs.json, the across-run
+// when the convergence rule, rc.UntilCI or rc.ConvergenceMetric, is met) and writes dir/runs.json, the across-run
 // intervals of every headline metric. Runs found complete in dir (an
 // earlier, interrupted Repeat) are read, not run again; an incomplete
 // one is replaced. Run k uses Replay.Seed + k − 1, so the runs draw
@@ -141,30 +169,26 @@ func repeat(ctx context.Context, o reprise.Options, dir string, rc RunsConfig, t
 		}
 		rep.Dirs = append(rep.Dirs, rd)
 		rep.measured = append(rep.measured, m)
-		if rc.UntilCI > 0 && k >= DefaultMinRunsForCI && k < n && converged(rep.summaries(), rc) {
-			rep.Converged = true
-			break
+		if r := rc.rule(); r != nil && k < n {
+			if r.Check(summary.SummarizeRuns(rep.summaries(), rc.Level, rc.extra()...)).Reached {
+				rep.Converged = true
+				break
+			}
 		}
 	}
-	rep.Across = summary.SummarizeRuns(rep.summaries(), rc.Level)
+	rep.Across = summary.SummarizeRuns(rep.summaries(), rc.Level, rc.extra()...)
+	rep.Across.UntilCI, rep.Across.Converged = rc.UntilCI, rep.Converged
+	if r := rc.rule(); r != nil {
+		c := r.Check(rep.Across)
+		rep.Across.Convergence = &c
+	}
 	if rc.multi() {
-		if err := writeJSON(filepath.Join(dir, RunsFile), runsFile{AcrossRuns: rep.Across, Converged: rep.Converged,
-			UntilCI: rc.UntilCI, Dirs: relDirs(dir, rep.Dirs)}); err != nil {
+		rep.Across.RunDirs = relDirs(dir, rep.Dirs)
+		if err := arrowio.WriteRuns(dir, rep.Across); err != nil {
 			return rep, err
 		}
 	}
 	return rep, nil
-}
-
-// runsFile is runs.json: the across-run summary and which runs it covers.
-type runsFile struct {
-	*summary.AcrossRuns
-	// Dirs are the run directories, relative to runs.json's directory.
-	Dirs []string `json:"run_dirs"`
-	// UntilCI is the --until-ci bound (0 = none) and Converged whether
-	// it stopped the runs early.
-	UntilCI   float64 `json:"until_ci,omitempty"`
-	Converged bool    `json:"converged,omitempty"`
 }
 
 func relDirs(base string, dirs []string) []string {
@@ -187,33 +211,18 @@ func (r *Repeated) summaries() []*summary.Summary {
 	return s
 }
 
-// converged reports whether every metric of UntilCIMetrics that the runs
-// have is within ±rc.UntilCI of its mean.
-func converged(sums []*summary.Summary, rc RunsConfig) bool {
-	a := summary.SummarizeRuns(sums, rc.Level)
-	for _, k := range UntilCIMetrics {
-		if iv, ok := a.Metrics[k]; ok && iv.RelHalfWidth > rc.UntilCI {
-			return false
-		}
-	}
-	return true
-}
-
 // repeatComplete reports whether dir holds finished repeated runs: a
 // runs.json whose run directories are all complete.
 func repeatComplete(dir string) bool {
-	b, err := os.ReadFile(filepath.Join(dir, RunsFile))
-	if err != nil {
+	if _, err := os.Stat(filepath.Join(dir, RunsFile)); err != nil {
 		return false
 	}
-	var f struct {
-		Dirs []string `json:"run_dirs"`
-	}
-	if json.Unmarshal(b, &f) != nil || len(f.Dirs) == 0 {
+	dirs, ok, err := arrowio.RepeatedRuns(dir)
+	if err != nil || !ok {
 		return false
 	}
-	for _, d := range f.Dirs {
-		if !runComplete(filepath.Join(dir, d)) {
+	for _, d := range dirs {
+		if !runComplete(d) {
 			return false
 		}
 	}
@@ -221,18 +230,4 @@ func repeatComplete(dir string) bool {
 }
 
 // ReadRuns reads runs.json of repeated runs in dir.
-func ReadRuns(dir string) (*summary.AcrossRuns, error) {
-	p := filepath.Join(dir, RunsFile)
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return nil, err
-	}
-	var a summary.AcrossRuns
-	if err := json.Unmarshal(b, &a); err != nil {
-		return nil, fmt.Errorf("read %s: %w", p, err)
-	}
-	if a.SchemaVersion != summary.RunsSchemaVersion {
-		return nil, errors.New("read " + p + ": schema_version " + strconv.Quote(a.SchemaVersion) + ", want " + summary.RunsSchemaVersion)
-	}
-	return &a, nil
-}
+func ReadRuns(dir string) (*summary.AcrossRuns, error) { return arrowio.ReadRuns(dir) }

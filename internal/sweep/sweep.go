@@ -145,17 +145,20 @@ type PointStatus struct {
 
 // Plan is what identifies a sweep: resuming requires the same plan.
 type Plan struct {
-	Kind            string      `json:"kind"` // "grid" or "find"
-	Axes            []Axis      `json:"axes,omitempty"`
-	Find            *FindConfig `json:"find,omitempty"`
-	Base            BaseInfo    `json:"base"`
-	Runs            int         `json:"runs"`
-	UntilCI         float64     `json:"until_ci,omitempty"`
-	WarmupOnce      bool        `json:"warmup_once,omitempty"`
-	Level           float64     `json:"confidence_level"`
-	FreshPromptSeed bool        `json:"fresh_prompt_seed"`
-	BeforePoint     string      `json:"before_point,omitempty"`
-	Stop            StopConfig  `json:"stop"`
+	Kind    string      `json:"kind"` // "grid" or "find"
+	Axes    []Axis      `json:"axes,omitempty"`
+	Find    *FindConfig `json:"find,omitempty"`
+	Base    BaseInfo    `json:"base"`
+	Runs    int         `json:"runs"`
+	UntilCI float64     `json:"until_ci,omitempty"`
+	// ConvergenceMetric and ConvergenceThreshold are RunsConfig's.
+	ConvergenceMetric    string     `json:"convergence_metric,omitempty"`
+	ConvergenceThreshold float64    `json:"convergence_threshold,omitempty"`
+	WarmupOnce           bool       `json:"warmup_once,omitempty"`
+	Level                float64    `json:"confidence_level"`
+	FreshPromptSeed      bool       `json:"fresh_prompt_seed"`
+	BeforePoint          string     `json:"before_point,omitempty"`
+	Stop                 StopConfig `json:"stop"`
 }
 
 // BaseInfo is the base replay of a sweep as sweep.json records it: the
@@ -297,8 +300,8 @@ func newSweeper(cfg Config) (*sweeper, error) {
 	}
 	cfg.Runs.Runs = max(cfg.Runs.Runs, 1)
 	plan := Plan{Kind: "grid", Axes: cfg.Axes, Find: cfg.Find, Base: baseInfo(&cfg.Base), Runs: cfg.Runs.Runs,
-		UntilCI: cfg.Runs.UntilCI, WarmupOnce: cfg.Runs.WarmupOnce, Level: cfg.Runs.Level,
-		FreshPromptSeed: cfg.FreshPromptSeed, BeforePoint: cfg.BeforePoint, Stop: cfg.Stop}
+		UntilCI: cfg.Runs.UntilCI, ConvergenceMetric: cfg.Runs.ConvergenceMetric, ConvergenceThreshold: cfg.Runs.ConvergenceThreshold,
+		WarmupOnce: cfg.Runs.WarmupOnce, Level: cfg.Runs.Level, FreshPromptSeed: cfg.FreshPromptSeed, BeforePoint: cfg.BeforePoint, Stop: cfg.Stop}
 	if cfg.Find != nil {
 		plan.Kind = "find"
 	}

@@ -1,8 +1,10 @@
 package telemetry
 
 import (
+	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/reprise-bench/reprise/engine/record"
@@ -192,6 +194,30 @@ type HistogramStats struct {
 	P50MS *float64 `json:"p50_ms,omitempty"`
 	P90MS *float64 `json:"p90_ms,omitempty"`
 	P99MS *float64 `json:"p99_ms,omitempty"`
+	// P50Bucket, P90Bucket and P99Bucket are the buckets the quantiles
+	// fall in: a quantile is interpolated inside its bucket, not
+	// measured (a constant 10 ms in the bucket (0, 10] has p50 5 ms), so
+	// what the histogram says is that the quantile is in the bucket. Nil
+	// with the quantile.
+	P50Bucket *Bucket `json:"p50_bucket,omitempty"`
+	P90Bucket *Bucket `json:"p90_bucket,omitempty"`
+	P99Bucket *Bucket `json:"p99_bucket,omitempty"`
+}
+
+// Bucket is one bucket of a server histogram, (LowMS, HighMS] in ms;
+// HighMS is nil for the +Inf bucket (the quantile is then the highest
+// finite bound, LowMS, and the truth is anything above it).
+type Bucket struct {
+	LowMS  float64  `json:"low_ms"`
+	HighMS *float64 `json:"high_ms"`
+}
+
+// String is "(5, 10]" or "(25, +Inf)".
+func (b Bucket) String() string {
+	if b.HighMS == nil {
+		return fmt.Sprintf("(%s, +Inf)", strconv.FormatFloat(b.LowMS, 'g', 4, 64))
+	}
+	return fmt.Sprintf("(%s, %s]", strconv.FormatFloat(b.LowMS, 'g', 4, 64), strconv.FormatFloat(*b.HighMS, 'g', 4, 64))
 }
 
 // ServerSummary is the server's view of the profile window, from one target.
@@ -477,14 +503,17 @@ func histStats(name string, hs []histPoint, ok []int64, startNS int64) *Histogra
 		return st
 	}
 	st.MeanMS = sum / count * 1e3
-	q := func(q float64) *float64 {
+	q := func(q float64) (*float64, *Bucket) {
 		v := bucketQuantile(q, bounds, counts) * 1e3
 		if math.IsNaN(v) {
-			return nil
+			return nil, nil
 		}
-		return &v
+		b, _ := quantileBucket(q, bounds, counts)
+		return &v, &b
 	}
-	st.P50MS, st.P90MS, st.P99MS = q(0.50), q(0.90), q(0.99)
+	st.P50MS, st.P50Bucket = q(0.50)
+	st.P90MS, st.P90Bucket = q(0.90)
+	st.P99MS, st.P99Bucket = q(0.99)
 	return st
 }
 
@@ -520,6 +549,34 @@ func bucketQuantile(q float64, bounds, cum []float64) float64 {
 		return lo + (bounds[i]-lo)*(rank-prev)/(c-prev)
 	}
 	return bounds[len(bounds)-1]
+}
+
+// quantileBucket is the bucket, in ms, in which bucketQuantile finds
+// quantile q: the first whose cumulative count reaches rank q·total
+// (the first bucket starts at 0). ok is false where bucketQuantile has
+// no answer.
+func quantileBucket(q float64, bounds, cum []float64) (b Bucket, ok bool) {
+	if len(bounds) == 0 || cum[len(cum)-1] <= 0 {
+		return Bucket{}, false
+	}
+	rank := q * cum[len(cum)-1]
+	i := len(bounds) - 1
+	for j, c := range cum {
+		if c >= rank {
+			i = j
+			break
+		}
+	}
+	if i > 0 {
+		b.LowMS = bounds[i-1] * 1e3
+	}
+	if !math.IsInf(bounds[i], 1) {
+		hi := bounds[i] * 1e3
+		b.HighMS = &hi
+	} else if i == 0 {
+		return Bucket{}, false
+	}
+	return b, true
 }
 
 // AddAll feeds samples read back from server_metrics: each run of

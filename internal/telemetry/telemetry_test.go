@@ -407,3 +407,45 @@ func TestRole(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantileBuckets: a constant 10 ms ITL in the bucket (0, 10] has
+// an interpolated p50 of 5 ms, which no request took; the summary keeps
+// the bucket the quantile is in beside it, so it is not read as a
+// measured value.
+func TestQuantileBuckets(t *testing.T) {
+	page := func(n float64) []byte {
+		return fmt.Appendf(nil, `# TYPE vllm:inter_token_latency_seconds histogram
+vllm:inter_token_latency_seconds_bucket{model_name="m",le="0.01"} %g
+vllm:inter_token_latency_seconds_bucket{model_name="m",le="0.025"} %g
+vllm:inter_token_latency_seconds_bucket{model_name="m",le="+Inf"} %g
+vllm:inter_token_latency_seconds_sum{model_name="m"} %g
+vllm:inter_token_latency_seconds_count{model_name="m"} %g
+`, n, n, n, n*0.01, n)
+	}
+	acc := NewAccumulator()
+	acc.Add(parse(t, page(0), 0))
+	acc.Add(parse(t, page(100), 10e9))
+	s := acc.Summarize(5e9, 15e9)[0]
+	itl := s.ITL
+	if itl == nil || itl.P50MS == nil || math.Abs(*itl.P50MS-5) > 1e-9 || math.Abs(itl.MeanMS-10) > 1e-9 {
+		t.Fatalf("ITL %+v: want the interpolated p50 5 ms and the mean 10 ms", itl)
+	}
+	for name, b := range map[string]*Bucket{"p50": itl.P50Bucket, "p90": itl.P90Bucket, "p99": itl.P99Bucket} {
+		if b == nil || b.LowMS != 0 || b.HighMS == nil || math.Abs(*b.HighMS-10) > 1e-9 || b.String() != "(0, 10]" {
+			t.Errorf("%s bucket %+v, want (0, 10]", name, b)
+		}
+	}
+	// In the +Inf bucket the quantile is its lower end and the bucket is
+	// open.
+	b, ok := quantileBucket(0.99, []float64{0.01, math.Inf(1)}, []float64{0, 10})
+	if !ok || b.LowMS != 10 || b.HighMS != nil || b.String() != "(10, +Inf)" {
+		t.Errorf("+Inf bucket %+v %v", b, ok)
+	}
+	js, err := json.Marshal(itl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(js), `"p50_bucket":{"low_ms":0,"high_ms":10}`) {
+		t.Errorf("summary.json's histogram: %s", js)
+	}
+}
