@@ -312,6 +312,17 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	}
 }
 
+// withScheme is how a URL flag (--url, --upstream, --server-metrics, the
+// dcgm= of --gpu-telemetry) reads a value without a scheme: host:port, or
+// a host, is http://host:port, as AIPerf takes its --url
+// (localhost:8000). A value with a scheme, or an empty one, is kept.
+func withScheme(u string) string {
+	if u == "" || strings.Contains(u, "://") {
+		return u
+	}
+	return "http://" + u
+}
+
 // envVars returns the environment source for a flag: --max-inflight reads
 // REPRISE_MAX_INFLIGHT.
 func envVars(flag string) cli.ValueSourceChain { return envVar("REPRISE_", flag) }
