@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reprise-bench/reprise/internal/calibration"
 )
 
 // TestTraceIsDirectory: a directory given as the trace is named as one,
@@ -96,5 +98,28 @@ func TestReportIntoRunDir(t *testing.T) {
 	}
 	if _, err := os.Stat(want); err == nil {
 		t.Error("--overwrite kept the earlier run's report")
+	}
+}
+
+// TestSelftestAutoNote: selftest --output FILE says when --calibration
+// auto will not find FILE (it reads only the file in the user's own cache
+// directory), and is silent when it will.
+func TestSelftestAutoNote(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	t.Setenv("HOME", cache)
+	def, err := calibration.DefaultPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(def, cache+string(filepath.Separator)) {
+		t.Errorf("the calibration %s is not in the user's cache directory %s", def, cache)
+	}
+	if n := autoNote(def); n != "" {
+		t.Errorf("note for the file auto reads: %q", n)
+	}
+	other := filepath.Join(t.TempDir(), "cal.json")
+	if n := autoNote(other); !strings.Contains(n, "--calibration auto reads only "+def) || !strings.Contains(n, "--calibration "+other) {
+		t.Errorf("note for %s: %q", other, n)
 	}
 }

@@ -334,7 +334,8 @@ func writeAcross(a *app, ac *summary.AcrossRuns, converged bool) {
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%.4g\t%.1f%%\t%s\n", k, iv.Mean, iv.Low, iv.High, 100*iv.RelHalfWidth, iv.Unit)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f%%\t%s\n", k, sweep.Num(iv.Mean, 4), sweep.Num(iv.Low, 4), sweep.Num(iv.High, 4),
+			100*iv.RelHalfWidth, iv.Unit)
 	}
 	tw.Flush()
 	if converged {

@@ -2,8 +2,28 @@ package sweep
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 )
+
+// Num formats v for a table with sig significant digits and never an
+// exponent: 14687.3 is 14687 (not 1.469e+04), 0.01234 is 0.01234, 2.5 is
+// 2.5. Whole digits are never cut, so a large value has more than sig.
+func Num(v float64, sig int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	if v == 0 {
+		return "0"
+	}
+	dec := max(0, sig-1-int(math.Floor(math.Log10(math.Abs(v)))))
+	t := strconv.FormatFloat(v, 'f', dec, 64)
+	if strings.Contains(t, ".") {
+		t = strings.TrimRight(strings.TrimRight(t, "0"), ".")
+	}
+	return t
+}
 
 // The sweep table on Config.Table: one line per point as it finishes.
 const tableFormat = "%-28s %9s %9s %9s %7s %8s %8s %7s %7s %9s %9s %9s %8s %6s %8s %s\n"
@@ -22,17 +42,17 @@ func (s *sweeper) line(r *Row) {
 	}
 	good, goodput := "-", "-"
 	if s.cfg.Base.Goodput != "" {
-		good, goodput = fmt.Sprintf("%.1f", 100*r.GoodFraction), fmt.Sprintf("%.3g", r.Goodput)
+		good, goodput = fmt.Sprintf("%.1f", 100*r.GoodFraction), Num(r.Goodput, 3)
 	}
-	note := fmt.Sprintf("%.3g", r.LatenessP99)
+	note := Num(r.LatenessP99, 3)
 	if r.Saturated {
 		note += "  saturated: " + strings.Join(r.Saturation.Reasons, ",")
 	}
-	fmt.Fprintf(s.cfg.Table, tableFormat, r.Point, fmt.Sprintf("%.4g", r.IntendedRate), fmt.Sprintf("%.4g", r.SentRate),
-		fmt.Sprintf("%.4g", r.Throughput), good, goodput,
-		fmt.Sprintf("%.4g", r.TTFTP50), fmt.Sprintf("%.4g", r.TTFTP99), fmt.Sprintf("%.3g", r.ITLP50), fmt.Sprintf("%.3g", r.ITLP99),
-		fmt.Sprintf("%.4g", r.E2EP50), fmt.Sprintf("%.4g", r.E2EP99), fmt.Sprintf("%.4g", r.OutputThroughput),
-		fmt.Sprintf("%.3g", r.PerUserTPS), fmt.Sprintf("%d", r.Errors), note)
+	fmt.Fprintf(s.cfg.Table, tableFormat, r.Point, Num(r.IntendedRate, 4), Num(r.SentRate, 4),
+		Num(r.Throughput, 4), good, goodput,
+		Num(r.TTFTP50, 4), Num(r.TTFTP99, 4), Num(r.ITLP50, 3), Num(r.ITLP99, 3),
+		Num(r.E2EP50, 4), Num(r.E2EP99, 4), Num(r.OutputThroughput, 4),
+		Num(r.PerUserTPS, 3), fmt.Sprintf("%d", r.Errors), note)
 }
 
 // closing prints the stops, the Pareto front and knee, or the search's
