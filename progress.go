@@ -65,19 +65,26 @@ type progress struct {
 	start                        time.Time
 }
 
-func (p *progress) line() string {
-	done := p.done.Load()
-	s := fmt.Sprintf("sent %d  done %d  in flight %d  errors %d", p.sent.Load(), done, p.inflight.Load(), p.errors.Load())
+func (p *progress) line() string { return p.lineAt(time.Since(p.start)) }
+
+// lineAt is the status line el after the start. Once every planned
+// request is sent, what is left is the requests in flight, whose end no
+// rate predicts: the line says so instead of an ETA.
+func (p *progress) lineAt(el time.Duration) string {
+	done, sent, inflight := p.done.Load(), p.sent.Load(), p.inflight.Load()
+	s := fmt.Sprintf("sent %d  done %d  in flight %d  errors %d", sent, done, inflight, p.errors.Load())
 	if q := p.lateness.quantile(0.99); q >= 0 {
 		s += fmt.Sprintf("  lateness p99 %s", fmtDur(q))
 	}
 	if q := p.ttft.quantile(0.5); q >= 0 {
 		s += fmt.Sprintf("  TTFT p50 %s", fmtDur(q))
 	}
-	el := time.Since(p.start)
 	if p.planned > 0 {
 		s += fmt.Sprintf("  %d%%", done*100/p.planned)
-		if done > 0 && done < p.planned {
+		switch {
+		case sent >= p.planned && done < p.planned:
+			s += fmt.Sprintf("  sending done, %d in flight", inflight)
+		case done > 0 && done < p.planned:
 			eta := time.Duration(float64(el) / float64(done) * float64(p.planned-done))
 			s += "  ETA " + eta.Round(time.Second).String()
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -446,7 +447,7 @@ func writeManifest(run *arrowio.Run, o *Options, rp *replayPlan, start time.Time
 		"prompts": map[string]any{"seed": o.Prompts.Seed, "format": o.Prompts.Format, "hash_mismatch": o.Prompts.HashMismatch,
 			"isl_correction": o.Prompts.ISLCorrection},
 		"clock":       clockManifest(rp),
-		"calibration": calibrationManifest(rp.calibration),
+		"calibration": calibrationManifest(rp.calibration, start),
 	}
 	if len(o.Targets) > 0 {
 		ts := []map[string]any{{"url": rp.url, "model": o.Model, "headers": headers}}
@@ -537,12 +538,13 @@ func warnStart(o *Options, rp *replayPlan, now time.Time, log *slog.Logger) {
 }
 
 // calibrationManifest is the manifest's calibration: the file the run
-// applied and when it was made, null for none.
-func calibrationManifest(c *summary.Calibration) any {
+// applied, when it was made and how long before the run's start, null for
+// none.
+func calibrationManifest(c *summary.Calibration, start time.Time) any {
 	if c == nil {
 		return nil
 	}
-	return map[string]any{"file": c.File, "created": c.Created}
+	return map[string]any{"file": c.File, "created": c.Created, "age_s": math.Round(start.Sub(c.Created).Seconds())}
 }
 
 // targetInfos names the targets of a run with several for its summary

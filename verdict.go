@@ -2,6 +2,7 @@ package reprise
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/replay"
@@ -79,7 +80,8 @@ func verdicts(o *Options, s *summary.Summary, st *replay.Stats, interrupted, abo
 		// Nothing reached an answer: there is no measurement to judge.
 		v := Verdict{Kind: AllFailed, Failed: int64(s.ErrorRequestCount), Requests: int64(s.ErrorRequestCount)}
 		if len(s.Errors) > 0 {
-			v.Example = fmt.Sprintf("%s: %s", s.Errors[0].Kind, s.Errors[0].Message)
+			// One line, whatever the message held (a server's page).
+			v.Example = fmt.Sprintf("%s: %s", s.Errors[0].Kind, strings.Join(strings.Fields(s.Errors[0].Message), " "))
 		}
 		vs = append(vs, v)
 	}

@@ -31,6 +31,9 @@ func (e *RunDirError) Is(target error) bool { return target == ErrRunDirInUse }
 const (
 	ManifestFile = "manifest.json"
 	SummaryFile  = "summary.json"
+	// ReportFile is where `reprise report RUN_DIR` writes by default:
+	// cleared with the run's other files.
+	ReportFile = "report.html"
 )
 
 // ManifestVersion and ManifestKind are manifest.json's schema_version
@@ -197,12 +200,12 @@ func runDirEntry(dir string, e os.DirEntry) entryKind {
 	switch name {
 	case ManifestFile:
 		return entryMarks
-	case SummaryFile, AIPerfRecordsFile, AIPerfSummaryFile:
+	case SummaryFile, AIPerfRecordsFile, AIPerfSummaryFile, ReportFile:
 		return entryOwn
 	}
 	// Atomic writes' temporary files: .summary.json.123.tmp.
 	if strings.HasPrefix(name, ".") && strings.HasSuffix(name, tmpSuffix) {
-		for _, f := range []string{ManifestFile, SummaryFile, AIPerfRecordsFile, AIPerfSummaryFile} {
+		for _, f := range []string{ManifestFile, SummaryFile, AIPerfRecordsFile, AIPerfSummaryFile, ReportFile} {
 			if strings.HasPrefix(name, "."+f+".") {
 				return entryOwn
 			}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -104,5 +105,33 @@ func TestEarlyAnswerWhileWriting(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestStatusMessage: a non-2xx response is one line: the adapter's
+// message when it parsed one, else the body's first bytes, and for a body
+// that is neither JSON nor plain text its type, size and what was wanted.
+func TestStatusMessage(t *testing.T) {
+	// 120 bytes end inside the 12th é: the cut backs off to the rune.
+	long := "xxxxxx" + strings.Repeat("<p>é</p>\n", 40)
+	for _, c := range []struct {
+		name, ctype, body, parsed, want string
+	}{
+		{"parsed", "application/json", `{"error":{"message":"x"}}`, "context\ntoo long", "HTTP 400 Bad Request: context too long"},
+		{"json not parsed", "application/problem+json", `{"detail": "Not Found"}`, "", `HTTP 400 Bad Request: {"detail": "Not Found"}`},
+		{"plain", "text/plain; charset=utf-8", "model not loaded\n", "", "HTTP 400 Bad Request: model not loaded"},
+		{"html", "text/html", long, "", "HTTP 400 Bad Request (text/html, " + strconv.Itoa(len(long)) + " bytes): " +
+			"xxxxxx" + strings.Repeat("<p>é</p> ", 11) + "<p>…; expected an inference server's JSON: check the URL and the endpoint"},
+		{"empty", "", "", "", "HTTP 400 Bad Request (empty body)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := statusMessage(400, c.ctype, []byte(c.body), c.parsed)
+			if got != c.want {
+				t.Errorf("got  %q\nwant %q", got, c.want)
+			}
+			if strings.Contains(got, "\n") {
+				t.Errorf("%q has a line break", got)
+			}
+		})
 	}
 }

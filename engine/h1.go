@@ -89,6 +89,7 @@ func (h *h1Handler) Header(resp *h1.Response, t int64) bool {
 	if resp.Status < 200 || resp.Status >= 300 {
 		h.errBody = true
 		s.errBody = s.errBody[:0]
+		s.errType = string(resp.ContentType)
 		s.bodyBytes = 0
 		return true
 	}

@@ -184,6 +184,13 @@ func TestH1Responses(t *testing.T) {
 			`{"error":{"message":"context too long"}}`, want: record.ErrHTTPStatus, msg: "HTTP 400 Bad Request: context too long"},
 		{name: "status closed mid body", close: true, raw: "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 100\r\n\r\nbusy",
 			want: record.ErrHTTPStatus, msg: "HTTP 503 Service Unavailable: busy"},
+		// A web server's page, not an inference server's error: one line
+		// with the content type, the size and the page's first bytes.
+		{name: "status with HTML page", raw: "HTTP/1.1 501 Unsupported method ('POST')\r\nContent-Type: text/html;charset=utf-8\r\nContent-Length: 90\r\n\r\n" +
+			"<!DOCTYPE HTML>\n<html lang=\"en\">\n    <head>\n        <title>Error response</title>\n</html>\n",
+			want: record.ErrHTTPStatus, msg: `HTTP 501 Not Implemented (text/html, 90 bytes): <!DOCTYPE HTML> <html lang="en"> <head> <title>Error response</title> </html>; expected an inference server's JSON`},
+		{name: "status without body", raw: "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n",
+			want: record.ErrHTTPStatus, msg: "HTTP 404 Not Found (empty body)"},
 		{name: "malformed status", raw: "HTTP/1.1 OK\r\n\r\n", want: record.ErrMalformed, msg: "status line"},
 		{name: "closed mid stream", stream: true, close: true,
 			raw:  "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" + fmt.Sprintf("%x\r\n%s\r\n", len(tok("a")), tok("a")),

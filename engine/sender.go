@@ -89,6 +89,8 @@ type Sender struct {
 	rsp     h1Handler
 	head    []byte
 	errBody []byte
+	// errType is the Content-Type of the non-2xx response being read.
+	errType string
 
 	// cancel is the planned cancellation of the request being sent (nil
 	// when none).
@@ -856,11 +858,13 @@ func (s *Sender) readError(ctx context.Context, resp *http.Response, r *record.R
 	r.EndNS = s.e.clock.Now()
 	r.BytesReceived += int64(len(body))
 	r.Reads++
+	s.errType = resp.Header.Get("Content-Type")
 	s.httpError(ctx, resp.StatusCode, body, err, r)
 }
 
 // httpError records a non-2xx response with (up to maxErrorBody of) its
-// body; readErr is how reading that body ended, if it failed.
+// body and s.errType its Content-Type; readErr is how reading that body
+// ended, if it failed.
 func (s *Sender) httpError(ctx context.Context, status int, body []byte, readErr error, r *record.Request) {
 	if readErr != nil && len(body) == 0 {
 		kind, msg := classify(ctx, readErr)
@@ -880,10 +884,51 @@ func (s *Sender) httpError(ctx context.Context, status int, body []byte, readErr
 		}
 		r.AdapterNS += int64(time.Since(t0))
 	}
-	if msg == "" {
-		msg = strings.TrimSpace(string(body))
+	s.fail(r, record.ErrHTTPStatus, statusMessage(status, s.errType, body, msg))
+}
+
+// errorBodyExcerpt is how many bytes of an error body that no adapter
+// understood a message quotes.
+const errorBodyExcerpt = 120
+
+// statusMessage is the one-line error message of a non-2xx response:
+// "HTTP 400 Bad Request: " and the adapter's message (parsed), else the
+// body's first bytes with its whitespace collapsed. A body that is not
+// JSON or plain text (an HTML page: a web server, not an inference
+// server, answered) also gets its content type, its size and what was
+// expected:
+//
+//	HTTP 501 Not Implemented (text/html, 469 bytes): <!DOCTYPE HTML> <html lang="en"> <head>…; expected an inference server's JSON
+func statusMessage(status int, contentType string, body []byte, parsed string) string {
+	head := fmt.Sprintf("HTTP %d %s", status, http.StatusText(status))
+	if parsed != "" {
+		return head + ": " + oneLine(parsed, maxErrorMessage)
 	}
-	s.fail(r, record.ErrHTTPStatus, fmt.Sprintf("HTTP %d %s: %s", status, http.StatusText(status), msg))
+	text := oneLine(string(body), errorBodyExcerpt)
+	if text == "" {
+		return head + " (empty body)"
+	}
+	mt, _, _ := mime.ParseMediaType(contentType)
+	if mt == "" || mt == "text/plain" || mt == "application/json" || strings.HasSuffix(mt, "+json") {
+		return head + ": " + text
+	}
+	return fmt.Sprintf("%s (%s, %d bytes): %s; expected an inference server's JSON: check the URL and the endpoint",
+		head, mt, len(body), text)
+}
+
+// oneLine collapses the runs of white space of s (line breaks too) into
+// single spaces and cuts it to at most n bytes, at a rune boundary, with
+// "…" where it was cut.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strings.TrimRight(s[:cut], " ") + "…"
 }
 
 // fail records an error on r (the first one wins).

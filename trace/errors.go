@@ -23,6 +23,8 @@ var (
 	// error, or a compressed stream that is corrupt or cut short): no fix
 	// to a row helps.
 	ErrRead = errors.New("read")
+	// ErrIsDir is returned when the path given as a trace is a directory.
+	ErrIsDir = errors.New("is a directory, not a trace file")
 )
 
 // ParseError is a problem with one row (or the header) of a trace file. It

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
@@ -254,7 +255,10 @@ func (r *Reader) init(src io.Reader) error {
 		r.maxInput = DefaultMaxInputTokens
 	}
 	br := bufio.NewReaderSize(stopReader{src, r.stopped}, readBufSize)
-	magic, _ := br.Peek(4)
+	magic, perr := br.Peek(4)
+	if errors.Is(perr, syscall.EISDIR) {
+		return r.fileErr(0, "", ErrIsDir)
+	}
 	if bytes.Equal(magic, parquetMagic) && (opts.Format == "" || opts.Format == FormatTable) {
 		var pq io.Reader = br
 		if f, ok := src.(*os.File); ok {

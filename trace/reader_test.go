@@ -833,3 +833,17 @@ func TestWarningsLogged(t *testing.T) {
 		t.Errorf("log:\n%s", log.String())
 	}
 }
+
+// TestOpenDirectory: a directory is ErrIsDir, about the whole file, not a
+// read error (which tells of a compressed file cut short).
+func TestOpenDirectory(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Open(dir, Options{})
+	pe, ok := errors.AsType[*ParseError](err)
+	if !errors.Is(err, ErrIsDir) || errors.Is(err, ErrRead) || !ok || pe.Path != dir || pe.Line != 0 {
+		t.Fatalf("Open(dir) = %v, want ErrIsDir about %s", err, dir)
+	}
+	if _, _, err := ReadAll(dir, Options{}); !errors.Is(err, ErrIsDir) {
+		t.Errorf("ReadAll(dir) = %v, want ErrIsDir", err)
+	}
+}

@@ -7,10 +7,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/internal/exitcode"
 	"github.com/reprise-bench/reprise/internal/spool"
 	"github.com/reprise-bench/reprise/trace"
@@ -187,6 +189,8 @@ func traceHint(err error, formatFlag string, canSkip bool) (hint string, ok bool
 			return "give the header the columns the error names (any order and case)", true
 		}
 		return "give the header the columns the error names (any order and case), or, if the file is in another format, name it with " + formatFlag, true
+	case errors.Is(err, trace.ErrIsDir):
+		return dirHint(err), true
 	case errors.Is(err, trace.ErrRead):
 		return "the file could not be read to its end (a compressed file may be cut short or corrupt): check it, or fetch it again", true
 	case errors.Is(err, trace.ErrUnknownFormat):
@@ -205,6 +209,33 @@ func traceHint(err error, formatFlag string, canSkip bool) (hint string, ok bool
 		return "fix the row", true
 	}
 	return "", false
+}
+
+// dirHint says what to give instead of the directory a trace error names:
+// one of its files (the first few are listed), or, for a run directory,
+// what reads one.
+func dirHint(err error) string {
+	pe, ok := errors.AsType[*trace.ParseError](err)
+	if !ok {
+		return "give a trace file, not a directory"
+	}
+	ents, _ := os.ReadDir(pe.Path)
+	var files []string
+	for _, e := range ents {
+		if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
+			if e.Name() == arrowio.ManifestFile {
+				return "it is a run directory: give a trace file (reprise summarize, report and compare read run directories)"
+			}
+			files = append(files, e.Name())
+		}
+	}
+	switch {
+	case len(files) == 0:
+		return "give a trace file (this directory holds none)"
+	case len(files) > 3:
+		files = append(files[:3], "…")
+	}
+	return fmt.Sprintf("give a trace file, e.g. %s (the directory holds %s)", filepath.Join(pe.Path, files[0]), strings.Join(files, ", "))
 }
 
 // stdinSpoolFlag is --stdin-spool-mib of the commands that read a trace

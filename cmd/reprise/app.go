@@ -46,6 +46,9 @@ func runAbortable(ctx, abort context.Context, args []string, stdin io.Reader, st
 	if envParseError(err) {
 		err = exitcode.UsageError(err, "fix or unset the environment variable")
 	}
+	if name, ok := noHelpTopic(err); ok {
+		err = exitcode.UsageError(fmt.Errorf("help: unknown command %q", name), "see 'reprise --help' for the commands")
+	}
 	if exitcode.Code(err) != exitcode.OK && err.Error() != "" {
 		fmt.Fprintf(stderr, "reprise: %v\n", err)
 		if h := exitcode.Hint(err); h != "" {
@@ -95,19 +98,13 @@ func newRoot(a *app) *cli.Command {
 				fmt.Fprintln(a.stdout, versionString())
 				return nil
 			}
-			if cmd.Args().Present() {
-				name := cmd.Args().First()
-				hint := "see 'reprise --help'"
-				var names []string
-				for _, sub := range cmd.Commands {
-					names = append(names, sub.Name)
-				}
-				if s := closest(name, names); s != "" {
-					hint = fmt.Sprintf("did you mean 'reprise %s'? %s", s, hint)
-				}
-				return exitcode.UsageError(fmt.Errorf("unknown command %q", name), hint)
-			}
-			return cli.ShowRootCommandHelp(cmd)
+			return groupAction(ctx, cmd)
+		},
+		// completion is listed in the help, as every other command.
+		ConfigureShellCompletionCommand: func(c *cli.Command) {
+			c.Hidden = false
+			c.Usage = "print a shell completion script: bash, zsh, fish or pwsh (e.g. source <(reprise completion bash))"
+			c.Action = groupAction
 		},
 		// Exit codes are mapped in run, never by os.Exit inside the library.
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
@@ -119,8 +116,12 @@ func newRoot(a *app) *cli.Command {
 
 // setUsageErrors makes flag-parsing errors of every command exit with code 2
 // and a pointer to the command's help; a command with a handler of its
-// own (profile explains AIPerf's flags) keeps it.
+// own (profile explains AIPerf's flags) keeps it. A command made of
+// subcommands (adapters) gets groupAction.
 func setUsageErrors(cmd *cli.Command) {
+	if cmd.Action == nil && len(cmd.Commands) > 0 {
+		cmd.Action = groupAction
+	}
 	if cmd.OnUsageError == nil {
 		cmd.OnUsageError = func(_ context.Context, c *cli.Command, err error, _ bool) error {
 			return usageError(c, err)
@@ -129,6 +130,35 @@ func setUsageErrors(cmd *cli.Command) {
 	for _, sub := range cmd.Commands {
 		setUsageErrors(sub)
 	}
+}
+
+// groupAction is the action of a command made of subcommands (the root,
+// adapters, completion): with no argument it prints the command's help;
+// an argument that names none of its subcommands is a usage error (exit 2)
+// that lists them and suggests the closest. (The CLI library's own
+// answer is "No help topic for 'x'" and exit 1.)
+func groupAction(_ context.Context, cmd *cli.Command) error {
+	if !cmd.Args().Present() {
+		if cmd.Root() == cmd {
+			return cli.ShowRootCommandHelp(cmd)
+		}
+		return cli.ShowSubcommandHelp(cmd)
+	}
+	name := cmd.Args().First()
+	var names []string
+	for _, sub := range cmd.VisibleCommands() {
+		if sub.Name != "help" {
+			names = append(names, sub.Name)
+		}
+	}
+	hint := fmt.Sprintf("'%s' has the commands %s; see '%s --help'", cmd.FullName(), strings.Join(names, ", "), cmd.FullName())
+	if s := closest(name, names); s != "" {
+		hint = fmt.Sprintf("did you mean '%s %s'? %s", cmd.FullName(), s, hint)
+	}
+	if cmd.Root() == cmd {
+		return exitcode.UsageError(fmt.Errorf("unknown command %q", name), hint)
+	}
+	return exitcode.UsageError(fmt.Errorf("unknown command %q for '%s'", name, cmd.FullName()), hint)
 }
 
 // The CLI library's flag errors, which usageError rewrites.
@@ -187,6 +217,18 @@ func envParseError(err error) bool {
 	return strings.HasPrefix(msg, "could not parse ") && strings.Contains(msg, " from environment variable ")
 }
 
+// noHelpTopic reports whether err is the CLI library's answer to `help
+// NAME` for a NAME that is no command ("No help topic for 'NAME'"), and
+// returns NAME: a usage error (exit 2), not the library's exit 3.
+func noHelpTopic(err error) (string, bool) {
+	rest, ok := strings.CutPrefix(err.Error(), "No help topic for '")
+	if !ok {
+		return "", false
+	}
+	name, _, _ := strings.Cut(rest, "'")
+	return name, true
+}
+
 // dashed writes a flag name as it is typed: -m, --url.
 func dashed(name string) string {
 	if utf8.RuneCountInString(name) == 1 {
@@ -197,16 +239,26 @@ func dashed(name string) string {
 
 // closest returns the name in names that got was most likely a typo of:
 // within an edit distance of a third of its length, or the only name that
-// got (3 characters or more) begins. Empty when none is.
+// got (3 characters or more) begins. Empty when none is. The distance
+// counts a swap of two neighbouring letters as one edit (--modle is one
+// from --model, as from --mode); of names at the same distance, the one
+// whose length is nearest got's wins (a swapped or mistyped letter keeps
+// the length, so --modle means --model rather than --mode).
 func closest(got string, names []string) string {
-	best, bestD := "", utf8.RuneCountInString(got)/3+1
+	n := utf8.RuneCountInString(got)
+	best, bestD, bestL := "", n/3+1, 0
 	var prefixed []string
-	for _, n := range names {
-		if d := editDistance(got, n); d < bestD {
-			best, bestD = n, d
+	for _, name := range names {
+		d := editDistance(got, name)
+		l := utf8.RuneCountInString(name) - n
+		if l < 0 {
+			l = -l
 		}
-		if len(got) >= 3 && strings.HasPrefix(n, got) {
-			prefixed = append(prefixed, n)
+		if d < bestD || d == bestD && best != "" && l < bestL {
+			best, bestD, bestL = name, d, l
+		}
+		if len(got) >= 3 && strings.HasPrefix(name, got) {
+			prefixed = append(prefixed, name)
 		}
 	}
 	if best == "" && len(prefixed) == 1 {
@@ -215,26 +267,32 @@ func closest(got string, names []string) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance between a and b, in runes.
+// editDistance is the optimal-string-alignment distance between a and b,
+// in runes: the Levenshtein distance with a transposition of two
+// neighbouring runes counted as one edit.
 func editDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
 	}
 	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
 		for j := 1; j <= len(rb); j++ {
 			cost := 1
 			if ra[i-1] == rb[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(rb)]
+	return d[len(ra)][len(rb)]
 }
 
 // newLogger builds the process logger. Logs go to stderr; stdout is data.
@@ -252,6 +310,17 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	default:
 		return nil, errors.New("--log-format " + format + ": want text or json")
 	}
+}
+
+// withScheme is how a URL flag (--url, --upstream, --server-metrics, the
+// dcgm= of --gpu-telemetry) reads a value without a scheme: host:port, or
+// a host, is http://host:port, as AIPerf takes its --url
+// (localhost:8000). A value with a scheme, or an empty one, is kept.
+func withScheme(u string) string {
+	if u == "" || strings.Contains(u, "://") {
+		return u
+	}
+	return "http://" + u
 }
 
 // envVars returns the environment source for a flag: --max-inflight reads

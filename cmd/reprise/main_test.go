@@ -66,6 +66,37 @@ func TestHelp(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Exit codes") {
 		t.Errorf("exit %d, help:\n%s", code, out)
 	}
+	// Every command is listed, completion too.
+	for _, name := range []string{"replay", "adapters", "selftest", "completion"} {
+		if !strings.Contains(out, "\n   "+name+" ") {
+			t.Errorf("reprise --help does not list %s:\n%s", name, out)
+		}
+	}
+	// A command made of subcommands prints its help without one.
+	if code, out, _ := runCLI(t, "", "adapters"); code != 0 || !strings.Contains(out, "inspect") {
+		t.Errorf("reprise adapters: exit %d, output:\n%s", code, out)
+	}
+}
+
+// closest suggests by the edit distance that counts a swap as one edit.
+func TestClosest(t *testing.T) {
+	names := []string{"mode", "model", "url", "url-policy", "speedup", "seed"}
+	for _, c := range []struct{ got, want string }{
+		{"modle", "model"}, // a swap: same length as model
+		{"mod", "mode"},    // a letter short of mode
+		{"modl", "mode"},   // one edit from both, as long as mode
+		{"urll", "url"},
+		{"speedpu", "speedup"},
+		{"x", ""},
+		{"zzzzzz", ""},
+	} {
+		if got := closest(c.got, names); got != c.want {
+			t.Errorf("closest(%q) = %q, want %q", c.got, got, c.want)
+		}
+	}
+	if d := editDistance("modle", "model"); d != 1 {
+		t.Errorf("editDistance(modle, model) = %d, want 1", d)
+	}
 }
 
 // The committed completion scripts (docs/completion, regenerated with
@@ -96,6 +127,14 @@ func TestUsageErrorMessages(t *testing.T) {
 	}{
 		{args: []string{"replay", "--urll", "http://x"}, want: []string{"reprise: unknown flag --urll\n", "did you mean --url?", "see 'reprise replay --help'"}},
 		{args: []string{"replay", "--trace_format", "mooncake"}, want: []string{"did you mean --trace-format?"}},
+		// Two letters swapped: one edit from --model, as --mode is one
+		// deletion away; the name of the same length wins.
+		{args: []string{"replay", "--modle", "M"}, want: []string{"reprise: unknown flag --modle\n", "did you mean --model?"}},
+		{args: []string{"adapters", "bogus"}, want: []string{`reprise: unknown command "bogus" for 'reprise adapters'` + "\n",
+			"'reprise adapters' has the commands list, inspect, test, new;"}},
+		{args: []string{"adapters", "lst"}, want: []string{"did you mean 'reprise adapters list'?"}},
+		{args: []string{"completion", "tcsh"}, want: []string{`unknown command "tcsh" for 'reprise completion'`, "bash, zsh, fish, pwsh"}},
+		{args: []string{"help", "bogus"}, want: []string{`reprise: help: unknown command "bogus"`}},
 		{args: []string{"--bogus"}, want: []string{"reprise: unknown flag --bogus\nhint: see 'reprise --help'\n"}},
 		{args: []string{"replay", "-x"}, want: []string{"reprise: unknown flag -x\nhint: see 'reprise replay --help'\n"}}, // no guess from one letter
 		{args: []string{"replai"}, want: []string{`unknown command "replai"`, "did you mean 'reprise replay'?"}},

@@ -37,7 +37,7 @@ func recordCommand(a *app) *cli.Command {
 			"  reprise replay trace.jsonl --url http://127.0.0.1:8000 --model M",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8001", Usage: "listen on `HOST:PORT`", Sources: envVars("listen")},
-			&cli.StringFlag{Name: "upstream", Usage: "the server's base `URL` (http://host:port)", Sources: envVars("upstream")},
+			&cli.StringFlag{Name: "upstream", Usage: "the server's base `URL` (http://host:port; host:port alone means that)", Sources: envVars("upstream")},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "trace.jsonl", Usage: "write the trace to `FILE`", Sources: envVars("output")},
 			&cli.IntFlag{Name: "block-size", Value: capture.DefaultBlockSize, Usage: "`TOKENS` per hash id", Sources: envVars("block-size")},
 			&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "`SPEC` of the tokenizer that cuts prompts into blocks: builtin, o200k_base, cl100k_base, a tokenizer.json or GGUF path, or a cached model id", Sources: envVars("tokenizer")},
@@ -49,12 +49,13 @@ func recordCommand(a *app) *cli.Command {
 			if cmd.Args().Len() > 0 {
 				errs = append(errs, fmt.Errorf("record takes no arguments, got %q", cmd.Args().Slice()))
 			}
-			up, err := url.Parse(cmd.String("upstream"))
+			upstream := withScheme(cmd.String("upstream"))
+			up, err := url.Parse(upstream)
 			switch {
-			case cmd.String("upstream") == "":
+			case upstream == "":
 				errs = append(errs, errors.New("--upstream: missing; give the server's base URL, e.g. http://127.0.0.1:8000"))
 			case err != nil || (up.Scheme != "http" && up.Scheme != "https") || up.Host == "":
-				errs = append(errs, fmt.Errorf("--upstream %q: want an http:// or https:// URL with a host", cmd.String("upstream")))
+				errs = append(errs, fmt.Errorf("--upstream %q: want an http:// or https:// URL with a host", upstream))
 			}
 			if cmd.Int("block-size") < 1 {
 				errs = append(errs, fmt.Errorf("--block-size %d: want ≥ 1 tokens", cmd.Int("block-size")))

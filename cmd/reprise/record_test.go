@@ -56,10 +56,10 @@ func TestRecordCommand(t *testing.T) {
 		!strings.Contains(stderr.String(), "1 recorded to "+out) {
 		t.Errorf("trace:\n%s\nstderr:\n%s", data, stderr.String())
 	}
-	// Usage errors name the flag.
+	// Usage errors name the flag. (localhost:8000 is http://localhost:8000.)
 	var eb bytes.Buffer
-	if code := run(context.Background(), []string{"reprise", "record", "--upstream", "localhost:8000"}, strings.NewReader(""), &stdout, &eb); code != 2 ||
-		!strings.Contains(eb.String(), `--upstream "localhost:8000": want an http:// or https:// URL`) {
+	if code := run(context.Background(), []string{"reprise", "record", "--upstream", "ftp://localhost:8000"}, strings.NewReader(""), &stdout, &eb); code != 2 ||
+		!strings.Contains(eb.String(), `--upstream "ftp://localhost:8000": want an http:// or https:// URL`) {
 		t.Errorf("exit %d: %s", code, eb.String())
 	}
 }

@@ -32,7 +32,7 @@ func replayFlags() []cli.Flag {
 	)
 	return []cli.Flag{
 		&cli.StringSliceFlag{Name: "url", Aliases: []string{"u"}, Value: []string{reprise.DefaultURL}, Category: catTarget, Sources: envVars("url"),
-			Usage: "server base `URL` (http:// or https://); the endpoint path is appended. Repeat it for several targets (0, 1, …), spread by --url-policy"},
+			Usage: "server base `URL` (http:// or https://; host:port means http://host:port); the endpoint path is appended. Repeat it for several targets (0, 1, …), spread by --url-policy"},
 		&cli.StringFlag{Name: "url-policy", Value: reprise.DefaultURLPolicy, Category: catTarget, Sources: envVars("url-policy"),
 			Usage: "`POLICY` over several --url targets: round-robin, least-in-flight, or fan-out (every request to every target at the same instant)"},
 		&cli.StringSliceFlag{Name: "target-model", Category: catTarget, Sources: envVars("target-model"),
@@ -184,7 +184,7 @@ func replayFlags() []cli.Flag {
 		&cli.StringFlag{Name: "memprofile", Category: catOut, Sources: envVars("memprofile"),
 			Usage: "write a heap profile at the end of the run (before the summary) to `FILE`"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Category: catOut, Sources: envVars("quiet"),
-			Usage: "no progress and no summary table on stderr"},
+			Usage: "no progress and no summary table on stderr; print the run directory on stdout, one line"},
 	}
 }
 
@@ -264,9 +264,9 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 	o.Model, o.Endpoint = cmd.String("model"), cmd.String("endpoint")
 	o.URLPolicy = cmd.String("url-policy")
 	if urls := cmd.StringSlice("url"); len(urls) > 0 {
-		o.URL = urls[0]
+		o.URL = withScheme(urls[0])
 		for _, u := range urls[1:] {
-			o.Targets = append(o.Targets, reprise.Target{URL: u})
+			o.Targets = append(o.Targets, reprise.Target{URL: withScheme(u)})
 		}
 	}
 	o.Adapter = reprise.AdapterOptions{Config: cmd.String("adapter-config"), SHA256: cmd.String("adapter-sha256"),
@@ -366,8 +366,11 @@ func runReplay(ctx context.Context, a *app, o reprise.Options, quiet bool) error
 			fmt.Fprintln(a.stderr, n)
 		}
 		fmt.Fprintf(a.stderr, "results: %s\n", res.Dir)
-	} else if writer.Dropped > 0 || writer.Error != "" {
-		fmt.Fprint(a.stderr, writerNote(writer)) // lost rows are worth a line even with --quiet
+	} else {
+		if writer.Dropped > 0 || writer.Error != "" {
+			fmt.Fprint(a.stderr, writerNote(writer)) // lost rows are worth a line even with --quiet
+		}
+		fmt.Fprintln(a.stdout, res.Dir) // where the results are: dir=$(reprise replay -q …)
 	}
 	if s := res.Summary; s.WarmupCount > 0 && s.RequestCount+s.ErrorRequestCount == 0 {
 		// Worth a line even with --quiet: the summary is empty.

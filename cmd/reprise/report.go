@@ -18,8 +18,18 @@ import (
 	"github.com/reprise-bench/reprise/internal/sweep"
 )
 
-// defaultReportFile is where `reprise report` writes without --output.
-const defaultReportFile = "report.html"
+// reportPath is where `reprise report` writes without --output: into the
+// run (or sweep) directory when it reports one, else report.html in the
+// current directory.
+func reportPath(output string, runs []string) string {
+	switch {
+	case output != "":
+		return output
+	case len(runs) == 1:
+		return filepath.Join(runs[0], arrowio.ReportFile)
+	}
+	return arrowio.ReportFile
+}
 
 // reportConfig is the report command line.
 type reportConfig struct {
@@ -54,7 +64,7 @@ func (c reportConfig) Validate() error {
 	if c.MaxPoints < 0 {
 		errs = append(errs, fmt.Errorf("--max-points %d: want 0 (the default, %d) or more", c.MaxPoints, report.DefaultMaxPoints))
 	}
-	if c.Output == "" || c.Output == "-" {
+	if c.Output == "-" {
 		errs = append(errs, errors.New("--output: give a file name (the report is one HTML file)"))
 	}
 	return errors.Join(errs...)
@@ -75,12 +85,12 @@ func reportCommand(a *app) *cli.Command {
 			"A SWEEP_DIR (reprise sweep --out) reports its measured points, labelled by their settings, with the\n" +
 			"sweep's table, throughput against p99 latency (Pareto front, knee), latency and goodput against load.\n\n" +
 			"Examples:\n" +
-			"  reprise report runs/2026-11-25T120000\n" +
+			"  reprise report runs/2026-11-25T120000                # writes runs/2026-11-25T120000/report.html\n" +
 			"  reprise report -o ab.html --label before --label after runs/old runs/new\n" +
 			"  reprise report -o sweep.html sweeps/mooncake",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: defaultReportFile, Sources: envVars("output"),
-				Usage: "write the report to `FILE`"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Sources: envVars("output"),
+				Usage: "write the report to `FILE` (default: report.html in the RUN_DIR or SWEEP_DIR, or in the current directory for several runs)"},
 			&cli.StringFlag{Name: "title", Sources: envVars("title"),
 				Usage: "the page's `TITLE` (default: \"reprise report: \" and the runs' names)"},
 			&cli.StringSliceFlag{Name: "label", Sources: envVars("label"),
@@ -89,7 +99,7 @@ func reportCommand(a *app) *cli.Command {
 				Usage: fmt.Sprintf("at most `N` successful and N failed requests per run in each scatter (0: %d)", report.DefaultMaxPoints)},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			c := reportConfig{Runs: cmd.Args().Slice(), Output: cmd.String("output"), Title: cmd.String("title"),
+			c := reportConfig{Runs: cmd.Args().Slice(), Output: reportPath(cmd.String("output"), cmd.Args().Slice()), Title: cmd.String("title"),
 				Labels: cmd.StringSlice("label"), MaxPoints: int(cmd.Int("max-points"))}
 			if err := c.Validate(); err != nil {
 				return exitcode.UsageError(err, "see 'reprise report --help'")

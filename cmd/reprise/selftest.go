@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"time"
 
@@ -104,10 +105,28 @@ func selftestCommand(a *app) *cli.Command {
 			if err := selftest.WriteReport(a.stdout, res.File, path); err != nil {
 				return err
 			}
+			if n := autoNote(path); n != "" {
+				fmt.Fprintln(a.stderr, n)
+			}
 			fmt.Fprintf(a.stderr, "reprise selftest: done in %v\n", res.Took.Round(100*time.Millisecond))
 			return nil
 		},
 	}
+}
+
+// autoNote says, for a calibration written to path, that `replay
+// --calibration auto` will not find it when path is not the file auto
+// reads (calibration.DefaultPath, in the user's cache directory), and
+// how to apply it; empty when auto reads path.
+func autoNote(path string) string {
+	def, err := calibration.DefaultPath()
+	if err != nil {
+		return fmt.Sprintf("reprise selftest: note: replay --calibration auto finds no calibration here (%v); apply this one with --calibration %s", err, path)
+	}
+	if a, err := filepath.Abs(path); err == nil && a == filepath.Clean(def) {
+		return ""
+	}
+	return fmt.Sprintf("reprise selftest: note: replay --calibration auto reads only %s, not this file; apply it with --calibration %s", def, path)
 }
 
 // selftestFlag spells selftest.Config's fields as the command's flags.

@@ -290,7 +290,11 @@ func runSweep(ctx context.Context, a *app, cmd *cli.Command) error {
 		}
 		return runError(err, &cfg.Base)
 	}
-	fmt.Fprintf(a.stderr, "sweep: %s\n", cfg.Dir)
+	if quiet {
+		fmt.Fprintln(a.stdout, cfg.Dir) // where the results are, one line on stdout
+	} else {
+		fmt.Fprintf(a.stderr, "sweep: %s\n", cfg.Dir)
+	}
 	if res.Interrupted {
 		return &exitcode.Error{Code: exitcode.RunError,
 			Err: fmt.Errorf("interrupted; run the same command again to resume the sweep in %s", cfg.Dir)}
@@ -345,6 +349,8 @@ func runRepeated(ctx context.Context, a *app, o reprise.Options, rc sweep.RunsCo
 			return err
 		}
 		fmt.Fprintf(a.stderr, "results: %s (%s)\n", dir, sweep.RunsFile)
+	} else {
+		fmt.Fprintln(a.stdout, dir) // where the results are, one line on stdout
 	}
 	for _, res := range rep.Results {
 		if err := verdictError(res); err != nil {

@@ -36,6 +36,7 @@ func telemetryConfigFrom(cmd *cli.Command) (reprise.TelemetryOptions, error) {
 		errs = append(errs, fmt.Errorf("--metrics-interval %v: must be positive", tc.Interval))
 	}
 	for _, t := range cmd.StringSlice("server-metrics") {
+		t = withScheme(t)
 		u, err := url.Parse(t)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			errs = append(errs, fmt.Errorf("--server-metrics %q: want an http(s) URL such as http://host:8000/metrics", t))
@@ -50,7 +51,7 @@ func telemetryConfigFrom(cmd *cli.Command) (reprise.TelemetryOptions, error) {
 	case spec == "dcgm":
 		tc.GPU, tc.DCGMURL = "dcgm", reprise.DefaultDCGMURL
 	case strings.HasPrefix(spec, "dcgm="):
-		tc.GPU, tc.DCGMURL = "dcgm", strings.TrimPrefix(spec, "dcgm=")
+		tc.GPU, tc.DCGMURL = "dcgm", withScheme(strings.TrimPrefix(spec, "dcgm="))
 		if u, err := url.Parse(tc.DCGMURL); err != nil || u.Host == "" {
 			errs = append(errs, fmt.Errorf("--gpu-telemetry %q: want dcgm=http://host:9400/metrics", spec))
 		}

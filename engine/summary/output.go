@@ -113,28 +113,55 @@ func (s *Summary) JSON() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
+// outputTags are the metrics of generated output: an embeddings or
+// rankings endpoint generates none, so the table leaves them out (they
+// would be rows of zeros).
+var outputTags = map[string]bool{"output_token_throughput_per_user": true, "e2e_output_token_throughput": true,
+	"output_sequence_length": true, "usage_completion_tokens": true, "reasoning_token_count": true,
+	"output_length_error": true}
+
+// noOutput reports whether the run's endpoint generates no output
+// (embeddings, rankings).
+func (s *Summary) noOutput() bool { return s.Run.EndpointKind != "" || s.Run.InputsPerRequest > 0 }
+
+// closedLoop reports whether the run was a closed loop (--concurrency):
+// each request is sent when one ends, so there is no intended rate.
+func (s *Summary) closedLoop() bool { return s.Run.Mode == "concurrency" }
+
 // WriteTable prints the human summary: one row per metric (avg, min, max,
-// p99, p90, p50, std, as AIPerf's console), then the aggregates.
+// p99, p90, p50, std, as AIPerf's console), then the aggregates. Rows
+// that cannot apply are left out: the output metrics of an endpoint that
+// generates none, the intended rate of a closed loop, and the calibrated
+// error column of a run whose measurement quality is degraded (its errors
+// are its own then, not the calibration's).
 func (s *Summary) WriteTable(w io.Writer) error {
+	show := func(tag string) bool {
+		_, ok := s.Metrics[tag]
+		return ok && !(outputTags[tag] && s.noOutput())
+	}
 	width := len("Metric")
 	for _, m := range metrics {
-		if _, ok := s.Metrics[m.tag]; ok {
+		if show(m.tag) {
 			width = max(width, len([]rune(m.header))+len(m.unit)+3)
 		}
 	}
 	pad := func(s string) string { return s + strings.Repeat(" ", width-len([]rune(s))) }
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	q := s.Quality()
 	cal := s.Options.Calibration
+	if q.Verdict != QualityGood {
+		cal = nil // the column is left out; writeQuality says why
+	}
 	errCol := ""
 	if cal != nil {
 		errCol = "±err p99\t" // the calibrated timing error beside TTFT, ITL and E2E
 	}
 	fmt.Fprintf(tw, "%s\tavg\tmin\tmax\tp99\tp90\tp50\tstd\t%s\n", pad("Metric"), errCol)
 	for _, m := range metrics {
-		st, ok := s.Metrics[m.tag]
-		if !ok {
+		if !show(m.tag) {
 			continue
 		}
+		st := s.Metrics[m.tag]
 		e := ""
 		if cal != nil {
 			e = "\t"
@@ -174,11 +201,13 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		line("Input throughput (inputs/s)", num(s.InputThroughput))
 		line("Input token throughput (tok/s)", num(s.InputTokenThroughput))
 	}
-	line("Benchmark duration (s)", num(s.BenchmarkDuration.Seconds()))
-	line("Request throughput (req/s)", num(s.RequestThroughput))
-	line("Output token throughput (tok/s)", num(s.OutputTokenThroughput))
+	line("Benchmark duration (s)", num(s.BenchmarkDuration.Seconds())+" (first send to last response)")
+	line("Request throughput (req/s)", num(s.RequestThroughput)+" (ok requests / benchmark duration)")
+	if !s.noOutput() {
+		line("Output token throughput (tok/s)", num(s.OutputTokenThroughput))
+	}
 	line("Total token throughput (tok/s)", num(s.TotalTokenThroughput))
-	if src := s.oslSources(); len(src) > 0 {
+	if src := s.oslSources(); len(src) > 0 && !s.noOutput() {
 		var parts []string
 		for _, k := range []record.TokenSource{record.TokensServer, record.TokensClient, record.TokensEvents} {
 			if n := src[k.String()]; n > 0 {
@@ -187,12 +216,16 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		}
 		line("Output tokens (OSL, ITL) from", strings.Join(parts, "; "))
 	}
-	if s.IntendedRate > 0 || s.AchievedRate > 0 {
+	switch {
+	case s.closedLoop() && s.AchievedRate > 0:
+		// Each request is sent when one ends: the only rate is the sends'.
+		line("Send rate (req/s)", num(s.AchievedRate)+" (sends / send window, first to last send; a closed loop has no intended rate)")
+	case s.IntendedRate > 0 || s.AchievedRate > 0:
 		intended := num(s.IntendedRate)
 		if s.IntendedRate == 0 {
 			intended = "— (all due at once)"
 		}
-		line("Rate intended / achieved (req/s)", intended+" / "+num(s.AchievedRate))
+		line("Send rate intended / achieved", intended+" / "+num(s.AchievedRate)+" req/s (sends / send window, first to last send)")
 	}
 	line(fmt.Sprintf("Late requests (> %v)", s.Options.LateThreshold), fmt.Sprintf("%d", s.LateCount))
 	if len(s.Options.Goodput) > 0 {
@@ -258,11 +291,14 @@ func (s *Summary) WriteTable(w io.Writer) error {
 func (s *Summary) writeQuality(b *strings.Builder, line func(k, v string)) {
 	q := s.Quality()
 	if cal := s.Options.Calibration; cal != nil {
-		line("Calibration", fmt.Sprintf("%s (%s, %s): errors within ±%s ms up to %s streams, %s events/s, %s req/s",
-			cal.File, cal.Host, cal.Created.Format(time.DateOnly), num(cal.MaxErrorMS),
+		line("Calibration", fmt.Sprintf("%s (%s, made %s%s): errors within ±%s ms up to %s streams, %s events/s, %s req/s",
+			cal.File, cal.Host, cal.Created.Format(time.DateOnly), calibrationAge(cal.Created, s.Run.Start), num(cal.MaxErrorMS),
 			num(cal.SafeLoad.Streams), num(cal.SafeLoad.EventsPerSec), num(cal.SafeLoad.RequestsPerSec)))
-		if q.Evidence.SafeLoad != nil && len(q.Evidence.Load.Past(*q.Evidence.SafeLoad)) > 0 {
-			fmt.Fprintf(b, "WARNING: this run went past the load this machine was calibrated for; its timing errors may be larger than the ±err column says\n")
+		switch {
+		case q.Evidence.SafeLoad != nil && len(q.Evidence.Load.Past(*q.Evidence.SafeLoad)) > 0:
+			fmt.Fprintf(b, "WARNING: this run went past the load this machine was calibrated for: the calibration's errors do not hold for it (no ±err column)\n")
+		case q.Verdict != QualityGood:
+			fmt.Fprintf(b, "note: no ±err column: the measurement quality is degraded (below), so this run's timing errors are its own, not the calibration's\n")
 		}
 	}
 	if q.Verdict == QualityGood {
@@ -295,6 +331,26 @@ func (s *Summary) oslSources() map[string]int {
 		}
 	}
 	return m
+}
+
+// calibrationAge says how long before the run's start the calibration
+// was made (", 3d 4h before the run"); empty when the run has no start.
+func calibrationAge(created, start time.Time) string {
+	if start.IsZero() || created.IsZero() {
+		return ""
+	}
+	d := start.Sub(created)
+	if d < 0 {
+		return ", after the run started"
+	}
+	days, hours := int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour)
+	switch {
+	case days > 0:
+		return fmt.Sprintf(", %dd %dh before the run", days, hours)
+	case hours > 0:
+		return fmt.Sprintf(", %dh %dm before the run", hours, int(d%time.Hour/time.Minute))
+	}
+	return fmt.Sprintf(", %dm before the run", int(d/time.Minute))
 }
 
 func truncate(s string, n int) string {

@@ -129,3 +129,91 @@ func abs(x float64) float64 {
 	}
 	return x
 }
+
+// TestCalibratedTableGood: a run within its calibration's safe load, and
+// good, keeps the ±err column, and the Calibration line says how old the
+// calibration was when the run started.
+func TestCalibratedTableGood(t *testing.T) {
+	created := time.Unix(1_800_000_000, 0).UTC()
+	cal := &Calibration{File: "/home/u/.cache/reprise/calibration-h.json", Host: "h", Created: created, MaxErrorMS: 1,
+		SafeLoad: Load{Streams: 4, EventsPerSec: 5000, RequestsPerSec: 200},
+		Errors:   map[string]ErrorBar{"time_to_first_token": {0.01, 0.25}, "inter_token_latency": {0, 0.02}, "request_latency": {0.01, 0.5}}}
+	info := RunInfo{Start: created.Add(50*time.Hour + 30*time.Minute)}
+	var b bytes.Buffer
+	if err := Summarize(qualityRecords(20, 0, 0, 1), info, Options{Streaming: true, Calibration: cal}).WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"±err p99\n", "±0.25\n", "Calibration                        /home/u/.cache/reprise/calibration-h.json (h, made 2027-01-15, 2d 2h before the run)",
+		"Measurement quality                good"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	// Degraded for another reason (late): the column goes, and a line says
+	// why.
+	b.Reset()
+	if err := Summarize(qualityRecords(20, 0, 3*time.Millisecond, 1), info, Options{Streaming: true, Calibration: cal}).WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	out = b.String()
+	if strings.Contains(out, "±err p99\n") || strings.Contains(out, "±0.25") {
+		t.Errorf("a degraded run shows the calibration's errors:\n%s", out)
+	}
+	if !strings.Contains(out, "note: no ±err column: the measurement quality is degraded (below)") {
+		t.Errorf("the table does not say why the ±err column is left out:\n%s", out)
+	}
+}
+
+// TestTableRates: the two rates say what they divide; a closed loop has
+// no intended rate.
+func TestTableRates(t *testing.T) {
+	for _, c := range []struct {
+		mode       string
+		want, none []string
+	}{
+		{"rate", []string{"Request throughput (req/s)         9.95 (ok requests / benchmark duration)",
+			"Send rate intended / achieved      10.00 / 10.00 req/s (sends / send window, first to last send)"}, nil},
+		{"concurrency", []string{"Send rate (req/s)                  10.00 (sends / send window, first to last send; a closed loop has no intended rate)"},
+			[]string{"intended /"}},
+	} {
+		var b bytes.Buffer
+		if err := Summarize(qualityRecords(20, 0, 0, 1), RunInfo{Mode: c.mode}, Options{Streaming: true}).WriteTable(&b); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s: table lacks %q:\n%s", c.mode, w, b.String())
+			}
+		}
+		for _, w := range c.none {
+			if strings.Contains(b.String(), w) {
+				t.Errorf("%s: table has %q:\n%s", c.mode, w, b.String())
+			}
+		}
+	}
+}
+
+// TestTableNoOutput: an embeddings run generates nothing, so the table has
+// no output-length or output-throughput rows (all zeros otherwise).
+func TestTableNoOutput(t *testing.T) {
+	rs := qualityRecords(20, 0, 0, 1)
+	for i := range rs {
+		rs[i].OutputTokens, rs[i].ServerCompletionTokens, rs[i].InputTokens = 0, 0, 64
+	}
+	var b bytes.Buffer
+	if err := Summarize(rs, RunInfo{EndpointKind: "embeddings", InputsPerRequest: 4}, Options{}).WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, none := range []string{"Output sequence length", "E2E output token throughput", "Output token throughput", "Output tokens (OSL, ITL) from"} {
+		if strings.Contains(out, none) {
+			t.Errorf("embeddings table has %q:\n%s", none, out)
+		}
+	}
+	for _, want := range []string{"Input sequence length", "Input throughput (inputs/s)", "Request latency"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("embeddings table lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 )
@@ -402,6 +403,24 @@ func rangeInterval(vals []float64, level float64, rng valueRange) Interval {
 	return iv
 }
 
+// Num formats v for a table with sig significant digits and never an
+// exponent: 14687.3 is 14687 (not 1.469e+04), 0.01234 is 0.01234, 2.5 is
+// 2.5. Whole digits are never cut, so a large value has more than sig.
+func Num(v float64, sig int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	if v == 0 {
+		return "0"
+	}
+	dec := max(0, sig-1-int(math.Floor(math.Log10(math.Abs(v)))))
+	t := strconv.FormatFloat(v, 'f', dec, 64)
+	if strings.Contains(t, ".") {
+		t = strings.TrimRight(strings.TrimRight(t, "0"), ".")
+	}
+	return t
+}
+
 // WriteTable writes the across-run table: one line per metric with its
 // mean, interval, relative half-width, unit and scale, then the per-run
 // values, then how the convergence rule ended (when there was one).
@@ -421,9 +440,9 @@ func (a *AcrossRuns) WriteTable(w io.Writer) error {
 		}
 		per := make([]string, len(iv.Values))
 		for i, v := range iv.Values {
-			per[i] = fmt.Sprintf("%.4g", v)
+			per[i] = Num(v, 4)
 		}
-		fmt.Fprintf(tw, "%s\t%.4g\t%.4g\t%.4g\t%.1f%%\t%s\t%s\t%s\n", k, iv.Mean, iv.Low, iv.High, 100*iv.RelHalfWidth, iv.Unit, iv.Scale,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f%%\t%s\t%s\t%s\n", k, Num(iv.Mean, 4), Num(iv.Low, 4), Num(iv.High, 4), 100*iv.RelHalfWidth, iv.Unit, iv.Scale,
 			strings.Join(per, " "))
 	}
 	if err := tw.Flush(); err != nil {

@@ -104,7 +104,7 @@ func (s *Summary) writeTelemetry(b *strings.Builder) {
 		if sv.PromptTokensPerSec != nil {
 			line("  prompt tokens/s (server)", num(*sv.PromptTokensPerSec))
 		}
-		if sv.GenTokensPerSec != nil {
+		if sv.GenTokensPerSec != nil && !s.noOutput() {
 			line("  generation tokens/s (server)", num(*sv.GenTokensPerSec))
 		}
 		for _, c := range s.clientVsServer(sv) {

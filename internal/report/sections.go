@@ -209,6 +209,11 @@ func summarySection(runs []*runData) Section {
 				if c := d.sum.Options.Calibration; c != nil {
 					if eb, ok := c.Errors[h.tag]; ok {
 						e.Text = "±" + num(eb.P99).Text
+						if d.sum.Quality().Verdict != summary.QualityGood {
+							// Its errors are its own then, not the
+							// calibration's (the verdicts say why).
+							e.Text = "does not hold: degraded run"
+						}
 					}
 				}
 				row = append(row, e)

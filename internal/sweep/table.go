@@ -1,9 +1,14 @@
 package sweep
 
 import (
+	"github.com/reprise-bench/reprise/engine/summary"
+
 	"fmt"
 	"strings"
 )
+
+// Num is [summary.Num].
+func Num(v float64, sig int) string { return summary.Num(v, sig) }
 
 // The sweep table on Config.Table: one line per point as it finishes.
 const tableFormat = "%-28s %9s %9s %9s %7s %8s %8s %7s %7s %9s %9s %9s %8s %6s %8s %s\n"
@@ -28,17 +33,17 @@ func (s *sweeper) line(r *Row) {
 	s.header()
 	good, goodput := "-", "-"
 	if s.cfg.Base.Goodput != "" {
-		good, goodput = fmt.Sprintf("%.1f", 100*r.GoodFraction), fmt.Sprintf("%.3g", r.Goodput)
+		good, goodput = fmt.Sprintf("%.1f", 100*r.GoodFraction), Num(r.Goodput, 3)
 	}
-	note := fmt.Sprintf("%.3g", r.LatenessP99)
+	note := Num(r.LatenessP99, 3)
 	if r.Saturated {
 		note += "  saturated: " + strings.Join(r.Saturation.Reasons, ",")
 	}
-	fmt.Fprintf(s.cfg.Table, tableFormat, r.Point, fmt.Sprintf("%.4g", r.IntendedRate), fmt.Sprintf("%.4g", r.SentRate),
-		fmt.Sprintf("%.4g", r.Throughput), good, goodput,
-		fmt.Sprintf("%.4g", r.TTFTP50), fmt.Sprintf("%.4g", r.TTFTP99), fmt.Sprintf("%.3g", r.ITLP50), fmt.Sprintf("%.3g", r.ITLP99),
-		fmt.Sprintf("%.4g", r.E2EP50), fmt.Sprintf("%.4g", r.E2EP99), fmt.Sprintf("%.4g", r.OutputThroughput),
-		fmt.Sprintf("%.3g", r.PerUserTPS), fmt.Sprintf("%d", r.Errors), note)
+	fmt.Fprintf(s.cfg.Table, tableFormat, r.Point, Num(r.IntendedRate, 4), Num(r.SentRate, 4),
+		Num(r.Throughput, 4), good, goodput,
+		Num(r.TTFTP50, 4), Num(r.TTFTP99, 4), Num(r.ITLP50, 3), Num(r.ITLP99, 3),
+		Num(r.E2EP50, 4), Num(r.E2EP99, 4), Num(r.OutputThroughput, 4),
+		Num(r.PerUserTPS, 3), fmt.Sprintf("%d", r.Errors), note)
 }
 
 // closing prints the stops, the Pareto front and knee, or the search's
