@@ -24,5 +24,7 @@ go test -race -tags invariants -count=1 -timeout=25m ./...
 norace='Alloc|^TestFidelity'
 norace+='|^TestCalibration$|^TestSameServerNoDifference$|^TestFanOut$'
 norace+='|^TestSaturationStopsAtFirstPointPastCapacity$|^TestFindMaxRateWithinFivePercentOfCapacity$|^TestRunsIntervalsContainConfiguredTTFT$'
+# The doc-test runs every documented example's replays (skipped under -race).
+norace+='|^TestDoc$'
 go test -tags invariants -count=1 -timeout=25m -run "$norace" ./...
 FUZZTIME="${FUZZTIME:-3s}" FUZZFRESH=1 scripts/fuzz.sh
