@@ -57,3 +57,34 @@ func TestSweepRetryAfterFailedFirstPoint(t *testing.T) {
 		t.Errorf("another plan over a measured sweep: exit %d, want 2 \"different sweep\"\n%s", code, stderr)
 	}
 }
+
+// TestProfileEndpointPath: AIPerf's --endpoint takes a path; AIPerf's
+// tutorial command gives the chat path with --endpoint-type chat. A native
+// endpoint's path is accepted (alone it picks that endpoint); a path
+// that is not the --endpoint-type's, or no native endpoint's, exits 2.
+func TestProfileEndpointPath(t *testing.T) {
+	srv := startMockServer(t, nil)
+	for _, c := range []struct {
+		args []string
+		code int
+		want string // in stderr, or the path the server saw
+	}{
+		{[]string{"--endpoint-type", "chat", "--endpoint", "/v1/chat/completions", "--streaming"}, 0, "/v1/chat/completions"},
+		{[]string{"--endpoint", "v1/completions"}, 0, "/v1/completions"},
+		{[]string{"--endpoint", "/v1/embeddings"}, 0, "/v1/embeddings"},
+		{[]string{"--endpoint-type", "chat", "--endpoint", "/v1/completions"}, 2, "--endpoint /v1/completions is the path of completions, not of --endpoint-type chat"},
+		{[]string{"--endpoint", "/api/generate"}, 2, "--endpoint /api/generate: no native endpoint is served at that path"},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			dir := t.TempDir()
+			code, _, stderr := runCLI(t, "", append([]string{"profile", "-m", "reprise-mock", "--url", srv.URL(), "--isl", "16", "--osl", "4",
+				"--request-count", "2", "--artifact-dir", dir, "--no-server-metrics", "--ui-type", "none"}, c.args...)...)
+			if code != c.code || (c.code != 0 && !strings.Contains(stderr, c.want)) {
+				t.Fatalf("exit %d, want %d with %q\n%s", code, c.code, c.want, stderr)
+			}
+			if log := srv.Log(); c.code == 0 && (len(log) == 0 || log[len(log)-1].Endpoint != c.want) {
+				t.Errorf("the server's last request was not to %s", c.want)
+			}
+		})
+	}
+}
