@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -86,5 +88,19 @@ func TestProfileEndpointPath(t *testing.T) {
 				t.Errorf("the server's last request was not to %s", c.want)
 			}
 		})
+	}
+}
+
+// TestDocInstall: README's install commands work from a clone (the module
+// is not published, so go install …@latest cannot): both resolve the
+// command's package. -n prints what they would run without building.
+func TestDocInstall(t *testing.T) {
+	for _, args := range [][]string{{"make", "-n", "build"}, {"go", "install", "-n", "./cmd/reprise"}} {
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir = "../.."
+		cmd.Env = append(os.Environ(), "GOBIN="+t.TempDir())
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: %v\n%s", strings.Join(args, " "), err, out)
+		}
 	}
 }
