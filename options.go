@@ -323,6 +323,7 @@ type AdapterOptions struct {
 // output lengths, in tokens; optionally multi-turn sessions and prefixes
 // shared across requests (then the load is generated as rows with hash ids
 // before the run, so expected cached tokens are known for every request).
+// An embeddings or rankings endpoint needs ISL only: it has no output.
 type SyntheticLoad struct {
 	ISL, ISLStdDev float64
 	OSL, OSLStdDev float64

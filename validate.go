@@ -316,7 +316,14 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	}
 	syntheticProblems(&o.Synthetic, hasTrace(o), bad)
 	if !hasTrace(o) {
-		if o.Synthetic.ISL < 1 || o.Synthetic.OSL < 1 {
+		switch {
+		case rp.kind != adapter.KindGenerate:
+			// Embeddings and rankings answer with vectors or scores: an
+			// input length is the whole load, there is no output length.
+			if o.Synthetic.ISL < 1 {
+				bad("Synthetic", "without a {Trace.Path}, give a synthetic load: {Synthetic.ISL=N} (tokens per input, ≥ 1)")
+			}
+		case o.Synthetic.ISL < 1 || o.Synthetic.OSL < 1:
 			bad("Synthetic", "without a {Trace.Path}, give a synthetic load: {Synthetic.ISL=N} and {Synthetic.OSL=N} (tokens, ≥ 1)")
 		}
 		if o.Synthetic.ISLStdDev < 0 || o.Synthetic.OSLStdDev < 0 {

@@ -56,6 +56,8 @@ norace='Alloc|^TestFidelity'
 norace+='|^TestCalibration$|^TestSameServerNoDifference$|^TestFanOut$'
 norace+='|^TestSaturationStopsAtFirstPointPastCapacity$|^TestFindMaxRateWithinFivePercentOfCapacity$|^TestRunsIntervalsContainConfiguredTTFT$'
 norace+='|^TestSequentialRunsVerdicts$'
+# The doc-test runs every documented example (skipped under -race).
+norace+='|^TestDoc$'
 pass norace . -tags invariants -count=1 -timeout=25m -run "$norace" ./...
 echo "== fuzz"
 FUZZTIME="${FUZZTIME:-3s}" FUZZFRESH=1 scripts/fuzz.sh || failed+=(fuzz)

@@ -306,7 +306,8 @@ func (c *Config) options(url, dir string, level float64) reprise.Options {
 	rc.Grace = 5 * time.Second
 	switch c.kind() {
 	case "trace":
-		o.Trace.Path = c.Trace
+		// The trace gives the lengths; OSL is only for its rows without one.
+		o.Trace.Path, o.Synthetic = c.Trace, reprise.SyntheticLoad{OSL: float64(c.OSL)}
 		rc.Speedup, rc.Duration, rc.WarmupDuration = level, c.StepDuration, c.StepDuration/4
 	case "rate":
 		rc.RequestRate, rc.Duration, rc.WarmupDuration = level, c.StepDuration, c.StepDuration/4

@@ -82,3 +82,15 @@ func TestVerdict(t *testing.T) {
 		t.Errorf("no safe load:\n%s", got)
 	}
 }
+
+// TestTraceStepTakesLengthsFromTrace: a --trace step replays the trace's
+// lengths; the synthetic input length would make the replay refuse it
+// (README's `reprise selftest --trace prod.jsonl --speedup 4`).
+func TestTraceStepTakesLengthsFromTrace(t *testing.T) {
+	c := NewConfig()
+	c.Trace = "prod.jsonl"
+	o := c.options("http://127.0.0.1:1", t.TempDir(), 1)
+	if o.Trace.Path != c.Trace || o.Synthetic.ISL != 0 || o.Synthetic.OSL != float64(c.OSL) {
+		t.Errorf("trace %q, synthetic %+v; want the trace, no ISL and OSL %d for rows without one", o.Trace.Path, o.Synthetic, c.OSL)
+	}
+}

@@ -69,8 +69,6 @@ func TestMissingOutputLength(t *testing.T) {
 			Options{RequireOutput: true}, 3, "t.jsonl:1: output_length: missing"},
 		{"aiperf default", aiperf, Options{Format: FormatAIPerfSingle, DefaultOutputTokens: 9}, 9, ""},
 		{"burstgpt failed", burst, Options{}, 0, ""},
-		{"burstgpt failed required", burst, Options{RequireOutput: true}, 0,
-			"t.jsonl:2: Response tokens: 0 tokens (a failed request): the request would have no max_tokens (with ignore_eos the server never stops); pass --drop-failed to leave failed rows out, or --osl N to send them with N output tokens"},
 		{"burstgpt failed default", burst, Options{RequireOutput: true, DefaultOutputTokens: 5}, 5, ""},
 	}
 	for _, tt := range tests {
@@ -198,5 +196,20 @@ not json
 	}
 	if _, err := NewReader("t.jsonl", strings.NewReader(content), Options{MaxRows: -1}); err == nil {
 		t.Error("a negative MaxRows is accepted")
+	}
+}
+
+// TestFailedRowLeftOutOfReplay: a row that failed in the source (BurstGPT,
+// zero response tokens) has no output length a replay could ask for; with
+// RequireOutput (a replay) and no default it is left out and counted, as
+// DropFailed would, instead of stopping the read (traces/README.md).
+func TestFailedRowLeftOutOfReplay(t *testing.T) {
+	const burst = "Timestamp,Model,Request tokens,Response tokens\n1,ChatGPT,10,5\n2,ChatGPT,10,0\n"
+	rows, errs, st, err := readRows(t, burst, Options{RequireOutput: true})
+	if err != nil || len(errs) > 0 {
+		t.Fatalf("err %v, row errors %v; want the failed row left out", err, errs)
+	}
+	if len(rows) != 1 || rows[0].OutputTokens != 5 || st.DroppedFailed != 1 {
+		t.Errorf("rows %+v, DroppedFailed %d; want the one good row and 1 failed row dropped", rows, st.DroppedFailed)
 	}
 }

@@ -52,6 +52,8 @@ type Options struct {
 	// naming the field (unless DefaultOutputTokens gives it one): a replay
 	// would send it without max_tokens, a request that with ignore_eos
 	// never ends. A Mooncake payload row needs none: it is sent as written.
+	// A row the source marks as failed (zero BurstGPT response tokens) is
+	// dropped instead, counted in ReadStats.DroppedFailed.
 	RequireOutput bool
 	// MaxRows, when positive, ends the read after that many kept rows:
 	// Next then returns io.EOF without reading another line (ReadAll,
@@ -573,6 +575,13 @@ func (r *Reader) Next(row *Row) error {
 			r.stats.DroppedFailed++
 			continue
 		}
+		if row.OutputTokens == 0 && !r.payload && row.Failed && r.opts.RequireOutput && r.opts.DefaultOutputTokens == 0 {
+			// A request that failed in the source has no output length
+			// to ask for: a replay leaves it out, counted as DropFailed
+			// would, instead of stopping on it.
+			r.stats.DroppedFailed++
+			continue
+		}
 		if row.OutputTokens == 0 && !r.payload {
 			if err := r.noOutput(row); err != nil {
 				if r.opts.SkipInvalid {
@@ -625,8 +634,6 @@ func (r *Reader) noOutput(row *Row) error {
 		return nil
 	case !r.opts.RequireOutput:
 		return nil
-	case row.Failed:
-		return r.fileErr(row.Line, field, fmt.Errorf("0 tokens (a failed request): %s; pass --drop-failed to leave failed rows out, or --osl N to send them with N output tokens", unbounded))
 	}
 	return r.fileErr(row.Line, field, fmt.Errorf("missing: %s; give the row an output_length, or pass --osl N to send rows without one with N output tokens", unbounded))
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -34,7 +33,9 @@ func TestCLIChild(t *testing.T) {
 	if setup := childSetup[os.Getenv(cliChildEnv+"_SETUP")]; setup != nil {
 		setup(t)
 	}
-	os.Exit(run(context.Background(), append([]string{"reprise"}, args...), os.Stdin, os.Stdout, os.Stderr))
+	// As main runs it: the first SIGINT or SIGTERM stops a replay, a server
+	// or a recording gracefully.
+	os.Exit(runMain(append([]string{"reprise"}, args...), os.Stdin, os.Stdout, os.Stderr))
 }
 
 // childSetup are things a child does before it runs the CLI, by name.

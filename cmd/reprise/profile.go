@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/reprise-bench/reprise"
+	"github.com/reprise-bench/reprise/engine/adapter/native"
 	"github.com/reprise-bench/reprise/internal/exitcode"
 	"github.com/reprise-bench/reprise/replay"
 	"github.com/reprise-bench/reprise/trace"
@@ -87,6 +88,8 @@ func profileOwnFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "endpoint-type", Value: "chat", Category: cat, Sources: envVars("endpoint-type"),
 			Usage: "API `KIND`: replay's --endpoint names (chat, completions, responses, embeddings, rerank-tei, …, a Wasm adapter) or AIPerf's (nim_embeddings, hf_tei_rankings, cohere_rankings, nim_rankings)"},
+		&cli.StringFlag{Name: "endpoint", Aliases: []string{"custom-endpoint"}, Category: cat, Sources: envVars("custom-endpoint"),
+			Usage: "AIPerf's endpoint `PATH`: a native endpoint's path (/v1/chat/completions, /v1/completions, /v1/embeddings, …) picks that endpoint, or must be --endpoint-type's; another path is refused"},
 		&cli.BoolFlag{Name: "streaming", Category: cat, Sources: envVars("streaming"),
 			Usage: "stream responses (needed for TTFT and ITL); off by default, as in AIPerf"},
 		&cli.StringFlag{Name: "input-file", Category: cat, Sources: envVars("input-file"),
@@ -159,12 +162,35 @@ var aiperfEndpoints = map[string]string{
 	"nim_rankings": "ranking-nim",
 }
 
+// endpointForPath returns the native endpoint that AIPerf's --endpoint
+// PATH names: kind itself when PATH is its path, else (kind not given
+// explicitly) the first native endpoint served at PATH. reprise sends to
+// an endpoint's own path, so any other PATH is an error.
+func endpointForPath(path, kind string, explicit bool) (string, error) {
+	path = "/" + strings.TrimLeft(path, "/")
+	var at []string
+	for _, e := range native.List() {
+		if e.Adapter.Info().Path == path {
+			if e.Name == kind {
+				return kind, nil
+			}
+			at = append(at, e.Name)
+		}
+	}
+	const how = "for another path or body shape, write a Wasm adapter (reprise adapters new) and pass it as --endpoint-type FILE.wasm"
+	switch {
+	case len(at) == 0:
+		return kind, fmt.Errorf("--endpoint %s: no native endpoint is served at that path; %s", path, how)
+	case explicit:
+		return kind, fmt.Errorf("--endpoint %s is the path of %s, not of --endpoint-type %s; give one of them", path, strings.Join(at, " or "), kind)
+	}
+	return at[0], nil
+}
+
 // aiperfUnsupported says, for each `aiperf profile` flag the profile
 // command does not take, what to do instead or why not. A flag here that
 // is given exits 2 with its sentence.
 var aiperfUnsupported = map[string]string{
-	"custom-endpoint":                          "reprise takes the path from --endpoint-type; for another path or body shape, write a Wasm adapter (reprise adapters new) and pass it as --endpoint-type FILE.wasm",
-	"endpoint":                                 "reprise takes the path from --endpoint-type; for another path or body shape, write a Wasm adapter (reprise adapters new) and pass it as --endpoint-type FILE.wasm",
 	"model-selection-strategy":                 "reprise sends one model per run (the first --model); run once per model and compare the runs",
 	"url-strategy":                             "reprise sends to one --url per run",
 	"transport":                                "reprise speaks HTTP (add --http2 for HTTP/2); drop the flag",
@@ -414,6 +440,11 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 
 	o.Endpoint = cmd.String("endpoint-type")
 	if e, ok := aiperfEndpoints[o.Endpoint]; ok {
+		o.Endpoint = e
+	}
+	if path := cmd.String("endpoint"); path != "" {
+		e, err := endpointForPath(path, o.Endpoint, cmd.IsSet("endpoint-type"))
+		errs = append(errs, err)
 		o.Endpoint = e
 	}
 	o.Streaming = cmd.Bool("streaming")

@@ -33,8 +33,10 @@ func recordCommand(a *app) *cli.Command {
 			"--keep-text. Stops on Ctrl-C or SIGTERM, writing every finished request. Format:\n" +
 			"docs/format/traces.md, \"Recording\".\n\n" +
 			"Examples:\n" +
-			"  reprise record --listen 127.0.0.1:8001 --upstream http://127.0.0.1:8000 -o trace.jsonl\n" +
-			"  reprise replay trace.jsonl --url http://127.0.0.1:8000 --model M",
+			"  reprise record --listen 127.0.0.1:8001 --upstream http://127.0.0.1:8000 -o recorded.jsonl &\n" +
+			"  reprise replay traces/mooncake-sample.jsonl --url http://127.0.0.1:8001 --model M   # traffic through it\n" +
+			"  kill -INT %1; wait                     # Ctrl-C: writes recorded.jsonl\n" +
+			"  reprise replay recorded.jsonl --url http://127.0.0.1:8000 --model M",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8001", Usage: "listen on `HOST:PORT`", Sources: envVars("listen")},
 			&cli.StringFlag{Name: "upstream", Usage: "the server's base `URL` (http://host:port; host:port alone means that)", Sources: envVars("upstream")},

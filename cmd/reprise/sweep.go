@@ -168,7 +168,7 @@ func sweepCommand(a *app) *cli.Command {
 			"3 --find found no load meeting the SLOs down to --find-floor.\n\n" +
 			"Examples:\n" +
 			"  reprise sweep -m M --isl 512 --osl 128 --request-count 500 --request-rate 1:64:x2 --goodput \"ttft:250 itl:10\"\n" +
-			"  reprise sweep traces/mooncake.jsonl -m M --speedup 0.5,1,2,4 --out sweeps/mooncake\n" +
+			"  reprise sweep traces/mooncake-sample.jsonl -m M --speedup 0.5,1,2,4 --out sweeps/mooncake\n" +
 			"  reprise sweep -m M --isl 512 --osl 128 --request-count 300 --find max-rate --goodput \"ttft:250 itl:10\" --min-good-fraction 0.99",
 		Flags: flags,
 		Action: func(ctx context.Context, cmd *cli.Command) error {

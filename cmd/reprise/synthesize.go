@@ -330,7 +330,7 @@ func synthesizeCommand(a *app) *cli.Command {
 			"Examples:\n" +
 			"  reprise synthesize --from conversation_trace.jsonl --speedup 4 -o 4x.jsonl\n" +
 			"  reprise synthesize --rate 20 --working-set 12M --turns 4 --think-time 30s --isl 2000 -o ws.jsonl\n" +
-			"  reprise synthesize --rate 10 --duration 10m --prefix-roots 100 --target-hit-ratio 0.8 -o - | reprise replay - …",
+			"  reprise synthesize --rate 10 --duration 10m --prefix-roots 100 --target-hit-ratio 0.8 -o - | reprise replay - -m M",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "from", Category: catSynDerive, Sources: synthEnv("from"),
 				Usage: "derive from `TRACE` (- = stdin); without it, generate"},

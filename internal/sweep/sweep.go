@@ -225,6 +225,17 @@ type Manifest struct {
 	Found *Found `json:"found,omitempty"`
 }
 
+// measured reports whether any point of the sweep was measured, whole or
+// in part (done or interrupted).
+func (m *Manifest) measured() bool {
+	for _, p := range m.Points {
+		if p.Status == StatusDone || p.Status == StatusInterrupted {
+			return true
+		}
+	}
+	return false
+}
+
 // Result is what a sweep measured.
 type Result struct {
 	Manifest
@@ -316,7 +327,10 @@ func newSweeper(cfg Config) (*sweeper, error) {
 		}
 		ob, _ := json.Marshal(old.Plan)
 		nb, _ := json.Marshal(plan)
-		if !bytes.Equal(ob, nb) {
+		// A sweep that measured nothing (its first point failed: a
+		// missing trace, a dead server) holds nothing to resume, so it does
+		// not keep a corrected command out of its directory.
+		if !bytes.Equal(ob, nb) && old.measured() {
 			return nil, fmt.Errorf("%w (%s): %s; give the same settings to resume it, or a new directory", ErrPlanChanged, mpath, planDiff(old.Plan, plan))
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
