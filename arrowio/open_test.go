@@ -3,6 +3,7 @@ package arrowio
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -124,9 +125,13 @@ func TestOpenEveryFormat(t *testing.T) {
 				if err != nil || string(gotSum) != string(wantSum) {
 					t.Errorf("summary.json: %v\n%s\nwant\n%s", err, gotSum, wantSum)
 				}
+				// WriteManifest adds the schema version and kind that mark
+				// the file as reprise's.
 				var m map[string]any
-				if b, err := rr.Manifest(); err != nil || json.Unmarshal(b, &m) != nil || !cmp.Equal(m, manifest) {
-					t.Errorf("manifest.json: %v %v, want %v", err, m, manifest)
+				want := maps.Clone(manifest)
+				want["schema_version"], want["kind"] = ManifestVersion, ManifestKind
+				if b, err := rr.Manifest(); err != nil || json.Unmarshal(b, &m) != nil || !cmp.Equal(m, want) {
+					t.Errorf("manifest.json: %v %v, want %v", err, m, want)
 				}
 				set, err := rr.Settings()
 				if err != nil {

@@ -674,7 +674,9 @@ func CompareGroups(a, b []*Run, cfg Config) (*Result, error) {
 	}
 	res.Tail = simultaneousTail(diffs, family, cfg.Level)
 	floorsA, floorsB := noiseOf(a), noiseOf(b)
-	unreplicated := len(a) == 1 || len(b) == 1
+	// Single runs leave run-to-run variation unmeasured, except two
+	// targets of one fan-out run, which met the same moments.
+	unreplicated := (len(a) == 1 || len(b) == 1) && res.PairedBy != "fan-out request"
 	// agree[m] counts the parts whose change goes the whole run's way
 	// (single runs only).
 	agree := make([]int, nm)

@@ -118,7 +118,9 @@ func notes(r *Result, na, nb sideNoise) []string {
 	if r.RunsB == 1 {
 		single = append(single, "B")
 	}
-	if len(single) > 0 {
+	if r.PairedBy == "fan-out request" {
+		out = append(out, "two targets of one fan-out run: each request went to both at the same instant, so what the machine did met both alike")
+	} else if len(single) > 0 {
 		out = append(out, fmt.Sprintf("one run on side %s: run-to-run variation is unmeasured; a latency change must also pass the runs' own client read lag and lateness (the noise floor). Give each side several runs (reprise compare A1 A2 A3 vs B1 B2 B3) to measure it",
 			strings.Join(single, " and ")))
 	}
