@@ -119,8 +119,15 @@ func newRoot(a *app) *cli.Command {
 
 // setUsageErrors makes flag-parsing errors of every command exit with code 2
 // and a pointer to the command's help; a command with a handler of its
-// own (profile explains AIPerf's flags) keeps it.
+// own (profile explains AIPerf's flags) keeps it. It also keeps every
+// repeatable flag's values whole: the CLI library splits them on commas
+// unless each command (the setting is not inherited, and it applies to
+// environment variables too) says not to, and a header value
+// ("Accept: text/event-stream, application/json"), a label or a JSON
+// object holds commas. The flags documented as comma-separated split
+// their own values (commaList).
 func setUsageErrors(cmd *cli.Command) {
+	cmd.DisableSliceFlagSeparator = true
 	if cmd.OnUsageError == nil {
 		cmd.OnUsageError = func(_ context.Context, c *cli.Command, err error, _ bool) error {
 			return usageError(c, err)
@@ -129,6 +136,21 @@ func setUsageErrors(cmd *cli.Command) {
 	for _, sub := range cmd.Commands {
 		setUsageErrors(sub)
 	}
+}
+
+// commaList splits each value of a repeatable flag documented as
+// comma-separated (--url, whose REPRISE_URL lists several; --fail-on) on
+// its commas, dropping empty items.
+func commaList(vs []string) []string {
+	var out []string
+	for _, v := range vs {
+		for s := range strings.SplitSeq(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 // The CLI library's flag errors, which usageError rewrites.

@@ -90,7 +90,7 @@ func compareCommand(a *app) *cli.Command {
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			cfg := compare.NewConfig()
 			cfg.Level, cfg.Resamples, cfg.Seed, cfg.Unpaired = cmd.Float("level"), cmd.Int("resamples"), cmd.Uint64("seed"), cmd.Bool("unpaired")
-			c := compareConfig{Args: cmd.Args().Slice(), JSON: cmd.Bool("json"), FailOn: cmd.StringSlice("fail-on"), Config: cfg}
+			c := compareConfig{Args: cmd.Args().Slice(), JSON: cmd.Bool("json"), FailOn: commaList(cmd.StringSlice("fail-on")), Config: cfg}
 			var terr error
 			if cmd.IsSet("targets") {
 				c.Targets, terr = parseTargets(cmd.String("targets"))
