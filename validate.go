@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -94,6 +95,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	if o.Model == "" {
 		bad("Model", "{Model} is required: the model name to put in every request")
 	}
+	nonFinite(reflect.ValueOf(o).Elem(), "", bad)
 	switch o.Calibration {
 	case "":
 	case AutoCalibration:
@@ -427,6 +429,42 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		return nil, problem("Trace.Path", err)
 	}
 	return rp, nil
+}
+
+// nonFinite reports every float field of v, a struct of reprise's, at any
+// depth, that holds NaN or an infinity: no range check catches NaN
+// (every comparison with it is false), and the manifest, JSON, holds
+// neither.
+func nonFinite(v reflect.Value, path string, bad func(path, format string, args ...any)) {
+	switch v.Kind() {
+	case reflect.Struct:
+		if !strings.HasPrefix(v.Type().PkgPath(), "github.com/reprise-bench/reprise") {
+			return
+		}
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			p := f.Name
+			if path != "" {
+				p = path + "." + f.Name
+			}
+			nonFinite(v.Field(i), p, bad)
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			nonFinite(v.Elem(), path, bad)
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			nonFinite(v.Index(i), path, bad)
+		}
+	case reflect.Float32, reflect.Float64:
+		if x := v.Float(); math.IsNaN(x) || math.IsInf(x, 0) {
+			bad(path, "{"+path+"} %v: want a finite number", x)
+		}
+	}
 }
 
 // requestProblems reports the problems of the URL (base, without its user

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -126,8 +127,17 @@ func newRoot(a *app) *cli.Command {
 // ("Accept: text/event-stream, application/json"), a label or a JSON
 // object holds commas. The flags documented as comma-separated split
 // their own values (commaList).
+//
+// Every float flag without a check of its own refuses NaN and infinities
+// as it is parsed (strconv reads "NaN", "Inf"; no comparison catches NaN
+// later), from the command line or its variable.
 func setUsageErrors(cmd *cli.Command) {
 	cmd.DisableSliceFlagSeparator = true
+	for _, f := range cmd.Flags {
+		if ff, ok := f.(*cli.FloatFlag); ok && ff.Validator == nil {
+			ff.Validator = finiteFloat
+		}
+	}
 	if cmd.OnUsageError == nil {
 		cmd.OnUsageError = func(_ context.Context, c *cli.Command, err error, _ bool) error {
 			return usageError(c, err)
@@ -136,6 +146,14 @@ func setUsageErrors(cmd *cli.Command) {
 	for _, sub := range cmd.Commands {
 		setUsageErrors(sub)
 	}
+}
+
+// finiteFloat is the check of every float flag: a finite number.
+func finiteFloat(v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("%v is not a finite number", v)
+	}
+	return nil
 }
 
 // commaList splits each value of a repeatable flag documented as
