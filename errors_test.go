@@ -93,10 +93,18 @@ func brokenOptions(t *testing.T) map[string]func(*Options) {
 		"CancelRate NaN":          func(o *Options) { o.CancelRate = math.NaN() },
 		"MaxErrorRate NaN":        func(o *Options) { o.MaxErrorRate = math.NaN() },
 		"MinGoodFraction NaN":     func(o *Options) { o.MinGoodFraction = math.NaN() },
-		"Replay.Late":             func(o *Options) { o.Replay.Late = "never" },
-		"Trace.Path":              func(o *Options) { o.Trace.Path, o.Synthetic = badRow, SyntheticLoad{} },
-		"Trace.Path missing":      func(o *Options) { o.Trace.Path, o.Synthetic = filepath.Join(dir, "none.jsonl"), SyntheticLoad{} },
-		"Trace.Path no rows":      func(o *Options) { o.Trace.Path, o.Synthetic, o.Trace.SkipInvalid = noRows, SyntheticLoad{}, true },
+		// Every synthetic length is under the input cap before a prompt is
+		// built (--isl 99999999999 ran out of memory).
+		"Synthetic.ISL cap":          func(o *Options) { o.Synthetic.ISL = 99999999999 },
+		"Synthetic.SharedPrefix cap": func(o *Options) { o.Synthetic.SharedPrefix = 99999999999 },
+		"Synthetic.SharedPrefix sum": func(o *Options) {
+			o.Synthetic.SharedPrefix, o.Synthetic.UserContext, o.Trace.MaxInputTokens = 64, 64, 100
+		},
+		"Synthetic.OSL huge": func(o *Options) { o.Synthetic.OSL = 99999999999 },
+		"Replay.Late":        func(o *Options) { o.Replay.Late = "never" },
+		"Trace.Path":         func(o *Options) { o.Trace.Path, o.Synthetic = badRow, SyntheticLoad{} },
+		"Trace.Path missing": func(o *Options) { o.Trace.Path, o.Synthetic = filepath.Join(dir, "none.jsonl"), SyntheticLoad{} },
+		"Trace.Path no rows": func(o *Options) { o.Trace.Path, o.Synthetic, o.Trace.SkipInvalid = noRows, SyntheticLoad{}, true },
 		"Prompts.ContextMode": func(o *Options) {
 			o.Trace.Path, o.Synthetic, o.Prompts.ContextMode = history, SyntheticLoad{}, "history"
 		},

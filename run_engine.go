@@ -56,6 +56,8 @@ type syntheticLengths struct {
 	ISL, ISLStd float64
 	OSL, OSLStd float64
 	Seed        uint64
+	// MaxISL caps every drawn input length (Trace.MaxInputTokens).
+	MaxISL int
 }
 
 // runConfig configures one replay run.
@@ -1035,7 +1037,7 @@ func (rn *runner) build(b *engine.Builder, item int, tr *trace.Row, p *engine.Pr
 // Fixed lengths (no standard deviation) draw nothing and allocate nothing.
 func synthRow(s *syntheticLengths, i int) trace.Row {
 	var rng *rand.Rand
-	draw := func(mean, std float64) int {
+	draw := func(mean, std float64) float64 {
 		v := mean
 		if std > 0 {
 			if rng == nil {
@@ -1043,7 +1045,12 @@ func synthRow(s *syntheticLengths, i int) trace.Row {
 			}
 			v = mean + std*rng.NormFloat64()
 		}
-		return max(1, int(math.Round(v)))
+		return v
 	}
-	return trace.Row{Index: -1, InputTokens: draw(s.ISL, s.ISLStd), OutputTokens: draw(s.OSL, s.OSLStd), ParentID: -1, RequestID: -1}
+	maxISL := math.MaxInt32
+	if s.MaxISL > 0 {
+		maxISL = s.MaxISL
+	}
+	isl := synthLength(draw(s.ISL, s.ISLStd), maxISL)
+	return trace.Row{Index: -1, InputTokens: isl, OutputTokens: synthLength(draw(s.OSL, s.OSLStd), math.MaxInt32), ParentID: -1, RequestID: -1}
 }

@@ -324,6 +324,24 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		if o.Synthetic.ISLStdDev < 0 || o.Synthetic.OSLStdDev < 0 {
 			bad("Synthetic", "{Synthetic.ISLStdDev} and {Synthetic.OSLStdDev} must not be negative")
 		}
+		// The cap on a trace row's input applies to every synthetic
+		// length, checked before any prompt is built: a first turn is the
+		// shared prefix, the session's context and ISL tokens.
+		// (Draws of ISL ± ISLStdDev are clamped to it: synthLength.)
+		if max := o.Trace.MaxInputTokens; max > 0 {
+			s := &o.Synthetic
+			first := float64(s.SharedPrefix) + float64(s.UserContext) + math.Round(s.ISL)
+			switch {
+			case s.ISL > float64(max):
+				bad("Synthetic.ISL", "{Synthetic.ISL} %v: over the cap of %d input tokens ({Trace.MaxInputTokens}); lower it, or raise {Trace.MaxInputTokens}", s.ISL, max)
+			case s.SharedPrefix > max || s.UserContext > max || first > float64(max):
+				bad("Synthetic.SharedPrefix", "{Synthetic.SharedPrefix} %d + {Synthetic.UserContext} %d + {Synthetic.ISL} %v: a first turn of %.0f input tokens, over the cap of %d ({Trace.MaxInputTokens}); lower them, or raise {Trace.MaxInputTokens}",
+					s.SharedPrefix, s.UserContext, s.ISL, first, max)
+			}
+		}
+		if o.Synthetic.OSL > math.MaxInt32 {
+			bad("Synthetic.OSL", "{Synthetic.OSL} %v: want at most %d output tokens", o.Synthetic.OSL, math.MaxInt32)
+		}
 	} else {
 		if o.Synthetic.ISL > 0 || o.Synthetic.ISLStdDev > 0 || o.Synthetic.OSLStdDev > 0 {
 			bad("Synthetic", "{Synthetic.ISL}, {Synthetic.ISLStdDev} and {Synthetic.OSLStdDev} describe a synthetic load; with a {Trace.Path} the lengths come from the trace")
@@ -411,7 +429,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		rp.nRows = len(rp.rows)
 	}
 	if !hasTrace(o) && o.Synthetic.shaped() {
-		rp.rows = syntheticRows(&o.Synthetic, &o.Replay)
+		rp.rows = syntheticRows(&o.Synthetic, &o.Replay, o.Trace.MaxInputTokens)
 		rp.nRows = len(rp.rows)
 	}
 	rp.prompts, err = newPromptSource(rp, pcfg, o.Endpoint == "completions" && pcfg.Format == prompt.FormatTokenIDs)
