@@ -10,6 +10,7 @@ import (
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/engine/summary"
+	"github.com/reprise-bench/reprise/internal/httpfield"
 	"github.com/reprise-bench/reprise/replay"
 	"github.com/reprise-bench/reprise/trace"
 	"io"
@@ -17,7 +18,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -188,6 +188,11 @@ func (b batchPlan) batchInputs(ps engine.PromptSource, row *trace.Row, in *adapt
 func rowHeaders(session string, row *trace.Row) ([]adapter.Header, error) {
 	var hs []adapter.Header
 	if session != "" && row.SessionID != "" {
+		// The trace reader refused rows whose session id is no header
+		// value; rows built otherwise (a Go caller's) are checked here.
+		if err := httpfield.CheckValue(row.SessionID); err != nil {
+			return nil, fmt.Errorf("row %d (line %d): session_id %.40q: %w", row.Index, row.Line, row.SessionID, err)
+		}
 		hs = append(hs, adapter.Header{Name: session, Value: row.SessionID})
 	}
 	if len(row.Raw) == 0 || !bytes.Contains(row.Raw, []byte(`"headers"`)) {
@@ -206,8 +211,8 @@ func rowHeaders(session string, row *trace.Row) ([]adapter.Header, error) {
 	slices.Sort(names) // a stable order on the wire
 	for _, k := range names {
 		v := raw.Headers[k]
-		if !headerName.MatchString(k) || strings.ContainsAny(v, "\r\n\x00") {
-			return nil, fmt.Errorf("row %d (line %d): headers: %q: want a header name (an HTTP token) and a value without CR, LF or NUL", row.Index, row.Line, k)
+		if err := httpfield.Check(k, v); err != nil {
+			return nil, fmt.Errorf("row %d (line %d): headers: %w", row.Index, row.Line, err)
 		}
 		hs = append(hs, adapter.Header{Name: k, Value: v})
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/calibration"
 	"github.com/reprise-bench/reprise/internal/hostinfo"
+	"github.com/reprise-bench/reprise/internal/httpfield"
 	"github.com/reprise-bench/reprise/internal/prio"
 	"github.com/reprise-bench/reprise/internal/prompt"
 	"github.com/reprise-bench/reprise/internal/servertok"
@@ -252,7 +253,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	for _, h := range o.Headers {
 		k, v, ok := strings.Cut(h, ":")
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		if !ok || !headerName.MatchString(k) || strings.ContainsAny(v, "\r\n") {
+		if !ok || !headerName.MatchString(k) || httpfield.CheckValue(v) != nil {
 			bad("Headers", "{Headers} %q: want NAME:VALUE, e.g. {Headers=X-Tenant: a}", h)
 			continue
 		}
@@ -811,7 +812,7 @@ func (rp *replayPlan) addTargets(o *Options) []*FieldError {
 		for _, h := range t.Headers {
 			k, v, ok := strings.Cut(h, ":")
 			k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-			if !ok || !headerName.MatchString(k) || strings.ContainsAny(v, "\r\n") {
+			if !ok || !headerName.MatchString(k) || httpfield.CheckValue(v) != nil {
 				bad(path+".Headers", "{"+path+".Headers} %q: want NAME:VALUE, e.g. X-Tenant: a", h)
 				continue
 			}
