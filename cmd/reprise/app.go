@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/printable"
 )
 
 // app holds what every subcommand needs: the process streams and the logger
@@ -48,9 +49,10 @@ func runAbortable(ctx, abort context.Context, args []string, stdin io.Reader, st
 		err = exitcode.UsageError(err, "fix or unset the environment variable")
 	}
 	if exitcode.Code(err) != exitcode.OK && err.Error() != "" {
-		fmt.Fprintf(stderr, "reprise: %v\n", err)
+		// An error may quote a server's message or a file's bytes.
+		fmt.Fprintf(stderr, "reprise: %s\n", printable.Text(err.Error()))
 		if h := exitcode.Hint(err); h != "" {
-			fmt.Fprintf(stderr, "hint: %s\n", h)
+			fmt.Fprintf(stderr, "hint: %s\n", printable.Text(h))
 		}
 	}
 	return exitcode.Code(err)
