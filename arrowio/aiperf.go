@@ -48,7 +48,7 @@ const (
 // with AIPerf's header keys in place of run_info, its error_summary shape,
 // and its metric tags.
 func ExportAIPerf(dir string, s *summary.Summary) error {
-	manifest, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	manifest, err := readRegular(filepath.Join(dir, ManifestFile))
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		manifest = nil

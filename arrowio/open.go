@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"os"
 	"path/filepath"
@@ -66,7 +67,7 @@ func (r *RunReader) Summary() (json.RawMessage, error) {
 
 func (r *RunReader) jsonFile(name string) (json.RawMessage, error) {
 	p := filepath.Join(r.dir, name)
-	b, err := os.ReadFile(p)
+	b, err := readRegular(p)
 	if err != nil {
 		return nil, err
 	}
@@ -280,4 +281,43 @@ func (r *RunReader) SummarizeFrom(acc *summary.Accumulator, info summary.RunInfo
 	}
 	s.Telemetry = t
 	return s, nil
+}
+
+// ErrNotRegular is returned (wrapped) for a file of a run directory that
+// is not a regular file: a symbolic link (which may point anywhere: a
+// forged run directory would have report embed any file), a FIFO, a
+// device. reprise writes only regular files there.
+var ErrNotRegular = errors.New("not a regular file (reprise writes none but regular files in a run directory)")
+
+// openRegular opens path only if it is a regular file itself, not a link
+// to one; the file opened is checked to be the one looked at, so a file
+// swapped for a link in between is refused too. The error wraps
+// fs.ErrNotExist when there is none.
+func openRegular(path string) (*os.File, error) {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("read %s: %w", path, ErrNotRegular)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if fst, err := f.Stat(); err != nil || !os.SameFile(st, fst) {
+		f.Close()
+		return nil, fmt.Errorf("read %s: %w", path, ErrNotRegular)
+	}
+	return f, nil
+}
+
+// readRegular is os.ReadFile of a regular file only (openRegular).
+func readRegular(path string) ([]byte, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
