@@ -3,6 +3,7 @@ package reprise
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -86,10 +87,26 @@ func brokenOptions(t *testing.T) map[string]func(*Options) {
 		"Prompts.Format":            func(o *Options) { o.Prompts.Format = "bytes" },
 		"Prompts.ISLCorrection":     func(o *Options) { o.Prompts.ISLCorrection = -1 },
 		"Replay.Speedup":            func(o *Options) { o.Replay.Speedup = -1 },
-		"Replay.Late":               func(o *Options) { o.Replay.Late = "never" },
-		"Trace.Path":                func(o *Options) { o.Trace.Path, o.Synthetic = badRow, SyntheticLoad{} },
-		"Trace.Path missing":        func(o *Options) { o.Trace.Path, o.Synthetic = filepath.Join(dir, "none.jsonl"), SyntheticLoad{} },
-		"Trace.Path no rows":        func(o *Options) { o.Trace.Path, o.Synthetic, o.Trace.SkipInvalid = noRows, SyntheticLoad{}, true },
+		// NaN passes every comparison a range check makes; infinities
+		// pass the one-sided ones.
+		"Synthetic.OSL NaN":       func(o *Options) { o.Synthetic.OSL = math.NaN() },
+		"Synthetic.ISLStdDev Inf": func(o *Options) { o.Synthetic.ISLStdDev = math.Inf(1) },
+		"Replay.Speedup NaN":      func(o *Options) { o.Replay.Speedup = math.NaN() },
+		"CancelRate NaN":          func(o *Options) { o.CancelRate = math.NaN() },
+		"MaxErrorRate NaN":        func(o *Options) { o.MaxErrorRate = math.NaN() },
+		"MinGoodFraction NaN":     func(o *Options) { o.MinGoodFraction = math.NaN() },
+		// Every synthetic length is under the input cap before a prompt is
+		// built (--isl 99999999999 ran out of memory).
+		"Synthetic.ISL cap":          func(o *Options) { o.Synthetic.ISL = 99999999999 },
+		"Synthetic.SharedPrefix cap": func(o *Options) { o.Synthetic.SharedPrefix = 99999999999 },
+		"Synthetic.SharedPrefix sum": func(o *Options) {
+			o.Synthetic.SharedPrefix, o.Synthetic.UserContext, o.Trace.MaxInputTokens = 64, 64, 100
+		},
+		"Synthetic.OSL huge": func(o *Options) { o.Synthetic.OSL = 99999999999 },
+		"Replay.Late":        func(o *Options) { o.Replay.Late = "never" },
+		"Trace.Path":         func(o *Options) { o.Trace.Path, o.Synthetic = badRow, SyntheticLoad{} },
+		"Trace.Path missing": func(o *Options) { o.Trace.Path, o.Synthetic = filepath.Join(dir, "none.jsonl"), SyntheticLoad{} },
+		"Trace.Path no rows": func(o *Options) { o.Trace.Path, o.Synthetic, o.Trace.SkipInvalid = noRows, SyntheticLoad{}, true },
 		"Prompts.ContextMode": func(o *Options) {
 			o.Trace.Path, o.Synthetic, o.Prompts.ContextMode = history, SyntheticLoad{}, "history"
 		},

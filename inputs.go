@@ -1,15 +1,13 @@
 package reprise
 
 import (
-	"bytes"
-	"encoding/json"
-	"slices"
 	"strconv"
 	"sync"
 
 	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/engine"
 	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/internal/secret"
 	"github.com/reprise-bench/reprise/trace"
 )
 
@@ -55,19 +53,7 @@ func (l *inputsLog) add(row *trace.Row, item int, body []byte) {
 // as the manifest writes --extra-body; a body that is not JSON is kept
 // as it is (WriteAIPerfInputs leaves it out).
 func bodyForFiles(body []byte) []byte {
-	d := json.NewDecoder(bytes.NewReader(body))
-	d.UseNumber()
-	var v any
-	if d.Decode(&v) != nil {
-		return slices.Clone(body)
-	}
-	var b bytes.Buffer
-	e := json.NewEncoder(&b)
-	e.SetEscapeHTML(false)
-	if e.Encode(redactJSON(v)) != nil {
-		return slices.Clone(body)
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	return secret.Body(body)
 }
 
 // list returns the bodies kept, in the order they were built.

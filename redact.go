@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/url"
 	"strings"
+
+	"github.com/reprise-bench/reprise/internal/secret"
 )
 
 // What the run directory and the logs may say about the command line:
@@ -13,7 +15,7 @@ import (
 // a secret-looking key anywhere in --extra-body.
 
 // redacted replaces a secret value.
-const redacted = "<redacted>"
+const redacted = secret.Redacted
 
 // allowedHeaders are the request headers whose values are written as given
 // (canonical names, lower case). Every other header's value is a secret:
@@ -43,14 +45,7 @@ func headerForFiles(h string) string {
 // and path; user info, query and fragment are left out (they may hold
 // credentials). A URL that does not parse is replaced whole.
 func urlForFiles(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return redacted
-	}
-	if u.User == nil && u.RawQuery == "" && u.Fragment == "" {
-		return raw
-	}
-	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}).String()
+	return secret.URL(raw)
 }
 
 // secretKey reports whether a JSON object key names a secret: compared
@@ -59,17 +54,7 @@ func urlForFiles(raw string) string {
 // token (access_token, hf_token; not max_tokens), or is key, auth, pass,
 // pwd or bearer.
 func secretKey(k string) bool {
-	n := strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(k))
-	for _, s := range []string{"apikey", "secret", "password", "passwd", "authorization", "credential", "cookie", "privatekey", "accesskey"} {
-		if strings.Contains(n, s) {
-			return true
-		}
-	}
-	switch n {
-	case "key", "auth", "pass", "pwd", "bearer":
-		return true
-	}
-	return strings.HasSuffix(n, "token")
+	return secret.Key(k)
 }
 
 // extraBodyForFiles is the --extra-body JSON with the value of every
@@ -95,21 +80,7 @@ func extraBodyForFiles(s string) string {
 }
 
 func redactJSON(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, x := range v {
-			if secretKey(k) {
-				v[k] = redacted
-			} else {
-				v[k] = redactJSON(x)
-			}
-		}
-	case []any:
-		for i, x := range v {
-			v[i] = redactJSON(x)
-		}
-	}
-	return v
+	return secret.JSON(v)
 }
 
 // redactor replaces the secret-bearing URLs it was given by their

@@ -10,6 +10,7 @@ import (
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/engine/summary"
+	"github.com/reprise-bench/reprise/internal/httpfield"
 	"github.com/reprise-bench/reprise/replay"
 	"github.com/reprise-bench/reprise/trace"
 	"io"
@@ -17,7 +18,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +56,8 @@ type syntheticLengths struct {
 	ISL, ISLStd float64
 	OSL, OSLStd float64
 	Seed        uint64
+	// MaxISL caps every drawn input length (Trace.MaxInputTokens).
+	MaxISL int
 }
 
 // runConfig configures one replay run.
@@ -190,6 +192,11 @@ func (b batchPlan) batchInputs(ps engine.PromptSource, row *trace.Row, in *adapt
 func rowHeaders(session string, row *trace.Row) ([]adapter.Header, error) {
 	var hs []adapter.Header
 	if session != "" && row.SessionID != "" {
+		// The trace reader refused rows whose session id is no header
+		// value; rows built otherwise (a Go caller's) are checked here.
+		if err := httpfield.CheckValue(row.SessionID); err != nil {
+			return nil, fmt.Errorf("row %d (line %d): session_id %.40q: %w", row.Index, row.Line, row.SessionID, err)
+		}
 		hs = append(hs, adapter.Header{Name: session, Value: row.SessionID})
 	}
 	if len(row.Raw) == 0 || !bytes.Contains(row.Raw, []byte(`"headers"`)) {
@@ -208,8 +215,8 @@ func rowHeaders(session string, row *trace.Row) ([]adapter.Header, error) {
 	slices.Sort(names) // a stable order on the wire
 	for _, k := range names {
 		v := raw.Headers[k]
-		if !headerName.MatchString(k) || strings.ContainsAny(v, "\r\n\x00") {
-			return nil, fmt.Errorf("row %d (line %d): headers: %q: want a header name (an HTTP token) and a value without CR, LF or NUL", row.Index, row.Line, k)
+		if err := httpfield.Check(k, v); err != nil {
+			return nil, fmt.Errorf("row %d (line %d): headers: %w", row.Index, row.Line, err)
 		}
 		hs = append(hs, adapter.Header{Name: k, Value: v})
 	}
@@ -1106,7 +1113,7 @@ func (rn *runner) build(b *engine.Builder, item int, tr *trace.Row, p *engine.Pr
 // Fixed lengths (no standard deviation) draw nothing and allocate nothing.
 func synthRow(s *syntheticLengths, i int) trace.Row {
 	var rng *rand.Rand
-	draw := func(mean, std float64) int {
+	draw := func(mean, std float64) float64 {
 		v := mean
 		if std > 0 {
 			if rng == nil {
@@ -1114,7 +1121,12 @@ func synthRow(s *syntheticLengths, i int) trace.Row {
 			}
 			v = mean + std*rng.NormFloat64()
 		}
-		return max(1, int(math.Round(v)))
+		return v
 	}
-	return trace.Row{Index: -1, InputTokens: draw(s.ISL, s.ISLStd), OutputTokens: draw(s.OSL, s.OSLStd), ParentID: -1, RequestID: -1}
+	maxISL := math.MaxInt32
+	if s.MaxISL > 0 {
+		maxISL = s.MaxISL
+	}
+	isl := synthLength(draw(s.ISL, s.ISLStd), maxISL)
+	return trace.Row{Index: -1, InputTokens: isl, OutputTokens: synthLength(draw(s.OSL, s.OSLStd), math.MaxInt32), ParentID: -1, RequestID: -1}
 }

@@ -57,6 +57,16 @@ func syntheticProblems(s *SyntheticLoad, withTrace bool, bad func(path, format s
 	}
 }
 
+// synthLength is a drawn synthetic length v in whole tokens, at least 1
+// and at most limit (a normal draw's tail, or a huge mean, never makes a
+// prompt over the input cap or a max_tokens over int32).
+func synthLength(v float64, limit int) int {
+	if !(v < float64(limit)) {
+		return limit
+	}
+	return max(1, int(math.Round(v)))
+}
+
 // prefixBlock is the block size of a synthetic load's hash ids: the
 // greatest common divisor of its prefix lengths, so that every prefix is
 // whole blocks; 0 without prefixes.
@@ -76,14 +86,14 @@ func prefixBlock(s *SyntheticLoad) int {
 // prompt synthesis shares exactly the prefixes and knows the expected
 // cached tokens of every request; a later turn is fresh tokens only and
 // grows the session's history. Equal seeds give equal rows.
-func syntheticRows(s *SyntheticLoad, rc *replay.Config) []trace.Row {
+func syntheticRows(s *SyntheticLoad, rc *replay.Config, maxInput int) []trace.Row {
 	rng := rand.New(rand.NewPCG(rc.Seed, 0x73796e7468)) // "synth"
 	draw := func(mean, std float64) int {
 		v := mean
 		if std > 0 {
 			v = mean + std*rng.NormFloat64()
 		}
-		return max(1, int(math.Round(v)))
+		return synthLength(v, math.MaxInt32)
 	}
 	want := 0 // rows to reach when Sessions is not given
 	switch {
@@ -115,7 +125,13 @@ func syntheticRows(s *SyntheticLoad, rc *replay.Config) []trace.Row {
 			id = "s" + strconv.Itoa(n)
 		}
 		for k := range turns {
-			isl := draw(s.ISL, s.ISLStdDev)
+			// A first turn's prefixes and ISL are within the cap (validate);
+			// a draw is clamped to the room left.
+			room := maxInput
+			if k == 0 {
+				room = max(1, maxInput-s.SharedPrefix-s.UserContext)
+			}
+			isl := min(draw(s.ISL, s.ISLStdDev), room)
 			row := trace.Row{Index: int64(len(rows)), Line: int64(len(rows)) + 1, InputTokens: isl,
 				OutputTokens: draw(s.OSL, s.OSLStdDev), SessionID: id, Turn: k, ParentID: -1, RequestID: -1}
 			if k > 0 && (s.TurnDelay > 0 || s.TurnDelayStdDev > 0) {

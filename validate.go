@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/calibration"
 	"github.com/reprise-bench/reprise/internal/hostinfo"
+	"github.com/reprise-bench/reprise/internal/httpfield"
 	"github.com/reprise-bench/reprise/internal/prio"
 	"github.com/reprise-bench/reprise/internal/prompt"
 	"github.com/reprise-bench/reprise/internal/servertok"
@@ -94,6 +96,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	if o.Model == "" {
 		bad("Model", "{Model} is required: the model name to put in every request")
 	}
+	nonFinite(reflect.ValueOf(o).Elem(), "", bad)
 	switch o.Calibration {
 	case "":
 	case AutoCalibration:
@@ -250,7 +253,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	for _, h := range o.Headers {
 		k, v, ok := strings.Cut(h, ":")
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		if !ok || !headerName.MatchString(k) || strings.ContainsAny(v, "\r\n") {
+		if !ok || !headerName.MatchString(k) || httpfield.CheckValue(v) != nil {
 			bad("Headers", "{Headers} %q: want NAME:VALUE, e.g. {Headers=X-Tenant: a}", h)
 			continue
 		}
@@ -328,6 +331,24 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		}
 		if o.Synthetic.ISLStdDev < 0 || o.Synthetic.OSLStdDev < 0 {
 			bad("Synthetic", "{Synthetic.ISLStdDev} and {Synthetic.OSLStdDev} must not be negative")
+		}
+		// The cap on a trace row's input applies to every synthetic
+		// length, checked before any prompt is built: a first turn is the
+		// shared prefix, the session's context and ISL tokens.
+		// (Draws of ISL ± ISLStdDev are clamped to it: synthLength.)
+		if max := o.Trace.MaxInputTokens; max > 0 {
+			s := &o.Synthetic
+			first := float64(s.SharedPrefix) + float64(s.UserContext) + math.Round(s.ISL)
+			switch {
+			case s.ISL > float64(max):
+				bad("Synthetic.ISL", "{Synthetic.ISL} %v: over the cap of %d input tokens ({Trace.MaxInputTokens}); lower it, or raise {Trace.MaxInputTokens}", s.ISL, max)
+			case s.SharedPrefix > max || s.UserContext > max || first > float64(max):
+				bad("Synthetic.SharedPrefix", "{Synthetic.SharedPrefix} %d + {Synthetic.UserContext} %d + {Synthetic.ISL} %v: a first turn of %.0f input tokens, over the cap of %d ({Trace.MaxInputTokens}); lower them, or raise {Trace.MaxInputTokens}",
+					s.SharedPrefix, s.UserContext, s.ISL, first, max)
+			}
+		}
+		if o.Synthetic.OSL > math.MaxInt32 {
+			bad("Synthetic.OSL", "{Synthetic.OSL} %v: want at most %d output tokens", o.Synthetic.OSL, math.MaxInt32)
 		}
 	} else {
 		if o.Synthetic.ISL > 0 || o.Synthetic.ISLStdDev > 0 || o.Synthetic.OSLStdDev > 0 {
@@ -416,7 +437,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		rp.nRows = len(rp.rows)
 	}
 	if !hasTrace(o) && o.Synthetic.shaped() {
-		rp.rows = syntheticRows(&o.Synthetic, &o.Replay)
+		rp.rows = syntheticRows(&o.Synthetic, &o.Replay, o.Trace.MaxInputTokens)
 		rp.nRows = len(rp.rows)
 	}
 	rp.prompts, err = newPromptSource(rp, pcfg, o.Endpoint == "completions" && pcfg.Format == prompt.FormatTokenIDs)
@@ -434,6 +455,42 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		return nil, problem("Trace.Path", err)
 	}
 	return rp, nil
+}
+
+// nonFinite reports every float field of v, a struct of reprise's, at any
+// depth, that holds NaN or an infinity: no range check catches NaN
+// (every comparison with it is false), and the manifest, JSON, holds
+// neither.
+func nonFinite(v reflect.Value, path string, bad func(path, format string, args ...any)) {
+	switch v.Kind() {
+	case reflect.Struct:
+		if !strings.HasPrefix(v.Type().PkgPath(), "github.com/reprise-bench/reprise") {
+			return
+		}
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			p := f.Name
+			if path != "" {
+				p = path + "." + f.Name
+			}
+			nonFinite(v.Field(i), p, bad)
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			nonFinite(v.Elem(), path, bad)
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			nonFinite(v.Index(i), path, bad)
+		}
+	case reflect.Float32, reflect.Float64:
+		if x := v.Float(); math.IsNaN(x) || math.IsInf(x, 0) {
+			bad(path, "{"+path+"} %v: want a finite number", x)
+		}
+	}
 }
 
 // requestProblems reports the problems of the URL (base, without its user
@@ -768,7 +825,7 @@ func (rp *replayPlan) addTargets(o *Options) []*FieldError {
 		for _, h := range t.Headers {
 			k, v, ok := strings.Cut(h, ":")
 			k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-			if !ok || !headerName.MatchString(k) || strings.ContainsAny(v, "\r\n") {
+			if !ok || !headerName.MatchString(k) || httpfield.CheckValue(v) != nil {
 				bad(path+".Headers", "{"+path+".Headers} %q: want NAME:VALUE, e.g. X-Tenant: a", h)
 				continue
 			}

@@ -321,3 +321,4 @@ func (r *RunReader) SummarizeFrom(acc *summary.Accumulator, info summary.RunInfo
 	s.Telemetry = t
 	return s, nil
 }
+

@@ -35,20 +35,31 @@ func TableFiles(dir, name string) ([]string, error) {
 	var files []string
 	for _, f := range allFormats {
 		p := filepath.Join(dir, name+f.Ext())
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+		if st, err := os.Lstat(p); err == nil {
+			if !st.Mode().IsRegular() {
+				return nil, fmt.Errorf("read %s: %w", p, ErrNotRegular)
+			}
 			files = append(files, p)
 		}
 	}
-	ents, err := os.ReadDir(filepath.Join(dir, name))
+	pdir := filepath.Join(dir, name)
+	if st, err := os.Lstat(pdir); err == nil && st.Mode()&os.ModeSymlink != 0 {
+		return nil, fmt.Errorf("read %s: a symbolic link, not the directory of the table's parts: %w", pdir, ErrNotRegular)
+	}
+	ents, err := os.ReadDir(pdir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
 	var parts []string
 	for _, e := range ents {
 		n := e.Name()
-		if e.Type().IsRegular() && isPartName(n) {
-			parts = append(parts, filepath.Join(dir, name, n))
+		if !isPartName(n) {
+			continue
 		}
+		if !e.Type().IsRegular() {
+			return nil, fmt.Errorf("read %s: %w", filepath.Join(pdir, n), ErrNotRegular)
+		}
+		parts = append(parts, filepath.Join(pdir, n))
 	}
 	sort.Strings(parts)
 	files = append(files, parts...)
@@ -67,7 +78,7 @@ func ReadTable(dir, name string, fn func(path string, rec arrow.Record) error) e
 		return err
 	}
 	for _, p := range files {
-		if err := ReadFile(p, func(rec arrow.Record) error { return fn(p, rec) }); err != nil {
+		if err := readFile(p, true, func(rec arrow.Record) error { return fn(p, rec) }); err != nil {
 			return err
 		}
 	}
@@ -78,7 +89,13 @@ func ReadTable(dir, name string, fn func(path string, rec arrow.Record) error) e
 // JSON Lines file (chosen by extension; a JSON Lines file's schema is its
 // table's, by file name, with dictionary columns read as utf8). A corrupt
 // file gives an error naming it, never a panic.
-func ReadFile(path string, fn func(rec arrow.Record) error) (err error) {
+func ReadFile(path string, fn func(rec arrow.Record) error) error {
+	return readFile(path, false, fn)
+}
+
+// readFile is ReadFile; inRun refuses a file that is not a regular file
+// of its own (openRunFile), as every file of a run directory must be.
+func readFile(path string, inRun bool, fn func(rec arrow.Record) error) (err error) {
 	inFn := false // a panic of fn's is fn's, not the file's
 	defer func() {
 		// The parquet and IPC decoders panic on some corrupt inputs.
@@ -100,7 +117,12 @@ func ReadFile(path string, fn func(rec arrow.Record) error) (err error) {
 		inFn = false
 		return err
 	}
-	f, _, err := openRunFile(path)
+	var f *os.File
+	if inRun {
+		f, _, err = openRunFile(path)
+	} else {
+		f, err = os.Open(path)
+	}
 	if err != nil {
 		return err
 	}

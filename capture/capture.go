@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reprise-bench/reprise/internal/secret"
 	"github.com/reprise-bench/reprise/internal/tokenizer"
 	"github.com/reprise-bench/reprise/trace"
 )
@@ -51,7 +52,9 @@ type Config struct {
 	// MaxBodyBytes bounds a request body; a larger one gets 413.
 	MaxBodyBytes int64
 	// Text, when set, receives one JSON line per recorded request with
-	// its request_id, the request body as sent and the response text:
+	// its request_id, the request body as sent (the value of every
+	// secret-looking key, such as api_key, redacted as in inputs.json)
+	// and the response text:
 	// the trace itself never holds text.
 	Text io.Writer
 	// Log receives warnings (nil: none).
@@ -477,7 +480,7 @@ func (r *Recorder) record(c *exchange) {
 			RequestID int64           `json:"request_id"`
 			Request   json.RawMessage `json:"request"`
 			Response  string          `json:"response"`
-		}{c.id, c.body, text})
+		}{c.id, secret.Body(c.body), text}) // api keys redacted as in inputs.json
 		if _, err := r.cfg.Text.Write(append(line, '\n')); err != nil && r.err == nil {
 			r.err = err
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/internal/h1"
 	"github.com/reprise-bench/reprise/engine/record"
+	"github.com/reprise-bench/reprise/internal/httpfield"
 	"github.com/reprise-bench/reprise/internal/jsonx"
 )
 
@@ -100,6 +101,14 @@ func (b *Builder) Build(in *adapter.BuildInput, p *Prepared) error {
 	}
 	if len(path) > 0 && path[0] != '/' {
 		path = "/" + path
+	}
+	// Every header and the path can come from data (a trace row, a
+	// template's placeholders, a Wasm adapter): a CR, LF or space
+	// written raw would add headers or a second request.
+	if err := checkWire(path, b.out.Header, b.e.cfg.Header, p.RowHeader); err != nil {
+		p.Err = fmt.Errorf("adapter %s build: %w", b.e.info.Name, err)
+		p.ErrKind = record.ErrBuild
+		return p.Err
 	}
 	p.URL = b.e.base + path
 	if c := b.e.h1c; c != nil {
@@ -212,6 +221,22 @@ func (b *Builder) h1Head(p *Prepared, c *h1.Client, path string) []byte {
 	h = strconv.AppendInt(h, int64(len(p.Body)), 10)
 	h = append(h, "\r\n"...)
 	return h
+}
+
+// checkWire returns why path or a header of hss cannot be written into a
+// request as it is, or nil. It does not allocate when all is well.
+func checkWire(path string, hss ...[]adapter.Header) error {
+	if err := httpfield.CheckPath(path); err != nil {
+		return fmt.Errorf("path %.60q: %w", path, err)
+	}
+	for _, hs := range hss {
+		for _, kv := range hs {
+			if err := httpfield.Check(kv.Name, kv.Value); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func userSets(hs []adapter.Header, name string) bool {

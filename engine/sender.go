@@ -1023,6 +1023,9 @@ func classify(ctx context.Context, err error) (record.ErrorKind, string) {
 		return record.ErrCancelled, "cancelled: " + cause.Error()
 	}
 	msg := err.Error()
+	if errors.Is(err, h1.ErrBadHead) {
+		return record.ErrBuild, msg // refused before a byte was written
+	}
 	if errors.Is(err, h1.ErrMalformed) {
 		return record.ErrMalformed, msg // not HTTP/1.1: bad status line, headers or chunk framing
 	}

@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +19,8 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/reprise-bench/reprise/internal/httpfield"
 )
 
 // Options control how a trace is read. The zero value detects the format,
@@ -582,6 +586,14 @@ func (r *Reader) Next(row *Row) error {
 			r.stats.DroppedFailed++
 			continue
 		}
+		if err := r.headerFields(row); err != nil {
+			if r.opts.SkipInvalid {
+				r.stats.DroppedInvalid++
+				r.warn("skipped invalid row", err)
+				continue
+			}
+			return err
+		}
 		if row.OutputTokens == 0 && !r.payload {
 			if err := r.noOutput(row); err != nil {
 				if r.opts.SkipInvalid {
@@ -636,6 +648,40 @@ func (r *Reader) noOutput(row *Row) error {
 		return nil
 	}
 	return r.fileErr(row.Line, field, fmt.Errorf("missing: %s; give the row an output_length, or pass --osl N to send rows without one with N output tokens", unbounded))
+}
+
+// headerFields is the row error for a session id or a "headers" object
+// that cannot be sent as HTTP headers, or nil. A replay may send the
+// session id as a header (--session-header, a template's
+// {{session_id}}) and sends a row's headers as they are: a CR or LF in
+// them would add headers or smuggle a second request, whatever reader
+// made the row, so every row is checked here.
+func (r *Reader) headerFields(row *Row) error {
+	if row.SessionID != "" {
+		if err := httpfield.CheckValue(row.SessionID); err != nil {
+			return r.fileErr(row.Line, "session_id", fmt.Errorf("%.40q: %w (a replay may send it as a header: --session-header, a template's {{session_id}}); fix the row", row.SessionID, err))
+		}
+	}
+	if len(row.Raw) == 0 || !bytes.Contains(row.Raw, []byte(`"headers"`)) {
+		return nil
+	}
+	var raw struct {
+		Headers json.RawMessage `json:"headers"`
+	}
+	if json.Unmarshal(row.Raw, &raw) != nil || len(raw.Headers) == 0 || string(raw.Headers) == "null" {
+		return nil // not this check's to report
+	}
+	var hs map[string]string
+	if err := json.Unmarshal(raw.Headers, &hs); err != nil {
+		return r.fileErr(row.Line, "headers", errors.New("want an object of header names and string values"))
+	}
+	names := slices.Sorted(maps.Keys(hs))
+	for _, k := range names {
+		if err := httpfield.Check(k, hs[k]); err != nil {
+			return r.fileErr(row.Line, "headers", fmt.Errorf("%w; fix the row", err))
+		}
+	}
+	return nil
 }
 
 // overInput is the error for an input length over the cap, or nil.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -13,6 +14,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/printable"
 )
 
 // app holds what every subcommand needs: the process streams and the logger
@@ -50,9 +52,10 @@ func runAbortable(ctx, abort context.Context, args []string, stdin io.Reader, st
 		err = exitcode.UsageError(fmt.Errorf("help: unknown command %q", name), "see 'reprise --help' for the commands")
 	}
 	if exitcode.Code(err) != exitcode.OK && err.Error() != "" {
-		fmt.Fprintf(stderr, "reprise: %v\n", err)
+		// An error may quote a server's message or a file's bytes.
+		fmt.Fprintf(stderr, "reprise: %s\n", printable.Text(err.Error()))
 		if h := exitcode.Hint(err); h != "" {
-			fmt.Fprintf(stderr, "hint: %s\n", h)
+			fmt.Fprintf(stderr, "hint: %s\n", printable.Text(h))
 		}
 	}
 	return exitcode.Code(err)
@@ -117,10 +120,26 @@ func newRoot(a *app) *cli.Command {
 // setUsageErrors makes flag-parsing errors of every command exit with code 2
 // and a pointer to the command's help; a command with a handler of its
 // own (profile explains AIPerf's flags) keeps it. A command made of
-// subcommands (adapters) gets groupAction.
+// subcommands (adapters) gets groupAction. It also keeps every
+// repeatable flag's values whole: the CLI library splits them on commas
+// unless each command (the setting is not inherited, and it applies to
+// environment variables too) says not to, and a header value
+// ("Accept: text/event-stream, application/json"), a label or a JSON
+// object holds commas. The flags documented as comma-separated split
+// their own values (commaList).
+//
+// Every float flag without a check of its own refuses NaN and infinities
+// as it is parsed (strconv reads "NaN", "Inf"; no comparison catches NaN
+// later), from the command line or its variable.
 func setUsageErrors(cmd *cli.Command) {
 	if cmd.Action == nil && len(cmd.Commands) > 0 {
 		cmd.Action = groupAction
+	}
+	cmd.DisableSliceFlagSeparator = true
+	for _, f := range cmd.Flags {
+		if ff, ok := f.(*cli.FloatFlag); ok && ff.Validator == nil {
+			ff.Validator = finiteFloat
+		}
 	}
 	if cmd.OnUsageError == nil {
 		cmd.OnUsageError = func(_ context.Context, c *cli.Command, err error, _ bool) error {
@@ -159,6 +178,29 @@ func groupAction(_ context.Context, cmd *cli.Command) error {
 		return exitcode.UsageError(fmt.Errorf("unknown command %q", name), hint)
 	}
 	return exitcode.UsageError(fmt.Errorf("unknown command %q for '%s'", name, cmd.FullName()), hint)
+}
+
+// finiteFloat is the check of every float flag: a finite number.
+func finiteFloat(v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("%v is not a finite number", v)
+	}
+	return nil
+}
+
+// commaList splits each value of a repeatable flag documented as
+// comma-separated (--url, whose REPRISE_URL lists several; --fail-on) on
+// its commas, dropping empty items.
+func commaList(vs []string) []string {
+	var out []string
+	for _, v := range vs {
+		for s := range strings.SplitSeq(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 // The CLI library's flag errors, which usageError rewrites.

@@ -155,7 +155,7 @@ func compareCommand(a *app) *cli.Command {
 					perr = append(perr, err)
 				}
 			}
-			c := compareConfig{Args: cmd.Args().Slice(), JSON: cmd.Bool("json"), FailOn: cmd.StringSlice("fail-on"), Config: cfg}
+			c := compareConfig{Args: cmd.Args().Slice(), JSON: cmd.Bool("json"), FailOn: commaList(cmd.StringSlice("fail-on")), Config: cfg}
 			if cmd.IsSet("targets") {
 				ts, terr := parseTargets(cmd.String("targets"))
 				c.Targets = ts

@@ -12,6 +12,7 @@ import (
 	"github.com/reprise-bench/reprise"
 	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/printable"
 )
 
 // mergeCommand is `reprise merge DIR... -o MERGED`: a thin flag mapper
@@ -79,7 +80,7 @@ func mergeCommand(a *app) *cli.Command {
 			}
 			if err != nil {
 				for _, p := range res.Report.Problems {
-					fmt.Fprintf(a.stderr, "ERROR: %s\n", p)
+					fmt.Fprintf(a.stderr, "ERROR: %s\n", printable.Line(p))
 				}
 				return fmt.Errorf("%w: %d problems (summary.json merge.problems in %s)", reprise.ErrMergeIncomplete,
 					len(res.Report.Problems), res.Dir)

@@ -81,7 +81,7 @@ func mockServerCommand(a *app) *cli.Command {
 			cfg.KeepLog = false
 			cfg.Log = a.log
 			var errs []error
-			for _, f := range cmd.StringSlice("fault") {
+			for _, f := range commaList(cmd.StringSlice("fault")) {
 				fr, err := mockserver.ParseFaultRate(f)
 				if err != nil {
 					errs = append(errs, fmt.Errorf("--fault: %w", err))

@@ -460,7 +460,7 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 		o.Prompts.Seed = rc.Seed
 	}
 	if cmd.IsSet("request-timeout-seconds") {
-		o.Timeout = seconds(cmd.Float("request-timeout-seconds"))
+		o.Timeout = seconds(&errs, "request-timeout-seconds", cmd.Float("request-timeout-seconds"))
 	}
 	extra, err := extraInputs(cmd.String("extra-body"), cmd.StringSlice("extra-inputs"))
 	errs = append(errs, err)
@@ -508,7 +508,7 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 		rc.EndOffset = time.Duration(ms) * time.Millisecond
 	}
 	if cmd.IsSet("benchmark-duration") {
-		rc.Duration = seconds(cmd.Float("benchmark-duration"))
+		rc.Duration = seconds(&errs, "benchmark-duration", cmd.Float("benchmark-duration"))
 	}
 	if g := cmd.String("benchmark-grace-period"); g != "" {
 		if !cmd.IsSet("benchmark-duration") {
@@ -519,26 +519,26 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 		} else if s, err := strconv.ParseFloat(g, 64); err != nil || s < 0 || math.IsNaN(s) {
 			errs = append(errs, fmt.Errorf("--benchmark-grace-period %q: want seconds ≥ 0 or inf", g))
 		} else {
-			rc.Grace = seconds(s)
+			rc.Grace = seconds(&errs, "benchmark-grace-period", s)
 		}
 	} else if !cmd.IsSet("grace") {
 		rc.Grace = 30 * time.Second // AIPerf's default
 	}
 	if cmd.IsSet("concurrency-ramp-duration") {
-		rc.ConcurrencyRamp = seconds(cmd.Float("concurrency-ramp-duration"))
+		rc.ConcurrencyRamp = seconds(&errs, "concurrency-ramp-duration", cmd.Float("concurrency-ramp-duration"))
 	}
 	if cmd.IsSet("request-rate-ramp-duration") {
-		rc.RateRamp = seconds(cmd.Float("request-rate-ramp-duration"))
+		rc.RateRamp = seconds(&errs, "request-rate-ramp-duration", cmd.Float("request-rate-ramp-duration"))
 	}
 	ratio := cmd.Float("session-delay-ratio")
 	if ratio < 0 || math.IsNaN(ratio) {
 		errs = append(errs, fmt.Errorf("--session-delay-ratio %v: want a factor ≥ 0", ratio))
 	}
 	if cmd.IsSet("session-turn-delay-mean") {
-		o.Synthetic.TurnDelay = seconds(cmd.Float("session-turn-delay-mean") / 1000 * ratio)
+		o.Synthetic.TurnDelay = seconds(&errs, "session-turn-delay-mean", cmd.Float("session-turn-delay-mean")/1000*ratio)
 	}
 	if cmd.IsSet("session-turn-delay-stddev") {
-		o.Synthetic.TurnDelayStdDev = seconds(cmd.Float("session-turn-delay-stddev") / 1000 * ratio)
+		o.Synthetic.TurnDelayStdDev = seconds(&errs, "session-turn-delay-stddev", cmd.Float("session-turn-delay-stddev")/1000*ratio)
 	}
 	if cmd.IsSet("request-cancellation-rate") {
 		pct := cmd.Float("request-cancellation-rate")
@@ -548,10 +548,10 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 		o.CancelRate = pct / 100
 	}
 	if cmd.IsSet("request-cancellation-delay") {
-		o.CancelAfter = seconds(cmd.Float("request-cancellation-delay"))
+		o.CancelAfter = seconds(&errs, "request-cancellation-delay", cmd.Float("request-cancellation-delay"))
 	}
 	if cmd.IsSet("warmup-duration") {
-		rc.WarmupDuration = seconds(cmd.Float("warmup-duration"))
+		rc.WarmupDuration = seconds(&errs, "warmup-duration", cmd.Float("warmup-duration"))
 	}
 	// AIPerf sends 10 requests when nothing else bounds a run that is not
 	// a fixed schedule: a synthetic load, or a file paced by a load model
@@ -615,8 +615,20 @@ func artifactName(o *reprise.Options) string {
 	return model + "-openai-" + filepath.Base(o.Endpoint) + "-" + stim
 }
 
-// seconds converts AIPerf's float seconds.
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+// maxSeconds is the longest time a time.Duration holds, in seconds
+// (about 292 years).
+const maxSeconds = float64(math.MaxInt64) / float64(time.Second)
+
+// seconds converts AIPerf's float seconds of --flag; a value no Duration
+// holds (NaN, infinite, beyond ±292 years) is added to errs, never
+// wrapped around to a negative duration.
+func seconds(errs *[]error, flag string, s float64) time.Duration {
+	if !(math.Abs(s) <= maxSeconds) {
+		*errs = append(*errs, fmt.Errorf("--%s: %v seconds is out of range; want a finite number of seconds up to %.4g", flag, s, maxSeconds))
+		return 0
+	}
+	return time.Duration(s * float64(time.Second))
+}
 
 // extraInputs merges --extra-body (a JSON object) and AIPerf's
 // --extra-inputs (KEY:VALUE pairs, values typed as AIPerf does, or JSON

@@ -15,6 +15,7 @@ import (
 
 	"github.com/reprise-bench/reprise/capture"
 	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/secret"
 	"github.com/reprise-bench/reprise/internal/tokenizer"
 )
 
@@ -106,7 +107,7 @@ func recordCommand(a *app) *cli.Command {
 			srv := &http.Server{Handler: rec, ReadHeaderTimeout: 30 * time.Second}
 			served := make(chan error, 1)
 			go func() { served <- srv.Serve(ln) }()
-			a.log.Info("recording", "listen", "http://"+ln.Addr().String(), "upstream", up.String(), "output", path)
+			a.log.Info("recording", "listen", "http://"+ln.Addr().String(), "upstream", secret.URL(up.String()), "output", path)
 			select {
 			case <-ctx.Done():
 			case err = <-served:

@@ -263,7 +263,7 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 	o := reprise.NewOptions()
 	o.Model, o.Endpoint = cmd.String("model"), cmd.String("endpoint")
 	o.URLPolicy = cmd.String("url-policy")
-	if urls := cmd.StringSlice("url"); len(urls) > 0 {
+	if urls := commaList(cmd.StringSlice("url")); len(urls) > 0 {
 		o.URL = withScheme(urls[0])
 		for _, u := range urls[1:] {
 			o.Targets = append(o.Targets, reprise.Target{URL: withScheme(u)})

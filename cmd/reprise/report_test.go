@@ -61,3 +61,32 @@ func TestReportCommand(t *testing.T) {
 		t.Errorf("a failed report left %s", bad)
 	}
 }
+
+// TestReportRefusesLinkedManifest: a run directory whose manifest.json
+// is a symbolic link to another file (a planted secret) is refused; the
+// file is never embedded in a report.
+func TestReportRefusesLinkedManifest(t *testing.T) {
+	srv := startMockServer(t, nil)
+	run := filepath.Join(t.TempDir(), "run")
+	code, _, stderr := runCLI(t, "", "replay", "--url", srv.URL(), "--model", "reprise-mock", "--isl", "4", "--osl", "2",
+		"--request-count", "2", "--concurrency", "1", "--out", run, "--quiet", "--no-server-metrics")
+	if code != 0 {
+		t.Fatalf("replay exit %d: %s", code, stderr)
+	}
+	secret := filepath.Join(t.TempDir(), "secret.json")
+	os.WriteFile(secret, []byte(`{"api_key":"planted-secret-123"}`), 0o600)
+	m := filepath.Join(run, "manifest.json")
+	if err := os.Remove(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, m); err != nil {
+		t.Skip(err)
+	}
+	out := filepath.Join(t.TempDir(), "r.html")
+	code, stdout, stderr := runCLI(t, "", "report", "-o", out, run)
+	b, _ := os.ReadFile(out)
+	if code == 0 || !strings.Contains(stderr, "not a regular file") || strings.Contains(string(b)+stdout+stderr, "planted-secret-123") {
+		t.Errorf("report of a run whose manifest links elsewhere: exit %d, stderr %q, report holds the secret: %v",
+			code, stderr, strings.Contains(string(b), "planted-secret-123"))
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -56,12 +57,12 @@ func runsConfigFrom(cmd *cli.Command) (sweep.RunsConfig, error) {
 	if rc.Runs < 1 {
 		errs = append(errs, fmt.Errorf("--runs %d: want ≥ 1", rc.Runs))
 	}
-	if rc.Level <= 0 || rc.Level >= 1 {
+	if !(rc.Level > 0 && rc.Level < 1) {
 		errs = append(errs, fmt.Errorf("--confidence-level %v: want a level between 0 and 1, e.g. 0.95", rc.Level))
 	}
 	if s := cmd.String("until-ci"); s != "" {
 		v, err := parseFraction(s)
-		if err != nil || v <= 0 {
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
 			errs = append(errs, fmt.Errorf("--until-ci %q: want a bound such as 5%% or 0.05", s))
 		}
 		if rc.Runs < sweep.DefaultMinRunsForCI {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/reprise-bench/reprise/engine/record"
+	"github.com/reprise-bench/reprise/internal/printable"
 )
 
 // scalar is an aggregate value in summary.json: AIPerf writes derived
@@ -272,7 +273,7 @@ func (s *Summary) WriteTable(w io.Writer) error {
 			if i == 3 {
 				break
 			}
-			line("  e.g. "+string(e.Kind), truncate(e.Message, 100))
+			line("  e.g. "+string(e.Kind), truncate(printable.Line(e.Message), 100))
 		}
 		if s.ErrorsOmitted > 0 {
 			line("  not itemized", fmt.Sprintf("%d (beyond %d kind/status pairs)", s.ErrorsOmitted, MaxErrorEntries))
@@ -282,7 +283,10 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		s.writeTelemetry(&b)
 	}
 	s.writeQuality(&b, line)
-	_, err := io.WriteString(w, b.String())
+	// Messages, names and URLs came from a server or a file (summarize
+	// reads summary.json): no control character of theirs reaches the
+	// terminal.
+	_, err := io.WriteString(w, printable.Text(b.String()))
 	return err
 }
 

@@ -106,7 +106,7 @@ func ParseFaultRate(s string) (FaultRate, error) {
 		return FaultRate{}, err
 	}
 	r, err := strconv.ParseFloat(strings.TrimSpace(rate), 64)
-	if err != nil || r < 0 || r > 1 {
+	if err != nil || !(r >= 0 && r <= 1) {
 		return FaultRate{}, fmt.Errorf("fault rate %q: rate %q must be a number within [0,1]", s, rate)
 	}
 	return FaultRate{Fault: f, Rate: r}, nil

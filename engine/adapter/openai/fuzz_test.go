@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/internal/httpfield"
 )
 
 // FuzzOpenAIChunk checks the native chunk scanner against encoding/json:
@@ -201,6 +202,8 @@ func FuzzParseTemplate(f *testing.F) {
 		`{"path":"/x","body":{"m":"{{model}}","p":"{{prompt}}","n":"{{max_tokens}}","o":{"u":"{{include_usage}}"}},"response":{"text":"t"}}`,
 		`{"path":"/x","framing":"jsonl","headers":{"A":"{{session_id}}"},"body":{"a":[1,"{{messages}}",true,null]},"response":{"text":["a.0","b"],"usage":"u"}}`,
 		`{"path":"/x","body":{},"response":{"text":"t"},}`, `[]`, `{"body":"{{nope}}"}`,
+		`{"path":"/x\r\nX-Inj: 1","headers":{"A":"a\u0000{{model}}"},"body":{},"response":{"text":"t"}}`,
+		`{"path":"/x y","headers":{"A B":"v"},"body":{},"response":{"text":"t"}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -224,6 +227,17 @@ func FuzzParseTemplate(f *testing.F) {
 		}
 		if !json.Valid(out.Body) {
 			t.Fatalf("template %q built invalid JSON %s", b, out.Body)
+		}
+		// With placeholders of plain values, everything the template puts
+		// in the request head is its own text, which loading checked: a
+		// path for the request line, header names and values.
+		if err := httpfield.CheckPath(tpl.Info().Path); err != nil {
+			t.Fatalf("template %q loaded with path %q: %v", b, tpl.Info().Path, err)
+		}
+		for _, h := range out.Header {
+			if err := httpfield.Check(h.Name, h.Value); err != nil {
+				t.Fatalf("template %q built header %q: %q: %v", b, h.Name, h.Value, err)
+			}
 		}
 	})
 }

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/internal/httpfield"
 	"github.com/reprise-bench/reprise/internal/jsonx"
 )
 
@@ -237,6 +238,8 @@ func ParseTemplate(name string, b []byte) (*Template, error) {
 	t.method = adapter.MethodPOST
 	if !strings.HasPrefix(t.info.Path, "/") {
 		bad(root.member("path"), "path", "want the request path, starting with /, e.g. /v1/chat/completions")
+	} else if err := httpfield.CheckPath(t.info.Path); err != nil {
+		bad(root.member("path"), "path", "%q: %v", t.info.Path, err)
 	}
 	switch m := str(root.member("method"), "method"); m {
 	case "", "POST":
@@ -262,8 +265,12 @@ func ParseTemplate(name string, b []byte) (*Template, error) {
 		}
 		for i, k := range h.keys {
 			v := h.vals[i]
-			if v.kind != '"' || strings.ContainsAny(v.str, "\r\n") || !validHeaderName(k) {
-				bad(v, "headers."+k, "want a header name and a string value without CR or LF")
+			if v.kind != '"' {
+				bad(v, "headers."+k, "want a string value")
+				continue
+			}
+			if err := httpfield.Check(k, v.str); err != nil {
+				bad(v, "headers."+k, "%v", err)
 				continue
 			}
 			checkPlaceholders(v, "headers."+k, true, bad)
@@ -281,18 +288,6 @@ func ParseTemplate(name string, b []byte) (*Template, error) {
 		return nil, errors.Join(errs...)
 	}
 	return t, nil
-}
-
-func validHeaderName(k string) bool {
-	if k == "" {
-		return false
-	}
-	for _, c := range []byte(k) {
-		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"(),/:;<=>?@[\\]{}", c) >= 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // checkPlaceholders reports unknown placeholders, and placeholders inside

@@ -121,3 +121,23 @@ func TestTemplateJSONLines(t *testing.T) {
 		t.Errorf("text %q", fin.Text)
 	}
 }
+
+// TestTemplateRefusesRawWireText: a template's path with CR, LF or a
+// space, and a header whose name is no token or whose value holds a
+// control character, are refused at load naming the field: they would
+// reach the request line or the head as written.
+func TestTemplateRefusesRawWireText(t *testing.T) {
+	for _, tt := range []struct{ tpl, field, want string }{
+		{`{"path":"/x\r\nX-Inj: 1","body":{},"response":{"text":"t"}}`, "path", "holds a CR at byte 2"},
+		{`{"path":"/x y","body":{},"response":{"text":"t"}}`, "path", "holds a space at byte 2"},
+		{`{"path":"/x","headers":{"X-A":"a\u0000{{session_id}}"},"body":{},"response":{"text":"t"}}`, "headers.X-A", "holds a NUL"},
+		{`{"path":"/x","headers":{"X-A":"\u001b[2J"},"body":{},"response":{"text":"t"}}`, "headers.X-A", "holds byte 0x1b"},
+		{`{"path":"/x","headers":{"X A":"v"},"body":{},"response":{"text":"t"}}`, "headers.X A", "is not a header name"},
+	} {
+		_, err := openai.ParseTemplate("t.json", []byte(tt.tpl))
+		te, ok := errors.AsType[*openai.TemplateError](err)
+		if !ok || te.Field != tt.field || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want a TemplateError of field %s with %q", tt.tpl, err, tt.field, tt.want)
+		}
+	}
+}

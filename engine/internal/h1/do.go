@@ -5,6 +5,7 @@ package h1
 // TestDoAllocs here, TestH1SendAllocs in engine (the whole send path).
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // ReadBuffer is the size of a Caller's read buffer, allocated on its first
@@ -28,6 +31,12 @@ var (
 	// ErrTimeout is Config.Timeout expiring. It matches
 	// os.ErrDeadlineExceeded.
 	ErrTimeout = fmt.Errorf("request timed out (--timeout): %w", os.ErrDeadlineExceeded)
+	// ErrBadHead marks a Request.Head that Do refuses to write: not one
+	// request line and header lines of valid syntax (a CR, LF, NUL or
+	// other control character in a header, a space or control character
+	// in the path), which would put a header or a request of their own
+	// on the wire. Nothing is sent.
+	ErrBadHead = errors.New("request head is not valid HTTP/1.1; nothing was sent")
 )
 
 const (
@@ -270,6 +279,11 @@ var pastDeadline = time.Unix(1, 0)
 func (k *Caller) Do(ctx context.Context, req *Request, st *Stamps, h Handler) error {
 	cl := k.cl
 	*st = Stamps{}
+	if err := checkHead(req.Head); err != nil {
+		st.Sent = cl.clock.Now()
+		st.End = st.Sent
+		return err
+	}
 	for attempt := 1; ; attempt++ {
 		// Sent is before the pool wait, DNS and connect: they fall
 		// inside TTFT, as in AIPerf (records.md).
@@ -602,4 +616,68 @@ func (k *Caller) decode(b []byte, t int64) {
 			return
 		}
 	}
+}
+
+// checkHead returns nil when h is a request line ("METHOD TARGET
+// HTTP/1.1") and header lines ("Name: value"), each ending in CRLF, of
+// valid syntax (RFC 9112 §3, RFC 9110 §5.5): a method and header names
+// that are tokens, a target of visible ASCII, values without control
+// characters but tab. Otherwise the error wraps ErrBadHead and says
+// where, never with the value (it may be a secret). It does not allocate
+// when h is valid: it runs before every request is written, whoever
+// built the head.
+func checkHead(h []byte) error {
+	line, rest, ok := cutLine(h)
+	if !ok {
+		return fmt.Errorf("%w: the request line does not end in CRLF", ErrBadHead)
+	}
+	sp := bytes.IndexByte(line, ' ')
+	last := bytes.LastIndexByte(line, ' ')
+	if sp <= 0 || last == sp || !isToken(line[:sp]) || string(line[last+1:]) != "HTTP/1.1" {
+		return fmt.Errorf("%w: the request line is not METHOD TARGET HTTP/1.1", ErrBadHead)
+	}
+	for i, c := range line[sp+1 : last] {
+		if c <= ' ' || c >= 0x7f {
+			return fmt.Errorf("%w: the path holds byte 0x%02x at byte %d", ErrBadHead, c, i)
+		}
+	}
+	for len(rest) > 0 {
+		if line, rest, ok = cutLine(rest); !ok {
+			return fmt.Errorf("%w: a header line does not end in CRLF", ErrBadHead)
+		}
+		colon := bytes.IndexByte(line, ':')
+		if colon <= 0 || !isToken(line[:colon]) {
+			return fmt.Errorf("%w: a header line is not Name: value", ErrBadHead)
+		}
+		for i, c := range line[colon+1:] {
+			if (c < ' ' && c != '\t') || c == 0x7f {
+				return fmt.Errorf("%w: the value of header %s holds byte 0x%02x at byte %d", ErrBadHead, line[:colon], c, i)
+			}
+		}
+	}
+	return nil
+}
+
+// cutLine cuts b at its first CRLF. A lone CR or LF before it is not a
+// line end: it makes the line invalid (ok false), as a server could read
+// either as one.
+func cutLine(b []byte) (line, rest []byte, ok bool) {
+	i := bytes.IndexAny(b, "\r\n")
+	if i < 0 || i+1 >= len(b) || b[i] != '\r' || b[i+1] != '\n' {
+		return nil, nil, false
+	}
+	return b[:i], b[i+2:], true
+}
+
+// isToken reports whether b is an HTTP token (RFC 9110 §5.6.2).
+func isToken(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		if !httpguts.IsTokenRune(rune(c)) {
+			return false
+		}
+	}
+	return true
 }
