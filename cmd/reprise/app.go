@@ -359,7 +359,9 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 // a host, is http://host:port, as AIPerf takes its --url
 // (localhost:8000). A value with a scheme, or an empty one, is kept.
 func withScheme(u string) string {
-	if u == "" || strings.Contains(u, "://") {
+	if u == "" || strings.Contains(u, "://") || strings.ContainsAny(u, " \t\r\n") {
+		// Empty, with a scheme, or no host (white space): left for the
+		// URL check to accept or refuse as the user wrote it.
 		return u
 	}
 	return "http://" + u

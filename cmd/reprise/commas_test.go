@@ -25,7 +25,9 @@ func startHeaderServer(t *testing.T) *headerServer {
 	t.Helper()
 	s := &headerServer{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasPrefix(r.URL.Path, "/v1/") {
+		// The server check before a run GETs /v1/models: not a request
+		// of the run.
+		if !strings.HasPrefix(r.URL.Path, "/v1/") || r.Method != http.MethodPost {
 			http.NotFound(w, r)
 			return
 		}
