@@ -252,7 +252,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	if tel != nil {
 		servers, gpu := tel.summaries(res.Summary.WindowStartNS, res.Summary.WindowEndNS, res.Summary.TotalOSL)
-		res.Summary.Telemetry = &summary.Telemetry{Servers: servers, GPU: gpu}
+		res.Summary.AttachTelemetry(&summary.Telemetry{Servers: servers, GPU: gpu})
 	}
 	out := &Result{Dir: dir, Summary: res.Summary, Stats: res.Stats, Interrupted: res.Interrupted, Aborted: aborted,
 		InlineBuilds: res.InlineBuilds, ClosesAfterStream: res.ClosesAfterStream, Writer: run.Records().Report()}
