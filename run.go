@@ -236,6 +236,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		defer pprof.StopCPUProfile()
 	}
 	rcfg.OnEnd, rcfg.AbortAfterConnectFailures = o.OnEnd, o.AbortAfterConnectFailures
+	if len(rp.prime) > 0 {
+		before, err := prime(runCtx, rcfg, rp, log)
+		if err != nil {
+			tel.stop(abort, log)
+			return nil, err
+		}
+		rcfg.Before = before
+	}
 	res, runErr := runEngine(runCtx, rcfg)
 	if runErr == nil && runCtx.Err() != nil && ctx.Err() == nil {
 		runErr = context.Cause(runCtx) // a telemetry table failed
