@@ -1,6 +1,7 @@
 package reprise_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -10,7 +11,10 @@ import (
 	"time"
 
 	"github.com/reprise-bench/reprise"
+	"github.com/reprise-bench/reprise/arrowio"
+	"github.com/reprise-bench/reprise/internal/compare"
 	"github.com/reprise-bench/reprise/internal/mockserver"
+	"github.com/reprise-bench/reprise/internal/report"
 )
 
 // writeTrace writes rows rows 5 ms apart of 4 blocks of 16 tokens: rows
@@ -80,6 +84,10 @@ func TestSharedServer(t *testing.T) {
 		t.Errorf("summary.json lacks the check (%v)", err)
 	}
 
+	if page := reportOf(t, res.Dir); !strings.Contains(page, "not comparable: shared server") {
+		t.Error("the report does not name the shared server")
+	}
+
 	// Alone on a fresh mock, the same run is not flagged.
 	alone := inputsOptions(t, startMock(t, 2*time.Millisecond, 1).URL(), tr)
 	res, err = reprise.Run(context.Background(), alone)
@@ -106,15 +114,47 @@ func TestWarmPrefixCache(t *testing.T) {
 		}
 		return res
 	}
+	var second *reprise.Result
 	warm := func(r *reprise.Result) bool {
 		c := r.Summary.Comparability()
 		return c.Cache != nil && c.Cache.Warm
 	}
 	first := run("first", inputsOptions(t, srv.URL(), tr))
+	defer func() {
+		// The report names the warm run as not comparable, not the first.
+		page := reportOf(t, first.Dir, second.Dir)
+		if n := strings.Count(page, "not comparable: warm prefix cache"); n != 1 {
+			t.Errorf("report names %d runs warm, want 1", n)
+		}
+		// compare says why cache_hit_ratio changed between the two.
+		a, err := compare.Load(first.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := compare.Load(second.Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmp, err := compare.Compare(a, b, compare.NewConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, w := range cmp.Warnings {
+			if strings.HasPrefix(w, "B "+second.Dir+": not comparable: warm prefix cache") {
+				n++
+			} else if strings.Contains(w, "not comparable") {
+				t.Errorf("compare warns %q", w)
+			}
+		}
+		if n != 1 {
+			t.Errorf("compare warnings %q; want B named warm once", cmp.Warnings)
+		}
+	}()
 	if c := first.Summary.Comparability(); c.Cache == nil || c.Cache.Warm || c.Cache.FreshRequests != 4 || len(c.Warnings) != 0 {
 		t.Fatalf("first run: %+v %q; want a cold cache over the 4 rows that start a prefix", c.Cache, c.Warnings)
 	}
-	second := run("second", inputsOptions(t, srv.URL(), tr))
+	second = run("second", inputsOptions(t, srv.URL(), tr))
 	c := second.Summary.Comparability()
 	if !warm(second) || len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "--prompt-seed") || !strings.Contains(c.Warnings[0], "--prime-prefixes") {
 		t.Fatalf("second run: %+v %q; want it flagged warm with what to do", c.Cache, c.Warnings)
@@ -144,4 +184,56 @@ func TestWarmPrefixCache(t *testing.T) {
 	if s.RequestCount != 24 {
 		t.Errorf("primed: %d measured requests, want 24", s.RequestCount)
 	}
+}
+
+// A fan-out run to two mocks: both servers' /metrics are scraped, each
+// target's summary holds its own server, and the report has one header
+// line and one series per target.
+func TestSeveralTargetsReport(t *testing.T) {
+	a, b := startMock(t, 2*time.Millisecond, 1), startMock(t, 20*time.Millisecond, 2)
+	o := inputsOptions(t, a.URL(), writeTrace(t, 12, 3))
+	o.Targets = []reprise.Target{{URL: b.URL()}}
+	o.URLPolicy = reprise.URLPolicyFanOut
+	res, err := reprise.Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	if s.Telemetry == nil || len(s.Telemetry.Servers) != 2 || len(s.Targets) != 2 {
+		t.Fatalf("telemetry %+v, %d targets; want both servers scraped", s.Telemetry, len(s.Targets))
+	}
+	for tg, sub := range s.Targets {
+		if sub.Telemetry == nil || len(sub.Telemetry.Servers) != 1 || !strings.HasPrefix(sub.Telemetry.Servers[0].Target, strings.TrimSuffix(sub.Run.URL, "/v1")) {
+			t.Errorf("target %d (%s): servers %+v; want its own", tg, sub.Run.URL, sub.Telemetry)
+		}
+		if c := sub.Comparability(); len(c.Servers) != 1 || c.Servers[0].Shared || c.Servers[0].RequestsSent != 12 {
+			t.Errorf("target %d: %+v; want 12 sent, not shared", tg, c.Servers)
+		}
+	}
+	page := reportOf(t, res.Dir)
+	for _, want := range []string{"<b>run #0</b> 12 requests", "<b>run #1</b> 12 requests", " at " + a.URL(), " at " + b.URL()} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
+
+// reportOf builds the report of the run directories, each labelled
+// "run", and returns the page.
+func reportOf(t *testing.T, dirs ...string) string {
+	t.Helper()
+	var rs []*arrowio.RunReader
+	var labels []string
+	for _, d := range dirs {
+		rr, err := arrowio.Open(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, labels = append(rs, rr), append(labels, "run")
+	}
+	var html bytes.Buffer
+	if err := report.Build(&html, rs, report.Options{Labels: labels}); err != nil {
+		t.Fatal(err)
+	}
+	return html.String()
 }
