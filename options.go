@@ -160,6 +160,13 @@ type Options struct {
 	IgnoreEOS bool
 	// MaxTokensFromTrace sends each row's output length as max_tokens.
 	MaxTokensFromTrace bool
+	// PrimePrefixes sends, before the measured requests, one request per
+	// distinct shared prefix of the trace's hash ids (its full blocks, one
+	// output token), as warmup records, and waits for them: the measured
+	// requests find the prefixes cached instead of racing to fill the
+	// cache, and the expected cached tokens count the primed blocks. It
+	// reads the trace whole.
+	PrimePrefixes bool
 	// ExtraBody is a JSON object merged into every request body.
 	ExtraBody string
 	// Headers are extra request headers, each "NAME: VALUE".

@@ -147,8 +147,14 @@ func newPromptSource(rp *replayPlan, cfg prompt.Config, ids bool) (*promptSource
 	if rp.rows != nil {
 		// Prepare checks every row up front and fixes the expected cached
 		// tokens in trace order, whatever order the builders run in.
+		rows := rp.rows
+		if len(rp.prime) > 0 {
+			// The priming requests come first: the measured requests'
+			// expected cached tokens count their blocks.
+			rows = append(slices.Clone(rp.prime), rp.rows...)
+		}
 		if pr, ok := any(s).(interface{ Prepare([]trace.Row) error }); ok {
-			if err := pr.Prepare(rp.rows); err != nil {
+			if err := pr.Prepare(rows); err != nil {
 				return nil, err
 			}
 		} else if err := checkHashFit(rp.rows, cfg.Mismatch); err != nil {

@@ -239,6 +239,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		defer pprof.StopCPUProfile()
 	}
 	rcfg.OnEnd, rcfg.AbortAfterConnectFailures = o.OnEnd, o.AbortAfterConnectFailures
+	if len(rp.prime) > 0 {
+		before, err := prime(runCtx, rcfg, rp, log)
+		if err != nil {
+			tel.stop(abort, log)
+			return nil, err
+		}
+		rcfg.Before = before
+	}
 	res, runErr := runEngine(runCtx, rcfg)
 	if runErr == nil && runCtx.Err() != nil && ctx.Err() == nil {
 		runErr = context.Cause(runCtx) // a telemetry table failed
@@ -255,7 +263,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	if tel != nil {
 		servers, gpu := tel.summaries(res.Summary.WindowStartNS, res.Summary.WindowEndNS, res.Summary.TotalOSL)
-		res.Summary.Telemetry = &summary.Telemetry{Servers: servers, GPU: gpu}
+		res.Summary.AttachTelemetry(&summary.Telemetry{Servers: servers, GPU: gpu})
 	}
 	out := &Result{Dir: dir, Summary: res.Summary, Stats: res.Stats, Interrupted: res.Interrupted, Aborted: aborted,
 		InlineBuilds: res.InlineBuilds, ClosesAfterStream: res.ClosesAfterStream, Writer: run.Records().Report()}

@@ -86,8 +86,11 @@ type runConfig struct {
 	// MaxTokensFromTrace sends each row's output length as the max tokens.
 	MaxTokensFromTrace bool
 	Sink               recordSink
-	Summary            summary.Options
-	Info               summary.RunInfo
+	// Before are records sent before this plan (the priming requests),
+	// counted in the summary first.
+	Before  []record.Request
+	Summary summary.Options
+	Info    summary.RunInfo
 	// Progress receives the live status line (nil = none); TTY rewrites
 	// it in place.
 	Progress io.Writer
@@ -351,6 +354,9 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 	rn.prog.planned = int64(plan.Requests())
 	rn.prog.start = time.Now()
 	rn.acc = summary.NewAccumulator(cfg.Summary)
+	for i := range cfg.Before {
+		rn.acc.Add(&cfg.Before[i])
+	}
 	// A sink that fails stops the run at once, as an interruption does:
 	// its records could not be written anyway.
 	ctx, abort := context.WithCancelCause(ctx)

@@ -2,9 +2,8 @@ package reprise
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,13 +22,20 @@ type telemetryConfig struct {
 }
 
 // telemetryConfigOf is what o asks for: the scrape targets, the
-// endpoint's /metrics first.
+// endpoints' /metrics first (target 0's, then every further target's, a
+// server named twice scraped once).
 func telemetryConfigOf(o *Options) telemetryConfig {
 	t := o.Telemetry
 	tc := telemetryConfig{Interval: t.Interval, GPU: t.GPU, DCGMURL: t.DCGMURL}
 	if t.EndpointMetrics && o.URL != "" {
-		if u, err := metricsURL(o.URL); err == nil {
-			tc.Targets = append(tc.Targets, u)
+		bases := []string{o.URL}
+		for _, tg := range o.Targets {
+			bases = append(bases, tg.URL)
+		}
+		for _, b := range bases {
+			if u, err := metricsURL(b); err == nil && !slices.Contains(tc.Targets, u) {
+				tc.Targets = append(tc.Targets, u)
+			}
 		}
 	}
 	tc.Targets = append(tc.Targets, t.ServerMetrics...)
@@ -40,14 +46,8 @@ func telemetryConfigOf(o *Options) telemetryConfig {
 }
 
 // metricsURL is the /metrics page of the server behind an endpoint URL:
-// same scheme and host, path /metrics.
-func metricsURL(base string) (string, error) {
-	u, err := url.Parse(base)
-	if err != nil || u.Host == "" {
-		return "", fmt.Errorf("URL %q: not an absolute URL", base)
-	}
-	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/metrics"}).String(), nil
-}
+// same scheme and host, path /metrics (telemetry.MetricsURL).
+func metricsURL(base string) (string, error) { return telemetry.MetricsURL(base) }
 
 // telemetryRun is the telemetry of one replay: scrapers and a GPU sampler
 // on their own goroutines, writing server_metrics and gpu tables beside the

@@ -54,6 +54,9 @@ type replayPlan struct {
 	tok       tokenizer.Tokenizer
 	wasm      *wasm.Adapter
 	prompts   *promptSource
+	// prime are the priming requests' rows (Options.PrimePrefixes), the
+	// prompts prepared with them first; nil without priming.
+	prime     []trace.Row
 	pcfg      prompt.Config
 	plan      *replay.Plan
 	tracePath string
@@ -440,6 +443,9 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		rp.rows = syntheticRows(&o.Synthetic, &o.Replay, o.Trace.MaxInputTokens)
 		rp.nRows = len(rp.rows)
 	}
+	if o.PrimePrefixes && rp.rows != nil {
+		rp.prime = primeRows(rp.rows)
+	}
 	rp.prompts, err = newPromptSource(rp, pcfg, o.Endpoint == "completions" && pcfg.Format == prompt.FormatTokenIDs)
 	if err != nil {
 		if rp.tracePath != "" {
@@ -611,6 +617,11 @@ func scanTrace(o *Options, rp *replayPlan, src traceSource, opts trace.Options, 
 		return false, err
 	}
 	rp.format = r.Format()
+	if o.PrimePrefixes && rp.spool == nil {
+		closeTrace()
+		rp.loadNote = "priming the prefixes reads every row first"
+		return false, nil
+	}
 	if o.Trace.Hold && rp.spool == nil {
 		closeTrace()
 		rp.loadNote = "loading was asked for"

@@ -341,8 +341,9 @@ type aiperfErrorCount struct {
 
 // summaryOwnKeys are summary.json keys that profile_export_aiperf.json
 // replaces with AIPerf's own (the header keys, error_summary) or leaves
-// out (reprise's telemetry shape: AIPerf's telemetry_data is null).
-var summaryOwnKeys = []string{"schema_version", "run_info", "error_summary", "telemetry"}
+// out (reprise's telemetry shape: AIPerf's telemetry_data is null; its
+// comparability checks).
+var summaryOwnKeys = []string{"schema_version", "run_info", "error_summary", "telemetry", "comparability"}
 
 // aiperfSummary returns profile_export_aiperf.json: summary.json's
 // statistics and aggregates under AIPerf's tags, with AIPerf's header

@@ -318,7 +318,7 @@ func (r *RunReader) SummarizeFrom(acc *summary.Accumulator, info summary.RunInfo
 		}
 		t.GPU = telemetry.SummarizeGPU(in, s.WindowStartNS, s.WindowEndNS, s.TotalOSL)
 	}
-	s.Telemetry = t
+	s.AttachTelemetry(t)
 	return s, nil
 }
 

@@ -15,7 +15,7 @@ var optionFlag = map[string]string{
 	"URL": "--url", "Model": "--model", "Endpoint": "--endpoint", "Targets": "--url", "URLPolicy": "--url-policy",
 	"Adapter.Config": "--adapter-config", "Adapter.SHA256": "--adapter-sha256",
 	"Adapter.Sandbox": "--adapter-sandbox", "Adapter.MemoryMiB": "--adapter-memory-mib",
-	"Streaming": "--streaming", "IgnoreEOS": "--ignore-eos", "MaxTokensFromTrace": "--max-tokens-from-trace",
+	"Streaming": "--streaming", "IgnoreEOS": "--ignore-eos", "MaxTokensFromTrace": "--max-tokens-from-trace", "PrimePrefixes": "--prime-prefixes",
 	"ExtraBody": "--extra-body", "Headers": "--header", "APIKey": "--api-key", "Timeout": "--timeout",
 	"MaxResponseEvents": "--max-response-events", "MaxEventBytes": "--max-event-bytes",
 	"MaxResponseBytes": "--max-response-bytes", "HTTP2": "--http2", "NoKernelTimestamps": "--no-kernel-timestamps",

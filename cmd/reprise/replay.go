@@ -149,6 +149,8 @@ func replayFlags() []cli.Flag {
 			Usage: "`ORDER` in which the load modes send the rows: sequential (file order), shuffle (a new permutation each pass) or random (with replacement); drawn with --seed"},
 		&cli.Uint64Flag{Name: "prompt-seed", Category: catTrace, Sources: envVars("prompt-seed"),
 			Usage: "`SEED` of the prompt words: equal seeds build equal prompts (and can reuse a server's cache)"},
+		&cli.BoolFlag{Name: "prime-prefixes", Category: catTrace, Sources: envVars("prime-prefixes"),
+			Usage: "before measuring, send each shared prefix of the trace's hash ids once (warmup records) and wait for them, so measured requests find it cached"},
 		&cli.StringFlag{Name: "hash-mismatch", Value: reprise.DefaultHashMismatch, Category: catTrace, Sources: envVars("hash-mismatch"),
 			Usage: "`MODE` of rows whose hash ids do not fit their length: error (stop before sending) or fit (adapt the ids, counted)"},
 		&cli.IntFlag{Name: "isl-correction", Category: catTrace, Sources: envVars("isl-correction"),
@@ -272,6 +274,7 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 	o.Adapter = reprise.AdapterOptions{Config: cmd.String("adapter-config"), SHA256: cmd.String("adapter-sha256"),
 		Sandbox: cmd.String("adapter-sandbox"), MemoryMiB: cmd.Int("adapter-memory-mib")}
 	o.Streaming, o.IgnoreEOS, o.MaxTokensFromTrace = cmd.Bool("streaming"), cmd.Bool("ignore-eos"), cmd.Bool("max-tokens-from-trace")
+	o.PrimePrefixes = cmd.Bool("prime-prefixes")
 	o.ExtraBody, o.Headers, o.APIKey = cmd.String("extra-body"), cmd.StringSlice("header"), cmd.String("api-key")
 	o.Timeout = cmd.Duration("timeout")
 	o.Preflight = reprise.PreflightOptions{Skip: cmd.Bool("no-preflight"), Timeout: cmd.Duration("preflight-timeout")}

@@ -93,6 +93,7 @@ func (s *Summary) JSON() ([]byte, error) {
 		m["telemetry"] = s.telemetryJSON()
 	}
 	m["measurement_quality"] = s.Quality()
+	m["comparability"] = s.Comparability()
 	if len(s.Targets) > 0 {
 		ts := make([]json.RawMessage, len(s.Targets))
 		for t, sub := range s.Targets {
@@ -283,6 +284,7 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		s.writeTelemetry(&b)
 	}
 	s.writeQuality(&b, line)
+	s.writeComparability(&b)
 	// Messages, names and URLs came from a server or a file (summarize
 	// reads summary.json): no control character of theirs reaches the
 	// terminal.
@@ -312,6 +314,22 @@ func (s *Summary) writeQuality(b *strings.Builder, line func(k, v string)) {
 	line("Measurement quality", q.Verdict+":")
 	for _, r := range q.Reasons {
 		fmt.Fprintf(b, "  - %s\n", r)
+	}
+}
+
+// writeComparability prints each problem [Summary.Comparability] found,
+// the run's and each target's, as WARNING lines.
+func (s *Summary) writeComparability(b *strings.Builder) {
+	for _, w := range s.Comparability().Warnings {
+		fmt.Fprintf(b, "WARNING: %s\n", w)
+	}
+	for t, sub := range s.Targets {
+		for _, w := range sub.Comparability().Warnings {
+			if strings.HasPrefix(w, "shared server") {
+				continue // the run's own check names the target's server
+			}
+			fmt.Fprintf(b, "WARNING: target %d: %s\n", t, w)
+		}
 	}
 }
 

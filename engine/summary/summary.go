@@ -31,7 +31,7 @@ import (
 )
 
 // SchemaVersion is the version of summary.json (docs/format/summary.md).
-const SchemaVersion = "1"
+const SchemaVersion = "2"
 
 // SLO is one goodput objective: the metric Tag must be ≤ Value (≥ for
 // larger-is-better metrics), in the metric's display unit.
@@ -229,6 +229,14 @@ type Summary struct {
 	ServerCachedTokens   int64
 	ExpectedCachedTokens int64
 	CacheFidelity        float64 // server / expected; NaN when expected is 0
+	// Sent is what the run sent and received over all its phases, warmup
+	// included, for comparing with the server's own counters
+	// ([Summary.Comparability]).
+	Sent Sent
+	// Fresh counts the ok measured requests of fresh prompts: those the
+	// trace expects nothing cached of (expected_cached_tokens 0), with
+	// the server's prompt and cached tokens.
+	Fresh Fresh
 
 	ErrorsByKind map[record.ErrorKind]int
 	// Errors has one entry per (kind, status), at most [MaxErrorEntries];
@@ -329,6 +337,7 @@ func (a *Accumulator) Add(r *record.Request) {
 		a.targets[t].Add(r)
 	}
 	s := &a.s
+	s.Sent.add(r)
 	if r.Phase == record.PhaseWarmup {
 		s.WarmupCount++
 		return
@@ -400,6 +409,11 @@ func (a *Accumulator) Add(r *record.Request) {
 	if r.ServerCachedTokens >= 0 && r.ExpectedCachedTokens >= 0 {
 		s.ServerCachedTokens += int64(r.ServerCachedTokens)
 		s.ExpectedCachedTokens += int64(r.ExpectedCachedTokens)
+		if r.ExpectedCachedTokens == 0 && r.ServerPromptTokens > 0 {
+			s.Fresh.Requests++
+			s.Fresh.PromptTokens += int64(r.ServerPromptTokens)
+			s.Fresh.CachedTokens += int64(r.ServerCachedTokens)
+		}
 	}
 	if len(a.good) > 0 && a.isGood(r) {
 		s.GoodRequestCount++

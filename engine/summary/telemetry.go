@@ -15,6 +15,37 @@ type Telemetry struct {
 	GPU     *telemetry.GPUSummary     `json:"gpu,omitempty"`
 }
 
+// AttachTelemetry sets the run's telemetry, and each target's (a run
+// with several): the servers whose /metrics page is the target's, so
+// that every server-against-client view pairs a server with the
+// requests sent to it.
+func (s *Summary) AttachTelemetry(t *Telemetry) {
+	s.Telemetry = t
+	if t == nil {
+		return
+	}
+	for _, sub := range s.Targets {
+		st := &Telemetry{GPU: t.GPU}
+		for _, sv := range t.Servers {
+			if u, err := telemetry.MetricsURL(sub.Run.URL); err == nil && u == sv.Target {
+				st.Servers = append(st.Servers, sv)
+			}
+		}
+		sub.Telemetry = st
+	}
+}
+
+// clientOf is the summary whose client numbers pair with server sv: the
+// target's whose /metrics page sv is, in a run with several, else s.
+func (s *Summary) clientOf(sv telemetry.ServerSummary) *Summary {
+	for _, sub := range s.Targets {
+		if u, err := telemetry.MetricsURL(sub.Run.URL); err == nil && u == sv.Target {
+			return sub
+		}
+	}
+	return s
+}
+
 // telemetryJSON adds the client-vs-server comparisons to the JSON object:
 // for each server latency histogram, the client's mean, the server's and
 // the difference. Means are compared because the server's mean is exact
@@ -33,15 +64,16 @@ func (s *Summary) telemetryJSON() map[string]any {
 	for _, sv := range t.Servers {
 		m := map[string]any{"server": sv}
 		cmp := map[string]any{}
-		for _, c := range s.clientVsServer(sv) {
+		cl := s.clientOf(sv)
+		for _, c := range cl.clientVsServer(sv) {
 			cmp[c.tag] = map[string]any{"client_mean_ms": c.client, "server_mean_ms": c.server,
 				"client_minus_server_ms": c.client - c.server, "server_metric": c.metric}
 		}
 		if len(cmp) > 0 {
 			m["client_vs_server_mean"] = cmp
 		}
-		if sv.PrefixCacheHitRatio != nil && s.TotalISL > 0 && s.ExpectedCachedTokens > 0 {
-			m["expected_prefix_cache_hit_ratio"] = float64(s.ExpectedCachedTokens) / float64(s.TotalISL)
+		if sv.PrefixCacheHitRatio != nil && cl.TotalISL > 0 && cl.ExpectedCachedTokens > 0 {
+			m["expected_prefix_cache_hit_ratio"] = float64(cl.ExpectedCachedTokens) / float64(cl.TotalISL)
 		}
 		servers = append(servers, m)
 	}
@@ -84,6 +116,7 @@ func (s *Summary) writeTelemetry(b *strings.Builder) {
 		if name == "" {
 			name = "unknown server"
 		}
+		cl := s.clientOf(sv)
 		line("Server view", fmt.Sprintf("%s at %s (%d scrapes, %d failed)", name, sv.Target, sv.Scrapes, sv.Failed))
 		if sv.RunningRequests != nil {
 			line("  running requests", gauge(sv.RunningRequests, 1))
@@ -96,8 +129,8 @@ func (s *Summary) writeTelemetry(b *strings.Builder) {
 		}
 		if sv.PrefixCacheHitRatio != nil {
 			v := num(*sv.PrefixCacheHitRatio)
-			if s.TotalISL > 0 && s.ExpectedCachedTokens > 0 {
-				v += " (trace expects " + num(float64(s.ExpectedCachedTokens)/float64(s.TotalISL)) + ")"
+			if cl.TotalISL > 0 && cl.ExpectedCachedTokens > 0 {
+				v += " (trace expects " + num(float64(cl.ExpectedCachedTokens)/float64(cl.TotalISL)) + ")"
 			}
 			line("  prefix-cache hit ratio", v)
 		}
@@ -107,7 +140,13 @@ func (s *Summary) writeTelemetry(b *strings.Builder) {
 		if sv.GenTokensPerSec != nil && !s.noOutput() {
 			line("  generation tokens/s (server)", num(*sv.GenTokensPerSec))
 		}
-		for _, c := range s.clientVsServer(sv) {
+		if sv.Requests != nil {
+			line("  requests (server / sent)", fmt.Sprintf("%s / %d", fmtCount(*sv.Requests), s.serverCheck(sv).RequestsSent))
+		}
+		if sv.PromptTokens != nil {
+			line("  prompt tokens (server / sent)", fmt.Sprintf("%s / %d", fmtCount(*sv.PromptTokens), s.serverCheck(sv).PromptTokensSent))
+		}
+		for _, c := range cl.clientVsServer(sv) {
 			line("  "+c.tag+" mean (ms)", fmt.Sprintf("client %s; server's own histogram %s (client − server %s)",
 				num(c.client), num(c.server), num(c.client-c.server)))
 		}

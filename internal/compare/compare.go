@@ -968,6 +968,13 @@ func comparability(a, b *Run) []string {
 	if d, crit, ok := ksISL(a.reqs, b.reqs); ok && d > crit {
 		w = append(w, fmt.Sprintf("different input length distributions: Kolmogorov–Smirnov D = %.3f > %.3f (α = 0.001)", d, crit))
 	}
+	// Inputs that were not the load's alone: the sides are not comparable.
+	for _, q := range a.inputs {
+		w = append(w, "A "+a.Label+": not comparable: "+q)
+	}
+	for _, q := range b.inputs {
+		w = append(w, "B "+b.Label+": not comparable: "+q)
+	}
 	for _, q := range a.quality {
 		w = append(w, "A "+a.Label+": "+q)
 	}

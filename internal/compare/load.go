@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"math"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/reprise-bench/reprise/arrowio"
@@ -66,7 +68,10 @@ type Run struct {
 
 	reqs    []request
 	quality []string
-	noise   noise
+	// inputs are summary.json's comparability warnings (the target's, for
+	// one target): a shared server, a warm prefix cache.
+	inputs []string
+	noise  noise
 }
 
 // noise is what a run says of its own measurement error: the evidence of
@@ -231,8 +236,14 @@ func (r *Run) checkQuality(rr *arrowio.RunReader, mf manifestInfo, lateness, rea
 			Calibration *struct {
 				MaxErrorMS float64 `json:"max_error_ms"`
 			} `json:"calibration"`
+			Comparability struct {
+				Warnings []string `json:"warnings"`
+			} `json:"comparability"`
 			Targets []struct {
-				Quality json.RawMessage `json:"measurement_quality"`
+				Quality       json.RawMessage `json:"measurement_quality"`
+				Comparability struct {
+					Warnings []string `json:"warnings"`
+				} `json:"comparability"`
 			} `json:"targets"`
 		}
 		if err := json.Unmarshal(b, &s); err != nil {
@@ -242,8 +253,16 @@ func (r *Run) checkQuality(rr *arrowio.RunReader, mf manifestInfo, lateness, rea
 			r.noise.calibrationMS = s.Calibration.MaxErrorMS
 		}
 		q := s.Quality
+		r.inputs = s.Comparability.Warnings
 		if r.Target >= 0 && r.Target < len(s.Targets) {
 			q = s.Targets[r.Target].Quality
+			// The run's own check names each server with its target's counts.
+			r.inputs = s.Targets[r.Target].Comparability.Warnings
+			for _, w := range s.Comparability.Warnings {
+				if strings.HasPrefix(w, "shared server") && !slices.Contains(r.inputs, w) {
+					r.inputs = append(r.inputs, w)
+				}
+			}
 		}
 		if len(q) > 0 {
 			if msg := qualityProblem(q); msg != "" {

@@ -185,6 +185,9 @@ func replicateWarnings(name string, first, x *Run) []string {
 // qualityWarnings are run x's measurement-quality warnings.
 func qualityWarnings(name string, x *Run) []string {
 	var w []string
+	for _, q := range x.inputs {
+		w = append(w, name+" "+x.Label+": not comparable: "+q)
+	}
 	for _, q := range x.quality {
 		w = append(w, name+" "+x.Label+": "+q)
 	}

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/engine/summary"
+	"github.com/reprise-bench/reprise/internal/telemetry"
 )
 
 // runData is what the charts of one run are made from: its summary, its
@@ -61,8 +63,11 @@ type reqView struct {
 // load reads run r: the manifest, summary.json, and every request once
 // (the first pass), feeding the summary's accumulator and the run's
 // extent and counts, and spilling each request's reqView for the second
-// pass. The caller closes d.views, also on error.
-func load(r *arrowio.RunReader, label, color string) (d *runData, err error) {
+// pass. target >= 0 reads that target's records alone, with its
+// summary.json entry and its server's samples (a run with several
+// targets, one runData each); -1 reads the whole run. The caller closes
+// d.views, also on error.
+func load(r *arrowio.RunReader, label, color string, target int) (d *runData, err error) {
 	d = &runData{label: label, color: color, dir: r.Dir(), kinds: []record.ErrorKind{record.ErrNone},
 		kindIdx: map[record.ErrorKind]uint8{record.ErrNone: 0}, warmLo: math.MaxInt64}
 	d.latLo, d.latHi = make([]float64, len(latencyMetrics)), make([]float64, len(latencyMetrics))
@@ -88,6 +93,18 @@ func load(r *arrowio.RunReader, label, color string) (d *runData, err error) {
 	if err != nil {
 		return nil, err
 	}
+	metricsPage := ""
+	if target >= 0 && target < len(set.Options.Targets) {
+		tg := set.Options.Targets[target]
+		set.Info.URL, set.Info.Model = tg.URL, tg.Model
+		set.Options.Targets = nil
+		metricsPage, _ = telemetry.MetricsURL(tg.URL)
+		if ts, ok := d.summaryJSON["targets"].([]any); ok && target < len(ts) {
+			if m, ok := ts[target].(map[string]any); ok {
+				d.summaryJSON = m
+			}
+		}
+	}
 	d.set = set
 	views, err := newSpill()
 	if err != nil {
@@ -105,6 +122,9 @@ func load(r *arrowio.RunReader, label, color string) (d *runData, err error) {
 		if err != nil {
 			return nil, err
 		}
+		if target >= 0 && int(req.Target) != target {
+			continue
+		}
 		acc.Add(&req)
 		v := d.view(&req)
 		d.count(&v)
@@ -119,6 +139,9 @@ func load(r *arrowio.RunReader, label, color string) (d *runData, err error) {
 	if r.Has(arrowio.ServerMetricsTable) {
 		if d.metrics, err = knownSamples(r); err != nil {
 			return nil, err
+		}
+		if target >= 0 {
+			d.metrics = slices.DeleteFunc(d.metrics, func(m record.MetricSample) bool { return m.Target != metricsPage })
 		}
 	}
 	if r.Has(arrowio.GPUTable) {

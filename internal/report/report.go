@@ -217,7 +217,7 @@ func Build(w io.Writer, runs []*arrowio.RunReader, opts Options) error {
 	// from, and spills what the charts use of each request to a temporary
 	// file; the second reads that back and bins and samples. No request is
 	// kept in memory, so a run of any length fits.
-	data := make([]*runData, len(runs))
+	var data []*runData
 	defer func() {
 		for _, d := range data {
 			if d != nil {
@@ -226,12 +226,32 @@ func Build(w io.Writer, runs []*arrowio.RunReader, opts Options) error {
 		}
 	}()
 	labels := runLabels(runs, opts.Labels)
+	// A run with several targets (--url given more than once) is one
+	// series per target, each with its own header line: pooled, a
+	// fan-out's two servers make one bimodal CDF.
 	for i, r := range runs {
-		d, err := load(r, labels[i], RunColor(i))
+		set, err := r.Settings()
 		if err != nil {
 			return fmt.Errorf("report %s: %w", r.Dir(), err)
 		}
-		data[i] = d
+		targets := []int{-1}
+		if n := len(set.Options.Targets); n > 1 {
+			targets = targets[:0]
+			for t := range n {
+				targets = append(targets, t)
+			}
+		}
+		for _, t := range targets {
+			label := labels[i]
+			if t >= 0 {
+				label += " #" + strconv.Itoa(t)
+			}
+			d, err := load(r, label, RunColor(len(data)), t)
+			if err != nil {
+				return fmt.Errorf("report %s: %w", r.Dir(), err)
+			}
+			data = append(data, d)
+		}
 	}
 	tl := newTimeline(data)
 	grids := cdfGrids(data)

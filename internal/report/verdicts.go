@@ -106,6 +106,24 @@ func (d *runData) checks() []check {
 		mq.value += ": " + strings.Join(q.Reasons, "; ")
 	}
 	out = append(out, mq)
+	// Comparable inputs: a shared server or a warm prefix cache, as
+	// summary.json's comparability found them (the summary recomputed
+	// here has no server counters); it sets no exit code.
+	warnings := s.Comparability().Warnings
+	if c, ok := d.summaryJSON["comparability"].(map[string]any); ok {
+		warnings = warnings[:0]
+		ws, _ := c["warnings"].([]any)
+		for _, w := range ws {
+			if t, ok := w.(string); ok {
+				warnings = append(warnings, t)
+			}
+		}
+	}
+	ci := check{name: "comparable inputs", value: "no shared server or warm prefix cache found", limit: "—"}
+	if len(warnings) > 0 {
+		ci.value, ci.warn = "not comparable: "+strings.Join(warnings, "; "), true
+	}
+	out = append(out, ci)
 	return out
 }
 

@@ -20,6 +20,9 @@ const (
 	roleITL       // histogram, seconds
 	roleE2E       // histogram, seconds
 	roleQueueTime // histogram, seconds
+	// roleRequests: counter of the requests the server finished (summed
+	// over its label sets: vLLM counts them per finish reason).
+	roleRequests
 	numRoles
 )
 
@@ -37,8 +40,9 @@ type knownMetric struct {
 //   - SGLang (`sglang:`), from its production-metrics documentation;
 //   - TensorRT-LLM as exposed by trtllm-serve or Dynamo (`trtllm_` or `trtllm:`);
 //   - llama.cpp (`llamacpp:`, no labels, no histograms), from the fixtures
-//     and current llama-server's /metrics, which has no KV-cache gauge any
-//     more and counts cached prompt tokens apart (prompt_tokens_cached_total);
+//     and current llama-server's /metrics (testdata/llamacpp-metrics.txt),
+//     which has no KV-cache gauge any more, counts cached prompt tokens
+//     apart (prompt_tokens_cached_total) and has no request counter;
 //   - NVIDIA Dynamo's frontend (`dynamo_frontend_`).
 var knownMetrics = map[string]knownMetric{
 	"vllm:num_requests_running":          {"vllm", roleRunning, 0},
@@ -55,6 +59,7 @@ var knownMetrics = map[string]knownMetric{
 	"vllm:time_per_output_token_seconds": {"vllm", roleITL, 1},
 	"vllm:e2e_request_latency_seconds":   {"vllm", roleE2E, 0},
 	"vllm:request_queue_time_seconds":    {"vllm", roleQueueTime, 0},
+	"vllm:request_success_total":         {"vllm", roleRequests, 0},
 
 	"sglang:num_running_reqs":              {"sglang", roleRunning, 0},
 	"sglang:num_queue_reqs":                {"sglang", roleWaiting, 0},
@@ -67,6 +72,7 @@ var knownMetrics = map[string]knownMetric{
 	"sglang:time_per_output_token_seconds": {"sglang", roleITL, 1},
 	"sglang:e2e_request_latency_seconds":   {"sglang", roleE2E, 0},
 	"sglang:queue_time_seconds":            {"sglang", roleQueueTime, 0},
+	"sglang:num_requests_total":            {"sglang", roleRequests, 0},
 
 	"trtllm_time_to_first_token_seconds":   {"trtllm", roleTTFT, 0},
 	"trtllm:time_to_first_token_seconds":   {"trtllm", roleTTFT, 0},
@@ -91,6 +97,7 @@ var knownMetrics = map[string]knownMetric{
 	"dynamo_frontend_time_to_first_token_seconds": {"dynamo", roleTTFT, 0},
 	"dynamo_frontend_inter_token_latency_seconds": {"dynamo", roleITL, 0},
 	"dynamo_frontend_request_duration_seconds":    {"dynamo", roleE2E, 0},
+	"dynamo_frontend_requests_total":              {"dynamo", roleRequests, 0},
 }
 
 // roleNames are the names [Role] gives the roles.
@@ -108,6 +115,7 @@ var roleNames = [numRoles]string{
 	roleITL:               "itl",
 	roleE2E:               "e2e",
 	roleQueueTime:         "queue_time",
+	roleRequests:          "requests",
 }
 
 // Role says what a server metric family that reprise knows tells, for
@@ -116,7 +124,8 @@ var roleNames = [numRoles]string{
 // hit-rate gauge, 0..1), "prefix_hits" and "prefix_queries" (token
 // counters), "prompt_tokens", "generation_tokens" and
 // "prompt_cached_tokens" (token counters), "ttft", "itl", "e2e" and
-// "queue_time" (latency histograms in seconds). It returns "" for a
+// "queue_time" (latency histograms in seconds), "requests" (a counter of
+// the requests the server finished; llama.cpp has none). It returns "" for a
 // family reprise does not know. Where a server has two families for one
 // role (a renamed metric kept as an alias), Rank orders them: the lower
 // is the current name.

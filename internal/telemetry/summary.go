@@ -246,6 +246,11 @@ type ServerSummary struct {
 	// (llama.cpp's prompt_tokens_cached_total), where the server says.
 	CachedPromptTokens *float64 `json:"cached_prompt_tokens,omitempty"`
 	GenerationTokens   *float64 `json:"generation_tokens,omitempty"`
+	// Requests counts the requests the server finished over the window
+	// (vLLM's request_success_total over its finish reasons, SGLang's
+	// num_requests_total); nil where the server has no such counter
+	// (llama.cpp).
+	Requests           *float64 `json:"requests,omitempty"`
 	PromptTokensPerSec *float64 `json:"prompt_tokens_per_second,omitempty"`
 	GenTokensPerSec    *float64 `json:"generation_tokens_per_second,omitempty"`
 
@@ -342,6 +347,7 @@ func (a *Accumulator) Summarize(startNS, endNS int64) []ServerSummary {
 			}
 		}
 		s.GenerationTokens = total(roleGenerationTokens)
+		s.Requests = total(roleRequests)
 		if secs > 0 {
 			if s.PromptTokens != nil {
 				v := *s.PromptTokens / secs

@@ -48,6 +48,7 @@ func TestParsePageFixtures(t *testing.T) {
 	for _, tc := range []struct{ server, name string }{
 		{"vllm-sim", "metrics"}, {"vllm-sim", "metrics_after_timing"}, {"vllm-sim", "metrics_no_prefix_cache"},
 		{"vllm-sim", "metrics_under_load"}, {"llamacpp", "metrics"}, {"llamacpp", "metrics_under_load"},
+		{"llamacpp", "metrics_counters_before"}, {"llamacpp", "metrics_counters_after"},
 	} {
 		t.Run(tc.server+"/"+tc.name, func(t *testing.T) {
 			samples := parse(t, fixture(t, tc.server, tc.name), 42)
@@ -118,6 +119,10 @@ func TestSummarizeVLLMFixture(t *testing.T) {
 	}
 	if s.RunningRequests == nil || s.RunningRequests.Max != 0 {
 		t.Errorf("running %+v", s.RunningRequests)
+	}
+	// request_success_total, summed over its finish reasons.
+	if s.Requests == nil || *s.Requests != 3 {
+		t.Errorf("requests %v, want 3", s.Requests)
 	}
 }
 
@@ -395,6 +400,7 @@ func TestRole(t *testing.T) {
 		{"sglang:cache_hit_rate", "hit_rate", 0},
 		{"llamacpp:prompt_tokens_cached_total", "prompt_cached_tokens", 0},
 		{"vllm:time_to_first_token_seconds", "ttft", 0},
+		{"vllm:request_success_total", "requests", 0},
 		{"process_cpu_seconds_total", "", 0},
 	} {
 		if role, rank := Role(c.metric); role != c.role || rank != c.rank {
@@ -447,5 +453,33 @@ vllm:inter_token_latency_seconds_count{model_name="m"} %g
 	}
 	if !strings.Contains(string(js), `"p50_bucket":{"low_ms":0,"high_ms":10}`) {
 		t.Errorf("summary.json's histogram: %s", js)
+	}
+}
+
+// Current llama-server's counters over three completions whose usage is
+// known (testdata/servers/llamacpp/metrics_counters.json): prompt tokens
+// are evaluated plus cached, so they add up to the usage's 160+166+161,
+// and there is no request counter.
+func TestSummarizeLlamaCppCounters(t *testing.T) {
+	acc := NewAccumulator()
+	up := record.MetricSample{Target: "http://srv/metrics", Metric: MetricScrapeUp, Value: 1}
+	before, after := up, up
+	before.TimeNS, after.TimeNS = 10, 30
+	acc.Add(append(parse(t, fixture(t, "llamacpp", "metrics_counters_before"), 10), before))
+	acc.Add(append(parse(t, fixture(t, "llamacpp", "metrics_counters_after"), 30), after))
+	s := acc.Summarize(20, 25)[0]
+	f := func(p *float64) float64 {
+		if p == nil {
+			return math.NaN()
+		}
+		return *p
+	}
+	if s.Family != "llamacpp" || s.NoBaseline || f(s.PromptTokens) != 487 || f(s.CachedPromptTokens) != 160 ||
+		f(s.GenerationTokens) != 24 || s.Requests != nil {
+		t.Errorf("family %q no_baseline %v prompt %v cached %v generation %v requests %v; want llamacpp, false, 487, 160, 24, nil",
+			s.Family, s.NoBaseline, f(s.PromptTokens), f(s.CachedPromptTokens), f(s.GenerationTokens), s.Requests)
+	}
+	if r := f(s.PrefixCacheHitRatio); math.Abs(r-160.0/487) > 1e-12 {
+		t.Errorf("hit ratio %v, want 160/487", r)
 	}
 }
