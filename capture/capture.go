@@ -31,6 +31,9 @@ const (
 	DefaultSessionHeader = "X-Session-Id"
 	// DefaultMaxBodyBytes bounds a request body the proxy reads.
 	DefaultMaxBodyBytes = 64 << 20
+	// DefaultReorderRows bounds the rows held back to write rows in
+	// arrival order.
+	DefaultReorderRows = 4096
 	// maxCapture bounds the response bytes kept for recording.
 	maxCapture = 16 << 20
 )
@@ -50,6 +53,11 @@ type Config struct {
 	SessionHeader string
 	// MaxBodyBytes bounds a request body; a larger one gets 413.
 	MaxBodyBytes int64
+	// ReorderRows bounds the finished rows held back while an earlier
+	// request is still in flight, so that rows are written in arrival
+	// order: beyond it, the oldest request still in flight is passed over
+	// (Stats.Late) and its row written when it ends, after later ones.
+	ReorderRows int
 	// Text, when set, receives one JSON line per recorded request with
 	// its request_id, the request body as sent and the response text:
 	// the trace itself never holds text.
@@ -59,9 +67,10 @@ type Config struct {
 }
 
 // NewConfig returns a Config with the defaults: 16-token blocks, the
-// X-Session-Id header, 64 MiB bodies. Upstream and Tokenizer must be set.
+// X-Session-Id header, 64 MiB bodies, 4096 rows held back for order. Upstream and Tokenizer must be set.
 func NewConfig() Config {
-	return Config{BlockSize: DefaultBlockSize, SessionHeader: DefaultSessionHeader, MaxBodyBytes: DefaultMaxBodyBytes}
+	return Config{BlockSize: DefaultBlockSize, SessionHeader: DefaultSessionHeader, MaxBodyBytes: DefaultMaxBodyBytes,
+		ReorderRows: DefaultReorderRows}
 }
 
 // Stats counts what a Recorder saw.
@@ -69,6 +78,8 @@ type Stats struct {
 	Requests int64 // requests proxied
 	Recorded int64 // rows written
 	Skipped  int64 // chat/completions requests not recorded (failed, unreadable)
+	Late     int64 // rows written after later ones (Config.ReorderRows)
+	Held     int64 // finished rows waiting for an earlier request, now
 }
 
 // Recorder is the recording proxy, an http.Handler. It is safe for
@@ -87,6 +98,9 @@ type Recorder struct {
 	t0       time.Time
 	started  bool
 	nextReq  int64
+	nextOut  int64               // the next request_id to write
+	pending  map[int64]*measured // settled requests after nextOut (nil: not recorded)
+	late     map[int64]bool      // requests passed over while in flight
 	ids      map[[32]byte]uint64 // chained block hash → dense id
 	nextID   uint64
 	ends     map[[32]byte]string // chain at a prompt's last full block → its session
@@ -113,6 +127,9 @@ func New(cfg Config, out io.Writer) (*Recorder, error) {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if cfg.ReorderRows <= 0 {
+		cfg.ReorderRows = DefaultReorderRows
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -121,7 +138,8 @@ func New(cfg Config, out io.Writer) (*Recorder, error) {
 		return nil, err
 	}
 	r := &Recorder{cfg: cfg, w: tw, out: out, log: cfg.Log,
-		ids: map[[32]byte]uint64{}, ends: map[[32]byte]string{}, replies: map[[32]byte]int64{}}
+		ids: map[[32]byte]uint64{}, ends: map[[32]byte]string{}, replies: map[[32]byte]int64{},
+		pending: map[int64]*measured{}, late: map[int64]bool{}}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -194,8 +212,8 @@ func recorded(path string) bool {
 // ServeHTTP proxies one request and, for chat and completions requests,
 // records it once the response has been passed on.
 func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	now := time.Now()
 	r.mu.Lock()
+	now := time.Now() // under the lock: arrival order is request_id order
 	r.stats.Requests++
 	if !r.started {
 		r.t0, r.started = now, true
@@ -214,7 +232,7 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	req.Body.Close()
 	if err != nil || int64(len(body)) > r.cfg.MaxBodyBytes {
 		r.wg.Done()
-		r.skip()
+		r.resolve(id, nil)
 		if err != nil {
 			http.Error(w, "reprise record: reading the request body: "+err.Error(), http.StatusBadRequest)
 		} else {
@@ -237,12 +255,6 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}()
 }
 
-func (r *Recorder) skip() {
-	r.mu.Lock()
-	r.stats.Skipped++
-	r.mu.Unlock()
-}
-
 // Close waits for the rows still being recorded and flushes the trace;
 // it returns the first write error. Call it once no request is being
 // received any more (the server was shut down, or its clients are done).
@@ -262,7 +274,9 @@ func (r *Recorder) Close() error {
 func (r *Recorder) Stats() Stats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.stats
+	st := r.stats
+	st.Held = int64(len(r.pending))
+	return st
 }
 
 // request is the part of a chat or completions body the recorder reads.
@@ -351,27 +365,44 @@ func parseResponse(c *exchange) (string, *usage) {
 	return text.String(), u
 }
 
-// record turns an exchange into a row.
-func (r *Recorder) record(c *exchange) {
+// measured is what an exchange's row is made of, computed off the
+// Recorder's lock (tokenizing and hashing) and kept until the row's turn
+// to be written comes (arrival order): it holds no text.
+type measured struct {
+	id       int64
+	arrival  time.Time
+	session  string // from the session header
+	endpoint string
+	in, out  int
+	template int
+	ntok     int        // the tokenizer's tokens of the prompt
+	chains   [][32]byte // chain value of each block of those tokens, the last maybe partial
+	replies  [][32]byte // sha256 of each assistant message's text
+	text     [32]byte   // sha256 of the response text
+	hasText  bool
+}
+
+// measure turns an exchange into its row's measurements; nil when the
+// exchange is not recorded (counted as skipped).
+func (r *Recorder) measure(c *exchange) *measured {
 	if c.status != http.StatusOK || c.cut {
-		r.skip()
-		return
+		return nil
 	}
 	var req request
 	if err := json.Unmarshal(c.body, &req); err != nil {
 		r.log.Warn("reprise record: a request body is not JSON; not recorded", slog.Int64("request_id", c.id))
-		r.skip()
-		return
+		return nil
 	}
 	tok := r.cfg.Tokenizer
+	m := &measured{id: c.id, arrival: c.arrival, session: c.session, endpoint: trace.EndpointCompletions}
 	var tokens []int
-	var replies [][32]byte
-	if req.Messages != nil {
-		for _, m := range req.Messages {
-			t := contentText(m.Content)
+	if strings.HasSuffix(c.path, "/chat/completions") {
+		m.endpoint = trace.EndpointChat
+		for _, msg := range req.Messages {
+			t := contentText(msg.Content)
 			tokens = tok.AppendEncode(tokens, t)
-			if m.Role == "assistant" && t != "" {
-				replies = append(replies, sha256.Sum256([]byte(t)))
+			if msg.Role == "assistant" && t != "" {
+				m.replies = append(m.replies, sha256.Sum256([]byte(t)))
 			}
 		}
 	} else {
@@ -390,40 +421,117 @@ func (r *Recorder) record(c *exchange) {
 		}
 	}
 	text, u := parseResponse(c)
-	in, out := len(tokens), 0
+	m.in, m.ntok = len(tokens), len(tokens)
 	if u != nil && u.PromptTokens > 0 {
-		in = u.PromptTokens
+		m.in = u.PromptTokens
+		// What the server counted beyond the prompt's text: its chat
+		// template (or BOS token), which a replay's request gets again.
+		m.template = max(m.in-len(tokens), 0)
 	}
 	if u != nil && u.CompletionTokens > 0 {
-		out = u.CompletionTokens
+		m.out = u.CompletionTokens
 	} else if text != "" {
-		out = tok.Count(text)
+		m.out = tok.Count(text)
 	}
-	if in < 1 {
-		r.skip()
-		return
+	if m.in < 1 {
+		return nil
 	}
-	B := r.cfg.BlockSize
-	row := trace.Row{Index: c.id, RequestID: c.id, ParentID: -1, InputTokens: in, OutputTokens: out, HasOffset: true,
-		BlockSize: B, Cumulative: true}
-
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	row.Offset = max(c.arrival.Sub(r.t0), 0)
+	if m.template >= m.in {
+		m.template = 0
+	}
 	// Chained block hashes: chain_i = sha256(chain_{i-1} ‖ tokens of block i).
-	need := (in + B - 1) / B
-	row.HashIDs = make([]uint64, 0, need)
+	B := r.cfg.BlockSize
+	m.chains = make([][32]byte, 0, (len(tokens)+B-1)/B)
 	var chain [32]byte
 	var buf []byte
-	session := c.session
-	best := 0
-	for k := 0; k*B < len(tokens) && len(row.HashIDs) < need; k++ {
-		blk := tokens[k*B : min((k+1)*B, len(tokens))]
+	for k := 0; k*B < len(tokens); k++ {
 		buf = append(buf[:0], chain[:]...)
-		for _, t := range blk {
+		for _, t := range tokens[k*B : min((k+1)*B, len(tokens))] {
 			buf = binary.LittleEndian.AppendUint32(buf, uint32(t))
 		}
 		chain = sha256.Sum256(buf)
+		m.chains = append(m.chains, chain)
+	}
+	if text != "" {
+		m.text, m.hasText = sha256.Sum256([]byte(text)), true
+	}
+	if r.cfg.Text != nil {
+		line, _ := json.Marshal(struct {
+			RequestID int64           `json:"request_id"`
+			Request   json.RawMessage `json:"request"`
+			Response  string          `json:"response"`
+		}{c.id, c.body, text})
+		r.mu.Lock()
+		if _, err := r.cfg.Text.Write(append(line, '\n')); err != nil && r.err == nil {
+			r.err = err
+		}
+		r.mu.Unlock()
+	}
+	return m
+}
+
+// record measures an exchange and hands its row (or its absence) to the
+// arrival-order writer.
+func (r *Recorder) record(c *exchange) {
+	r.resolve(c.id, r.measure(c))
+}
+
+// resolve settles request id: m is its row, nil when it is not recorded.
+// Rows are written in arrival order (request_id order): a row waits here
+// until every earlier request is settled, unless more than
+// Config.ReorderRows rows wait, in which case the oldest request still in
+// flight is passed over and its row written whenever it ends.
+func (r *Recorder) resolve(id int64, m *measured) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if m == nil {
+		r.stats.Skipped++
+	}
+	if r.late[id] {
+		delete(r.late, id)
+		if m != nil {
+			r.write(m)
+		}
+		r.flushTrace()
+		return
+	}
+	r.pending[id] = m
+	for {
+		if m, ok := r.pending[r.nextOut]; ok {
+			delete(r.pending, r.nextOut)
+			r.nextOut++
+			if m != nil {
+				r.write(m)
+			}
+			continue
+		}
+		if len(r.pending) <= r.cfg.ReorderRows || r.nextOut >= r.nextReq {
+			break
+		}
+		// Too many rows wait for one request still in flight (a long
+		// stream): pass it over.
+		r.late[r.nextOut] = true
+		r.stats.Late++
+		r.nextOut++
+	}
+	r.flushTrace()
+}
+
+// write writes m's row; r.mu is held and rows come in arrival order, so
+// dense ids, sessions and dependencies are numbered in that order.
+func (r *Recorder) write(m *measured) {
+	B := r.cfg.BlockSize
+	row := trace.Row{Index: m.id, RequestID: m.id, ParentID: -1, InputTokens: m.in, OutputTokens: m.out, HasOffset: true,
+		BlockSize: B, Cumulative: true, Endpoint: m.endpoint, TemplateTokens: m.template}
+	row.Offset = max(m.arrival.Sub(r.t0), 0)
+	need := (m.in + B - 1) / B
+	row.HashIDs = make([]uint64, 0, need)
+	session := m.session
+	best := 0
+	for k, chain := range m.chains {
+		if k >= need {
+			break
+		}
 		id, ok := r.ids[chain]
 		if !ok {
 			id = r.nextID
@@ -431,7 +539,8 @@ func (r *Recorder) record(c *exchange) {
 			r.ids[chain] = id
 		}
 		row.HashIDs = append(row.HashIDs, id)
-		if s, ok := r.ends[chain]; ok && len(blk) == B && k+1 > best && c.session == "" {
+		full := (k+1)*B <= m.ntok
+		if s, ok := r.ends[chain]; ok && full && k+1 > best && m.session == "" {
 			best, session = k+1, s
 		}
 	}
@@ -444,44 +553,31 @@ func (r *Recorder) record(c *exchange) {
 		r.nextSess++
 	}
 	row.SessionID = session
-	if full := len(tokens) / B; full > 0 {
+	if full := m.ntok / B; full > 0 {
 		// The chain at this prompt's last full block: a later request
 		// extending the prompt continues the session.
-		var ch [32]byte
-		for k := range full {
-			buf = append(buf[:0], ch[:]...)
-			for _, t := range tokens[k*B : (k+1)*B] {
-				buf = binary.LittleEndian.AppendUint32(buf, uint32(t))
-			}
-			ch = sha256.Sum256(buf)
-		}
-		r.ends[ch] = session
+		r.ends[m.chains[full-1]] = session
 	}
-	for _, h := range replies {
-		if p, ok := r.replies[h]; ok && p != c.id {
+	for _, h := range m.replies {
+		if p, ok := r.replies[h]; ok && p != m.id {
 			row.WaitFor = append(row.WaitFor, p)
 		}
 	}
 	if len(row.WaitFor) > 1 {
 		row.WaitFor = dedupe(row.WaitFor)
 	}
-	if text != "" {
-		r.replies[sha256.Sum256([]byte(text))] = c.id
+	if m.hasText {
+		r.replies[m.text] = m.id
 	}
 	if err := r.w.Write(&row); err != nil && r.err == nil {
 		r.err = err
 		return
 	}
-	if r.cfg.Text != nil {
-		line, _ := json.Marshal(struct {
-			RequestID int64           `json:"request_id"`
-			Request   json.RawMessage `json:"request"`
-			Response  string          `json:"response"`
-		}{c.id, c.body, text})
-		if _, err := r.cfg.Text.Write(append(line, '\n')); err != nil && r.err == nil {
-			r.err = err
-		}
-	}
+	r.stats.Recorded++
+}
+
+// flushTrace passes the rows written so far on to the output; r.mu is held.
+func (r *Recorder) flushTrace() {
 	if err := r.w.Flush(); err != nil && r.err == nil {
 		r.err = err
 	}
@@ -490,7 +586,6 @@ func (r *Recorder) record(c *exchange) {
 			r.err = err
 		}
 	}
-	r.stats.Recorded++
 }
 
 // dedupe removes repeated ids, keeping the first of each.

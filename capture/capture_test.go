@@ -5,11 +5,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -253,4 +256,88 @@ func TestRecordSessionsAndDependencies(t *testing.T) {
 			t.Fatalf("block %d of b is not a's", k)
 		}
 	}
+}
+
+// TestRecordArrivalOrder: rows are written in arrival order though the
+// first request ends last; with more finished rows waiting than
+// Config.ReorderRows, the request still in flight is passed over and its
+// row written when it ends (Stats.Late).
+func TestRecordArrivalOrder(t *testing.T) {
+	for _, tc := range []struct {
+		reorder int
+		want    []int64 // request_ids in file order
+		late    int64
+	}{
+		{0, []int64{0, 1, 2}, 0}, // the default holds both rows back
+		{1, []int64{1, 2, 0}, 1}, // one row may wait: the second makes two
+	} {
+		release := make(chan struct{})
+		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			if bytes.Contains(body, []byte("slow")) {
+				<-release
+			}
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"choices": [{"message": {"content": "ok"}}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}`)
+		}))
+		proxy, rec, out := startProxy(t, up.URL, func(c *capture.Config) { c.ReorderRows = tc.reorder })
+		first := make(chan error, 1)
+		go func() {
+			_, err := postChat(proxy, "slow request here")
+			first <- err
+		}()
+		// The slow request has its id once the recorder counted it.
+		for deadline := time.Now().Add(10 * time.Second); rec.Stats().Requests < 1; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the first request never reached the proxy")
+			}
+		}
+		for _, s := range []string{"fast one", "fast two"} {
+			if _, err := postChat(proxy, s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Both fast rows are settled: written, or held back for the first.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			if st := rec.Stats(); st.Held+st.Recorded == 2 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the fast rows were never settled: %+v", rec.Stats())
+			}
+		}
+		close(release)
+		if err := <-first; err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.Close(); err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for line := range strings.Lines(out.String()) {
+			var row struct {
+				RequestID int64 `json:"request_id"`
+			}
+			if err := json.Unmarshal([]byte(line), &row); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, row.RequestID)
+		}
+		if !slices.Equal(got, tc.want) || rec.Stats().Late != tc.late {
+			t.Errorf("ReorderRows %d: request_ids %v, late %d; want %v, late %d", tc.reorder, got, rec.Stats().Late, tc.want, tc.late)
+		}
+		up.Close()
+	}
+}
+
+// postChat sends a one-message chat request and returns its status.
+func postChat(proxy, content string) (int, error) {
+	body := `{"model": "m", "messages": [{"role": "user", "content": "` + content + `"}]}`
+	resp, err := http.Post(proxy+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, nil
 }

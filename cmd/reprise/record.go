@@ -25,8 +25,9 @@ func recordCommand(a *app) *cli.Command {
 		Usage:     "proxy OpenAI-compatible traffic to a server and record it as a trace",
 		ArgsUsage: " ",
 		Description: "Listens on --listen and forwards every request to --upstream unchanged, streaming responses\n" +
-			"back event by event. Each chat or completions request becomes one Mooncake-style row of --output:\n" +
-			"arrival time, input and output lengths (the server's usage, else --tokenizer's count), hash ids of\n" +
+			"back event by event. Each chat or completions request becomes one Mooncake-style row of --output,\n" +
+			"in arrival order: arrival time, input and output lengths (the server's usage, else --tokenizer's\n" +
+			"count), the tokens the server's template added, the endpoint, the block size, hash ids of\n" +
 			"the prompt's tokens in --block-size blocks (chained hashes, numbered in first-seen order), a\n" +
 			"request_id, a session (--session-header, or a prompt that extends an earlier one) and wait_for\n" +
 			"(a chat request whose messages hold an earlier response waits for it). No text is written unless\n" +
