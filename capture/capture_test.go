@@ -341,3 +341,93 @@ func postChat(proxy, content string) (int, error) {
 	resp.Body.Close()
 	return resp.StatusCode, nil
 }
+
+// TestRecordLlamaCppFixture: the bytes llama.cpp's server sent for chat
+// (streamed and not) and completions (text and token ids) requests,
+// recorded through the proxy (testdata/llamacpp, README.md there), give
+// the rows the proxy wrote then: the server's prompt counts, the 27 tokens
+// its chat template adds (0 for completions), the endpoint and the block
+// size. r50k_base is the GPT-2 vocabulary of the server's model.
+func TestRecordLlamaCppFixture(t *testing.T) {
+	type exchange struct {
+		Path        string          `json:"path"`
+		Request     json.RawMessage `json:"request"`
+		Status      int             `json:"status"`
+		ContentType string          `json:"content_type"`
+		Response    string          `json:"response"`
+	}
+	data, err := os.ReadFile("testdata/llamacpp/exchanges.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exchanges []exchange
+	for line := range strings.Lines(string(data)) {
+		var e exchange
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatal(err)
+		}
+		exchanges = append(exchanges, e)
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		for _, e := range exchanges {
+			if e.Path == r.URL.Path && bytes.Equal(compactJSON(t, e.Request), compactJSON(t, body)) {
+				w.Header().Set("Content-Type", e.ContentType)
+				w.WriteHeader(e.Status)
+				io.WriteString(w, e.Response)
+				return
+			}
+		}
+		http.Error(w, "no such exchange in the fixture", http.StatusNotFound)
+	}))
+	defer up.Close()
+	tok, err := tokenizer.Load("r50k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, rec, out := startProxy(t, up.URL, func(c *capture.Config) { c.Tokenizer = tok })
+	for _, e := range exchanges {
+		resp, err := http.Post(proxy+e.Path, "application/json", bytes.NewReader(e.Request))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(got) != e.Response {
+			t.Fatalf("%s: the proxy changed the response:\n%s\nwant\n%s", e.Path, got, e.Response)
+		}
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("testdata/llamacpp/trace.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(withoutTimestamps(t, string(want)), withoutTimestamps(t, out.String())); diff != "" {
+		t.Errorf("recorded rows (-llama.cpp recording +now):\n%s", diff)
+	}
+}
+
+func compactJSON(t *testing.T, b []byte) []byte {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// withoutTimestamps returns the rows of a trace as maps, timestamp left out
+// (a recording's own timing).
+func withoutTimestamps(t *testing.T, s string) []map[string]any {
+	var rows []map[string]any
+	for line := range strings.Lines(s) {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		delete(m, "timestamp")
+		rows = append(rows, m)
+	}
+	return rows
+}
