@@ -247,12 +247,17 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	req.ContentLength = int64(len(body))
 	req = req.WithContext(context.WithValue(req.Context(), captureKey{}, c))
-	r.proxy.ServeHTTP(w, req)
-	// The response went to the client; record it off the request's path.
-	go func() {
-		defer r.wg.Done()
-		r.record(c)
+	// The response went to the client, or the client went away mid-way
+	// and ReverseProxy panics with http.ErrAbortHandler (net/http
+	// recovers it): either way the exchange is settled off the request's
+	// path, so Close never waits for it.
+	defer func() {
+		go func() {
+			defer r.wg.Done()
+			r.record(c)
+		}()
 	}()
+	r.proxy.ServeHTTP(w, req)
 }
 
 // Close waits for the rows still being recorded and flushes the trace;

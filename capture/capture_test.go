@@ -431,3 +431,64 @@ func withoutTimestamps(t *testing.T, s string) []map[string]any {
 	}
 	return rows
 }
+
+// endlessStream is an upstream whose chat stream never ends: an event
+// every millisecond until the client goes away.
+func endlessStream(t *testing.T) *httptest.Server {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			if _, err := io.WriteString(w, `data: {"choices": [{"delta": {"content": " tok"}}]}`+"\n\n"); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}))
+	t.Cleanup(up.Close)
+	return up
+}
+
+// cancelMidStream sends a streamed chat request through proxy, reads its
+// first event and goes away.
+func cancelMidStream(t *testing.T, proxy string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	body := `{"model": "m", "stream": true, "max_tokens": 500, "messages": [{"role": "user", "content": "go on forever"}]}`
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, proxy+"/v1/chat/completions", strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	resp.Body.Close()
+}
+
+// TestRecordCloseAfterClientCancel: a client that goes away mid-stream
+// (ReverseProxy then panics with http.ErrAbortHandler) does not keep
+// Close waiting (issue 37, item 5).
+func TestRecordCloseAfterClientCancel(t *testing.T) {
+	proxy, rec, _ := startProxy(t, endlessStream(t).URL, nil)
+	cancelMidStream(t, proxy)
+	closed := make(chan error, 1)
+	go func() { closed <- rec.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second): // a hang, not a timing: Close waits for nothing but the cancelled exchange
+		t.Fatal("Close never returned after a client cancelled its stream")
+	}
+}
