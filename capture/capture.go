@@ -77,7 +77,11 @@ func NewConfig() Config {
 type Stats struct {
 	Requests int64 // requests proxied
 	Recorded int64 // rows written
-	Skipped  int64 // chat/completions requests not recorded (failed, unreadable)
+	Skipped  int64 // chat/completions requests not recorded (failed, cut short, unreadable)
+	// Cancelled counts chat/completions requests whose client went away
+	// before the response ended: not recorded (their lengths are not the
+	// request's).
+	Cancelled int64
 	Late     int64 // rows written after later ones (Config.ReorderRows)
 	Held     int64 // finished rows waiting for an earlier request, now
 }
@@ -182,6 +186,8 @@ type exchange struct {
 	sse     bool
 	resp    bytes.Buffer
 	cut     bool
+	ended   bool // the response body was read to its end
+	gone    bool // the client went away before ServeHTTP returned
 }
 
 // teeBody copies what the client reads into the exchange, up to maxCapture.
@@ -192,6 +198,9 @@ type teeBody struct {
 
 func (t *teeBody) Read(p []byte) (int, error) {
 	n, err := t.rc.Read(p)
+	if err == io.EOF {
+		t.c.ended = true
+	}
 	if n > 0 && !t.c.cut {
 		if t.c.resp.Len()+n > maxCapture {
 			t.c.cut = true
@@ -232,7 +241,7 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	req.Body.Close()
 	if err != nil || int64(len(body)) > r.cfg.MaxBodyBytes {
 		r.wg.Done()
-		r.resolve(id, nil)
+		r.resolve(id, nil, false)
 		if err != nil {
 			http.Error(w, "reprise record: reading the request body: "+err.Error(), http.StatusBadRequest)
 		} else {
@@ -252,6 +261,7 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	// recovers it): either way the exchange is settled off the request's
 	// path, so Close never waits for it.
 	defer func() {
+		c.gone = req.Context().Err() != nil
 		go func() {
 			defer r.wg.Done()
 			r.record(c)
@@ -390,7 +400,7 @@ type measured struct {
 // measure turns an exchange into its row's measurements; nil when the
 // exchange is not recorded (counted as skipped).
 func (r *Recorder) measure(c *exchange) *measured {
-	if c.status != http.StatusOK || c.cut {
+	if c.status != http.StatusOK || c.cut || !c.ended {
 		return nil
 	}
 	var req request
@@ -478,18 +488,22 @@ func (r *Recorder) measure(c *exchange) *measured {
 // record measures an exchange and hands its row (or its absence) to the
 // arrival-order writer.
 func (r *Recorder) record(c *exchange) {
-	r.resolve(c.id, r.measure(c))
+	r.resolve(c.id, r.measure(c), c.gone && !c.ended)
 }
 
-// resolve settles request id: m is its row, nil when it is not recorded.
+// resolve settles request id: m is its row, nil when it is not recorded
+// (cancelled: because its client went away before the response ended).
 // Rows are written in arrival order (request_id order): a row waits here
 // until every earlier request is settled, unless more than
 // Config.ReorderRows rows wait, in which case the oldest request still in
 // flight is passed over and its row written whenever it ends.
-func (r *Recorder) resolve(id int64, m *measured) {
+func (r *Recorder) resolve(id int64, m *measured, cancelled bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if m == nil {
+	switch {
+	case m == nil && cancelled:
+		r.stats.Cancelled++
+	case m == nil:
 		r.stats.Skipped++
 	}
 	if r.late[id] {

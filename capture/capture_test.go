@@ -492,3 +492,34 @@ func TestRecordCloseAfterClientCancel(t *testing.T) {
 		t.Fatal("Close never returned after a client cancelled its stream")
 	}
 }
+
+// TestRecordLeavesOutCancelledStreams: a stream the client cancelled is
+// not written as a complete row (its output length would be what was
+// sent before the client left); it is counted in Stats.Cancelled, and a
+// stream the upstream cut short counts as not recorded (issue 37, item 8).
+func TestRecordLeavesOutCancelledStreams(t *testing.T) {
+	proxy, rec, out := startProxy(t, endlessStream(t).URL, nil)
+	cancelMidStream(t, proxy)
+	// An upstream that ends its stream without finishing it.
+	cut := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Content-Length", "1000")
+		io.WriteString(w, `data: {"choices": [{"delta": {"content": " tok"}}]}`+"\n\n")
+	}))
+	defer cut.Close()
+	proxy2, rec2, out2 := startProxy(t, cut.URL, nil)
+	postChat(proxy2, "cut short")
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := rec.Stats(); out.Len() != 0 || st.Recorded != 0 || st.Cancelled != 1 || st.Skipped != 0 {
+		t.Errorf("cancelled stream: stats %+v, trace %q", st, out.String())
+	}
+	if st := rec2.Stats(); out2.Len() != 0 || st.Recorded != 0 || st.Cancelled != 0 || st.Skipped != 1 {
+		t.Errorf("cut stream: stats %+v, trace %q", st, out2.String())
+	}
+}

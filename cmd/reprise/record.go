@@ -123,8 +123,8 @@ func recordCommand(a *app) *cli.Command {
 			}
 			err = errors.Join(err, f.Close())
 			st := rec.Stats()
-			fmt.Fprintf(a.stderr, "reprise record: %d requests proxied, %d recorded to %s, %d not recorded (failed or unreadable)\n",
-				st.Requests, st.Recorded, path, st.Skipped)
+			fmt.Fprintf(a.stderr, "reprise record: %d requests proxied, %d recorded to %s, %d not recorded (failed or unreadable), %d cancelled by their client (not recorded)\n",
+				st.Requests, st.Recorded, path, st.Skipped, st.Cancelled)
 			return err
 		},
 	}
