@@ -43,6 +43,7 @@ func recordCommand(a *app) *cli.Command {
 			&cli.IntFlag{Name: "block-size", Value: capture.DefaultBlockSize, Usage: "`TOKENS` per hash id", Sources: envVars("block-size")},
 			&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "`SPEC` of the tokenizer that cuts prompts into blocks: builtin, o200k_base, cl100k_base, a tokenizer.json or GGUF path, or a cached model id", Sources: envVars("tokenizer")},
 			&cli.StringFlag{Name: "session-header", Value: capture.DefaultSessionHeader, Usage: "request `HEADER` whose value is the session id (empty: infer sessions from prompts only)", Sources: envVars("session-header")},
+			&cli.BoolFlag{Name: "overwrite", Usage: "replace an existing --output (and its --keep-text file); without it record refuses to start", Sources: envVars("overwrite")},
 			&cli.BoolFlag{Name: "keep-text", Usage: "also write each request body and response text to FILE.text.jsonl (the trace itself never holds text)", Sources: envVars("keep-text")},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -70,15 +71,30 @@ func recordCommand(a *app) *cli.Command {
 			if err != nil {
 				return exitcode.UsageError(fmt.Errorf("--tokenizer: %w", err), "use builtin, o200k_base, cl100k_base or a tokenizer.json path")
 			}
+			path := cmd.String("output")
+			// An existing trace is not truncated unless asked: both files
+			// are checked before either is created.
+			mode := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+			if cmd.Bool("overwrite") {
+				mode = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+			} else {
+				for _, o := range []struct{ flag, path string }{{"--output", path}, {"--keep-text", path + ".text.jsonl"}} {
+					if o.flag == "--keep-text" && !cmd.Bool("keep-text") {
+						continue
+					}
+					if _, err := os.Lstat(o.path); err == nil {
+						return exitcode.UsageError(fmt.Errorf("%s %s: the file exists", o.flag, o.path), "give another --output, or pass --overwrite to replace it")
+					}
+				}
+			}
 			ln, err := net.Listen("tcp", cmd.String("listen"))
 			if err != nil {
 				return exitcode.UsageError(fmt.Errorf("--listen: %w", err), "pick a free HOST:PORT")
 			}
-			path := cmd.String("output")
-			f, err := os.Create(path)
+			f, err := os.OpenFile(path, mode, 0o644)
 			if err != nil {
 				ln.Close()
-				return exitcode.UsageError(fmt.Errorf("--output: %w", err), "")
+				return exitcode.UsageError(fmt.Errorf("--output: %w", err), "give another --output, or pass --overwrite to replace it")
 			}
 			bw := bufio.NewWriter(f)
 			cfg := capture.NewConfig()
@@ -87,9 +103,12 @@ func recordCommand(a *app) *cli.Command {
 			var tf *os.File
 			var tw *bufio.Writer
 			if cmd.Bool("keep-text") {
-				if tf, err = os.Create(path + ".text.jsonl"); err != nil {
+				if tf, err = os.OpenFile(path+".text.jsonl", mode, 0o644); err != nil {
 					ln.Close()
 					f.Close()
+					if !cmd.Bool("overwrite") {
+						os.Remove(path) // created just now, empty
+					}
 					return exitcode.UsageError(fmt.Errorf("--keep-text: %w", err), "")
 				}
 				tw = bufio.NewWriter(tf)

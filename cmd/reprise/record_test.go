@@ -187,3 +187,49 @@ func TestRecordReplayRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordRefusesExistingOutput: record does not truncate an existing
+// trace (or its --keep-text file) unless --overwrite (issue 37, item 7).
+func TestRecordRefusesExistingOutput(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "trace.jsonl")
+	old := `{"timestamp": 0, "input_length": 5}` + "\n"
+	if err := os.WriteFile(out, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A stopped context: a record that starts stops at once.
+	stopped, cancel := context.WithCancel(context.Background())
+	cancel()
+	base := []string{"reprise", "record", "--listen", freeAddr(t), "--upstream", "http://127.0.0.1:1", "-o", out}
+	var eb bytes.Buffer
+	if code := run(stopped, base, strings.NewReader(""), io.Discard, &eb); code != 2 ||
+		!strings.Contains(eb.String(), "--output "+out+": the file exists") || !strings.Contains(eb.String(), "--overwrite") {
+		t.Errorf("exit %d: %s", code, eb.String())
+	}
+	if data, _ := os.ReadFile(out); string(data) != old {
+		t.Errorf("the trace was changed: %q", data)
+	}
+	// The text file is checked too, before anything is written.
+	if err := os.Remove(out); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out+".text.jsonl", []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	eb.Reset()
+	if code := run(stopped, append(base, "--keep-text"), strings.NewReader(""), io.Discard, &eb); code != 2 ||
+		!strings.Contains(eb.String(), "--keep-text "+out+".text.jsonl: the file exists") {
+		t.Errorf("--keep-text: exit %d: %s", code, eb.String())
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("the trace was created though the text file was refused: %v", err)
+	}
+	// --overwrite replaces them.
+	eb.Reset()
+	if code := run(stopped, append(base, "--keep-text", "--overwrite"), strings.NewReader(""), io.Discard, &eb); code != 0 {
+		t.Errorf("--overwrite: exit %d: %s", code, eb.String())
+	}
+	if data, _ := os.ReadFile(out + ".text.jsonl"); len(data) != 0 {
+		t.Errorf("--overwrite kept the old text file: %q", data)
+	}
+}
