@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -10,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -82,8 +84,8 @@ type Stats struct {
 	// before the response ended: not recorded (their lengths are not the
 	// request's).
 	Cancelled int64
-	Late     int64 // rows written after later ones (Config.ReorderRows)
-	Held     int64 // finished rows waiting for an earlier request, now
+	Late      int64 // rows written after later ones (Config.ReorderRows)
+	Held      int64 // finished rows waiting for an earlier request, now
 }
 
 // Recorder is the recording proxy, an http.Handler. It is safe for
@@ -149,10 +151,28 @@ func New(cfg Config, out io.Writer) (*Recorder, error) {
 	}
 	r.flush, _ = out.(interface{ Flush() error })
 	up := cfg.Upstream
+	// The request goes on as the client sent it: no Accept-Encoding added
+	// (the transport would ask for gzip and decompress behind the
+	// client's back), X-Forwarded-* kept, with the client's address
+	// appended to X-Forwarded-For as proxies do.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DisableCompression = true
 	r.proxy = &httputil.ReverseProxy{
+		Transport: tr,
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(up)
 			pr.Out.Host = pr.In.Host
+			for _, h := range [...]string{"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
+				if v := pr.In.Header.Values(h); v != nil {
+					pr.Out.Header[h] = slices.Clone(v)
+				}
+			}
+			if ip, _, err := net.SplitHostPort(pr.In.RemoteAddr); err == nil {
+				if prior := pr.Out.Header.Values("X-Forwarded-For"); len(prior) > 0 {
+					ip = strings.Join(prior, ", ") + ", " + ip
+				}
+				pr.Out.Header.Set("X-Forwarded-For", ip)
+			}
 		},
 		FlushInterval: -1, // flush after every write: events pass one by one
 		ErrorHandler: func(w http.ResponseWriter, req *http.Request, err error) {
@@ -165,6 +185,7 @@ func New(cfg Config, out io.Writer) (*Recorder, error) {
 			if c, ok := resp.Request.Context().Value(captureKey{}).(*exchange); ok {
 				c.status = resp.StatusCode
 				c.sse = strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+				c.encoding = resp.Header.Get("Content-Encoding")
 				resp.Body = &teeBody{rc: resp.Body, c: c}
 			}
 			return nil
@@ -177,17 +198,18 @@ type captureKey struct{}
 
 // exchange is one recorded request and what came back.
 type exchange struct {
-	id      int64
-	arrival time.Time
-	session string
-	body    []byte
-	path    string
-	status  int
-	sse     bool
-	resp    bytes.Buffer
-	cut     bool
-	ended   bool // the response body was read to its end
-	gone    bool // the client went away before ServeHTTP returned
+	id       int64
+	arrival  time.Time
+	session  string
+	body     []byte
+	path     string
+	status   int
+	sse      bool
+	resp     bytes.Buffer
+	cut      bool
+	encoding string // the response's Content-Encoding
+	ended    bool   // the response body was read to its end
+	gone     bool   // the client went away before ServeHTTP returned
 }
 
 // teeBody copies what the client reads into the exchange, up to maxCapture.
@@ -221,6 +243,13 @@ func recorded(path string) bool {
 // ServeHTTP proxies one request and, for chat and completions requests,
 // records it once the response has been passed on.
 func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if req.ProtoMajor != 1 || req.Method == "PRI" {
+		// An HTTP/2 preface (h2c with prior knowledge) cannot be
+		// forwarded over HTTP/1.1 as it came: refuse it.
+		w.Header().Set("Connection", "close")
+		http.Error(w, "reprise record: HTTP/1.1 only; "+req.Proto+" is not forwarded", http.StatusHTTPVersionNotSupported)
+		return
+	}
 	r.mu.Lock()
 	now := time.Now() // under the lock: arrival order is request_id order
 	r.stats.Requests++
@@ -401,6 +430,24 @@ type measured struct {
 // exchange is not recorded (counted as skipped).
 func (r *Recorder) measure(c *exchange) *measured {
 	if c.status != http.StatusOK || c.cut || !c.ended {
+		return nil
+	}
+	switch strings.ToLower(c.encoding) {
+	case "", "identity":
+	case "gzip", "x-gzip":
+		// Passed on compressed, as the client asked; read uncompressed.
+		zr, err := gzip.NewReader(bytes.NewReader(c.resp.Bytes()))
+		if err != nil {
+			return nil
+		}
+		plain, err := io.ReadAll(io.LimitReader(zr, maxCapture+1))
+		if err != nil || len(plain) > maxCapture {
+			return nil
+		}
+		c.resp.Reset()
+		c.resp.Write(plain)
+	default:
+		r.log.Warn("reprise record: a response encoding the recorder does not read; not recorded", slog.Int64("request_id", c.id), slog.String("content_encoding", c.encoding))
 		return nil
 	}
 	var req request

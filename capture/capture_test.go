@@ -3,9 +3,11 @@ package capture_test
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -521,5 +523,80 @@ func TestRecordLeavesOutCancelledStreams(t *testing.T) {
 	}
 	if st := rec2.Stats(); out2.Len() != 0 || st.Recorded != 0 || st.Cancelled != 0 || st.Skipped != 1 {
 		t.Errorf("cut stream: stats %+v, trace %q", st, out2.String())
+	}
+}
+
+// TestRecordForwardsWhatTheClientSent: the upstream gets the client's
+// request as sent plus the client's address appended to X-Forwarded-For,
+// the Accept-Encoding the client asked for and no other (a gzip response
+// passes through compressed, and is still recorded), and an HTTP/2
+// preface, which the proxy cannot forward, is refused without reaching the
+// upstream (issue 37, item 9).
+func TestRecordForwardsWhatTheClientSent(t *testing.T) {
+	type seen struct{ xff, enc []string }
+	got := make(chan seen, 8)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		got <- seen{r.Header.Values("X-Forwarded-For"), r.Header.Values("Accept-Encoding")}
+		w.Header().Set("Content-Type", "application/json")
+		body := `{"choices": [{"message": {"content": "ok"}}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}`
+		if r.Header.Get("Accept-Encoding") == "gzip" {
+			w.Header().Set("Content-Encoding", "gzip")
+			zw := gzip.NewWriter(w)
+			io.WriteString(zw, body)
+			zw.Close()
+			return
+		}
+		io.WriteString(w, body)
+	}))
+	defer up.Close()
+	proxy, rec, out := startProxy(t, up.URL, nil)
+	raw := &http.Client{Transport: &http.Transport{DisableCompression: true}} // sends exactly the headers given
+	send := func(h http.Header) *http.Response {
+		t.Helper()
+		body := `{"model": "m", "messages": [{"role": "user", "content": "hi"}]}`
+		req, _ := http.NewRequest(http.MethodPost, proxy+"/v1/chat/completions", strings.NewReader(body))
+		maps.Copy(req.Header, h)
+		resp, err := raw.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := send(http.Header{"X-Forwarded-For": {"10.1.2.3"}})
+	resp.Body.Close()
+	if s := <-got; !slices.Equal(s.xff, []string{"10.1.2.3, 127.0.0.1"}) || s.enc != nil {
+		t.Errorf("upstream saw X-Forwarded-For %q, Accept-Encoding %q; want the client's address appended, no encoding", s.xff, s.enc)
+	}
+	resp = send(http.Header{"Accept-Encoding": {"gzip"}})
+	zipped, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if s := <-got; !slices.Equal(s.xff, []string{"127.0.0.1"}) || !slices.Equal(s.enc, []string{"gzip"}) {
+		t.Errorf("upstream saw X-Forwarded-For %q, Accept-Encoding %q", s.xff, s.enc)
+	}
+	if resp.Header.Get("Content-Encoding") != "gzip" || len(zipped) < 2 || zipped[0] != 0x1f || zipped[1] != 0x8b {
+		t.Errorf("the gzip response was not passed on as sent: %q %q", resp.Header.Get("Content-Encoding"), zipped)
+	}
+	// An HTTP/2 connection preface (h2c with prior knowledge).
+	conn, err := net.Dial("tcp", strings.TrimPrefix(proxy, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(conn, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+	status, _ := bufio.NewReader(conn).ReadString('\n')
+	conn.Close()
+	if !strings.HasPrefix(status, "HTTP/1.1 505 ") {
+		t.Errorf("an HTTP/2 preface got %q, want 505 HTTP Version Not Supported", status)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-got:
+		t.Errorf("the HTTP/2 preface reached the upstream: %+v", s)
+	default:
+	}
+	if st := rec.Stats(); st.Recorded != 2 {
+		t.Errorf("%d rows recorded, want 2 (the gzip response too):\n%s", st.Recorded, out.String())
 	}
 }
