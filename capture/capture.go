@@ -33,6 +33,15 @@ const (
 	DefaultSessionHeader = "X-Session-Id"
 	// DefaultMaxBodyBytes bounds a request body the proxy reads.
 	DefaultMaxBodyBytes = 64 << 20
+	// DefaultMaxHeldBytes bounds the request bodies and response copies
+	// held at once.
+	DefaultMaxHeldBytes = 256 << 20
+	// DefaultBodyTimeout bounds the time a request body takes to arrive.
+	DefaultBodyTimeout = 60 * time.Second
+	// DefaultIdleTimeout closes a keep-alive connection idle that long.
+	DefaultIdleTimeout = 30 * time.Second
+	// headerTimeout bounds the time a request's headers take to arrive.
+	headerTimeout = 30 * time.Second
 	// DefaultReorderRows bounds the rows held back to write rows in
 	// arrival order.
 	DefaultReorderRows = 4096
@@ -55,6 +64,19 @@ type Config struct {
 	SessionHeader string
 	// MaxBodyBytes bounds a request body; a larger one gets 413.
 	MaxBodyBytes int64
+	// MaxHeldBytes bounds the bytes held at once for recording: the
+	// bodies of chat and completions requests (read whole before they
+	// are forwarded) and the copies of their responses. A request whose
+	// body would go over it gets 503 and is not forwarded; a response
+	// whose copy would is passed on, and not recorded.
+	MaxHeldBytes int64
+	// BodyTimeout bounds the time a chat or completions request's body
+	// takes to arrive once its headers did; a slower one gets 408. 0: no
+	// bound.
+	BodyTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection with no request for that
+	// long ([Recorder.NewServer]). 0: no bound.
+	IdleTimeout time.Duration
 	// ReorderRows bounds the finished rows held back while an earlier
 	// request is still in flight, so that rows are written in arrival
 	// order: beyond it, the oldest request still in flight is passed over
@@ -69,9 +91,11 @@ type Config struct {
 }
 
 // NewConfig returns a Config with the defaults: 16-token blocks, the
-// X-Session-Id header, 64 MiB bodies, 4096 rows held back for order. Upstream and Tokenizer must be set.
+// X-Session-Id header, 64 MiB bodies, 256 MiB held at once, bodies within
+// 60 s, keep-alive connections idle 30 s, 4096 rows held back for order. Upstream and Tokenizer must be set.
 func NewConfig() Config {
 	return Config{BlockSize: DefaultBlockSize, SessionHeader: DefaultSessionHeader, MaxBodyBytes: DefaultMaxBodyBytes,
+		MaxHeldBytes: DefaultMaxHeldBytes, BodyTimeout: DefaultBodyTimeout, IdleTimeout: DefaultIdleTimeout,
 		ReorderRows: DefaultReorderRows}
 }
 
@@ -96,6 +120,9 @@ type Recorder struct {
 	log   *slog.Logger
 
 	wg sync.WaitGroup
+
+	heldMu sync.Mutex
+	held   int64 // bytes held for recording (Config.MaxHeldBytes)
 
 	mu       sync.Mutex
 	w        *trace.Writer
@@ -132,6 +159,12 @@ func New(cfg Config, out io.Writer) (*Recorder, error) {
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.MaxHeldBytes <= 0 {
+		cfg.MaxHeldBytes = DefaultMaxHeldBytes
+	}
+	if cfg.BodyTimeout < 0 || cfg.IdleTimeout < 0 {
+		errs = append(errs, fmt.Errorf("capture: BodyTimeout %v, IdleTimeout %v: want ≥ 0 (0: no bound)", cfg.BodyTimeout, cfg.IdleTimeout))
 	}
 	if cfg.ReorderRows <= 0 {
 		cfg.ReorderRows = DefaultReorderRows
@@ -207,6 +240,8 @@ type exchange struct {
 	sse      bool
 	resp     bytes.Buffer
 	cut      bool
+	held     int64 // bytes of r.held this exchange holds
+	r        *Recorder
 	encoding string // the response's Content-Encoding
 	ended    bool   // the response body was read to its end
 	gone     bool   // the client went away before ServeHTTP returned
@@ -224,9 +259,10 @@ func (t *teeBody) Read(p []byte) (int, error) {
 		t.c.ended = true
 	}
 	if n > 0 && !t.c.cut {
-		if t.c.resp.Len()+n > maxCapture {
-			t.c.cut = true
+		if t.c.resp.Len()+n > maxCapture || !t.c.r.hold(int64(n)) {
+			t.c.cut = true // passed on; not recorded
 		} else {
+			t.c.held += int64(n)
 			t.c.resp.Write(p[:n])
 		}
 	}
@@ -266,19 +302,17 @@ func (r *Recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	r.wg.Add(1) // before anything can end the exchange: Close waits for it
-	body, err := io.ReadAll(io.LimitReader(req.Body, r.cfg.MaxBodyBytes+1))
+	body, status, msg := r.readBody(w, req)
 	req.Body.Close()
-	if err != nil || int64(len(body)) > r.cfg.MaxBodyBytes {
+	if status != 0 {
+		r.release(int64(len(body)))
 		r.wg.Done()
 		r.resolve(id, nil, false)
-		if err != nil {
-			http.Error(w, "reprise record: reading the request body: "+err.Error(), http.StatusBadRequest)
-		} else {
-			http.Error(w, fmt.Sprintf("reprise record: request body over %d bytes", r.cfg.MaxBodyBytes), http.StatusRequestEntityTooLarge)
-		}
+		w.Header().Set("Connection", "close")
+		http.Error(w, "reprise record: "+msg, status)
 		return
 	}
-	c := &exchange{id: id, arrival: now, body: body, path: req.URL.Path}
+	c := &exchange{id: id, arrival: now, body: body, path: req.URL.Path, r: r, held: int64(len(body))}
 	if h := r.cfg.SessionHeader; h != "" {
 		c.session = req.Header.Get(h)
 	}
@@ -535,7 +569,85 @@ func (r *Recorder) measure(c *exchange) *measured {
 // record measures an exchange and hands its row (or its absence) to the
 // arrival-order writer.
 func (r *Recorder) record(c *exchange) {
-	r.resolve(c.id, r.measure(c), c.gone && !c.ended)
+	m := r.measure(c)
+	r.release(c.held)
+	c.body, c.resp = nil, bytes.Buffer{}
+	r.resolve(c.id, m, c.gone && !c.ended)
+}
+
+// readBody reads a recorded request's body within Config.MaxBodyBytes,
+// Config.MaxHeldBytes (the bytes it returns are held: release them) and
+// Config.BodyTimeout. A status other than 0 refuses the request, with
+// msg saying why.
+func (r *Recorder) readBody(w http.ResponseWriter, req *http.Request) (body []byte, status int, msg string) {
+	limit := r.cfg.MaxBodyBytes
+	if req.ContentLength > limit {
+		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes is over %d bytes", req.ContentLength, limit)
+	}
+	// The deadline is lifted once the body is in (a long stream's client
+	// may stay quiet), and left to expire on a refused body, so that what
+	// is left of it is not waited for.
+	var rc *http.ResponseController
+	if d := r.cfg.BodyTimeout; d > 0 {
+		if c := http.NewResponseController(w); c.SetReadDeadline(time.Now().Add(d)) == nil {
+			rc = c
+		}
+	}
+	var buf bytes.Buffer
+	if req.ContentLength > 0 {
+		buf.Grow(int(req.ContentLength))
+	}
+	chunk := make([]byte, 32<<10)
+	for {
+		n, err := req.Body.Read(chunk)
+		if n > 0 {
+			if int64(buf.Len()+n) > limit {
+				return buf.Bytes(), http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", limit)
+			}
+			if !r.hold(int64(n)) {
+				return buf.Bytes(), http.StatusServiceUnavailable,
+					fmt.Sprintf("%d bytes of request bodies and responses are held for recording (--max-held-bytes); retry later", r.cfg.MaxHeldBytes)
+			}
+			buf.Write(chunk[:n])
+		}
+		if err == io.EOF {
+			if rc != nil {
+				rc.SetReadDeadline(time.Time{})
+			}
+			return buf.Bytes(), 0, ""
+		}
+		if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+			return buf.Bytes(), http.StatusRequestTimeout, fmt.Sprintf("the request body did not arrive within %v (--body-timeout)", r.cfg.BodyTimeout)
+		}
+		if err != nil {
+			return buf.Bytes(), http.StatusBadRequest, "reading the request body: " + err.Error()
+		}
+	}
+}
+
+// hold takes n bytes of Config.MaxHeldBytes; false when they are not left.
+func (r *Recorder) hold(n int64) bool {
+	r.heldMu.Lock()
+	defer r.heldMu.Unlock()
+	if r.held+n > r.cfg.MaxHeldBytes {
+		return false
+	}
+	r.held += n
+	return true
+}
+
+// release gives back n bytes taken by hold.
+func (r *Recorder) release(n int64) {
+	r.heldMu.Lock()
+	r.held -= n
+	r.heldMu.Unlock()
+}
+
+// NewServer returns an HTTP server for r with its bounds: request headers
+// within 30 s, keep-alive connections closed after Config.IdleTimeout
+// without a request. Request bodies are bounded by r itself.
+func (r *Recorder) NewServer() *http.Server {
+	return &http.Server{Handler: r, ReadHeaderTimeout: headerTimeout, IdleTimeout: r.cfg.IdleTimeout}
 }
 
 // resolve settles request id: m is its row, nil when it is not recorded

@@ -57,7 +57,7 @@ func startProxy(t testing.TB, upstream string, mut func(*capture.Config)) (strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: rec}
+	srv := rec.NewServer()
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return "http://" + ln.Addr().String(), rec, &out
@@ -599,4 +599,89 @@ func TestRecordForwardsWhatTheClientSent(t *testing.T) {
 	if st := rec.Stats(); st.Recorded != 2 {
 		t.Errorf("%d rows recorded, want 2 (the gzip response too):\n%s", st.Recorded, out.String())
 	}
+}
+
+// TestRecordBounds: the bytes held for recording, the time a body takes
+// to arrive and the time a keep-alive connection stays idle are bounded
+// (issue 37, item 6).
+func TestRecordBounds(t *testing.T) {
+	release := make(chan struct{})
+	arrived := make(chan string, 8)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		arrived <- r.URL.Path
+		if bytes.Contains(body, []byte("slow")) {
+			<-release
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"choices": [{"message": {"content": "ok"}}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}`)
+	}))
+	defer up.Close()
+	proxy, rec, _ := startProxy(t, up.URL, func(c *capture.Config) {
+		c.MaxHeldBytes, c.BodyTimeout, c.IdleTimeout = 1000, 50*time.Millisecond, 50*time.Millisecond
+	})
+	pad := strings.Repeat("x", 800)
+
+	t.Run("held bytes", func(t *testing.T) {
+		first := make(chan int, 1)
+		go func() {
+			code, _ := postChat(proxy, "slow "+pad)
+			first <- code
+		}()
+		<-arrived // its 800 bytes are held until it is recorded
+		if code, err := postChat(proxy, "second "+pad); err != nil || code != http.StatusServiceUnavailable {
+			t.Errorf("a body over the bytes held: status %d (%v), want 503", code, err)
+		}
+		close(release)
+		if code := <-first; code != 200 {
+			t.Fatalf("first request: status %d", code)
+		}
+		for deadline := time.Now().Add(10 * time.Second); rec.Stats().Recorded < 1; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the first request was never recorded")
+			}
+		}
+		if code, err := postChat(proxy, "third "+pad); err != nil || code != 200 {
+			t.Errorf("once the first was recorded: status %d (%v), want 200", code, err)
+		}
+		if n := len(arrived); n != 1 { // the third; the second never reached the upstream
+			t.Errorf("%d more requests reached the upstream, want 1", n)
+		}
+		for len(arrived) > 0 {
+			<-arrived
+		}
+	})
+
+	raw := func(t *testing.T, req string) *bufio.Reader {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(proxy, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		conn.SetDeadline(time.Now().Add(20 * time.Second)) // a hang, not a timing: the bounds are 50 ms
+		io.WriteString(conn, req)
+		return bufio.NewReader(conn)
+	}
+	t.Run("body timeout", func(t *testing.T) {
+		br := raw(t, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"model\":")
+		if status, err := br.ReadString('\n'); !strings.HasPrefix(status, "HTTP/1.1 408 ") {
+			t.Errorf("a body that stops coming: %q (%v), want 408", status, err)
+		}
+		if len(arrived) != 0 {
+			t.Error("the slow body reached the upstream")
+		}
+	})
+	t.Run("idle timeout", func(t *testing.T) {
+		br := raw(t, "GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n")
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		<-arrived
+		if _, err := br.ReadByte(); err != io.EOF {
+			t.Errorf("an idle keep-alive connection: read %v, want EOF (closed by the proxy)", err)
+		}
+	})
 }

@@ -43,6 +43,9 @@ func recordCommand(a *app) *cli.Command {
 			&cli.IntFlag{Name: "block-size", Value: capture.DefaultBlockSize, Usage: "`TOKENS` per hash id", Sources: envVars("block-size")},
 			&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "`SPEC` of the tokenizer that cuts prompts into blocks: builtin, o200k_base, cl100k_base, a tokenizer.json or GGUF path, or a cached model id", Sources: envVars("tokenizer")},
 			&cli.StringFlag{Name: "session-header", Value: capture.DefaultSessionHeader, Usage: "request `HEADER` whose value is the session id (empty: infer sessions from prompts only)", Sources: envVars("session-header")},
+			&cli.Int64Flag{Name: "max-held-bytes", Value: capture.DefaultMaxHeldBytes, Usage: "`BYTES` of request bodies and response copies held at once for recording; a request over it gets 503", Sources: envVars("max-held-bytes")},
+			&cli.DurationFlag{Name: "body-timeout", Value: capture.DefaultBodyTimeout, Usage: "a chat or completions request body must arrive within `D` (else 408); 0: no bound", Sources: envVars("body-timeout")},
+			&cli.DurationFlag{Name: "idle-timeout", Value: capture.DefaultIdleTimeout, Usage: "close a keep-alive connection after `D` without a request; 0: no bound", Sources: envVars("idle-timeout")},
 			&cli.BoolFlag{Name: "overwrite", Usage: "replace an existing --output (and its --keep-text file); without it record refuses to start", Sources: envVars("overwrite")},
 			&cli.BoolFlag{Name: "keep-text", Usage: "also write each request body and response text to FILE.text.jsonl (the trace itself never holds text)", Sources: envVars("keep-text")},
 		},
@@ -60,6 +63,14 @@ func recordCommand(a *app) *cli.Command {
 			}
 			if cmd.Int("block-size") < 1 {
 				errs = append(errs, fmt.Errorf("--block-size %d: want ≥ 1 tokens", cmd.Int("block-size")))
+			}
+			if cmd.Int64("max-held-bytes") < 1 {
+				errs = append(errs, fmt.Errorf("--max-held-bytes %d: want ≥ 1", cmd.Int64("max-held-bytes")))
+			}
+			for _, f := range []string{"body-timeout", "idle-timeout"} {
+				if cmd.Duration(f) < 0 {
+					errs = append(errs, fmt.Errorf("--%s %v: want ≥ 0 (0: no bound)", f, cmd.Duration(f)))
+				}
 			}
 			if cmd.String("output") == "" || cmd.String("output") == "-" {
 				errs = append(errs, errors.New("--output: give a file (the trace is written as requests finish)"))
@@ -100,6 +111,7 @@ func recordCommand(a *app) *cli.Command {
 			cfg := capture.NewConfig()
 			cfg.Upstream, cfg.Tokenizer, cfg.BlockSize = up, tok, cmd.Int("block-size")
 			cfg.SessionHeader, cfg.Log = cmd.String("session-header"), a.log
+			cfg.MaxHeldBytes, cfg.BodyTimeout, cfg.IdleTimeout = cmd.Int64("max-held-bytes"), cmd.Duration("body-timeout"), cmd.Duration("idle-timeout")
 			var tf *os.File
 			var tw *bufio.Writer
 			if cmd.Bool("keep-text") {
@@ -120,7 +132,7 @@ func recordCommand(a *app) *cli.Command {
 				f.Close()
 				return err
 			}
-			srv := &http.Server{Handler: rec, ReadHeaderTimeout: 30 * time.Second}
+			srv := rec.NewServer()
 			served := make(chan error, 1)
 			go func() { served <- srv.Serve(ln) }()
 			a.log.Info("recording", "listen", "http://"+ln.Addr().String(), "upstream", up.String(), "output", path)
