@@ -105,8 +105,8 @@ type Stats struct {
 	Recorded int64 // rows written
 	Skipped  int64 // chat/completions requests not recorded (failed, cut short, unreadable)
 	// Cancelled counts chat/completions requests whose client went away
-	// before the response ended: not recorded (their lengths are not the
-	// request's).
+	// (or whose connection the server closed, shutting down) before the
+	// response ended: not recorded (their lengths are not the request's).
 	Cancelled int64
 	Late      int64 // rows written after later ones (Config.ReorderRows)
 	Held      int64 // finished rows waiting for an earlier request, now

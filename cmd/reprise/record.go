@@ -154,7 +154,7 @@ func recordCommand(a *app) *cli.Command {
 			}
 			err = errors.Join(err, f.Close())
 			st := rec.Stats()
-			fmt.Fprintf(a.stderr, "reprise record: %d requests proxied, %d recorded to %s, %d not recorded (failed or unreadable), %d cancelled by their client (not recorded)\n",
+			fmt.Fprintf(a.stderr, "reprise record: %d requests proxied, %d recorded to %s, %d not recorded (failed or unreadable), %d cancelled before their response ended (client gone, or cut at shutdown; not recorded)\n",
 				st.Requests, st.Recorded, path, st.Skipped, st.Cancelled)
 			return err
 		},
