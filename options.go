@@ -149,7 +149,8 @@ type Options struct {
 	Model string
 	// Endpoint is the API: a native endpoint's name ("chat",
 	// "completions", "responses", ...: native.List), a Wasm adapter file
-	// or a shipped Wasm adapter's name.
+	// or a shipped Wasm adapter's name. "" is the endpoint a recorded
+	// trace's first row names (Mooncake endpoint), else DefaultEndpoint.
 	Endpoint string
 	// Adapter configures a Wasm Endpoint.
 	Adapter AdapterOptions

@@ -137,6 +137,18 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	ec.MaxConnections = o.MaxConnections
 	ec.UseServerTokenCount = o.UseServerTokenCount
 	ec.Events = o.Output.ExportLevel == "events"
+	if o.Endpoint == "" {
+		// A recorded trace says which endpoint its requests went to.
+		if e := traceEndpoint(ctx, o); e != "" {
+			o.Endpoint = e
+			log.Info("endpoint from the trace", slog.String("endpoint", e), slog.String("trace", o.Trace.Path))
+		} else {
+			o.Endpoint = DefaultEndpoint
+		}
+	}
+	// An ISL correction given is every row's; else a recorded row's
+	// template_tokens replace the one learned from the server.
+	fixedISL := o.Prompts.ISLCorrection != 0
 	// One tokenizer for prompts, output counts and Wasm adapters'
 	// token_count.
 	var tok tokenizer.Tokenizer
@@ -373,7 +385,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	pcfg.BlockCacheBytes = promptCacheBytes
 	pcfg.Seed = o.Prompts.Seed
 	pcfg.Mismatch = prompt.Mismatch(o.Prompts.HashMismatch)
-	pcfg.ISLCorrection = o.Prompts.ISLCorrection
+	pcfg.ISLCorrection, pcfg.FixedISLCorrection = o.Prompts.ISLCorrection, fixedISL
 	pcfg.Format = prompt.Format(o.Prompts.Format)
 	switch pcfg.Mismatch {
 	case prompt.MismatchError, prompt.MismatchFit:
@@ -408,6 +420,11 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 			ModelFilter: o.Trace.ModelFilter, MaxInputTokens: o.Trace.MaxInputTokens, DefaultOutputTokens: int(o.Synthetic.OSL),
 			RequireOutput: o.MaxTokensFromTrace, Log: log, Context: ctx,
 			Columns: o.Trace.Columns, Sessions: o.Trace.AllTurns, CountTokens: rp.tok.Count}
+		switch o.Endpoint {
+		case trace.EndpointChat, trace.EndpointCompletions:
+			// A recorded row's lengths are those of its endpoint's requests.
+			opts.Endpoint = o.Endpoint
+		}
 		src := newTraceSource(o, rp, &opts)
 		streamed, err := scanTrace(o, rp, src, opts, pcfg)
 		if err != nil {
@@ -854,4 +871,29 @@ func (rp *replayPlan) addTargets(o *Options) []*FieldError {
 		rp.targetURLs = append(rp.targetURLs, urlForFiles(t.URL))
 	}
 	return errs
+}
+
+// traceEndpoint returns the endpoint the first row of o's trace file was
+// recorded through (Mooncake endpoint, written by reprise record), or ""
+// when it names none or cannot be read (the trace's own read says why).
+// Standard input is not read twice: its rows are checked against the
+// default endpoint.
+func traceEndpoint(ctx context.Context, o *Options) string {
+	if o.Trace.Reader != nil || o.Trace.Path == "" || o.Trace.Path == "-" {
+		return ""
+	}
+	tf, err := trace.ParseFormat(o.Trace.Format)
+	if err != nil || (tf != "" && tf != trace.FormatMooncake) {
+		return ""
+	}
+	r, err := trace.Open(o.Trace.Path, trace.Options{Format: tf, BlockSize: o.Trace.BlockSize, MaxRows: 1, Context: ctx})
+	if err != nil {
+		return ""
+	}
+	defer r.Close()
+	var row trace.Row
+	if r.Format() != trace.FormatMooncake || r.Next(&row) != nil {
+		return ""
+	}
+	return row.Endpoint
 }

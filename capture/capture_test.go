@@ -3,13 +3,18 @@ package capture_test
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"io"
+	"maps"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -52,7 +57,7 @@ func startProxy(t testing.TB, upstream string, mut func(*capture.Config)) (strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: rec}
+	srv := rec.NewServer()
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return "http://" + ln.Addr().String(), rec, &out
@@ -253,4 +258,430 @@ func TestRecordSessionsAndDependencies(t *testing.T) {
 			t.Fatalf("block %d of b is not a's", k)
 		}
 	}
+}
+
+// TestRecordArrivalOrder: rows are written in arrival order though the
+// first request ends last; with more finished rows waiting than
+// Config.ReorderRows, the request still in flight is passed over and its
+// row written when it ends (Stats.Late).
+func TestRecordArrivalOrder(t *testing.T) {
+	for _, tc := range []struct {
+		reorder int
+		want    []int64 // request_ids in file order
+		late    int64
+	}{
+		{0, []int64{0, 1, 2}, 0}, // the default holds both rows back
+		{1, []int64{1, 2, 0}, 1}, // one row may wait: the second makes two
+	} {
+		release := make(chan struct{})
+		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			if bytes.Contains(body, []byte("slow")) {
+				<-release
+			}
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"choices": [{"message": {"content": "ok"}}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}`)
+		}))
+		proxy, rec, out := startProxy(t, up.URL, func(c *capture.Config) { c.ReorderRows = tc.reorder })
+		first := make(chan error, 1)
+		go func() {
+			_, err := postChat(proxy, "slow request here")
+			first <- err
+		}()
+		// The slow request has its id once the recorder counted it.
+		for deadline := time.Now().Add(10 * time.Second); rec.Stats().Requests < 1; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the first request never reached the proxy")
+			}
+		}
+		for _, s := range []string{"fast one", "fast two"} {
+			if _, err := postChat(proxy, s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Both fast rows are settled: written, or held back for the first.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			if st := rec.Stats(); st.Held+st.Recorded == 2 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the fast rows were never settled: %+v", rec.Stats())
+			}
+		}
+		close(release)
+		if err := <-first; err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.Close(); err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for line := range strings.Lines(out.String()) {
+			var row struct {
+				RequestID int64 `json:"request_id"`
+			}
+			if err := json.Unmarshal([]byte(line), &row); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, row.RequestID)
+		}
+		if !slices.Equal(got, tc.want) || rec.Stats().Late != tc.late {
+			t.Errorf("ReorderRows %d: request_ids %v, late %d; want %v, late %d", tc.reorder, got, rec.Stats().Late, tc.want, tc.late)
+		}
+		up.Close()
+	}
+}
+
+// postChat sends a one-message chat request and returns its status.
+func postChat(proxy, content string) (int, error) {
+	body := `{"model": "m", "messages": [{"role": "user", "content": "` + content + `"}]}`
+	resp, err := http.Post(proxy+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// TestRecordLlamaCppFixture: the bytes llama.cpp's server sent for chat
+// (streamed and not) and completions (text and token ids) requests,
+// recorded through the proxy (testdata/llamacpp, README.md there), give
+// the rows the proxy wrote then: the server's prompt counts, the 27 tokens
+// its chat template adds (0 for completions), the endpoint and the block
+// size. r50k_base is the GPT-2 vocabulary of the server's model.
+func TestRecordLlamaCppFixture(t *testing.T) {
+	type exchange struct {
+		Path        string          `json:"path"`
+		Request     json.RawMessage `json:"request"`
+		Status      int             `json:"status"`
+		ContentType string          `json:"content_type"`
+		Response    string          `json:"response"`
+	}
+	data, err := os.ReadFile("testdata/llamacpp/exchanges.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exchanges []exchange
+	for line := range strings.Lines(string(data)) {
+		var e exchange
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatal(err)
+		}
+		exchanges = append(exchanges, e)
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		for _, e := range exchanges {
+			if e.Path == r.URL.Path && bytes.Equal(compactJSON(t, e.Request), compactJSON(t, body)) {
+				w.Header().Set("Content-Type", e.ContentType)
+				w.WriteHeader(e.Status)
+				io.WriteString(w, e.Response)
+				return
+			}
+		}
+		http.Error(w, "no such exchange in the fixture", http.StatusNotFound)
+	}))
+	defer up.Close()
+	tok, err := tokenizer.Load("r50k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, rec, out := startProxy(t, up.URL, func(c *capture.Config) { c.Tokenizer = tok })
+	for _, e := range exchanges {
+		resp, err := http.Post(proxy+e.Path, "application/json", bytes.NewReader(e.Request))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(got) != e.Response {
+			t.Fatalf("%s: the proxy changed the response:\n%s\nwant\n%s", e.Path, got, e.Response)
+		}
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("testdata/llamacpp/trace.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(withoutTimestamps(t, string(want)), withoutTimestamps(t, out.String())); diff != "" {
+		t.Errorf("recorded rows (-llama.cpp recording +now):\n%s", diff)
+	}
+}
+
+func compactJSON(t *testing.T, b []byte) []byte {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// withoutTimestamps returns the rows of a trace as maps, timestamp left out
+// (a recording's own timing).
+func withoutTimestamps(t *testing.T, s string) []map[string]any {
+	var rows []map[string]any
+	for line := range strings.Lines(s) {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		delete(m, "timestamp")
+		rows = append(rows, m)
+	}
+	return rows
+}
+
+// endlessStream is an upstream whose chat stream never ends: an event
+// every millisecond until the client goes away.
+func endlessStream(t *testing.T) *httptest.Server {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			if _, err := io.WriteString(w, `data: {"choices": [{"delta": {"content": " tok"}}]}`+"\n\n"); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}))
+	t.Cleanup(up.Close)
+	return up
+}
+
+// cancelMidStream sends a streamed chat request through proxy, reads its
+// first event and goes away.
+func cancelMidStream(t *testing.T, proxy string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	body := `{"model": "m", "stream": true, "max_tokens": 500, "messages": [{"role": "user", "content": "go on forever"}]}`
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, proxy+"/v1/chat/completions", strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	resp.Body.Close()
+}
+
+// TestRecordCloseAfterClientCancel: a client that goes away mid-stream
+// (ReverseProxy then panics with http.ErrAbortHandler) does not keep
+// Close waiting (issue 37, item 5).
+func TestRecordCloseAfterClientCancel(t *testing.T) {
+	proxy, rec, _ := startProxy(t, endlessStream(t).URL, nil)
+	cancelMidStream(t, proxy)
+	closed := make(chan error, 1)
+	go func() { closed <- rec.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second): // a hang, not a timing: Close waits for nothing but the cancelled exchange
+		t.Fatal("Close never returned after a client cancelled its stream")
+	}
+}
+
+// TestRecordLeavesOutCancelledStreams: a stream the client cancelled is
+// not written as a complete row (its output length would be what was
+// sent before the client left); it is counted in Stats.Cancelled, and a
+// stream the upstream cut short counts as not recorded (issue 37, item 8).
+func TestRecordLeavesOutCancelledStreams(t *testing.T) {
+	proxy, rec, out := startProxy(t, endlessStream(t).URL, nil)
+	cancelMidStream(t, proxy)
+	// An upstream that ends its stream without finishing it.
+	cut := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Content-Length", "1000")
+		io.WriteString(w, `data: {"choices": [{"delta": {"content": " tok"}}]}`+"\n\n")
+	}))
+	defer cut.Close()
+	proxy2, rec2, out2 := startProxy(t, cut.URL, nil)
+	postChat(proxy2, "cut short")
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := rec.Stats(); out.Len() != 0 || st.Recorded != 0 || st.Cancelled != 1 || st.Skipped != 0 {
+		t.Errorf("cancelled stream: stats %+v, trace %q", st, out.String())
+	}
+	if st := rec2.Stats(); out2.Len() != 0 || st.Recorded != 0 || st.Cancelled != 0 || st.Skipped != 1 {
+		t.Errorf("cut stream: stats %+v, trace %q", st, out2.String())
+	}
+}
+
+// TestRecordForwardsWhatTheClientSent: the upstream gets the client's
+// request as sent plus the client's address appended to X-Forwarded-For,
+// the Accept-Encoding the client asked for and no other (a gzip response
+// passes through compressed, and is still recorded), and an HTTP/2
+// preface, which the proxy cannot forward, is refused without reaching the
+// upstream (issue 37, item 9).
+func TestRecordForwardsWhatTheClientSent(t *testing.T) {
+	type seen struct{ xff, enc []string }
+	got := make(chan seen, 8)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		got <- seen{r.Header.Values("X-Forwarded-For"), r.Header.Values("Accept-Encoding")}
+		w.Header().Set("Content-Type", "application/json")
+		body := `{"choices": [{"message": {"content": "ok"}}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}`
+		if r.Header.Get("Accept-Encoding") == "gzip" {
+			w.Header().Set("Content-Encoding", "gzip")
+			zw := gzip.NewWriter(w)
+			io.WriteString(zw, body)
+			zw.Close()
+			return
+		}
+		io.WriteString(w, body)
+	}))
+	defer up.Close()
+	proxy, rec, out := startProxy(t, up.URL, nil)
+	raw := &http.Client{Transport: &http.Transport{DisableCompression: true}} // sends exactly the headers given
+	send := func(h http.Header) *http.Response {
+		t.Helper()
+		body := `{"model": "m", "messages": [{"role": "user", "content": "hi"}]}`
+		req, _ := http.NewRequest(http.MethodPost, proxy+"/v1/chat/completions", strings.NewReader(body))
+		maps.Copy(req.Header, h)
+		resp, err := raw.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := send(http.Header{"X-Forwarded-For": {"10.1.2.3"}})
+	resp.Body.Close()
+	if s := <-got; !slices.Equal(s.xff, []string{"10.1.2.3, 127.0.0.1"}) || s.enc != nil {
+		t.Errorf("upstream saw X-Forwarded-For %q, Accept-Encoding %q; want the client's address appended, no encoding", s.xff, s.enc)
+	}
+	resp = send(http.Header{"Accept-Encoding": {"gzip"}})
+	zipped, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if s := <-got; !slices.Equal(s.xff, []string{"127.0.0.1"}) || !slices.Equal(s.enc, []string{"gzip"}) {
+		t.Errorf("upstream saw X-Forwarded-For %q, Accept-Encoding %q", s.xff, s.enc)
+	}
+	if resp.Header.Get("Content-Encoding") != "gzip" || len(zipped) < 2 || zipped[0] != 0x1f || zipped[1] != 0x8b {
+		t.Errorf("the gzip response was not passed on as sent: %q %q", resp.Header.Get("Content-Encoding"), zipped)
+	}
+	// An HTTP/2 connection preface (h2c with prior knowledge).
+	conn, err := net.Dial("tcp", strings.TrimPrefix(proxy, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(conn, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+	status, _ := bufio.NewReader(conn).ReadString('\n')
+	conn.Close()
+	if !strings.HasPrefix(status, "HTTP/1.1 505 ") {
+		t.Errorf("an HTTP/2 preface got %q, want 505 HTTP Version Not Supported", status)
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-got:
+		t.Errorf("the HTTP/2 preface reached the upstream: %+v", s)
+	default:
+	}
+	if st := rec.Stats(); st.Recorded != 2 {
+		t.Errorf("%d rows recorded, want 2 (the gzip response too):\n%s", st.Recorded, out.String())
+	}
+}
+
+// TestRecordBounds: the bytes held for recording, the time a body takes
+// to arrive and the time a keep-alive connection stays idle are bounded
+// (issue 37, item 6).
+func TestRecordBounds(t *testing.T) {
+	release := make(chan struct{})
+	arrived := make(chan string, 8)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		arrived <- r.URL.Path
+		if bytes.Contains(body, []byte("slow")) {
+			<-release
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"choices": [{"message": {"content": "ok"}}], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}`)
+	}))
+	defer up.Close()
+	proxy, rec, _ := startProxy(t, up.URL, func(c *capture.Config) {
+		c.MaxHeldBytes, c.BodyTimeout, c.IdleTimeout = 1000, 50*time.Millisecond, 50*time.Millisecond
+	})
+	pad := strings.Repeat("x", 800)
+
+	t.Run("held bytes", func(t *testing.T) {
+		first := make(chan int, 1)
+		go func() {
+			code, _ := postChat(proxy, "slow "+pad)
+			first <- code
+		}()
+		<-arrived // its 800 bytes are held until it is recorded
+		if code, err := postChat(proxy, "second "+pad); err != nil || code != http.StatusServiceUnavailable {
+			t.Errorf("a body over the bytes held: status %d (%v), want 503", code, err)
+		}
+		close(release)
+		if code := <-first; code != 200 {
+			t.Fatalf("first request: status %d", code)
+		}
+		for deadline := time.Now().Add(10 * time.Second); rec.Stats().Recorded < 1; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the first request was never recorded")
+			}
+		}
+		if code, err := postChat(proxy, "third "+pad); err != nil || code != 200 {
+			t.Errorf("once the first was recorded: status %d (%v), want 200", code, err)
+		}
+		if n := len(arrived); n != 1 { // the third; the second never reached the upstream
+			t.Errorf("%d more requests reached the upstream, want 1", n)
+		}
+		for len(arrived) > 0 {
+			<-arrived
+		}
+	})
+
+	raw := func(t *testing.T, req string) *bufio.Reader {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(proxy, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		conn.SetDeadline(time.Now().Add(20 * time.Second)) // a hang, not a timing: the bounds are 50 ms
+		io.WriteString(conn, req)
+		return bufio.NewReader(conn)
+	}
+	t.Run("body timeout", func(t *testing.T) {
+		br := raw(t, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"model\":")
+		if status, err := br.ReadString('\n'); !strings.HasPrefix(status, "HTTP/1.1 408 ") {
+			t.Errorf("a body that stops coming: %q (%v), want 408", status, err)
+		}
+		if len(arrived) != 0 {
+			t.Error("the slow body reached the upstream")
+		}
+	})
+	t.Run("idle timeout", func(t *testing.T) {
+		br := raw(t, "GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n")
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		<-arrived
+		if _, err := br.ReadByte(); err != io.EOF {
+			t.Errorf("an idle keep-alive connection: read %v, want EOF (closed by the proxy)", err)
+		}
+	})
 }

@@ -3,7 +3,10 @@
 // server unchanged, streams the response back as it comes (flushing after
 // every write, so server-sent events pass one by one), and, once the
 // response has been passed on, writes one Mooncake-style row per chat or
-// completions request (docs/format/traces.md, "Recording").
+// completions request, in arrival order (docs/format/traces.md,
+// "Recording"). A row says its block size, its endpoint and how many of
+// the server's prompt tokens its template added, so that a replay gives
+// the server the prompt lengths it saw.
 //
 // A row keeps the arrival time, the input and output lengths (the
 // server's usage when it reports it, else the tokenizer's count), and

@@ -38,6 +38,9 @@ const (
 	hWaitFor
 	hToolWait
 	hExtends
+	hBlockSize
+	hEndpoint
+	hTemplate
 )
 
 // extKeys are the AIPerf extension keys carried verbatim in Row.Raw, with
@@ -74,6 +77,9 @@ type jsonFields struct {
 	waitFor    []byte // wait_for
 	toolWait   []byte // tool_wait_ms
 	extends    []byte // extends
+	blockSize  []byte // block_size
+	endpoint   []byte // endpoint
+	template   []byte // template_tokens
 	ext        [len(extKeys)][]byte
 	dupAliases string // first alias clash seen, for the message
 }
@@ -311,6 +317,15 @@ func (d *jsonlDecoder) scan(b []byte, row *Row) error {
 			case "extends":
 				f.has |= hExtends
 				f.extends = v
+			case "block_size":
+				f.has |= hBlockSize
+				f.blockSize = v
+			case "endpoint":
+				f.has |= hEndpoint
+				f.endpoint = v
+			case "template_tokens":
+				f.has |= hTemplate
+				f.template = v
 			default:
 				for k := range extKeys {
 					if string(key) == extKeys[k].name {
@@ -448,6 +463,9 @@ func (d *jsonlDecoder) mooncakeRow(row *Row) error {
 	if f.dupAliases != "" {
 		return d.rowErr("", "%s are the same field; keep one", f.dupAliases)
 	}
+	if err := d.recorded(row); err != nil {
+		return err
+	}
 	row.BlockSize = d.r.block
 	if f.has&hTimestamp != 0 {
 		if f.has&hDelay != 0 {
@@ -493,6 +511,19 @@ func (d *jsonlDecoder) mooncakeRow(row *Row) error {
 	} else if f.has&hIDs != 0 {
 		return d.rowErr("hash_ids", "only allowed together with input_length")
 	}
+	if f.has&hTemplate != 0 {
+		if f.has&hInput == 0 {
+			return d.rowErr("template_tokens", "only allowed together with input_length")
+		}
+		n, err := d.count("template_tokens", f.template, 0)
+		if err != nil {
+			return err
+		}
+		if n >= row.InputTokens {
+			return d.rowErr("template_tokens", "%d tokens of input_length %d: the template leaves no prompt; want fewer than input_length", n, row.InputTokens)
+		}
+		row.TemplateTokens = n
+	}
 	if f.has&hTools != 0 && f.has&hMessages == 0 {
 		return d.rowErr("tools", "only allowed together with messages")
 	}
@@ -522,6 +553,57 @@ func (d *jsonlDecoder) mooncakeRow(row *Row) error {
 	}
 	if f.has&(hRequestID|hWaitFor|hExtends) != 0 {
 		return d.agentic(row)
+	}
+	return nil
+}
+
+// Endpoints a Mooncake row's endpoint key names: the request kind a
+// recording proxy saw (docs/format/traces.md, "Recording").
+const (
+	EndpointChat        = "chat"
+	EndpointCompletions = "completions"
+)
+
+// fileBlockSize returns the block size a Mooncake file declares on its
+// first line (block_size), or 0 when it declares none or d cannot read it
+// (the row check reports why).
+func (d *jsonlDecoder) fileBlockSize(first []byte) int {
+	var row Row
+	if d.scan(first, &row) != nil || d.f.has&hBlockSize == 0 {
+		return 0
+	}
+	n, msg := parseCount(d.f.blockSize)
+	if msg != "" || n < 1 {
+		return 0
+	}
+	return n
+}
+
+// recorded checks the keys a recording writes on a Mooncake row:
+// block_size, which must be the file's (its first line's, unless
+// Options.BlockSize overrides it), and endpoint, which must be one the
+// Reader accepts (Options.Endpoint).
+func (d *jsonlDecoder) recorded(row *Row) error {
+	f := &d.f
+	if f.has&hBlockSize != 0 {
+		n, msg := parseCount(f.blockSize)
+		if msg != "" || n < 1 {
+			return d.rowErr("block_size", "%.40s: want a whole number of tokens ≥ 1", f.blockSize)
+		}
+		if n != d.r.block && d.r.opts.BlockSize == 0 {
+			return d.rowErr("block_size", "%d, but the file's block size is %d (its first row's, or the default when that row has none); a trace has one block size: fix the row, or pass --block-size", n, d.r.block)
+		}
+	}
+	if f.has&hEndpoint != 0 {
+		s, ok := jsonString(f.endpoint)
+		if !ok || (string(s) != EndpointChat && string(s) != EndpointCompletions) {
+			return d.rowErr("endpoint", "%.40s: want %q or %q", f.endpoint, EndpointChat, EndpointCompletions)
+		}
+		row.Endpoint = d.sessions.intern(s)
+		if want := d.r.opts.Endpoint; want != "" && row.Endpoint != want {
+			return d.rowErr("endpoint", "recorded through %s, but this run sends %s requests: replay with --endpoint %s (a trace recording both kinds replays one kind per run: add --skip-invalid to leave out the rows of the other)",
+				row.Endpoint, want, row.Endpoint)
+		}
 	}
 	return nil
 }

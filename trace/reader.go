@@ -59,6 +59,10 @@ type Options struct {
 	// A row the source marks as failed (zero BurstGPT response tokens) is
 	// dropped instead, counted in ReadStats.DroppedFailed.
 	RequireOutput bool
+	// Endpoint, when set (EndpointChat or EndpointCompletions), makes a
+	// Mooncake row recorded through another endpoint a row error naming
+	// the field: its lengths are what that endpoint's requests carried.
+	Endpoint string
 	// MaxRows, when positive, ends the read after that many kept rows:
 	// Next then returns io.EOF without reading another line (ReadAll,
 	// Scan and a Window stop there too). 0 reads every row.
@@ -358,7 +362,15 @@ func (r *Reader) init(src io.Reader) error {
 	var err error
 	switch r.format {
 	case FormatMooncake, FormatBailian:
-		r.dec = newJSONLDecoder(r)
+		d := newJSONLDecoder(r)
+		if r.format == FormatMooncake && opts.BlockSize == 0 {
+			// A recorded trace declares its block size (block_size) on
+			// every row: the first one's is the file's.
+			if n := d.fileBlockSize(first); n > 0 {
+				r.block = n
+			}
+		}
+		r.dec = d
 	case FormatAIPerfSingle:
 		r.dec = &aiperfDecoder{r: r, sessions: newSessions()}
 	case FormatAIPerfMulti:

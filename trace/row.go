@@ -67,6 +67,15 @@ type Row struct {
 	// NumImages); 0 when the format does not say.
 	Images int
 
+	// Endpoint is the request kind a recording saw (EndpointChat or
+	// EndpointCompletions, Mooncake endpoint); "" when the trace does not
+	// say. TemplateTokens is how many of InputTokens the server added to
+	// the prompt's text (a chat template, a BOS token; Mooncake
+	// template_tokens): a replay synthesizes InputTokens − TemplateTokens
+	// and the server adds them again.
+	Endpoint       string
+	TemplateTokens int
+
 	// Raw carries the row's own request content verbatim: text_input,
 	// messages, tools, payload and extra, as a JSON object with those keys
 	// as the source spelled them. nil when the row has none.

@@ -125,9 +125,22 @@ func (w *Writer) Write(row *Row) error {
 			key("output_length")
 			b = strconv.AppendInt(b, int64(row.OutputTokens), 10)
 		}
+		if row.InputTokens > 0 && row.TemplateTokens > 0 {
+			key("template_tokens")
+			b = strconv.AppendInt(b, int64(row.TemplateTokens), 10)
+		}
 		if row.InputTokens > 0 && row.HashIDs != nil {
 			key("hash_ids")
 			b = appendIDList(b, row.HashIDs)
+			if row.BlockSize > 0 && row.BlockSize != FormatMooncake.DefaultBlockSize() {
+				// Read back without it, the ids would be checked at 512.
+				key("block_size")
+				b = strconv.AppendInt(b, int64(row.BlockSize), 10)
+			}
+		}
+		if row.Endpoint != "" {
+			key("endpoint")
+			b = jsonx.AppendString(b, row.Endpoint)
 		}
 		if agentic {
 			if row.RequestID >= 0 {

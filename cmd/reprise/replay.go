@@ -264,6 +264,9 @@ func replayOnceOrRuns(ctx context.Context, a *app, o reprise.Options, runs sweep
 func replayOptions(cmd *cli.Command) reprise.Options {
 	o := reprise.NewOptions()
 	o.Model, o.Endpoint = cmd.String("model"), cmd.String("endpoint")
+	if !cmd.IsSet("endpoint") {
+		o.Endpoint = "" // a recorded trace's, else chat
+	}
 	o.URLPolicy = cmd.String("url-policy")
 	if urls := commaList(cmd.StringSlice("url")); len(urls) > 0 {
 		o.URL = withScheme(urls[0])

@@ -701,7 +701,11 @@ func (s *Builder) collect(row *trace.Row, p *Prompt, refs []*block, key uint64, 
 			p.ExpectedCachedTokensLRU = m.lru.Access(ids, L)
 		}
 	}
-	T := L - s.cfg.ISLCorrection
+	corr := s.cfg.ISLCorrection
+	if row.TemplateTokens > 0 && !s.cfg.FixedISLCorrection {
+		corr = row.TemplateTokens // what the recorded server's template added
+	}
+	T := L - corr
 	if T < 1 {
 		T = 1
 		s.stats.Clamped++

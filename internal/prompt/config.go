@@ -57,6 +57,11 @@ type Config struct {
 	// the prompt, so shared prefixes are unchanged. A length that would
 	// drop below 1 token is clamped to 1 (and counted in Stats.Clamped).
 	ISLCorrection int
+	// FixedISLCorrection makes ISLCorrection hold for every row. Without
+	// it, a row that says how many of its tokens the server's template
+	// added (trace.Row.TemplateTokens, a recorded trace) has those
+	// subtracted instead.
+	FixedISLCorrection bool
 	// Format selects text only or text and token ids.
 	Format Format
 	// BlockCacheBytes bounds the memory of cached blocks (text, ids and
