@@ -406,7 +406,7 @@ func docFixtures(t *testing.T, mockURL string) string {
 		"--request-count", "12", "--concurrency", "2", "--out", base, "-q", "--no-server-metrics"); code != 0 {
 		t.Fatalf("fixture run: exit %d\n%s", code, stderr)
 	}
-	for _, name := range []string{"candidate", "old", "new", "new-1", "new-2", "20261121T185234Z-reprise-mock-fixed", "2026-11-25T120000"} {
+	for _, name := range []string{"candidate", "old", "new", "old-1", "old-2", "old-3", "new-1", "new-2", "new-3", "20261121T185234Z-reprise-mock-fixed", "2026-11-25T120000"} {
 		if out, err := exec.Command("cp", "-r", base, filepath.Join(dir, "runs", name)).CombinedOutput(); err != nil {
 			t.Fatalf("cp: %v\n%s", err, out)
 		}
