@@ -26,13 +26,13 @@ func verdictTrials(t *testing.T) int {
 	return 10
 }
 
-// startMock starts an in-process mock server whose TTFT is ttft ± 10 ms
+// startMock starts an in-process mock server whose TTFT is ttft ± 5 ms
 // (normal jitter), two output tokens 2 ms apart.
 func startMock(t *testing.T, ttft time.Duration) *mockserver.Server {
 	t.Helper()
 	mcfg := mockserver.NewConfig()
 	mcfg.Addr, mcfg.TTFT, mcfg.ITL, mcfg.Seed = "127.0.0.1:0", ttft, 2*time.Millisecond, 1
-	mcfg.Jitter, mcfg.JitterDist = 10*time.Millisecond, mockserver.JitterNormal
+	mcfg.Jitter, mcfg.JitterDist = 5*time.Millisecond, mockserver.JitterNormal
 	mcfg.KeepLog = false
 	srv, err := mockserver.Start(context.Background(), mcfg)
 	if err != nil {
@@ -60,7 +60,7 @@ func replayOn(t *testing.T, url, tracePath string) *Run {
 // TestSequentialRunsVerdicts is the test of verdicts on a shared
 // machine, with real runs one after the other (run it beside two busy
 // loops to see the machine's noise): of N pairs of same-settings runs of
-// one mock server (TTFT 100 ± 10 ms), at most N/10 (rounded up) have any
+// one mock server (TTFT 100 ± 5 ms), at most N/10 (rounded up) have any
 // metric called better or worse, where the old per-request bootstrap
 // flagged several metrics in most pairs on a busy machine; and a +10 %
 // TTFT change (a second mock server at 110 ms), three runs a side, is
