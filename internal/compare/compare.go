@@ -457,14 +457,11 @@ type group struct {
 // resample of its requests. idx and w are scratch of the largest run's
 // size; pidx and pw, when not nil, are the paired draw used instead.
 func (g *group) eval(rng *rand.Rand, pidx, pw []int32, idx, w []int32, one, out []float64) {
-	clear(out)
-	cnt := make([]int, len(out))
-	for k := range g.sides {
-		si := k
+	g.mean(out, one, func(k int) {
+		sd := g.sides[k]
 		if rng != nil && len(g.sides) > 1 {
-			si = rng.IntN(len(g.sides))
+			sd = g.sides[rng.IntN(len(g.sides))]
 		}
-		sd := g.sides[si]
 		switch {
 		case rng == nil:
 			sd.eval(nil, nil, one)
@@ -475,29 +472,22 @@ func (g *group) eval(rng *rand.Rand, pidx, pw []int32, idx, w []int32, one, out 
 			drawBlocks(rng, sd.order, idx[:n], w[:n])
 			sd.eval(idx[:n], w[:n], one)
 		}
-		for m, v := range one {
-			if !math.IsNaN(v) {
-				out[m] += v
-				cnt[m]++
-			}
-		}
-	}
-	for m := range out {
-		if cnt[m] == 0 {
-			out[m] = math.NaN()
-		} else {
-			out[m] /= float64(cnt[m])
-		}
-	}
+	})
 }
 
 // evalPart writes the side's metrics on part p of each of its runs (the
 // mean over runs) to out.
 func (g *group) evalPart(p int, one, out []float64) {
+	g.mean(out, one, func(k int) { g.sides[k].eval(nil, g.sides[k].parts[p], one) })
+}
+
+// mean writes to out the mean over the group's len(sides) evaluations
+// (evalK writes the k-th into one) of each metric, NaN where none had it.
+func (g *group) mean(out, one []float64, evalK func(k int)) {
 	clear(out)
 	cnt := make([]int, len(out))
-	for _, sd := range g.sides {
-		sd.eval(nil, sd.parts[p], one)
+	for k := range g.sides {
+		evalK(k)
 		for m, v := range one {
 			if !math.IsNaN(v) {
 				out[m] += v
