@@ -709,7 +709,7 @@ func CompareGroups(a, b []*Run, cfg Config) (*Result, error) {
 			x.Floor, x.FloorWhy = noiseFloor(d, x.A, cfg.MinEffect, floorsA, floorsB, unreplicated)
 			x.Degradation = degradation(d, x.A, floorsA, floorsB, res.A.DurationS, res.B.DurationS)
 			parts := -1
-			if unreplicated && d.kind == kindPercentile {
+			if unreplicated && d.kind != kindErrorRate && d.kind != kindCacheHit {
 				parts = agree[m]
 			}
 			x.Verdict, x.Note = verdict(d, x, cfg, parts)
