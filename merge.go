@@ -442,6 +442,12 @@ func copyPart(out *arrowio.Run, p *mergePart, offset uint64, unique bool, seen *
 			}
 		}
 		req.RequestID += offset
+		if req.ReleasedBy > 0 {
+			req.ReleasedBy += offset // the same request, by its merged id
+		}
+		for k := range req.DependsOn { // read fresh for each row: ours
+			req.DependsOn[k] += offset
+		}
 		next = max(next, req.RequestID+1)
 		all.Add(&req)
 		batch = append(batch, req)
