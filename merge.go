@@ -199,7 +199,7 @@ func Merge(ctx context.Context, o MergeOptions) (*MergeResult, error) {
 			problem("%s (%s) has %d records of %d planned requests", name, sr.Dir, sr.Requests, sr.PlannedRequests)
 		}
 		if w := sr.RecordWriter; w != nil && (w.Dropped > 0 || w.Error != "") {
-			problem("%s (%s): %d rows are missing from its record files (%s)", name, sr.Dir, w.Dropped, w.Error)
+			problem("%s (%s): missing from its record files: %s (%s)", name, sr.Dir, w.Missing(), w.Error)
 		}
 	}
 	rep.MissingRequests = -1
@@ -576,6 +576,8 @@ func mergedSettings(parts []*mergePart) arrowio.Settings {
 			w.Waits += r.Waits
 			w.WaitNS += r.WaitNS
 			w.Dropped += r.Dropped
+			w.DroppedRecords += r.DroppedRecords
+			w.DroppedEvents += r.DroppedEvents
 			w.MaxQueuedBatches = max(w.MaxQueuedBatches, r.MaxQueuedBatches)
 			if w.Error == "" {
 				w.Error = r.Error

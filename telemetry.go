@@ -196,6 +196,9 @@ func (t *telemetryRun) close(log *slog.Logger) {
 		if err := t.gw.Close(); err != nil {
 			log.Error("write gpu", slog.Any("err", err))
 		}
+		if n := t.gw.Dropped(); n > 0 {
+			log.Warn("gpu samples dropped: the disk did not keep up", slog.Int64("samples", n))
+		}
 	}
 	if t.gsrc != nil {
 		t.gsrc.Close()

@@ -36,13 +36,48 @@ type jsonlFile struct {
 	keys  [][]byte // `"name":` per column, `,` before all but the first
 	buf   []byte
 	cells []cellWriter
+	// The lines in the file: the buffered writer hands bytes to the file
+	// when its buffer fills, so after a failed write the file holds the
+	// lines whose last byte the file took (a torn one after them, which
+	// readers skip). os counts the bytes the file took; ends are the end
+	// offsets of the lines written that it may not have taken yet, and
+	// taken the lines before them.
+	os    *takenCounter
+	ends  []int64
+	taken int64
+}
+
+// takenCounter counts the bytes its file took.
+type takenCounter struct {
+	tableFile
+	n int64
+}
+
+func (t *takenCounter) Write(p []byte) (int, error) {
+	n, err := t.tableFile.Write(p)
+	t.n += int64(n)
+	return n, err
+}
+
+// lines returns the number of whole lines the file holds.
+func (j *jsonlFile) lines() int64 {
+	k := 0
+	for k < len(j.ends) && j.ends[k] <= j.os.n {
+		k++
+	}
+	if k > 0 {
+		j.taken += int64(k)
+		j.ends = append(j.ends[:0], j.ends[k:]...)
+	}
+	return j.taken
 }
 
 // cellWriter appends row i of one column as a JSON value.
 type cellWriter func(b []byte, i int) []byte
 
 func newJSONLFile(f tableFile, schema *arrow.Schema) (*jsonlFile, error) {
-	j := &jsonlFile{cw: newCountingWriter(f)}
+	tc := &takenCounter{tableFile: f}
+	j := &jsonlFile{cw: newCountingWriter(tc), os: tc}
 	for i, fd := range schema.Fields() {
 		if _, err := cellWriterFor(fd.Type, nil); err != nil {
 			return nil, fmt.Errorf("column %s: %w", fd.Name, err)
@@ -80,6 +115,10 @@ func (j *jsonlFile) write(rec arrow.Record) error {
 		j.buf = b
 		if _, err := j.cw.Write(b); err != nil {
 			return err
+		}
+		j.ends = append(j.ends, j.cw.n)
+		if len(j.ends) >= 4096 {
+			j.lines() // those the file took: ends stays bounded by the buffer's lines
 		}
 	}
 	return nil
