@@ -178,10 +178,13 @@ func (c *collector) loop() {
 		for i := range b.reqs {
 			c.acc.Add(&b.reqs[i])
 		}
-		if c.sink != nil && c.err == nil && len(b.reqs) > 0 {
+		// After the sink failed, it still gets every batch: it drops the
+		// rows and counts them, by table, so that the report says what
+		// is missing from the files.
+		if c.sink != nil && len(b.reqs) > 0 {
 			c.fail(c.sink.WriteRequests(b.reqs))
 		}
-		if c.sink != nil && c.err == nil && len(b.evs) > 0 {
+		if c.sink != nil && len(b.evs) > 0 {
 			c.fail(c.sink.WriteEvents(b.evs))
 		}
 		if cap(b.reqs) == batchRequests {

@@ -199,7 +199,7 @@ func Merge(ctx context.Context, o MergeOptions) (*MergeResult, error) {
 			problem("%s (%s) has %d records of %d planned requests", name, sr.Dir, sr.Requests, sr.PlannedRequests)
 		}
 		if w := sr.RecordWriter; w != nil && (w.Dropped > 0 || w.Error != "") {
-			problem("%s (%s): %d rows are missing from its record files (%s)", name, sr.Dir, w.Dropped, w.Error)
+			problem("%s (%s): missing from its record files: %s (%s)", name, sr.Dir, w.Missing(), w.Error)
 		}
 	}
 	rep.MissingRequests = -1
@@ -442,6 +442,12 @@ func copyPart(out *arrowio.Run, p *mergePart, offset uint64, unique bool, seen *
 			}
 		}
 		req.RequestID += offset
+		if req.ReleasedBy > 0 {
+			req.ReleasedBy += offset // the same request, by its merged id
+		}
+		for k := range req.DependsOn { // read fresh for each row: ours
+			req.DependsOn[k] += offset
+		}
 		next = max(next, req.RequestID+1)
 		all.Add(&req)
 		batch = append(batch, req)
@@ -570,6 +576,8 @@ func mergedSettings(parts []*mergePart) arrowio.Settings {
 			w.Waits += r.Waits
 			w.WaitNS += r.WaitNS
 			w.Dropped += r.Dropped
+			w.DroppedRecords += r.DroppedRecords
+			w.DroppedEvents += r.DroppedEvents
 			w.MaxQueuedBatches = max(w.MaxQueuedBatches, r.MaxQueuedBatches)
 			if w.Error == "" {
 				w.Error = r.Error

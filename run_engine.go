@@ -757,7 +757,7 @@ func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
 				rn.identify(rt, j, row)
 				rt.Target = int32(t)
 			}
-			rt.RequestID = j.ID*n + uint64(t)
+			fanOutID(rt, j, n, uint64(t))
 			ps[t].CancelAfter = cancelAfter
 			if t == lead {
 				continue
@@ -900,7 +900,7 @@ func (rn *runner) skipRecord(sk *skipped, r *record.Request) {
 	r.TraceRow, r.SessionID = sk.traceRow, sk.session
 	r.Target = sk.target
 	if rn.fanOut {
-		r.RequestID = j.ID*uint64(len(rn.es)) + uint64(sk.target)
+		fanOutID(r, j, uint64(len(rn.es)), uint64(sk.target))
 	}
 	r.ErrorKind = record.ErrNotDelivered
 	r.ErrorMessage = "dropped by --late skip"
@@ -938,6 +938,23 @@ func (rn *runner) identify(r *record.Request, j *replay.Job, row *trace.Row) {
 	r.SessionDelayNS = j.SessionDelayNS
 	if j.Depth >= 0 {
 		r.Task, r.ReleasedBy, r.Level = int64(j.Session)+1, j.ReleasedBy, int32(j.Depth)+1
+		r.DependsOn = j.DependsOn
+	}
+}
+
+// fanOutID gives r, the record of job j at target t of a fan-out to n
+// targets, its request id and those of its dependencies at the same
+// target (job id × n + t).
+func fanOutID(r *record.Request, j *replay.Job, n, t uint64) {
+	r.RequestID = j.ID*n + t
+	if j.ReleasedBy > 0 {
+		r.ReleasedBy = (j.ReleasedBy-1)*n + t + 1
+	}
+	if j.DependsOn != nil {
+		r.DependsOn = make([]uint64, len(j.DependsOn))
+		for i, id := range j.DependsOn {
+			r.DependsOn[i] = id*n + t
+		}
 	}
 }
 

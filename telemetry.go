@@ -69,8 +69,12 @@ type telemetryRun struct {
 	gpuSamples []record.GPUSample
 }
 
-// maxBaselineWait bounds the wait for the scrape before the first request.
-const maxBaselineWait = 2 * time.Second
+// maxBaselineWait bounds the wait for the scrape before the first
+// request: the start of the run waits for it. An idle server's /metrics
+// answers in milliseconds (vLLM's, with every histogram, in about 10 ms);
+// one that does not answer costs the start this long, and the target has
+// no baseline (its scrape is recorded as failed).
+const maxBaselineWait = 500 * time.Millisecond
 
 // maxGPUSamplesKept bounds the GPU samples kept for the summary (8 GPUs at
 // 1 Hz for 34 hours).
@@ -191,6 +195,9 @@ func (t *telemetryRun) close(log *slog.Logger) {
 	if t.gw != nil {
 		if err := t.gw.Close(); err != nil {
 			log.Error("write gpu", slog.Any("err", err))
+		}
+		if n := t.gw.Dropped(); n > 0 {
+			log.Warn("gpu samples dropped: the disk did not keep up", slog.Int64("samples", n))
 		}
 	}
 	if t.gsrc != nil {

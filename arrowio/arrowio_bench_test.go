@@ -3,6 +3,7 @@ package arrowio
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -122,7 +123,7 @@ func TestBenchmarkWrite(t *testing.T) {
 			t.Fatalf("%s: %d rows, want 2500", f, len(got))
 		}
 		for i := range got {
-			if got[i] != tmpl[i%len(tmpl)] {
+			if !reflect.DeepEqual(got[i], tmpl[i%len(tmpl)]) {
 				t.Fatalf("%s: row %d differs from template row %d", f, i, i%len(tmpl))
 			}
 		}

@@ -108,6 +108,8 @@ type requestBuilder struct {
 	retryErrors                    *array.StringBuilder
 	target                         *array.Int32Builder
 	blocked, dns, connect, adapter *array.Int64Builder
+	parents                        *array.ListBuilder
+	parentIDs                      *array.Int64Builder // parents' values
 
 	phaseDict, errKindDict, tokSourceDict arrow.Array
 	errKindIndex                          map[record.ErrorKind]int8
@@ -150,6 +152,8 @@ func newRequestBuilder(mem memory.Allocator) *requestBuilder {
 	b.retries = i32b()
 	b.retryErrors = array.NewStringBuilder(mem)
 	b.blocked, b.dns, b.connect, b.adapter = i64b(), i64b(), i64b(), i64b()
+	b.parents = array.NewListBuilderWithField(mem, arrow.Field{Name: "item", Type: i64})
+	b.parentIDs = b.parents.ValueBuilder().(*array.Int64Builder)
 
 	b.phaseDict = stringArray(mem, phaseValues)
 	b.errKindDict = stringArray(mem, errorKindValues)
@@ -179,7 +183,7 @@ func (b *requestBuilder) builders() []array.Builder {
 		b.events, b.contentEvents, b.reads, b.maxPerRead, b.bytesRecv, b.bytesSent,
 		b.status, b.errKind, b.errMsg, b.finish, b.connReused, b.retries, b.blocked, b.dns, b.connect, b.adapter,
 		b.traceInTok, b.readLag, b.retryErrors, b.tokSource, b.tokDiff, b.extras, b.cancelAfter,
-		b.taskID, b.parentReq, b.depth, b.target)
+		b.taskID, b.parentReq, b.depth, b.target, b.parents)
 }
 
 // reserve makes room for n more rows, so appendRequest never allocates.
@@ -310,6 +314,14 @@ func (b *requestBuilder) appendRequest(r *record.Request) {
 	i64NZ(b.connect, r.ConnectNS)
 	i64NZ(b.adapter, r.AdapterNS)
 	b.target.UnsafeAppend(r.Target)
+	if len(r.DependsOn) == 0 {
+		b.parents.AppendNull()
+	} else {
+		b.parents.Append(true)
+		for _, id := range r.DependsOn {
+			b.parentIDs.Append(int64(id)) // request ids stay far below 2^63
+		}
+	}
 	b.rows++
 }
 
@@ -343,7 +355,7 @@ func (b *requestBuilder) newRecord() arrow.Record {
 		b.connReused.NewArray(), b.retries.NewArray(), b.blocked.NewArray(), b.dns.NewArray(), b.connect.NewArray(), b.adapter.NewArray(),
 		b.traceInTok.NewArray(), b.readLag.NewArray(), b.retryErrors.NewArray(),
 		newDict(b.tokSource, b.tokSourceDict), b.tokDiff.NewArray(), b.extras.NewArray(), b.cancelAfter.NewArray(),
-		b.taskID.NewArray(), b.parentReq.NewArray(), b.depth.NewArray(), b.target.NewArray())
+		b.taskID.NewArray(), b.parentReq.NewArray(), b.depth.NewArray(), b.target.NewArray(), b.parents.NewArray())
 	rec := array.NewRecord(b.schema, cols, int64(n))
 	for _, c := range cols {
 		c.Release()

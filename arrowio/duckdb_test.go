@@ -183,7 +183,7 @@ func TestDuckDB(t *testing.T) {
 	}
 	for _, f := range RecordsSchema().Fields() {
 		want := map[string]string{"int64": "BIGINT", "int32": "INTEGER", "uint64": "UBIGINT", "float64": "DOUBLE",
-			"utf8": "VARCHAR", "bool": "BOOLEAN", "timestamp[ns]": "TIMESTAMP_NS"}[f.Type.String()]
+			"utf8": "VARCHAR", "bool": "BOOLEAN", "timestamp[ns]": "TIMESTAMP_NS", "list<item: int64>": "BIGINT[]"}[f.Type.String()]
 		if strings.HasPrefix(f.Type.String(), "dictionary") {
 			want = "VARCHAR"
 		}

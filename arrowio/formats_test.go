@@ -193,7 +193,7 @@ func TestJSONLTornAndBadLines(t *testing.T) {
 		{strings.Replace(lines[3], `"turn":3`, `"turn":"3"`, 1), "records.jsonl: line 4: column turn"},
 		{strings.Replace(lines[3], `"turn":3`, `"turn":null`, 1), "line 4: column turn: null"},
 		{strings.Replace(lines[3], `"turn":3,`, ``, 1), "line 4: column turn missing"},
-		{strings.Replace(lines[3], `{`, `{"colour":1,`, 1), `line 4: column "colour" is not in the records schema (records/v1)`},
+		{strings.Replace(lines[3], `{`, `{"colour":1,`, 1), `line 4: column "colour" is not in the records schema (` + RecordsVersion + `)`},
 		{lines[3][:20] + "\n", "line 4: "},
 		{strings.Replace(lines[3], `{`, `{"turn":3,`, 1), "line 4: column turn given twice"},
 		{"[1,2]\n", "line 4: want one JSON object per line"},

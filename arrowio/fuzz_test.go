@@ -149,6 +149,16 @@ func decodeFields(v reflect.Value, data []byte) []byte {
 		case reflect.String:
 			n := int(take(1)[0] % 32)
 			f.SetString(string(take(n)))
+		case reflect.Slice: // []uint64; none is nil, as read back
+			n := int(take(1)[0] % 8)
+			if n == 0 {
+				continue
+			}
+			ids := make([]uint64, n)
+			for k := range ids {
+				ids[k] = binary.LittleEndian.Uint64(take(8))
+			}
+			f.Set(reflect.ValueOf(ids))
 		default:
 			panic("BUG: field kind " + f.Kind().String())
 		}
@@ -185,6 +195,13 @@ func encodeFields(v reflect.Value) []byte {
 			}
 			b = append(b, byte(len(s)))
 			b = append(b, s...)
+		case reflect.Slice:
+			ids := f.Interface().([]uint64)
+			ids = ids[:min(len(ids), 7)]
+			b = append(b, byte(len(ids)))
+			for _, id := range ids {
+				b = binary.LittleEndian.AppendUint64(b, id)
+			}
 		}
 	}
 	return b

@@ -28,6 +28,7 @@ import (
 //	timestamp[ns]     RFC 3339 string in UTC with up to 9 fractional digits
 //	utf8, dictionary  JSON strings (invalid UTF-8 becomes U+FFFD)
 //	bool              true / false
+//	list<int64>       a JSON array of integers
 
 // jsonlFile writes one table as JSON Lines.
 type jsonlFile struct {
@@ -35,13 +36,48 @@ type jsonlFile struct {
 	keys  [][]byte // `"name":` per column, `,` before all but the first
 	buf   []byte
 	cells []cellWriter
+	// The lines in the file: the buffered writer hands bytes to the file
+	// when its buffer fills, so after a failed write the file holds the
+	// lines whose last byte the file took (a torn one after them, which
+	// readers skip). os counts the bytes the file took; ends are the end
+	// offsets of the lines written that it may not have taken yet, and
+	// taken the lines before them.
+	os    *takenCounter
+	ends  []int64
+	taken int64
+}
+
+// takenCounter counts the bytes its file took.
+type takenCounter struct {
+	tableFile
+	n int64
+}
+
+func (t *takenCounter) Write(p []byte) (int, error) {
+	n, err := t.tableFile.Write(p)
+	t.n += int64(n)
+	return n, err
+}
+
+// lines returns the number of whole lines the file holds.
+func (j *jsonlFile) lines() int64 {
+	k := 0
+	for k < len(j.ends) && j.ends[k] <= j.os.n {
+		k++
+	}
+	if k > 0 {
+		j.taken += int64(k)
+		j.ends = append(j.ends[:0], j.ends[k:]...)
+	}
+	return j.taken
 }
 
 // cellWriter appends row i of one column as a JSON value.
 type cellWriter func(b []byte, i int) []byte
 
 func newJSONLFile(f tableFile, schema *arrow.Schema) (*jsonlFile, error) {
-	j := &jsonlFile{cw: newCountingWriter(f)}
+	tc := &takenCounter{tableFile: f}
+	j := &jsonlFile{cw: newCountingWriter(tc), os: tc}
 	for i, fd := range schema.Fields() {
 		if _, err := cellWriterFor(fd.Type, nil); err != nil {
 			return nil, fmt.Errorf("column %s: %w", fd.Name, err)
@@ -79,6 +115,10 @@ func (j *jsonlFile) write(rec arrow.Record) error {
 		j.buf = b
 		if _, err := j.cw.Write(b); err != nil {
 			return err
+		}
+		j.ends = append(j.ends, j.cw.n)
+		if len(j.ends) >= 4096 {
+			j.lines() // those the file took: ends stays bounded by the buffer's lines
 		}
 	}
 	return nil
@@ -144,6 +184,26 @@ func cellWriterFor(t arrow.DataType, a arrow.Array) (cellWriter, error) {
 			b = append(b, '"')
 			b = time.Unix(0, int64(ts.Value(i))).UTC().AppendFormat(b, time.RFC3339Nano)
 			return append(b, '"')
+		}, nil
+	case arrow.LIST:
+		if t.(*arrow.ListType).Elem().ID() != arrow.INT64 {
+			break
+		}
+		l, _ := a.(*array.List)
+		if l == nil {
+			return nil, nil
+		}
+		vals := l.ListValues().(*array.Int64)
+		return func(b []byte, i int) []byte {
+			b = append(b, '[')
+			start, end := l.ValueOffsets(i)
+			for k := start; k < end; k++ {
+				if k > start {
+					b = append(b, ',')
+				}
+				b = strconv.AppendInt(b, vals.Value(int(k)), 10)
+			}
+			return append(b, ']')
 		}, nil
 	case arrow.DICTIONARY:
 		dt := t.(*arrow.DictionaryType)
@@ -336,6 +396,13 @@ func scanObject(line []byte, fn func(k, v []byte) error) error {
 				return fmt.Errorf("column %s: unterminated string", k)
 			}
 			v, p = p[:i+1], p[i+1:]
+		} else if len(p) > 0 && p[0] == '[' {
+			// An array of numbers (list<int64>): no nesting, no strings.
+			i := bytes.IndexByte(p, ']')
+			if i < 0 {
+				return fmt.Errorf("column %s: unterminated array", k)
+			}
+			v, p = p[:i+1], p[i+1:]
 		} else {
 			i := bytes.IndexByte(p, ',')
 			if i < 0 {
@@ -444,6 +511,22 @@ func appendJSONValue(b array.Builder, v json.RawMessage) error {
 			return fmt.Errorf("%d out of int32 range", n)
 		}
 		b.Append(int32(n))
+	case *array.ListBuilder:
+		vb, ok := b.ValueBuilder().(*array.Int64Builder)
+		if !ok || len(v) < 2 || v[0] != '[' || v[len(v)-1] != ']' {
+			return fmt.Errorf("%.40s: want an array of integers", v)
+		}
+		items := bytes.TrimSpace(v[1 : len(v)-1])
+		b.Append(true)
+		for len(items) > 0 {
+			item, rest, _ := bytes.Cut(items, []byte{','})
+			n, err := strconv.ParseInt(string(bytes.TrimSpace(item)), 10, 64)
+			if err != nil {
+				return fmt.Errorf("%.40s: want an array of integers", v)
+			}
+			vb.Append(n)
+			items = rest
+		}
 	default:
 		return fmt.Errorf("type %s cannot be read from JSON Lines", b.Type())
 	}

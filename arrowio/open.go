@@ -111,9 +111,11 @@ func (r *RunReader) jsonFile(name string) (json.RawMessage, error) {
 
 // Requests returns the rows of the records table in file order. Values
 // that are null in the file become the record package's "absent" values
-// (0 for times and durations, -1 for server counts, "" for strings). An
+// (0 for times and durations, -1 for server counts, "" for strings, nil
+// for DependsOn, which is allocated for each row and is the caller's). An
 // error (no records table: [ErrNoTable]; a corrupt file, naming it) is
-// yielded once, last.
+// yielded once, last. Files of records/v1 read as records/v2 without
+// parent_request_ids.
 func (r *RunReader) Requests() iter.Seq2[record.Request, error] {
 	return tableRows(r.err, r.dir, RecordsTable, appendRequests)
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -251,7 +252,7 @@ func readIPC(f *os.File, fn func(arrow.Record) error) error {
 
 // checkVersion returns an error unless rec's schema carries want under
 // SchemaKey.
-func checkVersion(rec arrow.Record, want string) error {
+func checkVersion(rec arrow.Record, want string, older ...string) error {
 	md := rec.Schema().Metadata()
 	i := md.FindKey(SchemaKey)
 	if i < 0 {
@@ -263,10 +264,19 @@ func checkVersion(rec arrow.Record, want string) error {
 	switch {
 	case gotTable != wantTable:
 		return fmt.Errorf("%s is %q: the %s table, not %s", SchemaKey, got, gotTable, wantTable)
-	case got != want:
-		return fmt.Errorf("%s is %q; this reprise reads %q (use the reprise version that wrote it, or a newer one)", SchemaKey, got, want)
+	case got != want && !slices.Contains(older, got):
+		return fmt.Errorf("%s is %q; this reprise reads %s (use the reprise version that wrote it, or a newer one)",
+			SchemaKey, got, strings.Join(append([]string{strconv.Quote(want)}, quoteAll(older)...), ", "))
 	}
 	return nil
+}
+
+func quoteAll(vs []string) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = strconv.Quote(v)
+	}
+	return out
 }
 
 // ReadRequests reads the whole records table of a run directory into
@@ -392,7 +402,7 @@ func i32or(a *array.Int32, i int, absent int32) int32 {
 }
 
 func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, error) {
-	if err := checkVersion(rec, RecordsVersion); err != nil {
+	if err := checkVersion(rec, RecordsVersion, olderRecordsVersions...); err != nil {
 		return out, err
 	}
 	c := &columns{rec: rec}
@@ -432,6 +442,13 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 	retries := colAs[*array.Int32](c, "retries")
 	retryErrors := optCol[*array.String](c, "retry_errors") // appended within v1
 	target := optCol[*array.Int32](c, "target")             // appended within v1
+	parents := optCol[*array.List](c, "parent_request_ids") // v2
+	var parentIDs *array.Int64
+	if parents != nil {
+		if parentIDs, _ = parents.ListValues().(*array.Int64); parentIDs == nil {
+			c.errs = append(c.errs, fmt.Errorf("column parent_request_ids has type %s, want a list of int64", parents.DataType()))
+		}
+	}
 	blocked, dns := colAs[*array.Int64](c, "blocked_ns"), colAs[*array.Int64](c, "dns_ns")
 	connect, adapter := colAs[*array.Int64](c, "connect_ns"), colAs[*array.Int64](c, "adapter_ns")
 	if len(c.errs) > 0 {
@@ -509,6 +526,14 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 		}
 		if target != nil {
 			r.Target = target.Value(i)
+		}
+		if parents != nil && parents.IsValid(i) {
+			if a, b := parents.ValueOffsets(i); b > a {
+				r.DependsOn = make([]uint64, b-a)
+				for k := range r.DependsOn {
+					r.DependsOn[k] = uint64(parentIDs.Value(int(a) + k))
+				}
+			}
 		}
 		r.ServerPromptTokens = i32or(sPrompt, i, -1)
 		r.ServerCompletionTokens = i32or(sCompl, i, -1)

@@ -11,9 +11,13 @@ import (
 // same commit. Readers accept the versions they know.
 const (
 	SchemaKey      = "reprise.schema"
-	RecordsVersion = "records/v1"
+	RecordsVersion = "records/v2"
 	EventsVersion  = "events/v1"
 )
+
+// olderRecordsVersions are the earlier records versions readers accept:
+// records/v1 is records/v2 without parent_request_ids.
+var olderRecordsVersions = []string{"records/v1"}
 
 // Table names: the file or directory name of each table in a run directory.
 const (
@@ -110,7 +114,7 @@ var (
 	str = arrow.BinaryTypes.String
 )
 
-// recordsFields is the records/v1 schema, in column order. The order of the
+// recordsFields is the records/v2 schema, in column order. The order of the
 // builders in requestBuilder follows it exactly.
 func recordsFields() []arrow.Field {
 	fs := []arrow.Field{
@@ -180,12 +184,14 @@ func recordsFields() []arrow.Field {
 		nullable("parent_request_id", i64),
 		nullable("depth", i32),
 		required("target", i32),
+		// records/v2.
+		nullable("parent_request_ids", arrow.ListOfNonNullable(i64)),
 	)
 	return fs
 }
 
 // RecordsSchema returns the Arrow schema of the records table
-// (records/v1), with its version in the schema metadata. The caller may
+// (records/v2), with its version in the schema metadata. The caller may
 // keep it; it is not shared.
 func RecordsSchema() *arrow.Schema {
 	md := arrow.NewMetadata([]string{SchemaKey}, []string{RecordsVersion})

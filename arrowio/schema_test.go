@@ -65,6 +65,11 @@ func fill(t *testing.T, v reflect.Value, start int) {
 			f.SetString("value-" + v.Type().Field(i).Name)
 		case reflect.Bool:
 			f.SetBool(true)
+		case reflect.Slice:
+			if f.Type().Elem().Kind() != reflect.Uint64 {
+				t.Fatalf("field %s is a slice of %s: teach arrowio (and this test) about it", v.Type().Field(i).Name, f.Type().Elem().Kind())
+			}
+			f.Set(reflect.ValueOf([]uint64{uint64(n), uint64(n) + 7, uint64(n) + 1}))
 		default:
 			t.Fatalf("field %s has kind %s: teach arrowio (and this test) about it", v.Type().Field(i).Name, f.Kind())
 		}

@@ -19,20 +19,25 @@ type WriterReport struct {
 	// the writer, the run's collector queue (package reprise): hand-overs that
 	// waited for queue space, the total time they waited, and the most
 	// batches queued at once.
-	Waits            int64 `json:"waits"`
-	WaitNS           int64 `json:"wait_ns"`
-	Dropped          int64 `json:"dropped"` // rows missing from the record files
+	Waits   int64 `json:"waits"`
+	WaitNS  int64 `json:"wait_ns"`
+	Dropped int64 `json:"dropped"` // rows missing from the record files: DroppedRecords + DroppedEvents
+	// DroppedRecords and DroppedEvents are Dropped by table: the records
+	// (one per request) and the events missing from their files.
+	DroppedRecords   int64 `json:"dropped_records,omitempty"`
+	DroppedEvents    int64 `json:"dropped_events,omitempty"`
 	MaxQueuedBatches int64 `json:"max_queued_batches"`
 	// Error is the writer's first error (a full disk: it names the table
 	// and the file); the rows after it are missing. Empty when none.
 	Error string `json:"error,omitempty"`
 }
 
-// Report returns the writer's part of its report, the rows dropped and
-// the first error; the caller adds the queue's counters. Call it after
+// Report returns the writer's part of its report, the rows dropped (by
+// table) and the first error; the caller adds the queue's counters. Call it after
 // Close for the final numbers.
 func (w *RunWriter) Report() *WriterReport {
-	r := &WriterReport{Dropped: w.Dropped()}
+	st := w.Stats()
+	r := &WriterReport{Dropped: st.RequestsDropped + st.EventsDropped, DroppedRecords: st.RequestsDropped, DroppedEvents: st.EventsDropped}
 	if err := w.Err(); err != nil {
 		r.Error = err.Error()
 	}
@@ -71,4 +76,25 @@ func withKeys(js []byte, extra map[string]any) ([]byte, error) {
 		return nil, fmt.Errorf("summary.json: %w", err)
 	}
 	return append(b, '\n'), nil
+}
+
+// Missing says what the report's dropped rows are, by table: "365
+// records and 4015 events", or "12 rows" for a report that does not say
+// (one written before the tables were counted apart).
+func (w *WriterReport) Missing() string {
+	if w.DroppedRecords+w.DroppedEvents != w.Dropped {
+		return plural(w.Dropped, "row")
+	}
+	s := plural(w.DroppedRecords, "record")
+	if w.DroppedEvents > 0 {
+		s += " and " + plural(w.DroppedEvents, "event")
+	}
+	return s
+}
+
+func plural(n int64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

@@ -131,7 +131,13 @@ func (w *TableWriter) fail(err error) error {
 		err = fmt.Errorf("%s: %w", w.curTmp, err)
 	}
 	w.err = fmt.Errorf("%s table: %w", w.name, err)
-	w.stats.Rows -= int64(w.curRows) // lost with the file
+	if j, ok := w.cur.(*jsonlFile); ok {
+		// Written in place: the file keeps the lines it took, flushed
+		// or not, and those are the table's rows (one file).
+		w.stats.Rows = j.lines()
+	} else {
+		w.stats.Rows -= int64(w.curRows) // lost with the file
+	}
 	w.curRows = 0
 	if w.cur != nil {
 		w.cur.abort()

@@ -115,16 +115,23 @@ func (p *Plan) buildDAG() error {
 		p.succStart[i+1] += p.succStart[i]
 	}
 	p.succ = make([]int32, p.succStart[n])
+	p.succSlot = make([]int32, p.succStart[n])
+	p.predStart = make([]int32, n+1)
+	for i, k := range p.npred {
+		p.predStart[i+1] = p.predStart[i] + k
+	}
 	fill := slices.Clone(p.succStart[:n])
 	if !strict {
 		for i := range p.rows {
 			if !keep[i] {
 				continue
 			}
+			slot := p.predStart[i]
 			for _, id := range p.rows[i].WaitFor {
 				if d, ok := byID[id]; ok && d != int32(i) && keep[d] {
-					p.succ[fill[d]] = int32(i)
+					p.succ[fill[d]], p.succSlot[fill[d]] = int32(i), slot
 					fill[d]++
+					slot++
 				}
 			}
 		}
@@ -274,7 +281,9 @@ func (r *runner) completeDAG(s *sender) bool {
 	item := int32(j.Item)
 	failed := j.Failed
 	rel := s.rel[:0]
-	for _, c := range p.succ[p.succStart[item]:p.succStart[item+1]] {
+	for e := p.succStart[item]; e < p.succStart[item+1]; e++ {
+		c := p.succ[e]
+		r.depIDs[p.succSlot[e]] = j.ID // before the decrement that may release c
 		if failed {
 			r.doomed[c].Store(true) // before the decrement that may release c
 		}
@@ -353,7 +362,9 @@ func (r *runner) skipDAG(item int32, intended int64, depFailed bool) bool {
 			r.active.Add(1) // taskDone releases it with the task's last item
 		}
 		r.taskDone(it)
-		for _, c := range p.succ[p.succStart[it]:p.succStart[it+1]] {
+		for e := p.succStart[it]; e < p.succStart[it+1]; e++ {
+			c := p.succ[e]
+			r.depIDs[p.succSlot[e]] = j.ID
 			r.doomed[c].Store(true)
 			if r.pend[c].Add(-1) == 0 {
 				stack = append(stack, c)

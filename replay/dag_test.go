@@ -107,6 +107,17 @@ func TestDependenciesPolicies(t *testing.T) {
 					t.Errorf("item %d: depth %d released by %d, want %d and %d", item, j.Depth, j.ReleasedBy, want.depth, by)
 				}
 			}
+			// Every dependency, not only the releasing one, in wait_for
+			// order: J waits for all four Bs.
+			for item, deps := range map[int][]int{0: nil, 1: {0}, 4: {0}, 5: {1, 2, 3, 4}, 6: nil} {
+				var want []uint64
+				for _, d := range deps {
+					want = append(want, jobOf[d].ID)
+				}
+				if diff := cmp.Diff(want, jobOf[item].DependsOn); diff != "" {
+					t.Errorf("item %d: DependsOn (-want +got):\n%s", item, diff)
+				}
+			}
 			for _, j := range l.jobs {
 				task := 0
 				if j.Item == 6 {

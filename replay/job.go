@@ -38,7 +38,13 @@ type Job struct {
 	// complete), 0 for none. In such a plan Session is the task.
 	Depth      int
 	ReleasedBy uint64
-	Phase      record.Phase
+	// DependsOn lists the IDs of the jobs this one waited for (its
+	// dependencies inside the offset window, in the trace's wait_for
+	// order), nil for a root or a plan without dependencies. The slice
+	// is shared and stays valid after Handle returns: read it, never
+	// modify it.
+	DependsOn []uint64
+	Phase     record.Phase
 	// Sender is the id of the sender running the job, 0..Senders−1
 	// (-1 for a skipped job).
 	Sender int

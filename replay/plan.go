@@ -43,9 +43,14 @@ type Plan struct {
 	// them. succ[succStart[i]:succStart[i+1]] are the items waiting for
 	// item i, npred[i] the number of items i waits for; tasks is the
 	// number of tasks (connected parts), which are the plan's sessions.
+	// The items item i waits for have their slots
+	// predStart[i]:predStart[i+1] in runner.depIDs, in wait_for order;
+	// succSlot[e] is the slot of edge succ[e].
 	dag       bool
 	succStart []int32
 	succ      []int32
+	succSlot  []int32
+	predStart []int32
 	npred     []int32
 	depth     []int32
 	tasks     int

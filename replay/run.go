@@ -153,6 +153,10 @@ type runner struct {
 	taskStarted []bool
 	skipStack   []int32  // skipDAG's reusable stack
 	relBy       []uint64 // Job.ReleasedBy by item, written before the item is posted or inlined
+	// depIDs holds, in the slots of Plan.predStart, the job ids of each
+	// item's dependencies (Job.DependsOn), each written by the dependency's
+	// completion before the decrement of pend that may release the item.
+	depIDs []uint64
 }
 
 // run runs the plan with the sleeper newSleeper returns, its times on clk
@@ -242,6 +246,7 @@ func newRunner(p *Plan, h Handler, sl sleeper, clk *Clock, wall0 int64, hctx con
 		}
 		r.taskStarted = make([]bool, p.tasks)
 		r.relBy = make([]uint64, len(p.npred))
+		r.depIDs = make([]uint64, p.predStart[len(p.npred)])
 	}
 	if p.mode == ModeRate {
 		r.gaps = newGapSampler(p.cfg.Arrival, p.cfg.Smoothness, arrivalSeed(p.cfg.Seed, p.cfg.Shard))
@@ -448,6 +453,9 @@ func (r *runner) setJob(j *Job, item int32, intended, sd int64, run uint64) {
 		j.Turn = r.p.rows[item].Turn
 		if r.p.dag {
 			j.Depth, j.ReleasedBy = int(r.p.depth[item]), r.relBy[item]
+			if a, b := r.p.predStart[item], r.p.predStart[item+1]; a < b {
+				j.DependsOn = r.depIDs[a:b:b]
+			}
 		}
 	}
 }

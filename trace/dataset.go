@@ -313,10 +313,10 @@ type shareGPTConversation struct {
 }
 
 // shareGPTDecoder reads FormatShareGPT: a JSON array of conversations (as
-// ShareGPT_V3_unfiltered_cleaned_split.json ships), or JSON Lines with
-// one conversation a line. A conversation is one request (its first
-// human→gpt pair) or, with Options.Sessions, a session with one turn per
-// pair.
+// ShareGPT_V3_unfiltered_cleaned_split.json ships, pretty-printed or on
+// one line), or JSON Lines with one conversation a line. A conversation is
+// one request (its first human→gpt pair) or, with Options.Sessions, a
+// session with one turn per pair.
 type shareGPTDecoder struct {
 	r       *Reader
 	doc     *jsonDoc // nil for JSON Lines
@@ -325,13 +325,8 @@ type shareGPTDecoder struct {
 	n       int64 // conversations read, for ids
 }
 
-func newShareGPTDecoder(r *Reader) *shareGPTDecoder {
-	d := &shareGPTDecoder{r: r}
-	if first := bytes.TrimSpace(r.lr.cur); len(first) > 0 && first[0] == '[' {
-		d.doc = newJSONDoc(r)
-	}
-	return d
-}
+// shareGPTShape is the message for a conversation of the wrong shape.
+const shareGPTShape = `want {"id": …, "conversations": [{"from": …, "value": …}, …]}`
 
 func (d *shareGPTDecoder) next(row *Row) error {
 	for len(d.pending) == 0 {
@@ -341,27 +336,27 @@ func (d *shareGPTDecoder) next(row *Row) error {
 		)
 		if d.doc != nil {
 			if !d.started {
-				if err := d.doc.delim('[', "the array of conversations"); err != nil {
+				if err := d.doc.enter('[', "the array of conversations"); err != nil {
 					return err
 				}
 				d.started = true
 			}
-			if !d.doc.dec.More() {
-				if err := d.doc.delim(']', "the end of the array"); err != nil {
-					return err
-				}
+			more, err := d.doc.more(']', "the array of conversations")
+			if err != nil {
+				return err
+			}
+			if !more {
 				return io.EOF
 			}
-			// InputOffset is where the last token ended: skip the white
-			// space and comma so the line is the element's own.
-			line = d.doc.elementLine()
-			// One parse: a value of the wrong shape is consumed whole
-			// (a row error); only a syntax error stops the read.
-			if err := d.doc.dec.Decode(&conv); err != nil {
-				if _, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
-					return d.r.fileErr(line, "conversations", fmt.Errorf("want {\"id\": …, \"conversations\": [{\"from\": …, \"value\": …}, …]}: %v", err))
-				}
-				return d.doc.fatal("", d.doc.syntax("a conversation", err))
+			// A conversation over the cap, or of the wrong shape, is a
+			// row error: the framing holds, reading goes on after it.
+			b, ln, err := d.doc.value("a conversation", true)
+			if err != nil {
+				return err
+			}
+			line = ln
+			if err := json.Unmarshal(b, &conv); err != nil {
+				return d.r.fileErr(line, "conversations", fmt.Errorf("%s: %v", shareGPTShape, err))
 			}
 		} else {
 			lr := &d.r.lr
@@ -377,7 +372,7 @@ func (d *shareGPTDecoder) next(row *Row) error {
 			}
 			line = lr.line
 			if err := json.Unmarshal(b, &conv); err != nil {
-				return d.r.fileErr(line, "conversations", fmt.Errorf("want {\"id\": …, \"conversations\": [{\"from\": …, \"value\": …}, …]}: %v", err))
+				return d.r.fileErr(line, "conversations", fmt.Errorf("%s: %v", shareGPTShape, err))
 			}
 		}
 		d.n++
@@ -492,46 +487,50 @@ func (d *inputsDecoder) next(row *Row) error {
 	for len(d.pending) == 0 {
 		switch d.state {
 		case 0:
-			if err := doc.delim('{', "the inputs.json object"); err != nil {
+			if err := doc.enter('{', "the inputs.json object"); err != nil {
 				return err
 			}
 			d.state = 1
 		case 1:
-			if !doc.dec.More() {
-				if err := doc.delim('}', "the end of the inputs.json object"); err != nil {
-					return err
-				}
+			more, err := doc.more('}', "the inputs.json object")
+			if err != nil {
+				return err
+			}
+			if !more {
 				return io.EOF
 			}
-			tok, err := doc.dec.Token()
+			key, err := doc.key("the inputs.json object")
 			if err != nil {
-				return doc.fatal("", doc.syntax("the inputs.json object", err))
+				return err
 			}
-			if key, _ := tok.(string); key == "data" {
-				if err := doc.delim('[', `the "data" array`); err != nil {
+			if key == "data" {
+				if err := doc.enter('[', `the "data" array`); err != nil {
 					return err
 				}
 				d.state = 2
 				continue
 			}
-			var skip json.RawMessage
-			if err := doc.dec.Decode(&skip); err != nil {
-				return doc.fatal("", doc.syntax(fmt.Sprintf("the value of %v", tok), err))
+			// Another member is read through, never kept.
+			if _, _, err := doc.value(fmt.Sprintf("the value of %q", key), false); err != nil {
+				if errors.Is(err, errValueTooLarge) {
+					continue // nothing of it is needed
+				}
+				return err
 			}
 		case 2:
-			if !doc.dec.More() {
-				if err := doc.delim(']', `the end of the "data" array`); err != nil {
-					return err
-				}
+			more, err := doc.more(']', `the "data" array`)
+			if err != nil {
+				return err
+			}
+			if !more {
 				d.state = 1
 				continue
 			}
-			line := doc.elementLine()
-			var raw json.RawMessage
-			if err := doc.dec.Decode(&raw); err != nil {
-				return doc.fatal("data", doc.syntax("an entry of data", err))
-			}
+			raw, line, err := doc.value("an entry of data", true)
 			d.n++
+			if err != nil {
+				return err
+			}
 			if err := d.split(raw, line); err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -388,4 +389,112 @@ func TestParquetRowCap(t *testing.T) {
 	if err != nil || len(rows) != 9 || st.DroppedInvalid != 1 || !strings.Contains(st.FirstWarnings[0], "train.parquet:4: text: 2097152 bytes, over the 1048576-byte cap") {
 		t.Errorf("one cell over the cap: %d rows, %+v, %v; want it skipped, named", len(rows), st, err)
 	}
+}
+
+// TestJSONDocumentOneLine reads JSON documents written on one line, as a
+// minified file is: a line over the line cap is read element by element,
+// each element under the cap (issue 37, item 14: an 81 MB minified
+// ShareGPT array was refused as "line too long").
+func TestJSONDocumentOneLine(t *testing.T) {
+	conv := func(i int, pad int) string {
+		return fmt.Sprintf(`{"id":"c%d","pad":"%s","conversations":[{"from":"human","value":"q%d"},{"from":"gpt","value":"a b"}]}`,
+			i, strings.Repeat("x", pad), i)
+	}
+	t.Run("sharegpt over the line cap", func(t *testing.T) {
+		// 9 elements of 8 MiB: 72 MiB on one line, over DefaultMaxLineBytes.
+		var b strings.Builder
+		b.WriteString("[")
+		for i := range 9 {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(conv(i, 8<<20))
+		}
+		b.WriteString("]")
+		if b.Len() <= DefaultMaxLineBytes {
+			t.Fatalf("the line is %d bytes, not over the cap", b.Len())
+		}
+		got, f := readDataset(t, "min.json", strings.NewReader(b.String()), Options{CountTokens: func(s string) int { return len(s) }})
+		if f != FormatShareGPT || len(got) != 9 {
+			t.Fatalf("format %s, %d rows; want sharegpt, 9", f, len(got))
+		}
+		for i, r := range got {
+			if want := (datasetRow{Line: 1, Text: fmt.Sprintf("q%d", i), In: 2, Out: 3, Offset: -1}); r != want {
+				t.Errorf("row %d: %+v, want %+v", i, r, want)
+			}
+		}
+	})
+	t.Run("element over the cap", func(t *testing.T) {
+		// Lines and elements: the second element (line 3) is over the
+		// lowered cap; it is skipped whole, and reading goes on.
+		src := "\n[" + conv(0, 10) + ",\n " + conv(1, 5000) + ",\n" + conv(2, 10) + "]\n"
+		r, err := NewReader("big.json", strings.NewReader(src), Options{SkipInvalid: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		r.lr.maxLine = 4096
+		var lines []int64
+		var row Row
+		for {
+			err := r.Next(&row)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, row.Line)
+		}
+		if d := cmp.Diff([]int64{2, 4}, lines); d != "" {
+			t.Errorf("lines (-want +got):\n%s", d)
+		}
+		w := r.Stats().FirstWarnings
+		want := fmt.Sprintf("big.json:3: JSON element too large: a conversation is %d bytes, over the 4096-byte cap on one element of a JSON document; shorten it or take it out of the file (--skip-invalid skips it)",
+			len(conv(1, 5000)))
+		if len(w) != 1 || !strings.Contains(w[0], want) {
+			t.Errorf("warnings %q\nwant one with %q", w, want)
+		}
+	})
+	t.Run("inputs.json minified", func(t *testing.T) {
+		// A first line longer than the read buffer starting {"data": [ is
+		// an inputs.json; a member other than data over the cap is passed.
+		entry := `{"session_id":"s","payloads":[{"messages":[{"role":"user","content":"hi there"}],"max_tokens":7}]}`
+		var b strings.Builder
+		b.WriteString(`{"data":[`)
+		for i := range 1000 {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(entry)
+		}
+		b.WriteString(`],"meta":"` + strings.Repeat("m", 200<<10) + `"}`)
+		r, err := NewReader("inputs.json", strings.NewReader(b.String()), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		r.lr.maxLine = 64 << 10
+		if r.Format() != FormatInputsJSON {
+			t.Fatalf("format %s, want inputs-json", r.Format())
+		}
+		n := 0
+		var row Row
+		for {
+			err := r.Next(&row)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if row.OutputTokens != 7 || row.InputTokens != 2 || row.Line != 1 {
+				t.Fatalf("row %d: %+v", n, row)
+			}
+			n++
+		}
+		if n != 1000 {
+			t.Errorf("%d rows, want 1000", n)
+		}
+	})
 }

@@ -309,6 +309,15 @@ func (r *Reader) init(src io.Reader) error {
 	}
 	r.lr = lineReader{br: br, maxLine: DefaultMaxLineBytes, codec: codec, stop: r.stopped}
 
+	// A JSON document is read as a stream of values, not of lines.
+	docFormat, err := r.peekDoc()
+	if err != nil {
+		return err
+	}
+	if docFormat != "" {
+		r.format = docFormat
+		return r.initDecoder(newJSONDoc(r))
+	}
 	// First non-blank line: LFS pointer check, detection, CSV header.
 	var first []byte
 	for {
@@ -348,6 +357,15 @@ func (r *Reader) init(src io.Reader) error {
 		}
 		r.format = f
 	}
+	r.lr.replay = true
+	return r.initDecoder(nil)
+}
+
+// initDecoder checks the options against r.format and makes its decoder;
+// doc is the JSON document a ShareGPT array or an inputs.json is read
+// from (nil: lines).
+func (r *Reader) initDecoder(doc *jsonDoc) error {
+	opts := r.opts
 	if opts.ModelFilter != "" && r.format != FormatBurstGPT {
 		return r.fileErr(0, "", fmt.Errorf("model filter %q applies only to burstgpt traces, not %s: drop the filter, or read a burstgpt trace", opts.ModelFilter, r.format))
 	}
@@ -358,7 +376,6 @@ func (r *Reader) init(src io.Reader) error {
 			r.block = opts.BlockSize
 		}
 	}
-	r.lr.replay = true
 	var err error
 	switch r.format {
 	case FormatMooncake, FormatBailian:
@@ -382,13 +399,16 @@ func (r *Reader) init(src io.Reader) error {
 	case FormatAIPerfGraph:
 		r.dec = newGraphIRDecoder(r)
 	case FormatShareGPT:
-		r.dec = newShareGPTDecoder(r)
+		r.dec = &shareGPTDecoder{r: r, doc: doc}
 	case FormatPrompts:
 		r.dec = &promptsDecoder{r: r}
 	case FormatTable:
 		r.dec, err = newTableDecoder(r)
 	case FormatInputsJSON:
-		r.dec = &inputsDecoder{r: r, doc: newJSONDoc(r)}
+		if doc == nil { // forced, on a file that does not start with an object
+			return r.fileErr(r.lr.line, "", fmt.Errorf("want \"{\" to start the inputs.json object, got %.40q", r.lr.cur))
+		}
+		r.dec = &inputsDecoder{r: r, doc: doc}
 	default:
 		r.dec, err = newCSVDecoder(r)
 	}

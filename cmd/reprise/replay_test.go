@@ -455,8 +455,14 @@ func TestRecordWriterNote(t *testing.T) {
 		{&arrowio.WriterReport{Waits: 2, WaitNS: 2_345_678, MaxQueuedBatches: 64},
 			"note: the disk did not keep up: 2 waits totalling 2.346ms (up to 64 batches queued): senders waited for the record writer; " +
 				"check schedule_lateness\n"},
+		// A report from before the tables were counted apart.
 		{&arrowio.WriterReport{Dropped: 40},
 			"note: the disk did not keep up; 40 rows were dropped and are missing from the record files\n"},
+		{&arrowio.WriterReport{Dropped: 405, DroppedRecords: 365, DroppedEvents: 40, Error: "records table: write x: no space left on device"},
+			"note: the record writer failed (records table: write x: no space left on device): the run was stopped; " +
+				"365 records and 40 events are missing from the record files\n"},
+		{&arrowio.WriterReport{Dropped: 1, DroppedRecords: 1, Error: "e"},
+			"note: the record writer failed (e): the run was stopped; 1 record is missing from the record files\n"},
 	}
 	for _, tt := range tests {
 		if got := writerNote(tt.w); got != tt.want {

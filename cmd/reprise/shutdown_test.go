@@ -223,3 +223,52 @@ func TestReplaySecondInterrupt(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// baselineScrapeTimeout is the library's bound on the scrape before the
+// first request (reprise's maxBaselineWait).
+const baselineScrapeTimeout = 500 * time.Millisecond
+
+// TestReplayBaselineScrapeBound: a /metrics that never answers holds the
+// start of a run for the baseline's short bound, not 2 s (issue 37, item
+// 21): the baseline is recorded as a failed scrape that got no answer
+// within the bound, and the requests are sent and succeed.
+func TestReplayBaselineScrapeBound(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/metrics":
+			<-r.Context().Done() // never answers
+		case r.Method == http.MethodGet:
+			http.NotFound(w, r)
+		default:
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,`+
+				`"message":{"role":"assistant","content":"ok"},"finish_reason":"length"}],`+
+				`"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	out := t.TempDir()
+	code, _, stderr := runCLI(t, "", "replay", "--url", srv.URL, "--model", "m", "--isl", "8", "--osl", "2", "--no-streaming",
+		"--request-count", "2", "--concurrency", "1", "--quiet", "--out", out, "--metrics-interval", "1h")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// The first failed scrape the warning quotes is the baseline's.
+	if want := "first=\"GET " + srv.URL + "/metrics: no answer within " + baselineScrapeTimeout.String(); !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+	samples, err := arrowio.ReadMetricSamples(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var up []record.MetricSample
+	for _, s := range samples {
+		if s.Metric == telemetry.MetricScrapeUp {
+			up = append(up, s)
+		}
+	}
+	if len(up) != 2 || up[0].Value != 0 {
+		t.Errorf("scrape_up %v: want the baseline and the final scrape, the baseline down", up)
+	}
+}

@@ -77,8 +77,12 @@ func writerNote(w *arrowio.WriterReport) string {
 		return ""
 	}
 	if w.Error != "" {
-		return fmt.Sprintf("note: the record writer failed (%s): the run was stopped; %d rows are missing from the record files\n",
-			w.Error, w.Dropped)
+		are := "are"
+		if w.Dropped == 1 {
+			are = "is"
+		}
+		return fmt.Sprintf("note: the record writer failed (%s): the run was stopped; %s %s missing from the record files\n",
+			w.Error, w.Missing(), are)
 	}
 	s := "note: the disk did not keep up"
 	if w.Waits > 0 {
@@ -86,7 +90,11 @@ func writerNote(w *arrowio.WriterReport) string {
 			"check schedule_lateness", w.Waits, time.Duration(w.WaitNS).Round(time.Microsecond), w.MaxQueuedBatches)
 	}
 	if w.Dropped > 0 {
-		s += fmt.Sprintf("; %d rows were dropped and are missing from the record files", w.Dropped)
+		were := "were dropped and are"
+		if w.Dropped == 1 {
+			were = "was dropped and is"
+		}
+		s += fmt.Sprintf("; %s %s missing from the record files", w.Missing(), were)
 	}
 	return s + "\n"
 }

@@ -147,6 +147,11 @@ type Request struct {
 	Task       int64
 	ReleasedBy uint64
 	Level      int32
+	// DependsOn lists the RequestIDs of every request this one waited
+	// for (its dependencies, in the trace's wait_for order; ReleasedBy − 1
+	// is one of them), nil for a root or a trace without dependencies.
+	// The slice may be shared with other records: never modify it.
+	DependsOn []uint64
 
 	// Outcome.
 	StatusCode   int32

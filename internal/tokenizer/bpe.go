@@ -81,7 +81,14 @@ func (t *bpe) AppendEncode(dst []int, text string) []int {
 	if t.fast != nil && (t.fastAll || isASCII(text)) {
 		var sc *mergeScratch
 		for i := 0; i < len(text); {
-			e := t.fast.next(text, i)
+			win := text // nextPretoken, inlined (ASCII text: no rune to cut)
+			if len(text)-i > maxPretokenBytes {
+				win = text[:i+maxPretokenBytes]
+				if t.fastAll {
+					win = text[:pretokenWindow(text, i)]
+				}
+			}
+			e := t.fast.next(win, i)
 			if w := text[i:e]; len(w) <= maxCachedWord {
 				for _, id := range t.word(w) {
 					dst = append(dst, int(id))
@@ -128,9 +135,11 @@ func (t *bpe) Count(text string) int {
 const countCheckBytes = 64 << 10
 
 // CountContext implements [Tokenizer]. It looks at ctx every
-// countCheckBytes of text and between the pieces of a long word.
-// Normalization (NFC, SentencePiece's space mark: linear, at hundreds of
-// MB/s) runs before the first look.
+// countCheckBytes of text and between the pieces of a long word; finding
+// a pre-token takes at most maxPretokenBytes of scanning, so the work
+// between two looks is bounded whatever the text. Normalization (NFC,
+// SentencePiece's space mark: linear, at hundreds of MB/s) runs before
+// the first look.
 func (t *bpe) CountContext(ctx context.Context, text string) (int, error) {
 	if t.norm != nil {
 		text = t.norm(text)
@@ -143,7 +152,14 @@ func (t *bpe) CountContext(ctx context.Context, text string) (int, error) {
 	check := countCheckBytes
 	var err error
 	for i := 0; i < len(text); {
-		e := t.fast.next(text, i)
+		win := text // nextPretoken, inlined (ASCII text: no rune to cut)
+		if len(text)-i > maxPretokenBytes {
+			win = text[:i+maxPretokenBytes]
+			if t.fastAll {
+				win = text[:pretokenWindow(text, i)]
+			}
+		}
+		e := t.fast.next(win, i)
 		if w := text[i:e]; len(w) <= maxCachedWord {
 			n += len(t.word(w))
 		} else {

@@ -13,6 +13,34 @@ type splitter interface {
 	next(s string, i int) int
 }
 
+// maxPretokenBytes bounds one pre-token: a splitter looks at no more than
+// this much text from where the pre-token starts (cut back to a character
+// boundary), so a longer run (a server's "éééé…" or a base64 blob, never
+// real text) is several pre-tokens of at most this size. It bounds the
+// work between two looks at the context in CountContext: a regular
+// expression finds the end of a 200 MB run only after scanning all of it
+// (about 4.5 s), and nothing can stop it on the way.
+const maxPretokenBytes = 64 << 10
+
+// nextPretoken returns sp.next(s, i) over at most maxPretokenBytes of s
+// from i. Every split goes through it (the hot loops of bpe.go inline
+// it by hand), so Count and Encode cut alike.
+func nextPretoken(sp splitter, s string, i int) int {
+	if len(s)-i > maxPretokenBytes {
+		s = s[:pretokenWindow(s, i)]
+	}
+	return sp.next(s, i)
+}
+
+// pretokenWindow returns where nextPretoken cuts s for a pre-token at i.
+func pretokenWindow(s string, i int) int {
+	end := i + maxPretokenBytes
+	for end > i+1 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return end
+}
+
 // wordSplitter calls emit with every pre-token of s, in order, until
 // emit returns false; splitAll reports whether it got to the end.
 type wordSplitter interface {
@@ -324,7 +352,7 @@ func (r *regexSplitter) next(s string, i int) int {
 
 func (r *regexSplitter) splitAll(s string, emit func(string) bool) bool {
 	for i := 0; i < len(s); {
-		e := r.next(s, i)
+		e := nextPretoken(r, s, i)
 		if !emit(s[i:e]) {
 			return false
 		}
@@ -338,7 +366,7 @@ type nextSplitter struct{ splitter }
 
 func (n nextSplitter) splitAll(s string, emit func(string) bool) bool {
 	for i := 0; i < len(s); {
-		e := n.next(s, i)
+		e := nextPretoken(n.splitter, s, i)
 		if !emit(s[i:e]) {
 			return false
 		}

@@ -639,3 +639,53 @@ func TestCancelHookPerContext(t *testing.T) {
 		}
 	}
 }
+
+// slowBody is a Handler whose Body takes a millisecond a call, slower
+// than the server sends, so the socket always holds more of the body;
+// it cancels the request's context at its second call and counts the
+// bytes it is given after that.
+type slowBody struct {
+	cancel func()
+	calls  int
+	after  int
+}
+
+func (h *slowBody) Header(*Response, int64) bool { return true }
+
+func (h *slowBody) Body(b []byte, _ int64) bool {
+	h.calls++
+	switch {
+	case h.calls == 2:
+		h.cancel()
+	case h.calls > 2:
+		h.after += len(b)
+	}
+	time.Sleep(time.Millisecond)
+	return true
+}
+
+// TestCancelStopsFastBody: a response whose bytes keep arriving (the
+// socket never empties, so no read waits) stops within a read of its
+// context's end, not at its last byte (issue 37, item 21: a second
+// SIGTERM waited seconds for a 200 MB body to be read).
+func TestCancelStopsFastBody(t *testing.T) {
+	const size = 8 << 20
+	body := strings.Repeat("a", size)
+	srv := startScript(t, func(int) (string, bool) {
+		return "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(size) + "\r\n\r\n" + body, true
+	})
+	cl := newClient(t, srv.url(), nil)
+	k := cl.NewCaller()
+	defer k.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := &slowBody{cancel: cancel}
+	var st Stamps
+	err := k.Do(ctx, chat(cl, false), &st, h)
+	if err == nil {
+		t.Fatalf("request whose context ended: no error, %d bytes read", st.Bytes)
+	}
+	if h.after > 2*ReadBuffer {
+		t.Errorf("%d body bytes read after the context ended (of %d); want at most a read's (%d)", h.after, size, ReadBuffer)
+	}
+}

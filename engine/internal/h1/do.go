@@ -566,6 +566,20 @@ func (k *Caller) onRead(n int, t, now int64, err error) {
 	if rd.stop {
 		return
 	}
+	if err == nil && k.hookDone != nil {
+		select {
+		case <-k.hookDone:
+			// The context ended while the response kept arriving. Its
+			// past deadline stops only a read that would wait, and one
+			// whose bytes are always there never waits (a 200 MB body
+			// read as fast as it comes was read to its end): so each
+			// read looks, and the response stops within one read
+			// (ReadBuffer bytes) of the end of its context.
+			rd.err, rd.stop = os.ErrDeadlineExceeded, true
+			return
+		default:
+		}
+	}
 	if err != nil {
 		if errors.Is(err, io.EOF) {
 			err = k.dec.eof()
