@@ -316,7 +316,7 @@ func (r *Reader) init(src io.Reader) error {
 	}
 	if docFormat != "" {
 		r.format = docFormat
-		return r.initDecoder(newJSONDoc(r))
+		return r.initDecoder(newJSONDoc(r), nil)
 	}
 	// First non-blank line: LFS pointer check, detection, CSV header.
 	var first []byte
@@ -358,13 +358,13 @@ func (r *Reader) init(src io.Reader) error {
 		r.format = f
 	}
 	r.lr.replay = true
-	return r.initDecoder(nil)
+	return r.initDecoder(nil, first)
 }
 
 // initDecoder checks the options against r.format and makes its decoder;
 // doc is the JSON document a ShareGPT array or an inputs.json is read
-// from (nil: lines).
-func (r *Reader) initDecoder(doc *jsonDoc) error {
+// from (nil: lines, whose first non-blank one is first).
+func (r *Reader) initDecoder(doc *jsonDoc, first []byte) error {
 	opts := r.opts
 	if opts.ModelFilter != "" && r.format != FormatBurstGPT {
 		return r.fileErr(0, "", fmt.Errorf("model filter %q applies only to burstgpt traces, not %s: drop the filter, or read a burstgpt trace", opts.ModelFilter, r.format))
