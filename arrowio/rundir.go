@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/reprise-bench/reprise/engine/summary"
@@ -113,8 +114,8 @@ func prepareRunDir(dir string, overwrite bool) error {
 // notOurs says why the manifest.json or summary.json at p is not one
 // reprise wrote, "" when it is: a manifest has schema_version
 // ManifestVersion and kind ManifestKind (or, written before them, the v1
-// keys reprise_version, start_time and replay); a summary has
-// schema_version summary.SchemaVersion and run_info.
+// keys reprise_version, start_time and replay); a summary has a
+// schema_version from "1" to summary.SchemaVersion and run_info.
 func notOurs(p string) string {
 	b, err := readRunFile(p, MaxJSONFileBytes)
 	if err != nil {
@@ -130,8 +131,11 @@ func notOurs(p string) string {
 	}
 	obj := func(k string) bool { return len(m[k]) > 0 && m[k][0] == '{' }
 	if filepath.Base(p) == SummaryFile {
-		if v, _ := str("schema_version"); v != summary.SchemaVersion || !obj("run_info") {
-			return fmt.Sprintf("want schema_version %q and run_info", summary.SchemaVersion)
+		// Any version reprise has written: "1" up to the current one.
+		v, _ := str("schema_version")
+		n, err := strconv.Atoi(v)
+		if cur, _ := strconv.Atoi(summary.SchemaVersion); err != nil || n < 1 || n > cur || !obj("run_info") {
+			return fmt.Sprintf("want schema_version \"1\" to %q and run_info", summary.SchemaVersion)
 		}
 		return ""
 	}

@@ -457,7 +457,7 @@ vllm:inter_token_latency_seconds_count{model_name="m"} %g
 }
 
 // Current llama-server's counters over three completions whose usage is
-// known (testdata/servers/llamacpp/metrics_counters.json): prompt tokens
+// known (testdata/servers/llamacpp/metrics_counters_after.json): prompt tokens
 // are evaluated plus cached, so they add up to the usage's 160+166+161,
 // and there is no request counter.
 func TestSummarizeLlamaCppCounters(t *testing.T) {
