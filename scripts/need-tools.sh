@@ -39,15 +39,24 @@ guest_packages=(clang lld wasi-libc libclang-rt-dev-wasm32 binaryen wabt rustc l
 probe_dir=$(mktemp -d)
 trap 'rm -rf "$probe_dir"' EXIT
 
-# c_missing prints the package that keeps clang from building a WASI
-# reactor module: clang, lld (wasm-ld), wasi-libc (the sysroot's headers and
-# libc) or libclang-rt-dev-wasm32 (libclang_rt.builtins-wasm32.a).
+# c_missing prints every package that keeps clang from building a WASI
+# reactor module: clang, lld (wasm-ld), wasi-libc (the sysroot's headers
+# and libc) and libclang-rt-dev-wasm32 (libclang_rt.builtins-wasm32.a).
+# Without clang the last two cannot be probed by a build; dpkg says
+# whether they are installed.
 c_missing() {
-  command -v clang >/dev/null || { echo clang; return; }
-  command -v wasm-ld >/dev/null || { echo lld; return; }
+  command -v wasm-ld >/dev/null || echo lld
+  if ! command -v clang >/dev/null; then
+    echo clang
+    for p in wasi-libc libclang-rt-dev-wasm32; do
+      dpkg -s "$p" >/dev/null 2>&1 || echo "$p"
+    done
+    return
+  fi
   printf '#include <stdint.h>\n#include <string.h>\nint probe(void) { return (int)strlen("x") + (int)sizeof(uint64_t); }\n' >"$probe_dir/probe.c"
   if ! clang --target=wasm32-wasi -fsyntax-only "$probe_dir/probe.c" >/dev/null 2>&1; then
     echo wasi-libc
+    dpkg -s libclang-rt-dev-wasm32 >/dev/null 2>&1 || echo libclang-rt-dev-wasm32
     return
   fi
   if ! clang --target=wasm32-wasi -mexec-model=reactor -O2 -o "$probe_dir/probe.wasm" "$probe_dir/probe.c" >/dev/null 2>&1; then
@@ -60,7 +69,9 @@ missing_guests() {
   c_missing
   command -v wasm-opt >/dev/null || echo binaryen
   command -v wat2wasm >/dev/null || echo wabt
-  have_rust_wasm || { command -v rustc >/dev/null || echo rustc; echo libstd-rust-dev-wasm32; }
+  # Debian's WASI std goes with Debian's rustc (a rustup rustc on PATH
+  # without the target does not use it).
+  have_rust_wasm || { echo rustc; echo libstd-rust-dev-wasm32; }
 }
 
 case "${1:-}" in
