@@ -55,7 +55,7 @@ pass race . -race -tags invariants -count=1 -timeout=25m ./...
 norace='Alloc|^TestFidelity'
 norace+='|^TestCalibration$|^TestSameServerNoDifference$|^TestFanOut$'
 norace+='|^TestSaturationStopsAtFirstPointPastCapacity$|^TestFindMaxRateWithinFivePercentOfCapacity$|^TestRunsIntervalsContainConfiguredTTFT$'
-norace+='|^TestSequentialRunsVerdicts$'
+norace+='|^TestSequentialRunsVerdicts$|^TestFindMaxRateDefensible$'
 pass norace . -tags invariants -count=1 -timeout=25m -run "$norace" ./...
 echo "== fuzz"
 FUZZTIME="${FUZZTIME:-3s}" FUZZFRESH=1 scripts/fuzz.sh || failed+=(fuzz)
