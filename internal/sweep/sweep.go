@@ -140,9 +140,9 @@ type PointStatus struct {
 	// RequestCount and DurationNS, when not 0, replace the base's
 	// request count and duration (ns) for this point: the probe-length
 	// rule of a search ([FindConfig]).
-	RequestCount int   `json:"request_count,omitempty"`
-	DurationNS   int64 `json:"duration_ns,omitempty"`
-	Status     string `json:"status"`
+	RequestCount int    `json:"request_count,omitempty"`
+	DurationNS   int64  `json:"duration_ns,omitempty"`
+	Status       string `json:"status"`
 	// Reason says why a point was skipped or failed, or which stop
 	// condition it met.
 	Reason string `json:"reason,omitempty"`
