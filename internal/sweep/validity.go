@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -134,8 +135,15 @@ type Validity struct {
 	// LatenessBudgetMS the budget it was judged against, ms.
 	LatenessP99MS    float64 `json:"lateness_p99_ms"`
 	LatenessBudgetMS float64 `json:"lateness_budget_ms"`
-	// Quality is measurement_quality's verdict with that budget.
+	// Quality is measurement_quality's verdict with that budget (and,
+	// with SLOs on whole-request times only, with the read-lag check
+	// below instead of its own).
 	Quality string `json:"quality"`
+	// ReadLagP99MS is the run's client_read_lag p99 and
+	// ReadLagBudgetMS the most it may be, when the SLOs judge only
+	// whole-request times ([readLagBudget]); both 0 otherwise.
+	ReadLagP99MS    float64 `json:"read_lag_p99_ms,omitempty"`
+	ReadLagBudgetMS float64 `json:"read_lag_budget_ms,omitempty"`
 	// Waived, on a valid probe, are the reasons that would have made it
 	// invalid, set aside because its queue grew faster than the client's
 	// own delays could make it ([validity]).
@@ -180,15 +188,30 @@ func validity(m *measured, openLoop bool, maxLate time.Duration, minShare float6
 	}
 	// measurement_quality with the probe's lateness budget: its lateness
 	// check is then the budget's, and its other checks (read lag,
-	// coalesced reads, a calibration's safe load) are the run's own. A
-	// run in which no request succeeded measured a server that failed:
-	// that is the server's verdict, not the client's.
+	// coalesced reads, a calibration's safe load) are the run's own,
+	// but for SLOs on whole-request times (below). A run in which no
+	// request succeeded measured a server that failed: that is the
+	// server's verdict, not the client's.
 	qs := *s
 	qs.Options.LateThreshold = budget
+	readLag, scoped := readLagBudget(s)
+	if scoped {
+		qs.Metrics = maps.Clone(s.Metrics)
+		delete(qs.Metrics, "client_read_lag")
+		delete(qs.Metrics, "events_per_read_max") // its check applies without read lag only
+	}
 	q := qs.Quality()
 	v.Quality = q.Verdict
 	if s.RequestCount > 0 && q.Verdict != summary.QualityGood {
 		v.Reasons = append(v.Reasons, q.Reasons...)
+	}
+	if st := s.Metrics["client_read_lag"]; scoped && st != nil && s.RequestCount > 0 {
+		v.ReadLagP99MS, v.ReadLagBudgetMS = st.P99, readLag
+		if st.P99 > readLag {
+			v.Reasons = append(v.Reasons, fmt.Sprintf("client read lag p99 %.3g ms > %.3g ms (10%% of the tightest SLO): "+
+				"the client read responses late enough to move requests across the SLO", st.P99, readLag))
+			v.Quality = summary.QualityDegraded
+		}
 	}
 	if math.IsNaN(v.LatenessP99MS) {
 		v.LatenessP99MS = 0
@@ -198,6 +221,37 @@ func validity(m *measured, openLoop bool, maxLate time.Duration, minShare float6
 		v.Valid, v.Waived, v.Reasons = true, v.Reasons, nil
 	}
 	return v
+}
+
+// readLagBudget is the read lag a probe may have when its SLOs judge
+// only whole-request times (time to first token or first output token,
+// request latency): 10 % of the tightest of them, in ms; scoped is false
+// when an SLO judges per-token times, or the run has no read lag
+// (without kernel receive times), and then measurement_quality's own
+// read-lag and coalescing checks apply.
+//
+// measurement_quality calls a run degraded when its read lag p90 passes
+// the median gap between tokens: tokens that waited together in the
+// socket are stamped together, which ruins inter-token latencies. A
+// whole-request time is moved only by the lag of one read, the first or
+// the last: a lag of L ms can turn a request good or bad only when its
+// time is within L of the threshold. With L ≤ 10 % of the threshold at
+// p99, a search's verdict on a TTFT SLO of 300 ms stands on a 3 ms-ITL
+// server whose tokens the client reads in bunches of a few.
+func readLagBudget(s *summary.Summary) (ms float64, scoped bool) {
+	if s.Metrics["client_read_lag"] == nil || len(s.Options.Goodput) == 0 {
+		return 0, false
+	}
+	ms = math.Inf(1)
+	for _, slo := range s.Options.Goodput {
+		switch slo.Tag {
+		case "time_to_first_token", "time_to_first_output_token", "request_latency":
+			ms = min(ms, slo.Value/10)
+		default:
+			return 0, false
+		}
+	}
+	return ms, true
 }
 
 // beyondClient reports whether m's rate check found a queue that grew

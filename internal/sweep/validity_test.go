@@ -86,3 +86,37 @@ func TestValidity(t *testing.T) {
 		}
 	}
 }
+
+// TestValidityReadLagScopedToSLOs: measurement_quality's read-lag check
+// (read lag p90 over the median inter-token gap) decides a probe only
+// when an SLO judges per-token times; with SLOs on whole-request times
+// the read lag p99 must stay within 10 % of the tightest one.
+func TestValidityReadLagScopedToSLOs(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		goodput   string
+		lagP99    float64
+		valid     bool
+		reasonHas string
+	}{
+		// A 3 ms ITL read in bunches (p90 lag 10 ms), TTFT SLO 300 ms:
+		// a p99 lag of 20 ms is within 30.
+		{"ttft SLO, small lag", "ttft:300", 20, true, ""},
+		{"ttft SLO, lag past 10 %", "ttft:300", 45, false, "client read lag p99 45 ms > 30 ms"},
+		{"tightest SLO decides", "ttft:300 e2e:100", 20, false, "> 10 ms"},
+		{"an ITL SLO keeps the quality check", "ttft:300 itl:10", 20, false, "median inter-token latency"},
+	} {
+		m := probeRun(20, 5, 10, Saturation{})
+		m.sum.Metrics["client_read_lag"] = &summary.Stats{P90: 10, P99: c.lagP99, Max: c.lagP99}
+		m.sum.Metrics["inter_token_latency"] = &summary.Stats{P50: 3}
+		slos, err := summary.ParseGoodput(c.goodput)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.sum.Options.Goodput = slos
+		v := validity(m, true, 0, DefaultFindMinSentShare)
+		if v.Valid != c.valid || (c.reasonHas != "" && !strings.Contains(strings.Join(v.Reasons, "; "), c.reasonHas)) {
+			t.Errorf("%s: valid %v, reasons %q; want valid %v with %q", c.name, v.Valid, v.Reasons, c.valid, c.reasonHas)
+		}
+	}
+}
