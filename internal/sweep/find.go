@@ -451,6 +451,9 @@ func (sr *search) measure(ctx context.Context, v float64, why string) (stop bool
 				return true, nil
 			}
 			why = WhyRerun
+			if sr.tryDone(v, sr.tries[v]+1) {
+				continue // resuming: the re-run is on disk
+			}
 			if err := pause(ctx, rerunPause(&pr)); err != nil {
 				s.res.Interrupted = true
 				return true, nil
@@ -470,6 +473,21 @@ func (sr *search) measure(ctx context.Context, v float64, why string) (stop bool
 		sr.byLoad[v] = append(sr.byLoad[v], idx)
 		return false, nil
 	}
+}
+
+// tryDone reports whether try k at load v is complete on disk (a
+// resumed search reads it instead of running it).
+func (sr *search) tryDone(v float64, k int) bool {
+	p := Point{Names: []string{sr.f.Setting}, Values: []float64{v}}
+	name := p.Name()
+	if k > 1 {
+		name += "_" + tryName + "=" + strconv.Itoa(k)
+	}
+	dir := filepath.Join(sr.s.cfg.Dir, PointsDir, name)
+	if sr.s.cfg.Runs.multi() {
+		return repeatComplete(dir)
+	}
+	return runComplete(dir)
 }
 
 // rerunPause is how long the search waits before running an invalid

@@ -379,4 +379,16 @@ func TestFindCannotMeasure(t *testing.T) {
 		!strings.Contains(f.Text, "schedule lateness p99") {
 		t.Errorf("found %+v", f)
 	}
+	// The same search again reads its tries back: the same answer, and
+	// no new try.
+	again, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Found.Text != f.Text || len(again.Points) != len(res.Points) {
+		t.Errorf("resumed: %q with %d points; want %q with %d", again.Found.Text, len(again.Points), f.Text, len(res.Points))
+	}
+	if entries, _ := os.ReadDir(filepath.Join(cfg.Dir, PointsDir)); len(entries) != 2 {
+		t.Errorf("resumed: %d point directories, want 2", len(entries))
+	}
 }
