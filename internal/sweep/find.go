@@ -528,7 +528,7 @@ func (sr *search) newProbe(row *Row, v float64, why string) Probe {
 	// invalid one's numbers (or the first run's).
 	for i, m := range s.lastRuns {
 		open := replay.Mode(m.sum.Run.Mode) != replay.ModeConcurrency
-		val := validity(m, open, sr.f.MaxLateness, sr.f.MinSentShare)
+		val := validity(m, open, sr.f.MaxLateness, sr.f.MinSentShare, s.cfg.Base.MinGoodFraction)
 		if i == 0 || (!val.Valid && pr.Validity.Valid) {
 			pr.Validity = val
 		}

@@ -119,7 +119,7 @@ func readRun(dir string, tol float64) (*measured, error) {
 		return nil, fmt.Errorf("read %s: %w", dir, err)
 	}
 	var l load
-	var sc scheduleAcc
+	sc := scheduleAcc{opts: set.Options}
 	for r, err := range rr.Requests() {
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", dir, err)

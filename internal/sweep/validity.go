@@ -43,15 +43,23 @@ type schedule struct {
 	// IntendedSpan from the first intended time to the last (shifts
 	// included: the span the saturation checks' slope is taken over).
 	SendSpan, IntendedSpan time.Duration
+	// ReadLagFlips counts the measured requests that failed the SLOs by
+	// less than their own read lag ([readLagFlip]).
+	ReadLagFlips int
 }
 
 // scheduleAcc accumulates a [schedule] over a run's measured requests.
 type scheduleAcc struct {
 	intended, late []int64 // per measured request with an intended time
 	sent           []int64 // per measured request that was sent
+	opts           summary.Options
+	flips          int
 }
 
 func (a *scheduleAcc) add(r *record.Request) {
+	if len(a.opts.Goodput) > 0 && r.OK() && !summary.Good(r, a.opts) && readLagFlip(r, a.opts) {
+		a.flips++
+	}
 	a.intended = append(a.intended, r.IntendedNS)
 	a.late = append(a.late, r.LatenessNS)
 	if r.SentNS != 0 {
@@ -65,7 +73,7 @@ func (a *scheduleAcc) add(r *record.Request) {
 // that shift. The schedule's own span is the intended span less the
 // shifts made by the requests before the last one.
 func (a *scheduleAcc) schedule(shift bool, threshold time.Duration) schedule {
-	var sc schedule
+	sc := schedule{ReadLagFlips: a.flips}
 	if len(a.sent) >= 2 {
 		lo, hi := slices.Min(a.sent), slices.Max(a.sent)
 		sc.SendSpan = time.Duration(hi - lo)
@@ -136,14 +144,13 @@ type Validity struct {
 	LatenessP99MS    float64 `json:"lateness_p99_ms"`
 	LatenessBudgetMS float64 `json:"lateness_budget_ms"`
 	// Quality is measurement_quality's verdict with that budget (and,
-	// with SLOs on whole-request times only, with the read-lag check
-	// below instead of its own).
+	// with SLOs on whole-request times only, with the read-lag rule of
+	// [readLagScoped] instead of its own check).
 	Quality string `json:"quality"`
-	// ReadLagP99MS is the run's client_read_lag p99 and
-	// ReadLagBudgetMS the most it may be, when the SLOs judge only
-	// whole-request times ([readLagBudget]); both 0 otherwise.
-	ReadLagP99MS    float64 `json:"read_lag_p99_ms,omitempty"`
-	ReadLagBudgetMS float64 `json:"read_lag_budget_ms,omitempty"`
+	// ReadLagFlips counts the requests that failed the SLOs by less than
+	// their own read lag, when the SLOs judge only whole-request times
+	// ([readLagScoped]); 0 otherwise.
+	ReadLagFlips int `json:"read_lag_flips,omitempty"`
 	// Waived, on a valid probe, are the reasons that would have made it
 	// invalid, set aside because its queue grew faster than the client's
 	// own delays could make it ([validity]).
@@ -161,7 +168,7 @@ type Validity struct {
 // burst), and at p99 one request in a hundred may be that late. At
 // 33 requests/s it is 15 ms; at 2 requests/s, 250 ms. In closed loop the
 // rate is the sent one.
-func validity(m *measured, openLoop bool, maxLate time.Duration, minShare float64) Validity {
+func validity(m *measured, openLoop bool, maxLate time.Duration, minShare, minGood float64) Validity {
 	s := m.sum
 	v := Validity{AskedRate: m.sched.Asked, SentRate: m.sched.Sent}
 	rate := v.AskedRate
@@ -194,7 +201,7 @@ func validity(m *measured, openLoop bool, maxLate time.Duration, minShare float6
 	// server's verdict, not the client's.
 	qs := *s
 	qs.Options.LateThreshold = budget
-	readLag, scoped := readLagBudget(s)
+	scoped := readLagScoped(s)
 	if scoped {
 		qs.Metrics = maps.Clone(s.Metrics)
 		delete(qs.Metrics, "client_read_lag")
@@ -205,11 +212,13 @@ func validity(m *measured, openLoop bool, maxLate time.Duration, minShare float6
 	if s.RequestCount > 0 && q.Verdict != summary.QualityGood {
 		v.Reasons = append(v.Reasons, q.Reasons...)
 	}
-	if st := s.Metrics["client_read_lag"]; scoped && st != nil && s.RequestCount > 0 {
-		v.ReadLagP99MS, v.ReadLagBudgetMS = st.P99, readLag
-		if st.P99 > readLag {
-			v.Reasons = append(v.Reasons, fmt.Sprintf("client read lag p99 %.3g ms > %.3g ms (10%% of the tightest SLO): "+
-				"the client read responses late enough to move requests across the SLO", st.P99, readLag))
+	if scoped && s.RequestCount > 0 {
+		v.ReadLagFlips = m.sched.ReadLagFlips
+		n := s.RequestCount + s.ErrorRequestCount
+		if f := float64(s.GoodRequestCount) / float64(n); f < minGood && float64(s.GoodRequestCount+v.ReadLagFlips)/float64(n) >= minGood {
+			v.Reasons = append(v.Reasons, fmt.Sprintf("%d of the %d requests missed the SLO by less than the client's own read lag: "+
+				"with them the good fraction is %.1f%%, not %.1f%% (≥ %v passes), so the client, not the server, may have failed the probe",
+				v.ReadLagFlips, n, 100*float64(s.GoodRequestCount+v.ReadLagFlips)/float64(n), 100*f, minGood))
 			v.Quality = summary.QualityDegraded
 		}
 	}
@@ -223,35 +232,49 @@ func validity(m *measured, openLoop bool, maxLate time.Duration, minShare float6
 	return v
 }
 
-// readLagBudget is the read lag a probe may have when its SLOs judge
-// only whole-request times (time to first token or first output token,
-// request latency): 10 % of the tightest of them, in ms; scoped is false
-// when an SLO judges per-token times, or the run has no read lag
-// (without kernel receive times), and then measurement_quality's own
-// read-lag and coalescing checks apply.
+// readLagScoped reports whether a probe's read lag is judged by the
+// requests it could have failed (below) rather than by
+// measurement_quality's read-lag check: when every SLO judges a
+// whole-request time (time to first token or first output token, request
+// latency) and the run has the read lag (kernel receive times).
 //
 // measurement_quality calls a run degraded when its read lag p90 passes
 // the median gap between tokens: tokens that waited together in the
 // socket are stamped together, which ruins inter-token latencies. A
-// whole-request time is moved only by the lag of one read, the first or
-// the last: a lag of L ms can turn a request good or bad only when its
-// time is within L of the threshold. With L ≤ 10 % of the threshold at
-// p99, a search's verdict on a TTFT SLO of 300 ms stands on a 3 ms-ITL
-// server whose tokens the client reads in bunches of a few.
-func readLagBudget(s *summary.Summary) (ms float64, scoped bool) {
+// whole-request time is stamped by the kernel and moved by at most the
+// longest lag of one of the request's reads (record.Request.ReadLagNS):
+// a request that failed an SLO by less than that may have failed it
+// because of the client. [scheduleAcc] counts those requests
+// (schedule.ReadLagFlips); a failing probe whose good fraction would pass
+// with them counted good is the client's failure as much as the
+// server's, and invalid. A pass needs no such check: the client only
+// makes times longer. A search's verdict on a TTFT SLO of 300 ms thus
+// stands on a 3 ms-ITL server whose tokens the client reads in bunches.
+func readLagScoped(s *summary.Summary) bool {
 	if s.Metrics["client_read_lag"] == nil || len(s.Options.Goodput) == 0 {
-		return 0, false
+		return false
 	}
-	ms = math.Inf(1)
 	for _, slo := range s.Options.Goodput {
 		switch slo.Tag {
 		case "time_to_first_token", "time_to_first_output_token", "request_latency":
-			ms = min(ms, slo.Value/10)
 		default:
-			return 0, false
+			return false
 		}
 	}
-	return ms, true
+	return true
+}
+
+// readLagFlip reports whether r, a measured request that failed o's
+// SLOs, meets them once its times are taken back by its read lag.
+func readLagFlip(r *record.Request, o summary.Options) bool {
+	if r.ReadLagNS <= 0 || !r.OK() {
+		return false
+	}
+	q := *r
+	q.TTFTNS = max(q.TTFTNS-r.ReadLagNS, 0)
+	q.TTFONS = max(q.TTFONS-r.ReadLagNS, 0)
+	q.E2ENS = max(q.E2ENS-r.ReadLagNS, 1)
+	return summary.Good(&q, o)
 }
 
 // beyondClient reports whether m's rate check found a queue that grew

@@ -79,7 +79,7 @@ func TestValidity(t *testing.T) {
 		// slope's noise explain.
 		{"saturated within the client's delays", probeRun(20, 30, 60, saturated(0.995)), 0, false, "lateness", false},
 	} {
-		v := validity(c.m, true, c.maxLate, DefaultFindMinSentShare)
+		v := validity(c.m, true, c.maxLate, DefaultFindMinSentShare, 0.9)
 		if v.Valid != c.valid || (c.reason != "" && !strings.Contains(strings.Join(v.Reasons, "; "), c.reason)) || (len(v.Waived) > 0) != c.waived {
 			t.Errorf("%s: valid %v, reasons %q, waived %q; want valid %v with %q, waived %v", c.name, v.Valid, v.Reasons, v.Waived,
 				c.valid, c.reason, c.waived)
@@ -89,34 +89,61 @@ func TestValidity(t *testing.T) {
 
 // TestValidityReadLagScopedToSLOs: measurement_quality's read-lag check
 // (read lag p90 over the median inter-token gap) decides a probe only
-// when an SLO judges per-token times; with SLOs on whole-request times
-// the read lag p99 must stay within 10 % of the tightest one.
+// when an SLO judges per-token times; with SLOs on whole-request times a
+// failing probe is invalid only when the requests that missed the SLO by
+// less than their own read lag would make it pass.
 func TestValidityReadLagScopedToSLOs(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		goodput   string
-		lagP99    float64
+		good      int // of 200
+		flips     int
 		valid     bool
 		reasonHas string
 	}{
-		// A 3 ms ITL read in bunches (p90 lag 10 ms), TTFT SLO 300 ms:
-		// a p99 lag of 20 ms is within 30.
-		{"ttft SLO, small lag", "ttft:300", 20, true, ""},
-		{"ttft SLO, lag past 10 %", "ttft:300", 45, false, "client read lag p99 45 ms > 30 ms"},
-		{"tightest SLO decides", "ttft:300 e2e:100", 20, false, "> 10 ms"},
-		{"an ITL SLO keeps the quality check", "ttft:300 itl:10", 20, false, "median inter-token latency"},
+		// A 3 ms ITL read in bunches (p90 lag 10 ms > 3 ms), TTFT SLO.
+		{"a pass stands", "ttft:300", 190, 5, true, ""},
+		// 170 + 5 = 175 of 200 is still < 90 %: the server failed.
+		{"a fail the lag cannot explain", "ttft:300", 170, 5, true, ""},
+		// 170 + 15 = 185 ≥ 180: the client may have failed it.
+		{"a fail the lag can explain", "ttft:300", 170, 15, false, "15 of the 200 requests missed the SLO by less than the client's own read lag"},
+		{"an ITL SLO keeps the quality check", "ttft:300 itl:10", 190, 0, false, "median inter-token latency"},
 	} {
 		m := probeRun(20, 5, 10, Saturation{})
-		m.sum.Metrics["client_read_lag"] = &summary.Stats{P90: 10, P99: c.lagP99, Max: c.lagP99}
+		m.sum.Metrics["client_read_lag"] = &summary.Stats{P90: 10, P99: 40, Max: 40}
 		m.sum.Metrics["inter_token_latency"] = &summary.Stats{P50: 3}
+		m.sum.GoodRequestCount = c.good
+		m.sched.ReadLagFlips = c.flips
 		slos, err := summary.ParseGoodput(c.goodput)
 		if err != nil {
 			t.Fatal(err)
 		}
 		m.sum.Options.Goodput = slos
-		v := validity(m, true, 0, DefaultFindMinSentShare)
+		v := validity(m, true, 0, DefaultFindMinSentShare, 0.9)
 		if v.Valid != c.valid || (c.reasonHas != "" && !strings.Contains(strings.Join(v.Reasons, "; "), c.reasonHas)) {
 			t.Errorf("%s: valid %v, reasons %q; want valid %v with %q", c.name, v.Valid, v.Reasons, c.valid, c.reasonHas)
+		}
+	}
+}
+
+// TestReadLagFlip: a request that failed a TTFT SLO by less than its
+// read lag could have met it; one that failed by more could not.
+func TestReadLagFlip(t *testing.T) {
+	slos, err := summary.ParseGoodput("ttft:300")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := summary.Options{Goodput: slos, Streaming: true}
+	const ms = int64(1e6)
+	for _, c := range []struct {
+		ttft, lag int64
+		want      bool
+	}{{320, 40, true}, {320, 10, false}, {290, 40, false}} {
+		r := record.Request{Phase: record.PhaseProfile, IntendedNS: 1, SentNS: 1, FirstTokenNS: 1 + c.ttft*ms, TTFTNS: c.ttft * ms,
+			LastTokenNS: 1 + c.ttft*ms, EndNS: 1 + c.ttft*ms, E2ENS: c.ttft * ms, ReadLagNS: c.lag * ms}
+		// 290 ms meets the SLO: it is no flip, it is good.
+		if got := !summary.Good(&r, o) && readLagFlip(&r, o); got != c.want {
+			t.Errorf("TTFT %d ms, read lag %d ms: flip %v, want %v", c.ttft, c.lag, got, c.want)
 		}
 	}
 }
