@@ -588,7 +588,11 @@ func (sr *search) length(v float64, prev *Probe) (count int, dur time.Duration) 
 		}
 		return 0, 0
 	}
-	if n := int(math.Ceil(need)); n > o.Replay.RequestCount {
+	base := o.Replay.RequestCount
+	if base == 0 {
+		base = replay.DefaultRequestCount // a synthetic load given no stop
+	}
+	if n := int(math.Ceil(need)); n > base {
 		return n, 0
 	}
 	return 0, 0

@@ -158,7 +158,9 @@ type Validity struct {
 }
 
 // validity judges one run m of a probe. maxLate is the lateness budget
-// (0: the default rule below); minShare the least sent share.
+// (0: the default rule below); minShare the least sent share; minGood
+// the good fraction that passes (for the read-lag rule of
+// [readLagScoped]).
 //
 // The default budget is half the mean gap between sends at the asked
 // rate, 1/(2·rate), and at least the run's late threshold. A request that
