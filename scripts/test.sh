@@ -55,7 +55,7 @@ pass race . -race -tags invariants -count=1 -timeout=25m ./...
 norace='Alloc|^TestFidelity'
 norace+='|^TestCalibration$|^TestSameServerNoDifference$|^TestFanOut$'
 norace+='|^TestSaturationStopsAtFirstPointPastCapacity$|^TestFindMaxRateWithinFivePercentOfCapacity$|^TestRunsIntervalsContainConfiguredTTFT$'
-norace+='|^TestSequentialRunsVerdicts$'
+norace+='|^TestSequentialRunsVerdicts$|^TestFindMaxRateDefensible$'
 # The doc-test runs every documented example (skipped under -race).
 norace+='|^TestDoc$'
 pass norace . -tags invariants -count=1 -timeout=25m -run "$norace" ./...

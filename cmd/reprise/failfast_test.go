@@ -274,7 +274,7 @@ func TestSweepFindFloor(t *testing.T) {
 	if code != exitcode.SLOBreach {
 		t.Errorf("exit %d, want 3: %s", code, stderr)
 	}
-	for _, want := range []string{"at most 16 probes", `find: no concurrency met "ttft:1" with ≥ 0.95 good down to 4 (the floor)`} {
+	for _, want := range []string{"at most 24 probes", `find: no concurrency met "ttft:1" with ≥ 0.95 good down to 4 (the floor)`} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}

@@ -128,6 +128,12 @@ func sweepFlags() []cli.Flag {
 			Usage: "probe at most `N` loads in --find"},
 		&cli.FloatFlag{Name: "find-floor", Category: catSweep, Sources: envVars("find-floor"), DefaultText: "start/16, at least 1 for concurrency",
 			Usage: "lowest load `X` --find probes: when every probe down to it fails the SLOs, no load met them (exit 3)"},
+		&cli.IntFlag{Name: "find-min-rounds", Value: sweep.DefaultFindMinRounds, Category: catSweep, Sources: envVars("find-min-rounds"),
+			Usage: "a passing --find probe has at least `N` requests per request in flight (0 and --find-min-probe-time 0: probes are --request-count long)"},
+		&cli.DurationFlag{Name: "find-min-probe-time", Value: sweep.DefaultFindMinProbeTime, Category: catSweep, Sources: envVars("find-min-probe-time"),
+			Usage: "a --find probe sends for at least `D` (rate × D + 1 requests)"},
+		&cli.DurationFlag{Name: "find-max-lateness", Category: catSweep, Sources: envVars("find-max-lateness"), DefaultText: "half the mean gap between sends",
+			Usage: "a --find probe whose p99 schedule lateness is over `D` is invalid and re-run (twice; then the search stops, exit 4)"},
 		&cli.BoolWithInverseFlag{Name: "fresh-prompt-seed", Value: true, Category: catSweep, Sources: envVars("fresh-prompt-seed"),
 			Usage: "give every point (and run) its own prompt seed, derived from --prompt-seed, so it does not hit the prefix cache the previous one filled"},
 		&cli.StringFlag{Name: "before-point", Category: catSweep, Sources: envVars("before-point"),
@@ -166,7 +172,8 @@ func sweepCommand(a *app) *cli.Command {
 			"Every other flag is reprise replay's and applies to every point. Running the same command again\n" +
 			"resumes an interrupted sweep; Ctrl-C ends the current point cleanly.\n\n" +
 			"Exit codes: 0 done, 1 run error, interrupted or a server that does not answer, 2 bad command line,\n" +
-			"3 --find found no load meeting the SLOs down to --find-floor.\n\n" +
+			"3 --find found no load meeting the SLOs down to --find-floor, 4 --find cannot measure a load on this\n" +
+			"machine (the client did not keep its schedule in three tries of it).\n\n" +
 			"Examples:\n" +
 			"  reprise sweep -m M --isl 512 --osl 128 --request-count 500 --request-rate 1:64:x2 --goodput \"ttft:250 itl:10\"\n" +
 			"  reprise sweep traces/mooncake-sample.jsonl -m M --speedup 0.5,1,2,4 --out sweeps/mooncake\n" +
@@ -255,6 +262,8 @@ func runSweep(ctx context.Context, a *app, cmd *cli.Command) error {
 		}
 		cfg.Find = sweep.NewFindConfig(setting, start)
 		cfg.Find.Precision, cfg.Find.MaxProbes = cmd.Float("find-precision"), cmd.Int("find-max-probes")
+		cfg.Find.MinRounds, cfg.Find.MinProbeTime = cmd.Int("find-min-rounds"), cmd.Duration("find-min-probe-time")
+		cfg.Find.MaxLateness = cmd.Duration("find-max-lateness")
 		if cmd.IsSet("find-floor") {
 			cfg.Find.Floor = cmd.Float("find-floor")
 		}
@@ -299,6 +308,9 @@ func runSweep(ctx context.Context, a *app, cmd *cli.Command) error {
 	if res.Interrupted {
 		return &exitcode.Error{Code: exitcode.RunError,
 			Err: fmt.Errorf("interrupted; run the same command again to resume the sweep in %s", cfg.Dir)}
+	}
+	if f := res.Found; f != nil && f.Unmeasurable {
+		return &exitcode.Error{Code: exitcode.Lateness, Err: errors.New(f.Text)}
 	}
 	if f := res.Found; f != nil && f.Value == 0 {
 		return &exitcode.Error{Code: exitcode.SLOBreach, Err: errors.New(f.Text)}

@@ -72,6 +72,21 @@ func TestSweepCommand(t *testing.T) {
 	}
 }
 
+// TestSweepFindCannotMeasure: a search whose probes the client cannot
+// keep the schedule of (a lateness budget of 1 ns) stops after the
+// re-runs with exit 4, saying so.
+func TestSweepFindCannotMeasure(t *testing.T) {
+	srv := startMockServer(t, nil)
+	dir := filepath.Join(t.TempDir(), "sw")
+	code, _, errOut := runCLI(t, "", "sweep", "--url", srv.URL(), "--model", mockserver.DefaultModel, "--no-server-metrics",
+		"--isl", "16", "--osl", "4", "--request-count", "4", "--out", dir, "--goodput", "ttft:1000",
+		"--find", "max-rate", "--find-start", "4", "--find-min-rounds", "0", "--find-min-probe-time", "0s", "--find-max-lateness", "1ns")
+	if code != 4 || !strings.Contains(errOut, "cannot measure this load on this machine: request-rate 4") ||
+		!strings.Contains(errOut, "request-rate=4_try=3") {
+		t.Errorf("exit %d, want 4 saying it cannot measure after three tries:\n%s", code, errOut)
+	}
+}
+
 func TestSweepUsageErrors(t *testing.T) {
 	for _, c := range []struct {
 		args []string

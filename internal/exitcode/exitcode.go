@@ -8,7 +8,8 @@
 //	2     usage or configuration error: nothing was sent
 //	3     a goodput SLO or --max-error-rate threshold failed; sweep --find found no load
 //	      meeting the SLOs down to its floor
-//	4     schedule lateness over the --max-lateness budget
+//	4     schedule lateness over the --max-lateness budget; sweep --find cannot measure
+//	      a load on this machine (the client did not keep its schedule in every try)
 //
 // Codes 3 and 4 are verdicts on a run that completed and wrote its files.
 // When a run fails several checks, the code is the first of 1, 4, 3 that

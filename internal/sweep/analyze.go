@@ -9,11 +9,18 @@ import (
 
 // Saturation defaults (docs/format/sweep.md, "Stop conditions").
 const (
-	// DefaultSaturationTolerance is the tolerance of the rate and
-	// backlog checks: a point whose requests completed at under 90 % of
-	// the rate they were sent at, or whose backlog grew by more than 10 %
-	// of that rate, is saturated.
-	DefaultSaturationTolerance = 0.10
+	// DefaultSaturationTolerance is τ, the smallest completion deficit
+	// and backlog growth that count: a point whose requests completed at
+	// under 98 % of the rate they were sent at (by more than the point's
+	// own sampling noise, [SaturationZ]), or whose backlog grew by more
+	// than 2 % of that rate while TTFT rose, is saturated. 2 % is the
+	// resolution of a search ([DefaultFindPrecision]): a deficit below it
+	// is a load within the precision of the boundary.
+	DefaultSaturationTolerance = 0.02
+	// SaturationZ is how many standard errors of its own estimate a
+	// completion deficit must exceed to count (one-sided: about 0.1 % of
+	// points that keep up would pass it by chance with normal noise).
+	SaturationZ = 3.0
 	// TTFTRiseFactor: TTFT rises through a point whose last quarter of
 	// requests (by intended time) has a median TTFT more than this many
 	// times the first quarter's, and at least [TTFTRiseFloorMS] more.
@@ -49,6 +56,11 @@ type Saturation struct {
 	// the ratio is C/R. Only for open-loop modes (0 in concurrency mode,
 	// where the client waits for the server).
 	RateRatio float64 `json:"rate_ratio"`
+	// RateDeficitSE is the standard error of the completion deficit
+	// 1 − RateRatio, from the scatter of the response times about their
+	// fitted line (see [judge]); the rate check needs the deficit above
+	// SaturationZ of it.
+	RateDeficitSE float64 `json:"rate_deficit_se"`
 	// BacklogSlope is the least-squares slope, in requests/s, of the
 	// backlog (requests intended minus requests ended) sampled at each
 	// intended time of the second half of the schedule, and
@@ -59,8 +71,9 @@ type Saturation struct {
 	// last quarter of the requests with a TTFT, by intended time.
 	TTFTFirst float64 `json:"ttft_first_quarter_ms"`
 	TTFTLast  float64 `json:"ttft_last_quarter_ms"`
-	// Reasons lists the checks that found saturation: "rate" (RateRatio
-	// below 1 − tolerance); "backlog" and "ttft_rising" together (in open
+	// Reasons lists the checks that found saturation: "rate" (the
+	// deficit 1 − RateRatio above both the tolerance and SaturationZ ×
+	// RateDeficitSE); "backlog" and "ttft_rising" together (in open
 	// loop, the backlog grew by more than tolerance × the intended rate
 	// and TTFT rose by TTFTRiseFactor); "ttft_rising" alone in closed
 	// loop. Empty when none did (or too few requests to judge).
@@ -85,11 +98,24 @@ func judge(l *load, openLoop bool, tol float64) Saturation {
 	slices.Sort(ends)
 	span := float64(in[len(in)-1] - in[0])
 	if openLoop && span > 0 && len(ends) >= 2 {
-		s.RateRatio = 1 / (1 + max(growthSlope(l.endAt, l.end), -0.5))
+		g, se := growthSlope(l.endAt, l.end)
+		g = max(g, -0.5)
+		s.RateRatio = 1 / (1 + g)
+		// The deficit d = 1 − 1/(1+g) = g/(1+g) has dd/dg = 1/(1+g)², so
+		// its standard error is se_g/(1+g)² (the delta method).
+		s.RateDeficitSE = se / ((1 + g) * (1 + g))
 		rate := float64(len(in)-1) / (span / 1e9)
 		s.BacklogSlope = backlogSlope(in, ends)
 		s.BacklogGrowth = s.BacklogSlope / rate
-		if s.RateRatio < 1-tol {
+		// Below capacity response times do not grow through the point:
+		// the true g is 0 and the fitted one is noise of standard error
+		// se_g. A deficit counts when the point's own noise cannot explain
+		// it (d > SaturationZ·se_d) and it is large enough to matter
+		// (d > τ). A fixed τ alone cannot do both: a long point resolves a
+		// 3 % deficit (C/R = 0.97, a load 3 % past capacity) that a 10 %
+		// tolerance lets pass, and a short, noisy one can show a 5 %
+		// deficit by chance.
+		if d := 1 - s.RateRatio; d > tol && d > SaturationZ*s.RateDeficitSE {
 			s.Reasons = append(s.Reasons, "rate")
 		}
 	}
@@ -119,18 +145,59 @@ func judge(l *load, openLoop bool, tol float64) Saturation {
 	return s
 }
 
-// growthSlope is the least-squares slope of end − at against at: how
-// many seconds of response time each second of the schedule adds.
-func growthSlope(at, end []int64) float64 {
-	if len(at) < 2 {
-		return 0
+// growthSlope is the least-squares slope g of end − at against at (how
+// many seconds of response time each second of the schedule adds) and
+// its standard error.
+//
+// The standard error is the textbook one, s/√Sxx with s² = Σe²/(n − 2)
+// the residuals' variance, widened for the residuals' correlation: a
+// slow spell of the machine, or a queue that forms and drains, slows
+// several consecutive requests together, so neighbouring residuals are
+// alike and the n points carry less than n points of information. With
+// lag-1 autocorrelation ρ > 0 of the residuals (in order of at), the
+// slope's variance grows by (1 + ρ)/(1 − ρ), the variance inflation of an
+// AR(1) error (an effective sample of n(1 − ρ)/(1 + ρ)); ρ is capped at
+// 0.9 (a factor of 19). Both are 0 with fewer than three points.
+func growthSlope(at, end []int64) (g, se float64) {
+	n := len(at)
+	if n < 3 {
+		return 0, 0
 	}
 	t0 := float64(at[0])
+	x, y := make([]float64, n), make([]float64, n)
 	var f lineFit
 	for i := range at {
-		f.add(float64(at[i])-t0, float64(end[i]-at[i]))
+		x[i], y[i] = float64(at[i])-t0, float64(end[i]-at[i])
+		f.add(x[i], y[i])
 	}
-	return f.slope()
+	g = f.slope()
+	mx, my := f.sx/f.n, f.sy/f.n
+	sxx := f.sxx - f.n*mx*mx
+	if sxx <= 0 {
+		return g, 0
+	}
+	a := my - g*mx
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(p, q int) bool { return x[idx[p]] < x[idx[q]] })
+	var ssr, lag float64
+	prev := 0.0
+	for k, i := range idx {
+		e := y[i] - a - g*x[i]
+		ssr += e * e
+		if k > 0 {
+			lag += e * prev
+		}
+		prev = e
+	}
+	if ssr == 0 {
+		return g, 0
+	}
+	rho := min(max(lag/ssr, 0), 0.9)
+	se = math.Sqrt(ssr/float64(n-2)/sxx) * math.Sqrt((1+rho)/(1-rho))
+	return g, se
 }
 
 // backlogSlope is the least-squares slope (requests/s) of the backlog

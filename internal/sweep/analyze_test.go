@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -81,5 +82,67 @@ func TestParetoAndKnee(t *testing.T) {
 	}
 	if k := Knee(rows, front[:2]); k != -1 {
 		t.Errorf("knee of two points = %d, want none", k)
+	}
+}
+
+// slots builds a load of n requests intended every gap ns, served FIFO by
+// s slots in service ns each plus jitter[i%len(jitter)] ns: request i
+// starts when it arrives or when the earliest slot frees, whichever is
+// later.
+func slots(n, s int, gap, service int64, jitter []int64) *load {
+	l := &load{}
+	free := make([]int64, s)
+	for i := range n {
+		at := int64(i+1) * gap
+		k := 0
+		for j := range free {
+			if free[j] < free[k] {
+				k = j
+			}
+		}
+		start := max(at, free[k])
+		end := start + service
+		if len(jitter) > 0 {
+			end += jitter[i%len(jitter)]
+		}
+		free[k] = end
+		l.intended = append(l.intended, at)
+		l.end = append(l.end, end)
+		l.endAt = append(l.endAt, at)
+		l.ttftAt = append(l.ttftAt, at)
+		l.ttft = append(l.ttft, start-at+5e6)
+	}
+	return l
+}
+
+// TestRateCheckAgainstItsNoise: the rate check flags a deficit larger
+// than the point's own noise and the tolerance, so a load a few percent
+// past capacity is saturated where the former fixed 10 % let it pass,
+// and a noisy point below capacity is not.
+func TestRateCheckAgainstItsNoise(t *testing.T) {
+	const ms = int64(1e6)
+	// Scatter of ±25 ms about the service time, no pattern in 7.
+	jitter := []int64{25 * ms, -20 * ms, 5 * ms, -25 * ms, 15 * ms, -5 * ms, 10 * ms}
+	for _, c := range []struct {
+		name string
+		l    *load
+		rate bool
+	}{
+		// Four slots of 480 ms: C = 8.33/s. Asked 8.62/s (a gap of
+		// 116 ms), 40 requests: completions at C/R = 0.966, a 3.4 %
+		// deficit, under 10 % but well above the slope's noise.
+		{"3.4% past capacity", slots(40, 4, 116*ms, 480*ms, jitter), true},
+		// 0.95·C: every slot idles between requests, nothing grows.
+		{"0.95 of capacity", slots(40, 4, 126*ms, 480*ms, jitter), false},
+		// 12 requests below capacity with ±250 ms of scatter: the fitted
+		// slope is large, and so is its noise.
+		{"short and noisy", slots(12, 4, 126*ms, 480*ms, []int64{250 * ms, -250 * ms, 200 * ms, 250 * ms, -100 * ms, 250 * ms}), false},
+	} {
+		s := judge(c.l, true, DefaultSaturationTolerance)
+		got := slices.Contains(s.Reasons, "rate")
+		t.Logf("%s: deficit %.4f, se %.4f, reasons %v", c.name, 1-s.RateRatio, s.RateDeficitSE, s.Reasons)
+		if got != c.rate {
+			t.Errorf("%s: rate check %v, want %v (deficit %.4f, se %.4f)", c.name, got, c.rate, 1-s.RateRatio, s.RateDeficitSE)
+		}
 	}
 }

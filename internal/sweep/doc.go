@@ -25,8 +25,14 @@
 //
 // The search brackets the boundary by multiplying the load by
 // [FindConfig.Factor] until the SLOs flip, then bisects the bracket until
-// it is no wider than [FindConfig.Precision]. Each probe's good fraction
-// has a Wilson score interval; the answer is the largest load that
-// passed, the bracket it lies in, and whether the two ends of the bracket
-// can be told apart at all.
+// it is no wider than [FindConfig.Precision]. It measures the server, not
+// the client: a probe counts only when the client kept its schedule
+// ([Validity]; an invalid probe is re-run, then the search stops as
+// [Found.Unmeasurable]), a saturated probe fails, probes are long enough
+// for a growing queue to show, and the bracket's ends are confirmed (the
+// rules are [FindConfig]'s). Each probe's good fraction has a Wilson
+// score interval; the answer is the largest load that passed below the
+// lowest that failed, the bracket it lies in, whether the two ends of the
+// bracket can be told apart at all, and how many probes were valid,
+// invalid, saturated and re-probed.
 package sweep

@@ -5,9 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/reprise-bench/reprise"
+	"github.com/reprise-bench/reprise/replay"
 )
 
 // Defaults of a boundary search.
@@ -18,17 +23,78 @@ const (
 	// DefaultFindPrecision ends the bisection when the bracket is no
 	// wider than 2 % of its lower end.
 	DefaultFindPrecision = 0.02
-	// DefaultFindMaxProbes bounds the probes of one search.
-	DefaultFindMaxProbes = 16
+	// DefaultFindMaxProbes bounds the probes of one search: the
+	// bracketing and bisection probes, the confirmations of the bracket's
+	// ends and the re-probes of disagreeing loads (not the re-runs of
+	// invalid probes, [DefaultFindMaxReruns] each, nor the lengthened
+	// ones, [maxLengthen] each).
+	DefaultFindMaxProbes = 24
 	// DefaultFindFloorDivisor puts the floor of a search (the lowest
-	// load probed) at its start divided by 16: four halvings. With a
-	// fixed request count each halving doubles a probe's duration, so
-	// the probes down to the floor take 31 times the first one.
+	// load probed) at its start divided by 16: four halvings.
 	DefaultFindFloorDivisor = 16
+	// DefaultFindMinRounds is N of the probe-length rule ([FindConfig]):
+	// a passing probe has at least N requests per request in flight.
+	DefaultFindMinRounds = 10
+	// DefaultFindMinProbeTime is T of the probe-length rule: a probe
+	// sends for at least 10 s.
+	DefaultFindMinProbeTime = 10 * time.Second
+	// maxLengthen bounds the lengthened re-runs of one probe.
+	maxLengthen = 2
+	// maxProbesPerLoad bounds the valid probes of one load: the first,
+	// its confirmation and, when those two disagree, the decider.
+	maxProbesPerLoad = 3
+	// tryName names the second and later tries at one load in the
+	// point's name: request-rate=30_try=2.
+	tryName = "try"
 )
 
 // FindConfig configures a search for the largest load that meets the
 // goodput SLOs (Options.Goodput at Options.MinGoodFraction).
+//
+// # Probe length
+//
+// A probe that is too short passes above capacity: the queue of a server
+// past its capacity C grows by R − C requests a second, and a request
+// waits about (R/C − 1)·t longer at time t into the probe, so a 40-request
+// probe 4 % past capacity ends with waits of a fraction of a second,
+// within most TTFT SLOs. A probe's requests are therefore at least
+//
+//	max(base request count, rate × MinProbeTime + 1, MinRounds × in-flight)
+//
+// where in-flight is the requests in flight by Little's law (the rate
+// times the mean request latency, summary.json's load.streams): with S
+// slots a queue adds a wait every S requests, so MinRounds × S requests
+// give it MinRounds steps to show, in the saturation checks' slope and in
+// the SLO. The in-flight count is estimated before a probe from the
+// nearest valid probe below it (it grows in proportion to the rate below
+// capacity); a passing probe that was shorter than the rule asks with its
+// own in-flight count is run again, lengthened (at most [maxLengthen]
+// times). A failing or saturated probe needs no length: it already showed
+// the queue. For concurrency the rate is estimated from the nearest
+// probe, and the rule uses concurrency as the in-flight count. With a
+// --duration instead of a request count, the duration is lengthened
+// instead; a trace's probes are as long as the trace (the rule is not
+// applied). MinRounds = 0 and MinProbeTime = 0 turn the rule off.
+//
+// # Valid probes
+//
+// A probe counts only when the client kept its schedule ([Validity]); an
+// invalid one is run again, at most MaxReruns times, after which the
+// search stops with Found.Unmeasurable.
+//
+// # Outcomes
+//
+// A valid probe passes when it met the SLOs and was not saturated: a
+// saturated probe (docs/format/sweep.md, "Stop conditions") fails
+// whatever its good fraction, because its queue was growing and a longer
+// probe would break the SLO. A load's outcome is the majority of its
+// valid probes, a tie failing. When the bisection has converged, both
+// ends of the bracket are confirmed by a second probe, and a load whose
+// probes disagree gets a third, which decides. Outcomes out of order (a
+// load that passes above one that fails) re-probe the failing load, then
+// the passing one, up to three probes each; what stays out of order
+// after that is reported, and the answer is the largest pass below the
+// lowest fail.
 type FindConfig struct {
 	// Setting is the load searched: request-rate, concurrency or speedup.
 	Setting string `json:"setting"`
@@ -39,19 +105,34 @@ type FindConfig struct {
 	// Precision ends the bisection once hi/lo − 1 ≤ Precision (for
 	// concurrency also once hi − lo ≤ 1).
 	Precision float64 `json:"precision"`
-	// MaxProbes bounds the probes.
+	// MaxProbes bounds the probes (see [DefaultFindMaxProbes]).
 	MaxProbes int `json:"max_probes"`
 	// Floor is the lowest load probed (> 0, ≤ Start; a whole number for
 	// concurrency): when every probe down to it fails, the search ends
 	// there, with no load found.
 	Floor float64 `json:"floor"`
+	// MinRounds and MinProbeTime are N and T of the probe-length rule
+	// (≥ 0; both 0 turn it off).
+	MinRounds    int           `json:"min_rounds"`
+	MinProbeTime time.Duration `json:"min_probe_time_ns"`
+	// MaxLateness is the lateness budget of a valid probe: its schedule
+	// lateness p99 may not exceed it. 0 applies the default rule of
+	// [Validity]: half the mean gap between sends.
+	MaxLateness time.Duration `json:"max_lateness_ns"`
+	// MinSentShare is the least share of the asked rate a valid probe
+	// sent at (0 < MinSentShare ≤ 1).
+	MinSentShare float64 `json:"min_sent_share"`
+	// MaxReruns is how often an invalid probe is run again (≥ 0).
+	MaxReruns int `json:"max_reruns"`
 }
 
 // NewFindConfig returns a search of setting from start with the default
-// factor, precision, probe bound and floor ([DefaultFloor]).
+// factor, precision, probe bound, floor ([DefaultFloor]), probe-length
+// rule and validity rule.
 func NewFindConfig(setting string, start float64) *FindConfig {
 	return &FindConfig{Setting: setting, Start: start, Factor: DefaultFindFactor, Precision: DefaultFindPrecision,
-		MaxProbes: DefaultFindMaxProbes, Floor: DefaultFloor(setting, start)}
+		MaxProbes: DefaultFindMaxProbes, Floor: DefaultFloor(setting, start), MinRounds: DefaultFindMinRounds,
+		MinProbeTime: DefaultFindMinProbeTime, MinSentShare: DefaultFindMinSentShare, MaxReruns: DefaultFindMaxReruns}
 }
 
 // DefaultFloor is the default floor of a search of setting from start:
@@ -86,152 +167,588 @@ func (f *FindConfig) validate(o *reprise.Options) error {
 	if f.Floor <= 0 || f.Floor > f.Start || (f.Setting == Concurrency && f.Floor != math.Trunc(f.Floor)) {
 		errs = append(errs, fmt.Errorf("find floor %v: want a load > 0 and ≤ the start %v (a whole number for concurrency)", f.Floor, f.Start))
 	}
+	if f.MinRounds < 0 {
+		errs = append(errs, fmt.Errorf("find min rounds %d: want ≥ 0", f.MinRounds))
+	}
+	if f.MinProbeTime < 0 {
+		errs = append(errs, fmt.Errorf("find min probe time %v: want ≥ 0", f.MinProbeTime))
+	}
+	if f.MaxLateness < 0 {
+		errs = append(errs, fmt.Errorf("find max lateness %v: want ≥ 0 (0 = half the mean gap between sends)", f.MaxLateness))
+	}
+	if f.MinSentShare <= 0 || f.MinSentShare > 1 {
+		errs = append(errs, fmt.Errorf("find min sent share %v: want 0 < share ≤ 1, e.g. 0.95", f.MinSentShare))
+	}
+	if f.MaxReruns < 0 {
+		errs = append(errs, fmt.Errorf("find max reruns %d: want ≥ 0", f.MaxReruns))
+	}
 	if o.Goodput == "" {
 		errs = append(errs, errors.New("find: Goodput is empty; a search needs SLOs to meet, e.g. \"ttft:250 itl:10\""))
 	}
 	return errors.Join(errs...)
 }
 
-// Probe is one load a search measured.
+// Why a probe ran (Probe.Why).
+const (
+	WhySearch   = "search"   // a bracketing or bisection step
+	WhyRerun    = "rerun"    // the previous try at this load was invalid
+	WhyLengthen = "lengthen" // the previous try passed but was shorter than the probe-length rule
+	WhyConfirm  = "confirm"  // a second probe of an end of the converged bracket
+	WhyDecide   = "decide"   // a third probe of a load whose two probes disagree
+	WhyReprobe  = "reprobe"  // the outcomes were out of order (a pass above a fail)
+)
+
+// Probe is one run of a search at one load.
 type Probe struct {
 	Point string  `json:"point"`
 	Value float64 `json:"value"`
+	// Try counts the runs at this load, from 1; Why says why this one
+	// ran (WhySearch, WhyRerun, …).
+	Try int    `json:"try"`
+	Why string `json:"why"`
 	// Good of Total measured requests met every SLO: Fraction, with its
-	// Wilson interval [Low, High] at the sweep's confidence level.
+	// Wilson interval [Low, High] at the sweep's confidence level; SLOMet
+	// reports Fraction ≥ MinGoodFraction.
 	Good     int     `json:"good"`
 	Total    int     `json:"total"`
 	Fraction float64 `json:"good_fraction"`
 	Low      float64 `json:"good_low"`
 	High     float64 `json:"good_high"`
-	// Pass reports Fraction ≥ MinGoodFraction.
+	SLOMet   bool    `json:"slo_met"`
+	// Saturated reports that the saturation checks found a growing
+	// queue (Saturation lists which).
+	Saturated  bool     `json:"saturated"`
+	Saturation []string `json:"saturation,omitempty"`
+	// Validity says whether the client kept its schedule.
+	Validity
+	// Streams is the requests in flight by Little's law (summary.json's
+	// load.streams).
+	Streams float64 `json:"streams"`
+	// Pass reports a valid probe that met the SLOs unsaturated.
 	Pass bool `json:"pass"`
 }
 
 // Found is the answer of a search.
 type Found struct {
 	Setting string `json:"setting"`
-	// Value is the largest load probed that met the SLOs (0: none did);
-	// Above the smallest that failed (0: none did). The boundary lies in
-	// [Value, Above).
+	// Value is the largest load whose outcome passed below the lowest
+	// that failed (0: none passed); Above the lowest that failed (0: none
+	// did). The boundary lies in [Value, Above).
 	Value float64 `json:"value"`
 	Above float64 `json:"above"`
 	// Indistinct reports that the good fractions at Value and Above
 	// cannot be told apart: their Wilson intervals overlap, so the
 	// bracket's ends differ by less than the probes can resolve.
 	Indistinct bool `json:"indistinct"`
+	// Unmeasurable reports that the search stopped at a load the client
+	// could not keep the schedule of, MaxReruns + 1 times in a row
+	// (Unmeasured): the machine running reprise cannot measure that
+	// load. Value is then the largest pass below it, if any.
+	Unmeasurable bool    `json:"unmeasurable,omitempty"`
+	Unmeasured   float64 `json:"unmeasured,omitempty"`
+	// OutOfOrder lists the loads that still passed above a failing one
+	// after their re-probes ("X above Y").
+	OutOfOrder []string `json:"out_of_order,omitempty"`
+	// Counts of the probes: Valid ones, Invalid ones (each re-run, or
+	// the last of an unmeasurable load), Saturated (valid and
+	// saturated), Lengthened (runs again of a pass too short), Reprobed
+	// (confirmations, deciders and re-probes of out-of-order outcomes).
+	Valid      int `json:"valid"`
+	Invalid    int `json:"invalid"`
+	Saturated  int `json:"saturated"`
+	Lengthened int `json:"lengthened"`
+	Reprobed   int `json:"reprobed"`
 	// Probes are every probe, in the order they ran.
 	Probes []Probe `json:"probes"`
 	// Text says the answer with its uncertainty, as printed.
 	Text string `json:"text"`
 }
 
+// search is the state of one boundary search.
+type search struct {
+	s     *sweeper
+	f     *FindConfig
+	found *Found
+	// tries counts the runs at each load; byLoad lists the indices in
+	// found.Probes of each load's valid probes.
+	tries  map[float64]int
+	byLoad map[float64][]int
+	// probes counts the probes MaxProbes bounds.
+	probes int
+}
+
 // find brackets, then bisects, the largest load of cfg.Find.Setting that
-// meets the SLOs.
+// meets the SLOs (see [FindConfig] for the rules).
 func (s *sweeper) find(ctx context.Context) error {
 	f := s.cfg.Find
-	found := &Found{Setting: f.Setting}
-	s.res.Found = found
-	var lo, hi *Probe
-	probe := func(v float64) (*Probe, error) {
-		p := Point{Names: []string{f.Setting}, Values: []float64{v}}
-		s.res.Points = append(s.res.Points, s.status(p))
-		st := &s.res.Points[len(s.res.Points)-1]
-		row, err := s.point(ctx, p, st)
-		if err != nil || s.res.Interrupted {
-			return nil, err
-		}
-		n := row.Requests + row.Errors
-		pr := Probe{Point: row.Point, Value: v, Good: row.Good, Total: n, Fraction: row.GoodFraction,
-			Low: row.GoodLow, High: row.GoodHigh, Pass: row.SLOMet}
-		found.Probes = append(found.Probes, pr)
-		return &found.Probes[len(found.Probes)-1], s.save()
+	sr := &search{s: s, f: f, found: &Found{Setting: f.Setting}, tries: map[float64]int{}, byLoad: map[float64][]int{}}
+	s.res.Found = sr.found
+	if w := s.cfg.Table; w != nil {
+		fmt.Fprintf(w, "find: max %s from %s, ×%g up or ÷%g down to the floor %s, bisected to within %g, at most %d probes\n",
+			f.Setting, formatValue(f.Start), f.Factor, f.Factor, formatValue(f.Floor), f.Precision, f.MaxProbes)
 	}
-	round := func(v float64) float64 {
-		if f.Setting == Concurrency {
-			return math.Floor(v)
-		}
-		return roundSig(v, 4)
-	}
-	v, floored := f.Start, false
-	for len(found.Probes) < f.MaxProbes {
-		if lo != nil && hi != nil {
-			if hi.Value/lo.Value-1 <= f.Precision {
-				break
+	v, why := f.Start, WhySearch
+	for sr.probes < f.MaxProbes {
+		stop, err := sr.measure(ctx, v, why)
+		if err != nil || stop {
+			if err == nil {
+				sr.answer()
 			}
-			v = round((lo.Value + hi.Value) / 2)
-			if v <= lo.Value || v >= hi.Value {
-				break
-			}
-		}
-		p, err := probe(v)
-		if err != nil || p == nil {
 			return err
 		}
-		if p.Pass {
-			lo = p
-		} else {
-			hi = p
-		}
-		switch {
-		case hi == nil:
-			v = round(v * f.Factor)
-		case lo == nil:
-			floored = v <= f.Floor // every probe down to the floor failed
-			v = max(round(v/f.Factor), f.Floor)
-		}
-		if floored {
+		var ok bool
+		if v, why, ok = sr.next(); !ok {
 			break
 		}
 	}
-	// The lo and hi pointers point into found.Probes, which grew; take
-	// the final bracket from the probes.
-	lo, hi = nil, nil
-	for i := range found.Probes {
-		p := &found.Probes[i]
-		if p.Pass && (lo == nil || p.Value > lo.Value) {
-			lo = p
-		}
-	}
-	for i := range found.Probes {
-		p := &found.Probes[i]
-		if !p.Pass && (lo == nil || p.Value > lo.Value) && (hi == nil || p.Value < hi.Value) {
-			hi = p
-		}
-	}
-	found.Text = s.foundText(found, lo, hi)
+	sr.answer()
 	return nil
+}
+
+// outcome is a load's outcome: the majority of its valid probes, a tie
+// failing; decided is false for a tie (its next probe decides).
+func (sr *search) outcome(v float64) (pass, decided bool) {
+	n, np := 0, 0
+	for _, i := range sr.byLoad[v] {
+		n++
+		if sr.found.Probes[i].Pass {
+			np++
+		}
+	}
+	return 2*np > n, 2*np != n
+}
+
+// loads are the loads with a valid probe, ascending.
+func (sr *search) loads() []float64 {
+	var vs []float64
+	for v := range sr.byLoad {
+		vs = append(vs, v)
+	}
+	slices.Sort(vs)
+	return vs
+}
+
+// bracket is the lowest failing load (hi) and the highest passing load
+// below it (lo); 0 where there is none.
+func (sr *search) bracket() (lo, hi float64) {
+	vs := sr.loads()
+	for _, v := range vs {
+		if pass, _ := sr.outcome(v); !pass {
+			hi = v
+			break
+		}
+	}
+	for _, v := range vs {
+		if pass, _ := sr.outcome(v); pass && (hi == 0 || v < hi) {
+			lo = v
+		}
+	}
+	return lo, hi
+}
+
+func (sr *search) round(v float64) float64 {
+	if sr.f.Setting == Concurrency {
+		return math.Floor(v)
+	}
+	return roundSig(v, 4)
+}
+
+// next is the load to probe next and why; ok is false when the search is
+// done.
+func (sr *search) next() (v float64, why string, ok bool) {
+	f := sr.f
+	vs := sr.loads()
+	// A tie is decided first.
+	for _, v := range vs {
+		if _, decided := sr.outcome(v); !decided && len(sr.byLoad[v]) < maxProbesPerLoad {
+			return v, WhyDecide, true
+		}
+	}
+	lo, hi := sr.bracket()
+	// Outcomes out of order: re-probe the lowest fail, then the passes
+	// above it, lowest first.
+	if hi != 0 {
+		var above []float64
+		for _, v := range vs {
+			if pass, _ := sr.outcome(v); pass && v > hi {
+				above = append(above, v)
+			}
+		}
+		if len(above) > 0 {
+			for _, v := range append([]float64{hi}, above...) {
+				if len(sr.byLoad[v]) < maxProbesPerLoad {
+					return v, WhyReprobe, true
+				}
+			}
+		}
+	}
+	switch {
+	case lo == 0 && hi == 0:
+		return 0, "", false // nothing valid was measured
+	case hi == 0:
+		return sr.round(lo * f.Factor), WhySearch, true
+	case lo == 0:
+		if hi <= f.Floor {
+			return 0, "", false // every probe down to the floor failed
+		}
+		return max(sr.round(hi/f.Factor), f.Floor), WhySearch, true
+	}
+	mid := sr.round((lo + hi) / 2)
+	if hi/lo-1 > f.Precision && mid > lo && mid < hi {
+		return mid, WhySearch, true
+	}
+	// Converged: confirm both ends.
+	for _, v := range []float64{lo, hi} {
+		if len(sr.byLoad[v]) < 2 {
+			return v, WhyConfirm, true
+		}
+	}
+	return 0, "", false
+}
+
+// measure probes load v until a valid probe is long enough: it re-runs
+// an invalid probe (MaxReruns times) and lengthens a pass too short
+// (maxLengthen times). stop reports that the load could not be measured.
+func (sr *search) measure(ctx context.Context, v float64, why string) (stop bool, err error) {
+	s, f, found := sr.s, sr.f, sr.found
+	sr.probes++
+	if why != WhySearch {
+		found.Reprobed++
+	}
+	invalid, lengthened := 0, 0
+	var prev *Probe
+	for {
+		count, dur := sr.length(v, prev)
+		sr.tries[v]++
+		p := Point{Names: []string{f.Setting}, Values: []float64{v}}
+		st := s.status(p)
+		if k := sr.tries[v]; k > 1 {
+			st.Name += "_" + tryName + "=" + strconv.Itoa(k)
+			st.Dir = filepath.Join(PointsDir, st.Name)
+			if s.cfg.FreshPromptSeed {
+				st.PromptSeed = DeriveSeed(s.cfg.Base.Prompts.Seed, st.Name)
+			}
+		}
+		st.RequestCount, st.DurationNS = count, int64(dur)
+		s.res.Points = append(s.res.Points, st)
+		stp := &s.res.Points[len(s.res.Points)-1]
+		row, err := s.point(ctx, p, stp)
+		if err != nil || s.res.Interrupted {
+			return true, err
+		}
+		pr := sr.newProbe(row, v, why)
+		found.Probes = append(found.Probes, pr)
+		idx := len(found.Probes) - 1
+		sr.progress(&pr)
+		if err := s.save(); err != nil {
+			return true, err
+		}
+		if !pr.Valid {
+			found.Invalid++
+			invalid++
+			if invalid > f.MaxReruns {
+				found.Unmeasurable, found.Unmeasured = true, v
+				return true, nil
+			}
+			why = WhyRerun
+			if sr.tryDone(v, sr.tries[v]+1) {
+				continue // resuming: the re-run is on disk
+			}
+			if err := pause(ctx, rerunPause(&pr)); err != nil {
+				s.res.Interrupted = true
+				return true, nil
+			}
+			continue
+		}
+		found.Valid++
+		if pr.Saturated {
+			found.Saturated++
+		}
+		if pr.Pass && lengthened < maxLengthen && sr.tooShort(&pr) {
+			lengthened++
+			found.Lengthened++
+			prev, why = &found.Probes[idx], WhyLengthen
+			continue
+		}
+		sr.byLoad[v] = append(sr.byLoad[v], idx)
+		return false, nil
+	}
+}
+
+// tryDone reports whether try k at load v is complete on disk (a
+// resumed search reads it instead of running it).
+func (sr *search) tryDone(v float64, k int) bool {
+	p := Point{Names: []string{sr.f.Setting}, Values: []float64{v}}
+	name := p.Name()
+	if k > 1 {
+		name += "_" + tryName + "=" + strconv.Itoa(k)
+	}
+	dir := filepath.Join(sr.s.cfg.Dir, PointsDir, name)
+	if sr.s.cfg.Runs.multi() {
+		return repeatComplete(dir)
+	}
+	return runComplete(dir)
+}
+
+// rerunPause is how long the search waits before running an invalid
+// probe again: as long as the probe sent for, within [1 s, 30 s]. What
+// makes a client miss its schedule is mostly a spell of other work on
+// the machine (a build, a test run, a stall of the virtual machine);
+// running again at once would likely land in the same spell.
+func rerunPause(p *Probe) time.Duration {
+	d := time.Second
+	if p.SentRate > 0 && p.Total > 1 {
+		d = time.Duration(float64(p.Total-1) / p.SentRate * float64(time.Second))
+	}
+	return min(max(d, time.Second), 30*time.Second)
+}
+
+// pause waits d, or until ctx is done (its error).
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// newProbe is the probe of the point just measured.
+func (sr *search) newProbe(row *Row, v float64, why string) Probe {
+	s := sr.s
+	pr := Probe{Point: row.Point, Value: v, Try: sr.tries[v], Why: why, Good: row.Good, Total: row.Requests + row.Errors,
+		Fraction: row.GoodFraction, Low: row.GoodLow, High: row.GoodHigh, SLOMet: row.SLOMet,
+		Saturated: row.Saturated}
+	if row.Saturated {
+		pr.Saturation = row.Saturation.Reasons
+	}
+	// Every run of the point must be valid; the probe shows the first
+	// invalid one's numbers (or the first run's).
+	for i, m := range s.lastRuns {
+		open := replay.Mode(m.sum.Run.Mode) != replay.ModeConcurrency
+		val := validity(m, open, sr.f.MaxLateness, sr.f.MinSentShare, s.cfg.Base.MinGoodFraction)
+		if i == 0 || (!val.Valid && pr.Validity.Valid) {
+			pr.Validity = val
+		}
+		if i == 0 {
+			pr.Streams = m.sum.Load.Streams
+		}
+	}
+	pr.Pass = pr.Valid && pr.SLOMet && !pr.Saturated
+	return pr
+}
+
+// progress prints one line per probe as it ends.
+func (sr *search) progress(p *Probe) {
+	w := sr.s.cfg.Table
+	if w == nil {
+		return
+	}
+	fmt.Fprintf(w, "find: probe %s (%s): %s\n", p.Point, p.Why, probeVerdict(p))
+}
+
+// probeVerdict says a probe's verdict and why, in a few words.
+func probeVerdict(p *Probe) string {
+	switch {
+	case !p.Valid:
+		return "invalid: " + strings.Join(p.Reasons, "; ")
+	case p.Saturated && len(p.Waived) > 0:
+		return fmt.Sprintf("fail, saturated (%s), good %.1f%%; counted although %s: the queue grew faster than the client's delays can explain",
+			strings.Join(p.Saturation, ","), 100*p.Fraction, strings.Join(p.Waived, "; "))
+	case p.Saturated:
+		return fmt.Sprintf("fail, saturated (%s), good %.1f%%", strings.Join(p.Saturation, ","), 100*p.Fraction)
+	case !p.SLOMet:
+		return fmt.Sprintf("fail, good %.1f%%", 100*p.Fraction)
+	}
+	return fmt.Sprintf("pass, good %.1f%%", 100*p.Fraction)
+}
+
+// length is the request count and duration a probe at v gets under the
+// probe-length rule (0: the base's); prev is the previous try at v when
+// it passed too short.
+func (sr *search) length(v float64, prev *Probe) (count int, dur time.Duration) {
+	f, o := sr.f, &sr.s.cfg.Base
+	if o.Trace.Path != "" || (f.MinRounds == 0 && f.MinProbeTime == 0) {
+		return 0, 0
+	}
+	rate, streams := sr.estimate(v, prev)
+	need := float64(f.MinRounds) * streams
+	if rate > 0 {
+		need = max(need, rate*f.MinProbeTime.Seconds()+1)
+	}
+	if o.Replay.Duration > 0 && o.Replay.RequestCount == 0 {
+		d := max(o.Replay.Duration, f.MinProbeTime)
+		if rate > 0 {
+			d = max(d, time.Duration(need/rate*float64(time.Second)))
+		}
+		if d > o.Replay.Duration {
+			return 0, d.Round(time.Millisecond)
+		}
+		return 0, 0
+	}
+	base := o.Replay.RequestCount
+	if base == 0 {
+		base = replay.DefaultRequestCount // a synthetic load given no stop
+	}
+	if n := int(math.Ceil(need)); n > base {
+		return n, 0
+	}
+	return 0, 0
+}
+
+// estimate is the send rate and the requests in flight expected at v:
+// from prev (a try at v) when given, else from the nearest valid probe
+// below v (the in-flight count, and in closed loop the rate, grow in
+// proportion to the load below capacity), else none known.
+func (sr *search) estimate(v float64, prev *Probe) (rate, streams float64) {
+	f := sr.f
+	if f.Setting == RequestRate {
+		rate = v
+	}
+	if f.Setting == Concurrency {
+		streams = v
+	}
+	var ref *Probe
+	if prev != nil {
+		ref = prev
+	} else {
+		for i := range sr.found.Probes {
+			p := &sr.found.Probes[i]
+			if p.Valid && p.Value <= v && (ref == nil || p.Value > ref.Value) {
+				ref = p
+			}
+		}
+	}
+	if ref == nil {
+		return rate, streams
+	}
+	scale := v / ref.Value
+	if rate == 0 {
+		rate = ref.SentRate * scale
+	}
+	// A margin of a quarter: a lengthened try is not short again by a
+	// little.
+	margin := 1.0
+	if prev != nil {
+		margin = 1.25
+	}
+	if f.Setting != Concurrency {
+		streams = ref.Streams * scale * margin
+	}
+	return rate, streams
+}
+
+// tooShort reports whether a valid passing probe is shorter than the
+// probe-length rule asks with its own measurements.
+func (sr *search) tooShort(p *Probe) bool {
+	f := sr.f
+	if sr.s.cfg.Base.Trace.Path != "" || (f.MinRounds == 0 && f.MinProbeTime == 0) {
+		return false
+	}
+	streams := p.Streams
+	if f.Setting == Concurrency {
+		streams = p.Value
+	}
+	if float64(p.Total) < float64(f.MinRounds)*streams {
+		return true
+	}
+	// In closed loop the rate was only estimated: check the time sent.
+	// (In open loop the count gave the time: rate × T + 1 requests.)
+	if f.Setting == Concurrency && p.SentRate > 0 {
+		return float64(p.Total-1)/p.SentRate < 0.95*f.MinProbeTime.Seconds()
+	}
+	return false
+}
+
+// answer sets the search's answer and its text.
+func (sr *search) answer() {
+	found := sr.found
+	lo, hi := sr.bracket()
+	for _, v := range sr.loads() {
+		if pass, _ := sr.outcome(v); pass && hi != 0 && v > hi {
+			found.OutOfOrder = append(found.OutOfOrder, formatValue(v)+" above "+formatValue(hi))
+		}
+	}
+	// The probe shown for a load is its last valid one.
+	last := func(v float64) *Probe {
+		if v == 0 {
+			return nil
+		}
+		ix := sr.byLoad[v]
+		return &found.Probes[ix[len(ix)-1]]
+	}
+	found.Text = sr.s.foundText(found, last(lo), last(hi))
 }
 
 func (s *sweeper) foundText(found *Found, lo, hi *Probe) string {
 	lvl := strconv.FormatFloat(100*s.cfg.Runs.Level, 'g', -1, 64) + "%"
 	describe := func(p *Probe) string {
-		return fmt.Sprintf("%s good %.1f%% [%.1f, %.1f] (%d/%d, %s Wilson)", formatValue(p.Value), 100*p.Fraction,
+		t := fmt.Sprintf("%s good %.1f%% [%.1f, %.1f] (%d/%d, %s Wilson)", formatValue(p.Value), 100*p.Fraction,
 			100*p.Low, 100*p.High, p.Good, p.Total, lvl)
+		if p.Saturated {
+			t += ", saturated (" + strings.Join(p.Saturation, ",") + ")"
+		}
+		return t
 	}
 	slo := fmt.Sprintf("%q with ≥ %v good", s.cfg.Base.Goodput, s.cfg.Base.MinGoodFraction)
+	var t string
 	switch {
+	case found.Unmeasurable:
+		found.Value = 0
+		if lo != nil {
+			found.Value = lo.Value
+		}
+		last := found.Probes[len(found.Probes)-1]
+		t = fmt.Sprintf("find: cannot measure this load on this machine: %s %s, %d tries in a row where the client did not keep its schedule (last, %s: %s)",
+			found.Setting, formatValue(found.Unmeasured), s.cfg.Find.MaxReruns+1, last.Point, strings.Join(last.Reasons, "; "))
+		if lo != nil {
+			t += fmt.Sprintf("; the largest load measured meeting %s: %s", slo, describe(lo))
+		}
+		t += "; run reprise on a quieter machine, or with less load on the client (--find-max-lateness raises the lateness budget)"
 	case lo == nil && hi != nil && hi.Value <= s.cfg.Find.Floor:
 		found.Above = hi.Value
-		return fmt.Sprintf("find: no %s met %s down to %s (the floor): %s", found.Setting, slo, formatValue(s.cfg.Find.Floor), describe(hi))
+		t = fmt.Sprintf("find: no %s met %s down to %s (the floor): %s", found.Setting, slo, formatValue(s.cfg.Find.Floor), describe(hi))
 	case lo == nil && hi != nil:
 		found.Above = hi.Value
-		return fmt.Sprintf("find: no %s met %s down to %s, the lowest probed within the %d-probe bound (the floor is %s): %s",
+		t = fmt.Sprintf("find: no %s met %s down to %s, the lowest probed within the %d-probe bound (the floor is %s): %s",
 			found.Setting, slo, formatValue(hi.Value), s.cfg.Find.MaxProbes, formatValue(s.cfg.Find.Floor), describe(hi))
 	case lo != nil && hi == nil:
 		found.Value = lo.Value
-		return fmt.Sprintf("find: max %s ≥ %s (%s): every probe met %s within the %d-probe bound; raise the start or the probe bound",
+		t = fmt.Sprintf("find: max %s ≥ %s (%s): every probe met %s within the %d-probe bound; raise the start or the probe bound",
 			found.Setting, formatValue(lo.Value), describe(lo), slo, s.cfg.Find.MaxProbes)
 	case lo == nil:
-		return "find: nothing was probed"
+		t = "find: nothing was probed"
+	default:
+		found.Value, found.Above = lo.Value, hi.Value
+		found.Indistinct = lo.Low <= hi.High && hi.Low <= lo.High
+		t = fmt.Sprintf("find: max %s = %s meeting %s; the boundary lies in [%s, %s) (±%.1f%%): passes %s; fails %s",
+			found.Setting, formatValue(lo.Value), slo, formatValue(lo.Value), formatValue(hi.Value),
+			50*(hi.Value-lo.Value)/lo.Value, describe(lo), describe(hi))
+		if found.Indistinct {
+			t += fmt.Sprintf("; at %s the good fractions of %s and %s cannot be told apart (their intervals overlap): more requests per probe would separate them",
+				lvl, formatValue(lo.Value), formatValue(hi.Value))
+		}
 	}
-	found.Value, found.Above = lo.Value, hi.Value
-	found.Indistinct = lo.Low <= hi.High && hi.Low <= lo.High
-	t := fmt.Sprintf("find: max %s = %s meeting %s; the boundary lies in [%s, %s) (±%.1f%%): passes %s; fails %s",
-		found.Setting, formatValue(lo.Value), slo, formatValue(lo.Value), formatValue(hi.Value),
-		50*(hi.Value-lo.Value)/lo.Value, describe(lo), describe(hi))
-	if found.Indistinct {
-		t += fmt.Sprintf("; at %s the good fractions of %s and %s cannot be told apart (their intervals overlap): more requests per probe would separate them",
-			lvl, formatValue(lo.Value), formatValue(hi.Value))
+	if len(found.OutOfOrder) > 0 {
+		t += "; outcomes out of order after re-probes: " + strings.Join(found.OutOfOrder, ", ") + " (the answer is the largest pass below the lowest fail)"
+	}
+	return t + "; " + probeCounts(found)
+}
+
+// probeCounts says how many probes ran and what became of them.
+func probeCounts(f *Found) string {
+	t := fmt.Sprintf("%d probes: %d valid", len(f.Probes), f.Valid)
+	if f.Invalid > 0 {
+		t += fmt.Sprintf(", %d invalid (the client did not keep its schedule)", f.Invalid)
+	}
+	t += fmt.Sprintf(", %d saturated", f.Saturated)
+	if f.Lengthened > 0 {
+		t += fmt.Sprintf(", %d passes too short (re-run longer)", f.Lengthened)
+	}
+	if f.Reprobed > 0 {
+		t += fmt.Sprintf(", %d re-probes (confirmations and disagreements)", f.Reprobed)
 	}
 	return t
 }

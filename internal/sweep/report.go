@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -24,8 +25,10 @@ func Read(dir string) (*Manifest, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("read %s: %w", p, err)
 	}
-	if m.SchemaVersion != SchemaVersion {
-		return nil, fmt.Errorf("read %s: schema_version %q, want %q", p, m.SchemaVersion, SchemaVersion)
+	// Version 1 has a subset of version 2's fields, with the same
+	// meanings but for a search's outcomes (docs/format/sweep.md).
+	if m.SchemaVersion != SchemaVersion && m.SchemaVersion != "1" {
+		return nil, fmt.Errorf("read %s: schema_version %q, want %q or \"1\"", p, m.SchemaVersion, SchemaVersion)
 	}
 	return &m, nil
 }
@@ -58,6 +61,10 @@ func ReportSections(m *Manifest) []report.Section {
 		if p.Status == StatusDone && p.Row != nil {
 			rows = append(rows, *p.Row)
 		}
+	}
+	if m.Find != nil {
+		// A search's table is in load order, as printed.
+		slices.SortStableFunc(rows, func(a, b Row) int { return cmp.Compare(a.Settings[m.Find.Setting], b.Settings[m.Find.Setting]) })
 	}
 	explain := fmt.Sprintf("%d points", len(rows))
 	if len(m.Stops) > 0 {

@@ -95,8 +95,9 @@ func runComplete(dir string) bool {
 // the records exactly as the run computed it, and the saturation
 // verdict of its records.
 type measured struct {
-	sum *summary.Summary
-	sat Saturation
+	sum   *summary.Summary
+	sat   Saturation
+	sched schedule
 }
 
 // readRun reads a complete run directory through arrowio.Open.
@@ -113,7 +114,12 @@ func readRun(dir string, tol float64) (*measured, error) {
 	if err != nil {
 		return nil, fmt.Errorf("summarize %s: %w", dir, err)
 	}
+	shift, err := latePolicy(rr)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", dir, err)
+	}
 	var l load
+	sc := scheduleAcc{opts: set.Options}
 	for r, err := range rr.Requests() {
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", dir, err)
@@ -122,6 +128,7 @@ func readRun(dir string, tol float64) (*measured, error) {
 			continue
 		}
 		l.intended = append(l.intended, r.IntendedNS)
+		sc.add(&r)
 		if r.EndNS != 0 {
 			l.end = append(l.end, r.EndNS)
 			l.endAt = append(l.endAt, r.IntendedNS)
@@ -132,7 +139,7 @@ func readRun(dir string, tol float64) (*measured, error) {
 		}
 	}
 	open := replay.Mode(s.Run.Mode) != replay.ModeConcurrency
-	return &measured{sum: s, sat: judge(&l, open, tol)}, nil
+	return &measured{sum: s, sat: judge(&l, open, tol), sched: sc.schedule(shift, set.Options.LateThreshold)}, nil
 }
 
 // newRow builds the row of a point from its runs (at least one).

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/reprise-bench/reprise"
@@ -35,7 +37,7 @@ const (
 
 // SchemaVersion is the version of sweep.json and sweep.parquet
 // (docs/format/sweep.md).
-const SchemaVersion = "1"
+const SchemaVersion = "2"
 
 // Defaults of [NewConfig].
 const (
@@ -135,7 +137,12 @@ type PointStatus struct {
 	Settings map[string]float64 `json:"settings"`
 	// PromptSeed is the prompt seed the point's runs were built from.
 	PromptSeed uint64 `json:"prompt_seed"`
-	Status     string `json:"status"`
+	// RequestCount and DurationNS, when not 0, replace the base's
+	// request count and duration (ns) for this point: the probe-length
+	// rule of a search ([FindConfig]).
+	RequestCount int    `json:"request_count,omitempty"`
+	DurationNS   int64  `json:"duration_ns,omitempty"`
+	Status       string `json:"status"`
 	// Reason says why a point was skipped or failed, or which stop
 	// condition it met.
 	Reason string `json:"reason,omitempty"`
@@ -284,6 +291,8 @@ type sweeper struct {
 	// headed reports that the table's header was printed (before the
 	// first row: a sweep that measured nothing prints none).
 	headed bool
+	// lastRuns are the runs of the point measured last.
+	lastRuns []*measured
 }
 
 func newSweeper(cfg Config) (*sweeper, error) {
@@ -503,9 +512,13 @@ func (s *sweeper) point(ctx context.Context, p Point, st *PointStatus) (*Row, er
 		runs = []*measured{m}
 	}
 	row := newRow(p, runs, s.cfg.Base.MinGoodFraction, s.cfg.Runs.Level)
+	row.Point = st.Name
 	st.Status, st.Row = StatusDone, &row
 	s.res.Rows = append(s.res.Rows, row)
-	s.line(&row)
+	s.lastRuns = runs
+	if s.cfg.Find == nil {
+		s.line(&row, "")
+	}
 	return &row, nil
 }
 
@@ -515,6 +528,12 @@ func (s *sweeper) options(p Point, st *PointStatus, dir string) reprise.Options 
 	o := s.cfg.Base
 	p.Apply(&o)
 	o.Prompts.Seed = st.PromptSeed
+	if st.RequestCount > 0 {
+		o.Replay.RequestCount = st.RequestCount
+	}
+	if st.DurationNS > 0 {
+		o.Replay.Duration = time.Duration(st.DurationNS)
+	}
 	o.Output.Dir, o.Output.Overwrite = dir, true
 	o.Progress = nil
 	return o
@@ -600,6 +619,14 @@ func (s *sweeper) save() error {
 // finish computes the Pareto front and knee, writes sweep.json and
 // sweep.parquet and prints the closing lines.
 func (s *sweeper) finish() error {
+	if f := s.cfg.Find; f != nil {
+		// A search's probes ran in search order; its table is in load
+		// order, the tries at one load in the order they ran.
+		slices.SortStableFunc(s.res.Rows, func(a, b Row) int { return cmp.Compare(a.Settings[f.Setting], b.Settings[f.Setting]) })
+		for i := range s.res.Rows {
+			s.line(&s.res.Rows[i], s.findNote(s.res.Rows[i].Point))
+		}
+	}
 	front := Pareto(s.res.Rows)
 	for _, i := range front {
 		s.res.Pareto = append(s.res.Pareto, s.res.Rows[i].Point)

@@ -185,6 +185,8 @@ func TestFindMaxRateWithinFivePercentOfCapacity(t *testing.T) {
 	// 1.125·C], and bisection to 3 % takes three more probes.
 	cfg.Find = NewFindConfig(RequestRate, roundSig(0.9*c, 3))
 	cfg.Find.Factor, cfg.Find.Precision = 1.25, 0.03
+	// The derivation above is for 12-request probes.
+	cfg.Find.MinRounds, cfg.Find.MinProbeTime = 0, 0
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -232,6 +234,9 @@ func TestFindFloor(t *testing.T) {
 			cfg.Dir = t.TempDir()
 			cfg.Find = NewFindConfig(RequestRate, 8)
 			cfg.Find.Floor, cfg.Find.MaxProbes = tt.floor, tt.maxProbes
+			// Every probe fails: the probe-length rule, which lengthens
+			// passes, does not change the path.
+			cfg.Find.MinRounds, cfg.Find.MinProbeTime = 0, 0
 			res, err := Run(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -292,5 +297,98 @@ func TestFindFloorDefaultAndValidation(t *testing.T) {
 		if err != nil && !strings.Contains(err.Error(), "find floor") {
 			t.Errorf("the error does not name the floor: %v", err)
 		}
+	}
+}
+
+// TestFindMaxRateDefensible: against a mock of 33.3 requests/s (8 slots
+// held 240 ms each), a search lands within 10 % of capacity and never
+// above it, or stops saying it cannot measure the load on this machine.
+func TestFindMaxRateDefensible(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a calibration against the mock's capacity: the race detector slows the mock below it")
+	}
+	// T = 40 + 5·40 = 240 ms, C = 8/0.24 s = 33.3 requests/s. The mock's
+	// timers only ever fire late, so on a busy machine its capacity is at
+	// most C.
+	m := capacityMock{S: 8, TTFT: 40 * time.Millisecond, ITL: 40 * time.Millisecond, ISL: 16, OSL: 6}
+	srv := m.start(t)
+	c := m.capacity()
+	cfg := NewConfig()
+	cfg.Base = m.base(srv, 10)
+	// Below capacity TTFT is 40 ms; the SLO allows 60 ms of queueing.
+	cfg.Base.Goodput = "ttft:" + formatValue(m.firstToken()+60)
+	cfg.Base.MinGoodFraction = 0.9
+	cfg.Dir = t.TempDir()
+	// From 20 ×2: 20, 40, then bisection 30, 35, 32.5, 33.75, 33.12, …:
+	// the loads nearest C are 0.6 % below and 1.25 % above it. 6 s
+	// probes (201 requests at C) keep the search near a minute; at
+	// 33.75/s the 203rd request waits 203·(1/C − 1/33.75) = 76 ms, past
+	// the SLO's 60, and a third of the requests do.
+	cfg.Find = NewFindConfig(RequestRate, 20)
+	cfg.Find.MinProbeTime, cfg.Find.MaxProbes = 6*time.Second, 12
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.Found
+	for _, p := range f.Probes {
+		t.Logf("probe %s (%s): %s", p.Point, p.Why, probeVerdict(&p))
+	}
+	t.Log(f.Text)
+	if f.Unmeasurable {
+		if !strings.Contains(f.Text, "cannot measure this load on this machine") {
+			t.Errorf("unmeasurable, but the answer does not say so: %q", f.Text)
+		}
+		return
+	}
+	if f.Value > c || f.Value < 0.9*c {
+		t.Errorf("found max rate %v, capacity %.2f: want within 10 %% below it", f.Value, c)
+	}
+	if !strings.Contains(f.Text, "probes: ") || !strings.Contains(f.Text, " valid") {
+		t.Errorf("the answer does not count the probes: %q", f.Text)
+	}
+}
+
+// TestFindCannotMeasure: a search whose client cannot keep the schedule
+// (here a lateness budget no client keeps) re-runs each probe and then
+// stops, saying it cannot measure the load, instead of counting the
+// client's failure as the server's.
+func TestFindCannotMeasure(t *testing.T) {
+	srv := mockModel.start(t)
+	cfg := NewConfig()
+	cfg.Base = mockModel.base(srv, 4)
+	cfg.Base.Goodput = "ttft:1000"
+	cfg.Dir = t.TempDir()
+	cfg.Find = NewFindConfig(RequestRate, 4)
+	cfg.Find.MinRounds, cfg.Find.MinProbeTime = 0, 0
+	cfg.Find.MaxLateness, cfg.Find.MaxReruns = time.Nanosecond, 1
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.Found
+	var probed []string
+	for _, p := range f.Probes {
+		probed = append(probed, p.Point+" "+p.Why)
+	}
+	if diff := cmp.Diff([]string{"request-rate=4 search", "request-rate=4_try=2 rerun"}, probed); diff != "" {
+		t.Errorf("probes (-want +got):\n%s", diff)
+	}
+	if !f.Unmeasurable || f.Unmeasured != 4 || f.Value != 0 || f.Invalid != 2 ||
+		!strings.Contains(f.Text, "find: cannot measure this load on this machine: request-rate 4") ||
+		!strings.Contains(f.Text, "schedule lateness p99") {
+		t.Errorf("found %+v", f)
+	}
+	// The same search again reads its tries back: the same answer, and
+	// no new try.
+	again, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Found.Text != f.Text || len(again.Points) != len(res.Points) {
+		t.Errorf("resumed: %q with %d points; want %q with %d", again.Found.Text, len(again.Points), f.Text, len(res.Points))
+	}
+	if entries, _ := os.ReadDir(filepath.Join(cfg.Dir, PointsDir)); len(entries) != 2 {
+		t.Errorf("resumed: %d point directories, want 2", len(entries))
 	}
 }

@@ -18,15 +18,13 @@ func (s *sweeper) header() {
 		return
 	}
 	s.headed = true
-	if f := s.cfg.Find; f != nil {
-		fmt.Fprintf(s.cfg.Table, "find: max %s from %s, ×%g up or ÷%g down to the floor %s, bisected to within %g, at most %d probes\n",
-			f.Setting, formatValue(f.Start), f.Factor, f.Factor, formatValue(f.Floor), f.Precision, f.MaxProbes)
-	}
 	fmt.Fprintf(s.cfg.Table, tableFormat, "point", "asked/s", "sent/s", "done/s", "good%", "goodput",
 		"ttft50", "ttft99", "itl50", "itl99", "e2e50", "e2e99", "tok/s", "tps/u", "errors", "late99  (ms; /s = requests/s)")
 }
 
-func (s *sweeper) line(r *Row) {
+// line prints the row of one point; note, when not empty, is put after
+// its lateness (a search's verdict of the probe).
+func (s *sweeper) line(r *Row, note string) {
 	if s.cfg.Table == nil {
 		return
 	}
@@ -35,15 +33,17 @@ func (s *sweeper) line(r *Row) {
 	if s.cfg.Base.Goodput != "" {
 		good, goodput = fmt.Sprintf("%.1f", 100*r.GoodFraction), Num(r.Goodput, 3)
 	}
-	note := Num(r.LatenessP99, 3)
-	if r.Saturated {
-		note += "  saturated: " + strings.Join(r.Saturation.Reasons, ",")
+	late := Num(r.LatenessP99, 3)
+	if note != "" {
+		late += "  " + note
+	} else if r.Saturated {
+		late += "  saturated: " + strings.Join(r.Saturation.Reasons, ",")
 	}
 	fmt.Fprintf(s.cfg.Table, tableFormat, r.Point, Num(r.IntendedRate, 4), Num(r.SentRate, 4),
 		Num(r.Throughput, 4), good, goodput,
 		Num(r.TTFTP50, 4), Num(r.TTFTP99, 4), Num(r.ITLP50, 3), Num(r.ITLP99, 3),
 		Num(r.E2EP50, 4), Num(r.E2EP99, 4), Num(r.OutputThroughput, 4),
-		Num(r.PerUserTPS, 3), fmt.Sprintf("%d", r.Errors), note)
+		Num(r.PerUserTPS, 3), fmt.Sprintf("%d", r.Errors), late)
 }
 
 // closing prints the stops, the Pareto front and knee, or the search's
@@ -68,4 +68,15 @@ func (s *sweeper) closing() {
 	if s.res.Interrupted {
 		fmt.Fprintf(w, "interrupted: run the same command again to resume (finished points are kept)\n")
 	}
+}
+
+// findNote is the verdict of a search's probe at point, for its table
+// line.
+func (s *sweeper) findNote(point string) string {
+	for i := range s.res.Found.Probes {
+		if p := &s.res.Found.Probes[i]; p.Point == point {
+			return p.Why + ": " + probeVerdict(p)
+		}
+	}
+	return ""
 }
