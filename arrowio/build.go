@@ -233,8 +233,9 @@ func (b *requestBuilder) appendRequest(r *record.Request) {
 	i64NZ(b.ttft, r.TTFTNS)
 	i64NZ(b.ttfo, r.TTFONS)
 	// A second token in the same read as the first is 0 ns after it: a
-	// value (the summary counts it), not "no second token".
-	if r.SecondTokenNS == 0 {
+	// value (the summary counts it), not "no second token"; null is a
+	// record with neither a second token nor a time to it.
+	if r.SecondTokenNS == 0 && r.TTSTNS == 0 {
 		b.ttst.UnsafeAppendBoolToBitmap(false)
 	} else {
 		b.ttst.UnsafeAppend(r.TTSTNS)
