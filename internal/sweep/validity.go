@@ -238,7 +238,9 @@ func validity(m *measured, openLoop bool, maxLate time.Duration, minShare, minGo
 // requests it could have failed (below) rather than by
 // measurement_quality's read-lag check: when every SLO judges a
 // whole-request time (time to first token or first output token, request
-// latency) and the run has the read lag (kernel receive times).
+// latency) or a request's inter-token latency, which is (last − first
+// token) over its gaps, two stamps and no more, and the run has the read
+// lag (kernel receive times).
 //
 // measurement_quality calls a run degraded when its read lag p90 passes
 // the median gap between tokens: tokens that waited together in the
@@ -258,7 +260,7 @@ func readLagScoped(s *summary.Summary) bool {
 	}
 	for _, slo := range s.Options.Goodput {
 		switch slo.Tag {
-		case "time_to_first_token", "time_to_first_output_token", "request_latency":
+		case "time_to_first_token", "time_to_first_output_token", "request_latency", "inter_token_latency":
 		default:
 			return false
 		}
@@ -276,6 +278,11 @@ func readLagFlip(r *record.Request, o summary.Options) bool {
 	q.TTFTNS = max(q.TTFTNS-r.ReadLagNS, 0)
 	q.TTFONS = max(q.TTFONS-r.ReadLagNS, 0)
 	q.E2ENS = max(q.E2ENS-r.ReadLagNS, 1)
+	// A request's ITL is (last − first token)/(output tokens − 1): two
+	// stamps, each late by at most the read lag.
+	if n := r.OutputLength(); n > 1 {
+		q.ITLNS = max(q.ITLNS-float64(r.ReadLagNS)/float64(n-1), 0)
+	}
 	return summary.Good(&q, o)
 }
 
