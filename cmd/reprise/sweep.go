@@ -176,8 +176,10 @@ func sweepCommand(a *app) *cli.Command {
 			"machine (the client did not keep its schedule in three tries of it).\n\n" +
 			"Examples:\n" +
 			"  reprise sweep -m M --isl 512 --osl 128 --request-count 500 --request-rate 1:64:x2 --goodput \"ttft:250 itl:10\"\n" +
-			"  reprise sweep traces/mooncake-sample.jsonl -m M --speedup 0.5,1,2,4 --out sweeps/mooncake\n" +
-			"  reprise sweep -m M --isl 512 --osl 128 --request-count 300 --find max-rate --goodput \"ttft:250 itl:10\" --min-good-fraction 0.99",
+			"  reprise sweep traces/mooncake-sample.jsonl -m M --speedup 0.5,1,2,4 --out sweeps/mooncake\n\n" +
+			"A search (--find max-rate --goodput \"ttft:250\" --min-good-fraction 0.99) is in README.md: against a\n" +
+			"server of unbounded capacity (the bundled mock) it ends \"cannot measure\" (exit 4) where the client\n" +
+			"no longer keeps its schedule.",
 		Flags: flags,
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			return runSweep(ctx, a, cmd)
