@@ -323,4 +323,3 @@ func (r *RunReader) SummarizeFrom(acc *summary.Accumulator, info summary.RunInfo
 	s.AttachTelemetry(t)
 	return s, nil
 }
-
