@@ -281,7 +281,9 @@ func TestSweepFindFloor(t *testing.T) {
 	}
 	var probed []float64
 	for _, p := range readSweep(t, out).Found.Probes {
-		probed = append(probed, p.Value)
+		if p.Valid { // a try the client could not keep on schedule is run again
+			probed = append(probed, p.Value)
+		}
 	}
 	if want := []float64{16, 8, 4}; !slices.Equal(probed, want) {
 		t.Errorf("probed %v, want %v", probed, want)
