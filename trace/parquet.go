@@ -288,6 +288,19 @@ func cellGetter(col arrow.Array, buf *[]byte) (func(i int) ([]byte, bool), error
 	return nil, fmt.Errorf("type %s: want a string, integer or float column", col.DataType())
 }
 
+// cell reads row i with get. A damaged file can hold a column whose
+// offsets or dictionary indices point past its buffers, which Arrow's
+// accessors do not check: the panic that follows is the file's error.
+func (d *parquetDecoder) cell(get func(int) ([]byte, bool), i int) (v []byte, ok bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: corrupt Parquet column in row group %d (%v); the file is damaged: write it again", ErrRead, d.rg-1, p)
+		}
+	}()
+	v, ok = get(i)
+	return v, ok, nil
+}
+
 func (d *parquetDecoder) next(row *Row) error {
 	for d.rec == nil || int64(d.i) >= d.rec.NumRows() {
 		if err := d.load(); err != nil {
@@ -307,7 +320,10 @@ func (d *parquetDecoder) next(row *Row) error {
 		if get == nil {
 			continue
 		}
-		v, ok := get(i)
+		v, ok, err := d.cell(get, i)
+		if err != nil {
+			return d.r.fileErr(d.row+int64(i)+1, d.cols.names[k], err)
+		}
 		if int64(len(v)) > maxParquetRow {
 			return d.r.fileErr(d.row+int64(i)+1, d.cols.names[k], fmt.Errorf("%d bytes, over the %d-byte cap of a row; shorten it", len(v), maxParquetRow))
 		}
