@@ -153,13 +153,14 @@ func TestFanOut(t *testing.T) {
 	if !cmp.Paired || cmp.Pairs != rows || cmp.PairedBy != "fan-out request" {
 		t.Fatalf("paired %v by %q with %d pairs, want %d", cmp.Paired, cmp.PairedBy, cmp.Pairs, rows)
 	}
-	// A's TTFT p50 far above its server's 50 ms says the machine was too
-	// busy (other processes held the CPUs) to resolve 5 ms: the pairing
-	// is checked, the difference is only logged.
+	// A's TTFT p50 far above its server's 50 ms, or a run whose own
+	// measurement quality is degraded by more than the 0.5 ms checked,
+	// says the machine was too busy (other processes held the CPUs) to
+	// resolve 5 ms: the pairing is checked, the difference only logged.
 	p50, _ := cmp.Metric("ttft.p50")
-	busy := p50.A > 60
+	busy := p50.A > 60 || p50.Degradation > 0.5
 	if busy {
-		t.Logf("A's TTFT p50 %.1f ms for a 50 ms server: the machine is too busy to measure 5 ms; not checking the difference", p50.A)
+		t.Logf("A's TTFT p50 %.1f ms for a 50 ms server, degradation %.1f ms: the machine is too busy to measure 5 ms; not checking the difference", p50.A, p50.Degradation)
 	}
 	for _, name := range []string{"ttft.p50", "ttft.p90", "e2e.p50"} {
 		if raceEnabled || busy {

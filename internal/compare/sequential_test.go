@@ -64,7 +64,8 @@ func replayOn(t *testing.T, url, tracePath string) *Run {
 // metric called better or worse, where the old per-request bootstrap
 // flagged several metrics in most pairs on a busy machine; and a +10 %
 // TTFT change (a second mock server at 110 ms), three runs a side, is
-// found worse in ttft.p50 in at least 9 of 10 trials. Each run replays
+// found worse in ttft.p50 in at least 9 of 10 trials measured well, and
+// never called better. Each run replays
 // 100 requests 5 ms apart. In the no-race pass only (make test): under
 // the race detector the client's own slowdown is all it would measure.
 func TestSequentialRunsVerdicts(t *testing.T) {
@@ -98,7 +99,13 @@ func TestSequentialRunsVerdicts(t *testing.T) {
 			t.Logf("same settings, pair %d: %v flagged; warnings %q", p, flagged, res.Warnings)
 		}
 	}
-	found := 0
+	// A trial whose runs were degraded by more than a quarter of the
+	// shift (summary.json's measurement quality: the client read late)
+	// is one where the tool says it cannot tell (inconclusive) or its
+	// interval holds the stall; power is counted over the others, when
+	// they are at least half (a quiet machine has all). The same-settings
+	// pairs hold whatever the load.
+	found, clean := 0, 0
 	for k := range n {
 		var as, bs []*Run
 		for range 3 {
@@ -112,17 +119,28 @@ func TestSequentialRunsVerdicts(t *testing.T) {
 			t.Fatal(err)
 		}
 		m, _ := res.Metric("ttft.p50")
+		if m.Verdict == Better {
+			t.Errorf("+10 %% trial %d: ttft.p50 called better: %+v", k, m)
+		}
+		if m.Degradation > 2.5 {
+			t.Logf("+10 %% trial %d (degraded by %.1f ms, not counted): ttft.p50 %s %s [%s, %s] %s", k, m.Degradation, m.Verdict, pct(m.Rel), num(m.DiffLow, "ms", true), num(m.DiffHigh, "ms", true), m.Note)
+			continue
+		}
+		clean++
 		if m.Verdict == Worse {
 			found++
 		} else {
 			t.Logf("+10 %% trial %d: ttft.p50 %s %s [%s, %s] %s", k, m.Verdict, pct(m.Rel), num(m.DiffLow, "ms", true), num(m.DiffHigh, "ms", true), m.Note)
 		}
 	}
-	t.Logf("same settings: %d of %d pairs with a metric flagged; +10 %% TTFT, 3 runs a side: found in %d of %d", falseAlarms, n, found, n)
+	t.Logf("same settings: %d of %d pairs with a metric flagged; +10 %% TTFT, 3 runs a side: found in %d of %d trials measured well (%d degraded)", falseAlarms, n, found, clean, n-clean)
 	if allowed := (n + 9) / 10; falseAlarms > allowed {
 		t.Errorf("same settings: %d of %d pairs had a metric called better or worse, want at most %d", falseAlarms, n, allowed)
 	}
-	if found < n*9/10 {
-		t.Errorf("+10 %% TTFT with three runs a side: found in %d of %d trials, want at least %d", found, n, n*9/10)
+	switch {
+	case clean < (n+1)/2:
+		t.Logf("+10 %% TTFT: only %d of %d trials were measured well (the rest degraded by over 2.5 ms): the machine is too busy to check power", clean, n)
+	case found < clean*9/10:
+		t.Errorf("+10 %% TTFT with three runs a side: found in %d of %d trials measured well, want at least %d", found, clean, clean*9/10)
 	}
 }
