@@ -88,7 +88,8 @@ type Config struct {
 	// Mode, Shard and Version go into reprise_run_info's labels.
 	Mode, Shard, Version string
 	// Go adds the Go runtime's and the process's collectors (go_*,
-	// process_*: the client's CPU and memory).
+	// process_*: the client's CPU and memory), labelled with the run id
+	// too.
 	Go bool
 }
 
@@ -115,10 +116,10 @@ type targetMetrics struct {
 // New returns the metrics of a run labelled as cfg says.
 func New(cfg Config) *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry(), streaming: cfg.Streaming}
-	if cfg.Go {
-		m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	}
 	reg := prometheus.WrapRegistererWith(prometheus.Labels{"run_id": cfg.RunID}, m.reg)
+	if cfg.Go {
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
 	tl := []string{"target", "model"}
 	hist := func(name, help string, b []float64) *prometheus.HistogramVec {
 		h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: b}, tl)
