@@ -99,6 +99,31 @@ func startPrometheus(t *testing.T, targets ...string) *promServer {
 	}
 }
 
+// eval runs an instant PromQL query at time at and returns how many
+// series it gave, or Prometheus's error (a query it cannot parse).
+func (p *promServer) eval(t *testing.T, q string, at time.Time) (int, string) {
+	t.Helper()
+	resp, err := http.Get(p.base + "/api/v1/query?query=" + url.QueryEscape(q) + "&time=" + strconv.FormatFloat(float64(at.UnixNano())/1e9, 'f', 3, 64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []json.RawMessage `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		t.Fatalf("query %s: %v", q, err)
+	}
+	if r.Status != "success" {
+		return 0, r.Status + ": " + r.Error
+	}
+	return len(r.Data.Result), ""
+}
+
 // query runs an instant PromQL query and returns its one value, or false
 // when the result is empty.
 func (p *promServer) query(t *testing.T, q string) (float64, bool) {
@@ -152,6 +177,7 @@ func TestPrometheusScrapesReplay(t *testing.T) {
 	prom := startPrometheus(t, addrs...)
 	root := t.TempDir()
 	var runID string
+	var end time.Time
 	var want struct {
 		ok, errs, ttftCount int
 		ttftSum             float64
@@ -162,12 +188,13 @@ func TestPrometheusScrapesReplay(t *testing.T) {
 	for i, addr := range addrs {
 		dir := filepath.Join(root, fmt.Sprintf("shard-%d", i))
 		code, _, stderr := runCLI(t, "", "replay", "--url", srv.URL(), "--model", mockserver.DefaultModel, "--isl", "16", "--osl", "8",
-			"--concurrency", "3", "--request-count", "30", "--warmup-requests", "2", "--shard", fmt.Sprintf("%d/2", i),
+			"--request-rate", "40", "--concurrency", "3", "--request-count", "30", "--warmup-requests", "2", "--shard", fmt.Sprintf("%d/2", i),
 			"--no-server-metrics", "--format", "jsonl", "--quiet", "-o", dir,
 			"--metrics-addr", addr, "--metrics-linger", "10m")
 		if code != 0 {
 			t.Fatalf("shard %d: exit %d: %s", i, code, stderr)
 		}
+		end = time.Now() // Prometheus has read this shard's final values
 		rr, err := arrowio.Open(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -290,6 +317,25 @@ func TestPrometheusScrapesReplay(t *testing.T) {
 	}
 	if got := value(last(livemetrics.NameTTFT+"_sum", "")); relDiff(got, want.ttftSum) > 1e-9 {
 		t.Errorf("TTFT sum: Prometheus says %v s, the records %v s", got, want.ttftSum)
+	}
+	// Every query of the Grafana dashboard parses, and those of the
+	// client's panels give series at the end of the run.
+	for _, p := range dashboardPanels(t) {
+		for _, q := range p.Targets {
+			e := grafanaVars(q.Expr, runID)
+			n, perr := prom.eval(t, e, end)
+			if perr != "" {
+				t.Errorf("panel %q, query %s: Prometheus refuses %s: %s", p.Title, q.RefID, e, perr)
+				continue
+			}
+			client := true
+			for _, name := range promMetrics(e) {
+				client = client && (strings.HasPrefix(name, "reprise_") || strings.HasPrefix(name, "process_"))
+			}
+			if client && n == 0 {
+				t.Errorf("panel %q, query %s: %s gives nothing at the end of the run", p.Title, q.RefID, e)
+			}
+		}
 	}
 	// Every shard was scraped, each with its own shard label.
 	if got := value(fmt.Sprintf(`count(last_over_time(%s%s[1h]))`, livemetrics.NameRunInfo, sel)); got != 2 {
