@@ -155,7 +155,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	var live *livemetrics.Server
 	if a := o.Telemetry.MetricsAddr; a != "" {
 		if live, err = livemetrics.Listen(a); err != nil {
-			return nil, fieldError("Telemetry.MetricsAddr", "{Telemetry.MetricsAddr}: %w; pick another port, or :0 for a free one", err)
+			// Nothing was sent: a problem with the options, as validate's.
+			return nil, &ConfigError{Errors: []*FieldError{
+				fieldError("Telemetry.MetricsAddr", "{Telemetry.MetricsAddr}: %w; pick another port, or :0 for a free one", err)}}
 		}
 		defer func() {
 			if err := live.Close(ctx); err != nil {

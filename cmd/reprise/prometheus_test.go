@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -372,5 +373,34 @@ func TestProfileOTelRefused(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, "--metrics-addr HOST:PORT") || !strings.Contains(stderr, "OTLP") {
 			t.Errorf("profile %s x: exit %d, stderr %q; want 2 and a pointer to --metrics-addr", flag, code, stderr)
 		}
+	}
+}
+
+// TestMetricsAddrErrors: a malformed --metrics-addr, a negative linger
+// and a port in use each exit 2 naming the flag, with nothing sent.
+func TestMetricsAddrErrors(t *testing.T) {
+	srv := startMockServer(t, nil)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--metrics-addr", "9464"}, `--metrics-addr "9464": want HOST:PORT`},
+		{[]string{"--metrics-addr", ":0", "--metrics-linger", "-1s"}, "--metrics-linger -1s: want a duration ≥ 0"},
+		{[]string{"--metrics-addr", busy.Addr().String()}, "--metrics-addr: listen " + busy.Addr().String()},
+	} {
+		args := append([]string{"replay", "--url", srv.URL(), "--model", mockserver.DefaultModel, "--isl", "16", "--osl", "2",
+			"--concurrency", "1", "--request-count", "3", "--no-server-metrics", "--quiet", "-o", filepath.Join(t.TempDir(), "run")}, c.args...)
+		code, _, stderr := runCLI(t, "", args...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+	if n := len(srv.Log()); n != 0 {
+		t.Errorf("%d requests reached the server", n)
 	}
 }
