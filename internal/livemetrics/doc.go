@@ -14,8 +14,9 @@
 //
 // # Performance considerations
 //
-// Observe resolves every label set once, in [New]: per record it does
-// only atomic additions, at most eight, and allocates nothing
+// Every label set is resolved once, in [New]: per record, Observe makes
+// at most eight observations (atomic additions, no map lookups) and
+// allocates nothing
 // (TestObserveAllocs; BenchmarkObserve measures the cost per record).
 // It runs on the collector's goroutine, which hands records to the disk
 // in batches, so the senders and the dispatcher never wait for it.

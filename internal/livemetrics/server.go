@@ -27,13 +27,11 @@ type Server struct {
 	ln  net.Listener
 	srv *http.Server
 	h   atomic.Pointer[http.Handler]
-	// ended is when the run ended (0: running), in Unix nanoseconds;
-	// scrapes counts the scrapes answered.
-	mu      sync.Mutex
-	ended   int64
-	after   chan struct{} // closed by the first scrape begun after ended
-	errc    chan error
-	scrapes atomic.Int64
+	// ended is when the run ended (0: running), in Unix nanoseconds.
+	mu    sync.Mutex
+	ended int64
+	after chan struct{} // closed by the first scrape begun after ended
+	errc  chan error
 }
 
 // Listen listens on addr (HOST:PORT; an empty host is every interface,
@@ -70,9 +68,6 @@ func (s *Server) Serve(m *Metrics) {
 	s.h.Store(&h)
 }
 
-// Scrapes is the number of scrapes answered so far.
-func (s *Server) Scrapes() int64 { return s.scrapes.Load() }
-
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	late := s.ended != 0
@@ -82,7 +77,6 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	} else {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	}
-	s.scrapes.Add(1)
 	if late { // begun after the end: the values it read are the final ones
 		s.mu.Lock()
 		select {
