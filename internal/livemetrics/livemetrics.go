@@ -138,7 +138,7 @@ func New(cfg Config) *Metrics {
 	late := hist(NameLateness, "How late the dispatcher handed each measured request to a sender, after its intended time.", LatenessBuckets)
 	m.requests = counter(NameRequests, "Requests ended, by phase, outcome and error kind.", "phase", "outcome", "error_kind")
 	in := counter(NameInputTokens, "Input tokens of the measured requests that succeeded.")
-	out := counter(NameOutputTokens, "Output tokens of the measured requests that succeeded (reasoning excluded).")
+	out := counter(NameOutputTokens, "Output tokens (reasoning included) of the measured requests that succeeded, as the summary counts them: the server's count where it reports one.")
 
 	targets := cfg.Targets
 	if len(targets) == 0 {
