@@ -101,6 +101,11 @@ type Result struct {
 // complete (a full disk, a failed telemetry table), Run returns the
 // Result of what it measured together with the error.
 //
+// With Telemetry.MetricsAddr, Run serves the run's live metrics from
+// before the first request (a port in use is a [*ConfigError]) and,
+// after the summary is written, returns only once a scrape begun after
+// the end was answered, Telemetry.MetricsLinger passed, or ctx is done.
+//
 // The errors that name an Options field are [*FieldError]s: every problem
 // found before anything is sent, in a [*ConfigError]; a run directory at
 // Output.Dir that holds files (wrapping [arrowio.ErrRunDirInUse]); a Nice
@@ -265,8 +270,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		// After the run (and its summary), until a scrape has read the
 		// final values or MetricsLinger has passed.
 		defer func() {
-			log.Info("serving the final live metrics until a scrape", slog.String("url", "http://"+live.Addr()+livemetrics.Path),
-				slog.Duration("at_most", o.Telemetry.MetricsLinger))
+			if o.Telemetry.MetricsLinger > 0 {
+				log.Info("serving the final live metrics until a scrape", slog.String("url", "http://"+live.Addr()+livemetrics.Path),
+					slog.Duration("at_most", o.Telemetry.MetricsLinger))
+			}
 			live.Linger(ctx, o.Telemetry.MetricsLinger)
 		}()
 	}
