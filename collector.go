@@ -3,6 +3,7 @@ package reprise
 import (
 	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/engine/summary"
+	"github.com/reprise-bench/reprise/internal/livemetrics"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -53,6 +54,9 @@ type collector struct {
 	waits, waitNS, maxQueued atomic.Int64
 	// free holds request batches the sink is done with, for reuse.
 	free chan []record.Request
+	// live, when not nil, counts every batch (--metrics-addr), beside
+	// the summary.
+	live *livemetrics.Metrics
 }
 
 type collBatch struct {
@@ -177,6 +181,9 @@ func (c *collector) loop() {
 	for b := range c.ch {
 		for i := range b.reqs {
 			c.acc.Add(&b.reqs[i])
+		}
+		if c.live != nil {
+			c.live.Observe(b.reqs)
 		}
 		// After the sink failed, it still gets every batch: it drops the
 		// rows and counts them, by table, so that the report says what

@@ -12,6 +12,7 @@ import (
 
 	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/engine/summary"
+	"github.com/reprise-bench/reprise/internal/livemetrics"
 	"github.com/reprise-bench/reprise/internal/mockserver"
 	"github.com/reprise-bench/reprise/replay"
 )
@@ -135,6 +136,12 @@ type openLoopResult struct {
 // measured ones.
 func runOpenLoop(tb testing.TB, srv *openLoopServer, rate float64, warm, d time.Duration, n int) openLoopResult {
 	tb.Helper()
+	return runOpenLoopLive(tb, srv, rate, warm, d, n, nil)
+}
+
+// runOpenLoopLive is runOpenLoop with live metrics fed (nil: none).
+func runOpenLoopLive(tb testing.TB, srv *openLoopServer, rate float64, warm, d time.Duration, n int, live *livemetrics.Metrics) openLoopResult {
+	tb.Helper()
 	sink := &timesSink{}
 	rc := replay.NewConfig()
 	rc.RequestRate = rate
@@ -152,6 +159,7 @@ func runOpenLoop(tb testing.TB, srv *openLoopServer, rate float64, warm, d time.
 	cfg.Synthetic = syntheticLengths{ISL: 8, OSL: 1, Seed: 1}
 	cfg.Summary = summary.Options{}
 	cfg.QuietGC = !noQuietGC // as reprise replay runs
+	cfg.Live = live
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	srv.reset()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/engine"
+	"github.com/reprise-bench/reprise/internal/livemetrics"
 	"github.com/reprise-bench/reprise/internal/prompt"
 	"github.com/reprise-bench/reprise/internal/spool"
 	"github.com/reprise-bench/reprise/internal/telemetry"
@@ -77,6 +78,10 @@ const (
 	// DefaultDCGMURL is where a DCGM exporter is scraped when no URL is
 	// given.
 	DefaultDCGMURL = telemetry.DefaultDCGMURL
+	// DefaultMetricsLinger is how long a run's own metrics
+	// (TelemetryOptions.MetricsAddr) are still served after the run when
+	// no scrape comes.
+	DefaultMetricsLinger = livemetrics.DefaultLinger
 	// DefaultTimeout, DefaultMaxResponseEvents, DefaultMaxEventBytes and
 	// DefaultMaxResponseBytes bound one request and its response.
 	DefaultTimeout           = engine.DefaultTimeout
@@ -446,6 +451,16 @@ type TelemetryOptions struct {
 	// GPU is "" (none), "dcgm" (a DCGM exporter at DCGMURL) or "nvml".
 	GPU     string
 	DCGMURL string
+	// MetricsAddr, when not empty, serves the run's own metrics at
+	// http://MetricsAddr/metrics while it runs, in Prometheus's
+	// exposition format (docs/format/live-metrics.md): HOST:PORT, an
+	// empty host being every interface.
+	MetricsAddr string
+	// MetricsLinger is how long the metrics are still served after the
+	// run when no scrape comes: the first scrape begun after the end
+	// (which reads the final values) ends the wait at once. 0 stops
+	// serving at the end.
+	MetricsLinger time.Duration
 }
 
 // ProfileOptions name files for Go profiles (empty: none).
@@ -475,6 +490,6 @@ func NewOptions() Options {
 		MinGoodFraction: DefaultMinGoodFraction, MaxErrorRate: DefaultMaxErrorRate,
 		Output: OutputOptions{Format: DefaultFormat, PartInterval: DefaultPartInterval, PartRows: DefaultPartRows,
 			ExportLevel: DefaultExportLevel},
-		Telemetry: TelemetryOptions{EndpointMetrics: true, Interval: DefaultMetricsInterval},
+		Telemetry: TelemetryOptions{EndpointMetrics: true, Interval: DefaultMetricsInterval, MetricsLinger: DefaultMetricsLinger},
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/reprise-bench/reprise/engine/adapter/native"
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/hostinfo"
+	"github.com/reprise-bench/reprise/internal/livemetrics"
 	"github.com/reprise-bench/reprise/internal/prio"
 	"github.com/reprise-bench/reprise/internal/tokenizer"
 	"github.com/reprise-bench/reprise/replay"
@@ -100,6 +101,11 @@ type Result struct {
 // complete (a full disk, a failed telemetry table), Run returns the
 // Result of what it measured together with the error.
 //
+// With Telemetry.MetricsAddr, Run serves the run's live metrics from
+// before the first request (a port in use is a [*ConfigError]) and,
+// after the summary is written, returns only once a scrape begun after
+// the end was answered, Telemetry.MetricsLinger passed, or ctx is done.
+//
 // The errors that name an Options field are [*FieldError]s: every problem
 // found before anything is sent, in a [*ConfigError]; a run directory at
 // Output.Dir that holds files (wrapping [arrowio.ErrRunDirInUse]); a Nice
@@ -148,6 +154,22 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, fmt.Errorf("interrupted while checking the server: %w", err)
 		}
 		return nil, err
+	}
+	// The run's own metrics listen before anything is created or sent: a
+	// port in use is a setup error.
+	var live *livemetrics.Server
+	if a := o.Telemetry.MetricsAddr; a != "" {
+		if live, err = livemetrics.Listen(a); err != nil {
+			// Nothing was sent: a problem with the options, as validate's.
+			return nil, &ConfigError{Errors: []*FieldError{
+				fieldError("Telemetry.MetricsAddr", "{Telemetry.MetricsAddr}: %w; pick another port, or :0 for a free one", err)}}
+		}
+		defer func() {
+			if err := live.Close(ctx); err != nil {
+				log.Warn("live metrics server", slog.Any("err", err))
+			}
+		}()
+		log.Info("serving live metrics", slog.String("url", "http://"+live.Addr()+livemetrics.Path))
 	}
 	abort, stopAbort := abortContext(o.Abort)
 	defer stopAbort()
@@ -224,8 +246,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			Endpoint: info.Endpoint, Mode: mode, Planned: rp.plan.Requests(), TraceRows: rp.nRows, HeldReason: rp.loadNote,
 			DefaultedOutput: rp.stats.DefaultedOutput, Calibration: rp.calibration})
 	}
-	if err := writeManifest(run, &o, rp, start); err != nil {
+	runID, err := writeManifest(run, &o, rp, start)
+	if err != nil {
 		return nil, err
+	}
+	var liveMetrics *livemetrics.Metrics
+	if live != nil {
+		liveMetrics = newLiveMetrics(&o, rp, runID, mode)
+		live.Serve(liveMetrics)
 	}
 	if o.Profile.CPU != "" {
 		f, err := os.Create(o.Profile.CPU)
@@ -238,6 +266,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if live != nil {
+		// After the run (and its summary), until a scrape has read the
+		// final values or MetricsLinger has passed.
+		defer func() {
+			if o.Telemetry.MetricsLinger > 0 {
+				log.Info("serving the final live metrics until a scrape", slog.String("url", "http://"+live.Addr()+livemetrics.Path),
+					slog.Duration("at_most", o.Telemetry.MetricsLinger))
+			}
+			live.Linger(ctx, o.Telemetry.MetricsLinger)
+		}()
+	}
 	rcfg.OnEnd, rcfg.AbortAfterConnectFailures = o.OnEnd, o.AbortAfterConnectFailures
 	if len(rp.prime) > 0 {
 		before, err := prime(runCtx, rcfg, rp, log)
@@ -247,6 +286,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		rcfg.Before = before
 	}
+	rcfg.Live = liveMetrics // after priming: its records are counted as Before
 	res, runErr := runEngine(runCtx, rcfg)
 	if runErr == nil && runCtx.Err() != nil && ctx.Err() == nil {
 		runErr = context.Cause(runCtx) // a telemetry table failed
@@ -392,7 +432,7 @@ func endpointError(o *Options, err error) *FieldError {
 
 // writeManifest records the effective configuration (secrets redacted)
 // and the run's provenance: docs/format/manifest.md.
-func writeManifest(run *arrowio.Run, o *Options, rp *replayPlan, start time.Time) error {
+func writeManifest(run *arrowio.Run, o *Options, rp *replayPlan, start time.Time) (string, error) {
 	var traceSHA256, traceBytes any // null without a trace
 	if rp.digest != nil {
 		traceSHA256, traceBytes = rp.digest.Sum(), rp.digest.n
@@ -471,12 +511,32 @@ func writeManifest(run *arrowio.Run, o *Options, rp *replayPlan, start time.Time
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
-		return fmt.Errorf("encode manifest: %w", err)
+		return "", fmt.Errorf("encode manifest: %w", err)
 	}
-	if m["run_id"], err = manifestRunID(b); err != nil {
-		return fmt.Errorf("encode manifest: %w", err)
+	id, err := manifestRunID(b)
+	if err != nil {
+		return "", fmt.Errorf("encode manifest: %w", err)
 	}
-	return run.WriteManifest(m)
+	m["run_id"] = id
+	return id, run.WriteManifest(m)
+}
+
+// newLiveMetrics makes the run's live metrics (Telemetry.MetricsAddr),
+// labelled with its run id (every shard's is the same) and its targets.
+func newLiveMetrics(o *Options, rp *replayPlan, runID, mode string) *livemetrics.Metrics {
+	ts := []livemetrics.Target{{URL: rp.url, Model: o.Model}}
+	if infos := targetInfos(o, rp); len(infos) > 0 {
+		ts = ts[:0]
+		for _, t := range infos {
+			ts = append(ts, livemetrics.Target{URL: t.URL, Model: t.Model})
+		}
+	}
+	shard := ""
+	if o.Replay.Shard.Sharded() {
+		shard = o.Replay.Shard.String()
+	}
+	return livemetrics.New(livemetrics.Config{RunID: runID, Targets: ts, Streaming: rp.streaming, Mode: mode, Shard: shard,
+		Version: Version(), Go: true})
 }
 
 // processNice is the nice value reprise's threads run at (Options.Nice,

@@ -11,6 +11,7 @@ import (
 	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/httpfield"
+	"github.com/reprise-bench/reprise/internal/livemetrics"
 	"github.com/reprise-bench/reprise/replay"
 	"github.com/reprise-bench/reprise/trace"
 	"io"
@@ -130,6 +131,10 @@ type runConfig struct {
 	// to end all failed to connect (Options.AbortAfterConnectFailures;
 	// 0 = never).
 	AbortAfterConnectFailures int
+	// Live, when not nil, gets every record as the summary does, on the
+	// collector's goroutine, and reads the run's in-flight counts and
+	// intended rate when scraped (--metrics-addr).
+	Live *livemetrics.Metrics
 }
 
 // batchPlan shapes the requests of an embeddings or rankings endpoint:
@@ -357,11 +362,23 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 	for i := range cfg.Before {
 		rn.acc.Add(&cfg.Before[i])
 	}
+	if cfg.Live != nil {
+		cfg.Live.Observe(cfg.Before)
+		cfg.Live.SetInFlight(func(t int) int64 {
+			if t < 0 || t >= len(rn.inflight) {
+				return 0
+			}
+			return rn.inflight[t].Load()
+		})
+		rate, has := intendedRate(plan)
+		cfg.Live.SetIntendedRate(func() (float64, bool) { return rate, has })
+	}
 	// A sink that fails stops the run at once, as an interruption does:
 	// its records could not be written anyway.
 	ctx, abort := context.WithCancelCause(ctx)
 	defer abort(nil)
 	rn.col = newCollector(cfg.Sink, rn.acc, log)
+	rn.col.live = cfg.Live
 	rn.col.skipRecord = rn.skipRecord
 	rn.col.onErr = func(err error) { abort(fmt.Errorf("write records: %w", err)) }
 	if n := cfg.AbortAfterConnectFailures; n > 0 {
@@ -536,6 +553,21 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 		return res, unreachable
 	}
 	return res, nil
+}
+
+// intendedRate is the request rate plan's schedule aims at, in requests
+// per second, this process's share (a shard's plan has its share): the
+// open-loop rate of ModeRate (its plateau, after a ramp), the total turn
+// rate of ModeUserCentric. Trace timestamps and closed loops have none.
+func intendedRate(plan *replay.Plan) (float64, bool) {
+	c := plan.Config()
+	switch plan.Mode() {
+	case replay.ModeRate:
+		return c.RequestRate, c.RequestRate > 0
+	case replay.ModeUserCentric:
+		return c.UserCentricRate, c.UserCentricRate > 0
+	}
+	return 0, false
 }
 
 // runner is the replay.Handler: it runs jobs on the engine.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -304,6 +305,14 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	case "parquet", "arrow", "jsonl":
 	default:
 		bad("Output.Format", "{Output.Format} %q: want parquet, arrow or jsonl", o.Output.Format)
+	}
+	if a := o.Telemetry.MetricsAddr; a != "" {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			bad("Telemetry.MetricsAddr", "{Telemetry.MetricsAddr} %q: want HOST:PORT, such as :9464 (every interface) or 127.0.0.1:9464", a)
+		}
+	}
+	if o.Telemetry.MetricsLinger < 0 {
+		bad("Telemetry.MetricsLinger", "{Telemetry.MetricsLinger} %v: want a duration ≥ 0 (0 = stop serving at the end)", o.Telemetry.MetricsLinger)
 	}
 	if o.Output.PartInterval < 0 {
 		bad("Output.PartInterval", "{Output.PartInterval} %v: want a duration ≥ 0 (0 = complete parts by {Output.PartRows} only)", o.Output.PartInterval)

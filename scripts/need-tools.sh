@@ -9,6 +9,9 @@
 #     arrowio/testdata/duckdb on the first run);
 #   - Chromium (internal/report's browser test loads reports in it headless;
 #     $REPRISE_CHROMIUM names another binary);
+#   - Prometheus (cmd/reprise's TestPrometheusScrapesReplay starts Debian's
+#     prometheus binary, with its own config and storage, to scrape a
+#     replay's --metrics-addr; $REPRISE_PROMETHEUS names another binary);
 #   - the guest toolchains with which wasm's tests rebuild every shipped
 #     adapter and template from source (TestWasmDrift, TestTemplates,
 #     TestRustBuild): clang, lld, wasi-libc and the wasm32 compiler-rt
@@ -116,8 +119,13 @@ have_chromium() {
   [ -n "${REPRISE_CHROMIUM:-}" ] && [ -x "$REPRISE_CHROMIUM" ] && return 0
   command -v chromium >/dev/null || command -v chromium-browser >/dev/null || command -v google-chrome >/dev/null
 }
+have_prometheus() {
+  [ -n "${REPRISE_PROMETHEUS:-}" ] && [ -x "$REPRISE_PROMETHEUS" ] && return 0
+  command -v prometheus >/dev/null
+}
 apt_missing() {
   have_chromium || echo chromium
+  have_prometheus || echo prometheus
   missing_guests
 }
 
@@ -145,6 +153,9 @@ if [ "${#pkgs[@]}" -gt 0 ]; then
 fi
 if ! have_chromium; then
   need "chromium not found: install it (Debian/Ubuntu: apt-get install --no-install-recommends chromium) or set REPRISE_CHROMIUM to a Chromium or Chrome binary; internal/report's browser test needs it"
+fi
+if ! have_prometheus; then
+  need "prometheus not found: install it (Debian/Ubuntu: apt-get install --no-install-recommends prometheus) or set REPRISE_PROMETHEUS to a Prometheus binary; cmd/reprise's live-metrics test needs it"
 fi
 if [ ! -x "$asc" ] && command -v npm >/dev/null; then
   if ! out=$(cd sdk-wasm/assemblyscript && npm ci --no-audit --no-fund 2>&1); then

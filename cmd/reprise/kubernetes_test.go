@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/reprise-bench/reprise"
+	"github.com/reprise-bench/reprise/internal/livemetrics"
 	"github.com/reprise-bench/reprise/replay"
 )
 
@@ -178,6 +181,7 @@ func TestKubernetesDeployment(t *testing.T) {
 			t.Errorf("pod %d: trace %s or --out %s is not on a mounted volume", i, o.Trace.Path, o.Output.Dir)
 		}
 		outs = append(outs, o.Output.Dir)
+		checkScrape(t, shards, o)
 		for k := range env {
 			os.Unsetenv(k)
 		}
@@ -203,6 +207,71 @@ func TestKubernetesDeployment(t *testing.T) {
 	}
 	if !slices.Equal(got.Dirs, outs) || got.Out == "" || slices.Contains(outs, got.Out) || got.Wait <= 0 || !mounted(mc, got.Out, "") {
 		t.Errorf("merge of %v into %s (wait %v); the shards write %v", got.Dirs, got.Out, got.Wait, outs)
+	}
+}
+
+// podMonitor is the part of a Prometheus Operator PodMonitor that
+// podmonitor.yaml uses; decoding it strictly rejects any other field.
+type podMonitor struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name   string            `json:"name"`
+		Labels map[string]string `json:"labels"`
+	} `json:"metadata"`
+	Spec struct {
+		Selector struct {
+			MatchLabels map[string]string `json:"matchLabels"`
+		} `json:"selector"`
+		PodMetricsEndpoints []struct {
+			Port     string `json:"port"`
+			Path     string `json:"path"`
+			Interval string `json:"interval"`
+		} `json:"podMetricsEndpoints"`
+	} `json:"spec"`
+}
+
+// checkScrape checks that a shard's pod is scraped where it serves its
+// metrics (o, parsed from its command line and environment): the
+// prometheus.io annotations and podmonitor.yaml name the container port
+// of --metrics-addr, and the shard lingers for a scrape.
+func checkScrape(t *testing.T, shards *batchv1.Job, o reprise.Options) {
+	t.Helper()
+	tmpl := shards.Spec.Template
+	_, port, err := net.SplitHostPort(o.Telemetry.MetricsAddr)
+	if err != nil {
+		t.Fatalf("shards: --metrics-addr %q: %v", o.Telemetry.MetricsAddr, err)
+	}
+	a := tmpl.Annotations
+	if a["prometheus.io/scrape"] != "true" || a["prometheus.io/port"] != port || a["prometheus.io/path"] != livemetrics.Path {
+		t.Errorf("shards: annotations %v do not scrape --metrics-addr %s at %s", a, o.Telemetry.MetricsAddr, livemetrics.Path)
+	}
+	named := ""
+	for _, p := range tmpl.Spec.Containers[0].Ports {
+		if strconv.Itoa(int(p.ContainerPort)) == port {
+			named = p.Name
+		}
+	}
+	if named == "" {
+		t.Errorf("shards: no container port %s (--metrics-addr)", port)
+	}
+	if o.Telemetry.MetricsLinger <= 0 {
+		t.Errorf("shards: --metrics-linger %v: a shard would end before its last scrape", o.Telemetry.MetricsLinger)
+	}
+	var pm podMonitor
+	strict(t, filepath.Join(kubeDir, "podmonitor.yaml"), &pm)
+	if pm.Kind != "PodMonitor" || pm.APIVersion != "monitoring.coreos.com/v1" || len(pm.Spec.Selector.MatchLabels) == 0 {
+		t.Errorf("podmonitor.yaml: kind %q, apiVersion %q, selector %v", pm.Kind, pm.APIVersion, pm.Spec.Selector.MatchLabels)
+	}
+	for k, v := range pm.Spec.Selector.MatchLabels {
+		if tmpl.Labels[k] != v {
+			t.Errorf("podmonitor.yaml selects %s=%s; the shards' pods are labelled %v", k, v, tmpl.Labels)
+		}
+	}
+	if eps := pm.Spec.PodMetricsEndpoints; len(eps) != 1 || eps[0].Port != named || eps[0].Path != livemetrics.Path {
+		t.Errorf("podmonitor.yaml endpoints %+v: want port %q, path %s", eps, named, livemetrics.Path)
+	} else if d, err := time.ParseDuration(eps[0].Interval); err != nil || d >= o.Telemetry.MetricsLinger {
+		t.Errorf("podmonitor.yaml interval %q (%v): want one shorter than the shards' linger %v", eps[0].Interval, err, o.Telemetry.MetricsLinger)
 	}
 }
 

@@ -47,6 +47,7 @@ var optionFlag = map[string]string{
 	"Output.ExportLevel": "--export-level", "Output.Export": "--export",
 	"Telemetry.EndpointMetrics": "--no-server-metrics", "Telemetry.ServerMetrics": "--server-metrics",
 	"Telemetry.Interval": "--metrics-interval", "Telemetry.GPU": "--gpu-telemetry", "Telemetry.DCGMURL": "--gpu-telemetry",
+	"Telemetry.MetricsAddr": "--metrics-addr", "Telemetry.MetricsLinger": "--metrics-linger",
 	"Profile.CPU": "--cpuprofile", "Profile.Heap": "--memprofile",
 }
 

@@ -187,6 +187,12 @@ func endpointForPath(path, kind string, explicit bool) (string, error) {
 	return at[0], nil
 }
 
+// otelRefusal is the answer to AIPerf's OpenTelemetry flags: reprise
+// serves its live metrics for a scrape instead of pushing OTLP (RATIONALE.md,
+// "Why live metrics for Prometheus and no OTLP export?").
+const otelRefusal = "no OTLP push: serve the same live metrics for a scrape with --metrics-addr HOST:PORT " +
+	"(an OpenTelemetry Collector's prometheus receiver forwards them as OTLP); the run directory's Parquet files are the full export"
+
 // aiperfUnsupported says, for each `aiperf profile` flag the profile
 // command does not take, what to do instead or why not. A flag here that
 // is given exits 2 with its sentence.
@@ -255,10 +261,10 @@ var aiperfUnsupported = map[string]string{
 	"network-latency-automatic":                "network-adjusted metrics are not computed; records carry connect and DNS times",
 	"network-latency-mean":                     "network-adjusted metrics are not computed; records carry connect and DNS times",
 	"network-latency-ping-interval":            "network-adjusted metrics are not computed; records carry connect and DNS times",
-	"otel-url":                                 "no OpenTelemetry export; the run directory's Parquet files are the export",
-	"stream":                                   "no OpenTelemetry export; the run directory's Parquet files are the export",
-	"otel-resource-attributes":                 "no OpenTelemetry export; the run directory's Parquet files are the export",
-	"gen-ai-provider":                          "no OpenTelemetry export; the run directory's Parquet files are the export",
+	"otel-url":                                 otelRefusal,
+	"stream":                                   otelRefusal,
+	"otel-resource-attributes":                 otelRefusal,
+	"gen-ai-provider":                          otelRefusal,
 	"profile-run-cooldown-seconds":             "the runs of --num-profile-runs follow each other without a pause; run the command several times for a cooldown",
 	"convergence-mode":                         "only the ci_width mode (AIPerf's default) exists: --convergence-threshold bounds the interval's relative half-width; drop the flag",
 	"parameter-sweep-cooldown-seconds":         "parameter sweeps are not part of profile: run one profile per value (comma lists are not accepted)",

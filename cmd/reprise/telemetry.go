@@ -25,13 +25,18 @@ func telemetryFlags() []cli.Flag {
 		&cli.StringFlag{Name: "gpu-telemetry", Category: catTelemetry, Sources: envVars("gpu-telemetry"),
 			Usage: "sample GPUs: `SOURCE` is dcgm (a DCGM exporter at " + reprise.DefaultDCGMURL +
 				"), dcgm=URL, or nvml (local GPUs through the driver)"},
+		&cli.StringFlag{Name: "metrics-addr", Category: catTelemetry, Sources: envVars("metrics-addr"),
+			Usage: "serve the run's own metrics (TTFT, ITL, latency, lateness, requests, tokens) for Prometheus at http://`HOST:PORT`/metrics while it runs (docs/format/live-metrics.md)"},
+		&cli.DurationFlag{Name: "metrics-linger", Value: reprise.DefaultMetricsLinger, Category: catTelemetry, Sources: envVars("metrics-linger"),
+			Usage: "after the run, keep serving --metrics-addr until a scrape has read the final values, for at most `D` (0: stop at the end)"},
 	}
 }
 
 // telemetryConfigFrom reads the telemetry flags.
 func telemetryConfigFrom(cmd *cli.Command) (reprise.TelemetryOptions, error) {
 	var errs []error
-	tc := reprise.TelemetryOptions{Interval: cmd.Duration("metrics-interval"), EndpointMetrics: !cmd.Bool("no-server-metrics")}
+	tc := reprise.TelemetryOptions{Interval: cmd.Duration("metrics-interval"), EndpointMetrics: !cmd.Bool("no-server-metrics"),
+		MetricsAddr: cmd.String("metrics-addr"), MetricsLinger: cmd.Duration("metrics-linger")}
 	if tc.Interval <= 0 {
 		errs = append(errs, fmt.Errorf("--metrics-interval %v: must be positive", tc.Interval))
 	}
