@@ -74,7 +74,7 @@ func Render(s *Snapshot, width, height int, paused bool) string {
 		lines = lines[:height]
 	}
 	for i, l := range lines {
-		lines[i] = ansi.Truncate(l, width, "…")
+		lines[i] = strings.TrimRight(ansi.Truncate(l, width, "…"), " ")
 	}
 	return strings.Join(lines, "\n")
 }
@@ -187,7 +187,7 @@ func metricsRows(s *Snapshot, width int) []string {
 		final = "run (summary)"
 	}
 	groupW := len(qs) * colWidth
-	h1 := strings.Repeat(" ", labelWidth) + labelStyle.Render(center(win, groupW)) + "  " + labelStyle.Render(center(final, groupW))
+	h1 := strings.Repeat(" ", labelWidth) + labelStyle.Render(center(win, groupW)) + "  " + labelStyle.Render(strings.TrimRight(center(final, groupW), " "))
 	var h2 strings.Builder
 	h2.WriteString(strings.Repeat(" ", labelWidth))
 	for g := range 2 {
@@ -276,8 +276,8 @@ func qualityRow(s *Snapshot) string {
 // sparkRunes are the eight levels of a sparkline.
 var sparkRunes = []rune("▁▂▃▄▅▆▇█")
 
-// sparkRow is a sparkline of se's last points that fit, scaled from 0 to
-// the largest of them, with its last value.
+// sparkRow is a sparkline of se's last points that fit, scaled from the
+// smallest of them to the largest, with its last value.
 func sparkRow(se Series, width int) string {
 	last := "–"
 	if n := len(se.Points); n > 0 && !math.IsNaN(se.Points[n-1]) {
@@ -295,13 +295,14 @@ func sparkRow(se Series, width int) string {
 		valueStyle.Render(fmt.Sprintf("%*s", colWidth, last))
 }
 
-// Sparkline draws points as one rune each, from ▁ (0) to █ (the largest
-// point); a NaN point is a space.
+// Sparkline draws points as one rune each, from ▁ (the smallest point)
+// to █ (the largest); points all equal are ▁ at zero and ▄ otherwise; a
+// NaN point is a space.
 func Sparkline(points []float64) string {
-	hi := 0.0
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, p := range points {
-		if !math.IsNaN(p) && p > hi {
-			hi = p
+		if !math.IsNaN(p) {
+			lo, hi = min(lo, p), max(hi, p)
 		}
 	}
 	var b strings.Builder
@@ -309,10 +310,12 @@ func Sparkline(points []float64) string {
 		switch {
 		case math.IsNaN(p):
 			b.WriteByte(' ')
-		case hi <= 0 || p <= 0:
+		case hi == lo && p == 0:
 			b.WriteRune(sparkRunes[0])
+		case hi == lo:
+			b.WriteRune(sparkRunes[len(sparkRunes)/2-1])
 		default:
-			i := int(p / hi * float64(len(sparkRunes)-1))
+			i := int(math.Round((p - lo) / (hi - lo) * float64(len(sparkRunes)-1)))
 			b.WriteRune(sparkRunes[min(max(i, 0), len(sparkRunes)-1)])
 		}
 	}
