@@ -19,7 +19,9 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // few errors, a scrape and sparklines.
 func fixedSnapshot() Snapshot {
 	ms := func(x float64) time.Duration { return time.Duration(x * 1e6) }
-	q := func(n int64, p50, p90, p99 float64) Quantiles { return Quantiles{N: n, P50: ms(p50), P90: ms(p90), P99: ms(p99)} }
+	q := func(n int64, p50, p90, p99 float64) Quantiles {
+		return Quantiles{N: n, P50: ms(p50), P90: ms(p90), P99: ms(p99)}
+	}
 	pts := func(f func(i int) float64) []float64 {
 		out := make([]float64, 42)
 		for i := range out {
@@ -31,8 +33,8 @@ func fixedSnapshot() Snapshot {
 		Title: "traces/mooncake-sample.jsonl → http://10.0.0.7:8000 · fixed", State: Running,
 		Elapsed: 42 * time.Second, ETA: 18 * time.Second, Planned: 300,
 		Sent: 212, Done: 205, InFlight: 7, Failed: 4,
-		Errors: []KindCount{{"http_status", 3}, {"timeout", 1}},
-		Window: 10 * time.Second,
+		Errors:   []KindCount{{"http_status", 3}, {"timeout", 1}},
+		Window:   10 * time.Second,
 		Intended: Rate{Window: 5.1, Run: 5.0}, Achieved: Rate{Window: 5.0, Run: 5.0}, OutputTokens: Rate{Window: 1234.5, Run: 1187},
 		Metrics: []Metric{
 			{"TTFT", q(48, 183.2, 412.9, 913.4), q(201, 175.5, 398.1, 1204)},
