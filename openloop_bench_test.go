@@ -135,6 +135,14 @@ type openLoopResult struct {
 // measured ones.
 func runOpenLoop(tb testing.TB, srv *openLoopServer, rate float64, warm, d time.Duration, n int) openLoopResult {
 	tb.Helper()
+	return runOpenLoopWith(tb, srv, rate, warm, d, n, nil)
+}
+
+// runOpenLoopWith is runOpenLoop with setup, when not nil, called on the
+// run's configuration before the run; what it returns is called once the
+// run and its CPU measurement are over.
+func runOpenLoopWith(tb testing.TB, srv *openLoopServer, rate float64, warm, d time.Duration, n int, setup func(*runConfig) func()) openLoopResult {
+	tb.Helper()
 	sink := &timesSink{}
 	rc := replay.NewConfig()
 	rc.RequestRate = rate
@@ -152,6 +160,9 @@ func runOpenLoop(tb testing.TB, srv *openLoopServer, rate float64, warm, d time.
 	cfg.Synthetic = syntheticLengths{ISL: 8, OSL: 1, Seed: 1}
 	cfg.Summary = summary.Options{}
 	cfg.QuietGC = !noQuietGC // as reprise replay runs
+	if setup != nil {
+		defer setup(&cfg)()
+	}
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	srv.reset()

@@ -9,6 +9,8 @@
 #     arrowio/testdata/duckdb on the first run);
 #   - Chromium (internal/report's browser test loads reports in it headless;
 #     $REPRISE_CHROMIUM names another binary);
+#   - tmux (cmd/reprise's dashboard tests run the CLI in a tmux pane and
+#     read the screen with capture-pane);
 #   - the guest toolchains with which wasm's tests rebuild every shipped
 #     adapter and template from source (TestWasmDrift, TestTemplates,
 #     TestRustBuild): clang, lld, wasi-libc and the wasm32 compiler-rt
@@ -118,6 +120,7 @@ have_chromium() {
 }
 apt_missing() {
   have_chromium || echo chromium
+  command -v tmux >/dev/null || echo tmux
   missing_guests
 }
 
@@ -145,6 +148,9 @@ if [ "${#pkgs[@]}" -gt 0 ]; then
 fi
 if ! have_chromium; then
   need "chromium not found: install it (Debian/Ubuntu: apt-get install --no-install-recommends chromium) or set REPRISE_CHROMIUM to a Chromium or Chrome binary; internal/report's browser test needs it"
+fi
+if ! command -v tmux >/dev/null; then
+  need "tmux not found: install it (Debian/Ubuntu: apt-get install --no-install-recommends tmux); cmd/reprise's dashboard tests need it"
 fi
 if [ ! -x "$asc" ] && command -v npm >/dev/null; then
   if ! out=$(cd sdk-wasm/assemblyscript && npm ci --no-audit --no-fund 2>&1); then

@@ -18,15 +18,36 @@ const (
 	MinHeight = 24
 )
 
+// The styles of the view. Each is rendered once, here, into the escape
+// sequences around a text (paint): Style.Render per cell of the screen
+// took two thirds of a frame's time (BenchmarkDashboardFrame).
 var (
-	labelStyle = lipgloss.NewStyle().Faint(true)
-	valueStyle = lipgloss.NewStyle().Bold(true)
-	titleStyle = lipgloss.NewStyle().Bold(true)
-	goodStyle  = lipgloss.NewStyle().Foreground(lipgloss.Green).Bold(true)
-	badStyle   = lipgloss.NewStyle().Foreground(lipgloss.Red).Bold(true)
-	warnStyle  = lipgloss.NewStyle().Foreground(lipgloss.Yellow).Bold(true)
-	sparkStyle = lipgloss.NewStyle().Foreground(lipgloss.Cyan)
+	labelStyle = newPaint(lipgloss.NewStyle().Faint(true))
+	valueStyle = newPaint(lipgloss.NewStyle().Bold(true))
+	titleStyle = valueStyle
+	goodStyle  = newPaint(lipgloss.NewStyle().Foreground(lipgloss.Green).Bold(true))
+	badStyle   = newPaint(lipgloss.NewStyle().Foreground(lipgloss.Red).Bold(true))
+	warnStyle  = newPaint(lipgloss.NewStyle().Foreground(lipgloss.Yellow).Bold(true))
+	sparkStyle = newPaint(lipgloss.NewStyle().Foreground(lipgloss.Cyan))
 )
+
+// paint is a lipgloss style as the escape sequences before and after a
+// one-line text without escapes of its own: what Style.Render gives such
+// a text (TestPaint), without its work per call.
+type paint struct{ pre, post string }
+
+func newPaint(st lipgloss.Style) paint {
+	const mark = "\x00"
+	r := st.Render(mark)
+	i := strings.Index(r, mark)
+	if i < 0 {
+		panic("BUG: lipgloss dropped the marker of newPaint")
+	}
+	return paint{pre: r[:i], post: r[i+len(mark):]}
+}
+
+// Render styles s, a text of one line.
+func (p paint) Render(s string) string { return p.pre + s + p.post }
 
 // labelWidth is the width of the label column of every row.
 const labelWidth = 10

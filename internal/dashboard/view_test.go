@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/google/go-cmp/cmp"
 )
@@ -193,6 +194,18 @@ func TestSparkline(t *testing.T) {
 	} {
 		if got := Sparkline(tc.pts); got != tc.want {
 			t.Errorf("Sparkline(%v) = %q, want %q", tc.pts, got, tc.want)
+		}
+	}
+}
+
+// TestPaint: a paint styles a one-line text as lipgloss's Render does.
+func TestPaint(t *testing.T) {
+	for _, st := range []lipgloss.Style{lipgloss.NewStyle().Faint(true), lipgloss.NewStyle().Bold(true),
+		lipgloss.NewStyle().Foreground(lipgloss.Red).Bold(true), lipgloss.NewStyle().Foreground(lipgloss.Cyan), lipgloss.NewStyle()} {
+		for _, text := range []string{"x", "requests ", "183.2ms", "  (scraped 0.8s ago)", "▁▂▃█", "–"} {
+			if got, want := newPaint(st).Render(text), st.Render(text); got != want {
+				t.Errorf("paint %q, lipgloss %q", got, want)
+			}
 		}
 	}
 }
