@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -251,5 +252,61 @@ func TestUIOf(t *testing.T) {
 		if got := uiOf(&Options{UI: UIDashboard, Progress: tty}); got != want {
 			t.Errorf("TERM=%q: %s, want %s", term, got, want)
 		}
+	}
+}
+
+// TestProgressHammer: senders counting requests on P goroutines at once
+// while the dashboard takes snapshots; at the end every count is exact and
+// the latest intended time is the largest.
+func TestProgressHammer(t *testing.T) {
+	const P, N = 8, 2000
+	p := &progress{planned: P * N, start: time.Now()}
+	var el time.Duration
+	v := &liveView{p: p, now: func() time.Duration { return el }}
+	start := make(chan struct{})
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range P {
+		wg.Go(func() {
+			<-start
+			for i := range N {
+				r := record.Request{Phase: record.PhaseProfile, IntendedNS: int64(1e9 + i*P + g), TTFTNS: int64(i + 1), ITLNS: 5,
+					E2ENS: 9, OutputTokens: 2}
+				if i%10 == 0 {
+					r.ErrorKind = record.ErrReset
+				}
+				p.sent.Add(1)
+				p.intended(r.IntendedNS)
+				p.done.Add(1)
+				p.ended(&r)
+			}
+		})
+	}
+	go func() {
+		defer close(done)
+		<-start
+		for {
+			el += liveStep
+			s := v.snapshot()
+			if s.Done > s.Sent || s.Failed > s.Done {
+				t.Errorf("snapshot: done %d > sent %d, or failed %d > done", s.Done, s.Sent, s.Failed)
+			}
+			if s.Done == P*N {
+				return
+			}
+		}
+	}()
+	close(start)
+	wg.Wait()
+	<-done
+	s := v.snapshot()
+	if s.Sent != P*N || s.Done != P*N || s.Failed != P*N/10 || s.Metrics[liveTTFT].Run.N != P*N || s.Metrics[liveITL].Run.N != P*N*9/10 {
+		t.Errorf("sent %d done %d failed %d, TTFT over %d, ITL over %d", s.Sent, s.Done, s.Failed, s.Metrics[liveTTFT].Run.N, s.Metrics[liveITL].Run.N)
+	}
+	if got, want := p.maxIntended.Load(), int64(1e9+(N-1)*P+P-1); got != want {
+		t.Errorf("latest intended %d, want %d", got, want)
+	}
+	if got := p.outTokens.Load(); got != P*N*9/10*2 {
+		t.Errorf("output tokens %d", got)
 	}
 }
