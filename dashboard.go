@@ -47,8 +47,8 @@ func startDashboard(o *Options, rp *replayPlan, prog *progress, tel *telemetryRu
 	v := &liveView{p: prog, budget: budget, server: tel.server,
 		title: fmt.Sprintf("%s → %s · %s", orSyntheticTrace(rp.tracePath), rp.url, mode),
 		now:   func() time.Duration { return time.Since(prog.start) },
-		eta: func(el time.Duration, sent, done int64) time.Duration {
-			return etaOf(length, clock, prog, el, done)
+		eta: func(el time.Duration, sent, done int64, intended float64) time.Duration {
+			return etaOf(length, clock, prog, el, sent, done, intended)
 		},
 		state: func() dashboard.State {
 			switch {
@@ -78,10 +78,12 @@ func startDashboard(o *Options, rp *replayPlan, prog *progress, tel *telemetryRu
 	return ld
 }
 
-// etaOf is the time left: by the schedule's length from its first send
-// when the plan says (scheduleLength), else by the rate requests ended at
-// so far; negative when unknown.
-func etaOf(length time.Duration, clock *replay.Clock, prog *progress, el time.Duration, done int64) time.Duration {
+// etaOf is the time left to send: by the schedule's length from its
+// first send when the plan says (scheduleLength); else, for a known
+// number of requests, the ones left to send at the intended rate of the
+// last window (a streamed trace, a closed loop), or the ones left to end
+// at the rate requests ended so far; negative when unknown.
+func etaOf(length time.Duration, clock *replay.Clock, prog *progress, el time.Duration, sent, done int64, intended float64) time.Duration {
 	if length >= 0 {
 		first := prog.firstIntended.Load()
 		if first == 0 || clock == nil {
@@ -89,7 +91,13 @@ func etaOf(length time.Duration, clock *replay.Clock, prog *progress, el time.Du
 		}
 		return max(length-time.Duration(clock.Now()-first), 0)
 	}
-	if p := prog.planned; p > 0 && done > 0 && done < p {
+	p := prog.planned
+	switch {
+	case p <= 0:
+		return -1
+	case sent < p && intended > 0:
+		return time.Duration(float64(p-sent) / intended * 1e9)
+	case done > 0 && done < p:
 		return time.Duration(float64(el) / float64(done) * float64(p-done))
 	}
 	return -1

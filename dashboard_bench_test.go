@@ -70,7 +70,9 @@ func withUIProgress(ui string, prog *progress, final *dashboard.Snapshot) func(*
 		v := &liveView{p: prog, title: "benchmark", budget: time.Millisecond,
 			now:   func() time.Duration { return time.Since(prog.start) },
 			state: func() dashboard.State { return dashboard.Running },
-			eta:   func(el time.Duration, _, done int64) time.Duration { return etaOf(-1, nil, prog, el, done) }}
+			eta: func(el time.Duration, sent, done int64, intended float64) time.Duration {
+				return etaOf(-1, nil, prog, el, sent, done, intended)
+			}}
 		var mu sync.Mutex
 		d, err := dashboard.Start(dashboard.Config{Output: io.Discard, Width: dashboard.MinWidth, Height: dashboard.MinHeight,
 			Snapshot: func() dashboard.Snapshot {

@@ -49,9 +49,9 @@ const (
 
 // liveFrame is a copy of the progress counters at one instant.
 type liveFrame struct {
-	at                        time.Duration // since the progress start
-	sent, done, out, intended int64
-	h                         [len(liveHists)][]uint64
+	at                                time.Duration // since the progress start
+	sent, done, failed, out, intended int64
+	h                                 [len(liveHists)][]uint64
 }
 
 func newLiveFrame() *liveFrame {
@@ -62,9 +62,15 @@ func newLiveFrame() *liveFrame {
 	return f
 }
 
+// take copies p's counters. A request counts as sent, then done, then
+// (maybe) failed, so they are read in the other order: a snapshot never
+// has more failed requests than done (skipped ones apart, which are never
+// sent) or more done than sent.
 func (f *liveFrame) take(p *progress, at time.Duration) {
 	f.at = at
-	f.sent, f.done, f.out, f.intended = p.sent.Load(), p.done.Load(), p.outTokens.Load(), p.maxIntended.Load()
+	f.failed = p.errors.Load()
+	f.done = p.done.Load()
+	f.sent, f.out, f.intended = p.sent.Load(), p.outTokens.Load(), p.maxIntended.Load()
 	for i := range liveHists {
 		liveHists[i].h(p).copyTo(f.h[i])
 	}
@@ -90,7 +96,7 @@ type liveView struct {
 	p      *progress
 	title  string
 	now    func() time.Duration // since the progress start
-	eta    func(el time.Duration, sent, done int64) time.Duration
+	eta    func(el time.Duration, sent, done int64, intended float64) time.Duration
 	budget time.Duration // the lateness budget of the quality verdict
 	server func() *dashboard.Server
 	state  func() dashboard.State
@@ -124,15 +130,12 @@ func (v *liveView) snapshot() dashboard.Snapshot {
 		v.push(cur, inflight, sv)
 	}
 	s := dashboard.Snapshot{Title: v.title, State: dashboard.Running, Elapsed: el, ETA: -1, Planned: -1,
-		Sent: cur.sent, Done: cur.done, InFlight: inflight, Failed: p.errors.Load(), Server: sv}
+		Sent: cur.sent, Done: cur.done, InFlight: inflight, Failed: cur.failed, Server: sv}
 	if v.state != nil {
 		s.State = v.state()
 	}
 	if p.planned > 0 {
 		s.Planned = p.planned
-	}
-	if v.eta != nil && s.State == dashboard.Running {
-		s.ETA = v.eta(el, cur.sent, cur.done)
 	}
 	for i := range errorKinds {
 		if n := p.kinds[i].Load(); n > 0 {
@@ -165,6 +168,9 @@ func (v *liveView) snapshot() dashboard.Snapshot {
 	if el > 0 {
 		s.Achieved.Run = float64(cur.sent) / el.Seconds()
 		s.OutputTokens.Run = float64(cur.out) / el.Seconds()
+	}
+	if v.eta != nil && s.State == dashboard.Running {
+		s.ETA = v.eta(el, cur.sent, cur.done, s.Intended.Window)
 	}
 	for i, lh := range liveHists {
 		s.Metrics = append(s.Metrics, dashboard.Metric{Name: lh.name, Window: quantiles(cur.h[i], base.h[i]), Run: quantiles(cur.h[i], nil)})

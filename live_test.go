@@ -89,7 +89,9 @@ func TestLiveView(t *testing.T) {
 	var now time.Duration
 	v := &liveView{p: p, now: func() time.Duration { return now }, budget: time.Millisecond,
 		state: func() dashboard.State { return dashboard.Running },
-		eta:   func(el time.Duration, sent, done int64) time.Duration { return etaOf(-1, nil, p, el, done) }}
+		eta: func(el time.Duration, sent, done int64, intended float64) time.Duration {
+			return etaOf(-1, nil, p, el, sent, done, intended)
+		}}
 	v.snapshot() // the baseline, before any request
 	const perStep = 20
 	for step := 1; step <= 15; step++ {
@@ -149,8 +151,8 @@ func TestLiveView(t *testing.T) {
 	if s.Quality.Verdict != summary.QualityGood {
 		t.Errorf("quality %+v", s.Quality)
 	}
-	if want := time.Duration(float64(now) / float64(s.Done) * float64(1000-s.Done)); s.ETA != want {
-		t.Errorf("ETA %v, want %v by the completion rate", s.ETA, want)
+	if want := time.Duration(float64(1000-s.Sent) / s.Intended.Window * 1e9); s.ETA != want {
+		t.Errorf("ETA %v, want %v: the requests left at the intended rate", s.ETA, want)
 	}
 	// Lateness over the budget degrades the verdict.
 	for range 100 {
@@ -308,5 +310,29 @@ func TestProgressHammer(t *testing.T) {
 	}
 	if got := p.outTokens.Load(); got != P*N*9/10*2 {
 		t.Errorf("output tokens %d", got)
+	}
+}
+
+// TestETA: the time left to send, by what the plan says.
+func TestETA(t *testing.T) {
+	p := &progress{planned: 100}
+	for _, tc := range []struct {
+		name       string
+		length     time.Duration
+		sent, done int64
+		intended   float64
+		el, want   time.Duration
+	}{
+		{"schedule, nothing sent yet", 10 * time.Second, 0, 0, 0, 0, 10 * time.Second},
+		{"requests left at the intended rate", -1, 60, 50, 20, 3 * time.Second, 2 * time.Second},
+		{"no rate yet: the completion rate", -1, 60, 50, 0, 3 * time.Second, 3 * time.Second},
+		{"all sent and done", -1, 100, 100, 20, time.Second, -1},
+	} {
+		if got := etaOf(tc.length, nil, p, tc.el, tc.sent, tc.done, tc.intended); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if got := etaOf(-1, nil, &progress{}, time.Second, 5, 5, 10); got != -1 {
+		t.Errorf("no plan: %v", got)
 	}
 }
