@@ -384,6 +384,11 @@ func TestDashboardStopKeyOnce(t *testing.T) {
 	if ok := int(summaryStat(t, sum, "request_count", "avg")); f.sent >= 100000 || f.done != f.sent || f.failed != 0 || ok != f.done {
 		t.Errorf("final frame: sent %d, done %d, failed %d; summary.json %d ok: want every sent request done and ok", f.sent, f.done, f.failed, ok)
 	}
+	// The log line of the stop, held while the dashboard was up, follows
+	// its last frame.
+	if after := screen[strings.LastIndex(screen, "[finished]"):]; !strings.Contains(after, "interrupted: no new requests") {
+		t.Errorf("the stop's log line is not after the last frame:\n%s", screen)
+	}
 }
 
 // TestDashboardDumbTerminal: with TERM=dumb --ui dashboard is the
