@@ -136,11 +136,22 @@ type openLoopResult struct {
 // measured ones.
 func runOpenLoop(tb testing.TB, srv *openLoopServer, rate float64, warm, d time.Duration, n int) openLoopResult {
 	tb.Helper()
-	return runOpenLoopLive(tb, srv, rate, warm, d, n, nil)
+	return runOpenLoopWith(tb, srv, rate, warm, d, n, nil)
 }
 
 // runOpenLoopLive is runOpenLoop with live metrics fed (nil: none).
 func runOpenLoopLive(tb testing.TB, srv *openLoopServer, rate float64, warm, d time.Duration, n int, live *livemetrics.Metrics) openLoopResult {
+	tb.Helper()
+	return runOpenLoopWith(tb, srv, rate, warm, d, n, func(c *runConfig) func() {
+		c.Live = live
+		return func() {}
+	})
+}
+
+// runOpenLoopWith is runOpenLoop with setup, when not nil, called on the
+// run's configuration before the run; what it returns is called once the
+// run and its CPU measurement are over.
+func runOpenLoopWith(tb testing.TB, srv *openLoopServer, rate float64, warm, d time.Duration, n int, setup func(*runConfig) func()) openLoopResult {
 	tb.Helper()
 	sink := &timesSink{}
 	rc := replay.NewConfig()
@@ -159,7 +170,9 @@ func runOpenLoopLive(tb testing.TB, srv *openLoopServer, rate float64, warm, d t
 	cfg.Synthetic = syntheticLengths{ISL: 8, OSL: 1, Seed: 1}
 	cfg.Summary = summary.Options{}
 	cfg.QuietGC = !noQuietGC // as reprise replay runs
-	cfg.Live = live
+	if setup != nil {
+		defer setup(&cfg)()
+	}
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	srv.reset()

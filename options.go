@@ -120,6 +120,14 @@ const (
 	DefaultURLPolicy = URLPolicyRoundRobin
 )
 
+// The live views of [Options.UI].
+const (
+	// UILine is the progress line: one line, redrawn in place.
+	UILine = "line"
+	// UIDashboard is the full-screen dashboard (docs/design/0018-dashboard.md).
+	UIDashboard = "dashboard"
+)
+
 // Target is a further server a replay sends to, beside Options.URL
 // (target 0); see [Options.Targets].
 type Target struct {
@@ -282,8 +290,16 @@ type Options struct {
 	Profile ProfileOptions
 
 	// Progress, when not nil, receives the progress line while the run
-	// goes (redrawn in place when it is a terminal).
+	// goes (redrawn in place when it is a terminal), or the dashboard (UI).
 	Progress io.Writer
+	// UI is the live view on Progress: [UILine] (or "") the progress line;
+	// [UIDashboard] the full-screen dashboard when Progress is a terminal
+	// and TERM is not "dumb", the progress line otherwise. The dashboard
+	// reads its keys from the controlling terminal (/dev/tty): q or Ctrl-C
+	// stops sending, a second press cancels the requests in flight (as a
+	// first and a second cancellation of Run's context and Abort do); p
+	// pauses the view.
+	UI string
 	// Log receives the run's log records; nil discards them.
 	Log *slog.Logger
 	// Abort, when closed, stops the run at once: in-flight requests are

@@ -6,6 +6,9 @@ import (
 	"math/bits"
 	"sync/atomic"
 	"time"
+
+	"github.com/reprise-bench/reprise/engine/record"
+	"github.com/reprise-bench/reprise/replay"
 )
 
 // hist is a lock-free log-linear histogram of non-negative int64 values
@@ -57,12 +60,106 @@ func (h *hist) quantile(q float64) int64 {
 	return int64(histLow(len(h.b) - 1))
 }
 
-// progress counts live and prints a status line.
+// copyTo copies h's buckets into dst, which must hold len(h.b) values,
+// and returns their total. Each bucket is read once, atomically; buckets
+// added to while it runs may or may not be in the copy.
+func (h *hist) copyTo(dst []uint64) uint64 {
+	var n uint64
+	for i := range h.b {
+		v := h.b[i].Load()
+		dst[i] = v
+		n += v
+	}
+	return n
+}
+
+// histBuckets is the number of buckets of a [hist].
+const histBuckets = len(hist{}.b)
+
+// progress counts live what the progress line and the dashboard show.
+// Every field is updated on the send path with atomic adds only
+// (runner.send); readers load them without locks.
 type progress struct {
 	sent, done, errors, inflight atomic.Int64
 	lateness, ttft               hist
-	planned                      int64 // 0 unknown
-	start                        time.Time
+	// The profile phase's TTFO, ITL, request latency (E2E) and read lag,
+	// and the output tokens of the requests that ended.
+	ttfo, itl, e2e, readLag hist
+	outTokens               atomic.Int64
+	// kinds counts failed requests by error kind (errorKinds' order).
+	kinds [len(errorKinds)]atomic.Int64
+	// maxIntended is the latest intended time (run clock, Unix ns) of a
+	// request sent so far: how far the schedule has got.
+	maxIntended atomic.Int64
+	// firstIntended is the intended time of the first request sent.
+	firstIntended atomic.Int64
+	planned       int64 // 0 unknown
+	start         time.Time
+}
+
+// newProgress is the progress of a run of plan, starting now.
+func newProgress(plan *replay.Plan) *progress {
+	return &progress{planned: int64(plan.Requests()), start: time.Now()}
+}
+
+// errorKinds are the error kinds progress counts, in display order.
+var errorKinds = [...]record.ErrorKind{record.ErrHTTPStatus, record.ErrConnect, record.ErrReset, record.ErrTimeout,
+	record.ErrStreamError, record.ErrMalformed, record.ErrNoContent, record.ErrAdapter, record.ErrCancelled,
+	record.ErrBuild, record.ErrNotDelivered, record.ErrTooLarge}
+
+// failed counts a failed request of kind k (an unknown kind counts in no
+// kind, only in errors).
+func (p *progress) failed(k record.ErrorKind) {
+	p.errors.Add(1)
+	for i := range errorKinds {
+		if errorKinds[i] == k {
+			p.kinds[i].Add(1)
+			return
+		}
+	}
+}
+
+// ended counts r, a request that ended, in the live quantiles and tokens.
+func (p *progress) ended(r *record.Request) {
+	if !r.OK() {
+		p.failed(r.ErrorKind)
+	}
+	if r.Phase != record.PhaseProfile {
+		return
+	}
+	p.lateness.add(r.LatenessNS)
+	if r.TTFTNS > 0 {
+		p.ttft.add(r.TTFTNS)
+	}
+	if !r.OK() {
+		return
+	}
+	if r.TTFONS > 0 {
+		p.ttfo.add(r.TTFONS)
+	}
+	if r.ITLNS > 0 {
+		p.itl.add(int64(r.ITLNS))
+	}
+	if r.E2ENS > 0 {
+		p.e2e.add(r.E2ENS)
+	}
+	if r.ReadLagNS > 0 {
+		p.readLag.add(r.ReadLagNS)
+	}
+	p.outTokens.Add(r.OutputLength())
+}
+
+// intended records that a request intended at ns (run clock) was sent.
+func (p *progress) intended(ns int64) {
+	if p.firstIntended.Load() == 0 {
+		p.firstIntended.CompareAndSwap(0, ns)
+	}
+	for {
+		m := p.maxIntended.Load()
+		if ns <= m || p.maxIntended.CompareAndSwap(m, ns) {
+			return
+		}
+	}
 }
 
 func (p *progress) line() string { return p.lineAt(time.Since(p.start)) }

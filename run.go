@@ -62,6 +62,10 @@ type Start struct {
 	// Calibration is the machine calibration the run applies (nil =
 	// none): its file, when it was made, its safe load and errors.
 	Calibration *summary.Calibration
+	// UI is the live view in effect: [UILine], or [UIDashboard] when
+	// Options.UI asked for it and Progress is a terminal (what is written
+	// to that terminal while the dashboard is up is drawn over).
+	UI string
 }
 
 // Result is what a run measured and wrote.
@@ -171,7 +175,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}()
 		log.Info("serving live metrics", slog.String("url", "http://"+live.Addr()+livemetrics.Path))
 	}
-	abort, stopAbort := abortContext(o.Abort)
+	uiAbort := make(chan struct{}) // closed by the dashboard's second stop key
+	abort, stopAbort := abortContext(o.Abort, uiAbort)
 	defer stopAbort()
 	// The host's timer quality for the manifest, measured after Nice
 	// took effect (it changes how soon the kernel wakes reprise up).
@@ -190,8 +195,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	acfg.SingleFile = o.Output.SingleFile
 	acfg.PartInterval, acfg.PartRows = partInterval(o.Output.PartInterval), o.Output.PartRows
 	acfg.Metadata = map[string]string{"reprise.version": Version()}
-	// A table that cannot be written (a full disk) stops the run at once.
-	runCtx, stopRun := context.WithCancelCause(ctx)
+	// userCtx is ctx, cancelled too by the dashboard's first stop key (as
+	// the first Ctrl-C cancels ctx). A table that cannot be written (a
+	// full disk) stops the run at once.
+	userCtx, userStop := context.WithCancel(ctx)
+	defer userStop()
+	runCtx, stopRun := context.WithCancelCause(userCtx)
 	defer stopRun(nil)
 	acfg.OnError = func(err error) { stopRun(err) }
 	run, err := createRun(&o, start, mode, acfg)
@@ -237,14 +246,16 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		SessionHeader: o.SessionHeader,
 		Batch:         batchPlan{Kind: rp.kind, Inputs: o.BatchSize, QueryTokens: o.QueryTokens},
 	}
-	if o.Progress != nil {
+	ui := uiOf(&o)
+	if o.Progress != nil && ui == UILine {
 		rcfg.Progress = o.Progress
 		rcfg.TTY = isTerminal(o.Progress)
 	}
+	rcfg.Prog = newProgress(rp.plan)
 	if o.OnStart != nil {
 		o.OnStart(Start{Dir: dir, Trace: rp.tracePath, URL: rp.url, EndpointPath: rp.engine.Adapter.Info().Path,
 			Endpoint: info.Endpoint, Mode: mode, Planned: rp.plan.Requests(), TraceRows: rp.nRows, HeldReason: rp.loadNote,
-			DefaultedOutput: rp.stats.DefaultedOutput, Calibration: rp.calibration})
+			DefaultedOutput: rp.stats.DefaultedOutput, Calibration: rp.calibration, UI: ui})
 	}
 	runID, err := writeManifest(run, &o, rp, start)
 	if err != nil {
@@ -287,8 +298,25 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		rcfg.Before = before
 	}
 	rcfg.Live = liveMetrics // after priming: its records are counted as Before
+	var dash *liveDashboard
+	if ui == UIDashboard {
+		dash = startDashboard(&o, rp, rcfg.Prog, tel, mode, userCtx, abort, func() {
+			// A press of the stop key: the first stops sending, as a first
+			// Ctrl-C; the next ones cancel the requests in flight.
+			if userCtx.Err() == nil {
+				userStop()
+				return
+			}
+			select {
+			case <-uiAbort:
+			default:
+				close(uiAbort)
+			}
+		})
+		defer dash.stop(nil) // an early return; a no-op after the final frame
+	}
 	res, runErr := runEngine(runCtx, rcfg)
-	if runErr == nil && runCtx.Err() != nil && ctx.Err() == nil {
+	if runErr == nil && runCtx.Err() != nil && userCtx.Err() == nil {
 		runErr = context.Cause(runCtx) // a telemetry table failed
 	}
 	if o.Profile.Heap != "" {
@@ -305,6 +333,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		servers, gpu := tel.summaries(res.Summary.WindowStartNS, res.Summary.WindowEndNS, res.Summary.TotalOSL)
 		res.Summary.AttachTelemetry(&summary.Telemetry{Servers: servers, GPU: gpu})
 	}
+	dash.stop(res.Summary)
 	out := &Result{Dir: dir, Summary: res.Summary, Stats: res.Stats, Interrupted: res.Interrupted, Aborted: aborted,
 		InlineBuilds: res.InlineBuilds, ClosesAfterStream: res.ClosesAfterStream, Writer: run.Records().Report()}
 	q := res.SinkQueue // the one queue in front of the record writer
@@ -335,17 +364,19 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return out, nil
 }
 
-// abortContext is a context cancelled when ch is closed (never for a nil
-// ch); stop releases it.
-func abortContext(ch <-chan struct{}) (context.Context, func()) {
+// abortContext is a context cancelled when ch or ui is closed (never for
+// a nil one); stop releases it.
+func abortContext(ch, ui <-chan struct{}) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	if ch == nil {
+	if ch == nil && ui == nil {
 		return ctx, cancel
 	}
 	done := make(chan struct{})
 	go func() {
 		select {
 		case <-ch:
+			cancel()
+		case <-ui:
 			cancel()
 		case <-done:
 		}

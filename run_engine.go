@@ -96,6 +96,9 @@ type runConfig struct {
 	// it in place.
 	Progress io.Writer
 	TTY      bool
+	// Prog, when not nil, is the live counters the run updates (the
+	// dashboard reads them); nil makes the run its own.
+	Prog *progress
 	// Lookahead, LookaheadBytes and Builders tune prebuilding (0 =
 	// defaults): at most Lookahead requests and LookaheadBytes of bodies
 	// are built ahead of the highest request sent.
@@ -356,8 +359,10 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 			rn.total += first
 		}
 	}
-	rn.prog.planned = int64(plan.Requests())
-	rn.prog.start = time.Now()
+	rn.prog = cfg.Prog
+	if rn.prog == nil {
+		rn.prog = newProgress(plan)
+	}
 	rn.acc = summary.NewAccumulator(cfg.Summary)
 	for i := range cfg.Before {
 		rn.acc.Add(&cfg.Before[i])
@@ -584,7 +589,7 @@ type runner struct {
 	win                   *window
 	col                   *collector
 	acc                   *summary.Accumulator
-	prog                  progress
+	prog                  *progress
 
 	hist *histories // nil when no session grows a history
 
@@ -846,6 +851,7 @@ func (rn *runner) send(s *engine.Sender, p *engine.Prepared, r *record.Request) 
 	if counted {
 		rn.prog.sent.Add(1)
 		rn.prog.inflight.Add(1)
+		rn.prog.intended(r.IntendedNS)
 	}
 	s.Do(rn.reqCtx, p, r)
 	rn.inflight[t].Add(-1)
@@ -856,15 +862,7 @@ func (rn *runner) send(s *engine.Sender, p *engine.Prepared, r *record.Request) 
 	if counted {
 		rn.prog.inflight.Add(-1)
 		rn.prog.done.Add(1)
-		if !r.OK() {
-			rn.prog.errors.Add(1)
-		}
-		if r.Phase == record.PhaseProfile {
-			rn.prog.lateness.add(r.LatenessNS)
-			if r.TTFTNS > 0 {
-				rn.prog.ttft.add(r.TTFTNS)
-			}
-		}
+		rn.prog.ended(r)
 	}
 	rn.col.add(r, s.Events())
 }
@@ -894,7 +892,7 @@ func (rn *runner) lane(st *senderState, i int) *lane {
 // What the record needs of the job's row is copied now: a streamed plan's
 // window may reuse the row's slot once Skip returns.
 func (rn *runner) Skip(j *replay.Job) {
-	rn.prog.errors.Add(1)
+	rn.prog.failed(record.ErrNotDelivered)
 	sk := skipped{j: *j, traceRow: -1, isl: -1}
 	if row := rn.row(j.Item); row != nil {
 		sk.traceRow, sk.session, sk.isl = row.Index, row.SessionID, traceISL(row)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/engine/record"
+	"github.com/reprise-bench/reprise/internal/dashboard"
 	"github.com/reprise-bench/reprise/internal/telemetry"
 	"github.com/reprise-bench/reprise/replay"
 )
@@ -67,6 +68,18 @@ type telemetryRun struct {
 
 	mu         sync.Mutex
 	gpuSamples []record.GPUSample
+
+	// live is the last scrape, for the dashboard.
+	live liveServer
+}
+
+// server is the last scrape of the first target for the dashboard; nil
+// without scrapes.
+func (t *telemetryRun) server() *dashboard.Server {
+	if t == nil || t.scraper == nil {
+		return nil
+	}
+	return t.live.get()
 }
 
 // maxBaselineWait bounds the wait for the scrape before the first
@@ -118,6 +131,7 @@ func startTelemetry(ctx context.Context, tc telemetryConfig, run *arrowio.Run,
 				}
 			}
 			t.acc.Add(samples)
+			t.live.add(samples)
 			w.Write(samples)
 		})
 		if err != nil {

@@ -326,6 +326,11 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	default:
 		bad("Output.Export", "{Output.Export} %q: want aiperf", o.Output.Export)
 	}
+	switch o.UI {
+	case "", UILine, UIDashboard:
+	default:
+		bad("UI", "{UI} %q: want %s or %s", o.UI, UILine, UIDashboard)
+	}
 	switch o.Output.ExportLevel {
 	case "records", "events":
 	default:

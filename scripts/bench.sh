@@ -33,6 +33,9 @@ else
   #    streaming client CPU per event and TTFT error.
   bench . 'BenchmarkOpenLoopNonStreaming' "$heavy" -benchtime=1x
   bench . 'BenchmarkTTFTError' "$heavy" -benchtime=1x
+  #    The dashboard's cost: lateness and client CPU per request at 2k req/s,
+  #    --ui dashboard against the progress line (target: within 5 %).
+  bench . 'BenchmarkDashboard' "$heavy" -benchtime=1x
   bench ./engine 'BenchmarkStreamRead' "$count"
   bench ./engine 'BenchmarkLoopbackFloor' "$heavy" -benchtime=1x
   #    The mock server's CPU per request and per event (what the load

@@ -12,6 +12,8 @@
 #   - Prometheus (cmd/reprise's TestPrometheusScrapesReplay starts Debian's
 #     prometheus binary, with its own config and storage, to scrape a
 #     replay's --metrics-addr; $REPRISE_PROMETHEUS names another binary);
+#   - tmux (cmd/reprise's dashboard tests run the CLI in a tmux pane and
+#     read the screen with capture-pane);
 #   - the guest toolchains with which wasm's tests rebuild every shipped
 #     adapter and template from source (TestWasmDrift, TestTemplates,
 #     TestRustBuild): clang, lld, wasi-libc and the wasm32 compiler-rt
@@ -126,6 +128,7 @@ have_prometheus() {
 apt_missing() {
   have_chromium || echo chromium
   have_prometheus || echo prometheus
+  command -v tmux >/dev/null || echo tmux
   missing_guests
 }
 
@@ -156,6 +159,9 @@ if ! have_chromium; then
 fi
 if ! have_prometheus; then
   need "prometheus not found: install it (Debian/Ubuntu: apt-get install --no-install-recommends prometheus) or set REPRISE_PROMETHEUS to a Prometheus binary; cmd/reprise's live-metrics test needs it"
+fi
+if ! command -v tmux >/dev/null; then
+  need "tmux not found: install it (Debian/Ubuntu: apt-get install --no-install-recommends tmux); cmd/reprise's dashboard tests need it"
 fi
 if [ ! -x "$asc" ] && command -v npm >/dev/null; then
   if ! out=$(cd sdk-wasm/assemblyscript && npm ci --no-audit --no-fund 2>&1); then

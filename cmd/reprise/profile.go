@@ -49,7 +49,7 @@ var profileAliases = map[string][]string{
 // name instead (see profileOwnFlags).
 var profileReplaced = map[string]bool{
 	"endpoint": true, "streaming": true, "warmup-duration": true, "export": true, "export-level": true,
-	"gpu-telemetry": true, "auto-offset": true, "start-offset": true, "end-offset": true,
+	"gpu-telemetry": true, "auto-offset": true, "start-offset": true, "end-offset": true, "ui": true,
 }
 
 // profileFlags returns the profile command's flags: every replay flag
@@ -127,7 +127,7 @@ func profileOwnFlags() []cli.Flag {
 		&cli.StringFlag{Name: "export", Value: "aiperf", Category: cat, Sources: envVars("export"),
 			Usage: "`KIND`: aiperf writes AIPerf's export files (the default here); none writes reprise's files only"},
 		&cli.StringFlag{Name: "ui-type", Aliases: []string{"ui"}, Category: cat, Sources: envVars("ui-type"),
-			Usage: "`UI`: none (as --quiet), simple or dashboard (the progress line)"},
+			Usage: "`UI`: none (as --quiet), simple (the progress line) or dashboard (replay's --ui dashboard: full screen on a terminal)"},
 		&cli.BoolFlag{Name: "use-legacy-max-tokens", Category: cat, Sources: envVars("use-legacy-max-tokens"),
 			Usage: "send max_tokens (reprise always does; accepted for AIPerf command lines)"},
 		&cli.FloatFlag{Name: "session-turn-delay-mean", Aliases: []string{"conversation-turn-delay-mean"}, Category: cat, Sources: envVars("session-turn-delay-mean"),
@@ -438,8 +438,11 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 	quiet := cmd.Bool("quiet")
 	switch ui := cmd.String("ui-type"); ui {
 	case "none":
-		quiet = true
-	case "", "simple", "dashboard":
+		quiet, o.UI = true, reprise.UILine
+	case "", "simple":
+		o.UI = reprise.UILine
+	case "dashboard":
+		o.UI = reprise.UIDashboard
 	default:
 		errs = append(errs, fmt.Errorf("--ui-type %q: want none, simple or dashboard", ui))
 	}

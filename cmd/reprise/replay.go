@@ -187,6 +187,8 @@ func replayFlags() []cli.Flag {
 			Usage: "write a heap profile at the end of the run (before the summary) to `FILE`"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Category: catOut, Sources: envVars("quiet"),
 			Usage: "no progress and no summary table on stderr; print the run directory on stdout, one line"},
+		&cli.StringFlag{Name: "ui", Value: reprise.UILine, Category: catOut, Sources: envVars("ui"),
+			Usage: "live `VIEW` on stderr: line (one progress line) or dashboard (full screen on a terminal; q stops sending, q again cancels in flight, p pauses the view; the line where stderr is no terminal or TERM=dumb)"},
 	}
 }
 
@@ -311,6 +313,7 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 		SingleFile: cmd.Bool("single-file"), PartInterval: cmd.Duration("part-interval"), PartRows: cmd.Int("part-rows"),
 		ExportLevel: cmd.String("export-level"), Export: cmd.String("export")}
 	o.Profile = reprise.ProfileOptions{CPU: cmd.String("cpuprofile"), Heap: cmd.String("memprofile")}
+	o.UI = cmd.String("ui")
 	return o
 }
 
@@ -321,10 +324,18 @@ var loadTraces bool
 // runReplay runs o, prints what the run does and measured on stderr
 // (unless quiet) and maps the outcome to an exit code.
 func runReplay(ctx context.Context, a *app, o reprise.Options, quiet bool) error {
+	var held *holdLog
 	if !quiet {
 		o.Progress = a.stderr
+		if o.UI == reprise.UIDashboard && o.Log != nil {
+			held = &holdLog{}
+			o.Log = held.logger(o.Log)
+		}
 	}
 	o.OnStart = func(s reprise.Start) {
+		if s.UI == reprise.UIDashboard && held != nil {
+			defer held.hold() // after the lines below: the dashboard draws next
+		}
 		if n := urlNote(s.URL, s.EndpointPath); n != "" {
 			fmt.Fprintf(a.stderr, "reprise: note: %s\n", n)
 		}
@@ -348,6 +359,7 @@ func runReplay(ctx context.Context, a *app, o reprise.Options, quiet bool) error
 			plannedText(s.Planned, o.Replay.Duration), s.Dir)
 	}
 	res, err := reprise.Run(ctx, o)
+	held.release()
 	if err != nil && res == nil {
 		return runError(err, &o)
 	}

@@ -152,7 +152,7 @@ func sweepFlags() []cli.Flag {
 // sweepCommand is `reprise sweep [TRACE] --request-rate 1:64:x2 …`.
 func sweepCommand(a *app) *cli.Command {
 	var flags []cli.Flag
-	skip := append(slices.Clone(sweptFlags), "overwrite", "shard", "start-at")
+	skip := append(slices.Clone(sweptFlags), "overwrite", "shard", "start-at", "ui")
 	for _, f := range slices.Concat(replayFlags(), responseCapFlags(), contextFlags(), timingFlags(), telemetryFlags()) {
 		if !slices.Contains(skip, f.Names()[0]) {
 			flags = append(flags, f)
