@@ -176,9 +176,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 			}
 		}
 	} else {
-		if tok, err = tokenizer.Load(o.Tokenizer); err != nil {
-			bad("Tokenizer", "{Tokenizer} %q: %w", o.Tokenizer, err)
-		}
+		tok = loadTokenizer(ctx, o, log, func(field, format string, args ...any) { bad(field, format, args...) })
 	}
 	rp.tok = tok
 	if least := wasm.DefaultMemoryLimitPages >> 4; o.Adapter.MemoryMiB < least {

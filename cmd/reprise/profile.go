@@ -241,8 +241,7 @@ var aiperfUnsupported = map[string]string{
 	"warmup-concurrency-ramp-duration":         "warmup runs at the profiling load in reprise; use --concurrency-ramp-duration for the run",
 	"warmup-prefill-concurrency-ramp-duration": "warmup runs at the profiling load in reprise; drop the flag",
 	"warmup-request-rate-ramp-duration":        "warmup runs at the profiling load in reprise; use --request-rate-ramp-duration for the run",
-	"tokenizer-revision":                       "reprise loads a tokenizer.json, a model directory or a cached Hugging Face id as it is (--tokenizer); download the revision you want first",
-	"tokenizer-trust-remote-code":              "reprise runs no tokenizer code: it reads tokenizer.json (--tokenizer)",
+	"tokenizer-trust-remote-code":              "reprise runs no Python, so no tokenizer code from a repository: it reads tokenizer.json or a GGUF file (--tokenizer); a model whose tokenizer needs remote code is named in the error",
 	"profile-export-prefix":                    "reprise writes AIPerf's files under their default names in --artifact-dir; rename them afterwards",
 	"profile-export-file":                      "reprise writes AIPerf's files under their default names in --artifact-dir; rename them afterwards",
 	"slice-duration":                           "time slices are not exported; records carry every timestamp (e.g. duckdb over records.parquet groups them by any window)",
@@ -429,6 +428,8 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 	rc, err := timingConfigFrom(cmd)
 	errs = append(errs, err)
 	o := replayOptions(cmd)
+	// AIPerf's tokenizer is the model's unless one is named.
+	o.TokenizerFromModel = !cmd.IsSet("tokenizer")
 	quiet := cmd.Bool("quiet")
 	switch ui := cmd.String("ui-type"); ui {
 	case "none":
