@@ -38,7 +38,9 @@ func New() *Server {
 
 // AddFile serves content as name on the main branch of repo (a model id
 // or "datasets/ORG/NAME").
-func (s *Server) AddFile(repo, name, content string) { s.AddFileAt(repo, "main", Commit, name, content) }
+func (s *Server) AddFile(repo, name, content string) {
+	s.AddFileAt(repo, "main", Commit, name, content)
+}
 
 // AddFileAt serves content as name of commit, which branch names.
 func (s *Server) AddFileAt(repo, branch, commit, name, content string) {
