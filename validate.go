@@ -156,13 +156,23 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		if urlErr == nil && o.Model != "" {
 			st, info, err := servertok.Load(ctx, servertok.Config{BaseURL: serverRoot(base), Model: o.Model,
 				Header: tokenizeHeader(o, basicAuth)})
-			if err != nil {
+			switch {
+			case err != nil && ctx.Err() != nil:
 				bad("Tokenizer", "{Tokenizer} %s: %w", TokenizerServer, err)
-			} else {
+			case err != nil:
+				// No /tokenize, a placeholder tokenizer, or one reprise
+				// cannot learn from: the run goes on with the builtin
+				// tokenizer, and says what that costs.
+				log.Warn("--tokenizer server: the server's tokenizer cannot be learned; counting with the builtin tokenizer (o200k_base), so input lengths are estimates, not exact (give --tokenizer a tokenizer.json, a GGUF file or the model's Hugging Face id for exact lengths)",
+					slog.String("reason", err.Error()))
+				if tok, err = tokenizer.Builtin(); err != nil {
+					bad("Tokenizer", "{Tokenizer}: %w", err)
+				}
+			default:
 				tok = st
 				log.Info("server tokenizer", slog.String("name", st.Name()), slog.Int("words", st.Words()),
 					slog.String("shape", info.Shape), slog.Bool("cached", info.Cached), slog.Int("requests", info.Requests),
-					slog.String("cache", info.CachePath))
+					slog.Bool("counts only", info.CountOnly), slog.String("cache", info.CachePath))
 				if (o.Endpoint == "" || o.Endpoint == "chat") && o.Prompts.ISLCorrection == 0 {
 					// A chat request's prompt tokens include the template's:
 					// take them off the synthesized prompts, as
