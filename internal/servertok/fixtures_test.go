@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reprise-bench/reprise/internal/prompt"
 	"github.com/reprise-bench/reprise/internal/tokenizer"
 )
 
@@ -145,6 +146,12 @@ func TestLlamaCppFixture(t *testing.T) {
 	if bad > 0 {
 		t.Errorf("%d learned words differ from GPT-2's vocabulary", bad)
 	}
+	// The ChatML template of tiny.gguf adds 27 tokens to a chat request
+	// (its usage.prompt_tokens, 31, for four words), learned from
+	// /apply-template.
+	if n, ok := tok.ChatTemplateTokens(); !ok || n != 27 {
+		t.Errorf("chat template tokens %d %v, want 27", n, ok)
+	}
 }
 
 // TestInferenceSimFixture: the simulator's placeholder tokenizer gives no
@@ -168,8 +175,19 @@ func TestInferenceSimFixture(t *testing.T) {
 	if info.Shape != "vllm" || !info.CountOnly || tok.Words() != 4096 {
 		t.Errorf("shape %s, count only %v, %d words; want vllm, counts, 4096", info.Shape, info.CountOnly, tok.Words())
 	}
-	if n, ok := tok.ChatTemplateTokens(); !ok || n <= 0 {
-		t.Errorf("chat template tokens %d %v", n, ok)
+	// The simulator's chat template adds 5 words to a one-message chat.
+	if n, ok := tok.ChatTemplateTokens(); !ok || n != 5 {
+		t.Errorf("chat template tokens %d %v, want 5", n, ok)
+	}
+	// Its ids (32-bit hashes, unstable) are renumbered: a vocabulary of
+	// the learned words' size.
+	if tok.VocabSize() != tok.Words() {
+		t.Errorf("vocabulary size %d for %d words", tok.VocabSize(), tok.Words())
+	}
+	// Prompt synthesis takes them (its word ids are int32: the server's
+	// hashes overflowed them).
+	if _, err := prompt.New(tok, prompt.NewConfig()); err != nil {
+		t.Errorf("prompt synthesis: %v", err)
 	}
 }
 

@@ -83,7 +83,8 @@ type Info struct {
 	// SGLang and the mock server), "llamacpp" or "tgi".
 	Shape string
 	// CountOnly is true when the server's newline is no token: the words
-	// were learned by counts, which are exact, while the ids are not.
+	// were learned by counts, which are exact; their ids are reprise's
+	// numbering (0…n-1), not the server's.
 	CountOnly bool
 	// Cached is true when nothing was asked: the words came from the cache.
 	Cached bool
@@ -164,24 +165,52 @@ func Load(ctx context.Context, cfg Config) (*Tokenizer, Info, error) {
 }
 
 // chatTemplate asks how many tokens the server's chat template adds to a
-// one-message chat request: the count of /tokenize's messages form (a
-// user message of a few words, with the template and its special tokens,
-// as a chat request's usage.prompt_tokens counts it) minus the count of
-// the same words alone; -1 when the server does not answer the messages
-// form (only vLLM and servers of its shape do).
+// one-message chat request: the count of the templated request (a user
+// message of a few words, with the template and its special tokens, as a
+// chat request's usage.prompt_tokens counts it) minus the count of the
+// same words alone. vLLM-shaped servers count /tokenize's messages form;
+// llama.cpp renders the template at /apply-template, whose text is then
+// tokenized with special tokens, as its chat endpoint does. -1 when the
+// server does not say.
 func (c *client) chatTemplate(ctx context.Context) int {
 	const words = " the quick brown fox"
-	plain, err := c.tokenizeAs(ctx, "vllm", words)
+	plain, err := c.tokenizeAs(ctx, c.shape, words)
 	if err != nil {
 		return -1
 	}
-	body := map[string]any{"model": c.cfg.Model, "messages": []map[string]string{{"role": "user", "content": words}}, "add_generation_prompt": true}
-	chat, err := c.post(ctx, body)
-	if err != nil {
+	messages := []map[string]string{{"role": "user", "content": words}}
+	var ids []int
+	switch c.shape {
+	case "vllm":
+		chat, err := c.post(ctx, "/tokenize", map[string]any{"model": c.cfg.Model, "messages": messages, "add_generation_prompt": true})
+		if err != nil {
+			return -1
+		}
+		if ids, err = parseTokens("vllm", chat); err != nil {
+			return -1
+		}
+	case "llamacpp":
+		out, err := c.post(ctx, "/apply-template", map[string]any{"messages": messages})
+		if err != nil {
+			return -1
+		}
+		var v struct {
+			Prompt *string `json:"prompt"`
+		}
+		if json.Unmarshal(out, &v) != nil || v.Prompt == nil {
+			return -1
+		}
+		chat, err := c.post(ctx, "/tokenize", map[string]any{"content": *v.Prompt, "add_special": true, "parse_special": true})
+		if err != nil {
+			return -1
+		}
+		if ids, err = parseTokens("llamacpp", chat); err != nil {
+			return -1
+		}
+	default:
 		return -1
 	}
-	ids, err := parseTokens("vllm", chat)
-	if err != nil || len(ids) < len(plain) {
+	if len(ids) < len(plain) {
 		return -1
 	}
 	return len(ids) - len(plain)
@@ -343,20 +372,20 @@ func (c *client) tokenizeAs(ctx context.Context, shape, text string) ([]int, err
 	case "tgi":
 		body = map[string]any{"inputs": text, "parameters": map[string]any{}}
 	}
-	out, err := c.post(ctx, body)
+	out, err := c.post(ctx, "/tokenize", body)
 	if err != nil {
 		return nil, err
 	}
 	return parseTokens(shape, out)
 }
 
-// post sends body to /tokenize and returns the answer of a 200.
-func (c *client) post(ctx context.Context, body any) ([]byte, error) {
+// post sends body to path (/tokenize) and returns the answer of a 200.
+func (c *client) post(ctx context.Context, path string, body any) ([]byte, error) {
 	data, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.BaseURL+"/tokenize", bytes.NewReader(data))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.BaseURL+path, bytes.NewReader(data))
 	if err != nil {
 		return nil, err
 	}
@@ -486,10 +515,7 @@ func (c *client) learn(ctx context.Context) (*learned, error) {
 		l.Words, l.IDs = append(l.Words, words...), append(l.IDs, wids...)
 	}
 	l.Shape, l.CountOnly = c.shape, c.countOnly
-	l.ChatTemplate = -1
-	if l.Shape == "vllm" {
-		l.ChatTemplate = c.chatTemplate(ctx)
-	}
+	l.ChatTemplate = c.chatTemplate(ctx)
 	if len(l.Words) < MinWords {
 		return nil, fmt.Errorf("%s/tokenize: only %d of reprise's %d candidate words are single tokens of model %q (%d needed); use a tokenizer file instead (--tokenizer FILE, a tokenizer.json or GGUF)",
 			c.cfg.BaseURL, len(l.Words), len(cands), c.cfg.Model, MinWords)
@@ -499,6 +525,14 @@ func (c *client) learn(ctx context.Context) (*learned, error) {
 	}
 	if err := c.verify(ctx, l); err != nil {
 		return nil, err
+	}
+	if l.CountOnly {
+		// The server's ids of such a tokenizer are not stable (and
+		// llm-d-inference-sim's are 32-bit hashes): number the words
+		// 0…n-1, a vocabulary of their size.
+		for i := range l.IDs {
+			l.IDs[i] = i
+		}
 	}
 	return l, nil
 }
