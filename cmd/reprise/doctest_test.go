@@ -120,7 +120,15 @@ func TestDoc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range models {
+	hubIDs := slices.Clone(models)
+	for _, bs := range blocks {
+		for _, b := range bs {
+			for _, m := range docTokenizerFlag.FindAllStringSubmatch(b.text, -1) {
+				hubIDs = append(hubIDs, m[1])
+			}
+		}
+	}
+	for _, m := range hubIDs {
 		if tokenizer.IsModelID(m) {
 			hub.AddFile(m, "tokenizer.json", string(tokJSON))
 		}
@@ -352,6 +360,10 @@ func cmpBool(a, b bool) int {
 var docModelFlag = regexp.MustCompile(`(?:--model|-m)[ =]([A-Za-z0-9][\w./:-]*)`)
 
 // docModels returns the model names the examples of text send.
+// docTokenizerFlag finds the tokenizers examples name (a model id among
+// them is served by the fake Hub).
+var docTokenizerFlag = regexp.MustCompile(`--tokenizer[ =]([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)`)
+
 func docModels(text string) []string {
 	var ms []string
 	for _, m := range docModelFlag.FindAllStringSubmatch(text, -1) {
