@@ -13,8 +13,14 @@
 // words that merge are found). A final check sends a long pseudo-random
 // sequence of the learned words. Server shapes: vLLM and SGLang
 // ({"prompt"} → {"tokens"}), llama.cpp ({"content"} → {"tokens"}) and TGI
-// ({"inputs"} → [{"id"}]); special tokens are turned off where the server
-// has the switch.
+// ({"inputs"} → [{"id"}]), each tried with plain words until one answers
+// with tokens (llama.cpp answers a body of another shape with 200 and no
+// tokens); special tokens are turned off where the server has the switch.
+// A server whose newline is no token (llm-d-inference-sim's placeholder
+// tokenizer) is learned by counts instead of ids. A server without
+// /tokenize ([ErrNoEndpoint]) is told from one whose tokenizer gives no
+// tokens for text ([ErrUnusable]) and from one of an unknown shape
+// ([ErrNoShape]).
 //
 // What is learned is cached per server URL and model in the user's cache
 // directory, so a second run asks nothing. The result is a
