@@ -413,6 +413,12 @@ type TraceOptions struct {
 	// Columns name the columns of a table dataset (JSON Lines, CSV or
 	// Parquet with a prompt column); naming one reads the file as a table.
 	Columns trace.Columns
+	// PublicDataset is AIPerf's --public-dataset: a dataset named by
+	// AIPerf that reprise downloads from the Hugging Face Hub into the
+	// Hugging Face cache (HF_* environment, as for a model id tokenizer)
+	// and reads as the trace: "sharegpt" (ShareGPT_V3_unfiltered_cleaned_split.json,
+	// format sharegpt, AllTurns). Exclusive with Path and Reader.
+	PublicDataset string
 	// AllTurns sends every human→gpt pair of a ShareGPT conversation as a
 	// turn of one session (with the live responses in its history); false
 	// sends its first pair only.

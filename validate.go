@@ -100,6 +100,9 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		bad("Model", "{Model} is required: the model name to put in every request")
 	}
 	nonFinite(reflect.ValueOf(o).Elem(), "", bad)
+	if o.Trace.PublicDataset != "" {
+		resolvePublicDataset(ctx, o, log, bad)
+	}
 	switch o.Calibration {
 	case "":
 	case AutoCalibration:
@@ -340,8 +343,10 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	if o.Trace.BlockSize < 0 {
 		bad("Trace.BlockSize", "{Trace.BlockSize} %d: want a positive number of tokens (0 = the format's default)", o.Trace.BlockSize)
 	}
-	syntheticProblems(&o.Synthetic, hasTrace(o), bad)
-	if !hasTrace(o) {
+	// A public dataset that could not be had is its own error, not a
+	// missing synthetic load.
+	syntheticProblems(&o.Synthetic, hasTrace(o) || o.Trace.PublicDataset != "", bad)
+	if !hasTrace(o) && o.Trace.PublicDataset == "" {
 		switch {
 		case rp.kind != adapter.KindGenerate:
 			// Embeddings and rankings answer with vectors or scores: an

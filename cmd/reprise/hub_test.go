@@ -135,3 +135,42 @@ func TestProfileTokenizerFromHub(t *testing.T) {
 		t.Errorf("--tokenizer-trust-remote-code: exit %d:\n%s", code, stderr)
 	}
 }
+
+// TestProfilePublicDataset: --public-dataset sharegpt downloads AIPerf's
+// ShareGPT file from HF_ENDPOINT into the Hugging Face cache (a dataset
+// repository) and sends its conversations turn by turn; a second run
+// asks the Hub nothing.
+func TestProfilePublicDataset(t *testing.T) {
+	hub, cache := fakeHubEnv(t)
+	hub.AddFile("datasets/anon8231489123/ShareGPT_Vicuna_unfiltered", "ShareGPT_V3_unfiltered_cleaned_split.json", `[
+ {"id": "a", "conversations": [{"from": "human", "value": "Explain paged attention in one line."}, {"from": "gpt", "value": "KV blocks in pages."},
+                               {"from": "human", "value": "And prefix caching?"}, {"from": "gpt", "value": "Shared blocks are reused."}]},
+ {"id": "b", "conversations": [{"from": "human", "value": "What is TTFT?"}, {"from": "gpt", "value": "Time to first token."}]}
+]`)
+	srv := startMockServer(t, nil)
+	for i := range 2 {
+		out := filepath.Join(t.TempDir(), "run")
+		code, _, stderr := runCLI(t, "", "profile", "-m", "reprise-mock", "--url", srv.URL(), "--public-dataset", "sharegpt",
+			"--streaming", "--artifact-dir", out, "--export", "none", "--format", "jsonl")
+		if code != 0 {
+			t.Fatalf("run %d: exit %d: %s", i, code, stderr)
+		}
+		reqs := hub.Requests()
+		if i == 0 && (len(reqs) != 2 || !strings.HasPrefix(reqs[0], "HEAD /datasets/anon8231489123/ShareGPT_Vicuna_unfiltered/resolve/main/")) {
+			t.Errorf("first run asked %q", reqs)
+		}
+		if i == 1 && len(reqs) != 0 {
+			t.Errorf("second run asked %q", reqs)
+		}
+		if n := len(readRecords(t, out)); n != 3 {
+			t.Errorf("run %d: %d records, want 3 (every turn of both conversations)", i, n)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(cache, "datasets--anon8231489123--ShareGPT_Vicuna_unfiltered", "refs", "main")); err != nil {
+		t.Errorf("not in the cache: %v", err)
+	}
+	code, _, stderr := runCLI(t, "", "profile", "-m", "reprise-mock", "--url", srv.URL(), "--public-dataset", "mmstar")
+	if code != 2 || !strings.Contains(stderr, "reprise reads sharegpt") {
+		t.Errorf("an unknown public dataset: exit %d:\n%s", code, stderr)
+	}
+}
