@@ -61,9 +61,12 @@ func LoadContext(ctx context.Context, spec string, cfg LoadConfig) (Tokenizer, e
 }
 
 // IsModelID reports whether spec has the shape of a Hugging Face model id:
-// ORG/NAME (a single-name repository is taken for a file name).
+// ORG/NAME (a single-name repository is taken for a file name, and so is
+// a NAME ending in .json or .gguf: a mistyped path is not sent to the Hub).
 func IsModelID(spec string) bool {
-	return strings.Count(spec, "/") == 1 && hfhub.ValidRepoID(spec)
+	lower := strings.ToLower(spec)
+	return strings.Count(spec, "/") == 1 && hfhub.ValidRepoID(spec) &&
+		!strings.HasSuffix(lower, ".json") && !strings.HasSuffix(lower, ".gguf")
 }
 
 // hubTokenizer returns the path of a model id's tokenizer.json, from the

@@ -127,3 +127,14 @@ func writeTemp(t *testing.T, data []byte) string {
 	}
 	return p
 }
+
+func TestIsModelID(t *testing.T) {
+	for spec, want := range map[string]bool{
+		"Qwen/Qwen3-0.6B": true, "meta-llama/Llama-3.1-8B-Instruct": true, "org/model.v2": true,
+		"gpt2": false, "models/tokenizer.json": false, "models/tiny.GGUF": false, "/abs/x": false, "a/b/c": false, "./x": false,
+	} {
+		if got := tokenizer.IsModelID(spec); got != want {
+			t.Errorf("IsModelID(%q) = %v", spec, got)
+		}
+	}
+}
