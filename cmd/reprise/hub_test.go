@@ -87,9 +87,9 @@ func TestProfileTokenizerFromHub(t *testing.T) {
 	if !strings.Contains(stderr, "downloaded from the Hugging Face Hub") {
 		t.Errorf("no download logged:\n%s", stderr)
 	}
-	// tokenizer_config.json: a HEAD answering 404 (remembered in the
-	// cache's .no_exist); tokenizer.json: a HEAD and a GET.
-	if reqs := hub.Requests(); strings.Join(reqs, ",") != "HEAD /org/model/resolve/main/tokenizer_config.json,HEAD /org/model/resolve/main/tokenizer.json,GET /org/model/resolve/main/tokenizer.json" {
+	// tokenizer.json: a HEAD and a GET; tokenizer_config.json: a HEAD
+	// answering 404 (remembered in the cache's .no_exist).
+	if reqs := hub.Requests(); strings.Join(reqs, ",") != "HEAD /org/model/resolve/main/tokenizer.json,GET /org/model/resolve/main/tokenizer.json,HEAD /org/model/resolve/main/tokenizer_config.json" {
 		t.Errorf("requests %q", reqs)
 	}
 	if _, err := os.Stat(filepath.Join(cache, "models--org--model", "refs", "main")); err != nil {

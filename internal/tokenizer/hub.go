@@ -94,30 +94,26 @@ func hubTokenizer(ctx context.Context, id string, cfg LoadConfig) (string, error
 	}
 	var firstErr error
 	for _, h := range hubs {
-		// tokenizer_config.json carries the chat template's special
-		// tokens and, for a tokenizer without tokenizer.json, says what
-		// it is instead; many repositories lack it.
-		confPath := ""
-		if f, err := h.Download(ctx, hfhub.Model, id, cfg.Revision, "tokenizer_config.json"); err == nil {
-			confPath = f.Path
-			note(cfg, f)
-		} else if !errors.Is(err, hfhub.ErrEntryNotFound) && !errors.Is(err, hfhub.ErrOffline) {
+		f, err := h.Download(ctx, hfhub.Model, id, cfg.Revision, "tokenizer.json")
+		if err != nil && !errors.Is(err, hfhub.ErrEntryNotFound) {
 			if firstErr == nil {
 				firstErr = err
 			}
 			continue
 		}
-		f, err := h.Download(ctx, hfhub.Model, id, cfg.Revision, "tokenizer.json")
+		// tokenizer_config.json carries the chat template's special
+		// tokens and, for a tokenizer without tokenizer.json, says what
+		// it is instead; many repositories lack it, and a tokenizer.json
+		// is usable without it.
+		conf, confErr := h.Download(ctx, hfhub.Model, id, cfg.Revision, "tokenizer_config.json")
+		if confErr == nil {
+			note(cfg, conf)
+		}
 		if err == nil {
 			note(cfg, f)
 			return f.Path, nil
 		}
-		if errors.Is(err, hfhub.ErrEntryNotFound) {
-			return "", noTokenizerJSON(id, confPath, err)
-		}
-		if firstErr == nil {
-			firstErr = err
-		}
+		return "", noTokenizerJSON(id, conf.Path, err)
 	}
 	if cfg.Revision == "" {
 		// A cache without refs/main (a snapshot copied by hand, a
