@@ -120,7 +120,9 @@ type learned struct {
 	LearnedAt    string `json:"learned_at"`
 }
 
-const cacheVersion = 2
+// cacheVersion 3: llama.cpp servers learn their chat template, count-only
+// learning; an older cache is learned again.
+const cacheVersion = 3
 
 // MinWords is the fewest single-token words Load accepts (the prompt
 // builder's minimum).
