@@ -245,11 +245,22 @@ type Options struct {
 
 	// Tokenizer is the client tokenizer's spec: "builtin", an encoding
 	// name, a tokenizer.json, a GGUF model file, a model directory, a
-	// cached Hugging Face id, or TokenizerServer: the words prompts are
+	// Hugging Face model id (ORG/NAME: from the local cache, else
+	// downloaded from the Hub as huggingface_hub does, see
+	// docs/format/cli.md), or TokenizerServer: the words prompts are
 	// made of are learned from the server's /tokenize before the run
 	// (cached per server and model), other text is counted with the
 	// builtin tokenizer. It builds prompts and counts output tokens.
 	Tokenizer string
+	// TokenizerRevision is the branch, tag or commit of a Tokenizer that
+	// is a Hugging Face model id ("" is main).
+	TokenizerRevision string
+	// TokenizerFromModel takes the tokenizer from Model when it is a
+	// Hugging Face model id (ORG/NAME), as AIPerf does when no tokenizer
+	// is named: from the local cache or downloaded from the Hub. A Model
+	// that is no model id, or whose tokenizer cannot be had (offline,
+	// gated, no tokenizer.json), leaves Tokenizer in use, with a warning.
+	TokenizerFromModel bool
 	// UseServerTokenCount takes output lengths (OSL, ITL) from the
 	// server's usage where it reports it; false counts with the client
 	// tokenizer (both counts are recorded).
@@ -423,6 +434,12 @@ type TraceOptions struct {
 	// Columns name the columns of a table dataset (JSON Lines, CSV or
 	// Parquet with a prompt column); naming one reads the file as a table.
 	Columns trace.Columns
+	// PublicDataset is AIPerf's --public-dataset: a dataset named by
+	// AIPerf that reprise downloads from the Hugging Face Hub into the
+	// Hugging Face cache (HF_* environment, as for a model id tokenizer)
+	// and reads as the trace: "sharegpt" (ShareGPT_V3_unfiltered_cleaned_split.json,
+	// format sharegpt, AllTurns). Exclusive with Path and Reader.
+	PublicDataset string
 	// AllTurns sends every human→gpt pair of a ShareGPT conversation as a
 	// turn of one session (with the live responses in its history); false
 	// sends its first pair only.

@@ -101,6 +101,9 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		bad("Model", "{Model} is required: the model name to put in every request")
 	}
 	nonFinite(reflect.ValueOf(o).Elem(), "", bad)
+	if o.Trace.PublicDataset != "" {
+		resolvePublicDataset(ctx, o, log, bad)
+	}
 	switch o.Calibration {
 	case "":
 	case AutoCalibration:
@@ -157,13 +160,23 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		if urlErr == nil && o.Model != "" {
 			st, info, err := servertok.Load(ctx, servertok.Config{BaseURL: serverRoot(base), Model: o.Model,
 				Header: tokenizeHeader(o, basicAuth)})
-			if err != nil {
+			switch {
+			case err != nil && ctx.Err() != nil:
 				bad("Tokenizer", "{Tokenizer} %s: %w", TokenizerServer, err)
-			} else {
+			case err != nil:
+				// No /tokenize, a placeholder tokenizer, or one reprise
+				// cannot learn from: the run goes on with the builtin
+				// tokenizer, and says what that costs.
+				log.Warn("--tokenizer server: the server's tokenizer cannot be learned; counting with the builtin tokenizer (o200k_base), so input lengths are estimates, not exact (give --tokenizer a tokenizer.json, a GGUF file or the model's Hugging Face id for exact lengths)",
+					slog.String("reason", err.Error()))
+				if tok, err = tokenizer.Builtin(); err != nil {
+					bad("Tokenizer", "{Tokenizer}: %w", err)
+				}
+			default:
 				tok = st
 				log.Info("server tokenizer", slog.String("name", st.Name()), slog.Int("words", st.Words()),
 					slog.String("shape", info.Shape), slog.Bool("cached", info.Cached), slog.Int("requests", info.Requests),
-					slog.String("cache", info.CachePath))
+					slog.Bool("counts only", info.CountOnly), slog.String("cache", info.CachePath))
 				if (o.Endpoint == "" || o.Endpoint == "chat") && o.Prompts.ISLCorrection == 0 {
 					// A chat request's prompt tokens include the template's:
 					// take them off the synthesized prompts, as
@@ -177,9 +190,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 			}
 		}
 	} else {
-		if tok, err = tokenizer.Load(o.Tokenizer); err != nil {
-			bad("Tokenizer", "{Tokenizer} %q: %w", o.Tokenizer, err)
-		}
+		tok = loadTokenizer(ctx, o, log, func(field, format string, args ...any) { bad(field, format, args...) })
 	}
 	rp.tok = tok
 	if least := wasm.DefaultMemoryLimitPages >> 4; o.Adapter.MemoryMiB < least {
@@ -346,8 +357,10 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	if o.Trace.BlockSize < 0 {
 		bad("Trace.BlockSize", "{Trace.BlockSize} %d: want a positive number of tokens (0 = the format's default)", o.Trace.BlockSize)
 	}
-	syntheticProblems(&o.Synthetic, hasTrace(o), bad)
-	if !hasTrace(o) {
+	// A public dataset that could not be had is its own error, not a
+	// missing synthetic load.
+	syntheticProblems(&o.Synthetic, hasTrace(o) || o.Trace.PublicDataset != "", bad)
+	if !hasTrace(o) && o.Trace.PublicDataset == "" {
 		switch {
 		case rp.kind != adapter.KindGenerate:
 			// Embeddings and rankings answer with vectors or scores: an

@@ -25,7 +25,10 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/urfave/cli/v3"
 
+	"github.com/reprise-bench/reprise/internal/hfhub/hfhubtest"
 	"github.com/reprise-bench/reprise/internal/mockserver"
+	"github.com/reprise-bench/reprise/internal/tokenizer"
+	"github.com/reprise-bench/reprise/internal/tokenizer/tokenizertest"
 )
 
 // The doc-test runs every shell example of the documentation and of every
@@ -108,10 +111,33 @@ func TestDoc(t *testing.T) {
 	}
 	defer mock.Close()
 
+	// A fake Hugging Face Hub (HF_ENDPOINT) serves a tokenizer.json for
+	// every documented model id, so examples naming one download it as
+	// they would from the Hub, without the network.
+	hub := hfhubtest.New()
+	defer hub.Close()
+	tokJSON, err := tokenizertest.Llama3Style(4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hubIDs := slices.Clone(models)
+	for _, bs := range blocks {
+		for _, b := range bs {
+			for _, m := range docTokenizerFlag.FindAllStringSubmatch(b.text, -1) {
+				hubIDs = append(hubIDs, m[1])
+			}
+		}
+	}
+	for _, m := range hubIDs {
+		if tokenizer.IsModelID(m) {
+			hub.AddFile(m, "tokenizer.json", string(tokJSON))
+		}
+	}
+
 	fixtures := docFixtures(t, mock.URL())
 	for _, bs := range blocks {
 		t.Run(bs[0].file, func(t *testing.T) {
-			s := newDocSession(t, fixtures, mock.Addr())
+			s := newDocSession(t, fixtures, mock.Addr(), hub.URL)
 			defer s.stop()
 			for _, b := range bs {
 				s.run(t, b)
@@ -334,6 +360,10 @@ func cmpBool(a, b bool) int {
 var docModelFlag = regexp.MustCompile(`(?:--model|-m)[ =]([A-Za-z0-9][\w./:-]*)`)
 
 // docModels returns the model names the examples of text send.
+// docTokenizerFlag finds the tokenizers examples name (a model id among
+// them is served by the fake Hub).
+var docTokenizerFlag = regexp.MustCompile(`--tokenizer[ =]([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)`)
+
 func docModels(text string) []string {
 	var ms []string
 	for _, m := range docModelFlag.FindAllStringSubmatch(text, -1) {
@@ -451,7 +481,7 @@ type docSession struct {
 	groups []int
 }
 
-func newDocSession(t *testing.T, fixtures, mock string) *docSession {
+func newDocSession(t *testing.T, fixtures, mock, hub string) *docSession {
 	t.Helper()
 	dir := t.TempDir()
 	if out, err := exec.Command("cp", "-r", fixtures+"/.", dir).CombinedOutput(); err != nil {
@@ -487,6 +517,9 @@ func newDocSession(t *testing.T, fixtures, mock string) *docSession {
 		"REPRISE_STEP_DURATION=300ms",
 		"REPRISE_NO_CO_LOCATED=true",
 		"REPRISE_STREAMS=16",
+		"HF_ENDPOINT=" + hub,
+		"HF_HOME=" + filepath.Join(dir, "home/.cache/huggingface"),
+		"HF_HUB_CACHE=", "HUGGINGFACE_HUB_CACHE=", "HF_TOKEN=", "HF_TOKEN_PATH=", "HF_HUB_OFFLINE=", "TRANSFORMERS_OFFLINE=",
 	}
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")

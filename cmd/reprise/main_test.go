@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -13,6 +14,11 @@ func TestMain(m *testing.M) {
 	// in the user cache directory) must not change their replays: a test
 	// applies one only by naming it.
 	os.Setenv("REPRISE_CALIBRATION", "off")
+	// No test reaches the real Hugging Face Hub: a model id tokenizer or
+	// public dataset a test does not serve from its fake Hub fails at
+	// once, and nothing is read from the user's cache.
+	os.Setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+	os.Setenv("HF_HUB_CACHE", filepath.Join(os.TempDir(), "reprise-test-no-hf-cache"))
 	os.Exit(m.Run())
 }
 

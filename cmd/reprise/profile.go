@@ -94,6 +94,8 @@ func profileOwnFlags() []cli.Flag {
 			Usage: "stream responses (needed for TTFT and ITL); off by default, as in AIPerf"},
 		&cli.StringFlag{Name: "input-file", Category: cat, Sources: envVars("input-file"),
 			Usage: "the trace or dataset `FILE` (replay's TRACE)"},
+		&cli.StringFlag{Name: "public-dataset", Category: cat, Sources: envVars("public-dataset"),
+			Usage: "AIPerf's public dataset `NAME`: sharegpt (downloaded from the Hugging Face Hub into its cache, every turn sent with the live replies); exclusive with --input-file"},
 		&cli.StringFlag{Name: "custom-dataset-type", Category: cat, Sources: envVars("custom-dataset-type"),
 			Usage: "`TYPE` of --input-file: single_turn, multi_turn, random_pool, mooncake_trace, bailian_trace, burst_gpt_trace, raw_payload, inputs_json, or any --trace-format"},
 		&cli.BoolFlag{Name: "fixed-schedule", Category: cat, Sources: envVars("fixed-schedule"),
@@ -207,9 +209,8 @@ var aiperfUnsupported = map[string]string{
 	"wait-for-model-timeout":                   "reprise does not poll for readiness: start it once the server answers (e.g. curl --retry on /v1/models)",
 	"wait-for-model-mode":                      "reprise does not poll for readiness: start it once the server answers (e.g. curl --retry on /v1/models)",
 	"wait-for-model-interval":                  "reprise does not poll for readiness: start it once the server answers (e.g. curl --retry on /v1/models)",
-	"public-dataset":                           "reprise downloads nothing: download the dataset (e.g. ShareGPT_V3_unfiltered_cleaned_split.json) and pass it with --input-file",
-	"hf-subset":                                "reprise downloads nothing: export the subset to Parquet or JSONL and pass it with --input-file (--prompt-column names the text)",
-	"dataset-filter":                           "reprise downloads nothing: filter the file first (e.g. with duckdb or jq) and pass it with --input-file",
+	"hf-subset":                                "reprise's --public-dataset names one file (sharegpt); export the subset to Parquet or JSONL and pass it with --input-file (--prompt-column names the text)",
+	"dataset-filter":                           "reprise's --public-dataset is read whole; filter the file first (e.g. with duckdb or jq) and pass it with --input-file",
 	"config":                                   "reprise takes no YAML config; give the flags (each also reads REPRISE_<FLAG> from the environment)",
 	"f":                                        "reprise takes no YAML config; give the flags (each also reads REPRISE_<FLAG> from the environment)",
 	"num-dataset-entries":                      "synthetic prompts are all distinct in reprise (no pool to size); drop the flag",
@@ -247,8 +248,7 @@ var aiperfUnsupported = map[string]string{
 	"warmup-concurrency-ramp-duration":         "warmup runs at the profiling load in reprise; use --concurrency-ramp-duration for the run",
 	"warmup-prefill-concurrency-ramp-duration": "warmup runs at the profiling load in reprise; drop the flag",
 	"warmup-request-rate-ramp-duration":        "warmup runs at the profiling load in reprise; use --request-rate-ramp-duration for the run",
-	"tokenizer-revision":                       "reprise loads a tokenizer.json, a model directory or a cached Hugging Face id as it is (--tokenizer); download the revision you want first",
-	"tokenizer-trust-remote-code":              "reprise runs no tokenizer code: it reads tokenizer.json (--tokenizer)",
+	"tokenizer-trust-remote-code":              "reprise runs no Python, so no tokenizer code from a repository: it reads tokenizer.json or a GGUF file (--tokenizer); a model whose tokenizer needs remote code is named in the error",
 	"profile-export-prefix":                    "reprise writes AIPerf's files under their default names in --artifact-dir; rename them afterwards",
 	"profile-export-file":                      "reprise writes AIPerf's files under their default names in --artifact-dir; rename them afterwards",
 	"slice-duration":                           "time slices are not exported; records carry every timestamp (e.g. duckdb over records.parquet groups them by any window)",
@@ -435,6 +435,8 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 	rc, err := timingConfigFrom(cmd)
 	errs = append(errs, err)
 	o := replayOptions(cmd)
+	// AIPerf's tokenizer is the model's unless one is named.
+	o.TokenizerFromModel = !cmd.IsSet("tokenizer")
 	quiet := cmd.Bool("quiet")
 	switch ui := cmd.String("ui-type"); ui {
 	case "none":
@@ -458,6 +460,7 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 	}
 	o.Streaming = cmd.Bool("streaming")
 	o.Trace.Path = cmd.String("input-file")
+	o.Trace.PublicDataset = cmd.String("public-dataset")
 	if t := cmd.String("custom-dataset-type"); t != "" {
 		if o.Trace.Path == "" {
 			errs = append(errs, errors.New("--custom-dataset-type needs --input-file"))
@@ -564,9 +567,10 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 	}
 	// AIPerf sends 10 requests when nothing else bounds a run that is not
 	// a fixed schedule: a synthetic load, or a file paced by a load model
-	// named outright. A file in the auto mode is sent once, whole.
+	// named outright. A file (or a public dataset) in the auto mode is
+	// sent once, whole.
 	if rc.RequestCount == 0 && rc.Duration == 0 && rc.Mode != replay.ModeFixed &&
-		(o.Trace.Path == "" || rc.Mode != replay.ModeAuto) && o.Synthetic.Sessions == 0 {
+		(o.Trace.Path == "" && o.Trace.PublicDataset == "" || rc.Mode != replay.ModeAuto) && o.Synthetic.Sessions == 0 {
 		rc.RequestCount = 10
 	}
 	// Without a load model AIPerf runs one request at a time (its

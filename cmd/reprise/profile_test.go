@@ -150,7 +150,6 @@ func TestProfileCommands(t *testing.T) {
 		{"embeddings", []string{"--endpoint-type", "nim_embeddings", "-b", "2", "--isl", "16", "--osl", "1", "--request-count", "2"}, 2, ""},
 		{"rankings", []string{"--endpoint-type", "hf_tei_rankings", "--rankings-passages-mean", "3", "--rankings-passages-prompt-token-mean", "12",
 			"--rankings-query-prompt-token-mean", "8", "--osl", "1", "--request-count", "2"}, 2, ""},
-		{"public dataset", []string{"--public-dataset", "sharegpt", "--request-count", "4"}, 0, "aiperf's --public-dataset is not supported: reprise downloads nothing"},
 		{"sweep list", []string{"--concurrency", "10,20", "--isl", "16", "--osl", "4"}, 0, "--concurrency"},
 		{"profile runs", []string{"--num-profile-runs", "2", "--confidence-level", "0.9", "--warmup-request-count", "1", "--request-count", "3", "--isl", "16", "--osl", "4"}, -2, ""},
 		{"profile run cooldown", []string{"--profile-run-cooldown-seconds", "5", "--isl", "16", "--osl", "4"}, 0, "aiperf's --profile-run-cooldown-seconds is not supported"},

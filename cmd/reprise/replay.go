@@ -93,7 +93,9 @@ func replayFlags() []cli.Flag {
 		&cli.StringFlag{Name: "extra-body", Aliases: []string{"extra-inputs"}, Category: catReq, Sources: envVars("extra-body"),
 			Usage: "`JSON` object merged into every request body, e.g. '{\"temperature\":0}'"},
 		&cli.StringFlag{Name: "tokenizer", Value: reprise.DefaultTokenizer, Category: catReq, Sources: envVars("tokenizer"),
-			Usage: "client tokenizer `SPEC`: builtin (o200k_base), an encoding name, a tokenizer.json, a GGUF model file, a model dir, a cached HF id, or server (learn the prompt words from the server's /tokenize; cached)"},
+			Usage: "client tokenizer `SPEC`: builtin (o200k_base), an encoding name, a tokenizer.json, a GGUF model file, a model dir, a Hugging Face model id ORG/NAME (from the HF cache, else downloaded: HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE), or server (learn the prompt words from the server's /tokenize; cached)"},
+		&cli.StringFlag{Name: "tokenizer-revision", Category: catReq, Sources: envVars("tokenizer-revision"),
+			Usage: "`REV` (branch, tag or commit) of a Hugging Face model id given as --tokenizer (default main)"},
 		&cli.BoolFlag{Name: "use-server-token-count", Value: reprise.DefaultUseServerTokenCount, DefaultText: "true", Category: catReq, Sources: envVars("use-server-token-count"),
 			Usage: "take output lengths (OSL, ITL) from the server's usage when it reports it; =false counts with the client tokenizer (both counts are recorded)"},
 		&cli.FloatFlag{Name: "isl", Aliases: []string{"synthetic-input-tokens-mean"}, Category: catLoad, Sources: envVars("isl"),
@@ -293,6 +295,7 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 		o.Nice = &n
 	}
 	o.Tokenizer, o.UseServerTokenCount = cmd.String("tokenizer"), cmd.Bool("use-server-token-count")
+	o.TokenizerRevision = cmd.String("tokenizer-revision")
 	o.Synthetic = reprise.SyntheticLoad{ISL: cmd.Float("isl"), ISLStdDev: cmd.Float("isl-stddev"), OSL: cmd.Float("osl"), OSLStdDev: cmd.Float("osl-stddev"),
 		Sessions: cmd.Int("num-sessions"), TurnsMean: cmd.Float("session-turns-mean"), TurnsStdDev: cmd.Float("session-turns-stddev"),
 		TurnDelay: cmd.Duration("turn-delay"), TurnDelayStdDev: cmd.Duration("turn-delay-stddev"),

@@ -17,8 +17,9 @@ import (
 //     counts the chat template's tokens as a chat request does, so its
 //     count equals that request's usage.prompt_tokens.
 //   - llama.cpp: POST /tokenize {"content", "with_pieces"} → {"tokens"}
-//     (with pieces: [{"id", "piece"}]); POST /detokenize {"tokens"} →
-//     {"content"}.
+//     (with pieces: [{"id", "piece"}]); a body without "content" is
+//     empty text, 200 {"tokens":[]}, as llama.cpp answers; POST
+//     /detokenize {"tokens"} → {"content"}.
 //
 // The mock's tokenizer adds no special tokens, so add_special_tokens and
 // add_special change nothing. They are not completion requests: they are
@@ -80,11 +81,13 @@ func (s *Server) serveTokenize(w http.ResponseWriter, r *http.Request) {
 			}
 			ids = s.tok.AppendEncode(ids, t)
 		}
+	case s.cfg.Flavor == FlavorLlamaCPP:
+		// llama.cpp takes a body without "content" (vLLM's {"prompt"})
+		// for empty text: 200 {"tokens":[]} (recorded in
+		// internal/servertok/testdata/llamacpp-tokenize.jsonl.gz).
+		ids = []int{}
 	default:
 		want := `"prompt" or "messages"`
-		if s.cfg.Flavor == FlavorLlamaCPP {
-			want = `"content"`
-		}
 		s.writeJSON(w, http.StatusBadRequest, errorJSON(s.cfg.Flavor, http.StatusBadRequest, "tokenize: "+want+" is required"))
 		return
 	}

@@ -122,8 +122,10 @@ func TestTokenizeLlamaCPP(t *testing.T) {
 	if r.status != 200 || json.Unmarshal(r.body, &de) != nil || de.Content != text {
 		t.Errorf("detokenize: %d %s", r.status, r.body)
 	}
-	if r := mustDo(t, s, "POST", "/tokenize", `{"prompt":"vLLM's field"}`); r.status != 400 || !strings.Contains(string(r.body), `content\" is required`) {
-		t.Errorf("llama.cpp tokenize without content: %d %s", r.status, r.body)
+	// llama.cpp answers vLLM's field as empty text (as recorded from a
+	// real llama-server in internal/servertok/testdata).
+	if r := mustDo(t, s, "POST", "/tokenize", `{"prompt":"vLLM's field"}`); r.status != 200 || string(r.body) != `{"tokens":[]}`+"\n" && string(r.body) != `{"tokens":[]}` {
+		t.Errorf("llama.cpp given vLLM's field: %d %s, want 200 {\"tokens\":[]}", r.status, r.body)
 	}
 }
 

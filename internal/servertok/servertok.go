@@ -13,8 +13,14 @@
 // words that merge are found). A final check sends a long pseudo-random
 // sequence of the learned words. Server shapes: vLLM and SGLang
 // ({"prompt"} → {"tokens"}), llama.cpp ({"content"} → {"tokens"}) and TGI
-// ({"inputs"} → [{"id"}]); special tokens are turned off where the server
-// has the switch.
+// ({"inputs"} → [{"id"}]), each tried with plain words until one answers
+// with tokens (llama.cpp answers a body of another shape with 200 and no
+// tokens); special tokens are turned off where the server has the switch.
+// A server whose newline is no token (llm-d-inference-sim's placeholder
+// tokenizer) is learned by counts instead of ids. A server without
+// /tokenize ([ErrNoEndpoint]) is told from one whose tokenizer gives no
+// tokens for text ([ErrUnusable]) and from one of an unknown shape
+// ([ErrNoShape]).
 //
 // What is learned is cached per server URL and model in the user's cache
 // directory, so a second run asks nothing. The result is a
@@ -30,6 +36,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -40,6 +47,19 @@ import (
 	"time"
 
 	"github.com/reprise-bench/reprise/internal/tokenizer"
+)
+
+// The errors Load can wrap, telling a server without /tokenize from one
+// whose tokenizer is of no use.
+var (
+	// ErrNoEndpoint: no /tokenize (every shape got 404 or 405, or no
+	// connection).
+	ErrNoEndpoint = errors.New("the server has no /tokenize endpoint")
+	// ErrUnusable: /tokenize answers, but with no token for plain text in
+	// every shape it accepts (a placeholder tokenizer).
+	ErrUnusable = errors.New("the server's /tokenize returns no tokens for text")
+	// ErrNoShape: /tokenize answers, but in none of the known shapes.
+	ErrNoShape = errors.New("the server's /tokenize answers none of the known shapes (vLLM/SGLang, llama.cpp, TGI)")
 )
 
 // Config says which server to ask.
@@ -68,6 +88,10 @@ type Info struct {
 	// Shape is the /tokenize dialect the server answered: "vllm" (also
 	// SGLang and the mock server), "llamacpp" or "tgi".
 	Shape string
+	// CountOnly is true when the server's newline is no token: the words
+	// were learned by counts, which are exact; their ids are reprise's
+	// numbering (0…n-1), not the server's.
+	CountOnly bool
 	// Cached is true when nothing was asked: the words came from the cache.
 	Cached bool
 	// Requests counts the /tokenize calls made.
@@ -80,10 +104,13 @@ type Info struct {
 // a prompt's first word goes without its space (SentencePiece servers,
 // which prepend one themselves).
 type learned struct {
-	Version    int      `json:"v"`
-	URL        string   `json:"url"`
-	Model      string   `json:"model"`
-	Shape      string   `json:"shape"`
+	Version int    `json:"v"`
+	URL     string `json:"url"`
+	Model   string `json:"model"`
+	Shape   string `json:"shape"`
+	// CountOnly: learned by counts; the ids are the server's for the words
+	// in one context only (see client.countOnly).
+	CountOnly  bool     `json:"count_only,omitempty"`
 	StripFirst bool     `json:"strip_first"`
 	Words      []string `json:"words"`
 	IDs        []int    `json:"ids"`
@@ -93,7 +120,9 @@ type learned struct {
 	LearnedAt    string `json:"learned_at"`
 }
 
-const cacheVersion = 2
+// cacheVersion 3: llama.cpp servers learn their chat template, count-only
+// learning; an older cache is learned again.
+const cacheVersion = 3
 
 // MinWords is the fewest single-token words Load accepts (the prompt
 // builder's minimum).
@@ -124,7 +153,7 @@ func Load(ctx context.Context, cfg Config) (*Tokenizer, Info, error) {
 	info.CachePath = path
 	if path != "" {
 		if l, ok := readCache(path, cfg); ok {
-			info.Shape, info.Cached = l.Shape, true
+			info.Shape, info.Cached, info.CountOnly = l.Shape, true, l.CountOnly
 			return newTokenizer(l, cfg.Fallback), info, nil
 		}
 	}
@@ -134,7 +163,7 @@ func Load(ctx context.Context, cfg Config) (*Tokenizer, Info, error) {
 	if err != nil {
 		return nil, info, err
 	}
-	info.Shape = l.Shape
+	info.Shape, info.CountOnly = l.Shape, l.CountOnly
 	if path != "" {
 		if err := writeCache(path, l); err != nil {
 			return nil, info, fmt.Errorf("server tokenizer cache: %w", err)
@@ -144,24 +173,52 @@ func Load(ctx context.Context, cfg Config) (*Tokenizer, Info, error) {
 }
 
 // chatTemplate asks how many tokens the server's chat template adds to a
-// one-message chat request: the count of /tokenize's messages form (a
-// user message of a few words, with the template and its special tokens,
-// as a chat request's usage.prompt_tokens counts it) minus the count of
-// the same words alone; -1 when the server does not answer the messages
-// form (only vLLM and servers of its shape do).
+// one-message chat request: the count of the templated request (a user
+// message of a few words, with the template and its special tokens, as a
+// chat request's usage.prompt_tokens counts it) minus the count of the
+// same words alone. vLLM-shaped servers count /tokenize's messages form;
+// llama.cpp renders the template at /apply-template, whose text is then
+// tokenized with special tokens, as its chat endpoint does. -1 when the
+// server does not say.
 func (c *client) chatTemplate(ctx context.Context) int {
 	const words = " the quick brown fox"
-	plain, err := c.tokenizeAs(ctx, "vllm", words)
+	plain, err := c.tokenizeAs(ctx, c.shape, words)
 	if err != nil {
 		return -1
 	}
-	body := map[string]any{"model": c.cfg.Model, "messages": []map[string]string{{"role": "user", "content": words}}, "add_generation_prompt": true}
-	chat, err := c.post(ctx, body)
-	if err != nil {
+	messages := []map[string]string{{"role": "user", "content": words}}
+	var ids []int
+	switch c.shape {
+	case "vllm":
+		chat, err := c.post(ctx, "/tokenize", map[string]any{"model": c.cfg.Model, "messages": messages, "add_generation_prompt": true})
+		if err != nil {
+			return -1
+		}
+		if ids, err = parseTokens("vllm", chat); err != nil {
+			return -1
+		}
+	case "llamacpp":
+		out, err := c.post(ctx, "/apply-template", map[string]any{"messages": messages})
+		if err != nil {
+			return -1
+		}
+		var v struct {
+			Prompt *string `json:"prompt"`
+		}
+		if json.Unmarshal(out, &v) != nil || v.Prompt == nil {
+			return -1
+		}
+		chat, err := c.post(ctx, "/tokenize", map[string]any{"content": *v.Prompt, "add_special": true, "parse_special": true})
+		if err != nil {
+			return -1
+		}
+		if ids, err = parseTokens("llamacpp", chat); err != nil {
+			return -1
+		}
+	default:
 		return -1
 	}
-	ids, err := parseTokens("vllm", chat)
-	if err != nil || len(ids) < len(plain) {
+	if len(ids) < len(plain) {
 		return -1
 	}
 	return len(ids) - len(plain)
@@ -226,32 +283,92 @@ type client struct {
 	cfg      Config
 	shape    string
 	requests int
+	// countOnly compares counts, not ids: a server whose newline is no
+	// token (llm-d-inference-sim's placeholder, which names each word by
+	// its text and the whitespace around it, so a word's id depends on
+	// what follows) is learned by counts; its ids are not exact.
+	countOnly bool
+}
+
+// same reports whether got is the tokenization want expects: the same
+// ids, or in countOnly mode as many.
+func (c *client) same(got, want []int) bool {
+	if c.countOnly {
+		return len(got) == len(want)
+	}
+	return slices.Equal(got, want)
 }
 
 // shapes are the /tokenize dialects, tried in this order.
 var shapes = []string{"vllm", "llamacpp", "tgi"}
 
+// probeText is what finds the dialect: plain words, which any tokenizer
+// turns into tokens. A newline alone is no probe: llama.cpp answers a body
+// of another shape ({"prompt": …}) with 200 and no tokens, and
+// llm-d-inference-sim's placeholder tokenizer gives no token for it.
+const probeText = " the quick brown fox"
+
+// detect finds the dialect: the first shape whose answer to probeText
+// holds tokens. Every shape is tried before concluding, and the error
+// says what each answered.
+func (c *client) detect(ctx context.Context) error {
+	var said []string
+	empty, missing := 0, 0
+	for _, s := range shapes {
+		ids, err := c.tokenizeAs(ctx, s, probeText)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var he *httpError
+		switch {
+		case err == nil && len(ids) > 0:
+			c.shape = s
+			return nil
+		case err == nil:
+			empty++
+			said = append(said, s+": 200 with no tokens")
+		case errors.As(err, &he) && (he.status == http.StatusNotFound || he.status == http.StatusMethodNotAllowed):
+			missing++
+			said = append(said, s+": "+err.Error())
+		case !errors.As(err, &he) && !errors.Is(err, errShape):
+			missing++ // no connection: nothing answers
+			said = append(said, s+": "+err.Error())
+		default:
+			said = append(said, s+": "+err.Error())
+		}
+	}
+	const instead = "use a tokenizer file instead (--tokenizer FILE, a tokenizer.json or GGUF, or the model's Hugging Face id)"
+	switch {
+	case empty > 0:
+		return fmt.Errorf("%s/tokenize of %q: %w (%s); the server's tokenizer is a placeholder (llm-d-inference-sim without its model's tokenizer?); %s",
+			c.cfg.BaseURL, probeText, ErrUnusable, strings.Join(said, "; "), instead)
+	case missing == len(shapes):
+		return fmt.Errorf("%s/tokenize: %w (%s); %s", c.cfg.BaseURL, ErrNoEndpoint, strings.Join(said, "; "), instead)
+	}
+	return fmt.Errorf("%s/tokenize: %w: %s; %s", c.cfg.BaseURL, ErrNoShape, strings.Join(said, "; "), instead)
+}
+
 // tokenize returns the server's token ids of text, without special tokens
 // where the server has the switch. The first call finds the dialect.
 func (c *client) tokenize(ctx context.Context, text string) ([]int, error) {
-	if c.shape != "" {
-		return c.tokenizeAs(ctx, c.shape, text)
-	}
-	var errs []string
-	for _, s := range shapes {
-		ids, err := c.tokenizeAs(ctx, s, text)
-		if err == nil {
-			c.shape = s
-			return ids, nil
+	if c.shape == "" {
+		if err := c.detect(ctx); err != nil {
+			return nil, err
 		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		errs = append(errs, s+": "+err.Error())
 	}
-	return nil, fmt.Errorf("%s/tokenize answers none of the known shapes (vLLM/SGLang, llama.cpp, TGI): %s; use a tokenizer file instead (--tokenizer FILE, a tokenizer.json or GGUF)",
-		c.cfg.BaseURL, strings.Join(errs, "; "))
+	return c.tokenizeAs(ctx, c.shape, text)
 }
+
+// httpError is an answer other than 200.
+type httpError struct {
+	status int
+	body   string
+}
+
+func (e *httpError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.status, e.body) }
+
+// errShape marks a 200 whose body is not the dialect's.
+var errShape = errors.New("not this shape")
 
 func (c *client) tokenizeAs(ctx context.Context, shape, text string) ([]int, error) {
 	var body any
@@ -263,20 +380,20 @@ func (c *client) tokenizeAs(ctx context.Context, shape, text string) ([]int, err
 	case "tgi":
 		body = map[string]any{"inputs": text, "parameters": map[string]any{}}
 	}
-	out, err := c.post(ctx, body)
+	out, err := c.post(ctx, "/tokenize", body)
 	if err != nil {
 		return nil, err
 	}
 	return parseTokens(shape, out)
 }
 
-// post sends body to /tokenize and returns the answer of a 200.
-func (c *client) post(ctx context.Context, body any) ([]byte, error) {
+// post sends body to path (/tokenize) and returns the answer of a 200.
+func (c *client) post(ctx context.Context, path string, body any) ([]byte, error) {
 	data, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.BaseURL+"/tokenize", bytes.NewReader(data))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.BaseURL+path, bytes.NewReader(data))
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +412,7 @@ func (c *client) post(ctx context.Context, body any) ([]byte, error) {
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("HTTP %d: %s", resp.StatusCode, clip(out))
+		return nil, &httpError{status: resp.StatusCode, body: clip(out)}
 	}
 	return out, nil
 }
@@ -308,7 +425,7 @@ func parseTokens(shape string, out []byte) ([]int, error) {
 			ID *int `json:"id"`
 		}
 		if err := json.Unmarshal(out, &items); err != nil {
-			return nil, fmt.Errorf("want [{\"id\": …}, …]: %s", clip(out))
+			return nil, fmt.Errorf("%w: want [{\"id\": …}, …]: %s", errShape, clip(out))
 		}
 		ids := make([]int, len(items))
 		for i, it := range items {
@@ -323,7 +440,7 @@ func parseTokens(shape string, out []byte) ([]int, error) {
 			Tokens []json.RawMessage `json:"tokens"`
 		}
 		if err := json.Unmarshal(out, &v); err != nil || v.Tokens == nil {
-			return nil, fmt.Errorf("want {\"tokens\": [...]}: %s", clip(out))
+			return nil, fmt.Errorf("%w: want {\"tokens\": [...]}: %s", errShape, clip(out))
 		}
 		ids := make([]int, len(v.Tokens))
 		for i, t := range v.Tokens {
@@ -368,10 +485,14 @@ func (c *client) learn(ctx context.Context) (*learned, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(sepIDs) == 0 {
-		return nil, fmt.Errorf("%s/tokenize of a newline returned no token", c.cfg.BaseURL)
+	// A tokenizer that gives a newline no token (llm-d-inference-sim's
+	// placeholder splits words only) is classified by counts instead.
+	sep := -1
+	if len(sepIDs) > 0 {
+		sep = sepIDs[len(sepIDs)-1]
+	} else {
+		c.countOnly = true
 	}
-	sep := sepIDs[len(sepIDs)-1]
 	l := &learned{Version: cacheVersion, URL: c.cfg.BaseURL, Model: c.cfg.Model, LearnedAt: time.Now().UTC().Format(time.RFC3339)}
 	modeSet := false
 	for start := 0; start < len(cands) && len(l.Words) < c.cfg.Words; start += batchSize {
@@ -401,11 +522,8 @@ func (c *client) learn(ctx context.Context) (*learned, error) {
 		}
 		l.Words, l.IDs = append(l.Words, words...), append(l.IDs, wids...)
 	}
-	l.Shape = c.shape
-	l.ChatTemplate = -1
-	if l.Shape == "vllm" {
-		l.ChatTemplate = c.chatTemplate(ctx)
-	}
+	l.Shape, l.CountOnly = c.shape, c.countOnly
+	l.ChatTemplate = c.chatTemplate(ctx)
 	if len(l.Words) < MinWords {
 		return nil, fmt.Errorf("%s/tokenize: only %d of reprise's %d candidate words are single tokens of model %q (%d needed); use a tokenizer file instead (--tokenizer FILE, a tokenizer.json or GGUF)",
 			c.cfg.BaseURL, len(l.Words), len(cands), c.cfg.Model, MinWords)
@@ -415,6 +533,14 @@ func (c *client) learn(ctx context.Context) (*learned, error) {
 	}
 	if err := c.verify(ctx, l); err != nil {
 		return nil, err
+	}
+	if l.CountOnly {
+		// The server's ids of such a tokenizer are not stable (and
+		// llm-d-inference-sim's are 32-bit hashes): number the words
+		// 0…n-1, a vocabulary of their size.
+		for i := range l.IDs {
+			l.IDs[i] = i
+		}
 	}
 	return l, nil
 }
@@ -454,6 +580,9 @@ func isWordPiece(p string) bool {
 // classify tokenizes the batch as "\n w1\n w2…" and returns the words that
 // are one token there, with their ids.
 func (c *client) classify(ctx context.Context, batch []string, sep int) ([]string, []int, error) {
+	if sep < 0 {
+		return c.classifyByCount(ctx, batch)
+	}
 	var b strings.Builder
 	for _, w := range batch {
 		b.WriteByte('\n')
@@ -492,6 +621,42 @@ func (c *client) classify(ctx context.Context, batch []string, sep int) ([]strin
 	return single, sids, nil
 }
 
+// classifyByCount classifies without a separator token: a batch sent
+// joined as prompts join it (" w1 w2…") that comes back as one token per
+// word has each word as one token, in order (every word gives at least
+// one); another batch is halved until that holds or one word is left.
+// The ids are those of the words as prompts hold them (llm-d-inference-
+// sim's placeholder names a word by its text with the whitespace before
+// it, so "\n w" and " w" differ). The joined and verify checks that
+// follow catch a tokenizer for which the deduction is wrong.
+func (c *client) classifyByCount(ctx context.Context, batch []string) ([]string, []int, error) {
+	if len(batch) == 0 {
+		return nil, nil, nil
+	}
+	ids, err := c.tokenize(ctx, strings.Join(batch, ""))
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(ids) == len(batch) {
+		return batch, ids, nil
+	}
+	if len(batch) == 1 || len(ids) < len(batch)/4 {
+		// One word of several tokens, or a batch mostly of words giving
+		// no token: a bisection would ask for little.
+		return nil, nil, nil
+	}
+	h := len(batch) / 2
+	w1, i1, err := c.classifyByCount(ctx, batch[:h])
+	if err != nil {
+		return nil, nil, err
+	}
+	w2, i2, err := c.classifyByCount(ctx, batch[h:])
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(w1, w2...), append(i1, i2...), nil
+}
+
 // decideStrip finds whether prompts must drop their first space: a
 // server that prepends one (SentencePiece) tokenizes " w1 w2…" with an
 // extra token, and "w1 w2…" with one per word. ok is false when neither
@@ -503,14 +668,14 @@ func (c *client) decideStrip(ctx context.Context, words []string, ids []int) (st
 	if err != nil {
 		return false, false, err
 	}
-	if slices.Equal(got, ids[:n]) {
+	if c.same(got, ids[:n]) {
 		return false, true, nil
 	}
 	got, err = c.tokenize(ctx, text[1:])
 	if err != nil {
 		return false, false, err
 	}
-	return true, slices.Equal(got, ids[:n]), nil
+	return true, c.same(got, ids[:n]), nil
 }
 
 // joined keeps the words that stay one token each, with the same ids,
@@ -528,7 +693,7 @@ func (c *client) joined(ctx context.Context, words []string, ids []int, strip bo
 	if err != nil {
 		return nil, nil, err
 	}
-	if slices.Equal(got, ids) {
+	if c.same(got, ids) {
 		return words, ids, nil
 	}
 	if len(words) == 1 {
@@ -575,7 +740,7 @@ func (c *client) verify(ctx context.Context, l *learned) error {
 	if err != nil {
 		return err
 	}
-	if !slices.Equal(got, want) {
+	if !c.same(got, want) {
 		at := 0
 		for at < len(got) && at < len(want) && got[at] == want[at] {
 			at++

@@ -2,6 +2,7 @@ package servertok
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -169,7 +170,7 @@ func TestLearnErrors(t *testing.T) {
 		t.Fatalf("a tiny vocabulary: %v", err)
 	}
 	_, _, err = Load(context.Background(), Config{BaseURL: s.URL() + "/nothing", Model: mockModel, CacheDir: "-"})
-	if err == nil || !strings.Contains(err.Error(), "none of the known shapes") {
+	if !errors.Is(err, ErrNoEndpoint) {
 		t.Fatalf("no /tokenize: %v", err)
 	}
 }

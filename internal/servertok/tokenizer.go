@@ -58,7 +58,8 @@ func (t *Tokenizer) Identity() string { return t.identity }
 
 // ChatTemplateTokens returns the tokens the server's chat template adds to
 // a one-message chat request, learned with the words; ok is false when the
-// server does not say (only vLLM-shaped /tokenize answers chat messages).
+// server does not say (vLLM-shaped servers answer /tokenize's messages
+// form, llama.cpp /apply-template; TGI says nothing).
 func (t *Tokenizer) ChatTemplateTokens() (n int, ok bool) { return t.chat, t.chat >= 0 }
 
 // Words returns how many single-token words were learned.

@@ -1,5 +1,8 @@
 // Package tokenizer counts, encodes and decodes text with the served
-// model's tokenizer, in pure Go and without network access.
+// model's tokenizer, in pure Go. Only [LoadContext] with a Hub
+// configuration reaches the network (internal/hfhub: a model id's
+// tokenizer.json downloaded into the Hugging Face cache); everything else
+// reads local files.
 //
 // Two kinds of tokenizer are supported:
 //
@@ -9,8 +12,8 @@
 //   - [Load] of a Hugging Face tokenizer.json: byte-level BPE (Llama 3,
 //     Qwen 2/3, DeepSeek, GPT-OSS, GPT-2) and SentencePiece-style BPE with
 //     "▁" and byte fallback (Llama 2, Mistral), given as a file, a model
-//     directory, or a model id already present in the local Hugging Face
-//     cache.
+//     directory, or a model id in the local Hugging Face cache ([Load]) or
+//     downloaded from the Hub ([LoadContext]).
 //
 // Encode never adds special tokens (no BOS/EOS, no chat template) and treats
 // special-token text such as "<|endoftext|>" as ordinary text, like
