@@ -30,6 +30,7 @@
     return end;
   }
   const timeSync = uPlot.sync("time");
+  const dottedOf = new Map(); // chart id → its dotted series
 
   // pointSize is a scatter's dot diameter (CSS px): large for a few
   // points, small for thousands.
@@ -42,7 +43,7 @@
     if (log) {
       if (min === max) return [min / 2, max * 2];
       const f = Math.pow(max / min, 0.04);
-      return [min / f, max * f];
+      return uPlot.rangeLog(min / f, max * f, 10, false);
     }
     if (min === max) return min === 0 ? [0, 1] : [min - Math.abs(min) * 0.1, max + Math.abs(max) * 0.1];
     return uPlot.rangeNum(min, max, 0.06, true);
@@ -55,6 +56,9 @@
 
   // build turns a chart spec into uPlot options and data.
   function build(c, width) {
+    // dotted are the series (by index in c.series) drawn with a dot at
+    // each point: short lines, so that a one-point front shows.
+    const dotted = new Set();
     const own = c.series.some((s) => s.x && s.x.length > 0);
     const xScale = { time: false };
     const yScale = {};
@@ -77,7 +81,7 @@
       series: [{ label: c.xaxis.label }],
       legend: { live: !own },
       cursor: { drag: { x: true, y: own } },
-      hooks: { drawClear: [drawShade(c)], draw: [drawLabels(c)] },
+      hooks: { drawClear: [drawShade(c)], draw: [drawMarks(c, dotted)] },
     };
     if (c.bands) {
       opts.bands = c.bands.map((b) => ({ series: [b.upper + 1, b.lower + 1], fill: c.series[b.upper].color + "22" }));
@@ -93,6 +97,7 @@
         d.push([xs, ys]);
         const line = c.kind !== "scatter";
         const n = s.y.filter((v) => v != null).length;
+        if (line && n <= 64) dotted.add(opts.series.length - 1);
         opts.series.push({
           label: s.label,
           stroke: s.color,
@@ -102,7 +107,7 @@
           paths: line ? uPlot.paths.linear() : uPlot.paths.points(),
           // A short line (a sweep's front: one point draws no line) shows
           // its points.
-          points: line ? { show: n <= 64, size: 7, width: 1, fill: s.color } : { show: false, size: pointSize(n), width: 0 },
+          points: { show: false, size: line ? 7 : pointSize(n), width: 0 },
           facets: [{ scale: "x", auto: !c.time, sorted: line ? 1 : 0 }, { scale: "y", auto: true }],
         });
       }
@@ -148,15 +153,27 @@
       Object.assign(xScale, { auto: false, min: own ? -pad : 0, max: end + pad });
     }
     if (c.time) opts.hooks.setScale = [zoomTogether];
-    return { opts: opts, data: d, end: end };
+    return { opts: opts, data: d, end: end, dotted: dotted };
   }
 
-  // drawLabels writes each labelled point's name beside it.
-  function drawLabels(c) {
+  // drawMarks draws a dot at each point of the dotted series and writes
+  // each labelled point's name beside it.
+  function drawMarks(c, dotted) {
     return (u) => {
-      if (!c.series.some((s) => s.labels)) return;
+      if (dotted.size === 0 && !c.series.some((s) => s.labels)) return;
       const ctx = u.ctx, r = dpr();
       ctx.save();
+      for (const i of dotted) {
+        if (!u.series[i + 1].show) continue;
+        const xs = u.data[i + 1][0], ys = u.data[i + 1][1];
+        ctx.fillStyle = c.series[i].color;
+        for (let j = 0; j < xs.length; j++) {
+          if (xs[j] == null || ys[j] == null) continue;
+          ctx.beginPath();
+          ctx.arc(u.valToPos(xs[j], "x", true), u.valToPos(ys[j], "y", true), 3.5 * r, 0, 2 * Math.PI);
+          ctx.fill();
+        }
+      }
       ctx.font = `${Math.round(11 * r)}px sans-serif`;
       ctx.fillStyle = "#222";
       ctx.textBaseline = "bottom";
@@ -336,7 +353,7 @@
         }
         const dash = spec.dash ? ` stroke-dasharray="6 4"` : "";
         o.push(`<path d="${dpath}" fill="none" stroke="${spec.color}" stroke-width="1.5"${dash}/>`);
-        if (u.series[i].points && u.series[i].points.show) {
+        if (dottedOf.get(c.id) && dottedOf.get(c.id).has(i - 1)) {
           const dots = [];
           for (let j = 0; j < ys.length; j++) if (ys[j] != null && xs[j] != null) dots.push(`M${px(xs[j]).toFixed(1)} ${py(ys[j]).toFixed(1)}h0`);
           o.push(`<path d="${dots.join("")}" stroke="${spec.color}" stroke-width="7" stroke-linecap="round"/>`);
@@ -366,6 +383,7 @@
     const holder = fig.querySelector(".plot");
     const width = Math.max(320, holder.clientWidth || 560);
     const b = build(c, width);
+    dottedOf.set(c.id, b.dotted);
     const u = new uPlot(b.opts, b.data, holder);
     if (c.time) {
       timePlots.push(u);
