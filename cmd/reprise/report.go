@@ -175,8 +175,8 @@ func writeHTMLReport(ctx context.Context, a *app, c reportConfig) error {
 	if errors.Is(err, arrowio.ErrNoTable) {
 		return exitcode.UsageError(err, "each RUN_DIR must hold records.parquet or records/part-*.parquet (reprise replay --out)")
 	}
-	if err != nil {
-		return err
+	if err != nil || c.Output == "-" {
+		return err // "-": plot --dashboard's page in memory
 	}
 	st, err := os.Stat(c.Output)
 	if err != nil {
