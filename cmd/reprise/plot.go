@@ -50,23 +50,23 @@ func plotCommand(a *app) *cli.Command {
 			"the PATHs (a run directory, a --runs directory, a sweep, or a directory of runs such as aiperf's\n" +
 			"artifacts/) into --output/report.html. Runs that differ only in load (one profile per --concurrency,\n" +
 			"AIPerf's Methodology B) are ordered by load and get the Pareto front and per-user tokens/s against\n" +
-			"throughput. --dashboard serves the report at --host:--port instead, until interrupted.\n\n" +
+			"throughput. --dashboard serves the report at --host:--port instead, until interrupted\n" +
+			"(reprise plot artifacts --dashboard --port 8050). Without PATH: artifacts.\n\n" +
 			"Examples:\n" +
-			"  reprise plot                                    # artifacts/*  → artifacts/plots/report.html\n" +
-			"  reprise plot --paths artifacts/pareto-c10 --paths artifacts/pareto-c50 --output plots\n" +
-			"  reprise plot artifacts --dashboard --port 8050",
+			"  reprise plot runs/old runs/new --output plots    # → plots/report.html\n" +
+			"  reprise plot --paths runs/old --paths runs/new   # → runs/old/plots/report.html",
 		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "paths", Sources: envVars("plot-paths"),
+			&cli.StringSliceFlag{Name: "paths", Sources: envVars("paths"),
 				Usage: "a `PATH` to plot (repeatable; with the arguments; default artifacts)"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Sources: envVars("plot-output"),
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Sources: envVars("output"),
 				Usage: "write report.html into `DIR` (default: plots/ in the first PATH)"},
-			&cli.BoolFlag{Name: "dashboard", Sources: envVars("plot-dashboard"),
+			&cli.BoolFlag{Name: "dashboard", Sources: envVars("dashboard"),
 				Usage: "serve the report over HTTP at --host:--port until interrupted, instead of writing it"},
-			&cli.StringFlag{Name: "host", Value: "127.0.0.1", Sources: envVars("plot-host"),
+			&cli.StringFlag{Name: "host", Value: "127.0.0.1", Sources: envVars("host"),
 				Usage: "the dashboard's `HOST` (0.0.0.0: every interface; the report needs no authentication, so only on trusted networks)"},
-			&cli.IntFlag{Name: "port", Value: 8050, Sources: envVars("plot-port"),
+			&cli.IntFlag{Name: "port", Value: 8050, Sources: envVars("port"),
 				Usage: "the dashboard's `PORT`"},
-			&cli.StringFlag{Name: "theme", Sources: envVars("plot-theme"),
+			&cli.StringFlag{Name: "theme", Sources: envVars("theme"),
 				Usage: "aiperf's `THEME`: light (the report's one theme)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
