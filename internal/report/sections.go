@@ -826,7 +826,7 @@ type hitPoint struct {
 // plotted: the last scrape of a run often sees a handful of tokens
 // looked up, and a few of them hitting would draw a spike (27 % on one
 // request's 300 tokens) that no load caused.
-const MinHitShare = 0.1
+const MinHitShare = 0.25
 
 // hitRatios keeps the intervals whose queries are at least MinHitShare
 // of their target's median interval, in order.
