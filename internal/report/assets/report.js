@@ -45,7 +45,7 @@
       const f = Math.pow(max / min, 0.04);
       return uPlot.rangeLog(min / f, max * f, 10, false);
     }
-    if (min === max) return min === 0 ? [0, 1] : [min - Math.abs(min) * 0.1, max + Math.abs(max) * 0.1];
+    if (min === max) return min === 0 ? [-0.05, 1] : [min - Math.abs(min) * 0.1, max + Math.abs(max) * 0.1];
     return uPlot.rangeNum(min, max, 0.06, true);
   }
 
