@@ -113,7 +113,7 @@ func TestHitRatioTinyInterval(t *testing.T) {
 // and durations, not in Go's float formatting.
 func TestProvenanceNumbers(t *testing.T) {
 	d := &runData{manifest: map[string]any{
-		"preflight": map[string]any{"took_ns": 1.00321883e+08, "samples": 50.0, "primitive": "clock_nanosleep+spin", "p99_ns": 34401.0},
+		"preflight":  map[string]any{"took_ns": 1.00321883e+08, "samples": 50.0, "primitive": "clock_nanosleep+spin", "p99_ns": 34401.0},
 		"trace_rows": 1.5e6,
 	}}
 	got := provenanceValue(d, "preflight")
@@ -134,7 +134,7 @@ func TestProvenanceNumbers(t *testing.T) {
 // reader does not take it for the client's error.
 func TestClientServerNamed(t *testing.T) {
 	d := &runData{label: "run", summaryJSON: map[string]any{"telemetry": map[string]any{"servers": []any{map[string]any{
-		"server": map[string]any{"target": "http://m/metrics"},
+		"server":                map[string]any{"target": "http://m/metrics"},
 		"client_vs_server_mean": map[string]any{"time_to_first_token": map[string]any{"client_mean_ms": 144.9, "server_mean_ms": 68.15}},
 	}}}}}
 	tb := clientVsServer([]*runData{d})
