@@ -182,7 +182,12 @@
         const xs = u.data[i + 1][0], ys = u.data[i + 1][1];
         for (let j = 0; j < s.labels.length; j++) {
           if (!s.labels[j] || xs[j] == null || ys[j] == null) continue;
-          ctx.fillText(s.labels[j], u.valToPos(xs[j], "x", true) + 6 * r, u.valToPos(ys[j], "y", true) - 4 * r);
+          // Right of the point, or left of it where the text would leave
+          // the plot.
+          const x = u.valToPos(xs[j], "x", true), y = u.valToPos(ys[j], "y", true) - 4 * r;
+          const w = ctx.measureText(s.labels[j]).width;
+          if (x + 6 * r + w > u.bbox.left + u.bbox.width) ctx.fillText(s.labels[j], x - 6 * r - w, y);
+          else ctx.fillText(s.labels[j], x + 6 * r, y);
         }
       });
       ctx.restore();
