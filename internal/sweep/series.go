@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -44,6 +45,21 @@ type runLoad struct {
 	} `json:"replay"`
 	Goodput         string   `json:"goodput"`
 	MinGoodFraction *float64 `json:"min_good_fraction"`
+	// What must be the same for runs to differ only in load.
+	Model       string          `json:"model"`
+	URL         string          `json:"url"`
+	Endpoint    string          `json:"endpoint"`
+	Streaming   bool            `json:"streaming"`
+	TraceSHA256 string          `json:"trace_sha256"`
+	Synthetic   json.RawMessage `json:"synthetic"`
+}
+
+// sameWorkload reports whether l and m ran the same workload against the
+// same server (model, URL, endpoint, streaming, trace or synthetic
+// lengths, SLOs): then only their load can differ.
+func (l runLoad) sameWorkload(m runLoad) bool {
+	return l.Model == m.Model && l.URL == m.URL && l.Endpoint == m.Endpoint && l.Streaming == m.Streaming &&
+		l.TraceSHA256 == m.TraceSHA256 && bytes.Equal(l.Synthetic, m.Synthetic) && l.Goodput == m.Goodput
 }
 
 // setting is the load setting of a run's mode and its value.
@@ -62,7 +78,9 @@ func (l runLoad) setting() (string, float64, bool) {
 // ReadLoadSeries reads dirs as a load series. ok is false, with no
 // error, when they are not one: fewer than two, a run without a
 // manifest, runs of different modes (one paced by concurrency, another
-// by rate) or two runs at the same load. A run that is one but cannot be
+// by rate), runs of different workloads or servers (model, URL,
+// endpoint, streaming, trace, synthetic lengths, SLOs) or two runs at
+// the same load. A run that is one but cannot be
 // read is an error naming its directory.
 func ReadLoadSeries(dirs []string) (_ *LoadSeries, ok bool, err error) {
 	if len(dirs) < 2 {
@@ -90,7 +108,7 @@ func ReadLoadSeries(dirs []string) (_ *LoadSeries, ok bool, err error) {
 			return nil, false, nil
 		}
 		s, v, ok := l.setting()
-		if !ok || setting != "" && s != setting || v <= 0 {
+		if !ok || setting != "" && s != setting || v <= 0 || len(es) > 0 && !es[0].load.sameWorkload(l) {
 			return nil, false, nil
 		}
 		setting = s
