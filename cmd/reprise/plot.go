@@ -27,7 +27,7 @@ type plotConfig struct {
 // Validate reports every problem at once.
 func (c plotConfig) Validate() error {
 	var errs []error
-	if c.Theme != "" && c.Theme != "light" {
+	if c.Theme != "light" {
 		errs = append(errs, fmt.Errorf("--theme %s: the report has one theme, light; drop the flag", c.Theme))
 	}
 	if c.Output == "-" {
@@ -58,15 +58,15 @@ func plotCommand(a *app) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "paths", Sources: envVars("paths"),
 				Usage: "a `PATH` to plot (repeatable; with the arguments; default artifacts)"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Sources: envVars("output"),
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Sources: envVars("plot-output"),
 				Usage: "write report.html into `DIR` (default: plots/ in the first PATH)"},
 			&cli.BoolFlag{Name: "dashboard", Sources: envVars("dashboard"),
 				Usage: "serve the report over HTTP at --host:--port until interrupted, instead of writing it"},
-			&cli.StringFlag{Name: "host", Value: "127.0.0.1", Sources: envVars("host"),
+			&cli.StringFlag{Name: "host", Value: "127.0.0.1", Sources: envVars("plot-host"),
 				Usage: "the dashboard's `HOST` (0.0.0.0: every interface; the report needs no authentication, so only on trusted networks)"},
-			&cli.IntFlag{Name: "port", Value: 8050, Sources: envVars("port"),
+			&cli.IntFlag{Name: "port", Value: 8050, Sources: envVars("plot-port"),
 				Usage: "the dashboard's `PORT`"},
-			&cli.StringFlag{Name: "theme", Sources: envVars("theme"),
+			&cli.StringFlag{Name: "theme", Value: "light", Sources: envVars("theme"),
 				Usage: "aiperf's `THEME`: light (the report's one theme)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
