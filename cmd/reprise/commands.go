@@ -9,6 +9,7 @@ func commands(a *app) []*cli.Command {
 	return []*cli.Command{
 		replayCommand(a),
 		profileCommand(a),
+		plotCommand(a),
 		analyzeTraceCommand(a),
 		synthesizeCommand(a),
 		summarizeCommand(a),

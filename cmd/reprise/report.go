@@ -40,6 +40,8 @@ type reportConfig struct {
 	MaxPoints int
 	// Sections are added after the summary table (a sweep's).
 	Sections []report.Section
+	// Repeated are the sets of repeated runs among Runs.
+	Repeated []report.Repeated
 }
 
 // Validate reports every problem at once.
@@ -104,18 +106,55 @@ func reportCommand(a *app) *cli.Command {
 			if err := c.Validate(); err != nil {
 				return exitcode.UsageError(err, "see 'reprise report --help'")
 			}
-			if err := sweepReport(&c); err != nil {
-				return err
-			}
-			if err := repeatedReport(&c); err != nil {
-				return err
-			}
-			if err := compareReport(ctx, &c); err != nil {
-				return err
-			}
-			return writeHTMLReport(ctx, a, c)
+			return runReport(ctx, a, c)
 		},
 	}
+}
+
+// runReport expands c's directories (a sweep, repeated runs, a series of
+// loads), adds the comparison of several runs, and writes the report.
+func runReport(ctx context.Context, a *app, c reportConfig) error {
+	if err := sweepReport(&c); err != nil {
+		return err
+	}
+	if err := repeatedReport(&c); err != nil {
+		return err
+	}
+	if err := loadSeriesReport(&c); err != nil {
+		return err
+	}
+	if err := compareReport(ctx, &c); err != nil {
+		return err
+	}
+	return writeHTMLReport(ctx, a, c)
+}
+
+// loadSeriesReport turns a report of plain runs that differ in load
+// (AIPerf's Methodology B loop: one profile per --concurrency) into the
+// report of a sweep over them: the runs in load order, not in the order
+// given (a shell glob puts c100 before c50), with the sweep's sections
+// (table, Pareto front and knee, per-user tokens/s against throughput,
+// latency and goodput against load).
+func loadSeriesReport(c *reportConfig) error {
+	if len(c.Sections) > 0 || len(c.Repeated) > 0 {
+		return nil // a sweep's or repeated runs: already ordered
+	}
+	s, ok, err := sweep.ReadLoadSeries(c.Runs)
+	if err != nil {
+		return exitcode.UsageError(err, "")
+	}
+	if !ok {
+		return nil
+	}
+	labels := make([]string, len(s.Order))
+	for k, i := range s.Order {
+		if i < len(c.Labels) {
+			labels[k] = c.Labels[i]
+		}
+	}
+	c.Runs, c.Labels = s.Dirs, labels
+	c.Sections = append(s.Sections, c.Sections...)
+	return nil
 }
 
 // writeHTMLReport builds the report into c.Output (writeOutput: a failed
@@ -130,13 +169,14 @@ func writeHTMLReport(ctx context.Context, a *app, c reportConfig) error {
 		runs[i] = r
 	}
 	err := writeOutput(a.stdout, c.Output, func(w io.Writer) error {
-		return report.Build(w, runs, report.Options{Title: c.Title, Labels: c.Labels, MaxPoints: c.MaxPoints, Sections: c.Sections})
+		return report.Build(w, runs, report.Options{Title: c.Title, Labels: c.Labels, MaxPoints: c.MaxPoints, Sections: c.Sections,
+			Repeated: c.Repeated})
 	})
 	if errors.Is(err, arrowio.ErrNoTable) {
 		return exitcode.UsageError(err, "each RUN_DIR must hold records.parquet or records/part-*.parquet (reprise replay --out)")
 	}
-	if err != nil {
-		return err
+	if err != nil || c.Output == "-" {
+		return err // "-": plot --dashboard's page in memory
 	}
 	st, err := os.Stat(c.Output)
 	if err != nil {
@@ -218,6 +258,7 @@ func repeatedReport(c *reportConfig) error {
 		for _, r := range dirs {
 			runLabels = append(runLabels, label+"/"+filepath.Base(r))
 		}
+		c.Repeated = append(c.Repeated, report.Repeated{Label: label, First: len(runs), Count: len(dirs), Across: across})
 		runs, labels = append(runs, dirs...), append(labels, runLabels...)
 		secs = append(secs, report.AcrossRunsSection(label, across, runLabels))
 	}

@@ -90,3 +90,73 @@ func TestReportRefusesLinkedManifest(t *testing.T) {
 			code, stderr, strings.Contains(string(b), "planted-secret-123"))
 	}
 }
+
+// TestReportLoadSeries runs AIPerf's Methodology B loop (one profile
+// per concurrency, each into artifacts/pareto-cN) and reports the
+// directories in the shell glob's order (c1, c10, c4): the report puts
+// them in load order with the Pareto front and the per-user curve, and
+// reprise plot over artifacts/ does the same.
+func TestReportLoadSeries(t *testing.T) {
+	srv := startMockServer(t, nil)
+	art := filepath.Join(t.TempDir(), "artifacts")
+	for _, c := range []string{"1", "4", "10"} {
+		code, _, stderr := runCLI(t, "", "profile", "-m", "reprise-mock", "--url", srv.URL(), "--streaming", "--isl", "16", "--osl", "4",
+			"--request-count", "12", "--concurrency", c, "--artifact-dir", filepath.Join(art, "pareto-c"+c), "--ui-type", "none")
+		if code != 0 {
+			t.Fatalf("profile --concurrency %s: exit %d\n%s", c, code, stderr)
+		}
+	}
+	glob, _ := filepath.Glob(filepath.Join(art, "pareto-c*"))
+	if want := []string{"pareto-c1", "pareto-c10", "pareto-c4"}; filepath.Base(glob[1]) != want[1] {
+		t.Fatalf("glob order %v, want %v (the order the report must not keep)", glob, want)
+	}
+	out := filepath.Join(t.TempDir(), "pareto.html")
+	code, _, stderr := runCLI(t, "", append([]string{"report", "-o", out}, glob...)...)
+	if code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, stderr)
+	}
+	page, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := func(page string) []int {
+		var at []int
+		for _, c := range []string{"1", "4", "10"} {
+			at = append(at, strings.Index(page, "<b>pareto-c"+c+"</b>"))
+		}
+		return at
+	}
+	if at := order(string(page)); !(at[0] >= 0 && at[0] < at[1] && at[1] < at[2]) {
+		t.Errorf("runs not in load order (c1, c4, c10): header positions %v", at)
+	}
+	for _, id := range []string{`"id":"sweep-pareto"`, `"id":"sweep-per-user"`, `"id":"sweep-points"`, `"labels":["concurrency=1","concurrency=4","concurrency=10"]`} {
+		if !strings.Contains(string(page), id) {
+			t.Errorf("report lacks %s", id)
+		}
+	}
+	if strings.Contains(string(page), `id="comparison`) {
+		t.Error("a load series is compared against its first run")
+	}
+
+	code, stdout, stderr := runCLI(t, "", "plot", "--paths", art)
+	if code != 0 {
+		t.Fatalf("plot: exit %d\n%s", code, stderr)
+	}
+	plotted := filepath.Join(art, "plots", "report.html")
+	if !strings.Contains(stdout, plotted) {
+		t.Errorf("plot printed %q, want the path %s", stdout, plotted)
+	}
+	page, err = os.ReadFile(plotted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at := order(string(page)); !(at[0] >= 0 && at[0] < at[1] && at[1] < at[2]) || !strings.Contains(string(page), `"id":"sweep-pareto"`) {
+		t.Errorf("plot's report is not the load series in order: %v", at)
+	}
+	if code, _, stderr := runCLI(t, "", "plot", "--theme", "dark", art); code != 2 || !strings.Contains(stderr, "one theme") {
+		t.Errorf("plot --theme dark: exit %d\n%s", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "", "plot", t.TempDir()); code != 2 || !strings.Contains(stderr, "no run directory found") {
+		t.Errorf("plot of an empty directory: exit %d\n%s", code, stderr)
+	}
+}

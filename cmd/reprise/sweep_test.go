@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -131,6 +133,19 @@ func TestReplayRuns(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(sweep.RunDir(dir, k), "summary.json")); err != nil {
 			t.Error(err)
 		}
+	}
+	// The report's headline shows the set as one row of runs.json's
+	// means, with their intervals.
+	if code, _, errOut := runCLI(t, "", "report", dir); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errOut)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(`data-metric="request_throughput" data-value="%s"`, strconv.FormatFloat(a.Metrics["request_throughput"].Mean, 'g', -1, 64))
+	if !strings.Contains(string(page), "r (mean of 3 runs)") || !strings.Contains(string(page), want) {
+		t.Errorf("the report's headline has no row of the 3 runs' means (%s)", want)
 	}
 }
 

@@ -3,11 +3,14 @@ package report
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,6 +86,8 @@ type chartCheck struct {
 	PNG      bool    `json:"png"`
 	XMin     float64 `json:"xMin"`
 	XMax     float64 `json:"xMax"`
+	End      float64 `json:"end"`    // a time chart's last activity (s)
+	Labels   int     `json:"labels"` // labelled points
 }
 
 // pageCheck is the page's state after load.
@@ -93,6 +98,15 @@ type pageCheck struct {
 	Sections []string     `json:"sections"`
 	// ZoomFollowed: zooming the first time chart zoomed every other.
 	ZoomFollowed bool `json:"zoomFollowed"`
+	// Tiles are the headline's numbers as the page shows them.
+	Tiles []tileCheck `json:"tiles"`
+}
+
+// tileCheck is one number of the headline as drawn.
+type tileCheck struct {
+	Metric string `json:"metric"`
+	Value  string `json:"value"`
+	Text   string `json:"text"`
 }
 
 // checkJS measures every chart in the page: its series and points, the
@@ -101,7 +115,9 @@ type pageCheck struct {
 const checkJS = `(async () => {
   const r = window.reprise;
   const out = {readyMs: r.readyMs, figures: document.querySelectorAll("figure[data-chart]").length, charts: [],
-    sections: [...document.querySelectorAll("main section")].map(s => s.id)};
+    sections: [...document.querySelectorAll("main section")].map(s => s.id),
+    tiles: [...document.querySelectorAll("#headline .tile")].map(e => ({metric: e.dataset.metric, value: e.dataset.value,
+      text: e.querySelector(".tile-value").textContent}))};
   for (const c of r.charts) {
     const u = r.plots[c.id];
     const b = u.bbox;
@@ -255,17 +271,13 @@ func checkCharts(t *testing.T, res pageCheck, want ...string) {
 		t.Errorf("%d figures, %d charts drawn", res.Figures, len(res.Charts))
 	}
 	have := map[string]bool{}
-	var timeRange [2]float64
 	for _, c := range res.Charts {
 		have[c.ID] = true
-		// Every time chart shows the same span, so that requests and
-		// telemetry line up.
-		if c.Time {
-			if timeRange == [2]float64{} {
-				timeRange = [2]float64{c.XMin, c.XMax}
-			} else if r := [2]float64{c.XMin, c.XMax}; r != timeRange {
-				t.Errorf("chart %s: time axis %v, others %v", c.ID, r, timeRange)
-			}
+		// Every time chart starts at the run's start and ends at its own
+		// last activity, with a margin of 2 % so that the marks at the
+		// ends are whole: no chart is mostly empty.
+		if c.Time && (c.End <= 0 || c.XMin > 0 || c.XMax < c.End || c.XMax > c.End*1.021+1e-9 || c.XMin < -0.021*c.End-1e-9) {
+			t.Errorf("chart %s: time axis [%v, %v] for activity up to %v s", c.ID, c.XMin, c.XMax, c.End)
 		}
 		switch {
 		case c.Series == 0 || c.NonEmpty != c.Series:
@@ -323,7 +335,9 @@ func TestBrowserReports(t *testing.T) {
 		shot := filepath.Join(art, "small.jpg")
 		res := br.load(t, out, shot)
 		checkCharts(t, res, "cdf-ttft", "pct-ttft", "ttft-vs-time", "isl-vs-ttft", "osl-vs-e2e", "rate", "in-flight",
-			"output-tokens", "lateness", "server-running", "server-kv-usage", "client-server-ttft", "client-server-itl")
+			"output-tokens", "lateness", "server-running", "server-kv-usage", "client-server-ttft", "client-server-itl",
+			"ttft-over-time", "itl-over-time", "error-rate")
+		checkHeadline(t, res, dir)
 		if *updateScreenshot {
 			readme := filepath.Join(tmp, "demo.html")
 			buildFile(t, readme, Options{Labels: []string{"demo"}}, dir)
@@ -360,6 +374,45 @@ func TestBrowserReports(t *testing.T) {
 			}
 		}
 	})
+	t.Run("constant-lengths", func(t *testing.T) {
+		// Every prompt 512 tokens and every answer 64: the ISL and OSL
+		// scatters have one x each, and must still draw.
+		dir := filepath.Join(tmp, "fixed")
+		synthRun{n: 300, rate: 100, ttft: 30 * time.Millisecond, itl: 8 * time.Millisecond, fixedLen: true, seed: 6}.write(t, dir)
+		out := filepath.Join(art, "constant-lengths.html")
+		buildFile(t, out, Options{}, dir)
+		res := br.load(t, out, filepath.Join(art, "constant-lengths.jpg"))
+		checkCharts(t, res, "isl-vs-ttft", "osl-vs-e2e")
+		checkHeadline(t, res, dir)
+	})
+	t.Run("sweep-points", func(t *testing.T) {
+		// A one-point Pareto front, a labelled scatter of two points and
+		// a point at each extreme of its axes, as a sweep's section
+		// draws them.
+		dir := filepath.Join(tmp, "point")
+		synthRun{n: 50, rate: 50, ttft: 30 * time.Millisecond, itl: 8 * time.Millisecond, seed: 7}.write(t, dir)
+		front := Chart{ID: "front", Title: "front", Kind: Lines, XAxis: Axis{Label: "tokens/s"}, YAxis: Axis{Label: "p99 (ms)", Log: true},
+			Series: []Series{{Label: "Pareto front", Color: RunColor(1), X: Values{791.5}, Y: Values{206}, Labels: []string{"concurrency=10"}}}}
+		every := Chart{ID: "every", Title: "every", Kind: Scatter, XAxis: front.XAxis, YAxis: front.YAxis,
+			Series: []Series{{Label: "points", Color: RunColor(0), X: Values{78.87, 791.5}, Y: Values{205.9, 206}, Labels: []string{"concurrency=1", "concurrency=10"}}}}
+		out := filepath.Join(art, "sweep-points.html")
+		buildFile(t, out, Options{Sections: []Section{{Title: "Pareto front", Charts: []Chart{front, every}}}}, dir)
+		res := br.load(t, out, filepath.Join(art, "sweep-points.jpg"))
+		checkCharts(t, res, "front", "every")
+		for _, c := range res.Charts {
+			switch c.ID {
+			case "front", "every":
+				// A dot is at least a few pixels across: 1 px dots do not
+				// pass.
+				if c.Colored < 30*c.Points {
+					t.Errorf("chart %s: %d coloured pixels for %d points: dots too small or clipped", c.ID, c.Colored, c.Points)
+				}
+				if c.Labels != c.Points {
+					t.Errorf("chart %s: %d labels for %d points", c.ID, c.Labels, c.Points)
+				}
+			}
+		}
+	})
 	t.Run("large", func(t *testing.T) {
 		n, opts := largeRun(t)
 		maxPoints := cmp.Or(opts.MaxPoints, DefaultMaxPoints)
@@ -388,6 +441,46 @@ func TestBrowserReports(t *testing.T) {
 			}
 		}
 	})
+}
+
+// checkHeadline asserts that the headline the page shows is run dir's
+// summary.json: every number present and equal, goodput only with an
+// SLO, and a verdict.
+func checkHeadline(t *testing.T, res pageCheck, dir string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, tl := range res.Tiles {
+		seen[tl.Metric] = true
+		if tl.Metric == "exit_code" {
+			continue
+		}
+		want, ok := summaryJSONValue(t, doc, tl.Metric)
+		got, err := strconv.ParseFloat(tl.Value, 64)
+		if !ok || err != nil || got != want {
+			t.Errorf("headline %s = %s (%q), summary.json %v", tl.Metric, tl.Value, tl.Text, want)
+		}
+		// The text shown is that number, rounded.
+		if shown := num(want).Text; !strings.HasPrefix(tl.Text, shown) {
+			t.Errorf("headline %s shows %q, want %s", tl.Metric, tl.Text, shown)
+		}
+	}
+	for _, k := range []string{"time_to_first_token.p50", "time_to_first_token.p99", "inter_token_latency.p50", "inter_token_latency.p99",
+		"request_latency.p50", "request_latency.p99", "output_token_throughput.avg", "request_throughput.avg", "exit_code"} {
+		if !seen[k] {
+			t.Errorf("headline has no %s; has %v", k, seen)
+		}
+	}
+	if _, slo := doc["goodput"]; seen["goodput.avg"] != slo {
+		t.Errorf("headline goodput shown %v, summary.json has one %v", seen["goodput.avg"], slo)
+	}
 }
 
 // writeReadmeShot screenshots the top of the report at path (the

@@ -7,12 +7,16 @@
 // # What it shows
 //
 // [Build] writes, for every run (several runs are overlaid, one colour
-// each): the verdicts (goodput and its SLOs, error rate, lateness budget,
+// each): a headline strip (TTFT, ITL and E2E p50 and p99, output
+// tokens/s, requests/s, goodput when an SLO was set, the verdict, with
+// error bars from a calibration or from repeated runs, [Options.Repeated]),
+// the verdicts (goodput and its SLOs, error rate, lateness budget,
 // the exit code they give), the summary table, then any [Section] the
 // caller adds ([Options.Sections]: `reprise compare`'s table, a sweep's
 // Pareto front), then latency (CDFs on a log axis, percentile bars, TTFT
 // against intended send time coloured by error kind, ISL against TTFT, OSL
-// against E2E), load over time (intended and achieved rate, requests in
+// against E2E), TTFT and ITL p50/p90/p99 and the error rate per time
+// bucket, load over time (intended and achieved rate, requests in
 // flight, output tokens/s), truth (schedule lateness and client read lag
 // over time, server-minus-expected cached tokens, cache fidelity, client
 // against server latency means), server and GPU telemetry on the same time

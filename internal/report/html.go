@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"html/template"
 	"io"
+	"strings"
 )
 
 // The page's scripts and styles, embedded in every report. uPlot is
@@ -40,9 +41,16 @@ var pageTmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <ul class="runs">{{range .Runs}}
 <li><span class="swatch" style="background:{{.Color}}"></span><b>{{.Label}}</b> {{.Requests}} requests · {{.Model}} at {{.URL}} · {{.Start}} · <code>{{.Dir}}</code></li>{{end}}
 </ul>
-<nav>{{range .Sections}}<a href="#{{.ID}}">{{.Title}}</a> {{end}}</nav>
+<nav><a href="#headline">Headline</a> {{range .Sections}}<a href="#{{.ID}}">{{.Title}}</a> {{end}}</nav>
 </header>
 <main>
+<section id="headline" class="headline">
+<h2>Headline</h2>
+<p class="explain">The answer first: each run's latency percentiles, throughput{{if .Goodput}}, goodput{{end}} and verdict, from its summary (summary.json); ± beside a number is its error bar: a selftest calibration's p99 timing error, or the interval across repeated runs.</p>
+{{range .Headline}}<div class="strip"><div class="strip-run"><span class="swatch" style="background:{{.Color}}"></span><b>{{.Label}}</b></div>
+{{range .Tiles}}<div class="tile{{if .Class}} {{.Class}}{{end}}" data-metric="{{.Metric}}" data-value="{{.Value}}"><div class="tile-name">{{.Name}}</div><div class="tile-value">{{.Text}}</div>{{if .Err}}<div class="tile-err">{{.Err}}</div>{{end}}</div>
+{{end}}</div>
+{{end}}</section>
 {{range .Sections}}<section id="{{.ID}}">
 <h2>{{.Title}}</h2>
 {{if .Explain}}<p class="explain">{{.Explain}}</p>{{end}}
@@ -65,6 +73,18 @@ var pageTmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 </html>
 `))
 
+// goodput reports whether any headline shows a goodput.
+func (p *page) goodput() bool {
+	for _, r := range p.Headline {
+		for _, t := range r.Tiles {
+			if strings.HasPrefix(t.Metric, "goodput") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // write renders the page to w.
 func (p *page) write(w io.Writer) error {
 	// One chart a line, so that a diff of two reports reads chart by
@@ -84,7 +104,7 @@ func (p *page) write(w io.Writer) error {
 	data = append(data, "\n]}"...)
 	bw := bufio.NewWriterSize(w, 1<<16)
 	err := pageTmpl.Execute(bw, map[string]any{
-		"Title": p.Title, "Runs": p.Runs, "Sections": p.Sections,
+		"Title": p.Title, "Runs": p.Runs, "Sections": p.Sections, "Headline": p.Headline, "Goodput": p.goodput(),
 		// Trusted: the vendored files and json.Marshal's output, which
 		// escapes <, > and & so that no "</script>" can end the block.
 		"UplotCSS":     template.CSS(uplotCSS),

@@ -40,6 +40,10 @@ type Options struct {
 	// this many failed requests per run (strided evenly over the run);
 	// 0 means DefaultMaxPoints.
 	MaxPoints int
+	// Repeated marks sets of repeated runs among the runs (replay --runs
+	// N): the headline shows each set as one row of means with their
+	// across-run intervals.
+	Repeated []Repeated
 }
 
 // Section is one part of the report: a heading, a one-line explanation,
@@ -121,8 +125,19 @@ type Chart struct {
 	// Shade holds x ranges drawn as a grey band (warmup).
 	Shade []Span `json:"shade,omitempty"`
 	// TimeAxis marks a chart whose x is seconds since its run's start:
-	// such charts share one x range and one cursor.
+	// such charts share one cursor and zoom together, and each ends at
+	// its own last point (the last activity it shows).
 	TimeAxis bool `json:"time,omitempty"`
+	// Bands fill the area between two series of a Lines or Steps chart
+	// that share Chart.X (a p50–p99 band).
+	Bands []Band `json:"bands,omitempty"`
+}
+
+// Band is the area between two series of a chart, by index in
+// Chart.Series: Upper above, Lower below.
+type Band struct {
+	Upper int `json:"upper"`
+	Lower int `json:"lower"`
 }
 
 // Axis is a chart axis.
@@ -146,6 +161,10 @@ type Series struct {
 	Y Values `json:"y"`
 	// Dash draws a line dashed (a second series of the same run).
 	Dash bool `json:"dash,omitempty"`
+	// Labels name the points of a series with its own X, one per point
+	// ("" for none): they are written beside each point (a sweep's
+	// points by their load).
+	Labels []string `json:"labels,omitempty"`
 }
 
 // Span is a range of x values.

@@ -3,6 +3,8 @@ package report
 import (
 	"math"
 	"sort"
+
+	"github.com/reprise-bench/reprise/engine/summary"
 )
 
 // scanned is what the second pass over a run's requests ([runData.scan])
@@ -25,7 +27,17 @@ type scanned struct {
 	anyLag                            bool
 	client                            [2][2][]float64 // TTFT, ITL: sums, counts
 	errKind                           [][]float64     // per kind index (0 unused)
+	// Per bucket of send time, the TTFT and ITL values of the ok
+	// requests (nil: none), for their percentiles over time.
+	byTime [2][]*summary.Values
+	// Per bucket of end (never sent: intended) time, requests that ended
+	// and those of them that failed, for the error rate over time.
+	outcomes, failed []float64
 }
+
+// bucketExact is how many values a time bucket's percentiles keep
+// exactly before they move into the summary's sketch.
+const bucketExact = 256
 
 // strider picks every step-th of the items it is shown, step =
 // ⌈count/limit⌉ for count items in all: exactly the indexes [stride]
@@ -88,7 +100,10 @@ func (d *runData) scan(tl timeline, grids [][]float64, maxPoints int) error {
 		errX: map[uint8][]float64{}, errY: map[uint8][]float64{},
 		intended: make([]float64, nb), sent: make([]float64, nb), done: make([]float64, nb), ended: make([]float64, nb),
 		toks: make([]float64, nb), lateMax: make([]float64, nb), lateMean: make([]float64, nb), lateN: make([]float64, nb),
-		lag: make([]float64, nb)}
+		lag: make([]float64, nb), outcomes: make([]float64, nb), failed: make([]float64, nb)}
+	for i := range sc.byTime {
+		sc.byTime[i] = make([]*summary.Values, nb)
+	}
 	for k := range nb {
 		sc.lateMax[k], sc.lateMean[k], sc.lag[k] = math.NaN(), math.NaN(), math.NaN()
 	}
@@ -189,7 +204,29 @@ func (d *runData) scan(tl timeline, grids [][]float64, maxPoints int) error {
 				}
 			}
 		}
+		if t := v.end; t != 0 || v.intended != 0 {
+			if t == 0 {
+				t = v.intended
+			}
+			if k := at(t); k >= 0 {
+				sc.outcomes[k]++
+				if v.kind != 0 {
+					sc.failed[k]++
+				}
+			}
+		}
 		if v.kind == 0 {
+			if k := at(v.intendedOrSent()); k >= 0 {
+				for i, x := range [2]float32{v.ttft, v.itl} {
+					if math.IsNaN(float64(x)) {
+						continue
+					}
+					if sc.byTime[i][k] == nil {
+						sc.byTime[i][k] = summary.NewValues(bucketExact)
+					}
+					sc.byTime[i][k].Add(float64(x))
+				}
+			}
 			for i, p := range [2]struct {
 				v  float32
 				at int64

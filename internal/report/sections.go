@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/engine/summary"
@@ -19,6 +20,7 @@ import (
 type page struct {
 	Title    string
 	Runs     []runHead
+	Headline []headRow
 	Sections []Section
 }
 
@@ -41,9 +43,10 @@ func buildPage(runs []*runData, tl timeline, grids [][]float64, opts Options) *p
 	if p.Title == "" {
 		p.Title = "reprise report: " + strings.Join(labels, ", ")
 	}
+	p.Headline = headlineRows(runs, opts.Repeated)
 	secs := []Section{verdictSection(runs), summarySection(runs)}
 	secs = append(secs, opts.Sections...)
-	secs = append(secs, latencySection(runs, grids, opts.MaxPoints), loadSection(runs, tl), truthSection(runs, tl, opts.MaxPoints),
+	secs = append(secs, latencySection(runs, grids, opts.MaxPoints), overTimeSection(runs, tl), loadSection(runs, tl), truthSection(runs, tl, opts.MaxPoints),
 		telemetrySection(runs, tl), errorSection(runs, tl), provenanceSection(runs))
 	for _, s := range secs {
 		if len(s.Tables) > 0 || len(s.Charts) > 0 || len(s.Details) > 0 {
@@ -76,6 +79,14 @@ func (p *page) check() error {
 					return fmt.Errorf("report: chart %q series %q: %d values for %d categories", c.ID, sr.Label, len(sr.Y), len(c.XAxis.Categories))
 				case c.Kind != Scatter && c.Kind != Bars && len(sr.X) == 0 && len(sr.Y) != len(c.X):
 					return fmt.Errorf("report: chart %q series %q: %d values for %d x values", c.ID, sr.Label, len(sr.Y), len(c.X))
+				case len(sr.Labels) > 0 && len(sr.Labels) != len(sr.X):
+					return fmt.Errorf("report: chart %q series %q: %d labels for %d points", c.ID, sr.Label, len(sr.Labels), len(sr.X))
+				}
+			}
+			for _, b := range c.Bands {
+				if b.Upper < 0 || b.Lower < 0 || b.Upper >= len(c.Series) || b.Lower >= len(c.Series) || b.Upper == b.Lower ||
+					len(c.Series[b.Upper].X) > 0 || len(c.Series[b.Lower].X) > 0 || c.Kind != Lines && c.Kind != Steps {
+					return fmt.Errorf("report: chart %q: band %d–%d must join two series of Chart.X", c.ID, b.Upper, b.Lower)
 				}
 			}
 		}
@@ -184,7 +195,7 @@ func summarySection(runs []*runData) Section {
 		tot.Rows = append(tot.Rows, []Cell{{Text: d.label}, num(float64(s.RequestCount)), num(float64(s.ErrorRequestCount)),
 			num(float64(s.WarmupCount)), {Text: s.BenchmarkDuration.Round(1e6).String(), Class: "num"},
 			num(s.RequestThroughput), num(s.OutputTokenThroughput), num(s.TotalTokenThroughput),
-			num(s.IntendedRate), num(s.AchievedRate), num(s.Goodput)})
+			num(s.IntendedRate), num(s.AchievedRate), goodputCell(s)})
 	}
 	lat := Table{Caption: "Per-request metrics (ms unless marked)", Header: []string{"metric", "run", "avg", "p50", "p90", "p95", "p99", "max", "count"}}
 	// A run that applied a reprise selftest calibration shows its error
@@ -224,6 +235,15 @@ func summarySection(runs []*runData) Section {
 	return Section{ID: "summary", Title: "Summary",
 		Explain: "The run's summary, computed from its records as reprise summarize does (docs/format/summary.md).",
 		Tables:  []Table{tot, lat}}
+}
+
+// goodputCell is the run's goodput, or a dash saying that no SLO was set:
+// without --goodput there is no goodput, not a goodput of 0.
+func goodputCell(s *summary.Summary) Cell {
+	if len(s.Options.Goodput) == 0 {
+		return Cell{Text: "— (no --goodput SLO)", Class: "num"}
+	}
+	return num(s.Goodput)
 }
 
 // num is a right-aligned number cell: whole numbers from 1000 up, four
@@ -438,6 +458,60 @@ func loadSection(runs []*runData, tl timeline) Section {
 	return sec
 }
 
+// overTimeSection draws TTFT and ITL as p50, p90 and p99 per time
+// bucket of send time (the p50–p99 band filled) and the error rate per
+// bucket of end time.
+func overTimeSection(runs []*runData, tl timeline) Section {
+	sec := Section{ID: "over-time", Title: "Latency and errors over time",
+		Explain: "How the latencies and the failures moved during the run, per time bucket; warmup shaded."}
+	for mi, m := range []struct{ id, name, long string }{{"ttft", "TTFT", "time to first token"}, {"itl", "ITL", "inter-token latency"}} {
+		c := tl.chart(m.id+"-over-time", m.name+" over time: p50, p90, p99",
+			"The "+m.long+" of the successful requests sent in each {bucket} bucket: p50 (solid), p90 (dashed) and p99 (light), the p50–p99 band filled; the summary's percentiles (engine/summary), per bucket.",
+			m.name+" (ms)")
+		c.YAxis.Log = true
+		for _, d := range runs {
+			p50, p90, p99 := make(Values, tl.b.n), make(Values, tl.b.n), make(Values, tl.b.n)
+			n := 0
+			for k, v := range d.sc.byTime[mi] {
+				p50[k], p90[k], p99[k] = math.NaN(), math.NaN(), math.NaN()
+				if v == nil {
+					continue
+				}
+				st := v.Stats()
+				p50[k], p90[k], p99[k] = st.P50, st.P90, st.P99
+				n++
+			}
+			if n == 0 {
+				continue
+			}
+			base := len(c.Series)
+			c.Series = append(c.Series, Series{Label: d.label + " p50", Color: d.color, Y: p50},
+				Series{Label: d.label + " p90", Color: d.color, Y: p90, Dash: true},
+				Series{Label: d.label + " p99", Color: shade(d.color), Y: p99})
+			c.Bands = append(c.Bands, Band{Upper: base + 2, Lower: base})
+		}
+		if len(c.Series) > 0 {
+			sec.Charts = append(sec.Charts, c)
+		}
+	}
+	er := tl.chart("error-rate", "Error rate over time",
+		"Failed requests as a share of the requests that ended in each {bucket} bucket (never-sent ones at their intended time); no point where none ended.", "% failed")
+	for _, d := range runs {
+		y := make(Values, tl.b.n)
+		for k := range y {
+			y[k] = math.NaN()
+			if d.sc.outcomes[k] > 0 {
+				y[k] = 100 * d.sc.failed[k] / d.sc.outcomes[k]
+			}
+		}
+		er.Series = append(er.Series, Series{Label: d.label, Color: d.color, Y: y})
+	}
+	if len(er.Series) > 0 {
+		sec.Charts = append(sec.Charts, er)
+	}
+	return sec
+}
+
 // shade is a lighter tone of a #rrggbb colour, for a run's second line.
 func shade(c string) string {
 	if len(c) != 7 || c[0] != '#' {
@@ -594,8 +668,10 @@ func serverMeans(d *runData, role string) []Series {
 // clientVsServer tabulates summary.json's client_vs_server_mean: the
 // client's mean TTFT, ITL and latency against the server's own histogram.
 func clientVsServer(runs []*runData) Table {
-	t := Table{Caption: "Client against server means (the server's own histograms)",
-		Header: []string{"run", "server", "metric", "client mean (ms)", "server mean (ms)", "client − server (ms)"}}
+	t := Table{Caption: "Client against server means (the server's own histograms). The difference is time the client counts and the server's clock does not: " +
+		"connecting and uploading the request body, the server's work before it starts its clock (reading and tokenizing the prompt, for vLLM " +
+		"the wait before the engine admits it) and the response's way back; not an error of the client's clock.",
+		Header: []string{"run", "server", "metric", "client mean (ms)", "server mean (ms)", "outside the server's clock: client − server (ms)"}}
 	for _, d := range runs {
 		tel, _ := d.summaryJSON["telemetry"].(map[string]any)
 		servers, _ := tel["servers"].([]any)
@@ -687,6 +763,7 @@ func telemetrySection(runs []*runData, tl timeline) Section {
 			s.Y = append(s.Y, v)
 		}
 		// Counters for the hit ratio: previous hits and queries per target.
+		var hits []hitPoint
 		prev := map[string][2]float64{}
 		cur := map[string]*[2]float64{}
 		for _, k := range keys {
@@ -713,12 +790,15 @@ func telemetrySection(runs []*runData, tl timeline) Section {
 				}
 				if !math.IsNaN(c[0]) && !math.IsNaN(c[1]) {
 					if p, ok := prev[k.target]; ok && c[1] > p[1] && c[0] >= p[0] {
-						add(k.target, "hit_rate", k.t, 100*(c[0]-p[0])/(c[1]-p[1]))
+						hits = append(hits, hitPoint{k.target, k.t, c[0] - p[0], c[1] - p[1]})
 					}
 					prev[k.target] = *c
 					cur[k.target] = nil
 				}
 			}
+		}
+		for _, h := range hitRatios(hits) {
+			add(h.target, "hit_rate", h.t, 100*h.hits/h.queries)
 		}
 		for _, sk := range order {
 			charts[sk[1]].Series = append(charts[sk[1]].Series, *series[sk])
@@ -731,6 +811,41 @@ func telemetrySection(runs []*runData, tl timeline) Section {
 	}
 	sec.Charts = append(sec.Charts, gpuCharts(runs, tl)...)
 	return sec
+}
+
+// hitPoint is the prefix cache's hits and queries (tokens) between two
+// consecutive scrapes of a target, at the later one.
+type hitPoint struct {
+	target        string
+	t             int64
+	hits, queries float64
+}
+
+// MinHitShare is the smallest share of a target's median interval of
+// prefix-cache queries that an interval needs for its hit ratio to be
+// plotted: the last scrape of a run often sees a handful of tokens
+// looked up, and a few of them hitting would draw a spike (27 % on one
+// request's 300 tokens) that no load caused.
+const MinHitShare = 0.25
+
+// hitRatios keeps the intervals whose queries are at least MinHitShare
+// of their target's median interval, in order.
+func hitRatios(points []hitPoint) []hitPoint {
+	per := map[string][]float64{}
+	for _, p := range points {
+		per[p.target] = append(per[p.target], p.queries)
+	}
+	median := map[string]float64{}
+	for t, q := range per {
+		median[t] = summary.Percentile(slices.Sorted(slices.Values(q)), 50)
+	}
+	var out []hitPoint
+	for _, p := range points {
+		if p.queries >= MinHitShare*median[p.target] {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // nTargets counts the scrape targets of a run.
@@ -864,9 +979,38 @@ func provenanceValue(d *runData, k string) string {
 	case map[string]any:
 		var parts []string
 		for _, kk := range slices.Sorted(maps.Keys(x)) {
-			parts = append(parts, fmt.Sprintf("%s=%v", kk, x[kk]))
+			parts = append(parts, kk+"="+provenanceScalar(kk, x[kk]))
 		}
 		return strings.Join(parts, " ")
 	}
-	return fmt.Sprint(v)
+	return provenanceScalar(k, v)
+}
+
+// provenanceScalar formats one manifest value: a key ending in _ns as a
+// duration (took_ns=100.3ms, not 1.00321883e+08), other numbers as
+// written (no exponent for whole numbers), anything else compact.
+func provenanceScalar(key string, v any) string {
+	switch x := v.(type) {
+	case float64:
+		if strings.HasSuffix(key, "_ns") && x == math.Trunc(x) && math.Abs(x) < 1<<62 {
+			d := time.Duration(x)
+			switch {
+			case d >= time.Second:
+				return d.Round(time.Millisecond).String()
+			case d >= time.Millisecond:
+				return d.Round(10 * time.Microsecond).String()
+			}
+			return d.String()
+		}
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case string:
+		return x
+	case nil:
+		return "null"
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }

@@ -23,6 +23,7 @@ type synthRun struct {
 	warmup    int // the first warmup requests are warmup
 	telemetry bool
 	seed      uint64
+	fixedLen  bool // every request 512 tokens in, 64 out
 }
 
 // synthStart is the synthetic runs' start time.
@@ -54,6 +55,9 @@ func (c synthRun) write(t testing.TB, dir string) *summary.Summary {
 	for i := range c.n {
 		isl := int32(100 + rng.IntN(4000))
 		osl := int32(20 + rng.IntN(300))
+		if c.fixedLen {
+			isl, osl = 512, 64
+		}
 		intended := t0 + int64(float64(i)*1e9/c.rate)
 		late := int64(rng.ExpFloat64() * 20e3) // ~20 µs
 		r := record.Request{RequestID: uint64(i), TraceRow: int64(i), IntendedNS: intended, DispatchedNS: intended + late,

@@ -53,11 +53,23 @@ func (d *runData) checks() []check {
 	}
 	out = append(out, run)
 
-	late := check{name: "p99 schedule lateness", limit: "no budget (--max-lateness 0)", value: "no requests"}
+	// Without a budget the lateness is judged neither way, but a p99
+	// past the measurement's own lateness threshold (--late-threshold,
+	// 1 ms) is a doubt: never shaded as passed.
+	late := check{name: "p99 schedule lateness", limit: "no budget (--max-lateness 0)", value: "no requests", unknown: true}
 	if st, ok := s.Metrics["schedule_lateness"]; ok {
 		late.value = fmtMS(st.P99)
+		budget := s.Options.LateThreshold
+		if budget == 0 {
+			budget = time.Millisecond
+		}
+		if st.P99 > float64(budget)/1e6 {
+			late.warn = true
+			late.limit += "; over the " + budget.String() + " lateness threshold: requests left later than the schedule said"
+		}
 	}
 	if ml := d.maxLateness(); ml > 0 {
+		late.unknown, late.warn = false, false
 		late.limit = "≤ " + ml.String()
 		if st, ok := s.Metrics["schedule_lateness"]; ok && st.P99 > float64(ml)/1e6 {
 			late.failed, late.code = true, exitcode.Lateness

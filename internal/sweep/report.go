@@ -119,7 +119,11 @@ func num(v float64) report.Cell { return report.Cell{Text: fmt.Sprintf("%.4g", v
 func paretoSection(m *Manifest, rows []Row) report.Section {
 	all := report.Series{Label: "points", Color: report.RunColor(0)}
 	for _, r := range rows {
+		if r.E2EP99 <= 0 {
+			continue // nothing succeeded: no latency to draw
+		}
 		all.X, all.Y = append(all.X, r.OutputThroughput), append(all.Y, r.E2EP99)
+		all.Labels = append(all.Labels, r.Point)
 	}
 	byName := map[string]Row{}
 	for _, r := range rows {
@@ -129,14 +133,34 @@ func paretoSection(m *Manifest, rows []Row) report.Section {
 	for _, n := range m.Pareto {
 		r := byName[n]
 		front.X, front.Y = append(front.X, r.OutputThroughput), append(front.Y, r.E2EP99)
+		front.Labels = append(front.Labels, r.Point)
 	}
 	c := report.Chart{ID: "sweep-pareto", Title: "Throughput against p99 latency", Kind: report.Lines,
 		Explain: "each point of the sweep; the front joins the points no other beats on both (more tokens/s, lower p99)",
 		XAxis:   report.Axis{Label: "output tokens/s"}, YAxis: report.Axis{Label: "request latency p99 (ms)", Log: true},
 		Series: []report.Series{front}}
 	scatter := report.Chart{ID: "sweep-points", Title: "Every point", Kind: report.Scatter,
-		Explain: "all measured points, throughput against p99 latency", XAxis: c.XAxis, YAxis: c.YAxis, Series: []report.Series{all}}
+		Explain: "all measured points, throughput against p99 latency, each named by its load", XAxis: c.XAxis, YAxis: c.YAxis, Series: []report.Series{all}}
+	// Per-user output tokens/s (the median request's decode rate, 1/ITL)
+	// against output throughput, in load order: how much each user's
+	// stream slows as the server serves more.
+	load := m.Plan.axisNames()[len(m.Plan.axisNames())-1]
+	ordered := slices.Clone(rows)
+	slices.SortStableFunc(ordered, func(a, b Row) int { return cmp.Compare(a.Settings[load], b.Settings[load]) })
+	users := report.Series{Label: "points by " + load, Color: report.RunColor(0)}
+	for _, r := range ordered {
+		if r.PerUserTPS > 0 {
+			users.X, users.Y = append(users.X, r.OutputThroughput), append(users.Y, r.PerUserTPS)
+			users.Labels = append(users.Labels, r.Point)
+		}
+	}
+	perUser := report.Chart{ID: "sweep-per-user", Title: "Per-user tokens/s against throughput", Kind: report.Lines,
+		Explain: "the median request's output tokens/s (one user's stream) against the server's output tokens/s, joined in order of " + load,
+		XAxis:   report.Axis{Label: "output tokens/s"}, YAxis: report.Axis{Label: "output tokens/s per user"}, Series: []report.Series{users}}
 	charts := []report.Chart{c, scatter}
+	if len(users.X) > 0 {
+		charts = append(charts, perUser)
+	}
 	explain := "the knee (Kneedle): " + m.Knee
 	if m.Knee == "" {
 		explain = "no knee: fewer than three points on the front"

@@ -6,14 +6,48 @@
   const state = { charts: [], ready: false, readyMs: 0 };
   window.reprise = state;
 
-  // Time charts share one x range: 0 to the latest time of any of them.
-  let tmax = 0;
-  for (const c of data.charts) {
-    if (!c.time) continue;
-    if (c.x) for (const v of c.x) if (v != null && v > tmax) tmax = v;
-    for (const s of c.series) if (s.x) for (const v of s.x) if (v != null && v > tmax) tmax = v;
+  // lastActivity is where a time chart's x axis ends: its last point, or
+  // for series on the chart's buckets the end of the last bucket in which
+  // any series is neither empty nor 0 (a rate of 0 after the run is not
+  // activity). Time charts share a cursor and zoom together, but each
+  // ends at its own last activity, so none is mostly empty.
+  function lastActivity(c) {
+    let end = 0;
+    for (const s of c.series) if (s.x) for (let i = 0; i < s.x.length; i++) {
+      if (s.x[i] != null && s.y[i] != null && s.x[i] > end) end = s.x[i];
+    }
+    if (c.x && c.x.length > 0) {
+      const w = c.x.length > 1 ? c.x[1] - c.x[0] : 1;
+      let last = -1, lastSet = -1;
+      for (let i = c.x.length - 1; i >= 0 && last < 0; i--) {
+        if (c.series.some((s) => !s.x && s.y[i] != null && s.y[i] !== 0)) last = i;
+        if (lastSet < 0 && c.series.some((s) => !s.x && s.y[i] != null)) lastSet = i;
+      }
+      // All 0 (no error at all): the last bucket with a value.
+      if (last < 0) last = lastSet;
+      if (last >= 0) end = Math.max(end, c.x[last] + (c.kind === "steps" ? w : 0));
+    }
+    return end;
   }
   const timeSync = uPlot.sync("time");
+  const dottedOf = new Map(); // chart id → its dotted series
+
+  // pointSize is a scatter's dot diameter (CSS px): large for a few
+  // points, small for thousands.
+  const pointSize = (n) => (n <= 100 ? 8 : n <= 2000 ? 5 : 3);
+
+  // padded widens [min, max] so that marks at the ends are drawn whole;
+  // a single value gets a range around it.
+  function padded(min, max, log) {
+    if (min == null || max == null) return [0, 1];
+    if (log) {
+      if (min === max) return [min / 2, max * 2];
+      const f = Math.pow(max / min, 0.04);
+      return uPlot.rangeLog(min / f, max * f, 10, false);
+    }
+    if (min === max) return min === 0 ? [-0.05, 1] : [min - Math.abs(min) * 0.1, max + Math.abs(max) * 0.1];
+    return uPlot.rangeNum(min, max, 0.06, true);
+  }
 
   const dpr = () => window.devicePixelRatio || 1;
 
@@ -22,13 +56,19 @@
 
   // build turns a chart spec into uPlot options and data.
   function build(c, width) {
+    // dotted are the series (by index in c.series) drawn with a dot at
+    // each point: short lines, so that a one-point front shows.
+    const dotted = new Set();
     const own = c.series.some((s) => s.x && s.x.length > 0);
     const xScale = { time: false };
     const yScale = {};
     if (c.xaxis.log) Object.assign(xScale, { distr: 3, log: 10 });
     if (c.yaxis.log) Object.assign(yScale, { distr: 3, log: 10 });
-    else if (c.kind === "bars") yScale.range = (u, min, max) => [Math.min(0, min), max > 0 ? max * 1.08 : 1];
-    else yScale.range = (u, min, max) => (min === max ? [min - 1, max + 1] : uPlot.rangeNum(min, max, 0.08, true));
+    if (c.kind === "bars") yScale.range = (u, min, max) => [Math.min(0, min), max > 0 ? max * 1.08 : 1];
+    else yScale.range = (u, min, max) => padded(min, max, !!c.yaxis.log);
+    // Own x (scatters, telemetry): a constant x (every prompt the same
+    // length) gets a range around it instead of an empty one.
+    if (own && !c.time) xScale.range = (u, min, max) => padded(min, max, !!c.xaxis.log);
     const axes = [
       { label: c.xaxis.label, stroke: "#333", grid: { stroke: "#eee" } },
       { label: c.yaxis.label, stroke: "#333", grid: { stroke: "#eee" }, size: 60 },
@@ -41,8 +81,11 @@
       series: [{ label: c.xaxis.label }],
       legend: { live: !own },
       cursor: { drag: { x: true, y: own } },
-      hooks: { drawClear: [drawShade(c)] },
+      hooks: { drawClear: [drawShade(c)], draw: [drawMarks(c, dotted)] },
     };
+    if (c.bands) {
+      opts.bands = c.bands.map((b) => ({ series: [b.upper + 1, b.lower + 1], fill: c.series[b.upper].color + "22" }));
+    }
     if (c.time) opts.cursor.sync = { key: timeSync.key };
     let d;
     if (own) {
@@ -53,6 +96,8 @@
         const xs = c.xaxis.log ? positive(s.x) : s.x;
         d.push([xs, ys]);
         const line = c.kind !== "scatter";
+        const n = s.y.filter((v) => v != null).length;
+        if (line && n <= 64) dotted.add(opts.series.length - 1);
         opts.series.push({
           label: s.label,
           stroke: s.color,
@@ -60,8 +105,10 @@
           width: line ? 1.5 : 0,
           dash: s.dash ? [6, 4] : undefined,
           paths: line ? uPlot.paths.linear() : uPlot.paths.points(),
-          points: { show: false, size: line ? 4 : 3, width: 0 },
-          facets: [{ scale: "x", auto: !(c.time && tmax > 0), sorted: line ? 1 : 0 }, { scale: "y", auto: true }],
+          // A short line (a sweep's front: one point draws no line) shows
+          // its points.
+          points: { show: false, size: line ? 7 : pointSize(n), width: 0 },
+          facets: [{ scale: "x", auto: !c.time, sorted: line ? 1 : 0 }, { scale: "y", auto: true }],
         });
       }
     } else if (c.kind === "bars") {
@@ -100,22 +147,72 @@
         });
       }
     }
-    if (c.time && tmax > 0) Object.assign(xScale, { auto: false, min: 0, max: tmax });
+    const end = c.time ? lastActivity(c) : 0;
+    if (c.time && end > 0) {
+      const pad = end * 0.02;
+      Object.assign(xScale, { auto: false, min: own ? -pad : 0, max: end + pad });
+    }
     if (c.time) opts.hooks.setScale = [zoomTogether];
-    return { opts: opts, data: d };
+    return { opts: opts, data: d, end: end, dotted: dotted };
+  }
+
+  // drawMarks draws a dot at each point of the dotted series and writes
+  // each labelled point's name beside it.
+  function drawMarks(c, dotted) {
+    return (u) => {
+      if (dotted.size === 0 && !c.series.some((s) => s.labels)) return;
+      const ctx = u.ctx, r = dpr();
+      ctx.save();
+      for (const i of dotted) {
+        if (!u.series[i + 1].show) continue;
+        const xs = u.data[i + 1][0], ys = u.data[i + 1][1];
+        ctx.fillStyle = c.series[i].color;
+        for (let j = 0; j < xs.length; j++) {
+          if (xs[j] == null || ys[j] == null) continue;
+          ctx.beginPath();
+          ctx.arc(u.valToPos(xs[j], "x", true), u.valToPos(ys[j], "y", true), 3.5 * r, 0, 2 * Math.PI);
+          ctx.fill();
+        }
+      }
+      ctx.font = `${Math.round(11 * r)}px sans-serif`;
+      ctx.fillStyle = "#222";
+      ctx.textBaseline = "bottom";
+      c.series.forEach((s, i) => {
+        if (!s.labels || !u.series[i + 1].show) return;
+        const xs = u.data[i + 1][0], ys = u.data[i + 1][1];
+        for (let j = 0; j < s.labels.length; j++) {
+          if (!s.labels[j] || xs[j] == null || ys[j] == null) continue;
+          // Right of the point, or left of it where the text would leave
+          // the plot.
+          const x = u.valToPos(xs[j], "x", true), y = u.valToPos(ys[j], "y", true) - 4 * r;
+          const w = ctx.measureText(s.labels[j]).width;
+          if (x + 6 * r + w > u.bbox.left + u.bbox.width) ctx.fillText(s.labels[j], x - 6 * r - w, y);
+          else ctx.fillText(s.labels[j], x + 6 * r, y);
+        }
+      });
+      ctx.restore();
+    };
   }
 
   // zoomTogether gives every time chart the x range one of them was
   // zoomed to, so that requests and telemetry stay aligned.
+  // Back at its own full range (a double-click), it puts every other
+  // time chart back at its own. Charts being built do not propagate
+  // their first range.
   const timePlots = [];
-  let zooming = false;
+  const fullRange = new Map();
+  let zooming = true; // until every chart is built
   function zoomTogether(u, key) {
     if (key !== "x" || zooming) return;
     zooming = true;
     try {
       const { min, max } = u.scales.x;
+      const own = fullRange.get(u);
+      const reset = own && Math.abs(own[0] - min) < 1e-9 && Math.abs(own[1] - max) < 1e-9;
       for (const p of timePlots) {
-        if (p !== u && (p.scales.x.min !== min || p.scales.x.max !== max)) p.setScale("x", { min: min, max: max });
+        if (p === u) continue;
+        const [lo, hi] = reset ? fullRange.get(p) : [min, max];
+        if (p.scales.x.min !== lo || p.scales.x.max !== hi) p.setScale("x", { min: lo, max: hi });
       }
     } finally {
       zooming = false;
@@ -241,7 +338,7 @@
           if (ys[j] == null || xs[j] == null) continue;
           dots.push(`M${px(xs[j]).toFixed(1)} ${py(ys[j]).toFixed(1)}h0`);
         }
-        o.push(`<path d="${dots.join("")}" stroke="${spec.color}" stroke-opacity="0.6" stroke-width="3" stroke-linecap="round"/>`);
+        o.push(`<path d="${dots.join("")}" stroke="${spec.color}" stroke-opacity="0.6" stroke-width="${pointSize(dots.length)}" stroke-linecap="round"/>`);
       } else if (c.kind === "bars") {
         const n = c.series.length, w = (0.8 / n) * 0.95;
         for (let j = 0; j < ys.length; j++) {
@@ -261,6 +358,17 @@
         }
         const dash = spec.dash ? ` stroke-dasharray="6 4"` : "";
         o.push(`<path d="${dpath}" fill="none" stroke="${spec.color}" stroke-width="1.5"${dash}/>`);
+        if (dottedOf.get(c.id) && dottedOf.get(c.id).has(i - 1)) {
+          const dots = [];
+          for (let j = 0; j < ys.length; j++) if (ys[j] != null && xs[j] != null) dots.push(`M${px(xs[j]).toFixed(1)} ${py(ys[j]).toFixed(1)}h0`);
+          o.push(`<path d="${dots.join("")}" stroke="${spec.color}" stroke-width="7" stroke-linecap="round"/>`);
+        }
+      }
+      if (spec.labels) {
+        for (let j = 0; j < spec.labels.length; j++) {
+          if (!spec.labels[j] || xs[j] == null || ys[j] == null) continue;
+          o.push(`<text x="${(px(xs[j]) + 6).toFixed(1)}" y="${(py(ys[j]) - 4).toFixed(1)}">${esc(spec.labels[j])}</text>`);
+        }
       }
     }
     o.push(`</g></g>`);
@@ -280,10 +388,15 @@
     const holder = fig.querySelector(".plot");
     const width = Math.max(320, holder.clientWidth || 560);
     const b = build(c, width);
+    dottedOf.set(c.id, b.dotted);
     const u = new uPlot(b.opts, b.data, holder);
-    if (c.time) timePlots.push(u);
+    if (c.time) {
+      timePlots.push(u);
+      fullRange.set(u, [u.scales.x.min, u.scales.x.max]);
+    }
     const n = count(b.data, b.opts.mode === 2);
-    state.charts.push({ id: c.id, kind: c.kind, time: !!c.time, series: b.data.length - 1, nonEmpty: n.nonEmpty, points: n.points });
+    state.charts.push({ id: c.id, kind: c.kind, time: !!c.time, series: b.data.length - 1, nonEmpty: n.nonEmpty, points: n.points,
+      end: b.end, labels: c.series.reduce((k, s) => k + (s.labels ? s.labels.filter((l) => l).length : 0), 0) });
     fig.querySelector('[data-save="png"]').addEventListener("click", () =>
       pngCanvas(u, c).toBlob((blob) => download(c.id + ".png", blob)));
     fig.querySelector('[data-save="svg"]').addEventListener("click", () =>
@@ -304,6 +417,8 @@
   state.svg = (id) => svgText(state.plots[id], specs.get(id));
   state.png = (id) => pngCanvas(state.plots[id], specs.get(id)).toDataURL("image/png");
   requestAnimationFrame(() => {
+    // uPlot sets the first scales in a microtask, which ran by now.
+    zooming = false;
     state.readyMs = performance.now();
     state.ready = true;
   });
