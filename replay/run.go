@@ -894,6 +894,11 @@ func (r *runner) fireDueTurns() {
 // dispatch is the dispatcher loop. It returns ctx's error on cancellation.
 func (r *runner) dispatch(ctx context.Context, cancel context.CancelFunc) error {
 	c := r.cfg
+	// late is how far past its time zero the schedule starts (a StartAt
+	// already past): the wall-clock bound of a duration moves by as much,
+	// so what fell due within the duration still goes out, late, and the
+	// rows due after it stop the run as they come (fireNext).
+	late := max(r.sl.now(), 0)
 	if c.Duration > 0 && c.WarmupRequests == 0 {
 		r.stopAt = int64(c.WarmupDuration + c.Duration)
 	}
@@ -910,6 +915,9 @@ func (r *runner) dispatch(ctx context.Context, cancel context.CancelFunc) error 
 		stopAt := r.stopAt
 		if at := r.profileAt.Load(); c.Duration > 0 && at >= 0 {
 			stopAt = at + int64(c.Duration)
+		}
+		if stopAt > 0 {
+			stopAt += late
 		}
 		if c.Duration > 0 && stopAt > 0 && now >= stopAt {
 			r.stop("duration reached")

@@ -261,3 +261,22 @@ func TestStartAt(t *testing.T) {
 		t.Errorf("manifest start_at %v shard %v", m["start_at"], m["shard"])
 	}
 }
+
+// TestStartAtPastWithDuration: a StartAt already past by more than the
+// duration still sends what fell due within the duration, late, and
+// stops at the first row due after it (the dispatcher used to stop at
+// once: no request, "duration reached").
+func TestStartAtPastWithDuration(t *testing.T) {
+	cfg := NewConfig()
+	at := time.Date(1999, 12, 31, 23, 59, 58, 0, time.UTC) // 2 s before the bubble's start
+	cfg.StartAt, cfg.Duration = at, time.Second
+	var l jobLog
+	st, _ := runVirtual(t, cfg, tsRows(ms(100), ms(110), ms(1600)), &l)
+	js := l.byID()
+	if len(js) != 2 || js[0].IntendedNS != at.UnixNano() || js[1].IntendedNS != at.Add(ms(10)).UnixNano() {
+		t.Fatalf("jobs %+v: want the two rows due within the 1 s duration from %v", js, at)
+	}
+	if st.Late != 2 || js[0].DispatchedNS-js[0].IntendedNS < int64(time.Second) {
+		t.Errorf("late = %d, first dispatched %v after its time; want both late by about 2 s", st.Late, time.Duration(js[0].DispatchedNS-js[0].IntendedNS))
+	}
+}

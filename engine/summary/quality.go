@@ -169,24 +169,24 @@ func (s *Summary) Quality() Quality {
 		q.Reasons = append(q.Reasons, "no request succeeded: nothing was measured")
 	}
 	if ev.ReadLagP90MS != nil && ev.ITLP50MS != nil && *ev.ITLP50MS > 0 && *ev.ReadLagP90MS > *ev.ITLP50MS {
-		q.Reasons = append(q.Reasons, fmt.Sprintf("client read lag p90 %.3g ms > median inter-token latency %.3g ms: "+
+		q.Reasons = append(q.Reasons, fmt.Sprintf("client read lag p90 %s ms > median inter-token latency %s ms: "+
 			"the client fell behind the streams and stamped tokens that waited together at the later one's arrival",
-			*ev.ReadLagP90MS, *ev.ITLP50MS))
+			Num(*ev.ReadLagP90MS, 3), Num(*ev.ITLP50MS, 3)))
 	}
 	if ev.LatenessP99MS != nil && *ev.LatenessP99MS > ev.LatenessBudgetMS {
-		q.Reasons = append(q.Reasons, fmt.Sprintf("schedule lateness p99 %.3g ms > %.3g ms: requests left later than the schedule said",
-			*ev.LatenessP99MS, ev.LatenessBudgetMS))
+		q.Reasons = append(q.Reasons, fmt.Sprintf("schedule lateness p99 %s ms > %s ms: requests left later than the schedule said",
+			Num(*ev.LatenessP99MS, 3), Num(ev.LatenessBudgetMS, 3)))
 	}
 	if ev.ReadLagP90MS == nil && ev.EventsPerReadP50 != nil && *ev.EventsPerReadP50 >= 2 {
-		q.Reasons = append(q.Reasons, fmt.Sprintf("the median request had reads completing %.3g events, and without kernel receive times "+
-			"the client cannot tell whether it fell behind", *ev.EventsPerReadP50))
+		q.Reasons = append(q.Reasons, fmt.Sprintf("the median request had reads completing %s events, and without kernel receive times "+
+			"the client cannot tell whether it fell behind", Num(*ev.EventsPerReadP50, 3)))
 	}
 	if c := s.Options.Calibration; c != nil {
 		safe := c.SafeLoad
 		ev.SafeLoad = &safe
 		if past := ev.Load.Past(safe); len(past) > 0 {
 			q.Reasons = append(q.Reasons, fmt.Sprintf("past the calibrated safe load (%s; calibration %s of %s): "+
-				"timing errors may exceed the calibrated %.3g ms", strings.Join(past, ", "), c.File, c.Created.Format(time.DateOnly), c.MaxErrorMS))
+				"timing errors may exceed the calibrated %s ms", strings.Join(past, ", "), c.File, c.Created.Format(time.DateOnly), Num(c.MaxErrorMS, 3)))
 		}
 	}
 	q.Verdict = QualityGood
