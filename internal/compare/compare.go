@@ -724,17 +724,35 @@ func CompareGroups(a, b []*Run, cfg Config) (*Result, error) {
 // within ±EquivalentWithin; no difference when its interval holds 0, the
 // change is within the floor, or (parts ≥ 0: single runs) fewer than
 // PartsAgreeing parts of the runs change its way; inconclusive when a
-// degraded measurement could have made the change; else better or worse.
+// degraded measurement could have made the change, or could hide one
+// past the floor (or the equivalence margin) that the first two rules
+// would call no difference (or equivalent); else better or worse.
 func verdict(d metricDef, x Metric, cfg Config, parts int) (Verdict, string) {
+	// A degraded measurement past the noise floor could hide a change the
+	// floor would let through: it cannot say "no difference" (nor
+	// "equivalent" past the margin), only that it cannot tell.
+	hidden := x.Degradation > 0 && x.Degradation > x.Floor
+	cannotTell := func(why string) (Verdict, string) {
+		return Inconclusive, fmt.Sprintf("%s, but a degraded measurement may hide a change of up to %s %s", why, num(x.Degradation, x.Unit, false), x.Unit)
+	}
 	if e := cfg.EquivalentWithin; e > 0 && x.RelLow >= -e && x.RelHigh <= e {
+		if x.Degradation > e*math.Abs(x.A) {
+			return cannotTell(fmt.Sprintf("the change is within ±%g%%", e*100))
+		}
 		return Equivalent, ""
 	}
 	up, down := x.DiffLow > 0, x.DiffHigh < 0
 	if !up && !down {
+		if hidden {
+			return cannotTell("the interval holds 0")
+		}
 		return NoDifference, ""
 	}
 	change := math.Abs(x.Diff)
 	if change <= x.Floor {
+		if hidden {
+			return cannotTell(fmt.Sprintf("%s %s is within the noise floor", num(x.Diff, x.Unit, true), x.Unit))
+		}
 		return NoDifference, fmt.Sprintf("%s %s is within the noise floor %s %s (%s)", num(x.Diff, x.Unit, true), x.Unit, num(x.Floor, x.Unit, false), x.Unit, x.FloorWhy)
 	}
 	if parts >= 0 && parts < PartsAgreeing {

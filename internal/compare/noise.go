@@ -14,9 +14,11 @@ type sideNoise struct {
 	// client is the largest client read lag p90 or schedule lateness
 	// p99 of the runs.
 	client float64
-	// degradedLag and degradedLate are the largest client read lag p90
-	// and schedule lateness p99 of the runs whose measurement quality
-	// was degraded; 0 when none was.
+	// degradedLag and degradedLate are the client read lag p90 and the
+	// schedule lateness p99 of the runs whose measurement quality was
+	// degraded, averaged over all the side's runs (a good run adds 0): a
+	// side's value is the mean of its runs', so a run's error moves it by
+	// a share; 0 when no run was degraded.
 	degradedLag, degradedLate float64
 	// labels of the degraded runs.
 	degradedRuns []string
@@ -31,8 +33,8 @@ func noiseOf(runs []*Run) sideNoise {
 		delay := nanMax(c.readLagP90, c.latenessP99)
 		n.client = nanMax(n.client, delay)
 		if c.degraded {
-			n.degradedLag = math.Max(n.degradedLag, zeroNaN(c.readLagP90))
-			n.degradedLate = math.Max(n.degradedLate, zeroNaN(c.latenessP99))
+			n.degradedLag += zeroNaN(c.readLagP90) / float64(len(runs))
+			n.degradedLate += zeroNaN(c.latenessP99) / float64(len(runs))
 			n.degradedRuns = append(n.degradedRuns, r.Label)
 		}
 	}
@@ -84,13 +86,13 @@ func noiseFloor(d metricDef, a, minEffect float64, na, nb sideNoise, unreplicate
 }
 
 // degradation is how far a degraded measurement may have moved metric d
-// (in its unit): for a latency, the sum over the two sides of the largest
-// client read lag p90 of a degraded run (a read that waited stamps its
-// tokens late; each side's error may go either way); for a rate, the
-// same sides' schedule lateness p99 as a share of the shorter benchmark
-// duration, times A (late sends stretch the run); 0 for a ratio (error
-// rate, cache hit ratio), which the client's timing does not move, and
-// when no run was degraded.
+// (in its unit): for a latency, the sum over the two sides of their
+// degraded runs' client read lag p90, each side's averaged over its runs
+// (a read that waited stamps its tokens late; each side's error may go
+// either way); for a rate, the sides' lateness p99 so averaged, as a
+// share of the shorter benchmark duration, times A (late sends stretch
+// the run); 0 for a ratio (error rate, cache hit ratio), which the
+// client's timing does not move, and when no run was degraded.
 func degradation(d metricDef, a float64, na, nb sideNoise, durA, durB float64) float64 {
 	if len(na.degradedRuns)+len(nb.degradedRuns) == 0 {
 		return 0

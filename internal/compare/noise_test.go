@@ -219,3 +219,76 @@ func TestEquivalentWithin(t *testing.T) {
 		t.Errorf("within 0.1 %%: %+v, want no significant difference", m)
 	}
 }
+
+// TestDegradationOfReplicates: a side's value is the mean of its runs',
+// so one degraded run of three moves it by a third of that run's read
+// lag: a +2 ms change with one A run degraded by 4.5 ms is worse (the
+// degradation is 1.5 ms), and inconclusive when all three are.
+func TestDegradationOfReplicates(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	var as, bs []*Run
+	for range 3 {
+		as, bs = append(as, simRun(rng, 2000, 0)), append(bs, simRun(rng, 2000, 2))
+	}
+	verdictOf := func() Metric {
+		t.Helper()
+		res, err := CompareGroups(as, bs, NewConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _ := res.Metric("ttft.p50")
+		return m
+	}
+	as[0].noise = noise{degraded: true, readLagP90: 4.5, latenessP99: 0.1, calibrationMS: math.NaN()}
+	if m := verdictOf(); m.Verdict != Worse || m.Degradation != 1.5 {
+		t.Errorf("+2 ms, one A run of three degraded by 4.5 ms: %+v, want worse past a 1.5 ms degradation", m)
+	}
+	for _, r := range as {
+		r.noise = as[0].noise
+	}
+	if m := verdictOf(); m.Verdict != Inconclusive || m.Degradation != 4.5 {
+		t.Errorf("+2 ms, every A run degraded by 4.5 ms: %+v, want inconclusive within a 4.5 ms degradation", m)
+	}
+}
+
+// TestDegradationHidesNoChange: with no change, a degraded measurement
+// whose error exceeds the noise floor cannot say "no difference" (it
+// could hide a change the floor lets through) nor "equivalent" past the
+// margin: inconclusive. One within the floor (a single run a side: its
+// read lag is the floor) leaves no difference.
+func TestDegradationHidesNoChange(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	a, b := simRun(rng, 2000, 0), simRun(rng, 2000, 0)
+	verdictOf := func(cfg Config) Metric {
+		t.Helper()
+		res, err := Compare(a, b, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _ := res.Metric("ttft.p50")
+		return m
+	}
+	if m := verdictOf(NewConfig()); m.Verdict != NoDifference {
+		t.Fatalf("the same distribution: %+v, want no difference", m)
+	}
+	// Both sides degraded by 2 ms: 4 ms of possible error, past the 2 ms
+	// floor (the larger read lag).
+	a.noise = noise{degraded: true, readLagP90: 2, latenessP99: 0.1, calibrationMS: math.NaN()}
+	b.noise = a.noise
+	if m := verdictOf(NewConfig()); m.Verdict != Inconclusive || m.Floor != 2 || !strings.Contains(m.Note, "may hide a change of up to 4") {
+		t.Errorf("no change, both sides degraded by 2 ms: %+v, want inconclusive", m)
+	}
+	cfg := NewConfig()
+	cfg.EquivalentWithin = 0.3 // ±3 ms of a 10 ms A: less than the 4 ms
+	if m := verdictOf(cfg); m.Verdict != Inconclusive {
+		t.Errorf("no change within ±30 %%, degraded by 4 ms: %+v, want inconclusive", m)
+	}
+	cfg.EquivalentWithin = 0.5 // ±5 ms
+	if m := verdictOf(cfg); m.Verdict != Equivalent {
+		t.Errorf("no change within ±50 %%, degraded by 4 ms: %+v, want equivalent", m)
+	}
+	b.noise = noise{readLagP90: math.NaN(), latenessP99: math.NaN(), calibrationMS: math.NaN()}
+	if m := verdictOf(NewConfig()); m.Verdict != NoDifference || m.Degradation != 2 || m.Floor != 2 {
+		t.Errorf("no change, one side degraded by its own 2 ms floor: %+v, want no difference", m)
+	}
+}
