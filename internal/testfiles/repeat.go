@@ -1,8 +1,10 @@
 package testfiles
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"strconv"
 	"testing"
 )
@@ -24,15 +26,29 @@ func Repeated(t testing.TB, name string, rows int) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := repeat(data, rows, RepeatShiftMS)
-	if err != nil {
+	var out bytes.Buffer
+	if err := repeat(&out, data, rows, RepeatShiftMS); err != nil {
 		t.Fatalf("repeat %s: %v", name, err)
 	}
-	return out
+	return out.Bytes()
 }
 
-// repeat is Repeated on the bytes of a trace.
-func repeat(data []byte, rows int, shiftMS int64) ([]byte, error) {
+// WriteRepeated writes [Repeated]'s trace to w as it makes it, holding one
+// copy of the original: what a benchmark that measures another process's
+// peak memory uses, so that its own stays small.
+func WriteRepeated(t testing.TB, w io.Writer, name string, rows int) {
+	t.Helper()
+	data, err := load(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repeat(w, data, rows, RepeatShiftMS); err != nil {
+		t.Fatalf("repeat %s: %v", name, err)
+	}
+}
+
+// repeat writes the rows of Repeated, made from the bytes of a trace, to w.
+func repeat(w io.Writer, data []byte, rows int, shiftMS int64) error {
 	const key = `{"timestamp": `
 	type line struct {
 		ts   int64
@@ -43,7 +59,7 @@ func repeat(data []byte, rows int, shiftMS int64) ([]byte, error) {
 		l, after, _ := bytes.Cut(rest, []byte("\n"))
 		rest = after
 		if !bytes.HasPrefix(l, []byte(key)) {
-			return nil, fmt.Errorf("line %d does not start with %s", len(lines)+1, key)
+			return fmt.Errorf("line %d does not start with %s", len(lines)+1, key)
 		}
 		n := len(key)
 		for n < len(l) && l[n] >= '0' && l[n] <= '9' {
@@ -51,19 +67,23 @@ func repeat(data []byte, rows int, shiftMS int64) ([]byte, error) {
 		}
 		ts, err := strconv.ParseInt(string(l[len(key):n]), 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: timestamp: %w", len(lines)+1, err)
+			return fmt.Errorf("line %d: timestamp: %w", len(lines)+1, err)
 		}
 		lines = append(lines, line{ts: ts, rest: append(l[n:len(l):len(l)], '\n')})
 	}
 	if len(lines) == 0 {
-		return nil, fmt.Errorf("no rows")
+		return fmt.Errorf("no rows")
 	}
-	out := make([]byte, 0, len(data)/len(lines)*rows*11/10)
+	bw := bufio.NewWriterSize(w, 1<<16)
+	var num []byte
 	for i := range rows {
 		l := lines[i%len(lines)]
-		out = append(out, key...)
-		out = strconv.AppendInt(out, l.ts+int64(i/len(lines))*shiftMS, 10)
-		out = append(out, l.rest...)
+		num = strconv.AppendInt(num[:0], l.ts+int64(i/len(lines))*shiftMS, 10)
+		bw.WriteString(key)
+		bw.Write(num)
+		if _, err := bw.Write(l.rest); err != nil {
+			return err
+		}
 	}
-	return out, nil
+	return bw.Flush()
 }

@@ -2,6 +2,7 @@ package testfiles
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 )
@@ -26,11 +27,16 @@ func TestRepeated(t *testing.T) {
 	if second != want {
 		t.Errorf("second copy starts with\n%s\nwant\n%s", second, want)
 	}
+	var w bytes.Buffer
+	WriteRepeated(t, &w, name, 2*n+3)
+	if !bytes.Equal(w.Bytes(), got) {
+		t.Error("WriteRepeated differs from Repeated")
+	}
 }
 
 func TestRepeatRefuses(t *testing.T) {
 	for _, in := range []string{"", "{\"ts\": 1}\n", "{\"timestamp\": x}\n"} {
-		if _, err := repeat([]byte(in), 3, 10); err == nil {
+		if err := repeat(io.Discard, []byte(in), 3, 10); err == nil {
 			t.Errorf("repeat(%q): no error", in)
 		}
 	}
