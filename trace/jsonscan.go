@@ -354,8 +354,22 @@ func appendIDs(dst []uint64, v []byte, i int) ([]uint64, int, string) {
 		return dst, i + 1, ""
 	}
 	for {
-		// Fastest path: 1 to 7 digits without a leading zero, read as one
-		// 8-byte word, then ", " (the ids of most traces).
+		// Fastest path: 1 to 7 digits without a leading zero, then ", "
+		// (the ids of most traces), read as two 8-byte words: the digits
+		// from the first, the separator from both, one bounds check.
+		for i+16 <= len(v) {
+			s := v[i : i+16]
+			w, w2 := binary.LittleEndian.Uint64(s), binary.LittleEndian.Uint64(s[8:])
+			n := leadingDigits8(w)
+			sh := uint(8*n) & 63
+			sep := uint16(w>>sh | w2<<((64-sh)&63))
+			if uint(n-1) >= 7 || n > 1 && byte(w) == '0' || sep != ','|' '<<8 {
+				break
+			}
+			dst = append(dst, digits8(w<<((64-sh)&63)))
+			i += n + 2
+		}
+		// The same within 16 bytes of the end of the line.
 		if i+10 <= len(v) {
 			w := binary.LittleEndian.Uint64(v[i:])
 			n := leadingDigits8(w)

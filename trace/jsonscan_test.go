@@ -53,11 +53,11 @@ func TestDigits8(t *testing.T) {
 	}
 }
 
-// TestAppendIDsMatchesParseID checks appendIDs, whose fast path reads 8
-// bytes at a time, against parseID (the exact slow path) applied to each
+// TestAppendIDsMatchesParseID checks appendIDs, whose fast paths read 16
+// and 8 bytes at a time, against parseID (the exact slow path) applied to each
 // element: random arrays of ids of 1 to 21 digits, leading zeros, signs,
 // fractions and exponents, with varied spacing, ending at the end of the
-// buffer or not (the fast path needs 8 bytes).
+// buffer or not (the fast paths need 16 and 8 bytes).
 func TestAppendIDsMatchesParseID(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	digits := func(n int) string {

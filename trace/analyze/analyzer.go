@@ -396,23 +396,10 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 	// Cache i (ascending size) holds b iff b's recency rank is below
 	// slots[i], so its leading run ends at the first block of rank ≥
 	// slots[i]; only the infinite cache's leading run can hit at all.
-	if K := len(a.lru.slots); K > 0 {
+	if len(a.lru.slots) > 0 {
 		l := a.lru
-		runs, slots := a.runs, l.slots
-		cur := 0
-		rc := rankCache{w: -1}
-		for j, b := range idx[:m] {
-			r := l.rank(b, &rc)
-			for ; cur < K && r >= slots[cur]; cur++ {
-				runs[cur] = j
-			}
-			if cur == K {
-				break
-			}
-		}
-		for ; cur < K; cur++ {
-			runs[cur] = m
-		}
+		runs := a.runs
+		l.leadingRuns(idx[:m], runs)
 		for i := range a.lrus {
 			c := &a.lrus[i]
 			if c.cache >= 0 {
