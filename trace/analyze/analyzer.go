@@ -132,7 +132,9 @@ func New(cfg Config) *Analyzer {
 		sessions:  make(map[string]*session),
 		kinds:     make(map[string]*groupAcc),
 		turns:     make(map[string]*groupAcc),
-		reuseTime: newHist(int64(time.Millisecond), 1<<20),
+		// Reuse times of a day-long trace reach hours: the array covers
+		// 70 minutes (the hour of the Mooncake traces and its repeats).
+		reuseTime: newHist(int64(time.Millisecond), 1<<22),
 		reuseDist: newHist(1, 1<<20),
 	}
 	return a

@@ -49,8 +49,8 @@ func (a *Analyzer) footprint() int {
 
 func (p *AIPerf) footprint() int {
 	return p.isl.footprint() + p.osl.footprint() + p.noIDsISL.footprint() + p.ids.footprint() + p.hit.pairs.footprint() +
-		p.perID.footprint() + mapBytes(p.trieMore) + p.nodeCount.footprint() +
-		sliceBytes(p.rootNodes) + mapBytes(p.pairMore) + sliceBytes(p.cands)
+		p.perID.footprint() + mapBytes(p.trieMore) + p.moreCount.footprint() +
+		sliceBytes(p.moreRoots) + mapBytes(p.pairMore) + sliceBytes(p.cands)
 }
 
 // TestMemoryGrowsWithBlocksNotRows feeds 10× more rows over the same fixed
