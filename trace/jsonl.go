@@ -4,6 +4,7 @@ package trace
 // alloc_test.go, benchmark BenchmarkMooncakeDecode.
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -436,7 +437,14 @@ func hasAt(b []byte, i int, s string) bool {
 // false when there is none.
 func plainUint(b []byte, i int, next string) (v []byte, after int, ok bool) {
 	j := i
-	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+	for j+8 <= len(b) { // 8 bytes at a time
+		n := leadingDigits8(binary.LittleEndian.Uint64(b[j:]))
+		j += n
+		if n < 8 {
+			break
+		}
+	}
+	for j+8 > len(b) && j < len(b) && b[j] >= '0' && b[j] <= '9' {
 		j++
 	}
 	if j == i || b[i] == '0' && j-i > 1 || !hasAt(b, j, next) {

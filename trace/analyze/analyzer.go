@@ -132,9 +132,7 @@ func New(cfg Config) *Analyzer {
 		sessions:  make(map[string]*session),
 		kinds:     make(map[string]*groupAcc),
 		turns:     make(map[string]*groupAcc),
-		// Reuse times of a day-long trace reach hours: the array covers
-		// 70 minutes (the hour of the Mooncake traces and its repeats).
-		reuseTime: newHist(int64(time.Millisecond), 1<<22),
+		reuseTime: newHist(int64(time.Millisecond), 1<<20),
 		reuseDist: newHist(1, 1<<20),
 	}
 	return a
@@ -350,18 +348,18 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 		a.roots = growTo(a.roots, (n+63)/64)
 	}
 
-	// Infinite cache: leading run of previously seen blocks.
-	m := 0
-	for m < k && idx[m] < nBefore {
-		m++
-	}
-	hitTok := min(int64(m)*B, L)
+	// Infinite cache: leading run of previously seen blocks, m long.
 	// The blocks of a shared prefix were usually last used by the same
 	// earlier row, so equal reuse times come in runs: count each run once.
 	var runLast int64
 	var runRow uint32
 	var runN uint64
-	for _, b := range idx[:m] {
+	m := 0
+	for _, b := range idx {
+		if b >= nBefore {
+			break
+		}
+		m++
 		st := a.blocks.at(b)
 		st.hits++
 		if runN > 0 && st.last == runLast && st.lastRow == runRow {
@@ -378,6 +376,7 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 		a.reuseTime.addN(t-runLast, runN)
 		a.reuseDist.addN(int64(uint32(a.rows)-runRow), runN)
 	}
+	hitTok := min(int64(m)*B, L)
 	for _, b := range idx {
 		st := a.blocks.at(b)
 		st.last = t

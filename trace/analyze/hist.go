@@ -20,7 +20,7 @@ import (
 type hist struct {
 	scale    int64
 	maxDense int64
-	pages    [][]uint32
+	pages    []*[histPage]uint32 // a pointer each: the table stays small
 	sparse   map[int64]uint64
 	n        uint64
 }
@@ -65,11 +65,11 @@ func (h *hist) addN(v int64, n uint64) {
 	if i >= 0 && i < h.maxDense {
 		p := i >> histPageBits
 		if p >= int64(len(h.pages)) {
-			h.pages = append(h.pages, make([][]uint32, p+1-int64(len(h.pages)))...)
+			h.pages = append(h.pages, make([]*[histPage]uint32, p+1-int64(len(h.pages)))...)
 		}
 		pg := h.pages[p]
 		if pg == nil {
-			pg = make([]uint32, histPage)
+			pg = new([histPage]uint32)
 			h.pages[p] = pg
 		}
 		c := &pg[i&(histPage-1)]
@@ -103,6 +103,9 @@ func (h *hist) remove(v int64) {
 func (h *hist) sorted() sorted {
 	out := make([]bin, 0, len(h.sparse)+64)
 	for p, pg := range h.pages {
+		if pg == nil {
+			continue
+		}
 		for j, c := range pg {
 			if c != 0 {
 				out = append(out, bin{float64((int64(p)<<histPageBits + int64(j)) * h.scale), uint64(c)})

@@ -24,7 +24,9 @@ func mapBytes[K comparable, V any](m map[K]V) int {
 func (h *hist) footprint() int {
 	n := sliceBytes(h.pages) + mapBytes(h.sparse)
 	for _, p := range h.pages {
-		n += sliceBytes(p)
+		if p != nil {
+			n += int(unsafe.Sizeof(*p))
+		}
 	}
 	return n
 }
