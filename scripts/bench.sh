@@ -41,7 +41,9 @@ else
   #    The mock server's CPU per request and per event (what the load
   #    generator's server costs on the same machine).
   bench ./internal/mockserver 'BenchmarkNonStream|BenchmarkSSE' "$count"
-  # 2. analyze-trace rows per CPU-second, the whole loop and its parts.
+  # 2. analyze-trace rows per CPU-second: the command as users run it on
+  #    the 1M-row Mooncake file (and its peak RSS), then the loop and its parts.
+  bench ./cmd/reprise 'BenchmarkAnalyzeTraceCLI' "$count" -benchtime=1x
   bench ./trace/analyze 'BenchmarkAnalyzeMooncake' "$count"
   bench ./trace 'BenchmarkMooncakeDecode$' "$count"
   # 3. Wasm guests: parse CPU per event against native, cached start,

@@ -653,3 +653,14 @@ func checkDependent(t *testing.T, data []byte, format Format) {
 		seen[r.RequestID] = true
 	}
 }
+
+// FuzzScanMooncake: whenever scan's fast path for the published Mooncake
+// shape takes a line, the full scanner reads it the same (scanBoth).
+func FuzzScanMooncake(f *testing.F) {
+	f.Add([]byte(`{"timestamp": 27000, "input_length": 1100, "output_length": 30, "hash_ids": [0, 14, 15]}`))
+	f.Add([]byte(`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [1234567, 12345678, 0]}`))
+	f.Add([]byte(`{"timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": [-1, 01]}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		scanBoth(t, line)
+	})
+}

@@ -4,6 +4,7 @@ package trace
 // alloc_test.go, benchmark BenchmarkMooncakeDecode.
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -201,6 +202,14 @@ func resetRow(row *Row, line int64) {
 // hash_ids are parsed straight into row.HashIDs; a malformed id list is
 // kept in f.idsErr for the row check so the message names the field.
 func (d *jsonlDecoder) scan(b []byte, row *Row) error {
+	if d.scanMooncake(b, row) {
+		return nil
+	}
+	return d.scanAll(b, row)
+}
+
+// scanAll is scan without its fast path: any line.
+func (d *jsonlDecoder) scanAll(b []byte, row *Row) error {
 	f := &d.f
 	f.has = 0
 	f.dupAliases = ""
@@ -369,6 +378,79 @@ func (d *jsonlDecoder) scan(b []byte, row *Row) error {
 		f.has |= hTimestamp
 	}
 	return nil
+}
+
+// The keys of a Mooncake row as the published traces write them, each with
+// what precedes it and the separator after it.
+const (
+	mooncakeTimestamp = `{"timestamp": `
+	mooncakeInput     = `, "input_length": `
+	mooncakeOutput    = `, "output_length": `
+	mooncakeIDs       = `, "hash_ids": `
+)
+
+// scanMooncake is scan's fast path for the line every row of the published
+// Mooncake traces is, byte for byte in this shape:
+//
+//	{"timestamp": T, "input_length": I, "output_length": O, "hash_ids": [ids]}
+//
+// with T, I and O unsigned integers without a leading zero and the ids as
+// appendIDs reads them. It fills d.f and row exactly as scan does and
+// reports true, or reports false for any other line (other keys, order or
+// spacing, other numbers, an error), which scan then reads in full: d.f and
+// row.HashIDs are set again there. TestScanMooncakeMatchesScan compares the
+// two.
+func (d *jsonlDecoder) scanMooncake(b []byte, row *Row) bool {
+	i, ok := len(mooncakeTimestamp), hasAt(b, 0, mooncakeTimestamp)
+	if !ok {
+		return false
+	}
+	var ts, in, out []byte
+	if ts, i, ok = plainUint(b, i, mooncakeInput); !ok {
+		return false
+	}
+	if in, i, ok = plainUint(b, i, mooncakeOutput); !ok {
+		return false
+	}
+	if out, i, ok = plainUint(b, i, mooncakeIDs); !ok {
+		return false
+	}
+	ids, end, msg := appendIDs(d.r.idsBuf[:0], b, i)
+	if msg != "" || end != len(b)-1 || b[end] != '}' {
+		return false
+	}
+	row.HashIDs, d.r.idsBuf = ids, ids[:0]
+	f := &d.f
+	f.has = hTimestamp | hInput | hOutput | hIDs
+	f.dupAliases, f.idsErr = "", ""
+	f.timestamp, f.input, f.output = ts, in, out
+	return true
+}
+
+// hasAt reports whether b holds s at i.
+func hasAt(b []byte, i int, s string) bool {
+	return i <= len(b) && len(b)-i >= len(s) && string(b[i:i+len(s)]) == s
+}
+
+// plainUint returns the unsigned integer without a leading zero (a valid
+// JSON number) at b[i:] that next follows, and the index after next; ok is
+// false when there is none.
+func plainUint(b []byte, i int, next string) (v []byte, after int, ok bool) {
+	j := i
+	for j+8 <= len(b) { // 8 bytes at a time
+		n := leadingDigits8(binary.LittleEndian.Uint64(b[j:]))
+		j += n
+		if n < 8 {
+			break
+		}
+	}
+	for j+8 > len(b) && j < len(b) && b[j] >= '0' && b[j] <= '9' {
+		j++
+	}
+	if j == i || b[i] == '0' && j-i > 1 || !hasAt(b, j, next) {
+		return nil, 0, false
+	}
+	return b[i:j], j + len(next), true
 }
 
 // rowErr returns a row error for field on the current line.

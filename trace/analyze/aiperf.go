@@ -45,15 +45,18 @@ type AIPerf struct {
 	hit    ratioHist
 
 	// Prefix trie: a node is (parent node, id). Chained ids have one parent
-	// each, so the first (parent, node) of every id is kept in arrays
-	// indexed by the id's number; other parents go to trieMore.
+	// each, so the first node of every id (its parent, number and count)
+	// is kept in an array indexed by the id's number; nodes of other
+	// parents go to trieMore, their counts to moreCount and those with the
+	// root as parent to moreRoots.
 	//
 	// (position, id) pairs likewise: the first position of every id in
 	// the array, other positions in pairMore.
 	perID     paged[aiperfID]
+	nodes     int32            // nodes so far, numbered in order of creation
 	trieMore  map[uint64]int32 // (parent+1)<<32 | id number → node
-	nodeCount paged[int64]
-	rootNodes []int32
+	moreCount paged[int64]     // by node number; only trieMore's are used
+	moreRoots []int32
 	pairMore  map[uint64]pairVal // pos<<32 | id number → value
 	cands     []candidate
 }
@@ -65,6 +68,7 @@ type aiperfID struct {
 	trieNode   int32
 	pairPos    int32 // first position + 1, 0 = none yet
 	pair       pairVal
+	trieCount  int64 // rows with the prefix that ends at trieNode
 }
 
 type pairVal struct {
@@ -157,18 +161,25 @@ func (p *AIPerf) addIDs(r *trace.Row, idx []int32, nBefore, nAfter int32) {
 		switch tp := e.trieParent; {
 		case tp == parent+1:
 			n = e.trieNode
+			e.trieCount++
 		case tp == 0:
-			n = p.newNode(parent)
-			e.trieParent, e.trieNode = parent+1, n
+			n = p.nodes
+			p.nodes++
+			e.trieParent, e.trieNode, e.trieCount = parent+1, n, 1
 		default:
 			k := uint64(uint32(parent))<<32 | uint64(uint32(d))
 			var ok bool
 			if n, ok = p.trieMore[k]; !ok {
-				n = p.newNode(parent)
+				n = p.nodes
+				p.nodes++
 				p.trieMore[k] = n
+				p.moreCount.grow(int(n) + 1)
+				if parent == 0 {
+					p.moreRoots = append(p.moreRoots, n)
+				}
 			}
+			*p.moreCount.at(n)++
 		}
-		*p.nodeCount.at(n)++
 		parent = n + 1
 
 		switch pp := e.pairPos; {
@@ -221,15 +232,6 @@ func (p *AIPerf) addRow(r *trace.Row) {
 	p.noIDsISL.add(int64(r.InputTokens))
 }
 
-func (p *AIPerf) newNode(parent int32) int32 {
-	n := int32(p.nodeCount.len())
-	p.nodeCount.grow(int(n) + 1)
-	if parent == 0 {
-		p.rootNodes = append(p.rootNodes, n)
-	}
-	return n
-}
-
 // Report returns the AIPerf statistics of the rows added so far.
 func (p *AIPerf) Report() *AIPerfStats {
 	s := &AIPerfStats{TotalRequests: p.rows}
@@ -247,19 +249,32 @@ func (p *AIPerf) Report() *AIPerfStats {
 	}
 	s.ISLStats, s.OSLStats = metricStats(isl), metricStats(osl)
 
-	s.UniquePrefixes = int64(p.nodeCount.len())
+	s.UniquePrefixes = int64(p.nodes)
 	var reused, all int64
-	for pg := range p.nodeCount.chunks {
-		for _, c := range pg {
-			all += c
-			if c > 1 {
-				reused += c
+	count := func(c int64) {
+		all += c
+		if c > 1 {
+			reused += c
+		}
+	}
+	for pg := range p.perID.chunks {
+		for i := range pg {
+			if e := &pg[i]; e.trieParent != 0 {
+				count(e.trieCount)
+				if e.trieParent == 1 && e.trieCount > 1 {
+					s.NumPrefixGroups++
+				}
 			}
 		}
 	}
+	for pg := range p.moreCount.chunks {
+		for _, c := range pg {
+			count(c) // 0 for the nodes kept in perID
+		}
+	}
 	s.PrefixReuseRatio = ratio(reused, all)
-	for _, n := range p.rootNodes {
-		if *p.nodeCount.at(n) > 1 {
+	for _, n := range p.moreRoots {
+		if *p.moreCount.at(n) > 1 {
 			s.NumPrefixGroups++
 		}
 	}

@@ -394,9 +394,10 @@ func TestEmpty(t *testing.T) {
 
 // TestLRUStackRanks drives lruStack with random rows (ids repeat within
 // and across rows, over small and larger id sets so that the bitmap is
-// compacted many times) and compares every rank with a plain recency list
-// (move to front, rank = index); the full consistency check runs after each
-// row, and must catch a corrupted tree node.
+// compacted many times) and compares every rank, and every row's leading
+// runs per capacity, with a plain recency list (move to front, rank =
+// index); the full consistency check runs after each row, and must catch a
+// corrupted tree node.
 func TestLRUStackRanks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	// 3, 50, 700 ids: the bitmap is mostly dead times and is compacted;
@@ -434,6 +435,27 @@ func TestLRUStackRanks(t *testing.T) {
 				if got := l.rank(b, &rc); got != want {
 					t.Fatalf("ids %d row %d: rank of block %d is %d, want %d", ids, row, b, got, want)
 				}
+			}
+			// leadingRuns over the leading blocks used before: for each
+			// capacity, the first of rank ≥ slots, from the recency list.
+			m := 0
+			for m < len(idx) && int(idx[m]) < l.live {
+				m++
+			}
+			want := make([]int, len(l.slots))
+			for i, s := range l.slots {
+				want[i] = m
+				for j, b := range idx[:m] {
+					if slices.Index(recency, b) >= s {
+						want[i] = j
+						break
+					}
+				}
+			}
+			got := make([]int, len(l.slots))
+			l.leadingRuns(idx[:m], got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("ids %d row %d: leading runs %v, want %v (row %v)", ids, row, got, want, idx)
 			}
 			l.touchAll(idx)
 			for _, b := range idx {

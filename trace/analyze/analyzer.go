@@ -348,18 +348,18 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 		a.roots = growTo(a.roots, (n+63)/64)
 	}
 
-	// Infinite cache: leading run of previously seen blocks.
-	m := 0
-	for m < k && idx[m] < nBefore {
-		m++
-	}
-	hitTok := min(int64(m)*B, L)
+	// Infinite cache: leading run of previously seen blocks, m long.
 	// The blocks of a shared prefix were usually last used by the same
 	// earlier row, so equal reuse times come in runs: count each run once.
 	var runLast int64
 	var runRow uint32
 	var runN uint64
-	for _, b := range idx[:m] {
+	m := 0
+	for _, b := range idx {
+		if b >= nBefore {
+			break
+		}
+		m++
 		st := a.blocks.at(b)
 		st.hits++
 		if runN > 0 && st.last == runLast && st.lastRow == runRow {
@@ -376,6 +376,7 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 		a.reuseTime.addN(t-runLast, runN)
 		a.reuseDist.addN(int64(uint32(a.rows)-runRow), runN)
 	}
+	hitTok := min(int64(m)*B, L)
 	for _, b := range idx {
 		st := a.blocks.at(b)
 		st.last = t
@@ -396,23 +397,10 @@ func (a *Analyzer) addBlocks(r *trace.Row, t int64) int64 {
 	// Cache i (ascending size) holds b iff b's recency rank is below
 	// slots[i], so its leading run ends at the first block of rank ≥
 	// slots[i]; only the infinite cache's leading run can hit at all.
-	if K := len(a.lru.slots); K > 0 {
+	if len(a.lru.slots) > 0 {
 		l := a.lru
-		runs, slots := a.runs, l.slots
-		cur := 0
-		rc := rankCache{w: -1}
-		for j, b := range idx[:m] {
-			r := l.rank(b, &rc)
-			for ; cur < K && r >= slots[cur]; cur++ {
-				runs[cur] = j
-			}
-			if cur == K {
-				break
-			}
-		}
-		for ; cur < K; cur++ {
-			runs[cur] = m
-		}
+		runs := a.runs
+		l.leadingRuns(idx[:m], runs)
 		for i := range a.lrus {
 			c := &a.lrus[i]
 			if c.cache >= 0 {

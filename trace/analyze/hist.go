@@ -14,14 +14,18 @@ import (
 // Values that are a non-negative multiple of scale below scale·maxDense are
 // counted in a paged array (two loads and an increment, no hashing); pages
 // of histPage counters are allocated when first touched, so a histogram
-// costs memory only where values fall. Other values go to a map. scale lets
-// times recorded in nanoseconds but quantised to milliseconds by the trace
-// use the array.
+// costs memory only where values fall. Other values go to a map, through
+// one pending value and count: the reuse times of rows that arrive together
+// often repeat, and are then counted without hashing. scale lets times
+// recorded in nanoseconds but quantised to milliseconds by the trace use
+// the array.
 type hist struct {
 	scale    int64
 	maxDense int64
-	pages    [][]uint32
-	sparse   map[int64]uint64
+	pages    []*[histPage]uint32 // a pointer each: the table stays small
+	sparse   map[int64]uint64    // complete after flush
+	pendV    int64               // a value for sparse, pendN times
+	pendN    uint64
 	n        uint64
 }
 
@@ -65,11 +69,11 @@ func (h *hist) addN(v int64, n uint64) {
 	if i >= 0 && i < h.maxDense {
 		p := i >> histPageBits
 		if p >= int64(len(h.pages)) {
-			h.pages = append(h.pages, make([][]uint32, p+1-int64(len(h.pages)))...)
+			h.pages = append(h.pages, make([]*[histPage]uint32, p+1-int64(len(h.pages)))...)
 		}
 		pg := h.pages[p]
 		if pg == nil {
-			pg = make([]uint32, histPage)
+			pg = new([histPage]uint32)
 			h.pages[p] = pg
 		}
 		c := &pg[i&(histPage-1)]
@@ -78,15 +82,30 @@ func (h *hist) addN(v int64, n uint64) {
 			return
 		}
 	}
+	if h.pendN > 0 && v == h.pendV {
+		h.pendN += n
+		return
+	}
+	h.flush()
+	h.pendV, h.pendN = v, n
+}
+
+// flush adds the pending value to sparse.
+func (h *hist) flush() {
+	if h.pendN == 0 {
+		return
+	}
 	if h.sparse == nil {
 		h.sparse = make(map[int64]uint64)
 	}
-	h.sparse[v] += n
+	h.sparse[h.pendV] += h.pendN
+	h.pendN = 0
 }
 
 // remove uncounts one value previously added.
 func (h *hist) remove(v int64) {
 	h.n--
+	h.flush()
 	if c, ok := h.sparse[v]; ok {
 		if c == 1 {
 			delete(h.sparse, v)
@@ -101,8 +120,12 @@ func (h *hist) remove(v int64) {
 
 // sorted returns the distinct values in ascending order with their counts.
 func (h *hist) sorted() sorted {
+	h.flush()
 	out := make([]bin, 0, len(h.sparse)+64)
 	for p, pg := range h.pages {
+		if pg == nil {
+			continue
+		}
 		for j, c := range pg {
 			if c != 0 {
 				out = append(out, bin{float64((int64(p)<<histPageBits + int64(j)) * h.scale), uint64(c)})

@@ -3,6 +3,8 @@
 
 package analyze
 
+import "slices"
+
 // interner maps opaque 64-bit hash ids to dense block numbers 0, 1, 2, ...
 // in order of first appearance.
 //
@@ -32,18 +34,23 @@ const (
 // table inline, the rest through id.
 func (t *interner) appendNumbers(dst []int32, ids []uint64) []int32 {
 	if !t.tables {
+		n0 := len(dst)
+		dst = slices.Grow(dst, len(ids))[:n0+len(ids)]
+		out, n := dst[n0:], t.n
 		for i, h := range ids {
 			switch {
-			case h < uint64(t.n):
-				dst = append(dst, int32(h))
-			case h == uint64(t.n) && t.n < 1<<31-1:
-				dst = append(dst, t.n)
-				t.n++
+			case h < uint64(n):
+				out[i] = int32(h)
+			case h == uint64(n) && n < 1<<31-1:
+				out[i] = n
+				n++
 			default:
+				t.n = n
 				t.useTables()
-				return t.appendNumbers(dst, ids[i:])
+				return t.appendNumbers(dst[:n0+i], ids[i:])
 			}
 		}
+		t.n = n
 		return dst
 	}
 	for _, h := range ids {

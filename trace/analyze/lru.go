@@ -28,12 +28,15 @@ import (
 //
 // Two facts make the common case cheaper than that. The blocks of a shared
 // prefix were usually last used together, by one earlier row, so their old
-// times are neighbours: rank keeps the word count of the last word it
-// looked at (rankCache) and moves by one word with a popcount, and touch
-// defers the tree update of a cleared bit until the next bit falls in
-// another word (one tree update per word, not per block). New blocks only
-// set a bit at the end: the tree node of a word is computed once, when the
-// word is complete, from its popcount and the nodes below it.
+// times are neighbours, often consecutive: a block whose old time follows
+// the previous block's has rank one less, with nothing read
+// (leadingRuns); otherwise rank keeps the word count of the last word it
+// looked at (rankCache) and moves by one word with a popcount; and
+// touchAll gathers the bits it clears in one word, and those it sets in
+// the current one, in masks (one write and one tree update per word, not
+// per block). New blocks only set a bit at the end: the tree node of a
+// word is computed once, when the word is complete, from its popcount and
+// the nodes below it.
 //
 // Times grow with the number of uses, not of blocks: when the bitmap is
 // full and under half of its times are live, the live times are renumbered
@@ -53,8 +56,6 @@ type lruStack struct {
 	done  int           // completed words: all words before cur's
 	cur   int           // the next time
 	live  int           // blocks with a time (set bits)
-	pendW int           // word of the deferred tree update, −1 for none
-	pendD int32         // its delta
 	pre   []int32       // compact's scratch: set bits before each word
 }
 
@@ -65,7 +66,7 @@ type rankCache struct {
 }
 
 func newLRUStack(slots []int) *lruStack {
-	return &lruStack{slots: slots, pendW: -1}
+	return &lruStack{slots: slots}
 }
 
 // grow makes block numbers < n valid.
@@ -74,8 +75,10 @@ func (l *lruStack) grow(n int) { l.last.grow(n) }
 // rank returns the recency rank of block b (0 = the most recently used),
 // which must have been used. c holds the state of earlier calls for the
 // same row; start each row with rankCache{w: -1}.
-func (l *lruStack) rank(b int32, c *rankCache) int {
-	x := int(*l.last.at(b))
+func (l *lruStack) rank(b int32, c *rankCache) int { return l.rankAt(int(*l.last.at(b)), c) }
+
+// rankAt is rank for the block whose last use is time x.
+func (l *lruStack) rankAt(x int, c *rankCache) int {
 	w := x >> 6
 	switch {
 	case w == c.w:
@@ -95,6 +98,41 @@ func (l *lruStack) rank(b int32, c *rankCache) int {
 	}
 	upTo := c.n + bits.OnesCount64(l.bits[w]&(uint64(2)<<(x&63)-1))
 	return l.live - upTo
+}
+
+// leadingRuns sets runs[i], for each capacity slots[i], to the number of
+// leading blocks of idx (all used before) that a cache of slots[i] blocks
+// holds: the index of the first block of rank ≥ slots[i], or len(idx).
+// Nothing changes during the lookups of a row, so ranks are those before
+// it.
+//
+// A block whose last use directly follows the previous block's (time x =
+// x′+1, as when one earlier row used a shared prefix) has rank one less:
+// bit x is set and no other bit lies between them, so no bitmap word is
+// read for it.
+func (l *lruStack) leadingRuns(idx []int32, runs []int) {
+	K := len(l.slots)
+	cur := 0
+	rc := rankCache{w: -1}
+	prev, r := -2, 0
+	for j, b := range idx {
+		x := int(*l.last.at(b))
+		if x == prev+1 {
+			r--
+		} else {
+			r = l.rankAt(x, &rc)
+		}
+		prev = x
+		for ; cur < K && r >= l.slots[cur]; cur++ {
+			runs[cur] = j
+		}
+		if cur == K {
+			return
+		}
+	}
+	for ; cur < K; cur++ {
+		runs[cur] = len(idx)
+	}
 }
 
 // reserve makes room for n more uses; call it before a row's touches.
@@ -117,53 +155,73 @@ func (l *lruStack) reserve(n int) {
 // touchAll uses the blocks of a row in order: each becomes the most
 // recently used. A block is new when it has never been used: then it must
 // equal live (blocks are numbered in order of first use).
+//
+// The bits a row clears in one completed word, and those it sets in the
+// current word, are gathered in a mask and written once (a row's blocks
+// were mostly last used together, so their old times share a word): one
+// read-modify-write and one tree update per word, not per block. A time in
+// the current word that this row set is still in the mask, so a block used
+// twice in a row clears its bit there.
 func (l *lruStack) touchAll(idx []int32) {
 	l.reserve(len(idx))
+	t := l.cur
+	sw, sm := t>>6, uint64(0) // the current word and the bits set in it
+	cw, cm := -1, uint64(0)   // a completed word and the bits cleared in it
 	for _, b := range idx {
 		p := l.last.at(b)
 		if int(b) < l.live {
 			x := int(*p)
-			w := x >> 6
-			l.bits[w] &^= 1 << (x & 63)
-			if w < l.done {
-				if w != l.pendW {
-					l.flush()
-					l.pendW = w
-				}
-				l.pendD--
+			w, bit := x>>6, uint64(1)<<(x&63)
+			switch {
+			case w == cw:
+				cm |= bit
+			case w == sw:
+				l.bits[w] &^= bit
+				sm &^= bit
+			default:
+				l.clearBits(cw, cm)
+				cw, cm = w, bit
 			}
 		} else {
 			l.live++
 		}
-		t := l.cur
-		l.bits[t>>6] |= 1 << (t & 63)
+		sm |= uint64(1) << (t & 63)
 		*p = uint32(t)
-		l.cur++
-		if l.cur&63 == 0 {
+		t++
+		if t&63 == 0 {
+			// The word is full: the tree node of a word counts the words
+			// below it, which must be up to date first.
+			l.bits[sw] |= sm
+			l.clearBits(cw, cm)
+			cw, cm, sm = -1, 0, 0
 			l.complete()
+			sw++
 		}
 	}
-	l.flush()
+	if sm != 0 {
+		l.bits[sw] |= sm
+	}
+	l.clearBits(cw, cm)
+	l.cur = t
 }
 
-// flush applies the deferred tree update.
-func (l *lruStack) flush() {
-	if l.pendW < 0 {
+// clearBits clears the bits m of the completed word w (none when w < 0)
+// and takes them from the tree.
+func (l *lruStack) clearBits(w int, m uint64) {
+	if w < 0 {
 		return
 	}
-	if d := l.pendD; d != 0 {
-		for i := l.pendW + 1; i <= l.done; i += i & -i {
-			l.tree[i] += d
-		}
+	l.bits[w] &^= m
+	d := int32(bits.OnesCount64(m))
+	for i := w + 1; i <= l.done; i += i & -i {
+		l.tree[i] -= d
 	}
-	l.pendW, l.pendD = -1, 0
 }
 
 // complete adds the word just filled (done) to the tree: its node covers
 // words (i−lowbit(i), i], which are its own and those of its children
 // i−1, i−2, i−4, … (i−2^j for 2^j < lowbit(i)).
 func (l *lruStack) complete() {
-	l.flush()
 	w := l.done
 	i := w + 1
 	n := int32(bits.OnesCount64(l.bits[w]))
@@ -177,7 +235,6 @@ func (l *lruStack) complete() {
 // compact renumbers the live times 0..live−1 in order and sizes the bitmap
 // for 2·(live+n) more uses at least.
 func (l *lruStack) compact(n int) {
-	l.flush()
 	words := len(l.bits)
 	l.pre = growTo(l.pre[:0], words+1)
 	c := int32(0)
@@ -244,9 +301,6 @@ func sortedSlots(s []int) []int {
 // inconsistent. It is O(blocks + words): called only under -tags
 // invariants, and by tests.
 func (l *lruStack) verify() {
-	if l.pendW >= 0 {
-		panic("BUG: lruStack: tree update left pending after a row")
-	}
 	set := 0
 	for _, w := range l.bits {
 		set += bits.OnesCount64(w)

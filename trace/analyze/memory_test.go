@@ -24,7 +24,9 @@ func mapBytes[K comparable, V any](m map[K]V) int {
 func (h *hist) footprint() int {
 	n := sliceBytes(h.pages) + mapBytes(h.sparse)
 	for _, p := range h.pages {
-		n += sliceBytes(p)
+		if p != nil {
+			n += int(unsafe.Sizeof(*p))
+		}
 	}
 	return n
 }
@@ -49,8 +51,8 @@ func (a *Analyzer) footprint() int {
 
 func (p *AIPerf) footprint() int {
 	return p.isl.footprint() + p.osl.footprint() + p.noIDsISL.footprint() + p.ids.footprint() + p.hit.pairs.footprint() +
-		p.perID.footprint() + mapBytes(p.trieMore) + p.nodeCount.footprint() +
-		sliceBytes(p.rootNodes) + mapBytes(p.pairMore) + sliceBytes(p.cands)
+		p.perID.footprint() + mapBytes(p.trieMore) + p.moreCount.footprint() +
+		sliceBytes(p.moreRoots) + mapBytes(p.pairMore) + sliceBytes(p.cands)
 }
 
 // TestMemoryGrowsWithBlocksNotRows feeds 10× more rows over the same fixed
