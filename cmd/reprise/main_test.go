@@ -16,9 +16,12 @@ func TestMain(m *testing.M) {
 	os.Setenv("REPRISE_CALIBRATION", "off")
 	// No test reaches the real Hugging Face Hub: a model id tokenizer or
 	// public dataset a test does not serve from its fake Hub fails at
-	// once, and nothing is read from the user's cache.
-	os.Setenv("HF_ENDPOINT", "http://127.0.0.1:9")
-	os.Setenv("HF_HUB_CACHE", filepath.Join(os.TempDir(), "reprise-test-no-hf-cache"))
+	// once, and nothing is read from the user's cache. A CLI child (the
+	// doc-test's commands among them) keeps the Hub its test gave it.
+	if os.Getenv(cliChildEnv) == "" {
+		os.Setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+		os.Setenv("HF_HUB_CACHE", filepath.Join(os.TempDir(), "reprise-test-no-hf-cache"))
+	}
 	os.Exit(m.Run())
 }
 

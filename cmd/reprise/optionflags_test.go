@@ -16,6 +16,9 @@ var optionsWithoutFlag = map[string]bool{
 	"Progress": true, "Log": true, "Abort": true, "OnStart": true, "OnEnd": true,
 	"Trace.Reader": true, "Trace.Hold": true,
 	"Replay.Shard.Index": true, "Replay.Shard.Count": true,
+	// profile's AIPerf behaviours: the model id as tokenizer when no
+	// --tokenizer is named, and profile's --public-dataset.
+	"TokenizerFromModel": true, "Trace.PublicDataset": true,
 }
 
 // optionPaths returns the path of every field of t, nested structs'

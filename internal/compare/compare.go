@@ -664,6 +664,10 @@ func CompareGroups(a, b []*Run, cfg Config) (*Result, error) {
 	}
 	res.Tail = simultaneousTail(diffs, family, cfg.Level)
 	floorsA, floorsB := noiseOf(a), noiseOf(b)
+	// The same runs on both sides (a run against itself) share their
+	// measurement errors: they cancel, and no degradation moves the
+	// difference.
+	same := slices.EqualFunc(a, b, func(x, y *Run) bool { return x == y || x.Dir != "" && x.Dir == y.Dir && x.Target == y.Target })
 	// Single runs leave run-to-run variation unmeasured, except two
 	// targets of one fan-out run, which met the same moments.
 	unreplicated := (len(a) == 1 || len(b) == 1) && res.PairedBy != "fan-out request"
@@ -707,7 +711,9 @@ func CompareGroups(a, b []*Run, cfg Config) (*Result, error) {
 				x.RelLow, x.RelHigh = widened(lo, hi, x.Rel, k)
 			}
 			x.Floor, x.FloorWhy = noiseFloor(d, x.A, cfg.MinEffect, floorsA, floorsB, unreplicated)
-			x.Degradation = degradation(d, x.A, floorsA, floorsB, res.A.DurationS, res.B.DurationS)
+			if !same {
+				x.Degradation = degradation(d, x.A, floorsA, floorsB, res.A.DurationS, res.B.DurationS)
+			}
 			parts := -1
 			if unreplicated && d.kind != kindErrorRate && d.kind != kindCacheHit {
 				parts = agree[m]
