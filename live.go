@@ -256,7 +256,13 @@ func (v *liveView) quality(s *dashboard.Snapshot) dashboard.Quality {
 // with its rates and quality verdict.
 func (v *liveView) final(sum *summary.Summary) dashboard.Snapshot {
 	s := v.snapshot()
-	s.State, s.ETA = dashboard.Finished, 0
+	s.ETA = 0
+	switch s.State {
+	case dashboard.Stopping, dashboard.Aborting:
+		s.State = dashboard.Interrupted // a stop key or Ctrl-C ended it early
+	default:
+		s.State = dashboard.Finished
+	}
 	if sum == nil {
 		return s
 	}

@@ -350,7 +350,7 @@ func TestDashboardStopKeys(t *testing.T) {
 	if code != 1 || !strings.Contains(screen, "interrupted twice") {
 		t.Fatalf("exit %d, want 1 (interrupted twice):\n%s", code, screen)
 	}
-	f := lastFrame(t, screen, "finished")
+	f := lastFrame(t, screen, "interrupted")
 	sum := summaryOf(t, out)
 	kinds := summaryKinds(t, sum)
 	if f.sent == 0 || f.sent >= 100000 || f.done != f.sent || f.failed != f.sent || kinds["cancelled"] != f.sent {
@@ -379,14 +379,14 @@ func TestDashboardStopKeyOnce(t *testing.T) {
 	if code != 1 || !strings.Contains(screen, "interrupted; partial results written") {
 		t.Fatalf("exit %d, want 1 (interrupted):\n%s", code, screen)
 	}
-	f := lastFrame(t, screen, "finished")
+	f := lastFrame(t, screen, "interrupted")
 	sum := summaryOf(t, out)
 	if ok := int(summaryStat(t, sum, "request_count", "avg")); f.sent >= 100000 || f.done != f.sent || f.failed != 0 || ok != f.done {
 		t.Errorf("final frame: sent %d, done %d, failed %d; summary.json %d ok: want every sent request done and ok", f.sent, f.done, f.failed, ok)
 	}
 	// The log line of the stop, held while the dashboard was up, follows
 	// its last frame.
-	if after := screen[strings.LastIndex(screen, "[finished]"):]; !strings.Contains(after, "interrupted: no new requests") {
+	if after := screen[strings.LastIndex(screen, "[interrupted]"):]; !strings.Contains(after, "interrupted: no new requests") {
 		t.Errorf("the stop's log line is not after the last frame:\n%s", screen)
 	}
 }

@@ -20,7 +20,13 @@ const (
 	// Finished: the run is over; the run column holds the summary's
 	// numbers.
 	Finished
+	// Interrupted: the run is over, stopped early (a stop key or Ctrl-C);
+	// the run column holds the summary's numbers of what it measured.
+	Interrupted
 )
+
+// Over reports whether the run is over: Finished or Interrupted.
+func (s State) Over() bool { return s == Finished || s == Interrupted }
 
 func (s State) String() string {
 	switch s {
@@ -32,6 +38,8 @@ func (s State) String() string {
 		return "sending done"
 	case Finished:
 		return "finished"
+	case Interrupted:
+		return "interrupted"
 	}
 	return "running"
 }

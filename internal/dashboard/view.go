@@ -106,7 +106,7 @@ func header(s *Snapshot, width int, paused bool) string {
 	state := "[" + s.State.String() + "]"
 	st := goodStyle
 	switch s.State {
-	case Stopping, Draining:
+	case Stopping, Draining, Interrupted:
 		st = warnStyle
 	case Aborting:
 		st = badStyle
@@ -204,7 +204,7 @@ func metricsRows(s *Snapshot, width int) []string {
 		win = "last window"
 	}
 	final := "run"
-	if s.State == Finished {
+	if s.State.Over() {
 		final = "run (summary)"
 	}
 	groupW := len(qs) * colWidth

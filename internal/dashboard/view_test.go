@@ -134,7 +134,7 @@ func TestRenderEveryRow(t *testing.T) {
 // not, in every state: no screen overflows.
 func TestRenderFitsEverySize(t *testing.T) {
 	s := fixedSnapshot()
-	for _, st := range []State{Running, Stopping, Aborting, Draining, Finished} {
+	for _, st := range []State{Running, Stopping, Aborting, Draining, Finished, Interrupted} {
 		s.State = st
 		for w := 1; w <= 140; w += 7 {
 			for h := 1; h <= 45; h += 4 {
