@@ -165,12 +165,7 @@ func TestNoiseFloorAndDegradation(t *testing.T) {
 	a, b := simRun(rng, 2000, 0), simRun(rng, 2000, 2)
 	verdictOf := func(cfg Config) Metric {
 		t.Helper()
-		res, err := Compare(a, b, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, _ := res.Metric("ttft.p50")
-		return m
+		return ttftP50(t, []*Run{a}, []*Run{b}, cfg)
 	}
 	if m := verdictOf(NewConfig()); m.Verdict != Worse {
 		t.Fatalf("+2 ms on 2000 requests: %+v, want worse", m)
@@ -232,12 +227,7 @@ func TestDegradationOfReplicates(t *testing.T) {
 	}
 	verdictOf := func() Metric {
 		t.Helper()
-		res, err := CompareGroups(as, bs, NewConfig())
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, _ := res.Metric("ttft.p50")
-		return m
+		return ttftP50(t, as, bs, NewConfig())
 	}
 	as[0].noise = noise{degraded: true, readLagP90: 4.5, latenessP99: 0.1, calibrationMS: math.NaN()}
 	if m := verdictOf(); m.Verdict != Worse || m.Degradation != 1.5 {
@@ -261,12 +251,7 @@ func TestDegradationHidesNoChange(t *testing.T) {
 	a, b := simRun(rng, 2000, 0), simRun(rng, 2000, 0)
 	verdictOf := func(cfg Config) Metric {
 		t.Helper()
-		res, err := Compare(a, b, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, _ := res.Metric("ttft.p50")
-		return m
+		return ttftP50(t, []*Run{a}, []*Run{b}, cfg)
 	}
 	if m := verdictOf(NewConfig()); m.Verdict != NoDifference {
 		t.Fatalf("the same distribution: %+v, want no difference", m)
@@ -291,4 +276,15 @@ func TestDegradationHidesNoChange(t *testing.T) {
 	if m := verdictOf(NewConfig()); m.Verdict != NoDifference || m.Degradation != 2 || m.Floor != 2 {
 		t.Errorf("no change, one side degraded by its own 2 ms floor: %+v, want no difference", m)
 	}
+}
+
+// ttftP50 is the ttft.p50 metric of comparing the runs as with bs.
+func ttftP50(t *testing.T, as, bs []*Run, cfg Config) Metric {
+	t.Helper()
+	res, err := CompareGroups(as, bs, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := res.Metric("ttft.p50")
+	return m
 }
