@@ -3,6 +3,7 @@ package reprise
 import (
 	"io"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -67,32 +68,217 @@ func withUIProgress(ui string, prog *progress, final *dashboard.Snapshot) func(*
 			cfg.Progress, cfg.TTY = io.Discard, true
 			return func() {}
 		}
-		v := &liveView{p: prog, title: "benchmark", budget: time.Millisecond,
-			now:   func() time.Duration { return time.Since(prog.start) },
-			state: func() dashboard.State { return dashboard.Running },
-			eta: func(el time.Duration, sent, done int64, intended float64) time.Duration {
-				return etaOf(-1, nil, prog, el, sent, done, intended)
-			}}
-		var mu sync.Mutex
-		d, err := dashboard.Start(dashboard.Config{Output: io.Discard, Width: dashboard.MinWidth, Height: dashboard.MinHeight,
-			Snapshot: func() dashboard.Snapshot {
-				mu.Lock()
-				defer mu.Unlock()
-				return v.snapshot()
-			}})
-		if err != nil {
-			panic(err)
-		}
+		stop := startBenchDashboard(prog)
 		return func() {
-			mu.Lock()
-			f := v.final(nil)
-			mu.Unlock()
-			d.Stop(f)
+			f := stop()
 			if final != nil {
 				*final = f
 			}
 		}
 	}
+}
+
+// startBenchDashboard starts the dashboard over prog, as `reprise replay
+// --ui dashboard` runs it, on an 80×24 screen whose bytes are discarded.
+// The returned stop ends it and returns its last snapshot.
+func startBenchDashboard(prog *progress) (stop func() dashboard.Snapshot) {
+	v := &liveView{p: prog, title: "benchmark", budget: time.Millisecond,
+		now:   func() time.Duration { return time.Since(prog.start) },
+		state: func() dashboard.State { return dashboard.Running },
+		eta: func(el time.Duration, sent, done int64, intended float64) time.Duration {
+			return etaOf(-1, nil, prog, el, sent, done, intended)
+		}}
+	var mu sync.Mutex
+	d, err := dashboard.Start(dashboard.Config{Output: io.Discard, Width: dashboard.MinWidth, Height: dashboard.MinHeight,
+		Snapshot: func() dashboard.Snapshot {
+			mu.Lock()
+			defer mu.Unlock()
+			return v.snapshot()
+		}})
+	if err != nil {
+		panic(err)
+	}
+	return func() dashboard.Snapshot {
+		mu.Lock()
+		f := v.final(nil)
+		mu.Unlock()
+		d.Stop(f)
+		return f
+	}
+}
+
+// BenchmarkDashboardInterleaved measures what the dashboard costs a run
+// with the machine's noise shared by both sides: one open-loop run at
+// 2,000 req/s (the harness of BenchmarkDashboard; 1 s of warmup, then
+// 20 s measured) whose progress line is drawn throughout, as on a
+// terminal, while the dashboard is started and stopped in 1 s blocks in
+// the order off, on, on, off, on, off, off, on, … (ABBA, so a drift over
+// the run weighs on both sides alike). Each block's requests are the ones
+// dispatched in it; its CPU is the process's over the block, so a
+// dashboard block also pays the program's start, its final frame and its
+// stop: an upper bound on what the view costs. It reports, for the
+// dashboard's blocks over the line's:
+//
+//   - cpu-ratio: client CPU per request, the blocks pooled;
+//   - lat-p99-ratio: schedule lateness p99 (DispatchedNS − IntendedNS),
+//     the blocks' requests pooled;
+//   - cpu-ratio-med, lat-p99-ratio-med: the median over the ABBA pairs of
+//     adjacent blocks of the per-pair ratio;
+//   - off-cpu-µs/req and off-lat-p99-µs: the line's own figures.
+//
+// The target (issue 36) is a difference under 5 % on both:
+//
+//	go test -run='^$' -bench=DashboardInterleaved -benchtime=1x -count=5 .
+func BenchmarkDashboardInterleaved(b *testing.B) {
+	const block, blocks = time.Second, 20
+	srv := startOpenLoopServer(b, true)
+	var m openLoopResult
+	var marks []blockMark
+	for b.Loop() {
+		marks = marks[:0]
+		m = runOpenLoopWith(b, srv, 2000, time.Second, blocks*block, 0, func(cfg *runConfig) func() {
+			prog := newProgress(cfg.Plan)
+			cfg.Prog, cfg.Progress, cfg.TTY = prog, io.Discard, true
+			quit, done := make(chan struct{}), make(chan struct{})
+			go func() {
+				defer close(done)
+				// The first blocks fall in the warmup second; blocks
+				// overlapping no measured request are dropped below.
+				for k := 0; ; k++ {
+					on := k%4 == 1 || k%4 == 2
+					mk := blockMark{on: on, from: time.Now().UnixNano(), cpu0: processCPU()}
+					var stop func() dashboard.Snapshot
+					if on {
+						stop = startBenchDashboard(prog)
+					}
+					select {
+					case <-quit:
+					case <-time.After(block):
+					}
+					if stop != nil {
+						stop()
+					}
+					mk.to, mk.cpu1 = time.Now().UnixNano(), processCPU()
+					marks = append(marks, mk)
+					select {
+					case <-quit:
+						return
+					default:
+					}
+				}
+			}()
+			return func() {
+				close(quit)
+				<-done
+			}
+		})
+	}
+	r := interleavedRatios(marks, m.dispatched, m.lateness)
+	b.ReportMetric(r.cpu, "cpu-ratio")
+	b.ReportMetric(r.lat, "lat-p99-ratio")
+	b.ReportMetric(r.cpuMed, "cpu-ratio-med")
+	b.ReportMetric(r.latMed, "lat-p99-ratio-med")
+	b.ReportMetric(r.offCPU/1e3, "off-cpu-µs/req")
+	b.ReportMetric(float64(r.offLat)/1e3, "off-lat-p99-µs")
+	b.ReportMetric(float64(r.pairs), "pairs")
+	b.ReportMetric(float64(m.errors), "errors")
+}
+
+// blockMark is one block of BenchmarkDashboardInterleaved: whether the
+// dashboard ran, its span (Unix ns) and the process's CPU at its ends.
+type blockMark struct {
+	on       bool
+	from, to int64
+	cpu0     time.Duration
+	cpu1     time.Duration
+}
+
+// interleaved is the dashboard's blocks against the line's.
+type interleaved struct {
+	cpu, lat, cpuMed, latMed float64
+	offCPU                   float64 // ns per request
+	offLat                   int64   // ns
+	pairs                    int
+}
+
+// interleavedRatios assigns the requests (dispatch times and lateness,
+// one each) to the blocks they were dispatched in, drops blocks with
+// fewer than 100 of them (the warmup's, the last partial one), and
+// compares the dashboard's blocks with the line's: pooled, and per pair
+// of adjacent blocks of an ABBA group (off-on, on-off).
+func interleavedRatios(marks []blockMark, dispatched, lateness []int64) interleaved {
+	type side struct {
+		cpu time.Duration
+		n   int
+		lat []int64
+	}
+	per := make([]side, len(marks))
+	for i, t := range dispatched {
+		for k := range marks {
+			if t >= marks[k].from && t < marks[k].to {
+				per[k].n++
+				per[k].lat = append(per[k].lat, lateness[i])
+				break
+			}
+		}
+	}
+	var on, off side
+	type full struct {
+		on  bool
+		cpu float64 // ns per request
+		p99 int64
+	}
+	var kept []full
+	for k, mk := range marks {
+		if per[k].n < 100 {
+			continue
+		}
+		per[k].cpu = mk.cpu1 - mk.cpu0
+		s := &off
+		if mk.on {
+			s = &on
+		}
+		s.cpu += per[k].cpu
+		s.n += per[k].n
+		s.lat = append(s.lat, per[k].lat...)
+		kept = append(kept, full{on: mk.on, cpu: float64(per[k].cpu) / float64(per[k].n), p99: pctNS(per[k].lat, 0.99)})
+	}
+	var r interleaved
+	if on.n == 0 || off.n == 0 {
+		return r
+	}
+	r.offCPU = float64(off.cpu) / float64(off.n)
+	r.offLat = pctNS(off.lat, 0.99)
+	r.cpu = float64(on.cpu) / float64(on.n) / r.offCPU
+	r.lat = float64(pctNS(on.lat, 0.99)) / float64(max(r.offLat, 1))
+	var cpus, lats []float64
+	for i := 0; i+1 < len(kept); i += 2 {
+		a, c := kept[i], kept[i+1]
+		if a.on == c.on {
+			i-- // a block was dropped: realign on the next pair
+			continue
+		}
+		if a.on {
+			a, c = c, a
+		}
+		cpus = append(cpus, c.cpu/a.cpu)
+		lats = append(lats, float64(c.p99)/float64(max(a.p99, 1)))
+	}
+	r.pairs = len(cpus)
+	r.cpuMed, r.latMed = median(cpus), median(lats)
+	return r
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	w := slices.Clone(v)
+	slices.Sort(w)
+	if len(w)%2 == 1 {
+		return w[len(w)/2]
+	}
+	return (w[len(w)/2-1] + w[len(w)/2]) / 2
 }
 
 // TestBenchmarkDashboard checks BenchmarkDashboard's harness on a short
@@ -191,5 +377,35 @@ func BenchmarkUIIdle(b *testing.B) {
 			b.ReportMetric(perSec, "cpu-µs/s")
 			b.ReportMetric(perSec/2000, "cpu-µs/req@2k")
 		})
+	}
+}
+
+// TestInterleavedRatios checks BenchmarkDashboardInterleaved's sums on
+// made-up blocks: the warmup block is dropped, the pairs realign after
+// it, and a dashboard that doubles CPU and lateness reads as 2.
+func TestInterleavedRatios(t *testing.T) {
+	var marks []blockMark
+	var disp, late []int64
+	for k := range 9 {
+		on := k%4 == 1 || k%4 == 2
+		from := int64(k) * 1e9
+		mk := blockMark{on: on, from: from, to: from + 1e9}
+		n, cost, lat := 200, time.Duration(100e3), int64(1000)
+		if on {
+			cost, lat = 2*cost, 2*lat
+		}
+		if k == 0 {
+			n = 10 // the warmup's block
+		}
+		mk.cpu1 = time.Duration(n) * cost
+		for i := range n {
+			disp = append(disp, from+int64(i)*1e6)
+			late = append(late, lat)
+		}
+		marks = append(marks, mk)
+	}
+	r := interleavedRatios(marks, disp, late)
+	if r.cpu != 2 || r.lat != 2 || r.cpuMed != 2 || r.latMed != 2 || r.offCPU != 100e3 || r.offLat != 1000 || r.pairs != 3 {
+		t.Errorf("got %+v; want ratios 2, the line's 100 µs/req and 1 µs p99, 3 pairs (blocks 2-3, 4-5, 6-7)", r)
 	}
 }

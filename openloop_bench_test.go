@@ -126,6 +126,7 @@ type openLoopResult struct {
 	allocs, bytes    uint64
 	achieved         float64
 	lateness, sent   []int64
+	dispatched       []int64 // run clock, Unix ns; lateness' order
 	clientCPU        int64
 	serverCPU        int64 // 0 for a server in this process
 	stats            replay.Stats
@@ -185,16 +186,16 @@ func runOpenLoopWith(tb testing.TB, srv *openLoopServer, rate float64, warm, d t
 	}
 	return openLoopResult{requests: len(sink.lateness), all: sink.all, errors: sink.errors,
 		allocs: ms1.Mallocs - ms0.Mallocs, bytes: ms1.TotalAlloc - ms0.TotalAlloc, achieved: res.Summary.AchievedRate,
-		lateness: sink.lateness, sent: sink.sent, clientCPU: cpu, serverCPU: srvCPU, stats: res.Stats}
+		lateness: sink.lateness, sent: sink.sent, dispatched: sink.dispatched, clientCPU: cpu, serverCPU: srvCPU, stats: res.Stats}
 }
 
 // timesSink keeps only what the benchmark needs of each record, so that
 // the measurement itself adds little memory and GC work.
 type timesSink struct {
-	mu             sync.Mutex
-	lateness, sent []int64
-	errors         int
-	all            int // records of both phases
+	mu                         sync.Mutex
+	lateness, sent, dispatched []int64
+	errors                     int
+	all                        int // records of both phases
 }
 
 func (s *timesSink) WriteRequests(b []record.Request) error {
@@ -211,6 +212,7 @@ func (s *timesSink) WriteRequests(b []record.Request) error {
 		}
 		s.lateness = append(s.lateness, r.DispatchedNS-r.IntendedNS)
 		s.sent = append(s.sent, r.SentNS-r.IntendedNS)
+		s.dispatched = append(s.dispatched, r.DispatchedNS)
 	}
 	return nil
 }
