@@ -25,11 +25,6 @@ if [ -n "${FUZZFRESH:-}" ]; then
   cacheargs=(-args -test.fuzzcachedir="$cache")
 fi
 report=()
-# The module and the Go guest SDK's own module (sdk-wasm/go: the JSON
-# scanner every Go adapter runs).
-root=$(pwd)
-for mod in . sdk-wasm/go; do
-cd "$root/$mod"
 for pkg in $(go list ./...); do
   dir=$(go list -f '{{.Dir}}' "$pkg")
   for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | sort -u); do
@@ -60,8 +55,6 @@ for pkg in $(go list ./...); do
     report+=("$(printf '%-44s %-22s %10s%s' "${pkg#github.com/reprise-bench/reprise}" "$target" "$execs" "$note")")
   done
 done
-done
-cd "$root"
 echo
 echo "executions per target ($fuzztime each, minimize $minimize):"
 printf '%s\n' "${report[@]}"

@@ -68,14 +68,6 @@ asbuild() { # source output
   (cd "$root/sdk-wasm/assemblyscript" && node_modules/.bin/asc "$1" -O3 --runtime stub --use abort= -o "$2")
 }
 
-# Refresh the SDK copies embedded by package scaffold (reprise adapters new).
-if [ $check = 0 ]; then
-  while read -r dst src; do
-    case "$dst" in \#*|"") continue ;; esac
-    mkdir -p "$(dirname "$dst")" && cp "$src" "$dst"
-  done < wasm/scaffold/sync.txt
-fi
-
 # Shipped adapters.
 gobuild wasm/adapters/openai-chat "$out/openai-chat.wasm"
 cbuild wasm/adapters/tgi-generate/tgi-generate.c "$out/tgi-generate.wasm"

@@ -1,7 +1,6 @@
 // Package scaffold writes a new endpoint-adapter project from the SDK
 // templates (reprise adapters new): the template adapter, the SDK files it
 // needs, a Makefile and a sample recorded stream, for Go, C, Rust or
-// AssemblyScript. The embedded files are copies of the files under
-// sdk-wasm/ (see sync.txt), refreshed by `make wasm` and checked by
-// TestFilesInSync.
+// AssemblyScript. The files are read from package sdk-wasm (sdkwasm),
+// which embeds the SDK sources themselves: there is one copy of each.
 package scaffold

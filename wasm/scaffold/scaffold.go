@@ -1,7 +1,6 @@
 package scaffold
 
 import (
-	"embed"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,10 +9,39 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	sdkwasm "github.com/reprise-bench/reprise/sdk-wasm"
 )
 
-//go:embed files
-var files embed.FS
+// projects lists, per language, the files of a new project that come from
+// the SDK: the project's path, then the SDK's (package sdkwasm, the one
+// copy of each).
+var projects = map[string][][2]string{
+	"go": {
+		{"main.go", "go/template/main.go"},
+		{"sdk/adapter/adapter.go", "go/adapter/adapter.go"},
+		{"sdk/adapter/exports.go", "go/adapter/exports.go"},
+		{"sdk/adapter/json.go", "go/adapter/json.go"},
+		{"sdk/adapter/scan.go", "go/adapter/scan.go"},
+	},
+	"c": {
+		{"adapter.c", "c/template/adapter.c"},
+		{"reprise_adapter.h", "c/reprise_adapter.h"},
+	},
+	"rust": {
+		{"src/main.rs", "rust/template/src/main.rs"},
+		{"reprise_adapter.rs", "rust/reprise_adapter.rs"},
+		{"rustc-wasm.sh", "rust/rustc-wasm.sh"},
+	},
+	"assemblyscript": {
+		{"adapter.ts", "assemblyscript/template/adapter.ts"},
+		{"reprise.ts", "assemblyscript/assembly/reprise.ts"},
+	},
+}
+
+// sdkModule is the Go SDK's module, which a Go project's copy of the SDK
+// (sdk/) declares and its go.mod replaces.
+const sdkModule = "github.com/reprise-bench/reprise/sdk-wasm/go"
 
 // Languages are the SDK languages, in help order.
 var Languages = []string{"go", "c", "rust", "assemblyscript"}
@@ -61,31 +89,19 @@ func Write(dir, lang, name string) ([]string, error) {
 		return nil, err
 	}
 	out := map[string][]byte{}
-	root := "files/" + lang
-	err := fs.WalkDir(files, root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := files.ReadFile(p)
+	for _, f := range append(projects[lang], [2]string{"sample.http", "sample.http"}) {
+		b, err := sdkwasm.Files.ReadFile(f[1])
 		if err != nil {
-			return err
+			return nil, err
 		}
-		out[strings.TrimSuffix(strings.TrimPrefix(p, root+"/"), ".tmpl")] = b
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		out[f[0]] = b
 	}
-	sample, err := files.ReadFile("files/sample.http")
-	if err != nil {
-		return nil, err
-	}
-	out["sample.http"] = sample
 	out["Makefile"] = []byte(makefiles[lang])
 	switch lang {
 	case "go":
-		out["go.mod"] = []byte("module example.com/" + name + "\n\ngo 1.26.8\n\nrequire github.com/reprise-bench/reprise/sdk-wasm/go v0.0.0\n\n" +
-			"replace github.com/reprise-bench/reprise/sdk-wasm/go => ./sdk\n")
+		out["go.mod"] = []byte("module example.com/" + name + "\n\ngo 1.26.8\n\nrequire " + sdkModule + " v0.0.0\n\n" +
+			"replace " + sdkModule + " => ./sdk\n")
+		out["sdk/go.mod"] = []byte("module " + sdkModule + "\n\ngo 1.26.8\n")
 	case "assemblyscript":
 		out["package.json"] = []byte(`{
   "name": "` + name + `",

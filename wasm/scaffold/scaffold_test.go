@@ -1,49 +1,39 @@
 package scaffold
 
 import (
-	"bufio"
 	"bytes"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	sdkwasm "github.com/reprise-bench/reprise/sdk-wasm"
 )
 
-// TestFilesInSync checks that every embedded file equals its SDK source
-// (run `make wasm` to refresh the copies).
-func TestFilesInSync(t *testing.T) {
-	f, err := os.Open("sync.txt")
+// TestProjectsComplete checks that a new project gets every SDK source
+// of its language: each file of package sdkwasm is in some language's
+// project (sample.http in all), so an SDK file added later is not left
+// out of what reprise adapters new writes.
+func TestProjectsComplete(t *testing.T) {
+	used := map[string]bool{"sample.http": true}
+	for _, lang := range Languages {
+		for _, f := range projects[lang] {
+			used[f[1]] = true
+		}
+	}
+	err := fs.WalkDir(sdkwasm.Files, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !used[p] {
+			t.Errorf("%s is embedded by package sdkwasm but in no project", p)
+		}
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	n := 0
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		fields := strings.Fields(line)
-		if len(fields) != 2 {
-			t.Fatalf("sync.txt: %q: want TARGET SOURCE", line)
-		}
-		dst, err := os.ReadFile(filepath.Join("..", "..", fields[0]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		src, err := os.ReadFile(filepath.Join("..", "..", fields[1]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(dst, src) {
-			t.Errorf("%s is stale: it must equal %s (run make wasm)", fields[0], fields[1])
-		}
-		n++
-	}
-	if n < 10 {
-		t.Errorf("sync.txt lists %d files", n)
+	if len(used) < 13 {
+		t.Errorf("the projects use %d SDK files", len(used))
 	}
 }
 

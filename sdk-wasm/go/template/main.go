@@ -1,3 +1,5 @@
+//go:build wasip1
+
 // Command my-adapter is a reprise endpoint adapter (ABI v1) for a JSON API
 // that streams {"text": "..."} events: POST /generate with
 // {"model", "prompt", "max_tokens", "stream"}. Change Build and Parse to

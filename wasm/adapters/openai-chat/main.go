@@ -1,3 +1,5 @@
+//go:build wasip1
+
 // Command openai-chat is the OpenAI chat/completions adapter as a Wasm
 // guest: the reference adapter of the conformance test, which checks that
 // it produces the same records as reprise's native parser
