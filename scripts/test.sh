@@ -57,6 +57,9 @@ norace+='|^TestSaturationStopsAtFirstPointPastCapacity$|^TestFindMaxRateWithinFi
 norace+='|^TestSequentialRunsVerdicts$|^TestFindMaxRateDefensible$'
 # The doc-test runs every documented example (skipped under -race).
 norace+='|^TestDoc$'
+# The module's shape (long functions, circles between files; it builds
+# export data, which -race would build twice).
+norace+='|^TestShape$'
 pass norace . -tags invariants -count=1 -timeout=25m -run "$norace" ./...
 echo "== fuzz"
 FUZZTIME="${FUZZTIME:-3s}" FUZZFRESH=1 scripts/fuzz.sh || failed+=(fuzz)
