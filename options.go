@@ -288,7 +288,7 @@ type Options struct {
 	MaxErrorRate float64
 	// Calibration is the machine calibration (`reprise selftest`) the
 	// run applies: a calibration file's path, [AutoCalibration] for this
-	// host's own when it is recent (internal/calibration.MaxAge), or ""
+	// host's own when it is recent (selftest/calibration.MaxAge), or ""
 	// for none. With one, the summary carries the calibrated errors and
 	// judges the run's load against the safe load (summary.Quality).
 	Calibration string

@@ -9,6 +9,7 @@ import (
 
 	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/engine/record"
+	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/dashboard"
 	"github.com/reprise-bench/reprise/internal/telemetry"
 	"github.com/reprise-bench/reprise/replay"
@@ -47,8 +48,8 @@ func telemetryConfigOf(o *Options) telemetryConfig {
 }
 
 // metricsURL is the /metrics page of the server behind an endpoint URL:
-// same scheme and host, path /metrics (telemetry.MetricsURL).
-func metricsURL(base string) (string, error) { return telemetry.MetricsURL(base) }
+// same scheme and host, path /metrics (summary.MetricsURL).
+func metricsURL(base string) (string, error) { return summary.MetricsURL(base) }
 
 // telemetryRun is the telemetry of one replay: scrapers and a GPU sampler
 // on their own goroutines, writing server_metrics and gpu tables beside the
@@ -239,11 +240,11 @@ func (t *telemetryRun) close(log *slog.Logger) {
 }
 
 // summaries returns the server and GPU views over [startNS, endNS].
-func (t *telemetryRun) summaries(startNS, endNS, outputTokens int64) ([]telemetry.ServerSummary, *telemetry.GPUSummary) {
+func (t *telemetryRun) summaries(startNS, endNS, outputTokens int64) ([]summary.ServerSummary, *summary.GPUSummary) {
 	if t == nil {
 		return nil, nil
 	}
-	var servers []telemetry.ServerSummary
+	var servers []summary.ServerSummary
 	if t.scraper != nil {
 		servers = t.acc.Summarize(startNS, endNS)
 	}

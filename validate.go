@@ -22,8 +22,6 @@ import (
 	"github.com/reprise-bench/reprise/engine/adapter/native"
 	"github.com/reprise-bench/reprise/engine/adapter/openai"
 	"github.com/reprise-bench/reprise/engine/summary"
-	"github.com/reprise-bench/reprise/internal/calibration"
-	"github.com/reprise-bench/reprise/internal/hostinfo"
 	"github.com/reprise-bench/reprise/internal/httpfield"
 	"github.com/reprise-bench/reprise/internal/prio"
 	"github.com/reprise-bench/reprise/internal/prompt"
@@ -31,6 +29,8 @@ import (
 	"github.com/reprise-bench/reprise/internal/spool"
 	"github.com/reprise-bench/reprise/internal/tokenizer"
 	"github.com/reprise-bench/reprise/replay"
+	"github.com/reprise-bench/reprise/selftest/calibration"
+	"github.com/reprise-bench/reprise/selftest/hostinfo"
 	"github.com/reprise-bench/reprise/trace"
 	"github.com/reprise-bench/reprise/wasm"
 )

@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/reprise-bench/reprise/internal/secret"
-	"github.com/reprise-bench/reprise/internal/tokenizer"
 	"github.com/reprise-bench/reprise/trace"
 )
 
@@ -50,6 +49,18 @@ const (
 	maxCapture = 16 << 20
 )
 
+// Tokenizer is what capture needs of a tokenizer: the ids of a text
+// (the prompts' blocks are hashed from them) and a count (responses'
+// tokens when the server reports no usage). reprise's tokenizers (the
+// ones --tokenizer loads) have these methods.
+type Tokenizer interface {
+	// AppendEncode appends the token ids of text to dst and returns the
+	// extended slice.
+	AppendEncode(dst []int, text string) []int
+	// Count returns the number of tokens of text.
+	Count(text string) int
+}
+
 // Config configures a [Recorder]. Build it with [NewConfig].
 type Config struct {
 	// Upstream is the server's base URL (scheme and host; a path prefix
@@ -59,7 +70,7 @@ type Config struct {
 	BlockSize int
 	// Tokenizer cuts prompts into tokens (and counts responses when the
 	// server reports no usage).
-	Tokenizer tokenizer.Tokenizer
+	Tokenizer Tokenizer
 	// SessionHeader names the request header whose value is the session
 	// id; "" infers sessions from prefix continuation only.
 	SessionHeader string

@@ -21,6 +21,6 @@
 // with the client as it is and once with the client at nice −20 (or, where
 // this user may not lower it, the server at nice 10).
 //
-// The result is a calibration file (internal/calibration,
+// The result is a calibration file (selftest/calibration,
 // docs/format/calibration.md) that `reprise replay` applies.
 package selftest

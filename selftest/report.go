@@ -6,7 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/reprise-bench/reprise/internal/calibration"
+	"github.com/reprise-bench/reprise/selftest/calibration"
 )
 
 // WriteReport prints what the calibration f says, for a reader who has

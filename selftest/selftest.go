@@ -17,12 +17,12 @@ import (
 	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/engine/summary"
-	"github.com/reprise-bench/reprise/internal/calibration"
-	"github.com/reprise-bench/reprise/internal/hostinfo"
 	"github.com/reprise-bench/reprise/internal/mockserver"
 	"github.com/reprise-bench/reprise/internal/oracle"
 	"github.com/reprise-bench/reprise/internal/prio"
 	"github.com/reprise-bench/reprise/replay"
+	"github.com/reprise-bench/reprise/selftest/calibration"
+	"github.com/reprise-bench/reprise/selftest/hostinfo"
 )
 
 // Defaults of [Config], as [NewConfig] sets them.

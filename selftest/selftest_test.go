@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/reprise-bench/reprise/engine/summary"
-	"github.com/reprise-bench/reprise/internal/calibration"
-	"github.com/reprise-bench/reprise/internal/hostinfo"
+	"github.com/reprise-bench/reprise/selftest/calibration"
+	"github.com/reprise-bench/reprise/selftest/hostinfo"
 )
 
 // TestLevels: the steps double from the first setting and end at the

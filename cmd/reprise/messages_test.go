@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reprise-bench/reprise/internal/calibration"
+	"github.com/reprise-bench/reprise/selftest/calibration"
 )
 
 // TestTraceIsDirectory: a directory given as the trace is named as one,

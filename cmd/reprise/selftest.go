@@ -11,9 +11,9 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/reprise-bench/reprise/internal/calibration"
 	"github.com/reprise-bench/reprise/internal/exitcode"
 	"github.com/reprise-bench/reprise/selftest"
+	"github.com/reprise-bench/reprise/selftest/calibration"
 )
 
 // selfServer returns the command line that runs this binary's mock

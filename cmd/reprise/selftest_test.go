@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/reprise-bench/reprise/engine/summary"
-	"github.com/reprise-bench/reprise/internal/calibration"
 	"github.com/reprise-bench/reprise/internal/mockserver"
+	"github.com/reprise-bench/reprise/selftest/calibration"
 )
 
 // useChildServer makes selftest start its mock server as this test binary

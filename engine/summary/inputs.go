@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/reprise-bench/reprise/engine/record"
-	"github.com/reprise-bench/reprise/internal/telemetry"
 )
 
 // Sent is what a run sent a server and received from it, over every
@@ -153,13 +152,13 @@ func (s *Summary) Comparability() Comparability {
 }
 
 // serverCheck compares sv's counters with what the run sent it.
-func (s *Summary) serverCheck(sv telemetry.ServerSummary) ServerCheck {
+func (s *Summary) serverCheck(sv ServerSummary) ServerCheck {
 	sent := s.Sent
 	if len(s.Targets) > 0 {
 		var mine Sent
 		found := false
 		for _, t := range s.Targets {
-			if u, err := telemetry.MetricsURL(t.Run.URL); err == nil && u == sv.Target {
+			if u, err := MetricsURL(t.Run.URL); err == nil && u == sv.Target {
 				found = true
 				mine.Requests += t.Sent.Requests
 				mine.PromptTokens += t.Sent.PromptTokens

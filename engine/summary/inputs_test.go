@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/reprise-bench/reprise/engine/record"
-	"github.com/reprise-bench/reprise/internal/telemetry"
 )
 
 func f64(v float64) *float64 { return &v }
@@ -28,7 +27,7 @@ func TestComparabilitySharedServer(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := Summarize(testRecords(), RunInfo{URL: "http://h:1/v1"}, Options{Streaming: true})
-			s.AttachTelemetry(&Telemetry{Servers: []telemetry.ServerSummary{{Target: "http://h:1/metrics", Requests: c.requests, PromptTokens: c.prompt}}})
+			s.AttachTelemetry(&Telemetry{Servers: []ServerSummary{{Target: "http://h:1/metrics", Requests: c.requests, PromptTokens: c.prompt}}})
 			cmp := s.Comparability()
 			if len(cmp.Servers) != 1 {
 				t.Fatalf("servers %+v", cmp.Servers)
@@ -103,9 +102,9 @@ func TestComparabilityPerTarget(t *testing.T) {
 	}
 	opts := Options{Streaming: true, Targets: []TargetInfo{{URL: "http://a:1/v1"}, {URL: "http://b:2/v1"}}}
 	s := Summarize(all, RunInfo{URL: "http://a:1/v1"}, opts)
-	s.AttachTelemetry(&Telemetry{Servers: []telemetry.ServerSummary{
-		{Target: "http://a:1/metrics", Requests: f64(12), TTFT: &telemetry.HistogramStats{Count: 10, MeanMS: 24.5}},
-		{Target: "http://b:2/metrics", Requests: f64(40), TTFT: &telemetry.HistogramStats{Count: 10, MeanMS: 124.5}},
+	s.AttachTelemetry(&Telemetry{Servers: []ServerSummary{
+		{Target: "http://a:1/metrics", Requests: f64(12), TTFT: &HistogramStats{Count: 10, MeanMS: 24.5}},
+		{Target: "http://b:2/metrics", Requests: f64(40), TTFT: &HistogramStats{Count: 10, MeanMS: 124.5}},
 	}})
 	cmp := s.Comparability()
 	if len(cmp.Servers) != 2 || cmp.Servers[0].Shared || !cmp.Servers[1].Shared || cmp.Servers[1].RequestsSent != 13 {

@@ -13,7 +13,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reprise-bench/reprise/engine/record"
-	"github.com/reprise-bench/reprise/internal/telemetry"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -310,9 +309,9 @@ func TestOSLSource(t *testing.T) {
 // the client is measured against ("overhead").
 func TestTelemetryServerView(t *testing.T) {
 	s := testSummary(t)
-	s.Telemetry = &Telemetry{Servers: []telemetry.ServerSummary{{
+	s.Telemetry = &Telemetry{Servers: []ServerSummary{{
 		Target: "http://127.0.0.1:8000/metrics", Family: "vllm", Scrapes: 3,
-		TTFT: &telemetry.HistogramStats{Metric: "vllm:time_to_first_token_seconds", Count: 10, MeanMS: 20},
+		TTFT: &HistogramStats{Metric: "vllm:time_to_first_token_seconds", Count: 10, MeanMS: 20},
 	}}}
 	var buf bytes.Buffer
 	if err := s.WriteTable(&buf); err != nil {
@@ -342,10 +341,10 @@ func TestTelemetryServerView(t *testing.T) {
 func TestTelemetryQuantileBuckets(t *testing.T) {
 	s := testSummary(t)
 	five, ten := 5.0, 10.0
-	in := &telemetry.Bucket{LowMS: 0, HighMS: &ten}
-	s.Telemetry = &Telemetry{Servers: []telemetry.ServerSummary{{
+	in := &Bucket{LowMS: 0, HighMS: &ten}
+	s.Telemetry = &Telemetry{Servers: []ServerSummary{{
 		Target: "http://127.0.0.1:8000/metrics", Family: "vllm", Scrapes: 3,
-		ITL: &telemetry.HistogramStats{Metric: "vllm:inter_token_latency_seconds", Count: 100, MeanMS: 10,
+		ITL: &HistogramStats{Metric: "vllm:inter_token_latency_seconds", Count: 100, MeanMS: 10,
 			P50MS: &five, P90MS: &ten, P99MS: &ten, P50Bucket: in, P90Bucket: in, P99Bucket: in},
 	}}}
 	var buf bytes.Buffer

@@ -4,15 +4,13 @@ import (
 	"fmt"
 	"math"
 	"strings"
-
-	"github.com/reprise-bench/reprise/internal/telemetry"
 )
 
 // Telemetry is the server's and the GPUs' view of the profile window, put
 // next to the client's numbers (docs/format/telemetry.md).
 type Telemetry struct {
-	Servers []telemetry.ServerSummary `json:"servers,omitempty"`
-	GPU     *telemetry.GPUSummary     `json:"gpu,omitempty"`
+	Servers []ServerSummary `json:"servers,omitempty"`
+	GPU     *GPUSummary     `json:"gpu,omitempty"`
 }
 
 // AttachTelemetry sets the run's telemetry, and each target's (a run
@@ -27,7 +25,7 @@ func (s *Summary) AttachTelemetry(t *Telemetry) {
 	for _, sub := range s.Targets {
 		st := &Telemetry{GPU: t.GPU}
 		for _, sv := range t.Servers {
-			if u, err := telemetry.MetricsURL(sub.Run.URL); err == nil && u == sv.Target {
+			if u, err := MetricsURL(sub.Run.URL); err == nil && u == sv.Target {
 				st.Servers = append(st.Servers, sv)
 			}
 		}
@@ -37,9 +35,9 @@ func (s *Summary) AttachTelemetry(t *Telemetry) {
 
 // clientOf is the summary whose client numbers pair with server sv: the
 // target's whose /metrics page sv is, in a run with several, else s.
-func (s *Summary) clientOf(sv telemetry.ServerSummary) *Summary {
+func (s *Summary) clientOf(sv ServerSummary) *Summary {
 	for _, sub := range s.Targets {
-		if u, err := telemetry.MetricsURL(sub.Run.URL); err == nil && u == sv.Target {
+		if u, err := MetricsURL(sub.Run.URL); err == nil && u == sv.Target {
 			return sub
 		}
 	}
@@ -90,11 +88,11 @@ type latencyPair struct {
 
 // clientVsServer pairs the client's mean TTFT, ITL and latency with the
 // server's for the same metric, where both exist.
-func (s *Summary) clientVsServer(sv telemetry.ServerSummary) []latencyPair {
+func (s *Summary) clientVsServer(sv ServerSummary) []latencyPair {
 	var out []latencyPair
 	for _, p := range []struct {
 		tag string
-		h   *telemetry.HistogramStats
+		h   *HistogramStats
 	}{{"time_to_first_token", sv.TTFT}, {"inter_token_latency", sv.ITL}, {"request_latency", sv.E2E}} {
 		st, ok := s.Metrics[p.tag]
 		if !ok || p.h == nil || p.h.Count == 0 || math.IsNaN(p.h.MeanMS) {
@@ -108,7 +106,7 @@ func (s *Summary) clientVsServer(sv telemetry.ServerSummary) []latencyPair {
 // writeTelemetry appends the server and GPU lines to the console summary.
 func (s *Summary) writeTelemetry(b *strings.Builder) {
 	line := func(k, v string) { fmt.Fprintf(b, "%-34s %s\n", k, v) }
-	gauge := func(g *telemetry.GaugeStats, scale float64) string {
+	gauge := func(g *GaugeStats, scale float64) string {
 		return fmt.Sprintf("mean %s, max %s", num(g.Mean*scale), num(g.Max*scale))
 	}
 	for _, sv := range s.Telemetry.Servers {
@@ -152,7 +150,7 @@ func (s *Summary) writeTelemetry(b *strings.Builder) {
 		}
 		for _, h := range []struct {
 			tag string
-			h   *telemetry.HistogramStats
+			h   *HistogramStats
 		}{{"time_to_first_token", sv.TTFT}, {"inter_token_latency", sv.ITL}, {"request_latency", sv.E2E}} {
 			if line2 := bucketLine(h.h); line2 != "" {
 				line("  "+h.tag+" p50/90/99", line2)
@@ -168,7 +166,7 @@ func (s *Summary) writeTelemetry(b *strings.Builder) {
 // bucketLine is the console line of a server histogram's quantiles: the
 // bucket each falls in, with the value interpolated inside it, which is
 // not a measured value; "" when the histogram has no quantiles.
-func bucketLine(h *telemetry.HistogramStats) string {
+func bucketLine(h *HistogramStats) string {
 	if h == nil || h.P50Bucket == nil || h.P90Bucket == nil || h.P99Bucket == nil || h.P50MS == nil || h.P90MS == nil || h.P99MS == nil {
 		return ""
 	}

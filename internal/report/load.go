@@ -12,7 +12,6 @@ import (
 	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/engine/summary"
-	"github.com/reprise-bench/reprise/internal/telemetry"
 )
 
 // runData is what the charts of one run are made from: its summary, its
@@ -98,7 +97,7 @@ func load(r *arrowio.RunReader, label, color string, target int) (d *runData, er
 		tg := set.Options.Targets[target]
 		set.Info.URL, set.Info.Model = tg.URL, tg.Model
 		set.Options.Targets = nil
-		metricsPage, _ = telemetry.MetricsURL(tg.URL)
+		metricsPage, _ = summary.MetricsURL(tg.URL)
 		if ts, ok := d.summaryJSON["targets"].([]any); ok && target < len(ts) {
 			if m, ok := ts[target].(map[string]any); ok {
 				d.summaryJSON = m

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/reprise-bench/reprise/internal/telemetry"
+	"github.com/reprise-bench/reprise/engine/summary"
 )
 
 // TestServerQuantiles: the report shows a server histogram's quantiles
@@ -14,13 +14,13 @@ import (
 // such: a constant 10 ms ITL in the bucket (0, 10] is not "p50 5 ms".
 func TestServerQuantiles(t *testing.T) {
 	five, ten := 5.0, 10.0
-	in := &telemetry.Bucket{LowMS: 0, HighMS: &ten}
-	top := &telemetry.Bucket{LowMS: 10}
-	sv := telemetry.ServerSummary{Target: "http://127.0.0.1:1/metrics",
-		ITL: &telemetry.HistogramStats{Metric: "m", Count: 100, MeanMS: 10, P50MS: &five, P90MS: &ten, P99MS: &ten,
+	in := &summary.Bucket{LowMS: 0, HighMS: &ten}
+	top := &summary.Bucket{LowMS: 10}
+	sv := summary.ServerSummary{Target: "http://127.0.0.1:1/metrics",
+		ITL: &summary.HistogramStats{Metric: "m", Count: 100, MeanMS: 10, P50MS: &five, P90MS: &ten, P99MS: &ten,
 			P50Bucket: in, P90Bucket: in, P99Bucket: top},
 		// Without buckets (only _sum and _count): no row.
-		TTFT: &telemetry.HistogramStats{Metric: "t", Count: 4, MeanMS: 125}}
+		TTFT: &summary.HistogramStats{Metric: "t", Count: 4, MeanMS: 125}}
 	b, err := json.Marshal(map[string]any{"telemetry": map[string]any{"servers": []any{map[string]any{"server": sv}}}})
 	if err != nil {
 		t.Fatal(err)

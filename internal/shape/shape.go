@@ -27,6 +27,7 @@ type Package struct {
 	Names []string // Files' paths, relative to the module root
 	fset  *token.FileSet
 	info  *types.Info
+	types *types.Package
 }
 
 // Load loads the module's packages matching patterns (go list syntax,
@@ -51,7 +52,7 @@ func Load(root string, patterns ...string) ([]*Package, error) {
 		if l.Module == nil || !l.Module.Main || len(l.Syntax) == 0 {
 			continue
 		}
-		p := &Package{Path: l.PkgPath, Files: l.Syntax, fset: l.Fset, info: l.TypesInfo}
+		p := &Package{Path: l.PkgPath, Files: l.Syntax, fset: l.Fset, info: l.TypesInfo, types: l.Types}
 		for _, f := range l.Syntax {
 			rel, err := filepath.Rel(root, l.Fset.Position(f.Pos()).Filename)
 			if err != nil {
@@ -216,4 +217,98 @@ func components(edges []map[int]bool) [][]int {
 		}
 	}
 	return out
+}
+
+// Internal reports whether a package path is internal: it has an element
+// "internal", so only code under that element's parent can import it.
+func Internal(path string) bool {
+	return slices.Contains(strings.Split(path, "/"), "internal")
+}
+
+// InternalInAPI returns the places where p's exported API names a type of
+// an internal package, which a user of p can neither name nor construct:
+// "Ident: pkg.Type" for each exported function, method, variable,
+// constant, type, exported field and interface method whose signature or
+// type mentions one. Types are walked through pointers, slices, arrays,
+// maps, channels, functions and type arguments; a named type of another
+// package stops the walk (its own API is checked with its package).
+func InternalInAPI(p *Package) []string {
+	pkg := p.types
+	if Internal(p.Path) || pkg == nil || pkg.Name() == "main" {
+		return nil
+	}
+	var found []string
+	report := func(where string, t types.Type) {
+		seen := map[types.Type]bool{}
+		var walk func(t types.Type)
+		walk = func(t types.Type) {
+			if t == nil || seen[t] {
+				return
+			}
+			seen[t] = true
+			switch x := t.(type) {
+			case *types.Named:
+				if o := x.Obj(); o.Pkg() != nil && o.Pkg() != pkg && Internal(o.Pkg().Path()) {
+					found = append(found, where+": "+o.Pkg().Path()+"."+o.Name())
+				}
+				for i := range x.TypeArgs().Len() {
+					walk(x.TypeArgs().At(i))
+				}
+			case *types.Alias:
+				walk(types.Unalias(x))
+			case *types.Pointer:
+				walk(x.Elem())
+			case *types.Slice:
+				walk(x.Elem())
+			case *types.Array:
+				walk(x.Elem())
+			case *types.Chan:
+				walk(x.Elem())
+			case *types.Map:
+				walk(x.Key())
+				walk(x.Elem())
+			case *types.Signature:
+				for i := range x.Params().Len() {
+					walk(x.Params().At(i).Type())
+				}
+				for i := range x.Results().Len() {
+					walk(x.Results().At(i).Type())
+				}
+			case *types.Struct:
+				for i := range x.NumFields() {
+					if f := x.Field(i); f.Exported() || f.Embedded() {
+						walk(f.Type())
+					}
+				}
+			case *types.Interface:
+				for i := range x.NumMethods() {
+					if m := x.Method(i); m.Exported() {
+						walk(m.Type())
+					}
+				}
+			}
+		}
+		walk(t)
+	}
+	for _, name := range pkg.Scope().Names() {
+		obj := pkg.Scope().Lookup(name)
+		if !obj.Exported() {
+			continue
+		}
+		where := pkg.Path() + "." + name
+		switch o := obj.(type) {
+		case *types.TypeName:
+			report(where, o.Type().Underlying())
+			if n, ok := o.Type().(*types.Named); ok {
+				for i := range n.NumMethods() {
+					if m := n.Method(i); m.Exported() {
+						report(where+"."+m.Name(), m.Type())
+					}
+				}
+			}
+		default:
+			report(where, obj.Type())
+		}
+	}
+	return found
 }

@@ -36,7 +36,7 @@ func TestShape(t *testing.T) {
 	if len(pkgs) < 40 {
 		t.Fatalf("loaded %d packages", len(pkgs))
 	}
-	var long, circles []string
+	var long, circles, leaks []string
 	for _, p := range pkgs {
 		if guest(p.Path) {
 			continue
@@ -47,6 +47,11 @@ func TestShape(t *testing.T) {
 		for _, c := range FileCircles(p) {
 			circles = append(circles, strings.Join(c, " "))
 		}
+		leaks = append(leaks, InternalInAPI(p)...)
+	}
+	slices.Sort(leaks)
+	if len(leaks) > 0 {
+		t.Errorf("exported API naming internal types, which users can neither name nor build: export them where users reach them, or keep them out of the signature:\n%s", strings.Join(leaks, "\n"))
 	}
 	slices.Sort(long)
 	slices.Sort(circles)
@@ -78,4 +83,3 @@ func check(t *testing.T, file string, got []string, what string, compare func(wa
 		t.Errorf("%s: %s", file, msg)
 	}
 }
-

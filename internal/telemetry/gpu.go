@@ -208,24 +208,6 @@ func (g *GPUSampler) Stats() (samples, failed int, firstErr error) {
 	return g.samples, g.failed, g.firstErr
 }
 
-// GPUSummary is the GPUs' view of the profile window.
-type GPUSummary struct {
-	Source string `json:"source"`
-	GPUs   int    `json:"gpus"`
-	// AvgPowerW is the sum over GPUs of each GPU's mean power.
-	AvgPowerW float64 `json:"avg_power_w"`
-	// EnergyJ is the energy used over the window, from the cumulative energy
-	// counters where present, else power integrated over time (trapezoids).
-	EnergyJ float64 `json:"energy_j"`
-	// EnergyFromCounter tells which of the two EnergyJ came from.
-	EnergyFromCounter bool `json:"energy_from_counter"`
-	// EnergyPerOutputTokenJ is EnergyJ / output tokens (0 when no tokens).
-	EnergyPerOutputTokenJ float64 `json:"energy_per_output_token_j"`
-	AvgUtilPct            float64 `json:"avg_util_pct"`
-	MaxMemUsedBytes       float64 `json:"max_mem_used_bytes"`
-	Samples               int     `json:"samples"`
-}
-
 // SummarizeGPU summarises samples (of one source, in time order) over the
 // window [startNS, endNS]; outputTokens is the run's generated tokens.
 func SummarizeGPU(samples []record.GPUSample, startNS, endNS int64, outputTokens int64) *GPUSummary {

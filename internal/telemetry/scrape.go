@@ -9,7 +9,6 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"net/url"
 	"sync"
 	"time"
 
@@ -253,15 +252,4 @@ func (s *Scraper) fetch(ctx context.Context, target string, timeout time.Duratio
 		samples[i].TimeNS = now
 	}
 	return samples, nil
-}
-
-// MetricsURL is the /metrics page of the server behind an endpoint URL:
-// same scheme and host, path /metrics. It is how a run names the page it
-// scrapes for each target, so a summary pairs a target with its server.
-func MetricsURL(base string) (string, error) {
-	u, err := url.Parse(base)
-	if err != nil || u.Host == "" {
-		return "", fmt.Errorf("URL %q: not an absolute URL", base)
-	}
-	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/metrics"}).String(), nil
 }

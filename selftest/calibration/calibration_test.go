@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reprise-bench/reprise/engine/summary"
-	"github.com/reprise-bench/reprise/internal/hostinfo"
+	"github.com/reprise-bench/reprise/selftest/hostinfo"
 )
 
 func testFile(host string, created time.Time) *File {

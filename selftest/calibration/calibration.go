@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/reprise-bench/reprise/engine/summary"
-	"github.com/reprise-bench/reprise/internal/hostinfo"
+	"github.com/reprise-bench/reprise/selftest/hostinfo"
 )
 
 // Version is the calibration file format's version (the "version" key).
