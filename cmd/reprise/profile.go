@@ -154,6 +154,7 @@ func profileOwnFlags() []cli.Flag {
 			Usage: "with --num-profile-runs, each run gets its own prompt seed (its prompts miss the cache the run before filled)"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Category: cat, Sources: envVars("verbose"),
 			Usage: "log at debug level"},
+		configFlag("AIPerf's sections: endpoint, input, loadgen, output, tokenizer, …, sweep, reprise"),
 	}
 }
 
@@ -211,8 +212,6 @@ var aiperfUnsupported = map[string]string{
 	"wait-for-model-interval":                  "reprise does not poll for readiness: start it once the server answers (e.g. curl --retry on /v1/models)",
 	"hf-subset":                                "reprise's --public-dataset names one file (sharegpt); export the subset to Parquet or JSONL and pass it with --input-file (--prompt-column names the text)",
 	"dataset-filter":                           "reprise's --public-dataset is read whole; filter the file first (e.g. with duckdb or jq) and pass it with --input-file",
-	"config":                                   "reprise takes no YAML config; give the flags (each also reads REPRISE_<FLAG> from the environment)",
-	"f":                                        "reprise takes no YAML config; give the flags (each also reads REPRISE_<FLAG> from the environment)",
 	"num-dataset-entries":                      "synthetic prompts are all distinct in reprise (no pool to size); drop the flag",
 	"num-prompts":                              "synthetic prompts are all distinct in reprise (no pool to size); drop the flag",
 	"inter-turn-delay-cap-seconds":             "not supported; rewrite the trace's delays (reprise synthesize can rescale a trace)",
@@ -334,6 +333,11 @@ var aiperfFamilies = []struct{ prefix, why string }{
 	{"bo-", "adaptive searches are not part of profile: run one profile per value"},
 	{"degradation-", "adaptive searches are not part of profile: run one profile per value"},
 	{"slo-attainment-fraction", "use --goodput with --min-good-fraction F"},
+	{"mlflow-", "runs are not pushed to MLflow; the run directory's summary.json and Parquet files hold every number (log them as artifacts afterwards)"},
+	{"wandb-", "runs are not pushed to Weights & Biases; the run directory's summary.json and Parquet files hold every number (log them afterwards)"},
+	{"server-metrics-url", "GenAI-Perf's DCGM URL is --gpu-telemetry URL in AIPerf and here; --server-metrics URL scrapes a server's Prometheus metrics"},
+	{"sweep-list", "GenAI-Perf analyze's sweeps: give reprise sweep the values as a comma list (--concurrency 1,8,32)"},
+	{"sweep-range", "GenAI-Perf analyze's sweeps: give reprise sweep a range (--request-rate 1:64:x2)"},
 	{"error-rate-sla", "use --max-error-rate R"},
 	{"isl-min", "searches over lengths are not part of profile: run one profile per --isl"},
 	{"isl-max", "searches over lengths are not part of profile: run one profile per --isl"},

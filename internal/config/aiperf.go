@@ -31,6 +31,10 @@ var aiperfSections = map[string][]string{
 		"wait-for-model-timeout",
 		"wait-for-model-mode",
 		"wait-for-model-interval",
+		"reset-kv-cache",
+		"reset-kv-cache-path",
+		"reset-kv-cache-timeout-seconds",
+		"server-profiler",
 	},
 	"input": {
 		"extra-inputs",

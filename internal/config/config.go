@@ -23,11 +23,12 @@ var (
 // (docs/format/config.md).
 const Version = "1.0"
 
-// Arg is one flag that a file sets: Flag is the flag's name as the
+// Arg is one flag that a file sets: Path is the file, Flag is the flag's name as the
 // command takes it, without dashes; Value is its value as the command
 // line would spell it ("true" or "false" for a switch). Key is the dotted
 // key that set it (loadgen.concurrency) and Line its line in the file.
 type Arg struct {
+	Path  string
 	Flag  string
 	Value string
 	Key   string
@@ -275,7 +276,7 @@ func (p *parser) unknown(n *yaml.Node, dotted, key string, names []string) {
 // value turns a key's value into the flag's Args.
 func (p *parser) value(flag, key string, v *yaml.Node) {
 	add := func(val string) {
-		p.args = append(p.args, Arg{Flag: flag, Value: val, Key: key, Line: v.Line})
+		p.args = append(p.args, Arg{Path: p.path, Flag: flag, Value: val, Key: key, Line: v.Line})
 	}
 	switch v.Kind {
 	case yaml.AliasNode:

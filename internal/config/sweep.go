@@ -138,7 +138,7 @@ func (p *parser) variants(key string, v *yaml.Node) {
 			}
 			s = name + ": " + s
 		}
-		p.args = append(p.args, Arg{Flag: "variant", Value: s, Key: at, Line: item.Line})
+		p.args = append(p.args, Arg{Path: p.path, Flag: "variant", Value: s, Key: at, Line: item.Line})
 	}
 }
 
@@ -198,7 +198,7 @@ func (p *parser) dimensions(key string, v *yaml.Node) {
 			}
 			s += ":" + typ.Value
 		}
-		p.args = append(p.args, Arg{Flag: "sweep-dimension", Value: s, Key: at, Line: val.Line})
+		p.args = append(p.args, Arg{Path: p.path, Flag: "sweep-dimension", Value: s, Key: at, Line: val.Line})
 	}
 }
 
