@@ -470,6 +470,11 @@ type OutputOptions struct {
 	ExportLevel string
 	// Export is "" or "aiperf" (AIPerf's export files after the run).
 	Export string
+	// ExportPrefix, when not "", names AIPerf's export files PREFIX.jsonl,
+	// PREFIX.json and PREFIX.csv instead of profile_export.jsonl,
+	// profile_export_aiperf.json and .csv (AIPerf's
+	// --profile-export-prefix). A plain file name: no path separator.
+	ExportPrefix string
 }
 
 // TelemetryOptions say what is collected beside the records.

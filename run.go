@@ -348,6 +348,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err := run.ExportAIPerf(res.Summary); err != nil {
 			return out, fieldError("Output.Export", "{Output.Export} aiperf: %w", err)
 		}
+		if err := arrowio.RenameAIPerfExports(dir, o.Output.ExportPrefix); err != nil {
+			return out, fieldError("Output.ExportPrefix", "{Output.ExportPrefix}: %w", err)
+		}
 		if err := arrowio.WriteAIPerfInputs(dir, inputs.list()); err != nil {
 			return out, fieldError("Output.Export", "{Output.Export} aiperf: %w", err)
 		}

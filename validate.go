@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/engine"
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/adapter/native"
@@ -336,6 +337,9 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	case "aiperf":
 	default:
 		bad("Output.Export", "{Output.Export} %q: want aiperf", o.Output.Export)
+	}
+	if p := o.Output.ExportPrefix; p != "" && (o.Output.Export != "aiperf" || !arrowio.ValidExportPrefix(p)) {
+		bad("Output.ExportPrefix", "{Output.ExportPrefix} %q: want a plain file name (no /, not . or ..) with {Output.Export} aiperf", p)
 	}
 	switch o.UI {
 	case "", UILine, UIDashboard:

@@ -126,6 +126,8 @@ func profileOwnFlags() []cli.Flag {
 			Usage: "collect no GPU samples (the default)"},
 		&cli.StringFlag{Name: "export-level", Aliases: []string{"profile-export-level"}, Value: "records", Category: cat, Sources: envVars("export-level"),
 			Usage: "`LEVEL`: summary or records (one record row per request), raw (also one row per response event)"},
+		&cli.StringFlag{Name: "profile-export-prefix", Aliases: []string{"profile-export-file"}, Category: cat, Sources: envVars("profile-export-prefix"),
+			Usage: "name AIPerf's export files `PREFIX`.jsonl, PREFIX.json and PREFIX.csv (not profile_export.jsonl, profile_export_aiperf.json and .csv); a GenAI-Perf --profile-export-file name loses its extension"},
 		&cli.StringFlag{Name: "export", Value: "aiperf", Category: cat, Sources: envVars("export"),
 			Usage: "`KIND`: aiperf writes AIPerf's export files (the default here); none writes reprise's files only"},
 		&cli.StringFlag{Name: "ui-type", Aliases: []string{"ui"}, Category: cat, Sources: envVars("ui-type"),
@@ -248,8 +250,6 @@ var aiperfUnsupported = map[string]string{
 	"warmup-prefill-concurrency-ramp-duration": "warmup runs at the profiling load in reprise; drop the flag",
 	"warmup-request-rate-ramp-duration":        "warmup runs at the profiling load in reprise; use --request-rate-ramp-duration for the run",
 	"tokenizer-trust-remote-code":              "reprise runs no Python, so no tokenizer code from a repository: it reads tokenizer.json or a GGUF file (--tokenizer); a model whose tokenizer needs remote code is named in the error",
-	"profile-export-prefix":                    "reprise writes AIPerf's files under their default names in --artifact-dir; rename them afterwards",
-	"profile-export-file":                      "reprise writes AIPerf's files under their default names in --artifact-dir; rename them afterwards",
 	"slice-duration":                           "time slices are not exported; records carry every timestamp (e.g. duckdb over records.parquet groups them by any window)",
 	"export-http-trace":                        "records always carry the HTTP timings (dns, connect, headers, bytes); drop the flag",
 	"show-trace-timing":                        "records always carry the HTTP timings (dns, connect, headers, bytes); drop the flag",
@@ -496,6 +496,11 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 		o.Output.Export = ""
 	default:
 		errs = append(errs, fmt.Errorf("--export %q: want aiperf or none", exp))
+	}
+	if p := cmd.String("profile-export-prefix"); p != "" {
+		// GenAI-Perf's --profile-export-file names a file (x.json): its
+		// stem is the prefix, as AIPerf takes it.
+		o.Output.ExportPrefix = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(p, ".jsonl"), ".json"), ".csv")
 	}
 
 	// Timing: AIPerf's mode selection (fixed schedule, then user-centric,
