@@ -342,6 +342,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	// Atomic: a full disk leaves no summary.json rather than a cut one. A
 	// failure here still returns the result.
 	sumErr := run.WriteSummary(res.Summary, out.Writer)
+	if o.Output.SliceDuration > 0 && !aborted && runErr == nil && sumErr == nil {
+		if err := writeTimeSlices(run, dir, &o, res.Summary, out.Writer); err != nil {
+			return out, fieldError("Output.SliceDuration", "{Output.SliceDuration}: %w", err)
+		}
+	}
 	if o.Output.Export == "aiperf" && aborted {
 		out.AIPerfSkipped = true // it reads every record back: not now
 	} else if o.Output.Export == "aiperf" && runErr == nil && sumErr == nil {

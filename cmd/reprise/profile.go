@@ -128,6 +128,8 @@ func profileOwnFlags() []cli.Flag {
 			Usage: "`LEVEL`: summary or records (one record row per request), raw (also one row per response event)"},
 		&cli.StringFlag{Name: "profile-export-prefix", Aliases: []string{"profile-export-file"}, Category: cat, Sources: envVars("profile-export-prefix"),
 			Usage: "name AIPerf's export files `PREFIX`.jsonl, PREFIX.json and PREFIX.csv (not profile_export.jsonl, profile_export_aiperf.json and .csv); a GenAI-Perf --profile-export-file name loses its extension"},
+		&cli.FloatFlag{Name: "slice-duration", Category: cat, Sources: envVars("slice-duration"),
+			Usage: "also summarize the requests per slice of `S` seconds by send time: summary.json's time_slices and profile_export_aiperf_timeslices.json and .csv"},
 		&cli.StringFlag{Name: "export", Value: "aiperf", Category: cat, Sources: envVars("export"),
 			Usage: "`KIND`: aiperf writes AIPerf's export files (the default here); none writes reprise's files only"},
 		&cli.StringFlag{Name: "ui-type", Aliases: []string{"ui"}, Category: cat, Sources: envVars("ui-type"),
@@ -250,7 +252,6 @@ var aiperfUnsupported = map[string]string{
 	"warmup-prefill-concurrency-ramp-duration": "warmup runs at the profiling load in reprise; drop the flag",
 	"warmup-request-rate-ramp-duration":        "warmup runs at the profiling load in reprise; use --request-rate-ramp-duration for the run",
 	"tokenizer-trust-remote-code":              "reprise runs no Python, so no tokenizer code from a repository: it reads tokenizer.json or a GGUF file (--tokenizer); a model whose tokenizer needs remote code is named in the error",
-	"slice-duration":                           "time slices are not exported; records carry every timestamp (e.g. duckdb over records.parquet groups them by any window)",
 	"export-http-trace":                        "records always carry the HTTP timings (dns, connect, headers, bytes); drop the flag",
 	"show-trace-timing":                        "records always carry the HTTP timings (dns, connect, headers, bytes); drop the flag",
 	"auto-plot":                                "plots are drawn afterwards: run reprise plot ARTIFACT_DIR (aiperf plot's flags)",
@@ -496,6 +497,13 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 		o.Output.Export = ""
 	default:
 		errs = append(errs, fmt.Errorf("--export %q: want aiperf or none", exp))
+	}
+	if cmd.IsSet("slice-duration") {
+		if s := cmd.Float("slice-duration"); !(s > 0) {
+			errs = append(errs, fmt.Errorf("--slice-duration %v: want seconds > 0", s))
+		} else {
+			o.Output.SliceDuration = seconds(&errs, "slice-duration", s)
+		}
 	}
 	if p := cmd.String("profile-export-prefix"); p != "" {
 		// GenAI-Perf's --profile-export-file names a file (x.json): its
