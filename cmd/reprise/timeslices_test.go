@@ -105,6 +105,14 @@ func TestProfileSliceDuration(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(csv), "Timeslice,Start NS,End NS,Metric,Unit,Stat,Value\n") || !strings.Contains(string(csv), ",time_to_first_token,ms,p99,") {
 		t.Errorf("AIPerf's time-slice CSV: %v\n%.300s", err, csv)
 	}
+	// The report draws the slices.
+	html := filepath.Join(t.TempDir(), "report.html")
+	if code, _, stderr := runCLI(t, "", "report", "-o", html, out); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), "slices-ttft") || !strings.Contains(string(b), "slices-throughput") {
+		t.Errorf("the report has no time-slice charts (%v)", err)
+	}
 	if code, _, stderr := runCLI(t, "", "profile", "-m", "m", "--slice-duration", "0"); code != 2 || !strings.Contains(stderr, "--slice-duration 0: want seconds > 0") {
 		t.Errorf("--slice-duration 0: exit %d: %s", code, stderr)
 	}
