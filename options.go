@@ -470,6 +470,16 @@ type OutputOptions struct {
 	ExportLevel string
 	// Export is "" or "aiperf" (AIPerf's export files after the run).
 	Export string
+	// ExportPrefix, when not "", names AIPerf's export files PREFIX.jsonl,
+	// PREFIX.json and PREFIX.csv instead of profile_export.jsonl,
+	// profile_export_aiperf.json and .csv (AIPerf's
+	// --profile-export-prefix). A plain file name: no path separator.
+	ExportPrefix string
+	// SliceDuration, when > 0, also summarizes the measured requests per
+	// slice of this width by send time: summary.json's time_slices and,
+	// with Export aiperf, AIPerf's profile_export_aiperf_timeslices.json
+	// and .csv (AIPerf's --slice-duration).
+	SliceDuration time.Duration
 }
 
 // TelemetryOptions say what is collected beside the records.

@@ -342,11 +342,19 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	// Atomic: a full disk leaves no summary.json rather than a cut one. A
 	// failure here still returns the result.
 	sumErr := run.WriteSummary(res.Summary, out.Writer)
+	if o.Output.SliceDuration > 0 && !aborted && runErr == nil && sumErr == nil {
+		if err := writeTimeSlices(run, dir, &o, res.Summary, out.Writer); err != nil {
+			return out, fieldError("Output.SliceDuration", "{Output.SliceDuration}: %w", err)
+		}
+	}
 	if o.Output.Export == "aiperf" && aborted {
 		out.AIPerfSkipped = true // it reads every record back: not now
 	} else if o.Output.Export == "aiperf" && runErr == nil && sumErr == nil {
 		if err := run.ExportAIPerf(res.Summary); err != nil {
 			return out, fieldError("Output.Export", "{Output.Export} aiperf: %w", err)
+		}
+		if err := arrowio.RenameAIPerfExports(dir, o.Output.ExportPrefix); err != nil {
+			return out, fieldError("Output.ExportPrefix", "{Output.ExportPrefix}: %w", err)
 		}
 		if err := arrowio.WriteAIPerfInputs(dir, inputs.list()); err != nil {
 			return out, fieldError("Output.Export", "{Output.Export} aiperf: %w", err)

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/engine"
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/adapter/native"
@@ -336,6 +337,12 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	case "aiperf":
 	default:
 		bad("Output.Export", "{Output.Export} %q: want aiperf", o.Output.Export)
+	}
+	if o.Output.SliceDuration < 0 {
+		bad("Output.SliceDuration", "{Output.SliceDuration} %v: want a duration > 0 (0 = no time slices)", o.Output.SliceDuration)
+	}
+	if p := o.Output.ExportPrefix; p != "" && (o.Output.Export != "aiperf" || !arrowio.ValidExportPrefix(p)) {
+		bad("Output.ExportPrefix", "{Output.ExportPrefix} %q: want a plain file name (no /, not . or ..) with {Output.Export} aiperf", p)
 	}
 	switch o.UI {
 	case "", UILine, UIDashboard:

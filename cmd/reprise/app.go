@@ -41,7 +41,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 func runAbortable(ctx, abort context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, log: slog.New(slog.DiscardHandler), abort: abort}
 	root := newRoot(a)
-	err := root.Run(ctx, args)
+	args, err := expandConfigArgs(root, args)
+	if err == nil {
+		err = root.Run(ctx, args)
+	}
 	if err == nil {
 		return exitcode.OK
 	}

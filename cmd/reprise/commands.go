@@ -23,5 +23,6 @@ func commands(a *app) []*cli.Command {
 		// sweep (issue 21)
 		sweepCommand(a),
 		selftestCommand(a),
+		configCommand(a),
 	}
 }

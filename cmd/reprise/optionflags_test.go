@@ -18,7 +18,7 @@ var optionsWithoutFlag = map[string]bool{
 	"Replay.Shard.Index": true, "Replay.Shard.Count": true,
 	// profile's AIPerf behaviours: the model id as tokenizer when no
 	// --tokenizer is named, and profile's --public-dataset.
-	"TokenizerFromModel": true, "Trace.PublicDataset": true,
+	"TokenizerFromModel": true, "Trace.PublicDataset": true, "Output.ExportPrefix": true, "Output.SliceDuration": true,
 }
 
 // optionPaths returns the path of every field of t, nested structs'

@@ -126,6 +126,10 @@ func profileOwnFlags() []cli.Flag {
 			Usage: "collect no GPU samples (the default)"},
 		&cli.StringFlag{Name: "export-level", Aliases: []string{"profile-export-level"}, Value: "records", Category: cat, Sources: envVars("export-level"),
 			Usage: "`LEVEL`: summary or records (one record row per request), raw (also one row per response event)"},
+		&cli.StringFlag{Name: "profile-export-prefix", Aliases: []string{"profile-export-file"}, Category: cat, Sources: envVars("profile-export-prefix"),
+			Usage: "name AIPerf's export files `PREFIX`.jsonl, PREFIX.json and PREFIX.csv (not profile_export.jsonl, profile_export_aiperf.json and .csv); a GenAI-Perf --profile-export-file name loses its extension"},
+		&cli.FloatFlag{Name: "slice-duration", Category: cat, Sources: envVars("slice-duration"),
+			Usage: "also summarize the requests per slice of `S` seconds by send time: summary.json's time_slices and profile_export_aiperf_timeslices.json and .csv"},
 		&cli.StringFlag{Name: "export", Value: "aiperf", Category: cat, Sources: envVars("export"),
 			Usage: "`KIND`: aiperf writes AIPerf's export files (the default here); none writes reprise's files only"},
 		&cli.StringFlag{Name: "ui-type", Aliases: []string{"ui"}, Category: cat, Sources: envVars("ui-type"),
@@ -154,6 +158,7 @@ func profileOwnFlags() []cli.Flag {
 			Usage: "with --num-profile-runs, each run gets its own prompt seed (its prompts miss the cache the run before filled)"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Category: cat, Sources: envVars("verbose"),
 			Usage: "log at debug level"},
+		configFlag("AIPerf's sections: endpoint, input, loadgen, output, tokenizer, …, sweep, reprise"),
 	}
 }
 
@@ -211,8 +216,6 @@ var aiperfUnsupported = map[string]string{
 	"wait-for-model-interval":                  "reprise does not poll for readiness: start it once the server answers (e.g. curl --retry on /v1/models)",
 	"hf-subset":                                "reprise's --public-dataset names one file (sharegpt); export the subset to Parquet or JSONL and pass it with --input-file (--prompt-column names the text)",
 	"dataset-filter":                           "reprise's --public-dataset is read whole; filter the file first (e.g. with duckdb or jq) and pass it with --input-file",
-	"config":                                   "reprise takes no YAML config; give the flags (each also reads REPRISE_<FLAG> from the environment)",
-	"f":                                        "reprise takes no YAML config; give the flags (each also reads REPRISE_<FLAG> from the environment)",
 	"num-dataset-entries":                      "synthetic prompts are all distinct in reprise (no pool to size); drop the flag",
 	"num-prompts":                              "synthetic prompts are all distinct in reprise (no pool to size); drop the flag",
 	"inter-turn-delay-cap-seconds":             "not supported; rewrite the trace's delays (reprise synthesize can rescale a trace)",
@@ -249,9 +252,6 @@ var aiperfUnsupported = map[string]string{
 	"warmup-prefill-concurrency-ramp-duration": "warmup runs at the profiling load in reprise; drop the flag",
 	"warmup-request-rate-ramp-duration":        "warmup runs at the profiling load in reprise; use --request-rate-ramp-duration for the run",
 	"tokenizer-trust-remote-code":              "reprise runs no Python, so no tokenizer code from a repository: it reads tokenizer.json or a GGUF file (--tokenizer); a model whose tokenizer needs remote code is named in the error",
-	"profile-export-prefix":                    "reprise writes AIPerf's files under their default names in --artifact-dir; rename them afterwards",
-	"profile-export-file":                      "reprise writes AIPerf's files under their default names in --artifact-dir; rename them afterwards",
-	"slice-duration":                           "time slices are not exported; records carry every timestamp (e.g. duckdb over records.parquet groups them by any window)",
 	"export-http-trace":                        "records always carry the HTTP timings (dns, connect, headers, bytes); drop the flag",
 	"show-trace-timing":                        "records always carry the HTTP timings (dns, connect, headers, bytes); drop the flag",
 	"auto-plot":                                "plots are drawn afterwards: run reprise plot ARTIFACT_DIR (aiperf plot's flags)",
@@ -334,6 +334,11 @@ var aiperfFamilies = []struct{ prefix, why string }{
 	{"bo-", "adaptive searches are not part of profile: run one profile per value"},
 	{"degradation-", "adaptive searches are not part of profile: run one profile per value"},
 	{"slo-attainment-fraction", "use --goodput with --min-good-fraction F"},
+	{"mlflow-", "runs are not pushed to MLflow; the run directory's summary.json and Parquet files hold every number (log them as artifacts afterwards)"},
+	{"wandb-", "runs are not pushed to Weights & Biases; the run directory's summary.json and Parquet files hold every number (log them afterwards)"},
+	{"server-metrics-url", "GenAI-Perf's DCGM URL is --gpu-telemetry URL in AIPerf and here; --server-metrics URL scrapes a server's Prometheus metrics"},
+	{"sweep-list", "GenAI-Perf analyze's sweeps: give reprise sweep the values as a comma list (--concurrency 1,8,32)"},
+	{"sweep-range", "GenAI-Perf analyze's sweeps: give reprise sweep a range (--request-rate 1:64:x2)"},
 	{"error-rate-sla", "use --max-error-rate R"},
 	{"isl-min", "searches over lengths are not part of profile: run one profile per --isl"},
 	{"isl-max", "searches over lengths are not part of profile: run one profile per --isl"},
@@ -492,6 +497,18 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 		o.Output.Export = ""
 	default:
 		errs = append(errs, fmt.Errorf("--export %q: want aiperf or none", exp))
+	}
+	if cmd.IsSet("slice-duration") {
+		if s := cmd.Float("slice-duration"); !(s > 0) {
+			errs = append(errs, fmt.Errorf("--slice-duration %v: want seconds > 0", s))
+		} else {
+			o.Output.SliceDuration = seconds(&errs, "slice-duration", s)
+		}
+	}
+	if p := cmd.String("profile-export-prefix"); p != "" {
+		// GenAI-Perf's --profile-export-file names a file (x.json): its
+		// stem is the prefix, as AIPerf takes it.
+		o.Output.ExportPrefix = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(p, ".jsonl"), ".json"), ".csv")
 	}
 
 	// Timing: AIPerf's mode selection (fixed schedule, then user-centric,

@@ -214,7 +214,7 @@ func replayCommand(a *app) *cli.Command {
 			"  reprise replay traces/mooncake-sample.jsonl --url http://localhost:8000 --model M --speedup 10\n" +
 			"  reprise replay --url http://localhost:8000 --model M --isl 512 --osl 128 --concurrency 32 --request-count 1000\n" +
 			"  reprise replay trace.jsonl -m M --goodput \"ttft:1000 itl:50\" --max-error-rate 0.01 --max-lateness 10ms",
-		Flags: append(append(append(append(append(replayFlags(), responseCapFlags()...), contextFlags()...), timingFlags()...), telemetryFlags()...),
+		Flags: append(append(append(append(append(append(replayFlags(), configFlag("replay's flag names as keys, trace: the TRACE")), responseCapFlags()...), contextFlags()...), timingFlags()...), telemetryFlags()...),
 			runsFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			rc, err := timingConfigFrom(cmd)

@@ -158,7 +158,7 @@ func sweepCommand(a *app) *cli.Command {
 			flags = append(flags, f)
 		}
 	}
-	flags = slices.Concat(sweepFlags(), runsFlags(), flags)
+	flags = slices.Concat(sweepFlags(), runsFlags(), flags, []cli.Flag{configFlag("sweep's flag names as keys, trace: the TRACE")})
 	return &cli.Command{
 		Name:      "sweep",
 		Usage:     "replay at many loads: a grid of settings, or a search for the largest load that meets SLOs",

@@ -108,6 +108,17 @@ func (s *Summary) JSON() ([]byte, error) {
 	if s.Options.Calibration != nil {
 		m["calibration"] = s.Options.Calibration
 	}
+	if len(s.TimeSlices) > 0 {
+		ts := make([]map[string]any, len(s.TimeSlices))
+		for i, sl := range s.TimeSlices {
+			b, err := sl.Summary.JSON()
+			if err != nil {
+				return nil, err
+			}
+			ts[i] = map[string]any{"slice_index": sl.Index, "start_ns": sl.StartNS, "end_ns": sl.EndNS, "metrics": json.RawMessage(b)}
+		}
+		m["time_slices"] = ts
+	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encode summary: %w", err)

@@ -179,6 +179,9 @@ type ErrorCount struct {
 // Summary is a run's summary.
 type Summary struct {
 	Run RunInfo
+	// TimeSlices are the run's summaries per time slice (AIPerf's
+	// --slice-duration), in time order; empty unless asked for.
+	TimeSlices []TimeSlice
 	// Metrics holds the statistics of every metric with at least one value,
 	// keyed by tag.
 	Metrics map[string]*Stats

@@ -509,7 +509,57 @@ func overTimeSection(runs []*runData, tl timeline) Section {
 	if len(er.Series) > 0 {
 		sec.Charts = append(sec.Charts, er)
 	}
+	sec.Charts = append(sec.Charts, sliceCharts(runs, tl)...)
 	return sec
+}
+
+// sliceCharts draws the runs' time slices (summary.json's time_slices,
+// profile --slice-duration): TTFT and request throughput per slice, as the
+// summary computed them, at each slice's middle; none when no run has
+// slices.
+func sliceCharts(runs []*runData, tl timeline) []Chart {
+	ttft := tl.chart("slices-ttft", "TTFT per time slice: p50 and p99",
+		"The time to first token of each --slice-duration slice's requests (by send time), as summary.json's time_slices give it: p50 (solid), p99 (dashed).", "TTFT (ms)")
+	ttft.Kind, ttft.X = Lines, nil
+	rate := tl.chart("slices-throughput", "Request throughput per time slice",
+		"Requests completed per second among each --slice-duration slice's requests, from summary.json's time_slices.", "requests/s")
+	rate.Kind, rate.X = Lines, nil
+	for _, d := range runs {
+		list, _ := d.summaryJSON["time_slices"].([]any)
+		var x, p50, p99, thr Values
+		for _, it := range list {
+			sl, _ := it.(map[string]any)
+			m, _ := sl["metrics"].(map[string]any)
+			lo, ok1 := sl["start_ns"].(float64)
+			hi, ok2 := sl["end_ns"].(float64)
+			if m == nil || !ok1 || !ok2 {
+				continue
+			}
+			x = append(x, ((lo+hi)/2-float64(d.t0))/1e9)
+			p50 = append(p50, statOf(m, "time_to_first_token", "p50"))
+			p99 = append(p99, statOf(m, "time_to_first_token", "p99"))
+			thr = append(thr, statOf(m, "request_throughput", "avg"))
+		}
+		if len(x) == 0 {
+			continue
+		}
+		ttft.Series = append(ttft.Series, Series{Label: d.label + " p50", Color: d.color, X: x, Y: p50},
+			Series{Label: d.label + " p99", Color: d.color, X: x, Y: p99, Dash: true})
+		rate.Series = append(rate.Series, Series{Label: d.label, Color: d.color, X: x, Y: thr})
+	}
+	if len(rate.Series) == 0 {
+		return nil
+	}
+	return []Chart{ttft, rate}
+}
+
+// statOf is summary.json's metric tag's statistic, NaN when absent.
+func statOf(m map[string]any, tag, stat string) float64 {
+	o, _ := m[tag].(map[string]any)
+	if v, ok := o[stat].(float64); ok {
+		return v
+	}
+	return math.NaN()
 }
 
 // shade is a lighter tone of a #rrggbb colour, for a run's second line.

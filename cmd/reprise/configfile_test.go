@@ -1,0 +1,287 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/reprise-bench/reprise/internal/config"
+)
+
+func writeCfg(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func measured(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	for _, r := range readRecords(t, dir) {
+		if r["phase"] == "profile" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestConfigFileProfile: an AIPerf config file runs as its flags would,
+// and flags on the command line override the file's, repeatable ones
+// (--url) included.
+func TestConfigFileProfile(t *testing.T) {
+	srv := startMockServer(t, nil)
+	dir := t.TempDir()
+	cfg := writeCfg(t, dir, "profile.yaml", `endpoint:
+  model: reprise-mock
+  url: http://127.0.0.1:1   # overridden below
+  streaming: true
+input:
+  isl: 16
+  osl: 4
+loadgen:
+  concurrency: 2
+  request_count: 5
+output:
+  artifact_dir: `+filepath.Join(dir, "a")+`
+reprise:
+  format: jsonl
+  quiet: true
+`)
+	code, _, stderr := runCLI(t, "", "profile", "-f", cfg, "--url", srv.URL())
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if n := measured(t, filepath.Join(dir, "a")); n != 5 {
+		t.Errorf("%d requests, want the file's 5", n)
+	}
+	code, _, stderr = runCLI(t, "", "profile", "--config="+cfg, "--url", srv.URL(), "--request-count", "3", "--artifact-dir", filepath.Join(dir, "b"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if n := measured(t, filepath.Join(dir, "b")); n != 3 {
+		t.Errorf("%d requests, want the command line's 3", n)
+	}
+}
+
+// TestConfigFileReplay: replay's file has replay's flag names and trace
+// (its TRACE).
+func TestConfigFileReplay(t *testing.T) {
+	srv := startMockServer(t, nil)
+	dir := t.TempDir()
+	tr := writeCfg(t, dir, "t.jsonl", `{"timestamp": 0, "input_length": 40, "output_length": 8, "hash_ids": [1, 2, 3]}
+{"timestamp": 10, "input_length": 40, "output_length": 8, "hash_ids": [1, 2, 4]}
+`)
+	cfg := writeCfg(t, dir, "replay.yaml", "trace: "+tr+"\nmodel: reprise-mock\nurl: "+srv.URL()+
+		"\nblock_size: 16\nout: "+filepath.Join(dir, "r")+"\nformat: jsonl\nquiet: true\n")
+	code, _, stderr := runCLI(t, "", "replay", "-f", cfg)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if n := len(readRecords(t, filepath.Join(dir, "r"))); n != 2 {
+		t.Errorf("%d records, want 2", n)
+	}
+}
+
+func TestConfigFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, cmd, file, want string }{
+		{"typo", "profile", "endpoint:\n  model: m\nloadgen:\n  concurency: 8\n",
+			"c.yaml:4: loadgen.concurency: unknown key; did you mean concurrency?"},
+		{"refused", "profile", "endpoint:\n  model: m\n  transport: http\n",
+			"c.yaml:3: endpoint.transport: aiperf's --transport is not supported: reprise speaks HTTP"},
+		{"replay typo", "replay", "modle: m\n", "c.yaml:1: modle: unknown key; did you mean model?"},
+		{"sweep typo", "sweep", "concurency: 1,2\n", "c.yaml:1: concurency: unknown key; did you mean concurrency?"},
+		{"switch", "profile", "endpoint:\n  model: m\n  streaming: maybe\n", "c.yaml:3: endpoint.streaming: --streaming is a switch: want true or false"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := writeCfg(t, dir, "c.yaml", tc.file)
+			code, _, stderr := runCLI(t, "", tc.cmd, "-f", p)
+			if code != 2 || !strings.Contains(stderr, "reprise: "+filepath.Join(dir, tc.want)) {
+				t.Fatalf("exit %d, want 2 with %q:\n%s", code, tc.want, stderr)
+			}
+		})
+	}
+	code, _, stderr := runCLI(t, "", "profile", "-f", filepath.Join(dir, "missing.yaml"))
+	if code != 2 || !strings.Contains(stderr, "missing.yaml") {
+		t.Errorf("missing file: exit %d: %s", code, stderr)
+	}
+}
+
+// TestExpandConfigArgs: the file's flags come before the command line's,
+// a flag of the command line drops the file's values of it (switches and
+// their inverses included), later files override earlier ones.
+func TestExpandConfigArgs(t *testing.T) {
+	dir := t.TempDir()
+	a := writeCfg(t, dir, "a.yaml", "endpoint:\n  model: [x, y]\n  streaming: true\nloadgen:\n  concurrency: 4\nmulti_run:\n  set_consistent_seed: false\n")
+	b := writeCfg(t, dir, "b.yaml", "loadgen:\n  concurrency: 8\n")
+	root := newRoot(&app{})
+	got, err := expandConfigArgs(root, []string{"reprise", "--log-level", "debug", "profile", "-f", a, "--config", b, "--model", "z", "--isl", "5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"reprise", "--log-level", "debug", "profile", "--streaming", "--no-set-consistent-seed", "--concurrency=8", "--model", "z", "--isl", "5"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("args (-want +got):\n%s", d)
+	}
+	// Other commands, and command lines without -f, are left alone.
+	for _, args := range [][]string{{"reprise", "adapters", "test", "-f", "x"}, {"reprise", "profile", "-m", "m"}} {
+		got, err := expandConfigArgs(root, args)
+		if err != nil || !slices.Equal(got, args) {
+			t.Errorf("%v became %v, %v", args, got, err)
+		}
+	}
+}
+
+func TestConfigCommands(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "profile.yaml")
+	if code, _, stderr := runCLI(t, "", "config", "init", p); code != 0 {
+		t.Fatalf("init: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "", "config", "init", p); code != 2 || !strings.Contains(stderr, "--force") {
+		t.Errorf("init over a file: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := runCLI(t, "", "config", "validate", p)
+	if code != 0 || !strings.Contains(stdout, "valid") || stderr != "" {
+		t.Fatalf("validate the starting file: exit %d: %s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCLI(t, "", "config", "expand", p)
+	want := "reprise profile --model=Qwen/Qwen3-0.6B --url=http://localhost:8000 --endpoint-type=chat --streaming --isl=550 --osl=128 --concurrency=8 --request-count=100 --tokenizer=builtin --out=artifacts/qwen3-chat\n"
+	if code != 0 || stdout != want {
+		t.Errorf("expand: exit %d: %q, want %q; %s", code, stdout, want, stderr)
+	}
+	for _, tc := range []struct{ name, file, want string }{
+		{"bad value", "loadgen:\n  concurrency: many\n", `--concurrency "many": want a whole number`},
+		{"option check", "loadgen:\n  benchmark_grace_period: 5\n", "--benchmark-grace-period needs --benchmark-duration"},
+		{"unknown key", "output:\n  artifact_dri: x\n", "output.artifact_dri: unknown key; did you mean artifact_dir?"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, "", "config", "validate", writeCfg(t, dir, "bad.yaml", tc.file))
+			if code != 2 || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, want 2 with %q:\n%s", code, tc.want, stderr)
+			}
+		})
+	}
+	code, _, stderr = runCLI(t, "", "config", "validate", writeCfg(t, dir, "warn.yaml", "endpoint:\n  model: m\n  url:\n"))
+	if code != 0 || !strings.Contains(stderr, "warning: ") || !strings.Contains(stderr, "warn.yaml:3: endpoint.url: no value; ignored") {
+		t.Errorf("warning: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr = runCLI(t, "", "config", "expand", "--for", "replay", writeCfg(t, dir, "r.yaml", "trace: t.jsonl\nspeedup: 2\n"))
+	if code != 0 || stdout != "reprise replay --speedup=2 t.jsonl\n" {
+		t.Errorf("expand --for replay: exit %d: %q %s", code, stdout, stderr)
+	}
+}
+
+// referenceFlags are the flag names in the AIPerf reference
+// (testdata/aiperf-cli.md, a copy: see its .source file): every
+// `--name` and `-x/` in code spans, with {a,b} groups spelled out.
+func referenceFlags(t *testing.T) []string {
+	b, err := os.ReadFile("testdata/aiperf-cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans := regexp.MustCompile("`[^`]*`").FindAllString(string(b), -1)
+	long := regexp.MustCompile(`--((?:[a-z0-9-]|\{[a-z,]+\})+)([*…]?)`)
+	short := regexp.MustCompile(`(?:^|[` + "`" + `/ ])-([a-zA-Z])(?:/|` + "`" + `|$)`)
+	seen := map[string]bool{}
+	for _, s := range spans {
+		for _, m := range long.FindAllStringSubmatch(s, -1) {
+			if m[2] != "" || strings.HasSuffix(m[1], "-") {
+				continue // a family (--search-*, --no-…): the prefix tables answer those
+			}
+			for _, name := range braces(m[1]) {
+				seen[name] = true
+			}
+		}
+		for _, m := range short.FindAllStringSubmatch(s, -1) {
+			seen[m[1]] = true
+		}
+	}
+	var out []string
+	for n := range seen {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// braces spells out every {a,b} group of s.
+func braces(s string) []string {
+	i := strings.Index(s, "{")
+	if i < 0 {
+		return []string{s}
+	}
+	j := strings.Index(s, "}")
+	var out []string
+	for _, alt := range strings.Split(s[i+1:j], ",") {
+		out = append(out, braces(s[:i]+alt+s[j+1:])...)
+	}
+	return out
+}
+
+// TestAIPerfReferenceFlags: every flag of AIPerf's reference is taken by
+// profile or refused with a sentence, and is a key of the config file's
+// sections (or of its sweep section).
+func TestAIPerfReferenceFlags(t *testing.T) {
+	names := referenceFlags(t)
+	if len(names) < 240 {
+		t.Fatalf("read %d flag names from the reference; want its ~250 (the families, --search-* and so on, are prefixes)", len(names))
+	}
+	root := newRoot(&app{})
+	taken := map[string]bool{}
+	for _, f := range append(root.Flags, root.Command("profile").Flags...) {
+		for _, n := range f.Names() {
+			taken[n] = true
+		}
+	}
+	keys := map[string]bool{}
+	for _, f := range config.AIPerfFlags() {
+		keys[f] = true
+	}
+	s := config.AIPerf(nil, nil)
+	for _, name := range names {
+		if !taken[name] && aiperfWhy(name) == "" {
+			t.Errorf("aiperf's %s is neither a profile flag nor refused with a sentence", dashed(name))
+		}
+		if len(name) == 1 || name == "config" || strings.HasPrefix(name, "no-") {
+			continue // short names, the file itself, inverses (key: false)
+		}
+		file := sectionOf(name) + ":\n  " + name + ": 1\n"
+		if _, _, err := config.Parse("f.yaml", []byte(file), s); err != nil && !sweepOrSearch(name) {
+			t.Errorf("aiperf's %s is no key of the config file: %v", dashed(name), err)
+		}
+	}
+}
+
+// sectionOf returns the section a flag's key is in, by trying each.
+func sectionOf(name string) string {
+	s := config.AIPerf(nil, nil)
+	for _, sec := range []string{"endpoint", "input", "loadgen", "output", "tokenizer", "telemetry", "multi_run", "service", "accuracy"} {
+		if _, _, err := config.Parse("f.yaml", []byte(sec+":\n  "+name+": 1\n"), s); err == nil {
+			return sec
+		}
+	}
+	return "input"
+}
+
+// sweepOrSearch are the flags a file gives in its sweep section (or not
+// at all: searches, recipes and scenarios are other issues').
+func sweepOrSearch(name string) bool {
+	for _, p := range []string{"search-", "optuna-", "bo-", "degradation-", "isl-m", "isl-steps", "osl-m", "osl-steps", "concurrency-m",
+		"concurrency-steps", "isl-osl-pairs", "ttft-sla", "itl-sla", "e2e-sla", "tpot-sla", "error-rate-sla", "slo-attainment"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return slices.Contains([]string{"sweep-type", "variant", "sweep-variant", "scenario", "unsafe-override", "backend", "grpc-method",
+		"checkpoint-dir", "enable-checkpointing", "generate-plots", "max-threads", "measurement-interval", "stability-percentage",
+		"output-tokens-mean-deterministic", "session-concurrency", "server-metrics-url", "server-metrics-urls", "sweep-list", "sweep-range"}, name)
+}
