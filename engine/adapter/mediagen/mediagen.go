@@ -436,6 +436,15 @@ func (st *state) whole(api API, b []byte, idx uint32, dst []adapter.Record) ([]a
 	if err != nil {
 		return dst, err
 	}
+	if api == Video && v.ID != "" && adapter.ParseJobStatus([]byte(v.Status)) == adapter.JobFailed {
+		// A failed job is the job's answer, not an error of this
+		// response: the engine fails the request with its message.
+		if st.errorOf(v) {
+			st.fin.Valid &^= adapter.ValidError
+		}
+		st.fin.Job = adapter.JobState{ID: []byte(v.ID), Status: adapter.JobFailed, Progress: -1}
+		return append(dst, adapter.Record{Kind: record.EventContent, Event: idx, Tokens: adapter.TokensUnknown}), nil
+	}
 	if st.errorOf(v) {
 		return append(dst, adapter.Record{Kind: record.EventError, Event: idx}), nil
 	}
