@@ -127,7 +127,9 @@ var metrics = []metric{
 	{tag: "media_items", header: "Media items (images) per request", unit: "items",
 		get: func(r *record.Request, _ *Options) (float64, bool) { return float64(r.MediaItems), r.MediaItems > 0 }},
 	{tag: "partial_images", header: "Partial images per request", unit: "images",
-		get: func(r *record.Request, _ *Options) (float64, bool) { return float64(r.MediaPartials), r.MediaPartials > 0 }},
+		get: func(r *record.Request, _ *Options) (float64, bool) {
+			return float64(r.MediaPartials), r.MediaPartials > 0
+		}},
 	{tag: "media_bytes", header: "Media bytes per request", unit: "bytes",
 		get: func(r *record.Request, _ *Options) (float64, bool) { return float64(r.MediaBytes), r.MediaBytes > 0 }},
 	{tag: "audio_duration", header: "Audio per request", unit: "s",
@@ -137,7 +139,9 @@ var metrics = []metric{
 			return float64(r.E2ENS) / float64(r.AudioNS), r.AudioNS > 0 && r.E2ENS > 0
 		}},
 	{tag: "video_queue_time", header: "Video job queue time", unit: "ms",
-		get: func(r *record.Request, _ *Options) (float64, bool) { return ms(r.JobQueueNS), r.JobPolls > 0 || r.JobQueueNS > 0 }},
+		get: func(r *record.Request, _ *Options) (float64, bool) {
+			return ms(r.JobQueueNS), r.JobPolls > 0 || r.JobQueueNS > 0
+		}},
 	{tag: "video_generation_time", header: "Video job generation time", unit: "ms",
 		get: func(r *record.Request, _ *Options) (float64, bool) {
 			return ms(r.JobGenerationNS), r.JobPolls > 0 || r.JobGenerationNS > 0
