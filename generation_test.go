@@ -122,11 +122,16 @@ func TestMockImageIsRealPNG(t *testing.T) {
 // record's queue and generation times bracket the mock's (a poll only
 // finds a change after it happened, within one poll interval plus the
 // poll's own time), its polls are the mock's status answers and its
-// download is the mock's content.
+// download is the mock's content; over HTTP/1.1 and HTTP/2.
 func TestRunVideoGeneration(t *testing.T) {
-	for _, ct := range []string{"application/json", "multipart/form-data"} {
+	for _, tc := range []struct {
+		ct    string
+		http2 bool
+	}{{"application/json", false}, {"multipart/form-data", false}, {"application/json", true}} {
+		ct := tc.ct
 		srv := startMock(t, fastMedia)
 		_, reqs := runNative(t, srv, func(o *Options) {
+			o.HTTP2 = tc.http2
 			o.Endpoint = "video_generation"
 			o.Adapter.Config = `{"seconds":"2","size":"32x16"}`
 			o.Generation.RequestContentType = ct
@@ -254,11 +259,17 @@ func TestRunTranscription(t *testing.T) {
 
 // TestRunSpeech: speech streamed as WAV and as raw PCM: the audio
 // seconds and bytes are the mock's, the time to first audio byte is the
-// first chunk's read (after its write began, before the last chunk's).
+// first chunk's read (after its write began, before the last chunk's);
+// over HTTP/1.1 and HTTP/2.
 func TestRunSpeech(t *testing.T) {
-	for _, format := range []string{"wav", "pcm"} {
+	for _, tc := range []struct {
+		format string
+		http2  bool
+	}{{"wav", false}, {"pcm", false}, {"wav", true}} {
+		format := tc.format
 		srv := startMock(t, fastMedia)
 		res, reqs := runNative(t, srv, func(o *Options) {
+			o.HTTP2 = tc.http2
 			o.Endpoint = "speech"
 			o.Adapter.Config = `{"response_format":"` + format + `"}`
 		}, 40, 1, 4)
