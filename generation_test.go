@@ -345,3 +345,39 @@ func httpPost(url, body string) (string, error) {
 	b, err := io.ReadAll(resp.Body)
 	return string(b), err
 }
+
+// TestGenerationFaults: the mock's faults on the generation endpoints
+// are failed records of the kind each fault means, never a crash, and the
+// oracle logs each fault.
+func TestGenerationFaults(t *testing.T) {
+	for _, tc := range []struct {
+		endpoint, fault string
+		stream          bool
+		want            record.ErrorKind
+	}{
+		{"image_generation", "error-event", true, record.ErrStreamError},
+		{"image_generation", "malformed-sse", false, record.ErrMalformed},
+		{"image_generation", "429", false, record.ErrHTTPStatus},
+		{"transcription", "error-event", true, record.ErrStreamError},
+		{"transcription", "reset-mid-stream", false, record.ErrReset},
+		{"speech", "reset-mid-stream", true, record.ErrReset},
+		{"video_generation", "500", false, record.ErrHTTPStatus},
+	} {
+		srv := startMock(t, fastMedia)
+		_, reqs := runNative(t, srv, func(o *Options) {
+			o.Endpoint, o.Streaming = tc.endpoint, tc.stream
+			o.Headers = []string{mockserver.FaultHeader + ": " + tc.fault}
+			o.Generation.TranscribeSeconds = 1
+			o.Replay.RequestCount = 2
+		}, 40, 1, 2)
+		logs := logsByID(t, srv)
+		for _, r := range reqs {
+			if r.ErrorKind != tc.want {
+				t.Errorf("%s with %s: request %d: %s %q; want %s", tc.endpoint, tc.fault, r.RequestID, r.ErrorKind, r.ErrorMessage, tc.want)
+			}
+			if ls := logs[strconv.FormatUint(r.RequestID, 10)]; len(ls) == 0 || ls[0].Fault != tc.fault {
+				t.Errorf("%s with %s: request %d: oracle %+v", tc.endpoint, tc.fault, r.RequestID, ls)
+			}
+		}
+	}
+}
