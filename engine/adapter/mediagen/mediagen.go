@@ -114,7 +114,6 @@ type state struct {
 	head    []byte // the first bytes of a speech stream, for its WAV header
 	bytes   int64  // speech: audio bytes so far
 	text    int
-	err     []byte
 }
 
 var (
