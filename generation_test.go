@@ -76,6 +76,9 @@ func TestRunImageGeneration(t *testing.T) {
 				t.Errorf("stream %v: request %d: first media at %d, last at %d; server wrote them from %d and %d",
 					stream, r.RequestID, r.SentNS+r.FirstMediaNS, r.SentNS+r.E2ENS, first.StartNS, last.StartNS)
 			}
+			if stream && r.TTFTNS != r.FirstMediaNS {
+				t.Errorf("request %d: TTFT %d ns, first partial %d ns: a streamed image's first event is its TTFT", r.RequestID, r.TTFTNS, r.FirstMediaNS)
+			}
 			if stream && r.FirstMediaNS >= r.E2ENS {
 				t.Errorf("request %d: first partial at %d ns, not before the final image at %d ns", r.RequestID, r.FirstMediaNS, r.E2ENS)
 			}

@@ -748,6 +748,16 @@ func (s *Sender) finish(ctx context.Context, r *record.Request, stream bool) err
 		r.ServerCompletionTokens = -1
 		if !stream {
 			r.TTFTNS, r.TTFONS, r.TTSTNS, r.ITLNS, r.SecondTokenNS = 0, 0, 0, 0, 0
+		} else if r.FirstTokenNS != 0 {
+			// A streamed generation endpoint (partial images, audio,
+			// transcript deltas): its first and second events, no ITL.
+			r.TTFTNS = r.FirstTokenNS - r.SentNS
+			if r.FirstOutputTokenNS != 0 {
+				r.TTFONS = r.FirstOutputTokenNS - r.SentNS
+			}
+			if r.SecondTokenNS != 0 {
+				r.TTSTNS = r.SecondTokenNS - r.FirstTokenNS
+			}
 		}
 		if r.FirstTokenNS != 0 {
 			r.E2ENS = r.LastTokenNS - r.SentNS

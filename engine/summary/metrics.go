@@ -124,7 +124,7 @@ var metrics = []metric{
 	// Generation endpoints (design 0023).
 	{tag: "time_to_first_media", header: "Time to first media (partial image, audio byte)", unit: "ms",
 		get: func(r *record.Request, _ *Options) (float64, bool) { return ms(r.FirstMediaNS), r.FirstMediaNS > 0 }},
-	{tag: "media_items", header: "Media items (images) per request", unit: "items",
+	{tag: "media_items", header: "Media items per request", unit: "items",
 		get: func(r *record.Request, _ *Options) (float64, bool) { return float64(r.MediaItems), r.MediaItems > 0 }},
 	{tag: "partial_images", header: "Partial images per request", unit: "images",
 		get: func(r *record.Request, _ *Options) (float64, bool) {
