@@ -223,6 +223,9 @@ type Options struct {
 	BatchSize int
 	// QueryTokens is the length of a rankings endpoint's query in tokens.
 	QueryTokens int
+	// Generation configures the image, video and speech endpoints
+	// (generation.go).
+	Generation GenerationOptions
 
 	// SessionHeader names a request header that carries the trace row's
 	// session id (router affinity: Dynamo, llm-d, SGLang router); "" =
@@ -520,8 +523,9 @@ type ProfileOptions struct {
 func NewOptions() Options {
 	return Options{
 		URL: DefaultURL, Endpoint: DefaultEndpoint, URLPolicy: DefaultURLPolicy, BatchSize: 1, QueryTokens: DefaultQueryTokens,
-		Adapter:   AdapterOptions{Sandbox: DefaultAdapterSandbox, MemoryMiB: DefaultAdapterMemoryMiB},
-		Streaming: true, IgnoreEOS: true, MaxTokensFromTrace: true,
+		Generation: GenerationOptions{JobPollInterval: DefaultJobPollInterval, JobTimeout: DefaultJobTimeout, TranscribeSeconds: DefaultTranscribeSeconds},
+		Adapter:    AdapterOptions{Sandbox: DefaultAdapterSandbox, MemoryMiB: DefaultAdapterMemoryMiB},
+		Streaming:  true, IgnoreEOS: true, MaxTokensFromTrace: true,
 		Timeout:                   DefaultTimeout,
 		Preflight:                 PreflightOptions{Timeout: DefaultPreflightTimeout},
 		AbortAfterConnectFailures: DefaultAbortAfterConnectFailures,

@@ -223,7 +223,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	info := summary.RunInfo{Model: o.Model, URL: rp.url, Endpoint: rp.engine.Adapter.Info().Name, Mode: mode,
 		Trace: rp.tracePath, Streaming: rp.streaming, Start: start, Version: Version()}
 	if rp.kind != adapter.KindGenerate {
-		info.EndpointKind, info.InputsPerRequest = rp.kind.String(), o.BatchSize
+		info.EndpointKind = rp.kind.String()
+		if !rp.kind.Generates() {
+			info.InputsPerRequest = o.BatchSize
+		}
 	}
 	rp.engine.Counter = rp.tok
 	for i := range rp.targets {

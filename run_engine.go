@@ -1148,7 +1148,7 @@ func (rn *runner) build(b *engine.Builder, item int, tr *trace.Row, p *engine.Pr
 			p.Err = fmt.Errorf("prompt for row %d (line %d): %w", row.Index, row.Line, err)
 			return
 		}
-		if cfg.Batch.Kind != adapter.KindGenerate {
+		if !cfg.Batch.Kind.Generates() {
 			if n, err = cfg.Batch.batchInputs(cfg.Prompts, &row, &in, n); err != nil {
 				p.Err = fmt.Errorf("batch inputs for row %d (line %d): %w", row.Index, row.Line, err)
 				return

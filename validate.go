@@ -238,8 +238,8 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	if ec.Adapter != nil {
 		rp.kind = ec.Adapter.Info().Kind
 	}
-	if rp.kind != adapter.KindGenerate {
-		rp.streaming = false // embeddings and rankings answer with one body
+	if !rp.kind.Generates() || rp.kind == adapter.KindVideo {
+		rp.streaming = false // embeddings, rankings and video jobs answer with one body
 	}
 	if o.BatchSize < 1 {
 		bad("BatchSize", "{BatchSize} %d: want at least 1 input per request", o.BatchSize)
@@ -269,6 +269,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 			ac.ExtraBody = json.RawMessage(o.ExtraBody)
 		}
 	}
+	ec.Adapter = generationSetup(o, ec.Adapter, &ec, &ac, bad) // generation.go
 	ec.AdapterConfig = ac
 	if rp.wasm != nil {
 		// The adapter checks its configuration before anything is created.

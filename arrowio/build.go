@@ -110,6 +110,9 @@ type requestBuilder struct {
 	blocked, dns, connect, adapter *array.Int64Builder
 	parents                        *array.ListBuilder
 	parentIDs                      *array.Int64Builder // parents' values
+	// The generation columns (records/v2.1), in schema order.
+	mItems, mPartials, jPolls                   *array.Int32Builder
+	mBytes, mAudio, mFirst, jQueue, jGen, jDown *array.Int64Builder
 
 	phaseDict, errKindDict, tokSourceDict arrow.Array
 	errKindIndex                          map[record.ErrorKind]int8
@@ -154,6 +157,8 @@ func newRequestBuilder(mem memory.Allocator) *requestBuilder {
 	b.blocked, b.dns, b.connect, b.adapter = i64b(), i64b(), i64b(), i64b()
 	b.parents = array.NewListBuilderWithField(mem, arrow.Field{Name: "item", Type: i64})
 	b.parentIDs = b.parents.ValueBuilder().(*array.Int64Builder)
+	b.mItems, b.mPartials, b.jPolls = i32b(), i32b(), i32b()
+	b.mBytes, b.mAudio, b.mFirst, b.jQueue, b.jGen, b.jDown = i64b(), i64b(), i64b(), i64b(), i64b(), i64b()
 
 	b.phaseDict = stringArray(mem, phaseValues)
 	b.errKindDict = stringArray(mem, errorKindValues)
@@ -183,7 +188,8 @@ func (b *requestBuilder) builders() []array.Builder {
 		b.events, b.contentEvents, b.reads, b.maxPerRead, b.bytesRecv, b.bytesSent,
 		b.status, b.errKind, b.errMsg, b.finish, b.connReused, b.retries, b.blocked, b.dns, b.connect, b.adapter,
 		b.traceInTok, b.readLag, b.retryErrors, b.tokSource, b.tokDiff, b.extras, b.cancelAfter,
-		b.taskID, b.parentReq, b.depth, b.target, b.parents)
+		b.taskID, b.parentReq, b.depth, b.target, b.parents,
+		b.mItems, b.mPartials, b.mBytes, b.mAudio, b.mFirst, b.jQueue, b.jGen, b.jDown, b.jPolls)
 }
 
 // reserve makes room for n more rows, so appendRequest never allocates.
@@ -323,6 +329,15 @@ func (b *requestBuilder) appendRequest(r *record.Request) {
 			b.parentIDs.Append(int64(id)) // request ids stay far below 2^63
 		}
 	}
+	i32NZ(b.mItems, r.MediaItems)
+	i32NZ(b.mPartials, r.MediaPartials)
+	i64NZ(b.mBytes, r.MediaBytes)
+	i64NZ(b.mAudio, r.AudioNS)
+	i64NZ(b.mFirst, r.FirstMediaNS)
+	i64NZ(b.jQueue, r.JobQueueNS)
+	i64NZ(b.jGen, r.JobGenerationNS)
+	i64NZ(b.jDown, r.JobDownloadNS)
+	i32NZ(b.jPolls, r.JobPolls)
 	b.rows++
 }
 
@@ -356,7 +371,9 @@ func (b *requestBuilder) newRecord() arrow.Record {
 		b.connReused.NewArray(), b.retries.NewArray(), b.blocked.NewArray(), b.dns.NewArray(), b.connect.NewArray(), b.adapter.NewArray(),
 		b.traceInTok.NewArray(), b.readLag.NewArray(), b.retryErrors.NewArray(),
 		newDict(b.tokSource, b.tokSourceDict), b.tokDiff.NewArray(), b.extras.NewArray(), b.cancelAfter.NewArray(),
-		b.taskID.NewArray(), b.parentReq.NewArray(), b.depth.NewArray(), b.target.NewArray(), b.parents.NewArray())
+		b.taskID.NewArray(), b.parentReq.NewArray(), b.depth.NewArray(), b.target.NewArray(), b.parents.NewArray(),
+		b.mItems.NewArray(), b.mPartials.NewArray(), b.mBytes.NewArray(), b.mAudio.NewArray(), b.mFirst.NewArray(),
+		b.jQueue.NewArray(), b.jGen.NewArray(), b.jDown.NewArray(), b.jPolls.NewArray())
 	rec := array.NewRecord(b.schema, cols, int64(n))
 	for _, c := range cols {
 		c.Release()

@@ -443,6 +443,10 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 	retryErrors := optCol[*array.String](c, "retry_errors") // appended within v1
 	target := optCol[*array.Int32](c, "target")             // appended within v1
 	parents := optCol[*array.List](c, "parent_request_ids") // v2
+	// v2.1: generation endpoints.
+	mItems, mPartials, jPolls := optCol[*array.Int32](c, "media_items"), optCol[*array.Int32](c, "media_partials"), optCol[*array.Int32](c, "job_polls")
+	mBytes, mAudio, mFirst := optCol[*array.Int64](c, "media_bytes"), optCol[*array.Int64](c, "audio_ns"), optCol[*array.Int64](c, "first_media_ns")
+	jQueue, jGen, jDown := optCol[*array.Int64](c, "job_queue_ns"), optCol[*array.Int64](c, "job_generation_ns"), optCol[*array.Int64](c, "job_download_ns")
 	var parentIDs *array.Int64
 	if parents != nil {
 		if parentIDs, _ = parents.ListValues().(*array.Int64); parentIDs == nil {
@@ -526,6 +530,11 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 		}
 		if target != nil {
 			r.Target = target.Value(i)
+		}
+		if mItems != nil && mPartials != nil && jPolls != nil && mBytes != nil && mAudio != nil && mFirst != nil && jQueue != nil && jGen != nil && jDown != nil {
+			r.MediaItems, r.MediaPartials, r.JobPolls = i32or(mItems, i, 0), i32or(mPartials, i, 0), i32or(jPolls, i, 0)
+			r.MediaBytes, r.AudioNS, r.FirstMediaNS = i64or(mBytes, i, 0), i64or(mAudio, i, 0), i64or(mFirst, i, 0)
+			r.JobQueueNS, r.JobGenerationNS, r.JobDownloadNS = i64or(jQueue, i, 0), i64or(jGen, i, 0), i64or(jDown, i, 0)
 		}
 		if parents != nil && parents.IsValid(i) {
 			if a, b := parents.ValueOffsets(i); b > a {

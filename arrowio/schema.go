@@ -11,13 +11,15 @@ import (
 // same commit. Readers accept the versions they know.
 const (
 	SchemaKey      = "reprise.schema"
-	RecordsVersion = "records/v2"
+	RecordsVersion = "records/v2.1"
 	EventsVersion  = "events/v1"
 )
 
 // olderRecordsVersions are the earlier records versions readers accept:
 // records/v1 is records/v2 without parent_request_ids.
-var olderRecordsVersions = []string{"records/v1"}
+// records/v2 is records/v2.1 without the generation columns (media_items …
+// job_polls).
+var olderRecordsVersions = []string{"records/v1", "records/v2"}
 
 // Table names: the file or directory name of each table in a run directory.
 const (
@@ -54,6 +56,7 @@ var errorKindValues = []string{
 	string(record.ErrBuild),
 	string(record.ErrNotDelivered),
 	string(record.ErrTooLarge),
+	string(record.ErrJobFailed),
 	"unknown",
 }
 
@@ -186,6 +189,16 @@ func recordsFields() []arrow.Field {
 		required("target", i32),
 		// records/v2.
 		nullable("parent_request_ids", arrow.ListOfNonNullable(i64)),
+		// records/v2.1: generation endpoints (design 0023).
+		nullable("media_items", i32),
+		nullable("media_partials", i32),
+		nullable("media_bytes", i64),
+		nullable("audio_ns", i64),
+		nullable("first_media_ns", i64),
+		nullable("job_queue_ns", i64),
+		nullable("job_generation_ns", i64),
+		nullable("job_download_ns", i64),
+		nullable("job_polls", i32),
 	)
 	return fs
 }

@@ -27,6 +27,11 @@ const (
 	// DefaultTimeout bounds one request, from send to the end of its
 	// response.
 	DefaultTimeout = 10 * time.Minute
+	// DefaultJobPollInterval is the wait between two polls of an
+	// asynchronous job's status.
+	DefaultJobPollInterval = time.Second
+	// DefaultJobTimeout bounds an asynchronous job from submit to done.
+	DefaultJobTimeout = 30 * time.Minute
 	// DefaultReadBuffer is the size of each sender's read buffer,
 	// allocated on its first response (HTTP/1.1: the h1 client's, decoded
 	// in place; HTTP/2: above the transport's own 16 KiB buffer). A read
@@ -92,6 +97,14 @@ type Config struct {
 	Header []adapter.Header
 	// Timeout bounds one request (0 = none).
 	Timeout time.Duration
+	// JobPollInterval is the wait between two status polls of an
+	// asynchronous job (a KindVideo endpoint; NewConfig:
+	// DefaultJobPollInterval). JobTimeout bounds a job from its submit to
+	// done (0 = none): a job not done by then fails as
+	// record.ErrTimeout. JobDownload downloads a done job's content.
+	JobPollInterval time.Duration
+	JobTimeout      time.Duration
+	JobDownload     bool
 	// HTTP2 uses prior-knowledge h2c for http:// URLs and h2 over TLS for
 	// https:// (x/net/http2 transport, predictable connection count).
 	HTTP2 bool
@@ -144,7 +157,7 @@ type Config struct {
 
 // NewConfig returns a Config with the defaults.
 func NewConfig() Config {
-	return Config{Timeout: DefaultTimeout, UseServerTokenCount: true, MaxResponseEvents: DefaultMaxResponseEvents,
+	return Config{Timeout: DefaultTimeout, JobPollInterval: DefaultJobPollInterval, JobTimeout: DefaultJobTimeout, UseServerTokenCount: true, MaxResponseEvents: DefaultMaxResponseEvents,
 		MaxEventBytes: DefaultMaxEventBytes, MaxResponseBytes: DefaultMaxResponseBytes}
 }
 
@@ -162,6 +175,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Adapter == nil {
 		errs = append(errs, errors.New("no endpoint adapter"))
+	}
+	if c.JobPollInterval < 0 || c.JobTimeout < 0 {
+		errs = append(errs, fmt.Errorf("job poll interval %v and job timeout %v must not be negative", c.JobPollInterval, c.JobTimeout))
 	}
 	if c.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("Timeout %v: must not be negative", c.Timeout))

@@ -94,7 +94,8 @@ func (h *h1Handler) Header(resp *h1.Response, t int64) bool {
 		return true
 	}
 	stream := h.p.Stream && (resp.MediaTypeIs("text/event-stream") ||
-		(resp.MediaTypeIs("application/x-ndjson") && s.e.info.Framing == adapter.FramingNDJSON))
+		(resp.MediaTypeIs("application/x-ndjson") && s.e.info.Framing == adapter.FramingNDJSON) ||
+		s.e.info.Framing == adapter.FramingRaw) // raw: every read is an event (streamed audio)
 	if err := s.beginBody(h.p, h.r, stream); err != nil {
 		return false // recorded as an adapter failure
 	}

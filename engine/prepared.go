@@ -88,6 +88,11 @@ func (b *Builder) Build(in *adapter.BuildInput, p *Prepared) error {
 		p.ErrKind = record.ErrAdapter
 		return p.Err
 	}
+	return b.render(in, p)
+}
+
+// render makes p of the adapter's request in b.out.
+func (b *Builder) render(in *adapter.BuildInput, p *Prepared) error {
 	body, err := splice(b.out.Body, b.out.Holes, in)
 	if err != nil {
 		p.Err = err

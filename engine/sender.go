@@ -96,6 +96,9 @@ type Sender struct {
 	// when none).
 	cancel *cancelPlan
 
+	// jb renders the follow-up requests of a job (job.go), lazily.
+	jb *Builder
+
 	// pt is the httptrace state of the current attempt (HTTP/2). net/http may run
 	// a dial started for one attempt after that attempt ended (and hand
 	// the connection to another), so every attempt gets a fresh one and
@@ -185,6 +188,14 @@ func newPhaseTrace(c *replay.Clock, cp *cancelPlan) *phaseTrace {
 // failed request is recorded in r, never returned: Do has no error.
 // ctx cancellation (the end of the grace period) records ErrCancelled.
 func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
+	s.do(ctx, p, r)
+	if s.e.info.Kind == adapter.KindVideo && p.Err == nil && r.ErrorKind == record.ErrNone {
+		s.job(ctx, r) // job.go: poll until done, then download
+	}
+}
+
+// do is Do for one HTTP request.
+func (s *Sender) do(ctx context.Context, p *Prepared, r *record.Request) {
 	e := s.e
 	s.events = s.events[:0]
 	s.deadline = time.Time{}
@@ -304,7 +315,7 @@ func (s *Sender) read(ctx context.Context, p *Prepared, resp *http.Response, r *
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	stream := p.Stream && ct == "text/event-stream"
-	if p.Stream && ct == "application/x-ndjson" && e.info.Framing == adapter.FramingNDJSON {
+	if p.Stream && (ct == "application/x-ndjson" && e.info.Framing == adapter.FramingNDJSON || e.info.Framing == adapter.FramingRaw) {
 		stream = true
 	}
 	if err := s.beginBody(p, r, stream); err != nil {
@@ -453,6 +464,9 @@ func (s *Sender) endBody(ctx context.Context, r *record.Request, readErr error) 
 	r.AdapterNS += s.adapterT + int64(time.Since(t0))
 
 	countErr := s.finish(ctx, r, stream)
+	if e.info.Kind.Media() {
+		s.media(r) // job.go
+	}
 	switch {
 	case readErr != nil:
 		kind, msg := classify(ctx, readErr)
@@ -734,6 +748,16 @@ func (s *Sender) finish(ctx context.Context, r *record.Request, stream bool) err
 		r.ServerCompletionTokens = -1
 		if !stream {
 			r.TTFTNS, r.TTFONS, r.TTSTNS, r.ITLNS, r.SecondTokenNS = 0, 0, 0, 0, 0
+		} else if r.FirstTokenNS != 0 {
+			// A streamed generation endpoint (partial images, audio,
+			// transcript deltas): its first and second events, no ITL.
+			r.TTFTNS = r.FirstTokenNS - r.SentNS
+			if r.FirstOutputTokenNS != 0 {
+				r.TTFONS = r.FirstOutputTokenNS - r.SentNS
+			}
+			if r.SecondTokenNS != 0 {
+				r.TTSTNS = r.SecondTokenNS - r.FirstTokenNS
+			}
 		}
 		if r.FirstTokenNS != 0 {
 			r.E2ENS = r.LastTokenNS - r.SentNS

@@ -51,6 +51,11 @@ func mockServerCommand(a *app) *cli.Command {
 			&cli.StringFlag{Name: "tokenizer", Value: "builtin", Usage: "count prompt tokens (usage, /tokenize) with `SPEC`: builtin (o200k_base), an encoding name, a tokenizer.json, a GGUF model file or a model dir", Sources: mockEnv("tokenizer")},
 			&cli.IntFlag{Name: "nice", DefaultText: "as started", Usage: "run the server's threads at nice value `N` (e.g. 10: on a machine it shares with reprise, the kernel then runs the client first)", Sources: mockEnv("nice")},
 			&cli.StringFlag{Name: "event-log", Usage: "write the oracle log as JSONL to `FILE` (- = stdout), one line as each request ends", Sources: mockEnv("event-log")},
+			&cli.DurationFlag{Name: "image-time", Value: d.ImageTime, Usage: "generation takes `DURATION` per image (/v1/images/generations)", Sources: mockEnv("image-time")},
+			&cli.DurationFlag{Name: "audio-per-second", Value: d.AudioPerSecond, Usage: "speech and transcription take `DURATION` per second of audio", Sources: mockEnv("audio-per-second")},
+			&cli.DurationFlag{Name: "video-queue", Value: d.VideoQueue, Usage: "a video job waits `DURATION` in the queue", Sources: mockEnv("video-queue")},
+			&cli.DurationFlag{Name: "video-frame-time", Value: d.VideoFrameTime, Usage: "a video job takes `DURATION` per frame", Sources: mockEnv("video-frame-time")},
+			&cli.IntFlag{Name: "video-fps", Value: d.VideoFPS, Usage: "`N` frames per second of video", Sources: mockEnv("video-fps")},
 			&cli.DurationFlag{Name: "cpu-per-token", Value: d.CPUPerToken, Usage: "busy-loop `DURATION` of CPU before each output token, a server with compute of its own (0 = none)", Sources: mockEnv("cpu-per-token")},
 			&cli.StringFlag{Name: "url-file", Usage: "write the server's base URL to `FILE` once it listens (with --addr port 0: which port it got)", Sources: mockEnv("url-file")},
 			&cli.DurationFlag{Name: "body-timeout", Value: d.BodyTimeout, Usage: "answer 408 and close a connection whose request body has not arrived within `DURATION` (0 = no limit)", Sources: mockEnv("body-timeout")},
@@ -76,6 +81,8 @@ func mockServerCommand(a *app) *cli.Command {
 			cfg.Coalesce = cmd.Bool("coalesce")
 			cfg.Seed = cmd.Uint64("seed")
 			cfg.CPUPerToken = cmd.Duration("cpu-per-token")
+			cfg.ImageTime, cfg.AudioPerSecond = cmd.Duration("image-time"), cmd.Duration("audio-per-second")
+			cfg.VideoQueue, cfg.VideoFrameTime, cfg.VideoFPS = cmd.Duration("video-queue"), cmd.Duration("video-frame-time"), cmd.Int("video-fps")
 			cfg.BodyTimeout = cmd.Duration("body-timeout")
 			cfg.IdleTimeout = cmd.Duration("idle-timeout")
 			cfg.KeepLog = false

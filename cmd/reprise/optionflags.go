@@ -23,7 +23,11 @@ var optionFlag = map[string]string{
 	"Preflight.Skip": "--no-preflight", "Preflight.Timeout": "--preflight-timeout",
 	"AbortAfterConnectFailures": "--abort-after-connect-failures",
 	"BatchSize":                 "--batch-size", "QueryTokens": "--query-tokens",
-	"SessionHeader": "--session-header", "CancelRate": "--cancel-rate", "CancelAfter": "--cancel-after",
+	"Generation": "--endpoint", "Generation.RequestContentType": "--request-content-type",
+	"Generation.DownloadVideo": "--download-video-content", "Generation.JobPollInterval": "--job-poll-interval",
+	"Generation.JobTimeout": "--job-timeout", "Generation.AudioFile": "--transcribe-audio",
+	"Generation.TranscribeSeconds": "--transcribe-seconds",
+	"SessionHeader":                "--session-header", "CancelRate": "--cancel-rate", "CancelAfter": "--cancel-after",
 	"Tokenizer": "--tokenizer", "UseServerTokenCount": "--use-server-token-count",
 	"Synthetic":     "--isl", // a problem of the synthetic load as a whole
 	"Synthetic.ISL": "--isl", "Synthetic.ISLStdDev": "--isl-stddev",

@@ -87,7 +87,7 @@ func profileOwnFlags() []cli.Flag {
 	const cat = "AIPerf"
 	return []cli.Flag{
 		&cli.StringFlag{Name: "endpoint-type", Value: "chat", Category: cat, Sources: envVars("endpoint-type"),
-			Usage: "API `KIND`: replay's --endpoint names (chat, completions, responses, embeddings, rerank-tei, …, a Wasm adapter) or AIPerf's (nim_embeddings, hf_tei_rankings, cohere_rankings, nim_rankings)"},
+			Usage: "API `KIND`: replay's --endpoint names (chat, completions, responses, embeddings, rerank-tei, image_generation, video_generation, transcription, speech, …, a Wasm adapter) or AIPerf's (nim_embeddings, hf_tei_rankings, cohere_rankings, nim_rankings)"},
 		&cli.StringFlag{Name: "endpoint", Aliases: []string{"custom-endpoint"}, Category: cat, Sources: envVars("custom-endpoint"),
 			Usage: "AIPerf's endpoint `PATH`: a native endpoint's path (/v1/chat/completions, /v1/completions, /v1/embeddings, …) picks that endpoint, or must be --endpoint-type's; another path is refused"},
 		&cli.BoolFlag{Name: "streaming", Category: cat, Sources: envVars("streaming"),
@@ -209,8 +209,6 @@ var aiperfUnsupported = map[string]string{
 	"transport":                                "reprise speaks HTTP (add --http2 for HTTP/2); drop the flag",
 	"transport-type":                           "reprise speaks HTTP (add --http2 for HTTP/2); drop the flag",
 	"connection-reuse-strategy":                "reprise pools connections (--max-connections caps them); per-session or no reuse is not offered",
-	"request-content-type":                     "reprise sends JSON bodies only; multipart video uploads are not supported",
-	"download-video-content":                   "video endpoints are not supported",
 	"wait-for-model-timeout":                   "reprise does not poll for readiness: start it once the server answers (e.g. curl --retry on /v1/models)",
 	"wait-for-model-mode":                      "reprise does not poll for readiness: start it once the server answers (e.g. curl --retry on /v1/models)",
 	"wait-for-model-interval":                  "reprise does not poll for readiness: start it once the server answers (e.g. curl --retry on /v1/models)",

@@ -69,6 +69,19 @@ func replayFlags() []cli.Flag {
 			Usage: "`N` inputs per request of an embeddings endpoint, or passages per request of a rankings endpoint (each of the row's input length)"},
 		&cli.IntFlag{Name: "query-tokens", Value: reprise.DefaultQueryTokens, Category: catReq, Sources: envVars("query-tokens"),
 			Usage: "the query of a rankings endpoint is `N` tokens long"},
+		// Generation endpoints (image_generation, video_generation, transcription, speech).
+		&cli.StringFlag{Name: "request-content-type", Value: "application/json", Category: catReq, Sources: envVars("request-content-type"),
+			Usage: "`TYPE` of a video_generation submit's body: application/json or multipart/form-data (transcription always uploads a form)"},
+		&cli.BoolFlag{Name: "download-video-content", Category: catReq, Sources: envVars("download-video-content"),
+			Usage: "download each done video (GET /v1/videos/{id}/content); its time is in the request's latency and recorded apart"},
+		&cli.DurationFlag{Name: "job-poll-interval", Value: reprise.DefaultJobPollInterval, Category: catReq, Sources: envVars("job-poll-interval"),
+			Usage: "poll a video job's status every `D` until it is done"},
+		&cli.DurationFlag{Name: "job-timeout", Value: reprise.DefaultJobTimeout, Category: catReq, Sources: envVars("job-timeout"),
+			Usage: "a video job not done `D` after its submit fails as a timeout (0 = no bound)"},
+		&cli.StringFlag{Name: "transcribe-audio", Category: catReq, Sources: envVars("transcribe-audio"),
+			Usage: "PCM WAV `FILE` every transcription request uploads (default: a synthetic clip of --transcribe-seconds)"},
+		&cli.FloatFlag{Name: "transcribe-seconds", Value: reprise.DefaultTranscribeSeconds, Category: catReq, Sources: envVars("transcribe-seconds"),
+			Usage: "length in `SECONDS` of the synthetic clip a transcription run uploads (16 kHz mono, seeded)"},
 		// Routed deployments and request cancellation.
 		&cli.StringFlag{Name: "session-header", Category: catReq, Sources: envVars("session-header"),
 			Usage: "send each trace row's session id in header `NAME` (router affinity: Dynamo, llm-d, SGLang router)"},
@@ -287,6 +300,9 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 	o.Preflight = reprise.PreflightOptions{Skip: cmd.Bool("no-preflight"), Timeout: cmd.Duration("preflight-timeout")}
 	o.AbortAfterConnectFailures = cmd.Int("abort-after-connect-failures")
 	o.BatchSize, o.QueryTokens = cmd.Int("batch-size"), cmd.Int("query-tokens")
+	o.Generation = reprise.GenerationOptions{RequestContentType: cmd.String("request-content-type"), DownloadVideo: cmd.Bool("download-video-content"),
+		JobPollInterval: cmd.Duration("job-poll-interval"), JobTimeout: cmd.Duration("job-timeout"),
+		AudioFile: cmd.String("transcribe-audio"), TranscribeSeconds: cmd.Float("transcribe-seconds")}
 	o.SessionHeader, o.CancelRate, o.CancelAfter = cmd.String("session-header"), cmd.Float("cancel-rate"), cmd.Duration("cancel-after")
 	o.MaxResponseEvents, o.MaxEventBytes, o.MaxResponseBytes = cmd.Int("max-response-events"), cmd.Int("max-event-bytes"), cmd.Int64("max-response-bytes")
 	o.HTTP2, o.NoKernelTimestamps, o.MaxConnections = cmd.Bool("http2"), cmd.Bool("no-kernel-timestamps"), cmd.Int("max-connections")

@@ -99,11 +99,33 @@ const (
 	// KindRankings: a query and passages in, a score per passage out; no
 	// output tokens, never streamed.
 	KindRankings
+	// KindImages: a prompt in, images out (OpenAI /v1/images/generations),
+	// streamed as partial images or not (design 0023).
+	KindImages
+	// KindVideo: an asynchronous job (OpenAI /v1/videos): submitted, then
+	// polled until done, then optionally its content downloaded. The
+	// adapter's instances implement [Job].
+	KindVideo
+	// KindTranscription: an audio clip in (multipart upload), text out
+	// (OpenAI /v1/audio/transcriptions), streamed as text deltas or not.
+	KindTranscription
+	// KindSpeech: text in, audio out (OpenAI /v1/audio/speech), the audio
+	// bytes streamed as they are made.
+	KindSpeech
 )
 
-var kindNames = [...]string{"generate", "embeddings", "rankings"}
+var kindNames = [...]string{"generate", "embeddings", "rankings", "images", "video", "transcription", "speech"}
 
-// String returns the kind's name: "generate", "embeddings", "rankings".
+// Generates reports whether the kind produces media or text over time, so
+// that its responses may stream: every kind but embeddings and rankings.
+func (k Kind) Generates() bool { return k != KindEmbeddings && k != KindRankings }
+
+// Media reports whether the kind is one of the generation endpoints of
+// design 0023 (images, video, transcription, speech).
+func (k Kind) Media() bool { return k >= KindImages && k <= KindSpeech }
+
+// String returns the kind's name: "generate", "embeddings", "rankings",
+// "images", "video", "transcription", "speech".
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]
@@ -419,6 +441,81 @@ type Final struct {
 	Text      []byte
 	Reasoning []byte
 	Other     []byte
+
+	// Media is what a generation endpoint's response carried (native
+	// adapters only: the ABI has no field for it).
+	Media Media
+	// Job is the state of an asynchronous job a response reported
+	// (KindVideo; native adapters only). Its ID is owned by the instance
+	// and valid until its next Open.
+	Job JobState
+}
+
+// Media counts the media of one response of a generation endpoint
+// (design 0023). The zero value is none.
+type Media struct {
+	// Items is the number of final media items: images, or 1 for an
+	// audio or video output.
+	Items int32
+	// Partials is the number of partial images streamed before the
+	// final ones.
+	Partials int32
+	// Bytes is the decoded bytes of the final items (base64 decoded;
+	// the audio bytes of speech; a video's content).
+	Bytes int64
+	// AudioNS is the duration of the audio the response carried (speech,
+	// from the WAV header or the PCM byte count) in ns; 0 unknown.
+	AudioNS int64
+	// FirstEvent is the index of the event that carried the first media
+	// (a partial or final image, the first audio bytes), plus one; 0 =
+	// none.
+	FirstEvent uint32
+}
+
+// JobStatus is the state of an asynchronous job.
+type JobStatus uint8
+
+// The job states (OpenAI's video statuses).
+const (
+	JobUnknown    JobStatus = iota
+	JobQueued               // "queued"
+	JobInProgress           // "in_progress", "processing", "running"
+	JobCompleted            // "completed", "succeeded"
+	JobFailed               // "failed", "cancelled", "expired"
+)
+
+// ParseJobStatus maps a status string to its code.
+func ParseJobStatus(s []byte) JobStatus {
+	switch string(s) {
+	case "queued", "pending", "submitted":
+		return JobQueued
+	case "in_progress", "processing", "running", "generating":
+		return JobInProgress
+	case "completed", "succeeded", "success", "done":
+		return JobCompleted
+	case "failed", "cancelled", "canceled", "expired", "error":
+		return JobFailed
+	}
+	return JobUnknown
+}
+
+// JobState is what one response said of a job.
+type JobState struct {
+	ID       []byte
+	Status   JobStatus
+	Progress int32 // percent, -1 unknown
+}
+
+// Job is implemented by the instances of [KindVideo] adapters: after the
+// submit response, the engine polls the job at its interval with
+// PollRequest's request until a response's Final.Job says completed or
+// failed, then (when asked) downloads its content with ContentRequest's.
+// Every response is parsed like the submit's (Open, Parse, Close).
+type Job interface {
+	// PollRequest renders the status request of job id into out.
+	PollRequest(id []byte, out *HTTPRequest) error
+	// ContentRequest renders the content download of job id into out.
+	ContentRequest(id []byte, out *HTTPRequest) error
 }
 
 // Reset empties f, keeping nothing.

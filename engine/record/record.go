@@ -46,6 +46,7 @@ const (
 	ErrBuild        ErrorKind = "build"         // the request could not be built
 	ErrNotDelivered ErrorKind = "skipped"       // --late skip dropped it; never sent
 	ErrTooLarge     ErrorKind = "too_large"     // response over a --max-response-* or --max-event-bytes cap
+	ErrJobFailed    ErrorKind = "job_failed"    // an asynchronous job (video) reported it failed
 )
 
 // Request is one request's result row. The zero value is a request that
@@ -174,6 +175,30 @@ type Request struct {
 	DNSNS     int64
 	ConnectNS int64 // TCP connect (and TLS when used)
 	AdapterNS int64 // time spent in the endpoint adapter (build + parse)
+
+	// Generation endpoints (design 0023); 0 = none (null in files).
+	// MediaItems counts the final images of an image request, 1 for a
+	// speech output or a downloaded video; MediaPartials the partial
+	// images streamed before them; MediaBytes the decoded bytes of the
+	// final media. AudioNS is the audio a request made (speech) or sent
+	// (transcription). FirstMediaNS is the time from SentNS to the event
+	// that carried the first media (a partial or final image, the first
+	// audio bytes).
+	MediaItems    int32
+	MediaPartials int32
+	MediaBytes    int64
+	AudioNS       int64
+	FirstMediaNS  int64
+	// Asynchronous jobs (video): JobQueueNS runs from the submit's
+	// response to the first poll that found the job started,
+	// JobGenerationNS from then to the first poll that found it done,
+	// JobDownloadNS is the content download (send to end); JobPolls
+	// counts the status polls sent. A poll's answer bounds each time
+	// from above by up to one poll interval.
+	JobQueueNS      int64
+	JobGenerationNS int64
+	JobDownloadNS   int64
+	JobPolls        int32
 }
 
 // NoTokenDiff is Request.ServerMinusClientOutputTokens when there is no

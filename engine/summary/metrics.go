@@ -121,6 +121,35 @@ var metrics = []metric{
 		get: func(r *record.Request, _ *Options) (float64, bool) { return ms(r.ReadLagNS), r.ReadLagNS > 0 }},
 	{tag: "adapter_time", header: "Adapter time", unit: "ms",
 		get: func(r *record.Request, _ *Options) (float64, bool) { return ms(r.AdapterNS), true }},
+	// Generation endpoints (design 0023).
+	{tag: "time_to_first_media", header: "Time to first media (partial image, audio byte)", unit: "ms",
+		get: func(r *record.Request, _ *Options) (float64, bool) { return ms(r.FirstMediaNS), r.FirstMediaNS > 0 }},
+	{tag: "media_items", header: "Media items per request", unit: "items",
+		get: func(r *record.Request, _ *Options) (float64, bool) { return float64(r.MediaItems), r.MediaItems > 0 }},
+	{tag: "partial_images", header: "Partial images per request", unit: "images",
+		get: func(r *record.Request, _ *Options) (float64, bool) {
+			return float64(r.MediaPartials), r.MediaPartials > 0
+		}},
+	{tag: "media_bytes", header: "Media bytes per request", unit: "bytes",
+		get: func(r *record.Request, _ *Options) (float64, bool) { return float64(r.MediaBytes), r.MediaBytes > 0 }},
+	{tag: "audio_duration", header: "Audio per request", unit: "s",
+		get: func(r *record.Request, _ *Options) (float64, bool) { return float64(r.AudioNS) / 1e9, r.AudioNS > 0 }},
+	{tag: "real_time_factor", header: "Real-time factor (latency / audio)", unit: "ratio",
+		get: func(r *record.Request, _ *Options) (float64, bool) {
+			return float64(r.E2ENS) / float64(r.AudioNS), r.AudioNS > 0 && r.E2ENS > 0
+		}},
+	{tag: "video_queue_time", header: "Video job queue time", unit: "ms",
+		get: func(r *record.Request, _ *Options) (float64, bool) {
+			return ms(r.JobQueueNS), r.JobPolls > 0 || r.JobQueueNS > 0
+		}},
+	{tag: "video_generation_time", header: "Video job generation time", unit: "ms",
+		get: func(r *record.Request, _ *Options) (float64, bool) {
+			return ms(r.JobGenerationNS), r.JobPolls > 0 || r.JobGenerationNS > 0
+		}},
+	{tag: "video_download_time", header: "Video download time", unit: "ms",
+		get: func(r *record.Request, _ *Options) (float64, bool) { return ms(r.JobDownloadNS), r.JobDownloadNS > 0 }},
+	{tag: "video_polls", header: "Video job status polls", unit: "requests",
+		get: func(r *record.Request, _ *Options) (float64, bool) { return float64(r.JobPolls), r.JobPolls > 0 }},
 }
 
 // aliases maps the short goodput names to tags.

@@ -54,6 +54,13 @@ func (s *Summary) JSON() ([]byte, error) {
 		m["input_throughput"] = scalar{"inputs/sec", s.InputThroughput}
 		m["input_token_throughput"] = scalar{"tokens/sec", s.InputTokenThroughput}
 	}
+	if s.TotalMediaItems > 0 || s.TotalAudio > 0 {
+		m["total_media_items"] = scalar{"items", float64(s.TotalMediaItems)}
+		m["total_media_bytes"] = scalar{"bytes", float64(s.TotalMediaBytes)}
+		m["total_audio_seconds"] = scalar{"s", s.TotalAudio.Seconds()}
+		m["media_throughput"] = scalar{"items/sec", s.MediaThroughput}
+		m["audio_throughput"] = scalar{"audio s/sec", s.AudioThroughput}
+	}
 	if s.CancelledRequestCount > 0 {
 		m["cancelled_request_count"] = scalar{"requests", float64(s.CancelledRequestCount)}
 	}
@@ -213,6 +220,14 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		line("Endpoint kind", fmt.Sprintf("%s, %d inputs per request", s.Run.EndpointKind, s.Run.InputsPerRequest))
 		line("Input throughput (inputs/s)", num(s.InputThroughput))
 		line("Input token throughput (tok/s)", num(s.InputTokenThroughput))
+	}
+	if s.TotalMediaItems > 0 || s.TotalAudio > 0 {
+		line("Endpoint kind", s.Run.EndpointKind)
+		line("Media (items / MB)", fmt.Sprintf("%d / %s", s.TotalMediaItems, num(float64(s.TotalMediaBytes)/1e6)))
+		line("Media throughput (items/s)", num(s.MediaThroughput))
+		if s.TotalAudio > 0 {
+			line("Audio (s) / audio throughput (audio s/s)", num(s.TotalAudio.Seconds())+" / "+num(s.AudioThroughput))
+		}
 	}
 	line("Benchmark duration (s)", num(s.BenchmarkDuration.Seconds())+" (first send to last response)")
 	line("Request throughput (req/s)", num(s.RequestThroughput)+" (ok requests / benchmark duration)")

@@ -216,6 +216,16 @@ type Summary struct {
 	// (RunInfo.InputsPerRequest > 0); 0 otherwise.
 	InputThroughput      float64
 	InputTokenThroughput float64
+	// Generation endpoints (design 0023), over the valid requests: the
+	// final media items (images, speech outputs, downloaded videos),
+	// their decoded bytes and the audio made or transcribed, in total and
+	// per second of the benchmark duration (MediaThroughput: images/s;
+	// AudioThroughput: audio seconds per second).
+	TotalMediaItems int64
+	TotalMediaBytes int64
+	TotalAudio      time.Duration
+	MediaThroughput float64
+	AudioThroughput float64
 	// Goodput.
 	GoodRequestCount    int
 	Goodput             float64 // good requests / s
@@ -409,6 +419,9 @@ func (a *Accumulator) Add(r *record.Request) {
 	}
 	s.OSLSources[src]++
 	s.TotalReasoning += int64(r.ReasoningTokens)
+	s.TotalMediaItems += int64(r.MediaItems)
+	s.TotalMediaBytes += r.MediaBytes
+	s.TotalAudio += time.Duration(r.AudioNS)
 	if r.ServerCachedTokens >= 0 && r.ExpectedCachedTokens >= 0 {
 		s.ServerCachedTokens += int64(r.ServerCachedTokens)
 		s.ExpectedCachedTokens += int64(r.ExpectedCachedTokens)
@@ -482,6 +495,8 @@ func (a *Accumulator) Summary(info RunInfo) *Summary {
 		s.OutputTokenThroughput = float64(s.TotalOSL) / sec
 		s.TotalTokenThroughput = float64(s.TotalISL+s.TotalOSL) / sec
 		s.Goodput = float64(s.GoodRequestCount) / sec
+		s.MediaThroughput = float64(s.TotalMediaItems) / sec
+		s.AudioThroughput = s.TotalAudio.Seconds() / sec
 		if info.InputsPerRequest > 0 {
 			s.InputThroughput = float64(s.RequestCount*info.InputsPerRequest) / sec
 			s.InputTokenThroughput = float64(s.TotalISL) / sec

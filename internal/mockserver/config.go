@@ -106,6 +106,16 @@ type Config struct {
 	// with it (reprise selftest's co-located case). 0 = none.
 	CPUPerToken time.Duration
 
+	// The generation endpoints' latency model (design 0023): ImageTime
+	// per image, AudioPerSecond per second of audio made (speech) or
+	// heard (transcription), and for a video job VideoQueue in the queue,
+	// then VideoFrameTime per frame of its seconds × VideoFPS frames.
+	ImageTime      time.Duration
+	AudioPerSecond time.Duration
+	VideoQueue     time.Duration
+	VideoFrameTime time.Duration
+	VideoFPS       int
+
 	// Seed makes ids, random lengths, jitter and fault draws reproducible.
 	Seed uint64
 	// Faults are injected at random, each at its own rate.
@@ -154,6 +164,11 @@ func NewConfig() *Config {
 		KeepLog:           true,
 		BodyTimeout:       DefaultBodyTimeout,
 		IdleTimeout:       DefaultIdleTimeout,
+		ImageTime:         DefaultImageTime,
+		AudioPerSecond:    DefaultAudioPerSecond,
+		VideoQueue:        DefaultVideoQueue,
+		VideoFrameTime:    DefaultVideoFrameTime,
+		VideoFPS:          DefaultVideoFPS,
 	}
 }
 
@@ -180,7 +195,8 @@ func (c *Config) Validate() error {
 	}
 	for name, d := range map[string]time.Duration{"ttft": c.TTFT, "prefill-per-token": c.PrefillPerToken,
 		"itl": c.ITL, "itl-per-running": c.ITLPerRunning, "jitter": c.Jitter,
-		"body-timeout": c.BodyTimeout, "idle-timeout": c.IdleTimeout, "cpu-per-token": c.CPUPerToken} {
+		"body-timeout": c.BodyTimeout, "idle-timeout": c.IdleTimeout, "cpu-per-token": c.CPUPerToken,
+		"image-time": c.ImageTime, "audio-per-second": c.AudioPerSecond, "video-queue": c.VideoQueue, "video-frame-time": c.VideoFrameTime} {
 		if d < 0 {
 			bad("%s %v: must not be negative", name, d)
 		}
@@ -189,6 +205,9 @@ func (c *Config) Validate() error {
 	case JitterNone, JitterUniform, JitterNormal, JitterExponential, "":
 	default:
 		bad("jitter-dist %q: want none, uniform, normal or exponential", c.JitterDist)
+	}
+	if c.VideoFPS < 0 || c.VideoFPS > 240 {
+		bad("video-fps %d: want 0 to 240 (0 = %d)", c.VideoFPS, DefaultVideoFPS)
 	}
 	if c.MaxNumSeqs < 1 {
 		bad("max-num-seqs %d: must be at least 1", c.MaxNumSeqs)

@@ -30,10 +30,12 @@ const (
 	EventBody                       // a whole non-streamed response (or error response)
 	EventReset                      // the connection was reset (RST)
 	EventEnvelope                   // a Responses API event carrying no token (created, item added, done)
+	EventPartial                    // a partial image of a streamed image generation
+	EventMedia                      // a final image, a chunk of speech audio, a video's content
 )
 
 var eventKindNames = [...]string{"headers", "role", "content", "reasoning", "finish", "usage", "done",
-	"error", "malformed", "body", "reset", "envelope"}
+	"error", "malformed", "body", "reset", "envelope", "partial", "media"}
 
 // String returns the kind's name in the JSONL log: "content", "done", ….
 func (k EventKind) String() string {
@@ -79,6 +81,9 @@ type RequestLog struct {
 	OutputTokens    int // all choices, including reasoning tokens
 	ReasoningTokens int
 	Events          []Event
+	// Media is the truth of a generation endpoint's request (images,
+	// video, transcription, speech); nil for the others.
+	Media *MediaLog
 }
 
 // FirstTokenNS returns the time of the first content or reasoning event,
@@ -208,5 +213,24 @@ func appendLogLine(b []byte, r *RequestLog) []byte {
 		b = strconv.AppendInt(b, e.DueNS, 10)
 		b = append(b, '}')
 	}
-	return append(b, "]}\n"...)
+	b = append(b, ']')
+	if m := r.Media; m != nil {
+		b = append(b, `,"media":{"job_id":`...)
+		b = jsonx.AppendString(b, m.JobID)
+		b = append(b, `,"status":`...)
+		b = jsonx.AppendString(b, m.Status)
+		for _, f := range [...]struct {
+			k string
+			v int64
+		}{{"items", int64(m.Items)}, {"partials", int64(m.Partials)}, {"bytes", m.Bytes}, {"audio_ns", m.AudioNS},
+			{"width", int64(m.Width)}, {"height", int64(m.Height)}, {"frames", int64(m.Frames)},
+			{"queued_ns", m.QueuedNS}, {"started_ns", m.StartedNS}, {"done_ns", m.DoneNS}} {
+			b = append(b, `,"`...)
+			b = append(b, f.k...)
+			b = append(b, `":`...)
+			b = strconv.AppendInt(b, f.v, 10)
+		}
+		b = append(b, '}')
+	}
+	return append(b, "}\n"...)
 }

@@ -24,6 +24,7 @@ const (
 	FaultMalformedSSE       FaultKind = "malformed-sse"        // one unparseable data line half way through
 	FaultErrorEvent         FaultKind = "error-event"          // an error event in the 200 stream, then the end
 	FaultSlowHeaders        FaultKind = "slow-headers"         // headers alone after Delay, then the normal model
+	FaultJobFailed          FaultKind = "job-failed"           // a video job submitted with it ends as failed
 )
 
 // FaultHeader is the request header that injects faults into one request:
@@ -52,7 +53,7 @@ func (f Fault) String() string {
 func (f Fault) validate() error {
 	switch f.Kind {
 	case Fault429, Fault500, Fault503, FaultResetBeforeHeaders, FaultResetMidStream,
-		FaultMalformedSSE, FaultErrorEvent:
+		FaultMalformedSSE, FaultErrorEvent, FaultJobFailed:
 		return nil
 	case FaultStall, FaultSlowHeaders:
 		if f.Delay < 0 {
@@ -61,7 +62,7 @@ func (f Fault) validate() error {
 		return nil
 	}
 	return fmt.Errorf("unknown fault %q: want 429, 500, 503, reset-before-headers, reset-mid-stream, "+
-		"stall=DURATION, malformed-sse, error-event or slow-headers=DURATION", string(f.Kind))
+		"stall=DURATION, malformed-sse, error-event, slow-headers=DURATION or job-failed", string(f.Kind))
 }
 
 // ParseFault parses one fault: "429", "stall=2s", "slow-headers=500ms".
@@ -119,6 +120,7 @@ type faultSet struct {
 	resetMid    bool
 	malformed   bool
 	errorEvent  bool
+	jobFailed   bool
 	stall       time.Duration
 	slowHeaders time.Duration
 	names       string // for the log
@@ -140,6 +142,8 @@ func (fs *faultSet) add(f Fault) {
 		fs.malformed = true
 	case FaultErrorEvent:
 		fs.errorEvent = true
+	case FaultJobFailed:
+		fs.jobFailed = true
 	case FaultStall:
 		fs.stall = f.Delay
 	case FaultSlowHeaders:

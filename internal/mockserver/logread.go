@@ -9,24 +9,40 @@ import (
 
 // logLine is one JSONL line of the oracle log as it is decoded.
 type logLine struct {
-	V               *int     `json:"v"`
-	Seq             uint64   `json:"seq"`
-	RequestID       string   `json:"request_id"`
-	ResponseID      string   `json:"response_id"`
-	Endpoint        string   `json:"endpoint"`
-	Stream          bool     `json:"stream"`
-	Status          int      `json:"status"`
-	Fault           string   `json:"fault"`
-	Error           string   `json:"error"`
-	FinishReason    string   `json:"finish_reason"`
-	ReceivedNS      int64    `json:"received_ns"`
-	AdmittedNS      int64    `json:"admitted_ns"`
-	EndNS           int64    `json:"end_ns"`
-	PromptTokens    int      `json:"prompt_tokens"`
-	CachedTokens    int      `json:"cached_tokens"`
-	OutputTokens    int      `json:"output_tokens"`
-	ReasoningTokens int      `json:"reasoning_tokens"`
-	Events          []logEvt `json:"events"`
+	V               *int      `json:"v"`
+	Seq             uint64    `json:"seq"`
+	RequestID       string    `json:"request_id"`
+	ResponseID      string    `json:"response_id"`
+	Endpoint        string    `json:"endpoint"`
+	Stream          bool      `json:"stream"`
+	Status          int       `json:"status"`
+	Fault           string    `json:"fault"`
+	Error           string    `json:"error"`
+	FinishReason    string    `json:"finish_reason"`
+	ReceivedNS      int64     `json:"received_ns"`
+	AdmittedNS      int64     `json:"admitted_ns"`
+	EndNS           int64     `json:"end_ns"`
+	PromptTokens    int       `json:"prompt_tokens"`
+	CachedTokens    int       `json:"cached_tokens"`
+	OutputTokens    int       `json:"output_tokens"`
+	ReasoningTokens int       `json:"reasoning_tokens"`
+	Events          []logEvt  `json:"events"`
+	Media           *logMedia `json:"media"`
+}
+
+type logMedia struct {
+	JobID     string `json:"job_id"`
+	Status    string `json:"status"`
+	Items     int    `json:"items"`
+	Partials  int    `json:"partials"`
+	Bytes     int64  `json:"bytes"`
+	AudioNS   int64  `json:"audio_ns"`
+	Width     int    `json:"width"`
+	Height    int    `json:"height"`
+	Frames    int    `json:"frames"`
+	QueuedNS  int64  `json:"queued_ns"`
+	StartedNS int64  `json:"started_ns"`
+	DoneNS    int64  `json:"done_ns"`
 }
 
 type logEvt struct {
@@ -80,6 +96,11 @@ func ParseLogLine(b []byte, line int) (RequestLog, error) {
 		Stream: l.Stream, Status: l.Status, Fault: l.Fault, Error: l.Error, FinishReason: l.FinishReason,
 		ReceivedNS: l.ReceivedNS, AdmittedNS: l.AdmittedNS, EndNS: l.EndNS, PromptTokens: l.PromptTokens,
 		CachedTokens: l.CachedTokens, OutputTokens: l.OutputTokens, ReasoningTokens: l.ReasoningTokens}
+	if m := l.Media; m != nil {
+		r.Media = &MediaLog{JobID: m.JobID, Status: m.Status, Items: m.Items, Partials: m.Partials, Bytes: m.Bytes,
+			AudioNS: m.AudioNS, Width: m.Width, Height: m.Height, Frames: m.Frames,
+			QueuedNS: m.QueuedNS, StartedNS: m.StartedNS, DoneNS: m.DoneNS}
+	}
 	if len(l.Events) > 0 {
 		r.Events = make([]Event, len(l.Events))
 	}

@@ -37,6 +37,7 @@ type Server struct {
 	tok     Tokenizer
 	timing  timing
 	states  sync.Pool
+	jobs    jobs // video jobs (media.go)
 	log     *slog.Logger
 
 	mu       sync.Mutex // guards closing, inflight, idle and wg.Add
@@ -101,6 +102,9 @@ func newServer(cfg *Config) *Server {
 	c.Faults = slices.Clone(cfg.Faults)
 	if c.JitterDist == "" {
 		c.JitterDist = JitterNone
+	}
+	if c.VideoFPS == 0 {
+		c.VideoFPS = DefaultVideoFPS
 	}
 	if c.maxBody <= 0 {
 		c.maxBody = defaultMaxBody
@@ -235,6 +239,7 @@ func (s *Server) handler() http.Handler {
 		"/v1/ranking": apiRankingNIM, "/v1/rerank": apiRerankVLLM, "/v1/score": apiScoreVLLM, "/score": apiScoreVLLM} {
 		mux.HandleFunc("POST "+path, func(w http.ResponseWriter, r *http.Request) { s.servePooling(w, r, api) })
 	}
+	s.mediaRoutes(mux) // media.go
 	mux.HandleFunc("GET /v1/models", s.serveModels)
 	mux.HandleFunc("GET /health", s.serveHealth)
 	mux.HandleFunc("GET /metrics", s.serveMetrics)

@@ -6,6 +6,7 @@ package native
 
 import (
 	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/engine/adapter/mediagen"
 	"github.com/reprise-bench/reprise/engine/adapter/openai"
 	"github.com/reprise-bench/reprise/engine/adapter/retrieval"
 )
@@ -36,6 +37,10 @@ func List() []Endpoint {
 		{Name: "ranking-nim", API: "NVIDIA NIM ranking", Adapter: retrieval.Adapter{API: retrieval.RankingNIM}},
 		{Name: "rerank-vllm", API: "vLLM rerank", Adapter: retrieval.Adapter{API: retrieval.RerankVLLM}},
 		{Name: "score-vllm", API: "vLLM score", Adapter: retrieval.Adapter{API: retrieval.ScoreVLLM}},
+		{Name: "image_generation", API: "OpenAI images generations (b64_json, URL, streamed partial images)", Adapter: mediagen.Adapter{API: mediagen.Images}},
+		{Name: "video_generation", API: "OpenAI videos (async job: submit, poll, download)", Adapter: mediagen.Adapter{API: mediagen.Video}},
+		{Name: "transcription", API: "OpenAI audio transcriptions (multipart upload)", Adapter: mediagen.Adapter{API: mediagen.Transcription}},
+		{Name: "speech", API: "OpenAI audio speech (text to speech, streamed audio)", Adapter: mediagen.Adapter{API: mediagen.Speech}},
 	}
 }
 
