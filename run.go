@@ -244,6 +244,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		Info: info, Abort: abort.Done(), Log: log, QuietGC: true, Inputs: inputs,
 		Cancel:        cancelPlan{Rate: o.CancelRate, After: o.CancelAfter, Seed: o.Replay.Seed},
 		SessionHeader: o.SessionHeader,
+		Accuracy:      rp.acc,
 		Batch:         batchPlan{Kind: rp.kind, Inputs: o.BatchSize, QueryTokens: o.QueryTokens},
 	}
 	ui := uiOf(&o)
@@ -332,6 +333,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if tel != nil {
 		servers, gpu := tel.summaries(res.Summary.WindowStartNS, res.Summary.WindowEndNS, res.Summary.TotalOSL)
 		res.Summary.AttachTelemetry(&summary.Telemetry{Servers: servers, GPU: gpu})
+	}
+	if res.Summary.Accuracy != nil {
+		res.Summary.Accuracy.Settings = rp.acc.settings(&o.Accuracy)
 	}
 	dash.stop(res.Summary)
 	out := &Result{Dir: dir, Summary: res.Summary, Stats: res.Stats, Interrupted: res.Interrupted, Aborted: aborted,

@@ -110,6 +110,8 @@ type requestBuilder struct {
 	blocked, dns, connect, adapter *array.Int64Builder
 	parents                        *array.ListBuilder
 	parentIDs                      *array.Int64Builder // parents' values
+	accTask, accItem, accExp, accAns *array.StringBuilder
+	accCorrect                       *array.BooleanBuilder
 
 	phaseDict, errKindDict, tokSourceDict arrow.Array
 	errKindIndex                          map[record.ErrorKind]int8
@@ -154,6 +156,8 @@ func newRequestBuilder(mem memory.Allocator) *requestBuilder {
 	b.blocked, b.dns, b.connect, b.adapter = i64b(), i64b(), i64b(), i64b()
 	b.parents = array.NewListBuilderWithField(mem, arrow.Field{Name: "item", Type: i64})
 	b.parentIDs = b.parents.ValueBuilder().(*array.Int64Builder)
+	b.accTask, b.accItem, b.accExp, b.accAns = array.NewStringBuilder(mem), array.NewStringBuilder(mem), array.NewStringBuilder(mem), array.NewStringBuilder(mem)
+	b.accCorrect = array.NewBooleanBuilder(mem)
 
 	b.phaseDict = stringArray(mem, phaseValues)
 	b.errKindDict = stringArray(mem, errorKindValues)
@@ -183,7 +187,8 @@ func (b *requestBuilder) builders() []array.Builder {
 		b.events, b.contentEvents, b.reads, b.maxPerRead, b.bytesRecv, b.bytesSent,
 		b.status, b.errKind, b.errMsg, b.finish, b.connReused, b.retries, b.blocked, b.dns, b.connect, b.adapter,
 		b.traceInTok, b.readLag, b.retryErrors, b.tokSource, b.tokDiff, b.extras, b.cancelAfter,
-		b.taskID, b.parentReq, b.depth, b.target, b.parents)
+		b.taskID, b.parentReq, b.depth, b.target, b.parents,
+		b.accTask, b.accItem, b.accExp, b.accAns, b.accCorrect)
 }
 
 // reserve makes room for n more rows, so appendRequest never allocates.
@@ -323,6 +328,19 @@ func (b *requestBuilder) appendRequest(r *record.Request) {
 			b.parentIDs.Append(int64(id)) // request ids stay far below 2^63
 		}
 	}
+	if r.Graded {
+		strNZ(b.accTask, r.AccuracyTask)
+		strNZ(b.accItem, r.AccuracyItem)
+		strNZ(b.accExp, r.AccuracyExpected)
+		strNZ(b.accAns, r.AccuracyAnswer)
+		b.accCorrect.UnsafeAppend(r.AccuracyCorrect)
+	} else {
+		b.accTask.AppendNull()
+		b.accItem.AppendNull()
+		b.accExp.AppendNull()
+		b.accAns.AppendNull()
+		b.accCorrect.UnsafeAppendBoolToBitmap(false)
+	}
 	b.rows++
 }
 
@@ -356,7 +374,8 @@ func (b *requestBuilder) newRecord() arrow.Record {
 		b.connReused.NewArray(), b.retries.NewArray(), b.blocked.NewArray(), b.dns.NewArray(), b.connect.NewArray(), b.adapter.NewArray(),
 		b.traceInTok.NewArray(), b.readLag.NewArray(), b.retryErrors.NewArray(),
 		newDict(b.tokSource, b.tokSourceDict), b.tokDiff.NewArray(), b.extras.NewArray(), b.cancelAfter.NewArray(),
-		b.taskID.NewArray(), b.parentReq.NewArray(), b.depth.NewArray(), b.target.NewArray(), b.parents.NewArray())
+		b.taskID.NewArray(), b.parentReq.NewArray(), b.depth.NewArray(), b.target.NewArray(), b.parents.NewArray(),
+		b.accTask.NewArray(), b.accItem.NewArray(), b.accExp.NewArray(), b.accAns.NewArray(), b.accCorrect.NewArray())
 	rec := array.NewRecord(b.schema, cols, int64(n))
 	for _, c := range cols {
 		c.Release()

@@ -443,6 +443,9 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 	retryErrors := optCol[*array.String](c, "retry_errors") // appended within v1
 	target := optCol[*array.Int32](c, "target")             // appended within v1
 	parents := optCol[*array.List](c, "parent_request_ids") // v2
+	accTask, accItem := optCol[*array.String](c, "accuracy_task"), optCol[*array.String](c, "accuracy_item") // v2.1
+	accExp, accAns := optCol[*array.String](c, "accuracy_expected"), optCol[*array.String](c, "accuracy_answer")
+	accCorrect := optCol[*array.Boolean](c, "accuracy_correct")
 	var parentIDs *array.Int64
 	if parents != nil {
 		if parentIDs, _ = parents.ListValues().(*array.Int64); parentIDs == nil {
@@ -535,6 +538,11 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 				}
 			}
 		}
+		if accCorrect != nil && accCorrect.IsValid(i) {
+			r.Graded, r.AccuracyCorrect = true, accCorrect.Value(i)
+			r.AccuracyTask, r.AccuracyItem = nullableStr(accTask, i), nullableStr(accItem, i)
+			r.AccuracyExpected, r.AccuracyAnswer = nullableStr(accExp, i), nullableStr(accAns, i)
+		}
 		r.ServerPromptTokens = i32or(sPrompt, i, -1)
 		r.ServerCompletionTokens = i32or(sCompl, i, -1)
 		r.ServerReasoningTokens = i32or(sReas, i, -1)
@@ -610,4 +618,12 @@ func knownErrorKind(k string) record.ErrorKind {
 		return record.ErrorKind(k)
 	}
 	return record.ErrorKind(errorKindValues[len(errorKindValues)-1])
+}
+
+// nullableStr is row i of a (possibly absent) string column, "" for null.
+func nullableStr(a *array.String, i int) string {
+	if a == nil || a.IsNull(i) {
+		return ""
+	}
+	return a.Value(i)
 }

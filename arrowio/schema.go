@@ -11,13 +11,14 @@ import (
 // same commit. Readers accept the versions they know.
 const (
 	SchemaKey      = "reprise.schema"
-	RecordsVersion = "records/v2"
+	RecordsVersion = "records/v2.1"
 	EventsVersion  = "events/v1"
 )
 
 // olderRecordsVersions are the earlier records versions readers accept:
-// records/v1 is records/v2 without parent_request_ids.
-var olderRecordsVersions = []string{"records/v1"}
+// records/v1 is records/v2 without parent_request_ids, and records/v2 is
+// records/v2.1 without the accuracy_* columns.
+var olderRecordsVersions = []string{"records/v1", "records/v2"}
 
 // Table names: the file or directory name of each table in a run directory.
 const (
@@ -114,7 +115,7 @@ var (
 	str = arrow.BinaryTypes.String
 )
 
-// recordsFields is the records/v2 schema, in column order. The order of the
+// recordsFields is the records/v2.1 schema, in column order. The order of the
 // builders in requestBuilder follows it exactly.
 func recordsFields() []arrow.Field {
 	fs := []arrow.Field{
@@ -186,12 +187,18 @@ func recordsFields() []arrow.Field {
 		required("target", i32),
 		// records/v2.
 		nullable("parent_request_ids", arrow.ListOfNonNullable(i64)),
+		// records/v2.1: graded requests (null on the others).
+		nullable("accuracy_task", str),
+		highCardinality(nullable("accuracy_item", str)),
+		nullable("accuracy_expected", str),
+		nullable("accuracy_answer", str),
+		nullable("accuracy_correct", arrow.FixedWidthTypes.Boolean),
 	)
 	return fs
 }
 
 // RecordsSchema returns the Arrow schema of the records table
-// (records/v2), with its version in the schema metadata. The caller may
+// (records/v2.1), with its version in the schema metadata. The caller may
 // keep it; it is not shared.
 func RecordsSchema() *arrow.Schema {
 	md := arrow.NewMetadata([]string{SchemaKey}, []string{RecordsVersion})

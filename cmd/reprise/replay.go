@@ -30,7 +30,7 @@ func replayFlags() []cli.Flag {
 		catTrace  = "Trace"
 		catOut    = "Results"
 	)
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringSliceFlag{Name: "url", Aliases: []string{"u"}, Value: []string{reprise.DefaultURL}, Category: catTarget, Sources: envVars("url"),
 			Usage: "server base `URL` (http:// or https://; host:port means http://host:port); the endpoint path is appended. Repeat it for several targets (0, 1, …), spread by --url-policy"},
 		&cli.StringFlag{Name: "url-policy", Value: reprise.DefaultURLPolicy, Category: catTarget, Sources: envVars("url-policy"),
@@ -191,7 +191,7 @@ func replayFlags() []cli.Flag {
 			Usage: "no progress and no summary table on stderr; print the run directory on stdout, one line"},
 		&cli.StringFlag{Name: "ui", Value: reprise.UILine, Category: catOut, Sources: envVars("ui"),
 			Usage: "live `VIEW` on stderr: line (one progress line) or dashboard (full screen on a terminal; q stops sending, q again cancels in flight, p pauses the view; the line where stderr is no terminal or TERM=dumb)"},
-	}
+	}, accuracyFlags()...)
 }
 
 // replayCommand is `reprise replay [TRACE] --url URL --model M`.
@@ -309,6 +309,7 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 			OutputLength: cmd.String("output-len-column"), Session: cmd.String("session-column"), Timestamp: cmd.String("timestamp-column")},
 		AllTurns: cmd.Bool("all-turns"), Sampling: cmd.String("dataset-sampling")}
 	o.Goodput, o.MinGoodFraction, o.MaxErrorRate = cmd.String("goodput"), cmd.Float("min-good-fraction"), cmd.Float("max-error-rate")
+	accuracyOptions(cmd, &o)
 	if o.Calibration = cmd.String("calibration"); o.Calibration == "off" || o.Calibration == "none" {
 		o.Calibration = ""
 	}

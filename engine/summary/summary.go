@@ -263,6 +263,9 @@ type Summary struct {
 	// Load is what the run asked of the client ([Load]), which
 	// [Summary.Quality] judges against a calibration.
 	Load Load
+	// Accuracy is the accuracy of the graded requests; nil when none
+	// was graded.
+	Accuracy *Accuracy
 }
 
 // ErrorRate is errors / (valid + errors), 0 for an empty run.
@@ -303,6 +306,9 @@ type Accumulator struct {
 	// targets are the per-target accumulators of a run with several
 	// targets (nil otherwise).
 	targets []*Accumulator
+	// acc holds the graded requests' counts (accuracy.go); nil until a
+	// record is graded.
+	acc *accAcc
 }
 
 type errKey struct {
@@ -345,6 +351,9 @@ func (a *Accumulator) Add(r *record.Request) {
 	o := &a.opts
 	if r.Task > 0 && !r.PlannedCancel() {
 		a.addTask(r)
+	}
+	if r.Graded && !r.PlannedCancel() {
+		a.addAccuracy(r)
 	}
 	if r.IntendedNS != 0 {
 		if a.nInt == 0 || r.IntendedNS < a.minInt {
@@ -494,6 +503,7 @@ func (a *Accumulator) Summary(info RunInfo) *Summary {
 		s.AchievedRate = float64(a.nSent-1) / (float64(a.maxSent-a.minSent) / 1e9)
 	}
 	s.Tasks = a.taskSummary()
+	s.Accuracy = a.accuracySummary()
 	s.Load = s.load(a.nSent, a.minSent, a.maxSent)
 	s.CacheFidelity = math.NaN()
 	if s.ExpectedCachedTokens > 0 {

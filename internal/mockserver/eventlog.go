@@ -78,7 +78,13 @@ type RequestLog struct {
 	CachedTokens    int
 	OutputTokens    int // all choices, including reasoning tokens
 	ReasoningTokens int
-	Events          []Event
+	// AccuracyItem is the id of the graded item the prompt asked ("" for
+	// none); AccuracyRight whether it was answered right, InFlight the
+	// requests in flight that decided it (this one included).
+	AccuracyItem  string
+	AccuracyRight bool
+	InFlight      int
+	Events        []Event
 }
 
 // FirstTokenNS returns the time of the first content or reasoning event,
@@ -190,6 +196,14 @@ func appendLogLine(b []byte, r *RequestLog) []byte {
 		b = append(b, f.k...)
 		b = append(b, `":`...)
 		b = strconv.AppendInt(b, f.v, 10)
+	}
+	if r.AccuracyItem != "" {
+		b = append(b, `,"accuracy_item":`...)
+		b = jsonx.AppendString(b, r.AccuracyItem)
+		b = append(b, `,"accuracy_right":`...)
+		b = strconv.AppendBool(b, r.AccuracyRight)
+		b = append(b, `,"in_flight":`...)
+		b = strconv.AppendInt(b, int64(r.InFlight), 10)
 	}
 	b = append(b, `,"events":[`...)
 	for i, e := range r.Events {
