@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+
+	"github.com/reprise-bench/reprise/internal/accuracy"
+	"github.com/reprise-bench/reprise/internal/mockserver"
+)
+
+// accData is the generated MMLU-format test data (internal/accuracy's
+// TestTestdata makes it).
+const accData = "../../testdata/accuracy"
+
+// accuracyMock starts a mock server that knows the answers of the MMLU
+// test data: right with probability p, underLoad ("P@N") past N in flight.
+func accuracyMock(t *testing.T, p float64, underLoad string, mut func(*mockserver.Config)) *mockserver.Server {
+	t.Helper()
+	acc, err := mockserver.NewAccuracy(context.Background(), accuracy.LoadOptions{Benchmark: "mmlu", Data: accData + "/mmlu"}, p, underLoad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startMockServer(t, func(c *mockserver.Config) {
+		c.Accuracy = acc
+		c.KeepLog = true
+		if mut != nil {
+			mut(c)
+		}
+	})
+}
+
+type accSummary struct {
+	Overall  accStat   `json:"overall"`
+	Tasks    []accStat `json:"tasks"`
+	Settings map[string]any  `json:"settings"`
+}
+
+type accStat struct {
+	Task     string  `json:"task"`
+	Graded   int     `json:"graded"`
+	Correct  int     `json:"correct"`
+	Accuracy float64 `json:"accuracy"`
+	Low      float64 `json:"ci_low"`
+	High     float64 `json:"ci_high"`
+}
+
+func readAccuracy(t *testing.T, dir string) accSummary {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Accuracy *accSummary `json:"accuracy"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Accuracy == nil {
+		t.Fatalf("%s/summary.json has no accuracy", dir)
+	}
+	return *s.Accuracy
+}
+
+// TestProfileAccuracyMMLU runs the seed's recipe (aiperf → reprise)
+// against a mock that answers right with probability 0.8: the summary
+// reports the accuracy per task with a Wilson interval that holds 0.8,
+// the text summary shows it, every record carries its grade, and the
+// requests were sent with temperature 0 and without ignore_eos.
+func TestProfileAccuracyMMLU(t *testing.T) {
+	srv := accuracyMock(t, 0.8, "", nil)
+	out := filepath.Join(t.TempDir(), "run")
+	code, _, stderr := runCLI(t, "", "profile", "-m", "reprise-mock", "--url", srv.URL(), "--endpoint-type", "chat",
+		"--accuracy-benchmark", "mmlu", "--accuracy-n-shots", "5", "--accuracy-grader", "multiple_choice",
+		"--accuracy-data", accData+"/mmlu", "--concurrency", "4", "--artifact-dir", out, "--format", "jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	s := readAccuracy(t, out)
+	if s.Overall.Graded != 100 || !(s.Overall.Low <= 0.8 && 0.8 <= s.Overall.High) || len(s.Tasks) != 2 {
+		t.Errorf("accuracy %+v: want 100 graded with 0.8 inside the interval, 2 tasks", s.Overall)
+	}
+	if s.Settings["n_shots"] != 5.0 || s.Settings["temperature"] != 0.0 {
+		t.Errorf("settings %v", s.Settings)
+	}
+	if !strings.Contains(stderr, "Accuracy ") || !strings.Contains(stderr, "elementary_addition") {
+		t.Errorf("the summary table lacks the accuracy:\n%s", stderr)
+	}
+	// The records agree with the oracle: a request graded right is one
+	// the mock answered right.
+	right := map[string]bool{}
+	for _, l := range srv.Log() {
+		if l.AccuracyItem == "" {
+			t.Fatalf("request %d was not recognized as a graded item", l.Seq)
+		}
+		right[l.AccuracyItem] = l.AccuracyRight
+	}
+	recs := readRecords(t, out)
+	if len(recs) != 100 {
+		t.Fatalf("%d records", len(recs))
+	}
+	for _, r := range recs {
+		item, _ := r["accuracy_item"].(string)
+		c, ok := r["accuracy_correct"].(bool)
+		if !ok || item == "" || r["accuracy_expected"] == nil {
+			t.Fatalf("record without its grade: %v", r)
+		}
+		if c != right[item] {
+			t.Errorf("%s: graded %v, the mock answered right: %v (answer %v, expected %v)", item, c, right[item], r["accuracy_answer"], r["accuracy_expected"])
+		}
+	}
+	in, err := os.ReadFile(filepath.Join(out, "inputs.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(in, []byte(`"temperature": 0`)) || !bytes.Contains(in, []byte(`"ignore_eos": false`)) {
+		t.Errorf("inputs.json: no temperature 0 / ignore_eos false:\n%.600s", in)
+	}
+}
+
+// mmluParquet writes rows of the MMLU JSON Lines test data as cais/mmlu's
+// Parquet (question, subject, choices, answer).
+func mmluParquet(t *testing.T, jsonlPath string) string {
+	t.Helper()
+	f, err := os.Open(jsonlPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "question", Type: arrow.BinaryTypes.String}, {Name: "subject", Type: arrow.BinaryTypes.String},
+		{Name: "choices", Type: arrow.ListOf(arrow.BinaryTypes.String)}, {Name: "answer", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r struct {
+			Question, Subject string
+			Choices           []string
+			Answer            int64
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		b.Field(0).(*array.StringBuilder).Append(r.Question)
+		b.Field(1).(*array.StringBuilder).Append(r.Subject)
+		lb := b.Field(2).(*array.ListBuilder)
+		lb.Append(true)
+		for _, c := range r.Choices {
+			lb.ValueBuilder().(*array.StringBuilder).Append(c)
+		}
+		b.Field(3).(*array.Int64Builder).Append(r.Answer)
+	}
+	rec := b.NewRecord()
+	defer rec.Release()
+	tbl := array.NewTableFromRecords(schema, []arrow.Record{rec})
+	defer tbl.Release()
+	var buf bytes.Buffer
+	if err := pqarrow.WriteTable(tbl, &buf, 1024, nil, pqarrow.DefaultWriterProps()); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+// TestProfileAccuracyFromHub: without --accuracy-data the benchmark is
+// downloaded from HF_ENDPOINT (cais/mmlu's Parquet files) into the
+// Hugging Face cache, and graded as the local copy is; a second run asks
+// the Hub nothing.
+func TestProfileAccuracyFromHub(t *testing.T) {
+	hub, cache := fakeHubEnv(t)
+	hub.AddFile("datasets/cais/mmlu", "all/test-00000-of-00001.parquet", mmluParquet(t, accData+"/mmlu/all/test-00000-of-00001.jsonl"))
+	hub.AddFile("datasets/cais/mmlu", "all/dev-00000-of-00001.parquet", mmluParquet(t, accData+"/mmlu/all/dev-00000-of-00001.jsonl"))
+	srv := accuracyMock(t, 0.8, "", nil)
+	out := filepath.Join(t.TempDir(), "run")
+	args := []string{"profile", "-m", "reprise-mock", "--url", srv.URL(), "--endpoint-type", "chat",
+		"--accuracy-benchmark", "mmlu", "--accuracy-n-shots", "5", "--accuracy-grader", "multiple_choice", "--concurrency", "4", "--format", "jsonl"}
+	code, _, stderr := runCLI(t, "", append(args, "--artifact-dir", out)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	s := readAccuracy(t, out)
+	if s.Overall.Graded != 100 || !(s.Overall.Low <= 0.8 && 0.8 <= s.Overall.High) || s.Settings["hub_repo"] != "cais/mmlu" {
+		t.Errorf("accuracy %+v, settings %v", s.Overall, s.Settings)
+	}
+	if _, err := os.Stat(filepath.Join(cache, "datasets--cais--mmlu", "refs", "main")); err != nil {
+		t.Errorf("not cached: %v", err)
+	}
+	// The same grades as from the local copy (the mock is deterministic).
+	local := filepath.Join(t.TempDir(), "run")
+	if code, _, stderr := runCLI(t, "", append(args, "--artifact-dir", local, "--accuracy-data", accData+"/mmlu", "--quiet")...); code != 0 {
+		t.Fatalf("local: exit %d: %s", code, stderr)
+	}
+	if l := readAccuracy(t, local); l.Overall.Correct != s.Overall.Correct {
+		t.Errorf("hub %d right, local %d", s.Overall.Correct, l.Overall.Correct)
+	}
+	hub.Requests()
+	again := filepath.Join(t.TempDir(), "run")
+	if code, _, stderr := runCLI(t, "", append(args, "--artifact-dir", again, "--quiet")...); code != 0 {
+		t.Fatalf("second run: exit %d: %s", code, stderr)
+	}
+	for _, r := range hub.Requests() {
+		if strings.Contains(r, "mmlu") {
+			t.Errorf("the second run asked the Hub %q", r)
+		}
+	}
+}
