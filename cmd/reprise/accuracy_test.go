@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -41,9 +42,9 @@ func accuracyMock(t *testing.T, p float64, underLoad string, mut func(*mockserve
 }
 
 type accSummary struct {
-	Overall  accStat   `json:"overall"`
-	Tasks    []accStat `json:"tasks"`
-	Settings map[string]any  `json:"settings"`
+	Overall  accStat        `json:"overall"`
+	Tasks    []accStat      `json:"tasks"`
+	Settings map[string]any `json:"settings"`
 }
 
 type accStat struct {
@@ -212,5 +213,74 @@ func TestProfileAccuracyFromHub(t *testing.T) {
 		if strings.Contains(r, "mmlu") {
 			t.Errorf("the second run asked the Hub %q", r)
 		}
+	}
+}
+
+// TestAccuracyUnderLoadSweep: a mock that answers right with probability
+// 0.9 up to 4 requests in flight and 0.3 past that; a sweep over
+// concurrency 1 and 12 grades the same 100 items at each point. The sweep
+// shows accuracy falling past the threshold (light load inside the
+// interval of 0.9), and compare between the low and the high point,
+// paired by item, calls the high point's accuracy worse.
+func TestAccuracyUnderLoadSweep(t *testing.T) {
+	srv := accuracyMock(t, 0.9, "0.3@4", func(c *mockserver.Config) { c.TTFT = 20 * time.Millisecond; c.KeepLog = false })
+	dir := filepath.Join(t.TempDir(), "sw")
+	code, _, errOut := runCLI(t, "", "sweep", "--url", srv.URL(), "--model", mockserver.DefaultModel, "--no-server-metrics",
+		"--accuracy-benchmark", "mmlu", "--accuracy-data", accData+"/mmlu", "--accuracy-shots", "5",
+		"--concurrency", "1,12", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		Point           string
+		Graded, Correct int
+		Accuracy        float64
+		AccuracyLow     float64 `json:"accuracy_low"`
+		AccuracyHigh    float64 `json:"accuracy_high"`
+	}
+	var sw struct {
+		Points []struct {
+			Row *row `json:"row"`
+		} `json:"points"`
+	}
+	if err := json.Unmarshal(b, &sw); err != nil {
+		t.Fatal(err)
+	}
+	if len(sw.Points) != 2 || sw.Points[0].Row == nil || sw.Points[1].Row == nil {
+		t.Fatalf("want 2 measured points in sweep.json:\n%s", b)
+	}
+	low, high := *sw.Points[0].Row, *sw.Points[1].Row
+	if low.Graded != 100 || high.Graded != 100 {
+		t.Fatalf("graded %d and %d, want 100 each", low.Graded, high.Graded)
+	}
+	if !(low.AccuracyLow <= 0.9 && 0.9 <= low.AccuracyHigh) || high.Accuracy >= low.Accuracy || high.AccuracyHigh >= low.AccuracyLow {
+		t.Errorf("accuracy %v [%v, %v] at concurrency 1, %v [%v, %v] at 12: want 0.9 inside the first and a clear drop",
+			low.Accuracy, low.AccuracyLow, low.AccuracyHigh, high.Accuracy, high.AccuracyLow, high.AccuracyHigh)
+	}
+	if !strings.Contains(errOut, "accuracy% ") {
+		t.Errorf("the sweep table shows no accuracy:\n%s", errOut)
+	}
+	points := filepath.Join(dir, "points")
+	code, out, stderr := runCLI(t, "", "compare", filepath.Join(points, low.Point), filepath.Join(points, high.Point))
+	if !strings.Contains(out, "accuracy") {
+		t.Fatalf("compare (exit %d) has no accuracy row:\n%s\n%s", code, out, stderr)
+	}
+	var line string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "accuracy") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, "worse") || !strings.Contains(line, "paired by item") {
+		t.Errorf("compare's accuracy line %q: want worse, paired by item", line)
+	}
+	// And the other way round: better.
+	_, out, _ = runCLI(t, "", "compare", filepath.Join(points, high.Point), filepath.Join(points, low.Point))
+	if !strings.Contains(out, "better") {
+		t.Errorf("compare high → low does not call it better:\n%s", out)
 	}
 }
