@@ -284,3 +284,32 @@ func TestAccuracyUnderLoadSweep(t *testing.T) {
 		t.Errorf("compare high → low does not call it better:\n%s", out)
 	}
 }
+
+// TestGoodputMinAccuracy: --goodput accuracy:V counts a wrong answer as
+// not good and exits 3 when the accuracy is below V.
+func TestGoodputMinAccuracy(t *testing.T) {
+	srv := accuracyMock(t, 0.5, "", nil)
+	for _, c := range []struct {
+		slo  string
+		code int
+	}{{"accuracy:0.9", 3}, {"accuracy:20", 0}} {
+		out := filepath.Join(t.TempDir(), "run")
+		code, _, stderr := runCLI(t, "", "replay", "--url", srv.URL(), "--model", mockserver.DefaultModel, "--concurrency", "4",
+			"--accuracy-benchmark", "mmlu", "--accuracy-data", accData+"/mmlu", "--goodput", c.slo, "--min-good-fraction", "0.01", "--out", out, "--quiet")
+		if code != c.code {
+			t.Errorf("%s: exit %d, want %d:\n%s", c.slo, code, c.code, stderr)
+		}
+		if c.code == 3 && !strings.Contains(stderr, "accuracy 0.") {
+			t.Errorf("%s: %s", c.slo, stderr)
+		}
+		s := readAccuracy(t, out)
+		b, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+		var sum struct {
+			Good struct{ Avg float64 } `json:"good_request_count"`
+		}
+		json.Unmarshal(b, &sum)
+		if int(sum.Good.Avg) != s.Overall.Correct {
+			t.Errorf("%s: %v good requests, want the %d right answers", c.slo, sum.Good.Avg, s.Overall.Correct)
+		}
+	}
+}

@@ -505,6 +505,10 @@ func verdictExit(res *reprise.Result, v reprise.Verdict) *exitcode.Error {
 	case reprise.SLOFailed:
 		return &exitcode.Error{Code: exitcode.SLOBreach,
 			Err: fmt.Errorf("goodput: %.4f of requests met every SLO < --min-good-fraction %v", v.Value, v.Limit)}
+	case reprise.AccuracyBelow:
+		return &exitcode.Error{Code: exitcode.SLOBreach,
+			Err:  fmt.Errorf("accuracy %.4f < --goodput accuracy:%v (%d of %d graded requests wrong)", v.Value, v.Limit, v.Failed, v.Requests),
+			Hint: "the grades are in the records (accuracy_answer, accuracy_expected, accuracy_correct)"}
 	}
 	return &exitcode.Error{Code: exitcode.RunError, Err: fmt.Errorf("%s; results in %s", v, res.Dir)}
 }

@@ -229,6 +229,9 @@ func newRow(p Point, runs []*measured, minGood, level float64) Row {
 	if r.Graded > 0 {
 		r.Accuracy = float64(r.Correct) / float64(r.Graded)
 		r.AccuracyLow, r.AccuracyHigh = summary.WilsonInterval(r.Correct, r.Graded, level)
+		if min, ok := runs[0].sum.Options.MinAccuracy(); ok && r.Accuracy < min {
+			r.SLOMet = false // --goodput accuracy:V
+		}
 	}
 	return r
 }
