@@ -5,6 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -311,5 +314,79 @@ func TestGoodputMinAccuracy(t *testing.T) {
 		if int(sum.Good.Avg) != s.Overall.Correct {
 			t.Errorf("%s: %v good requests, want the %d right answers", c.slo, sum.Good.Avg, s.Overall.Correct)
 		}
+	}
+}
+
+// TestAccuracyLlamaCPPFixture replays what llama.cpp's server answered to
+// the first MMLU item (testdata/accuracy/llamacpp): reprise sends the
+// recorded request (messages, temperature 0, ignore_eos false, the
+// grammar of --extra-body) and grades the recorded answers, streamed and
+// not: "B" against the expected "A" is answered and wrong; the
+// unconstrained gibberish is unanswered.
+func TestAccuracyLlamaCPPFixture(t *testing.T) {
+	dir := accData + "/llamacpp"
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	var want map[string]any
+	if err := json.Unmarshal(read("request.json"), &want); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, file, extra string
+		stream            bool
+		answer            string
+	}{
+		{"non-streamed", "response.json", `{"grammar":"root ::= [ABCD]"}`, false, "B"},
+		{"streamed", "response.sse", `{"grammar":"root ::= [ABCD]"}`, true, "B"},
+		{"unconstrained", "response-unconstrained.json", "", false, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var got map[string]any
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				if r.URL.Path == "/v1/chat/completions" && got == nil {
+					json.Unmarshal(body, &got)
+				}
+				if c.stream {
+					w.Header().Set("Content-Type", "text/event-stream")
+				} else {
+					w.Header().Set("Content-Type", "application/json")
+				}
+				w.Write(read(c.file))
+			}))
+			defer srv.Close()
+			out := filepath.Join(t.TempDir(), "run")
+			args := []string{"replay", "--url", srv.URL, "--model", "tiny", "--concurrency", "1", "--no-server-metrics", "--no-preflight",
+				"--accuracy-benchmark", "mmlu", "--accuracy-shots", "5", "--accuracy-data", accData + "/mmlu", "--accuracy-limit", "1",
+				"--out", out, "--format", "jsonl", "--quiet", "--max-error-rate", "1"}
+			if c.extra != "" {
+				args = append(args, "--extra-body", c.extra)
+			}
+			if !c.stream {
+				args = append(args, "--streaming=false")
+			}
+			if code, _, stderr := runCLI(t, "", args...); code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			for _, k := range []string{"messages", "temperature", "ignore_eos", "max_tokens"} {
+				if mustJSON(got[k]) != mustJSON(want[k]) {
+					t.Errorf("sent %s %s, llama.cpp was sent %s", k, mustJSON(got[k]), mustJSON(want[k]))
+				}
+			}
+			recs := readRecords(t, out)
+			if len(recs) != 1 {
+				t.Fatalf("%d records", len(recs))
+			}
+			r := recs[0]
+			ans, _ := r["accuracy_answer"].(string)
+			if ans != c.answer || r["accuracy_correct"] != false || r["accuracy_expected"] != "A" {
+				t.Errorf("graded %v", r)
+			}
+		})
 	}
 }
