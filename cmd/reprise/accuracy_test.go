@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -386,6 +387,65 @@ func TestAccuracyLlamaCPPFixture(t *testing.T) {
 			ans, _ := r["accuracy_answer"].(string)
 			if ans != c.answer || r["accuracy_correct"] != false || r["accuracy_expected"] != "A" {
 				t.Errorf("graded %v", r)
+			}
+		})
+	}
+}
+
+// TestAccuracyMix: --accuracy-mix 0.25 replaces every fourth request of a
+// synthetic load (requests 3, 7, 11, …) and of a trace by a graded item,
+// with the item's output budget; the other requests are sent as they
+// were and carry no grade.
+func TestAccuracyMix(t *testing.T) {
+	srv := accuracyMock(t, 1, "", nil)
+	tracePath := filepath.Join(t.TempDir(), "trace.jsonl")
+	var tr strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&tr, `{"timestamp": %d, "input_length": 32, "output_length": 4}`+"\n", i*5)
+	}
+	if err := os.WriteFile(tracePath, []byte(tr.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		load []string
+		n    int
+	}{
+		{"synthetic", []string{"--isl", "16", "--osl", "4", "--request-count", "40", "--concurrency", "4"}, 40},
+		{"trace", []string{tracePath, "--trace-format", "mooncake"}, 20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run")
+			args := append([]string{"replay", "--url", srv.URL(), "--model", mockserver.DefaultModel, "--accuracy-benchmark", "mmlu",
+				"--accuracy-data", accData + "/mmlu", "--accuracy-mix", "0.25", "--out", out, "--format", "jsonl", "--quiet"}, c.load...)
+			if code, _, stderr := runCLI(t, "", args...); code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			recs := readRecords(t, out)
+			if len(recs) != c.n {
+				t.Fatalf("%d records, want %d", len(recs), c.n)
+			}
+			graded := 0
+			for _, r := range recs {
+				id := int(r["request_id"].(float64))
+				_, has := r["accuracy_correct"].(bool)
+				if want := id%4 == 3; has != want {
+					t.Errorf("request %d: graded %v, want %v", id, has, want)
+				}
+				if has {
+					graded++
+					if r["max_tokens"] != 16.0 || r["accuracy_correct"] != true {
+						t.Errorf("graded request %d: %v", id, r)
+					}
+				} else if r["max_tokens"] != 4.0 {
+					t.Errorf("request %d: max_tokens %v, want the load's 4", id, r["max_tokens"])
+				}
+			}
+			if graded != c.n/4 {
+				t.Errorf("%d graded, want %d", graded, c.n/4)
+			}
+			if s := readAccuracy(t, out); s.Overall.Graded != c.n/4 || s.Overall.Correct != c.n/4 || s.Settings["mix"] != 0.25 {
+				t.Errorf("accuracy %+v %v", s.Overall, s.Settings)
 			}
 		})
 	}
