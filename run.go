@@ -500,6 +500,7 @@ func writeManifest(run *arrowio.Run, o *Options, rp *replayPlan, start time.Time
 		"api_key_set":            o.APIKey != "",
 		"timeout":                o.Timeout.String(),
 		"session_header":         o.SessionHeader,
+		"accuracy":               rp.acc.settings(&o.Accuracy),
 		"batch_size":             o.BatchSize,
 		"query_tokens":           o.QueryTokens,
 		"cancel_rate":            o.CancelRate,

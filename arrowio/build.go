@@ -110,6 +110,7 @@ type requestBuilder struct {
 	blocked, dns, connect, adapter *array.Int64Builder
 	parents                        *array.ListBuilder
 	parentIDs                      *array.Int64Builder // parents' values
+
 	accTask, accItem, accExp, accAns *array.StringBuilder
 	accCorrect                       *array.BooleanBuilder
 

@@ -443,7 +443,8 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 	retryErrors := optCol[*array.String](c, "retry_errors") // appended within v1
 	target := optCol[*array.Int32](c, "target")             // appended within v1
 	parents := optCol[*array.List](c, "parent_request_ids") // v2
-	accTask, accItem := optCol[*array.String](c, "accuracy_task"), optCol[*array.String](c, "accuracy_item") // v2.1
+	// records/v2.1.
+	accTask, accItem := optCol[*array.String](c, "accuracy_task"), optCol[*array.String](c, "accuracy_item")
 	accExp, accAns := optCol[*array.String](c, "accuracy_expected"), optCol[*array.String](c, "accuracy_answer")
 	accCorrect := optCol[*array.Boolean](c, "accuracy_correct")
 	var parentIDs *array.Int64
