@@ -450,3 +450,27 @@ func TestAccuracyMix(t *testing.T) {
 		})
 	}
 }
+
+// TestReportAccuracy: reprise report of a graded run has an Accuracy
+// section with each task's accuracy and interval.
+func TestReportAccuracy(t *testing.T) {
+	srv := accuracyMock(t, 0.8, "", nil)
+	out := filepath.Join(t.TempDir(), "run")
+	if code, _, stderr := runCLI(t, "", "replay", "--url", srv.URL(), "--model", mockserver.DefaultModel, "--concurrency", "4",
+		"--accuracy-benchmark", "mmlu", "--accuracy-data", accData+"/mmlu", "--out", out, "--quiet"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	html := filepath.Join(t.TempDir(), "r.html")
+	if code, _, stderr := runCLI(t, "", "report", "-o", html, out); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := readAccuracy(t, out)
+	want := fmt.Sprintf("[%.1f, %.1f]", 100*s.Overall.Low, 100*s.Overall.High)
+	if !bytes.Contains(b, []byte(`id="accuracy"`)) || !bytes.Contains(b, []byte("elementary_multiplication")) || !bytes.Contains(b, []byte(want)) {
+		t.Errorf("the report has no accuracy section with %s", want)
+	}
+}
