@@ -180,7 +180,7 @@ func Load(ctx context.Context, o LoadOptions) (*Set, error) {
 			return nil, fmt.Errorf("n-shots %d with a file of items: a file's prompts are sent as written; give 0", o.Shots)
 		}
 		s.Benchmark = File
-		items, err := readFileItems(o.File, o.Grader)
+		items, err := readFileItems(ctx, o.File, o.Grader)
 		if err != nil {
 			return nil, err
 		}
@@ -207,11 +207,11 @@ func Load(ctx context.Context, o LoadOptions) (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.Items, err = readSplit(b, test); err != nil {
+	if s.Items, err = readSplit(ctx, b, test); err != nil {
 		return nil, err
 	}
 	if o.Shots > 0 {
-		sh, err := readSplit(b, shots)
+		sh, err := readSplit(ctx, b, shots)
 		if err != nil {
 			return nil, err
 		}
@@ -341,13 +341,13 @@ func findLocal(dir, rel, kind string) (string, error) {
 }
 
 // readSplit reads the items of one split file (or CSV directory).
-func readSplit(b Benchmark, path string) ([]Item, error) {
+func readSplit(ctx context.Context, b Benchmark, path string) ([]Item, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return readCSVDir(b, path)
 	}
 	var items []Item
 	perTask := map[string]int{}
-	err := eachObject(path, func(line int, obj map[string]json.RawMessage) error {
+	err := eachObject(ctx, path, func(line int, obj map[string]json.RawMessage) error {
 		it, err := decodeItem(b, obj)
 		if err != nil {
 			return &ParseError{Path: path, Line: line, Err: err}
@@ -493,10 +493,10 @@ func readCSVDir(b Benchmark, dir string) ([]Item, error) {
 }
 
 // readFileItems reads a user's JSON Lines file of items.
-func readFileItems(path string, override Grader) ([]Item, error) {
+func readFileItems(ctx context.Context, path string, override Grader) ([]Item, error) {
 	var items []Item
 	ids := map[string]int{}
-	err := eachObject(path, func(line int, obj map[string]json.RawMessage) error {
+	err := eachObject(ctx, path, func(line int, obj map[string]json.RawMessage) error {
 		it, err := decodeFileItem(obj, override)
 		if err != nil {
 			return &ParseError{Path: path, Line: line, Err: err}
@@ -514,7 +514,7 @@ func readFileItems(path string, override Grader) ([]Item, error) {
 	return items, err
 }
 
-// DecodeFileItem reads one line of an items file (exported for the fuzz test).
+// decodeFileItem reads one line of an items file.
 func decodeFileItem(obj map[string]json.RawMessage, override Grader) (Item, error) {
 	var it Item
 	it.Task = File
@@ -556,7 +556,7 @@ func decodeFileItem(obj map[string]json.RawMessage, override Grader) (Item, erro
 
 // eachObject calls fn with every JSON object of a JSON Lines or Parquet
 // file, numbered from 1.
-func eachObject(path string, fn func(line int, obj map[string]json.RawMessage) error) error {
+func eachObject(ctx context.Context, path string, fn func(line int, obj map[string]json.RawMessage) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -568,7 +568,7 @@ func eachObject(path string, fn func(line int, obj map[string]json.RawMessage) e
 		return err
 	}
 	if n == 4 && string(head) == "PAR1" {
-		return eachParquet(path, f, fn)
+		return eachParquet(ctx, path, f, fn)
 	}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
@@ -593,7 +593,7 @@ func eachObject(path string, fn func(line int, obj map[string]json.RawMessage) e
 
 // eachParquet reads a Parquet file's rows as JSON objects (Arrow's JSON
 // of each record batch).
-func eachParquet(path string, f *os.File, fn func(line int, obj map[string]json.RawMessage) error) (err error) {
+func eachParquet(ctx context.Context, path string, f *os.File, fn func(line int, obj map[string]json.RawMessage) error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%s: corrupt Parquet file: %v", path, p)
@@ -608,7 +608,7 @@ func eachParquet(path string, f *os.File, fn func(line int, obj map[string]json.
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
+	rr, err := fr.GetRecordReader(ctx, nil, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
