@@ -3,6 +3,7 @@ package reprise
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 
@@ -234,6 +235,18 @@ func clipText(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
+}
+
+// describe says what is graded, for Start.Graded.
+func (a *accPlan) describe() string {
+	if a == nil {
+		return ""
+	}
+	d := fmt.Sprintf("%d items of %s", len(a.set.Items), a.set.Benchmark)
+	if a.all {
+		return d + " as the load"
+	}
+	return fmt.Sprintf("%s in place of %g of the requests", d, a.mix)
 }
 
 // settings are the accuracy settings summary.json records.

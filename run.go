@@ -41,6 +41,9 @@ type Start struct {
 	// Trace names the trace: its path, "-" for a reader, "" for a
 	// synthetic load.
 	Trace string
+	// Graded describes the graded items ("100 items of mmlu", mixed
+	// into the load or as the load); "" when nothing is graded.
+	Graded string
 	// URL is the base URL as files name it (no user info); EndpointPath
 	// is the path the adapter appends to it.
 	URL, EndpointPath string
@@ -256,7 +259,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.OnStart != nil {
 		o.OnStart(Start{Dir: dir, Trace: rp.tracePath, URL: rp.url, EndpointPath: rp.engine.Adapter.Info().Path,
 			Endpoint: info.Endpoint, Mode: mode, Planned: rp.plan.Requests(), TraceRows: rp.nRows, HeldReason: rp.loadNote,
-			DefaultedOutput: rp.stats.DefaultedOutput, Calibration: rp.calibration, UI: ui})
+			DefaultedOutput: rp.stats.DefaultedOutput, Calibration: rp.calibration, UI: ui, Graded: rp.acc.describe()})
 	}
 	runID, err := writeManifest(run, &o, rp, start)
 	if err != nil {

@@ -358,8 +358,15 @@ func runReplay(ctx context.Context, a *app, o reprise.Options, quiet bool) error
 		if n := s.DefaultedOutput; n > 0 {
 			fmt.Fprintf(a.stderr, "reprise: note: %d rows of the trace have no output length: they ask for --osl %d output tokens\n", n, int(o.Synthetic.OSL))
 		}
+		what := orSynthetic(s.Trace)
+		switch {
+		case s.Graded != "" && o.Accuracy.Mix == 0:
+			what = s.Graded // the graded items are the load
+		case s.Graded != "":
+			what += " with " + s.Graded
+		}
 		fmt.Fprintf(a.stderr, "reprise: replaying %s against %s (%s, %s mode, %s) → %s\n",
-			orSynthetic(s.Trace), endpointURL(s.URL, s.EndpointPath), s.Endpoint, s.Mode,
+			what, endpointURL(s.URL, s.EndpointPath), s.Endpoint, s.Mode,
 			plannedText(s.Planned, o.Replay.Duration), s.Dir)
 	}
 	res, err := reprise.Run(ctx, o)
