@@ -280,6 +280,9 @@ type Options struct {
 	// Replay is the timing: schedule, rate or concurrency, limits,
 	// warmup, lateness.
 	Replay replay.Config
+	// Accuracy grades answers to benchmark questions, alone or mixed
+	// into the load (docs/design/0021-accuracy.md).
+	Accuracy AccuracyOptions
 
 	// Goodput lists SLOs, "TAG:VALUE …" in ms, e.g. "ttft:250 itl:10".
 	Goodput string

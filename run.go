@@ -41,6 +41,9 @@ type Start struct {
 	// Trace names the trace: its path, "-" for a reader, "" for a
 	// synthetic load.
 	Trace string
+	// Graded describes the graded items ("100 items of mmlu", mixed
+	// into the load or as the load); "" when nothing is graded.
+	Graded string
 	// URL is the base URL as files name it (no user info); EndpointPath
 	// is the path the adapter appends to it.
 	URL, EndpointPath string
@@ -247,6 +250,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		Info: info, Abort: abort.Done(), Log: log, QuietGC: true, Inputs: inputs,
 		Cancel:        cancelPlan{Rate: o.CancelRate, After: o.CancelAfter, Seed: o.Replay.Seed},
 		SessionHeader: o.SessionHeader,
+		Accuracy:      rp.acc,
 		Batch:         batchPlan{Kind: rp.kind, Inputs: o.BatchSize, QueryTokens: o.QueryTokens},
 	}
 	ui := uiOf(&o)
@@ -258,7 +262,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.OnStart != nil {
 		o.OnStart(Start{Dir: dir, Trace: rp.tracePath, URL: rp.url, EndpointPath: rp.engine.Adapter.Info().Path,
 			Endpoint: info.Endpoint, Mode: mode, Planned: rp.plan.Requests(), TraceRows: rp.nRows, HeldReason: rp.loadNote,
-			DefaultedOutput: rp.stats.DefaultedOutput, Calibration: rp.calibration, UI: ui})
+			DefaultedOutput: rp.stats.DefaultedOutput, Calibration: rp.calibration, UI: ui, Graded: rp.acc.describe()})
 	}
 	runID, err := writeManifest(run, &o, rp, start)
 	if err != nil {
@@ -335,6 +339,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if tel != nil {
 		servers, gpu := tel.summaries(res.Summary.WindowStartNS, res.Summary.WindowEndNS, res.Summary.TotalOSL)
 		res.Summary.AttachTelemetry(&summary.Telemetry{Servers: servers, GPU: gpu})
+	}
+	if res.Summary.Accuracy != nil {
+		res.Summary.Accuracy.Settings = rp.acc.settings(&o.Accuracy)
 	}
 	dash.stop(res.Summary)
 	out := &Result{Dir: dir, Summary: res.Summary, Stats: res.Stats, Interrupted: res.Interrupted, Aborted: aborted,
@@ -507,6 +514,7 @@ func writeManifest(run *arrowio.Run, o *Options, rp *replayPlan, start time.Time
 		"api_key_set":            o.APIKey != "",
 		"timeout":                o.Timeout.String(),
 		"session_header":         o.SessionHeader,
+		"accuracy":               rp.acc.settings(&o.Accuracy),
 		"batch_size":             o.BatchSize,
 		"query_tokens":           o.QueryTokens,
 		"cancel_rate":            o.CancelRate,

@@ -63,6 +63,8 @@ type syntheticLengths struct {
 
 // runConfig configures one replay run.
 type runConfig struct {
+	// Accuracy is the run's graded items; nil for none.
+	Accuracy *accPlan
 	// Engine is target 0's; Targets are the further targets' (each a
 	// copy of Engine with its own BaseURL, headers and model), and Policy
 	// says how requests are spread over them.
@@ -772,6 +774,11 @@ func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
 	*r = record.Request{}
 	rn.identify(r, j, row)
 	r.Target = int32(k)
+	if r.Graded {
+		for t := range ps {
+			ps[t].Capture = true // the answer is graded (send)
+		}
+	}
 	// A planned cancellation (--cancel-rate) cancels the request at
 	// every target of a fan-out alike.
 	var cancelAfter time.Duration
@@ -859,6 +866,9 @@ func (rn *runner) send(s *engine.Sender, p *engine.Prepared, r *record.Request) 
 		rn.connect.see(r, rn.baseURL(int(t)))
 	}
 	r.BytesSent = int64(len(p.Body))
+	if r.Graded {
+		rn.cfg.Accuracy.grade(rn.reqCtx, r, s.Response())
+	}
 	if counted {
 		rn.prog.inflight.Add(-1)
 		rn.prog.done.Add(1)
@@ -970,6 +980,9 @@ func (rn *runner) identify(r *record.Request, j *replay.Job, row *trace.Row) {
 		r.Task, r.ReleasedBy, r.Level = int64(j.Session)+1, j.ReleasedBy, int32(j.Depth)+1
 		r.DependsOn = j.DependsOn
 	}
+	if i, ok := rn.cfg.Accuracy.pick(j.Item, row); ok {
+		rn.cfg.Accuracy.mark(r, i)
+	}
 }
 
 // fanOutID gives r, the record of job j at target t of a fan-out to n
@@ -1073,6 +1086,7 @@ func (rn *runner) unpin(item int64) {
 func (rn *runner) build(b *engine.Builder, item int, tr *trace.Row, p *engine.Prepared, sp engine.SessionPrompts) {
 	cfg := rn.cfg
 	var row trace.Row
+	planItem := item // before a shard's renumbering
 	// The seed follows the row's index in the trace (a streamed plan's
 	// positions count on when the trace wraps around; loaded items
 	// repeat), so both paths send the same bodies.
@@ -1098,6 +1112,9 @@ func (rn *runner) build(b *engine.Builder, item int, tr *trace.Row, p *engine.Pr
 			seedIdx = uint64(item)
 		}
 		row = synthRow(&cfg.Synthetic, item)
+	}
+	if i, ok := cfg.Accuracy.pick(planItem, tr); ok && sp == nil {
+		cfg.Accuracy.apply(&row, i)
 	}
 	in := adapter.BuildInput{
 		TraceRow:       row.Index,

@@ -38,6 +38,8 @@ import (
 
 // replayPlan is everything a validated command line resolves to.
 type replayPlan struct {
+	// acc is the run's graded items (Options.Accuracy); nil for none.
+	acc      *accPlan
 	engine   engine.Config
 	slos     []summary.SLO
 	rows     []trace.Row // nil when streamed
@@ -367,8 +369,8 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	}
 	// A public dataset that could not be had is its own error, not a
 	// missing synthetic load.
-	syntheticProblems(&o.Synthetic, hasTrace(o) || o.Trace.PublicDataset != "", bad)
-	if !hasTrace(o) && o.Trace.PublicDataset == "" {
+	syntheticProblems(&o.Synthetic, hasTrace(o) || o.Trace.PublicDataset != "" || o.Accuracy.itemsLoad(), bad)
+	if !hasTrace(o) && o.Trace.PublicDataset == "" && !o.Accuracy.itemsLoad() {
 		switch {
 		case rp.kind != adapter.KindGenerate:
 			// Embeddings and rankings answer with vectors or scores: an
@@ -440,6 +442,9 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 			engine.ContextAuto, engine.ContextHistory, engine.ContextSelfContained)
 	}
 	rp.pcfg = pcfg
+	if o.Accuracy.enabled() && tok != nil {
+		rp.acc = newAccPlan(ctx, o, tok.Count, log, func(field, format string, args ...any) { bad(field, format, args...) })
+	}
 	errs = append(errs, fieldErrors(o.Replay.Validate(), "Replay")...)
 	if len(errs) > 0 {
 		return nil, &ConfigError{Errors: errs}
@@ -493,6 +498,10 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	}
 	if !hasTrace(o) && o.Synthetic.shaped() {
 		rp.rows = syntheticRows(&o.Synthetic, &o.Replay, o.Trace.MaxInputTokens)
+		rp.nRows = len(rp.rows)
+	}
+	if rp.acc != nil && rp.acc.all {
+		rp.rows = rp.acc.rows() // the items are the load
 		rp.nRows = len(rp.rows)
 	}
 	if o.PrimePrefixes && rp.rows != nil {

@@ -30,6 +30,11 @@ const (
 	// SLOFailed: fewer than MinGoodFraction of the requests met every
 	// goodput SLO. Value is the fraction that did.
 	SLOFailed VerdictKind = "slo_failed"
+	// AccuracyBelow: the graded requests' accuracy is below the
+	// goodput's minimum accuracy (Goodput "accuracy:V"). Value is the
+	// accuracy, Limit the minimum; Failed and Requests count the graded
+	// requests answered wrong and all of them.
+	AccuracyBelow VerdictKind = "accuracy_below"
 )
 
 // Verdict is one failed check of a completed run, with its numbers.
@@ -65,6 +70,8 @@ func (v Verdict) String() string {
 		return fmt.Sprintf("error rate %.4f > MaxErrorRate %v (%d of %d requests failed)", v.Value, v.Limit, v.Failed, v.Requests)
 	case SLOFailed:
 		return fmt.Sprintf("goodput: %.4f of requests met every SLO < MinGoodFraction %v", v.Value, v.Limit)
+	case AccuracyBelow:
+		return fmt.Sprintf("accuracy %.4f < the Goodput minimum %v (%d of %d graded requests wrong)", v.Value, v.Limit, v.Failed, v.Requests)
 	}
 	return string(v.Kind)
 }
@@ -95,6 +102,10 @@ func verdicts(o *Options, s *summary.Summary, st *replay.Stats, interrupted, abo
 	}
 	if len(s.Options.Goodput) > 0 && s.GoodRequestFraction < o.MinGoodFraction {
 		vs = append(vs, Verdict{Kind: SLOFailed, Value: s.GoodRequestFraction, Limit: o.MinGoodFraction})
+	}
+	if min, ok := s.Options.MinAccuracy(); ok && s.Accuracy != nil && s.Accuracy.All.Accuracy < min {
+		a := s.Accuracy.All
+		vs = append(vs, Verdict{Kind: AccuracyBelow, Value: a.Accuracy, Limit: min, Failed: int64(a.Graded - a.Correct), Requests: int64(a.Graded)})
 	}
 	return vs
 }

@@ -114,6 +114,9 @@ type requestBuilder struct {
 	mItems, mPartials, jPolls                   *array.Int32Builder
 	mBytes, mAudio, mFirst, jQueue, jGen, jDown *array.Int64Builder
 
+	accTask, accItem, accExp, accAns *array.StringBuilder
+	accCorrect                       *array.BooleanBuilder
+
 	phaseDict, errKindDict, tokSourceDict arrow.Array
 	errKindIndex                          map[record.ErrorKind]int8
 	// unknownKinds counts rows whose ErrorKind is not in errorKindValues.
@@ -159,6 +162,8 @@ func newRequestBuilder(mem memory.Allocator) *requestBuilder {
 	b.parentIDs = b.parents.ValueBuilder().(*array.Int64Builder)
 	b.mItems, b.mPartials, b.jPolls = i32b(), i32b(), i32b()
 	b.mBytes, b.mAudio, b.mFirst, b.jQueue, b.jGen, b.jDown = i64b(), i64b(), i64b(), i64b(), i64b(), i64b()
+	b.accTask, b.accItem, b.accExp, b.accAns = array.NewStringBuilder(mem), array.NewStringBuilder(mem), array.NewStringBuilder(mem), array.NewStringBuilder(mem)
+	b.accCorrect = array.NewBooleanBuilder(mem)
 
 	b.phaseDict = stringArray(mem, phaseValues)
 	b.errKindDict = stringArray(mem, errorKindValues)
@@ -189,7 +194,8 @@ func (b *requestBuilder) builders() []array.Builder {
 		b.status, b.errKind, b.errMsg, b.finish, b.connReused, b.retries, b.blocked, b.dns, b.connect, b.adapter,
 		b.traceInTok, b.readLag, b.retryErrors, b.tokSource, b.tokDiff, b.extras, b.cancelAfter,
 		b.taskID, b.parentReq, b.depth, b.target, b.parents,
-		b.mItems, b.mPartials, b.mBytes, b.mAudio, b.mFirst, b.jQueue, b.jGen, b.jDown, b.jPolls)
+		b.mItems, b.mPartials, b.mBytes, b.mAudio, b.mFirst, b.jQueue, b.jGen, b.jDown, b.jPolls,
+		b.accTask, b.accItem, b.accExp, b.accAns, b.accCorrect)
 }
 
 // reserve makes room for n more rows, so appendRequest never allocates.
@@ -338,6 +344,19 @@ func (b *requestBuilder) appendRequest(r *record.Request) {
 	i64NZ(b.jGen, r.JobGenerationNS)
 	i64NZ(b.jDown, r.JobDownloadNS)
 	i32NZ(b.jPolls, r.JobPolls)
+	if r.Graded {
+		strNZ(b.accTask, r.AccuracyTask)
+		strNZ(b.accItem, r.AccuracyItem)
+		strNZ(b.accExp, r.AccuracyExpected)
+		strNZ(b.accAns, r.AccuracyAnswer)
+		b.accCorrect.UnsafeAppend(r.AccuracyCorrect)
+	} else {
+		b.accTask.AppendNull()
+		b.accItem.AppendNull()
+		b.accExp.AppendNull()
+		b.accAns.AppendNull()
+		b.accCorrect.UnsafeAppendBoolToBitmap(false)
+	}
 	b.rows++
 }
 
@@ -373,7 +392,8 @@ func (b *requestBuilder) newRecord() arrow.Record {
 		newDict(b.tokSource, b.tokSourceDict), b.tokDiff.NewArray(), b.extras.NewArray(), b.cancelAfter.NewArray(),
 		b.taskID.NewArray(), b.parentReq.NewArray(), b.depth.NewArray(), b.target.NewArray(), b.parents.NewArray(),
 		b.mItems.NewArray(), b.mPartials.NewArray(), b.mBytes.NewArray(), b.mAudio.NewArray(), b.mFirst.NewArray(),
-		b.jQueue.NewArray(), b.jGen.NewArray(), b.jDown.NewArray(), b.jPolls.NewArray())
+		b.jQueue.NewArray(), b.jGen.NewArray(), b.jDown.NewArray(), b.jPolls.NewArray(),
+		b.accTask.NewArray(), b.accItem.NewArray(), b.accExp.NewArray(), b.accAns.NewArray(), b.accCorrect.NewArray())
 	rec := array.NewRecord(b.schema, cols, int64(n))
 	for _, c := range cols {
 		c.Release()

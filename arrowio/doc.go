@@ -8,7 +8,7 @@
 //
 // The columns and their versions are specified in docs/format/records.md;
 // the schema version is stored in every file's key-value metadata
-// (reprise.schema=records/v2, events/v1).
+// (reprise.schema=records/v2.1, events/v1).
 //
 // # The run directory
 //

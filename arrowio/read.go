@@ -447,6 +447,10 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 	mItems, mPartials, jPolls := optCol[*array.Int32](c, "media_items"), optCol[*array.Int32](c, "media_partials"), optCol[*array.Int32](c, "job_polls")
 	mBytes, mAudio, mFirst := optCol[*array.Int64](c, "media_bytes"), optCol[*array.Int64](c, "audio_ns"), optCol[*array.Int64](c, "first_media_ns")
 	jQueue, jGen, jDown := optCol[*array.Int64](c, "job_queue_ns"), optCol[*array.Int64](c, "job_generation_ns"), optCol[*array.Int64](c, "job_download_ns")
+	// records/v2.1.
+	accTask, accItem := optCol[*array.String](c, "accuracy_task"), optCol[*array.String](c, "accuracy_item")
+	accExp, accAns := optCol[*array.String](c, "accuracy_expected"), optCol[*array.String](c, "accuracy_answer")
+	accCorrect := optCol[*array.Boolean](c, "accuracy_correct")
 	var parentIDs *array.Int64
 	if parents != nil {
 		if parentIDs, _ = parents.ListValues().(*array.Int64); parentIDs == nil {
@@ -544,6 +548,11 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 				}
 			}
 		}
+		if accCorrect != nil && accCorrect.IsValid(i) {
+			r.Graded, r.AccuracyCorrect = true, accCorrect.Value(i)
+			r.AccuracyTask, r.AccuracyItem = nullableStr(accTask, i), nullableStr(accItem, i)
+			r.AccuracyExpected, r.AccuracyAnswer = nullableStr(accExp, i), nullableStr(accAns, i)
+		}
 		r.ServerPromptTokens = i32or(sPrompt, i, -1)
 		r.ServerCompletionTokens = i32or(sCompl, i, -1)
 		r.ServerReasoningTokens = i32or(sReas, i, -1)
@@ -619,4 +628,12 @@ func knownErrorKind(k string) record.ErrorKind {
 		return record.ErrorKind(k)
 	}
 	return record.ErrorKind(errorKindValues[len(errorKindValues)-1])
+}
+
+// nullableStr is row i of a (possibly absent) string column, "" for null.
+func nullableStr(a *array.String, i int) string {
+	if a == nil || a.IsNull(i) {
+		return ""
+	}
+	return a.Value(i)
 }

@@ -16,9 +16,9 @@ const (
 )
 
 // olderRecordsVersions are the earlier records versions readers accept:
-// records/v1 is records/v2 without parent_request_ids.
-// records/v2 is records/v2.1 without the generation columns (media_items …
-// job_polls).
+// records/v1 is records/v2 without parent_request_ids, and records/v2 is
+// records/v2.1 without the generation columns (media_items … job_polls)
+// and the accuracy_* columns.
 var olderRecordsVersions = []string{"records/v1", "records/v2"}
 
 // Table names: the file or directory name of each table in a run directory.
@@ -117,7 +117,7 @@ var (
 	str = arrow.BinaryTypes.String
 )
 
-// recordsFields is the records/v2 schema, in column order. The order of the
+// recordsFields is the records/v2.1 schema, in column order. The order of the
 // builders in requestBuilder follows it exactly.
 func recordsFields() []arrow.Field {
 	fs := []arrow.Field{
@@ -199,12 +199,18 @@ func recordsFields() []arrow.Field {
 		nullable("job_generation_ns", i64),
 		nullable("job_download_ns", i64),
 		nullable("job_polls", i32),
+		// records/v2.1: graded requests (null on the others).
+		nullable("accuracy_task", str),
+		highCardinality(nullable("accuracy_item", str)),
+		nullable("accuracy_expected", str),
+		nullable("accuracy_answer", str),
+		nullable("accuracy_correct", arrow.FixedWidthTypes.Boolean),
 	)
 	return fs
 }
 
 // RecordsSchema returns the Arrow schema of the records table
-// (records/v2), with its version in the schema metadata. The caller may
+// (records/v2.1), with its version in the schema metadata. The caller may
 // keep it; it is not shared.
 func RecordsSchema() *arrow.Schema {
 	md := arrow.NewMetadata([]string{SchemaKey}, []string{RecordsVersion})

@@ -398,6 +398,10 @@ func docFixtures(t *testing.T, mockURL string) string {
 	for _, f := range []string{"mooncake-sample.jsonl", "bailian-sample.jsonl", "burstgpt-sample.csv", "README.md"} {
 		write("traces/"+f, read("traces/"+f))
 	}
+	// The accuracy examples' generated benchmark data.
+	for _, f := range []string{"mmlu/all/test-00000-of-00001.jsonl", "mmlu/all/dev-00000-of-00001.jsonl", "items.jsonl"} {
+		write("testdata/accuracy/"+f, read("testdata/accuracy/"+f))
+	}
 	// The reader's own trace: the first 30 rows of the Mooncake sample,
 	// 20 times faster (0 to 0.9 s).
 	var own strings.Builder

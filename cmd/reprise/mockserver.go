@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/reprise-bench/reprise/internal/accuracy"
+	"github.com/reprise-bench/reprise/internal/hfhub"
 	"os"
 
 	"github.com/urfave/cli/v3"
@@ -60,6 +62,12 @@ func mockServerCommand(a *app) *cli.Command {
 			&cli.StringFlag{Name: "url-file", Usage: "write the server's base URL to `FILE` once it listens (with --addr port 0: which port it got)", Sources: mockEnv("url-file")},
 			&cli.DurationFlag{Name: "body-timeout", Value: d.BodyTimeout, Usage: "answer 408 and close a connection whose request body has not arrived within `DURATION` (0 = no limit)", Sources: mockEnv("body-timeout")},
 			&cli.DurationFlag{Name: "idle-timeout", Value: d.IdleTimeout, Usage: "close keep-alive connections idle for `DURATION` (0 = never)", Sources: mockEnv("idle-timeout")},
+			&cli.FloatFlag{Name: "accuracy", Value: 1, Usage: "answer a graded prompt (an item of --accuracy-benchmark/--accuracy-file) right with probability `P`", Sources: mockEnv("accuracy")},
+			&cli.StringFlag{Name: "accuracy-under-load", Usage: "answer right with probability P only, past N requests in flight (`P@N`, several comma-separated)", Sources: mockEnv("accuracy-under-load")},
+			&cli.StringFlag{Name: "accuracy-benchmark", Usage: "know the answers of benchmark `NAME` (mmlu, gsm8k, aime): its --accuracy-data, else the Hugging Face Hub", Sources: mockEnv("accuracy-benchmark")},
+			&cli.StringFlag{Name: "accuracy-data", Usage: "the benchmark's local data (`DIR` laid out as its Hub repository, or a file of its test split)", Sources: mockEnv("accuracy-data")},
+			&cli.StringFlag{Name: "accuracy-file", Usage: "know the answers of a JSON Lines `FILE` of items (prompt, answer, grader)", Sources: mockEnv("accuracy-file")},
+			&cli.StringSliceFlag{Name: "accuracy-tasks", Usage: "only these `TASK`s' items", Sources: mockEnv("accuracy-tasks")},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			cfg := mockserver.NewConfig()
@@ -100,6 +108,17 @@ func mockServerCommand(a *app) *cli.Command {
 				if err := prio.Check(cmd.Int("nice")); err != nil {
 					errs = append(errs, fmt.Errorf("--nice: %w", err))
 				}
+			}
+			if cmd.String("accuracy-benchmark") != "" || cmd.String("accuracy-file") != "" {
+				acc, err := mockserver.NewAccuracy(ctx, accuracy.LoadOptions{Benchmark: cmd.String("accuracy-benchmark"), Data: cmd.String("accuracy-data"),
+					File: cmd.String("accuracy-file"), Tasks: commaList(cmd.StringSlice("accuracy-tasks")), Download: accuracy.HubDownload(hfhub.FromEnv(), a.log)},
+					cmd.Float("accuracy"), cmd.String("accuracy-under-load"))
+				if err != nil {
+					errs = append(errs, fmt.Errorf("--accuracy-benchmark: %w", err))
+				}
+				cfg.Accuracy = acc
+			} else if cmd.IsSet("accuracy") || cmd.IsSet("accuracy-under-load") {
+				errs = append(errs, errors.New("--accuracy: give the items whose answers the server knows (--accuracy-benchmark with --accuracy-data, or --accuracy-file)"))
 			}
 			if err := errors.Join(append(errs, cfg.Validate())...); err != nil {
 				return exitcode.UsageError(err, "see 'reprise mock-server --help'")

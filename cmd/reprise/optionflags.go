@@ -54,6 +54,11 @@ var optionFlag = map[string]string{
 	"Telemetry.Interval": "--metrics-interval", "Telemetry.GPU": "--gpu-telemetry", "Telemetry.DCGMURL": "--gpu-telemetry",
 	"Telemetry.MetricsAddr": "--metrics-addr", "Telemetry.MetricsLinger": "--metrics-linger",
 	"Profile.CPU": "--cpuprofile", "Profile.Heap": "--memprofile",
+	"Accuracy": "--accuracy-benchmark", "Accuracy.Benchmark": "--accuracy-benchmark", "Accuracy.Data": "--accuracy-data", "Accuracy.Revision": "--accuracy-revision",
+	"Accuracy.File": "--accuracy-file", "Accuracy.Tasks": "--accuracy-tasks", "Accuracy.Shots": "--accuracy-shots",
+	"Accuracy.CoT": "--accuracy-cot", "Accuracy.Grader": "--accuracy-grader", "Accuracy.SystemPrompt": "--accuracy-system-prompt",
+	"Accuracy.MaxTokens": "--accuracy-max-tokens", "Accuracy.Limit": "--accuracy-limit", "Accuracy.Mix": "--accuracy-mix",
+	"Accuracy.Temperature": "--accuracy-temperature", "Accuracy.Verbose": "--accuracy-verbose",
 }
 
 // optionValueFlag spells a field given with a value ({Path=value} in the

@@ -283,13 +283,6 @@ var aiperfUnsupported = map[string]string{
 	"zmq-host":                                 "reprise is one process (no ZMQ); drop the flag",
 	"zmq-ipc-path":                             "reprise is one process (no ZMQ); drop the flag",
 	"zmq-dual-bind":                            "reprise is one process (no ZMQ); drop the flag",
-	"accuracy-benchmark":                       "accuracy benchmarks are out of scope for a replay client",
-	"accuracy-tasks":                           "accuracy benchmarks are out of scope for a replay client",
-	"accuracy-n-shots":                         "accuracy benchmarks are out of scope for a replay client",
-	"accuracy-enable-cot":                      "accuracy benchmarks are out of scope for a replay client",
-	"accuracy-grader":                          "accuracy benchmarks are out of scope for a replay client",
-	"accuracy-system-prompt":                   "accuracy benchmarks are out of scope for a replay client",
-	"accuracy-verbose":                         "accuracy benchmarks are out of scope for a replay client",
 	"reset-kv-cache":                           "reprise does not reset the server's cache; restart the server or POST its reset endpoint between runs",
 	"reset-kv-cache-path":                      "reprise does not reset the server's cache; restart the server or POST its reset endpoint between runs",
 	"reset-kv-cache-timeout-seconds":           "reprise does not reset the server's cache; restart the server or POST its reset endpoint between runs",
@@ -584,7 +577,7 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 	// a fixed schedule: a synthetic load, or a file paced by a load model
 	// named outright. A file (or a public dataset) in the auto mode is
 	// sent once, whole.
-	if rc.RequestCount == 0 && rc.Duration == 0 && rc.Mode != replay.ModeFixed &&
+	if rc.RequestCount == 0 && rc.Duration == 0 && rc.Mode != replay.ModeFixed && o.Accuracy.Mix == 0 && o.Accuracy.Benchmark == "" && o.Accuracy.File == "" &&
 		(o.Trace.Path == "" && o.Trace.PublicDataset == "" || rc.Mode != replay.ModeAuto) && o.Synthetic.Sessions == 0 {
 		rc.RequestCount = 10
 	}

@@ -30,7 +30,7 @@ func replayFlags() []cli.Flag {
 		catTrace  = "Trace"
 		catOut    = "Results"
 	)
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringSliceFlag{Name: "url", Aliases: []string{"u"}, Value: []string{reprise.DefaultURL}, Category: catTarget, Sources: envVars("url"),
 			Usage: "server base `URL` (http:// or https://; host:port means http://host:port); the endpoint path is appended. Repeat it for several targets (0, 1, …), spread by --url-policy"},
 		&cli.StringFlag{Name: "url-policy", Value: reprise.DefaultURLPolicy, Category: catTarget, Sources: envVars("url-policy"),
@@ -204,7 +204,7 @@ func replayFlags() []cli.Flag {
 			Usage: "no progress and no summary table on stderr; print the run directory on stdout, one line"},
 		&cli.StringFlag{Name: "ui", Value: reprise.UILine, Category: catOut, Sources: envVars("ui"),
 			Usage: "live `VIEW` on stderr: line (one progress line) or dashboard (full screen on a terminal; q stops sending, q again cancels in flight, p pauses the view; the line where stderr is no terminal or TERM=dumb)"},
-	}
+	}, accuracyFlags()...)
 }
 
 // replayCommand is `reprise replay [TRACE] --url URL --model M`.
@@ -325,6 +325,7 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 			OutputLength: cmd.String("output-len-column"), Session: cmd.String("session-column"), Timestamp: cmd.String("timestamp-column")},
 		AllTurns: cmd.Bool("all-turns"), Sampling: cmd.String("dataset-sampling")}
 	o.Goodput, o.MinGoodFraction, o.MaxErrorRate = cmd.String("goodput"), cmd.Float("min-good-fraction"), cmd.Float("max-error-rate")
+	accuracyOptions(cmd, &o)
 	if o.Calibration = cmd.String("calibration"); o.Calibration == "off" || o.Calibration == "none" {
 		o.Calibration = ""
 	}
@@ -373,8 +374,15 @@ func runReplay(ctx context.Context, a *app, o reprise.Options, quiet bool) error
 		if n := s.DefaultedOutput; n > 0 {
 			fmt.Fprintf(a.stderr, "reprise: note: %d rows of the trace have no output length: they ask for --osl %d output tokens\n", n, int(o.Synthetic.OSL))
 		}
+		what := orSynthetic(s.Trace)
+		switch {
+		case s.Graded != "" && o.Accuracy.Mix == 0:
+			what = s.Graded // the graded items are the load
+		case s.Graded != "":
+			what += " with " + s.Graded
+		}
 		fmt.Fprintf(a.stderr, "reprise: replaying %s against %s (%s, %s mode, %s) → %s\n",
-			orSynthetic(s.Trace), endpointURL(s.URL, s.EndpointPath), s.Endpoint, s.Mode,
+			what, endpointURL(s.URL, s.EndpointPath), s.Endpoint, s.Mode,
 			plannedText(s.Planned, o.Replay.Duration), s.Dir)
 	}
 	res, err := reprise.Run(ctx, o)
@@ -520,6 +528,10 @@ func verdictExit(res *reprise.Result, v reprise.Verdict) *exitcode.Error {
 	case reprise.SLOFailed:
 		return &exitcode.Error{Code: exitcode.SLOBreach,
 			Err: fmt.Errorf("goodput: %.4f of requests met every SLO < --min-good-fraction %v", v.Value, v.Limit)}
+	case reprise.AccuracyBelow:
+		return &exitcode.Error{Code: exitcode.SLOBreach,
+			Err:  fmt.Errorf("accuracy %.4f < --goodput accuracy:%v (%d of %d graded requests wrong)", v.Value, v.Limit, v.Failed, v.Requests),
+			Hint: "the grades are in the records (accuracy_answer, accuracy_expected, accuracy_correct)"}
 	}
 	return &exitcode.Error{Code: exitcode.RunError, Err: fmt.Errorf("%s; results in %s", v, res.Dir)}
 }

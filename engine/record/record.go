@@ -199,6 +199,17 @@ type Request struct {
 	JobGenerationNS int64
 	JobDownloadNS   int64
 	JobPolls        int32
+	// Accuracy (docs/design/0021-accuracy.md): set on a graded request
+	// (Graded), zero otherwise. AccuracyItem is the item's stable id
+	// (pairs the items of two runs), AccuracyExpected the right answer,
+	// AccuracyAnswer what the grader extracted from the response ("" for
+	// nothing, or a failed request) and AccuracyCorrect the grade.
+	Graded           bool
+	AccuracyCorrect  bool
+	AccuracyTask     string
+	AccuracyItem     string
+	AccuracyExpected string
+	AccuracyAnswer   string
 }
 
 // NoTokenDiff is Request.ServerMinusClientOutputTokens when there is no

@@ -67,6 +67,9 @@ func (s *Summary) JSON() ([]byte, error) {
 	if s.Tasks != nil {
 		m["tasks"] = s.Tasks.json()
 	}
+	if s.Accuracy != nil {
+		m["accuracy"] = s.Accuracy.json()
+	}
 	if src := s.oslSources(); len(src) > 0 {
 		m["output_tokens_source"] = src
 	}
@@ -210,6 +213,21 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	line("Requests (ok / errors / warmup)", fmt.Sprintf("%d / %d / %d", s.RequestCount, s.ErrorRequestCount, s.WarmupCount))
 	if s.CancelledRequestCount > 0 {
 		line("Cancelled as planned (requests)", strconv.Itoa(s.CancelledRequestCount))
+	}
+	if x := s.Accuracy; x != nil {
+		accLine := func(name string, st AccuracyStat) {
+			v := fmt.Sprintf("%.1f %% (%d / %d; 95 %% CI %.1f–%.1f %%)", 100*st.Accuracy, st.Correct, st.Graded, 100*st.Low, 100*st.High)
+			if st.Failed > 0 || st.Unanswered > 0 {
+				v += fmt.Sprintf(", %d failed, %d unanswered", st.Failed, st.Unanswered)
+			}
+			line(name, v)
+		}
+		accLine("Accuracy", x.All)
+		if len(x.Tasks) > 1 {
+			for _, t := range x.Tasks {
+				accLine("  "+truncate(t.Task, 32), t)
+			}
+		}
 	}
 	if t := s.Tasks; t != nil {
 		line("Tasks (completed / all)", fmt.Sprintf("%d / %d", t.Completed, t.Count))

@@ -40,6 +40,11 @@ type SLO struct {
 	Value float64
 }
 
+// AccuracySLO is the goodput tag of a minimum accuracy
+// (docs/design/0021-accuracy.md): a graded request answered wrong is not
+// good, and a run whose accuracy is below the value fails its SLOs.
+const AccuracySLO = "accuracy"
+
 // ParseGoodput parses "ttft:250 itl:10 e2e:2000": space- or comma-separated
 // tag:value pairs; tags are AIPerf's (time_to_first_token, …) or the short
 // names ttft, ttfo, ttst, itl (tpot), e2e (latency), tps. Values are in the
@@ -59,6 +64,18 @@ func ParseGoodput(s string) ([]SLO, error) {
 		tag := strings.ToLower(strings.TrimSpace(k))
 		if a, ok := aliases[tag]; ok {
 			tag = a
+		}
+		if tag == AccuracySLO {
+			x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if x > 1 && x <= 100 {
+				x /= 100 // a percentage
+			}
+			if err != nil || !(x > 0 && x <= 1) {
+				errs = append(errs, fmt.Errorf("goodput %q: minimum accuracy %q must be a fraction in (0, 1] or a percentage", f, v))
+				continue
+			}
+			out = append(out, SLO{Tag: tag, Value: x})
+			continue
 		}
 		i, known := metricByTag(tag)
 		if !known || metrics[i].onErrors && tag != "schedule_lateness" {
@@ -276,6 +293,20 @@ type Summary struct {
 	// Load is what the run asked of the client ([Load]), which
 	// [Summary.Quality] judges against a calibration.
 	Load Load
+	// Accuracy is the accuracy of the graded requests; nil when none
+	// was graded.
+	Accuracy *Accuracy
+}
+
+// MinAccuracy returns the goodput's minimum accuracy (AccuracySLO), and
+// whether it has one.
+func (o Options) MinAccuracy() (float64, bool) {
+	for _, slo := range o.Goodput {
+		if slo.Tag == AccuracySLO {
+			return slo.Value, true
+		}
+	}
+	return 0, false
 }
 
 // ErrorRate is errors / (valid + errors), 0 for an empty run.
@@ -316,6 +347,9 @@ type Accumulator struct {
 	// targets are the per-target accumulators of a run with several
 	// targets (nil otherwise).
 	targets []*Accumulator
+	// acc holds the graded requests' counts (accuracy.go); nil until a
+	// record is graded.
+	acc *accAcc
 }
 
 type errKey struct {
@@ -331,7 +365,10 @@ func NewAccumulator(opts Options) *Accumulator {
 	}
 	a.s.ErrorsByKind = map[record.ErrorKind]int{}
 	for _, slo := range opts.Goodput {
-		i, _ := metricByTag(slo.Tag)
+		i, ok := metricByTag(slo.Tag)
+		if !ok {
+			i = -1 // accuracy
+		}
 		a.good = append(a.good, i)
 	}
 	if len(opts.Targets) > 1 {
@@ -358,6 +395,9 @@ func (a *Accumulator) Add(r *record.Request) {
 	o := &a.opts
 	if r.Task > 0 && !r.PlannedCancel() {
 		a.addTask(r)
+	}
+	if r.Graded && !r.PlannedCancel() {
+		a.addAccuracy(r)
 	}
 	if r.IntendedNS != 0 {
 		if a.nInt == 0 || r.IntendedNS < a.minInt {
@@ -438,6 +478,12 @@ func (a *Accumulator) Add(r *record.Request) {
 
 func (a *Accumulator) isGood(r *record.Request) bool {
 	for j, i := range a.good {
+		if i < 0 {
+			if r.Graded && !r.AccuracyCorrect {
+				return false
+			}
+			continue
+		}
 		m := &metrics[i]
 		v, has := m.get(r, &a.opts)
 		if !has || (m.stream && !a.opts.Streaming) {
@@ -461,7 +507,10 @@ func Good(r *record.Request, o Options) bool {
 	}
 	a := Accumulator{opts: o}
 	for _, slo := range o.Goodput {
-		i, _ := metricByTag(slo.Tag)
+		i, ok := metricByTag(slo.Tag)
+		if !ok {
+			i = -1 // accuracy
+		}
 		a.good = append(a.good, i)
 	}
 	return a.isGood(r)
@@ -512,6 +561,7 @@ func (a *Accumulator) Summary(info RunInfo) *Summary {
 		s.AchievedRate = float64(a.nSent-1) / (float64(a.maxSent-a.minSent) / 1e9)
 	}
 	s.Tasks = a.taskSummary()
+	s.Accuracy = a.accuracySummary()
 	s.Load = s.load(a.nSent, a.minSent, a.maxSent)
 	s.CacheFidelity = math.NaN()
 	if s.ExpectedCachedTokens > 0 {

@@ -723,6 +723,10 @@ func CompareGroups(a, b []*Run, cfg Config) (*Result, error) {
 		res.Metrics = append(res.Metrics, x)
 	}
 	res.Notes = notes(res, floorsA, floorsB)
+	if m, note, ok := compareAccuracy(a, b, cfg.Level); ok {
+		m.Note = note
+		res.Metrics = append(res.Metrics, m)
+	}
 	return res, nil
 }
 

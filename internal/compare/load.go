@@ -67,6 +67,7 @@ type Run struct {
 	FanOut  bool
 
 	reqs    []request
+	grades  []grade // the graded requests (accuracy.go)
 	quality []string
 	// inputs are summary.json's comparability warnings (the target's, for
 	// one target): a shared server, a warm prefix cache.
@@ -168,6 +169,9 @@ func LoadTarget(ctx context.Context, dir string, target int) (*Run, error) {
 		if r.Phase == record.PhaseWarmup {
 			run.Warmup++
 			continue
+		}
+		if r.Graded {
+			run.grades = append(run.grades, grade{item: r.AccuracyItem, correct: r.AccuracyCorrect})
 		}
 		q := request{row: r.TraceRow, job: int64(r.RequestID) / int64(run.Targets), ok: r.OK(), isl: int64(r.InputTokens), cached: -1, prompt: -1}
 		for i := range q.lat {

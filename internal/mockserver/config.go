@@ -120,6 +120,8 @@ type Config struct {
 	Seed uint64
 	// Faults are injected at random, each at its own rate.
 	Faults []FaultRate
+	// Accuracy, when not nil, answers graded prompts (accuracy.go).
+	Accuracy *Accuracy
 
 	// Tokenizer counts prompt tokens; nil uses [DefaultTokenizer].
 	Tokenizer Tokenizer
@@ -233,6 +235,11 @@ func (c *Config) Validate() error {
 		}
 		if err := f.Fault.validate(); err != nil {
 			bad("faults[%d]: %w", i, err)
+		}
+	}
+	if c.Accuracy != nil {
+		if err := c.Accuracy.validate(); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

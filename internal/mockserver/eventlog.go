@@ -80,10 +80,16 @@ type RequestLog struct {
 	CachedTokens    int
 	OutputTokens    int // all choices, including reasoning tokens
 	ReasoningTokens int
-	Events          []Event
 	// Media is the truth of a generation endpoint's request (images,
 	// video, transcription, speech); nil for the others.
 	Media *MediaLog
+	// AccuracyItem is the id of the graded item the prompt asked ("" for
+	// none); AccuracyRight whether it was answered right, InFlight the
+	// requests in flight that decided it (this one included).
+	AccuracyItem  string
+	AccuracyRight bool
+	InFlight      int
+	Events        []Event
 }
 
 // FirstTokenNS returns the time of the first content or reasoning event,
@@ -195,6 +201,14 @@ func appendLogLine(b []byte, r *RequestLog) []byte {
 		b = append(b, f.k...)
 		b = append(b, `":`...)
 		b = strconv.AppendInt(b, f.v, 10)
+	}
+	if r.AccuracyItem != "" {
+		b = append(b, `,"accuracy_item":`...)
+		b = jsonx.AppendString(b, r.AccuracyItem)
+		b = append(b, `,"accuracy_right":`...)
+		b = strconv.AppendBool(b, r.AccuracyRight)
+		b = append(b, `,"in_flight":`...)
+		b = strconv.AppendInt(b, int64(r.InFlight), 10)
 	}
 	b = append(b, `,"events":[`...)
 	for i, e := range r.Events {

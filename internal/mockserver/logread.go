@@ -26,6 +26,9 @@ type logLine struct {
 	CachedTokens    int       `json:"cached_tokens"`
 	OutputTokens    int       `json:"output_tokens"`
 	ReasoningTokens int       `json:"reasoning_tokens"`
+	AccuracyItem    string    `json:"accuracy_item"`
+	AccuracyRight   bool      `json:"accuracy_right"`
+	InFlight        int       `json:"in_flight"`
 	Events          []logEvt  `json:"events"`
 	Media           *logMedia `json:"media"`
 }
@@ -95,7 +98,8 @@ func ParseLogLine(b []byte, line int) (RequestLog, error) {
 	r := RequestLog{Seq: l.Seq, ClientRequestID: l.RequestID, ResponseID: l.ResponseID, Endpoint: l.Endpoint,
 		Stream: l.Stream, Status: l.Status, Fault: l.Fault, Error: l.Error, FinishReason: l.FinishReason,
 		ReceivedNS: l.ReceivedNS, AdmittedNS: l.AdmittedNS, EndNS: l.EndNS, PromptTokens: l.PromptTokens,
-		CachedTokens: l.CachedTokens, OutputTokens: l.OutputTokens, ReasoningTokens: l.ReasoningTokens}
+		CachedTokens: l.CachedTokens, OutputTokens: l.OutputTokens, ReasoningTokens: l.ReasoningTokens,
+		AccuracyItem: l.AccuracyItem, AccuracyRight: l.AccuracyRight, InFlight: l.InFlight}
 	if m := l.Media; m != nil {
 		r.Media = &MediaLog{JobID: m.JobID, Status: m.Status, Items: m.Items, Partials: m.Partials, Bytes: m.Bytes,
 			AudioNS: m.AudioNS, Width: m.Width, Height: m.Height, Frames: m.Frames,

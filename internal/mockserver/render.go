@@ -43,6 +43,10 @@ type renderer struct {
 	tail           []byte // llama.cpp chat: `,"created":…,"id":…,"model":…,"system_fingerprint":…,"object":…`; completions: without id
 	usage          []byte // the usage object, rendered by setUsage
 	timings        []byte // llama.cpp timings object
+	// answer, when not empty, are the pieces of a graded prompt's answer
+	// (accuracy.go): choice 0's tokens ansFrom… (after its reasoning).
+	answer  []string
+	ansFrom int
 }
 
 const llamaFingerprint = "b9999-unknown"
@@ -343,7 +347,7 @@ func (r *renderer) body(b []byte, model string, created int64, choices []choiceT
 				b = append(b, `","index":`...)
 				b = strconv.AppendInt(b, int64(c), 10)
 				b = append(b, `,"message":{"role":"assistant","content":"`...)
-				b = appendFiller(b, c, ch.reasoning, ch.reasoning+ch.content)
+				b = r.fill(b, c, ch.reasoning, ch.reasoning+ch.content)
 				b = append(b, '"')
 				if ch.reasoning > 0 {
 					b = append(b, `,"reasoning_content":"`...)
@@ -354,7 +358,7 @@ func (r *renderer) body(b []byte, model string, created int64, choices []choiceT
 				continue
 			}
 			b = append(b, `{"text":"`...)
-			b = appendFiller(b, c, 0, ch.reasoning+ch.content)
+			b = r.fill(b, c, 0, ch.reasoning+ch.content)
 			b = append(b, `","index":`...)
 			b = strconv.AppendInt(b, int64(c), 10)
 			b = append(b, `,"logprobs":null,"finish_reason":"`...)
@@ -402,12 +406,12 @@ func (r *renderer) body(b []byte, model string, created int64, choices []choiceT
 		b = append(b, ch.finish...)
 		if !r.chat {
 			b = append(b, `","text":"`...)
-			b = appendFiller(b, c, 0, ch.reasoning+ch.content)
+			b = r.fill(b, c, 0, ch.reasoning+ch.content)
 			b = append(b, `"}`...)
 			continue
 		}
 		b = append(b, `","message":{"role":"assistant","content":"`...)
-		b = appendFiller(b, c, ch.reasoning, ch.reasoning+ch.content)
+		b = r.fill(b, c, ch.reasoning, ch.reasoning+ch.content)
 		b = append(b, '"')
 		if ch.reasoning > 0 {
 			b = append(b, `,"reasoning_content":"`...)

@@ -590,6 +590,27 @@ func (s *Server) completion(st *reqState, w http.ResponseWriter, r *http.Request
 		total += n
 	}
 
+	st.rd.answer = st.rd.answer[:0]
+	if a := s.cfg.Accuracy; a != nil && (api == apiChat || api == apiCompletions) {
+		s.mu.Lock()
+		inflight := s.inflight
+		s.mu.Unlock()
+		if item, right, pieces, ok := s.answerTo(req.texts, inflight); ok {
+			// The answer, then the end of the response: a model that
+			// answered stops (capped by the output limit).
+			R := min(s.cfg.ReasoningTokens, limit)
+			n := min(R+len(pieces), limit)
+			total += n - st.lens[0]
+			reasoning += R - min(s.cfg.ReasoningTokens, st.lens[0])
+			st.lens[0] = n
+			st.finish[0] = "stop"
+			if n == limit && R+len(pieces) > limit {
+				st.finish[0] = "length"
+			}
+			st.rd.answer, st.rd.ansFrom = pieces, R
+			lg.AccuracyItem, lg.AccuracyRight, lg.InFlight = item, right, inflight
+		}
+	}
 	id := s.responseID(st, chat, seq)
 	if api == apiResponses {
 		id = "resp_" + id[len("chatcmpl-"):]

@@ -60,7 +60,7 @@ func (s *Server) stream(ctx context.Context, st *reqState, run *runInfo) string 
 			if k < R {
 				kind = EventReasoning
 			}
-			st.buf = rd.token(st.buf[:0], c, filler(k, c), k < R)
+			st.buf = rd.token(st.buf[:0], c, rd.word(k, c), k < R)
 			if !s.emit(st, sk, kind, c) {
 				return ""
 			}

@@ -44,7 +44,7 @@ func buildPage(runs []*runData, tl timeline, grids [][]float64, opts Options) *p
 		p.Title = "reprise report: " + strings.Join(labels, ", ")
 	}
 	p.Headline = headlineRows(runs, opts.Repeated)
-	secs := []Section{verdictSection(runs), summarySection(runs)}
+	secs := []Section{verdictSection(runs), summarySection(runs), accuracySection(runs)}
 	secs = append(secs, opts.Sections...)
 	secs = append(secs, latencySection(runs, grids, opts.MaxPoints), overTimeSection(runs, tl), loadSection(runs, tl), truthSection(runs, tl, opts.MaxPoints),
 		telemetrySection(runs, tl), errorSection(runs, tl), provenanceSection(runs))

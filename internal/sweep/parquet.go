@@ -51,6 +51,11 @@ var columns = []column{
 	{name: "ttft_first_quarter_ms", f64: func(r *Row) float64 { return r.Saturation.TTFTFirst }},
 	{name: "ttft_last_quarter_ms", f64: func(r *Row) float64 { return r.Saturation.TTFTLast }},
 	{name: "saturated", b: func(r *Row) bool { return r.Saturated }},
+	{name: "graded", i64: func(r *Row) int64 { return int64(r.Graded) }},
+	{name: "correct", i64: func(r *Row) int64 { return int64(r.Correct) }},
+	{name: "accuracy", f64: func(r *Row) float64 { return r.Accuracy }},
+	{name: "accuracy_low", f64: func(r *Row) float64 { return r.AccuracyLow }},
+	{name: "accuracy_high", f64: func(r *Row) float64 { return r.AccuracyHigh }},
 }
 
 // settingColumn is the column of a swept setting: its name with

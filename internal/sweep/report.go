@@ -90,6 +90,9 @@ func ReportSections(m *Manifest) []report.Section {
 		if r.Point == m.Knee {
 			note = append(note, "knee")
 		}
+		if a := r.AccuracyText(); a != "" {
+			note = append(note, "accuracy % "+a)
+		}
 		good, gp := "-", "-"
 		if m.Base.Goodput != "" {
 			good, gp = fmt.Sprintf("%.1f [%.1f, %.1f]", 100*r.GoodFraction, 100*r.GoodLow, 100*r.GoodHigh), fmt.Sprintf("%.3g", r.Goodput)

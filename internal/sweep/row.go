@@ -69,6 +69,24 @@ type Row struct {
 	// several runs: in more than half of them).
 	Saturation Saturation `json:"saturation"`
 	Saturated  bool       `json:"saturated"`
+	// Graded and Correct count the graded requests and those answered
+	// right (pooled over the runs); Accuracy is Correct/Graded with its
+	// Wilson interval (AccuracyLow, AccuracyHigh) at the sweep's level;
+	// all 0 when nothing was graded (docs/design/0021-accuracy.md).
+	Graded       int     `json:"graded,omitempty"`
+	Correct      int     `json:"correct,omitempty"`
+	Accuracy     float64 `json:"accuracy,omitempty"`
+	AccuracyLow  float64 `json:"accuracy_low,omitempty"`
+	AccuracyHigh float64 `json:"accuracy_high,omitempty"`
+}
+
+// AccuracyText is the row's accuracy with its interval in percent
+// ("81.0 [72.1, 87.6]"), "" when nothing was graded.
+func (r *Row) AccuracyText() string {
+	if r.Graded == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.1f [%.1f, %.1f]", 100*r.Accuracy, 100*r.AccuracyLow, 100*r.AccuracyHigh)
 }
 
 // runComplete reports whether dir holds a complete run: a summary.json
@@ -158,6 +176,10 @@ func newRow(p Point, runs []*measured, minGood, level float64) Row {
 		r.TotalISL += s.TotalISL
 		r.TotalOSL += s.TotalOSL
 		slos = slos || len(s.Options.Goodput) > 0
+		if a := s.Accuracy; a != nil {
+			r.Graded += a.All.Graded
+			r.Correct += a.All.Correct
+		}
 		if m.sat.Saturated() {
 			nSat++
 		}
@@ -204,6 +226,13 @@ func newRow(p Point, runs []*measured, minGood, level float64) Row {
 	r.LatenessP99 = pct("schedule_lateness", true)
 	r.Saturation = runs[0].sat
 	r.Saturated = 2*nSat > len(runs)
+	if r.Graded > 0 {
+		r.Accuracy = float64(r.Correct) / float64(r.Graded)
+		r.AccuracyLow, r.AccuracyHigh = summary.WilsonInterval(r.Correct, r.Graded, level)
+		if min, ok := runs[0].sum.Options.MinAccuracy(); ok && r.Accuracy < min {
+			r.SLOMet = false // --goodput accuracy:V
+		}
+	}
 	return r
 }
 

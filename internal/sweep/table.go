@@ -34,6 +34,9 @@ func (s *sweeper) line(r *Row, note string) {
 		good, goodput = fmt.Sprintf("%.1f", 100*r.GoodFraction), Num(r.Goodput, 3)
 	}
 	late := Num(r.LatenessP99, 3)
+	if a := r.AccuracyText(); a != "" {
+		late += "  accuracy% " + a
+	}
 	if note != "" {
 		late += "  " + note
 	} else if r.Saturated {
