@@ -163,7 +163,7 @@ func sweepCommand(a *app) *cli.Command {
 		Name:      "sweep",
 		Usage:     "replay at many loads: a grid of settings, or a search for the largest load that meets SLOs",
 		ArgsUsage: "[TRACE]",
-		Description: "Runs the replay once per point of a grid over one or two settings (--concurrency, --request-rate,\n" +
+		Description: "Runs the replay once per point of a grid over any of the settings (--concurrency, --request-rate,\n" +
 			"--speedup, --isl, --osl as lists or ranges), each point a run directory under --out/points/, and\n" +
 			"prints one table row per point: load asked and achieved, goodput, TTFT/ITL/latency p50/p99,\n" +
 			"throughput, per-user tokens/s, errors and lateness; then the Pareto front and its knee.\n" +
@@ -274,8 +274,6 @@ func runSweep(ctx context.Context, a *app, cmd *cli.Command) error {
 		}
 	} else if len(cfg.Axes) == 0 {
 		errs = append(errs, errors.New("nothing to sweep: give a list or range to --concurrency, --request-rate, --speedup, --isl or --osl, or --find"))
-	} else if len(cfg.Axes) > 2 {
-		errs = append(errs, fmt.Errorf("a sweep varies one or two settings, got %d", len(cfg.Axes)))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return usage(err)
