@@ -136,6 +136,13 @@ func TestProfileSweepKinds(t *testing.T) {
 		if !strings.Contains(stderr, "max concurrency 4") {
 			t.Errorf("no answer on stderr:\n%s", stderr)
 		}
+		html := filepath.Join(t.TempDir(), "r.html")
+		if code, _, stderr := runCLI(t, "", "report", "-o", html, dir); code != 0 {
+			t.Fatalf("report: exit %d: %s", code, stderr)
+		}
+		if b, _ := os.ReadFile(html); !strings.Contains(string(b), "Search: max-concurrency-under-sla") {
+			t.Error("the report has no section of the recipe's answer")
+		}
 	})
 	t.Run("model-based search", func(t *testing.T) {
 		dir := t.TempDir()

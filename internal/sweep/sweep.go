@@ -186,7 +186,7 @@ type Plan struct {
 	PointsDir  string        `json:"points_dir,omitempty"`
 	CooldownNS int64         `json:"cooldown_ns,omitempty"`
 	Recipe     *RecipeConfig `json:"recipe,omitempty"`
-	Search     *SearchConfig `json:"search,omitempty"`
+	Search     *SearchConfig `json:"search_plan,omitempty"`
 	Base       BaseInfo      `json:"base"`
 	Runs       int           `json:"runs"`
 	UntilCI    float64       `json:"until_ci,omitempty"`
@@ -467,7 +467,7 @@ func planDiff(a, b Plan) string {
 	bb, _ := json.Marshal(b)
 	json.Unmarshal(ab, &ma)
 	json.Unmarshal(bb, &mb)
-	for _, k := range []string{"kind", "axes", "find", "planned", "points_dir", "cooldown_ns", "recipe", "search", "base", "runs",
+	for _, k := range []string{"kind", "axes", "find", "planned", "points_dir", "cooldown_ns", "recipe", "search_plan", "base", "runs",
 		"until_ci", "warmup_once", "confidence_level", "fresh_prompt_seed", "before_point", "stop"} {
 		if !bytes.Equal(ma[k], mb[k]) {
 			return fmt.Sprintf("%s was %s, is now %s", k, orNone(ma[k]), orNone(mb[k]))
