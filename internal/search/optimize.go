@@ -211,7 +211,7 @@ func Optimize(ctx context.Context, p Problem, probe ProbeFunc) (*Result, error) 
 	run := func(u []float64, why string, acq float64) error {
 		x := make([]float64, d)
 		for j, dim := range p.Space {
-			x[j] = dim.At(u[j])
+			x[j] = fromUnit(dim, u[j])
 		}
 		seen[key(x)] = true
 		m, err := probe(ctx, x)
@@ -252,6 +252,31 @@ func Optimize(ctx context.Context, p Problem, probe ProbeFunc) (*Result, error) 
 	return res, nil
 }
 
+// logScaled reports whether the search models dimension d on a log
+// scale: a positive range spanning a factor of 16 or more (a load from 1
+// to 1024 has its interesting part in the low end).
+func logScaled(d Dimension) bool { return d.Lo > 0 && d.Hi/d.Lo >= 16 }
+
+// toUnit and fromUnit map between a dimension's values and the [0, 1]
+// the model works in.
+func toUnit(d Dimension, v float64) float64 {
+	if logScaled(d) {
+		return math.Log(v/d.Lo) / math.Log(d.Hi/d.Lo)
+	}
+	return d.unit(v)
+}
+
+func fromUnit(d Dimension, u float64) float64 {
+	if logScaled(d) {
+		v := d.Lo * math.Pow(d.Hi/d.Lo, min(max(u, 0), 1))
+		if d.Kind == KindInt {
+			v = math.Round(v)
+		}
+		return min(max(v, d.Lo), d.Hi)
+	}
+	return d.At(u)
+}
+
 func anyFeasible(r *Result) bool {
 	for i := range r.Trials {
 		if r.Trials[i].Feasible {
@@ -286,7 +311,7 @@ func (p *Problem) fit(r *Result, metric func(*Trial) (float64, bool)) (fitted, b
 		}
 		u := make([]float64, len(p.Space))
 		for j, dim := range p.Space {
-			u[j] = dim.unit(t.X[j])
+			u[j] = toUnit(dim, t.X[j])
 		}
 		xs, ys = append(xs, u), append(ys, v)
 		pos = pos && v > 0
@@ -343,7 +368,7 @@ func (p *Problem) next(r *Result, rng *rand.Rand, seen map[string]bool) (u []flo
 		for range 32 {
 			c := make([]float64, d)
 			for j, dim := range p.Space {
-				c[j] = min(max(dim.unit(t.X[j])+0.05*rng.NormFloat64(), 0), 1)
+				c[j] = min(max(toUnit(dim, t.X[j])+0.05*rng.NormFloat64(), 0), 1)
 			}
 			cands = append(cands, c)
 		}
@@ -355,7 +380,7 @@ func (p *Problem) next(r *Result, rng *rand.Rand, seen map[string]bool) (u []flo
 		}
 		x := make([]float64, d)
 		for j, dim := range p.Space {
-			x[j] = dim.At(c[j])
+			x[j] = fromUnit(dim, c[j])
 		}
 		if seen[key(x)] {
 			continue

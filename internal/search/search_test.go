@@ -313,7 +313,7 @@ func TestBoundaryFewerProbesThanBisection(t *testing.T) {
 	const gpReps = 8
 	for _, noise := range []float64{0, 0.03} {
 		var nModel, nBisect, nGP, reps int
-		var errModel, errGP float64
+		var errModel, errGP, errBisect float64
 		for rep := range 40 {
 			rng := rand.New(rand.NewPCG(uint64(rep), 11))
 			s := &server{S: float64(4 + rng.IntN(60)), t0: 20 + 80*rng.Float64(), itl: 5 + 20*rng.Float64(), r: 0.2 * rng.Float64(),
@@ -337,6 +337,7 @@ func TestBoundaryFewerProbesThanBisection(t *testing.T) {
 			nBisect += len(b.Probes)
 			relM := math.Abs(m.Value-truth) / truth
 			errModel += relM
+			errBisect += math.Abs(b.Value-truth) / truth
 			// The Gaussian-process search of the same problem (fewer
 			// repetitions: it is the slow one): maximize the load under
 			// the SLA.
@@ -369,8 +370,8 @@ func TestBoundaryFewerProbesThanBisection(t *testing.T) {
 			}
 		}
 		mm, mb, mg := float64(nModel)/float64(reps), float64(nBisect)/float64(reps), float64(nGP)/gpReps
-		t.Logf("noise %v: mean probes over %d problems: monotone search %.2f (mean error %.2f%%), bisection %.2f; GP search over the first %d: %.2f (mean error %.2f%%)",
-			noise, reps, mm, 100*errModel/float64(reps), mb, gpReps, mg, 100*errGP/gpReps)
+		t.Logf("noise %v: mean probes over %d problems: monotone search %.2f (mean error %.2f%%), bisection %.2f (mean error %.2f%%); GP search over the first %d: %.2f (mean error %.2f%%)",
+			noise, reps, mm, 100*errModel/float64(reps), mb, 100*errBisect/float64(reps), gpReps, mg, 100*errGP/gpReps)
 		if mm >= mb {
 			t.Errorf("noise %v: the monotone search took %.2f probes on average, bisection %.2f", noise, mm, mb)
 		}
