@@ -182,3 +182,26 @@ func TestProfileSweepRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepCommandZipAndVariants: reprise sweep takes the same kinds of
+// sweep as profile (zip lists, variants), under points/.
+func TestSweepCommandZipAndVariants(t *testing.T) {
+	srv := startMockServer(t, nil)
+	base := []string{"sweep", "-m", "reprise-mock", "--url", srv.URL(), "--isl", "16", "--request-count", "2", "--quiet"}
+	dir := t.TempDir()
+	code, _, stderr := runCLI(t, "", append(base, "--osl", "2,3", "--concurrency", "1,2", "--sweep-type", "zip", "--out", dir)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "points", "osl_3_concurrency_2", "summary.json")); err != nil {
+		t.Error(err)
+	}
+	dir = t.TempDir()
+	code, _, stderr = runCLI(t, "", append(base, "--osl", "2", "--variant", "a: concurrency=1", "--variant", "b: concurrency=2, isl=32", "--out", dir)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "points", "b", "summary.json")); err != nil {
+		t.Error(err)
+	}
+}

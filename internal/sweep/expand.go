@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -76,7 +75,7 @@ func ExpandProfile(ps ProfileSweep) (*Expansion, error) {
 	}
 	seen := map[string]bool{}
 	for _, a := range ps.Lists {
-		if !slices.Contains(ProfileSettings, a.Name) {
+		if !known(a.Name) {
 			return nil, fmt.Errorf("--%s takes one value: the flags that take a comma list are %s", a.Name, flagList(ProfileSettings))
 		}
 		if seen[a.Name] {
@@ -144,7 +143,7 @@ func ExpandProfile(ps ProfileSweep) (*Expansion, error) {
 				return nil, fmt.Errorf("--sweep-dimension %w", err)
 			}
 			d.Name = strings.TrimPrefix(d.Name, "--")
-			if !slices.Contains(ProfileSettings, d.Name) {
+			if !known(d.Name) {
 				return nil, fmt.Errorf("--sweep-dimension %q: %s cannot be sampled; want one of %s", s, d.Name, flagList(ProfileSettings))
 			}
 			if d.Name == Concurrency || d.Name == TurnsMean {
@@ -204,7 +203,7 @@ func ParseVariant(s string, i int) (Point, error) {
 		if !ok {
 			return p, fmt.Errorf("--variant %q: %q is not KEY=VALUE", s, kv)
 		}
-		if !slices.Contains(ProfileSettings, k) {
+		if !known(k) {
 			return p, fmt.Errorf("--variant %q: key %q: a variant sets %s", s, k, flagList(ProfileSettings))
 		}
 		if seen[k] {

@@ -49,7 +49,7 @@ func FuzzParseVariant(f *testing.F) {
 		}
 		seen := map[string]bool{}
 		for i, n := range p.Names {
-			if !slices.Contains(ProfileSettings, n) || seen[n] {
+			if !known(n) || seen[n] {
 				t.Fatalf("%q gave setting %q (twice: %v)", s, n, seen[n])
 			}
 			seen[n] = true

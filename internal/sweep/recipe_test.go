@@ -198,7 +198,6 @@ func TestExpandProfile(t *testing.T) {
 		{Sampling: isearch.MethodSobol, Samples: 4},                                           // no dimension
 		{Sampling: "grid", Samples: 4, Dimensions: []string{"concurrency:1,64"}},
 		{Sampling: isearch.MethodSobol, Samples: 4, Dimensions: []string{"model:1,64"}},
-		{Lists: []Axis{ax(Speedup, "1,2")}},
 	} {
 		if _, err := ExpandProfile(bad); err == nil {
 			t.Errorf("ExpandProfile(%+v) took it", bad)
