@@ -102,6 +102,21 @@ func TestRecipesAgainstTheMock(t *testing.T) {
 		// Prefill costs P = 1 ms per prompt token.
 		{"prefill-ttft-curve", func(r *RecipeConfig, _ *Config) { r.ISLMin, r.ISLMax, r.ISLSteps = 16, 256, 4 },
 			m.P.Seconds() * 1e3, func(r *SearchResult) float64 { return r.Slope }},
+		// A ladder 1, 3, 8 at ISL 16, OSL 6: the front ends at c = S = 8,
+		// whose output throughput is S·OSL/T(S) = 8·6/0.276 s ≈ 174 tokens/s.
+		{"pareto-sweep", func(r *RecipeConfig, _ *Config) {
+			r.Pairs, r.ConcurrencyMax, r.ConcurrencySteps = [][2]float64{{16, 6}}, 8, 3
+		}, float64(m.S*m.OSL) / (m.hold(float64(m.S)) / 1e3), func(r *SearchResult) float64 {
+			best := 0.0
+			for _, name := range r.Pareto {
+				for _, p := range r.Probes {
+					if p.Point == name {
+						best = max(best, p.Metrics["output_token_throughput"])
+					}
+				}
+			}
+			return best
+		}},
 		// At concurrency 1 every gap is ITL, whatever the output length.
 		{"decode-itl-curve", func(r *RecipeConfig, _ *Config) { r.OSLMin, r.OSLMax, r.OSLSteps = 4, 16, 3 },
 			m.itlAt(1), func(r *SearchResult) float64 { return r.Metrics["inter_token_latency.avg.mean"] }},
@@ -117,6 +132,9 @@ func TestRecipesAgainstTheMock(t *testing.T) {
 			r := NewRecipeConfig(tt.name)
 			r.Stat, r.ConcurrencyMax, r.MinRounds = "avg", cmax, 3
 			tt.setup(r, &cfg)
+			if r.Name == RecipeParetoSweep {
+				cfg.Base.Synthetic.ISL, cfg.Base.Synthetic.OSL = 0, 0 // the pairs set them
+			}
 			cfg.Recipe = r
 			res, err := Run(context.Background(), cfg)
 			if err != nil {
