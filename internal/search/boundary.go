@@ -258,19 +258,18 @@ func (s *bstate) finish() *Boundary {
 
 // SearchBoundary finds the largest load in [Lo, Hi] meeting the SLA using
 // the monotone structure of the level in the load: it probes the range's
-// ends, then interpolates log ratio against log load between the
-// bracket's ends (a secant; a convex latency curve makes it approach the
-// crossing from one side) to the load x* where the ratio crosses 1, and
-// probes x*·(1 − δ) below the crossing when the bracket's passing end is
-// the farther from it, else x*·(1 + δ) above, δ = 0.45 × Precision: when
-// the model is right, the two probes either side of x* close the bracket
-// to 0.9 × Precision. A candidate that would not shrink the bracket, or
-// a bracket that did not halve (in log load) over two probes, gets a
-// bisection step instead, so the search needs at most about twice
-// bisection's probes. Loads whose outcomes are out of order (a failure
-// below a pass) are probed again, up to three times each, before
-// anything else, and every fall of the level as the load rises is
-// reported in Violations.
+// ends, then estimates the load x* where the level crosses 1 ([estimate]:
+// the line through the two lowest failing loads, else the bracket's chord
+// with Illinois weights) and probes x*·(1 − δ) when the bracket's passing
+// end is the farther from x*, else x*·(1 + δ), δ = 0.45 × Precision: when
+// the estimate is right, the two probes either side of x* close the
+// bracket to 0.9 × Precision. A candidate that would not shrink the
+// bracket, or a bracket that did not halve (in log load) over two
+// probes, gets a bisection step instead. Loads whose measurements are out
+// of order (a failure below a pass, or a level falling by more than
+// ViolationTolerance as the load rises) are probed again, up to three
+// times each, before anything else, and reported in Violations; a load's
+// level is the median of its probes.
 func SearchBoundary(ctx context.Context, c BoundaryConfig, f LevelFunc) (*Boundary, error) {
 	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("boundary search: %w", err)
