@@ -24,6 +24,7 @@ require (
 	golang.org/x/sys v0.49.0
 	golang.org/x/text v0.43.0
 	golang.org/x/tools v0.51.0
+	gonum.org/v1/gonum v0.17.0
 	k8s.io/api v0.37.2
 	sigs.k8s.io/yaml v1.6.0
 )

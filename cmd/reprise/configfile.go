@@ -14,6 +14,7 @@ import (
 
 	"github.com/reprise-bench/reprise/internal/config"
 	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/sweep"
 )
 
 // configCommands are the commands that take -f/--config.
@@ -192,7 +193,7 @@ func configArgs(cmd *cli.Command, files []string, read func(string) ([]byte, err
 				continue
 			default:
 				errs = append(errs, &config.Error{Path: path, Line: a.Line, Key: a.Key,
-					Err: fmt.Errorf("reprise %s does not take %s yet", cmd.Name, dashed(a.Flag))})
+					Err: fmt.Errorf("reprise %s has no flag %s", cmd.Name, dashed(a.Flag))})
 				continue
 			}
 			kept = append(kept, a)
@@ -271,7 +272,7 @@ func configCommand(a *app) *cli.Command {
 				ArgsUsage: "FILE",
 				Flags:     []cli.Flag{forFlag},
 				Action: func(ctx context.Context, cmd *cli.Command) error {
-					args, err := resolvedConfig(ctx, a, cmd)
+					args, _, err := resolvedConfig(ctx, a, cmd)
 					if err != nil {
 						return err
 					}
@@ -285,14 +286,16 @@ func configCommand(a *app) *cli.Command {
 				ArgsUsage: "FILE",
 				Flags:     []cli.Flag{forFlag},
 				Action: func(ctx context.Context, cmd *cli.Command) error {
-					args, err := resolvedConfig(ctx, a, cmd)
+					args, ex, err := resolvedConfig(ctx, a, cmd)
 					if err != nil {
 						return err
 					}
-					// One line: a file with a sweep section or comma lists
-					// is one sweep command line (its points are listed by
-					// the sweep itself).
 					fmt.Fprintln(a.stdout, shellLine(append([]string{"reprise", cmd.String("for")}, args...)))
+					// A profile sweep: then its runs, in run order, each
+					// named as its artifact sub-directory.
+					for _, pt := range expansionPoints(ex) {
+						fmt.Fprintln(a.stdout, pt)
+					}
 					return nil
 				},
 			},
@@ -330,13 +333,13 @@ func configCommand(a *app) *cli.Command {
 // warnings on stderr, checks the flags it resolves to as that command
 // parses them (and, for profile, maps them to Options), and returns them
 // as command-line tokens.
-func resolvedConfig(ctx context.Context, a *app, cmd *cli.Command) ([]string, error) {
+func resolvedConfig(ctx context.Context, a *app, cmd *cli.Command) ([]string, *sweep.Expansion, error) {
 	if cmd.Args().Len() != 1 {
-		return nil, exitcode.UsageError(errors.New("want one FILE"), "reprise config "+cmd.Name+" FILE")
+		return nil, nil, exitcode.UsageError(errors.New("want one FILE"), "reprise config "+cmd.Name+" FILE")
 	}
 	path, name := cmd.Args().First(), cmd.String("for")
 	if !slices.Contains(configCommands, name) {
-		return nil, exitcode.UsageError(fmt.Errorf("--for %q: want profile, replay or sweep", name), "")
+		return nil, nil, exitcode.UsageError(fmt.Errorf("--for %q: want profile, replay or sweep", name), "")
 	}
 	// A fresh command tree whose command only checks its flags.
 	quiet := &app{stdin: a.stdin, stdout: io.Discard, stderr: io.Discard, log: a.log, abort: a.abort}
@@ -346,20 +349,28 @@ func resolvedConfig(ctx context.Context, a *app, cmd *cli.Command) ([]string, er
 		fmt.Fprintf(a.stderr, "warning: %s\n", w.Error())
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tokens, trace, err := renderArgs(sub, fa, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if trace != "" {
 		tokens = append(tokens, trace)
 	}
 	var checkErr error
+	var ex *sweep.Expansion
 	sub.Action = func(_ context.Context, c *cli.Command) error {
 		switch name {
 		case "profile":
-			_, _, checkErr = profileOptions(c)
+			if _, _, checkErr = profileOptions(c); checkErr != nil {
+				return nil
+			}
+			ps, _, err := profileSweepFrom(c)
+			if err == nil && ps.Active() {
+				ex, err = sweep.ExpandProfile(ps)
+			}
+			checkErr = err
 		default:
 			_, checkErr = timingConfigFrom(c)
 		}
@@ -368,12 +379,29 @@ func resolvedConfig(ctx context.Context, a *app, cmd *cli.Command) ([]string, er
 	var errBuf strings.Builder
 	root.ErrWriter = &errBuf
 	if err := root.Run(ctx, append([]string{"reprise", name}, tokens...)); err != nil {
-		return nil, exitcode.UsageError(fmt.Errorf("%s: %w", path, err), configHint)
+		return nil, nil, exitcode.UsageError(fmt.Errorf("%s: %w", path, err), configHint)
 	}
 	if checkErr != nil {
-		return nil, exitcode.UsageError(fmt.Errorf("%s: %w", path, checkErr), configHint)
+		return nil, nil, exitcode.UsageError(fmt.Errorf("%s: %w", path, checkErr), configHint)
 	}
-	return tokens, nil
+	return tokens, ex, nil
+}
+
+// expansionPoints are the lines config expand prints for a profile
+// sweep's runs: "NAME: SETTING=VALUE …" each (none for nil).
+func expansionPoints(ex *sweep.Expansion) []string {
+	if ex == nil {
+		return nil
+	}
+	lines := make([]string, len(ex.Points))
+	for i, pt := range ex.Points {
+		var kv []string
+		for j, n := range pt.Names {
+			kv = append(kv, n+"="+strconv.FormatFloat(pt.Values[j], 'g', -1, 64))
+		}
+		lines[i] = pt.Name() + ": " + strings.Join(kv, " ")
+	}
+	return lines
 }
 
 // shellLine joins args into a line a POSIX shell reads back as args.

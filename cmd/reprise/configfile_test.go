@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reprise-bench/reprise/internal/config"
+	"github.com/reprise-bench/reprise/internal/sweep"
 )
 
 func writeCfg(t *testing.T, dir, name, content string) string {
@@ -159,7 +160,7 @@ func TestConfigCommands(t *testing.T) {
 		t.Errorf("expand: exit %d: %q, want %q; %s", code, stdout, want, stderr)
 	}
 	for _, tc := range []struct{ name, file, want string }{
-		{"bad value", "loadgen:\n  concurrency: many\n", `--concurrency "many": want a whole number`},
+		{"bad value", "loadgen:\n  concurrency: many\n", `--concurrency "many": "many" is not a number`},
 		{"option check", "loadgen:\n  benchmark_grace_period: 5\n", "--benchmark-grace-period needs --benchmark-duration"},
 		{"unknown key", "output:\n  artifact_dri: x\n", "output.artifact_dri: unknown key; did you mean artifact_dir?"},
 	} {
@@ -284,4 +285,55 @@ func sweepOrSearch(name string) bool {
 	return slices.Contains([]string{"sweep-type", "variant", "sweep-variant", "scenario", "unsafe-override", "backend", "grpc-method",
 		"checkpoint-dir", "enable-checkpointing", "generate-plots", "max-threads", "measurement-interval", "stability-percentage",
 		"output-tokens-mean-deterministic", "session-concurrency", "server-metrics-url", "server-metrics-urls", "sweep-list", "sweep-range"}, name)
+}
+
+// TestConfigExpandSweep checks that a YAML sweep section expands to the
+// same runs as the flags it stands for: reprise config expand prints the
+// profile command line, then each point of sweep.ExpandProfile over those
+// flags, for grid and zip lists and a seeded Sobol design (profile reads
+// its lists in a fixed order, --isl before --concurrency, whatever the
+// order they are given in).
+func TestConfigExpandSweep(t *testing.T) {
+	dir := t.TempDir()
+	head := "endpoint:\n  model_names: [m]\n  url: http://localhost:1\nloadgen:\n  request_count: 10\ninput:\n  osl: 8\n"
+	for _, tc := range []struct {
+		name, sweep string
+		ps          sweep.ProfileSweep
+		points      int
+	}{
+		{"grid", "sweep:\n  concurrency: [10, 50]\n  isl: [128, 512]\n", sweep.ProfileSweep{Lists: []sweep.Axis{
+			mustAxis(t, "isl", "128,512"), mustAxis(t, "concurrency", "10,50")}}, 4},
+		{"zip", "sweep:\n  type: zip\n  concurrency: [10, 50]\n  isl: [128, 512]\n", sweep.ProfileSweep{Type: sweep.SweepZip, Lists: []sweep.Axis{
+			mustAxis(t, "isl", "128,512"), mustAxis(t, "concurrency", "10,50")}}, 2},
+		{"sobol", "reprise:\n  random_seed: 7\nsweep:\n  sampling: sobol\n  samples: 5\n  dimensions:\n    concurrency: [1, 64]\n",
+			sweep.ProfileSweep{Sampling: "sobol", Samples: 5, Dimensions: []string{"concurrency:1,64"}, Seed: 7}, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, "", "config", "expand", writeCfg(t, dir, tc.name+".yaml", head+tc.sweep))
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(stdout), "\n")
+			ex, err := sweep.ExpandProfile(tc.ps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := expansionPoints(ex)
+			if len(want) != tc.points || len(lines) != 1+len(want) {
+				t.Fatalf("%d points from the flags (want %d); config expand printed:\n%s", len(want), tc.points, stdout)
+			}
+			if diff := cmp.Diff(want, lines[1:]); diff != "" {
+				t.Errorf("config expand's runs differ from the flags' (-flags +file):\n%s", diff)
+			}
+		})
+	}
+}
+
+func mustAxis(t *testing.T, name, spec string) sweep.Axis {
+	t.Helper()
+	ax, err := sweep.ParseAxis(name, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ax
 }

@@ -70,9 +70,12 @@ func profileFlags() []cli.Flag {
 		if extra := profileAliases[name]; len(extra) > 0 {
 			setAliases(f, append(slices.Clone(f.Names()[1:]), extra...))
 		}
+		if _, ok := profileListFlags[name]; ok {
+			f = asListFlag(f) // AIPerf's comma lists (profile_sweep.go)
+		}
 		out = append(out, f)
 	}
-	return append(out, profileOwnFlags()...)
+	return append(append(out, profileOwnFlags()...), profileSweepFlags()...)
 }
 
 // setAliases sets the Aliases of a flag value of the cli package.
@@ -265,13 +268,6 @@ var aiperfUnsupported = map[string]string{
 	"gen-ai-provider":                          otelRefusal,
 	"profile-run-cooldown-seconds":             "the runs of --num-profile-runs follow each other without a pause; run the command several times for a cooldown",
 	"convergence-mode":                         "only the ci_width mode (AIPerf's default) exists: --convergence-threshold bounds the interval's relative half-width; drop the flag",
-	"parameter-sweep-cooldown-seconds":         "parameter sweeps are not part of profile: run one profile per value (comma lists are not accepted)",
-	"parameter-sweep-same-seed":                "parameter sweeps are not part of profile: run one profile per value",
-	"parameter-sweep-mode":                     "parameter sweeps are not part of profile: run one profile per value",
-	"sweep-type":                               "parameter sweeps are not part of profile: run one profile per value",
-	"no-sweep-table":                           "parameter sweeps are not part of profile: drop the flag",
-	"variant":                                  "parameter sweeps are not part of profile: run one profile per variant",
-	"sweep-variant":                            "parameter sweeps are not part of profile: run one profile per variant",
 	"extra-verbose":                            "give reprise --log-level debug before the command",
 	"vv":                                       "give reprise --log-level debug before the command",
 	"workers-max":                              "reprise has no worker processes; --senders N sets the most requests in flight",
@@ -312,7 +308,7 @@ var aiperfUnsupported = map[string]string{
 
 // aiperfFamilies are prefixes of AIPerf flag families that the profile
 // command does not take, each with its sentence (image, audio and video
-// synthesis, search recipes).
+// synthesis, Optuna's sampler settings).
 var aiperfFamilies = []struct{ prefix, why string }{
 	{"image-", "image inputs are not synthesized; put them in the dataset's rows (AIPerf single_turn image fields are read) or use a Wasm adapter"},
 	{"batch-size-image", "image inputs are not synthesized; put them in the dataset's rows"},
@@ -320,30 +316,12 @@ var aiperfFamilies = []struct{ prefix, why string }{
 	{"batch-size-audio", "audio inputs are not synthesized; drop the flag"},
 	{"video-", "video inputs are not synthesized; drop the flag"},
 	{"batch-size-video", "video inputs are not synthesized; drop the flag"},
-	{"search-", "adaptive searches are not part of profile: run one profile per value"},
-	{"optuna-", "adaptive searches are not part of profile: run one profile per value"},
-	{"bo-", "adaptive searches are not part of profile: run one profile per value"},
-	{"degradation-", "adaptive searches are not part of profile: run one profile per value"},
-	{"slo-attainment-fraction", "use --goodput with --min-good-fraction F"},
 	{"mlflow-", "runs are not pushed to MLflow; the run directory's summary.json and Parquet files hold every number (log them as artifacts afterwards)"},
 	{"wandb-", "runs are not pushed to Weights & Biases; the run directory's summary.json and Parquet files hold every number (log them afterwards)"},
 	{"server-metrics-url", "GenAI-Perf's DCGM URL is --gpu-telemetry URL in AIPerf and here; --server-metrics URL scrapes a server's Prometheus metrics"},
 	{"sweep-list", "GenAI-Perf analyze's sweeps: give reprise sweep the values as a comma list (--concurrency 1,8,32)"},
 	{"sweep-range", "GenAI-Perf analyze's sweeps: give reprise sweep a range (--request-rate 1:64:x2)"},
-	{"error-rate-sla", "use --max-error-rate R"},
-	{"isl-min", "searches over lengths are not part of profile: run one profile per --isl"},
-	{"isl-max", "searches over lengths are not part of profile: run one profile per --isl"},
-	{"isl-steps", "searches over lengths are not part of profile: run one profile per --isl"},
-	{"osl-min", "searches over lengths are not part of profile: run one profile per --osl"},
-	{"osl-max", "searches over lengths are not part of profile: run one profile per --osl"},
-	{"osl-steps", "searches over lengths are not part of profile: run one profile per --osl"},
-	{"concurrency-min", "searches are not part of profile: run one profile per --concurrency"},
-	{"concurrency-max", "searches are not part of profile: run one profile per --concurrency"},
-	{"concurrency-steps", "searches are not part of profile: run one profile per --concurrency"},
-	{"isl-osl-pairs", "run one profile per --isl/--osl pair"},
-	{"ttft-sla-ms", "use --goodput \"time_to_first_token:MS\""},
-	{"itl-sla-ms", "use --goodput \"inter_token_latency:MS\""},
-	{"e2e-sla-ms", "use --goodput \"request_latency:MS\""},
+	{"optuna-", "reprise's model-based search is its own (a Gaussian process with constrained expected improvement, --search-space and --search-*), not Optuna: its sampler settings do not apply; drop the flag"},
 }
 
 // aiperfWhy returns the sentence for an AIPerf flag name the profile
@@ -415,6 +393,12 @@ func profileCommand(a *app) *cli.Command {
 			// every run, unless told otherwise.
 			runs.WarmupOnce = runs.WarmupOnce || cmd.Bool("profile-run-disable-warmup-after-first")
 			runs.FreshPromptSeed = cmd.Bool("vary-seed-per-trial") || !cmd.Bool("set-consistent-seed")
+			ps, _, _ := profileSweepFrom(cmd)
+			recipe, rerr := profileRecipeFrom(cmd)
+			search, serr := profileSearchFrom(cmd)
+			if profileSweeps(&ps, recipe, search) || rerr != nil || serr != nil {
+				return runProfileSweep(ctx, a, cmd, o, runs, quiet)
+			}
 			return replayOnceOrRuns(ctx, a, o, runs, quiet, "--num-profile-runs replays the input", "see 'reprise profile --help'")
 		},
 	}
@@ -431,6 +415,11 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 	rc, err := timingConfigFrom(cmd)
 	errs = append(errs, err)
 	o := replayOptions(cmd)
+	// The flags that take a comma list (profile_sweep.go): a single
+	// value, or a list's first, is the base run's.
+	_, vals, err := profileSweepFrom(cmd)
+	errs = append(errs, err)
+	applyProfileValues(&o, &rc, vals)
 	// AIPerf's tokenizer is the model's unless one is named.
 	o.TokenizerFromModel = !cmd.IsSet("tokenizer")
 	quiet := cmd.Bool("quiet")

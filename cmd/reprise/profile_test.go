@@ -150,7 +150,7 @@ func TestProfileCommands(t *testing.T) {
 		{"embeddings", []string{"--endpoint-type", "nim_embeddings", "-b", "2", "--isl", "16", "--osl", "1", "--request-count", "2"}, 2, ""},
 		{"rankings", []string{"--endpoint-type", "hf_tei_rankings", "--rankings-passages-mean", "3", "--rankings-passages-prompt-token-mean", "12",
 			"--rankings-query-prompt-token-mean", "8", "--osl", "1", "--request-count", "2"}, 2, ""},
-		{"sweep list", []string{"--concurrency", "10,20", "--isl", "16", "--osl", "4"}, 0, "--concurrency"},
+		{"sweep with the dashboard", []string{"--concurrency", "10,20", "--isl", "16", "--osl", "4", "--ui-type", "dashboard"}, 0, "dashboard"},
 		{"profile runs", []string{"--num-profile-runs", "2", "--confidence-level", "0.9", "--warmup-request-count", "1", "--request-count", "3", "--isl", "16", "--osl", "4"}, -2, ""},
 		{"profile run cooldown", []string{"--profile-run-cooldown-seconds", "5", "--isl", "16", "--osl", "4"}, 0, "aiperf's --profile-run-cooldown-seconds is not supported"},
 		{"prefill concurrency", []string{"--prefill-concurrency", "2", "--streaming", "--isl", "16", "--osl", "4"}, 0, "aiperf's --prefill-concurrency is not supported"},

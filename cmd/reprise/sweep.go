@@ -118,6 +118,15 @@ func sweepFlags() []cli.Flag {
 			Usage: "synthetic input lengths `VALUES` in tokens"},
 		&cli.StringFlag{Name: "osl", Aliases: []string{"output-tokens-mean"}, Category: catSweep, Sources: envVars("osl"),
 			Usage: "synthetic output lengths `VALUES` in tokens"},
+		&cli.StringFlag{Name: "sweep-type", Value: sweep.SweepGrid, Category: catSweep, Sources: envVars("sweep-type"),
+			Usage: "`TYPE` of a sweep of several lists: grid (every combination) or zip (the i-th values together; lists of equal length)"},
+		&cli.StringSliceFlag{Name: "variant", Aliases: []string{"sweep-variant"}, Category: catSweep, Sources: envVars("variant"),
+			Usage: "a scenario `'[NAME:] KEY=VALUE, …'` (keys: the swept settings); repeat it, at least twice; points/NAME/"},
+		&cli.StringFlag{Name: "sweep-sampling", Category: catSweep, Sources: envVars("sweep-sampling"),
+			Usage: "`METHOD` sobol or latin_hypercube: a sampled sweep over the --sweep-dimension ranges (seeded by --seed; design in sampling_design.json)"},
+		&cli.IntFlag{Name: "sweep-samples", Category: catSweep, Sources: envVars("sweep-samples"), Usage: "`N` points of --sweep-sampling"},
+		&cli.StringSliceFlag{Name: "sweep-dimension", Category: catSweep, Sources: envVars("sweep-dimension"),
+			Usage: "a range of --sweep-sampling, `'SETTING:LO,HI[:int|float]'`; repeatable"},
 		&cli.StringFlag{Name: "find", Category: catSweep, Sources: envVars("find"),
 			Usage: "`GOAL`: max-rate, max-concurrency or max-speedup: bracket then bisect the largest load meeting --goodput at --min-good-fraction"},
 		&cli.FloatFlag{Name: "find-start", Category: catSweep, Sources: envVars("find-start"),
@@ -163,7 +172,7 @@ func sweepCommand(a *app) *cli.Command {
 		Name:      "sweep",
 		Usage:     "replay at many loads: a grid of settings, or a search for the largest load that meets SLOs",
 		ArgsUsage: "[TRACE]",
-		Description: "Runs the replay once per point of a grid over one or two settings (--concurrency, --request-rate,\n" +
+		Description: "Runs the replay once per point of a grid over any of the settings (--concurrency, --request-rate,\n" +
 			"--speedup, --isl, --osl as lists or ranges), each point a run directory under --out/points/, and\n" +
 			"prints one table row per point: load asked and achieved, goodput, TTFT/ITL/latency p50/p99,\n" +
 			"throughput, per-user tokens/s, errors and lateness; then the Pareto front and its knee.\n" +
@@ -272,10 +281,22 @@ func runSweep(ctx context.Context, a *app, cmd *cli.Command) error {
 		if setting == sweep.RequestRate && o.Replay.Mode == replay.ModeAuto {
 			o.Replay.Mode = replay.ModeRate
 		}
+	} else if ps := (sweep.ProfileSweep{Type: cmd.String("sweep-type"), Variants: cmd.StringSlice("variant"),
+		Sampling: cmd.String("sweep-sampling"), Samples: cmd.Int("sweep-samples"), Dimensions: cmd.StringSlice("sweep-dimension"),
+		Seed: o.Replay.Seed}); ps.Type == sweep.SweepZip || ps.Active() {
+		// A zip, variant or sampled sweep: explicit points (under points/,
+		// named as AIPerf names them).
+		ps.Lists = cfg.Axes
+		exp, err := sweep.ExpandProfile(ps)
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			cfg.Axes, cfg.Points, cfg.Design = nil, exp.Points, exp.Design
+		}
 	} else if len(cfg.Axes) == 0 {
-		errs = append(errs, errors.New("nothing to sweep: give a list or range to --concurrency, --request-rate, --speedup, --isl or --osl, or --find"))
-	} else if len(cfg.Axes) > 2 {
-		errs = append(errs, fmt.Errorf("a sweep varies one or two settings, got %d", len(cfg.Axes)))
+		errs = append(errs, errors.New("nothing to sweep: give a list or range to --concurrency, --request-rate, --speedup, --isl or --osl, --variant, --sweep-sampling, or --find"))
+	} else if cmd.String("sweep-type") != sweep.SweepGrid {
+		errs = append(errs, fmt.Errorf("--sweep-type %q: want grid or zip", cmd.String("sweep-type")))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return usage(err)

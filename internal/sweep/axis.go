@@ -3,6 +3,7 @@ package sweep
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -11,12 +12,27 @@ import (
 
 // The settings a sweep can vary, named as their replay flags.
 const (
-	Concurrency = "concurrency"  // Options.Replay.Concurrency
-	RequestRate = "request-rate" // Options.Replay.RequestRate
-	Speedup     = "speedup"      // Options.Replay.Speedup
-	ISL         = "isl"          // Options.Synthetic.ISL
-	OSL         = "osl"          // Options.Synthetic.OSL
+	Concurrency = "concurrency"            // Options.Replay.Concurrency
+	RequestRate = "request-rate"           // Options.Replay.RequestRate
+	Speedup     = "speedup"                // Options.Replay.Speedup
+	ISL         = "isl"                    // Options.Synthetic.ISL
+	OSL         = "osl"                    // Options.Synthetic.OSL
+	ISLStdDev   = "isl-stddev"             // Options.Synthetic.ISLStdDev
+	OSLStdDev   = "osl-stddev"             // Options.Synthetic.OSLStdDev
+	TurnsMean   = "conversation-turn-mean" // Options.Synthetic.TurnsMean
 )
+
+// ProfileSettings are the settings a profile sweep can vary: AIPerf's
+// sweepable flags (comma lists, variants and sampling dimensions).
+var ProfileSettings = []string{Concurrency, RequestRate, ISL, ISLStdDev, OSL, OSLStdDev, TurnsMean}
+
+// known reports whether name is a setting a sweep can vary.
+func known(name string) bool {
+	return slices.Contains(Settings, name) || slices.Contains(ProfileSettings, name)
+}
+
+// stddev reports whether setting name may be 0 (a standard deviation).
+func stddev(name string) bool { return name == ISLStdDev || name == OSLStdDev }
 
 // Settings lists the settings a sweep can vary: the request shape first,
 // then the load. The reprise sweep command orders its axes so, which
@@ -45,12 +61,8 @@ type Axis struct {
 // be whole numbers ≥ 1; the others positive.
 func ParseAxis(name, spec string) (Axis, error) {
 	a := Axis{Name: name, Spec: spec}
-	known := false
-	for _, s := range Settings {
-		known = known || s == name
-	}
-	if !known {
-		return a, fmt.Errorf("sweep setting %q: want one of %s", name, strings.Join(Settings, ", "))
+	if !known(name) {
+		return a, fmt.Errorf("sweep setting %q: want one of %s", name, strings.Join(append(slices.Clone(Settings), ISLStdDev, OSLStdDev, TurnsMean), ", "))
 	}
 	bad := func(format string, args ...any) (Axis, error) {
 		return a, fmt.Errorf("--%s %q: %s", name, spec, fmt.Sprintf(format, args...))
@@ -116,9 +128,9 @@ func ParseAxis(name, spec string) (Axis, error) {
 	seen := map[float64]bool{}
 	for _, v := range a.Values {
 		switch {
-		case v <= 0:
+		case v < 0 || (v == 0 && !stddev(name)):
 			return bad("value %v must be > 0", v)
-		case name == Concurrency && v != math.Trunc(v):
+		case (name == Concurrency || name == TurnsMean) && v != math.Trunc(v):
 			return bad("concurrency %v must be a whole number", v)
 		case seen[v]:
 			return bad("value %v appears twice", v)
@@ -150,6 +162,12 @@ func Apply(o *reprise.Options, name string, v float64) {
 		o.Synthetic.ISL = v
 	case OSL:
 		o.Synthetic.OSL = v
+	case ISLStdDev:
+		o.Synthetic.ISLStdDev = v
+	case OSLStdDev:
+		o.Synthetic.OSLStdDev = v
+	case TurnsMean:
+		o.Synthetic.TurnsMean = v
 	default:
 		panic("BUG: sweep.Apply: unknown setting " + name)
 	}
@@ -163,13 +181,19 @@ func formatValue(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) 
 type Point struct {
 	// Names and Values are the axes' names and this point's values, in
 	// axis order.
-	Names  []string
-	Values []float64
+	Names  []string  `json:"names"`
+	Values []float64 `json:"values"`
+	// Label, when not empty, is the point's name (a profile sweep's
+	// AIPerf directory name, concurrency_10, or a variant's name).
+	Label string `json:"label,omitempty"`
 }
 
-// Name is the point's directory name: "request-rate=8" or, with two
-// axes, "concurrency=4_isl=512".
+// Name is the point's directory name: its Label, else "request-rate=8"
+// or, with several axes, "concurrency=4_isl=512".
 func (p Point) Name() string {
+	if p.Label != "" {
+		return p.Label
+	}
 	parts := make([]string, len(p.Names))
 	for i, n := range p.Names {
 		parts[i] = n + "=" + formatValue(p.Values[i])
@@ -185,8 +209,8 @@ func (p Point) Apply(o *reprise.Options) {
 }
 
 // Grid returns the points of the axes' cross product, the last axis
-// varying fastest (with two axes, the second is swept for each value of
-// the first).
+// varying fastest (the last axis is swept for each setting of the ones
+// before it).
 func Grid(axes []Axis) []Point {
 	if len(axes) == 0 {
 		return nil

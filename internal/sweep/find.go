@@ -424,7 +424,7 @@ func (sr *search) measure(ctx context.Context, v float64, why string) (stop bool
 		st := s.status(p)
 		if k := sr.tries[v]; k > 1 {
 			st.Name += "_" + tryName + "=" + strconv.Itoa(k)
-			st.Dir = filepath.Join(PointsDir, st.Name)
+			st.Dir = filepath.Join(s.cfg.pointsDir(), st.Name)
 			if s.cfg.FreshPromptSeed {
 				st.PromptSeed = DeriveSeed(s.cfg.Base.Prompts.Seed, st.Name)
 			}
@@ -483,7 +483,7 @@ func (sr *search) tryDone(v float64, k int) bool {
 	if k > 1 {
 		name += "_" + tryName + "=" + strconv.Itoa(k)
 	}
-	dir := filepath.Join(sr.s.cfg.Dir, PointsDir, name)
+	dir := filepath.Join(sr.s.cfg.Dir, sr.s.cfg.pointsDir(), name)
 	if sr.s.cfg.Runs.multi() {
 		return repeatComplete(dir)
 	}

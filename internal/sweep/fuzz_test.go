@@ -3,6 +3,7 @@ package sweep
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -30,6 +31,52 @@ func FuzzLoadManifest(f *testing.F) {
 		want := map[string]float64{Concurrency: l.Replay.Concurrency, RequestRate: l.Replay.RequestRate, Speedup: l.Replay.Speedup}[name]
 		if v != want { // JSON has no NaN
 			t.Fatalf("setting %s = %v, manifest says %v", name, v, want)
+		}
+	})
+}
+
+// FuzzParseVariant: any text either fails or gives a point whose names
+// are profile settings, set once each, with values a sweep takes, and a
+// label that is a directory name.
+func FuzzParseVariant(f *testing.F) {
+	for _, s := range []string{"small: concurrency=8, isl=512", "isl_stddev=10, --osl=64", "a: b", "x:concurrency=0", "../x: isl=1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParseVariant(s, 1)
+		if err != nil {
+			return
+		}
+		seen := map[string]bool{}
+		for i, n := range p.Names {
+			if !known(n) || seen[n] {
+				t.Fatalf("%q gave setting %q (twice: %v)", s, n, seen[n])
+			}
+			seen[n] = true
+			if v := p.Values[i]; v < 0 || v != v {
+				t.Fatalf("%q gave %s = %v", s, n, v)
+			}
+		}
+		if p.Label == "" || p.Label == "." || p.Label == ".." || strings.ContainsAny(p.Label, `/\`) {
+			t.Fatalf("%q gave label %q", s, p.Label)
+		}
+	})
+}
+
+// FuzzParsePairs: any text either fails or gives pairs of lengths ≥ 1.
+func FuzzParsePairs(f *testing.F) {
+	for _, s := range []string{"512:128,2048:256", "512x128", "1:0", ",", "a:b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ps, err := ParsePairs(s)
+		if err != nil {
+			return
+		}
+		for _, p := range ps {
+			if !(p[0] >= 1 && p[1] >= 1) {
+				t.Fatalf("%q gave pair %v", s, p)
+			}
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -27,8 +28,8 @@ func Read(dir string) (*Manifest, error) {
 	}
 	// Version 1 has a subset of version 2's fields, with the same
 	// meanings but for a search's outcomes (docs/format/sweep.md).
-	if m.SchemaVersion != SchemaVersion && m.SchemaVersion != "1" {
-		return nil, fmt.Errorf("read %s: schema_version %q, want %q or \"1\"", p, m.SchemaVersion, SchemaVersion)
+	if m.SchemaVersion != SchemaVersion && m.SchemaVersion != "2" && m.SchemaVersion != "1" {
+		return nil, fmt.Errorf("read %s: schema_version %q, want %q, \"2\" or \"1\"", p, m.SchemaVersion, SchemaVersion)
 	}
 	return &m, nil
 }
@@ -108,11 +109,37 @@ func ReportSections(m *Manifest) []report.Section {
 	}
 	sections := []report.Section{{ID: "sweep-table", Title: "Sweep", Explain: explain +
 		" (latencies in ms; good % with its Wilson interval)", Tables: []report.Table{table}}}
+	if m.Search != nil {
+		sections = append([]report.Section{searchSection(m.Search)}, sections...)
+	}
 	if len(rows) == 0 {
 		return sections
 	}
 	sections = append(append(sections, paretoSection(m, rows)), loadSections(m, rows)...)
 	return sections
+}
+
+// searchSection is a recipe's or search's answer and its probes, each
+// with its validity.
+func searchSection(r *SearchResult) report.Section {
+	t := report.Table{Header: []string{"probe", "why", "valid", "level", "pass", "metrics", "why not valid"}}
+	for _, p := range r.Probes {
+		var ms []string
+		for _, k := range slices.Sorted(maps.Keys(p.Metrics)) {
+			ms = append(ms, fmt.Sprintf("%s %.4g", k, p.Metrics[k]))
+		}
+		cls := ""
+		if !p.Valid {
+			cls = "warn"
+		}
+		t.Rows = append(t.Rows, []report.Cell{{Text: p.Point}, {Text: p.Why}, {Text: fmt.Sprint(p.Valid), Class: cls},
+			num(p.Level), {Text: fmt.Sprint(p.Pass)}, {Text: strings.Join(ms, ", ")}, {Text: strings.Join(p.Reasons, "; ")}})
+	}
+	explain := r.Text
+	if len(r.Violations) > 0 {
+		explain += " Monotonicity: " + strings.Join(r.Violations, "; ") + "."
+	}
+	return report.Section{ID: "search-answer", Title: "Search: " + r.Kind, Explain: explain, Tables: []report.Table{t}}
 }
 
 func num(v float64) report.Cell { return report.Cell{Text: fmt.Sprintf("%.4g", v), Class: "num"} }

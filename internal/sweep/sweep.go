@@ -18,6 +18,7 @@ import (
 
 	"github.com/reprise-bench/reprise"
 	"github.com/reprise-bench/reprise/engine/summary"
+	isearch "github.com/reprise-bench/reprise/internal/search"
 )
 
 // Files of a sweep directory.
@@ -37,7 +38,7 @@ const (
 
 // SchemaVersion is the version of sweep.json and sweep.parquet
 // (docs/format/sweep.md).
-const SchemaVersion = "2"
+const SchemaVersion = "3"
 
 // Defaults of [NewConfig].
 const (
@@ -89,9 +90,30 @@ type Config struct {
 	// Dir is the sweep directory (created; an earlier sweep of the same
 	// plan in it is resumed).
 	Dir string
-	// Axes are the swept settings (one or two) of a grid sweep; a
-	// search has none and uses Find.
+	// Axes are the swept settings (any number) of a grid sweep; a
+	// search has none and uses Find, Recipe or Search.
 	Axes []Axis
+	// Points, when not empty, are the points to run, in order, instead
+	// of the grid of Axes (a zip, variant or sampled sweep, or a grid
+	// with AIPerf's names: [ExpandProfile]). A stop condition then ends
+	// the rest of the points.
+	Points []Point
+	// PointsDir is the directory of the points, relative to Dir:
+	// [PointsDir] ("points") when empty; "." puts each point directly
+	// in Dir (AIPerf's layout: artifacts/…-concurrency_sweep/concurrency_10/).
+	PointsDir string
+	// Cooldown is a pause before every point but the first (AIPerf's
+	// --parameter-sweep-cooldown-seconds).
+	Cooldown time.Duration
+	// Recipe, when not nil, runs one of AIPerf's search recipes instead
+	// of a grid ([RecipeConfig]).
+	Recipe *RecipeConfig
+	// Search, when not nil, runs a model-based search over a box of
+	// settings instead of a grid ([SearchConfig]).
+	Search *SearchConfig
+	// Design, when not nil, is the sampling design Points were drawn
+	// from, written to sampling_design.json ([DesignFile]).
+	Design *isearch.Design
 	// Find, when not nil, searches for the largest load that meets the
 	// SLOs instead of sweeping a grid.
 	Find *FindConfig
@@ -140,9 +162,12 @@ type PointStatus struct {
 	// RequestCount and DurationNS, when not 0, replace the base's
 	// request count and duration (ns) for this point: the probe-length
 	// rule of a search ([FindConfig]).
-	RequestCount int    `json:"request_count,omitempty"`
-	DurationNS   int64  `json:"duration_ns,omitempty"`
-	Status       string `json:"status"`
+	RequestCount int   `json:"request_count,omitempty"`
+	DurationNS   int64 `json:"duration_ns,omitempty"`
+	// WarmupRequests, when not 0, replaces the base's warmup request
+	// count (a recipe's first wave of a closed loop).
+	WarmupRequests int    `json:"warmup_requests,omitempty"`
+	Status         string `json:"status"`
 	// Reason says why a point was skipped or failed, or which stop
 	// condition it met.
 	Reason string `json:"reason,omitempty"`
@@ -152,12 +177,19 @@ type PointStatus struct {
 
 // Plan is what identifies a sweep: resuming requires the same plan.
 type Plan struct {
-	Kind    string      `json:"kind"` // "grid" or "find"
-	Axes    []Axis      `json:"axes,omitempty"`
-	Find    *FindConfig `json:"find,omitempty"`
-	Base    BaseInfo    `json:"base"`
-	Runs    int         `json:"runs"`
-	UntilCI float64     `json:"until_ci,omitempty"`
+	Kind string      `json:"kind"` // "grid", "find", "recipe" or "search"
+	Axes []Axis      `json:"axes,omitempty"`
+	Find *FindConfig `json:"find,omitempty"`
+	// Planned are Config.Points; PointsDir Config.PointsDir;
+	// CooldownNS Config.Cooldown in ns.
+	Planned    []Point       `json:"planned,omitempty"`
+	PointsDir  string        `json:"points_dir,omitempty"`
+	CooldownNS int64         `json:"cooldown_ns,omitempty"`
+	Recipe     *RecipeConfig `json:"recipe,omitempty"`
+	Search     *SearchConfig `json:"search_plan,omitempty"`
+	Base       BaseInfo      `json:"base"`
+	Runs       int           `json:"runs"`
+	UntilCI    float64       `json:"until_ci,omitempty"`
 	// ConvergenceMetric and ConvergenceThreshold are RunsConfig's.
 	ConvergenceMetric    string     `json:"convergence_metric,omitempty"`
 	ConvergenceThreshold float64    `json:"convergence_threshold,omitempty"`
@@ -230,6 +262,9 @@ type Manifest struct {
 	Knee   string   `json:"knee,omitempty"`
 	// Found is the boundary search's answer (Kind "find").
 	Found *Found `json:"found,omitempty"`
+	// Search is a recipe's or a model-based search's answer, probes and
+	// their validity (Kind "recipe" or "search").
+	Search *SearchResult `json:"search,omitempty"`
 }
 
 // measured reports whether any point of the sweep was measured, whole or
@@ -273,9 +308,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Find != nil {
+	switch {
+	case cfg.Find != nil:
 		err = s.find(ctx)
-	} else {
+	case cfg.Recipe != nil:
+		err = s.recipe(ctx)
+	case cfg.Search != nil:
+		err = s.optimize(ctx)
+	default:
 		err = s.grid(ctx)
 	}
 	if err2 := s.finish(); err == nil {
@@ -300,16 +340,50 @@ func newSweeper(cfg Config) (*sweeper, error) {
 	if cfg.Dir == "" {
 		errs = append(errs, errors.New("no directory (Dir)"))
 	}
-	if cfg.Find == nil && (len(cfg.Axes) == 0 || len(cfg.Axes) > 2) {
-		errs = append(errs, fmt.Errorf("want one or two swept settings (Axes), got %d", len(cfg.Axes)))
+	searches := 0
+	for _, on := range []bool{cfg.Find != nil, cfg.Recipe != nil, cfg.Search != nil} {
+		if on {
+			searches++
+		}
 	}
-	if len(cfg.Axes) == 2 && cfg.Axes[0].Name == cfg.Axes[1].Name {
-		errs = append(errs, fmt.Errorf("setting %s swept twice", cfg.Axes[0].Name))
+	if searches > 1 {
+		errs = append(errs, errors.New("give one of Find, Recipe and Search"))
+	}
+	if searches == 0 && len(cfg.Axes) == 0 && len(cfg.Points) == 0 {
+		errs = append(errs, errors.New("nothing to sweep: no swept settings (Axes) or Points"))
+	}
+	if len(cfg.Axes) > 0 && len(cfg.Points) > 0 {
+		errs = append(errs, errors.New("give Axes or Points, not both"))
+	}
+	seenAxis := map[string]bool{}
+	for _, a := range cfg.Axes {
+		if seenAxis[a.Name] {
+			errs = append(errs, fmt.Errorf("setting %s swept twice", a.Name))
+		}
+		seenAxis[a.Name] = true
+	}
+	seenPoint := map[string]bool{}
+	for _, p := range cfg.Points {
+		if seenPoint[p.Name()] {
+			errs = append(errs, fmt.Errorf("point %s planned twice", p.Name()))
+		}
+		seenPoint[p.Name()] = true
+		for _, n := range p.Names {
+			if !known(n) {
+				errs = append(errs, fmt.Errorf("point %s: %q is not a setting a sweep can vary", p.Name(), n))
+			}
+		}
+	}
+	if searches > 0 && (len(cfg.Axes) > 0 || len(cfg.Points) > 0) {
+		errs = append(errs, errors.New("a search takes no Axes or Points"))
+	}
+	if cfg.Recipe != nil {
+		errs = append(errs, cfg.Recipe.validate())
+	}
+	if cfg.Search != nil {
+		errs = append(errs, cfg.Search.validate())
 	}
 	if cfg.Find != nil {
-		if len(cfg.Axes) > 0 {
-			errs = append(errs, errors.New("a search (Find) takes no Axes"))
-		}
 		errs = append(errs, cfg.Find.validate(&cfg.Base))
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -321,11 +395,17 @@ func newSweeper(cfg Config) (*sweeper, error) {
 	cfg.Runs.Runs = max(cfg.Runs.Runs, 1)
 	plan := Plan{Kind: "grid", Axes: cfg.Axes, Find: cfg.Find, Base: baseInfo(&cfg.Base), Runs: cfg.Runs.Runs,
 		UntilCI: cfg.Runs.UntilCI, ConvergenceMetric: cfg.Runs.ConvergenceMetric, ConvergenceThreshold: cfg.Runs.ConvergenceThreshold,
-		WarmupOnce: cfg.Runs.WarmupOnce, Level: cfg.Runs.Level, FreshPromptSeed: cfg.FreshPromptSeed, BeforePoint: cfg.BeforePoint, Stop: cfg.Stop}
-	if cfg.Find != nil {
+		WarmupOnce: cfg.Runs.WarmupOnce, Level: cfg.Runs.Level, FreshPromptSeed: cfg.FreshPromptSeed, BeforePoint: cfg.BeforePoint, Stop: cfg.Stop,
+		Planned: cfg.Points, PointsDir: cfg.PointsDir, CooldownNS: int64(cfg.Cooldown), Recipe: cfg.Recipe, Search: cfg.Search}
+	switch {
+	case cfg.Find != nil:
 		plan.Kind = "find"
+	case cfg.Recipe != nil:
+		plan.Kind = "recipe"
+	case cfg.Search != nil:
+		plan.Kind = "search"
 	}
-	if err := os.MkdirAll(filepath.Join(cfg.Dir, PointsDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(cfg.Dir, cfg.pointsDir()), 0o755); err != nil {
 		return nil, fmt.Errorf("sweep directory: %w", err)
 	}
 	mpath := filepath.Join(cfg.Dir, ManifestFile)
@@ -345,17 +425,38 @@ func newSweeper(cfg Config) (*sweeper, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
+	if cfg.Design != nil {
+		if err := writeJSON(filepath.Join(cfg.Dir, DesignFile), cfg.Design); err != nil {
+			return nil, err
+		}
+	}
 	log := cfg.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &sweeper{cfg: cfg, log: log, res: &Result{Manifest: Manifest{SchemaVersion: SchemaVersion, Plan: plan}}}
-	if cfg.Find == nil {
-		for _, p := range Grid(cfg.Axes) {
+	if searches == 0 {
+		for _, p := range cfg.planned() {
 			s.res.Points = append(s.res.Points, s.status(p))
 		}
 	}
 	return s, nil
+}
+
+// planned are the points of a grid sweep: Points, else the grid of Axes.
+func (c *Config) planned() []Point {
+	if len(c.Points) > 0 {
+		return c.Points
+	}
+	return Grid(c.Axes)
+}
+
+// pointsDir is the points' directory relative to Dir.
+func (c *Config) pointsDir() string {
+	if c.PointsDir == "" {
+		return PointsDir
+	}
+	return c.PointsDir
 }
 
 // planDiff names the first top-level field of sweep.json's plan that
@@ -366,8 +467,8 @@ func planDiff(a, b Plan) string {
 	bb, _ := json.Marshal(b)
 	json.Unmarshal(ab, &ma)
 	json.Unmarshal(bb, &mb)
-	for _, k := range []string{"kind", "axes", "find", "base", "runs", "until_ci", "warmup_once", "confidence_level",
-		"fresh_prompt_seed", "before_point", "stop"} {
+	for _, k := range []string{"kind", "axes", "find", "planned", "points_dir", "cooldown_ns", "recipe", "search_plan", "base", "runs",
+		"until_ci", "warmup_once", "confidence_level", "fresh_prompt_seed", "before_point", "stop"} {
 		if !bytes.Equal(ma[k], mb[k]) {
 			return fmt.Sprintf("%s was %s, is now %s", k, orNone(ma[k]), orNone(mb[k]))
 		}
@@ -387,7 +488,7 @@ func (s *sweeper) status(p Point) PointStatus {
 	if s.cfg.FreshPromptSeed {
 		seed = DeriveSeed(seed, p.Name())
 	}
-	st := PointStatus{Name: p.Name(), Dir: filepath.Join(PointsDir, p.Name()), Settings: map[string]float64{},
+	st := PointStatus{Name: p.Name(), Dir: filepath.Join(s.cfg.pointsDir(), p.Name()), Settings: map[string]float64{},
 		PromptSeed: seed, Status: StatusPending}
 	for i, n := range p.Names {
 		st.Settings[n] = p.Values[i]
@@ -398,8 +499,11 @@ func (s *sweeper) status(p Point) PointStatus {
 // grid runs the points in order, applying the stop conditions along the
 // last axis.
 func (s *sweeper) grid(ctx context.Context) error {
-	points := Grid(s.cfg.Axes)
-	inner := len(s.cfg.Axes[len(s.cfg.Axes)-1].Values)
+	points := s.cfg.planned()
+	inner := len(points)
+	if len(s.cfg.Points) == 0 {
+		inner = len(s.cfg.Axes[len(s.cfg.Axes)-1].Values)
+	}
 	sloFails := 0
 	stopped := ""
 	for i, p := range points {
@@ -410,6 +514,13 @@ func (s *sweeper) grid(ctx context.Context) error {
 		if stopped != "" {
 			st.Status, st.Reason = StatusSkipped, "after "+stopped
 			continue
+		}
+		if i > 0 && s.cfg.Cooldown > 0 && !s.pointDone(st) {
+			if err := pause(ctx, s.cfg.Cooldown); err != nil {
+				s.res.Interrupted = true
+				s.markRest(i)
+				return s.save()
+			}
 		}
 		row, err := s.point(ctx, p, st)
 		if err != nil || s.res.Interrupted {
@@ -426,6 +537,16 @@ func (s *sweeper) grid(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// pointDone reports whether the point's directory holds its complete
+// run(s).
+func (s *sweeper) pointDone(st *PointStatus) bool {
+	dir := filepath.Join(s.cfg.Dir, st.Dir)
+	if s.cfg.Runs.multi() {
+		return repeatComplete(dir)
+	}
+	return runComplete(dir)
 }
 
 // markRest leaves the points from i on pending (an interrupted sweep).
@@ -516,7 +637,7 @@ func (s *sweeper) point(ctx context.Context, p Point, st *PointStatus) (*Row, er
 	st.Status, st.Row = StatusDone, &row
 	s.res.Rows = append(s.res.Rows, row)
 	s.lastRuns = runs
-	if s.cfg.Find == nil {
+	if s.cfg.Find == nil && s.cfg.Recipe == nil && s.cfg.Search == nil {
 		s.line(&row, "")
 	}
 	return &row, nil
@@ -533,6 +654,9 @@ func (s *sweeper) options(p Point, st *PointStatus, dir string) reprise.Options 
 	}
 	if st.DurationNS > 0 {
 		o.Replay.Duration = time.Duration(st.DurationNS)
+	}
+	if st.WarmupRequests > 0 {
+		o.Replay.WarmupRequests, o.Replay.WarmupDuration = st.WarmupRequests, 0
 	}
 	o.Output.Dir, o.Output.Overwrite = dir, true
 	o.Progress = nil
@@ -646,9 +770,29 @@ func (p *Plan) axisNames() []string {
 	if p.Find != nil {
 		return []string{p.Find.Setting}
 	}
-	names := make([]string, len(p.Axes))
-	for i, a := range p.Axes {
-		names[i] = a.Name
+	var names []string
+	for _, a := range p.Axes {
+		names = append(names, a.Name)
+	}
+	add := func(n string) {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	for _, pt := range p.Planned {
+		for _, n := range pt.Names {
+			add(n)
+		}
+	}
+	if p.Recipe != nil {
+		for _, n := range p.Recipe.settings() {
+			add(n)
+		}
+	}
+	if p.Search != nil {
+		for _, d := range p.Search.Space {
+			add(d.Name)
+		}
 	}
 	return names
 }

@@ -1,0 +1,404 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/reprise-bench/reprise"
+	"github.com/reprise-bench/reprise/internal/exitcode"
+	isearch "github.com/reprise-bench/reprise/internal/search"
+	"github.com/reprise-bench/reprise/internal/sweep"
+	"github.com/reprise-bench/reprise/replay"
+)
+
+const catProfileSweep = "AIPerf sweeps and searches"
+
+// profileListFlags maps the profile flags that take a comma list (AIPerf's
+// sweepable flags) to the sweep setting each varies.
+var profileListFlags = map[string]string{
+	"concurrency": sweep.Concurrency, "request-rate": sweep.RequestRate, "isl": sweep.ISL, "osl": sweep.OSL,
+	"isl-stddev": sweep.ISLStdDev, "osl-stddev": sweep.OSLStdDev, "session-turns-mean": sweep.TurnsMean,
+}
+
+// profileListOrder is the order in which comma lists become axes (the
+// last varies fastest): the request shape, then the load.
+var profileListOrder = []string{"isl", "isl-stddev", "osl", "osl-stddev", "session-turns-mean", "request-rate", "concurrency"}
+
+// asListFlag returns a string flag with f's names, category, sources and
+// usage, so that profile reads a comma list where replay reads a number.
+func asListFlag(f cli.Flag) cli.Flag {
+	v := reflect.ValueOf(f).Elem()
+	str := func(field string) string { return v.FieldByName(field).String() }
+	sf := &cli.StringFlag{Name: f.Names()[0], Aliases: f.Names()[1:], Category: str("Category"),
+		Usage: str("Usage") + "; a comma list (10,50,100) sweeps it, one run per value"}
+	if src, ok := v.FieldByName("Sources").Interface().(cli.ValueSourceChain); ok {
+		sf.Sources = src
+	}
+	return sf
+}
+
+// profileSweepFlags are AIPerf's sweep and search flags.
+func profileSweepFlags() []cli.Flag {
+	const cat = catProfileSweep
+	return []cli.Flag{
+		&cli.StringFlag{Name: "sweep-type", Value: sweep.SweepGrid, Category: cat, Sources: envVars("sweep-type"),
+			Usage: "`TYPE` of a sweep of several comma lists: grid (every combination, the last list fastest) or zip (the i-th values together; lists of equal length)"},
+		&cli.StringSliceFlag{Name: "variant", Aliases: []string{"sweep-variant"}, Category: cat, Sources: envVars("variant"),
+			Usage: "a scenario `'[NAME:] KEY=VALUE, …'` (keys: concurrency, request-rate, isl, osl, isl-stddev, osl-stddev, conversation-turn-mean); repeat it, at least twice; one run each, in NAME/ (variant_N/ unnamed)"},
+		&cli.StringFlag{Name: "parameter-sweep-mode", Value: "repeated", Category: cat, Sources: envVars("parameter-sweep-mode"),
+			Usage: "`MODE` of a sweep with --num-profile-runs N: repeated (the whole sweep N times, profile_runs/trial_000K/…) or independent (N runs of each value before the next)"},
+		&cli.BoolFlag{Name: "parameter-sweep-same-seed", Category: cat, Sources: envVars("parameter-sweep-same-seed"),
+			Usage: "every sweep value sends the same prompts (by default each value gets its own prompt seed, so it misses the prefix cache the one before filled)"},
+		&cli.FloatFlag{Name: "parameter-sweep-cooldown-seconds", Category: cat, Sources: envVars("parameter-sweep-cooldown-seconds"),
+			Usage: "pause `S` seconds between sweep values"},
+		&cli.BoolFlag{Name: "no-sweep-table", Category: cat, Sources: envVars("no-sweep-table"),
+			Usage: "do not print the sweep table (it is still written: sweep.json, sweep.parquet)"},
+		&cli.StringFlag{Name: "sweep-sampling", Category: cat, Sources: envVars("sweep-sampling"),
+			Usage: "`METHOD` of a sampled sweep: sobol or latin_hypercube over the --sweep-dimension ranges (seeded by --random-seed; the design is written to sampling_design.json)"},
+		&cli.IntFlag{Name: "sweep-samples", Category: cat, Sources: envVars("sweep-samples"),
+			Usage: "`N` points of --sweep-sampling"},
+		&cli.StringSliceFlag{Name: "sweep-dimension", Category: cat, Sources: envVars("sweep-dimension"),
+			Usage: "a range of --sweep-sampling, `'FLAG:LO,HI[:int|float]'` (e.g. concurrency:1,128:int); repeatable"},
+		&cli.StringFlag{Name: "search-recipe", Category: cat, Sources: envVars("search-recipe"),
+			Usage: "`RECIPE`: " + strings.Join(sweep.Recipes, ", ") + " (docs/format/cli.md, \"Sweeps and searches\")"},
+		&cli.FloatFlag{Name: "ttft-sla-ms", Category: cat, Sources: envVars("ttft-sla-ms"), Usage: "recipes: TTFT at --search-stat at most `MS`"},
+		&cli.FloatFlag{Name: "itl-sla-ms", Category: cat, Sources: envVars("itl-sla-ms"), Usage: "recipes: ITL at --search-stat at most `MS`"},
+		&cli.FloatFlag{Name: "e2e-sla-ms", Category: cat, Sources: envVars("e2e-sla-ms"), Usage: "recipes: request latency at --search-stat at most `MS`"},
+		&cli.FloatFlag{Name: "error-rate-sla", Category: cat, Sources: envVars("error-rate-sla"), Usage: "recipes: error rate at most `R` (a fraction)"},
+		&cli.FloatFlag{Name: "slo-attainment-fraction", Value: sweep.DefaultSLOAttainmentFraction, Category: cat, Sources: envVars("slo-attainment-fraction"),
+			Usage: "max-goodput-under-slo: at least `F` of the requests meet --goodput"},
+		&cli.FloatFlag{Name: "degradation-threshold", Value: sweep.DefaultDegradationThreshold, Category: cat, Sources: envVars("degradation-threshold"),
+			Usage: "concurrency-ramp: the knee is the largest concurrency whose latency is at most (1 + `F`) × that at --concurrency-min"},
+		&cli.FloatFlag{Name: "concurrency-min", Value: sweep.DefaultConcurrencyMin, Category: cat, Sources: envVars("concurrency-min"), Usage: "recipes: lowest concurrency `N`"},
+		&cli.FloatFlag{Name: "concurrency-max", Value: sweep.DefaultConcurrencyMax, Category: cat, Sources: envVars("concurrency-max"), Usage: "recipes: highest concurrency `N`"},
+		&cli.IntFlag{Name: "concurrency-steps", Value: sweep.DefaultConcurrencySteps, Category: cat, Sources: envVars("concurrency-steps"),
+			Usage: "pareto-sweep: `N` concurrencies per pair, geometric from --concurrency-min to --concurrency-max"},
+		&cli.FloatFlag{Name: "isl-min", Category: cat, Sources: envVars("isl-min"), Usage: "prefill-ttft-curve: shortest prompt, `TOKENS`"},
+		&cli.FloatFlag{Name: "isl-max", Category: cat, Sources: envVars("isl-max"), Usage: "prefill-ttft-curve: longest prompt, `TOKENS`"},
+		&cli.IntFlag{Name: "isl-steps", Value: sweep.DefaultCurveSteps, Category: cat, Sources: envVars("isl-steps"), Usage: "prefill-ttft-curve: `N` prompt lengths, linear"},
+		&cli.FloatFlag{Name: "osl-min", Category: cat, Sources: envVars("osl-min"), Usage: "decode-itl-curve: shortest output, `TOKENS` (≥ 2)"},
+		&cli.FloatFlag{Name: "osl-max", Category: cat, Sources: envVars("osl-max"), Usage: "decode-itl-curve: longest output, `TOKENS`"},
+		&cli.IntFlag{Name: "osl-steps", Value: sweep.DefaultCurveSteps, Category: cat, Sources: envVars("osl-steps"), Usage: "decode-itl-curve: `N` output lengths, linear"},
+		&cli.StringFlag{Name: "isl-osl-pairs", Category: cat, Sources: envVars("isl-osl-pairs"), Usage: "pareto-sweep: `PAIRS` ISL:OSL,ISL:OSL (e.g. 512:128,2048:256)"},
+		&cli.StringSliceFlag{Name: "search-space", Category: cat, Sources: envVars("search-space"),
+			Usage: "model-based search: a range `'PATH:LO,HI[:int|float]'` of a setting (concurrency, request-rate, isl, osl, …, or a dotted path ending in one); repeatable"},
+		&cli.StringSliceFlag{Name: "search-metric", Category: cat, Sources: envVars("search-metric"),
+			Usage: "model-based search: the `METRIC` to optimize (output_token_throughput, time_to_first_token, …); several give a Pareto front"},
+		&cli.StringFlag{Name: "search-stat", Category: cat, Sources: envVars("search-stat"), DefaultText: "avg for --search-metric, p99 for recipes",
+			Usage: "`STAT` of --search-metric and of the recipes' SLAs: avg, min, max, std, p1 … p99"},
+		&cli.StringSliceFlag{Name: "search-direction", Category: cat, Sources: envVars("search-direction"),
+			Usage: "maximize or minimize each --search-metric, in order (default maximize)"},
+		&cli.StringSliceFlag{Name: "search-sla", Category: cat, Sources: envVars("search-sla"),
+			Usage: "model-based search: a constraint `'METRIC:STAT:OP:THRESHOLD'` (time_to_first_token:p99:<=:500); repeatable"},
+		&cli.IntFlag{Name: "search-max-iterations", Value: isearch.DefaultMaxIterations, Category: cat, Sources: envVars("search-max-iterations"),
+			Usage: "model-based search: at most `N` probes"},
+		&cli.IntFlag{Name: "search-initial-points", Value: isearch.DefaultInitialPoints, Category: cat, Sources: envVars("search-initial-points"),
+			Usage: "model-based search: `N` probes of a Sobol design before the model chooses"},
+		&cli.Uint64Flag{Name: "search-random-seed", Category: cat, Sources: envVars("search-random-seed"), DefaultText: "--random-seed",
+			Usage: "`SEED` of the model-based search (its design and candidates)"},
+		&cli.StringFlag{Name: "bo-constraint-mode", Value: "probability", Category: cat, Sources: envVars("bo-constraint-mode"),
+			Usage: "`MODE` of --search-sla in the model-based search: probability (expected improvement × the probability that every SLA holds; the only mode)"},
+	}
+}
+
+// profileSweepFrom reads a profile command's sweep flags: the comma
+// lists, the sweep type, variants and sampling. vals are the values the
+// base options take (a single value, or a list's first).
+func profileSweepFrom(cmd *cli.Command) (ps sweep.ProfileSweep, vals map[string]float64, err error) {
+	var errs []error
+	vals = map[string]float64{}
+	for _, flag := range profileListOrder {
+		spec := strings.TrimSpace(cmd.String(flag))
+		if spec == "" {
+			continue
+		}
+		setting := profileListFlags[flag]
+		if strings.Contains(spec, ":") {
+			errs = append(errs, fmt.Errorf("--%s %q: profile takes a comma list (AIPerf's form); ranges A:B:xF are reprise sweep's", flag, spec))
+			continue
+		}
+		ax, err := sweep.ParseAxis(setting, spec)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--%s: %w", flag, err))
+			continue
+		}
+		vals[setting] = ax.Values[0]
+		if len(ax.Values) > 1 {
+			ps.Lists = append(ps.Lists, ax)
+		}
+	}
+	ps.Type = cmd.String("sweep-type")
+	if cmd.IsSet("sweep-type") && len(ps.Lists) == 0 {
+		errs = append(errs, errors.New("--sweep-type needs comma lists to combine (e.g. --concurrency 10,50 --isl 128,512)"))
+	}
+	ps.Variants = cmd.StringSlice("variant")
+	ps.Sampling, ps.Samples, ps.Dimensions = cmd.String("sweep-sampling"), cmd.Int("sweep-samples"), cmd.StringSlice("sweep-dimension")
+	ps.Seed = cmd.Uint64("random-seed")
+	return ps, vals, errors.Join(errs...)
+}
+
+// applyProfileValues sets the swept settings' base values in o and rc.
+func applyProfileValues(o *reprise.Options, rc *replay.Config, vals map[string]float64) {
+	tmp := *o
+	tmp.Replay = *rc
+	for name, v := range vals {
+		sweep.Apply(&tmp, name, v)
+	}
+	*rc = tmp.Replay
+	tmp.Replay = o.Replay
+	*o = tmp
+}
+
+// profileRecipeFrom reads --search-recipe and its flags; nil without one.
+func profileRecipeFrom(cmd *cli.Command) (*sweep.RecipeConfig, error) {
+	name := cmd.String("search-recipe")
+	if name == "" {
+		return nil, nil
+	}
+	r := sweep.NewRecipeConfig(name)
+	if s := cmd.String("search-stat"); s != "" {
+		r.Stat = s
+	}
+	r.TTFTSLA, r.ITLSLA, r.E2ESLA, r.ErrorRateSLA = cmd.Float("ttft-sla-ms"), cmd.Float("itl-sla-ms"), cmd.Float("e2e-sla-ms"), cmd.Float("error-rate-sla")
+	r.SLOAttainment, r.Degradation = cmd.Float("slo-attainment-fraction"), cmd.Float("degradation-threshold")
+	r.ConcurrencyMin, r.ConcurrencyMax, r.ConcurrencySteps = cmd.Float("concurrency-min"), cmd.Float("concurrency-max"), cmd.Int("concurrency-steps")
+	r.ISLMin, r.ISLMax, r.ISLSteps = cmd.Float("isl-min"), cmd.Float("isl-max"), cmd.Int("isl-steps")
+	r.OSLMin, r.OSLMax, r.OSLSteps = cmd.Float("osl-min"), cmd.Float("osl-max"), cmd.Int("osl-steps")
+	if p := cmd.String("isl-osl-pairs"); p != "" {
+		pairs, err := sweep.ParsePairs(p)
+		if err != nil {
+			return nil, err
+		}
+		r.Pairs = pairs
+	}
+	// A probe's length: --request-count or --benchmark-duration when
+	// given, else three waves of the probe's concurrency after one of
+	// warmup.
+	if !cmd.IsSet("request-count") && !cmd.IsSet("benchmark-duration") && !cmd.IsSet("duration") {
+		r.MinRounds = 3
+	}
+	return r, nil
+}
+
+// profileSearchFrom reads the model-based search flags; nil without
+// --search-space.
+func profileSearchFrom(cmd *cli.Command) (*sweep.SearchConfig, error) {
+	spaces := cmd.StringSlice("search-space")
+	if len(spaces) == 0 {
+		for _, f := range []string{"search-metric", "search-sla", "search-direction"} {
+			if cmd.IsSet(f) {
+				return nil, fmt.Errorf("--%s needs --search-space 'PATH:LO,HI[:int|float]'", f)
+			}
+		}
+		return nil, nil
+	}
+	var errs []error
+	c := &sweep.SearchConfig{MaxIterations: cmd.Int("search-max-iterations"), InitialPoints: cmd.Int("search-initial-points"),
+		Seed: cmd.Uint64("random-seed")}
+	if cmd.IsSet("search-random-seed") {
+		c.Seed = cmd.Uint64("search-random-seed")
+	}
+	for _, s := range spaces {
+		d, err := isearch.ParseDimension(s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--search-space %w", err))
+			continue
+		}
+		name, err := sweep.SettingForPath(d.Name)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--search-space: %w", err))
+			continue
+		}
+		d.Name = name
+		c.Space = append(c.Space, d)
+	}
+	stat := cmd.String("search-stat")
+	metrics, dirs := cmd.StringSlice("search-metric"), cmd.StringSlice("search-direction")
+	if len(metrics) == 0 {
+		metrics = []string{"output_token_throughput"}
+	}
+	if len(dirs) > len(metrics) {
+		errs = append(errs, fmt.Errorf("%d --search-direction for %d --search-metric", len(dirs), len(metrics)))
+	}
+	for i, m := range metrics {
+		o := isearch.Objective{Metric: m, Maximize: true}
+		if !strings.Contains(m, ":") && stat != "" {
+			o.Metric = m + ":" + stat
+		}
+		if i < len(dirs) {
+			switch strings.ToLower(dirs[i]) {
+			case "maximize", "max":
+			case "minimize", "min":
+				o.Maximize = false
+			default:
+				errs = append(errs, fmt.Errorf("--search-direction %q: want maximize or minimize", dirs[i]))
+			}
+		}
+		c.Objectives = append(c.Objectives, o)
+	}
+	for _, s := range cmd.StringSlice("search-sla") {
+		k, err := isearch.ParseConstraint(s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--search-sla %w", err))
+			continue
+		}
+		c.Constraints = append(c.Constraints, k)
+	}
+	if m := cmd.String("bo-constraint-mode"); m != "probability" {
+		errs = append(errs, fmt.Errorf("--bo-constraint-mode %q: reprise's search weighs expected improvement by the probability that every SLA holds (probability); no other mode", m))
+	}
+	return c, errors.Join(errs...)
+}
+
+// profileSweeps reports whether the command sweeps or searches.
+func profileSweeps(ps *sweep.ProfileSweep, r *sweep.RecipeConfig, sc *sweep.SearchConfig) bool {
+	return ps.Active() || r != nil || sc != nil
+}
+
+// runProfileSweep is a profile command that sweeps or searches: one run
+// directory per value (AIPerf's layout: ARTIFACT_DIR/concurrency_10/),
+// sweep.json and sweep.parquet, the sweep table on stderr.
+func runProfileSweep(ctx context.Context, a *app, cmd *cli.Command, o reprise.Options, runs sweep.RunsConfig, quiet bool) error {
+	usage := func(err error) error {
+		return exitcode.UsageError(err, "see 'reprise profile --help' and docs/format/cli.md")
+	}
+	ps, _, err := profileSweepFrom(cmd)
+	if err != nil {
+		return usage(err)
+	}
+	recipe, rerr := profileRecipeFrom(cmd)
+	search, serr := profileSearchFrom(cmd)
+	if err := errors.Join(rerr, serr); err != nil {
+		return usage(err)
+	}
+	kinds := 0
+	for _, on := range []bool{ps.Active(), recipe != nil, search != nil} {
+		if on {
+			kinds++
+		}
+	}
+	if kinds > 1 {
+		return usage(errors.New("a sweep (comma lists, --variant, --sweep-sampling), --search-recipe and --search-space are three kinds of run: give one"))
+	}
+	if o.UI == reprise.UIDashboard {
+		return usage(errors.New("--ui-type dashboard is not supported with parameter sweeps and searches (as in AIPerf): use --ui-type simple or none"))
+	}
+	if o.Trace.Path == "-" {
+		return usage(errors.New("a sweep replays its input once per value: give a file, not - (standard input)"))
+	}
+	cfg := sweep.NewConfig()
+	cfg.Base = o
+	cfg.Base.Log = a.log
+	cfg.Base.Abort = a.abort.Done()
+	cfg.PointsDir = "."
+	cfg.Stop = sweep.StopConfig{SaturationTolerance: sweep.DefaultSaturationTolerance, MaxErrorRate: 1} // AIPerf runs every value
+	cfg.FreshPromptSeed = !cmd.Bool("parameter-sweep-same-seed")
+	cfg.Runs = runs
+	if cmd.IsSet("parameter-sweep-cooldown-seconds") {
+		var errs []error
+		cfg.Cooldown = seconds(&errs, "parameter-sweep-cooldown-seconds", cmd.Float("parameter-sweep-cooldown-seconds"))
+		if err := errors.Join(errs...); err != nil || cfg.Cooldown < 0 {
+			return usage(fmt.Errorf("--parameter-sweep-cooldown-seconds %v: want seconds ≥ 0", cmd.Float("parameter-sweep-cooldown-seconds")))
+		}
+	}
+	var stim string
+	switch {
+	case recipe != nil:
+		cfg.Recipe = recipe
+		stim = recipe.Name
+		if cfg.Base.Replay.Mode == replay.ModeAuto && cfg.Base.Replay.RequestRate == 0 {
+			cfg.Base.Replay.Mode = replay.ModeConcurrency
+		}
+		if recipe.Name == sweep.RecipeMaxGoodput && cfg.Base.Goodput == "" {
+			return usage(errors.New("max-goodput-under-slo needs the SLOs a request must meet: give --goodput, e.g. \"time_to_first_token:250\""))
+		}
+	case search != nil:
+		cfg.Search = search
+		stim = "search"
+	default:
+		exp, err := sweep.ExpandProfile(ps)
+		if err != nil {
+			return usage(err)
+		}
+		cfg.Points, cfg.Design = exp.Points, exp.Design
+		switch {
+		case len(ps.Lists) > 0:
+			stim = strings.ReplaceAll(ps.Lists[len(ps.Lists)-1].Name, "-", "_") + "_sweep"
+		case len(ps.Variants) > 0:
+			stim = "variant_sweep"
+		default:
+			stim = ps.Sampling + "_sweep"
+		}
+		if runs.Runs > 1 {
+			switch cmd.String("parameter-sweep-mode") {
+			case "repeated":
+				// The whole sweep once per trial: profile_runs/trial_000K/VALUE.
+				var pts []sweep.Point
+				for k := 1; k <= runs.Runs; k++ {
+					for _, p := range exp.Points {
+						p.Label = filepath.Join("profile_runs", fmt.Sprintf("trial_%04d", k), p.Name())
+						pts = append(pts, p)
+					}
+				}
+				cfg.Points, cfg.Runs.Runs = pts, 1
+			case "independent":
+			default:
+				return usage(fmt.Errorf("--parameter-sweep-mode %q: want repeated or independent", cmd.String("parameter-sweep-mode")))
+			}
+		}
+	}
+	cfg.Dir = o.Output.Dir
+	if !cmd.IsSet("out") {
+		// AIPerf's artifact directory of a sweep: …-concurrency_sweep.
+		name := artifactName(&o)
+		if i := strings.LastIndex(name, "-"); i >= 0 {
+			name = name[:i]
+		}
+		cfg.Dir = filepath.Join("artifacts", name+"-"+stim)
+	}
+	if !quiet && !cmd.Bool("no-sweep-table") {
+		cfg.Table = a.stderr
+	}
+	if !quiet {
+		cfg.Base.OnStart = func(s reprise.Start) {
+			fmt.Fprintf(a.stderr, "reprise: sweep point %s (%s mode, %s)\n", s.Dir, s.Mode, plannedText(s.Planned, o.Replay.Duration))
+		}
+	}
+	res, err := sweep.Run(ctx, cfg)
+	if errors.Is(err, sweep.ErrPlanChanged) && !cmd.IsSet("overwrite") {
+		// AIPerf writes over its artifact directory: a sweep of another
+		// plan there is replaced, not resumed.
+		if rmErr := os.Remove(filepath.Join(cfg.Dir, sweep.ManifestFile)); rmErr == nil {
+			res, err = sweep.Run(ctx, cfg)
+		}
+	}
+	if err != nil {
+		if errors.Is(err, sweep.ErrInvalidConfig) {
+			return usage(err)
+		}
+		if errors.Is(err, sweep.ErrPlanChanged) {
+			return exitcode.UsageError(err, "give the flags of the sweep in --artifact-dir to resume it, or a new --artifact-dir")
+		}
+		return runError(err, &cfg.Base)
+	}
+	if quiet {
+		fmt.Fprintln(a.stdout, cfg.Dir)
+	} else {
+		fmt.Fprintf(a.stderr, "sweep: %s (reprise report %s shows it)\n", cfg.Dir, cfg.Dir)
+	}
+	if res.Interrupted {
+		return &exitcode.Error{Code: exitcode.RunError, Err: fmt.Errorf("interrupted; run the same command again to resume the sweep in %s", cfg.Dir)}
+	}
+	if s := res.Search; s != nil && recipe != nil && recipe.Name != sweep.RecipeParetoSweep && s.Value == 0 && s.Slope == 0 && len(s.Probes) > 0 &&
+		recipe.Name != sweep.RecipePrefillTTFT && recipe.Name != sweep.RecipeDecodeITL {
+		return &exitcode.Error{Code: exitcode.SLOBreach, Err: errors.New(s.Text)}
+	}
+	return nil
+}

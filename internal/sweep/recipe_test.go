@@ -1,0 +1,281 @@
+package sweep
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	isearch "github.com/reprise-bench/reprise/internal/search"
+	"github.com/reprise-bench/reprise/replay"
+)
+
+// recipeMock is the mock of the recipe tests, in closed loop
+// (internal/mockserver's timing model, as capacityMock):
+//
+//	below S slots a request's TTFT is t0 = TTFT + P·ISL and its ITL
+//	ITL(c) = ITL + R·(c − 1) with c requests running; a slot is held
+//	T(c) = t0 + (OSL − 1)·ITL(c), so E2E(c) = T(c).
+//	Past S every slot is busy: throughput X = S/T(S), E2E(c) = c/X =
+//	c·T(S)/S (Little's law) and TTFT(c) = t0 + (c/S − 1)·T(S).
+//
+// With S = 8, t0 = 20 + 16 = 36 ms, ITL = 20 ms + 4 ms per running
+// request and OSL = 6: T(8) = 36 + 5·48 = 276 ms, X = 29 requests/s.
+var recipeMock = capacityMock{S: 8, TTFT: 20 * time.Millisecond, P: time.Millisecond,
+	ITL: 20 * time.Millisecond, R: 4 * time.Millisecond, ISL: 16, OSL: 6}
+
+func (m capacityMock) t0() float64 { return m.firstToken() }
+
+func (m capacityMock) itlAt(c float64) float64 {
+	return (m.ITL + time.Duration(min(c, float64(m.S))-1)*m.R).Seconds() * 1e3
+}
+
+func (m capacityMock) hold(c float64) float64 { return m.t0() + float64(m.OSL-1)*m.itlAt(c) }
+
+func (m capacityMock) ttftAt(c float64) float64 {
+	return m.t0() + max(c/float64(m.S)-1, 0)*m.hold(float64(m.S))
+}
+
+func (m capacityMock) e2eAt(c float64) float64 {
+	if c <= float64(m.S) {
+		return m.hold(c)
+	}
+	return c * m.hold(float64(m.S)) / float64(m.S)
+}
+
+// largest is the largest whole concurrency in [1, hi] at which f ≤ lim.
+func largest(f func(float64) float64, lim, hi float64) float64 {
+	best := 0.0
+	for c := 1.0; c <= hi; c++ {
+		if f(c) <= lim {
+			best = c
+		}
+	}
+	return best
+}
+
+// TestRecipesAgainstTheMock: every recipe's answer is within 10 % of the
+// value derived from the mock's settings (recipeMock), with its probe
+// count logged.
+func TestRecipesAgainstTheMock(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a calibration against the mock's latency curve: the race detector slows the mock")
+	}
+	if testing.Short() {
+		t.Skip("about 90 s of probes against the mock")
+	}
+	if share := cpuShare(); share < 0.33 {
+		t.Skipf("this process gets %.0f%% of a CPU; the calibration needs a third of one", 100*share)
+	}
+	m := recipeMock
+	srv := m.start(t)
+	const cmax = 32
+	tests := []struct {
+		name  string
+		setup func(r *RecipeConfig, cfg *Config)
+		// want is the derived answer; got reads it from the result.
+		want float64
+		got  func(r *SearchResult) float64
+	}{
+		{"max-throughput-itl-sla", func(r *RecipeConfig, _ *Config) { r.ITLSLA = 42 },
+			largest(m.itlAt, 42, cmax), func(r *SearchResult) float64 { return r.Value }},
+		{"max-throughput-ttft-sla", func(r *RecipeConfig, _ *Config) { r.TTFTSLA = m.t0() + 0.6*m.hold(8) },
+			largest(m.ttftAt, m.t0()+0.6*m.hold(8), cmax), func(r *SearchResult) float64 { return r.Value }},
+		{"max-concurrency-under-sla", func(r *RecipeConfig, _ *Config) { r.E2ESLA = 400; r.ErrorRateSLA = 0.01 },
+			largest(m.e2eAt, 400, cmax), func(r *SearchResult) float64 { return r.Value }},
+		// The mock's service is deterministic, so its slots run in waves:
+		// all S start together and end together. Past S, c − S requests
+		// of each wave wait for the next one, a whole hold T(S) = 276 ms,
+		// and miss a TTFT SLO of 200 ms (t0 + T(S) > 200): the good
+		// fraction is S/c, at least F up to c = S/F (8/0.9 → 8).
+		{"max-goodput-under-slo", func(r *RecipeConfig, cfg *Config) {
+			cfg.Base.Goodput = "ttft:200"
+			r.SLOAttainment = 0.9
+		}, math.Floor(float64(m.S) / 0.9), func(r *SearchResult) float64 { return r.Value }},
+		{"concurrency-ramp", func(r *RecipeConfig, _ *Config) { r.Degradation = 1.92 },
+			largest(m.e2eAt, 2.92*m.e2eAt(1), cmax), func(r *SearchResult) float64 { return r.Value }},
+		// Prefill costs P = 1 ms per prompt token.
+		{"prefill-ttft-curve", func(r *RecipeConfig, _ *Config) { r.ISLMin, r.ISLMax, r.ISLSteps = 16, 256, 4 },
+			m.P.Seconds() * 1e3, func(r *SearchResult) float64 { return r.Slope }},
+		// A ladder 1, 3, 8 at ISL 16, OSL 6: the front ends at c = S = 8,
+		// whose output throughput is S·OSL/T(S) = 8·6/0.276 s ≈ 174 tokens/s.
+		{"pareto-sweep", func(r *RecipeConfig, _ *Config) {
+			r.Pairs, r.ConcurrencyMax, r.ConcurrencySteps = [][2]float64{{16, 6}}, 8, 3
+		}, float64(m.S*m.OSL) / (m.hold(float64(m.S)) / 1e3), func(r *SearchResult) float64 {
+			best := 0.0
+			for _, name := range r.Pareto {
+				for _, p := range r.Probes {
+					if p.Point == name {
+						best = max(best, p.Metrics["output_token_throughput"])
+					}
+				}
+			}
+			return best
+		}},
+		// At concurrency 1 every gap is ITL, whatever the output length.
+		{"decode-itl-curve", func(r *RecipeConfig, _ *Config) { r.OSLMin, r.OSLMax, r.OSLSteps = 4, 16, 3 },
+			m.itlAt(1), func(r *SearchResult) float64 { return r.Metrics["inter_token_latency.avg.mean"] }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := NewConfig()
+			cfg.Base = m.base(srv, 10)
+			cfg.Base.Replay.Mode, cfg.Base.Replay.Arrival, cfg.Base.Replay.RequestRate = replay.ModeConcurrency, replay.DefaultArrival, 0
+			cfg.Base.Replay.Concurrency = 1
+			cfg.Base.Streaming = true
+			cfg.Dir = t.TempDir()
+			r := NewRecipeConfig(tt.name)
+			r.Stat, r.ConcurrencyMax, r.MinRounds = "avg", cmax, 3
+			tt.setup(r, &cfg)
+			if r.Name == RecipeParetoSweep {
+				cfg.Base.Synthetic.ISL, cfg.Base.Synthetic.OSL = 0, 0 // the pairs set them
+			}
+			cfg.Recipe = r
+			res, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sr := res.Search
+			for _, p := range sr.Probes {
+				t.Logf("probe %s (%s): level %.3f pass %v valid %v %v", p.Point, p.Why, p.Level, p.Pass, p.Valid, p.Metrics)
+			}
+			t.Logf("%s; derived %.4g, %d probes", sr.Text, tt.want, len(sr.Probes))
+			got := tt.got(sr)
+			if rel := math.Abs(got-tt.want) / tt.want; rel > 0.10 {
+				t.Errorf("answer %.4g, derived from the mock's settings %.4g: off by %.1f%% (> 10%%)", got, tt.want, 100*rel)
+			}
+			// sweep.json holds the answer and the probes.
+			b, err := os.ReadFile(filepath.Join(cfg.Dir, ManifestFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mf Manifest
+			if err := json.Unmarshal(b, &mf); err != nil {
+				t.Fatal(err)
+			}
+			if mf.Search == nil || len(mf.Search.Probes) != len(sr.Probes) || mf.SchemaVersion != SchemaVersion {
+				t.Errorf("sweep.json: search %v, version %s", mf.Search != nil, mf.SchemaVersion)
+			}
+		})
+	}
+}
+
+func TestExpandProfile(t *testing.T) {
+	ax := func(name, spec string) Axis {
+		a, err := ParseAxis(name, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	names := func(e *Expansion) []string {
+		var out []string
+		for _, p := range e.Points {
+			out = append(out, p.Name())
+		}
+		return out
+	}
+	e, err := ExpandProfile(ProfileSweep{Lists: []Axis{ax(Concurrency, "10,50"), ax(ISL, "128,512"), ax(OSL, "64,128")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"concurrency_10_isl_128_osl_64", "concurrency_10_isl_128_osl_128", "concurrency_10_isl_512_osl_64",
+		"concurrency_10_isl_512_osl_128", "concurrency_50_isl_128_osl_64", "concurrency_50_isl_128_osl_128",
+		"concurrency_50_isl_512_osl_64", "concurrency_50_isl_512_osl_128"}
+	if d := cmp.Diff(want, names(e)); d != "" {
+		t.Errorf("grid of three lists (-want +got):\n%s", d)
+	}
+	e, err = ExpandProfile(ProfileSweep{Lists: []Axis{ax(Concurrency, "10,50"), ax(ISL, "128,512")}, Type: SweepZip})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"concurrency_10_isl_128", "concurrency_50_isl_512"}, names(e)); d != "" {
+		t.Errorf("zip (-want +got):\n%s", d)
+	}
+	if _, err := ExpandProfile(ProfileSweep{Lists: []Axis{ax(Concurrency, "10,50"), ax(ISL, "1,2,3")}, Type: SweepZip}); err == nil {
+		t.Error("zip of lists of unequal length was taken")
+	}
+	e, err = ExpandProfile(ProfileSweep{Variants: []string{"small: concurrency=8, isl=512", "isl_stddev=10, --osl=64"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]Point{{Names: []string{Concurrency, ISL}, Values: []float64{8, 512}, Label: "small"},
+		{Names: []string{ISLStdDev, OSL}, Values: []float64{10, 64}, Label: "variant_2"}}, e.Points); d != "" {
+		t.Errorf("variants (-want +got):\n%s", d)
+	}
+	for _, bad := range []ProfileSweep{
+		{Variants: []string{"concurrency=8"}},                                                 // one variant
+		{Variants: []string{"a: concurrency=8", "a: concurrency=9"}},                          // a name twice
+		{Variants: []string{"model=x", "concurrency=9"}},                                      // not a sweepable flag
+		{Variants: []string{"concurrency=8", "concurrency=9"}, Lists: []Axis{ax(ISL, "1,2")}}, // two kinds
+		{Sampling: isearch.MethodSobol, Samples: 4},                                           // no dimension
+		{Sampling: "grid", Samples: 4, Dimensions: []string{"concurrency:1,64"}},
+		{Sampling: isearch.MethodSobol, Samples: 4, Dimensions: []string{"model:1,64"}},
+	} {
+		if _, err := ExpandProfile(bad); err == nil {
+			t.Errorf("ExpandProfile(%+v) took it", bad)
+		} else {
+			t.Log(err)
+		}
+	}
+	e, err = ExpandProfile(ProfileSweep{Sampling: isearch.MethodSobol, Samples: 8, Seed: 42,
+		Dimensions: []string{"concurrency:1,64", "request-rate:0.5,4:float"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Points) != 8 || e.Points[0].Name() != "sample_0001" || e.Design == nil || len(e.Design.Points) != 8 {
+		t.Fatalf("sampled: %+v", e)
+	}
+	for _, p := range e.Points {
+		if c := p.Values[0]; c != math.Trunc(c) || c < 1 || c > 64 {
+			t.Errorf("concurrency %v of a sample is not a whole number in [1, 64]", c)
+		}
+	}
+	again, _ := ExpandProfile(ProfileSweep{Sampling: isearch.MethodSobol, Samples: 8, Seed: 42,
+		Dimensions: []string{"concurrency:1,64", "request-rate:0.5,4:float"}})
+	if !cmp.Equal(e, again) {
+		t.Error("the same seed gave another design")
+	}
+}
+
+// TestSweepOfThreeSettingsResumes: a grid of three settings (more than
+// reprise sweep took before) runs every point in its own directory,
+// and running it again reads every point back instead of running it.
+func TestSweepOfThreeSettingsResumes(t *testing.T) {
+	m := mockModel
+	srv := m.start(t)
+	cfg := NewConfig()
+	cfg.Base = m.base(srv, 4)
+	cfg.Base.Replay.Mode, cfg.Base.Replay.Arrival, cfg.Base.Replay.RequestRate, cfg.Base.Replay.Concurrency = replay.ModeConcurrency, replay.DefaultArrival, 0, 1
+	cfg.Stop = StopConfig{MaxErrorRate: 1}
+	cfg.Dir = t.TempDir()
+	for _, a := range [][2]string{{Concurrency, "1,2"}, {ISL, "8,16"}, {OSL, "2,3"}} {
+		ax, err := ParseAxis(a[0], a[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Axes = append(cfg.Axes, ax)
+	}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 8 {
+		t.Fatalf("%d rows, want 8", len(res.Rows))
+	}
+	first, _ := os.ReadFile(filepath.Join(cfg.Dir, ManifestFile))
+	srv.Close() // a resumed sweep needs no server: every point is read back
+	res2, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := os.ReadFile(filepath.Join(cfg.Dir, ManifestFile))
+	if len(res2.Rows) != 8 || string(first) != string(again) {
+		t.Errorf("resumed sweep differs: %d rows", len(res2.Rows))
+	}
+}
