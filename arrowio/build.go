@@ -110,6 +110,7 @@ type requestBuilder struct {
 	blocked, dns, connect, adapter *array.Int64Builder
 	parents                        *array.ListBuilder
 	parentIDs                      *array.Int64Builder // parents' values
+	media                          mediaBuilders
 
 	phaseDict, errKindDict, tokSourceDict arrow.Array
 	errKindIndex                          map[record.ErrorKind]int8
@@ -154,6 +155,7 @@ func newRequestBuilder(mem memory.Allocator) *requestBuilder {
 	b.blocked, b.dns, b.connect, b.adapter = i64b(), i64b(), i64b(), i64b()
 	b.parents = array.NewListBuilderWithField(mem, arrow.Field{Name: "item", Type: i64})
 	b.parentIDs = b.parents.ValueBuilder().(*array.Int64Builder)
+	b.media.init(mem)
 
 	b.phaseDict = stringArray(mem, phaseValues)
 	b.errKindDict = stringArray(mem, errorKindValues)
@@ -183,7 +185,9 @@ func (b *requestBuilder) builders() []array.Builder {
 		b.events, b.contentEvents, b.reads, b.maxPerRead, b.bytesRecv, b.bytesSent,
 		b.status, b.errKind, b.errMsg, b.finish, b.connReused, b.retries, b.blocked, b.dns, b.connect, b.adapter,
 		b.traceInTok, b.readLag, b.retryErrors, b.tokSource, b.tokDiff, b.extras, b.cancelAfter,
-		b.taskID, b.parentReq, b.depth, b.target, b.parents)
+		b.taskID, b.parentReq, b.depth, b.target, b.parents,
+		b.media.images, b.media.imageBytes, b.media.imagePixels, b.media.imageSizes, b.media.audios,
+		b.media.audioBytes, b.media.audioNS, b.media.videos, b.media.videoBytes)
 }
 
 // reserve makes room for n more rows, so appendRequest never allocates.
@@ -323,6 +327,7 @@ func (b *requestBuilder) appendRequest(r *record.Request) {
 			b.parentIDs.Append(int64(id)) // request ids stay far below 2^63
 		}
 	}
+	b.media.append(&r.Media)
 	b.rows++
 }
 
@@ -357,6 +362,7 @@ func (b *requestBuilder) newRecord() arrow.Record {
 		b.traceInTok.NewArray(), b.readLag.NewArray(), b.retryErrors.NewArray(),
 		newDict(b.tokSource, b.tokSourceDict), b.tokDiff.NewArray(), b.extras.NewArray(), b.cancelAfter.NewArray(),
 		b.taskID.NewArray(), b.parentReq.NewArray(), b.depth.NewArray(), b.target.NewArray(), b.parents.NewArray())
+	cols = b.media.arrays(cols)
 	rec := array.NewRecord(b.schema, cols, int64(n))
 	for _, c := range cols {
 		c.Release()

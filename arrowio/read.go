@@ -451,6 +451,7 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 	}
 	blocked, dns := colAs[*array.Int64](c, "blocked_ns"), colAs[*array.Int64](c, "dns_ns")
 	connect, adapter := colAs[*array.Int64](c, "connect_ns"), colAs[*array.Int64](c, "adapter_ns")
+	mcols := readMediaColumns(c) // v2.1
 	if len(c.errs) > 0 {
 		return out, errors.Join(c.errs...)
 	}
@@ -535,6 +536,7 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 				}
 			}
 		}
+		mcols.at(i, &r.Media)
 		r.ServerPromptTokens = i32or(sPrompt, i, -1)
 		r.ServerCompletionTokens = i32or(sCompl, i, -1)
 		r.ServerReasoningTokens = i32or(sReas, i, -1)

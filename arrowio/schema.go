@@ -11,13 +11,14 @@ import (
 // same commit. Readers accept the versions they know.
 const (
 	SchemaKey      = "reprise.schema"
-	RecordsVersion = "records/v2"
+	RecordsVersion = "records/v2.1"
 	EventsVersion  = "events/v1"
 )
 
 // olderRecordsVersions are the earlier records versions readers accept:
-// records/v1 is records/v2 without parent_request_ids.
-var olderRecordsVersions = []string{"records/v1"}
+// records/v1 is records/v2 without parent_request_ids; records/v2 is
+// records/v2.1 without the media columns (input_images … input_video_bytes).
+var olderRecordsVersions = []string{"records/v1", "records/v2"}
 
 // Table names: the file or directory name of each table in a run directory.
 const (
@@ -186,6 +187,16 @@ func recordsFields() []arrow.Field {
 		required("target", i32),
 		// records/v2.
 		nullable("parent_request_ids", arrow.ListOfNonNullable(i64)),
+		// records/v2.1: media (design 0022), null for a text request.
+		nullable("input_images", i32),
+		nullable("input_image_bytes", i64),
+		nullable("input_image_pixels", i64),
+		nullable("input_image_sizes", str),
+		nullable("input_audios", i32),
+		nullable("input_audio_bytes", i64),
+		nullable("input_audio_ns", i64),
+		nullable("input_videos", i32),
+		nullable("input_video_bytes", i64),
 	)
 	return fs
 }

@@ -30,7 +30,7 @@ func replayFlags() []cli.Flag {
 		catTrace  = "Trace"
 		catOut    = "Results"
 	)
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringSliceFlag{Name: "url", Aliases: []string{"u"}, Value: []string{reprise.DefaultURL}, Category: catTarget, Sources: envVars("url"),
 			Usage: "server base `URL` (http:// or https://; host:port means http://host:port); the endpoint path is appended. Repeat it for several targets (0, 1, …), spread by --url-policy"},
 		&cli.StringFlag{Name: "url-policy", Value: reprise.DefaultURLPolicy, Category: catTarget, Sources: envVars("url-policy"),
@@ -191,7 +191,7 @@ func replayFlags() []cli.Flag {
 			Usage: "no progress and no summary table on stderr; print the run directory on stdout, one line"},
 		&cli.StringFlag{Name: "ui", Value: reprise.UILine, Category: catOut, Sources: envVars("ui"),
 			Usage: "live `VIEW` on stderr: line (one progress line) or dashboard (full screen on a terminal; q stops sending, q again cancels in flight, p pauses the view; the line where stderr is no terminal or TERM=dumb)"},
-	}
+	}, mediaFlags()...)
 }
 
 // replayCommand is `reprise replay [TRACE] --url URL --model M`.
@@ -300,6 +300,7 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 		Sessions: cmd.Int("num-sessions"), TurnsMean: cmd.Float("session-turns-mean"), TurnsStdDev: cmd.Float("session-turns-stddev"),
 		TurnDelay: cmd.Duration("turn-delay"), TurnDelayStdDev: cmd.Duration("turn-delay-stddev"),
 		SharedPrefix: cmd.Int("shared-prefix-length"), PrefixGroups: cmd.Int("prefix-groups"), UserContext: cmd.Int("user-context-length")}
+	o.Media = mediaOptions(cmd)
 	o.Prompts = reprise.PromptOptions{Seed: cmd.Uint64("prompt-seed"), HashMismatch: cmd.String("hash-mismatch"),
 		ISLCorrection: cmd.Int("isl-correction"), Format: cmd.String("prompt-format"), ContextMode: cmd.String("context-mode")}
 	o.Trace = reprise.TraceOptions{Format: cmd.String("trace-format"), BlockSize: cmd.Int("block-size"),

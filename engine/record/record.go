@@ -153,6 +153,10 @@ type Request struct {
 	// The slice may be shared with other records: never modify it.
 	DependsOn []uint64
 
+	// Media counts the images, audio clips and videos the request
+	// carried (design 0022); zero for a text request.
+	Media Media
+
 	// Outcome.
 	StatusCode   int32
 	ErrorKind    ErrorKind
@@ -261,4 +265,19 @@ type Event struct {
 	Tokens       int32
 	Bytes        int32 // payload bytes
 	EventsInRead int32 // events completed by the same read
+}
+
+// Media counts one request's images, audio clips and videos. Bytes are
+// the media's own (before base64); an http(s) URL passed through counts
+// as an item of 0 bytes.
+type Media struct {
+	Images      int32
+	ImageBytes  int64
+	ImagePixels int64  // sum of width × height
+	ImageSizes  string // "WxH" per image, comma-separated ("?" for a URL)
+	Audios      int32
+	AudioBytes  int64
+	AudioNS     int64 // sum of the clips' lengths
+	Videos      int32
+	VideoBytes  int64
 }

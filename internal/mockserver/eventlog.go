@@ -78,7 +78,11 @@ type RequestLog struct {
 	CachedTokens    int
 	OutputTokens    int // all choices, including reasoning tokens
 	ReasoningTokens int
-	Events          []Event
+	// Media are the images, audio clips and videos the request carried,
+	// in order (design 0022); nil for none. The JSONL line has "media"
+	// only when there are some.
+	Media  []MediaLog
+	Events []Event
 }
 
 // FirstTokenNS returns the time of the first content or reasoning event,
@@ -190,6 +194,28 @@ func appendLogLine(b []byte, r *RequestLog) []byte {
 		b = append(b, f.k...)
 		b = append(b, `":`...)
 		b = strconv.AppendInt(b, f.v, 10)
+	}
+	if len(r.Media) > 0 {
+		b = append(b, `,"media":[`...)
+		for i, m := range r.Media {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"kind":`...)
+			b = jsonx.AppendString(b, m.Kind)
+			b = append(b, `,"format":`...)
+			b = jsonx.AppendString(b, m.Format)
+			b = append(b, `,"width":`...)
+			b = strconv.AppendInt(b, int64(m.Width), 10)
+			b = append(b, `,"height":`...)
+			b = strconv.AppendInt(b, int64(m.Height), 10)
+			b = append(b, `,"duration_ns":`...)
+			b = strconv.AppendInt(b, int64(m.Duration), 10)
+			b = append(b, `,"bytes":`...)
+			b = strconv.AppendInt(b, int64(m.Bytes), 10)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
 	}
 	b = append(b, `,"events":[`...)
 	for i, e := range r.Events {

@@ -5,28 +5,39 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // logLine is one JSONL line of the oracle log as it is decoded.
 type logLine struct {
-	V               *int     `json:"v"`
-	Seq             uint64   `json:"seq"`
-	RequestID       string   `json:"request_id"`
-	ResponseID      string   `json:"response_id"`
-	Endpoint        string   `json:"endpoint"`
-	Stream          bool     `json:"stream"`
-	Status          int      `json:"status"`
-	Fault           string   `json:"fault"`
-	Error           string   `json:"error"`
-	FinishReason    string   `json:"finish_reason"`
-	ReceivedNS      int64    `json:"received_ns"`
-	AdmittedNS      int64    `json:"admitted_ns"`
-	EndNS           int64    `json:"end_ns"`
-	PromptTokens    int      `json:"prompt_tokens"`
-	CachedTokens    int      `json:"cached_tokens"`
-	OutputTokens    int      `json:"output_tokens"`
-	ReasoningTokens int      `json:"reasoning_tokens"`
-	Events          []logEvt `json:"events"`
+	V               *int       `json:"v"`
+	Seq             uint64     `json:"seq"`
+	RequestID       string     `json:"request_id"`
+	ResponseID      string     `json:"response_id"`
+	Endpoint        string     `json:"endpoint"`
+	Stream          bool       `json:"stream"`
+	Status          int        `json:"status"`
+	Fault           string     `json:"fault"`
+	Error           string     `json:"error"`
+	FinishReason    string     `json:"finish_reason"`
+	ReceivedNS      int64      `json:"received_ns"`
+	AdmittedNS      int64      `json:"admitted_ns"`
+	EndNS           int64      `json:"end_ns"`
+	PromptTokens    int        `json:"prompt_tokens"`
+	CachedTokens    int        `json:"cached_tokens"`
+	OutputTokens    int        `json:"output_tokens"`
+	ReasoningTokens int        `json:"reasoning_tokens"`
+	Media           []logMedia `json:"media"`
+	Events          []logEvt   `json:"events"`
+}
+
+type logMedia struct {
+	Kind       string `json:"kind"`
+	Format     string `json:"format"`
+	Width      int    `json:"width"`
+	Height     int    `json:"height"`
+	DurationNS int64  `json:"duration_ns"`
+	Bytes      int    `json:"bytes"`
 }
 
 type logEvt struct {
@@ -80,6 +91,9 @@ func ParseLogLine(b []byte, line int) (RequestLog, error) {
 		Stream: l.Stream, Status: l.Status, Fault: l.Fault, Error: l.Error, FinishReason: l.FinishReason,
 		ReceivedNS: l.ReceivedNS, AdmittedNS: l.AdmittedNS, EndNS: l.EndNS, PromptTokens: l.PromptTokens,
 		CachedTokens: l.CachedTokens, OutputTokens: l.OutputTokens, ReasoningTokens: l.ReasoningTokens}
+	for _, m := range l.Media {
+		r.Media = append(r.Media, MediaLog{Kind: m.Kind, Format: m.Format, Width: m.Width, Height: m.Height, Duration: time.Duration(m.DurationNS), Bytes: m.Bytes})
+	}
 	if len(l.Events) > 0 {
 		r.Events = make([]Event, len(l.Events))
 	}
