@@ -856,7 +856,7 @@ func hasOwnContent(row *trace.Row) (bool, error) {
 	if err := json.Unmarshal(row.Raw, &raw); err != nil {
 		return false, fmt.Errorf("row %d (line %d): row content: %w", row.Index, row.Line, err)
 	}
-	return raw.TextInput != nil || len(raw.Messages) > 0 || len(raw.Payload) > 0, nil
+	return raw.TextInput != nil || len(raw.Messages) > 0 || len(raw.Payload) > 0 || len(raw.Media) > 0, nil
 }
 
 // rawContent is the part of trace.Row.Raw that replaces synthesis.
@@ -864,6 +864,9 @@ type rawContent struct {
 	TextInput *string         `json:"text_input"`
 	Messages  json.RawMessage `json:"messages"`
 	Payload   json.RawMessage `json:"payload"`
+	// Media are the row's images, audio and video (design 0022): a row
+	// of media alone is sent with no text.
+	Media json.RawMessage `json:"media"`
 }
 
 // ownContent fills p for a row that carries its own content and reports
@@ -889,6 +892,8 @@ func (s *Builder) ownContent(row *trace.Row, p *Prompt) (bool, error) {
 		}
 	case len(raw.Payload) > 0:
 		p.Tokens = -1
+	case len(raw.Media) > 0:
+		p.Text, p.Tokens = "", 0
 	default:
 		return false, nil
 	}
