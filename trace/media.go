@@ -206,7 +206,7 @@ func (r *Reader) resolveMedia(k media.Kind, ref string) (*cachedMedia, error) {
 		if b, err = r.readMediaFile(k, ref); err == nil {
 			it, err = media.Probe(k, b, r.opts.MediaLimits)
 			if err != nil {
-				err = fmt.Errorf("%s: %w", ref, err)
+				err = fmt.Errorf("%s: %w", clipRef(ref), err)
 			}
 		}
 	}
@@ -240,10 +240,13 @@ func (r *Reader) readMediaFile(k media.Kind, ref string) ([]byte, error) {
 	lim := r.opts.MediaLimits
 	fi, err := os.Stat(p)
 	if err != nil {
-		if len(ref) >= 64 && !strings.ContainsAny(ref, "/\\.") {
-			if b, berr := base64.StdEncoding.DecodeString(ref); berr == nil {
+		if len(ref) >= 64 {
+			if b, berr := base64.StdEncoding.DecodeString(ref); berr == nil && mediaMagic(b) {
 				return b, nil
 			}
+		}
+		if len(ref) > 80 {
+			ref = ref[:80] + "…"
 		}
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s file %s does not exist (relative paths are taken from the trace's directory, then the working directory); fix the path or give an http(s) URL", k, ref)
@@ -326,4 +329,12 @@ func appendRawMedia(raw, parts []byte) []byte {
 	raw = append(raw, `"media":[`...)
 	raw = append(raw, parts...)
 	return append(raw, "]}"...)
+}
+
+// clipRef shortens a reference for a message.
+func clipRef(ref string) string {
+	if len(ref) > 80 {
+		return ref[:80] + "…"
+	}
+	return ref
 }
