@@ -143,8 +143,8 @@ func TestMediaDatasetAgainstMock(t *testing.T) {
 				if fmt.Sprint(gotImages) != fmt.Sprint(w.images) || fmt.Sprint(gotAudio) != fmt.Sprint(w.audios) {
 					t.Errorf("request %d: the server got images %v and audio %v, want %v and %v", i, gotImages, gotAudio, w.images, w.audios)
 				}
-				if lm := logMedia(l.Media); r.Media != lm {
-					t.Errorf("request %d: records say %+v, the server's log %+v", i, r.Media, lm)
+				if lm := logMedia(l.Media); r.Media() != lm {
+					t.Errorf("request %d: records say %+v, the server's log %+v", i, r.Media(), lm)
 				}
 			}
 		})
@@ -200,8 +200,8 @@ func TestMediaSyntheticAgainstMock(t *testing.T) {
 			if len(l.Media) != 3 || l.Media[0].Kind != "image" || l.Media[1].Kind != "image" || l.Media[2].Kind != "audio" {
 				t.Fatalf("request %d: the server got %+v, want 2 images and 1 clip", r.RequestID, l.Media)
 			}
-			if lm := logMedia(l.Media); r.Media != lm {
-				t.Errorf("request %d: records say %+v, the server's log %+v", r.RequestID, r.Media, lm)
+			if lm := logMedia(l.Media); r.Media() != lm {
+				t.Errorf("request %d: records say %+v, the server's log %+v", r.RequestID, r.Media(), lm)
 			}
 			for _, m := range l.Media {
 				bytesSeen[m.Bytes]++

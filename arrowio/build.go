@@ -327,7 +327,7 @@ func (b *requestBuilder) appendRequest(r *record.Request) {
 			b.parentIDs.Append(int64(id)) // request ids stay far below 2^63
 		}
 	}
-	b.media.append(&r.Media)
+	b.media.append(r)
 	b.rows++
 }
 

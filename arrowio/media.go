@@ -23,23 +23,16 @@ func (m *mediaBuilders) init(mem memory.Allocator) {
 	m.imageSizes = array.NewStringBuilder(mem)
 }
 
-func (m *mediaBuilders) append(r *record.Media) {
-	if r.Images == 0 && r.Audios == 0 && r.Videos == 0 {
-		for _, b := range []array.Builder{m.images, m.imageBytes, m.imagePixels, m.audios, m.audioBytes, m.audioNS, m.videos, m.videoBytes} {
-			b.UnsafeAppendBoolToBitmap(false)
-		}
-		m.imageSizes.AppendNull()
-		return
-	}
-	m.images.UnsafeAppend(r.Images)
-	m.imageBytes.UnsafeAppend(r.ImageBytes)
-	m.imagePixels.UnsafeAppend(r.ImagePixels)
-	strNZ(m.imageSizes, r.ImageSizes)
-	m.audios.UnsafeAppend(r.Audios)
-	m.audioBytes.UnsafeAppend(r.AudioBytes)
-	m.audioNS.UnsafeAppend(r.AudioNS)
-	m.videos.UnsafeAppend(r.Videos)
-	m.videoBytes.UnsafeAppend(r.VideoBytes)
+func (m *mediaBuilders) append(r *record.Request) {
+	i32NZ(m.images, r.InputImages)
+	i64NZ(m.imageBytes, r.InputImageBytes)
+	i64NZ(m.imagePixels, r.InputImagePixels)
+	strNZ(m.imageSizes, r.InputImageSizes)
+	i32NZ(m.audios, r.InputAudios)
+	i64NZ(m.audioBytes, r.InputAudioBytes)
+	i64NZ(m.audioNS, r.InputAudioNS)
+	i32NZ(m.videos, r.InputVideos)
+	i64NZ(m.videoBytes, r.InputVideoBytes)
 }
 
 // arrays appends the columns in schema order to cols.
@@ -66,14 +59,14 @@ func readMediaColumns(c *columns) mediaColumns {
 	}
 }
 
-func (m *mediaColumns) at(i int, r *record.Media) {
-	if m.images == nil || m.images.IsNull(i) {
-		return
+func (m *mediaColumns) at(i int, r *record.Request) {
+	if m.images == nil {
+		return // records/v2 and earlier
 	}
-	*r = record.Media{Images: m.images.Value(i), ImageBytes: i64or(m.imageBytes, i, 0), ImagePixels: i64or(m.imagePixels, i, 0),
-		Audios: i32or(m.audios, i, 0), AudioBytes: i64or(m.audioBytes, i, 0), AudioNS: i64or(m.audioNS, i, 0),
-		Videos: i32or(m.videos, i, 0), VideoBytes: i64or(m.videoBytes, i, 0)}
+	r.InputImages, r.InputImageBytes, r.InputImagePixels = i32or(m.images, i, 0), i64or(m.imageBytes, i, 0), i64or(m.imagePixels, i, 0)
+	r.InputAudios, r.InputAudioBytes, r.InputAudioNS = i32or(m.audios, i, 0), i64or(m.audioBytes, i, 0), i64or(m.audioNS, i, 0)
+	r.InputVideos, r.InputVideoBytes = i32or(m.videos, i, 0), i64or(m.videoBytes, i, 0)
 	if m.imageSizes != nil && m.imageSizes.IsValid(i) {
-		r.ImageSizes = m.imageSizes.Value(i)
+		r.InputImageSizes = m.imageSizes.Value(i)
 	}
 }

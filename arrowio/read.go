@@ -536,7 +536,7 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 				}
 			}
 		}
-		mcols.at(i, &r.Media)
+		mcols.at(i, r)
 		r.ServerPromptTokens = i32or(sPrompt, i, -1)
 		r.ServerCompletionTokens = i32or(sCompl, i, -1)
 		r.ServerReasoningTokens = i32or(sReas, i, -1)

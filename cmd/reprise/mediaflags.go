@@ -43,6 +43,10 @@ func mediaFlags() []cli.Flag {
 			Usage: "ffmpeg lavfi `SOURCE`: testsrc, testsrc2, smptebars, mandelbrot, rgbtestsrc"},
 		&cli.StringFlag{Name: "video-format", Category: catMedia, Sources: envVars("video-format"), Value: "mp4", Usage: "synthetic video `FORMAT`: mp4 or webm"},
 		&cli.StringFlag{Name: "video-codec", Category: catMedia, Sources: envVars("video-codec"), Usage: "ffmpeg video `ENCODER` (default libx264 for mp4, libvpx-vp9 for webm)"},
+		&cli.StringFlag{Name: "image-column", Category: catMedia, Sources: envVars("image-column"),
+			Usage: "table dataset: the `COLUMN` of images (paths, URLs, data URLs, base64 or bytes; default image, images)"},
+		&cli.StringFlag{Name: "audio-column", Category: catMedia, Sources: envVars("audio-column"),
+			Usage: "table dataset: the `COLUMN` of audio clips (default audio, audios)"},
 		&cli.Int64Flag{Name: "max-image-pixels", Category: catMedia, Sources: envVars("max-image-pixels"), Value: 8192 * 8192,
 			Usage: "refuse a trace's image over `N` pixels (width × height, from its header before decoding)"},
 		&cli.Int64Flag{Name: "max-media-bytes", Category: catMedia, Sources: envVars("max-media-bytes"), Value: 64 << 20,
@@ -78,6 +82,7 @@ var mediaOptionFlags = map[string]string{
 	"Media.Videos":        "--batch-size-video", "Media.VideoDuration": "--video-duration", "Media.VideoFPS": "--video-fps",
 	"Media.VideoWidth": "--video-width", "Media.VideoHeight": "--video-height", "Media.VideoSynthType": "--video-synth-type",
 	"Media.VideoFormat": "--video-format", "Media.VideoCodec": "--video-codec",
+	"Trace.Columns.Image": "--image-column", "Trace.Columns.Audio": "--audio-column",
 	"Media.MaxImagePixels": "--max-image-pixels", "Media.MaxMediaBytes": "--max-media-bytes",
 }
 

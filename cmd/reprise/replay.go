@@ -307,7 +307,8 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 		MaxInputTokens: cmd.Int("max-input-tokens"), SpoolMiB: cmd.Int("stdin-spool-mib"), SkipInvalid: cmd.Bool("skip-invalid"),
 		DropFailed: cmd.Bool("drop-failed"), ModelFilter: cmd.String("model-filter"),
 		Columns: trace.Columns{Prompt: cmd.String("prompt-column"), InputLength: cmd.String("input-len-column"),
-			OutputLength: cmd.String("output-len-column"), Session: cmd.String("session-column"), Timestamp: cmd.String("timestamp-column")},
+			OutputLength: cmd.String("output-len-column"), Session: cmd.String("session-column"), Timestamp: cmd.String("timestamp-column"),
+			Image: cmd.String("image-column"), Audio: cmd.String("audio-column")},
 		AllTurns: cmd.Bool("all-turns"), Sampling: cmd.String("dataset-sampling")}
 	o.Goodput, o.MinGoodFraction, o.MaxErrorRate = cmd.String("goodput"), cmd.Float("min-good-fraction"), cmd.Float("max-error-rate")
 	if o.Calibration = cmd.String("calibration"); o.Calibration == "off" || o.Calibration == "none" {
