@@ -40,6 +40,17 @@ func mediaRun(t *testing.T, o Options) ([]record.Request, map[string]mockserver.
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The summary's images and audio seconds are the records'.
+	var images, audio int64
+	for _, l := range srv.Log() {
+		m := logMedia(l.Media)
+		images += int64(m.Images)
+		audio += m.AudioNS
+	}
+	if res.Summary.TotalImages != images || int64(res.Summary.TotalAudio) != audio || images > 0 && res.Summary.ImageThroughput <= 0 {
+		t.Errorf("summary: %d images, %v of audio, %.1f images/s; the server got %d images, %v", res.Summary.TotalImages, res.Summary.TotalAudio,
+			res.Summary.ImageThroughput, images, time.Duration(audio))
+	}
 	reqs, err := arrowio.ReadRequests(res.Dir)
 	if err != nil {
 		t.Fatal(err)

@@ -57,6 +57,13 @@ func (s *Summary) JSON() ([]byte, error) {
 	if s.CancelledRequestCount > 0 {
 		m["cancelled_request_count"] = scalar{"requests", float64(s.CancelledRequestCount)}
 	}
+	if s.TotalImages > 0 || s.TotalAudio > 0 {
+		// Multimodal runs only (design 0022).
+		m["total_images"] = scalar{"images", float64(s.TotalImages)}
+		m["image_throughput"] = scalar{"images/sec", s.ImageThroughput}
+		m["total_audio"] = scalar{"sec", s.TotalAudio.Seconds()}
+		m["audio_throughput"] = scalar{"audio sec/sec", s.AudioThroughput}
+	}
 	if s.Tasks != nil {
 		m["tasks"] = s.Tasks.json()
 	}
@@ -209,6 +216,12 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		line("Output token throughput (tok/s)", num(s.OutputTokenThroughput))
 	}
 	line("Total token throughput (tok/s)", num(s.TotalTokenThroughput))
+	if s.TotalImages > 0 {
+		line("Image throughput (images/s)", num(s.ImageThroughput)+fmt.Sprintf(" (%d images)", s.TotalImages))
+	}
+	if s.TotalAudio > 0 {
+		line("Audio throughput (audio s/s)", num(s.AudioThroughput)+fmt.Sprintf(" (%s of audio)", num(s.TotalAudio.Seconds())))
+	}
 	if src := s.oslSources(); len(src) > 0 && !s.noOutput() {
 		var parts []string
 		for _, k := range []record.TokenSource{record.TokensServer, record.TokensClient, record.TokensEvents} {

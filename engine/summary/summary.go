@@ -213,6 +213,14 @@ type Summary struct {
 	// (RunInfo.InputsPerRequest > 0); 0 otherwise.
 	InputThroughput      float64
 	InputTokenThroughput float64
+	// TotalImages and TotalAudio are the images and the seconds of audio
+	// the valid requests carried (design 0022); ImageThroughput (images/s)
+	// and AudioThroughput (audio seconds/s) are them per second of the
+	// benchmark duration; 0 for a text-only run.
+	TotalImages     int64
+	TotalAudio      time.Duration
+	ImageThroughput float64
+	AudioThroughput float64
 	// Goodput.
 	GoodRequestCount    int
 	Goodput             float64 // good requests / s
@@ -395,6 +403,8 @@ func (a *Accumulator) Add(r *record.Request) {
 	}
 	s.RequestCount++
 	s.TotalISL += int64(r.InputTokens)
+	s.TotalImages += int64(r.InputImages)
+	s.TotalAudio += time.Duration(r.InputAudioNS)
 	n := osl(r, o)
 	s.TotalOSL += n
 	src := r.OutputTokensSource
@@ -478,6 +488,8 @@ func (a *Accumulator) Summary(info RunInfo) *Summary {
 		s.RequestThroughput = float64(s.RequestCount) / sec
 		s.OutputTokenThroughput = float64(s.TotalOSL) / sec
 		s.TotalTokenThroughput = float64(s.TotalISL+s.TotalOSL) / sec
+		s.ImageThroughput = float64(s.TotalImages) / sec
+		s.AudioThroughput = s.TotalAudio.Seconds() / sec
 		s.Goodput = float64(s.GoodRequestCount) / sec
 		if info.InputsPerRequest > 0 {
 			s.InputThroughput = float64(s.RequestCount*info.InputsPerRequest) / sec
