@@ -3,10 +3,14 @@ package reprise
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -229,5 +233,57 @@ func TestMediaSyntheticAgainstMock(t *testing.T) {
 		case !reuse && distinct < 12:
 			t.Errorf("no reuse: %d distinct media sizes over 6 requests × 3, want the images to differ", distinct)
 		}
+	}
+}
+
+// TestMediaServerRefusesImages serves what llama.cpp's llama-server
+// without a vision projector answers to a request with an image
+// (internal/media/testdata, recorded): every request is recorded as
+// failed, with the status, the kind and the server's message, and the run
+// goes on (a failed request is data).
+func TestMediaServerRefusesImages(t *testing.T) {
+	rec, err := os.ReadFile("internal/media/testdata/llamacpp_image_unsupported.http")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, body, ok := strings.Cut(strings.ReplaceAll(string(rec), "\r\n", "\n"), "\n\n")
+	if !ok || !strings.HasPrefix(head, "HTTP/1.1 500") {
+		t.Fatalf("fixture: %q", head)
+	}
+	var seen atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(b), `"image_url"`) {
+			seen.Add(1)
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(500)
+		io.WriteString(w, body)
+	}))
+	defer srv.Close()
+	o := NewOptions()
+	o.URL, o.Model = srv.URL, "tiny"
+	o.Synthetic = SyntheticLoad{ISL: 8, OSL: 2}
+	o.Replay.Concurrency, o.Replay.RequestCount = 1, 3
+	o.Media = MediaOptions{Images: 1, ImageWidthMean: 16, ImageHeightMean: 16}
+	o.Output.Dir = filepath.Join(t.TempDir(), "run")
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs, err := arrowio.ReadRequests(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reqs) != 3 || seen.Load() != 3 {
+		t.Fatalf("%d records, %d requests with an image seen", len(reqs), seen.Load())
+	}
+	for _, r := range reqs {
+		if r.OK() || r.StatusCode != 500 || r.ErrorKind != record.ErrHTTPStatus || !strings.Contains(r.ErrorMessage, "image input is not supported") || r.InputImages != 1 {
+			t.Errorf("request %d: ok %v status %d kind %s message %q images %d", r.RequestID, r.OK(), r.StatusCode, r.ErrorKind, r.ErrorMessage, r.InputImages)
+		}
+	}
+	if res.Summary.ErrorRequestCount != 3 {
+		t.Errorf("summary: %d errors, want 3", res.Summary.ErrorRequestCount)
 	}
 }
