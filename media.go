@@ -27,7 +27,9 @@ func mediaLimits(o *MediaOptions) trace.MediaLimits {
 // mediaProblems checks o, naming the Options fields.
 func mediaProblems(o *MediaOptions, bad func(path, format string, args ...any)) {
 	c := mediaConfig(o)
+	n := 0
 	c.Problems(func(field, format string, args ...any) {
+		n++
 		if field == "VideoSynth" {
 			field = "VideoSynthType"
 		}
@@ -36,7 +38,7 @@ func mediaProblems(o *MediaOptions, bad func(path, format string, args ...any)) 
 	if o.MaxImagePixels < 0 || o.MaxMediaBytes < 0 {
 		bad("Media.MaxImagePixels", "{Media.MaxImagePixels} %d and {Media.MaxMediaBytes} %d must not be negative (0 = the defaults)", o.MaxImagePixels, o.MaxMediaBytes)
 	}
-	if c.Enabled() {
+	if c.Enabled() && n == 0 {
 		// Made once at validation so that a bad combination (MP3 or video
 		// without ffmpeg) fails before anything is sent.
 		if _, err := media.NewGenerator(c, 1).Request(nil, 0); err != nil {

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
+
 	"github.com/urfave/cli/v3"
 
 	"github.com/reprise-bench/reprise"
@@ -28,10 +32,12 @@ func mediaFlags() []cli.Flag {
 		&cli.FloatFlag{Name: "audio-length-mean", Category: catMedia, Sources: envVars("audio-length-mean"), Usage: "synthetic audio length, mean `SECONDS` (0: no audio)"},
 		&cli.FloatFlag{Name: "audio-length-stddev", Category: catMedia, Sources: envVars("audio-length-stddev"), Usage: "synthetic audio length, standard deviation `SECONDS`"},
 		&cli.StringFlag{Name: "audio-format", Category: catMedia, Sources: envVars("audio-format"), Value: "wav", Usage: "synthetic audio `FORMAT`: wav, mp3 (needs ffmpeg) or random"},
-		&cli.FloatSliceFlag{Name: "audio-sample-rates", Category: catMedia, Sources: envVars("audio-sample-rates"), Value: []float64{16},
-			Usage: "sample rates in `KHZ` to pick from per clip (AIPerf's unit: 16 = 16000 Hz)"},
-		&cli.IntSliceFlag{Name: "audio-depths", Category: catMedia, Sources: envVars("audio-depths"), Value: []int{16},
-			Usage: "bit depths (`BITS`: 8, 16, 24, 32) to pick from per clip"},
+		&cli.StringFlag{Name: "audio-sample-rates", Category: catMedia, Sources: envVars("audio-sample-rates"), Value: "16",
+			Validator: func(s string) error { _, err := numberList(s); return err },
+			Usage:     "sample rates in `KHZ,…` to pick from per clip (AIPerf's unit: 16 = 16000 Hz; commas or spaces)"},
+		&cli.StringFlag{Name: "audio-depths", Category: catMedia, Sources: envVars("audio-depths"), Value: "16",
+			Validator: func(s string) error { _, err := numberList(s); return err },
+			Usage:     "bit depths (`BITS,…`: 8, 16, 24, 32) to pick from per clip"},
 		&cli.IntFlag{Name: "audio-num-channels", Category: catMedia, Sources: envVars("audio-num-channels"), Value: 1, Usage: "audio channels (`N`, 1 to 8)"},
 		&cli.IntFlag{Name: "batch-size-video", Category: catMedia, Sources: envVars("batch-size-video"), Value: 1,
 			Usage: "videos per request (`N`) when --video-duration is set (videos are made with ffmpeg)"},
@@ -61,7 +67,7 @@ func mediaOptions(cmd *cli.Command) reprise.MediaOptions {
 		ImageHeightMean: cmd.Float("image-height-mean"), ImageHeightStdDev: cmd.Float("image-height-stddev"),
 		ImageFormat: cmd.String("image-format"), ImageReuse: cmd.Bool("image-reuse"),
 		Audios: cmd.Int("batch-size-audio"), AudioLengthMean: cmd.Float("audio-length-mean"), AudioLengthStdDev: cmd.Float("audio-length-stddev"),
-		AudioFormat: cmd.String("audio-format"), AudioSampleRates: cmd.FloatSlice("audio-sample-rates"), AudioDepths: cmd.IntSlice("audio-depths"),
+		AudioFormat: cmd.String("audio-format"), AudioSampleRates: mustNumbers(cmd.String("audio-sample-rates")), AudioDepths: ints(mustNumbers(cmd.String("audio-depths"))),
 		AudioChannels: cmd.Int("audio-num-channels"),
 		Videos:        cmd.Int("batch-size-video"), VideoDuration: cmd.Float("video-duration"), VideoFPS: cmd.Int("video-fps"),
 		VideoWidth: cmd.Int("video-width"), VideoHeight: cmd.Int("video-height"), VideoSynthType: cmd.String("video-synth-type"),
@@ -90,4 +96,34 @@ func init() {
 	for k, v := range mediaOptionFlags {
 		optionFlag[k] = v
 	}
+}
+
+// numberList parses "16,44.1" or "16 44.1" (AIPerf takes a list).
+func numberList(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number; give numbers separated by commas (16,44.1)", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// mustNumbers is numberList for a value its flag's Validator accepted.
+func mustNumbers(s string) []float64 {
+	v, _ := numberList(s)
+	return v
+}
+
+func ints(vs []float64) []int {
+	out := make([]int, len(vs))
+	for i, v := range vs {
+		out[i] = int(v)
+		if float64(out[i]) != v {
+			out[i] = -1 // not whole: validation names it
+		}
+	}
+	return out
 }
