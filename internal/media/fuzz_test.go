@@ -1,6 +1,8 @@
 package media
 
 import (
+	"bytes"
+	"encoding/json"
 	"testing"
 	"time"
 )
@@ -33,4 +35,21 @@ func FuzzDecodeDataURL(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) { DecodeDataURL(s) })
+}
+
+// FuzzCutMedia: CutMedia never panics, and what it cuts from a valid JSON
+// object leaves a valid object and a valid array.
+func FuzzCutMedia(f *testing.F) {
+	for _, s := range []string{`{"media":[{"a":"]"}],"text_input":"x"}`, `{"text_input":"x","media":[1,[2]]}`, `{"media":[`, `{"x":"\"media\":["}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		rest, m, ok := CutMedia([]byte(s), nil)
+		var v map[string]json.RawMessage
+		if ok && json.Unmarshal([]byte(s), &v) == nil && v["media"] != nil && bytes.HasPrefix(bytes.TrimSpace(v["media"]), []byte("[")) {
+			if !json.Valid(rest) || !json.Valid(m) {
+				t.Fatalf("%q: rest %q media %q", s, rest, m)
+			}
+		}
+	})
 }

@@ -77,3 +77,47 @@ func BenchmarkBuildChat1024PNG(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBuildChatRow1024PNG is BenchmarkBuildChat1024PNG for a trace
+// row whose own image (resolved when the trace was read) rides in Raw: the
+// build decodes Raw's JSON, which scans the image's base64 once more.
+func BenchmarkBuildChatRow1024PNG(b *testing.B) {
+	it, err := media.SynthImage(media.ImageSpec{Width: 1024, Height: 1024, Format: "png", Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw := append([]byte(`{"text_input":"describe the image","media":[`), media.AppendChatPart(nil, &it)...)
+	raw = append(raw, "]}"...)
+	in, _ := Adapter{}.NewInstance(&adapter.Config{Model: "m"})
+	bi := &adapter.BuildInput{Raw: raw, MaxTokens: 16}
+	var out adapter.HTTPRequest
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := in.Build(bi, &out); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestCutMedia: the media member is cut from Raw wherever it stands, and
+// the rest is the same object without it.
+func TestCutMedia(t *testing.T) {
+	for _, c := range []struct{ raw, rest, media string }{
+		{`{"media":[{"a":"]"}],"text_input":"x"}`, `{"text_input":"x"}`, `[{"a":"]"}]`},
+		{`{"text_input":"x","media":[1,[2]]}`, `{"text_input":"x"}`, `[1,[2]]`},
+		{`{"text":"t","media":[{"u":"\"]"}],"extra":{}}`, `{"text":"t","extra":{}}`, `[{"u":"\"]"}]`},
+		{`{"media":[]}`, `{}`, `[]`},
+	} {
+		rest, m, ok := media.CutMedia([]byte(c.raw), nil)
+		if !ok || string(rest) != c.rest || string(m) != c.media || !json.Valid(rest) {
+			t.Errorf("%s: rest %s media %s ok %v", c.raw, rest, m, ok)
+		}
+	}
+	if _, _, ok := media.CutMedia([]byte(`{"text_input":"\"media\":[x"}`), nil); ok {
+		t.Error("cut a media key inside a string")
+	}
+	if _, _, ok := media.CutMedia([]byte(`{"media":[1,2`), nil); ok {
+		t.Error("cut an unterminated array")
+	}
+}

@@ -30,6 +30,7 @@ import (
 
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/internal/jsonx"
+	"github.com/reprise-bench/reprise/internal/media"
 )
 
 // Endpoint selects the API shape.
@@ -106,6 +107,7 @@ type Instance struct {
 	streams  map[uint32]*stream
 	free     []*stream
 	tpl      *Template // endpointTemplate
+	rawBuf   []byte    // Raw without its media, while Build decodes it
 }
 
 var _ adapter.Instance = (*Instance)(nil)
@@ -134,8 +136,16 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 	}
 	var raw rawRow
 	if len(b.Raw) > 0 {
-		if err := json.Unmarshal(b.Raw, &raw); err != nil {
+		src := b.Raw
+		rest, m, cut := media.CutMedia(src, in.rawBuf)
+		if cut {
+			src, in.rawBuf = rest, rest[:0]
+		}
+		if err := json.Unmarshal(src, &raw); err != nil {
 			return fmt.Errorf("row %d: raw content: %w", b.TraceRow, err)
+		}
+		if cut {
+			raw.Media = m
 		}
 	}
 	if isSet(raw.Payload) {
