@@ -287,3 +287,26 @@ func TestMediaServerRefusesImages(t *testing.T) {
 		t.Errorf("summary: %d errors, want 3", res.Summary.ErrorRequestCount)
 	}
 }
+
+// TestMediaFFmpegAgainstMock sends synthetic MP3 audio and MP4 video
+// (made with ffmpeg, which scripts/need-tools.sh installs): the mock
+// decodes each, and the records agree with its log.
+func TestMediaFFmpegAgainstMock(t *testing.T) {
+	o := NewOptions()
+	o.Synthetic = SyntheticLoad{ISL: 8, OSL: 2}
+	o.Replay.Concurrency, o.Replay.RequestCount = 1, 2
+	o.Media = MediaOptions{Audios: 1, AudioLengthMean: 1, AudioFormat: "mp3", Videos: 1, VideoDuration: 1, VideoFPS: 4, VideoWidth: 64, VideoHeight: 48}
+	reqs, logs := mediaRun(t, o)
+	if len(reqs) != 2 {
+		t.Fatalf("%d records", len(reqs))
+	}
+	for _, r := range reqs {
+		l := logs[fmt.Sprint(r.RequestID)]
+		if !r.OK() || len(l.Media) != 2 || l.Media[0].Format != "mp3" || l.Media[1].Kind != "video" || l.Media[1].Format != "mp4" {
+			t.Fatalf("request %d (%s %s): the server got %+v", r.RequestID, r.ErrorKind, r.ErrorMessage, l.Media)
+		}
+		if lm := logMedia(l.Media); r.Media() != lm || r.InputVideos != 1 || r.InputAudioNS < int64(900*time.Millisecond) {
+			t.Errorf("request %d: records %+v, log %+v", r.RequestID, r.Media(), lm)
+		}
+	}
+}
