@@ -272,6 +272,9 @@ type Options struct {
 	// Synthetic is the load sent without a trace; with a trace, its OSL
 	// is the output length of rows that have none.
 	Synthetic SyntheticLoad
+	// Media are the synthetic images, audio clips and videos sent with
+	// every request, and the caps on a trace's own (design 0022).
+	Media MediaOptions
 	// Prompts says how prompts are synthesized.
 	Prompts PromptOptions
 	// Trace is the trace to replay; none (a zero Path and Reader) runs
@@ -392,6 +395,49 @@ type SyntheticLoad struct {
 	// UserContext is the length in tokens of a prefix of each session's
 	// own (AIPerf's user context prompt), after the shared one.
 	UserContext int
+}
+
+// MediaOptions describe the synthetic media of every request, in AIPerf's
+// terms, and cap the media a trace's rows carry (design 0022). The zero
+// value sends none and takes the default caps. Media go with chat and
+// Responses requests, after the prompt text, as OpenAI content parts.
+type MediaOptions struct {
+	// Images per request (--batch-size-image), each ImageWidthMean ±
+	// ImageWidthStdDev by ImageHeightMean ± ImageHeightStdDev pixels, in
+	// ImageFormat ("png", "jpeg" or "random"; default png). ImageReuse
+	// sends the same images in every request (a server's encoder cache
+	// can then hit). Images are sent when the batch size and both means
+	// are set.
+	Images                             int
+	ImageWidthMean, ImageWidthStdDev   float64
+	ImageHeightMean, ImageHeightStdDev float64
+	ImageFormat                        string
+	ImageReuse                         bool
+	// Audios per request (--batch-size-audio), AudioLengthMean ±
+	// AudioLengthStdDev seconds each, in AudioFormat ("wav", "mp3" through
+	// ffmpeg, or "random"; default wav), at a rate from AudioSampleRates
+	// (kHz; default 16) and a depth from AudioDepths (bits; default 16),
+	// AudioChannels channels (default 1).
+	Audios                             int
+	AudioLengthMean, AudioLengthStdDev float64
+	AudioFormat                        string
+	AudioSampleRates                   []float64
+	AudioDepths                        []int
+	AudioChannels                      int
+	// Videos per request (--batch-size-video), made with ffmpeg:
+	// VideoDuration seconds at VideoFPS (default 4), VideoWidth ×
+	// VideoHeight (default 640 × 480), from the VideoSynthType lavfi
+	// source (default testsrc2), in VideoFormat (mp4 or webm) with
+	// VideoCodec.
+	Videos                                  int
+	VideoDuration                           float64
+	VideoFPS, VideoWidth, VideoHeight       int
+	VideoSynthType, VideoFormat, VideoCodec string
+	// MaxImagePixels caps width × height of a trace's image, read from
+	// its header before decoding (0: 8192 × 8192); MaxMediaBytes caps one
+	// item's bytes (0: 64 MiB).
+	MaxImagePixels int64
+	MaxMediaBytes  int64
 }
 
 // PromptOptions say how prompts are synthesized and sessions grown.

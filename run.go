@@ -243,6 +243,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		Engine: rp.engine, Targets: rp.targets, Policy: o.URLPolicy, Plan: rp.plan,
 		Synthetic: syntheticLengths{ISL: o.Synthetic.ISL, ISLStd: o.Synthetic.ISLStdDev, OSL: o.Synthetic.OSL, OSLStd: o.Synthetic.OSLStdDev, Seed: o.Replay.Seed,
 			MaxISL: o.Trace.MaxInputTokens},
+		Media:   mediaConfig(&o.Media),
 		Prompts: rp.prompts, Context: engine.ContextMode(o.Prompts.ContextMode), Streaming: rp.streaming, MaxTokensFromTrace: o.MaxTokensFromTrace, Sink: run.Records(),
 		Summary: summary.Options{Streaming: rp.streaming, UseServerTokenCount: o.UseServerTokenCount, Goodput: rp.slos,
 			LateThreshold: o.Replay.LateThreshold, ISLCorrection: o.Prompts.ISLCorrection, Calibration: rp.calibration,

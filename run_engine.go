@@ -12,6 +12,7 @@ import (
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/httpfield"
 	"github.com/reprise-bench/reprise/internal/livemetrics"
+	"github.com/reprise-bench/reprise/internal/media"
 	"github.com/reprise-bench/reprise/replay"
 	"github.com/reprise-bench/reprise/trace"
 	"io"
@@ -80,7 +81,9 @@ type runConfig struct {
 	// Synthetic gives the lengths of a synthetic load (a plan without a
 	// trace).
 	Synthetic syntheticLengths
-	Prompts   engine.PromptSource
+	// Media are the synthetic media of every request (design 0022).
+	Media   media.SyntheticConfig
+	Prompts engine.PromptSource
 	// Context decides which turns of multi-turn sessions are sent with
 	// their session's history ("" = engine.DefaultContextMode). Growing a history
 	// needs Prompts to be an engine.SessionPromptSource.
@@ -349,6 +352,9 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 	rn := &runner{cfg: &cfg, e: e, es: es, fanOut: cfg.Policy == URLPolicyFanOut, leastInFlight: cfg.Policy == URLPolicyLeastInFlight,
 		inflight: make([]atomic.Int64, len(es)), log: log, senders: make([]*senderState, nSenders), hist: hist,
 		rows: rows, stream: plan.Window(), seed: plan.Config().Seed, plan: plan, shard: plan.Config().Shard}
+	if cfg.Media.Enabled() {
+		rn.media = media.NewGenerator(cfg.Media, rn.seed)
+	}
 	rn.total = int64(plan.Requests())
 	first := int64(0)
 	switch {
@@ -580,8 +586,10 @@ func intendedRate(plan *replay.Plan) (float64, bool) {
 // runner is the replay.Handler: it runs jobs on the engine.
 type runner struct {
 	cfg *runConfig
-	e   *engine.Engine   // target 0's
-	es  []*engine.Engine // every target's, by index
+	// media makes each request's synthetic media (nil for none).
+	media *media.Generator
+	e     *engine.Engine   // target 0's
+	es    []*engine.Engine // every target's, by index
 	// fanOut sends every request to every target; leastInFlight sends
 	// each to the target with the fewest requests in flight (inflight);
 	// else they go round-robin by item.
@@ -1136,6 +1144,17 @@ func (rn *runner) build(b *engine.Builder, item int, tr *trace.Row, p *engine.Pr
 	if len(row.Raw) > 0 {
 		in.Flags |= adapter.BuildHasRaw
 	}
+	ms := row.Media
+	if rn.media != nil {
+		parts, st, err := rn.mediaParts(nil, seedIdx)
+		if err != nil {
+			p.Err = fmt.Errorf("synthetic media of request %d: %w", item, err)
+			return
+		}
+		in.Media = parts
+		ms.Merge(st)
+	}
+	p.Media = recordMedia(&ms)
 	if cfg.MaxTokensFromTrace && row.OutputTokens > 0 {
 		in.MaxTokens = row.OutputTokens
 	}

@@ -370,6 +370,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	// A public dataset that could not be had is its own error, not a
 	// missing synthetic load.
 	syntheticProblems(&o.Synthetic, hasTrace(o) || o.Trace.PublicDataset != "" || o.Accuracy.itemsLoad(), bad)
+	mediaProblems(&o.Media, bad)
 	if !hasTrace(o) && o.Trace.PublicDataset == "" && !o.Accuracy.itemsLoad() {
 		switch {
 		case rp.kind != adapter.KindGenerate:
@@ -459,7 +460,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		opts := trace.Options{Format: tf, BlockSize: o.Trace.BlockSize, FitHashIDs: o.Prompts.HashMismatch == string(prompt.MismatchFit), SkipInvalid: o.Trace.SkipInvalid, DropFailed: o.Trace.DropFailed,
 			ModelFilter: o.Trace.ModelFilter, MaxInputTokens: o.Trace.MaxInputTokens, DefaultOutputTokens: int(o.Synthetic.OSL),
 			RequireOutput: o.MaxTokensFromTrace, Log: log, Context: ctx,
-			Columns: o.Trace.Columns, Sessions: o.Trace.AllTurns, CountTokens: rp.tok.Count}
+			Columns: o.Trace.Columns, Sessions: o.Trace.AllTurns, CountTokens: rp.tok.Count, MediaLimits: mediaLimits(&o.Media)}
 		switch o.Endpoint {
 		case trace.EndpointChat, trace.EndpointCompletions:
 			// A recorded row's lengths are those of its endpoint's requests.

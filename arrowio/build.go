@@ -117,6 +117,8 @@ type requestBuilder struct {
 	accTask, accItem, accExp, accAns *array.StringBuilder
 	accCorrect                       *array.BooleanBuilder
 
+	media mediaBuilders
+
 	phaseDict, errKindDict, tokSourceDict arrow.Array
 	errKindIndex                          map[record.ErrorKind]int8
 	// unknownKinds counts rows whose ErrorKind is not in errorKindValues.
@@ -164,6 +166,7 @@ func newRequestBuilder(mem memory.Allocator) *requestBuilder {
 	b.mBytes, b.mAudio, b.mFirst, b.jQueue, b.jGen, b.jDown = i64b(), i64b(), i64b(), i64b(), i64b(), i64b()
 	b.accTask, b.accItem, b.accExp, b.accAns = array.NewStringBuilder(mem), array.NewStringBuilder(mem), array.NewStringBuilder(mem), array.NewStringBuilder(mem)
 	b.accCorrect = array.NewBooleanBuilder(mem)
+	b.media.init(mem)
 
 	b.phaseDict = stringArray(mem, phaseValues)
 	b.errKindDict = stringArray(mem, errorKindValues)
@@ -195,7 +198,9 @@ func (b *requestBuilder) builders() []array.Builder {
 		b.traceInTok, b.readLag, b.retryErrors, b.tokSource, b.tokDiff, b.extras, b.cancelAfter,
 		b.taskID, b.parentReq, b.depth, b.target, b.parents,
 		b.mItems, b.mPartials, b.mBytes, b.mAudio, b.mFirst, b.jQueue, b.jGen, b.jDown, b.jPolls,
-		b.accTask, b.accItem, b.accExp, b.accAns, b.accCorrect)
+		b.accTask, b.accItem, b.accExp, b.accAns, b.accCorrect,
+		b.media.images, b.media.imageBytes, b.media.imagePixels, b.media.imageSizes, b.media.audios,
+		b.media.audioBytes, b.media.audioNS, b.media.videos, b.media.videoBytes)
 }
 
 // reserve makes room for n more rows, so appendRequest never allocates.
@@ -357,6 +362,7 @@ func (b *requestBuilder) appendRequest(r *record.Request) {
 		b.accAns.AppendNull()
 		b.accCorrect.UnsafeAppendBoolToBitmap(false)
 	}
+	b.media.append(r)
 	b.rows++
 }
 
@@ -394,6 +400,7 @@ func (b *requestBuilder) newRecord() arrow.Record {
 		b.mItems.NewArray(), b.mPartials.NewArray(), b.mBytes.NewArray(), b.mAudio.NewArray(), b.mFirst.NewArray(),
 		b.jQueue.NewArray(), b.jGen.NewArray(), b.jDown.NewArray(), b.jPolls.NewArray(),
 		b.accTask.NewArray(), b.accItem.NewArray(), b.accExp.NewArray(), b.accAns.NewArray(), b.accCorrect.NewArray())
+	cols = b.media.arrays(cols)
 	rec := array.NewRecord(b.schema, cols, int64(n))
 	for _, c := range cols {
 		c.Release()

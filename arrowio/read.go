@@ -459,6 +459,7 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 	}
 	blocked, dns := colAs[*array.Int64](c, "blocked_ns"), colAs[*array.Int64](c, "dns_ns")
 	connect, adapter := colAs[*array.Int64](c, "connect_ns"), colAs[*array.Int64](c, "adapter_ns")
+	mcols := readMediaColumns(c) // v2.1
 	if len(c.errs) > 0 {
 		return out, errors.Join(c.errs...)
 	}
@@ -553,6 +554,7 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 			r.AccuracyTask, r.AccuracyItem = nullableStr(accTask, i), nullableStr(accItem, i)
 			r.AccuracyExpected, r.AccuracyAnswer = nullableStr(accExp, i), nullableStr(accAns, i)
 		}
+		mcols.at(i, r)
 		r.ServerPromptTokens = i32or(sPrompt, i, -1)
 		r.ServerCompletionTokens = i32or(sCompl, i, -1)
 		r.ServerReasoningTokens = i32or(sReas, i, -1)

@@ -17,8 +17,9 @@ const (
 
 // olderRecordsVersions are the earlier records versions readers accept:
 // records/v1 is records/v2 without parent_request_ids, and records/v2 is
-// records/v2.1 without the generation columns (media_items … job_polls)
-// and the accuracy_* columns.
+// records/v2.1 without the generation columns (media_items … job_polls),
+// the accuracy_* columns and the media input columns (input_images …
+// input_video_bytes).
 var olderRecordsVersions = []string{"records/v1", "records/v2"}
 
 // Table names: the file or directory name of each table in a run directory.
@@ -205,6 +206,16 @@ func recordsFields() []arrow.Field {
 		nullable("accuracy_expected", str),
 		nullable("accuracy_answer", str),
 		nullable("accuracy_correct", arrow.FixedWidthTypes.Boolean),
+		// records/v2.1: media (design 0022), null for a text request.
+		nullable("input_images", i32),
+		nullable("input_image_bytes", i64),
+		nullable("input_image_pixels", i64),
+		nullable("input_image_sizes", str),
+		nullable("input_audios", i32),
+		nullable("input_audio_bytes", i64),
+		nullable("input_audio_ns", i64),
+		nullable("input_videos", i32),
+		nullable("input_video_bytes", i64),
 	)
 	return fs
 }

@@ -31,8 +31,9 @@ type Prepared struct {
 	InputTokens          int32 // client-side prompt tokens (the wire prompt)
 	TraceInputTokens     int32 // the trace row's input length, -1 unknown
 	MaxTokens            int32
-	ExpectedCachedTokens int32 // -1 unknown
-	BuildNS              int64 // time spent in the adapter's Build
+	ExpectedCachedTokens int32        // -1 unknown
+	BuildNS              int64        // time spent in the adapter's Build
+	Media                record.Media // the request's images, audio and video
 	// Capture asks for the response's text (Sender.Response): a later
 	// turn of the session carries it in its history.
 	Capture bool

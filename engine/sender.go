@@ -204,6 +204,7 @@ func (s *Sender) do(ctx context.Context, p *Prepared, r *record.Request) {
 	r.TraceInputTokens = p.TraceInputTokens
 	r.MaxTokens = p.MaxTokens
 	r.ExpectedCachedTokens = p.ExpectedCachedTokens
+	r.SetMedia(&p.Media)
 	r.ServerPromptTokens, r.ServerCompletionTokens = -1, -1
 	r.ServerReasoningTokens, r.ServerCachedTokens = -1, -1
 	r.ServerMinusClientOutputTokens = record.NoTokenDiff

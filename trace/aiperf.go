@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/reprise-bench/reprise/internal/jsonx"
+	"github.com/reprise-bench/reprise/internal/media"
 
 	"fmt"
 	"strconv"
@@ -12,9 +13,21 @@ import (
 )
 
 // aiperfContentKeys are the keys of an AIPerf single_turn object (or one
-// turn of a multi_turn session) carried verbatim in Row.Raw.
-var aiperfContentKeys = []string{
-	"text", "texts", "image", "images", "audio", "audios", "video", "videos", "role", "extra",
+// turn of a multi_turn session) carried verbatim in Row.Raw. Its image,
+// audio and video fields are resolved into Raw's "media" parts instead.
+var aiperfContentKeys = []string{"text", "texts", "role", "extra"}
+
+// aiperfMediaKind is the media kind of an AIPerf modality key, or false.
+func aiperfMediaKind(k string) (media.Kind, bool) {
+	switch k {
+	case "image", "images":
+		return media.Image, true
+	case "audio", "audios":
+		return media.Audio, true
+	case "video", "videos":
+		return media.Video, true
+	}
+	return 0, false
 }
 
 // aiperfDecoder decodes AIPerf single_turn and multi_turn JSONL. Rows of a
@@ -102,6 +115,8 @@ func (d *aiperfDecoder) turn(row *Row, obj []byte, session []byte) error {
 		text, texts          []byte
 		has                  = map[string]bool{}
 		raw                  = append(d.r.rawBuf[:0], '{')
+		parts                = d.r.mediaBuf[:0]
+		mediaErr             error
 	)
 	err := objectFields(obj, func(key, val []byte) error {
 		k := string(key)
@@ -120,6 +135,9 @@ func (d *aiperfDecoder) turn(row *Row, obj []byte, session []byte) error {
 		case "texts":
 			texts = val
 		}
+		if mk, ok := aiperfMediaKind(k); ok && mediaErr == nil {
+			parts, mediaErr = d.r.appendMedia(parts, mk, val, d.r.lr.line, k, &row.Media)
+		}
 		for _, c := range aiperfContentKeys {
 			if k == c {
 				if len(raw) > 1 {
@@ -132,6 +150,7 @@ func (d *aiperfDecoder) turn(row *Row, obj []byte, session []byte) error {
 		}
 		return nil
 	})
+	d.r.mediaBuf = parts[:0]
 	if err != nil {
 		return d.rowErr("", "%w", err)
 	}
@@ -147,6 +166,18 @@ func (d *aiperfDecoder) turn(row *Row, obj []byte, session []byte) error {
 	}
 	if !modal {
 		return d.rowErr("text", "missing; an AIPerf row needs one of text, texts, image(s), audio(s), video(s)")
+	}
+	if mediaErr != nil {
+		return mediaErr
+	}
+	if len(parts) > 0 {
+		if len(raw) > 1 {
+			raw = append(raw, ',')
+		}
+		raw = append(raw, `"media":[`...)
+		raw = append(raw, parts...)
+		raw = append(raw, ']')
+		row.Images = row.Media.Images
 	}
 	if ts != nil && delay != nil {
 		return d.rowErr("delay", "timestamp and delay are exclusive: keep timestamp for an absolute arrival or delay for think time after the previous turn")

@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/reprise-bench/reprise/internal/jsonx"
+	"github.com/reprise-bench/reprise/internal/media"
 )
 
 // Columns name the columns of a [FormatTable] dataset (JSON Lines keys,
@@ -36,6 +37,11 @@ type Columns struct {
 	// Timestamp holds the arrival in milliseconds (a fixed schedule).
 	// Default: timestamp.
 	Timestamp string
+	// Image and Audio hold media sent with the prompt (design 0022): a
+	// path, an http(s) URL, a data URL, base64 or raw bytes, a list of
+	// them, or a Hugging Face {"bytes", "path"} cell. Defaults: image,
+	// images; audio, audios.
+	Image, Audio string
 }
 
 // IsZero reports whether no column is named.
@@ -48,13 +54,19 @@ var (
 	outputLenColumns = []string{"output_length", "output_tokens", "max_tokens", "osl"}
 	sessionColumns   = []string{"session_id", "conversation_id"}
 	timestampColumns = []string{"timestamp"}
+	imageColumns     = []string{"image", "images"}
+	audioColumns     = []string{"audio", "audios"}
 )
+
+// nTableCols is the number of columns a table row is read from: prompt,
+// input, output, session, timestamp, image, audio.
+const nTableCols = 7
 
 // tableCols is a table's columns resolved against its names: the index of
 // each in the names (-1 absent) and the name used.
 type tableCols struct {
-	prompt, input, output, session, ts int
-	names                              [5]string
+	prompt, input, output, session, ts, image, audio int
+	names                                            [nTableCols]string
 }
 
 // resolveColumns finds the columns of c among names (the header, the
@@ -97,6 +109,12 @@ func resolveColumns(c Columns, names []string) (tableCols, error) {
 	if t.ts, err = find(4, c.Timestamp, "--timestamp-column", timestampColumns); err != nil {
 		errs = append(errs, err)
 	}
+	if t.image, err = find(5, c.Image, "--image-column", imageColumns); err != nil {
+		errs = append(errs, err)
+	}
+	if t.audio, err = find(6, c.Audio, "--audio-column", audioColumns); err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) > 0 {
 		return t, errors.Join(errs...)
 	}
@@ -115,10 +133,32 @@ type tableCell struct {
 }
 
 // fillTableRow fills row from the cells of one table row (in tableCols
-// order: prompt, input, output, session, timestamp), or returns the row
-// error with the column it is about.
-func (r *Reader) fillTableRow(row *Row, t *tableCols, cells *[5]tableCell, s *sessions) error {
+// order: prompt, input, output, session, timestamp, image, audio), or
+// returns the row error with the column it is about.
+func (r *Reader) fillTableRow(row *Row, t *tableCols, cells *[nTableCols]tableCell, s *sessions) error {
 	line := row.Line
+	parts := r.mediaBuf[:0]
+	for _, m := range [...]struct {
+		slot int
+		kind media.Kind
+	}{{5, media.Image}, {6, media.Audio}} {
+		c := cells[m.slot]
+		if !c.set || len(c.v) == 0 {
+			continue
+		}
+		var err error
+		if parts, err = r.appendMediaCell(parts, m.kind, c.v, line, t.names[m.slot], &row.Media); err != nil {
+			return err
+		}
+	}
+	r.mediaBuf = parts[:0]
+	defer func() {
+		if len(parts) > 0 {
+			row.Images = row.Media.Images
+			row.Raw = appendRawMedia(row.Raw, parts)
+			r.rawBuf = row.Raw[:0]
+		}
+	}()
 	if c := cells[1]; c.set && len(c.v) > 0 {
 		n, msg := parseCount(c.v)
 		if msg != "" {
@@ -153,7 +193,7 @@ func (r *Reader) fillTableRow(row *Row, t *tableCols, cells *[5]tableCell, s *se
 		r.textRow(row, string(c.v))
 		return nil
 	}
-	if row.InputTokens == 0 {
+	if row.InputTokens == 0 && len(parts) == 0 {
 		what := "no prompt"
 		if t.prompt >= 0 {
 			what = fmt.Sprintf("an empty %s", t.names[0])
@@ -261,12 +301,12 @@ func (d *tableDecoder) next(row *Row) error {
 		if err != nil {
 			return err
 		}
-		var cells [5]tableCell
+		var cells [nTableCols]tableCell
 		if d.csv {
 			if d.fields, err = splitCSV(line, d.fields[:0]); err != nil {
 				return d.r.fileErr(lr.line, "", err)
 			}
-			for k, i := range [5]int{d.cols.prompt, d.cols.input, d.cols.output, d.cols.session, d.cols.ts} {
+			for k, i := range [nTableCols]int{d.cols.prompt, d.cols.input, d.cols.output, d.cols.session, d.cols.ts, d.cols.image, d.cols.audio} {
 				if i >= 0 && i < len(d.fields) {
 					cells[k] = tableCell{d.fields[i], true}
 				}
@@ -310,6 +350,12 @@ type shareGPTMessage struct {
 type shareGPTConversation struct {
 	ID            json.RawMessage   `json:"id"`
 	Conversations []shareGPTMessage `json:"conversations"`
+	// Image and Images are a LLaVA-style conversation's media (a path, a
+	// URL, a data URL, or a list), sent with its first turn.
+	Image  json.RawMessage `json:"image"`
+	Images json.RawMessage `json:"images"`
+	Audio  json.RawMessage `json:"audio"`
+	Video  json.RawMessage `json:"video"`
 }
 
 // shareGPTDecoder reads FormatShareGPT: a JSON array of conversations (as
@@ -438,10 +484,36 @@ func (d *shareGPTDecoder) split(c *shareGPTConversation, line int64) error {
 		}
 		d.r.rawBuf = nil // rows wait in pending: each owns its Raw
 		d.r.textRow(&row, p.prompt)
+		if k == 0 {
+			if err := d.media(c, &row); err != nil {
+				return err
+			}
+		}
 		if err := d.r.overInput(row.InputTokens); err != nil {
 			return d.r.fileErr(line, "conversations", err)
 		}
 		d.pending = append(d.pending, row)
+	}
+	return nil
+}
+
+// media resolves a conversation's image, audio and video fields into
+// row's Raw (its first turn).
+func (d *shareGPTDecoder) media(c *shareGPTConversation, row *Row) error {
+	var parts []byte
+	for _, f := range [...]struct {
+		name string
+		kind media.Kind
+		val  json.RawMessage
+	}{{"image", media.Image, c.Image}, {"images", media.Image, c.Images}, {"audio", media.Audio, c.Audio}, {"video", media.Video, c.Video}} {
+		var err error
+		if parts, err = d.r.appendMedia(parts, f.kind, f.val, row.Line, f.name, &row.Media); err != nil {
+			return err
+		}
+	}
+	if len(parts) > 0 {
+		row.Images = row.Media.Images
+		row.Raw = appendRawMedia(row.Raw, parts)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/big"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -662,5 +663,33 @@ func FuzzScanMooncake(f *testing.F) {
 	f.Add([]byte(`{"timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": [-1, 01]}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		scanBoth(t, line)
+	})
+}
+
+// FuzzAIPerfMedia: AIPerf rows with arbitrary image, audio and video
+// fields never panic the reader, and a row it accepts has Raw that is
+// valid JSON whose media parts match its counts.
+func FuzzAIPerfMedia(f *testing.F) {
+	dir := mediaDir(f)
+	for _, s := range []string{`"a.png"`, `["a.png","b.jpg"]`, `"c.wav"`, `"data:image/png;base64,AAAA"`, `{"bytes":"AAAA"}`, `[{"contents":["a.png"]}]`, `"https://x/y.png"`, `7`, `"bomb.png"`} {
+		f.Add(s, uint8(0))
+		f.Add(s, uint8(1))
+	}
+	f.Fuzz(func(t *testing.T, val string, k uint8) {
+		key := [...]string{"image", "images", "audio", "audios", "video", "videos"}[k%6]
+		line := `{"text":"x","` + key + `":` + val + "}\n"
+		p := filepath.Join(dir, "fuzz.jsonl")
+		if err := os.WriteFile(p, []byte(line), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rows, _, err := ReadAll(p, Options{Format: FormatAIPerfSingle})
+		if err != nil {
+			return
+		}
+		for _, r := range rows {
+			if !json.Valid(r.Raw) {
+				t.Fatalf("invalid Raw %q", r.Raw)
+			}
+		}
 	})
 }

@@ -34,7 +34,7 @@ type parquetDecoder struct {
 	sessions *sessions
 	rg       int
 	rec      arrow.Record
-	get      [5]func(i int) ([]byte, bool)
+	get      [nTableCols]func(i int) ([]byte, bool)
 	i        int   // next row of rec
 	row      int64 // rows before rec
 	buf      []byte
@@ -94,7 +94,7 @@ func (r *Reader) openParquet(src io.Reader) (err error) {
 		return r.fileErr(0, "", err)
 	}
 	d := &parquetDecoder{r: r, pf: pf, fr: fr, cols: cols, sessions: newSessions()}
-	for _, i := range []int{cols.prompt, cols.input, cols.output, cols.session, cols.ts} {
+	for _, i := range []int{cols.prompt, cols.input, cols.output, cols.session, cols.ts, cols.image, cols.audio} {
 		d.idx = append(d.idx, i)
 	}
 	r.format = FormatTable
@@ -315,7 +315,7 @@ func (d *parquetDecoder) next(row *Row) error {
 	i := d.i
 	d.i++
 	resetRow(row, d.row+int64(i)+1)
-	var cells [5]tableCell
+	var cells [nTableCols]tableCell
 	for k, get := range d.get {
 		if get == nil {
 			continue

@@ -74,6 +74,10 @@ type Options struct {
 	// Columns name the columns of a FormatTable dataset; naming one with
 	// the format left to detection reads the file as a table.
 	Columns Columns
+	// MediaLimits bound the images, audio and video a row may carry
+	// (pixels from an image's header before decoding, bytes); the zero
+	// value takes the defaults (design 0022).
+	MediaLimits MediaLimits
 	// Sessions reads each ShareGPT conversation as a multi-turn session,
 	// one turn per human→gpt pair (sent with the live responses in the
 	// history); false reads its first pair as one request.
@@ -157,8 +161,10 @@ type Reader struct {
 	dec        decoder
 
 	// idsBuf and rawBuf back Row.HashIDs and Row.Raw; reused by each Next.
-	idsBuf []uint64
-	rawBuf []byte
+	idsBuf   []uint64
+	rawBuf   []byte
+	media    mediaRefs // resolved media references (design 0022)
+	mediaBuf []byte    // a row's media parts while it is decoded
 
 	stats   ReadStats
 	err     error // sticky fatal error

@@ -225,7 +225,10 @@ func TestFormats(t *testing.T) {
 				}),
 				mk(4, 5, func(r *Row) {
 					r.Offset, r.HasOffset = 3*time.Second, true
-					r.Raw, r.InputTokens = raw(`{"image":"https://example.com/cat.png","text":"What is this?","text_input":"What is this?"}`), 3
+					// The image goes as a content part (it was read and
+					// then not sent before design 0022).
+					r.Raw, r.InputTokens = raw(`{"text":"What is this?","media":[{"type":"image_url","image_url":{"url":"https://example.com/cat.png"}}],"text_input":"What is this?"}`), 3
+					r.Images, r.Media = 1, MediaStats{Images: 1, ImageSizes: "?"}
 				}),
 			},
 			stats: ReadStats{Read: 5, Kept: 5},

@@ -66,6 +66,9 @@ type Row struct {
 	// Images is the number of images the request carried (Azure 2025
 	// NumImages); 0 when the format does not say.
 	Images int
+	// Media counts the images, audio and video the row's own content
+	// carries (Raw's "media" parts); zero when it carries none.
+	Media MediaStats
 
 	// Endpoint is the request kind a recording saw (EndpointChat or
 	// EndpointCompletions, Mooncake endpoint); "" when the trace does not
@@ -78,7 +81,10 @@ type Row struct {
 
 	// Raw carries the row's own request content verbatim: text_input,
 	// messages, tools, payload and extra, as a JSON object with those keys
-	// as the source spelled them. nil when the row has none.
+	// as the source spelled them, and "media": the row's images, audio and
+	// videos as an array of OpenAI chat content parts (image_url with a
+	// data URL or the row's http URL, input_audio, video_url), resolved
+	// and checked when the row was read. nil when the row has none.
 	Raw json.RawMessage
 }
 

@@ -36,6 +36,8 @@ func mockServerCommand(a *app) *cli.Command {
 			&cli.StringFlag{Name: "flavor", Value: string(d.Flavor), Usage: "response shapes and quirks (`FLAVOR`): vllm or llamacpp", Sources: mockEnv("flavor")},
 			&cli.StringSliceFlag{Name: "model", Value: d.Models, Usage: "served model `NAME`s; the first is the default", Sources: mockEnv("model")},
 			&cli.DurationFlag{Name: "ttft", Value: d.TTFT, Usage: "base time to first token `DURATION` after admission", Sources: mockEnv("ttft")},
+			&cli.DurationFlag{Name: "prefill-per-image", Value: d.PrefillPerImage, Usage: "added to TTFT per image a request carries (`DURATION`)", Sources: mockEnv("prefill-per-image")},
+			&cli.DurationFlag{Name: "prefill-per-audio-second", Value: d.PrefillPerAudioSecond, Usage: "added to TTFT per second of audio a request carries (`DURATION`)", Sources: mockEnv("prefill-per-audio-second")},
 			&cli.DurationFlag{Name: "prefill-per-token", Value: d.PrefillPerToken, Usage: "added to TTFT per uncached prompt token (`DURATION`)", Sources: mockEnv("prefill-per-token")},
 			&cli.DurationFlag{Name: "itl", Value: d.ITL, Usage: "base inter-token latency `DURATION`", Sources: mockEnv("itl")},
 			&cli.DurationFlag{Name: "itl-per-running", Value: d.ITLPerRunning, Usage: "added to every ITL per other running request (`DURATION`)", Sources: mockEnv("itl-per-running")},
@@ -76,6 +78,8 @@ func mockServerCommand(a *app) *cli.Command {
 			cfg.Models = cmd.StringSlice("model")
 			cfg.TTFT = cmd.Duration("ttft")
 			cfg.PrefillPerToken = cmd.Duration("prefill-per-token")
+			cfg.PrefillPerImage = cmd.Duration("prefill-per-image")
+			cfg.PrefillPerAudioSecond = cmd.Duration("prefill-per-audio-second")
 			cfg.ITL = cmd.Duration("itl")
 			cfg.ITLPerRunning = cmd.Duration("itl-per-running")
 			cfg.Jitter = cmd.Duration("jitter")

@@ -42,6 +42,9 @@ var profileAliases = map[string][]string{
 	"out":              {"artifact-dir", "output-artifact-dir"},
 	"dataset-sampling": {"dataset-sampling-strategy"},
 	"concurrency":      {"session-concurrency"},
+	"batch-size-image": {"image-batch-size"},
+	"batch-size-audio": {"audio-batch-size"},
+	"batch-size-video": {"video-batch-size"},
 }
 
 // profileReplaced are replay flags whose AIPerf namesake means something
@@ -310,12 +313,8 @@ var aiperfUnsupported = map[string]string{
 // command does not take, each with its sentence (image, audio and video
 // synthesis, Optuna's sampler settings).
 var aiperfFamilies = []struct{ prefix, why string }{
-	{"image-", "image inputs are not synthesized; put them in the dataset's rows (AIPerf single_turn image fields are read) or use a Wasm adapter"},
-	{"batch-size-image", "image inputs are not synthesized; put them in the dataset's rows"},
-	{"audio-", "audio inputs are not synthesized; drop the flag"},
-	{"batch-size-audio", "audio inputs are not synthesized; drop the flag"},
-	{"video-", "video inputs are not synthesized; drop the flag"},
-	{"batch-size-video", "video inputs are not synthesized; drop the flag"},
+	{"image-source", "synthetic images are drawn, not sampled from a directory: put your images in the dataset's rows (image, images)"},
+	{"video-audio-", "synthetic videos carry no audio track; send audio with --audio-length-mean"},
 	{"mlflow-", "runs are not pushed to MLflow; the run directory's summary.json and Parquet files hold every number (log them as artifacts afterwards)"},
 	{"wandb-", "runs are not pushed to Weights & Biases; the run directory's summary.json and Parquet files hold every number (log them afterwards)"},
 	{"server-metrics-url", "GenAI-Perf's DCGM URL is --gpu-telemetry URL in AIPerf and here; --server-metrics URL scrapes a server's Prometheus metrics"},

@@ -151,6 +151,18 @@ func TestProfileCommands(t *testing.T) {
 		{"rankings", []string{"--endpoint-type", "hf_tei_rankings", "--rankings-passages-mean", "3", "--rankings-passages-prompt-token-mean", "12",
 			"--rankings-query-prompt-token-mean", "8", "--osl", "1", "--request-count", "2"}, 2, ""},
 		{"sweep with the dashboard", []string{"--concurrency", "10,20", "--isl", "16", "--osl", "4", "--ui-type", "dashboard"}, 0, "dashboard"},
+		// AIPerf's multimodal recipes (docs/tutorials/vision.md; TensorRT-LLM's
+		// examples/serve/aiperf_client_for_multimodal.sh with a faster rate),
+		// and the audio flags; design 0022.
+		{"vision recipe", []string{"--endpoint-type", "chat", "--image-width-mean", "512", "--image-height-mean", "512", "--synthetic-input-tokens-mean", "100", "--output-tokens-mean", "16", // profile needs an output length
+			"--streaming", "--request-count", "4", "--concurrency", "4"}, 4, ""},
+		{"trtllm multimodal recipe", []string{"--endpoint-type", "chat", "--random-seed", "123", "--image-width-mean", "64", "--image-height-mean", "64",
+			"--image-format", "png", "--synthetic-input-tokens-mean", "128", "--synthetic-input-tokens-stddev", "0", "--output-tokens-mean", "128",
+			"--output-tokens-stddev", "0", "--request-count", "5", "--request-rate", "50", "--streaming"}, 5, ""},
+		{"audio", []string{"--audio-length-mean", "1", "--audio-format", "wav", "--audio-sample-rates", "16", "--audio-depths", "16",
+			"--audio-num-channels", "1", "--audio-batch-size", "2", "--image-batch-size", "2", "--image-width-mean", "32", "--image-height-mean", "32",
+			"--isl", "16", "--osl", "4", "--request-count", "3"}, 3, ""},
+		{"image source", []string{"--image-source", "assets", "--image-width-mean", "32", "--image-height-mean", "32", "--isl", "16", "--osl", "4"}, 0, "--image-source"},
 		{"profile runs", []string{"--num-profile-runs", "2", "--confidence-level", "0.9", "--warmup-request-count", "1", "--request-count", "3", "--isl", "16", "--osl", "4"}, -2, ""},
 		{"profile run cooldown", []string{"--profile-run-cooldown-seconds", "5", "--isl", "16", "--osl", "4"}, 0, "aiperf's --profile-run-cooldown-seconds is not supported"},
 		{"prefill concurrency", []string{"--prefill-concurrency", "2", "--streaming", "--isl", "16", "--osl", "4"}, 0, "aiperf's --prefill-concurrency is not supported"},

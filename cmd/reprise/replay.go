@@ -204,7 +204,7 @@ func replayFlags() []cli.Flag {
 			Usage: "no progress and no summary table on stderr; print the run directory on stdout, one line"},
 		&cli.StringFlag{Name: "ui", Value: reprise.UILine, Category: catOut, Sources: envVars("ui"),
 			Usage: "live `VIEW` on stderr: line (one progress line) or dashboard (full screen on a terminal; q stops sending, q again cancels in flight, p pauses the view; the line where stderr is no terminal or TERM=dumb)"},
-	}, accuracyFlags()...)
+	}, append(accuracyFlags(), mediaFlags()...)...)
 }
 
 // replayCommand is `reprise replay [TRACE] --url URL --model M`.
@@ -316,13 +316,15 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 		Sessions: cmd.Int("num-sessions"), TurnsMean: cmd.Float("session-turns-mean"), TurnsStdDev: cmd.Float("session-turns-stddev"),
 		TurnDelay: cmd.Duration("turn-delay"), TurnDelayStdDev: cmd.Duration("turn-delay-stddev"),
 		SharedPrefix: cmd.Int("shared-prefix-length"), PrefixGroups: cmd.Int("prefix-groups"), UserContext: cmd.Int("user-context-length")}
+	o.Media = mediaOptions(cmd)
 	o.Prompts = reprise.PromptOptions{Seed: cmd.Uint64("prompt-seed"), HashMismatch: cmd.String("hash-mismatch"),
 		ISLCorrection: cmd.Int("isl-correction"), Format: cmd.String("prompt-format"), ContextMode: cmd.String("context-mode")}
 	o.Trace = reprise.TraceOptions{Format: cmd.String("trace-format"), BlockSize: cmd.Int("block-size"),
 		MaxInputTokens: cmd.Int("max-input-tokens"), SpoolMiB: cmd.Int("stdin-spool-mib"), SkipInvalid: cmd.Bool("skip-invalid"),
 		DropFailed: cmd.Bool("drop-failed"), ModelFilter: cmd.String("model-filter"),
 		Columns: trace.Columns{Prompt: cmd.String("prompt-column"), InputLength: cmd.String("input-len-column"),
-			OutputLength: cmd.String("output-len-column"), Session: cmd.String("session-column"), Timestamp: cmd.String("timestamp-column")},
+			OutputLength: cmd.String("output-len-column"), Session: cmd.String("session-column"), Timestamp: cmd.String("timestamp-column"),
+			Image: cmd.String("image-column"), Audio: cmd.String("audio-column")},
 		AllTurns: cmd.Bool("all-turns"), Sampling: cmd.String("dataset-sampling")}
 	o.Goodput, o.MinGoodFraction, o.MaxErrorRate = cmd.String("goodput"), cmd.Float("min-good-fraction"), cmd.Float("max-error-rate")
 	accuracyOptions(cmd, &o)

@@ -222,6 +222,19 @@ type BuildInput struct {
 	// chat adapter sends it as its messages array (the engine renders it
 	// at a HoleMessages hole). Owned by the engine; read-only.
 	Messages []Message
+	// Media are the request's synthetic images, audio clips and videos,
+	// rendered once as content parts (design 0022); a trace row's own
+	// media travel in Raw's "media" array instead. They go with the
+	// (last) user message. Native adapters only. Owned by the engine;
+	// read-only.
+	Media []MediaPart
+}
+
+// MediaPart is one image, audio clip or video, rendered as an OpenAI chat
+// content part (Chat: image_url, input_audio, video_url) and as a
+// Responses API input part (Responses: input_image, input_file).
+type MediaPart struct {
+	Chat, Responses []byte
 }
 
 // Message is one chat message of a multi-turn conversation.

@@ -154,6 +154,21 @@ type Request struct {
 	// The slice may be shared with other records: never modify it.
 	DependsOn []uint64
 
+	// The images, audio clips and videos the request carried (design
+	// 0022; columns input_images … input_video_bytes), zero for a text
+	// request: counts, bytes (before base64), the images' summed pixels
+	// and "WxH" sizes (comma-separated, "?" for a URL), the clips' summed
+	// length.
+	InputImages      int32
+	InputImageBytes  int64
+	InputImagePixels int64
+	InputImageSizes  string
+	InputAudios      int32
+	InputAudioBytes  int64
+	InputAudioNS     int64
+	InputVideos      int32
+	InputVideoBytes  int64
+
 	// Outcome.
 	StatusCode   int32
 	ErrorKind    ErrorKind
@@ -297,4 +312,32 @@ type Event struct {
 	Tokens       int32
 	Bytes        int32 // payload bytes
 	EventsInRead int32 // events completed by the same read
+}
+
+// SetMedia sets r's media fields from m.
+func (r *Request) SetMedia(m *Media) {
+	r.InputImages, r.InputImageBytes, r.InputImagePixels, r.InputImageSizes = m.Images, m.ImageBytes, m.ImagePixels, m.ImageSizes
+	r.InputAudios, r.InputAudioBytes, r.InputAudioNS = m.Audios, m.AudioBytes, m.AudioNS
+	r.InputVideos, r.InputVideoBytes = m.Videos, m.VideoBytes
+}
+
+// Media returns r's media fields.
+func (r *Request) Media() Media {
+	return Media{Images: r.InputImages, ImageBytes: r.InputImageBytes, ImagePixels: r.InputImagePixels, ImageSizes: r.InputImageSizes,
+		Audios: r.InputAudios, AudioBytes: r.InputAudioBytes, AudioNS: r.InputAudioNS, Videos: r.InputVideos, VideoBytes: r.InputVideoBytes}
+}
+
+// Media counts one request's images, audio clips and videos. Bytes are
+// the media's own (before base64); an http(s) URL passed through counts
+// as an item of 0 bytes.
+type Media struct {
+	Images      int32
+	ImageBytes  int64
+	ImagePixels int64  // sum of width × height
+	ImageSizes  string // "WxH" per image, comma-separated ("?" for a URL)
+	Audios      int32
+	AudioBytes  int64
+	AudioNS     int64 // sum of the clips' lengths
+	Videos      int32
+	VideoBytes  int64
 }

@@ -64,6 +64,13 @@ func (s *Summary) JSON() ([]byte, error) {
 	if s.CancelledRequestCount > 0 {
 		m["cancelled_request_count"] = scalar{"requests", float64(s.CancelledRequestCount)}
 	}
+	if s.TotalInputImages > 0 || s.TotalInputAudio > 0 {
+		// Multimodal inputs only (design 0022).
+		m["total_input_images"] = scalar{"images", float64(s.TotalInputImages)}
+		m["input_image_throughput"] = scalar{"images/sec", s.InputImageThroughput}
+		m["total_input_audio"] = scalar{"sec", s.TotalInputAudio.Seconds()}
+		m["input_audio_throughput"] = scalar{"audio sec/sec", s.InputAudioThroughput}
+	}
 	if s.Tasks != nil {
 		m["tasks"] = s.Tasks.json()
 	}
@@ -253,6 +260,12 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		line("Output token throughput (tok/s)", num(s.OutputTokenThroughput))
 	}
 	line("Total token throughput (tok/s)", num(s.TotalTokenThroughput))
+	if s.TotalInputImages > 0 {
+		line("Input images (images/s)", num(s.InputImageThroughput)+fmt.Sprintf(" (%d images)", s.TotalInputImages))
+	}
+	if s.TotalInputAudio > 0 {
+		line("Input audio (audio s/s)", num(s.InputAudioThroughput)+fmt.Sprintf(" (%s of audio)", num(s.TotalInputAudio.Seconds())))
+	}
 	if src := s.oslSources(); len(src) > 0 && !s.noOutput() {
 		var parts []string
 		for _, k := range []record.TokenSource{record.TokensServer, record.TokensClient, record.TokensEvents} {

@@ -242,7 +242,16 @@ type Summary struct {
 	TotalMediaBytes int64
 	TotalAudio      time.Duration
 	MediaThroughput float64
-	AudioThroughput float64
+	// TotalInputImages and TotalInputAudio are the images and the seconds
+	// of audio the valid requests carried as inputs (design 0022);
+	// InputImageThroughput (images/s) and InputAudioThroughput (audio
+	// seconds/s) are them per second of the benchmark duration; 0 for a
+	// text-only run.
+	TotalInputImages     int64
+	TotalInputAudio      time.Duration
+	InputImageThroughput float64
+	InputAudioThroughput float64
+	AudioThroughput      float64
 	// Goodput.
 	GoodRequestCount    int
 	Goodput             float64 // good requests / s
@@ -448,6 +457,8 @@ func (a *Accumulator) Add(r *record.Request) {
 	}
 	s.RequestCount++
 	s.TotalISL += int64(r.InputTokens)
+	s.TotalInputImages += int64(r.InputImages)
+	s.TotalInputAudio += time.Duration(r.InputAudioNS)
 	n := osl(r, o)
 	s.TotalOSL += n
 	src := r.OutputTokensSource
@@ -543,6 +554,8 @@ func (a *Accumulator) Summary(info RunInfo) *Summary {
 		s.RequestThroughput = float64(s.RequestCount) / sec
 		s.OutputTokenThroughput = float64(s.TotalOSL) / sec
 		s.TotalTokenThroughput = float64(s.TotalISL+s.TotalOSL) / sec
+		s.InputImageThroughput = float64(s.TotalInputImages) / sec
+		s.InputAudioThroughput = s.TotalInputAudio.Seconds() / sec
 		s.Goodput = float64(s.GoodRequestCount) / sec
 		s.MediaThroughput = float64(s.TotalMediaItems) / sec
 		s.AudioThroughput = s.TotalAudio.Seconds() / sec

@@ -66,6 +66,10 @@ type Config struct {
 	TTFT time.Duration
 	// PrefillPerToken is added to TTFT for every uncached prompt token.
 	PrefillPerToken time.Duration
+	// PrefillPerImage and PrefillPerAudioSecond are added to TTFT for
+	// every image and every second of audio a chat or Responses request
+	// carries (design 0022; the server decodes each to log it).
+	PrefillPerImage, PrefillPerAudioSecond time.Duration
 	// ITL is the base inter-token latency.
 	ITL time.Duration
 	// ITLPerRunning is added to every ITL for each other running request.
@@ -195,7 +199,7 @@ func (c *Config) Validate() error {
 			bad("models[%d] %q: must be non-empty and free of quotes, backslashes and control characters", i, m)
 		}
 	}
-	for name, d := range map[string]time.Duration{"ttft": c.TTFT, "prefill-per-token": c.PrefillPerToken,
+	for name, d := range map[string]time.Duration{"ttft": c.TTFT, "prefill-per-token": c.PrefillPerToken, "prefill-per-image": c.PrefillPerImage, "prefill-per-audio-second": c.PrefillPerAudioSecond,
 		"itl": c.ITL, "itl-per-running": c.ITLPerRunning, "jitter": c.Jitter,
 		"body-timeout": c.BodyTimeout, "idle-timeout": c.IdleTimeout, "cpu-per-token": c.CPUPerToken,
 		"image-time": c.ImageTime, "audio-per-second": c.AudioPerSecond, "video-queue": c.VideoQueue, "video-frame-time": c.VideoFrameTime} {

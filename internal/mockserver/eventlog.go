@@ -89,7 +89,11 @@ type RequestLog struct {
 	AccuracyItem  string
 	AccuracyRight bool
 	InFlight      int
-	Events        []Event
+	// InputMedia are the images, audio clips and videos the request
+	// carried, in order (design 0022); nil for none. The JSONL line has
+	// "input_media" only when there are some.
+	InputMedia []InputMediaLog
+	Events     []Event
 }
 
 // FirstTokenNS returns the time of the first content or reasoning event,
@@ -209,6 +213,28 @@ func appendLogLine(b []byte, r *RequestLog) []byte {
 		b = strconv.AppendBool(b, r.AccuracyRight)
 		b = append(b, `,"in_flight":`...)
 		b = strconv.AppendInt(b, int64(r.InFlight), 10)
+	}
+	if len(r.InputMedia) > 0 {
+		b = append(b, `,"input_media":[`...)
+		for i, m := range r.InputMedia {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"kind":`...)
+			b = jsonx.AppendString(b, m.Kind)
+			b = append(b, `,"format":`...)
+			b = jsonx.AppendString(b, m.Format)
+			b = append(b, `,"width":`...)
+			b = strconv.AppendInt(b, int64(m.Width), 10)
+			b = append(b, `,"height":`...)
+			b = strconv.AppendInt(b, int64(m.Height), 10)
+			b = append(b, `,"duration_ns":`...)
+			b = strconv.AppendInt(b, int64(m.Duration), 10)
+			b = append(b, `,"bytes":`...)
+			b = strconv.AppendInt(b, int64(m.Bytes), 10)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
 	}
 	b = append(b, `,"events":[`...)
 	for i, e := range r.Events {

@@ -5,32 +5,34 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // logLine is one JSONL line of the oracle log as it is decoded.
 type logLine struct {
-	V               *int      `json:"v"`
-	Seq             uint64    `json:"seq"`
-	RequestID       string    `json:"request_id"`
-	ResponseID      string    `json:"response_id"`
-	Endpoint        string    `json:"endpoint"`
-	Stream          bool      `json:"stream"`
-	Status          int       `json:"status"`
-	Fault           string    `json:"fault"`
-	Error           string    `json:"error"`
-	FinishReason    string    `json:"finish_reason"`
-	ReceivedNS      int64     `json:"received_ns"`
-	AdmittedNS      int64     `json:"admitted_ns"`
-	EndNS           int64     `json:"end_ns"`
-	PromptTokens    int       `json:"prompt_tokens"`
-	CachedTokens    int       `json:"cached_tokens"`
-	OutputTokens    int       `json:"output_tokens"`
-	ReasoningTokens int       `json:"reasoning_tokens"`
-	AccuracyItem    string    `json:"accuracy_item"`
-	AccuracyRight   bool      `json:"accuracy_right"`
-	InFlight        int       `json:"in_flight"`
-	Events          []logEvt  `json:"events"`
-	Media           *logMedia `json:"media"`
+	V               *int            `json:"v"`
+	Seq             uint64          `json:"seq"`
+	RequestID       string          `json:"request_id"`
+	ResponseID      string          `json:"response_id"`
+	Endpoint        string          `json:"endpoint"`
+	Stream          bool            `json:"stream"`
+	Status          int             `json:"status"`
+	Fault           string          `json:"fault"`
+	Error           string          `json:"error"`
+	FinishReason    string          `json:"finish_reason"`
+	ReceivedNS      int64           `json:"received_ns"`
+	AdmittedNS      int64           `json:"admitted_ns"`
+	EndNS           int64           `json:"end_ns"`
+	PromptTokens    int             `json:"prompt_tokens"`
+	CachedTokens    int             `json:"cached_tokens"`
+	OutputTokens    int             `json:"output_tokens"`
+	ReasoningTokens int             `json:"reasoning_tokens"`
+	AccuracyItem    string          `json:"accuracy_item"`
+	AccuracyRight   bool            `json:"accuracy_right"`
+	InFlight        int             `json:"in_flight"`
+	Events          []logEvt        `json:"events"`
+	Media           *logMedia       `json:"media"`
+	InputMedia      []logInputMedia `json:"input_media"`
 }
 
 type logMedia struct {
@@ -46,6 +48,15 @@ type logMedia struct {
 	QueuedNS  int64  `json:"queued_ns"`
 	StartedNS int64  `json:"started_ns"`
 	DoneNS    int64  `json:"done_ns"`
+}
+
+type logInputMedia struct {
+	Kind       string `json:"kind"`
+	Format     string `json:"format"`
+	Width      int    `json:"width"`
+	Height     int    `json:"height"`
+	DurationNS int64  `json:"duration_ns"`
+	Bytes      int    `json:"bytes"`
 }
 
 type logEvt struct {
@@ -104,6 +115,9 @@ func ParseLogLine(b []byte, line int) (RequestLog, error) {
 		r.Media = &MediaLog{JobID: m.JobID, Status: m.Status, Items: m.Items, Partials: m.Partials, Bytes: m.Bytes,
 			AudioNS: m.AudioNS, Width: m.Width, Height: m.Height, Frames: m.Frames,
 			QueuedNS: m.QueuedNS, StartedNS: m.StartedNS, DoneNS: m.DoneNS}
+	}
+	for _, m := range l.InputMedia {
+		r.InputMedia = append(r.InputMedia, InputMediaLog{Kind: m.Kind, Format: m.Format, Width: m.Width, Height: m.Height, Duration: time.Duration(m.DurationNS), Bytes: m.Bytes})
 	}
 	if len(l.Events) > 0 {
 		r.Events = make([]Event, len(l.Events))

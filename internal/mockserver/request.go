@@ -24,6 +24,7 @@ type request struct {
 	includeUsage bool
 	n            int
 	tgi          bool // a TGI body ("inputs") on /generate
+	media        []InputMediaLog
 }
 
 // requestError is a rejected request: invalid JSON (syntax) or a field the
@@ -58,6 +59,7 @@ type wireMessage struct {
 type wirePart struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
+	wireMedia
 }
 
 // unmarshalBody decodes a JSON request body into w; a failure is a
@@ -103,7 +105,7 @@ func decodeRequest(body []byte, chat bool) (request, error) {
 		}
 		r.texts = make([]string, len(w.Messages))
 		for i, m := range w.Messages {
-			t, err := decodeContent(m.Content)
+			t, err := decodeContentMedia(m.Content, &r.media)
 			if err != nil {
 				return request{}, &requestError{msg: fmt.Sprintf("messages[%d].content: %v", i, err)}
 			}
@@ -157,7 +159,7 @@ func decodeResponsesRequest(body []byte) (request, error) {
 			return request{}, &requestError{msg: "input: " + err.Error()}
 		}
 		for i, m := range items {
-			t, err := decodeContent(m.Content)
+			t, err := decodeContentMedia(m.Content, &r.media)
 			if err != nil {
 				return request{}, &requestError{msg: fmt.Sprintf("input[%d].content: %v", i, err)}
 			}
@@ -232,6 +234,14 @@ func decodeGenerateRequest(body []byte, api generationAPI) (request, error) {
 // decodeContent accepts a string, null, or an array of {"type":"text","text":…}
 // parts (other part types count as no text).
 func decodeContent(raw json.RawMessage) (string, error) {
+	return decodeContentMedia(raw, nil)
+}
+
+// decodeContentMedia is decodeContent that also decodes the media parts
+// (image_url, input_audio, video_url, audio_url, input_image,
+// input_file) into *ms when ms is not nil; a part that does not decode is
+// an error.
+func decodeContentMedia(raw json.RawMessage, ms *[]InputMediaLog) (string, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
@@ -247,9 +257,20 @@ func decodeContent(raw json.RawMessage) (string, error) {
 			return "", err
 		}
 		var b []byte
-		for _, p := range parts {
+		for i, p := range parts {
 			if p.Type == "text" || p.Type == "" || p.Type == "input_text" || p.Type == "output_text" {
 				b = append(b, p.Text...)
+				continue
+			}
+			if ms == nil {
+				continue
+			}
+			m, ok, err := decodeMedia(p.Type, &p.wireMedia)
+			if err != nil {
+				return "", fmt.Errorf("[%d]: %v", i, err)
+			}
+			if ok {
+				*ms = append(*ms, m)
 			}
 		}
 		return string(b), nil

@@ -85,7 +85,8 @@ func (a *admission) counts() (running, waiting int) {
 // timing is the latency model. All of it is pure arithmetic on its inputs
 // so it is tested with plain numbers:
 //
-//	first token  = admitted + TTFT + PrefillPerToken·uncached + jitter
+//	first token  = admitted + TTFT + PrefillPerToken·uncached
+//	               + PrefillPerImage·images + PrefillPerAudioSecond·audio seconds + jitter
 //	token k ≥ 1  = token k−1 + ITL + ITLPerRunning·(running−1) + jitter
 //
 // running counts the request itself, so a lone request sees exactly ITL.
@@ -94,6 +95,7 @@ func (a *admission) counts() (running, waiting int) {
 type timing struct {
 	ttft, prefill, itl, perRunning, jitter time.Duration
 	dist                                   JitterDist
+	perImage, perAudioSecond               time.Duration // design 0022
 }
 
 func (t *timing) firstToken(uncached int, rng *rand.Rand) time.Duration {

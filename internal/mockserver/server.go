@@ -121,7 +121,7 @@ func newServer(cfg *Config) *Server {
 		done:   make(chan struct{}),
 		served: make(chan error, 1),
 		timing: timing{ttft: c.TTFT, prefill: c.PrefillPerToken, itl: c.ITL, perRunning: c.ITLPerRunning,
-			jitter: c.Jitter, dist: c.JitterDist},
+			jitter: c.Jitter, dist: c.JitterDist, perImage: c.PrefillPerImage, perAudioSecond: c.PrefillPerAudioSecond},
 	}
 	s.startNS = s.start.UnixNano()
 	if s.log == nil {
@@ -665,6 +665,10 @@ func (s *Server) completion(st *reqState, w http.ResponseWriter, r *http.Request
 		s.met.cacheQueries.Add(int64(prompt))
 	}
 	first := s.timing.firstToken(prompt-cached, st.rng)
+	if len(req.media) > 0 {
+		lg.InputMedia = append(lg.InputMedia[:0], req.media...)
+		first += s.timing.mediaDelay(req.media)
+	}
 	s.met.ttft.observe(time.Duration(admitted-recv) + first)
 	s.met.prefillNS.Add(int64(first))
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/reprise-bench/reprise/internal/media"
 	"github.com/reprise-bench/reprise/internal/tokenizer"
 	"github.com/reprise-bench/reprise/trace"
 	"github.com/reprise-bench/reprise/trace/analyze"
@@ -852,11 +853,29 @@ func hasOwnContent(row *trace.Row) (bool, error) {
 	if len(row.Raw) == 0 {
 		return false, nil
 	}
-	var raw rawContent
-	if err := json.Unmarshal(row.Raw, &raw); err != nil {
-		return false, fmt.Errorf("row %d (line %d): row content: %w", row.Index, row.Line, err)
+	raw, err := decodeRaw(row)
+	if err != nil {
+		return false, err
 	}
-	return raw.TextInput != nil || len(raw.Messages) > 0 || len(raw.Payload) > 0, nil
+	return raw.TextInput != nil || len(raw.Messages) > 0 || len(raw.Payload) > 0 || len(raw.Media) > 0, nil
+}
+
+// decodeRaw decodes row's Raw; its media member is cut out first, so that
+// its base64 is not scanned (design 0022).
+func decodeRaw(row *trace.Row) (rawContent, error) {
+	var raw rawContent
+	src := row.Raw
+	rest, m, cut := media.CutMedia(src, nil)
+	if cut {
+		src = rest
+	}
+	if err := json.Unmarshal(src, &raw); err != nil {
+		return raw, fmt.Errorf("row %d (line %d): row content: %w", row.Index, row.Line, err)
+	}
+	if cut {
+		raw.Media = m
+	}
+	return raw, nil
 }
 
 // rawContent is the part of trace.Row.Raw that replaces synthesis.
@@ -864,14 +883,17 @@ type rawContent struct {
 	TextInput *string         `json:"text_input"`
 	Messages  json.RawMessage `json:"messages"`
 	Payload   json.RawMessage `json:"payload"`
+	// Media are the row's images, audio and video (design 0022): a row
+	// of media alone is sent with no text.
+	Media json.RawMessage `json:"media"`
 }
 
 // ownContent fills p for a row that carries its own content and reports
 // whether it does.
 func (s *Builder) ownContent(row *trace.Row, p *Prompt) (bool, error) {
-	var raw rawContent
-	if err := json.Unmarshal(row.Raw, &raw); err != nil {
-		return false, fmt.Errorf("row %d (line %d): row content: %w", row.Index, row.Line, err)
+	raw, err := decodeRaw(row)
+	if err != nil {
+		return false, err
 	}
 	switch {
 	case raw.TextInput != nil:
@@ -889,6 +911,8 @@ func (s *Builder) ownContent(row *trace.Row, p *Prompt) (bool, error) {
 		}
 	case len(raw.Payload) > 0:
 		p.Tokens = -1
+	case len(raw.Media) > 0:
+		p.Text, p.Tokens = "", 0
 	default:
 		return false, nil
 	}

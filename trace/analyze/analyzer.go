@@ -45,6 +45,8 @@ type Config struct {
 // not usable.
 type Analyzer struct {
 	cfg Config
+	// media accumulates the rows' images, audio and video (design 0022).
+	media mediaAcc
 
 	rows         int64
 	first, prev  int64 // arrival ns of the first and previous row
@@ -192,6 +194,7 @@ func (a *Analyzer) addAt(r *trace.Row, t int64) {
 }
 
 func (a *Analyzer) add(r *trace.Row, s *session, t int64) {
+	a.media.add(r)
 	if !r.HasOffset {
 		a.timedByDelay++
 	}
@@ -489,6 +492,7 @@ func (a *Analyzer) Report() *Report {
 	if a.sawBlocks {
 		rep.Cache = a.cacheReport()
 	}
+	rep.Media = a.media.report()
 	return rep
 }
 

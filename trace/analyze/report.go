@@ -29,6 +29,8 @@ type Report struct {
 	Cache *Cache `json:"cache,omitempty"`
 	// Dependencies describes dependent requests (wait_for); nil without.
 	Dependencies *Dependencies `json:"dependencies,omitempty"`
+	// Media is nil when no row carries images, audio or video.
+	Media *Media `json:"media,omitempty"`
 	// AIPerf is nil when the report was built without the file-order pass.
 	AIPerf *AIPerfStats `json:"aiperf,omitempty"`
 }

@@ -94,6 +94,9 @@ func WriteText(w io.Writer, rep *Report) error {
 	if d := rep.Dependencies; d != nil {
 		writeDeps(&b, d)
 	}
+	if m := rep.Media; m != nil {
+		writeMedia(&b, m)
+	}
 	if s := rep.AIPerf; s != nil {
 		writeAIPerf(&b, s, rep.Cache)
 	}

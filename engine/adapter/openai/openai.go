@@ -30,6 +30,7 @@ import (
 
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/internal/jsonx"
+	"github.com/reprise-bench/reprise/internal/media"
 )
 
 // Endpoint selects the API shape.
@@ -106,6 +107,7 @@ type Instance struct {
 	streams  map[uint32]*stream
 	free     []*stream
 	tpl      *Template // endpointTemplate
+	rawBuf   []byte    // Raw without its media, while Build decodes it
 }
 
 var _ adapter.Instance = (*Instance)(nil)
@@ -117,6 +119,9 @@ type rawRow struct {
 	Tools     json.RawMessage `json:"tools"`
 	Payload   json.RawMessage `json:"payload"`
 	Extra     json.RawMessage `json:"extra"`
+	// Media is the row's images, audio and videos as an array of chat
+	// content parts (trace.Row.Raw, design 0022).
+	Media json.RawMessage `json:"media"`
 }
 
 // Build implements adapter.Instance. It writes the whole body (no holes).
@@ -131,8 +136,16 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 	}
 	var raw rawRow
 	if len(b.Raw) > 0 {
-		if err := json.Unmarshal(b.Raw, &raw); err != nil {
+		src := b.Raw
+		rest, m, cut := media.CutMedia(src, in.rawBuf)
+		if cut {
+			src, in.rawBuf = rest, rest[:0]
+		}
+		if err := json.Unmarshal(src, &raw); err != nil {
 			return fmt.Errorf("row %d: raw content: %w", b.TraceRow, err)
+		}
+		if cut {
+			raw.Media = m
 		}
 	}
 	if isSet(raw.Payload) {
@@ -152,6 +165,19 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 	body = jsonx.AppendString(body, in.cfg.Model)
 	history := b.Flags&adapter.BuildHistory != 0 && len(b.Messages) > 0
 	switch {
+	case in.ep == Chat && history && hasMedia(b, &raw):
+		// A later turn with media: the media go with its own (last)
+		// user message.
+		body = append(body, `,"messages":`...)
+		last := len(b.Messages) - 1
+		body = appendMessages(body, b.Messages[:last], `{"role":`)
+		body = body[:len(body)-1]
+		if last > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, `{"role":"user","content":`...)
+		body = appendChatContent(body, b.Messages[last].Content, b, &raw)
+		body = append(body, "}]"...)
 	case in.ep == Chat && history:
 		// A later turn of a session: the whole conversation.
 		body = append(body, `,"messages":`...)
@@ -159,6 +185,14 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 	case in.ep == Chat && isSet(raw.Messages):
 		body = append(body, `,"messages":`...)
 		body = append(body, raw.Messages...)
+	case in.ep == Chat && hasMedia(b, &raw):
+		body = append(body, `,"messages":[{"role":"user","content":`...)
+		text := b.PromptText
+		if isSet(raw.TextInput) {
+			text = textInput(raw.TextInput)
+		}
+		body = appendChatContent(body, text, b, &raw)
+		body = append(body, "}]"...)
 	case in.ep == Chat:
 		body = append(body, `,"messages":[{"role":"user","content":"`...)
 		if isSet(raw.TextInput) {
@@ -246,6 +280,16 @@ func (in *Instance) endBody(body []byte, b *adapter.BuildInput, raw *rawRow, out
 func isSet(r json.RawMessage) bool {
 	r = bytes.TrimSpace(r)
 	return len(r) > 0 && string(r) != "null"
+}
+
+// textInput is a text_input value as text (a JSON string's contents, or
+// anything else's JSON text).
+func textInput(v json.RawMessage) string {
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s
+	}
+	return string(v)
 }
 
 // appendTextInput appends a text_input value (a JSON string, or anything

@@ -6,6 +6,7 @@ package openai
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
@@ -21,6 +22,26 @@ func (in *Instance) buildResponses(b *adapter.BuildInput, raw *rawRow, stream bo
 	body = jsonx.AppendString(body, in.cfg.Model)
 	history := b.Flags&adapter.BuildHistory != 0 && len(b.Messages) > 0
 	switch {
+	case hasMedia(b, raw):
+		body = append(body, `,"input":`...)
+		text := b.PromptText
+		var prior []adapter.Message
+		if history {
+			text, prior = b.Messages[len(b.Messages)-1].Content, b.Messages[:len(b.Messages)-1]
+		} else if isSet(raw.TextInput) {
+			text = textInput(raw.TextInput)
+		}
+		body = appendMessages(body, prior, `{"type":"message","role":`)
+		body = body[:len(body)-1]
+		if len(prior) > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, `{"type":"message","role":"user","content":`...)
+		var err error
+		if body, err = appendResponsesContent(body, text, b, raw); err != nil {
+			return fmt.Errorf("row %d: media: %w", b.TraceRow, err)
+		}
+		body = append(body, "}]"...)
 	case history:
 		body = append(body, `,"input":`...)
 		body = appendMessages(body, b.Messages, `{"type":"message","role":`)

@@ -1,0 +1,276 @@
+package media
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// SyntheticConfig describes the synthetic media of every request, in
+// AIPerf's terms (its --image-*, --audio-* and --video-* flags). A
+// modality with a batch size of 0, or a zero mean size or length, is not
+// sent. The zero value sends nothing.
+type SyntheticConfig struct {
+	// Images per request, each WidthMean ± WidthStdDev by HeightMean ±
+	// HeightStdDev pixels (normal draws, at least 1), in ImageFormat:
+	// "png", "jpeg" or "random" (each image picks one; default "png").
+	// ImageReuse sends the same image (the first of each batch slot) in
+	// every request, for the server's encoder-cache-hit case.
+	Images                             int
+	ImageWidthMean, ImageWidthStdDev   float64
+	ImageHeightMean, ImageHeightStdDev float64
+	ImageFormat                        string
+	ImageReuse                         bool
+	// Audios per request, each AudioLengthMean ± AudioLengthStdDev
+	// seconds long, in AudioFormat ("wav", "mp3" or "random"; default
+	// "wav"), at a sample rate picked from AudioSampleRates (kHz, default
+	// 16), a depth from AudioDepths (bits, default 16), with
+	// AudioChannels channels (default 1).
+	Audios                             int
+	AudioLengthMean, AudioLengthStdDev float64
+	AudioFormat                        string
+	AudioSampleRates                   []float64
+	AudioDepths                        []int
+	AudioChannels                      int
+	// Videos per request, made with ffmpeg: VideoDuration seconds at
+	// VideoFPS frames per second, VideoWidth × VideoHeight, from the
+	// VideoSynth source, in VideoFormat with VideoCodec.
+	Videos                              int
+	VideoDuration                       float64
+	VideoFPS, VideoWidth, VideoHeight   int
+	VideoSynth, VideoFormat, VideoCodec string
+}
+
+// Enabled reports whether any request carries synthetic media.
+func (c *SyntheticConfig) Enabled() bool {
+	return c.Images > 0 && c.ImageWidthMean > 0 && c.ImageHeightMean > 0 ||
+		c.Audios > 0 && c.AudioLengthMean > 0 ||
+		c.Videos > 0 && c.VideoDuration > 0
+}
+
+// Problems calls bad for every invalid field of c, with the flag it came
+// from.
+func (c *SyntheticConfig) Problems(bad func(field, format string, args ...any)) {
+	if c.Images < 0 || c.Audios < 0 || c.Videos < 0 {
+		bad("Images", "the image, audio and video batch sizes %d, %d, %d must not be negative", c.Images, c.Audios, c.Videos)
+	}
+	for _, v := range []float64{c.ImageWidthMean, c.ImageWidthStdDev, c.ImageHeightMean, c.ImageHeightStdDev, c.AudioLengthMean, c.AudioLengthStdDev, c.VideoDuration} {
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			bad("ImageWidthMean", "image sizes, audio lengths and video durations must be finite and ≥ 0 (got %v)", v)
+			break
+		}
+	}
+	if c.ImageWidthMean*c.ImageHeightMean > DefaultMaxPixels {
+		bad("ImageWidthMean", "a %v×%v image is more than %d pixels", c.ImageWidthMean, c.ImageHeightMean, DefaultMaxPixels)
+	}
+	switch c.ImageFormat {
+	case "", "png", "jpeg", "jpg", "random":
+	default:
+		bad("ImageFormat", "image format %q: want png, jpeg or random", c.ImageFormat)
+	}
+	switch c.AudioFormat {
+	case "", "wav", "mp3", "random":
+	default:
+		bad("AudioFormat", "audio format %q: want wav, mp3 or random", c.AudioFormat)
+	}
+	if c.AudioLengthMean > MaxAudio.Seconds() {
+		bad("AudioLengthMean", "audio of %v s: at most %v", c.AudioLengthMean, MaxAudio.Seconds())
+	}
+	for _, r := range c.AudioSampleRates {
+		if !(r >= 1 && r <= 384) {
+			bad("AudioSampleRates", "audio sample rate %v kHz: want 1 to 384 (kHz, as AIPerf: 16 is 16000 Hz)", r)
+		}
+	}
+	for _, d := range c.AudioDepths {
+		if d != 8 && d != 16 && d != 24 && d != 32 {
+			bad("AudioDepths", "audio depth %d bits: want 8, 16, 24 or 32", d)
+		}
+	}
+	if c.AudioChannels < 0 || c.AudioChannels > 8 {
+		bad("AudioChannels", "audio channels %d: want 1 to 8", c.AudioChannels)
+	}
+	switch c.VideoFormat {
+	case "", "mp4", "webm":
+	default:
+		bad("VideoFormat", "video format %q: want mp4 or webm", c.VideoFormat)
+	}
+}
+
+// Generator makes the synthetic media of each request from a run seed.
+// It is safe for concurrent use. Each distinct item is encoded once and
+// kept (with its rendered content parts) while it is among the last
+// cacheSize made, so building a request never encodes an item twice and
+// --image-reuse encodes one image per batch slot for the whole run.
+type Generator struct {
+	cfg  SyntheticConfig
+	seed uint64
+
+	mu    sync.Mutex
+	cache map[itemKey]*Part
+	order []itemKey
+}
+
+// cacheSize bounds the items a Generator keeps.
+const cacheSize = 256
+
+type itemKey struct {
+	kind Kind
+	seed uint64
+}
+
+// Part is one item with its content parts rendered once: Chat is the
+// OpenAI chat content part, Responses the Responses API input part. A
+// Part is immutable and shared: callers must not modify it.
+type Part struct {
+	Item      Item
+	Chat      []byte
+	Responses []byte
+}
+
+// NewPart renders it's content parts.
+func NewPart(it Item) *Part {
+	return &Part{Item: it, Chat: AppendChatPart(nil, &it), Responses: AppendResponsesPart(nil, &it)}
+}
+
+// NewGenerator returns a generator for cfg with the run's seed.
+func NewGenerator(cfg SyntheticConfig, seed uint64) *Generator {
+	if cfg.ImageFormat == "" {
+		cfg.ImageFormat = "png"
+	}
+	if cfg.AudioFormat == "" {
+		cfg.AudioFormat = "wav"
+	}
+	if len(cfg.AudioSampleRates) == 0 {
+		cfg.AudioSampleRates = []float64{16}
+	}
+	if len(cfg.AudioDepths) == 0 {
+		cfg.AudioDepths = []int{16}
+	}
+	if cfg.AudioChannels == 0 {
+		cfg.AudioChannels = 1
+	}
+	if cfg.VideoFPS == 0 {
+		cfg.VideoFPS = 4
+	}
+	if cfg.VideoWidth == 0 {
+		cfg.VideoWidth = 640
+	}
+	if cfg.VideoHeight == 0 {
+		cfg.VideoHeight = 480
+	}
+	return &Generator{cfg: cfg, seed: seed, cache: map[itemKey]*Part{}}
+}
+
+// Request appends the media of request i (images, then audio, then
+// videos) to dst. The same seed and i give the same parts.
+func (g *Generator) Request(dst []*Part, i uint64) ([]*Part, error) {
+	c := &g.cfg
+	if c.Images > 0 && c.ImageWidthMean > 0 && c.ImageHeightMean > 0 {
+		for k := range c.Images {
+			p, err := g.item(Image, g.itemSeed(Image, i, k, c.ImageReuse))
+			if err != nil {
+				return dst, err
+			}
+			dst = append(dst, p)
+		}
+	}
+	if c.Audios > 0 && c.AudioLengthMean > 0 {
+		for k := range c.Audios {
+			p, err := g.item(Audio, g.itemSeed(Audio, i, k, false))
+			if err != nil {
+				return dst, err
+			}
+			dst = append(dst, p)
+		}
+	}
+	if c.Videos > 0 && c.VideoDuration > 0 {
+		for k := range c.Videos {
+			p, err := g.item(Video, g.itemSeed(Video, i, k, false))
+			if err != nil {
+				return dst, err
+			}
+			dst = append(dst, p)
+		}
+	}
+	return dst, nil
+}
+
+// itemSeed is the seed of request i's k-th item of kind kind; with reuse,
+// every request's k-th item is the same.
+func (g *Generator) itemSeed(kind Kind, i uint64, k int, reuse bool) uint64 {
+	if reuse {
+		i = 0
+	}
+	x := g.seed ^ (uint64(kind)+1)*0x9E3779B97F4A7C15 ^ i*0xBF58476D1CE4E5B9 ^ uint64(k)*0x94D049BB133111EB
+	x ^= x >> 31
+	x *= 0xD6E8FEB86659FD93
+	return x ^ x>>32
+}
+
+func (g *Generator) item(kind Kind, seed uint64) (*Part, error) {
+	key := itemKey{kind, seed}
+	g.mu.Lock()
+	p := g.cache[key]
+	g.mu.Unlock()
+	if p != nil {
+		return p, nil
+	}
+	it, err := g.make(kind, seed)
+	if err != nil {
+		return nil, err
+	}
+	p = NewPart(it)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if q := g.cache[key]; q != nil {
+		return q, nil // made twice at once; keep the first
+	}
+	if len(g.order) >= cacheSize {
+		delete(g.cache, g.order[0])
+		g.order = g.order[1:]
+	}
+	g.cache[key] = p
+	g.order = append(g.order, key)
+	return p, nil
+}
+
+// make draws and encodes one item from its seed.
+func (g *Generator) make(kind Kind, seed uint64) (Item, error) {
+	c := &g.cfg
+	rng := rand.New(rand.NewPCG(seed, 0x64726177)) // "draw"
+	draw := func(mean, std float64) float64 {
+		if std > 0 {
+			return mean + std*rng.NormFloat64()
+		}
+		return mean
+	}
+	switch kind {
+	case Image:
+		w := max(1, int(math.Round(draw(c.ImageWidthMean, c.ImageWidthStdDev))))
+		h := max(1, int(math.Round(draw(c.ImageHeightMean, c.ImageHeightStdDev))))
+		for int64(w)*int64(h) > DefaultMaxPixels { // a far tail draw
+			w, h = max(1, w/2), max(1, h/2)
+		}
+		f := c.ImageFormat
+		if f == "random" {
+			f = [...]string{"png", "jpeg"}[rng.IntN(2)]
+		}
+		return SynthImage(ImageSpec{Width: w, Height: h, Format: f, Seed: seed})
+	case Audio:
+		sec := draw(c.AudioLengthMean, c.AudioLengthStdDev)
+		d := max(time.Millisecond, min(MaxAudio, time.Duration(sec*float64(time.Second))))
+		f := c.AudioFormat
+		if f == "random" {
+			f = [...]string{"wav", "mp3"}[rng.IntN(2)]
+		}
+		rate := int(math.Round(c.AudioSampleRates[rng.IntN(len(c.AudioSampleRates))] * 1000))
+		depth := c.AudioDepths[rng.IntN(len(c.AudioDepths))]
+		return SynthAudio(AudioSpec{Duration: d, Format: f, SampleRate: rate, Depth: depth, Channels: c.AudioChannels, Seed: seed})
+	case Video:
+		return SynthVideo(VideoSpec{Width: c.VideoWidth, Height: c.VideoHeight, FPS: c.VideoFPS,
+			Duration: time.Duration(c.VideoDuration * float64(time.Second)), Synth: c.VideoSynth, Format: c.VideoFormat, Codec: c.VideoCodec, Seed: seed})
+	}
+	return Item{}, fmt.Errorf("media kind %d", kind)
+}

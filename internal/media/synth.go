@@ -1,0 +1,252 @@
+package media
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"math"
+	"math/rand/v2"
+	"os/exec"
+	"strconv"
+	"time"
+)
+
+// ErrNoFFmpeg is returned when MP3 audio or a video is asked for and no
+// ffmpeg binary is on $PATH.
+var ErrNoFFmpeg = errors.New("ffmpeg not found on $PATH: synthetic MP3 audio and video are made with ffmpeg; install it (Debian: apt-get install ffmpeg) or ask for --audio-format wav")
+
+// ImageSpec is one synthetic image: its size, format and seed.
+type ImageSpec struct {
+	Width, Height int
+	Format        string // "png" or "jpeg"
+	Seed          uint64
+}
+
+// JPEGQuality is the quality synthetic JPEGs are encoded at.
+const JPEGQuality = 90
+
+// SynthImage draws and encodes the image spec describes. The same spec
+// gives the same bytes. The picture is a seeded smooth field of colours
+// with a few seeded rectangles and fine grain, so that images differ in
+// content (an encoder cache keyed by pixels cannot short-cut them) yet
+// compress like a picture, not like noise.
+func SynthImage(s ImageSpec) (Item, error) {
+	if s.Width < 1 || s.Height < 1 || int64(s.Width)*int64(s.Height) > DefaultMaxPixels {
+		return Item{}, fmt.Errorf("synthetic image %d×%d: want 1 to %d pixels", s.Width, s.Height, DefaultMaxPixels)
+	}
+	rng := rand.New(rand.NewPCG(s.Seed, 0x696d616765)) // "image"
+	img := image.NewNRGBA(image.Rect(0, 0, s.Width, s.Height))
+	var fx, fy, ph [3]float64
+	for c := range 3 {
+		fx[c] = (0.5 + 4*rng.Float64()) * 2 * math.Pi / float64(s.Width)
+		fy[c] = (0.5 + 4*rng.Float64()) * 2 * math.Pi / float64(s.Height)
+		ph[c] = 2 * math.Pi * rng.Float64()
+	}
+	// A row of sines per channel, so the field costs one add per pixel.
+	sx := make([][3]float64, s.Width)
+	for x := range sx {
+		for c := range 3 {
+			sx[x][c] = math.Sin(fx[c]*float64(x) + ph[c])
+		}
+	}
+	grain := rng.Uint64() | 1
+	for y := range s.Height {
+		var sy [3]float64
+		for c := range 3 {
+			sy[c] = math.Cos(fy[c] * float64(y))
+		}
+		row := img.Pix[y*img.Stride:]
+		for x := range s.Width {
+			grain ^= grain << 13
+			grain ^= grain >> 7
+			grain ^= grain << 17
+			for c := range 3 {
+				v := 127.5 + 60*(sx[x][c]+sy[c]) + float64(grain>>(8*c)&7)
+				row[4*x+c] = uint8(max(0, min(255, v)))
+			}
+			row[4*x+3] = 255
+		}
+	}
+	for range 3 + rng.IntN(4) {
+		r := image.Rect(rng.IntN(s.Width), rng.IntN(s.Height), rng.IntN(s.Width+1), rng.IntN(s.Height+1)).Canon()
+		col := color.NRGBA{uint8(rng.Uint32()), uint8(rng.Uint32()), uint8(rng.Uint32()), 255}
+		for y := r.Min.Y; y < r.Max.Y; y++ {
+			for x := r.Min.X; x < r.Max.X; x++ {
+				img.SetNRGBA(x, y, col)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	var err error
+	switch s.Format {
+	case "png":
+		err = (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, img)
+	case "jpeg", "jpg":
+		s.Format = "jpeg"
+		err = jpeg.Encode(&buf, img, &jpeg.Options{Quality: JPEGQuality})
+	default:
+		return Item{}, fmt.Errorf("%w: image format %q (want png or jpeg)", ErrFormat, s.Format)
+	}
+	if err != nil {
+		return Item{}, err
+	}
+	return Item{Kind: Image, Format: s.Format, Data: buf.Bytes(), Width: s.Width, Height: s.Height}, nil
+}
+
+// AudioSpec is one synthetic clip.
+type AudioSpec struct {
+	Duration   time.Duration
+	Format     string // "wav" or "mp3"
+	SampleRate int    // Hz
+	Depth      int    // bits: 8, 16, 24, 32 (WAV)
+	Channels   int
+	Seed       uint64
+}
+
+// MaxAudio bounds a synthetic clip's length.
+const MaxAudio = 10 * time.Minute
+
+// SynthAudio makes the clip spec describes: a few seeded tones with a
+// little seeded noise. WAV is written in Go; MP3 is the same WAV encoded
+// by ffmpeg (ErrNoFFmpeg without it). The same spec gives the same bytes
+// (for MP3, with the same ffmpeg).
+func SynthAudio(s AudioSpec) (Item, error) {
+	if s.Duration <= 0 || s.Duration > MaxAudio {
+		return Item{}, fmt.Errorf("synthetic audio of %v: want more than 0 and at most %v", s.Duration, MaxAudio)
+	}
+	if s.SampleRate < 1000 || s.SampleRate > 384000 {
+		return Item{}, fmt.Errorf("audio sample rate %d Hz: want 1000 to 384000", s.SampleRate)
+	}
+	switch s.Depth {
+	case 8, 16, 24, 32:
+	default:
+		return Item{}, fmt.Errorf("audio depth %d bits: want 8, 16, 24 or 32", s.Depth)
+	}
+	if s.Channels < 1 || s.Channels > 8 {
+		return Item{}, fmt.Errorf("audio channels %d: want 1 to 8", s.Channels)
+	}
+	rng := rand.New(rand.NewPCG(s.Seed, 0x617564696f)) // "audio"
+	var freq, amp [3]float64
+	for i := range freq {
+		freq[i] = 2 * math.Pi * (110 + 880*rng.Float64()) / float64(s.SampleRate)
+		amp[i] = 0.1 + 0.2*rng.Float64()
+	}
+	noise := rng.Uint64() | 1
+	frames := int64(s.Duration) * int64(s.SampleRate) / int64(time.Second)
+	wav := AppendWAV(nil, s.SampleRate, s.Depth, s.Channels, frames, func(i int64, c int) float64 {
+		noise ^= noise << 13
+		noise ^= noise >> 7
+		noise ^= noise << 17
+		v := float64(int64(noise>>40)-1<<23) / (1 << 23) * 0.02
+		for k := range freq {
+			v += amp[k] * math.Sin(freq[k]*float64(i)+float64(c))
+		}
+		return v
+	})
+	it := Item{Kind: Audio, Format: "wav", Data: wav, SampleRate: s.SampleRate, Depth: s.Depth, Channels: s.Channels,
+		Duration: time.Duration(frames * int64(time.Second) / int64(s.SampleRate))}
+	switch s.Format {
+	case "wav":
+		return it, nil
+	case "mp3":
+		mp3, err := ffmpeg(wav, "-f", "wav", "-i", "pipe:0", "-map_metadata", "-1", "-fflags", "+bitexact", "-f", "mp3", "pipe:1")
+		if err != nil {
+			return Item{}, err
+		}
+		d, _, _, err := mp3Duration(mp3)
+		if err != nil {
+			return Item{}, fmt.Errorf("ffmpeg's MP3: %w", err)
+		}
+		return Item{Kind: Audio, Format: "mp3", Data: mp3, SampleRate: s.SampleRate, Channels: s.Channels, Duration: d}, nil
+	}
+	return Item{}, fmt.Errorf("%w: audio format %q (want wav or mp3)", ErrFormat, s.Format)
+}
+
+// VideoSpec is one synthetic video, made by ffmpeg.
+type VideoSpec struct {
+	Width, Height int
+	FPS           int
+	Duration      time.Duration
+	// Synth is ffmpeg's lavfi source: "testsrc", "testsrc2", "smptebars",
+	// "mandelbrot", "rgbtestsrc" (default "testsrc2").
+	Synth  string
+	Format string // "mp4" or "webm"
+	Codec  string // ffmpeg encoder; default libx264 (mp4), libvpx-vp9 (webm)
+	Seed   uint64
+}
+
+// SynthVideo makes the video spec describes with ffmpeg (ErrNoFFmpeg
+// without it). The seed shifts the source's start frame, so videos of
+// different seeds differ.
+func SynthVideo(s VideoSpec) (Item, error) {
+	if s.Width < 16 || s.Height < 16 || s.Width > 4096 || s.Height > 4096 || s.FPS < 1 || s.FPS > 240 || s.Duration <= 0 || s.Duration > MaxAudio {
+		return Item{}, fmt.Errorf("synthetic video %d×%d at %d fps for %v: want 16 to 4096 pixels a side, 1 to 240 fps, at most %v", s.Width, s.Height, s.FPS, s.Duration, MaxAudio)
+	}
+	synth := s.Synth
+	if synth == "" {
+		synth = "testsrc2"
+	}
+	switch synth {
+	case "testsrc", "testsrc2", "smptebars", "mandelbrot", "rgbtestsrc":
+	default:
+		return Item{}, fmt.Errorf("%w: video synthesis %q (want testsrc, testsrc2, smptebars, mandelbrot or rgbtestsrc)", ErrFormat, synth)
+	}
+	codec, muxer := s.Codec, s.Format
+	switch s.Format {
+	case "mp4", "":
+		muxer = "mp4"
+		if codec == "" {
+			codec = "libx264"
+		}
+	case "webm":
+		if codec == "" {
+			codec = "libvpx-vp9"
+		}
+	default:
+		return Item{}, fmt.Errorf("%w: video format %q (want mp4 or webm)", ErrFormat, s.Format)
+	}
+	src := fmt.Sprintf("%s=size=%dx%d:rate=%d:duration=%s", synth, s.Width, s.Height, s.FPS,
+		strconv.FormatFloat(s.Duration.Seconds(), 'f', -1, 64))
+	skip := strconv.FormatUint(s.Seed%1000, 10)
+	args := []string{"-f", "lavfi", "-i", src, "-vf", "select=gte(n\\," + skip + "),setpts=N/FRAME_RATE/TB",
+		"-t", strconv.FormatFloat(s.Duration.Seconds(), 'f', -1, 64), "-c:v", codec, "-pix_fmt", "yuv420p",
+		"-map_metadata", "-1", "-fflags", "+bitexact", "-threads", "1"}
+	if muxer == "mp4" {
+		args = append(args, "-movflags", "frag_keyframe+empty_moov")
+	}
+	args = append(args, "-f", muxer, "pipe:1")
+	// The select filter drops the first frames, so the source runs longer.
+	args[3] = fmt.Sprintf("%s=size=%dx%d:rate=%d:duration=%s", synth, s.Width, s.Height, s.FPS,
+		strconv.FormatFloat(s.Duration.Seconds()+float64(s.Seed%1000)/float64(s.FPS)+1, 'f', -1, 64))
+	out, err := ffmpeg(nil, args...)
+	if err != nil {
+		return Item{}, err
+	}
+	return Item{Kind: Video, Format: muxer, Data: out, Width: s.Width, Height: s.Height, Duration: s.Duration}, nil
+}
+
+// ffmpeg runs ffmpeg with args, stdin as its input, and returns stdout.
+func ffmpeg(stdin []byte, args ...string) ([]byte, error) {
+	bin, err := exec.LookPath("ffmpeg")
+	if err != nil {
+		return nil, ErrNoFFmpeg
+	}
+	pre := []string{"-hide_banner", "-loglevel", "error"}
+	if stdin == nil {
+		pre = append(pre, "-nostdin")
+	}
+	cmd := exec.Command(bin, append(pre, args...)...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("ffmpeg %v: %v: %s", args, err, bytes.TrimSpace(errb.Bytes()))
+	}
+	return out.Bytes(), nil
+}

@@ -1,0 +1,340 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/reprise-bench/reprise/internal/media"
+)
+
+// MediaStats counts the images, audio clips and videos one request
+// carries, as the trace's rows give them (design 0022). Bytes are the
+// media's own bytes (before base64); an http(s) URL passed through counts
+// as an item of 0 bytes and unknown size.
+type MediaStats struct {
+	Images, ImageBytes int
+	// ImagePixels is the sum of width × height over the images;
+	// ImageSizes lists each image's "WxH" (comma-separated, "?" for a
+	// URL).
+	ImagePixels int64
+	ImageSizes  string
+	Audios      int
+	AudioBytes  int
+	// AudioDuration is the sum of the clips' lengths.
+	AudioDuration time.Duration
+	Videos        int
+	VideoBytes    int
+}
+
+// IsZero reports whether s counts no media.
+func (s *MediaStats) IsZero() bool { return s.Images == 0 && s.Audios == 0 && s.Videos == 0 }
+
+// Add counts it.
+func (s *MediaStats) Add(it *media.Item) {
+	switch it.Kind {
+	case media.Image:
+		s.Images++
+		s.ImageBytes += it.Bytes()
+		s.ImagePixels += int64(it.Width) * int64(it.Height)
+		if s.ImageSizes != "" {
+			s.ImageSizes += ","
+		}
+		if it.Width > 0 {
+			s.ImageSizes += strconv.Itoa(it.Width) + "x" + strconv.Itoa(it.Height)
+		} else {
+			s.ImageSizes += "?"
+		}
+	case media.Audio:
+		s.Audios++
+		s.AudioBytes += it.Bytes()
+		s.AudioDuration += it.Duration
+	case media.Video:
+		s.Videos++
+		s.VideoBytes += it.Bytes()
+	}
+}
+
+func (s *MediaStats) Merge(o *MediaStats) {
+	s.Images += o.Images
+	s.ImageBytes += o.ImageBytes
+	s.ImagePixels += o.ImagePixels
+	if o.ImageSizes != "" {
+		if s.ImageSizes != "" {
+			s.ImageSizes += ","
+		}
+		s.ImageSizes += o.ImageSizes
+	}
+	s.Audios += o.Audios
+	s.AudioBytes += o.AudioBytes
+	s.AudioDuration += o.AudioDuration
+	s.Videos += o.Videos
+	s.VideoBytes += o.VideoBytes
+}
+
+// MediaLimits bound the media a trace's rows may carry; the zero value
+// takes internal/media's defaults (8192 × 8192 pixels, 64 MiB an item).
+type MediaLimits = media.Limits
+
+// mediaCacheSize bounds the media a Reader keeps by reference, so that a
+// dataset naming the same file on many rows reads and checks it once.
+const mediaCacheSize = 256
+
+type cachedMedia struct {
+	part []byte     // the chat content part
+	st   MediaStats // of this item alone
+}
+
+// mediaRefs is a Reader's cache of resolved media references.
+type mediaRefs struct {
+	cache map[string]*cachedMedia
+	order []string
+}
+
+// appendMedia resolves one media field of a row (a string, or an array of
+// strings and {"name", "contents": [strings]} objects, AIPerf's shapes)
+// into OpenAI chat content parts appended, comma-separated, to parts, and
+// counts them in st. Each string is an http(s) URL (passed through), a
+// base64 data URL, bare base64 bytes, or a file path (relative paths are
+// taken from the trace file's directory, else the working directory). Any
+// problem is an error naming the field.
+func (r *Reader) appendMedia(parts []byte, k media.Kind, val []byte, line int64, field string, st *MediaStats) ([]byte, error) {
+	val = bytes.TrimSpace(val)
+	if len(val) == 0 || string(val) == "null" {
+		return parts, nil
+	}
+	var refs []string
+	switch val[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(val, &s); err != nil {
+			return parts, r.fileErr(line, field, fmt.Errorf("not a valid JSON string: %v", err))
+		}
+		refs = []string{s}
+	case '[':
+		var items []json.RawMessage
+		if err := json.Unmarshal(val, &items); err != nil {
+			return parts, r.fileErr(line, field, fmt.Errorf("want a string or an array of strings: %v", err))
+		}
+		for i, it := range items {
+			var s string
+			if json.Unmarshal(it, &s) == nil {
+				refs = append(refs, s)
+				continue
+			}
+			var named struct {
+				Contents []string `json:"contents"`
+				Bytes    *string  `json:"bytes"`
+				Path     *string  `json:"path"`
+			}
+			if err := json.Unmarshal(it, &named); err != nil {
+				return parts, r.fileErr(line, field, fmt.Errorf("[%d]: want a string or {\"name\": …, \"contents\": [strings]}: %v", i, err))
+			}
+			refs = append(refs, named.Contents...)
+			if named.Bytes != nil {
+				refs = append(refs, *named.Bytes)
+			} else if named.Path != nil {
+				refs = append(refs, *named.Path)
+			}
+		}
+	case '{':
+		// A Hugging Face image or audio cell exported to JSON:
+		// {"bytes": "<base64>", "path": "…"}.
+		var cell struct {
+			Bytes *string `json:"bytes"`
+			Path  *string `json:"path"`
+		}
+		if err := json.Unmarshal(val, &cell); err != nil || cell.Bytes == nil && cell.Path == nil {
+			return parts, r.fileErr(line, field, errors.New(`want a string, an array of strings, or {"bytes": "<base64>", "path": "…"}`))
+		}
+		if cell.Bytes != nil && *cell.Bytes != "" {
+			refs = []string{*cell.Bytes}
+		} else {
+			refs = []string{*cell.Path}
+		}
+	default:
+		return parts, r.fileErr(line, field, fmt.Errorf("%.40s: want a string (a path, URL or data URL) or an array of them", val))
+	}
+	for i, ref := range refs {
+		c, err := r.resolveMedia(k, ref)
+		if err != nil {
+			f := field
+			if len(refs) > 1 {
+				f = field + "[" + strconv.Itoa(i) + "]"
+			}
+			return parts, r.fileErr(line, f, err)
+		}
+		if len(parts) > 0 {
+			parts = append(parts, ',')
+		}
+		parts = append(parts, c.part...)
+		st.Merge(&c.st)
+	}
+	return parts, nil
+}
+
+// resolveMedia reads and checks one media reference, through the cache.
+func (r *Reader) resolveMedia(k media.Kind, ref string) (*cachedMedia, error) {
+	ref = strings.TrimSpace(ref)
+	key := k.String() + "\x00" + ref
+	if c := r.media.cache[key]; c != nil {
+		return c, nil
+	}
+	var (
+		it  media.Item
+		err error
+	)
+	switch {
+	case ref == "":
+		return nil, fmt.Errorf("an empty %s reference; give a path, an http(s) URL or a data URL", k)
+	case strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://"):
+		it = media.Item{Kind: k, URL: ref}
+	case strings.HasPrefix(ref, "data:"):
+		var b []byte
+		if b, err = media.DecodeDataURL(ref); err == nil {
+			it, err = media.Probe(k, b, r.opts.MediaLimits)
+		}
+	default:
+		var b []byte
+		if b, err = r.readMediaFile(k, ref); err == nil {
+			it, err = media.Probe(k, b, r.opts.MediaLimits)
+			if err != nil {
+				err = fmt.Errorf("%s: %w", clipRef(ref), err)
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	// The part holds the bytes (as base64); the counts need only sizes.
+	c := &cachedMedia{part: media.AppendChatPart(nil, &it)}
+	c.st.Add(&it)
+	if r.media.cache == nil {
+		r.media.cache = map[string]*cachedMedia{}
+	}
+	if len(r.media.order) >= mediaCacheSize {
+		delete(r.media.cache, r.media.order[0])
+		r.media.order = r.media.order[1:]
+	}
+	r.media.cache[key] = c
+	r.media.order = append(r.media.order, key)
+	return c, nil
+}
+
+// readMediaFile reads a media file named by a row; a reference that is no
+// file but bare base64 (a table's bytes cell) is decoded instead.
+func (r *Reader) readMediaFile(k media.Kind, ref string) ([]byte, error) {
+	p := ref
+	if !filepath.IsAbs(p) && r.name != "" && r.name != "-" {
+		if q := filepath.Join(filepath.Dir(r.name), p); fileExists(q) {
+			p = q
+		}
+	}
+	lim := r.opts.MediaLimits
+	fi, err := os.Stat(p)
+	if err != nil {
+		if len(ref) >= 64 {
+			if b, berr := base64.StdEncoding.DecodeString(ref); berr == nil && mediaMagic(b) {
+				return b, nil
+			}
+		}
+		if len(ref) > 80 {
+			ref = ref[:80] + "…"
+		}
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%s file %s does not exist (relative paths are taken from the trace's directory, then the working directory); fix the path or give an http(s) URL", k, ref)
+		}
+		return nil, fmt.Errorf("%s file: %v", k, err)
+	}
+	if fi.IsDir() {
+		return nil, fmt.Errorf("%s file %s is a directory", k, ref)
+	}
+	max := lim.MaxBytes
+	if max <= 0 {
+		max = media.DefaultMaxBytes
+	}
+	if fi.Size() > max {
+		return nil, fmt.Errorf("%s file %s: %d bytes, more than the %d a request may carry", k, ref, fi.Size(), max)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s file: %v", k, err)
+	}
+	return b, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// appendMediaCell resolves one table cell of media: JSON (a list, a
+// {"bytes", "path"} object, a quoted string), raw media bytes (a Parquet
+// binary cell), or one reference string.
+func (r *Reader) appendMediaCell(parts []byte, k media.Kind, v []byte, line int64, field string, st *MediaStats) ([]byte, error) {
+	t := bytes.TrimSpace(v)
+	if len(t) > 0 && (t[0] == '[' || t[0] == '{' || t[0] == '"') {
+		return r.appendMedia(parts, k, t, line, field, st)
+	}
+	var it media.Item
+	var err error
+	if mediaMagic(v) {
+		if it, err = media.Probe(k, bytes.Clone(v), r.opts.MediaLimits); err != nil {
+			return parts, r.fileErr(line, field, err)
+		}
+		c := cachedMedia{part: media.AppendChatPart(nil, &it)}
+		c.st.Add(&it)
+		if len(parts) > 0 {
+			parts = append(parts, ',')
+		}
+		st.Merge(&c.st)
+		return append(parts, c.part...), nil
+	}
+	c, err := r.resolveMedia(k, string(v))
+	if err != nil {
+		return parts, r.fileErr(line, field, err)
+	}
+	if len(parts) > 0 {
+		parts = append(parts, ',')
+	}
+	st.Merge(&c.st)
+	return append(parts, c.part...), nil
+}
+
+// mediaMagic reports whether b starts like image, audio or video bytes.
+func mediaMagic(b []byte) bool {
+	for _, m := range []string{"\x89PNG", "\xff\xd8\xff", "GIF8", "RIFF", "ID3", "\x1a\x45\xdf\xa3"} {
+		if bytes.HasPrefix(b, []byte(m)) {
+			return true
+		}
+	}
+	return len(b) >= 8 && string(b[4:8]) == "ftyp"
+}
+
+// appendRawMedia adds `"media":[parts]` to the JSON object raw (or makes
+// one); raw is modified in place when it has room.
+func appendRawMedia(raw, parts []byte) []byte {
+	if len(raw) < 2 {
+		raw = append(raw[:0], '{')
+	} else {
+		raw = append(raw[:len(raw)-1], ',')
+	}
+	raw = append(raw, `"media":[`...)
+	raw = append(raw, parts...)
+	return append(raw, "]}"...)
+}
+
+// clipRef shortens a reference for a message.
+func clipRef(ref string) string {
+	if len(ref) > 80 {
+		return ref[:80] + "…"
+	}
+	return ref
+}
