@@ -208,6 +208,9 @@ type Options struct {
 	// Preflight says how the servers are checked before the first
 	// request.
 	Preflight PreflightOptions
+	// Server says what is asked of the servers besides the load: wait
+	// for the model, reset the prefix cache, run the profiler.
+	Server ServerControlOptions
 	// AbortAfterConnectFailures stops a run whose first N requests to
 	// end all failed to connect (record.ErrConnect), before any request
 	// got an answer: in-flight requests get Replay.Grace, what was

@@ -433,6 +433,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	}
 	rp.pcfg = pcfg
 	errs = append(errs, fieldErrors(o.Replay.Validate(), "Replay")...)
+	errs = append(errs, validateServerControl(&o.Server)...)
 	if len(errs) > 0 {
 		return nil, &ConfigError{Errors: errs}
 	}
