@@ -347,6 +347,7 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 	rn := &runner{cfg: &cfg, e: e, es: es, fanOut: cfg.Policy == URLPolicyFanOut, leastInFlight: cfg.Policy == URLPolicyLeastInFlight,
 		inflight: make([]atomic.Int64, len(es)), log: log, senders: make([]*senderState, nSenders), hist: hist,
 		rows: rows, stream: plan.Window(), seed: plan.Config().Seed, plan: plan, shard: plan.Config().Shard}
+	rn.prefillCap = plan.Config().PrefillConcurrency > 0
 	rn.total = int64(plan.Requests())
 	first := int64(0)
 	switch {
@@ -584,6 +585,8 @@ type runner struct {
 	// each to the target with the fewest requests in flight (inflight);
 	// else they go round-robin by item.
 	fanOut, leastInFlight bool
+	// prefillCap reports a replay.Config.PrefillConcurrency: responses tell the job their first token.
+	prefillCap bool
 	inflight              []atomic.Int64
 	log                   *slog.Logger
 	win                   *window
@@ -810,6 +813,11 @@ func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
 		// reader). Streamed plans have no session histories.
 		rn.stream.Release(int64(j.Item))
 		row = nil
+	}
+	if rn.prefillCap {
+		// The prefill slot (replay.Config.PrefillConcurrency) is freed at
+		// the first token of the response that counts.
+		st.ss[k].NotifyFirstToken(j)
 	}
 	if rn.fanOut {
 		// Every target at the same instant: the lanes are started first,

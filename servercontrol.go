@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -230,6 +231,7 @@ func answer(status int, body []byte) string {
 			msg = msg[:120] + "…"
 		}
 	}
+	msg = strings.TrimSpace(strings.TrimPrefix(msg, strconv.Itoa(status)))
 	if msg == "" {
 		return fmt.Sprintf("%d %s", status, http.StatusText(status))
 	}
@@ -283,9 +285,12 @@ func WaitForModel(ctx context.Context, t ServerTarget, mode string, timeout, int
 		for {
 			pctx, cancel := context.WithDeadline(ctx, deadline)
 			ready, last, final := c.probe(pctx, probe, t)
+			cut := pctx.Err() != nil && ctx.Err() == nil // the wait's deadline ended this poll
 			cancel()
 			e.Polls++
-			e.Last = last
+			if !cut || e.Last == "" {
+				e.Last = last // a poll cut short says less than the answer before it
+			}
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}

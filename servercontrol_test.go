@@ -96,9 +96,9 @@ func TestWaitForModelRealServers(t *testing.T) {
 			srv := fixtureServer(t, tc.answers)
 			timeout := time.Minute
 			if tc.wantErr != "" {
-				timeout = 30 * time.Millisecond
+				timeout = 500 * time.Millisecond
 			}
-			err := WaitForModel(context.Background(), ServerTarget{URL: srv.URL, Model: tc.model}, tc.mode, timeout, time.Millisecond, nil)
+			err := WaitForModel(context.Background(), ServerTarget{URL: srv.URL, Model: tc.model}, tc.mode, timeout, 20*time.Millisecond, nil)
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -154,7 +154,7 @@ func TestWaitForModelDeadServer(t *testing.T) {
 	}
 	u := "http://" + ln.Addr().String()
 	ln.Close()
-	err = WaitForModel(context.Background(), ServerTarget{URL: u, Model: "m"}, WaitModels, 20*time.Millisecond, time.Millisecond, nil)
+	err = WaitForModel(context.Background(), ServerTarget{URL: u, Model: "m"}, WaitModels, 500*time.Millisecond, 20*time.Millisecond, nil)
 	if _, ok := errors.AsType[*NotReadyError](err); !ok || !strings.Contains(err.Error(), "connection refused (nothing listens at") {
 		t.Fatalf("err = %v", err)
 	}
@@ -167,7 +167,7 @@ func TestWaitForModelDeadServer(t *testing.T) {
 	o := NewOptions()
 	o.URL, o.Model = u, "m"
 	o.Output.Dir = filepath.Join(t.TempDir(), "run")
-	o.Server = ServerControlOptions{WaitForModel: 20 * time.Millisecond, WaitMode: WaitHealth, WaitInterval: time.Millisecond}
+	o.Server = ServerControlOptions{WaitForModel: 200 * time.Millisecond, WaitMode: WaitHealth, WaitInterval: 20 * time.Millisecond}
 	if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "nothing was sent") {
 		t.Fatalf("Run: err = %v", err)
 	}

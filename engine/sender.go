@@ -96,6 +96,10 @@ type Sender struct {
 	// when none).
 	cancel *cancelPlan
 
+	// firstTok is told of the first token of the request being read
+	// (NotifyFirstToken); nil once told, or when none was given.
+	firstTok FirstTokenNotifier
+
 	// pt is the httptrace state of the current attempt (HTTP/2). net/http may run
 	// a dial started for one attempt after that attempt ended (and hand
 	// the connection to another), so every attempt gets a fresh one and
@@ -186,6 +190,7 @@ func newPhaseTrace(c *replay.Clock, cp *cancelPlan) *phaseTrace {
 // ctx cancellation (the end of the grace period) records ErrCancelled.
 func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
 	e := s.e
+	defer func() { s.firstTok = nil }()
 	s.events = s.events[:0]
 	s.deadline = time.Time{}
 	s.fin = adapter.Final{} // Response of a request that never got a body: nothing
@@ -403,6 +408,9 @@ func (s *Sender) feedBody(b []byte, t int64) {
 			t0 := time.Now()
 			s.parseErr = s.parse(len(s.evTime)-k, k, 0)
 			s.adapterT += int64(time.Since(t0))
+		}
+		if s.firstTok != nil {
+			s.seeFirstToken(k)
 		}
 	}
 	s.framer.clearCompleted()

@@ -22,7 +22,10 @@ var optionFlag = map[string]string{
 	"MaxConnections": "--max-connections", "Nice": "--nice",
 	"Preflight.Skip": "--no-preflight", "Preflight.Timeout": "--preflight-timeout",
 	"AbortAfterConnectFailures": "--abort-after-connect-failures",
-	"BatchSize":                 "--batch-size", "QueryTokens": "--query-tokens",
+	"Server.WaitForModel":       "--wait-for-model", "Server.WaitMode": "--wait-mode", "Server.WaitInterval": "--wait-interval",
+	"Server.ResetCache": "--reset-cache", "Server.ResetCachePath": "--reset-cache-path", "Server.ResetCacheTimeout": "--reset-cache-timeout",
+	"Server.Profiler": "--server-profiler",
+	"BatchSize":       "--batch-size", "QueryTokens": "--query-tokens",
 	"SessionHeader": "--session-header", "CancelRate": "--cancel-rate", "CancelAfter": "--cancel-after",
 	"Tokenizer": "--tokenizer", "UseServerTokenCount": "--use-server-token-count",
 	"Synthetic":     "--isl", // a problem of the synthetic load as a whole

@@ -42,6 +42,9 @@ var profileAliases = map[string][]string{
 	"out":              {"artifact-dir", "output-artifact-dir"},
 	"dataset-sampling": {"dataset-sampling-strategy"},
 	"concurrency":      {"session-concurrency"},
+	"wait-mode":        {"wait-for-model-mode"},
+	"reset-cache":      {"reset-kv-cache"},
+	"reset-cache-path": {"reset-kv-cache-path"},
 }
 
 // profileReplaced are replay flags whose AIPerf namesake means something
@@ -152,6 +155,18 @@ func profileOwnFlags() []cli.Flag {
 			Usage: "with --num-profile-runs, every run sends the same prompts (on by default, as in AIPerf); --no-set-consistent-seed is --vary-seed-per-trial"},
 		&cli.BoolWithInverseFlag{Name: "vary-seed-per-trial", Category: cat, Sources: envVars("vary-seed-per-trial"),
 			Usage: "with --num-profile-runs, each run gets its own prompt seed (its prompts miss the cache the run before filled)"},
+		&cli.FloatFlag{Name: "prefill-concurrency-ramp-duration", Category: cat, Sources: envVars("prefill-concurrency-ramp-duration"),
+			Usage: "raise --prefill-concurrency from 1 over `S` seconds (replay's --prefill-concurrency-ramp)"},
+		&cli.FloatFlag{Name: "wait-for-model-timeout", Category: cat, Sources: envVars("wait-for-model-timeout"),
+			Usage: "poll the server for up to `S` seconds until it serves the model (replay's --wait-for-model; 0 = do not wait)"},
+		&cli.FloatFlag{Name: "wait-for-model-interval", Value: reprise.DefaultWaitForModelInterval.Seconds(), Category: cat, Sources: envVars("wait-for-model-interval"),
+			Usage: "`S` seconds between two readiness polls (replay's --wait-interval)"},
+		&cli.FloatFlag{Name: "reset-kv-cache-timeout-seconds", Value: reprise.DefaultResetCacheTimeout.Seconds(), Category: cat, Sources: envVars("reset-kv-cache-timeout-seconds"),
+			Usage: "give up on the cache reset after `S` seconds (replay's --reset-cache-timeout)"},
+		&cli.StringFlag{Name: "url-strategy", Category: cat, Sources: envVars("url-strategy"),
+			Usage: "how requests are spread over several --url: round_robin (AIPerf's), or replay's --url-policy names (least-in-flight, fan-out)"},
+		&cli.FloatFlag{Name: "profile-run-cooldown-seconds", Category: cat, Sources: envVars("profile-run-cooldown-seconds"),
+			Usage: "with --num-profile-runs, pause `S` seconds between two runs (replay's --run-cooldown)"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Category: cat, Sources: envVars("verbose"),
 			Usage: "log at debug level"},
 	}
@@ -200,15 +215,11 @@ const otelRefusal = "no OTLP push: serve the same live metrics for a scrape with
 // is given exits 2 with its sentence.
 var aiperfUnsupported = map[string]string{
 	"model-selection-strategy":                 "reprise sends one model per run (the first --model); run once per model and compare the runs",
-	"url-strategy":                             "reprise sends to one --url per run",
 	"transport":                                "reprise speaks HTTP (add --http2 for HTTP/2); drop the flag",
 	"transport-type":                           "reprise speaks HTTP (add --http2 for HTTP/2); drop the flag",
 	"connection-reuse-strategy":                "reprise pools connections (--max-connections caps them); per-session or no reuse is not offered",
 	"request-content-type":                     "reprise sends JSON bodies only; multipart video uploads are not supported",
 	"download-video-content":                   "video endpoints are not supported",
-	"wait-for-model-timeout":                   "reprise does not poll for readiness: start it once the server answers (e.g. curl --retry on /v1/models)",
-	"wait-for-model-mode":                      "reprise does not poll for readiness: start it once the server answers (e.g. curl --retry on /v1/models)",
-	"wait-for-model-interval":                  "reprise does not poll for readiness: start it once the server answers (e.g. curl --retry on /v1/models)",
 	"hf-subset":                                "reprise's --public-dataset names one file (sharegpt); export the subset to Parquet or JSONL and pass it with --input-file (--prompt-column names the text)",
 	"dataset-filter":                           "reprise's --public-dataset is read whole; filter the file first (e.g. with duckdb or jq) and pass it with --input-file",
 	"config":                                   "reprise takes no YAML config; give the flags (each also reads REPRISE_<FLAG> from the environment)",
@@ -233,8 +244,6 @@ var aiperfUnsupported = map[string]string{
 	"synthesis-output-len-multiplier":          "rescale the trace first with reprise synthesize, then replay it",
 	"synthesis-max-isl":                        "use --max-input-tokens N with --skip-invalid to leave longer rows out",
 	"synthesis-max-osl":                        "cap output lengths in the trace first (reprise synthesize), then replay it",
-	"prefill-concurrency":                      "reprise does not cap requests waiting for their first token; cap all requests with --concurrency",
-	"prefill-concurrency-ramp-duration":        "reprise does not cap requests waiting for their first token; cap all requests with --concurrency",
 	"adaptive-scale":                           "adaptive scaling is not supported; run a sweep of --concurrency values instead",
 	"adaptive-sustain-duration":                "adaptive scaling is not supported; run a sweep of --concurrency values instead",
 	"adaptive-assessment-period":               "adaptive scaling is not supported; run a sweep of --concurrency values instead",
@@ -265,7 +274,6 @@ var aiperfUnsupported = map[string]string{
 	"stream":                                   otelRefusal,
 	"otel-resource-attributes":                 otelRefusal,
 	"gen-ai-provider":                          otelRefusal,
-	"profile-run-cooldown-seconds":             "the runs of --num-profile-runs follow each other without a pause; run the command several times for a cooldown",
 	"convergence-mode":                         "only the ci_width mode (AIPerf's default) exists: --convergence-threshold bounds the interval's relative half-width; drop the flag",
 	"parameter-sweep-cooldown-seconds":         "parameter sweeps are not part of profile: run one profile per value (comma lists are not accepted)",
 	"parameter-sweep-same-seed":                "parameter sweeps are not part of profile: run one profile per value",
@@ -292,10 +300,6 @@ var aiperfUnsupported = map[string]string{
 	"accuracy-grader":                          "accuracy benchmarks are out of scope for a replay client",
 	"accuracy-system-prompt":                   "accuracy benchmarks are out of scope for a replay client",
 	"accuracy-verbose":                         "accuracy benchmarks are out of scope for a replay client",
-	"reset-kv-cache":                           "reprise does not reset the server's cache; restart the server or POST its reset endpoint between runs",
-	"reset-kv-cache-path":                      "reprise does not reset the server's cache; restart the server or POST its reset endpoint between runs",
-	"reset-kv-cache-timeout-seconds":           "reprise does not reset the server's cache; restart the server or POST its reset endpoint between runs",
-	"server-profiler":                          "reprise does not drive the server's profiler; call /start_profile and /stop_profile around the run",
 	"apply-chat-template":                      "use --isl-correction N for the tokens the chat template adds",
 	"cache-bust":                               "synthetic prompts are already distinct per request; drop the flag",
 	"prompt-corpus":                            "reprise builds prompts from its own word list (--prompt-seed picks them); drop the flag",
@@ -419,6 +423,16 @@ func profileCommand(a *app) *cli.Command {
 			// every run, unless told otherwise.
 			runs.WarmupOnce = runs.WarmupOnce || cmd.Bool("profile-run-disable-warmup-after-first")
 			runs.FreshPromptSeed = cmd.Bool("vary-seed-per-trial") || !cmd.Bool("set-consistent-seed")
+			if cmd.IsSet("profile-run-cooldown-seconds") {
+				var errs []error
+				runs.Cooldown = seconds(&errs, "profile-run-cooldown-seconds", cmd.Float("profile-run-cooldown-seconds"))
+				if runs.Cooldown < 0 {
+					errs = append(errs, errors.New("--profile-run-cooldown-seconds: want seconds ≥ 0"))
+				}
+				if err := errors.Join(errs...); err != nil {
+					return exitcode.UsageError(err, "see 'reprise profile --help'")
+				}
+			}
 			return replayOnceOrRuns(ctx, a, o, runs, quiet, "--num-profile-runs replays the input", "see 'reprise profile --help'")
 		},
 	}
@@ -564,6 +578,31 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 	}
 	if cmd.IsSet("warmup-duration") {
 		rc.WarmupDuration = seconds(&errs, "warmup-duration", cmd.Float("warmup-duration"))
+	}
+	if cmd.IsSet("prefill-concurrency-ramp-duration") {
+		rc.PrefillConcurrencyRamp = seconds(&errs, "prefill-concurrency-ramp-duration", cmd.Float("prefill-concurrency-ramp-duration"))
+	}
+	// AIPerf's gamma shape alone picks the gamma pattern.
+	if cmd.IsSet("smoothness") && !cmd.IsSet("arrival") {
+		rc.Arrival = replay.ArrivalGamma
+	}
+	if cmd.IsSet("wait-for-model-timeout") {
+		o.Server.WaitForModel = seconds(&errs, "wait-for-model-timeout", cmd.Float("wait-for-model-timeout"))
+	}
+	if cmd.IsSet("wait-for-model-interval") {
+		o.Server.WaitInterval = seconds(&errs, "wait-for-model-interval", cmd.Float("wait-for-model-interval"))
+	}
+	if cmd.IsSet("reset-kv-cache-timeout-seconds") {
+		o.Server.ResetCacheTimeout = seconds(&errs, "reset-kv-cache-timeout-seconds", cmd.Float("reset-kv-cache-timeout-seconds"))
+	}
+	switch us := cmd.String("url-strategy"); us {
+	case "":
+	case "round_robin", reprise.URLPolicyRoundRobin:
+		o.URLPolicy = reprise.URLPolicyRoundRobin
+	case reprise.URLPolicyLeastInFlight, "least_in_flight", reprise.URLPolicyFanOut, "fan_out":
+		o.URLPolicy = strings.ReplaceAll(us, "_", "-")
+	default:
+		errs = append(errs, fmt.Errorf("--url-strategy %q: want round_robin (or least-in-flight, fan-out)", us))
 	}
 	// AIPerf sends 10 requests when nothing else bounds a run that is not
 	// a fixed schedule: a synthetic load, or a file paced by a load model

@@ -152,8 +152,13 @@ func TestProfileCommands(t *testing.T) {
 			"--rankings-query-prompt-token-mean", "8", "--osl", "1", "--request-count", "2"}, 2, ""},
 		{"sweep list", []string{"--concurrency", "10,20", "--isl", "16", "--osl", "4"}, 0, "--concurrency"},
 		{"profile runs", []string{"--num-profile-runs", "2", "--confidence-level", "0.9", "--warmup-request-count", "1", "--request-count", "3", "--isl", "16", "--osl", "4"}, -2, ""},
-		{"profile run cooldown", []string{"--profile-run-cooldown-seconds", "5", "--isl", "16", "--osl", "4"}, 0, "aiperf's --profile-run-cooldown-seconds is not supported"},
-		{"prefill concurrency", []string{"--prefill-concurrency", "2", "--streaming", "--isl", "16", "--osl", "4"}, 0, "aiperf's --prefill-concurrency is not supported"},
+		{"profile run cooldown", []string{"--num-profile-runs", "2", "--profile-run-cooldown-seconds", "0.1", "--warmup-request-count", "1", "--request-count", "3", "--isl", "16", "--osl", "4"}, -2, ""},
+		{"prefill concurrency", []string{"--prefill-concurrency", "2", "--prefill-concurrency-ramp-duration", "0.05", "--concurrency", "4", "--streaming", "--request-count", "6", "--isl", "16", "--osl", "4"}, 6, ""},
+		{"prefill over concurrency", []string{"--prefill-concurrency", "2", "--streaming", "--isl", "16", "--osl", "4"}, 0, "--prefill-concurrency 2 exceeds --concurrency 1"},
+		{"prefill without streaming", []string{"--prefill-concurrency", "2", "--concurrency", "2", "--isl", "16", "--osl", "4"}, 0, "--prefill-concurrency needs --streaming"},
+		{"server control", []string{"--wait-for-model-timeout", "5", "--wait-for-model-mode", "models", "--wait-for-model-interval", "0.1", "--reset-kv-cache",
+			"--reset-kv-cache-timeout-seconds", "2", "--server-profiler", "--request-count", "2", "--isl", "16", "--osl", "4"}, 2, ""},
+		{"url strategy", []string{"--url-strategy", "round_robin", "--arrival-smoothness", "2", "--request-rate", "200", "--request-count", "2", "--isl", "16", "--osl", "4"}, 2, ""},
 		{"grace without duration", []string{"--benchmark-grace-period", "5", "--isl", "16", "--osl", "4"}, 0, "--benchmark-grace-period needs --benchmark-duration"},
 	}
 	for i, tt := range tests {

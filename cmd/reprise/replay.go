@@ -23,6 +23,11 @@ import (
 // replayFlags are the engine's flags; the scheduler's come from
 // timingFlags.
 func replayFlags() []cli.Flag {
+	return append(replayBaseFlags(), serverControlFlags()...)
+}
+
+// replayBaseFlags are replayFlags but those of server control.
+func replayBaseFlags() []cli.Flag {
 	const (
 		catTarget = "Target"
 		catReq    = "Requests"
@@ -285,6 +290,7 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 	o.ExtraBody, o.Headers, o.APIKey = cmd.String("extra-body"), cmd.StringSlice("header"), cmd.String("api-key")
 	o.Timeout = cmd.Duration("timeout")
 	o.Preflight = reprise.PreflightOptions{Skip: cmd.Bool("no-preflight"), Timeout: cmd.Duration("preflight-timeout")}
+	o.Server = serverControlFrom(cmd)
 	o.AbortAfterConnectFailures = cmd.Int("abort-after-connect-failures")
 	o.BatchSize, o.QueryTokens = cmd.Int("batch-size"), cmd.Int("query-tokens")
 	o.SessionHeader, o.CancelRate, o.CancelAfter = cmd.String("session-header"), cmd.Float("cancel-rate"), cmd.Duration("cancel-after")

@@ -49,6 +49,10 @@ func timingFlags() []cli.Flag {
 			Usage: "ramp the request rate linearly from 0 over `D`"},
 		&cli.DurationFlag{Name: "concurrency-ramp", Category: catLoad, Sources: envVars("concurrency-ramp"),
 			Usage: "raise the closed-loop concurrency from 1 in even steps over `D`"},
+		&cli.IntFlag{Name: "prefill-concurrency", Category: catLoad, Sources: envVars("prefill-concurrency"),
+			Usage: "at most `N` requests waiting for their first token (streamed responses; freed at the first token; ≤ --concurrency)"},
+		&cli.DurationFlag{Name: "prefill-concurrency-ramp", Category: catLoad, Sources: envVars("prefill-concurrency-ramp"),
+			Usage: "raise --prefill-concurrency from 1 in even steps over `D`"},
 		&cli.FloatFlag{Name: "user-centric-rate", Category: catLoad, Sources: envVars("user-centric-rate"),
 			Usage: "total turn rate `R` per second shared by --num-users users (KV-cache oriented)"},
 		&cli.IntFlag{Name: "num-users", Category: catLoad, Sources: envVars("num-users"),
@@ -164,6 +168,8 @@ func timingConfigFrom(cmd *cli.Command) (replay.Config, error) {
 	c.Seed = cmd.Uint64("seed")
 	c.MaxLateness = cmd.Duration("max-lateness")
 	c.Senders = cmd.Int("senders")
+	c.PrefillConcurrency = cmd.Int("prefill-concurrency")
+	c.PrefillConcurrencyRamp = cmd.Duration("prefill-concurrency-ramp")
 	c.Dependencies = replay.DepPolicy(strings.ToLower(cmd.String("dependencies")))
 	var err1, err2 error
 	c.Shard, err1 = parseShardFlag(cmd.String("shard"), os.Getenv)
@@ -181,6 +187,7 @@ var timingFlag = map[string]string{
 	"Duration": "duration", "Grace": "grace", "WarmupRequests": "warmup-requests",
 	"WarmupDuration": "warmup-duration", "Late": "late", "LateThreshold": "late-threshold", "Seed": "seed",
 	"MaxLateness": "max-lateness", "Senders": "senders", "Dependencies": "dependencies", "Shard": "shard", "StartAt": "start-at",
+	"PrefillConcurrency": "prefill-concurrency", "PrefillConcurrencyRamp": "prefill-concurrency-ramp",
 }
 
 // timingFlagName spells a replay.Config field as its flag ("--speedup").

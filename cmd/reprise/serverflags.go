@@ -1,0 +1,38 @@
+package main
+
+import (
+	"github.com/urfave/cli/v3"
+
+	"github.com/reprise-bench/reprise"
+)
+
+// catServer is the help category of the server control flags.
+const catServer = "Server control"
+
+// serverControlFlags are the flags of reprise.ServerControlOptions, in
+// replay, profile and sweep.
+func serverControlFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.DurationFlag{Name: "wait-for-model", Category: catServer, Sources: envVars("wait-for-model"),
+			Usage: "before anything else, poll the server for up to `D` until it serves --model (0 = do not wait)"},
+		&cli.StringFlag{Name: "wait-mode", Value: reprise.DefaultWaitForModelMode, Category: catServer, Sources: envVars("wait-mode"),
+			Usage: "readiness `PROBE` of --wait-for-model: models (GET /v1/models lists the model), health (GET /health is 200), inference (a one-token request) or both (models, then inference)"},
+		&cli.DurationFlag{Name: "wait-interval", Value: reprise.DefaultWaitForModelInterval, Category: catServer, Sources: envVars("wait-interval"),
+			Usage: "pause `D` between two readiness polls"},
+		&cli.BoolFlag{Name: "reset-cache", Category: catServer, Sources: envVars("reset-cache"),
+			Usage: "empty the server's prefix cache before the first request: POST /reset_prefix_cache (vLLM), else /flush_cache (SGLang), or --reset-cache-path"},
+		&cli.StringFlag{Name: "reset-cache-path", Category: catServer, Sources: envVars("reset-cache-path"),
+			Usage: "`PATH` of the server's cache reset (POSTed with an empty body; any 2xx is success)"},
+		&cli.DurationFlag{Name: "reset-cache-timeout", Value: reprise.DefaultResetCacheTimeout, Category: catServer, Sources: envVars("reset-cache-timeout"),
+			Usage: "give up on the cache reset after `D`"},
+		&cli.BoolFlag{Name: "server-profiler", Category: catServer, Sources: envVars("server-profiler"),
+			Usage: "POST /start_profile before the first request and /stop_profile after the last (vLLM, SGLang)"},
+	}
+}
+
+// serverControlFrom reads serverControlFlags.
+func serverControlFrom(cmd *cli.Command) reprise.ServerControlOptions {
+	return reprise.ServerControlOptions{WaitForModel: cmd.Duration("wait-for-model"), WaitMode: cmd.String("wait-mode"),
+		WaitInterval: cmd.Duration("wait-interval"), ResetCache: cmd.Bool("reset-cache"), ResetCachePath: cmd.String("reset-cache-path"),
+		ResetCacheTimeout: cmd.Duration("reset-cache-timeout"), Profiler: cmd.Bool("server-profiler")}
+}
