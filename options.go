@@ -116,6 +116,10 @@ const (
 	// URLPolicyFanOut sends every request to every target at the same
 	// intended instant: an A/B of servers under identical load.
 	URLPolicyFanOut = "fan-out"
+	// URLPolicyRandom sends each row (every turn of a session alike) to a
+	// target drawn uniformly from Replay.Seed and the row's index: AIPerf's
+	// random model selection ([WithModels]).
+	URLPolicyRandom = "random"
 	// DefaultURLPolicy is round-robin.
 	DefaultURLPolicy = URLPolicyRoundRobin
 )

@@ -348,6 +348,7 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 		inflight: make([]atomic.Int64, len(es)), log: log, senders: make([]*senderState, nSenders), hist: hist,
 		rows: rows, stream: plan.Window(), seed: plan.Config().Seed, plan: plan, shard: plan.Config().Shard}
 	rn.prefillCap = plan.Config().PrefillConcurrency > 0
+	rn.random = cfg.Policy == URLPolicyRandom
 	rn.total = int64(plan.Requests())
 	first := int64(0)
 	switch {
@@ -585,14 +586,18 @@ type runner struct {
 	// each to the target with the fewest requests in flight (inflight);
 	// else they go round-robin by item.
 	fanOut, leastInFlight bool
+
 	// prefillCap reports a replay.Config.PrefillConcurrency: responses tell the job their first token.
 	prefillCap bool
-	inflight              []atomic.Int64
-	log                   *slog.Logger
-	win                   *window
-	col                   *collector
-	acc                   *summary.Accumulator
-	prog                  *progress
+	// random reports URLPolicyRandom.
+	random bool
+
+	inflight []atomic.Int64
+	log      *slog.Logger
+	win      *window
+	col      *collector
+	acc      *summary.Accumulator
+	prog     *progress
 
 	hist *histories // nil when no session grows a history
 
@@ -701,7 +706,16 @@ func (rn *runner) runLane(ln *lane) {
 // builds reports whether item is built for target k: every target's with
 // fan-out and least-in-flight, only its own round-robin target's else.
 func (rn *runner) builds(item, k int) bool {
-	return rn.fanOut || rn.leastInFlight || len(rn.es) == 1 || item%len(rn.es) == k
+	return rn.fanOut || rn.leastInFlight || len(rn.es) == 1 || rn.oneOf(item) == k
+}
+
+// oneOf is the target of item under round-robin (item mod n) or random
+// (a seeded draw per item, randomTarget).
+func (rn *runner) oneOf(item int) int {
+	if rn.random {
+		return randomTarget(item, len(rn.es), rn.seed)
+	}
+	return item % len(rn.es)
 }
 
 // pick returns the target of a request that goes to one target.
@@ -719,7 +733,7 @@ func (rn *runner) pick(item int) int {
 		}
 		return best
 	}
-	return item % n
+	return rn.oneOf(item)
 }
 
 var _ replay.Handler = (*runner)(nil)

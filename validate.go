@@ -859,13 +859,13 @@ func (rp *replayPlan) addTargets(o *Options) []*FieldError {
 	var errs []*FieldError
 	bad := func(path, format string, args ...any) { errs = append(errs, fieldError(path, format, args...)) }
 	switch o.URLPolicy {
-	case URLPolicyRoundRobin, URLPolicyLeastInFlight, URLPolicyFanOut:
+	case URLPolicyRoundRobin, URLPolicyLeastInFlight, URLPolicyFanOut, URLPolicyRandom:
 	case "":
 		if len(o.Targets) > 0 {
 			bad("URLPolicy", "{URLPolicy} is empty: want %s, %s or %s", URLPolicyRoundRobin, URLPolicyLeastInFlight, URLPolicyFanOut)
 		}
 	default:
-		bad("URLPolicy", "{URLPolicy} %q: want %s, %s or %s", o.URLPolicy, URLPolicyRoundRobin, URLPolicyLeastInFlight, URLPolicyFanOut)
+		bad("URLPolicy", "{URLPolicy} %q: want %s, %s, %s or %s", o.URLPolicy, URLPolicyRoundRobin, URLPolicyRandom, URLPolicyLeastInFlight, URLPolicyFanOut)
 	}
 	for i, t := range o.Targets {
 		path := fmt.Sprintf("Targets[%d]", i)

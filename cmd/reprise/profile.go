@@ -163,6 +163,8 @@ func profileOwnFlags() []cli.Flag {
 			Usage: "`S` seconds between two readiness polls (replay's --wait-interval)"},
 		&cli.FloatFlag{Name: "reset-kv-cache-timeout-seconds", Value: reprise.DefaultResetCacheTimeout.Seconds(), Category: cat, Sources: envVars("reset-kv-cache-timeout-seconds"),
 			Usage: "give up on the cache reset after `S` seconds (replay's --reset-cache-timeout)"},
+		&cli.StringFlag{Name: "model-selection-strategy", Category: cat, Sources: envVars("model-selection-strategy"),
+			Usage: "with several models (-m A,B,…), which model a row is sent to: round_robin (the default) or random (seeded); records.target is the model's index"},
 		&cli.StringFlag{Name: "url-strategy", Category: cat, Sources: envVars("url-strategy"),
 			Usage: "how requests are spread over several --url: round_robin (AIPerf's), or replay's --url-policy names (least-in-flight, fan-out)"},
 		&cli.FloatFlag{Name: "profile-run-cooldown-seconds", Category: cat, Sources: envVars("profile-run-cooldown-seconds"),
@@ -214,7 +216,6 @@ const otelRefusal = "no OTLP push: serve the same live metrics for a scrape with
 // command does not take, what to do instead or why not. A flag here that
 // is given exits 2 with its sentence.
 var aiperfUnsupported = map[string]string{
-	"model-selection-strategy":                 "reprise sends one model per run (the first --model); run once per model and compare the runs",
 	"transport":                                "reprise speaks HTTP (add --http2 for HTTP/2); drop the flag",
 	"transport-type":                           "reprise speaks HTTP (add --http2 for HTTP/2); drop the flag",
 	"connection-reuse-strategy":                "reprise pools connections (--max-connections caps them); per-session or no reuse is not offered",
@@ -639,6 +640,14 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 	}
 	o.Telemetry = tc
 
+	if models := commaList([]string{o.Model}); len(models) > 1 {
+		mo, err := reprise.WithModels(o, models, cmd.String("model-selection-strategy"))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--model %s: %w", o.Model, err))
+		} else {
+			o = mo
+		}
+	}
 	if o.Output.Dir == "" {
 		o.Output.Dir = filepath.Join("artifacts", artifactName(&o))
 	}

@@ -158,6 +158,8 @@ func TestProfileCommands(t *testing.T) {
 		{"prefill without streaming", []string{"--prefill-concurrency", "2", "--concurrency", "2", "--isl", "16", "--osl", "4"}, 0, "--prefill-concurrency needs --streaming"},
 		{"server control", []string{"--wait-for-model-timeout", "5", "--wait-for-model-mode", "models", "--wait-for-model-interval", "0.1", "--reset-kv-cache",
 			"--reset-kv-cache-timeout-seconds", "2", "--server-profiler", "--request-count", "2", "--isl", "16", "--osl", "4"}, 2, ""},
+		{"model selection", []string{"-m", "reprise-mock,reprise-mock", "--model-selection-strategy", "random", "--request-count", "4", "--isl", "16", "--osl", "4"}, 4, ""},
+		{"model selection unknown", []string{"-m", "reprise-mock,reprise-mock", "--model-selection-strategy", "weighted", "--isl", "16", "--osl", "4"}, 0, "want round_robin or random"},
 		{"url strategy", []string{"--url-strategy", "round_robin", "--arrival-smoothness", "2", "--request-rate", "200", "--request-count", "2", "--isl", "16", "--osl", "4"}, 2, ""},
 		{"grace without duration", []string{"--benchmark-grace-period", "5", "--isl", "16", "--osl", "4"}, 0, "--benchmark-grace-period needs --benchmark-duration"},
 	}

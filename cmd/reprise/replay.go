@@ -39,7 +39,7 @@ func replayBaseFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "url", Aliases: []string{"u"}, Value: []string{reprise.DefaultURL}, Category: catTarget, Sources: envVars("url"),
 			Usage: "server base `URL` (http:// or https://; host:port means http://host:port); the endpoint path is appended. Repeat it for several targets (0, 1, …), spread by --url-policy"},
 		&cli.StringFlag{Name: "url-policy", Value: reprise.DefaultURLPolicy, Category: catTarget, Sources: envVars("url-policy"),
-			Usage: "`POLICY` over several --url targets: round-robin, least-in-flight, or fan-out (every request to every target at the same instant)"},
+			Usage: "`POLICY` over several --url targets: round-robin, random (seeded, per row), least-in-flight, or fan-out (every request to every target at the same instant)"},
 		&cli.StringSliceFlag{Name: "target-model", Category: catTarget, Sources: envVars("target-model"),
 			Usage: "`I=MODEL`: the model name sent to target I (the I-th --url from 0) instead of --model (repeatable)"},
 		&cli.StringSliceFlag{Name: "target-header", Category: catTarget, Sources: envVars("target-header"),
