@@ -139,6 +139,13 @@ type Config struct {
 	// ConcurrencyRamp raises the closed-loop level from 1 to Concurrency in +1
 	// steps evenly spaced over this duration.
 	ConcurrencyRamp time.Duration
+	// IgnoreTurnDelays sends a session's next turn (or a dependent row)
+	// as soon as the turn before completed, without the trace's delay
+	// (AIPerf's --ignore-trace-delays); MaxTurnDelay, when > 0, caps each
+	// such delay (after Speedup; AIPerf's --inter-turn-delay-cap-seconds).
+	// A row's own timestamp in the fixed schedule still holds.
+	IgnoreTurnDelays bool
+	MaxTurnDelay     time.Duration
 	// PrefillConcurrency caps the requests waiting for their first token
 	// (AIPerf's --prefill-concurrency): a request is sent once fewer than
 	// this many sent requests have had no first token yet, and its slot
@@ -280,6 +287,7 @@ func (c *Config) Validate() error {
 	nonNeg("RateRamp", c.RateRamp)
 	nonNeg("ConcurrencyRamp", c.ConcurrencyRamp)
 	nonNeg("PrefillConcurrencyRamp", c.PrefillConcurrencyRamp)
+	nonNeg("MaxTurnDelay", c.MaxTurnDelay)
 	nonNeg("Duration", c.Duration)
 	nonNeg("Grace", c.Grace)
 	nonNeg("WarmupDuration", c.WarmupDuration)
@@ -451,4 +459,16 @@ func (c *Config) ModeFor(traceRows bool, hasTimestamps bool) (Mode, error) {
 		}
 	}
 	return m, errors.Join(errs...)
+}
+
+// turnDelay is a trace delay of d ns (scaled) as the run waits it:
+// 0 with IgnoreTurnDelays, at most MaxTurnDelay when that is set.
+func (c *Config) turnDelay(d int64) int64 {
+	switch {
+	case c.IgnoreTurnDelays:
+		return 0
+	case c.MaxTurnDelay > 0:
+		return min(d, int64(c.MaxTurnDelay))
+	}
+	return d
 }

@@ -42,9 +42,6 @@ var profileAliases = map[string][]string{
 	"out":              {"artifact-dir", "output-artifact-dir"},
 	"dataset-sampling": {"dataset-sampling-strategy"},
 	"concurrency":      {"session-concurrency"},
-	"wait-mode":        {"wait-for-model-mode"},
-	"reset-cache":      {"reset-kv-cache"},
-	"reset-cache-path": {"reset-kv-cache-path"},
 }
 
 // profileReplaced are replay flags whose AIPerf namesake means something
@@ -70,7 +67,7 @@ func profileFlags() []cli.Flag {
 		if name == "extra-body" {
 			setAliases(f, nil) // --extra-inputs is AIPerf's key:value list here
 		}
-		if extra := profileAliases[name]; len(extra) > 0 {
+		if extra := slices.Concat(profileAliases[name], profileLoadAliases[name]); len(extra) > 0 {
 			setAliases(f, append(slices.Clone(f.Names()[1:]), extra...))
 		}
 		out = append(out, f)
@@ -163,6 +160,8 @@ func profileOwnFlags() []cli.Flag {
 			Usage: "`S` seconds between two readiness polls (replay's --wait-interval)"},
 		&cli.FloatFlag{Name: "reset-kv-cache-timeout-seconds", Value: reprise.DefaultResetCacheTimeout.Seconds(), Category: cat, Sources: envVars("reset-kv-cache-timeout-seconds"),
 			Usage: "give up on the cache reset after `S` seconds (replay's --reset-cache-timeout)"},
+		&cli.FloatFlag{Name: "inter-turn-delay-cap-seconds", Category: cat, Sources: envVars("inter-turn-delay-cap-seconds"),
+			Usage: "cap every think time between turns (and a dependent row's delay) at `S` seconds (replay's --max-turn-delay)"},
 		&cli.StringFlag{Name: "model-selection-strategy", Category: cat, Sources: envVars("model-selection-strategy"),
 			Usage: "with several models (-m A,B,…), which model a row is sent to: round_robin (the default) or random (seeded); records.target is the model's index"},
 		&cli.StringFlag{Name: "url-strategy", Category: cat, Sources: envVars("url-strategy"),
@@ -227,7 +226,6 @@ var aiperfUnsupported = map[string]string{
 	"f":                                        "reprise takes no YAML config; give the flags (each also reads REPRISE_<FLAG> from the environment)",
 	"num-dataset-entries":                      "synthetic prompts are all distinct in reprise (no pool to size); drop the flag",
 	"num-prompts":                              "synthetic prompts are all distinct in reprise (no pool to size); drop the flag",
-	"inter-turn-delay-cap-seconds":             "not supported; rewrite the trace's delays (reprise synthesize can rescale a trace)",
 	"seq-dist":                                 "mixtures of lengths are not a flag: generate such a trace with reprise synthesize and replay it",
 	"sequence-distribution":                    "mixtures of lengths are not a flag: generate such a trace with reprise synthesize and replay it",
 	"prompt-prefix-pool-size":                  "use --shared-system-prompt-length (one shared prefix) or --prefix-groups N (N shared prefixes)",
@@ -306,7 +304,6 @@ var aiperfUnsupported = map[string]string{
 	"prompt-corpus":                            "reprise builds prompts from its own word list (--prompt-seed picks them); drop the flag",
 	"failed-request-threshold":                 "use --max-error-rate R (a fraction): over it the run exits 3",
 	"request-rate-series":                      "a series of rates is a trace: generate one with reprise synthesize and replay it",
-	"ignore-trace-delays":                      "use --context-mode self-contained with --mode rate or concurrency to pace rows without their delays",
 	"export-outputs-json":                      "response texts are not exported; drop the flag",
 	"stats-interval":                           "the progress line updates by itself; drop the flag",
 	"backend":                                  "GenAI-Perf's Triton backends are not supported; reprise speaks the OpenAI API (--endpoint-type chat or completions)",
@@ -586,6 +583,9 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 	// AIPerf's gamma shape alone picks the gamma pattern.
 	if cmd.IsSet("smoothness") && !cmd.IsSet("arrival") {
 		rc.Arrival = replay.ArrivalGamma
+	}
+	if cmd.IsSet("inter-turn-delay-cap-seconds") {
+		rc.MaxTurnDelay = seconds(&errs, "inter-turn-delay-cap-seconds", cmd.Float("inter-turn-delay-cap-seconds"))
 	}
 	if cmd.IsSet("wait-for-model-timeout") {
 		o.Server.WaitForModel = seconds(&errs, "wait-for-model-timeout", cmd.Float("wait-for-model-timeout"))

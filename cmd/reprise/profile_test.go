@@ -160,6 +160,8 @@ func TestProfileCommands(t *testing.T) {
 			"--reset-kv-cache-timeout-seconds", "2", "--server-profiler", "--request-count", "2", "--isl", "16", "--osl", "4"}, 2, ""},
 		{"model selection", []string{"-m", "reprise-mock,reprise-mock", "--model-selection-strategy", "random", "--request-count", "4", "--isl", "16", "--osl", "4"}, 4, ""},
 		{"model selection unknown", []string{"-m", "reprise-mock,reprise-mock", "--model-selection-strategy", "weighted", "--isl", "16", "--osl", "4"}, 0, "want round_robin or random"},
+		{"ignore trace delays", []string{"--input-file", multi, "--custom-dataset-type", "multi_turn", "--ignore-trace-delays", "--concurrency", "1", "--request-count", "4"}, 4, ""},
+		{"turn delay cap", []string{"--input-file", multi, "--custom-dataset-type", "multi_turn", "--inter-turn-delay-cap-seconds", "0.01", "--concurrency", "1", "--request-count", "4"}, 4, ""},
 		{"url strategy", []string{"--url-strategy", "round_robin", "--arrival-smoothness", "2", "--request-rate", "200", "--request-count", "2", "--isl", "16", "--osl", "4"}, 2, ""},
 		{"grace without duration", []string{"--benchmark-grace-period", "5", "--isl", "16", "--osl", "4"}, 0, "--benchmark-grace-period needs --benchmark-duration"},
 	}

@@ -6,6 +6,15 @@ import (
 	"github.com/reprise-bench/reprise"
 )
 
+// profileLoadAliases are AIPerf's spellings of the replay flags of load
+// shaping and server control (as profileAliases).
+var profileLoadAliases = map[string][]string{
+	"wait-mode":          {"wait-for-model-mode"},
+	"reset-cache":        {"reset-kv-cache"},
+	"reset-cache-path":   {"reset-kv-cache-path"},
+	"ignore-turn-delays": {"ignore-trace-delays"},
+}
+
 // catServer is the help category of the server control flags.
 const catServer = "Server control"
 
