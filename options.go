@@ -285,6 +285,10 @@ type Options struct {
 	// warmup, lateness.
 	Replay replay.Config
 
+	// Warmup is a warmup phase at its own load before the run; the zero
+	// value has none.
+	Warmup WarmupLoad
+
 	// Goodput lists SLOs, "TAG:VALUE …" in ms, e.g. "ttft:250 itl:10".
 	Goodput string
 	// MinGoodFraction is the fraction of requests that must meet every

@@ -303,6 +303,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		rcfg.Before = before
 	}
+	if o.Warmup.active() {
+		before, err := warmup(runCtx, &o, rcfg, rp, log)
+		if err != nil {
+			tel.stop(abort, log)
+			return nil, err
+		}
+		rcfg.Before = append(rcfg.Before, before...)
+	}
 	rcfg.Live = liveMetrics // after priming: its records are counted as Before
 	var dash *liveDashboard
 	if ui == UIDashboard {

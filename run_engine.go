@@ -89,7 +89,10 @@ type runConfig struct {
 	Sink               recordSink
 	// Before are records sent before this plan (the priming requests),
 	// counted in the summary first.
-	Before  []record.Request
+	Before []record.Request
+	// IDBase is added to every request id (a warmup phase's:
+	// WarmupRequestIDBase), on the wire (X-Request-Id) and in records.
+	IDBase  uint64
 	Summary summary.Options
 	Info    summary.RunInfo
 	// Progress receives the live status line (nil = none); TTY rewrites
@@ -975,7 +978,7 @@ func traceISL(row *trace.Row) int32 {
 
 // identify fills r's identity from j and its row (nil: none).
 func (rn *runner) identify(r *record.Request, j *replay.Job, row *trace.Row) {
-	r.RequestID = j.ID
+	r.RequestID = rn.cfg.IDBase + j.ID
 	r.TraceRow = -1
 	if row != nil {
 		r.TraceRow = row.Index

@@ -434,6 +434,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	rp.pcfg = pcfg
 	errs = append(errs, fieldErrors(o.Replay.Validate(), "Replay")...)
 	errs = append(errs, validateServerControl(&o.Server)...)
+	errs = append(errs, validateWarmup(o)...)
 	if o.Replay.PrefillConcurrency > 0 && !o.Streaming {
 		bad("Replay.PrefillConcurrency", "{Replay.PrefillConcurrency} needs {Streaming}: a response's first token is known only when it is streamed")
 	}
