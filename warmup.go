@@ -79,6 +79,9 @@ func (w *WarmupLoad) config(c replay.Config) replay.Config {
 	if pc.Mode == replay.ModeConcurrency && pc.Concurrency == 0 {
 		pc.Concurrency = 1
 	}
+	if pc.Mode != replay.ModeRate && pc.Mode != replay.ModeAuto {
+		pc.Arrival = replay.DefaultArrival // the pattern of a rate only
+	}
 	if pc.Arrival != replay.ArrivalGamma {
 		pc.Smoothness = replay.DefaultSmoothness
 	}

@@ -84,3 +84,50 @@ func TestWarmupPhaseOwnLoad(t *testing.T) {
 		t.Errorf("records: %v, want 6 warmup and 16 profile", n)
 	}
 }
+
+// TestWarmupPhaseDuration: a warmup phase of 60 ms at 200 requests/s
+// (constant) sends the requests due in it, all recorded as warmup, and
+// the measured run's requests come after the last of them ended.
+func TestWarmupPhaseDuration(t *testing.T) {
+	srv := startMock(t, func(c *mockserver.Config) { c.TTFT, c.ITL = time.Millisecond, 0 })
+	o := NewOptions()
+	o.URL, o.Model = srv.URL(), mockserver.DefaultModel
+	o.Synthetic = SyntheticLoad{ISL: 8, OSL: 2}
+	o.Replay.Concurrency, o.Replay.RequestCount = 2, 4
+	o.Warmup = WarmupLoad{Duration: 60 * time.Millisecond, RequestRate: 200, Arrival: "constant", Grace: time.Second}
+	o.Output.Dir = filepath.Join(t.TempDir(), "run")
+	o.Telemetry.EndpointMetrics = false
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := arrowio.Open(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warm, prof []record.Request
+	for r, err := range rd.Requests() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Phase == record.PhaseWarmup {
+			warm = append(warm, r)
+		} else {
+			prof = append(prof, r)
+		}
+	}
+	// Due at 0, 5, …, 55 ms: 12 (a request due at 60 ms is past it).
+	if len(warm) != 12 || len(prof) != 4 {
+		t.Fatalf("%d warmup and %d measured records, want 12 and 4", len(warm), len(prof))
+	}
+	for _, w := range warm {
+		if w.RequestID < WarmupRequestIDBase {
+			t.Errorf("warmup request id %d below WarmupRequestIDBase", w.RequestID)
+		}
+		for _, p := range prof {
+			if w.EndNS > p.SentNS {
+				t.Errorf("warmup request %d ended after measured request %d was sent", w.RequestID, p.RequestID)
+			}
+		}
+	}
+}

@@ -25,7 +25,11 @@ var optionFlag = map[string]string{
 	"Server.WaitForModel":       "--wait-for-model", "Server.WaitMode": "--wait-mode", "Server.WaitInterval": "--wait-interval",
 	"Server.ResetCache": "--reset-cache", "Server.ResetCachePath": "--reset-cache-path", "Server.ResetCacheTimeout": "--reset-cache-timeout",
 	"Server.Profiler": "--server-profiler",
-	"BatchSize":       "--batch-size", "QueryTokens": "--query-tokens",
+	"Warmup":          "--warmup-requests", "Warmup.Requests": "--warmup-requests", "Warmup.Duration": "--warmup-duration",
+	"Warmup.Grace": "--warmup-grace", "Warmup.Concurrency": "--warmup-concurrency", "Warmup.ConcurrencyRamp": "--warmup-concurrency-ramp",
+	"Warmup.RequestRate": "--warmup-request-rate", "Warmup.RateRamp": "--warmup-rate-ramp", "Warmup.Arrival": "--warmup-arrival",
+	"Warmup.PrefillConcurrency": "--warmup-prefill-concurrency", "Warmup.PrefillConcurrencyRamp": "--warmup-prefill-concurrency-ramp",
+	"BatchSize": "--batch-size", "QueryTokens": "--query-tokens",
 	"SessionHeader": "--session-header", "CancelRate": "--cancel-rate", "CancelAfter": "--cancel-after",
 	"Tokenizer": "--tokenizer", "UseServerTokenCount": "--use-server-token-count",
 	"Synthetic":     "--isl", // a problem of the synthetic load as a whole

@@ -160,6 +160,16 @@ func profileOwnFlags() []cli.Flag {
 			Usage: "`S` seconds between two readiness polls (replay's --wait-interval)"},
 		&cli.FloatFlag{Name: "reset-kv-cache-timeout-seconds", Value: reprise.DefaultResetCacheTimeout.Seconds(), Category: cat, Sources: envVars("reset-kv-cache-timeout-seconds"),
 			Usage: "give up on the cache reset after `S` seconds (replay's --reset-cache-timeout)"},
+		&cli.IntFlag{Name: "num-warmup-sessions", Category: cat, Sources: envVars("num-warmup-sessions"),
+			Usage: "warm up with `N` requests (every turn counts; replay's --warmup-requests)"},
+		&cli.FloatFlag{Name: "warmup-grace-period", Category: cat, Sources: envVars("warmup-grace-period"),
+			Usage: "after --warmup-duration, let the warmup phase's requests finish for `S` seconds (replay's --warmup-grace)"},
+		&cli.FloatFlag{Name: "warmup-concurrency-ramp-duration", Category: cat, Sources: envVars("warmup-concurrency-ramp-duration"),
+			Usage: "raise the warmup phase's concurrency from 1 over `S` seconds"},
+		&cli.FloatFlag{Name: "warmup-request-rate-ramp-duration", Category: cat, Sources: envVars("warmup-request-rate-ramp-duration"),
+			Usage: "ramp the warmup phase's rate over `S` seconds"},
+		&cli.FloatFlag{Name: "warmup-prefill-concurrency-ramp-duration", Category: cat, Sources: envVars("warmup-prefill-concurrency-ramp-duration"),
+			Usage: "raise the warmup phase's prefill cap from 1 over `S` seconds"},
 		&cli.FloatFlag{Name: "inter-turn-delay-cap-seconds", Category: cat, Sources: envVars("inter-turn-delay-cap-seconds"),
 			Usage: "cap every think time between turns (and a dependent row's delay) at `S` seconds (replay's --max-turn-delay)"},
 		&cli.StringFlag{Name: "model-selection-strategy", Category: cat, Sources: envVars("model-selection-strategy"),
@@ -247,15 +257,6 @@ var aiperfUnsupported = map[string]string{
 	"adaptive-sustain-duration":                "adaptive scaling is not supported; run a sweep of --concurrency values instead",
 	"adaptive-assessment-period":               "adaptive scaling is not supported; run a sweep of --concurrency values instead",
 	"adaptive-scale-sla":                       "adaptive scaling is not supported; run a sweep of --concurrency values instead",
-	"num-warmup-sessions":                      "use --warmup-request-count N (requests) or --warmup-duration S",
-	"warmup-concurrency":                       "warmup runs at the profiling load in reprise; use --warmup-request-count or --warmup-duration",
-	"warmup-prefill-concurrency":               "warmup runs at the profiling load in reprise; use --warmup-request-count or --warmup-duration",
-	"warmup-request-rate":                      "warmup runs at the profiling load in reprise; use --warmup-request-count or --warmup-duration",
-	"warmup-arrival-pattern":                   "warmup runs at the profiling load in reprise; use --warmup-request-count or --warmup-duration",
-	"warmup-grace-period":                      "warmup requests finish inside the run in reprise; drop the flag",
-	"warmup-concurrency-ramp-duration":         "warmup runs at the profiling load in reprise; use --concurrency-ramp-duration for the run",
-	"warmup-prefill-concurrency-ramp-duration": "warmup runs at the profiling load in reprise; drop the flag",
-	"warmup-request-rate-ramp-duration":        "warmup runs at the profiling load in reprise; use --request-rate-ramp-duration for the run",
 	"tokenizer-trust-remote-code":              "reprise runs no Python, so no tokenizer code from a repository: it reads tokenizer.json or a GGUF file (--tokenizer); a model whose tokenizer needs remote code is named in the error",
 	"profile-export-prefix":                    "reprise writes AIPerf's files under their default names in --artifact-dir; rename them afterwards",
 	"profile-export-file":                      "reprise writes AIPerf's files under their default names in --artifact-dir; rename them afterwards",
@@ -620,6 +621,20 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 		rc.Concurrency = 1
 	}
 	o.Replay = rc
+	warmupFrom(cmd, &o)
+	for _, f := range []struct {
+		flag string
+		to   *time.Duration
+	}{{"warmup-grace-period", &o.Warmup.Grace}, {"warmup-concurrency-ramp-duration", &o.Warmup.ConcurrencyRamp},
+		{"warmup-request-rate-ramp-duration", &o.Warmup.RateRamp}, {"warmup-prefill-concurrency-ramp-duration", &o.Warmup.PrefillConcurrencyRamp}} {
+		if cmd.IsSet(f.flag) {
+			*f.to = seconds(&errs, f.flag, cmd.Float(f.flag))
+		}
+	}
+	if cmd.IsSet("num-warmup-sessions") {
+		o.Replay.WarmupRequests = cmd.Int("num-warmup-sessions")
+	}
+	warmupPhase(&o)
 
 	tc, err := telemetryConfigFrom(cmd)
 	errs = append(errs, err)

@@ -162,6 +162,8 @@ func TestProfileCommands(t *testing.T) {
 		{"model selection unknown", []string{"-m", "reprise-mock,reprise-mock", "--model-selection-strategy", "weighted", "--isl", "16", "--osl", "4"}, 0, "want round_robin or random"},
 		{"ignore trace delays", []string{"--input-file", multi, "--custom-dataset-type", "multi_turn", "--ignore-trace-delays", "--concurrency", "1", "--request-count", "4"}, 4, ""},
 		{"turn delay cap", []string{"--input-file", multi, "--custom-dataset-type", "multi_turn", "--inter-turn-delay-cap-seconds", "0.01", "--concurrency", "1", "--request-count", "4"}, 4, ""},
+		{"warmup own load", []string{"--warmup-request-count", "3", "--warmup-concurrency", "1", "--warmup-arrival-pattern", "constant", "--concurrency", "2", "--request-count", "4", "--isl", "16", "--osl", "4"}, 4, ""},
+		{"warmup grace without duration", []string{"--warmup-request-count", "2", "--warmup-grace-period", "1", "--isl", "16", "--osl", "4"}, 0, "--warmup-grace needs --warmup-duration"},
 		{"url strategy", []string{"--url-strategy", "round_robin", "--arrival-smoothness", "2", "--request-rate", "200", "--request-count", "2", "--isl", "16", "--osl", "4"}, 2, ""},
 		{"grace without duration", []string{"--benchmark-grace-period", "5", "--isl", "16", "--osl", "4"}, 0, "--benchmark-grace-period needs --benchmark-duration"},
 	}

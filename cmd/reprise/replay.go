@@ -237,6 +237,8 @@ func replayCommand(a *app) *cli.Command {
 				return exitcode.UsageError(err, "see 'reprise replay --help'")
 			}
 			o.Replay, o.Telemetry = rc, tc
+			warmupFrom(cmd, &o)
+			warmupPhase(&o)
 			if len(args) == 1 {
 				o.Trace.Path = args[0]
 				if args[0] == "-" {

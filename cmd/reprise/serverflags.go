@@ -1,9 +1,12 @@
 package main
 
 import (
+	"strings"
+
 	"github.com/urfave/cli/v3"
 
 	"github.com/reprise-bench/reprise"
+	"github.com/reprise-bench/reprise/replay"
 )
 
 // profileLoadAliases are AIPerf's spellings of the replay flags of load
@@ -13,6 +16,7 @@ var profileLoadAliases = map[string][]string{
 	"reset-cache":        {"reset-kv-cache"},
 	"reset-cache-path":   {"reset-kv-cache-path"},
 	"ignore-turn-delays": {"ignore-trace-delays"},
+	"warmup-arrival":     {"warmup-arrival-pattern"},
 }
 
 // catServer is the help category of the server control flags.
@@ -36,7 +40,50 @@ func serverControlFlags() []cli.Flag {
 			Usage: "give up on the cache reset after `D`"},
 		&cli.BoolFlag{Name: "server-profiler", Category: catServer, Sources: envVars("server-profiler"),
 			Usage: "POST /start_profile before the first request and /stop_profile after the last (vLLM, SGLang)"},
+		&cli.IntFlag{Name: "warmup-concurrency", Category: catWarmup, Sources: envVars("warmup-concurrency"),
+			Usage: "a warmup phase before the run, with `N` sessions in flight (its length: --warmup-requests or --warmup-duration)"},
+		&cli.DurationFlag{Name: "warmup-concurrency-ramp", Category: catWarmup, Sources: envVars("warmup-concurrency-ramp"),
+			Usage: "raise the warmup phase's concurrency from 1 over `D`"},
+		&cli.FloatFlag{Name: "warmup-request-rate", Category: catWarmup, Sources: envVars("warmup-request-rate"),
+			Usage: "a warmup phase before the run at `R` requests per second"},
+		&cli.DurationFlag{Name: "warmup-rate-ramp", Category: catWarmup, Sources: envVars("warmup-rate-ramp"),
+			Usage: "ramp the warmup phase's rate from 0 over `D`"},
+		&cli.StringFlag{Name: "warmup-arrival", Category: catWarmup, Sources: envVars("warmup-arrival"), HideDefault: true,
+			Usage: "inter-arrival `PATTERN` of --warmup-request-rate: constant, poisson or gamma (default: --arrival)"},
+		&cli.IntFlag{Name: "warmup-prefill-concurrency", Category: catWarmup, Sources: envVars("warmup-prefill-concurrency"),
+			Usage: "the warmup phase's --prefill-concurrency `N`"},
+		&cli.DurationFlag{Name: "warmup-prefill-concurrency-ramp", Category: catWarmup, Sources: envVars("warmup-prefill-concurrency-ramp"),
+			Usage: "the warmup phase's --prefill-concurrency-ramp `D`"},
+		&cli.DurationFlag{Name: "warmup-grace", Category: catWarmup, Sources: envVars("warmup-grace"), HideDefault: true,
+			Usage: "after --warmup-duration, let the warmup phase's requests finish for `D` (default: --grace)"},
 	}
+}
+
+// catWarmup is the help category of the warmup phase's flags.
+const catWarmup = "Warmup phase"
+
+// warmupFrom reads the warmup phase's flags into o, after o.Replay is
+// set: with any of them, --warmup-requests or --warmup-duration bound a
+// phase at its own load (o.Warmup) instead of marking the run's first
+// requests.
+func warmupFrom(cmd *cli.Command, o *reprise.Options) {
+	w := &o.Warmup
+	w.Concurrency, w.ConcurrencyRamp = cmd.Int("warmup-concurrency"), cmd.Duration("warmup-concurrency-ramp")
+	w.RequestRate, w.RateRamp = cmd.Float("warmup-request-rate"), cmd.Duration("warmup-rate-ramp")
+	w.Arrival = replay.Arrival(strings.ToLower(cmd.String("warmup-arrival")))
+	w.PrefillConcurrency, w.PrefillConcurrencyRamp = cmd.Int("warmup-prefill-concurrency"), cmd.Duration("warmup-prefill-concurrency-ramp")
+	w.Grace = cmd.Duration("warmup-grace")
+}
+
+// warmupPhase moves the warmup's length from o.Replay to o.Warmup when
+// a warmup load is set (warmupFrom).
+func warmupPhase(o *reprise.Options) {
+	w := &o.Warmup
+	if *w == (reprise.WarmupLoad{}) {
+		return
+	}
+	w.Requests, w.Duration = o.Replay.WarmupRequests, o.Replay.WarmupDuration
+	o.Replay.WarmupRequests, o.Replay.WarmupDuration = 0, 0
 }
 
 // serverControlFrom reads serverControlFlags.

@@ -204,6 +204,8 @@ func runSweep(ctx context.Context, a *app, cmd *cli.Command) error {
 	o := replayOptions(cmd)
 	rc.Speedup = replay.DefaultSpeedup
 	o.Replay, o.Telemetry = rc, tc
+	warmupFrom(cmd, &o)
+	warmupPhase(&o)
 	o.Synthetic.ISL, o.Synthetic.OSL = 0, 0
 	if len(args) == 1 {
 		if args[0] == "-" {

@@ -161,6 +161,7 @@ func repeat(ctx context.Context, o reprise.Options, dir string, rc RunsConfig, t
 				}
 				if rc.WarmupOnce && k > 1 {
 					ro.Replay.WarmupRequests, ro.Replay.WarmupDuration = 0, 0
+					ro.Warmup = reprise.WarmupLoad{}
 				}
 			}
 			res, err := reprise.Run(ctx, ro)
