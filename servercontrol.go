@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -358,22 +359,32 @@ func (c *controlClient) probe(ctx context.Context, probe string, t ServerTarget)
 	case path != "/v1/models":
 		return true, what + answer(status, nil), false
 	}
+	ids, ok := modelIDs(b)
+	switch {
+	case !ok:
+		return false, what + "200 but not a model list", false
+	case slices.Contains(ids, t.Model):
+		return true, what + "200 lists " + t.Model, false
+	}
+	return false, fmt.Sprintf("%s200 without %q (serves %s)", what, t.Model, strings.Join(ids[:min(len(ids), 5)], ", ")), false
+}
+
+// modelIDs returns the model ids of an OpenAI /v1/models body (data[].id);
+// false when it is no such list.
+func modelIDs(b []byte) ([]string, bool) {
 	var list struct {
 		Data []struct {
 			ID string `json:"id"`
 		} `json:"data"`
 	}
 	if json.Unmarshal(b, &list) != nil {
-		return false, what + "200 but not a model list", false
+		return nil, false
 	}
 	ids := make([]string, 0, len(list.Data))
 	for _, m := range list.Data {
-		if m.ID == t.Model {
-			return true, what + "200 lists " + t.Model, false
-		}
 		ids = append(ids, m.ID)
 	}
-	return false, fmt.Sprintf("%s200 without %q (serves %s)", what, t.Model, strings.Join(ids[:min(len(ids), 5)], ", ")), false
+	return ids, true
 }
 
 // ResetServerCache POSTs the prefix-cache reset of the server t: path,
