@@ -116,7 +116,7 @@ func (e *NotReadyError) Error() string {
 	if e.Final {
 		return fmt.Sprintf("wait for model: %s: %s; nothing was sent", e.URL, e.Last)
 	}
-	return fmt.Sprintf("wait for model: %s did not serve %q within %v (%d polls): last answer: %s; nothing was sent (raise --wait-for-model-timeout, or read the server's log)",
+	return fmt.Sprintf("wait for model: %s did not serve %q within %v (%d polls): last answer: %s; nothing was sent (raise --wait-for-model, in profile --wait-for-model-timeout, or read the server's log)",
 		e.URL, e.Model, e.Waited.Round(time.Millisecond), e.Polls, e.Last)
 }
 
@@ -418,7 +418,7 @@ func ResetServerCache(ctx context.Context, t ServerTarget, path string, timeout 
 		}
 		if err != nil {
 			e.Answers = append(e.Answers, "POST "+p+": "+noAnswer(err))
-			e.Hint = fmt.Sprintf("raise --reset-kv-cache-timeout-seconds (%v now) or check the server", timeout)
+			e.Hint = fmt.Sprintf("raise --reset-cache-timeout (%v now) or check the server", timeout)
 			return CacheReset{}, e
 		}
 		if status >= 200 && status <= 299 {
@@ -429,16 +429,16 @@ func ResetServerCache(ctx context.Context, t ServerTarget, path string, timeout 
 			missing++
 			continue
 		}
-		e.Hint = "the server refused the reset (vLLM resets only while no request runs); run without --reset-kv-cache or fix the server"
+		e.Hint = "the server refused the reset (vLLM resets only while no request runs); run without --reset-cache or fix the server"
 		return CacheReset{}, e
 	}
 	switch {
 	case strings.HasPrefix(c.srvName, "llama.cpp"):
-		e.Hint = "llama.cpp's server has no prefix-cache reset: restart it between runs (or give it --cache-reuse 0 and --no-cache-prompt), and run without --reset-kv-cache"
+		e.Hint = "llama.cpp's server has no prefix-cache reset: restart it between runs, or keep it from reusing prompts with --extra-body '{\"cache_prompt\":false}', and run without --reset-cache"
 	case path != "":
-		e.Hint = "check the path (--reset-kv-cache-path), or run without --reset-kv-cache"
+		e.Hint = "check the path (--reset-cache-path), or run without --reset-cache"
 	default:
-		e.Hint = "vLLM serves /reset_prefix_cache only when started with VLLM_SERVER_DEV_MODE=1; for another server give its path with --reset-kv-cache-path, or run without --reset-kv-cache"
+		e.Hint = "vLLM serves /reset_prefix_cache only when started with VLLM_SERVER_DEV_MODE=1; for another server give its path with --reset-cache-path, or run without --reset-cache"
 	}
 	return CacheReset{}, e
 }
