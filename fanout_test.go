@@ -226,7 +226,7 @@ func TestURLPolicies(t *testing.T) {
 	o := reprise.NewOptions()
 	o.Model = "m"
 	o.Targets = []reprise.Target{{URL: "ftp://x"}, {URL: "http://127.0.0.1:1", Headers: []string{"bad"}}}
-	o.URLPolicy = "random"
+	o.URLPolicy = "weighted"
 	_, err := reprise.Run(context.Background(), o)
 	ce, ok := errors.AsType[*reprise.ConfigError](err)
 	if !ok {

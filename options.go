@@ -116,6 +116,10 @@ const (
 	// URLPolicyFanOut sends every request to every target at the same
 	// intended instant: an A/B of servers under identical load.
 	URLPolicyFanOut = "fan-out"
+	// URLPolicyRandom sends each row (every turn of a session alike) to a
+	// target drawn uniformly from Replay.Seed and the row's index: AIPerf's
+	// random model selection ([WithModels]).
+	URLPolicyRandom = "random"
 	// DefaultURLPolicy is round-robin.
 	DefaultURLPolicy = URLPolicyRoundRobin
 )
@@ -208,6 +212,9 @@ type Options struct {
 	// Preflight says how the servers are checked before the first
 	// request.
 	Preflight PreflightOptions
+	// Server says what is asked of the servers besides the load: wait
+	// for the model, reset the prefix cache, run the profiler.
+	Server ServerControlOptions
 	// AbortAfterConnectFailures stops a run whose first N requests to
 	// end all failed to connect (record.ErrConnect), before any request
 	// got an answer: in-flight requests get Replay.Grace, what was
@@ -286,6 +293,10 @@ type Options struct {
 	// Accuracy grades answers to benchmark questions, alone or mixed
 	// into the load (docs/design/0021-accuracy.md).
 	Accuracy AccuracyOptions
+
+	// Warmup is a warmup phase at its own load before the run; the zero
+	// value has none.
+	Warmup WarmupLoad
 
 	// Goodput lists SLOs, "TAG:VALUE …" in ms, e.g. "ttft:250 itl:10".
 	Goodput string

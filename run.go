@@ -140,6 +140,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
+	if err := waitForServers(ctx, &o, log); err != nil {
+		return nil, err
+	}
 	rp, err := validate(ctx, &o, log)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -160,6 +163,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("interrupted while checking the server: %w", err)
 		}
+		return nil, err
+	}
+	if err := resetServers(ctx, &o, log); err != nil {
 		return nil, err
 	}
 	// The run's own metrics listen before anything is created or sent: a
@@ -305,6 +311,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		rcfg.Before = before
 	}
+	if o.Warmup.active() {
+		before, err := warmup(runCtx, &o, rcfg, rp, log)
+		if err != nil {
+			tel.stop(abort, log)
+			return nil, err
+		}
+		rcfg.Before = append(rcfg.Before, before...)
+	}
 	rcfg.Live = liveMetrics // after priming: its records are counted as Before
 	var dash *liveDashboard
 	if ui == UIDashboard {
@@ -323,7 +337,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		})
 		defer dash.stop(nil) // an early return; a no-op after the final frame
 	}
+	if err := profileServers(runCtx, &o, true); err != nil {
+		tel.stop(abort, log)
+		return nil, err
+	}
 	res, runErr := runEngine(runCtx, rcfg)
+	if err := profileServers(context.WithoutCancel(ctx), &o, false); err != nil {
+		log.Warn("server profiler", slog.Any("err", err))
+	}
 	if runErr == nil && runCtx.Err() != nil && userCtx.Err() == nil {
 		runErr = context.Cause(runCtx) // a telemetry table failed
 	}

@@ -94,7 +94,10 @@ type runConfig struct {
 	Sink               recordSink
 	// Before are records sent before this plan (the priming requests),
 	// counted in the summary first.
-	Before  []record.Request
+	Before []record.Request
+	// IDBase is added to every request id (a warmup phase's:
+	// WarmupRequestIDBase), on the wire (X-Request-Id) and in records.
+	IDBase  uint64
 	Summary summary.Options
 	Info    summary.RunInfo
 	// Progress receives the live status line (nil = none); TTY rewrites
@@ -355,6 +358,8 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 	if cfg.Media.Enabled() {
 		rn.media = media.NewGenerator(cfg.Media, rn.seed)
 	}
+	rn.prefillCap = plan.Config().PrefillConcurrency > 0
+	rn.random = cfg.Policy == URLPolicyRandom
 	rn.total = int64(plan.Requests())
 	first := int64(0)
 	switch {
@@ -594,12 +599,18 @@ type runner struct {
 	// each to the target with the fewest requests in flight (inflight);
 	// else they go round-robin by item.
 	fanOut, leastInFlight bool
-	inflight              []atomic.Int64
-	log                   *slog.Logger
-	win                   *window
-	col                   *collector
-	acc                   *summary.Accumulator
-	prog                  *progress
+
+	// prefillCap reports a replay.Config.PrefillConcurrency: responses tell the job their first token.
+	prefillCap bool
+	// random reports URLPolicyRandom.
+	random bool
+
+	inflight []atomic.Int64
+	log      *slog.Logger
+	win      *window
+	col      *collector
+	acc      *summary.Accumulator
+	prog     *progress
 
 	hist *histories // nil when no session grows a history
 
@@ -708,7 +719,16 @@ func (rn *runner) runLane(ln *lane) {
 // builds reports whether item is built for target k: every target's with
 // fan-out and least-in-flight, only its own round-robin target's else.
 func (rn *runner) builds(item, k int) bool {
-	return rn.fanOut || rn.leastInFlight || len(rn.es) == 1 || item%len(rn.es) == k
+	return rn.fanOut || rn.leastInFlight || len(rn.es) == 1 || rn.oneOf(item) == k
+}
+
+// oneOf is the target of item under round-robin (item mod n) or random
+// (a seeded draw per item, randomTarget).
+func (rn *runner) oneOf(item int) int {
+	if rn.random {
+		return randomTarget(item, len(rn.es), rn.seed)
+	}
+	return item % len(rn.es)
 }
 
 // pick returns the target of a request that goes to one target.
@@ -726,7 +746,7 @@ func (rn *runner) pick(item int) int {
 		}
 		return best
 	}
-	return item % n
+	return rn.oneOf(item)
 }
 
 var _ replay.Handler = (*runner)(nil)
@@ -825,6 +845,11 @@ func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
 		// reader). Streamed plans have no session histories.
 		rn.stream.Release(int64(j.Item))
 		row = nil
+	}
+	if rn.prefillCap {
+		// The prefill slot (replay.Config.PrefillConcurrency) is freed at
+		// the first token of the response that counts.
+		st.ss[k].NotifyFirstToken(j)
 	}
 	if rn.fanOut {
 		// Every target at the same instant: the lanes are started first,
@@ -971,7 +996,7 @@ func traceISL(row *trace.Row) int32 {
 
 // identify fills r's identity from j and its row (nil: none).
 func (rn *runner) identify(r *record.Request, j *replay.Job, row *trace.Row) {
-	r.RequestID = j.ID
+	r.RequestID = rn.cfg.IDBase + j.ID
 	r.TraceRow = -1
 	if row != nil {
 		r.TraceRow = row.Index

@@ -447,6 +447,11 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		rp.acc = newAccPlan(ctx, o, tok.Count, log, func(field, format string, args ...any) { bad(field, format, args...) })
 	}
 	errs = append(errs, fieldErrors(o.Replay.Validate(), "Replay")...)
+	errs = append(errs, validateServerControl(&o.Server)...)
+	errs = append(errs, validateWarmup(o)...)
+	if o.Replay.PrefillConcurrency > 0 && !o.Streaming {
+		bad("Replay.PrefillConcurrency", "{Replay.PrefillConcurrency} needs {Streaming}: a response's first token is known only when it is streamed")
+	}
 	if len(errs) > 0 {
 		return nil, &ConfigError{Errors: errs}
 	}
@@ -873,13 +878,13 @@ func (rp *replayPlan) addTargets(o *Options) []*FieldError {
 	var errs []*FieldError
 	bad := func(path, format string, args ...any) { errs = append(errs, fieldError(path, format, args...)) }
 	switch o.URLPolicy {
-	case URLPolicyRoundRobin, URLPolicyLeastInFlight, URLPolicyFanOut:
+	case URLPolicyRoundRobin, URLPolicyLeastInFlight, URLPolicyFanOut, URLPolicyRandom:
 	case "":
 		if len(o.Targets) > 0 {
 			bad("URLPolicy", "{URLPolicy} is empty: want %s, %s or %s", URLPolicyRoundRobin, URLPolicyLeastInFlight, URLPolicyFanOut)
 		}
 	default:
-		bad("URLPolicy", "{URLPolicy} %q: want %s, %s or %s", o.URLPolicy, URLPolicyRoundRobin, URLPolicyLeastInFlight, URLPolicyFanOut)
+		bad("URLPolicy", "{URLPolicy} %q: want %s, %s, %s or %s", o.URLPolicy, URLPolicyRoundRobin, URLPolicyRandom, URLPolicyLeastInFlight, URLPolicyFanOut)
 	}
 	for i, t := range o.Targets {
 		path := fmt.Sprintf("Targets[%d]", i)

@@ -98,6 +98,9 @@ type Sender struct {
 
 	// jb renders the follow-up requests of a job (job.go), lazily.
 	jb *Builder
+	// firstTok is told of the first token of the request being read
+	// (NotifyFirstToken); nil once told, or when none was given.
+	firstTok FirstTokenNotifier
 
 	// pt is the httptrace state of the current attempt (HTTP/2). net/http may run
 	// a dial started for one attempt after that attempt ended (and hand
@@ -197,6 +200,7 @@ func (s *Sender) Do(ctx context.Context, p *Prepared, r *record.Request) {
 // do is Do for one HTTP request.
 func (s *Sender) do(ctx context.Context, p *Prepared, r *record.Request) {
 	e := s.e
+	defer func() { s.firstTok = nil }()
 	s.events = s.events[:0]
 	s.deadline = time.Time{}
 	s.fin = adapter.Final{} // Response of a request that never got a body: nothing
@@ -415,6 +419,9 @@ func (s *Sender) feedBody(b []byte, t int64) {
 			t0 := time.Now()
 			s.parseErr = s.parse(len(s.evTime)-k, k, 0)
 			s.adapterT += int64(time.Since(t0))
+		}
+		if s.firstTok != nil {
+			s.seeFirstToken(k)
 		}
 	}
 	s.framer.clearCompleted()

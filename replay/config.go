@@ -139,6 +139,24 @@ type Config struct {
 	// ConcurrencyRamp raises the closed-loop level from 1 to Concurrency in +1
 	// steps evenly spaced over this duration.
 	ConcurrencyRamp time.Duration
+	// IgnoreTurnDelays sends a session's next turn (or a dependent row)
+	// as soon as the turn before completed, without the trace's delay
+	// (AIPerf's --ignore-trace-delays); MaxTurnDelay, when > 0, caps each
+	// such delay (after Speedup; AIPerf's --inter-turn-delay-cap-seconds).
+	// A row's own timestamp in the fixed schedule still holds.
+	IgnoreTurnDelays bool
+	MaxTurnDelay     time.Duration
+	// PrefillConcurrency caps the requests waiting for their first token
+	// (AIPerf's --prefill-concurrency): a request is sent once fewer than
+	// this many sent requests have had no first token yet, and its slot
+	// is freed when the [Handler] reports the first token
+	// ([Job.FirstToken]; a non-streamed response has its first token at
+	// its end). It holds its session slot meanwhile, and the wait is
+	// part of the time between its dispatch and its send. 0 = no cap.
+	// PrefillConcurrencyRamp raises the cap from 1 in even steps over
+	// this duration, as ConcurrencyRamp does.
+	PrefillConcurrency     int
+	PrefillConcurrencyRamp time.Duration
 	// UserCentricRate is the total turn rate of ModeUserCentric, shared by
 	// NumUsers users, each sending one turn every NumUsers/UserCentricRate
 	// seconds.
@@ -268,6 +286,8 @@ func (c *Config) Validate() error {
 	nonNeg("EndOffset", c.EndOffset)
 	nonNeg("RateRamp", c.RateRamp)
 	nonNeg("ConcurrencyRamp", c.ConcurrencyRamp)
+	nonNeg("PrefillConcurrencyRamp", c.PrefillConcurrencyRamp)
+	nonNeg("MaxTurnDelay", c.MaxTurnDelay)
 	nonNeg("Duration", c.Duration)
 	nonNeg("Grace", c.Grace)
 	nonNeg("WarmupDuration", c.WarmupDuration)
@@ -283,6 +303,7 @@ func (c *Config) Validate() error {
 	nonNegInt("RequestCount", c.RequestCount)
 	nonNegInt("WarmupRequests", c.WarmupRequests)
 	nonNegInt("Senders", c.Senders)
+	nonNegInt("PrefillConcurrency", c.PrefillConcurrency)
 
 	c.validateShard(bad)
 	if c.EndOffset > 0 && c.EndOffset < c.StartOffset {
@@ -305,6 +326,12 @@ func (c *Config) Validate() error {
 	}
 	if c.ConcurrencyRamp > 0 && c.Concurrency < 2 {
 		bad("ConcurrencyRamp", "{ConcurrencyRamp} needs {Concurrency} ≥ 2")
+	}
+	if c.PrefillConcurrencyRamp > 0 && c.PrefillConcurrency < 2 {
+		bad("PrefillConcurrencyRamp", "{PrefillConcurrencyRamp} needs {PrefillConcurrency} ≥ 2")
+	}
+	if c.PrefillConcurrency > 0 && c.Concurrency > 0 && c.PrefillConcurrency > c.Concurrency {
+		bad("PrefillConcurrency", "{PrefillConcurrency} %d exceeds {Concurrency} %d: it could never bind", c.PrefillConcurrency, c.Concurrency)
 	}
 	if c.Senders > 0 && c.Concurrency > c.Senders {
 		bad("Senders", "{Concurrency} %d exceeds {Senders} %d: the extra sessions could never run", c.Concurrency, c.Senders)
@@ -432,4 +459,16 @@ func (c *Config) ModeFor(traceRows bool, hasTimestamps bool) (Mode, error) {
 		}
 	}
 	return m, errors.Join(errs...)
+}
+
+// turnDelay is a trace delay of d ns (scaled) as the run waits it:
+// 0 with IgnoreTurnDelays, at most MaxTurnDelay when that is set.
+func (c *Config) turnDelay(d int64) int64 {
+	switch {
+	case c.IgnoreTurnDelays:
+		return 0
+	case c.MaxTurnDelay > 0:
+		return min(d, int64(c.MaxTurnDelay))
+	}
+	return d
 }

@@ -170,7 +170,7 @@ func (p *Plan) buildDAG() error {
 			continue
 		}
 		if d := r.Delay + r.ToolWait; r.HasDelay || r.ToolWait > 0 {
-			p.delay[i] = scaleTrace(d, c.Speedup)
+			p.delay[i] = c.turnDelay(scaleTrace(d, c.Speedup))
 		}
 		if p.npred[i] > 0 {
 			continue

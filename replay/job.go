@@ -75,7 +75,8 @@ type Job struct {
 	// are then skipped (DepFailed) instead of sent.
 	Failed bool
 
-	clock *Clock // the run's clock, for NowNS
+	clock   *Clock       // the run's clock, for NowNS
+	prefill *prefillGate // the prefill slot the job holds (FirstToken gives it back)
 }
 
 // NowNS returns the current time on the run's clock (Unix ns), the clock

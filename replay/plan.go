@@ -254,9 +254,9 @@ func (p *Plan) build() error {
 			if r := &p.rows[i]; keep[i] && r.HasDelay {
 				d := r.Delay
 				if fixed {
-					p.delay[i] = scaleTrace(d, c.Speedup)
+					p.delay[i] = c.turnDelay(scaleTrace(d, c.Speedup))
 				} else {
-					p.delay[i] = int64(d)
+					p.delay[i] = c.turnDelay(int64(d))
 				}
 			}
 		}

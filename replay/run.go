@@ -109,6 +109,7 @@ type runner struct {
 
 	senders []sender
 	kickers []kicker
+	prefill *prefillGate // Config.PrefillConcurrency; nil without
 	idle    *idleStack
 	posts   *ring[event] // later turns senders computed, for the dispatcher
 	heap    []event      // dispatcher only
@@ -260,6 +261,9 @@ func newRunner(p *Plan, h Handler, sl sleeper, clk *Clock, wall0 int64, hctx con
 		s.wake = make(chan struct{}, 1)
 	}
 	r.kickers = make([]kicker, 4)
+	if c := p.cfg.PrefillConcurrency; c > 0 {
+		r.prefill = newPrefillGate(c, p.cfg.PrefillConcurrencyRamp, n, sl.now)
+	}
 	return r
 }
 
@@ -604,7 +608,11 @@ func (r *runner) senderLoop(s *sender) {
 			return
 		}
 		for {
+			if r.prefill != nil {
+				r.prefill.acquire(r.hctx, &s.job)
+			}
 			r.h.Handle(r.hctx, &s.job)
+			s.job.FirstToken() // the prefill slot, if the response had no token
 			r.p.release(int32(s.job.Item))
 			if !r.complete(s) {
 				break

@@ -28,6 +28,13 @@ var optionFlag = map[string]string{
 	"Generation.JobTimeout": "--job-timeout", "Generation.AudioFile": "--transcribe-audio",
 	"Generation.TranscribeSeconds": "--transcribe-seconds",
 	"SessionHeader":                "--session-header", "CancelRate": "--cancel-rate", "CancelAfter": "--cancel-after",
+	"Server.WaitForModel": "--wait-for-model", "Server.WaitMode": "--wait-mode", "Server.WaitInterval": "--wait-interval",
+	"Server.ResetCache": "--reset-cache", "Server.ResetCachePath": "--reset-cache-path", "Server.ResetCacheTimeout": "--reset-cache-timeout",
+	"Server.Profiler": "--server-profiler",
+	"Warmup":          "--warmup-requests", "Warmup.Requests": "--warmup-requests", "Warmup.Duration": "--warmup-duration",
+	"Warmup.Grace": "--warmup-grace", "Warmup.Concurrency": "--warmup-concurrency", "Warmup.ConcurrencyRamp": "--warmup-concurrency-ramp",
+	"Warmup.RequestRate": "--warmup-request-rate", "Warmup.RateRamp": "--warmup-rate-ramp", "Warmup.Arrival": "--warmup-arrival",
+	"Warmup.PrefillConcurrency": "--warmup-prefill-concurrency", "Warmup.PrefillConcurrencyRamp": "--warmup-prefill-concurrency-ramp",
 	"Tokenizer": "--tokenizer", "UseServerTokenCount": "--use-server-token-count",
 	"Synthetic":     "--isl", // a problem of the synthetic load as a whole
 	"Synthetic.ISL": "--isl", "Synthetic.ISLStdDev": "--isl-stddev",

@@ -47,7 +47,7 @@ func TestEveryOptionHasAFlag(t *testing.T) {
 	flags["TRACE"] = true
 	for _, p := range optionPaths(reflect.TypeFor[reprise.Options](), "") {
 		if optionsWithoutFlag[p] || p == "Replay" || p == "Adapter" || p == "Prompts" || p == "Trace" ||
-			p == "Output" || p == "Telemetry" || p == "Profile" || p == "Preflight" {
+			p == "Output" || p == "Telemetry" || p == "Profile" || p == "Preflight" || p == "Server" {
 			continue
 		}
 		spelled := optionFlagName(p)

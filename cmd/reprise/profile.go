@@ -70,7 +70,7 @@ func profileFlags() []cli.Flag {
 		if name == "extra-body" {
 			setAliases(f, nil) // --extra-inputs is AIPerf's key:value list here
 		}
-		if extra := profileAliases[name]; len(extra) > 0 {
+		if extra := slices.Concat(profileAliases[name], profileLoadAliases[name]); len(extra) > 0 {
 			setAliases(f, append(slices.Clone(f.Names()[1:]), extra...))
 		}
 		if _, ok := profileListFlags[name]; ok {
@@ -162,6 +162,32 @@ func profileOwnFlags() []cli.Flag {
 			Usage: "with --num-profile-runs, every run sends the same prompts (on by default, as in AIPerf); --no-set-consistent-seed is --vary-seed-per-trial"},
 		&cli.BoolWithInverseFlag{Name: "vary-seed-per-trial", Category: cat, Sources: envVars("vary-seed-per-trial"),
 			Usage: "with --num-profile-runs, each run gets its own prompt seed (its prompts miss the cache the run before filled)"},
+		&cli.FloatFlag{Name: "prefill-concurrency-ramp-duration", Category: cat, Sources: envVars("prefill-concurrency-ramp-duration"),
+			Usage: "raise --prefill-concurrency from 1 over `S` seconds (replay's --prefill-concurrency-ramp)"},
+		&cli.FloatFlag{Name: "wait-for-model-timeout", Category: cat, Sources: envVars("wait-for-model-timeout"),
+			Usage: "poll the server for up to `S` seconds until it serves the model (replay's --wait-for-model; 0 = do not wait)"},
+		&cli.FloatFlag{Name: "wait-for-model-interval", Value: reprise.DefaultWaitForModelInterval.Seconds(), Category: cat, Sources: envVars("wait-for-model-interval"),
+			Usage: "`S` seconds between two readiness polls (replay's --wait-interval)"},
+		&cli.FloatFlag{Name: "reset-kv-cache-timeout-seconds", Value: reprise.DefaultResetCacheTimeout.Seconds(), Category: cat, Sources: envVars("reset-kv-cache-timeout-seconds"),
+			Usage: "give up on the cache reset after `S` seconds (replay's --reset-cache-timeout)"},
+		&cli.IntFlag{Name: "num-warmup-sessions", Category: cat, Sources: envVars("num-warmup-sessions"),
+			Usage: "warm up with `N` requests (every turn counts; replay's --warmup-requests)"},
+		&cli.FloatFlag{Name: "warmup-grace-period", Category: cat, Sources: envVars("warmup-grace-period"),
+			Usage: "after --warmup-duration, let the warmup phase's requests finish for `S` seconds (replay's --warmup-grace)"},
+		&cli.FloatFlag{Name: "warmup-concurrency-ramp-duration", Category: cat, Sources: envVars("warmup-concurrency-ramp-duration"),
+			Usage: "raise the warmup phase's concurrency from 1 over `S` seconds"},
+		&cli.FloatFlag{Name: "warmup-request-rate-ramp-duration", Category: cat, Sources: envVars("warmup-request-rate-ramp-duration"),
+			Usage: "ramp the warmup phase's rate over `S` seconds"},
+		&cli.FloatFlag{Name: "warmup-prefill-concurrency-ramp-duration", Category: cat, Sources: envVars("warmup-prefill-concurrency-ramp-duration"),
+			Usage: "raise the warmup phase's prefill cap from 1 over `S` seconds"},
+		&cli.FloatFlag{Name: "inter-turn-delay-cap-seconds", Category: cat, Sources: envVars("inter-turn-delay-cap-seconds"),
+			Usage: "cap every think time between turns (and a dependent row's delay) at `S` seconds (replay's --max-turn-delay)"},
+		&cli.StringFlag{Name: "model-selection-strategy", Category: cat, Sources: envVars("model-selection-strategy"),
+			Usage: "with several models (-m A,B,…), which model a row is sent to: round_robin (the default) or random (seeded); records.target is the model's index"},
+		&cli.StringFlag{Name: "url-strategy", Category: cat, Sources: envVars("url-strategy"),
+			Usage: "how requests are spread over several --url: round_robin (AIPerf's), or replay's --url-policy names (least-in-flight, fan-out)"},
+		&cli.FloatFlag{Name: "profile-run-cooldown-seconds", Category: cat, Sources: envVars("profile-run-cooldown-seconds"),
+			Usage: "with --num-profile-runs, pause `S` seconds between two runs (replay's --run-cooldown)"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Category: cat, Sources: envVars("verbose"),
 			Usage: "log at debug level"},
 		configFlag("AIPerf's sections: endpoint, input, loadgen, output, tokenizer, …, sweep, reprise"),
@@ -210,103 +236,80 @@ const otelRefusal = "no OTLP push: serve the same live metrics for a scrape with
 // command does not take, what to do instead or why not. A flag here that
 // is given exits 2 with its sentence.
 var aiperfUnsupported = map[string]string{
-	"model-selection-strategy":                 "reprise sends one model per run (the first --model); run once per model and compare the runs",
-	"url-strategy":                             "reprise sends to one --url per run",
-	"transport":                                "reprise speaks HTTP (add --http2 for HTTP/2); drop the flag",
-	"transport-type":                           "reprise speaks HTTP (add --http2 for HTTP/2); drop the flag",
-	"connection-reuse-strategy":                "reprise pools connections (--max-connections caps them); per-session or no reuse is not offered",
-	"wait-for-model-timeout":                   "reprise does not poll for readiness: start it once the server answers (e.g. curl --retry on /v1/models)",
-	"wait-for-model-mode":                      "reprise does not poll for readiness: start it once the server answers (e.g. curl --retry on /v1/models)",
-	"wait-for-model-interval":                  "reprise does not poll for readiness: start it once the server answers (e.g. curl --retry on /v1/models)",
-	"hf-subset":                                "reprise's --public-dataset names one file (sharegpt); export the subset to Parquet or JSONL and pass it with --input-file (--prompt-column names the text)",
-	"dataset-filter":                           "reprise's --public-dataset is read whole; filter the file first (e.g. with duckdb or jq) and pass it with --input-file",
-	"num-dataset-entries":                      "synthetic prompts are all distinct in reprise (no pool to size); drop the flag",
-	"num-prompts":                              "synthetic prompts are all distinct in reprise (no pool to size); drop the flag",
-	"inter-turn-delay-cap-seconds":             "not supported; rewrite the trace's delays (reprise synthesize can rescale a trace)",
-	"seq-dist":                                 "mixtures of lengths are not a flag: generate such a trace with reprise synthesize and replay it",
-	"sequence-distribution":                    "mixtures of lengths are not a flag: generate such a trace with reprise synthesize and replay it",
-	"prompt-prefix-pool-size":                  "use --shared-system-prompt-length (one shared prefix) or --prefix-groups N (N shared prefixes)",
-	"prefix-prompt-pool-size":                  "use --shared-system-prompt-length (one shared prefix) or --prefix-groups N (N shared prefixes)",
-	"num-prefix-prompts":                       "use --shared-system-prompt-length (one shared prefix) or --prefix-groups N (N shared prefixes)",
-	"prompt-prefix-length":                     "use --shared-system-prompt-length N (the shared prefix's tokens)",
-	"prefix-prompt-length":                     "use --shared-system-prompt-length N (the shared prefix's tokens)",
-	"rankings-passages-stddev":                 "rankings requests have fixed counts and lengths here (--batch-size passages, --isl tokens each, --query-tokens); drop the standard deviation",
-	"rankings-passages-prompt-token-stddev":    "rankings requests have fixed counts and lengths here (--batch-size passages, --isl tokens each, --query-tokens); drop the standard deviation",
-	"rankings-query-prompt-token-stddev":       "rankings requests have fixed counts and lengths here (--batch-size passages, --isl tokens each, --query-tokens); drop the standard deviation",
-	"synthesis-speedup-ratio":                  "use --speedup X (trace time divided by X)",
-	"synthesis-prefix-len-multiplier":          "rescale the trace first with reprise synthesize, then replay it",
-	"synthesis-prefix-root-multiplier":         "rescale the trace first with reprise synthesize, then replay it",
-	"synthesis-prompt-len-multiplier":          "rescale the trace first with reprise synthesize, then replay it",
-	"synthesis-output-len-multiplier":          "rescale the trace first with reprise synthesize, then replay it",
-	"synthesis-max-isl":                        "use --max-input-tokens N with --skip-invalid to leave longer rows out",
-	"synthesis-max-osl":                        "cap output lengths in the trace first (reprise synthesize), then replay it",
-	"prefill-concurrency":                      "reprise does not cap requests waiting for their first token; cap all requests with --concurrency",
-	"prefill-concurrency-ramp-duration":        "reprise does not cap requests waiting for their first token; cap all requests with --concurrency",
-	"adaptive-scale":                           "adaptive scaling is not supported; run a sweep of --concurrency values instead",
-	"adaptive-sustain-duration":                "adaptive scaling is not supported; run a sweep of --concurrency values instead",
-	"adaptive-assessment-period":               "adaptive scaling is not supported; run a sweep of --concurrency values instead",
-	"adaptive-scale-sla":                       "adaptive scaling is not supported; run a sweep of --concurrency values instead",
-	"num-warmup-sessions":                      "use --warmup-request-count N (requests) or --warmup-duration S",
-	"warmup-concurrency":                       "warmup runs at the profiling load in reprise; use --warmup-request-count or --warmup-duration",
-	"warmup-prefill-concurrency":               "warmup runs at the profiling load in reprise; use --warmup-request-count or --warmup-duration",
-	"warmup-request-rate":                      "warmup runs at the profiling load in reprise; use --warmup-request-count or --warmup-duration",
-	"warmup-arrival-pattern":                   "warmup runs at the profiling load in reprise; use --warmup-request-count or --warmup-duration",
-	"warmup-grace-period":                      "warmup requests finish inside the run in reprise; drop the flag",
-	"warmup-concurrency-ramp-duration":         "warmup runs at the profiling load in reprise; use --concurrency-ramp-duration for the run",
-	"warmup-prefill-concurrency-ramp-duration": "warmup runs at the profiling load in reprise; drop the flag",
-	"warmup-request-rate-ramp-duration":        "warmup runs at the profiling load in reprise; use --request-rate-ramp-duration for the run",
-	"tokenizer-trust-remote-code":              "reprise runs no Python, so no tokenizer code from a repository: it reads tokenizer.json or a GGUF file (--tokenizer); a model whose tokenizer needs remote code is named in the error",
-	"export-http-trace":                        "records always carry the HTTP timings (dns, connect, headers, bytes); drop the flag",
-	"show-trace-timing":                        "records always carry the HTTP timings (dns, connect, headers, bytes); drop the flag",
-	"auto-plot":                                "plots are drawn afterwards: run reprise plot ARTIFACT_DIR (aiperf plot's flags)",
-	"no-auto-plot":                             "plots are drawn afterwards: run reprise plot ARTIFACT_DIR (aiperf plot's flags)",
-	"plot-required":                            "plots are drawn afterwards: run reprise plot ARTIFACT_DIR (aiperf plot's flags)",
-	"server-metrics-formats":                   "server metrics are written as Parquet (metrics table of the run directory); drop the flag",
-	"network-latency-automatic":                "network-adjusted metrics are not computed; records carry connect and DNS times",
-	"network-latency-mean":                     "network-adjusted metrics are not computed; records carry connect and DNS times",
-	"network-latency-ping-interval":            "network-adjusted metrics are not computed; records carry connect and DNS times",
-	"otel-url":                                 otelRefusal,
-	"stream":                                   otelRefusal,
-	"otel-resource-attributes":                 otelRefusal,
-	"gen-ai-provider":                          otelRefusal,
-	"profile-run-cooldown-seconds":             "the runs of --num-profile-runs follow each other without a pause; run the command several times for a cooldown",
-	"convergence-mode":                         "only the ci_width mode (AIPerf's default) exists: --convergence-threshold bounds the interval's relative half-width; drop the flag",
-	"extra-verbose":                            "give reprise --log-level debug before the command",
-	"vv":                                       "give reprise --log-level debug before the command",
-	"workers-max":                              "reprise has no worker processes; --senders N sets the most requests in flight",
-	"max-workers":                              "reprise has no worker processes; --senders N sets the most requests in flight",
-	"record-processor-service-count":           "reprise has no record processor services; drop the flag",
-	"record-processors":                        "reprise has no record processor services; drop the flag",
-	"api-port":                                 "reprise serves no API while it runs; drop the flag",
-	"api-host":                                 "reprise serves no API while it runs; drop the flag",
-	"zmq-host":                                 "reprise is one process (no ZMQ); drop the flag",
-	"zmq-ipc-path":                             "reprise is one process (no ZMQ); drop the flag",
-	"zmq-dual-bind":                            "reprise is one process (no ZMQ); drop the flag",
-	"reset-kv-cache":                           "reprise does not reset the server's cache; restart the server or POST its reset endpoint between runs",
-	"reset-kv-cache-path":                      "reprise does not reset the server's cache; restart the server or POST its reset endpoint between runs",
-	"reset-kv-cache-timeout-seconds":           "reprise does not reset the server's cache; restart the server or POST its reset endpoint between runs",
-	"server-profiler":                          "reprise does not drive the server's profiler; call /start_profile and /stop_profile around the run",
-	"apply-chat-template":                      "use --isl-correction N for the tokens the chat template adds",
-	"cache-bust":                               "synthetic prompts are already distinct per request; drop the flag",
-	"prompt-corpus":                            "reprise builds prompts from its own word list (--prompt-seed picks them); drop the flag",
-	"failed-request-threshold":                 "use --max-error-rate R (a fraction): over it the run exits 3",
-	"request-rate-series":                      "a series of rates is a trace: generate one with reprise synthesize and replay it",
-	"ignore-trace-delays":                      "use --context-mode self-contained with --mode rate or concurrency to pace rows without their delays",
-	"export-outputs-json":                      "response texts are not exported; drop the flag",
-	"stats-interval":                           "the progress line updates by itself; drop the flag",
-	"backend":                                  "GenAI-Perf's Triton backends are not supported; reprise speaks the OpenAI API (--endpoint-type chat or completions)",
-	"grpc-method":                              "gRPC endpoints are not supported; reprise speaks HTTP",
-	"checkpoint-dir":                           "GenAI-Perf's checkpoints do not exist here; drop the flag",
-	"enable-checkpointing":                     "GenAI-Perf's checkpoints do not exist here; drop the flag",
-	"generate-plots":                           "plots are drawn afterwards: run reprise plot ARTIFACT_DIR (aiperf plot's flags)",
-	"max-threads":                              "reprise has no worker threads to size; --senders N sets the most requests in flight",
-	"measurement-interval":                     "use --benchmark-duration S",
-	"p":                                        "use --benchmark-duration S",
-	"stability-percentage":                     "use --benchmark-duration S",
-	"s":                                        "use --benchmark-duration S",
-	"output-tokens-mean-deterministic":         "reprise sends ignore_eos by default, so outputs have the asked length (--no-ignore-eos to let the model stop)",
-	"scenario":                                 "no scenarios: give the flags",
-	"unsafe-override":                          "no scenarios: give the flags",
+	"transport":                             "reprise speaks HTTP (add --http2 for HTTP/2); drop the flag",
+	"transport-type":                        "reprise speaks HTTP (add --http2 for HTTP/2); drop the flag",
+	"connection-reuse-strategy":             "reprise pools connections (--max-connections caps them); per-session or no reuse is not offered",
+	"hf-subset":                             "reprise's --public-dataset names one file (sharegpt); export the subset to Parquet or JSONL and pass it with --input-file (--prompt-column names the text)",
+	"dataset-filter":                        "reprise's --public-dataset is read whole; filter the file first (e.g. with duckdb or jq) and pass it with --input-file",
+	"num-dataset-entries":                   "synthetic prompts are all distinct in reprise (no pool to size); drop the flag",
+	"num-prompts":                           "synthetic prompts are all distinct in reprise (no pool to size); drop the flag",
+	"seq-dist":                              "mixtures of lengths are not a flag: generate such a trace with reprise synthesize and replay it",
+	"sequence-distribution":                 "mixtures of lengths are not a flag: generate such a trace with reprise synthesize and replay it",
+	"prompt-prefix-pool-size":               "use --shared-system-prompt-length (one shared prefix) or --prefix-groups N (N shared prefixes)",
+	"prefix-prompt-pool-size":               "use --shared-system-prompt-length (one shared prefix) or --prefix-groups N (N shared prefixes)",
+	"num-prefix-prompts":                    "use --shared-system-prompt-length (one shared prefix) or --prefix-groups N (N shared prefixes)",
+	"prompt-prefix-length":                  "use --shared-system-prompt-length N (the shared prefix's tokens)",
+	"prefix-prompt-length":                  "use --shared-system-prompt-length N (the shared prefix's tokens)",
+	"rankings-passages-stddev":              "rankings requests have fixed counts and lengths here (--batch-size passages, --isl tokens each, --query-tokens); drop the standard deviation",
+	"rankings-passages-prompt-token-stddev": "rankings requests have fixed counts and lengths here (--batch-size passages, --isl tokens each, --query-tokens); drop the standard deviation",
+	"rankings-query-prompt-token-stddev":    "rankings requests have fixed counts and lengths here (--batch-size passages, --isl tokens each, --query-tokens); drop the standard deviation",
+	"synthesis-speedup-ratio":               "use --speedup X (trace time divided by X)",
+	"synthesis-prefix-len-multiplier":       "rescale the trace first with reprise synthesize, then replay it",
+	"synthesis-prefix-root-multiplier":      "rescale the trace first with reprise synthesize, then replay it",
+	"synthesis-prompt-len-multiplier":       "rescale the trace first with reprise synthesize, then replay it",
+	"synthesis-output-len-multiplier":       "rescale the trace first with reprise synthesize, then replay it",
+	"synthesis-max-isl":                     "use --max-input-tokens N with --skip-invalid to leave longer rows out",
+	"synthesis-max-osl":                     "cap output lengths in the trace first (reprise synthesize), then replay it",
+	"adaptive-scale":                        "adaptive scaling is not supported; run a sweep of --concurrency values instead",
+	"adaptive-sustain-duration":             "adaptive scaling is not supported; run a sweep of --concurrency values instead",
+	"adaptive-assessment-period":            "adaptive scaling is not supported; run a sweep of --concurrency values instead",
+	"adaptive-scale-sla":                    "adaptive scaling is not supported; run a sweep of --concurrency values instead",
+	"tokenizer-trust-remote-code":           "reprise runs no Python, so no tokenizer code from a repository: it reads tokenizer.json or a GGUF file (--tokenizer); a model whose tokenizer needs remote code is named in the error",
+	"export-http-trace":                     "records always carry the HTTP timings (dns, connect, headers, bytes); drop the flag",
+	"show-trace-timing":                     "records always carry the HTTP timings (dns, connect, headers, bytes); drop the flag",
+	"auto-plot":                             "plots are drawn afterwards: run reprise plot ARTIFACT_DIR (aiperf plot's flags)",
+	"no-auto-plot":                          "plots are drawn afterwards: run reprise plot ARTIFACT_DIR (aiperf plot's flags)",
+	"plot-required":                         "plots are drawn afterwards: run reprise plot ARTIFACT_DIR (aiperf plot's flags)",
+	"server-metrics-formats":                "server metrics are written as Parquet (metrics table of the run directory); drop the flag",
+	"network-latency-automatic":             "network-adjusted metrics are not computed; records carry connect and DNS times",
+	"network-latency-mean":                  "network-adjusted metrics are not computed; records carry connect and DNS times",
+	"network-latency-ping-interval":         "network-adjusted metrics are not computed; records carry connect and DNS times",
+	"otel-url":                              otelRefusal,
+	"stream":                                otelRefusal,
+	"otel-resource-attributes":              otelRefusal,
+	"gen-ai-provider":                       otelRefusal,
+	"convergence-mode":                      "only the ci_width mode (AIPerf's default) exists: --convergence-threshold bounds the interval's relative half-width; drop the flag",
+	"extra-verbose":                         "give reprise --log-level debug before the command",
+	"vv":                                    "give reprise --log-level debug before the command",
+	"workers-max":                           "reprise has no worker processes; --senders N sets the most requests in flight",
+	"max-workers":                           "reprise has no worker processes; --senders N sets the most requests in flight",
+	"record-processor-service-count":        "reprise has no record processor services; drop the flag",
+	"record-processors":                     "reprise has no record processor services; drop the flag",
+	"api-port":                              "reprise serves no API while it runs; drop the flag",
+	"api-host":                              "reprise serves no API while it runs; drop the flag",
+	"zmq-host":                              "reprise is one process (no ZMQ); drop the flag",
+	"zmq-ipc-path":                          "reprise is one process (no ZMQ); drop the flag",
+	"zmq-dual-bind":                         "reprise is one process (no ZMQ); drop the flag",
+	"apply-chat-template":                   "use --isl-correction N for the tokens the chat template adds",
+	"cache-bust":                            "synthetic prompts are already distinct per request; drop the flag",
+	"prompt-corpus":                         "reprise builds prompts from its own word list (--prompt-seed picks them); drop the flag",
+	"failed-request-threshold":              "use --max-error-rate R (a fraction): over it the run exits 3",
+	"request-rate-series":                   "a series of rates is a trace: generate one with reprise synthesize and replay it",
+	"export-outputs-json":                   "response texts are not exported; drop the flag",
+	"stats-interval":                        "the progress line updates by itself; drop the flag",
+	"backend":                               "GenAI-Perf's Triton backends are not supported; reprise speaks the OpenAI API (--endpoint-type chat or completions)",
+	"grpc-method":                           "gRPC endpoints are not supported; reprise speaks HTTP",
+	"checkpoint-dir":                        "GenAI-Perf's checkpoints do not exist here; drop the flag",
+	"enable-checkpointing":                  "GenAI-Perf's checkpoints do not exist here; drop the flag",
+	"generate-plots":                        "plots are drawn afterwards: run reprise plot ARTIFACT_DIR (aiperf plot's flags)",
+	"max-threads":                           "reprise has no worker threads to size; --senders N sets the most requests in flight",
+	"measurement-interval":                  "use --benchmark-duration S",
+	"p":                                     "use --benchmark-duration S",
+	"stability-percentage":                  "use --benchmark-duration S",
+	"s":                                     "use --benchmark-duration S",
+	"output-tokens-mean-deterministic":      "reprise sends ignore_eos by default, so outputs have the asked length (--no-ignore-eos to let the model stop)",
+	"scenario":                              "no scenarios: give the flags",
+	"unsafe-override":                       "no scenarios: give the flags",
 }
 
 // aiperfFamilies are prefixes of AIPerf flag families that the profile
@@ -392,6 +395,16 @@ func profileCommand(a *app) *cli.Command {
 			// every run, unless told otherwise.
 			runs.WarmupOnce = runs.WarmupOnce || cmd.Bool("profile-run-disable-warmup-after-first")
 			runs.FreshPromptSeed = cmd.Bool("vary-seed-per-trial") || !cmd.Bool("set-consistent-seed")
+			if cmd.IsSet("profile-run-cooldown-seconds") {
+				var errs []error
+				runs.Cooldown = seconds(&errs, "profile-run-cooldown-seconds", cmd.Float("profile-run-cooldown-seconds"))
+				if runs.Cooldown < 0 {
+					errs = append(errs, errors.New("--profile-run-cooldown-seconds: want seconds ≥ 0"))
+				}
+				if err := errors.Join(errs...); err != nil {
+					return exitcode.UsageError(err, "see 'reprise profile --help'")
+				}
+			}
 			ps, _, _ := profileSweepFrom(cmd)
 			recipe, rerr := profileRecipeFrom(cmd)
 			search, serr := profileSearchFrom(cmd)
@@ -561,6 +574,34 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 	if cmd.IsSet("warmup-duration") {
 		rc.WarmupDuration = seconds(&errs, "warmup-duration", cmd.Float("warmup-duration"))
 	}
+	if cmd.IsSet("prefill-concurrency-ramp-duration") {
+		rc.PrefillConcurrencyRamp = seconds(&errs, "prefill-concurrency-ramp-duration", cmd.Float("prefill-concurrency-ramp-duration"))
+	}
+	// AIPerf's gamma shape alone picks the gamma pattern.
+	if cmd.IsSet("smoothness") && !cmd.IsSet("arrival") {
+		rc.Arrival = replay.ArrivalGamma
+	}
+	if cmd.IsSet("inter-turn-delay-cap-seconds") {
+		rc.MaxTurnDelay = seconds(&errs, "inter-turn-delay-cap-seconds", cmd.Float("inter-turn-delay-cap-seconds"))
+	}
+	if cmd.IsSet("wait-for-model-timeout") {
+		o.Server.WaitForModel = seconds(&errs, "wait-for-model-timeout", cmd.Float("wait-for-model-timeout"))
+	}
+	if cmd.IsSet("wait-for-model-interval") {
+		o.Server.WaitInterval = seconds(&errs, "wait-for-model-interval", cmd.Float("wait-for-model-interval"))
+	}
+	if cmd.IsSet("reset-kv-cache-timeout-seconds") {
+		o.Server.ResetCacheTimeout = seconds(&errs, "reset-kv-cache-timeout-seconds", cmd.Float("reset-kv-cache-timeout-seconds"))
+	}
+	switch us := cmd.String("url-strategy"); us {
+	case "":
+	case "round_robin", reprise.URLPolicyRoundRobin:
+		o.URLPolicy = reprise.URLPolicyRoundRobin
+	case reprise.URLPolicyLeastInFlight, "least_in_flight", reprise.URLPolicyFanOut, "fan_out":
+		o.URLPolicy = strings.ReplaceAll(us, "_", "-")
+	default:
+		errs = append(errs, fmt.Errorf("--url-strategy %q: want round_robin (or least-in-flight, fan-out)", us))
+	}
 	// AIPerf sends 10 requests when nothing else bounds a run that is not
 	// a fixed schedule: a synthetic load, or a file paced by a load model
 	// named outright. A file (or a public dataset) in the auto mode is
@@ -576,6 +617,20 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 		rc.Concurrency = 1
 	}
 	o.Replay = rc
+	warmupFrom(cmd, &o)
+	for _, f := range []struct {
+		flag string
+		to   *time.Duration
+	}{{"warmup-grace-period", &o.Warmup.Grace}, {"warmup-concurrency-ramp-duration", &o.Warmup.ConcurrencyRamp},
+		{"warmup-request-rate-ramp-duration", &o.Warmup.RateRamp}, {"warmup-prefill-concurrency-ramp-duration", &o.Warmup.PrefillConcurrencyRamp}} {
+		if cmd.IsSet(f.flag) {
+			*f.to = seconds(&errs, f.flag, cmd.Float(f.flag))
+		}
+	}
+	if cmd.IsSet("num-warmup-sessions") {
+		o.Replay.WarmupRequests = cmd.Int("num-warmup-sessions")
+	}
+	warmupPhase(&o)
 
 	tc, err := telemetryConfigFrom(cmd)
 	errs = append(errs, err)
@@ -596,6 +651,14 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 	}
 	o.Telemetry = tc
 
+	if models := commaList([]string{o.Model}); len(models) > 1 {
+		mo, err := reprise.WithModels(o, models, cmd.String("model-selection-strategy"))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--model %s: %w", o.Model, err))
+		} else {
+			o = mo
+		}
+	}
 	if o.Output.Dir == "" {
 		o.Output.Dir = filepath.Join("artifacts", artifactName(&o))
 	}

@@ -23,6 +23,11 @@ import (
 // replayFlags are the engine's flags; the scheduler's come from
 // timingFlags.
 func replayFlags() []cli.Flag {
+	return append(replayBaseFlags(), serverControlFlags()...)
+}
+
+// replayBaseFlags are replayFlags but those of server control.
+func replayBaseFlags() []cli.Flag {
 	const (
 		catTarget = "Target"
 		catReq    = "Requests"
@@ -34,7 +39,7 @@ func replayFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "url", Aliases: []string{"u"}, Value: []string{reprise.DefaultURL}, Category: catTarget, Sources: envVars("url"),
 			Usage: "server base `URL` (http:// or https://; host:port means http://host:port); the endpoint path is appended. Repeat it for several targets (0, 1, …), spread by --url-policy"},
 		&cli.StringFlag{Name: "url-policy", Value: reprise.DefaultURLPolicy, Category: catTarget, Sources: envVars("url-policy"),
-			Usage: "`POLICY` over several --url targets: round-robin, least-in-flight, or fan-out (every request to every target at the same instant)"},
+			Usage: "`POLICY` over several --url targets: round-robin, random (seeded, per row), least-in-flight, or fan-out (every request to every target at the same instant)"},
 		&cli.StringSliceFlag{Name: "target-model", Category: catTarget, Sources: envVars("target-model"),
 			Usage: "`I=MODEL`: the model name sent to target I (the I-th --url from 0) instead of --model (repeatable)"},
 		&cli.StringSliceFlag{Name: "target-header", Category: catTarget, Sources: envVars("target-header"),
@@ -245,6 +250,8 @@ func replayCommand(a *app) *cli.Command {
 				return exitcode.UsageError(err, "see 'reprise replay --help'")
 			}
 			o.Replay, o.Telemetry = rc, tc
+			warmupFrom(cmd, &o)
+			warmupPhase(&o)
 			if len(args) == 1 {
 				o.Trace.Path = args[0]
 				if args[0] == "-" {
@@ -298,6 +305,7 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 	o.ExtraBody, o.Headers, o.APIKey = cmd.String("extra-body"), cmd.StringSlice("header"), cmd.String("api-key")
 	o.Timeout = cmd.Duration("timeout")
 	o.Preflight = reprise.PreflightOptions{Skip: cmd.Bool("no-preflight"), Timeout: cmd.Duration("preflight-timeout")}
+	o.Server = serverControlFrom(cmd)
 	o.AbortAfterConnectFailures = cmd.Int("abort-after-connect-failures")
 	o.BatchSize, o.QueryTokens = cmd.Int("batch-size"), cmd.Int("query-tokens")
 	o.Generation = reprise.GenerationOptions{RequestContentType: cmd.String("request-content-type"), DownloadVideo: cmd.Bool("download-video-content"),

@@ -42,6 +42,8 @@ func runsFlags() []cli.Flag {
 			Usage: "`STAT` of --convergence-metric in each run: avg, min, max, std, p1, p5, p10, p25, p50, p75, p90, p95 or p99 (a run-level metric such as output_token_throughput has only avg)"},
 		&cli.StringFlag{Name: "convergence-threshold", Category: catRuns, Sources: envVars("convergence-threshold"),
 			Usage: "`BOUND` on the relative half-width of --convergence-metric's interval (5% or 0.05; between 0 and 1)"},
+		&cli.DurationFlag{Name: "run-cooldown", Category: catRuns, Sources: envVars("run-cooldown"),
+			Usage: "with --runs, pause `D` between two runs"},
 		&cli.BoolFlag{Name: "warmup-once", Category: catRuns, Sources: envVars("warmup-once"),
 			Usage: "with --runs, apply --warmup-requests/--warmup-duration to the first run only"},
 		&cli.FloatFlag{Name: "confidence-level", Value: summary.DefaultConfidenceLevel, Category: catRuns, Sources: envVars("confidence-level"),
@@ -52,7 +54,7 @@ func runsFlags() []cli.Flag {
 // runsConfigFrom reads runsFlags.
 func runsConfigFrom(cmd *cli.Command) (sweep.RunsConfig, error) {
 	rc := sweep.RunsConfig{Runs: cmd.Int("runs"), WarmupOnce: cmd.Bool("warmup-once"), Level: cmd.Float("confidence-level"),
-		FreshPromptSeed: true}
+		FreshPromptSeed: true, Cooldown: cmd.Duration("run-cooldown")}
 	var errs []error
 	if rc.Runs < 1 {
 		errs = append(errs, fmt.Errorf("--runs %d: want ≥ 1", rc.Runs))
@@ -211,6 +213,8 @@ func runSweep(ctx context.Context, a *app, cmd *cli.Command) error {
 	o := replayOptions(cmd)
 	rc.Speedup = replay.DefaultSpeedup
 	o.Replay, o.Telemetry = rc, tc
+	warmupFrom(cmd, &o)
+	warmupPhase(&o)
 	o.Synthetic.ISL, o.Synthetic.OSL = 0, 0
 	if len(args) == 1 {
 		if args[0] == "-" {

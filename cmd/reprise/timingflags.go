@@ -49,6 +49,14 @@ func timingFlags() []cli.Flag {
 			Usage: "ramp the request rate linearly from 0 over `D`"},
 		&cli.DurationFlag{Name: "concurrency-ramp", Category: catLoad, Sources: envVars("concurrency-ramp"),
 			Usage: "raise the closed-loop concurrency from 1 in even steps over `D`"},
+		&cli.BoolFlag{Name: "ignore-turn-delays", Category: catLoad, Sources: envVars("ignore-turn-delays"),
+			Usage: "send a session's next turn (or a dependent row) as soon as the one before completed, without the trace's think time"},
+		&cli.DurationFlag{Name: "max-turn-delay", Category: catLoad, Sources: envVars("max-turn-delay"),
+			Usage: "cap every think time between turns (and a dependent row's delay) at `D`, after --speedup (0 = no cap)"},
+		&cli.IntFlag{Name: "prefill-concurrency", Category: catLoad, Sources: envVars("prefill-concurrency"),
+			Usage: "at most `N` requests waiting for their first token (streamed responses; freed at the first token; ≤ --concurrency)"},
+		&cli.DurationFlag{Name: "prefill-concurrency-ramp", Category: catLoad, Sources: envVars("prefill-concurrency-ramp"),
+			Usage: "raise --prefill-concurrency from 1 in even steps over `D`"},
 		&cli.FloatFlag{Name: "user-centric-rate", Category: catLoad, Sources: envVars("user-centric-rate"),
 			Usage: "total turn rate `R` per second shared by --num-users users (KV-cache oriented)"},
 		&cli.IntFlag{Name: "num-users", Category: catLoad, Sources: envVars("num-users"),
@@ -164,6 +172,10 @@ func timingConfigFrom(cmd *cli.Command) (replay.Config, error) {
 	c.Seed = cmd.Uint64("seed")
 	c.MaxLateness = cmd.Duration("max-lateness")
 	c.Senders = cmd.Int("senders")
+	c.PrefillConcurrency = cmd.Int("prefill-concurrency")
+	c.IgnoreTurnDelays = cmd.Bool("ignore-turn-delays")
+	c.MaxTurnDelay = cmd.Duration("max-turn-delay")
+	c.PrefillConcurrencyRamp = cmd.Duration("prefill-concurrency-ramp")
 	c.Dependencies = replay.DepPolicy(strings.ToLower(cmd.String("dependencies")))
 	var err1, err2 error
 	c.Shard, err1 = parseShardFlag(cmd.String("shard"), os.Getenv)
@@ -181,6 +193,8 @@ var timingFlag = map[string]string{
 	"Duration": "duration", "Grace": "grace", "WarmupRequests": "warmup-requests",
 	"WarmupDuration": "warmup-duration", "Late": "late", "LateThreshold": "late-threshold", "Seed": "seed",
 	"MaxLateness": "max-lateness", "Senders": "senders", "Dependencies": "dependencies", "Shard": "shard", "StartAt": "start-at",
+	"PrefillConcurrency": "prefill-concurrency", "PrefillConcurrencyRamp": "prefill-concurrency-ramp",
+	"IgnoreTurnDelays": "ignore-turn-delays", "MaxTurnDelay": "max-turn-delay",
 }
 
 // timingFlagName spells a replay.Config field as its flag ("--speedup").

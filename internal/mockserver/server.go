@@ -34,6 +34,7 @@ type Server struct {
 	cache   *prefixCache
 	met     *metrics
 	oracle  *oracle
+	ctl     controls
 	tok     Tokenizer
 	timing  timing
 	states  sync.Pool
@@ -245,6 +246,9 @@ func (s *Server) handler() http.Handler {
 	mux.HandleFunc("GET /metrics", s.serveMetrics)
 	mux.HandleFunc("POST /tokenize", s.serveTokenize)
 	mux.HandleFunc("POST /detokenize", s.serveDetokenize)
+	for _, k := range []ControlKind{ControlResetPrefixCache, ControlFlushCache, ControlStartProfile, ControlStopProfile} {
+		mux.HandleFunc("POST /"+string(k), s.serveControl(k))
+	}
 	return mux
 }
 

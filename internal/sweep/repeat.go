@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/reprise-bench/reprise"
 	"github.com/reprise-bench/reprise/arrowio"
@@ -53,6 +54,11 @@ type RunsConfig struct {
 	// the options' seed and the run number, so that a run does not hit
 	// the prefix cache its predecessor filled.
 	FreshPromptSeed bool
+	// Cooldown is a pause before every run but the first (AIPerf's
+	// --profile-run-cooldown-seconds): the server drains what the run
+	// before left queued or cached in memory. A run read back from an
+	// earlier, interrupted Repeat takes none.
+	Cooldown time.Duration
 }
 
 // multi reports whether the runs go in run-k subdirectories.
@@ -139,6 +145,13 @@ func repeat(ctx context.Context, o reprise.Options, dir string, rc RunsConfig, t
 			rd = dir
 		}
 		if !runComplete(rd) {
+			if rc.Cooldown > 0 && k > 1 {
+				select {
+				case <-ctx.Done():
+					return rep, ctx.Err()
+				case <-time.After(rc.Cooldown):
+				}
+			}
 			ro := o
 			ro.Output.Dir, ro.Output.Overwrite = rd, true
 			if rc.multi() {
@@ -148,6 +161,7 @@ func repeat(ctx context.Context, o reprise.Options, dir string, rc RunsConfig, t
 				}
 				if rc.WarmupOnce && k > 1 {
 					ro.Replay.WarmupRequests, ro.Replay.WarmupDuration = 0, 0
+					ro.Warmup = reprise.WarmupLoad{}
 				}
 			}
 			res, err := reprise.Run(ctx, ro)
