@@ -19,12 +19,29 @@ type WAV struct {
 }
 
 // ParseWAV reads a RIFF/WAVE header: the fmt chunk and the data chunk's
-// length. It never panics (FuzzProbe).
+// length, which the file must hold. It never panics (FuzzProbe).
 func ParseWAV(d []byte) (WAV, error) {
-	if len(d) < 12 || string(d[:4]) != "RIFF" || string(d[8:12]) != "WAVE" {
-		return WAV{}, fmt.Errorf("%w wav: no RIFF/WAVE header", ErrCorrupt)
+	w, off, n, err := ParseWAVHeader(d)
+	if err != nil {
+		return WAV{}, err
 	}
-	var w WAV
+	if n > int64(len(d)-off) {
+		return WAV{}, fmt.Errorf("%w wav: data chunk says %d bytes, the file has %d (truncated?)", ErrCorrupt, n, len(d)-off)
+	}
+	w.Frames = n / int64(w.Channels*w.Depth/8)
+	w.Duration = time.Duration(w.Frames * int64(time.Second) / int64(w.SampleRate))
+	return w, nil
+}
+
+// ParseWAVHeader reads a RIFF/WAVE header up to the data chunk's own
+// header: the format, where the samples begin (dataOff) and how many
+// bytes the data chunk says it holds (dataLen), which need not be there
+// yet (the start of a stream). Frames and Duration are left 0. It never
+// panics.
+func ParseWAVHeader(d []byte) (w WAV, dataOff int, dataLen int64, err error) {
+	if len(d) < 12 || string(d[:4]) != "RIFF" || string(d[8:12]) != "WAVE" {
+		return WAV{}, 0, 0, fmt.Errorf("%w wav: no RIFF/WAVE header", ErrCorrupt)
+	}
 	haveFmt := false
 	for p := 12; p+8 <= len(d); {
 		id, n := string(d[p:p+4]), int64(binary.LittleEndian.Uint32(d[p+4:p+8]))
@@ -36,41 +53,35 @@ func ParseWAV(d []byte) (WAV, error) {
 		switch id {
 		case "fmt ":
 			if len(body) < 16 {
-				return WAV{}, fmt.Errorf("%w wav: fmt chunk of %d bytes (want ≥ 16)", ErrCorrupt, len(body))
+				return WAV{}, 0, 0, fmt.Errorf("%w wav: fmt chunk of %d bytes (want ≥ 16)", ErrCorrupt, len(body))
 			}
 			tag := binary.LittleEndian.Uint16(body[0:2])
 			if tag == 0xfffe && len(body) >= 26 { // WAVE_FORMAT_EXTENSIBLE: the subformat's tag
 				tag = binary.LittleEndian.Uint16(body[24:26])
 			}
 			if tag != 1 && tag != 3 {
-				return WAV{}, fmt.Errorf("%w: wav format tag %d (want PCM 1 or IEEE float 3)", ErrFormat, tag)
+				return WAV{}, 0, 0, fmt.Errorf("%w: wav format tag %d (want PCM 1 or IEEE float 3)", ErrFormat, tag)
 			}
 			w.Float = tag == 3
 			w.Channels = int(binary.LittleEndian.Uint16(body[2:4]))
 			w.SampleRate = int(binary.LittleEndian.Uint32(body[4:8]))
 			w.Depth = int(binary.LittleEndian.Uint16(body[14:16]))
 			if w.Channels < 1 || w.SampleRate < 1 || w.Depth%8 != 0 || w.Depth < 8 || w.Depth > 64 {
-				return WAV{}, fmt.Errorf("%w wav: %d channels, %d Hz, %d bits", ErrCorrupt, w.Channels, w.SampleRate, w.Depth)
+				return WAV{}, 0, 0, fmt.Errorf("%w wav: %d channels, %d Hz, %d bits", ErrCorrupt, w.Channels, w.SampleRate, w.Depth)
 			}
 			haveFmt = true
 		case "data":
 			if !haveFmt {
-				return WAV{}, fmt.Errorf("%w wav: data chunk before the fmt chunk", ErrCorrupt)
+				return WAV{}, 0, 0, fmt.Errorf("%w wav: data chunk before the fmt chunk", ErrCorrupt)
 			}
-			if n > int64(len(body)) {
-				return WAV{}, fmt.Errorf("%w wav: data chunk says %d bytes, the file has %d (truncated?)", ErrCorrupt, n, len(body))
-			}
-			frame := int64(w.Channels * w.Depth / 8)
-			w.Frames = n / frame
-			w.Duration = time.Duration(w.Frames * int64(time.Second) / int64(w.SampleRate))
-			return w, nil
+			return w, p, n, nil
 		}
 		p += int(min(n, int64(len(d)))) + int(n&1)
 		if p < 0 || p > len(d) {
 			break
 		}
 	}
-	return WAV{}, fmt.Errorf("%w wav: no data chunk", ErrCorrupt)
+	return WAV{}, 0, 0, fmt.Errorf("%w wav: no data chunk", ErrCorrupt)
 }
 
 // AppendWAV appends a WAV file of integer PCM samples to dst: frames

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/reprise-bench/reprise/internal/media"
 	"maps"
 	"mime/multipart"
 	"slices"
@@ -364,9 +365,9 @@ const wavHeadKeep = 4096
 // of n bytes beginning with head: a WAV's data chunk at its header's
 // rate, else raw PCM as OpenAI sends it (24 kHz, 16-bit, mono).
 func speechAudio(head []byte, n int64) (int64, int64) {
-	if h, err := parseWAVHeader(head); err == nil {
-		data := n - int64(h.dataOff)
-		return data, int64(pcmDuration(data, h.SampleRate, h.Channels, h.Bits))
+	if h, off, _, err := media.ParseWAVHeader(head); err == nil {
+		data := n - int64(off)
+		return data, int64(pcmDuration(data, h.SampleRate, h.Channels, h.Depth))
 	}
 	return n, int64(pcmDuration(n, 24000, 1, 16))
 }
