@@ -3,11 +3,11 @@ package reprise
 import (
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/record"
-	"github.com/reprise-bench/reprise/internal/media"
 	"github.com/reprise-bench/reprise/trace"
+	"github.com/reprise-bench/reprise/trace/media"
 )
 
-// mediaConfig is o's synthetic media as internal/media takes them.
+// mediaConfig is o's synthetic media as trace/media takes them.
 func mediaConfig(o *MediaOptions) media.SyntheticConfig {
 	return media.SyntheticConfig{
 		Images: o.Images, ImageWidthMean: o.ImageWidthMean, ImageWidthStdDev: o.ImageWidthStdDev,

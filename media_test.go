@@ -16,8 +16,8 @@ import (
 
 	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/engine/record"
-	"github.com/reprise-bench/reprise/internal/media"
 	"github.com/reprise-bench/reprise/internal/mockserver"
+	"github.com/reprise-bench/reprise/trace/media"
 )
 
 // writeMedia writes a synthetic image or clip to dir/name and returns
@@ -238,11 +238,11 @@ func TestMediaSyntheticAgainstMock(t *testing.T) {
 
 // TestMediaServerRefusesImages serves what llama.cpp's llama-server
 // without a vision projector answers to a request with an image
-// (internal/media/testdata, recorded): every request is recorded as
+// (trace/media/testdata, recorded): every request is recorded as
 // failed, with the status, the kind and the server's message, and the run
 // goes on (a failed request is data).
 func TestMediaServerRefusesImages(t *testing.T) {
-	rec, err := os.ReadFile("internal/media/testdata/llamacpp_image_unsupported.http")
+	rec, err := os.ReadFile("trace/media/testdata/llamacpp_image_unsupported.http")
 	if err != nil {
 		t.Fatal(err)
 	}

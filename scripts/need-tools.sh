@@ -12,7 +12,7 @@
 #   - Prometheus (cmd/reprise's TestPrometheusScrapesReplay starts Debian's
 #     prometheus binary, with its own config and storage, to scrape a
 #     replay's --metrics-addr; $REPRISE_PROMETHEUS names another binary);
-#   - ffmpeg (internal/media's tests make synthetic MP3 audio and MP4/WebM
+#   - ffmpeg (trace/media's tests make synthetic MP3 audio and MP4/WebM
 #     video with it, as --audio-format mp3 and --video-* do; design 0022);
 #   - tmux (cmd/reprise's dashboard tests run the CLI in a tmux pane and
 #     read the screen with capture-pane);
@@ -167,7 +167,7 @@ if ! command -v tmux >/dev/null; then
   need "tmux not found: install it (Debian/Ubuntu: apt-get install --no-install-recommends tmux); cmd/reprise's dashboard tests need it"
 fi
 if ! command -v ffmpeg >/dev/null; then
-  need "ffmpeg not found: install it (Debian/Ubuntu: apt-get install --no-install-recommends ffmpeg); internal/media's MP3 and video tests need it"
+  need "ffmpeg not found: install it (Debian/Ubuntu: apt-get install --no-install-recommends ffmpeg); trace/media's MP3 and video tests need it"
 fi
 if [ ! -x "$asc" ] && command -v npm >/dev/null; then
   if ! out=$(cd sdk-wasm/assemblyscript && npm ci --no-audit --no-fund 2>&1); then

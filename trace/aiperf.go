@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/reprise-bench/reprise/internal/jsonx"
-	"github.com/reprise-bench/reprise/internal/media"
+	"github.com/reprise-bench/reprise/trace/media"
 
 	"fmt"
 	"strconv"

@@ -13,7 +13,7 @@ import (
 	"unicode"
 
 	"github.com/reprise-bench/reprise/internal/jsonx"
-	"github.com/reprise-bench/reprise/internal/media"
+	"github.com/reprise-bench/reprise/trace/media"
 )
 
 // Columns name the columns of a [FormatTable] dataset (JSON Lines keys,

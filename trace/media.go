@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reprise-bench/reprise/internal/media"
+	"github.com/reprise-bench/reprise/trace/media"
 )
 
 // MediaStats counts the images, audio clips and videos one request
@@ -80,7 +80,7 @@ func (s *MediaStats) Merge(o *MediaStats) {
 }
 
 // MediaLimits bound the media a trace's rows may carry; the zero value
-// takes internal/media's defaults (8192 × 8192 pixels, 64 MiB an item).
+// takes trace/media's defaults (8192 × 8192 pixels, 64 MiB an item).
 type MediaLimits = media.Limits
 
 // mediaCacheSize bounds the media a Reader keeps by reference, so that a

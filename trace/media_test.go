@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reprise-bench/reprise/internal/media"
+	"github.com/reprise-bench/reprise/trace/media"
 )
 
 // mediaDir writes a PNG (40×30), a JPEG (20×10), a WAV clip (0.5 s), a

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reprise-bench/reprise/internal/media"
+	"github.com/reprise-bench/reprise/trace/media"
 )
 
 // InputMediaLog is one image, audio clip or video a request carried, as the

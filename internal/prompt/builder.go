@@ -8,10 +8,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/reprise-bench/reprise/internal/media"
 	"github.com/reprise-bench/reprise/internal/tokenizer"
 	"github.com/reprise-bench/reprise/trace"
 	"github.com/reprise-bench/reprise/trace/analyze"
+	"github.com/reprise-bench/reprise/trace/media"
 )
 
 // MinWords is the fewest single-token words a tokenizer must offer.

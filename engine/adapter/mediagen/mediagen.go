@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/reprise-bench/reprise/internal/media"
+	"github.com/reprise-bench/reprise/trace/media"
 	"maps"
 	"mime/multipart"
 	"slices"

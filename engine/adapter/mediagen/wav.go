@@ -6,11 +6,11 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/reprise-bench/reprise/internal/media"
+	"github.com/reprise-bench/reprise/trace/media"
 )
 
 // The speech endpoints' WAV: the synthetic transcription clip and the
-// duration of speech output, through internal/media's writer and header
+// duration of speech output, through trace/media's writer and header
 // reader (the mock server keeps a reader of its own, so that its truth
 // does not share the client's bugs).
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
-	"github.com/reprise-bench/reprise/internal/media"
+	"github.com/reprise-bench/reprise/trace/media"
 )
 
 func buildBody(t testing.TB, ep Endpoint, b *adapter.BuildInput) string {

@@ -30,7 +30,7 @@ import (
 
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/internal/jsonx"
-	"github.com/reprise-bench/reprise/internal/media"
+	"github.com/reprise-bench/reprise/trace/media"
 )
 
 // Endpoint selects the API shape.
