@@ -182,10 +182,10 @@ func TestConfigCommands(t *testing.T) {
 }
 
 // referenceFlags are the flag names in the AIPerf reference
-// (testdata/aiperf-cli.md, a copy: see its .source file): every
+// (testdata/aiperf-cli.reference, a copy: see its .source file): every
 // `--name` and `-x/` in code spans, with {a,b} groups spelled out.
 func referenceFlags(t *testing.T) []string {
-	b, err := os.ReadFile("testdata/aiperf-cli.md")
+	b, err := os.ReadFile("testdata/aiperf-cli.reference")
 	if err != nil {
 		t.Fatal(err)
 	}

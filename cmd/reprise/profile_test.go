@@ -151,7 +151,7 @@ func TestProfileCommands(t *testing.T) {
 		{"rankings", []string{"--endpoint-type", "hf_tei_rankings", "--rankings-passages-mean", "3", "--rankings-passages-prompt-token-mean", "12",
 			"--rankings-query-prompt-token-mean", "8", "--osl", "1", "--request-count", "2"}, 2, ""},
 		{"sweep with the dashboard", []string{"--concurrency", "10,20", "--isl", "16", "--osl", "4", "--ui-type", "dashboard"}, 0, "dashboard"},
-		// AIPerf's multimodal recipes (docs/tutorials/vision.md; TensorRT-LLM's
+		// AIPerf's multimodal recipes (its vision tutorial; TensorRT-LLM's
 		// examples/serve/aiperf_client_for_multimodal.sh with a faster rate),
 		// and the audio flags; design 0022.
 		{"vision recipe", []string{"--endpoint-type", "chat", "--image-width-mean", "512", "--image-height-mean", "512", "--synthetic-input-tokens-mean", "100", "--output-tokens-mean", "16", // profile needs an output length
