@@ -119,6 +119,10 @@ func normalizeRequest(r record.Request) record.Request {
 			r.ErrorKind = "unknown"
 		}
 	}
+	if !r.Graded {
+		// Only a graded request's accuracy fields are written.
+		r.AccuracyCorrect, r.AccuracyTask, r.AccuracyItem, r.AccuracyExpected, r.AccuracyAnswer = false, "", "", "", ""
+	}
 	return r
 }
 
