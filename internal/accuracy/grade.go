@@ -324,19 +324,26 @@ func sameMath(a, expected string) bool {
 
 // NormalizeText normalizes a short free-text answer for exact match: case
 // folded, punctuation at the ends and surrounding quotes removed, runs of
-// white space made one space, a leading article ("a", "an", "the")
+// white space made one space, leading articles ("a", "an", "the")
 // dropped.
 func NormalizeText(s string) string {
 	s = strings.ToLower(strings.TrimSpace(s))
 	s = strings.Join(strings.Fields(s), " ")
-	s = strings.TrimFunc(s, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) })
-	for _, art := range []string{"the ", "a ", "an "} {
-		if strings.HasPrefix(s, art) {
-			s = s[len(art):]
-			break
+	// Until nothing changes, so that a normalized text normalizes to
+	// itself ("The (B" → "(b" → "b"; FuzzGrade).
+	for {
+		t := strings.TrimFunc(s, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSpace(r) })
+		for _, art := range []string{"the ", "a ", "an "} {
+			if strings.HasPrefix(t, art) {
+				t = t[len(art):]
+				break
+			}
 		}
+		if t == s {
+			return s
+		}
+		s = t
 	}
-	return s
 }
 
 // letterOf returns the letter of choice i (0 = A).
