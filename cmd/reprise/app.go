@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/reprise-bench/reprise/internal/config"
 	"github.com/reprise-bench/reprise/internal/exitcode"
 	"github.com/reprise-bench/reprise/internal/printable"
 )
@@ -174,7 +175,7 @@ func groupAction(_ context.Context, cmd *cli.Command) error {
 		}
 	}
 	hint := fmt.Sprintf("'%s' has the commands %s; see '%s --help'", cmd.FullName(), strings.Join(names, ", "), cmd.FullName())
-	if s := closest(name, names); s != "" {
+	if s := config.Closest(name, names); s != "" {
 		hint = fmt.Sprintf("did you mean '%s %s'? %s", cmd.FullName(), s, hint)
 	}
 	if cmd.Root() == cmd {
@@ -225,7 +226,7 @@ func usageError(c *cli.Command, err error) error {
 		for _, f := range c.Flags {
 			names = append(names, f.Names()...)
 		}
-		if s := closest(name, names); s != "" {
+		if s := config.Closest(name, names); s != "" {
 			hint = fmt.Sprintf("did you mean %s? %s", dashed(s), hint)
 		}
 		return exitcode.UsageError(fmt.Errorf("unknown flag %s", dashed(name)), hint)
@@ -280,64 +281,6 @@ func dashed(name string) string {
 		return "-" + name
 	}
 	return "--" + name
-}
-
-// closest returns the name in names that got was most likely a typo of:
-// within an edit distance of a third of its length, or the only name that
-// got (3 characters or more) begins. Empty when none is. The distance
-// counts a swap of two neighbouring letters as one edit (--modle is one
-// from --model, as from --mode); of names at the same distance, the one
-// whose length is nearest got's wins (a swapped or mistyped letter keeps
-// the length, so --modle means --model rather than --mode).
-func closest(got string, names []string) string {
-	n := utf8.RuneCountInString(got)
-	best, bestD, bestL := "", n/3+1, 0
-	var prefixed []string
-	for _, name := range names {
-		d := editDistance(got, name)
-		l := utf8.RuneCountInString(name) - n
-		if l < 0 {
-			l = -l
-		}
-		if d < bestD || d == bestD && best != "" && l < bestL {
-			best, bestD, bestL = name, d, l
-		}
-		if len(got) >= 3 && strings.HasPrefix(name, got) {
-			prefixed = append(prefixed, name)
-		}
-	}
-	if best == "" && len(prefixed) == 1 {
-		return prefixed[0]
-	}
-	return best
-}
-
-// editDistance is the optimal-string-alignment distance between a and b,
-// in runes: the Levenshtein distance with a transposition of two
-// neighbouring runes counted as one edit.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	d := make([][]int, len(ra)+1)
-	for i := range d {
-		d[i] = make([]int, len(rb)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(ra)][len(rb)]
 }
 
 // newLogger builds the process logger. Logs go to stderr; stdout is data.
