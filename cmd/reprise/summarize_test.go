@@ -57,7 +57,7 @@ func TestSummarizeMatchesRun(t *testing.T) {
 		t.Run(tc.format+strings.Join(tc.extra, ""), func(t *testing.T) {
 			out := t.TempDir()
 			args := append([]string{"replay", "../../traces/mooncake-sample.jsonl", "--url", srv.URL(),
-				"--model", "reprise-mock", "--speedup", "1000", "--out", out, "--format", tc.format, "--quiet",
+				"--model", "reprise-mock", "--speedup", "1000", "--request-count", "100", "--out", out, "--format", tc.format, "--quiet",
 				"--goodput", "e2e:5000", "--warmup-requests", "5", "--metrics-interval", "50ms",
 				"--gpu-telemetry", "dcgm=" + dcgm.URL, "--export", "aiperf"}, tc.extra...)
 			code, _, stderr := runCLI(t, "", args...)
