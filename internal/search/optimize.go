@@ -109,12 +109,22 @@ type Problem struct {
 	// expected improvement is below it, on the standardized scale of
 	// the objective (see [DefaultMinImprovement]).
 	MinImprovement float64 `json:"min_improvement"`
+	// Monotone declares that every constraint's metric moves one way as
+	// the settings rise (latency does not fall as load rises), so that
+	// with one setting the feasible settings are an interval from the
+	// range's low end. A one-setting monotone problem is searched for the
+	// top of that interval ([Optimize]); the objective is then taken to
+	// rise with the setting.
+	Monotone bool `json:"monotone,omitempty"`
+	// Tolerance ends a monotone search once the answer's interval is
+	// within it, relatively (see [DefaultTolerance]).
+	Tolerance float64 `json:"tolerance,omitempty"`
 }
 
 // NewProblem returns a problem over space with the documented defaults.
 func NewProblem(space []Dimension, objectives []Objective) Problem {
 	return Problem{Space: space, Objectives: objectives, MaxIterations: DefaultMaxIterations,
-		InitialPoints: DefaultInitialPoints, MinImprovement: DefaultMinImprovement}
+		InitialPoints: DefaultInitialPoints, MinImprovement: DefaultMinImprovement, Tolerance: DefaultTolerance}
 }
 
 // Trial is one probe of a search.
@@ -139,6 +149,9 @@ type Result struct {
 	Pareto []int `json:"pareto"`
 	// Stopped says why the search ended.
 	Stopped string `json:"stopped"`
+	// Violations say where the measurements of a monotone search broke
+	// the order, and what was probed again.
+	Violations []string `json:"violations,omitempty"`
 }
 
 func (p *Problem) validate() error {
@@ -199,6 +212,9 @@ func (p *Problem) feasible(t *Trial) bool {
 func Optimize(ctx context.Context, p Problem, probe ProbeFunc) (*Result, error) {
 	if err := p.validate(); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
+	}
+	if p.monotone1D() {
+		return optimizeMonotone(ctx, &p, probe)
 	}
 	d := len(p.Space)
 	res := &Result{Best: -1}
