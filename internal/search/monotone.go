@@ -1,7 +1,6 @@
 package search
 
 import (
-	"context"
 	"fmt"
 	"math"
 )
@@ -19,104 +18,6 @@ const (
 	// than 1 % of their mean does not change with the settings.
 	flatSpread = 0.01
 )
-
-// levelOf is the boundary level of a measurement: the worst ratio of a
-// constraint's metric to its threshold, oriented so the constraint
-// holds at ≤ 1 (metric/threshold for an upper limit, threshold/metric
-// for a lower one). A missing metric, or a lower limit met by a metric
-// ≤ 0, counts as failing (+Inf).
-func (p *Problem) levelOf(m Measurement) float64 {
-	worst := 0.0
-	for _, c := range p.Constraints {
-		v, ok := m.Metrics[c.Metric]
-		if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
-			return math.Inf(1)
-		}
-		r := v / c.Threshold
-		if !c.upper() {
-			r = c.Threshold / v
-			if v <= 0 {
-				r = math.Inf(1)
-			}
-		}
-		if c.Threshold <= 0 {
-			// A limit at or below zero has no ratio: pass or fail.
-			r = map[bool]float64{true: 0, false: math.Inf(1)}[c.Holds(v)]
-		}
-		worst = max(worst, r)
-	}
-	return worst
-}
-
-// monotone1D reports whether the problem is the one-setting monotone
-// search: Monotone set, one dimension, one objective, and constraints
-// whose boundary is the answer.
-func (p *Problem) monotone1D() bool {
-	return p.Monotone && len(p.Space) == 1 && len(p.Objectives) == 1 && len(p.Constraints) > 0
-}
-
-// optimizeMonotone is [Optimize] of a one-setting monotone problem:
-// every constraint's metric moves one way as the setting rises (latency
-// does not fall as load rises), so the feasible settings are an
-// interval starting at the range's low end and the answer is its top.
-// The search is [searchBoundary]'s loop with a Gaussian process
-// choosing the probes ([bstate.posterior]); its initial design is the
-// range's two ends, which alone decide a problem whose whole range
-// passes or fails.
-func optimizeMonotone(ctx context.Context, p *Problem, probe ProbeFunc) (*Result, error) {
-	dim := p.Space[0]
-	res := &Result{Best: -1}
-	c := BoundaryConfig{Lo: dim.Lo, Hi: dim.Hi, Int: dim.Kind == KindInt, Precision: p.Tolerance,
-		MaxProbes: p.MaxIterations, ViolationTolerance: DefaultViolationTolerance, MaxInvalid: 2}
-	if c.Precision <= 0 {
-		c.Precision = DefaultTolerance
-	}
-	if err := c.validate(); err != nil {
-		return nil, fmt.Errorf("search: %w", err)
-	}
-	level := func(ctx context.Context, x float64) (Level, error) {
-		m, err := probe(ctx, []float64{x})
-		if err != nil {
-			return Level{}, err
-		}
-		t := Trial{X: []float64{x}, Measurement: m}
-		t.Feasible = p.feasible(&t)
-		res.Trials = append(res.Trials, t)
-		return Level{Ratio: p.levelOf(m), Valid: m.Valid, Note: m.Note}, nil
-	}
-	b, err := searchBoundaryWith(ctx, &c, level, (*bstate).posterior, (*bstate).flat)
-	if b == nil {
-		return res, err
-	}
-	for i := range res.Trials {
-		if i < len(b.Probes) {
-			res.Trials[i].Why = b.Probes[i].Why
-		}
-	}
-	res.Violations = b.Violations
-	res.Stopped = boundaryStopped(b, &c)
-	p.conclude(res)
-	return res, err
-}
-
-// boundaryStopped says why a monotone search ended.
-func boundaryStopped(b *Boundary, c *BoundaryConfig) string {
-	switch {
-	case b.Stopped != "":
-		return b.Stopped
-	case b.Unmeasurable > 0:
-		return fmt.Sprintf("the setting %s could not be measured (%d invalid probes in a row)", fmtX(b.Unmeasurable), c.MaxInvalid+1)
-	case b.Value == 0 && b.Above == c.Lo:
-		return fmt.Sprintf("the lowest setting %s fails the constraints; the metric does not fall as the setting rises, so no setting meets them", fmtX(c.Lo))
-	case b.Value == c.Hi:
-		return fmt.Sprintf("the highest setting %s meets the constraints, so every setting does", fmtX(c.Hi))
-	case b.Converged:
-		return fmt.Sprintf("the answer lies in [%s, %s), within the tolerance %g", fmtX(b.Value), fmtX(b.Above), c.Precision)
-	case len(b.Probes) >= c.MaxProbes:
-		return fmt.Sprintf("max iterations (%d)", c.MaxProbes)
-	}
-	return "no setting is left between the bracket's ends"
-}
 
 // posterior is the Gaussian-process chooser of a monotone search. A
 // process fitted to the log level against the load (on the unit scale

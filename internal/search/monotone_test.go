@@ -161,3 +161,25 @@ func TestModelSearchFewerProbesThanBisection(t *testing.T) {
 }
 
 func mean(v []float64) float64 { m, _ := meanSD(v); return m }
+
+// TestModelSearchFlatMetric: a metric that does not change with the
+// setting, measured on the SLA's edge (passes and fails are noise), is
+// said to be flat and the search stops at the third probe instead of
+// bisecting the noise down to the tolerance.
+func TestModelSearchFlatMetric(t *testing.T) {
+	p := NewProblem([]Dimension{{Name: "concurrency", Lo: 1, Hi: 1024, Kind: KindInt}}, []Objective{{Metric: "load", Maximize: true}})
+	p.Constraints = []Constraint{{Metric: "latency", Op: "<=", Threshold: 100}}
+	p.Monotone = true
+	n := 0
+	res, err := Optimize(context.Background(), p, func(_ context.Context, x []float64) (Measurement, error) {
+		n++
+		lat := 99.8 + 0.4*float64(1-n%2) // 99.8, 100.2, 99.8, …
+		return Measurement{Metrics: map[string]float64{"load": x[0], "latency": lat}, Valid: true}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Trials) != 3 || !strings.Contains(res.Stopped, "does not change with the setting") {
+		t.Errorf("%d probes, stopped %q; want 3 and the level called flat", len(res.Trials), res.Stopped)
+	}
+}
