@@ -91,6 +91,9 @@ type Boundary struct {
 	// broke the order (each time).
 	Reprobed []float64       `json:"reprobed,omitempty"`
 	Probes   []BoundaryProbe `json:"probes"`
+	// Stopped says why a search ended before its bracket was within the
+	// precision (empty otherwise).
+	Stopped string `json:"stopped,omitempty"`
 }
 
 func (c *BoundaryConfig) validate() error {
@@ -122,6 +125,9 @@ type bstate struct {
 	reprobed      []float64
 	passes, fails int
 	last          float64 // the load probed last
+	// stopEarly, when set, may end the search before the bracket is
+	// within the precision, saying why.
+	stopEarly func(s *bstate, lo, hi float64) (string, bool)
 }
 
 func (s *bstate) probe(ctx context.Context, x float64, why string) (stop bool, err error) {
@@ -274,27 +280,30 @@ func SearchBoundary(ctx context.Context, c BoundaryConfig, f LevelFunc) (*Bounda
 	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("boundary search: %w", err)
 	}
-	s := &bstate{c: &c, b: &Boundary{}, levels: map[float64][]float64{}, f: f}
+	return searchBoundaryWith(ctx, &c, f, (*bstate).interpolate, nil)
+}
+
+// chooser picks the next load inside the bracket (lo, hi) of a boundary
+// search and says why ("model" or "bisect"); ok false when it has none.
+type chooser func(s *bstate, lo, hi float64) (x float64, why string, ok bool)
+
+// searchBoundaryWith is the loop of every monotone search: the range's
+// ends, then violations re-probed before anything else, then the
+// chooser's load until the bracket is within the precision. A bracket
+// that did not halve (in log load) over two probes gets a bisection
+// step, which bounds the worst case whatever the chooser does.
+// stopEarly, when not nil, may end the search before the bracket is
+// within the precision.
+func searchBoundaryWith(ctx context.Context, c *BoundaryConfig, f LevelFunc, choose chooser,
+	stopEarly func(s *bstate, lo, hi float64) (string, bool)) (*Boundary, error) {
+	s := &bstate{c: c, b: &Boundary{}, levels: map[float64][]float64{}, f: f, stopEarly: stopEarly}
 	if stop, err := s.ends(ctx); stop || err != nil {
 		return s.finish(), err
 	}
-	delta := 0.45 * c.Precision
 	var widths []float64
 	for {
 		if a, b, ok := s.violation(); ok {
-			// Probe the one with fewer measurements (the lower on a tie):
-			// either may be the one that is off.
-			x := a
-			switch la, lb := len(s.levels[a]), len(s.levels[b]); {
-			case lb < la, lb == la && s.last == b:
-				x = b // the fewer measurements, or on a tie the newer
-			}
-			if la, lb := len(s.levels[a]), len(s.levels[b]); la+lb == 2 {
-				s.b.Violations = append(s.b.Violations, fmt.Sprintf("level %.3g at %s above %.3g at %s (the load rose, the level fell): re-probed",
-					s.ratio(a), fmtX(a), s.ratio(b), fmtX(b)))
-			}
-			s.reprobed = append(s.reprobed, x)
-			if stop, err := s.probe(ctx, x, "reprobe"); stop || err != nil {
+			if stop, err := s.reprobe(ctx, a, b); stop || err != nil {
 				return s.finish(), err
 			}
 			continue
@@ -303,21 +312,18 @@ func SearchBoundary(ctx context.Context, c BoundaryConfig, f LevelFunc) (*Bounda
 		if lo == 0 || hi == 0 || s.done(lo, hi) {
 			return s.finish(), nil
 		}
-		w := math.Log(hi / lo)
-		widths = append(widths, w)
+		if s.stopEarly != nil {
+			if why, ok := s.stopEarly(s, lo, hi); ok {
+				s.b.Stopped = why
+				return s.finish(), nil
+			}
+		}
+		widths = append(widths, math.Log(hi/lo))
 		x, why := math.Sqrt(lo*hi), "bisect"
 		stalled := len(widths) >= 3 && widths[len(widths)-1] > 0.5*widths[len(widths)-3]
-		if xs, ok := s.estimate(lo, hi); ok && !stalled {
-			// Straddle the crossing: below it when the passing end is the
-			// farther (relatively), else above it.
-			if xs/lo > hi/xs {
-				xs *= 1 - delta
-			} else {
-				xs *= 1 + delta
-			}
-			xs = s.round(xs)
-			if xs > lo && xs < hi {
-				x, why = xs, "model"
+		if xc, whyc, ok := choose(s, lo, hi); ok && !stalled {
+			if xc = s.round(xc); xc > lo && xc < hi {
+				x, why = xc, whyc
 			}
 		}
 		x = s.round(x)
@@ -336,6 +342,41 @@ func SearchBoundary(ctx context.Context, c BoundaryConfig, f LevelFunc) (*Bounda
 			s.passes, s.fails = 0, s.fails+1
 		}
 	}
+}
+
+// reprobe probes again the one of two loads measured out of order with
+// fewer measurements (on a tie the newer): either may be the one that
+// is off.
+func (s *bstate) reprobe(ctx context.Context, a, b float64) (stop bool, err error) {
+	x := a
+	switch la, lb := len(s.levels[a]), len(s.levels[b]); {
+	case lb < la, lb == la && s.last == b:
+		x = b
+	}
+	if la, lb := len(s.levels[a]), len(s.levels[b]); la+lb == 2 {
+		s.b.Violations = append(s.b.Violations, fmt.Sprintf("level %.3g at %s above %.3g at %s (the load rose, the level fell): re-probed",
+			s.ratio(a), fmtX(a), s.ratio(b), fmtX(b)))
+	}
+	s.reprobed = append(s.reprobed, x)
+	return s.probe(ctx, x, "reprobe")
+}
+
+// interpolate is SearchBoundary's chooser: the estimated crossing x*
+// ([bstate.estimate]), moved to x*·(1 − δ) when the bracket's passing
+// end is the farther (relatively) from it, else to x*·(1 + δ), δ = 0.45
+// × Precision, so that two probes straddle the crossing.
+func (s *bstate) interpolate(lo, hi float64) (float64, string, bool) {
+	xs, ok := s.estimate(lo, hi)
+	if !ok {
+		return 0, "", false
+	}
+	delta := 0.45 * s.c.Precision
+	if xs/lo > hi/xs {
+		xs *= 1 - delta
+	} else {
+		xs *= 1 + delta
+	}
+	return xs, "model", true
 }
 
 // estimate is the load where the level crosses 1 inside (lo, hi): the

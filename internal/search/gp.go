@@ -42,6 +42,18 @@ func sqdist(a, b []float64) float64 {
 // fitGP fits the process to outputs y at inputs x (not copied: the
 // caller keeps them unchanged).
 func fitGP(x [][]float64, y []float64) (*gp, error) {
+	gs, _, err := fitGPs(x, y)
+	if err != nil {
+		return nil, err
+	}
+	return gs[0], nil
+}
+
+// fitGPs fits the process for every pair of the hyperparameter grid that
+// gives a positive definite kernel, the most likely first, with each
+// pair's log marginal likelihood in the outputs' own units (so that fits
+// of different outputs, residuals of different prior means, compare).
+func fitGPs(x [][]float64, y []float64) ([]*gp, []float64, error) {
 	n := len(y)
 	mean, std := 0.0, 0.0
 	for _, v := range y {
@@ -52,15 +64,18 @@ func fitGP(x [][]float64, y []float64) (*gp, error) {
 		std += (v - mean) * (v - mean)
 	}
 	std = math.Sqrt(std / float64(n))
-	if std == 0 || math.IsNaN(std) {
+	switch {
+	case std == 0 || math.IsNaN(std):
 		std = 1
+	case std < 1e-9:
+		std = 1e-9
 	}
 	ys := mat.NewVecDense(n, nil)
 	for i, v := range y {
 		ys.SetVec(i, (v-mean)/std)
 	}
-	var best *gp
-	bestLML := math.Inf(-1)
+	var gs []*gp
+	var lmls []float64
 	k := mat.NewSymDense(n, nil)
 	for _, ell := range gpLengths {
 		for _, noise := range gpNoises {
@@ -83,15 +98,25 @@ func fitGP(x [][]float64, y []float64) (*gp, error) {
 			}
 			// log p(y) = −½ yᵀα − ½ log|K| − n/2 log 2π
 			lml := -0.5*mat.Dot(ys, g.alpha) - 0.5*g.chol.LogDet() - 0.5*float64(n)*math.Log(2*math.Pi)
-			if lml > bestLML {
-				best, bestLML = g, lml
-			}
+			gs, lmls = append(gs, g), append(lmls, lml)
 		}
 	}
-	if best == nil {
-		return nil, errGPFit
+	if len(gs) == 0 {
+		return nil, nil, errGPFit
 	}
-	return best, nil
+	top := 0
+	for i, l := range lmls {
+		if l > lmls[top] {
+			top = i
+		}
+	}
+	gs[0], gs[top] = gs[top], gs[0]
+	lmls[0], lmls[top] = lmls[top], lmls[0]
+	// The standardized outputs' likelihood, back in the outputs' units.
+	for i := range lmls {
+		lmls[i] -= float64(n) * math.Log(std)
+	}
+	return gs, lmls, nil
 }
 
 // predict returns the posterior mean and standard deviation at u, in the

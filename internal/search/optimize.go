@@ -109,12 +109,22 @@ type Problem struct {
 	// expected improvement is below it, on the standardized scale of
 	// the objective (see [DefaultMinImprovement]).
 	MinImprovement float64 `json:"min_improvement"`
+	// Monotone declares that every constraint's metric moves one way as
+	// the settings rise (latency does not fall as load rises), so that
+	// with one setting the feasible settings are an interval from the
+	// range's low end. A one-setting monotone problem is searched for the
+	// top of that interval ([Optimize]); the objective is then taken to
+	// rise with the setting.
+	Monotone bool `json:"monotone,omitempty"`
+	// Tolerance ends a monotone search once the answer's interval is
+	// within it, relatively (see [DefaultTolerance]).
+	Tolerance float64 `json:"tolerance,omitempty"`
 }
 
 // NewProblem returns a problem over space with the documented defaults.
 func NewProblem(space []Dimension, objectives []Objective) Problem {
 	return Problem{Space: space, Objectives: objectives, MaxIterations: DefaultMaxIterations,
-		InitialPoints: DefaultInitialPoints, MinImprovement: DefaultMinImprovement}
+		InitialPoints: DefaultInitialPoints, MinImprovement: DefaultMinImprovement, Tolerance: DefaultTolerance}
 }
 
 // Trial is one probe of a search.
@@ -139,6 +149,9 @@ type Result struct {
 	Pareto []int `json:"pareto"`
 	// Stopped says why the search ended.
 	Stopped string `json:"stopped"`
+	// Violations say where the measurements of a monotone search broke
+	// the order, and what was probed again.
+	Violations []string `json:"violations,omitempty"`
 }
 
 func (p *Problem) validate() error {
@@ -196,9 +209,19 @@ func (p *Problem) feasible(t *Trial) bool {
 // Pareto front. The search stops at MaxIterations, or when the largest
 // acquisition is below MinImprovement (once a feasible trial exists), or
 // when every candidate was probed.
+//
+// A one-setting [Problem.Monotone] problem is searched for the top of its
+// feasible interval instead (optimizeMonotone): the range's ends, then
+// the probes a Gaussian process of the SLA level chooses around the
+// crossing, until the answer's interval is within Tolerance; it
+// re-probes measurements that break the order and says so in
+// Violations, and stops early on a level that does not change.
 func Optimize(ctx context.Context, p Problem, probe ProbeFunc) (*Result, error) {
 	if err := p.validate(); err != nil {
 		return nil, fmt.Errorf("search: %w", err)
+	}
+	if p.monotone1D() {
+		return optimizeMonotone(ctx, &p, probe)
 	}
 	d := len(p.Space)
 	res := &Result{Best: -1}
@@ -250,31 +273,6 @@ func Optimize(ctx context.Context, p Problem, probe ProbeFunc) (*Result, error) 
 	}
 	p.conclude(res)
 	return res, nil
-}
-
-// logScaled reports whether the search models dimension d on a log
-// scale: a positive range spanning a factor of 16 or more (a load from 1
-// to 1024 has its interesting part in the low end).
-func logScaled(d Dimension) bool { return d.Lo > 0 && d.Hi/d.Lo >= 16 }
-
-// toUnit and fromUnit map between a dimension's values and the [0, 1]
-// the model works in.
-func toUnit(d Dimension, v float64) float64 {
-	if logScaled(d) {
-		return math.Log(v/d.Lo) / math.Log(d.Hi/d.Lo)
-	}
-	return d.unit(v)
-}
-
-func fromUnit(d Dimension, u float64) float64 {
-	if logScaled(d) {
-		v := d.Lo * math.Pow(d.Hi/d.Lo, min(max(u, 0), 1))
-		if d.Kind == KindInt {
-			v = math.Round(v)
-		}
-		return min(max(v, d.Lo), d.Hi)
-	}
-	return d.At(u)
 }
 
 func anyFeasible(r *Result) bool {
@@ -539,4 +537,102 @@ func (p *Problem) conclude(r *Result) {
 		}
 		return 0
 	})
+}
+
+// levelOf is the boundary level of a measurement: the worst ratio of a
+// constraint's metric to its threshold, oriented so the constraint
+// holds at ≤ 1 (metric/threshold for an upper limit, threshold/metric
+// for a lower one). A missing metric, or a lower limit met by a metric
+// ≤ 0, counts as failing (+Inf).
+func (p *Problem) levelOf(m Measurement) float64 {
+	worst := 0.0
+	for _, c := range p.Constraints {
+		v, ok := m.Metrics[c.Metric]
+		if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+			return math.Inf(1)
+		}
+		r := v / c.Threshold
+		if !c.upper() {
+			r = c.Threshold / v
+			if v <= 0 {
+				r = math.Inf(1)
+			}
+		}
+		if c.Threshold <= 0 {
+			// A limit at or below zero has no ratio: pass or fail.
+			r = map[bool]float64{true: 0, false: math.Inf(1)}[c.Holds(v)]
+		}
+		worst = max(worst, r)
+	}
+	return worst
+}
+
+// monotone1D reports whether the problem is the one-setting monotone
+// search: Monotone set, one dimension, one objective, and constraints
+// whose boundary is the answer.
+func (p *Problem) monotone1D() bool {
+	return p.Monotone && len(p.Space) == 1 && len(p.Objectives) == 1 && len(p.Constraints) > 0
+}
+
+// optimizeMonotone is [Optimize] of a one-setting monotone problem:
+// every constraint's metric moves one way as the setting rises (latency
+// does not fall as load rises), so the feasible settings are an
+// interval starting at the range's low end and the answer is its top.
+// The search is [searchBoundary]'s loop with a Gaussian process
+// choosing the probes ([bstate.posterior]); its initial design is the
+// range's two ends, which alone decide a problem whose whole range
+// passes or fails.
+func optimizeMonotone(ctx context.Context, p *Problem, probe ProbeFunc) (*Result, error) {
+	dim := p.Space[0]
+	res := &Result{Best: -1}
+	c := BoundaryConfig{Lo: dim.Lo, Hi: dim.Hi, Int: dim.Kind == KindInt, Precision: p.Tolerance,
+		MaxProbes: p.MaxIterations, ViolationTolerance: DefaultViolationTolerance, MaxInvalid: 2}
+	if c.Precision <= 0 {
+		c.Precision = DefaultTolerance
+	}
+	if err := c.validate(); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	level := func(ctx context.Context, x float64) (Level, error) {
+		m, err := probe(ctx, []float64{x})
+		if err != nil {
+			return Level{}, err
+		}
+		t := Trial{X: []float64{x}, Measurement: m}
+		t.Feasible = p.feasible(&t)
+		res.Trials = append(res.Trials, t)
+		return Level{Ratio: p.levelOf(m), Valid: m.Valid, Note: m.Note}, nil
+	}
+	b, err := searchBoundaryWith(ctx, &c, level, (*bstate).posterior, (*bstate).flat)
+	if b == nil {
+		return res, err
+	}
+	for i := range res.Trials {
+		if i < len(b.Probes) {
+			res.Trials[i].Why = b.Probes[i].Why
+		}
+	}
+	res.Violations = b.Violations
+	res.Stopped = boundaryStopped(b, &c)
+	p.conclude(res)
+	return res, err
+}
+
+// boundaryStopped says why a monotone search ended.
+func boundaryStopped(b *Boundary, c *BoundaryConfig) string {
+	switch {
+	case b.Stopped != "":
+		return b.Stopped
+	case b.Unmeasurable > 0:
+		return fmt.Sprintf("the setting %s could not be measured (%d invalid probes in a row)", fmtX(b.Unmeasurable), c.MaxInvalid+1)
+	case b.Value == 0 && b.Above == c.Lo:
+		return fmt.Sprintf("the lowest setting %s fails the constraints; the metric does not fall as the setting rises, so no setting meets them", fmtX(c.Lo))
+	case b.Value == c.Hi:
+		return fmt.Sprintf("the highest setting %s meets the constraints, so every setting does", fmtX(c.Hi))
+	case b.Converged:
+		return fmt.Sprintf("the answer lies in [%s, %s), within the tolerance %g", fmtX(b.Value), fmtX(b.Above), c.Precision)
+	case len(b.Probes) >= c.MaxProbes:
+		return fmt.Sprintf("max iterations (%d)", c.MaxProbes)
+	}
+	return "no setting is left between the bracket's ends"
 }

@@ -87,3 +87,28 @@ func (d Dimension) String() string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	return d.Name + ":" + f(d.Lo) + "," + f(d.Hi) + ":" + d.Kind
 }
+
+// logScaled reports whether the search models dimension d on a log
+// scale: a positive range spanning a factor of 16 or more (a load from 1
+// to 1024 has its interesting part in the low end).
+func logScaled(d Dimension) bool { return d.Lo > 0 && d.Hi/d.Lo >= 16 }
+
+// toUnit and fromUnit map between a dimension's values and the [0, 1]
+// the model works in.
+func toUnit(d Dimension, v float64) float64 {
+	if logScaled(d) {
+		return math.Log(v/d.Lo) / math.Log(d.Hi/d.Lo)
+	}
+	return d.unit(v)
+}
+
+func fromUnit(d Dimension, u float64) float64 {
+	if logScaled(d) {
+		v := d.Lo * math.Pow(d.Hi/d.Lo, min(max(u, 0), 1))
+		if d.Kind == KindInt {
+			v = math.Round(v)
+		}
+		return min(max(v, d.Lo), d.Hi)
+	}
+	return d.At(u)
+}
