@@ -816,28 +816,7 @@ func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
 	p.CancelAfter = cancelAfter
 	lead := k // the target this goroutine sends to
 	if rn.fanOut {
-		// The lead target rotates with the request, so no target is
-		// always the one sent first (or last): the lanes' wake-up is
-		// spread over all of them alike.
-		n := uint64(len(rn.es))
-		lead = int(j.ID % n)
-		li := 0
-		for t := range rn.es {
-			rt := &st.recs[t]
-			if t != k {
-				*rt = record.Request{}
-				rn.identify(rt, j, row)
-				rt.Target = int32(t)
-			}
-			fanOutID(rt, j, n, uint64(t))
-			ps[t].CancelAfter = cancelAfter
-			if t == lead {
-				continue
-			}
-			ln := rn.lane(st, li)
-			ln.s, ln.p, ln.rec = st.ss[t], &ps[t], rt
-			li++
-		}
+		lead = rn.fanOutLanes(st, j, row, ps, k, cancelAfter)
 	}
 	if rn.stream != nil {
 		// Built and identified: the window may reuse the row's slot
@@ -865,21 +844,56 @@ func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
 		rn.send(st.ss[k], p, r)
 	}
 	if h != nil {
-		if p.Capture {
-			// What was received, even from a failed request: the next turn
-			// carries exactly the conversation the server produced (with
-			// fan-out, target 0's).
-			if err := h.sp.Record(row, rn.hist.response(st.ss[k].Response())); err != nil {
-				rn.log.Error("session history", slog.Int64("row", row.Index), slog.Any("err", err))
-			}
-			if rn.hist.dag {
-				rn.hist.dagSave(j.Item, h)
-			}
-		} else if !rn.hist.dag {
-			rn.hist.done(j.SessionRun)
-		}
+		rn.keepHistory(h, j, row, st.ss[k], p.Capture)
 	}
 	j.Failed = !r.OK() // a dependent request's dependents are then not sent
+}
+
+// fanOutLanes identifies the records of every target of a fan-out (k's
+// is already) and gives each target but the lead one a lane of st; it
+// returns the lead target. The lead rotates with the request, so no
+// target is always the one sent first (or last): the lanes' wake-up is
+// spread over all of them alike.
+func (rn *runner) fanOutLanes(st *senderState, j *replay.Job, row *trace.Row, ps []engine.Prepared, k int, cancelAfter time.Duration) int {
+	n := uint64(len(rn.es))
+	lead := int(j.ID % n)
+	li := 0
+	for t := range rn.es {
+		rt := &st.recs[t]
+		if t != k {
+			*rt = record.Request{}
+			rn.identify(rt, j, row)
+			rt.Target = int32(t)
+		}
+		fanOutID(rt, j, n, uint64(t))
+		ps[t].CancelAfter = cancelAfter
+		if t == lead {
+			continue
+		}
+		ln := rn.lane(st, li)
+		ln.s, ln.p, ln.rec = st.ss[t], &ps[t], rt
+		li++
+	}
+	return lead
+}
+
+// keepHistory records in h what s received for the job's row, when the
+// response was captured (even from a failed request: the next turn
+// carries exactly the conversation the server produced; with fan-out,
+// target 0's), or ends the session's history when it was not.
+func (rn *runner) keepHistory(h *history, j *replay.Job, row *trace.Row, s *engine.Sender, captured bool) {
+	if !captured {
+		if !rn.hist.dag {
+			rn.hist.done(j.SessionRun)
+		}
+		return
+	}
+	if err := h.sp.Record(row, rn.hist.response(s.Response())); err != nil {
+		rn.log.Error("session history", slog.Int64("row", row.Index), slog.Any("err", err))
+	}
+	if rn.hist.dag {
+		rn.hist.dagSave(j.Item, h)
+	}
 }
 
 // send sends p on s into r and hands the record to the collector. The
