@@ -229,43 +229,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, &TelemetryError{Err: err}
 	}
-	info := summary.RunInfo{Model: o.Model, URL: rp.url, Endpoint: rp.engine.Adapter.Info().Name, Mode: mode,
-		Trace: rp.tracePath, Streaming: rp.streaming, Start: start, Version: Version()}
-	if rp.kind != adapter.KindGenerate {
-		info.EndpointKind = rp.kind.String()
-		if !rp.kind.Generates() {
-			info.InputsPerRequest = o.BatchSize
-		}
-	}
-	rp.engine.Counter = rp.tok
-	for i := range rp.targets {
-		rp.targets[i].Counter = rp.tok // every target's output is counted alike
-	}
-	var inputs *inputsLog
-	if o.Output.Export == "aiperf" {
-		inputs = newInputsLog()
-	}
-	rcfg := runConfig{
-		Engine: rp.engine, Targets: rp.targets, Policy: o.URLPolicy, Plan: rp.plan,
-		Synthetic: syntheticLengths{ISL: o.Synthetic.ISL, ISLStd: o.Synthetic.ISLStdDev, OSL: o.Synthetic.OSL, OSLStd: o.Synthetic.OSLStdDev, Seed: o.Replay.Seed,
-			MaxISL: o.Trace.MaxInputTokens},
-		Media:   mediaConfig(&o.Media),
-		Prompts: rp.prompts, Context: engine.ContextMode(o.Prompts.ContextMode), Streaming: rp.streaming, MaxTokensFromTrace: o.MaxTokensFromTrace, Sink: run.Records(),
-		Summary: summary.Options{Streaming: rp.streaming, UseServerTokenCount: o.UseServerTokenCount, Goodput: rp.slos,
-			LateThreshold: o.Replay.LateThreshold, ISLCorrection: o.Prompts.ISLCorrection, Calibration: rp.calibration,
-			Targets: targetInfos(&o, rp)},
-		Info: info, Abort: abort.Done(), Log: log, QuietGC: true, Inputs: inputs,
-		Cancel:        cancelPlan{Rate: o.CancelRate, After: o.CancelAfter, Seed: o.Replay.Seed},
-		SessionHeader: o.SessionHeader,
-		Accuracy:      rp.acc,
-		Batch:         batchPlan{Kind: rp.kind, Inputs: o.BatchSize, QueryTokens: o.QueryTokens},
-	}
+	info := runInfoOf(&o, rp, mode, start)
 	ui := uiOf(&o)
-	if o.Progress != nil && ui == UILine {
-		rcfg.Progress = o.Progress
-		rcfg.TTY = isTerminal(o.Progress)
-	}
-	rcfg.Prog = newProgress(rp.plan)
+	rcfg, inputs := newRunConfig(&o, rp, run, info, abort.Done(), log)
 	if o.OnStart != nil {
 		o.OnStart(Start{Dir: dir, Trace: rp.tracePath, URL: rp.url, EndpointPath: rp.engine.Adapter.Info().Path,
 			Endpoint: info.Endpoint, Mode: mode, Planned: rp.plan.Requests(), TraceRows: rp.nRows, HeldReason: rp.loadNote,
@@ -281,15 +247,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		live.Serve(liveMetrics)
 	}
 	if o.Profile.CPU != "" {
-		f, err := os.Create(o.Profile.CPU)
+		stop, err := startCPUProfile(o.Profile.CPU)
 		if err != nil {
-			return nil, fieldError("Profile.CPU", "{Profile.CPU}: %w", err)
+			return nil, err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return nil, fieldError("Profile.CPU", "{Profile.CPU}: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
 	if live != nil {
 		// After the run (and its summary), until a scrape has read the
@@ -303,21 +265,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}()
 	}
 	rcfg.OnEnd, rcfg.AbortAfterConnectFailures = o.OnEnd, o.AbortAfterConnectFailures
-	if len(rp.prime) > 0 {
-		before, err := prime(runCtx, rcfg, rp, log)
-		if err != nil {
-			tel.stop(abort, log)
-			return nil, err
-		}
-		rcfg.Before = before
-	}
-	if o.Warmup.active() {
-		before, err := warmup(runCtx, &o, rcfg, rp, log)
-		if err != nil {
-			tel.stop(abort, log)
-			return nil, err
-		}
-		rcfg.Before = append(rcfg.Before, before...)
+	if err := beforeRun(runCtx, &o, &rcfg, rp, log); err != nil {
+		tel.stop(abort, log)
+		return nil, err
 	}
 	rcfg.Live = liveMetrics // after priming: its records are counted as Before
 	var dash *liveDashboard
@@ -374,23 +324,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	// Atomic: a full disk leaves no summary.json rather than a cut one. A
 	// failure here still returns the result.
 	sumErr := run.WriteSummary(res.Summary, out.Writer)
-	if o.Output.SliceDuration > 0 && !aborted && runErr == nil && sumErr == nil {
-		if err := writeTimeSlices(run, dir, &o, res.Summary, out.Writer); err != nil {
-			return out, fieldError("Output.SliceDuration", "{Output.SliceDuration}: %w", err)
-		}
-	}
-	if o.Output.Export == "aiperf" && aborted {
-		out.AIPerfSkipped = true // it reads every record back: not now
-	} else if o.Output.Export == "aiperf" && runErr == nil && sumErr == nil {
-		if err := run.ExportAIPerf(res.Summary); err != nil {
-			return out, fieldError("Output.Export", "{Output.Export} aiperf: %w", err)
-		}
-		if err := arrowio.RenameAIPerfExports(dir, o.Output.ExportPrefix); err != nil {
-			return out, fieldError("Output.ExportPrefix", "{Output.ExportPrefix}: %w", err)
-		}
-		if err := arrowio.WriteAIPerfInputs(dir, inputs.list()); err != nil {
-			return out, fieldError("Output.Export", "{Output.Export} aiperf: %w", err)
-		}
+	if err := writeOutputs(run, &o, res.Summary, out, inputs, aborted, runErr == nil && sumErr == nil); err != nil {
+		return out, err
 	}
 	if runErr != nil {
 		if sumErr != nil {
@@ -402,6 +337,115 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return out, sumErr
 	}
 	return out, nil
+}
+
+// runInfoOf is the summary's description of the run of o and rp.
+func runInfoOf(o *Options, rp *replayPlan, mode string, start time.Time) summary.RunInfo {
+	info := summary.RunInfo{Model: o.Model, URL: rp.url, Endpoint: rp.engine.Adapter.Info().Name, Mode: mode,
+		Trace: rp.tracePath, Streaming: rp.streaming, Start: start, Version: Version()}
+	if rp.kind != adapter.KindGenerate {
+		info.EndpointKind = rp.kind.String()
+		if !rp.kind.Generates() {
+			info.InputsPerRequest = o.BatchSize
+		}
+	}
+	return info
+}
+
+// newRunConfig is the engine run of o's plan rp into run's records, and
+// the inputs log of an AIPerf export (nil without one).
+func newRunConfig(o *Options, rp *replayPlan, run *arrowio.Run, info summary.RunInfo, abort <-chan struct{}, log *slog.Logger) (runConfig, *inputsLog) {
+	rp.engine.Counter = rp.tok
+	for i := range rp.targets {
+		rp.targets[i].Counter = rp.tok // every target's output is counted alike
+	}
+	var inputs *inputsLog
+	if o.Output.Export == "aiperf" {
+		inputs = newInputsLog()
+	}
+	rcfg := runConfig{
+		Engine: rp.engine, Targets: rp.targets, Policy: o.URLPolicy, Plan: rp.plan,
+		Synthetic: syntheticLengths{ISL: o.Synthetic.ISL, ISLStd: o.Synthetic.ISLStdDev, OSL: o.Synthetic.OSL, OSLStd: o.Synthetic.OSLStdDev, Seed: o.Replay.Seed,
+			MaxISL: o.Trace.MaxInputTokens},
+		Media:   mediaConfig(&o.Media),
+		Prompts: rp.prompts, Context: engine.ContextMode(o.Prompts.ContextMode), Streaming: rp.streaming, MaxTokensFromTrace: o.MaxTokensFromTrace, Sink: run.Records(),
+		Summary: summary.Options{Streaming: rp.streaming, UseServerTokenCount: o.UseServerTokenCount, Goodput: rp.slos,
+			LateThreshold: o.Replay.LateThreshold, ISLCorrection: o.Prompts.ISLCorrection, Calibration: rp.calibration,
+			Targets: targetInfos(o, rp)},
+		Info: info, Abort: abort, Log: log, QuietGC: true, Inputs: inputs,
+		Cancel:        cancelPlan{Rate: o.CancelRate, After: o.CancelAfter, Seed: o.Replay.Seed},
+		SessionHeader: o.SessionHeader,
+		Accuracy:      rp.acc,
+		Batch:         batchPlan{Kind: rp.kind, Inputs: o.BatchSize, QueryTokens: o.QueryTokens},
+	}
+	if o.Progress != nil && uiOf(o) == UILine {
+		rcfg.Progress = o.Progress
+		rcfg.TTY = isTerminal(o.Progress)
+	}
+	rcfg.Prog = newProgress(rp.plan)
+	return rcfg, inputs
+}
+
+// beforeRun sends what goes before the measured run: the priming
+// requests (Options.PrimePrefixes), then the warmup phase (Options.Warmup);
+// their records become rcfg.Before.
+func beforeRun(ctx context.Context, o *Options, rcfg *runConfig, rp *replayPlan, log *slog.Logger) error {
+	if len(rp.prime) > 0 {
+		before, err := prime(ctx, *rcfg, rp, log)
+		if err != nil {
+			return err
+		}
+		rcfg.Before = before
+	}
+	if o.Warmup.active() {
+		before, err := warmup(ctx, o, *rcfg, rp, log)
+		if err != nil {
+			return err
+		}
+		rcfg.Before = append(rcfg.Before, before...)
+	}
+	return nil
+}
+
+// startCPUProfile starts the CPU profile of Options.Profile.CPU, to path;
+// stop ends it and closes the file.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fieldError("Profile.CPU", "{Profile.CPU}: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fieldError("Profile.CPU", "{Profile.CPU}: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// writeOutputs writes what follows the summary: the time slices and the
+// AIPerf export, when o asks for them; ok is whether the run and its
+// summary went well (neither is written otherwise). An aborted run
+// skips the export (it reads every record back).
+func writeOutputs(run *arrowio.Run, o *Options, s *summary.Summary, out *Result, inputs *inputsLog, aborted, ok bool) error {
+	dir := out.Dir
+	if o.Output.SliceDuration > 0 && !aborted && ok {
+		if err := writeTimeSlices(run, dir, o, s, out.Writer); err != nil {
+			return fieldError("Output.SliceDuration", "{Output.SliceDuration}: %w", err)
+		}
+	}
+	if o.Output.Export == "aiperf" && aborted {
+		out.AIPerfSkipped = true // it reads every record back: not now
+	} else if o.Output.Export == "aiperf" && ok {
+		if err := run.ExportAIPerf(s); err != nil {
+			return fieldError("Output.Export", "{Output.Export} aiperf: %w", err)
+		}
+		if err := arrowio.RenameAIPerfExports(dir, o.Output.ExportPrefix); err != nil {
+			return fieldError("Output.ExportPrefix", "{Output.ExportPrefix}: %w", err)
+		}
+		if err := arrowio.WriteAIPerfInputs(dir, inputs.list()); err != nil {
+			return fieldError("Output.Export", "{Output.Export} aiperf: %w", err)
+		}
+	}
+	return nil
 }
 
 // abortContext is a context cancelled when ch or ui is closed (never for
