@@ -189,21 +189,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	defer stopAbort()
 	// The host's timer quality for the manifest, measured after Nice
 	// took effect (it changes how soon the kernel wakes reprise up).
-	pfStart := time.Now()
-	pf := replay.Preflight(replay.DefaultPreflight)
-	pfTook := time.Since(pfStart)
-	rp.preflight = preflightManifest(pf, pfTook)
-	log.Debug("timer preflight", slog.String("primitive", pf.Primitive), slog.Duration("p50", pf.P50),
-		slog.Duration("p99", pf.P99), slog.Duration("max", pf.Max), slog.Duration("took", pfTook))
+	rp.preflight = timerPreflight(log)
 	mode := string(rp.plan.Mode())
 	start := time.Now().UTC()
 	rp.clock, rp.clockOK = hostinfo.ClockState()
 	warnStart(&o, rp, start, log)
-	acfg := arrowio.NewConfig()
-	acfg.Format = arrowio.Format(o.Output.Format)
-	acfg.SingleFile = o.Output.SingleFile
-	acfg.PartInterval, acfg.PartRows = partInterval(o.Output.PartInterval), o.Output.PartRows
-	acfg.Metadata = map[string]string{"reprise.version": Version()}
+	acfg := tablesConfig(&o)
 	// userCtx is ctx, cancelled too by the dashboard's first stop key (as
 	// the first Ctrl-C cancels ctx). A table that cannot be written (a
 	// full disk) stops the run at once.
@@ -272,19 +263,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	rcfg.Live = liveMetrics // after priming: its records are counted as Before
 	var dash *liveDashboard
 	if ui == UIDashboard {
-		dash = startDashboard(&o, rp, rcfg.Prog, tel, mode, userCtx, abort, func() {
-			// A press of the stop key: the first stops sending, as a first
-			// Ctrl-C; the next ones cancel the requests in flight.
-			if userCtx.Err() == nil {
-				userStop()
-				return
-			}
-			select {
-			case <-uiAbort:
-			default:
-				close(uiAbort)
-			}
-		})
+		dash = startDashboard(&o, rp, rcfg.Prog, tel, mode, userCtx, abort, stopKey(userCtx, userStop, uiAbort))
 		defer dash.stop(nil) // an early return; a no-op after the final frame
 	}
 	if err := profileServers(runCtx, &o, true); err != nil {
@@ -308,19 +287,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if res == nil {
 		return nil, fmt.Errorf("replay: %w", runErr)
 	}
-	if tel != nil {
-		servers, gpu := tel.summaries(res.Summary.WindowStartNS, res.Summary.WindowEndNS, res.Summary.TotalOSL)
-		res.Summary.AttachTelemetry(&summary.Telemetry{Servers: servers, GPU: gpu})
-	}
-	if res.Summary.Accuracy != nil {
-		res.Summary.Accuracy.Settings = rp.acc.settings(&o.Accuracy)
-	}
+	completeSummary(&o, rp, res, tel)
 	dash.stop(res.Summary)
-	out := &Result{Dir: dir, Summary: res.Summary, Stats: res.Stats, Interrupted: res.Interrupted, Aborted: aborted,
-		InlineBuilds: res.InlineBuilds, ClosesAfterStream: res.ClosesAfterStream, Writer: run.Records().Report()}
-	q := res.SinkQueue // the one queue in front of the record writer
-	out.Writer.Waits, out.Writer.WaitNS, out.Writer.MaxQueuedBatches = q.Waits, q.WaitNS, q.MaxQueued
-	out.Verdicts = verdicts(&o, res.Summary, &res.Stats, res.Interrupted, aborted)
+	out := resultOf(&o, res, run, aborted)
 	// Atomic: a full disk leaves no summary.json rather than a cut one. A
 	// failure here still returns the result.
 	sumErr := run.WriteSummary(res.Summary, out.Writer)
@@ -337,6 +306,65 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return out, sumErr
 	}
 	return out, nil
+}
+
+// stopKey is what the dashboard's stop key does: the first press stops
+// sending, as a first Ctrl-C (userStop); the next ones cancel the
+// requests in flight (closing uiAbort).
+func stopKey(userCtx context.Context, userStop func(), uiAbort chan struct{}) func() {
+	return func() {
+		if userCtx.Err() == nil {
+			userStop()
+			return
+		}
+		select {
+		case <-uiAbort:
+		default:
+			close(uiAbort)
+		}
+	}
+}
+
+// timerPreflight measures the host's timer quality for the manifest.
+func timerPreflight(log *slog.Logger) map[string]any {
+	pfStart := time.Now()
+	pf := replay.Preflight(replay.DefaultPreflight)
+	pfTook := time.Since(pfStart)
+	log.Debug("timer preflight", slog.String("primitive", pf.Primitive), slog.Duration("p50", pf.P50),
+		slog.Duration("p99", pf.P99), slog.Duration("max", pf.Max), slog.Duration("took", pfTook))
+	return preflightManifest(pf, pfTook)
+}
+
+// tablesConfig is how the run's tables are written (Options.Output).
+func tablesConfig(o *Options) arrowio.Config {
+	acfg := arrowio.NewConfig()
+	acfg.Format = arrowio.Format(o.Output.Format)
+	acfg.SingleFile = o.Output.SingleFile
+	acfg.PartInterval, acfg.PartRows = partInterval(o.Output.PartInterval), o.Output.PartRows
+	acfg.Metadata = map[string]string{"reprise.version": Version()}
+	return acfg
+}
+
+// completeSummary adds to the engine's summary what the engine does not
+// know: the servers' telemetry and the accuracy settings.
+func completeSummary(o *Options, rp *replayPlan, res *engineResult, tel *telemetryRun) {
+	if tel != nil {
+		servers, gpu := tel.summaries(res.Summary.WindowStartNS, res.Summary.WindowEndNS, res.Summary.TotalOSL)
+		res.Summary.AttachTelemetry(&summary.Telemetry{Servers: servers, GPU: gpu})
+	}
+	if res.Summary.Accuracy != nil {
+		res.Summary.Accuracy.Settings = rp.acc.settings(&o.Accuracy)
+	}
+}
+
+// resultOf is Run's result of the engine's res into run.
+func resultOf(o *Options, res *engineResult, run *arrowio.Run, aborted bool) *Result {
+	out := &Result{Dir: run.Dir(), Summary: res.Summary, Stats: res.Stats, Interrupted: res.Interrupted, Aborted: aborted,
+		InlineBuilds: res.InlineBuilds, ClosesAfterStream: res.ClosesAfterStream, Writer: run.Records().Report()}
+	q := res.SinkQueue // the one queue in front of the record writer
+	out.Writer.Waits, out.Writer.WaitNS, out.Writer.MaxQueuedBatches = q.Waits, q.WaitNS, q.MaxQueued
+	out.Verdicts = verdicts(o, res.Summary, &res.Stats, res.Interrupted, aborted)
+	return out
 }
 
 // runInfoOf is the summary's description of the run of o and rp.
