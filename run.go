@@ -140,49 +140,25 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
-	if err := waitForServers(ctx, &o, log); err != nil {
-		return nil, err
-	}
-	rp, err := validate(ctx, &o, log)
+	rp, err := prepare(ctx, &o, log)
 	if err != nil {
-		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return nil, fmt.Errorf("interrupted while reading the trace: %w", err) // nothing is wrong with the options
-		}
 		return nil, err
 	}
 	defer rp.close() // a streamed plan's trace, when the run does not start; standard input's copy
-	if o.Nice != nil {
-		if err := prio.SetNice(*o.Nice); err != nil {
-			return nil, fieldError("Nice", "{Nice} %d: %w, or leave {Nice} out", *o.Nice, err)
-		}
-	}
 	if rp.wasm != nil {
 		defer rp.wasm.Close(context.WithoutCancel(ctx))
 	}
-	if err := checkServers(ctx, &o, rp, log); err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("interrupted while checking the server: %w", err)
-		}
-		return nil, err
-	}
-	if err := resetServers(ctx, &o, log); err != nil {
+	if err := readyServers(ctx, &o, rp, log); err != nil {
 		return nil, err
 	}
 	// The run's own metrics listen before anything is created or sent: a
 	// port in use is a setup error.
-	var live *livemetrics.Server
-	if a := o.Telemetry.MetricsAddr; a != "" {
-		if live, err = livemetrics.Listen(a); err != nil {
-			// Nothing was sent: a problem with the options, as validate's.
-			return nil, &ConfigError{Errors: []*FieldError{
-				fieldError("Telemetry.MetricsAddr", "{Telemetry.MetricsAddr}: %w; pick another port, or :0 for a free one", err)}}
-		}
-		defer func() {
-			if err := live.Close(ctx); err != nil {
-				log.Warn("live metrics server", slog.Any("err", err))
-			}
-		}()
-		log.Info("serving live metrics", slog.String("url", "http://"+live.Addr()+livemetrics.Path))
+	live, err := listenLive(o.Telemetry.MetricsAddr, log)
+	if err != nil {
+		return nil, err
+	}
+	if live != nil {
+		defer closeLive(ctx, live, log)
 	}
 	uiAbort := make(chan struct{}) // closed by the dashboard's second stop key
 	abort, stopAbort := abortContext(o.Abort, uiAbort)
@@ -223,20 +199,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	info := runInfoOf(&o, rp, mode, start)
 	ui := uiOf(&o)
 	rcfg, inputs := newRunConfig(&o, rp, run, info, abort.Done(), log)
-	if o.OnStart != nil {
-		o.OnStart(Start{Dir: dir, Trace: rp.tracePath, URL: rp.url, EndpointPath: rp.engine.Adapter.Info().Path,
-			Endpoint: info.Endpoint, Mode: mode, Planned: rp.plan.Requests(), TraceRows: rp.nRows, HeldReason: rp.loadNote,
-			DefaultedOutput: rp.stats.DefaultedOutput, Calibration: rp.calibration, UI: ui, Graded: rp.acc.describe()})
-	}
+	announce(&o, rp, dir, info, ui)
 	runID, err := writeManifest(run, &o, rp, start)
 	if err != nil {
 		return nil, err
 	}
-	var liveMetrics *livemetrics.Metrics
-	if live != nil {
-		liveMetrics = newLiveMetrics(&o, rp, runID, mode)
-		live.Serve(liveMetrics)
-	}
+	liveMetrics := serveLive(live, &o, rp, runID, mode)
 	if o.Profile.CPU != "" {
 		stop, err := startCPUProfile(o.Profile.CPU)
 		if err != nil {
@@ -247,13 +215,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if live != nil {
 		// After the run (and its summary), until a scrape has read the
 		// final values or MetricsLinger has passed.
-		defer func() {
-			if o.Telemetry.MetricsLinger > 0 {
-				log.Info("serving the final live metrics until a scrape", slog.String("url", "http://"+live.Addr()+livemetrics.Path),
-					slog.Duration("at_most", o.Telemetry.MetricsLinger))
-			}
-			live.Linger(ctx, o.Telemetry.MetricsLinger)
-		}()
+		defer lingerLive(ctx, live, o.Telemetry.MetricsLinger, log)
 	}
 	rcfg.OnEnd, rcfg.AbortAfterConnectFailures = o.OnEnd, o.AbortAfterConnectFailures
 	if err := beforeRun(runCtx, &o, &rcfg, rp, log); err != nil {
@@ -296,16 +258,105 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := writeOutputs(run, &o, res.Summary, out, inputs, aborted, runErr == nil && sumErr == nil); err != nil {
 		return out, err
 	}
+	return out, runError(runErr, sumErr, dir)
+}
+
+// announce tells Options.OnStart what the run is about to do.
+func announce(o *Options, rp *replayPlan, dir string, info summary.RunInfo, ui string) {
+	if o.OnStart != nil {
+		o.OnStart(Start{Dir: dir, Trace: rp.tracePath, URL: rp.url, EndpointPath: rp.engine.Adapter.Info().Path,
+			Endpoint: info.Endpoint, Mode: info.Mode, Planned: rp.plan.Requests(), TraceRows: rp.nRows, HeldReason: rp.loadNote,
+			DefaultedOutput: rp.stats.DefaultedOutput, Calibration: rp.calibration, UI: ui, Graded: rp.acc.describe()})
+	}
+}
+
+// serveLive serves the run's live metrics on live (nil: none, and nil is
+// returned).
+func serveLive(live *livemetrics.Server, o *Options, rp *replayPlan, runID, mode string) *livemetrics.Metrics {
+	if live == nil {
+		return nil
+	}
+	m := newLiveMetrics(o, rp, runID, mode)
+	live.Serve(m)
+	return m
+}
+
+// listenLive listens for the run's own metrics at addr
+// (Telemetry.MetricsAddr) before anything is created or sent, so a port
+// in use is a problem with the options, as validate's; nil for "".
+func listenLive(addr string, log *slog.Logger) (*livemetrics.Server, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	live, err := livemetrics.Listen(addr)
+	if err != nil {
+		return nil, &ConfigError{Errors: []*FieldError{
+			fieldError("Telemetry.MetricsAddr", "{Telemetry.MetricsAddr}: %w; pick another port, or :0 for a free one", err)}}
+	}
+	log.Info("serving live metrics", slog.String("url", "http://"+live.Addr()+livemetrics.Path))
+	return live, nil
+}
+
+func closeLive(ctx context.Context, live *livemetrics.Server, log *slog.Logger) {
+	if err := live.Close(ctx); err != nil {
+		log.Warn("live metrics server", slog.Any("err", err))
+	}
+}
+
+// lingerLive serves the final live metrics until a scrape has read them
+// or linger has passed.
+func lingerLive(ctx context.Context, live *livemetrics.Server, linger time.Duration, log *slog.Logger) {
+	if linger > 0 {
+		log.Info("serving the final live metrics until a scrape", slog.String("url", "http://"+live.Addr()+livemetrics.Path),
+			slog.Duration("at_most", linger))
+	}
+	live.Linger(ctx, linger)
+}
+
+// prepare waits for the servers to start (Options.Server) and validates
+// o into a plan.
+func prepare(ctx context.Context, o *Options, log *slog.Logger) (*replayPlan, error) {
+	if err := waitForServers(ctx, o, log); err != nil {
+		return nil, err
+	}
+	rp, err := validate(ctx, o, log)
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return nil, fmt.Errorf("interrupted while reading the trace: %w", err) // nothing is wrong with the options
+		}
+		return nil, err
+	}
+	return rp, nil
+}
+
+// readyServers readies the run once the plan is made: reprise's own
+// priority (Options.Nice), the servers checked (Options.Preflight) and
+// reset (Options.Server).
+func readyServers(ctx context.Context, o *Options, rp *replayPlan, log *slog.Logger) error {
+	if o.Nice != nil {
+		if err := prio.SetNice(*o.Nice); err != nil {
+			return fieldError("Nice", "{Nice} %d: %w, or leave {Nice} out", *o.Nice, err)
+		}
+	}
+	if err := checkServers(ctx, o, rp, log); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted while checking the server: %w", err)
+		}
+		return err
+	}
+	return resetServers(ctx, o, log)
+}
+
+// runError is Run's error from the run's (runErr) and the summary's
+// (sumErr); nil when neither failed.
+func runError(runErr, sumErr error, dir string) error {
 	if runErr != nil {
 		if sumErr != nil {
-			return out, fmt.Errorf("replay: %w; %w (partial results in %s)", runErr, sumErr, dir)
+			return fmt.Errorf("replay: %w; %w (partial results in %s)", runErr, sumErr, dir)
 		}
-		return out, fmt.Errorf("replay: %w (partial results in %s)", runErr, dir)
+		return fmt.Errorf("replay: %w (partial results in %s)", runErr, dir)
 	}
-	if sumErr != nil {
-		return out, sumErr
-	}
-	return out, nil
+	return sumErr
 }
 
 // stopKey is what the dashboard's stop key does: the first press stops
