@@ -131,15 +131,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	// The Go heap limit of a replay when GOMEMLIMIT is not set, from before
-	// the trace is read: loading a large trace makes garbage (the row
-	// slice's growth, parse buffers) that would otherwise double the peak
-	// at GOGC=100. The limit is soft: above it the GC works harder, capped
-	// at half the CPU by the runtime, never fails. While requests are sent
-	// it is the collector's only trigger (runConfig.QuietGC).
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(defaultMemoryLimit)
-	}
+	setMemoryLimit()
 	rp, err := prepare(ctx, &o, log)
 	if err != nil {
 		return nil, err
@@ -163,9 +155,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	uiAbort := make(chan struct{}) // closed by the dashboard's second stop key
 	abort, stopAbort := abortContext(o.Abort, uiAbort)
 	defer stopAbort()
-	// The host's timer quality for the manifest, measured after Nice
-	// took effect (it changes how soon the kernel wakes reprise up).
-	rp.preflight = timerPreflight(log)
+	rp.preflight = timerPreflight(log) // after Nice took effect: it changes how soon the kernel wakes reprise up
 	mode := string(rp.plan.Mode())
 	start := time.Now().UTC()
 	rp.clock, rp.clockOK = hostinfo.ClockState()
@@ -188,13 +178,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	// leaves open.
 	defer run.Close()
 	dir := run.Dir()
-	// One clock for the schedule, records and telemetry samples.
-	if rp.engine.Clock == nil {
-		rp.engine.Clock = replay.NewClock()
-	}
-	tel, err := startTelemetry(ctx, telemetryConfigOf(&o), run, rp.engine.Clock, log)
+	tel, err := startRunTelemetry(ctx, &o, rp, run, log)
 	if err != nil {
-		return nil, &TelemetryError{Err: err}
+		return nil, err
 	}
 	info := runInfoOf(&o, rp, mode, start)
 	ui := uiOf(&o)
@@ -217,32 +203,27 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		// final values or MetricsLinger has passed.
 		defer lingerLive(ctx, live, o.Telemetry.MetricsLinger, log)
 	}
-	rcfg.OnEnd, rcfg.AbortAfterConnectFailures = o.OnEnd, o.AbortAfterConnectFailures
 	if err := beforeRun(runCtx, &o, &rcfg, rp, log); err != nil {
 		tel.stop(abort, log)
 		return nil, err
 	}
 	rcfg.Live = liveMetrics // after priming: its records are counted as Before
-	var dash *liveDashboard
+	var dash *liveDashboard // nil (a no-op) without the dashboard
 	if ui == UIDashboard {
 		dash = startDashboard(&o, rp, rcfg.Prog, tel, mode, userCtx, abort, stopKey(userCtx, userStop, uiAbort))
-		defer dash.stop(nil) // an early return; a no-op after the final frame
 	}
+	defer dash.stop(nil) // an early return; a no-op after the final frame
 	if err := profileServers(runCtx, &o, true); err != nil {
 		tel.stop(abort, log)
 		return nil, err
 	}
 	res, runErr := runEngine(runCtx, rcfg)
-	if err := profileServers(context.WithoutCancel(ctx), &o, false); err != nil {
-		log.Warn("server profiler", slog.Any("err", err))
-	}
+	stopServerProfiles(context.WithoutCancel(ctx), &o, log)
 	if runErr == nil && runCtx.Err() != nil && userCtx.Err() == nil {
 		runErr = context.Cause(runCtx) // a telemetry table failed
 	}
-	if o.Profile.Heap != "" {
-		if err := writeHeapProfile(o.Profile.Heap); err != nil {
-			return nil, err
-		}
+	if err := writeHeapProfile(o.Profile.Heap); err != nil {
+		return nil, err
 	}
 	tel.stop(abort, log)
 	aborted := abort.Err() != nil
@@ -259,6 +240,40 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return out, err
 	}
 	return out, runError(runErr, sumErr, dir)
+}
+
+// setMemoryLimit sets the Go heap limit of a replay when GOMEMLIMIT is
+// not set, from before the trace is read: loading a large trace makes
+// garbage (the row slice's growth, parse buffers) that would otherwise
+// double the peak at GOGC=100. The limit is soft: above it the GC works
+// harder, capped at half the CPU by the runtime, never fails. While
+// requests are sent it is the collector's only trigger
+// (runConfig.QuietGC).
+func setMemoryLimit() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(defaultMemoryLimit)
+	}
+}
+
+// stopServerProfiles ends the servers' profiles started for the run
+// (Options.Server); a failure is only logged: the run is over.
+func stopServerProfiles(ctx context.Context, o *Options, log *slog.Logger) {
+	if err := profileServers(ctx, o, false); err != nil {
+		log.Warn("server profiler", slog.Any("err", err))
+	}
+}
+
+// startRunTelemetry starts sampling the servers' telemetry into run, on
+// the one clock of the schedule, the records and the samples.
+func startRunTelemetry(ctx context.Context, o *Options, rp *replayPlan, run *arrowio.Run, log *slog.Logger) (*telemetryRun, error) {
+	if rp.engine.Clock == nil {
+		rp.engine.Clock = replay.NewClock()
+	}
+	tel, err := startTelemetry(ctx, telemetryConfigOf(o), run, rp.engine.Clock, log)
+	if err != nil {
+		return nil, &TelemetryError{Err: err}
+	}
+	return tel, nil
 }
 
 // announce tells Options.OnStart what the run is about to do.
@@ -462,6 +477,7 @@ func newRunConfig(o *Options, rp *replayPlan, run *arrowio.Run, info summary.Run
 		rcfg.TTY = isTerminal(o.Progress)
 	}
 	rcfg.Prog = newProgress(rp.plan)
+	rcfg.OnEnd, rcfg.AbortAfterConnectFailures = o.OnEnd, o.AbortAfterConnectFailures
 	return rcfg, inputs
 }
 
@@ -759,6 +775,9 @@ func adapterManifest(rp *replayPlan) map[string]any {
 }
 
 func writeHeapProfile(path string) error {
+	if path == "" {
+		return nil
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return fieldError("Profile.Heap", "{Profile.Heap}: %w", err)
