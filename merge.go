@@ -144,23 +144,7 @@ func Merge(ctx context.Context, o MergeOptions) (*MergeResult, error) {
 	}
 	defer out.Close()
 
-	// Rows are expected once each when no plan went round the trace. A
-	// shard given twice counts once.
-	planned, timeBound := int64(0), false
-	counted := map[int]bool{}
-	for _, p := range parts {
-		if i := shardIndex(p); i >= 0 {
-			if counted[i] {
-				continue
-			}
-			counted[i] = true
-		}
-		if p.m.Planned == nil || *p.m.Planned < 0 {
-			timeBound = true
-		} else {
-			planned += int64(*p.m.Planned)
-		}
-	}
+	planned, timeBound := plannedRequests(parts)
 	traceRows := int64(parts[0].m.TraceRows)
 	unique := !timeBound && traceRows > 0 && planned <= traceRows
 	var seen rowSet
@@ -190,18 +174,7 @@ func Merge(ctx context.Context, o MergeOptions) (*MergeResult, error) {
 		return nil, fmt.Errorf("merge: write %s: %w", o.Out, err)
 	}
 
-	for _, sr := range rep.Shards {
-		name := shardName(sr)
-		switch {
-		case !sr.Completed:
-			problem("%s (%s) did not complete: no summary.json, or the run was interrupted; its records up to then are merged", name, sr.Dir)
-		case sr.PlannedRequests >= 0 && sr.Requests < int64(sr.PlannedRequests):
-			problem("%s (%s) has %d records of %d planned requests", name, sr.Dir, sr.Requests, sr.PlannedRequests)
-		}
-		if w := sr.RecordWriter; w != nil && (w.Dropped > 0 || w.Error != "") {
-			problem("%s (%s): missing from its record files: %s (%s)", name, sr.Dir, w.Missing(), w.Error)
-		}
-	}
+	shardProblems(rep.Shards, problem)
 	rep.MissingRequests = -1
 	if !timeBound {
 		rep.MissingRequests = max(0, planned-records)
@@ -230,6 +203,45 @@ func Merge(ctx context.Context, o MergeOptions) (*MergeResult, error) {
 		return res, fmt.Errorf("%w: %s", ErrMergeIncomplete, joinProblems(rep.Problems))
 	}
 	return res, nil
+}
+
+// plannedRequests is the requests the parts' plans sent in all, each
+// shard counted once (a shard given twice counts once); timeBound is
+// whether a part's plan was bound by time, not a count, so no number of
+// requests was planned.
+func plannedRequests(parts []*mergePart) (planned int64, timeBound bool) {
+	counted := map[int]bool{}
+	for _, p := range parts {
+		if i := shardIndex(p); i >= 0 {
+			if counted[i] {
+				continue
+			}
+			counted[i] = true
+		}
+		if p.m.Planned == nil || *p.m.Planned < 0 {
+			timeBound = true
+		} else {
+			planned += int64(*p.m.Planned)
+		}
+	}
+	return planned, timeBound
+}
+
+// shardProblems reports each shard that did not complete, sent fewer
+// requests than planned, or lost records.
+func shardProblems(shards []arrowio.ShardReport, problem func(format string, args ...any)) {
+	for _, sr := range shards {
+		name := shardName(sr)
+		switch {
+		case !sr.Completed:
+			problem("%s (%s) did not complete: no summary.json, or the run was interrupted; its records up to then are merged", name, sr.Dir)
+		case sr.PlannedRequests >= 0 && sr.Requests < int64(sr.PlannedRequests):
+			problem("%s (%s) has %d records of %d planned requests", name, sr.Dir, sr.Requests, sr.PlannedRequests)
+		}
+		if w := sr.RecordWriter; w != nil && (w.Dropped > 0 || w.Error != "") {
+			problem("%s (%s): missing from its record files: %s (%s)", name, sr.Dir, w.Missing(), w.Error)
+		}
+	}
 }
 
 func joinProblems(ps []string) string {

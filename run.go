@@ -131,79 +131,36 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	// The Go heap limit of a replay when GOMEMLIMIT is not set, from before
-	// the trace is read: loading a large trace makes garbage (the row
-	// slice's growth, parse buffers) that would otherwise double the peak
-	// at GOGC=100. The limit is soft: above it the GC works harder, capped
-	// at half the CPU by the runtime, never fails. While requests are sent
-	// it is the collector's only trigger (runConfig.QuietGC).
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(defaultMemoryLimit)
-	}
-	if err := waitForServers(ctx, &o, log); err != nil {
-		return nil, err
-	}
-	rp, err := validate(ctx, &o, log)
+	setMemoryLimit()
+	rp, err := prepare(ctx, &o, log)
 	if err != nil {
-		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return nil, fmt.Errorf("interrupted while reading the trace: %w", err) // nothing is wrong with the options
-		}
 		return nil, err
 	}
 	defer rp.close() // a streamed plan's trace, when the run does not start; standard input's copy
-	if o.Nice != nil {
-		if err := prio.SetNice(*o.Nice); err != nil {
-			return nil, fieldError("Nice", "{Nice} %d: %w, or leave {Nice} out", *o.Nice, err)
-		}
-	}
 	if rp.wasm != nil {
 		defer rp.wasm.Close(context.WithoutCancel(ctx))
 	}
-	if err := checkServers(ctx, &o, rp, log); err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("interrupted while checking the server: %w", err)
-		}
-		return nil, err
-	}
-	if err := resetServers(ctx, &o, log); err != nil {
+	if err := readyServers(ctx, &o, rp, log); err != nil {
 		return nil, err
 	}
 	// The run's own metrics listen before anything is created or sent: a
 	// port in use is a setup error.
-	var live *livemetrics.Server
-	if a := o.Telemetry.MetricsAddr; a != "" {
-		if live, err = livemetrics.Listen(a); err != nil {
-			// Nothing was sent: a problem with the options, as validate's.
-			return nil, &ConfigError{Errors: []*FieldError{
-				fieldError("Telemetry.MetricsAddr", "{Telemetry.MetricsAddr}: %w; pick another port, or :0 for a free one", err)}}
-		}
-		defer func() {
-			if err := live.Close(ctx); err != nil {
-				log.Warn("live metrics server", slog.Any("err", err))
-			}
-		}()
-		log.Info("serving live metrics", slog.String("url", "http://"+live.Addr()+livemetrics.Path))
+	live, err := listenLive(o.Telemetry.MetricsAddr, log)
+	if err != nil {
+		return nil, err
+	}
+	if live != nil {
+		defer closeLive(ctx, live, log)
 	}
 	uiAbort := make(chan struct{}) // closed by the dashboard's second stop key
 	abort, stopAbort := abortContext(o.Abort, uiAbort)
 	defer stopAbort()
-	// The host's timer quality for the manifest, measured after Nice
-	// took effect (it changes how soon the kernel wakes reprise up).
-	pfStart := time.Now()
-	pf := replay.Preflight(replay.DefaultPreflight)
-	pfTook := time.Since(pfStart)
-	rp.preflight = preflightManifest(pf, pfTook)
-	log.Debug("timer preflight", slog.String("primitive", pf.Primitive), slog.Duration("p50", pf.P50),
-		slog.Duration("p99", pf.P99), slog.Duration("max", pf.Max), slog.Duration("took", pfTook))
+	rp.preflight = timerPreflight(log) // after Nice took effect: it changes how soon the kernel wakes reprise up
 	mode := string(rp.plan.Mode())
 	start := time.Now().UTC()
 	rp.clock, rp.clockOK = hostinfo.ClockState()
 	warnStart(&o, rp, start, log)
-	acfg := arrowio.NewConfig()
-	acfg.Format = arrowio.Format(o.Output.Format)
-	acfg.SingleFile = o.Output.SingleFile
-	acfg.PartInterval, acfg.PartRows = partInterval(o.Output.PartInterval), o.Output.PartRows
-	acfg.Metadata = map[string]string{"reprise.version": Version()}
+	acfg := tablesConfig(&o)
 	// userCtx is ctx, cancelled too by the dashboard's first stop key (as
 	// the first Ctrl-C cancels ctx). A table that cannot be written (a
 	// full disk) stops the run at once.
@@ -221,14 +178,263 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	// leaves open.
 	defer run.Close()
 	dir := run.Dir()
-	// One clock for the schedule, records and telemetry samples.
+	tel, err := startRunTelemetry(ctx, &o, rp, run, log)
+	if err != nil {
+		return nil, err
+	}
+	info := runInfoOf(&o, rp, mode, start)
+	ui := uiOf(&o)
+	rcfg, inputs := newRunConfig(&o, rp, run, info, abort.Done(), log)
+	announce(&o, rp, dir, info, ui)
+	runID, err := writeManifest(run, &o, rp, start)
+	if err != nil {
+		return nil, err
+	}
+	liveMetrics := serveLive(live, &o, rp, runID, mode)
+	if o.Profile.CPU != "" {
+		stop, err := startCPUProfile(o.Profile.CPU)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+	}
+	if live != nil {
+		// After the run (and its summary), until a scrape has read the
+		// final values or MetricsLinger has passed.
+		defer lingerLive(ctx, live, o.Telemetry.MetricsLinger, log)
+	}
+	if err := beforeRun(runCtx, &o, &rcfg, rp, log); err != nil {
+		tel.stop(abort, log)
+		return nil, err
+	}
+	rcfg.Live = liveMetrics // after priming: its records are counted as Before
+	var dash *liveDashboard // nil (a no-op) without the dashboard
+	if ui == UIDashboard {
+		dash = startDashboard(&o, rp, rcfg.Prog, tel, mode, userCtx, abort, stopKey(userCtx, userStop, uiAbort))
+	}
+	defer dash.stop(nil) // an early return; a no-op after the final frame
+	if err := profileServers(runCtx, &o, true); err != nil {
+		tel.stop(abort, log)
+		return nil, err
+	}
+	res, runErr := runEngine(runCtx, rcfg)
+	stopServerProfiles(context.WithoutCancel(ctx), &o, log)
+	if runErr == nil && runCtx.Err() != nil && userCtx.Err() == nil {
+		runErr = context.Cause(runCtx) // a telemetry table failed
+	}
+	if err := writeHeapProfile(o.Profile.Heap); err != nil {
+		return nil, err
+	}
+	tel.stop(abort, log)
+	aborted := abort.Err() != nil
+	if res == nil {
+		return nil, fmt.Errorf("replay: %w", runErr)
+	}
+	completeSummary(&o, rp, res, tel)
+	dash.stop(res.Summary)
+	out := resultOf(&o, res, run, aborted)
+	// Atomic: a full disk leaves no summary.json rather than a cut one. A
+	// failure here still returns the result.
+	sumErr := run.WriteSummary(res.Summary, out.Writer)
+	if err := writeOutputs(run, &o, res.Summary, out, inputs, aborted, runErr == nil && sumErr == nil); err != nil {
+		return out, err
+	}
+	return out, runError(runErr, sumErr, dir)
+}
+
+// setMemoryLimit sets the Go heap limit of a replay when GOMEMLIMIT is
+// not set, from before the trace is read: loading a large trace makes
+// garbage (the row slice's growth, parse buffers) that would otherwise
+// double the peak at GOGC=100. The limit is soft: above it the GC works
+// harder, capped at half the CPU by the runtime, never fails. While
+// requests are sent it is the collector's only trigger
+// (runConfig.QuietGC).
+func setMemoryLimit() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(defaultMemoryLimit)
+	}
+}
+
+// stopServerProfiles ends the servers' profiles started for the run
+// (Options.Server); a failure is only logged: the run is over.
+func stopServerProfiles(ctx context.Context, o *Options, log *slog.Logger) {
+	if err := profileServers(ctx, o, false); err != nil {
+		log.Warn("server profiler", slog.Any("err", err))
+	}
+}
+
+// startRunTelemetry starts sampling the servers' telemetry into run, on
+// the one clock of the schedule, the records and the samples.
+func startRunTelemetry(ctx context.Context, o *Options, rp *replayPlan, run *arrowio.Run, log *slog.Logger) (*telemetryRun, error) {
 	if rp.engine.Clock == nil {
 		rp.engine.Clock = replay.NewClock()
 	}
-	tel, err := startTelemetry(ctx, telemetryConfigOf(&o), run, rp.engine.Clock, log)
+	tel, err := startTelemetry(ctx, telemetryConfigOf(o), run, rp.engine.Clock, log)
 	if err != nil {
 		return nil, &TelemetryError{Err: err}
 	}
+	return tel, nil
+}
+
+// announce tells Options.OnStart what the run is about to do.
+func announce(o *Options, rp *replayPlan, dir string, info summary.RunInfo, ui string) {
+	if o.OnStart != nil {
+		o.OnStart(Start{Dir: dir, Trace: rp.tracePath, URL: rp.url, EndpointPath: rp.engine.Adapter.Info().Path,
+			Endpoint: info.Endpoint, Mode: info.Mode, Planned: rp.plan.Requests(), TraceRows: rp.nRows, HeldReason: rp.loadNote,
+			DefaultedOutput: rp.stats.DefaultedOutput, Calibration: rp.calibration, UI: ui, Graded: rp.acc.describe()})
+	}
+}
+
+// serveLive serves the run's live metrics on live (nil: none, and nil is
+// returned).
+func serveLive(live *livemetrics.Server, o *Options, rp *replayPlan, runID, mode string) *livemetrics.Metrics {
+	if live == nil {
+		return nil
+	}
+	m := newLiveMetrics(o, rp, runID, mode)
+	live.Serve(m)
+	return m
+}
+
+// listenLive listens for the run's own metrics at addr
+// (Telemetry.MetricsAddr) before anything is created or sent, so a port
+// in use is a problem with the options, as validate's; nil for "".
+func listenLive(addr string, log *slog.Logger) (*livemetrics.Server, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	live, err := livemetrics.Listen(addr)
+	if err != nil {
+		return nil, &ConfigError{Errors: []*FieldError{
+			fieldError("Telemetry.MetricsAddr", "{Telemetry.MetricsAddr}: %w; pick another port, or :0 for a free one", err)}}
+	}
+	log.Info("serving live metrics", slog.String("url", "http://"+live.Addr()+livemetrics.Path))
+	return live, nil
+}
+
+func closeLive(ctx context.Context, live *livemetrics.Server, log *slog.Logger) {
+	if err := live.Close(ctx); err != nil {
+		log.Warn("live metrics server", slog.Any("err", err))
+	}
+}
+
+// lingerLive serves the final live metrics until a scrape has read them
+// or linger has passed.
+func lingerLive(ctx context.Context, live *livemetrics.Server, linger time.Duration, log *slog.Logger) {
+	if linger > 0 {
+		log.Info("serving the final live metrics until a scrape", slog.String("url", "http://"+live.Addr()+livemetrics.Path),
+			slog.Duration("at_most", linger))
+	}
+	live.Linger(ctx, linger)
+}
+
+// prepare waits for the servers to start (Options.Server) and validates
+// o into a plan.
+func prepare(ctx context.Context, o *Options, log *slog.Logger) (*replayPlan, error) {
+	if err := waitForServers(ctx, o, log); err != nil {
+		return nil, err
+	}
+	rp, err := validate(ctx, o, log)
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return nil, fmt.Errorf("interrupted while reading the trace: %w", err) // nothing is wrong with the options
+		}
+		return nil, err
+	}
+	return rp, nil
+}
+
+// readyServers readies the run once the plan is made: reprise's own
+// priority (Options.Nice), the servers checked (Options.Preflight) and
+// reset (Options.Server).
+func readyServers(ctx context.Context, o *Options, rp *replayPlan, log *slog.Logger) error {
+	if o.Nice != nil {
+		if err := prio.SetNice(*o.Nice); err != nil {
+			return fieldError("Nice", "{Nice} %d: %w, or leave {Nice} out", *o.Nice, err)
+		}
+	}
+	if err := checkServers(ctx, o, rp, log); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted while checking the server: %w", err)
+		}
+		return err
+	}
+	return resetServers(ctx, o, log)
+}
+
+// runError is Run's error from the run's (runErr) and the summary's
+// (sumErr); nil when neither failed.
+func runError(runErr, sumErr error, dir string) error {
+	if runErr != nil {
+		if sumErr != nil {
+			return fmt.Errorf("replay: %w; %w (partial results in %s)", runErr, sumErr, dir)
+		}
+		return fmt.Errorf("replay: %w (partial results in %s)", runErr, dir)
+	}
+	return sumErr
+}
+
+// stopKey is what the dashboard's stop key does: the first press stops
+// sending, as a first Ctrl-C (userStop); the next ones cancel the
+// requests in flight (closing uiAbort).
+func stopKey(userCtx context.Context, userStop func(), uiAbort chan struct{}) func() {
+	return func() {
+		if userCtx.Err() == nil {
+			userStop()
+			return
+		}
+		select {
+		case <-uiAbort:
+		default:
+			close(uiAbort)
+		}
+	}
+}
+
+// timerPreflight measures the host's timer quality for the manifest.
+func timerPreflight(log *slog.Logger) map[string]any {
+	pfStart := time.Now()
+	pf := replay.Preflight(replay.DefaultPreflight)
+	pfTook := time.Since(pfStart)
+	log.Debug("timer preflight", slog.String("primitive", pf.Primitive), slog.Duration("p50", pf.P50),
+		slog.Duration("p99", pf.P99), slog.Duration("max", pf.Max), slog.Duration("took", pfTook))
+	return preflightManifest(pf, pfTook)
+}
+
+// tablesConfig is how the run's tables are written (Options.Output).
+func tablesConfig(o *Options) arrowio.Config {
+	acfg := arrowio.NewConfig()
+	acfg.Format = arrowio.Format(o.Output.Format)
+	acfg.SingleFile = o.Output.SingleFile
+	acfg.PartInterval, acfg.PartRows = partInterval(o.Output.PartInterval), o.Output.PartRows
+	acfg.Metadata = map[string]string{"reprise.version": Version()}
+	return acfg
+}
+
+// completeSummary adds to the engine's summary what the engine does not
+// know: the servers' telemetry and the accuracy settings.
+func completeSummary(o *Options, rp *replayPlan, res *engineResult, tel *telemetryRun) {
+	if tel != nil {
+		servers, gpu := tel.summaries(res.Summary.WindowStartNS, res.Summary.WindowEndNS, res.Summary.TotalOSL)
+		res.Summary.AttachTelemetry(&summary.Telemetry{Servers: servers, GPU: gpu})
+	}
+	if res.Summary.Accuracy != nil {
+		res.Summary.Accuracy.Settings = rp.acc.settings(&o.Accuracy)
+	}
+}
+
+// resultOf is Run's result of the engine's res into run.
+func resultOf(o *Options, res *engineResult, run *arrowio.Run, aborted bool) *Result {
+	out := &Result{Dir: run.Dir(), Summary: res.Summary, Stats: res.Stats, Interrupted: res.Interrupted, Aborted: aborted,
+		InlineBuilds: res.InlineBuilds, ClosesAfterStream: res.ClosesAfterStream, Writer: run.Records().Report()}
+	q := res.SinkQueue // the one queue in front of the record writer
+	out.Writer.Waits, out.Writer.WaitNS, out.Writer.MaxQueuedBatches = q.Waits, q.WaitNS, q.MaxQueued
+	out.Verdicts = verdicts(o, res.Summary, &res.Stats, res.Interrupted, aborted)
+	return out
+}
+
+// runInfoOf is the summary's description of the run of o and rp.
+func runInfoOf(o *Options, rp *replayPlan, mode string, start time.Time) summary.RunInfo {
 	info := summary.RunInfo{Model: o.Model, URL: rp.url, Endpoint: rp.engine.Adapter.Info().Name, Mode: mode,
 		Trace: rp.tracePath, Streaming: rp.streaming, Start: start, Version: Version()}
 	if rp.kind != adapter.KindGenerate {
@@ -237,6 +443,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			info.InputsPerRequest = o.BatchSize
 		}
 	}
+	return info
+}
+
+// newRunConfig is the engine run of o's plan rp into run's records, and
+// the inputs log of an AIPerf export (nil without one).
+func newRunConfig(o *Options, rp *replayPlan, run *arrowio.Run, info summary.RunInfo, abort <-chan struct{}, log *slog.Logger) (runConfig, *inputsLog) {
 	rp.engine.Counter = rp.tok
 	for i := range rp.targets {
 		rp.targets[i].Counter = rp.tok // every target's output is counted alike
@@ -253,155 +465,82 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		Prompts: rp.prompts, Context: engine.ContextMode(o.Prompts.ContextMode), Streaming: rp.streaming, MaxTokensFromTrace: o.MaxTokensFromTrace, Sink: run.Records(),
 		Summary: summary.Options{Streaming: rp.streaming, UseServerTokenCount: o.UseServerTokenCount, Goodput: rp.slos,
 			LateThreshold: o.Replay.LateThreshold, ISLCorrection: o.Prompts.ISLCorrection, Calibration: rp.calibration,
-			Targets: targetInfos(&o, rp)},
-		Info: info, Abort: abort.Done(), Log: log, QuietGC: true, Inputs: inputs,
+			Targets: targetInfos(o, rp)},
+		Info: info, Abort: abort, Log: log, QuietGC: true, Inputs: inputs,
 		Cancel:        cancelPlan{Rate: o.CancelRate, After: o.CancelAfter, Seed: o.Replay.Seed},
 		SessionHeader: o.SessionHeader,
 		Accuracy:      rp.acc,
 		Batch:         batchPlan{Kind: rp.kind, Inputs: o.BatchSize, QueryTokens: o.QueryTokens},
 	}
-	ui := uiOf(&o)
-	if o.Progress != nil && ui == UILine {
+	if o.Progress != nil && uiOf(o) == UILine {
 		rcfg.Progress = o.Progress
 		rcfg.TTY = isTerminal(o.Progress)
 	}
 	rcfg.Prog = newProgress(rp.plan)
-	if o.OnStart != nil {
-		o.OnStart(Start{Dir: dir, Trace: rp.tracePath, URL: rp.url, EndpointPath: rp.engine.Adapter.Info().Path,
-			Endpoint: info.Endpoint, Mode: mode, Planned: rp.plan.Requests(), TraceRows: rp.nRows, HeldReason: rp.loadNote,
-			DefaultedOutput: rp.stats.DefaultedOutput, Calibration: rp.calibration, UI: ui, Graded: rp.acc.describe()})
-	}
-	runID, err := writeManifest(run, &o, rp, start)
-	if err != nil {
-		return nil, err
-	}
-	var liveMetrics *livemetrics.Metrics
-	if live != nil {
-		liveMetrics = newLiveMetrics(&o, rp, runID, mode)
-		live.Serve(liveMetrics)
-	}
-	if o.Profile.CPU != "" {
-		f, err := os.Create(o.Profile.CPU)
-		if err != nil {
-			return nil, fieldError("Profile.CPU", "{Profile.CPU}: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return nil, fieldError("Profile.CPU", "{Profile.CPU}: %w", err)
-		}
-		defer pprof.StopCPUProfile()
-	}
-	if live != nil {
-		// After the run (and its summary), until a scrape has read the
-		// final values or MetricsLinger has passed.
-		defer func() {
-			if o.Telemetry.MetricsLinger > 0 {
-				log.Info("serving the final live metrics until a scrape", slog.String("url", "http://"+live.Addr()+livemetrics.Path),
-					slog.Duration("at_most", o.Telemetry.MetricsLinger))
-			}
-			live.Linger(ctx, o.Telemetry.MetricsLinger)
-		}()
-	}
 	rcfg.OnEnd, rcfg.AbortAfterConnectFailures = o.OnEnd, o.AbortAfterConnectFailures
+	return rcfg, inputs
+}
+
+// beforeRun sends what goes before the measured run: the priming
+// requests (Options.PrimePrefixes), then the warmup phase (Options.Warmup);
+// their records become rcfg.Before.
+func beforeRun(ctx context.Context, o *Options, rcfg *runConfig, rp *replayPlan, log *slog.Logger) error {
 	if len(rp.prime) > 0 {
-		before, err := prime(runCtx, rcfg, rp, log)
+		before, err := prime(ctx, *rcfg, rp, log)
 		if err != nil {
-			tel.stop(abort, log)
-			return nil, err
+			return err
 		}
 		rcfg.Before = before
 	}
 	if o.Warmup.active() {
-		before, err := warmup(runCtx, &o, rcfg, rp, log)
+		before, err := warmup(ctx, o, *rcfg, rp, log)
 		if err != nil {
-			tel.stop(abort, log)
-			return nil, err
+			return err
 		}
 		rcfg.Before = append(rcfg.Before, before...)
 	}
-	rcfg.Live = liveMetrics // after priming: its records are counted as Before
-	var dash *liveDashboard
-	if ui == UIDashboard {
-		dash = startDashboard(&o, rp, rcfg.Prog, tel, mode, userCtx, abort, func() {
-			// A press of the stop key: the first stops sending, as a first
-			// Ctrl-C; the next ones cancel the requests in flight.
-			if userCtx.Err() == nil {
-				userStop()
-				return
-			}
-			select {
-			case <-uiAbort:
-			default:
-				close(uiAbort)
-			}
-		})
-		defer dash.stop(nil) // an early return; a no-op after the final frame
+	return nil
+}
+
+// startCPUProfile starts the CPU profile of Options.Profile.CPU, to path;
+// stop ends it and closes the file.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fieldError("Profile.CPU", "{Profile.CPU}: %w", err)
 	}
-	if err := profileServers(runCtx, &o, true); err != nil {
-		tel.stop(abort, log)
-		return nil, err
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fieldError("Profile.CPU", "{Profile.CPU}: %w", err)
 	}
-	res, runErr := runEngine(runCtx, rcfg)
-	if err := profileServers(context.WithoutCancel(ctx), &o, false); err != nil {
-		log.Warn("server profiler", slog.Any("err", err))
-	}
-	if runErr == nil && runCtx.Err() != nil && userCtx.Err() == nil {
-		runErr = context.Cause(runCtx) // a telemetry table failed
-	}
-	if o.Profile.Heap != "" {
-		if err := writeHeapProfile(o.Profile.Heap); err != nil {
-			return nil, err
-		}
-	}
-	tel.stop(abort, log)
-	aborted := abort.Err() != nil
-	if res == nil {
-		return nil, fmt.Errorf("replay: %w", runErr)
-	}
-	if tel != nil {
-		servers, gpu := tel.summaries(res.Summary.WindowStartNS, res.Summary.WindowEndNS, res.Summary.TotalOSL)
-		res.Summary.AttachTelemetry(&summary.Telemetry{Servers: servers, GPU: gpu})
-	}
-	if res.Summary.Accuracy != nil {
-		res.Summary.Accuracy.Settings = rp.acc.settings(&o.Accuracy)
-	}
-	dash.stop(res.Summary)
-	out := &Result{Dir: dir, Summary: res.Summary, Stats: res.Stats, Interrupted: res.Interrupted, Aborted: aborted,
-		InlineBuilds: res.InlineBuilds, ClosesAfterStream: res.ClosesAfterStream, Writer: run.Records().Report()}
-	q := res.SinkQueue // the one queue in front of the record writer
-	out.Writer.Waits, out.Writer.WaitNS, out.Writer.MaxQueuedBatches = q.Waits, q.WaitNS, q.MaxQueued
-	out.Verdicts = verdicts(&o, res.Summary, &res.Stats, res.Interrupted, aborted)
-	// Atomic: a full disk leaves no summary.json rather than a cut one. A
-	// failure here still returns the result.
-	sumErr := run.WriteSummary(res.Summary, out.Writer)
-	if o.Output.SliceDuration > 0 && !aborted && runErr == nil && sumErr == nil {
-		if err := writeTimeSlices(run, dir, &o, res.Summary, out.Writer); err != nil {
-			return out, fieldError("Output.SliceDuration", "{Output.SliceDuration}: %w", err)
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// writeOutputs writes what follows the summary: the time slices and the
+// AIPerf export, when o asks for them; ok is whether the run and its
+// summary went well (neither is written otherwise). An aborted run
+// skips the export (it reads every record back).
+func writeOutputs(run *arrowio.Run, o *Options, s *summary.Summary, out *Result, inputs *inputsLog, aborted, ok bool) error {
+	dir := out.Dir
+	if o.Output.SliceDuration > 0 && !aborted && ok {
+		if err := writeTimeSlices(run, dir, o, s, out.Writer); err != nil {
+			return fieldError("Output.SliceDuration", "{Output.SliceDuration}: %w", err)
 		}
 	}
 	if o.Output.Export == "aiperf" && aborted {
 		out.AIPerfSkipped = true // it reads every record back: not now
-	} else if o.Output.Export == "aiperf" && runErr == nil && sumErr == nil {
-		if err := run.ExportAIPerf(res.Summary); err != nil {
-			return out, fieldError("Output.Export", "{Output.Export} aiperf: %w", err)
+	} else if o.Output.Export == "aiperf" && ok {
+		if err := run.ExportAIPerf(s); err != nil {
+			return fieldError("Output.Export", "{Output.Export} aiperf: %w", err)
 		}
 		if err := arrowio.RenameAIPerfExports(dir, o.Output.ExportPrefix); err != nil {
-			return out, fieldError("Output.ExportPrefix", "{Output.ExportPrefix}: %w", err)
+			return fieldError("Output.ExportPrefix", "{Output.ExportPrefix}: %w", err)
 		}
 		if err := arrowio.WriteAIPerfInputs(dir, inputs.list()); err != nil {
-			return out, fieldError("Output.Export", "{Output.Export} aiperf: %w", err)
+			return fieldError("Output.Export", "{Output.Export} aiperf: %w", err)
 		}
 	}
-	if runErr != nil {
-		if sumErr != nil {
-			return out, fmt.Errorf("replay: %w; %w (partial results in %s)", runErr, sumErr, dir)
-		}
-		return out, fmt.Errorf("replay: %w (partial results in %s)", runErr, dir)
-	}
-	if sumErr != nil {
-		return out, sumErr
-	}
-	return out, nil
+	return nil
 }
 
 // abortContext is a context cancelled when ch or ui is closed (never for
@@ -636,6 +775,9 @@ func adapterManifest(rp *replayPlan) map[string]any {
 }
 
 func writeHeapProfile(path string) error {
+	if path == "" {
+		return nil
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return fieldError("Profile.Heap", "{Profile.Heap}: %w", err)

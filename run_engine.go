@@ -332,21 +332,16 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 		cfg.Engine.Concurrency = nSenders
 	}
 	cfg.Engine.Log = log
-	e, err := engine.New(cfg.Engine)
+	es, err := newEngines(&cfg)
+	defer func() {
+		for i := len(es) - 1; i >= 0; i-- {
+			es[i].Close()
+		}
+	}()
 	if err != nil {
 		return nil, err
 	}
-	defer e.Close()
-	es := []*engine.Engine{e}
-	for _, tc := range cfg.Targets {
-		tc.Clock, tc.Log, tc.Concurrency = cfg.Engine.Clock, log, cfg.Engine.Concurrency
-		te, err := engine.New(tc)
-		if err != nil {
-			return nil, err
-		}
-		defer te.Close()
-		es = append(es, te)
-	}
+	e := es[0]
 	hist, err := newHistories(cfg.Context, rows, cfg.Prompts, log)
 	if err != nil {
 		return nil, err
@@ -360,18 +355,7 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 	}
 	rn.prefillCap = plan.Config().PrefillConcurrency > 0
 	rn.random = cfg.Policy == URLPolicyRandom
-	rn.total = int64(plan.Requests())
-	first := int64(0)
-	switch {
-	case rows != nil:
-		rn.total = int64(len(rows))
-	case rn.stream != nil:
-		// Items are window positions from the first kept row on.
-		first = rn.stream.First()
-		if rn.total >= 0 {
-			rn.total += first
-		}
-	}
+	first := rn.setTotal()
 	rn.prog = cfg.Prog
 	if rn.prog == nil {
 		rn.prog = newProgress(plan)
@@ -381,131 +365,32 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 		rn.acc.Add(&cfg.Before[i])
 	}
 	if cfg.Live != nil {
-		cfg.Live.Observe(cfg.Before)
-		cfg.Live.SetInFlight(func(t int) int64 {
-			if t < 0 || t >= len(rn.inflight) {
-				return 0
-			}
-			return rn.inflight[t].Load()
-		})
-		rate, has := intendedRate(plan)
-		cfg.Live.SetIntendedRate(func() (float64, bool) { return rate, has })
+		rn.attachLive(cfg.Live)
 	}
 	// A sink that fails stops the run at once, as an interruption does:
 	// its records could not be written anyway.
 	ctx, abort := context.WithCancelCause(ctx)
 	defer abort(nil)
-	rn.col = newCollector(cfg.Sink, rn.acc, log)
-	rn.col.live = cfg.Live
-	rn.col.skipRecord = rn.skipRecord
-	rn.col.onErr = func(err error) { abort(fmt.Errorf("write records: %w", err)) }
-	if n := cfg.AbortAfterConnectFailures; n > 0 {
-		rn.connect.limit = int64(n)
-		rn.connect.stop = func(err error) { abort(err) }
-		rn.connect.armed.Store(true)
-	}
+	rn.startCollector(abort)
 
 	// Contexts: stopCtx stops the dispatcher; reqCtx cancels requests.
-	var cancelReq context.CancelCauseFunc
-	rn.reqCtx, cancelReq = context.WithCancelCause(context.WithoutCancel(ctx))
-	rn.cancelReq = cancelReq
+	rn.reqCtx, rn.cancelReq = context.WithCancelCause(context.WithoutCancel(ctx))
 	stopCtx, stopSending := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopSending()
 	finished := make(chan struct{})
 	var interrupted atomic.Bool
-	go func() {
-		select {
-		case <-ctx.Done():
-			rn.signalled.Store(true)
-			cause := context.Cause(ctx)
-			_, unreachable := errors.AsType[*UnreachableError](cause)
-			switch {
-			case unreachable:
-				// Not an interruption: the run ends early, as its
-				// schedule would have later; the error says why.
-				log.Debug("stopping the run: no new requests; waiting for in-flight ones", slog.Any("err", cause), slog.Duration("grace", grace))
-			case errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded):
-				interrupted.Store(true)
-				log.Warn("interrupted: no new requests; waiting for in-flight ones", slog.Duration("grace", grace))
-			default:
-				interrupted.Store(true)
-				log.Error("stopping the run: no new requests; waiting for in-flight ones", slog.Any("err", cause), slog.Duration("grace", grace))
-			}
-			stopSending()
-			t := time.NewTimer(grace)
-			defer t.Stop()
-			select {
-			case <-t.C:
-				cancelReq(errInterrupted)
-			case <-cfg.Abort:
-				log.Warn("interrupted twice: cancelling in-flight requests")
-				cancelReq(errAborted)
-			case <-finished:
-			}
-		case <-finished:
-		}
-	}()
+	go rn.watchStop(ctx, grace, stopSending, finished, &interrupted)
 
 	// Lookahead builders.
-	size := cfg.Lookahead
-	if size <= 0 {
-		size = max(defaultLookahead, 2*nSenders)
-		if sh := plan.Config().Shard; sh.Sharded() && rows != nil {
-			size *= sh.Count // a shard builds about one row in Count
-		}
-	}
-	rn.win = newWindow(size, rn.total, len(es))
-	rn.win.next.Store(first)
-	rn.win.high.Store(first)
-	rn.win.maxBytes = cfg.LookaheadBytes
-	if rn.win.maxBytes <= 0 {
-		rn.win.maxBytes = defaultLookaheadBytes
-	}
-	nb := cfg.Builders
-	if nb <= 0 {
-		nb = defaultBuilders
-	}
+	rn.win = rn.newLookahead(nSenders, first)
 	var bwg sync.WaitGroup
 	buildQuit := make(chan struct{})
-	for range nb {
-		bs := make([]*engine.Builder, len(es))
-		for k, te := range es {
-			b, err := te.NewBuilder()
-			if err != nil {
-				close(finished)
-				return nil, err
-			}
-			bs[k] = b
-		}
-		bwg.Add(1)
-		go func() {
-			defer bwg.Done()
-			defer func() {
-				for _, b := range bs {
-					b.Close()
-				}
-			}()
-			rn.win.builderLoop(buildQuit, rn, func(item int64, row *trace.Row, ps []engine.Prepared) {
-				if rn.hist.role(int(item))&roleLater != 0 {
-					return // built on the send path, with its history
-				}
-				for k := range ps {
-					if rn.builds(int(item), k) {
-						rn.build(bs[k], int(item), row, &ps[k], nil)
-					}
-				}
-			})
-		}()
+	if err := rn.startBuilders(buildQuit, &bwg); err != nil {
+		close(finished)
+		return nil, err
 	}
 
-	// Progress.
-	progStop := make(chan struct{})
-	progDone := make(chan struct{})
-	if cfg.Progress != nil {
-		go rn.prog.run(cfg.Progress, cfg.TTY, progStop, progDone)
-	} else {
-		close(progDone)
-	}
+	progStop, progDone := rn.startProgress()
 
 	// One clock: the scheduler's intended and dispatch times and the
 	// engine's sent, token and end times are all read on e.Clock().
@@ -537,13 +422,209 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 	<-progDone
 	sinkErr := rn.col.close()
 
+	res := rn.result(stats, interrupted.Load(), unreachable)
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+		return res, runErr
+	}
+	if sinkErr != nil {
+		return res, fmt.Errorf("write records: %w", sinkErr)
+	}
+	if unreachable != nil {
+		return res, unreachable
+	}
+	return res, nil
+}
+
+// startProgress starts the progress line (runConfig.Progress); closing
+// stop ends it, and done is closed once it has (at once without one).
+func (rn *runner) startProgress() (stop, done chan struct{}) {
+	stop, done = make(chan struct{}), make(chan struct{})
+	if rn.cfg.Progress != nil {
+		go rn.prog.run(rn.cfg.Progress, rn.cfg.TTY, stop, done)
+	} else {
+		close(done)
+	}
+	return stop, done
+}
+
+// newEngines makes the engine of every target, target 0's
+// (cfg.Engine) first, the others sharing its clock, log and
+// concurrency. The caller closes those returned, even with an error.
+func newEngines(cfg *runConfig) ([]*engine.Engine, error) {
+	e, err := engine.New(cfg.Engine)
+	if err != nil {
+		return nil, err
+	}
+	es := []*engine.Engine{e}
+	for _, tc := range cfg.Targets {
+		tc.Clock, tc.Log, tc.Concurrency = cfg.Engine.Clock, cfg.Engine.Log, cfg.Engine.Concurrency
+		te, err := engine.New(tc)
+		if err != nil {
+			return es, err
+		}
+		es = append(es, te)
+	}
+	return es, nil
+}
+
+// setTotal sets the run's number of items and returns the first: a
+// streamed plan's items are window positions from the first kept row
+// on.
+func (rn *runner) setTotal() (first int64) {
+	rn.total = int64(rn.plan.Requests())
+	switch {
+	case rn.rows != nil:
+		rn.total = int64(len(rn.rows))
+	case rn.stream != nil:
+		first = rn.stream.First()
+		if rn.total >= 0 {
+			rn.total += first
+		}
+	}
+	return first
+}
+
+// startCollector starts the collector of the run's records; a sink that
+// fails, or the connect failures of AbortAfterConnectFailures, stop the
+// run through abort.
+func (rn *runner) startCollector(abort context.CancelCauseFunc) {
+	cfg := rn.cfg
+	rn.col = newCollector(cfg.Sink, rn.acc, rn.log)
+	rn.col.live = cfg.Live
+	rn.col.skipRecord = rn.skipRecord
+	rn.col.onErr = func(err error) { abort(fmt.Errorf("write records: %w", err)) }
+	if n := cfg.AbortAfterConnectFailures; n > 0 {
+		rn.connect.limit = int64(n)
+		rn.connect.stop = func(err error) { abort(err) }
+		rn.connect.armed.Store(true)
+	}
+}
+
+// watchStop stops sending when ctx is done, and then, after the plan's
+// grace (or at once on a second interruption, cfg.Abort), cancels the
+// requests in flight; it returns when the run is finished. interrupted
+// is set when ctx was interrupted rather than stopped by the run.
+func (rn *runner) watchStop(ctx context.Context, grace time.Duration, stopSending func(), finished <-chan struct{}, interrupted *atomic.Bool) {
+	log := rn.log
+	select {
+	case <-ctx.Done():
+		rn.signalled.Store(true)
+		cause := context.Cause(ctx)
+		_, unreachable := errors.AsType[*UnreachableError](cause)
+		switch {
+		case unreachable:
+			// Not an interruption: the run ends early, as its schedule
+			// would have later; the error says why.
+			log.Debug("stopping the run: no new requests; waiting for in-flight ones", slog.Any("err", cause), slog.Duration("grace", grace))
+		case errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded):
+			interrupted.Store(true)
+			log.Warn("interrupted: no new requests; waiting for in-flight ones", slog.Duration("grace", grace))
+		default:
+			interrupted.Store(true)
+			log.Error("stopping the run: no new requests; waiting for in-flight ones", slog.Any("err", cause), slog.Duration("grace", grace))
+		}
+		stopSending()
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			rn.cancelReq(errInterrupted)
+		case <-rn.cfg.Abort:
+			log.Warn("interrupted twice: cancelling in-flight requests")
+			rn.cancelReq(errAborted)
+		case <-finished:
+		}
+	case <-finished:
+	}
+}
+
+// newLookahead is the run's window of requests built ahead, from item
+// first on, sized for nSenders senders.
+func (rn *runner) newLookahead(nSenders int, first int64) *window {
+	cfg, plan := rn.cfg, rn.plan
+	size := cfg.Lookahead
+	if size <= 0 {
+		size = max(defaultLookahead, 2*nSenders)
+		if sh := plan.Config().Shard; sh.Sharded() && rn.rows != nil {
+			size *= sh.Count // a shard builds about one row in Count
+		}
+	}
+	win := newWindow(size, rn.total, len(rn.es))
+	win.next.Store(first)
+	win.high.Store(first)
+	win.maxBytes = cfg.LookaheadBytes
+	if win.maxBytes <= 0 {
+		win.maxBytes = defaultLookaheadBytes
+	}
+	return win
+}
+
+// startBuilders starts the lookahead's builders (runConfig.Builders),
+// each with a builder of every target's engine, until quit is closed;
+// bwg counts them.
+func (rn *runner) startBuilders(quit chan struct{}, bwg *sync.WaitGroup) error {
+	nb := rn.cfg.Builders
+	if nb <= 0 {
+		nb = defaultBuilders
+	}
+	for range nb {
+		bs := make([]*engine.Builder, len(rn.es))
+		for k, te := range rn.es {
+			b, err := te.NewBuilder()
+			if err != nil {
+				return err
+			}
+			bs[k] = b
+		}
+		bwg.Add(1)
+		go func() {
+			defer bwg.Done()
+			defer func() {
+				for _, b := range bs {
+					b.Close()
+				}
+			}()
+			rn.win.builderLoop(quit, rn, func(item int64, row *trace.Row, ps []engine.Prepared) {
+				if rn.hist.role(int(item))&roleLater != 0 {
+					return // built on the send path, with its history
+				}
+				for k := range ps {
+					if rn.builds(int(item), k) {
+						rn.build(bs[k], int(item), row, &ps[k], nil)
+					}
+				}
+			})
+		}()
+	}
+	return nil
+}
+
+// attachLive gives the live metrics the records sent before the run and
+// what they read while it goes: the requests in flight and the intended
+// rate.
+func (rn *runner) attachLive(live *livemetrics.Metrics) {
+	live.Observe(rn.cfg.Before)
+	live.SetInFlight(func(t int) int64 {
+		if t < 0 || t >= len(rn.inflight) {
+			return 0
+		}
+		return rn.inflight[t].Load()
+	})
+	rate, has := intendedRate(rn.plan)
+	live.SetIntendedRate(func() (float64, bool) { return rate, has })
+}
+
+// result is the run's result once every sender and the collector are
+// done: the scheduler's stats, the engines' counts and the summary.
+func (rn *runner) result(stats replay.Stats, interrupted bool, unreachable *UnreachableError) *engineResult {
+	cfg, plan, hist := rn.cfg, rn.plan, rn.hist
 	var retries int64
 	closes := false
-	for _, te := range es {
+	for _, te := range rn.es {
 		retries += te.Retries()
 		closes = closes || te.ClosesAfterStream()
 	}
-	res := &engineResult{Stats: stats, Interrupted: interrupted.Load(), Retries: retries,
+	res := &engineResult{Stats: stats, Interrupted: interrupted, Retries: retries,
 		ClosesAfterStream: closes, InlineBuilds: rn.inline.Load(),
 		SinkQueue: sinkQueue{Waits: rn.col.waits.Load(), WaitNS: rn.col.waitNS.Load(), MaxQueued: rn.col.maxQueued.Load()}}
 	if hist != nil {
@@ -561,16 +642,7 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 		info.Planned = plan.Requests()
 	}
 	res.Summary = rn.acc.Summary(info)
-	if runErr != nil && !errors.Is(runErr, context.Canceled) {
-		return res, runErr
-	}
-	if sinkErr != nil {
-		return res, fmt.Errorf("write records: %w", sinkErr)
-	}
-	if unreachable != nil {
-		return res, unreachable
-	}
-	return res, nil
+	return res
 }
 
 // intendedRate is the request rate plan's schedule aims at, in requests
@@ -816,28 +888,7 @@ func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
 	p.CancelAfter = cancelAfter
 	lead := k // the target this goroutine sends to
 	if rn.fanOut {
-		// The lead target rotates with the request, so no target is
-		// always the one sent first (or last): the lanes' wake-up is
-		// spread over all of them alike.
-		n := uint64(len(rn.es))
-		lead = int(j.ID % n)
-		li := 0
-		for t := range rn.es {
-			rt := &st.recs[t]
-			if t != k {
-				*rt = record.Request{}
-				rn.identify(rt, j, row)
-				rt.Target = int32(t)
-			}
-			fanOutID(rt, j, n, uint64(t))
-			ps[t].CancelAfter = cancelAfter
-			if t == lead {
-				continue
-			}
-			ln := rn.lane(st, li)
-			ln.s, ln.p, ln.rec = st.ss[t], &ps[t], rt
-			li++
-		}
+		lead = rn.fanOutLanes(st, j, row, ps, k, cancelAfter)
 	}
 	if rn.stream != nil {
 		// Built and identified: the window may reuse the row's slot
@@ -865,21 +916,56 @@ func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
 		rn.send(st.ss[k], p, r)
 	}
 	if h != nil {
-		if p.Capture {
-			// What was received, even from a failed request: the next turn
-			// carries exactly the conversation the server produced (with
-			// fan-out, target 0's).
-			if err := h.sp.Record(row, rn.hist.response(st.ss[k].Response())); err != nil {
-				rn.log.Error("session history", slog.Int64("row", row.Index), slog.Any("err", err))
-			}
-			if rn.hist.dag {
-				rn.hist.dagSave(j.Item, h)
-			}
-		} else if !rn.hist.dag {
-			rn.hist.done(j.SessionRun)
-		}
+		rn.keepHistory(h, j, row, st.ss[k], p.Capture)
 	}
 	j.Failed = !r.OK() // a dependent request's dependents are then not sent
+}
+
+// fanOutLanes identifies the records of every target of a fan-out (k's
+// is already) and gives each target but the lead one a lane of st; it
+// returns the lead target. The lead rotates with the request, so no
+// target is always the one sent first (or last): the lanes' wake-up is
+// spread over all of them alike.
+func (rn *runner) fanOutLanes(st *senderState, j *replay.Job, row *trace.Row, ps []engine.Prepared, k int, cancelAfter time.Duration) int {
+	n := uint64(len(rn.es))
+	lead := int(j.ID % n)
+	li := 0
+	for t := range rn.es {
+		rt := &st.recs[t]
+		if t != k {
+			*rt = record.Request{}
+			rn.identify(rt, j, row)
+			rt.Target = int32(t)
+		}
+		fanOutID(rt, j, n, uint64(t))
+		ps[t].CancelAfter = cancelAfter
+		if t == lead {
+			continue
+		}
+		ln := rn.lane(st, li)
+		ln.s, ln.p, ln.rec = st.ss[t], &ps[t], rt
+		li++
+	}
+	return lead
+}
+
+// keepHistory records in h what s received for the job's row, when the
+// response was captured (even from a failed request: the next turn
+// carries exactly the conversation the server produced; with fan-out,
+// target 0's), or ends the session's history when it was not.
+func (rn *runner) keepHistory(h *history, j *replay.Job, row *trace.Row, s *engine.Sender, captured bool) {
+	if !captured {
+		if !rn.hist.dag {
+			rn.hist.done(j.SessionRun)
+		}
+		return
+	}
+	if err := h.sp.Record(row, rn.hist.response(s.Response())); err != nil {
+		rn.log.Error("session history", slog.Int64("row", row.Index), slog.Any("err", err))
+	}
+	if rn.hist.dag {
+		rn.hist.dagSave(j.Item, h)
+	}
 }
 
 // send sends p on s into r and hands the record to the collector. The

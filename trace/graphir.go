@@ -137,102 +137,164 @@ type graphGate struct {
 
 // instance emits one task: g's nodes in dependency order, for trace t.
 func (d *graphIRDecoder) instance(g *graphRecord, t *graphRecord) error {
-	ln := g.line
-	names := make([]string, 0, len(g.Nodes))
-	producers := map[string][]string{}
-	for n, node := range g.Nodes {
-		if node == nil {
-			return d.fatal(ln, "nodes."+n, errors.New("want a node object"))
-		}
-		if node.NodeType != "llm" {
-			return d.fatal(ln, "nodes."+n+".node_type", fmt.Errorf("%q: only llm nodes exist", node.NodeType))
-		}
-		if n == "START" || n == "END" {
-			return d.fatal(ln, "nodes."+n, errors.New("START and END are reserved names"))
-		}
-		names = append(names, n)
-		if node.Output != "" {
-			producers[node.Output] = append(producers[node.Output], n)
-		}
+	gi := &graphInstance{d: d, g: g, t: t, ln: g.line}
+	if err := gi.nodes(); err != nil {
+		return err
 	}
-	sort.Strings(names)
-	gates := map[string]*graphGate{}
-	for _, n := range names {
-		gates[n] = &graphGate{deps: map[string]time.Duration{}}
+	if err := gi.edges(); err != nil {
+		return err
 	}
-	minStart := map[string]time.Duration{}
-	dur := func(field string, v json.RawMessage) (time.Duration, error) {
-		if v == nil {
-			return 0, nil
-		}
-		return d.duration(ln, field, v, 3, "microseconds")
+	if err := gi.inputs(); err != nil {
+		return err
 	}
-	addDep := func(g *graphGate, src string, delay time.Duration) {
-		if old, ok := g.deps[src]; !ok || delay > old {
-			g.deps[src] = delay
-		}
+	rows, err := gi.order()
+	if err != nil {
+		return err
 	}
+	d.pending = append(d.pending, rows...)
+	g.instances++
+	return nil
+}
+
+// graphInstance is the state of one instance of a graph while its rows
+// are made: the nodes by name, their gates and the edges anchored on a
+// predecessor's start.
+type graphInstance struct {
+	d         *graphIRDecoder
+	g, t      *graphRecord
+	ln        int64
+	names     []string            // the nodes, sorted
+	producers map[string][]string // channel → the nodes writing it
+	gates     map[string]*graphGate
+	minStart  map[string]time.Duration
 	// Start-anchored edges refer to the predecessor's own gate; they are
 	// resolved after the completion edges, in dependency order.
-	type startEdge struct {
-		src, field string
-		delay      time.Duration
+	starts map[string][]graphStartEdge
+}
+
+// graphStartEdge is an edge into a node anchored on its predecessor's
+// dispatch (delay_after_predecessor_start_us).
+type graphStartEdge struct {
+	src, field string
+	delay      time.Duration
+}
+
+// nodes checks the graph's nodes and gives each an empty gate.
+func (gi *graphInstance) nodes() error {
+	gi.names = make([]string, 0, len(gi.g.Nodes))
+	gi.producers = map[string][]string{}
+	for n, node := range gi.g.Nodes {
+		if node == nil {
+			return gi.d.fatal(gi.ln, "nodes."+n, errors.New("want a node object"))
+		}
+		if node.NodeType != "llm" {
+			return gi.d.fatal(gi.ln, "nodes."+n+".node_type", fmt.Errorf("%q: only llm nodes exist", node.NodeType))
+		}
+		if n == "START" || n == "END" {
+			return gi.d.fatal(gi.ln, "nodes."+n, errors.New("START and END are reserved names"))
+		}
+		gi.names = append(gi.names, n)
+		if node.Output != "" {
+			gi.producers[node.Output] = append(gi.producers[node.Output], n)
+		}
 	}
-	starts := map[string][]startEdge{}
-	for i, e := range g.Edges {
-		f := fmt.Sprintf("edges[%d]", i)
-		if e.Target == "END" {
-			continue
-		}
-		tg, ok := gates[e.Target]
-		if !ok {
-			return d.fatal(ln, f+".target", fmt.Errorf("%q is no node of this graph", e.Target))
-		}
-		if e.Source != "START" && gates[e.Source] == nil {
-			return d.fatal(ln, f+".source", fmt.Errorf("%q is no node of this graph", e.Source))
-		}
-		ms, err := dur(f+".min_start_delay_us", e.MinStart)
-		if err != nil {
-			return err
-		}
-		done, err := dur(f+".delay_after_predecessor_us", e.AfterDone)
-		if err != nil {
-			return err
-		}
-		start, err := dur(f+".delay_after_predecessor_start_us", e.AfterStart)
-		if err != nil {
-			return err
-		}
-		if e.AfterFirst != nil && e.AfterStart == nil {
-			return d.fatal(ln, f+".delay_after_predecessor_first_token_us", errors.New("a first-token anchor needs delay_after_predecessor_start_us as its fallback; reprise waits for the predecessor's dispatch, add that field"))
-		}
-		if e.AfterDone != nil && e.AfterStart != nil {
-			return d.fatal(ln, f, errors.New("delay_after_predecessor_us and delay_after_predecessor_start_us are exclusive; keep one anchor"))
-		}
-		if e.Source == "START" {
-			if e.AfterFirst != nil {
-				return d.fatal(ln, f+".delay_after_predecessor_first_token_us", errors.New("START has no first token; use min_start_delay_us"))
-			}
-			off := ms + done + start
-			if !tg.hasOffset || off > tg.offset {
-				tg.offset, tg.hasOffset = off, true
-			}
-			continue
-		}
-		if ms > minStart[e.Target] {
-			minStart[e.Target] = ms
-		}
-		if e.AfterStart != nil {
-			starts[e.Target] = append(starts[e.Target], startEdge{e.Source, f, start})
-			continue
-		}
-		addDep(tg, e.Source, done)
+	sort.Strings(gi.names)
+	gi.gates = map[string]*graphGate{}
+	for _, n := range gi.names {
+		gi.gates[n] = &graphGate{deps: map[string]time.Duration{}}
 	}
-	for _, n := range names {
-		node := g.Nodes[n]
+	gi.minStart = map[string]time.Duration{}
+	gi.starts = map[string][]graphStartEdge{}
+	return nil
+}
+
+// dur reads a delay in microseconds; a missing one is zero.
+func (gi *graphInstance) dur(field string, v json.RawMessage) (time.Duration, error) {
+	if v == nil {
+		return 0, nil
+	}
+	return gi.d.duration(gi.ln, field, v, 3, "microseconds")
+}
+
+// addDep makes g wait for src, keeping the longest delay after it.
+func (g *graphGate) addDep(src string, delay time.Duration) {
+	if old, ok := g.deps[src]; !ok || delay > old {
+		g.deps[src] = delay
+	}
+}
+
+// edges reads the graph's edges into the gates.
+func (gi *graphInstance) edges() error {
+	for i, e := range gi.g.Edges {
+		if err := gi.edge(fmt.Sprintf("edges[%d]", i), e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// edge reads one edge, f its field name: a START edge is an offset, a
+// start-anchored one waits for order, the others are a dependency.
+func (gi *graphInstance) edge(f string, e graphEdge) error {
+	d, ln := gi.d, gi.ln
+	if e.Target == "END" {
+		return nil
+	}
+	tg, ok := gi.gates[e.Target]
+	if !ok {
+		return d.fatal(ln, f+".target", fmt.Errorf("%q is no node of this graph", e.Target))
+	}
+	if e.Source != "START" && gi.gates[e.Source] == nil {
+		return d.fatal(ln, f+".source", fmt.Errorf("%q is no node of this graph", e.Source))
+	}
+	ms, err := gi.dur(f+".min_start_delay_us", e.MinStart)
+	if err != nil {
+		return err
+	}
+	done, err := gi.dur(f+".delay_after_predecessor_us", e.AfterDone)
+	if err != nil {
+		return err
+	}
+	start, err := gi.dur(f+".delay_after_predecessor_start_us", e.AfterStart)
+	if err != nil {
+		return err
+	}
+	if e.AfterFirst != nil && e.AfterStart == nil {
+		return d.fatal(ln, f+".delay_after_predecessor_first_token_us", errors.New("a first-token anchor needs delay_after_predecessor_start_us as its fallback; reprise waits for the predecessor's dispatch, add that field"))
+	}
+	if e.AfterDone != nil && e.AfterStart != nil {
+		return d.fatal(ln, f, errors.New("delay_after_predecessor_us and delay_after_predecessor_start_us are exclusive; keep one anchor"))
+	}
+	if e.Source == "START" {
+		if e.AfterFirst != nil {
+			return d.fatal(ln, f+".delay_after_predecessor_first_token_us", errors.New("START has no first token; use min_start_delay_us"))
+		}
+		off := ms + done + start
+		if !tg.hasOffset || off > tg.offset {
+			tg.offset, tg.hasOffset = off, true
+		}
+		return nil
+	}
+	if ms > gi.minStart[e.Target] {
+		gi.minStart[e.Target] = ms
+	}
+	if e.AfterStart != nil {
+		gi.starts[e.Target] = append(gi.starts[e.Target], graphStartEdge{e.Source, f, start})
+		return nil
+	}
+	tg.addDep(e.Source, done)
+	return nil
+}
+
+// inputs makes each node wait for every writer of the channels it reads,
+// and reads its own min_start_delay_us.
+func (gi *graphInstance) inputs() error {
+	d, ln := gi.d, gi.ln
+	for _, n := range gi.names {
+		node := gi.g.Nodes[n]
 		for i, in := range node.Inputs {
 			f := fmt.Sprintf("nodes.%s.inputs[%d]", n, i)
-			ps := producers[in.Channel]
+			ps := gi.producers[in.Channel]
 			if len(ps) == 0 {
 				return d.fatal(ln, f+".channel", fmt.Errorf("%q is written by no node; it would never be satisfied", in.Channel))
 			}
@@ -249,105 +311,125 @@ func (d *graphIRDecoder) instance(g *graphRecord, t *graphRecord) error {
 				if p == n {
 					return d.fatal(ln, f+".channel", fmt.Errorf("node %s waits for its own output %q", n, in.Channel))
 				}
-				addDep(gates[n], p, 0)
+				gi.gates[n].addDep(p, 0)
 			}
 		}
-		ms, err := dur("nodes."+n+".min_start_delay_us", node.MinStartDelay)
+		ms, err := gi.dur("nodes."+n+".min_start_delay_us", node.MinStartDelay)
 		if err != nil {
 			return err
 		}
-		minStart[n] = max(minStart[n], ms)
+		gi.minStart[n] = max(gi.minStart[n], ms)
 	}
-	// Dependency order (Kahn, by name for a stable order), resolving
-	// start-anchored edges from the predecessor's own gate.
-	indeg := map[string]int{}
-	succ := map[string][]string{}
-	for _, n := range names {
-		for p := range gates[n].deps {
-			indeg[n]++
-			succ[p] = append(succ[p], n)
+	return nil
+}
+
+// graphOrder is the state of the walk in dependency order: what each
+// node still waits for, and what the nodes already made were given.
+type graphOrder struct {
+	indeg   map[string]int
+	succ    map[string][]string
+	ids     map[string]int64
+	delays  map[string]time.Duration // a node's own delay after its deps, for start-anchored successors
+	offsets map[string]time.Duration // a node's time since the trace started, where it has one
+}
+
+// order makes the rows in dependency order (Kahn, by name for a stable
+// order), resolving start-anchored edges from the predecessor's own
+// gate; a node left over is on a cycle.
+func (gi *graphInstance) order() ([]Row, error) {
+	o := &graphOrder{indeg: map[string]int{}, succ: map[string][]string{}, ids: map[string]int64{}, delays: map[string]time.Duration{}, offsets: map[string]time.Duration{}}
+	for _, n := range gi.names {
+		for p := range gi.gates[n].deps {
+			o.indeg[n]++
+			o.succ[p] = append(o.succ[p], n)
 		}
-		for _, s := range starts[n] {
-			indeg[n]++
-			succ[s.src] = append(succ[s.src], n)
+		for _, s := range gi.starts[n] {
+			o.indeg[n]++
+			o.succ[s.src] = append(o.succ[s.src], n)
 		}
 	}
 	var ready []string
-	for _, n := range names {
-		if indeg[n] == 0 {
+	for _, n := range gi.names {
+		if o.indeg[n] == 0 {
 			ready = append(ready, n)
 		}
 	}
-	ids := map[string]int64{}
-	delays := map[string]time.Duration{}  // a node's own delay after its deps, for start-anchored successors
-	offsets := map[string]time.Duration{} // a node's time since the trace started, where it has one
 	var rows []Row
 	for len(ready) > 0 {
 		n := ready[0]
 		ready = ready[1:]
-		gt := gates[n]
-		for _, s := range starts[n] {
-			// Sent s.delay after the predecessor was sent: after what
-			// it waited for, plus its own delay and this one.
-			for p := range gates[s.src].deps {
-				addDep(gt, p, delays[s.src]+s.delay)
-			}
-			if off, ok := offsets[s.src]; ok {
-				if !gt.hasOffset || off+s.delay > gt.offset {
-					gt.offset, gt.hasOffset = off+s.delay, true
-				}
-			}
+		r, err := gi.row(o, n, len(rows))
+		if err != nil {
+			return nil, err
 		}
-		r := Row{Line: ln, SessionID: t.ID, Turn: len(rows), ParentID: -1, Kind: g.Nodes[n].Model, Cumulative: true}
-		var delay time.Duration
-		first := true
-		deps := make([]string, 0, len(gt.deps))
-		for p := range gt.deps {
-			deps = append(deps, p)
-		}
-		sort.Strings(deps)
-		for _, p := range deps {
-			dl := gt.deps[p]
-			if !first && dl != delay {
-				return d.fatal(ln, "nodes."+n, fmt.Errorf("waits %v after %s but %v after %s; reprise waits one delay after the last request it depends on: give the edges into %s one delay", dl, p, delay, deps[0], n))
-			}
-			delay, first = dl, false
-			r.WaitFor = append(r.WaitFor, ids[p])
-		}
-		delay += minStart[n]
-		delays[n] = delay
-		if len(deps) > 0 {
-			r.Delay, r.HasDelay = delay, delay > 0
-		}
-		if gt.hasOffset || len(deps) == 0 {
-			r.Offset, r.HasOffset = gt.offset+minStart[n], true
-			offsets[n] = r.Offset
-		}
-		if err := d.content(g, t, n, &r); err != nil {
-			return err
-		}
-		r.RequestID, r.Index = d.nextID, d.nextID
-		ids[n] = d.nextID
-		d.nextID++
 		rows = append(rows, r)
-		for _, s := range succ[n] {
-			indeg[s]--
-			if indeg[s] == 0 {
+		for _, s := range o.succ[n] {
+			o.indeg[s]--
+			if o.indeg[s] == 0 {
 				ready = append(ready, s)
 			}
 		}
 		slices.Sort(ready)
 	}
-	if len(rows) != len(names) {
-		for _, n := range names {
-			if _, ok := ids[n]; !ok {
-				return d.fatal(ln, "nodes."+n, errors.New("is on a cycle of edges or inputs; a graph must be acyclic"))
+	if len(rows) != len(gi.names) {
+		for _, n := range gi.names {
+			if _, ok := o.ids[n]; !ok {
+				return nil, gi.d.fatal(gi.ln, "nodes."+n, errors.New("is on a cycle of edges or inputs; a graph must be acyclic"))
 			}
 		}
 	}
-	d.pending = append(d.pending, rows...)
-	g.instances++
-	return nil
+	return rows, nil
+}
+
+// row makes node n's row, the turn-th of the instance, once every node
+// it depends on has one.
+func (gi *graphInstance) row(o *graphOrder, n string, turn int) (Row, error) {
+	d, ln := gi.d, gi.ln
+	gt := gi.gates[n]
+	for _, s := range gi.starts[n] {
+		// Sent s.delay after the predecessor was sent: after what
+		// it waited for, plus its own delay and this one.
+		for p := range gi.gates[s.src].deps {
+			gt.addDep(p, o.delays[s.src]+s.delay)
+		}
+		if off, ok := o.offsets[s.src]; ok {
+			if !gt.hasOffset || off+s.delay > gt.offset {
+				gt.offset, gt.hasOffset = off+s.delay, true
+			}
+		}
+	}
+	r := Row{Line: ln, SessionID: gi.t.ID, Turn: turn, ParentID: -1, Kind: gi.g.Nodes[n].Model, Cumulative: true}
+	var delay time.Duration
+	first := true
+	deps := make([]string, 0, len(gt.deps))
+	for p := range gt.deps {
+		deps = append(deps, p)
+	}
+	sort.Strings(deps)
+	for _, p := range deps {
+		dl := gt.deps[p]
+		if !first && dl != delay {
+			return Row{}, d.fatal(ln, "nodes."+n, fmt.Errorf("waits %v after %s but %v after %s; reprise waits one delay after the last request it depends on: give the edges into %s one delay", dl, p, delay, deps[0], n))
+		}
+		delay, first = dl, false
+		r.WaitFor = append(r.WaitFor, o.ids[p])
+	}
+	delay += gi.minStart[n]
+	o.delays[n] = delay
+	if len(deps) > 0 {
+		r.Delay, r.HasDelay = delay, delay > 0
+	}
+	if gt.hasOffset || len(deps) == 0 {
+		r.Offset, r.HasOffset = gt.offset+gi.minStart[n], true
+		o.offsets[n] = r.Offset
+	}
+	if err := d.content(gi.g, gi.t, n, &r); err != nil {
+		return Row{}, err
+	}
+	r.RequestID, r.Index = d.nextID, d.nextID
+	o.ids[n] = d.nextID
+	d.nextID++
+	return r, nil
 }
 
 // content fills r's request from node n: its prompt with @channel
