@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -110,6 +111,8 @@ type Generator struct {
 	mu    sync.Mutex
 	cache map[itemKey]*Part
 	order []itemKey
+	// encodes counts the items made (TestGeneratorEncodesOnce).
+	encodes atomic.Int64
 }
 
 // cacheSize bounds the items a Generator keeps.
@@ -221,6 +224,7 @@ func (g *Generator) item(kind Kind, seed uint64) (*Part, error) {
 	if err != nil {
 		return nil, err
 	}
+	g.encodes.Add(1)
 	p = NewPart(it)
 	g.mu.Lock()
 	defer g.mu.Unlock()
