@@ -31,6 +31,7 @@ func List() []Endpoint {
 		{Name: "sglang", API: "SGLang native /generate", Adapter: openai.Adapter{Endpoint: openai.SGLang}},
 		{Name: "tgi", API: "HF TGI /generate_stream (native)", Adapter: openai.Adapter{Endpoint: openai.TGI}},
 		{Name: "embeddings", API: "OpenAI embeddings (vLLM, TEI, SGLang)", Adapter: retrieval.Adapter{API: retrieval.Embeddings}},
+		{Name: "chat-embeddings", API: "vLLM chat-form embeddings (messages with image, audio, video parts)", Adapter: retrieval.ChatEmbeddings{}},
 		{Name: "nim-embeddings", API: "NVIDIA NIM embeddings", Adapter: retrieval.Adapter{API: retrieval.NIMEmbeddings}},
 		{Name: "rerank-tei", API: "Hugging Face TEI rerank", Adapter: retrieval.Adapter{API: retrieval.RerankTEI}},
 		{Name: "rerank-cohere", API: "Cohere rerank v2", Adapter: retrieval.Adapter{API: retrieval.RerankCohere}},
