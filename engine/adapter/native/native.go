@@ -41,6 +41,7 @@ func List() []Endpoint {
 		{Name: "image_generation", API: "OpenAI images generations (b64_json, URL, streamed partial images)", Adapter: mediagen.Adapter{API: mediagen.Images}},
 		{Name: "video_generation", API: "OpenAI videos (async job: submit, poll, download)", Adapter: mediagen.Adapter{API: mediagen.Video}},
 		{Name: "transcription", API: "OpenAI audio transcriptions (multipart upload)", Adapter: mediagen.Adapter{API: mediagen.Transcription}},
+		{Name: "speech-sse", API: "OpenAI audio speech streamed as speech.audio.delta events (stream_format sse)", Adapter: mediagen.Adapter{API: mediagen.SpeechSSE}},
 		{Name: "speech", API: "OpenAI audio speech (text to speech, streamed audio)", Adapter: mediagen.Adapter{API: mediagen.Speech}},
 	}
 }
