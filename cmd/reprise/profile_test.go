@@ -164,6 +164,7 @@ func TestProfileCommands(t *testing.T) {
 			"--audio-num-channels", "1", "--audio-batch-size", "2", "--image-batch-size", "2", "--image-width-mean", "32", "--image-height-mean", "32",
 			"--isl", "16", "--osl", "4", "--request-count", "3"}, 3, ""},
 		{"image source", []string{"--image-source", imageSource, "--image-source-sampling", "random", "--image-width-mean", "32", "--image-height-mean", "32", "--isl", "16", "--osl", "4", "--request-count", "2"}, 2, ""},
+		{"chat embeddings with images", []string{"--endpoint-type", "chat_embeddings", "--image-width-mean", "32", "--image-height-mean", "32", "--isl", "16", "--osl", "1", "--request-count", "2"}, 2, ""},
 		{"image source missing", []string{"--image-source", "assets", "--isl", "16", "--osl", "4"}, 0, "image source"},
 		{"profile runs", []string{"--num-profile-runs", "2", "--confidence-level", "0.9", "--warmup-request-count", "1", "--request-count", "3", "--isl", "16", "--osl", "4"}, -2, ""},
 		{"profile run cooldown", []string{"--num-profile-runs", "2", "--profile-run-cooldown-seconds", "0.1", "--warmup-request-count", "1", "--request-count", "3", "--isl", "16", "--osl", "4"}, -2, ""},
