@@ -384,3 +384,29 @@ func TestGenerationFaults(t *testing.T) {
 		}
 	}
 }
+
+// TestRunSpeechSSE: speech streamed as speech.audio.delta events
+// (stream_format "sse"): the audio seconds and bytes the client counted
+// from the deltas' base64 equal what the mock made, and the first audio
+// came after the mock began writing its first delta.
+func TestRunSpeechSSE(t *testing.T) {
+	srv := startMock(t, fastMedia)
+	res, reqs := runNative(t, srv, func(o *Options) { o.Endpoint = "speech-sse" }, 40, 1, 4)
+	logs := logsByID(t, srv)
+	for _, r := range reqs {
+		if !r.OK() {
+			t.Fatalf("request %d: %s %s", r.RequestID, r.ErrorKind, r.ErrorMessage)
+		}
+		l := logs[strconv.FormatUint(r.RequestID, 10)][0]
+		m := l.Media
+		if m == nil || r.AudioNS != m.AudioNS || r.MediaBytes != m.Bytes || r.MediaItems != 1 {
+			t.Fatalf("request %d: client %d ns / %d bytes; server %+v", r.RequestID, r.AudioNS, r.MediaBytes, m)
+		}
+		if first := l.Events[0]; r.SentNS+r.FirstMediaNS < first.StartNS || r.FirstMediaNS > r.E2ENS {
+			t.Errorf("request %d: first audio at %d, end %d; the server's first delta at %d", r.RequestID, r.SentNS+r.FirstMediaNS, r.SentNS+r.E2ENS, first.StartNS)
+		}
+	}
+	if res.Summary.TotalAudio <= 0 || res.Summary.Metrics["time_to_first_media"] == nil {
+		t.Errorf("summary audio %v, metrics %v", res.Summary.TotalAudio, res.Summary.Metrics)
+	}
+}

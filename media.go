@@ -16,6 +16,7 @@ func mediaConfig(o *MediaOptions) media.SyntheticConfig {
 		AudioSampleRates: o.AudioSampleRates, AudioDepths: o.AudioDepths, AudioChannels: o.AudioChannels,
 		Videos: o.Videos, VideoDuration: o.VideoDuration, VideoFPS: o.VideoFPS, VideoWidth: o.VideoWidth, VideoHeight: o.VideoHeight,
 		VideoSynth: o.VideoSynthType, VideoFormat: o.VideoFormat, VideoCodec: o.VideoCodec,
+		ImageSource: o.ImageSource, ImageSourceSampling: o.ImageSourceSampling,
 	}
 }
 

@@ -449,6 +449,12 @@ type MediaOptions struct {
 	// item's bytes (0: 64 MiB).
 	MaxImagePixels int64
 	MaxMediaBytes  int64
+	// ImageSource is a directory of PNG, JPEG and GIF files: each
+	// synthetic image is one of them, picked at random (seeded;
+	// ImageSourceSampling "random", the only mode), resized to the drawn
+	// size, or at its own size when the means are 0 (AIPerf's
+	// --image-source).
+	ImageSource, ImageSourceSampling string
 }
 
 // PromptOptions say how prompts are synthesized and sessions grown.

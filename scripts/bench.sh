@@ -54,6 +54,10 @@ else
   # 4. synthesize: rows/s, heap per row and its growth per row, streamed
   #    (generate; derive streamed and read whole).
   bench ./trace/synth 'BenchmarkGenerateTo|BenchmarkDeriveTo' "$count"
+  # 4b. A request with a 1024x1024 synthetic PNG: the build copies the
+  #     cached part; encoding it is what the cache saves.
+  bench ./engine/adapter/openai 'BenchmarkBuildChat1024PNG|BenchmarkBuildChatRow1024PNG' "$count"
+  bench ./trace/media 'BenchmarkBuildPart1024PNG' "$count"
   # 5. A 10M-request run: summarize's and report's CPU, wall time and peak
   #    heap at 10M requests (and the report's size, of a 100k-request run);
   #    merge's at 1M (two shards; the 10M command is in docs/benchmarks.md);

@@ -124,6 +124,7 @@ func TestMediaBadInput(t *testing.T) {
 		{`{"text": "x", "image": "data:image/png,abcd"}`, "image", "not base64", Options{}},
 		{`{"text": "x", "image": "a.png"}`, "image", "more than the 100 allowed", Options{MediaLimits: MediaLimits{MaxPixels: 100}}},
 		{`{"text": "x", "audio": "a.png"}`, "audio", "not a WAV or MP3", Options{}},
+		{`{"text": "x", "image": "a.png"}`, "image", "more than the 10 a request may carry", Options{MediaLimits: MediaLimits{MaxBytes: 10}}},
 		{`{"text": "x", "image": 7}`, "image", "want a string", Options{}},
 	} {
 		c.opts.Format = FormatAIPerfSingle

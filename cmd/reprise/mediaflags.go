@@ -27,6 +27,10 @@ func mediaFlags() []cli.Flag {
 		&cli.StringFlag{Name: "image-format", Category: catMedia, Sources: envVars("image-format"), Value: "png", Usage: "synthetic image `FORMAT`: png, jpeg or random (each image picks)"},
 		&cli.BoolFlag{Name: "image-reuse", Category: catMedia, Sources: envVars("image-reuse"),
 			Usage: "send the same images in every request (a server's image cache can hit); without it each request's images differ"},
+		&cli.StringFlag{Name: "image-source", Category: catMedia, Sources: envVars("image-source"),
+			Usage: "a `DIR` of PNG, JPEG and GIF files: each synthetic image is one of them, resized to the drawn size (its own size without --image-width-mean)"},
+		&cli.StringFlag{Name: "image-source-sampling", Category: catMedia, Sources: envVars("image-source-sampling"), Value: "random",
+			Usage: "how --image-source files are picked (`MODE`): random (seeded by --seed)"},
 		&cli.IntFlag{Name: "batch-size-audio", Category: catMedia, Sources: envVars("batch-size-audio"), Value: 1,
 			Usage: "audio clips per request (`N`) when --audio-length-mean is set"},
 		&cli.FloatFlag{Name: "audio-length-mean", Category: catMedia, Sources: envVars("audio-length-mean"), Usage: "synthetic audio length, mean `SECONDS` (0: no audio)"},
@@ -73,6 +77,7 @@ func mediaOptions(cmd *cli.Command) reprise.MediaOptions {
 		VideoWidth: cmd.Int("video-width"), VideoHeight: cmd.Int("video-height"), VideoSynthType: cmd.String("video-synth-type"),
 		VideoFormat: cmd.String("video-format"), VideoCodec: cmd.String("video-codec"),
 		MaxImagePixels: cmd.Int64("max-image-pixels"), MaxMediaBytes: cmd.Int64("max-media-bytes"),
+		ImageSource: cmd.String("image-source"), ImageSourceSampling: cmd.String("image-source-sampling"),
 	}
 }
 
@@ -90,6 +95,7 @@ var mediaOptionFlags = map[string]string{
 	"Media.VideoFormat": "--video-format", "Media.VideoCodec": "--video-codec",
 	"Trace.Columns.Image": "--image-column", "Trace.Columns.Audio": "--audio-column",
 	"Media.MaxImagePixels": "--max-image-pixels", "Media.MaxMediaBytes": "--max-media-bytes",
+	"Media.ImageSource": "--image-source", "Media.ImageSourceSampling": "--image-source-sampling",
 }
 
 func init() {
@@ -126,4 +132,9 @@ func ints(vs []float64) []int {
 		}
 	}
 	return out
+}
+
+func init() {
+	// AIPerf's chat_embeddings is vLLM's chat-form embeddings (design 0022).
+	aiperfEndpoints["chat_embeddings"] = "chat-embeddings"
 }

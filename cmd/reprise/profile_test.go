@@ -95,6 +95,7 @@ func TestProfileCommands(t *testing.T) {
 	dir := t.TempDir()
 	srv := startMockServer(t, nil)
 	sharegpt, pq, prompts := writeDatasets(t, dir)
+	imageSource := writeImageSource(t, dir)
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
@@ -162,7 +163,9 @@ func TestProfileCommands(t *testing.T) {
 		{"audio", []string{"--audio-length-mean", "1", "--audio-format", "wav", "--audio-sample-rates", "16", "--audio-depths", "16",
 			"--audio-num-channels", "1", "--audio-batch-size", "2", "--image-batch-size", "2", "--image-width-mean", "32", "--image-height-mean", "32",
 			"--isl", "16", "--osl", "4", "--request-count", "3"}, 3, ""},
-		{"image source", []string{"--image-source", "assets", "--image-width-mean", "32", "--image-height-mean", "32", "--isl", "16", "--osl", "4"}, 0, "--image-source"},
+		{"image source", []string{"--image-source", imageSource, "--image-source-sampling", "random", "--image-width-mean", "32", "--image-height-mean", "32", "--isl", "16", "--osl", "4", "--request-count", "2"}, 2, ""},
+		{"chat embeddings with images", []string{"--endpoint-type", "chat_embeddings", "--image-width-mean", "32", "--image-height-mean", "32", "--isl", "16", "--osl", "1", "--request-count", "2"}, 2, ""},
+		{"image source missing", []string{"--image-source", "assets", "--isl", "16", "--osl", "4"}, 0, "image source"},
 		{"profile runs", []string{"--num-profile-runs", "2", "--confidence-level", "0.9", "--warmup-request-count", "1", "--request-count", "3", "--isl", "16", "--osl", "4"}, -2, ""},
 		{"profile run cooldown", []string{"--num-profile-runs", "2", "--profile-run-cooldown-seconds", "0.1", "--warmup-request-count", "1", "--request-count", "3", "--isl", "16", "--osl", "4"}, -2, ""},
 		{"prefill concurrency", []string{"--prefill-concurrency", "2", "--prefill-concurrency-ramp-duration", "0.05", "--concurrency", "4", "--streaming", "--request-count", "6", "--isl", "16", "--osl", "4"}, 6, ""},

@@ -137,6 +137,7 @@ type mediaRequest struct {
 	Stream         bool   `json:"stream"`
 	PartialImages  int    `json:"partial_images"`
 	ResponseFormat string `json:"response_format"`
+	StreamFormat   string `json:"stream_format"`
 	Voice          string `json:"voice"`
 	file           []byte
 }
@@ -639,7 +640,11 @@ func (s *Server) speech(st *reqState, w http.ResponseWriter, r *http.Request) {
 	defer s.release()
 	h := w.Header()
 	h["Server"] = hdrServer
-	if req.ResponseFormat == "pcm" {
+	sse := req.StreamFormat == "sse"
+	if sse {
+		h["Content-Type"] = []string{"text/event-stream"}
+		req.ResponseFormat = "pcm" // the deltas carry raw samples
+	} else if req.ResponseFormat == "pcm" {
 		h["Content-Type"] = []string{"audio/pcm"}
 	} else {
 		h["Content-Type"] = []string{"audio/wav"}
@@ -647,6 +652,7 @@ func (s *Server) speech(st *reqState, w http.ResponseWriter, r *http.Request) {
 	lg.Status = http.StatusOK
 	w.WriteHeader(http.StatusOK)
 	chunks := (samples + chunk - 1) / chunk
+	var ev []byte // an SSE event (sse)
 	for i := range chunks {
 		n := min(chunk, samples-i*chunk)
 		// Chunk i is made when its audio's end is: AudioPerSecond per second.
@@ -671,10 +677,23 @@ func (s *Server) speech(st *reqState, w http.ResponseWriter, r *http.Request) {
 			b = binary.LittleEndian.AppendUint16(b, uint16(int16(8000*math.Sin(float64(i*chunk+k)/8))))
 		}
 		st.buf = b
+		if sse {
+			ev = appendSpeechDelta(ev[:0], b)
+			b = ev
+		}
 		st.writeStart = s.mono()
 		if !s.event(st, EventMedia, 0, st.hs.write(b)) {
 			return
 		}
+	}
+	if sse {
+		b := append(ev[:0], `data: {"type":"speech.audio.done","usage":{"input_tokens":`...)
+		b = strconv.AppendInt(b, int64(len(req.Input)/4+1), 10)
+		b = append(b, `,"output_tokens":`...)
+		b = strconv.AppendInt(b, int64(samples/240), 10)
+		b = append(b, "}}\n\n"...)
+		st.writeStart = s.mono()
+		s.event(st, EventFinish, 0, st.hs.write(b))
 	}
 	lg.FinishReason = "stop"
 }
@@ -694,4 +713,11 @@ func appendWAVHeader(b []byte, rate, dataLen int) []byte {
 	b = le.AppendUint16(b, 16)
 	b = append(b, "data"...)
 	return le.AppendUint32(b, uint32(dataLen))
+}
+
+// appendSpeechDelta appends one speech.audio.delta SSE event carrying pcm.
+func appendSpeechDelta(b, pcm []byte) []byte {
+	b = append(b, `data: {"type":"speech.audio.delta","audio":"`...)
+	b = base64.StdEncoding.AppendEncode(b, pcm)
+	return append(b, "\"}\n\n"...)
 }

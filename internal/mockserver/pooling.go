@@ -34,6 +34,7 @@ type poolingRequest struct {
 	model string
 	query string
 	texts []string
+	media []InputMediaLog // chat-form embeddings' images, audio, video
 }
 
 // textOrObject decodes a string or a {"text": ...} object.
@@ -77,11 +78,15 @@ func decodePoolingRequest(body []byte, api poolingAPI) (poolingRequest, error) {
 		Passages  []textOrObject  `json:"passages"`
 		Items     []textOrObject  `json:"items"`
 		Text2     []textOrObject  `json:"text_2"`
+		Messages  json.RawMessage `json:"messages"`
 	}
 	if err := unmarshalBody(body, &w); err != nil {
 		return poolingRequest{}, err
 	}
 	r := poolingRequest{model: w.Model}
+	if api == apiEmbeddings && len(w.Messages) > 0 {
+		return decodeEmbedMessages(r, w.Messages)
+	}
 	if api == apiEmbeddings {
 		in := bytes.TrimSpace(w.Input)
 		switch {
@@ -173,6 +178,7 @@ func (s *Server) pooling(st *reqState, w http.ResponseWriter, r *http.Request, a
 		prompt += n
 	}
 	lg.PromptTokens = prompt
+	lg.InputMedia = append(lg.InputMedia[:0], req.media...)
 	ctx := r.Context()
 	admitted, ok := s.admit(ctx, st)
 	if !ok {
@@ -181,7 +187,7 @@ func (s *Server) pooling(st *reqState, w http.ResponseWriter, r *http.Request, a
 	defer s.release()
 	s.met.promptTokens.Add(int64(prompt))
 	s.met.evaluatedTokens.Add(int64(prompt))
-	first := s.timing.firstToken(prompt, st.rng) + st.faults.stall
+	first := s.timing.firstToken(prompt, st.rng) + st.faults.stall + s.timing.mediaDelay(req.media)
 	st.due = admitted + int64(first)
 	if !s.sleepUntil(ctx, st, st.due) {
 		return

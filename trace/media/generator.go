@@ -2,9 +2,11 @@ package media
 
 import (
 	"fmt"
+	"image"
 	"math"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -23,6 +25,11 @@ type SyntheticConfig struct {
 	ImageHeightMean, ImageHeightStdDev float64
 	ImageFormat                        string
 	ImageReuse                         bool
+	// ImageSource is a directory of PNG, JPEG and GIF files (AIPerf's
+	// --image-source): each image is a source file picked at random
+	// (seeded; ImageSourceSampling "random", the only mode), resized to
+	// the drawn size (the source's own size when the means are 0).
+	ImageSource, ImageSourceSampling string
 	// Audios per request, each AudioLengthMean ± AudioLengthStdDev
 	// seconds long, in AudioFormat ("wav", "mp3" or "random"; default
 	// "wav"), at a sample rate picked from AudioSampleRates (kHz, default
@@ -45,9 +52,13 @@ type SyntheticConfig struct {
 
 // Enabled reports whether any request carries synthetic media.
 func (c *SyntheticConfig) Enabled() bool {
-	return c.Images > 0 && c.ImageWidthMean > 0 && c.ImageHeightMean > 0 ||
+	return c.imagesOn() ||
 		c.Audios > 0 && c.AudioLengthMean > 0 ||
 		c.Videos > 0 && c.VideoDuration > 0
+}
+
+func (c *SyntheticConfig) imagesOn() bool {
+	return c.Images > 0 && (c.ImageWidthMean > 0 && c.ImageHeightMean > 0 || c.ImageSource != "")
 }
 
 // Problems calls bad for every invalid field of c, with the flag it came
@@ -69,6 +80,9 @@ func (c *SyntheticConfig) Problems(bad func(field, format string, args ...any)) 
 	case "", "png", "jpeg", "jpg", "random":
 	default:
 		bad("ImageFormat", "image format %q: want png, jpeg or random", c.ImageFormat)
+	}
+	if c.ImageSourceSampling != "" && c.ImageSourceSampling != "random" {
+		bad("ImageSourceSampling", "image source sampling %q: want random (each image picks a source file, seeded)", c.ImageSourceSampling)
 	}
 	switch c.AudioFormat {
 	case "", "wav", "mp3", "random":
@@ -110,6 +124,12 @@ type Generator struct {
 	mu    sync.Mutex
 	cache map[itemKey]*Part
 	order []itemKey
+	// encodes counts the items made (TestGeneratorEncodesOnce).
+	encodes atomic.Int64
+	// srcs are ImageSource's images, decoded once.
+	srcOnce sync.Once
+	srcs    []image.Image
+	srcErr  error
 }
 
 // cacheSize bounds the items a Generator keeps.
@@ -167,7 +187,7 @@ func NewGenerator(cfg SyntheticConfig, seed uint64) *Generator {
 // videos) to dst. The same seed and i give the same parts.
 func (g *Generator) Request(dst []*Part, i uint64) ([]*Part, error) {
 	c := &g.cfg
-	if c.Images > 0 && c.ImageWidthMean > 0 && c.ImageHeightMean > 0 {
+	if c.imagesOn() {
 		for k := range c.Images {
 			p, err := g.item(Image, g.itemSeed(Image, i, k, c.ImageReuse))
 			if err != nil {
@@ -221,6 +241,7 @@ func (g *Generator) item(kind Kind, seed uint64) (*Part, error) {
 	if err != nil {
 		return nil, err
 	}
+	g.encodes.Add(1)
 	p = NewPart(it)
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -256,6 +277,16 @@ func (g *Generator) make(kind Kind, seed uint64) (Item, error) {
 		f := c.ImageFormat
 		if f == "random" {
 			f = [...]string{"png", "jpeg"}[rng.IntN(2)]
+		}
+		if c.ImageSource != "" {
+			g.srcOnce.Do(func() { g.srcs, g.srcErr = loadSources(c.ImageSource) })
+			if g.srcErr != nil {
+				return Item{}, g.srcErr
+			}
+			if c.ImageWidthMean == 0 || c.ImageHeightMean == 0 {
+				w, h = 0, 0
+			}
+			return sourceImage(g.srcs[rng.IntN(len(g.srcs))], w, h, f)
 		}
 		return SynthImage(ImageSpec{Width: w, Height: h, Format: f, Seed: seed})
 	case Audio:

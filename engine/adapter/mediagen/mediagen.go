@@ -24,6 +24,7 @@ const (
 	Video                    // POST /v1/videos, GET /v1/videos/{id}, GET /v1/videos/{id}/content
 	Transcription            // POST /v1/audio/transcriptions (multipart)
 	Speech                   // POST /v1/audio/speech
+	SpeechSSE                // POST /v1/audio/speech with stream_format "sse"
 )
 
 var infos = [...]adapter.Info{
@@ -31,6 +32,7 @@ var infos = [...]adapter.Info{
 	Video:         {Name: "video_generation", Version: "1", Path: "/v1/videos", Kind: adapter.KindVideo},
 	Transcription: {Name: "transcription", Version: "1", Path: "/v1/audio/transcriptions", Kind: adapter.KindTranscription, Framing: adapter.FramingSSE},
 	Speech:        {Name: "speech", Version: "1", Path: "/v1/audio/speech", Kind: adapter.KindSpeech, Framing: adapter.FramingRaw},
+	SpeechSSE:     {Name: "speech-sse", Version: "1", Path: "/v1/audio/speech", Kind: adapter.KindSpeech, Framing: adapter.FramingSSE},
 }
 
 // The options a run may set (adapter.Config.Options, --adapter-config on
@@ -157,7 +159,7 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 	body := append(out.Body, `{"model":`...)
 	body = jsonx.AppendString(body, in.cfg.Model)
 	key := "prompt"
-	if in.a.API == Speech {
+	if in.a.API == Speech || in.a.API == SpeechSSE {
 		key = "input"
 	}
 	body = append(body, `,"`...)
@@ -167,8 +169,14 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 	if stream && in.a.API == Images {
 		body = append(body, `,"stream":true`...)
 	}
-	if in.a.API == Speech && opts["voice"] == "" {
+	if (in.a.API == Speech || in.a.API == SpeechSSE) && opts["voice"] == "" {
 		body = append(body, `,"voice":"alloy"`...)
+	}
+	if in.a.API == SpeechSSE {
+		body = append(body, `,"stream_format":"sse"`...)
+		if opts["response_format"] == "" {
+			body = append(body, `,"response_format":"pcm"`...)
+		}
 	}
 	if in.a.API == Speech && opts["response_format"] == "" {
 		body = append(body, `,"response_format":"wav"`...)
@@ -304,6 +312,12 @@ func (in *Instance) Close(ctx uint32, fin *adapter.Final) error {
 	if in.a.API == Transcription {
 		st.fin.Media.AudioNS = int64(in.a.Clip.Duration) // the clip sent
 	}
+	if in.a.API == SpeechSSE && st.bytes > 0 {
+		// The deltas' audio is raw PCM as OpenAI streams it: 24 kHz,
+		// 16-bit, mono.
+		st.fin.Media.Items, st.fin.Media.Bytes = 1, st.bytes
+		st.fin.Media.AudioNS = int64(pcmDuration(st.bytes, 24000, 1, 16))
+	}
 	*fin = st.fin
 	return nil
 }
@@ -382,6 +396,7 @@ type body struct {
 		URL *string `json:"url"`
 	} `json:"data"`
 	B64      *string         `json:"b64_json"`
+	Audio    *string         `json:"audio"`
 	Text     *string         `json:"text"`
 	Delta    *string         `json:"delta"`
 	ID       string          `json:"id"`
@@ -525,6 +540,18 @@ func (st *state) event(api API, ev *adapter.Event, idx uint32, dst []adapter.Rec
 		if v.B64 != nil {
 			st.fin.Media.Bytes += b64Len(*v.B64)
 		}
+	case "speech.audio.delta":
+		if v.Audio != nil {
+			st.bytes += b64Len(*v.Audio)
+		}
+		if st.fin.Media.FirstEvent == 0 {
+			st.fin.Media.FirstEvent = idx + 1
+		}
+	case "speech.audio.done":
+		st.usage(v.Usage)
+		st.fin.FinishReason = adapter.FinishStop
+		st.fin.Valid |= adapter.ValidFinishReason
+		return append(dst, adapter.Record{Kind: record.EventFinish, Event: idx, Aux0: uint32(adapter.FinishStop)}), nil
 	case "transcript.text.delta":
 		if v.Delta != nil {
 			st.text += len(*v.Delta)

@@ -31,6 +31,7 @@ func List() []Endpoint {
 		{Name: "sglang", API: "SGLang native /generate", Adapter: openai.Adapter{Endpoint: openai.SGLang}},
 		{Name: "tgi", API: "HF TGI /generate_stream (native)", Adapter: openai.Adapter{Endpoint: openai.TGI}},
 		{Name: "embeddings", API: "OpenAI embeddings (vLLM, TEI, SGLang)", Adapter: retrieval.Adapter{API: retrieval.Embeddings}},
+		{Name: "chat-embeddings", API: "vLLM chat-form embeddings (messages with image, audio, video parts)", Adapter: retrieval.ChatEmbeddings{}},
 		{Name: "nim-embeddings", API: "NVIDIA NIM embeddings", Adapter: retrieval.Adapter{API: retrieval.NIMEmbeddings}},
 		{Name: "rerank-tei", API: "Hugging Face TEI rerank", Adapter: retrieval.Adapter{API: retrieval.RerankTEI}},
 		{Name: "rerank-cohere", API: "Cohere rerank v2", Adapter: retrieval.Adapter{API: retrieval.RerankCohere}},
@@ -40,6 +41,7 @@ func List() []Endpoint {
 		{Name: "image_generation", API: "OpenAI images generations (b64_json, URL, streamed partial images)", Adapter: mediagen.Adapter{API: mediagen.Images}},
 		{Name: "video_generation", API: "OpenAI videos (async job: submit, poll, download)", Adapter: mediagen.Adapter{API: mediagen.Video}},
 		{Name: "transcription", API: "OpenAI audio transcriptions (multipart upload)", Adapter: mediagen.Adapter{API: mediagen.Transcription}},
+		{Name: "speech-sse", API: "OpenAI audio speech streamed as speech.audio.delta events (stream_format sse)", Adapter: mediagen.Adapter{API: mediagen.SpeechSSE}},
 		{Name: "speech", API: "OpenAI audio speech (text to speech, streamed audio)", Adapter: mediagen.Adapter{API: mediagen.Speech}},
 	}
 }
