@@ -238,9 +238,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	rp.engine.Counter = rp.tok
+	rp.engine.CaptureText = o.Output.ExportOutputs
 	for i := range rp.targets {
 		rp.targets[i].Counter = rp.tok // every target's output is counted alike
 	}
+	outputs := newOutputsLog(&o) // outputs.go: --export-outputs-json
 	var inputs *inputsLog
 	if o.Output.Export == "aiperf" {
 		inputs = newInputsLog()
@@ -254,7 +256,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		Summary: summary.Options{Streaming: rp.streaming, UseServerTokenCount: o.UseServerTokenCount, Goodput: rp.slos,
 			LateThreshold: o.Replay.LateThreshold, ISLCorrection: o.Prompts.ISLCorrection, Calibration: rp.calibration,
 			Targets: targetInfos(&o, rp)},
-		Info: info, Abort: abort.Done(), Log: log, QuietGC: true, Inputs: inputs,
+		Info: info, Abort: abort.Done(), Log: log, QuietGC: true, Inputs: inputs, Outputs: outputs,
 		Cancel:        cancelPlan{Rate: o.CancelRate, After: o.CancelAfter, Seed: o.Replay.Seed},
 		SessionHeader: o.SessionHeader,
 		Accuracy:      rp.acc,
@@ -378,6 +380,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err := writeTimeSlices(run, dir, &o, res.Summary, out.Writer); err != nil {
 			return out, fieldError("Output.SliceDuration", "{Output.SliceDuration}: %w", err)
 		}
+	}
+	if err := outputs.export(dir, res.Summary, log, aborted || runErr != nil || sumErr != nil); err != nil {
+		return out, err
 	}
 	if o.Output.Export == "aiperf" && aborted {
 		out.AIPerfSkipped = true // it reads every record back: not now
