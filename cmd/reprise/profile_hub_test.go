@@ -30,3 +30,15 @@ func TestProfileExportOutputsJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputsJSONFixture: the outputs.json recorded against
+// llm-d-inference-sim reads back with a response text per request.
+func TestOutputsJSONFixture(t *testing.T) {
+	texts, err := arrowio.ReadAIPerfOutputTexts(filepath.Join("testdata", "outputs-json", "llm-d-inference-sim.outputs.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(texts) != 3 {
+		t.Errorf("%d texts, want 3", len(texts))
+	}
+}
