@@ -549,6 +549,10 @@ type OutputOptions struct {
 	// with Export aiperf, AIPerf's profile_export_aiperf_timeslices.json
 	// and .csv (AIPerf's --slice-duration).
 	SliceDuration time.Duration
+	// ExportOutputs also writes outputs.json: every request's response
+	// text with AIPerf's per-request metadata and metrics (AIPerf's
+	// --export-outputs-json). Opt-in: the texts are what the server said.
+	ExportOutputs bool
 }
 
 // TelemetryOptions say what is collected beside the records.

@@ -236,7 +236,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	// Atomic: a full disk leaves no summary.json rather than a cut one. A
 	// failure here still returns the result.
 	sumErr := run.WriteSummary(res.Summary, out.Writer)
-	if err := writeOutputs(run, &o, res.Summary, out, inputs, aborted, runErr == nil && sumErr == nil); err != nil {
+	if err := writeOutputs(run, &o, res.Summary, out, inputs, rcfg.Outputs, log, aborted, runErr == nil && sumErr == nil); err != nil {
 		return out, err
 	}
 	return out, runError(runErr, sumErr, dir)
@@ -450,9 +450,11 @@ func runInfoOf(o *Options, rp *replayPlan, mode string, start time.Time) summary
 // the inputs log of an AIPerf export (nil without one).
 func newRunConfig(o *Options, rp *replayPlan, run *arrowio.Run, info summary.RunInfo, abort <-chan struct{}, log *slog.Logger) (runConfig, *inputsLog) {
 	rp.engine.Counter = rp.tok
+	rp.engine.CaptureText = o.Output.ExportOutputs
 	for i := range rp.targets {
 		rp.targets[i].Counter = rp.tok // every target's output is counted alike
 	}
+	outputs := newOutputsLog(o) // outputs.go: --export-outputs-json
 	var inputs *inputsLog
 	if o.Output.Export == "aiperf" {
 		inputs = newInputsLog()
@@ -466,7 +468,7 @@ func newRunConfig(o *Options, rp *replayPlan, run *arrowio.Run, info summary.Run
 		Summary: summary.Options{Streaming: rp.streaming, UseServerTokenCount: o.UseServerTokenCount, Goodput: rp.slos,
 			LateThreshold: o.Replay.LateThreshold, ISLCorrection: o.Prompts.ISLCorrection, Calibration: rp.calibration,
 			Targets: targetInfos(o, rp)},
-		Info: info, Abort: abort, Log: log, QuietGC: true, Inputs: inputs,
+		Info: info, Abort: abort, Log: log, QuietGC: true, Inputs: inputs, Outputs: outputs,
 		Cancel:        cancelPlan{Rate: o.CancelRate, After: o.CancelAfter, Seed: o.Replay.Seed},
 		SessionHeader: o.SessionHeader,
 		Accuracy:      rp.acc,
@@ -520,12 +522,15 @@ func startCPUProfile(path string) (stop func(), err error) {
 // AIPerf export, when o asks for them; ok is whether the run and its
 // summary went well (neither is written otherwise). An aborted run
 // skips the export (it reads every record back).
-func writeOutputs(run *arrowio.Run, o *Options, s *summary.Summary, out *Result, inputs *inputsLog, aborted, ok bool) error {
+func writeOutputs(run *arrowio.Run, o *Options, s *summary.Summary, out *Result, inputs *inputsLog, outputs *outputsLog, log *slog.Logger, aborted, ok bool) error {
 	dir := out.Dir
 	if o.Output.SliceDuration > 0 && !aborted && ok {
 		if err := writeTimeSlices(run, dir, o, s, out.Writer); err != nil {
 			return fieldError("Output.SliceDuration", "{Output.SliceDuration}: %w", err)
 		}
+	}
+	if err := outputs.export(dir, s, log, aborted || !ok); err != nil {
+		return err
 	}
 	if o.Output.Export == "aiperf" && aborted {
 		out.AIPerfSkipped = true // it reads every record back: not now

@@ -129,6 +129,8 @@ type runConfig struct {
 	Cancel cancelPlan
 	// Inputs, when set, keeps the request bodies for AIPerf's inputs.json.
 	Inputs *inputsLog
+	// Outputs, when set, keeps the response texts for outputs.json.
+	Outputs *outputsLog
 	// QuietGC turns the garbage collector's proportional mode off while
 	// the run sends, leaving only the memory limit (defaultMemoryLimit
 	// when the process has none) to trigger it: fewer collections, fewer
@@ -985,6 +987,7 @@ func (rn *runner) send(s *engine.Sender, p *engine.Prepared, r *record.Request) 
 		rn.connect.see(r, rn.baseURL(int(t)))
 	}
 	r.BytesSent = int64(len(p.Body))
+	rn.cfg.Outputs.add(r, s.Response())
 	if r.Graded {
 		rn.cfg.Accuracy.grade(rn.reqCtx, r, s.Response())
 	}

@@ -21,7 +21,7 @@ func AIPerfExportNames(prefix string) (records, summary, csv string) {
 // ValidExportPrefix reports whether prefix can name files of a run
 // directory: not empty, no path separator, not . or .., no NUL, not a
 // table's name (records.jsonl), and none of the names it makes is one
-// reprise writes already (summary.json, manifest.json, inputs.json).
+// reprise writes already (summary.json, manifest.json, inputs.json, outputs.json).
 func ValidExportPrefix(prefix string) bool {
 	if prefix == "" || prefix == "." || prefix == ".." || strings.ContainsAny(prefix, "/\\\x00") {
 		return false
@@ -34,7 +34,7 @@ func ValidExportPrefix(prefix string) bool {
 	r, s, c := AIPerfExportNames(prefix)
 	for _, n := range []string{r, s, c} {
 		switch n {
-		case SummaryFile, ManifestFile, ReportFile, AIPerfInputsFile:
+		case SummaryFile, ManifestFile, ReportFile, AIPerfInputsFile, AIPerfOutputsFile:
 			return false
 		}
 	}

@@ -119,6 +119,9 @@ type Config struct {
 	// internal/tokenizer's tokenizers do), exported events carry the
 	// tokens that arrived in each.
 	Counter TokenCounter
+	// CaptureText keeps every response's text for Sender.Response, as
+	// Prepared.Capture does for one request (--export-outputs-json).
+	CaptureText bool
 	// UseServerTokenCount derives output lengths (and ITL) from the
 	// server's usage when the server reports it, else from the client
 	// tokenizer (NewConfig: true). false always counts on the client.

@@ -139,7 +139,8 @@ func (s *Sender) Events() []record.Event { return s.events }
 // Response returns the assistant text of the last request, as AIPerf
 // appends it to a session's history: the content, or the reasoning text
 // when the content is empty. It is captured only when the Prepared asked
-// for it (Capture) or a token counter is configured; nil otherwise or when
+// for it (Capture), Config.CaptureText is set or a token counter is
+// configured; nil otherwise or when
 // nothing arrived. The slice is owned by the sender until its next Do.
 func (s *Sender) Response() []byte {
 	if len(s.fin.Text) > 0 {
@@ -370,7 +371,7 @@ func (s *Sender) beginBody(p *Prepared, r *record.Request, stream bool) error {
 	if stream {
 		flags |= adapter.OpenStream
 	}
-	if e.cfg.Counter != nil || p.Capture {
+	if e.cfg.Counter != nil || p.Capture || e.cfg.CaptureText {
 		flags |= adapter.OpenCaptureText
 	}
 	if err := s.inst.Open(s.ctxID, flags); err != nil {

@@ -78,7 +78,7 @@ func profileFlags() []cli.Flag {
 		}
 		out = append(out, f)
 	}
-	return append(append(out, profileOwnFlags()...), profileSweepFlags()...)
+	return append(append(append(out, profileOwnFlags()...), profileSweepFlags()...), profileHubFlags()...)
 }
 
 // setAliases sets the Aliases of a flag value of the cli package.
@@ -295,7 +295,6 @@ var aiperfUnsupported = map[string]string{
 	"prompt-corpus":                         "reprise builds prompts from its own word list (--prompt-seed picks them); drop the flag",
 	"failed-request-threshold":              "use --max-error-rate R (a fraction): over it the run exits 3",
 	"request-rate-series":                   "a series of rates is a trace: generate one with reprise synthesize and replay it",
-	"export-outputs-json":                   "response texts are not exported; drop the flag",
 	"stats-interval":                        "the progress line updates by itself; drop the flag",
 	"backend":                               "GenAI-Perf's Triton backends are not supported; reprise speaks the OpenAI API (--endpoint-type chat or completions)",
 	"grpc-method":                           "gRPC endpoints are not supported; reprise speaks HTTP",
@@ -650,6 +649,7 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 	}
 	o.Telemetry = tc
 
+	errs = append(errs, profileHubOptions(cmd, &o)) // profile_hub.go
 	if models := commaList([]string{o.Model}); len(models) > 1 {
 		mo, err := reprise.WithModels(o, models, cmd.String("model-selection-strategy"))
 		if err != nil {

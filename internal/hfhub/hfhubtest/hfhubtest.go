@@ -1,11 +1,14 @@
 // Package hfhubtest is a fake Hugging Face Hub for tests: an httptest
 // server answering resolve URLs (HEAD and GET) of the files added to it,
 // with the headers the real Hub sends (X-Repo-Commit, ETag as the git
-// blob sha1, X-Error-Code on 401 and 404). It touches no network.
+// blob sha1, X-Error-Code on 401 and 404), and LFS files (AddLFSFileAt)
+// as a 302 to a CDN server on another host with X-Linked-Etag (sha256)
+// and X-Linked-Size. It touches no network.
 package hfhubtest
 
 import (
 	"crypto/sha1" //nolint:gosec // git's blob names
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"net/http"
@@ -19,6 +22,9 @@ import (
 // Server is a fake Hub. Safe for concurrent use.
 type Server struct {
 	*httptest.Server
+	cdn   *httptest.Server
+	lfs   map[string]bool   // repo \x00 commit \x00 name of LFS files
+	blobs map[string]string // sha256 → content, served by cdn
 	mu    sync.Mutex
 	refs  map[string]map[string]string // repo → branch → commit
 	files map[string]string            // repo \x00 commit \x00 name → content
@@ -31,9 +37,42 @@ const Commit = "0123456789abcdef0123456789abcdef01234567"
 
 // New starts a fake Hub; Close stops it.
 func New() *Server {
-	s := &Server{refs: map[string]map[string]string{}, files: map[string]string{}}
+	s := &Server{refs: map[string]map[string]string{}, files: map[string]string{}, lfs: map[string]bool{}, blobs: map[string]string{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.cdn = httptest.NewServer(http.HandlerFunc(s.serveCDN))
 	return s
+}
+
+// Close stops the Hub and its CDN.
+func (s *Server) Close() {
+	s.Server.Close()
+	s.cdn.Close()
+}
+
+// AddLFSFileAt serves content as an LFS file name of commit, which
+// branch names: the Hub answers 302 to its CDN, as for Parquet files.
+func (s *Server) AddLFSFileAt(repo, branch, commit, name, content string) {
+	s.AddFileAt(repo, branch, commit, name, content)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lfs[repo+"\x00"+commit+"\x00"+name] = true
+	sum := sha256.Sum256([]byte(content))
+	s.blobs[hex.EncodeToString(sum[:])] = content
+}
+
+func (s *Server) serveCDN(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reqs = append(s.reqs, "CDN "+r.Method+" "+r.URL.EscapedPath())
+	content, ok := s.blobs[strings.TrimPrefix(r.URL.Path, "/blobs/")]
+	if !ok || r.Header.Get("Authorization") != "" { // the token never goes to the CDN
+		http.Error(w, "AccessDenied", http.StatusForbidden)
+		return
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(content)))
+	if r.Method != http.MethodHead {
+		w.Write([]byte(content))
+	}
 }
 
 // AddFile serves content as name on the main branch of repo (a model id
@@ -104,6 +143,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		w.Header().Set("X-Error-Code", "EntryNotFound")
 		http.Error(w, "Entry not found", http.StatusNotFound)
+		return
+	}
+	if s.lfs[repo+"\x00"+commit+"\x00"+name] {
+		sum := sha256.Sum256([]byte(content))
+		w.Header().Set("X-Linked-Etag", `"`+hex.EncodeToString(sum[:])+`"`)
+		w.Header().Set("X-Linked-Size", strconv.Itoa(len(content)))
+		w.Header().Set("ETag", `"pointer-`+hex.EncodeToString(sum[:8])+`"`)
+		http.Redirect(w, r, s.cdn.URL+"/blobs/"+hex.EncodeToString(sum[:])+"?X-Amz-Signature=x", http.StatusFound)
 		return
 	}
 	h := sha1.New() //nolint:gosec // git's blob names
