@@ -406,6 +406,13 @@ type SyntheticLoad struct {
 	// UserContext is the length in tokens of a prefix of each session's
 	// own (AIPerf's user context prompt), after the shared one.
 	UserContext int
+	// SeqDist, when not empty, is AIPerf's mixture of lengths
+	// (--seq-dist, [ParseSeqDist]): each request draws a pair by its
+	// probability and its lengths around the pair's means, instead of
+	// ISL ± ISLStdDev and OSL ± OSLStdDev (which should then be the
+	// mixture's means, [SeqDistMeans]). The load is generated as rows
+	// before the run, seeded by Replay.Seed.
+	SeqDist []SeqDistPair
 }
 
 // MediaOptions describe the synthetic media of every request, in AIPerf's

@@ -13,7 +13,7 @@ import (
 // shaped reports whether the synthetic load has sessions or shared
 // prefixes, which make it rows generated before the run.
 func (s *SyntheticLoad) shaped() bool {
-	return s.Sessions > 0 || s.TurnsMean > 1 || s.SharedPrefix > 0 || s.UserContext > 0 || s.PrefixGroups > 1
+	return s.Sessions > 0 || s.TurnsMean > 1 || s.SharedPrefix > 0 || s.UserContext > 0 || s.PrefixGroups > 1 || len(s.SeqDist) > 0
 }
 
 // maxPrefixBlocks bounds the hash ids of a synthetic row's shared prefixes.
@@ -131,9 +131,14 @@ func syntheticRows(s *SyntheticLoad, rc *replay.Config, maxInput int) []trace.Ro
 			if k == 0 {
 				room = max(1, maxInput-s.SharedPrefix-s.UserContext)
 			}
-			isl := min(draw(s.ISL, s.ISLStdDev), room)
+			var isl, osl int
+			if len(s.SeqDist) > 0 {
+				isl, osl = seqDistLengths(s.SeqDist, rng, room)
+			} else {
+				isl, osl = min(draw(s.ISL, s.ISLStdDev), room), draw(s.OSL, s.OSLStdDev)
+			}
 			row := trace.Row{Index: int64(len(rows)), Line: int64(len(rows)) + 1, InputTokens: isl,
-				OutputTokens: draw(s.OSL, s.OSLStdDev), SessionID: id, Turn: k, ParentID: -1, RequestID: -1}
+				OutputTokens: osl, SessionID: id, Turn: k, ParentID: -1, RequestID: -1}
 			if k > 0 && (s.TurnDelay > 0 || s.TurnDelayStdDev > 0) {
 				d := float64(s.TurnDelay)
 				if s.TurnDelayStdDev > 0 {

@@ -78,7 +78,7 @@ func profileFlags() []cli.Flag {
 		}
 		out = append(out, f)
 	}
-	return append(append(out, profileOwnFlags()...), profileSweepFlags()...)
+	return append(append(append(out, profileOwnFlags()...), profileSweepFlags()...), profileDatasetFlags()...)
 }
 
 // setAliases sets the Aliases of a flag value of the cli package.
@@ -243,8 +243,6 @@ var aiperfUnsupported = map[string]string{
 	"dataset-filter":                        "reprise's --public-dataset is read whole; filter the file first (e.g. with duckdb or jq) and pass it with --input-file",
 	"num-dataset-entries":                   "synthetic prompts are all distinct in reprise (no pool to size); drop the flag",
 	"num-prompts":                           "synthetic prompts are all distinct in reprise (no pool to size); drop the flag",
-	"seq-dist":                              "mixtures of lengths are not a flag: generate such a trace with reprise synthesize and replay it",
-	"sequence-distribution":                 "mixtures of lengths are not a flag: generate such a trace with reprise synthesize and replay it",
 	"prompt-prefix-pool-size":               "use --shared-system-prompt-length (one shared prefix) or --prefix-groups N (N shared prefixes)",
 	"prefix-prompt-pool-size":               "use --shared-system-prompt-length (one shared prefix) or --prefix-groups N (N shared prefixes)",
 	"num-prefix-prompts":                    "use --shared-system-prompt-length (one shared prefix) or --prefix-groups N (N shared prefixes)",
@@ -665,6 +663,7 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 	if !cmd.IsSet("overwrite") {
 		o.Output.Overwrite = true // AIPerf writes over its artifact directory
 	}
+	errs = append(errs, profileDataset(cmd, &o))
 	return o, quiet, errors.Join(errs...)
 }
 

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/reprise-bench/reprise"
+)
+
+// profileDatasetFlags are AIPerf's dataset-side flags of the profile
+// command (design 0027): synthetic prompt shaping.
+func profileDatasetFlags() []cli.Flag {
+	const cat = "AIPerf"
+	return []cli.Flag{
+		&cli.StringFlag{Name: "seq-dist", Aliases: []string{"sequence-distribution"}, Category: cat, Sources: envVars("seq-dist"),
+			Usage: "synthetic load: AIPerf's mixture of lengths `ISL,OSL:PCT;…` (ISL|SD and OSL|SD add a standard deviation; also [(ISL,OSL):PCT,…] and {\"pairs\":[…]}); each request draws a pair, seeded by --random-seed"},
+	}
+}
+
+// profileDataset maps the dataset-side flags onto o (after the rest of
+// profileOptions).
+func profileDataset(cmd *cli.Command, o *reprise.Options) error {
+	if s := cmd.String("seq-dist"); s != "" {
+		pairs, err := reprise.ParseSeqDist(s)
+		if err != nil {
+			return fmt.Errorf("--seq-dist: %w", err)
+		}
+		if cmd.IsSet("isl") || cmd.IsSet("osl") || cmd.IsSet("isl-stddev") || cmd.IsSet("osl-stddev") {
+			return fmt.Errorf("--seq-dist gives the lengths: drop --isl, --osl and their standard deviations")
+		}
+		o.Synthetic.SeqDist = pairs
+		o.Synthetic.ISL, o.Synthetic.OSL = reprise.SeqDistMeans(pairs)
+	}
+	return nil
+}
