@@ -178,6 +178,13 @@ type Options struct {
 	IgnoreEOS bool
 	// MaxTokensFromTrace sends each row's output length as max_tokens.
 	MaxTokensFromTrace bool
+	// ServerOutputLength keeps a trace row without an output length
+	// (when Synthetic.OSL gives none) instead of refusing it, as AIPerf
+	// does: it is sent with no max_tokens and, then, no ignore_eos, so
+	// the server decides when it ends (bounded by MaxResponseEvents,
+	// MaxResponseBytes and Timeout). Start.ServerOutputRows and the
+	// manifest's server_output_rows count such rows.
+	ServerOutputLength bool
 	// PrimePrefixes sends, before the measured requests, one request per
 	// distinct shared prefix of the trace's hash ids (its full blocks, one
 	// output token), as warmup records, and waits for them: the measured

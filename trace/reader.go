@@ -130,6 +130,9 @@ type ReadStats struct {
 	Orphans int64
 	// DefaultedOutput counts kept rows given Options.DefaultOutputTokens.
 	DefaultedOutput int64
+	// NoOutput counts kept rows left without an output length (neither
+	// DefaultOutputTokens nor RequireOutput).
+	NoOutput int64
 	// Warnings counts warning events: skipped rows, out-of-order rows
 	// and orphans.
 	Warnings int64
@@ -683,6 +686,7 @@ func (r *Reader) noOutput(row *Row) error {
 		r.stats.DefaultedOutput++
 		return nil
 	case !r.opts.RequireOutput:
+		r.stats.NoOutput++
 		return nil
 	}
 	return r.fileErr(row.Line, field, fmt.Errorf("missing: %s; give the row an output_length, or pass --osl N to send rows without one with N output tokens", unbounded))

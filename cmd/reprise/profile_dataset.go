@@ -21,6 +21,9 @@ func profileDatasetFlags() []cli.Flag {
 // profileDataset maps the dataset-side flags onto o (after the rest of
 // profileOptions).
 func profileDataset(cmd *cli.Command, o *reprise.Options) error {
+	// AIPerf sends a row without an output length as it is: the server
+	// decides (no max_tokens, so no ignore_eos either).
+	o.ServerOutputLength = true
 	if s := cmd.String("seq-dist"); s != "" {
 		pairs, err := reprise.ParseSeqDist(s)
 		if err != nil {

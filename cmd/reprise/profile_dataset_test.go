@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,5 +50,57 @@ func TestProfileSeqDistErrors(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, "--seq-dist") {
 			t.Errorf("%v: exit %d, stderr %q; want 2 naming --seq-dist", args, code, stderr)
 		}
+	}
+}
+
+// TestProfileNoOutputLength: a file's row without an output length is
+// sent with neither max_tokens nor ignore_eos (the server decides), a row
+// with one with both, and stderr and the manifest say how many rows.
+func TestProfileNoOutputLength(t *testing.T) {
+	srv := startMockServer(t, nil)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "prompts.jsonl")
+	if err := os.WriteFile(in, []byte(`{"text":"with a length","output_length":5}`+"\n"+`{"text":"without a length"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	code, _, stderr := runCLI(t, "", "profile", "-m", "reprise-mock", "--url", srv.URL(), "--input-file", in,
+		"--custom-dataset-type", "single_turn", "--artifact-dir", out, "--format", "jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "1 rows of the trace have no output length: they are sent without max_tokens and ignore_eos") {
+		t.Errorf("stderr %q: want the note on the row without an output length", stderr)
+	}
+	var inputs struct {
+		Data []struct {
+			Payloads []map[string]any `json:"payloads"`
+		} `json:"data"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "inputs.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &inputs); err != nil || len(inputs.Data) != 2 {
+		t.Fatalf("inputs.json: %v, %d sessions; want 2", err, len(inputs.Data))
+	}
+	for i, d := range inputs.Data {
+		p := d.Payloads[0]
+		_, mt := p["max_tokens"]
+		_, ie := p["ignore_eos"]
+		if with := strings.Contains(mustJSON(p), "with a length"); mt != with || ie != with {
+			t.Errorf("payload %d %v: max_tokens %v, ignore_eos %v; want both only with the row's output_length", i, p, mt, ie)
+		}
+	}
+	if n := len(srv.Log()); n != 2 {
+		t.Errorf("%d requests, want 2", n)
+	}
+	var man map[string]any
+	b, err = os.ReadFile(filepath.Join(out, "manifest.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &man)
+	}
+	if err != nil || man["server_output_rows"] != 1.0 {
+		t.Errorf("manifest: %v, server_output_rows %v; want 1", err, man["server_output_rows"])
 	}
 }
