@@ -190,5 +190,14 @@ func seqDistLengths(pairs []SeqDistPair, rng *rand.Rand, limit int) (int, int) {
 	if p.OSLStdDev > 0 {
 		osl += p.OSLStdDev * rng.NormFloat64()
 	}
-	return synthLength(isl, limit), synthLength(osl, math.MaxInt32)
+	return clampLength(isl, limit), clampLength(osl, math.MaxInt32)
+}
+
+// clampLength is a drawn length in whole tokens, at least 1 and at most
+// limit (as synthLength; kept here so this file depends on no other).
+func clampLength(v float64, limit int) int {
+	if !(v < float64(limit)) {
+		return limit
+	}
+	return max(1, int(math.Round(v)))
 }

@@ -454,8 +454,7 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 		o.Endpoint = e
 	}
 	o.Streaming = cmd.Bool("streaming")
-	o.Trace.Path = cmd.String("input-file")
-	o.Trace.PublicDataset = cmd.String("public-dataset")
+	o.Trace.Path, o.Trace.PublicDataset = cmd.String("input-file"), cmd.String("public-dataset")
 	if t := cmd.String("custom-dataset-type"); t != "" {
 		if o.Trace.Path == "" {
 			errs = append(errs, errors.New("--custom-dataset-type needs --input-file"))

@@ -13,7 +13,7 @@ import (
 func profileDatasetFlags() []cli.Flag {
 	const cat = "AIPerf"
 	return []cli.Flag{
-		&cli.StringFlag{Name: "seq-dist", Aliases: []string{"sequence-distribution"}, Category: cat, Sources: envVars("seq-dist"),
+		&cli.StringFlag{Name: "seq-dist", Aliases: []string{"sequence-distribution"}, Category: cat, Sources: cli.EnvVars("REPRISE_SEQ_DIST"),
 			Usage: "synthetic load: AIPerf's mixture of lengths `ISL,OSL:PCT;…` (ISL|SD and OSL|SD add a standard deviation; also [(ISL,OSL):PCT,…] and {\"pairs\":[…]}); each request draws a pair, seeded by --random-seed"},
 	}
 }
