@@ -420,6 +420,14 @@ type SyntheticLoad struct {
 	// mixture's means, [SeqDistMeans]). The load is generated as rows
 	// before the run, seeded by Replay.Seed.
 	SeqDist []SeqDistPair
+	// Entries, when > 0, is AIPerf's --num-dataset-entries: the load is
+	// a pool of Entries distinct requests (generated as above), and the
+	// run sends requests drawn from it in the Trace.Sampling order
+	// (sequential cycles through it; AIPerf's default for synthetic
+	// loads, shuffle, a new permutation each pass; random with
+	// replacement), so a request's prompt repeats exactly. Single-turn
+	// loads only.
+	Entries int
 }
 
 // MediaOptions describe the synthetic media of every request, in AIPerf's

@@ -503,7 +503,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		rp.nRows = len(rp.rows)
 	}
 	if !hasTrace(o) && o.Synthetic.shaped() {
-		rp.rows = syntheticRows(&o.Synthetic, &o.Replay, o.Trace.MaxInputTokens)
+		rp.rows = shapedRows(&o.Synthetic, &o.Replay, o.Trace.MaxInputTokens, o.Trace.Sampling)
 		rp.nRows = len(rp.rows)
 	}
 	if rp.acc != nil && rp.acc.all {

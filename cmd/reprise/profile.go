@@ -241,8 +241,6 @@ var aiperfUnsupported = map[string]string{
 	"connection-reuse-strategy":             "reprise pools connections (--max-connections caps them); per-session or no reuse is not offered",
 	"hf-subset":                             "reprise's --public-dataset names one file (sharegpt); export the subset to Parquet or JSONL and pass it with --input-file (--prompt-column names the text)",
 	"dataset-filter":                        "reprise's --public-dataset is read whole; filter the file first (e.g. with duckdb or jq) and pass it with --input-file",
-	"num-dataset-entries":                   "synthetic prompts are all distinct in reprise (no pool to size); drop the flag",
-	"num-prompts":                           "synthetic prompts are all distinct in reprise (no pool to size); drop the flag",
 	"prompt-prefix-pool-size":               "use --shared-system-prompt-length (one shared prefix) or --prefix-groups N (N shared prefixes)",
 	"prefix-prompt-pool-size":               "use --shared-system-prompt-length (one shared prefix) or --prefix-groups N (N shared prefixes)",
 	"num-prefix-prompts":                    "use --shared-system-prompt-length (one shared prefix) or --prefix-groups N (N shared prefixes)",

@@ -13,6 +13,8 @@ import (
 func profileDatasetFlags() []cli.Flag {
 	const cat = "AIPerf"
 	return []cli.Flag{
+		&cli.IntFlag{Name: "num-dataset-entries", Aliases: []string{"num-prompts"}, Category: cat, Sources: cli.EnvVars("REPRISE_NUM_DATASET_ENTRIES"),
+			Usage: "synthetic single-turn load: a pool of `N` distinct requests, the run's requests drawn from it by --dataset-sampling-strategy (shuffle by default, as AIPerf; sequential, random), so prompts repeat exactly"},
 		&cli.StringFlag{Name: "seq-dist", Aliases: []string{"sequence-distribution"}, Category: cat, Sources: cli.EnvVars("REPRISE_SEQ_DIST"),
 			Usage: "synthetic load: AIPerf's mixture of lengths `ISL,OSL:PCT;…` (ISL|SD and OSL|SD add a standard deviation; also [(ISL,OSL):PCT,…] and {\"pairs\":[…]}); each request draws a pair, seeded by --random-seed"},
 	}
@@ -24,6 +26,18 @@ func profileDataset(cmd *cli.Command, o *reprise.Options) error {
 	// AIPerf sends a row without an output length as it is: the server
 	// decides (no max_tokens, so no ignore_eos either).
 	o.ServerOutputLength = true
+	if cmd.IsSet("num-dataset-entries") {
+		if o.Trace.Path != "" || o.Trace.PublicDataset != "" {
+			return fmt.Errorf("--num-dataset-entries sizes a synthetic pool; with --input-file or --public-dataset give --request-count (or --num-sessions) instead")
+		}
+		o.Synthetic.Entries = cmd.Int("num-dataset-entries")
+		if o.Synthetic.Entries < 1 {
+			return fmt.Errorf("--num-dataset-entries %d: want at least 1", o.Synthetic.Entries)
+		}
+		if !cmd.IsSet("dataset-sampling") {
+			o.Trace.Sampling = "shuffle" // AIPerf's default for synthetic loads
+		}
+	}
 	if s := cmd.String("seq-dist"); s != "" {
 		pairs, err := reprise.ParseSeqDist(s)
 		if err != nil {

@@ -104,3 +104,51 @@ func TestProfileNoOutputLength(t *testing.T) {
 		t.Errorf("manifest: %v, server_output_rows %v; want 1", err, man["server_output_rows"])
 	}
 }
+
+// TestProfileNumDatasetEntries: a pool of 3 synthetic requests, 12 sent in
+// AIPerf's shuffle order: each entry's prompt is sent exactly 4 times
+// (one permutation per pass), and the server sees 3 distinct prompts.
+func TestProfileNumDatasetEntries(t *testing.T) {
+	srv := startMockServer(t, nil)
+	out := filepath.Join(t.TempDir(), "run")
+	code, _, stderr := runCLI(t, "", "profile", "-m", "reprise-mock", "--url", srv.URL(), "--num-dataset-entries", "3",
+		"--isl", "24", "--isl-stddev", "6", "--osl", "3", "--request-count", "12", "--random-seed", "5",
+		"--artifact-dir", out, "--format", "jsonl")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var inputs struct {
+		Data []struct {
+			Payloads []struct {
+				Messages []struct{ Content string } `json:"messages"`
+			} `json:"payloads"`
+		} `json:"data"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "inputs.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &inputs)
+	}
+	if err != nil || len(inputs.Data) != 12 {
+		t.Fatalf("inputs.json: %v, %d requests; want 12", err, len(inputs.Data))
+	}
+	count := map[string]int{}
+	for _, d := range inputs.Data {
+		count[d.Payloads[0].Messages[0].Content]++
+	}
+	if len(count) != 3 {
+		t.Fatalf("%d distinct prompts, want 3", len(count))
+	}
+	for p, n := range count {
+		if n != 4 {
+			t.Errorf("prompt %.30q sent %d times, want 4", p, n)
+		}
+	}
+	if n := len(srv.Log()); n != 12 {
+		t.Errorf("%d requests reached the server, want 12", n)
+	}
+	code, _, stderr = runCLI(t, "", "profile", "-m", "reprise-mock", "--url", srv.URL(), "--num-dataset-entries", "3",
+		"--input-file", filepath.Join(t.TempDir(), "x.jsonl"), "--artifact-dir", t.TempDir())
+	if code != 2 || !strings.Contains(stderr, "--num-dataset-entries sizes a synthetic pool") {
+		t.Errorf("with --input-file: exit %d, %q; want 2 and the reason", code, stderr)
+	}
+}
