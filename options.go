@@ -428,6 +428,11 @@ type SyntheticLoad struct {
 	// replacement), so a request's prompt repeats exactly. Single-turn
 	// loads only.
 	Entries int
+	// PrefixRandom gives each session a group's prefix drawn at random
+	// (seeded) instead of round-robin: AIPerf's prefix pool
+	// (--prompt-prefix-pool-size PrefixGroups, --prompt-prefix-length
+	// SharedPrefix), one prefix of the pool per conversation.
+	PrefixRandom bool
 }
 
 // MediaOptions describe the synthetic media of every request, in AIPerf's

@@ -91,6 +91,7 @@ func prefixBlock(s *SyntheticLoad) int {
 // grows the session's history. Equal seeds give equal rows.
 func syntheticRows(s *SyntheticLoad, rc *replay.Config, maxInput int) []trace.Row {
 	rng := rand.New(rand.NewPCG(rc.Seed, 0x73796e7468)) // "synth"
+	pick := rand.New(rand.NewPCG(rc.Seed, 0x706f6f6c))  // "pool": PrefixRandom's own stream
 	draw := func(mean, std float64) int {
 		v := mean
 		if std > 0 {
@@ -154,6 +155,9 @@ func syntheticRows(s *SyntheticLoad, rc *replay.Config, maxInput int) []trace.Ro
 				var ids []uint64
 				if k == 0 {
 					g := uint64(n % groups)
+					if s.PrefixRandom {
+						g = uint64(pick.IntN(groups))
+					}
 					for b := range s.SharedPrefix / B {
 						ids = append(ids, idShared+g<<24+uint64(b))
 					}

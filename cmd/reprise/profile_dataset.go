@@ -13,6 +13,10 @@ import (
 func profileDatasetFlags() []cli.Flag {
 	const cat = "AIPerf"
 	return []cli.Flag{
+		&cli.IntFlag{Name: "prompt-prefix-pool-size", Aliases: []string{"prefix-prompt-pool-size", "num-prefix-prompts"}, Category: cat, Sources: cli.EnvVars("REPRISE_PROMPT_PREFIX_POOL_SIZE"),
+			Usage: "synthetic load: a pool of `N` prefixes of --prompt-prefix-length tokens; each conversation's first prompt starts with one drawn at random (seeded)"},
+		&cli.IntFlag{Name: "prompt-prefix-length", Aliases: []string{"prefix-prompt-length"}, Category: cat, Sources: cli.EnvVars("REPRISE_PROMPT_PREFIX_LENGTH"),
+			Usage: "synthetic load: `TOKENS` of each prefix of --prompt-prefix-pool-size"},
 		&cli.IntFlag{Name: "num-dataset-entries", Aliases: []string{"num-prompts"}, Category: cat, Sources: cli.EnvVars("REPRISE_NUM_DATASET_ENTRIES"),
 			Usage: "synthetic single-turn load: a pool of `N` distinct requests, the run's requests drawn from it by --dataset-sampling-strategy (shuffle by default, as AIPerf; sequential, random), so prompts repeat exactly"},
 		&cli.StringFlag{Name: "seq-dist", Aliases: []string{"sequence-distribution"}, Category: cat, Sources: cli.EnvVars("REPRISE_SEQ_DIST"),
@@ -26,6 +30,15 @@ func profileDataset(cmd *cli.Command, o *reprise.Options) error {
 	// AIPerf sends a row without an output length as it is: the server
 	// decides (no max_tokens, so no ignore_eos either).
 	o.ServerOutputLength = true
+	if pool, n := cmd.Int("prompt-prefix-pool-size"), cmd.Int("prompt-prefix-length"); pool > 0 || n > 0 {
+		switch {
+		case pool < 1 || n < 1:
+			return fmt.Errorf("--prompt-prefix-pool-size %d and --prompt-prefix-length %d: give both, each at least 1", pool, n)
+		case cmd.IsSet("shared-prefix-length") || cmd.IsSet("user-context-length") || cmd.IsSet("prefix-groups"):
+			return fmt.Errorf("--prompt-prefix-pool-size and --prompt-prefix-length exclude --shared-system-prompt-length, --user-context-prompt-length and --prefix-groups (as in AIPerf)")
+		}
+		o.Synthetic.PrefixGroups, o.Synthetic.SharedPrefix, o.Synthetic.PrefixRandom = pool, n, true
+	}
 	if cmd.IsSet("num-dataset-entries") {
 		if o.Trace.Path != "" || o.Trace.PublicDataset != "" {
 			return fmt.Errorf("--num-dataset-entries sizes a synthetic pool; with --input-file or --public-dataset give --request-count (or --num-sessions) instead")

@@ -152,3 +152,34 @@ func TestProfileNumDatasetEntries(t *testing.T) {
 		t.Errorf("with --input-file: exit %d, %q; want 2 and the reason", code, stderr)
 	}
 }
+
+// TestProfilePrefixPool: AIPerf's prefix pool of 2 prefixes of 32 tokens:
+// every request is 32 + 8 tokens, the mock's cache misses the prefix once
+// per prefix of the pool (2) and hits it on every other request.
+func TestProfilePrefixPool(t *testing.T) {
+	srv := startMockServer(t, nil)
+	out := filepath.Join(t.TempDir(), "run")
+	code, _, stderr := runCLI(t, "", "profile", "-m", "reprise-mock", "--url", srv.URL(), "--prompt-prefix-pool-size", "2",
+		"--prompt-prefix-length", "32", "--isl", "8", "--osl", "2", "--request-count", "20", "--random-seed", "9",
+		"--artifact-dir", out, "--format", "jsonl", "--quiet", "--export", "none")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	cold := 0
+	for _, l := range srv.Log() {
+		switch {
+		case l.PromptTokens != 40:
+			t.Errorf("request %d: %d prompt tokens, want 40", l.Seq, l.PromptTokens)
+		case l.CachedTokens < 32:
+			cold++
+		}
+	}
+	if n := len(srv.Log()); n != 20 || cold != 2 {
+		t.Errorf("%d requests, %d without the prefix cached; want 20 and 2 (one per prefix)", n, cold)
+	}
+	code, _, stderr = runCLI(t, "", "profile", "-m", "reprise-mock", "--url", srv.URL(), "--prompt-prefix-pool-size", "2",
+		"--prompt-prefix-length", "32", "--shared-system-prompt-length", "16", "--isl", "8", "--osl", "2", "--artifact-dir", t.TempDir())
+	if code != 2 || !strings.Contains(stderr, "exclude --shared-system-prompt-length") {
+		t.Errorf("with --shared-system-prompt-length: exit %d, %q; want 2 and the reason", code, stderr)
+	}
+}
