@@ -13,6 +13,8 @@ import (
 func profileDatasetFlags() []cli.Flag {
 	const cat = "AIPerf"
 	return []cli.Flag{
+		&cli.IntFlag{Name: "synthesis-max-isl", Category: cat, Sources: cli.EnvVars("REPRISE_SYNTHESIS_MAX_ISL"),
+			Usage: "leave out (counted) the rows of --input-file of more than `N` input tokens, as AIPerf's loader skips them (replay's --max-input-tokens N --skip-invalid)"},
 		&cli.IntFlag{Name: "prompt-prefix-pool-size", Aliases: []string{"prefix-prompt-pool-size", "num-prefix-prompts"}, Category: cat, Sources: cli.EnvVars("REPRISE_PROMPT_PREFIX_POOL_SIZE"),
 			Usage: "synthetic load: a pool of `N` prefixes of --prompt-prefix-length tokens; each conversation's first prompt starts with one drawn at random (seeded)"},
 		&cli.IntFlag{Name: "prompt-prefix-length", Aliases: []string{"prefix-prompt-length"}, Category: cat, Sources: cli.EnvVars("REPRISE_PROMPT_PREFIX_LENGTH"),
@@ -30,6 +32,12 @@ func profileDataset(cmd *cli.Command, o *reprise.Options) error {
 	// AIPerf sends a row without an output length as it is: the server
 	// decides (no max_tokens, so no ignore_eos either).
 	o.ServerOutputLength = true
+	if cmd.IsSet("synthesis-max-isl") {
+		if o.Trace.MaxInputTokens = cmd.Int("synthesis-max-isl"); o.Trace.MaxInputTokens < 1 {
+			return fmt.Errorf("--synthesis-max-isl %d: want at least 1 token", o.Trace.MaxInputTokens)
+		}
+		o.Trace.SkipInvalid = true
+	}
 	if pool, n := cmd.Int("prompt-prefix-pool-size"), cmd.Int("prompt-prefix-length"); pool > 0 || n > 0 {
 		switch {
 		case pool < 1 || n < 1:

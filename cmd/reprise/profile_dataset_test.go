@@ -183,3 +183,32 @@ func TestProfilePrefixPool(t *testing.T) {
 		t.Errorf("with --shared-system-prompt-length: exit %d, %q; want 2 and the reason", code, stderr)
 	}
 }
+
+// TestProfileSynthesisMaxISL: --synthesis-max-isl leaves the longer rows
+// of a Mooncake trace out (the server sees the others only), and
+// --synthesis-speedup-ratio is taken (as --speedup).
+func TestProfileSynthesisMaxISL(t *testing.T) {
+	srv := startMockServer(t, nil)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "mooncake.jsonl")
+	rows := `{"timestamp":0,"input_length":100,"output_length":2,"hash_ids":[1]}
+{"timestamp":100,"input_length":600,"output_length":2,"hash_ids":[2,3]}
+{"timestamp":200,"input_length":200,"output_length":2,"hash_ids":[4]}
+`
+	if err := os.WriteFile(in, []byte(rows), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "", "profile", "-m", "reprise-mock", "--url", srv.URL(), "--input-file", in,
+		"--custom-dataset-type", "mooncake_trace", "--fixed-schedule", "--synthesis-max-isl", "300", "--synthesis-speedup-ratio", "10",
+		"--artifact-dir", filepath.Join(dir, "run"), "--format", "jsonl", "--quiet", "--export", "none")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got []int
+	for _, l := range srv.Log() {
+		got = append(got, l.PromptTokens)
+	}
+	if len(got) != 2 || got[0]+got[1] != 300 {
+		t.Errorf("prompt tokens %v; want the rows of 100 and 200 only", got)
+	}
+}
