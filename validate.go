@@ -464,7 +464,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 		// under ignore_eos never ends: refused unless Synthetic.OSL gives one.
 		opts := trace.Options{Format: tf, BlockSize: o.Trace.BlockSize, FitHashIDs: o.Prompts.HashMismatch == string(prompt.MismatchFit), SkipInvalid: o.Trace.SkipInvalid, DropFailed: o.Trace.DropFailed,
 			ModelFilter: o.Trace.ModelFilter, MaxInputTokens: o.Trace.MaxInputTokens, DefaultOutputTokens: int(o.Synthetic.OSL),
-			RequireOutput: o.MaxTokensFromTrace && !o.ServerOutputLength, Log: log, Context: ctx,
+			RequireOutput: o.MaxTokensFromTrace && !o.ServerOutputLength, CountNoOutput: o.ServerOutputLength, Log: log, Context: ctx,
 			Columns: o.Trace.Columns, Sessions: o.Trace.AllTurns, CountTokens: rp.tok.Count, MediaLimits: mediaLimits(&o.Media)}
 		switch o.Endpoint {
 		case trace.EndpointChat, trace.EndpointCompletions:
