@@ -178,6 +178,13 @@ type Options struct {
 	IgnoreEOS bool
 	// MaxTokensFromTrace sends each row's output length as max_tokens.
 	MaxTokensFromTrace bool
+	// ServerOutputLength keeps a trace row without an output length
+	// (when Synthetic.OSL gives none) instead of refusing it, as AIPerf
+	// does: it is sent with no max_tokens and, then, no ignore_eos, so
+	// the server decides when it ends (bounded by MaxResponseEvents,
+	// MaxResponseBytes and Timeout). Start.ServerOutputRows and the
+	// manifest's server_output_rows count such rows.
+	ServerOutputLength bool
 	// PrimePrefixes sends, before the measured requests, one request per
 	// distinct shared prefix of the trace's hash ids (its full blocks, one
 	// output token), as warmup records, and waits for them: the measured
@@ -406,6 +413,26 @@ type SyntheticLoad struct {
 	// UserContext is the length in tokens of a prefix of each session's
 	// own (AIPerf's user context prompt), after the shared one.
 	UserContext int
+	// SeqDist, when not empty, is AIPerf's mixture of lengths
+	// (--seq-dist, [ParseSeqDist]): each request draws a pair by its
+	// probability and its lengths around the pair's means, instead of
+	// ISL ± ISLStdDev and OSL ± OSLStdDev (which should then be the
+	// mixture's means, [SeqDistMeans]). The load is generated as rows
+	// before the run, seeded by Replay.Seed.
+	SeqDist []SeqDistPair
+	// Entries, when > 0, is AIPerf's --num-dataset-entries: the load is
+	// a pool of Entries distinct requests (generated as above), and the
+	// run sends requests drawn from it in the Trace.Sampling order
+	// (sequential cycles through it; AIPerf's default for synthetic
+	// loads, shuffle, a new permutation each pass; random with
+	// replacement), so a request's prompt repeats exactly. Single-turn
+	// loads only.
+	Entries int
+	// PrefixRandom gives each session a group's prefix drawn at random
+	// (seeded) instead of round-robin: AIPerf's prefix pool
+	// (--prompt-prefix-pool-size PrefixGroups, --prompt-prefix-length
+	// SharedPrefix), one prefix of the pool per conversation.
+	PrefixRandom bool
 }
 
 // MediaOptions describe the synthetic media of every request, in AIPerf's

@@ -59,6 +59,9 @@ type Start struct {
 	// run goes.
 	TraceRows  int
 	HeldReason string
+	// ServerOutputRows counts the trace's rows without an output length
+	// sent with neither max_tokens nor ignore_eos (Options.ServerOutputLength).
+	ServerOutputRows int64
 	// DefaultedOutput counts the trace's rows without an output length,
 	// which ask for Synthetic.OSL output tokens.
 	DefaultedOutput int64
@@ -281,7 +284,7 @@ func announce(o *Options, rp *replayPlan, dir string, info summary.RunInfo, ui s
 	if o.OnStart != nil {
 		o.OnStart(Start{Dir: dir, Trace: rp.tracePath, URL: rp.url, EndpointPath: rp.engine.Adapter.Info().Path,
 			Endpoint: info.Endpoint, Mode: info.Mode, Planned: rp.plan.Requests(), TraceRows: rp.nRows, HeldReason: rp.loadNote,
-			DefaultedOutput: rp.stats.DefaultedOutput, Calibration: rp.calibration, UI: ui, Graded: rp.acc.describe()})
+			DefaultedOutput: rp.stats.DefaultedOutput, ServerOutputRows: rp.stats.NoOutput, Calibration: rp.calibration, UI: ui, Graded: rp.acc.describe()})
 	}
 }
 
@@ -675,6 +678,7 @@ func writeManifest(run *arrowio.Run, o *Options, rp *replayPlan, start time.Time
 		"streaming":              rp.streaming,
 		"ignore_eos":             o.IgnoreEOS,
 		"max_tokens_from_trace":  o.MaxTokensFromTrace,
+		"server_output_rows":     rp.stats.NoOutput,
 		"extra_body":             extraBodyForFiles(o.ExtraBody),
 		"headers":                headers,
 		"api_key_set":            o.APIKey != "",

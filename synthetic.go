@@ -13,7 +13,7 @@ import (
 // shaped reports whether the synthetic load has sessions or shared
 // prefixes, which make it rows generated before the run.
 func (s *SyntheticLoad) shaped() bool {
-	return s.Sessions > 0 || s.TurnsMean > 1 || s.SharedPrefix > 0 || s.UserContext > 0 || s.PrefixGroups > 1
+	return s.Sessions > 0 || s.TurnsMean > 1 || s.SharedPrefix > 0 || s.UserContext > 0 || s.PrefixGroups > 1 || len(s.SeqDist) > 0 || s.Entries > 0
 }
 
 // maxPrefixBlocks bounds the hash ids of a synthetic row's shared prefixes.
@@ -47,6 +47,9 @@ func syntheticProblems(s *SyntheticLoad, withTrace bool, bad func(path, format s
 	}
 	if s.SharedPrefix < 0 || s.UserContext < 0 || s.PrefixGroups < 0 {
 		bad("Synthetic.SharedPrefix", "{Synthetic.SharedPrefix} %d, {Synthetic.UserContext} %d and {Synthetic.PrefixGroups} %d must not be negative", s.SharedPrefix, s.UserContext, s.PrefixGroups)
+	}
+	if s.Entries < 0 || s.Entries > 0 && (s.TurnsMean > 1 || s.TurnsStdDev > 0) {
+		bad("Synthetic.Entries", "{Synthetic.Entries} %d: want a pool of at least 1 entry, of single-turn requests (no {Synthetic.TurnsMean} over 1)", s.Entries)
 	}
 	if s.PrefixGroups > 1 && s.SharedPrefix == 0 {
 		bad("Synthetic.PrefixGroups", "{Synthetic.PrefixGroups} %d needs {Synthetic.SharedPrefix}: the length of each group's prefix", s.PrefixGroups)
@@ -88,6 +91,7 @@ func prefixBlock(s *SyntheticLoad) int {
 // grows the session's history. Equal seeds give equal rows.
 func syntheticRows(s *SyntheticLoad, rc *replay.Config, maxInput int) []trace.Row {
 	rng := rand.New(rand.NewPCG(rc.Seed, 0x73796e7468)) // "synth"
+	pick := rand.New(rand.NewPCG(rc.Seed, 0x706f6f6c))  // "pool": PrefixRandom's own stream
 	draw := func(mean, std float64) int {
 		v := mean
 		if std > 0 {
@@ -131,9 +135,14 @@ func syntheticRows(s *SyntheticLoad, rc *replay.Config, maxInput int) []trace.Ro
 			if k == 0 {
 				room = max(1, maxInput-s.SharedPrefix-s.UserContext)
 			}
-			isl := min(draw(s.ISL, s.ISLStdDev), room)
+			var isl, osl int
+			if len(s.SeqDist) > 0 {
+				isl, osl = seqDistLengths(s.SeqDist, rng, room)
+			} else {
+				isl, osl = min(draw(s.ISL, s.ISLStdDev), room), draw(s.OSL, s.OSLStdDev)
+			}
 			row := trace.Row{Index: int64(len(rows)), Line: int64(len(rows)) + 1, InputTokens: isl,
-				OutputTokens: draw(s.OSL, s.OSLStdDev), SessionID: id, Turn: k, ParentID: -1, RequestID: -1}
+				OutputTokens: osl, SessionID: id, Turn: k, ParentID: -1, RequestID: -1}
 			if k > 0 && (s.TurnDelay > 0 || s.TurnDelayStdDev > 0) {
 				d := float64(s.TurnDelay)
 				if s.TurnDelayStdDev > 0 {
@@ -146,6 +155,9 @@ func syntheticRows(s *SyntheticLoad, rc *replay.Config, maxInput int) []trace.Ro
 				var ids []uint64
 				if k == 0 {
 					g := uint64(n % groups)
+					if s.PrefixRandom {
+						g = uint64(pick.IntN(groups))
+					}
 					for b := range s.SharedPrefix / B {
 						ids = append(ids, idShared+g<<24+uint64(b))
 					}
@@ -163,4 +175,49 @@ func syntheticRows(s *SyntheticLoad, rc *replay.Config, maxInput int) []trace.Ro
 			rows = append(rows, row)
 		}
 	}
+}
+
+// idPool is the hash id namespace of pool entries without prefixes.
+const idPool = 4 << 60
+
+// poolRows returns the rows of a synthetic load with a pool
+// (SyntheticLoad.Entries): the pool's entries are generated as the first
+// Entries rows would be, each given a hash id of its own when it has
+// none (one block of its whole length) so that every repeat builds the
+// same prompt, then the run's rows are drawn from the pool in the
+// sampling order s.
+func poolRows(sl *SyntheticLoad, rc *replay.Config, maxInput int, s trace.Sampling) []trace.Row {
+	want := syntheticRows(sl, rc, maxInput) // the run's count of rows
+	pc := *rc
+	ps := *sl
+	ps.Entries, ps.Sessions, pc.RequestCount, pc.WarmupRequests, pc.Duration = 0, 0, sl.Entries, 0, 0
+	pool := syntheticRows(&ps, &pc, maxInput)
+	for k := range pool {
+		if r := &pool[k]; len(r.HashIDs) == 0 {
+			r.HashIDs, r.BlockSize = []uint64{idPool + uint64(k)}, r.InputTokens
+		}
+	}
+	var out []trace.Row
+	if s == trace.SampleSequential || s == "" {
+		out = make([]trace.Row, len(want))
+		for i := range out {
+			out[i] = pool[i%len(pool)]
+		}
+	} else {
+		out = trace.Sample(pool, s, rc.Seed, len(want))
+	}
+	for i := range out {
+		out[i].Index, out[i].Line = int64(i), int64(i)+1
+	}
+	return out
+}
+
+// shapedRows returns the rows of a shaped synthetic load: with a pool
+// (Entries), drawn from it in the sampling order; else syntheticRows.
+func shapedRows(sl *SyntheticLoad, rc *replay.Config, maxInput int, sampling string) []trace.Row {
+	if sl.Entries > 0 {
+		sm, _ := trace.ParseSampling(sampling)
+		return poolRows(sl, rc, maxInput, sm)
+	}
+	return syntheticRows(sl, rc, maxInput)
 }

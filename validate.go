@@ -133,7 +133,7 @@ func promptConfig(o *Options, fixedISL bool) prompt.Config {
 // prompts and the replay plan.
 func buildPlan(o *Options, rp *replayPlan) error {
 	if !hasTrace(o) && o.Synthetic.shaped() {
-		rp.rows = syntheticRows(&o.Synthetic, &o.Replay, o.Trace.MaxInputTokens)
+		rp.rows = shapedRows(&o.Synthetic, &o.Replay, o.Trace.MaxInputTokens, o.Trace.Sampling)
 		rp.nRows = len(rp.rows)
 	}
 	if rp.acc != nil && rp.acc.all {

@@ -61,7 +61,7 @@ func traceOptions(ctx context.Context, o *Options, tok tokenizer.Tokenizer, log 
 	tf, _ := trace.ParseFormat(o.Trace.Format) // checkOptions reported its problem
 	opts := trace.Options{Format: tf, BlockSize: o.Trace.BlockSize, FitHashIDs: o.Prompts.HashMismatch == string(prompt.MismatchFit), SkipInvalid: o.Trace.SkipInvalid, DropFailed: o.Trace.DropFailed,
 		ModelFilter: o.Trace.ModelFilter, MaxInputTokens: o.Trace.MaxInputTokens, DefaultOutputTokens: int(o.Synthetic.OSL),
-		RequireOutput: o.MaxTokensFromTrace, Log: log, Context: ctx,
+		RequireOutput: o.MaxTokensFromTrace && !o.ServerOutputLength, CountNoOutput: o.ServerOutputLength, Log: log, Context: ctx,
 		Columns: o.Trace.Columns, Sessions: o.Trace.AllTurns, CountTokens: tok.Count, MediaLimits: mediaLimits(&o.Media)}
 	switch o.Endpoint {
 	case trace.EndpointChat, trace.EndpointCompletions:

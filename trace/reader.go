@@ -59,6 +59,9 @@ type Options struct {
 	// A row the source marks as failed (zero BurstGPT response tokens) is
 	// dropped instead, counted in ReadStats.DroppedFailed.
 	RequireOutput bool
+	// CountNoOutput counts the rows RequireOutput lets through without an
+	// output length in ReadStats.NoOutput.
+	CountNoOutput bool
 	// Endpoint, when set (EndpointChat or EndpointCompletions), makes a
 	// Mooncake row recorded through another endpoint a row error naming
 	// the field: its lengths are what that endpoint's requests carried.
@@ -130,6 +133,9 @@ type ReadStats struct {
 	Orphans int64
 	// DefaultedOutput counts kept rows given Options.DefaultOutputTokens.
 	DefaultedOutput int64
+	// NoOutput counts kept rows left without an output length (neither
+	// DefaultOutputTokens nor RequireOutput), with Options.CountNoOutput.
+	NoOutput int64
 	// Warnings counts warning events: skipped rows, out-of-order rows
 	// and orphans.
 	Warnings int64
@@ -683,6 +689,9 @@ func (r *Reader) noOutput(row *Row) error {
 		r.stats.DefaultedOutput++
 		return nil
 	case !r.opts.RequireOutput:
+		if r.opts.CountNoOutput {
+			r.stats.NoOutput++
+		}
 		return nil
 	}
 	return r.fileErr(row.Line, field, fmt.Errorf("missing: %s; give the row an output_length, or pass --osl N to send rows without one with N output tokens", unbounded))

@@ -42,6 +42,7 @@ var profileAliases = map[string][]string{
 	"out":              {"artifact-dir", "output-artifact-dir"},
 	"dataset-sampling": {"dataset-sampling-strategy"},
 	"concurrency":      {"session-concurrency"},
+	"speedup":          {"synthesis-speedup-ratio"},
 	"batch-size-image": {"image-batch-size"},
 	"batch-size-audio": {"audio-batch-size"},
 	"batch-size-video": {"video-batch-size"},
@@ -78,7 +79,7 @@ func profileFlags() []cli.Flag {
 		}
 		out = append(out, f)
 	}
-	return append(append(append(out, profileOwnFlags()...), profileSweepFlags()...), profileHubFlags()...)
+	return append(append(append(append(out, profileOwnFlags()...), profileSweepFlags()...), profileHubFlags()...), profileDatasetFlags()...)
 }
 
 // setAliases sets the Aliases of a flag value of the cli package.
@@ -241,24 +242,13 @@ var aiperfUnsupported = map[string]string{
 	"connection-reuse-strategy":             "reprise pools connections (--max-connections caps them); per-session or no reuse is not offered",
 	"hf-subset":                             "reprise's --public-dataset names one file (sharegpt); export the subset to Parquet or JSONL and pass it with --input-file (--prompt-column names the text)",
 	"dataset-filter":                        "reprise's --public-dataset is read whole; filter the file first (e.g. with duckdb or jq) and pass it with --input-file",
-	"num-dataset-entries":                   "synthetic prompts are all distinct in reprise (no pool to size); drop the flag",
-	"num-prompts":                           "synthetic prompts are all distinct in reprise (no pool to size); drop the flag",
-	"seq-dist":                              "mixtures of lengths are not a flag: generate such a trace with reprise synthesize and replay it",
-	"sequence-distribution":                 "mixtures of lengths are not a flag: generate such a trace with reprise synthesize and replay it",
-	"prompt-prefix-pool-size":               "use --shared-system-prompt-length (one shared prefix) or --prefix-groups N (N shared prefixes)",
-	"prefix-prompt-pool-size":               "use --shared-system-prompt-length (one shared prefix) or --prefix-groups N (N shared prefixes)",
-	"num-prefix-prompts":                    "use --shared-system-prompt-length (one shared prefix) or --prefix-groups N (N shared prefixes)",
-	"prompt-prefix-length":                  "use --shared-system-prompt-length N (the shared prefix's tokens)",
-	"prefix-prompt-length":                  "use --shared-system-prompt-length N (the shared prefix's tokens)",
 	"rankings-passages-stddev":              "rankings requests have fixed counts and lengths here (--batch-size passages, --isl tokens each, --query-tokens); drop the standard deviation",
 	"rankings-passages-prompt-token-stddev": "rankings requests have fixed counts and lengths here (--batch-size passages, --isl tokens each, --query-tokens); drop the standard deviation",
 	"rankings-query-prompt-token-stddev":    "rankings requests have fixed counts and lengths here (--batch-size passages, --isl tokens each, --query-tokens); drop the standard deviation",
-	"synthesis-speedup-ratio":               "use --speedup X (trace time divided by X)",
 	"synthesis-prefix-len-multiplier":       "rescale the trace first with reprise synthesize, then replay it",
 	"synthesis-prefix-root-multiplier":      "rescale the trace first with reprise synthesize, then replay it",
 	"synthesis-prompt-len-multiplier":       "rescale the trace first with reprise synthesize, then replay it",
 	"synthesis-output-len-multiplier":       "rescale the trace first with reprise synthesize, then replay it",
-	"synthesis-max-isl":                     "use --max-input-tokens N with --skip-invalid to leave longer rows out",
 	"synthesis-max-osl":                     "cap output lengths in the trace first (reprise synthesize), then replay it",
 	"adaptive-scale":                        "adaptive scaling is not supported; run a sweep of --concurrency values instead",
 	"adaptive-sustain-duration":             "adaptive scaling is not supported; run a sweep of --concurrency values instead",
@@ -454,8 +444,7 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 		o.Endpoint = e
 	}
 	o.Streaming = cmd.Bool("streaming")
-	o.Trace.Path = cmd.String("input-file")
-	o.Trace.PublicDataset = cmd.String("public-dataset")
+	o.Trace.Path, o.Trace.PublicDataset = cmd.String("input-file"), cmd.String("public-dataset")
 	if t := cmd.String("custom-dataset-type"); t != "" {
 		if o.Trace.Path == "" {
 			errs = append(errs, errors.New("--custom-dataset-type needs --input-file"))
@@ -664,6 +653,7 @@ func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
 	if !cmd.IsSet("overwrite") {
 		o.Output.Overwrite = true // AIPerf writes over its artifact directory
 	}
+	errs = append(errs, profileDataset(cmd, &o))
 	return o, quiet, errors.Join(errs...)
 }
 

@@ -381,6 +381,9 @@ func runReplay(ctx context.Context, a *app, o reprise.Options, quiet bool) error
 				c.File, c.Created.Format(time.DateTime), time.Since(c.Created).Round(time.Minute), c.MaxErrorMS,
 				c.SafeLoad.Streams, c.SafeLoad.EventsPerSec, c.SafeLoad.RequestsPerSec)
 		}
+		if n := s.ServerOutputRows; n > 0 {
+			fmt.Fprintf(a.stderr, "reprise: note: %d rows of the trace have no output length: they are sent without max_tokens and ignore_eos, the server decides (as AIPerf does; --osl N gives them N)\n", n)
+		}
 		if n := s.DefaultedOutput; n > 0 {
 			fmt.Fprintf(a.stderr, "reprise: note: %d rows of the trace have no output length: they ask for --osl %d output tokens\n", n, int(o.Synthetic.OSL))
 		}

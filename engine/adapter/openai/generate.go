@@ -43,7 +43,7 @@ func (in *Instance) buildGenerate(b *adapter.BuildInput, raw *rawRow, stream boo
 			body = strconv.AppendInt(body, int64(b.MaxTokens), 10)
 			sep = ","
 		}
-		if in.cfg.IgnoreEOS {
+		if in.cfg.IgnoreEOS && b.MaxTokens > 0 {
 			body = append(body, sep...)
 			body = append(body, `"ignore_eos":true`...)
 		}

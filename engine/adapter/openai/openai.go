@@ -255,7 +255,9 @@ func (in *Instance) appendLimits(body []byte, b *adapter.BuildInput) []byte {
 		body = append(body, '"', ':')
 		body = strconv.AppendInt(body, int64(b.MaxTokens), 10)
 	}
-	if in.cfg.IgnoreEOS {
+	if in.cfg.IgnoreEOS && b.MaxTokens > 0 {
+		// Without max_tokens the server decides the length: ignore_eos
+		// would make the request run to the context limit.
 		body = append(body, `,"ignore_eos":true`...)
 	}
 	return body

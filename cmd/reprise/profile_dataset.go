@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/reprise-bench/reprise"
+)
+
+// profileDatasetFlags are AIPerf's dataset-side flags of the profile
+// command (design 0027): synthetic prompt shaping.
+func profileDatasetFlags() []cli.Flag {
+	const cat = "AIPerf"
+	return []cli.Flag{
+		&cli.IntFlag{Name: "synthesis-max-isl", Category: cat, Sources: cli.EnvVars("REPRISE_SYNTHESIS_MAX_ISL"),
+			Usage: "leave out (counted) the rows of --input-file of more than `N` input tokens, as AIPerf's loader skips them (replay's --max-input-tokens N --skip-invalid)"},
+		&cli.IntFlag{Name: "prompt-prefix-pool-size", Aliases: []string{"prefix-prompt-pool-size", "num-prefix-prompts"}, Category: cat, Sources: cli.EnvVars("REPRISE_PROMPT_PREFIX_POOL_SIZE"),
+			Usage: "synthetic load: a pool of `N` prefixes of --prompt-prefix-length tokens; each conversation's first prompt starts with one drawn at random (seeded)"},
+		&cli.IntFlag{Name: "prompt-prefix-length", Aliases: []string{"prefix-prompt-length"}, Category: cat, Sources: cli.EnvVars("REPRISE_PROMPT_PREFIX_LENGTH"),
+			Usage: "synthetic load: `TOKENS` of each prefix of --prompt-prefix-pool-size"},
+		&cli.IntFlag{Name: "num-dataset-entries", Aliases: []string{"num-prompts"}, Category: cat, Sources: cli.EnvVars("REPRISE_NUM_DATASET_ENTRIES"),
+			Usage: "synthetic single-turn load: a pool of `N` distinct requests, the run's requests drawn from it by --dataset-sampling-strategy (shuffle by default, as AIPerf; sequential, random), so prompts repeat exactly"},
+		&cli.StringFlag{Name: "seq-dist", Aliases: []string{"sequence-distribution"}, Category: cat, Sources: cli.EnvVars("REPRISE_SEQ_DIST"),
+			Usage: "synthetic load: AIPerf's mixture of lengths `ISL,OSL:PCT;…` (ISL|SD and OSL|SD add a standard deviation; also [(ISL,OSL):PCT,…] and {\"pairs\":[…]}); each request draws a pair, seeded by --random-seed"},
+	}
+}
+
+// profileDataset maps the dataset-side flags onto o (after the rest of
+// profileOptions).
+func profileDataset(cmd *cli.Command, o *reprise.Options) error {
+	// AIPerf sends a row without an output length as it is: the server
+	// decides (no max_tokens, so no ignore_eos either).
+	o.ServerOutputLength = true
+	if cmd.IsSet("synthesis-max-isl") {
+		if o.Trace.MaxInputTokens = cmd.Int("synthesis-max-isl"); o.Trace.MaxInputTokens < 1 {
+			return fmt.Errorf("--synthesis-max-isl %d: want at least 1 token", o.Trace.MaxInputTokens)
+		}
+		o.Trace.SkipInvalid = true
+	}
+	if pool, n := cmd.Int("prompt-prefix-pool-size"), cmd.Int("prompt-prefix-length"); pool > 0 || n > 0 {
+		switch {
+		case pool < 1 || n < 1:
+			return fmt.Errorf("--prompt-prefix-pool-size %d and --prompt-prefix-length %d: give both, each at least 1", pool, n)
+		case cmd.IsSet("shared-prefix-length") || cmd.IsSet("user-context-length") || cmd.IsSet("prefix-groups"):
+			return fmt.Errorf("--prompt-prefix-pool-size and --prompt-prefix-length exclude --shared-system-prompt-length, --user-context-prompt-length and --prefix-groups (as in AIPerf)")
+		}
+		o.Synthetic.PrefixGroups, o.Synthetic.SharedPrefix, o.Synthetic.PrefixRandom = pool, n, true
+	}
+	if cmd.IsSet("num-dataset-entries") {
+		if o.Trace.Path != "" || o.Trace.PublicDataset != "" {
+			return fmt.Errorf("--num-dataset-entries sizes a synthetic pool; with --input-file or --public-dataset give --request-count (or --num-sessions) instead")
+		}
+		o.Synthetic.Entries = cmd.Int("num-dataset-entries")
+		if o.Synthetic.Entries < 1 {
+			return fmt.Errorf("--num-dataset-entries %d: want at least 1", o.Synthetic.Entries)
+		}
+		if !cmd.IsSet("dataset-sampling") {
+			o.Trace.Sampling = "shuffle" // AIPerf's default for synthetic loads
+		}
+	}
+	if s := cmd.String("seq-dist"); s != "" {
+		pairs, err := reprise.ParseSeqDist(s)
+		if err != nil {
+			return fmt.Errorf("--seq-dist: %w", err)
+		}
+		if cmd.IsSet("isl") || cmd.IsSet("osl") || cmd.IsSet("isl-stddev") || cmd.IsSet("osl-stddev") {
+			return fmt.Errorf("--seq-dist gives the lengths: drop --isl, --osl and their standard deviations")
+		}
+		o.Synthetic.SeqDist = pairs
+		o.Synthetic.ISL, o.Synthetic.OSL = reprise.SeqDistMeans(pairs)
+	}
+	return nil
+}
