@@ -15,6 +15,7 @@ import (
 
 	"github.com/reprise-bench/reprise/internal/compare"
 	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/flagmap"
 )
 
 // compareConfig is the compare command line.
@@ -155,7 +156,7 @@ func compareCommand(a *app) *cli.Command {
 					perr = append(perr, err)
 				}
 			}
-			c := compareConfig{Args: cmd.Args().Slice(), JSON: cmd.Bool("json"), FailOn: commaList(cmd.StringSlice("fail-on")), Config: cfg}
+			c := compareConfig{Args: cmd.Args().Slice(), JSON: cmd.Bool("json"), FailOn: flagmap.CommaList(cmd.StringSlice("fail-on")), Config: cfg}
 			if cmd.IsSet("targets") {
 				ts, terr := parseTargets(cmd.String("targets"))
 				c.Targets = ts

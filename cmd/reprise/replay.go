@@ -16,6 +16,7 @@ import (
 	"github.com/reprise-bench/reprise/engine"
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/flagmap"
 	"github.com/reprise-bench/reprise/internal/sweep"
 	"github.com/reprise-bench/reprise/trace"
 )
@@ -235,8 +236,8 @@ func replayCommand(a *app) *cli.Command {
 		Flags: append(append(append(append(append(append(replayFlags(), configFlag("replay's flag names as keys, trace: the TRACE")), responseCapFlags()...), contextFlags()...), timingFlags()...), telemetryFlags()...),
 			runsFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			rc, err := timingConfigFrom(cmd)
-			tc, terr := telemetryConfigFrom(cmd)
+			rc, err := flagmap.Timing(cmd)
+			tc, terr := flagmap.Telemetry(cmd)
 			if err := errors.Join(err, terr); err != nil {
 				return exitcode.UsageError(err, "see 'reprise replay --help'")
 			}
@@ -250,8 +251,8 @@ func replayCommand(a *app) *cli.Command {
 				return exitcode.UsageError(err, "see 'reprise replay --help'")
 			}
 			o.Replay, o.Telemetry = rc, tc
-			warmupFrom(cmd, &o)
-			warmupPhase(&o)
+			flagmap.Warmup(cmd, &o)
+			flagmap.WarmupPhase(&o)
 			if len(args) == 1 {
 				o.Trace.Path = args[0]
 				if args[0] == "-" {
@@ -292,10 +293,10 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 		o.Endpoint = "" // a recorded trace's, else chat
 	}
 	o.URLPolicy = cmd.String("url-policy")
-	if urls := commaList(cmd.StringSlice("url")); len(urls) > 0 {
-		o.URL = withScheme(urls[0])
+	if urls := flagmap.CommaList(cmd.StringSlice("url")); len(urls) > 0 {
+		o.URL = flagmap.WithScheme(urls[0])
 		for _, u := range urls[1:] {
-			o.Targets = append(o.Targets, reprise.Target{URL: withScheme(u)})
+			o.Targets = append(o.Targets, reprise.Target{URL: flagmap.WithScheme(u)})
 		}
 	}
 	o.Adapter = reprise.AdapterOptions{Config: cmd.String("adapter-config"), SHA256: cmd.String("adapter-sha256"),
@@ -305,7 +306,7 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 	o.ExtraBody, o.Headers, o.APIKey = cmd.String("extra-body"), cmd.StringSlice("header"), cmd.String("api-key")
 	o.Timeout = cmd.Duration("timeout")
 	o.Preflight = reprise.PreflightOptions{Skip: cmd.Bool("no-preflight"), Timeout: cmd.Duration("preflight-timeout")}
-	o.Server = serverControlFrom(cmd)
+	o.Server = flagmap.ServerControl(cmd)
 	o.AbortAfterConnectFailures = cmd.Int("abort-after-connect-failures")
 	o.BatchSize, o.QueryTokens = cmd.Int("batch-size"), cmd.Int("query-tokens")
 	o.Generation = reprise.GenerationOptions{RequestContentType: cmd.String("request-content-type"), DownloadVideo: cmd.Bool("download-video-content"),

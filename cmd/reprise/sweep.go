@@ -16,6 +16,7 @@ import (
 	"github.com/reprise-bench/reprise"
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/flagmap"
 	"github.com/reprise-bench/reprise/internal/sweep"
 	"github.com/reprise-bench/reprise/replay"
 )
@@ -200,8 +201,8 @@ func sweepCommand(a *app) *cli.Command {
 
 func runSweep(ctx context.Context, a *app, cmd *cli.Command) error {
 	usage := func(err error) error { return exitcode.UsageError(err, "see 'reprise sweep --help'") }
-	rc, err := timingConfigFrom(cmd)
-	tc, terr := telemetryConfigFrom(cmd)
+	rc, err := flagmap.Timing(cmd)
+	tc, terr := flagmap.Telemetry(cmd)
 	runs, rerr := runsConfigFrom(cmd)
 	if err := errors.Join(err, terr, rerr); err != nil {
 		return usage(err)
@@ -213,8 +214,8 @@ func runSweep(ctx context.Context, a *app, cmd *cli.Command) error {
 	o := replayOptions(cmd)
 	rc.Speedup = replay.DefaultSpeedup
 	o.Replay, o.Telemetry = rc, tc
-	warmupFrom(cmd, &o)
-	warmupPhase(&o)
+	flagmap.Warmup(cmd, &o)
+	flagmap.WarmupPhase(&o)
 	o.Synthetic.ISL, o.Synthetic.OSL = 0, 0
 	if len(args) == 1 {
 		if args[0] == "-" {
