@@ -14,6 +14,7 @@ import (
 	"github.com/reprise-bench/reprise"
 	"github.com/reprise-bench/reprise/internal/exitcode"
 	"github.com/reprise-bench/reprise/internal/flagmap"
+	"github.com/reprise-bench/reprise/internal/runout"
 	isearch "github.com/reprise-bench/reprise/internal/search"
 	"github.com/reprise-bench/reprise/internal/sweep"
 	"github.com/reprise-bench/reprise/replay"
@@ -204,7 +205,7 @@ func runProfileSweep(ctx context.Context, a *app, cmd *cli.Command, o reprise.Op
 	}
 	if !quiet {
 		cfg.Base.OnStart = func(s reprise.Start) {
-			fmt.Fprintf(a.stderr, "reprise: sweep point %s (%s mode, %s)\n", s.Dir, s.Mode, plannedText(s.Planned, o.Replay.Duration))
+			fmt.Fprintf(a.stderr, "reprise: sweep point %s (%s mode, %s)\n", s.Dir, s.Mode, runout.PlannedText(s.Planned, o.Replay.Duration))
 		}
 	}
 	res, err := sweep.Run(ctx, cfg)

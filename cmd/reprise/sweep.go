@@ -17,6 +17,7 @@ import (
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/exitcode"
 	"github.com/reprise-bench/reprise/internal/flagmap"
+	"github.com/reprise-bench/reprise/internal/runout"
 	"github.com/reprise-bench/reprise/internal/sweep"
 	"github.com/reprise-bench/reprise/replay"
 )
@@ -315,7 +316,7 @@ func runSweep(ctx context.Context, a *app, cmd *cli.Command) error {
 	if !quiet {
 		cfg.Table = a.stderr
 		cfg.Base.OnStart = func(s reprise.Start) {
-			fmt.Fprintf(a.stderr, "reprise: sweep point %s (%s mode, %s)\n", s.Dir, s.Mode, plannedText(s.Planned, o.Replay.Duration))
+			fmt.Fprintf(a.stderr, "reprise: sweep point %s (%s mode, %s)\n", s.Dir, s.Mode, runout.PlannedText(s.Planned, o.Replay.Duration))
 		}
 	}
 	res, err := sweep.Run(ctx, cfg)
@@ -373,8 +374,8 @@ func runRepeated(ctx context.Context, a *app, o reprise.Options, rc sweep.RunsCo
 	}
 	if !quiet {
 		o.OnStart = func(s reprise.Start) {
-			fmt.Fprintf(a.stderr, "reprise: run %s against %s (%s mode, %s)\n", s.Dir, endpointURL(s.URL, s.EndpointPath), s.Mode,
-				plannedText(s.Planned, o.Replay.Duration))
+			fmt.Fprintf(a.stderr, "reprise: run %s against %s (%s mode, %s)\n", s.Dir, runout.EndpointURL(s.URL, s.EndpointPath), s.Mode,
+				runout.PlannedText(s.Planned, o.Replay.Duration))
 		}
 	}
 	rep, err := sweep.Repeat(ctx, o, dir, rc)
