@@ -13,6 +13,7 @@ import (
 	"github.com/reprise-bench/reprise"
 	"github.com/reprise-bench/reprise/internal/exitcode"
 	"github.com/reprise-bench/reprise/internal/flagmap"
+	"github.com/reprise-bench/reprise/internal/sweep"
 )
 
 // profileAliases are AIPerf's spellings of replay flags with the same
@@ -362,23 +363,9 @@ func profileCommand(a *app) *cli.Command {
 			if o.Trace.Path == "-" {
 				o.Trace.Reader = a.stdin
 			}
-			runs, err := runsConfigFrom(cmd)
+			runs, err := profileRuns(cmd)
 			if err != nil {
 				return exitcode.UsageError(err, "see 'reprise profile --help'")
-			}
-			// AIPerf: warmup in the first run only and the same seed in
-			// every run, unless told otherwise.
-			runs.WarmupOnce = runs.WarmupOnce || cmd.Bool("profile-run-disable-warmup-after-first")
-			runs.FreshPromptSeed = cmd.Bool("vary-seed-per-trial") || !cmd.Bool("set-consistent-seed")
-			if cmd.IsSet("profile-run-cooldown-seconds") {
-				var errs []error
-				runs.Cooldown = flagmap.Seconds(&errs, "profile-run-cooldown-seconds", cmd.Float("profile-run-cooldown-seconds"))
-				if runs.Cooldown < 0 {
-					errs = append(errs, errors.New("--profile-run-cooldown-seconds: want seconds ≥ 0"))
-				}
-				if err := errors.Join(errs...); err != nil {
-					return exitcode.UsageError(err, "see 'reprise profile --help'")
-				}
 			}
 			ps, _, _ := flagmap.ProfileSweep(cmd)
 			recipe, rerr := flagmap.Recipe(cmd)
@@ -393,4 +380,25 @@ func profileCommand(a *app) *cli.Command {
 		return profileUsageError(c, err)
 	}
 	return cmd
+}
+
+// profileRuns reads replay's --runs flags with AIPerf's defaults: warmup
+// in the first run only and the same seed in every run, unless told
+// otherwise.
+func profileRuns(cmd *cli.Command) (sweep.RunsConfig, error) {
+	runs, err := runsConfigFrom(cmd)
+	if err != nil {
+		return runs, err
+	}
+	runs.WarmupOnce = runs.WarmupOnce || cmd.Bool("profile-run-disable-warmup-after-first")
+	runs.FreshPromptSeed = cmd.Bool("vary-seed-per-trial") || !cmd.Bool("set-consistent-seed")
+	if cmd.IsSet("profile-run-cooldown-seconds") {
+		var errs []error
+		runs.Cooldown = flagmap.Seconds(&errs, "profile-run-cooldown-seconds", cmd.Float("profile-run-cooldown-seconds"))
+		if runs.Cooldown < 0 {
+			errs = append(errs, errors.New("--profile-run-cooldown-seconds: want seconds ≥ 0"))
+		}
+		return runs, errors.Join(errs...)
+	}
+	return runs, nil
 }
