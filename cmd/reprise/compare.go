@@ -180,43 +180,19 @@ func compareCommand(a *app) *cli.Command {
 				if err != nil {
 					return err
 				}
-				for _, dirs := range ss {
-					var side []*compare.Run
-					for _, d := range dirs {
-						r, err := compare.Load(ctx, d)
-						if err != nil {
-							return err
-						}
-						side = append(side, r)
-					}
-					sides = append(sides, side)
-				}
-			}
-			var results []*compare.Result
-			for _, b := range sides[1:] {
-				res, err := compare.CompareGroups(sides[0], b, c.Config)
-				if err != nil {
+				if sides, err = compare.LoadSides(ctx, ss); err != nil {
 					return err
 				}
-				results = append(results, res)
 			}
-			if c.JSON {
-				err = compare.WriteJSON(a.stdout, results, gates)
-			} else {
-				err = compare.WriteTable(a.stdout, results)
-			}
+			results, err := compare.CompareSides(sides, c.Config)
 			if err != nil {
 				return err
 			}
-			var failed []string
-			for _, r := range results {
-				for _, br := range r.Breaches(gates) {
-					failed = append(failed, r.B.Label+": "+br.String())
-				}
+			if err := compare.Write(a.stdout, results, gates, c.JSON); err != nil {
+				return err
 			}
-			if len(failed) > 0 {
-				return &exitcode.Error{Code: exitcode.SLOBreach,
-					Err: fmt.Errorf("--fail-on: %d regression(s):\n  %s", len(failed), strings.Join(failed, "\n  "))}
+			if err := compare.Regressions(results, gates); err != nil {
+				return &exitcode.Error{Code: exitcode.SLOBreach, Err: err}
 			}
 			return nil
 		},
