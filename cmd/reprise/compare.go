@@ -144,25 +144,8 @@ func compareCommand(a *app) *cli.Command {
 				Usage: "`I,J[,…]`: compare targets J… of one run with several --url against target I (a fan-out run pairs them by request)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			cfg := compare.NewConfig()
-			cfg.Level, cfg.Resamples, cfg.Seed, cfg.Unpaired = cmd.Float("level"), cmd.Int("resamples"), cmd.Uint64("seed"), cmd.Bool("unpaired")
-			var perr []error
-			var err error
-			if cfg.MinEffect, err = parsePercent("--min-effect", cmd.String("min-effect")); err != nil {
-				perr = append(perr, err)
-			}
-			if cmd.IsSet("equivalent-within") {
-				if cfg.EquivalentWithin, err = parsePercent("--equivalent-within", cmd.String("equivalent-within")); err != nil {
-					perr = append(perr, err)
-				}
-			}
-			c := compareConfig{Args: cmd.Args().Slice(), JSON: cmd.Bool("json"), FailOn: flagmap.CommaList(cmd.StringSlice("fail-on")), Config: cfg}
-			if cmd.IsSet("targets") {
-				ts, terr := parseTargets(cmd.String("targets"))
-				c.Targets = ts
-				perr = append(perr, terr)
-			}
-			if err := errors.Join(append(perr, c.Validate())...); err != nil {
+			c, err := compareConfigFrom(cmd)
+			if err != nil {
 				return exitcode.UsageError(err, "see 'reprise compare --help'")
 			}
 			gates, _ := compare.ParseThresholds(c.FailOn)
@@ -225,4 +208,28 @@ func parseTargets(v string) ([]int, error) {
 		ts = append(ts, i)
 	}
 	return ts, nil
+}
+
+// compareConfigFrom copies the compare flags into a compareConfig and
+// validates it, reporting every problem at once.
+func compareConfigFrom(cmd *cli.Command) (compareConfig, error) {
+	cfg := compare.NewConfig()
+	cfg.Level, cfg.Resamples, cfg.Seed, cfg.Unpaired = cmd.Float("level"), cmd.Int("resamples"), cmd.Uint64("seed"), cmd.Bool("unpaired")
+	var perr []error
+	var err error
+	if cfg.MinEffect, err = parsePercent("--min-effect", cmd.String("min-effect")); err != nil {
+		perr = append(perr, err)
+	}
+	if cmd.IsSet("equivalent-within") {
+		if cfg.EquivalentWithin, err = parsePercent("--equivalent-within", cmd.String("equivalent-within")); err != nil {
+			perr = append(perr, err)
+		}
+	}
+	c := compareConfig{Args: cmd.Args().Slice(), JSON: cmd.Bool("json"), FailOn: flagmap.CommaList(cmd.StringSlice("fail-on")), Config: cfg}
+	if cmd.IsSet("targets") {
+		ts, terr := parseTargets(cmd.String("targets"))
+		c.Targets = ts
+		perr = append(perr, terr)
+	}
+	return c, errors.Join(append(perr, c.Validate())...)
 }
