@@ -4,6 +4,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/reprise-bench/reprise"
+	"github.com/reprise-bench/reprise/internal/flagmap"
 )
 
 // catAccuracy is the help category of the accuracy flags.
@@ -48,7 +49,7 @@ func accuracyFlags() []cli.Flag {
 // accuracyOptions copies the accuracy flags into o.
 func accuracyOptions(cmd *cli.Command, o *reprise.Options) {
 	o.Accuracy = reprise.AccuracyOptions{Benchmark: cmd.String("accuracy-benchmark"), Data: cmd.String("accuracy-data"),
-		Revision: cmd.String("accuracy-revision"), File: cmd.String("accuracy-file"), Tasks: commaList(cmd.StringSlice("accuracy-tasks")),
+		Revision: cmd.String("accuracy-revision"), File: cmd.String("accuracy-file"), Tasks: flagmap.CommaList(cmd.StringSlice("accuracy-tasks")),
 		Shots: cmd.Int("accuracy-shots"), CoT: cmd.Bool("accuracy-cot"), Grader: cmd.String("accuracy-grader"),
 		SystemPrompt: cmd.String("accuracy-system-prompt"), Verbose: cmd.Bool("accuracy-verbose"), Mix: cmd.Float("accuracy-mix"),
 		MaxTokens: cmd.Int("accuracy-max-tokens"), Limit: cmd.Int("accuracy-limit")}

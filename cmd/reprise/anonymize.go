@@ -39,37 +39,15 @@ func anonymizeCommand(a *app) *cli.Command {
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the trace to `FILE` instead of stdout", Sources: envVars("output")},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			args := cmd.Args().Slice()
-			var errs []error
-			if len(args) != 1 {
-				errs = append(errs, fmt.Errorf("want one TRACE, got %d", len(args)))
-			} else if sameFile(args[0], cmd.String("output")) {
-				errs = append(errs, fmt.Errorf("--output %s is the trace itself; write the anonymized trace to another file", cmd.String("output")))
-			}
-			f, err := trace.ParseFormat(cmd.String("format"))
+			path, f, key, err := anonymizeFlags(cmd)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("--format: %w", err))
-			}
-			key := anonymize.NewKey()
-			if s := cmd.String("key"); s != "" {
-				if key, err = anonymize.ParseKey(s); err != nil {
-					errs = append(errs, fmt.Errorf("--key: %w", err))
-				}
-			}
-			if cmd.Duration("jitter") < 0 {
-				errs = append(errs, fmt.Errorf("--jitter %v: want a duration ≥ 0", cmd.Duration("jitter")))
-			}
-			if cmd.Int("block-size") < 0 {
-				errs = append(errs, fmt.Errorf("--block-size %d: want a positive number of tokens (0 = the format's default)", cmd.Int("block-size")))
-			}
-			if len(errs) > 0 {
-				return exitcode.UsageError(errors.Join(errs...), "see 'reprise anonymize --help'")
+				return exitcode.UsageError(err, "see 'reprise anonymize --help'")
 			}
 			an, err := anonymize.New(anonymize.Config{Key: key, Jitter: cmd.Duration("jitter")})
 			if err != nil {
 				return err
 			}
-			rd, err := trace.Open(args[0], trace.Options{Format: f, BlockSize: cmd.Int("block-size"), Context: ctx, Log: a.log})
+			rd, err := trace.Open(path, trace.Options{Format: f, BlockSize: cmd.Int("block-size"), Context: ctx, Log: a.log})
 			if err != nil {
 				return traceError(err, "--format", false)
 			}
@@ -84,7 +62,7 @@ func anonymizeCommand(a *app) *cli.Command {
 			}
 			for i := range rows {
 				if err := an.Row(&rows[i]); err != nil {
-					return exitcode.UsageError(fmt.Errorf("%s: %w", args[0], err), "")
+					return exitcode.UsageError(fmt.Errorf("%s: %w", path, err), "")
 				}
 			}
 			return writeReport(a.stdout, cmd.String("output"), func(w io.Writer) error {
@@ -101,4 +79,36 @@ func anonymizeCommand(a *app) *cli.Command {
 			})
 		},
 	}
+}
+
+// anonymizeFlags checks the anonymize command line and returns the trace's
+// path, its format and the key, reporting every problem at once.
+func anonymizeFlags(cmd *cli.Command) (path string, f trace.Format, key []byte, err error) {
+	args := cmd.Args().Slice()
+	var errs []error
+	if len(args) != 1 {
+		errs = append(errs, fmt.Errorf("want one TRACE, got %d", len(args)))
+	} else if sameFile(args[0], cmd.String("output")) {
+		errs = append(errs, fmt.Errorf("--output %s is the trace itself; write the anonymized trace to another file", cmd.String("output")))
+	}
+	f, err = trace.ParseFormat(cmd.String("format"))
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--format: %w", err))
+	}
+	key = anonymize.NewKey()
+	if s := cmd.String("key"); s != "" {
+		if key, err = anonymize.ParseKey(s); err != nil {
+			errs = append(errs, fmt.Errorf("--key: %w", err))
+		}
+	}
+	if cmd.Duration("jitter") < 0 {
+		errs = append(errs, fmt.Errorf("--jitter %v: want a duration ≥ 0", cmd.Duration("jitter")))
+	}
+	if cmd.Int("block-size") < 0 {
+		errs = append(errs, fmt.Errorf("--block-size %d: want a positive number of tokens (0 = the format's default)", cmd.Int("block-size")))
+	}
+	if len(args) == 1 {
+		path = args[0]
+	}
+	return path, f, key, errors.Join(errs...)
 }

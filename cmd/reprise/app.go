@@ -130,7 +130,7 @@ func newRoot(a *app) *cli.Command {
 // environment variables too) says not to, and a header value
 // ("Accept: text/event-stream, application/json"), a label or a JSON
 // object holds commas. The flags documented as comma-separated split
-// their own values (commaList).
+// their own values (flagmap.CommaList).
 //
 // Every float flag without a check of its own refuses NaN and infinities
 // as it is parsed (strconv reads "NaN", "Inf"; no comparison catches NaN
@@ -190,21 +190,6 @@ func finiteFloat(v float64) error {
 		return fmt.Errorf("%v is not a finite number", v)
 	}
 	return nil
-}
-
-// commaList splits each value of a repeatable flag documented as
-// comma-separated (--url, whose REPRISE_URL lists several; --fail-on) on
-// its commas, dropping empty items.
-func commaList(vs []string) []string {
-	var out []string
-	for _, v := range vs {
-		for s := range strings.SplitSeq(v, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
 }
 
 // The CLI library's flag errors, which usageError rewrites.
@@ -298,19 +283,6 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	default:
 		return nil, errors.New("--log-format " + format + ": want text or json")
 	}
-}
-
-// withScheme is how a URL flag (--url, --upstream, --server-metrics, the
-// dcgm= of --gpu-telemetry) reads a value without a scheme: host:port, or
-// a host, is http://host:port, as AIPerf takes its --url
-// (localhost:8000). A value with a scheme, or an empty one, is kept.
-func withScheme(u string) string {
-	if u == "" || strings.Contains(u, "://") || strings.ContainsAny(u, " \t\r\n") {
-		// Empty, with a scheme, or no host (white space): left for the
-		// URL check to accept or refuse as the user wrote it.
-		return u
-	}
-	return "http://" + u
 }
 
 // envVars returns the environment source for a flag: --max-inflight reads

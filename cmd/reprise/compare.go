@@ -15,6 +15,7 @@ import (
 
 	"github.com/reprise-bench/reprise/internal/compare"
 	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/flagmap"
 )
 
 // compareConfig is the compare command line.
@@ -143,25 +144,8 @@ func compareCommand(a *app) *cli.Command {
 				Usage: "`I,J[,…]`: compare targets J… of one run with several --url against target I (a fan-out run pairs them by request)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			cfg := compare.NewConfig()
-			cfg.Level, cfg.Resamples, cfg.Seed, cfg.Unpaired = cmd.Float("level"), cmd.Int("resamples"), cmd.Uint64("seed"), cmd.Bool("unpaired")
-			var perr []error
-			var err error
-			if cfg.MinEffect, err = parsePercent("--min-effect", cmd.String("min-effect")); err != nil {
-				perr = append(perr, err)
-			}
-			if cmd.IsSet("equivalent-within") {
-				if cfg.EquivalentWithin, err = parsePercent("--equivalent-within", cmd.String("equivalent-within")); err != nil {
-					perr = append(perr, err)
-				}
-			}
-			c := compareConfig{Args: cmd.Args().Slice(), JSON: cmd.Bool("json"), FailOn: commaList(cmd.StringSlice("fail-on")), Config: cfg}
-			if cmd.IsSet("targets") {
-				ts, terr := parseTargets(cmd.String("targets"))
-				c.Targets = ts
-				perr = append(perr, terr)
-			}
-			if err := errors.Join(append(perr, c.Validate())...); err != nil {
+			c, err := compareConfigFrom(cmd)
+			if err != nil {
 				return exitcode.UsageError(err, "see 'reprise compare --help'")
 			}
 			gates, _ := compare.ParseThresholds(c.FailOn)
@@ -179,43 +163,19 @@ func compareCommand(a *app) *cli.Command {
 				if err != nil {
 					return err
 				}
-				for _, dirs := range ss {
-					var side []*compare.Run
-					for _, d := range dirs {
-						r, err := compare.Load(ctx, d)
-						if err != nil {
-							return err
-						}
-						side = append(side, r)
-					}
-					sides = append(sides, side)
-				}
-			}
-			var results []*compare.Result
-			for _, b := range sides[1:] {
-				res, err := compare.CompareGroups(sides[0], b, c.Config)
-				if err != nil {
+				if sides, err = compare.LoadSides(ctx, ss); err != nil {
 					return err
 				}
-				results = append(results, res)
 			}
-			if c.JSON {
-				err = compare.WriteJSON(a.stdout, results, gates)
-			} else {
-				err = compare.WriteTable(a.stdout, results)
-			}
+			results, err := compare.CompareSides(sides, c.Config)
 			if err != nil {
 				return err
 			}
-			var failed []string
-			for _, r := range results {
-				for _, br := range r.Breaches(gates) {
-					failed = append(failed, r.B.Label+": "+br.String())
-				}
+			if err := compare.Write(a.stdout, results, gates, c.JSON); err != nil {
+				return err
 			}
-			if len(failed) > 0 {
-				return &exitcode.Error{Code: exitcode.SLOBreach,
-					Err: fmt.Errorf("--fail-on: %d regression(s):\n  %s", len(failed), strings.Join(failed, "\n  "))}
+			if err := compare.Regressions(results, gates); err != nil {
+				return &exitcode.Error{Code: exitcode.SLOBreach, Err: err}
 			}
 			return nil
 		},
@@ -248,4 +208,28 @@ func parseTargets(v string) ([]int, error) {
 		ts = append(ts, i)
 	}
 	return ts, nil
+}
+
+// compareConfigFrom copies the compare flags into a compareConfig and
+// validates it, reporting every problem at once.
+func compareConfigFrom(cmd *cli.Command) (compareConfig, error) {
+	cfg := compare.NewConfig()
+	cfg.Level, cfg.Resamples, cfg.Seed, cfg.Unpaired = cmd.Float("level"), cmd.Int("resamples"), cmd.Uint64("seed"), cmd.Bool("unpaired")
+	var perr []error
+	var err error
+	if cfg.MinEffect, err = parsePercent("--min-effect", cmd.String("min-effect")); err != nil {
+		perr = append(perr, err)
+	}
+	if cmd.IsSet("equivalent-within") {
+		if cfg.EquivalentWithin, err = parsePercent("--equivalent-within", cmd.String("equivalent-within")); err != nil {
+			perr = append(perr, err)
+		}
+	}
+	c := compareConfig{Args: cmd.Args().Slice(), JSON: cmd.Bool("json"), FailOn: flagmap.CommaList(cmd.StringSlice("fail-on")), Config: cfg}
+	if cmd.IsSet("targets") {
+		ts, terr := parseTargets(cmd.String("targets"))
+		c.Targets = ts
+		perr = append(perr, terr)
+	}
+	return c, errors.Join(append(perr, c.Validate())...)
 }

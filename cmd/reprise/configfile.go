@@ -14,6 +14,7 @@ import (
 
 	"github.com/reprise-bench/reprise/internal/config"
 	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/flagmap"
 	"github.com/reprise-bench/reprise/internal/sweep"
 )
 
@@ -366,13 +367,13 @@ func resolvedConfig(ctx context.Context, a *app, cmd *cli.Command) ([]string, *s
 			if _, _, checkErr = profileOptions(c); checkErr != nil {
 				return nil
 			}
-			ps, _, err := profileSweepFrom(c)
+			ps, _, err := flagmap.ProfileSweep(c)
 			if err == nil && ps.Active() {
 				ex, err = sweep.ExpandProfile(ps)
 			}
 			checkErr = err
 		default:
-			_, checkErr = timingConfigFrom(c)
+			_, checkErr = flagmap.Timing(c)
 		}
 		return nil
 	}

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/reprise-bench/reprise"
+	"github.com/reprise-bench/reprise/internal/flagmap"
 	"github.com/reprise-bench/reprise/internal/livemetrics"
 	"github.com/reprise-bench/reprise/replay"
 )
@@ -279,7 +280,7 @@ func checkScrape(t *testing.T, shards *batchv1.Job, o reprise.Options) {
 // its ConfigMaps' keys, its own variables, and the completion index.
 func podEnv(t *testing.T, c corev1.Container, configMaps map[string]map[string]string, i int) map[string]string {
 	t.Helper()
-	env := map[string]string{shardIndexEnv: fmt.Sprint(i)}
+	env := map[string]string{flagmap.ShardIndexEnv: fmt.Sprint(i)}
 	for _, from := range c.EnvFrom {
 		if from.ConfigMapRef == nil || configMaps[from.ConfigMapRef.Name] == nil {
 			t.Fatalf("envFrom %+v: not a ConfigMap of the kustomization", from)
@@ -328,11 +329,11 @@ func parseReplay(t *testing.T, args []string) reprise.Options {
 			continue
 		}
 		sub.Action = func(_ context.Context, cmd *cli.Command) error {
-			rc, err := timingConfigFrom(cmd)
+			rc, err := flagmap.Timing(cmd)
 			if err != nil {
 				return err
 			}
-			tc, err := telemetryConfigFrom(cmd)
+			tc, err := flagmap.Telemetry(cmd)
 			if err != nil {
 				return err
 			}

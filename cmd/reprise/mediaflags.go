@@ -133,8 +133,3 @@ func ints(vs []float64) []int {
 	}
 	return out
 }
-
-func init() {
-	// AIPerf's chat_embeddings is vLLM's chat-form embeddings (design 0022).
-	aiperfEndpoints["chat_embeddings"] = "chat-embeddings"
-}

@@ -43,29 +43,8 @@ func mergeCommand(a *app) *cli.Command {
 				Usage: "wait up to `D` for every DIR to hold a complete run (its summary.json), as a merge started beside its shards must"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			o := reprise.MergeOptions{Dirs: cmd.Args().Slice(), Out: cmd.String("out"), Overwrite: cmd.Bool("overwrite"),
-				Format: cmd.String("format"), Wait: cmd.Duration("wait")}
-			var errs []error
-			if len(o.Dirs) == 0 {
-				errs = append(errs, errors.New("missing DIR: give the run directories of the shards"))
-			}
-			if o.Out == "" {
-				errs = append(errs, errors.New("missing --out: give the merged run directory"))
-			}
-			for _, d := range o.Dirs {
-				if o.Out != "" && sameFile(d, o.Out) {
-					errs = append(errs, fmt.Errorf("--out %s is one of the shards: write the merged run to a new directory", o.Out))
-				}
-			}
-			if o.Wait < 0 {
-				errs = append(errs, fmt.Errorf("--wait %v: want a duration ≥ 0", o.Wait))
-			}
-			switch o.Format {
-			case "parquet", "arrow", "jsonl":
-			default:
-				errs = append(errs, fmt.Errorf("--format %q: want parquet, arrow or jsonl", o.Format))
-			}
-			if err := errors.Join(errs...); err != nil {
+			o, err := mergeOptions(cmd)
+			if err != nil {
 				return exitcode.UsageError(err, "see 'reprise merge --help'")
 			}
 			res, err := reprise.Merge(ctx, o)
@@ -112,4 +91,32 @@ func printMerge(w io.Writer, res *reprise.MergeResult) error {
 // msDur turns milliseconds into a duration rounded to the microsecond.
 func msDur(ms float64) time.Duration {
 	return time.Duration(ms * float64(time.Millisecond)).Round(time.Microsecond)
+}
+
+// mergeOptions copies the merge flags into reprise.MergeOptions and checks
+// them, reporting every problem at once.
+func mergeOptions(cmd *cli.Command) (reprise.MergeOptions, error) {
+	o := reprise.MergeOptions{Dirs: cmd.Args().Slice(), Out: cmd.String("out"), Overwrite: cmd.Bool("overwrite"),
+		Format: cmd.String("format"), Wait: cmd.Duration("wait")}
+	var errs []error
+	if len(o.Dirs) == 0 {
+		errs = append(errs, errors.New("missing DIR: give the run directories of the shards"))
+	}
+	if o.Out == "" {
+		errs = append(errs, errors.New("missing --out: give the merged run directory"))
+	}
+	for _, d := range o.Dirs {
+		if o.Out != "" && sameFile(d, o.Out) {
+			errs = append(errs, fmt.Errorf("--out %s is one of the shards: write the merged run to a new directory", o.Out))
+		}
+	}
+	if o.Wait < 0 {
+		errs = append(errs, fmt.Errorf("--wait %v: want a duration ≥ 0", o.Wait))
+	}
+	switch o.Format {
+	case "parquet", "arrow", "jsonl":
+	default:
+		errs = append(errs, fmt.Errorf("--format %q: want parquet, arrow or jsonl", o.Format))
+	}
+	return o, errors.Join(errs...)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reprise-bench/reprise/internal/flagmap"
 	"github.com/reprise-bench/reprise/selftest/calibration"
 )
 
@@ -57,8 +58,8 @@ func TestURLWithoutScheme(t *testing.T) {
 		"":                           "",
 		"http://u:p@127.0.0.1:8000/": "http://u:p@127.0.0.1:8000/",
 	} {
-		if got := withScheme(in); got != want {
-			t.Errorf("withScheme(%q) = %q, want %q", in, got, want)
+		if got := flagmap.WithScheme(in); got != want {
+			t.Errorf("flagmap.WithScheme(%q) = %q, want %q", in, got, want)
 		}
 	}
 	// A --upstream without a scheme passes record's check (it then fails

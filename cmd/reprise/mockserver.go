@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/reprise-bench/reprise/internal/accuracy"
+	"github.com/reprise-bench/reprise/internal/flagmap"
 	"github.com/reprise-bench/reprise/internal/hfhub"
 	"os"
 
@@ -100,7 +101,7 @@ func mockServerCommand(a *app) *cli.Command {
 			cfg.KeepLog = false
 			cfg.Log = a.log
 			var errs []error
-			for _, f := range commaList(cmd.StringSlice("fault")) {
+			for _, f := range flagmap.CommaList(cmd.StringSlice("fault")) {
 				fr, err := mockserver.ParseFaultRate(f)
 				if err != nil {
 					errs = append(errs, fmt.Errorf("--fault: %w", err))
@@ -115,7 +116,7 @@ func mockServerCommand(a *app) *cli.Command {
 			}
 			if cmd.String("accuracy-benchmark") != "" || cmd.String("accuracy-file") != "" {
 				acc, err := mockserver.NewAccuracy(ctx, accuracy.LoadOptions{Benchmark: cmd.String("accuracy-benchmark"), Data: cmd.String("accuracy-data"),
-					File: cmd.String("accuracy-file"), Tasks: commaList(cmd.StringSlice("accuracy-tasks")), Download: accuracy.HubDownload(hfhub.FromEnv(), a.log)},
+					File: cmd.String("accuracy-file"), Tasks: flagmap.CommaList(cmd.StringSlice("accuracy-tasks")), Download: accuracy.HubDownload(hfhub.FromEnv(), a.log)},
 					cmd.Float("accuracy"), cmd.String("accuracy-under-load"))
 				if err != nil {
 					errs = append(errs, fmt.Errorf("--accuracy-benchmark: %w", err))

@@ -2,24 +2,18 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/reprise-bench/reprise"
-	"github.com/reprise-bench/reprise/engine/adapter/native"
 	"github.com/reprise-bench/reprise/internal/exitcode"
-	"github.com/reprise-bench/reprise/replay"
-	"github.com/reprise-bench/reprise/trace"
+	"github.com/reprise-bench/reprise/internal/flagmap"
+	"github.com/reprise-bench/reprise/internal/sweep"
 )
 
 // profileAliases are AIPerf's spellings of replay flags with the same
@@ -74,7 +68,7 @@ func profileFlags() []cli.Flag {
 		if extra := slices.Concat(profileAliases[name], profileLoadAliases[name]); len(extra) > 0 {
 			setAliases(f, append(slices.Clone(f.Names()[1:]), extra...))
 		}
-		if _, ok := profileListFlags[name]; ok {
+		if _, ok := flagmap.ListFlags[name]; ok {
 			f = asListFlag(f) // AIPerf's comma lists (profile_sweep.go)
 		}
 		out = append(out, f)
@@ -195,38 +189,6 @@ func profileOwnFlags() []cli.Flag {
 	}
 }
 
-// aiperfEndpoints maps AIPerf's --endpoint-type names to reprise's
-// endpoints where they differ.
-var aiperfEndpoints = map[string]string{
-	"nim_embeddings": "nim-embeddings", "hf_tei_rankings": "rerank-tei", "cohere_rankings": "rerank-cohere",
-	"nim_rankings": "ranking-nim",
-}
-
-// endpointForPath returns the native endpoint that AIPerf's --endpoint
-// PATH names: kind itself when PATH is its path, else (kind not given
-// explicitly) the first native endpoint served at PATH. reprise sends to
-// an endpoint's own path, so any other PATH is an error.
-func endpointForPath(path, kind string, explicit bool) (string, error) {
-	path = "/" + strings.TrimLeft(path, "/")
-	var at []string
-	for _, e := range native.List() {
-		if e.Adapter.Info().Path == path {
-			if e.Name == kind {
-				return kind, nil
-			}
-			at = append(at, e.Name)
-		}
-	}
-	const how = "for another path or body shape, write a Wasm adapter (reprise adapters new) and pass it as --endpoint-type FILE.wasm"
-	switch {
-	case len(at) == 0:
-		return kind, fmt.Errorf("--endpoint %s: no native endpoint is served at that path; %s", path, how)
-	case explicit:
-		return kind, fmt.Errorf("--endpoint %s is the path of %s, not of --endpoint-type %s; give one of them", path, strings.Join(at, " or "), kind)
-	}
-	return at[0], nil
-}
-
 // otelRefusal is the answer to AIPerf's OpenTelemetry flags: reprise
 // serves its live metrics for a scrape instead of pushing OTLP (RATIONALE.md,
 // "Why live metrics for Prometheus and no OTLP export?").
@@ -340,6 +302,20 @@ func profileUsageError(c *cli.Command, err error) error {
 	return usageError(c, err)
 }
 
+// profileHooks map the profile flags that other files define
+// (profile_<name>.go) onto the options: one line each, run by
+// flagmap.Profile after AIPerf's own flags and before its defaults.
+var profileHooks = []flagmap.Hook{profileHubOptions, profileDataset}
+
+// *cli.Command is how the flag mappings read a command's values.
+var _ flagmap.Values = (*cli.Command)(nil)
+
+// profileOptions maps the profile command's flags to reprise.Options:
+// replay's mapping, then AIPerf's flags and defaults over it.
+func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
+	return flagmap.Profile(cmd, replayOptions(cmd), profileHooks...)
+}
+
 // profileCommand is `reprise profile`: aiperf profile's command line on
 // reprise's engine, the same run as replay with the same outputs plus
 // AIPerf's export files.
@@ -375,28 +351,14 @@ func profileCommand(a *app) *cli.Command {
 			if o.Trace.Path == "-" {
 				o.Trace.Reader = a.stdin
 			}
-			runs, err := runsConfigFrom(cmd)
+			runs, err := profileRuns(cmd)
 			if err != nil {
 				return exitcode.UsageError(err, "see 'reprise profile --help'")
 			}
-			// AIPerf: warmup in the first run only and the same seed in
-			// every run, unless told otherwise.
-			runs.WarmupOnce = runs.WarmupOnce || cmd.Bool("profile-run-disable-warmup-after-first")
-			runs.FreshPromptSeed = cmd.Bool("vary-seed-per-trial") || !cmd.Bool("set-consistent-seed")
-			if cmd.IsSet("profile-run-cooldown-seconds") {
-				var errs []error
-				runs.Cooldown = seconds(&errs, "profile-run-cooldown-seconds", cmd.Float("profile-run-cooldown-seconds"))
-				if runs.Cooldown < 0 {
-					errs = append(errs, errors.New("--profile-run-cooldown-seconds: want seconds ≥ 0"))
-				}
-				if err := errors.Join(errs...); err != nil {
-					return exitcode.UsageError(err, "see 'reprise profile --help'")
-				}
-			}
-			ps, _, _ := profileSweepFrom(cmd)
-			recipe, rerr := profileRecipeFrom(cmd)
-			search, serr := profileSearchFrom(cmd)
-			if profileSweeps(&ps, recipe, search) || rerr != nil || serr != nil {
+			ps, _, _ := flagmap.ProfileSweep(cmd)
+			recipe, rerr := flagmap.Recipe(cmd)
+			search, serr := flagmap.Search(cmd)
+			if flagmap.Sweeps(&ps, recipe, search) || rerr != nil || serr != nil {
 				return runProfileSweep(ctx, a, cmd, o, runs, quiet)
 			}
 			return replayOnceOrRuns(ctx, a, o, runs, quiet, "--num-profile-runs replays the input", "see 'reprise profile --help'")
@@ -408,360 +370,23 @@ func profileCommand(a *app) *cli.Command {
 	return cmd
 }
 
-// profileOptions maps the profile command's flags to reprise.Options:
-// replay's mapping, then AIPerf's flags and defaults over it.
-func profileOptions(cmd *cli.Command) (reprise.Options, bool, error) {
-	var errs []error
-	rc, err := timingConfigFrom(cmd)
-	errs = append(errs, err)
-	o := replayOptions(cmd)
-	// The flags that take a comma list (profile_sweep.go): a single
-	// value, or a list's first, is the base run's.
-	_, vals, err := profileSweepFrom(cmd)
-	errs = append(errs, err)
-	applyProfileValues(&o, &rc, vals)
-	// AIPerf's tokenizer is the model's unless one is named.
-	o.TokenizerFromModel = !cmd.IsSet("tokenizer")
-	quiet := cmd.Bool("quiet")
-	switch ui := cmd.String("ui-type"); ui {
-	case "none":
-		quiet, o.UI = true, reprise.UILine
-	case "", "simple":
-		o.UI = reprise.UILine
-	case "dashboard":
-		o.UI = reprise.UIDashboard
-	default:
-		errs = append(errs, fmt.Errorf("--ui-type %q: want none, simple or dashboard", ui))
-	}
-
-	o.Endpoint = cmd.String("endpoint-type")
-	if e, ok := aiperfEndpoints[o.Endpoint]; ok {
-		o.Endpoint = e
-	}
-	if path := cmd.String("endpoint"); path != "" {
-		e, err := endpointForPath(path, o.Endpoint, cmd.IsSet("endpoint-type"))
-		errs = append(errs, err)
-		o.Endpoint = e
-	}
-	o.Streaming = cmd.Bool("streaming")
-	o.Trace.Path, o.Trace.PublicDataset = cmd.String("input-file"), cmd.String("public-dataset")
-	if t := cmd.String("custom-dataset-type"); t != "" {
-		if o.Trace.Path == "" {
-			errs = append(errs, errors.New("--custom-dataset-type needs --input-file"))
-		}
-		o.Trace.Format = t
-	}
-	if cmd.IsSet("random-seed") {
-		rc.Seed = cmd.Uint64("random-seed")
-		o.Prompts.Seed = rc.Seed
-	}
-	if cmd.IsSet("request-timeout-seconds") {
-		o.Timeout = seconds(&errs, "request-timeout-seconds", cmd.Float("request-timeout-seconds"))
-	}
-	extra, err := extraInputs(cmd.String("extra-body"), cmd.StringSlice("extra-inputs"))
-	errs = append(errs, err)
-	o.ExtraBody = extra
-	switch lvl := cmd.String("export-level"); lvl {
-	case "summary", "records":
-		o.Output.ExportLevel = "records"
-	case "raw", "events":
-		o.Output.ExportLevel = "events"
-	default:
-		errs = append(errs, fmt.Errorf("--export-level %q: want summary, records or raw", lvl))
-	}
-	switch exp := cmd.String("export"); exp {
-	case "aiperf":
-		o.Output.Export = "aiperf"
-	case "none", "":
-		o.Output.Export = ""
-	default:
-		errs = append(errs, fmt.Errorf("--export %q: want aiperf or none", exp))
-	}
-	if cmd.IsSet("slice-duration") {
-		if s := cmd.Float("slice-duration"); !(s > 0) {
-			errs = append(errs, fmt.Errorf("--slice-duration %v: want seconds > 0", s))
-		} else {
-			o.Output.SliceDuration = seconds(&errs, "slice-duration", s)
-		}
-	}
-	if p := cmd.String("profile-export-prefix"); p != "" {
-		// GenAI-Perf's --profile-export-file names a file (x.json): its
-		// stem is the prefix, as AIPerf takes it.
-		o.Output.ExportPrefix = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(p, ".jsonl"), ".json"), ".csv")
-	}
-
-	// Timing: AIPerf's mode selection (fixed schedule, then user-centric,
-	// then rate, then concurrency) where no --mode says otherwise.
-	fixed, noFixed := cmd.Bool("fixed-schedule"), cmd.Bool("no-fixed-schedule")
-	switch {
-	case fixed && noFixed:
-		errs = append(errs, errors.New("--fixed-schedule and --no-fixed-schedule exclude each other"))
-	case fixed:
-		rc.Mode = replay.ModeFixed
-	case noFixed && rc.Mode == replay.ModeAuto:
-		switch {
-		case rc.UserCentricRate > 0:
-			rc.Mode = replay.ModeUserCentric
-		case rc.RequestRate > 0:
-			rc.Mode = replay.ModeRate
-		default:
-			rc.Mode = replay.ModeConcurrency
-		}
-	}
-	rc.AutoOffset = cmd.Bool("fixed-schedule-auto-offset")
-	if ms := cmd.Int("fixed-schedule-start-offset"); ms > 0 {
-		rc.StartOffset = time.Duration(ms) * time.Millisecond
-	}
-	if ms := cmd.Int("fixed-schedule-end-offset"); ms > 0 {
-		rc.EndOffset = time.Duration(ms) * time.Millisecond
-	}
-	if cmd.IsSet("benchmark-duration") {
-		rc.Duration = seconds(&errs, "benchmark-duration", cmd.Float("benchmark-duration"))
-	}
-	if g := cmd.String("benchmark-grace-period"); g != "" {
-		if !cmd.IsSet("benchmark-duration") {
-			errs = append(errs, errors.New("--benchmark-grace-period needs --benchmark-duration (as in AIPerf)"))
-		}
-		if strings.EqualFold(g, "inf") {
-			rc.Grace = 365 * 24 * time.Hour
-		} else if s, err := strconv.ParseFloat(g, 64); err != nil || s < 0 || math.IsNaN(s) {
-			errs = append(errs, fmt.Errorf("--benchmark-grace-period %q: want seconds ≥ 0 or inf", g))
-		} else {
-			rc.Grace = seconds(&errs, "benchmark-grace-period", s)
-		}
-	} else if !cmd.IsSet("grace") {
-		rc.Grace = 30 * time.Second // AIPerf's default
-	}
-	if cmd.IsSet("concurrency-ramp-duration") {
-		rc.ConcurrencyRamp = seconds(&errs, "concurrency-ramp-duration", cmd.Float("concurrency-ramp-duration"))
-	}
-	if cmd.IsSet("request-rate-ramp-duration") {
-		rc.RateRamp = seconds(&errs, "request-rate-ramp-duration", cmd.Float("request-rate-ramp-duration"))
-	}
-	ratio := cmd.Float("session-delay-ratio")
-	if ratio < 0 || math.IsNaN(ratio) {
-		errs = append(errs, fmt.Errorf("--session-delay-ratio %v: want a factor ≥ 0", ratio))
-	}
-	if cmd.IsSet("session-turn-delay-mean") {
-		o.Synthetic.TurnDelay = seconds(&errs, "session-turn-delay-mean", cmd.Float("session-turn-delay-mean")/1000*ratio)
-	}
-	if cmd.IsSet("session-turn-delay-stddev") {
-		o.Synthetic.TurnDelayStdDev = seconds(&errs, "session-turn-delay-stddev", cmd.Float("session-turn-delay-stddev")/1000*ratio)
-	}
-	if cmd.IsSet("request-cancellation-rate") {
-		pct := cmd.Float("request-cancellation-rate")
-		if pct <= 0 || pct > 100 || math.IsNaN(pct) {
-			errs = append(errs, fmt.Errorf("--request-cancellation-rate %v: want a percentage in (0, 100]", pct))
-		}
-		o.CancelRate = pct / 100
-	}
-	if cmd.IsSet("request-cancellation-delay") {
-		o.CancelAfter = seconds(&errs, "request-cancellation-delay", cmd.Float("request-cancellation-delay"))
-	}
-	if cmd.IsSet("warmup-duration") {
-		rc.WarmupDuration = seconds(&errs, "warmup-duration", cmd.Float("warmup-duration"))
-	}
-	if cmd.IsSet("prefill-concurrency-ramp-duration") {
-		rc.PrefillConcurrencyRamp = seconds(&errs, "prefill-concurrency-ramp-duration", cmd.Float("prefill-concurrency-ramp-duration"))
-	}
-	// AIPerf's gamma shape alone picks the gamma pattern.
-	if cmd.IsSet("smoothness") && !cmd.IsSet("arrival") {
-		rc.Arrival = replay.ArrivalGamma
-	}
-	if cmd.IsSet("inter-turn-delay-cap-seconds") {
-		rc.MaxTurnDelay = seconds(&errs, "inter-turn-delay-cap-seconds", cmd.Float("inter-turn-delay-cap-seconds"))
-	}
-	if cmd.IsSet("wait-for-model-timeout") {
-		o.Server.WaitForModel = seconds(&errs, "wait-for-model-timeout", cmd.Float("wait-for-model-timeout"))
-	}
-	if cmd.IsSet("wait-for-model-interval") {
-		o.Server.WaitInterval = seconds(&errs, "wait-for-model-interval", cmd.Float("wait-for-model-interval"))
-	}
-	if cmd.IsSet("reset-kv-cache-timeout-seconds") {
-		o.Server.ResetCacheTimeout = seconds(&errs, "reset-kv-cache-timeout-seconds", cmd.Float("reset-kv-cache-timeout-seconds"))
-	}
-	switch us := cmd.String("url-strategy"); us {
-	case "":
-	case "round_robin", reprise.URLPolicyRoundRobin:
-		o.URLPolicy = reprise.URLPolicyRoundRobin
-	case reprise.URLPolicyLeastInFlight, "least_in_flight", reprise.URLPolicyFanOut, "fan_out":
-		o.URLPolicy = strings.ReplaceAll(us, "_", "-")
-	default:
-		errs = append(errs, fmt.Errorf("--url-strategy %q: want round_robin (or least-in-flight, fan-out)", us))
-	}
-	// AIPerf sends 10 requests when nothing else bounds a run that is not
-	// a fixed schedule: a synthetic load, or a file paced by a load model
-	// named outright. A file (or a public dataset) in the auto mode is
-	// sent once, whole.
-	if rc.RequestCount == 0 && rc.Duration == 0 && rc.Mode != replay.ModeFixed && o.Accuracy.Mix == 0 && o.Accuracy.Benchmark == "" && o.Accuracy.File == "" &&
-		(o.Trace.Path == "" && o.Trace.PublicDataset == "" || rc.Mode != replay.ModeAuto) && o.Synthetic.Sessions == 0 {
-		rc.RequestCount = 10
-	}
-	// Without a load model AIPerf runs one request at a time (its
-	// concurrency burst), unless a file's timestamps make a fixed schedule.
-	if rc.Mode == replay.ModeAuto && rc.RequestRate == 0 && rc.UserCentricRate == 0 && rc.Concurrency == 0 &&
-		(o.Trace.Path == "" || !fileHasTimestamps(o.Trace.Path, o.Trace.Format, o.Trace.Columns)) {
-		rc.Concurrency = 1
-	}
-	o.Replay = rc
-	warmupFrom(cmd, &o)
-	for _, f := range []struct {
-		flag string
-		to   *time.Duration
-	}{{"warmup-grace-period", &o.Warmup.Grace}, {"warmup-concurrency-ramp-duration", &o.Warmup.ConcurrencyRamp},
-		{"warmup-request-rate-ramp-duration", &o.Warmup.RateRamp}, {"warmup-prefill-concurrency-ramp-duration", &o.Warmup.PrefillConcurrencyRamp}} {
-		if cmd.IsSet(f.flag) {
-			*f.to = seconds(&errs, f.flag, cmd.Float(f.flag))
-		}
-	}
-	if cmd.IsSet("num-warmup-sessions") {
-		o.Replay.WarmupRequests = cmd.Int("num-warmup-sessions")
-	}
-	warmupPhase(&o)
-
-	tc, err := telemetryConfigFrom(cmd)
-	errs = append(errs, err)
-	if !cmd.Bool("no-gpu-telemetry") {
-		for _, g := range cmd.StringSlice("gpu-telemetry") {
-			switch {
-			case g == "pynvml" || g == "nvml":
-				tc.GPU = "nvml"
-			case g == "dcgm":
-				tc.GPU, tc.DCGMURL = "dcgm", reprise.DefaultDCGMURL
-			case strings.HasPrefix(g, "http://") || strings.HasPrefix(g, "https://"):
-				tc.GPU, tc.DCGMURL = "dcgm", g
-			case g == "dashboard":
-			default:
-				errs = append(errs, fmt.Errorf("--gpu-telemetry %q: want pynvml, dcgm or a DCGM exporter URL (amdsmi and custom metric files are not read)", g))
-			}
-		}
-	}
-	o.Telemetry = tc
-
-	errs = append(errs, profileHubOptions(cmd, &o)) // profile_hub.go
-	if models := commaList([]string{o.Model}); len(models) > 1 {
-		mo, err := reprise.WithModels(o, models, cmd.String("model-selection-strategy"))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("--model %s: %w", o.Model, err))
-		} else {
-			o = mo
-		}
-	}
-	if o.Output.Dir == "" {
-		o.Output.Dir = filepath.Join("artifacts", artifactName(&o))
-	}
-	if !cmd.IsSet("overwrite") {
-		o.Output.Overwrite = true // AIPerf writes over its artifact directory
-	}
-	errs = append(errs, profileDataset(cmd, &o))
-	return o, quiet, errors.Join(errs...)
-}
-
-// artifactName is AIPerf's artifact subdirectory:
-// {model, / → _}-openai-{endpoint type}-{stimulus}.
-func artifactName(o *reprise.Options) string {
-	stim := "concurrency" + strconv.Itoa(max(o.Replay.Concurrency, 1))
-	switch {
-	case o.Replay.Mode == replay.ModeFixed:
-		stim = "fixed_schedule"
-	case o.Replay.UserCentricRate > 0:
-		stim = fmt.Sprintf("user_centric-users%d-qps%s", o.Replay.NumUsers, strconv.FormatFloat(o.Replay.UserCentricRate, 'f', -1, 64))
-	case o.Replay.RequestRate > 0:
-		stim = "request_rate" + strconv.FormatFloat(o.Replay.RequestRate, 'f', -1, 64)
-	}
-	model := strings.ReplaceAll(o.Model, "/", "_")
-	if model == "" {
-		model = "model"
-	}
-	return model + "-openai-" + filepath.Base(o.Endpoint) + "-" + stim
-}
-
-// maxSeconds is the longest time a time.Duration holds, in seconds
-// (about 292 years).
-const maxSeconds = float64(math.MaxInt64) / float64(time.Second)
-
-// seconds converts AIPerf's float seconds of --flag; a value no Duration
-// holds (NaN, infinite, beyond ±292 years) is added to errs, never
-// wrapped around to a negative duration.
-func seconds(errs *[]error, flag string, s float64) time.Duration {
-	if !(math.Abs(s) <= maxSeconds) {
-		*errs = append(*errs, fmt.Errorf("--%s: %v seconds is out of range; want a finite number of seconds up to %.4g", flag, s, maxSeconds))
-		return 0
-	}
-	return time.Duration(s * float64(time.Second))
-}
-
-// extraInputs merges --extra-body (a JSON object) and AIPerf's
-// --extra-inputs (KEY:VALUE pairs, values typed as AIPerf does, or JSON
-// objects) into one JSON object; "" when both are empty.
-func extraInputs(body string, pairs []string) (string, error) {
-	if len(pairs) == 0 {
-		return body, nil
-	}
-	m := map[string]any{}
-	if body != "" {
-		if err := json.Unmarshal([]byte(body), &m); err != nil {
-			return "", fmt.Errorf("--extra-body: want a JSON object: %v", err)
-		}
-	}
-	for _, p := range pairs {
-		p = strings.TrimSpace(p)
-		if strings.HasPrefix(p, "{") {
-			var obj map[string]any
-			if err := json.Unmarshal([]byte(p), &obj); err != nil {
-				return "", fmt.Errorf("--extra-inputs %q: want KEY:VALUE or a JSON object: %v", p, err)
-			}
-			for k, v := range obj {
-				m[k] = v
-			}
-			continue
-		}
-		k, v, ok := strings.Cut(p, ":")
-		if !ok || strings.TrimSpace(k) == "" {
-			return "", fmt.Errorf("--extra-inputs %q: want KEY:VALUE or a JSON object", p)
-		}
-		m[strings.TrimSpace(k)] = typedValue(strings.TrimSpace(v))
-	}
-	b, err := json.Marshal(m)
-	return string(b), err
-}
-
-// typedValue types an --extra-inputs value as AIPerf does: true/false,
-// none/null, an integer, a float, else a string.
-func typedValue(v string) any {
-	switch strings.ToLower(v) {
-	case "true":
-		return true
-	case "false":
-		return false
-	case "none", "null":
-		return nil
-	}
-	if i, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return i
-	}
-	if f, err := strconv.ParseFloat(v, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
-		return f
-	}
-	return v
-}
-
-// fileHasTimestamps reports whether the first row of the trace or dataset
-// at path has an arrival time (then the run is a fixed schedule, as AIPerf
-// auto-enables it); false when it cannot be read (the run reports why).
-func fileHasTimestamps(path, format string, cols trace.Columns) bool {
-	if path == "-" {
-		return true // standard input is read once, by the run
-	}
-	f, err := trace.ParseFormat(format)
+// profileRuns reads replay's --runs flags with AIPerf's defaults: warmup
+// in the first run only and the same seed in every run, unless told
+// otherwise.
+func profileRuns(cmd *cli.Command) (sweep.RunsConfig, error) {
+	runs, err := runsConfigFrom(cmd)
 	if err != nil {
-		return false
+		return runs, err
 	}
-	r, err := trace.Open(path, trace.Options{Format: f, Columns: cols, SkipInvalid: true, MaxRows: 1})
-	if err != nil {
-		return false
+	runs.WarmupOnce = runs.WarmupOnce || cmd.Bool("profile-run-disable-warmup-after-first")
+	runs.FreshPromptSeed = cmd.Bool("vary-seed-per-trial") || !cmd.Bool("set-consistent-seed")
+	if cmd.IsSet("profile-run-cooldown-seconds") {
+		var errs []error
+		runs.Cooldown = flagmap.Seconds(&errs, "profile-run-cooldown-seconds", cmd.Float("profile-run-cooldown-seconds"))
+		if runs.Cooldown < 0 {
+			errs = append(errs, errors.New("--profile-run-cooldown-seconds: want seconds ≥ 0"))
+		}
+		return runs, errors.Join(errs...)
 	}
-	defer r.Close()
-	var row trace.Row
-	return r.Next(&row) == nil && row.HasOffset
+	return runs, nil
 }

@@ -6,6 +6,8 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/reprise-bench/reprise"
+	"github.com/reprise-bench/reprise/internal/flagmap"
+	"github.com/reprise-bench/reprise/replay"
 )
 
 // profileDatasetFlags are AIPerf's dataset-side flags of the profile
@@ -28,7 +30,7 @@ func profileDatasetFlags() []cli.Flag {
 
 // profileDataset maps the dataset-side flags onto o (after the rest of
 // profileOptions).
-func profileDataset(cmd *cli.Command, o *reprise.Options) error {
+func profileDataset(cmd flagmap.Values, o *reprise.Options, _ *replay.Config) error {
 	// AIPerf sends a row without an output length as it is: the server
 	// decides (no max_tokens, so no ignore_eos either).
 	o.ServerOutputLength = true

@@ -4,6 +4,8 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/reprise-bench/reprise"
+	"github.com/reprise-bench/reprise/internal/flagmap"
+	"github.com/reprise-bench/reprise/replay"
 )
 
 // profileHubFlags are the profile command's flags for AIPerf's exports
@@ -16,7 +18,7 @@ func profileHubFlags() []cli.Flag {
 }
 
 // profileHubOptions maps profileHubFlags onto o.
-func profileHubOptions(cmd *cli.Command, o *reprise.Options) error {
+func profileHubOptions(cmd flagmap.Values, o *reprise.Options, _ *replay.Config) error {
 	o.Output.ExportOutputs = cmd.Bool("export-outputs-json")
 	return nil
 }

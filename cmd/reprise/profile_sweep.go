@@ -13,23 +13,14 @@ import (
 
 	"github.com/reprise-bench/reprise"
 	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/flagmap"
+	"github.com/reprise-bench/reprise/internal/runout"
 	isearch "github.com/reprise-bench/reprise/internal/search"
 	"github.com/reprise-bench/reprise/internal/sweep"
 	"github.com/reprise-bench/reprise/replay"
 )
 
 const catProfileSweep = "AIPerf sweeps and searches"
-
-// profileListFlags maps the profile flags that take a comma list (AIPerf's
-// sweepable flags) to the sweep setting each varies.
-var profileListFlags = map[string]string{
-	"concurrency": sweep.Concurrency, "request-rate": sweep.RequestRate, "isl": sweep.ISL, "osl": sweep.OSL,
-	"isl-stddev": sweep.ISLStdDev, "osl-stddev": sweep.OSLStdDev, "session-turns-mean": sweep.TurnsMean,
-}
-
-// profileListOrder is the order in which comma lists become axes (the
-// last varies fastest): the request shape, then the load.
-var profileListOrder = []string{"isl", "isl-stddev", "osl", "osl-stddev", "session-turns-mean", "request-rate", "concurrency"}
 
 // asListFlag returns a string flag with f's names, category, sources and
 // usage, so that profile reads a comma list where replay reads a number.
@@ -108,160 +99,6 @@ func profileSweepFlags() []cli.Flag {
 	}
 }
 
-// profileSweepFrom reads a profile command's sweep flags: the comma
-// lists, the sweep type, variants and sampling. vals are the values the
-// base options take (a single value, or a list's first).
-func profileSweepFrom(cmd *cli.Command) (ps sweep.ProfileSweep, vals map[string]float64, err error) {
-	var errs []error
-	vals = map[string]float64{}
-	for _, flag := range profileListOrder {
-		spec := strings.TrimSpace(cmd.String(flag))
-		if spec == "" {
-			continue
-		}
-		setting := profileListFlags[flag]
-		if strings.Contains(spec, ":") {
-			errs = append(errs, fmt.Errorf("--%s %q: profile takes a comma list (AIPerf's form); ranges A:B:xF are reprise sweep's", flag, spec))
-			continue
-		}
-		ax, err := sweep.ParseAxis(setting, spec)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("--%s: %w", flag, err))
-			continue
-		}
-		vals[setting] = ax.Values[0]
-		if len(ax.Values) > 1 {
-			ps.Lists = append(ps.Lists, ax)
-		}
-	}
-	ps.Type = cmd.String("sweep-type")
-	if cmd.IsSet("sweep-type") && len(ps.Lists) == 0 {
-		errs = append(errs, errors.New("--sweep-type needs comma lists to combine (e.g. --concurrency 10,50 --isl 128,512)"))
-	}
-	ps.Variants = cmd.StringSlice("variant")
-	ps.Sampling, ps.Samples, ps.Dimensions = cmd.String("sweep-sampling"), cmd.Int("sweep-samples"), cmd.StringSlice("sweep-dimension")
-	ps.Seed = cmd.Uint64("random-seed")
-	return ps, vals, errors.Join(errs...)
-}
-
-// applyProfileValues sets the swept settings' base values in o and rc.
-func applyProfileValues(o *reprise.Options, rc *replay.Config, vals map[string]float64) {
-	tmp := *o
-	tmp.Replay = *rc
-	for name, v := range vals {
-		sweep.Apply(&tmp, name, v)
-	}
-	*rc = tmp.Replay
-	tmp.Replay = o.Replay
-	*o = tmp
-}
-
-// profileRecipeFrom reads --search-recipe and its flags; nil without one.
-func profileRecipeFrom(cmd *cli.Command) (*sweep.RecipeConfig, error) {
-	name := cmd.String("search-recipe")
-	if name == "" {
-		return nil, nil
-	}
-	r := sweep.NewRecipeConfig(name)
-	if s := cmd.String("search-stat"); s != "" {
-		r.Stat = s
-	}
-	r.TTFTSLA, r.ITLSLA, r.E2ESLA, r.ErrorRateSLA = cmd.Float("ttft-sla-ms"), cmd.Float("itl-sla-ms"), cmd.Float("e2e-sla-ms"), cmd.Float("error-rate-sla")
-	r.SLOAttainment, r.Degradation = cmd.Float("slo-attainment-fraction"), cmd.Float("degradation-threshold")
-	r.ConcurrencyMin, r.ConcurrencyMax, r.ConcurrencySteps = cmd.Float("concurrency-min"), cmd.Float("concurrency-max"), cmd.Int("concurrency-steps")
-	r.ISLMin, r.ISLMax, r.ISLSteps = cmd.Float("isl-min"), cmd.Float("isl-max"), cmd.Int("isl-steps")
-	r.OSLMin, r.OSLMax, r.OSLSteps = cmd.Float("osl-min"), cmd.Float("osl-max"), cmd.Int("osl-steps")
-	if p := cmd.String("isl-osl-pairs"); p != "" {
-		pairs, err := sweep.ParsePairs(p)
-		if err != nil {
-			return nil, err
-		}
-		r.Pairs = pairs
-	}
-	// A probe's length: --request-count or --benchmark-duration when
-	// given, else three waves of the probe's concurrency after one of
-	// warmup.
-	if !cmd.IsSet("request-count") && !cmd.IsSet("benchmark-duration") && !cmd.IsSet("duration") {
-		r.MinRounds = 3
-	}
-	return r, nil
-}
-
-// profileSearchFrom reads the model-based search flags; nil without
-// --search-space.
-func profileSearchFrom(cmd *cli.Command) (*sweep.SearchConfig, error) {
-	spaces := cmd.StringSlice("search-space")
-	if len(spaces) == 0 {
-		for _, f := range []string{"search-metric", "search-sla", "search-direction"} {
-			if cmd.IsSet(f) {
-				return nil, fmt.Errorf("--%s needs --search-space 'PATH:LO,HI[:int|float]'", f)
-			}
-		}
-		return nil, nil
-	}
-	var errs []error
-	c := &sweep.SearchConfig{MaxIterations: cmd.Int("search-max-iterations"), InitialPoints: cmd.Int("search-initial-points"),
-		Seed: cmd.Uint64("random-seed")}
-	if cmd.IsSet("search-random-seed") {
-		c.Seed = cmd.Uint64("search-random-seed")
-	}
-	for _, s := range spaces {
-		d, err := isearch.ParseDimension(s)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("--search-space %w", err))
-			continue
-		}
-		name, err := sweep.SettingForPath(d.Name)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("--search-space: %w", err))
-			continue
-		}
-		d.Name = name
-		c.Space = append(c.Space, d)
-	}
-	stat := cmd.String("search-stat")
-	metrics, dirs := cmd.StringSlice("search-metric"), cmd.StringSlice("search-direction")
-	if len(metrics) == 0 {
-		metrics = []string{"output_token_throughput"}
-	}
-	if len(dirs) > len(metrics) {
-		errs = append(errs, fmt.Errorf("%d --search-direction for %d --search-metric", len(dirs), len(metrics)))
-	}
-	for i, m := range metrics {
-		o := isearch.Objective{Metric: m, Maximize: true}
-		if !strings.Contains(m, ":") && stat != "" {
-			o.Metric = m + ":" + stat
-		}
-		if i < len(dirs) {
-			switch strings.ToLower(dirs[i]) {
-			case "maximize", "max":
-			case "minimize", "min":
-				o.Maximize = false
-			default:
-				errs = append(errs, fmt.Errorf("--search-direction %q: want maximize or minimize", dirs[i]))
-			}
-		}
-		c.Objectives = append(c.Objectives, o)
-	}
-	for _, s := range cmd.StringSlice("search-sla") {
-		k, err := isearch.ParseConstraint(s)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("--search-sla %w", err))
-			continue
-		}
-		c.Constraints = append(c.Constraints, k)
-	}
-	if m := cmd.String("bo-constraint-mode"); m != "probability" {
-		errs = append(errs, fmt.Errorf("--bo-constraint-mode %q: reprise's search weighs expected improvement by the probability that every SLA holds (probability); no other mode", m))
-	}
-	return c, errors.Join(errs...)
-}
-
-// profileSweeps reports whether the command sweeps or searches.
-func profileSweeps(ps *sweep.ProfileSweep, r *sweep.RecipeConfig, sc *sweep.SearchConfig) bool {
-	return ps.Active() || r != nil || sc != nil
-}
-
 // runProfileSweep is a profile command that sweeps or searches: one run
 // directory per value (AIPerf's layout: ARTIFACT_DIR/concurrency_10/),
 // sweep.json and sweep.parquet, the sweep table on stderr.
@@ -269,12 +106,12 @@ func runProfileSweep(ctx context.Context, a *app, cmd *cli.Command, o reprise.Op
 	usage := func(err error) error {
 		return exitcode.UsageError(err, "see 'reprise profile --help' and docs/format/cli.md")
 	}
-	ps, _, err := profileSweepFrom(cmd)
+	ps, _, err := flagmap.ProfileSweep(cmd)
 	if err != nil {
 		return usage(err)
 	}
-	recipe, rerr := profileRecipeFrom(cmd)
-	search, serr := profileSearchFrom(cmd)
+	recipe, rerr := flagmap.Recipe(cmd)
+	search, serr := flagmap.Search(cmd)
 	if err := errors.Join(rerr, serr); err != nil {
 		return usage(err)
 	}
@@ -303,7 +140,7 @@ func runProfileSweep(ctx context.Context, a *app, cmd *cli.Command, o reprise.Op
 	cfg.Runs = runs
 	if cmd.IsSet("parameter-sweep-cooldown-seconds") {
 		var errs []error
-		cfg.Cooldown = seconds(&errs, "parameter-sweep-cooldown-seconds", cmd.Float("parameter-sweep-cooldown-seconds"))
+		cfg.Cooldown = flagmap.Seconds(&errs, "parameter-sweep-cooldown-seconds", cmd.Float("parameter-sweep-cooldown-seconds"))
 		if err := errors.Join(errs...); err != nil || cfg.Cooldown < 0 {
 			return usage(fmt.Errorf("--parameter-sweep-cooldown-seconds %v: want seconds ≥ 0", cmd.Float("parameter-sweep-cooldown-seconds")))
 		}
@@ -357,7 +194,7 @@ func runProfileSweep(ctx context.Context, a *app, cmd *cli.Command, o reprise.Op
 	cfg.Dir = o.Output.Dir
 	if !cmd.IsSet("out") {
 		// AIPerf's artifact directory of a sweep: …-concurrency_sweep.
-		name := artifactName(&o)
+		name := flagmap.ArtifactName(&o)
 		if i := strings.LastIndex(name, "-"); i >= 0 {
 			name = name[:i]
 		}
@@ -368,7 +205,7 @@ func runProfileSweep(ctx context.Context, a *app, cmd *cli.Command, o reprise.Op
 	}
 	if !quiet {
 		cfg.Base.OnStart = func(s reprise.Start) {
-			fmt.Fprintf(a.stderr, "reprise: sweep point %s (%s mode, %s)\n", s.Dir, s.Mode, plannedText(s.Planned, o.Replay.Duration))
+			fmt.Fprintf(a.stderr, "reprise: sweep point %s (%s mode, %s)\n", s.Dir, s.Mode, runout.PlannedText(s.Planned, o.Replay.Duration))
 		}
 	}
 	res, err := sweep.Run(ctx, cfg)

@@ -277,31 +277,6 @@ func TestProfileSharedPrefix(t *testing.T) {
 	}
 }
 
-// TestExtraInputs: AIPerf's KEY:VALUE pairs are typed as AIPerf types them
-// and merged with --extra-body.
-func TestExtraInputs(t *testing.T) {
-	got, err := extraInputs(`{"a": 1}`, []string{"ignore_eos:true", "temperature:0.5", "n:2", "stop:none", "name:x:y", `{"b": [1]}`})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal([]byte(got), &m); err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]any{"a": 1.0, "ignore_eos": true, "temperature": 0.5, "n": 2.0, "stop": nil, "name": "x:y", "b": []any{1.0}}
-	if len(m) != len(want) {
-		t.Fatalf("got %v, want %v", m, want)
-	}
-	for k, v := range want {
-		if b1, _ := json.Marshal(m[k]); string(b1) != mustJSON(v) {
-			t.Errorf("%s = %s, want %s", k, b1, mustJSON(v))
-		}
-	}
-	if _, err := extraInputs("", []string{"novalue"}); err == nil {
-		t.Error("a pair without a colon was accepted")
-	}
-}
-
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/reprise-bench/reprise/capture"
 	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/flagmap"
 	"github.com/reprise-bench/reprise/internal/secret"
 	"github.com/reprise-bench/reprise/internal/tokenizer"
 )
@@ -57,7 +58,7 @@ func recordCommand(a *app) *cli.Command {
 			if cmd.Args().Len() > 0 {
 				errs = append(errs, fmt.Errorf("record takes no arguments, got %q", cmd.Args().Slice()))
 			}
-			upstream := withScheme(cmd.String("upstream"))
+			upstream := flagmap.WithScheme(cmd.String("upstream"))
 			up, err := url.Parse(upstream)
 			switch {
 			case upstream == "":

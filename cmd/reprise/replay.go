@@ -4,18 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/reprise-bench/reprise"
 	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/engine"
-	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/flagmap"
+	"github.com/reprise-bench/reprise/internal/runout"
 	"github.com/reprise-bench/reprise/internal/sweep"
 	"github.com/reprise-bench/reprise/trace"
 )
@@ -235,8 +234,8 @@ func replayCommand(a *app) *cli.Command {
 		Flags: append(append(append(append(append(append(replayFlags(), configFlag("replay's flag names as keys, trace: the TRACE")), responseCapFlags()...), contextFlags()...), timingFlags()...), telemetryFlags()...),
 			runsFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			rc, err := timingConfigFrom(cmd)
-			tc, terr := telemetryConfigFrom(cmd)
+			rc, err := flagmap.Timing(cmd)
+			tc, terr := flagmap.Telemetry(cmd)
 			if err := errors.Join(err, terr); err != nil {
 				return exitcode.UsageError(err, "see 'reprise replay --help'")
 			}
@@ -250,8 +249,8 @@ func replayCommand(a *app) *cli.Command {
 				return exitcode.UsageError(err, "see 'reprise replay --help'")
 			}
 			o.Replay, o.Telemetry = rc, tc
-			warmupFrom(cmd, &o)
-			warmupPhase(&o)
+			flagmap.Warmup(cmd, &o)
+			flagmap.WarmupPhase(&o)
 			if len(args) == 1 {
 				o.Trace.Path = args[0]
 				if args[0] == "-" {
@@ -292,10 +291,10 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 		o.Endpoint = "" // a recorded trace's, else chat
 	}
 	o.URLPolicy = cmd.String("url-policy")
-	if urls := commaList(cmd.StringSlice("url")); len(urls) > 0 {
-		o.URL = withScheme(urls[0])
+	if urls := flagmap.CommaList(cmd.StringSlice("url")); len(urls) > 0 {
+		o.URL = flagmap.WithScheme(urls[0])
 		for _, u := range urls[1:] {
-			o.Targets = append(o.Targets, reprise.Target{URL: withScheme(u)})
+			o.Targets = append(o.Targets, reprise.Target{URL: flagmap.WithScheme(u)})
 		}
 	}
 	o.Adapter = reprise.AdapterOptions{Config: cmd.String("adapter-config"), SHA256: cmd.String("adapter-sha256"),
@@ -305,7 +304,7 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 	o.ExtraBody, o.Headers, o.APIKey = cmd.String("extra-body"), cmd.StringSlice("header"), cmd.String("api-key")
 	o.Timeout = cmd.Duration("timeout")
 	o.Preflight = reprise.PreflightOptions{Skip: cmd.Bool("no-preflight"), Timeout: cmd.Duration("preflight-timeout")}
-	o.Server = serverControlFrom(cmd)
+	o.Server = flagmap.ServerControl(cmd)
 	o.AbortAfterConnectFailures = cmd.Int("abort-after-connect-failures")
 	o.BatchSize, o.QueryTokens = cmd.Int("batch-size"), cmd.Int("query-tokens")
 	o.Generation = reprise.GenerationOptions{RequestContentType: cmd.String("request-content-type"), DownloadVideo: cmd.Bool("download-video-content"),
@@ -366,74 +365,14 @@ func runReplay(ctx context.Context, a *app, o reprise.Options, quiet bool) error
 		if s.UI == reprise.UIDashboard && held != nil {
 			defer held.hold() // after the lines below: the dashboard draws next
 		}
-		if n := urlNote(s.URL, s.EndpointPath); n != "" {
-			fmt.Fprintf(a.stderr, "reprise: note: %s\n", n)
-		}
-		if quiet {
-			return
-		}
-		if s.HeldReason != "" && s.Trace != "" {
-			fmt.Fprintf(a.stderr, "reprise: note: the %d rows of the trace are held in memory (%s); sorted traces of independent requests are read while the run goes\n",
-				s.TraceRows, s.HeldReason)
-		}
-		if c := s.Calibration; c != nil {
-			fmt.Fprintf(a.stderr, "reprise: applying the calibration %s (reprise selftest of %s, %s ago): errors within ±%.3g ms up to %.1f streams, %.0f tokens/s, %.1f req/s; --calibration off ignores it\n",
-				c.File, c.Created.Format(time.DateTime), time.Since(c.Created).Round(time.Minute), c.MaxErrorMS,
-				c.SafeLoad.Streams, c.SafeLoad.EventsPerSec, c.SafeLoad.RequestsPerSec)
-		}
-		if n := s.ServerOutputRows; n > 0 {
-			fmt.Fprintf(a.stderr, "reprise: note: %d rows of the trace have no output length: they are sent without max_tokens and ignore_eos, the server decides (as AIPerf does; --osl N gives them N)\n", n)
-		}
-		if n := s.DefaultedOutput; n > 0 {
-			fmt.Fprintf(a.stderr, "reprise: note: %d rows of the trace have no output length: they ask for --osl %d output tokens\n", n, int(o.Synthetic.OSL))
-		}
-		what := orSynthetic(s.Trace)
-		switch {
-		case s.Graded != "" && o.Accuracy.Mix == 0:
-			what = s.Graded // the graded items are the load
-		case s.Graded != "":
-			what += " with " + s.Graded
-		}
-		fmt.Fprintf(a.stderr, "reprise: replaying %s against %s (%s, %s mode, %s) → %s\n",
-			what, endpointURL(s.URL, s.EndpointPath), s.Endpoint, s.Mode,
-			plannedText(s.Planned, o.Replay.Duration), s.Dir)
+		runout.Start(a.stderr, s, &o, quiet)
 	}
 	res, err := reprise.Run(ctx, o)
 	held.release()
 	if err != nil && res == nil {
 		return runError(err, &o)
 	}
-	if res.AIPerfSkipped {
-		// Worth a line with --quiet.
-		fmt.Fprintf(a.stderr, "reprise: note: --export aiperf skipped (interrupted twice); reprise summarize --export aiperf %s writes it\n", res.Dir)
-	}
-	writer := res.Writer
-	if !quiet {
-		res.Summary.WriteTable(a.stderr)
-		st := res.Stats
-		fmt.Fprintf(a.stderr, "%-34s late %d, waited for a sender %d, shifted %d, skipped %d; p99 %v; stop: %s\n",
-			"Dispatcher", st.Late, st.Waited, st.Shifted, st.Skipped, st.Lateness.P99, st.StopReason)
-		fmt.Fprint(a.stderr, writerNote(writer))
-		if res.InlineBuilds > 0 {
-			fmt.Fprintf(a.stderr, "note: %d requests were built on the send path (lookahead behind)\n", res.InlineBuilds)
-		}
-		if res.ClosesAfterStream {
-			fmt.Fprintf(a.stderr, "note: the server closes the connection after every streamed response; once that was seen, streams were sent with Connection: close\n")
-		}
-		if n := readLagNote(res.Summary); n != "" {
-			fmt.Fprintln(a.stderr, n)
-		}
-		fmt.Fprintf(a.stderr, "results: %s\n", res.Dir)
-	} else {
-		if writer.Dropped > 0 || writer.Error != "" {
-			fmt.Fprint(a.stderr, writerNote(writer)) // lost rows are worth a line even with --quiet
-		}
-		fmt.Fprintln(a.stdout, res.Dir) // where the results are: dir=$(reprise replay -q …)
-	}
-	if s := res.Summary; s.WarmupCount > 0 && s.RequestCount+s.ErrorRequestCount == 0 {
-		// Worth a line even with --quiet: the summary is empty.
-		fmt.Fprintf(a.stderr, "reprise: note: all %d requests were warmup, so nothing was measured; lower --warmup-requests or --warmup-duration\n", s.WarmupCount)
-	}
+	runout.Report(a.stdout, a.stderr, res, quiet)
 	if err != nil {
 		return runError(err, &o)
 	}
@@ -468,138 +407,6 @@ func runError(err error, o *reprise.Options) error {
 			Hint: "check --url and that the server is up; every failure is in the records; --abort-after-connect-failures 0 sends every request anyway"}
 	}
 	return spelled // a preflight that failed says all in its one line
-}
-
-// readLagNote warns when at least a tenth of the requests had a read that
-// waited in the socket longer than the median gap between tokens: tokens
-// that waited together were read together and share the later one's
-// arrival time (the kernel keeps one time per read), so first tokens come
-// out late and gaps short. Empty otherwise.
-func readLagNote(s *summary.Summary) string {
-	lag, itl := s.Metrics["client_read_lag"], s.Metrics["inter_token_latency"]
-	if lag == nil || itl == nil || itl.P50 <= 0 || lag.P90 <= itl.P50 {
-		return ""
-	}
-	return fmt.Sprintf("note: in over 10%% of requests a read waited longer (client read lag p90 %.2f ms) than the median gap between tokens (%.2f ms):\n"+
-		"      tokens that waited together were stamped together, at the later arrival (read_lag_ns in the records says which requests)", lag.P90, itl.P50)
-}
-
-// verdictError maps the verdicts of a completed run to an exit code
-// (docs/format/cli.md): the first verdict's, as they come in their order
-// of precedence (1 interrupted or no request succeeded, 4 lateness, 3
-// --max-error-rate or goodput), with every failed check in the message,
-// one a line; nil when the run passed.
-func verdictError(res *reprise.Result) error {
-	if len(res.Verdicts) == 0 {
-		return nil
-	}
-	first := verdictExit(res, res.Verdicts[0])
-	if len(res.Verdicts) == 1 {
-		return first
-	}
-	lines := []string{first.Err.Error()}
-	for _, v := range res.Verdicts[1:] {
-		lines = append(lines, "also failed: "+verdictExit(res, v).Err.Error())
-	}
-	return &exitcode.Error{Code: first.Code, Err: &verdictsError{msg: strings.Join(lines, "\n"), first: first.Err}, Hint: first.Hint}
-}
-
-// verdictsError is the message of several failed checks; it unwraps to
-// the first one's.
-type verdictsError struct {
-	msg   string
-	first error
-}
-
-func (e *verdictsError) Error() string { return e.msg }
-func (e *verdictsError) Unwrap() error { return e.first }
-
-// verdictExit is one verdict's exit code, message and hint.
-func verdictExit(res *reprise.Result, v reprise.Verdict) *exitcode.Error {
-	switch v.Kind {
-	case reprise.Interrupted:
-		if v.Aborted {
-			return &exitcode.Error{Code: exitcode.RunError,
-				Err: fmt.Errorf("interrupted twice: in-flight requests were cancelled at once; partial results written to %s", res.Dir)}
-		}
-		return &exitcode.Error{Code: exitcode.RunError, Err: fmt.Errorf("interrupted; partial results written to %s", res.Dir)}
-	case reprise.LatenessOverBudget:
-		return &exitcode.Error{Code: exitcode.Lateness, Err: flagSpelled(res.Stats.Check()),
-			Hint: "the client could not keep the schedule: lower the load, add --senders, or raise --max-lateness"}
-	case reprise.AllFailed:
-		msg := ""
-		if v.Example != "" {
-			msg = "; e.g. " + v.Example
-		}
-		return &exitcode.Error{Code: exitcode.RunError,
-			Err:  fmt.Errorf("no request succeeded (%d failed%s)", v.Failed, msg),
-			Hint: "check --url, --model and --endpoint, and that the server is up; every failure is in the records"}
-	case reprise.ErrorRateExceeded:
-		return &exitcode.Error{Code: exitcode.SLOBreach,
-			Err:  fmt.Errorf("error rate %.4f > --max-error-rate %v (%d of %d requests failed)", v.Value, v.Limit, v.Failed, v.Requests),
-			Hint: "every failure is in the records (error_kind, error_message); --max-error-rate 1 accepts any error rate"}
-	case reprise.SLOFailed:
-		return &exitcode.Error{Code: exitcode.SLOBreach,
-			Err: fmt.Errorf("goodput: %.4f of requests met every SLO < --min-good-fraction %v", v.Value, v.Limit)}
-	case reprise.AccuracyBelow:
-		return &exitcode.Error{Code: exitcode.SLOBreach,
-			Err:  fmt.Errorf("accuracy %.4f < --goodput accuracy:%v (%d of %d graded requests wrong)", v.Value, v.Limit, v.Failed, v.Requests),
-			Hint: "the grades are in the records (accuracy_answer, accuracy_expected, accuracy_correct)"}
-	}
-	return &exitcode.Error{Code: exitcode.RunError, Err: fmt.Errorf("%s; results in %s", v, res.Dir)}
-}
-
-// plannedText says how much a run will send: requests planned (-1 =
-// unknown, as for a synthetic load with --duration alone) and the
-// --duration limit (0 = none).
-func plannedText(requests int, d time.Duration) string {
-	switch {
-	case requests >= 0 && d > 0:
-		return fmt.Sprintf("%d requests planned, for at most %v", requests, d)
-	case requests >= 0:
-		return fmt.Sprintf("%d requests planned", requests)
-	case d > 0:
-		return fmt.Sprintf("requests for %v", d)
-	}
-	return "requests until stopped"
-}
-
-func orSynthetic(p string) string {
-	switch p {
-	case "":
-		return "a synthetic load"
-	case "-":
-		return "standard input"
-	}
-	return p
-}
-
-// endpointURL is where requests go: the base URL, then the adapter's path.
-func endpointURL(base, path string) string {
-	return strings.TrimRight(base, "/") + path
-}
-
-// urlNote warns when the base URL already ends in the first segment of the
-// endpoint path, as OpenAI clients' base URLs do (http://host:8000/v1 with
-// /v1/chat/completions): the requests would go to /v1/v1/chat/completions,
-// which servers answer with 404. Empty otherwise.
-func urlNote(base, path string) string {
-	u, err := url.Parse(base)
-	if err != nil {
-		return ""
-	}
-	p := strings.TrimRight(u.Path, "/")
-	if p == "" {
-		return ""
-	}
-	last := p[strings.LastIndex(p, "/"):]
-	if !strings.HasPrefix(path, last+"/") {
-		return ""
-	}
-	root := *u
-	root.Path = strings.TrimSuffix(p, last)
-	return fmt.Sprintf("--url %s ends in %s and the endpoint path %s is appended to it, so requests go to %s; "+
-		"--url is the server's base URL (%s) unless that path is meant", base, last, path, endpointURL(base, path), root.String())
 }
 
 // contextFlags are the flags of multi-turn sessions.
@@ -652,3 +459,7 @@ func targetFlags(o *reprise.Options, models, headers []string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// verdictError maps the verdicts of a completed run to an exit code, with
+// the options spelled as flags.
+func verdictError(res *reprise.Result) error { return runout.VerdictError(res, flagSpelled) }

@@ -19,6 +19,7 @@ import (
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/mockserver"
 	"github.com/reprise-bench/reprise/internal/prio"
+	"github.com/reprise-bench/reprise/internal/runout"
 	"github.com/reprise-bench/reprise/trace"
 )
 
@@ -465,7 +466,7 @@ func TestRecordWriterNote(t *testing.T) {
 			"note: the record writer failed (e): the run was stopped; 1 record is missing from the record files\n"},
 	}
 	for _, tt := range tests {
-		if got := writerNote(tt.w); got != tt.want {
+		if got := runout.WriterNote(tt.w); got != tt.want {
 			t.Errorf("%+v: note\n%q, want\n%q", tt.w, got, tt.want)
 		}
 	}
@@ -548,7 +549,7 @@ func TestReadLagNote(t *testing.T) {
 		{3.9, -1, false}, // not streamed
 		{3.9, 0, false},
 	} {
-		got := readLagNote(sum(tt.lag, tt.itl))
+		got := runout.ReadLagNote(sum(tt.lag, tt.itl))
 		if (got != "") != tt.note {
 			t.Errorf("lag p90 %v, ITL p50 %v: note %q", tt.lag, tt.itl, got)
 		}

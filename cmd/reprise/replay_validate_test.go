@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reprise-bench/reprise/internal/runout"
 )
 
 // A trace whose rows were all skipped says so, instead of falling back to
@@ -39,9 +41,9 @@ func TestURLNote(t *testing.T) {
 		{"http://gw/v2", "/v2/models/m/generate_stream", "/v2/v2/models"}, // KServe
 	}
 	for _, tt := range tests {
-		got := urlNote(tt.base, tt.path)
+		got := runout.URLNote(tt.base, tt.path)
 		if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
-			t.Errorf("urlNote(%q, %q) = %q, want %q", tt.base, tt.path, got, tt.want)
+			t.Errorf("runout.URLNote(%q, %q) = %q, want %q", tt.base, tt.path, got, tt.want)
 		}
 	}
 }

@@ -60,36 +60,9 @@ func selftestCommand(a *app) *cli.Command {
 			if cmd.Args().Present() {
 				return exitcode.UsageError(fmt.Errorf("unexpected argument %q", cmd.Args().First()), "see 'reprise selftest --help'")
 			}
-			c := selftest.NewConfig()
-			c.Streams, c.FirstStreams, c.Rate = cmd.Int("streams"), cmd.Int("first-streams"), cmd.Float("rate")
-			c.Trace, c.Speedup = cmd.String("trace"), cmd.Float("speedup")
-			c.TTFT, c.ITL, c.ISL, c.OSL = cmd.Duration("ttft"), cmd.Duration("itl"), cmd.Int("isl"), cmd.Int("osl")
-			c.MaxError, c.StepDuration = cmd.Duration("max-error"), cmd.Duration("step-duration")
-			c.CoLocated = !cmd.Bool("no-co-located")
-			c.Dir = cmd.String("dir")
-			c.Progress = a.stderr
-			if c.Trace != "" {
-				if _, err := os.Stat(c.Trace); err != nil {
-					return exitcode.UsageError(fmt.Errorf("--trace: %w", err), "give a trace file reprise replay reads")
-				}
-			}
-			path := cmd.String("output")
-			if path == "" {
-				p, err := calibration.DefaultPath()
-				if err != nil {
-					return exitcode.UsageError(fmt.Errorf("no user cache directory for the calibration: %w", err), "give --output FILE")
-				}
-				path = p
-			}
-			srv, err := selfServer()
+			c, path, err := selftestConfig(a, cmd)
 			if err != nil {
-				return fmt.Errorf("selftest: the mock server's command: %w", err)
-			}
-			c.Server = srv
-			if err := c.Validate(); err != nil {
-				return exitcode.UsageError(errors.New(selftestFields.ReplaceAllStringFunc(err.Error(), func(f string) string {
-					return selftestFlag[f]
-				})), "see 'reprise selftest --help'")
+				return err
 			}
 			fmt.Fprintf(a.stderr, "reprise selftest: measuring this machine (%s; about half a minute)…\n", selftestPlan(&c))
 			res, err := selftest.Run(ctx, c)
@@ -145,4 +118,42 @@ func selftestPlan(c *selftest.Config) string {
 		return fmt.Sprintf("up to %g requests/s", c.Rate)
 	}
 	return fmt.Sprintf("%d to %d streams", min(c.FirstStreams, c.Streams), c.Streams)
+}
+
+// selftestConfig copies the selftest flags into a validated
+// selftest.Config and the calibration file's path (--output, else the
+// default); its errors are the command's.
+func selftestConfig(a *app, cmd *cli.Command) (selftest.Config, string, error) {
+	c := selftest.NewConfig()
+	c.Streams, c.FirstStreams, c.Rate = cmd.Int("streams"), cmd.Int("first-streams"), cmd.Float("rate")
+	c.Trace, c.Speedup = cmd.String("trace"), cmd.Float("speedup")
+	c.TTFT, c.ITL, c.ISL, c.OSL = cmd.Duration("ttft"), cmd.Duration("itl"), cmd.Int("isl"), cmd.Int("osl")
+	c.MaxError, c.StepDuration = cmd.Duration("max-error"), cmd.Duration("step-duration")
+	c.CoLocated = !cmd.Bool("no-co-located")
+	c.Dir = cmd.String("dir")
+	c.Progress = a.stderr
+	if c.Trace != "" {
+		if _, err := os.Stat(c.Trace); err != nil {
+			return c, "", exitcode.UsageError(fmt.Errorf("--trace: %w", err), "give a trace file reprise replay reads")
+		}
+	}
+	path := cmd.String("output")
+	if path == "" {
+		p, err := calibration.DefaultPath()
+		if err != nil {
+			return c, "", exitcode.UsageError(fmt.Errorf("no user cache directory for the calibration: %w", err), "give --output FILE")
+		}
+		path = p
+	}
+	srv, err := selfServer()
+	if err != nil {
+		return c, "", fmt.Errorf("selftest: the mock server's command: %w", err)
+	}
+	c.Server = srv
+	if err := c.Validate(); err != nil {
+		return c, "", exitcode.UsageError(errors.New(selftestFields.ReplaceAllStringFunc(err.Error(), func(f string) string {
+			return selftestFlag[f]
+		})), "see 'reprise selftest --help'")
+	}
+	return c, path, nil
 }

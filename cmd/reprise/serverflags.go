@@ -1,12 +1,9 @@
 package main
 
 import (
-	"strings"
-
 	"github.com/urfave/cli/v3"
 
 	"github.com/reprise-bench/reprise"
-	"github.com/reprise-bench/reprise/replay"
 )
 
 // profileLoadAliases are AIPerf's spellings of the replay flags of load
@@ -61,34 +58,3 @@ func serverControlFlags() []cli.Flag {
 
 // catWarmup is the help category of the warmup phase's flags.
 const catWarmup = "Warmup phase"
-
-// warmupFrom reads the warmup phase's flags into o, after o.Replay is
-// set: with any of them, --warmup-requests or --warmup-duration bound a
-// phase at its own load (o.Warmup) instead of marking the run's first
-// requests.
-func warmupFrom(cmd *cli.Command, o *reprise.Options) {
-	w := &o.Warmup
-	w.Concurrency, w.ConcurrencyRamp = cmd.Int("warmup-concurrency"), cmd.Duration("warmup-concurrency-ramp")
-	w.RequestRate, w.RateRamp = cmd.Float("warmup-request-rate"), cmd.Duration("warmup-rate-ramp")
-	w.Arrival = replay.Arrival(strings.ToLower(cmd.String("warmup-arrival")))
-	w.PrefillConcurrency, w.PrefillConcurrencyRamp = cmd.Int("warmup-prefill-concurrency"), cmd.Duration("warmup-prefill-concurrency-ramp")
-	w.Grace = cmd.Duration("warmup-grace")
-}
-
-// warmupPhase moves the warmup's length from o.Replay to o.Warmup when
-// a warmup load is set (warmupFrom).
-func warmupPhase(o *reprise.Options) {
-	w := &o.Warmup
-	if *w == (reprise.WarmupLoad{}) {
-		return
-	}
-	w.Requests, w.Duration = o.Replay.WarmupRequests, o.Replay.WarmupDuration
-	o.Replay.WarmupRequests, o.Replay.WarmupDuration = 0, 0
-}
-
-// serverControlFrom reads serverControlFlags.
-func serverControlFrom(cmd *cli.Command) reprise.ServerControlOptions {
-	return reprise.ServerControlOptions{WaitForModel: cmd.Duration("wait-for-model"), WaitMode: cmd.String("wait-mode"),
-		WaitInterval: cmd.Duration("wait-interval"), ResetCache: cmd.Bool("reset-cache"), ResetCachePath: cmd.String("reset-cache-path"),
-		ResetCacheTimeout: cmd.Duration("reset-cache-timeout"), Profiler: cmd.Bool("server-profiler")}
-}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reprise-bench/reprise/internal/runout"
 )
 
 // TestReplayStartLineDuration: a --duration run without a request count
@@ -32,8 +34,8 @@ func TestPlannedText(t *testing.T) {
 		{-1, "", "requests until stopped"},
 	}
 	for _, tt := range tests {
-		if got := plannedText(tt.requests, mustDuration(t, tt.duration)); got != tt.want {
-			t.Errorf("plannedText(%d, %q) = %q, want %q", tt.requests, tt.duration, got, tt.want)
+		if got := runout.PlannedText(tt.requests, mustDuration(t, tt.duration)); got != tt.want {
+			t.Errorf("runout.PlannedText(%d, %q) = %q, want %q", tt.requests, tt.duration, got, tt.want)
 		}
 	}
 }

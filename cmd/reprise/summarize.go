@@ -12,13 +12,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/runout"
 )
 
 // summarizeConfig is the summarize command line.
@@ -68,35 +68,6 @@ func (c summarizeConfig) Validate() error {
 		errs = append(errs, fmt.Errorf("--format %q: want table, json or benchfmt", c.Format))
 	}
 	return errors.Join(errs...)
-}
-
-// writerNote returns the line to print when the record writer had to wait
-// or dropped rows, "" when it kept up (or w is nil).
-func writerNote(w *arrowio.WriterReport) string {
-	if w == nil || w.Waits == 0 && w.Dropped == 0 && w.Error == "" {
-		return ""
-	}
-	if w.Error != "" {
-		are := "are"
-		if w.Dropped == 1 {
-			are = "is"
-		}
-		return fmt.Sprintf("note: the record writer failed (%s): the run was stopped; %s %s missing from the record files\n",
-			w.Error, w.Missing(), are)
-	}
-	s := "note: the disk did not keep up"
-	if w.Waits > 0 {
-		s += fmt.Sprintf(": %d waits totalling %v (up to %d batches queued): senders waited for the record writer; "+
-			"check schedule_lateness", w.Waits, time.Duration(w.WaitNS).Round(time.Microsecond), w.MaxQueuedBatches)
-	}
-	if w.Dropped > 0 {
-		were := "were dropped and are"
-		if w.Dropped == 1 {
-			were = "was dropped and is"
-		}
-		s += fmt.Sprintf("; %s %s missing from the record files", w.Missing(), were)
-	}
-	return s + "\n"
 }
 
 func summarizeCommand(a *app) *cli.Command {
@@ -152,7 +123,7 @@ func summarizeCommand(a *app) *cli.Command {
 			if err := s.WriteTable(a.stdout); err != nil {
 				return err
 			}
-			_, err = io.WriteString(a.stdout, writerNote(set.RecordWriter))
+			_, err = io.WriteString(a.stdout, runout.WriterNote(set.RecordWriter))
 			return err
 		},
 	}
@@ -244,7 +215,7 @@ func summarizeRepeated(a *app, c summarizeConfig, dirs []string) error {
 		if err := s.WriteTable(a.stdout); err != nil {
 			return err
 		}
-		if _, err := io.WriteString(a.stdout, writerNote(sets[i].RecordWriter)); err != nil {
+		if _, err := io.WriteString(a.stdout, runout.WriterNote(sets[i].RecordWriter)); err != nil {
 			return err
 		}
 		fmt.Fprintln(a.stdout)

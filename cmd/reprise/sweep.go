@@ -16,6 +16,8 @@ import (
 	"github.com/reprise-bench/reprise"
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/flagmap"
+	"github.com/reprise-bench/reprise/internal/runout"
 	"github.com/reprise-bench/reprise/internal/sweep"
 	"github.com/reprise-bench/reprise/replay"
 )
@@ -200,8 +202,8 @@ func sweepCommand(a *app) *cli.Command {
 
 func runSweep(ctx context.Context, a *app, cmd *cli.Command) error {
 	usage := func(err error) error { return exitcode.UsageError(err, "see 'reprise sweep --help'") }
-	rc, err := timingConfigFrom(cmd)
-	tc, terr := telemetryConfigFrom(cmd)
+	rc, err := flagmap.Timing(cmd)
+	tc, terr := flagmap.Telemetry(cmd)
 	runs, rerr := runsConfigFrom(cmd)
 	if err := errors.Join(err, terr, rerr); err != nil {
 		return usage(err)
@@ -213,8 +215,8 @@ func runSweep(ctx context.Context, a *app, cmd *cli.Command) error {
 	o := replayOptions(cmd)
 	rc.Speedup = replay.DefaultSpeedup
 	o.Replay, o.Telemetry = rc, tc
-	warmupFrom(cmd, &o)
-	warmupPhase(&o)
+	flagmap.Warmup(cmd, &o)
+	flagmap.WarmupPhase(&o)
 	o.Synthetic.ISL, o.Synthetic.OSL = 0, 0
 	if len(args) == 1 {
 		if args[0] == "-" {
@@ -314,7 +316,7 @@ func runSweep(ctx context.Context, a *app, cmd *cli.Command) error {
 	if !quiet {
 		cfg.Table = a.stderr
 		cfg.Base.OnStart = func(s reprise.Start) {
-			fmt.Fprintf(a.stderr, "reprise: sweep point %s (%s mode, %s)\n", s.Dir, s.Mode, plannedText(s.Planned, o.Replay.Duration))
+			fmt.Fprintf(a.stderr, "reprise: sweep point %s (%s mode, %s)\n", s.Dir, s.Mode, runout.PlannedText(s.Planned, o.Replay.Duration))
 		}
 	}
 	res, err := sweep.Run(ctx, cfg)
@@ -372,8 +374,8 @@ func runRepeated(ctx context.Context, a *app, o reprise.Options, rc sweep.RunsCo
 	}
 	if !quiet {
 		o.OnStart = func(s reprise.Start) {
-			fmt.Fprintf(a.stderr, "reprise: run %s against %s (%s mode, %s)\n", s.Dir, endpointURL(s.URL, s.EndpointPath), s.Mode,
-				plannedText(s.Planned, o.Replay.Duration))
+			fmt.Fprintf(a.stderr, "reprise: run %s against %s (%s mode, %s)\n", s.Dir, runout.EndpointURL(s.URL, s.EndpointPath), s.Mode,
+				runout.PlannedText(s.Planned, o.Replay.Duration))
 		}
 	}
 	rep, err := sweep.Repeat(ctx, o, dir, rc)

@@ -3,19 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"math"
-	"slices"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/reprise-bench/reprise/internal/exitcode"
 	"github.com/reprise-bench/reprise/trace"
-	"github.com/reprise-bench/reprise/trace/analyze"
 	"github.com/reprise-bench/reprise/trace/synth"
 )
 
@@ -31,283 +24,6 @@ const (
 	catSynTarget = "Generate: cache targets"
 	catSynAgent  = "Generate: agentic tasks (with --tasks N)"
 )
-
-// deriveFlags and generateFlags name the flags of each mode, to reject
-// the ones that do not apply.
-var (
-	deriveFlags = []string{"speedup", "prefix-len-multiplier", "prefix-root-multiplier", "prompt-len-multiplier",
-		"output-len-multiplier", "window", "sample", "from-format"}
-	generateFlags = []string{"requests", "sessions", "duration", "working-set", "rate", "arrival", "smoothness",
-		"rate-ramp", "rate-end", "diurnal-period", "diurnal-amplitude", "turns", "turns-stddev", "think-time",
-		"think-time-stddev", "prefix-roots", "prefix-depth", "prefix-fanout", "prefix-tokens", "prefix-share",
-		"isl", "isl-stddev", "isl-dist", "isl-from", "osl", "osl-stddev", "osl-dist", "osl-from", "target-hit-ratio"}
-	// agenticFlags generate agentic tasks (--tasks); agenticShared are
-	// the generate flags that also apply to them.
-	agenticFlags  = []string{"tasks", "fan-out", "depth", "tool-time", "tool-time-stddev", "system-prompts", "system-prompt-tokens"}
-	agenticShared = []string{"rate", "think-time", "think-time-stddev", "isl", "isl-stddev", "isl-dist", "osl", "osl-stddev", "osl-dist"}
-)
-
-// synthesizeConfig is the synthesize command line, copied from the flags
-// and validated before anything is read or written.
-type synthesizeConfig struct {
-	Args         []string
-	Set          map[string]bool // flags given on the command line or in the environment
-	From         string
-	FromFormat   string
-	BlockSize    int
-	Output       string
-	OutputFormat string
-	Seed         uint64
-	MaxISL       int
-	MaxOSL       int
-	Quiet        bool
-
-	Speedup, PrefixLenMultiplier, PromptLenMultiplier, OutputLenMultiplier float64
-	PrefixRootMultiplier                                                   int
-	Window                                                                 string
-	Sample                                                                 float64
-
-	Requests, Sessions int
-	Duration           time.Duration
-	WorkingSet         string
-	Rate               float64
-	Arrival            string
-	Smoothness         float64
-	RateRamp           time.Duration
-	RateEnd            float64
-	DiurnalPeriod      time.Duration
-	DiurnalAmplitude   float64
-	Turns, TurnsStddev float64
-	ThinkTime          time.Duration
-	ThinkTimeStddev    time.Duration
-	PrefixRoots        int
-	PrefixDepth        int
-	PrefixFanout       string
-	PrefixTokens       string
-	PrefixShare        float64
-	ISL, ISLStddev     float64
-	ISLDist, ISLFrom   string
-	OSL, OSLStddev     float64
-	OSLDist, OSLFrom   string
-	TargetHitRatio     float64
-
-	Tasks, FanOut, Depth              int
-	ToolTime, ToolTimeStddev          time.Duration
-	SystemPrompts, SystemPromptTokens int
-}
-
-// synthPlan is a validated synthesize command: exactly one of derive and
-// generate is set.
-type synthPlan struct {
-	derive     *synth.DeriveConfig
-	generate   *synth.GenerateConfig
-	agentic    *synth.AgenticConfig
-	readOpts   trace.Options
-	format     trace.Format
-	lengthsISL string // --isl-from / --osl-from, read after validation
-	lengthsOSL string
-}
-
-// Validate reports every problem at once and returns the plan. It reads
-// nothing and writes nothing.
-func (c synthesizeConfig) Validate() (*synthPlan, error) {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if len(c.Args) > 0 {
-		bad("unexpected arguments %q: the input trace is --from TRACE", strings.Join(c.Args, " "))
-	}
-	of, err := trace.ParseFormat(c.OutputFormat)
-	if err != nil || (of != trace.FormatMooncake && of != trace.FormatBailian) {
-		bad("--output-format %q: want mooncake or bailian", c.OutputFormat)
-	}
-	if c.BlockSize < 0 {
-		bad("--block-size %d: want tokens per hash id ≥ 1 (0 = the format's default)", c.BlockSize)
-	}
-	if c.Output == "" {
-		bad("--output: give a file, or - for standard output")
-	}
-	p := &synthPlan{format: of}
-	derive := c.From != ""
-	for _, name := range generateFlags {
-		if derive && c.Set[name] {
-			bad("--%s describes a generated trace; it does not apply with --from", name)
-		}
-	}
-	for _, name := range deriveFlags {
-		if !derive && c.Set[name] {
-			bad("--%s transforms a trace: give --from TRACE", name)
-		}
-	}
-	agentic := c.Set["tasks"]
-	for _, name := range agenticFlags {
-		switch {
-		case derive && c.Set[name]:
-			bad("--%s describes a generated agentic trace; it does not apply with --from", name)
-		case !agentic && c.Set[name]:
-			bad("--%s shapes agentic tasks: give --tasks N", name)
-		}
-	}
-	if agentic && !derive {
-		for _, name := range generateFlags {
-			if c.Set[name] && !slices.Contains(agenticShared, name) {
-				bad("--%s does not apply to agentic tasks (--tasks); they take %s", name, "--"+strings.Join(agenticShared, ", --"))
-			}
-		}
-		for _, name := range []string{"max-isl", "max-osl"} {
-			if c.Set[name] {
-				bad("--%s does not apply to agentic tasks (--tasks)", name)
-			}
-		}
-		if of != trace.FormatMooncake {
-			bad("--output-format %s: agentic tasks are written as agentic Mooncake rows; use mooncake", of)
-		}
-		g := synth.NewAgenticConfig()
-		g.Seed, g.Tasks, g.Rate, g.FanOut, g.Depth = c.Seed, c.Tasks, c.Rate, c.FanOut, c.Depth
-		if c.BlockSize > 0 {
-			g.BlockSize = c.BlockSize
-		}
-		g.ThinkTime, g.ThinkTimeStddev, g.ToolTime, g.ToolTimeStddev = c.ThinkTime, c.ThinkTimeStddev, c.ToolTime, c.ToolTimeStddev
-		g.SystemPrompts, g.SystemPromptTokens = c.SystemPrompts, c.SystemPromptTokens
-		for _, d := range []struct {
-			name      string
-			mean, std float64
-			kind      string
-			to        *synth.Dist
-		}{{"isl", c.ISL, c.ISLStddev, c.ISLDist, &g.ISL}, {"osl", c.OSL, c.OSLStddev, c.OSLDist, &g.OSL}} {
-			k, err := synth.ParseDistKind(d.kind)
-			if err != nil {
-				bad("--%s-dist: %v", d.name, err)
-			}
-			*d.to = synth.Dist{Kind: k, Mean: d.mean, Stddev: d.std}
-		}
-		if err := g.Validate(); err != nil {
-			errs = append(errs, err)
-		}
-		p.agentic = &g
-		return p, errors.Join(errs...)
-	}
-	if derive {
-		f, err := trace.ParseFormat(c.FromFormat)
-		if err != nil {
-			bad("--from-format: %v", err)
-		}
-		p.readOpts = trace.Options{Format: f, BlockSize: c.BlockSize, DropFailed: true}
-		d := synth.NewDeriveConfig()
-		d.Speedup, d.PrefixLenMultiplier, d.PrefixRootMultiplier = c.Speedup, c.PrefixLenMultiplier, c.PrefixRootMultiplier
-		d.PromptLenMultiplier, d.OutputLenMultiplier, d.Sample = c.PromptLenMultiplier, c.OutputLenMultiplier, c.Sample
-		d.MaxISL, d.MaxOSL, d.Seed, d.Format = c.MaxISL, c.MaxOSL, c.Seed, of
-		if c.Set["window"] {
-			w, err := synth.ParseWindow(c.Window)
-			if err != nil {
-				bad("--window: %v", err)
-			}
-			d.Window = w
-		}
-		if err := d.Validate(); err != nil {
-			errs = append(errs, err)
-		}
-		p.derive = &d
-		return p, errors.Join(errs...)
-	}
-
-	g := synth.NewGenerateConfig()
-	g.Seed, g.Format, g.BlockSize, g.MaxISL, g.MaxOSL = c.Seed, of, c.BlockSize, c.MaxISL, c.MaxOSL
-	g.Requests, g.Sessions, g.Duration = c.Requests, c.Sessions, c.Duration
-	// Only the summary shows the analyzer's measure of the rows.
-	g.SkipAnalysis = c.Quiet
-	if c.Set["working-set"] {
-		ws, err := analyze.ParseTokens(c.WorkingSet)
-		if err != nil {
-			bad("--working-set: %v", err)
-		} else if ws == 0 {
-			bad("--working-set 0: want a number of tokens > 0")
-		}
-		g.WorkingSet = max(ws, 1)
-	}
-	g.Rate = c.Rate
-	if a, err := synth.ParseArrival(c.Arrival); err != nil {
-		bad("--arrival: %v", err)
-	} else {
-		g.Arrival = a
-	}
-	g.Smoothness, g.RateRamp = c.Smoothness, c.RateRamp
-	if c.Set["rate-end"] {
-		if c.RateEnd < 0 || math.IsNaN(c.RateEnd) {
-			bad("--rate-end %g: want a rate ≥ 0", c.RateEnd)
-		}
-		g.RateEnd = c.RateEnd
-	}
-	g.DiurnalPeriod, g.DiurnalAmplitude = c.DiurnalPeriod, c.DiurnalAmplitude
-	g.Turns, g.TurnsStddev, g.ThinkTime, g.ThinkTimeStddev = c.Turns, c.TurnsStddev, c.ThinkTime, c.ThinkTimeStddev
-	g.PrefixRoots, g.PrefixDepth, g.PrefixShare = c.PrefixRoots, c.PrefixDepth, c.PrefixShare
-	if c.Set["prefix-fanout"] {
-		v, err := parseCounts(c.PrefixFanout, false)
-		if err != nil {
-			bad("--prefix-fanout: %v", err)
-		}
-		g.PrefixFanout = v
-	}
-	if c.Set["prefix-tokens"] {
-		v, err := parseCounts(c.PrefixTokens, true)
-		if err != nil {
-			bad("--prefix-tokens: %v", err)
-		}
-		g.PrefixTokens = v
-	}
-	dist := func(name string, mean, sd float64, kind, from string) synth.Dist {
-		k, err := synth.ParseDistKind(kind)
-		if err != nil {
-			bad("--%s-dist: %v", name, err)
-		}
-		if from != "" {
-			for _, f := range []string{name, name + "-stddev", name + "-dist"} {
-				if c.Set[f] {
-					bad("--%s-from takes the lengths from a trace: drop --%s", name, f)
-				}
-			}
-			return synth.Dist{Kind: synth.DistEmpirical, Values: []int{1}} // replaced once read
-		}
-		return synth.Dist{Kind: k, Mean: mean, Stddev: sd}
-	}
-	g.ISL = dist("isl", c.ISL, c.ISLStddev, c.ISLDist, c.ISLFrom)
-	g.OSL = dist("osl", c.OSL, c.OSLStddev, c.OSLDist, c.OSLFrom)
-	p.lengthsISL, p.lengthsOSL = c.ISLFrom, c.OSLFrom
-	if c.ISLFrom == "-" || c.OSLFrom == "-" {
-		bad("--isl-from/--osl-from: give a file (standard input is not supported for lengths)")
-	}
-	g.TargetHitRatio = c.TargetHitRatio
-	if err := g.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	p.generate = &g
-	return p, errors.Join(errs...)
-}
-
-// parseCounts parses "4" or "2000,500,300"; with tokens, K/M/G suffixes
-// are allowed ("2K").
-func parseCounts(s string, tokens bool) ([]int, error) {
-	var out []int
-	for part := range strings.SplitSeq(s, ",") {
-		var v int64
-		var err error
-		if tokens {
-			v, err = analyze.ParseTokens(part)
-		} else {
-			v, err = strconv.ParseInt(strings.TrimSpace(part), 10, 64)
-			if err != nil {
-				err = fmt.Errorf("%q: want whole numbers separated by commas, e.g. 4,2", part)
-			}
-		}
-		if err != nil {
-			return nil, err
-		}
-		if v < 1 || v > 1<<30 {
-			return nil, fmt.Errorf("%d: want a value from 1 to %d", v, 1<<30)
-		}
-		out = append(out, int(v))
-	}
-	return out, nil
-}
 
 // synthesizeCommand is `reprise synthesize`.
 func synthesizeCommand(a *app) *cli.Command {
@@ -445,367 +161,66 @@ func synthesizeCommand(a *app) *cli.Command {
 				Usage: "length of each shared system prompt (`TOKENS`)"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			set := map[string]bool{}
-			for _, f := range cmd.Flags {
-				name := f.Names()[0]
-				if cmd.IsSet(name) {
-					set[name] = true
-				}
+			o := synthOptions(cmd)
+			sum, err := synth.Run(ctx, o, synth.Env{Stdin: a.stdin, Log: a.log,
+				Write: func(fill func(io.Writer) error) error { return writeOutput(a.stdout, o.Output, fill) }})
+			if err != nil {
+				return synthRunError(err)
 			}
-			c := synthesizeConfig{
-				Args: cmd.Args().Slice(), Set: set,
-				From: cmd.String("from"), FromFormat: cmd.String("from-format"), BlockSize: cmd.Int("block-size"),
-				Output: cmd.String("output"), OutputFormat: cmd.String("output-format"), Seed: cmd.Uint64("seed"),
-				MaxISL: cmd.Int("max-isl"), MaxOSL: cmd.Int("max-osl"), Quiet: cmd.Bool("quiet"),
-				Speedup: cmd.Float("speedup"), PrefixLenMultiplier: cmd.Float("prefix-len-multiplier"),
-				PrefixRootMultiplier: cmd.Int("prefix-root-multiplier"), PromptLenMultiplier: cmd.Float("prompt-len-multiplier"),
-				OutputLenMultiplier: cmd.Float("output-len-multiplier"), Window: cmd.String("window"), Sample: cmd.Float("sample"),
-				Requests: cmd.Int("requests"), Sessions: cmd.Int("sessions"), Duration: cmd.Duration("duration"),
-				WorkingSet: cmd.String("working-set"), Rate: cmd.Float("rate"), Arrival: cmd.String("arrival"),
-				Smoothness: cmd.Float("smoothness"), RateRamp: cmd.Duration("rate-ramp"), RateEnd: cmd.Float("rate-end"),
-				DiurnalPeriod: cmd.Duration("diurnal-period"), DiurnalAmplitude: cmd.Float("diurnal-amplitude"),
-				Turns: cmd.Float("turns"), TurnsStddev: cmd.Float("turns-stddev"),
-				ThinkTime: cmd.Duration("think-time"), ThinkTimeStddev: cmd.Duration("think-time-stddev"),
-				PrefixRoots: cmd.Int("prefix-roots"), PrefixDepth: cmd.Int("prefix-depth"),
-				PrefixFanout: cmd.String("prefix-fanout"), PrefixTokens: cmd.String("prefix-tokens"), PrefixShare: cmd.Float("prefix-share"),
-				ISL: cmd.Float("isl"), ISLStddev: cmd.Float("isl-stddev"), ISLDist: cmd.String("isl-dist"), ISLFrom: cmd.String("isl-from"),
-				OSL: cmd.Float("osl"), OSLStddev: cmd.Float("osl-stddev"), OSLDist: cmd.String("osl-dist"), OSLFrom: cmd.String("osl-from"),
-				TargetHitRatio: cmd.Float("target-hit-ratio"),
-				Tasks:          cmd.Int("tasks"), FanOut: cmd.Int("fan-out"), Depth: cmd.Int("depth"),
-				ToolTime: cmd.Duration("tool-time"), ToolTimeStddev: cmd.Duration("tool-time-stddev"),
-				SystemPrompts: cmd.Int("system-prompts"), SystemPromptTokens: cmd.Int("system-prompt-tokens"),
+			if !o.Quiet {
+				sum.Print(a.stderr)
 			}
-			return runSynthesize(ctx, a, c)
+			return nil
 		},
 	}
 }
 
-// runSynthesize validates, then derives in memory or generates row by row
-// into the output: a failure before the end leaves no output file behind.
-func runSynthesize(ctx context.Context, a *app, c synthesizeConfig) error {
-	p, err := c.Validate()
-	if err != nil {
-		return exitcode.UsageError(err, "see 'reprise synthesize --help'")
+// synthOptions copies the flags into synth.Options.
+func synthOptions(cmd *cli.Command) synth.Options {
+	set := map[string]bool{}
+	for _, f := range cmd.Flags {
+		if name := f.Names()[0]; cmd.IsSet(name) {
+			set[name] = true
+		}
 	}
-	var out synthOutput
-	if p.agentic != nil {
-		res, err := synth.GenerateAgentic(*p.agentic)
-		if err != nil {
-			return synthError(err)
-		}
-		err = writeOutput(a.stdout, c.Output, func(w io.Writer) error { return synth.Write(w, res) })
-		if err != nil {
-			return err
-		}
-		out = synthOutput{rows: len(res.Rows), format: res.Format,
-			report: analyze.Rows(res.Rows, analyze.Config{BlockSize: res.BlockSize, CacheSizes: []int64{}})}
-	} else if p.derive != nil {
-		streamed, why, err := deriveStreamed(ctx, a, c, p, &out)
-		if err != nil {
-			return err
-		}
-		if !streamed {
-			if out, err = deriveInMemory(ctx, a, c, p); err != nil {
-				return err
-			}
-			out.inMemory = why
-		}
-	} else {
-		if err := p.loadLengths(); err != nil {
-			return traceError(err, "", false)
-		}
-		g := p.generate
-		out.format = g.Format
-		var genErr error
-		err := writeOutput(a.stdout, c.Output, func(w io.Writer) error {
-			tw, err := trace.NewWriter(w, g.Format)
-			if err != nil {
-				return err
-			}
-			n := 0
-			out.generate, genErr = synth.GenerateTo(*g, func(r *trace.Row) error {
-				if n++; n&0xfff == 0 {
-					if err := ctx.Err(); err != nil {
-						return err
-					}
-				}
-				return tw.Write(r)
-			})
-			if genErr != nil {
-				return genErr
-			}
-			return tw.Flush()
-		})
-		if genErr != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return synthError(genErr)
-		}
-		if err != nil {
-			return err
-		}
-		out.rows, out.report = out.generate.Rows, out.generate.Written
+	return synth.Options{
+		Args: cmd.Args().Slice(), Set: set,
+		From: cmd.String("from"), FromFormat: cmd.String("from-format"), BlockSize: cmd.Int("block-size"),
+		Output: cmd.String("output"), OutputFormat: cmd.String("output-format"), Seed: cmd.Uint64("seed"),
+		MaxISL: cmd.Int("max-isl"), MaxOSL: cmd.Int("max-osl"), Quiet: cmd.Bool("quiet"),
+		Speedup: cmd.Float("speedup"), PrefixLenMultiplier: cmd.Float("prefix-len-multiplier"),
+		PrefixRootMultiplier: cmd.Int("prefix-root-multiplier"), PromptLenMultiplier: cmd.Float("prompt-len-multiplier"),
+		OutputLenMultiplier: cmd.Float("output-len-multiplier"), Window: cmd.String("window"), Sample: cmd.Float("sample"),
+		Requests: cmd.Int("requests"), Sessions: cmd.Int("sessions"), Duration: cmd.Duration("duration"),
+		WorkingSet: cmd.String("working-set"), Rate: cmd.Float("rate"), Arrival: cmd.String("arrival"),
+		Smoothness: cmd.Float("smoothness"), RateRamp: cmd.Duration("rate-ramp"), RateEnd: cmd.Float("rate-end"),
+		DiurnalPeriod: cmd.Duration("diurnal-period"), DiurnalAmplitude: cmd.Float("diurnal-amplitude"),
+		Turns: cmd.Float("turns"), TurnsStddev: cmd.Float("turns-stddev"),
+		ThinkTime: cmd.Duration("think-time"), ThinkTimeStddev: cmd.Duration("think-time-stddev"),
+		PrefixRoots: cmd.Int("prefix-roots"), PrefixDepth: cmd.Int("prefix-depth"),
+		PrefixFanout: cmd.String("prefix-fanout"), PrefixTokens: cmd.String("prefix-tokens"), PrefixShare: cmd.Float("prefix-share"),
+		ISL: cmd.Float("isl"), ISLStddev: cmd.Float("isl-stddev"), ISLDist: cmd.String("isl-dist"), ISLFrom: cmd.String("isl-from"),
+		OSL: cmd.Float("osl"), OSLStddev: cmd.Float("osl-stddev"), OSLDist: cmd.String("osl-dist"), OSLFrom: cmd.String("osl-from"),
+		TargetHitRatio: cmd.Float("target-hit-ratio"),
+		Tasks:          cmd.Int("tasks"), FanOut: cmd.Int("fan-out"), Depth: cmd.Int("depth"),
+		ToolTime: cmd.Duration("tool-time"), ToolTimeStddev: cmd.Duration("tool-time-stddev"),
+		SystemPrompts: cmd.Int("system-prompts"), SystemPromptTokens: cmd.Int("system-prompt-tokens"),
 	}
-	if !c.Quiet {
-		printSynthSummary(a.stderr, c, out)
-	}
-	return nil
 }
 
-// deriveInMemory reads the whole input, sorted by arrival, derives and
-// writes the output.
-func deriveInMemory(ctx context.Context, a *app, c synthesizeConfig, p *synthPlan) (synthOutput, error) {
-	rows, err := readTrace(ctx, a, c.From, p.readOpts)
-	if err != nil {
-		return synthOutput{}, traceError(err, "--from-format", false)
-	}
-	if err := ctx.Err(); err != nil {
-		return synthOutput{}, err
-	}
-	res, err := synth.Derive(rows, *p.derive)
-	if err != nil {
-		return synthOutput{}, synthError(err)
-	}
-	if err := ctx.Err(); err != nil {
-		return synthOutput{}, err
-	}
-	err = writeOutput(a.stdout, c.Output, func(w io.Writer) error { return synth.Write(w, res) })
-	if err != nil {
-		return synthOutput{}, err
-	}
-	out := synthOutput{rows: len(res.Rows), format: res.Format, derive: res.Derive}
-	if !c.Quiet {
-		out.report = synth.Measure(res.Rows, res.BlockSize, []int64{})
-	}
-	return out, nil
-}
-
-// deriveStreamed derives row by row when the settings and the input allow
-// it (synth.CanStream: a first pass that validates every row, as the
-// in-memory read does): it reports false, and why, when they do not.
-func deriveStreamed(ctx context.Context, a *app, c synthesizeConfig, p *synthPlan, out *synthOutput) (bool, string, error) {
-	opts := p.readOpts
-	opts.Log, opts.Context = a.log, ctx
-	ok, why, err := synth.CanStream(c.From, opts, *p.derive)
-	if err != nil {
-		if errors.Is(err, synth.ErrSettings) {
-			return false, "", synthError(err)
-		}
-		return false, "", traceError(err, "--from-format", false)
-	}
-	if !ok {
-		return false, why, nil
-	}
-	var an *analyze.Analyzer
-	if !c.Quiet {
-		an = analyze.New(analyze.Config{CacheSizes: []int64{}})
-	}
-	var derr error
-	err = writeOutput(a.stdout, c.Output, func(w io.Writer) error {
-		tw, err := trace.NewWriter(w, p.derive.Format)
-		if err != nil {
-			return err
-		}
-		n := 0
-		out.derive, derr = synth.DeriveTo(c.From, opts, *p.derive, func(r *trace.Row) error {
-			if n++; n&0xfff == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-			}
-			if an != nil {
-				an.Add(r)
-			}
-			return tw.Write(r)
-		})
-		if derr != nil {
-			return derr
-		}
-		return tw.Flush()
-	})
-	if derr != nil {
-		if ctx.Err() != nil {
-			return false, "", ctx.Err()
-		}
-		if errors.Is(derr, synth.ErrSettings) {
-			return false, "", synthError(derr)
-		}
-		return false, "", traceError(derr, "--from-format", false)
-	}
-	if err != nil {
-		return false, "", err
-	}
-	out.rows, out.format = out.derive.RowsOut, p.derive.Format
-	if an != nil {
-		out.report = an.Report()
-	}
-	return true, "", nil
-}
-
-// synthOutput is what a synthesis wrote, for its summary.
-type synthOutput struct {
-	rows     int
-	format   trace.Format
-	report   *analyze.Report // of the rows as written
-	derive   *synth.DeriveStats
-	generate *synth.GenerateStats
-	// inMemory says why a derive read the whole input ("" when streamed).
-	inMemory string
-}
-
-// readTrace reads a whole trace, sorted by arrival, from a file or stdin
-// (read once, straight into the rows: no copy of it is kept). Reading
-// stops when ctx is done.
-func readTrace(ctx context.Context, a *app, path string, opts trace.Options) ([]trace.Row, error) {
-	opts.Log, opts.Context = a.log, ctx
-	if path != "-" {
-		rows, _, err := trace.ReadAll(path, opts)
-		return rows, err
-	}
-	r, err := trace.NewReader("-", a.stdin, opts)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	rows, _, err := trace.ReadAllFrom(r)
-	return rows, err
-}
-
-// loadLengths reads the traces of --isl-from and --osl-from; the same file
-// for both gives joint (input, output) pairs.
-func (p *synthPlan) loadLengths() error {
-	g := p.generate
-	if p.lengthsISL == "" && p.lengthsOSL == "" {
-		return nil
-	}
-	load := func(path string) ([][2]int, error) {
-		return synth.LoadLengths(path, trace.Options{DropFailed: true})
-	}
-	if p.lengthsISL != "" && p.lengthsISL == p.lengthsOSL {
-		pairs, err := load(p.lengthsISL)
-		if err != nil {
-			return err
-		}
-		g.Lengths = pairs
-		return nil
-	}
-	column := func(path string, i int) (synth.Dist, error) {
-		pairs, err := load(path)
-		if err != nil {
-			return synth.Dist{}, err
-		}
-		v := make([]int, len(pairs))
-		for j, pr := range pairs {
-			v[j] = pr[i]
-		}
-		return synth.Dist{Kind: synth.DistEmpirical, Values: v}, nil
-	}
-	var err error
-	if p.lengthsISL != "" {
-		if g.ISL, err = column(p.lengthsISL, 0); err != nil {
-			return err
-		}
-	}
-	if p.lengthsOSL != "" {
-		if g.OSL, err = column(p.lengthsOSL, 1); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// synthError maps a synthesis error: what the settings caused is a usage
-// error (nothing was written), anything else a run error.
-func synthError(err error) error {
+// synthRunError maps an error of synth.Run to an exit code: what the
+// settings caused is a usage error (nothing was written), a trace that
+// cannot be read gets traceError's hint, anything else is a run error.
+func synthRunError(err error) error {
 	if errors.Is(err, synth.ErrSettings) {
 		return exitcode.UsageError(err, "see 'reprise synthesize --help'")
 	}
+	if re, ok := errors.AsType[*synth.ReadError](err); ok {
+		flag := ""
+		if re.FormatOption != "" {
+			flag = "--" + re.FormatOption
+		}
+		return traceError(re.Err, flag, false)
+	}
 	return err
-}
-
-// printSynthSummary prints what was written and what the analyzer
-// measures on it.
-func printSynthSummary(w io.Writer, c synthesizeConfig, res synthOutput) {
-	rep := res.report
-	dest := c.Output
-	if dest == "-" {
-		dest = "stdout"
-	}
-	fmt.Fprintf(w, "synthesize: %s rows (%s) to %s\n", groupInt(int64(res.rows)), res.format, dest)
-	fmt.Fprintf(w, "  span %.4f s, mean rate %.3f req/s, ISL mean %.1f, OSL mean %.1f\n",
-		rep.SpanSeconds, rep.Arrivals.MeanRate, rep.ISL.Mean, rep.OSL.Mean)
-	if ca := rep.Cache; ca != nil {
-		fmt.Fprintf(w, "  infinite-cache token hit ratio %.4f (block %.4f), working set %s tokens (%s blocks of %d)\n",
-			ca.TokenHitRatio, ca.BlockHitRatio, groupInt(ca.DistinctBlocks*int64(ca.BlockSize)), groupInt(ca.DistinctBlocks), ca.BlockSize)
-		if def := res.format.DefaultBlockSize(); def != ca.BlockSize {
-			fmt.Fprintf(w, "  note: %s readers assume %d-token blocks; read this file with --block-size %d\n", res.format, def, ca.BlockSize)
-		}
-	}
-	if d := rep.Dependencies; d != nil {
-		fmt.Fprintf(w, "  agentic: %s tasks, depth %.0f–%.0f, fan-out mean %.2f, think %.4f s and tool %.4f s mean, ancestor token hit ratio %.4f\n",
-			groupInt(d.Tasks), d.Depth.Min, d.Depth.Max, d.FanOut.Mean, d.ThinkTime.Mean, d.ToolTime.Mean, d.AncestorTokenHitRatio)
-	}
-	if st := res.derive; st != nil {
-		var parts []string
-		if st.WindowSessionsDropped > 0 || c.Set["window"] {
-			parts = append(parts, fmt.Sprintf("window dropped %d sessions (kept %d rows past its end, dropped %d inside it from sessions begun before)",
-				st.WindowSessionsDropped, st.WindowRowsBeyond, st.WindowRowsBefore))
-		}
-		if st.SampleSessionsDropped > 0 {
-			parts = append(parts, fmt.Sprintf("sample dropped %d sessions", st.SampleSessionsDropped))
-		}
-		if st.MaxISLRowsDropped > 0 {
-			parts = append(parts, fmt.Sprintf("--max-isl dropped %d rows of %d sessions", st.MaxISLRowsDropped, st.MaxISLSessionsCut))
-		}
-		if c.PrefixRootMultiplier > 1 && rep.Cache != nil {
-			parts = append(parts, fmt.Sprintf("root multiplier ×%d: ceiling %.4f before, %.4f expected after (formula)",
-				c.PrefixRootMultiplier, st.CeilingBefore, st.ExpectedCeiling))
-		}
-		parts = append(parts, fmt.Sprintf("%s of %s sessions, %s new hash ids", groupInt(int64(st.SessionsOut)), groupInt(int64(st.SessionsIn)), groupInt(st.NewIDs)))
-		if res.inMemory != "" {
-			parts = append(parts, "read whole into memory: "+res.inMemory)
-		} else {
-			parts = append(parts, "streamed row by row")
-		}
-		fmt.Fprintf(w, "  derive: %s\n", strings.Join(parts, "; "))
-	}
-	if st := res.generate; st != nil {
-		s := fmt.Sprintf("%s sessions", groupInt(int64(st.Sessions)))
-		if len(st.PrefixTokens) > 0 {
-			s += fmt.Sprintf(", prefix levels %v tokens walked by %d sessions (share %.4f)", st.PrefixTokens, st.Walkers, st.PrefixShare)
-		}
-		if st.RowsCut > 0 {
-			s += fmt.Sprintf(", --max-isl cut %d turns of %d sessions", st.RowsCut, st.SessionsCut)
-		}
-		if c.TargetHitRatio > 0 {
-			s += fmt.Sprintf(", hit ratio %.4f for target %g", st.HitRatio, c.TargetHitRatio)
-		}
-		if c.Set["working-set"] {
-			ws, _ := analyze.ParseTokens(c.WorkingSet)
-			s += fmt.Sprintf(", working set %s for target %s (%+.2f %%)", groupInt(st.WorkingSetTokens), groupInt(ws),
-				100*float64(st.WorkingSetTokens-ws)/float64(ws))
-		}
-		fmt.Fprintf(w, "  generate: %s\n", s)
-	}
-}
-
-// groupInt formats n with thousands separators: 12,031.
-func groupInt(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }

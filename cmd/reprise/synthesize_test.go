@@ -245,14 +245,6 @@ func TestSynthesizeEnvVars(t *testing.T) {
 	}
 }
 
-func TestGroupInt(t *testing.T) {
-	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 12031: "12,031", -1234567: "-1,234,567"} {
-		if got := groupInt(n); got != want {
-			t.Errorf("groupInt(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
-
 // TestSynthesizeAgentic generates agentic tasks of fan-out 4 and depth 3
 // with tool and think times and shared system prompts; analyze-trace's
 // dependencies section on the file measures the asked shape.

@@ -1,11 +1,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"net/url"
-	"strings"
-
 	"github.com/urfave/cli/v3"
 
 	"github.com/reprise-bench/reprise"
@@ -30,38 +25,4 @@ func telemetryFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "metrics-linger", Value: reprise.DefaultMetricsLinger, Category: catTelemetry, Sources: envVars("metrics-linger"),
 			Usage: "after the run, keep serving --metrics-addr until a scrape has read the final values, for at most `D` (0: stop at the end)"},
 	}
-}
-
-// telemetryConfigFrom reads the telemetry flags.
-func telemetryConfigFrom(cmd *cli.Command) (reprise.TelemetryOptions, error) {
-	var errs []error
-	tc := reprise.TelemetryOptions{Interval: cmd.Duration("metrics-interval"), EndpointMetrics: !cmd.Bool("no-server-metrics"),
-		MetricsAddr: cmd.String("metrics-addr"), MetricsLinger: cmd.Duration("metrics-linger")}
-	if tc.Interval <= 0 {
-		errs = append(errs, fmt.Errorf("--metrics-interval %v: must be positive", tc.Interval))
-	}
-	for _, t := range cmd.StringSlice("server-metrics") {
-		t = withScheme(t)
-		u, err := url.Parse(t)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, fmt.Errorf("--server-metrics %q: want an http(s) URL such as http://host:8000/metrics", t))
-			continue
-		}
-		tc.ServerMetrics = append(tc.ServerMetrics, t)
-	}
-	switch spec := cmd.String("gpu-telemetry"); {
-	case spec == "":
-	case spec == "nvml":
-		tc.GPU = "nvml"
-	case spec == "dcgm":
-		tc.GPU, tc.DCGMURL = "dcgm", reprise.DefaultDCGMURL
-	case strings.HasPrefix(spec, "dcgm="):
-		tc.GPU, tc.DCGMURL = "dcgm", withScheme(strings.TrimPrefix(spec, "dcgm="))
-		if u, err := url.Parse(tc.DCGMURL); err != nil || u.Host == "" {
-			errs = append(errs, fmt.Errorf("--gpu-telemetry %q: want dcgm=http://host:9400/metrics", spec))
-		}
-	default:
-		errs = append(errs, fmt.Errorf("--gpu-telemetry %q: want dcgm, dcgm=URL or nvml", spec))
-	}
-	return tc, errors.Join(errs...)
 }

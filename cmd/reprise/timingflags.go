@@ -1,14 +1,11 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"strings"
-	"time"
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/reprise-bench/reprise/internal/flagmap"
 	"github.com/reprise-bench/reprise/replay"
 )
 
@@ -85,102 +82,10 @@ func timingFlags() []cli.Flag {
 			Usage: "timing `POLICY` of dependent requests (wait_for): open (own timestamp, but after the dependencies), closed (dependencies + delay only) or strict (timestamps only)"},
 		&cli.StringFlag{Name: "shard", Category: catShard, Sources: envVars("shard"),
 			Usage: "send shard `I/N` of the workload (whole sessions; rate, concurrency, users and counts divided by N); " +
-				"I \"index\" reads $" + shardIndexEnv + " (a Kubernetes Indexed Job's)"},
+				"I \"index\" reads $" + flagmap.ShardIndexEnv + " (a Kubernetes Indexed Job's)"},
 		&cli.StringFlag{Name: "start-at", Category: catShard, Sources: envVars("start-at"),
 			Usage: "wait for wall-clock `TIME` (RFC 3339, or +DURATION from now) to start: shards given one TIME share a timeline"},
 	}
-}
-
-// shardIndexEnv is the variable --shard index/N reads its index from:
-// the completion index Kubernetes gives each pod of an Indexed Job.
-const shardIndexEnv = "JOB_COMPLETION_INDEX"
-
-// parseShardFlag parses --shard: "I/N", where I may be "index", the value
-// of $JOB_COMPLETION_INDEX; "" is the whole workload.
-func parseShardFlag(s string, getenv func(string) string) (replay.Shard, error) {
-	if s == "" {
-		return replay.Shard{}, nil
-	}
-	if i, n, ok := strings.Cut(s, "/"); ok && strings.TrimSpace(i) == "index" {
-		v := getenv(shardIndexEnv)
-		if v == "" {
-			return replay.Shard{}, fmt.Errorf("--shard %s: $%s is not set (it is set in the pods of a Kubernetes Indexed Job); give the index, e.g. --shard 0/%s",
-				s, shardIndexEnv, n)
-		}
-		sh, err := replay.ParseShard(v + "/" + n)
-		if err != nil {
-			return replay.Shard{}, fmt.Errorf("--shard %s with $%s=%q: %w", s, shardIndexEnv, v, err)
-		}
-		return sh, nil
-	}
-	sh, err := replay.ParseShard(s)
-	if err != nil {
-		return replay.Shard{}, fmt.Errorf("--shard: %w", err)
-	}
-	return sh, nil
-}
-
-// parseStartAt parses --start-at: an RFC 3339 time, or "+DURATION" after
-// now; "" is no start time.
-func parseStartAt(s string, now time.Time) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if d, ok := strings.CutPrefix(s, "+"); ok {
-		dur, err := time.ParseDuration(d)
-		if err != nil || dur < 0 {
-			return time.Time{}, fmt.Errorf("--start-at %q: want an RFC 3339 time (2026-11-25T18:00:00Z) or +DURATION (+30s)", s)
-		}
-		return now.Add(dur).Round(0).UTC(), nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("--start-at %q: want an RFC 3339 time (2026-11-25T18:00:00Z) or +DURATION (+30s)", s)
-	}
-	return t, nil
-}
-
-// timingConfigFrom copies the flags of timingFlags from cmd into a
-// replay.Config. It does not validate: replay.Config.Validate or
-// replay.NewPlan does. The error is a --shard or --start-at that does not
-// parse.
-func timingConfigFrom(cmd *cli.Command) (replay.Config, error) {
-	c := replay.NewConfig()
-	c.Mode = replay.Mode(strings.ToLower(cmd.String("mode")))
-	if c.Mode == "auto" {
-		c.Mode = replay.ModeAuto
-	}
-	c.AutoOffset = cmd.Bool("auto-offset")
-	c.StartOffset = cmd.Duration("start-offset")
-	c.EndOffset = cmd.Duration("end-offset")
-	c.Speedup = cmd.Float("speedup")
-	c.RequestRate = cmd.Float("request-rate")
-	c.Arrival = replay.Arrival(strings.ToLower(cmd.String("arrival")))
-	c.Smoothness = cmd.Float("smoothness")
-	c.Concurrency = cmd.Int("concurrency")
-	c.RateRamp = cmd.Duration("rate-ramp")
-	c.ConcurrencyRamp = cmd.Duration("concurrency-ramp")
-	c.UserCentricRate = cmd.Float("user-centric-rate")
-	c.NumUsers = cmd.Int("num-users")
-	c.RequestCount = cmd.Int("request-count")
-	c.Duration = cmd.Duration("duration")
-	c.Grace = cmd.Duration("grace")
-	c.WarmupRequests = cmd.Int("warmup-requests")
-	c.WarmupDuration = cmd.Duration("warmup-duration")
-	c.Late = replay.LatePolicy(strings.ToLower(cmd.String("late")))
-	c.LateThreshold = cmd.Duration("late-threshold")
-	c.Seed = cmd.Uint64("seed")
-	c.MaxLateness = cmd.Duration("max-lateness")
-	c.Senders = cmd.Int("senders")
-	c.PrefillConcurrency = cmd.Int("prefill-concurrency")
-	c.IgnoreTurnDelays = cmd.Bool("ignore-turn-delays")
-	c.MaxTurnDelay = cmd.Duration("max-turn-delay")
-	c.PrefillConcurrencyRamp = cmd.Duration("prefill-concurrency-ramp")
-	c.Dependencies = replay.DepPolicy(strings.ToLower(cmd.String("dependencies")))
-	var err1, err2 error
-	c.Shard, err1 = parseShardFlag(cmd.String("shard"), os.Getenv)
-	c.StartAt, err2 = parseStartAt(cmd.String("start-at"), time.Now())
-	return c, errors.Join(err1, err2)
 }
 
 // timingFlag is the flag of each replay.Config field: the field's name in

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/urfave/cli/v3"
 
+	"github.com/reprise-bench/reprise/internal/flagmap"
 	"github.com/reprise-bench/reprise/replay"
 )
 
@@ -22,7 +23,7 @@ func parseTimingFlags(t *testing.T, args ...string) replay.Config {
 	var got replay.Config
 	cmd := &cli.Command{Name: "replay", Flags: timingFlags(), Action: func(_ context.Context, cmd *cli.Command) error {
 		var err error
-		got, err = timingConfigFrom(cmd)
+		got, err = flagmap.Timing(cmd)
 		return err
 	}}
 	if err := cmd.Run(t.Context(), append([]string{"replay"}, args...)); err != nil {
@@ -176,7 +177,7 @@ func TestFlagSpelled(t *testing.T) {
 func TestParseShardFlag(t *testing.T) {
 	env := func(v string) func(string) string {
 		return func(k string) string {
-			if k == shardIndexEnv {
+			if k == flagmap.ShardIndexEnv {
 				return v
 			}
 			return ""
@@ -195,9 +196,9 @@ func TestParseShardFlag(t *testing.T) {
 		{"4/4", "", replay.Shard{}, "the index must be 0 to 3"},
 		{"two", "", replay.Shard{}, "want INDEX/COUNT"},
 	} {
-		got, err := parseShardFlag(tc.in, env(tc.env))
+		got, err := flagmap.ParseShard(tc.in, env(tc.env))
 		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
-			t.Errorf("parseShardFlag(%q, $%s=%q) = %v, %v; want %v, %q", tc.in, shardIndexEnv, tc.env, got, err, tc.want, tc.err)
+			t.Errorf("flagmap.ParseShard(%q, $%s=%q) = %v, %v; want %v, %q", tc.in, flagmap.ShardIndexEnv, tc.env, got, err, tc.want, tc.err)
 		}
 	}
 }
@@ -210,13 +211,13 @@ func TestParseStartAt(t *testing.T) {
 		"2026-11-25T19:00:00Z":      now.Add(time.Hour),
 		"2026-11-25T20:00:00+01:00": now.Add(time.Hour),
 	} {
-		if got, err := parseStartAt(in, now); err != nil || !got.Equal(want) {
-			t.Errorf("parseStartAt(%q) = %v, %v; want %v", in, got, err, want)
+		if got, err := flagmap.ParseStartAt(in, now); err != nil || !got.Equal(want) {
+			t.Errorf("flagmap.ParseStartAt(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"+-1s", "+soon", "18:00", "tomorrow"} {
-		if _, err := parseStartAt(in, now); err == nil {
-			t.Errorf("parseStartAt(%q) succeeded", in)
+		if _, err := flagmap.ParseStartAt(in, now); err == nil {
+			t.Errorf("flagmap.ParseStartAt(%q) succeeded", in)
 		}
 	}
 }

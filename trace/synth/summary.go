@@ -1,0 +1,113 @@
+package synth
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/reprise-bench/reprise/trace"
+	"github.com/reprise-bench/reprise/trace/analyze"
+)
+
+// Summary is what [Run] wrote, for [Summary.Print].
+type Summary struct {
+	opts     Options
+	rows     int
+	format   trace.Format
+	report   *analyze.Report // of the rows as written; nil with Quiet
+	derive   *DeriveStats
+	generate *GenerateStats
+	// inMemory says why a derive read the whole input ("" when streamed).
+	inMemory string
+}
+
+// Rows returns the number of rows written.
+func (res *Summary) Rows() int { return res.rows }
+
+// Print writes the summary `reprise synthesize` prints on stderr: what
+// was written and what the analyzer measures on it.
+func (res *Summary) Print(w io.Writer) {
+	c := res.opts
+	rep := res.report
+	dest := c.Output
+	if dest == "-" {
+		dest = "stdout"
+	}
+	fmt.Fprintf(w, "synthesize: %s rows (%s) to %s\n", groupInt(int64(res.rows)), res.format, dest)
+	fmt.Fprintf(w, "  span %.4f s, mean rate %.3f req/s, ISL mean %.1f, OSL mean %.1f\n",
+		rep.SpanSeconds, rep.Arrivals.MeanRate, rep.ISL.Mean, rep.OSL.Mean)
+	if ca := rep.Cache; ca != nil {
+		fmt.Fprintf(w, "  infinite-cache token hit ratio %.4f (block %.4f), working set %s tokens (%s blocks of %d)\n",
+			ca.TokenHitRatio, ca.BlockHitRatio, groupInt(ca.DistinctBlocks*int64(ca.BlockSize)), groupInt(ca.DistinctBlocks), ca.BlockSize)
+		if def := res.format.DefaultBlockSize(); def != ca.BlockSize {
+			fmt.Fprintf(w, "  note: %s readers assume %d-token blocks; read this file with --block-size %d\n", res.format, def, ca.BlockSize)
+		}
+	}
+	if d := rep.Dependencies; d != nil {
+		fmt.Fprintf(w, "  agentic: %s tasks, depth %.0f–%.0f, fan-out mean %.2f, think %.4f s and tool %.4f s mean, ancestor token hit ratio %.4f\n",
+			groupInt(d.Tasks), d.Depth.Min, d.Depth.Max, d.FanOut.Mean, d.ThinkTime.Mean, d.ToolTime.Mean, d.AncestorTokenHitRatio)
+	}
+	if st := res.derive; st != nil {
+		var parts []string
+		if st.WindowSessionsDropped > 0 || c.Set["window"] {
+			parts = append(parts, fmt.Sprintf("window dropped %d sessions (kept %d rows past its end, dropped %d inside it from sessions begun before)",
+				st.WindowSessionsDropped, st.WindowRowsBeyond, st.WindowRowsBefore))
+		}
+		if st.SampleSessionsDropped > 0 {
+			parts = append(parts, fmt.Sprintf("sample dropped %d sessions", st.SampleSessionsDropped))
+		}
+		if st.MaxISLRowsDropped > 0 {
+			parts = append(parts, fmt.Sprintf("--max-isl dropped %d rows of %d sessions", st.MaxISLRowsDropped, st.MaxISLSessionsCut))
+		}
+		if c.PrefixRootMultiplier > 1 && rep.Cache != nil {
+			parts = append(parts, fmt.Sprintf("root multiplier ×%d: ceiling %.4f before, %.4f expected after (formula)",
+				c.PrefixRootMultiplier, st.CeilingBefore, st.ExpectedCeiling))
+		}
+		parts = append(parts, fmt.Sprintf("%s of %s sessions, %s new hash ids", groupInt(int64(st.SessionsOut)), groupInt(int64(st.SessionsIn)), groupInt(st.NewIDs)))
+		if res.inMemory != "" {
+			parts = append(parts, "read whole into memory: "+res.inMemory)
+		} else {
+			parts = append(parts, "streamed row by row")
+		}
+		fmt.Fprintf(w, "  derive: %s\n", strings.Join(parts, "; "))
+	}
+	if st := res.generate; st != nil {
+		s := fmt.Sprintf("%s sessions", groupInt(int64(st.Sessions)))
+		if len(st.PrefixTokens) > 0 {
+			s += fmt.Sprintf(", prefix levels %v tokens walked by %d sessions (share %.4f)", st.PrefixTokens, st.Walkers, st.PrefixShare)
+		}
+		if st.RowsCut > 0 {
+			s += fmt.Sprintf(", --max-isl cut %d turns of %d sessions", st.RowsCut, st.SessionsCut)
+		}
+		if c.TargetHitRatio > 0 {
+			s += fmt.Sprintf(", hit ratio %.4f for target %g", st.HitRatio, c.TargetHitRatio)
+		}
+		if c.Set["working-set"] {
+			ws, _ := analyze.ParseTokens(c.WorkingSet)
+			s += fmt.Sprintf(", working set %s for target %s (%+.2f %%)", groupInt(st.WorkingSetTokens), groupInt(ws),
+				100*float64(st.WorkingSetTokens-ws)/float64(ws))
+		}
+		fmt.Fprintf(w, "  generate: %s\n", s)
+	}
+}
+
+// groupInt formats n with thousands separators: 12,031.
+func groupInt(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
