@@ -19,6 +19,10 @@ var optionsWithoutFlag = map[string]bool{
 	// profile's AIPerf behaviours: the model id as tokenizer when no
 	// --tokenizer is named, and profile's --public-dataset.
 	"TokenizerFromModel": true, "Trace.PublicDataset": true, "Output.ExportPrefix": true, "Output.SliceDuration": true,
+	// profile's dataset-side flags (profile_dataset.go) and
+	// --export-outputs-json (profile_hub.go).
+	"ServerOutputLength": true, "Synthetic.SeqDist": true, "Synthetic.Entries": true, "Synthetic.PrefixRandom": true,
+	"Output.ExportOutputs": true,
 }
 
 // optionPaths returns the path of every field of t, nested structs'

@@ -23,7 +23,7 @@ func TestReplayAdapterErrors(t *testing.T) {
 		want           string // the first line of stderr
 	}{
 		{"unknown name", "nope", nil,
-			`reprise: --endpoint "nope": want a native endpoint (chat, completions, responses, sglang, tgi, embeddings, nim-embeddings, rerank-tei, rerank-cohere, ranking-nim, rerank-vllm, score-vllm, image_generation, video_generation, transcription, speech), a .wasm file or a shipped Wasm adapter (anthropic-messages, kserve-generate, openai-chat, tgi-generate)`},
+			`reprise: --endpoint "nope": want a native endpoint (chat, completions, responses, sglang, tgi, embeddings, chat-embeddings, nim-embeddings, rerank-tei, rerank-cohere, ranking-nim, rerank-vllm, score-vllm, image_generation, video_generation, transcription, speech-sse, speech), a .wasm file or a shipped Wasm adapter (anthropic-messages, kserve-generate, openai-chat, tgi-generate)`},
 		{"missing file", "no-such-dir/x.wasm", nil,
 			`reprise: --endpoint "no-such-dir/x.wasm": no such file`},
 		{"not a module", notWasm, nil,
