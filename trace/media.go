@@ -154,10 +154,13 @@ func (r *Reader) appendMedia(parts []byte, k media.Kind, val []byte, line int64,
 		if err := json.Unmarshal(val, &cell); err != nil || cell.Bytes == nil && cell.Path == nil {
 			return parts, r.fileErr(line, field, errors.New(`want a string, an array of strings, or {"bytes": "<base64>", "path": "…"}`))
 		}
-		if cell.Bytes != nil && *cell.Bytes != "" {
+		switch {
+		case cell.Bytes != nil && *cell.Bytes != "":
 			refs = []string{*cell.Bytes}
-		} else {
+		case cell.Path != nil:
 			refs = []string{*cell.Path}
+		default: // {"bytes": ""}: nothing to send
+			return parts, r.fileErr(line, field, errors.New(`{"bytes": ""} holds no media: give the base64 bytes or a "path"`))
 		}
 	default:
 		return parts, r.fileErr(line, field, fmt.Errorf("%.40s: want a string (a path, URL or data URL) or an array of them", val))
