@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/reprise-bench/reprise/internal/numfmt"
 )
 
 // WriteText writes rep as readable, aligned tables: the human form of
@@ -21,15 +23,15 @@ func WriteText(w io.Writer, rep *Report) error {
 		if n := len(s.Dropped); n > 0 {
 			parts := make([]string, 0, n)
 			for _, k := range sortedKeys(s.Dropped) {
-				parts = append(parts, fmt.Sprintf("%s %s", fmtInt(s.Dropped[k]), k))
+				parts = append(parts, fmt.Sprintf("%s %s", numfmt.Group(s.Dropped[k]), k))
 			}
 			drop = " (dropped: " + strings.Join(parts, ", ") + ")"
 		}
 		kv := [][2]string{
 			{"path", s.Path},
 			{"format", s.Format},
-			{"size", fmtInt(s.Bytes) + " bytes, sha256 " + s.SHA256},
-			{"rows", fmtInt(s.RowsRead) + " read, " + fmtInt(s.RowsKept) + " kept" + drop},
+			{"size", numfmt.Group(s.Bytes) + " bytes, sha256 " + s.SHA256},
+			{"rows", numfmt.Group(s.RowsRead) + " read, " + numfmt.Group(s.RowsKept) + " kept" + drop},
 		}
 		if s.Sorted {
 			kv = append(kv, [2]string{"order", "not sorted by time: sorted stably for the time-order sections"})
@@ -42,23 +44,23 @@ func WriteText(w io.Writer, rep *Report) error {
 	a := rep.Arrivals
 	b.WriteString("ARRIVALS (time order)\n")
 	kv := [][2]string{
-		{"rows", fmtInt(rep.Rows)},
+		{"rows", numfmt.Group(rep.Rows)},
 		{"span", fmtFloat(rep.SpanSeconds, 3) + " s"},
 		{"mean rate", fmtFloat(a.MeanRate, 3) + " req/s"},
-		{"peak second", fmtInt(a.Peak1s) + " req"},
-		{"peak minute", fmtFloat(a.Peak1minRate, 2) + " req/s (" + fmtInt(a.Peak1min) + " req)"},
+		{"peak second", numfmt.Group(a.Peak1s) + " req"},
+		{"peak minute", fmtFloat(a.Peak1minRate, 2) + " req/s (" + numfmt.Group(a.Peak1min) + " req)"},
 		{"inter-arrival gap", fmt.Sprintf("mean %s s, p50 %s s, p90 %s s, max %s s",
 			fmtFloat(a.Gaps.Mean, 4), fmtFloat(a.Gaps.P50, 4), fmtFloat(a.Gaps.P90, 4), fmtFloat(a.Gaps.Max, 4))},
 		{"gap CV", fmtFloat(a.GapCV, 3) + " (std/mean; 1 = Poisson, above 1 = bursty)"},
 		{"zero gaps", fmtPercent(a.ZeroGapShare) + " of gaps"},
-		{"distinct timestamps", fmtInt(a.DistinctTimestamps)},
+		{"distinct timestamps", numfmt.Group(a.DistinctTimestamps)},
 	}
 	if a.TimedByDelay > 0 {
-		kv = append(kv, [2]string{"timed by delay", fmtInt(a.TimedByDelay) + " rows (previous turn + delay: a lower bound)"})
+		kv = append(kv, [2]string{"timed by delay", numfmt.Group(a.TimedByDelay) + " rows (previous turn + delay: a lower bound)"})
 	}
 	if s := rep.Session; s != nil {
 		kv = append(kv, [2]string{"sessions", fmt.Sprintf("%s sessions, %s rows; turns per session mean %s, p50 %s, max %s",
-			fmtInt(s.Sessions), fmtInt(s.RowsInSessions), fmtFloat(s.TurnsPerSession.Mean, 2),
+			numfmt.Group(s.Sessions), numfmt.Group(s.RowsInSessions), fmtFloat(s.TurnsPerSession.Mean, 2),
 			fmtFloat(s.TurnsPerSession.P50, 1), fmtFloat(s.TurnsPerSession.Max, 0))})
 	}
 	writeKV(&b, "  ", kv)
@@ -73,15 +75,15 @@ func WriteText(w io.Writer, rep *Report) error {
 		total int64
 	}{{"input (ISL)", rep.ISL, l.InputTokens}, {"output (OSL)", rep.OSL, l.OutputTokens}} {
 		lt = append(lt, []string{x.name, fmtFloat(x.s.Mean, 1), fmtFloat(x.s.P50, 1),
-			fmtFloat(x.s.P90, 1), fmtFloat(x.s.P99, 1), fmtFloat(x.s.Max, 0), fmtInt(x.total)})
+			fmtFloat(x.s.P90, 1), fmtFloat(x.s.P99, 1), fmtFloat(x.s.Max, 0), numfmt.Group(x.total)})
 	}
 	writeTable(&b, "  ", lt)
 	kv = [][2]string{
-		{"input over 8k / 32k / 128k", fmt.Sprintf("%s / %s / %s rows", fmtInt(l.ISLOver8k), fmtInt(l.ISLOver32k), fmtInt(l.ISLOver128k))},
-		{"output of at most 3 tokens", fmtInt(l.OSLAtMost3) + " rows"},
+		{"input over 8k / 32k / 128k", fmt.Sprintf("%s / %s / %s rows", numfmt.Group(l.ISLOver8k), numfmt.Group(l.ISLOver32k), numfmt.Group(l.ISLOver128k))},
+		{"output of at most 3 tokens", numfmt.Group(l.OSLAtMost3) + " rows"},
 	}
 	if l.OSLUnknown > 0 {
-		kv = append(kv, [2]string{"output length unknown", fmtInt(l.OSLUnknown) + " rows (not in the output statistics)"})
+		kv = append(kv, [2]string{"output length unknown", numfmt.Group(l.OSLUnknown) + " rows (not in the output statistics)"})
 	}
 	writeKV(&b, "  ", kv)
 	b.WriteString("\n")
@@ -109,7 +111,7 @@ func WriteText(w io.Writer, rep *Report) error {
 func writeDeps(b *strings.Builder, d *Dependencies) {
 	b.WriteString("DEPENDENT REQUESTS (wait_for)\n")
 	writeKV(b, "  ", [][2]string{
-		{"tasks", fmt.Sprintf("%s tasks, %s dependent rows", fmtInt(d.Tasks), fmtInt(d.DependentRows))},
+		{"tasks", fmt.Sprintf("%s tasks, %s dependent rows", numfmt.Group(d.Tasks), numfmt.Group(d.DependentRows))},
 		{"ancestor prefix hits", fmt.Sprintf("%s of input tokens (%s tokens): reused from the rows each row waits for", fmtPercent(d.AncestorTokenHitRatio), fmtTokens(d.AncestorHitTokens))},
 	})
 	t := [][]string{{"", "mean", "p50", "p90", "p99", "max"}}
@@ -169,9 +171,9 @@ func writeCache(b *strings.Builder, c *Cache) {
 	b.WriteString("PREFIX CACHE (token-weighted, time order)\n")
 	rt, rd := c.ReuseTime, c.ReuseDistance
 	writeKV(b, "  ", [][2]string{
-		{"block size", fmtInt(int64(c.BlockSize)) + " tokens"},
+		{"block size", numfmt.Group(int64(c.BlockSize)) + " tokens"},
 		{"ids", fmt.Sprintf("%s rows with ids, %s ids, %s distinct blocks, %s reused",
-			fmtInt(c.RowsWithIDs), fmtInt(c.TotalBlocks), fmtInt(c.DistinctBlocks), fmtInt(c.BlocksReused))},
+			numfmt.Group(c.RowsWithIDs), numfmt.Group(c.TotalBlocks), numfmt.Group(c.DistinctBlocks), numfmt.Group(c.BlocksReused))},
 		{"infinite cache", fmt.Sprintf("token hit %s, block hit %s, ideal prefill speedup %s",
 			fmtPercent(c.TokenHitRatio), fmtPercent(c.BlockHitRatio), fmtSpeedup(c.IdealSpeedup))},
 		{"reuse time", fmt.Sprintf("p50 %s s, p80 %s s, p90 %s s, p99 %s s",
@@ -181,7 +183,7 @@ func writeCache(b *strings.Builder, c *Cache) {
 		{"reuse distance", fmt.Sprintf("p50 %s, p80 %s, p90 %s, p99 %s requests",
 			fmtFloat(rd.P50, 1), fmtFloat(rd.P80, 1), fmtFloat(rd.P90, 1), fmtFloat(rd.P99, 1))},
 		{"prefix tree", fmt.Sprintf("%s roots (distinct first ids), depth mean %s / max %s blocks",
-			fmtInt(c.PrefixRoots), fmtFloat(c.MeanDepth, 2), fmtInt(c.MaxDepth))},
+			numfmt.Group(c.PrefixRoots), fmtFloat(c.MeanDepth, 2), numfmt.Group(c.MaxDepth))},
 	})
 	if len(c.LRU) > 0 {
 		b.WriteString("\n")
@@ -196,7 +198,7 @@ func writeCache(b *strings.Builder, c *Cache) {
 		b.WriteString("\n")
 		t := [][]string{{"most reused blocks", "blocks", "share of reuse hits"}}
 		for _, s := range c.Skew {
-			t = append(t, []string{"top " + strconv.FormatFloat(100*s.Fraction, 'f', -1, 64) + " %", fmtInt(s.Blocks), fmtPercent(s.Share)})
+			t = append(t, []string{"top " + strconv.FormatFloat(100*s.Fraction, 'f', -1, 64) + " %", numfmt.Group(s.Blocks), fmtPercent(s.Share)})
 		}
 		writeTable(b, "  ", t)
 	}
@@ -210,7 +212,7 @@ func writeCache(b *strings.Builder, c *Cache) {
 		b.WriteString("\n")
 		t := [][]string{{g.title, "rows", "input tokens", "token hit", "share of hits"}}
 		for _, x := range g.gs {
-			t = append(t, []string{x.Name, fmtInt(x.Rows), fmtInt(x.InputTokens), fmtPercent(x.TokenHitRatio), fmtPercent(x.HitShare)})
+			t = append(t, []string{x.Name, numfmt.Group(x.Rows), numfmt.Group(x.InputTokens), fmtPercent(x.TokenHitRatio), fmtPercent(x.HitShare)})
 		}
 		writeTable(b, "  ", t)
 	}
@@ -252,26 +254,6 @@ func writeAIPerf(b *strings.Builder, s *AIPerfStats, c *Cache) {
 	writeTable(b, "  ", t)
 }
 
-// fmtInt formats n with thousands separators: 1234567 → "1,234,567".
-func fmtInt(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
-
 // fmtFloat formats f with dec decimals and thousands separators.
 func fmtFloat(f float64, dec int) string {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
@@ -283,7 +265,7 @@ func fmtFloat(f float64, dec int) string {
 	if err != nil {
 		return s
 	}
-	out := fmtInt(n)
+	out := numfmt.Group(n)
 	if n == 0 && strings.HasPrefix(intPart, "-") {
 		out = "-0"
 	}

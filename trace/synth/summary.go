@@ -3,9 +3,9 @@ package synth
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
+	"github.com/reprise-bench/reprise/internal/numfmt"
 	"github.com/reprise-bench/reprise/trace"
 	"github.com/reprise-bench/reprise/trace/analyze"
 )
@@ -34,19 +34,19 @@ func (res *Summary) Print(w io.Writer) {
 	if dest == "-" {
 		dest = "stdout"
 	}
-	fmt.Fprintf(w, "synthesize: %s rows (%s) to %s\n", groupInt(int64(res.rows)), res.format, dest)
+	fmt.Fprintf(w, "synthesize: %s rows (%s) to %s\n", numfmt.Group(int64(res.rows)), res.format, dest)
 	fmt.Fprintf(w, "  span %.4f s, mean rate %.3f req/s, ISL mean %.1f, OSL mean %.1f\n",
 		rep.SpanSeconds, rep.Arrivals.MeanRate, rep.ISL.Mean, rep.OSL.Mean)
 	if ca := rep.Cache; ca != nil {
 		fmt.Fprintf(w, "  infinite-cache token hit ratio %.4f (block %.4f), working set %s tokens (%s blocks of %d)\n",
-			ca.TokenHitRatio, ca.BlockHitRatio, groupInt(ca.DistinctBlocks*int64(ca.BlockSize)), groupInt(ca.DistinctBlocks), ca.BlockSize)
+			ca.TokenHitRatio, ca.BlockHitRatio, numfmt.Group(ca.DistinctBlocks*int64(ca.BlockSize)), numfmt.Group(ca.DistinctBlocks), ca.BlockSize)
 		if def := res.format.DefaultBlockSize(); def != ca.BlockSize {
 			fmt.Fprintf(w, "  note: %s readers assume %d-token blocks; read this file with --block-size %d\n", res.format, def, ca.BlockSize)
 		}
 	}
 	if d := rep.Dependencies; d != nil {
 		fmt.Fprintf(w, "  agentic: %s tasks, depth %.0f–%.0f, fan-out mean %.2f, think %.4f s and tool %.4f s mean, ancestor token hit ratio %.4f\n",
-			groupInt(d.Tasks), d.Depth.Min, d.Depth.Max, d.FanOut.Mean, d.ThinkTime.Mean, d.ToolTime.Mean, d.AncestorTokenHitRatio)
+			numfmt.Group(d.Tasks), d.Depth.Min, d.Depth.Max, d.FanOut.Mean, d.ThinkTime.Mean, d.ToolTime.Mean, d.AncestorTokenHitRatio)
 	}
 	if st := res.derive; st != nil {
 		var parts []string
@@ -64,7 +64,7 @@ func (res *Summary) Print(w io.Writer) {
 			parts = append(parts, fmt.Sprintf("root multiplier ×%d: ceiling %.4f before, %.4f expected after (formula)",
 				c.PrefixRootMultiplier, st.CeilingBefore, st.ExpectedCeiling))
 		}
-		parts = append(parts, fmt.Sprintf("%s of %s sessions, %s new hash ids", groupInt(int64(st.SessionsOut)), groupInt(int64(st.SessionsIn)), groupInt(st.NewIDs)))
+		parts = append(parts, fmt.Sprintf("%s of %s sessions, %s new hash ids", numfmt.Group(int64(st.SessionsOut)), numfmt.Group(int64(st.SessionsIn)), numfmt.Group(st.NewIDs)))
 		if res.inMemory != "" {
 			parts = append(parts, "read whole into memory: "+res.inMemory)
 		} else {
@@ -73,7 +73,7 @@ func (res *Summary) Print(w io.Writer) {
 		fmt.Fprintf(w, "  derive: %s\n", strings.Join(parts, "; "))
 	}
 	if st := res.generate; st != nil {
-		s := fmt.Sprintf("%s sessions", groupInt(int64(st.Sessions)))
+		s := fmt.Sprintf("%s sessions", numfmt.Group(int64(st.Sessions)))
 		if len(st.PrefixTokens) > 0 {
 			s += fmt.Sprintf(", prefix levels %v tokens walked by %d sessions (share %.4f)", st.PrefixTokens, st.Walkers, st.PrefixShare)
 		}
@@ -85,29 +85,9 @@ func (res *Summary) Print(w io.Writer) {
 		}
 		if c.Set["working-set"] {
 			ws, _ := analyze.ParseTokens(c.WorkingSet)
-			s += fmt.Sprintf(", working set %s for target %s (%+.2f %%)", groupInt(st.WorkingSetTokens), groupInt(ws),
+			s += fmt.Sprintf(", working set %s for target %s (%+.2f %%)", numfmt.Group(st.WorkingSetTokens), numfmt.Group(ws),
 				100*float64(st.WorkingSetTokens-ws)/float64(ws))
 		}
 		fmt.Fprintf(w, "  generate: %s\n", s)
 	}
-}
-
-// groupInt formats n with thousands separators: 12,031.
-func groupInt(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }

@@ -1,11 +1,11 @@
-package synth
+package numfmt
 
 import "testing"
 
-func TestGroupInt(t *testing.T) {
+func TestGroup(t *testing.T) {
 	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 12031: "12,031", -1234567: "-1,234,567"} {
-		if got := groupInt(n); got != want {
-			t.Errorf("groupInt(%d) = %q, want %q", n, got, want)
+		if got := Group(n); got != want {
+			t.Errorf("Group(%d) = %q, want %q", n, got, want)
 		}
 	}
 }
