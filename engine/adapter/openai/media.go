@@ -17,32 +17,40 @@ func hasMedia(b *adapter.BuildInput, raw *rawRow) bool {
 }
 
 // appendChatContent appends a user message's content as an array of
-// parts: the text (when not empty), then the row's media, then the
-// synthetic media, as AIPerf orders them (text first).
+// parts (AppendChatContent of the row's media and the synthetic media).
 func appendChatContent(body []byte, text string, b *adapter.BuildInput, raw *rawRow) []byte {
+	body, _ = AppendChatContent(body, text, raw.Media, b.Media)
+	return body
+}
+
+// AppendChatContent appends a chat message's content as an array of
+// OpenAI content parts: the text (when not empty), then rowParts (a row's
+// own parts, a JSON array), then the synthetic media, as AIPerf orders
+// them (text first); n is the number of parts appended. The chat form of
+// embeddings (retrieval.ChatEmbeddings) sends the same content.
+func AppendChatContent(body []byte, text string, rowParts json.RawMessage, media []adapter.MediaPart) (_ []byte, n int) {
 	body = append(body, '[')
-	n := 0
 	if text != "" {
 		body = append(body, `{"type":"text","text":`...)
 		body = jsonx.AppendString(body, text)
 		body = append(body, '}')
 		n++
 	}
-	if m := arrayInner(raw.Media); len(m) > 0 {
+	if m := arrayInner(rowParts); len(m) > 0 {
 		if n > 0 {
 			body = append(body, ',')
 		}
 		body = append(body, m...)
 		n++
 	}
-	for _, p := range b.Media {
+	for _, p := range media {
 		if n > 0 {
 			body = append(body, ',')
 		}
 		body = append(body, p.Chat...)
 		n++
 	}
-	return append(body, ']')
+	return append(body, ']'), n
 }
 
 // appendResponsesContent is appendChatContent for the Responses API:

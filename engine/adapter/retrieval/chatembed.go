@@ -1,11 +1,11 @@
 package retrieval
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
+	"github.com/reprise-bench/reprise/engine/adapter/openai"
 	"github.com/reprise-bench/reprise/internal/jsonx"
 )
 
@@ -48,7 +48,7 @@ func (in *chatInstance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) e
 	out.Path = "/v1/embeddings"
 	out.Header = append(out.Header, adapter.Header{Name: "Content-Type", Value: "application/json"})
 	text := b.PromptText
-	var rowMedia []byte
+	var rowMedia json.RawMessage
 	if len(b.Raw) > 0 {
 		var raw struct {
 			TextInput *string         `json:"text_input"`
@@ -60,38 +60,16 @@ func (in *chatInstance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) e
 		if text == "" && raw.TextInput != nil {
 			text = *raw.TextInput
 		}
-		if m := bytes.TrimSpace(raw.Media); len(m) > 2 && m[0] == '[' {
-			rowMedia = bytes.TrimSpace(m[1 : len(m)-1])
-		}
+		rowMedia = raw.Media
 	}
 	body := append(out.Body, `{"model":`...)
 	body = jsonx.AppendString(body, in.cfg.Model)
-	body = append(body, `,"messages":[{"role":"user","content":[`...)
-	n := 0
-	if text != "" {
-		body = append(body, `{"type":"text","text":`...)
-		body = jsonx.AppendString(body, text)
-		body = append(body, '}')
-		n++
-	}
-	if len(rowMedia) > 0 {
-		if n > 0 {
-			body = append(body, ',')
-		}
-		body = append(body, rowMedia...)
-		n++
-	}
-	for _, p := range b.Media {
-		if n > 0 {
-			body = append(body, ',')
-		}
-		body = append(body, p.Chat...)
-		n++
-	}
+	body = append(body, `,"messages":[{"role":"user","content":`...)
+	body, n := openai.AppendChatContent(body, text, rowMedia, b.Media)
 	if n == 0 {
 		return fmt.Errorf("row %d: a chat embeddings request needs text or media", b.TraceRow)
 	}
-	body = append(body, `]}],"encoding_format":"float"`...)
+	body = append(body, `}],"encoding_format":"float"`...)
 	body = jsonx.AppendMembers(body, in.cfg.ExtraBody)
 	out.Body = append(body, '}')
 	return nil
