@@ -3,6 +3,7 @@ package arrowio
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -34,7 +35,6 @@ type aiperfOutput struct {
 	RequestEndNS   int64                  `json:"request_end_ns"`
 	Metrics        map[string]aiperfValue `json:"metrics"`
 	ResponseText   *string                `json:"response_text"`
-	phase          record.Phase
 }
 
 // WriteAIPerfOutputs writes outputs.json to the run directory dir,
@@ -65,7 +65,7 @@ func WriteAIPerfOutputs(dir string, o summary.Options, texts map[uint64]string) 
 		e := aiperfOutput{
 			SessionNum: r.RequestID, ConversationID: r.SessionID, TurnIndex: r.Turn, XRequestID: id,
 			BenchmarkPhase: "profiling", RequestStartNS: r.SentNS, RequestEndNS: r.EndNS,
-			Metrics: aiperfMetrics(r, o), phase: r.Phase,
+			Metrics: aiperfMetrics(r, o),
 		}
 		if t, ok := texts[r.RequestID]; ok {
 			e.ResponseText = &t
@@ -78,10 +78,7 @@ func WriteAIPerfOutputs(dir string, o summary.Options, texts map[uint64]string) 
 		}
 	}
 	byRequest := func(a, b aiperfOutput) int {
-		if a.SessionNum != b.SessionNum {
-			return cmpUint(a.SessionNum, b.SessionNum)
-		}
-		return int(a.TurnIndex) - int(b.TurnIndex)
+		return cmp.Or(cmp.Compare(a.SessionNum, b.SessionNum), cmp.Compare(a.TurnIndex, b.TurnIndex))
 	}
 	slices.SortStableFunc(data, byRequest)
 	slices.SortStableFunc(warmup, byRequest)
@@ -100,13 +97,6 @@ func WriteAIPerfOutputs(dir string, o summary.Options, texts map[uint64]string) 
 		return err
 	}
 	return writeFileAtomic(filepath.Join(dir, AIPerfOutputsFile), buf.Bytes())
-}
-
-func cmpUint(a, b uint64) int {
-	if a < b {
-		return -1
-	}
-	return 1
 }
 
 // writeOutputEntries writes es as the indented members of a JSON array.
