@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"image"
 	"image/draw"
-	"image/jpeg"
-	"image/png"
 	"os"
 	"path/filepath"
 	"slices"
@@ -73,19 +71,5 @@ func sourceImage(src image.Image, w, h int, format string) (Item, error) {
 			}
 		}
 	}
-	var buf bytes.Buffer
-	var err error
-	switch format {
-	case "png":
-		err = (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, dst)
-	case "jpeg", "jpg":
-		format = "jpeg"
-		err = jpeg.Encode(&buf, dst, &jpeg.Options{Quality: JPEGQuality})
-	default:
-		return Item{}, fmt.Errorf("%w: image format %q (want png or jpeg)", ErrFormat, format)
-	}
-	if err != nil {
-		return Item{}, err
-	}
-	return Item{Kind: Image, Format: format, Data: buf.Bytes(), Width: w, Height: h}, nil
+	return encodeImage(dst, format)
 }

@@ -80,21 +80,28 @@ func SynthImage(s ImageSpec) (Item, error) {
 			}
 		}
 	}
+	return encodeImage(img, s.Format)
+}
+
+// encodeImage encodes img as an Item of format png or jpeg (jpg): PNG at
+// its fastest compression, JPEG at JPEGQuality.
+func encodeImage(img *image.NRGBA, format string) (Item, error) {
 	var buf bytes.Buffer
 	var err error
-	switch s.Format {
+	switch format {
 	case "png":
 		err = (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, img)
 	case "jpeg", "jpg":
-		s.Format = "jpeg"
+		format = "jpeg"
 		err = jpeg.Encode(&buf, img, &jpeg.Options{Quality: JPEGQuality})
 	default:
-		return Item{}, fmt.Errorf("%w: image format %q (want png or jpeg)", ErrFormat, s.Format)
+		return Item{}, fmt.Errorf("%w: image format %q (want png or jpeg)", ErrFormat, format)
 	}
 	if err != nil {
 		return Item{}, err
 	}
-	return Item{Kind: Image, Format: s.Format, Data: buf.Bytes(), Width: s.Width, Height: s.Height}, nil
+	b := img.Bounds()
+	return Item{Kind: Image, Format: format, Data: buf.Bytes(), Width: b.Dx(), Height: b.Dy()}, nil
 }
 
 // AudioSpec is one synthetic clip.
