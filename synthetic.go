@@ -99,16 +99,7 @@ func syntheticRows(s *SyntheticLoad, rc *replay.Config, maxInput int) []trace.Ro
 		}
 		return synthLength(v, math.MaxInt32)
 	}
-	want := 0 // rows to reach when Sessions is not given
-	switch {
-	case s.Sessions > 0:
-	case rc.RequestCount > 0:
-		want = rc.RequestCount + rc.WarmupRequests
-	case rc.Duration > 0:
-		want = -100 // sessions
-	default:
-		want = 10 + rc.WarmupRequests
-	}
+	want := syntheticGoal(s, rc)
 	B := prefixBlock(s)
 	groups := max(s.PrefixGroups, 1)
 	turnsMean := max(s.TurnsMean, 1)
@@ -177,6 +168,23 @@ func syntheticRows(s *SyntheticLoad, rc *replay.Config, maxInput int) []trace.Ro
 	}
 }
 
+// syntheticGoal is when syntheticRows stops, Sessions aside (0 when it
+// is given): at the rows of a request count (with warmup), at 100
+// sessions for a timed run (negative: sessions), or at AIPerf's 10
+// requests.
+func syntheticGoal(s *SyntheticLoad, rc *replay.Config) int {
+	switch {
+	case s.Sessions > 0:
+		return 0
+	case rc.RequestCount > 0:
+		return rc.RequestCount + rc.WarmupRequests
+	case rc.Duration > 0:
+		return -100
+	default:
+		return 10 + rc.WarmupRequests
+	}
+}
+
 // idPool is the hash id namespace of pool entries without prefixes.
 const idPool = 4 << 60
 
@@ -187,7 +195,13 @@ const idPool = 4 << 60
 // same prompt, then the run's rows are drawn from the pool in the
 // sampling order s.
 func poolRows(sl *SyntheticLoad, rc *replay.Config, maxInput int, s trace.Sampling) []trace.Row {
-	want := syntheticRows(sl, rc, maxInput) // the run's count of rows
+	// The run's count of rows: its loads are single-turn (validate), so
+	// one row per session.
+	n := syntheticGoal(sl, rc)
+	if sl.Sessions > 0 {
+		n = sl.Sessions
+	}
+	n = max(n, -n)
 	pc := *rc
 	ps := *sl
 	ps.Entries, ps.Sessions, pc.RequestCount, pc.WarmupRequests, pc.Duration = 0, 0, sl.Entries, 0, 0
@@ -199,12 +213,12 @@ func poolRows(sl *SyntheticLoad, rc *replay.Config, maxInput int, s trace.Sampli
 	}
 	var out []trace.Row
 	if s == trace.SampleSequential || s == "" {
-		out = make([]trace.Row, len(want))
+		out = make([]trace.Row, n)
 		for i := range out {
 			out[i] = pool[i%len(pool)]
 		}
 	} else {
-		out = trace.Sample(pool, s, rc.Seed, len(want))
+		out = trace.Sample(pool, s, rc.Seed, n)
 	}
 	for i := range out {
 		out[i].Index, out[i].Line = int64(i), int64(i)+1
