@@ -11,6 +11,7 @@ import (
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/internal/jsonx"
+	sdk "github.com/reprise-bench/reprise/sdk-wasm/go/adapter"
 )
 
 // buildGenerate renders a SGLang /generate or TGI /generate_stream
@@ -92,22 +93,22 @@ func (st *stream) parseGenerateEvent(ep Endpoint, ev *adapter.Event, idx uint32,
 }
 
 // genErr is an error member: {"message": …} or a string.
-func (st *stream) genErr(s *scanner) (msg []byte, esc, ok bool) {
-	switch s.peek() {
+func (st *stream) genErr(s *sdk.Scanner) (msg []byte, esc, ok bool) {
+	switch s.Peek() {
 	case '{':
-		s.object(func(k []byte) {
-			if string(k) == "message" && s.peek() == '"' {
-				msg, esc = s.str()
+		s.Object(func(k []byte) {
+			if string(k) == "message" && s.Peek() == '"' {
+				msg, esc = s.Str()
 				ok = true
 				return
 			}
-			s.skip()
+			s.Skip()
 		})
 	case '"':
-		msg, esc = s.str()
+		msg, esc = s.Str()
 		ok = true
 	default:
-		s.skip()
+		s.Skip()
 	}
 	return msg, esc, ok
 }
@@ -115,7 +116,7 @@ func (st *stream) genErr(s *scanner) (msg []byte, esc, ok bool) {
 // genError records the error event of a /generate answer whose message,
 // as found by genErr, is the JSON string contents msg.
 func (st *stream) genError(dst []adapter.Record, idx uint32, msg []byte, esc bool) []adapter.Record {
-	m := appendUnescaped(st.errMsg[:0], msg, esc)
+	m := sdk.AppendUnescaped(st.errMsg[:0], msg, esc)
 	st.setError(0, nil)
 	st.errMsg = m
 	return append(dst, adapter.Record{Kind: record.EventError, Event: idx, Aux0: st.fin.ErrorCode, Tokens: adapter.TokensUnknown})
@@ -126,7 +127,7 @@ func (st *stream) genError(dst []adapter.Record, idx uint32, msg []byte, esc boo
 // output_ids holding fewer ids than completion_tokens), meta_info with
 // the usage and a finish_reason object.
 func (st *stream) sglang(data []byte, idx uint32, dst []adapter.Record, nonOK bool) ([]adapter.Record, error) {
-	s := scanner{b: data}
+	s := sdk.NewScanner(data)
 	var (
 		text                 []byte
 		textEsc, hasText     bool
@@ -141,17 +142,17 @@ func (st *stream) sglang(data []byte, idx uint32, dst []adapter.Record, nonOK bo
 		topEsc               bool
 	)
 	f := &st.fin
-	ok := s.object(func(key []byte) {
+	ok := s.Object(func(key []byte) {
 		switch string(key) {
 		case "text":
-			if v, e, ok := s.optStr(); ok {
+			if v, e, ok := s.OptStr(); ok {
 				text, textEsc = v, e
 				hasText = true
 			}
 		case "output_ids":
-			hasIDs = s.array(func(int) { ids++; s.skip() })
+			hasIDs = s.Array(func(int) { ids++; s.Skip() })
 		case "meta_info":
-			s.object(func(k []byte) {
+			s.Object(func(k []byte) {
 				switch string(k) {
 				case "prompt_tokens":
 					if v, ok := num(&s); ok {
@@ -170,29 +171,29 @@ func (st *stream) sglang(data []byte, idx uint32, dst []adapter.Record, nonOK bo
 						f.ReasoningTokens, f.Valid = v, f.Valid|adapter.ValidReasoningTokens
 					}
 				case "finish_reason":
-					s.object(func(k2 []byte) {
-						if string(k2) == "type" && s.peek() == '"' {
-							finish, _ = s.str()
+					s.Object(func(k2 []byte) {
+						if string(k2) == "type" && s.Peek() == '"' {
+							finish, _ = s.Str()
 							return
 						}
-						s.skip()
+						s.Skip()
 					})
 				default:
-					s.skip()
+					s.Skip()
 				}
 			})
 		case "error":
 			errMsg, errEsc, hasErr = st.genErr(&s)
 		case "message":
-			if v, e, ok := s.optStr(); ok {
+			if v, e, ok := s.OptStr(); ok {
 				topMsg, topEsc = v, e
 				topM = true
 			}
 		default:
-			s.skip()
+			s.Skip()
 		}
 	})
-	if !s.done(ok) {
+	if !s.Done(ok) {
 		return dst, unreadable(nonOK)
 	}
 	if !hasErr && nonOK && topM {
@@ -216,7 +217,7 @@ func (st *stream) sglang(data []byte, idx uint32, dst []adapter.Record, nonOK bo
 	}
 	newBytes := 0
 	if hasText {
-		n := decodedLen(text, textEsc)
+		n := sdk.DecodedLen(text, textEsc)
 		if cumulative {
 			newBytes = max(n-st.genBytes, 0)
 			st.genBytes = max(n, st.genBytes)
@@ -227,10 +228,10 @@ func (st *stream) sglang(data []byte, idx uint32, dst []adapter.Record, nonOK bo
 		if newBytes > 0 && st.flags&adapter.OpenCaptureText != 0 {
 			flags |= adapter.RecordTextCaptured
 			if cumulative {
-				st.scratch = appendUnescaped(st.scratch[:0], text, textEsc)
+				st.scratch = sdk.AppendUnescaped(st.scratch[:0], text, textEsc)
 				st.text = append(st.text, st.scratch[len(st.scratch)-newBytes:]...)
 			} else {
-				st.text = appendUnescaped(st.text, text, textEsc)
+				st.text = sdk.AppendUnescaped(st.text, text, textEsc)
 			}
 		}
 	}
@@ -245,7 +246,7 @@ func (st *stream) sglang(data []byte, idx uint32, dst []adapter.Record, nonOK bo
 // tgi parses one TGI /generate_stream event (one token each; the last
 // carries generated_text and details) or a /generate body.
 func (st *stream) tgi(data []byte, idx uint32, dst []adapter.Record, nonOK, whole bool) ([]adapter.Record, error) {
-	s := scanner{b: data}
+	s := sdk.NewScanner(data)
 	var (
 		tokText          []byte
 		tokEsc, hasToken bool
@@ -256,26 +257,26 @@ func (st *stream) tgi(data []byte, idx uint32, dst []adapter.Record, nonOK, whol
 		errEsc, hasErr   bool
 	)
 	f := &st.fin
-	ok := s.object(func(key []byte) {
+	ok := s.Object(func(key []byte) {
 		switch string(key) {
 		case "token":
-			hasToken = s.object(func(k []byte) {
-				if string(k) == "text" && s.peek() == '"' {
-					tokText, tokEsc = s.str()
+			hasToken = s.Object(func(k []byte) {
+				if string(k) == "text" && s.Peek() == '"' {
+					tokText, tokEsc = s.Str()
 					return
 				}
-				s.skip()
+				s.Skip()
 			})
 		case "generated_text":
-			if v, e, ok := s.optStr(); ok {
+			if v, e, ok := s.OptStr(); ok {
 				gen, genEsc = v, e
 				hasGen = true
 			}
 		case "details":
-			s.object(func(k []byte) {
+			s.Object(func(k []byte) {
 				switch string(k) {
 				case "finish_reason":
-					if v, _, ok := s.optStr(); ok {
+					if v, _, ok := s.OptStr(); ok {
 						finish = v
 					}
 				case "generated_tokens":
@@ -287,16 +288,16 @@ func (st *stream) tgi(data []byte, idx uint32, dst []adapter.Record, nonOK, whol
 						f.PromptTokens, f.Valid = v, f.Valid|adapter.ValidPromptTokens
 					}
 				default:
-					s.skip()
+					s.Skip()
 				}
 			})
 		case "error":
 			errMsg, errEsc, hasErr = st.genErr(&s)
 		default:
-			s.skip()
+			s.Skip()
 		}
 	})
-	if !s.done(ok) {
+	if !s.Done(ok) {
 		return dst, unreadable(nonOK)
 	}
 	if hasErr {
@@ -309,18 +310,18 @@ func (st *stream) tgi(data []byte, idx uint32, dst []adapter.Record, nonOK, whol
 		// One event, one token (special tokens too).
 		st.choices = 1
 		rec := adapter.Record{Kind: record.EventContent, Flags: adapter.RecordTokensExact, Event: idx,
-			TextBytes: uint32(decodedLen(tokText, tokEsc)), Tokens: 1}
+			TextBytes: uint32(sdk.DecodedLen(tokText, tokEsc)), Tokens: 1}
 		if captured {
 			rec.Flags |= adapter.RecordTextCaptured
-			st.text = appendUnescaped(st.text, tokText, tokEsc)
+			st.text = sdk.AppendUnescaped(st.text, tokText, tokEsc)
 		}
 		dst = append(dst, rec)
 	case hasGen && whole:
 		st.choices = 1
-		rec := adapter.Record{Kind: record.EventContent, Event: idx, TextBytes: uint32(decodedLen(gen, genEsc)), Tokens: adapter.TokensUnknown}
+		rec := adapter.Record{Kind: record.EventContent, Event: idx, TextBytes: uint32(sdk.DecodedLen(gen, genEsc)), Tokens: adapter.TokensUnknown}
 		if captured {
 			rec.Flags |= adapter.RecordTextCaptured
-			st.text = appendUnescaped(st.text, gen, genEsc)
+			st.text = sdk.AppendUnescaped(st.text, gen, genEsc)
 		}
 		dst = append(dst, rec)
 	}

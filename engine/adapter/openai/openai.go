@@ -18,8 +18,10 @@
 // ([LoadTemplate], docs/format/template.md), which use its scanner and
 // record rules with the paths a JSON file gives.
 //
-// Parsing uses a small allocation-free JSON scanner instead of
-// encoding/json (see BenchmarkParseChunk for the difference).
+// Parsing uses the Go guest SDK's allocation-free JSON scanner
+// (sdk-wasm/go/adapter.Scanner, one copy for native and guest parsers;
+// RATIONALE.md) instead of encoding/json (see BenchmarkParseChunk for the
+// difference).
 package openai
 
 import (

@@ -9,6 +9,7 @@ import (
 
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/record"
+	sdk "github.com/reprise-bench/reprise/sdk-wasm/go/adapter"
 )
 
 // stream is the per-context parse state.
@@ -85,7 +86,7 @@ func (st *stream) setError(code uint32, msg []byte) {
 
 // chunk parses one JSON chunk (or a whole non-streaming body).
 func (st *stream) chunk(data []byte, idx uint32, dst []adapter.Record, nonOK bool) ([]adapter.Record, error) {
-	s := scanner{b: data}
+	s := sdk.NewScanner(data)
 	var (
 		usage                    bool
 		errCode                  uint32
@@ -97,13 +98,13 @@ func (st *stream) chunk(data []byte, idx uint32, dst []adapter.Record, nonOK boo
 		topCode                  uint32
 	)
 	captured := st.flags&adapter.OpenCaptureText != 0
-	ok := s.object(func(key []byte) {
+	ok := s.Object(func(key []byte) {
 		switch string(key) {
 		case "choices":
-			s.array(func(int) {
+			s.Array(func(int) {
 				var c choiceAcc
 				st.choice(&s, &c)
-				if s.err != nil {
+				if s.Err() {
 					return
 				}
 				dst = st.emitChoice(&c, idx, captured, dst)
@@ -113,57 +114,57 @@ func (st *stream) chunk(data []byte, idx uint32, dst []adapter.Record, nonOK boo
 				usage = true
 			}
 		case "error":
-			switch s.peek() {
+			switch s.Peek() {
 			case '{':
 				hasErr = true
-				s.object(func(k []byte) {
+				s.Object(func(k []byte) {
 					switch string(k) {
 					case "message":
-						if v, e, ok := s.optStr(); ok {
+						if v, e, ok := s.OptStr(); ok {
 							errMsg, errMsgEsc = v, e
 						}
 					case "code":
-						if c := s.peek(); c >= '0' && c <= '9' {
-							errCode, _ = s.uint()
+						if c := s.Peek(); c >= '0' && c <= '9' {
+							errCode, _ = s.Uint()
 						} else {
-							s.skip()
+							s.Skip()
 						}
 					default:
-						s.skip()
+						s.Skip()
 					}
 				})
 			case '"':
 				hasErr = true
-				errMsg, errMsgEsc = s.str()
+				errMsg, errMsgEsc = s.Str()
 			default:
-				s.skip() // "error": null
+				s.Skip() // "error": null
 			}
 		case "object":
-			if v, _, ok := s.optStr(); ok {
+			if v, _, ok := s.OptStr(); ok {
 				objErr = string(v) == "error"
 			}
 		case "message":
-			if v, e, ok := s.optStr(); ok {
+			if v, e, ok := s.OptStr(); ok {
 				topMsg, topMsgEsc = v, e
 				topMsgOK = true
 			}
 		case "code":
-			if c := s.peek(); c >= '0' && c <= '9' {
-				topCode, _ = s.uint()
+			if c := s.Peek(); c >= '0' && c <= '9' {
+				topCode, _ = s.Uint()
 			} else {
-				s.skip()
+				s.Skip()
 			}
 		case "timings":
-			at := s.i
-			s.skip()
-			if s.err == nil && s.i-at <= 4096 {
-				st.extras = append(st.extras[:0], data[at:s.i]...)
+			at := s.Pos()
+			s.Skip()
+			if !s.Err() && s.Pos()-at <= 4096 {
+				st.extras = append(st.extras[:0], data[at:s.Pos()]...)
 			}
 		default:
-			s.skip()
+			s.Skip()
 		}
 	})
-	if !s.done(ok) || data[firstNonSpace(data)] != '{' {
+	if !s.Done(ok) || data[firstNonSpace(data)] != '{' {
 		return dst, unreadable(nonOK)
 	}
 	if !hasErr && objErr && topMsgOK {
@@ -173,7 +174,7 @@ func (st *stream) chunk(data []byte, idx uint32, dst []adapter.Record, nonOK boo
 		dst = append(dst, adapter.Record{Kind: record.EventUsage, Event: idx, Tokens: adapter.TokensUnknown})
 	}
 	if hasErr {
-		msg := appendUnescaped(st.errMsg[:0], errMsg, errMsgEsc)
+		msg := sdk.AppendUnescaped(st.errMsg[:0], errMsg, errMsgEsc)
 		st.setError(errCode, nil)
 		st.errMsg = msg
 		dst = append(dst, adapter.Record{Kind: record.EventError, Event: idx, Aux0: st.fin.ErrorCode, Tokens: adapter.TokensUnknown})
@@ -182,80 +183,80 @@ func (st *stream) chunk(data []byte, idx uint32, dst []adapter.Record, nonOK boo
 }
 
 // choice scans one element of "choices".
-func (st *stream) choice(s *scanner, c *choiceAcc) {
-	s.object(func(key []byte) {
+func (st *stream) choice(s *sdk.Scanner, c *choiceAcc) {
+	s.Object(func(key []byte) {
 		switch string(key) {
 		case "index":
 			c.index, _ = num(s)
 		case "delta", "message":
-			s.object(func(k []byte) {
+			s.Object(func(k []byte) {
 				switch string(k) {
 				case "content":
-					if v, e, ok := s.optStr(); ok {
+					if v, e, ok := s.OptStr(); ok {
 						c.content, c.contentEsc = v, e
 						c.hasContent = true
 					}
 				case "reasoning_content", "reasoning":
-					if v, e, ok := s.optStr(); ok {
+					if v, e, ok := s.OptStr(); ok {
 						c.reasoning, c.reasoningEsc = v, e
 						c.hasReasoning = true
 					}
 				case "refusal":
-					if v, e, ok := s.optStr(); ok {
+					if v, e, ok := s.OptStr(); ok {
 						c.refusal, c.refusalEsc = v, e
 						c.hasRefusal = true
 					}
 				case "role":
 					c.role = true
-					s.skip()
+					s.Skip()
 				case "tool_calls":
-					s.array(func(int) { st.toolCall(s, c) })
+					s.Array(func(int) { st.toolCall(s, c) })
 				case "function_call":
 					st.toolCall(s, c)
 				default:
-					s.skip()
+					s.Skip()
 				}
 			})
 		case "text":
-			if v, e, ok := s.optStr(); ok {
+			if v, e, ok := s.OptStr(); ok {
 				c.content, c.contentEsc = v, e
 				c.hasContent = true
 			}
 		case "finish_reason":
-			if v, _, ok := s.optStr(); ok {
+			if v, _, ok := s.OptStr(); ok {
 				c.finish = adapter.ParseFinishReason(v)
 				c.hasFinish = true
 			}
 		default:
-			s.skip()
+			s.Skip()
 		}
 	})
 }
 
 // toolCall scans one tool call (or a legacy function_call object).
-func (st *stream) toolCall(s *scanner, c *choiceAcc) {
+func (st *stream) toolCall(s *sdk.Scanner, c *choiceAcc) {
 	var n, index uint32
-	s.object(func(k []byte) {
+	s.Object(func(k []byte) {
 		switch string(k) {
 		case "index":
 			index, _ = num(s)
 		case "function":
-			s.object(func(k2 []byte) {
+			s.Object(func(k2 []byte) {
 				switch string(k2) {
 				case "name", "arguments":
-					if raw, esc, ok := s.optStr(); ok {
-						n += uint32(decodedLen(raw, esc))
+					if raw, esc, ok := s.OptStr(); ok {
+						n += uint32(sdk.DecodedLen(raw, esc))
 					}
 				default:
-					s.skip()
+					s.Skip()
 				}
 			})
 		case "name", "arguments": // legacy function_call
-			if raw, esc, ok := s.optStr(); ok {
-				n += uint32(decodedLen(raw, esc))
+			if raw, esc, ok := s.OptStr(); ok {
+				n += uint32(sdk.DecodedLen(raw, esc))
 			}
 		default:
-			s.skip()
+			s.Skip()
 		}
 	})
 	if c.tools < len(c.toolBytes) {
@@ -278,11 +279,11 @@ func (st *stream) emitChoice(c *choiceAcc, idx uint32, captured bool, dst []adap
 	}
 	if c.hasReasoning && len(c.reasoning) > 0 {
 		dst = append(dst, adapter.Record{Kind: record.EventReasoning, Flags: flags, Choice: ch, Event: idx,
-			TextBytes: uint32(decodedLen(c.reasoning, c.reasoningEsc)), Tokens: adapter.TokensUnknown})
+			TextBytes: uint32(sdk.DecodedLen(c.reasoning, c.reasoningEsc)), Tokens: adapter.TokensUnknown})
 		if captured && c.index == 0 {
-			st.reason = appendUnescaped(st.reason, c.reasoning, c.reasoningEsc)
+			st.reason = sdk.AppendUnescaped(st.reason, c.reasoning, c.reasoningEsc)
 		} else if captured {
-			st.other = appendUnescaped(st.other, c.reasoning, c.reasoningEsc)
+			st.other = sdk.AppendUnescaped(st.other, c.reasoning, c.reasoningEsc)
 		}
 	}
 	for i := 0; i < c.tools; i++ {
@@ -294,16 +295,16 @@ func (st *stream) emitChoice(c *choiceAcc, idx uint32, captured bool, dst []adap
 	}
 	if c.hasContent && len(c.content) > 0 {
 		dst = append(dst, adapter.Record{Kind: record.EventContent, Flags: flags, Choice: ch, Event: idx,
-			TextBytes: uint32(decodedLen(c.content, c.contentEsc)), Tokens: adapter.TokensUnknown})
+			TextBytes: uint32(sdk.DecodedLen(c.content, c.contentEsc)), Tokens: adapter.TokensUnknown})
 		if captured && c.index == 0 {
-			st.text = appendUnescaped(st.text, c.content, c.contentEsc)
+			st.text = sdk.AppendUnescaped(st.text, c.content, c.contentEsc)
 		} else if captured {
-			st.other = appendUnescaped(st.other, c.content, c.contentEsc)
+			st.other = sdk.AppendUnescaped(st.other, c.content, c.contentEsc)
 		}
 	}
 	if c.hasRefusal && len(c.refusal) > 0 {
 		dst = append(dst, adapter.Record{Kind: record.EventContent, Flags: flags | adapter.RecordRefusal, Choice: ch, Event: idx,
-			TextBytes: uint32(decodedLen(c.refusal, c.refusalEsc)), Tokens: adapter.TokensUnknown})
+			TextBytes: uint32(sdk.DecodedLen(c.refusal, c.refusalEsc)), Tokens: adapter.TokensUnknown})
 	}
 	if c.hasFinish {
 		dst = append(dst, adapter.Record{Kind: record.EventFinish, Choice: ch, Event: idx, Aux0: uint32(c.finish), Tokens: adapter.TokensUnknown})
@@ -319,9 +320,9 @@ func (st *stream) emitChoice(c *choiceAcc, idx uint32, captured bool, dst []adap
 }
 
 // usage scans a usage value; it reports whether it was a non-null object.
-func (st *stream) usage(s *scanner) bool {
+func (st *stream) usage(s *sdk.Scanner) bool {
 	f := &st.fin
-	return s.object(func(k []byte) {
+	return s.Object(func(k []byte) {
 		switch string(k) {
 		case "prompt_tokens", "input_tokens":
 			if v, ok := num(s); ok {
@@ -334,7 +335,7 @@ func (st *stream) usage(s *scanner) bool {
 				f.Valid |= adapter.ValidCompletionTokens
 			}
 		case "prompt_tokens_details", "input_tokens_details":
-			s.object(func(k2 []byte) {
+			s.Object(func(k2 []byte) {
 				if string(k2) == "cached_tokens" {
 					if v, ok := num(s); ok {
 						f.CachedTokens = v
@@ -342,10 +343,10 @@ func (st *stream) usage(s *scanner) bool {
 					}
 					return
 				}
-				s.skip()
+				s.Skip()
 			})
 		case "completion_tokens_details", "output_tokens_details":
-			s.object(func(k2 []byte) {
+			s.Object(func(k2 []byte) {
 				if string(k2) == "reasoning_tokens" {
 					if v, ok := num(s); ok {
 						f.ReasoningTokens = v
@@ -353,20 +354,20 @@ func (st *stream) usage(s *scanner) bool {
 					}
 					return
 				}
-				s.skip()
+				s.Skip()
 			})
 		default:
-			s.skip()
+			s.Skip()
 		}
 	})
 }
 
 // num scans a number, or skips a non-number value.
-func num(s *scanner) (uint32, bool) {
-	if c := s.peek(); c == '-' || (c >= '0' && c <= '9') {
-		return s.uint()
+func num(s *sdk.Scanner) (uint32, bool) {
+	if c := s.Peek(); c == '-' || (c >= '0' && c <= '9') {
+		return s.Uint()
 	}
-	s.skip()
+	s.Skip()
 	return 0, false
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/internal/jsonx"
+	sdk "github.com/reprise-bench/reprise/sdk-wasm/go/adapter"
 )
 
 // buildResponses renders a /v1/responses request: the prompt (or the
@@ -137,7 +138,7 @@ func (st *stream) parseResponsesEvent(ev *adapter.Event, idx uint32, dst []adapt
 	if ev.Flags&adapter.EventWholeBody != 0 {
 		return st.responsesBody(data, idx, dst, ev.Flags&adapter.EventNonOK != 0)
 	}
-	s := scanner{b: data}
+	s := sdk.NewScanner(data)
 	var (
 		typ            []byte
 		delta          []byte
@@ -149,21 +150,21 @@ func (st *stream) parseResponsesEvent(ev *adapter.Event, idx uint32, dst []adapt
 		code           uint32
 		errObj         bool
 	)
-	ok := s.object(func(key []byte) {
+	ok := s.Object(func(key []byte) {
 		switch string(key) {
 		case "type":
-			if v, _, ok := s.optStr(); ok {
+			if v, _, ok := s.OptStr(); ok {
 				typ = v
 			}
 		case "delta":
-			if v, e, ok := s.optStr(); ok {
+			if v, e, ok := s.OptStr(); ok {
 				delta, deltaEsc = v, e
 				hasDelta = true
 			}
 		case "response":
 			_, _ = st.responseObject(&s, &r, idx, nil, false)
 		case "message":
-			if v, e, ok := s.optStr(); ok {
+			if v, e, ok := s.OptStr(); ok {
 				msg, msgEsc = v, e
 				hasMsg = true
 			}
@@ -172,10 +173,10 @@ func (st *stream) parseResponsesEvent(ev *adapter.Event, idx uint32, dst []adapt
 		case "error":
 			errObj = st.errorMember(&s, &r)
 		default:
-			s.skip()
+			s.Skip()
 		}
 	})
-	if !s.done(ok) {
+	if !s.Done(ok) {
 		return dst, adapter.ErrMalformed
 	}
 	if len(typ) == 0 {
@@ -194,18 +195,18 @@ func (st *stream) parseResponsesEvent(ev *adapter.Event, idx uint32, dst []adapt
 		}
 		st.choices = 1
 		rec := adapter.Record{Kind: record.EventContent, Flags: flags, Event: idx,
-			TextBytes: uint32(decodedLen(delta, deltaEsc)), Tokens: adapter.TokensUnknown}
+			TextBytes: uint32(sdk.DecodedLen(delta, deltaEsc)), Tokens: adapter.TokensUnknown}
 		switch t {
 		case rtReasoning:
 			rec.Kind = record.EventReasoning
 			if captured {
-				st.reason = appendUnescaped(st.reason, delta, deltaEsc)
+				st.reason = sdk.AppendUnescaped(st.reason, delta, deltaEsc)
 			}
 		case rtRefusal:
 			rec.Flags |= adapter.RecordRefusal
 		default:
 			if captured {
-				st.text = appendUnescaped(st.text, delta, deltaEsc)
+				st.text = sdk.AppendUnescaped(st.text, delta, deltaEsc)
 			}
 		}
 		dst = append(dst, rec)
@@ -214,7 +215,7 @@ func (st *stream) parseResponsesEvent(ev *adapter.Event, idx uint32, dst []adapt
 			st.choices = 1
 			st.tool = true
 			dst = append(dst, adapter.Record{Kind: record.EventToolCall, Event: idx,
-				TextBytes: uint32(decodedLen(delta, deltaEsc)), Tokens: adapter.TokensUnknown})
+				TextBytes: uint32(sdk.DecodedLen(delta, deltaEsc)), Tokens: adapter.TokensUnknown})
 		}
 	case rtCompleted, rtIncomplete, rtFailed:
 		if t == rtIncomplete && len(r.status) == 0 {
@@ -245,47 +246,47 @@ func (st *stream) parseResponsesEvent(ev *adapter.Event, idx uint32, dst []adapt
 
 // errCode scans an error code: a number, or a string (the Responses API's
 // codes are words such as "server_error"; they map to 500).
-func errCode(s *scanner) uint32 {
-	switch c := s.peek(); {
+func errCode(s *sdk.Scanner) uint32 {
+	switch c := s.Peek(); {
 	case c >= '0' && c <= '9':
-		v, _ := s.uint()
+		v, _ := s.Uint()
 		return v
 	case c == '"':
-		raw, _ := s.str()
+		raw, _ := s.Str()
 		if v, err := strconv.ParseUint(string(raw), 10, 32); err == nil {
 			return uint32(v)
 		}
 		return 500
 	}
-	s.skip()
+	s.Skip()
 	return 0
 }
 
 // errorMember scans an "error" member: an object with message and code,
 // or a string. It reports whether it was an error (not null).
-func (st *stream) errorMember(s *scanner, r *respAcc) bool {
-	switch s.peek() {
+func (st *stream) errorMember(s *sdk.Scanner, r *respAcc) bool {
+	switch s.Peek() {
 	case '{':
 		r.hasErr = true
-		s.object(func(k []byte) {
+		s.Object(func(k []byte) {
 			switch string(k) {
 			case "message":
-				if v, e, ok := s.optStr(); ok {
+				if v, e, ok := s.OptStr(); ok {
 					r.errMsg, r.errMsgEsc = v, e
 				}
 			case "code":
 				r.errCode = errCode(s)
 			default:
-				s.skip()
+				s.Skip()
 			}
 		})
 		return true
 	case '"':
 		r.hasErr = true
-		r.errMsg, r.errMsgEsc = s.str()
+		r.errMsg, r.errMsgEsc = s.Str()
 		return true
 	}
-	s.skip()
+	s.Skip()
 	return false
 }
 
@@ -293,11 +294,11 @@ func (st *stream) errorMember(s *scanner, r *respAcc) bool {
 // non-streaming body) it also classifies the output items into records
 // for event idx; otherwise it skips them. It returns the extended dst and
 // whether the value was an object.
-func (st *stream) responseObject(s *scanner, r *respAcc, idx uint32, dst []adapter.Record, body bool) ([]adapter.Record, bool) {
-	isObj := s.object(func(k []byte) {
+func (st *stream) responseObject(s *sdk.Scanner, r *respAcc, idx uint32, dst []adapter.Record, body bool) ([]adapter.Record, bool) {
+	isObj := s.Object(func(k []byte) {
 		switch string(k) {
 		case "status":
-			if v, _, ok := s.optStr(); ok {
+			if v, _, ok := s.OptStr(); ok {
 				r.status = v
 			}
 		case "usage":
@@ -305,53 +306,53 @@ func (st *stream) responseObject(s *scanner, r *respAcc, idx uint32, dst []adapt
 				r.usage = true
 			}
 		case "incomplete_details":
-			s.object(func(k2 []byte) {
-				if string(k2) == "reason" && s.peek() == '"' {
-					r.reason, _ = s.str()
+			s.Object(func(k2 []byte) {
+				if string(k2) == "reason" && s.Peek() == '"' {
+					r.reason, _ = s.Str()
 					return
 				}
-				s.skip()
+				s.Skip()
 			})
 		case "error":
 			st.errorMember(s, r)
 		case "output":
 			if !body {
-				s.skip()
+				s.Skip()
 				return
 			}
-			s.array(func(int) { dst = st.outputItem(s, r, idx, dst) })
+			s.Array(func(int) { dst = st.outputItem(s, r, idx, dst) })
 		default:
-			s.skip()
+			s.Skip()
 		}
 	})
 	return dst, isObj
 }
 
 // outputItem classifies one item of a whole response's output array.
-func (st *stream) outputItem(s *scanner, r *respAcc, idx uint32, dst []adapter.Record) []adapter.Record {
+func (st *stream) outputItem(s *sdk.Scanner, r *respAcc, idx uint32, dst []adapter.Record) []adapter.Record {
 	captured := st.flags&adapter.OpenCaptureText != 0
 	flags := adapter.RecordFlags(0)
 	if captured {
 		flags = adapter.RecordTextCaptured
 	}
-	s.object(func(k []byte) {
+	s.Object(func(k []byte) {
 		switch string(k) {
 		case "content", "summary":
-			s.array(func(int) {
+			s.Array(func(int) {
 				var typ, text []byte
 				var esc bool
-				s.object(func(k2 []byte) {
+				s.Object(func(k2 []byte) {
 					switch string(k2) {
 					case "type":
-						if v, _, ok := s.optStr(); ok {
+						if v, _, ok := s.OptStr(); ok {
 							typ = v
 						}
 					case "text", "refusal":
-						if v, e, ok := s.optStr(); ok {
+						if v, e, ok := s.OptStr(); ok {
 							text, esc = v, e
 						}
 					default:
-						s.skip()
+						s.Skip()
 					}
 				})
 				if len(text) == 0 {
@@ -359,18 +360,18 @@ func (st *stream) outputItem(s *scanner, r *respAcc, idx uint32, dst []adapter.R
 				}
 				st.choices = 1
 				rec := adapter.Record{Kind: record.EventContent, Flags: flags, Event: idx,
-					TextBytes: uint32(decodedLen(text, esc)), Tokens: adapter.TokensUnknown}
+					TextBytes: uint32(sdk.DecodedLen(text, esc)), Tokens: adapter.TokensUnknown}
 				switch string(typ) {
 				case "output_text":
 					if captured {
-						st.text = appendUnescaped(st.text, text, esc)
+						st.text = sdk.AppendUnescaped(st.text, text, esc)
 					}
 				case "refusal":
 					rec.Flags |= adapter.RecordRefusal
 				case "reasoning_text", "summary_text":
 					rec.Kind = record.EventReasoning
 					if captured {
-						st.reason = appendUnescaped(st.reason, text, esc)
+						st.reason = sdk.AppendUnescaped(st.reason, text, esc)
 					}
 				default:
 					return
@@ -378,14 +379,14 @@ func (st *stream) outputItem(s *scanner, r *respAcc, idx uint32, dst []adapter.R
 				dst = append(dst, rec)
 			})
 		case "arguments":
-			if raw, esc, ok := s.optStr(); ok {
+			if raw, esc, ok := s.OptStr(); ok {
 				st.choices = 1
 				r.toolCalled = true
 				dst = append(dst, adapter.Record{Kind: record.EventToolCall, Event: idx,
-					TextBytes: uint32(decodedLen(raw, esc)), Tokens: adapter.TokensUnknown})
+					TextBytes: uint32(sdk.DecodedLen(raw, esc)), Tokens: adapter.TokensUnknown})
 			}
 		default:
-			s.skip()
+			s.Skip()
 		}
 	})
 	return dst
@@ -394,10 +395,10 @@ func (st *stream) outputItem(s *scanner, r *respAcc, idx uint32, dst []adapter.R
 // responsesBody classifies a whole non-streaming body (or a non-2xx
 // body, best effort).
 func (st *stream) responsesBody(data []byte, idx uint32, dst []adapter.Record, nonOK bool) ([]adapter.Record, error) {
-	s := scanner{b: data}
+	s := sdk.NewScanner(data)
 	var r respAcc
 	out, isObj := st.responseObject(&s, &r, idx, dst, true)
-	if !s.done(isObj) {
+	if !s.Done(isObj) {
 		return dst, unreadable(nonOK)
 	}
 	if nonOK {
@@ -437,7 +438,7 @@ func (st *stream) finishResponse(r *respAcc, idx uint32, dst []adapter.Record) [
 
 // responseError records r's error.
 func (st *stream) responseError(r *respAcc, idx uint32, dst []adapter.Record) []adapter.Record {
-	msg := appendUnescaped(st.errMsg[:0], r.errMsg, r.errMsgEsc)
+	msg := sdk.AppendUnescaped(st.errMsg[:0], r.errMsg, r.errMsgEsc)
 	st.setError(r.errCode, nil)
 	st.errMsg = msg
 	return append(dst, adapter.Record{Kind: record.EventError, Event: idx, Aux0: st.fin.ErrorCode, Tokens: adapter.TokensUnknown})

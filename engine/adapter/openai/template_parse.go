@@ -12,6 +12,7 @@ import (
 
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/record"
+	sdk "github.com/reprise-bench/reprise/sdk-wasm/go/adapter"
 )
 
 // jnode is one JSON value: raw spans into the event's bytes.
@@ -19,46 +20,46 @@ type jnode struct {
 	kind  byte   // '"' string, '{' object, '[' array, '0' number, 't', 'f', 'n' (null)
 	raw   []byte // string contents (escaped) or the value's bytes
 	esc   bool
-	num   uint32 // a number, as scanner.uint reads it
+	num   uint32 // a number, as the scanner's Uint reads it
 	keys  [][]byte
 	vals  []*jnode
 	elems []*jnode
 }
 
-// parseNode scans one value into a tree, bounded in depth.
-func parseNode(s *scanner, depth int) *jnode {
+// parseNode scans one value of data into a tree, bounded in depth.
+func parseNode(s *sdk.Scanner, data []byte, depth int) *jnode {
 	if depth > 64 {
-		s.fail()
+		s.Fail()
 		return nil
 	}
 	n := &jnode{}
-	start := s.i
-	switch c := s.peek(); c {
+	start := s.Pos()
+	switch c := s.Peek(); c {
 	case '"':
 		n.kind = '"'
-		n.raw, n.esc = s.str()
+		n.raw, n.esc = s.Str()
 	case '{':
 		n.kind = '{'
-		s.object(func(k []byte) {
-			v := parseNode(s, depth+1)
+		s.Object(func(k []byte) {
+			v := parseNode(s, data, depth+1)
 			n.keys = append(n.keys, k)
 			n.vals = append(n.vals, v)
 		})
 	case '[':
 		n.kind = '['
-		s.array(func(int) { n.elems = append(n.elems, parseNode(s, depth+1)) })
+		s.Array(func(int) { n.elems = append(n.elems, parseNode(s, data, depth+1)) })
 	case 't', 'f', 'n':
 		n.kind = c
-		s.skip()
+		s.Skip()
 	default:
 		n.kind = '0'
-		n.num, _ = s.uint()
+		n.num, _ = s.Uint()
 	}
-	if s.err != nil {
+	if s.Err() {
 		return nil
 	}
 	if n.kind != '"' {
-		n.raw = bytes.TrimSpace(s.b[start:s.i]) // the whole value's bytes
+		n.raw = bytes.TrimSpace(data[start:s.Pos()]) // the whole value's bytes
 	}
 	return n
 }
@@ -155,9 +156,9 @@ func (st *stream) tplEvent(t *tplResponse, ev *adapter.Event, idx uint32, dst []
 		return dst, nil
 	}
 	nonOK := ev.Flags&adapter.EventNonOK != 0
-	s := scanner{b: data}
-	root := parseNode(&s, 0)
-	if !s.done(root != nil) || root.kind != '{' {
+	s := sdk.NewScanner(data)
+	root := parseNode(&s, data, 0)
+	if !s.Done(root != nil) || root.kind != '{' {
 		return dst, unreadable(nonOK)
 	}
 	captured := st.flags&adapter.OpenCaptureText != 0
@@ -196,7 +197,7 @@ func (st *stream) tplEvent(t *tplResponse, ev *adapter.Event, idx uint32, dst []
 				}
 				for _, f := range []path{{"function", "name"}, {"function", "arguments"}} {
 					if s := tc.get(f); s != nil && s.kind == '"' {
-						n += uint32(decodedLen(s.raw, s.esc))
+						n += uint32(sdk.DecodedLen(s.raw, s.esc))
 					}
 				}
 				if c.tools < len(c.toolBytes) {
@@ -262,7 +263,7 @@ func (st *stream) tplEvent(t *tplResponse, ev *adapter.Event, idx uint32, dst []
 	if hasErr {
 		var m []byte
 		if msg != nil {
-			m = appendUnescaped(st.errMsg[:0], msg.raw, msg.esc)
+			m = sdk.AppendUnescaped(st.errMsg[:0], msg.raw, msg.esc)
 		} else {
 			m = st.errMsg[:0]
 		}

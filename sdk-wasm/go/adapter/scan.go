@@ -56,6 +56,10 @@ func (s *Scanner) fail() {
 	s.i = len(s.b)
 }
 
+// Fail marks a syntax error (Err reports true from now on) and moves the
+// cursor to the end, for readers that find a value they cannot take.
+func (s *Scanner) Fail() { s.fail() }
+
 // Peek returns the next non-space byte, or 0 at the end.
 func (s *Scanner) Peek() byte {
 	i := skipWS(s.b, s.i)
@@ -160,6 +164,19 @@ func (s *Scanner) Str() (raw []byte, esc bool) {
 	}
 	s.i = e + 1
 	return b[i+1 : e], esc
+}
+
+// OptStr scans the value at the cursor: a string's raw contents and
+// whether it has escapes, with ok true; any other value is skipped (ok
+// false), so a field that should be a string but is null or an object
+// reads as absent.
+func (s *Scanner) OptStr() (raw []byte, esc, ok bool) {
+	if s.Peek() != '"' {
+		s.Skip()
+		return nil, false, false
+	}
+	raw, esc = s.Str()
+	return raw, esc, true
 }
 
 // Uint scans a JSON number and returns it as a non-negative integer
@@ -494,6 +511,15 @@ func (s *Scanner) End() {
 	if s.Peek() != 0 {
 		s.fail()
 	}
+}
+
+// Done reports whether a top-level value scan (read: it parsed one) read
+// valid JSON with nothing after it.
+func (s *Scanner) Done(read bool) bool {
+	if read {
+		s.End()
+	}
+	return read && !s.err
 }
 
 // DecodedLen returns the UTF-8 length of raw JSON string contents (from
