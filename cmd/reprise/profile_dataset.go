@@ -43,14 +43,7 @@ func profileDataset(cmd flagmap.Values, o *reprise.Options, _ *replay.Config) er
 	if cmd.IsSet("num-dataset-entries") && cmd.Int("num-dataset-entries") < 1 {
 		return fmt.Errorf("--num-dataset-entries %d: want at least 1", cmd.Int("num-dataset-entries"))
 	}
-	if file := o.Trace.Path != "" || o.Trace.PublicDataset != ""; file {
-		// With a file, AIPerf's dataset flags shape the file's entries
-		// (preamble.go in the library).
-		o.Trace.Entries = cmd.Int("num-dataset-entries")
-		o.Trace.Sessions, o.Synthetic.Sessions = o.Synthetic.Sessions, 0
-		o.Prompts.SharedSystemTokens, o.Synthetic.SharedPrefix = o.Synthetic.SharedPrefix, 0
-		o.Prompts.UserContextTokens, o.Synthetic.UserContext = o.Synthetic.UserContext, 0
-	} else if cmd.IsSet("num-dataset-entries") {
+	if !flagmap.FileDataset(o, cmd.Int("num-dataset-entries")) && cmd.IsSet("num-dataset-entries") {
 		o.Synthetic.Entries = cmd.Int("num-dataset-entries")
 		if !cmd.IsSet("dataset-sampling") {
 			o.Trace.Sampling = "shuffle" // AIPerf's default for synthetic loads
