@@ -129,27 +129,32 @@ func TestProfileFilePreamble(t *testing.T) {
 
 // TestProfilePromptFilePreamble: a single_turn prompt file's rows are
 // conversations of their own: the shared system prompt is cached after
-// the first request, each row's context never.
+// the first request, each row's context never; through the chat and the
+// Responses endpoints.
 func TestProfilePromptFilePreamble(t *testing.T) {
-	srv := startMockServer(t, nil)
 	in := writeTurnsFile(t, "single.jsonl", `{"text": "What is a KV cache?", "output_length": 2}
 {"text": "Define TTFT.", "output_length": 2}
 {"text": "Why batch requests?", "output_length": 2}
 `)
-	code, _, stderr := runCLI(t, "", "profile", "-m", "reprise-mock", "--url", srv.URL(), "--input-file", in,
-		"--custom-dataset-type", "single_turn", "--shared-system-prompt-length", "48", "--user-context-prompt-length", "16",
-		"--artifact-dir", filepath.Join(t.TempDir(), "run"), "--format", "jsonl", "--quiet", "--export", "none")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	logs := bySeq(srv)
-	if len(logs) != 3 {
-		t.Fatalf("%d requests, want 3", len(logs))
-	}
-	for i, l := range logs {
-		if want := min(i, 1) * 48; l.CachedTokens != want || l.PromptTokens <= 64 {
-			t.Errorf("request %d: %d prompt and %d cached tokens, want > 64 and %d", i, l.PromptTokens, l.CachedTokens, want)
-		}
+	for _, ep := range []string{"chat", "responses"} {
+		t.Run(ep, func(t *testing.T) {
+			srv := startMockServer(t, nil)
+			code, _, stderr := runCLI(t, "", "profile", "-m", "reprise-mock", "--url", srv.URL(), "--input-file", in, "--endpoint-type", ep,
+				"--custom-dataset-type", "single_turn", "--shared-system-prompt-length", "48", "--user-context-prompt-length", "16",
+				"--artifact-dir", filepath.Join(t.TempDir(), "run"), "--format", "jsonl", "--quiet", "--export", "none")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			logs := bySeq(srv)
+			if len(logs) != 3 {
+				t.Fatalf("%d requests, want 3", len(logs))
+			}
+			for i, l := range logs {
+				if want := min(i, 1) * 48; l.Status != 200 || l.CachedTokens != want || l.PromptTokens <= 64 {
+					t.Errorf("request %d to %s: status %d, %d prompt and %d cached tokens, want 200, > 64 and %d", i, l.Endpoint, l.Status, l.PromptTokens, l.CachedTokens, want)
+				}
+			}
+		})
 	}
 }
 
