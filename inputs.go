@@ -81,6 +81,9 @@ func (rn *runner) recordInput(b *engine.Builder, item int, row *trace.Row, in *a
 	if _, _, err := rn.cfg.Prompts.Prompt(row, &alone); err != nil {
 		return
 	}
+	if len(alone.Messages) > 1 {
+		alone.Flags |= adapter.BuildHistory // the conversation prompts before the turn
+	}
 	var q engine.Prepared
 	if b.Build(&alone, &q) == nil {
 		l.add(row, item, q.Body)

@@ -499,6 +499,17 @@ type PromptOptions struct {
 	// ContextMode is "auto", "history" or "self-contained": how the turns
 	// of multi-turn sessions are sent.
 	ContextMode string
+	// SharedSystemTokens and UserContextTokens, with a trace whose rows
+	// carry their own text (AIPerf single_turn and multi_turn files,
+	// prompt files, ShareGPT), put AIPerf's conversation prompts before
+	// every request's messages, as AIPerf does for synthetic data: a
+	// system message of SharedSystemTokens tokens, the same in every
+	// conversation, then a user message of UserContextTokens tokens, each
+	// conversation's own (a session, or a row without one), then the
+	// turns with their history. The texts are synthesized words (Seed);
+	// chat and Responses endpoints only. 0 sends none. A synthetic load's
+	// shared prefixes are Synthetic.SharedPrefix and Synthetic.UserContext.
+	SharedSystemTokens, UserContextTokens int
 }
 
 // TraceOptions name the trace and say how it is read.
@@ -544,6 +555,19 @@ type TraceOptions struct {
 	// "sequential" (or ""), "shuffle" or "random" (with replacement),
 	// drawn with Replay.Seed. Anything but sequential holds the rows.
 	Sampling string
+	// Entries, when > 0, is AIPerf's --num-dataset-entries with a file:
+	// the dataset is the file's first Entries entries (a session with its
+	// turns, or a row without one), as AIPerf's loaders cap it; the run
+	// draws from those only. Holds the rows.
+	Entries int
+	// Sessions, when > 0, is AIPerf's --num-sessions with a file: the run
+	// sends exactly Sessions entries of the dataset (each session whole),
+	// drawn in the Sampling order: sequential cycles through the file,
+	// shuffle takes a new permutation each pass, random draws with
+	// replacement; an entry drawn again is a new conversation (its
+	// session id gets "#k"). Replay.RequestCount, when also given, stops
+	// the run earlier. Not with a fixed schedule. Holds the rows.
+	Sessions int
 }
 
 // OutputOptions say where and how the run directory is written.

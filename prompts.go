@@ -22,6 +22,7 @@ type promptSource struct {
 	mu   sync.Mutex // serializes Build for Builder versions that are not goroutine-safe
 	pool sync.Pool  // *prompt.Prompt
 	ids  bool       // send token ids (completions)
+	pre  preamble   // the conversation prompts before a file's rows
 }
 
 var _ engine.SessionPromptSource = (*promptSource)(nil)
@@ -49,7 +50,15 @@ func (sp *promptSource) Prompt(row *trace.Row, in *adapter.BuildInput) (int, int
 	if !p.Synthesized {
 		// The row's own text_input / messages / payload: the adapter sends
 		// them from the row itself; Tokens is the client count (-1 payload).
-		return max(p.Tokens, 0), -1, nil
+		// The conversation prompts make it a conversation of messages.
+		n := max(p.Tokens, 0)
+		if sp.pre.on() {
+			var k int
+			in.Messages, k = sp.pre.prepend(sp, row, []adapter.Message{{Role: "user", Content: p.Text}})
+			in.PromptText = p.Text
+			n += k
+		}
+		return n, -1, nil
 	}
 	in.PromptText = p.Text
 	if sp.ids && len(p.TokenIDs) > 0 {
@@ -90,12 +99,16 @@ func (ss *sessionSource) Prompt(row *trace.Row, in *adapter.BuildInput) (int, in
 	for i, m := range msgs {
 		in.Messages[i] = adapter.Message{Role: m.Role, Content: m.Content}
 	}
+	pre := 0
+	if ss.sp.pre.on() {
+		in.Messages, pre = ss.sp.pre.prepend(ss.sp, row, in.Messages)
+	}
 	in.PromptText = ss.sess.Text(p)
 	if ss.sp.ids && len(p.TokenIDs) > 0 {
 		in.PromptTokens = ss.sess.TokenIDs(p)
 		in.PromptText = ""
 	}
-	n := ss.sess.HistoryTokens() + max(p.Tokens, 0)
+	n := pre + ss.sess.HistoryTokens() + max(p.Tokens, 0)
 	exp := -1
 	if ss.sess.Turns() > 0 {
 		exp = ss.sess.ExpectedCachedTokens(row.BlockSize)

@@ -1298,6 +1298,9 @@ func (rn *runner) build(b *engine.Builder, item int, tr *trace.Row, p *engine.Pr
 			p.Err = fmt.Errorf("prompt for row %d (line %d): %w", row.Index, row.Line, err)
 			return
 		}
+		if len(in.Messages) > 1 {
+			in.Flags |= adapter.BuildHistory // the conversation prompts before the row (preamble.go)
+		}
 		if !cfg.Batch.Kind.Generates() {
 			if n, err = cfg.Batch.batchInputs(cfg.Prompts, &row, &in, n); err != nil {
 				p.Err = fmt.Errorf("batch inputs for row %d (line %d): %w", row.Index, row.Line, err)

@@ -151,10 +151,13 @@ func buildPlan(o *Options, rp *replayPlan) error {
 		}
 		return problem("Tokenizer", err)
 	}
+	rp.prompts.pre = newPreamble(o, rp.prompts)
 	if err := engine.ContextMode(o.Prompts.ContextMode).Check(rp.rows); err != nil {
 		return problem("Prompts.ContextMode", err)
 	}
-	if rp.plan, err = replay.NewPlan(o.Replay, rp.rows); err != nil {
+	rc := o.Replay
+	rc.RequestCount = sessionsCount(o, len(rp.rows))
+	if rp.plan, err = replay.NewPlan(rc, rp.rows); err != nil {
 		return problem("Trace.Path", err)
 	}
 	return nil

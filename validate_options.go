@@ -172,6 +172,8 @@ func checkTraceOptions(o *Options, bad func(path, format string, args ...any)) {
 		bad("Trace.SpoolMiB", "{Trace.SpoolMiB} %d: want a positive number of MiB", o.Trace.SpoolMiB)
 	}
 	mediaProblems(&o.Media, bad)
+	preambleProblems(o, bad)
+	entriesProblems(o, bad)
 }
 
 // syntheticLoad reports whether o's load is synthetic: no trace, no

@@ -43,12 +43,18 @@ func (v *validation) readTrace() (streamed bool, err error) {
 	if len(rp.rows) == 0 {
 		return false, problem("Trace.Path", noRows(rp))
 	}
-	if sm, _ := trace.ParseSampling(o.Trace.Sampling); sm != trace.SampleSequential {
+	rp.rows = takeEntries(o, rp.rows)
+	if sm, _ := trace.ParseSampling(o.Trace.Sampling); sm != trace.SampleSequential && o.Trace.Sessions == 0 {
 		n := 0
 		if o.Replay.RequestCount > 0 {
 			n = o.Replay.RequestCount + o.Replay.WarmupRequests
 		}
 		rp.rows = trace.Sample(rp.rows, sm, o.Replay.Seed, n)
+	}
+	if o.Prompts.SharedSystemTokens > 0 || o.Prompts.UserContextTokens > 0 {
+		if err := preambleRows(rp.tracePath, rp.rows); err != nil {
+			return false, problem("Prompts.SharedSystemTokens", err)
+		}
 	}
 	rp.nRows = len(rp.rows)
 	return false, nil
@@ -100,6 +106,11 @@ func scanTrace(o *Options, rp *replayPlan, src traceSource, opts trace.Options, 
 		rp.loadNote = "dataset sampling " + string(sm) + " draws from all rows"
 		return false, nil
 	}
+	if note := holdNote(o); note != "" && rp.spool == nil {
+		closeTrace()
+		rp.loadNote = note
+		return false, nil
+	}
 	s, synthErr := prompt.New(rp.tok, pcfg)
 	var prep *prompt.Preparer
 	if synthErr == nil {
@@ -139,6 +150,10 @@ func scanTrace(o *Options, rp *replayPlan, src traceSource, opts trace.Options, 
 	}
 	if sm, _ := trace.ParseSampling(o.Trace.Sampling); sm != trace.SampleSequential {
 		rp.loadNote = "dataset sampling " + string(sm) + " draws from all rows"
+		return false, nil
+	}
+	if note := holdNote(o); note != "" {
+		rp.loadNote = note
 		return false, nil
 	}
 	if err := sv.Streamable(); err != nil {

@@ -49,7 +49,29 @@ func Sample(rows []Row, s Sampling, seed uint64, n int) []Row {
 	if n <= 0 {
 		n = len(rows)
 	}
-	// Units: each session's rows (in file order), each lone row.
+	units := entries(rows)
+	rng := rand.New(rand.NewPCG(seed, 0x73616d706c65)) // "sample"
+	out := make([]Row, 0, n)
+	add := drawer(rows, units, &out)
+	switch s {
+	case SampleShuffle:
+		for len(out) < n {
+			for _, u := range rng.Perm(len(units)) {
+				add(u)
+			}
+		}
+	case SampleRandom:
+		for len(out) < n {
+			add(rng.IntN(len(units)))
+		}
+	}
+	return out
+}
+
+// entries returns the units a dataset is drawn in: each session's rows
+// (in file order, the session where it first appears), each row without
+// a session.
+func entries(rows []Row) [][]int32 {
 	var units [][]int32
 	bySession := map[string]int{}
 	for i := range rows {
@@ -66,10 +88,15 @@ func Sample(rows []Row, s Sampling, seed uint64, n int) []Row {
 		}
 		units[u] = append(units[u], int32(i))
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x73616d706c65)) // "sample"
+	return units
+}
+
+// drawer returns a function that appends unit u's rows to *out; a session
+// drawn again gets a new id (its id, "#", the draw's number), so that its
+// turns stay one conversation per draw.
+func drawer(rows []Row, units [][]int32, out *[]Row) func(u int) {
 	drawn := make([]int, len(units))
-	out := make([]Row, 0, n)
-	add := func(u int) {
+	return func(u int) {
 		k := drawn[u]
 		drawn[u]++
 		for _, i := range units[u] {
@@ -77,19 +104,69 @@ func Sample(rows []Row, s Sampling, seed uint64, n int) []Row {
 			if k > 0 && r.SessionID != "" {
 				r.SessionID += "#" + strconv.Itoa(k)
 			}
-			out = append(out, r)
+			*out = append(*out, r)
 		}
 	}
+}
+
+// FirstEntries returns the rows of the first n entries of rows (a session
+// with all its turns, placed where it first appears, or a row without a
+// session), in their order in rows: AIPerf's --num-dataset-entries cap of
+// a file. All of rows when it has n entries or fewer. The result shares
+// HashIDs and Raw with rows.
+func FirstEntries(rows []Row, n int) []Row {
+	units := entries(rows)
+	if n <= 0 || n >= len(units) {
+		return rows
+	}
+	keep := make([]bool, len(rows))
+	for _, u := range units[:n] {
+		for _, i := range u {
+			keep[i] = true
+		}
+	}
+	out := make([]Row, 0, len(rows))
+	for i := range rows {
+		if keep[i] {
+			out = append(out, rows[i])
+		}
+	}
+	return out
+}
+
+// SampleEntries returns the rows of exactly n entries of rows (sessions
+// whole, in turn order), drawn by strategy s with a generator seeded by
+// seed: sequential cycles through the entries in order, shuffle takes a
+// new permutation each pass (stopping within the last), random draws with
+// replacement. It is AIPerf's --num-sessions with a file. An entry drawn
+// again is a new conversation (as [Sample]). rows is not changed; the
+// result shares HashIDs and Raw with it.
+func SampleEntries(rows []Row, s Sampling, seed uint64, n int) []Row {
+	units := entries(rows)
+	if n <= 0 || len(units) == 0 {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x73616d706c65)) // "sample", as Sample
+	var out []Row
+	add := drawer(rows, units, &out)
 	switch s {
 	case SampleShuffle:
-		for len(out) < n {
+		for k := 0; k < n; {
 			for _, u := range rng.Perm(len(units)) {
+				if k == n {
+					break
+				}
 				add(u)
+				k++
 			}
 		}
 	case SampleRandom:
-		for len(out) < n {
+		for range n {
 			add(rng.IntN(len(units)))
+		}
+	default:
+		for k := range n {
+			add(k % len(units))
 		}
 	}
 	return out

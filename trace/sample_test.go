@@ -2,6 +2,7 @@ package trace
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -66,5 +67,95 @@ func TestSample(t *testing.T) {
 	}
 	if _, err := ParseSampling("sideways"); err == nil {
 		t.Error("ParseSampling accepted sideways")
+	}
+}
+
+// TestFirstEntries: the first n entries are sessions whole (wherever
+// their turns lie) and lone rows, counted where they first appear.
+func TestFirstEntries(t *testing.T) {
+	rows := []Row{
+		{Index: 0, SessionID: "a", Turn: 0}, {Index: 1}, {Index: 2, SessionID: "a", Turn: 1},
+		{Index: 3, SessionID: "b"}, {Index: 4}, {Index: 5, SessionID: "b", Turn: 1},
+	}
+	for _, tt := range []struct {
+		n    int
+		want []int64
+	}{
+		{1, []int64{0, 2}},          // session a
+		{2, []int64{0, 1, 2}},       // a and the lone row 1
+		{3, []int64{0, 1, 2, 3, 5}}, // and session b
+		{4, []int64{0, 1, 2, 3, 4, 5}},
+		{9, []int64{0, 1, 2, 3, 4, 5}}, // fewer entries than asked: all of them
+	} {
+		var got []int64
+		for _, r := range FirstEntries(rows, tt.n) {
+			got = append(got, r.Index)
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("FirstEntries(%d) = %v, want %v", tt.n, got, tt.want)
+		}
+	}
+}
+
+// TestSampleEntries: exactly n entries in every order, sessions whole
+// and renamed when drawn again; sequential cycles in file order; shuffle
+// draws every entry once per pass; equal seeds, equal draws.
+func TestSampleEntries(t *testing.T) {
+	rows := []Row{
+		{Index: 0, SessionID: "a", Turn: 0}, {Index: 1, SessionID: "a", Turn: 1},
+		{Index: 2}, {Index: 3, SessionID: "b"},
+	}
+	entryOf := func(r Row) string {
+		if r.SessionID == "" {
+			return "row2"
+		}
+		return r.SessionID
+	}
+	count := func(got []Row) (map[string]int, []string) {
+		per := map[string]int{}
+		var order []string
+		for i, r := range got {
+			if i > 0 && r.SessionID != "" && r.SessionID == got[i-1].SessionID {
+				continue // a later turn of the same draw
+			}
+			per[entryOf(r)]++
+			order = append(order, entryOf(r))
+		}
+		return per, order
+	}
+	seq := SampleEntries(rows, SampleSequential, 1, 5)
+	if _, order := count(seq); !slices.Equal(order, []string{"a", "row2", "b", "a#1", "row2"}) {
+		t.Errorf("sequential entries %v, want a row2 b a#1 row2", order)
+	}
+	if len(seq) != 7 {
+		t.Errorf("sequential: %d rows, want 7 (session a twice)", len(seq))
+	}
+	sh := SampleEntries(rows, SampleShuffle, 7, 6)
+	_, order := count(sh)
+	if len(order) != 6 {
+		t.Fatalf("shuffle: %d entries %v, want 6", len(order), order)
+	}
+	first := map[string]bool{}
+	for _, e := range order[:3] {
+		first[strings.SplitN(e, "#", 2)[0]] = true
+	}
+	if len(first) != 3 {
+		t.Errorf("shuffle's first pass %v: want each entry once", order[:3])
+	}
+	rnd := SampleEntries(rows, SampleRandom, 3, 40)
+	if _, order := count(rnd); len(order) != 40 {
+		t.Errorf("random: %d entries, want 40", len(order))
+	}
+	again := SampleEntries(rows, SampleRandom, 3, 40)
+	if !slices.EqualFunc(rnd, again, func(a, b Row) bool { return a.Index == b.Index && a.SessionID == b.SessionID }) {
+		t.Error("equal seeds drew different entries")
+	}
+	for i := 1; i < len(rnd); i++ {
+		if r := rnd[i]; r.Index == 1 && rnd[i-1].Index != 0 {
+			t.Fatalf("random: session a's second turn without its first: %v", rnd)
+		}
+	}
+	if got := SampleEntries(nil, SampleRandom, 1, 3); got != nil {
+		t.Errorf("no rows: %v, want none", got)
 	}
 }

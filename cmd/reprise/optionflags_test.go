@@ -21,7 +21,7 @@ var optionsWithoutFlag = map[string]bool{
 	"TokenizerFromModel": true, "Trace.PublicDataset": true, "Output.ExportPrefix": true, "Output.SliceDuration": true,
 	// profile's dataset-side flags (profile_dataset.go) and
 	// --export-outputs-json (profile_hub.go).
-	"ServerOutputLength": true, "Synthetic.SeqDist": true, "Synthetic.Entries": true, "Synthetic.PrefixRandom": true,
+	"ServerOutputLength": true, "Synthetic.SeqDist": true, "Synthetic.Entries": true, "Synthetic.PrefixRandom": true, "Trace.Entries": true,
 	"Output.ExportOutputs": true,
 }
 

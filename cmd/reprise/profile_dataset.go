@@ -11,7 +11,7 @@ import (
 )
 
 // profileDatasetFlags are AIPerf's dataset-side flags of the profile
-// command (design 0027): synthetic prompt shaping.
+// command (design 0027): synthetic prompt shaping, and a file's entries.
 func profileDatasetFlags() []cli.Flag {
 	const cat = "AIPerf"
 	return []cli.Flag{
@@ -22,7 +22,7 @@ func profileDatasetFlags() []cli.Flag {
 		&cli.IntFlag{Name: "prompt-prefix-length", Aliases: []string{"prefix-prompt-length"}, Category: cat, Sources: cli.EnvVars("REPRISE_PROMPT_PREFIX_LENGTH"),
 			Usage: "synthetic load: `TOKENS` of each prefix of --prompt-prefix-pool-size"},
 		&cli.IntFlag{Name: "num-dataset-entries", Aliases: []string{"num-prompts"}, Category: cat, Sources: cli.EnvVars("REPRISE_NUM_DATASET_ENTRIES"),
-			Usage: "synthetic single-turn load: a pool of `N` distinct requests, the run's requests drawn from it by --dataset-sampling-strategy (shuffle by default, as AIPerf; sequential, random), so prompts repeat exactly"},
+			Usage: "synthetic single-turn load: a pool of `N` distinct requests, the run's requests drawn from it by --dataset-sampling-strategy (shuffle by default, as AIPerf; sequential, random), so prompts repeat exactly; with --input-file, the file's first N entries (sessions or rows) are the dataset"},
 		&cli.StringFlag{Name: "seq-dist", Aliases: []string{"sequence-distribution"}, Category: cat, Sources: cli.EnvVars("REPRISE_SEQ_DIST"),
 			Usage: "synthetic load: AIPerf's mixture of lengths `ISL,OSL:PCT;…` (ISL|SD and OSL|SD add a standard deviation; also [(ISL,OSL):PCT,…] and {\"pairs\":[…]}); each request draws a pair, seeded by --random-seed"},
 	}
@@ -40,6 +40,15 @@ func profileDataset(cmd flagmap.Values, o *reprise.Options, _ *replay.Config) er
 		}
 		o.Trace.SkipInvalid = true
 	}
+	if cmd.IsSet("num-dataset-entries") && cmd.Int("num-dataset-entries") < 1 {
+		return fmt.Errorf("--num-dataset-entries %d: want at least 1", cmd.Int("num-dataset-entries"))
+	}
+	if !flagmap.FileDataset(o, cmd.Int("num-dataset-entries")) && cmd.IsSet("num-dataset-entries") {
+		o.Synthetic.Entries = cmd.Int("num-dataset-entries")
+		if !cmd.IsSet("dataset-sampling") {
+			o.Trace.Sampling = "shuffle" // AIPerf's default for synthetic loads
+		}
+	}
 	if pool, n := cmd.Int("prompt-prefix-pool-size"), cmd.Int("prompt-prefix-length"); pool > 0 || n > 0 {
 		switch {
 		case pool < 1 || n < 1:
@@ -48,18 +57,6 @@ func profileDataset(cmd flagmap.Values, o *reprise.Options, _ *replay.Config) er
 			return fmt.Errorf("--prompt-prefix-pool-size and --prompt-prefix-length exclude --shared-system-prompt-length, --user-context-prompt-length and --prefix-groups (as in AIPerf)")
 		}
 		o.Synthetic.PrefixGroups, o.Synthetic.SharedPrefix, o.Synthetic.PrefixRandom = pool, n, true
-	}
-	if cmd.IsSet("num-dataset-entries") {
-		if o.Trace.Path != "" || o.Trace.PublicDataset != "" {
-			return fmt.Errorf("--num-dataset-entries sizes a synthetic pool; with --input-file or --public-dataset give --request-count (or --num-sessions) instead")
-		}
-		o.Synthetic.Entries = cmd.Int("num-dataset-entries")
-		if o.Synthetic.Entries < 1 {
-			return fmt.Errorf("--num-dataset-entries %d: want at least 1", o.Synthetic.Entries)
-		}
-		if !cmd.IsSet("dataset-sampling") {
-			o.Trace.Sampling = "shuffle" // AIPerf's default for synthetic loads
-		}
 	}
 	if s := cmd.String("seq-dist"); s != "" {
 		pairs, err := reprise.ParseSeqDist(s)

@@ -108,6 +108,7 @@ func TestProfileNoOutputLength(t *testing.T) {
 // TestProfileNumDatasetEntries: a pool of 3 synthetic requests, 12 sent in
 // AIPerf's shuffle order: each entry's prompt is sent exactly 4 times
 // (one permutation per pass), and the server sees 3 distinct prompts.
+// (With --input-file the entries are the file's: TestProfileFileEntries.)
 func TestProfileNumDatasetEntries(t *testing.T) {
 	srv := startMockServer(t, nil)
 	out := filepath.Join(t.TempDir(), "run")
@@ -146,10 +147,10 @@ func TestProfileNumDatasetEntries(t *testing.T) {
 	if n := len(srv.Log()); n != 12 {
 		t.Errorf("%d requests reached the server, want 12", n)
 	}
-	code, _, stderr = runCLI(t, "", "profile", "-m", "reprise-mock", "--url", srv.URL(), "--num-dataset-entries", "3",
-		"--input-file", filepath.Join(t.TempDir(), "x.jsonl"), "--artifact-dir", t.TempDir())
-	if code != 2 || !strings.Contains(stderr, "--num-dataset-entries sizes a synthetic pool") {
-		t.Errorf("with --input-file: exit %d, %q; want 2 and the reason", code, stderr)
+	code, _, stderr = runCLI(t, "", "profile", "-m", "reprise-mock", "--url", srv.URL(), "--num-dataset-entries", "0",
+		"--artifact-dir", t.TempDir())
+	if code != 2 || !strings.Contains(stderr, "--num-dataset-entries 0: want at least 1") {
+		t.Errorf("0 entries: exit %d, %q; want 2 and the reason", code, stderr)
 	}
 }
 

@@ -284,7 +284,7 @@ func profileDefaults(o *reprise.Options, rc *replay.Config) {
 	// named outright. A file (or a public dataset) in the auto mode is
 	// sent once, whole.
 	if rc.RequestCount == 0 && rc.Duration == 0 && rc.Mode != replay.ModeFixed && o.Accuracy.Mix == 0 && o.Accuracy.Benchmark == "" && o.Accuracy.File == "" &&
-		(o.Trace.Path == "" && o.Trace.PublicDataset == "" || rc.Mode != replay.ModeAuto) && o.Synthetic.Sessions == 0 {
+		(o.Trace.Path == "" && o.Trace.PublicDataset == "" || rc.Mode != replay.ModeAuto) && o.Synthetic.Sessions == 0 && o.Trace.Sessions == 0 {
 		rc.RequestCount = 10
 	}
 	// Without a load model AIPerf runs one request at a time (its

@@ -961,3 +961,27 @@ func mulHi(x, n uint64) uint64 {
 	hi, _ := bits.Mul64(x, n)
 	return hi
 }
+
+// wordsDomain separates the streams of [Builder.Words] from the others.
+const wordsDomain = 0x776f7264732d2d2d // "words---"
+
+// Words returns n tokens of words from a stream keyed by key: equal keys
+// (and seeds) give equal text whatever was built before, different keys
+// texts that differ from their first word on (but by chance). It makes the
+// messages a replay puts before a row's own content (AIPerf's shared
+// system prompt, one key for every conversation, and its user context
+// prompt, a key per conversation). The text is exactly n tokens when
+// tokenized alone (a leading space is dropped for SentencePiece
+// tokenizers, which add it themselves); it allocates the text. Safe for
+// concurrent use; n < 1 returns "".
+func (s *Builder) Words(key uint64, n int) string {
+	if n < 1 {
+		return ""
+	}
+	x := mix(s.cfg.Seed^wordsDomain) ^ mix(key^keyDomain)
+	t := s.generate(mix(x), s.pickFrom(x), n, false).text // the vocabulary only: no lock
+	if s.stripFirst && t != "" && t[0] == ' ' {
+		t = t[1:]
+	}
+	return t
+}

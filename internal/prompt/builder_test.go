@@ -370,3 +370,31 @@ func TestNoVocabulary(t *testing.T) {
 
 // opaque hides the tokenizer's Vocabulary methods.
 type opaque struct{ tokenizer.Tokenizer }
+
+// TestWords: Words is exactly n tokens alone under each tokenizer (the
+// llama2-style one a SentencePiece tokenizer: its leading space dropped),
+// equal keys give equal texts whatever was built between, and distinct
+// keys texts that differ from their first token on.
+func TestWords(t *testing.T) {
+	for _, spec := range []string{"builtin", "../tokenizer/testdata/llama3-style", "../tokenizer/testdata/llama2-style"} {
+		t.Run(spec, func(t *testing.T) {
+			tok := mustLoad(t, spec)
+			s := mustBuilder(t, tok, fidelityConfig())
+			a := s.Words(1, 64)
+			build(t, s, row(0, 40, 16, 7, 8, 9))
+			if again := s.Words(1, 64); again != a {
+				t.Errorf("key 1 gave another text the second time")
+			}
+			if n := tok.Count(a); n != 64 {
+				t.Errorf("Words(1, 64) is %d tokens, want 64", n)
+			}
+			ta, tb := tok.Encode(a), tok.Encode(s.Words(2, 64))
+			if len(ta) == 0 || len(tb) == 0 || ta[0] == tb[0] {
+				t.Errorf("keys 1 and 2 begin with the same token")
+			}
+			if s.Words(3, 0) != "" {
+				t.Error("Words(3, 0) is not empty")
+			}
+		})
+	}
+}
