@@ -62,6 +62,9 @@ type Start struct {
 	// ServerOutputRows counts the trace's rows without an output length
 	// sent with neither max_tokens nor ignore_eos (Options.ServerOutputLength).
 	ServerOutputRows int64
+	// ServerOutputSynthetic says a synthetic load without an output
+	// length sends its requests with neither max_tokens nor ignore_eos.
+	ServerOutputSynthetic bool
 	// DefaultedOutput counts the trace's rows without an output length,
 	// which ask for Synthetic.OSL output tokens.
 	DefaultedOutput int64
@@ -284,7 +287,7 @@ func announce(o *Options, rp *replayPlan, dir string, info summary.RunInfo, ui s
 	if o.OnStart != nil {
 		o.OnStart(Start{Dir: dir, Trace: rp.tracePath, URL: rp.url, EndpointPath: rp.engine.Adapter.Info().Path,
 			Endpoint: info.Endpoint, Mode: info.Mode, Planned: rp.plan.Requests(), TraceRows: rp.nRows, HeldReason: rp.loadNote,
-			DefaultedOutput: rp.stats.DefaultedOutput, ServerOutputRows: rp.stats.NoOutput, Calibration: rp.calibration, UI: ui, Graded: rp.acc.describe()})
+			DefaultedOutput: rp.stats.DefaultedOutput, ServerOutputRows: rp.stats.NoOutput, ServerOutputSynthetic: rp.serverOutput, Calibration: rp.calibration, UI: ui, Graded: rp.acc.describe()})
 	}
 }
 

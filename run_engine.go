@@ -1334,5 +1334,9 @@ func synthRow(s *syntheticLengths, i int) trace.Row {
 		maxISL = s.MaxISL
 	}
 	isl := synthLength(draw(s.ISL, s.ISLStd), maxISL)
-	return trace.Row{Index: -1, InputTokens: isl, OutputTokens: synthLength(draw(s.OSL, s.OSLStd), math.MaxInt32), ParentID: -1, RequestID: -1}
+	osl := 0 // no output length: the server decides (Options.ServerOutputLength)
+	if s.OSL > 0 {
+		osl = synthLength(draw(s.OSL, s.OSLStd), math.MaxInt32)
+	}
+	return trace.Row{Index: -1, InputTokens: isl, OutputTokens: osl, ParentID: -1, RequestID: -1}
 }

@@ -130,7 +130,10 @@ func syntheticRows(s *SyntheticLoad, rc *replay.Config, maxInput int) []trace.Ro
 			if len(s.SeqDist) > 0 {
 				isl, osl = seqDistLengths(s.SeqDist, rng, room)
 			} else {
-				isl, osl = min(draw(s.ISL, s.ISLStdDev), room), draw(s.OSL, s.OSLStdDev)
+				isl = min(draw(s.ISL, s.ISLStdDev), room)
+				if s.OSL > 0 {
+					osl = draw(s.OSL, s.OSLStdDev)
+				} // else no output length: the server decides (validate allowed it)
 			}
 			row := trace.Row{Index: int64(len(rows)), Line: int64(len(rows)) + 1, InputTokens: isl,
 				OutputTokens: osl, SessionID: id, Turn: k, ParentID: -1, RequestID: -1}

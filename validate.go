@@ -36,11 +36,14 @@ type replayPlan struct {
 	clock     hostinfo.Clock
 	clockOK   bool   // clock was read
 	loadNote  string // why a trace file is held whole
-	stats     trace.ReadStats
-	format    trace.Format
-	tok       tokenizer.Tokenizer
-	wasm      *wasm.Adapter
-	prompts   *promptSource
+	// serverOutput is a synthetic load of a generating endpoint without
+	// an output length (Options.ServerOutputLength): the server decides.
+	serverOutput bool
+	stats        trace.ReadStats
+	format       trace.Format
+	tok          tokenizer.Tokenizer
+	wasm         *wasm.Adapter
+	prompts      *promptSource
 	// prime are the priming requests' rows (Options.PrimePrefixes), the
 	// prompts prepared with them first; nil without priming.
 	prime     []trace.Row

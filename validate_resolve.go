@@ -269,8 +269,10 @@ func (v *validation) syntheticForKind() {
 		if o.Synthetic.ISL < 1 {
 			v.bad("Synthetic", "without a {Trace.Path}, give a synthetic load: {Synthetic.ISL=N} (tokens per input, ≥ 1)")
 		}
-	case o.Synthetic.ISL < 1 || o.Synthetic.OSL < 1:
+	case o.Synthetic.ISL < 1 || (o.Synthetic.OSL < 1 && !o.ServerOutputLength):
 		v.bad("Synthetic", "without a {Trace.Path}, give a synthetic load: {Synthetic.ISL=N} and {Synthetic.OSL=N} (tokens, ≥ 1)")
+	case o.Synthetic.OSL < 1 && len(o.Synthetic.SeqDist) == 0:
+		v.rp.serverOutput = true
 	}
 }
 

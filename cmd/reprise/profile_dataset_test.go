@@ -105,6 +105,54 @@ func TestProfileNoOutputLength(t *testing.T) {
 	}
 }
 
+// TestProfileSyntheticNoOutputLength: a synthetic load without --osl is
+// sent as AIPerf sends it, with neither max_tokens nor ignore_eos, both
+// when lengths are drawn per request and from a --num-dataset-entries
+// pool, and says so on stderr.
+func TestProfileSyntheticNoOutputLength(t *testing.T) {
+	srv := startMockServer(t, nil)
+	for _, extra := range [][]string{nil, {"--num-dataset-entries", "3"}} {
+		out := filepath.Join(t.TempDir(), "run")
+		args := append([]string{"profile", "-m", "reprise-mock", "--url", srv.URL(), "--isl", "16", "--request-count", "3",
+			"--artifact-dir", out, "--format", "jsonl"}, extra...)
+		code, _, stderr := runCLI(t, "", args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, code, stderr)
+		}
+		if !strings.Contains(stderr, "the synthetic load has no output length: requests are sent without max_tokens and ignore_eos") {
+			t.Errorf("%v: stderr %q: want the note", extra, stderr)
+		}
+		var inputs struct {
+			Data []struct {
+				Payloads []map[string]any `json:"payloads"`
+			} `json:"data"`
+		}
+		b, err := os.ReadFile(filepath.Join(out, "inputs.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &inputs); err != nil || len(inputs.Data) != 3 {
+			t.Fatalf("%v: inputs.json: %v, %d sessions; want 3", extra, err, len(inputs.Data))
+		}
+		for i, d := range inputs.Data {
+			p := d.Payloads[0]
+			_, mt := p["max_tokens"]
+			_, ie := p["ignore_eos"]
+			if mt || ie {
+				t.Errorf("%v: payload %d: max_tokens %v, ignore_eos %v; want neither", extra, i, mt, ie)
+			}
+		}
+	}
+	if n := len(srv.Log()); n != 6 {
+		t.Errorf("%d requests, want 6", n)
+	}
+	// replay keeps asking for the output length: only profile maps AIPerf's default.
+	code, _, stderr := runCLI(t, "", "replay", "--url", srv.URL(), "--isl", "16", "--request-count", "1", "-o", filepath.Join(t.TempDir(), "r"))
+	if code != 2 || !strings.Contains(stderr, "--osl") {
+		t.Errorf("replay without --osl: exit %d, %s; want 2 naming --osl", code, stderr)
+	}
+}
+
 // TestProfileNumDatasetEntries: a pool of 3 synthetic requests, 12 sent in
 // AIPerf's shuffle order: each entry's prompt is sent exactly 4 times
 // (one permutation per pass), and the server sees 3 distinct prompts.

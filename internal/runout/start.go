@@ -35,6 +35,9 @@ func Start(w io.Writer, s reprise.Start, o *reprise.Options, quiet bool) {
 	if n := s.ServerOutputRows; n > 0 {
 		fmt.Fprintf(w, "reprise: note: %d rows of the trace have no output length: they are sent without max_tokens and ignore_eos, the server decides (as AIPerf does; --osl N gives them N)\n", n)
 	}
+	if s.ServerOutputSynthetic {
+		fmt.Fprintln(w, "reprise: note: the synthetic load has no output length: requests are sent without max_tokens and ignore_eos, the server decides (as AIPerf does; --osl N asks for N)")
+	}
 	if n := s.DefaultedOutput; n > 0 {
 		fmt.Fprintf(w, "reprise: note: %d rows of the trace have no output length: they ask for --osl %d output tokens\n", n, int(o.Synthetic.OSL))
 	}
