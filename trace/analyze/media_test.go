@@ -2,9 +2,9 @@ package analyze
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"time"
 
 	"github.com/reprise-bench/reprise/trace"
 )
