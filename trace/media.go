@@ -340,6 +340,68 @@ func decodeBase64(s string) ([]byte, error) {
 	return b, nil
 }
 
+// countMediaParts counts into st the chat content parts of a "media"
+// array (image_url, input_audio, video_url, audio_url parts, as
+// media.AppendChatPart writes them), checking each data URL's or base64's
+// bytes with media.Probe; a URL counts as an item of unknown size.
+func countMediaParts(st *MediaStats, parts []byte, lim media.Limits) error {
+	var ps []struct {
+		Type     string `json:"type"`
+		ImageURL *struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+		VideoURL *struct {
+			URL string `json:"url"`
+		} `json:"video_url"`
+		AudioURL *struct {
+			URL string `json:"url"`
+		} `json:"audio_url"`
+		InputAudio *struct {
+			Data string `json:"data"`
+		} `json:"input_audio"`
+	}
+	if err := json.Unmarshal(parts, &ps); err != nil {
+		return fmt.Errorf("want an array of chat content parts: %v", err)
+	}
+	for i, p := range ps {
+		var k media.Kind
+		var ref mediaRef
+		switch {
+		case p.Type == "image_url" && p.ImageURL != nil:
+			k, ref = media.Image, mediaRef{s: p.ImageURL.URL}
+		case p.Type == "video_url" && p.VideoURL != nil:
+			k, ref = media.Video, mediaRef{s: p.VideoURL.URL}
+		case p.Type == "audio_url" && p.AudioURL != nil:
+			k, ref = media.Audio, mediaRef{s: p.AudioURL.URL}
+		case p.Type == "input_audio" && p.InputAudio != nil:
+			k, ref = media.Audio, mediaRef{s: p.InputAudio.Data, bytes: true}
+		default:
+			return fmt.Errorf("[%d]: type %q: want image_url, input_audio, video_url or audio_url with its object", i, p.Type)
+		}
+		var it media.Item
+		var err error
+		switch {
+		case strings.HasPrefix(ref.s, "http://") || strings.HasPrefix(ref.s, "https://"):
+			it = media.Item{Kind: k, URL: ref.s}
+		case ref.bytes:
+			var b []byte
+			if b, err = decodeBase64(ref.s); err == nil {
+				it, err = media.Probe(k, b, lim)
+			}
+		default:
+			var b []byte
+			if b, err = media.DecodeDataURL(ref.s); err == nil {
+				it, err = media.Probe(k, b, lim)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("[%d]: %w", i, err)
+		}
+		st.Add(&it)
+	}
+	return nil
+}
+
 // mediaMagic reports whether b starts like image, audio or video bytes.
 func mediaMagic(b []byte) bool {
 	for _, m := range []string{"\x89PNG", "\xff\xd8\xff", "GIF8", "RIFF", "ID3", "\x1a\x45\xdf\xa3"} {
