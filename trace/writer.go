@@ -2,6 +2,8 @@ package trace
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -20,7 +22,9 @@ import (
 // Mooncake lines carry timestamp (ms, when HasOffset) or else delay (ms,
 // when HasDelay), session_id (when set), input_length and output_length
 // (when > 0), hash_ids (when non-nil) and the members of Raw (when it is a
-// JSON object) verbatim. Strings are escaped as encoding/json does
+// JSON object) verbatim; a row whose Raw holds its input (text_input,
+// messages, payload) gets no input_length, hash_ids or template_tokens,
+// and a row's media parts travel as Raw's "media". Strings are escaped as encoding/json does
 // (invalid UTF-8 becomes U+FFFD). Fractional milliseconds are written as
 // exact decimals (1.5 ms → 1.5).
 //
@@ -97,6 +101,11 @@ func (w *Writer) Write(row *Row) error {
 		if row.InputTokens == 0 && inner == nil {
 			return fmt.Errorf("trace writer: row %d has neither input tokens nor Raw content", row.Index)
 		}
+		// A row whose Raw is its input (text_input, messages, payload)
+		// is written without input_length, hash_ids and template_tokens:
+		// a Mooncake line holds one input, and its reader counts the
+		// tokens of the text again.
+		sized := row.InputTokens > 0 && !rawHasInput(inner)
 		b = append(b, '{')
 		key := func(name string) {
 			if len(b) > 1 {
@@ -117,7 +126,7 @@ func (w *Writer) Write(row *Row) error {
 			key("session_id")
 			b = jsonx.AppendString(b, row.SessionID)
 		}
-		if row.InputTokens > 0 {
+		if sized {
 			key("input_length")
 			b = strconv.AppendInt(b, int64(row.InputTokens), 10)
 		}
@@ -125,11 +134,11 @@ func (w *Writer) Write(row *Row) error {
 			key("output_length")
 			b = strconv.AppendInt(b, int64(row.OutputTokens), 10)
 		}
-		if row.InputTokens > 0 && row.TemplateTokens > 0 {
+		if sized && row.TemplateTokens > 0 {
 			key("template_tokens")
 			b = strconv.AppendInt(b, int64(row.TemplateTokens), 10)
 		}
-		if row.InputTokens > 0 && row.HashIDs != nil {
+		if sized && row.HashIDs != nil {
 			key("hash_ids")
 			b = appendIDList(b, row.HashIDs)
 			if row.BlockSize > 0 && row.BlockSize != FormatMooncake.DefaultBlockSize() {
@@ -234,6 +243,26 @@ func rawMembers(raw []byte) []byte {
 		return nil
 	}
 	return inner
+}
+
+// rawHasInput reports whether the members of a Raw object include one of
+// a Mooncake line's inputs (text_input, messages, payload) at the top
+// level.
+func rawHasInput(inner []byte) bool {
+	if inner == nil || !bytes.Contains(inner, []byte(`"text_input"`)) && !bytes.Contains(inner, []byte(`"messages"`)) && !bytes.Contains(inner, []byte(`"payload"`)) {
+		return false
+	}
+	var in struct {
+		TextInput json.RawMessage `json:"text_input"`
+		Messages  json.RawMessage `json:"messages"`
+		Payload   json.RawMessage `json:"payload"`
+	}
+	obj := make([]byte, 0, len(inner)+2)
+	obj = append(append(append(obj, '{'), inner...), '}')
+	if json.Unmarshal(obj, &in) != nil {
+		return false
+	}
+	return in.TextInput != nil || in.Messages != nil || in.Payload != nil
 }
 
 // appendRequestID writes an agentic row's request id as an integer,
