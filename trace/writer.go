@@ -97,15 +97,10 @@ func (w *Writer) Write(row *Row) error {
 			// here would count the history twice.
 			return fmt.Errorf("trace writer: row %d: its input_length holds the session's history (cumulative), but a Mooncake session line holds only its turn's new tokens; write Bailian, or convert with synth.Incremental", row.Index)
 		}
-		inner := rawMembers(row.Raw)
+		inner, sized := rawContent(row)
 		if row.InputTokens == 0 && inner == nil {
 			return fmt.Errorf("trace writer: row %d has neither input tokens nor Raw content", row.Index)
 		}
-		// A row whose Raw is its input (text_input, messages, payload)
-		// is written without input_length, hash_ids and template_tokens:
-		// a Mooncake line holds one input, and its reader counts the
-		// tokens of the text again.
-		sized := row.InputTokens > 0 && !rawHasInput(inner)
 		b = append(b, '{')
 		key := func(name string) {
 			if len(b) > 1 {
@@ -243,6 +238,15 @@ func rawMembers(raw []byte) []byte {
 		return nil
 	}
 	return inner
+}
+
+// rawContent returns the members of row's Raw object, and whether the
+// line gets input_length, hash_ids and template_tokens: not when Raw is
+// the row's input (text_input, messages, payload), since a Mooncake line
+// holds one input and its reader counts the tokens of the text again.
+func rawContent(row *Row) (inner []byte, sized bool) {
+	inner = rawMembers(row.Raw)
+	return inner, row.InputTokens > 0 && !rawHasInput(inner)
 }
 
 // rawHasInput reports whether the members of a Raw object include one of
