@@ -340,7 +340,9 @@ func FuzzMooncake(f *testing.F) {
 		`{"request_id": 1, "timestamp": 0, "input_length": 3}`+"\n"+`{"extends": 1, "tool_wait_ms": 0.5, "input_length": 2, "hash_ids": [9]}`,
 		firstLines(f, "mooncake40.jsonl", 3),
 		`{"timestamp": 1.25e3, "input_length": 6758.0, "output_length": 5, "hash_ids": [-1, 18446744073709551615, 0]}`+"\n",
-		`{"ti\u006destamp": 0.0000001, "input_length": 1, "session_id": "\ud83d\ude00\u0000", "hash_ids": [1]}`)
+		`{"ti\u006destamp": 0.0000001, "input_length": 1, "session_id": "\ud83d\ude00\u0000", "hash_ids": [1]}`,
+		`{"timestamp": 0, "input_length": 4, "media": [{"type": "image_url", "image_url": {"url": "https://x/y.png"}}, {"type": "audio_url", "audio_url": {"url": "http://a/b.wav"}}]}`+"\n"+
+			`{"timestamp": 1, "input_length": 4, "media": [{"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}}]}`)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rows, _ := readFuzz(t, data, Options{Format: FormatMooncake, SkipInvalid: true})
 		checkOracle(t, data)

@@ -42,6 +42,7 @@ const (
 	hBlockSize
 	hEndpoint
 	hTemplate
+	hMedia
 )
 
 // extKeys are the AIPerf extension keys carried verbatim in Row.Raw, with
@@ -57,6 +58,10 @@ var extKeys = [...]struct {
 	{"payload", hPayload, '{'},
 	{"extra", hExtra, '{'},
 	{"headers", hHeaders, '{'},
+	// reprise's own: the chat content parts of a row's images, audio and
+	// video, as the readers of media rows put them in Raw (design 0022)
+	// and synthesize writes them.
+	{"media", hMedia, '['},
 }
 
 // jsonFields holds the raw fields of one Mooncake/Bailian line. Value
@@ -609,9 +614,15 @@ func (d *jsonlDecoder) mooncakeRow(row *Row) error {
 	if f.has&hTools != 0 && f.has&hMessages == 0 {
 		return d.rowErr("tools", "only allowed together with messages")
 	}
-	if f.has&(hTextInput|hMessages|hTools|hPayload|hExtra|hHeaders) != 0 {
+	if f.has&(hTextInput|hMessages|hTools|hPayload|hExtra|hHeaders|hMedia) != 0 {
 		if err := d.raw(row); err != nil {
 			return err
+		}
+		if f.has&hMedia != 0 {
+			if err := countMediaParts(&row.Media, f.ext[len(extKeys)-1], d.r.opts.MediaLimits); err != nil {
+				return d.rowErr("media", "%v", err)
+			}
+			row.Images = row.Media.Images
 		}
 		// messages and payload rows are complete requests: a replay
 		// sends them as they are, without adding history.

@@ -110,14 +110,14 @@ func (r *Reader) appendMedia(parts []byte, k media.Kind, val []byte, line int64,
 	if len(val) == 0 || string(val) == "null" {
 		return parts, nil
 	}
-	var refs []string
+	var refs []mediaRef
 	switch val[0] {
 	case '"':
 		var s string
 		if err := json.Unmarshal(val, &s); err != nil {
 			return parts, r.fileErr(line, field, fmt.Errorf("not a valid JSON string: %v", err))
 		}
-		refs = []string{s}
+		refs = []mediaRef{{s: s}}
 	case '[':
 		var items []json.RawMessage
 		if err := json.Unmarshal(val, &items); err != nil {
@@ -126,7 +126,7 @@ func (r *Reader) appendMedia(parts []byte, k media.Kind, val []byte, line int64,
 		for i, it := range items {
 			var s string
 			if json.Unmarshal(it, &s) == nil {
-				refs = append(refs, s)
+				refs = append(refs, mediaRef{s: s})
 				continue
 			}
 			var named struct {
@@ -137,11 +137,13 @@ func (r *Reader) appendMedia(parts []byte, k media.Kind, val []byte, line int64,
 			if err := json.Unmarshal(it, &named); err != nil {
 				return parts, r.fileErr(line, field, fmt.Errorf("[%d]: want a string or {\"name\": …, \"contents\": [strings]}: %v", i, err))
 			}
-			refs = append(refs, named.Contents...)
+			for _, c := range named.Contents {
+				refs = append(refs, mediaRef{s: c})
+			}
 			if named.Bytes != nil {
-				refs = append(refs, *named.Bytes)
+				refs = append(refs, mediaRef{s: *named.Bytes, bytes: true})
 			} else if named.Path != nil {
-				refs = append(refs, *named.Path)
+				refs = append(refs, mediaRef{s: *named.Path})
 			}
 		}
 	case '{':
@@ -156,9 +158,9 @@ func (r *Reader) appendMedia(parts []byte, k media.Kind, val []byte, line int64,
 		}
 		switch {
 		case cell.Bytes != nil && *cell.Bytes != "":
-			refs = []string{*cell.Bytes}
+			refs = []mediaRef{{s: *cell.Bytes, bytes: true}}
 		case cell.Path != nil:
-			refs = []string{*cell.Path}
+			refs = []mediaRef{{s: *cell.Path}}
 		default: // {"bytes": ""}: nothing to send
 			return parts, r.fileErr(line, field, errors.New(`{"bytes": ""} holds no media: give the base64 bytes or a "path"`))
 		}
@@ -183,10 +185,21 @@ func (r *Reader) appendMedia(parts []byte, k media.Kind, val []byte, line int64,
 	return parts, nil
 }
 
+// mediaRef is one media reference of a row: a path, URL, data URL or bare
+// base64 (s), or, with bytes, the base64 of a {"bytes": …} cell, which is
+// decoded as it is (never taken for a path).
+type mediaRef struct {
+	s     string
+	bytes bool
+}
+
 // resolveMedia reads and checks one media reference, through the cache.
-func (r *Reader) resolveMedia(k media.Kind, ref string) (*cachedMedia, error) {
-	ref = strings.TrimSpace(ref)
+func (r *Reader) resolveMedia(k media.Kind, mr mediaRef) (*cachedMedia, error) {
+	ref := strings.TrimSpace(mr.s)
 	key := k.String() + "\x00" + ref
+	if mr.bytes {
+		key = k.String() + "\x01" + ref
+	}
 	if c := r.media.cache[key]; c != nil {
 		return c, nil
 	}
@@ -197,6 +210,11 @@ func (r *Reader) resolveMedia(k media.Kind, ref string) (*cachedMedia, error) {
 	switch {
 	case ref == "":
 		return nil, fmt.Errorf("an empty %s reference; give a path, an http(s) URL or a data URL", k)
+	case mr.bytes:
+		var b []byte
+		if b, err = decodeBase64(ref); err == nil {
+			it, err = media.Probe(k, b, r.opts.MediaLimits)
+		}
 	case strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://"):
 		it = media.Item{Kind: k, URL: ref}
 	case strings.HasPrefix(ref, "data:"):
@@ -300,7 +318,7 @@ func (r *Reader) appendMediaCell(parts []byte, k media.Kind, v []byte, line int6
 		st.Merge(&c.st)
 		return append(parts, c.part...), nil
 	}
-	c, err := r.resolveMedia(k, string(v))
+	c, err := r.resolveMedia(k, mediaRef{s: string(v)})
 	if err != nil {
 		return parts, r.fileErr(line, field, err)
 	}
@@ -309,6 +327,79 @@ func (r *Reader) appendMediaCell(parts []byte, k media.Kind, v []byte, line int6
 	}
 	st.Merge(&c.st)
 	return append(parts, c.part...), nil
+}
+
+// decodeBase64 decodes the base64 of a {"bytes": …} cell (padded or not).
+func decodeBase64(s string) ([]byte, error) {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		if b, err = base64.RawStdEncoding.DecodeString(s); err != nil {
+			return nil, fmt.Errorf(`"bytes" is not base64 (%.40s…); give the media's bytes in standard base64`, s)
+		}
+	}
+	return b, nil
+}
+
+// countMediaParts counts into st the chat content parts of a "media"
+// array (image_url, input_audio, video_url, audio_url parts, as
+// media.AppendChatPart writes them), checking each data URL's or base64's
+// bytes with media.Probe; a URL counts as an item of unknown size.
+func countMediaParts(st *MediaStats, parts []byte, lim media.Limits) error {
+	var ps []struct {
+		Type     string `json:"type"`
+		ImageURL *struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+		VideoURL *struct {
+			URL string `json:"url"`
+		} `json:"video_url"`
+		AudioURL *struct {
+			URL string `json:"url"`
+		} `json:"audio_url"`
+		InputAudio *struct {
+			Data string `json:"data"`
+		} `json:"input_audio"`
+	}
+	if err := json.Unmarshal(parts, &ps); err != nil {
+		return fmt.Errorf("want an array of chat content parts: %v", err)
+	}
+	for i, p := range ps {
+		var k media.Kind
+		var ref mediaRef
+		switch {
+		case p.Type == "image_url" && p.ImageURL != nil:
+			k, ref = media.Image, mediaRef{s: p.ImageURL.URL}
+		case p.Type == "video_url" && p.VideoURL != nil:
+			k, ref = media.Video, mediaRef{s: p.VideoURL.URL}
+		case p.Type == "audio_url" && p.AudioURL != nil:
+			k, ref = media.Audio, mediaRef{s: p.AudioURL.URL}
+		case p.Type == "input_audio" && p.InputAudio != nil:
+			k, ref = media.Audio, mediaRef{s: p.InputAudio.Data, bytes: true}
+		default:
+			return fmt.Errorf("[%d]: type %q: want image_url, input_audio, video_url or audio_url with its object", i, p.Type)
+		}
+		var it media.Item
+		var err error
+		switch {
+		case strings.HasPrefix(ref.s, "http://") || strings.HasPrefix(ref.s, "https://"):
+			it = media.Item{Kind: k, URL: ref.s}
+		case ref.bytes:
+			var b []byte
+			if b, err = decodeBase64(ref.s); err == nil {
+				it, err = media.Probe(k, b, lim)
+			}
+		default:
+			var b []byte
+			if b, err = media.DecodeDataURL(ref.s); err == nil {
+				it, err = media.Probe(k, b, lim)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("[%d]: %w", i, err)
+		}
+		st.Add(&it)
+	}
+	return nil
 }
 
 // mediaMagic reports whether b starts like image, audio or video bytes.

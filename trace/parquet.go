@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,8 @@ import (
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+
+	"github.com/reprise-bench/reprise/internal/jsonx"
 )
 
 // parquetMagic starts (and ends) every Parquet file.
@@ -138,6 +141,9 @@ func (d *parquetDecoder) load() (err error) {
 		if err := checkRowGroup(d.pf, rg, leaves); err != nil {
 			return err
 		}
+		if err := checkNested(d.pf, d.fr, rg, fields); err != nil {
+			return err
+		}
 		d.fr.Props.BatchSize = max(d.pf.MetaData().RowGroup(rg).NumRows(), 1)
 		rr, err := d.fr.GetRecordReader(context.Background(), leaves, []int{rg})
 		if err != nil {
@@ -166,7 +172,13 @@ func (d *parquetDecoder) load() (err error) {
 			if len(ci) == 0 {
 				return fmt.Errorf("%w: column %q missing from row group %d", ErrRead, name, rg)
 			}
-			get, gerr := cellGetter(rec.Column(ci[0]), &d.buf)
+			var get func(int) ([]byte, bool)
+			var gerr error
+			if k == 5 || k == 6 { // the image and audio columns
+				get, gerr = mediaCellGetter(rec.Column(ci[0]), &d.buf)
+			} else {
+				get, gerr = cellGetter(rec.Column(ci[0]), &d.buf)
+			}
 			if gerr != nil {
 				return fmt.Errorf("%w: column %q: %w", ErrHeader, name, gerr)
 			}
@@ -209,15 +221,71 @@ func checkRowGroup(pf *file.Reader, rg int, leaves []int) error {
 	return nil
 }
 
-// leafColumns returns the Parquet leaf columns of the top-level fields.
+// checkNested decodes the leaf columns of the struct and list fields of
+// row group rg once, here: pqarrow reads a struct's children on goroutines
+// of its own, where a damaged page's panic (a corrupt Snappy block, bad
+// levels) could not be recovered and would end the process. Found here,
+// it is the file's error.
+func checkNested(pf *file.Reader, fr *pqarrow.FileReader, rg int, fields []int) (err error) {
+	var nested []int
+	for _, f := range fields {
+		if f >= 0 && f < len(fr.Manifest.Fields) && len(fr.Manifest.Fields[f].Children) > 0 {
+			nested = append(nested, f)
+		}
+	}
+	if len(nested) == 0 {
+		return nil
+	}
+	leaves, err := leafColumns(fr, nested)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: corrupt Parquet row group %d: %v", ErrRead, rg, p)
+		}
+	}()
+	rgr := pf.RowGroup(rg)
+	for _, c := range leaves {
+		cr, err := rgr.Column(c)
+		if err != nil {
+			return fmt.Errorf("%w: row group %d: %w", ErrRead, rg, err)
+		}
+		s, ok := cr.(interface{ Skip(int64) (int64, error) })
+		for ok && cr.HasNext() {
+			n, err := s.Skip(1 << 16)
+			if err != nil {
+				return fmt.Errorf("%w: row group %d, column %s: %w", ErrRead, rg, cr.Descriptor().Path(), err)
+			}
+			if n == 0 {
+				break
+			}
+		}
+		if err := cr.Err(); err != nil {
+			return fmt.Errorf("%w: row group %d, column %s: %w", ErrRead, rg, cr.Descriptor().Path(), err)
+		}
+	}
+	return nil
+}
+
+// leafColumns returns the Parquet leaf columns of the top-level fields
+// (a struct or list field has several, in schema order).
 func leafColumns(fr *pqarrow.FileReader, fields []int) ([]int, error) {
 	var leaves []int
-	for _, f := range fields {
-		ls, err := fr.Manifest.GetFieldIndices([]int{f})
-		if err != nil {
-			return nil, err
+	var walk func(f *pqarrow.SchemaField)
+	walk = func(f *pqarrow.SchemaField) {
+		if f.IsLeaf() {
+			leaves = append(leaves, f.ColIndex)
 		}
-		leaves = append(leaves, ls...)
+		for i := range f.Children {
+			walk(&f.Children[i])
+		}
+	}
+	for _, f := range fields {
+		if f < 0 || f >= len(fr.Manifest.Fields) {
+			return nil, fmt.Errorf("%w: field %d not in the file's schema", ErrRead, f)
+		}
+		walk(&fr.Manifest.Fields[f])
 	}
 	return leaves, nil
 }
@@ -286,6 +354,136 @@ func cellGetter(col arrow.Array, buf *[]byte) (func(i int) ([]byte, bool), error
 		}, nil
 	}
 	return nil, fmt.Errorf("type %s: want a string, integer or float column", col.DataType())
+}
+
+// mediaCellGetter is cellGetter for an image or audio column, which may
+// also be a struct of "bytes" (binary) and "path" (string), as Hugging
+// Face datasets store their Image and Audio features, or a list of such
+// structs, of binary or of strings (a Sequence of them). Those cells are
+// given as JSON (bytes as base64), which appendMediaCell reads; a plain
+// binary or string cell is given as it is.
+func mediaCellGetter(col arrow.Array, buf *[]byte) (func(i int) ([]byte, bool), error) {
+	switch col.(type) {
+	case *array.Struct, *array.List, *array.LargeList:
+	default:
+		return cellGetter(col, buf)
+	}
+	js, err := mediaJSON(col)
+	if err != nil {
+		return nil, err
+	}
+	var own []byte
+	return func(i int) ([]byte, bool) {
+		if !col.IsValid(i) {
+			return nil, false
+		}
+		own = js(own[:0], i)
+		return own, true
+	}, nil
+}
+
+// mediaJSON returns a function appending row i of col as JSON: a struct
+// of bytes and path as {"bytes": "<base64>"|null, "path": "…"|null}, a
+// binary value as {"bytes": "<base64>"}, a string as a string, a list as
+// an array of those; null as null.
+func mediaJSON(col arrow.Array) (func(dst []byte, i int) []byte, error) {
+	null := func(dst []byte) []byte { return append(dst, "null"...) }
+	switch c := col.(type) {
+	case *array.Struct:
+		st := c.DataType().(*arrow.StructType)
+		var bytesGet, pathGet func(int) ([]byte, bool)
+		var scratch []byte
+		for f, fl := range st.Fields() {
+			g, err := cellGetter(c.Field(f), &scratch)
+			if err != nil {
+				return nil, fmt.Errorf("field %s: %w", fl.Name, err)
+			}
+			switch fl.Name {
+			case "bytes":
+				bytesGet = g
+			case "path":
+				pathGet = g
+			}
+		}
+		if bytesGet == nil && pathGet == nil {
+			return nil, fmt.Errorf("type %s: a media struct needs a \"bytes\" or a \"path\" field (Hugging Face's Image and Audio)", col.DataType())
+		}
+		return func(dst []byte, i int) []byte {
+			if !c.IsValid(i) {
+				return null(dst)
+			}
+			dst = append(dst, `{"bytes":`...)
+			if v, ok := get(bytesGet, i); ok {
+				dst = append(dst, '"')
+				dst = base64.StdEncoding.AppendEncode(dst, v)
+				dst = append(dst, '"')
+			} else {
+				dst = null(dst)
+			}
+			dst = append(dst, `,"path":`...)
+			if v, ok := get(pathGet, i); ok {
+				dst = jsonx.AppendString(dst, string(v))
+			} else {
+				dst = null(dst)
+			}
+			return append(dst, '}')
+		}, nil
+	case *array.List:
+		return listJSON(c, c.ListValues(), c.ValueOffsets)
+	case *array.LargeList:
+		return listJSON(c, c.ListValues(), c.ValueOffsets)
+	}
+	var scratch []byte
+	g, err := cellGetter(col, &scratch)
+	if err != nil {
+		return nil, err
+	}
+	binary := col.DataType().ID() == arrow.BINARY || col.DataType().ID() == arrow.LARGE_BINARY
+	if d, ok := col.DataType().(*arrow.DictionaryType); ok {
+		binary = d.ValueType.ID() == arrow.BINARY || d.ValueType.ID() == arrow.LARGE_BINARY
+	}
+	return func(dst []byte, i int) []byte {
+		v, ok := g(i)
+		switch {
+		case !ok:
+			return null(dst)
+		case binary:
+			dst = append(dst, `{"bytes":"`...)
+			dst = base64.StdEncoding.AppendEncode(dst, v)
+			return append(dst, `"}`...)
+		}
+		return jsonx.AppendString(dst, string(v))
+	}, nil
+}
+
+// listJSON is mediaJSON for a list column.
+func listJSON(c arrow.Array, values arrow.Array, offsets func(int) (int64, int64)) (func(dst []byte, i int) []byte, error) {
+	elem, err := mediaJSON(values)
+	if err != nil {
+		return nil, fmt.Errorf("list of %w", err)
+	}
+	return func(dst []byte, i int) []byte {
+		if !c.IsValid(i) {
+			return append(dst, "null"...)
+		}
+		start, end := offsets(i)
+		dst = append(dst, '[')
+		for j := start; j < end; j++ {
+			if j > start {
+				dst = append(dst, ',')
+			}
+			dst = elem(dst, int(j))
+		}
+		return append(dst, ']')
+	}, nil
+}
+
+// get calls g, nil meaning absent.
+func get(g func(int) ([]byte, bool), i int) ([]byte, bool) {
+	if g == nil {
+		return nil, false
+	}
+	return g(i)
 }
 
 // cell reads row i with get. A damaged file can hold a column whose

@@ -2,6 +2,8 @@ package trace
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -20,7 +22,9 @@ import (
 // Mooncake lines carry timestamp (ms, when HasOffset) or else delay (ms,
 // when HasDelay), session_id (when set), input_length and output_length
 // (when > 0), hash_ids (when non-nil) and the members of Raw (when it is a
-// JSON object) verbatim. Strings are escaped as encoding/json does
+// JSON object) verbatim; a row whose Raw holds its input (text_input,
+// messages, payload) gets no input_length, hash_ids or template_tokens,
+// and a row's media parts travel as Raw's "media". Strings are escaped as encoding/json does
 // (invalid UTF-8 becomes U+FFFD). Fractional milliseconds are written as
 // exact decimals (1.5 ms → 1.5).
 //
@@ -93,7 +97,7 @@ func (w *Writer) Write(row *Row) error {
 			// here would count the history twice.
 			return fmt.Errorf("trace writer: row %d: its input_length holds the session's history (cumulative), but a Mooncake session line holds only its turn's new tokens; write Bailian, or convert with synth.Incremental", row.Index)
 		}
-		inner := rawMembers(row.Raw)
+		inner, sized := rawContent(row)
 		if row.InputTokens == 0 && inner == nil {
 			return fmt.Errorf("trace writer: row %d has neither input tokens nor Raw content", row.Index)
 		}
@@ -117,7 +121,7 @@ func (w *Writer) Write(row *Row) error {
 			key("session_id")
 			b = jsonx.AppendString(b, row.SessionID)
 		}
-		if row.InputTokens > 0 {
+		if sized {
 			key("input_length")
 			b = strconv.AppendInt(b, int64(row.InputTokens), 10)
 		}
@@ -125,11 +129,11 @@ func (w *Writer) Write(row *Row) error {
 			key("output_length")
 			b = strconv.AppendInt(b, int64(row.OutputTokens), 10)
 		}
-		if row.InputTokens > 0 && row.TemplateTokens > 0 {
+		if sized && row.TemplateTokens > 0 {
 			key("template_tokens")
 			b = strconv.AppendInt(b, int64(row.TemplateTokens), 10)
 		}
-		if row.InputTokens > 0 && row.HashIDs != nil {
+		if sized && row.HashIDs != nil {
 			key("hash_ids")
 			b = appendIDList(b, row.HashIDs)
 			if row.BlockSize > 0 && row.BlockSize != FormatMooncake.DefaultBlockSize() {
@@ -234,6 +238,35 @@ func rawMembers(raw []byte) []byte {
 		return nil
 	}
 	return inner
+}
+
+// rawContent returns the members of row's Raw object, and whether the
+// line gets input_length, hash_ids and template_tokens: not when Raw is
+// the row's input (text_input, messages, payload), since a Mooncake line
+// holds one input and its reader counts the tokens of the text again.
+func rawContent(row *Row) (inner []byte, sized bool) {
+	inner = rawMembers(row.Raw)
+	return inner, row.InputTokens > 0 && !rawHasInput(inner)
+}
+
+// rawHasInput reports whether the members of a Raw object include one of
+// a Mooncake line's inputs (text_input, messages, payload) at the top
+// level.
+func rawHasInput(inner []byte) bool {
+	if inner == nil || !bytes.Contains(inner, []byte(`"text_input"`)) && !bytes.Contains(inner, []byte(`"messages"`)) && !bytes.Contains(inner, []byte(`"payload"`)) {
+		return false
+	}
+	var in struct {
+		TextInput json.RawMessage `json:"text_input"`
+		Messages  json.RawMessage `json:"messages"`
+		Payload   json.RawMessage `json:"payload"`
+	}
+	obj := make([]byte, 0, len(inner)+2)
+	obj = append(append(append(obj, '{'), inner...), '}')
+	if json.Unmarshal(obj, &in) != nil {
+		return false
+	}
+	return in.TextInput != nil || in.Messages != nil || in.Payload != nil
 }
 
 // appendRequestID writes an agentic row's request id as an integer,

@@ -35,6 +35,9 @@ func TestAnalyzeTraceRealGolden(t *testing.T) {
 		// Opaque ids (the interner's tables), sessions and turns.
 		{"bailian-json", filepath.Join("..", "..", "trace", "testdata", "bailian.jsonl"), []string{"--json"}},
 		{"mooncake-ext-json", filepath.Join("..", "..", "trace", "testdata", "mooncake_ext.jsonl"), []string{"--json"}},
+		// Images and audio (a Parquet table of Hugging Face media cells).
+		{"media-table-json", filepath.Join("..", "..", "trace", "testdata", "media_table.parquet"), []string{"--json"}},
+		{"media-table-text", filepath.Join("..", "..", "trace", "testdata", "media_table.parquet"), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

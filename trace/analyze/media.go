@@ -1,7 +1,10 @@
 package analyze
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/reprise-bench/reprise/trace"
@@ -18,20 +21,48 @@ type Media struct {
 	ImagesPerRow Stats `json:"images_per_row"`
 	// ImageBytes and ImagePixels sum the images whose bytes the trace
 	// holds (not URLs, not Azure counts).
-	ImageBytes   int64   `json:"image_bytes"`
-	ImagePixels  int64   `json:"image_pixels"`
-	Audios       int64   `json:"audios"`
-	AudioBytes   int64   `json:"audio_bytes"`
-	AudioSeconds float64 `json:"audio_seconds"`
-	Videos       int64   `json:"videos"`
-	VideoBytes   int64   `json:"video_bytes"`
+	ImageBytes  int64 `json:"image_bytes"`
+	ImagePixels int64 `json:"image_pixels"`
+	// ImageBytesPerRow is over the rows whose images' bytes the trace
+	// holds; ImagePixelsPerImage over the images of known size.
+	ImageBytesPerRow    Stats `json:"image_bytes_per_row"`
+	ImagePixelsPerImage Stats `json:"image_pixels_per_image"`
+	// ImageSizes are the most common image sizes, most images first
+	// (ties by size), at most MaxImageSizes.
+	ImageSizes   []ImageSize `json:"image_sizes,omitempty"`
+	Audios       int64       `json:"audios"`
+	AudioBytes   int64       `json:"audio_bytes"`
+	AudioSeconds float64     `json:"audio_seconds"`
+	// AudiosPerRow is over the rows with audio; AudioSecondsPerRow over
+	// the rows whose audio has a known length.
+	AudiosPerRow       Stats `json:"audios_per_row"`
+	AudioSecondsPerRow Stats `json:"audio_seconds_per_row"`
+	Videos             int64 `json:"videos"`
+	VideoBytes         int64 `json:"video_bytes"`
+	// VideosPerRow is over the rows with videos.
+	VideosPerRow Stats `json:"videos_per_row"`
 }
+
+// ImageSize counts the images of one width × height.
+type ImageSize struct {
+	Size   string `json:"size"` // "WxH"
+	Images int64  `json:"images"`
+}
+
+// MaxImageSizes bounds Media.ImageSizes; maxDistinctSizes bounds the
+// sizes counted (later new sizes are not listed).
+const (
+	MaxImageSizes    = 10
+	maxDistinctSizes = 4096
+)
 
 // mediaAcc accumulates Media.
 type mediaAcc struct {
-	m       Media
-	perRow  *hist
-	present bool
+	m                                  Media
+	perRow, audiosPerRow, videosPerRow *hist
+	imageBytes, pixels, audioNS        *hist
+	sizes                              map[string]int64
+	present                            bool
 }
 
 func (a *mediaAcc) add(r *trace.Row) {
@@ -40,23 +71,49 @@ func (a *mediaAcc) add(r *trace.Row) {
 	if images == 0 && s.Audios == 0 && s.Videos == 0 {
 		return
 	}
-	if a.perRow == nil {
-		a.perRow = newHist(1, 1<<16)
+	if !a.present {
+		a.present = true
+		a.perRow, a.audiosPerRow, a.videosPerRow = newHist(1, 1<<16), newHist(1, 1<<16), newHist(1, 1<<16)
+		a.imageBytes, a.pixels, a.audioNS = newHist(1, 1<<16), newHist(1, 1<<20), newHist(msScale, 1<<20)
+		a.sizes = map[string]int64{}
 	}
-	a.present = true
 	m := &a.m
 	m.RowsWithMedia++
 	m.Images += int64(images)
 	if images > 0 {
 		a.perRow.add(int64(images))
 	}
+	if s.ImageBytes > 0 {
+		a.imageBytes.add(int64(s.ImageBytes))
+	}
+	for sz := range strings.SplitSeq(s.ImageSizes, ",") {
+		w, h, ok := strings.Cut(sz, "x")
+		wi, werr := strconv.ParseInt(w, 10, 64)
+		hi, herr := strconv.ParseInt(h, 10, 64)
+		if !ok || werr != nil || herr != nil {
+			continue // "?" (a URL) or none
+		}
+		a.pixels.add(wi * hi)
+		if _, seen := a.sizes[sz]; seen || len(a.sizes) < maxDistinctSizes {
+			a.sizes[sz]++
+		}
+	}
 	m.ImageBytes += int64(s.ImageBytes)
 	m.ImagePixels += s.ImagePixels
 	m.Audios += int64(s.Audios)
 	m.AudioBytes += int64(s.AudioBytes)
 	m.AudioSeconds += s.AudioDuration.Seconds()
+	if s.Audios > 0 {
+		a.audiosPerRow.add(int64(s.Audios))
+		if s.AudioDuration > 0 {
+			a.audioNS.add(int64(s.AudioDuration))
+		}
+	}
 	m.Videos += int64(s.Videos)
 	m.VideoBytes += int64(s.VideoBytes)
+	if s.Videos > 0 {
+		a.videosPerRow.add(int64(s.Videos))
+	}
 }
 
 func (a *mediaAcc) report() *Media {
@@ -65,17 +122,51 @@ func (a *mediaAcc) report() *Media {
 	}
 	m := a.m
 	m.ImagesPerRow = a.perRow.sorted().stats(1)
+	m.ImageBytesPerRow = a.imageBytes.sorted().stats(1)
+	m.ImagePixelsPerImage = a.pixels.sorted().stats(1)
+	m.AudiosPerRow = a.audiosPerRow.sorted().stats(1)
+	m.AudioSecondsPerRow = a.audioNS.sorted().stats(1e9)
+	m.VideosPerRow = a.videosPerRow.sorted().stats(1)
+	for sz, n := range a.sizes {
+		m.ImageSizes = append(m.ImageSizes, ImageSize{sz, n})
+	}
+	slices.SortFunc(m.ImageSizes, func(x, y ImageSize) int {
+		return cmp.Or(cmp.Compare(y.Images, x.Images), cmp.Compare(x.Size, y.Size))
+	})
+	if len(m.ImageSizes) > MaxImageSizes {
+		m.ImageSizes = m.ImageSizes[:MaxImageSizes]
+	}
 	return &m
 }
 
 // writeMedia prints the media section.
 func writeMedia(b *strings.Builder, m *Media) {
 	b.WriteString("MEDIA\n")
-	writeKV(b, "  ", [][2]string{
+	kv := [][2]string{
 		{"rows with media", fmt.Sprint(m.RowsWithMedia)},
 		{"images", fmt.Sprintf("%d (%.2f per row with images, max %.0f; %d bytes, %d pixels)", m.Images, m.ImagesPerRow.Mean, m.ImagesPerRow.Max, m.ImageBytes, m.ImagePixels)},
-		{"audio clips", fmt.Sprintf("%d (%.2f s, %d bytes)", m.Audios, m.AudioSeconds, m.AudioBytes)},
-		{"videos", fmt.Sprintf("%d (%d bytes)", m.Videos, m.VideoBytes)},
-	})
+	}
+	if st := m.ImagePixelsPerImage; st.Count > 0 {
+		kv = append(kv, [2]string{"pixels per image", fmt.Sprintf("mean %.0f, p50 %.0f, p90 %.0f, max %.0f (%d images of known size)", st.Mean, st.P50, st.P90, st.Max, st.Count)})
+	}
+	if st := m.ImageBytesPerRow; st.Count > 0 {
+		kv = append(kv, [2]string{"image bytes per row", fmt.Sprintf("mean %.0f, p50 %.0f, p90 %.0f, max %.0f", st.Mean, st.P50, st.P90, st.Max)})
+	}
+	if len(m.ImageSizes) > 0 {
+		var parts []string
+		for _, s := range m.ImageSizes {
+			parts = append(parts, fmt.Sprintf("%s ×%d", s.Size, s.Images))
+		}
+		kv = append(kv, [2]string{"image sizes", strings.Join(parts, ", ")})
+	}
+	kv = append(kv, [2]string{"audio clips", fmt.Sprintf("%d (%.2f s, %d bytes)", m.Audios, m.AudioSeconds, m.AudioBytes)})
+	if st := m.AudioSecondsPerRow; st.Count > 0 {
+		kv = append(kv, [2]string{"audio s per row", fmt.Sprintf("mean %.3f, p50 %.3f, p90 %.3f, max %.3f (%.2f clips per row with audio)", st.Mean, st.P50, st.P90, st.Max, m.AudiosPerRow.Mean)})
+	}
+	kv = append(kv, [2]string{"videos", fmt.Sprintf("%d (%d bytes)", m.Videos, m.VideoBytes)})
+	if st := m.VideosPerRow; st.Count > 0 {
+		kv = append(kv, [2]string{"videos per row", fmt.Sprintf("mean %.2f, max %.0f", st.Mean, st.Max)})
+	}
+	writeKV(b, "  ", kv)
 	b.WriteString("\n")
 }

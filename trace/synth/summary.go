@@ -48,6 +48,10 @@ func (res *Summary) Print(w io.Writer) {
 		fmt.Fprintf(w, "  agentic: %s tasks, depth %.0f–%.0f, fan-out mean %.2f, think %.4f s and tool %.4f s mean, ancestor token hit ratio %.4f\n",
 			numfmt.Group(d.Tasks), d.Depth.Min, d.Depth.Max, d.FanOut.Mean, d.ThinkTime.Mean, d.ToolTime.Mean, d.AncestorTokenHitRatio)
 	}
+	if m := rep.Media; m != nil {
+		fmt.Fprintf(w, "  media: %s rows with media, %s images (%s bytes), %s audio clips (%.2f s), %s videos; kept as the input's rows carried them\n",
+			numfmt.Group(m.RowsWithMedia), numfmt.Group(m.Images), numfmt.Group(m.ImageBytes), numfmt.Group(m.Audios), m.AudioSeconds, numfmt.Group(m.Videos))
+	}
 	if st := res.derive; st != nil {
 		var parts []string
 		if st.WindowSessionsDropped > 0 || c.Set["window"] {
