@@ -480,9 +480,10 @@ func newRunConfig(o *Options, rp *replayPlan, run *arrowio.Run, info summary.Run
 	if o.Progress != nil && uiOf(o) == UILine {
 		rcfg.Progress = o.Progress
 		rcfg.TTY = isTerminal(o.Progress)
+		rcfg.ProgressInterval = o.ProgressInterval
 	}
 	rcfg.Prog = newProgress(rp.plan)
-	rcfg.OnEnd, rcfg.AbortAfterConnectFailures = o.OnEnd, o.AbortAfterConnectFailures
+	rcfg.OnEnd, rcfg.AbortAfterConnectFailures, rcfg.FailedRequestThreshold = o.OnEnd, o.AbortAfterConnectFailures, o.FailedRequestThreshold
 	return rcfg, inputs
 }
 
@@ -677,6 +678,7 @@ func writeManifest(run *arrowio.Run, o *Options, rp *replayPlan, start time.Time
 		"adapter":                adapterManifest(rp),
 		"streaming":              rp.streaming,
 		"ignore_eos":             o.IgnoreEOS,
+		"min_tokens":             o.MinTokens,
 		"max_tokens_from_trace":  o.MaxTokensFromTrace,
 		"server_output_rows":     rp.stats.NoOutput,
 		"extra_body":             extraBodyForFiles(o.ExtraBody),
