@@ -239,7 +239,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	// Atomic: a full disk leaves no summary.json rather than a cut one. A
 	// failure here still returns the result.
 	sumErr := run.WriteSummary(res.Summary, out.Writer)
-	if err := writeOutputs(run, &o, res.Summary, out, inputs, rcfg.Outputs, log, aborted, runErr == nil && sumErr == nil); err != nil {
+	// A run the failed-request threshold stopped has every record of what
+	// it sent: its exports are written, as AIPerf writes them.
+	_, thresholdStop := errors.AsType[*FailedRequestsError](runErr)
+	if err := writeOutputs(run, &o, res.Summary, out, inputs, rcfg.Outputs, log, aborted, (runErr == nil || thresholdStop) && sumErr == nil); err != nil {
 		return out, err
 	}
 	return out, runError(runErr, sumErr, dir)

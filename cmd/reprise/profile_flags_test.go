@@ -15,8 +15,8 @@ import (
 // every request (HTTP 500), --failed-request-threshold 0.1 aborts the run
 // after its first 10 requests, not 200: exit 3 with the counts, the
 // server saw only those and the ones in flight, and the AIPerf export is
-// written. Without the flag every request is sent (exit 3 from
-// --max-error-rate, after the whole run).
+// written. Without the flag every request is sent (exit 1: none
+// succeeded, known after the whole run).
 func TestProfileFailedRequestThreshold(t *testing.T) {
 	srv := startMockServer(t, func(c *mockserver.Config) {
 		c.KeepLog, c.Seed = true, 3
@@ -42,8 +42,8 @@ func TestProfileFailedRequestThreshold(t *testing.T) {
 	}
 	srv.ResetLog()
 	code, _, stderr = runCLI(t, "", args(filepath.Join(t.TempDir(), "all"))...)
-	if code != exitcode.SLOBreach || !strings.Contains(stderr, "error rate") {
-		t.Errorf("without the flag: exit %d, want 3 from the error rate: %s", code, stderr)
+	if code != exitcode.RunError || !strings.Contains(stderr, "no request succeeded (200 failed") {
+		t.Errorf("without the flag: exit %d, want 1 after all 200 failed: %s", code, stderr)
 	}
 	if n := len(srv.Log()); n != 200 {
 		t.Errorf("without the flag the server saw %d requests, want 200", n)
