@@ -411,13 +411,7 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 		defer quietGC()()
 	}
 	stats, runErr := plan.RunOnClock(stopCtx, rn, e.Clock())
-	unreachable, failed := rn.connect.err.Load(), rn.fails.err.Load()
-	if unreachable != nil {
-		stats.StopReason = fmt.Sprintf("the first %d requests failed to connect", unreachable.Requests)
-	}
-	if failed != nil {
-		stats.StopReason = fmt.Sprintf("%d of %d measured requests failed", failed.Failed, failed.Ended)
-	}
+	unreachable, failed := rn.stopped(&stats)
 	if cfg.OnEnd != nil {
 		cfg.OnEnd()
 	}
@@ -448,6 +442,20 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 		return res, failed
 	}
 	return res, nil
+}
+
+// stopped returns why the run stopped before its schedule ended, if it
+// did (the connect watch or the failed-request threshold), and says so
+// in stats.
+func (rn *runner) stopped(stats *replay.Stats) (*UnreachableError, *FailedRequestsError) {
+	unreachable, failed := rn.connect.err.Load(), rn.fails.err.Load()
+	if unreachable != nil {
+		stats.StopReason = fmt.Sprintf("the first %d requests failed to connect", unreachable.Requests)
+	}
+	if failed != nil {
+		stats.StopReason = fmt.Sprintf("%d of %d measured requests failed", failed.Failed, failed.Ended)
+	}
+	return unreachable, failed
 }
 
 // startProgress starts the progress line (runConfig.Progress); closing
