@@ -30,7 +30,7 @@ func thresholdOptions(t *testing.T, url string, threshold float64) Options {
 // TestFailedRequestThreshold: against a mock server that answers every
 // request with HTTP 500, a run with a threshold of 0.1 stops as soon as
 // max(concurrency, 10) = 10 measured requests have ended (all failed):
-// the server saw only those and the ones in flight, every one it saw is
+// the server saw only those and the few in flight, every one it saw is
 // a record, summary.json's run_info.stopped says why, and Run returns a
 // *FailedRequestsError with the counts. A server failing 30 % of the
 // requests under a threshold of 0.9 gets every request sent, and no
@@ -56,8 +56,10 @@ func TestFailedRequestThreshold(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := len(srv.Log())
-	if seen < 10 || seen > 10+o.Replay.Concurrency {
-		t.Errorf("the server saw %d requests, want 10 to %d (the 10 judged and those in flight)", seen, 10+o.Replay.Concurrency)
+	// The 10 judged, those in flight, and the few the senders started
+	// while the stop went from the watch to the dispatcher.
+	if seen < 10 || seen > 20 {
+		t.Errorf("the server saw %d requests, want 10 to 20 of the 200", seen)
 	}
 	s := res.Summary
 	if got := s.RequestCount + s.ErrorRequestCount; got != seen {

@@ -34,8 +34,8 @@ func TestProfileFailedRequestThreshold(t *testing.T) {
 	if want := "stopped: 10 of 10 measured requests failed (100.0 %), over the failed-request threshold of 10.0 %"; !strings.Contains(stderr, want) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
-	if n := len(srv.Log()); n < 10 || n > 12 {
-		t.Errorf("the server saw %d requests, want 10 to 12", n)
+	if n := len(srv.Log()); n < 10 || n > 20 {
+		t.Errorf("the server saw %d requests, want 10 to 20 of the 200", n)
 	}
 	if _, err := os.Stat(filepath.Join(out, "profile_export_aiperf.json")); err != nil {
 		t.Errorf("no AIPerf export after the abort: %v", err)
