@@ -219,8 +219,6 @@ var aiperfUnsupported = map[string]string{
 	"tokenizer-trust-remote-code":           "reprise runs no Python, so no tokenizer code from a repository: it reads tokenizer.json or a GGUF file (--tokenizer); a model whose tokenizer needs remote code is named in the error",
 	"export-http-trace":                     "records always carry the HTTP timings (dns, connect, headers, bytes); drop the flag",
 	"show-trace-timing":                     "records always carry the HTTP timings (dns, connect, headers, bytes); drop the flag",
-	"auto-plot":                             "plots are drawn afterwards: run reprise plot ARTIFACT_DIR (aiperf plot's flags)",
-	"no-auto-plot":                          "plots are drawn afterwards: run reprise plot ARTIFACT_DIR (aiperf plot's flags)",
 	"plot-required":                         "plots are drawn afterwards: run reprise plot ARTIFACT_DIR (aiperf plot's flags)",
 	"server-metrics-formats":                "server metrics are written as Parquet (metrics table of the run directory); drop the flag",
 	"network-latency-automatic":             "network-adjusted metrics are not computed; records carry connect and DNS times",
@@ -356,7 +354,8 @@ func profileCommand(a *app) *cli.Command {
 			if flagmap.Sweeps(&ps, recipe, search) || rerr != nil || serr != nil {
 				return runProfileSweep(ctx, a, cmd, o, runs, quiet)
 			}
-			return replayOnceOrRuns(ctx, a, o, runs, quiet, "--num-profile-runs replays the input", "see 'reprise profile --help'")
+			err = replayOnceOrRuns(ctx, a, o, runs, quiet, "--num-profile-runs replays the input", "see 'reprise profile --help'")
+			return profileAutoPlot(ctx, a, cmd, o.Output.Dir, err)
 		},
 	}
 	cmd.OnUsageError = func(_ context.Context, c *cli.Command, err error, _ bool) error {

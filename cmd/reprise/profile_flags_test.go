@@ -101,3 +101,29 @@ func TestProfileExtraVerbose(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileAutoPlot: --auto-plot writes the run's HTML report into
+// ARTIFACT_DIR/plots/report.html, as reprise plot ARTIFACT_DIR does;
+// without it (or with --no-auto-plot after it) no report is drawn.
+func TestProfileAutoPlot(t *testing.T) {
+	srv := startMockServer(t, nil)
+	for _, tt := range []struct {
+		flags []string
+		plot  bool
+	}{{[]string{"--auto-plot"}, true}, {nil, false}, {[]string{"--auto-plot", "--no-auto-plot"}, false}} {
+		out := filepath.Join(t.TempDir(), "run")
+		args := append([]string{"profile", "-m", "reprise-mock", "--url", srv.URL(), "--isl", "16", "--osl", "2",
+			"--request-count", "4", "--artifact-dir", out, "--quiet"}, tt.flags...)
+		code, _, stderr := runCLI(t, "", args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tt.flags, code, stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(out, "plots", "report.html"))
+		if tt.plot && (err != nil || !strings.Contains(string(b), "<html")) {
+			t.Errorf("%v: no report: %v", tt.flags, err)
+		}
+		if !tt.plot && err == nil {
+			t.Errorf("%v: a report was drawn", tt.flags)
+		}
+	}
+}
