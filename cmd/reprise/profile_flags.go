@@ -15,9 +15,9 @@ import (
 func profileRunFlags() []cli.Flag {
 	const cat = "AIPerf"
 	return []cli.Flag{
-		&cli.FloatFlag{Name: "failed-request-threshold", Category: cat, Sources: envVars("failed-request-threshold"),
-			Usage: "abort the run once more than `F` (a fraction, 0 to 1) of its measured requests failed, judged from the max(--concurrency, 10)-th to end: in-flight requests get the grace period, every file is written with run_info.stopped saying why, exit 3"},
-		&cli.FloatFlag{Name: "stats-interval", Category: cat, Sources: envVars("stats-interval"),
+		&cli.FloatFlag{Name: "failed-request-threshold", Category: cat, HideDefault: true, Sources: envVars("failed-request-threshold"),
+			Usage: "abort the run once more than `F` (a fraction, 0 to 1) of its measured requests failed, judged from the max(--concurrency, 10)-th to end (default: never): in-flight requests get the grace period, every file is written with run_info.stopped saying why, exit 3"},
+		&cli.FloatFlag{Name: "stats-interval", Category: cat, HideDefault: true, Sources: envVars("stats-interval"),
 			Usage: "print the progress line every `S` seconds (default 5, or 0.25 redrawn in place on a terminal)"},
 		&cli.BoolFlag{Name: "extra-verbose", Aliases: []string{"vv"}, Category: cat, Sources: envVars("extra-verbose"),
 			Usage: "log at debug level, reprise's most detailed (AIPerf's trace level)"},
