@@ -361,7 +361,7 @@ func BenchmarkUIIdle(b *testing.B) {
 				c0 := processCPU()
 				if ui == UILine {
 					stop, done := make(chan struct{}), make(chan struct{})
-					go p.run(io.Discard, true, stop, done)
+					go p.run(io.Discard, true, 0, stop, done)
 					time.Sleep(d)
 					close(stop)
 					<-done

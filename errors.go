@@ -182,3 +182,23 @@ func (e *UnreachableError) Error() string {
 
 // Unwrap returns the failure.
 func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// FailedRequestsError reports that a run was aborted because more than
+// [Options.FailedRequestThreshold] of its measured requests had failed:
+// the run stopped, and [Run] returns the [Result] of what it recorded
+// with the error.
+type FailedRequestsError struct {
+	// Failed of Ended measured requests had failed when the run stopped.
+	Failed, Ended int64
+	// Threshold is Options.FailedRequestThreshold.
+	Threshold float64
+}
+
+func (e *FailedRequestsError) Error() string { return "stopped: " + e.reason() }
+
+// reason is the message without its "stopped: " (summary.json's
+// run_info.stopped).
+func (e *FailedRequestsError) reason() string {
+	return fmt.Sprintf("%d of %d measured requests failed (%.1f %%), over the failed-request threshold of %.1f %%",
+		e.Failed, e.Ended, 100*float64(e.Failed)/float64(e.Ended), 100*e.Threshold)
+}

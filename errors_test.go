@@ -63,6 +63,8 @@ func brokenOptions(t *testing.T) map[string]func(*Options) {
 		"MaxConnections":            func(o *Options) { o.MaxConnections = -1 },
 		"Preflight.Timeout":         func(o *Options) { o.Preflight.Timeout = -time.Second },
 		"AbortAfterConnectFailures": func(o *Options) { o.AbortAfterConnectFailures = -1 },
+		"FailedRequestThreshold":    func(o *Options) { t := 1.5; o.FailedRequestThreshold = &t },
+		"ProgressInterval":          func(o *Options) { o.ProgressInterval = -time.Second },
 		"MaxResponseEvents":         func(o *Options) { o.MaxResponseEvents = -1 },
 		"MaxEventBytes":             func(o *Options) { o.MaxEventBytes = -1 },
 		"MaxResponseBytes":          func(o *Options) { o.MaxResponseBytes = -1 },

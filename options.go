@@ -176,6 +176,10 @@ type Options struct {
 	Streaming bool
 	// IgnoreEOS asks the server to generate exactly max_tokens.
 	IgnoreEOS bool
+	// MinTokens also sends min_tokens equal to max_tokens (SGLang's
+	// generate endpoint: min_new_tokens), GenAI-Perf's
+	// --output-tokens-mean-deterministic.
+	MinTokens bool
 	// MaxTokensFromTrace sends each row's output length as max_tokens.
 	MaxTokensFromTrace bool
 	// ServerOutputLength keeps a trace row without an output length
@@ -230,7 +234,15 @@ type Options struct {
 	// got any answer, even an error status, disarms the check for the
 	// rest of the run. 0 never stops.
 	AbortAfterConnectFailures int
-
+	// FailedRequestThreshold, when not nil, aborts the run once more than
+	// this fraction (0 to 1) of its measured requests that ended had
+	// failed, checked once max(Replay.Concurrency, 10) of them had ended
+	// (AIPerf's --failed-request-threshold and its floor): no new requests, in-flight
+	// ones get Replay.Grace, what was recorded is written,
+	// run_info.stopped in summary.json says why, and [Run] returns the
+	// Result with a [*FailedRequestsError]. Warmup requests do not count.
+	// nil never aborts; 0 aborts at the first failure past the floor.
+	FailedRequestThreshold *float64
 	// BatchSize is the number of inputs per request of an embeddings
 	// endpoint, or of passages per request of a rankings endpoint (each of
 	// the row's input length); 1 for a generation endpoint.
@@ -330,6 +342,9 @@ type Options struct {
 	// Progress, when not nil, receives the progress line while the run
 	// goes (redrawn in place when it is a terminal), or the dashboard (UI).
 	Progress io.Writer
+	// ProgressInterval is how often the progress line is printed (or
+	// redrawn on a terminal); 0 = every 5 s, or every 250 ms on a terminal.
+	ProgressInterval time.Duration
 	// UI is the live view on Progress: [UILine] (or "") the progress line;
 	// [UIDashboard] the full-screen dashboard when Progress is a terminal
 	// and TERM is not "dumb", the progress line otherwise. The dashboard

@@ -149,7 +149,8 @@ func prime(ctx context.Context, rcfg runConfig, rp *replayPlan, log *slog.Logger
 	ps := &primeSink{sink: rcfg.Sink}
 	pc := rcfg
 	pc.Plan, pc.Sink, pc.Progress, pc.OnEnd, pc.Inputs, pc.Before = plan, ps, nil, nil, nil, nil
-	pc.Accuracy = nil // priming requests carry no items
+	pc.FailedRequestThreshold = nil // the run's own measured requests are judged, not the priming
+	pc.Accuracy = nil               // priming requests carry no items
 	start := time.Now()
 	res, err := runEngine(ctx, pc)
 	if err != nil {

@@ -202,13 +202,17 @@ func fmtDur(ns int64) string {
 	}
 }
 
-// run prints the line every interval until stop is closed: in place on a
-// terminal, as plain lines otherwise.
-func (p *progress) run(w io.Writer, tty bool, stop <-chan struct{}, done chan<- struct{}) {
+// run prints the line every interval (0: every 5 s, or 250 ms on a
+// terminal) until stop is closed: in place on a terminal, as plain lines
+// otherwise.
+func (p *progress) run(w io.Writer, tty bool, every time.Duration, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
-	every := 5 * time.Second
-	if tty {
+	switch {
+	case every > 0:
+	case tty:
 		every = 250 * time.Millisecond
+	default:
+		every = 5 * time.Second
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()

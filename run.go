@@ -242,7 +242,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	// Atomic: a full disk leaves no summary.json rather than a cut one. A
 	// failure here still returns the result.
 	sumErr := run.WriteSummary(res.Summary, out.Writer)
-	if err := writeOutputs(run, &o, res.Summary, out, inputs, rcfg.Outputs, log, aborted, runErr == nil && sumErr == nil); err != nil {
+	// A run the failed-request threshold stopped has every record of what
+	// it sent: its exports are written, as AIPerf writes them.
+	_, thresholdStop := errors.AsType[*FailedRequestsError](runErr)
+	if err := writeOutputs(run, &o, res.Summary, out, inputs, rcfg.Outputs, log, aborted, (runErr == nil || thresholdStop) && sumErr == nil); err != nil {
 		return out, err
 	}
 	return out, runError(runErr, sumErr, dir)
@@ -483,9 +486,10 @@ func newRunConfig(o *Options, rp *replayPlan, run *arrowio.Run, info summary.Run
 	if o.Progress != nil && uiOf(o) == UILine {
 		rcfg.Progress = o.Progress
 		rcfg.TTY = isTerminal(o.Progress)
+		rcfg.ProgressInterval = o.ProgressInterval
 	}
 	rcfg.Prog = newProgress(rp.plan)
-	rcfg.OnEnd, rcfg.AbortAfterConnectFailures = o.OnEnd, o.AbortAfterConnectFailures
+	rcfg.OnEnd, rcfg.AbortAfterConnectFailures, rcfg.FailedRequestThreshold = o.OnEnd, o.AbortAfterConnectFailures, o.FailedRequestThreshold
 	return rcfg, inputs
 }
 
@@ -680,6 +684,7 @@ func writeManifest(run *arrowio.Run, o *Options, rp *replayPlan, start time.Time
 		"adapter":                adapterManifest(rp),
 		"streaming":              rp.streaming,
 		"ignore_eos":             o.IgnoreEOS,
+		"min_tokens":             o.MinTokens,
 		"max_tokens_from_trace":  o.MaxTokensFromTrace,
 		"server_output_rows":     rp.stats.NoOutput,
 		"extra_body":             extraBodyForFiles(o.ExtraBody),

@@ -144,6 +144,13 @@ type runConfig struct {
 	// to end all failed to connect (Options.AbortAfterConnectFailures;
 	// 0 = never).
 	AbortAfterConnectFailures int
+	// FailedRequestThreshold aborts the run once more than this fraction
+	// of its measured requests had failed (Options.FailedRequestThreshold;
+	// nil = never).
+	FailedRequestThreshold *float64
+	// ProgressInterval is how often the progress line is printed
+	// (Options.ProgressInterval; 0 = the default).
+	ProgressInterval time.Duration
 	// Live, when not nil, gets every record as the summary does, on the
 	// collector's goroutine, and reads the run's in-flight counts and
 	// intended rate when scraped (--metrics-addr).
@@ -404,10 +411,7 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 		defer quietGC()()
 	}
 	stats, runErr := plan.RunOnClock(stopCtx, rn, e.Clock())
-	unreachable := rn.connect.err.Load()
-	if unreachable != nil {
-		stats.StopReason = fmt.Sprintf("the first %d requests failed to connect", unreachable.Requests)
-	}
+	unreachable, failed := rn.stopped(&stats)
 	if cfg.OnEnd != nil {
 		cfg.OnEnd()
 	}
@@ -424,7 +428,7 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 	<-progDone
 	sinkErr := rn.col.close()
 
-	res := rn.result(stats, interrupted.Load(), unreachable)
+	res := rn.result(stats, interrupted.Load(), unreachable, failed)
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return res, runErr
 	}
@@ -434,7 +438,24 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 	if unreachable != nil {
 		return res, unreachable
 	}
+	if failed != nil {
+		return res, failed
+	}
 	return res, nil
+}
+
+// stopped returns why the run stopped before its schedule ended, if it
+// did (the connect watch or the failed-request threshold), and says so
+// in stats.
+func (rn *runner) stopped(stats *replay.Stats) (*UnreachableError, *FailedRequestsError) {
+	unreachable, failed := rn.connect.err.Load(), rn.fails.err.Load()
+	if unreachable != nil {
+		stats.StopReason = fmt.Sprintf("the first %d requests failed to connect", unreachable.Requests)
+	}
+	if failed != nil {
+		stats.StopReason = fmt.Sprintf("%d of %d measured requests failed", failed.Failed, failed.Ended)
+	}
+	return unreachable, failed
 }
 
 // startProgress starts the progress line (runConfig.Progress); closing
@@ -442,7 +463,7 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 func (rn *runner) startProgress() (stop, done chan struct{}) {
 	stop, done = make(chan struct{}), make(chan struct{})
 	if rn.cfg.Progress != nil {
-		go rn.prog.run(rn.cfg.Progress, rn.cfg.TTY, stop, done)
+		go rn.prog.run(rn.cfg.Progress, rn.cfg.TTY, rn.cfg.ProgressInterval, stop, done)
 	} else {
 		close(done)
 	}
@@ -500,6 +521,10 @@ func (rn *runner) startCollector(abort context.CancelCauseFunc) {
 		rn.connect.stop = func(err error) { abort(err) }
 		rn.connect.armed.Store(true)
 	}
+	if t := cfg.FailedRequestThreshold; t != nil {
+		rn.fails = failWatch{on: true, limit: *t, floor: int64(max(rn.plan.Config().Concurrency, failedRequestFloor)),
+			stop: func(err error) { abort(err) }}
+	}
 }
 
 // watchStop stops sending when ctx is done, and then, after the plan's
@@ -513,7 +538,10 @@ func (rn *runner) watchStop(ctx context.Context, grace time.Duration, stopSendin
 		rn.signalled.Store(true)
 		cause := context.Cause(ctx)
 		_, unreachable := errors.AsType[*UnreachableError](cause)
+		_, failed := errors.AsType[*FailedRequestsError](cause)
 		switch {
+		case failed:
+			log.Error("stopping the run: no new requests; waiting for in-flight ones", slog.Any("err", cause), slog.Duration("grace", grace))
 		case unreachable:
 			// Not an interruption: the run ends early, as its schedule
 			// would have later; the error says why.
@@ -618,7 +646,7 @@ func (rn *runner) attachLive(live *livemetrics.Metrics) {
 
 // result is the run's result once every sender and the collector are
 // done: the scheduler's stats, the engines' counts and the summary.
-func (rn *runner) result(stats replay.Stats, interrupted bool, unreachable *UnreachableError) *engineResult {
+func (rn *runner) result(stats replay.Stats, interrupted bool, unreachable *UnreachableError, failed *FailedRequestsError) *engineResult {
 	cfg, plan, hist := rn.cfg, rn.plan, rn.hist
 	var retries int64
 	closes := false
@@ -636,6 +664,9 @@ func (rn *runner) result(stats replay.Stats, interrupted bool, unreachable *Unre
 	info.Cancelled = res.Interrupted
 	if u := unreachable; u != nil {
 		info.Stopped = fmt.Sprintf("the first %d requests all failed to connect to %s: %v", u.Requests, u.URL, u.Err)
+	}
+	if failed != nil {
+		info.Stopped = failed.reason()
 	}
 	if info.End.IsZero() {
 		info.End = time.Now().UTC()
@@ -704,6 +735,7 @@ type runner struct {
 	hctxOnce  sync.Once
 	inline    atomic.Int64
 	connect   connectWatch
+	fails     failWatch
 }
 
 // connectWatch stops a run whose first requests all failed to connect
@@ -736,6 +768,44 @@ func (w *connectWatch) see(r *record.Request, url string) {
 		w.err.Store(e)
 		w.stop(e)
 	}
+}
+
+// failedRequestFloor is the fewest measured requests that must have
+// ended before failWatch judges their failures (AIPerf's grace floor,
+// max(concurrency, 10)).
+const failedRequestFloor = 10
+
+// failWatch aborts a run once more than limit of its measured requests
+// that ended had failed (runConfig.FailedRequestThreshold), from the
+// floor-th on. Safe for concurrent use; off (on false), see does nothing.
+type failWatch struct {
+	on            bool
+	limit         float64
+	floor         int64
+	ended, failed atomic.Int64
+	fired         atomic.Bool
+	stop          func(error)
+	err           atomic.Pointer[FailedRequestsError] // set once it stopped the run
+}
+
+// see counts r, a request that ended (or a skipped job's record, with
+// ok false): warmup requests do not count. The first count over the
+// limit stops the run.
+func (w *failWatch) see(phase record.Phase, ok bool) {
+	if !w.on || phase != record.PhaseProfile {
+		return
+	}
+	failed := w.failed.Load()
+	if !ok {
+		failed = w.failed.Add(1)
+	}
+	n := w.ended.Add(1)
+	if n < w.floor || float64(failed) <= w.limit*float64(n) || !w.fired.CompareAndSwap(false, true) {
+		return
+	}
+	e := &FailedRequestsError{Failed: failed, Ended: n, Threshold: w.limit}
+	w.err.Store(e)
+	w.stop(e)
 }
 
 // senderState is one sender goroutine's: a Sender per target (created on
@@ -986,6 +1056,7 @@ func (rn *runner) send(s *engine.Sender, p *engine.Prepared, r *record.Request) 
 	if rn.connect.armed.Load() {
 		rn.connect.see(r, rn.baseURL(int(t)))
 	}
+	rn.fails.see(r.Phase, r.OK())
 	r.BytesSent = int64(len(p.Body))
 	rn.cfg.Outputs.add(r, s.Response())
 	if r.Graded {
@@ -1025,6 +1096,7 @@ func (rn *runner) lane(st *senderState, i int) *lane {
 // window may reuse the row's slot once Skip returns.
 func (rn *runner) Skip(j *replay.Job) {
 	rn.prog.failed(record.ErrNotDelivered)
+	rn.fails.see(j.Phase, false)
 	sk := skipped{j: *j, traceRow: -1, isl: -1}
 	if row := rn.row(j.Item); row != nil {
 		sk.traceRow, sk.session, sk.isl = row.Index, row.SessionID, traceISL(row)

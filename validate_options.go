@@ -316,6 +316,12 @@ func requestProblems(base string, o *Options) []*FieldError {
 	if o.AbortAfterConnectFailures < 0 {
 		bad("AbortAfterConnectFailures", "{AbortAfterConnectFailures} %d: must not be negative (0 = never stop)", o.AbortAfterConnectFailures)
 	}
+	if o.ProgressInterval < 0 {
+		bad("ProgressInterval", "{ProgressInterval} %v: must not be negative (0 = the default)", o.ProgressInterval)
+	}
+	if t := o.FailedRequestThreshold; t != nil && !(*t >= 0 && *t <= 1) {
+		bad("FailedRequestThreshold", "{FailedRequestThreshold} %v: want a fraction between 0 and 1", *t)
+	}
 	if o.MaxResponseEvents < 0 {
 		bad("MaxResponseEvents", "{MaxResponseEvents} %d: must not be negative (0 = no cap)", o.MaxResponseEvents)
 	}

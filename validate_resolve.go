@@ -242,7 +242,7 @@ func (v *validation) adapterConfig(isNative, resolved bool) adapter.Config {
 	if o.BatchSize > 1 && rp.kind == adapter.KindGenerate && resolved {
 		v.bad("BatchSize", "{BatchSize} %d: only embeddings and rankings endpoints take batches; {Endpoint} %q generates text", o.BatchSize, o.Endpoint)
 	}
-	ac := adapter.Config{Model: o.Model, Stream: rp.streaming, IgnoreEOS: o.IgnoreEOS, IncludeUsage: true, Seed: o.Replay.Seed}
+	ac := adapter.Config{Model: o.Model, Stream: rp.streaming, IgnoreEOS: o.IgnoreEOS, MinTokens: o.MinTokens, IncludeUsage: true, Seed: o.Replay.Seed}
 	if isNative && o.Adapter.Config != "" {
 		if err := json.Unmarshal([]byte(o.Adapter.Config), &ac.Options); err != nil {
 			v.bad("Adapter.Config", "{Adapter.Config} %q: a native endpoint takes a JSON object of strings, e.g. '%s': %v",

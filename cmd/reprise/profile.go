@@ -73,7 +73,7 @@ func profileFlags() []cli.Flag {
 		}
 		out = append(out, f)
 	}
-	return append(append(append(append(out, profileOwnFlags()...), profileSweepFlags()...), profileHubFlags()...), profileDatasetFlags()...)
+	return append(append(append(append(append(out, profileOwnFlags()...), profileSweepFlags()...), profileHubFlags()...), profileDatasetFlags()...), profileRunFlags()...)
 }
 
 // setAliases sets the Aliases of a flag value of the cli package.
@@ -219,8 +219,6 @@ var aiperfUnsupported = map[string]string{
 	"tokenizer-trust-remote-code":           "reprise runs no Python, so no tokenizer code from a repository: it reads tokenizer.json or a GGUF file (--tokenizer); a model whose tokenizer needs remote code is named in the error",
 	"export-http-trace":                     "records always carry the HTTP timings (dns, connect, headers, bytes); drop the flag",
 	"show-trace-timing":                     "records always carry the HTTP timings (dns, connect, headers, bytes); drop the flag",
-	"auto-plot":                             "plots are drawn afterwards: run reprise plot ARTIFACT_DIR (aiperf plot's flags)",
-	"no-auto-plot":                          "plots are drawn afterwards: run reprise plot ARTIFACT_DIR (aiperf plot's flags)",
 	"plot-required":                         "plots are drawn afterwards: run reprise plot ARTIFACT_DIR (aiperf plot's flags)",
 	"server-metrics-formats":                "server metrics are written as Parquet (metrics table of the run directory); drop the flag",
 	"network-latency-automatic":             "network-adjusted metrics are not computed; records carry connect and DNS times",
@@ -231,8 +229,6 @@ var aiperfUnsupported = map[string]string{
 	"otel-resource-attributes":              otelRefusal,
 	"gen-ai-provider":                       otelRefusal,
 	"convergence-mode":                      "only the ci_width mode (AIPerf's default) exists: --convergence-threshold bounds the interval's relative half-width; drop the flag",
-	"extra-verbose":                         "give reprise --log-level debug before the command",
-	"vv":                                    "give reprise --log-level debug before the command",
 	"workers-max":                           "reprise has no worker processes; --senders N sets the most requests in flight",
 	"max-workers":                           "reprise has no worker processes; --senders N sets the most requests in flight",
 	"record-processor-service-count":        "reprise has no record processor services; drop the flag",
@@ -245,9 +241,7 @@ var aiperfUnsupported = map[string]string{
 	"apply-chat-template":                   "use --isl-correction N for the tokens the chat template adds",
 	"cache-bust":                            "synthetic prompts are already distinct per request; drop the flag",
 	"prompt-corpus":                         "reprise builds prompts from its own word list (--prompt-seed picks them); drop the flag",
-	"failed-request-threshold":              "use --max-error-rate R (a fraction): over it the run exits 3",
 	"request-rate-series":                   "a series of rates is a trace: generate one with reprise synthesize and replay it",
-	"stats-interval":                        "the progress line updates by itself; drop the flag",
 	"backend":                               "GenAI-Perf's Triton backends are not supported; reprise speaks the OpenAI API (--endpoint-type chat or completions)",
 	"grpc-method":                           "gRPC endpoints are not supported; reprise speaks HTTP",
 	"checkpoint-dir":                        "GenAI-Perf's checkpoints do not exist here; drop the flag",
@@ -258,7 +252,6 @@ var aiperfUnsupported = map[string]string{
 	"p":                                     "use --benchmark-duration S",
 	"stability-percentage":                  "use --benchmark-duration S",
 	"s":                                     "use --benchmark-duration S",
-	"output-tokens-mean-deterministic":      "reprise sends ignore_eos by default, so outputs have the asked length (--no-ignore-eos to let the model stop)",
 	"scenario":                              "no scenarios: give the flags",
 	"unsafe-override":                       "no scenarios: give the flags",
 }
@@ -305,7 +298,7 @@ func profileUsageError(c *cli.Command, err error) error {
 // profileHooks map the profile flags that other files define
 // (profile_<name>.go) onto the options: one line each, run by
 // flagmap.Profile after AIPerf's own flags and before its defaults.
-var profileHooks = []flagmap.Hook{profileHubOptions, profileDataset}
+var profileHooks = []flagmap.Hook{profileHubOptions, profileDataset, flagmap.ProfileRunFlags}
 
 // *cli.Command is how the flag mappings read a command's values.
 var _ flagmap.Values = (*cli.Command)(nil)
@@ -343,7 +336,7 @@ func profileCommand(a *app) *cli.Command {
 			if err != nil {
 				return exitcode.UsageError(err, "see 'reprise profile --help'")
 			}
-			if cmd.Bool("verbose") {
+			if cmd.Bool("verbose") || cmd.Bool("extra-verbose") {
 				if l, err := newLogger(a.stderr, "debug", "text"); err == nil {
 					a.log = l
 				}
@@ -361,7 +354,8 @@ func profileCommand(a *app) *cli.Command {
 			if flagmap.Sweeps(&ps, recipe, search) || rerr != nil || serr != nil {
 				return runProfileSweep(ctx, a, cmd, o, runs, quiet)
 			}
-			return replayOnceOrRuns(ctx, a, o, runs, quiet, "--num-profile-runs replays the input", "see 'reprise profile --help'")
+			err = replayOnceOrRuns(ctx, a, o, runs, quiet, "--num-profile-runs replays the input", "see 'reprise profile --help'")
+			return profileAutoPlot(ctx, a, cmd, o.Output.Dir, err)
 		},
 	}
 	cmd.OnUsageError = func(_ context.Context, c *cli.Command, err error, _ bool) error {

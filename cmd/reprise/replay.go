@@ -402,6 +402,10 @@ func runError(err error, o *reprise.Options) error {
 	case errors.As(err, new(*reprise.TelemetryError)):
 		return exitcode.UsageError(spelled, "drop --gpu-telemetry, or point it at a DCGM exporter with dcgm=URL")
 	}
+	if _, ok := errors.AsType[*reprise.FailedRequestsError](err); ok {
+		return &exitcode.Error{Code: exitcode.SLOBreach, Err: spelled,
+			Hint: "every failure is in the records (error_kind, error_message); raise --failed-request-threshold, or drop it to send every request anyway"}
+	}
 	if ue, ok := errors.AsType[*reprise.UnreachableError](err); ok && ue.Requests > 0 {
 		return &exitcode.Error{Code: exitcode.RunError, Err: spelled,
 			Hint: "check --url and that the server is up; every failure is in the records; --abort-after-connect-failures 0 sends every request anyway"}

@@ -160,6 +160,12 @@ type Config struct {
 	Stream bool
 	// IgnoreEOS asks the server to generate exactly MaxTokens tokens.
 	IgnoreEOS bool
+	// MinTokens also sends a minimum output length equal to MaxTokens
+	// (min_tokens, vLLM's and SGLang's sampling parameter), so that the
+	// server generates exactly MaxTokens even where ignore_eos is not
+	// enough (GenAI-Perf's --output-tokens-mean-deterministic). Native
+	// OpenAI-style adapters only.
+	MinTokens bool
 	// IncludeUsage asks for a usage chunk on streams
 	// (stream_options.include_usage).
 	IncludeUsage bool

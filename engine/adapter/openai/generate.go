@@ -47,6 +47,12 @@ func (in *Instance) buildGenerate(b *adapter.BuildInput, raw *rawRow, stream boo
 		if in.cfg.IgnoreEOS && b.MaxTokens > 0 {
 			body = append(body, sep...)
 			body = append(body, `"ignore_eos":true`...)
+			sep = ","
+		}
+		if in.cfg.MinTokens && b.MaxTokens > 0 {
+			body = append(body, sep...)
+			body = append(body, `"min_new_tokens":`...)
+			body = strconv.AppendInt(body, int64(b.MaxTokens), 10)
 		}
 		body = append(body, '}')
 		if stream {

@@ -262,6 +262,10 @@ func (in *Instance) appendLimits(body []byte, b *adapter.BuildInput) []byte {
 		// would make the request run to the context limit.
 		body = append(body, `,"ignore_eos":true`...)
 	}
+	if in.cfg.MinTokens && b.MaxTokens > 0 {
+		body = append(body, `,"min_tokens":`...)
+		body = strconv.AppendInt(body, int64(b.MaxTokens), 10)
+	}
 	return body
 }
 

@@ -390,3 +390,33 @@ func BenchmarkParseChunk(b *testing.B) {
 		}
 	})
 }
+
+// TestBuildMinTokens: Config.MinTokens sends min_tokens equal to each
+// request's max_tokens (max_output_tokens for responses, min_new_tokens
+// in SGLang's sampling_params), and nothing without a limit or without
+// the setting.
+func TestBuildMinTokens(t *testing.T) {
+	cfg := adapter.Config{Model: "m", IgnoreEOS: true, MinTokens: true}
+	for _, ep := range []Endpoint{Chat, Completions, Responses} {
+		for _, n := range []int{7, 130} {
+			m := build(t, ep, cfg, adapter.BuildInput{PromptText: "hi", MaxTokens: n})
+			field := "max_tokens"
+			if ep == Responses {
+				field = "max_output_tokens"
+			}
+			if m["min_tokens"] != float64(n) || m[field] != float64(n) || m["ignore_eos"] != true {
+				t.Errorf("%v, %d tokens: body %v", ep, n, m)
+			}
+		}
+		if m := build(t, ep, cfg, adapter.BuildInput{PromptText: "hi"}); m["min_tokens"] != nil {
+			t.Errorf("%v without a limit: min_tokens %v", ep, m["min_tokens"])
+		}
+		if m := build(t, ep, adapter.Config{Model: "m"}, adapter.BuildInput{PromptText: "hi", MaxTokens: 5}); m["min_tokens"] != nil {
+			t.Errorf("%v without MinTokens: min_tokens %v", ep, m["min_tokens"])
+		}
+	}
+	m := build(t, SGLang, cfg, adapter.BuildInput{PromptText: "hi", MaxTokens: 9})
+	if sp := m["sampling_params"].(map[string]any); sp["min_new_tokens"] != 9.0 || sp["max_new_tokens"] != 9.0 || sp["ignore_eos"] != true {
+		t.Errorf("sglang sampling_params %v", sp)
+	}
+}

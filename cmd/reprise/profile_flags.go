@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v3"
+
+	"github.com/reprise-bench/reprise/arrowio"
+)
+
+// profileRunFlags are AIPerf's flags that watch and report a run,
+// mapped by flagmap.ProfileRunFlags (a profileHooks entry).
+func profileRunFlags() []cli.Flag {
+	const cat = "AIPerf"
+	return []cli.Flag{
+		&cli.FloatFlag{Name: "failed-request-threshold", Category: cat, HideDefault: true, Sources: envVars("failed-request-threshold"),
+			Usage: "abort the run once more than `F` (a fraction, 0 to 1) of its measured requests failed, judged from the max(--concurrency, 10)-th to end (default: never): in-flight requests get the grace period, every file is written with run_info.stopped saying why, exit 3"},
+		&cli.FloatFlag{Name: "stats-interval", Category: cat, HideDefault: true, Sources: envVars("stats-interval"),
+			Usage: "print the progress line every `S` seconds (default 5, or 0.25 redrawn in place on a terminal)"},
+		&cli.BoolFlag{Name: "extra-verbose", Aliases: []string{"vv"}, Category: cat, Sources: envVars("extra-verbose"),
+			Usage: "log at debug level, reprise's most detailed (AIPerf's trace level)"},
+		&cli.BoolFlag{Name: "output-tokens-mean-deterministic", Category: cat, Sources: envVars("output-tokens-mean-deterministic"),
+			Usage: "send min_tokens equal to max_tokens with ignore_eos, so the server generates exactly the asked length (GenAI-Perf's flag; SGLang's generate endpoint gets min_new_tokens)"},
+		&cli.BoolFlag{Name: "auto-plot", Category: cat, Sources: envVars("auto-plot"),
+			Usage: "after the run, write its HTML report as reprise plot ARTIFACT_DIR does (ARTIFACT_DIR/plots/report.html)"},
+		&cli.BoolFlag{Name: "no-auto-plot", Category: cat, Sources: envVars("no-auto-plot"),
+			Usage: "draw no report after the run (the default)"},
+	}
+}
+
+// profileAutoPlot runs reprise plot on the artifact directory dir after
+// the run when --auto-plot asks for it and the run wrote a summary; the
+// run's own outcome, runErr, is returned either way (a plot that fails is
+// logged).
+func profileAutoPlot(ctx context.Context, a *app, cmd *cli.Command, dir string, runErr error) error {
+	if !cmd.Bool("auto-plot") || cmd.Bool("no-auto-plot") {
+		return runErr
+	}
+	if _, err := os.Stat(filepath.Join(dir, arrowio.SummaryFile)); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, arrowio.RunsFile)); err != nil {
+			return runErr // nothing was measured (or a sweep, which has its own report)
+		}
+	}
+	if err := runPlot(ctx, a, plotConfig{Paths: []string{dir}, Theme: "light"}); err != nil {
+		a.log.Warn("--auto-plot: the report was not written", "err", err)
+	}
+	return runErr
+}
