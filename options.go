@@ -13,6 +13,7 @@ import (
 	"github.com/reprise-bench/reprise/internal/telemetry"
 	"github.com/reprise-bench/reprise/replay"
 	"github.com/reprise-bench/reprise/trace"
+	"github.com/reprise-bench/reprise/trace/synth"
 	"github.com/reprise-bench/reprise/wasm"
 )
 
@@ -544,6 +545,14 @@ type TraceOptions struct {
 	// "sequential" (or ""), "shuffle" or "random" (with replacement),
 	// drawn with Replay.Seed. Anything but sequential holds the rows.
 	Sampling string
+	// Synthesis, when not nil, reshapes the trace's rows before the run
+	// as AIPerf's --synthesis-* options do, in memory ([synth.Reshape]:
+	// the prefix, prompt and output multipliers, the root multiplier, an
+	// output cap; MaxISL is MaxInputTokens with SkipInvalid here). The
+	// trace is then held whole. Its Speedup, Window, Sample and Format are
+	// not used (Replay.Speedup is the run's); Seed seeds the root
+	// multiplier's draw.
+	Synthesis *synth.DeriveConfig
 }
 
 // OutputOptions say where and how the run directory is written.

@@ -171,6 +171,7 @@ func checkTraceOptions(o *Options, bad func(path, format string, args ...any)) {
 	if o.Trace.SpoolMiB < 1 {
 		bad("Trace.SpoolMiB", "{Trace.SpoolMiB} %d: want a positive number of MiB", o.Trace.SpoolMiB)
 	}
+	checkSynthesis(o, bad)
 	mediaProblems(&o.Media, bad)
 }
 

@@ -73,7 +73,7 @@ func profileFlags() []cli.Flag {
 		}
 		out = append(out, f)
 	}
-	return append(append(append(append(out, profileOwnFlags()...), profileSweepFlags()...), profileHubFlags()...), profileDatasetFlags()...)
+	return append(append(append(append(append(out, profileOwnFlags()...), profileSweepFlags()...), profileHubFlags()...), profileDatasetFlags()...), profileSynthFlags()...)
 }
 
 // setAliases sets the Aliases of a flag value of the cli package.
@@ -207,11 +207,6 @@ var aiperfUnsupported = map[string]string{
 	"rankings-passages-stddev":              "rankings requests have fixed counts and lengths here (--batch-size passages, --isl tokens each, --query-tokens); drop the standard deviation",
 	"rankings-passages-prompt-token-stddev": "rankings requests have fixed counts and lengths here (--batch-size passages, --isl tokens each, --query-tokens); drop the standard deviation",
 	"rankings-query-prompt-token-stddev":    "rankings requests have fixed counts and lengths here (--batch-size passages, --isl tokens each, --query-tokens); drop the standard deviation",
-	"synthesis-prefix-len-multiplier":       "rescale the trace first with reprise synthesize, then replay it",
-	"synthesis-prefix-root-multiplier":      "rescale the trace first with reprise synthesize, then replay it",
-	"synthesis-prompt-len-multiplier":       "rescale the trace first with reprise synthesize, then replay it",
-	"synthesis-output-len-multiplier":       "rescale the trace first with reprise synthesize, then replay it",
-	"synthesis-max-osl":                     "cap output lengths in the trace first (reprise synthesize), then replay it",
 	"adaptive-scale":                        "adaptive scaling is not supported; run a sweep of --concurrency values instead",
 	"adaptive-sustain-duration":             "adaptive scaling is not supported; run a sweep of --concurrency values instead",
 	"adaptive-assessment-period":            "adaptive scaling is not supported; run a sweep of --concurrency values instead",
@@ -305,7 +300,7 @@ func profileUsageError(c *cli.Command, err error) error {
 // profileHooks map the profile flags that other files define
 // (profile_<name>.go) onto the options: one line each, run by
 // flagmap.Profile after AIPerf's own flags and before its defaults.
-var profileHooks = []flagmap.Hook{profileHubOptions, profileDataset}
+var profileHooks = []flagmap.Hook{profileHubOptions, profileDataset, profileSynth}
 
 // *cli.Command is how the flag mappings read a command's values.
 var _ flagmap.Values = (*cli.Command)(nil)

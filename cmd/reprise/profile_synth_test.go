@@ -1,0 +1,126 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reprise-bench/reprise/trace"
+	"github.com/reprise-bench/reprise/trace/synth"
+)
+
+// TestProfileSynthesisMultipliers: AIPerf's --synthesis-* multipliers
+// reshape --input-file before the run, and the server sees it: prompts of
+// the new lengths, the doubled shared prefix cached, outputs scaled and
+// capped.
+func TestProfileSynthesisMultipliers(t *testing.T) {
+	srv := startMockServer(t, nil)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "mooncake.jsonl")
+	rows := `{"timestamp":0,"input_length":600,"output_length":4,"hash_ids":[1,2]}
+{"timestamp":1000,"input_length":700,"output_length":4,"hash_ids":[1,3]}
+`
+	if err := os.WriteFile(in, []byte(rows), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "", "profile", "-m", "reprise-mock", "--url", srv.URL(), "--input-file", in,
+		"--custom-dataset-type", "mooncake_trace", "--fixed-schedule", "--synthesis-speedup-ratio", "10",
+		"--synthesis-prefix-len-multiplier", "2", "--synthesis-prompt-len-multiplier", "0.5",
+		"--synthesis-output-len-multiplier", "2", "--synthesis-max-osl", "6",
+		"--artifact-dir", filepath.Join(dir, "run"), "--format", "jsonl", "--quiet", "--export", "none")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	log := srv.Log()
+	if len(log) != 2 {
+		t.Fatalf("%d requests; want 2", len(log))
+	}
+	// Shared prefix: 1 block of 512 → 2 blocks; tails 88 and 188 → 44, 94.
+	for i, want := range []int{2*512 + 44, 2*512 + 94} {
+		if log[i].PromptTokens != want || log[i].OutputTokens != 6 {
+			t.Errorf("request %d: %d prompt and %d output tokens; want %d and 6 (4·2, capped)", i, log[i].PromptTokens, log[i].OutputTokens, want)
+		}
+	}
+	if c := log[1].CachedTokens; c < 1024 || c >= 1024+16 {
+		t.Errorf("second request: %d tokens cached; want the stretched prefix, 1024 (the mock's 16-token blocks)", c)
+	}
+}
+
+// TestProfileSynthesisRootMultiplier: --synthesis-prefix-root-multiplier
+// spreads the sessions over disjoint copies of the prefix tree, as
+// trace/synth draws them with --random-seed: a request hits the server's
+// cache exactly when an earlier one landed in its copy.
+func TestProfileSynthesisRootMultiplier(t *testing.T) {
+	srv := startMockServer(t, nil)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "mooncake.jsonl")
+	var b strings.Builder
+	for i := range 8 {
+		fmt.Fprintf(&b, `{"timestamp":%d,"input_length":40,"output_length":2,"hash_ids":[7,%d]}`+"\n", i*500, 100+i)
+	}
+	if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "", "profile", "-m", "reprise-mock", "--url", srv.URL(), "--input-file", in,
+		"--custom-dataset-type", "mooncake_trace", "--fixed-schedule", "--synthesis-speedup-ratio", "10",
+		"--isl-block-size", "32", "--synthesis-prefix-root-multiplier", "3", "--random-seed", "5",
+		"--artifact-dir", filepath.Join(dir, "run"), "--format", "jsonl", "--quiet", "--export", "none")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want, _, err := trace.ReadAll(in, trace.Options{Format: trace.FormatMooncake, BlockSize: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := synth.NewDeriveConfig()
+	cfg.PrefixRootMultiplier, cfg.Seed = 3, 5
+	if want, _, err = synth.Reshape(want, cfg); err != nil {
+		t.Fatal(err)
+	}
+	log := srv.Log()
+	if len(log) != len(want) {
+		t.Fatalf("%d requests; want %d", len(log), len(want))
+	}
+	seen := map[uint64]bool{}
+	copies := 0
+	for i, l := range log {
+		root := want[i].HashIDs[0]
+		if hit := l.CachedTokens >= 32; hit != seen[root] {
+			t.Errorf("request %d (copy with root id %d): %d tokens cached; want a hit %v", i, root, l.CachedTokens, seen[root])
+		}
+		if !seen[root] {
+			copies++
+		}
+		seen[root] = true
+	}
+	if copies < 2 {
+		t.Errorf("the 8 sessions landed in %d copies of 3; the test needs at least 2", copies)
+	}
+}
+
+// TestProfileSynthesisErrors: bad values and a synthesis without a trace
+// exit 2 naming the flag.
+func TestProfileSynthesisErrors(t *testing.T) {
+	srv := startMockServer(t, nil)
+	in := filepath.Join(t.TempDir(), "mooncake.jsonl")
+	if err := os.WriteFile(in, []byte(`{"timestamp":0,"input_length":40,"output_length":2}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--input-file", in, "--synthesis-output-len-multiplier", "-1"}, "--synthesis-output-len-multiplier -1: want a finite number > 0"},
+		{[]string{"--input-file", in, "--synthesis-prefix-root-multiplier", "0"}, "--synthesis-prefix-root-multiplier 0: want a whole number ≥ 1"},
+		{[]string{"--input-file", in, "--synthesis-max-osl", "-3"}, "--synthesis-max-osl -3: want ≥ 1 token"},
+		{[]string{"--isl", "8", "--osl", "2", "--synthesis-prompt-len-multiplier", "2"}, "reshapes a trace"},
+	} {
+		args := append([]string{"profile", "-m", "reprise-mock", "--url", srv.URL(), "--artifact-dir", t.TempDir(), "--quiet"}, c.args...)
+		code, _, stderr := runCLI(t, "", args...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+}
