@@ -23,6 +23,8 @@ var optionsWithoutFlag = map[string]bool{
 	// --export-outputs-json (profile_hub.go).
 	"ServerOutputLength": true, "Synthetic.SeqDist": true, "Synthetic.Entries": true, "Synthetic.PrefixRandom": true,
 	"Output.ExportOutputs": true,
+	// profile's --synthesis-* multipliers (profile_synth.go).
+	"Trace.Synthesis": true,
 }
 
 // optionPaths returns the path of every field of t, nested structs'

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,6 +119,78 @@ func TestProfileSynthesisErrors(t *testing.T) {
 		{[]string{"--isl", "8", "--osl", "2", "--synthesis-prompt-len-multiplier", "2"}, "reshapes a trace"},
 	} {
 		args := append([]string{"profile", "-m", "reprise-mock", "--url", srv.URL(), "--artifact-dir", t.TempDir(), "--quiet"}, c.args...)
+		code, _, stderr := runCLI(t, "", args...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// TestProfileRequestRateSeries: --request-rate-series paces the run by
+// the series: the records' intended send times are where the expected
+// count Λ(t) of the series reaches each request (constant arrivals), and
+// the server receives the late requests (50 req/s) closer together than
+// the early ones (10 req/s rising).
+func TestProfileRequestRateSeries(t *testing.T) {
+	srv := startMockServer(t, nil)
+	dir := t.TempDir()
+	series := filepath.Join(dir, "series.json")
+	if err := os.WriteFile(series, []byte(`{"points":[{"time_s":0,"qps":10},{"time_s":0.5,"qps":50}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	code, _, stderr := runCLI(t, "", "profile", "-m", "reprise-mock", "--url", srv.URL(), "--isl", "8", "--osl", "2",
+		"--request-rate-series", series, "--arrival-pattern", "constant", "--request-count", "25",
+		"--artifact-dir", out, "--format", "jsonl", "--quiet", "--export", "none")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	recs := readRecords(t, out)
+	if len(recs) != 25 {
+		t.Fatalf("%d records; want 25", len(recs))
+	}
+	// Λ(t) = 10t + 40t² up to 0.5 s (rate 10 + 80t), 15 + 50(t − 0.5) after.
+	lambda := func(t float64) float64 {
+		if t <= 0.5 {
+			return 10*t + 40*t*t
+		}
+		return 15 + 50*(t-0.5)
+	}
+	var sent []float64
+	t0 := recs[0]["intended_ns"].(float64)
+	for i, r := range recs {
+		at := (r["intended_ns"].(float64) - t0) / 1e9
+		if got := lambda(at); math.Abs(got-float64(i)) > 1e-3 { // intended_ns to the µs
+			t.Errorf("request %d intended at %.6f s, where the series' count is %.6f; want %d", i, at, got, i)
+		}
+		sent = append(sent, at)
+	}
+	log := srv.Log()
+	if len(log) != 25 {
+		t.Fatalf("%d requests reached the server; want 25", len(log))
+	}
+	gap := func(a, b int) float64 { return float64(log[b].ReceivedNS-log[a].ReceivedNS) / 1e9 / float64(b-a) }
+	if early, late := gap(0, 5), gap(19, 24); !(early > 2*late) {
+		t.Errorf("mean gap between arrivals at the server: %.4f s early, %.4f s late; want the late ones (50 req/s) much closer", early, late)
+	}
+}
+
+// TestProfileRequestRateSeriesErrors: a bad series file is refused before
+// anything is sent, naming the flag, the file and the point.
+func TestProfileRequestRateSeriesErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`[{"time_s":1,"qps":5},{"time_s":0.5,"qps":6}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--request-rate-series", bad}, "--request-rate-series: " + bad + ": point 1: time 500ms is not after point 0's 1s"},
+		{[]string{"--request-rate-series", filepath.Join(dir, "none.json")}, "--request-rate-series: read request-rate series"},
+	} {
+		args := append([]string{"profile", "-m", "m", "--url", "http://127.0.0.1:9", "--isl", "8", "--osl", "2", "--artifact-dir", t.TempDir(), "--quiet"}, c.args...)
 		code, _, stderr := runCLI(t, "", args...)
 		if code != 2 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, stderr, c.want)
