@@ -500,6 +500,12 @@ type PromptOptions struct {
 	// ContextMode is "auto", "history" or "self-contained": how the turns
 	// of multi-turn sessions are sent.
 	ContextMode string
+	// Corpus is "" (the tokenizer's own word list) or the corpus
+	// synthesized prompts are made of, AIPerf's --prompt-corpus: "sonnet"
+	// (Shakespeare's sonnets) or "coding" (Go source code); its words
+	// that are one token each, in its order, so lengths and shared
+	// prefixes stay exact ([prompt.CorpusWords]).
+	Corpus string
 }
 
 // TraceOptions name the trace and say how it is read.

@@ -125,6 +125,9 @@ func promptConfig(o *Options, fixedISL bool) prompt.Config {
 	// template_tokens replace the one learned from the server.
 	pcfg.ISLCorrection, pcfg.FixedISLCorrection = o.Prompts.ISLCorrection, fixedISL
 	pcfg.Format = prompt.Format(o.Prompts.Format)
+	if o.Prompts.Corpus != "" {
+		pcfg.Corpus, _ = prompt.CorpusWords(o.Prompts.Corpus) // checkPrompts reported an unknown name
+	}
 	return pcfg
 }
 

@@ -231,6 +231,9 @@ func checkPrompts(o *Options, bad func(path, format string, args ...any)) {
 	default:
 		bad("Prompts.Format", "{Prompts.Format} %q: want %q or %q", f, prompt.FormatText, prompt.FormatTokenIDs)
 	}
+	if c := o.Prompts.Corpus; c != "" && c != prompt.CorpusSonnet && c != prompt.CorpusCoding {
+		bad("Prompts.Corpus", "{Prompts.Corpus} %q: want %s or %s", c, prompt.CorpusSonnet, prompt.CorpusCoding)
+	}
 	if o.Prompts.ISLCorrection < 0 {
 		bad("Prompts.ISLCorrection", "{Prompts.ISLCorrection} %d: want ≥ 0 tokens", o.Prompts.ISLCorrection)
 	}

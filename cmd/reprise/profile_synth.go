@@ -25,11 +25,14 @@ func profileSynthFlags() []cli.Flag {
 			Usage: "--input-file: output lengths become max(1, round(osl·`X`))"},
 		&cli.IntFlag{Name: "synthesis-max-osl", Category: cat, Sources: envVars("synthesis-max-osl"),
 			Usage: "--input-file: cap every output length at `N` tokens"},
+		&cli.StringFlag{Name: "prompt-corpus", Category: cat, Sources: envVars("prompt-corpus"),
+			Usage: "synthesized prompts are made of the words of `CORPUS`: sonnet (Shakespeare's sonnets) or coding (Go source code), in its order; lengths stay exact (its words that are one token each)"},
 	}
 }
 
 // profileSynth maps the flags of profileSynthFlags onto o.
 func profileSynth(v flagmap.Values, o *reprise.Options, rc *replay.Config) error {
+	o.Prompts.Corpus = v.String("prompt-corpus")
 	names := []string{"synthesis-prefix-len-multiplier", "synthesis-prefix-root-multiplier", "synthesis-prompt-len-multiplier",
 		"synthesis-output-len-multiplier", "synthesis-max-osl"}
 	for _, n := range names {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reprise-bench/reprise/internal/prompt"
 	"github.com/reprise-bench/reprise/trace"
 	"github.com/reprise-bench/reprise/trace/synth"
 )
@@ -195,5 +197,56 @@ func TestProfileRequestRateSeriesErrors(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, stderr, c.want)
 		}
+	}
+}
+
+// TestProfilePromptCorpus: --prompt-corpus sonnet builds the prompts of
+// Shakespeare's words, and the server still counts exactly --isl tokens.
+func TestProfilePromptCorpus(t *testing.T) {
+	srv := startMockServer(t, nil)
+	out := filepath.Join(t.TempDir(), "run")
+	code, _, stderr := runCLI(t, "", "profile", "-m", "reprise-mock", "--url", srv.URL(), "--prompt-corpus", "sonnet",
+		"--isl", "64", "--osl", "2", "--request-count", "6", "--artifact-dir", out, "--format", "jsonl", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, l := range srv.Log() {
+		if l.PromptTokens != 64 {
+			t.Errorf("request %d: %d prompt tokens, want 64", l.Seq, l.PromptTokens)
+		}
+	}
+	words, err := prompt.CorpusWords(prompt.CorpusSonnet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sonnet := map[string]bool{}
+	for _, w := range words {
+		sonnet[w] = true
+	}
+	var inputs struct {
+		Data []struct {
+			Payloads []struct {
+				Messages []struct{ Content string } `json:"messages"`
+			} `json:"payloads"`
+		} `json:"data"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "inputs.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &inputs)
+	}
+	if err != nil || len(inputs.Data) != 6 {
+		t.Fatalf("inputs.json: %v, %d requests; want 6", err, len(inputs.Data))
+	}
+	for i, d := range inputs.Data {
+		for _, w := range strings.Fields(d.Payloads[0].Messages[0].Content) {
+			if !sonnet[w] {
+				t.Fatalf("request %d: word %q is not Shakespeare's", i, w)
+			}
+		}
+	}
+	code, _, stderr = runCLI(t, "", "profile", "-m", "m", "--url", srv.URL(), "--prompt-corpus", "poems",
+		"--isl", "8", "--osl", "2", "--artifact-dir", t.TempDir(), "--quiet")
+	if code != 2 || !strings.Contains(stderr, `--prompt-corpus "poems": want sonnet or coding`) {
+		t.Errorf("unknown corpus: exit %d, %q", code, stderr)
 	}
 }
