@@ -506,6 +506,18 @@ type PromptOptions struct {
 	// that are one token each, in its order, so lengths and shared
 	// prefixes stay exact ([prompt.CorpusWords]).
 	Corpus string
+	// CacheBust is AIPerf's --cache-bust: "" or "none" (off), or a
+	// target (system_prefix, system_suffix, first_turn_prefix,
+	// first_turn_suffix). With a target, the run's synthesized words are
+	// drawn with Seed mixed with a random salt of this run, so no prompt
+	// shares a token block with an earlier run's (the server's cache
+	// cannot serve it); sharing within the run (hash ids, shared and
+	// pooled prefixes) stays as the trace or the options say. AIPerf
+	// inserts a marker per conversation at the target instead, which also
+	// breaks sharing between conversations and changes the lengths; here
+	// the lengths stay exact. Rows with their own text are sent as they
+	// are.
+	CacheBust string
 }
 
 // TraceOptions name the trace and say how it is read.

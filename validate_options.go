@@ -234,6 +234,11 @@ func checkPrompts(o *Options, bad func(path, format string, args ...any)) {
 	if c := o.Prompts.Corpus; c != "" && c != prompt.CorpusSonnet && c != prompt.CorpusCoding {
 		bad("Prompts.Corpus", "{Prompts.Corpus} %q: want %s or %s", c, prompt.CorpusSonnet, prompt.CorpusCoding)
 	}
+	switch o.Prompts.CacheBust {
+	case "", "none", "system_prefix", "system_suffix", "first_turn_prefix", "first_turn_suffix":
+	default:
+		bad("Prompts.CacheBust", "{Prompts.CacheBust} %q: want none, system_prefix, system_suffix, first_turn_prefix or first_turn_suffix", o.Prompts.CacheBust)
+	}
 	if o.Prompts.ISLCorrection < 0 {
 		bad("Prompts.ISLCorrection", "{Prompts.ISLCorrection} %d: want ≥ 0 tokens", o.Prompts.ISLCorrection)
 	}

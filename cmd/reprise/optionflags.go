@@ -44,7 +44,7 @@ var optionFlag = map[string]string{
 	"Synthetic.SharedPrefix": "--shared-prefix-length", "Synthetic.PrefixGroups": "--prefix-groups", "Synthetic.UserContext": "--user-context-length",
 	"Prompts.Seed": "--prompt-seed", "Prompts.HashMismatch": "--hash-mismatch",
 	"Prompts.ISLCorrection": "--isl-correction", "Prompts.Format": "--prompt-format",
-	"Prompts.ContextMode": "--context-mode", "Prompts.Corpus": "--prompt-corpus",
+	"Prompts.ContextMode": "--context-mode", "Prompts.Corpus": "--prompt-corpus", "Prompts.CacheBust": "--cache-bust",
 	"Trace.PublicDataset": "--public-dataset", "TokenizerRevision": "--tokenizer-revision",
 	"Trace.Path": "TRACE", "Trace.Format": "--trace-format", "Trace.BlockSize": "--block-size",
 	"Trace.MaxInputTokens": "--max-input-tokens", "Trace.SpoolMiB": "--stdin-spool-mib",

@@ -23,8 +23,8 @@ var optionsWithoutFlag = map[string]bool{
 	// --export-outputs-json (profile_hub.go).
 	"ServerOutputLength": true, "Synthetic.SeqDist": true, "Synthetic.Entries": true, "Synthetic.PrefixRandom": true,
 	"Output.ExportOutputs": true,
-	// profile's --synthesis-* multipliers and --prompt-corpus (profile_synth.go).
-	"Trace.Synthesis": true, "Prompts.Corpus": true,
+	// profile's --synthesis-* multipliers, --prompt-corpus and --cache-bust (profile_synth.go).
+	"Trace.Synthesis": true, "Prompts.Corpus": true, "Prompts.CacheBust": true,
 }
 
 // optionPaths returns the path of every field of t, nested structs'

@@ -239,7 +239,6 @@ var aiperfUnsupported = map[string]string{
 	"zmq-ipc-path":                          "reprise is one process (no ZMQ); drop the flag",
 	"zmq-dual-bind":                         "reprise is one process (no ZMQ); drop the flag",
 	"apply-chat-template":                   "use --isl-correction N for the tokens the chat template adds",
-	"cache-bust":                            "synthetic prompts are already distinct per request; drop the flag",
 	"failed-request-threshold":              "use --max-error-rate R (a fraction): over it the run exits 3",
 	"stats-interval":                        "the progress line updates by itself; drop the flag",
 	"backend":                               "GenAI-Perf's Triton backends are not supported; reprise speaks the OpenAI API (--endpoint-type chat or completions)",

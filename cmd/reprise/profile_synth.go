@@ -25,6 +25,8 @@ func profileSynthFlags() []cli.Flag {
 			Usage: "--input-file: output lengths become max(1, round(osl·`X`))"},
 		&cli.IntFlag{Name: "synthesis-max-osl", Category: cat, Sources: envVars("synthesis-max-osl"),
 			Usage: "--input-file: cap every output length at `N` tokens"},
+		&cli.StringFlag{Name: "cache-bust", Category: cat, Sources: envVars("cache-bust"),
+			Usage: "`TARGET` none, system_prefix, system_suffix, first_turn_prefix or first_turn_suffix: any but none salts this run's prompt words at random, so no prompt shares a cached block with an earlier run's (lengths stay exact; sharing within the run is kept)"},
 		&cli.StringFlag{Name: "prompt-corpus", Category: cat, Sources: envVars("prompt-corpus"),
 			Usage: "synthesized prompts are made of the words of `CORPUS`: sonnet (Shakespeare's sonnets) or coding (Go source code), in its order; lengths stay exact (its words that are one token each)"},
 	}
@@ -32,7 +34,7 @@ func profileSynthFlags() []cli.Flag {
 
 // profileSynth maps the flags of profileSynthFlags onto o.
 func profileSynth(v flagmap.Values, o *reprise.Options, rc *replay.Config) error {
-	o.Prompts.Corpus = v.String("prompt-corpus")
+	o.Prompts.Corpus, o.Prompts.CacheBust = v.String("prompt-corpus"), v.String("cache-bust")
 	names := []string{"synthesis-prefix-len-multiplier", "synthesis-prefix-root-multiplier", "synthesis-prompt-len-multiplier",
 		"synthesis-output-len-multiplier", "synthesis-max-osl"}
 	for _, n := range names {

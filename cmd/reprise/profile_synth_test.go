@@ -250,3 +250,48 @@ func TestProfilePromptCorpus(t *testing.T) {
 		t.Errorf("unknown corpus: exit %d, %q", code, stderr)
 	}
 }
+
+// TestProfileCacheBust: two runs with the same seed send the same
+// prompts, and the second finds them in the server's cache; with
+// --cache-bust, a third and a fourth run against the same server find
+// nothing cached (their prompts share no block with any earlier run's),
+// while the lengths stay exact.
+func TestProfileCacheBust(t *testing.T) {
+	srv := startMockServer(t, nil)
+	run := func(bust ...string) (cached, prompt int) {
+		t.Helper()
+		srv.ResetLog()
+		args := append([]string{"profile", "-m", "reprise-mock", "--url", srv.URL(), "--isl", "64", "--osl", "2",
+			"--request-count", "4", "--random-seed", "3", "--artifact-dir", t.TempDir(), "--format", "jsonl", "--quiet", "--export", "none"}, bust...)
+		code, _, stderr := runCLI(t, "", args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", bust, code, stderr)
+		}
+		log := srv.Log()
+		if len(log) != 4 {
+			t.Fatalf("%d requests; want 4", len(log))
+		}
+		for _, l := range log {
+			cached += l.CachedTokens
+			prompt += l.PromptTokens
+		}
+		return cached, prompt
+	}
+	run()
+	if c, _ := run(); c < 4*48 {
+		t.Fatalf("the same prompts again: %d tokens cached; want most of 4·64 (the control)", c)
+	}
+	for _, target := range []string{"first_turn_prefix", "system_suffix"} {
+		if c, p := run("--cache-bust", target); c != 0 || p != 4*64 {
+			t.Errorf("--cache-bust %s: %d tokens cached, %d sent; want 0 and 256", target, c, p)
+		}
+	}
+	if c, _ := run("--cache-bust", "none"); c < 4*48 {
+		t.Errorf("--cache-bust none: %d tokens cached; want the seed's prompts again, cached", c)
+	}
+	code, _, stderr := runCLI(t, "", "profile", "-m", "m", "--url", srv.URL(), "--cache-bust", "everywhere",
+		"--isl", "8", "--osl", "2", "--artifact-dir", t.TempDir(), "--quiet")
+	if code != 2 || !strings.Contains(stderr, `--cache-bust "everywhere": want none, system_prefix`) {
+		t.Errorf("unknown target: exit %d, %q", code, stderr)
+	}
+}
