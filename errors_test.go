@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reprise-bench/reprise/replay"
+	"github.com/reprise-bench/reprise/trace/synth"
 )
 
 // optionsFieldExists reports whether path ("Output.Dir", "Replay.Speedup")
@@ -17,6 +20,9 @@ import (
 func optionsFieldExists(path string) bool {
 	t := reflect.TypeFor[Options]()
 	for name := range strings.SplitSeq(path, ".") {
+		if t.Kind() == reflect.Pointer {
+			t = t.Elem() // Trace.Synthesis
+		}
 		if t.Kind() != reflect.Struct {
 			return false
 		}
@@ -87,8 +93,16 @@ func brokenOptions(t *testing.T) map[string]func(*Options) {
 		"Trace.SpoolMiB":            func(o *Options) { o.Trace.SpoolMiB = 0 },
 		"Prompts.HashMismatch":      func(o *Options) { o.Prompts.HashMismatch = "maybe" },
 		"Prompts.Format":            func(o *Options) { o.Prompts.Format = "bytes" },
-		"Prompts.ISLCorrection":     func(o *Options) { o.Prompts.ISLCorrection = -1 },
-		"Replay.Speedup":            func(o *Options) { o.Replay.Speedup = -1 },
+		"Prompts.Corpus":            func(o *Options) { o.Prompts.Corpus = "poems" },
+		"Prompts.CacheBust":         func(o *Options) { o.Prompts.CacheBust = "always" },
+		"Trace.Synthesis.OutputLenMultiplier": func(o *Options) {
+			s := synth.NewDeriveConfig()
+			s.OutputLenMultiplier = 0
+			o.Trace.Path, o.Trace.Synthesis = badRow, &s
+		},
+		"Replay.RateSeries":     func(o *Options) { o.Replay.RateSeries = []replay.RatePoint{{At: 0, QPS: 5}} },
+		"Prompts.ISLCorrection": func(o *Options) { o.Prompts.ISLCorrection = -1 },
+		"Replay.Speedup":        func(o *Options) { o.Replay.Speedup = -1 },
 		// NaN passes every comparison a range check makes; infinities
 		// pass the one-sided ones.
 		"Synthetic.OSL NaN":       func(o *Options) { o.Synthetic.OSL = math.NaN() },

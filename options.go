@@ -13,6 +13,7 @@ import (
 	"github.com/reprise-bench/reprise/internal/telemetry"
 	"github.com/reprise-bench/reprise/replay"
 	"github.com/reprise-bench/reprise/trace"
+	"github.com/reprise-bench/reprise/trace/synth"
 	"github.com/reprise-bench/reprise/wasm"
 )
 
@@ -525,6 +526,24 @@ type PromptOptions struct {
 	// chat and Responses endpoints only. 0 sends none. A synthetic load's
 	// shared prefixes are Synthetic.SharedPrefix and Synthetic.UserContext.
 	SharedSystemTokens, UserContextTokens int
+	// Corpus is "" (the tokenizer's own word list) or the corpus
+	// synthesized prompts are made of, AIPerf's --prompt-corpus: "sonnet"
+	// (Shakespeare's sonnets) or "coding" (Go source code); its words
+	// that are one token each, in its order, so lengths and shared
+	// prefixes stay exact ([prompt.CorpusWords]).
+	Corpus string
+	// CacheBust is AIPerf's --cache-bust: "" or "none" (off), or a
+	// target (system_prefix, system_suffix, first_turn_prefix,
+	// first_turn_suffix). With a target, the run's synthesized words are
+	// drawn with Seed mixed with a random salt of this run, so no prompt
+	// shares a token block with an earlier run's (the server's cache
+	// cannot serve it); sharing within the run (hash ids, shared and
+	// pooled prefixes) stays as the trace or the options say. AIPerf
+	// inserts a marker per conversation at the target instead, which also
+	// breaks sharing between conversations and changes the lengths; here
+	// the lengths stay exact. Rows with their own text are sent as they
+	// are.
+	CacheBust string
 }
 
 // TraceOptions name the trace and say how it is read.
@@ -583,6 +602,14 @@ type TraceOptions struct {
 	// session id gets "#k"). Replay.RequestCount, when also given, stops
 	// the run earlier. Not with a fixed schedule. Holds the rows.
 	Sessions int
+	// Synthesis, when not nil, reshapes the trace's rows before the run
+	// as AIPerf's --synthesis-* options do, in memory ([synth.Reshape]:
+	// the prefix, prompt and output multipliers, the root multiplier, an
+	// output cap; MaxISL is MaxInputTokens with SkipInvalid here). The
+	// trace is then held whole. Its Speedup, Window, Sample and Format are
+	// not used (Replay.Speedup is the run's); Seed seeds the root
+	// multiplier's draw.
+	Synthesis *synth.DeriveConfig
 }
 
 // OutputOptions say where and how the run directory is written.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"regexp"
 
 	"github.com/reprise-bench/reprise/engine"
@@ -123,11 +124,17 @@ func promptConfig(o *Options, fixedISL bool) prompt.Config {
 	// keeps a long-prompt replay within a few hundred MB.
 	pcfg.BlockCacheBytes = promptCacheBytes
 	pcfg.Seed = o.Prompts.Seed
+	if b := o.Prompts.CacheBust; b != "" && b != "none" {
+		pcfg.Seed ^= rand.Uint64() // this run's salt: no block equals an earlier run's
+	}
 	pcfg.Mismatch = prompt.Mismatch(o.Prompts.HashMismatch)
 	// An ISL correction given is every row's; else a recorded row's
 	// template_tokens replace the one learned from the server.
 	pcfg.ISLCorrection, pcfg.FixedISLCorrection = o.Prompts.ISLCorrection, fixedISL
 	pcfg.Format = prompt.Format(o.Prompts.Format)
+	if o.Prompts.Corpus != "" {
+		pcfg.Corpus, _ = prompt.CorpusWords(o.Prompts.Corpus) // checkPrompts reported an unknown name
+	}
 	return pcfg
 }
 

@@ -171,6 +171,7 @@ func checkTraceOptions(o *Options, bad func(path, format string, args ...any)) {
 	if o.Trace.SpoolMiB < 1 {
 		bad("Trace.SpoolMiB", "{Trace.SpoolMiB} %d: want a positive number of MiB", o.Trace.SpoolMiB)
 	}
+	checkSynthesis(o, bad)
 	mediaProblems(&o.Media, bad)
 	preambleProblems(o, bad)
 	entriesProblems(o, bad)
@@ -231,6 +232,14 @@ func checkPrompts(o *Options, bad func(path, format string, args ...any)) {
 	case prompt.FormatText, prompt.FormatTokenIDs:
 	default:
 		bad("Prompts.Format", "{Prompts.Format} %q: want %q or %q", f, prompt.FormatText, prompt.FormatTokenIDs)
+	}
+	if c := o.Prompts.Corpus; c != "" && c != prompt.CorpusSonnet && c != prompt.CorpusCoding {
+		bad("Prompts.Corpus", "{Prompts.Corpus} %q: want %s or %s", c, prompt.CorpusSonnet, prompt.CorpusCoding)
+	}
+	switch o.Prompts.CacheBust {
+	case "", "none", "system_prefix", "system_suffix", "first_turn_prefix", "first_turn_suffix":
+	default:
+		bad("Prompts.CacheBust", "{Prompts.CacheBust} %q: want none, system_prefix, system_suffix, first_turn_prefix or first_turn_suffix", o.Prompts.CacheBust)
 	}
 	if o.Prompts.ISLCorrection < 0 {
 		bad("Prompts.ISLCorrection", "{Prompts.ISLCorrection} %d: want ≥ 0 tokens", o.Prompts.ISLCorrection)

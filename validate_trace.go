@@ -44,6 +44,11 @@ func (v *validation) readTrace() (streamed bool, err error) {
 		return false, problem("Trace.Path", noRows(rp))
 	}
 	rp.rows = takeEntries(o, rp.rows)
+	if reshaping(o) {
+		if rp.rows, err = reshapeRows(o, rp.rows, v.log); err != nil {
+			return false, problem("Trace.Synthesis", err)
+		}
+	}
 	if sm, _ := trace.ParseSampling(o.Trace.Sampling); sm != trace.SampleSequential && o.Trace.Sessions == 0 {
 		n := 0
 		if o.Replay.RequestCount > 0 {
@@ -101,6 +106,11 @@ func scanTrace(o *Options, rp *replayPlan, src traceSource, opts trace.Options, 
 		rp.loadNote = "loading was asked for"
 		return false, nil
 	}
+	if reshaping(o) && rp.spool == nil {
+		closeTrace()
+		rp.loadNote = "the --synthesis-* options reshape the whole trace"
+		return false, nil
+	}
 	if sm, _ := trace.ParseSampling(o.Trace.Sampling); sm != trace.SampleSequential && rp.spool == nil {
 		closeTrace()
 		rp.loadNote = "dataset sampling " + string(sm) + " draws from all rows"
@@ -146,6 +156,10 @@ func scanTrace(o *Options, rp *replayPlan, src traceSource, opts trace.Options, 
 	}
 	if o.Trace.Hold { // standard input: its copy is complete now
 		rp.loadNote = "loading was asked for"
+		return false, nil
+	}
+	if reshaping(o) {
+		rp.loadNote = "the --synthesis-* options reshape the whole trace"
 		return false, nil
 	}
 	if sm, _ := trace.ParseSampling(o.Trace.Sampling); sm != trace.SampleSequential {

@@ -136,6 +136,13 @@ type Config struct {
 	// RateRamp ramps the rate linearly from 0 to RequestRate over this
 	// duration. 0 = no ramp.
 	RateRamp time.Duration
+	// RateSeries, when it has points, is the rate of ModeRate instead of
+	// RequestRate (AIPerf's --request-rate-series): the first point's
+	// rate until its time, linear between points, the last point's after
+	// it ([RateAt]), times from the run's start; the arrival pattern is
+	// Arrival's, time-changed to that rate. It excludes RequestRate and
+	// RateRamp (put the ramp in the series). See [ParseRateSeries].
+	RateSeries []RatePoint
 	// ConcurrencyRamp raises the closed-loop level from 1 to Concurrency in +1
 	// steps evenly spaced over this duration.
 	ConcurrencyRamp time.Duration
@@ -305,6 +312,7 @@ func (c *Config) Validate() error {
 	nonNegInt("Senders", c.Senders)
 	nonNegInt("PrefillConcurrency", c.PrefillConcurrency)
 
+	c.validateSeries(bad)
 	c.validateShard(bad)
 	if c.EndOffset > 0 && c.EndOffset < c.StartOffset {
 		bad("EndOffset", "{EndOffset} %v is before {StartOffset} %v", c.EndOffset, c.StartOffset)
@@ -336,7 +344,14 @@ func (c *Config) Validate() error {
 	if c.Senders > 0 && c.Concurrency > c.Senders {
 		bad("Senders", "{Concurrency} %d exceeds {Senders} %d: the extra sessions could never run", c.Concurrency, c.Senders)
 	}
-	// Fields that belong to one mode only.
+	c.validateModeFields(bad)
+	return errors.Join(errs...)
+}
+
+// validateModeFields reports the fields set for another mode than
+// c.Mode (nothing under ModeAuto: ModeFor checks those) and what c.Mode
+// needs.
+func (c *Config) validateModeFields(bad func(field, format string, args ...any)) {
 	m := c.Mode
 	if m != ModeAuto {
 		if m != ModeFixed {
@@ -354,6 +369,9 @@ func (c *Config) Validate() error {
 			if c.RateRamp > 0 {
 				bad("RateRamp", "{RateRamp} needs {Mode} rate, not %s", m)
 			}
+			if len(c.RateSeries) > 0 {
+				bad("RateSeries", "{RateSeries} needs {Mode} rate, not %s", m)
+			}
 		}
 		if m != ModeRate && (c.Arrival != DefaultArrival || c.Smoothness != DefaultSmoothness) {
 			bad("Arrival", "{Arrival}/{Smoothness} need {Mode} rate, not %s", m)
@@ -366,7 +384,7 @@ func (c *Config) Validate() error {
 		}
 		switch m {
 		case ModeRate:
-			if c.RequestRate == 0 {
+			if c.RequestRate == 0 && len(c.RateSeries) == 0 {
 				bad("RequestRate", "{Mode} rate needs {RequestRate}")
 			}
 		case ModeConcurrency:
@@ -379,7 +397,25 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
-	return errors.Join(errs...)
+}
+
+// validateSeries reports the problems of c.RateSeries.
+func (c *Config) validateSeries(bad func(field, format string, args ...any)) {
+	if len(c.RateSeries) == 0 {
+		return
+	}
+	if err := checkRateSeries(c.RateSeries); err != nil {
+		bad("RateSeries", "{RateSeries}: %w", err)
+	}
+	if c.RequestRate > 0 {
+		bad("RateSeries", "{RateSeries} and {RequestRate} are mutually exclusive (as in AIPerf)")
+	}
+	if c.RateRamp > 0 {
+		bad("RateSeries", "{RateSeries} and {RateRamp} are mutually exclusive; start the series at a low rate instead")
+	}
+	if c.UserCentricRate > 0 {
+		bad("RateSeries", "{RateSeries} and {UserCentricRate} are mutually exclusive (as in AIPerf)")
+	}
 }
 
 // ModeFor resolves ModeAuto for a run over a trace (traceRows) or a
@@ -407,6 +443,9 @@ func (c *Config) ModeFor(traceRows bool, hasTimestamps bool) (Mode, error) {
 			if c.RateRamp > 0 {
 				conflicting = append(conflicting, "{RateRamp}")
 			}
+			if len(c.RateSeries) > 0 {
+				conflicting = append(conflicting, "{RateSeries}")
+			}
 			if c.Arrival != DefaultArrival || c.Smoothness != DefaultSmoothness {
 				conflicting = append(conflicting, "{Arrival}/{Smoothness}")
 			}
@@ -423,7 +462,7 @@ func (c *Config) ModeFor(traceRows bool, hasTimestamps bool) (Mode, error) {
 			}
 		case c.UserCentricRate > 0:
 			m = ModeUserCentric
-		case c.RequestRate > 0:
+		case c.RequestRate > 0 || len(c.RateSeries) > 0:
 			m = ModeRate
 		case c.Concurrency > 0:
 			m = ModeConcurrency

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"errors"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -31,7 +32,7 @@ func TestValidateReportsEverything(t *testing.T) {
 	c.NumUsers = 3
 	before := c
 	err := c.Validate()
-	if c != before {
+	if !reflect.DeepEqual(c, before) {
 		t.Error("Validate changed the config")
 	}
 	for _, want := range []string{"Speedup 0", "Arrival \"uniform\"", "Late \"never\"", "Concurrency -1", "EndOffset 1s is before StartOffset 2s", "mutually exclusive", "NumUsers needs"} {

@@ -18,7 +18,10 @@ import (
 type Plan struct {
 	cfg  Config
 	mode Mode
-	rows []trace.Row // nil for a synthetic load
+	// series maps ModeRate's count axis to time for Config.RateSeries;
+	// nil without one.
+	series *seriesClock
+	rows   []trace.Row // nil for a synthetic load
 
 	// Sessions. Items are indices into rows; every kept row is in exactly
 	// one session. sessFirst lists each session's first kept turn in start
@@ -104,6 +107,7 @@ func NewPlan(cfg Config, rows []trace.Row) (*Plan, error) {
 	}
 	share := cfg.Share()
 	p := &Plan{cfg: share, mode: mode, rows: rows, limit: share.RequestCount, userRate: cfg.UserCentricRate}
+	p.series = seriesFor(share)
 	if hasDeps(rows) {
 		if cfg.Shard.Sharded() {
 			return nil, fieldError("Shard", "{Shard}: a trace of dependent requests (wait_for) cannot be sharded")

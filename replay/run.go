@@ -252,7 +252,7 @@ func newRunner(p *Plan, h Handler, sl sleeper, clk *Clock, wall0 int64, hctx con
 	if p.mode == ModeRate {
 		r.gaps = newGapSampler(p.cfg.Arrival, p.cfg.Smoothness, arrivalSeed(p.cfg.Seed, p.cfg.Shard))
 		r.tickX = shardPhase(p.cfg.Shard, p.cfg.Arrival, r.gaps)
-		r.tickAt = rampTime(r.tickX, p.cfg.RequestRate, p.cfg.RateRamp)
+		r.tickAt = p.tickTime(r.tickX)
 	}
 	r.senders = make([]sender, n)
 	for i := range r.senders {
@@ -807,7 +807,7 @@ func (r *runner) fireNext(src source, due int64) fireResult {
 		res := r.tick(due)
 		if res != blocked {
 			r.tickX += r.gaps.next()
-			r.tickAt = rampTime(r.tickX, p.cfg.RequestRate, p.cfg.RateRamp)
+			r.tickAt = p.tickTime(r.tickX)
 		}
 		if res == exhausted {
 			if len(r.heap) == 0 && r.outstanding.Load() == 0 {

@@ -115,6 +115,9 @@ func (c Config) Share() Config {
 		return c
 	}
 	c.RequestRate /= float64(s.Count)
+	if len(c.RateSeries) > 0 {
+		c.RateSeries = scaleSeries(c.RateSeries, s.Count)
+	}
 	if c.NumUsers > 0 {
 		u := s.part(c.NumUsers)
 		c.UserCentricRate = c.UserCentricRate * float64(u) / float64(c.NumUsers)

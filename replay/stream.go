@@ -131,6 +131,7 @@ func NewStreamPlan(sv *Survey, open func() (*trace.Reader, error)) (*Plan, error
 		return nil, err
 	}
 	p := &Plan{cfg: cfg, mode: mode, limit: cfg.RequestCount, meanTurns: 1}
+	p.series = seriesFor(cfg)
 	c := &p.cfg
 	first, n := int64(0), sv.rows
 	if mode == ModeFixed {

@@ -23,6 +23,8 @@ var optionsWithoutFlag = map[string]bool{
 	// --export-outputs-json (profile_hub.go).
 	"ServerOutputLength": true, "Synthetic.SeqDist": true, "Synthetic.Entries": true, "Synthetic.PrefixRandom": true, "Trace.Entries": true,
 	"Output.ExportOutputs": true,
+	// profile's --synthesis-* multipliers, --prompt-corpus and --cache-bust (profile_synth.go).
+	"Trace.Synthesis": true, "Prompts.Corpus": true, "Prompts.CacheBust": true,
 }
 
 // optionPaths returns the path of every field of t, nested structs'

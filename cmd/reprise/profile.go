@@ -37,6 +37,7 @@ var profileAliases = map[string][]string{
 	"dataset-sampling": {"dataset-sampling-strategy"},
 	"concurrency":      {"session-concurrency"},
 	"speedup":          {"synthesis-speedup-ratio"},
+	"rate-series":      {"request-rate-series"},
 	"batch-size-image": {"image-batch-size"},
 	"batch-size-audio": {"audio-batch-size"},
 	"batch-size-video": {"video-batch-size"},
@@ -73,7 +74,7 @@ func profileFlags() []cli.Flag {
 		}
 		out = append(out, f)
 	}
-	return append(append(append(append(append(out, profileOwnFlags()...), profileSweepFlags()...), profileHubFlags()...), profileDatasetFlags()...), profileRunFlags()...)
+	return append(append(append(append(append(append(out, profileOwnFlags()...), profileSweepFlags()...), profileHubFlags()...), profileDatasetFlags()...), profileRunFlags()...), profileSynthFlags()...)
 }
 
 // setAliases sets the Aliases of a flag value of the cli package.
@@ -207,11 +208,6 @@ var aiperfUnsupported = map[string]string{
 	"rankings-passages-stddev":              "rankings requests have fixed counts and lengths here (--batch-size passages, --isl tokens each, --query-tokens); drop the standard deviation",
 	"rankings-passages-prompt-token-stddev": "rankings requests have fixed counts and lengths here (--batch-size passages, --isl tokens each, --query-tokens); drop the standard deviation",
 	"rankings-query-prompt-token-stddev":    "rankings requests have fixed counts and lengths here (--batch-size passages, --isl tokens each, --query-tokens); drop the standard deviation",
-	"synthesis-prefix-len-multiplier":       "rescale the trace first with reprise synthesize, then replay it",
-	"synthesis-prefix-root-multiplier":      "rescale the trace first with reprise synthesize, then replay it",
-	"synthesis-prompt-len-multiplier":       "rescale the trace first with reprise synthesize, then replay it",
-	"synthesis-output-len-multiplier":       "rescale the trace first with reprise synthesize, then replay it",
-	"synthesis-max-osl":                     "cap output lengths in the trace first (reprise synthesize), then replay it",
 	"adaptive-scale":                        "adaptive scaling is not supported; run a sweep of --concurrency values instead",
 	"adaptive-sustain-duration":             "adaptive scaling is not supported; run a sweep of --concurrency values instead",
 	"adaptive-assessment-period":            "adaptive scaling is not supported; run a sweep of --concurrency values instead",
@@ -239,9 +235,6 @@ var aiperfUnsupported = map[string]string{
 	"zmq-ipc-path":                          "reprise is one process (no ZMQ); drop the flag",
 	"zmq-dual-bind":                         "reprise is one process (no ZMQ); drop the flag",
 	"apply-chat-template":                   "use --isl-correction N for the tokens the chat template adds",
-	"cache-bust":                            "synthetic prompts are already distinct per request; drop the flag",
-	"prompt-corpus":                         "reprise builds prompts from its own word list (--prompt-seed picks them); drop the flag",
-	"request-rate-series":                   "a series of rates is a trace: generate one with reprise synthesize and replay it",
 	"backend":                               "GenAI-Perf's Triton backends are not supported; reprise speaks the OpenAI API (--endpoint-type chat or completions)",
 	"grpc-method":                           "gRPC endpoints are not supported; reprise speaks HTTP",
 	"checkpoint-dir":                        "GenAI-Perf's checkpoints do not exist here; drop the flag",
@@ -298,7 +291,7 @@ func profileUsageError(c *cli.Command, err error) error {
 // profileHooks map the profile flags that other files define
 // (profile_<name>.go) onto the options: one line each, run by
 // flagmap.Profile after AIPerf's own flags and before its defaults.
-var profileHooks = []flagmap.Hook{profileHubOptions, profileDataset, flagmap.ProfileRunFlags}
+var profileHooks = []flagmap.Hook{profileHubOptions, profileDataset, flagmap.ProfileRunFlags, profileSynth}
 
 // *cli.Command is how the flag mappings read a command's values.
 var _ flagmap.Values = (*cli.Command)(nil)

@@ -44,6 +44,8 @@ func timingFlags() []cli.Flag {
 			Usage: "keep `N` sessions in flight (closed loop), or cap them in the other modes"},
 		&cli.DurationFlag{Name: "rate-ramp", Category: catLoad, Sources: envVars("rate-ramp"),
 			Usage: "ramp the request rate linearly from 0 over `D`"},
+		&cli.StringFlag{Name: "rate-series", Category: catLoad, Sources: envVars("rate-series"),
+			Usage: "the request rate follows the piecewise-linear series of JSON `FILE` {\"points\":[{\"time_s\":S,\"qps\":R},…]} (AIPerf's --request-rate-series: the first rate before its time, the last after; arrivals by --arrival); excludes --request-rate and --rate-ramp"},
 		&cli.DurationFlag{Name: "concurrency-ramp", Category: catLoad, Sources: envVars("concurrency-ramp"),
 			Usage: "raise the closed-loop concurrency from 1 in even steps over `D`"},
 		&cli.BoolFlag{Name: "ignore-turn-delays", Category: catLoad, Sources: envVars("ignore-turn-delays"),
@@ -93,7 +95,7 @@ func timingFlags() []cli.Flag {
 var timingFlag = map[string]string{
 	"Mode": "mode", "AutoOffset": "auto-offset", "StartOffset": "start-offset", "EndOffset": "end-offset",
 	"Speedup": "speedup", "RequestRate": "request-rate", "Arrival": "arrival", "Smoothness": "smoothness",
-	"Concurrency": "concurrency", "RateRamp": "rate-ramp", "ConcurrencyRamp": "concurrency-ramp",
+	"Concurrency": "concurrency", "RateRamp": "rate-ramp", "RateSeries": "rate-series", "ConcurrencyRamp": "concurrency-ramp",
 	"UserCentricRate": "user-centric-rate", "NumUsers": "num-users", "RequestCount": "request-count",
 	"Duration": "duration", "Grace": "grace", "WarmupRequests": "warmup-requests",
 	"WarmupDuration": "warmup-duration", "Late": "late", "LateThreshold": "late-threshold", "Seed": "seed",

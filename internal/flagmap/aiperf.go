@@ -63,6 +63,10 @@ type Hook func(v Values, o *reprise.Options, rc *replay.Config) error
 func Profile(v Values, base reprise.Options, hooks ...Hook) (o reprise.Options, quiet bool, err error) {
 	var errs []error
 	rc, err := Timing(v)
+	if err != nil && strings.Contains(err.Error(), "--rate-series: ") {
+		// AIPerf's spelling of replay's --rate-series.
+		err = errors.New(strings.ReplaceAll(err.Error(), "--rate-series: ", "--request-rate-series: "))
+	}
 	errs = append(errs, err)
 	o = base
 	// The flags that take a comma list (profile_sweep.go): a single
@@ -187,7 +191,7 @@ func profileTiming(v Values, o *reprise.Options, rc *replay.Config, errs *[]erro
 		switch {
 		case rc.UserCentricRate > 0:
 			rc.Mode = replay.ModeUserCentric
-		case rc.RequestRate > 0:
+		case rc.RequestRate > 0 || len(rc.RateSeries) > 0:
 			rc.Mode = replay.ModeRate
 		default:
 			rc.Mode = replay.ModeConcurrency
@@ -289,7 +293,7 @@ func profileDefaults(o *reprise.Options, rc *replay.Config) {
 	}
 	// Without a load model AIPerf runs one request at a time (its
 	// concurrency burst), unless a file's timestamps make a fixed schedule.
-	if rc.Mode == replay.ModeAuto && rc.RequestRate == 0 && rc.UserCentricRate == 0 && rc.Concurrency == 0 &&
+	if rc.Mode == replay.ModeAuto && rc.RequestRate == 0 && len(rc.RateSeries) == 0 && rc.UserCentricRate == 0 && rc.Concurrency == 0 &&
 		(o.Trace.Path == "" || !fileHasTimestamps(o.Trace.Path, o.Trace.Format, o.Trace.Columns)) {
 		rc.Concurrency = 1
 	}
@@ -347,6 +351,8 @@ func ArtifactName(o *reprise.Options) string {
 		stim = fmt.Sprintf("user_centric-users%d-qps%s", o.Replay.NumUsers, strconv.FormatFloat(o.Replay.UserCentricRate, 'f', -1, 64))
 	case o.Replay.RequestRate > 0:
 		stim = "request_rate" + strconv.FormatFloat(o.Replay.RequestRate, 'f', -1, 64)
+	case len(o.Replay.RateSeries) > 0:
+		stim = "request_rate_series"
 	}
 	model := strings.ReplaceAll(o.Model, "/", "_")
 	if model == "" {

@@ -53,10 +53,15 @@ func Timing(v Values) (replay.Config, error) {
 	c.MaxTurnDelay = v.Duration("max-turn-delay")
 	c.PrefillConcurrencyRamp = v.Duration("prefill-concurrency-ramp")
 	c.Dependencies = replay.DepPolicy(strings.ToLower(v.String("dependencies")))
-	var err1, err2 error
+	var err1, err2, err3 error
 	c.Shard, err1 = ParseShard(v.String("shard"), os.Getenv)
 	c.StartAt, err2 = ParseStartAt(v.String("start-at"), time.Now())
-	return c, errors.Join(err1, err2)
+	if path := v.String("rate-series"); path != "" {
+		if c.RateSeries, err3 = replay.ReadRateSeries(path); err3 != nil {
+			err3 = fmt.Errorf("--rate-series: %w", err3)
+		}
+	}
+	return c, errors.Join(err1, err2, err3)
 }
 
 // ParseShard parses --shard: "I/N", where I may be "index", the value

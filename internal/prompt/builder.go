@@ -92,10 +92,13 @@ type Stats struct {
 // Builder builds prompts for one tokenizer. It is safe for concurrent use;
 // see the package documentation for what order means.
 type Builder struct {
-	tok        tokenizer.Tokenizer
-	cfg        Config
-	words      []string // " word", each exactly one token
-	wordIDs    []int32
+	tok     tokenizer.Tokenizer
+	cfg     Config
+	words   []string // " word", each exactly one token
+	wordIDs []int32
+	// seq is Config.Corpus as indices into words (its words that are in
+	// the vocabulary, in order); nil without a corpus.
+	seq        []uint32
 	stripFirst bool
 	avgWord    int
 
@@ -309,6 +312,13 @@ func (s *Builder) pickWords() error {
 	var cands []cand
 	stripOK := 0
 	var one []int
+	var inCorpus map[string]bool
+	if s.cfg.Corpus != nil {
+		inCorpus = make(map[string]bool, 4096)
+		for _, w := range s.cfg.Corpus {
+			inCorpus[w] = true
+		}
+	}
 	// The mode (spaced or stripped) is decided by the first 256
 	// qualifying words; then words of that mode are collected up to
 	// MaxWords.
@@ -318,7 +328,7 @@ func (s *Builder) pickWords() error {
 			break
 		}
 		p, ok := v.Piece(id)
-		if !ok || !isWordPiece(p) {
+		if !ok || !isWordPiece(p) || inCorpus != nil && !inCorpus[p[1:]] {
 			continue
 		}
 		one = s.tok.AppendEncode(one[:0], p)
@@ -356,6 +366,7 @@ func (s *Builder) pickWords() error {
 		}
 		bad := s.verifyWords()
 		if bad < 0 {
+			s.corpusSequence()
 			return nil
 		}
 		if round == 100 {
@@ -363,6 +374,23 @@ func (s *Builder) pickWords() error {
 		}
 		s.words = append(s.words[:bad], s.words[bad+1:]...)
 		s.wordIDs = append(s.wordIDs[:bad], s.wordIDs[bad+1:]...)
+	}
+}
+
+// corpusSequence maps Config.Corpus onto the vocabulary (s.seq).
+func (s *Builder) corpusSequence() {
+	if s.cfg.Corpus == nil {
+		return
+	}
+	index := make(map[string]uint32, len(s.words))
+	for i, w := range s.words {
+		index[w[1:]] = uint32(i)
+	}
+	s.seq = make([]uint32, 0, len(s.cfg.Corpus))
+	for _, w := range s.cfg.Corpus {
+		if i, ok := index[w]; ok {
+			s.seq = append(s.seq, i)
+		}
 	}
 }
 
@@ -828,8 +856,19 @@ func (s *Builder) generate(state uint64, first uint32, size int, withIDs bool) *
 	}
 	n := uint64(len(s.words))
 	w := first
+	var at uint64 // with a corpus: where the block reads it
+	if s.seq != nil {
+		at = mulHi(mix(state^corpusDomain), uint64(len(s.seq)))
+	}
 	for j := 0; j < size; j++ {
-		if j > 0 {
+		switch {
+		case j == 0:
+		case s.seq != nil:
+			w = s.seq[at]
+			if at++; at == uint64(len(s.seq)) {
+				at = 0
+			}
+		default:
 			state += golden
 			w = uint32(mulHi(mix(state), n))
 		}
@@ -941,10 +980,11 @@ func (s *Builder) countContent(c json.RawMessage) int {
 
 // Stream constants: splitmix64.
 const (
-	golden      = 0x9e3779b97f4a7c15
-	freshDomain = 0x66726573682d2d2d // "fresh---"
-	keyDomain   = 0x6b65792d2d2d2d2d // "key-----" (BuildKeyed)
-	firstDomain = 0x6669727374776f72 // "firstwor"
+	golden       = 0x9e3779b97f4a7c15
+	freshDomain  = 0x66726573682d2d2d // "fresh---"
+	keyDomain    = 0x6b65792d2d2d2d2d // "key-----" (BuildKeyed)
+	firstDomain  = 0x6669727374776f72 // "firstwor"
+	corpusDomain = 0x636f727075732d2d // "corpus--"
 )
 
 // mix is splitmix64's finalizer: a bijection of uint64 with good avalanche.

@@ -67,6 +67,15 @@ type Config struct {
 	// BlockCacheBytes bounds the memory of cached blocks (text, ids and
 	// bookkeeping); least recently used blocks are evicted beyond it.
 	BlockCacheBytes int64
+	// Corpus, when not nil, is the text prompts are made of (AIPerf's
+	// --prompt-corpus, [CorpusWords]): its words, in order. The
+	// vocabulary is then the corpus's words that are one token of the
+	// tokenizer (at least MinWords distinct ones), and after its first
+	// word (chosen as without a corpus, from that vocabulary) a block
+	// reads the corpus's words in order from a point its id draws;
+	// corpus words that are not one token are left out. Lengths and
+	// shared prefixes are exact as without it.
+	Corpus []string
 	// ExpectedCacheTokens, when positive, is the capacity in tokens of an
 	// LRU prefix-cache model whose hits are reported in
 	// Prompt.ExpectedCachedTokensLRU next to the infinite-cache ones.
