@@ -35,8 +35,16 @@ const (
 // maxShards bounds the Parquet files of one split.
 const maxShards = 10_000
 
-// ErrColumn: a column the spec or a filter names is not in the dataset.
-var ErrColumn = errors.New("no such column")
+// The errors of a dataset that lacks what a Spec or a Filter names
+// (match them with errors.Is); their text names what it has.
+var (
+	// ErrColumn: a column the spec or a filter names is not in the dataset.
+	ErrColumn = errors.New("no such column")
+	// ErrSubset: the Parquet conversion has no such config (subset).
+	ErrSubset = errors.New("no such subset")
+	// ErrSplit: the config has no such split.
+	ErrSplit = errors.New("no such split")
+)
 
 // Spec names a dataset split and how one of its rows becomes prompts.
 // The zero Config and Split are DefaultConfig and DefaultSplit.
@@ -169,12 +177,53 @@ func shards(ctx context.Context, hub hfhub.Config, s Spec) (Result, error) {
 			if r, perr := shards(ctx, hub, partial); perr == nil {
 				return r, nil
 			}
-			return res, fmt.Errorf("%w (the Hub's Parquet conversion has no %s/%s: see the config and split folders at %s/datasets/%s/tree/%s and give the config with --hf-subset)",
-				err, s.Config, s.Split, hub.Endpoint, s.Repo, strings.ReplaceAll(ConvertRevision, "/", "%2F"))
+			return res, missing(ctx, hub, s, err)
 		}
 		return res, err
 	}
 	return res, fmt.Errorf("dataset %s %s/%s: more than %d Parquet files", s.Repo, s.Config, s.Split, maxShards)
+}
+
+// missing explains a split the conversion lacks (err, the download's
+// error): the dataset's configs when it has no s.Config, else the
+// config's splits, as the Hub lists them (offline: as the cache does).
+func missing(ctx context.Context, hub hfhub.Config, s Spec, err error) error {
+	configs, fromCache, lerr := folders(ctx, hub, s.Repo, "")
+	if lerr != nil {
+		return fmt.Errorf("dataset %s: the Parquet conversion has no %s/%s, and its folders could not be listed (%v): %w", s.Repo, s.Config, s.Split, lerr, err)
+	}
+	where := "the Hub's Parquet conversion"
+	if fromCache {
+		where = "the cache (offline; the Hub may have more)"
+	}
+	if !slices.Contains(configs, s.Config) {
+		return fmt.Errorf("dataset %s has no subset %q: %w; its subsets in %s: %s", s.Repo, s.Config, ErrSubset, where, strings.Join(configs, ", "))
+	}
+	splits, _, lerr := folders(ctx, hub, s.Repo, s.Config)
+	if lerr != nil {
+		return fmt.Errorf("dataset %s subset %s: no split %s, and its splits could not be listed (%v): %w", s.Repo, s.Config, s.Split, lerr, err)
+	}
+	for i, sp := range splits {
+		splits[i] = strings.TrimPrefix(sp, "partial-")
+	}
+	splits = slices.Compact(splits)
+	return fmt.Errorf("dataset %s subset %s has no split %q: %w; its splits in %s: %s", s.Repo, s.Config, s.Split, ErrSplit, where, strings.Join(splits, ", "))
+}
+
+// folders lists the folder names in dir of the Parquet conversion.
+func folders(ctx context.Context, hub hfhub.Config, repo, dir string) ([]string, bool, error) {
+	entries, fromCache, err := hub.List(ctx, hfhub.Dataset, repo, ConvertRevision, dir)
+	if err != nil {
+		return nil, fromCache, err
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	slices.Sort(out)
+	return out, fromCache, nil
 }
 
 // line is one row of the prompt file.
