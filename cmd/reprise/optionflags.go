@@ -45,7 +45,7 @@ var optionFlag = map[string]string{
 	"Prompts.Seed": "--prompt-seed", "Prompts.HashMismatch": "--hash-mismatch",
 	"Prompts.ISLCorrection": "--isl-correction", "Prompts.Format": "--prompt-format",
 	"Prompts.ContextMode": "--context-mode",
-	"Trace.PublicDataset": "--public-dataset", "TokenizerRevision": "--tokenizer-revision",
+	"Trace.PublicDataset": "--public-dataset", "Trace.PublicSubset": "--hf-subset", "Trace.PublicFilters": "--dataset-filter", "TokenizerRevision": "--tokenizer-revision",
 	"Trace.Path": "TRACE", "Trace.Format": "--trace-format", "Trace.BlockSize": "--block-size",
 	"Trace.MaxInputTokens": "--max-input-tokens", "Trace.SpoolMiB": "--stdin-spool-mib",
 	"Trace.SkipInvalid": "--skip-invalid", "Trace.DropFailed": "--drop-failed", "Trace.ModelFilter": "--model-filter",

@@ -44,7 +44,14 @@ var (
 	ErrSubset = errors.New("no such subset")
 	// ErrSplit: the config has no such split.
 	ErrSplit = errors.New("no such split")
+	// ErrFilterKey: a filter's key is not a column (also an ErrColumn).
+	ErrFilterKey error = filterKeyError{}
 )
+
+type filterKeyError struct{}
+
+func (filterKeyError) Error() string { return ErrColumn.Error() }
+func (filterKeyError) Unwrap() error { return ErrColumn }
 
 // Spec names a dataset split and how one of its rows becomes prompts.
 // The zero Config and Split are DefaultConfig and DefaultSplit.
@@ -292,6 +299,8 @@ func convertFile(enc *json.Encoder, path string, s Spec, tmpl []piece, filters [
 	return nil
 }
 
+const filterKey = "dataset filter key"
+
 // columns maps the column names the spec and filters use to their index
 // in schema, or says which are missing and which exist.
 func columns(schema *arrow.Schema, s Spec, tmpl []piece, filters []Filter) (map[string]int, error) {
@@ -305,7 +314,11 @@ func columns(schema *arrow.Schema, s Spec, tmpl []piece, filters []Filter) (map[
 	need := func(what, name string) error {
 		i, ok := idx[name]
 		if !ok {
-			return fmt.Errorf("%s %q: %w in %s; its columns: %s", what, name, ErrColumn, s.Repo, strings.Join(names, ", "))
+			sentinel := ErrColumn
+			if what == filterKey {
+				sentinel = ErrFilterKey
+			}
+			return fmt.Errorf("%s %q: %w in %s; its columns: %s", what, name, sentinel, s.Repo, strings.Join(names, ", "))
 		}
 		cols[name] = i
 		return nil
@@ -324,7 +337,7 @@ func columns(schema *arrow.Schema, s Spec, tmpl []piece, filters []Filter) (map[
 		errs = append(errs, need("prompt column", s.Prompt))
 	}
 	for _, f := range filters {
-		errs = append(errs, need("dataset filter key", f.Key))
+		errs = append(errs, need(filterKey, f.Key))
 	}
 	return cols, errors.Join(errs...)
 }

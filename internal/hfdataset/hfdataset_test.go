@@ -171,7 +171,7 @@ func TestPrepareErrors(t *testing.T) {
 		is      error
 		want    string
 	}{
-		{"unknown filter key", Spec{Repo: "org/math", Prompt: "problem"}, []Filter{{"difficulty", "1"}}, ErrColumn,
+		{"unknown filter key", Spec{Repo: "org/math", Prompt: "problem"}, []Filter{{"difficulty", "1"}}, ErrFilterKey,
 			`dataset filter key "difficulty": no such column in org/math; its columns: problem, level, turns`},
 		{"unknown prompt column", Spec{Repo: "org/math", Prompt: "question"}, nil, ErrColumn, `prompt column "question"`},
 		{"unknown template field", Spec{Repo: "org/math", Template: "{code}"}, nil, ErrColumn, `prompt template field "code"`},
@@ -186,6 +186,9 @@ func TestPrepareErrors(t *testing.T) {
 			_, err := Prepare(t.Context(), cfg, tc.spec, tc.filters, out)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || tc.is != nil && !errors.Is(err, tc.is) {
 				t.Errorf("err = %v, want %q (%v)", err, tc.want, tc.is)
+			}
+			if errors.Is(err, ErrFilterKey) != (tc.is == ErrFilterKey) {
+				t.Errorf("err = %v: ErrFilterKey %v", err, errors.Is(err, ErrFilterKey))
 			}
 		})
 	}

@@ -68,7 +68,7 @@ func (s *Server) deny(w http.ResponseWriter, repo string) bool {
 	status, _ := strconv.Atoi(d[0])
 	if d[1] != "" {
 		w.Header().Set("X-Error-Code", d[1])
-		w.Header().Set("X-Error-Message", "Access to dataset "+repo+" is restricted. You must have access to it and be authenticated to access it. Please log in.")
+		w.Header().Set("X-Error-Message", "Access to "+strings.Replace(repo, "datasets/", "dataset ", 1)+" is restricted. You must have access to it and be authenticated to access it. Please log in.")
 	}
 	http.Error(w, "Access denied", status)
 	return true
