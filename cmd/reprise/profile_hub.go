@@ -9,8 +9,7 @@ import (
 )
 
 // profileHubFlags are the profile command's flags for AIPerf's Hub
-// datasets (with --public-dataset) and exports that profile_hub.go maps
-// (profileHubOptions).
+// datasets (flagmap maps them) and exports (profileHubOptions).
 func profileHubFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "hf-subset", Category: "AIPerf", Sources: envVars("hf-subset"),
@@ -24,8 +23,6 @@ func profileHubFlags() []cli.Flag {
 
 // profileHubOptions maps profileHubFlags onto o.
 func profileHubOptions(cmd flagmap.Values, o *reprise.Options, _ *replay.Config) error {
-	o.Trace.PublicSubset = cmd.String("hf-subset")
-	o.Trace.PublicFilters = cmd.StringSlice("dataset-filter")
 	o.Output.ExportOutputs = cmd.Bool("export-outputs-json")
 	return nil
 }
