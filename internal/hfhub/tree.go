@@ -98,12 +98,23 @@ func (c Config) List(ctx context.Context, t RepoType, repo, revision, dir string
 	case len(b) > maxTreeBytes:
 		return nil, false, c.fail(e, metadata{status: resp.StatusCode, detail: fmt.Sprintf("a listing over %d bytes", maxTreeBytes)}, ErrHub, "", revision, dir)
 	}
+	entries, err = decodeTree(b)
+	if err != nil {
+		return nil, false, c.fail(e, metadata{status: resp.StatusCode, detail: err.Error()}, ErrHub, "", revision, dir)
+	}
+	return entries, false, nil
+}
+
+// decodeTree reads a listing: a JSON array of {path, type, size}. Items
+// whose path is not a relative path of clean segments are left out.
+func decodeTree(b []byte) ([]Entry, error) {
+	var entries []Entry
 	if err := json.Unmarshal(b, &entries); err != nil {
-		return nil, false, c.fail(e, metadata{status: resp.StatusCode, detail: "the listing is not a JSON array of {path, type}: " + err.Error()}, ErrHub, "", revision, dir)
+		return nil, fmt.Errorf("the listing is not a JSON array of {path, type}: %v", err)
 	}
 	entries = slices.DeleteFunc(entries, func(x Entry) bool { return !validPath(x.Path) })
 	slices.SortFunc(entries, func(a, b Entry) int { return strings.Compare(a.Path, b.Path) })
-	return entries, false, nil
+	return entries, nil
 }
 
 // listCache lists the folder dir of the cache's snapshot of revision.
