@@ -59,6 +59,8 @@ func brokenOptions(t *testing.T) map[string]func(*Options) {
 		"URL empty":                 func(o *Options) { o.URL = "" },
 		"URL no host":               func(o *Options) { o.URL = "http://" },
 		"Tokenizer":                 func(o *Options) { o.Tokenizer = "no-such-tokenizer" },
+		"Trace.PublicSubset":        func(o *Options) { o.Trace.PublicSubset = "main" },
+		"Trace.PublicFilters":       func(o *Options) { o.Trace.PublicDataset, o.Trace.PublicFilters = "aimo", []string{"level"} },
 		"Adapter.MemoryMiB":         func(o *Options) { o.Adapter.MemoryMiB = 1 },
 		"Adapter.Sandbox":           func(o *Options) { o.Adapter.Sandbox = "sometimes" },
 		"Endpoint":                  func(o *Options) { o.Endpoint = "no-such-adapter" },

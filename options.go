@@ -579,8 +579,21 @@ type TraceOptions struct {
 	// AIPerf that reprise downloads from the Hugging Face Hub into the
 	// Hugging Face cache (HF_* environment, as for a model id tokenizer)
 	// and reads as the trace: "sharegpt" (ShareGPT_V3_unfiltered_cleaned_split.json,
-	// format sharegpt, AllTurns). Exclusive with Path and Reader.
+	// format sharegpt, AllTurns), or one of AIPerf's text datasets read
+	// from the Hub's Parquet conversion ([PublicDatasetNames]; design
+	// 0028), whose prompts are written once to a JSON Lines table in the
+	// user's cache folder (reprise/hf-datasets) and read from there.
+	// Exclusive with Path and Reader.
 	PublicDataset string
+	// PublicSubset is AIPerf's --hf-subset: the config (subset) of the
+	// Hub dataset PublicDataset names, instead of AIPerf's; an unknown one
+	// is an error listing the dataset's subsets.
+	PublicSubset string
+	// PublicFilters are AIPerf's --dataset-filter KEY=VALUE: only the
+	// rows of PublicDataset whose column KEY, written as text (numbers in
+	// decimal, booleans true/false), equals VALUE are sent; all must hold.
+	// An unknown KEY is an error listing the dataset's columns.
+	PublicFilters []string
 	// AllTurns sends every human→gpt pair of a ShareGPT conversation as a
 	// turn of one session (with the live responses in its history); false
 	// sends its first pair only.

@@ -58,7 +58,7 @@ func (v *validation) bad(path, format string, args ...any) {
 // and the endpoint a recorded trace names (when o.Endpoint is empty).
 func (v *validation) resolveInputs() {
 	o := v.o
-	if o.Trace.PublicDataset != "" {
+	if o.Trace.PublicDataset != "" || o.Trace.PublicSubset != "" || len(o.Trace.PublicFilters) > 0 {
 		resolvePublicDataset(v.ctx, o, v.log, v.bad)
 	}
 	switch o.Calibration {

@@ -170,7 +170,7 @@ func TestProfilePublicDataset(t *testing.T) {
 		t.Errorf("not in the cache: %v", err)
 	}
 	code, _, stderr := runCLI(t, "", "profile", "-m", "reprise-mock", "--url", srv.URL(), "--public-dataset", "mmstar")
-	if code != 2 || !strings.Contains(stderr, "reprise reads sharegpt") {
+	if code != 2 || !strings.Contains(stderr, "reprise reads aimo, ") || !strings.Contains(stderr, " sharegpt, ") {
 		t.Errorf("an unknown public dataset: exit %d:\n%s", code, stderr)
 	}
 }

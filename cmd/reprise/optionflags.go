@@ -47,7 +47,7 @@ var optionFlag = map[string]string{
 	"Prompts.ContextMode": "--context-mode", "Prompts.Corpus": "--prompt-corpus", "Prompts.CacheBust": "--cache-bust",
 	"Prompts.SharedSystemTokens": "--shared-system-prompt-length", "Prompts.UserContextTokens": "--user-context-prompt-length",
 	"Trace.Entries": "--num-dataset-entries", "Trace.Sessions": "--num-sessions",
-	"Trace.PublicDataset": "--public-dataset", "TokenizerRevision": "--tokenizer-revision",
+	"Trace.PublicDataset": "--public-dataset", "Trace.PublicSubset": "--hf-subset", "Trace.PublicFilters": "--dataset-filter", "TokenizerRevision": "--tokenizer-revision",
 	"Trace.Path": "TRACE", "Trace.Format": "--trace-format", "Trace.BlockSize": "--block-size",
 	"Trace.MaxInputTokens": "--max-input-tokens", "Trace.SpoolMiB": "--stdin-spool-mib",
 	"Trace.SkipInvalid": "--skip-invalid", "Trace.DropFailed": "--drop-failed", "Trace.ModelFilter": "--model-filter",

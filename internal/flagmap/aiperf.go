@@ -128,6 +128,7 @@ func profileRequest(v Values, o *reprise.Options, rc *replay.Config, errs *[]err
 	o.Streaming = v.Bool("streaming")
 	o.Trace.Path = v.String("input-file")
 	o.Trace.PublicDataset = v.String("public-dataset")
+	o.Trace.PublicSubset, o.Trace.PublicFilters = v.String("hf-subset"), v.StringSlice("dataset-filter")
 	if t := v.String("custom-dataset-type"); t != "" {
 		if o.Trace.Path == "" {
 			*errs = append(*errs, errors.New("--custom-dataset-type needs --input-file"))

@@ -35,8 +35,23 @@ const (
 // maxShards bounds the Parquet files of one split.
 const maxShards = 10_000
 
-// ErrColumn: a column the spec or a filter names is not in the dataset.
-var ErrColumn = errors.New("no such column")
+// The errors of a dataset that lacks what a Spec or a Filter names
+// (match them with errors.Is); their text names what it has.
+var (
+	// ErrColumn: a column the spec or a filter names is not in the dataset.
+	ErrColumn = errors.New("no such column")
+	// ErrSubset: the Parquet conversion has no such config (subset).
+	ErrSubset = errors.New("no such subset")
+	// ErrSplit: the config has no such split.
+	ErrSplit = errors.New("no such split")
+	// ErrFilterKey: a filter's key is not a column (also an ErrColumn).
+	ErrFilterKey error = filterKeyError{}
+)
+
+type filterKeyError struct{}
+
+func (filterKeyError) Error() string { return ErrColumn.Error() }
+func (filterKeyError) Unwrap() error { return ErrColumn }
 
 // Spec names a dataset split and how one of its rows becomes prompts.
 // The zero Config and Split are DefaultConfig and DefaultSplit.
@@ -169,12 +184,53 @@ func shards(ctx context.Context, hub hfhub.Config, s Spec) (Result, error) {
 			if r, perr := shards(ctx, hub, partial); perr == nil {
 				return r, nil
 			}
-			return res, fmt.Errorf("%w (the Hub's Parquet conversion has no %s/%s: see the config and split folders at %s/datasets/%s/tree/%s and give the config with --hf-subset)",
-				err, s.Config, s.Split, hub.Endpoint, s.Repo, strings.ReplaceAll(ConvertRevision, "/", "%2F"))
+			return res, missing(ctx, hub, s, err)
 		}
 		return res, err
 	}
 	return res, fmt.Errorf("dataset %s %s/%s: more than %d Parquet files", s.Repo, s.Config, s.Split, maxShards)
+}
+
+// missing explains a split the conversion lacks (err, the download's
+// error): the dataset's configs when it has no s.Config, else the
+// config's splits, as the Hub lists them (offline: as the cache does).
+func missing(ctx context.Context, hub hfhub.Config, s Spec, err error) error {
+	configs, fromCache, lerr := folders(ctx, hub, s.Repo, "")
+	if lerr != nil {
+		return fmt.Errorf("dataset %s: the Parquet conversion has no %s/%s, and its folders could not be listed (%v): %w", s.Repo, s.Config, s.Split, lerr, err)
+	}
+	where := "the Hub's Parquet conversion"
+	if fromCache {
+		where = "the cache (offline; the Hub may have more)"
+	}
+	if !slices.Contains(configs, s.Config) {
+		return fmt.Errorf("dataset %s has no subset %q: %w; its subsets in %s: %s", s.Repo, s.Config, ErrSubset, where, strings.Join(configs, ", "))
+	}
+	splits, _, lerr := folders(ctx, hub, s.Repo, s.Config)
+	if lerr != nil {
+		return fmt.Errorf("dataset %s subset %s: no split %s, and its splits could not be listed (%v): %w", s.Repo, s.Config, s.Split, lerr, err)
+	}
+	for i, sp := range splits {
+		splits[i] = strings.TrimPrefix(sp, "partial-")
+	}
+	splits = slices.Compact(splits)
+	return fmt.Errorf("dataset %s subset %s has no split %q: %w; its splits in %s: %s", s.Repo, s.Config, s.Split, ErrSplit, where, strings.Join(splits, ", "))
+}
+
+// folders lists the folder names in dir of the Parquet conversion.
+func folders(ctx context.Context, hub hfhub.Config, repo, dir string) ([]string, bool, error) {
+	entries, fromCache, err := hub.List(ctx, hfhub.Dataset, repo, ConvertRevision, dir)
+	if err != nil {
+		return nil, fromCache, err
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	slices.Sort(out)
+	return out, fromCache, nil
 }
 
 // line is one row of the prompt file.
@@ -243,6 +299,8 @@ func convertFile(enc *json.Encoder, path string, s Spec, tmpl []piece, filters [
 	return nil
 }
 
+const filterKey = "dataset filter key"
+
 // columns maps the column names the spec and filters use to their index
 // in schema, or says which are missing and which exist.
 func columns(schema *arrow.Schema, s Spec, tmpl []piece, filters []Filter) (map[string]int, error) {
@@ -256,7 +314,11 @@ func columns(schema *arrow.Schema, s Spec, tmpl []piece, filters []Filter) (map[
 	need := func(what, name string) error {
 		i, ok := idx[name]
 		if !ok {
-			return fmt.Errorf("%s %q: %w in %s; its columns: %s", what, name, ErrColumn, s.Repo, strings.Join(names, ", "))
+			sentinel := ErrColumn
+			if what == filterKey {
+				sentinel = ErrFilterKey
+			}
+			return fmt.Errorf("%s %q: %w in %s; its columns: %s", what, name, sentinel, s.Repo, strings.Join(names, ", "))
 		}
 		cols[name] = i
 		return nil
@@ -275,7 +337,7 @@ func columns(schema *arrow.Schema, s Spec, tmpl []piece, filters []Filter) (map[
 		errs = append(errs, need("prompt column", s.Prompt))
 	}
 	for _, f := range filters {
-		errs = append(errs, need("dataset filter key", f.Key))
+		errs = append(errs, need(filterKey, f.Key))
 	}
 	return cols, errors.Join(errs...)
 }

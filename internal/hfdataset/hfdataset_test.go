@@ -171,18 +171,24 @@ func TestPrepareErrors(t *testing.T) {
 		is      error
 		want    string
 	}{
-		{"unknown filter key", Spec{Repo: "org/math", Prompt: "problem"}, []Filter{{"difficulty", "1"}}, ErrColumn,
+		{"unknown filter key", Spec{Repo: "org/math", Prompt: "problem"}, []Filter{{"difficulty", "1"}}, ErrFilterKey,
 			`dataset filter key "difficulty": no such column in org/math; its columns: problem, level, turns`},
 		{"unknown prompt column", Spec{Repo: "org/math", Prompt: "question"}, nil, ErrColumn, `prompt column "question"`},
 		{"unknown template field", Spec{Repo: "org/math", Template: "{code}"}, nil, ErrColumn, `prompt template field "code"`},
 		{"bad template", Spec{Repo: "org/math", Template: "{problem"}, nil, nil, "unclosed {"},
-		{"unknown subset", Spec{Repo: "org/math", Config: "nope", Prompt: "problem"}, nil, hfhub.ErrEntryNotFound, "give the config with --hf-subset"},
+		{"unknown subset", Spec{Repo: "org/math", Config: "nope", Prompt: "problem"}, nil, ErrSubset,
+			`dataset org/math has no subset "nope": no such subset; its subsets in the Hub's Parquet conversion: default, main`},
+		{"unknown split", Spec{Repo: "org/math", Config: "main", Split: "validation", Prompt: "problem"}, nil, ErrSplit,
+			`dataset org/math subset main has no split "validation": no such split; its splits in the Hub's Parquet conversion: test`},
 		{"unknown repo", Spec{Repo: "org/none", Prompt: "problem"}, nil, hfhub.ErrRepoNotFound, "dataset org/none"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Prepare(t.Context(), cfg, tc.spec, tc.filters, out)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || tc.is != nil && !errors.Is(err, tc.is) {
 				t.Errorf("err = %v, want %q (%v)", err, tc.want, tc.is)
+			}
+			if errors.Is(err, ErrFilterKey) != (tc.is == ErrFilterKey) {
+				t.Errorf("err = %v: ErrFilterKey %v", err, errors.Is(err, ErrFilterKey))
 			}
 		})
 	}

@@ -65,3 +65,26 @@ func FuzzRepoID(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeTree: a listing decodes to an error or to sorted entries whose
+// paths are clean relative paths with a non-empty last element.
+func FuzzDecodeTree(f *testing.F) {
+	f.Add(`[{"type":"directory","oid":"0","size":0,"path":"default"},{"type":"file","size":12,"path":"README.md"}]`)
+	f.Add(`[{"type":"directory","path":"../x"},{"path":"a//b"},{"path":""}]`)
+	f.Add(`{"error":"Repository not found"}`)
+	f.Add(`[1, null, "x"]`)
+	f.Fuzz(func(t *testing.T, body string) {
+		entries, err := decodeTree([]byte(body))
+		if err != nil {
+			return
+		}
+		for i, e := range entries {
+			if !validPath(e.Path) || e.Name() == "" {
+				t.Fatalf("entry %+v: not a clean path", e)
+			}
+			if i > 0 && entries[i-1].Path > e.Path {
+				t.Fatalf("not sorted: %q before %q", entries[i-1].Path, e.Path)
+			}
+		}
+	})
+}

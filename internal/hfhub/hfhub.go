@@ -312,7 +312,11 @@ func (c Config) Download(ctx context.Context, t RepoType, repo, revision, file s
 	}
 	if c.Offline {
 		e.Err, e.Detail = ErrOffline, "looked in "+filepath.Join(dir, "snapshots")
-		e.Hint = fmt.Sprintf("unset HF_HUB_OFFLINE to download it, or fetch it first (hf download %s %s --revision %s)", repo, file, revision)
+		kind := ""
+		if t == Dataset {
+			kind = " --repo-type dataset"
+		}
+		e.Hint = fmt.Sprintf("unset HF_HUB_OFFLINE to download it, or fetch it first (hf download %s %s%s --revision %s)", repo, file, kind, revision)
 		return File{}, e
 	}
 	e.URL = f.URL

@@ -3,13 +3,15 @@
 // with the headers the real Hub sends (X-Repo-Commit, ETag as the git
 // blob sha1, X-Error-Code on 401 and 404), and LFS files (AddLFSFileAt)
 // as a 302 to a CDN server on another host with X-Linked-Etag (sha256)
-// and X-Linked-Size. It touches no network.
+// and X-Linked-Size; the listing API (api/{models,datasets}/REPO/tree/REV/DIR)
+// of the same files; and gated repositories (Denied). It touches no network.
 package hfhubtest
 
 import (
 	"crypto/sha1" //nolint:gosec // git's blob names
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -29,6 +31,8 @@ type Server struct {
 	refs  map[string]map[string]string // repo → branch → commit
 	files map[string]string            // repo \x00 commit \x00 name → content
 	reqs  []string
+	// denied are the repositories every request is refused for (status, X-Error-Code).
+	denied map[string][2]string
 }
 
 // Commit is the commit every branch added with AddFile names unless
@@ -41,6 +45,104 @@ func New() *Server {
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.cdn = httptest.NewServer(http.HandlerFunc(s.serveCDN))
 	return s
+}
+
+// Denied answers every request for repo (resolve and tree URLs) with
+// status (401 or 403) and X-Error-Code code ("GatedRepo", or "" for a
+// bare refusal), as the Hub answers for a gated repository.
+func (s *Server) Denied(repo string, status int, code string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.denied == nil {
+		s.denied = map[string][2]string{}
+	}
+	s.denied[repo] = [2]string{strconv.Itoa(status), code}
+}
+
+// deny answers a request for a Denied repository; false if it is not one.
+func (s *Server) deny(w http.ResponseWriter, repo string) bool {
+	d, ok := s.denied[repo]
+	if !ok {
+		return false
+	}
+	status, _ := strconv.Atoi(d[0])
+	if d[1] != "" {
+		w.Header().Set("X-Error-Code", d[1])
+		w.Header().Set("X-Error-Message", "Access to "+strings.Replace(repo, "datasets/", "dataset ", 1)+" is restricted. You must have access to it and be authenticated to access it. Please log in.")
+	}
+	http.Error(w, "Access denied", status)
+	return true
+}
+
+// serveTree answers the listing API, {models,datasets}/ORG/NAME/tree/REVISION[/DIR]:
+// a JSON array of the files and folders directly in DIR, as
+// huggingface_hub's list_repo_tree reads it.
+func (s *Server) serveTree(w http.ResponseWriter, r *http.Request, p string) {
+	parts := strings.SplitN(p, "/", 6)
+	if len(parts) < 5 || parts[3] != "tree" || parts[0] != "models" && parts[0] != "datasets" {
+		http.NotFound(w, r)
+		return
+	}
+	repo := parts[1] + "/" + parts[2]
+	if parts[0] == "datasets" {
+		repo = "datasets/" + repo
+	}
+	rev, _ := url.PathUnescape(parts[4])
+	dir := ""
+	if len(parts) == 6 {
+		dir, _ = url.PathUnescape(parts[5])
+	}
+	if s.deny(w, repo) {
+		return
+	}
+	refs, ok := s.refs[repo]
+	if !ok {
+		w.Header().Set("X-Error-Code", "RepoNotFound")
+		http.Error(w, "Repository not found", http.StatusUnauthorized)
+		return
+	}
+	commit, ok := refs[rev]
+	if !ok {
+		w.Header().Set("X-Error-Code", "RevisionNotFound")
+		http.Error(w, "Invalid rev id: "+rev, http.StatusNotFound)
+		return
+	}
+	type entry struct {
+		Type string `json:"type"`
+		OID  string `json:"oid"`
+		Size int    `json:"size"`
+		Path string `json:"path"`
+	}
+	seen := map[string]bool{}
+	out := []entry{}
+	prefix := repo + "\x00" + commit + "\x00"
+	if dir != "" {
+		prefix += dir + "/"
+	}
+	for k, content := range s.files {
+		rest, ok := strings.CutPrefix(k, prefix)
+		if !ok {
+			continue
+		}
+		name, _, isDir := strings.Cut(rest, "/")
+		path := strings.TrimPrefix(dir+"/"+name, "/")
+		if seen[path] {
+			continue
+		}
+		seen[path] = true
+		e := entry{Type: "file", Size: len(content), Path: path, OID: fmt.Sprintf("%x", sha1.Sum([]byte(content)))} //nolint:gosec // a name
+		if isDir {
+			e = entry{Type: "directory", Path: path, OID: "0000000000000000000000000000000000000000"}
+		}
+		out = append(out, e)
+	}
+	if len(out) == 0 && dir != "" {
+		w.Header().Set("X-Error-Code", "EntryNotFound")
+		http.Error(w, dir+" does not exist on "+rev, http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(out)
 }
 
 // Close stops the Hub and its CDN.
@@ -106,6 +208,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	s.reqs = append(s.reqs, r.Method+" "+r.URL.EscapedPath())
 	p := strings.TrimPrefix(r.URL.EscapedPath(), "/")
+	if api, ok := strings.CutPrefix(p, "api/"); ok {
+		s.serveTree(w, r, api)
+		return
+	}
 	prefix := ""
 	if strings.HasPrefix(p, "datasets/") {
 		prefix, p = "datasets/", strings.TrimPrefix(p, "datasets/")
@@ -116,6 +222,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	repo := prefix + parts[0] + "/" + parts[1]
+	if s.deny(w, repo) {
+		return
+	}
 	rev, _ := url.PathUnescape(parts[3])
 	name, _ := url.PathUnescape(parts[4])
 	refs, ok := s.refs[repo]
