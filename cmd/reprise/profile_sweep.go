@@ -177,14 +177,7 @@ func runProfileSweep(ctx context.Context, a *app, cmd *cli.Command, o reprise.Op
 			switch cmd.String("parameter-sweep-mode") {
 			case "repeated":
 				// The whole sweep once per trial: profile_runs/trial_000K/VALUE.
-				var pts []sweep.Point
-				for k := 1; k <= runs.Runs; k++ {
-					for _, p := range exp.Points {
-						p.Label = filepath.Join("profile_runs", fmt.Sprintf("trial_%04d", k), p.Name())
-						pts = append(pts, p)
-					}
-				}
-				cfg.Points, cfg.Runs.Runs = pts, 1
+				cfg.Points, cfg.Runs.Runs = sweep.Trials(exp.Points, runs.Runs), 1
 			case "independent":
 			default:
 				return usage(fmt.Errorf("--parameter-sweep-mode %q: want repeated or independent", cmd.String("parameter-sweep-mode")))

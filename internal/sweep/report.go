@@ -112,6 +112,9 @@ func ReportSections(m *Manifest) []report.Section {
 	if m.Search != nil {
 		sections = append([]report.Section{searchSection(m.Search)}, sections...)
 	}
+	if len(m.Trials) > 0 {
+		sections = append(sections, trialSection(m))
+	}
 	if len(rows) == 0 {
 		return sections
 	}
