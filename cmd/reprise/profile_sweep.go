@@ -176,8 +176,9 @@ func runProfileSweep(ctx context.Context, a *app, cmd *cli.Command, o reprise.Op
 		if runs.Runs > 1 {
 			switch cmd.String("parameter-sweep-mode") {
 			case "repeated":
-				// The whole sweep once per trial: profile_runs/trial_000K/VALUE.
-				cfg.Points, cfg.Runs.Runs = sweep.Trials(exp.Points, runs.Runs), 1
+				// ExpandProfile repeated the whole sweep once per trial:
+				// profile_runs/trial_000K/VALUE, one run each.
+				cfg.Runs.Runs = 1
 			case "independent":
 			default:
 				return usage(fmt.Errorf("--parameter-sweep-mode %q: want repeated or independent", cmd.String("parameter-sweep-mode")))

@@ -508,10 +508,14 @@ func (s *sweeper) boundaryRecipe(ctx context.Context, r *RecipeConfig, res *Sear
 		case RecipeMaxGoodput:
 			ratio = max(ratio, r.SLOAttainment/max(pr.Metrics["good_request_fraction"], 1e-9))
 		case RecipeConcurrencyRamp:
-			if baseline == 0 {
+			// The baseline is the first valid probe's: an invalid one
+			// (the client fell behind its schedule) measured the client.
+			if baseline == 0 && pr.Valid {
 				baseline = pr.Metrics[lat]
 			}
-			ratio = max(ratio, pr.Metrics[lat]/((1+r.Degradation)*baseline))
+			if baseline > 0 {
+				ratio = max(ratio, pr.Metrics[lat]/((1+r.Degradation)*baseline))
+			}
 		}
 		pr.Level, pr.Pass = ratio, pr.Valid && ratio <= 1
 		res.Probes = append(res.Probes, *pr)
