@@ -16,12 +16,13 @@ import (
 // Hugging Face Hub (HF_ENDPOINT): the model id's tokenizer and AIPerf's
 // ShareGPT file are downloaded from it, as AIPerf does. The card itself is
 // not in the repository: the command lines are reconstructed from the
-// recipes' descriptions in ../shared/reference/aiperf-cli.md (its §2, §3,
-// §7, §11 and §14: the card's multi-turn recipe combines --input-file …
-// multi_turn with --shared-system-prompt-length, which AIPerf's source
-// rejects and reprise takes), with the mock's URL and small counts. The
-// smoke test gives --output-tokens-mean because profile still refuses a
-// synthetic load without an output length. MMLU and the multimodal
+// recipes' descriptions in AIPerf's CLI reference (the card's multi-turn
+// recipe combines --input-file … multi_turn with
+// --shared-system-prompt-length, which AIPerf's source rejects and
+// reprise takes), with the mock's URL and small counts. The smoke test
+// gives --output-tokens-mean so that the mock's answers stay short
+// (without it the server decides, and the mock answers up to its
+// context length). MMLU and the multimodal
 // recipes are TestProfileAccuracyMMLU's and TestProfileCommands'. Each
 // recipe must exit 0; the test checks what it measured in the mock's
 // oracle log and summary.json.
