@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/reprise-bench/reprise/internal/mockserver"
 	"github.com/reprise-bench/reprise/internal/sweep"
 )
 
@@ -71,7 +73,10 @@ func TestProfileMethodologyB(t *testing.T) {
 }
 
 func TestProfileSweepKinds(t *testing.T) {
-	srv := startMockServer(t, nil)
+	// Gaps between tokens well above the client's read lag: with none, a
+	// streamed probe's quality is degraded (read lag > ITL) and the recipe
+	// cannot measure it.
+	srv := startMockServer(t, func(c *mockserver.Config) { c.ITL = 20 * time.Millisecond })
 	base := []string{"profile", "-m", "reprise-mock", "--url", srv.URL(), "--isl", "16", "--osl", "2", "--request-count", "2"}
 	t.Run("zip and variants", func(t *testing.T) {
 		dir := t.TempDir()
