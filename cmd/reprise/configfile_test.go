@@ -292,7 +292,7 @@ func sweepOrSearch(name string) bool {
 // profile command line, then each point of sweep.ExpandProfile over those
 // flags, for grid and zip lists and a seeded Sobol design (profile reads
 // its lists in a fixed order, --isl before --concurrency, whatever the
-// order they are given in).
+// order they are given in), variants, and a repeated sweep's trials.
 func TestConfigExpandSweep(t *testing.T) {
 	dir := t.TempDir()
 	head := "endpoint:\n  model_names: [m]\n  url: http://localhost:1\nloadgen:\n  request_count: 10\ninput:\n  osl: 8\n"
@@ -307,6 +307,14 @@ func TestConfigExpandSweep(t *testing.T) {
 			mustAxis(t, "isl", "128,512"), mustAxis(t, "concurrency", "10,50")}}, 2},
 		{"sobol", "reprise:\n  random_seed: 7\nsweep:\n  sampling: sobol\n  samples: 5\n  dimensions:\n    concurrency: [1, 64]\n",
 			sweep.ProfileSweep{Sampling: "sobol", Samples: 5, Dimensions: []string{"concurrency:1,64"}, Seed: 7}, 5},
+		// --num-profile-runs 2 in the default repeated mode: the whole
+		// sweep twice, profile_runs/trial_000K/…, as profile runs it.
+		{"repeated", "multi_run:\n  num_profile_runs: 2\nsweep:\n  concurrency: [10, 50]\n", sweep.ProfileSweep{Trials: 2, Lists: []sweep.Axis{
+			mustAxis(t, "concurrency", "10,50")}}, 4},
+		{"independent", "multi_run:\n  num_profile_runs: 2\n  parameter_sweep_mode: independent\nsweep:\n  concurrency: [10, 50]\n",
+			sweep.ProfileSweep{Lists: []sweep.Axis{mustAxis(t, "concurrency", "10,50")}}, 2},
+		{"variants", "sweep:\n  variants:\n    - name: small\n      concurrency: 8\n      isl: 512\n    - osl: 64\n      isl_stddev: 10\n",
+			sweep.ProfileSweep{Variants: []string{"small: concurrency=8, isl=512", "osl=64, isl-stddev=10"}}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := runCLI(t, "", "config", "expand", writeCfg(t, dir, tc.name+".yaml", head+tc.sweep))

@@ -176,15 +176,9 @@ func runProfileSweep(ctx context.Context, a *app, cmd *cli.Command, o reprise.Op
 		if runs.Runs > 1 {
 			switch cmd.String("parameter-sweep-mode") {
 			case "repeated":
-				// The whole sweep once per trial: profile_runs/trial_000K/VALUE.
-				var pts []sweep.Point
-				for k := 1; k <= runs.Runs; k++ {
-					for _, p := range exp.Points {
-						p.Label = filepath.Join("profile_runs", fmt.Sprintf("trial_%04d", k), p.Name())
-						pts = append(pts, p)
-					}
-				}
-				cfg.Points, cfg.Runs.Runs = pts, 1
+				// ExpandProfile repeated the whole sweep once per trial:
+				// profile_runs/trial_000K/VALUE, one run each.
+				cfg.Runs.Runs = 1
 			case "independent":
 			default:
 				return usage(fmt.Errorf("--parameter-sweep-mode %q: want repeated or independent", cmd.String("parameter-sweep-mode")))

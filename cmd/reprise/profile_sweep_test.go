@@ -126,6 +126,14 @@ func TestProfileSweepKinds(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, "profile_runs", "trial_0002", "concurrency_2", "summary.json")); err != nil {
 			t.Error(err)
 		}
+		// Each point across its trials: sweep.json and the table.
+		m := readSweepManifest(t, dir)
+		if len(m.Trials) != 2 || m.Trials[1].Point != "concurrency_2" || m.Trials[1].Trials != 2 {
+			t.Errorf("sweep.json trials %+v", m.Trials)
+		}
+		if !strings.Contains(stderr, "concurrency_2 over 2 trials (95% CI): done/s ") {
+			t.Errorf("no across-trials line in the table:\n%s", stderr)
+		}
 	})
 	t.Run("recipe", func(t *testing.T) {
 		dir := t.TempDir()
@@ -157,6 +165,22 @@ func TestProfileSweepKinds(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 		if m := readSweepManifest(t, dir); m.Search == nil || len(m.Search.Probes) == 0 || len(m.Search.Probes) > 3 {
+			t.Errorf("search %+v", m.Search)
+		}
+	})
+	t.Run("monotone search", func(t *testing.T) {
+		// One load setting, one metric to maximize, an upper-limit SLA:
+		// the boundary search, which probes the range's ends first and,
+		// with both passing, stops there.
+		dir := t.TempDir()
+		code, _, stderr := runCLI(t, "", append(base, "--streaming", "--search-space", "concurrency:1,4:int", "--search-metric", "output_token_throughput",
+			"--search-sla", "request_latency:avg:<=:60000", "--artifact-dir", dir)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		m := readSweepManifest(t, dir)
+		if m.Search == nil || len(m.Search.Probes) != 2 || m.Search.Probes[0].Why != "end" || m.Search.Value != 4 ||
+			!strings.Contains(m.Search.Stopped, "every setting does") {
 			t.Errorf("search %+v", m.Search)
 		}
 	})

@@ -55,6 +55,9 @@ func ProfileSweep(v Values) (ps sweep.ProfileSweep, vals map[string]float64, err
 	ps.Variants = v.StringSlice("variant")
 	ps.Sampling, ps.Samples, ps.Dimensions = v.String("sweep-sampling"), v.Int("sweep-samples"), v.StringSlice("sweep-dimension")
 	ps.Seed = v.Uint64("random-seed")
+	if v.String("parameter-sweep-mode") == "repeated" && v.Int("runs") > 1 {
+		ps.Trials = v.Int("runs") // the whole sweep once per trial
+	}
 	return ps, vals, errors.Join(errs...)
 }
 

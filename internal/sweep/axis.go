@@ -186,6 +186,9 @@ type Point struct {
 	// Label, when not empty, is the point's name (a profile sweep's
 	// AIPerf directory name, concurrency_10, or a variant's name).
 	Label string `json:"label,omitempty"`
+	// Trial, when > 0, is the trial of a repeated sweep the point
+	// belongs to ([Trials]).
+	Trial int `json:"trial,omitempty"`
 }
 
 // Name is the point's directory name: its Label, else "request-rate=8"

@@ -42,6 +42,10 @@ type ProfileSweep struct {
 	Samples    int
 	Dimensions []string
 	Seed       uint64
+	// Trials, when > 1, repeats the whole sweep that many times
+	// (--num-profile-runs N with --parameter-sweep-mode repeated:
+	// [Trials]).
+	Trials int
 }
 
 // Active reports whether ps sweeps anything.
@@ -62,7 +66,8 @@ type Expansion struct {
 // AIPerf's rules: zip lists of equal length; variants at least two,
 // exclusive with comma lists; sampling needs dimensions and a sample
 // count and is exclusive with both. reprise config expand prints its
-// result; reprise profile runs it.
+// result; reprise profile runs it. With Trials > 1 the whole list is
+// repeated, once per trial ([Trials]).
 func ExpandProfile(ps ProfileSweep) (*Expansion, error) {
 	kinds := 0
 	for _, on := range []bool{len(ps.Lists) > 0, len(ps.Variants) > 0, ps.Sampling != "" || len(ps.Dimensions) > 0} {
@@ -168,6 +173,7 @@ func ExpandProfile(ps ProfileSweep) (*Expansion, error) {
 			e.Points = append(e.Points, Point{Names: names, Values: v, Label: fmt.Sprintf("sample_%0*d", max(width, 4), i+1)})
 		}
 	}
+	e.Points = Trials(e.Points, ps.Trials)
 	return e, nil
 }
 

@@ -46,8 +46,9 @@ const (
 // max-throughput-itl-sla, max-concurrency-under-sla,
 // max-goodput-under-slo, concurrency-ramp) search the largest
 // concurrency in [ConcurrencyMin, ConcurrencyMax] meeting their SLAs
-// with [isearch.SearchBoundary], which uses the monotone response of
-// latency to load; the curve recipes (prefill-ttft-curve,
+// with [isearch.SearchBoundaryModel], which uses the monotone response of
+// latency to load (a Gaussian process of the SLA level chooses each
+// probe; measurements out of order are re-probed and reported); the curve recipes (prefill-ttft-curve,
 // decode-itl-curve) run a line of lengths and fit a line to it;
 // pareto-sweep runs a concurrency ladder per ISL/OSL pair and keeps the
 // Pareto front.
@@ -282,6 +283,25 @@ func (c *SearchConfig) validate() error {
 	return errors.Join(errs...)
 }
 
+// monotone reports whether the search is a single-load SLA problem: one
+// load setting (concurrency or request rate), one metric to maximize and
+// upper limits only (latency, error rate). Latency does not fall as load
+// rises, so the settings meeting the SLAs are an interval from the
+// range's low end, and [isearch.Optimize] searches for its top
+// ([isearch.Problem.Monotone]) in fewer probes than bisection.
+func (c *SearchConfig) monotone() bool {
+	if len(c.Space) != 1 || (c.Space[0].Name != Concurrency && c.Space[0].Name != RequestRate) ||
+		len(c.Objectives) != 1 || !c.Objectives[0].Maximize || len(c.Constraints) == 0 {
+		return false
+	}
+	for _, k := range c.Constraints {
+		if k.Op != "<=" && k.Op != "<" {
+			return false
+		}
+	}
+	return true
+}
+
 // metricKey maps "TAG:STAT" (or "TAG") to summary's run metric key.
 func metricKey(m string) (string, error) {
 	tag, stat, _ := strings.Cut(m, ":")
@@ -336,7 +356,9 @@ type SearchResult struct {
 	// Valid and Invalid count the probes by validity.
 	Valid   int `json:"valid"`
 	Invalid int `json:"invalid"`
-	// Stopped says why a model-based search ended.
+	// Stopped says why a model-based search ended, or why a boundary
+	// recipe ended before its bracket was within the precision (a level
+	// that does not change with the load: the boundary is noise).
 	Stopped string        `json:"stopped,omitempty"`
 	Probes  []SearchProbe `json:"probes"`
 	// Text says the answer, as printed.
@@ -486,10 +508,14 @@ func (s *sweeper) boundaryRecipe(ctx context.Context, r *RecipeConfig, res *Sear
 		case RecipeMaxGoodput:
 			ratio = max(ratio, r.SLOAttainment/max(pr.Metrics["good_request_fraction"], 1e-9))
 		case RecipeConcurrencyRamp:
-			if baseline == 0 {
+			// The baseline is the first valid probe's: an invalid one
+			// (the client fell behind its schedule) measured the client.
+			if baseline == 0 && pr.Valid {
 				baseline = pr.Metrics[lat]
 			}
-			ratio = max(ratio, pr.Metrics[lat]/((1+r.Degradation)*baseline))
+			if baseline > 0 {
+				ratio = max(ratio, pr.Metrics[lat]/((1+r.Degradation)*baseline))
+			}
 		}
 		pr.Level, pr.Pass = ratio, pr.Valid && ratio <= 1
 		res.Probes = append(res.Probes, *pr)
@@ -497,10 +523,7 @@ func (s *sweeper) boundaryRecipe(ctx context.Context, r *RecipeConfig, res *Sear
 	}
 	bc := isearch.NewBoundaryConfig(r.ConcurrencyMin, r.ConcurrencyMax, true)
 	bc.Precision, bc.MaxProbes = r.Precision, r.MaxProbes
-	b, err := isearch.SearchBoundary(ctx, bc, func(ctx context.Context, x float64) (isearch.Level, error) {
-		l, err := level(ctx, x)
-		return l, err
-	})
+	b, err := isearch.SearchBoundaryModel(ctx, bc, level)
 	if b == nil {
 		return err
 	}
@@ -511,6 +534,7 @@ func (s *sweeper) boundaryRecipe(ctx context.Context, r *RecipeConfig, res *Sear
 		}
 	}
 	res.Setting, res.Value, res.Above, res.Converged, res.Violations = Concurrency, b.Value, b.Above, b.Converged, b.Violations
+	res.Stopped = b.Stopped
 	// The answer's metrics: the last valid passing probe at Value.
 	for _, p := range res.Probes {
 		if p.Settings[Concurrency] == b.Value && p.Pass {
@@ -555,6 +579,9 @@ func (s *sweeper) boundaryText(r *RecipeConfig, res *SearchResult, b *isearch.Bo
 		t += fmt.Sprintf("; every concurrency up to --concurrency-max %s met it", formatValue(r.ConcurrencyMax))
 	}
 	t += fmt.Sprintf("; %d probes", len(b.Probes))
+	if b.Stopped != "" {
+		t += "; cannot tell the boundary closer: " + b.Stopped
+	}
 	if len(b.Violations) > 0 {
 		t += "; monotonicity violated: " + strings.Join(b.Violations, "; ")
 	}
@@ -699,6 +726,7 @@ func (s *sweeper) optimize(ctx context.Context) error {
 		p.Constraints = append(p.Constraints, isearch.Constraint{Metric: conv(k.Metric), Op: k.Op, Threshold: k.Threshold})
 	}
 	p.MaxIterations, p.InitialPoints, p.Seed = c.MaxIterations, c.InitialPoints, c.Seed
+	p.Monotone = c.monotone()
 	out, err := isearch.Optimize(ctx, p, func(ctx context.Context, x []float64) (isearch.Measurement, error) {
 		pr, err := s.probe(ctx, names, x, "", keys)
 		if err != nil {
@@ -713,7 +741,7 @@ func (s *sweeper) optimize(ctx context.Context) error {
 				res.Probes[i].Why, res.Probes[i].Pass = t.Why, t.Feasible
 			}
 		}
-		res.Stopped = out.Stopped
+		res.Stopped, res.Violations = out.Stopped, out.Violations
 		if out.Best >= 0 && out.Best < len(res.Probes) {
 			b := res.Probes[out.Best]
 			res.Metrics, res.Converged = b.Metrics, true
@@ -742,6 +770,9 @@ func (s *sweeper) optimize(ctx context.Context) error {
 		}
 		if len(res.Pareto) > 1 {
 			res.Text += "; Pareto front: " + strings.Join(res.Pareto, ", ")
+		}
+		if len(res.Violations) > 0 {
+			res.Text += "; monotonicity violated: " + strings.Join(res.Violations, "; ")
 		}
 		if w := s.cfg.Table; w != nil {
 			fmt.Fprintln(w, res.Text)

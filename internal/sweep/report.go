@@ -112,6 +112,9 @@ func ReportSections(m *Manifest) []report.Section {
 	if m.Search != nil {
 		sections = append([]report.Section{searchSection(m.Search)}, sections...)
 	}
+	if len(m.Trials) > 0 {
+		sections = append(sections, trialSection(m))
+	}
 	if len(rows) == 0 {
 		return sections
 	}
@@ -159,14 +162,25 @@ func paretoSection(m *Manifest, rows []Row) report.Section {
 	for _, r := range rows {
 		byName[r.Point] = r
 	}
-	front := report.Series{Label: "Pareto front", Color: report.RunColor(1)}
+	// The front is joined in load order (the last axis, or the searched
+	// setting), whatever order the points were given or run in: the line
+	// follows the server from light to heavy load.
+	load := m.Plan.axisNames()[len(m.Plan.axisNames())-1]
+	ordered := slices.Clone(rows)
+	slices.SortStableFunc(ordered, func(a, b Row) int { return cmp.Compare(a.Settings[load], b.Settings[load]) })
+	onFront := map[string]bool{}
 	for _, n := range m.Pareto {
-		r := byName[n]
-		front.X, front.Y = append(front.X, r.OutputThroughput), append(front.Y, r.E2EP99)
-		front.Labels = append(front.Labels, r.Point)
+		onFront[n] = true
+	}
+	front := report.Series{Label: "Pareto front", Color: report.RunColor(1)}
+	for _, r := range ordered {
+		if onFront[r.Point] && r.E2EP99 > 0 {
+			front.X, front.Y = append(front.X, r.OutputThroughput), append(front.Y, r.E2EP99)
+			front.Labels = append(front.Labels, r.Point)
+		}
 	}
 	c := report.Chart{ID: "sweep-pareto", Title: "Throughput against p99 latency", Kind: report.Lines,
-		Explain: "each point of the sweep; the front joins the points no other beats on both (more tokens/s, lower p99)",
+		Explain: "the front: the points no other beats on both (more tokens/s, lower p99), joined in order of " + load,
 		XAxis:   report.Axis{Label: "output tokens/s"}, YAxis: report.Axis{Label: "request latency p99 (ms)", Log: true},
 		Series: []report.Series{front}}
 	scatter := report.Chart{ID: "sweep-points", Title: "Every point", Kind: report.Scatter,
@@ -174,9 +188,6 @@ func paretoSection(m *Manifest, rows []Row) report.Section {
 	// Per-user output tokens/s (the median request's decode rate, 1/ITL)
 	// against output throughput, in load order: how much each user's
 	// stream slows as the server serves more.
-	load := m.Plan.axisNames()[len(m.Plan.axisNames())-1]
-	ordered := slices.Clone(rows)
-	slices.SortStableFunc(ordered, func(a, b Row) int { return cmp.Compare(a.Settings[load], b.Settings[load]) })
 	users := report.Series{Label: "points by " + load, Color: report.RunColor(0)}
 	for _, r := range ordered {
 		if r.PerUserTPS > 0 {

@@ -265,6 +265,10 @@ type Manifest struct {
 	// Search is a recipe's or a model-based search's answer, probes and
 	// their validity (Kind "recipe" or "search").
 	Search *SearchResult `json:"search,omitempty"`
+	// Trials are a repeated sweep's points across their trials (the
+	// mean and confidence interval of each headline metric), in sweep
+	// order.
+	Trials []TrialAggregate `json:"trials,omitempty"`
 }
 
 // measured reports whether any point of the sweep was measured, whole or
@@ -333,6 +337,8 @@ type sweeper struct {
 	headed bool
 	// lastRuns are the runs of the point measured last.
 	lastRuns []*measured
+	// trials collect a repeated sweep's trials per point.
+	trials []*trialAcc
 }
 
 func newSweeper(cfg Config) (*sweeper, error) {
@@ -637,6 +643,9 @@ func (s *sweeper) point(ctx context.Context, p Point, st *PointStatus) (*Row, er
 	st.Status, st.Row = StatusDone, &row
 	s.res.Rows = append(s.res.Rows, row)
 	s.lastRuns = runs
+	if p.Trial > 0 {
+		s.addTrial(p, st, runs)
+	}
 	if s.cfg.Find == nil && s.cfg.Recipe == nil && s.cfg.Search == nil {
 		s.line(&row, "")
 	}
@@ -758,6 +767,7 @@ func (s *sweeper) finish() error {
 	if k := Knee(s.res.Rows, front); k >= 0 {
 		s.res.Knee = s.res.Rows[k].Point
 	}
+	s.aggregateTrials()
 	err := s.save()
 	if perr := writeParquet(filepath.Join(s.cfg.Dir, TableFile), s.res.Plan.axisNames(), s.res.Rows); err == nil {
 		err = perr

@@ -65,6 +65,9 @@ func (s *sweeper) closing() {
 	if s.res.Knee != "" {
 		fmt.Fprintf(w, "knee (Kneedle): %s\n", s.res.Knee)
 	}
+	for i := range s.res.Trials {
+		fmt.Fprintf(w, "%s\n", s.res.Trials[i].Text())
+	}
 	if f := s.res.Found; f != nil {
 		fmt.Fprintf(w, "%s\n", f.Text)
 	}
