@@ -313,7 +313,9 @@ func TestMonotoneSearchAgainstTheMock(t *testing.T) {
 	m := recipeMock
 	srv := m.start(t)
 	cfg := NewConfig()
-	cfg.Base = m.base(srv, 10)
+	// Three rounds of the range's top concurrency: with fewer requests
+	// than slots a probe at 32 never has 32 in flight.
+	cfg.Base = m.base(srv, 3*32)
 	cfg.Base.Replay.Mode, cfg.Base.Replay.Arrival, cfg.Base.Replay.RequestRate = replay.ModeConcurrency, replay.DefaultArrival, 0
 	cfg.Base.Replay.Concurrency = 1
 	cfg.Base.Streaming = true
