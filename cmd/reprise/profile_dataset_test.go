@@ -72,20 +72,11 @@ func TestProfileNoOutputLength(t *testing.T) {
 	if !strings.Contains(stderr, "1 rows of the trace have no output length: they are sent without max_tokens and ignore_eos") {
 		t.Errorf("stderr %q: want the note on the row without an output length", stderr)
 	}
-	var inputs struct {
-		Data []struct {
-			Payloads []map[string]any `json:"payloads"`
-		} `json:"data"`
+	payloads := firstPayloads(t, out)
+	if len(payloads) != 2 {
+		t.Fatalf("inputs.json: %d sessions; want 2", len(payloads))
 	}
-	b, err := os.ReadFile(filepath.Join(out, "inputs.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &inputs); err != nil || len(inputs.Data) != 2 {
-		t.Fatalf("inputs.json: %v, %d sessions; want 2", err, len(inputs.Data))
-	}
-	for i, d := range inputs.Data {
-		p := d.Payloads[0]
+	for i, p := range payloads {
 		_, mt := p["max_tokens"]
 		_, ie := p["ignore_eos"]
 		if with := strings.Contains(mustJSON(p), "with a length"); mt != with || ie != with {
@@ -96,13 +87,39 @@ func TestProfileNoOutputLength(t *testing.T) {
 		t.Errorf("%d requests, want 2", n)
 	}
 	var man map[string]any
-	b, err = os.ReadFile(filepath.Join(out, "manifest.json"))
+	b, err := os.ReadFile(filepath.Join(out, "manifest.json"))
 	if err == nil {
 		err = json.Unmarshal(b, &man)
 	}
 	if err != nil || man["server_output_rows"] != 1.0 {
 		t.Errorf("manifest: %v, server_output_rows %v; want 1", err, man["server_output_rows"])
 	}
+}
+
+// firstPayloads returns the first request body of every session of the
+// run directory's inputs.json.
+func firstPayloads(t *testing.T, dir string) []map[string]any {
+	t.Helper()
+	var inputs struct {
+		Data []struct {
+			Payloads []map[string]any `json:"payloads"`
+		} `json:"data"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "inputs.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &inputs)
+	}
+	if err != nil {
+		t.Fatalf("inputs.json: %v", err)
+	}
+	out := make([]map[string]any, len(inputs.Data))
+	for i, d := range inputs.Data {
+		if len(d.Payloads) == 0 {
+			t.Fatalf("inputs.json: session %d has no payload", i)
+		}
+		out[i] = d.Payloads[0]
+	}
+	return out
 }
 
 // TestProfileSyntheticNoOutputLength: a synthetic load without --osl is
@@ -122,20 +139,11 @@ func TestProfileSyntheticNoOutputLength(t *testing.T) {
 		if !strings.Contains(stderr, "the synthetic load has no output length: requests are sent without max_tokens and ignore_eos") {
 			t.Errorf("%v: stderr %q: want the note", extra, stderr)
 		}
-		var inputs struct {
-			Data []struct {
-				Payloads []map[string]any `json:"payloads"`
-			} `json:"data"`
+		payloads := firstPayloads(t, out)
+		if len(payloads) != 3 {
+			t.Fatalf("%v: inputs.json: %d sessions; want 3", extra, len(payloads))
 		}
-		b, err := os.ReadFile(filepath.Join(out, "inputs.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(b, &inputs); err != nil || len(inputs.Data) != 3 {
-			t.Fatalf("%v: inputs.json: %v, %d sessions; want 3", extra, err, len(inputs.Data))
-		}
-		for i, d := range inputs.Data {
-			p := d.Payloads[0]
+		for i, p := range payloads {
 			_, mt := p["max_tokens"]
 			_, ie := p["ignore_eos"]
 			if mt || ie {
