@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -158,10 +159,15 @@ func TestProfileRequestRateSeries(t *testing.T) {
 		}
 		return 15 + 50*(t-0.5)
 	}
+	// Records are written as requests end, not in send order.
+	var intended []float64
+	for _, r := range recs {
+		intended = append(intended, r["intended_ns"].(float64))
+	}
+	slices.Sort(intended)
 	var sent []float64
-	t0 := recs[0]["intended_ns"].(float64)
-	for i, r := range recs {
-		at := (r["intended_ns"].(float64) - t0) / 1e9
+	for i, ns := range intended {
+		at := (ns - intended[0]) / 1e9
 		if got := lambda(at); math.Abs(got-float64(i)) > 1e-3 { // intended_ns to the µs
 			t.Errorf("request %d intended at %.6f s, where the series' count is %.6f; want %d", i, at, got, i)
 		}
