@@ -197,6 +197,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	liveMetrics := serveLive(live, &o, rp, runID, mode)
+	push := startOTLP(ctx, &o, liveMetrics, info, runID, log)
+	defer push.finish(ctx, log) // an early return; a no-op after the final push
 	if o.Profile.CPU != "" {
 		stop, err := startCPUProfile(o.Profile.CPU)
 		if err != nil {
@@ -232,6 +234,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	tel.stop(abort, log)
+	push.finish(ctx, log) // every record is counted: the final values
 	aborted := abort.Err() != nil
 	if res == nil {
 		return nil, fmt.Errorf("replay: %w", runErr)
@@ -248,6 +251,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := writeOutputs(run, &o, res.Summary, out, inputs, rcfg.Outputs, log, aborted, (runErr == nil || thresholdStop) && sumErr == nil); err != nil {
 		return out, err
 	}
+	logMLflow(ctx, &o, dir, res.Summary, runID, mlflowStatus(aborted, runErr), log)
 	return out, runError(runErr, sumErr, dir)
 }
 
@@ -294,14 +298,16 @@ func announce(o *Options, rp *replayPlan, dir string, info summary.RunInfo, ui s
 	}
 }
 
-// serveLive serves the run's live metrics on live (nil: none, and nil is
-// returned).
+// serveLive serves the run's live metrics on live and returns them; nil
+// when neither live nor an OTLP push (Telemetry.OTLP) needs them.
 func serveLive(live *livemetrics.Server, o *Options, rp *replayPlan, runID, mode string) *livemetrics.Metrics {
-	if live == nil {
+	if live == nil && o.Telemetry.OTLP.URL == "" {
 		return nil
 	}
 	m := newLiveMetrics(o, rp, runID, mode)
-	live.Serve(m)
+	if live != nil {
+		live.Serve(m)
+	}
 	return m
 }
 

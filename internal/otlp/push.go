@@ -187,3 +187,31 @@ func (p *Pusher) post(ctx context.Context, body []byte) error {
 	}
 	return nil
 }
+
+// ParseKeyValues reads OpenTelemetry's k=v,k2=v2 lists
+// (OTEL_RESOURCE_ATTRIBUTES, OTEL_EXPORTER_OTLP_HEADERS, AIPerf's
+// --otel-resource-attributes): keys and values are trimmed and
+// percent-decoded where they can be; an item without "=" or with an
+// empty key is returned in bad.
+func ParseKeyValues(s string) (kv map[string]string, bad []string) {
+	kv = map[string]string{}
+	for item := range strings.SplitSeq(s, ",") {
+		if strings.TrimSpace(item) == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(item, "=")
+		if k = strings.TrimSpace(k); !ok || k == "" {
+			bad = append(bad, item)
+			continue
+		}
+		kv[unescape(k)] = unescape(strings.TrimSpace(v))
+	}
+	return kv, bad
+}
+
+func unescape(s string) string {
+	if u, err := url.PathUnescape(s); err == nil {
+		return u
+	}
+	return s
+}
