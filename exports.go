@@ -187,12 +187,12 @@ func otlpHeaders(h map[string]string) http.Header {
 
 // logMLflow logs the finished run in dir to o's MLflow server, when o
 // asks for it. A failure is logged: the run directory has every number.
-func logMLflow(ctx context.Context, o *Options, dir string, s *summary.Summary, runID string, status string, log *slog.Logger) {
+func logMLflow(ctx context.Context, o *Options, dir string, s *summary.Summary, status string, log *slog.Logger) {
 	mo := o.Telemetry.MLflow
 	if mo.TrackingURI == "" {
 		return
 	}
-	run, err := mlflowRun(dir, s, status, mo.ArtifactGlobs)
+	run, runID, err := mlflowRun(dir, s, status, mo.ArtifactGlobs)
 	if err != nil {
 		log.Warn("MLflow: the run is not logged", slog.Any("err", err))
 		return
@@ -220,39 +220,46 @@ func logMLflow(ctx context.Context, o *Options, dir string, s *summary.Summary, 
 }
 
 // mlflowRun is what is logged of the run in dir: summary.json's
-// statistics, manifest.json's options and the files globs select.
-func mlflowRun(dir string, s *summary.Summary, status string, globs []string) (mlflow.Run, error) {
-	run := mlflow.Run{Start: s.Run.Start, End: s.Run.End, Status: status}
+// statistics, manifest.json's options and the files globs select; and
+// the manifest's run_id.
+func mlflowRun(dir string, s *summary.Summary, status string, globs []string) (run mlflow.Run, runID string, err error) {
+	run = mlflow.Run{Start: s.Run.Start, End: s.Run.End, Status: status}
 	if run.End.IsZero() {
 		run.End = time.Now()
 	}
 	js, err := s.JSON()
 	if err != nil {
-		return run, err
+		return run, "", err
 	}
 	if run.Metrics, err = mlflow.SummaryMetrics(js); err != nil {
-		return run, err
+		return run, "", err
 	}
 	if m, err := os.ReadFile(filepath.Join(dir, arrowio.ManifestFile)); err == nil {
 		if run.Params, err = mlflow.Params(m); err != nil {
-			return run, err
+			return run, "", err
+		}
+	}
+	for _, p := range run.Params {
+		if p.Key == "run_id" {
+			runID = p.Value
 		}
 	}
 	if globs == nil {
 		globs = mlflow.DefaultArtifactGlobs
 	}
 	run.Artifacts, err = mlflow.Artifacts(dir, globs)
-	return run, err
+	return run, runID, err
 }
 
 // mlflowStatus is how the MLflow run ends: KILLED when interrupted,
-// FAILED when the run returned an error, FINISHED otherwise (a run that
-// failed a threshold finished: its verdicts are in the metrics' summary).
-func mlflowStatus(aborted bool, err error) string {
+// FAILED when the run did not complete (ok false: a run error, a summary
+// that could not be written), FINISHED otherwise (a run that failed a
+// threshold finished: its verdicts are in its metrics).
+func mlflowStatus(aborted, ok bool) string {
 	switch {
 	case aborted:
 		return mlflow.StatusKilled
-	case err != nil:
+	case !ok:
 		return mlflow.StatusFailed
 	}
 	return mlflow.StatusFinished

@@ -11,6 +11,15 @@ import (
 	"unicode/utf8"
 )
 
+// Metric is one metric of a run, logged at step 0.
+type Metric struct {
+	Key   string
+	Value float64
+}
+
+// Param is one parameter of a run.
+type Param struct{ Key, Value string }
+
 // Key returns k with every character MLflow refuses in a metric or
 // parameter name (anything but letters, digits, _ - . space and /)
 // replaced by _.

@@ -54,15 +54,6 @@ type Config struct {
 	Timeout time.Duration
 }
 
-// Metric is one metric of a run, logged at step 0.
-type Metric struct {
-	Key   string
-	Value float64
-}
-
-// Param is one parameter of a run.
-type Param struct{ Key, Value string }
-
 // Artifact is a file uploaded to the run: Path is its path among the
 // run's artifacts (slash-separated), File the local file.
 type Artifact struct{ Path, File string }
