@@ -683,6 +683,12 @@ type TelemetryOptions struct {
 	// (which reads the final values) ends the wait at once. 0 stops
 	// serving at the end.
 	MetricsLinger time.Duration
+	// OTLP, when its URL is set, pushes the same metrics to an
+	// OpenTelemetry collector (AIPerf's --otel-url).
+	OTLP OTLPOptions
+	// MLflow, when its TrackingURI is set, logs the finished run to an
+	// MLflow tracking server (AIPerf's --mlflow-*).
+	MLflow MLflowOptions
 }
 
 // ProfileOptions name files for Go profiles (empty: none).

@@ -196,7 +196,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	liveMetrics := serveLive(live, &o, rp, runID, mode)
+	liveMetrics, push := serveLive(ctx, live, &o, rp, info, runID, log)
+	defer push.finish(ctx, log) // an early return; a no-op after the final push
 	if o.Profile.CPU != "" {
 		stop, err := startCPUProfile(o.Profile.CPU)
 		if err != nil {
@@ -232,6 +233,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	tel.stop(abort, log)
+	push.finish(ctx, log) // every record is counted: the final values
 	aborted := abort.Err() != nil
 	if res == nil {
 		return nil, fmt.Errorf("replay: %w", runErr)
@@ -245,7 +247,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	// A run the failed-request threshold stopped has every record of what
 	// it sent: its exports are written, as AIPerf writes them.
 	_, thresholdStop := errors.AsType[*FailedRequestsError](runErr)
-	if err := writeOutputs(run, &o, res.Summary, out, inputs, rcfg.Outputs, log, aborted, (runErr == nil || thresholdStop) && sumErr == nil); err != nil {
+	if err := writeOutputs(ctx, run, &o, res.Summary, out, inputs, rcfg.Outputs, log, aborted, (runErr == nil || thresholdStop) && sumErr == nil); err != nil {
 		return out, err
 	}
 	return out, runError(runErr, sumErr, dir)
@@ -294,15 +296,17 @@ func announce(o *Options, rp *replayPlan, dir string, info summary.RunInfo, ui s
 	}
 }
 
-// serveLive serves the run's live metrics on live (nil: none, and nil is
-// returned).
-func serveLive(live *livemetrics.Server, o *Options, rp *replayPlan, runID, mode string) *livemetrics.Metrics {
-	if live == nil {
-		return nil
+// serveLive serves the run's live metrics on live, starts their OTLP
+// push (Telemetry.OTLP), and returns both; nil when neither needs them.
+func serveLive(ctx context.Context, live *livemetrics.Server, o *Options, rp *replayPlan, info summary.RunInfo, runID string, log *slog.Logger) (*livemetrics.Metrics, *otlpRun) {
+	if live == nil && o.Telemetry.OTLP.URL == "" {
+		return nil, nil
 	}
-	m := newLiveMetrics(o, rp, runID, mode)
-	live.Serve(m)
-	return m
+	m := newLiveMetrics(o, rp, runID, info.Mode)
+	if live != nil {
+		live.Serve(m)
+	}
+	return m, startOTLP(ctx, o, m, info, runID, log)
 }
 
 // listenLive listens for the run's own metrics at addr
@@ -532,7 +536,7 @@ func startCPUProfile(path string) (stop func(), err error) {
 // AIPerf export, when o asks for them; ok is whether the run and its
 // summary went well (neither is written otherwise). An aborted run
 // skips the export (it reads every record back).
-func writeOutputs(run *arrowio.Run, o *Options, s *summary.Summary, out *Result, inputs *inputsLog, outputs *outputsLog, log *slog.Logger, aborted, ok bool) error {
+func writeOutputs(ctx context.Context, run *arrowio.Run, o *Options, s *summary.Summary, out *Result, inputs *inputsLog, outputs *outputsLog, log *slog.Logger, aborted, ok bool) error {
 	dir := out.Dir
 	if o.Output.SliceDuration > 0 && !aborted && ok {
 		if err := writeTimeSlices(run, dir, o, s, out.Writer); err != nil {
@@ -555,6 +559,7 @@ func writeOutputs(run *arrowio.Run, o *Options, s *summary.Summary, out *Result,
 			return fieldError("Output.Export", "{Output.Export} aiperf: %w", err)
 		}
 	}
+	logMLflow(ctx, o, dir, s, mlflowStatus(aborted, ok), log)
 	return nil
 }
 

@@ -52,6 +52,7 @@ func checkOptions(o *Options) []*FieldError {
 		bad("MinGoodFraction", "{MinGoodFraction} %v: want a fraction between 0 and 1", o.MinGoodFraction)
 	}
 	checkOutput(o, bad)
+	checkExports(o, bad)
 	checkTraceOptions(o, bad)
 	checkSynthetic(o, bad)
 	checkPrompts(o, bad)

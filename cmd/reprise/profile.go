@@ -190,12 +190,6 @@ func profileOwnFlags() []cli.Flag {
 	}
 }
 
-// otelRefusal is the answer to AIPerf's OpenTelemetry flags: reprise
-// serves its live metrics for a scrape instead of pushing OTLP (RATIONALE.md,
-// "Why live metrics for Prometheus and no OTLP export?").
-const otelRefusal = "no OTLP push: serve the same live metrics for a scrape with --metrics-addr HOST:PORT " +
-	"(an OpenTelemetry Collector's prometheus receiver forwards them as OTLP); the run directory's Parquet files are the full export"
-
 // aiperfUnsupported says, for each `aiperf profile` flag the profile
 // command does not take, what to do instead or why not. A flag here that
 // is given exits 2 with its sentence.
@@ -218,10 +212,6 @@ var aiperfUnsupported = map[string]string{
 	"network-latency-automatic":             "network-adjusted metrics are not computed; records carry connect and DNS times",
 	"network-latency-mean":                  "network-adjusted metrics are not computed; records carry connect and DNS times",
 	"network-latency-ping-interval":         "network-adjusted metrics are not computed; records carry connect and DNS times",
-	"otel-url":                              otelRefusal,
-	"stream":                                otelRefusal,
-	"otel-resource-attributes":              otelRefusal,
-	"gen-ai-provider":                       otelRefusal,
 	"convergence-mode":                      "only the ci_width mode (AIPerf's default) exists: --convergence-threshold bounds the interval's relative half-width; drop the flag",
 	"workers-max":                           "reprise has no worker processes; --senders N sets the most requests in flight",
 	"max-workers":                           "reprise has no worker processes; --senders N sets the most requests in flight",
@@ -252,8 +242,8 @@ var aiperfUnsupported = map[string]string{
 // synthesis, Optuna's sampler settings).
 var aiperfFamilies = []struct{ prefix, why string }{
 	{"video-audio-", "synthetic videos carry no audio track; send audio with --audio-length-mean"},
-	{"mlflow-", "runs are not pushed to MLflow; the run directory's summary.json and Parquet files hold every number (log them as artifacts afterwards)"},
-	{"wandb-", "runs are not pushed to Weights & Biases; the run directory's summary.json and Parquet files hold every number (log them afterwards)"},
+	{"wandb-", "runs are not pushed to Weights & Biases (it has no documented REST API for logging, only its Python SDK): " +
+		"after the run, log summary.json with wandb (wandb.init(project=…); wandb.log(json.load(open(\"summary.json\")))), or use --mlflow-tracking-uri or --otel-url"},
 	{"server-metrics-url", "GenAI-Perf's DCGM URL is --gpu-telemetry URL in AIPerf and here; --server-metrics URL scrapes a server's Prometheus metrics"},
 	{"sweep-list", "GenAI-Perf analyze's sweeps: give reprise sweep the values as a comma list (--concurrency 1,8,32)"},
 	{"sweep-range", "GenAI-Perf analyze's sweeps: give reprise sweep a range (--request-rate 1:64:x2)"},

@@ -399,17 +399,6 @@ func relDiff(a, b float64) float64 {
 	return d / b
 }
 
-// TestProfileOTelRefused: AIPerf's OpenTelemetry flags exit 2 and point
-// at --metrics-addr.
-func TestProfileOTelRefused(t *testing.T) {
-	for _, flag := range []string{"--otel-url", "--otel-resource-attributes", "--gen-ai-provider"} {
-		code, _, stderr := runCLI(t, "", "profile", "-m", "m", "--url", "http://127.0.0.1:1", flag, "x")
-		if code != 2 || !strings.Contains(stderr, "--metrics-addr HOST:PORT") || !strings.Contains(stderr, "OTLP") {
-			t.Errorf("profile %s x: exit %d, stderr %q; want 2 and a pointer to --metrics-addr", flag, code, stderr)
-		}
-	}
-}
-
 // TestMetricsAddrErrors: a malformed --metrics-addr, a negative linger
 // and a port in use each exit 2 naming the flag, with nothing sent.
 func TestMetricsAddrErrors(t *testing.T) {

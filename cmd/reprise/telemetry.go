@@ -8,9 +8,10 @@ import (
 
 const catTelemetry = "Telemetry"
 
-// telemetryFlags are replay's server-metrics and GPU flags.
+// telemetryFlags are replay's server-metrics, GPU and live-metrics
+// flags, and where the metrics are sent (exportFlags).
 func telemetryFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringSliceFlag{Name: "server-metrics", Category: catTelemetry, Sources: envVars("server-metrics"),
 			Usage: "also scrape the Prometheus page at `URL` (repeatable; the endpoint's /metrics is scraped by default)"},
 		&cli.BoolFlag{Name: "no-server-metrics", Category: catTelemetry, Sources: envVars("no-server-metrics"),
@@ -24,5 +25,5 @@ func telemetryFlags() []cli.Flag {
 			Usage: "serve the run's own metrics (TTFT, ITL, latency, lateness, requests, tokens) for Prometheus at http://`HOST:PORT`/metrics while it runs (docs/format/live-metrics.md)"},
 		&cli.DurationFlag{Name: "metrics-linger", Value: reprise.DefaultMetricsLinger, Category: catTelemetry, Sources: envVars("metrics-linger"),
 			Usage: "after the run, keep serving --metrics-addr until a scrape has read the final values, for at most `D` (0: stop at the end)"},
-	}
+	}, exportFlags()...)
 }

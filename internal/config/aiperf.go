@@ -156,6 +156,8 @@ var aiperfSections = map[string][]string{
 		"network-latency-mean",
 		"network-latency-ping-interval",
 		"otel-url", "stream", "otel-resource-attributes", "gen-ai-provider",
+		"mlflow-tracking-uri", "mlflow-experiment", "mlflow-run-name", "mlflow-parent-run-id", "mlflow-tag", "mlflow-artifact-glob",
+		"wandb-project", "wandb-entity", "wandb-run-name", "wandb-tag",
 	},
 	"multi-run": {
 		"num-profile-runs",
@@ -197,6 +199,7 @@ var aiperfSections = map[string][]string{
 var aiperfRepeatable = []string{
 	"model", "url", "header", "extra-inputs", "dataset-filter", "gpu-telemetry", "server-metrics",
 	"server-metrics-formats", "variant", "sweep-dimension", "adaptive-scale-sla", "otel-resource-attributes",
+	"mlflow-tag", "mlflow-artifact-glob", "wandb-tag",
 }
 
 // AIPerf is the schema of AIPerf's sectioned config file (see

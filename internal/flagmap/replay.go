@@ -117,6 +117,9 @@ func Telemetry(v Values) (reprise.TelemetryOptions, error) {
 	if tc.Interval <= 0 {
 		errs = append(errs, fmt.Errorf("--metrics-interval %v: must be positive", tc.Interval))
 	}
+	var eerr error
+	tc.OTLP, tc.MLflow, eerr = Exports(v)
+	errs = append(errs, eerr)
 	for _, t := range v.StringSlice("server-metrics") {
 		t = WithScheme(t)
 		u, err := url.Parse(t)
