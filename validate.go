@@ -97,6 +97,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	v.resolveInputs()
 	v.resolveTokenizer()
 	v.resolveEngine()
+	v.applyChatTemplate() // chattemplate.go
 	if len(v.errs) > 0 {
 		return nil, &ConfigError{Errors: v.errs}
 	}

@@ -31,7 +31,7 @@ type Template struct {
 	// byFirst lists the added tokens by their first byte, longest
 	// first.
 	byFirst map[byte][]string
-	now    func() time.Time
+	now     func() time.Time
 }
 
 // Parse compiles the template text read from source. bos and eos are
