@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 
 	"github.com/reprise-bench/reprise/internal/chattmpl"
+	"github.com/reprise-bench/reprise/internal/prompt"
 	"github.com/reprise-bench/reprise/internal/servertok"
 	"github.com/reprise-bench/reprise/internal/tokenizer"
+	"github.com/reprise-bench/reprise/trace"
 )
 
 // chatTemplateProbe is the user message the template's tokens are
@@ -33,37 +35,42 @@ func (v *validation) applyChatTemplate() {
 	case v.rp.tok == nil:
 		return // resolveTokenizer reported why
 	}
-	n, source, err := chatTemplateTokens(v.rp.tok, o.Prompts.SharedSystemTokens > 0)
+	n, tmpl, source, err := chatTemplateTokens(v.rp.tok, o.Prompts.SharedSystemTokens > 0)
 	if err != nil {
 		v.bad("Prompts.ApplyChatTemplate", "{Prompts.ApplyChatTemplate}: %w", err)
 		return
 	}
-	o.Prompts.ISLCorrection, v.fixedISL = n, true
+	// The builder takes a row's template_tokens over the correction
+	// (fixedISL false): chatFit sets them where a prompt needs its own.
+	o.Prompts.ISLCorrection = n
+	if tmpl != nil {
+		v.rp.chat = &chatFit{tmpl: tmpl, count: v.rp.tok.Count, corr: n}
+	}
 	v.log.Info("chat template", slog.String("source", source), slog.Int("tokens", n), slog.String("applied as", "isl correction"))
 }
 
 // chatTemplateTokens returns the tokens tok's chat template adds to a
-// user message (and a system message before it, when system), and where
-// the template was read.
-func chatTemplateTokens(tok tokenizer.Tokenizer, system bool) (int, string, error) {
+// user message (and a system message before it, when system), the
+// template (nil for the server's) and where it was read.
+func chatTemplateTokens(tok tokenizer.Tokenizer, system bool) (int, *chattmpl.Template, string, error) {
 	const fix = "give --tokenizer a tokenizer with a chat template (a Hugging Face model id, a model directory, or a tokenizer.json with its tokenizer_config.json), use --tokenizer server with llama.cpp, or say how many tokens the template adds with --isl-correction N instead"
 	if st, ok := tok.(*servertok.Tokenizer); ok {
 		n, ok := st.ChatTemplateTokens()
 		if !ok || system {
-			return 0, "", errors.New("the server does not render its chat template for reprise (llama.cpp's /apply-template renders one user message; vLLM, SGLang and TGI render none); " + fix)
+			return 0, nil, "", errors.New("the server does not render its chat template for reprise (llama.cpp's /apply-template renders one user message; vLLM, SGLang and TGI render none); " + fix)
 		}
-		return n, "the server's /apply-template", nil
+		return n, nil, "the server's /apply-template", nil
 	}
 	path, ok := tokenizer.Path(tok)
 	if !ok {
-		return 0, "", errors.New("tokenizer " + tok.Name() + " carries no chat template; " + fix)
+		return 0, nil, "", errors.New("tokenizer " + tok.Name() + " carries no chat template; " + fix)
 	}
 	tmpl, err := chattmpl.ReadDir(filepath.Dir(path))
 	if err != nil {
 		if errors.Is(err, chattmpl.ErrNoTemplate) {
-			return 0, "", errors.New("tokenizer " + tok.Name() + ": " + err.Error() + "; " + fix)
+			return 0, nil, "", errors.New("tokenizer " + tok.Name() + ": " + err.Error() + "; " + fix)
 		}
-		return 0, "", err
+		return 0, nil, "", err
 	}
 	msgs := []chattmpl.Message{{Role: "user", Content: chatTemplateProbe}}
 	if system {
@@ -71,7 +78,50 @@ func chatTemplateTokens(tok tokenizer.Tokenizer, system bool) (int, string, erro
 	}
 	n, err := tmpl.Overhead(tok.Count, msgs)
 	if err != nil {
-		return 0, "", err
+		return 0, nil, "", err
 	}
-	return max(n, 0), tmpl.Source, nil
+	return max(n, 0), tmpl, tmpl.Source, nil
+}
+
+// chatFitTries bounds the rebuilds of one prompt: a template that trims
+// or merges the prompt's edges changes the count by a token or two, and
+// one rebuild fixes it.
+const chatFitTries = 3
+
+// chatFit fits synthesized prompts through a chat template: a prompt's
+// tokens inside the rendered template differ from its tokens alone where
+// the template changes its edges (Llama 3's and Gemma's `| trim`, a
+// merge with the text before it), so the measured overhead alone is not
+// exact for every prompt.
+type chatFit struct {
+	tmpl  *chattmpl.Template
+	count func(string) int
+	// corr is the overhead measured on the probe: the correction of a
+	// row that names no template_tokens.
+	corr int
+}
+
+// refit renders p (row's prompt) as a user message and returns a copy of
+// row whose template_tokens make the next build fit, or false when p
+// already fits (or the tries are spent, or the template fails: the
+// server will say so).
+func (c *chatFit) refit(row *trace.Row, p *prompt.Prompt, try int) (*trace.Row, bool) {
+	text, err := c.tmpl.Render([]chattmpl.Message{{Role: "user", Content: p.Text}})
+	if err != nil || try >= chatFitTries {
+		return nil, false
+	}
+	off := c.tmpl.Count(c.count, text) - row.InputTokens
+	if off == 0 {
+		return nil, false
+	}
+	corr := c.corr
+	if row.TemplateTokens > 0 {
+		corr = row.TemplateTokens
+	}
+	if corr+off < 1 {
+		return nil, false // the builder takes no correction below 1 token
+	}
+	r := *row
+	r.TemplateTokens = corr + off
+	return &r, true
 }

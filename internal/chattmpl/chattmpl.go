@@ -3,6 +3,7 @@ package chattmpl
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"sort"
 	"strings"
@@ -98,26 +99,44 @@ func (t *Template) strftimeNow(args []jinja.Value, _ map[string]jinja.Value) (ji
 // Count returns the tokens of rendered text as a server counts them:
 // each added token of the template's tokenizer is one token, and the
 // text between them is counted by count (a tokenizer's Count, which
-// treats added-token text as plain text). Where two added tokens start
-// at one offset the longer is taken, as Hugging Face's tokenizers do.
+// treats added-token text as plain text).
 func (t *Template) Count(count func(string) int, text string) int {
-	n, start := 0, 0
-	for i := 0; i < len(text); i++ {
-		tok := t.addedAt(text[i:])
-		if tok == "" {
-			continue
+	n := 0
+	for piece, added := range t.Pieces(text) {
+		if added {
+			n++
+		} else {
+			n += count(piece)
 		}
-		if i > start {
-			n += count(text[start:i])
-		}
-		n++
-		i += len(tok) - 1
-		start = i + 1
-	}
-	if start < len(text) {
-		n += count(text[start:])
 	}
 	return n
+}
+
+// Pieces splits rendered text as a Hugging Face tokenizer does before
+// encoding: the added tokens (added true, one token each) and the plain
+// text between them, in order, none empty. Where two added tokens start
+// at one offset the longer is taken.
+func (t *Template) Pieces(text string) iter.Seq2[string, bool] {
+	return func(yield func(string, bool) bool) {
+		start := 0
+		for i := 0; i < len(text); i++ {
+			tok := t.addedAt(text[i:])
+			if tok == "" {
+				continue
+			}
+			if i > start && !yield(text[start:i], false) {
+				return
+			}
+			if !yield(tok, true) {
+				return
+			}
+			i += len(tok) - 1
+			start = i + 1
+		}
+		if start < len(text) {
+			yield(text[start:], false)
+		}
+	}
 }
 
 // addedAt returns the longest added token s starts with, or "".

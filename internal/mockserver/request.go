@@ -16,6 +16,7 @@ type request struct {
 	chat         bool
 	model        string
 	texts        []string // chat: one per message; completions: the prompt
+	roles        []string // chat: texts' roles
 	ids          []int    // completions: a token-id prompt
 	hasIDs       bool
 	maxTokens    int // -1 = not given
@@ -104,7 +105,9 @@ func decodeRequest(body []byte, chat bool) (request, error) {
 			return request{}, &requestError{msg: "messages: at least one message is required"}
 		}
 		r.texts = make([]string, len(w.Messages))
+		r.roles = make([]string, len(w.Messages))
 		for i, m := range w.Messages {
+			r.roles[i] = m.Role
 			t, err := decodeContentMedia(m.Content, &r.media)
 			if err != nil {
 				return request{}, &requestError{msg: fmt.Sprintf("messages[%d].content: %v", i, err)}

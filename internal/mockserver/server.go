@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/reprise-bench/reprise/internal/chattmpl"
 	"github.com/reprise-bench/reprise/internal/jsonx"
 )
 
@@ -552,6 +553,11 @@ func (s *Server) completion(st *reqState, w http.ResponseWriter, r *http.Request
 	ids := st.ids[:0]
 	if req.hasIDs {
 		ids = append(ids, req.ids...)
+	} else if chat && s.cfg.ChatTemplate != nil {
+		if ids, err = s.templateIDs(ids, &req); err != nil {
+			s.writeError(st, w, http.StatusBadRequest, err.Error(), "BadRequestError")
+			return
+		}
 	} else {
 		for _, t := range req.texts {
 			if chat {
@@ -712,6 +718,28 @@ func (s *Server) reject(st *reqState, w http.ResponseWriter, r *http.Request, re
 		ReceivedNS: s.wall(recv)}
 	s.writeError(st, w, status, msg, "")
 	s.finishLog(st)
+}
+
+// templateIDs appends the ids of req's messages rendered through
+// Config.ChatTemplate: an added token is templateToken, the text between
+// is encoded.
+func (s *Server) templateIDs(ids []int, req *request) ([]int, error) {
+	msgs := make([]chattmpl.Message, len(req.texts))
+	for i, t := range req.texts {
+		msgs[i] = chattmpl.Message{Role: req.roles[i], Content: t}
+	}
+	text, err := s.cfg.ChatTemplate.Render(msgs)
+	if err != nil {
+		return ids, err
+	}
+	for piece, added := range s.cfg.ChatTemplate.Pieces(text) {
+		if added {
+			ids = append(ids, templateToken)
+		} else {
+			ids = s.tok.AppendEncode(ids, piece)
+		}
+	}
+	return ids, nil
 }
 
 // templateToken is the id standing for one chat-template token.
