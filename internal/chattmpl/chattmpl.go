@@ -69,7 +69,14 @@ func (t *Template) WithClock(now func() time.Time) *Template {
 // generating. A template that refuses the conversation
 // (raise_exception) or uses a construct the renderer lacks returns an
 // error naming the template's source.
-func (t *Template) Render(msgs []Message) (string, error) {
+func (t *Template) Render(msgs []Message) (out string, err error) {
+	defer func() {
+		// A template is input: a renderer that panics on one is an error
+		// here, not a crash of the run.
+		if r := recover(); r != nil {
+			out, err = "", fmt.Errorf("chat template %s: the renderer failed: %v", t.Source, r)
+		}
+	}()
 	list := make([]any, len(msgs))
 	for i, m := range msgs {
 		list[i] = map[string]any{"role": m.Role, "content": m.Content}
@@ -81,7 +88,7 @@ func (t *Template) Render(msgs []Message) (string, error) {
 		"eos_token":             jinja.FromGoValue(t.eos),
 		"strftime_now":          jinja.NewCallable("strftime_now", t.strftimeNow),
 	}
-	out, err := t.t.RenderValues(data)
+	out, err = t.t.RenderValues(data)
 	if err != nil {
 		return "", fmt.Errorf("chat template %s: %w", t.Source, err)
 	}
