@@ -3,7 +3,6 @@ package reprise
 import (
 	"errors"
 	"log/slog"
-	"path/filepath"
 
 	"github.com/reprise-bench/reprise/internal/chattmpl"
 	"github.com/reprise-bench/reprise/internal/prompt"
@@ -65,7 +64,7 @@ func chatTemplateTokens(tok tokenizer.Tokenizer, system bool) (int, *chattmpl.Te
 	if !ok {
 		return 0, nil, "", errors.New("tokenizer " + tok.Name() + " carries no chat template; " + fix)
 	}
-	tmpl, err := chattmpl.ReadDir(filepath.Dir(path))
+	tmpl, err := chattmpl.ForTokenizer(path)
 	if err != nil {
 		if errors.Is(err, chattmpl.ErrNoTemplate) {
 			return 0, nil, "", errors.New("tokenizer " + tok.Name() + ": " + err.Error() + "; " + fix)

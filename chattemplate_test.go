@@ -2,6 +2,7 @@ package reprise_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -50,50 +51,91 @@ func TestApplyChatTemplate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mcfg := mockserver.NewConfig()
-			mcfg.Addr, mcfg.TTFT, mcfg.ITL, mcfg.Tokenizer, mcfg.ChatTemplate = "127.0.0.1:0", 0, 0, tok, tmpl
-			srv, err := mockserver.Start(t.Context(), mcfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer srv.Close()
-
-			o := reprise.NewOptions()
-			o.URL, o.Model, o.Tokenizer = srv.URL(), mockserver.DefaultModel, jsPath
-			o.Prompts.ApplyChatTemplate = true
-			o.Synthetic = reprise.SyntheticLoad{ISL: 300, ISLStdDev: 120, OSL: 2}
-			o.Replay.Concurrency, o.Replay.RequestCount = 4, 16
-			o.Output.Dir, o.Output.Overwrite = filepath.Join(dir, "run"), true
-			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-			res, err := reprise.Run(ctx, o)
-			cancel()
-			if err != nil {
-				t.Fatal(err)
-			}
-			rd, err := arrowio.Open(res.Dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			n := 0
-			for r, err := range rd.Requests() {
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !r.OK() {
-					t.Fatalf("request %d failed: %s", r.RequestID, r.ErrorMessage)
-				}
-				n++
-				if r.ServerPromptTokens != r.TraceInputTokens || r.InputTokens >= r.TraceInputTokens {
-					t.Errorf("request %d: asked %d input tokens, sent %d, the server counted %d through the template", r.RequestID, r.TraceInputTokens, r.InputTokens, r.ServerPromptTokens)
-				}
-				if n == 1 {
-					t.Logf("%s: asked %d tokens, sent a prompt of %d, the server counted %d", model, r.TraceInputTokens, r.InputTokens, r.ServerPromptTokens)
-				}
-			}
-			if n != 16 {
-				t.Fatalf("%d requests, want 16", n)
-			}
+			fitThroughTemplate(t, model, jsPath, tok, tmpl)
 		})
+	}
+	// A GGUF file carries its template in its metadata.
+	t.Run("gguf", func(t *testing.T) {
+		dir := t.TempDir()
+		raw, err := os.ReadFile(filepath.Join("internal", "chattmpl", "testdata", "llama3.2", "tokenizer_config.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var conf struct {
+			ChatTemplate string `json:"chat_template"`
+		}
+		if err := json.Unmarshal(raw, &conf); err != nil {
+			t.Fatal(err)
+		}
+		// 30000 is the tokenizer's <|begin_of_text|>.
+		gguf, err := tokenizertest.GGUFChat(data, "llama-bpe", conf.ChatTemplate, 30000, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "model.gguf")
+		if err := os.WriteFile(path, gguf, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tok, err := tokenizer.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl, err := chattmpl.ForTokenizer(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fitThroughTemplate(t, "gguf llama3.2", path, tok, tmpl)
+	})
+}
+
+// fitThroughTemplate runs 16 requests of 300±120 tokens with
+// --apply-chat-template and --tokenizer tokPath against a mock that
+// renders tmpl and counts with tok, and checks every prompt's count.
+func fitThroughTemplate(t *testing.T, model, tokPath string, tok tokenizer.Tokenizer, tmpl *chattmpl.Template) {
+	t.Helper()
+	dir := t.TempDir()
+	mcfg := mockserver.NewConfig()
+	mcfg.Addr, mcfg.TTFT, mcfg.ITL, mcfg.Tokenizer, mcfg.ChatTemplate = "127.0.0.1:0", 0, 0, tok, tmpl
+	srv, err := mockserver.Start(t.Context(), mcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+
+	o := reprise.NewOptions()
+	o.URL, o.Model, o.Tokenizer = srv.URL(), mockserver.DefaultModel, tokPath
+	o.Prompts.ApplyChatTemplate = true
+	o.Synthetic = reprise.SyntheticLoad{ISL: 300, ISLStdDev: 120, OSL: 2}
+	o.Replay.Concurrency, o.Replay.RequestCount = 4, 16
+	o.Output.Dir, o.Output.Overwrite = filepath.Join(dir, "run"), true
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	res, err := reprise.Run(ctx, o)
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := arrowio.Open(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for r, err := range rd.Requests() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.OK() {
+			t.Fatalf("request %d failed: %s", r.RequestID, r.ErrorMessage)
+		}
+		n++
+		if r.ServerPromptTokens != r.TraceInputTokens || r.InputTokens >= r.TraceInputTokens {
+			t.Errorf("request %d: asked %d input tokens, sent %d, the server counted %d through the template", r.RequestID, r.TraceInputTokens, r.InputTokens, r.ServerPromptTokens)
+		}
+		if n == 1 {
+			t.Logf("%s: asked %d tokens, sent a prompt of %d, the server counted %d", model, r.TraceInputTokens, r.InputTokens, r.ServerPromptTokens)
+		}
+	}
+	if n != 16 {
+		t.Fatalf("%d requests, want 16", n)
 	}
 }
 

@@ -50,7 +50,7 @@ func mockServerCommand(a *app) *cli.Command {
 			&cli.IntFlag{Name: "block-size", Value: d.BlockSize, Usage: "prefix-cache block size in `TOKENS`", Sources: mockEnv("block-size")},
 			&cli.IntFlag{Name: "prefix-cache-tokens", Value: d.PrefixCacheTokens, Usage: "prefix-cache LRU capacity in `TOKENS`; 0 disables it", Sources: mockEnv("prefix-cache-tokens")},
 			&cli.IntFlag{Name: "chat-template-tokens", Value: d.ChatTemplateTokens, Usage: "`N` extra prompt tokens per chat message, as a chat template adds", Sources: mockEnv("chat-template-tokens")},
-			&cli.StringFlag{Name: "chat-template", Usage: "render chat requests through the chat template of the tokenizer in `DIR` (its tokenizer_config.json or chat_template.jinja) and count prompt_tokens on the result, each added token one token", Sources: mockEnv("chat-template")},
+			&cli.StringFlag{Name: "chat-template", Usage: "render chat requests through the chat template of the tokenizer in `DIR` (its tokenizer_config.json or chat_template.jinja) or GGUF file, and count prompt_tokens on the result, each added token one token", Sources: mockEnv("chat-template")},
 			&cli.IntFlag{Name: "reasoning-tokens", Value: d.ReasoningTokens, Usage: "send the first `N` output tokens as reasoning_content", Sources: mockEnv("reasoning-tokens")},
 			&cli.BoolFlag{Name: "coalesce", Usage: "write SSE events due at the same instant in one write (default: one write and flush per event)", Sources: mockEnv("coalesce")},
 			&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "`SEED` for ids, random lengths, jitter and fault draws", Sources: mockEnv("seed")},
@@ -93,9 +93,9 @@ func mockServerCommand(a *app) *cli.Command {
 			cfg.PrefixCacheTokens = cmd.Int("prefix-cache-tokens")
 			cfg.ChatTemplateTokens = cmd.Int("chat-template-tokens")
 			if dir := cmd.String("chat-template"); dir != "" {
-				t, err := chattmpl.ReadDir(dir)
+				t, err := mockChatTemplate(dir)
 				if err != nil {
-					return exitcode.UsageError(fmt.Errorf("--chat-template: %w", err), "give the directory of a tokenizer_config.json with a chat_template, or of a chat_template.jinja")
+					return exitcode.UsageError(fmt.Errorf("--chat-template: %w", err), "give the directory of a tokenizer_config.json with a chat_template (or of a chat_template.jinja), or a GGUF file with tokenizer.chat_template")
 				}
 				cfg.ChatTemplate = t
 			}
@@ -191,4 +191,13 @@ func mockServerCommand(a *app) *cli.Command {
 			return err
 		},
 	}
+}
+
+// mockChatTemplate reads mock-server --chat-template: a tokenizer
+// directory or a GGUF file.
+func mockChatTemplate(path string) (*chattmpl.Template, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return chattmpl.ReadDir(path)
+	}
+	return chattmpl.ForTokenizer(path)
 }

@@ -1,6 +1,7 @@
 package chattmpl
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reprise-bench/reprise/internal/tokenizer"
+	"github.com/reprise-bench/reprise/internal/tokenizer/tokenizertest"
 )
 
 // fixtures are the real chat templates in testdata (see its README).
@@ -152,5 +154,58 @@ func TestReadDirErrors(t *testing.T) {
 	write("tokenizer_config.json", `{"chat_template": "{% for %}"}`)
 	if _, err := ReadDir(dir); err == nil || !strings.Contains(err.Error(), "tokenizer_config.json") {
 		t.Errorf("bad template: %v, want an error naming the file", err)
+	}
+}
+
+// TestForTokenizerGGUF: a GGUF file's tokenizer.chat_template renders as
+// the same template from tokenizer_config.json does, with the bos token
+// named by its id and the control tokens as added tokens.
+func TestForTokenizerGGUF(t *testing.T) {
+	data, err := tokenizertest.Llama3Style(300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := loadFixture(t, "llama3.2")
+	raw, err := os.ReadFile(filepath.Join("testdata", "llama3.2", "tokenizer_config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		ChatTemplate string `json:"chat_template"`
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(name, template string, bos int) string {
+		gguf, err := tokenizertest.GGUFChat(data, "llama-bpe", template, bos, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, gguf, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// 300 is Llama3Style(300)'s <|begin_of_text|>, its one added token.
+	tmpl, err := ForTokenizer(write("chat.gguf", c.ChatTemplate, 300))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl = tmpl.WithClock(fixtureClock)
+	for conv, msgs := range conversations {
+		want, _ := conf.Render(msgs)
+		got, err := tmpl.Render(msgs)
+		if err != nil || got != want {
+			t.Errorf("%s: GGUF template renders %q, %v; tokenizer_config.json's %q", conv, got, err, want)
+		}
+	}
+	if n := tmpl.Count(func(string) int { return 0 }, "<|begin_of_text|><|eot_id|>"); n != 1 {
+		t.Errorf("added tokens: %d, want 1 (<|begin_of_text|> is the file's one control token)", n)
+	}
+	_, err = ForTokenizer(write("plain.gguf", "", -1))
+	if !errors.Is(err, ErrNoTemplate) || !strings.Contains(err.Error(), "tokenizer.chat_template") {
+		t.Errorf("GGUF without a template: %v, want ErrNoTemplate naming the key", err)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/reprise-bench/reprise/internal/tokenizer"
 )
 
 // MaxConfigBytes bounds the tokenizer_config.json and chat_template.jinja
@@ -155,4 +157,21 @@ func readBounded(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: over %d bytes: not a tokenizer configuration", path, MaxConfigBytes)
 	}
 	return data, nil
+}
+
+// ForTokenizer returns the chat template of the tokenizer loaded from
+// path (a tokenizer.json or a GGUF file): a GGUF file's
+// tokenizer.chat_template, else [ReadDir] of the file's directory. The
+// error wraps [ErrNoTemplate] when there is none, saying where it looked.
+func ForTokenizer(path string) (*Template, error) {
+	c, isGGUF, err := tokenizer.ReadGGUFChat(path)
+	switch {
+	case err != nil:
+		return nil, err
+	case !isGGUF:
+		return ReadDir(filepath.Dir(path))
+	case c.Template == "":
+		return nil, fmt.Errorf("%w: the GGUF file %s has no tokenizer.chat_template", ErrNoTemplate, path)
+	}
+	return Parse(path+" (tokenizer.chat_template)", c.Template, c.BOS, c.EOS, append(c.Added, c.BOS, c.EOS))
 }
