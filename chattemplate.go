@@ -2,7 +2,6 @@ package reprise
 
 import (
 	"errors"
-	"log/slog"
 
 	"github.com/reprise-bench/reprise/internal/chattmpl"
 	"github.com/reprise-bench/reprise/internal/prompt"
@@ -14,39 +13,6 @@ import (
 // chatTemplateProbe is the user message the template's tokens are
 // measured around: plain words, as synthesized prompts are.
 const chatTemplateProbe = "the quick brown fox jumps over the lazy dog"
-
-// applyChatTemplate carries out {Prompts.ApplyChatTemplate}: it measures
-// the tokens the model's chat template adds to a request's messages
-// ([system?, user]) and takes them off every synthesized prompt, as a
-// fixed {Prompts.ISLCorrection}.
-func (v *validation) applyChatTemplate() {
-	o := v.o
-	if !o.Prompts.ApplyChatTemplate {
-		return
-	}
-	switch {
-	case v.fixedISL:
-		v.bad("Prompts.ApplyChatTemplate", "{Prompts.ApplyChatTemplate} and {Prompts.ISLCorrection} %d both say how many tokens the chat template adds: give one", o.Prompts.ISLCorrection)
-		return
-	case o.Endpoint != "" && o.Endpoint != "chat":
-		v.bad("Prompts.ApplyChatTemplate", "{Prompts.ApplyChatTemplate}: endpoint %s sends no chat messages, so the server applies no chat template (use the chat endpoint, or drop the flag)", o.Endpoint)
-		return
-	case v.rp.tok == nil:
-		return // resolveTokenizer reported why
-	}
-	n, tmpl, source, err := chatTemplateTokens(v.rp.tok, o.Prompts.SharedSystemTokens > 0)
-	if err != nil {
-		v.bad("Prompts.ApplyChatTemplate", "{Prompts.ApplyChatTemplate}: %w", err)
-		return
-	}
-	// The builder takes a row's template_tokens over the correction
-	// (fixedISL false): chatFit sets them where a prompt needs its own.
-	o.Prompts.ISLCorrection = n
-	if tmpl != nil {
-		v.rp.chat = &chatFit{tmpl: tmpl, count: v.rp.tok.Count, corr: n}
-	}
-	v.log.Info("chat template", slog.String("source", source), slog.Int("tokens", n), slog.String("applied as", "isl correction"))
-}
 
 // chatTemplateTokens returns the tokens tok's chat template adds to a
 // user message (and a system message before it, when system), the

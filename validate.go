@@ -100,7 +100,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	v.resolveInputs()
 	v.resolveTokenizer()
 	v.resolveEngine()
-	v.applyChatTemplate() // chattemplate.go
+	v.applyChatTemplate()
 	if len(v.errs) > 0 {
 		return nil, &ConfigError{Errors: v.errs}
 	}

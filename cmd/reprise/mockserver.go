@@ -92,13 +92,6 @@ func mockServerCommand(a *app) *cli.Command {
 			cfg.BlockSize = cmd.Int("block-size")
 			cfg.PrefixCacheTokens = cmd.Int("prefix-cache-tokens")
 			cfg.ChatTemplateTokens = cmd.Int("chat-template-tokens")
-			if dir := cmd.String("chat-template"); dir != "" {
-				t, err := mockChatTemplate(dir)
-				if err != nil {
-					return exitcode.UsageError(fmt.Errorf("--chat-template: %w", err), "give the directory of a tokenizer_config.json with a chat_template (or of a chat_template.jinja), or a GGUF file with tokenizer.chat_template")
-				}
-				cfg.ChatTemplate = t
-			}
 			cfg.ReasoningTokens = cmd.Int("reasoning-tokens")
 			cfg.Coalesce = cmd.Bool("coalesce")
 			cfg.Seed = cmd.Uint64("seed")
@@ -109,7 +102,8 @@ func mockServerCommand(a *app) *cli.Command {
 			cfg.IdleTimeout = cmd.Duration("idle-timeout")
 			cfg.KeepLog = false
 			cfg.Log = a.log
-			var errs []error
+			errs := []error{nil} // errors.Join drops a nil
+			cfg.ChatTemplate, errs[0] = chattmpl.Open(cmd.String("chat-template"))
 			for _, f := range flagmap.CommaList(cmd.StringSlice("fault")) {
 				fr, err := mockserver.ParseFaultRate(f)
 				if err != nil {
@@ -193,11 +187,3 @@ func mockServerCommand(a *app) *cli.Command {
 	}
 }
 
-// mockChatTemplate reads mock-server --chat-template: a tokenizer
-// directory or a GGUF file.
-func mockChatTemplate(path string) (*chattmpl.Template, error) {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return chattmpl.ReadDir(path)
-	}
-	return chattmpl.ForTokenizer(path)
-}

@@ -175,3 +175,15 @@ func ForTokenizer(path string) (*Template, error) {
 	}
 	return Parse(path+" (tokenizer.chat_template)", c.Template, c.BOS, c.EOS, append(c.Added, c.BOS, c.EOS))
 }
+
+// Open returns the chat template at path: a directory ([ReadDir]), a
+// tokenizer.json or GGUF file ([ForTokenizer]); nil and no error for "".
+func Open(path string) (*Template, error) {
+	if path == "" {
+		return nil, nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return ReadDir(path)
+	}
+	return ForTokenizer(path)
+}

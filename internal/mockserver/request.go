@@ -15,9 +15,9 @@ const maxN = 128
 type request struct {
 	chat         bool
 	model        string
-	texts        []string // chat: one per message; completions: the prompt
-	roles        []string // chat: texts' roles
-	ids          []int    // completions: a token-id prompt
+	texts        []string      // chat: one per message; completions: the prompt
+	messages     []wireMessage // chat: the messages of texts (their roles)
+	ids          []int         // completions: a token-id prompt
 	hasIDs       bool
 	maxTokens    int // -1 = not given
 	ignoreEOS    bool
@@ -105,9 +105,8 @@ func decodeRequest(body []byte, chat bool) (request, error) {
 			return request{}, &requestError{msg: "messages: at least one message is required"}
 		}
 		r.texts = make([]string, len(w.Messages))
-		r.roles = make([]string, len(w.Messages))
+		r.messages = w.Messages
 		for i, m := range w.Messages {
-			r.roles[i] = m.Role
 			t, err := decodeContentMedia(m.Content, &r.media)
 			if err != nil {
 				return request{}, &requestError{msg: fmt.Sprintf("messages[%d].content: %v", i, err)}

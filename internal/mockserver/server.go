@@ -550,23 +550,10 @@ func (s *Server) completion(st *reqState, w http.ResponseWriter, r *http.Request
 	lg.Stream = req.stream
 
 	// Tokens.
-	ids := st.ids[:0]
-	if req.hasIDs {
-		ids = append(ids, req.ids...)
-	} else if chat && s.cfg.ChatTemplate != nil {
-		if ids, err = s.templateIDs(ids, &req); err != nil {
-			s.writeError(st, w, http.StatusBadRequest, err.Error(), "BadRequestError")
-			return
-		}
-	} else {
-		for _, t := range req.texts {
-			if chat {
-				for range s.cfg.ChatTemplateTokens {
-					ids = append(ids, templateToken)
-				}
-			}
-			ids = s.tok.AppendEncode(ids, t)
-		}
+	ids, err := s.promptIDs(st.ids[:0], &req, chat)
+	if err != nil {
+		s.writeError(st, w, http.StatusBadRequest, err.Error(), "BadRequestError")
+		return
 	}
 	st.ids = ids
 	prompt := len(ids)
@@ -720,13 +707,38 @@ func (s *Server) reject(st *reqState, w http.ResponseWriter, r *http.Request, re
 	s.finishLog(st)
 }
 
+// promptIDs appends the prompt's token ids of req to ids: its token-id
+// prompt, its texts through Config.ChatTemplate, or its texts with
+// Config.ChatTemplateTokens per chat message. An error is a template that
+// refused the messages (a 400, as vLLM answers).
+func (s *Server) promptIDs(ids []int, req *request, chat bool) ([]int, error) {
+	switch {
+	case req.hasIDs:
+		return append(ids, req.ids...), nil
+	case chat && s.cfg.ChatTemplate != nil:
+		return s.templateIDs(ids, req)
+	}
+	for _, t := range req.texts {
+		if chat {
+			for range s.cfg.ChatTemplateTokens {
+				ids = append(ids, templateToken)
+			}
+		}
+		ids = s.tok.AppendEncode(ids, t)
+	}
+	return ids, nil
+}
+
 // templateIDs appends the ids of req's messages rendered through
 // Config.ChatTemplate: an added token is templateToken, the text between
 // is encoded.
 func (s *Server) templateIDs(ids []int, req *request) ([]int, error) {
 	msgs := make([]chattmpl.Message, len(req.texts))
 	for i, t := range req.texts {
-		msgs[i] = chattmpl.Message{Role: req.roles[i], Content: t}
+		msgs[i] = chattmpl.Message{Role: "user", Content: t}
+		if len(req.messages) == len(req.texts) {
+			msgs[i].Role = req.messages[i].Role // else a Responses input: its items
+		}
 	}
 	text, err := s.cfg.ChatTemplate.Render(msgs)
 	if err != nil {
