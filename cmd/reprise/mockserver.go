@@ -186,4 +186,3 @@ func mockServerCommand(a *app) *cli.Command {
 		},
 	}
 }
-
