@@ -2,6 +2,7 @@ package reprise
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/reprise-bench/reprise/internal/chattmpl"
 	"github.com/reprise-bench/reprise/internal/prompt"
@@ -15,33 +16,28 @@ import (
 const chatTemplateProbe = "the quick brown fox jumps over the lazy dog"
 
 // chatTemplateTokens returns the tokens tok's chat template adds to a
-// user message (and a system message before it, when system), the
-// template (nil for the server's) and where it was read.
-func chatTemplateTokens(tok tokenizer.Tokenizer, system bool) (int, *chattmpl.Template, string, error) {
-	const fix = "give --tokenizer a tokenizer with a chat template (a Hugging Face model id, a model directory, or a tokenizer.json with its tokenizer_config.json), use --tokenizer server with llama.cpp, or say how many tokens the template adds with --isl-correction N instead"
+// user message, the template (nil for the server's) and where it was
+// read.
+func chatTemplateTokens(tok tokenizer.Tokenizer) (int, *chattmpl.Template, string, error) {
+	const fix = "give --tokenizer a tokenizer with a chat template (a Hugging Face model id, a model directory, a tokenizer.json with its tokenizer_config.json, or a GGUF file), use --tokenizer server with vLLM or llama.cpp, or say how many tokens the template adds with --isl-correction N instead"
 	if st, ok := tok.(*servertok.Tokenizer); ok {
 		n, ok := st.ChatTemplateTokens()
-		if !ok || system {
-			return 0, nil, "", errors.New("the server does not render its chat template for reprise (llama.cpp's /apply-template renders one user message; vLLM, SGLang and TGI render none); " + fix)
+		if !ok {
+			return 0, nil, "", errors.New("the server does not say what its chat template adds (vLLM's /tokenize of messages and llama.cpp's /apply-template do; SGLang and TGI do not); " + fix)
 		}
-		return n, nil, "the server's /apply-template", nil
+		return n, nil, "the server's tokenizer", nil
 	}
 	path, ok := tokenizer.Path(tok)
 	if !ok {
-		return 0, nil, "", errors.New("tokenizer " + tok.Name() + " carries no chat template; " + fix)
+		return 0, nil, "", fmt.Errorf("tokenizer %s carries no chat template; %s", tok.Name(), fix)
 	}
 	tmpl, err := chattmpl.ForTokenizer(path)
-	if err != nil {
-		if errors.Is(err, chattmpl.ErrNoTemplate) {
-			return 0, nil, "", errors.New("tokenizer " + tok.Name() + ": " + err.Error() + "; " + fix)
-		}
+	if errors.Is(err, chattmpl.ErrNoTemplate) {
+		return 0, nil, "", fmt.Errorf("tokenizer %s: %w; %s", tok.Name(), err, fix)
+	} else if err != nil {
 		return 0, nil, "", err
 	}
-	msgs := []chattmpl.Message{{Role: "user", Content: chatTemplateProbe}}
-	if system {
-		msgs = append([]chattmpl.Message{{Role: "system", Content: chatTemplateProbe}}, msgs...)
-	}
-	n, err := tmpl.Overhead(tok.Count, msgs)
+	n, err := tmpl.Overhead(tok.Count, []chattmpl.Message{{Role: "user", Content: chatTemplateProbe}})
 	if err != nil {
 		return 0, nil, "", err
 	}

@@ -51,7 +51,7 @@ func TestApplyChatTemplate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fitThroughTemplate(t, model, jsPath, tok, tmpl)
+			fitThroughTemplate(t, model, jsPath, func(c *mockserver.Config) { c.Tokenizer, c.ChatTemplate = tok, tmpl })
 		})
 	}
 	// A GGUF file carries its template in its metadata.
@@ -84,18 +84,38 @@ func TestApplyChatTemplate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fitThroughTemplate(t, "gguf llama3.2", path, tok, tmpl)
+		fitThroughTemplate(t, "gguf llama3.2", path, func(c *mockserver.Config) { c.Tokenizer, c.ChatTemplate = tok, tmpl })
+	})
+	// --tokenizer server: vLLM's /tokenize of messages says what the
+	// template adds (5 tokens a message here).
+	t.Run("server", func(t *testing.T) {
+		t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the learned tokenizer's cache
+		tok, err := tokenizer.Load(jsPath(t, data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fitThroughTemplate(t, "server", "server", func(c *mockserver.Config) { c.Tokenizer, c.ChatTemplateTokens = tok, 5 })
 	})
 }
 
+func jsPath(t *testing.T, data []byte) string {
+	t.Helper()
+	p, err := tokenizertest.Write(t.TempDir(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // fitThroughTemplate runs 16 requests of 300±120 tokens with
-// --apply-chat-template and --tokenizer tokPath against a mock that
-// renders tmpl and counts with tok, and checks every prompt's count.
-func fitThroughTemplate(t *testing.T, model, tokPath string, tok tokenizer.Tokenizer, tmpl *chattmpl.Template) {
+// --apply-chat-template and --tokenizer tokPath against a mock set up by
+// mut, and checks every prompt's count.
+func fitThroughTemplate(t *testing.T, model, tokPath string, mut func(*mockserver.Config)) {
 	t.Helper()
 	dir := t.TempDir()
 	mcfg := mockserver.NewConfig()
-	mcfg.Addr, mcfg.TTFT, mcfg.ITL, mcfg.Tokenizer, mcfg.ChatTemplate = "127.0.0.1:0", 0, 0, tok, tmpl
+	mcfg.Addr, mcfg.TTFT, mcfg.ITL = "127.0.0.1:0", 0, 0
+	mut(mcfg)
 	srv, err := mockserver.Start(t.Context(), mcfg)
 	if err != nil {
 		t.Fatal(err)
@@ -160,18 +180,19 @@ func TestApplyChatTemplateErrors(t *testing.T) {
 	}
 	defer srv.Close()
 	for _, c := range []struct {
-		name, tokenizer string
-		correction      int
-		want            []string
+		name, tokenizer, endpoint string
+		correction                int
+		want                      []string
 	}{
-		{"builtin", "builtin", 0, []string{"carries no chat template", "--isl-correction"}},
-		{"bare tokenizer.json", jsPath, 0, []string{filepath.Join(dir, "tokenizer_config.json"), "chat_template.jinja", "--isl-correction"}},
-		{"both", jsPath, 5, []string{"ISLCorrection 5", "give one"}},
+		{"builtin", "builtin", "", 0, []string{"carries no chat template", "--isl-correction"}},
+		{"bare tokenizer.json", jsPath, "", 0, []string{filepath.Join(dir, "tokenizer_config.json"), "chat_template.jinja", "--isl-correction"}},
+		{"both", jsPath, "", 5, []string{"ISLCorrection 5", "give one"}},
+		{"completions", jsPath, "completions", 0, []string{"endpoint completions sends no chat messages"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := reprise.NewOptions()
 			o.URL, o.Model, o.Tokenizer = srv.URL(), mockserver.DefaultModel, c.tokenizer
-			o.Prompts.ApplyChatTemplate, o.Prompts.ISLCorrection = true, c.correction
+			o.Prompts.ApplyChatTemplate, o.Prompts.ISLCorrection, o.Endpoint = true, c.correction, c.endpoint
 			o.Synthetic = reprise.SyntheticLoad{ISL: 100, OSL: 2}
 			o.Replay.Concurrency, o.Replay.RequestCount = 1, 1
 			o.Output.Dir, o.Output.Overwrite = filepath.Join(t.TempDir(), "run"), true

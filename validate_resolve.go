@@ -135,9 +135,9 @@ func (v *validation) resolveTokenizer() {
 }
 
 // applyChatTemplate carries out {Prompts.ApplyChatTemplate}: it measures
-// the tokens the model's chat template adds to a request's messages
-// ([system?, user]) and takes them off every synthesized prompt, as a
-// fixed {Prompts.ISLCorrection}.
+// the tokens the model's chat template adds to a user message and takes
+// them off every synthesized prompt ({Prompts.ISLCorrection}); with a
+// template of its own, chatFit refits each prompt to the asked length.
 func (v *validation) applyChatTemplate() {
 	o := v.o
 	if !o.Prompts.ApplyChatTemplate {
@@ -153,7 +153,7 @@ func (v *validation) applyChatTemplate() {
 	case v.rp.tok == nil:
 		return // resolveTokenizer reported why
 	}
-	n, tmpl, source, err := chatTemplateTokens(v.rp.tok, o.Prompts.SharedSystemTokens > 0)
+	n, tmpl, source, err := chatTemplateTokens(v.rp.tok)
 	if err != nil {
 		v.bad("Prompts.ApplyChatTemplate", "{Prompts.ApplyChatTemplate}: %w", err)
 		return
