@@ -514,9 +514,10 @@ type PromptOptions struct {
 	// lengths count the prompt after the model's chat template: the
 	// template's tokens, measured by rendering the tokenizer's template
 	// (tokenizer_config.json or chat_template.jinja next to its
-	// tokenizer.json; with TokenizerServer, the server's
-	// /apply-template), are taken off every prompt, so the server's
-	// usage.prompt_tokens is the asked length. Exclusive with
+	// tokenizer.json, or a GGUF file's; with TokenizerServer, what the
+	// server says it adds), are taken off every synthesized prompt, and
+	// a prompt the template changes at its edges is rebuilt, so the
+	// server's usage.prompt_tokens is the asked length. Exclusive with
 	// ISLCorrection; chat endpoint only.
 	ApplyChatTemplate bool
 	// Format is "text" or "token-ids".

@@ -175,7 +175,7 @@ func replayBaseFlags() []cli.Flag {
 		&cli.IntFlag{Name: "isl-correction", Category: catTrace, Sources: envVars("isl-correction"),
 			Usage: "subtract `N` tokens from every synthesized prompt (what the server's chat template adds)"},
 		&cli.BoolFlag{Name: "apply-chat-template", Category: catTrace, Sources: envVars("apply-chat-template"),
-			Usage: "input lengths count the prompt through the model's chat template (AIPerf's): the template's tokens, rendered from the tokenizer's tokenizer_config.json or chat_template.jinja (or llama.cpp's /apply-template with --tokenizer server), come off every prompt, so the server's prompt_tokens is the asked length"},
+			Usage: "input lengths count the prompt through the model's chat template (AIPerf's): the template's tokens, rendered from the tokenizer's tokenizer_config.json, chat_template.jinja or GGUF file (or the server's count with --tokenizer server), come off every prompt, so the server's prompt_tokens is the asked length"},
 		&cli.StringFlag{Name: "prompt-format", Value: reprise.DefaultPromptFormat, Category: catTrace, Sources: envVars("prompt-format"),
 			Usage: "`FORMAT` of synthesized prompts: text, or token-ids (sent as a token array with --endpoint completions)"},
 		&cli.StringFlag{Name: "goodput", Category: catOut, Sources: envVars("goodput"),
