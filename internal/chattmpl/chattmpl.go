@@ -106,7 +106,9 @@ func (t *Template) strftimeNow(args []jinja.Value, _ map[string]jinja.Value) (ji
 // Count returns the tokens of rendered text as a server counts them:
 // each added token of the template's tokenizer is one token, and the
 // text between them is counted by count (a tokenizer's Count, which
-// treats added-token text as plain text).
+// treats added-token text as plain text). An added token's lstrip,
+// rstrip and single_word flags are not applied: the whitespace next to
+// one is counted as text.
 func (t *Template) Count(count func(string) int, text string) int {
 	n := 0
 	for piece, added := range t.Pieces(text) {
