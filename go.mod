@@ -8,6 +8,7 @@ require (
 	github.com/DataDog/sketches-go v1.4.8
 	github.com/NVIDIA/go-nvml v0.13.4-0
 	github.com/apache/arrow/go/v17 v17.0.0
+	github.com/ardanlabs/jinja v1.8.0
 	github.com/charmbracelet/x/ansi v0.11.9
 	github.com/chromedp/chromedp v0.23.0
 	github.com/dlclark/regexp2/v2 v2.5.1

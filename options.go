@@ -510,6 +510,16 @@ type PromptOptions struct {
 	// ISLCorrection is subtracted from every synthesized prompt's length
 	// (what the server's chat template adds).
 	ISLCorrection int
+	// ApplyChatTemplate (AIPerf's --apply-chat-template) makes input
+	// lengths count the prompt after the model's chat template: the
+	// template's tokens, measured by rendering the tokenizer's template
+	// (tokenizer_config.json or chat_template.jinja next to its
+	// tokenizer.json, or a GGUF file's; with TokenizerServer, what the
+	// server says it adds), are taken off every synthesized prompt, and
+	// a prompt the template changes at its edges is rebuilt, so the
+	// server's usage.prompt_tokens is the asked length. Exclusive with
+	// ISLCorrection; chat endpoint only.
+	ApplyChatTemplate bool
 	// Format is "text" or "token-ids".
 	Format string
 	// ContextMode is "auto", "history" or "self-contained": how the turns

@@ -23,6 +23,7 @@ type promptSource struct {
 	pool sync.Pool  // *prompt.Prompt
 	ids  bool       // send token ids (completions)
 	pre  preamble   // the conversation prompts before a file's rows
+	chat *chatFit   // fits synthesized prompts through a chat template; nil for none
 }
 
 var _ engine.SessionPromptSource = (*promptSource)(nil)
@@ -34,17 +35,7 @@ func (sp *promptSource) Prompt(row *trace.Row, in *adapter.BuildInput) (int, int
 		p = &prompt.Prompt{}
 	}
 	defer sp.pool.Put(p)
-	sp.mu.Lock()
-	var err error
-	if row.Index < 0 {
-		// A synthetic request: its fresh words follow its index (in.Seed),
-		// so a shard sends what the unsharded run would.
-		err = sp.s.BuildKeyed(row, p, in.Seed)
-	} else {
-		err = sp.s.Build(row, p)
-	}
-	sp.mu.Unlock()
-	if err != nil {
+	if err := sp.build(row, p, in.Seed); err != nil {
 		return 0, 0, err
 	}
 	if !p.Synthesized {
@@ -70,6 +61,31 @@ func (sp *promptSource) Prompt(row *trace.Row, in *adapter.BuildInput) (int, int
 		exp = p.ExpectedCachedTokens
 	}
 	return p.Tokens, exp, nil
+}
+
+// build builds row's prompt into p; with a chat template, refitted
+// (chatFit.refit) until the templated prompt counts the row's length.
+func (sp *promptSource) build(row *trace.Row, p *prompt.Prompt, seed uint64) error {
+	for try := 0; ; try++ {
+		sp.mu.Lock()
+		var err error
+		if row.Index < 0 {
+			// A synthetic request: its fresh words follow its index (seed),
+			// so a shard sends what the unsharded run would.
+			err = sp.s.BuildKeyed(row, p, seed)
+		} else {
+			err = sp.s.Build(row, p)
+		}
+		sp.mu.Unlock()
+		if err != nil || sp.chat == nil || !p.Synthesized {
+			return err
+		}
+		refit, ok := sp.chat.refit(row, p, try)
+		if !ok {
+			return nil
+		}
+		row = refit
+	}
 }
 
 // NewSession implements engine.SessionPromptSource: the history of one

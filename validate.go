@@ -22,6 +22,9 @@ import (
 
 // replayPlan is everything a validated command line resolves to.
 type replayPlan struct {
+	// chat is the chat template synthesized prompts are fitted through
+	// (Options.Prompts.ApplyChatTemplate); nil for none.
+	chat *chatFit
 	// acc is the run's graded items (Options.Accuracy); nil for none.
 	acc      *accPlan
 	engine   engine.Config
@@ -97,6 +100,7 @@ func validate(ctx context.Context, o *Options, log *slog.Logger) (rp *replayPlan
 	v.resolveInputs()
 	v.resolveTokenizer()
 	v.resolveEngine()
+	v.applyChatTemplate()
 	if len(v.errs) > 0 {
 		return nil, &ConfigError{Errors: v.errs}
 	}
@@ -162,6 +166,7 @@ func buildPlan(o *Options, rp *replayPlan) error {
 		return problem("Tokenizer", err)
 	}
 	rp.prompts.pre = newPreamble(o, rp.prompts)
+	rp.prompts.chat = rp.chat
 	if err := engine.ContextMode(o.Prompts.ContextMode).Check(rp.rows); err != nil {
 		return problem("Prompts.ContextMode", err)
 	}

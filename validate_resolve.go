@@ -134,6 +134,39 @@ func (v *validation) resolveTokenizer() {
 	}
 }
 
+// applyChatTemplate carries out {Prompts.ApplyChatTemplate}: it measures
+// the tokens the model's chat template adds to a user message and takes
+// them off every synthesized prompt ({Prompts.ISLCorrection}); with a
+// template of its own, chatFit refits each prompt to the asked length.
+func (v *validation) applyChatTemplate() {
+	o := v.o
+	if !o.Prompts.ApplyChatTemplate {
+		return
+	}
+	switch {
+	case v.fixedISL:
+		v.bad("Prompts.ApplyChatTemplate", "{Prompts.ApplyChatTemplate} and {Prompts.ISLCorrection} %d both say how many tokens the chat template adds: give one", o.Prompts.ISLCorrection)
+		return
+	case o.Endpoint != "" && o.Endpoint != "chat":
+		v.bad("Prompts.ApplyChatTemplate", "{Prompts.ApplyChatTemplate}: endpoint %s sends no chat messages, so the server applies no chat template (use the chat endpoint, or drop the flag)", o.Endpoint)
+		return
+	case v.rp.tok == nil:
+		return // resolveTokenizer reported why
+	}
+	n, tmpl, source, err := chatTemplateTokens(v.rp.tok)
+	if err != nil {
+		v.bad("Prompts.ApplyChatTemplate", "{Prompts.ApplyChatTemplate}: %w", err)
+		return
+	}
+	// The builder takes a row's template_tokens over the correction
+	// (fixedISL false): chatFit sets them where a prompt needs its own.
+	o.Prompts.ISLCorrection = n
+	if tmpl != nil {
+		v.rp.chat = &chatFit{tmpl: tmpl, count: v.rp.tok.Count, corr: n}
+	}
+	v.log.Info("chat template", slog.String("source", source), slog.Int("tokens", n), slog.String("applied as", "isl correction"))
+}
+
 // resolveEngine ends validate's third step: the endpoint's adapter
 // (native, a template or a Wasm module), the request settings made for
 // it, the targets, the graded items, and the checks that depend on the

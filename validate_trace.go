@@ -192,7 +192,7 @@ func scanTrace(o *Options, rp *replayPlan, src traceSource, opts trace.Options, 
 	if err != nil {
 		return false, err
 	}
-	rp.prompts = &promptSource{s: s, ids: o.Endpoint == "completions" && pcfg.Format == prompt.FormatTokenIDs}
+	rp.prompts = &promptSource{s: s, ids: o.Endpoint == "completions" && pcfg.Format == prompt.FormatTokenIDs, chat: rp.chat}
 	rp.nRows = int(rp.stats.Kept)
 	rp.streamed = true
 	return true, nil

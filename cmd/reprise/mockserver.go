@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"github.com/reprise-bench/reprise/internal/chattmpl"
 	"github.com/reprise-bench/reprise/internal/exitcode"
 	"github.com/reprise-bench/reprise/internal/mockserver"
 	"github.com/reprise-bench/reprise/internal/prio"
@@ -49,6 +50,7 @@ func mockServerCommand(a *app) *cli.Command {
 			&cli.IntFlag{Name: "block-size", Value: d.BlockSize, Usage: "prefix-cache block size in `TOKENS`", Sources: mockEnv("block-size")},
 			&cli.IntFlag{Name: "prefix-cache-tokens", Value: d.PrefixCacheTokens, Usage: "prefix-cache LRU capacity in `TOKENS`; 0 disables it", Sources: mockEnv("prefix-cache-tokens")},
 			&cli.IntFlag{Name: "chat-template-tokens", Value: d.ChatTemplateTokens, Usage: "`N` extra prompt tokens per chat message, as a chat template adds", Sources: mockEnv("chat-template-tokens")},
+			&cli.StringFlag{Name: "chat-template", Usage: "render chat requests through the chat template of the tokenizer in `DIR` (its tokenizer_config.json or chat_template.jinja) or GGUF file, and count prompt_tokens on the result, each added token one token", Sources: mockEnv("chat-template")},
 			&cli.IntFlag{Name: "reasoning-tokens", Value: d.ReasoningTokens, Usage: "send the first `N` output tokens as reasoning_content", Sources: mockEnv("reasoning-tokens")},
 			&cli.BoolFlag{Name: "coalesce", Usage: "write SSE events due at the same instant in one write (default: one write and flush per event)", Sources: mockEnv("coalesce")},
 			&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "`SEED` for ids, random lengths, jitter and fault draws", Sources: mockEnv("seed")},
@@ -100,7 +102,8 @@ func mockServerCommand(a *app) *cli.Command {
 			cfg.IdleTimeout = cmd.Duration("idle-timeout")
 			cfg.KeepLog = false
 			cfg.Log = a.log
-			var errs []error
+			errs := []error{nil} // errors.Join drops a nil
+			cfg.ChatTemplate, errs[0] = chattmpl.Open(cmd.String("chat-template"))
 			for _, f := range flagmap.CommaList(cmd.StringSlice("fault")) {
 				fr, err := mockserver.ParseFaultRate(f)
 				if err != nil {

@@ -24,6 +24,9 @@ func TestMockServerUsageErrors(t *testing.T) {
 		{[]string{"--jitter-dist", "cauchy"}, []string{`jitter-dist "cauchy"`}},
 		{[]string{"--nice", "20", "--itl", "-1ms"}, []string{"--nice: nice 20 is out of range", "itl -1ms"}},
 		{[]string{"--tokenizer", "/no/such/tokenizer.json"}, []string{"--tokenizer"}},
+		// A directory without a template, named with the files looked at.
+		{[]string{"--chat-template", "testdata"}, []string{"no chat template", "tokenizer_config.json", "chat_template.jinja"}},
+		{[]string{"--chat-template", "../../internal/chattmpl/testdata/qwen2.5", "--chat-template-tokens", "3"}, []string{"chat-template and chat-template-tokens 3: give one"}},
 		{[]string{"--addr", "256.0.0.1:bad"}, []string{"listen"}},
 	}
 	for _, tt := range tests {

@@ -43,7 +43,7 @@ var optionFlag = map[string]string{
 	"Synthetic.TurnDelay": "--turn-delay", "Synthetic.TurnDelayStdDev": "--turn-delay-stddev",
 	"Synthetic.SharedPrefix": "--shared-prefix-length", "Synthetic.PrefixGroups": "--prefix-groups", "Synthetic.UserContext": "--user-context-length",
 	"Prompts.Seed": "--prompt-seed", "Prompts.HashMismatch": "--hash-mismatch",
-	"Prompts.ISLCorrection": "--isl-correction", "Prompts.Format": "--prompt-format",
+	"Prompts.ISLCorrection": "--isl-correction", "Prompts.ApplyChatTemplate": "--apply-chat-template", "Prompts.Format": "--prompt-format",
 	"Prompts.ContextMode": "--context-mode", "Prompts.Corpus": "--prompt-corpus", "Prompts.CacheBust": "--cache-bust",
 	"Prompts.SharedSystemTokens": "--shared-system-prompt-length", "Prompts.UserContextTokens": "--user-context-prompt-length",
 	"Trace.Entries": "--num-dataset-entries", "Trace.Sessions": "--num-sessions",

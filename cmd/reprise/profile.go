@@ -222,7 +222,6 @@ var aiperfUnsupported = map[string]string{
 	"zmq-host":                              "reprise is one process (no ZMQ); drop the flag",
 	"zmq-ipc-path":                          "reprise is one process (no ZMQ); drop the flag",
 	"zmq-dual-bind":                         "reprise is one process (no ZMQ); drop the flag",
-	"apply-chat-template":                   "use --isl-correction N for the tokens the chat template adds",
 	"backend":                               "GenAI-Perf's Triton backends are not supported; reprise speaks the OpenAI API (--endpoint-type chat or completions)",
 	"grpc-method":                           "gRPC endpoints are not supported; reprise speaks HTTP",
 	"checkpoint-dir":                        "GenAI-Perf's checkpoints do not exist here; drop the flag",

@@ -174,6 +174,8 @@ func replayBaseFlags() []cli.Flag {
 			Usage: "`MODE` of rows whose hash ids do not fit their length: error (stop before sending) or fit (adapt the ids, counted)"},
 		&cli.IntFlag{Name: "isl-correction", Category: catTrace, Sources: envVars("isl-correction"),
 			Usage: "subtract `N` tokens from every synthesized prompt (what the server's chat template adds)"},
+		&cli.BoolFlag{Name: "apply-chat-template", Category: catTrace, Sources: envVars("apply-chat-template"),
+			Usage: "input lengths count the prompt through the model's chat template (AIPerf's): the template's tokens, rendered from the tokenizer's tokenizer_config.json, chat_template.jinja or GGUF file (or the server's count with --tokenizer server), come off every prompt, so the server's prompt_tokens is the asked length"},
 		&cli.StringFlag{Name: "prompt-format", Value: reprise.DefaultPromptFormat, Category: catTrace, Sources: envVars("prompt-format"),
 			Usage: "`FORMAT` of synthesized prompts: text, or token-ids (sent as a token array with --endpoint completions)"},
 		&cli.StringFlag{Name: "goodput", Category: catOut, Sources: envVars("goodput"),
@@ -325,7 +327,7 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 		SharedPrefix: cmd.Int("shared-prefix-length"), PrefixGroups: cmd.Int("prefix-groups"), UserContext: cmd.Int("user-context-length")}
 	o.Media = mediaOptions(cmd)
 	o.Prompts = reprise.PromptOptions{Seed: cmd.Uint64("prompt-seed"), HashMismatch: cmd.String("hash-mismatch"),
-		ISLCorrection: cmd.Int("isl-correction"), Format: cmd.String("prompt-format"), ContextMode: cmd.String("context-mode")}
+		ISLCorrection: cmd.Int("isl-correction"), ApplyChatTemplate: cmd.Bool("apply-chat-template"), Format: cmd.String("prompt-format"), ContextMode: cmd.String("context-mode")}
 	o.Trace = reprise.TraceOptions{Format: cmd.String("trace-format"), BlockSize: cmd.Int("block-size"),
 		MaxInputTokens: cmd.Int("max-input-tokens"), SpoolMiB: cmd.Int("stdin-spool-mib"), SkipInvalid: cmd.Bool("skip-invalid"),
 		DropFailed: cmd.Bool("drop-failed"), ModelFilter: cmd.String("model-filter"),

@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"time"
+
+	"github.com/reprise-bench/reprise/internal/chattmpl"
 )
 
 // Flavor selects whose response shapes the server reproduces.
@@ -93,6 +95,11 @@ type Config struct {
 	// ChatTemplateTokens is added to prompt_tokens per chat message, as a
 	// chat template would (0 = prompt_tokens is the sum over contents).
 	ChatTemplateTokens int
+	// ChatTemplate, when not nil, is rendered around a chat request's
+	// messages and prompt_tokens counts the result (each added token
+	// one token), as vLLM counts a model's template; exclusive with
+	// ChatTemplateTokens.
+	ChatTemplate *chattmpl.Template
 	// ReasoningTokens is how many of the first output tokens of every
 	// response are sent as reasoning_content.
 	ReasoningTokens int
@@ -229,6 +236,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ChatTemplateTokens < 0 {
 		bad("chat-template-tokens %d: must be >= 0", c.ChatTemplateTokens)
+	}
+	if c.ChatTemplate != nil && c.ChatTemplateTokens > 0 {
+		bad("chat-template and chat-template-tokens %d: give one", c.ChatTemplateTokens)
 	}
 	if c.ReasoningTokens < 0 {
 		bad("reasoning-tokens %d: must be >= 0", c.ReasoningTokens)

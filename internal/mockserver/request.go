@@ -15,8 +15,9 @@ const maxN = 128
 type request struct {
 	chat         bool
 	model        string
-	texts        []string // chat: one per message; completions: the prompt
-	ids          []int    // completions: a token-id prompt
+	texts        []string      // chat: one per message; completions: the prompt
+	messages     []wireMessage // chat: the messages of texts (their roles)
+	ids          []int         // completions: a token-id prompt
 	hasIDs       bool
 	maxTokens    int // -1 = not given
 	ignoreEOS    bool
@@ -104,6 +105,7 @@ func decodeRequest(body []byte, chat bool) (request, error) {
 			return request{}, &requestError{msg: "messages: at least one message is required"}
 		}
 		r.texts = make([]string, len(w.Messages))
+		r.messages = w.Messages
 		for i, m := range w.Messages {
 			t, err := decodeContentMedia(m.Content, &r.media)
 			if err != nil {

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/reprise-bench/reprise/internal/chattmpl"
 	"github.com/reprise-bench/reprise/internal/jsonx"
 )
 
@@ -549,18 +550,10 @@ func (s *Server) completion(st *reqState, w http.ResponseWriter, r *http.Request
 	lg.Stream = req.stream
 
 	// Tokens.
-	ids := st.ids[:0]
-	if req.hasIDs {
-		ids = append(ids, req.ids...)
-	} else {
-		for _, t := range req.texts {
-			if chat {
-				for range s.cfg.ChatTemplateTokens {
-					ids = append(ids, templateToken)
-				}
-			}
-			ids = s.tok.AppendEncode(ids, t)
-		}
+	ids, err := s.promptIDs(st.ids[:0], &req, chat)
+	if err != nil {
+		s.writeError(st, w, http.StatusBadRequest, err.Error(), "BadRequestError")
+		return
 	}
 	st.ids = ids
 	prompt := len(ids)
@@ -712,6 +705,53 @@ func (s *Server) reject(st *reqState, w http.ResponseWriter, r *http.Request, re
 		ReceivedNS: s.wall(recv)}
 	s.writeError(st, w, status, msg, "")
 	s.finishLog(st)
+}
+
+// promptIDs appends the prompt's token ids of req to ids: its token-id
+// prompt, its texts through Config.ChatTemplate, or its texts with
+// Config.ChatTemplateTokens per chat message. An error is a template that
+// refused the messages (a 400, as vLLM answers).
+func (s *Server) promptIDs(ids []int, req *request, chat bool) ([]int, error) {
+	switch {
+	case req.hasIDs:
+		return append(ids, req.ids...), nil
+	case chat && s.cfg.ChatTemplate != nil:
+		return s.templateIDs(ids, req)
+	}
+	for _, t := range req.texts {
+		if chat {
+			for range s.cfg.ChatTemplateTokens {
+				ids = append(ids, templateToken)
+			}
+		}
+		ids = s.tok.AppendEncode(ids, t)
+	}
+	return ids, nil
+}
+
+// templateIDs appends the ids of req's messages rendered through
+// Config.ChatTemplate: an added token is templateToken, the text between
+// is encoded.
+func (s *Server) templateIDs(ids []int, req *request) ([]int, error) {
+	msgs := make([]chattmpl.Message, len(req.texts))
+	for i, t := range req.texts {
+		msgs[i] = chattmpl.Message{Role: "user", Content: t}
+		if len(req.messages) == len(req.texts) {
+			msgs[i].Role = req.messages[i].Role // else a Responses input: its items
+		}
+	}
+	text, err := s.cfg.ChatTemplate.Render(msgs)
+	if err != nil {
+		return ids, err
+	}
+	for piece, added := range s.cfg.ChatTemplate.Pieces(text) {
+		if added {
+			ids = append(ids, templateToken)
+		} else {
+			ids = s.tok.AppendEncode(ids, piece)
+		}
+	}
+	return ids, nil
 }
 
 // templateToken is the id standing for one chat-template token.

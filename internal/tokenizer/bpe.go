@@ -16,6 +16,9 @@ import (
 // word cache, which is lock-free; a *bpe is therefore safe for concurrent use.
 type bpe struct {
 	name string
+	// path is the absolute path of the file the tokenizer was loaded
+	// from ("" for the embedded vocabularies).
+	path string
 	// pieces holds the raw bytes of each id (for Decode); "" for ids
 	// absent from the vocabulary.
 	pieces []string

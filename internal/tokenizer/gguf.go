@@ -74,6 +74,12 @@ type ggufMeta struct {
 	model, pre     string
 	tokens, merges []string
 	addSpacePrefix bool
+	// chatTemplate is tokenizer.chat_template ("" when absent); bos and
+	// eos are tokenizer.ggml.bos_token_id and eos_token_id (-1 when
+	// absent); types is tokenizer.ggml.token_type (nil when absent).
+	chatTemplate string
+	bos, eos     int64
+	types        []int32
 }
 
 // ggufReader reads GGUF metadata, tracking the offset for messages.
@@ -240,7 +246,7 @@ func readGGUFMeta(name string, r io.Reader) (*ggufMeta, error) {
 	if n > ggufMaxEntries {
 		return nil, g.fail("%d metadata entries (at most %d expected; corrupt file?)", n, ggufMaxEntries)
 	}
-	m := &ggufMeta{}
+	m := &ggufMeta{bos: -1, eos: -1}
 	for range n {
 		g.key = ""
 		key, err := g.str(ggufMaxKey)
@@ -252,7 +258,13 @@ func readGGUFMeta(name string, r io.Reader) (*ggufMeta, error) {
 		if err != nil {
 			return nil, err
 		}
-		keep := strings.HasPrefix(key, "tokenizer.ggml.")
+		if done, err := g.chatValue(m, key, t); done || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		keep := strings.HasPrefix(key, "tokenizer.ggml.") || key == "tokenizer.chat_template"
 		s, arr, b, err := g.value(t, keep)
 		if err != nil {
 			return nil, err
@@ -268,9 +280,55 @@ func readGGUFMeta(name string, r io.Reader) (*ggufMeta, error) {
 			m.merges = arr
 		case "tokenizer.ggml.add_space_prefix":
 			m.addSpacePrefix = b
+		case "tokenizer.chat_template":
+			m.chatTemplate = s
 		}
 	}
 	return m, nil
+}
+
+// chatValue reads the entries a chat template needs that value skips:
+// the bos and eos ids (u32) and the token types (an i32 array). done is
+// false for any other entry, which is left unread.
+func (g *ggufReader) chatValue(m *ggufMeta, key string, t uint32) (done bool, err error) {
+	switch {
+	case (key == "tokenizer.ggml.bos_token_id" || key == "tokenizer.ggml.eos_token_id") && t == ggufU32:
+		v, err := g.u32()
+		if key == "tokenizer.ggml.bos_token_id" {
+			m.bos = int64(v)
+		} else {
+			m.eos = int64(v)
+		}
+		return true, err
+	case key == "tokenizer.ggml.token_type" && t == ggufArray:
+		et, err := g.u32()
+		if err != nil {
+			return true, err
+		}
+		n, err := g.u64()
+		if err != nil {
+			return true, err
+		}
+		if n > maxVocab {
+			return true, g.fail("array of %d elements (at most %d expected; corrupt file?)", n, maxVocab)
+		}
+		if et != ggufI32 {
+			if int(et) >= len(ggufFixedSize) || ggufFixedSize[et] == 0 {
+				return true, g.fail("token types of element type %d (i32 expected)", et)
+			}
+			return true, g.skip(int64(n) * int64(ggufFixedSize[et]))
+		}
+		m.types = make([]int32, 0, min(n, 1<<12)) // n is untrusted
+		for range n {
+			v, err := g.u32()
+			if err != nil {
+				return true, err
+			}
+			m.types = append(m.types, int32(v))
+		}
+		return true, nil
+	}
+	return false, nil
 }
 
 // loadGGUF builds the tokenizer of a GGUF model file from its metadata.

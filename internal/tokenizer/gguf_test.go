@@ -115,6 +115,11 @@ func FuzzGGUF(f *testing.F) {
 	}
 	f.Add(good)
 	f.Add(good[:40])
+	chat, err := tokenizertest.GGUFChat(js, "llama-bpe", "{{ bos_token }}{% for m in messages %}{{ m.content }}{% endfor %}", 300, 0)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(chat)
 	f.Add([]byte("GGUF\x03\x00\x00\x00"))
 	// The metadata reader is what reads untrusted bytes; building a
 	// tokenizer from what it returns is parseHF's, fuzzed by FuzzParseHF.
@@ -126,8 +131,8 @@ func FuzzGGUF(f *testing.F) {
 			}
 			return
 		}
-		if len(m.tokens) > len(data) || len(m.merges) > len(data) {
-			t.Fatalf("%d tokens and %d merges from %d bytes", len(m.tokens), len(m.merges), len(data))
+		if len(m.tokens) > len(data) || len(m.merges) > len(data) || 4*len(m.types) > len(data) || len(m.chatTemplate) > len(data) {
+			t.Fatalf("%d tokens, %d merges, %d token types and a %d-byte template from %d bytes", len(m.tokens), len(m.merges), len(m.types), len(m.chatTemplate), len(data))
 		}
 	})
 }

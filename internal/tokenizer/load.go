@@ -83,8 +83,21 @@ func loadFile(name, path string) (Tokenizer, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.path = abs
 	actual, _ := loaded.LoadOrStore(abs, t)
 	return actual.(*bpe), nil
+}
+
+// Path returns the absolute path of the tokenizer.json or GGUF file t
+// was loaded from, and false for a tokenizer of no file (the embedded
+// vocabularies, another package's tokenizer). The chat template lives
+// next to that file (tokenizer_config.json) or in it (GGUF).
+func Path(t Tokenizer) (string, bool) {
+	b, ok := t.(*bpe)
+	if !ok || b.path == "" {
+		return "", false
+	}
+	return b.path, true
 }
 
 // resolve maps a spec that is not a builtin name to a tokenizer.json path.

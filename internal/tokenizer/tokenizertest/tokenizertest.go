@@ -314,6 +314,14 @@ func marshal(v any) ([]byte, error) {
 // token types, and the merges. pre is llama.cpp's pre-tokenizer name, e.g.
 // "llama-bpe".
 func GGUF(tokenizerJSON []byte, pre string) ([]byte, error) {
+	return GGUFChat(tokenizerJSON, pre, "", -1, -1)
+}
+
+// GGUFChat is [GGUF] with a chat template: tokenizer.chat_template, and
+// tokenizer.ggml.bos_token_id and eos_token_id when bos and eos are ≥ 0
+// (the ids of tokenizer.json's added tokens, which become control
+// tokens). An empty template writes none.
+func GGUFChat(tokenizerJSON []byte, pre, template string, bos, eos int) ([]byte, error) {
 	var f struct {
 		AddedTokens []struct {
 			ID      int    `json:"id"`
@@ -353,7 +361,17 @@ func GGUF(tokenizerJSON []byte, pre string) ([]byte, error) {
 	b.WriteString("GGUF")
 	le(uint32(3))
 	le(uint64(0)) // tensors
-	le(uint64(6)) // metadata entries
+	entries := 6
+	if template != "" {
+		entries++
+	}
+	if bos >= 0 {
+		entries++
+	}
+	if eos >= 0 {
+		entries++
+	}
+	le(uint64(entries)) // metadata entries
 	kvString := func(k, v string) { str(k); le(uint32(8)); str(v) }
 	kvStrings := func(k string, v []string) {
 		str(k)
@@ -376,6 +394,19 @@ func GGUF(tokenizerJSON []byte, pre string) ([]byte, error) {
 		le(t)
 	}
 	kvStrings("tokenizer.ggml.merges", f.Model.Merges)
+	if template != "" {
+		kvString("tokenizer.chat_template", template)
+	}
+	for _, kv := range []struct {
+		k  string
+		id int
+	}{{"tokenizer.ggml.bos_token_id", bos}, {"tokenizer.ggml.eos_token_id", eos}} {
+		if kv.id >= 0 {
+			str(kv.k)
+			le(uint32(4)) // u32
+			le(uint32(kv.id))
+		}
+	}
 	return b.Bytes(), nil
 }
 
