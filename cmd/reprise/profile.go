@@ -222,7 +222,6 @@ var aiperfUnsupported = map[string]string{
 	"stream":                         otelRefusal,
 	"otel-resource-attributes":       otelRefusal,
 	"gen-ai-provider":                otelRefusal,
-	"convergence-mode":               "only the ci_width mode (AIPerf's default) exists: --convergence-threshold bounds the interval's relative half-width; drop the flag",
 	"workers-max":                    "reprise has no worker processes; --senders N sets the most requests in flight",
 	"max-workers":                    "reprise has no worker processes; --senders N sets the most requests in flight",
 	"record-processor-service-count": "reprise has no record processor services; drop the flag",
