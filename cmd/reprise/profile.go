@@ -200,6 +200,14 @@ func profileOwnFlags() []cli.Flag {
 const otelRefusal = "no OTLP push: serve the same live metrics for a scrape with --metrics-addr HOST:PORT " +
 	"(an OpenTelemetry Collector's prometheus receiver forwards them as OTLP); the run directory's Parquet files are the full export"
 
+// scenarioRefusal is the answer to AIPerf's --scenario: a named submission
+// protocol (its one, inferencex-agentx-mvp) that locks AIPerf's agentic
+// replay settings and stamps the result submission-valid; a reprise run is
+// no submission, so its flags are given instead.
+const scenarioRefusal = "AIPerf's scenarios lock the settings of a leaderboard submission (inferencex-agentx-mvp: " +
+	"its agentic replay of SemiAnalysis' Weka traces from a trajectory-start window, at least 900 s) and mark the result submission-valid; " +
+	"a reprise run is no submission: give the settings as flags (--input-file with the Weka traces, --cache-bust first_turn_prefix, --streaming, --benchmark-duration)"
+
 // aiperfUnsupported says, for each `aiperf profile` flag the profile
 // command does not take, what to do instead or why not. A flag here that
 // is given exits 2 with its sentence.
@@ -241,8 +249,8 @@ var aiperfUnsupported = map[string]string{
 	"p":                              "use --benchmark-duration S",
 	"stability-percentage":           "use --benchmark-duration S",
 	"s":                              "use --benchmark-duration S",
-	"scenario":                       "no scenarios: give the flags",
-	"unsafe-override":                "no scenarios: give the flags",
+	"scenario":                       scenarioRefusal,
+	"unsafe-override":                "it only turns --scenario's lock errors into warnings (and the run submission-invalid), and reprise has no scenarios; drop the flag",
 }
 
 // aiperfFamilies are prefixes of AIPerf flag families that the profile
