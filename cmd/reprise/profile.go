@@ -222,7 +222,7 @@ var aiperfUnsupported = map[string]string{
 	"tokenizer-trust-remote-code":    "reprise runs no Python, so no tokenizer code from a repository: it reads tokenizer.json or a GGUF file (--tokenizer); a model whose tokenizer needs remote code is named in the error",
 	"export-http-trace":              "records always carry the HTTP timings (dns, connect, headers, bytes); drop the flag",
 	"show-trace-timing":              "records always carry the HTTP timings (dns, connect, headers, bytes); drop the flag",
-	"server-metrics-formats":         "server metrics are written as Parquet (metrics table of the run directory); drop the flag",
+	"server-metrics-formats":         "AIPerf's server_metrics_export files are not written: every scraped sample is in the run directory's server_metrics table (Parquet, or JSON Lines with --format jsonl; docs/format/telemetry.md), the summary in summary.json's telemetry; drop the flag",
 	"network-latency-automatic":      "network-adjusted metrics are not computed; records carry connect and DNS times",
 	"network-latency-mean":           "network-adjusted metrics are not computed; records carry connect and DNS times",
 	"network-latency-ping-interval":  "network-adjusted metrics are not computed; records carry connect and DNS times",
