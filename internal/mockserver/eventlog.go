@@ -286,18 +286,17 @@ func appendLogLine(b []byte, r *RequestLog) []byte {
 // appendInputTokens appends the "input_tokens" and "query_tokens" keys of
 // an embeddings or rankings request's line (nothing for the others).
 func appendInputTokens(b []byte, r *RequestLog) []byte {
-	if len(r.InputTokens) == 0 {
-		return b
-	}
-	b = append(b, `,"input_tokens":[`...)
-	for i, n := range r.InputTokens {
-		if i > 0 {
-			b = append(b, ',')
+	if len(r.InputTokens) > 0 {
+		b = append(b, `,"input_tokens":[`...)
+		for i, n := range r.InputTokens {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(n), 10)
 		}
-		b = strconv.AppendInt(b, int64(n), 10)
+		b = append(b, ']')
 	}
-	b = append(b, ']')
-	if r.QueryTokens > 0 {
+	if r.QueryTokens != 0 {
 		b = append(b, `,"query_tokens":`...)
 		b = strconv.AppendInt(b, int64(r.QueryTokens), 10)
 	}
