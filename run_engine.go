@@ -231,7 +231,9 @@ func (b batchPlan) batchInputs(ps engine.PromptSource, row *trace.Row, in *adapt
 		if d.lengths == nil && k == 0 {
 			continue
 		}
-		t, n, err := fresh(d.length(k, row.InputTokens), uint64(k-1))
+		// Passage k is keyed k−1, as with fixed lengths; a drawn first
+		// passage (k = 0) wraps to the row's own prompt seed.
+		t, n, err := fresh(d.length(k, row.InputTokens), uint64(k)-1)
 		if err != nil {
 			return 0, err
 		}
