@@ -250,6 +250,9 @@ type Options struct {
 	BatchSize int
 	// QueryTokens is the length of a rankings endpoint's query in tokens.
 	QueryTokens int
+	// Rankings varies the requests of a rankings endpoint; the zero value
+	// keeps BatchSize passages of the row's length and QueryTokens.
+	Rankings RankingsVariation
 	// Generation configures the image, video and speech endpoints
 	// (generation.go).
 	Generation GenerationOptions
@@ -400,6 +403,23 @@ type AdapterOptions struct {
 	Sandbox string
 	// MemoryMiB caps the linear memory of all instances together.
 	MemoryMiB int
+}
+
+// RankingsVariation varies the requests of a rankings endpoint as
+// AIPerf's --rankings-*-stddev flags do: each request draws its passage
+// count (mean [Options.BatchSize]), each passage's length in tokens (mean
+// the row's input length) and its query's length (mean
+// [Options.QueryTokens]) from a normal with these standard deviations,
+// truncated at 0, rounded up and at least 1. The draws are keyed by the
+// request's seed ([ReplayOptions.Seed]): equal seeds send equal requests.
+// The zero value draws nothing.
+type RankingsVariation struct {
+	// PassagesStdDev is the standard deviation of the passage count.
+	PassagesStdDev float64
+	// PassageTokensStdDev is that of each passage's length, in tokens.
+	PassageTokensStdDev float64
+	// QueryTokensStdDev is that of the query's length, in tokens.
+	QueryTokensStdDev float64
 }
 
 // SyntheticLoad is a load without a trace: normally distributed input and

@@ -485,7 +485,7 @@ func newRunConfig(o *Options, rp *replayPlan, run *arrowio.Run, info summary.Run
 		Cancel:        cancelPlan{Rate: o.CancelRate, After: o.CancelAfter, Seed: o.Replay.Seed},
 		SessionHeader: o.SessionHeader,
 		Accuracy:      rp.acc,
-		Batch:         batchPlan{Kind: rp.kind, Inputs: o.BatchSize, QueryTokens: o.QueryTokens},
+		Batch:         newBatchPlan(rp.kind, o),
 	}
 	if o.Progress != nil && uiOf(o) == UILine {
 		rcfg.Progress = o.Progress
@@ -700,6 +700,7 @@ func writeManifest(run *arrowio.Run, o *Options, rp *replayPlan, start time.Time
 		"accuracy":               rp.acc.settings(&o.Accuracy),
 		"batch_size":             o.BatchSize,
 		"query_tokens":           o.QueryTokens,
+		"rankings":               rankingsManifest(&o.Rankings),
 		"cancel_rate":            o.CancelRate,
 		"cancel_after":           o.CancelAfter.String(),
 		"max_response_events":    o.MaxResponseEvents,

@@ -159,11 +159,30 @@ type runConfig struct {
 
 // batchPlan shapes the requests of an embeddings or rankings endpoint:
 // Inputs inputs (embeddings) or passages (rankings) of the row's input
-// length each, and for rankings a query of QueryTokens tokens.
+// length each, and for rankings a query of QueryTokens tokens. A rankings
+// request varies them when the standard deviations are above 0 (AIPerf's
+// --rankings-*-stddev): its passage count, each passage's length and its
+// query's length are drawn apart, from normals of those means (positiveNormal).
 type batchPlan struct {
 	Kind        adapter.Kind
 	Inputs      int
 	QueryTokens int
+	// InputsStdDev, InputTokensStdDev and QueryTokensStdDev are the
+	// rankings draws' standard deviations (0 = fixed, nothing drawn).
+	InputsStdDev, InputTokensStdDev, QueryTokensStdDev float64
+}
+
+// newBatchPlan is the batch plan of o's requests to an endpoint of kind.
+func newBatchPlan(kind adapter.Kind, o *Options) batchPlan {
+	v := &o.Rankings
+	return batchPlan{Kind: kind, Inputs: o.BatchSize, QueryTokens: o.QueryTokens,
+		InputsStdDev: v.PassagesStdDev, InputTokensStdDev: v.PassageTokensStdDev, QueryTokensStdDev: v.QueryTokensStdDev}
+}
+
+// rankingsManifest is the manifest's "rankings" object (manifest.md).
+func rankingsManifest(v *RankingsVariation) map[string]float64 {
+	return map[string]float64{"passages_stddev": v.PassagesStdDev, "passage_tokens_stddev": v.PassageTokensStdDev,
+		"query_tokens_stddev": v.QueryTokensStdDev}
 }
 
 // batchInputs synthesizes the inputs of row's request beyond in's prompt
@@ -195,23 +214,89 @@ func (b batchPlan) batchInputs(ps engine.PromptSource, row *trace.Row, in *adapt
 		}
 		return total, nil
 	}
-	// Rankings: the row's own prompt is the first passage.
-	q, nq, err := fresh(b.QueryTokens, 1<<32)
+	// Rankings: the row's own prompt is the first passage, unless the
+	// passages' lengths vary (then each is drawn and built afresh).
+	d := b.rankingsDraw(in.Seed, row.InputTokens)
+	q, nq, err := fresh(d.query, 1<<32)
 	if err != nil {
 		return 0, err
 	}
 	in.Inputs = append(in.Inputs[:0], in.PromptText)
 	in.PromptText = q
 	docs := first
-	for k := range b.Inputs - 1 {
-		t, n, err := fresh(row.InputTokens, uint64(k))
+	if d.lengths != nil {
+		in.Inputs, docs = in.Inputs[:0], 0
+	}
+	for k := range d.passages {
+		if d.lengths == nil && k == 0 {
+			continue
+		}
+		// Passage k is keyed k−1, as with fixed lengths; a drawn first
+		// passage (k = 0) wraps to the row's own prompt seed.
+		t, n, err := fresh(d.length(k, row.InputTokens), uint64(k)-1)
 		if err != nil {
 			return 0, err
 		}
 		in.Inputs = append(in.Inputs, t)
 		docs += n
 	}
-	return b.Inputs*nq + docs, nil
+	return d.passages*nq + docs, nil
+}
+
+// rankingsDraw is one rankings request's shape: its passage count, query
+// length and, when they vary, each passage's length (nil = all of the
+// row's input length).
+type rankingsDraw struct {
+	passages, query int
+	lengths         []int
+}
+
+// length returns passage k's length: its draw, or the row's length isl.
+func (d *rankingsDraw) length(k, isl int) int {
+	if d.lengths == nil {
+		return isl
+	}
+	return d.lengths[k]
+}
+
+// rankingsDraw draws the shape of the rankings request of seed whose row
+// has input length isl. With no standard deviation it draws nothing: the
+// plan's fixed counts. The draws come from one generator keyed by the
+// request's seed, so equal seeds give equal requests.
+func (b batchPlan) rankingsDraw(seed uint64, isl int) rankingsDraw {
+	d := rankingsDraw{passages: b.Inputs, query: b.QueryTokens}
+	if b.InputsStdDev <= 0 && b.InputTokensStdDev <= 0 && b.QueryTokensStdDev <= 0 {
+		return d
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x52414E4B494E4753)) // "RANKINGS"
+	d.passages = positiveNormal(rng, float64(b.Inputs), b.InputsStdDev)
+	d.query = positiveNormal(rng, float64(b.QueryTokens), b.QueryTokensStdDev)
+	if b.InputTokensStdDev > 0 {
+		d.lengths = make([]int, d.passages)
+		for k := range d.lengths {
+			d.lengths[k] = positiveNormal(rng, float64(isl), b.InputTokensStdDev)
+		}
+	}
+	return d
+}
+
+// positiveNormal draws a positive integer as AIPerf's
+// sample_positive_normal_integer does: a normal of mean and std truncated
+// at 0 (rejection, up to 100 tries, then the mean), rounded up, at least 1.
+// With std ≤ 0 it draws nothing and returns the mean rounded half to even
+// (Python's round; at least 1).
+func positiveNormal(rng *rand.Rand, mean, std float64) int {
+	if std <= 0 {
+		return max(1, int(math.RoundToEven(mean)))
+	}
+	v := mean
+	for range 100 {
+		if x := mean + std*rng.NormFloat64(); x >= 0 {
+			v = x
+			break
+		}
+	}
+	return max(1, int(math.Ceil(min(v, math.MaxInt32))))
 }
 
 // rowHeaders returns the request headers of row: its session id in the

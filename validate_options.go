@@ -81,6 +81,10 @@ func checkRequestBody(o *Options, bad func(path, format string, args ...any)) {
 	if o.QueryTokens < 1 {
 		bad("QueryTokens", "{QueryTokens} %d: want a query of at least 1 token", o.QueryTokens)
 	}
+	if r := o.Rankings; !(stddevOK(r.PassagesStdDev) && stddevOK(r.PassageTokensStdDev) && stddevOK(r.QueryTokensStdDev)) {
+		bad("Rankings", "{Rankings.PassagesStdDev} %v, {Rankings.PassageTokensStdDev} %v, {Rankings.QueryTokensStdDev} %v: want standard deviations ≥ 0",
+			r.PassagesStdDev, r.PassageTokensStdDev, r.QueryTokensStdDev)
+	}
 	if o.ExtraBody != "" {
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(o.ExtraBody), &m); err != nil {
@@ -367,3 +371,7 @@ func splitUserInfo(raw string) (base, basicAuth string, err *FieldError) {
 	u.User = nil
 	return u.String(), basicAuth, err
 }
+
+// stddevOK reports whether v is a standard deviation reprise can draw with:
+// finite, ≥ 0 and below 2^31.
+func stddevOK(v float64) bool { return v >= 0 && v < math.MaxInt32 }

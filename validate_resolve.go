@@ -275,6 +275,9 @@ func (v *validation) adapterConfig(isNative, resolved bool) adapter.Config {
 	if o.BatchSize > 1 && rp.kind == adapter.KindGenerate && resolved {
 		v.bad("BatchSize", "{BatchSize} %d: only embeddings and rankings endpoints take batches; {Endpoint} %q generates text", o.BatchSize, o.Endpoint)
 	}
+	if o.Rankings != (RankingsVariation{}) && rp.kind != adapter.KindRankings && resolved {
+		v.bad("Rankings", "{Rankings}: only a rankings endpoint varies its passages and query; {Endpoint} %q is %s", o.Endpoint, rp.kind)
+	}
 	ac := adapter.Config{Model: o.Model, Stream: rp.streaming, IgnoreEOS: o.IgnoreEOS, MinTokens: o.MinTokens, IncludeUsage: true, Seed: o.Replay.Seed}
 	if isNative && o.Adapter.Config != "" {
 		if err := json.Unmarshal([]byte(o.Adapter.Config), &ac.Options); err != nil {

@@ -23,6 +23,8 @@ var optionFlag = map[string]string{
 	"Preflight.Skip": "--no-preflight", "Preflight.Timeout": "--preflight-timeout",
 	"AbortAfterConnectFailures": "--abort-after-connect-failures",
 	"BatchSize":                 "--batch-size", "QueryTokens": "--query-tokens",
+	"Rankings": "--passages-stddev", "Rankings.PassagesStdDev": "--passages-stddev",
+	"Rankings.PassageTokensStdDev": "--passage-tokens-stddev", "Rankings.QueryTokensStdDev": "--query-tokens-stddev",
 	"Generation": "--endpoint", "Generation.RequestContentType": "--request-content-type",
 	"Generation.DownloadVideo": "--download-video-content", "Generation.JobPollInterval": "--job-poll-interval",
 	"Generation.JobTimeout": "--job-timeout", "Generation.AudioFile": "--transcribe-audio",

@@ -41,6 +41,10 @@ var profileAliases = map[string][]string{
 	"batch-size-image": {"image-batch-size"},
 	"batch-size-audio": {"audio-batch-size"},
 	"batch-size-video": {"video-batch-size"},
+
+	"passages-stddev":       {"rankings-passages-stddev"},
+	"passage-tokens-stddev": {"rankings-passages-prompt-token-stddev"},
+	"query-tokens-stddev":   {"rankings-query-prompt-token-stddev"},
 }
 
 // profileReplaced are replay flags whose AIPerf namesake means something
@@ -190,50 +194,52 @@ func profileOwnFlags() []cli.Flag {
 	}
 }
 
+// scenarioRefusal is the answer to AIPerf's --scenario: a named submission
+// protocol (its one, inferencex-agentx-mvp) that locks AIPerf's agentic
+// replay settings and stamps the result submission-valid; a reprise run is
+// no submission, so its flags are given instead.
+const scenarioRefusal = "AIPerf's scenarios lock the settings of a leaderboard submission (inferencex-agentx-mvp: " +
+	"its agentic replay of SemiAnalysis' Weka traces from a trajectory-start window, at least 900 s) and mark the result submission-valid; " +
+	"a reprise run is no submission: give the settings as flags (--input-file with the Weka traces, --cache-bust first_turn_prefix, --streaming, --benchmark-duration)"
+
 // aiperfUnsupported says, for each `aiperf profile` flag the profile
 // command does not take, what to do instead or why not. A flag here that
 // is given exits 2 with its sentence.
 var aiperfUnsupported = map[string]string{
-	"transport":                             "reprise speaks HTTP (add --http2 for HTTP/2); drop the flag",
-	"transport-type":                        "reprise speaks HTTP (add --http2 for HTTP/2); drop the flag",
-	"connection-reuse-strategy":             "reprise pools connections (--max-connections caps them); per-session or no reuse is not offered",
-	"rankings-passages-stddev":              "rankings requests have fixed counts and lengths here (--batch-size passages, --isl tokens each, --query-tokens); drop the standard deviation",
-	"rankings-passages-prompt-token-stddev": "rankings requests have fixed counts and lengths here (--batch-size passages, --isl tokens each, --query-tokens); drop the standard deviation",
-	"rankings-query-prompt-token-stddev":    "rankings requests have fixed counts and lengths here (--batch-size passages, --isl tokens each, --query-tokens); drop the standard deviation",
-	"adaptive-scale":                        "adaptive scaling is not supported; run a sweep of --concurrency values instead",
-	"adaptive-sustain-duration":             "adaptive scaling is not supported; run a sweep of --concurrency values instead",
-	"adaptive-assessment-period":            "adaptive scaling is not supported; run a sweep of --concurrency values instead",
-	"adaptive-scale-sla":                    "adaptive scaling is not supported; run a sweep of --concurrency values instead",
-	"tokenizer-trust-remote-code":           "reprise runs no Python, so no tokenizer code from a repository: it reads tokenizer.json or a GGUF file (--tokenizer); a model whose tokenizer needs remote code is named in the error",
-	"export-http-trace":                     "records always carry the HTTP timings (dns, connect, headers, bytes); drop the flag",
-	"show-trace-timing":                     "records always carry the HTTP timings (dns, connect, headers, bytes); drop the flag",
-	"plot-required":                         "plots are drawn afterwards: run reprise plot ARTIFACT_DIR (aiperf plot's flags)",
-	"server-metrics-formats":                "server metrics are written as Parquet (metrics table of the run directory); drop the flag",
-	"network-latency-automatic":             "network-adjusted metrics are not computed; records carry connect and DNS times",
-	"network-latency-mean":                  "network-adjusted metrics are not computed; records carry connect and DNS times",
-	"network-latency-ping-interval":         "network-adjusted metrics are not computed; records carry connect and DNS times",
-	"convergence-mode":                      "only the ci_width mode (AIPerf's default) exists: --convergence-threshold bounds the interval's relative half-width; drop the flag",
-	"workers-max":                           "reprise has no worker processes; --senders N sets the most requests in flight",
-	"max-workers":                           "reprise has no worker processes; --senders N sets the most requests in flight",
-	"record-processor-service-count":        "reprise has no record processor services; drop the flag",
-	"record-processors":                     "reprise has no record processor services; drop the flag",
-	"api-port":                              "reprise serves no API while it runs; drop the flag",
-	"api-host":                              "reprise serves no API while it runs; drop the flag",
-	"zmq-host":                              "reprise is one process (no ZMQ); drop the flag",
-	"zmq-ipc-path":                          "reprise is one process (no ZMQ); drop the flag",
-	"zmq-dual-bind":                         "reprise is one process (no ZMQ); drop the flag",
-	"backend":                               "GenAI-Perf's Triton backends are not supported; reprise speaks the OpenAI API (--endpoint-type chat or completions)",
-	"grpc-method":                           "gRPC endpoints are not supported; reprise speaks HTTP",
-	"checkpoint-dir":                        "GenAI-Perf's checkpoints do not exist here; drop the flag",
-	"enable-checkpointing":                  "GenAI-Perf's checkpoints do not exist here; drop the flag",
-	"generate-plots":                        "plots are drawn afterwards: run reprise plot ARTIFACT_DIR (aiperf plot's flags)",
-	"max-threads":                           "reprise has no worker threads to size; --senders N sets the most requests in flight",
-	"measurement-interval":                  "use --benchmark-duration S",
-	"p":                                     "use --benchmark-duration S",
-	"stability-percentage":                  "use --benchmark-duration S",
-	"s":                                     "use --benchmark-duration S",
-	"scenario":                              "no scenarios: give the flags",
-	"unsafe-override":                       "no scenarios: give the flags",
+	"transport":                      "reprise speaks HTTP (add --http2 for HTTP/2); drop the flag",
+	"transport-type":                 "reprise speaks HTTP (add --http2 for HTTP/2); drop the flag",
+	"connection-reuse-strategy":      "reprise pools connections (--max-connections caps them); per-session or no reuse is not offered",
+	"adaptive-scale":                 "adaptive scaling is not supported; run a sweep of --concurrency values instead",
+	"adaptive-sustain-duration":      "adaptive scaling is not supported; run a sweep of --concurrency values instead",
+	"adaptive-assessment-period":     "adaptive scaling is not supported; run a sweep of --concurrency values instead",
+	"adaptive-scale-sla":             "adaptive scaling is not supported; run a sweep of --concurrency values instead",
+	"tokenizer-trust-remote-code":    "reprise runs no Python, so no tokenizer code from a repository: it reads tokenizer.json or a GGUF file (--tokenizer); a model whose tokenizer needs remote code is named in the error",
+	"export-http-trace":              "records always carry the HTTP timings (dns, connect, headers, bytes); drop the flag",
+	"show-trace-timing":              "records always carry the HTTP timings (dns, connect, headers, bytes); drop the flag",
+	"server-metrics-formats":         "AIPerf's server_metrics_export files are not written: every scraped sample is in the run directory's server_metrics table (Parquet, or JSON Lines with --format jsonl; docs/format/telemetry.md), the summary in summary.json's telemetry; drop the flag",
+	"network-latency-automatic":      "network-adjusted metrics are not computed; records carry connect and DNS times",
+	"network-latency-mean":           "network-adjusted metrics are not computed; records carry connect and DNS times",
+	"network-latency-ping-interval":  "network-adjusted metrics are not computed; records carry connect and DNS times",
+	"workers-max":                    "reprise has no worker processes; --senders N sets the most requests in flight",
+	"max-workers":                    "reprise has no worker processes; --senders N sets the most requests in flight",
+	"record-processor-service-count": "reprise has no record processor services; drop the flag",
+	"record-processors":              "reprise has no record processor services; drop the flag",
+	"api-port":                       "reprise serves no API while it runs; drop the flag",
+	"api-host":                       "reprise serves no API while it runs; drop the flag",
+	"zmq-host":                       "reprise is one process (no ZMQ); drop the flag",
+	"zmq-ipc-path":                   "reprise is one process (no ZMQ); drop the flag",
+	"zmq-dual-bind":                  "reprise is one process (no ZMQ); drop the flag",
+	"backend":                        "GenAI-Perf's Triton backends are not supported; reprise speaks the OpenAI API (--endpoint-type chat or completions)",
+	"grpc-method":                    "gRPC endpoints are not supported; reprise speaks HTTP",
+	"checkpoint-dir":                 "GenAI-Perf's checkpoints do not exist here; drop the flag",
+	"enable-checkpointing":           "GenAI-Perf's checkpoints do not exist here; drop the flag",
+	"max-threads":                    "reprise has no worker threads to size; --senders N sets the most requests in flight",
+	"measurement-interval":           "use --benchmark-duration S",
+	"p":                              "use --benchmark-duration S",
+	"stability-percentage":           "use --benchmark-duration S",
+	"s":                              "use --benchmark-duration S",
+	"scenario":                       scenarioRefusal,
+	"unsafe-override":                "it only turns --scenario's lock errors into warnings (and the run submission-invalid), and reprise has no scenarios; drop the flag",
 }
 
 // aiperfFamilies are prefixes of AIPerf flag families that the profile

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/urfave/cli/v3"
 
 	"github.com/reprise-bench/reprise/arrowio"
+	"github.com/reprise-bench/reprise/internal/exitcode"
 )
 
 // profileRunFlags are AIPerf's flags that watch and report a run,
@@ -23,28 +25,43 @@ func profileRunFlags() []cli.Flag {
 			Usage: "log at debug level, reprise's most detailed (AIPerf's trace level)"},
 		&cli.BoolFlag{Name: "output-tokens-mean-deterministic", Category: cat, Sources: envVars("output-tokens-mean-deterministic"),
 			Usage: "send min_tokens equal to max_tokens with ignore_eos, so the server generates exactly the asked length (GenAI-Perf's flag; SGLang's generate endpoint gets min_new_tokens)"},
-		&cli.BoolFlag{Name: "auto-plot", Category: cat, Sources: envVars("auto-plot"),
-			Usage: "after the run, write its HTML report as reprise plot ARTIFACT_DIR does (ARTIFACT_DIR/plots/report.html)"},
+		&cli.BoolFlag{Name: "auto-plot", Aliases: []string{"generate-plots"}, Category: cat, Sources: envVars("auto-plot"),
+			Usage: "after the run, write its HTML report as reprise plot ARTIFACT_DIR does (ARTIFACT_DIR/plots/report.html); --generate-plots is GenAI-Perf's name"},
+		&cli.BoolFlag{Name: "plot-required", Category: cat, Sources: envVars("plot-required"),
+			Usage: "with --auto-plot, a report that cannot be drawn fails the run (exit 1 with the reason) instead of a warning"},
 		&cli.BoolFlag{Name: "no-auto-plot", Category: cat, Sources: envVars("no-auto-plot"),
 			Usage: "draw no report after the run (the default)"},
 	}
 }
 
 // profileAutoPlot runs reprise plot on the artifact directory dir after
-// the run when --auto-plot asks for it and the run wrote a summary; the
-// run's own outcome, runErr, is returned either way (a plot that fails is
-// logged).
+// the run when --auto-plot asks for it (autoPlot); the run's own outcome,
+// runErr, is returned, or with --plot-required the plot's failure.
 func profileAutoPlot(ctx context.Context, a *app, cmd *cli.Command, dir string, runErr error) error {
 	if !cmd.Bool("auto-plot") || cmd.Bool("no-auto-plot") {
 		return runErr
 	}
+	return autoPlot(ctx, a, dir, cmd.Bool("plot-required"), runErr)
+}
+
+// autoPlot draws the report of the run directory dir when the run wrote a
+// summary. A report that cannot be drawn is logged, or, when required and
+// the run itself succeeded, returned as a run error (exit 1); a run that
+// failed keeps its own error and exit code.
+func autoPlot(ctx context.Context, a *app, dir string, required bool, runErr error) error {
 	if _, err := os.Stat(filepath.Join(dir, arrowio.SummaryFile)); err != nil {
 		if _, err := os.Stat(filepath.Join(dir, arrowio.RunsFile)); err != nil {
 			return runErr // nothing was measured (or a sweep, which has its own report)
 		}
 	}
-	if err := runPlot(ctx, a, plotConfig{Paths: []string{dir}, Theme: "light"}); err != nil {
-		a.log.Warn("--auto-plot: the report was not written", "err", err)
+	err := runPlot(ctx, a, plotConfig{Paths: []string{dir}, Theme: "light"})
+	if err == nil {
+		return runErr
 	}
+	if required && runErr == nil {
+		return &exitcode.Error{Code: exitcode.RunError, Err: fmt.Errorf("--plot-required: the report of %s was not written: %w", dir, err),
+			Hint: "the run's files are written; draw the report again with reprise plot " + dir}
+	}
+	a.log.Warn("--auto-plot: the report was not written", "err", err)
 	return runErr
 }

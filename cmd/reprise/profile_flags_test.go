@@ -1,6 +1,7 @@
 package main
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,15 +103,17 @@ func TestProfileExtraVerbose(t *testing.T) {
 	}
 }
 
-// TestProfileAutoPlot: --auto-plot writes the run's HTML report into
-// ARTIFACT_DIR/plots/report.html, as reprise plot ARTIFACT_DIR does;
-// without it (or with --no-auto-plot after it) no report is drawn.
+// TestProfileAutoPlot: --auto-plot (or GenAI-Perf's --generate-plots)
+// writes the run's HTML report into ARTIFACT_DIR/plots/report.html, as
+// reprise plot ARTIFACT_DIR does; without it (or with --no-auto-plot after
+// it) no report is drawn, --plot-required alone included.
 func TestProfileAutoPlot(t *testing.T) {
 	srv := startMockServer(t, nil)
 	for _, tt := range []struct {
 		flags []string
 		plot  bool
-	}{{[]string{"--auto-plot"}, true}, {nil, false}, {[]string{"--auto-plot", "--no-auto-plot"}, false}} {
+	}{{[]string{"--auto-plot"}, true}, {nil, false}, {[]string{"--auto-plot", "--no-auto-plot"}, false},
+		{[]string{"--generate-plots"}, true}, {[]string{"--auto-plot", "--plot-required"}, true}, {[]string{"--plot-required"}, false}} {
 		out := filepath.Join(t.TempDir(), "run")
 		args := append([]string{"profile", "-m", "reprise-mock", "--url", srv.URL(), "--isl", "16", "--osl", "2",
 			"--request-count", "4", "--artifact-dir", out, "--quiet"}, tt.flags...)
@@ -125,5 +128,34 @@ func TestProfileAutoPlot(t *testing.T) {
 		if !tt.plot && err == nil {
 			t.Errorf("%v: a report was drawn", tt.flags)
 		}
+	}
+}
+
+// TestAutoPlotRequired: a report that cannot be drawn (ARTIFACT_DIR/plots
+// is a file) is a warning after a run that succeeded, and with
+// --plot-required a run error (exit 1) naming the reason; a run that
+// failed keeps its own error either way.
+func TestAutoPlotRequired(t *testing.T) {
+	srv := startMockServer(t, nil)
+	out := filepath.Join(t.TempDir(), "run")
+	if code, _, stderr := runCLI(t, "", "profile", "-m", "reprise-mock", "--url", srv.URL(), "--isl", "16", "--osl", "2",
+		"--request-count", "2", "--artifact-dir", out, "--quiet"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if err := os.WriteFile(filepath.Join(out, "plots"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	a := &app{stderr: &log, log: slog.New(slog.NewTextHandler(&log, nil))}
+	if err := autoPlot(t.Context(), a, out, false, nil); err != nil || !strings.Contains(log.String(), "--auto-plot: the report was not written") {
+		t.Errorf("not required: %v; log %q; want a warning only", err, log.String())
+	}
+	err := autoPlot(t.Context(), a, out, true, nil)
+	if exitcode.Code(err) != exitcode.RunError || err == nil || !strings.Contains(err.Error(), "--plot-required") || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("required: %v (exit %d); want exit 1 naming --plot-required and the reason", err, exitcode.Code(err))
+	}
+	runErr := exitcode.Usagef("the run's own error")
+	if err := autoPlot(t.Context(), a, out, true, runErr); err != runErr {
+		t.Errorf("required after a failed run: %v; want the run's error", err)
 	}
 }

@@ -22,7 +22,19 @@ import (
 // replayFlags are the engine's flags; the scheduler's come from
 // timingFlags.
 func replayFlags() []cli.Flag {
-	return append(replayBaseFlags(), serverControlFlags()...)
+	return append(append(replayBaseFlags(), rankingsFlags()...), serverControlFlags()...)
+}
+
+// rankingsFlags vary a rankings endpoint's requests (AIPerf's draws).
+func rankingsFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.FloatFlag{Name: "passages-stddev", Category: "Requests", Sources: envVars("passages-stddev"),
+			Usage: "a rankings request's passage count is drawn around --batch-size with standard deviation `N` (seeded; at least 1)"},
+		&cli.FloatFlag{Name: "passage-tokens-stddev", Category: "Requests", Sources: envVars("passage-tokens-stddev"),
+			Usage: "each passage of a rankings request is drawn around the row's input length with standard deviation `N` tokens (seeded; at least 1)"},
+		&cli.FloatFlag{Name: "query-tokens-stddev", Category: "Requests", Sources: envVars("query-tokens-stddev"),
+			Usage: "a rankings request's query is drawn around --query-tokens with standard deviation `N` tokens (seeded; at least 1)"},
+	}
 }
 
 // replayBaseFlags are replayFlags but those of server control.
@@ -309,6 +321,8 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 	o.Server = flagmap.ServerControl(cmd)
 	o.AbortAfterConnectFailures = cmd.Int("abort-after-connect-failures")
 	o.BatchSize, o.QueryTokens = cmd.Int("batch-size"), cmd.Int("query-tokens")
+	o.Rankings = reprise.RankingsVariation{PassagesStdDev: cmd.Float("passages-stddev"), PassageTokensStdDev: cmd.Float("passage-tokens-stddev"),
+		QueryTokensStdDev: cmd.Float("query-tokens-stddev")}
 	o.Generation = reprise.GenerationOptions{RequestContentType: cmd.String("request-content-type"), DownloadVideo: cmd.Bool("download-video-content"),
 		JobPollInterval: cmd.Duration("job-poll-interval"), JobTimeout: cmd.Duration("job-timeout"),
 		AudioFile: cmd.String("transcribe-audio"), TranscribeSeconds: cmd.Float("transcribe-seconds")}

@@ -43,7 +43,9 @@ func runsFlags() []cli.Flag {
 		&cli.StringFlag{Name: "convergence-stat", Value: "avg", Category: catRuns, Sources: envVars("convergence-stat"),
 			Usage: "`STAT` of --convergence-metric in each run: avg, min, max, std, p1, p5, p10, p25, p50, p75, p90, p95 or p99 (a run-level metric such as output_token_throughput has only avg)"},
 		&cli.StringFlag{Name: "convergence-threshold", Category: catRuns, Sources: envVars("convergence-threshold"),
-			Usage: "`BOUND` on the relative half-width of --convergence-metric's interval (5% or 0.05; between 0 and 1)"},
+			Usage: "`BOUND` on the relative half-width of --convergence-metric's interval (5% or 0.05; between 0 and 1); the CV's bound with --convergence-mode cv, the p-value to exceed with distribution"},
+		&cli.StringFlag{Name: "convergence-mode", Value: summary.ModeCIWidth, Category: catRuns, Sources: envVars("convergence-mode"),
+			Usage: "how --convergence-metric converges: ci_width (its interval's half-width), cv (the runs' coefficient of variation below the threshold) or distribution (a Kolmogorov–Smirnov test of the last run's per-request values against the earlier runs' gives p above the threshold)"},
 		&cli.DurationFlag{Name: "run-cooldown", Category: catRuns, Sources: envVars("run-cooldown"),
 			Usage: "with --runs, pause `D` between two runs"},
 		&cli.BoolFlag{Name: "warmup-once", Category: catRuns, Sources: envVars("warmup-once"),
@@ -96,7 +98,25 @@ func runsConfigFrom(cmd *cli.Command) (sweep.RunsConfig, error) {
 		}
 		rc.ConvergenceMetric, rc.ConvergenceThreshold = key, v
 	}
+	rc.ConvergenceMode, errs = convergenceMode(cmd.String("convergence-mode"), metric, errs)
 	return rc, errors.Join(errs...)
+}
+
+// convergenceMode checks --convergence-mode (with --convergence-metric
+// metric) and returns RunsConfig's mode ("" for ci_width).
+func convergenceMode(mode, metric string, errs []error) (string, []error) {
+	switch {
+	case !slices.Contains(summary.ConvergenceModes, mode):
+		return "", append(errs, fmt.Errorf("--convergence-mode %q: want %s", mode, strings.Join(summary.ConvergenceModes, ", ")))
+	case mode == summary.ModeCIWidth:
+		return "", errs
+	case metric == "":
+		return "", append(errs, fmt.Errorf("--convergence-mode %s needs --convergence-metric and --convergence-threshold", mode))
+	}
+	if _, err := summary.RequestValues(metric, &summary.Options{}); err != nil && mode == summary.ModeDistribution {
+		errs = append(errs, fmt.Errorf("--convergence-mode distribution --convergence-metric %s: %w", metric, err))
+	}
+	return mode, errs
 }
 
 // parseFraction reads "5%" as 0.05 and "0.05" as 0.05.

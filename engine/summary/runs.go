@@ -118,12 +118,28 @@ type Convergence struct {
 	// 0 when no run has any checked metric.
 	Metric    string  `json:"widest_metric"`
 	HalfWidth float64 `json:"achieved_rel_half_width"`
+	// Mode is a "metric" rule's [ModeCIWidth] ("" in files written
+	// before modes), [ModeCV] or [ModeDistribution]. CV is the checked
+	// metric's coefficient of variation (ModeCV); KS and PValue are the
+	// Kolmogorov–Smirnov statistic and p-value of the last run against
+	// the earlier ones (ModeDistribution), whose Threshold is the p-value
+	// to exceed.
+	Mode   string  `json:"mode,omitempty"`
+	CV     float64 `json:"achieved_cv,omitempty"`
+	KS     float64 `json:"ks_statistic,omitempty"`
+	PValue float64 `json:"p_value,omitempty"`
 }
 
 // Check evaluates the rule c on a: Runs, Metric, HalfWidth and
 // Reached (at least MinRuns runs, one checked metric present, every
 // present one within Threshold). c is a copy; a is not changed.
 func (c Convergence) Check(a *AcrossRuns) Convergence {
+	switch c.Mode {
+	case ModeCV:
+		return c.checkCV(a)
+	case ModeDistribution:
+		return c // per-request values: CheckDistribution; a runs.json read back keeps its result
+	}
 	c.Runs, c.Metric, c.HalfWidth, c.Reached = a.Runs, "", 0, false
 	seen := false
 	for _, k := range c.Metrics {
@@ -146,6 +162,9 @@ func (c Convergence) Text() string {
 	what := "--until-ci"
 	if c.Rule == "metric" && len(c.Metrics) == 1 {
 		what = "convergence on " + c.Metrics[0]
+	}
+	if c.Mode == ModeCV || c.Mode == ModeDistribution {
+		return c.modeText(what + " (" + c.Mode + ")")
 	}
 	switch {
 	case c.Metric == "":

@@ -93,7 +93,14 @@ type RequestLog struct {
 	// carried, in order (design 0022); nil for none. The JSONL line has
 	// "input_media" only when there are some.
 	InputMedia []InputMediaLog
-	Events     []Event
+	// InputTokens are the tokens of each input of an embeddings request,
+	// or of each passage of a rankings request, in order, and QueryTokens
+	// the rankings query's (the builtin tokenizer's counts); nil and 0 for
+	// the other endpoints. The JSONL line has "input_tokens" (and
+	// "query_tokens") only when there are some.
+	InputTokens []int
+	QueryTokens int
+	Events      []Event
 }
 
 // FirstTokenNS returns the time of the first content or reasoning event,
@@ -236,6 +243,7 @@ func appendLogLine(b []byte, r *RequestLog) []byte {
 		}
 		b = append(b, ']')
 	}
+	b = appendInputTokens(b, r)
 	b = append(b, `,"events":[`...)
 	for i, e := range r.Events {
 		if i > 0 {
@@ -273,4 +281,24 @@ func appendLogLine(b []byte, r *RequestLog) []byte {
 		b = append(b, '}')
 	}
 	return append(b, "}\n"...)
+}
+
+// appendInputTokens appends the "input_tokens" and "query_tokens" keys of
+// an embeddings or rankings request's line (nothing for the others).
+func appendInputTokens(b []byte, r *RequestLog) []byte {
+	if len(r.InputTokens) > 0 {
+		b = append(b, `,"input_tokens":[`...)
+		for i, n := range r.InputTokens {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(n), 10)
+		}
+		b = append(b, ']')
+	}
+	if r.QueryTokens != 0 {
+		b = append(b, `,"query_tokens":`...)
+		b = strconv.AppendInt(b, int64(r.QueryTokens), 10)
+	}
+	return b
 }

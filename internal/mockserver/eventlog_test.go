@@ -83,9 +83,12 @@ func TestEventLogLine(t *testing.T) {
 func TestParseLogLine(t *testing.T) {
 	r := RequestLog{Seq: 1, ClientRequestID: "a\"b", Endpoint: "/v1/completions", Status: 200, EndNS: 9,
 		Events: []Event{{Kind: EventBody, StartNS: 1, TimeNS: 2}}}
-	got, err := ParseLogLine(appendLogLine(nil, &r), 1)
-	if err != nil || !reflect.DeepEqual(got, r) {
-		t.Fatalf("ParseLogLine = %+v, %v; want %+v", got, err, r)
+	rank := RequestLog{Seq: 2, Endpoint: "/rerank", Status: 200, PromptTokens: 33, InputTokens: []int{3, 9, 6}, QueryTokens: 5}
+	for _, r := range []RequestLog{r, rank} {
+		got, err := ParseLogLine(appendLogLine(nil, &r), 1)
+		if err != nil || !reflect.DeepEqual(got, r) {
+			t.Fatalf("ParseLogLine = %+v, %v; want %+v", got, err, r)
+		}
 	}
 	for _, c := range []struct{ line, want string }{
 		{`{"v":1,"events":[{"kind":"nope"}]}`, `oracle log line 4: events[0].kind: unknown kind "nope"`},

@@ -280,6 +280,7 @@ func FuzzLogLine(f *testing.F) {
 	f.Add(appendLogLine(nil, &r))
 	f.Add([]byte(`{"v":1,"seq":0,"events":[{"kind":"bogus"}]}`))
 	f.Add([]byte(`{"v":2}`))
+	f.Add([]byte(`{"v":1,"endpoint":"/rerank","input_tokens":[3,9,6],"query_tokens":5,"events":[]}`))
 	f.Add([]byte(`{"v":1,"seq":-1}`))
 	f.Add([]byte(`{"v":1,"request_id":"\u00e9\n","events":null}`))
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -33,6 +33,8 @@ type logLine struct {
 	Events          []logEvt        `json:"events"`
 	Media           *logMedia       `json:"media"`
 	InputMedia      []logInputMedia `json:"input_media"`
+	InputTokens     []int           `json:"input_tokens"`
+	QueryTokens     int             `json:"query_tokens"`
 }
 
 type logMedia struct {
@@ -110,7 +112,8 @@ func ParseLogLine(b []byte, line int) (RequestLog, error) {
 		Stream: l.Stream, Status: l.Status, Fault: l.Fault, Error: l.Error, FinishReason: l.FinishReason,
 		ReceivedNS: l.ReceivedNS, AdmittedNS: l.AdmittedNS, EndNS: l.EndNS, PromptTokens: l.PromptTokens,
 		CachedTokens: l.CachedTokens, OutputTokens: l.OutputTokens, ReasoningTokens: l.ReasoningTokens,
-		AccuracyItem: l.AccuracyItem, AccuracyRight: l.AccuracyRight, InFlight: l.InFlight}
+		AccuracyItem: l.AccuracyItem, AccuracyRight: l.AccuracyRight, InFlight: l.InFlight,
+		InputTokens: l.InputTokens, QueryTokens: l.QueryTokens}
 	if m := l.Media; m != nil {
 		r.Media = &MediaLog{JobID: m.JobID, Status: m.Status, Items: m.Items, Partials: m.Partials, Bytes: m.Bytes,
 			AudioNS: m.AudioNS, Width: m.Width, Height: m.Height, Frames: m.Frames,

@@ -168,8 +168,14 @@ func (s *Server) pooling(st *reqState, w http.ResponseWriter, r *http.Request, a
 		q = len(st.ids)
 	}
 	prompt := 0
+	if s.oracle.enabled() {
+		lg.InputTokens, lg.QueryTokens = make([]int, 0, len(req.texts)), q
+	}
 	for _, t := range req.texts {
 		st.ids = s.tok.AppendEncode(st.ids[:0], t)
+		if lg.InputTokens != nil {
+			lg.InputTokens = append(lg.InputTokens, len(st.ids))
+		}
 		n := len(st.ids) + q
 		if n > s.cfg.MaxModelLen {
 			s.writeError(st, w, 400, fmt.Sprintf("input of %d tokens is longer than the maximum context length %d", n, s.cfg.MaxModelLen), "")

@@ -2,10 +2,12 @@ package sweep
 
 import (
 	"context"
+	"fmt"
 	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/reprise-bench/reprise"
@@ -44,6 +46,13 @@ type RunsConfig struct {
 	// UntilCI.
 	ConvergenceMetric    string
 	ConvergenceThreshold float64
+	// ConvergenceMode is how ConvergenceMetric converges (AIPerf's
+	// --convergence-mode): "" for the interval's half-width (ci_width),
+	// [summary.ModeCV] for the runs' coefficient of variation below the
+	// threshold, [summary.ModeDistribution] for a Kolmogorov–Smirnov
+	// p-value above it, of the last run's per-request values against the
+	// earlier runs' (the metric's statistic is then not used).
+	ConvergenceMode string
 	// WarmupOnce keeps Replay.WarmupRequests and WarmupDuration for the
 	// first run only: the later runs measure from their first request.
 	WarmupOnce bool
@@ -69,7 +78,7 @@ func (c RunsConfig) rule() *summary.Convergence {
 	switch {
 	case c.ConvergenceMetric != "" && c.ConvergenceThreshold > 0:
 		return &summary.Convergence{Rule: "metric", Metrics: []string{c.ConvergenceMetric}, Threshold: c.ConvergenceThreshold,
-			MinRuns: DefaultMinRunsForCI}
+			MinRuns: DefaultMinRunsForCI, Mode: c.ConvergenceMode}
 	case c.UntilCI > 0:
 		return &summary.Convergence{Rule: "until_ci", Metrics: UntilCIMetrics, Threshold: c.UntilCI, MinRuns: DefaultMinRunsForCI}
 	}
@@ -101,6 +110,9 @@ type Repeated struct {
 	Interrupted bool
 
 	measured []*measured
+	// values are each run's per-request values of the convergence
+	// metric (a distribution rule's only).
+	values [][]float64
 }
 
 // RunDir is the directory of run k (from 1) of repeated runs in dir.
@@ -183,17 +195,23 @@ func repeat(ctx context.Context, o reprise.Options, dir string, rc RunsConfig, t
 		}
 		rep.Dirs = append(rep.Dirs, rd)
 		rep.measured = append(rep.measured, m)
-		if r := rc.rule(); r != nil && k < n {
-			if r.Check(summary.SummarizeRuns(rep.summaries(), rc.Level, rc.extra()...)).Reached {
-				rep.Converged = true
-				break
+		r := rc.rule()
+		if r != nil && r.Mode == summary.ModeDistribution {
+			vals, err := requestValues(rd, rc.ConvergenceMetric)
+			if err != nil {
+				return rep, err
 			}
+			rep.values = append(rep.values, vals)
+		}
+		if r != nil && k < n && rep.check(r, rc).Reached {
+			rep.Converged = true
+			break
 		}
 	}
 	rep.Across = summary.SummarizeRuns(rep.summaries(), rc.Level, rc.extra()...)
 	rep.Across.UntilCI, rep.Across.Converged = rc.UntilCI, rep.Converged
 	if r := rc.rule(); r != nil {
-		c := r.Check(rep.Across)
+		c := rep.check(r, rc)
 		rep.Across.Convergence = &c
 	}
 	if rc.multi() {
@@ -203,6 +221,52 @@ func repeat(ctx context.Context, o reprise.Options, dir string, rc RunsConfig, t
 		}
 	}
 	return rep, nil
+}
+
+// check evaluates the rule r on the runs so far: a distribution rule on
+// their per-request values (the last run's against the earlier ones',
+// pooled), the others on their across-run intervals.
+func (r *Repeated) check(rule *summary.Convergence, rc RunsConfig) summary.Convergence {
+	if rule.Mode != summary.ModeDistribution {
+		return rule.Check(summary.SummarizeRuns(r.summaries(), rc.Level, rc.extra()...))
+	}
+	k := len(r.values)
+	if k == 0 {
+		return rule.CheckDistribution(0, nil, nil)
+	}
+	var earlier []float64
+	for _, v := range r.values[:k-1] {
+		earlier = append(earlier, v...)
+	}
+	return rule.CheckDistribution(k, earlier, r.values[k-1])
+}
+
+// requestValues reads the per-request values of the metric of key (its
+// tag; summary.RunMetricKey) from the run directory dir.
+func requestValues(dir, key string) ([]float64, error) {
+	tag, _, _ := strings.Cut(key, ".")
+	rr, err := arrowio.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	set, err := rr.Settings()
+	if err != nil {
+		return nil, err
+	}
+	get, err := summary.RequestValues(tag, &set.Options)
+	if err != nil {
+		return nil, err
+	}
+	var out []float64
+	for r, err := range rr.Requests() {
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", dir, err)
+		}
+		if v, ok := get(&r); ok {
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }
 
 func relDirs(base string, dirs []string) []string {

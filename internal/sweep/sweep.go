@@ -190,9 +190,11 @@ type Plan struct {
 	Base       BaseInfo      `json:"base"`
 	Runs       int           `json:"runs"`
 	UntilCI    float64       `json:"until_ci,omitempty"`
-	// ConvergenceMetric and ConvergenceThreshold are RunsConfig's.
+	// ConvergenceMetric, ConvergenceThreshold and ConvergenceMode are
+	// RunsConfig's.
 	ConvergenceMetric    string     `json:"convergence_metric,omitempty"`
 	ConvergenceThreshold float64    `json:"convergence_threshold,omitempty"`
+	ConvergenceMode      string     `json:"convergence_mode,omitempty"`
 	WarmupOnce           bool       `json:"warmup_once,omitempty"`
 	Level                float64    `json:"confidence_level"`
 	FreshPromptSeed      bool       `json:"fresh_prompt_seed"`
@@ -401,7 +403,7 @@ func newSweeper(cfg Config) (*sweeper, error) {
 	cfg.Runs.Runs = max(cfg.Runs.Runs, 1)
 	plan := Plan{Kind: "grid", Axes: cfg.Axes, Find: cfg.Find, Base: baseInfo(&cfg.Base), Runs: cfg.Runs.Runs,
 		UntilCI: cfg.Runs.UntilCI, ConvergenceMetric: cfg.Runs.ConvergenceMetric, ConvergenceThreshold: cfg.Runs.ConvergenceThreshold,
-		WarmupOnce: cfg.Runs.WarmupOnce, Level: cfg.Runs.Level, FreshPromptSeed: cfg.FreshPromptSeed, BeforePoint: cfg.BeforePoint, Stop: cfg.Stop,
+		ConvergenceMode: cfg.Runs.ConvergenceMode, WarmupOnce: cfg.Runs.WarmupOnce, Level: cfg.Runs.Level, FreshPromptSeed: cfg.FreshPromptSeed, BeforePoint: cfg.BeforePoint, Stop: cfg.Stop,
 		Planned: cfg.Points, PointsDir: cfg.PointsDir, CooldownNS: int64(cfg.Cooldown), Recipe: cfg.Recipe, Search: cfg.Search}
 	switch {
 	case cfg.Find != nil:
