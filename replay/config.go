@@ -146,6 +146,10 @@ type Config struct {
 	// ConcurrencyRamp raises the closed-loop level from 1 to Concurrency in +1
 	// steps evenly spaced over this duration.
 	ConcurrencyRamp time.Duration
+	// Adaptive, when not nil, lets a controller move the closed-loop
+	// level during the run, Concurrency being its ceiling (see
+	// [Adaptive]).
+	Adaptive *Adaptive
 	// IgnoreTurnDelays sends a session's next turn (or a dependent row)
 	// as soon as the turn before completed, without the trace's delay
 	// (AIPerf's --ignore-trace-delays); MaxTurnDelay, when > 0, caps each
@@ -334,6 +338,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ConcurrencyRamp > 0 && c.Concurrency < 2 {
 		bad("ConcurrencyRamp", "{ConcurrencyRamp} needs {Concurrency} ≥ 2")
+	}
+	if c.Adaptive != nil {
+		c.Adaptive.validate(c, bad)
 	}
 	if c.PrefillConcurrencyRamp > 0 && c.PrefillConcurrency < 2 {
 		bad("PrefillConcurrencyRamp", "{PrefillConcurrencyRamp} needs {PrefillConcurrency} ≥ 2")

@@ -126,6 +126,9 @@ type runner struct {
 	stopped     atomic.Bool
 	stopReason  atomic.Pointer[string]
 	profileAt   atomic.Int64 // start of the measured phase, ns; -1 unknown
+	// level and chains: Config.Adaptive's closed-loop level and the
+	// sessions of the loop (adaptive.go).
+	level, chains atomic.Int64
 	shift       atomic.Int64
 	st          *collector
 
@@ -199,6 +202,7 @@ func (p *Plan) run(ctx context.Context, h Handler, newSleeper func(time.Time) sl
 	// reading, exactly (both are monotonic differences in integer ns).
 	sl.rebase(base)
 	r.clock, r.wall0 = clk, clk.at(base)
+	r.startControl()
 	cpu0 := threadCPU()
 	err := r.dispatch(ctx, cancel)
 	stats := r.stats()
@@ -334,6 +338,13 @@ func (r *runner) seed() {
 	p := r.p
 	switch p.mode {
 	case ModeConcurrency:
+		if a := p.cfg.Adaptive; a != nil {
+			r.chains.Store(int64(a.Start))
+			for range a.Start {
+				r.push(event{due: 0, kind: evSession})
+			}
+			return
+		}
 		for k := range p.cfg.Concurrency {
 			at := int64(0)
 			if k > 0 {
@@ -652,7 +663,7 @@ func (r *runner) complete(s *sender) bool {
 		}
 	}
 	r.active.Add(-1)
-	if p.mode == ModeConcurrency && !r.stopped.Load() {
+	if p.mode == ModeConcurrency && !r.stopped.Load() && !(r.cfg.Adaptive != nil && r.shed()) {
 		if ss, ok := r.takeSession(); ok {
 			r.active.Add(1)
 			if r.inline(s, r.firstItem(ss), now, 0, 0) {
@@ -918,6 +929,9 @@ func (r *runner) dispatch(ctx context.Context, cancel context.CancelFunc) error 
 		r.drain()
 		if r.stopped.Load() {
 			break
+		}
+		if c.Adaptive != nil {
+			r.follow()
 		}
 		now := r.sl.now()
 		stopAt := r.stopAt
