@@ -310,6 +310,10 @@ type Options struct {
 	// Replay is the timing: schedule, rate or concurrency, limits,
 	// warmup, lateness.
 	Replay replay.Config
+	// Adaptive, when not nil, moves the closed loop's concurrency during
+	// the run to the highest setting that meets its SLAs (AIPerf's
+	// --adaptive-scale; see [AdaptiveOptions]).
+	Adaptive *AdaptiveOptions
 	// Accuracy grades answers to benchmark questions, alone or mixed
 	// into the load (docs/design/0021-accuracy.md).
 	Accuracy AccuracyOptions

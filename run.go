@@ -104,6 +104,9 @@ type Result struct {
 	// [VerdictKind] constants; empty when it passed. An interrupted run
 	// has the Interrupted verdict alone.
 	Verdicts []Verdict
+	// Adaptive is the adaptive scaling's outcome (Options.Adaptive; nil
+	// without), as adaptive_scale_summary.json holds it.
+	Adaptive *AdaptiveSummary
 }
 
 // Run validates o (every problem at once, as a [*ConfigError], before
@@ -138,6 +141,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	setMemoryLimit()
+	ar := startAdaptive(&o)
 	rp, err := prepare(ctx, &o, log)
 	if err != nil {
 		return nil, err
@@ -223,7 +227,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		tel.stop(abort, log)
 		return nil, err
 	}
+	if err := openAdaptive(ar, dir, &rcfg); err != nil {
+		tel.stop(abort, log)
+		return nil, err
+	}
 	res, runErr := runEngine(runCtx, rcfg)
+	adaptiveSum, adaptiveErr := closeAdaptive(ar, userCtx.Err() != nil)
 	stopServerProfiles(context.WithoutCancel(ctx), &o, log)
 	if runErr == nil && runCtx.Err() != nil && userCtx.Err() == nil {
 		runErr = context.Cause(runCtx) // a telemetry table failed
@@ -239,6 +248,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	completeSummary(&o, rp, res, tel)
 	dash.stop(res.Summary)
 	out := resultOf(&o, res, run, aborted)
+	out.Adaptive = adaptiveSum
+	if adaptiveErr != nil && runErr == nil {
+		runErr = adaptiveErr
+	}
 	// Atomic: a full disk leaves no summary.json rather than a cut one. A
 	// failure here still returns the result.
 	sumErr := run.WriteSummary(res.Summary, out.Writer)

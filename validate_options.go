@@ -58,6 +58,7 @@ func checkOptions(o *Options) []*FieldError {
 	errs = append(errs, fieldErrors(o.Replay.Validate(), "Replay")...)
 	errs = append(errs, validateServerControl(&o.Server)...)
 	errs = append(errs, validateWarmup(o)...)
+	checkAdaptive(o, bad)
 	if o.Replay.PrefillConcurrency > 0 && !o.Streaming {
 		bad("Replay.PrefillConcurrency", "{Replay.PrefillConcurrency} needs {Streaming}: a response's first token is known only when it is streamed")
 	}

@@ -433,6 +433,9 @@ func (c *Config) ModeFor(traceRows bool, hasTimestamps bool) (Mode, error) {
 	var errs []error
 	bad := func(field, format string, args ...any) { errs = append(errs, fieldError(field, format, args...)) }
 	m := c.Mode
+	if m == ModeAuto && c.Adaptive != nil {
+		m = ModeConcurrency // AIPerf: --adaptive-scale selects the closed loop
+	}
 	if m == ModeAuto {
 		switch {
 		case traceRows && hasTimestamps:

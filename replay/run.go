@@ -129,8 +129,8 @@ type runner struct {
 	// level and chains: Config.Adaptive's closed-loop level and the
 	// sessions of the loop (adaptive.go).
 	level, chains atomic.Int64
-	shift       atomic.Int64
-	st          *collector
+	shift         atomic.Int64
+	st            *collector
 
 	// static sources (dispatcher only)
 	fixedNext int     // next fixed-schedule session start (index into p.sessFirst)
