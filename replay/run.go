@@ -126,11 +126,12 @@ type runner struct {
 	stopped     atomic.Bool
 	stopReason  atomic.Pointer[string]
 	profileAt   atomic.Int64 // start of the measured phase, ns; -1 unknown
+	shift       atomic.Int64
+	st          *collector
+
 	// level and chains: Config.Adaptive's closed-loop level and the
 	// sessions of the loop (adaptive.go).
 	level, chains atomic.Int64
-	shift         atomic.Int64
-	st            *collector
 
 	// static sources (dispatcher only)
 	fixedNext int     // next fixed-schedule session start (index into p.sessFirst)

@@ -93,10 +93,9 @@ func cutMetric(m string) (tag, stat string, ok bool) {
 
 // Window is what one assessment window measured.
 type Window struct {
-	// StartNS and EndNS bound the window on the run's clock; requests
-	// dispatched from SettledNS on (after the previous setting's requests
-	// drained) are the ones measured.
-	StartNS, SettledNS, EndNS int64
+	// StartNS and EndNS bound the window on the run's clock; the
+	// requests that completed in it are measured.
+	StartNS, EndNS int64
 	// Completed and Errors count the measured requests.
 	Completed, Errors int
 	// Values are the SLA metrics by SLA Metric ("request_latency:p95").

@@ -19,7 +19,6 @@ type Meter struct {
 	mu      sync.Mutex
 	acc     *summary.Accumulator
 	start   int64 // the window's start
-	settled int64 // requests dispatched before this are not measured
 	n, errs int
 	maxLat  int64
 }
@@ -27,21 +26,17 @@ type Meter struct {
 // NewMeter returns a meter whose windows are summarized with opts and
 // give the values of slas' metrics; the first window starts at startNS.
 func NewMeter(opts summary.Options, slas []search.Constraint, startNS int64) *Meter {
-	return &Meter{opts: opts, slas: slas, acc: summary.NewAccumulator(opts), start: startNS, settled: startNS}
+	return &Meter{opts: opts, slas: slas, acc: summary.NewAccumulator(opts), start: startNS}
 }
 
-// Observe adds a completed request. Warmup requests and those
-// dispatched before the window settled are left out. Allocates only
-// what summary.Accumulator.Add does.
+// Observe adds a completed request; warmup requests are left out.
+// Allocates only what summary.Accumulator.Add does.
 func (m *Meter) Observe(r *record.Request) {
 	if r.Phase != record.PhaseProfile {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if r.DispatchedNS < m.settled {
-		return
-	}
 	m.acc.Add(r)
 	m.n++
 	if !r.OK() {
@@ -50,15 +45,12 @@ func (m *Meter) Observe(r *record.Request) {
 	m.maxLat = max(m.maxLat, r.E2ENS)
 }
 
-// Take ends the window at nowNS and returns it. The next window
-// measures only the requests dispatched once this window's could have
-// drained: from nowNS plus its longest request latency, at most
-// maxSettle.
-func (m *Meter) Take(nowNS, maxSettle int64) Window {
+// Take ends the window at nowNS and returns it: the requests that
+// completed in it. The next window starts at nowNS.
+func (m *Meter) Take(nowNS int64) Window {
 	m.mu.Lock()
-	settle := min(m.maxLat, maxSettle)
-	acc, w := m.acc, Window{StartNS: m.start, SettledNS: m.settled, EndNS: nowNS, Completed: m.n, Errors: m.errs, MaxLatencyNS: m.maxLat}
-	m.acc, m.start, m.settled, m.n, m.errs, m.maxLat = summary.NewAccumulator(m.opts), nowNS, nowNS+settle, 0, 0, 0
+	acc, w := m.acc, Window{StartNS: m.start, EndNS: nowNS, Completed: m.n, Errors: m.errs, MaxLatencyNS: m.maxLat}
+	m.acc, m.start, m.n, m.errs, m.maxLat = summary.NewAccumulator(m.opts), nowNS, 0, 0, 0
 	m.mu.Unlock()
 	w.Values = map[string]float64{}
 	if w.Completed == 0 {

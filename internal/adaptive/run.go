@@ -26,11 +26,9 @@ type Event struct {
 	SchemaVersion int    `json:"schema_version"`
 	Event         string `json:"event"`
 	// TimestampNS is when the window ended (Unix ns, the run's clock);
-	// WindowStartNS when it began, SettledNS from when its requests
-	// were measured.
+	// WindowStartNS when it began.
 	TimestampNS     int64  `json:"timestamp_ns"`
 	WindowStartNS   int64  `json:"window_start_ns,omitempty"`
-	SettledNS       int64  `json:"settled_ns,omitempty"`
 	ControlVariable string `json:"control_variable"`
 	Before          int    `json:"control_value_before"`
 	After           int    `json:"control_value_after"`
@@ -76,6 +74,8 @@ type Run struct {
 	w     *bufio.Writer
 	evs   []Event
 	err   error
+	// settling: the setting changed at the end of the last window.
+	settling bool
 }
 
 // NewRun returns a run of cfg (which must be valid). Its artifacts are
@@ -118,11 +118,20 @@ func (r *Run) Assess(nowNS int64) (setting int, stop bool) {
 	if r.meter == nil {
 		return r.ctl.Setting(), false
 	}
-	w := r.meter.Take(nowNS, int64(r.cfg.Period)/2)
-	v := Judge(r.cfg.SLAs, r.cfg.MinCompleted, w)
+	w := r.meter.Take(nowNS)
+	var v Verdict
+	if !r.settling {
+		v = Judge(r.cfg.SLAs, r.cfg.MinCompleted, w)
+	}
 	d := r.ctl.Step(v, nowNS)
+	if r.settling && !d.Done {
+		d.Reason = "settling: the first window after a change is not judged"
+	}
+	// The window after a change holds requests sent under the old
+	// setting and the queue they left at the server: it is not judged.
+	r.settling = d.After != d.Before
 	o := r.ctl.Outcome()
-	ev := Event{Event: d.Event, TimestampNS: nowNS, WindowStartNS: w.StartNS, SettledNS: w.SettledNS, Before: d.Before, After: d.After,
+	ev := Event{Event: d.Event, TimestampNS: nowNS, WindowStartNS: w.StartNS, Before: d.Before, After: d.After,
 		Completed: w.Completed, Errors: w.Errors, SLAValues: w.Values, Binding: v.Binding,
 		LastPass: o.LastPass, FirstFail: o.FirstFail, Boundary: o.Boundary, Reason: d.Reason}
 	if v.Conclusive {
