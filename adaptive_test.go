@@ -18,7 +18,6 @@ import (
 	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/internal/adaptive"
 	"github.com/reprise-bench/reprise/internal/mockserver"
-	"github.com/reprise-bench/reprise/internal/search"
 )
 
 // adaptiveMock is the recipe tests' mock (internal/sweep's recipeMock):
@@ -76,12 +75,9 @@ func TestAdaptiveScaleAgainstTheMock(t *testing.T) {
 	o.Replay.Concurrency, o.Replay.Duration, o.Replay.Grace = 32, 30*time.Second, time.Second
 	o.Output.Dir = filepath.Join(t.TempDir(), "run")
 	o.Telemetry.EndpointMetrics = false
-	sla, err := search.ParseConstraint("request_latency:avg:le:" + strconv.FormatFloat(adaptiveSLAMS, 'g', -1, 64))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := adaptive.NewConfig()
-	a.Min, a.Period, a.Sustain, a.MinCompleted, a.SLAs = 2, 700*time.Millisecond, 700*time.Millisecond, 8, []search.Constraint{sla}
+	a := reprise.NewAdaptiveOptions()
+	a.Min, a.Period, a.Sustain, a.MinCompleted = 2, 700*time.Millisecond, 700*time.Millisecond, 8
+	a.SLAs = []string{"request_latency:avg:le:" + strconv.FormatFloat(adaptiveSLAMS, 'g', -1, 64)}
 	o.Adaptive = &a
 	res, err := reprise.Run(context.Background(), o)
 	if err != nil {
@@ -93,6 +89,9 @@ func TestAdaptiveScaleAgainstTheMock(t *testing.T) {
 		t.Logf("%s %d → %d: %d requests, %v, passed %v", e.Event, e.Before, e.After, e.Completed, e.SLAValues, fmtPassed(e.Passed))
 	}
 	t.Logf("found %d (status %s, %s), derived %d", s.Boundary, s.Status, s.Reason, want)
+	if s.Boundary == 0 {
+		t.Fatal("no boundary found")
+	}
 	if d := math.Abs(float64(s.Boundary - want)); d > 1 && d > 0.1*float64(want) {
 		t.Errorf("boundary %d, derived from the mock's settings %d", s.Boundary, want)
 	}
@@ -104,7 +103,7 @@ func TestAdaptiveScaleAgainstTheMock(t *testing.T) {
 		t.Fatal(err)
 	}
 	var onDisk adaptive.Summary
-	if err := json.Unmarshal(b, &onDisk); err != nil || onDisk.Boundary != s.Boundary || len(onDisk.Windows) != len(evs) {
+	if err := json.Unmarshal(b, &onDisk); err != nil || onDisk.Boundary != s.Boundary || onDisk.Status != s.Status || len(onDisk.Windows) != len(evs) {
 		t.Errorf("%s: boundary %d, %d windows (%v); want %d, %d", adaptive.SummaryFile, onDisk.Boundary, len(onDisk.Windows), err, s.Boundary, len(evs))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -217,7 +216,8 @@ func TestAdaptiveOptionsErrors(t *testing.T) {
 	o := reprise.NewOptions()
 	o.URL, o.Model = "http://127.0.0.1:1", "m"
 	o.Replay.Concurrency = 8
-	a := adaptive.NewConfig()
+	a := reprise.NewAdaptiveOptions()
+	a.SLAs = []string{"request_latency:p95:100"}
 	o.Adaptive = &a
 	_, err := reprise.Run(context.Background(), o)
 	ce, ok := errors.AsType[*reprise.ConfigError](err)
@@ -225,7 +225,7 @@ func TestAdaptiveOptionsErrors(t *testing.T) {
 		t.Fatalf("Run = %v, want a *ConfigError", err)
 	}
 	msg := ce.Error()
-	for _, want := range []string{"Replay.Duration", "sustain duration", "SLA"} {
+	for _, want := range []string{"Replay.Duration", "Adaptive.SLAs", "METRIC:STAT:OP:THRESHOLD"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error %q does not name %q", msg, want)
 		}

@@ -298,6 +298,8 @@ type engineResult struct {
 	HistoryTruncated int64
 	// SinkQueue says how the sink kept up with the run.
 	SinkQueue sinkQueue
+	// adaptive is the adaptive scaling's outcome (runEngineAdaptive).
+	adaptive *AdaptiveResult
 }
 
 // SinkQueue counts the collector's hand-overs to the sink that found its

@@ -521,3 +521,46 @@ func (c *Config) turnDelay(d int64) int64 {
 	}
 	return d
 }
+
+// Adaptive lets a controller change the closed-loop level of
+// [ModeConcurrency] while the run goes (adaptive scaling, AIPerf's
+// --adaptive-scale; docs/design/0032-adaptive-scale.md). The run starts
+// Start sessions; every Period from time zero Assess is called, from a
+// goroutine of its own (never the dispatcher's), and the level it
+// returns applies from then on, clamped to [1, Concurrency]:
+//
+//   - a higher level starts the extra sessions at once (the dispatcher
+//     sees it within its poll interval, as a ramp step);
+//   - a lower level ends sessions as they end: a session that completes
+//     while more sessions run than the level is not replaced, so no
+//     request is sent while the sessions in flight are at the level or
+//     above it.
+//
+// Assess returning stop ends the run as its Duration would. Concurrency
+// is the ceiling (the senders are started for it).
+type Adaptive struct {
+	Start  int
+	Period time.Duration
+	// Assess gets the reading of the run's clock (the time base of
+	// [Job.DispatchedNS]).
+	Assess func(nowNS int64) (level int, stop bool)
+}
+
+// validate checks a's fields against c; bad reports a problem.
+func (a *Adaptive) validate(c *Config, bad func(field, format string, args ...any)) {
+	if a.Assess == nil {
+		bad("Adaptive", "{Adaptive} needs an Assess function")
+	}
+	if a.Period <= 0 {
+		bad("Adaptive", "{Adaptive} period %v: want > 0", a.Period)
+	}
+	if a.Start < 1 || a.Start > c.Concurrency {
+		bad("Adaptive", "{Adaptive} start %d: want 1 … {Concurrency} (%d)", a.Start, c.Concurrency)
+	}
+	if c.ConcurrencyRamp > 0 {
+		bad("Adaptive", "{Adaptive} and {ConcurrencyRamp} both move the level: use one")
+	}
+	if c.Mode != ModeAuto && c.Mode != ModeConcurrency {
+		bad("Adaptive", "{Adaptive} needs {Mode} concurrency, not %s", c.Mode)
+	}
+}

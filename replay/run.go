@@ -1053,3 +1053,62 @@ func (r *runner) stats() Stats {
 	s.LatenessBudgetExceeded = r.cfg.MaxLateness > 0 && s.Lateness.P99 > r.cfg.MaxLateness
 	return s
 }
+
+// startControl runs the controller's goroutine: Assess at every period
+// from time zero (absolute deadlines, so the windows do not drift),
+// until the run stops.
+func (r *runner) startControl() {
+	a := r.cfg.Adaptive
+	if a == nil {
+		return
+	}
+	r.level.Store(int64(a.Start))
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		t := time.NewTimer(0)
+		defer t.Stop()
+		for k := int64(1); ; k++ {
+			t.Reset(time.Duration(k*int64(a.Period) - r.sl.now()))
+			select {
+			case <-t.C:
+			case <-r.quit:
+				return
+			}
+			if r.stopped.Load() {
+				return
+			}
+			level, stop := a.Assess(r.wall0 + r.sl.now())
+			r.level.Store(int64(min(max(level, 1), r.cfg.Concurrency)))
+			if stop {
+				r.stop("adaptive scale done")
+				return
+			}
+		}
+	}()
+}
+
+// follow starts the sessions a raised level asks for (dispatcher only).
+// chains counts the closed loop's sessions: those in flight and those
+// waiting in the heap to start.
+func (r *runner) follow() {
+	for r.chains.Load() < r.level.Load() {
+		r.chains.Add(1)
+		r.push(event{due: r.sl.now(), kind: evSession})
+	}
+}
+
+// shed ends a session's chain when the level fell below the chains
+// (senders, at a session's end); true means the session is not
+// replaced.
+func (r *runner) shed() bool {
+	for {
+		c := r.chains.Load()
+		if c <= r.level.Load() {
+			return false
+		}
+		if r.chains.CompareAndSwap(c, c-1) {
+			return true
+		}
+	}
+}

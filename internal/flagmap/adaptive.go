@@ -35,7 +35,7 @@ func ProfileAdaptive(v Values, o *reprise.Options, _ *replay.Config) error {
 	if !v.IsSet("benchmark-duration") {
 		errs = append(errs, errors.New("--adaptive-scale needs --benchmark-duration S: the run's length bounds the search and the sustain"))
 	}
-	a := adaptive.NewConfig()
+	a := reprise.NewAdaptiveOptions()
 	if !v.IsSet("adaptive-sustain-duration") {
 		errs = append(errs, errors.New("--adaptive-scale needs --adaptive-sustain-duration S: how long to hold the setting found"))
 	} else if a.Sustain = Seconds(&errs, "adaptive-sustain-duration", v.Float("adaptive-sustain-duration")); a.Sustain <= 0 {
@@ -52,12 +52,11 @@ func ProfileAdaptive(v Values, o *reprise.Options, _ *replay.Config) error {
 		errs = append(errs, errors.New("--adaptive-scale needs --adaptive-scale-sla METRIC:STAT:OP:THRESHOLD (e.g. request_latency:p95:le:30000); repeatable"))
 	}
 	for _, s := range slas {
-		k, err := isearch.ParseConstraint(s)
-		if err != nil {
+		if _, err := isearch.ParseConstraint(s); err != nil {
 			errs = append(errs, fmt.Errorf("--adaptive-scale-sla %w", err))
 			continue
 		}
-		a.SLAs = append(a.SLAs, k)
+		a.SLAs = append(a.SLAs, s)
 	}
 	if c := v.String("adaptive-scale-control"); c != "" {
 		if err := parseControl(c, &a); err != nil {
@@ -70,7 +69,7 @@ func ProfileAdaptive(v Values, o *reprise.Options, _ *replay.Config) error {
 
 // parseControl reads AIPerf's compact control VARIABLE:MIN,MAX:TYPE;
 // only concurrency (int) is a control variable here.
-func parseControl(s string, a *adaptive.Config) error {
+func parseControl(s string, a *reprise.AdaptiveOptions) error {
 	parts := strings.Split(s, ":")
 	if len(parts) < 2 || len(parts) > 3 {
 		return errors.New("want VARIABLE:MIN,MAX[:TYPE], e.g. concurrency:1,64:int")
