@@ -116,8 +116,12 @@ type Verdict struct {
 	Binding string
 }
 
-// Judge judges w against slas. It is pure.
+// Judge judges w against slas. A window whose requests all failed
+// fails (AIPerf's rule: its latencies are not measured). It is pure.
 func Judge(slas []search.Constraint, minCompleted int, w Window) Verdict {
+	if w.Completed > 0 && w.Errors == w.Completed {
+		return Verdict{Conclusive: true, Binding: "every request failed"}
+	}
 	if w.Completed < minCompleted {
 		return Verdict{}
 	}

@@ -113,6 +113,8 @@ func TestJudge(t *testing.T) {
 		{"errors fail", w(10, 900, 0.05, 150), Verdict{Conclusive: true, Binding: "error_rate:avg:<=:0.01"}},
 		{"throughput fails", w(10, 900, 0, 50), Verdict{Conclusive: true, Binding: "output_token_throughput:avg:>=:100"}},
 		{"too few", w(0, 900, 0, 150), Verdict{}},
+		// No latency is measured when every request failed: it fails.
+		{"all failed", Window{Completed: 3, Errors: 3, Values: map[string]float64{}}, Verdict{Conclusive: true, Binding: "every request failed"}},
 		{"metric missing", Window{Completed: 5, Values: map[string]float64{}}, Verdict{}},
 	}
 	for _, tt := range tests {
