@@ -63,7 +63,9 @@ type Summary struct {
 
 // Run is one run's controller, meter and artifacts: replay calls
 // [Run.Assess] every period, the engine's collector [Run.Observe] with
-// every completed request. Its methods are safe for concurrent use.
+// every completed request. [Run.Open] must return before the run starts;
+// then its methods are safe for concurrent use. The run starts at
+// Config.Min.
 type Run struct {
 	cfg   Config
 	meter *Meter
@@ -83,9 +85,6 @@ type Run struct {
 func NewRun(cfg Config) *Run {
 	return &Run{cfg: cfg, ctl: NewController(cfg)}
 }
-
-// Start returns the setting to start the run with.
-func (r *Run) Start() int { return r.cfg.Min }
 
 // Open creates the events file in dir, measures windows with opts, and
 // starts the first window at startNS.
