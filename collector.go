@@ -57,6 +57,8 @@ type collector struct {
 	// live, when not nil, counts every batch (--metrics-addr), beside
 	// the summary.
 	live *livemetrics.Metrics
+	// observe, when not nil, gets every record in add, before batching.
+	observe func(*record.Request)
 }
 
 type collBatch struct {
@@ -89,6 +91,9 @@ func newCollector(sink recordSink, acc *summary.Accumulator, log *slog.Logger) *
 // add copies r (and evs) into the current batch. It waits when the sink
 // is more than 64 batches behind (senders only; see skip).
 func (c *collector) add(r *record.Request, evs []record.Event) {
+	if c.observe != nil {
+		c.observe(r)
+	}
 	c.mu.Lock()
 	c.reqs = append(c.reqs, *r)
 	c.evs = append(c.evs, evs...)

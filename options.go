@@ -7,6 +7,7 @@ import (
 
 	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/engine"
+	"github.com/reprise-bench/reprise/internal/adaptive"
 	"github.com/reprise-bench/reprise/internal/livemetrics"
 	"github.com/reprise-bench/reprise/internal/prompt"
 	"github.com/reprise-bench/reprise/internal/spool"
@@ -313,6 +314,10 @@ type Options struct {
 	// Replay is the timing: schedule, rate or concurrency, limits,
 	// warmup, lateness.
 	Replay replay.Config
+	// Adaptive, when not nil, moves the closed loop's concurrency during
+	// the run to the highest setting that meets its SLAs (AIPerf's
+	// --adaptive-scale; see [AdaptiveOptions]).
+	Adaptive *AdaptiveOptions
 	// Accuracy grades answers to benchmark questions, alone or mixed
 	// into the load (docs/design/0021-accuracy.md).
 	Accuracy AccuracyOptions
@@ -751,4 +756,42 @@ func NewOptions() Options {
 			ExportLevel: DefaultExportLevel},
 		Telemetry: TelemetryOptions{EndpointMetrics: true, Interval: DefaultMetricsInterval, MetricsLinger: DefaultMetricsLinger},
 	}
+}
+
+// AdaptiveOptions is a single-run adaptive scaling of the closed-loop
+// concurrency (AIPerf's --adaptive-scale; docs/design/0032): the run
+// starts at Min and, after each Period, doubles the concurrency while
+// every SLA holds, then bisects to the highest setting that held below
+// the lowest that failed, and holds it for Sustain. Max is the ceiling
+// (0: Options.Replay.Concurrency). SLAs are "METRIC:STAT:OP:THRESHOLD"
+// ("request_latency:p95:le:30000", latencies in ms); a window of fewer
+// than MinCompleted completed requests decides nothing. The run needs
+// Options.Replay.Duration and writes adaptive_scale_events.jsonl and
+// adaptive_scale_summary.json (docs/format/adaptive-scale.md). Build it
+// with [NewAdaptiveOptions].
+type AdaptiveOptions struct {
+	Min, Max        int
+	Period, Sustain time.Duration
+	SLAs            []string
+	MinCompleted    int
+}
+
+// NewAdaptiveOptions returns AIPerf's defaults: from 1, windows of 30 s,
+// one completed request to decide; the caller sets Sustain and SLAs.
+func NewAdaptiveOptions() AdaptiveOptions {
+	c := adaptive.NewConfig()
+	return AdaptiveOptions{Min: c.Min, Period: c.Period, MinCompleted: c.MinCompleted}
+}
+
+// AdaptiveResult is an adaptive run's outcome (Options.Adaptive), as
+// adaptive_scale_summary.json says it: Status complete, incomplete or
+// failed, Reason AIPerf's code; Boundary the setting found (0: none),
+// Setting the last; LastPassing and FirstFailing the highest setting
+// that passed and the lowest that failed (0: none); Sustained that the
+// boundary held for the sustain duration.
+type AdaptiveResult struct {
+	Status, Reason            string
+	Boundary, Setting         int
+	LastPassing, FirstFailing int
+	Sustained                 bool
 }

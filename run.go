@@ -22,6 +22,7 @@ import (
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/adapter/native"
 	"github.com/reprise-bench/reprise/engine/summary"
+	"github.com/reprise-bench/reprise/internal/adaptive"
 	"github.com/reprise-bench/reprise/internal/livemetrics"
 	"github.com/reprise-bench/reprise/internal/prio"
 	"github.com/reprise-bench/reprise/internal/tokenizer"
@@ -104,6 +105,9 @@ type Result struct {
 	// [VerdictKind] constants; empty when it passed. An interrupted run
 	// has the Interrupted verdict alone.
 	Verdicts []Verdict
+	// Adaptive is the adaptive scaling's outcome (Options.Adaptive; nil
+	// without).
+	Adaptive *AdaptiveResult
 }
 
 // Run validates o (every problem at once, as a [*ConfigError], before
@@ -138,6 +142,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	setMemoryLimit()
+	ar := startAdaptive(&o)
 	rp, err := prepare(ctx, &o, log)
 	if err != nil {
 		return nil, err
@@ -224,7 +229,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		tel.stop(abort, log)
 		return nil, err
 	}
-	res, runErr := runEngine(runCtx, rcfg)
+	res, runErr := runEngineAdaptive(runCtx, ar, dir, rcfg, userCtx)
 	stopServerProfiles(context.WithoutCancel(ctx), &o, log)
 	if runErr == nil && runCtx.Err() != nil && userCtx.Err() == nil {
 		runErr = context.Cause(runCtx) // a telemetry table failed
@@ -443,7 +448,55 @@ func resultOf(o *Options, res *engineResult, run *arrowio.Run, aborted bool) *Re
 	q := res.SinkQueue // the one queue in front of the record writer
 	out.Writer.Waits, out.Writer.WaitNS, out.Writer.MaxQueuedBatches = q.Waits, q.WaitNS, q.MaxQueued
 	out.Verdicts = verdicts(o, res.Summary, &res.Stats, res.Interrupted, aborted)
+	out.Adaptive = res.adaptive
 	return out
+}
+
+// startAdaptive makes o.Adaptive's controller, when set, and gives it to
+// o.Replay (o is Run's copy of the caller's options; checkAdaptive
+// reports the problems of an invalid one, which gets none).
+func startAdaptive(o *Options) *adaptive.Run {
+	if o.Adaptive == nil {
+		return nil
+	}
+	var bad bool
+	c := adaptiveConfig(o, func(string, string, ...any) { bad = true })
+	if bad || c.Validate() != nil {
+		return nil
+	}
+	ar := adaptive.NewRun(c)
+	o.Replay.Adaptive = &replay.Adaptive{Start: c.Min, Period: c.Period, Assess: ar.Assess}
+	return ar
+}
+
+// runEngineAdaptive is runEngine with ar's controller (nil: none): its
+// first window and events file start in dir, its windows get every
+// record, and its summary is written when the run ends (a run that ended
+// first, by its duration or userCtx's interruption, leaves it
+// incomplete).
+func runEngineAdaptive(ctx context.Context, ar *adaptive.Run, dir string, rcfg runConfig, userCtx context.Context) (*engineResult, error) {
+	if ar == nil {
+		return runEngine(ctx, rcfg)
+	}
+	if err := ar.Open(dir, rcfg.Summary, time.Now().UnixNano()); err != nil {
+		return nil, err
+	}
+	rcfg.Observe = ar.Observe
+	res, err := runEngine(ctx, rcfg)
+	reason := "benchmark_duration_ended"
+	if userCtx.Err() != nil {
+		reason = "interrupted"
+	}
+	s, serr := ar.Close(reason)
+	if res != nil {
+		o := s.Outcome
+		res.adaptive = &AdaptiveResult{Status: o.Status, Reason: o.Reason, Boundary: o.Boundary, Setting: o.Setting,
+			LastPassing: o.LastPass, FirstFailing: o.FirstFail, Sustained: o.Sustained}
+	}
+	if err == nil {
+		err = serr
+	}
+	return res, err
 }
 
 // runInfoOf is the summary's description of the run of o and rp.

@@ -155,6 +155,9 @@ type runConfig struct {
 	// collector's goroutine, and reads the run's in-flight counts and
 	// intended rate when scraped (--metrics-addr).
 	Live *livemetrics.Metrics
+	// Observe, when not nil, gets every record as it is collected, on
+	// the sender that completed it (the adaptive controller's windows).
+	Observe func(*record.Request)
 }
 
 // batchPlan shapes the requests of an embeddings or rankings endpoint:
@@ -380,6 +383,8 @@ type engineResult struct {
 	HistoryTruncated int64
 	// SinkQueue says how the sink kept up with the run.
 	SinkQueue sinkQueue
+	// adaptive is the adaptive scaling's outcome (runEngineAdaptive).
+	adaptive *AdaptiveResult
 }
 
 // SinkQueue counts the collector's hand-overs to the sink that found its
@@ -599,6 +604,7 @@ func (rn *runner) startCollector(abort context.CancelCauseFunc) {
 	cfg := rn.cfg
 	rn.col = newCollector(cfg.Sink, rn.acc, rn.log)
 	rn.col.live = cfg.Live
+	rn.col.observe = cfg.Observe
 	rn.col.skipRecord = rn.skipRecord
 	rn.col.onErr = func(err error) { abort(fmt.Errorf("write records: %w", err)) }
 	if n := cfg.AbortAfterConnectFailures; n > 0 {

@@ -13,9 +13,11 @@ import (
 	"github.com/reprise-bench/reprise/engine"
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/summary"
+	"github.com/reprise-bench/reprise/internal/adaptive"
 	"github.com/reprise-bench/reprise/internal/httpfield"
 	"github.com/reprise-bench/reprise/internal/prio"
 	"github.com/reprise-bench/reprise/internal/prompt"
+	"github.com/reprise-bench/reprise/internal/search"
 	"github.com/reprise-bench/reprise/trace"
 	"github.com/reprise-bench/reprise/wasm"
 )
@@ -59,6 +61,7 @@ func checkOptions(o *Options) []*FieldError {
 	errs = append(errs, fieldErrors(o.Replay.Validate(), "Replay")...)
 	errs = append(errs, validateServerControl(&o.Server)...)
 	errs = append(errs, validateWarmup(o)...)
+	checkAdaptive(o, bad)
 	if o.Replay.PrefillConcurrency > 0 && !o.Streaming {
 		bad("Replay.PrefillConcurrency", "{Replay.PrefillConcurrency} needs {Streaming}: a response's first token is known only when it is streamed")
 	}
@@ -375,3 +378,43 @@ func splitUserInfo(raw string) (base, basicAuth string, err *FieldError) {
 // stddevOK reports whether v is a standard deviation reprise can draw with:
 // finite, ≥ 0 and below 2^31.
 func stddevOK(v float64) bool { return v >= 0 && v < math.MaxInt32 }
+
+// adaptiveConfig is o.Adaptive as the controller takes it: the ceiling
+// resolved, the SLAs parsed (search.ParseConstraint, --search-sla's
+// parser). Problems go to bad.
+func adaptiveConfig(o *Options, bad func(path, format string, args ...any)) adaptive.Config {
+	a := o.Adaptive
+	c := adaptive.Config{Min: a.Min, Max: a.Max, Period: a.Period, Sustain: a.Sustain, MinCompleted: a.MinCompleted}
+	if c.Max == 0 {
+		c.Max = o.Replay.Concurrency
+	}
+	for _, s := range a.SLAs {
+		k, err := search.ParseConstraint(s)
+		if err != nil {
+			bad("Adaptive.SLAs", "{Adaptive.SLAs}: %w", err)
+			continue
+		}
+		c.SLAs = append(c.SLAs, k)
+	}
+	return c
+}
+
+// checkAdaptive reports o.Adaptive's problems and those of the run it
+// needs (a closed loop with a ceiling and a duration).
+func checkAdaptive(o *Options, bad func(path, format string, args ...any)) {
+	if o.Adaptive == nil {
+		return
+	}
+	c := adaptiveConfig(o, bad)
+	if err := c.Validate(); err != nil && len(o.Adaptive.SLAs) == len(c.SLAs) {
+		bad("Adaptive", "{Adaptive}: %w", err)
+	}
+	if o.Replay.Duration <= 0 {
+		bad("Replay.Duration", "{Adaptive} needs {Replay.Duration}: the run's length bounds the search and the sustain")
+	}
+	if o.Replay.Concurrency < 1 {
+		bad("Replay.Concurrency", "{Adaptive} needs {Replay.Concurrency}: the ceiling of the concurrency it moves")
+	} else if c.Max > o.Replay.Concurrency {
+		bad("Adaptive.Max", "{Adaptive.Max} %d exceeds {Replay.Concurrency} %d, the ceiling", c.Max, o.Replay.Concurrency)
+	}
+}

@@ -54,7 +54,7 @@ func (w *WarmupLoad) active() bool { return w.Requests > 0 || w.Duration > 0 }
 func (w *WarmupLoad) config(c replay.Config) replay.Config {
 	pc := c
 	pc.RequestCount, pc.Duration, pc.WarmupRequests, pc.WarmupDuration = 0, 0, 0, 0
-	pc.MaxLateness, pc.StartAt = 0, time.Time{}
+	pc.MaxLateness, pc.StartAt, pc.Adaptive = 0, time.Time{}, nil
 	if w.Concurrency > 0 {
 		pc.Concurrency, pc.ConcurrencyRamp = w.Concurrency, w.ConcurrencyRamp
 	}

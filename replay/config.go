@@ -146,6 +146,10 @@ type Config struct {
 	// ConcurrencyRamp raises the closed-loop level from 1 to Concurrency in +1
 	// steps evenly spaced over this duration.
 	ConcurrencyRamp time.Duration
+	// Adaptive, when not nil, lets a controller move the closed-loop
+	// level during the run, Concurrency being its ceiling (see
+	// [Adaptive]).
+	Adaptive *Adaptive
 	// IgnoreTurnDelays sends a session's next turn (or a dependent row)
 	// as soon as the turn before completed, without the trace's delay
 	// (AIPerf's --ignore-trace-delays); MaxTurnDelay, when > 0, caps each
@@ -335,6 +339,9 @@ func (c *Config) Validate() error {
 	if c.ConcurrencyRamp > 0 && c.Concurrency < 2 {
 		bad("ConcurrencyRamp", "{ConcurrencyRamp} needs {Concurrency} ≥ 2")
 	}
+	if c.Adaptive != nil {
+		c.Adaptive.validate(c, bad)
+	}
 	if c.PrefillConcurrencyRamp > 0 && c.PrefillConcurrency < 2 {
 		bad("PrefillConcurrencyRamp", "{PrefillConcurrencyRamp} needs {PrefillConcurrency} ≥ 2")
 	}
@@ -426,6 +433,9 @@ func (c *Config) ModeFor(traceRows bool, hasTimestamps bool) (Mode, error) {
 	var errs []error
 	bad := func(field, format string, args ...any) { errs = append(errs, fieldError(field, format, args...)) }
 	m := c.Mode
+	if m == ModeAuto && c.Adaptive != nil {
+		m = ModeConcurrency // AIPerf: --adaptive-scale selects the closed loop
+	}
 	if m == ModeAuto {
 		switch {
 		case traceRows && hasTimestamps:
@@ -510,4 +520,47 @@ func (c *Config) turnDelay(d int64) int64 {
 		return min(d, int64(c.MaxTurnDelay))
 	}
 	return d
+}
+
+// Adaptive lets a controller change the closed-loop level of
+// [ModeConcurrency] while the run goes (adaptive scaling, AIPerf's
+// --adaptive-scale; docs/design/0032-adaptive-scale.md). The run starts
+// Start sessions; every Period from time zero Assess is called, from a
+// goroutine of its own (never the dispatcher's), and the level it
+// returns applies from then on, clamped to [1, Concurrency]:
+//
+//   - a higher level starts the extra sessions at once (the dispatcher
+//     sees it within its poll interval, as a ramp step);
+//   - a lower level ends sessions as they end: a session that completes
+//     while more sessions run than the level is not replaced, so no
+//     request is sent while the sessions in flight are at the level or
+//     above it.
+//
+// Assess returning stop ends the run as its Duration would. Concurrency
+// is the ceiling (the senders are started for it).
+type Adaptive struct {
+	Start  int
+	Period time.Duration
+	// Assess gets the reading of the run's clock (the time base of
+	// [Job.DispatchedNS]).
+	Assess func(nowNS int64) (level int, stop bool)
+}
+
+// validate checks a's fields against c; bad reports a problem.
+func (a *Adaptive) validate(c *Config, bad func(field, format string, args ...any)) {
+	if a.Assess == nil {
+		bad("Adaptive", "{Adaptive} needs an Assess function")
+	}
+	if a.Period <= 0 {
+		bad("Adaptive", "{Adaptive} period %v: want > 0", a.Period)
+	}
+	if a.Start < 1 || a.Start > c.Concurrency {
+		bad("Adaptive", "{Adaptive} start %d: want 1 … {Concurrency} (%d)", a.Start, c.Concurrency)
+	}
+	if c.ConcurrencyRamp > 0 {
+		bad("Adaptive", "{Adaptive} and {ConcurrencyRamp} both move the level: use one")
+	}
+	if c.Mode != ModeAuto && c.Mode != ModeConcurrency {
+		bad("Adaptive", "{Adaptive} needs {Mode} concurrency, not %s", c.Mode)
+	}
 }

@@ -129,6 +129,10 @@ type runner struct {
 	shift       atomic.Int64
 	st          *collector
 
+	// level and chains: Config.Adaptive's closed-loop level and the
+	// sessions of the loop (adaptive.go).
+	level, chains atomic.Int64
+
 	// static sources (dispatcher only)
 	fixedNext int     // next fixed-schedule session start (index into p.sessFirst)
 	tickX     float64 // rate mode: count-axis position of the next tick
@@ -199,6 +203,7 @@ func (p *Plan) run(ctx context.Context, h Handler, newSleeper func(time.Time) sl
 	// reading, exactly (both are monotonic differences in integer ns).
 	sl.rebase(base)
 	r.clock, r.wall0 = clk, clk.at(base)
+	r.startControl()
 	cpu0 := threadCPU()
 	err := r.dispatch(ctx, cancel)
 	stats := r.stats()
@@ -334,6 +339,13 @@ func (r *runner) seed() {
 	p := r.p
 	switch p.mode {
 	case ModeConcurrency:
+		if a := p.cfg.Adaptive; a != nil {
+			r.chains.Store(int64(a.Start))
+			for range a.Start {
+				r.push(event{due: 0, kind: evSession})
+			}
+			return
+		}
 		for k := range p.cfg.Concurrency {
 			at := int64(0)
 			if k > 0 {
@@ -652,7 +664,7 @@ func (r *runner) complete(s *sender) bool {
 		}
 	}
 	r.active.Add(-1)
-	if p.mode == ModeConcurrency && !r.stopped.Load() {
+	if p.mode == ModeConcurrency && !r.stopped.Load() && !(r.cfg.Adaptive != nil && r.shed()) {
 		if ss, ok := r.takeSession(); ok {
 			r.active.Add(1)
 			if r.inline(s, r.firstItem(ss), now, 0, 0) {
@@ -919,6 +931,9 @@ func (r *runner) dispatch(ctx context.Context, cancel context.CancelFunc) error 
 		if r.stopped.Load() {
 			break
 		}
+		if c.Adaptive != nil {
+			r.follow()
+		}
 		now := r.sl.now()
 		stopAt := r.stopAt
 		if at := r.profileAt.Load(); c.Duration > 0 && at >= 0 {
@@ -1037,4 +1052,63 @@ func (r *runner) stats() Stats {
 	s.AchievedRate = rate(s.Dispatched, st.firstDisp.Load(), st.lastDisp.Load())
 	s.LatenessBudgetExceeded = r.cfg.MaxLateness > 0 && s.Lateness.P99 > r.cfg.MaxLateness
 	return s
+}
+
+// startControl runs the controller's goroutine: Assess at every period
+// from time zero (absolute deadlines, so the windows do not drift),
+// until the run stops.
+func (r *runner) startControl() {
+	a := r.cfg.Adaptive
+	if a == nil {
+		return
+	}
+	r.level.Store(int64(a.Start))
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		t := time.NewTimer(0)
+		defer t.Stop()
+		for k := int64(1); ; k++ {
+			t.Reset(time.Duration(k*int64(a.Period) - r.sl.now()))
+			select {
+			case <-t.C:
+			case <-r.quit:
+				return
+			}
+			if r.stopped.Load() {
+				return
+			}
+			level, stop := a.Assess(r.wall0 + r.sl.now())
+			r.level.Store(int64(min(max(level, 1), r.cfg.Concurrency)))
+			if stop {
+				r.stop("adaptive scale done")
+				return
+			}
+		}
+	}()
+}
+
+// follow starts the sessions a raised level asks for (dispatcher only).
+// chains counts the closed loop's sessions: those in flight and those
+// waiting in the heap to start.
+func (r *runner) follow() {
+	for r.chains.Load() < r.level.Load() {
+		r.chains.Add(1)
+		r.push(event{due: r.sl.now(), kind: evSession})
+	}
+}
+
+// shed ends a session's chain when the level fell below the chains
+// (senders, at a session's end); true means the session is not
+// replaced.
+func (r *runner) shed() bool {
+	for {
+		c := r.chains.Load()
+		if c <= r.level.Load() {
+			return false
+		}
+		if r.chains.CompareAndSwap(c, c-1) {
+			return true
+		}
+	}
 }

@@ -209,10 +209,6 @@ var aiperfUnsupported = map[string]string{
 	"transport":                      "reprise speaks HTTP (add --http2 for HTTP/2); drop the flag",
 	"transport-type":                 "reprise speaks HTTP (add --http2 for HTTP/2); drop the flag",
 	"connection-reuse-strategy":      "reprise pools connections (--max-connections caps them); per-session or no reuse is not offered",
-	"adaptive-scale":                 "adaptive scaling is not supported; run a sweep of --concurrency values instead",
-	"adaptive-sustain-duration":      "adaptive scaling is not supported; run a sweep of --concurrency values instead",
-	"adaptive-assessment-period":     "adaptive scaling is not supported; run a sweep of --concurrency values instead",
-	"adaptive-scale-sla":             "adaptive scaling is not supported; run a sweep of --concurrency values instead",
 	"tokenizer-trust-remote-code":    "reprise runs no Python, so no tokenizer code from a repository: it reads tokenizer.json or a GGUF file (--tokenizer); a model whose tokenizer needs remote code is named in the error",
 	"export-http-trace":              "records always carry the HTTP timings (dns, connect, headers, bytes); drop the flag",
 	"show-trace-timing":              "records always carry the HTTP timings (dns, connect, headers, bytes); drop the flag",
@@ -284,7 +280,7 @@ func profileUsageError(c *cli.Command, err error) error {
 // profileHooks map the profile flags that other files define
 // (profile_<name>.go) onto the options: one line each, run by
 // flagmap.Profile after AIPerf's own flags and before its defaults.
-var profileHooks = []flagmap.Hook{profileHubOptions, profileDataset, flagmap.ProfileRunFlags, profileSynth}
+var profileHooks = []flagmap.Hook{profileHubOptions, profileDataset, flagmap.ProfileRunFlags, flagmap.ProfileAdaptive, profileSynth}
 
 // *cli.Command is how the flag mappings read a command's values.
 var _ flagmap.Values = (*cli.Command)(nil)

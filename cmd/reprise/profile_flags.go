@@ -31,6 +31,15 @@ func profileRunFlags() []cli.Flag {
 			Usage: "with --auto-plot, a report that cannot be drawn fails the run (exit 1 with the reason) instead of a warning"},
 		&cli.BoolFlag{Name: "no-auto-plot", Category: cat, Sources: envVars("no-auto-plot"),
 			Usage: "draw no report after the run (the default)"},
+		&cli.BoolFlag{Name: "adaptive-scale", Category: cat, Sources: envVars("adaptive-scale"),
+			Usage: "during one run, raise the concurrency from 1 while every --adaptive-scale-sla holds, back off when one fails, and hold the highest that held (needs --benchmark-duration, --concurrency as the ceiling, --adaptive-sustain-duration); writes adaptive_scale_events.jsonl and adaptive_scale_summary.json"},
+		&cli.FloatFlag{Name: "adaptive-sustain-duration", Category: cat, HideDefault: true, Sources: envVars("adaptive-sustain-duration"), Usage: "--adaptive-scale: hold the setting found for `S` seconds, then end the run"},
+		&cli.FloatFlag{Name: "adaptive-assessment-period", Aliases: []string{"adaptive-scale-assessment-period"}, Category: cat, HideDefault: true,
+			Sources: envVars("adaptive-assessment-period"), Usage: "--adaptive-scale: judge the SLAs over windows of `S` seconds (≥ 1; default 30)"},
+		&cli.StringSliceFlag{Name: "adaptive-scale-sla", Category: cat, Sources: envVars("adaptive-scale-sla"),
+			Usage: "--adaptive-scale: an SLA `'METRIC:STAT:OP:THRESHOLD'` every window must meet (request_latency:p95:le:30000, error_rate:avg:le:0.01; ms for latencies); repeatable"},
+		&cli.StringFlag{Name: "adaptive-scale-control", Category: cat, Sources: envVars("adaptive-scale-control"),
+			Usage: "--adaptive-scale: `'concurrency:MIN,MAX:int'`, the range of the setting (default 1 up to --concurrency)"},
 	}
 }
 

@@ -128,7 +128,8 @@ var aiperfSections = map[string][]string{
 		"warmup-request-rate",
 		"warmup-request-rate-ramp-duration",
 		"failed-request-threshold",
-		"adaptive-scale", "adaptive-sustain-duration", "adaptive-assessment-period", "adaptive-scale-sla",
+		"adaptive-scale", "adaptive-sustain-duration", "adaptive-assessment-period|adaptive-scale-assessment-period", "adaptive-scale-sla",
+		"adaptive-scale-control",
 	},
 	"output": {
 		"artifact-dir|artifact-directory|output-artifact-dir",
