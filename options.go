@@ -219,6 +219,10 @@ type Options struct {
 	// MaxConnections caps the connections to the server (0 = one per
 	// request in flight).
 	MaxConnections int
+	// ConnReuse says which requests share a connection (HTTP/1.1), by
+	// engine.ConnReuse's name: pooled ("" too), never (a connection per
+	// request) or sticky-user-sessions (one per session).
+	ConnReuse string
 	// Nice, when not nil, is the nice value the process's threads run at.
 	Nice *int
 	// Preflight says how the servers are checked before the first

@@ -703,6 +703,7 @@ func writeManifest(run *arrowio.Run, o *Options, rp *replayPlan, start time.Time
 		"http2":                  o.HTTP2,
 		"kernel_timestamps":      !o.NoKernelTimestamps && !o.HTTP2,
 		"max_connections":        o.MaxConnections,
+		"connection_reuse":       connReuseName(o),
 		"nice":                   processNice(),
 		"tokenizer":              rp.tok.Name(),
 		"tokenizer_sha256":       tokenizer.Identity(rp.tok),

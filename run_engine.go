@@ -958,6 +958,10 @@ func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
 		cancelAfter = max(rn.cfg.Cancel.After, time.Nanosecond)
 	}
 	p.CancelAfter = cancelAfter
+	for t := range ps {
+		// The session's connection (engine.ConnSticky), at every target.
+		ps[t].Session, ps[t].EndSession = j.SessionRun, j.Last
+	}
 	lead := k // the target this goroutine sends to
 	if rn.fanOut {
 		lead = rn.fanOutLanes(st, j, row, ps, k, cancelAfter)

@@ -19,7 +19,7 @@ var optionFlag = map[string]string{
 	"ExtraBody": "--extra-body", "Headers": "--header", "APIKey": "--api-key", "Timeout": "--timeout",
 	"MaxResponseEvents": "--max-response-events", "MaxEventBytes": "--max-event-bytes",
 	"MaxResponseBytes": "--max-response-bytes", "HTTP2": "--http2", "NoKernelTimestamps": "--no-kernel-timestamps",
-	"MaxConnections": "--max-connections", "Nice": "--nice",
+	"MaxConnections": "--max-connections", "ConnReuse": "--connection-reuse-strategy", "Nice": "--nice",
 	"Preflight.Skip": "--no-preflight", "Preflight.Timeout": "--preflight-timeout",
 	"AbortAfterConnectFailures": "--abort-after-connect-failures",
 	"BatchSize":                 "--batch-size", "QueryTokens": "--query-tokens",

@@ -182,6 +182,8 @@ func profileOwnFlags() []cli.Flag {
 			Usage: "with several models (-m A,B,…), which model a row is sent to: round_robin (the default) or random (seeded); records.target is the model's index"},
 		&cli.StringFlag{Name: "url-strategy", Category: cat, Sources: envVars("url-strategy"),
 			Usage: "how requests are spread over several --url: round_robin (AIPerf's), or replay's --url-policy names (least-in-flight, fan-out)"},
+		&cli.StringFlag{Name: "transport", Aliases: []string{"transport-type"}, Category: cat, Sources: envVars("transport"),
+			Usage: "AIPerf's transport: http (HTTP/1.1, the default) or http2 (replay's --http2); no other is spoken"},
 		&cli.FloatFlag{Name: "profile-run-cooldown-seconds", Category: cat, Sources: envVars("profile-run-cooldown-seconds"),
 			Usage: "with --num-profile-runs, pause `S` seconds between two runs (replay's --run-cooldown)"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Category: cat, Sources: envVars("verbose"),
@@ -200,9 +202,6 @@ const otelRefusal = "no OTLP push: serve the same live metrics for a scrape with
 // command does not take, what to do instead or why not. A flag here that
 // is given exits 2 with its sentence.
 var aiperfUnsupported = map[string]string{
-	"transport":                             "reprise speaks HTTP (add --http2 for HTTP/2); drop the flag",
-	"transport-type":                        "reprise speaks HTTP (add --http2 for HTTP/2); drop the flag",
-	"connection-reuse-strategy":             "reprise pools connections (--max-connections caps them); per-session or no reuse is not offered",
 	"rankings-passages-stddev":              "rankings requests have fixed counts and lengths here (--batch-size passages, --isl tokens each, --query-tokens); drop the standard deviation",
 	"rankings-passages-prompt-token-stddev": "rankings requests have fixed counts and lengths here (--batch-size passages, --isl tokens each, --query-tokens); drop the standard deviation",
 	"rankings-query-prompt-token-stddev":    "rankings requests have fixed counts and lengths here (--batch-size passages, --isl tokens each, --query-tokens); drop the standard deviation",

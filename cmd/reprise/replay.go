@@ -101,6 +101,8 @@ func replayBaseFlags() []cli.Flag {
 			Usage: "run reprise's threads at nice value `N` (-20 runs first: on a busy machine the kernel then delays reprise's reads and sends less; needs root or CAP_SYS_NICE below the current value)"},
 		&cli.IntFlag{Name: "max-connections", Category: catTarget, Sources: envVars("max-connections"),
 			Usage: "cap connections to the server at `N` (0 = one per request in flight)"},
+		&cli.StringFlag{Name: "connection-reuse-strategy", Value: "pooled", Category: catTarget, Sources: envVars("connection-reuse-strategy"),
+			Usage: "which requests share a connection: pooled (keep-alive pool), never (a new connection per request) or sticky-user-sessions (one per session, reused by its turns, closed after its last); HTTP/1.1"},
 		&cli.BoolWithInverseFlag{Name: "streaming", Value: true, Category: catReq, Sources: envVars("streaming"),
 			Usage: "stream responses (SSE); --no-streaming asks for whole bodies"},
 		&cli.BoolWithInverseFlag{Name: "ignore-eos", Value: true, Category: catReq, Sources: envVars("ignore-eos"),
@@ -313,6 +315,7 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 	o.SessionHeader, o.CancelRate, o.CancelAfter = cmd.String("session-header"), cmd.Float("cancel-rate"), cmd.Duration("cancel-after")
 	o.MaxResponseEvents, o.MaxEventBytes, o.MaxResponseBytes = cmd.Int("max-response-events"), cmd.Int("max-event-bytes"), cmd.Int64("max-response-bytes")
 	o.HTTP2, o.NoKernelTimestamps, o.MaxConnections = cmd.Bool("http2"), cmd.Bool("no-kernel-timestamps"), cmd.Int("max-connections")
+	o.ConnReuse = cmd.String("connection-reuse-strategy")
 	if cmd.IsSet("nice") {
 		n := cmd.Int("nice")
 		o.Nice = &n
