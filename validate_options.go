@@ -319,6 +319,7 @@ func requestProblems(base string, o *Options) []*FieldError {
 	if o.MaxConnections < 0 {
 		bad("MaxConnections", "{MaxConnections} %d: must not be negative", o.MaxConnections)
 	}
+	networkProblems(o, bad)
 	if r, err := o.connReuse(); err != nil {
 		bad("ConnReuse", "{ConnReuse}: %v", err)
 	} else if r != engine.ConnPooled && o.HTTP2 {
