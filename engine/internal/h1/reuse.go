@@ -79,6 +79,7 @@ func (c *Client) park(cn *conn, session uint64) {
 	}
 	old := c.sessions[session]
 	c.sessions[session] = cn
+	c.wakeOne() // a request waiting at MaxConnections may close it for its own session
 	c.mu.Unlock()
 	if old != nil {
 		c.discard(old) // two requests of one session at once (a DAG): keep the newer

@@ -80,3 +80,33 @@ func TestReuseStrategies(t *testing.T) {
 		}
 	})
 }
+
+// TestStickyWaiterAtMax: under ReuseSticky with one connection at most,
+// many sessions sending at once, none ending, all finish: a request
+// waiting for room is woken when a connection is parked, and closes it
+// for its own session.
+func TestStickyWaiterAtMax(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, okJSON)
+	}))
+	defer srv.Close()
+	c := newClient(t, srv.URL, func(cfg *Config) { cfg.Reuse, cfg.MaxConnections = ReuseSticky, 1 })
+	var wg sync.WaitGroup
+	for s := range 8 {
+		k := c.NewCaller()
+		wg.Go(func() {
+			for turn := range 3 {
+				req := chat(c, false)
+				req.Session = uint64(s + 1) // no session ends: only parking frees room
+				var st Stamps
+				var h recorder
+				if err := k.Do(context.Background(), req, &st, &h); err != nil || h.status != 200 {
+					t.Errorf("session %d turn %d: status %d: %v", s+1, turn, h.status, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
