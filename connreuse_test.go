@@ -56,6 +56,7 @@ func TestConnReuseAgainstTheMock(t *testing.T) {
 					}
 				}
 			}
+			t.Logf("%s: %d requests on %d connections", strategy, perReq, len(shared))
 			if perReq != sessions*turns {
 				t.Fatalf("%d requests in the log, want %d", perReq, sessions*turns)
 			}
