@@ -220,6 +220,13 @@ type Options struct {
 	// MaxConnections caps the connections to the server (0 = one per
 	// request in flight).
 	MaxConnections int
+	// ConnReuse says which requests share a connection (HTTP/1.1), by
+	// engine.ConnReuse's name: pooled ("" too), never (a connection per
+	// request) or sticky-user-sessions (one per session).
+	ConnReuse string
+	// NetworkLatency subtracts the network round trip from the latencies
+	// that start at the send (the summary's network_adjusted_*).
+	NetworkLatency NetworkLatencyOptions
 	// Nice, when not nil, is the nice value the process's threads run at.
 	Nice *int
 	// Preflight says how the servers are checked before the first
@@ -694,6 +701,13 @@ type OutputOptions struct {
 	// text with AIPerf's per-request metadata and metrics (AIPerf's
 	// --export-outputs-json). Opt-in: the texts are what the server said.
 	ExportOutputs bool
+	// HTTPTiming adds the HTTP timing metrics to the summary
+	// (http_req_dns_lookup, _sending, _receiving, _duration) and the
+	// HTTP timing table after the run (AIPerf's --show-trace-timing);
+	// HTTPTrace adds each request's HTTP timestamps and phases to
+	// AIPerf's profile_export.jsonl as trace_data (--export-http-trace).
+	HTTPTiming bool
+	HTTPTrace  bool
 }
 
 // TelemetryOptions say what is collected beside the records.

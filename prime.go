@@ -151,6 +151,7 @@ func prime(ctx context.Context, rcfg runConfig, rp *replayPlan, log *slog.Logger
 	pc.Plan, pc.Sink, pc.Progress, pc.OnEnd, pc.Inputs, pc.Before = plan, ps, nil, nil, nil, nil
 	pc.FailedRequestThreshold = nil // the run's own measured requests are judged, not the priming
 	pc.Accuracy = nil               // priming requests carry no items
+	pc.RTTProbe = 0                 // the measured run probes the round trip
 	start := time.Now()
 	res, err := runEngine(ctx, pc)
 	if err != nil {

@@ -1,6 +1,7 @@
 package reprise
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -502,7 +503,7 @@ func runEngineAdaptive(ctx context.Context, ar *adaptive.Run, dir string, rcfg r
 // runInfoOf is the summary's description of the run of o and rp.
 func runInfoOf(o *Options, rp *replayPlan, mode string, start time.Time) summary.RunInfo {
 	info := summary.RunInfo{Model: o.Model, URL: rp.url, Endpoint: rp.engine.Adapter.Info().Name, Mode: mode,
-		Trace: rp.tracePath, Streaming: rp.streaming, Start: start, Version: Version()}
+		Trace: rp.tracePath, Streaming: rp.streaming, Start: start, Version: Version(), NetworkRTT: givenRTT(o.NetworkLatency)}
 	if rp.kind != adapter.KindGenerate {
 		info.EndpointKind = rp.kind.String()
 		if !rp.kind.Generates() {
@@ -533,7 +534,7 @@ func newRunConfig(o *Options, rp *replayPlan, run *arrowio.Run, info summary.Run
 		Prompts: rp.prompts, Context: engine.ContextMode(o.Prompts.ContextMode), Streaming: rp.streaming, MaxTokensFromTrace: o.MaxTokensFromTrace, Sink: run.Records(),
 		Summary: summary.Options{Streaming: rp.streaming, UseServerTokenCount: o.UseServerTokenCount, Goodput: rp.slos,
 			LateThreshold: o.Replay.LateThreshold, ISLCorrection: o.Prompts.ISLCorrection, Calibration: rp.calibration,
-			Targets: targetInfos(o, rp)},
+			Targets: targetInfos(o, rp), HTTPTiming: o.Output.HTTPTiming, HTTPTrace: o.Output.HTTPTrace},
 		Info: info, Abort: abort, Log: log, QuietGC: true, Inputs: inputs, Outputs: outputs,
 		Cancel:        cancelPlan{Rate: o.CancelRate, After: o.CancelAfter, Seed: o.Replay.Seed},
 		SessionHeader: o.SessionHeader,
@@ -547,6 +548,9 @@ func newRunConfig(o *Options, rp *replayPlan, run *arrowio.Run, info summary.Run
 	}
 	rcfg.Prog = newProgress(rp.plan)
 	rcfg.OnEnd, rcfg.AbortAfterConnectFailures, rcfg.FailedRequestThreshold = o.OnEnd, o.AbortAfterConnectFailures, o.FailedRequestThreshold
+	if n := o.NetworkLatency; n.Probe {
+		rcfg.RTTProbe = cmp.Or(n.ProbeInterval, engine.DefaultRTTProbeInterval) // the measured run's: warmup and priming drop it
+	}
 	return rcfg, inputs
 }
 
@@ -762,6 +766,7 @@ func writeManifest(run *arrowio.Run, o *Options, rp *replayPlan, start time.Time
 		"http2":                  o.HTTP2,
 		"kernel_timestamps":      !o.NoKernelTimestamps && !o.HTTP2,
 		"max_connections":        o.MaxConnections,
+		"connection_reuse":       connReuseName(o),
 		"nice":                   processNice(),
 		"tokenizer":              rp.tok.Name(),
 		"tokenizer_sha256":       tokenizer.Identity(rp.tok),

@@ -151,6 +151,10 @@ type runConfig struct {
 	// ProgressInterval is how often the progress line is printed
 	// (Options.ProgressInterval; 0 = the default).
 	ProgressInterval time.Duration
+	// RTTProbe, when positive, probes the network round trip to Engine's
+	// server this often during the run (Options.NetworkLatency.Probe):
+	// the summary's RunInfo.NetworkRTT.
+	RTTProbe time.Duration
 	// Live, when not nil, gets every record as the summary does, on the
 	// collector's goroutine, and reads the run's in-flight counts and
 	// intended rate when scraped (--metrics-addr).
@@ -500,7 +504,7 @@ func runEngine(ctx context.Context, cfg runConfig) (*engineResult, error) {
 	if cfg.QuietGC {
 		defer quietGC()()
 	}
-	stats, runErr := plan.RunOnClock(stopCtx, rn, e.Clock())
+	stats, runErr := rn.runOnClock(ctx, stopCtx, e.Clock())
 	unreachable, failed := rn.stopped(&stats)
 	if cfg.OnEnd != nil {
 		cfg.OnEnd()
@@ -1049,6 +1053,10 @@ func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
 		cancelAfter = max(rn.cfg.Cancel.After, time.Nanosecond)
 	}
 	p.CancelAfter = cancelAfter
+	for t := range ps {
+		// The session's connection (engine.ConnSticky), at every target.
+		ps[t].Session, ps[t].EndSession = j.SessionRun, j.Last
+	}
 	lead := k // the target this goroutine sends to
 	if rn.fanOut {
 		lead = rn.fanOutLanes(st, j, row, ps, k, cancelAfter)

@@ -327,6 +327,12 @@ func requestProblems(base string, o *Options) []*FieldError {
 	if o.MaxConnections < 0 {
 		bad("MaxConnections", "{MaxConnections} %d: must not be negative", o.MaxConnections)
 	}
+	networkProblems(o, bad)
+	if r, err := o.connReuse(); err != nil {
+		bad("ConnReuse", "{ConnReuse}: %v", err)
+	} else if r != engine.ConnPooled && o.HTTP2 {
+		bad("ConnReuse", "{ConnReuse} %s needs HTTP/1.1: HTTP/2 multiplexes requests on shared connections; drop {HTTP2}", r)
+	}
 	if o.Preflight.Timeout < 0 {
 		bad("Preflight.Timeout", "{Preflight.Timeout} %v: must not be negative (0 = %v)", o.Preflight.Timeout, DefaultPreflightTimeout)
 	}

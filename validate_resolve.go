@@ -219,6 +219,7 @@ func engineConfig(o *Options, base string) engine.Config {
 	ec.HTTP2 = o.HTTP2
 	ec.NoKernelStamps = o.NoKernelTimestamps
 	ec.MaxConnections = o.MaxConnections
+	ec.ConnReuse, _ = o.connReuse() // Validate refused a bad one
 	ec.UseServerTokenCount = o.UseServerTokenCount
 	ec.Events = o.Output.ExportLevel == "events"
 	return ec
@@ -409,4 +410,18 @@ func (rp *replayPlan) addTargets(o *Options) []*FieldError {
 		rp.targetURLs = append(rp.targetURLs, urlForFiles(t.URL))
 	}
 	return errs
+}
+
+// connReuse returns o.ConnReuse's strategy ("" is pooled).
+func (o *Options) connReuse() (engine.ConnReuse, error) {
+	if o.ConnReuse == "" {
+		return engine.ConnPooled, nil
+	}
+	return engine.ParseConnReuse(o.ConnReuse)
+}
+
+// connReuseName is o's strategy as the manifest names it.
+func connReuseName(o *Options) string {
+	r, _ := o.connReuse()
+	return r.String()
 }

@@ -174,6 +174,7 @@ func warmup(ctx context.Context, o *Options, rcfg runConfig, rp *replayPlan, log
 	wc.Plan, wc.Sink, wc.Progress, wc.OnEnd, wc.Inputs, wc.Before, wc.Live = plan, ws, nil, nil, nil, nil, nil
 	wc.IDBase = WarmupRequestIDBase
 	wc.FailedRequestThreshold = nil // warmup requests are not judged
+	wc.RTTProbe = 0                 // the measured run probes the round trip
 	start := time.Now()
 	res, err := runEngine(ctx, wc)
 	if err != nil {

@@ -251,7 +251,10 @@ type aiperfError struct {
 type aiperfRecord struct {
 	Metadata aiperfMetadata         `json:"metadata"`
 	Metrics  map[string]aiperfValue `json:"metrics"`
-	Error    *aiperfError           `json:"error"`
+	// Trace is the request's HTTP timing, with summary.Options.HTTPTrace
+	// only (aiperf_trace.go).
+	Trace *aiperfTrace `json:"trace_data,omitempty"`
+	Error *aiperfError `json:"error"`
 }
 
 // aiperfErrorOf maps a failed request to AIPerf's error object: the HTTP
@@ -326,7 +329,11 @@ func writeAIPerfRecords(w io.Writer, dir string, o summary.Options) error {
 			md.WasCancelled = true
 			md.CancellationTimeNS = &r.EndNS
 		}
-		if err := enc.Encode(aiperfRecord{Metadata: md, Metrics: aiperfMetrics(r, o), Error: aiperfErrorOf(r)}); err != nil {
+		rec := aiperfRecord{Metadata: md, Metrics: aiperfMetrics(r, o), Error: aiperfErrorOf(r)}
+		if o.HTTPTrace {
+			rec.Trace = aiperfTraceOf(r)
+		}
+		if err := enc.Encode(rec); err != nil {
 			return err
 		}
 	}

@@ -111,6 +111,10 @@ type Config struct {
 	// MaxConnections caps connections to the server (0 = one per
 	// request in flight, as many as needed).
 	MaxConnections int
+	// ConnReuse says which requests share a connection (HTTP/1.1 only;
+	// zero: ConnPooled). Under ConnSticky a request's session is
+	// Prepared.Session.
+	ConnReuse ConnReuse
 	// Concurrency is the expected number of requests in flight (the
 	// number of senders); it sizes the keep-alive pool.
 	Concurrency int
@@ -188,6 +192,11 @@ func (c *Config) Validate() error {
 	if c.MaxConnections < 0 {
 		errs = append(errs, fmt.Errorf("MaxConnections %d: must not be negative", c.MaxConnections))
 	}
+	if c.ConnReuse > ConnSticky {
+		errs = append(errs, fmt.Errorf("ConnReuse %d: want ConnPooled, ConnNever or ConnSticky", c.ConnReuse))
+	} else if c.ConnReuse != ConnPooled && c.HTTP2 {
+		errs = append(errs, fmt.Errorf("connection reuse %s: HTTP/2 multiplexes requests on shared connections; use HTTP/1.1 (drop --http2) or the pooled strategy", c.ConnReuse))
+	}
 	if c.MaxResponseEvents < 0 {
 		errs = append(errs, fmt.Errorf("MaxResponseEvents %d: must not be negative (0 = no cap)", c.MaxResponseEvents))
 	}
@@ -252,7 +261,7 @@ func New(cfg Config) (*Engine, error) {
 	e.base = strings.TrimRight(cfg.BaseURL, "/")
 	if !cfg.HTTP2 {
 		c, err := h1.New(h1.Config{BaseURL: e.base, TLS: cfg.TLS, Dial: cfg.Dial, MaxConnections: cfg.MaxConnections,
-			Timeout: cfg.Timeout, NoKernelStamps: cfg.NoKernelStamps, NoReactor: cfg.NoReactor, Clock: e.clock, Log: e.log})
+			Reuse: h1.Reuse(cfg.ConnReuse), Timeout: cfg.Timeout, NoKernelStamps: cfg.NoKernelStamps, NoReactor: cfg.NoReactor, Clock: e.clock, Log: e.log})
 		if err != nil {
 			return nil, err
 		}

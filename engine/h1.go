@@ -38,7 +38,7 @@ var (
 // doH1 is Do over reprise's HTTP/1.1 client.
 func (s *Sender) doH1(ctx context.Context, p *Prepared, r *record.Request) {
 	s.rsp = h1Handler{s: s, p: p, r: r}
-	s.req = h1.Request{Head: s.requestHead(p, r.RequestID), Body: p.Body, Stream: p.Stream}
+	s.req = h1.Request{Head: s.requestHead(p, r.RequestID), Body: p.Body, Stream: p.Stream, Session: p.Session, EndSession: p.EndSession}
 	if s.cancel != nil {
 		s.req.Wrote = s.cancel.arm
 	}

@@ -47,6 +47,13 @@ type Prepared struct {
 	// cancellation, AIPerf's request cancellation): recorded as
 	// record.ErrCancelled with CancelAfterNS set.
 	CancelAfter time.Duration
+	// Session keys the request's connection under ConnSticky: requests
+	// of one session (replay.Job.SessionRun) share one, no other request
+	// does; 0 gives the request a connection of its own. EndSession
+	// marks the session's last request: its connection is closed after
+	// it. Other strategies ignore both.
+	Session    uint64
+	EndSession bool
 	// Err is set when the request could not be built; sending it records
 	// ErrKind (record.ErrBuild when empty; record.ErrAdapter when the
 	// adapter failed) without any I/O.

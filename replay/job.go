@@ -31,6 +31,10 @@ type Job struct {
 	// session that overlap stay apart (per-run state such as a multi-turn
 	// history is keyed by it).
 	SessionRun uint64
+	// Last reports the session run's last turn: no later turn follows it
+	// (a one-row session's only turn). In a plan with dependencies it is
+	// false: a task ends when its last request does, known only then.
+	Last bool
 	// Depth is the item's level in its task's dependency graph (0 for a
 	// root, else 1 + the deepest of its dependencies), -1 in a plan
 	// without dependencies. ReleasedBy is ID + 1 of the job whose

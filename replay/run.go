@@ -459,7 +459,7 @@ func (r *runner) setJob(j *Job, item int32, intended, sd int64, run uint64) {
 		run = r.runs.Add(1)
 	}
 	*j = Job{Item: int(item), Session: int(item), SessionRun: run, IntendedNS: r.wall0 + intended, SessionDelayNS: sd, Sender: -1,
-		Depth: -1, clock: r.clock}
+		Depth: -1, Last: true, clock: r.clock}
 	switch {
 	case r.p.win != nil:
 		// Streamed: every session is one row (Turn 0).
@@ -467,6 +467,7 @@ func (r *runner) setJob(j *Job, item int32, intended, sd int64, run uint64) {
 	case r.p.rows != nil:
 		j.Session = int(r.p.sessOf[item])
 		j.Turn = r.p.rows[item].Turn
+		j.Last = !r.p.dag && (r.p.next == nil || r.p.next[item] < 0)
 		if r.p.dag {
 			j.Depth, j.ReleasedBy = int(r.p.depth[item]), r.relBy[item]
 			if a, b := r.p.predStart[item], r.p.predStart[item+1]; a < b {

@@ -96,8 +96,8 @@ func TestConfigFileErrors(t *testing.T) {
 	for _, tc := range []struct{ name, cmd, file, want string }{
 		{"typo", "profile", "endpoint:\n  model: m\nloadgen:\n  concurency: 8\n",
 			"c.yaml:4: loadgen.concurency: unknown key; did you mean concurrency?"},
-		{"refused", "profile", "endpoint:\n  model: m\n  transport: http\n",
-			"c.yaml:3: endpoint.transport: aiperf's --transport is not supported: reprise speaks HTTP"},
+		{"refused", "profile", "endpoint:\n  model: m\nservice:\n  api-port: 9000\n",
+			"c.yaml:4: service.api-port: aiperf's --api-port is not supported: reprise serves no API"},
 		{"replay typo", "replay", "modle: m\n", "c.yaml:1: modle: unknown key; did you mean model?"},
 		{"sweep typo", "sweep", "concurency: 1,2\n", "c.yaml:1: concurency: unknown key; did you mean concurrency?"},
 		{"switch", "profile", "endpoint:\n  model: m\n  streaming: maybe\n", "c.yaml:3: endpoint.streaming: --streaming is a switch: want true or false"},

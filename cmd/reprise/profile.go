@@ -186,6 +186,8 @@ func profileOwnFlags() []cli.Flag {
 			Usage: "with several models (-m A,B,…), which model a row is sent to: round_robin (the default) or random (seeded); records.target is the model's index"},
 		&cli.StringFlag{Name: "url-strategy", Category: cat, Sources: envVars("url-strategy"),
 			Usage: "how requests are spread over several --url: round_robin (AIPerf's), or replay's --url-policy names (least-in-flight, fan-out)"},
+		&cli.StringFlag{Name: "transport", Aliases: []string{"transport-type"}, Category: cat, Sources: envVars("transport"),
+			Usage: "AIPerf's transport: http (HTTP/1.1, the default) or http2 (replay's --http2); no other is spoken"},
 		&cli.FloatFlag{Name: "profile-run-cooldown-seconds", Category: cat, Sources: envVars("profile-run-cooldown-seconds"),
 			Usage: "with --num-profile-runs, pause `S` seconds between two runs (replay's --run-cooldown)"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Category: cat, Sources: envVars("verbose"),
@@ -206,16 +208,8 @@ const scenarioRefusal = "AIPerf's scenarios lock the settings of a leaderboard s
 // command does not take, what to do instead or why not. A flag here that
 // is given exits 2 with its sentence.
 var aiperfUnsupported = map[string]string{
-	"transport":                      "reprise speaks HTTP (add --http2 for HTTP/2); drop the flag",
-	"transport-type":                 "reprise speaks HTTP (add --http2 for HTTP/2); drop the flag",
-	"connection-reuse-strategy":      "reprise pools connections (--max-connections caps them); per-session or no reuse is not offered",
 	"tokenizer-trust-remote-code":    "reprise runs no Python, so no tokenizer code from a repository: it reads tokenizer.json or a GGUF file (--tokenizer); a model whose tokenizer needs remote code is named in the error",
-	"export-http-trace":              "records always carry the HTTP timings (dns, connect, headers, bytes); drop the flag",
-	"show-trace-timing":              "records always carry the HTTP timings (dns, connect, headers, bytes); drop the flag",
 	"server-metrics-formats":         "AIPerf's server_metrics_export files are not written: every scraped sample is in the run directory's server_metrics table (Parquet, or JSON Lines with --format jsonl; docs/format/telemetry.md), the summary in summary.json's telemetry; drop the flag",
-	"network-latency-automatic":      "network-adjusted metrics are not computed; records carry connect and DNS times",
-	"network-latency-mean":           "network-adjusted metrics are not computed; records carry connect and DNS times",
-	"network-latency-ping-interval":  "network-adjusted metrics are not computed; records carry connect and DNS times",
 	"workers-max":                    "reprise has no worker processes; --senders N sets the most requests in flight",
 	"max-workers":                    "reprise has no worker processes; --senders N sets the most requests in flight",
 	"record-processor-service-count": "reprise has no record processor services; drop the flag",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,7 +23,7 @@ import (
 // replayFlags are the engine's flags; the scheduler's come from
 // timingFlags.
 func replayFlags() []cli.Flag {
-	return append(append(replayBaseFlags(), rankingsFlags()...), serverControlFlags()...)
+	return slices.Concat(replayBaseFlags(), rankingsFlags(), wireFlags(), serverControlFlags())
 }
 
 // rankingsFlags vary a rankings endpoint's requests (AIPerf's draws).
@@ -329,6 +330,8 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 	o.SessionHeader, o.CancelRate, o.CancelAfter = cmd.String("session-header"), cmd.Float("cancel-rate"), cmd.Duration("cancel-after")
 	o.MaxResponseEvents, o.MaxEventBytes, o.MaxResponseBytes = cmd.Int("max-response-events"), cmd.Int("max-event-bytes"), cmd.Int64("max-response-bytes")
 	o.HTTP2, o.NoKernelTimestamps, o.MaxConnections = cmd.Bool("http2"), cmd.Bool("no-kernel-timestamps"), cmd.Int("max-connections")
+	o.ConnReuse = cmd.String("connection-reuse-strategy")
+	o.NetworkLatency = flagmap.NetworkLatency(cmd)
 	if cmd.IsSet("nice") {
 		n := cmd.Int("nice")
 		o.Nice = &n
@@ -357,6 +360,7 @@ func replayOptions(cmd *cli.Command) reprise.Options {
 	o.Output = reprise.OutputOptions{Dir: cmd.String("out"), Overwrite: cmd.Bool("overwrite"), Format: cmd.String("format"),
 		SingleFile: cmd.Bool("single-file"), PartInterval: cmd.Duration("part-interval"), PartRows: cmd.Int("part-rows"),
 		ExportLevel: cmd.String("export-level"), Export: cmd.String("export")}
+	o.Output.HTTPTrace, o.Output.HTTPTiming = cmd.Bool("export-http-trace"), cmd.Bool("show-trace-timing")
 	o.Profile = reprise.ProfileOptions{CPU: cmd.String("cpuprofile"), Heap: cmd.String("memprofile")}
 	o.UI = cmd.String("ui")
 	return o
@@ -483,3 +487,23 @@ func targetFlags(o *reprise.Options, models, headers []string) error {
 // verdictError maps the verdicts of a completed run to an exit code, with
 // the options spelled as flags.
 func verdictError(res *reprise.Result) error { return runout.VerdictError(res, flagSpelled) }
+
+// wireFlags are replay's flags of the HTTP exchange: connection reuse,
+// HTTP timing and network latency (AIPerf's names and units).
+func wireFlags() []cli.Flag {
+	const catTarget = "Target"
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "export-http-trace", Category: catTarget, Sources: envVars("export-http-trace"),
+			Usage: "with --export aiperf, each profile_export.jsonl record also carries its HTTP timestamps and phases (trace_data)"},
+		&cli.BoolFlag{Name: "show-trace-timing", Category: catTarget, Sources: envVars("show-trace-timing"),
+			Usage: "after the run, print the HTTP timing table (p50/p90/p99 of connection wait, DNS, connect, sending, waiting, receiving); summary.json gets http_req_dns_lookup, _sending, _receiving, _duration"},
+		&cli.BoolFlag{Name: "network-latency-automatic", Category: catTarget, Sources: envVars("network-latency-automatic"),
+			Usage: "measure the network round trip to the server (a TCP handshake every --network-latency-ping-interval) and report TTFT, TTFO and request latency less it as network_adjusted_*"},
+		&cli.FloatFlag{Name: "network-latency-mean", Category: catTarget, Sources: envVars("network-latency-mean"),
+			Usage: "the network round trip to the server is `MS` milliseconds: report TTFT, TTFO and request latency less it as network_adjusted_* (exclusive with --network-latency-automatic)"},
+		&cli.FloatFlag{Name: "network-latency-ping-interval", Value: engine.DefaultRTTProbeInterval.Seconds(), Category: catTarget, Sources: envVars("network-latency-ping-interval"),
+			Usage: "with --network-latency-automatic, `S` seconds between two probes"},
+		&cli.StringFlag{Name: "connection-reuse-strategy", Value: "pooled", Category: catTarget, Sources: envVars("connection-reuse-strategy"),
+			Usage: "which requests share a connection: pooled (keep-alive pool), never (a new connection per request) or sticky-user-sessions (one per session, reused by its turns, closed after its last); HTTP/1.1"},
+	}
+}

@@ -16,6 +16,7 @@ type metric struct {
 	stream   bool // streaming only
 	larger   bool // larger is better (goodput direction)
 	onErrors bool // computed over every record (not only valid ones)
+	trace    bool // HTTP timing: only with Options.HTTPTiming, in its own table (WriteHTTPTable)
 	get      func(r *record.Request, o *Options) (float64, bool)
 }
 
@@ -31,6 +32,13 @@ func osl(r *record.Request, o *Options) int64 {
 		return int64(r.ServerCompletionTokens)
 	}
 	return r.OutputLength()
+}
+
+// sendingNS is the time the request took to write once its connection
+// was ready: SentNS is before the pool wait, the DNS lookup and the
+// connect.
+func sendingNS(r *record.Request) int64 {
+	return max(r.WroteNS-r.SentNS-r.BlockedNS-r.DNSNS-r.ConnectNS, 0)
 }
 
 // metrics lists every per-request metric in display order.
@@ -115,6 +123,20 @@ var metrics = []metric{
 		get: func(r *record.Request, _ *Options) (float64, bool) {
 			return ms(r.HeadersNS - r.WroteNS), r.WroteNS != 0 && r.HeadersNS >= r.WroteNS
 		}},
+	// HTTP timing (AIPerf's --show-trace-timing, k6's names): with
+	// Options.HTTPTiming only.
+	{tag: "http_req_dns_lookup", header: "DNS lookup", unit: "ms", onErrors: true, trace: true,
+		get: func(r *record.Request, _ *Options) (float64, bool) { return ms(r.DNSNS), r.SentNS != 0 }},
+	{tag: "http_req_sending", header: "Sending (connection to request written)", unit: "ms", trace: true,
+		get: func(r *record.Request, _ *Options) (float64, bool) { return ms(sendingNS(r)), r.WroteNS != 0 }},
+	{tag: "http_req_receiving", header: "Receiving (headers to end)", unit: "ms", trace: true,
+		get: func(r *record.Request, _ *Options) (float64, bool) {
+			return ms(r.EndNS - r.HeadersNS), r.HeadersNS != 0 && r.EndNS >= r.HeadersNS
+		}},
+	{tag: "http_req_duration", header: "Duration (request written to end, no connection set-up)", unit: "ms", trace: true,
+		get: func(r *record.Request, _ *Options) (float64, bool) {
+			return ms(sendingNS(r) + r.EndNS - r.WroteNS), r.WroteNS != 0 && r.EndNS >= r.WroteNS
+		}},
 	{tag: "events_per_read_max", header: "Events per read (max)", unit: "events", stream: true,
 		get: func(r *record.Request, _ *Options) (float64, bool) { return float64(r.MaxEventsRead), r.Reads > 0 }},
 	{tag: "client_read_lag", header: "Client read lag (max per request)", unit: "ms",
@@ -197,7 +219,7 @@ func eachValue(r *record.Request, o *Options, fn func(i int, v float64)) {
 	ok := r.OK()
 	for i := range metrics {
 		m := &metrics[i]
-		if (!ok && !m.onErrors) || (m.stream && !o.Streaming) {
+		if (!ok && !m.onErrors) || (m.stream && !o.Streaming) || (m.trace && !o.HTTPTiming) {
 			continue
 		}
 		if v, has := m.get(r, o); has && !math.IsNaN(v) && !math.IsInf(v, 0) {

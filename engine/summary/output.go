@@ -170,7 +170,7 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		return ok && !(outputTags[tag] && s.noOutput())
 	}
 	width := len("Metric")
-	for _, m := range metrics {
+	for _, m := range tableMetrics {
 		if show(m.tag) {
 			width = max(width, len([]rune(m.header))+len(m.unit)+3)
 		}
@@ -187,7 +187,7 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		errCol = "±err p99\t" // the calibrated timing error beside TTFT, ITL and E2E
 	}
 	fmt.Fprintf(tw, "%s\tavg\tmin\tmax\tp99\tp90\tp50\tstd\t%s\n", pad("Metric"), errCol)
-	for _, m := range metrics {
+	for _, m := range tableMetrics {
 		if !show(m.tag) {
 			continue
 		}

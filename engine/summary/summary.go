@@ -78,7 +78,7 @@ func ParseGoodput(s string) ([]SLO, error) {
 			continue
 		}
 		i, known := metricByTag(tag)
-		if !known || metrics[i].onErrors && tag != "schedule_lateness" {
+		if !known || metrics[i].onErrors && tag != "schedule_lateness" || metrics[i].trace {
 			errs = append(errs, fmt.Errorf("goodput %q: unknown metric %q (use ttft, ttfo, ttst, itl, e2e, tps or an AIPerf tag such as time_to_first_token)", f, k))
 			continue
 		}
@@ -118,6 +118,14 @@ type Options struct {
 	// of the run): the table's check of server against client prompt
 	// tokens allows for it.
 	ISLCorrection int
+	// HTTPTiming computes the HTTP timing metrics (http_req_dns_lookup,
+	// http_req_sending, http_req_receiving, http_req_duration) and
+	// [Summary.WriteHTTPTable] prints them with the connection wait,
+	// connect and waiting times (AIPerf's --show-trace-timing). HTTPTrace
+	// adds each request's HTTP timestamps and phases to AIPerf's
+	// profile_export.jsonl as trace_data (--export-http-trace).
+	HTTPTiming bool
+	HTTPTrace  bool
 	// Targets, with two or more, describe the run's targets: the summary
 	// then also reports each target on its own ([Summary.Targets]), by
 	// the records' Target.
@@ -157,6 +165,10 @@ type RunInfo struct {
 	Planned int `json:"planned_requests,omitempty"`
 	// Version is reprise's version.
 	Version string `json:"reprise_version,omitempty"`
+	// NetworkRTT is the network round trip the summary subtracts from
+	// the latencies that start at the send (network_adjusted_*); nil for
+	// none.
+	NetworkRTT *NetworkRTT `json:"network_rtt,omitempty"`
 }
 
 // Stats are the statistics of one metric. Values are in Unit.
@@ -545,6 +557,7 @@ func (a *Accumulator) Summary(info RunInfo) *Summary {
 		st.Unit = metrics[i].unit
 		s.Metrics[metrics[i].tag] = &st
 	}
+	s.adjustForNetwork()
 	s.WindowStartNS, s.WindowEndNS = a.minSent, a.maxEnd
 	if a.maxEnd > a.minSent {
 		s.BenchmarkDuration = time.Duration(a.maxEnd - a.minSent)

@@ -90,6 +90,7 @@ func Profile(v Values, base reprise.Options, hooks ...Hook) (o reprise.Options, 
 
 	profileRequest(v, &o, &rc, &errs)
 	profileTiming(v, &o, &rc, &errs)
+	profileWire(v, &o, &errs)
 	for _, h := range hooks {
 		errs = append(errs, h(v, &o, &rc))
 	}

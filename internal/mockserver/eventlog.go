@@ -66,6 +66,7 @@ type Event struct {
 type RequestLog struct {
 	Seq             uint64 // arrival order, from 0
 	ClientRequestID string // the X-Request-Id header, echoed
+	RemoteAddr      string // the client's address (ip:port): one per connection
 	ResponseID      string // the id field of the response body
 	Endpoint        string // request path
 	Stream          bool
@@ -188,6 +189,10 @@ func appendLogLine(b []byte, r *RequestLog) []byte {
 	b = strconv.AppendUint(b, r.Seq, 10)
 	b = append(b, `,"request_id":`...)
 	b = jsonx.AppendString(b, r.ClientRequestID)
+	if r.RemoteAddr != "" {
+		b = append(b, `,"remote_addr":`...)
+		b = jsonx.AppendString(b, r.RemoteAddr)
+	}
 	b = append(b, `,"response_id":`...)
 	b = jsonx.AppendString(b, r.ResponseID)
 	b = append(b, `,"endpoint":`...)

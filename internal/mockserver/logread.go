@@ -13,6 +13,7 @@ type logLine struct {
 	V               *int            `json:"v"`
 	Seq             uint64          `json:"seq"`
 	RequestID       string          `json:"request_id"`
+	RemoteAddr      string          `json:"remote_addr"`
 	ResponseID      string          `json:"response_id"`
 	Endpoint        string          `json:"endpoint"`
 	Stream          bool            `json:"stream"`
@@ -108,7 +109,7 @@ func ParseLogLine(b []byte, line int) (RequestLog, error) {
 		}
 		return RequestLog{}, &LogLineError{Line: line, Field: "v", Err: fmt.Errorf("version %s: this reader reads version %d; use the reprise that wrote the log", v, EventLogVersion)}
 	}
-	r := RequestLog{Seq: l.Seq, ClientRequestID: l.RequestID, ResponseID: l.ResponseID, Endpoint: l.Endpoint,
+	r := RequestLog{Seq: l.Seq, ClientRequestID: l.RequestID, RemoteAddr: l.RemoteAddr, ResponseID: l.ResponseID, Endpoint: l.Endpoint,
 		Stream: l.Stream, Status: l.Status, Fault: l.Fault, Error: l.Error, FinishReason: l.FinishReason,
 		ReceivedNS: l.ReceivedNS, AdmittedNS: l.AdmittedNS, EndNS: l.EndNS, PromptTokens: l.PromptTokens,
 		CachedTokens: l.CachedTokens, OutputTokens: l.OutputTokens, ReasoningTokens: l.ReasoningTokens,

@@ -473,7 +473,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, handle func(st *r
 	if s.oracle.keep {
 		events = nil
 	}
-	*lg = RequestLog{Seq: seq, ClientRequestID: r.Header.Get(RequestIDHeader), Endpoint: r.URL.Path,
+	*lg = RequestLog{Seq: seq, ClientRequestID: r.Header.Get(RequestIDHeader), RemoteAddr: r.RemoteAddr, Endpoint: r.URL.Path,
 		ReceivedNS: s.wall(recv), Events: events}
 	st.faults = faultSet{}
 	st.headersSent = false
@@ -701,7 +701,7 @@ func (s *Server) reject(st *reqState, w http.ResponseWriter, r *http.Request, re
 	st.hs = httpSink{w: w}
 	st.writeStart = 0
 	st.due = 0
-	st.log = RequestLog{Seq: s.seq.Add(1) - 1, ClientRequestID: r.Header.Get(RequestIDHeader), Endpoint: r.URL.Path,
+	st.log = RequestLog{Seq: s.seq.Add(1) - 1, ClientRequestID: r.Header.Get(RequestIDHeader), RemoteAddr: r.RemoteAddr, Endpoint: r.URL.Path,
 		ReceivedNS: s.wall(recv)}
 	s.writeError(st, w, status, msg, "")
 	s.finishLog(st)

@@ -25,6 +25,9 @@ func Report(stdout, stderr io.Writer, res *reprise.Result, quiet bool) {
 	writer := res.Writer
 	if !quiet {
 		res.Summary.WriteTable(stderr)
+		if res.Summary.Options.HTTPTiming {
+			res.Summary.WriteHTTPTable(stderr)
+		}
 		st := res.Stats
 		fmt.Fprintf(stderr, "%-34s late %d, waited for a sender %d, shifted %d, skipped %d; p99 %v; stop: %s\n",
 			"Dispatcher", st.Late, st.Waited, st.Shifted, st.Skipped, st.Lateness.P99, st.StopReason)

@@ -41,6 +41,8 @@ type Config struct {
 	// MaxConnections caps the open connections (0 = no cap): a request
 	// beyond it waits for one.
 	MaxConnections int
+	// Reuse says which requests share a connection (zero: ReusePooled).
+	Reuse Reuse
 	// Timeout bounds one request from its write to the end of its
 	// response (0 = none). The pool wait and the dial are not in it.
 	Timeout time.Duration
@@ -76,16 +78,19 @@ type Client struct {
 	unhold  func()
 	reactor bool // may read on reactors
 	max     int
+	reuse   Reuse
 	idleFor time.Duration
 	timeout time.Duration
 	clock   Clock
 	log     *slog.Logger
 
-	mu      sync.Mutex
-	idle    []*conn
-	open    int
-	waiters []chan struct{}
-	closed  bool
+	mu   sync.Mutex
+	idle []*conn
+	open int
+	// sessions are the parked connections of ReuseSticky, by session.
+	sessions map[uint64]*conn
+	waiters  []chan struct{}
+	closed   bool
 
 	// reactors read plain-TCP streamed responses (reactor_linux.go), one
 	// per P, started with the first connection; none when they could not
@@ -146,7 +151,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, errors.New("h1: want an http:// or https:// URL")
 	}
 	c := &Client{host: u.Host, path: strings.TrimRight(u.EscapedPath(), "/"), dial: cfg.Dial, resolve: cfg.Dial == nil,
-		stamps: !cfg.NoKernelStamps, reactor: !cfg.NoReactor, max: cfg.MaxConnections,
+		stamps: !cfg.NoKernelStamps, reactor: !cfg.NoReactor, max: cfg.MaxConnections, reuse: cfg.Reuse,
 		idleFor: 90 * time.Second, timeout: cfg.Timeout, clock: cfg.Clock, log: cfg.Log}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -210,7 +215,10 @@ func (c *Client) Close() { c.closeIdle(true) }
 type dialPhases struct{ dns, connect, tls int64 }
 
 // get returns an idle connection that is still open, or dials one.
-func (c *Client) get(ctx context.Context, ph *dialPhases) (*conn, bool, error) {
+func (c *Client) get(ctx context.Context, ph *dialPhases, session uint64) (*conn, bool, error) {
+	if c.reuse == ReuseSticky {
+		return c.getSession(ctx, ph, session)
+	}
 	d := &c.closes
 	for {
 		c.mu.Lock()
@@ -254,26 +262,66 @@ func (c *Client) get(ctx context.Context, ph *dialPhases) (*conn, bool, error) {
 			}
 			return cn, false, err
 		}
-		w := make(chan struct{})
-		c.waiters = append(c.waiters, w)
+		if err := c.waitSlot(ctx); err != nil {
+			return nil, false, err
+		}
+	}
+}
+
+// waitSlot waits, c.mu held and released, until a connection is put back
+// or closed, or ctx ends.
+func (c *Client) waitSlot(ctx context.Context) error {
+	w := make(chan struct{})
+	c.waiters = append(c.waiters, w)
+	c.mu.Unlock()
+	select {
+	case <-w:
+		return nil
+	case <-ctx.Done():
+		c.mu.Lock()
+		found := false
+		for i, x := range c.waiters {
+			if x == w {
+				c.waiters = append(c.waiters[:i], c.waiters[i+1:]...)
+				found = true
+				break
+			}
+		}
+		if !found {
+			c.wakeOne() // woken as we gave up: pass it on
+		}
 		c.mu.Unlock()
-		select {
-		case <-w:
-		case <-ctx.Done():
-			c.mu.Lock()
-			found := false
-			for i, x := range c.waiters {
-				if x == w {
-					c.waiters = append(c.waiters[:i], c.waiters[i+1:]...)
-					found = true
-					break
-				}
-			}
-			if !found {
-				c.wakeOne() // woken as we gave up: pass it on
-			}
+		return context.Cause(ctx)
+	}
+}
+
+// getSession is get under ReuseSticky: session's parked connection while
+// it is still open, else a new one; a connection parked for another
+// session is closed when MaxConnections leaves no room.
+func (c *Client) getSession(ctx context.Context, ph *dialPhases, session uint64) (*conn, bool, error) {
+	for {
+		c.mu.Lock()
+		if cn := c.takeSession(session); cn != nil {
 			c.mu.Unlock()
-			return nil, false, context.Cause(ctx)
+			if idle := time.Since(cn.idleAt); idle < c.idleFor && (cn.fresh(idle) || cn.alive()) {
+				return cn, true, nil
+			}
+			c.discard(cn)
+			continue
+		}
+		for c.max != 0 && c.open >= c.max && c.evictSession() {
+		}
+		if c.max == 0 || c.open < c.max {
+			c.open++
+			c.mu.Unlock()
+			cn, err := c.dialConn(ctx, ph)
+			if err != nil {
+				c.discard(nil)
+			}
+			return cn, false, err
+		}
+		if err := c.waitSlot(ctx); err != nil {
+			return nil, false, err
 		}
 	}
 }
@@ -381,6 +429,10 @@ func (c *Client) closeIdle(final bool) {
 	c.mu.Lock()
 	idle := c.idle
 	c.idle = nil
+	for s, cn := range c.sessions {
+		idle = append(idle, cn)
+		delete(c.sessions, s)
+	}
 	c.closed = c.closed || final
 	unhold := c.unhold
 	if final {

@@ -66,6 +66,11 @@ type Request struct {
 	// Stream says a streamed response is expected: the close-after-stream
 	// verdict applies to it.
 	Stream bool
+	// Session is the request's session under ReuseSticky (0 = none: a
+	// connection of its own); EndSession marks its last request, after
+	// which its connection is closed. Other strategies ignore both.
+	Session    uint64
+	EndSession bool
 }
 
 // Stamps is what Do measured of one request. Times are Unix ns on the
@@ -292,7 +297,7 @@ func (k *Caller) Do(ctx context.Context, req *Request, st *Stamps, h Handler) er
 		if attempt == 1 {
 			st.Sent = sent
 		}
-		c, reused, err := cl.get(ctx, &ph)
+		c, reused, err := cl.get(ctx, &ph, req.Session)
 		got := cl.clock.Now()
 		st.Reused = reused
 		st.Blocked = max(got-sent-ph.dns-ph.connect-ph.tls, 0)
@@ -301,7 +306,7 @@ func (k *Caller) Do(ctx context.Context, req *Request, st *Stamps, h Handler) er
 			st.End = got
 			return err
 		}
-		closeConn := req.Stream && cl.closes.askClose()
+		closeConn := cl.closesAfter(req) || (req.Stream && cl.closes.askClose())
 		var deadline time.Time
 		if cl.timeout > 0 {
 			deadline = time.Now().Add(cl.timeout)
@@ -365,7 +370,11 @@ func (k *Caller) Do(ctx context.Context, req *Request, st *Stamps, h Handler) er
 			}
 			c.lastStream = req.Stream
 			c.plain = !req.Stream && k.dec.status/100 == 2
-			cl.put(c)
+			if cl.reuse == ReuseSticky {
+				cl.park(c, req.Session)
+			} else {
+				cl.put(c)
+			}
 			return rerr
 		}
 		if err == nil && !closeConn && k.dec.done() && k.dec.closing && req.Stream && k.dec.status < 300 {
