@@ -91,6 +91,10 @@ type RecipeConfig struct {
 	MinRounds int `json:"min_rounds,omitempty"`
 	// Precision and MaxProbes bound a boundary recipe
 	// ([isearch.BoundaryConfig]).
+	// Style is AIPerf's --search-style of max-concurrency-under-sla, as
+	// given ("" = monotonic); every style it takes names the one
+	// boundary search.
+	Style     string  `json:"search_style,omitempty"`
 	Precision float64 `json:"precision"`
 	MaxProbes int     `json:"max_probes"`
 }
@@ -128,6 +132,16 @@ func (r *RecipeConfig) validate() error {
 	var errs []error
 	if !slices.Contains(Recipes, r.Name) {
 		return fmt.Errorf("search recipe %q: want one of %s", r.Name, strings.Join(Recipes, ", "))
+	}
+	switch strings.ToLower(r.Style) {
+	case "", "monotonic", "smooth_isotonic", "bo", "optuna":
+	case "grid":
+		errs = append(errs, errors.New("--search-style grid: give the concurrencies as a sweep (--concurrency 1,2,4,8,…) and read its table; the recipe's search needs fewer probes"))
+	default:
+		errs = append(errs, fmt.Errorf("--search-style %q: want monotonic, smooth_isotonic, bo or optuna", r.Style))
+	}
+	if r.Style != "" && r.Name != RecipeMaxConcurrency {
+		errs = append(errs, fmt.Errorf("--search-style is max-concurrency-under-sla's, not %s's", r.Name))
 	}
 	if _, err := summary.RunMetricKey("time_to_first_token", r.Stat); err != nil {
 		errs = append(errs, fmt.Errorf("recipe statistic: %w", err))
@@ -220,6 +234,10 @@ type SearchConfig struct {
 	MaxIterations int    `json:"max_iterations"`
 	InitialPoints int    `json:"initial_points"`
 	Seed          uint64 `json:"seed"`
+	// MinRounds is a recipe's ([RecipeConfig]).
+	MinRounds int `json:"min_rounds,omitempty"`
+	// Planner is AIPerf's choice of method, as given.
+	Planner Planner `json:"planner,omitzero"`
 }
 
 // SettingForPath maps a --search-space path to the setting it names: a
@@ -379,13 +397,7 @@ func (s *sweeper) probe(ctx context.Context, names []string, values []float64, w
 		p.Label = base + "_" + tryName + "_" + strconv.Itoa(k)
 	}
 	st := s.status(p)
-	if r := s.cfg.Recipe; r != nil && r.MinRounds > 0 {
-		c := float64(max(s.cfg.Base.Replay.Concurrency, 1))
-		if i := slices.Index(names, Concurrency); i >= 0 {
-			c = values[i]
-		}
-		st.RequestCount, st.WarmupRequests = r.MinRounds*int(c), int(c)
-	}
+	st.RequestCount, st.WarmupRequests = s.probeLength(names, values)
 	s.res.Points = append(s.res.Points, st)
 	stp := &s.res.Points[len(s.res.Points)-1]
 	row, err := s.point(ctx, p, stp)
@@ -426,6 +438,47 @@ func (s *sweeper) probe(ctx context.Context, names []string, values []float64, w
 }
 
 var errInterrupted = errors.New("interrupted")
+
+// DefaultProbeRounds is R of a recipe's or search's probe-length rule
+// ([sweeper.probeLength]).
+const DefaultProbeRounds = 3
+
+// probeLength is the measured and warmup request counts of a recipe's or
+// a model-based search's probe at the settings given (0: the base's).
+// A closed-loop probe at concurrency c must fill its c slots for several
+// rounds, or it measures a lighter load than it is named for (10
+// requests at concurrency 32 never have more than 10 in flight): with a
+// MinRounds (no --request-count or --benchmark-duration given) it sends c
+// warmup requests, the first wave, which finds the server idle, then
+// MinRounds·c measured ones; given a --request-count N, it sends
+// max(N, R·c) measured requests, R = DefaultProbeRounds, and at least c
+// warmup requests when N was raised. A probe of a trace, or one that
+// runs for a --benchmark-duration, keeps the base's length (a closed loop
+// keeps its slots full for the whole duration).
+func (s *sweeper) probeLength(names []string, values []float64) (count, warmup int) {
+	o := &s.cfg.Base
+	c, closed := max(o.Replay.Concurrency, 1), o.Replay.Mode == replay.ModeConcurrency
+	if i := slices.Index(names, Concurrency); i >= 0 {
+		c, closed = int(values[i]), true
+	}
+	if o.Trace.Path != "" || !closed {
+		return 0, 0
+	}
+	rounds := 0
+	switch {
+	case s.cfg.Recipe != nil:
+		rounds = s.cfg.Recipe.MinRounds
+	case s.cfg.Search != nil:
+		rounds = s.cfg.Search.MinRounds
+	}
+	if rounds > 0 {
+		return rounds * c, c
+	}
+	if o.Replay.RequestCount == 0 || DefaultProbeRounds*c <= o.Replay.RequestCount {
+		return 0, 0
+	}
+	return DefaultProbeRounds * c, max(o.Replay.WarmupRequests, c)
+}
 
 // AIPerfLabel is a point's directory name in AIPerf's layout:
 // concurrency_10, or concurrency_10_isl_512 with several settings.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/reprise-bench/reprise/internal/mockserver"
 	isearch "github.com/reprise-bench/reprise/internal/search"
 	"github.com/reprise-bench/reprise/replay"
 )
@@ -383,5 +384,56 @@ func TestSearchConfigMonotone(t *testing.T) {
 		if got := tt.c.monotone(); got != tt.want {
 			t.Errorf("%+v: monotone %v, want %v", tt.c, got, tt.want)
 		}
+	}
+}
+
+// TestSearchProbeFillsItsConcurrency: a search probe at concurrency c
+// given a --request-count below 3·c sends 3·c measured requests after c
+// warmup ones (probeLength), and the mock's log shows c requests in the
+// server at once: with the base's 4 it never had more than 4.
+func TestSearchProbeFillsItsConcurrency(t *testing.T) {
+	m := recipeMock
+	c := mockserver.NewConfig()
+	c.Addr, c.MaxNumSeqs, c.TTFT, c.PrefillPerToken, c.ITL, c.ITLPerRunning = "127.0.0.1:0", m.S, m.TTFT, m.P, m.ITL, m.R
+	c.PrefixCacheTokens = 0
+	srv, err := mockserver.Start(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	cfg := NewConfig()
+	cfg.Base = m.base(srv, 4)
+	cfg.Base.Replay.Mode, cfg.Base.Replay.Arrival, cfg.Base.Replay.RequestRate = replay.ModeConcurrency, replay.DefaultArrival, 0
+	cfg.Base.Replay.Concurrency = 1
+	cfg.Base.Streaming = true
+	cfg.Dir = t.TempDir()
+	cfg.Search = &SearchConfig{Space: []isearch.Dimension{{Name: Concurrency, Lo: 6, Hi: 12, Kind: isearch.KindInt}},
+		Objectives: []isearch.Objective{{Metric: "output_token_throughput:avg", Maximize: true}}, MaxIterations: 2, InitialPoints: 2, Seed: 1}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := srv.Log()
+	want, top := 0, 0
+	for _, p := range res.Search.Probes {
+		cc := int(p.Settings[Concurrency])
+		want, top = want+DefaultProbeRounds*cc+cc, max(top, cc)
+	}
+	if len(logs) != want {
+		t.Errorf("the mock served %d requests; want %d (c warmup and %d·c measured per probe)", len(logs), want, DefaultProbeRounds)
+	}
+	// The most requests in the server at once, from the log's times.
+	most := 0
+	for _, a := range logs {
+		n := 0
+		for _, b := range logs {
+			if b.ReceivedNS <= a.ReceivedNS && b.EndNS > a.ReceivedNS {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	if most != top {
+		t.Errorf("at most %d requests were in the mock at once; the top probe asked for %d", most, top)
 	}
 }
