@@ -241,6 +241,9 @@ func runProfileSweep(ctx context.Context, a *app, cmd *cli.Command, o reprise.Op
 	}
 	if s := res.Search; s != nil && recipe != nil && recipe.Name != sweep.RecipeParetoSweep && s.Value == 0 && s.Slope == 0 && len(s.Probes) > 0 &&
 		recipe.Name != sweep.RecipePrefillTTFT && recipe.Name != sweep.RecipeDecodeITL {
+		if s.CannotTell != "" { // the client's failure, not the server's
+			return &exitcode.Error{Code: exitcode.Lateness, Err: errors.New(s.Text)}
+		}
 		return &exitcode.Error{Code: exitcode.SLOBreach, Err: errors.New(s.Text)}
 	}
 	return nil

@@ -371,6 +371,12 @@ type SearchResult struct {
 	// Violations say where the measurements broke monotonicity, and
 	// what was re-probed.
 	Violations []string `json:"violations,omitempty"`
+	// CannotTell, when set, says why the answer is not known, or known
+	// only below a load that could not be measured (the client did not
+	// drive it faithfully): a reader must not take Value as the
+	// boundary. Unmeasurable is that load.
+	CannotTell   string  `json:"cannot_tell,omitempty"`
+	Unmeasurable float64 `json:"unmeasurable,omitempty"`
 	// Valid and Invalid count the probes by validity.
 	Valid   int `json:"valid"`
 	Invalid int `json:"invalid"`
@@ -599,37 +605,41 @@ func (s *sweeper) boundaryRecipe(ctx context.Context, r *RecipeConfig, res *Sear
 }
 
 func (s *sweeper) boundaryText(r *RecipeConfig, res *SearchResult, b *isearch.Boundary) string {
-	var what string
-	switch r.Name {
-	case RecipeMaxThroughputTTFT, RecipeMaxThroughputITL:
-		what = fmt.Sprintf("max output throughput %.4g tokens/s at concurrency %s", res.Metrics["output_token_throughput"], formatValue(res.Value))
-	case RecipeMaxGoodput:
-		what = fmt.Sprintf("max goodput %.4g requests/s at concurrency %s (≥ %v of requests met %q)", res.Metrics["goodput"], formatValue(res.Value), r.SLOAttainment, s.cfg.Base.Goodput)
-	case RecipeConcurrencyRamp:
-		what = fmt.Sprintf("degradation knee at concurrency %s (request latency %s within %v× of concurrency %s's)", formatValue(res.Value), r.Stat, 1+r.Degradation, formatValue(r.ConcurrencyMin))
-	default:
-		what = fmt.Sprintf("max concurrency %s", formatValue(res.Value))
-	}
 	var slas []string
 	for k, v := range r.slas() {
 		slas = append(slas, fmt.Sprintf("%s ≤ %v", k, v))
 	}
 	slices.Sort(slas)
-	t := r.Name + ": "
-	switch {
-	case b.Unmeasurable > 0:
-		t += fmt.Sprintf("cannot measure concurrency %s on this machine (the client did not keep its schedule); ", formatValue(b.Unmeasurable))
-	case res.Value == 0:
-		return t + fmt.Sprintf("no concurrency from %s met %s; %d probes", formatValue(r.ConcurrencyMin), strings.Join(slas, ", "), len(b.Probes))
-	}
-	t += what
+	under := ""
 	if len(slas) > 0 {
-		t += " under " + strings.Join(slas, ", ")
+		under = " under " + strings.Join(slas, ", ")
 	}
-	if res.Above > 0 {
+	t := r.Name + ": "
+	if b.Unmeasurable > 0 {
+		res.Unmeasurable = b.Unmeasurable
+		n, why := invalidAt(res.Probes, b.Unmeasurable)
+		res.CannotTell = fmt.Sprintf("concurrency %s could not be measured on this machine: the client did not drive it faithfully in %d tries (%s)",
+			formatValue(b.Unmeasurable), n, why)
+	}
+	switch {
+	case res.Value == 0 && res.CannotTell != "":
+		res.Converged = false
+		return t + "cannot tell: no tested load met the SLAs" + under + "; " + res.CannotTell + fmt.Sprintf("; %d probes", len(b.Probes))
+	case res.Value == 0:
+		return t + fmt.Sprintf("no tested load met the SLAs%s: concurrency %s, the lowest, failed; %d probes", under, formatValue(r.ConcurrencyMin), len(b.Probes))
+	}
+	t += s.answerText(r, res) + under
+	switch {
+	case res.Above > 0:
 		t += fmt.Sprintf("; the boundary lies in [%s, %s)", formatValue(res.Value), formatValue(res.Above))
-	} else {
+	case res.CannotTell != "":
+		res.Converged = false
+		t += fmt.Sprintf("; cannot tell above it: %s", res.CannotTell)
+	default:
 		t += fmt.Sprintf("; every concurrency up to --concurrency-max %s met it", formatValue(r.ConcurrencyMax))
+	}
+	if res.Above > 0 && res.CannotTell != "" {
+		t += "; cannot tell it closer: " + res.CannotTell
 	}
 	t += fmt.Sprintf("; %d probes", len(b.Probes))
 	if b.Stopped != "" {
@@ -639,6 +649,34 @@ func (s *sweeper) boundaryText(r *RecipeConfig, res *SearchResult, b *isearch.Bo
 		t += "; monotonicity violated: " + strings.Join(b.Violations, "; ")
 	}
 	return t
+}
+
+// answerText says a boundary recipe's answer at res.Value.
+func (s *sweeper) answerText(r *RecipeConfig, res *SearchResult) string {
+	switch r.Name {
+	case RecipeMaxThroughputTTFT, RecipeMaxThroughputITL:
+		return fmt.Sprintf("max output throughput %.4g tokens/s at concurrency %s", res.Metrics["output_token_throughput"], formatValue(res.Value))
+	case RecipeMaxGoodput:
+		return fmt.Sprintf("max goodput %.4g requests/s at concurrency %s (≥ %v of requests met %q)", res.Metrics["goodput"], formatValue(res.Value), r.SLOAttainment, s.cfg.Base.Goodput)
+	case RecipeConcurrencyRamp:
+		return fmt.Sprintf("degradation knee at concurrency %s (request latency %s within %v× of concurrency %s's)", formatValue(res.Value), r.Stat, 1+r.Degradation, formatValue(r.ConcurrencyMin))
+	}
+	return fmt.Sprintf("max concurrency %s", formatValue(res.Value))
+}
+
+// invalidAt counts the invalid probes at concurrency x and gives the
+// last one's reasons.
+func invalidAt(probes []SearchProbe, x float64) (n int, why string) {
+	why = "no reason recorded"
+	for _, p := range probes {
+		if p.Settings[Concurrency] == x && !p.Valid {
+			n++
+			if len(p.Reasons) > 0 {
+				why = strings.Join(p.Reasons, "; ")
+			}
+		}
+	}
+	return n, why
 }
 
 // linspace returns n values from lo to hi, rounded to whole numbers.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -435,5 +436,77 @@ func TestSearchProbeFillsItsConcurrency(t *testing.T) {
 	}
 	if most != top {
 		t.Errorf("at most %d requests were in the mock at once; the top probe asked for %d", most, top)
+	}
+}
+
+// TestBoundaryTextCannotTell: a boundary recipe whose lowest load could
+// not be measured says it cannot tell (not "max concurrency 0 … every
+// concurrency up to 4 met it"), and sweep.json's search says the same;
+// one that stopped at an unmeasurable load above its answer says the
+// answer holds only below it.
+func TestBoundaryTextCannotTell(t *testing.T) {
+	late := Validity{Reasons: []string{"schedule lateness p99 80 ms over the budget 15 ms"}}
+	probe := func(c float64, valid, pass bool) SearchProbe {
+		p := SearchProbe{Point: "concurrency_" + formatValue(c), Settings: map[string]float64{Concurrency: c}, Pass: pass}
+		if valid {
+			p.Validity = Validity{Valid: true}
+		} else {
+			p.Validity = late
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name   string
+		b      isearch.Boundary
+		probes []SearchProbe
+		want   []string // in the text
+		not    []string
+	}{
+		{"lowest unmeasurable", isearch.Boundary{Unmeasurable: 1},
+			[]SearchProbe{probe(1, false, false), probe(1, false, false), probe(1, false, false)},
+			[]string{"cannot tell: no tested load met the SLAs under request_latency.avg ≤ 400",
+				"concurrency 1 could not be measured on this machine", "in 3 tries", "schedule lateness p99 80 ms"},
+			[]string{"max concurrency 0", "every concurrency up to"}},
+		{"top unmeasurable", isearch.Boundary{Value: 2, Unmeasurable: 4},
+			[]SearchProbe{probe(1, true, true), probe(4, false, false), probe(4, false, false), probe(4, false, false)},
+			[]string{"max concurrency 2 under", "cannot tell above it: concurrency 4 could not be measured"},
+			[]string{"every concurrency up to"}},
+		{"lowest failed", isearch.Boundary{Above: 1},
+			[]SearchProbe{probe(1, true, false)},
+			[]string{"no tested load met the SLAs under request_latency.avg ≤ 400: concurrency 1, the lowest, failed"},
+			[]string{"cannot tell", "max concurrency 0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &sweeper{cfg: NewConfig()}
+			r := NewRecipeConfig(RecipeMaxConcurrency)
+			r.Stat, r.E2ESLA, r.ConcurrencyMax = "avg", 400, 4
+			b := tc.b
+			b.Probes = make([]isearch.BoundaryProbe, len(tc.probes))
+			res := &SearchResult{Kind: r.Name, Setting: Concurrency, Value: b.Value, Above: b.Above, Converged: true, Probes: tc.probes}
+			res.Text = s.boundaryText(r, res, &b)
+			t.Log(res.Text)
+			for _, w := range tc.want {
+				if !strings.Contains(res.Text, w) {
+					t.Errorf("the answer does not say %q", w)
+				}
+			}
+			for _, w := range tc.not {
+				if strings.Contains(res.Text, w) {
+					t.Errorf("the answer says %q", w)
+				}
+			}
+			js, err := json.Marshal(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back SearchResult
+			if err := json.Unmarshal(js, &back); err != nil {
+				t.Fatal(err)
+			}
+			if unmeasurable := tc.b.Unmeasurable > 0; unmeasurable != (back.CannotTell != "") || back.Unmeasurable != tc.b.Unmeasurable ||
+				(unmeasurable && back.Converged) || back.Text != res.Text {
+				t.Errorf("sweep.json's search: cannot_tell %q, unmeasurable %v, converged %v", back.CannotTell, back.Unmeasurable, back.Converged)
+			}
+		})
 	}
 }
