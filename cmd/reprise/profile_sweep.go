@@ -239,12 +239,5 @@ func runProfileSweep(ctx context.Context, a *app, cmd *cli.Command, o reprise.Op
 	if res.Interrupted {
 		return &exitcode.Error{Code: exitcode.RunError, Err: fmt.Errorf("interrupted; run the same command again to resume the sweep in %s", cfg.Dir)}
 	}
-	if s := res.Search; s != nil && recipe != nil && recipe.Name != sweep.RecipeParetoSweep && s.Value == 0 && s.Slope == 0 && len(s.Probes) > 0 &&
-		recipe.Name != sweep.RecipePrefillTTFT && recipe.Name != sweep.RecipeDecodeITL {
-		if s.CannotTell != "" { // the client's failure, not the server's
-			return &exitcode.Error{Code: exitcode.Lateness, Err: errors.New(s.Text)}
-		}
-		return &exitcode.Error{Code: exitcode.SLOBreach, Err: errors.New(s.Text)}
-	}
-	return nil
+	return res.Search.Verdict()
 }

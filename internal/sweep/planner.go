@@ -64,9 +64,10 @@ var plannerChoices = []struct {
 	}},
 }
 
-// validate checks the Planner against the search c whose probes are run
-// runs times each.
-func (p *Planner) validate(c *SearchConfig, runs int) error {
+// validate checks the Planner against a search of objectives metrics,
+// monotone when it is a one-load SLA problem ([SearchConfig.monotone]),
+// whose probes are run runs times each.
+func (p *Planner) validate(monotone bool, objectives, runs int) error {
 	var errs []error
 	for _, ch := range plannerChoices {
 		v := ch.get(p)
@@ -83,15 +84,15 @@ func (p *Planner) validate(c *SearchConfig, runs int) error {
 	}
 	switch strings.ToLower(p.Name) {
 	case "monotonic_sla", "smooth_isotonic":
-		if !c.monotone() {
+		if !monotone {
 			errs = append(errs, fmt.Errorf("--search-planner %s: the monotone search needs one load setting (concurrency or request-rate), one --search-metric to maximize and upper-limit --search-sla constraints (op < or <=)", p.Name))
 		}
 	}
 	switch a := strings.ToLower(p.Acquisition); {
-	case strings.HasSuffix(a, "hvi") && len(c.Objectives) < 2:
+	case strings.HasSuffix(a, "hvi") && objectives < 2:
 		errs = append(errs, fmt.Errorf("--optuna-acquisition %s is a multi-objective acquisition: give two or more --search-metric, or logei", p.Acquisition))
-	case a != "" && !strings.HasSuffix(a, "hvi") && len(c.Objectives) > 1:
-		errs = append(errs, fmt.Errorf("--optuna-acquisition %s is a single-objective acquisition: with %d --search-metric give qlognehvi (or drop the flag)", p.Acquisition, len(c.Objectives)))
+	case a != "" && !strings.HasSuffix(a, "hvi") && objectives > 1:
+		errs = append(errs, fmt.Errorf("--optuna-acquisition %s is a single-objective acquisition: with %d --search-metric give qlognehvi (or drop the flag)", p.Acquisition, objectives))
 	}
 	if strings.ToLower(p.Pooling) == "pooled" && runs > 1 {
 		errs = append(errs, fmt.Errorf("--search-percentile-pooling pooled with %d runs per probe: a probe's statistic is the mean of its runs' (mean); pooling their requests is not supported: give mean or --num-profile-runs 1 (where the two are one)", runs))

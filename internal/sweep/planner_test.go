@@ -37,7 +37,7 @@ func TestPlannerValidate(t *testing.T) {
 		{Planner{Pooling: "pooled"}, one, 3, "pooled with 3 runs per probe"},
 		{Planner{Pooling: "mean"}, one, 3, ""},
 	} {
-		err := tc.p.validate(tc.c, tc.runs)
+		err := tc.p.validate(tc.c.monotone(), len(tc.c.Objectives), tc.runs)
 		switch {
 		case tc.err == "" && err != nil:
 			t.Errorf("%+v: %v", tc.p, err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/reprise-bench/reprise/engine/summary"
+	"github.com/reprise-bench/reprise/internal/exitcode"
 	isearch "github.com/reprise-bench/reprise/internal/search"
 	"github.com/reprise-bench/reprise/replay"
 )
@@ -387,6 +388,21 @@ type SearchResult struct {
 	Probes  []SearchProbe `json:"probes"`
 	// Text says the answer, as printed.
 	Text string `json:"text"`
+}
+
+// Verdict is a boundary recipe's verdict (nil for anything else, or
+// with an answer): exit code 3 when no tested load met its SLAs, 4 when
+// it cannot tell (its lowest load could not be measured: the client's
+// failure, not the server's), each with the answer's text.
+func (r *SearchResult) Verdict() error {
+	if r == nil || !(&RecipeConfig{Name: r.Kind}).boundary() || r.Value > 0 || len(r.Probes) == 0 {
+		return nil
+	}
+	code := exitcode.SLOBreach
+	if r.CannotTell != "" {
+		code = exitcode.Lateness
+	}
+	return &exitcode.Error{Code: code, Err: errors.New(r.Text)}
 }
 
 // probe runs one probe at the given settings and returns it (its

@@ -158,7 +158,7 @@ func TestRecipesAgainstTheMock(t *testing.T) {
 			}
 			sr := res.Search
 			for _, p := range sr.Probes {
-				t.Logf("probe %s (%s): level %.3f pass %v valid %v %v", p.Point, p.Why, p.Level, p.Pass, p.Valid, p.Metrics)
+				t.Logf("probe %s (%s): level %.3f pass %v valid %v held %.3f %v %v", p.Point, p.Why, p.Level, p.Pass, p.Valid, p.HeldShare, p.Reasons, p.Metrics)
 			}
 			t.Logf("%s; derived %.4g, %d probes", sr.Text, tt.want, len(sr.Probes))
 			got := tt.got(sr)
