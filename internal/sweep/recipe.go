@@ -869,6 +869,9 @@ func (s *sweeper) optimize(ctx context.Context) error {
 			}
 		}
 		res.Text = fmt.Sprintf("search: %d probes (%d valid); stopped: %s", len(res.Probes), res.Valid, out.Stopped)
+		if res.Invalid > 0 {
+			res.Text += fmt.Sprintf("; %d probes not used: the client did not drive them faithfully (their reasons in sweep.json)", res.Invalid)
+		}
 		if out.Best >= 0 && out.Best < len(res.Probes) {
 			b := res.Probes[out.Best]
 			res.Text += fmt.Sprintf("; best %s: %s = %.4g", b.Point, keys[0], b.Metrics[keys[0]])

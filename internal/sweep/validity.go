@@ -193,9 +193,9 @@ func readRunReplay(rr *arrowio.RunReader) (runReplay, error) {
 
 // Validity is whether a probe's run measured the server at the load
 // asked: the client sent at least MinSentShare of the asked rate, its
-// schedule lateness p99 stayed within the budget, and its measurement
+// schedule lateness p99 stayed within the budget, its measurement
 // quality (summary.json's measurement_quality, judged with that budget)
-// is good.
+// is good, and a closed loop held its concurrency ([heldReason]).
 type Validity struct {
 	Valid bool `json:"valid"`
 	// Reasons say why an invalid probe does not count, with the numbers.
