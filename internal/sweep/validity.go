@@ -55,8 +55,10 @@ type schedule struct {
 	// less than their own read lag ([readLagFlip]).
 	ReadLagFlips int
 	// Held is the time-mean number of requests in the server over the
-	// measured sends' span ([scheduleAcc.held]); 0 when not known.
-	Held float64
+	// measured sends' span ([scheduleAcc.held]); 0 when not known. Sends
+	// counts the measured sends in that span after the first.
+	Held  float64
+	Sends int
 }
 
 // scheduleAcc accumulates a [schedule] over a run's measured requests.
@@ -125,7 +127,7 @@ func (a *scheduleAcc) add(r *record.Request) {
 // that shift. The schedule's own span is the intended span less the
 // shifts made by the requests before the last one.
 func (a *scheduleAcc) schedule(shift bool, threshold time.Duration) schedule {
-	sc := schedule{ReadLagFlips: a.flips, Held: a.held()}
+	sc := schedule{ReadLagFlips: a.flips, Held: a.held(), Sends: max(len(a.sent)-1, 0)}
 	if len(a.sent) >= 2 {
 		lo, hi := slices.Min(a.sent), slices.Max(a.sent)
 		sc.SendSpan = time.Duration(hi - lo)
@@ -308,20 +310,27 @@ func validity(m *measured, openLoop bool, maxLate time.Duration, minShare, minGo
 
 // heldReason is why a closed loop's probe did not hold its concurrency
 // (DefaultMinHeldShare of it, time-averaged in flight: [scheduleAcc.held]),
-// or "". A run of which more than a tenth of the requests failed is
-// not judged: a request that fails at once leaves its slot idle for the
-// client's own turnaround, which is the server's doing.
+// or "". The slots' idle time is c·span − busy, spread over the sends
+// that refilled them: only a mean idle gap per send over the run's late
+// threshold (1 ms at least) is the client's failure. Below it the gap is
+// any client's turnaround, a real share of the load only for a server
+// that answers in a few ms (0.3 ms after each 3 ms answer is 91 %), not
+// of an LLM server's hundreds. A run of which more than a tenth of the
+// requests failed is not judged: a request that fails at once leaves its
+// slot idle for the client's turnaround, which is the server's doing.
 func heldReason(m *measured, openLoop bool, v *Validity) string {
-	c, s := m.concurrency, m.sum
-	if openLoop || c <= 0 || m.sched.Held <= 0 || s.RequestCount == 0 || 10*s.ErrorRequestCount > s.RequestCount+s.ErrorRequestCount {
+	c, s, sc := m.concurrency, m.sum, m.sched
+	if openLoop || c <= 0 || sc.Held <= 0 || sc.Sends == 0 || s.RequestCount == 0 || 10*s.ErrorRequestCount > s.RequestCount+s.ErrorRequestCount {
 		return ""
 	}
-	v.HeldShare = m.sched.Held / float64(c)
-	if v.HeldShare >= DefaultMinHeldShare {
+	v.HeldShare = sc.Held / float64(c)
+	span := float64(sc.SendSpan)
+	gap := time.Duration((float64(c) - sc.Held) * span / float64(sc.Sends))
+	if v.HeldShare >= DefaultMinHeldShare || gap <= max(s.Options.LateThreshold, replay.DefaultLateThreshold) {
 		return ""
 	}
-	return fmt.Sprintf("the client held %.3g requests in flight on average of the %d asked (%.0f%% < %.0f%%): the server ran a lighter load than the probe is named for",
-		m.sched.Held, c, 100*v.HeldShare, 100*DefaultMinHeldShare)
+	return fmt.Sprintf("the client held %.3g requests in flight on average of the %d asked (%.0f%% < %.0f%%; a slot waited %s on average for its next send): the server ran a lighter load than the probe is named for",
+		sc.Held, c, 100*v.HeldShare, 100*DefaultMinHeldShare, gap.Round(10*time.Microsecond))
 }
 
 // readLagScoped reports whether a probe's read lag is judged by the
