@@ -345,3 +345,54 @@ func mustAxis(t *testing.T, name, spec string) sweep.Axis {
 	}
 	return ax
 }
+
+// aiperfSearchFlags are AIPerf's search flags that its reference names
+// only as families (--search-*, --optuna-*; docs/cli-options.md of
+// ai-dynamo/aiperf).
+var aiperfSearchFlags = []string{"search-planner", "optuna-sampler", "optuna-acquisition", "optuna-terminator",
+	"search-percentile-pooling", "bo-constraint-mode", "search-style", "tpot-sla-ms"}
+
+// TestAIPerfSearchFlags: each of AIPerf's search flags is a profile flag
+// and a key of the sweep section, and a file's search block expands to
+// the command line of its flags; an Optuna choice that names another
+// method is refused with its sentence (the rest: TestPlannerValidate).
+func TestAIPerfSearchFlags(t *testing.T) {
+	taken := map[string]bool{}
+	for _, f := range newRoot(&app{}).Command("profile").Flags {
+		for _, n := range f.Names() {
+			taken[n] = true
+		}
+	}
+	s := configSchema(newRoot(&app{}).Command("profile"))
+	for _, name := range append(aiperfSearchFlags, "search-sla-tier") {
+		if !taken[name] && aiperfWhy(name) == "" {
+			t.Errorf("aiperf's %s is neither a profile flag nor refused with a sentence", dashed(name))
+		}
+		if !taken[name] {
+			continue
+		}
+		key := strings.ReplaceAll(name, "-", "_")
+		if _, _, err := config.Parse("f.yaml", []byte("sweep:\n  "+key+": x\n"), s); err != nil {
+			t.Errorf("aiperf's %s is no key of the sweep section: %v", dashed(name), err)
+		}
+	}
+	dir := t.TempDir()
+	file := "endpoint:\n  model_names: [m]\n  url: http://localhost:1\n  streaming: true\nsweep:\n" +
+		"  search_space: [\"concurrency:1,32\"]\n  search_metric: output_token_throughput\n  search_sla: [\"time_to_first_token:p99:<=:500\"]\n" +
+		"  planner: optuna\n  optuna_sampler: gp\n  optuna_acquisition: qlognei\n  optuna_terminator: regret\n  n_initial_points: 3\n"
+	code, stdout, stderr := runCLI(t, "", "config", "expand", writeCfg(t, dir, "search.yaml", file))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"--search-space=concurrency:1,32", "--search-planner=optuna", "--optuna-sampler=gp",
+		"--optuna-acquisition=qlognei", "--optuna-terminator=regret", "--search-initial-points=3"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("config expand printed %q, without %q", stdout, want)
+		}
+	}
+	code, _, stderr = runCLI(t, "", "profile", "-m", "m", "--url", "http://localhost:1", "--streaming", "--artifact-dir", filepath.Join(dir, "a"),
+		"--search-space", "concurrency:1,8", "--optuna-sampler", "tpe")
+	if code != 2 || !strings.Contains(stderr, "not a tree-structured Parzen estimator") {
+		t.Errorf("--optuna-sampler tpe: exit %d, %s", code, stderr)
+	}
+}

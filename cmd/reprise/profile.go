@@ -229,12 +229,13 @@ var aiperfUnsupported = map[string]string{
 	"stability-percentage":           "use --benchmark-duration S",
 	"s":                              "use --benchmark-duration S",
 	"scenario":                       scenarioRefusal,
+	"search-sla-tier":                "a search has one set of SLAs: run one search per tier, each tier's filters as --search-sla",
 	"unsafe-override":                "it only turns --scenario's lock errors into warnings (and the run submission-invalid), and reprise has no scenarios; drop the flag",
 }
 
 // aiperfFamilies are prefixes of AIPerf flag families that the profile
 // command does not take, each with its sentence (image, audio and video
-// synthesis, Optuna's sampler settings).
+// synthesis, MLflow and W&B).
 var aiperfFamilies = []struct{ prefix, why string }{
 	{"video-audio-", "synthetic videos carry no audio track; send audio with --audio-length-mean"},
 	{"wandb-", "runs are not pushed to Weights & Biases (it has no documented REST API for logging, only its Python SDK): " +
@@ -242,7 +243,6 @@ var aiperfFamilies = []struct{ prefix, why string }{
 	{"server-metrics-url", "GenAI-Perf's DCGM URL is --gpu-telemetry URL in AIPerf and here; --server-metrics URL scrapes a server's Prometheus metrics"},
 	{"sweep-list", "GenAI-Perf analyze's sweeps: give reprise sweep the values as a comma list (--concurrency 1,8,32)"},
 	{"sweep-range", "GenAI-Perf analyze's sweeps: give reprise sweep a range (--request-rate 1:64:x2)"},
-	{"optuna-", "reprise's model-based search is its own (a Gaussian process with constrained expected improvement, --search-space and --search-*), not Optuna: its sampler settings do not apply; drop the flag"},
 }
 
 // aiperfWhy returns the sentence for an AIPerf flag name the profile

@@ -60,7 +60,9 @@ func profileSweepFlags() []cli.Flag {
 		&cli.StringFlag{Name: "search-recipe", Category: cat, Sources: envVars("search-recipe"),
 			Usage: "`RECIPE`: " + strings.Join(sweep.Recipes, ", ") + " (docs/format/cli.md, \"Sweeps and searches\")"},
 		&cli.FloatFlag{Name: "ttft-sla-ms", Category: cat, Sources: envVars("ttft-sla-ms"), Usage: "recipes: TTFT at --search-stat at most `MS`"},
-		&cli.FloatFlag{Name: "itl-sla-ms", Category: cat, Sources: envVars("itl-sla-ms"), Usage: "recipes: ITL at --search-stat at most `MS`"},
+		&cli.FloatFlag{Name: "itl-sla-ms", Aliases: []string{"tpot-sla-ms"}, Category: cat, Sources: envVars("itl-sla-ms"), Usage: "recipes: ITL at --search-stat at most `MS` (TPOT and ITL are one metric, as in AIPerf)"},
+		&cli.StringFlag{Name: "search-style", Category: cat, Sources: envVars("search-style"), DefaultText: "monotonic",
+			Usage: "`STYLE` of max-concurrency-under-sla: monotonic, smooth_isotonic, bo or optuna all name its monotone boundary search (a Gaussian process of the SLA level chooses each probe); grid is refused"},
 		&cli.FloatFlag{Name: "e2e-sla-ms", Category: cat, Sources: envVars("e2e-sla-ms"), Usage: "recipes: request latency at --search-stat at most `MS`"},
 		&cli.FloatFlag{Name: "error-rate-sla", Category: cat, Sources: envVars("error-rate-sla"), Usage: "recipes: error rate at most `R` (a fraction)"},
 		&cli.FloatFlag{Name: "slo-attainment-fraction", Value: sweep.DefaultSLOAttainmentFraction, Category: cat, Sources: envVars("slo-attainment-fraction"),
@@ -95,7 +97,17 @@ func profileSweepFlags() []cli.Flag {
 		&cli.Uint64Flag{Name: "search-random-seed", Category: cat, Sources: envVars("search-random-seed"), DefaultText: "--random-seed",
 			Usage: "`SEED` of the model-based search (its design and candidates)"},
 		&cli.StringFlag{Name: "bo-constraint-mode", Value: "probability", Category: cat, Sources: envVars("bo-constraint-mode"),
-			Usage: "`MODE` of --search-sla in the model-based search: probability (expected improvement × the probability that every SLA holds; the only mode)"},
+			Usage: "`MODE` of --search-sla in the model-based search: any value reads as probability (expected improvement × the probability that every SLA holds; AIPerf ignores the flag too)"},
+		&cli.StringFlag{Name: "search-planner", Category: cat, Sources: envVars("search-planner"), DefaultText: "bayesian",
+			Usage: "`PLANNER` of the model-based search: bayesian or optuna (a Gaussian process, constrained expected improvement), monotonic_sla or smooth_isotonic (the monotone boundary search, which a one-load SLA problem gets anyway)"},
+		&cli.StringFlag{Name: "optuna-sampler", Category: cat, Sources: envVars("optuna-sampler"), DefaultText: "botorch",
+			Usage: "`SAMPLER`: gp or botorch (reprise's Gaussian process); tpe is refused"},
+		&cli.StringFlag{Name: "optuna-acquisition", Category: cat, Sources: envVars("optuna-acquisition"), DefaultText: "logei, or qlognehvi with several --search-metric",
+			Usage: "`ACQ`: logei, qlogei, qnei, qlognei (expected improvement over the best measured value) with one --search-metric; qehvi, qnehvi, qlognehvi (a random Chebyshev scalarization per probe) with several"},
+		&cli.StringFlag{Name: "optuna-terminator", Category: cat, Sources: envVars("optuna-terminator"), DefaultText: "none",
+			Usage: "`RULE`: none, regret or emmr: the search stops once no setting is expected to improve the best by more than 1 % of its spread, whichever is given"},
+		&cli.StringFlag{Name: "search-percentile-pooling", Category: cat, Sources: envVars("search-percentile-pooling"), DefaultText: "mean",
+			Usage: "`MODE` of a probe's percentile over its --num-profile-runs: mean (of the runs'); pooled only with one run per probe, where it is the same"},
 	}
 }
 
@@ -227,9 +239,5 @@ func runProfileSweep(ctx context.Context, a *app, cmd *cli.Command, o reprise.Op
 	if res.Interrupted {
 		return &exitcode.Error{Code: exitcode.RunError, Err: fmt.Errorf("interrupted; run the same command again to resume the sweep in %s", cfg.Dir)}
 	}
-	if s := res.Search; s != nil && recipe != nil && recipe.Name != sweep.RecipeParetoSweep && s.Value == 0 && s.Slope == 0 && len(s.Probes) > 0 &&
-		recipe.Name != sweep.RecipePrefillTTFT && recipe.Name != sweep.RecipeDecodeITL {
-		return &exitcode.Error{Code: exitcode.SLOBreach, Err: errors.New(s.Text)}
-	}
-	return nil
+	return res.Search.Verdict()
 }

@@ -18,6 +18,36 @@ var sweepable = []string{
 // sweepKeys are the sweep section's own keys (dashed).
 var sweepKeys = []string{"type", "variants", "scenarios", "sampling", "samples", "dimensions"}
 
+// searchFlags are the profile flags of recipes and model-based searches,
+// which a sweep section takes by their names (search_space,
+// optuna_sampler, ttft_sla_ms, …) and searchAliases by the names of
+// AIPerf's adaptive-search block.
+var searchFlags = []string{
+	"search-recipe", "ttft-sla-ms", "itl-sla-ms", "e2e-sla-ms", "error-rate-sla", "slo-attainment-fraction", "degradation-threshold",
+	"concurrency-min", "concurrency-max", "concurrency-steps", "isl-min", "isl-max", "isl-steps", "osl-min", "osl-max", "osl-steps",
+	"isl-osl-pairs", "search-space", "search-metric", "search-stat", "search-direction", "search-sla", "search-max-iterations",
+	"search-initial-points", "search-random-seed", "search-planner", "optuna-sampler", "optuna-acquisition", "optuna-terminator",
+	"search-percentile-pooling", "bo-constraint-mode", "search-style", "tpot-sla-ms",
+}
+
+var searchAliases = map[string]string{
+	"planner": "search-planner", "constraint-mode": "bo-constraint-mode", "n-initial-points": "search-initial-points",
+	"max-iterations": "search-max-iterations", "recipe": "search-recipe",
+}
+
+// searchFlag returns the search flag a sweep key names, or "" (also
+// when the command has no such flag).
+func (p *parser) searchFlag(key string) string {
+	k := normalize(key)
+	if f, ok := searchAliases[k]; ok {
+		k = f
+	}
+	if slices.Contains(searchFlags, k) && p.s.extra[k] {
+		return k
+	}
+	return ""
+}
+
 // sweepFlag returns the sweepable flag a key names (any spelling the
 // input and loadgen sections take), or "".
 func (p *parser) sweepFlag(key string) string {
@@ -39,6 +69,8 @@ func (p *parser) sweepFlag(key string) string {
 //	                            --sweep-sampling, --sweep-samples
 //	dimensions: {FLAG: [LO, HI]} or {FLAG: {low, high, type}}
 //	                            --sweep-dimension 'FLAG:LO,HI[:TYPE]' per key
+//	search_space: [concurrency:1,64], optuna_sampler: gp, …
+//	                            the search and recipe flags (searchFlags)
 func (p *parser) sweepSection(k, v *yaml.Node) {
 	if v.Kind != yaml.MappingNode {
 		p.fail(v, k.Value, errors.New("want a mapping: type, the swept flags' lists, variants, sampling, samples, dimensions"))
@@ -47,6 +79,7 @@ func (p *parser) sweepSection(k, v *yaml.Node) {
 	var names []string
 	names = append(names, sweepKeys...)
 	names = append(names, sweepable...)
+	names = append(names, searchFlags...)
 	keys, vals := p.pairs(v, k.Value)
 	for i, sk := range keys {
 		dotted := k.Value + "." + sk.Value
@@ -75,6 +108,10 @@ func (p *parser) sweepSection(k, v *yaml.Node) {
 		case "dimensions":
 			p.dimensions(dotted, val)
 		default:
+			if flag := p.searchFlag(sk.Value); flag != "" {
+				p.value(flag, dotted, val)
+				continue
+			}
 			flag := p.sweepFlag(sk.Value)
 			if flag == "" {
 				p.unknown(sk, dotted, sk.Value, names)

@@ -6,10 +6,11 @@
 //	1     the run could not run (setup failure, broken output, cancelled before results,
 //	      a server that does not answer, or a replay in which not one request succeeded)
 //	2     usage or configuration error: nothing was sent
-//	3     a goodput SLO or --max-error-rate threshold failed; sweep --find found no load
-//	      meeting the SLOs down to its floor
-//	4     schedule lateness over the --max-lateness budget; sweep --find cannot measure
-//	      a load on this machine (the client did not keep its schedule in every try)
+//	3     a goodput SLO or --max-error-rate threshold failed; sweep --find (or a profile
+//	      --search-recipe) found no load meeting the SLOs down to its floor
+//	4     schedule lateness over the --max-lateness budget; sweep --find (or a recipe)
+//	      cannot measure a load on this machine (the client did not keep its schedule
+//	      in every try)
 //
 // Codes 3 and 4 are verdicts on a run that completed and wrote its files.
 // When a run fails several checks, the code is the first of 1, 4, 3 that

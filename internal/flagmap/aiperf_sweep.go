@@ -85,6 +85,7 @@ func Recipe(v Values) (*sweep.RecipeConfig, error) {
 	}
 	r.TTFTSLA, r.ITLSLA, r.E2ESLA, r.ErrorRateSLA = v.Float("ttft-sla-ms"), v.Float("itl-sla-ms"), v.Float("e2e-sla-ms"), v.Float("error-rate-sla")
 	r.SLOAttainment, r.Degradation = v.Float("slo-attainment-fraction"), v.Float("degradation-threshold")
+	r.Style = v.String("search-style")
 	r.ConcurrencyMin, r.ConcurrencyMax, r.ConcurrencySteps = v.Float("concurrency-min"), v.Float("concurrency-max"), v.Int("concurrency-steps")
 	r.ISLMin, r.ISLMax, r.ISLSteps = v.Float("isl-min"), v.Float("isl-max"), v.Int("isl-steps")
 	r.OSLMin, r.OSLMax, r.OSLSteps = v.Float("osl-min"), v.Float("osl-max"), v.Int("osl-steps")
@@ -95,13 +96,19 @@ func Recipe(v Values) (*sweep.RecipeConfig, error) {
 		}
 		r.Pairs = pairs
 	}
-	// A probe's length: --request-count or --benchmark-duration when
-	// given, else three waves of the probe's concurrency after one of
-	// warmup.
-	if !v.IsSet("request-count") && !v.IsSet("benchmark-duration") && !v.IsSet("duration") {
-		r.MinRounds = 3
-	}
+	r.MinRounds = probeRounds(v)
 	return r, nil
+}
+
+// probeRounds is the MinRounds of a recipe's or a search's probes:
+// sweep.DefaultProbeRounds waves of the probe's concurrency after one of
+// warmup when neither --request-count nor --benchmark-duration sets their
+// length, else 0.
+func probeRounds(v Values) int {
+	if v.IsSet("request-count") || v.IsSet("benchmark-duration") || v.IsSet("duration") {
+		return 0
+	}
+	return sweep.DefaultProbeRounds
 }
 
 // Search reads the model-based search flags; nil without
@@ -109,7 +116,8 @@ func Recipe(v Values) (*sweep.RecipeConfig, error) {
 func Search(v Values) (*sweep.SearchConfig, error) {
 	spaces := v.StringSlice("search-space")
 	if len(spaces) == 0 {
-		for _, f := range []string{"search-metric", "search-sla", "search-direction"} {
+		for _, f := range []string{"search-metric", "search-sla", "search-direction", "search-planner", "optuna-sampler", "optuna-acquisition",
+			"optuna-terminator", "search-percentile-pooling"} {
 			if v.IsSet(f) {
 				return nil, fmt.Errorf("--%s needs --search-space 'PATH:LO,HI[:int|float]'", f)
 			}
@@ -118,7 +126,7 @@ func Search(v Values) (*sweep.SearchConfig, error) {
 	}
 	var errs []error
 	c := &sweep.SearchConfig{MaxIterations: v.Int("search-max-iterations"), InitialPoints: v.Int("search-initial-points"),
-		Seed: v.Uint64("random-seed")}
+		Seed: v.Uint64("random-seed"), MinRounds: probeRounds(v)}
 	if v.IsSet("search-random-seed") {
 		c.Seed = v.Uint64("search-random-seed")
 	}
@@ -168,8 +176,10 @@ func Search(v Values) (*sweep.SearchConfig, error) {
 		}
 		c.Constraints = append(c.Constraints, k)
 	}
-	if m := v.String("bo-constraint-mode"); m != "probability" {
-		errs = append(errs, fmt.Errorf("--bo-constraint-mode %q: reprise's search weighs expected improvement by the probability that every SLA holds (probability); no other mode", m))
+	c.Planner = sweep.Planner{Name: v.String("search-planner"), Sampler: v.String("optuna-sampler"), Acquisition: v.String("optuna-acquisition"),
+		Terminator: v.String("optuna-terminator"), Pooling: v.String("search-percentile-pooling")}
+	if v.IsSet("bo-constraint-mode") {
+		c.Planner.ConstraintMode = v.String("bo-constraint-mode")
 	}
 	return c, errors.Join(errs...)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/reprise-bench/reprise/engine/summary"
+	"github.com/reprise-bench/reprise/internal/exitcode"
 	isearch "github.com/reprise-bench/reprise/internal/search"
 	"github.com/reprise-bench/reprise/replay"
 )
@@ -91,6 +92,10 @@ type RecipeConfig struct {
 	MinRounds int `json:"min_rounds,omitempty"`
 	// Precision and MaxProbes bound a boundary recipe
 	// ([isearch.BoundaryConfig]).
+	// Style is AIPerf's --search-style of max-concurrency-under-sla, as
+	// given ("" = monotonic); every style it takes names the one
+	// boundary search.
+	Style     string  `json:"search_style,omitempty"`
 	Precision float64 `json:"precision"`
 	MaxProbes int     `json:"max_probes"`
 }
@@ -128,6 +133,16 @@ func (r *RecipeConfig) validate() error {
 	var errs []error
 	if !slices.Contains(Recipes, r.Name) {
 		return fmt.Errorf("search recipe %q: want one of %s", r.Name, strings.Join(Recipes, ", "))
+	}
+	switch strings.ToLower(r.Style) {
+	case "", "monotonic", "smooth_isotonic", "bo", "optuna":
+	case "grid":
+		errs = append(errs, errors.New("--search-style grid: give the concurrencies as a sweep (--concurrency 1,2,4,8,…) and read its table; the recipe's search needs fewer probes"))
+	default:
+		errs = append(errs, fmt.Errorf("--search-style %q: want monotonic, smooth_isotonic, bo or optuna", r.Style))
+	}
+	if r.Style != "" && r.Name != RecipeMaxConcurrency {
+		errs = append(errs, fmt.Errorf("--search-style is max-concurrency-under-sla's, not %s's", r.Name))
 	}
 	if _, err := summary.RunMetricKey("time_to_first_token", r.Stat); err != nil {
 		errs = append(errs, fmt.Errorf("recipe statistic: %w", err))
@@ -220,6 +235,10 @@ type SearchConfig struct {
 	MaxIterations int    `json:"max_iterations"`
 	InitialPoints int    `json:"initial_points"`
 	Seed          uint64 `json:"seed"`
+	// MinRounds is a recipe's ([RecipeConfig]).
+	MinRounds int `json:"min_rounds,omitempty"`
+	// Planner is AIPerf's choice of method, as given.
+	Planner Planner `json:"planner,omitzero"`
 }
 
 // SettingForPath maps a --search-space path to the setting it names: a
@@ -353,6 +372,12 @@ type SearchResult struct {
 	// Violations say where the measurements broke monotonicity, and
 	// what was re-probed.
 	Violations []string `json:"violations,omitempty"`
+	// CannotTell, when set, says why the answer is not known, or known
+	// only below a load that could not be measured (the client did not
+	// drive it faithfully): a reader must not take Value as the
+	// boundary. Unmeasurable is that load.
+	CannotTell   string  `json:"cannot_tell,omitempty"`
+	Unmeasurable float64 `json:"unmeasurable,omitempty"`
 	// Valid and Invalid count the probes by validity.
 	Valid   int `json:"valid"`
 	Invalid int `json:"invalid"`
@@ -363,6 +388,21 @@ type SearchResult struct {
 	Probes  []SearchProbe `json:"probes"`
 	// Text says the answer, as printed.
 	Text string `json:"text"`
+}
+
+// Verdict is a boundary recipe's verdict (nil for anything else, or
+// with an answer): exit code 3 when no tested load met its SLAs, 4 when
+// it cannot tell (its lowest load could not be measured: the client's
+// failure, not the server's), each with the answer's text.
+func (r *SearchResult) Verdict() error {
+	if r == nil || !(&RecipeConfig{Name: r.Kind}).boundary() || r.Value > 0 || len(r.Probes) == 0 {
+		return nil
+	}
+	code := exitcode.SLOBreach
+	if r.CannotTell != "" {
+		code = exitcode.Lateness
+	}
+	return &exitcode.Error{Code: code, Err: errors.New(r.Text)}
 }
 
 // probe runs one probe at the given settings and returns it (its
@@ -379,13 +419,7 @@ func (s *sweeper) probe(ctx context.Context, names []string, values []float64, w
 		p.Label = base + "_" + tryName + "_" + strconv.Itoa(k)
 	}
 	st := s.status(p)
-	if r := s.cfg.Recipe; r != nil && r.MinRounds > 0 {
-		c := float64(max(s.cfg.Base.Replay.Concurrency, 1))
-		if i := slices.Index(names, Concurrency); i >= 0 {
-			c = values[i]
-		}
-		st.RequestCount, st.WarmupRequests = r.MinRounds*int(c), int(c)
-	}
+	st.RequestCount, st.WarmupRequests = s.probeLength(names, values)
 	s.res.Points = append(s.res.Points, st)
 	stp := &s.res.Points[len(s.res.Points)-1]
 	row, err := s.point(ctx, p, stp)
@@ -426,6 +460,47 @@ func (s *sweeper) probe(ctx context.Context, names []string, values []float64, w
 }
 
 var errInterrupted = errors.New("interrupted")
+
+// DefaultProbeRounds is R of a recipe's or search's probe-length rule
+// ([sweeper.probeLength]).
+const DefaultProbeRounds = 3
+
+// probeLength is the measured and warmup request counts of a recipe's or
+// a model-based search's probe at the settings given (0: the base's).
+// A closed-loop probe at concurrency c must fill its c slots for several
+// rounds, or it measures a lighter load than it is named for (10
+// requests at concurrency 32 never have more than 10 in flight): with a
+// MinRounds (no --request-count or --benchmark-duration given) it sends c
+// warmup requests, the first wave, which finds the server idle, then
+// MinRounds·c measured ones; given a --request-count N, it sends
+// max(N, R·c) measured requests, R = DefaultProbeRounds, and at least c
+// warmup requests when N was raised. A probe of a trace, or one that
+// runs for a --benchmark-duration, keeps the base's length (a closed loop
+// keeps its slots full for the whole duration).
+func (s *sweeper) probeLength(names []string, values []float64) (count, warmup int) {
+	o := &s.cfg.Base
+	c, closed := max(o.Replay.Concurrency, 1), o.Replay.Mode == replay.ModeConcurrency
+	if i := slices.Index(names, Concurrency); i >= 0 {
+		c, closed = int(values[i]), true
+	}
+	if o.Trace.Path != "" || !closed {
+		return 0, 0
+	}
+	rounds := 0
+	switch {
+	case s.cfg.Recipe != nil:
+		rounds = s.cfg.Recipe.MinRounds
+	case s.cfg.Search != nil:
+		rounds = s.cfg.Search.MinRounds
+	}
+	if rounds > 0 {
+		return rounds * c, c
+	}
+	if o.Replay.RequestCount == 0 || DefaultProbeRounds*c <= o.Replay.RequestCount {
+		return 0, 0
+	}
+	return DefaultProbeRounds * c, max(o.Replay.WarmupRequests, c)
+}
 
 // AIPerfLabel is a point's directory name in AIPerf's layout:
 // concurrency_10, or concurrency_10_isl_512 with several settings.
@@ -546,37 +621,41 @@ func (s *sweeper) boundaryRecipe(ctx context.Context, r *RecipeConfig, res *Sear
 }
 
 func (s *sweeper) boundaryText(r *RecipeConfig, res *SearchResult, b *isearch.Boundary) string {
-	var what string
-	switch r.Name {
-	case RecipeMaxThroughputTTFT, RecipeMaxThroughputITL:
-		what = fmt.Sprintf("max output throughput %.4g tokens/s at concurrency %s", res.Metrics["output_token_throughput"], formatValue(res.Value))
-	case RecipeMaxGoodput:
-		what = fmt.Sprintf("max goodput %.4g requests/s at concurrency %s (≥ %v of requests met %q)", res.Metrics["goodput"], formatValue(res.Value), r.SLOAttainment, s.cfg.Base.Goodput)
-	case RecipeConcurrencyRamp:
-		what = fmt.Sprintf("degradation knee at concurrency %s (request latency %s within %v× of concurrency %s's)", formatValue(res.Value), r.Stat, 1+r.Degradation, formatValue(r.ConcurrencyMin))
-	default:
-		what = fmt.Sprintf("max concurrency %s", formatValue(res.Value))
-	}
 	var slas []string
 	for k, v := range r.slas() {
 		slas = append(slas, fmt.Sprintf("%s ≤ %v", k, v))
 	}
 	slices.Sort(slas)
-	t := r.Name + ": "
-	switch {
-	case b.Unmeasurable > 0:
-		t += fmt.Sprintf("cannot measure concurrency %s on this machine (the client did not keep its schedule); ", formatValue(b.Unmeasurable))
-	case res.Value == 0:
-		return t + fmt.Sprintf("no concurrency from %s met %s; %d probes", formatValue(r.ConcurrencyMin), strings.Join(slas, ", "), len(b.Probes))
-	}
-	t += what
+	under := ""
 	if len(slas) > 0 {
-		t += " under " + strings.Join(slas, ", ")
+		under = " under " + strings.Join(slas, ", ")
 	}
-	if res.Above > 0 {
+	t := r.Name + ": "
+	if b.Unmeasurable > 0 {
+		res.Unmeasurable = b.Unmeasurable
+		n, why := invalidAt(res.Probes, b.Unmeasurable)
+		res.CannotTell = fmt.Sprintf("concurrency %s could not be measured on this machine: the client did not drive it faithfully in %d tries (%s)",
+			formatValue(b.Unmeasurable), n, why)
+	}
+	switch {
+	case res.Value == 0 && res.CannotTell != "":
+		res.Converged = false
+		return t + "cannot tell: no tested load met the SLAs" + under + "; " + res.CannotTell + fmt.Sprintf("; %d probes", len(b.Probes))
+	case res.Value == 0:
+		return t + fmt.Sprintf("no tested load met the SLAs%s: concurrency %s, the lowest, failed; %d probes", under, formatValue(r.ConcurrencyMin), len(b.Probes))
+	}
+	t += s.answerText(r, res) + under
+	switch {
+	case res.Above > 0:
 		t += fmt.Sprintf("; the boundary lies in [%s, %s)", formatValue(res.Value), formatValue(res.Above))
-	} else {
+	case res.CannotTell != "":
+		res.Converged = false
+		t += fmt.Sprintf("; cannot tell above it: %s", res.CannotTell)
+	default:
 		t += fmt.Sprintf("; every concurrency up to --concurrency-max %s met it", formatValue(r.ConcurrencyMax))
+	}
+	if res.Above > 0 && res.CannotTell != "" {
+		t += "; cannot tell it closer: " + res.CannotTell
 	}
 	t += fmt.Sprintf("; %d probes", len(b.Probes))
 	if b.Stopped != "" {
@@ -586,6 +665,34 @@ func (s *sweeper) boundaryText(r *RecipeConfig, res *SearchResult, b *isearch.Bo
 		t += "; monotonicity violated: " + strings.Join(b.Violations, "; ")
 	}
 	return t
+}
+
+// answerText says a boundary recipe's answer at res.Value.
+func (s *sweeper) answerText(r *RecipeConfig, res *SearchResult) string {
+	switch r.Name {
+	case RecipeMaxThroughputTTFT, RecipeMaxThroughputITL:
+		return fmt.Sprintf("max output throughput %.4g tokens/s at concurrency %s", res.Metrics["output_token_throughput"], formatValue(res.Value))
+	case RecipeMaxGoodput:
+		return fmt.Sprintf("max goodput %.4g requests/s at concurrency %s (≥ %v of requests met %q)", res.Metrics["goodput"], formatValue(res.Value), r.SLOAttainment, s.cfg.Base.Goodput)
+	case RecipeConcurrencyRamp:
+		return fmt.Sprintf("degradation knee at concurrency %s (request latency %s within %v× of concurrency %s's)", formatValue(res.Value), r.Stat, 1+r.Degradation, formatValue(r.ConcurrencyMin))
+	}
+	return fmt.Sprintf("max concurrency %s", formatValue(res.Value))
+}
+
+// invalidAt counts the invalid probes at concurrency x and gives the
+// last one's reasons.
+func invalidAt(probes []SearchProbe, x float64) (n int, why string) {
+	why = "no reason recorded"
+	for _, p := range probes {
+		if p.Settings[Concurrency] == x && !p.Valid {
+			n++
+			if len(p.Reasons) > 0 {
+				why = strings.Join(p.Reasons, "; ")
+			}
+		}
+	}
+	return n, why
 }
 
 // linspace returns n values from lo to hi, rounded to whole numbers.
@@ -762,6 +869,9 @@ func (s *sweeper) optimize(ctx context.Context) error {
 			}
 		}
 		res.Text = fmt.Sprintf("search: %d probes (%d valid); stopped: %s", len(res.Probes), res.Valid, out.Stopped)
+		if res.Invalid > 0 {
+			res.Text += fmt.Sprintf("; %d probes not used: the client did not drive them faithfully (their reasons in sweep.json)", res.Invalid)
+		}
 		if out.Best >= 0 && out.Best < len(res.Probes) {
 			b := res.Probes[out.Best]
 			res.Text += fmt.Sprintf("; best %s: %s = %.4g", b.Point, keys[0], b.Metrics[keys[0]])

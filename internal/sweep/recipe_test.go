@@ -6,11 +6,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/reprise-bench/reprise/internal/mockserver"
 	isearch "github.com/reprise-bench/reprise/internal/search"
 	"github.com/reprise-bench/reprise/replay"
 )
@@ -156,7 +158,7 @@ func TestRecipesAgainstTheMock(t *testing.T) {
 			}
 			sr := res.Search
 			for _, p := range sr.Probes {
-				t.Logf("probe %s (%s): level %.3f pass %v valid %v %v", p.Point, p.Why, p.Level, p.Pass, p.Valid, p.Metrics)
+				t.Logf("probe %s (%s): level %.3f pass %v valid %v held %.3f %v %v", p.Point, p.Why, p.Level, p.Pass, p.Valid, p.HeldShare, p.Reasons, p.Metrics)
 			}
 			t.Logf("%s; derived %.4g, %d probes", sr.Text, tt.want, len(sr.Probes))
 			got := tt.got(sr)
@@ -383,5 +385,128 @@ func TestSearchConfigMonotone(t *testing.T) {
 		if got := tt.c.monotone(); got != tt.want {
 			t.Errorf("%+v: monotone %v, want %v", tt.c, got, tt.want)
 		}
+	}
+}
+
+// TestSearchProbeFillsItsConcurrency: a search probe at concurrency c
+// given a --request-count below 3·c sends 3·c measured requests after c
+// warmup ones (probeLength), and the mock's log shows c requests in the
+// server at once: with the base's 4 it never had more than 4.
+func TestSearchProbeFillsItsConcurrency(t *testing.T) {
+	m := recipeMock
+	c := mockserver.NewConfig()
+	c.Addr, c.MaxNumSeqs, c.TTFT, c.PrefillPerToken, c.ITL, c.ITLPerRunning = "127.0.0.1:0", m.S, m.TTFT, m.P, m.ITL, m.R
+	c.PrefixCacheTokens = 0
+	srv, err := mockserver.Start(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	cfg := NewConfig()
+	cfg.Base = m.base(srv, 4)
+	cfg.Base.Replay.Mode, cfg.Base.Replay.Arrival, cfg.Base.Replay.RequestRate = replay.ModeConcurrency, replay.DefaultArrival, 0
+	cfg.Base.Replay.Concurrency = 1
+	cfg.Base.Streaming = true
+	cfg.Dir = t.TempDir()
+	cfg.Search = &SearchConfig{Space: []isearch.Dimension{{Name: Concurrency, Lo: 6, Hi: 12, Kind: isearch.KindInt}},
+		Objectives: []isearch.Objective{{Metric: "output_token_throughput:avg", Maximize: true}}, MaxIterations: 2, InitialPoints: 2, Seed: 1}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := srv.Log()
+	want, top := 0, 0
+	for _, p := range res.Search.Probes {
+		cc := int(p.Settings[Concurrency])
+		want, top = want+DefaultProbeRounds*cc+cc, max(top, cc)
+	}
+	if len(logs) != want {
+		t.Errorf("the mock served %d requests; want %d (c warmup and %d·c measured per probe)", len(logs), want, DefaultProbeRounds)
+	}
+	// The most requests in the server at once, from the log's times.
+	most := 0
+	for _, a := range logs {
+		n := 0
+		for _, b := range logs {
+			if b.ReceivedNS <= a.ReceivedNS && b.EndNS > a.ReceivedNS {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	if most != top {
+		t.Errorf("at most %d requests were in the mock at once; the top probe asked for %d", most, top)
+	}
+}
+
+// TestBoundaryTextCannotTell: a boundary recipe whose lowest load could
+// not be measured says it cannot tell (not "max concurrency 0 … every
+// concurrency up to 4 met it"), and sweep.json's search says the same;
+// one that stopped at an unmeasurable load above its answer says the
+// answer holds only below it.
+func TestBoundaryTextCannotTell(t *testing.T) {
+	late := Validity{Reasons: []string{"schedule lateness p99 80 ms over the budget 15 ms"}}
+	probe := func(c float64, valid, pass bool) SearchProbe {
+		p := SearchProbe{Point: "concurrency_" + formatValue(c), Settings: map[string]float64{Concurrency: c}, Pass: pass}
+		if valid {
+			p.Validity = Validity{Valid: true}
+		} else {
+			p.Validity = late
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name   string
+		b      isearch.Boundary
+		probes []SearchProbe
+		want   []string // in the text
+		not    []string
+	}{
+		{"lowest unmeasurable", isearch.Boundary{Unmeasurable: 1},
+			[]SearchProbe{probe(1, false, false), probe(1, false, false), probe(1, false, false)},
+			[]string{"cannot tell: no tested load met the SLAs under request_latency.avg ≤ 400",
+				"concurrency 1 could not be measured on this machine", "in 3 tries", "schedule lateness p99 80 ms"},
+			[]string{"max concurrency 0", "every concurrency up to"}},
+		{"top unmeasurable", isearch.Boundary{Value: 2, Unmeasurable: 4},
+			[]SearchProbe{probe(1, true, true), probe(4, false, false), probe(4, false, false), probe(4, false, false)},
+			[]string{"max concurrency 2 under", "cannot tell above it: concurrency 4 could not be measured"},
+			[]string{"every concurrency up to"}},
+		{"lowest failed", isearch.Boundary{Above: 1},
+			[]SearchProbe{probe(1, true, false)},
+			[]string{"no tested load met the SLAs under request_latency.avg ≤ 400: concurrency 1, the lowest, failed"},
+			[]string{"cannot tell", "max concurrency 0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &sweeper{cfg: NewConfig()}
+			r := NewRecipeConfig(RecipeMaxConcurrency)
+			r.Stat, r.E2ESLA, r.ConcurrencyMax = "avg", 400, 4
+			b := tc.b
+			b.Probes = make([]isearch.BoundaryProbe, len(tc.probes))
+			res := &SearchResult{Kind: r.Name, Setting: Concurrency, Value: b.Value, Above: b.Above, Converged: true, Probes: tc.probes}
+			res.Text = s.boundaryText(r, res, &b)
+			t.Log(res.Text)
+			for _, w := range tc.want {
+				if !strings.Contains(res.Text, w) {
+					t.Errorf("the answer does not say %q", w)
+				}
+			}
+			for _, w := range tc.not {
+				if strings.Contains(res.Text, w) {
+					t.Errorf("the answer says %q", w)
+				}
+			}
+			js, err := json.Marshal(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back SearchResult
+			if err := json.Unmarshal(js, &back); err != nil {
+				t.Fatal(err)
+			}
+			if unmeasurable := tc.b.Unmeasurable > 0; unmeasurable != (back.CannotTell != "") || back.Unmeasurable != tc.b.Unmeasurable ||
+				(unmeasurable && back.Converged) || back.Text != res.Text {
+				t.Errorf("sweep.json's search: cannot_tell %q, unmeasurable %v, converged %v", back.CannotTell, back.Unmeasurable, back.Converged)
+			}
+		})
 	}
 }

@@ -116,6 +116,8 @@ type measured struct {
 	sum   *summary.Summary
 	sat   Saturation
 	sched schedule
+	// concurrency is the run's closed-loop concurrency (0: not one).
+	concurrency int
 }
 
 // readRun reads a complete run directory through arrowio.Open.
@@ -132,7 +134,7 @@ func readRun(dir string, tol float64) (*measured, error) {
 	if err != nil {
 		return nil, fmt.Errorf("summarize %s: %w", dir, err)
 	}
-	shift, err := latePolicy(rr)
+	rp, err := readRunReplay(rr)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", dir, err)
 	}
@@ -142,6 +144,7 @@ func readRun(dir string, tol float64) (*measured, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", dir, err)
 		}
+		sc.hold(&r)
 		if r.Phase == record.PhaseWarmup || r.IntendedNS == 0 {
 			continue
 		}
@@ -157,7 +160,7 @@ func readRun(dir string, tol float64) (*measured, error) {
 		}
 	}
 	open := replay.Mode(s.Run.Mode) != replay.ModeConcurrency
-	return &measured{sum: s, sat: judge(&l, open, tol), sched: sc.schedule(shift, set.Options.LateThreshold)}, nil
+	return &measured{sum: s, sat: judge(&l, open, tol), sched: sc.schedule(rp.shift, set.Options.LateThreshold), concurrency: rp.concurrency}, nil
 }
 
 // newRow builds the row of a point from its runs (at least one).

@@ -389,7 +389,7 @@ func newSweeper(cfg Config) (*sweeper, error) {
 		errs = append(errs, cfg.Recipe.validate())
 	}
 	if cfg.Search != nil {
-		errs = append(errs, cfg.Search.validate())
+		errs = append(errs, cfg.Search.validate(), cfg.Search.Planner.validate(cfg.Search.monotone(), len(cfg.Search.Objectives), cfg.Runs.Runs))
 	}
 	if cfg.Find != nil {
 		errs = append(errs, cfg.Find.validate(&cfg.Base))

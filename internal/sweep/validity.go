@@ -24,6 +24,14 @@ const (
 	// lighter load than the probe is named for, and a pass would certify
 	// a load that was never sent.
 	DefaultFindMinSentShare = 0.95
+	// DefaultMinHeldShare is the least share of a closed loop's
+	// concurrency the client must have kept in flight on average: 95 %.
+	// Below it the server ran fewer requests than the probe is named for
+	// (a starved client is slow to send the next request when one ends),
+	// and its latency is that of a lighter load: at 90 % of 7 slots a
+	// server whose latency grows with the requests it runs measures as if
+	// at 6.3, and passes an SLA that 7 fails.
+	DefaultMinHeldShare = 0.95
 	// DefaultFindMaxReruns is how often an invalid probe is run again
 	// before the search stops as unable to measure the load: two, so a
 	// stall of the machine has to last through three probes.
@@ -46,6 +54,11 @@ type schedule struct {
 	// ReadLagFlips counts the measured requests that failed the SLOs by
 	// less than their own read lag ([readLagFlip]).
 	ReadLagFlips int
+	// Held is the time-mean number of requests in the server over the
+	// measured sends' span ([scheduleAcc.held]); 0 when not known. Sends
+	// counts the measured sends in that span after the first.
+	Held  float64
+	Sends int
 }
 
 // scheduleAcc accumulates a [schedule] over a run's measured requests.
@@ -54,6 +67,47 @@ type scheduleAcc struct {
 	sent           []int64 // per measured request that was sent
 	opts           summary.Options
 	flips          int
+	// in and out are when each request (warmup too) reached the server
+	// and left it, as far as the client knows; sessions that some
+	// request was a later turn of a session.
+	in, out  []int64
+	sessions bool
+}
+
+// hold records a request of the run, warmup included: it was in the
+// server from its write (the send when not recorded) until its end less
+// its read lag (the bytes waited in the socket, the server was done).
+func (a *scheduleAcc) hold(r *record.Request) {
+	a.sessions = a.sessions || r.Turn > 0
+	start, end := r.WroteNS, r.EndNS-max(r.ReadLagNS, 0)
+	if start == 0 {
+		start = r.SentNS
+	}
+	if start != 0 && end > start {
+		a.in, a.out = append(a.in, start), append(a.out, end)
+	}
+}
+
+// held is the time-mean of the requests in the server between the first
+// and the last measured send: in a closed loop at concurrency c every
+// slot is busy then, each sending its next request when its last one
+// ends, so a faithful client holds c. 0 without two measured sends, or
+// for sessions (a slot waits out a turn's delay by design).
+func (a *scheduleAcc) held() float64 {
+	if len(a.sent) < 2 || a.sessions {
+		return 0
+	}
+	lo, hi := slices.Min(a.sent), slices.Max(a.sent)
+	if hi <= lo {
+		return 0
+	}
+	var busy float64
+	for i := range a.in {
+		if s, e := max(a.in[i], lo), min(a.out[i], hi); e > s {
+			busy += float64(e - s)
+		}
+	}
+	return busy / float64(hi-lo)
 }
 
 func (a *scheduleAcc) add(r *record.Request) {
@@ -73,7 +127,7 @@ func (a *scheduleAcc) add(r *record.Request) {
 // that shift. The schedule's own span is the intended span less the
 // shifts made by the requests before the last one.
 func (a *scheduleAcc) schedule(shift bool, threshold time.Duration) schedule {
-	sc := schedule{ReadLagFlips: a.flips}
+	sc := schedule{ReadLagFlips: a.flips, Held: a.held(), Sends: max(len(a.sent)-1, 0)}
 	if len(a.sent) >= 2 {
 		lo, hi := slices.Min(a.sent), slices.Max(a.sent)
 		sc.SendSpan = time.Duration(hi - lo)
@@ -107,29 +161,43 @@ func (a *scheduleAcc) schedule(shift bool, threshold time.Duration) schedule {
 	return sc
 }
 
-// latePolicy reports whether the run in rr used --late shift (from its
-// manifest.json; false when it has none).
-func latePolicy(rr *arrowio.RunReader) (shift bool, err error) {
+// runReplay is what a run's manifest.json says of its schedule: whether
+// it used --late shift, and its closed loop's concurrency (0 for an open
+// loop or a concurrency ramp, whose slots are not all busy by design).
+// The zero value when it has none.
+type runReplay struct {
+	shift       bool
+	concurrency int
+}
+
+func readRunReplay(rr *arrowio.RunReader) (runReplay, error) {
 	b, err := rr.Manifest()
 	if err != nil {
-		return false, nil
+		return runReplay{}, nil
 	}
 	var m struct {
 		Replay struct {
-			Late string `json:"late"`
+			Late            string `json:"late"`
+			Mode            string `json:"mode"`
+			Concurrency     int    `json:"concurrency"`
+			ConcurrencyRamp string `json:"concurrency_ramp"`
 		} `json:"replay"`
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
-		return false, fmt.Errorf("%s: %w", arrowio.ManifestFile, err)
+		return runReplay{}, fmt.Errorf("%s: %w", arrowio.ManifestFile, err)
 	}
-	return replay.LatePolicy(m.Replay.Late) == replay.LateShift, nil
+	rp := runReplay{shift: replay.LatePolicy(m.Replay.Late) == replay.LateShift}
+	if replay.Mode(m.Replay.Mode) == replay.ModeConcurrency && (m.Replay.ConcurrencyRamp == "" || m.Replay.ConcurrencyRamp == "0s") {
+		rp.concurrency = m.Replay.Concurrency
+	}
+	return rp, nil
 }
 
 // Validity is whether a probe's run measured the server at the load
 // asked: the client sent at least MinSentShare of the asked rate, its
-// schedule lateness p99 stayed within the budget, and its measurement
+// schedule lateness p99 stayed within the budget, its measurement
 // quality (summary.json's measurement_quality, judged with that budget)
-// is good.
+// is good, and a closed loop held its concurrency ([heldReason]).
 type Validity struct {
 	Valid bool `json:"valid"`
 	// Reasons say why an invalid probe does not count, with the numbers.
@@ -139,6 +207,9 @@ type Validity struct {
 	AskedRate float64 `json:"asked_rate"`
 	SentRate  float64 `json:"sent_rate"`
 	SentShare float64 `json:"sent_share"`
+	// HeldShare is a closed loop's time-mean requests in flight over its
+	// concurrency (0 when not judged).
+	HeldShare float64 `json:"held_share,omitempty"`
 	// LatenessP99MS is the run's schedule_lateness p99 and
 	// LatenessBudgetMS the budget it was judged against, ms.
 	LatenessP99MS    float64 `json:"lateness_p99_ms"`
@@ -195,6 +266,9 @@ func validity(m *measured, openLoop bool, maxLate time.Duration, minShare, minGo
 				v.SentRate, v.AskedRate, 100*v.SentShare, 100*minShare))
 		}
 	}
+	if reason := heldReason(m, openLoop, &v); reason != "" {
+		v.Reasons = append(v.Reasons, reason)
+	}
 	// measurement_quality with the probe's lateness budget: its lateness
 	// check is then the budget's, and its other checks (read lag,
 	// coalesced reads, a calibration's safe load) are the run's own,
@@ -232,6 +306,31 @@ func validity(m *measured, openLoop bool, maxLate time.Duration, minShare, minGo
 		v.Valid, v.Waived, v.Reasons = true, v.Reasons, nil
 	}
 	return v
+}
+
+// heldReason is why a closed loop's probe did not hold its concurrency
+// (DefaultMinHeldShare of it, time-averaged in flight: [scheduleAcc.held]),
+// or "". The slots' idle time is c·span − busy, spread over the sends
+// that refilled them: only a mean idle gap per send over the run's late
+// threshold (1 ms at least) is the client's failure. Below it the gap is
+// any client's turnaround, a real share of the load only for a server
+// that answers in a few ms (0.3 ms after each 3 ms answer is 91 %), not
+// of an LLM server's hundreds. A run of which more than a tenth of the
+// requests failed is not judged: a request that fails at once leaves its
+// slot idle for the client's turnaround, which is the server's doing.
+func heldReason(m *measured, openLoop bool, v *Validity) string {
+	c, s, sc := m.concurrency, m.sum, m.sched
+	if openLoop || c <= 0 || sc.Held <= 0 || sc.Sends == 0 || s.RequestCount == 0 || 10*s.ErrorRequestCount > s.RequestCount+s.ErrorRequestCount {
+		return ""
+	}
+	v.HeldShare = sc.Held / float64(c)
+	span := float64(sc.SendSpan)
+	gap := time.Duration((float64(c) - sc.Held) * span / float64(sc.Sends))
+	if v.HeldShare >= DefaultMinHeldShare || gap <= max(s.Options.LateThreshold, replay.DefaultLateThreshold) {
+		return ""
+	}
+	return fmt.Sprintf("the client held %.3g requests in flight on average of the %d asked (%.0f%% < %.0f%%; a slot waited %s on average for its next send): the server ran a lighter load than the probe is named for",
+		sc.Held, c, 100*v.HeldShare, 100*DefaultMinHeldShare, gap.Round(10*time.Microsecond))
 }
 
 // readLagScoped reports whether a probe's read lag is judged by the

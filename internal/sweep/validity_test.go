@@ -150,3 +150,55 @@ func TestReadLagFlip(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldConcurrency: a closed loop at concurrency 4 whose client takes
+// 10 ms to send a slot's next request after one of 90 ms ends holds 3.6
+// in flight (90 %): the probe is invalid, the server ran a lighter load.
+// With 1 ms gaps it holds 3.96 (99 %) and counts; a session's turns
+// (delays by design) are not judged, nor gaps within the late threshold.
+func TestHeldConcurrency(t *testing.T) {
+	const ms = int64(1e6)
+	run := func(hold, gap int64, turns bool) *measured {
+		var a scheduleAcc
+		for slot := range int64(4) {
+			at := slot * ms / 10 // the slots start 0.1 ms apart
+			for k := range 10 {
+				r := record.Request{SentNS: at, WroteNS: at, EndNS: at + hold, IntendedNS: at}
+				if turns && k > 0 {
+					r.Turn = int32(k)
+				}
+				if k == 0 {
+					r.Phase = record.PhaseWarmup
+				}
+				a.hold(&r)
+				if r.Phase != record.PhaseWarmup {
+					a.add(&r)
+				}
+				at += hold + gap
+			}
+		}
+		s := &summary.Summary{RequestCount: 36, Metrics: map[string]*summary.Stats{}}
+		return &measured{sum: s, sched: a.schedule(false, 0), concurrency: 4}
+	}
+	for _, c := range []struct {
+		name  string
+		m     *measured
+		held  float64 // the time-mean in flight, ±0.05
+		valid bool
+	}{
+		{"10 ms gaps", run(90*ms, 10*ms, false), 3.6, false},
+		{"1 ms gaps", run(90*ms, ms, false), 3.96, true},
+		{"sessions", run(90*ms, 10*ms, true), 0, true},
+		// A server that answers in 3 ms, a client that sends the next
+		// 0.3 ms after: 91 %, but any client's turnaround, not a failure.
+		{"fast server", run(3*ms, 3*ms/10, false), 3.64, true},
+	} {
+		v := validity(c.m, false, time.Second, DefaultFindMinSentShare, 0.9)
+		if d := c.m.sched.Held - c.held; d > 0.05 || d < -0.05 || v.Valid != c.valid {
+			t.Errorf("%s: held %.3f (want %.2f), valid %v %v", c.name, c.m.sched.Held, c.held, v.Valid, v.Reasons)
+		}
+		if !c.valid && (len(v.Reasons) == 0 || !strings.Contains(v.Reasons[0], "requests in flight on average of the 4 asked (90% < 95%; a slot waited 9")) {
+			t.Errorf("%s: reasons %v", c.name, v.Reasons)
+		}
+	}
+}
