@@ -251,7 +251,6 @@ var aiperfUnsupported = map[string]string{
 // command does not take, each with its sentence (image, audio and video
 // synthesis, Optuna's sampler settings).
 var aiperfFamilies = []struct{ prefix, why string }{
-	{"video-audio-", "synthetic videos carry no audio track; send audio with --audio-length-mean"},
 	{"mlflow-", "runs are not pushed to MLflow; the run directory's summary.json and Parquet files hold every number (log them as artifacts afterwards)"},
 	{"wandb-", "runs are not pushed to Weights & Biases; the run directory's summary.json and Parquet files hold every number (log them afterwards)"},
 	{"server-metrics-url", "GenAI-Perf's DCGM URL is --gpu-telemetry URL in AIPerf and here; --server-metrics URL scrapes a server's Prometheus metrics"},

@@ -15,13 +15,15 @@ import (
 // mock server decoded it (design 0022): Kind "image", "audio" or
 // "video"; Format from its bytes ("png", "jpeg", "wav", "mp3", …; "url"
 // for a remote URL, not fetched); Width and Height of an image; Duration
-// of an audio clip; Bytes of the media (before base64).
+// of an audio clip; Bytes of the media (before base64); AudioTrack, a
+// video's audio track as its container describes it (nil: none).
 type InputMediaLog struct {
 	Kind          string
 	Format        string
 	Width, Height int
 	Duration      time.Duration
 	Bytes         int
+	AudioTrack    *media.AudioTrack
 }
 
 // wireMedia is the media member of a content part: chat's image_url
@@ -119,7 +121,7 @@ func probeLog(kind media.Kind, b []byte) (InputMediaLog, bool, error) {
 	if err != nil {
 		return InputMediaLog{}, true, fmt.Errorf("invalid %s: %v", kind, err)
 	}
-	return InputMediaLog{Kind: kind.String(), Format: it.Format, Width: it.Width, Height: it.Height, Duration: it.Duration, Bytes: len(b)}, true, nil
+	return InputMediaLog{Kind: kind.String(), Format: it.Format, Width: it.Width, Height: it.Height, Duration: it.Duration, Bytes: len(b), AudioTrack: it.Track}, true, nil
 }
 
 // mediaDelay is the latency model's extra time to first token for a

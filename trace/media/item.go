@@ -41,6 +41,8 @@ type Item struct {
 	Duration      time.Duration // audio and video; 0 when unknown
 	// SampleRate, Depth (bits) and Channels describe PCM audio (WAV).
 	SampleRate, Depth, Channels int
+	// Track is a video's audio track; nil when it has none.
+	Track *AudioTrack
 }
 
 // Bytes is the size of the media's bytes (0 for a URL).
