@@ -111,6 +111,20 @@ func AppendChatPart(dst []byte, it *Item) []byte {
 	return appendURLPart(dst, "image_url", it)
 }
 
+// imagePartPrefix opens an image_url part as AppendChatPart writes it.
+const imagePartPrefix = `{"type":"image_url","image_url":{"url":`
+
+// ChatPartURL returns the url of an image_url part as AppendChatPart
+// wrote it, as the JSON string literal it is there (a slice of part); ok
+// is false for any other part.
+func ChatPartURL(part []byte) (url []byte, ok bool) {
+	n := len(imagePartPrefix)
+	if len(part) < n+4 || string(part[:n]) != imagePartPrefix || string(part[len(part)-2:]) != "}}" {
+		return nil, false
+	}
+	return part[n : len(part)-2], true
+}
+
 func appendURLPart(dst []byte, typ string, it *Item) []byte {
 	dst = append(dst, `{"type":"`...)
 	dst = append(dst, typ...)
