@@ -19,16 +19,30 @@ type AudioTrack struct {
 	Duration   time.Duration
 }
 
+// videoTrack is a video's (first) video track: its length and frames;
+// zero when the container has none or does not say.
+type videoTrack struct {
+	Duration time.Duration
+	Frames   int
+}
+
 // videoAudioTrack reads the audio track of an MP4 (plain or fragmented)
-// or WebM video: nil when it has none. Only the boxes or elements that
-// describe tracks and sample timing are read (RATIONALE.md, "Why is the
-// MP4 and WebM track reader hand-written?"); a box or element that runs
-// past its parent is an ErrCorrupt.
+// or WebM video: nil when it has none.
 func videoAudioTrack(format string, data []byte) (*AudioTrack, error) {
+	_, a, err := videoTracks(format, data)
+	return a, err
+}
+
+// videoTracks reads the video track and the audio track (nil when none)
+// of an MP4 or WebM video. Only the boxes or elements that describe
+// tracks and sample timing are read (RATIONALE.md, "Why is the MP4 and
+// WebM track reader hand-written?"); a box or element that runs past its
+// parent is an ErrCorrupt.
+func videoTracks(format string, data []byte) (videoTrack, *AudioTrack, error) {
 	if format == "webm" {
-		return webmAudioTrack(data)
+		return webmTracks(data)
 	}
-	return mp4AudioTrack(data)
+	return mp4Tracks(data)
 }
 
 // mp4Track is what the moov box says of one track.
@@ -38,36 +52,54 @@ type mp4Track struct {
 	codec                     string
 	rate, channels            int
 	units                     uint64 // summed sample durations, timescale units
-	skip                      uint64 // the edit list's media_time
+	samples                   uint64
+	edits                     uint64 // the edit list's presented length, movie timescale units
+	hasEdits                  bool
+}
+
+// duration is the track's presented length: its edit list's (which
+// leaves out an AAC encoder's priming samples and shifts a video's
+// composition delay) in the movie's timescale, else its samples'.
+func (t *mp4Track) duration(movieScale uint32) time.Duration {
+	if t.hasEdits && movieScale > 0 {
+		return time.Duration(float64(t.edits) / float64(movieScale) * float64(time.Second))
+	}
+	if t.timescale == 0 {
+		return 0
+	}
+	return time.Duration(float64(t.units) / float64(t.timescale) * float64(time.Second))
 }
 
 type mp4Reader struct {
+	scale  uint32 // the movie's timescale (mvhd)
 	tracks []*mp4Track
 	cur    *mp4Track // the trak being read
 	frag   *mp4Track // the traf's track
 	fragD  uint32    // the traf's default sample duration
 }
 
-func mp4AudioTrack(data []byte) (*AudioTrack, error) {
+func mp4Tracks(data []byte) (videoTrack, *AudioTrack, error) {
 	var r mp4Reader
+	var v videoTrack
+	var a *AudioTrack
 	if err := r.boxes(data, 0); err != nil {
-		return nil, err
+		return v, nil, err
 	}
 	for _, t := range r.tracks {
-		if t.handler != "soun" {
-			continue
+		switch {
+		case t.handler == "vide" && v.Frames == 0:
+			v = videoTrack{Duration: t.duration(r.scale), Frames: int(min(t.samples, 1<<31-1))}
+		case t.handler == "soun" && a == nil:
+			if t.timescale == 0 {
+				return v, nil, fmt.Errorf("%w: MP4 audio track %d has no timescale", ErrCorrupt, t.id)
+			}
+			if t.rate == 0 {
+				t.rate = int(t.timescale)
+			}
+			a = &AudioTrack{Codec: t.codec, SampleRate: t.rate, Channels: t.channels, Duration: t.duration(r.scale)}
 		}
-		if t.timescale == 0 {
-			return nil, fmt.Errorf("%w: MP4 audio track %d has no timescale", ErrCorrupt, t.id)
-		}
-		if t.rate == 0 {
-			t.rate = int(t.timescale)
-		}
-		units := t.units - min(t.units, t.skip)
-		return &AudioTrack{Codec: t.codec, SampleRate: t.rate, Channels: t.channels,
-			Duration: time.Duration(float64(units) / float64(t.timescale) * float64(time.Second))}, nil
 	}
-	return nil, nil
+	return v, a, nil
 }
 
 // boxes reads the boxes of b, descending into the containers that hold
@@ -138,20 +170,30 @@ func (r *mp4Reader) box(typ string, p []byte, depth int) error {
 		if t != nil {
 			f.skip(4)
 			for n := f.u32(); n > 0 && f.ok(); n-- {
-				t.units += uint64(f.u32()) * uint64(f.u32())
+				count := uint64(f.u32())
+				t.samples += count
+				t.units += count * uint64(f.u32())
 			}
 		}
+	case "mvhd":
+		f.skip(12 + 8*int(f.version()))
+		r.scale = f.u32()
 	case "elst":
 		if t != nil {
 			v := f.version()
 			f.skip(4)
-			if f.u32() > 0 {
+			for n := f.u32(); n > 0 && f.ok(); n-- {
+				var dur uint64
+				var empty bool
 				if v == 1 {
-					f.skip(8)
-					t.skip = f.u64()
+					dur, empty = f.u64(), int64(f.u64()) == -1
 				} else {
-					f.skip(4)
-					t.skip = uint64(max(0, int32(f.u32())))
+					dur, empty = uint64(f.u32()), int32(f.u32()) == -1
+				}
+				f.skip(4) // media rate
+				if !empty {
+					t.edits += dur
+					t.hasEdits = true
 				}
 			}
 		}
@@ -179,7 +221,9 @@ func (r *mp4Reader) box(typ string, p []byte, depth int) error {
 		}
 	case "trun":
 		if r.frag != nil {
-			r.frag.units += f.trunUnits(r.fragD)
+			units, n := f.trunUnits(r.fragD)
+			r.frag.units += units
+			r.frag.samples += uint64(n)
 		}
 	}
 	if !f.ok() {
@@ -379,8 +423,8 @@ func (f *fullBox) u64() uint64 {
 func (f *fullBox) str(n int) string { return string(f.take(n)) }
 
 // trunUnits sums a trun box's sample durations (def for samples without
-// their own).
-func (f *fullBox) trunUnits(def uint32) uint64 {
+// their own) and counts its samples.
+func (f *fullBox) trunUnits(def uint32) (units uint64, samples uint32) {
 	fl := f.flags()
 	f.skip(4)
 	n := f.u32()
@@ -391,19 +435,18 @@ func (f *fullBox) trunUnits(def uint32) uint64 {
 		f.skip(4)
 	}
 	per := 4 * bitsSet(fl&0xF00)
-	if fl&0x100 == 0 {
-		if uint64(n)*uint64(per) > uint64(len(f.p)) {
-			f.bad = true
-			return 0
-		}
-		return uint64(n) * uint64(def)
+	if uint64(n)*uint64(per) > uint64(len(f.p)) {
+		f.bad = true
+		return 0, 0
 	}
-	var units uint64
-	for ; n > 0 && f.ok(); n-- {
+	if fl&0x100 == 0 {
+		return uint64(n) * uint64(def), n
+	}
+	for k := n; k > 0 && f.ok(); k-- {
 		units += uint64(f.u32())
 		f.skip(per - 4)
 	}
-	return units
+	return units, n
 }
 
 func bitsSet(x uint32) int {
@@ -420,6 +463,7 @@ const (
 	ebmlSegment    = 0x18538067
 	ebmlInfo       = 0x1549A966
 	ebmlTimescale  = 0x2AD7B1
+	ebmlDuration   = 0x4489
 	ebmlTracks     = 0x1654AE6B
 	ebmlTrackEntry = 0xAE
 	ebmlTrackNum   = 0xD7
@@ -437,14 +481,45 @@ const (
 )
 
 type webmReader struct {
-	scale        uint64 // ns per timecode tick
+	scale        uint64  // ns per timecode tick
+	segment      float64 // the segment's Duration, ticks (0: not given)
 	audio        *AudioTrack
-	audioNum     uint64
+	hasVideo     bool
+	aud, vid     webmTimeline
 	entry        webmEntry
 	cluster      int64
-	first, last  int64 // the audio blocks' first and last timecodes
+	lastTimeline *webmTimeline // the last block's, for its BlockDuration
+}
+
+// webmTimeline follows one track's blocks.
+type webmTimeline struct {
+	num          uint64
+	first, last  int64 // the blocks' first and last timecodes
 	lastDur, gap int64 // the last block's duration (0: unknown) and the gap before it
 	blocks       int
+}
+
+// duration is from the first block to the end of the last (its
+// BlockDuration, else the gap before it), in ns.
+func (t *webmTimeline) duration(scale uint64) time.Duration {
+	if t.blocks == 0 {
+		return 0
+	}
+	d := t.lastDur
+	if d == 0 {
+		d = t.gap
+	}
+	return time.Duration(uint64(max(0, t.last-t.first+d)) * scale)
+}
+
+func (t *webmTimeline) block(tc int64) {
+	if t.blocks == 0 {
+		t.first = tc
+	} else {
+		t.gap = tc - t.last
+	}
+	t.last, t.lastDur = tc, 0
+	t.blocks++
 }
 
 type webmEntry struct {
@@ -454,22 +529,22 @@ type webmEntry struct {
 	channels uint64
 }
 
-func webmAudioTrack(data []byte) (*AudioTrack, error) {
+func webmTracks(data []byte) (videoTrack, *AudioTrack, error) {
 	r := webmReader{scale: 1_000_000}
 	if err := r.elements(data, 0); err != nil {
-		return nil, err
+		return videoTrack{}, nil, err
 	}
-	if r.audio == nil {
-		return nil, nil
+	// The segment's Duration, when given, is the video's length: a block
+	// has no duration of its own, so the blocks say it only to within
+	// one frame.
+	v := videoTrack{Duration: r.vid.duration(r.scale), Frames: r.vid.blocks}
+	if d := r.segment * float64(r.scale); d > 0 && d < float64(math.MaxInt64) && r.hasVideo {
+		v.Duration = time.Duration(d)
 	}
-	if r.blocks > 0 {
-		d := r.lastDur
-		if d == 0 {
-			d = r.gap
-		}
-		r.audio.Duration = time.Duration(uint64(r.last-r.first+d) * r.scale)
+	if r.audio != nil {
+		r.audio.Duration = r.aud.duration(r.scale)
 	}
-	return r.audio, nil
+	return v, r.audio, nil
 }
 
 // elements reads the EBML elements of b. An element of unknown size (a
@@ -521,14 +596,19 @@ func (r *webmReader) element(id uint64, p []byte, depth int) error {
 		if err := r.elements(p, depth+1); err != nil {
 			return err
 		}
-		if e := r.entry; e.typ == 2 && r.audio == nil {
+		switch e := r.entry; {
+		case e.typ == 1 && !r.hasVideo:
+			r.hasVideo, r.vid.num = true, e.num
+		case e.typ == 2 && r.audio == nil:
 			r.audio = &AudioTrack{Codec: codecName(e.codec), SampleRate: int(e.rate), Channels: int(e.channels)}
-			r.audioNum = e.num
+			r.aud.num = e.num
 		}
 	case ebmlTimescale:
 		if v := ebmlUint(p); v > 0 {
 			r.scale = v
 		}
+	case ebmlDuration:
+		r.segment = ebmlFloat(p)
 	case ebmlTrackNum:
 		r.entry.num = ebmlUint(p)
 	case ebmlTrackType:
@@ -538,41 +618,36 @@ func (r *webmReader) element(id uint64, p []byte, depth int) error {
 	case ebmlChannels:
 		r.entry.channels = ebmlUint(p)
 	case ebmlSampling:
-		switch len(p) {
-		case 4:
-			r.entry.rate = float64(math.Float32frombits(binary.BigEndian.Uint32(p)))
-		case 8:
-			r.entry.rate = math.Float64frombits(binary.BigEndian.Uint64(p))
-		}
+		r.entry.rate = ebmlFloat(p)
 	case ebmlTimecode:
 		r.cluster = int64(ebmlUint(p))
 	case ebmlSimple, ebmlBlock:
 		return r.block(p)
 	case ebmlBlockDur:
-		if r.blocks > 0 {
-			r.lastDur = int64(ebmlUint(p))
+		if r.lastTimeline != nil {
+			r.lastTimeline.lastDur = int64(ebmlUint(p))
 		}
 	}
 	return nil
 }
 
-// block notes an audio block's timecode.
+// block notes a video or audio block's timecode.
 func (r *webmReader) block(p []byte) error {
 	num, n := ebmlVint(p, false)
 	if n == 0 || len(p) < n+2 {
 		return fmt.Errorf("%w: WebM block header", ErrCorrupt)
 	}
-	if r.audio == nil || num != r.audioNum {
+	tc := r.cluster + int64(int16(binary.BigEndian.Uint16(p[n:])))
+	r.lastTimeline = nil
+	switch {
+	case r.hasVideo && num == r.vid.num:
+		r.lastTimeline = &r.vid
+	case r.audio != nil && num == r.aud.num:
+		r.lastTimeline = &r.aud
+	default:
 		return nil
 	}
-	t := r.cluster + int64(int16(binary.BigEndian.Uint16(p[n:])))
-	if r.blocks == 0 {
-		r.first = t
-	} else {
-		r.gap = t - r.last
-	}
-	r.last, r.lastDur = t, 0
-	r.blocks++
+	r.lastTimeline.block(tc)
 	return nil
 }
 
@@ -603,6 +678,22 @@ func ebmlVint(b []byte, id bool) (v uint64, n int) {
 		return math.MaxUint64, n
 	}
 	return v, n
+}
+
+// ebmlFloat reads a 4- or 8-byte EBML float; 0 for another size, a NaN
+// or a negative.
+func ebmlFloat(p []byte) float64 {
+	var v float64
+	switch len(p) {
+	case 4:
+		v = float64(math.Float32frombits(binary.BigEndian.Uint32(p)))
+	case 8:
+		v = math.Float64frombits(binary.BigEndian.Uint64(p))
+	}
+	if !(v > 0) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
 }
 
 func ebmlUint(p []byte) uint64 {

@@ -67,6 +67,9 @@ func TestVideoAudioTrack(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s %s: probe: %v", c.format, c.codec, err)
 		}
+		if p.Frames != 8 || p.Duration != 2*time.Second {
+			t.Errorf("%s %s: video of %d frames, %v; want 8 frames (4 fps), 2 s", c.format, c.codec, p.Frames, p.Duration)
+		}
 		tr := p.Track
 		if tr == nil {
 			t.Fatalf("%s %s: no audio track", c.format, c.codec)
@@ -88,5 +91,8 @@ func TestVideoAudioTrack(t *testing.T) {
 	}
 	if v.Track != nil {
 		t.Errorf("a video without audio has a track %+v", *v.Track)
+	}
+	if v.Frames != 4 || v.Duration != time.Second {
+		t.Errorf("a fragmented MP4 of %d frames, %v; want 4 frames, 1 s", v.Frames, v.Duration)
 	}
 }

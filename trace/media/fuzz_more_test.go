@@ -82,6 +82,14 @@ func TestVideoAudioTrackFiles(t *testing.T) {
 			s.name != "video-audio-fragmented.mp4" && d > 30*time.Millisecond {
 			t.Errorf("%s: %+v, want %s, 8000 Hz, mono, 0.5 s", s.name, tr, want)
 		}
+		// ffprobe agrees: 2 frames, 0.5 s (the fragmented MP4: 0.628 s).
+		long := 500 * time.Millisecond
+		if s.name == "video-audio-fragmented.mp4" {
+			long = 628052 * time.Microsecond
+		}
+		if d := it.Duration - long; it.Frames != 2 || d < -time.Millisecond || d > time.Millisecond {
+			t.Errorf("%s: a video of %d frames, %v; want 2, %v", s.name, it.Frames, it.Duration, long)
+		}
 		if _, err := Probe(Video, b[:len(b)/2], Limits{}); err == nil && s.format == "mp4" && s.name == "video-audio.mp4" {
 			t.Errorf("%s cut in half: no error", s.name)
 		}

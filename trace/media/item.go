@@ -39,6 +39,7 @@ type Item struct {
 
 	Width, Height int           // images and videos; 0 when unknown
 	Duration      time.Duration // audio and video; 0 when unknown
+	Frames        int           // a video's frames (its video track's samples); 0 when unknown
 	// SampleRate, Depth (bits) and Channels describe PCM audio (WAV).
 	SampleRate, Depth, Channels int
 	// Track is a video's audio track; nil when it has none.

@@ -57,7 +57,8 @@ var (
 // GIF (WebP is checked by its header only). Audio: WAV (RIFF/WAVE, PCM or
 // IEEE float) and MP3 (frame headers), with the clip's length. Video: MP4
 // (ftyp box) and WebM (EBML magic) by their magic bytes, then their track
-// boxes or elements for the audio track (Item.Track). It never panics
+// boxes or elements for the video's length and frames and its audio track
+// (Item.Track). It never panics
 // (FuzzProbe).
 func Probe(k Kind, data []byte, lim Limits) (Item, error) {
 	if int64(len(data)) > lim.maxBytes() {
@@ -190,11 +191,11 @@ func probeVideo(data []byte) (Item, error) {
 
 // videoItem is data as a video of format, with its audio track.
 func videoItem(format string, data []byte) (Item, error) {
-	tr, err := videoAudioTrack(format, data)
+	v, tr, err := videoTracks(format, data)
 	if err != nil {
 		return Item{}, err
 	}
-	return Item{Kind: Video, Format: format, Data: data, Track: tr}, nil
+	return Item{Kind: Video, Format: format, Data: data, Duration: v.Duration, Frames: v.Frames, Track: tr}, nil
 }
 
 func head(d []byte) []byte {

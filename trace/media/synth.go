@@ -287,7 +287,7 @@ func SynthVideo(s VideoSpec) (Item, error) {
 	if err != nil {
 		return Item{}, fmt.Errorf("ffmpeg's %s: %w", muxer, err)
 	}
-	it.Width, it.Height, it.Duration = s.Width, s.Height, s.Duration
+	it.Width, it.Height = s.Width, s.Height
 	return it, nil
 }
 
