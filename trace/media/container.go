@@ -7,18 +7,6 @@ import (
 	"time"
 )
 
-// AudioTrack is a video's audio track as its container describes it: the
-// codec ("aac", "opus", "vorbis", or the container's own name for
-// another), the sample rate and channels of its sample entry or track
-// entry, and the total duration of its samples (less the MP4 edit
-// list's skipped priming samples).
-type AudioTrack struct {
-	Codec      string
-	SampleRate int
-	Channels   int
-	Duration   time.Duration
-}
-
 // videoTrack is a video's (first) video track: its length and frames;
 // zero when the container has none or does not say.
 type videoTrack struct {

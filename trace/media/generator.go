@@ -278,6 +278,11 @@ func (g *Generator) Request(dst []*Part, i uint64) ([]*Part, error) {
 	return dst, nil
 }
 
+// Encodes reports how many items g has made (drawn and encoded) so far:
+// one per distinct item while it stays among the last cacheSize made, so
+// building a request that repeats an item encodes nothing.
+func (g *Generator) Encodes() int64 { return g.encodes.Load() }
+
 // itemSeed is the seed of request i's k-th item of kind kind; with reuse,
 // every request's k-th item is the same.
 func (g *Generator) itemSeed(kind Kind, i uint64, k int, reuse bool) uint64 {

@@ -46,6 +46,18 @@ type Item struct {
 	Track *AudioTrack
 }
 
+// AudioTrack is a video's audio track as its container describes it: the
+// codec ("aac", "opus", "vorbis", or the container's own name for
+// another), the sample rate and channels of its sample entry or track
+// entry, and its presented length (an MP4's edit list's, which leaves out
+// AAC's priming samples; else its samples' or blocks').
+type AudioTrack struct {
+	Codec      string
+	SampleRate int
+	Channels   int
+	Duration   time.Duration
+}
+
 // Bytes is the size of the media's bytes (0 for a URL).
 func (it *Item) Bytes() int { return len(it.Data) }
 

@@ -2,8 +2,8 @@ package mediagen
 
 import (
 	"bytes"
-	"encoding/json"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"mime/multipart"

@@ -9,7 +9,7 @@ import (
 	"github.com/reprise-bench/reprise/trace/media"
 )
 
-// nimInputs appends a NIM embeddings request's members after its model:
+// appendNIMInputs appends a NIM embeddings request's members after its model:
 // the texts (PromptText, then Inputs), then the row's and the synthetic
 // images as data URL (or http URL) strings, each one input of the same
 // array, as NVIDIA's VLM embedding NIMs take them
@@ -21,7 +21,7 @@ import (
 // modality is sent only when the request carries images (a text-only
 // request is unchanged). Audio and video are an error: NIM embeds text
 // and images.
-func (in *Instance) nimInputs(body []byte, b *adapter.BuildInput) ([]byte, error) {
+func appendNIMInputs(body []byte, b *adapter.BuildInput) ([]byte, error) {
 	images, err := nimImages(b)
 	if err != nil {
 		return body, err

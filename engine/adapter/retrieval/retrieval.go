@@ -144,7 +144,7 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 	}
 	if in.api == NIMEmbeddings {
 		var err error
-		if body, err = in.nimInputs(body, b); err != nil {
+		if body, err = appendNIMInputs(body, b); err != nil {
 			return err
 		}
 		body = jsonx.AppendMembers(body, in.cfg.ExtraBody)
