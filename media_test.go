@@ -46,7 +46,7 @@ func mediaRun(t *testing.T, o Options) ([]record.Request, map[string]mockserver.
 	}
 	// The summary's images and audio seconds are the records'.
 	var images, audio int64
-	for _, l := range srv.Log() {
+	for _, l := range serverLog(t, srv) {
 		m := logMedia(l.InputMedia)
 		images += int64(m.Images)
 		audio += m.AudioNS
@@ -60,7 +60,7 @@ func mediaRun(t *testing.T, o Options) ([]record.Request, map[string]mockserver.
 		t.Fatal(err)
 	}
 	logs := map[string]mockserver.RequestLog{}
-	for _, l := range srv.Log() {
+	for _, l := range serverLog(t, srv) {
 		logs[fmt.Sprint(l.ClientRequestID)] = l
 	}
 	return reqs, logs

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"testing"
+	"time"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/adapter/openai"
@@ -118,6 +119,11 @@ func TestBenchmarkBuildRequest1024PNG(t *testing.T) {
 	}
 	if n := g.Encodes(); n != 6 {
 		t.Errorf("%d images encoded after the sends, want still 6", n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.WaitIdle(ctx); err != nil { // each request is logged after its response
+		t.Fatal(err)
 	}
 	images := 0
 	for _, l := range srv.Log() {
