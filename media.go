@@ -16,6 +16,8 @@ func mediaConfig(o *MediaOptions) media.SyntheticConfig {
 		AudioSampleRates: o.AudioSampleRates, AudioDepths: o.AudioDepths, AudioChannels: o.AudioChannels,
 		Videos: o.Videos, VideoDuration: o.VideoDuration, VideoFPS: o.VideoFPS, VideoWidth: o.VideoWidth, VideoHeight: o.VideoHeight,
 		VideoSynth: o.VideoSynthType, VideoFormat: o.VideoFormat, VideoCodec: o.VideoCodec,
+		VideoAudioChannels: o.VideoAudioChannels, VideoAudioSampleRate: o.VideoAudioSampleRate,
+		VideoAudioDepth: o.VideoAudioDepth, VideoAudioCodec: o.VideoAudioCodec,
 		ImageSource: o.ImageSource, ImageSourceSampling: o.ImageSourceSampling,
 	}
 }
@@ -34,7 +36,7 @@ func mediaProblems(o *MediaOptions, bad func(path, format string, args ...any)) 
 		if field == "VideoSynth" {
 			field = "VideoSynthType"
 		}
-		bad("Media."+field, format, args...)
+		bad("Media."+field, "{Media."+field+"}: "+format, args...)
 	})
 	if o.MaxImagePixels < 0 || o.MaxMediaBytes < 0 {
 		bad("Media.MaxImagePixels", "{Media.MaxImagePixels} %d and {Media.MaxMediaBytes} %d must not be negative (0 = the defaults)", o.MaxImagePixels, o.MaxMediaBytes)

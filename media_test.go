@@ -46,7 +46,7 @@ func mediaRun(t *testing.T, o Options) ([]record.Request, map[string]mockserver.
 	}
 	// The summary's images and audio seconds are the records'.
 	var images, audio int64
-	for _, l := range srv.Log() {
+	for _, l := range serverLog(t, srv) {
 		m := logMedia(l.InputMedia)
 		images += int64(m.Images)
 		audio += m.AudioNS
@@ -60,7 +60,7 @@ func mediaRun(t *testing.T, o Options) ([]record.Request, map[string]mockserver.
 		t.Fatal(err)
 	}
 	logs := map[string]mockserver.RequestLog{}
-	for _, l := range srv.Log() {
+	for _, l := range serverLog(t, srv) {
 		logs[fmt.Sprint(l.ClientRequestID)] = l
 	}
 	return reqs, logs
@@ -307,6 +307,45 @@ func TestMediaFFmpegAgainstMock(t *testing.T) {
 		}
 		if lm := logMedia(l.InputMedia); r.Media() != lm || r.InputVideos != 1 || r.InputAudioNS < int64(900*time.Millisecond) {
 			t.Errorf("request %d: records %+v, log %+v", r.RequestID, r.Media(), lm)
+		}
+	}
+}
+
+// TestMediaVideoAudioAgainstMock gives synthetic videos an audio track
+// (AIPerf's --video-audio-*; the rate in AIPerf's kHz form): the mock
+// reads each video's container and logs an audio track of the asked
+// codec, rate and channels, as long as the video within one codec frame.
+func TestMediaVideoAudioAgainstMock(t *testing.T) {
+	for _, c := range []struct {
+		format, codec, want string
+		rate                float64
+		hz, channels        int
+	}{
+		{"mp4", "", "aac", 22.05, 22050, 2},
+		{"webm", "libopus", "opus", 16000, 16000, 1},
+	} {
+		o := NewOptions()
+		o.Synthetic = SyntheticLoad{ISL: 8, OSL: 2}
+		o.Replay.Concurrency, o.Replay.RequestCount = 1, 2
+		o.Media = MediaOptions{Videos: 1, VideoDuration: 1.5, VideoFPS: 4, VideoWidth: 64, VideoHeight: 48, VideoFormat: c.format,
+			VideoAudioChannels: c.channels, VideoAudioSampleRate: c.rate, VideoAudioCodec: c.codec}
+		reqs, logs := mediaRun(t, o)
+		if len(reqs) != 2 {
+			t.Fatalf("%s: %d records", c.format, len(reqs))
+		}
+		frame := 2048 * time.Second / time.Duration(c.hz)
+		for _, r := range reqs {
+			l := logs[fmt.Sprint(r.RequestID)]
+			if !r.OK() || len(l.InputMedia) != 1 || l.InputMedia[0].Format != c.format || l.InputMedia[0].AudioTrack == nil {
+				t.Fatalf("%s request %d (%s %s): the server got %+v", c.format, r.RequestID, r.ErrorKind, r.ErrorMessage, l.InputMedia)
+			}
+			a := *l.InputMedia[0].AudioTrack
+			if d := a.Duration - 1500*time.Millisecond; a.Codec != c.want || a.SampleRate != c.hz || a.Channels != c.channels || d < -frame || d > frame {
+				t.Errorf("%s request %d: the server's audio track %+v, want %s at %d Hz, %d channels, 1.5 s ± %v", c.format, r.RequestID, a, c.want, c.hz, c.channels, frame)
+			}
+			if lm := logMedia(l.InputMedia); r.Media() != lm || r.InputVideos != 1 {
+				t.Errorf("%s request %d: records %+v, log %+v", c.format, r.RequestID, r.Media(), lm)
+			}
 		}
 	}
 }

@@ -519,6 +519,16 @@ type MediaOptions struct {
 	VideoDuration                           float64
 	VideoFPS, VideoWidth, VideoHeight       int
 	VideoSynthType, VideoFormat, VideoCodec string
+	// VideoAudioChannels (0: none, the default; 1 or 2) mux an audio
+	// track of the video's length into each video, at
+	// VideoAudioSampleRate (Hz, or kHz below 1000; default 44100) and
+	// VideoAudioDepth bits (default 16), encoded with VideoAudioCodec
+	// ("aac", "libvorbis" or "libopus"; default aac in mp4, libvorbis
+	// in webm); AIPerf's --video-audio-*.
+	VideoAudioChannels   int
+	VideoAudioSampleRate float64
+	VideoAudioDepth      int
+	VideoAudioCodec      string
 	// MaxImagePixels caps width × height of a trace's image, read from
 	// its header before decoding (0: 8192 × 8192); MaxMediaBytes caps one
 	// item's bytes (0: 64 MiB).

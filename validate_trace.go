@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/reprise-bench/reprise/engine"
+	"github.com/reprise-bench/reprise/engine/adapter/native"
 	"github.com/reprise-bench/reprise/internal/prompt"
 	"github.com/reprise-bench/reprise/internal/spool"
 	"github.com/reprise-bench/reprise/internal/tokenizer"
@@ -72,7 +73,7 @@ func traceOptions(ctx context.Context, o *Options, tok tokenizer.Tokenizer, log 
 	tf, _ := trace.ParseFormat(o.Trace.Format) // checkOptions reported its problem
 	opts := trace.Options{Format: tf, BlockSize: o.Trace.BlockSize, FitHashIDs: o.Prompts.HashMismatch == string(prompt.MismatchFit), SkipInvalid: o.Trace.SkipInvalid, DropFailed: o.Trace.DropFailed,
 		ModelFilter: o.Trace.ModelFilter, MaxInputTokens: o.Trace.MaxInputTokens, DefaultOutputTokens: int(o.Synthetic.OSL),
-		RequireOutput: o.MaxTokensFromTrace && !o.ServerOutputLength, CountNoOutput: o.ServerOutputLength, Log: log, Context: ctx,
+		RequireOutput: o.MaxTokensFromTrace && !o.ServerOutputLength && !generatesMedia(o.Endpoint), CountNoOutput: o.ServerOutputLength, Log: log, Context: ctx,
 		Columns: o.Trace.Columns, Sessions: o.Trace.AllTurns, CountTokens: tok.Count, MediaLimits: mediaLimits(&o.Media)}
 	switch o.Endpoint {
 	case trace.EndpointChat, trace.EndpointCompletions:
@@ -80,6 +81,17 @@ func traceOptions(ctx context.Context, o *Options, tok tokenizer.Tokenizer, log 
 		opts.Endpoint = o.Endpoint
 	}
 	return opts
+}
+
+// generatesMedia reports whether endpoint is a native generation
+// endpoint (image, video, transcription, speech), whose requests carry
+// no max_tokens: a row's output length means nothing there.
+func generatesMedia(endpoint string) bool {
+	ep, ok := native.Lookup(endpoint)
+	if !ok {
+		return false
+	}
+	return ep.Adapter.Info().Kind.Media()
 }
 
 // scanTrace is the first pass over the trace file (design 0006): it reads

@@ -20,6 +20,11 @@ import (
 func (s *Sender) media(r *record.Request) {
 	m := &s.fin.Media
 	r.MediaItems, r.MediaPartials, r.MediaBytes, r.AudioNS = m.Items, m.Partials, m.Bytes, m.AudioNS
+	if s.e.info.Kind == adapter.KindTranscription && r.InputAudioNS > 0 {
+		// The clip uploaded was the trace row's own, counted at build as
+		// the request's input audio; the adapter reports the run's clip.
+		r.AudioNS = r.InputAudioNS
+	}
 	if i := int(m.FirstEvent) - 1; i >= 0 && i < len(s.evTime) && r.SentNS != 0 {
 		r.FirstMediaNS = s.evTime[i] - r.SentNS
 	}

@@ -32,6 +32,10 @@ type MediaStats struct {
 	AudioDuration time.Duration
 	Videos        int
 	VideoBytes    int
+	// VideoDuration and VideoFrames sum the videos' lengths and frames
+	// (from their containers; 0 for a URL).
+	VideoDuration time.Duration
+	VideoFrames   int64
 }
 
 // IsZero reports whether s counts no media.
@@ -59,6 +63,8 @@ func (s *MediaStats) Add(it *media.Item) {
 	case media.Video:
 		s.Videos++
 		s.VideoBytes += it.Bytes()
+		s.VideoDuration += it.Duration
+		s.VideoFrames += int64(it.Frames)
 	}
 }
 
@@ -77,6 +83,8 @@ func (s *MediaStats) Merge(o *MediaStats) {
 	s.AudioDuration += o.AudioDuration
 	s.Videos += o.Videos
 	s.VideoBytes += o.VideoBytes
+	s.VideoDuration += o.VideoDuration
+	s.VideoFrames += o.VideoFrames
 }
 
 // MediaLimits bound the media a trace's rows may carry; the zero value

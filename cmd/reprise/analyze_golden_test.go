@@ -38,6 +38,10 @@ func TestAnalyzeTraceRealGolden(t *testing.T) {
 		// Images and audio (a Parquet table of Hugging Face media cells).
 		{"media-table-json", filepath.Join("..", "..", "trace", "testdata", "media_table.parquet"), []string{"--json"}},
 		{"media-table-text", filepath.Join("..", "..", "trace", "testdata", "media_table.parquet"), nil},
+		// Videos (AIPerf single_turn rows naming trace/media's MP4 and WebM
+		// test videos): their seconds and frames from the containers.
+		{"media-videos-json", filepath.Join("testdata", "media_videos.jsonl"), []string{"--json", "--format", "aiperf-single"}},
+		{"media-videos-text", filepath.Join("testdata", "media_videos.jsonl"), []string{"--format", "aiperf-single"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"github.com/reprise-bench/reprise"
+	"github.com/reprise-bench/reprise/trace/media"
 )
 
 // catMedia is the help category of the multimodal flags (design 0022).
@@ -53,6 +54,14 @@ func mediaFlags() []cli.Flag {
 			Usage: "ffmpeg lavfi `SOURCE`: testsrc, testsrc2, smptebars, mandelbrot, rgbtestsrc"},
 		&cli.StringFlag{Name: "video-format", Category: catMedia, Sources: envVars("video-format"), Value: "mp4", Usage: "synthetic video `FORMAT`: mp4 or webm"},
 		&cli.StringFlag{Name: "video-codec", Category: catMedia, Sources: envVars("video-codec"), Usage: "ffmpeg video `ENCODER` (default libx264 for mp4, libvpx-vp9 for webm)"},
+		&cli.IntFlag{Name: "video-audio-num-channels", Aliases: []string{"video-audio-channels"}, Category: catMedia, Sources: envVars("video-audio-num-channels"),
+			Usage: "mux an audio track of the video's length into each synthetic video: `N` channels (0: none, 1 or 2)"},
+		&cli.FloatFlag{Name: "video-audio-sample-rate", Category: catMedia, Sources: envVars("video-audio-sample-rate"), Value: media.DefaultVideoAudioSampleRate,
+			Usage: "the video audio track's sample rate, `HZ` (or kHz below 1000, as AIPerf: 44.1 = 44100; 8000 to 96000)"},
+		&cli.IntFlag{Name: "video-audio-depth", Category: catMedia, Sources: envVars("video-audio-depth"), Value: media.DefaultVideoAudioDepth,
+			Usage: "the video audio track's bit depth before encoding (`BITS`: 8, 16, 24, 32)"},
+		&cli.StringFlag{Name: "video-audio-codec", Category: catMedia, Sources: envVars("video-audio-codec"),
+			Usage: "the video audio track's ffmpeg `ENCODER`: aac or libopus in mp4, libvorbis or libopus in webm (default aac for mp4, libvorbis for webm)"},
 		&cli.StringFlag{Name: "image-column", Category: catMedia, Sources: envVars("image-column"),
 			Usage: "table dataset: the `COLUMN` of images (paths, URLs, data URLs, base64 or bytes; default image, images)"},
 		&cli.StringFlag{Name: "audio-column", Category: catMedia, Sources: envVars("audio-column"),
@@ -76,6 +85,8 @@ func mediaOptions(cmd *cli.Command) reprise.MediaOptions {
 		Videos:        cmd.Int("batch-size-video"), VideoDuration: cmd.Float("video-duration"), VideoFPS: cmd.Int("video-fps"),
 		VideoWidth: cmd.Int("video-width"), VideoHeight: cmd.Int("video-height"), VideoSynthType: cmd.String("video-synth-type"),
 		VideoFormat: cmd.String("video-format"), VideoCodec: cmd.String("video-codec"),
+		VideoAudioChannels: cmd.Int("video-audio-num-channels"), VideoAudioSampleRate: cmd.Float("video-audio-sample-rate"),
+		VideoAudioDepth: cmd.Int("video-audio-depth"), VideoAudioCodec: cmd.String("video-audio-codec"),
 		MaxImagePixels: cmd.Int64("max-image-pixels"), MaxMediaBytes: cmd.Int64("max-media-bytes"),
 		ImageSource: cmd.String("image-source"), ImageSourceSampling: cmd.String("image-source-sampling"),
 	}
@@ -93,6 +104,8 @@ var mediaOptionFlags = map[string]string{
 	"Media.Videos":        "--batch-size-video", "Media.VideoDuration": "--video-duration", "Media.VideoFPS": "--video-fps",
 	"Media.VideoWidth": "--video-width", "Media.VideoHeight": "--video-height", "Media.VideoSynthType": "--video-synth-type",
 	"Media.VideoFormat": "--video-format", "Media.VideoCodec": "--video-codec",
+	"Media.VideoAudioChannels": "--video-audio-num-channels", "Media.VideoAudioSampleRate": "--video-audio-sample-rate",
+	"Media.VideoAudioDepth": "--video-audio-depth", "Media.VideoAudioCodec": "--video-audio-codec",
 	"Trace.Columns.Image": "--image-column", "Trace.Columns.Audio": "--audio-column",
 	"Media.MaxImagePixels": "--max-image-pixels", "Media.MaxMediaBytes": "--max-media-bytes",
 	"Media.ImageSource": "--image-source", "Media.ImageSourceSampling": "--image-source-sampling",

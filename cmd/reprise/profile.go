@@ -237,7 +237,6 @@ var aiperfUnsupported = map[string]string{
 // command does not take, each with its sentence (image, audio and video
 // synthesis, MLflow and W&B).
 var aiperfFamilies = []struct{ prefix, why string }{
-	{"video-audio-", "synthetic videos carry no audio track; send audio with --audio-length-mean"},
 	{"wandb-", "runs are not pushed to Weights & Biases (it has no documented REST API for logging, only its Python SDK): " +
 		"after the run, log summary.json with wandb (wandb.init(project=…); wandb.log(json.load(open(\"summary.json\")))), or use --mlflow-tracking-uri or --otel-url"},
 	{"server-metrics-url", "GenAI-Perf's DCGM URL is --gpu-telemetry URL in AIPerf and here; --server-metrics URL scrapes a server's Prometheus metrics"},

@@ -163,6 +163,12 @@ func TestProfileCommands(t *testing.T) {
 		{"audio", []string{"--audio-length-mean", "1", "--audio-format", "wav", "--audio-sample-rates", "16", "--audio-depths", "16",
 			"--audio-num-channels", "1", "--audio-batch-size", "2", "--image-batch-size", "2", "--image-width-mean", "32", "--image-height-mean", "32",
 			"--isl", "16", "--osl", "4", "--request-count", "3"}, 3, ""},
+		// AIPerf's own video+audio mux test (tests/…/test_video_audio), smaller.
+		{"video with audio", []string{"--endpoint-type", "chat", "--video-width", "64", "--video-height", "48", "--video-duration", "1", "--video-fps", "4",
+			"--video-format", "webm", "--video-codec", "libvpx-vp9", "--video-audio-sample-rate", "44.1", "--video-audio-num-channels", "1",
+			"--isl", "16", "--osl", "4", "--request-count", "2"}, 2, ""},
+		{"video audio codec in the wrong container", []string{"--video-duration", "1", "--video-width", "64", "--video-height", "48", "--video-format", "webm",
+			"--video-audio-num-channels", "2", "--video-audio-codec", "aac", "--isl", "16", "--osl", "4"}, 0, "--video-audio-codec"},
 		{"image source", []string{"--image-source", imageSource, "--image-source-sampling", "random", "--image-width-mean", "32", "--image-height-mean", "32", "--isl", "16", "--osl", "4", "--request-count", "2"}, 2, ""},
 		{"chat embeddings with images", []string{"--endpoint-type", "chat_embeddings", "--image-width-mean", "32", "--image-height-mean", "32", "--isl", "16", "--osl", "1", "--request-count", "2"}, 2, ""},
 		{"image source missing", []string{"--image-source", "assets", "--isl", "16", "--osl", "4"}, 0, "image source"},

@@ -244,6 +244,17 @@ func appendLogLine(b []byte, r *RequestLog) []byte {
 			b = strconv.AppendInt(b, int64(m.Duration), 10)
 			b = append(b, `,"bytes":`...)
 			b = strconv.AppendInt(b, int64(m.Bytes), 10)
+			if a := m.AudioTrack; a != nil {
+				b = append(b, `,"audio_track":{"codec":`...)
+				b = jsonx.AppendString(b, a.Codec)
+				b = append(b, `,"sample_rate":`...)
+				b = strconv.AppendInt(b, int64(a.SampleRate), 10)
+				b = append(b, `,"channels":`...)
+				b = strconv.AppendInt(b, int64(a.Channels), 10)
+				b = append(b, `,"duration_ns":`...)
+				b = strconv.AppendInt(b, int64(a.Duration), 10)
+				b = append(b, '}')
+			}
 			b = append(b, '}')
 		}
 		b = append(b, ']')

@@ -218,6 +218,7 @@ func FuzzPoolingRequest(f *testing.F) {
 		`{"model":"m","input":["a","b"],"encoding_format":"float"}`, `{"input":"a"}`, `{"input":[]}`, `{"input":[1,2]}`,
 		`{"query":"q","texts":["a"]}`, `{"query":{"text":"q"},"passages":[{"text":"a"}]}`,
 		`{"queries":"q","documents":["a"]}`, `{"text_1":"q","text_2":["a"]}`, `{"query":"q","documents":[{"x":1}]}`, `[]`, ``,
+		`{"input":["a","data:image/png;base64,iVBORw0KGgo="],"modality":["text","image"]}`, `{"input":["a"],"modality":"image"}`, `{"input":["a","b"],"modality":[1]}`,
 	} {
 		for api := range 6 {
 			f.Add([]byte(seed), uint8(api))

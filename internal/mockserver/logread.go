@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/reprise-bench/reprise/trace/media"
 )
 
 // logLine is one JSONL line of the oracle log as it is decoded.
@@ -60,6 +62,12 @@ type logInputMedia struct {
 	Height     int    `json:"height"`
 	DurationNS int64  `json:"duration_ns"`
 	Bytes      int    `json:"bytes"`
+	AudioTrack *struct {
+		Codec      string `json:"codec"`
+		SampleRate int    `json:"sample_rate"`
+		Channels   int    `json:"channels"`
+		DurationNS int64  `json:"duration_ns"`
+	} `json:"audio_track"`
 }
 
 type logEvt struct {
@@ -121,7 +129,11 @@ func ParseLogLine(b []byte, line int) (RequestLog, error) {
 			QueuedNS: m.QueuedNS, StartedNS: m.StartedNS, DoneNS: m.DoneNS}
 	}
 	for _, m := range l.InputMedia {
-		r.InputMedia = append(r.InputMedia, InputMediaLog{Kind: m.Kind, Format: m.Format, Width: m.Width, Height: m.Height, Duration: time.Duration(m.DurationNS), Bytes: m.Bytes})
+		im := InputMediaLog{Kind: m.Kind, Format: m.Format, Width: m.Width, Height: m.Height, Duration: time.Duration(m.DurationNS), Bytes: m.Bytes}
+		if a := m.AudioTrack; a != nil {
+			im.AudioTrack = &media.AudioTrack{Codec: a.Codec, SampleRate: a.SampleRate, Channels: a.Channels, Duration: time.Duration(a.DurationNS)}
+		}
+		r.InputMedia = append(r.InputMedia, im)
 	}
 	if len(l.Events) > 0 {
 		r.Events = make([]Event, len(l.Events))

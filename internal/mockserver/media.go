@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/reprise-bench/reprise/internal/jsonx"
+	"github.com/reprise-bench/reprise/trace/media"
 )
 
 // Defaults of the generation latency model ([NewConfig]).
@@ -501,6 +502,19 @@ func (s *Server) videoGet(st *reqState, w http.ResponseWriter, r *http.Request, 
 
 // wavDuration reads a PCM WAV's duration (the mock's own reader, apart
 // from the client's).
+// clipDuration is an uploaded clip's length: a WAV's from its chunks,
+// another format's (MP3) as trace/media probes it.
+func clipDuration(b []byte) (time.Duration, error) {
+	if len(b) >= 4 && string(b[:4]) == "RIFF" {
+		return wavDuration(b)
+	}
+	it, err := media.Probe(media.Audio, b, media.Limits{})
+	if err != nil {
+		return 0, fmt.Errorf("file: %v (want a WAV or MP3 clip)", err)
+	}
+	return it.Duration, nil
+}
+
 func wavDuration(b []byte) (time.Duration, error) {
 	if len(b) < 12 || string(b[:4]) != "RIFF" || string(b[8:12]) != "WAVE" {
 		return 0, errors.New("file: not a WAV file (RIFF/WAVE)")
@@ -538,7 +552,7 @@ func (s *Server) transcribe(st *reqState, w http.ResponseWriter, r *http.Request
 	}
 	var d time.Duration
 	if err == nil {
-		d, err = wavDuration(req.file)
+		d, err = clipDuration(req.file)
 	}
 	if err != nil {
 		s.writeError(st, w, 400, err.Error(), "")

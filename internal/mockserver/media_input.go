@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reprise-bench/reprise/internal/jsonx"
 	"github.com/reprise-bench/reprise/trace/media"
 )
 
@@ -15,13 +16,15 @@ import (
 // mock server decoded it (design 0022): Kind "image", "audio" or
 // "video"; Format from its bytes ("png", "jpeg", "wav", "mp3", …; "url"
 // for a remote URL, not fetched); Width and Height of an image; Duration
-// of an audio clip; Bytes of the media (before base64).
+// of an audio clip; Bytes of the media (before base64); AudioTrack, a
+// video's audio track as its container describes it (nil: none).
 type InputMediaLog struct {
 	Kind          string
 	Format        string
 	Width, Height int
 	Duration      time.Duration
 	Bytes         int
+	AudioTrack    *media.AudioTrack
 }
 
 // wireMedia is the media member of a content part: chat's image_url
@@ -119,7 +122,7 @@ func probeLog(kind media.Kind, b []byte) (InputMediaLog, bool, error) {
 	if err != nil {
 		return InputMediaLog{}, true, fmt.Errorf("invalid %s: %v", kind, err)
 	}
-	return InputMediaLog{Kind: kind.String(), Format: it.Format, Width: it.Width, Height: it.Height, Duration: it.Duration, Bytes: len(b)}, true, nil
+	return InputMediaLog{Kind: kind.String(), Format: it.Format, Width: it.Width, Height: it.Height, Duration: it.Duration, Bytes: len(b), AudioTrack: it.Track}, true, nil
 }
 
 // mediaDelay is the latency model's extra time to first token for a
@@ -164,5 +167,60 @@ func decodeEmbedMessages(r poolingRequest, raw json.RawMessage) (poolingRequest,
 		return r, &requestError{msg: "messages: no text and no media to embed"}
 	}
 	r.texts = []string{text}
+	return r, nil
+}
+
+// nimImageToken stands for an image input of a NIM embeddings request in
+// the token count: its prefill is PrefillPerImage, not its base64.
+const nimImageToken = "<image>"
+
+// decodeNIMImages decodes the image inputs of a NIM embeddings request
+// (NVIDIA's VLM embedding NIMs): an input that is an image data URL, or
+// that modality ("text", "image", one for the batch or one per input)
+// says is an image, is decoded and logged as a chat request's image, and
+// counts as nimImageToken. A modality of another length, or "image" for
+// an input that is no image data URL, is refused with 400 as NIM does.
+func decodeNIMImages(r poolingRequest, raw json.RawMessage) (poolingRequest, error) {
+	var mods []string
+	if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] == '"' {
+		var m string
+		if err := json.Unmarshal(t, &m); err != nil {
+			return r, &requestError{msg: "modality: " + err.Error()}
+		}
+		mods = []string{m}
+	} else if len(t) > 0 && string(t) != "null" {
+		if err := json.Unmarshal(t, &mods); err != nil {
+			return r, &requestError{msg: "modality: want a string or an array of strings"}
+		}
+		if len(mods) != 1 && len(mods) != len(r.texts) {
+			return r, &requestError{msg: fmt.Sprintf("modality: %d values for %d inputs (want one per input, or one for the batch)", len(mods), len(r.texts))}
+		}
+	}
+	for i, t := range r.texts {
+		mod := ""
+		if len(mods) == 1 {
+			mod = mods[0]
+		} else if len(mods) > 0 {
+			mod = mods[i]
+		}
+		isImage := strings.HasPrefix(t, "data:image/")
+		switch mod {
+		case "", "text", "image", "text_image":
+		default:
+			return r, &requestError{msg: fmt.Sprintf("modality[%d]: %q: want text, image or text_image", i, mod)}
+		}
+		if mod == "image" && !isImage {
+			return r, &requestError{msg: fmt.Sprintf("input[%d]: modality image, but the input is no image data URL", i)}
+		}
+		if !isImage || mod == "text" {
+			continue
+		}
+		l, _, err := decodeMedia("image_url", &wireMedia{ImageURL: jsonx.AppendString(nil, t)})
+		if err != nil {
+			return r, &requestError{msg: fmt.Sprintf("input[%d]: %v", i, err)}
+		}
+		r.media = append(r.media, l)
+		r.texts[i] = nimImageToken
+	}
 	return r, nil
 }

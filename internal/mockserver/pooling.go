@@ -79,6 +79,7 @@ func decodePoolingRequest(body []byte, api poolingAPI) (poolingRequest, error) {
 		Items     []textOrObject  `json:"items"`
 		Text2     []textOrObject  `json:"text_2"`
 		Messages  json.RawMessage `json:"messages"`
+		Modality  json.RawMessage `json:"modality"`
 	}
 	if err := unmarshalBody(body, &w); err != nil {
 		return poolingRequest{}, err
@@ -109,7 +110,7 @@ func decodePoolingRequest(body []byte, api poolingAPI) (poolingRequest, error) {
 				return r, &requestError{msg: fmt.Sprintf("input[%d]: empty strings are not allowed", i)}
 			}
 		}
-		return r, nil
+		return decodeNIMImages(r, w.Modality)
 	}
 	for _, q := range []*textOrObject{w.Query, w.Queries, w.Text1} {
 		if q != nil {

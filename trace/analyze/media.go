@@ -41,6 +41,14 @@ type Media struct {
 	VideoBytes         int64 `json:"video_bytes"`
 	// VideosPerRow is over the rows with videos.
 	VideosPerRow Stats `json:"videos_per_row"`
+	// VideoSeconds and VideoFrames sum the videos' lengths and frames as
+	// their containers say (MP4 track boxes, WebM blocks);
+	// VideoSecondsPerRow and VideoFramesPerRow are over the rows whose
+	// videos have a known length.
+	VideoSeconds       float64 `json:"video_seconds"`
+	VideoFrames        int64   `json:"video_frames"`
+	VideoSecondsPerRow Stats   `json:"video_seconds_per_row"`
+	VideoFramesPerRow  Stats   `json:"video_frames_per_row"`
 }
 
 // ImageSize counts the images of one width × height.
@@ -61,6 +69,7 @@ type mediaAcc struct {
 	m                                  Media
 	perRow, audiosPerRow, videosPerRow *hist
 	imageBytes, pixels, audioNS        *hist
+	videoNS, frames                    *hist
 	sizes                              map[string]int64
 	present                            bool
 }
@@ -75,6 +84,7 @@ func (a *mediaAcc) add(r *trace.Row) {
 		a.present = true
 		a.perRow, a.audiosPerRow, a.videosPerRow = newHist(1, 1<<16), newHist(1, 1<<16), newHist(1, 1<<16)
 		a.imageBytes, a.pixels, a.audioNS = newHist(1, 1<<16), newHist(1, 1<<20), newHist(msScale, 1<<20)
+		a.videoNS, a.frames = newHist(msScale, 1<<20), newHist(1, 1<<20)
 		a.sizes = map[string]int64{}
 	}
 	m := &a.m
@@ -111,8 +121,14 @@ func (a *mediaAcc) add(r *trace.Row) {
 	}
 	m.Videos += int64(s.Videos)
 	m.VideoBytes += int64(s.VideoBytes)
+	m.VideoSeconds += s.VideoDuration.Seconds()
+	m.VideoFrames += s.VideoFrames
 	if s.Videos > 0 {
 		a.videosPerRow.add(int64(s.Videos))
+		if s.VideoDuration > 0 {
+			a.videoNS.add(int64(s.VideoDuration))
+			a.frames.add(s.VideoFrames)
+		}
 	}
 }
 
@@ -127,6 +143,8 @@ func (a *mediaAcc) report() *Media {
 	m.AudiosPerRow = a.audiosPerRow.sorted().stats(1)
 	m.AudioSecondsPerRow = a.audioNS.sorted().stats(1e9)
 	m.VideosPerRow = a.videosPerRow.sorted().stats(1)
+	m.VideoSecondsPerRow = a.videoNS.sorted().stats(1e9)
+	m.VideoFramesPerRow = a.frames.sorted().stats(1)
 	for sz, n := range a.sizes {
 		m.ImageSizes = append(m.ImageSizes, ImageSize{sz, n})
 	}
@@ -163,9 +181,14 @@ func writeMedia(b *strings.Builder, m *Media) {
 	if st := m.AudioSecondsPerRow; st.Count > 0 {
 		kv = append(kv, [2]string{"audio s per row", fmt.Sprintf("mean %.3f, p50 %.3f, p90 %.3f, max %.3f (%.2f clips per row with audio)", st.Mean, st.P50, st.P90, st.Max, m.AudiosPerRow.Mean)})
 	}
-	kv = append(kv, [2]string{"videos", fmt.Sprintf("%d (%d bytes)", m.Videos, m.VideoBytes)})
+	kv = append(kv, [2]string{"videos", fmt.Sprintf("%d (%.2f s, %d frames, %d bytes)", m.Videos, m.VideoSeconds, m.VideoFrames, m.VideoBytes)})
 	if st := m.VideosPerRow; st.Count > 0 {
 		kv = append(kv, [2]string{"videos per row", fmt.Sprintf("mean %.2f, max %.0f", st.Mean, st.Max)})
+	}
+	if st := m.VideoSecondsPerRow; st.Count > 0 {
+		f := m.VideoFramesPerRow
+		kv = append(kv, [2]string{"video s per row", fmt.Sprintf("mean %.3f, p50 %.3f, p90 %.3f, max %.3f", st.Mean, st.P50, st.P90, st.Max)})
+		kv = append(kv, [2]string{"video frames per row", fmt.Sprintf("mean %.1f, p50 %.0f, p90 %.0f, max %.0f", f.Mean, f.P50, f.P90, f.Max)})
 	}
 	writeKV(b, "  ", kv)
 	b.WriteString("\n")

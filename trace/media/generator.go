@@ -48,6 +48,36 @@ type SyntheticConfig struct {
 	VideoDuration                       float64
 	VideoFPS, VideoWidth, VideoHeight   int
 	VideoSynth, VideoFormat, VideoCodec string
+	// VideoAudioChannels (0: none, 1 or 2) give each video an audio
+	// track of its length at VideoAudioSampleRate (Hz, or kHz below 1000
+	// as AIPerf takes both; default 44100), VideoAudioDepth bits
+	// (default 16), encoded with VideoAudioCodec (default aac in mp4,
+	// libvorbis in webm).
+	VideoAudioChannels   int
+	VideoAudioSampleRate float64
+	VideoAudioDepth      int
+	VideoAudioCodec      string
+}
+
+// Defaults of a synthetic video's audio track (AIPerf's).
+const (
+	DefaultVideoAudioSampleRate = 44100
+	DefaultVideoAudioDepth      = 16
+)
+
+// videoAudio is c's audio track as [VideoSpec] takes it.
+func (c *SyntheticConfig) videoAudio() VideoAudio {
+	rate := c.VideoAudioSampleRate
+	if rate == 0 {
+		rate = DefaultVideoAudioSampleRate
+	} else if rate < 1000 {
+		rate *= 1000 // kHz, as AIPerf's 44.1
+	}
+	depth := c.VideoAudioDepth
+	if depth == 0 {
+		depth = DefaultVideoAudioDepth
+	}
+	return VideoAudio{SampleRate: int(math.Round(rate)), Depth: depth, Channels: c.VideoAudioChannels, Codec: c.VideoAudioCodec}
 }
 
 // Enabled reports whether any request carries synthetic media.
@@ -109,6 +139,37 @@ func (c *SyntheticConfig) Problems(bad func(field, format string, args ...any)) 
 	case "", "mp4", "webm":
 	default:
 		bad("VideoFormat", "video format %q: want mp4 or webm", c.VideoFormat)
+	}
+	c.videoAudioProblems(bad)
+}
+
+// videoAudioProblems checks the video audio track's fields.
+func (c *SyntheticConfig) videoAudioProblems(bad func(field, format string, args ...any)) {
+	if c.VideoAudioChannels < 0 || c.VideoAudioChannels > 2 {
+		bad("VideoAudioChannels", "video audio channels %d: want 0 (no audio track), 1 or 2", c.VideoAudioChannels)
+		return
+	}
+	a := c.videoAudio()
+	if r := c.VideoAudioSampleRate; r != 0 && !(a.SampleRate >= 8000 && a.SampleRate <= 96000) {
+		bad("VideoAudioSampleRate", "video audio sample rate %v: want 8000 to 96000 Hz (or 8 to 96 kHz)", r)
+	}
+	switch a.Depth {
+	case 8, 16, 24, 32:
+	default:
+		bad("VideoAudioDepth", "video audio depth %d bits: want 8, 16, 24 or 32", a.Depth)
+	}
+	if a.Channels == 0 {
+		if c.VideoAudioCodec != "" {
+			bad("VideoAudioCodec", "video audio codec %q without an audio track: set the video audio channels to 1 or 2", c.VideoAudioCodec)
+		}
+		return
+	}
+	format := c.VideoFormat
+	if format == "" {
+		format = "mp4"
+	}
+	if _, err := a.codec(format); err != nil && a.SampleRate >= 8000 && a.SampleRate <= 96000 {
+		bad("VideoAudioCodec", "%v", err)
 	}
 }
 
@@ -217,6 +278,11 @@ func (g *Generator) Request(dst []*Part, i uint64) ([]*Part, error) {
 	return dst, nil
 }
 
+// Encodes reports how many items g has made (drawn and encoded) so far:
+// one per distinct item while it stays among the last cacheSize made, so
+// building a request that repeats an item encodes nothing.
+func (g *Generator) Encodes() int64 { return g.encodes.Load() }
+
 // itemSeed is the seed of request i's k-th item of kind kind; with reuse,
 // every request's k-th item is the same.
 func (g *Generator) itemSeed(kind Kind, i uint64, k int, reuse bool) uint64 {
@@ -301,7 +367,8 @@ func (g *Generator) make(kind Kind, seed uint64) (Item, error) {
 		return SynthAudio(AudioSpec{Duration: d, Format: f, SampleRate: rate, Depth: depth, Channels: c.AudioChannels, Seed: seed})
 	case Video:
 		return SynthVideo(VideoSpec{Width: c.VideoWidth, Height: c.VideoHeight, FPS: c.VideoFPS,
-			Duration: time.Duration(c.VideoDuration * float64(time.Second)), Synth: c.VideoSynth, Format: c.VideoFormat, Codec: c.VideoCodec, Seed: seed})
+			Duration: time.Duration(c.VideoDuration * float64(time.Second)), Synth: c.VideoSynth, Format: c.VideoFormat, Codec: c.VideoCodec, Seed: seed,
+			Audio: c.videoAudio()})
 	}
 	return Item{}, fmt.Errorf("media kind %d", kind)
 }

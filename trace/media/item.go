@@ -39,8 +39,23 @@ type Item struct {
 
 	Width, Height int           // images and videos; 0 when unknown
 	Duration      time.Duration // audio and video; 0 when unknown
+	Frames        int           // a video's frames (its video track's samples); 0 when unknown
 	// SampleRate, Depth (bits) and Channels describe PCM audio (WAV).
 	SampleRate, Depth, Channels int
+	// Track is a video's audio track; nil when it has none.
+	Track *AudioTrack
+}
+
+// AudioTrack is a video's audio track as its container describes it: the
+// codec ("aac", "opus", "vorbis", or the container's own name for
+// another), the sample rate and channels of its sample entry or track
+// entry, and its presented length (an MP4's edit list's, which leaves out
+// AAC's priming samples; else its samples' or blocks').
+type AudioTrack struct {
+	Codec      string
+	SampleRate int
+	Channels   int
+	Duration   time.Duration
 }
 
 // Bytes is the size of the media's bytes (0 for a URL).
@@ -107,6 +122,20 @@ func AppendChatPart(dst []byte, it *Item) []byte {
 		return appendURLPart(dst, "video_url", it)
 	}
 	return appendURLPart(dst, "image_url", it)
+}
+
+// imagePartPrefix opens an image_url part as AppendChatPart writes it.
+const imagePartPrefix = `{"type":"image_url","image_url":{"url":`
+
+// ChatPartURL returns the url of an image_url part as AppendChatPart
+// wrote it, as the JSON string literal it is there (a slice of part); ok
+// is false for any other part.
+func ChatPartURL(part []byte) (url []byte, ok bool) {
+	n := len(imagePartPrefix)
+	if len(part) < n+4 || string(part[:n]) != imagePartPrefix || string(part[len(part)-2:]) != "}}" {
+		return nil, false
+	}
+	return part[n : len(part)-2], true
 }
 
 func appendURLPart(dst []byte, typ string, it *Item) []byte {

@@ -56,8 +56,10 @@ var (
 // lim.MaxPixels before decoding), then a full decode for PNG, JPEG and
 // GIF (WebP is checked by its header only). Audio: WAV (RIFF/WAVE, PCM or
 // IEEE float) and MP3 (frame headers), with the clip's length. Video: MP4
-// (ftyp box) and WebM (EBML magic), by their magic bytes only. It never
-// panics (FuzzProbe).
+// (ftyp box) and WebM (EBML magic) by their magic bytes, then their track
+// boxes or elements for the video's length and frames and its audio track
+// (Item.Track). It never panics
+// (FuzzProbe).
 func Probe(k Kind, data []byte, lim Limits) (Item, error) {
 	if int64(len(data)) > lim.maxBytes() {
 		return Item{}, fmt.Errorf("%w: %d bytes, more than the %d bytes a %s may have", ErrTooBig, len(data), lim.maxBytes(), k)
@@ -180,11 +182,20 @@ func probeVideo(data []byte) (Item, error) {
 		if string(data[8:10]) == "qt" {
 			f = "mov"
 		}
-		return Item{Kind: Video, Format: f, Data: data}, nil
+		return videoItem(f, data)
 	case bytes.HasPrefix(data, []byte("\x1a\x45\xdf\xa3")):
-		return Item{Kind: Video, Format: "webm", Data: data}, nil
+		return videoItem("webm", data)
 	}
 	return Item{}, fmt.Errorf("%w: not an MP4 or WebM video (its first bytes are %q)", ErrFormat, head(data))
+}
+
+// videoItem is data as a video of format, with its audio track.
+func videoItem(format string, data []byte) (Item, error) {
+	v, tr, err := videoTracks(format, data)
+	if err != nil {
+		return Item{}, err
+	}
+	return Item{Kind: Video, Format: format, Data: data, Duration: v.Duration, Frames: v.Frames, Track: tr}, nil
 }
 
 func head(d []byte) []byte {

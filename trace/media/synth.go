@@ -10,7 +10,9 @@ import (
 	"image/png"
 	"math"
 	"math/rand/v2"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"time"
 )
@@ -184,6 +186,45 @@ type VideoSpec struct {
 	Format string // "mp4" or "webm"
 	Codec  string // ffmpeg encoder; default libx264 (mp4), libvpx-vp9 (webm)
 	Seed   uint64
+	// Audio, when its Channels is 1 or 2, is muxed in as an audio track
+	// of the video's length (AIPerf's --video-audio-*).
+	Audio VideoAudio
+}
+
+// VideoAudio is a synthetic video's audio track: the seeded tones and
+// noise of [SynthAudio] at SampleRate Hz, Depth bits and Channels (0: no
+// track), encoded by ffmpeg's Codec: "aac" (mp4's default), "libvorbis"
+// (webm's default) or "libopus" (either; 8, 12, 16, 24 or 48 kHz).
+type VideoAudio struct {
+	SampleRate, Depth, Channels int
+	Codec                       string
+}
+
+// codec checks a against the container format and returns its encoder.
+func (a VideoAudio) codec(format string) (string, error) {
+	c := a.Codec
+	if format == "" {
+		format = "mp4"
+	}
+	if c == "" {
+		c = map[string]string{"mp4": "aac", "webm": "libvorbis"}[format]
+	}
+	switch {
+	case a.Channels < 1 || a.Channels > 2:
+		return "", fmt.Errorf("video audio channels %d: want 1 or 2 (0: no audio track)", a.Channels)
+	case a.SampleRate < 8000 || a.SampleRate > 96000:
+		return "", fmt.Errorf("video audio sample rate %d Hz: want 8000 to 96000", a.SampleRate)
+	case c == "libopus":
+		switch a.SampleRate {
+		case 8000, 12000, 16000, 24000, 48000:
+		default:
+			return "", fmt.Errorf("%w: libopus encodes at 8, 12, 16, 24 or 48 kHz, not %d Hz", ErrFormat, a.SampleRate)
+		}
+	case c == "aac" && format == "mp4", c == "libvorbis" && format == "webm":
+	default:
+		return "", fmt.Errorf("%w: video audio codec %q in %s (want aac or libopus in mp4, libvorbis or libopus in webm)", ErrFormat, c, format)
+	}
+	return c, nil
 }
 
 // SynthVideo makes the video spec describes with ffmpeg (ErrNoFFmpeg
@@ -216,24 +257,63 @@ func SynthVideo(s VideoSpec) (Item, error) {
 	default:
 		return Item{}, fmt.Errorf("%w: video format %q (want mp4 or webm)", ErrFormat, s.Format)
 	}
-	src := fmt.Sprintf("%s=size=%dx%d:rate=%d:duration=%s", synth, s.Width, s.Height, s.FPS,
-		strconv.FormatFloat(s.Duration.Seconds(), 'f', -1, 64))
-	skip := strconv.FormatUint(s.Seed%1000, 10)
-	args := []string{"-f", "lavfi", "-i", src, "-vf", "select=gte(n\\," + skip + "),setpts=N/FRAME_RATE/TB",
-		"-t", strconv.FormatFloat(s.Duration.Seconds(), 'f', -1, 64), "-c:v", codec, "-pix_fmt", "yuv420p",
-		"-map_metadata", "-1", "-fflags", "+bitexact", "-threads", "1"}
-	if muxer == "mp4" {
-		args = append(args, "-movflags", "frag_keyframe+empty_moov")
-	}
-	args = append(args, "-f", muxer, "pipe:1")
 	// The select filter drops the first frames, so the source runs longer.
-	args[3] = fmt.Sprintf("%s=size=%dx%d:rate=%d:duration=%s", synth, s.Width, s.Height, s.FPS,
+	src := fmt.Sprintf("%s=size=%dx%d:rate=%d:duration=%s", synth, s.Width, s.Height, s.FPS,
 		strconv.FormatFloat(s.Duration.Seconds()+float64(s.Seed%1000)/float64(s.FPS)+1, 'f', -1, 64))
-	out, err := ffmpeg(nil, args...)
+	skip := strconv.FormatUint(s.Seed%1000, 10)
+	args := []string{"-f", "lavfi", "-i", src}
+	var wav []byte
+	if s.Audio.Channels != 0 {
+		acodec, err := s.Audio.codec(muxer)
+		if err != nil {
+			return Item{}, err
+		}
+		a, err := SynthAudio(AudioSpec{Duration: s.Duration, Format: "wav", SampleRate: s.Audio.SampleRate, Depth: s.Audio.Depth, Channels: s.Audio.Channels, Seed: s.Seed})
+		if err != nil {
+			return Item{}, fmt.Errorf("video audio track: %w", err)
+		}
+		wav = a.Data
+		args = append(args, "-f", "wav", "-i", "pipe:0", "-map", "0:v", "-map", "1:a", "-c:a", acodec,
+			"-ar", strconv.Itoa(s.Audio.SampleRate), "-ac", strconv.Itoa(s.Audio.Channels))
+	}
+	args = append(args, "-vf", "select=gte(n\\,"+skip+"),setpts=N/FRAME_RATE/TB",
+		"-t", strconv.FormatFloat(s.Duration.Seconds(), 'f', -1, 64), "-c:v", codec, "-pix_fmt", "yuv420p",
+		"-map_metadata", "-1", "-fflags", "+bitexact", "-threads", "1")
+	out, err := ffmpegVideo(wav, muxer, args)
 	if err != nil {
 		return Item{}, err
 	}
-	return Item{Kind: Video, Format: muxer, Data: out, Width: s.Width, Height: s.Height, Duration: s.Duration}, nil
+	it, err := videoItem(muxer, out)
+	if err != nil {
+		return Item{}, fmt.Errorf("ffmpeg's %s: %w", muxer, err)
+	}
+	it.Width, it.Height = s.Width, s.Height
+	return it, nil
+}
+
+// ffmpegVideo runs ffmpeg's video args with stdin (the audio track's WAV
+// or nil) and returns the muxed video. A silent MP4 is fragmented so that
+// it streams to a pipe; an MP4 with audio is written to a temporary file
+// instead, since only a whole MP4's edit list says how many of the first
+// AAC samples are encoder priming (a fragmented one gives the first
+// sample a made-up duration) and so its audio length.
+func ffmpegVideo(stdin []byte, muxer string, args []string) ([]byte, error) {
+	if muxer != "mp4" {
+		return ffmpeg(stdin, append(args, "-f", muxer, "pipe:1")...)
+	}
+	if stdin == nil {
+		return ffmpeg(nil, append(args, "-movflags", "frag_keyframe+empty_moov", "-f", muxer, "pipe:1")...)
+	}
+	dir, err := os.MkdirTemp("", "reprise-video-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	name := filepath.Join(dir, "v.mp4")
+	if _, err := ffmpeg(stdin, append(args, "-movflags", "+faststart", "-f", muxer, name)...); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(name)
 }
 
 // ffmpeg runs ffmpeg with args, stdin as its input, and returns stdout.

@@ -2,9 +2,9 @@ package mediagen
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"github.com/reprise-bench/reprise/trace/media"
 	"maps"
 	"mime/multipart"
 	"slices"
@@ -13,6 +13,7 @@ import (
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/internal/jsonx"
+	"github.com/reprise-bench/reprise/trace/media"
 )
 
 // API selects the endpoint.
@@ -56,8 +57,10 @@ var numeric = map[string]bool{OptN: true, OptPartialImages: true, "speed": true}
 // concurrent use.
 type Adapter struct {
 	API API
-	// Clip is the audio every transcription request uploads (nil for the
-	// other APIs). It is shared read-only.
+	// Clip is the audio a transcription request uploads when its trace
+	// row carries none (nil for the other APIs); a row's own clip (Raw's
+	// "media", one input_audio or audio data URL part) is uploaded
+	// instead. It is shared read-only.
 	Clip *WAV
 }
 
@@ -108,6 +111,7 @@ type Instance struct {
 	// (ContentRequest was the last request rendered).
 	content bool
 	mw      bytes.Buffer
+	rawBuf  []byte // CutMedia's scratch
 }
 
 type state struct {
@@ -134,12 +138,16 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 	opts := in.cfg.Options
 	switch in.a.API {
 	case Transcription:
+		clip, name, err := in.clip(b.Raw)
+		if err != nil {
+			return err
+		}
 		return in.multipart(out, func(w *multipart.Writer) error {
-			fw, err := w.CreateFormFile("file", "clip.wav")
+			fw, err := w.CreateFormFile("file", name)
 			if err != nil {
 				return err
 			}
-			if _, err := fw.Write(in.a.Clip.Data); err != nil {
+			if _, err := fw.Write(clip); err != nil {
 				return err
 			}
 			fields := [][2]string{{"model", in.cfg.Model}, {"response_format", "json"}}
@@ -197,6 +205,58 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 	body = jsonx.AppendMembers(body, in.cfg.ExtraBody)
 	out.Body = append(body, '}')
 	return nil
+}
+
+// rowPart is a chat content part of a trace row's "media" array.
+type rowPart struct {
+	Type       string `json:"type"`
+	InputAudio *struct {
+		Data   string `json:"data"`
+		Format string `json:"format"`
+	} `json:"input_audio"`
+	AudioURL *struct {
+		URL string `json:"url"`
+	} `json:"audio_url"`
+}
+
+// clip returns the audio a transcription request uploads and its file
+// name: the trace row's own clip when raw's "media" carries one (the
+// trace reader checked it), else the run's Clip. A row with more than
+// one clip, or with images or videos, is an error: the endpoint takes
+// one audio file.
+func (in *Instance) clip(raw []byte) ([]byte, string, error) {
+	rest, m, ok := media.CutMedia(raw, in.rawBuf)
+	in.rawBuf = rest[:0]
+	if !ok {
+		return in.a.Clip.Data, "clip.wav", nil
+	}
+	var ps []rowPart
+	if err := json.Unmarshal(m, &ps); err != nil {
+		return nil, "", fmt.Errorf("the row's media: %w", err)
+	}
+	if len(ps) != 1 {
+		return nil, "", fmt.Errorf("the row carries %d media items; a transcription request uploads one audio clip (give each row one audio)", len(ps))
+	}
+	p := ps[0]
+	switch {
+	case p.Type == "input_audio" && p.InputAudio != nil:
+		b, err := base64.StdEncoding.DecodeString(p.InputAudio.Data)
+		if err != nil {
+			return nil, "", fmt.Errorf("the row's input_audio data is not base64: %w", err)
+		}
+		return b, "clip." + p.InputAudio.Format, nil
+	case p.Type == "audio_url" && p.AudioURL != nil:
+		b, err := media.DecodeDataURL(p.AudioURL.URL)
+		if err != nil {
+			return nil, "", fmt.Errorf("the row's audio %.60q: a transcription request uploads the clip's bytes, so give a local file or a data URL, not a URL (%w)", p.AudioURL.URL, err)
+		}
+		it, err := media.Probe(media.Audio, b, media.Limits{})
+		if err != nil {
+			return nil, "", fmt.Errorf("the row's audio: %w", err)
+		}
+		return b, "clip." + it.Format, nil
+	}
+	return nil, "", fmt.Errorf("the row carries a %s part; a transcription request uploads one audio clip, not images or videos", p.Type)
 }
 
 // multipart renders a multipart/form-data body with a fixed boundary (the

@@ -142,6 +142,15 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 		}
 		body = append(body, ']')
 	}
+	if in.api == NIMEmbeddings {
+		var err error
+		if body, err = appendNIMInputs(body, b); err != nil {
+			return err
+		}
+		body = jsonx.AppendMembers(body, in.cfg.ExtraBody)
+		out.Body = append(body, '}')
+		return nil
+	}
 	switch in.api {
 	case Embeddings, NIMEmbeddings:
 		all := make([]string, 0, 1+len(b.Inputs))
