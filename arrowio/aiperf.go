@@ -381,7 +381,7 @@ func aiperfSummary(s *summary.Summary, manifest json.RawMessage) ([]byte, error)
 	}
 	out["schema_version"] = AIPerfSchemaVersion
 	out["aiperf_version"] = "reprise"
-	out["benchmark_id"] = s.Run.Start.UTC().Format("20060102T150405Z") + "-" + s.Run.Mode
+	out["benchmark_id"] = aiperfBenchmarkID(s)
 	out["start_time"] = s.Run.Start.UTC().Format(time.RFC3339Nano)
 	out["end_time"] = s.Run.End.UTC().Format(time.RFC3339Nano)
 	out["was_cancelled"] = s.Run.Cancelled
