@@ -395,3 +395,8 @@ func aiperfSummary(s *summary.Summary, manifest json.RawMessage) ([]byte, error)
 	}
 	return append(b, '\n'), nil
 }
+
+// aiperfBenchmarkID is the benchmark_id of every AIPerf export of s.
+func aiperfBenchmarkID(s *summary.Summary) string {
+	return s.Run.Start.UTC().Format("20060102T150405Z") + "-" + s.Run.Mode
+}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -91,11 +90,6 @@ func WriteServerMetricsExport(dir string, formats []string, e *ServerMetricsExpo
 	return errors.Join(errs...)
 }
 
-// aiperfBenchmarkID is the benchmark_id of every AIPerf export of s.
-func aiperfBenchmarkID(s *summary.Summary) string {
-	return s.Run.Start.UTC().Format("20060102T150405Z") + "-" + s.Run.Mode
-}
-
 type smSeries struct {
 	EndpointURL string             `json:"endpoint_url"`
 	Labels      map[string]string  `json:"labels,omitempty"`
@@ -107,34 +101,6 @@ type smMetric struct {
 	Type        string     `json:"type"`
 	Description string     `json:"description"`
 	Series      []smSeries `json:"series"`
-}
-
-// orderedCounts is a JSON object of bucket bounds to counts in bound
-// order (as AIPerf writes them), not sorted by key.
-type orderedCounts []summary.BucketCount
-
-func (o orderedCounts) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, c := range o {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(boundKey(c.LE))
-		b.Write(k)
-		b.WriteByte(':')
-		b.WriteString(strconv.FormatFloat(c.Count, 'f', -1, 64))
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
-// boundKey is a bucket bound as Prometheus writes le: "0.005", "+Inf".
-func boundKey(le float64) string {
-	if math.IsInf(le, 1) {
-		return "+Inf"
-	}
-	return strconv.FormatFloat(le, 'g', -1, 64)
 }
 
 // serverMetricsJSON is server_metrics_export.json: AIPerf's hybrid layout,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -22,6 +23,34 @@ const (
 	ownSeriesPrefix   = "reprise:"
 	ownScrapeDuration = "reprise:scrape_duration_seconds"
 )
+
+// orderedCounts is a JSON object of bucket bounds to counts in bound
+// order (as AIPerf writes them), not sorted by key.
+type orderedCounts []summary.BucketCount
+
+func (o orderedCounts) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, c := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(boundKey(c.LE))
+		b.Write(k)
+		b.WriteByte(':')
+		b.WriteString(strconv.FormatFloat(c.Count, 'f', -1, 64))
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// boundKey is a bucket bound as Prometheus writes le: "0.005", "+Inf".
+func boundKey(le float64) string {
+	if math.IsInf(le, 1) {
+		return "+Inf"
+	}
+	return strconv.FormatFloat(le, 'g', -1, 64)
+}
 
 // scrapes calls f with each scrape of samples: each run of consecutive
 // samples with one target and one time, as the scraper wrote them.

@@ -79,13 +79,13 @@ func TestProfileServerMetricsExport(t *testing.T) {
 		Telemetry struct {
 			Servers []struct {
 				Server struct {
-					Target           string `json:"target"`
-					Scrapes          int    `json:"scrapes"`
-					Failed           int    `json:"failed_scrapes"`
-					PromptTokens     float64 `json:"prompt_tokens"`
-					GenerationTokens float64 `json:"generation_tokens"`
-					Requests         float64 `json:"requests"`
-					PromptPerSec     float64 `json:"prompt_tokens_per_second"`
+					Target           string                      `json:"target"`
+					Scrapes          int                         `json:"scrapes"`
+					Failed           int                         `json:"failed_scrapes"`
+					PromptTokens     float64                     `json:"prompt_tokens"`
+					GenerationTokens float64                     `json:"generation_tokens"`
+					Requests         float64                     `json:"requests"`
+					PromptPerSec     float64                     `json:"prompt_tokens_per_second"`
 					Running          struct{ Mean, Max float64 } `json:"running_requests"`
 					TTFT             struct {
 						Count  float64 `json:"count"`
