@@ -179,16 +179,23 @@ type smRow struct {
 // serverMetricsParquet is server_metrics_export.parquet: AIPerf's
 // normalized rows from the window's start on (startNS, the first send):
 // a gauge's value; a counter's increase since its reference (its value at
-// the last scrape at or before startNS, else its first in the window;
-// never below 0); a histogram's one row per bucket, with the increases of
+// the last scrape at or before startNS; 0 for a series that scrape
+// lacked, as the summary counts it; its first value when the target has
+// no page before startNS; never below 0); a histogram's one row per bucket, with the increases of
 // the bucket, the sum and the count. One nullable string column per label
 // name.
 func serverMetricsParquet(samples []record.MetricSample, startNS int64) ([]byte, error) {
 	ref := map[string]float64{}
+	baseline := map[string]bool{} // targets with a page scraped at or before startNS
 	delta := func(s *record.MetricSample) float64 {
 		key := s.Target + "\x00" + s.Metric + "\x00" + s.Labels + "\x00" + s.Part + "\x00" + boundKey(s.Bound)
 		r, ok := ref[key]
-		if !ok || s.TimeNS <= startNS {
+		switch {
+		case s.TimeNS <= startNS:
+			ref[key], r = s.Value, s.Value
+		case !ok && baseline[s.Target]:
+			ref[key], r = 0, 0 // absent from the baseline: created since, from 0
+		case !ok:
 			ref[key], r = s.Value, s.Value
 		}
 		return max(s.Value-r, 0)
@@ -196,6 +203,9 @@ func serverMetricsParquet(samples []record.MetricSample, startNS int64) ([]byte,
 	var rows []smRow
 	labelNames := map[string]bool{}
 	scrapes(samples, func(sc []record.MetricSample) {
+		if sc[0].TimeNS <= startNS && slices.ContainsFunc(sc, func(s record.MetricSample) bool { return !strings.HasPrefix(s.Metric, ownSeriesPrefix) }) {
+			baseline[sc[0].Target] = true
+		}
 		// A histogram's bucket rows get its sum and count once the
 		// scrape's parts are all read.
 		type hist struct {

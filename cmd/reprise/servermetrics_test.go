@@ -365,7 +365,7 @@ func TestProfileServerMetricsFormatsDefault(t *testing.T) {
 		{nil, all[:2]},
 		{[]string{"--no-server-metrics"}, nil},
 		{[]string{"--export", "none"}, nil},
-		{[]string{"--server-metrics-formats", "parquet"}, all[3:]},
+		{[]string{"--server-metrics-formats", "parquet", "--format", "jsonl"}, all[3:]},
 	} {
 		out := filepath.Join(t.TempDir(), "run")
 		args := append([]string{"profile", "-m", mockserver.DefaultModel, "--url", srv.URL(), "--isl", "16", "--osl", "2",
