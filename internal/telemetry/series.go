@@ -9,9 +9,9 @@ import (
 	"github.com/reprise-bench/reprise/engine/summary"
 )
 
-// Quantiles are the percentiles of SeriesStats, as AIPerf names them
-// (p1 … p99, or p1_estimate … for histograms).
-var Quantiles = []struct {
+// histQuantiles are the histogram estimates of SeriesStats, as AIPerf
+// names them (p1_estimate … p99_estimate).
+var histQuantiles = []struct {
 	Name string
 	Q    float64
 }{{"p1", 0.01}, {"p5", 0.05}, {"p10", 0.10}, {"p25", 0.25}, {"p50", 0.50},
@@ -79,9 +79,9 @@ func counterSeries(pts []point, ok []int64, startNS int64, secs float64) (map[st
 	return st, true
 }
 
-// gaugeSeries summarises the gauge's scrapes inside the window: mean,
-// extremes, population standard deviation and percentiles interpolated
-// linearly between the sorted values (numpy's default, as AIPerf).
+// gaugeSeries summarises the gauge's scrapes inside the window with the
+// summary's statistics (summary.Compute: population standard deviation,
+// numpy's linear percentiles, as AIPerf).
 func gaugeSeries(pts []point, startNS, endNS int64) (map[string]float64, bool) {
 	var vs []float64
 	for _, p := range pts {
@@ -92,32 +92,9 @@ func gaugeSeries(pts []point, startNS, endNS int64) (map[string]float64, bool) {
 	if len(vs) == 0 {
 		return nil, false
 	}
-	var sum float64
-	for _, v := range vs {
-		sum += v
-	}
-	mean := sum / float64(len(vs))
-	var ss float64
-	for _, v := range vs {
-		ss += (v - mean) * (v - mean)
-	}
-	slices.Sort(vs)
-	st := map[string]float64{"avg": mean, "min": vs[0], "max": vs[len(vs)-1], "std": math.Sqrt(ss / float64(len(vs)))}
-	for _, q := range Quantiles {
-		st[q.Name] = linearQuantile(vs, q.Q)
-	}
-	return st, true
-}
-
-// linearQuantile is quantile q of sorted vs, interpolated between the
-// closest ranks.
-func linearQuantile(vs []float64, q float64) float64 {
-	pos := q * float64(len(vs)-1)
-	lo := int(math.Floor(pos))
-	if lo+1 >= len(vs) {
-		return vs[len(vs)-1]
-	}
-	return vs[lo] + (vs[lo+1]-vs[lo])*(pos-float64(lo))
+	c := summary.Compute(vs)
+	return map[string]float64{"avg": c.Avg, "min": c.Min, "max": c.Max, "std": c.Std,
+		"p1": c.P1, "p5": c.P5, "p10": c.P10, "p25": c.P25, "p50": c.P50, "p75": c.P75, "p90": c.P90, "p95": c.P95, "p99": c.P99}, true
 }
 
 func histSeries(hs []histPoint, ok []int64, startNS int64, secs float64) (map[string]float64, []summary.BucketCount, bool) {
@@ -131,7 +108,7 @@ func histSeries(hs []histPoint, ok []int64, startNS int64, secs float64) (map[st
 	}
 	if d.count > 0 {
 		st["avg"] = d.sum / d.count
-		for _, q := range Quantiles {
+		for _, q := range histQuantiles {
 			if v := bucketQuantile(q.Q, d.bounds, d.counts); !math.IsNaN(v) {
 				st[q.Name+"_estimate"] = v
 			}

@@ -70,18 +70,6 @@ func TestSeriesStatsWindow(t *testing.T) {
 	}
 }
 
-func TestLinearQuantile(t *testing.T) {
-	vs := []float64{1, 2, 3, 4}
-	for q, want := range map[float64]float64{0: 1, 0.5: 2.5, 0.99: 3.97, 1: 4} {
-		if got := linearQuantile(vs, q); math.Abs(got-want) > 1e-12 {
-			t.Errorf("q %v: %v, want %v", q, got, want)
-		}
-	}
-	if got := linearQuantile([]float64{7}, 0.9); got != 7 {
-		t.Errorf("one value: %v", got)
-	}
-}
-
 // FuzzLabelMap: record.LabelMap undoes canonicalLabels for any values
 // (names are Prometheus names), and reads any string without panicking.
 func FuzzLabelMap(f *testing.F) {
