@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -66,7 +67,8 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(a), 
 // requests), the JSON Lines file has one line per successful scrape, and
 // the Parquet file's counters end at the run's totals.
 func TestProfileServerMetricsExport(t *testing.T) {
-	srv := startMockServer(t, nil)
+	// About 200 ms of load: scrapes every 20 ms see the gauges inside the window.
+	srv := startMockServer(t, func(c *mockserver.Config) { c.TTFT, c.ITL = 20*time.Millisecond, 2*time.Millisecond })
 	out := filepath.Join(t.TempDir(), "run")
 	code, _, stderr := runCLI(t, "", "profile", "-m", mockserver.DefaultModel, "--url", srv.URL(), "--streaming",
 		"--isl", "16", "--osl", "8", "--concurrency", "4", "--request-count", "24", "--metrics-interval", "20ms",
