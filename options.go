@@ -707,6 +707,13 @@ type OutputOptions struct {
 	// with Export aiperf, AIPerf's profile_export_aiperf_timeslices.json
 	// and .csv (AIPerf's --slice-duration).
 	SliceDuration time.Duration
+	// ServerMetricsFormats, with Export aiperf and server metrics
+	// scraped, are AIPerf's server_metrics_export files written after the
+	// run (AIPerf's --server-metrics-formats): "json" and "csv" (the
+	// statistics of every series over the profile window), "jsonl" (every
+	// scrape) and "parquet" (every sample, counters and histograms as
+	// increases). None: none written.
+	ServerMetricsFormats []string
 	// ExportOutputs also writes outputs.json: every request's response
 	// text with AIPerf's per-request metadata and metrics (AIPerf's
 	// --export-outputs-json). Opt-in: the texts are what the server said.

@@ -615,6 +615,9 @@ func writeOutputs(ctx context.Context, run *arrowio.Run, o *Options, s *summary.
 		if err := arrowio.WriteAIPerfInputs(dir, inputs.list()); err != nil {
 			return fieldError("Output.Export", "{Output.Export} aiperf: %w", err)
 		}
+		if err := writeServerMetricsExport(dir, o.Output.ServerMetricsFormats, s); err != nil {
+			return fieldError("Output.ServerMetricsFormats", "{Output.ServerMetricsFormats}: %w", err)
+		}
 	}
 	logMLflow(ctx, o, dir, s, mlflowStatus(aborted, ok), log)
 	return nil

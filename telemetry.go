@@ -252,3 +252,18 @@ func (t *telemetryRun) summaries(startNS, endNS, outputTokens int64) ([]summary.
 	defer t.mu.Unlock()
 	return servers, telemetry.SummarizeGPU(t.gpuSamples, startNS, endNS, outputTokens)
 }
+
+// writeServerMetricsExport writes AIPerf's server_metrics_export files of
+// formats from the run's server_metrics table, when servers were scraped:
+// every series' statistics over s's window, computed as s's telemetry is.
+func writeServerMetricsExport(dir string, formats []string, s *summary.Summary) error {
+	if len(formats) == 0 || s.Telemetry == nil || len(s.Telemetry.Servers) == 0 {
+		return nil
+	}
+	samples, err := arrowio.ReadMetricSamples(dir)
+	if err != nil {
+		return err
+	}
+	return arrowio.WriteServerMetricsExport(dir, formats, &arrowio.ServerMetricsExport{
+		Summary: s, Series: telemetry.SeriesStats(samples, s.WindowStartNS, s.WindowEndNS), Samples: samples})
+}

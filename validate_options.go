@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/reprise-bench/reprise/arrowio"
@@ -142,6 +143,11 @@ func checkOutput(o *Options, bad func(path, format string, args ...any)) {
 	case "aiperf":
 	default:
 		bad("Output.Export", "{Output.Export} %q: want aiperf", o.Output.Export)
+	}
+	for _, f := range o.Output.ServerMetricsFormats {
+		if !slices.Contains(arrowio.ServerMetricsFormats, f) {
+			bad("Output.ServerMetricsFormats", "{Output.ServerMetricsFormats} %q: want json, csv, jsonl or parquet", f)
+		}
 	}
 	if o.Output.SliceDuration < 0 {
 		bad("Output.SliceDuration", "{Output.SliceDuration} %v: want a duration > 0 (0 = no time slices)", o.Output.SliceDuration)

@@ -381,7 +381,7 @@ func aiperfSummary(s *summary.Summary, manifest json.RawMessage) ([]byte, error)
 	}
 	out["schema_version"] = AIPerfSchemaVersion
 	out["aiperf_version"] = "reprise"
-	out["benchmark_id"] = s.Run.Start.UTC().Format("20060102T150405Z") + "-" + s.Run.Mode
+	out["benchmark_id"] = aiperfBenchmarkID(s)
 	out["start_time"] = s.Run.Start.UTC().Format(time.RFC3339Nano)
 	out["end_time"] = s.Run.End.UTC().Format(time.RFC3339Nano)
 	out["was_cancelled"] = s.Run.Cancelled
@@ -394,4 +394,9 @@ func aiperfSummary(s *summary.Summary, manifest json.RawMessage) ([]byte, error)
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// aiperfBenchmarkID is the benchmark_id of every AIPerf export of s.
+func aiperfBenchmarkID(s *summary.Summary) string {
+	return s.Run.Start.UTC().Format("20060102T150405Z") + "-" + s.Run.Mode
 }

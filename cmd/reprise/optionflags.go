@@ -66,7 +66,7 @@ var optionFlag = map[string]string{
 	"Calibration": "--calibration",
 	"Output.Dir":  "--out", "Output.Overwrite": "--overwrite", "Output.Format": "--format",
 	"Output.SingleFile": "--single-file", "Output.PartInterval": "--part-interval", "Output.PartRows": "--part-rows",
-	"Output.ExportLevel": "--export-level", "Output.Export": "--export", "Output.ExportPrefix": "--profile-export-prefix", "Output.SliceDuration": "--slice-duration", "UI": "--ui",
+	"Output.ExportLevel": "--export-level", "Output.Export": "--export", "Output.ExportPrefix": "--profile-export-prefix", "Output.SliceDuration": "--slice-duration", "Output.ServerMetricsFormats": "--server-metrics-formats", "UI": "--ui",
 	"Telemetry.EndpointMetrics": "--no-server-metrics", "Telemetry.ServerMetrics": "--server-metrics",
 	"Telemetry.Interval": "--metrics-interval", "Telemetry.GPU": "--gpu-telemetry", "Telemetry.DCGMURL": "--gpu-telemetry",
 	"Telemetry.MetricsAddr": "--metrics-addr", "Telemetry.MetricsLinger": "--metrics-linger",

@@ -19,6 +19,7 @@ var optionsWithoutFlag = map[string]bool{
 	// profile's AIPerf behaviours: the model id as tokenizer when no
 	// --tokenizer is named, and profile's --public-dataset.
 	"TokenizerFromModel": true, "Trace.PublicDataset": true, "Trace.PublicSubset": true, "Trace.PublicFilters": true, "Output.ExportPrefix": true, "Output.SliceDuration": true,
+	"Output.ServerMetricsFormats": true,
 	// profile's dataset-side flags (profile_dataset.go) and
 	// --export-outputs-json (profile_hub.go).
 	"ServerOutputLength": true, "Synthetic.SeqDist": true, "Synthetic.Entries": true, "Synthetic.PrefixRandom": true, "Trace.Entries": true,

@@ -134,6 +134,7 @@ func profileOwnFlags() []cli.Flag {
 			Usage: "`LEVEL`: summary or records (one record row per request), raw (also one row per response event)"},
 		&cli.StringFlag{Name: "profile-export-prefix", Aliases: []string{"profile-export-file"}, Category: cat, Sources: envVars("profile-export-prefix"),
 			Usage: "name AIPerf's export files `PREFIX`.jsonl, PREFIX.json and PREFIX.csv (not profile_export.jsonl, profile_export_aiperf.json and .csv); a GenAI-Perf --profile-export-file name loses its extension"},
+		&cli.StringSliceFlag{Name: "server-metrics-formats", Value: []string{"json", "csv"}, Category: cat, Sources: envVars("server-metrics-formats"), Usage: "AIPerf's server_metrics_export files when server metrics are scraped: `FORMAT`s json and csv (every series' statistics over the run), jsonl (every scrape), parquet (every sample); comma list or repeated"},
 		&cli.FloatFlag{Name: "slice-duration", Category: cat, Sources: envVars("slice-duration"),
 			Usage: "also summarize the requests per slice of `S` seconds by send time: summary.json's time_slices and profile_export_aiperf_timeslices.json and .csv"},
 		&cli.StringFlag{Name: "export", Value: "aiperf", Category: cat, Sources: envVars("export"),
@@ -209,7 +210,6 @@ const scenarioRefusal = "AIPerf's scenarios lock the settings of a leaderboard s
 // is given exits 2 with its sentence.
 var aiperfUnsupported = map[string]string{
 	"tokenizer-trust-remote-code":    "reprise runs no Python, so no tokenizer code from a repository: it reads tokenizer.json or a GGUF file (--tokenizer); a model whose tokenizer needs remote code is named in the error",
-	"server-metrics-formats":         "AIPerf's server_metrics_export files are not written: every scraped sample is in the run directory's server_metrics table (Parquet, or JSON Lines with --format jsonl; docs/format/telemetry.md), the summary in summary.json's telemetry; drop the flag",
 	"workers-max":                    "reprise has no worker processes; --senders N sets the most requests in flight",
 	"max-workers":                    "reprise has no worker processes; --senders N sets the most requests in flight",
 	"record-processor-service-count": "reprise has no record processor services; drop the flag",

@@ -1,5 +1,7 @@
 package record
 
+import "strings"
+
 // MetricSample is one value of one series of a server's Prometheus metrics
 // at one scrape (server_metrics.parquet). Histograms and summaries are kept
 // in full: one sample per bucket or quantile plus their _sum and _count.
@@ -34,4 +36,37 @@ type GPUSample struct {
 	EnergyJ       float64 // cumulative since driver load
 	TempC         float64
 	SMClockMHz    float64
+}
+
+// LabelMap parses a canonical label string (MetricSample.Labels) into its
+// pairs; nil for "". Escapes (\\, \n, \") are undone.
+func LabelMap(labels string) map[string]string {
+	if labels == "" {
+		return nil
+	}
+	m := map[string]string{}
+	for rest := labels; rest != ""; {
+		eq := strings.Index(rest, `="`)
+		if eq < 0 {
+			break
+		}
+		key := rest[:eq]
+		rest = rest[eq+2:]
+		var val strings.Builder
+		i := 0
+		for ; i < len(rest) && rest[i] != '"'; i++ {
+			c := rest[i]
+			if c == '\\' && i+1 < len(rest) {
+				i++
+				c = rest[i]
+				if c == 'n' {
+					c = '\n'
+				}
+			}
+			val.WriteByte(c)
+		}
+		m[key] = val.String()
+		rest = strings.TrimPrefix(rest[min(i+1, len(rest)):], ",")
+	}
+	return m
 }

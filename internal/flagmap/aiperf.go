@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/reprise-bench/reprise"
+	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/engine/adapter/native"
 	"github.com/reprise-bench/reprise/replay"
 	"github.com/reprise-bench/reprise/trace"
@@ -173,6 +175,14 @@ func profileRequest(v Values, o *reprise.Options, rc *replay.Config, errs *[]err
 		// GenAI-Perf's --profile-export-file names a file (x.json): its
 		// stem is the prefix, as AIPerf takes it.
 		o.Output.ExportPrefix = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(p, ".jsonl"), ".json"), ".csv")
+	}
+	o.Output.ServerMetricsFormats = nil
+	for _, f := range CommaList(v.StringSlice("server-metrics-formats")) {
+		if !slices.Contains(arrowio.ServerMetricsFormats, f) {
+			*errs = append(*errs, fmt.Errorf("--server-metrics-formats %q: want json, csv, jsonl or parquet", f))
+		} else if !slices.Contains(o.Output.ServerMetricsFormats, f) {
+			o.Output.ServerMetricsFormats = append(o.Output.ServerMetricsFormats, f)
+		}
 	}
 }
 

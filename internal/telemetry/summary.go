@@ -20,6 +20,9 @@ type Accumulator struct {
 	mu      sync.Mutex
 	targets map[string]*targetSeries
 	order   []string
+	// every keeps every series, by family and label set (SeriesStats),
+	// instead of the known families summed over their label sets.
+	every bool
 }
 
 type targetSeries struct {
@@ -30,6 +33,7 @@ type targetSeries struct {
 	ok      []int64
 	scalars map[string][]point     // counters and gauges by family
 	hists   map[string][]histPoint // histograms by family
+	types   map[string]string      // the families' types
 }
 
 type point struct {
@@ -99,10 +103,11 @@ func (a *Accumulator) Add(samples []record.MetricSample) {
 			continue
 		}
 		sc.page, sc.pageT = true, s.TimeNS
-		if _, ok := knownMetrics[s.Metric]; !ok {
+		fam, ok := a.family(s)
+		if !ok {
 			continue
 		}
-		key := [2]string{s.Target, s.Metric}
+		key := [2]string{s.Target, fam}
 		g := aggs[key]
 		if g == nil {
 			g = &agg{t: s.TimeNS, typ: s.Type}
@@ -137,6 +142,7 @@ func (a *Accumulator) Add(samples []record.MetricSample) {
 	}
 	for key, g := range aggs {
 		ts := a.targets[key[0]]
+		ts.types[key[1]] = g.typ
 		if g.typ == "histogram" {
 			hp := histPoint{t: g.t, sum: g.sum, count: g.count, hasData: true}
 			for b := range g.hist {
@@ -157,6 +163,19 @@ func (a *Accumulator) Add(samples []record.MetricSample) {
 	}
 }
 
+// seriesSep parts family and labels in the keys of an every accumulator.
+const seriesSep = "\x00"
+
+// family is the key s is aggregated under: its family when it is a known
+// one, or with every, its family and label set (summaries are left out).
+func (a *Accumulator) family(s *record.MetricSample) (string, bool) {
+	if !a.every {
+		_, ok := knownMetrics[s.Metric]
+		return s.Metric, ok
+	}
+	return s.Metric + seriesSep + s.Labels, s.Type != "summary"
+}
+
 func (ts *targetSeries) addOK(t int64) {
 	if n := len(ts.ok); n < MaxPointsPerSeries && (n == 0 || ts.ok[n-1] < t) {
 		ts.ok = append(ts.ok, t)
@@ -166,7 +185,7 @@ func (ts *targetSeries) addOK(t int64) {
 func (a *Accumulator) target(name string) *targetSeries {
 	ts := a.targets[name]
 	if ts == nil {
-		ts = &targetSeries{scalars: map[string][]point{}, hists: map[string][]histPoint{}}
+		ts = &targetSeries{scalars: map[string][]point{}, hists: map[string][]histPoint{}, types: map[string]string{}}
 		a.targets[name] = ts
 		a.order = append(a.order, name)
 	}
@@ -389,6 +408,40 @@ func histSums(hs []histPoint) []point {
 // quantiles of those observations. A change of bucket layout restarts the
 // accumulation.
 func histStats(name string, hs []histPoint, ok []int64, startNS int64) *HistogramStats {
+	d, seen := histDelta(hs, ok, startNS)
+	if !seen {
+		return nil
+	}
+	bounds, counts, sum, count := d.bounds, d.counts, d.sum, d.count
+	st := &HistogramStats{Metric: name, Count: count}
+	if count <= 0 {
+		return st
+	}
+	st.MeanMS = sum / count * 1e3
+	q := func(q float64) (*float64, *Bucket) {
+		v := bucketQuantile(q, bounds, counts) * 1e3
+		if math.IsNaN(v) {
+			return nil, nil
+		}
+		b, _ := quantileBucket(q, bounds, counts)
+		return &v, &b
+	}
+	st.P50MS, st.P50Bucket = q(0.50)
+	st.P90MS, st.P90Bucket = q(0.90)
+	st.P99MS, st.P99Bucket = q(0.99)
+	return st
+}
+
+// histIncrease is a histogram's increase over a window: cumulative
+// counts per bound, and its sum and count.
+type histIncrease struct {
+	bounds, counts []float64
+	sum, count     float64
+}
+
+// histDelta is the histogram's increase from its baseline to its last
+// point (histStats); seen is false when it has no point after startNS.
+func histDelta(hs []histPoint, ok []int64, startNS int64) (histIncrease, bool) {
 	var prev *histPoint
 	fromZero := false // the series was absent at the last scrape: 0
 	var bounds, counts []float64
@@ -424,26 +477,7 @@ func histStats(name string, hs []histPoint, ok []int64, startNS int64) *Histogra
 		}
 		prev, fromZero = h, false
 	})
-	if !seen {
-		return nil
-	}
-	st := &HistogramStats{Metric: name, Count: count}
-	if count <= 0 {
-		return st
-	}
-	st.MeanMS = sum / count * 1e3
-	q := func(q float64) (*float64, *Bucket) {
-		v := bucketQuantile(q, bounds, counts) * 1e3
-		if math.IsNaN(v) {
-			return nil, nil
-		}
-		b, _ := quantileBucket(q, bounds, counts)
-		return &v, &b
-	}
-	st.P50MS, st.P50Bucket = q(0.50)
-	st.P90MS, st.P90Bucket = q(0.90)
-	st.P99MS, st.P99Bucket = q(0.99)
-	return st
+	return histIncrease{bounds, counts, sum, count}, seen
 }
 
 // bucketQuantile is Prometheus' histogram_quantile: find the bucket holding
