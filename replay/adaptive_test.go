@@ -15,7 +15,7 @@ import (
 // each level is reached, and the run stops when the controller says so.
 func TestAdaptiveLevelFollowsController(t *testing.T) {
 	script := []int{4, 8, 3, 3}
-	levels := append([]int{2}, script...) // from 0, 10 ms, 20 ms, …
+	levels := append([]int{2}, script...)  // from 0, 10 ms, 20 ms, …
 	levelAt := func(t time.Duration) int { // the level in effect at t
 		k := min(int(t/ms(10)), len(levels)-1)
 		if t%ms(10) == 0 && k > 0 {

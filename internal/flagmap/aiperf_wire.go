@@ -20,7 +20,6 @@ func profileWire(v Values, o *reprise.Options, errs *[]error) {
 	}
 }
 
-
 // NetworkLatency maps the network latency flags in AIPerf's units: the
 // mean in ms, the probe interval in s. A value that is not a finite
 // number of at most MaxSeconds becomes -1 ns, for Validate to refuse.
