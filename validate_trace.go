@@ -63,7 +63,28 @@ func (v *validation) readTrace() (streamed bool, err error) {
 		}
 	}
 	rp.nRows = len(rp.rows)
+	warnBelowTemplate(o, rp.rows, v.log)
 	return false, nil
+}
+
+// warnBelowTemplate says how many rows ask for no more tokens than the
+// chat template alone adds (--apply-chat-template): such a prompt is
+// sent with one token of its own, so the server counts more than asked.
+func warnBelowTemplate(o *Options, rows []trace.Row, log *slog.Logger) {
+	corr := o.Prompts.ISLCorrection
+	if !o.Prompts.ApplyChatTemplate || corr <= 0 {
+		return
+	}
+	n := 0
+	for i := range rows {
+		if rows[i].InputTokens > 0 && rows[i].InputTokens <= corr {
+			n++
+		}
+	}
+	if n > 0 {
+		log.Warn("prompts shorter than the chat template", slog.Int("rows", n), slog.Int("of", len(rows)), slog.Int("template_tokens", corr),
+			slog.String("sent as", fmt.Sprintf("%d tokens (the template and one of the prompt's own)", corr+1)))
+	}
 }
 
 // traceOptions is how o's trace is read, its tokens counted with tok. A
