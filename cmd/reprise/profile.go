@@ -78,7 +78,7 @@ func profileFlags() []cli.Flag {
 		}
 		out = append(out, f)
 	}
-	return append(append(append(append(append(append(out, profileOwnFlags()...), profileSweepFlags()...), profileHubFlags()...), profileDatasetFlags()...), profileRunFlags()...), profileSynthFlags()...)
+	return append(append(append(append(append(append(append(out, profileOwnFlags()...), profileSweepFlags()...), profileHubFlags()...), profileDatasetFlags()...), profileRunFlags()...), profileSynthFlags()...), profileStabilityFlags()...)
 }
 
 // setAliases sets the Aliases of a flag value of the cli package.
@@ -224,10 +224,6 @@ var aiperfUnsupported = map[string]string{
 	"checkpoint-dir":                 "GenAI-Perf's checkpoints do not exist here; drop the flag",
 	"enable-checkpointing":           "GenAI-Perf's checkpoints do not exist here; drop the flag",
 	"max-threads":                    "reprise has no worker threads to size; --senders N sets the most requests in flight",
-	"measurement-interval":           "use --benchmark-duration S",
-	"p":                              "use --benchmark-duration S",
-	"stability-percentage":           "use --benchmark-duration S",
-	"s":                              "use --benchmark-duration S",
 	"scenario":                       scenarioRefusal,
 	"search-sla-tier":                "a search has one set of SLAs: run one search per tier, each tier's filters as --search-sla",
 	"unsafe-override":                "it only turns --scenario's lock errors into warnings (and the run submission-invalid), and reprise has no scenarios; drop the flag",
@@ -274,7 +270,7 @@ func profileUsageError(c *cli.Command, err error) error {
 // profileHooks map the profile flags that other files define
 // (profile_<name>.go) onto the options: one line each, run by
 // flagmap.Profile after AIPerf's own flags and before its defaults.
-var profileHooks = []flagmap.Hook{profileHubOptions, profileDataset, flagmap.ProfileRunFlags, flagmap.ProfileAdaptive, profileSynth}
+var profileHooks = []flagmap.Hook{profileHubOptions, profileDataset, flagmap.ProfileRunFlags, flagmap.ProfileAdaptive, profileSynth, flagmap.ProfileStability}
 
 // *cli.Command is how the flag mappings read a command's values.
 var _ flagmap.Values = (*cli.Command)(nil)

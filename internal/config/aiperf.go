@@ -130,6 +130,7 @@ var aiperfSections = map[string][]string{
 		"failed-request-threshold",
 		"adaptive-scale", "adaptive-sustain-duration", "adaptive-assessment-period|adaptive-scale-assessment-period", "adaptive-scale-sla",
 		"adaptive-scale-control",
+		"measurement-interval", "stability-percentage", "max-trials",
 	},
 	"output": {
 		"artifact-dir|artifact-directory|output-artifact-dir",
