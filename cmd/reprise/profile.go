@@ -237,8 +237,6 @@ var aiperfFamilies = []struct{ prefix, why string }{
 	{"wandb-", "runs are not pushed to Weights & Biases (it has no documented REST API for logging, only its Python SDK): " +
 		"after the run, log summary.json with wandb (wandb.init(project=…); wandb.log(json.load(open(\"summary.json\")))), or use --mlflow-tracking-uri or --otel-url"},
 	{"server-metrics-url", "GenAI-Perf's DCGM URL is --gpu-telemetry URL in AIPerf and here; --server-metrics URL scrapes a server's Prometheus metrics"},
-	{"sweep-list", "GenAI-Perf analyze's sweeps: give reprise sweep the values as a comma list (--concurrency 1,8,32)"},
-	{"sweep-range", "GenAI-Perf analyze's sweeps: give reprise sweep a range (--request-rate 1:64:x2)"},
 }
 
 // aiperfWhy returns the sentence for an AIPerf flag name the profile
