@@ -284,7 +284,7 @@ func sweepOrSearch(name string) bool {
 	}
 	return slices.Contains([]string{"sweep-type", "variant", "sweep-variant", "scenario", "unsafe-override", "backend", "grpc-method",
 		"checkpoint-dir", "enable-checkpointing", "generate-plots", "max-threads",
-		"output-tokens-mean-deterministic", "session-concurrency", "server-metrics-url", "server-metrics-urls", "sweep-list", "sweep-range"}, name)
+		"output-tokens-mean-deterministic", "session-concurrency", "sweep-list", "sweep-range"}, name)
 }
 
 // TestConfigExpandSweep checks that a YAML sweep section expands to the

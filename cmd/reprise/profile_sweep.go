@@ -41,6 +41,8 @@ func profileSweepFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "sweep-type", Value: sweep.SweepGrid, Category: cat, Sources: envVars("sweep-type"),
 			Usage: "`TYPE` of a sweep of several comma lists: grid (every combination, the last list fastest) or zip (the i-th values together; lists of equal length); or GenAI-Perf's setting swept by --sweep-list/--sweep-range: concurrency, request_rate or input_sequence_length"},
+		&cli.BoolFlag{Name: "enable-checkpointing", Category: cat, Sources: envVars("enable-checkpointing"),
+			Usage: "GenAI-Perf's: always on here, the same command again resumes a sweep from its artifact directory (every complete point read back)"},
 		&cli.StringFlag{Name: "sweep-list", Category: cat, Sources: envVars("sweep-list"),
 			Usage: "GenAI-Perf's sweep: the `VALUES` (1,2,4) of --sweep-type's setting (concurrency by default), as its comma list (--concurrency 1,2,4)"},
 		&cli.StringFlag{Name: "sweep-range", Category: cat, Sources: envVars("sweep-range"),

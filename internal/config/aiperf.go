@@ -149,7 +149,7 @@ var aiperfSections = map[string][]string{
 		"tokenizer-trust-remote-code|trust-remote-code",
 	},
 	"telemetry": {
-		"server-metrics",
+		"server-metrics|server-metrics-url|server-metrics-urls",
 		"no-server-metrics",
 		"server-metrics-formats",
 		"gpu-telemetry",
