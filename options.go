@@ -11,6 +11,7 @@ import (
 	"github.com/reprise-bench/reprise/internal/livemetrics"
 	"github.com/reprise-bench/reprise/internal/prompt"
 	"github.com/reprise-bench/reprise/internal/spool"
+	"github.com/reprise-bench/reprise/internal/stability"
 	"github.com/reprise-bench/reprise/internal/telemetry"
 	"github.com/reprise-bench/reprise/replay"
 	"github.com/reprise-bench/reprise/trace"
@@ -325,6 +326,10 @@ type Options struct {
 	// the run to the highest setting that meets its SLAs (AIPerf's
 	// --adaptive-scale; see [AdaptiveOptions]).
 	Adaptive *AdaptiveOptions
+	// Stability, when not nil, stops the run once its windows agree
+	// (GenAI-Perf's --measurement-interval and --stability-percentage;
+	// see [StabilityOptions]).
+	Stability *StabilityOptions
 	// Accuracy grades answers to benchmark questions, alone or mixed
 	// into the load (docs/design/0021-accuracy.md).
 	Accuracy AccuracyOptions
@@ -787,6 +792,31 @@ func NewOptions() Options {
 			ExportLevel: DefaultExportLevel},
 		Telemetry: TelemetryOptions{EndpointMetrics: true, Interval: DefaultMetricsInterval, MetricsLinger: DefaultMetricsLinger},
 	}
+}
+
+// StabilityOptions is the stability stop of one run (GenAI-Perf's and
+// perf_analyzer's): the measured requests are counted in windows of
+// Interval from the run's start, and the run stops as its duration would
+// once the last three windows agree within Percentage percent (their
+// throughput and mean end-to-end latency each: max / min ≤ 1 +
+// Percentage/100), or after MaxWindows windows. summary.json's
+// run_info.stability lists the windows and whether they agreed. A run
+// that nothing else bounds (no Replay.Duration or RequestCount) goes on
+// until the watch stops it. It excludes Adaptive. Build it with
+// [NewStabilityOptions].
+type StabilityOptions struct {
+	Interval   time.Duration
+	Percentage float64
+	MaxWindows int
+}
+
+// DefaultStabilityInterval is GenAI-Perf's --measurement-interval (10 s).
+const DefaultStabilityInterval = 10 * time.Second
+
+// NewStabilityOptions returns GenAI-Perf's defaults: windows of 10 s,
+// 999 % (any three windows agree) and perf_analyzer's 10 windows at most.
+func NewStabilityOptions() StabilityOptions {
+	return StabilityOptions{Interval: DefaultStabilityInterval, Percentage: stability.DefaultPercentage, MaxWindows: stability.DefaultMaxWindows}
 }
 
 // AdaptiveOptions is a single-run adaptive scaling of the closed-loop

@@ -26,6 +26,7 @@ import (
 	"github.com/reprise-bench/reprise/internal/adaptive"
 	"github.com/reprise-bench/reprise/internal/livemetrics"
 	"github.com/reprise-bench/reprise/internal/prio"
+	"github.com/reprise-bench/reprise/internal/stability"
 	"github.com/reprise-bench/reprise/internal/tokenizer"
 	"github.com/reprise-bench/reprise/replay"
 	"github.com/reprise-bench/reprise/selftest/hostinfo"
@@ -143,7 +144,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	setMemoryLimit()
-	ar := startAdaptive(&o)
+	ar, sw := startAdaptive(&o), startStability(&o)
 	rp, err := prepare(ctx, &o, log)
 	if err != nil {
 		return nil, err
@@ -230,7 +231,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		tel.stop(abort, log)
 		return nil, err
 	}
-	res, runErr := runEngineAdaptive(runCtx, ar, dir, rcfg, userCtx)
+	res, runErr := runEngineWatched(runCtx, ar, sw, dir, rcfg, userCtx)
 	stopServerProfiles(context.WithoutCancel(ctx), &o, log)
 	if runErr == nil && runCtx.Err() != nil && userCtx.Err() == nil {
 		runErr = context.Cause(runCtx) // a telemetry table failed
@@ -468,6 +469,39 @@ func startAdaptive(o *Options) *adaptive.Run {
 	ar := adaptive.NewRun(c)
 	o.Replay.Adaptive = &replay.Adaptive{Start: c.Min, Period: c.Period, Assess: ar.Assess}
 	return ar
+}
+
+// startStability makes o.Stability's watch, when set, and gives it to
+// o.Replay (checkStability reports the problems of an invalid one, which
+// gets none). A run bounded by nothing else lasts until the watch stops
+// it.
+func startStability(o *Options) *stability.Watch {
+	st := o.Stability
+	if st == nil || st.Interval <= 0 || st.Percentage <= 0 || st.MaxWindows < stability.Windows || o.Adaptive != nil {
+		return nil
+	}
+	sw := stability.NewWatch(st.Percentage, st.MaxWindows, st.Interval)
+	o.Replay.Watch = &replay.Watch{Period: st.Interval, Check: sw.Check}
+	if o.Replay.Duration == 0 && o.Replay.RequestCount == 0 {
+		// A bound one window past the cap: the load goes on until the
+		// watch ends it.
+		o.Replay.Duration = st.Interval * time.Duration(st.MaxWindows+1)
+	}
+	return sw
+}
+
+// runEngineWatched is runEngineAdaptive with sw's stability watch (nil:
+// none): its windows get every record, and its report is the summary's.
+func runEngineWatched(ctx context.Context, ar *adaptive.Run, sw *stability.Watch, dir string, rcfg runConfig, userCtx context.Context) (*engineResult, error) {
+	if sw == nil {
+		return runEngineAdaptive(ctx, ar, dir, rcfg, userCtx)
+	}
+	rcfg.Observe = sw.Observe // checkStability refuses it with ar
+	res, err := runEngineAdaptive(ctx, nil, dir, rcfg, userCtx)
+	if res != nil && res.Summary != nil {
+		res.Summary.Run.Stability = sw.Report()
+	}
+	return res, err
 }
 
 // runEngineAdaptive is runEngine with ar's controller (nil: none): its

@@ -19,6 +19,7 @@ import (
 	"github.com/reprise-bench/reprise/internal/prio"
 	"github.com/reprise-bench/reprise/internal/prompt"
 	"github.com/reprise-bench/reprise/internal/search"
+	"github.com/reprise-bench/reprise/internal/stability"
 	"github.com/reprise-bench/reprise/trace"
 	"github.com/reprise-bench/reprise/wasm"
 )
@@ -63,6 +64,7 @@ func checkOptions(o *Options) []*FieldError {
 	errs = append(errs, validateServerControl(&o.Server)...)
 	errs = append(errs, validateWarmup(o)...)
 	checkAdaptive(o, bad)
+	checkStability(o, bad)
 	if o.Replay.PrefillConcurrency > 0 && !o.Streaming {
 		bad("Replay.PrefillConcurrency", "{Replay.PrefillConcurrency} needs {Streaming}: a response's first token is known only when it is streamed")
 	}
@@ -428,5 +430,25 @@ func checkAdaptive(o *Options, bad func(path, format string, args ...any)) {
 		bad("Replay.Concurrency", "{Adaptive} needs {Replay.Concurrency}: the ceiling of the concurrency it moves")
 	} else if c.Max > o.Replay.Concurrency {
 		bad("Adaptive.Max", "{Adaptive.Max} %d exceeds {Replay.Concurrency} %d, the ceiling", c.Max, o.Replay.Concurrency)
+	}
+}
+
+// checkStability reports o.Stability's problems.
+func checkStability(o *Options, bad func(path, format string, args ...any)) {
+	st := o.Stability
+	if st == nil {
+		return
+	}
+	if st.Interval <= 0 {
+		bad("Stability.Interval", "{Stability.Interval} %v: want > 0", st.Interval)
+	}
+	if st.Percentage <= 0 {
+		bad("Stability.Percentage", "{Stability.Percentage} %v: want > 0", st.Percentage)
+	}
+	if st.MaxWindows < stability.Windows {
+		bad("Stability.MaxWindows", "{Stability.MaxWindows} %d: want ≥ %d, the windows that must agree", st.MaxWindows, stability.Windows)
+	}
+	if o.Adaptive != nil {
+		bad("Stability", "{Stability} and {Adaptive} both end the run by their windows: use one")
 	}
 }

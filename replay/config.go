@@ -150,6 +150,9 @@ type Config struct {
 	// level during the run, Concurrency being its ceiling (see
 	// [Adaptive]).
 	Adaptive *Adaptive
+	// Watch, when not nil, may stop the run at the end of each of its
+	// periods (see [Watch]).
+	Watch *Watch
 	// IgnoreTurnDelays sends a session's next turn (or a dependent row)
 	// as soon as the turn before completed, without the trace's delay
 	// (AIPerf's --ignore-trace-delays); MaxTurnDelay, when > 0, caps each
@@ -341,6 +344,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Adaptive != nil {
 		c.Adaptive.validate(c, bad)
+	}
+	if w := c.Watch; w != nil && (w.Check == nil || w.Period <= 0) {
+		bad("Watch", "{Watch} needs a Check function and a period > 0")
 	}
 	if c.PrefillConcurrencyRamp > 0 && c.PrefillConcurrency < 2 {
 		bad("PrefillConcurrencyRamp", "{PrefillConcurrencyRamp} needs {PrefillConcurrency} ≥ 2")
@@ -544,6 +550,17 @@ type Adaptive struct {
 	// Assess gets the reading of the run's clock (the time base of
 	// [Job.DispatchedNS]).
 	Assess func(nowNS int64) (level int, stop bool)
+}
+
+// Watch is a stop condition of any mode (the stability stop, GenAI-Perf's
+// --stability-percentage): every Period from time zero Check is called,
+// from a goroutine of its own, and its stop ends the run as its Duration
+// would, reason being the run's stop reason.
+type Watch struct {
+	Period time.Duration
+	// Check gets the reading of the run's clock (the time base of
+	// [Job.DispatchedNS]).
+	Check func(nowNS int64) (stop bool, reason string)
 }
 
 // validate checks a's fields against c; bad reports a problem.

@@ -204,6 +204,7 @@ func (p *Plan) run(ctx context.Context, h Handler, newSleeper func(time.Time) sl
 	sl.rebase(base)
 	r.clock, r.wall0 = clk, clk.at(base)
 	r.startControl()
+	r.startWatch()
 	cpu0 := threadCPU()
 	err := r.dispatch(ctx, cancel)
 	stats := r.stats()
@@ -1083,6 +1084,36 @@ func (r *runner) startControl() {
 			r.level.Store(int64(min(max(level, 1), r.cfg.Concurrency)))
 			if stop {
 				r.stop("adaptive scale done")
+				return
+			}
+		}
+	}()
+}
+
+// startWatch runs the watch's goroutine: Check at every period from
+// time zero, until it stops the run or the run stops.
+func (r *runner) startWatch() {
+	w := r.cfg.Watch
+	if w == nil {
+		return
+	}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		t := time.NewTimer(0)
+		defer t.Stop()
+		for k := int64(1); ; k++ {
+			t.Reset(time.Duration(k*int64(w.Period) - r.sl.now()))
+			select {
+			case <-t.C:
+			case <-r.quit:
+				return
+			}
+			if r.stopped.Load() {
+				return
+			}
+			if stop, reason := w.Check(r.wall0 + r.sl.now()); stop {
+				r.stop(reason)
 				return
 			}
 		}

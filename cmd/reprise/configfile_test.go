@@ -283,8 +283,8 @@ func sweepOrSearch(name string) bool {
 		}
 	}
 	return slices.Contains([]string{"sweep-type", "variant", "sweep-variant", "scenario", "unsafe-override", "backend", "grpc-method",
-		"checkpoint-dir", "enable-checkpointing", "generate-plots", "max-threads", "measurement-interval", "stability-percentage",
-		"output-tokens-mean-deterministic", "session-concurrency", "server-metrics-url", "server-metrics-urls", "sweep-list", "sweep-range"}, name)
+		"checkpoint-dir", "enable-checkpointing", "generate-plots", "max-threads",
+		"output-tokens-mean-deterministic", "session-concurrency", "sweep-list", "sweep-range"}, name)
 }
 
 // TestConfigExpandSweep checks that a YAML sweep section expands to the
@@ -313,6 +313,11 @@ func TestConfigExpandSweep(t *testing.T) {
 			mustAxis(t, "concurrency", "10,50")}}, 4},
 		{"independent", "multi_run:\n  num_profile_runs: 2\n  parameter_sweep_mode: independent\nsweep:\n  concurrency: [10, 50]\n",
 			sweep.ProfileSweep{Lists: []sweep.Axis{mustAxis(t, "concurrency", "10,50")}}, 2},
+		// GenAI-Perf's form: the setting's list, as --concurrency 1,2,4,8.
+		{"genai-perf range", "sweep:\n  type: concurrency\n  sweep_range: \"1:8\"\n", sweep.ProfileSweep{Lists: []sweep.Axis{
+			mustAxis(t, "concurrency", "1,2,4,8")}}, 4},
+		{"genai-perf list", "sweep:\n  type: request_rate\n  sweep_list: [2, 4]\n", sweep.ProfileSweep{Lists: []sweep.Axis{
+			mustAxis(t, sweep.RequestRate, "2,4")}}, 2},
 		{"variants", "sweep:\n  variants:\n    - name: small\n      concurrency: 8\n      isl: 512\n    - osl: 64\n      isl_stddev: 10\n",
 			sweep.ProfileSweep{Variants: []string{"small: concurrency=8, isl=512", "osl=64, isl-stddev=10"}}, 2},
 	} {

@@ -26,6 +26,8 @@ var optionsWithoutFlag = map[string]bool{
 	"Output.ExportOutputs": true,
 	// profile's --synthesis-* multipliers, --prompt-corpus and --cache-bust (profile_synth.go).
 	"Trace.Synthesis": true, "Prompts.Corpus": true, "Prompts.CacheBust": true,
+	// profile's stability stop, -p/-s/--max-trials (profile_stability.go).
+	"Stability": true, "Stability.Interval": true, "Stability.Percentage": true, "Stability.MaxWindows": true, "Replay.Watch": true,
 	// profile's --adaptive-scale and its flags (flagmap.ProfileAdaptive).
 	"Adaptive": true, "Replay.Adaptive": true,
 	// profile's --output-tokens-mean-deterministic, --failed-request-threshold

@@ -36,6 +36,7 @@ var profileAliases = map[string][]string{
 	"out":              {"artifact-dir", "output-artifact-dir"},
 	"dataset-sampling": {"dataset-sampling-strategy"},
 	"concurrency":      {"session-concurrency"},
+	"server-metrics":   {"server-metrics-url", "server-metrics-urls"}, // GenAI-Perf's Triton metrics page
 	"speedup":          {"synthesis-speedup-ratio"},
 	"rate-series":      {"request-rate-series"},
 	"batch-size-image": {"image-batch-size"},
@@ -78,7 +79,7 @@ func profileFlags() []cli.Flag {
 		}
 		out = append(out, f)
 	}
-	return append(append(append(append(append(append(out, profileOwnFlags()...), profileSweepFlags()...), profileHubFlags()...), profileDatasetFlags()...), profileRunFlags()...), profileSynthFlags()...)
+	return append(append(append(append(append(append(append(out, profileOwnFlags()...), profileSweepFlags()...), profileHubFlags()...), profileDatasetFlags()...), profileRunFlags()...), profileSynthFlags()...), profileStabilityFlags()...)
 }
 
 // setAliases sets the Aliases of a flag value of the cli package.
@@ -205,6 +206,16 @@ const scenarioRefusal = "AIPerf's scenarios lock the settings of a leaderboard s
 	"its agentic replay of SemiAnalysis' Weka traces from a trajectory-start window, at least 900 s) and mark the result submission-valid; " +
 	"a reprise run is no submission: give the settings as flags (--input-file with the Weka traces, --cache-bust first_turn_prefix, --streaming, --benchmark-duration)"
 
+// checkpointRefusal answers GenAI-Perf's --checkpoint-dir: a sweep's
+// checkpoint here is its artifact directory.
+const checkpointRefusal = "a sweep's checkpoint is its artifact directory (each complete point's summary.json): " +
+	"the same command again resumes it, running only the points not complete; drop the flag, or give the directory as --artifact-dir DIR"
+
+// slaTierRefusal answers AIPerf's --search-sla-tier: its multi-tier
+// planner is not implemented.
+const slaTierRefusal = "AIPerf's multi-tier search (2 to 10 tiers 'LABEL:FILTER,…', one boundary found per tier by its MultiTierPlanner) is not implemented: " +
+	"run one search per tier, the tier's filters as repeated --search-sla (fast:A,B is --search-sla A --search-sla B), each with its own --artifact-dir"
+
 // aiperfUnsupported says, for each `aiperf profile` flag the profile
 // command does not take, what to do instead or why not. A flag here that
 // is given exits 2 with its sentence.
@@ -221,15 +232,10 @@ var aiperfUnsupported = map[string]string{
 	"zmq-dual-bind":                  "reprise is one process (no ZMQ); drop the flag",
 	"backend":                        "GenAI-Perf's Triton backends are not supported; reprise speaks the OpenAI API (--endpoint-type chat or completions)",
 	"grpc-method":                    "gRPC endpoints are not supported; reprise speaks HTTP",
-	"checkpoint-dir":                 "GenAI-Perf's checkpoints do not exist here; drop the flag",
-	"enable-checkpointing":           "GenAI-Perf's checkpoints do not exist here; drop the flag",
+	"checkpoint-dir":                 checkpointRefusal,
 	"max-threads":                    "reprise has no worker threads to size; --senders N sets the most requests in flight",
-	"measurement-interval":           "use --benchmark-duration S",
-	"p":                              "use --benchmark-duration S",
-	"stability-percentage":           "use --benchmark-duration S",
-	"s":                              "use --benchmark-duration S",
 	"scenario":                       scenarioRefusal,
-	"search-sla-tier":                "a search has one set of SLAs: run one search per tier, each tier's filters as --search-sla",
+	"search-sla-tier":                slaTierRefusal,
 	"unsafe-override":                "it only turns --scenario's lock errors into warnings (and the run submission-invalid), and reprise has no scenarios; drop the flag",
 }
 
@@ -239,9 +245,6 @@ var aiperfUnsupported = map[string]string{
 var aiperfFamilies = []struct{ prefix, why string }{
 	{"wandb-", "runs are not pushed to Weights & Biases (it has no documented REST API for logging, only its Python SDK): " +
 		"after the run, log summary.json with wandb (wandb.init(project=…); wandb.log(json.load(open(\"summary.json\")))), or use --mlflow-tracking-uri or --otel-url"},
-	{"server-metrics-url", "GenAI-Perf's DCGM URL is --gpu-telemetry URL in AIPerf and here; --server-metrics URL scrapes a server's Prometheus metrics"},
-	{"sweep-list", "GenAI-Perf analyze's sweeps: give reprise sweep the values as a comma list (--concurrency 1,8,32)"},
-	{"sweep-range", "GenAI-Perf analyze's sweeps: give reprise sweep a range (--request-rate 1:64:x2)"},
 }
 
 // aiperfWhy returns the sentence for an AIPerf flag name the profile
@@ -273,7 +276,7 @@ func profileUsageError(c *cli.Command, err error) error {
 // profileHooks map the profile flags that other files define
 // (profile_<name>.go) onto the options: one line each, run by
 // flagmap.Profile after AIPerf's own flags and before its defaults.
-var profileHooks = []flagmap.Hook{profileHubOptions, profileDataset, flagmap.ProfileRunFlags, flagmap.ProfileAdaptive, profileSynth}
+var profileHooks = []flagmap.Hook{profileHubOptions, profileDataset, flagmap.ProfileRunFlags, flagmap.ProfileAdaptive, profileSynth, flagmap.ProfileStability}
 
 // *cli.Command is how the flag mappings read a command's values.
 var _ flagmap.Values = (*cli.Command)(nil)

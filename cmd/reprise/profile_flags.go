@@ -74,3 +74,18 @@ func autoPlot(ctx context.Context, a *app, dir string, required bool, runErr err
 	a.log.Warn("--auto-plot: the report was not written", "err", err)
 	return runErr
 }
+
+// profileStabilityFlags are GenAI-Perf's (perf_analyzer's) stability
+// profileStabilityFlags are GenAI-Perf's (perf_analyzer's) stability
+// stop, mapped by flagmap.ProfileStability.
+func profileStabilityFlags() []cli.Flag {
+	const cat = "GenAI-Perf"
+	return []cli.Flag{
+		&cli.IntFlag{Name: "measurement-interval", Aliases: []string{"p"}, Category: cat, HideDefault: true, Sources: envVars("measurement-interval"),
+			Usage: "measure in windows of `MS` milliseconds and stop when the last 3 agree within --stability-percentage (default 10000 with -s)"},
+		&cli.FloatFlag{Name: "stability-percentage", Aliases: []string{"s"}, Category: cat, HideDefault: true, Sources: envVars("stability-percentage"),
+			Usage: "the last 3 windows agree when, for throughput and mean latency each, max / min ≤ 1 + `PCT`/100 (default 999: any 3 windows)"},
+		&cli.IntFlag{Name: "max-trials", Category: cat, HideDefault: true, Sources: envVars("max-trials"),
+			Usage: "with -p or -s, stop after `N` windows when they never agree (perf_analyzer's; default 10, at least 3)"},
+	}
+}

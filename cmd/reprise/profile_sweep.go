@@ -40,7 +40,13 @@ func profileSweepFlags() []cli.Flag {
 	const cat = catProfileSweep
 	return []cli.Flag{
 		&cli.StringFlag{Name: "sweep-type", Value: sweep.SweepGrid, Category: cat, Sources: envVars("sweep-type"),
-			Usage: "`TYPE` of a sweep of several comma lists: grid (every combination, the last list fastest) or zip (the i-th values together; lists of equal length)"},
+			Usage: "`TYPE` of a sweep of several comma lists: grid (every combination, the last list fastest) or zip (the i-th values together; lists of equal length); or GenAI-Perf's setting swept by --sweep-list/--sweep-range: concurrency, request_rate or input_sequence_length"},
+		&cli.BoolFlag{Name: "enable-checkpointing", Category: cat, Sources: envVars("enable-checkpointing"),
+			Usage: "GenAI-Perf's: always on here, the same command again resumes a sweep from its artifact directory (every complete point read back)"},
+		&cli.StringFlag{Name: "sweep-list", Category: cat, Sources: envVars("sweep-list"),
+			Usage: "GenAI-Perf's sweep: the `VALUES` (1,2,4) of --sweep-type's setting (concurrency by default), as its comma list (--concurrency 1,2,4)"},
+		&cli.StringFlag{Name: "sweep-range", Category: cat, Sources: envVars("sweep-range"),
+			Usage: "GenAI-Perf's sweep: `MIN:MAX[:STEP]` of --sweep-type's setting, MIN, MIN+STEP, … ≤ MAX; concurrency without STEP doubles from MIN to MAX (powers of 2)"},
 		&cli.StringSliceFlag{Name: "variant", Aliases: []string{"sweep-variant"}, Category: cat, Sources: envVars("variant"),
 			Usage: "a scenario `'[NAME:] KEY=VALUE, …'` (keys: concurrency, request-rate, isl, osl, isl-stddev, osl-stddev, conversation-turn-mean); repeat it, at least twice; one run each, in NAME/ (variant_N/ unnamed)"},
 		&cli.StringFlag{Name: "parameter-sweep-mode", Value: "repeated", Category: cat, Sources: envVars("parameter-sweep-mode"),

@@ -246,3 +246,34 @@ func TestSweepCommandZipAndVariants(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestProfileSweepGenAIPerfForm: GenAI-Perf analyze's --sweep-type
+// concurrency --sweep-range 1:4 is the sweep of --concurrency 1,2,4 (one
+// run directory per value, the same sweep.json points), and it resumes
+// with --enable-checkpointing: the second run reads every point back,
+// the mock serving no request more.
+func TestProfileSweepGenAIPerfForm(t *testing.T) {
+	srv := startMockServer(t, func(c *mockserver.Config) { c.KeepLog = true })
+	dir := filepath.Join(t.TempDir(), "sweep")
+	args := []string{"profile", "-m", "reprise-mock", "--url", srv.URL(), "--no-server-metrics", "--isl", "16", "--osl", "4",
+		"--request-count", "4", "--sweep-type", "concurrency", "--sweep-range", "1:4", "--artifact-dir", dir, "--enable-checkpointing"}
+	if code, _, stderr := runCLI(t, "", args...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	m := readSweepManifest(t, dir)
+	if len(m.Points) != 3 || m.Points[0].Settings["concurrency"] != 1 || m.Points[2].Settings["concurrency"] != 4 {
+		t.Fatalf("sweep.json: %+v", m.Points)
+	}
+	for _, c := range []string{"1", "2", "4"} {
+		if _, err := os.Stat(filepath.Join(dir, "concurrency_"+c, "summary.json")); err != nil {
+			t.Errorf("no run directory of concurrency %s: %v", c, err)
+		}
+	}
+	served := len(srv.Log())
+	if code, _, stderr := runCLI(t, "", args...); code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, stderr)
+	}
+	if again := len(srv.Log()); again != served {
+		t.Errorf("the resumed sweep sent %d requests, want none (every point complete)", again-served)
+	}
+}

@@ -101,7 +101,7 @@ var timingFlag = map[string]string{
 	"WarmupDuration": "warmup-duration", "Late": "late", "LateThreshold": "late-threshold", "Seed": "seed",
 	"MaxLateness": "max-lateness", "Senders": "senders", "Dependencies": "dependencies", "Shard": "shard", "StartAt": "start-at",
 	"PrefillConcurrency": "prefill-concurrency", "PrefillConcurrencyRamp": "prefill-concurrency-ramp",
-	"IgnoreTurnDelays": "ignore-turn-delays", "MaxTurnDelay": "max-turn-delay", "Adaptive": "adaptive-scale", // profile's
+	"IgnoreTurnDelays": "ignore-turn-delays", "MaxTurnDelay": "max-turn-delay", "Adaptive": "adaptive-scale", "Watch": "measurement-interval", // profile's
 }
 
 // timingFlagName spells a replay.Config field as its flag ("--speedup").

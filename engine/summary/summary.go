@@ -169,6 +169,32 @@ type RunInfo struct {
 	// the latencies that start at the send (network_adjusted_*); nil for
 	// none.
 	NetworkRTT *NetworkRTT `json:"network_rtt,omitempty"`
+	// Stability is the stability stop's windows (GenAI-Perf's
+	// --measurement-interval and --stability-percentage); nil without it.
+	Stability *Stability `json:"stability,omitempty"`
+}
+
+// Stability is a run measured in windows of IntervalNS that stops when
+// the last three agree within Percentage (throughput and mean latency,
+// max / min ≤ 1 + Percentage/100) or after MaxWindows windows. Stable
+// says which: true when the last three windows agreed.
+type Stability struct {
+	IntervalNS int64             `json:"interval_ns"`
+	Percentage float64           `json:"percentage"`
+	MaxWindows int               `json:"max_windows"`
+	Stable     bool              `json:"stable"`
+	Windows    []StabilityWindow `json:"windows"`
+}
+
+// StabilityWindow is one window: the measured requests that completed
+// in it, their rate (requests/s) and mean end-to-end latency of the
+// successful ones.
+type StabilityWindow struct {
+	StartNS    int64   `json:"start_ns"`
+	EndNS      int64   `json:"end_ns"`
+	Completed  int     `json:"completed"`
+	Throughput float64 `json:"throughput"`
+	LatencyNS  float64 `json:"latency_ns"`
 }
 
 // Stats are the statistics of one metric. Values are in Unit.

@@ -130,6 +130,7 @@ var aiperfSections = map[string][]string{
 		"failed-request-threshold",
 		"adaptive-scale", "adaptive-sustain-duration", "adaptive-assessment-period|adaptive-scale-assessment-period", "adaptive-scale-sla",
 		"adaptive-scale-control",
+		"measurement-interval", "stability-percentage", "max-trials",
 	},
 	"output": {
 		"artifact-dir|artifact-directory|output-artifact-dir",
@@ -148,7 +149,7 @@ var aiperfSections = map[string][]string{
 		"tokenizer-trust-remote-code|trust-remote-code",
 	},
 	"telemetry": {
-		"server-metrics",
+		"server-metrics|server-metrics-url|server-metrics-urls",
 		"no-server-metrics",
 		"server-metrics-formats",
 		"gpu-telemetry",

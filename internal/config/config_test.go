@@ -122,6 +122,8 @@ func TestParseSweep(t *testing.T) {
 			[]string{"sweep-type=grid", "concurrency=10,50,100", "request-rate=1,2.5"}},
 		{"zip of lengths", "sweep:\n  type: zip\n  isl: [128, 512]\n  output_tokens_mean: [64, 128]\n  isl_stddev: [0, 10]\n",
 			[]string{"sweep-type=zip", "isl=128,512", "osl=64,128", "isl-stddev=0,10"}},
+		{"genai-perf", "sweep:\n  type: concurrency\n  sweep_list: [1, 2, 4]\n", []string{"sweep-type=concurrency", "sweep-list=1,2,4"}},
+		{"genai-perf range", "sweep:\n  type: request_rate\n  sweep-range: \"1:9:4\"\n", []string{"sweep-type=request_rate", "sweep-range=1:9:4"}},
 		{"turns", "sweep:\n  conversation_turn_mean: [1, 4]\n  osl_stddev: [0, 5]\n",
 			[]string{"conversation-turn-mean=1,4", "osl-stddev=0,5"}},
 		{"variants", "sweep:\n  variants:\n    - {name: small, isl: 128, osl: 64}\n    - {concurrency: 32, request_count: 200}\n",

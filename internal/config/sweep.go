@@ -16,7 +16,11 @@ var sweepable = []string{
 }
 
 // sweepKeys are the sweep section's own keys (dashed).
-var sweepKeys = []string{"type", "variants", "scenarios", "sampling", "samples", "dimensions"}
+var sweepKeys = []string{"type", "variants", "scenarios", "sampling", "samples", "dimensions", "sweep-list", "sweep-range"}
+
+// sweepTypes are the values of a sweep section's type: AIPerf's, then
+// GenAI-Perf's settings swept by sweep_list or sweep_range.
+var sweepTypes = []string{"grid", "zip", "concurrency", "request_rate", "input_sequence_length", "batch_size", "num_dataset_entries"}
 
 // searchFlags are the profile flags of recipes and model-based searches,
 // which a sweep section takes by their names (search_space,
@@ -63,6 +67,8 @@ func (p *parser) sweepFlag(key string) string {
 // sweepSection maps the sweep section onto profile's sweep flags:
 //
 //	type: grid|zip              --sweep-type
+//	type: concurrency, sweep_list: [1, 2, 4] (or sweep_range: "1:64")
+//	                            GenAI-Perf's --sweep-type, --sweep-list, --sweep-range
 //	concurrency: [10, 50]       --concurrency 10,50 (any sweepable flag)
 //	variants: (or scenarios)    --variant 'name: key=value, …' per item
 //	sampling: sobol|latin_hypercube, samples: N
@@ -86,11 +92,13 @@ func (p *parser) sweepSection(k, v *yaml.Node) {
 		val := vals[i]
 		switch normalize(sk.Value) {
 		case "type":
-			if val.Kind != yaml.ScalarNode || val.Value != "grid" && val.Value != "zip" {
-				p.fail(val, dotted, errors.New("want grid or zip"))
+			if val.Kind != yaml.ScalarNode || !slices.Contains(sweepTypes, val.Value) {
+				p.fail(val, dotted, errors.New("want grid or zip (or GenAI-Perf's setting with sweep_list or sweep_range: "+strings.Join(sweepTypes[2:], ", ")+")"))
 				continue
 			}
 			p.value("sweep-type", dotted, val)
+		case "sweep-list", "sweep-range":
+			p.value(normalize(sk.Value), dotted, val)
 		case "sampling":
 			if val.Kind != yaml.ScalarNode || val.Value != "sobol" && val.Value != "latin_hypercube" {
 				p.fail(val, dotted, errors.New("want sobol or latin_hypercube"))

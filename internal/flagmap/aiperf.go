@@ -295,11 +295,11 @@ func profileTiming(v Values, o *reprise.Options, rc *replay.Config, errs *[]erro
 // profileDefaults sets AIPerf's defaults that depend on what the run
 // reads.
 func profileDefaults(o *reprise.Options, rc *replay.Config) {
-	// AIPerf sends 10 requests when nothing else bounds a run that is not
-	// a fixed schedule: a synthetic load, or a file paced by a load model
+	// AIPerf sends 10 requests when nothing else (a stability stop
+	// included) bounds a run that is not a fixed schedule: a synthetic load, or a file paced by a load model
 	// named outright. A file (or a public dataset) in the auto mode is
 	// sent once, whole.
-	if rc.RequestCount == 0 && rc.Duration == 0 && rc.Mode != replay.ModeFixed && o.Accuracy.Mix == 0 && o.Accuracy.Benchmark == "" && o.Accuracy.File == "" &&
+	if rc.RequestCount == 0 && rc.Duration == 0 && o.Stability == nil && rc.Mode != replay.ModeFixed && o.Accuracy.Mix == 0 && o.Accuracy.Benchmark == "" && o.Accuracy.File == "" &&
 		(o.Trace.Path == "" && o.Trace.PublicDataset == "" || rc.Mode != replay.ModeAuto) && o.Synthetic.Sessions == 0 && o.Trace.Sessions == 0 {
 		rc.RequestCount = 10
 	}

@@ -23,13 +23,20 @@ var ListFlags = map[string]string{
 var listOrder = []string{"isl", "isl-stddev", "osl", "osl-stddev", "session-turns-mean", "request-rate", "concurrency"}
 
 // ProfileSweep reads a profile command's sweep flags: the comma
-// lists, the sweep type, variants and sampling. vals are the values the
+// lists (or GenAI-Perf's --sweep-list/--sweep-range, read as the list
+// of the flag its --sweep-type names), the sweep type, variants and
+// sampling. vals are the values the
 // base options take (a single value, or a list's first).
 func ProfileSweep(v Values) (ps sweep.ProfileSweep, vals map[string]float64, err error) {
 	var errs []error
 	vals = map[string]float64{}
+	gflag, glist, err := genaiSweep(v)
+	errs = append(errs, err)
 	for _, flag := range listOrder {
 		spec := strings.TrimSpace(v.String(flag))
+		if flag == gflag {
+			spec = glist
+		}
 		if spec == "" {
 			continue
 		}
@@ -49,7 +56,9 @@ func ProfileSweep(v Values) (ps sweep.ProfileSweep, vals map[string]float64, err
 		}
 	}
 	ps.Type = v.String("sweep-type")
-	if v.IsSet("sweep-type") && len(ps.Lists) == 0 {
+	if _, ok := genaiSweepTypes[ps.Type]; ok {
+		ps.Type = sweep.SweepGrid // GenAI-Perf's one list
+	} else if v.IsSet("sweep-type") && len(ps.Lists) == 0 {
 		errs = append(errs, errors.New("--sweep-type needs comma lists to combine (e.g. --concurrency 10,50 --isl 128,512)"))
 	}
 	ps.Variants = v.StringSlice("variant")
