@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
 )
 
 // genaiSweepTypes maps GenAI-Perf analyze's --sweep-type names to the
