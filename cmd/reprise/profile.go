@@ -349,8 +349,7 @@ func profileRuns(cmd *cli.Command) (sweep.RunsConfig, error) {
 		return runs, err
 	}
 	runs.WarmupOnce = runs.WarmupOnce || cmd.Bool("profile-run-disable-warmup-after-first")
-	runs.FreshPromptSeed = cmd.Bool("vary-seed-per-trial") || !cmd.Bool("set-consistent-seed")
-	runs.SameSeed = !runs.FreshPromptSeed // AIPerf's one seed: the same prompts and arrivals in every run
+	runs.VarySeed(cmd.Bool("vary-seed-per-trial") || !cmd.Bool("set-consistent-seed"))
 	if cmd.IsSet("profile-run-cooldown-seconds") {
 		var errs []error
 		runs.Cooldown = flagmap.Seconds(&errs, "profile-run-cooldown-seconds", cmd.Float("profile-run-cooldown-seconds"))

@@ -74,6 +74,11 @@ type RunsConfig struct {
 	Cooldown time.Duration
 }
 
+// VarySeed seeds the runs as AIPerf's --vary-seed-per-trial says: vary
+// gives run k its own prompt seed and Replay.Seed + k − 1; else every run
+// keeps the options' seeds, AIPerf's --set-consistent-seed (SameSeed).
+func (c *RunsConfig) VarySeed(vary bool) { c.FreshPromptSeed, c.SameSeed = vary, !vary }
+
 // multi reports whether the runs go in run-k subdirectories.
 func (c RunsConfig) multi() bool { return c.Runs > 1 }
 
