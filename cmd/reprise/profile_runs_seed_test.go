@@ -39,17 +39,36 @@ func inputPrompts(t *testing.T, dir string) []string {
 	return out
 }
 
+// manifestSeed reads the replay seed of a run directory's manifest.
+func manifestSeed(t *testing.T, dir string) uint64 {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Replay struct {
+			Seed uint64 `json:"seed"`
+		} `json:"replay"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m.Replay.Seed
+}
+
 // TestProfileRunsSeed: with --num-profile-runs, every run sends the same
 // prompts (AIPerf's --set-consistent-seed, the default), so the mock's
-// prefix cache serves the second run's prompts whole; --vary-seed-per-trial
-// gives each run its own, which the cache has never seen.
+// prefix cache serves the second run's prompts whole, and draws the same
+// arrivals; --vary-seed-per-trial gives each run its own prompts, which
+// the cache has never seen, and --random-seed + k − 1.
 func TestProfileRunsSeed(t *testing.T) {
 	for _, vary := range []bool{false, true} {
 		t.Run(fmt.Sprintf("vary=%v", vary), func(t *testing.T) {
 			srv := startMockServer(t, nil)
 			out := filepath.Join(t.TempDir(), "artifacts")
 			args := []string{"profile", "-m", "reprise-mock", "--url", srv.URL(), "--num-profile-runs", "2",
-				"--request-count", "3", "--isl", "64", "--osl", "2", "--artifact-dir", out, "--quiet"}
+				"--request-count", "3", "--isl", "64", "--osl", "2", "--random-seed", "7", "--artifact-dir", out, "--quiet"}
 			if vary {
 				args = append(args, "--vary-seed-per-trial")
 			}
@@ -62,6 +81,16 @@ func TestProfileRunsSeed(t *testing.T) {
 			}
 			if same := slices.Equal(p1, p2); same == vary {
 				t.Errorf("runs send the same prompts: %v, want %v\nrun-1 %q\nrun-2 %q", same, !vary, p1, p2)
+			}
+			// The arrivals follow the seed alike: AIPerf's one seed.
+			for k := 1; k <= 2; k++ {
+				want := uint64(7)
+				if vary {
+					want += uint64(k - 1)
+				}
+				if got := manifestSeed(t, filepath.Join(out, fmt.Sprintf("run-%d", k))); got != want {
+					t.Errorf("run %d: replay seed %d, want %d", k, got, want)
+				}
 			}
 			log := srv.Log()
 			if len(log) != 6 {
