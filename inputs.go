@@ -18,15 +18,29 @@ const maxAIPerfInputs = 100_000
 // inputsLog keeps the request bodies of a run for AIPerf's inputs.json
 // (Output.Export aiperf): each trace row (or synthetic request) once, as
 // built for its first send, and, as AIPerf writes them, without the live
-// history a later turn was sent with. Builders call add concurrently.
+// history a later turn was sent with. Builders call add concurrently,
+// and build ahead of the senders: only the bodies of requests sent
+// (markSent) are listed.
 type inputsLog struct {
 	mu      sync.Mutex
 	seen    map[string]bool
+	sent    map[int]bool // request numbers sent
 	inputs  []arrowio.AIPerfInput
+	items   []int // inputs[i]'s request number
 	dropped int
 }
 
-func newInputsLog() *inputsLog { return &inputsLog{seen: map[string]bool{}} }
+func newInputsLog() *inputsLog { return &inputsLog{seen: map[string]bool{}, sent: map[int]bool{}} }
+
+// markSent notes that request item is sent: its body, if kept, is listed.
+func (l *inputsLog) markSent(item int) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.sent[item] = true
+	l.mu.Unlock()
+}
 
 // add keeps body for row (item: its request number, which names a
 // synthetic request) unless that row was kept already.
@@ -46,6 +60,7 @@ func (l *inputsLog) add(row *trace.Row, item int, body []byte) {
 	}
 	l.seen[key] = true
 	l.inputs = append(l.inputs, arrowio.AIPerfInput{SessionID: row.SessionID, Body: bodyForFiles(body)})
+	l.items = append(l.items, item)
 }
 
 // bodyForFiles is a JSON request body with the value of every
@@ -56,11 +71,19 @@ func bodyForFiles(body []byte) []byte {
 	return secret.Body(body)
 }
 
-// list returns the bodies kept, in the order they were built.
+// list returns the bodies kept of the requests sent, in the order they
+// were built: a request built ahead and never sent (the run ended first)
+// is left out.
 func (l *inputsLog) list() []arrowio.AIPerfInput {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.inputs
+	var out []arrowio.AIPerfInput
+	for i, in := range l.inputs {
+		if l.sent[l.items[i]] {
+			out = append(out, in)
+		}
+	}
+	return out
 }
 
 // record keeps the body of a request just built (p) for inputs.json. A

@@ -1035,6 +1035,7 @@ func (rn *runner) Handle(hctx context.Context, j *replay.Job) {
 		rn.inline.Add(1)
 		ps = rn.inlineBuild(st, j.Item, row, k, nil)
 	}
+	rn.cfg.Inputs.markSent(j.Item)
 	p := &ps[k]
 	p.Capture = role&roleCapture != 0
 	r := &st.recs[k]

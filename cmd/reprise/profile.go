@@ -161,9 +161,9 @@ func profileOwnFlags() []cli.Flag {
 		&cli.BoolWithInverseFlag{Name: "profile-run-disable-warmup-after-first", Value: true, Category: cat, Sources: envVars("profile-run-disable-warmup-after-first"),
 			Usage: "with --num-profile-runs, warm up in the first run only (replay's --warmup-once; on by default, as in AIPerf)"},
 		&cli.BoolWithInverseFlag{Name: "set-consistent-seed", Value: true, Category: cat, Sources: envVars("set-consistent-seed"),
-			Usage: "with --num-profile-runs, every run sends the same prompts (on by default, as in AIPerf); --no-set-consistent-seed is --vary-seed-per-trial"},
+			Usage: "with --num-profile-runs, every run uses the same seed: the same prompts and arrivals (on by default, as in AIPerf); --no-set-consistent-seed is --vary-seed-per-trial"},
 		&cli.BoolWithInverseFlag{Name: "vary-seed-per-trial", Category: cat, Sources: envVars("vary-seed-per-trial"),
-			Usage: "with --num-profile-runs, each run gets its own prompt seed (its prompts miss the cache the run before filled)"},
+			Usage: "with --num-profile-runs, run k gets its own prompt seed and --random-seed + k − 1 (its prompts miss the cache the run before filled)"},
 		&cli.FloatFlag{Name: "prefill-concurrency-ramp-duration", Category: cat, Sources: envVars("prefill-concurrency-ramp-duration"),
 			Usage: "raise --prefill-concurrency from 1 over `S` seconds (replay's --prefill-concurrency-ramp)"},
 		&cli.FloatFlag{Name: "wait-for-model-timeout", Category: cat, Sources: envVars("wait-for-model-timeout"),
@@ -351,7 +351,7 @@ func profileRuns(cmd *cli.Command) (sweep.RunsConfig, error) {
 		return runs, err
 	}
 	runs.WarmupOnce = runs.WarmupOnce || cmd.Bool("profile-run-disable-warmup-after-first")
-	runs.FreshPromptSeed = cmd.Bool("vary-seed-per-trial") || !cmd.Bool("set-consistent-seed")
+	runs.VarySeed(cmd.Bool("vary-seed-per-trial") || !cmd.Bool("set-consistent-seed"))
 	if cmd.IsSet("profile-run-cooldown-seconds") {
 		var errs []error
 		runs.Cooldown = flagmap.Seconds(&errs, "profile-run-cooldown-seconds", cmd.Float("profile-run-cooldown-seconds"))

@@ -133,6 +133,9 @@ func TestReplayRuns(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(sweep.RunDir(dir, k), "summary.json")); err != nil {
 			t.Error(err)
 		}
+		if got := manifestSeed(t, sweep.RunDir(dir, k)); got != uint64(k) { // --seed 1 + k − 1: each run its own arrivals
+			t.Errorf("run %d: seed %d, want %d", k, got, k)
+		}
 	}
 	// The report's headline shows the set as one row of runs.json's
 	// means, with their intervals.

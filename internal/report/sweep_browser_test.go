@@ -147,3 +147,61 @@ func build(t *testing.T, path string, dirs []string, opts report.Options) {
 		t.Fatal(err)
 	}
 }
+
+// TestBrowserSweepZeroRows loads in headless Chromium the report of
+// sweeps whose rows are zero where a log axis draws them: a non-streaming
+// sweep (TTFT and ITL 0 at every point) and one where nothing succeeded
+// (every latency and rate 0). The page must finish loading with a clean
+// console, and every chart with a value to show draws it.
+func TestBrowserSweepZeroRows(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	c := mockserver.NewConfig()
+	c.Addr, c.TTFT, c.ITL = "127.0.0.1:0", time.Millisecond, 0
+	srv, err := mockserver.Start(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	o := reprise.NewOptions()
+	o.URL, o.Model, o.Output.Dir = srv.URL(), mockserver.DefaultModel, dir
+	o.Synthetic = reprise.SyntheticLoad{ISL: 16, OSL: 4}
+	o.Replay.Mode, o.Replay.Concurrency, o.Replay.RequestCount = replay.ModeConcurrency, 1, 4
+	o.Telemetry.EndpointMetrics = false
+	if _, err := reprise.Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	nonStreaming := func(i int) sweep.Row {
+		n := float64(i + 1)
+		return sweep.Row{Point: fmt.Sprintf("concurrency_%d", i+1), Settings: map[string]float64{sweep.Concurrency: n}, Requests: 10,
+			Throughput: 5 * n, OutputThroughput: 100 * n, E2EP50: 100 + n, E2EP99: 150 + n}
+	}
+	failed := func(i int) sweep.Row {
+		return sweep.Row{Point: fmt.Sprintf("concurrency_%d", i+1), Settings: map[string]float64{sweep.Concurrency: float64(i + 1)}, Requests: 10, Errors: 10}
+	}
+	br := report.NewBrowser(t)
+	for _, tc := range []struct {
+		name string
+		row  func(int) sweep.Row
+		want []string // the charts that draw
+	}{
+		{"non-streaming", nonStreaming, []string{"sweep-pareto", "sweep-points"}},
+		{"all-failed", failed, []string{"sweep-goodput"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &sweep.Manifest{SchemaVersion: sweep.SchemaVersion, Plan: sweep.Plan{Kind: "grid", Axes: []sweep.Axis{{Name: sweep.Concurrency, Values: []float64{1, 2, 3}}}}}
+			var rows []sweep.Row
+			for i := range 3 {
+				rows = append(rows, tc.row(i))
+			}
+			for i := range rows {
+				m.Points = append(m.Points, sweep.PointStatus{Name: rows[i].Point, Settings: rows[i].Settings, Status: sweep.StatusDone, Row: &rows[i]})
+			}
+			for _, i := range sweep.Pareto(rows) {
+				m.Pareto = append(m.Pareto, rows[i].Point)
+			}
+			out := filepath.Join(t.TempDir(), tc.name+".html")
+			build(t, out, []string{dir}, report.Options{Sections: sweep.ReportSections(m)})
+			br.LoadDrawn(t, out, "sweep-zero-"+tc.name+".jpg", tc.want...)
+		})
+	}
+}

@@ -63,12 +63,21 @@ type RunsConfig struct {
 	// the options' seed and the run number, so that a run does not hit
 	// the prefix cache its predecessor filled.
 	FreshPromptSeed bool
+	// SameSeed keeps Replay.Seed in every run (AIPerf's
+	// --set-consistent-seed): the runs draw the same arrivals and
+	// synthesize the same prompts. Without it run k uses Replay.Seed + k − 1.
+	SameSeed bool
 	// Cooldown is a pause before every run but the first (AIPerf's
 	// --profile-run-cooldown-seconds): the server drains what the run
 	// before left queued or cached in memory. A run read back from an
 	// earlier, interrupted Repeat takes none.
 	Cooldown time.Duration
 }
+
+// VarySeed seeds the runs as AIPerf's --vary-seed-per-trial says: vary
+// gives run k its own prompt seed and Replay.Seed + k − 1; else every run
+// keeps the options' seeds, AIPerf's --set-consistent-seed (SameSeed).
+func (c *RunsConfig) VarySeed(vary bool) { c.FreshPromptSeed, c.SameSeed = vary, !vary }
 
 // multi reports whether the runs go in run-k subdirectories.
 func (c RunsConfig) multi() bool { return c.Runs > 1 }
@@ -136,8 +145,9 @@ func DeriveSeed(base uint64, label string) uint64 {
 // when the convergence rule, rc.UntilCI or rc.ConvergenceMetric, is met) and writes dir/runs.json, the across-run
 // intervals of every headline metric. Runs found complete in dir (an
 // earlier, interrupted Repeat) are read, not run again; an incomplete
-// one is replaced. Run k uses Replay.Seed + k − 1, so the runs draw
-// different arrivals, and, with FreshPromptSeed, its own prompt seed.
+// one is replaced. Run k uses Replay.Seed + k − 1 (unless rc.SameSeed), so
+// the runs draw different arrivals, and, with FreshPromptSeed, its own
+// prompt seed.
 // The error is Run's; a run that completed with verdicts is not an
 // error.
 func Repeat(ctx context.Context, o reprise.Options, dir string, rc RunsConfig) (*Repeated, error) {
@@ -167,7 +177,9 @@ func repeat(ctx context.Context, o reprise.Options, dir string, rc RunsConfig, t
 			ro := o
 			ro.Output.Dir, ro.Output.Overwrite = rd, true
 			if rc.multi() {
-				ro.Replay.Seed = baseReplaySeed + uint64(k-1)
+				if !rc.SameSeed {
+					ro.Replay.Seed = baseReplaySeed + uint64(k-1)
+				}
 				if rc.FreshPromptSeed {
 					ro.Prompts.Seed = DeriveSeed(baseSeed, "run-"+strconv.Itoa(k))
 				}

@@ -37,9 +37,12 @@
   const pointSize = (n) => (n <= 100 ? 8 : n <= 2000 ? 5 : 3);
 
   // padded widens [min, max] so that marks at the ends are drawn whole;
-  // a single value gets a range around it.
+  // a single value gets a range around it. No value (every one null, or
+  // none positive on a log axis) gets [0, 1], or [1, 10] on a log axis,
+  // whose splits would never end at 0.
   function padded(min, max, log) {
-    if (min == null || max == null) return [0, 1];
+    const none = !Number.isFinite(min) || !Number.isFinite(max) || (log && !(min > 0 && max > 0));
+    if (none) return log ? [1, 10] : [0, 1];
     if (log) {
       if (min === max) return [min / 2, max * 2];
       const f = Math.pow(max / min, 0.04);
@@ -136,7 +139,7 @@
         });
       }
     } else {
-      d = [c.x];
+      d = [c.x || []]; // no x: every series empty (a sweep's front with no point measured)
       for (const s of c.series) {
         d.push(c.yaxis.log ? positive(s.y) : s.y);
         opts.series.push({
