@@ -401,3 +401,41 @@ func TestAIPerfSearchFlags(t *testing.T) {
 		t.Errorf("--optuna-sampler tpe: exit %d, %s", code, stderr)
 	}
 }
+
+// TestRefusalsHaveNoMeaningHere lists the refusal table, each row with why
+// it has no meaning for a one-process Go client (issue 33's rule: what
+// AIPerf does and reprise can do is taken, not refused). A new refusal
+// fails here until it is given its reason; a row taken since fails as stale.
+func TestRefusalsHaveNoMeaningHere(t *testing.T) {
+	why := map[string]string{
+		"workers-max": "process layout", "max-workers": "process layout", "max-threads": "process layout",
+		"record-processor-service-count": "process layout", "record-processors": "process layout",
+		"api-port": "process layout", "api-host": "process layout",
+		"zmq-host": "process layout", "zmq-ipc-path": "process layout", "zmq-dual-bind": "process layout",
+		"backend":                     "GenAI-Perf's Triton backends",
+		"grpc-method":                 "GenAI-Perf's Triton backends",
+		"tokenizer-trust-remote-code": "Python code from a repository",
+		"checkpoint-dir":              "a sweep's checkpoint is its artifact directory",
+		"scenario":                    "a leaderboard's submission lock",
+		"unsafe-override":             "a leaderboard's submission lock",
+		"search-sla-tier":             "search (issue 40)",
+		"wandb-":                      "W&B has no documented logging API outside its Python SDK",
+	}
+	rows := map[string]bool{}
+	for name := range aiperfUnsupported {
+		rows[name] = true
+	}
+	for _, f := range aiperfFamilies {
+		rows[f.prefix] = true
+	}
+	for name := range rows {
+		if why[name] == "" {
+			t.Errorf("the refusal table refuses %s: take it, or say here why it has no meaning for reprise", dashed(name))
+		}
+	}
+	for name := range why {
+		if !rows[name] {
+			t.Errorf("%s is taken now: drop it from this list", dashed(name))
+		}
+	}
+}
