@@ -1057,37 +1057,21 @@ func (r *runner) stats() Stats {
 }
 
 // startControl runs the controller's goroutine: Assess at every period
-// from time zero (absolute deadlines, so the windows do not drift),
-// until the run stops.
+// from time zero, until the run stops.
 func (r *runner) startControl() {
 	a := r.cfg.Adaptive
 	if a == nil {
 		return
 	}
 	r.level.Store(int64(a.Start))
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
-		t := time.NewTimer(0)
-		defer t.Stop()
-		for k := int64(1); ; k++ {
-			t.Reset(time.Duration(k*int64(a.Period) - r.sl.now()))
-			select {
-			case <-t.C:
-			case <-r.quit:
-				return
-			}
-			if r.stopped.Load() {
-				return
-			}
-			level, stop := a.Assess(r.wall0 + r.sl.now())
-			r.level.Store(int64(min(max(level, 1), r.cfg.Concurrency)))
-			if stop {
-				r.stop("adaptive scale done")
-				return
-			}
+	r.every(a.Period, func(now int64) bool {
+		level, stop := a.Assess(now)
+		r.level.Store(int64(min(max(level, 1), r.cfg.Concurrency)))
+		if stop {
+			r.stop("adaptive scale done")
 		}
-	}()
+		return stop
+	})
 }
 
 // startWatch runs the watch's goroutine: Check at every period from
@@ -1097,23 +1081,32 @@ func (r *runner) startWatch() {
 	if w == nil {
 		return
 	}
+	r.every(w.Period, func(now int64) bool {
+		stop, reason := w.Check(now)
+		if stop {
+			r.stop(reason)
+		}
+		return stop
+	})
+}
+
+// every calls f with the wall clock at every period from time zero
+// (absolute deadlines, so the windows do not drift) on a goroutine of
+// its own, until f returns true or the run stops.
+func (r *runner) every(period time.Duration, f func(now int64) bool) {
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
 		t := time.NewTimer(0)
 		defer t.Stop()
 		for k := int64(1); ; k++ {
-			t.Reset(time.Duration(k*int64(w.Period) - r.sl.now()))
+			t.Reset(time.Duration(k*int64(period) - r.sl.now()))
 			select {
 			case <-t.C:
 			case <-r.quit:
 				return
 			}
-			if r.stopped.Load() {
-				return
-			}
-			if stop, reason := w.Check(r.wall0 + r.sl.now()); stop {
-				r.stop(reason)
+			if r.stopped.Load() || f(r.wall0+r.sl.now()) {
 				return
 			}
 		}
