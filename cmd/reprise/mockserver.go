@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/reprise-bench/reprise/internal/accuracy"
-	"github.com/reprise-bench/reprise/internal/flagmap"
-	"github.com/reprise-bench/reprise/internal/hfhub"
 	"os"
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/reprise-bench/reprise/internal/chattmpl"
 	"github.com/reprise-bench/reprise/internal/exitcode"
+	"github.com/reprise-bench/reprise/internal/flagmap"
 	"github.com/reprise-bench/reprise/internal/mockserver"
 	"github.com/reprise-bench/reprise/internal/prio"
 	"github.com/reprise-bench/reprise/internal/tokenizer"
@@ -75,67 +72,13 @@ func mockServerCommand(a *app) *cli.Command {
 			&cli.StringSliceFlag{Name: "accuracy-tasks", Usage: "only these `TASK`s' items", Sources: mockEnv("accuracy-tasks")},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			cfg := mockserver.NewConfig()
-			cfg.Addr = cmd.String("addr")
-			cfg.Flavor = mockserver.Flavor(cmd.String("flavor"))
-			cfg.Models = cmd.StringSlice("model")
-			cfg.TTFT = cmd.Duration("ttft")
-			cfg.PrefillPerToken = cmd.Duration("prefill-per-token")
-			cfg.PrefillPerImage = cmd.Duration("prefill-per-image")
-			cfg.PrefillPerAudioSecond = cmd.Duration("prefill-per-audio-second")
-			cfg.ITL = cmd.Duration("itl")
-			cfg.ITLPerRunning = cmd.Duration("itl-per-running")
-			cfg.Jitter = cmd.Duration("jitter")
-			cfg.JitterDist = mockserver.JitterDist(cmd.String("jitter-dist"))
-			cfg.MaxNumSeqs = cmd.Int("max-num-seqs")
-			cfg.MaxModelLen = cmd.Int("max-model-len")
-			cfg.BlockSize = cmd.Int("block-size")
-			cfg.PrefixCacheTokens = cmd.Int("prefix-cache-tokens")
-			cfg.ChatTemplateTokens = cmd.Int("chat-template-tokens")
-			cfg.ReasoningTokens = cmd.Int("reasoning-tokens")
-			cfg.Coalesce = cmd.Bool("coalesce")
-			cfg.Seed = cmd.Uint64("seed")
-			cfg.CPUPerToken = cmd.Duration("cpu-per-token")
-			cfg.ImageTime, cfg.AudioPerSecond = cmd.Duration("image-time"), cmd.Duration("audio-per-second")
-			cfg.VideoQueue, cfg.VideoFrameTime, cfg.VideoFPS = cmd.Duration("video-queue"), cmd.Duration("video-frame-time"), cmd.Int("video-fps")
-			cfg.BodyTimeout = cmd.Duration("body-timeout")
-			cfg.IdleTimeout = cmd.Duration("idle-timeout")
-			cfg.KeepLog = false
-			cfg.Log = a.log
-			errs := []error{nil} // errors.Join drops a nil
-			cfg.ChatTemplate, errs[0] = chattmpl.Open(cmd.String("chat-template"))
-			for _, f := range flagmap.CommaList(cmd.StringSlice("fault")) {
-				fr, err := mockserver.ParseFaultRate(f)
-				if err != nil {
-					errs = append(errs, fmt.Errorf("--fault: %w", err))
-					continue
-				}
-				cfg.Faults = append(cfg.Faults, fr)
-			}
-			if cmd.IsSet("nice") {
-				if err := prio.Check(cmd.Int("nice")); err != nil {
-					errs = append(errs, fmt.Errorf("--nice: %w", err))
-				}
-			}
-			if cmd.String("accuracy-benchmark") != "" || cmd.String("accuracy-file") != "" {
-				acc, err := mockserver.NewAccuracy(ctx, accuracy.LoadOptions{Benchmark: cmd.String("accuracy-benchmark"), Data: cmd.String("accuracy-data"),
-					File: cmd.String("accuracy-file"), Tasks: flagmap.CommaList(cmd.StringSlice("accuracy-tasks")), Download: accuracy.HubDownload(hfhub.FromEnv(), a.log)},
-					cmd.Float("accuracy"), cmd.String("accuracy-under-load"))
-				if err != nil {
-					errs = append(errs, fmt.Errorf("--accuracy-benchmark: %w", err))
-				}
-				cfg.Accuracy = acc
-			} else if cmd.IsSet("accuracy") || cmd.IsSet("accuracy-under-load") {
-				errs = append(errs, errors.New("--accuracy: give the items whose answers the server knows (--accuracy-benchmark with --accuracy-data, or --accuracy-file)"))
-			}
-			if err := errors.Join(append(errs, cfg.Validate())...); err != nil {
+			cfg, err := flagmap.MockServer(ctx, cmd, a.log)
+			if err != nil {
 				return exitcode.UsageError(err, "see 'reprise mock-server --help'")
 			}
-			tok, err := tokenizer.Load(cmd.String("tokenizer"))
-			if err != nil {
+			if cfg.Tokenizer, err = tokenizer.Load(cmd.String("tokenizer")); err != nil {
 				return exitcode.UsageError(fmt.Errorf("--tokenizer: %w", err), "use builtin, o200k_base, cl100k_base or a tokenizer.json path")
 			}
-			cfg.Tokenizer = tok
 			var logFile *os.File
 			if p := cmd.String("event-log"); p == "-" {
 				cfg.EventLog = a.stdout
@@ -145,38 +88,7 @@ func mockServerCommand(a *app) *cli.Command {
 				}
 				cfg.EventLog = logFile
 			}
-			if cmd.IsSet("nice") {
-				if err := prio.SetNice(cmd.Int("nice")); err != nil {
-					return fmt.Errorf("--nice %d: %w", cmd.Int("nice"), err)
-				}
-			}
-			srv, err := mockserver.Start(ctx, cfg)
-			if err != nil {
-				if logFile != nil {
-					_ = logFile.Close()
-				}
-				return err
-			}
-			if p := cmd.String("url-file"); p != "" {
-				// Written whole, then renamed: a reader polling for the file
-				// never sees half a URL.
-				tmp := p + ".tmp"
-				err := os.WriteFile(tmp, []byte(srv.URL()+"\n"), 0o644)
-				if err == nil {
-					err = os.Rename(tmp, p)
-				}
-				if err != nil {
-					_ = srv.Close()
-					if logFile != nil {
-						_ = logFile.Close()
-					}
-					return exitcode.UsageError(fmt.Errorf("--url-file: %w", err), "")
-				}
-			}
-			a.log.Info("mock-server listening", "url", srv.URL(), "flavor", cfg.Flavor, "model", cfg.Models[0],
-				"ttft", cfg.TTFT, "itl", cfg.ITL, "max_num_seqs", cfg.MaxNumSeqs)
-			<-srv.Done()
-			err = srv.Close()
+			err = serveMock(ctx, a, cmd, cfg)
 			if logFile != nil {
 				if cerr := logFile.Close(); cerr != nil {
 					err = errors.Join(err, fmt.Errorf("--event-log: %w", cerr))
@@ -185,4 +97,35 @@ func mockServerCommand(a *app) *cli.Command {
 			return err
 		},
 	}
+}
+
+// serveMock runs the server until ctx ends: at the niceness asked, its URL
+// written to --url-file once it listens.
+func serveMock(ctx context.Context, a *app, cmd *cli.Command, cfg *mockserver.Config) error {
+	if cmd.IsSet("nice") {
+		if err := prio.SetNice(cmd.Int("nice")); err != nil {
+			return fmt.Errorf("--nice %d: %w", cmd.Int("nice"), err)
+		}
+	}
+	srv, err := mockserver.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if p := cmd.String("url-file"); p != "" {
+		// Written whole, then renamed: a reader polling for the file
+		// never sees half a URL.
+		tmp := p + ".tmp"
+		err := os.WriteFile(tmp, []byte(srv.URL()+"\n"), 0o644)
+		if err == nil {
+			err = os.Rename(tmp, p)
+		}
+		if err != nil {
+			_ = srv.Close()
+			return exitcode.UsageError(fmt.Errorf("--url-file: %w", err), "")
+		}
+	}
+	a.log.Info("mock-server listening", "url", srv.URL(), "flavor", cfg.Flavor, "model", cfg.Models[0],
+		"ttft", cfg.TTFT, "itl", cfg.ITL, "max_num_seqs", cfg.MaxNumSeqs)
+	<-srv.Done()
+	return srv.Close()
 }
