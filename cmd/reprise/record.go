@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"time"
 
@@ -54,114 +53,111 @@ func recordCommand(a *app) *cli.Command {
 			&cli.BoolFlag{Name: "keep-text", Usage: "also write each request body and response text to FILE.text.jsonl (the trace itself never holds text)", Sources: envVars("keep-text")},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			var errs []error
-			if cmd.Args().Len() > 0 {
-				errs = append(errs, fmt.Errorf("record takes no arguments, got %q", cmd.Args().Slice()))
-			}
-			upstream := flagmap.WithScheme(cmd.String("upstream"))
-			up, err := url.Parse(upstream)
-			switch {
-			case upstream == "":
-				errs = append(errs, errors.New("--upstream: missing; give the server's base URL, e.g. http://127.0.0.1:8000"))
-			case err != nil || (up.Scheme != "http" && up.Scheme != "https") || up.Host == "":
-				errs = append(errs, fmt.Errorf("--upstream %q: want an http:// or https:// URL with a host", upstream))
-			}
-			if cmd.Int("block-size") < 1 {
-				errs = append(errs, fmt.Errorf("--block-size %d: want ≥ 1 tokens", cmd.Int("block-size")))
-			}
-			if cmd.Int64("max-held-bytes") < 1 {
-				errs = append(errs, fmt.Errorf("--max-held-bytes %d: want ≥ 1", cmd.Int64("max-held-bytes")))
-			}
-			for _, f := range []string{"body-timeout", "idle-timeout"} {
-				if cmd.Duration(f) < 0 {
-					errs = append(errs, fmt.Errorf("--%s %v: want ≥ 0 (0: no bound)", f, cmd.Duration(f)))
-				}
-			}
-			if cmd.String("output") == "" || cmd.String("output") == "-" {
-				errs = append(errs, errors.New("--output: give a file (the trace is written as requests finish)"))
-			}
-			if len(errs) > 0 {
-				return exitcode.UsageError(errors.Join(errs...), "see 'reprise record --help'")
-			}
-			tok, err := tokenizer.Load(cmd.String("tokenizer"))
+			cfg, err := flagmap.Record(cmd, cmd.Args().Slice())
 			if err != nil {
+				return exitcode.UsageError(err, "see 'reprise record --help'")
+			}
+			if cfg.Tokenizer, err = tokenizer.Load(cmd.String("tokenizer")); err != nil {
 				return exitcode.UsageError(fmt.Errorf("--tokenizer: %w", err), "use builtin, o200k_base, cl100k_base or a tokenizer.json path")
 			}
-			path := cmd.String("output")
-			// An existing trace is not truncated unless asked: both files
-			// are checked before either is created.
-			mode := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-			if cmd.Bool("overwrite") {
-				mode = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-			} else {
-				for _, o := range []struct{ flag, path string }{{"--output", path}, {"--keep-text", path + ".text.jsonl"}} {
-					if o.flag == "--keep-text" && !cmd.Bool("keep-text") {
-						continue
-					}
-					if _, err := os.Lstat(o.path); err == nil {
-						return exitcode.UsageError(fmt.Errorf("%s %s: the file exists", o.flag, o.path), "give another --output, or pass --overwrite to replace it")
-					}
-				}
-			}
-			ln, err := net.Listen("tcp", cmd.String("listen"))
+			cfg.Log = a.log
+			out, err := openRecordOutputs(cmd)
 			if err != nil {
-				return exitcode.UsageError(fmt.Errorf("--listen: %w", err), "pick a free HOST:PORT")
-			}
-			f, err := os.OpenFile(path, mode, 0o644)
-			if err != nil {
-				ln.Close()
-				return exitcode.UsageError(fmt.Errorf("--output: %w", err), "give another --output, or pass --overwrite to replace it")
-			}
-			bw := bufio.NewWriter(f)
-			cfg := capture.NewConfig()
-			cfg.Upstream, cfg.Tokenizer, cfg.BlockSize = up, tok, cmd.Int("block-size")
-			cfg.SessionHeader, cfg.Log = cmd.String("session-header"), a.log
-			cfg.MaxHeldBytes, cfg.BodyTimeout, cfg.IdleTimeout = cmd.Int64("max-held-bytes"), cmd.Duration("body-timeout"), cmd.Duration("idle-timeout")
-			var tf *os.File
-			var tw *bufio.Writer
-			if cmd.Bool("keep-text") {
-				if tf, err = os.OpenFile(path+".text.jsonl", mode, 0o644); err != nil {
-					ln.Close()
-					f.Close()
-					if !cmd.Bool("overwrite") {
-						os.Remove(path) // created just now, empty
-					}
-					return exitcode.UsageError(fmt.Errorf("--keep-text: %w", err), "")
-				}
-				tw = bufio.NewWriter(tf)
-				cfg.Text = tw
-			}
-			rec, err := capture.New(cfg, bw)
-			if err != nil {
-				ln.Close()
-				f.Close()
 				return err
 			}
-			srv := rec.NewServer()
-			served := make(chan error, 1)
-			go func() { served <- srv.Serve(ln) }()
-			a.log.Info("recording", "listen", "http://"+ln.Addr().String(), "upstream", secret.URL(up.String()), "output", path)
-			select {
-			case <-ctx.Done():
-			case err = <-served:
+			if out.tw != nil {
+				cfg.Text = out.tw
 			}
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			defer cancel()
-			if serr := srv.Shutdown(sctx); serr != nil {
-				srv.Close()
-			}
-			if errors.Is(err, http.ErrServerClosed) {
-				err = nil
-			}
-			err = errors.Join(err, rec.Close())
-			if tw != nil {
-				err = errors.Join(err, tw.Flush(), tf.Close())
-			}
-			err = errors.Join(err, f.Close())
-			st := rec.Stats()
-			fmt.Fprintf(a.stderr, "reprise record: %d requests proxied, %d recorded to %s, %d not recorded (failed or unreadable), %d cancelled before their response ended (client gone, or cut at shutdown; not recorded)\n",
-				st.Requests, st.Recorded, path, st.Skipped, st.Cancelled)
-			return err
+			return serveRecord(ctx, a, cfg, out)
 		},
 	}
+}
+
+// recordOutputs are what record listens on and writes: the trace and,
+// with --keep-text, the texts beside it.
+type recordOutputs struct {
+	ln   net.Listener
+	path string
+	f    *os.File
+	bw   *bufio.Writer
+	tf   *os.File
+	tw   *bufio.Writer
+}
+
+// openRecordOutputs opens the listener and the files. An existing trace
+// is not truncated unless asked: both files are checked before either is
+// created.
+func openRecordOutputs(cmd *cli.Command) (*recordOutputs, error) {
+	o := &recordOutputs{path: cmd.String("output")}
+	keep, overwrite := cmd.Bool("keep-text"), cmd.Bool("overwrite")
+	mode := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if overwrite {
+		mode = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	} else {
+		for _, c := range []struct{ flag, path string }{{"--output", o.path}, {"--keep-text", o.path + ".text.jsonl"}} {
+			if c.flag == "--keep-text" && !keep {
+				continue
+			}
+			if _, err := os.Lstat(c.path); err == nil {
+				return nil, exitcode.UsageError(fmt.Errorf("%s %s: the file exists", c.flag, c.path), "give another --output, or pass --overwrite to replace it")
+			}
+		}
+	}
+	var err error
+	if o.ln, err = net.Listen("tcp", cmd.String("listen")); err != nil {
+		return nil, exitcode.UsageError(fmt.Errorf("--listen: %w", err), "pick a free HOST:PORT")
+	}
+	if o.f, err = os.OpenFile(o.path, mode, 0o644); err != nil {
+		o.ln.Close()
+		return nil, exitcode.UsageError(fmt.Errorf("--output: %w", err), "give another --output, or pass --overwrite to replace it")
+	}
+	o.bw = bufio.NewWriter(o.f)
+	if keep {
+		if o.tf, err = os.OpenFile(o.path+".text.jsonl", mode, 0o644); err != nil {
+			o.ln.Close()
+			o.f.Close()
+			if !overwrite {
+				os.Remove(o.path) // created just now, empty
+			}
+			return nil, exitcode.UsageError(fmt.Errorf("--keep-text: %w", err), "")
+		}
+		o.tw = bufio.NewWriter(o.tf)
+	}
+	return o, nil
+}
+
+// serveRecord proxies and records until ctx ends, then closes the
+// outputs and prints what was recorded.
+func serveRecord(ctx context.Context, a *app, cfg capture.Config, o *recordOutputs) error {
+	rec, err := capture.New(cfg, o.bw)
+	if err != nil {
+		o.ln.Close()
+		o.f.Close()
+		return err
+	}
+	srv := rec.NewServer()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(o.ln) }()
+	a.log.Info("recording", "listen", "http://"+o.ln.Addr().String(), "upstream", secret.URL(cfg.Upstream.String()), "output", o.path)
+	select {
+	case <-ctx.Done():
+	case err = <-served:
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if serr := srv.Shutdown(sctx); serr != nil {
+		srv.Close()
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	err = errors.Join(err, rec.Close())
+	if o.tw != nil {
+		err = errors.Join(err, o.tw.Flush(), o.tf.Close())
+	}
+	err = errors.Join(err, o.f.Close())
+	st := rec.Stats()
+	fmt.Fprintf(a.stderr, "reprise record: %d requests proxied, %d recorded to %s, %d not recorded (failed or unreadable), %d cancelled before their response ended (client gone, or cut at shutdown; not recorded)\n",
+		st.Requests, st.Recorded, o.path, st.Skipped, st.Cancelled)
+	return err
 }

@@ -15,6 +15,7 @@ type vals map[string]any
 
 func (m vals) String(n string) string { s, _ := m[n].(string); return s }
 func (m vals) Int(n string) int       { i, _ := m[n].(int); return i }
+func (m vals) Int64(n string) int64   { i, _ := m[n].(int64); return i }
 func (m vals) Uint64(n string) uint64 { u, _ := m[n].(uint64); return u }
 func (m vals) Float(n string) float64 { f, _ := m[n].(float64); return f }
 func (m vals) Bool(n string) bool     { b, _ := m[n].(bool); return b }

@@ -17,6 +17,7 @@ import (
 type Values interface {
 	String(name string) string
 	Int(name string) int
+	Int64(name string) int64
 	Uint64(name string) uint64
 	Float(name string) float64
 	Bool(name string) bool
