@@ -211,11 +211,6 @@ const scenarioRefusal = "AIPerf's scenarios lock the settings of a leaderboard s
 const checkpointRefusal = "a sweep's checkpoint is its artifact directory (each complete point's summary.json): " +
 	"the same command again resumes it, running only the points not complete; drop the flag, or give the directory as --artifact-dir DIR"
 
-// slaTierRefusal answers AIPerf's --search-sla-tier: its multi-tier
-// planner is not implemented.
-const slaTierRefusal = "AIPerf's multi-tier search (2 to 10 tiers 'LABEL:FILTER,…', one boundary found per tier by its MultiTierPlanner) is not implemented: " +
-	"run one search per tier, the tier's filters as repeated --search-sla (fast:A,B is --search-sla A --search-sla B), each with its own --artifact-dir"
-
 // aiperfUnsupported says, for each `aiperf profile` flag the profile
 // command does not take, what to do instead or why not. A flag here that
 // is given exits 2 with its sentence.
@@ -235,7 +230,6 @@ var aiperfUnsupported = map[string]string{
 	"checkpoint-dir":                 checkpointRefusal,
 	"max-threads":                    "reprise has no worker threads to size; --senders N sets the most requests in flight",
 	"scenario":                       scenarioRefusal,
-	"search-sla-tier":                slaTierRefusal,
 	"unsafe-override":                "it only turns --scenario's lock errors into warnings (and the run submission-invalid), and reprise has no scenarios; drop the flag",
 }
 

@@ -96,6 +96,8 @@ func profileSweepFlags() []cli.Flag {
 			Usage: "maximize or minimize each --search-metric, in order (default maximize)"},
 		&cli.StringSliceFlag{Name: "search-sla", Category: cat, Sources: envVars("search-sla"),
 			Usage: "model-based search: a constraint `'METRIC:STAT:OP:THRESHOLD'` (time_to_first_token:p99:<=:500); repeatable"},
+		&cli.StringSliceFlag{Name: "search-sla-tier", Category: cat, Sources: envVars("search-sla-tier"),
+			Usage: "multi-tier search: a tier `'[LABEL:]METRIC:STAT:OP:THRESHOLD[,…]'` of upper-limit SLAs (gold:request_latency:p99:<=:300); 2 to 10, one boundary search of the one --search-space load each, sharing probes"},
 		&cli.IntFlag{Name: "search-max-iterations", Value: isearch.DefaultMaxIterations, Category: cat, Sources: envVars("search-max-iterations"),
 			Usage: "model-based search: at most `N` probes"},
 		&cli.IntFlag{Name: "search-initial-points", Value: isearch.DefaultInitialPoints, Category: cat, Sources: envVars("search-initial-points"),

@@ -215,6 +215,10 @@ func TestProfileSweepRefusals(t *testing.T) {
 		{[]string{"--search-space", "model:1,2"}, "not a setting"},
 		{[]string{"--search-space", "concurrency:1,8", "--search-sla", "ttft:p99:500"}, "METRIC:STAT:OP:THRESHOLD"},
 		{[]string{"--sweep-type", "zip"}, "needs comma lists"},
+		{[]string{"--search-sla-tier", "gold:request_latency:avg:<=:300"}, "--search-space"},
+		{[]string{"--search-space", "concurrency:1,8", "--search-sla-tier", "gold:request_latency:avg:<=:300"}, "want 2 to 10 tiers"},
+		{[]string{"--search-space", "concurrency:1,8", "--search-sla-tier", "a:request_latency:avg:<=:300",
+			"--search-sla-tier", "b:output_token_throughput:avg:>=:10"}, "upper limits"},
 	} {
 		args := append([]string{"profile", "-m", "reprise-mock", "--url", "http://127.0.0.1:1", "--artifact-dir", t.TempDir()}, tt.args...)
 		code, _, stderr := runCLI(t, "", args...)

@@ -31,7 +31,7 @@ var searchFlags = []string{
 	"concurrency-min", "concurrency-max", "concurrency-steps", "isl-min", "isl-max", "isl-steps", "osl-min", "osl-max", "osl-steps",
 	"isl-osl-pairs", "search-space", "search-metric", "search-stat", "search-direction", "search-sla", "search-max-iterations",
 	"search-initial-points", "search-random-seed", "search-planner", "optuna-sampler", "optuna-acquisition", "optuna-terminator",
-	"search-percentile-pooling", "bo-constraint-mode", "search-style", "tpot-sla-ms",
+	"search-percentile-pooling", "bo-constraint-mode", "search-style", "tpot-sla-ms", "search-sla-tier",
 }
 
 var searchAliases = map[string]string{

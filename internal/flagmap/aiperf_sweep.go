@@ -126,7 +126,7 @@ func Search(v Values) (*sweep.SearchConfig, error) {
 	spaces := v.StringSlice("search-space")
 	if len(spaces) == 0 {
 		for _, f := range []string{"search-metric", "search-sla", "search-direction", "search-planner", "optuna-sampler", "optuna-acquisition",
-			"optuna-terminator", "search-percentile-pooling"} {
+			"optuna-terminator", "search-percentile-pooling", "search-sla-tier"} {
 			if v.IsSet(f) {
 				return nil, fmt.Errorf("--%s needs --search-space 'PATH:LO,HI[:int|float]'", f)
 			}
@@ -184,6 +184,14 @@ func Search(v Values) (*sweep.SearchConfig, error) {
 			continue
 		}
 		c.Constraints = append(c.Constraints, k)
+	}
+	for i, s := range v.StringSlice("search-sla-tier") {
+		t, err := sweep.ParseTier(s, i+1)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--search-sla-tier %w", err))
+			continue
+		}
+		c.Tiers = append(c.Tiers, t)
 	}
 	c.Planner = sweep.Planner{Name: v.String("search-planner"), Sampler: v.String("optuna-sampler"), Acquisition: v.String("optuna-acquisition"),
 		Terminator: v.String("optuna-terminator"), Pooling: v.String("search-percentile-pooling")}

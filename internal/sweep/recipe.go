@@ -239,6 +239,9 @@ type SearchConfig struct {
 	MinRounds int `json:"min_rounds,omitempty"`
 	// Planner is AIPerf's choice of method, as given.
 	Planner Planner `json:"planner,omitzero"`
+	// Tiers are AIPerf's --search-sla-tier: 2 to 10 SLA tiers, one
+	// boundary search each ([Tier]).
+	Tiers []Tier `json:"tiers,omitempty"`
 }
 
 // SettingForPath maps a --search-space path to the setting it names: a
@@ -299,6 +302,7 @@ func (c *SearchConfig) validate() error {
 	if c.MaxIterations < 1 || c.InitialPoints < 1 {
 		errs = append(errs, fmt.Errorf("--search-max-iterations %d, --search-initial-points %d: want ≥ 1", c.MaxIterations, c.InitialPoints))
 	}
+	errs = append(errs, c.validateTiers())
 	return errors.Join(errs...)
 }
 
@@ -309,6 +313,9 @@ func (c *SearchConfig) validate() error {
 // range's low end, and [isearch.Optimize] searches for its top
 // ([isearch.Problem.Monotone]) in fewer probes than bisection.
 func (c *SearchConfig) monotone() bool {
+	if len(c.Tiers) > 0 {
+		return true // validateTiers checks it
+	}
 	if len(c.Space) != 1 || (c.Space[0].Name != Concurrency && c.Space[0].Name != RequestRate) ||
 		len(c.Objectives) != 1 || !c.Objectives[0].Maximize || len(c.Constraints) == 0 {
 		return false
@@ -386,6 +393,9 @@ type SearchResult struct {
 	// that does not change with the load: the boundary is noise).
 	Stopped string        `json:"stopped,omitempty"`
 	Probes  []SearchProbe `json:"probes"`
+	// Tiers are a multi-tier search's answers, one per tier, in order
+	// (Value and Above are then the first tier's).
+	Tiers []TierResult `json:"tiers,omitempty"`
 	// Text says the answer, as printed.
 	Text string `json:"text"`
 }
@@ -814,6 +824,9 @@ func fitLine(x, y []float64) (slope, intercept float64) {
 // optimize runs cfg.Search.
 func (s *sweeper) optimize(ctx context.Context) error {
 	c := s.cfg.Search
+	if len(c.Tiers) > 0 {
+		return s.searchTiers(ctx)
+	}
 	res := &SearchResult{Kind: "model-based"}
 	s.res.Search = res
 	names := make([]string, len(c.Space))

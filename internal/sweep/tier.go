@@ -1,0 +1,215 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	isearch "github.com/reprise-bench/reprise/internal/search"
+)
+
+// Tier limits of AIPerf's --search-sla-tier.
+const (
+	MinTiers = 2
+	MaxTiers = 10
+)
+
+// Tier is one SLA tier of a multi-tier search (AIPerf's
+// --search-sla-tier LABEL:FILTER,…): the monotone search finds the
+// largest load meeting every one of its constraints (and the search's
+// --search-sla ones).
+type Tier struct {
+	Label       string               `json:"label"`
+	Constraints []isearch.Constraint `json:"constraints"`
+}
+
+// TierResult is one tier's answer in sweep.json: the largest load that
+// met the tier (Value; 0: none), the lowest that failed above it
+// (Above; 0: none), and how many of its probes were measurements of
+// earlier tiers (Reused) rather than new runs.
+type TierResult struct {
+	Label     string  `json:"label"`
+	Value     float64 `json:"value"`
+	Above     float64 `json:"above,omitempty"`
+	Converged bool    `json:"converged"`
+	Probes    int     `json:"probes"`
+	Reused    int     `json:"reused"`
+	Stopped   string  `json:"stopped,omitempty"`
+	Text      string  `json:"text"`
+}
+
+// ParseTier reads "LABEL:FILTER[,FILTER…]" or "FILTER[,FILTER…]" (then
+// labelled tier_N, N = n), each FILTER [isearch.ParseConstraint]'s.
+func ParseTier(s string, n int) (Tier, error) {
+	t := Tier{Label: fmt.Sprintf("tier_%d", n)}
+	first, _, _ := strings.Cut(s, ",")
+	if strings.Count(first, ":") == 4 {
+		t.Label, s, _ = strings.Cut(s, ":")
+		t.Label = strings.TrimSpace(t.Label)
+	}
+	var errs []error
+	for _, f := range strings.Split(s, ",") {
+		k, err := isearch.ParseConstraint(f)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		t.Constraints = append(t.Constraints, k)
+	}
+	if t.Label == "" {
+		errs = append(errs, fmt.Errorf("%q: empty LABEL", s))
+	}
+	return t, errors.Join(errs...)
+}
+
+// validateTiers checks a multi-tier search: 2 to 10 tiers of distinct
+// labels over one load setting, each of upper limits only (the monotone
+// search's).
+func (c *SearchConfig) validateTiers() error {
+	if len(c.Tiers) == 0 {
+		return nil
+	}
+	var errs []error
+	if len(c.Tiers) < MinTiers || len(c.Tiers) > MaxTiers {
+		errs = append(errs, fmt.Errorf("--search-sla-tier given %d times: want %d to %d tiers", len(c.Tiers), MinTiers, MaxTiers))
+	}
+	if len(c.Space) != 1 || (c.Space[0].Name != Concurrency && c.Space[0].Name != RequestRate) {
+		errs = append(errs, errors.New("--search-sla-tier searches one load: give one --search-space of concurrency or request-rate"))
+	}
+	seen := map[string]bool{}
+	for _, t := range c.Tiers {
+		if seen[t.Label] {
+			errs = append(errs, fmt.Errorf("--search-sla-tier: label %q given twice", t.Label))
+		}
+		seen[t.Label] = true
+		for _, k := range append(t.Constraints, c.Constraints...) {
+			if _, err := metricKey(k.Metric); err != nil {
+				errs = append(errs, fmt.Errorf("--search-sla-tier %s: %w", t.Label, err))
+			}
+			if k.Op != "<=" && k.Op != "<" {
+				errs = append(errs, fmt.Errorf("--search-sla-tier %s: %s %s %v: the tiers' boundary search takes upper limits (op < or <=)", t.Label, k.Metric, k.Op, k.Threshold))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// searchTiers runs one monotone boundary search per tier, in order,
+// over one cache of measurements: a tier's n-th probe at a load that an
+// earlier tier probed n times or more reads that measurement instead of
+// running the load again (the range's ends always, and the loads the
+// tiers share), so the tiers cost fewer probes than separate searches.
+func (s *sweeper) searchTiers(ctx context.Context) error {
+	c := s.cfg.Search
+	res := &SearchResult{Kind: "multi-tier"}
+	s.res.Search = res
+	name := c.Space[0].Name
+	conv := func(m string) string { k, _ := metricKey(m); return k }
+	keys := []string{conv(c.Objectives[0].Metric)}
+	for _, t := range c.Tiers {
+		for _, k := range append(t.Constraints, c.Constraints...) {
+			keys = append(keys, conv(k.Metric))
+		}
+	}
+	measured := map[float64][]int{} // indices into res.Probes by load
+	var texts []string
+	var err error
+	for _, t := range c.Tiers {
+		var tr TierResult
+		tr, err = s.searchTier(ctx, t, name, keys, measured)
+		res.Tiers = append(res.Tiers, tr)
+		texts = append(texts, tr.Text)
+		if err != nil {
+			break
+		}
+	}
+	for _, pr := range res.Probes {
+		if pr.Valid {
+			res.Valid++
+		} else {
+			res.Invalid++
+		}
+	}
+	if len(res.Tiers) > 0 {
+		res.Setting, res.Value, res.Above, res.Converged = name, res.Tiers[0].Value, res.Tiers[0].Above, res.Tiers[0].Converged
+	}
+	res.Text = fmt.Sprintf("multi-tier search: %d probes over %d tiers: %s", len(res.Probes), len(res.Tiers), strings.Join(texts, "; "))
+	if w := s.cfg.Table; w != nil {
+		fmt.Fprintln(w, res.Text)
+	}
+	if errors.Is(err, errInterrupted) {
+		err = nil
+	}
+	return err
+}
+
+// searchTier is one tier's search of [sweeper.searchTiers].
+func (s *sweeper) searchTier(ctx context.Context, t Tier, name string, keys []string, measured map[float64][]int) (TierResult, error) {
+	c := s.cfg.Search
+	res := s.res.Search
+	conv := func(m string) string { k, _ := metricKey(m); return k }
+	p := isearch.NewProblem(c.Space, []isearch.Objective{{Metric: keys[0], Maximize: true}})
+	for _, k := range append(t.Constraints, c.Constraints...) {
+		p.Constraints = append(p.Constraints, isearch.Constraint{Metric: conv(k.Metric), Op: k.Op, Threshold: k.Threshold})
+	}
+	p.MaxIterations, p.InitialPoints, p.Seed, p.Monotone = c.MaxIterations, c.InitialPoints, c.Seed, true
+	tr := TierResult{Label: t.Label}
+	uses := map[float64]int{}
+	var fresh []int // this tier's new probes, by trial
+	out, err := isearch.Optimize(ctx, p, func(ctx context.Context, x []float64) (isearch.Measurement, error) {
+		n := uses[x[0]]
+		uses[x[0]]++
+		tr.Probes++
+		if n < len(measured[x[0]]) {
+			tr.Reused++
+			fresh = append(fresh, -1)
+			pr := res.Probes[measured[x[0]][n]]
+			return isearch.Measurement{Metrics: pr.Metrics, Valid: pr.Valid, Note: strings.Join(pr.Reasons, "; ")}, nil
+		}
+		pr, err := s.probe(ctx, []string{name}, x, "", keys)
+		if err != nil {
+			return isearch.Measurement{}, err
+		}
+		measured[x[0]] = append(measured[x[0]], len(res.Probes))
+		fresh = append(fresh, len(res.Probes))
+		res.Probes = append(res.Probes, *pr)
+		return isearch.Measurement{Metrics: pr.Metrics, Valid: pr.Valid, Note: strings.Join(pr.Reasons, "; ")}, nil
+	})
+	if out == nil {
+		return tr, err
+	}
+	for i, tl := range out.Trials {
+		if i < len(fresh) && fresh[i] >= 0 {
+			res.Probes[fresh[i]].Why, res.Probes[fresh[i]].Pass = t.Label+": "+tl.Why, tl.Feasible
+		}
+	}
+	tr.Stopped = out.Stopped
+	tr.Value, tr.Above = tierBracket(out.Trials)
+	d := c.Space[0]
+	tr.Converged = tr.Above == 0 && tr.Value == d.Hi || tr.Above == d.Lo ||
+		tr.Value > 0 && tr.Above > 0 && (tr.Above/tr.Value-1 <= isearch.DefaultTolerance || d.Kind == isearch.KindInt && tr.Above-tr.Value <= 1)
+	tr.Text = fmt.Sprintf("%s: %s %s", t.Label, name, formatValue(tr.Value))
+	if tr.Above > 0 {
+		tr.Text += fmt.Sprintf(" (fails at %s)", formatValue(tr.Above))
+	}
+	tr.Text += fmt.Sprintf(", %d probes (%d reused)", tr.Probes, tr.Reused)
+	return tr, err
+}
+
+// tierBracket is a tier's answer from its trials: the lowest valid load
+// that failed (above; 0: none) and the largest that met the tier below
+// it (value; 0: none).
+func tierBracket(trials []isearch.Trial) (value, above float64) {
+	for _, t := range trials {
+		if t.Valid && !t.Feasible && (above == 0 || t.X[0] < above) {
+			above = t.X[0]
+		}
+	}
+	for _, t := range trials {
+		if t.Feasible && (above == 0 || t.X[0] < above) {
+			value = max(value, t.X[0])
+		}
+	}
+	return value, above
+}

@@ -1,0 +1,119 @@
+package sweep
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	isearch "github.com/reprise-bench/reprise/internal/search"
+	"github.com/reprise-bench/reprise/replay"
+)
+
+// TestTiersAgainstTheMock: two tiers of request latency (avg ≤ 400 and
+// ≤ 300 ms) find the largest concurrencies the mock's latency curve
+// derives, each within 10 %, and the second tier reuses the first's
+// measurements: fewer runs than the two tiers' searches took probes.
+func TestTiersAgainstTheMock(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a calibration against the mock's latency curve: the race detector slows the mock")
+	}
+	if testing.Short() {
+		t.Skip("about 40 s of probes against the mock")
+	}
+	needCPU(t)
+	m := recipeMock
+	srv := m.start(t)
+	cfg := NewConfig()
+	cfg.Base = m.base(srv, 3*32)
+	cfg.Base.Replay.Mode, cfg.Base.Replay.Arrival, cfg.Base.Replay.RequestRate = replay.ModeConcurrency, replay.DefaultArrival, 0
+	cfg.Base.Replay.Concurrency = 1
+	cfg.Base.Streaming = true
+	cfg.Dir = t.TempDir()
+	var tiers []Tier
+	for i, s := range []string{"silver:request_latency:avg:<=:400", "gold:request_latency:avg:le:300"} {
+		tr, err := ParseTier(s, i+1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tiers = append(tiers, tr)
+	}
+	cfg.Search = &SearchConfig{Space: []isearch.Dimension{{Name: Concurrency, Lo: 1, Hi: 32, Kind: isearch.KindInt}},
+		Objectives: []isearch.Objective{{Metric: "output_token_throughput:avg", Maximize: true}},
+		Tiers:      tiers, MaxIterations: 20, InitialPoints: 4, Seed: 1}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr := res.Search
+	t.Log(sr.Text)
+	if len(sr.Tiers) != 2 {
+		t.Fatalf("%d tier answers, want 2", len(sr.Tiers))
+	}
+	separate := 0
+	for i, limit := range []float64{400, 300} {
+		tr := sr.Tiers[i]
+		separate += tr.Probes
+		want := largest(m.e2eAt, limit, 32)
+		if rel := math.Abs(tr.Value-want) / want; rel > 0.10 {
+			t.Errorf("tier %s: answer %v, derived from the mock's settings %v: off by %.1f%% (> 10%%)", tr.Label, tr.Value, want, 100*rel)
+		}
+	}
+	if sr.Tiers[1].Reused == 0 || len(sr.Probes) >= separate {
+		t.Errorf("%d runs for tiers that took %d probes (second reused %d): the tiers shared no measurement", len(sr.Probes), separate, sr.Tiers[1].Reused)
+	}
+	b, err := os.ReadFile(filepath.Join(cfg.Dir, ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mf Manifest
+	if err := json.Unmarshal(b, &mf); err != nil {
+		t.Fatal(err)
+	}
+	if mf.Search == nil || len(mf.Search.Tiers) != 2 || mf.Search.Tiers[1] != sr.Tiers[1] {
+		t.Errorf("sweep.json's tiers %+v differ from the result's %+v", mf.Search, sr.Tiers)
+	}
+}
+
+// TestParseTier: a tier is LABEL:FILTER,… or FILTER,… (labelled
+// tier_N); bad filters are errors.
+func TestParseTier(t *testing.T) {
+	tr, err := ParseTier("fast:request_latency:p99:<=:300,time_to_first_token:avg:lt:50", 1)
+	if err != nil || tr.Label != "fast" || len(tr.Constraints) != 2 || tr.Constraints[1].Op != "<" || tr.Constraints[1].Threshold != 50 {
+		t.Errorf("got %+v, %v", tr, err)
+	}
+	tr, err = ParseTier("request_latency:avg:<=:300", 2)
+	if err != nil || tr.Label != "tier_2" || len(tr.Constraints) != 1 {
+		t.Errorf("got %+v, %v", tr, err)
+	}
+	for _, bad := range []string{"", "fast:", "fast:request_latency:avg:<=:x", ":request_latency:avg:<=:1", "a,b"} {
+		if _, err := ParseTier(bad, 1); err == nil {
+			t.Errorf("ParseTier(%q) took it", bad)
+		}
+	}
+	c := &SearchConfig{Space: []isearch.Dimension{{Name: Concurrency, Lo: 1, Hi: 8, Kind: isearch.KindInt}}, Tiers: []Tier{tr}}
+	if c.validateTiers() == nil {
+		t.Error("one tier taken")
+	}
+	ge := Tier{Label: "g", Constraints: []isearch.Constraint{{Metric: "output_token_throughput:avg", Op: ">=", Threshold: 1}}}
+	c.Tiers = append(c.Tiers, ge)
+	if c.validateTiers() == nil {
+		t.Error("a lower limit taken in a tier")
+	}
+}
+
+// FuzzParseTier: ParseTier does not panic, and a tier it takes has a
+// label and a constraint.
+func FuzzParseTier(f *testing.F) {
+	for _, s := range []string{"fast:request_latency:p99:<=:300,time_to_first_token:avg:lt:50", "request_latency:avg:<=:300", "a:b", ",,"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		tr, err := ParseTier(s, 1)
+		if err == nil && (tr.Label == "" || len(tr.Constraints) == 0) {
+			t.Errorf("ParseTier(%q) = %+v", s, tr)
+		}
+	})
+}
