@@ -418,7 +418,6 @@ func TestRefusalsHaveNoMeaningHere(t *testing.T) {
 		"checkpoint-dir":              "a sweep's checkpoint is its artifact directory",
 		"scenario":                    "a leaderboard's submission lock",
 		"unsafe-override":             "a leaderboard's submission lock",
-		"search-sla-tier":             "search (issue 40)",
 		"wandb-":                      "W&B has no documented logging API outside its Python SDK",
 	}
 	rows := map[string]bool{}
