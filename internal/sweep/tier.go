@@ -36,7 +36,10 @@ type TierResult struct {
 	Probes    int     `json:"probes"`
 	Reused    int     `json:"reused"`
 	Stopped   string  `json:"stopped,omitempty"`
-	Text      string  `json:"text"`
+	// CannotTell, when set, says why the tier's answer is not known: a
+	// probe at or below it (another tier's included) failed its filters.
+	CannotTell string `json:"cannot_tell,omitempty"`
+	Text       string `json:"text"`
 }
 
 // ParseTier reads "LABEL:FILTER[,FILTER…]" or "FILTER[,FILTER…]" (then
@@ -124,6 +127,12 @@ func (s *sweeper) searchTiers(ctx context.Context) error {
 			break
 		}
 	}
+	for i, t := range c.Tiers {
+		if i < len(res.Tiers) {
+			contradict(&res.Tiers[i], s.tierConstraints(t), res.Probes, name)
+			texts[i] = res.Tiers[i].Text
+		}
+	}
 	for _, pr := range res.Probes {
 		if pr.Valid {
 			res.Valid++
@@ -142,6 +151,43 @@ func (s *sweeper) searchTiers(ctx context.Context) error {
 		err = nil
 	}
 	return err
+}
+
+// tierConstraints are t's filters with the ones every tier shares, as
+// the search compares them (metric keys converted).
+func (s *sweeper) tierConstraints(t Tier) []isearch.Constraint {
+	var out []isearch.Constraint
+	for _, k := range append(t.Constraints, s.cfg.Search.Constraints...) {
+		m, _ := metricKey(k.Metric)
+		out = append(out, isearch.Constraint{Metric: m, Op: k.Op, Threshold: k.Threshold})
+	}
+	return out
+}
+
+// contradict checks a tier's answer against every valid probe of the run,
+// the other tiers' included: a load at or below the answer that failed
+// the tier's filters means the server did not answer monotonically
+// across probes (noise, or a server that changed), so the answer is not
+// known and the tier says so instead of trusting either measurement.
+func contradict(tr *TierResult, cs []isearch.Constraint, probes []SearchProbe, name string) {
+	if tr.Value == 0 {
+		return
+	}
+	for _, pr := range probes {
+		x := pr.Settings[name]
+		if !pr.Valid || x > tr.Value {
+			continue
+		}
+		for _, k := range cs {
+			if v, ok := pr.Metrics[k.Metric]; ok && !k.Holds(v) {
+				tr.Converged = false
+				tr.CannotTell = fmt.Sprintf("%s %s measured %s = %.4g (%s) beyond this tier's %s %s %g, at or below its answer: the measurements are not monotone in load; rerun the search",
+					name, formatValue(x), k.Metric, v, pr.Point, k.Metric, k.Op, k.Threshold)
+				tr.Text += "; cannot tell: " + tr.CannotTell
+				return
+			}
+		}
+	}
 }
 
 // searchTier is one tier's search of [sweeper.searchTiers].

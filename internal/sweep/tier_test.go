@@ -3,9 +3,11 @@ package sweep
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	isearch "github.com/reprise-bench/reprise/internal/search"
@@ -116,4 +118,27 @@ func FuzzParseTier(f *testing.F) {
 			t.Errorf("ParseTier(%q) = %+v", s, tr)
 		}
 	})
+}
+
+// TestTierContradicted: a tier's answer that another tier's probe
+// contradicts (a load below it over the tier's SLA) is not trusted: the
+// tier says it cannot tell, and converges no more. One that no probe
+// contradicts stands.
+func TestTierContradicted(t *testing.T) {
+	cs := []isearch.Constraint{{Metric: "request_latency.avg", Op: "<=", Threshold: 600}}
+	probe := func(c, lat float64, valid bool) SearchProbe {
+		return SearchProbe{Point: fmt.Sprintf("concurrency_%g", c), Settings: map[string]float64{"concurrency": c},
+			Validity: Validity{Valid: valid}, Metrics: map[string]float64{"request_latency.avg": lat}}
+	}
+	probes := []SearchProbe{probe(1, 22, true), probe(16, 562, true), probe(8, 785, true), probe(4, 900, false)}
+	tr := TierResult{Label: "silver", Value: 16, Converged: true, Text: "silver: concurrency 16"}
+	contradict(&tr, cs, probes, "concurrency")
+	if tr.Converged || !strings.Contains(tr.CannotTell, "concurrency 8 measured request_latency.avg = 785") || !strings.Contains(tr.Text, "cannot tell") {
+		t.Errorf("contradicted tier %+v", tr)
+	}
+	tr = TierResult{Label: "silver", Value: 16, Converged: true}
+	contradict(&tr, cs, probes[:2], "concurrency")
+	if !tr.Converged || tr.CannotTell != "" {
+		t.Errorf("an invalid probe, or none over the SLA, contradicts nothing: %+v", tr)
+	}
 }
