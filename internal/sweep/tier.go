@@ -166,27 +166,36 @@ func (s *sweeper) tierConstraints(t Tier) []isearch.Constraint {
 
 // contradict checks a tier's answer against every valid probe of the run,
 // the other tiers' included: a load at or below the answer that failed
-// the tier's filters means the server did not answer monotonically
-// across probes (noise, or a server that changed), so the answer is not
-// known and the tier says so instead of trusting either measurement.
+// the tier's filters, or one above the failing load that met them, means
+// the server did not answer monotonically across probes (noise, or a
+// server that changed), so the answer is not known and the tier says so
+// instead of trusting either measurement.
 func contradict(tr *TierResult, cs []isearch.Constraint, probes []SearchProbe, name string) {
-	if tr.Value == 0 {
-		return
-	}
 	for _, pr := range probes {
 		x := pr.Settings[name]
-		if !pr.Valid || x > tr.Value {
+		if !pr.Valid {
 			continue
 		}
+		failed := ""
 		for _, k := range cs {
 			if v, ok := pr.Metrics[k.Metric]; ok && !k.Holds(v) {
-				tr.Converged = false
-				tr.CannotTell = fmt.Sprintf("%s %s measured %s = %.4g (%s) beyond this tier's %s %s %g, at or below its answer: the measurements are not monotone in load; rerun the search",
-					name, formatValue(x), k.Metric, v, pr.Point, k.Metric, k.Op, k.Threshold)
-				tr.Text += "; cannot tell: " + tr.CannotTell
-				return
+				failed = fmt.Sprintf("%s = %.4g, beyond this tier's %s %g", k.Metric, v, k.Op, k.Threshold)
+				break
 			}
 		}
+		var why string
+		switch {
+		case failed != "" && tr.Value > 0 && x <= tr.Value:
+			why = fmt.Sprintf("%s %s (%s) measured %s, at or below the answer", name, formatValue(x), pr.Point, failed)
+		case failed == "" && tr.Above > 0 && x > tr.Above:
+			why = fmt.Sprintf("%s %s (%s) met the tier's filters, above the failing %s", name, formatValue(x), pr.Point, formatValue(tr.Above))
+		default:
+			continue
+		}
+		tr.Converged = false
+		tr.CannotTell = why + ": the measurements are not monotone in load; rerun the search on a quieter client or server"
+		tr.Text += "; cannot tell: " + tr.CannotTell
+		return
 	}
 }
 

@@ -133,12 +133,19 @@ func TestTierContradicted(t *testing.T) {
 	probes := []SearchProbe{probe(1, 22, true), probe(16, 562, true), probe(8, 785, true), probe(4, 900, false)}
 	tr := TierResult{Label: "silver", Value: 16, Converged: true, Text: "silver: concurrency 16"}
 	contradict(&tr, cs, probes, "concurrency")
-	if tr.Converged || !strings.Contains(tr.CannotTell, "concurrency 8 measured request_latency.avg = 785") || !strings.Contains(tr.Text, "cannot tell") {
+	if tr.Converged || !strings.Contains(tr.CannotTell, "concurrency 8 (concurrency_8) measured request_latency.avg = 785") || !strings.Contains(tr.Text, "cannot tell") {
 		t.Errorf("contradicted tier %+v", tr)
 	}
 	tr = TierResult{Label: "silver", Value: 16, Converged: true}
-	contradict(&tr, cs, probes[:2], "concurrency")
+	contradict(&tr, cs, append(probes[:2:2], probes[3]), "concurrency")
 	if !tr.Converged || tr.CannotTell != "" {
 		t.Errorf("an invalid probe, or none over the SLA, contradicts nothing: %+v", tr)
+	}
+	// A pass above the failing load: llama.cpp under load measured
+	// concurrency 7 at 818 ms and 8 at 380 ms.
+	tr = TierResult{Label: "silver", Value: 3, Above: 7, Converged: false}
+	contradict(&tr, cs, []SearchProbe{probe(3, 273, true), probe(7, 818, true), probe(8, 380, true)}, "concurrency")
+	if !strings.Contains(tr.CannotTell, "concurrency 8 (concurrency_8) met the tier's filters, above the failing 7") {
+		t.Errorf("a pass above the failure: %+v", tr)
 	}
 }
