@@ -352,8 +352,8 @@ func mustAxis(t *testing.T, name, spec string) sweep.Axis {
 }
 
 // aiperfSearchFlags are AIPerf's search flags that its reference names
-// only as families (--search-*, --optuna-*; docs/cli-options.md of
-// ai-dynamo/aiperf).
+// only as families (--search-*, --optuna-*; the CLI options page of
+// AIPerf's documentation, in the ai-dynamo/aiperf repository).
 var aiperfSearchFlags = []string{"search-planner", "optuna-sampler", "optuna-acquisition", "optuna-terminator",
 	"search-percentile-pooling", "bo-constraint-mode", "search-style", "tpot-sla-ms"}
 
