@@ -3,6 +3,8 @@ package telemetry
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
@@ -95,4 +97,38 @@ func promName(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// TestSeriesStatsRealPages: two real servers' pages (testdata/real),
+// scraped before and after 12 requests of 40 prompt and 10 output tokens,
+// give the counters' increases the requests made: what the
+// server_metrics_export files report as each series' total.
+func TestSeriesStatsRealPages(t *testing.T) {
+	for _, c := range []struct {
+		server string
+		want   map[string]float64 // counter metric → total over the window
+	}{
+		{"sim", map[string]float64{"vllm:generation_tokens_total": 120, "vllm:prompt_tokens_total": 480, "vllm:request_success_total": 12}},
+		{"llamacpp", map[string]float64{"llamacpp:tokens_predicted_total": 120}},
+	} {
+		var samples []record.MetricSample
+		for i, name := range []string{"before", "after"} {
+			b, err := os.ReadFile(filepath.Join("testdata", "real", c.server+"-"+name+".txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			samples = append(samples, parse(t, b, int64(i)*10e9)...)
+		}
+		got := map[string]float64{}
+		for _, s := range SeriesStats(samples, 0, 10e9) {
+			if s.Type == "counter" {
+				got[s.Metric] += s.Stats["total"]
+			}
+		}
+		for m, want := range c.want {
+			if got[m] != want {
+				t.Errorf("%s: %s total %g; the requests made %g", c.server, m, got[m], want)
+			}
+		}
+	}
 }
