@@ -249,6 +249,9 @@ func (s *sweeper) searchTier(ctx context.Context, t Tier, name string, keys []st
 		tr.Text += fmt.Sprintf(" (fails at %s)", formatValue(tr.Above))
 	}
 	tr.Text += fmt.Sprintf(", %d probes (%d reused)", tr.Probes, tr.Reused)
+	if !tr.Converged && tr.Stopped != "" {
+		tr.Text += "; not converged: " + tr.Stopped
+	}
 	return tr, err
 }
 
