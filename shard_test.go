@@ -20,10 +20,12 @@ import (
 )
 
 // bodyServer answers every chat completion with one token and counts the
-// request bodies it received by their SHA-256.
+// request bodies it received by their SHA-256 (text keeps each body, for
+// the failure message).
 type bodyServer struct {
 	mu     sync.Mutex
 	bodies map[[32]byte]int
+	text   map[[32]byte][]byte
 }
 
 func (b *bodyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -32,8 +34,10 @@ func (b *bodyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, _ := io.ReadAll(r.Body)
+	h := sha256.Sum256(body)
 	b.mu.Lock()
-	b.bodies[sha256.Sum256(body)]++
+	b.bodies[h]++
+	b.text[h] = body
 	b.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	io.WriteString(w, `{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"length"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
@@ -42,9 +46,9 @@ func (b *bodyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // shardBodies runs o (over trace, when not nil) as shards 0..n-1 of n
 // (n = 0: unsharded) against one server and returns the bodies it
 // received, counted.
-func shardBodies(t *testing.T, o Options, trace []byte, n int) map[[32]byte]int {
+func shardBodies(t *testing.T, o Options, trace []byte, n int) (map[[32]byte]int, map[[32]byte][]byte) {
 	t.Helper()
-	bs := &bodyServer{bodies: map[[32]byte]int{}}
+	bs := &bodyServer{bodies: map[[32]byte]int{}, text: map[[32]byte][]byte{}}
 	srv := httptest.NewServer(bs)
 	defer srv.Close()
 	o.URL = srv.URL
@@ -64,7 +68,7 @@ func shardBodies(t *testing.T, o Options, trace []byte, n int) map[[32]byte]int 
 			t.Fatalf("shard %d/%d: verdicts %v", i, n, res.Verdicts)
 		}
 	}
-	return bs.bodies
+	return bs.bodies, bs.text
 }
 
 // TestShardPromptsIdentical: a row's request body is byte for byte the
@@ -95,14 +99,24 @@ func TestShardPromptsIdentical(t *testing.T) {
 		trace []byte
 	}{"mooncake": {o, head}, "synthetic": {syn, nil}} {
 		t.Run(name, func(t *testing.T) {
-			whole := shardBodies(t, tc.o, tc.trace, 0)
-			sharded := shardBodies(t, tc.o, tc.trace, 3)
+			whole, wholeText := shardBodies(t, tc.o, tc.trace, 0)
+			sharded, shardText := shardBodies(t, tc.o, tc.trace, 3)
 			t.Logf("%d unsharded bodies, %d sharded", len(whole), len(sharded))
 			if len(whole) < 20 {
 				t.Fatalf("only %d distinct bodies", len(whole))
 			}
 			if diff := cmp.Diff(whole, sharded); diff != "" {
 				t.Errorf("bodies by hash (-unsharded +3 shards):\n%s", diff)
+				for h, b := range wholeText {
+					if sharded[h] == 0 {
+						t.Errorf("only unsharded: %s", b)
+					}
+				}
+				for h, b := range shardText {
+					if whole[h] == 0 {
+						t.Errorf("only sharded: %s", b)
+					}
+				}
 			}
 			for n := range maps.Values(sharded) {
 				if n != 1 {
