@@ -10,7 +10,7 @@ import (
 
 // TestLlamaCppApplyTemplate checks the template against a real server:
 // what llama.cpp's llama-server answered (testdata/llamacpp, recorded
-// from the tiny GPT-2-vocabulary model of ../shared/realservers) to
+// from a tiny random-weight model with GPT-2's vocabulary; README.md) to
 // /apply-template and to a chat request of the same messages. The
 // rendering is byte for byte the server's, and its count with the
 // model's tokenizer (GPT-2's, r50k_base) is the server's prompt_tokens.

@@ -312,16 +312,7 @@ func TestMonotoneSearchAgainstTheMock(t *testing.T) {
 		t.Skip("about 30 s of probes against the mock")
 	}
 	needCPU(t)
-	m := recipeMock
-	srv := m.start(t)
-	cfg := NewConfig()
-	// Three rounds of the range's top concurrency: with fewer requests
-	// than slots a probe at 32 never has 32 in flight.
-	cfg.Base = m.base(srv, 3*32)
-	cfg.Base.Replay.Mode, cfg.Base.Replay.Arrival, cfg.Base.Replay.RequestRate = replay.ModeConcurrency, replay.DefaultArrival, 0
-	cfg.Base.Replay.Concurrency = 1
-	cfg.Base.Streaming = true
-	cfg.Dir = t.TempDir()
+	cfg := monotoneConfig(t)
 	sla, err := isearch.ParseConstraint("request_latency:avg:<=:400")
 	if err != nil {
 		t.Fatal(err)
@@ -340,7 +331,7 @@ func TestMonotoneSearchAgainstTheMock(t *testing.T) {
 	for _, p := range sr.Probes {
 		t.Logf("probe %s (%s): pass %v valid %v e2e %.1f ms", p.Point, p.Why, p.Pass, p.Valid, p.Metrics["request_latency.avg"])
 	}
-	want := largest(m.e2eAt, 400, 32)
+	want := largest(recipeMock.e2eAt, 400, 32)
 	t.Logf("%s; derived %.4g, %d probes", sr.Text, want, len(sr.Probes))
 	if rel := math.Abs(sr.Value-want) / want; rel > 0.10 {
 		t.Errorf("answer %v, derived from the mock's settings %v: off by %.1f%% (> 10%%)", sr.Value, want, 100*rel)
@@ -509,4 +500,21 @@ func TestBoundaryTextCannotTell(t *testing.T) {
 			}
 		})
 	}
+}
+
+// monotoneConfig is a closed-loop streaming sweep against recipeMock for
+// the monotone searches over concurrency 1…32: three rounds of the
+// range's top concurrency (with fewer requests than slots a probe at 32
+// never has 32 in flight).
+func monotoneConfig(t *testing.T) Config {
+	t.Helper()
+	m := recipeMock
+	srv := m.start(t)
+	cfg := NewConfig()
+	cfg.Base = m.base(srv, 3*32)
+	cfg.Base.Replay.Mode, cfg.Base.Replay.Arrival, cfg.Base.Replay.RequestRate = replay.ModeConcurrency, replay.DefaultArrival, 0
+	cfg.Base.Replay.Concurrency = 1
+	cfg.Base.Streaming = true
+	cfg.Dir = t.TempDir()
+	return cfg
 }

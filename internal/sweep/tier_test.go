@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	isearch "github.com/reprise-bench/reprise/internal/search"
-	"github.com/reprise-bench/reprise/replay"
 )
 
 // TestTiersAgainstTheMock: two tiers of request latency (avg ≤ 400 and
@@ -26,14 +25,7 @@ func TestTiersAgainstTheMock(t *testing.T) {
 		t.Skip("about 40 s of probes against the mock")
 	}
 	needCPU(t)
-	m := recipeMock
-	srv := m.start(t)
-	cfg := NewConfig()
-	cfg.Base = m.base(srv, 3*32)
-	cfg.Base.Replay.Mode, cfg.Base.Replay.Arrival, cfg.Base.Replay.RequestRate = replay.ModeConcurrency, replay.DefaultArrival, 0
-	cfg.Base.Replay.Concurrency = 1
-	cfg.Base.Streaming = true
-	cfg.Dir = t.TempDir()
+	cfg := monotoneConfig(t)
 	var tiers []Tier
 	for i, s := range []string{"silver:request_latency:avg:<=:400", "gold:request_latency:avg:le:300"} {
 		tr, err := ParseTier(s, i+1)
@@ -58,7 +50,7 @@ func TestTiersAgainstTheMock(t *testing.T) {
 	for i, limit := range []float64{400, 300} {
 		tr := sr.Tiers[i]
 		separate += tr.Probes
-		want := largest(m.e2eAt, limit, 32)
+		want := largest(recipeMock.e2eAt, limit, 32)
 		if rel := math.Abs(tr.Value-want) / want; rel > 0.10 {
 			t.Errorf("tier %s: answer %v, derived from the mock's settings %v: off by %.1f%% (> 10%%)", tr.Label, tr.Value, want, 100*rel)
 		}
