@@ -369,9 +369,11 @@ type SearchResult struct {
 	Converged bool    `json:"converged"`
 	// Metrics are the answer's metrics (at Value, or the best trial).
 	Metrics map[string]float64 `json:"metrics,omitempty"`
-	// Slope and Intercept are a curve recipe's least-squares line
-	// (ms per token, ms).
+	// Slope and Intercept are a curve recipe's weighted least-squares
+	// line (ms per token, ms) and SlopeSE the slope's standard error,
+	// from the probes' own spreads ([fitCurve]).
 	Slope     float64 `json:"slope,omitempty"`
+	SlopeSE   float64 `json:"slope_se,omitempty"`
 	Intercept float64 `json:"intercept,omitempty"`
 	// Pareto names the probes on the Pareto front (pareto-sweep; a
 	// model-based search with several objectives).
@@ -403,8 +405,12 @@ type SearchResult struct {
 // Verdict is a boundary recipe's verdict (nil for anything else, or
 // with an answer): exit code 3 when no tested load met its SLAs, 4 when
 // it cannot tell (its lowest load could not be measured: the client's
-// failure, not the server's), each with the answer's text.
+// failure, not the server's), each with the answer's text. A curve
+// recipe that cannot tell (its probes were disturbed) exits 4 too.
 func (r *SearchResult) Verdict() error {
+	if r != nil && (r.Kind == RecipePrefillTTFT || r.Kind == RecipeDecodeITL) && r.CannotTell != "" {
+		return &exitcode.Error{Code: exitcode.Lateness, Err: errors.New(r.Text)}
+	}
 	if r == nil || !(&RecipeConfig{Name: r.Kind}).boundary() || r.Value > 0 || len(r.Probes) == 0 {
 		return nil
 	}
@@ -735,8 +741,11 @@ func geomspace(lo, hi float64, n int) []float64 {
 func (s *sweeper) lineRecipe(ctx context.Context, r *RecipeConfig, res *SearchResult) error {
 	ttft, itl := r.key("time_to_first_token"), r.key("inter_token_latency")
 	keys := []string{ttft, itl, r.key("request_latency")}
-	run := func(names []string, values []float64) (*SearchProbe, error) {
-		pr, err := s.probe(ctx, names, values, "step", keys)
+	if r.Name == RecipePrefillTTFT || r.Name == RecipeDecodeITL {
+		keys = append(keys, "time_to_first_token.std", "inter_token_latency.std")
+	}
+	run := func(names []string, values []float64, why string) (*SearchProbe, error) {
+		pr, err := s.probe(ctx, names, values, why, keys)
 		if err != nil {
 			return nil, err
 		}
@@ -746,34 +755,11 @@ func (s *sweeper) lineRecipe(ctx context.Context, r *RecipeConfig, res *SearchRe
 	}
 	switch r.Name {
 	case RecipePrefillTTFT, RecipeDecodeITL:
-		setting, lo, hi, n, metric := ISL, r.ISLMin, r.ISLMax, r.ISLSteps, ttft
-		if r.Name == RecipeDecodeITL {
-			setting, lo, hi, n, metric = OSL, r.OSLMin, r.OSLMax, r.OSLSteps, itl
-		}
-		var xs, ys []float64
-		for _, v := range linspace(lo, hi, n) {
-			pr, err := run([]string{setting}, []float64{v})
-			if err != nil {
-				return err
-			}
-			if y, ok := pr.Metrics[metric]; ok && pr.Valid {
-				xs, ys = append(xs, v), append(ys, y)
-			}
-		}
-		res.Setting = setting
-		res.Slope, res.Intercept = fitLine(xs, ys)
-		res.Converged = len(xs) >= 2
-		res.Metrics = map[string]float64{metric + ".mean": mean(ys)}
-		unit := "input token"
-		if setting == OSL {
-			unit = "output token"
-		}
-		res.Text = fmt.Sprintf("%s: %s %s = %.4g ms + %.4g ms per %s over %s %s…%s (%d valid probes of %d); mean %.4g ms",
-			r.Name, metric, "fit", res.Intercept, res.Slope, unit, setting, formatValue(lo), formatValue(hi), len(xs), len(res.Probes), mean(ys))
+		return s.curve(r, res, run, ttft, itl)
 	case RecipeParetoSweep:
 		for _, pair := range r.Pairs {
 			for _, c := range geomspace(r.ConcurrencyMin, r.ConcurrencyMax, r.ConcurrencySteps) {
-				if _, err := run([]string{ISL, OSL, Concurrency}, []float64{pair[0], pair[1], c}); err != nil {
+				if _, err := run([]string{ISL, OSL, Concurrency}, []float64{pair[0], pair[1], c}, "step"); err != nil {
 					return err
 				}
 			}
@@ -804,21 +790,6 @@ func mean(v []float64) float64 {
 		s += x
 	}
 	return s / float64(len(v))
-}
-
-// fitLine is the least-squares line y = a + b·x (b, a).
-func fitLine(x, y []float64) (slope, intercept float64) {
-	if len(x) < 2 {
-		return 0, mean(y)
-	}
-	mx, my := mean(x), mean(y)
-	sxy, sxx := 0.0, 0.0
-	for i := range x {
-		sxy += (x[i] - mx) * (y[i] - my)
-		sxx += (x[i] - mx) * (x[i] - mx)
-	}
-	slope = sxy / sxx
-	return slope, my - slope*mx
 }
 
 // optimize runs cfg.Search.

@@ -56,11 +56,16 @@ func (m capacityMock) firstToken() float64 {
 	return (m.TTFT + time.Duration(m.ISL)*m.P).Seconds() * 1e3
 }
 
-func (m capacityMock) start(t *testing.T) *mockserver.Server {
+func (m capacityMock) start(t *testing.T) *mockserver.Server { return m.startWith(t, false) }
+
+// startLogged starts the mock with its oracle log kept ([mockserver.Server.Log]).
+func (m capacityMock) startLogged(t *testing.T) *mockserver.Server { return m.startWith(t, true) }
+
+func (m capacityMock) startWith(t *testing.T, keepLog bool) *mockserver.Server {
 	t.Helper()
 	c := mockserver.NewConfig()
 	c.Addr, c.MaxNumSeqs, c.TTFT, c.PrefillPerToken, c.ITL, c.ITLPerRunning = "127.0.0.1:0", m.S, m.TTFT, m.P, m.ITL, m.R
-	c.PrefixCacheTokens, c.KeepLog = 0, false
+	c.PrefixCacheTokens, c.KeepLog = 0, keepLog
 	srv, err := mockserver.Start(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
