@@ -283,22 +283,6 @@ func SearchBoundary(ctx context.Context, c BoundaryConfig, f LevelFunc) (*Bounda
 	return searchBoundaryWith(ctx, &c, f, (*bstate).interpolate, nil)
 }
 
-// SearchBoundaryModel is [SearchBoundary] with the probes chosen by the
-// model-based search of a one-setting monotone [Problem]
-// ([bstate.posterior]: a Gaussian process of the log level against the
-// load, around the queueing shapes, and the probe that minimizes the
-// expected width of the bracket after it): the same ends, violation
-// re-probes, median levels and bisection safeguard. It ends early, with
-// Boundary.Stopped saying so, when three or more loads measured the same
-// level within 1 %: the pass/fail split is then noise and more probes
-// would not locate a boundary.
-func SearchBoundaryModel(ctx context.Context, c BoundaryConfig, f LevelFunc) (*Boundary, error) {
-	if err := c.validate(); err != nil {
-		return nil, fmt.Errorf("boundary search: %w", err)
-	}
-	return searchBoundaryWith(ctx, &c, f, (*bstate).posterior, (*bstate).flat)
-}
-
 // chooser picks the next load inside the bracket (lo, hi) of a boundary
 // search and says why ("model" or "bisect"); ok false when it has none.
 type chooser func(s *bstate, lo, hi float64) (x float64, why string, ok bool)

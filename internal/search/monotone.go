@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"fmt"
 	"math"
 )
@@ -18,6 +19,22 @@ const (
 	// than 1 % of their mean does not change with the settings.
 	flatSpread = 0.01
 )
+
+// SearchBoundaryModel is [SearchBoundary] with the probes chosen by the
+// model-based search of a one-setting monotone [Problem]
+// ([bstate.posterior]: a Gaussian process of the log level against the
+// load, around the queueing shapes, and the probe that minimizes the
+// expected width of the bracket after it): the same ends, violation
+// re-probes, median levels and bisection safeguard. It ends early, with
+// Boundary.Stopped saying so, when three or more loads measured the same
+// level within 1 %: the pass/fail split is then noise and more probes
+// would not locate a boundary.
+func SearchBoundaryModel(ctx context.Context, c BoundaryConfig, f LevelFunc) (*Boundary, error) {
+	if err := c.validate(); err != nil {
+		return nil, fmt.Errorf("boundary search: %w", err)
+	}
+	return searchBoundaryWith(ctx, &c, f, (*bstate).posterior, (*bstate).flat)
+}
 
 // posterior is the Gaussian-process chooser of a monotone search. A
 // process fitted to the log level against the load (on the unit scale

@@ -34,6 +34,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -170,6 +171,27 @@ func Load(ctx context.Context, cfg Config) (*Tokenizer, Info, error) {
 		}
 	}
 	return newTokenizer(l, cfg.Fallback), info, nil
+}
+
+// newTokenizer returns the tokenizer of what was learned, l, which
+// encodes other text with fb; its identity is a hash of l's (id, word)
+// pairs.
+func newTokenizer(l *learned, fb tokenizer.Tokenizer) *Tokenizer {
+	t := &Tokenizer{name: "server:" + l.Model + "@" + l.URL, ids: make(map[string]int, len(l.Words)),
+		pieces: make(map[int]string, len(l.Words)), stripFirst: l.StripFirst, fallback: fb, chat: l.ChatTemplate}
+	h := sha256.New()
+	var n [8]byte
+	for i, w := range l.Words {
+		id := l.IDs[i]
+		t.ids[w], t.pieces[id] = id, w
+		t.size = max(t.size, id+1)
+		binary.LittleEndian.PutUint64(n[:], uint64(id))
+		h.Write(n[:])
+		h.Write([]byte(w))
+		h.Write([]byte{0})
+	}
+	t.identity = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	return t
 }
 
 // chatTemplate asks how many tokens the server's chat template adds to a

@@ -2,9 +2,6 @@ package servertok
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"strings"
 
 	"github.com/reprise-bench/reprise/internal/tokenizer"
@@ -30,24 +27,6 @@ var (
 	_ tokenizer.Tokenizer  = (*Tokenizer)(nil)
 	_ tokenizer.Vocabulary = (*Tokenizer)(nil)
 )
-
-func newTokenizer(l *learned, fb tokenizer.Tokenizer) *Tokenizer {
-	t := &Tokenizer{name: "server:" + l.Model + "@" + l.URL, ids: make(map[string]int, len(l.Words)),
-		pieces: make(map[int]string, len(l.Words)), stripFirst: l.StripFirst, fallback: fb, chat: l.ChatTemplate}
-	h := sha256.New()
-	var n [8]byte
-	for i, w := range l.Words {
-		id := l.IDs[i]
-		t.ids[w], t.pieces[id] = id, w
-		t.size = max(t.size, id+1)
-		binary.LittleEndian.PutUint64(n[:], uint64(id))
-		h.Write(n[:])
-		h.Write([]byte(w))
-		h.Write([]byte{0})
-	}
-	t.identity = "sha256:" + hex.EncodeToString(h.Sum(nil))
-	return t
-}
 
 // Name is "server:MODEL@URL".
 func (t *Tokenizer) Name() string { return t.name }

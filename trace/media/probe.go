@@ -43,13 +43,6 @@ func (l Limits) maxBytes() int64 {
 	return DefaultMaxBytes
 }
 
-// The errors of Probe, wrapped with detail.
-var (
-	ErrFormat  = errors.New("unsupported format")
-	ErrCorrupt = errors.New("corrupt")
-	ErrTooBig  = errors.New("too large")
-)
-
 // Probe checks data as media of kind k and returns it as an Item (which
 // keeps data; the caller must not modify it afterwards). Images: the
 // format from the magic bytes, the size from the header (refused over

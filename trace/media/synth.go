@@ -2,7 +2,6 @@ package media
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -16,10 +15,6 @@ import (
 	"strconv"
 	"time"
 )
-
-// ErrNoFFmpeg is returned when MP3 audio or a video is asked for and no
-// ffmpeg binary is on $PATH.
-var ErrNoFFmpeg = errors.New("ffmpeg not found on $PATH: synthetic MP3 audio and video are made with ffmpeg; install it (Debian: apt-get install ffmpeg) or ask for --audio-format wav")
 
 // ImageSpec is one synthetic image: its size, format and seed.
 type ImageSpec struct {

@@ -50,13 +50,32 @@ type Config struct {
 	// kernel received the bytes (SO_TIMESTAMPNS, Linux).
 	NoKernelStamps bool
 	// NoReactor reads every response on the goroutine that called Do
-	// instead of reading streamed ones on the reactors (reactor_linux.go).
+	// instead of reading streamed ones on the reactors (conn_linux.go).
 	NoReactor bool
 	// Clock stamps everything. Required.
 	Clock Clock
 	// Log receives rare diagnostics; nil discards.
 	Log *slog.Logger
 }
+
+// Reuse says which requests share a connection.
+type Reuse uint8
+
+// The reuse strategies (AIPerf's --connection-reuse-strategy).
+const (
+	// ReusePooled keeps connections alive in one pool: any request takes
+	// any idle connection (the default).
+	ReusePooled Reuse = iota
+	// ReuseNever sends every request on a connection of its own, closed
+	// after its response (Connection: close).
+	ReuseNever
+	// ReuseSticky gives every session (Request.Session) a connection of
+	// its own: its requests go on it one after the other, no other
+	// session's ever does, and it is closed after the session's last
+	// request (Request.EndSession). A request without a session is sent
+	// as with ReuseNever.
+	ReuseSticky
+)
 
 // Client is a keep-alive pool of HTTP/1.1 connections to one server and
 // what it has learned about them. It is safe for concurrent use; each
@@ -92,7 +111,7 @@ type Client struct {
 	waiters  []chan struct{}
 	closed   bool
 
-	// reactors read plain-TCP streamed responses (reactor_linux.go), one
+	// reactors read plain-TCP streamed responses (conn_linux.go), one
 	// per P, started with the first connection; none when they could not
 	// start.
 	reactorsOnce sync.Once
@@ -326,6 +345,37 @@ func (c *Client) getSession(ctx context.Context, ph *dialPhases, session uint64)
 	}
 }
 
+// takeSession removes and returns session's parked connection, nil when
+// it has none. c.mu must be held.
+func (c *Client) takeSession(session uint64) *conn {
+	cn := c.sessions[session]
+	if cn != nil {
+		delete(c.sessions, session)
+	}
+	return cn
+}
+
+// evictSession closes the connection parked longest of another session
+// than session, to make room under MaxConnections; false when none is
+// parked. c.mu must be held; it is held again on return.
+func (c *Client) evictSession() bool {
+	var oldest uint64
+	var cn *conn
+	for s, x := range c.sessions {
+		if cn == nil || x.idleAt.Before(cn.idleAt) {
+			oldest, cn = s, x
+		}
+	}
+	if cn == nil {
+		return false
+	}
+	delete(c.sessions, oldest)
+	c.mu.Unlock()
+	c.discard(cn)
+	c.mu.Lock()
+	return true
+}
+
 // takeIdle removes and returns the most recently used idle connection
 // that need not rest after a streamed response (streamCloses.rest). When
 // all rest while the verdict is open, it returns how long until the first
@@ -380,6 +430,28 @@ func (c *Client) put(cn *conn) {
 	c.mu.Unlock()
 	if check {
 		time.AfterFunc(c.closes.settle, func() { c.checkRested(cn) })
+	}
+}
+
+// park keeps cn, after a complete response of session, for the
+// session's next request.
+func (c *Client) park(cn *conn, session uint64) {
+	cn.idleAt = time.Now()
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		c.discard(cn)
+		return
+	}
+	if c.sessions == nil {
+		c.sessions = map[uint64]*conn{}
+	}
+	old := c.sessions[session]
+	c.sessions[session] = cn
+	c.wakeOne() // a request waiting at MaxConnections may close it for its own session
+	c.mu.Unlock()
+	if old != nil {
+		c.discard(old) // two requests of one session at once (a DAG): keep the newer
 	}
 }
 

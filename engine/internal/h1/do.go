@@ -23,22 +23,6 @@ import (
 // response. A read returns at most what it holds.
 const ReadBuffer = 16 << 10
 
-// Errors Do returns besides the network's.
-var (
-	// ErrMalformed marks a response that is not valid HTTP/1.1: a bad
-	// status line, header or chunk framing.
-	ErrMalformed = errors.New("malformed HTTP response")
-	// ErrTimeout is Config.Timeout expiring. It matches
-	// os.ErrDeadlineExceeded.
-	ErrTimeout = fmt.Errorf("request timed out (--timeout): %w", os.ErrDeadlineExceeded)
-	// ErrBadHead marks a Request.Head that Do refuses to write: not one
-	// request line and header lines of valid syntax (a CR, LF, NUL or
-	// other control character in a header, a space or control character
-	// in the path), which would put a header or a request of their own
-	// on the wire. Nothing is sent.
-	ErrBadHead = errors.New("request head is not valid HTTP/1.1; nothing was sent")
-)
-
 const (
 	// maxAttempts bounds sends of one request: a second attempt only
 	// happens when the first provably never reached the server (its
@@ -389,6 +373,18 @@ func (k *Caller) Do(ctx context.Context, req *Request, st *Stamps, h Handler) er
 		}
 		return err
 	}
+}
+
+// closesAfter reports whether req's connection is closed after its
+// response under the client's strategy.
+func (c *Client) closesAfter(req *Request) bool {
+	switch c.reuse {
+	case ReuseNever:
+		return true
+	case ReuseSticky:
+		return req.Session == 0 || req.EndSession
+	}
+	return false
 }
 
 // maxOneWrite is the largest body written in one piece with its head

@@ -36,7 +36,7 @@
 //     and stays on between connections (holdStamps). A
 //     streamed response on plain TCP is read by an epoll reactor, one per
 //     P, that drains a batch of ready sockets per wake-up
-//     (reactor_linux.go); other responses on the calling goroutine,
+//     (conn_linux.go, reactor); other responses on the calling goroutine,
 //     whose request is written inside the same poller call that reads
 //     the response, so the first read waits for it instead of finding
 //     nothing (rxReader.exchange).
