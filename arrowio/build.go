@@ -220,6 +220,19 @@ func (b *requestBuilder) reserve(n int) {
 
 // appendRequest appends one row. Capacity must have been reserved.
 func (b *requestBuilder) appendRequest(r *record.Request) {
+	b.appendIdentity(r)
+	b.appendTimes(r)
+	b.appendTokens(r)
+	b.appendResult(r)
+	b.appendTransport(r)
+	b.appendGeneration(r)
+	b.media.append(r)
+	b.rows++
+}
+
+// appendIdentity appends r's request id, trace row, session, turn,
+// phase and sender.
+func (b *requestBuilder) appendIdentity(r *record.Request) {
 	b.requestID.UnsafeAppend(r.RequestID)
 	if r.TraceRow < 0 {
 		b.traceRow.UnsafeAppendBoolToBitmap(false)
@@ -234,7 +247,10 @@ func (b *requestBuilder) appendRequest(r *record.Request) {
 		b.phase.UnsafeAppend(0)
 	}
 	b.senderID.UnsafeAppend(r.SenderID)
+}
 
+// appendTimes appends r's timeline and the latencies derived from it.
+func (b *requestBuilder) appendTimes(r *record.Request) {
 	i64NZ(b.times[0], r.IntendedNS)
 	i64NZ(b.times[1], r.DispatchedNS)
 	i64NZ(b.times[2], r.SentNS)
@@ -270,7 +286,11 @@ func (b *requestBuilder) appendRequest(r *record.Request) {
 	}
 	i64NZ(b.fromIntend, r.LatencyFromIntendedNS)
 	b.sessionDelay.UnsafeAppend(r.SessionDelayNS)
+}
 
+// appendTokens appends r's token counts, planned cancellation and task
+// position.
+func (b *requestBuilder) appendTokens(r *record.Request) {
 	b.inTok.UnsafeAppend(r.InputTokens)
 	b.outTok.UnsafeAppend(r.OutputTokens)
 	b.reasTok.UnsafeAppend(r.ReasoningTokens)
@@ -302,14 +322,17 @@ func (b *requestBuilder) appendRequest(r *record.Request) {
 	i32Known(b.sReas, r.ServerReasoningTokens)
 	i32Known(b.sCached, r.ServerCachedTokens)
 	i32Known(b.eCached, r.ExpectedCachedTokens)
+}
 
+// appendResult appends r's event and byte counts, status, error kind
+// (counting the kinds no column value names) and finish reason.
+func (b *requestBuilder) appendResult(r *record.Request) {
 	b.events.UnsafeAppend(r.Events)
 	b.contentEvents.UnsafeAppend(r.ContentEvents)
 	b.reads.UnsafeAppend(r.Reads)
 	b.maxPerRead.UnsafeAppend(r.MaxEventsRead)
 	b.bytesRecv.UnsafeAppend(r.BytesReceived)
 	b.bytesSent.UnsafeAppend(r.BytesSent)
-
 	i32NZ(b.status, r.StatusCode)
 	if r.ErrorKind == record.ErrNone {
 		b.errKind.UnsafeAppendBoolToBitmap(false)
@@ -323,7 +346,11 @@ func (b *requestBuilder) appendRequest(r *record.Request) {
 	}
 	strNZ(b.errMsg, r.ErrorMessage)
 	strNZ(b.finish, r.FinishReason)
+}
 
+// appendTransport appends r's connection reuse, retries, connection
+// timings, target and the requests it depends on.
+func (b *requestBuilder) appendTransport(r *record.Request) {
 	b.connReused.UnsafeAppend(r.ConnReused)
 	b.retries.UnsafeAppend(r.Retries)
 	strNZ(b.retryErrors, r.RetryErrors)
@@ -340,6 +367,11 @@ func (b *requestBuilder) appendRequest(r *record.Request) {
 			b.parentIDs.Append(int64(id)) // request ids stay far below 2^63
 		}
 	}
+}
+
+// appendGeneration appends r's generation-endpoint media and job
+// columns, and its grading (null when it was not graded).
+func (b *requestBuilder) appendGeneration(r *record.Request) {
 	i32NZ(b.mItems, r.MediaItems)
 	i32NZ(b.mPartials, r.MediaPartials)
 	i64NZ(b.mBytes, r.MediaBytes)
@@ -362,8 +394,6 @@ func (b *requestBuilder) appendRequest(r *record.Request) {
 		b.accAns.AppendNull()
 		b.accCorrect.UnsafeAppendBoolToBitmap(false)
 	}
-	b.media.append(r)
-	b.rows++
 }
 
 // newRecord returns the rows appended so far as one record (the caller

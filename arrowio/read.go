@@ -401,65 +401,16 @@ func i32or(a *array.Int32, i int, absent int32) int32 {
 	return a.Value(i)
 }
 
+// appendRequests appends the rows of a records file's record to out; a
+// column it lacks or of the wrong type is an error, returned with out as
+// it was.
 func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, error) {
 	if err := checkVersion(rec, RecordsVersion, olderRecordsVersions...); err != nil {
 		return out, err
 	}
 	c := &columns{rec: rec}
-	requestID := colAs[*array.Uint64](c, "request_id")
-	traceRow := colAs[*array.Int64](c, "trace_row")
-	sessionID := c.str("session_id")
-	turn := colAs[*array.Int32](c, "turn")
-	phase := c.str("phase")
-	senderID := colAs[*array.Int32](c, "sender_id")
-	var times [len(timeCols)]*array.Int64
-	for i, tc := range timeCols {
-		times[i] = colAs[*array.Int64](c, tc.ns)
-	}
-	ttft, ttfo, ttst := colAs[*array.Int64](c, "ttft_ns"), colAs[*array.Int64](c, "ttfo_ns"), colAs[*array.Int64](c, "ttst_ns")
-	itl := colAs[*array.Float64](c, "itl_ns")
-	e2e, lateness := colAs[*array.Int64](c, "e2e_ns"), colAs[*array.Int64](c, "lateness_ns")
-	fromIntended, sessionDelay := colAs[*array.Int64](c, "latency_from_intended_ns"), colAs[*array.Int64](c, "session_delay_ns")
-	inTok, outTok := colAs[*array.Int32](c, "input_tokens"), colAs[*array.Int32](c, "output_tokens")
-	reasTok, maxTok := colAs[*array.Int32](c, "reasoning_tokens"), colAs[*array.Int32](c, "max_tokens")
-	sPrompt, sCompl := colAs[*array.Int32](c, "server_prompt_tokens"), colAs[*array.Int32](c, "server_completion_tokens")
-	sReas, sCached := colAs[*array.Int32](c, "server_reasoning_tokens"), colAs[*array.Int32](c, "server_cached_tokens")
-	eCached := colAs[*array.Int32](c, "expected_cached_tokens")
-	traceInTok := optCol[*array.Int32](c, "trace_input_tokens") // appended within v1
-	readLag := optCol[*array.Int64](c, "read_lag_ns")           // appended within v1
-	tokSource := c.optStr("output_tokens_source")               // appended within v1
-	tokDiff := optCol[*array.Int32](c, "server_minus_client_output_tokens")
-	extras := c.optStr("server_extras")
-	cancelAfter := optCol[*array.Int64](c, "cancel_after_ns") // appended within v1
-	taskID, parentReq := optCol[*array.Int64](c, "task_id"), optCol[*array.Int64](c, "parent_request_id")
-	depth := optCol[*array.Int32](c, "depth")
-	events, contentEvents := colAs[*array.Int32](c, "events"), colAs[*array.Int32](c, "content_events")
-	reads, maxPerRead := colAs[*array.Int32](c, "reads"), colAs[*array.Int32](c, "max_events_per_read")
-	bytesRecv, bytesSent := colAs[*array.Int64](c, "bytes_received"), colAs[*array.Int64](c, "bytes_sent")
-	status := colAs[*array.Int32](c, "status_code")
-	errKind, errMsg, finish := c.str("error_kind"), c.str("error_message"), c.str("finish_reason")
-	connReused := colAs[*array.Boolean](c, "conn_reused")
-	retries := colAs[*array.Int32](c, "retries")
-	retryErrors := optCol[*array.String](c, "retry_errors") // appended within v1
-	target := optCol[*array.Int32](c, "target")             // appended within v1
-	parents := optCol[*array.List](c, "parent_request_ids") // v2
-	// v2.1: generation endpoints.
-	mItems, mPartials, jPolls := optCol[*array.Int32](c, "media_items"), optCol[*array.Int32](c, "media_partials"), optCol[*array.Int32](c, "job_polls")
-	mBytes, mAudio, mFirst := optCol[*array.Int64](c, "media_bytes"), optCol[*array.Int64](c, "audio_ns"), optCol[*array.Int64](c, "first_media_ns")
-	jQueue, jGen, jDown := optCol[*array.Int64](c, "job_queue_ns"), optCol[*array.Int64](c, "job_generation_ns"), optCol[*array.Int64](c, "job_download_ns")
-	// records/v2.1.
-	accTask, accItem := optCol[*array.String](c, "accuracy_task"), optCol[*array.String](c, "accuracy_item")
-	accExp, accAns := optCol[*array.String](c, "accuracy_expected"), optCol[*array.String](c, "accuracy_answer")
-	accCorrect := optCol[*array.Boolean](c, "accuracy_correct")
-	var parentIDs *array.Int64
-	if parents != nil {
-		if parentIDs, _ = parents.ListValues().(*array.Int64); parentIDs == nil {
-			c.errs = append(c.errs, fmt.Errorf("column parent_request_ids has type %s, want a list of int64", parents.DataType()))
-		}
-	}
-	blocked, dns := colAs[*array.Int64](c, "blocked_ns"), colAs[*array.Int64](c, "dns_ns")
-	connect, adapter := colAs[*array.Int64](c, "connect_ns"), colAs[*array.Int64](c, "adapter_ns")
-	mcols := readMediaColumns(c) // v2.1
+	var rc requestColumns
+	rc.read(c)
 	if len(c.errs) > 0 {
 		return out, errors.Join(c.errs...)
 	}
@@ -469,118 +420,237 @@ func appendRequests(out []record.Request, rec arrow.Record) ([]record.Request, e
 	rows := out[len(out)-n:]
 	for i := range rows {
 		r := &rows[i]
-		r.RequestID = requestID.Value(i)
-		r.TraceRow = i64or(traceRow, i, -1)
-		r.SessionID = sessionID.at(i)
-		r.Turn = turn.Value(i)
-		if phase.at(i) == record.PhaseWarmup.String() {
-			r.Phase = record.PhaseWarmup
-		}
-		r.SenderID = senderID.Value(i)
-		r.IntendedNS = i64or(times[0], i, 0)
-		r.DispatchedNS = i64or(times[1], i, 0)
-		r.SentNS = i64or(times[2], i, 0)
-		r.WroteNS = i64or(times[3], i, 0)
-		r.HeadersNS = i64or(times[4], i, 0)
-		r.FirstEventNS = i64or(times[5], i, 0)
-		r.FirstTokenNS = i64or(times[6], i, 0)
-		r.FirstOutputTokenNS = i64or(times[7], i, 0)
-		r.SecondTokenNS = i64or(times[8], i, 0)
-		r.LastTokenNS = i64or(times[9], i, 0)
-		r.EndNS = i64or(times[10], i, 0)
-		r.TTFTNS = i64or(ttft, i, 0)
-		r.TTFONS = i64or(ttfo, i, 0)
-		r.TTSTNS = i64or(ttst, i, 0)
-		if !itl.IsNull(i) {
-			r.ITLNS = itl.Value(i)
-		}
-		r.E2ENS = i64or(e2e, i, 0)
-		r.LatenessNS = i64or(lateness, i, 0)
-		r.LatencyFromIntendedNS = i64or(fromIntended, i, 0)
-		r.SessionDelayNS = sessionDelay.Value(i)
-		r.InputTokens = inTok.Value(i)
-		r.OutputTokens = outTok.Value(i)
-		r.ReasoningTokens = reasTok.Value(i)
-		r.MaxTokens = i32or(maxTok, i, 0)
-		r.TraceInputTokens = -1
-		if traceInTok != nil {
-			r.TraceInputTokens = i32or(traceInTok, i, -1)
-		}
-		if readLag != nil {
-			r.ReadLagNS = i64or(readLag, i, 0)
-		}
-		if src := tokSource.at(i); src != "" {
-			for j, v := range tokenSourceValues {
-				if v == src {
-					r.OutputTokensSource = record.TokenSource(j)
-				}
-			}
-		}
-		r.ServerMinusClientOutputTokens = record.NoTokenDiff
-		if tokDiff != nil {
-			r.ServerMinusClientOutputTokens = i32or(tokDiff, i, record.NoTokenDiff)
-		}
-		r.ServerExtras = extras.at(i)
-		if cancelAfter != nil {
-			r.CancelAfterNS = i64or(cancelAfter, i, 0)
-		}
-		if taskID != nil {
-			r.Task = i64or(taskID, i, -1) + 1
-		}
-		if parentReq != nil {
-			r.ReleasedBy = uint64(i64or(parentReq, i, -1) + 1)
-		}
-		if depth != nil {
-			r.Level = i32or(depth, i, -1) + 1
-		}
-		if target != nil {
-			r.Target = target.Value(i)
-		}
-		if mItems != nil && mPartials != nil && jPolls != nil && mBytes != nil && mAudio != nil && mFirst != nil && jQueue != nil && jGen != nil && jDown != nil {
-			r.MediaItems, r.MediaPartials, r.JobPolls = i32or(mItems, i, 0), i32or(mPartials, i, 0), i32or(jPolls, i, 0)
-			r.MediaBytes, r.AudioNS, r.FirstMediaNS = i64or(mBytes, i, 0), i64or(mAudio, i, 0), i64or(mFirst, i, 0)
-			r.JobQueueNS, r.JobGenerationNS, r.JobDownloadNS = i64or(jQueue, i, 0), i64or(jGen, i, 0), i64or(jDown, i, 0)
-		}
-		if parents != nil && parents.IsValid(i) {
-			if a, b := parents.ValueOffsets(i); b > a {
-				r.DependsOn = make([]uint64, b-a)
-				for k := range r.DependsOn {
-					r.DependsOn[k] = uint64(parentIDs.Value(int(a) + k))
-				}
-			}
-		}
-		if accCorrect != nil && accCorrect.IsValid(i) {
-			r.Graded, r.AccuracyCorrect = true, accCorrect.Value(i)
-			r.AccuracyTask, r.AccuracyItem = nullableStr(accTask, i), nullableStr(accItem, i)
-			r.AccuracyExpected, r.AccuracyAnswer = nullableStr(accExp, i), nullableStr(accAns, i)
-		}
-		mcols.at(i, r)
-		r.ServerPromptTokens = i32or(sPrompt, i, -1)
-		r.ServerCompletionTokens = i32or(sCompl, i, -1)
-		r.ServerReasoningTokens = i32or(sReas, i, -1)
-		r.ServerCachedTokens = i32or(sCached, i, -1)
-		r.ExpectedCachedTokens = i32or(eCached, i, -1)
-		r.Events = events.Value(i)
-		r.ContentEvents = contentEvents.Value(i)
-		r.Reads = reads.Value(i)
-		r.MaxEventsRead = maxPerRead.Value(i)
-		r.BytesReceived = bytesRecv.Value(i)
-		r.BytesSent = bytesSent.Value(i)
-		r.StatusCode = i32or(status, i, 0)
-		r.ErrorKind = knownErrorKind(errKind.at(i))
-		r.ErrorMessage = errMsg.at(i)
-		r.FinishReason = finish.at(i)
-		r.ConnReused = connReused.Value(i)
-		r.Retries = retries.Value(i)
-		if retryErrors != nil {
-			r.RetryErrors = strCol{s: retryErrors}.at(i)
-		}
-		r.BlockedNS = i64or(blocked, i, 0)
-		r.DNSNS = i64or(dns, i, 0)
-		r.ConnectNS = i64or(connect, i, 0)
-		r.AdapterNS = i64or(adapter, i, 0)
+		rc.timesAt(i, r)
+		rc.tokensAt(i, r)
+		rc.extrasAt(i, r)
+		rc.resultAt(i, r)
 	}
 	return out, nil
+}
+
+// requestColumns are the columns of a records file, typed. Optional
+// columns (added within a version, or by a later one) are nil when the
+// file predates them.
+type requestColumns struct {
+	requestID                                   *array.Uint64
+	traceRow                                    *array.Int64
+	sessionID, phase                            strCol
+	turn, senderID                              *array.Int32
+	times                                       [len(timeCols)]*array.Int64
+	ttft, ttfo, ttst                            *array.Int64
+	itl                                         *array.Float64
+	e2e, lateness, fromIntended, sessionDelay   *array.Int64
+	inTok, outTok, reasTok, maxTok              *array.Int32
+	sPrompt, sCompl, sReas, sCached, eCached    *array.Int32
+	traceInTok                                  *array.Int32
+	readLag                                     *array.Int64
+	tokSource, extras                           strCol
+	tokDiff                                     *array.Int32
+	cancelAfter, taskID, parentReq              *array.Int64
+	depth                                       *array.Int32
+	events, contentEvents, reads, maxPerRead    *array.Int32
+	bytesRecv, bytesSent                        *array.Int64
+	status                                      *array.Int32
+	errKind, errMsg, finish                     strCol
+	connReused                                  *array.Boolean
+	retries                                     *array.Int32
+	retryErrors                                 *array.String
+	target                                      *array.Int32
+	parents                                     *array.List
+	parentIDs                                   *array.Int64
+	mItems, mPartials, jPolls                   *array.Int32
+	mBytes, mAudio, mFirst, jQueue, jGen, jDown *array.Int64
+	accTask, accItem, accExp, accAns            *array.String
+	accCorrect                                  *array.Boolean
+	blocked, dns, connect, adapter              *array.Int64
+	media                                       mediaColumns
+}
+
+// read looks the columns up in c's record; what is missing or of the
+// wrong type is in c.errs.
+func (rc *requestColumns) read(c *columns) {
+	rc.requestID = colAs[*array.Uint64](c, "request_id")
+	rc.traceRow = colAs[*array.Int64](c, "trace_row")
+	rc.sessionID = c.str("session_id")
+	rc.turn = colAs[*array.Int32](c, "turn")
+	rc.phase = c.str("phase")
+	rc.senderID = colAs[*array.Int32](c, "sender_id")
+	for i, tc := range timeCols {
+		rc.times[i] = colAs[*array.Int64](c, tc.ns)
+	}
+	rc.ttft, rc.ttfo, rc.ttst = colAs[*array.Int64](c, "ttft_ns"), colAs[*array.Int64](c, "ttfo_ns"), colAs[*array.Int64](c, "ttst_ns")
+	rc.itl = colAs[*array.Float64](c, "itl_ns")
+	rc.e2e, rc.lateness = colAs[*array.Int64](c, "e2e_ns"), colAs[*array.Int64](c, "lateness_ns")
+	rc.fromIntended, rc.sessionDelay = colAs[*array.Int64](c, "latency_from_intended_ns"), colAs[*array.Int64](c, "session_delay_ns")
+	rc.inTok, rc.outTok = colAs[*array.Int32](c, "input_tokens"), colAs[*array.Int32](c, "output_tokens")
+	rc.reasTok, rc.maxTok = colAs[*array.Int32](c, "reasoning_tokens"), colAs[*array.Int32](c, "max_tokens")
+	rc.sPrompt, rc.sCompl = colAs[*array.Int32](c, "server_prompt_tokens"), colAs[*array.Int32](c, "server_completion_tokens")
+	rc.sReas, rc.sCached = colAs[*array.Int32](c, "server_reasoning_tokens"), colAs[*array.Int32](c, "server_cached_tokens")
+	rc.eCached = colAs[*array.Int32](c, "expected_cached_tokens")
+	rc.traceInTok = optCol[*array.Int32](c, "trace_input_tokens") // appended within v1
+	rc.readLag = optCol[*array.Int64](c, "read_lag_ns")           // appended within v1
+	rc.tokSource = c.optStr("output_tokens_source")               // appended within v1
+	rc.tokDiff = optCol[*array.Int32](c, "server_minus_client_output_tokens")
+	rc.extras = c.optStr("server_extras")
+	rc.cancelAfter = optCol[*array.Int64](c, "cancel_after_ns") // appended within v1
+	rc.taskID, rc.parentReq = optCol[*array.Int64](c, "task_id"), optCol[*array.Int64](c, "parent_request_id")
+	rc.depth = optCol[*array.Int32](c, "depth")
+	rc.events, rc.contentEvents = colAs[*array.Int32](c, "events"), colAs[*array.Int32](c, "content_events")
+	rc.reads, rc.maxPerRead = colAs[*array.Int32](c, "reads"), colAs[*array.Int32](c, "max_events_per_read")
+	rc.bytesRecv, rc.bytesSent = colAs[*array.Int64](c, "bytes_received"), colAs[*array.Int64](c, "bytes_sent")
+	rc.status = colAs[*array.Int32](c, "status_code")
+	rc.errKind, rc.errMsg, rc.finish = c.str("error_kind"), c.str("error_message"), c.str("finish_reason")
+	rc.connReused = colAs[*array.Boolean](c, "conn_reused")
+	rc.retries = colAs[*array.Int32](c, "retries")
+	rc.retryErrors = optCol[*array.String](c, "retry_errors") // appended within v1
+	rc.target = optCol[*array.Int32](c, "target")             // appended within v1
+	rc.parents = optCol[*array.List](c, "parent_request_ids") // v2
+	// v2.1: generation endpoints.
+	rc.mItems, rc.mPartials, rc.jPolls = optCol[*array.Int32](c, "media_items"), optCol[*array.Int32](c, "media_partials"), optCol[*array.Int32](c, "job_polls")
+	rc.mBytes, rc.mAudio, rc.mFirst = optCol[*array.Int64](c, "media_bytes"), optCol[*array.Int64](c, "audio_ns"), optCol[*array.Int64](c, "first_media_ns")
+	rc.jQueue, rc.jGen, rc.jDown = optCol[*array.Int64](c, "job_queue_ns"), optCol[*array.Int64](c, "job_generation_ns"), optCol[*array.Int64](c, "job_download_ns")
+	// records/v2.1.
+	rc.accTask, rc.accItem = optCol[*array.String](c, "accuracy_task"), optCol[*array.String](c, "accuracy_item")
+	rc.accExp, rc.accAns = optCol[*array.String](c, "accuracy_expected"), optCol[*array.String](c, "accuracy_answer")
+	rc.accCorrect = optCol[*array.Boolean](c, "accuracy_correct")
+	if rc.parents != nil {
+		if rc.parentIDs, _ = rc.parents.ListValues().(*array.Int64); rc.parentIDs == nil {
+			c.errs = append(c.errs, fmt.Errorf("column parent_request_ids has type %s, want a list of int64", rc.parents.DataType()))
+		}
+	}
+	rc.blocked, rc.dns = colAs[*array.Int64](c, "blocked_ns"), colAs[*array.Int64](c, "dns_ns")
+	rc.connect, rc.adapter = colAs[*array.Int64](c, "connect_ns"), colAs[*array.Int64](c, "adapter_ns")
+	rc.media = readMediaColumns(c) // v2.1
+}
+
+// timesAt reads row i's identity, timeline and latencies into r.
+func (rc *requestColumns) timesAt(i int, r *record.Request) {
+	r.RequestID = rc.requestID.Value(i)
+	r.TraceRow = i64or(rc.traceRow, i, -1)
+	r.SessionID = rc.sessionID.at(i)
+	r.Turn = rc.turn.Value(i)
+	if rc.phase.at(i) == record.PhaseWarmup.String() {
+		r.Phase = record.PhaseWarmup
+	}
+	r.SenderID = rc.senderID.Value(i)
+	r.IntendedNS = i64or(rc.times[0], i, 0)
+	r.DispatchedNS = i64or(rc.times[1], i, 0)
+	r.SentNS = i64or(rc.times[2], i, 0)
+	r.WroteNS = i64or(rc.times[3], i, 0)
+	r.HeadersNS = i64or(rc.times[4], i, 0)
+	r.FirstEventNS = i64or(rc.times[5], i, 0)
+	r.FirstTokenNS = i64or(rc.times[6], i, 0)
+	r.FirstOutputTokenNS = i64or(rc.times[7], i, 0)
+	r.SecondTokenNS = i64or(rc.times[8], i, 0)
+	r.LastTokenNS = i64or(rc.times[9], i, 0)
+	r.EndNS = i64or(rc.times[10], i, 0)
+	r.TTFTNS = i64or(rc.ttft, i, 0)
+	r.TTFONS = i64or(rc.ttfo, i, 0)
+	r.TTSTNS = i64or(rc.ttst, i, 0)
+	if !rc.itl.IsNull(i) {
+		r.ITLNS = rc.itl.Value(i)
+	}
+	r.E2ENS = i64or(rc.e2e, i, 0)
+	r.LatenessNS = i64or(rc.lateness, i, 0)
+	r.LatencyFromIntendedNS = i64or(rc.fromIntended, i, 0)
+	r.SessionDelayNS = rc.sessionDelay.Value(i)
+}
+
+// tokensAt reads row i's token counts, read lag, server extras, planned
+// cancellation, task position and target into r; an optional column the
+// file lacks leaves its field at the "none" value.
+func (rc *requestColumns) tokensAt(i int, r *record.Request) {
+	r.InputTokens = rc.inTok.Value(i)
+	r.OutputTokens = rc.outTok.Value(i)
+	r.ReasoningTokens = rc.reasTok.Value(i)
+	r.MaxTokens = i32or(rc.maxTok, i, 0)
+	r.TraceInputTokens = -1
+	if rc.traceInTok != nil {
+		r.TraceInputTokens = i32or(rc.traceInTok, i, -1)
+	}
+	if rc.readLag != nil {
+		r.ReadLagNS = i64or(rc.readLag, i, 0)
+	}
+	if src := rc.tokSource.at(i); src != "" {
+		for j, v := range tokenSourceValues {
+			if v == src {
+				r.OutputTokensSource = record.TokenSource(j)
+			}
+		}
+	}
+	r.ServerMinusClientOutputTokens = record.NoTokenDiff
+	if rc.tokDiff != nil {
+		r.ServerMinusClientOutputTokens = i32or(rc.tokDiff, i, record.NoTokenDiff)
+	}
+	r.ServerExtras = rc.extras.at(i)
+	if rc.cancelAfter != nil {
+		r.CancelAfterNS = i64or(rc.cancelAfter, i, 0)
+	}
+	if rc.taskID != nil {
+		r.Task = i64or(rc.taskID, i, -1) + 1
+	}
+	if rc.parentReq != nil {
+		r.ReleasedBy = uint64(i64or(rc.parentReq, i, -1) + 1)
+	}
+	if rc.depth != nil {
+		r.Level = i32or(rc.depth, i, -1) + 1
+	}
+	if rc.target != nil {
+		r.Target = rc.target.Value(i)
+	}
+}
+
+// extrasAt reads row i's generation-endpoint media and job columns, the
+// requests it depends on, its grading and its input media into r.
+func (rc *requestColumns) extrasAt(i int, r *record.Request) {
+	if rc.mItems != nil && rc.mPartials != nil && rc.jPolls != nil && rc.mBytes != nil && rc.mAudio != nil && rc.mFirst != nil && rc.jQueue != nil && rc.jGen != nil && rc.jDown != nil {
+		r.MediaItems, r.MediaPartials, r.JobPolls = i32or(rc.mItems, i, 0), i32or(rc.mPartials, i, 0), i32or(rc.jPolls, i, 0)
+		r.MediaBytes, r.AudioNS, r.FirstMediaNS = i64or(rc.mBytes, i, 0), i64or(rc.mAudio, i, 0), i64or(rc.mFirst, i, 0)
+		r.JobQueueNS, r.JobGenerationNS, r.JobDownloadNS = i64or(rc.jQueue, i, 0), i64or(rc.jGen, i, 0), i64or(rc.jDown, i, 0)
+	}
+	if rc.parents != nil && rc.parents.IsValid(i) {
+		if a, b := rc.parents.ValueOffsets(i); b > a {
+			r.DependsOn = make([]uint64, b-a)
+			for k := range r.DependsOn {
+				r.DependsOn[k] = uint64(rc.parentIDs.Value(int(a) + k))
+			}
+		}
+	}
+	if rc.accCorrect != nil && rc.accCorrect.IsValid(i) {
+		r.Graded, r.AccuracyCorrect = true, rc.accCorrect.Value(i)
+		r.AccuracyTask, r.AccuracyItem = nullableStr(rc.accTask, i), nullableStr(rc.accItem, i)
+		r.AccuracyExpected, r.AccuracyAnswer = nullableStr(rc.accExp, i), nullableStr(rc.accAns, i)
+	}
+	rc.media.at(i, r)
+}
+
+// resultAt reads row i's server token counts, event and byte counts,
+// status, error, finish reason, connection and retries into r.
+func (rc *requestColumns) resultAt(i int, r *record.Request) {
+	r.ServerPromptTokens = i32or(rc.sPrompt, i, -1)
+	r.ServerCompletionTokens = i32or(rc.sCompl, i, -1)
+	r.ServerReasoningTokens = i32or(rc.sReas, i, -1)
+	r.ServerCachedTokens = i32or(rc.sCached, i, -1)
+	r.ExpectedCachedTokens = i32or(rc.eCached, i, -1)
+	r.Events = rc.events.Value(i)
+	r.ContentEvents = rc.contentEvents.Value(i)
+	r.Reads = rc.reads.Value(i)
+	r.MaxEventsRead = rc.maxPerRead.Value(i)
+	r.BytesReceived = rc.bytesRecv.Value(i)
+	r.BytesSent = rc.bytesSent.Value(i)
+	r.StatusCode = i32or(rc.status, i, 0)
+	r.ErrorKind = knownErrorKind(rc.errKind.at(i))
+	r.ErrorMessage = rc.errMsg.at(i)
+	r.FinishReason = rc.finish.at(i)
+	r.ConnReused = rc.connReused.Value(i)
+	r.Retries = rc.retries.Value(i)
+	if rc.retryErrors != nil {
+		r.RetryErrors = strCol{s: rc.retryErrors}.at(i)
+	}
+	r.BlockedNS = i64or(rc.blocked, i, 0)
+	r.DNSNS = i64or(rc.dns, i, 0)
+	r.ConnectNS = i64or(rc.connect, i, 0)
+	r.AdapterNS = i64or(rc.adapter, i, 0)
 }
 
 func appendEvents(out []record.Event, rec arrow.Record) ([]record.Event, error) {

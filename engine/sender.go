@@ -699,7 +699,20 @@ func (s *Sender) applyRecords() {
 // finish derives the timeline, token counts and latencies. Its error is
 // the end of ctx or of the request's --timeout while counting tokens.
 func (s *Sender) finish(ctx context.Context, r *record.Request, stream bool) error {
-	e := s.e
+	s.timeline(r)
+	s.serverUsage(r)
+	if s.e.info.Kind != adapter.KindGenerate {
+		s.finishNonGenerate(r, stream)
+		return nil
+	}
+	osl, countErr := s.outputTokens(ctx, r)
+	latencies(r, osl, stream)
+	return countErr
+}
+
+// timeline sets the event counts and the first event's and the first,
+// second, first output and last token's times from the events read.
+func (s *Sender) timeline(r *record.Request) {
 	r.Events = int32(len(s.evTime))
 	for i, t := range s.evTime {
 		if s.evRead[i] > r.MaxEventsRead {
@@ -726,6 +739,11 @@ func (s *Sender) finish(ctx context.Context, r *record.Request, stream bool) err
 	if r.ContentEvents == 0 {
 		r.LastTokenNS = 0
 	}
+}
+
+// serverUsage copies the token counts the server reported, its finish
+// reason and its extras from the adapter's final summary.
+func (s *Sender) serverUsage(r *record.Request) {
 	f := &s.fin
 	if f.Valid&adapter.ValidPromptTokens != 0 {
 		r.ServerPromptTokens = int32(f.PromptTokens)
@@ -743,46 +761,52 @@ func (s *Sender) finish(ctx context.Context, r *record.Request, stream bool) err
 	if len(f.Extras) > 0 {
 		r.ServerExtras = string(f.Extras)
 	}
-	// Output lengths: the client tokenizer's count over every choice, and
-	// the server's usage, which OSL and ITL take when it is there (unless
-	// told to count on the client).
-	var countErr error
+}
+
+// finishNonGenerate sets the latencies of an endpoint that generates no
+// tokens (embeddings, rankings, media): no output length and no ITL; a
+// streamed one has the times to its first and second events.
+func (s *Sender) finishNonGenerate(r *record.Request, stream bool) {
+	s.evTokens = s.evTokens[:0] // exported event rows: tokens unknown
+	r.OutputTokens, r.ReasoningTokens = 0, 0
+	r.OutputTokensSource = record.TokensServer
+	r.ServerCompletionTokens = -1
+	if !stream {
+		r.TTFTNS, r.TTFONS, r.TTSTNS, r.ITLNS, r.SecondTokenNS = 0, 0, 0, 0, 0
+	} else if r.FirstTokenNS != 0 {
+		// A streamed generation endpoint (partial images, audio,
+		// transcript deltas): its first and second events, no ITL.
+		r.TTFTNS = r.FirstTokenNS - r.SentNS
+		if r.FirstOutputTokenNS != 0 {
+			r.TTFONS = r.FirstOutputTokenNS - r.SentNS
+		}
+		if r.SecondTokenNS != 0 {
+			r.TTSTNS = r.SecondTokenNS - r.FirstTokenNS
+		}
+	}
+	if r.FirstTokenNS != 0 {
+		r.E2ENS = r.LastTokenNS - r.SentNS
+		if r.IntendedNS != 0 {
+			r.LatencyFromIntendedNS = r.LastTokenNS - r.IntendedNS
+		}
+	}
+}
+
+// outputTokens sets the output lengths: the client tokenizer's count
+// over every choice, and the server's usage, which OSL and ITL take when
+// it is there (unless told to count on the client). It returns the
+// output length ITL divides by, and the error of counting.
+func (s *Sender) outputTokens(ctx context.Context, r *record.Request) (osl int64, countErr error) {
+	e := s.e
 	attributed := false
 	r.OutputTokensSource = record.TokensClient
-	if e.info.Kind != adapter.KindGenerate {
-		// Embeddings and rankings generate no tokens: no OSL, no ITL.
-		s.evTokens = s.evTokens[:0] // exported event rows: tokens unknown
-		r.OutputTokens, r.ReasoningTokens = 0, 0
-		r.OutputTokensSource = record.TokensServer
-		r.ServerCompletionTokens = -1
-		if !stream {
-			r.TTFTNS, r.TTFONS, r.TTSTNS, r.ITLNS, r.SecondTokenNS = 0, 0, 0, 0, 0
-		} else if r.FirstTokenNS != 0 {
-			// A streamed generation endpoint (partial images, audio,
-			// transcript deltas): its first and second events, no ITL.
-			r.TTFTNS = r.FirstTokenNS - r.SentNS
-			if r.FirstOutputTokenNS != 0 {
-				r.TTFONS = r.FirstOutputTokenNS - r.SentNS
-			}
-			if r.SecondTokenNS != 0 {
-				r.TTSTNS = r.SecondTokenNS - r.FirstTokenNS
-			}
-		}
-		if r.FirstTokenNS != 0 {
-			r.E2ENS = r.LastTokenNS - r.SentNS
-			if r.IntendedNS != 0 {
-				r.LatencyFromIntendedNS = r.LastTokenNS - r.IntendedNS
-			}
-		}
-		return nil
-	}
 	if e.cfg.Counter != nil {
-		r.OutputTokens, r.ReasoningTokens, attributed, countErr = s.countOutput(ctx, f, e.cfg.Events)
+		r.OutputTokens, r.ReasoningTokens, attributed, countErr = s.countOutput(ctx, &s.fin, e.cfg.Events)
 		if r.ServerCompletionTokens >= 0 {
 			r.ServerMinusClientOutputTokens = r.ServerCompletionTokens - r.OutputTokens - r.ReasoningTokens
 		}
 	}
-	osl := int64(r.OutputTokens) + int64(r.ReasoningTokens)
+	osl = int64(r.OutputTokens) + int64(r.ReasoningTokens)
 	if (e.cfg.UseServerTokenCount || e.cfg.Counter == nil) && r.ServerCompletionTokens >= 0 {
 		osl = int64(r.ServerCompletionTokens)
 		r.OutputTokensSource = record.TokensServer
@@ -801,6 +825,13 @@ func (s *Sender) finish(ctx context.Context, r *record.Request, stream bool) err
 	if e.cfg.Events {
 		s.rowTokens(attributed, r.OutputTokensSource == record.TokensEvents)
 	}
+	return osl, countErr
+}
+
+// latencies derives TTFT, TTFO, TTST, E2E, ITL (over osl tokens) and the
+// latency from the intended time from the token times; a response that
+// was not streamed has no per-token timeline.
+func latencies(r *record.Request, osl int64, stream bool) {
 	if r.FirstTokenNS != 0 {
 		r.TTFTNS = r.FirstTokenNS - r.SentNS
 		if r.FirstOutputTokenNS != 0 {
@@ -822,7 +853,6 @@ func (s *Sender) finish(ctx context.Context, r *record.Request, stream bool) err
 		r.TTFTNS, r.TTFONS, r.TTSTNS, r.ITLNS = 0, 0, 0, 0
 		r.SecondTokenNS = 0
 	}
-	return countErr
 }
 
 // countCheckBytes is the output length from which counting its tokens

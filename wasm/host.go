@@ -253,50 +253,22 @@ func cacheDir(dir string) (string, error) {
 	return filepath.Join(base, "reprise", "wazero"), nil
 }
 
+// load compiles code (from source; shipped if it is one of the shipped
+// adapters) into an Adapter with one described probe module in its pool.
+// Its error is a *LoadError.
 func load(ctx context.Context, code []byte, source string, shipped bool, cfg Config) (_ *Adapter, err error) {
 	defer func() {
 		if err != nil {
 			err = &LoadError{Source: source, Err: err}
 		}
 	}()
-	sum := sha256.Sum256(code)
-	sha := hex.EncodeToString(sum[:])
-	if cfg.SHA256 != "" && !strings.EqualFold(cfg.SHA256, sha) {
-		return nil, fmt.Errorf("sha256 %s, pinned %s", sha, cfg.SHA256)
-	}
-	if cfg.MemoryLimitPages == 0 {
-		cfg.MemoryLimitPages = DefaultMemoryLimitPages
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.MemoryBudget == 0 {
-		cfg.MemoryBudget = DefaultMemoryBudget
-	}
-	perInstance := int64(cfg.MemoryLimitPages) << 16
-	if cfg.MemoryBudget < perInstance {
-		return nil, fmt.Errorf("%w: %d MiB is smaller than one instance's %d MiB limit", ErrMemoryBudget, cfg.MemoryBudget>>20, perInstance>>20)
-	}
-	if ac := bytes.TrimSpace(cfg.AdapterConfig); len(ac) > 0 && (ac[0] != '{' || !json.Valid(ac)) {
-		return nil, fmt.Errorf("adapter configuration %s: want a JSON object", truncate(ac, 80))
+	cfg = withLoadDefaults(cfg)
+	sha, perInstance, err := checkLoad(code, cfg)
+	if err != nil {
+		return nil, err
 	}
 	interrupt := cfg.Interrupt == InterruptAlways || cfg.Interrupt == InterruptAuto && !shipped
-
-	rc := wazero.NewRuntimeConfigCompiler().
-		WithMemoryLimitPages(cfg.MemoryLimitPages).
-		WithCloseOnContextDone(interrupt)
-	if cfg.CacheDir != "off" {
-		dir, err := cacheDir(cfg.CacheDir)
-		if err == nil {
-			cache, err := wazero.NewCompilationCacheWithDir(dir)
-			if err == nil {
-				rc = rc.WithCompilationCache(cache)
-			} else if cfg.Log != nil {
-				cfg.Log.Warn("wasm compilation cache disabled", "dir", dir, "err", err)
-			}
-		}
-	}
-	rt := wazero.NewRuntimeWithConfig(ctx, rc)
+	rt := newRuntime(ctx, cfg, interrupt)
 	a := &Adapter{
 		name: source, source: source, sha: sha, size: len(code), cfg: cfg, ctx: context.WithoutCancel(ctx), rt: rt,
 		interrupt: interrupt, log: cfg.Log, tokens: cfg.Tokenizer, stop: make(chan struct{}),
@@ -311,31 +283,113 @@ func load(ctx context.Context, code []byte, source string, shipped bool, cfg Con
 			rt.Close(ctx)
 		}
 	}()
-	if !bytes.HasPrefix(code, []byte("\x00asm")) {
-		return nil, errors.New(`not a WebAssembly module (the file does not start with "\0asm")`)
+	if err := a.compile(ctx, code); err != nil {
+		return nil, err
 	}
-	compiled, err := rt.CompileModule(ctx, code)
+	in, err := a.probe(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("invalid WebAssembly module: %w", err)
+		return nil, err
+	}
+	// Keep the probe, unconfigured, in the pool: instantiating a Go guest
+	// costs 6-10 ms.
+	if a.interrupt {
+		in.watched = true
+		a.watch(in)
+	}
+	a.pool.idle = append(a.pool.idle, in)
+	a.pool.peak = 1
+	ok = true
+	return a, nil
+}
+
+// withLoadDefaults returns cfg with its zero memory limit, timeout and
+// memory budget replaced by the defaults.
+func withLoadDefaults(cfg Config) Config {
+	if cfg.MemoryLimitPages == 0 {
+		cfg.MemoryLimitPages = DefaultMemoryLimitPages
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MemoryBudget == 0 {
+		cfg.MemoryBudget = DefaultMemoryBudget
+	}
+	return cfg
+}
+
+// checkLoad checks code against the pinned digest and cfg (with its
+// defaults applied) for a memory budget that holds one instance and an
+// adapter configuration that is a JSON object. It returns the code's
+// hex SHA-256 and the bytes one instance may use.
+func checkLoad(code []byte, cfg Config) (sha string, perInstance int64, err error) {
+	sum := sha256.Sum256(code)
+	sha = hex.EncodeToString(sum[:])
+	if cfg.SHA256 != "" && !strings.EqualFold(cfg.SHA256, sha) {
+		return "", 0, fmt.Errorf("sha256 %s, pinned %s", sha, cfg.SHA256)
+	}
+	perInstance = int64(cfg.MemoryLimitPages) << 16
+	if cfg.MemoryBudget < perInstance {
+		return "", 0, fmt.Errorf("%w: %d MiB is smaller than one instance's %d MiB limit", ErrMemoryBudget, cfg.MemoryBudget>>20, perInstance>>20)
+	}
+	if ac := bytes.TrimSpace(cfg.AdapterConfig); len(ac) > 0 && (ac[0] != '{' || !json.Valid(ac)) {
+		return "", 0, fmt.Errorf("adapter configuration %s: want a JSON object", truncate(ac, 80))
+	}
+	return sha, perInstance, nil
+}
+
+// newRuntime returns a compiling runtime with cfg's memory limit, closing
+// modules when their context ends if interrupt is set, and the
+// compilation cache of cfg.CacheDir unless it is "off" or cannot be
+// opened (a warning then, when cfg has a logger).
+func newRuntime(ctx context.Context, cfg Config, interrupt bool) wazero.Runtime {
+	rc := wazero.NewRuntimeConfigCompiler().
+		WithMemoryLimitPages(cfg.MemoryLimitPages).
+		WithCloseOnContextDone(interrupt)
+	if cfg.CacheDir != "off" {
+		dir, err := cacheDir(cfg.CacheDir)
+		if err == nil {
+			cache, err := wazero.NewCompilationCacheWithDir(dir)
+			if err == nil {
+				rc = rc.WithCompilationCache(cache)
+			} else if cfg.Log != nil {
+				cfg.Log.Warn("wasm compilation cache disabled", "dir", dir, "err", err)
+			}
+		}
+	}
+	return wazero.NewRuntimeWithConfig(ctx, rc)
+}
+
+// compile compiles code in a's runtime, checks the module's imports and
+// exports, and instantiates WASI and the host module beside it.
+func (a *Adapter) compile(ctx context.Context, code []byte) error {
+	if !bytes.HasPrefix(code, []byte("\x00asm")) {
+		return errors.New(`not a WebAssembly module (the file does not start with "\0asm")`)
+	}
+	compiled, err := a.rt.CompileModule(ctx, code)
+	if err != nil {
+		return fmt.Errorf("invalid WebAssembly module: %w", err)
 	}
 	a.compiled = compiled
 	if err := a.checkModule(); err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
-		return nil, fmt.Errorf("instantiate wasi: %w", err)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, a.rt); err != nil {
+		return fmt.Errorf("instantiate wasi: %w", err)
 	}
-	if err := a.instantiateHost(ctx); err != nil {
-		return nil, err
-	}
-	// Describe on a probe module, then check the export set against it.
+	return a.instantiateHost(ctx)
+}
+
+// probe instantiates the first module, has it describe the adapter, and
+// checks the export set and the tokenizer against the description. It
+// returns the module, still unconfigured; on an error it drops it.
+func (a *Adapter) probe(ctx context.Context) (_ *module, err error) {
 	a.pool.live = 1
 	in, err := a.newModule(ctx, false)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
-		if !ok {
+		if err != nil {
 			in.drop()
 		}
 	}()
@@ -365,19 +419,10 @@ func load(ctx context.Context, code []byte, source string, shipped bool, cfg Con
 		slices.Sort(missing)
 		return nil, fmt.Errorf("rp_describe promises exports the module lacks: %s", strings.Join(missing, ", "))
 	}
-	if desc.NeedsTokenizer && cfg.Tokenizer == nil {
+	if desc.NeedsTokenizer && a.cfg.Tokenizer == nil {
 		return nil, fmt.Errorf("adapter %s needs a tokenizer and the run has none", desc.Name)
 	}
-	// Keep the probe, unconfigured, in the pool: instantiating a Go guest
-	// costs 6-10 ms.
-	if a.interrupt {
-		in.watched = true
-		a.watch(in)
-	}
-	a.pool.idle = append(a.pool.idle, in)
-	a.pool.peak = 1
-	ok = true
-	return a, nil
+	return in, nil
 }
 
 // requiredExports are checked on every module; role exports after describe.

@@ -165,6 +165,31 @@ func (s *Summary) closedLoop() bool { return s.Run.Mode == "concurrency" }
 // error column of a run whose measurement quality is degraded (its errors
 // are its own then, not the calibration's).
 func (s *Summary) WriteTable(w io.Writer) error {
+	if err := s.writeMetricTable(w); err != nil {
+		return err
+	}
+	var b strings.Builder
+	line := func(k, v string) { fmt.Fprintf(&b, "%-34s %s\n", k, v) }
+	s.writeCounts(&b, line)
+	s.writeThroughput(line)
+	s.writeRates(line)
+	s.writeErrors(line)
+	if s.Telemetry != nil {
+		s.writeTelemetry(&b)
+	}
+	s.writeQuality(&b, line)
+	s.writeComparability(&b)
+	// Messages, names and URLs came from a server or a file (summarize
+	// reads summary.json): no control character of theirs reaches the
+	// terminal.
+	_, err := io.WriteString(w, printable.Text(b.String()))
+	return err
+}
+
+// writeMetricTable prints the table of metrics, one row for each that
+// applies, with the calibrated error column when the measurement quality
+// is good.
+func (s *Summary) writeMetricTable(w io.Writer) error {
 	show := func(tag string) bool {
 		_, ok := s.Metrics[tag]
 		return ok && !(outputTags[tag] && s.noOutput())
@@ -202,14 +227,15 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", pad(m.header+" ("+m.unit+")"),
 			num(st.Avg), num(st.Min), num(st.Max), num(st.P99), num(st.P90), num(st.P50), num(st.Std), e)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	var b strings.Builder
-	line := func(k, v string) { fmt.Fprintf(&b, "%-34s %s\n", k, v) }
+	return tw.Flush()
+}
+
+// writeCounts prints whether percentiles are approximate, why the run
+// stopped early, and the counts of requests, accuracy and tasks.
+func (s *Summary) writeCounts(b *strings.Builder, line func(k, v string)) {
 	for _, m := range metrics {
 		if st, ok := s.Metrics[m.tag]; ok && st.Approximate {
-			fmt.Fprintf(&b, "Percentiles of metrics with more than %d values are approximate (within %g %% relative).\n",
+			fmt.Fprintf(b, "Percentiles of metrics with more than %d values are approximate (within %g %% relative).\n",
 				ExactValues, st.RelativeError*100)
 			break
 		}
@@ -241,6 +267,12 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		line("Task completion (ms, p50 / p99)", num(t.Completion.P50)+" / "+num(t.Completion.P99))
 		line("Critical path server / wait (ms, p50)", num(t.CriticalServer.P50)+" / "+num(t.CriticalWait.P50))
 	}
+}
+
+// writeThroughput prints the endpoint's inputs and media, the benchmark
+// duration, the request, token, image and audio throughputs, and where
+// the output token counts came from.
+func (s *Summary) writeThroughput(line func(k, v string)) {
 	if s.Run.InputsPerRequest > 0 {
 		line("Endpoint kind", fmt.Sprintf("%s, %d inputs per request", s.Run.EndpointKind, s.Run.InputsPerRequest))
 		line("Input throughput (inputs/s)", num(s.InputThroughput))
@@ -275,6 +307,12 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		}
 		line("Output tokens (OSL, ITL) from", strings.Join(parts, "; "))
 	}
+}
+
+// writeRates prints the send rates, the late requests, goodput, the
+// cache fidelity, how far the server's prompt lengths are from the asked
+// ones, and the re-sent requests.
+func (s *Summary) writeRates(line func(k, v string)) {
 	switch {
 	case s.closedLoop() && s.AchievedRate > 0:
 		// Each request is sent when one ends: the only rate is the sends'.
@@ -316,37 +354,33 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	if s.Retries > 0 {
 		line("Re-sent (never reached server)", fmt.Sprintf("%d", s.Retries))
 	}
-	if len(s.ErrorsByKind) > 0 {
-		kinds := make([]string, 0, len(s.ErrorsByKind))
-		for k := range s.ErrorsByKind {
-			kinds = append(kinds, string(k))
-		}
-		sort.Strings(kinds)
-		var parts []string
-		for _, k := range kinds {
-			parts = append(parts, fmt.Sprintf("%s %d", k, s.ErrorsByKind[record.ErrorKind(k)]))
-		}
-		line("Errors by kind", strings.Join(parts, ", "))
-		for i, e := range s.Errors {
-			if i == 3 {
-				break
-			}
-			line("  e.g. "+string(e.Kind), truncate(printable.Line(e.Message), 100))
-		}
-		if s.ErrorsOmitted > 0 {
-			line("  not itemized", fmt.Sprintf("%d (beyond %d kind/status pairs)", s.ErrorsOmitted, MaxErrorEntries))
-		}
+}
+
+// writeErrors prints the errors by kind, up to three examples, and how
+// many were not itemized.
+func (s *Summary) writeErrors(line func(k, v string)) {
+	if len(s.ErrorsByKind) == 0 {
+		return
 	}
-	if s.Telemetry != nil {
-		s.writeTelemetry(&b)
+	kinds := make([]string, 0, len(s.ErrorsByKind))
+	for k := range s.ErrorsByKind {
+		kinds = append(kinds, string(k))
 	}
-	s.writeQuality(&b, line)
-	s.writeComparability(&b)
-	// Messages, names and URLs came from a server or a file (summarize
-	// reads summary.json): no control character of theirs reaches the
-	// terminal.
-	_, err := io.WriteString(w, printable.Text(b.String()))
-	return err
+	sort.Strings(kinds)
+	var parts []string
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%s %d", k, s.ErrorsByKind[record.ErrorKind(k)]))
+	}
+	line("Errors by kind", strings.Join(parts, ", "))
+	for i, e := range s.Errors {
+		if i == 3 {
+			break
+		}
+		line("  e.g. "+string(e.Kind), truncate(printable.Line(e.Message), 100))
+	}
+	if s.ErrorsOmitted > 0 {
+		line("  not itemized", fmt.Sprintf("%d (beyond %d kind/status pairs)", s.ErrorsOmitted, MaxErrorEntries))
+	}
 }
 
 // writeQuality prints the measurement-quality verdict, its reasons, and

@@ -76,33 +76,10 @@ const spaceMark = "▁"
 // parseHF builds a tokenizer from the bytes of a tokenizer.json; name is
 // used in messages and as the tokenizer's Name.
 func parseHF(name string, data []byte) (*bpe, error) {
-	var f hfFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("tokenizer %s: %w", name, err)
-	}
-	m := &f.Model
-	switch {
-	case m.Type != "" && m.Type != "BPE":
-		return nil, fmt.Errorf("tokenizer %s: %w: model type %q (only BPE is implemented)", name, ErrUnsupported, m.Type)
-	case len(m.VocabRaw) == 0:
-		return nil, fmt.Errorf("tokenizer %s: model.vocab is missing", name)
-	case m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "",
-		m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "":
-		return nil, fmt.Errorf("tokenizer %s: %w: BPE continuing_subword_prefix/end_of_word_suffix", name, ErrUnsupported)
-	case m.Dropout != nil && *m.Dropout > 0:
-		return nil, fmt.Errorf("tokenizer %s: %w: BPE dropout %g (prompt lengths would be random)", name, ErrUnsupported, *m.Dropout)
-	}
-	if err := json.Unmarshal(m.VocabRaw, &m.Vocab); err != nil {
-		return nil, fmt.Errorf("tokenizer %s: model.vocab: want an object of token → id: %w", name, err)
-	}
-	if len(m.Vocab) == 0 {
-		return nil, fmt.Errorf("tokenizer %s: model.vocab is empty", name)
-	}
-	merges, err := parseMerges(m.Merges)
+	f, merges, err := readHF(name, data)
 	if err != nil {
-		return nil, fmt.Errorf("tokenizer %s: model.merges: %w", name, err)
+		return nil, err
 	}
-
 	p := &pipeline{}
 	if err := p.addNormalizer(f.Normalizer); err != nil {
 		return nil, fmt.Errorf("tokenizer %s: normalizer: %w", name, err)
@@ -110,11 +87,67 @@ func parseHF(name string, data []byte) (*bpe, error) {
 	if err := p.addPreTokenizer(f.PreTokenizer); err != nil {
 		return nil, fmt.Errorf("tokenizer %s: pre_tokenizer: %w", name, err)
 	}
+	t, err := newBPE(name, f, p, len(merges))
+	if err != nil {
+		return nil, err
+	}
+	if err := t.addVocab(f, p); err != nil {
+		return nil, err
+	}
+	if err := t.addMerges(f.Model.Vocab, merges); err != nil {
+		return nil, err
+	}
+	if p.byteLevel {
+		t.initBytePairs()
+	}
+	t.norm = p.normalize
+	t.decodeStrip = p.prepends
+	t.setSplitters(p, &f.Model)
+	return t, nil
+}
 
+// readHF decodes a tokenizer.json, refuses the model options this
+// package does not implement, and returns the file with its vocabulary
+// decoded, and its merges.
+func readHF(name string, data []byte) (*hfFile, [][2]string, error) {
+	f := &hfFile{}
+	if err := json.Unmarshal(data, f); err != nil {
+		return nil, nil, fmt.Errorf("tokenizer %s: %w", name, err)
+	}
+	m := &f.Model
+	switch {
+	case m.Type != "" && m.Type != "BPE":
+		return nil, nil, fmt.Errorf("tokenizer %s: %w: model type %q (only BPE is implemented)", name, ErrUnsupported, m.Type)
+	case len(m.VocabRaw) == 0:
+		return nil, nil, fmt.Errorf("tokenizer %s: model.vocab is missing", name)
+	case m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "",
+		m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "":
+		return nil, nil, fmt.Errorf("tokenizer %s: %w: BPE continuing_subword_prefix/end_of_word_suffix", name, ErrUnsupported)
+	case m.Dropout != nil && *m.Dropout > 0:
+		return nil, nil, fmt.Errorf("tokenizer %s: %w: BPE dropout %g (prompt lengths would be random)", name, ErrUnsupported, *m.Dropout)
+	}
+	if err := json.Unmarshal(m.VocabRaw, &m.Vocab); err != nil {
+		return nil, nil, fmt.Errorf("tokenizer %s: model.vocab: want an object of token → id: %w", name, err)
+	}
+	if len(m.Vocab) == 0 {
+		return nil, nil, fmt.Errorf("tokenizer %s: model.vocab is empty", name)
+	}
+	merges, err := parseMerges(m.Merges)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tokenizer %s: model.merges: %w", name, err)
+	}
+	return f, merges, nil
+}
+
+// newBPE returns an empty tokenizer for f's model and pipeline p, sized
+// for its vocabulary, nMerges merges and its largest token id (which
+// must be below maxVocab).
+func newBPE(name string, f *hfFile, p *pipeline, nMerges int) (*bpe, error) {
+	m := &f.Model
 	t := &bpe{
 		name:         name,
 		vocab:        make(map[string]int32, len(m.Vocab)),
-		pairs:        make(map[uint64]merge, len(merges)),
+		pairs:        make(map[uint64]merge, nMerges),
 		ignoreMerges: m.IgnoreMerges,
 		byteLevel:    p.byteLevel,
 		unk:          -1,
@@ -135,7 +168,14 @@ func parseHF(name string, data []byte) (*bpe, error) {
 		return nil, fmt.Errorf("tokenizer %s: token id %d out of range (ids must be below %d)", name, maxID, maxVocab)
 	}
 	t.pieces = make([]string, maxID+1)
+	return t, nil
+}
 
+// addVocab fills the merger's vocabulary, the decoded piece of every id
+// (added tokens where the vocabulary has none), the byte fallbacks, the
+// unknown token and, for byte-level models, the id of every byte.
+func (t *bpe) addVocab(f *hfFile, p *pipeline) error {
+	m := &f.Model
 	// key converts a vocabulary string to the form words have when they
 	// reach the merger: raw bytes for byte-level, unchanged otherwise.
 	key := func(s string) (string, bool) { return s, true }
@@ -144,7 +184,7 @@ func parseHF(name string, data []byte) (*bpe, error) {
 	}
 	for tok, id := range m.Vocab {
 		if id < 0 {
-			return nil, fmt.Errorf("tokenizer %s: model.vocab[%q] = %d is negative", name, tok, id)
+			return fmt.Errorf("tokenizer %s: model.vocab[%q] = %d is negative", t.name, tok, id)
 		}
 		k, ok := key(tok)
 		if !ok {
@@ -179,29 +219,36 @@ func parseHF(name string, data []byte) (*bpe, error) {
 		for b := range 256 {
 			id, ok := t.vocab[string([]byte{byte(b)})]
 			if !ok {
-				return nil, fmt.Errorf("tokenizer %s: %w: byte-level vocabulary lacks byte 0x%02x", name, ErrUnsupported, b)
+				return fmt.Errorf("tokenizer %s: %w: byte-level vocabulary lacks byte 0x%02x", t.name, ErrUnsupported, b)
 			}
 			t.byteIDs[b] = id
 		}
 	}
+	return nil
+}
+
+// addMerges ranks the merges by their order in the file; the first of
+// two merges of the same pair wins. Every token of a merge must be in
+// vocab.
+func (t *bpe) addMerges(vocab map[string]int32, merges [][2]string) error {
 	for rank, mg := range merges {
-		a, aok := m.Vocab[mg[0]]
-		b, bok := m.Vocab[mg[1]]
-		c, cok := m.Vocab[mg[0]+mg[1]]
+		a, aok := vocab[mg[0]]
+		b, bok := vocab[mg[1]]
+		c, cok := vocab[mg[0]+mg[1]]
 		if !aok || !bok || !cok {
-			return nil, fmt.Errorf("tokenizer %s: model.merges[%d] %q: token not in vocab", name, rank, mg[0]+" "+mg[1])
+			return fmt.Errorf("tokenizer %s: model.merges[%d] %q: token not in vocab", t.name, rank, mg[0]+" "+mg[1])
 		}
 		k := pairKey(a, b)
 		if _, dup := t.pairs[k]; !dup {
 			t.pairs[k] = merge{rank: uint32(rank), id: c}
 		}
 	}
+	return nil
+}
 
-	if p.byteLevel {
-		t.initBytePairs()
-	}
-	t.norm = p.normalize
-	t.decodeStrip = p.prepends
+// setSplitters picks the word splitters for pipeline p: a fast one where
+// the pre-tokenizer (or its absence) allows, and the general one.
+func (t *bpe) setSplitters(p *pipeline, m *hfModel) {
 	switch {
 	case len(p.splits) == 0 && p.metaSplit:
 		t.fast, t.fastAll = metaspaceSplitter{mark: p.mark, strict: true}, true
@@ -222,7 +269,6 @@ func parseHF(name string, data []byte) (*bpe, error) {
 	if t.slow == nil {
 		t.slow = nextSplitter{t.fast}
 	}
-	return t, nil
 }
 
 // parseMerges reads both merge encodings: ["a b", …] and [["a","b"], …].

@@ -172,66 +172,95 @@ func (st *stream) tplEvent(t *tplResponse, ev *adapter.Event, idx uint32, dst []
 		// A choice that is not an object has no fields but still counts,
 		// as in the native parser.
 		var c choiceAcc
-		if v := it.first(t.index, '0'); v != nil {
-			c.index = v.num
-		}
-		if v := it.first(t.text, '"'); v != nil {
-			c.content, c.contentEsc, c.hasContent = v.raw, v.esc, true
-		}
-		if v := it.first(t.reasoning, '"'); v != nil {
-			c.reasoning, c.reasoningEsc, c.hasReasoning = v.raw, v.esc, true
-		}
-		if v := it.first(t.refusal, '"'); v != nil {
-			c.refusal, c.refusalEsc, c.hasRefusal = v.raw, v.esc, true
-		}
-		for _, p := range t.role {
-			if it.get(p) != nil {
-				c.role = true
-			}
-		}
-		if v := it.first(t.toolCalls, '['); v != nil {
-			for _, tc := range v.elems {
-				var n, index uint32
-				if i := tc.get(path{"index"}); i != nil && i.kind == '0' {
-					index = i.num
-				}
-				for _, f := range []path{{"function", "name"}, {"function", "arguments"}} {
-					if s := tc.get(f); s != nil && s.kind == '"' {
-						n += uint32(sdk.DecodedLen(s.raw, s.esc))
-					}
-				}
-				if c.tools < len(c.toolBytes) {
-					c.toolBytes[c.tools], c.toolIdx[c.tools] = n, index
-				}
-				c.tools++
-			}
-		}
-		if v := it.first(t.finish, '"'); v != nil {
-			c.finish, c.hasFinish = adapter.ParseFinishReason(v.raw), true
-		}
+		t.readChoice(it, &c)
 		dst = st.emitChoice(&c, idx, captured, dst)
 	}
-	f := &st.fin
-	if u := root.first(t.usage, '{'); u != nil {
-		set := func(alts []path, dst *uint32, bit uint32) {
-			if v := u.first(alts, '0'); v != nil {
-				*dst = v.num
-				f.Valid |= bit
-			}
-		}
-		set(t.prompt, &f.PromptTokens, adapter.ValidPromptTokens)
-		set(t.completion, &f.CompletionTokens, adapter.ValidCompletionTokens)
-		set(t.cached, &f.CachedTokens, adapter.ValidCachedTokens)
-		set(t.reasonTok, &f.ReasoningTokens, adapter.ValidReasoningTokens)
-		dst = append(dst, adapter.Record{Kind: record.EventUsage, Event: idx, Tokens: adapter.TokensUnknown})
-	}
+	dst = st.tplUsage(t, root, idx, dst)
 	if v := root.first(t.extras, '{'); v != nil && len(v.raw) <= 4096 {
 		st.extras = append(st.extras[:0], v.raw...)
 	}
-	// Errors: an error member (object or string), or an error object.
-	var msg *jnode
-	var code uint32
-	hasErr := false
+	if msg, code, ok := t.findError(root); ok {
+		var m []byte
+		if msg != nil {
+			m = sdk.AppendUnescaped(st.errMsg[:0], msg.raw, msg.esc)
+		} else {
+			m = st.errMsg[:0]
+		}
+		st.setError(code, nil)
+		st.errMsg = m
+		dst = append(dst, adapter.Record{Kind: record.EventError, Event: idx, Aux0: st.fin.ErrorCode, Tokens: adapter.TokensUnknown})
+	}
+	return dst, nil
+}
+
+// readChoice reads one choice's index, text, reasoning, refusal, role,
+// tool calls and finish reason into c with the template's paths.
+func (t *tplResponse) readChoice(it *jnode, c *choiceAcc) {
+	if v := it.first(t.index, '0'); v != nil {
+		c.index = v.num
+	}
+	if v := it.first(t.text, '"'); v != nil {
+		c.content, c.contentEsc, c.hasContent = v.raw, v.esc, true
+	}
+	if v := it.first(t.reasoning, '"'); v != nil {
+		c.reasoning, c.reasoningEsc, c.hasReasoning = v.raw, v.esc, true
+	}
+	if v := it.first(t.refusal, '"'); v != nil {
+		c.refusal, c.refusalEsc, c.hasRefusal = v.raw, v.esc, true
+	}
+	for _, p := range t.role {
+		if it.get(p) != nil {
+			c.role = true
+		}
+	}
+	if v := it.first(t.toolCalls, '['); v != nil {
+		for _, tc := range v.elems {
+			var n, index uint32
+			if i := tc.get(path{"index"}); i != nil && i.kind == '0' {
+				index = i.num
+			}
+			for _, f := range []path{{"function", "name"}, {"function", "arguments"}} {
+				if s := tc.get(f); s != nil && s.kind == '"' {
+					n += uint32(sdk.DecodedLen(s.raw, s.esc))
+				}
+			}
+			if c.tools < len(c.toolBytes) {
+				c.toolBytes[c.tools], c.toolIdx[c.tools] = n, index
+			}
+			c.tools++
+		}
+	}
+	if v := it.first(t.finish, '"'); v != nil {
+		c.finish, c.hasFinish = adapter.ParseFinishReason(v.raw), true
+	}
+}
+
+// tplUsage takes the token counts of the event's usage member, if it
+// has one, into the final summary and appends its usage record.
+func (st *stream) tplUsage(t *tplResponse, root *jnode, idx uint32, dst []adapter.Record) []adapter.Record {
+	u := root.first(t.usage, '{')
+	if u == nil {
+		return dst
+	}
+	f := &st.fin
+	set := func(alts []path, dst *uint32, bit uint32) {
+		if v := u.first(alts, '0'); v != nil {
+			*dst = v.num
+			f.Valid |= bit
+		}
+	}
+	set(t.prompt, &f.PromptTokens, adapter.ValidPromptTokens)
+	set(t.completion, &f.CompletionTokens, adapter.ValidCompletionTokens)
+	set(t.cached, &f.CachedTokens, adapter.ValidCachedTokens)
+	set(t.reasonTok, &f.ReasoningTokens, adapter.ValidReasoningTokens)
+	return append(dst, adapter.Record{Kind: record.EventUsage, Event: idx, Tokens: adapter.TokensUnknown})
+}
+
+// findError reports whether the event is an error: it has an error
+// member (an object with a message and a code, or a string), or its
+// error-object field says "error" and it has a message. It returns the
+// message (nil if none) and the code (0 if none).
+func (t *tplResponse) findError(root *jnode) (msg *jnode, code uint32, hasErr bool) {
 	for _, p := range t.err {
 		e := root.get(p)
 		switch {
@@ -260,16 +289,5 @@ func (st *stream) tplEvent(t *tplResponse, ev *adapter.Event, idx uint32, dst []
 			}
 		}
 	}
-	if hasErr {
-		var m []byte
-		if msg != nil {
-			m = sdk.AppendUnescaped(st.errMsg[:0], msg.raw, msg.esc)
-		} else {
-			m = st.errMsg[:0]
-		}
-		st.setError(code, nil)
-		st.errMsg = m
-		dst = append(dst, adapter.Record{Kind: record.EventError, Event: idx, Aux0: st.fin.ErrorCode, Tokens: adapter.TokensUnknown})
-	}
-	return dst, nil
+	return msg, code, hasErr
 }
