@@ -190,20 +190,53 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	// tables, reporting their errors; this closes what an early return
 	// leaves open.
 	defer run.Close()
+	return (&startedRun{o: &o, rp: rp, run: run, live: live, log: log, ar: ar, sw: sw, mode: mode, start: start,
+		userCtx: userCtx, userStop: userStop, runCtx: runCtx, abort: abort, uiAbort: uiAbort}).execute(ctx)
+}
+
+// startedRun is a run whose directory is created: what replaying it and
+// completing the directory need. The contexts: userCtx is Run's ctx,
+// cancelled too by the dashboard's first stop key (userStop); runCtx is
+// userCtx, cancelled too by a table that cannot be written; abort ends
+// the requests in flight (Options.Abort, or the dashboard's second stop
+// key, which closes uiAbort).
+type startedRun struct {
+	o        *Options
+	rp       *replayPlan
+	run      *arrowio.Run
+	live     *livemetrics.Server // nil without Telemetry.MetricsAddr
+	log      *slog.Logger
+	ar       *adaptive.Run
+	sw       *stability.Watch
+	mode     string
+	start    time.Time
+	userCtx  context.Context
+	userStop context.CancelFunc
+	runCtx   context.Context
+	abort    context.Context
+	uiAbort  chan struct{}
+}
+
+// execute starts the run's telemetry, writes the manifest, serves the
+// live metrics, replays the plan, and completes the run directory: the
+// summary and the exports. Its deferred stops run before Run's.
+func (r *startedRun) execute(ctx context.Context) (*Result, error) {
+	o, rp, run, log, mode := r.o, r.rp, r.run, r.log, r.mode
+	abort, runCtx, userCtx := r.abort, r.runCtx, r.userCtx
 	dir := run.Dir()
-	tel, err := startRunTelemetry(ctx, &o, rp, run, log)
+	tel, err := startRunTelemetry(ctx, o, rp, run, log)
 	if err != nil {
 		return nil, err
 	}
-	info := runInfoOf(&o, rp, mode, start)
-	ui := uiOf(&o)
-	rcfg, inputs := newRunConfig(&o, rp, run, info, abort.Done(), log)
-	announce(&o, rp, dir, info, ui)
-	runID, err := writeManifest(run, &o, rp, start)
+	info := runInfoOf(o, rp, mode, r.start)
+	ui := uiOf(o)
+	rcfg, inputs := newRunConfig(o, rp, run, info, abort.Done(), log)
+	announce(o, rp, dir, info, ui)
+	runID, err := writeManifest(run, o, rp, r.start)
 	if err != nil {
 		return nil, err
 	}
-	liveMetrics, push := serveLive(ctx, live, &o, rp, info, runID, log)
+	liveMetrics, push := serveLive(ctx, r.live, o, rp, info, runID, log)
 	defer push.finish(ctx, log) // an early return; a no-op after the final push
 	if o.Profile.CPU != "" {
 		stop, err := startCPUProfile(o.Profile.CPU)
@@ -212,27 +245,27 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		defer stop()
 	}
-	if live != nil {
+	if r.live != nil {
 		// After the run (and its summary), until a scrape has read the
 		// final values or MetricsLinger has passed.
-		defer lingerLive(ctx, live, o.Telemetry.MetricsLinger, log)
+		defer lingerLive(ctx, r.live, o.Telemetry.MetricsLinger, log)
 	}
-	if err := beforeRun(runCtx, &o, &rcfg, rp, log); err != nil {
+	if err := beforeRun(runCtx, o, &rcfg, rp, log); err != nil {
 		tel.stop(abort, log)
 		return nil, err
 	}
 	rcfg.Live = liveMetrics // after priming: its records are counted as Before
 	var dash *liveDashboard // nil (a no-op) without the dashboard
 	if ui == UIDashboard {
-		dash = startDashboard(&o, rp, rcfg.Prog, tel, mode, userCtx, abort, stopKey(userCtx, userStop, uiAbort))
+		dash = startDashboard(o, rp, rcfg.Prog, tel, mode, userCtx, abort, stopKey(userCtx, r.userStop, r.uiAbort))
 	}
 	defer dash.stop(nil) // an early return; a no-op after the final frame
-	if err := profileServers(runCtx, &o, true); err != nil {
+	if err := profileServers(runCtx, o, true); err != nil {
 		tel.stop(abort, log)
 		return nil, err
 	}
-	res, runErr := runEngineWatched(runCtx, ar, sw, dir, rcfg, userCtx)
-	stopServerProfiles(context.WithoutCancel(ctx), &o, log)
+	res, runErr := runEngineWatched(runCtx, r.ar, r.sw, dir, rcfg, userCtx)
+	stopServerProfiles(context.WithoutCancel(ctx), o, log)
 	if runErr == nil && runCtx.Err() != nil && userCtx.Err() == nil {
 		runErr = context.Cause(runCtx) // a telemetry table failed
 	}
@@ -245,16 +278,16 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if res == nil {
 		return nil, fmt.Errorf("replay: %w", runErr)
 	}
-	completeSummary(&o, rp, res, tel)
+	completeSummary(o, rp, res, tel)
 	dash.stop(res.Summary)
-	out := resultOf(&o, res, run, aborted)
+	out := resultOf(o, res, run, aborted)
 	// Atomic: a full disk leaves no summary.json rather than a cut one. A
 	// failure here still returns the result.
 	sumErr := run.WriteSummary(res.Summary, out.Writer)
 	// A run the failed-request threshold stopped has every record of what
 	// it sent: its exports are written, as AIPerf writes them.
 	_, thresholdStop := errors.AsType[*FailedRequestsError](runErr)
-	if err := writeOutputs(ctx, run, &o, res.Summary, out, inputs, rcfg.Outputs, log, aborted, (runErr == nil || thresholdStop) && sumErr == nil); err != nil {
+	if err := writeOutputs(ctx, run, o, res.Summary, out, inputs, rcfg.Outputs, log, aborted, (runErr == nil || thresholdStop) && sumErr == nil); err != nil {
 		return out, err
 	}
 	return out, runError(runErr, sumErr, dir)

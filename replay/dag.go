@@ -31,22 +31,45 @@ func hasDeps(rows []trace.Row) bool {
 
 // buildDAG plans a trace with dependencies on the fixed schedule.
 func (p *Plan) buildDAG() error {
-	c := &p.cfg
 	if p.mode != ModeFixed {
 		return fieldError("Mode", "the trace has dependent requests (wait_for): they replay on the trace's schedule ({Mode} fixed), "+
 			"with {Dependencies} open, closed or strict; %s cannot say when a dependent request is due", p.mode)
 	}
-	strict := c.Dependencies == DepsStrict
-	n := len(p.rows)
-	keep := make([]bool, n)
-	byID := make(map[int64]int32, n)
+	strict := p.cfg.Dependencies == DepsStrict
+	keep, err := p.keepWindow(true)
+	if err != nil {
+		return err
+	}
+	byID, err := p.requestIndex()
+	if err != nil {
+		return err
+	}
+	tasks, err := p.countEdges(keep, byID, strict)
+	if err != nil {
+		return err
+	}
+	p.linkEdges(keep, byID, strict)
+	if err := p.checkAcyclic(keep); err != nil {
+		return err
+	}
+	p.numberTasks(keep, tasks)
+	roots, err := p.scheduleDAG(keep, strict)
+	if err != nil {
+		return err
+	}
+	p.sessFirst = roots
+	p.meanTurns = float64(p.kept) / float64(p.tasks)
+	p.budget()
+	return nil
+}
+
+// requestIndex maps each row's request id to its index (the last row
+// with that id); repeated ids are an error naming up to five.
+func (p *Plan) requestIndex() (map[int64]int32, error) {
+	byID := make(map[int64]int32, len(p.rows))
 	var dup []string
 	for i := range p.rows {
 		r := &p.rows[i]
-		keep[i] = !r.HasOffset || (r.Offset >= c.StartOffset && (c.EndOffset == 0 || r.Offset <= c.EndOffset))
-		if keep[i] {
-			p.kept++
-		}
 		if r.RequestID >= 0 {
 			if _, ok := byID[r.RequestID]; ok && len(dup) < 5 {
 				dup = append(dup, fmt.Sprintf("line %d (request %d)", r.Line, r.RequestID))
@@ -54,27 +77,51 @@ func (p *Plan) buildDAG() error {
 			byID[r.RequestID] = int32(i)
 		}
 	}
-	if p.kept == 0 {
-		return fieldError("StartOffset", "no trace row lies inside {StartOffset} %v .. {EndOffset} %v", c.StartOffset, c.EndOffset)
-	}
 	if dup != nil {
-		return fmt.Errorf("the trace's request ids repeat: %s; each request needs its own id", strings.Join(dup, ", "))
+		return nil, fmt.Errorf("the trace's request ids repeat: %s; each request needs its own id", strings.Join(dup, ", "))
 	}
-	// Edges: dependency d → item i, for kept rows (a dependency outside the
-	// offset window counts as done). Tasks: union-find over every edge,
-	// also under strict (the task is what the rows belong to, whatever
-	// the timing).
-	parent := make([]int32, n)
-	for i := range parent {
-		parent[i] = int32(i)
+	return byID, nil
+}
+
+// unionFind is a disjoint-set forest over item indices: each item's
+// parent, a root its own.
+type unionFind []int32
+
+// newUnionFind returns n items, each a set of its own.
+func newUnionFind(n int) unionFind {
+	u := make(unionFind, n)
+	for i := range u {
+		u[i] = int32(i)
 	}
-	find := func(x int32) int32 {
-		for parent[x] != x {
-			parent[x] = parent[parent[x]]
-			x = parent[x]
-		}
-		return x
+	return u
+}
+
+// find returns the root of x's set, halving the path on the way.
+func (u unionFind) find(x int32) int32 {
+	for u[x] != x {
+		u[x] = u[u[x]]
+		x = u[x]
 	}
+	return x
+}
+
+// union joins the sets of a and b.
+func (u unionFind) union(a, b int32) {
+	if a, b = u.find(a), u.find(b); a != b {
+		u[a] = b
+	}
+}
+
+// countEdges reads the edges, dependency d → item i, of the kept rows (a
+// dependency outside the offset window counts as done): it counts each
+// item's predecessors (npred) and each dependency's successors (in
+// succStart[d+1]), none under strict, and joins the rows of an edge into
+// one task, also under strict (the task is what the rows belong to,
+// whatever the timing). A dependency naming no row, or the row itself,
+// is an error naming up to five.
+func (p *Plan) countEdges(keep []bool, byID map[int64]int32, strict bool) (unionFind, error) {
+	n := len(p.rows)
+	tasks := newUnionFind(n)
 	p.npred = make([]int32, n)
 	p.succStart = make([]int32, n+1)
 	var unknown []string
@@ -99,9 +146,7 @@ func (p *Plan) buildDAG() error {
 			if !keep[d] {
 				continue
 			}
-			if a, b := find(d), find(int32(i)); a != b {
-				parent[a] = b
-			}
+			tasks.union(d, int32(i))
 			if !strict {
 				p.npred[i]++
 				p.succStart[d+1]++
@@ -109,8 +154,17 @@ func (p *Plan) buildDAG() error {
 		}
 	}
 	if unknown != nil {
-		return fmt.Errorf("the trace's dependencies name no row: %s; wait_for must list request ids of the trace", strings.Join(unknown, ", "))
+		return nil, fmt.Errorf("the trace's dependencies name no row: %s; wait_for must list request ids of the trace", strings.Join(unknown, ", "))
 	}
+	return tasks, nil
+}
+
+// linkEdges turns countEdges' counts into offsets (succStart, predStart)
+// and fills the successor lists: succ[succStart[d]:succStart[d+1]] are
+// d's successors, succSlot the slot of each edge among its successor's
+// predecessors. Under strict there are no edges.
+func (p *Plan) linkEdges(keep []bool, byID map[int64]int32, strict bool) {
+	n := len(p.rows)
 	for i := range n {
 		p.succStart[i+1] += p.succStart[i]
 	}
@@ -120,33 +174,35 @@ func (p *Plan) buildDAG() error {
 	for i, k := range p.npred {
 		p.predStart[i+1] = p.predStart[i] + k
 	}
+	if strict {
+		return
+	}
 	fill := slices.Clone(p.succStart[:n])
-	if !strict {
-		for i := range p.rows {
-			if !keep[i] {
-				continue
-			}
-			slot := p.predStart[i]
-			for _, id := range p.rows[i].WaitFor {
-				if d, ok := byID[id]; ok && d != int32(i) && keep[d] {
-					p.succ[fill[d]], p.succSlot[fill[d]] = int32(i), slot
-					fill[d]++
-					slot++
-				}
+	for i := range p.rows {
+		if !keep[i] {
+			continue
+		}
+		slot := p.predStart[i]
+		for _, id := range p.rows[i].WaitFor {
+			if d, ok := byID[id]; ok && d != int32(i) && keep[d] {
+				p.succ[fill[d]], p.succSlot[fill[d]] = int32(i), slot
+				fill[d]++
+				slot++
 			}
 		}
 	}
-	if err := p.checkAcyclic(keep); err != nil {
-		return err
-	}
-	// Tasks, numbered in order of their first row.
-	p.sessOf = make([]int32, n)
+}
+
+// numberTasks numbers the tasks (tasks' sets) in order of their first
+// kept row: sessOf, sessLen and the task count.
+func (p *Plan) numberTasks(keep []bool, tasks unionFind) {
+	p.sessOf = make([]int32, len(p.rows))
 	taskOf := map[int32]int32{}
 	for i := range p.rows {
 		if !keep[i] {
 			continue
 		}
-		root := find(int32(i))
+		root := tasks.find(int32(i))
 		t, ok := taskOf[root]
 		if !ok {
 			t = int32(len(p.sessLen))
@@ -157,8 +213,15 @@ func (p *Plan) buildDAG() error {
 		p.sessLen[t]++
 	}
 	p.tasks = len(p.sessLen)
-	// Times: every kept row with a timestamp is due at it; a dependent
-	// row also waits Delay + ToolWait after its last dependency.
+}
+
+// scheduleDAG sets the times: every kept row with a timestamp is due at
+// it (due); a dependent row also waits Delay + ToolWait after its last
+// dependency (delay). It returns the roots, the kept rows that wait for
+// nothing, by due time; each needs a timestamp.
+func (p *Plan) scheduleDAG(keep []bool, strict bool) ([]int32, error) {
+	c := &p.cfg
+	n := len(p.rows)
 	var roots []int32
 	var missing []string
 	zero := time.Duration(-1)
@@ -188,10 +251,10 @@ func (p *Plan) buildDAG() error {
 	}
 	if missing != nil {
 		if strict {
-			return fieldError("Dependencies", "{Dependencies} strict sends every row at its timestamp, and these rows have none: %s; "+
+			return nil, fieldError("Dependencies", "{Dependencies} strict sends every row at its timestamp, and these rows have none: %s; "+
 				"use {Dependencies} open or closed", strings.Join(missing, ", "))
 		}
-		return fmt.Errorf("a row that waits for nothing needs a timestamp; without one: %s", strings.Join(missing, ", "))
+		return nil, fmt.Errorf("a row that waits for nothing needs a timestamp; without one: %s", strings.Join(missing, ", "))
 	}
 	if !c.AutoOffset {
 		zero = c.StartOffset
@@ -204,10 +267,7 @@ func (p *Plan) buildDAG() error {
 		}
 	}
 	slices.SortStableFunc(roots, func(a, b int32) int { return cmp.Compare(p.due[a], p.due[b]) })
-	p.sessFirst = roots
-	p.meanTurns = float64(p.kept) / float64(p.tasks)
-	p.budget()
-	return nil
+	return roots, nil
 }
 
 // checkAcyclic reports a cycle among the kept rows' edges (possible only

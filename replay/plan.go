@@ -167,20 +167,55 @@ func (p *Plan) Task(item int) int {
 	return int(p.sessOf[item])
 }
 
+// build plans the rows: the kept rows, their sessions and turns, the
+// sessions' starts by the mode, this shard's part and the budget.
 func (p *Plan) build() error {
-	c := &p.cfg
 	if p.rows == nil {
-		if p.limit == 0 && c.Duration == 0 {
-			p.limit = DefaultRequestCount
-		}
-		p.requests = -1
-		if p.limit > 0 {
-			p.requests = p.limit + c.WarmupRequests
-		}
+		p.buildSynthetic()
 		return nil
 	}
 	fixed := p.mode == ModeFixed
-	// Offset window (fixed schedule only; inclusive at both ends).
+	keep, err := p.keepWindow(fixed)
+	if err != nil {
+		return err
+	}
+	items, start := p.groupSessions(keep)
+	nsess := len(p.sessLen)
+	p.linkTurns(keep, items, start, fixed)
+	p.meanTurns = float64(p.kept) / float64(nsess)
+	firsts := make([]int32, nsess)
+	for s := range nsess {
+		firsts[s] = items[start[s]]
+	}
+	if err := p.planStarts(firsts); err != nil {
+		return err
+	}
+	if err := p.keepShard(); err != nil {
+		return err
+	}
+	p.budget()
+	return nil
+}
+
+// buildSynthetic sizes a plan without trace rows: DefaultRequestCount
+// requests when neither a count nor a duration bounds it, requests the
+// count plus the warmup (-1: until the duration ends).
+func (p *Plan) buildSynthetic() {
+	c := &p.cfg
+	if p.limit == 0 && c.Duration == 0 {
+		p.limit = DefaultRequestCount
+	}
+	p.requests = -1
+	if p.limit > 0 {
+		p.requests = p.limit + c.WarmupRequests
+	}
+}
+
+// keepWindow marks the rows inside the offset window (inclusive at both
+// ends; on the fixed schedule only, and a row without an offset is
+// always kept) and counts them in kept. No row kept is an error.
+func (p *Plan) keepWindow(fixed bool) ([]bool, error) {
+	c := &p.cfg
 	keep := make([]bool, len(p.rows))
 	for i := range p.rows {
 		r := &p.rows[i]
@@ -191,12 +226,16 @@ func (p *Plan) build() error {
 		}
 	}
 	if p.kept == 0 {
-		return fieldError("StartOffset", "no trace row lies inside {StartOffset} %v .. {EndOffset} %v", c.StartOffset, c.EndOffset)
+		return nil, fieldError("StartOffset", "no trace row lies inside {StartOffset} %v .. {EndOffset} %v", c.StartOffset, c.EndOffset)
 	}
-	// Sessions: rows with the same SessionID, ordered by Turn then
-	// position; a row without SessionID is a session of its own. The
-	// members of session s are items[start[s]:start[s+1]], one flat array
-	// (4 bytes per row, not a slice per session).
+	return keep, nil
+}
+
+// groupSessions sets sessOf and sessLen: rows with the same SessionID
+// are a session, a row without SessionID is a session of its own. It
+// returns the members of session s as items[start[s]:start[s+1]], one
+// flat array (4 bytes per row, not a slice per session), in row order.
+func (p *Plan) groupSessions(keep []bool) (items, start []int32) {
 	p.sessOf = make([]int32, len(p.rows))
 	bySession := map[string]int32{}
 	for i := range p.rows {
@@ -219,11 +258,11 @@ func (p *Plan) build() error {
 	}
 	p.sessLen = slices.Clip(p.sessLen)
 	nsess := len(p.sessLen)
-	start := make([]int32, nsess+1)
+	start = make([]int32, nsess+1)
 	for s, n := range p.sessLen {
 		start[s+1] = start[s] + n
 	}
-	items := make([]int32, start[nsess])
+	items = make([]int32, start[nsess])
 	fill := slices.Clone(start[:nsess])
 	for i := range p.rows {
 		if keep[i] {
@@ -232,6 +271,16 @@ func (p *Plan) build() error {
 			fill[s]++
 		}
 	}
+	return items, start
+}
+
+// linkTurns orders each session's members by Turn then position and,
+// when some session has several turns, links each turn to the next
+// (next) and sets the delay before it (delay; scaled by the speedup on
+// the fixed schedule).
+func (p *Plan) linkTurns(keep []bool, items, start []int32, fixed bool) {
+	c := &p.cfg
+	nsess := len(p.sessLen)
 	members := func(s int) []int32 { return items[start[s]:start[s+1]] }
 	multi := false
 	for s := range nsess {
@@ -240,41 +289,41 @@ func (p *Plan) build() error {
 			multi = true
 		}
 	}
-	if multi {
-		p.next = make([]int32, len(p.rows))
-		for i := range p.next {
-			p.next[i] = -1
-		}
-		for s := range nsess {
-			m := members(s)
-			for k := 0; k+1 < len(m); k++ {
-				p.next[m[k]] = m[k+1]
-			}
-		}
-		// A turn's delay is read only for a session's next turn.
-		p.delay = make([]int64, len(p.rows))
-		for i := range p.rows {
-			p.delay[i] = -1
-			if r := &p.rows[i]; keep[i] && r.HasDelay {
-				d := r.Delay
-				if fixed {
-					p.delay[i] = c.turnDelay(scaleTrace(d, c.Speedup))
-				} else {
-					p.delay[i] = c.turnDelay(int64(d))
-				}
-			}
-		}
+	if !multi {
+		return
 	}
-	p.meanTurns = float64(p.kept) / float64(nsess)
-	firsts := make([]int32, nsess)
+	p.next = make([]int32, len(p.rows))
+	for i := range p.next {
+		p.next[i] = -1
+	}
 	for s := range nsess {
-		firsts[s] = items[start[s]]
+		m := members(s)
+		for k := 0; k+1 < len(m); k++ {
+			p.next[m[k]] = m[k+1]
+		}
 	}
+	// A turn's delay is read only for a session's next turn.
+	p.delay = make([]int64, len(p.rows))
+	for i := range p.rows {
+		p.delay[i] = -1
+		if r := &p.rows[i]; keep[i] && r.HasDelay {
+			d := r.Delay
+			if fixed {
+				p.delay[i] = c.turnDelay(scaleTrace(d, c.Speedup))
+			} else {
+				p.delay[i] = c.turnDelay(int64(d))
+			}
+		}
+	}
+}
+
+// planStarts schedules the sessions' first turns (firsts) by the mode:
+// the fixed schedule, the user-centric users, or in session order.
+func (p *Plan) planStarts(firsts []int32) error {
+	c := &p.cfg
 	switch p.mode {
 	case ModeFixed:
-		if err := p.planFixed(firsts); err != nil {
-			return err
-		}
+		return p.planFixed(firsts)
 	case ModeUserCentric:
 		if p.meanTurns < 2 && !slices.ContainsFunc(p.sessLen, func(n int32) bool { return n >= 2 }) {
 			return fieldError("UserCentricRate", "{UserCentricRate} needs a trace with multi-turn sessions (every session here has one turn)")
@@ -290,10 +339,6 @@ func (p *Plan) build() error {
 	default:
 		p.sessFirst = firsts
 	}
-	if err := p.keepShard(); err != nil {
-		return err
-	}
-	p.budget()
 	return nil
 }
 

@@ -17,7 +17,6 @@ import (
 	"github.com/reprise-bench/reprise/internal/runout"
 	isearch "github.com/reprise-bench/reprise/internal/search"
 	"github.com/reprise-bench/reprise/internal/sweep"
-	"github.com/reprise-bench/reprise/replay"
 )
 
 const catProfileSweep = "AIPerf sweeps and searches"
@@ -126,93 +125,9 @@ func runProfileSweep(ctx context.Context, a *app, cmd *cli.Command, o reprise.Op
 	usage := func(err error) error {
 		return exitcode.UsageError(err, "see 'reprise profile --help' and docs/format/cli.md")
 	}
-	ps, _, err := flagmap.ProfileSweep(cmd)
+	cfg, err := profileSweepConfig(a, cmd, o, runs)
 	if err != nil {
 		return usage(err)
-	}
-	recipe, rerr := flagmap.Recipe(cmd)
-	search, serr := flagmap.Search(cmd)
-	if err := errors.Join(rerr, serr); err != nil {
-		return usage(err)
-	}
-	kinds := 0
-	for _, on := range []bool{ps.Active(), recipe != nil, search != nil} {
-		if on {
-			kinds++
-		}
-	}
-	if kinds > 1 {
-		return usage(errors.New("a sweep (comma lists, --variant, --sweep-sampling), --search-recipe and --search-space are three kinds of run: give one"))
-	}
-	if o.UI == reprise.UIDashboard {
-		return usage(errors.New("--ui-type dashboard is not supported with parameter sweeps and searches (as in AIPerf): use --ui-type simple or none"))
-	}
-	if o.Trace.Path == "-" {
-		return usage(errors.New("a sweep replays its input once per value: give a file, not - (standard input)"))
-	}
-	cfg := sweep.NewConfig()
-	cfg.Base = o
-	cfg.Base.Log = a.log
-	cfg.Base.Abort = a.abort.Done()
-	cfg.PointsDir = "."
-	cfg.Stop = sweep.StopConfig{SaturationTolerance: sweep.DefaultSaturationTolerance, MaxErrorRate: 1} // AIPerf runs every value
-	cfg.FreshPromptSeed = !cmd.Bool("parameter-sweep-same-seed")
-	cfg.Runs = runs
-	if cmd.IsSet("parameter-sweep-cooldown-seconds") {
-		var errs []error
-		cfg.Cooldown = flagmap.Seconds(&errs, "parameter-sweep-cooldown-seconds", cmd.Float("parameter-sweep-cooldown-seconds"))
-		if err := errors.Join(errs...); err != nil || cfg.Cooldown < 0 {
-			return usage(fmt.Errorf("--parameter-sweep-cooldown-seconds %v: want seconds ≥ 0", cmd.Float("parameter-sweep-cooldown-seconds")))
-		}
-	}
-	var stim string
-	switch {
-	case recipe != nil:
-		cfg.Recipe = recipe
-		stim = recipe.Name
-		if cfg.Base.Replay.Mode == replay.ModeAuto && cfg.Base.Replay.RequestRate == 0 {
-			cfg.Base.Replay.Mode = replay.ModeConcurrency
-		}
-		if recipe.Name == sweep.RecipeMaxGoodput && cfg.Base.Goodput == "" {
-			return usage(errors.New("max-goodput-under-slo needs the SLOs a request must meet: give --goodput, e.g. \"time_to_first_token:250\""))
-		}
-	case search != nil:
-		cfg.Search = search
-		stim = "search"
-	default:
-		exp, err := sweep.ExpandProfile(ps)
-		if err != nil {
-			return usage(err)
-		}
-		cfg.Points, cfg.Design = exp.Points, exp.Design
-		switch {
-		case len(ps.Lists) > 0:
-			stim = strings.ReplaceAll(ps.Lists[len(ps.Lists)-1].Name, "-", "_") + "_sweep"
-		case len(ps.Variants) > 0:
-			stim = "variant_sweep"
-		default:
-			stim = ps.Sampling + "_sweep"
-		}
-		if runs.Runs > 1 {
-			switch cmd.String("parameter-sweep-mode") {
-			case "repeated":
-				// ExpandProfile repeated the whole sweep once per trial:
-				// profile_runs/trial_000K/VALUE, one run each.
-				cfg.Runs.Runs = 1
-			case "independent":
-			default:
-				return usage(fmt.Errorf("--parameter-sweep-mode %q: want repeated or independent", cmd.String("parameter-sweep-mode")))
-			}
-		}
-	}
-	cfg.Dir = o.Output.Dir
-	if !cmd.IsSet("out") {
-		// AIPerf's artifact directory of a sweep: …-concurrency_sweep.
-		name := flagmap.ArtifactName(&o)
-		if i := strings.LastIndex(name, "-"); i >= 0 {
-			name = name[:i]
-		}
-		cfg.Dir = filepath.Join("artifacts", name+"-"+stim)
 	}
 	if !quiet && !cmd.Bool("no-sweep-table") {
 		cfg.Table = a.stderr
@@ -248,4 +163,74 @@ func runProfileSweep(ctx context.Context, a *app, cmd *cli.Command, o reprise.Op
 		return &exitcode.Error{Code: exitcode.RunError, Err: fmt.Errorf("interrupted; run the same command again to resume the sweep in %s", cfg.Dir)}
 	}
 	return res.Search.Verdict()
+}
+
+// profileSweepConfig maps a sweeping or searching profile command's
+// flags, on top of its options o and runs, to the sweep's Config (in
+// AIPerf's artifact directory, …-concurrency_sweep, unless --out); an
+// error is the command line's.
+func profileSweepConfig(a *app, cmd *cli.Command, o reprise.Options, runs sweep.RunsConfig) (sweep.Config, error) {
+	ps, _, err := flagmap.ProfileSweep(cmd)
+	if err != nil {
+		return sweep.Config{}, err
+	}
+	recipe, rerr := flagmap.Recipe(cmd)
+	search, serr := flagmap.Search(cmd)
+	if err := errors.Join(rerr, serr); err != nil {
+		return sweep.Config{}, err
+	}
+	if err := profileSweepAllowed(&o, ps.Active(), recipe != nil, search != nil); err != nil {
+		return sweep.Config{}, err
+	}
+	cfg := sweep.NewConfig()
+	cfg.Base = o
+	cfg.Base.Log = a.log
+	cfg.Base.Abort = a.abort.Done()
+	cfg.PointsDir = "."
+	cfg.Stop = sweep.StopConfig{SaturationTolerance: sweep.DefaultSaturationTolerance, MaxErrorRate: 1} // AIPerf runs every value
+	cfg.FreshPromptSeed = !cmd.Bool("parameter-sweep-same-seed")
+	cfg.Runs = runs
+	if cmd.IsSet("parameter-sweep-cooldown-seconds") {
+		var errs []error
+		cfg.Cooldown = flagmap.Seconds(&errs, "parameter-sweep-cooldown-seconds", cmd.Float("parameter-sweep-cooldown-seconds"))
+		if err := errors.Join(errs...); err != nil || cfg.Cooldown < 0 {
+			return sweep.Config{}, fmt.Errorf("--parameter-sweep-cooldown-seconds %v: want seconds ≥ 0", cmd.Float("parameter-sweep-cooldown-seconds"))
+		}
+	}
+	stim, err := cfg.ConfigureProfile(sweep.ProfilePlan{Sweep: ps, Recipe: recipe, Search: search, SweepMode: cmd.String("parameter-sweep-mode")})
+	if err != nil {
+		return sweep.Config{}, err
+	}
+	cfg.Dir = o.Output.Dir
+	if !cmd.IsSet("out") {
+		// AIPerf's artifact directory of a sweep: …-concurrency_sweep.
+		name := flagmap.ArtifactName(&o)
+		if i := strings.LastIndex(name, "-"); i >= 0 {
+			name = name[:i]
+		}
+		cfg.Dir = filepath.Join("artifacts", name+"-"+stim)
+	}
+	return cfg, nil
+}
+
+// profileSweepAllowed checks that a profile command gives one kind of
+// run (a sweep, a search recipe or a search space), not with the
+// dashboard (as in AIPerf) nor over standard input.
+func profileSweepAllowed(o *reprise.Options, kinds ...bool) error {
+	n := 0
+	for _, on := range kinds {
+		if on {
+			n++
+		}
+	}
+	if n > 1 {
+		return errors.New("a sweep (comma lists, --variant, --sweep-sampling), --search-recipe and --search-space are three kinds of run: give one")
+	}
+	if o.UI == reprise.UIDashboard {
+		return errors.New("--ui-type dashboard is not supported with parameter sweeps and searches (as in AIPerf): use --ui-type simple or none")
+	}
+	if o.Trace.Path == "-" {
+		return errors.New("a sweep replays its input once per value: give a file, not - (standard input)")
+	}
+	return nil
 }

@@ -23,7 +23,7 @@ import (
 // replayFlags are the engine's flags; the scheduler's come from
 // timingFlags.
 func replayFlags() []cli.Flag {
-	return slices.Concat(replayBaseFlags(), rankingsFlags(), wireFlags(), serverControlFlags())
+	return slices.Concat(replayBaseFlags(), accuracyFlags(), mediaFlags(), rankingsFlags(), wireFlags(), serverControlFlags())
 }
 
 // rankingsFlags vary a rankings endpoint's requests (AIPerf's draws).
@@ -38,16 +38,20 @@ func rankingsFlags() []cli.Flag {
 	}
 }
 
-// replayBaseFlags are replayFlags but those of server control.
+// Flag categories of `reprise replay --help`.
+const (
+	catTarget    = "Target"
+	catRequests  = "Requests"
+	catSynthLoad = "Synthetic load (no TRACE)"
+	catTrace     = "Trace"
+	catResults   = "Results"
+)
+
+// replayBaseFlags are replay's flags of the target, the requests, the
+// synthetic load, the trace and the results: a table, which replayFlags
+// joins with the other groups.
 func replayBaseFlags() []cli.Flag {
-	const (
-		catTarget = "Target"
-		catReq    = "Requests"
-		catLoad   = "Synthetic load (no TRACE)"
-		catTrace  = "Trace"
-		catOut    = "Results"
-	)
-	return append([]cli.Flag{
+	return []cli.Flag{
 		&cli.StringSliceFlag{Name: "url", Aliases: []string{"u"}, Value: []string{reprise.DefaultURL}, Category: catTarget, Sources: envVars("url"),
 			Usage: "server base `URL` (http:// or https://; host:port means http://host:port); the endpoint path is appended. Repeat it for several targets (0, 1, …), spread by --url-policy"},
 		&cli.StringFlag{Name: "url-policy", Value: reprise.DefaultURLPolicy, Category: catTarget, Sources: envVars("url-policy"),
@@ -82,29 +86,29 @@ func replayBaseFlags() []cli.Flag {
 		&cli.IntFlag{Name: "abort-after-connect-failures", Value: reprise.DefaultAbortAfterConnectFailures, Category: catTarget, Sources: envVars("abort-after-connect-failures"),
 			Usage: "stop the run (exit 1, what was recorded written) when its first `N` requests to end all failed to connect (0 = never)"},
 		// Embeddings and rankings batches.
-		&cli.IntFlag{Name: "batch-size", Value: 1, Category: catReq, Sources: envVars("batch-size"),
+		&cli.IntFlag{Name: "batch-size", Value: 1, Category: catRequests, Sources: envVars("batch-size"),
 			Usage: "`N` inputs per request of an embeddings endpoint, or passages per request of a rankings endpoint (each of the row's input length)"},
-		&cli.IntFlag{Name: "query-tokens", Value: reprise.DefaultQueryTokens, Category: catReq, Sources: envVars("query-tokens"),
+		&cli.IntFlag{Name: "query-tokens", Value: reprise.DefaultQueryTokens, Category: catRequests, Sources: envVars("query-tokens"),
 			Usage: "the query of a rankings endpoint is `N` tokens long"},
 		// Generation endpoints (image_generation, video_generation, transcription, speech).
-		&cli.StringFlag{Name: "request-content-type", Value: "application/json", Category: catReq, Sources: envVars("request-content-type"),
+		&cli.StringFlag{Name: "request-content-type", Value: "application/json", Category: catRequests, Sources: envVars("request-content-type"),
 			Usage: "`TYPE` of a video_generation submit's body: application/json or multipart/form-data (transcription always uploads a form)"},
-		&cli.BoolFlag{Name: "download-video-content", Category: catReq, Sources: envVars("download-video-content"),
+		&cli.BoolFlag{Name: "download-video-content", Category: catRequests, Sources: envVars("download-video-content"),
 			Usage: "download each done video (GET /v1/videos/{id}/content); its time is in the request's latency and recorded apart"},
-		&cli.DurationFlag{Name: "job-poll-interval", Value: reprise.DefaultJobPollInterval, Category: catReq, Sources: envVars("job-poll-interval"),
+		&cli.DurationFlag{Name: "job-poll-interval", Value: reprise.DefaultJobPollInterval, Category: catRequests, Sources: envVars("job-poll-interval"),
 			Usage: "poll a video job's status every `D` until it is done"},
-		&cli.DurationFlag{Name: "job-timeout", Value: reprise.DefaultJobTimeout, Category: catReq, Sources: envVars("job-timeout"),
+		&cli.DurationFlag{Name: "job-timeout", Value: reprise.DefaultJobTimeout, Category: catRequests, Sources: envVars("job-timeout"),
 			Usage: "a video job not done `D` after its submit fails as a timeout (0 = no bound)"},
-		&cli.StringFlag{Name: "transcribe-audio", Category: catReq, Sources: envVars("transcribe-audio"),
+		&cli.StringFlag{Name: "transcribe-audio", Category: catRequests, Sources: envVars("transcribe-audio"),
 			Usage: "PCM WAV `FILE` every transcription request uploads (default: a synthetic clip of --transcribe-seconds)"},
-		&cli.FloatFlag{Name: "transcribe-seconds", Value: reprise.DefaultTranscribeSeconds, Category: catReq, Sources: envVars("transcribe-seconds"),
+		&cli.FloatFlag{Name: "transcribe-seconds", Value: reprise.DefaultTranscribeSeconds, Category: catRequests, Sources: envVars("transcribe-seconds"),
 			Usage: "length in `SECONDS` of the synthetic clip a transcription run uploads (16 kHz mono, seeded)"},
 		// Routed deployments and request cancellation.
-		&cli.StringFlag{Name: "session-header", Category: catReq, Sources: envVars("session-header"),
+		&cli.StringFlag{Name: "session-header", Category: catRequests, Sources: envVars("session-header"),
 			Usage: "send each trace row's session id in header `NAME` (router affinity: Dynamo, llm-d, SGLang router)"},
-		&cli.FloatFlag{Name: "cancel-rate", Category: catReq, Sources: envVars("cancel-rate"),
+		&cli.FloatFlag{Name: "cancel-rate", Category: catRequests, Sources: envVars("cancel-rate"),
 			Usage: "cancel this `FRACTION` (0-1) of the measured requests, drawn from --seed, --cancel-after after they were sent (recorded as cancelled, outside the latency metrics and the error rate)"},
-		&cli.DurationFlag{Name: "cancel-after", Category: catReq, Sources: envVars("cancel-after"),
+		&cli.DurationFlag{Name: "cancel-after", Category: catRequests, Sources: envVars("cancel-after"),
 			Usage: "with --cancel-rate: cancel `D` after the request was written whole, unless its response ended first"},
 		&cli.BoolFlag{Name: "http2", Category: catTarget, Sources: envVars("http2"),
 			Usage: "use HTTP/2 (h2c prior knowledge for http://, h2 for https://) instead of HTTP/1.1"},
@@ -114,43 +118,43 @@ func replayBaseFlags() []cli.Flag {
 			Usage: "run reprise's threads at nice value `N` (-20 runs first: on a busy machine the kernel then delays reprise's reads and sends less; needs root or CAP_SYS_NICE below the current value)"},
 		&cli.IntFlag{Name: "max-connections", Category: catTarget, Sources: envVars("max-connections"),
 			Usage: "cap connections to the server at `N` (0 = one per request in flight)"},
-		&cli.BoolWithInverseFlag{Name: "streaming", Value: true, Category: catReq, Sources: envVars("streaming"),
+		&cli.BoolWithInverseFlag{Name: "streaming", Value: true, Category: catRequests, Sources: envVars("streaming"),
 			Usage: "stream responses (SSE); --no-streaming asks for whole bodies"},
-		&cli.BoolWithInverseFlag{Name: "ignore-eos", Value: true, Category: catReq, Sources: envVars("ignore-eos"),
+		&cli.BoolWithInverseFlag{Name: "ignore-eos", Value: true, Category: catRequests, Sources: envVars("ignore-eos"),
 			Usage: "ask the server to generate exactly max_tokens (output lengths follow the trace)"},
-		&cli.BoolWithInverseFlag{Name: "max-tokens-from-trace", Value: true, Category: catReq, Sources: envVars("max-tokens-from-trace"),
+		&cli.BoolWithInverseFlag{Name: "max-tokens-from-trace", Value: true, Category: catRequests, Sources: envVars("max-tokens-from-trace"),
 			Usage: "send each row's output length (or --osl) as max_tokens"},
-		&cli.StringFlag{Name: "extra-body", Aliases: []string{"extra-inputs"}, Category: catReq, Sources: envVars("extra-body"),
+		&cli.StringFlag{Name: "extra-body", Aliases: []string{"extra-inputs"}, Category: catRequests, Sources: envVars("extra-body"),
 			Usage: "`JSON` object merged into every request body, e.g. '{\"temperature\":0}'"},
-		&cli.StringFlag{Name: "tokenizer", Value: reprise.DefaultTokenizer, Category: catReq, Sources: envVars("tokenizer"),
+		&cli.StringFlag{Name: "tokenizer", Value: reprise.DefaultTokenizer, Category: catRequests, Sources: envVars("tokenizer"),
 			Usage: "client tokenizer `SPEC`: builtin (o200k_base), an encoding name, a tokenizer.json, a GGUF model file, a model dir, a Hugging Face model id ORG/NAME (from the HF cache, else downloaded: HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE), or server (learn the prompt words from the server's /tokenize; cached)"},
-		&cli.StringFlag{Name: "tokenizer-revision", Category: catReq, Sources: envVars("tokenizer-revision"),
+		&cli.StringFlag{Name: "tokenizer-revision", Category: catRequests, Sources: envVars("tokenizer-revision"),
 			Usage: "`REV` (branch, tag or commit) of a Hugging Face model id given as --tokenizer (default main)"},
-		&cli.BoolFlag{Name: "use-server-token-count", Value: reprise.DefaultUseServerTokenCount, DefaultText: "true", Category: catReq, Sources: envVars("use-server-token-count"),
+		&cli.BoolFlag{Name: "use-server-token-count", Value: reprise.DefaultUseServerTokenCount, DefaultText: "true", Category: catRequests, Sources: envVars("use-server-token-count"),
 			Usage: "take output lengths (OSL, ITL) from the server's usage when it reports it; =false counts with the client tokenizer (both counts are recorded)"},
-		&cli.FloatFlag{Name: "isl", Aliases: []string{"synthetic-input-tokens-mean"}, Category: catLoad, Sources: envVars("isl"),
+		&cli.FloatFlag{Name: "isl", Aliases: []string{"synthetic-input-tokens-mean"}, Category: catSynthLoad, Sources: envVars("isl"),
 			Usage: "synthetic input length, mean `TOKENS`"},
-		&cli.FloatFlag{Name: "isl-stddev", Aliases: []string{"synthetic-input-tokens-stddev"}, Category: catLoad, Sources: envVars("isl-stddev"),
+		&cli.FloatFlag{Name: "isl-stddev", Aliases: []string{"synthetic-input-tokens-stddev"}, Category: catSynthLoad, Sources: envVars("isl-stddev"),
 			Usage: "synthetic input length, standard deviation `TOKENS`"},
-		&cli.FloatFlag{Name: "osl", Aliases: []string{"output-tokens-mean"}, Category: catLoad, Sources: envVars("osl"),
+		&cli.FloatFlag{Name: "osl", Aliases: []string{"output-tokens-mean"}, Category: catSynthLoad, Sources: envVars("osl"),
 			Usage: "synthetic output length, mean `TOKENS`; with a TRACE, the output length of rows that have none (they are refused without it)"},
-		&cli.FloatFlag{Name: "osl-stddev", Aliases: []string{"output-tokens-stddev"}, Category: catLoad, Sources: envVars("osl-stddev"),
+		&cli.FloatFlag{Name: "osl-stddev", Aliases: []string{"output-tokens-stddev"}, Category: catSynthLoad, Sources: envVars("osl-stddev"),
 			Usage: "synthetic output length, standard deviation `TOKENS`"},
-		&cli.IntFlag{Name: "num-sessions", Aliases: []string{"conversation-num", "num-conversations"}, Category: catLoad, Sources: envVars("num-sessions"),
+		&cli.IntFlag{Name: "num-sessions", Aliases: []string{"conversation-num", "num-conversations"}, Category: catSynthLoad, Sources: envVars("num-sessions"),
 			DefaultText: "as many as --request-count needs", Usage: "synthetic multi-turn load: `N` conversations (profile with --input-file: send exactly N of the file's entries, drawn by --dataset-sampling-strategy)"},
-		&cli.FloatFlag{Name: "session-turns-mean", Aliases: []string{"conversation-turn-mean"}, Category: catLoad, Sources: envVars("session-turns-mean"), DefaultText: "1",
+		&cli.FloatFlag{Name: "session-turns-mean", Aliases: []string{"conversation-turn-mean"}, Category: catSynthLoad, Sources: envVars("session-turns-mean"), DefaultText: "1",
 			Usage: "synthetic load: `TURNS` per conversation, mean (normal, at least 1); later turns carry the history with the live responses"},
-		&cli.FloatFlag{Name: "session-turns-stddev", Aliases: []string{"conversation-turn-stddev"}, Category: catLoad, Sources: envVars("session-turns-stddev"),
+		&cli.FloatFlag{Name: "session-turns-stddev", Aliases: []string{"conversation-turn-stddev"}, Category: catSynthLoad, Sources: envVars("session-turns-stddev"),
 			Usage: "synthetic load: turns per conversation, standard deviation `TURNS`"},
-		&cli.DurationFlag{Name: "turn-delay", Category: catLoad, Sources: envVars("turn-delay"),
+		&cli.DurationFlag{Name: "turn-delay", Category: catSynthLoad, Sources: envVars("turn-delay"),
 			Usage: "synthetic load: think time `D` between a turn's response and the next turn, mean"},
-		&cli.DurationFlag{Name: "turn-delay-stddev", Category: catLoad, Sources: envVars("turn-delay-stddev"),
+		&cli.DurationFlag{Name: "turn-delay-stddev", Category: catSynthLoad, Sources: envVars("turn-delay-stddev"),
 			Usage: "synthetic load: think time between turns, standard deviation `D`"},
-		&cli.IntFlag{Name: "shared-prefix-length", Aliases: []string{"shared-system-prompt-length"}, Category: catLoad, Sources: envVars("shared-prefix-length"),
+		&cli.IntFlag{Name: "shared-prefix-length", Aliases: []string{"shared-system-prompt-length"}, Category: catSynthLoad, Sources: envVars("shared-prefix-length"),
 			Usage: "synthetic load: `TOKENS` of a prefix every conversation's first prompt shares (with --prefix-groups, each group's own); profile with --input-file: a system message of TOKENS shared by every conversation, before every turn"},
-		&cli.IntFlag{Name: "prefix-groups", Category: catLoad, Sources: envVars("prefix-groups"), DefaultText: "1",
+		&cli.IntFlag{Name: "prefix-groups", Category: catSynthLoad, Sources: envVars("prefix-groups"), DefaultText: "1",
 			Usage: "synthetic load: `N` distinct shared prefixes, conversations assigned round-robin (SGLang's generated-shared-prefix groups)"},
-		&cli.IntFlag{Name: "user-context-length", Aliases: []string{"user-context-prompt-length"}, Category: catLoad, Sources: envVars("user-context-length"),
+		&cli.IntFlag{Name: "user-context-length", Aliases: []string{"user-context-prompt-length"}, Category: catSynthLoad, Sources: envVars("user-context-length"),
 			Usage: "synthetic load: `TOKENS` of a prefix of each conversation's own, after the shared one; profile with --input-file: a user message of TOKENS of each conversation's own, before every turn"},
 		&cli.StringFlag{Name: "trace-format", Category: catTrace, Sources: envVars("trace-format"),
 			Usage: "trace `FORMAT` (default: detected): mooncake, bailian, burstgpt, azure, …"},
@@ -191,39 +195,39 @@ func replayBaseFlags() []cli.Flag {
 			Usage: "input lengths count the prompt through the model's chat template (AIPerf's): the template's tokens, rendered from the tokenizer's tokenizer_config.json, chat_template.jinja or GGUF file (or the server's count with --tokenizer server), come off every prompt, so the server's prompt_tokens is the asked length"},
 		&cli.StringFlag{Name: "prompt-format", Value: reprise.DefaultPromptFormat, Category: catTrace, Sources: envVars("prompt-format"),
 			Usage: "`FORMAT` of synthesized prompts: text, or token-ids (sent as a token array with --endpoint completions)"},
-		&cli.StringFlag{Name: "goodput", Category: catOut, Sources: envVars("goodput"),
+		&cli.StringFlag{Name: "goodput", Category: catResults, Sources: envVars("goodput"),
 			Usage: "SLOs `\"TAG:VALUE …\"`, e.g. \"ttft:250 itl:10 e2e:2000\" (ms; AIPerf tags accepted)"},
-		&cli.FloatFlag{Name: "min-good-fraction", Value: reprise.DefaultMinGoodFraction, Category: catOut, Sources: envVars("min-good-fraction"),
+		&cli.FloatFlag{Name: "min-good-fraction", Value: reprise.DefaultMinGoodFraction, Category: catResults, Sources: envVars("min-good-fraction"),
 			Usage: "with --goodput, exit 3 when fewer than `F` of the requests meet every SLO"},
-		&cli.FloatFlag{Name: "max-error-rate", Value: reprise.DefaultMaxErrorRate, Category: catOut, Sources: envVars("max-error-rate"),
+		&cli.FloatFlag{Name: "max-error-rate", Value: reprise.DefaultMaxErrorRate, Category: catResults, Sources: envVars("max-error-rate"),
 			Usage: "exit 3 when more than `R` (a fraction) of the measured requests failed (1 = never)"},
-		&cli.StringFlag{Name: "calibration", Value: reprise.AutoCalibration, Category: catOut, Sources: envVars("calibration"),
+		&cli.StringFlag{Name: "calibration", Value: reprise.AutoCalibration, Category: catResults, Sources: envVars("calibration"),
 			Usage: "apply a reprise selftest calibration `FILE` (error bars, and a warning past its safe load); auto: this host's own if under a week old; off: none"},
-		&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Category: catOut, Sources: envVars("out"),
+		&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Category: catResults, Sources: envVars("out"),
 			Usage: "run `DIR` (default runs/<UTC time>-<model>-<mode>/); it must be new or empty unless --overwrite"},
-		&cli.BoolFlag{Name: "overwrite", Category: catOut, Sources: envVars("overwrite"),
+		&cli.BoolFlag{Name: "overwrite", Category: catResults, Sources: envVars("overwrite"),
 			Usage: "reuse a non-empty --out run directory: clear the earlier run's files first (refused if it holds other files)"},
-		&cli.StringFlag{Name: "format", Value: reprise.DefaultFormat, Category: catOut, Sources: envVars("format"),
+		&cli.StringFlag{Name: "format", Value: reprise.DefaultFormat, Category: catResults, Sources: envVars("format"),
 			Usage: "record file `FORMAT`: parquet, arrow or jsonl"},
-		&cli.BoolFlag{Name: "single-file", Category: catOut, Sources: envVars("single-file"),
+		&cli.BoolFlag{Name: "single-file", Category: catResults, Sources: envVars("single-file"),
 			Usage: "write one file per table (records.parquet) instead of rolling parts; a crash then loses the whole table"},
-		&cli.DurationFlag{Name: "part-interval", Value: reprise.DefaultPartInterval, Category: catOut, Sources: envVars("part-interval"),
+		&cli.DurationFlag{Name: "part-interval", Value: reprise.DefaultPartInterval, Category: catResults, Sources: envVars("part-interval"),
 			Usage: "durability: every record is in a complete file (survives kill -9) within `D` of reaching the writer; a part is completed (jsonl: flushed) at least this often (0 = by --part-rows only)"},
-		&cli.IntFlag{Name: "part-rows", Value: reprise.DefaultPartRows, Category: catOut, Sources: envVars("part-rows"),
+		&cli.IntFlag{Name: "part-rows", Value: reprise.DefaultPartRows, Category: catResults, Sources: envVars("part-rows"),
 			Usage: "complete a part (jsonl: flush) every `N` rows, if --part-interval has not already"},
-		&cli.StringFlag{Name: "export", Category: catOut, Sources: envVars("export"),
+		&cli.StringFlag{Name: "export", Category: catResults, Sources: envVars("export"),
 			Usage: "`KIND`: aiperf also writes profile_export.jsonl, profile_export_aiperf.json and .csv and inputs.json (AIPerf's shapes) after the run"},
-		&cli.StringFlag{Name: "export-level", Value: reprise.DefaultExportLevel, Category: catOut, Sources: envVars("export-level"),
+		&cli.StringFlag{Name: "export-level", Value: reprise.DefaultExportLevel, Category: catResults, Sources: envVars("export-level"),
 			Usage: "`LEVEL`: records (one row per request) or events (also one row per response event)"},
-		&cli.StringFlag{Name: "cpuprofile", Category: catOut, Sources: envVars("cpuprofile"),
+		&cli.StringFlag{Name: "cpuprofile", Category: catResults, Sources: envVars("cpuprofile"),
 			Usage: "write a CPU profile of the run to `FILE`"},
-		&cli.StringFlag{Name: "memprofile", Category: catOut, Sources: envVars("memprofile"),
+		&cli.StringFlag{Name: "memprofile", Category: catResults, Sources: envVars("memprofile"),
 			Usage: "write a heap profile at the end of the run (before the summary) to `FILE`"},
-		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Category: catOut, Sources: envVars("quiet"),
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Category: catResults, Sources: envVars("quiet"),
 			Usage: "no progress and no summary table on stderr; print the run directory on stdout, one line"},
-		&cli.StringFlag{Name: "ui", Value: reprise.UILine, Category: catOut, Sources: envVars("ui"),
+		&cli.StringFlag{Name: "ui", Value: reprise.UILine, Category: catResults, Sources: envVars("ui"),
 			Usage: "live `VIEW` on stderr: line (one progress line) or dashboard (full screen on a terminal; q stops sending, q again cancels in flight, p pauses the view; the line where stderr is no terminal or TERM=dumb)"},
-	}, append(accuracyFlags(), mediaFlags()...)...)
+	}
 }
 
 // replayCommand is `reprise replay [TRACE] --url URL --model M`.
@@ -491,7 +495,6 @@ func verdictError(res *reprise.Result) error { return runout.VerdictError(res, f
 // wireFlags are replay's flags of the HTTP exchange: connection reuse,
 // HTTP timing and network latency (AIPerf's names and units).
 func wireFlags() []cli.Flag {
-	const catTarget = "Target"
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "export-http-trace", Category: catTarget, Sources: envVars("export-http-trace"),
 			Usage: "with --export aiperf, each profile_export.jsonl record also carries its HTTP timestamps and phases (trace_data)"},

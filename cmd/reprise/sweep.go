@@ -220,123 +220,20 @@ func sweepCommand(a *app) *cli.Command {
 	}
 }
 
+// runSweep is reprise sweep's action: the sweep's Config from the flags,
+// sweep.Run, and the exit code of its outcome.
 func runSweep(ctx context.Context, a *app, cmd *cli.Command) error {
 	usage := func(err error) error { return exitcode.UsageError(err, "see 'reprise sweep --help'") }
-	rc, err := flagmap.Timing(cmd)
-	tc, terr := flagmap.Telemetry(cmd)
-	runs, rerr := runsConfigFrom(cmd)
-	if err := errors.Join(err, terr, rerr); err != nil {
+	cfg, err := sweepConfig(a, cmd)
+	if err != nil {
 		return usage(err)
-	}
-	args := cmd.Args().Slice()
-	if len(args) > 1 {
-		return usage(fmt.Errorf("want at most one TRACE, got %d: %s", len(args), strings.Join(args, " ")))
-	}
-	o := replayOptions(cmd)
-	rc.Speedup = replay.DefaultSpeedup
-	o.Replay, o.Telemetry = rc, tc
-	flagmap.Warmup(cmd, &o)
-	flagmap.WarmupPhase(&o)
-	o.Synthetic.ISL, o.Synthetic.OSL = 0, 0
-	if len(args) == 1 {
-		if args[0] == "-" {
-			return usage(errors.New("a sweep replays its trace once per point: give a file, not - (standard input)"))
-		}
-		o.Trace.Path = args[0]
-	}
-	o.Log = a.log
-	o.Abort = a.abort.Done() // a second Ctrl-C cancels the current point's in-flight requests at once
-	cfg := sweep.NewConfig()
-	cfg.Runs = runs
-	cfg.Runs.FreshPromptSeed = cmd.Bool("fresh-prompt-seed")
-	cfg.FreshPromptSeed = cmd.Bool("fresh-prompt-seed")
-	cfg.BeforePoint = cmd.String("before-point")
-	cfg.Stop = sweep.StopConfig{SaturationTolerance: cmd.Float("saturation-tolerance"), OnSaturation: cmd.Bool("stop-on-saturation"),
-		SLOFailures: cmd.Int("stop-slo-failures"), MaxErrorRate: cmd.Float("stop-error-rate")}
-	var errs []error
-	if cfg.Stop.SaturationTolerance < 0 || cfg.Stop.SaturationTolerance >= 1 {
-		errs = append(errs, fmt.Errorf("--saturation-tolerance %v: want 0 ≤ F < 1", cfg.Stop.SaturationTolerance))
-	}
-	if cfg.Stop.SLOFailures < 0 {
-		errs = append(errs, fmt.Errorf("--stop-slo-failures %d: want ≥ 0", cfg.Stop.SLOFailures))
-	}
-	single := map[string]float64{}
-	for _, name := range sweep.Settings {
-		spec := cmd.String(name)
-		if spec == "" {
-			continue
-		}
-		ax, err := sweep.ParseAxis(name, spec)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if len(ax.Values) == 1 {
-			single[name] = ax.Values[0]
-			sweep.Apply(&o, name, ax.Values[0])
-			continue
-		}
-		cfg.Axes = append(cfg.Axes, ax)
-	}
-	if goal := cmd.String("find"); goal != "" {
-		setting := map[string]string{"max-rate": sweep.RequestRate, "max-request-rate": sweep.RequestRate,
-			"max-concurrency": sweep.Concurrency, "max-speedup": sweep.Speedup}[goal]
-		if setting == "" {
-			errs = append(errs, fmt.Errorf("--find %q: want max-rate, max-concurrency or max-speedup", goal))
-		}
-		if o.Goodput == "" {
-			errs = append(errs, errors.New("--find needs SLOs to meet: give --goodput, e.g. \"ttft:250 itl:10\""))
-		}
-		if len(cfg.Axes) > 0 {
-			errs = append(errs, fmt.Errorf("--find searches one setting: give no list or range (--%s %s)", cfg.Axes[0].Name, cfg.Axes[0].Spec))
-		}
-		start := 1.0
-		if v, ok := single[setting]; ok {
-			start = v
-		}
-		if cmd.IsSet("find-start") {
-			start = cmd.Float("find-start")
-		}
-		cfg.Find = sweep.NewFindConfig(setting, start)
-		cfg.Find.Precision, cfg.Find.MaxProbes = cmd.Float("find-precision"), cmd.Int("find-max-probes")
-		cfg.Find.MinRounds, cfg.Find.MinProbeTime = cmd.Int("find-min-rounds"), cmd.Duration("find-min-probe-time")
-		cfg.Find.MaxLateness = cmd.Duration("find-max-lateness")
-		if cmd.IsSet("find-floor") {
-			cfg.Find.Floor = cmd.Float("find-floor")
-		}
-		if setting == sweep.RequestRate && o.Replay.Mode == replay.ModeAuto {
-			o.Replay.Mode = replay.ModeRate
-		}
-	} else if ps := (sweep.ProfileSweep{Type: cmd.String("sweep-type"), Variants: cmd.StringSlice("variant"),
-		Sampling: cmd.String("sweep-sampling"), Samples: cmd.Int("sweep-samples"), Dimensions: cmd.StringSlice("sweep-dimension"),
-		Seed: o.Replay.Seed}); ps.Type == sweep.SweepZip || ps.Active() {
-		// A zip, variant or sampled sweep: explicit points (under points/,
-		// named as AIPerf names them).
-		ps.Lists = cfg.Axes
-		exp, err := sweep.ExpandProfile(ps)
-		if err != nil {
-			errs = append(errs, err)
-		} else {
-			cfg.Axes, cfg.Points, cfg.Design = nil, exp.Points, exp.Design
-		}
-	} else if len(cfg.Axes) == 0 {
-		errs = append(errs, errors.New("nothing to sweep: give a list or range to --concurrency, --request-rate, --speedup, --isl or --osl, --variant, --sweep-sampling, or --find"))
-	} else if cmd.String("sweep-type") != sweep.SweepGrid {
-		errs = append(errs, fmt.Errorf("--sweep-type %q: want grid or zip", cmd.String("sweep-type")))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return usage(err)
-	}
-	cfg.Base = o
-	cfg.Dir = o.Output.Dir
-	if cfg.Dir == "" {
-		cfg.Dir = filepath.Join("runs", fmt.Sprintf("%s-%s-sweep", time.Now().UTC().Format("20060102T150405Z"), safeFileName(o.Model)))
 	}
 	quiet := cmd.Bool("quiet")
 	if !quiet {
 		cfg.Table = a.stderr
+		d := cfg.Base.Replay.Duration
 		cfg.Base.OnStart = func(s reprise.Start) {
-			fmt.Fprintf(a.stderr, "reprise: sweep point %s (%s mode, %s)\n", s.Dir, s.Mode, runout.PlannedText(s.Planned, o.Replay.Duration))
+			fmt.Fprintf(a.stderr, "reprise: sweep point %s (%s mode, %s)\n", s.Dir, s.Mode, runout.PlannedText(s.Planned, d))
 		}
 	}
 	res, err := sweep.Run(ctx, cfg)
@@ -365,6 +262,73 @@ func runSweep(ctx context.Context, a *app, cmd *cli.Command) error {
 		return &exitcode.Error{Code: exitcode.SLOBreach, Err: errors.New(f.Text)}
 	}
 	return nil
+}
+
+// sweepConfig maps reprise sweep's flags and TRACE to the sweep's
+// Config (its directory defaults to runs/<UTC time>-<model>-sweep/); an
+// error is the command line's.
+func sweepConfig(a *app, cmd *cli.Command) (sweep.Config, error) {
+	rc, err := flagmap.Timing(cmd)
+	tc, terr := flagmap.Telemetry(cmd)
+	runs, rerr := runsConfigFrom(cmd)
+	if err := errors.Join(err, terr, rerr); err != nil {
+		return sweep.Config{}, err
+	}
+	args := cmd.Args().Slice()
+	if len(args) > 1 {
+		return sweep.Config{}, fmt.Errorf("want at most one TRACE, got %d: %s", len(args), strings.Join(args, " "))
+	}
+	o := replayOptions(cmd)
+	rc.Speedup = replay.DefaultSpeedup
+	o.Replay, o.Telemetry = rc, tc
+	flagmap.Warmup(cmd, &o)
+	flagmap.WarmupPhase(&o)
+	o.Synthetic.ISL, o.Synthetic.OSL = 0, 0
+	if len(args) == 1 {
+		if args[0] == "-" {
+			return sweep.Config{}, errors.New("a sweep replays its trace once per point: give a file, not - (standard input)")
+		}
+		o.Trace.Path = args[0]
+	}
+	o.Log = a.log
+	o.Abort = a.abort.Done() // a second Ctrl-C cancels the current point's in-flight requests at once
+	cfg := sweep.NewConfig()
+	cfg.Base = o
+	cfg.Runs = runs
+	cfg.Runs.FreshPromptSeed = cmd.Bool("fresh-prompt-seed")
+	cfg.FreshPromptSeed = cmd.Bool("fresh-prompt-seed")
+	cfg.BeforePoint = cmd.String("before-point")
+	cfg.Stop = sweep.StopConfig{SaturationTolerance: cmd.Float("saturation-tolerance"), OnSaturation: cmd.Bool("stop-on-saturation"),
+		SLOFailures: cmd.Int("stop-slo-failures"), MaxErrorRate: cmd.Float("stop-error-rate")}
+	if err := cfg.Configure(sweepSpec(cmd)); err != nil {
+		return sweep.Config{}, err
+	}
+	cfg.Dir = o.Output.Dir
+	if cfg.Dir == "" {
+		cfg.Dir = filepath.Join("runs", fmt.Sprintf("%s-%s-sweep", time.Now().UTC().Format("20060102T150405Z"), safeFileName(o.Model)))
+	}
+	return cfg, nil
+}
+
+// sweepSpec maps the flags of what reprise sweep varies.
+func sweepSpec(cmd *cli.Command) sweep.Spec {
+	s := sweep.Spec{Settings: map[string]string{},
+		Find: sweep.FindSpec{Goal: cmd.String("find"), Precision: cmd.Float("find-precision"), MaxProbes: cmd.Int("find-max-probes"),
+			MinRounds: cmd.Int("find-min-rounds"), MinProbeTime: cmd.Duration("find-min-probe-time"), MaxLateness: cmd.Duration("find-max-lateness")},
+		Profile: sweep.ProfileSweep{Type: cmd.String("sweep-type"), Variants: cmd.StringSlice("variant"),
+			Sampling: cmd.String("sweep-sampling"), Samples: cmd.Int("sweep-samples"), Dimensions: cmd.StringSlice("sweep-dimension")}}
+	for _, name := range sweep.Settings {
+		s.Settings[name] = cmd.String(name)
+	}
+	if cmd.IsSet("find-start") {
+		v := cmd.Float("find-start")
+		s.Find.Start = &v
+	}
+	if cmd.IsSet("find-floor") {
+		v := cmd.Float("find-floor")
+		s.Find.Floor = &v
+	}
+	return s
 }
 
 // safeFileName keeps letters, digits, '.', '-' and '_' of s ("model"
