@@ -319,74 +319,136 @@ func (s *side) eval(idx, w []int32, out []float64) {
 	}
 	var pct [nLatency][len(percentiles)]float64
 	for l := range nLatency {
-		sorted := s.sorted[l]
-		var total int64
-		for _, i := range sorted {
-			total += int64(w[i])
+		pct[l] = s.latencyPercentiles(l, w)
+	}
+	t := s.count(w)
+	first, last := s.span(idx, w)
+	// Throughputs are over the resample's benchmark duration.
+	perSec := func(x int64) float64 {
+		if last <= first || t.ok == 0 {
+			return math.NaN()
 		}
-		if total == 0 {
-			for pi := range percentiles {
-				pct[l][pi] = math.NaN()
+		return float64(x) / (float64(last-first) / 1e9)
+	}
+	for m, d := range metricDefs {
+		v := math.NaN()
+		switch d.kind {
+		case kindPercentile:
+			v = pct[d.lat][d.pi]
+		case kindRequestThroughput:
+			v = perSec(t.ok)
+		case kindOutputThroughput:
+			v = perSec(t.osl)
+		case kindTotalThroughput:
+			v = perSec(t.isl + t.osl)
+		case kindGoodput:
+			if s.goodput {
+				v = perSec(t.good)
 			}
-			continue
-		}
-		// The order statistics around each rank r = (n−1)·p/100, as
-		// summary.Percentile interpolates between them.
-		var ks [2 * len(percentiles)]int64
-		var rs [len(percentiles)]float64
-		for pi, p := range percentiles {
-			r := float64(total-1) * p / 100
-			rs[pi] = r
-			ks[2*pi], ks[2*pi+1] = int64(math.Floor(r)), min(int64(math.Ceil(r)), total-1)
-		}
-		var vs [2 * len(percentiles)]float64
-		var cum int64
-		j := 0
-		for _, i := range sorted {
-			cum += int64(w[i])
-			for j < len(ks) && ks[j] < cum {
-				vs[j] = s.reqs[i].lat[l]
-				j++
+		case kindErrorRate:
+			if t.n > 0 {
+				v = float64(t.n-t.ok) / float64(t.n)
 			}
-			if j == len(ks) {
-				break
+		case kindCacheHit:
+			if t.prompt > 0 {
+				v = float64(t.cached) / float64(t.prompt)
 			}
 		}
+		out[m] = v
+	}
+}
+
+// latencyPercentiles returns the percentiles of latency l over the requests
+// drawn w times each, NaN when none has it.
+func (s *side) latencyPercentiles(l int, w []int32) [len(percentiles)]float64 {
+	var pct [len(percentiles)]float64
+	sorted := s.sorted[l]
+	var total int64
+	for _, i := range sorted {
+		total += int64(w[i])
+	}
+	if total == 0 {
 		for pi := range percentiles {
-			lo, hi := vs[2*pi], vs[2*pi+1]
-			pct[l][pi] = lo + (hi-lo)*(rs[pi]-math.Floor(rs[pi]))
+			pct[pi] = math.NaN()
+		}
+		return pct
+	}
+	// The order statistics around each rank r = (n−1)·p/100, as
+	// summary.Percentile interpolates between them.
+	var ks [2 * len(percentiles)]int64
+	var rs [len(percentiles)]float64
+	for pi, p := range percentiles {
+		r := float64(total-1) * p / 100
+		rs[pi] = r
+		ks[2*pi], ks[2*pi+1] = int64(math.Floor(r)), min(int64(math.Ceil(r)), total-1)
+	}
+	var vs [2 * len(percentiles)]float64
+	var cum int64
+	j := 0
+	for _, i := range sorted {
+		cum += int64(w[i])
+		for j < len(ks) && ks[j] < cum {
+			vs[j] = s.reqs[i].lat[l]
+			j++
+		}
+		if j == len(ks) {
+			break
 		}
 	}
-	var n, ok, good, osl, isl, cached, prompt int64
+	for pi := range percentiles {
+		lo, hi := vs[2*pi], vs[2*pi+1]
+		pct[pi] = lo + (hi-lo)*(rs[pi]-math.Floor(rs[pi]))
+	}
+	return pct
+}
+
+// tally is the weighted counts of a resample's requests.
+type tally struct {
+	n, ok, good int64 // requests; the ok ones; the ok ones within the SLOs
+	osl, isl    int64 // output and input tokens of the ok ones
+	// cached and prompt are the server's prompt tokens (cached, all) of
+	// the ok requests that report them.
+	cached, prompt int64
+}
+
+// count tallies the requests drawn w times each.
+func (s *side) count(w []int32) tally {
+	var t tally
 	for i := range s.reqs {
 		c := int64(w[i])
 		if c == 0 {
 			continue
 		}
 		q := &s.reqs[i]
-		n += c
+		t.n += c
 		if !q.ok {
 			continue
 		}
-		ok += c
-		osl += c * q.osl
-		isl += c * q.isl
+		t.ok += c
+		t.osl += c * q.osl
+		t.isl += c * q.isl
 		if q.good {
-			good += c
+			t.good += c
 		}
 		if q.prompt > 0 {
-			cached += c * q.cached
-			prompt += c * q.prompt
+			t.cached += c * q.cached
+			t.prompt += c * q.prompt
 		}
 	}
-	// The resample keeps the run's schedule and redraws what happened to
-	// each request: slot i, sent at sent_i, takes the time request
-	// idx[i] took (end − sent), so the benchmark duration is
-	// max_i(sent_i + took_idx[i]) − first send. Redrawing the request at
-	// each slot, rather than the slots, leaves the first send and the
-	// spread of sends as the schedule made them; the end of the run
-	// varies as the latencies of its last requests do.
-	var first, last int64
+	return t
+}
+
+// span returns the first send and the end of a resample's benchmark
+// (Unix ns; 0 for none).
+//
+// The resample keeps the run's schedule and redraws what happened to
+// each request: slot i, sent at sent_i, takes the time request idx[i]
+// took (end − sent), so the benchmark duration is
+// max_i(sent_i + took_idx[i]) − first send. Redrawing the request at
+// each slot, rather than the slots, leaves the first send and the
+// spread of sends as the schedule made them; the end of the run varies
+// as the latencies of its last requests do.
+func (s *side) span(idx, w []int32) (first, last int64) {
 	for i := range s.reqs {
 		q := &s.reqs[i]
 		if q.sent == 0 || idx == nil && w[i] == 0 {
@@ -404,39 +466,7 @@ func (s *side) eval(idx, w []int32, out []float64) {
 			last = max(last, q.sent+d.end-d.sent)
 		}
 	}
-	// Throughputs are over the resample's benchmark duration.
-	perSec := func(x int64) float64 {
-		if last <= first || ok == 0 {
-			return math.NaN()
-		}
-		return float64(x) / (float64(last-first) / 1e9)
-	}
-	for m, d := range metricDefs {
-		v := math.NaN()
-		switch d.kind {
-		case kindPercentile:
-			v = pct[d.lat][d.pi]
-		case kindRequestThroughput:
-			v = perSec(ok)
-		case kindOutputThroughput:
-			v = perSec(osl)
-		case kindTotalThroughput:
-			v = perSec(isl + osl)
-		case kindGoodput:
-			if s.goodput {
-				v = perSec(good)
-			}
-		case kindErrorRate:
-			if n > 0 {
-				v = float64(n-ok) / float64(n)
-			}
-		case kindCacheHit:
-			if prompt > 0 {
-				v = float64(cached) / float64(prompt)
-			}
-		}
-		out[m] = v
-	}
+	return first, last
 }
 
 // Compare compares run b against run a: [CompareGroups] with one run a
@@ -532,17 +562,69 @@ func (g *group) mean(out, one []float64, evalK func(k int)) {
 // measurement was degraded, it exceeds the degradation. It reads
 // nothing; the runs are not changed.
 func CompareGroups(a, b []*Run, cfg Config) (*Result, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := checkGroups(a, b, cfg); err != nil {
 		return nil, err
 	}
+	res := newResult(a, b, cfg)
+	ga, gb, paired := pairGroups(res, a, b, cfg)
+	nm := len(metricDefs)
+	one := make([]float64, nm)
+	va, vb := make([]float64, nm), make([]float64, nm)
+	ga.eval(nil, nil, nil, nil, nil, one, va)
+	gb.eval(nil, nil, nil, nil, nil, one, vb)
+	diffs, rels := bootstrap(ga, gb, paired, cfg, widening(len(a), len(b)), one, va, vb)
+	// Metrics with enough resamples form the family.
+	var family []int
+	for m := range nm {
+		if !math.IsNaN(vb[m]-va[m]) && countOK(diffs[m]) >= cfg.Resamples*9/10 {
+			family = append(family, m)
+		}
+	}
+	res.Tail = simultaneousTail(diffs, family, cfg.Level)
+	j := judge{cfg: cfg, res: res, va: va, vb: vb, diffs: diffs, rels: rels, family: family,
+		df: replicateDF(len(a), len(b)), floorsA: noiseOf(a), floorsB: noiseOf(b)}
+	// The same runs on both sides (a run against itself) share their
+	// measurement errors: they cancel, and no degradation moves the
+	// difference.
+	j.same = slices.EqualFunc(a, b, func(x, y *Run) bool { return x == y || x.Dir != "" && x.Dir == y.Dir && x.Target == y.Target })
+	// Single runs leave run-to-run variation unmeasured, except two
+	// targets of one fan-out run, which met the same moments.
+	j.unreplicated = (len(a) == 1 || len(b) == 1) && res.PairedBy != "fan-out request"
+	if j.unreplicated {
+		j.agree = partsAgreeing(ga, gb, one, va, vb)
+	}
+	for m, d := range metricDefs {
+		res.Metrics = append(res.Metrics, j.metric(m, d))
+	}
+	res.Notes = notes(res, j.floorsA, j.floorsB)
+	if m, note, ok := compareAccuracy(a, b, cfg.Level); ok {
+		m.Note = note
+		res.Metrics = append(res.Metrics, m)
+	}
+	return res, nil
+}
+
+// checkGroups reports why the sides a and b cannot be compared under cfg:
+// an invalid cfg, a side without runs, or a run without requests.
+func checkGroups(a, b []*Run, cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
 	if len(a) == 0 || len(b) == 0 {
-		return nil, errors.New("compare: a side has no run")
+		return errors.New("compare: a side has no run")
 	}
 	for _, r := range append(slices.Clone(a), b...) {
 		if len(r.reqs) == 0 {
-			return nil, fmt.Errorf("compare %s: the run has no measured request", r.Label)
+			return fmt.Errorf("compare %s: the run has no measured request", r.Label)
 		}
 	}
+	return nil
+}
+
+// newResult starts the result of comparing b against a: the sides, the
+// settings, and the warnings about replicates that differ, sides that may
+// not be comparable and replicates measured badly.
+func newResult(a, b []*Run, cfg Config) *Result {
 	res := &Result{
 		A: groupSide(a), B: groupSide(b), RunsA: len(a), RunsB: len(b),
 		Level: cfg.Level, Resamples: cfg.Resamples, Seed: cfg.Seed, Blocks: Blocks,
@@ -560,9 +642,16 @@ func CompareGroups(a, b []*Run, cfg Config) (*Result, error) {
 	for _, x := range b[1:] {
 		res.Warnings = append(res.Warnings, qualityWarnings("B", x)...)
 	}
-	ga := &group{runs: a}
-	gb := &group{runs: b}
-	paired := false
+	return res
+}
+
+// pairGroups readies the sides a and b for resampling. Two single runs of
+// one trace (or two targets of one fan-out run) are paired by trace row
+// (by request), unless cfg.Unpaired or too few requests pair; res records
+// the pairing and its warnings. paired reports whether they were.
+func pairGroups(res *Result, a, b []*Run, cfg Config) (ga, gb *group, paired bool) {
+	ga = &group{runs: a}
+	gb = &group{runs: b}
 	if len(a) == 1 && len(b) == 1 {
 		ra, rb := a[0], b[0]
 		// Two targets of one fan-out run pair by request (each trace
@@ -601,15 +690,28 @@ func CompareGroups(a, b []*Run, cfg Config) (*Result, error) {
 			gb.sides = append(gb.sides, newSide(r.reqs, r.Goodput))
 		}
 	}
-	nm := len(metricDefs)
-	one := make([]float64, nm)
-	va, vb := make([]float64, nm), make([]float64, nm)
-	ga.eval(nil, nil, nil, nil, nil, one, va)
-	gb.eval(nil, nil, nil, nil, nil, one, vb)
-	df := replicateDF(len(a), len(b))
+	return ga, gb, paired
+}
 
-	// The bootstrap, seeded: B resamples of each side; a paired
-	// resample draws the same blocks of pairs for both.
+// widening is √(R/(R−1)) for the smaller replicated side of sides of ra
+// and rb runs (1 without).
+func widening(ra, rb int) float64 {
+	if r := min(ra, rb); r >= 2 {
+		return math.Sqrt(float64(r) / float64(r-1))
+	}
+	if r := max(ra, rb); r >= 2 {
+		return math.Sqrt(float64(r) / float64(r-1))
+	}
+	return 1
+}
+
+// bootstrap draws cfg.Resamples resamples of each side, seeded (a paired
+// resample draws the same blocks of pairs for both), and returns per
+// metric and resample the difference B−A and the relative difference
+// B/A−1, their spread about the observed va and vb widened by widen;
+// NaN where missing. one is scratch of a metric row.
+func bootstrap(ga, gb *group, paired bool, cfg Config, widen float64, one, va, vb []float64) (diffs, rels [][]float64) {
+	nm := len(metricDefs)
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed_c0de_ba5e_f00d))
 	maxN := 0
 	for _, g := range []*group{ga, gb} {
@@ -622,15 +724,8 @@ func CompareGroups(a, b []*Run, cfg Config) (*Result, error) {
 	if paired {
 		pidx, pw = make([]int32, maxN), make([]int32, maxN)
 	}
-	// widen is √(R/(R−1)) for the smaller replicated side (1 without).
-	widen := 1.0
-	if r := min(len(a), len(b)); r >= 2 {
-		widen = math.Sqrt(float64(r) / float64(r-1))
-	} else if r := max(len(a), len(b)); r >= 2 {
-		widen = math.Sqrt(float64(r) / float64(r-1))
-	}
-	diffs := make([][]float64, nm) // [metric][resample], NaN where missing
-	rels := make([][]float64, nm)
+	diffs = make([][]float64, nm) // [metric][resample], NaN where missing
+	rels = make([][]float64, nm)
 	for m := range nm {
 		diffs[m], rels[m] = make([]float64, cfg.Resamples), make([]float64, cfg.Resamples)
 	}
@@ -655,79 +750,83 @@ func CompareGroups(a, b []*Run, cfg Config) (*Result, error) {
 			}
 		}
 	}
-	// Metrics with enough resamples form the family.
-	var family []int
-	for m := range nm {
-		if !math.IsNaN(vb[m]-va[m]) && countOK(diffs[m]) >= cfg.Resamples*9/10 {
-			family = append(family, m)
-		}
-	}
-	res.Tail = simultaneousTail(diffs, family, cfg.Level)
-	floorsA, floorsB := noiseOf(a), noiseOf(b)
-	// The same runs on both sides (a run against itself) share their
-	// measurement errors: they cancel, and no degradation moves the
-	// difference.
-	same := slices.EqualFunc(a, b, func(x, y *Run) bool { return x == y || x.Dir != "" && x.Dir == y.Dir && x.Target == y.Target })
-	// Single runs leave run-to-run variation unmeasured, except two
-	// targets of one fan-out run, which met the same moments.
-	unreplicated := (len(a) == 1 || len(b) == 1) && res.PairedBy != "fan-out request"
-	// agree[m] counts the parts whose change goes the whole run's way
-	// (single runs only).
+	return diffs, rels
+}
+
+// partsAgreeing counts per metric the [Parts] parts of the runs whose
+// change goes the whole run's way (va to vb). one is scratch of a metric
+// row.
+func partsAgreeing(ga, gb *group, one, va, vb []float64) []int {
+	nm := len(metricDefs)
 	agree := make([]int, nm)
-	if unreplicated {
-		pa, pb := make([]float64, nm), make([]float64, nm)
-		for p := range Parts {
-			ga.evalPart(p, one, pa)
-			gb.evalPart(p, one, pb)
-			for m := range nm {
-				// A part changes the run's way when it moves by at
-				// least half the whole run's change.
-				if d, all := pb[m]-pa[m], vb[m]-va[m]; all > 0 && d >= all/2 || all < 0 && d <= all/2 {
-					agree[m]++
-				}
+	pa, pb := make([]float64, nm), make([]float64, nm)
+	for p := range Parts {
+		ga.evalPart(p, one, pa)
+		gb.evalPart(p, one, pb)
+		for m := range nm {
+			// A part changes the run's way when it moves by at
+			// least half the whole run's change.
+			if d, all := pb[m]-pa[m], vb[m]-va[m]; all > 0 && d >= all/2 || all < 0 && d <= all/2 {
+				agree[m]++
 			}
 		}
 	}
-	for m, d := range metricDefs {
-		x := Metric{Name: d.name, Unit: d.unit, HigherIsBetter: d.higher, A: va[m], B: vb[m],
-			Diff: vb[m] - va[m], Rel: math.NaN(),
-			DiffLow: math.NaN(), DiffHigh: math.NaN(), RelLow: math.NaN(), RelHigh: math.NaN(), Verdict: NotAvailable}
-		if va[m] != 0 {
-			x.Rel = x.Diff / va[m]
-		}
-		if slices.Contains(family, m) {
-			// With replicates, the spread of the run means rests on a
-			// few runs: the interval is widened from the normal's
-			// quantile to Student's t (replicateDF).
-			k := 1.0
-			if df > 0 {
-				z := math.Sqrt2 * math.Erfinv(1-2*res.Tail)
-				k = summary.StudentTQuantile(1-res.Tail, df) / z
-			}
-			lo, hi := interval(diffs[m], res.Tail, x.Diff, d.kind)
-			x.DiffLow, x.DiffHigh = widened(lo, hi, x.Diff, k)
-			if countOK(rels[m]) >= cfg.Resamples*9/10 {
-				lo, hi = interval(rels[m], res.Tail, x.Rel, d.kind)
-				x.RelLow, x.RelHigh = widened(lo, hi, x.Rel, k)
-			}
-			x.Floor, x.FloorWhy = noiseFloor(d, x.A, cfg.MinEffect, floorsA, floorsB, unreplicated)
-			if !same {
-				x.Degradation = degradation(d, x.A, floorsA, floorsB, res.A.DurationS, res.B.DurationS)
-			}
-			parts := -1
-			if unreplicated && d.kind != kindErrorRate && d.kind != kindCacheHit {
-				parts = agree[m]
-			}
-			x.Verdict, x.Note = verdict(d, x, cfg, parts)
-		}
-		res.Metrics = append(res.Metrics, x)
+	return agree
+}
+
+// judge holds what judging each metric of a comparison needs.
+type judge struct {
+	cfg          Config
+	res          *Result     // its Tail, sides and pairing set
+	va, vb       []float64   // the sides' metrics, observed
+	diffs, rels  [][]float64 // the bootstrap's, per metric and resample
+	family       []int       // the metrics of the simultaneous intervals
+	df           int         // replicateDF
+	floorsA      sideNoise
+	floorsB      sideNoise
+	same         bool  // the same runs on both sides
+	unreplicated bool  // a side has a single run (not a fan-out pair)
+	agree        []int // per metric, partsAgreeing (unreplicated only)
+}
+
+// metric returns metric m (of definition d) with its difference and,
+// when it is in the family, its intervals, noise floor, degradation and
+// verdict.
+func (j *judge) metric(m int, d metricDef) Metric {
+	va, vb, res, cfg := j.va, j.vb, j.res, j.cfg
+	x := Metric{Name: d.name, Unit: d.unit, HigherIsBetter: d.higher, A: va[m], B: vb[m],
+		Diff: vb[m] - va[m], Rel: math.NaN(),
+		DiffLow: math.NaN(), DiffHigh: math.NaN(), RelLow: math.NaN(), RelHigh: math.NaN(), Verdict: NotAvailable}
+	if va[m] != 0 {
+		x.Rel = x.Diff / va[m]
 	}
-	res.Notes = notes(res, floorsA, floorsB)
-	if m, note, ok := compareAccuracy(a, b, cfg.Level); ok {
-		m.Note = note
-		res.Metrics = append(res.Metrics, m)
+	if !slices.Contains(j.family, m) {
+		return x
 	}
-	return res, nil
+	// With replicates, the spread of the run means rests on a few runs:
+	// the interval is widened from the normal's quantile to Student's t
+	// (replicateDF).
+	k := 1.0
+	if j.df > 0 {
+		z := math.Sqrt2 * math.Erfinv(1-2*res.Tail)
+		k = summary.StudentTQuantile(1-res.Tail, j.df) / z
+	}
+	lo, hi := interval(j.diffs[m], res.Tail, x.Diff, d.kind)
+	x.DiffLow, x.DiffHigh = widened(lo, hi, x.Diff, k)
+	if countOK(j.rels[m]) >= cfg.Resamples*9/10 {
+		lo, hi = interval(j.rels[m], res.Tail, x.Rel, d.kind)
+		x.RelLow, x.RelHigh = widened(lo, hi, x.Rel, k)
+	}
+	x.Floor, x.FloorWhy = noiseFloor(d, x.A, cfg.MinEffect, j.floorsA, j.floorsB, j.unreplicated)
+	if !j.same {
+		x.Degradation = degradation(d, x.A, j.floorsA, j.floorsB, res.A.DurationS, res.B.DurationS)
+	}
+	parts := -1
+	if j.unreplicated && d.kind != kindErrorRate && d.kind != kindCacheHit {
+		parts = j.agree[m]
+	}
+	x.Verdict, x.Note = verdict(d, x, cfg, parts)
+	return x
 }
 
 // verdict judges one metric: equivalent when its relative interval lies

@@ -236,68 +236,94 @@ func (s *Server) pooling(st *reqState, w http.ResponseWriter, r *http.Request, a
 	}
 }
 
+// poolingScore is one passage's score in a ranking, by its input index.
+type poolingScore struct {
+	index int
+	score float64
+}
+
+// poolingBody renders the parts of a pooling response body that every
+// shape shares.
+type poolingBody struct {
+	id      string // the request's sequence number
+	model   string
+	created int64 // Unix seconds
+	prompt  int   // the prompt tokens of the usage
+}
+
+// usage appends vLLM's usage object, with completion_tokens (0) when
+// completion.
+func (p *poolingBody) usage(b []byte, completion bool) []byte {
+	b = append(b, `"usage":{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(p.prompt), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(p.prompt), 10)
+	if completion {
+		b = append(b, `,"completion_tokens":0`...)
+	}
+	return append(b, '}')
+}
+
+// list opens vLLM's list object, up to the start of its data array.
+func (p *poolingBody) list(b []byte, idPrefix string) []byte {
+	b = append(b, `{"id":"`...)
+	b = append(b, idPrefix...)
+	b = append(b, p.id...)
+	b = append(b, `","object":"list","created":`...)
+	b = strconv.AppendInt(b, p.created, 10)
+	b = append(b, `,"model":`...)
+	b = jsonx.AppendString(b, p.model)
+	return append(b, `,"data":[`...)
+}
+
 // renderPooling appends the response body of api. Scores are random in
 // [0, 1) (NIM: logits in [-10, 10)); rankings are sorted by score, best
 // first, except /v1/score, which keeps the input order.
 func (s *Server) renderPooling(st *reqState, b []byte, api poolingAPI, model string, seq uint64, req *poolingRequest, prompt int) []byte {
-	type scored struct {
-		index int
-		score float64
-	}
-	n := len(req.texts)
-	created := s.wall(s.mono()) / 1e9
-	id := strconv.FormatUint(seq, 10)
-	usage := func(b []byte, completion bool) []byte {
-		b = append(b, `"usage":{"prompt_tokens":`...)
-		b = strconv.AppendInt(b, int64(prompt), 10)
-		b = append(b, `,"total_tokens":`...)
-		b = strconv.AppendInt(b, int64(prompt), 10)
-		if completion {
-			b = append(b, `,"completion_tokens":0`...)
-		}
-		return append(b, '}')
-	}
-	// list opens vLLM's list object, up to the start of its data array.
-	list := func(b []byte, idPrefix string) []byte {
-		b = append(b, `{"id":"`...)
-		b = append(b, idPrefix...)
-		b = append(b, id...)
-		b = append(b, `","object":"list","created":`...)
-		b = strconv.AppendInt(b, created, 10)
-		b = append(b, `,"model":`...)
-		b = jsonx.AppendString(b, model)
-		return append(b, `,"data":[`...)
-	}
+	p := poolingBody{id: strconv.FormatUint(seq, 10), model: model, created: s.wall(s.mono()) / 1e9, prompt: prompt}
 	if api == apiEmbeddings {
-		b = list(b, "embd-")
-		for i := range n {
-			if i > 0 {
+		return appendEmbeddings(b, st, &p, len(req.texts))
+	}
+	sc := make([]poolingScore, len(req.texts))
+	drawScores(st, api, sc)
+	return appendRanking(b, api, &p, req, sc)
+}
+
+// appendEmbeddings appends an embeddings list of n random vectors of
+// embeddingDims in [-1, 1).
+func appendEmbeddings(b []byte, st *reqState, p *poolingBody, n int) []byte {
+	b = p.list(b, "embd-")
+	for i := range n {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"index":`...)
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, `,"object":"embedding","embedding":[`...)
+		for d := range embeddingDims {
+			if d > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, `{"index":`...)
-			b = strconv.AppendInt(b, int64(i), 10)
-			b = append(b, `,"object":"embedding","embedding":[`...)
-			for d := range embeddingDims {
-				if d > 0 {
-					b = append(b, ',')
-				}
-				b = strconv.AppendFloat(b, st.rng.Float64()*2-1, 'f', 6, 64)
-			}
-			b = append(b, "]}"...)
+			b = strconv.AppendFloat(b, st.rng.Float64()*2-1, 'f', 6, 64)
 		}
-		b = append(b, "],"...)
-		b = usage(b, true)
-		return append(b, '}')
+		b = append(b, "]}"...)
 	}
-	sc := make([]scored, n)
+	b = append(b, "],"...)
+	b = p.usage(b, true)
+	return append(b, '}')
+}
+
+// drawScores draws the scores of the passages into sc, one per passage,
+// in the order the body of api lists them.
+func drawScores(st *reqState, api poolingAPI, sc []poolingScore) {
 	for i := range sc {
-		sc[i] = scored{i, st.rng.Float64()}
+		sc[i] = poolingScore{i, st.rng.Float64()}
 		if api == apiRankingNIM {
 			sc[i].score = sc[i].score*20 - 10
 		}
 	}
 	if api != apiScoreVLLM {
-		slices.SortStableFunc(sc, func(a, b scored) int {
+		slices.SortStableFunc(sc, func(a, b poolingScore) int {
 			switch {
 			case a.score > b.score:
 				return -1
@@ -307,49 +333,58 @@ func (s *Server) renderPooling(st *reqState, b []byte, api poolingAPI, model str
 			return 0
 		})
 	}
-	each := func(b []byte, f func(b []byte, x scored) []byte) []byte {
-		for i, x := range sc {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = f(b, x)
+}
+
+// appendScores appends the scores sc, comma-separated, each by f.
+func appendScores(b []byte, sc []poolingScore, f func(b []byte, x poolingScore) []byte) []byte {
+	for i, x := range sc {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		return b
+		b = f(b, x)
 	}
-	score := func(b []byte, key string, x scored) []byte {
-		b = append(b, `{"index":`...)
-		b = strconv.AppendInt(b, int64(x.index), 10)
-		b = append(b, ',', '"')
-		b = append(b, key...)
-		b = append(b, '"', ':')
-		return strconv.AppendFloat(b, x.score, 'f', 6, 64)
-	}
+	return b
+}
+
+// appendScore appends {"index":i,"key":score}.
+func appendScore(b []byte, key string, x poolingScore) []byte {
+	b = append(b, `{"index":`...)
+	b = strconv.AppendInt(b, int64(x.index), 10)
+	b = append(b, ',', '"')
+	b = append(b, key...)
+	b = append(b, '"', ':')
+	b = strconv.AppendFloat(b, x.score, 'f', 6, 64)
+	return append(b, '}')
+}
+
+// appendRanking appends the rankings or scores body of api.
+func appendRanking(b []byte, api poolingAPI, p *poolingBody, req *poolingRequest, sc []poolingScore) []byte {
 	switch api {
 	case apiRerankTEI:
 		b = append(b, '[')
-		b = each(b, func(b []byte, x scored) []byte { return append(score(b, "score", x), '}') })
+		b = appendScores(b, sc, func(b []byte, x poolingScore) []byte { return appendScore(b, "score", x) })
 		return append(b, ']')
 	case apiRerankCohere:
 		b = append(b, `{"id":"`...)
-		b = append(b, id...)
+		b = append(b, p.id...)
 		b = append(b, `","results":[`...)
-		b = each(b, func(b []byte, x scored) []byte { return append(score(b, "relevance_score", x), '}') })
+		b = appendScores(b, sc, func(b []byte, x poolingScore) []byte { return appendScore(b, "relevance_score", x) })
 		b = append(b, `],"meta":{"api_version":{"version":"2"},"billed_units":{"search_units":1},"tokens":{"input_tokens":`...)
-		b = strconv.AppendInt(b, int64(prompt), 10)
+		b = strconv.AppendInt(b, int64(p.prompt), 10)
 		return append(b, `,"output_tokens":0}}}`...)
 	case apiRankingNIM:
 		b = append(b, `{"rankings":[`...)
-		b = each(b, func(b []byte, x scored) []byte { return append(score(b, "logit", x), '}') })
+		b = appendScores(b, sc, func(b []byte, x poolingScore) []byte { return appendScore(b, "logit", x) })
 		return append(b, "]}"...)
 	case apiRerankVLLM:
 		b = append(b, `{"id":"rerank-`...)
-		b = append(b, id...)
+		b = append(b, p.id...)
 		b = append(b, `","model":`...)
-		b = jsonx.AppendString(b, model)
+		b = jsonx.AppendString(b, p.model)
 		b = append(b, ',')
-		b = usage(b, false)
+		b = p.usage(b, false)
 		b = append(b, `,"results":[`...)
-		b = each(b, func(b []byte, x scored) []byte {
+		b = appendScores(b, sc, func(b []byte, x poolingScore) []byte {
 			b = append(b, `{"index":`...)
 			b = strconv.AppendInt(b, int64(x.index), 10)
 			b = append(b, `,"document":{"text":`...)
@@ -360,8 +395,8 @@ func (s *Server) renderPooling(st *reqState, b []byte, api poolingAPI, model str
 		})
 		return append(b, "]}"...)
 	default: // apiScoreVLLM
-		b = list(b, "score-")
-		b = each(b, func(b []byte, x scored) []byte {
+		b = p.list(b, "score-")
+		b = appendScores(b, sc, func(b []byte, x poolingScore) []byte {
 			b = append(b, `{"index":`...)
 			b = strconv.AppendInt(b, int64(x.index), 10)
 			b = append(b, `,"object":"score","score":`...)
@@ -369,7 +404,7 @@ func (s *Server) renderPooling(st *reqState, b []byte, api poolingAPI, model str
 			return append(b, '}')
 		})
 		b = append(b, "],"...)
-		b = usage(b, true)
+		b = p.usage(b, true)
 		return append(b, '}')
 	}
 }

@@ -515,13 +515,54 @@ func (s *Server) release() {
 	s.adm.release()
 }
 
-// completion answers a generation request whose body serve has read.
+// completion answers a text-generation request whose body serve has read:
+// it decodes the request and counts its prompt (answering an invalid one
+// with an error), draws the output lengths, waits for a scheduler slot and
+// the prefill, and streams or writes the answer.
 func (s *Server) completion(st *reqState, w http.ResponseWriter, r *http.Request, recv int64, api generationAPI) {
 	chat := api == apiChat || api == apiResponses // Responses input is messages, like chat
-	seq := st.log.Seq
-	lg := &st.log
 	llama := s.cfg.Flavor == FlavorLlamaCPP && (api == apiChat || api == apiCompletions)
+	req, api, model, ok := s.decodeCompletion(st, w, api, chat, llama)
+	if !ok {
+		return
+	}
+	st.log.Stream = req.stream
+	limit, ok := s.countPrompt(st, w, &req, chat, llama)
+	if !ok {
+		return
+	}
+	prompt := len(st.ids)
+	reasoning, total := s.drawLengths(st, req.n, req.ignoreEOS, limit)
+	reasoning, total = s.answerAccuracy(st, &req, api, limit, reasoning, total)
+	created := s.initRenderer(st, api, chat, llama, model, recv)
 
+	ctx := r.Context()
+	if !s.slowHeaders(ctx, st, w, recv, req.stream, llama) {
+		return
+	}
+	admitted, ok := s.admit(ctx, st)
+	if !ok {
+		return
+	}
+	defer s.release()
+	held := int64(prompt + total)
+	s.met.runningTokens.Add(held)
+	defer s.met.runningTokens.Add(-held)
+	if prompt+total > int(s.met.maxTokensSeen.Load()) {
+		s.met.maxTokensSeen.Store(int64(prompt + total)) // a gauge of the largest seen; races only lose a max
+	}
+	cached, first := s.prefill(st, &req, prompt, admitted, recv)
+
+	run := runInfo{req: &req, chat: chat, llama: llama, model: model, created: created, prompt: prompt,
+		cached: cached, reasoning: reasoning, total: total, admitted: admitted, first: first}
+	s.countFinish(st, s.generate(ctx, st, &run, api))
+}
+
+// decodeCompletion decodes the body of api and picks the model that
+// answers; a /generate body in TGI's shape turns api into apiTGI. False
+// when the request was answered with an error (an invalid body, an
+// unknown model).
+func (s *Server) decodeCompletion(st *reqState, w http.ResponseWriter, api generationAPI, chat, llama bool) (request, generationAPI, string, bool) {
 	var req request
 	var err error
 	switch api {
@@ -537,44 +578,52 @@ func (s *Server) completion(st *reqState, w http.ResponseWriter, r *http.Request
 	}
 	if err != nil {
 		s.writeRequestError(st, w, err)
-		return
+		return req, api, "", false
 	}
 	model := s.cfg.Models[0]
 	if !llama && req.model != "" {
 		if !slices.Contains(s.cfg.Models, req.model) {
 			s.writeError(st, w, 404, "The model `"+req.model+"` does not exist.", "")
-			return
+			return req, api, "", false
 		}
 		model = req.model
 	}
-	lg.Stream = req.stream
+	return req, api, model, true
+}
 
-	// Tokens.
-	ids, err := s.promptIDs(st.ids[:0], &req, chat)
+// countPrompt tokenizes the prompt into st.ids (its length logged) and
+// returns the largest output length per choice. False when the request
+// was answered with an error: a prompt that does not tokenize, or one
+// that leaves no room in the context.
+func (s *Server) countPrompt(st *reqState, w http.ResponseWriter, req *request, chat, llama bool) (limit int, ok bool) {
+	ids, err := s.promptIDs(st.ids[:0], req, chat)
 	if err != nil {
 		s.writeError(st, w, http.StatusBadRequest, err.Error(), "BadRequestError")
-		return
+		return 0, false
 	}
 	st.ids = ids
 	prompt := len(ids)
-	lg.PromptTokens = prompt
-
-	// Context length and output lengths.
-	limit, msg, typ := s.outputLimit(req, prompt, chat)
+	st.log.PromptTokens = prompt
+	limit, msg, typ := s.outputLimit(*req, prompt, chat)
 	if msg != "" {
 		if llama {
 			s.writeLlamaContextError(st, w, msg, prompt)
 		} else {
 			s.writeError(st, w, 400, msg, typ)
 		}
-		return
+		return 0, false
 	}
+	return limit, true
+}
+
+// drawLengths draws the output length of each choice (limit when
+// ignoreEOS) into st.lens, with its finish reason into st.finish, and
+// returns the reasoning and the output tokens over all choices.
+func (s *Server) drawLengths(st *reqState, choices int, ignoreEOS bool, limit int) (reasoning, total int) {
 	st.lens, st.finish = st.lens[:0], st.finish[:0]
-	reasoning := 0
-	total := 0
-	for range req.n {
+	for range choices {
 		n := limit
-		if !req.ignoreEOS {
+		if !ignoreEOS {
 			n = 1 + st.rng.IntN(limit)
 		}
 		reason := "stop"
@@ -586,74 +635,94 @@ func (s *Server) completion(st *reqState, w http.ResponseWriter, r *http.Request
 		reasoning += min(s.cfg.ReasoningTokens, n)
 		total += n
 	}
+	return reasoning, total
+}
 
+// answerAccuracy, when Config.Accuracy knows the prompt of a chat or
+// completions request, makes the first choice answer it (st.rd.answer,
+// logged) and returns the reasoning and output tokens changed to match;
+// else it returns them as they are.
+func (s *Server) answerAccuracy(st *reqState, req *request, api generationAPI, limit, reasoning, total int) (int, int) {
 	st.rd.answer = st.rd.answer[:0]
-	if a := s.cfg.Accuracy; a != nil && (api == apiChat || api == apiCompletions) {
-		s.mu.Lock()
-		inflight := s.inflight
-		s.mu.Unlock()
-		if item, right, pieces, ok := s.answerTo(req.texts, inflight); ok {
-			// The answer, then the end of the response: a model that
-			// answered stops (capped by the output limit).
-			R := min(s.cfg.ReasoningTokens, limit)
-			n := min(R+len(pieces), limit)
-			total += n - st.lens[0]
-			reasoning += R - min(s.cfg.ReasoningTokens, st.lens[0])
-			st.lens[0] = n
-			st.finish[0] = "stop"
-			if n == limit && R+len(pieces) > limit {
-				st.finish[0] = "length"
-			}
-			st.rd.answer, st.rd.ansFrom = pieces, R
-			lg.AccuracyItem, lg.AccuracyRight, lg.InFlight = item, right, inflight
-		}
+	if s.cfg.Accuracy == nil || api != apiChat && api != apiCompletions {
+		return reasoning, total
 	}
-	id := s.responseID(st, chat, seq)
+	s.mu.Lock()
+	inflight := s.inflight
+	s.mu.Unlock()
+	item, right, pieces, ok := s.answerTo(req.texts, inflight)
+	if !ok {
+		return reasoning, total
+	}
+	// The answer, then the end of the response: a model that answered
+	// stops (capped by the output limit).
+	R := min(s.cfg.ReasoningTokens, limit)
+	n := min(R+len(pieces), limit)
+	total += n - st.lens[0]
+	reasoning += R - min(s.cfg.ReasoningTokens, st.lens[0])
+	st.lens[0] = n
+	st.finish[0] = "stop"
+	if n == limit && R+len(pieces) > limit {
+		st.finish[0] = "length"
+	}
+	st.rd.answer, st.rd.ansFrom = pieces, R
+	st.log.AccuracyItem, st.log.AccuracyRight, st.log.InFlight = item, right, inflight
+	return reasoning, total
+}
+
+// initRenderer draws the response id (logged) and readies the request's
+// renderer for api; it returns the answer's created time, in Unix
+// seconds from the time the body was received.
+func (s *Server) initRenderer(st *reqState, api generationAPI, chat, llama bool, model string, recv int64) int64 {
+	id := s.responseID(st, chat, st.log.Seq)
 	if api == apiResponses {
 		id = "resp_" + id[len("chatcmpl-"):]
 	}
-	lg.ResponseID = id
+	st.log.ResponseID = id
 	created := s.wall(recv) / 1e9
 	st.rd.init(llama, chat, id, model, created)
 	st.rd.responses = api == apiResponses
 	st.rd.gen = api
+	return created
+}
 
-	ctx := r.Context()
-	if d := st.faults.slowHeaders; d > 0 {
-		if !s.sleepUntil(ctx, st, recv+int64(d)) {
-			return
+// slowHeaders, for a request with the slow-headers fault, waits out its
+// delay from recv and sends the 200 headers; false when the client went
+// away or the write failed. Without the fault it returns true at once.
+func (s *Server) slowHeaders(ctx context.Context, st *reqState, w http.ResponseWriter, recv int64, stream, llama bool) bool {
+	d := st.faults.slowHeaders
+	if d <= 0 {
+		return true
+	}
+	if !s.sleepUntil(ctx, st, recv+int64(d)) {
+		return false
+	}
+	st.due = recv + int64(d)
+	s.setHeaders(w.Header(), stream)
+	st.writeStart = s.mono()
+	if stream && llama && !st.h2 {
+		if st.raw.headers() != nil {
+			return false
 		}
-		st.due = recv + int64(d)
-		s.setHeaders(w.Header(), req.stream)
-		st.writeStart = s.mono()
-		if req.stream && llama && !st.h2 {
-			if st.raw.headers() != nil {
-				return
-			}
-		} else {
-			w.WriteHeader(http.StatusOK)
-			if st.hs.flush() != nil {
-				return
-			}
+	} else {
+		w.WriteHeader(http.StatusOK)
+		if st.hs.flush() != nil {
+			return false
 		}
-		st.headersSent = true
-		s.event(st, EventHeaders, 0, nil)
-		st.due = 0
 	}
+	st.headersSent = true
+	s.event(st, EventHeaders, 0, nil)
+	st.due = 0
+	return true
+}
 
-	admitted, ok := s.admit(ctx, st)
-	if !ok {
-		return
-	}
-	defer s.release()
-	held := int64(prompt + total)
-	s.met.runningTokens.Add(held)
-	defer s.met.runningTokens.Add(-held)
-	if prompt+total > int(s.met.maxTokensSeen.Load()) {
-		s.met.maxTokensSeen.Store(int64(prompt + total)) // a gauge of the largest seen; races only lose a max
-	}
-
-	cached := s.cache.lookupInsert(ids)
+// prefill looks the prompt (st.ids) up in the prefix cache, inserting it,
+// counts its tokens and the time to the first token in the metrics, and
+// returns the cached tokens and the time from admission to the first
+// token (with the request's media).
+func (s *Server) prefill(st *reqState, req *request, prompt int, admitted, recv int64) (cached int, first time.Duration) {
+	lg := &st.log
+	cached = s.cache.lookupInsert(st.ids)
 	lg.CachedTokens = cached
 	s.met.promptTokens.Add(int64(prompt))
 	s.met.evaluatedTokens.Add(int64(prompt - cached))
@@ -661,27 +730,35 @@ func (s *Server) completion(st *reqState, w http.ResponseWriter, r *http.Request
 		s.met.cacheHits.Add(int64(cached))
 		s.met.cacheQueries.Add(int64(prompt))
 	}
-	first := s.timing.firstToken(prompt-cached, st.rng)
+	first = s.timing.firstToken(prompt-cached, st.rng)
 	if len(req.media) > 0 {
 		lg.InputMedia = append(lg.InputMedia[:0], req.media...)
 		first += s.timing.mediaDelay(req.media)
 	}
 	s.met.ttft.observe(time.Duration(admitted-recv) + first)
 	s.met.prefillNS.Add(int64(first))
+	return cached, first
+}
 
-	run := runInfo{req: &req, chat: chat, llama: llama, model: model, created: created, prompt: prompt,
-		cached: cached, reasoning: reasoning, total: total, admitted: admitted, first: first}
-	var reason string
+// generate writes the answer in api's shape, streamed or not, and returns
+// its finish reason ("" when it did not finish).
+func (s *Server) generate(ctx context.Context, st *reqState, run *runInfo, api generationAPI) string {
+	stream := run.req.stream
 	switch {
-	case req.stream && api == apiResponses:
-		reason = s.streamResponses(ctx, st, &run)
-	case req.stream && (api == apiSGLang || api == apiTGIStream):
-		reason = s.streamGenerate(ctx, st, &run)
-	case req.stream:
-		reason = s.stream(ctx, st, &run)
+	case stream && api == apiResponses:
+		return s.streamResponses(ctx, st, run)
+	case stream && (api == apiSGLang || api == apiTGIStream):
+		return s.streamGenerate(ctx, st, run)
+	case stream:
+		return s.stream(ctx, st, run)
 	default:
-		reason = s.nonStream(ctx, st, &run)
+		return s.nonStream(ctx, st, run)
 	}
+}
+
+// countFinish counts a generation's finish reason ("": aborted) and its
+// end-to-end time in the metrics.
+func (s *Server) countFinish(st *reqState, reason string) {
 	switch reason {
 	case "length":
 		s.met.finishedLength.Add(1)
@@ -690,7 +767,7 @@ func (s *Server) completion(st *reqState, w http.ResponseWriter, r *http.Request
 	case "":
 		s.met.finishedAbort.Add(1)
 	}
-	if lg.EndNS != 0 {
+	if lg := &st.log; lg.EndNS != 0 {
 		s.met.e2e.observe(time.Duration(lg.EndNS - lg.ReceivedNS))
 	}
 }
