@@ -1,7 +1,10 @@
 package sweep
 
 import (
+	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -42,5 +45,46 @@ func TestFitCurve(t *testing.T) {
 	}
 	if h := fitCurve([]curvePoint{{8, 3, 0.1}, {8, 5, 0.1}}); h.slope != 0 || h.intercept != 4 {
 		t.Errorf("one length twice: %+v, want slope 0 and the mean", h)
+	}
+}
+
+// TestFitCurveRealServer refits the curve recipes' probes as
+// llm-d-inference-sim answered them (testdata/real: its settings, the
+// command and the machine's load are in each file): its prefill costs
+// 0.5 ms per prompt token, which the line finds within two standard
+// errors, and its decode a constant 10 ms per token, whose line does not
+// fall, even from probes taken beside two busy loops.
+func TestFitCurveRealServer(t *testing.T) {
+	for _, tt := range []struct {
+		file  string
+		slope float64
+	}{{"sim-prefill-ttft-curve.json", 0.5}, {"sim-decode-itl-curve-busy.json", 0}} {
+		b, err := os.ReadFile(filepath.Join("testdata", "real", tt.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec struct {
+			Probes []struct {
+				X     float64 `json:"x"`
+				Valid bool    `json:"valid"`
+				Avg   float64 `json:"avg_ms"`
+				Std   float64 `json:"std_ms"`
+				Count int     `json:"count"`
+			} `json:"probes"`
+		}
+		if err := json.Unmarshal(b, &rec); err != nil {
+			t.Fatal(err)
+		}
+		var pts []curvePoint
+		for _, p := range rec.Probes {
+			if p.Valid {
+				pts = append(pts, curvePoint{x: p.X, y: p.Avg, se: max(p.Std/math.Sqrt(float64(p.Count)), seFloor*p.Avg)})
+			}
+		}
+		f := fitCurve(pts)
+		t.Logf("%s: %.4g ms + %.4g ± %.2g ms per token over %d probes", tt.file, f.intercept, f.slope, 2*f.se, len(pts))
+		if math.Abs(f.slope-tt.slope) > 2*f.se || f.falls() {
+			t.Errorf("%s: slope %.4g ± %.2g, the server's %.4g; falls %v", tt.file, f.slope, 2*f.se, tt.slope, f.falls())
+		}
 	}
 }
