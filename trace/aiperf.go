@@ -107,53 +107,107 @@ func (d *aiperfDecoder) splitTurns(line []byte) error {
 	return nil
 }
 
+// aiperfFields are the members of one single_turn-shaped object that
+// turn reads, as recorded by turnField.
+type aiperfFields struct {
+	ts, delay, out, sess []byte
+	text, texts          []byte
+	raw                  []byte // '{' and the content members, so far
+	parts                []byte // the media parts, comma-separated
+	mediaErr             error  // the first media part's error
+}
+
 // turn fills row from one single_turn-shaped object. session is the
 // multi_turn session id, or nil for single_turn.
 func (d *aiperfDecoder) turn(row *Row, obj []byte, session []byte) error {
-	var (
-		ts, delay, out, sess []byte
-		text, texts          []byte
-		has                  = map[string]bool{}
-		raw                  = append(d.r.rawBuf[:0], '{')
-		parts                = d.r.mediaBuf[:0]
-		mediaErr             error
-	)
+	// has, every key present, is filled here, not in turnField, so that
+	// it and its keys stay on the stack.
+	has := map[string]bool{}
+	f := aiperfFields{
+		raw:   append(d.r.rawBuf[:0], '{'),
+		parts: d.r.mediaBuf[:0],
+	}
 	err := objectFields(obj, func(key, val []byte) error {
 		k := string(key)
 		has[k] = true
-		switch k {
-		case "timestamp":
-			ts = val
-		case "delay":
-			delay = val
-		case "output_length":
-			out = val
-		case "session_id":
-			sess = val
-		case "text":
-			text = val
-		case "texts":
-			texts = val
-		}
-		if mk, ok := aiperfMediaKind(k); ok && mediaErr == nil {
-			parts, mediaErr = d.r.appendMedia(parts, mk, val, d.r.lr.line, k, &row.Media)
-		}
-		for _, c := range aiperfContentKeys {
-			if k == c {
-				if len(raw) > 1 {
-					raw = append(raw, ',')
-				}
-				raw = strconv.AppendQuote(raw, k)
-				raw = append(raw, ':')
-				raw = append(raw, val...)
-			}
-		}
+		d.turnField(&f, row, k, val)
 		return nil
 	})
-	d.r.mediaBuf = parts[:0]
+	d.r.mediaBuf = f.parts[:0]
 	if err != nil {
 		return d.rowErr("", "%w", err)
 	}
+	if err := d.checkModal(has); err != nil {
+		return err
+	}
+	if f.mediaErr != nil {
+		return f.mediaErr
+	}
+	raw := f.raw
+	if len(f.parts) > 0 {
+		if len(raw) > 1 {
+			raw = append(raw, ',')
+		}
+		raw = append(raw, `"media":[`...)
+		raw = append(raw, f.parts...)
+		raw = append(raw, ']')
+		row.Images = row.Media.Images
+	}
+	if err := d.turnTiming(row, f.ts, f.delay, f.out); err != nil {
+		return err
+	}
+	// The prompt text is sent as it is: text_input is what the request
+	// builders send (text stays for readers of Raw).
+	if t, ok := aiperfText(f.text, f.texts); ok {
+		raw = append(raw, `,"text_input":`...)
+		raw = jsonx.AppendString(raw, t)
+		row.InputTokens = d.r.countTokens(t)
+		if err := d.r.overInput(row.InputTokens); err != nil {
+			return d.rowErr("text", "%w", err)
+		}
+	}
+	row.Raw = append(raw, '}')
+	d.r.rawBuf = row.Raw[:0]
+	return d.turnSession(row, session, f.sess)
+}
+
+// turnField records the member k: val of a turn in f: a value turn
+// reads, a content member copied into f.raw, or a media part decoded into
+// row.Media (an error is kept in f.mediaErr, to be reported after the
+// checks of the row's shape).
+func (d *aiperfDecoder) turnField(f *aiperfFields, row *Row, k string, val []byte) {
+	switch k {
+	case "timestamp":
+		f.ts = val
+	case "delay":
+		f.delay = val
+	case "output_length":
+		f.out = val
+	case "session_id":
+		f.sess = val
+	case "text":
+		f.text = val
+	case "texts":
+		f.texts = val
+	}
+	if mk, ok := aiperfMediaKind(k); ok && f.mediaErr == nil {
+		f.parts, f.mediaErr = d.r.appendMedia(f.parts, mk, val, d.r.lr.line, k, &row.Media)
+	}
+	for _, c := range aiperfContentKeys {
+		if k == c {
+			if len(f.raw) > 1 {
+				f.raw = append(f.raw, ',')
+			}
+			f.raw = strconv.AppendQuote(f.raw, k)
+			f.raw = append(f.raw, ':')
+			f.raw = append(f.raw, val...)
+		}
+	}
+}
+
+// checkModal checks the modalities of a turn whose keys are has: at most
+// one of each singular/plural pair, and at least one of them.
+func (d *aiperfDecoder) checkModal(has map[string]bool) error {
 	modal := false
 	for _, m := range [...][2]string{{"text", "texts"}, {"image", "images"}, {"audio", "audios"}, {"video", "videos"}} {
 		if has[m[0]] && has[m[1]] {
@@ -167,18 +221,12 @@ func (d *aiperfDecoder) turn(row *Row, obj []byte, session []byte) error {
 	if !modal {
 		return d.rowErr("text", "missing; an AIPerf row needs one of text, texts, image(s), audio(s), video(s)")
 	}
-	if mediaErr != nil {
-		return mediaErr
-	}
-	if len(parts) > 0 {
-		if len(raw) > 1 {
-			raw = append(raw, ',')
-		}
-		raw = append(raw, `"media":[`...)
-		raw = append(raw, parts...)
-		raw = append(raw, ']')
-		row.Images = row.Media.Images
-	}
+	return nil
+}
+
+// turnTiming sets row's offset, delay and output tokens from the values
+// of timestamp, delay and output_length (nil when absent).
+func (d *aiperfDecoder) turnTiming(row *Row, ts, delay, out []byte) error {
 	if ts != nil && delay != nil {
 		return d.rowErr("delay", "timestamp and delay are exclusive: keep timestamp for an absolute arrival or delay for think time after the previous turn")
 	}
@@ -206,18 +254,13 @@ func (d *aiperfDecoder) turn(row *Row, obj []byte, session []byte) error {
 		}
 		row.OutputTokens = n
 	}
-	// The prompt text is sent as it is: text_input is what the request
-	// builders send (text stays for readers of Raw).
-	if t, ok := aiperfText(text, texts); ok {
-		raw = append(raw, `,"text_input":`...)
-		raw = jsonx.AppendString(raw, t)
-		row.InputTokens = d.r.countTokens(t)
-		if err := d.r.overInput(row.InputTokens); err != nil {
-			return d.rowErr("text", "%w", err)
-		}
-	}
-	row.Raw = append(raw, '}')
-	d.r.rawBuf = row.Raw[:0]
+	return nil
+}
+
+// turnSession sets row's session and turn: session is the multi_turn
+// session id, or nil for single_turn, where sess is the value of the
+// row's session_id (nil when absent).
+func (d *aiperfDecoder) turnSession(row *Row, session, sess []byte) error {
 	if session == nil && sess != nil {
 		s, ok := jsonString(sess)
 		if !ok {

@@ -228,127 +228,10 @@ func (d *jsonlDecoder) scanAll(b []byte, row *Row) error {
 		i++
 	} else {
 		for {
-			if i >= len(b) || b[i] != '"' {
-				return &jsonSyntax{i, "want a key"}
-			}
-			kend, kc, err := scanString(b, i)
-			if err != nil {
+			var err error
+			if i, err = d.scanMember(b, i, row); err != nil {
 				return err
 			}
-			key := b[i+1 : kend-1]
-			if kc {
-				key = stringValue(b, i, kend, kc)
-			}
-			i = skipWS(b, kend)
-			if i >= len(b) || b[i] != ':' {
-				return &jsonSyntax{i, "want ':'"}
-			}
-			vs := skipWS(b, i+1)
-			if string(key) == "hash_ids" && vs < len(b) && b[vs] == '[' {
-				f.has |= hIDs
-				f.idsErr = ""
-				var end int
-				row.HashIDs, end, f.idsErr = appendIDs(d.r.idsBuf[:0], b, vs)
-				d.r.idsBuf = row.HashIDs[:0]
-				if f.idsErr == "" {
-					i = skipWS(b, end)
-					if i < len(b) && b[i] == ',' {
-						i = skipWS(b, i+1)
-						continue
-					}
-					if i < len(b) && b[i] == '}' {
-						i++
-						break
-					}
-					return &jsonSyntax{i, "want ',' or '}'"}
-				}
-			}
-			ve, err := skipValue(b, vs, 1)
-			if err != nil {
-				return err
-			}
-			v := b[vs:ve]
-			switch string(key) {
-			case "timestamp":
-				f.has |= hTimestamp
-				f.timestamp = v
-			case "created_time":
-				f.has |= hCreated
-				if f.has&hTimestamp == 0 {
-					f.timestamp = v
-				}
-			case "delay":
-				f.has |= hDelay
-				f.delay = v
-			case "input_length":
-				f.has |= hInput
-				f.input = v
-			case "input_tokens":
-				f.has |= hInputAlias
-				if f.has&hInput == 0 {
-					f.input = v
-				}
-			case "output_length":
-				f.has |= hOutput
-				f.output = v
-			case "output_tokens":
-				f.has |= hOutputAlias
-				if f.has&hOutput == 0 {
-					f.output = v
-				}
-			case "hash_ids":
-				f.has |= hIDs
-				if f.idsErr == "" {
-					f.idsErr = "want an array of integers"
-				}
-			case "session_id":
-				f.has |= hSession
-				f.session = v
-			case "chat_id":
-				f.has |= hChat
-				f.chat = v
-			case "parent_chat_id":
-				f.has |= hParent
-				f.parent = v
-			case "turn":
-				f.has |= hTurn
-				f.turn = v
-			case "type":
-				f.has |= hType
-				f.typ = v
-			case "time_to_parent_chat":
-				f.has |= hTTP
-				f.ttp = v
-			case "request_id":
-				f.has |= hRequestID
-				f.requestID = v
-			case "wait_for":
-				f.has |= hWaitFor
-				f.waitFor = v
-			case "tool_wait_ms":
-				f.has |= hToolWait
-				f.toolWait = v
-			case "extends":
-				f.has |= hExtends
-				f.extends = v
-			case "block_size":
-				f.has |= hBlockSize
-				f.blockSize = v
-			case "endpoint":
-				f.has |= hEndpoint
-				f.endpoint = v
-			case "template_tokens":
-				f.has |= hTemplate
-				f.template = v
-			default:
-				for k := range extKeys {
-					if string(key) == extKeys[k].name {
-						f.has |= extKeys[k].bit
-						f.ext[k] = v
-					}
-				}
-			}
-			i = skipWS(b, ve)
 			if i < len(b) && b[i] == ',' {
 				i = skipWS(b, i+1)
 				continue
@@ -363,8 +246,138 @@ func (d *jsonlDecoder) scanAll(b []byte, row *Row) error {
 	if skipWS(b, i) != len(b) {
 		return &jsonSyntax{i, "data after the object; one JSON object per line"}
 	}
-	// Aliases: the canonical key wins when both are present (its value
-	// was kept above), but a clash is an error reported by the row check.
+	f.aliases()
+	return nil
+}
+
+// scanMember scans the object member, key and value, that starts at b[i]
+// into d.f (hash_ids straight into row.HashIDs) and returns the index of
+// what follows it, past white space.
+func (d *jsonlDecoder) scanMember(b []byte, i int, row *Row) (int, error) {
+	f := &d.f
+	if i >= len(b) || b[i] != '"' {
+		return 0, &jsonSyntax{i, "want a key"}
+	}
+	kend, kc, err := scanString(b, i)
+	if err != nil {
+		return 0, err
+	}
+	key := b[i+1 : kend-1]
+	if kc {
+		key = stringValue(b, i, kend, kc)
+	}
+	i = skipWS(b, kend)
+	if i >= len(b) || b[i] != ':' {
+		return 0, &jsonSyntax{i, "want ':'"}
+	}
+	vs := skipWS(b, i+1)
+	if string(key) == "hash_ids" && vs < len(b) && b[vs] == '[' {
+		f.has |= hIDs
+		f.idsErr = ""
+		var end int
+		row.HashIDs, end, f.idsErr = appendIDs(d.r.idsBuf[:0], b, vs)
+		d.r.idsBuf = row.HashIDs[:0]
+		if f.idsErr == "" {
+			return skipWS(b, end), nil
+		}
+	}
+	ve, err := skipValue(b, vs, 1)
+	if err != nil {
+		return 0, err
+	}
+	f.set(key, b[vs:ve])
+	return skipWS(b, ve), nil
+}
+
+// set records v, the value of key, in f. An unknown key is ignored.
+func (f *jsonFields) set(key, v []byte) {
+	switch string(key) {
+	case "timestamp":
+		f.has |= hTimestamp
+		f.timestamp = v
+	case "created_time":
+		f.has |= hCreated
+		if f.has&hTimestamp == 0 {
+			f.timestamp = v
+		}
+	case "delay":
+		f.has |= hDelay
+		f.delay = v
+	case "input_length":
+		f.has |= hInput
+		f.input = v
+	case "input_tokens":
+		f.has |= hInputAlias
+		if f.has&hInput == 0 {
+			f.input = v
+		}
+	case "output_length":
+		f.has |= hOutput
+		f.output = v
+	case "output_tokens":
+		f.has |= hOutputAlias
+		if f.has&hOutput == 0 {
+			f.output = v
+		}
+	case "hash_ids":
+		f.has |= hIDs
+		if f.idsErr == "" {
+			f.idsErr = "want an array of integers"
+		}
+	case "session_id":
+		f.has |= hSession
+		f.session = v
+	case "chat_id":
+		f.has |= hChat
+		f.chat = v
+	case "parent_chat_id":
+		f.has |= hParent
+		f.parent = v
+	case "turn":
+		f.has |= hTurn
+		f.turn = v
+	case "type":
+		f.has |= hType
+		f.typ = v
+	case "time_to_parent_chat":
+		f.has |= hTTP
+		f.ttp = v
+	case "request_id":
+		f.has |= hRequestID
+		f.requestID = v
+	case "wait_for":
+		f.has |= hWaitFor
+		f.waitFor = v
+	case "tool_wait_ms":
+		f.has |= hToolWait
+		f.toolWait = v
+	case "extends":
+		f.has |= hExtends
+		f.extends = v
+	case "block_size":
+		f.has |= hBlockSize
+		f.blockSize = v
+	case "endpoint":
+		f.has |= hEndpoint
+		f.endpoint = v
+	case "template_tokens":
+		f.has |= hTemplate
+		f.template = v
+	default:
+		for k := range extKeys {
+			if string(key) == extKeys[k].name {
+				f.has |= extKeys[k].bit
+				f.ext[k] = v
+			}
+		}
+	}
+}
+
+// aliases settles the alias keys after a scan: the canonical key wins
+// when both are present (its value was kept), but a clash is noted in
+// dupAliases, an error reported by the row check; an alias alone counts
+// as its canonical key.
+func (f *jsonFields) aliases() {
 	switch {
 	case f.has&hTimestamp != 0 && f.has&hCreated != 0:
 		f.dupAliases = "timestamp and created_time"
@@ -382,7 +395,6 @@ func (d *jsonlDecoder) scanAll(b []byte, row *Row) error {
 	if f.has&hCreated != 0 {
 		f.has |= hTimestamp
 	}
-	return nil
 }
 
 // The keys of a Mooncake row as the published traces write them, each with

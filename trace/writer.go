@@ -60,122 +60,11 @@ func (w *Writer) Write(row *Row) error {
 	}
 	b := w.buf[:0]
 	if w.format == FormatBailian {
-		id := row.RequestID
-		if id < 0 {
-			id = w.n
-		}
-		b = append(b, `{"chat_id": `...)
-		b = strconv.AppendInt(b, id, 10)
-		b = append(b, `, "parent_chat_id": `...)
-		b = strconv.AppendInt(b, row.ParentID, 10)
-		b = append(b, `, "timestamp": `...)
-		b = appendDecimal(b, int64(row.Offset), 9)
-		if row.HasDelay {
-			b = append(b, `, "time_to_parent_chat": `...)
-			b = appendDecimal(b, int64(row.Delay), 9)
-		}
-		b = append(b, `, "input_length": `...)
-		b = strconv.AppendInt(b, int64(row.InputTokens), 10)
-		b = append(b, `, "output_length": `...)
-		b = strconv.AppendInt(b, int64(row.OutputTokens), 10)
-		if row.Kind != "" {
-			b = append(b, `, "type": `...)
-			b = jsonx.AppendString(b, row.Kind)
-		}
-		b = append(b, `, "turn": `...)
-		b = strconv.AppendInt(b, int64(row.Turn)+1, 10)
-		if row.HashIDs != nil {
-			b = append(b, `, "hash_ids": `...)
-			b = appendIDList(b, row.HashIDs)
-		}
+		b = appendBailian(b, row, w.n)
 	} else {
-		extends := !row.Cumulative && row.ParentID >= 0 && row.WaitFor != nil && len(row.Raw) == 0
-		agentic := (row.Cumulative || extends) && len(row.Raw) == 0 && (row.RequestID >= 0 || row.WaitFor != nil)
-		if row.Cumulative && row.SessionID != "" && len(row.Raw) == 0 && !agentic {
-			// A Mooncake session line holds its turn's new tokens (AIPerf's
-			// dialect); a replay appends the history. Writing a context
-			// here would count the history twice.
-			return fmt.Errorf("trace writer: row %d: its input_length holds the session's history (cumulative), but a Mooncake session line holds only its turn's new tokens; write Bailian, or convert with synth.Incremental", row.Index)
-		}
-		inner, sized := rawContent(row)
-		if row.InputTokens == 0 && inner == nil {
-			return fmt.Errorf("trace writer: row %d has neither input tokens nor Raw content", row.Index)
-		}
-		b = append(b, '{')
-		key := func(name string) {
-			if len(b) > 1 {
-				b = append(b, ", "...)
-			}
-			b = append(b, '"')
-			b = append(b, name...)
-			b = append(b, `": `...)
-		}
-		if row.HasOffset {
-			key("timestamp")
-			b = appendDecimal(b, int64(row.Offset), 6)
-		} else if row.HasDelay {
-			key("delay")
-			b = appendDecimal(b, int64(row.Delay), 6)
-		}
-		if row.SessionID != "" {
-			key("session_id")
-			b = jsonx.AppendString(b, row.SessionID)
-		}
-		if sized {
-			key("input_length")
-			b = strconv.AppendInt(b, int64(row.InputTokens), 10)
-		}
-		if row.OutputTokens > 0 {
-			key("output_length")
-			b = strconv.AppendInt(b, int64(row.OutputTokens), 10)
-		}
-		if sized && row.TemplateTokens > 0 {
-			key("template_tokens")
-			b = strconv.AppendInt(b, int64(row.TemplateTokens), 10)
-		}
-		if sized && row.HashIDs != nil {
-			key("hash_ids")
-			b = appendIDList(b, row.HashIDs)
-			if row.BlockSize > 0 && row.BlockSize != FormatMooncake.DefaultBlockSize() {
-				// Read back without it, the ids would be checked at 512.
-				key("block_size")
-				b = strconv.AppendInt(b, int64(row.BlockSize), 10)
-			}
-		}
-		if row.Endpoint != "" {
-			key("endpoint")
-			b = jsonx.AppendString(b, row.Endpoint)
-		}
-		if agentic {
-			if row.RequestID >= 0 {
-				key("request_id")
-				b = appendRequestID(b, row.RequestID)
-			}
-			if row.WaitFor != nil {
-				key("wait_for")
-				b = append(b, '[')
-				for k, id := range row.WaitFor {
-					if k > 0 {
-						b = append(b, ", "...)
-					}
-					b = appendRequestID(b, id)
-				}
-				b = append(b, ']')
-			}
-			if extends {
-				key("extends")
-				b = appendRequestID(b, row.ParentID)
-			}
-		}
-		if row.ToolWait > 0 {
-			key("tool_wait_ms")
-			b = appendDecimal(b, int64(row.ToolWait), 6)
-		}
-		if inner != nil {
-			if len(b) > 1 {
-				b = append(b, ", "...)
-			}
-			b = append(b, inner...)
+		var err error
+		if b, err = appendMooncake(b, row); err != nil {
+			return err
 		}
 	}
 	b = append(b, '}', '\n')
@@ -183,6 +72,157 @@ func (w *Writer) Write(row *Row) error {
 	w.n++
 	_, err := w.w.Write(b)
 	return err
+}
+
+// appendBailian appends the Bailian line of row, the n-th written, to b,
+// less its closing brace.
+func appendBailian(b []byte, row *Row, n int64) []byte {
+	id := row.RequestID
+	if id < 0 {
+		id = n
+	}
+	b = append(b, `{"chat_id": `...)
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, `, "parent_chat_id": `...)
+	b = strconv.AppendInt(b, row.ParentID, 10)
+	b = append(b, `, "timestamp": `...)
+	b = appendDecimal(b, int64(row.Offset), 9)
+	if row.HasDelay {
+		b = append(b, `, "time_to_parent_chat": `...)
+		b = appendDecimal(b, int64(row.Delay), 9)
+	}
+	b = append(b, `, "input_length": `...)
+	b = strconv.AppendInt(b, int64(row.InputTokens), 10)
+	b = append(b, `, "output_length": `...)
+	b = strconv.AppendInt(b, int64(row.OutputTokens), 10)
+	if row.Kind != "" {
+		b = append(b, `, "type": `...)
+		b = jsonx.AppendString(b, row.Kind)
+	}
+	b = append(b, `, "turn": `...)
+	b = strconv.AppendInt(b, int64(row.Turn)+1, 10)
+	if row.HashIDs != nil {
+		b = append(b, `, "hash_ids": `...)
+		b = appendIDList(b, row.HashIDs)
+	}
+	return b
+}
+
+// appendKey appends the key name of a member of the JSON object that
+// starts at b[0], after a separator unless it is the first.
+func appendKey(b []byte, name string) []byte {
+	if len(b) > 1 {
+		b = append(b, ", "...)
+	}
+	b = append(b, '"')
+	b = append(b, name...)
+	return append(b, `": `...)
+}
+
+// appendMooncake appends the Mooncake line of row to b, which must be
+// empty (appendKey counts from b[0]), less its closing brace. It refuses
+// a row the reader would read back otherwise.
+func appendMooncake(b []byte, row *Row) ([]byte, error) {
+	extends := !row.Cumulative && row.ParentID >= 0 && row.WaitFor != nil && len(row.Raw) == 0
+	agentic := (row.Cumulative || extends) && len(row.Raw) == 0 && (row.RequestID >= 0 || row.WaitFor != nil)
+	if row.Cumulative && row.SessionID != "" && len(row.Raw) == 0 && !agentic {
+		// A Mooncake session line holds its turn's new tokens (AIPerf's
+		// dialect); a replay appends the history. Writing a context
+		// here would count the history twice.
+		return b, fmt.Errorf("trace writer: row %d: its input_length holds the session's history (cumulative), but a Mooncake session line holds only its turn's new tokens; write Bailian, or convert with synth.Incremental", row.Index)
+	}
+	inner, sized := rawContent(row)
+	if row.InputTokens == 0 && inner == nil {
+		return b, fmt.Errorf("trace writer: row %d has neither input tokens nor Raw content", row.Index)
+	}
+	b = append(b, '{')
+	if row.HasOffset {
+		b = appendKey(b, "timestamp")
+		b = appendDecimal(b, int64(row.Offset), 6)
+	} else if row.HasDelay {
+		b = appendKey(b, "delay")
+		b = appendDecimal(b, int64(row.Delay), 6)
+	}
+	if row.SessionID != "" {
+		b = appendKey(b, "session_id")
+		b = jsonx.AppendString(b, row.SessionID)
+	}
+	if sized {
+		b = appendSized(b, row)
+	} else if row.OutputTokens > 0 {
+		b = appendKey(b, "output_length")
+		b = strconv.AppendInt(b, int64(row.OutputTokens), 10)
+	}
+	if row.Endpoint != "" {
+		b = appendKey(b, "endpoint")
+		b = jsonx.AppendString(b, row.Endpoint)
+	}
+	if agentic {
+		b = appendAgentic(b, row, extends)
+	}
+	if row.ToolWait > 0 {
+		b = appendKey(b, "tool_wait_ms")
+		b = appendDecimal(b, int64(row.ToolWait), 6)
+	}
+	if inner != nil {
+		if len(b) > 1 {
+			b = append(b, ", "...)
+		}
+		b = append(b, inner...)
+	}
+	return b, nil
+}
+
+// appendSized appends the members of a Mooncake line whose Raw does not
+// hold its input: input_length, output_length (when > 0), template_tokens
+// (when > 0), hash_ids (when non-nil) and a block_size other than the
+// default.
+func appendSized(b []byte, row *Row) []byte {
+	b = appendKey(b, "input_length")
+	b = strconv.AppendInt(b, int64(row.InputTokens), 10)
+	if row.OutputTokens > 0 {
+		b = appendKey(b, "output_length")
+		b = strconv.AppendInt(b, int64(row.OutputTokens), 10)
+	}
+	if row.TemplateTokens > 0 {
+		b = appendKey(b, "template_tokens")
+		b = strconv.AppendInt(b, int64(row.TemplateTokens), 10)
+	}
+	if row.HashIDs != nil {
+		b = appendKey(b, "hash_ids")
+		b = appendIDList(b, row.HashIDs)
+		if row.BlockSize > 0 && row.BlockSize != FormatMooncake.DefaultBlockSize() {
+			// Read back without it, the ids would be checked at 512.
+			b = appendKey(b, "block_size")
+			b = strconv.AppendInt(b, int64(row.BlockSize), 10)
+		}
+	}
+	return b
+}
+
+// appendAgentic appends the dependency members of an agentic Mooncake
+// line: request_id, wait_for and, when extends, extends.
+func appendAgentic(b []byte, row *Row, extends bool) []byte {
+	if row.RequestID >= 0 {
+		b = appendKey(b, "request_id")
+		b = appendRequestID(b, row.RequestID)
+	}
+	if row.WaitFor != nil {
+		b = appendKey(b, "wait_for")
+		b = append(b, '[')
+		for k, id := range row.WaitFor {
+			if k > 0 {
+				b = append(b, ", "...)
+			}
+			b = appendRequestID(b, id)
+		}
+		b = append(b, ']')
+	}
+	if extends {
+		b = appendKey(b, "extends")
+		b = appendRequestID(b, row.ParentID)
+	}
+	return b
 }
 
 // Flush writes buffered lines to the underlying writer.

@@ -54,55 +54,11 @@ func File(ctx context.Context, path string, cfg FileConfig) (*Report, error) {
 	if cfg.Analyzer.BlockSize > 0 && cfg.Trace.BlockSize == 0 {
 		cfg.Trace.BlockSize = cfg.Analyzer.BlockSize
 	}
-	var (
-		in    io.Reader                                // what the first pass reads
-		again func(trace.Options) ([]trace.Row, error) // the second pass
-	)
-	if path == "-" {
-		stdin := cfg.Stdin
-		if stdin == nil {
-			stdin = os.Stdin
-		}
-		sp, err := spool.New(stdin, spool.Config{Max: cfg.StdinSpool, Drop: true, What: "standard input"})
-		if err != nil {
-			return nil, err
-		}
-		defer sp.Close()
-		in = sp
-		again = func(opts trace.Options) ([]trace.Row, error) {
-			if sp.Dropped() {
-				limit := cfg.StdinSpool
-				if limit <= 0 {
-					limit = spool.DefaultMax
-				}
-				return nil, &trace.ParseError{Path: path, Err: fmt.Errorf("%w: standard input is not in time order, so it is read a second time "+
-					"to sort it, and it is over the %d bytes (--stdin-spool-mib) kept of it for that: "+
-					"raise --stdin-spool-mib, or save it to a file and give its path", spool.ErrFull, limit)}
-			}
-			copied, err := sp.Reopen()
-			if err != nil {
-				return nil, err
-			}
-			rd, err := trace.NewReader(path, copied, opts)
-			if err != nil {
-				return nil, err
-			}
-			defer rd.Close()
-			rows, _, err := trace.ReadAllFrom(rd)
-			return rows, err
-		}
-	} else {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, fmt.Errorf("open trace: %w", err)
-		}
-		defer f.Close()
-		in = f
-		again = func(opts trace.Options) ([]trace.Row, error) {
-			rows, _, err := trace.ReadAll(path, opts)
-			return rows, err
-		}
+	in, again, c, err := openTrace(path, cfg)
+	if err != nil {
+		return nil, err
 	}
+	defer c.Close()
 	h := sha256.New()
 	counted := &countingReader{r: io.TeeReader(in, h), ctx: ctx}
 	rd, err := trace.NewReader(path, counted, cfg.Trace)
@@ -120,14 +76,117 @@ func File(ctx context.Context, path string, cfg FileConfig) (*Report, error) {
 	}
 	a := New(cfg.Analyzer)
 	p := NewAIPerf(blockSize)
+	deps, err := firstPass(ctx, rd, a, p)
+	if err != nil {
+		return nil, err
+	}
+	// Hash whatever the reader did not need to read.
+	if _, err := io.Copy(io.Discard, counted); err != nil {
+		return nil, fmt.Errorf("read trace %s: %w", path, err)
+	}
+	src := source(path, rd, counted.n, h.Sum(nil))
+
+	// A second pass reads quietly: the first pass logged the warnings.
+	quiet := cfg.Trace
+	quiet.Log = nil
+	if a.OutOfOrder() > 0 {
+		// ReadAll keeps a row without a timestamp right after the row
+		// before it (in its session), so the effective arrivals are those
+		// of the first pass.
+		rows, err := again(quiet)
+		if err != nil {
+			return nil, err
+		}
+		a = inTimeOrder(cfg.Analyzer, rows)
+		src.Sorted = true
+	}
+	rep := a.Report()
+	rep.Source = src
+	rep.AIPerf = p.Report()
+	if deps {
+		// The graph needs every row at once: read them again (dependent
+		// traces are agent traces, far smaller than a day of traffic).
+		rows, err := again(quiet)
+		if err != nil {
+			return nil, err
+		}
+		rep.Dependencies = dependencies(rows)
+	}
+	return rep, nil
+}
+
+// rereader reads the whole trace a second time, with opts, and returns
+// its rows as [trace.ReadAll] does.
+type rereader func(opts trace.Options) ([]trace.Row, error)
+
+// openTrace opens the trace at path ("-" for standard input, spooled for
+// a second pass as [File] says) and returns what the first pass reads,
+// the second pass, and what to close when both are done.
+func openTrace(path string, cfg FileConfig) (io.Reader, rereader, io.Closer, error) {
+	if path == "-" {
+		return openStdin(path, cfg)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("open trace: %w", err)
+	}
+	again := func(opts trace.Options) ([]trace.Row, error) {
+		rows, _, err := trace.ReadAll(path, opts)
+		return rows, err
+	}
+	return f, again, f, nil
+}
+
+// openStdin is openTrace of standard input (cfg.Stdin when set), copied
+// as it is read, up to cfg.StdinSpool bytes, for the second pass.
+func openStdin(path string, cfg FileConfig) (io.Reader, rereader, io.Closer, error) {
+	stdin := cfg.Stdin
+	if stdin == nil {
+		stdin = os.Stdin
+	}
+	sp, err := spool.New(stdin, spool.Config{Max: cfg.StdinSpool, Drop: true, What: "standard input"})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	again := func(opts trace.Options) ([]trace.Row, error) {
+		if sp.Dropped() {
+			limit := cfg.StdinSpool
+			if limit <= 0 {
+				limit = spool.DefaultMax
+			}
+			return nil, &trace.ParseError{Path: path, Err: fmt.Errorf("%w: standard input is not in time order, so it is read a second time "+
+				"to sort it, and it is over the %d bytes (--stdin-spool-mib) kept of it for that: "+
+				"raise --stdin-spool-mib, or save it to a file and give its path", spool.ErrFull, limit)}
+		}
+		copied, err := sp.Reopen()
+		if err != nil {
+			return nil, err
+		}
+		rd, err := trace.NewReader(path, copied, opts)
+		if err != nil {
+			return nil, err
+		}
+		defer rd.Close()
+		rows, _, err := trace.ReadAllFrom(rd)
+		return rows, err
+	}
+	return sp, again, sp, nil
+}
+
+// firstPass reads rd to the end in file order, feeding a and p, and says
+// whether a row waits for another (the dependency graph then needs a
+// second pass). Invalid rows are read on and returned at once, joined
+// (the first trace.MaxRowErrors and a count of the rest); reading stops
+// when ctx is done.
+func firstPass(ctx context.Context, rd *trace.Reader, a *Analyzer, p *AIPerf) (bool, error) {
 	var row trace.Row
+	deps := false
 	var rowErrs []error // the first trace.MaxRowErrors invalid rows
-	deps := false       // a row waits for another: read again for the graph
 	nInvalid := 0
 	for n := 0; ; n++ {
 		if n&0xffff == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return false, err
 			}
 		}
 		err := rd.Next(&row)
@@ -136,7 +195,7 @@ func File(ctx context.Context, path string, cfg FileConfig) (*Report, error) {
 		}
 		if err != nil {
 			if rd.Err() != nil {
-				return nil, err
+				return false, err
 			}
 			// Keep reading: every invalid row is reported at once.
 			if len(rowErrs) < trace.MaxRowErrors {
@@ -156,18 +215,20 @@ func File(ctx context.Context, path string, cfg FileConfig) (*Report, error) {
 		if nInvalid > len(rowErrs) {
 			rowErrs = append(rowErrs, fmt.Errorf("… and %d more invalid rows (%d in all)", nInvalid-len(rowErrs), nInvalid))
 		}
-		return nil, errors.Join(rowErrs...)
+		return false, errors.Join(rowErrs...)
 	}
-	// Hash whatever the reader did not need to read.
-	if _, err := io.Copy(io.Discard, counted); err != nil {
-		return nil, fmt.Errorf("read trace %s: %w", path, err)
-	}
+	return deps, nil
+}
 
+// source is the report's identity of the trace at path that rd read: its
+// size in bytes and SHA-256 sum, its format and block size, and the rows
+// rd read, kept and dropped by reason.
+func source(path string, rd *trace.Reader, size int64, sum []byte) *Source {
 	st := rd.Stats()
 	src := &Source{
 		Path:      path,
-		Bytes:     counted.n,
-		SHA256:    hex.EncodeToString(h.Sum(nil)),
+		Bytes:     size,
+		SHA256:    hex.EncodeToString(sum),
 		Format:    string(rd.Format()),
 		BlockSize: rd.BlockSize(),
 		RowsRead:  st.Read,
@@ -184,44 +245,23 @@ func File(ctx context.Context, path string, cfg FileConfig) (*Report, error) {
 			src.Dropped[d.reason] = d.n
 		}
 	}
+	return src
+}
 
-	if a.OutOfOrder() > 0 {
-		// Again, quietly: the first pass logged the warnings. ReadAll keeps
-		// a row without a timestamp right after the row before it (in its
-		// session), so the effective arrivals are those of the first pass.
-		quiet := cfg.Trace
-		quiet.Log = nil
-		rows, err := again(quiet)
-		if err != nil {
-			return nil, err
+// inTimeOrder returns a new Analyzer of cfg fed rows, as the second pass
+// read them, in time order.
+func inTimeOrder(cfg Config, rows []trace.Row) *Analyzer {
+	a := New(cfg)
+	if order, at := timeOrder(rows); order != nil {
+		for _, i := range order {
+			a.addAt(&rows[i], at[i])
 		}
-		a = New(cfg.Analyzer)
-		if order, at := timeOrder(rows); order != nil {
-			for _, i := range order {
-				a.addAt(&rows[i], at[i])
-			}
-		} else {
-			for i := range rows {
-				a.Add(&rows[i])
-			}
+	} else {
+		for i := range rows {
+			a.Add(&rows[i])
 		}
-		src.Sorted = true
 	}
-	rep := a.Report()
-	rep.Source = src
-	rep.AIPerf = p.Report()
-	if deps {
-		// The graph needs every row at once: read them again (dependent
-		// traces are agent traces, far smaller than a day of traffic).
-		quiet := cfg.Trace
-		quiet.Log = nil
-		rows, err := again(quiet)
-		if err != nil {
-			return nil, err
-		}
-		rep.Dependencies = dependencies(rows)
-	}
-	return rep, nil
+	return a
 }
 
 // countingReader counts the bytes read through it and stops when ctx is
