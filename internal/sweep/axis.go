@@ -236,3 +236,13 @@ func Grid(axes []Axis) []Point {
 	rec(0, nil)
 	return out
 }
+
+// AIPerfLabel is a point's directory name in AIPerf's layout:
+// concurrency_10, or concurrency_10_isl_512 with several settings.
+func AIPerfLabel(p Point) string {
+	parts := make([]string, len(p.Names))
+	for i, n := range p.Names {
+		parts[i] = strings.ReplaceAll(n, "-", "_") + "_" + formatValue(p.Values[i])
+	}
+	return strings.Join(parts, "_")
+}

@@ -7,6 +7,21 @@ import (
 	"path/filepath"
 )
 
+// Files of a sweep directory.
+const (
+	// ManifestFile is the sweep manifest: the plan, each point's status
+	// and row, the stop, the Pareto front and knee, the search result.
+	ManifestFile = "sweep.json"
+	// TableFile is the sweep table as Parquet, one row per measured
+	// point.
+	TableFile = "sweep.parquet"
+	// PointsDir holds one directory per point, named by its settings.
+	PointsDir = "points"
+	// BeforePointLog is the output of Config.BeforePoint in a point's
+	// directory.
+	BeforePointLog = "before-point.log"
+)
+
 // writeJSON writes v as indented JSON to path atomically: a temporary
 // file in the same directory, synced, then renamed over path, so a crash
 // leaves the old file or the new one, never a cut one.

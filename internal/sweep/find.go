@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -11,182 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reprise-bench/reprise"
 	"github.com/reprise-bench/reprise/replay"
 )
-
-// Defaults of a boundary search.
-const (
-	// DefaultFindFactor is the bracketing step: each probe doubles (or
-	// halves) the load until the SLOs flip.
-	DefaultFindFactor = 2.0
-	// DefaultFindPrecision ends the bisection when the bracket is no
-	// wider than 2 % of its lower end.
-	DefaultFindPrecision = 0.02
-	// DefaultFindMaxProbes bounds the probes of one search: the
-	// bracketing and bisection probes, the confirmations of the bracket's
-	// ends and the re-probes of disagreeing loads (not the re-runs of
-	// invalid probes, [DefaultFindMaxReruns] each, nor the lengthened
-	// ones, [maxLengthen] each).
-	DefaultFindMaxProbes = 24
-	// DefaultFindFloorDivisor puts the floor of a search (the lowest
-	// load probed) at its start divided by 16: four halvings.
-	DefaultFindFloorDivisor = 16
-	// DefaultFindMinRounds is N of the probe-length rule ([FindConfig]):
-	// a passing probe has at least N requests per request in flight.
-	DefaultFindMinRounds = 10
-	// DefaultFindMinProbeTime is T of the probe-length rule: a probe
-	// sends for at least 10 s.
-	DefaultFindMinProbeTime = 10 * time.Second
-	// maxLengthen bounds the lengthened re-runs of one probe.
-	maxLengthen = 2
-	// maxProbesPerLoad bounds the valid probes of one load: the first,
-	// its confirmation and, when those two disagree, the decider.
-	maxProbesPerLoad = 3
-	// tryName names the second and later tries at one load in the
-	// point's name: request-rate=30_try=2.
-	tryName = "try"
-)
-
-// FindConfig configures a search for the largest load that meets the
-// goodput SLOs (Options.Goodput at Options.MinGoodFraction).
-//
-// # Probe length
-//
-// A probe that is too short passes above capacity: the queue of a server
-// past its capacity C grows by R − C requests a second, and a request
-// waits about (R/C − 1)·t longer at time t into the probe, so a 40-request
-// probe 4 % past capacity ends with waits of a fraction of a second,
-// within most TTFT SLOs. A probe's requests are therefore at least
-//
-//	max(base request count, rate × MinProbeTime + 1, MinRounds × in-flight)
-//
-// where in-flight is the requests in flight by Little's law (the rate
-// times the mean request latency, summary.json's load.streams): with S
-// slots a queue adds a wait every S requests, so MinRounds × S requests
-// give it MinRounds steps to show, in the saturation checks' slope and in
-// the SLO. The in-flight count is estimated before a probe from the
-// nearest valid probe below it (it grows in proportion to the rate below
-// capacity); a passing probe that was shorter than the rule asks with its
-// own in-flight count is run again, lengthened (at most [maxLengthen]
-// times). A failing or saturated probe needs no length: it already showed
-// the queue. For concurrency the rate is estimated from the nearest
-// probe, and the rule uses concurrency as the in-flight count. With a
-// --duration instead of a request count, the duration is lengthened
-// instead; a trace's probes are as long as the trace (the rule is not
-// applied). MinRounds = 0 and MinProbeTime = 0 turn the rule off.
-//
-// # Valid probes
-//
-// A probe counts only when the client kept its schedule ([Validity]); an
-// invalid one is run again, at most MaxReruns times, after which the
-// search stops with Found.Unmeasurable.
-//
-// # Outcomes
-//
-// A valid probe passes when it met the SLOs and was not saturated: a
-// saturated probe (docs/format/sweep.md, "Stop conditions") fails
-// whatever its good fraction, because its queue was growing and a longer
-// probe would break the SLO. A load's outcome is the majority of its
-// valid probes, a tie failing. When the bisection has converged, both
-// ends of the bracket are confirmed by a second probe, and a load whose
-// probes disagree gets a third, which decides. Outcomes out of order (a
-// load that passes above one that fails) re-probe the failing load, then
-// the passing one, up to three probes each; what stays out of order
-// after that is reported, and the answer is the largest pass below the
-// lowest fail.
-type FindConfig struct {
-	// Setting is the load searched: request-rate, concurrency or speedup.
-	Setting string `json:"setting"`
-	// Start is the first probe's load (> 0).
-	Start float64 `json:"start"`
-	// Factor is the bracketing step (> 1).
-	Factor float64 `json:"factor"`
-	// Precision ends the bisection once hi/lo − 1 ≤ Precision (for
-	// concurrency also once hi − lo ≤ 1).
-	Precision float64 `json:"precision"`
-	// MaxProbes bounds the probes (see [DefaultFindMaxProbes]).
-	MaxProbes int `json:"max_probes"`
-	// Floor is the lowest load probed (> 0, ≤ Start; a whole number for
-	// concurrency): when every probe down to it fails, the search ends
-	// there, with no load found.
-	Floor float64 `json:"floor"`
-	// MinRounds and MinProbeTime are N and T of the probe-length rule
-	// (≥ 0; both 0 turn it off).
-	MinRounds    int           `json:"min_rounds"`
-	MinProbeTime time.Duration `json:"min_probe_time_ns"`
-	// MaxLateness is the lateness budget of a valid probe: its schedule
-	// lateness p99 may not exceed it. 0 applies the default rule of
-	// [Validity]: half the mean gap between sends.
-	MaxLateness time.Duration `json:"max_lateness_ns"`
-	// MinSentShare is the least share of the asked rate a valid probe
-	// sent at (0 < MinSentShare ≤ 1).
-	MinSentShare float64 `json:"min_sent_share"`
-	// MaxReruns is how often an invalid probe is run again (≥ 0).
-	MaxReruns int `json:"max_reruns"`
-}
-
-// NewFindConfig returns a search of setting from start with the default
-// factor, precision, probe bound, floor ([DefaultFloor]), probe-length
-// rule and validity rule.
-func NewFindConfig(setting string, start float64) *FindConfig {
-	return &FindConfig{Setting: setting, Start: start, Factor: DefaultFindFactor, Precision: DefaultFindPrecision,
-		MaxProbes: DefaultFindMaxProbes, Floor: DefaultFloor(setting, start), MinRounds: DefaultFindMinRounds,
-		MinProbeTime: DefaultFindMinProbeTime, MinSentShare: DefaultFindMinSentShare, MaxReruns: DefaultFindMaxReruns}
-}
-
-// DefaultFloor is the default floor of a search of setting from start:
-// start / [DefaultFindFloorDivisor], rounded to 4 significant digits,
-// and for concurrency at least 1 and a whole number.
-func DefaultFloor(setting string, start float64) float64 {
-	if setting == Concurrency {
-		return max(1, math.Floor(start/DefaultFindFloorDivisor))
-	}
-	return roundSig(start/DefaultFindFloorDivisor, 4)
-}
-
-func (f *FindConfig) validate(o *reprise.Options) error {
-	var errs []error
-	switch f.Setting {
-	case RequestRate, Concurrency, Speedup:
-	default:
-		errs = append(errs, fmt.Errorf("find %q: want max-request-rate (max-rate), max-concurrency or max-speedup", f.Setting))
-	}
-	if f.Start <= 0 || (f.Setting == Concurrency && f.Start != math.Trunc(f.Start)) {
-		errs = append(errs, fmt.Errorf("find start %v: want a load > 0 (a whole number for concurrency)", f.Start))
-	}
-	if f.Factor <= 1 {
-		errs = append(errs, fmt.Errorf("find factor %v: want > 1", f.Factor))
-	}
-	if f.Precision <= 0 {
-		errs = append(errs, fmt.Errorf("find precision %v: want > 0", f.Precision))
-	}
-	if f.MaxProbes < 2 {
-		errs = append(errs, fmt.Errorf("find max probes %d: want ≥ 2", f.MaxProbes))
-	}
-	if f.Floor <= 0 || f.Floor > f.Start || (f.Setting == Concurrency && f.Floor != math.Trunc(f.Floor)) {
-		errs = append(errs, fmt.Errorf("find floor %v: want a load > 0 and ≤ the start %v (a whole number for concurrency)", f.Floor, f.Start))
-	}
-	if f.MinRounds < 0 {
-		errs = append(errs, fmt.Errorf("find min rounds %d: want ≥ 0", f.MinRounds))
-	}
-	if f.MinProbeTime < 0 {
-		errs = append(errs, fmt.Errorf("find min probe time %v: want ≥ 0", f.MinProbeTime))
-	}
-	if f.MaxLateness < 0 {
-		errs = append(errs, fmt.Errorf("find max lateness %v: want ≥ 0 (0 = half the mean gap between sends)", f.MaxLateness))
-	}
-	if f.MinSentShare <= 0 || f.MinSentShare > 1 {
-		errs = append(errs, fmt.Errorf("find min sent share %v: want 0 < share ≤ 1, e.g. 0.95", f.MinSentShare))
-	}
-	if f.MaxReruns < 0 {
-		errs = append(errs, fmt.Errorf("find max reruns %d: want ≥ 0", f.MaxReruns))
-	}
-	if o.Goodput == "" {
-		errs = append(errs, errors.New("find: Goodput is empty; a search needs SLOs to meet, e.g. \"ttft:250 itl:10\""))
-	}
-	return errors.Join(errs...)
-}
 
 // Why a probe ran (Probe.Why).
 const (
@@ -197,72 +22,6 @@ const (
 	WhyDecide   = "decide"   // a third probe of a load whose two probes disagree
 	WhyReprobe  = "reprobe"  // the outcomes were out of order (a pass above a fail)
 )
-
-// Probe is one run of a search at one load.
-type Probe struct {
-	Point string  `json:"point"`
-	Value float64 `json:"value"`
-	// Try counts the runs at this load, from 1; Why says why this one
-	// ran (WhySearch, WhyRerun, …).
-	Try int    `json:"try"`
-	Why string `json:"why"`
-	// Good of Total measured requests met every SLO: Fraction, with its
-	// Wilson interval [Low, High] at the sweep's confidence level; SLOMet
-	// reports Fraction ≥ MinGoodFraction.
-	Good     int     `json:"good"`
-	Total    int     `json:"total"`
-	Fraction float64 `json:"good_fraction"`
-	Low      float64 `json:"good_low"`
-	High     float64 `json:"good_high"`
-	SLOMet   bool    `json:"slo_met"`
-	// Saturated reports that the saturation checks found a growing
-	// queue (Saturation lists which).
-	Saturated  bool     `json:"saturated"`
-	Saturation []string `json:"saturation,omitempty"`
-	// Validity says whether the client kept its schedule.
-	Validity
-	// Streams is the requests in flight by Little's law (summary.json's
-	// load.streams).
-	Streams float64 `json:"streams"`
-	// Pass reports a valid probe that met the SLOs unsaturated.
-	Pass bool `json:"pass"`
-}
-
-// Found is the answer of a search.
-type Found struct {
-	Setting string `json:"setting"`
-	// Value is the largest load whose outcome passed below the lowest
-	// that failed (0: none passed); Above the lowest that failed (0: none
-	// did). The boundary lies in [Value, Above).
-	Value float64 `json:"value"`
-	Above float64 `json:"above"`
-	// Indistinct reports that the good fractions at Value and Above
-	// cannot be told apart: their Wilson intervals overlap, so the
-	// bracket's ends differ by less than the probes can resolve.
-	Indistinct bool `json:"indistinct"`
-	// Unmeasurable reports that the search stopped at a load the client
-	// could not keep the schedule of, MaxReruns + 1 times in a row
-	// (Unmeasured): the machine running reprise cannot measure that
-	// load. Value is then the largest pass below it, if any.
-	Unmeasurable bool    `json:"unmeasurable,omitempty"`
-	Unmeasured   float64 `json:"unmeasured,omitempty"`
-	// OutOfOrder lists the loads that still passed above a failing one
-	// after their re-probes ("X above Y").
-	OutOfOrder []string `json:"out_of_order,omitempty"`
-	// Counts of the probes: Valid ones, Invalid ones (each re-run, or
-	// the last of an unmeasurable load), Saturated (valid and
-	// saturated), Lengthened (runs again of a pass too short), Reprobed
-	// (confirmations, deciders and re-probes of out-of-order outcomes).
-	Valid      int `json:"valid"`
-	Invalid    int `json:"invalid"`
-	Saturated  int `json:"saturated"`
-	Lengthened int `json:"lengthened"`
-	Reprobed   int `json:"reprobed"`
-	// Probes are every probe, in the order they ran.
-	Probes []Probe `json:"probes"`
-	// Text says the answer with its uncertainty, as printed.
-	Text string `json:"text"`
-}
 
 // search is the state of one boundary search.
 type search struct {
@@ -549,22 +308,6 @@ func (sr *search) progress(p *Probe) {
 	fmt.Fprintf(w, "find: probe %s (%s): %s\n", p.Point, p.Why, probeVerdict(p))
 }
 
-// probeVerdict says a probe's verdict and why, in a few words.
-func probeVerdict(p *Probe) string {
-	switch {
-	case !p.Valid:
-		return "invalid: " + strings.Join(p.Reasons, "; ")
-	case p.Saturated && len(p.Waived) > 0:
-		return fmt.Sprintf("fail, saturated (%s), good %.1f%%; counted although %s: the queue grew faster than the client's delays can explain",
-			strings.Join(p.Saturation, ","), 100*p.Fraction, strings.Join(p.Waived, "; "))
-	case p.Saturated:
-		return fmt.Sprintf("fail, saturated (%s), good %.1f%%", strings.Join(p.Saturation, ","), 100*p.Fraction)
-	case !p.SLOMet:
-		return fmt.Sprintf("fail, good %.1f%%", 100*p.Fraction)
-	}
-	return fmt.Sprintf("pass, good %.1f%%", 100*p.Fraction)
-}
-
 // length is the request count and duration a probe at v gets under the
 // probe-length rule (0: the base's); prev is the previous try at v when
 // it passed too short.
@@ -751,15 +494,6 @@ func probeCounts(f *Found) string {
 		t += fmt.Sprintf(", %d re-probes (confirmations and disagreements)", f.Reprobed)
 	}
 	return t
-}
-
-// roundSig rounds v to n significant digits.
-func roundSig(v float64, n int) float64 {
-	if v == 0 {
-		return 0
-	}
-	p := math.Pow(10, float64(n)-math.Ceil(math.Log10(math.Abs(v))))
-	return math.Round(v*p) / p
 }
 
 func fmtErr(format string, args ...any) error { return fmt.Errorf(format, args...) }

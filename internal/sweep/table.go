@@ -1,14 +1,9 @@
 package sweep
 
 import (
-	"github.com/reprise-bench/reprise/engine/summary"
-
 	"fmt"
 	"strings"
 )
-
-// Num is [summary.Num].
-func Num(v float64, sig int) string { return summary.Num(v, sig) }
 
 // The sweep table on Config.Table: one line per point as it finishes.
 const tableFormat = "%-28s %9s %9s %9s %7s %8s %8s %7s %7s %9s %9s %9s %8s %6s %8s %s\n"

@@ -25,28 +25,12 @@
 package openai
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/internal/jsonx"
 	"github.com/reprise-bench/reprise/trace/media"
-)
-
-// Endpoint selects the API shape.
-type Endpoint uint8
-
-// The endpoints.
-const (
-	Chat        Endpoint = iota // /v1/chat/completions
-	Completions                 // /v1/completions
-	Responses                   // /v1/responses
-	SGLang                      // SGLang's native /generate
-	TGI                         // Hugging Face TGI's /generate_stream and /generate
-
-	endpointTemplate // a declarative template (Template)
 )
 
 // Adapter is the native OpenAI adapter. The zero value is the chat adapter.
@@ -91,40 +75,17 @@ func (a Adapter) NewInstance(cfg *adapter.Config) (adapter.Instance, error) {
 	return in, nil
 }
 
-func checkObject(b []byte) error {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil {
-		return fmt.Errorf("want a JSON object: %w", err)
+// NewInstance implements adapter.Adapter.
+func (t *Template) NewInstance(cfg *adapter.Config) (adapter.Instance, error) {
+	if len(cfg.ExtraBody) > 0 {
+		if err := checkObject(cfg.ExtraBody); err != nil {
+			return nil, fmt.Errorf("extra body: %w", err)
+		}
 	}
-	return nil
-}
-
-// Instance builds and parses for one goroutine. It is not safe for
-// concurrent use.
-type Instance struct {
-	ep       Endpoint
-	cfg      adapter.Config
-	path     string
-	maxField string
-	streams  map[uint32]*stream
-	free     []*stream
-	tpl      *Template // endpointTemplate
-	rawBuf   []byte    // Raw without its media, while Build decodes it
+	return &Instance{ep: endpointTemplate, cfg: *cfg, streams: map[uint32]*stream{}, tpl: t, path: t.info.Path}, nil
 }
 
 var _ adapter.Instance = (*Instance)(nil)
-
-// rawRow is the row's own content (trace.Row.Raw).
-type rawRow struct {
-	TextInput json.RawMessage `json:"text_input"`
-	Messages  json.RawMessage `json:"messages"`
-	Tools     json.RawMessage `json:"tools"`
-	Payload   json.RawMessage `json:"payload"`
-	Extra     json.RawMessage `json:"extra"`
-	// Media is the row's images, audio and videos as an array of chat
-	// content parts (trace.Row.Raw, design 0022).
-	Media json.RawMessage `json:"media"`
-}
 
 // Build implements adapter.Instance. It writes the whole body (no holes).
 func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error {
@@ -229,85 +190,6 @@ func (in *Instance) Build(b *adapter.BuildInput, out *adapter.HTTPRequest) error
 		body = append(body, `,"stream":false`...)
 	}
 	return in.endBody(body, b, &raw, out)
-}
-
-// appendMessages appends a conversation as a JSON array of objects that
-// open with open (`{"role":` for chat) and carry role and content.
-func appendMessages(body []byte, msgs []adapter.Message, open string) []byte {
-	body = append(body, '[')
-	for i, m := range msgs {
-		if i > 0 {
-			body = append(body, ',')
-		}
-		body = append(body, open...)
-		body = jsonx.AppendString(body, m.Role)
-		body = append(body, `,"content":`...)
-		body = jsonx.AppendString(body, m.Content)
-		body = append(body, '}')
-	}
-	return append(body, ']')
-}
-
-// appendLimits appends the token limit under the endpoint's field name and
-// ignore_eos when configured.
-func (in *Instance) appendLimits(body []byte, b *adapter.BuildInput) []byte {
-	if b.MaxTokens > 0 {
-		body = append(body, ',', '"')
-		body = append(body, in.maxField...)
-		body = append(body, '"', ':')
-		body = strconv.AppendInt(body, int64(b.MaxTokens), 10)
-	}
-	if in.cfg.IgnoreEOS && b.MaxTokens > 0 {
-		// Without max_tokens the server decides the length: ignore_eos
-		// would make the request run to the context limit.
-		body = append(body, `,"ignore_eos":true`...)
-	}
-	if in.cfg.MinTokens && b.MaxTokens > 0 {
-		body = append(body, `,"min_tokens":`...)
-		body = strconv.AppendInt(body, int64(b.MaxTokens), 10)
-	}
-	return body
-}
-
-// endBody appends --extra-body's members and then the row's extra to an
-// open JSON object, closes it and sets it as out's body. Later duplicate
-// keys win in every JSON reader servers use, so the merge order endpoint
-// defaults < --extra-body < row extra is the append order.
-func (in *Instance) endBody(body []byte, b *adapter.BuildInput, raw *rawRow, out *adapter.HTTPRequest) error {
-	body = jsonx.AppendMembers(body, in.cfg.ExtraBody)
-	if isSet(raw.Extra) {
-		if err := checkObject(raw.Extra); err != nil {
-			return fmt.Errorf("row %d: extra: %w", b.TraceRow, err)
-		}
-		body = jsonx.AppendMembers(body, raw.Extra)
-	}
-	out.Body = append(body, '}')
-	return nil
-}
-
-func isSet(r json.RawMessage) bool {
-	r = bytes.TrimSpace(r)
-	return len(r) > 0 && string(r) != "null"
-}
-
-// textInput is a text_input value as text (a JSON string's contents, or
-// anything else's JSON text).
-func textInput(v json.RawMessage) string {
-	var s string
-	if json.Unmarshal(v, &s) == nil {
-		return s
-	}
-	return string(v)
-}
-
-// appendTextInput appends a text_input value (a JSON string, or anything
-// else rendered as its JSON text) as JSON string contents.
-func appendTextInput(dst []byte, v json.RawMessage) []byte {
-	var s string
-	if json.Unmarshal(v, &s) == nil {
-		return jsonx.AppendContents(dst, s)
-	}
-	return jsonx.AppendContents(dst, string(v))
 }
 
 // Open implements adapter.Instance.
