@@ -86,6 +86,33 @@ func mockLateness(log []mockserver.RequestLog) float64 {
 	return late[int(0.9*float64(len(late)-1))]
 }
 
+// mockITL is the mean, over the requests of the mock's log with at
+// least two content events, of each one's mean gap between the writes of
+// its tokens, in ms: the ITL the mock really served.
+func mockITL(log []mockserver.RequestLog) float64 {
+	sum, n := 0.0, 0
+	for _, r := range log {
+		var first, last int64
+		k := 0
+		for _, e := range r.Events {
+			if e.Kind != mockserver.EventContent {
+				continue
+			}
+			if k == 0 {
+				first = e.TimeNS
+			}
+			last, k = e.TimeNS, k+1
+		}
+		if k >= 2 {
+			sum, n = sum+float64(last-first)/1e6/float64(k-1), n+1
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
 // largest is the largest whole concurrency in [1, hi] at which f ≤ lim.
 func largest(f func(float64) float64, lim, hi float64) float64 {
 	best := 0.0
@@ -202,6 +229,16 @@ func TestRecipesAgainstTheMock(t *testing.T) {
 				t.Logf("answer %.4g, derived %.4g: off by %.1f%%, but the mock ran off its model, so the derived value is not what it did", got, tt.want, 100*rel)
 			default:
 				t.Errorf("answer %.4g, derived from the mock's settings %.4g: off by %.1f%% (> 10%%), the mock on its model", got, tt.want, 100*rel)
+			}
+			// What the mock did is in its log: for the decode curve, the
+			// mean gap between its writes of each request's tokens,
+			// which the answer must match on or off the mock's model.
+			if tt.name == RecipeDecodeITL && sr.CannotTell == "" {
+				did := mockITL(srv.Log())
+				t.Logf("the mock's log: ITL %.4g ms", did)
+				if d := math.Abs(got-did) / did; d > 0.10 {
+					t.Errorf("answer %.4g, the mock's own log %.4g: off by %.1f%% (> 10%%)", got, did, 100*d)
+				}
 			}
 			// sweep.json holds the answer and the probes.
 			b, err := os.ReadFile(filepath.Join(cfg.Dir, ManifestFile))
