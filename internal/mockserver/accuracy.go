@@ -104,20 +104,6 @@ func uniform(seed uint64, id string) float64 {
 	return float64(x>>11) / (1 << 53)
 }
 
-// answerTo decides the answer to a prompt: the item's id, whether it is
-// right, and the answer's pieces (JSON-escaped, one per output token);
-// ok false for a prompt of no item.
-func (s *Server) answerTo(texts []string, inflight int) (id string, right bool, pieces []string, ok bool) {
-	a := s.cfg.Accuracy
-	i, found := a.Key.Lookup(strings.Join(texts, "\n"))
-	if !found {
-		return "", false, nil, false
-	}
-	it := a.Key.Item(i)
-	right = uniform(s.cfg.Seed, it.ID) < a.p(inflight)
-	return it.ID, right, splitPieces(a.Key.Answer(i, right)), true
-}
-
 // splitPieces splits text into tokens for the stream: each word with its
 // leading space, JSON-escaped.
 func splitPieces(text string) []string {

@@ -268,3 +268,21 @@ func jsonSafe(s string) bool {
 	}
 	return true
 }
+
+// Defaults of the generation latency model ([NewConfig]).
+const (
+	DefaultImageTime      = 100 * time.Millisecond
+	DefaultAudioPerSecond = 50 * time.Millisecond
+	DefaultVideoQueue     = 200 * time.Millisecond
+	DefaultVideoFrameTime = 5 * time.Millisecond
+	DefaultVideoFPS       = 24
+	// speechCharsPerSecond is how many characters of input one second of
+	// speech says.
+	speechCharsPerSecond = 15
+	// speechRate is the speech output's sample rate (16-bit mono), OpenAI's.
+	speechRate = 24000
+	// videoFrameBytes is the size of one frame of the mock's videos.
+	videoFrameBytes = 1000
+	// maxImageSide bounds a requested image side.
+	maxImageSide = 4096
+)

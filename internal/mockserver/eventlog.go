@@ -4,8 +4,10 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/reprise-bench/reprise/internal/jsonx"
+	"github.com/reprise-bench/reprise/trace/media"
 )
 
 // EventLogVersion is the version of the JSONL oracle log format
@@ -317,4 +319,36 @@ func appendInputTokens(b []byte, r *RequestLog) []byte {
 		b = strconv.AppendInt(b, int64(r.QueryTokens), 10)
 	}
 	return b
+}
+
+// MediaLog is the oracle's truth of one request to a generation endpoint.
+// Times are Unix ns on the server's clock; 0 = did not happen.
+type MediaLog struct {
+	Items    int   // final images; 1 per speech output or video content
+	Partials int   // partial images streamed
+	Bytes    int64 // decoded bytes of the final media (PNG, audio data, video content)
+	AudioNS  int64 // audio made (speech) or received (transcription)
+	Width    int   // image or video width
+	Height   int
+	Frames   int    // video frames
+	JobID    string // video job
+	Status   string // the job status this response reported
+	// QueuedNS, StartedNS and DoneNS are the job's submit, start and end
+	// of generation.
+	QueuedNS, StartedNS, DoneNS int64
+}
+
+// InputMediaLog is one image, audio clip or video a request carried, as the
+// mock server decoded it (design 0022): Kind "image", "audio" or
+// "video"; Format from its bytes ("png", "jpeg", "wav", "mp3", …; "url"
+// for a remote URL, not fetched); Width and Height of an image; Duration
+// of an audio clip; Bytes of the media (before base64); AudioTrack, a
+// video's audio track as its container describes it (nil: none).
+type InputMediaLog struct {
+	Kind          string
+	Format        string
+	Width, Height int
+	Duration      time.Duration
+	Bytes         int
+	AudioTrack    *media.AudioTrack
 }

@@ -323,3 +323,15 @@ func decodePrompt(raw json.RawMessage, r *request) error {
 	r.ids, r.hasIDs = ids, true
 	return nil
 }
+
+// generationAPI is the shape of a text-generation endpoint.
+type generationAPI uint8
+
+const (
+	apiCompletions generationAPI = iota // /v1/completions
+	apiChat                             // /v1/chat/completions
+	apiResponses                        // /v1/responses (OpenAI shape in every flavor)
+	apiSGLang                           // SGLang /generate (generate.go)
+	apiTGI                              // TGI /generate (not streamed)
+	apiTGIStream                        // TGI /generate_stream
+)

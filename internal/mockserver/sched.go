@@ -122,3 +122,19 @@ func (t *timing) jittered(d time.Duration, rng *rand.Rand) time.Duration {
 	}
 	return max(d, 0)
 }
+
+// mediaDelay is the latency model's extra time to first token for a
+// request's media: PrefillPerImage per image and PrefillPerAudioSecond
+// per second of audio.
+func (t *timing) mediaDelay(ms []InputMediaLog) time.Duration {
+	var d time.Duration
+	for _, m := range ms {
+		switch m.Kind {
+		case "image":
+			d += t.perImage
+		case "audio":
+			d += time.Duration(m.Duration.Seconds() * float64(t.perAudioSecond))
+		}
+	}
+	return d
+}

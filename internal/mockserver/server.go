@@ -6,52 +6,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http"
-	"os"
 	"slices"
 	"strconv"
-	"sync"
-	"sync/atomic"
+	"strings"
 	"time"
 
 	"github.com/reprise-bench/reprise/internal/chattmpl"
-	"github.com/reprise-bench/reprise/internal/jsonx"
 )
-
-// Server is a running mock server. Its methods are safe for concurrent use.
-type Server struct {
-	cfg     Config
-	ln      net.Listener
-	srv     *http.Server
-	url     string
-	start   time.Time // carries the monotonic reading all times derive from
-	startNS int64     // start as Unix ns
-
-	seq     atomic.Uint64
-	running atomic.Int64
-	adm     *admission
-	cache   *prefixCache
-	met     *metrics
-	oracle  *oracle
-	ctl     controls
-	tok     Tokenizer
-	timing  timing
-	states  sync.Pool
-	jobs    jobs // video jobs (media.go)
-	log     *slog.Logger
-
-	mu       sync.Mutex // guards closing, inflight, idle and wg.Add
-	closing  bool
-	inflight int
-	idle     chan struct{}  // closed while inflight == 0
-	wg       sync.WaitGroup // in-flight completion handlers
-	done     chan struct{}  // closed by Close
-	served   chan error     // the result of http.Server.Serve
-	closeMu  sync.Once
-	closeEr  error
-}
 
 // Start validates cfg, listens on cfg.Addr and serves until ctx ends or
 // Close is called. The server copies cfg; later changes have no effect.
@@ -174,36 +137,6 @@ func (s *Server) ResetLog() { s.oracle.reset() }
 // CachedBlocks returns the number of blocks in the prefix cache.
 func (s *Server) CachedBlocks() int { return s.cache.blocks() }
 
-// tooLarge is the message of a 413 (built only then: the request path
-// must not allocate for it).
-func (s *Server) tooLarge() string { return fmt.Sprintf("request body over %d bytes", s.cfg.maxBody) }
-
-// enter registers an in-flight handler; false when the server is closing.
-func (s *Server) enter() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closing {
-		return false
-	}
-	s.wg.Add(1)
-	if s.inflight == 0 {
-		s.idle = make(chan struct{})
-	}
-	s.inflight++
-	return true
-}
-
-// exit unregisters an in-flight handler after its log entry was added.
-func (s *Server) exit() {
-	s.mu.Lock()
-	s.inflight--
-	if s.inflight == 0 {
-		close(s.idle)
-	}
-	s.mu.Unlock()
-	s.wg.Done()
-}
-
 // WaitIdle blocks until no completion request is in flight, so that the
 // log holds every request whose response a client has read (a client can
 // read the end of a response just before the server logs it). It returns
@@ -222,12 +155,6 @@ func (s *Server) WaitIdle(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
-
-// mono returns the monotonic time since start in ns.
-func (s *Server) mono() int64 { return int64(time.Since(s.start)) }
-
-// wall converts a mono time to Unix ns.
-func (s *Server) wall(mono int64) int64 { return s.startNS + mono }
 
 func (s *Server) handler() http.Handler {
 	mux := http.NewServeMux()
@@ -251,42 +178,6 @@ func (s *Server) handler() http.Handler {
 		mux.HandleFunc("POST /"+string(k), s.serveControl(k))
 	}
 	return mux
-}
-
-// Shared header values; net/http only reads them.
-var (
-	hdrSSE       = []string{"text/event-stream"}
-	hdrJSON      = []string{"application/json"}
-	hdrJSONUTF8  = []string{"application/json; charset=utf-8"}
-	hdrServer    = []string{"reprise-mock"}
-	hdrLlama     = []string{"llama.cpp"}
-	hdrKeepAlive = []string{"timeout=5, max=100"}
-	hdrEmpty     = []string{""}
-	hdrClose     = []string{"close"}
-	hdrMetrics   = []string{"text/plain; version=0.0.4; charset=utf-8; escaping=underscores"}
-	hdrMetricsLl = []string{"text/plain; version=0.0.4"}
-)
-
-// setHeaders sets the flavor's response headers for a JSON or SSE response.
-func (s *Server) setHeaders(h http.Header, sse bool) {
-	if s.cfg.Flavor == FlavorLlamaCPP {
-		h["Keep-Alive"] = hdrKeepAlive
-		if sse {
-			h["Content-Type"] = hdrSSE
-		} else {
-			h["Content-Type"] = hdrJSONUTF8
-		}
-		h["Server"] = hdrLlama
-		h["Access-Control-Allow-Origin"] = hdrEmpty
-		h["Date"] = nil // llama-server sends no Date
-		return
-	}
-	h["Server"] = hdrServer
-	if sse {
-		h["Content-Type"] = hdrSSE
-	} else {
-		h["Content-Type"] = hdrJSON
-	}
 }
 
 func (s *Server) serveHealth(w http.ResponseWriter, _ *http.Request) {
@@ -342,177 +233,10 @@ func (s *Server) serveMetrics(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write(b)
 }
 
-// reqState is the pooled per-request working memory.
-type reqState struct {
-	body        []byte
-	ids         []int
-	buf         []byte
-	lens        []int
-	finish      []string
-	rd          renderer
-	timer       *time.Timer
-	pcg         rand.PCG
-	rng         *rand.Rand
-	log         RequestLog
-	faults      faultSet
-	prev        []time.Duration // per choice: schedule offset of the previous token
-	choices     []choiceText
-	headersSent bool
-	h2          bool   // HTTP/2 (h2c): no hijacking
-	pending     []byte // coalesced events not yet written
-	stamped     int    // log.Events before this index have their write time
-	due         int64  // mono deadline of the events being written; 0 = as soon as possible
-	writeStart  int64  // mono time the write being recorded began; 0 = no write
-	raw         rawSink
-	hs          httpSink
-}
-
-func newReqState() *reqState {
-	st := &reqState{buf: make([]byte, 0, 1024), body: make([]byte, 0, 1024)}
-	st.rng = rand.New(&st.pcg)
-	return st
-}
-
-// defaultMaxBody bounds request bodies (a 1M-token prompt is about 4 MiB).
-const defaultMaxBody = 64 << 20
-
-var errBodyTooLarge = errors.New("request body too large")
-
-func readBody(dst []byte, r *http.Request, maxBody int) ([]byte, error) {
-	if n := r.ContentLength; n > 0 && n <= int64(maxBody) && int64(cap(dst)) < n+1 {
-		dst = make([]byte, 0, n+1)
-	}
-	for {
-		if len(dst) == cap(dst) {
-			dst = append(dst, 0)[:len(dst)]
-		}
-		n, err := r.Body.Read(dst[len(dst):cap(dst)])
-		dst = dst[:len(dst)+n]
-		if len(dst) > maxBody {
-			return dst, errBodyTooLarge
-		}
-		if err == io.EOF {
-			return dst, nil
-		}
-		if err != nil {
-			return dst, err
-		}
-	}
-}
-
-// generationAPI is the shape of a text-generation endpoint.
-type generationAPI uint8
-
-const (
-	apiCompletions generationAPI = iota // /v1/completions
-	apiChat                             // /v1/chat/completions
-	apiResponses                        // /v1/responses (OpenAI shape in every flavor)
-	apiSGLang                           // SGLang /generate (generate.go)
-	apiTGI                              // TGI /generate (not streamed)
-	apiTGIStream                        // TGI /generate_stream
-)
-
-// serve answers one request with a pooled reqState, between enter and
-// exit: it reads the body (413 over the size limit, 408 past BodyTimeout),
-// starts the request's log (handed to the oracle when it returns), draws
-// the request's faults and, unless one of them answered it, calls handle
-// with the time the body was received.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, handle func(st *reqState, recv int64)) {
-	if !s.enter() {
-		return
-	}
-	// An HTTP/2 stream cannot be hijacked: a reset fault aborts the handler
-	// (RST_STREAM) after everything else was recorded and released.
-	abort := false
-	defer func() {
-		if abort {
-			panic(http.ErrAbortHandler)
-		}
-	}()
-	defer s.exit()
-	st := s.states.Get().(*reqState)
-	defer func() {
-		abort = st.hs.abort
-		s.states.Put(st)
-	}()
-	// A body that cannot fit is refused before it is read; a body that
-	// does not arrive within BodyTimeout is answered 408. Either way
-	// net/http closes the connection after the answer (body left unread).
-	if r.ContentLength > int64(s.cfg.maxBody) {
-		s.reject(st, w, r, s.mono(), http.StatusRequestEntityTooLarge, s.tooLarge())
-		return
-	}
-	dl, hasDL := w.(interface{ SetReadDeadline(time.Time) error })
-	hasDL = hasDL && s.cfg.BodyTimeout > 0
-	if hasDL {
-		_ = dl.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
-	}
-	var err error
-	st.body, err = readBody(st.body[:0], r, s.cfg.maxBody)
-	recv := s.mono()
-	if hasDL && err == nil {
-		// After a failure the deadline stays: net/http's discard of the
-		// unread body then fails at once and it closes the connection.
-		_ = dl.SetReadDeadline(time.Time{})
-	}
-	switch {
-	case errors.Is(err, errBodyTooLarge):
-		s.reject(st, w, r, recv, http.StatusRequestEntityTooLarge, s.tooLarge())
-		return
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		s.reject(st, w, r, recv, http.StatusRequestTimeout,
-			fmt.Sprintf("request body not received within %v (--body-timeout)", s.cfg.BodyTimeout))
-		return
-	case err != nil:
-		return // the client went away while sending; nothing to answer
-	}
-	seq := s.seq.Add(1) - 1
-	st.pcg.Seed(s.cfg.Seed, seq)
-	lg := &st.log
-	events := lg.Events[:0]
-	if s.oracle.keep {
-		events = nil
-	}
-	*lg = RequestLog{Seq: seq, ClientRequestID: r.Header.Get(RequestIDHeader), RemoteAddr: r.RemoteAddr, Endpoint: r.URL.Path,
-		ReceivedNS: s.wall(recv), Events: events}
-	st.faults = faultSet{}
-	st.headersSent = false
-	st.writeStart = 0 // a failed write of the previous request may have left it set
-	st.due = 0
-	st.pending = st.pending[:0]
-	st.hs = httpSink{w: w}
-	st.raw = rawSink{w: w, buf: st.raw.buf}
-	st.h2 = r.ProtoMajor >= 2
-	defer s.finishLog(st)
-	if s.drawFaults(st, w, r) {
-		handle(st, recv)
-	}
-}
-
 // serveCompletion serves /v1/chat/completions, /v1/completions,
 // /v1/responses and /generate.
 func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, api generationAPI) {
 	s.serve(w, r, func(st *reqState, recv int64) { s.completion(st, w, r, recv, api) })
-}
-
-// admit waits for a scheduler slot and counts the request as running from
-// then (its admission time, also logged); false when the client went away
-// while queued. release ends what admit began.
-func (s *Server) admit(ctx context.Context, st *reqState) (int64, bool) {
-	if !s.adm.acquire(ctx) {
-		st.log.Error = "client went away while queued"
-		return 0, false
-	}
-	s.running.Add(1)
-	admitted := s.mono()
-	st.log.AdmittedNS = s.wall(admitted)
-	return admitted, true
-}
-
-// release frees the slot admit took.
-func (s *Server) release() {
-	s.running.Add(-1)
-	s.adm.release()
 }
 
 // completion answers a text-generation request whose body serve has read:
@@ -772,18 +496,6 @@ func (s *Server) countFinish(st *reqState, reason string) {
 	}
 }
 
-// reject answers a request whose body was not read (too large, too slow)
-// with an error, and logs it.
-func (s *Server) reject(st *reqState, w http.ResponseWriter, r *http.Request, recv int64, status int, msg string) {
-	st.hs = httpSink{w: w}
-	st.writeStart = 0
-	st.due = 0
-	st.log = RequestLog{Seq: s.seq.Add(1) - 1, ClientRequestID: r.Header.Get(RequestIDHeader), RemoteAddr: r.RemoteAddr, Endpoint: r.URL.Path,
-		ReceivedNS: s.wall(recv)}
-	s.writeError(st, w, status, msg, "")
-	s.finishLog(st)
-}
-
 // promptIDs appends the prompt's token ids of req to ids: its token-id
 // prompt, its texts through Config.ChatTemplate, or its texts with
 // Config.ChatTemplateTokens per chat message. An error is a template that
@@ -831,19 +543,6 @@ func (s *Server) templateIDs(ids []int, req *request) ([]int, error) {
 	return ids, nil
 }
 
-// templateToken is the id standing for one chat-template token.
-const templateToken = 199_999
-
-type runInfo struct {
-	req                              *request
-	chat, llama                      bool
-	model                            string
-	created                          int64
-	prompt, cached, reasoning, total int
-	admitted                         int64
-	first                            time.Duration
-}
-
 // outputLimit returns the largest output length per choice, or the error
 // message (and vLLM error type) when the request does not fit the context.
 func (s *Server) outputLimit(req request, prompt int, chat bool) (limit int, msg, typ string) {
@@ -875,16 +574,6 @@ func (s *Server) outputLimit(req request, prompt int, chat bool) (limit int, msg
 			"tokens. Please reduce the length of the input %s.", ctxLen, prompt, where), "BadRequestError"
 	}
 	return ctxLen - prompt, "", ""
-}
-
-func faultMessage(code int, model string) string {
-	switch code {
-	case 429:
-		return "Rate limit reached for " + model + " (injected by reprise mock-server)."
-	case 503:
-		return "The server is overloaded (injected by reprise mock-server); retry later."
-	}
-	return "Internal server error (injected by reprise mock-server)."
 }
 
 // responseID renders a flavor-shaped response id from the request's RNG:
@@ -922,261 +611,16 @@ func (s *Server) responseID(st *reqState, chat bool, seq uint64) string {
 	return string(b)
 }
 
-// sleepUntil waits until the mono deadline; false when the client left or
-// the server is closing. It uses one reusable timer per request.
-func (s *Server) sleepUntil(ctx context.Context, st *reqState, deadline int64) bool {
-	d := time.Duration(deadline - s.mono())
-	if d <= 0 {
-		return true
+// answerTo decides the answer to a prompt: the item's id, whether it is
+// right, and the answer's pieces (JSON-escaped, one per output token);
+// ok false for a prompt of no item.
+func (s *Server) answerTo(texts []string, inflight int) (id string, right bool, pieces []string, ok bool) {
+	a := s.cfg.Accuracy
+	i, found := a.Key.Lookup(strings.Join(texts, "\n"))
+	if !found {
+		return "", false, nil, false
 	}
-	if st.timer == nil {
-		st.timer = time.NewTimer(d)
-	} else {
-		st.timer.Reset(d)
-	}
-	select {
-	case <-st.timer.C:
-		return true
-	case <-ctx.Done():
-	case <-s.done:
-	}
-	st.timer.Stop()
-	st.log.Error = "client went away"
-	return false
-}
-
-// event records one written event at the time its write returned (and,
-// from st.writeStart, the time it began).
-func (s *Server) event(st *reqState, kind EventKind, choice int, err error) bool {
-	t := s.mono()
-	start := st.writeStart
-	st.writeStart = 0
-	if start == 0 {
-		start = t // no write (a reset): one instant
-	}
-	if err != nil {
-		st.log.Error = "write: " + err.Error()
-		st.log.EndNS = s.wall(t)
-		return false
-	}
-	st.log.EndNS = s.wall(t)
-	if s.oracle.enabled() {
-		var due int64
-		if st.due != 0 {
-			due = s.wall(st.due)
-		}
-		st.log.Events = append(st.log.Events, Event{Kind: kind, Choice: int32(choice), StartNS: s.wall(start), TimeNS: s.wall(t), DueNS: due})
-	}
-	return true
-}
-
-func (s *Server) finishLog(st *reqState) {
-	if st.log.EndNS == 0 {
-		st.log.EndNS = s.wall(s.mono())
-	}
-	if s.oracle.enabled() {
-		if err := s.oracle.add(&st.log); err != nil {
-			s.log.Error("mock-server event log: no more lines will be written", "err", err)
-		}
-	}
-}
-
-// writeRequestError answers a request that failed to decode.
-func (s *Server) writeRequestError(st *reqState, w http.ResponseWriter, err error) {
-	re, ok := errors.AsType[*requestError](err)
-	if !ok {
-		s.writeError(st, w, 400, err.Error(), "")
-		return
-	}
-	if !re.syntax {
-		s.writeError(st, w, 400, re.msg, "")
-		return
-	}
-	if s.cfg.Flavor == FlavorLlamaCPP {
-		s.writeError(st, w, 500, fmt.Sprintf("[json.exception.parse_error.101] parse error at byte %d: syntax error - %s",
-			re.offset, re.msg), "")
-		return
-	}
-	s.writeError(st, w, 400, "Failed to read and parse request body, "+re.msg, "")
-}
-
-// drawFaults sets the request's faults, from its FaultHeader and drawn at
-// the configured rates, and answers the ones that strike before the queue
-// (a reset, an error status); false when the request is answered.
-func (s *Server) drawFaults(st *reqState, w http.ResponseWriter, r *http.Request) bool {
-	if hv := r.Header.Get(FaultHeader); hv != "" {
-		if err := parseFaultHeader(hv, &st.faults); err != nil {
-			s.writeError(st, w, 400, FaultHeader+": "+err.Error(), "")
-			return false
-		}
-	}
-	for _, fr := range s.cfg.Faults {
-		if fr.Rate > 0 && st.rng.Float64() < fr.Rate {
-			st.faults.add(fr.Fault)
-		}
-	}
-	st.log.Fault = st.faults.names
-	if st.faults.resetBefore {
-		st.hs.reset()
-		s.event(st, EventReset, 0, nil)
-		return false
-	}
-	if code := st.faults.status; code != 0 {
-		s.writeError(st, w, code, faultMessage(code, s.cfg.Models[0]), "")
-		return false
-	}
-	return true
-}
-
-// writeError answers with an OpenAI-style error body before any stream.
-func (s *Server) writeError(st *reqState, w http.ResponseWriter, status int, msg, typ string) {
-	llama := s.cfg.Flavor == FlavorLlamaCPP
-	st.buf = appendErrorBody(st.buf[:0], llama, status, msg, typ)
-	s.writeErrorBody(st, w, status, msg)
-}
-
-func (s *Server) writeLlamaContextError(st *reqState, w http.ResponseWriter, msg string, prompt int) {
-	b := append(st.buf[:0], `{"error":{"code":400,"message":"`...)
-	b = jsonx.AppendContents(b, msg)
-	b = append(b, `","type":"exceed_context_size_error","n_prompt_tokens":`...)
-	b = strconv.AppendInt(b, int64(prompt), 10)
-	b = append(b, `,"n_ctx":`...)
-	b = strconv.AppendInt(b, int64(s.cfg.MaxModelLen), 10)
-	st.buf = append(b, "}}"...)
-	s.writeErrorBody(st, w, 400, msg)
-}
-
-func (s *Server) writeErrorBody(st *reqState, w http.ResponseWriter, status int, msg string) {
-	h := w.Header()
-	s.setHeaders(h, false)
-	if s.cfg.Flavor == FlavorLlamaCPP {
-		h["Connection"] = hdrClose
-	}
-	h["Content-Length"] = []string{strconv.Itoa(len(st.buf))}
-	st.writeStart = s.mono()
-	w.WriteHeader(status)
-	_, err := w.Write(st.buf)
-	if err == nil {
-		err = st.hs.flush()
-	}
-	st.log.Status = status
-	st.log.Error = msg
-	s.event(st, EventBody, 0, err)
-}
-
-// httpSink writes events through net/http: one Write and one flush each.
-type httpSink struct {
-	w     http.ResponseWriter
-	abort bool // reset requested on a connection that cannot be hijacked
-}
-
-func (h *httpSink) write(p []byte) error {
-	if _, err := h.w.Write(p); err != nil {
-		return err
-	}
-	return h.flush()
-}
-
-func (h *httpSink) flush() error {
-	if f, ok := h.w.(interface{ FlushError() error }); ok {
-		return f.FlushError()
-	}
-	return http.NewResponseController(h.w).Flush()
-}
-
-// reset hijacks the connection and closes it with an RST. On HTTP/2 it
-// marks the handler for abort instead, which resets the stream.
-func (h *httpSink) reset() {
-	conn, _, err := http.NewResponseController(h.w).Hijack()
-	if err != nil {
-		h.abort = true
-		return
-	}
-	resetConn(conn)
-}
-
-func resetConn(conn net.Conn) {
-	if tc, ok := conn.(*net.TCPConn); ok {
-		_ = tc.SetLinger(0)
-	}
-	_ = conn.Close()
-}
-
-// rawSink writes a llama.cpp stream on the hijacked connection, framing
-// chunks itself, and closes the connection after the response, as
-// llama-server does (net/http cannot close after a response without
-// announcing it in a Connection header).
-type rawSink struct {
-	w    http.ResponseWriter
-	conn net.Conn
-	buf  []byte
-	sent bool // headers written
-}
-
-const llamaSSEHeaders = "HTTP/1.1 200 OK\r\nKeep-Alive: timeout=5, max=100\r\nContent-Type: text/event-stream\r\n" +
-	"Server: llama.cpp\r\nTransfer-Encoding: chunked\r\nAccess-Control-Allow-Origin: \r\n\r\n"
-
-func (r *rawSink) hijack() error {
-	if r.conn != nil {
-		return nil
-	}
-	conn, _, err := http.NewResponseController(r.w).Hijack()
-	if err != nil {
-		return err
-	}
-	r.conn = conn
-	return nil
-}
-
-// headers writes the header block alone (slow-headers).
-func (r *rawSink) headers() error {
-	if err := r.hijack(); err != nil {
-		return err
-	}
-	r.sent = true
-	_, err := io.WriteString(r.conn, llamaSSEHeaders)
-	return err
-}
-
-func (r *rawSink) write(p []byte) error {
-	if err := r.hijack(); err != nil {
-		return err
-	}
-	b := r.buf[:0]
-	if !r.sent {
-		b = append(b, llamaSSEHeaders...)
-		r.sent = true
-	}
-	b = strconv.AppendInt(b, int64(len(p)), 16)
-	b = append(b, "\r\n"...)
-	b = append(b, p...)
-	b = append(b, "\r\n"...)
-	r.buf = b
-	_, err := r.conn.Write(b)
-	return err
-}
-
-// end writes the last chunk and closes the connection (FIN).
-func (r *rawSink) end() {
-	if r.conn == nil {
-		return
-	}
-	_, _ = io.WriteString(r.conn, "0\r\n\r\n")
-	_ = r.conn.Close()
-	r.conn = nil
-}
-
-func (r *rawSink) reset() {
-	if r.hijack() != nil {
-		return
-	}
-	resetConn(r.conn)
-	r.conn = nil
-}
-
-func (r *rawSink) abort() {
-	if r.conn != nil {
-		_ = r.conn.Close()
-		r.conn = nil
-	}
+	it := a.Key.Item(i)
+	right = uniform(s.cfg.Seed, it.ID) < a.p(inflight)
+	return it.ID, right, splitPieces(a.Key.Answer(i, right)), true
 }

@@ -10,13 +10,6 @@ import (
 	"time"
 )
 
-// sink is where a stream's events go: net/http's writer, or the hijacked
-// connection of a llama.cpp stream.
-type sink interface {
-	write(p []byte) error // one event, flushed to the socket
-	reset()               // RST the connection
-}
-
 // stream writes a streamed response and returns choice 0's finish reason
 // ("" when it did not finish).
 func (s *Server) stream(ctx context.Context, st *reqState, run *runInfo) string {

@@ -165,3 +165,6 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
+
+// templateToken is the id standing for one chat-template token.
+const templateToken = 199_999
