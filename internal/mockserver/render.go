@@ -232,7 +232,7 @@ func (r *renderer) usageChunk(b []byte) []byte {
 }
 
 // generate reports whether r renders an SGLang or TGI /generate answer
-// (generate.go).
+// (render_generate.go).
 func (r *renderer) generate() bool {
 	return r.gen == apiSGLang || r.gen == apiTGI || r.gen == apiTGIStream
 }
