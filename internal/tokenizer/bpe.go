@@ -308,6 +308,9 @@ func (t *bpe) mergePiece(sc *mergeScratch, w string) {
 	sc.steps += h.steps
 }
 
+// spaceMark is SentencePiece's visible space.
+const spaceMark = "▁"
+
 // pieceEnd returns the end of the next piece of a long word: all of w
 // when it fits maxMergeBytes, else a cut at most maxMergeBytes in, at the
 // start of a character and, when there is one in the last quarter, before

@@ -70,9 +70,6 @@ type hfModel struct {
 // without limit.
 const maxVocab = 1 << 24
 
-// spaceMark is SentencePiece's visible space.
-const spaceMark = "▁"
-
 // parseHF builds a tokenizer from the bytes of a tokenizer.json; name is
 // used in messages and as the tokenizer's Name.
 func parseHF(name string, data []byte) (*bpe, error) {

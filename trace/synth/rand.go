@@ -6,6 +6,9 @@ import (
 	"math/rand/v2"
 )
 
+// DefaultSeed is the seed of every random draw when none is given.
+const DefaultSeed uint64 = 42
+
 // rng is one deterministic random stream: the PCG-DXSM generator of
 // math/rand/v2 as the bit source, with this package's own samplers on top,
 // so the values depend only on the seed, the stream and this code — not on
