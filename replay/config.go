@@ -2,7 +2,9 @@ package replay
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -579,5 +581,130 @@ func (a *Adaptive) validate(c *Config, bad func(field, format string, args ...an
 	}
 	if c.Mode != ModeAuto && c.Mode != ModeConcurrency {
 		bad("Adaptive", "{Adaptive} needs {Mode} concurrency, not %s", c.Mode)
+	}
+}
+
+// RatePoint is one control point of a request-rate series
+// ([Config.RateSeries]): the rate QPS, in requests per second, At this
+// time after the run's start.
+type RatePoint struct {
+	At  time.Duration
+	QPS float64
+}
+
+// checkRateSeries checks the points of a series: at least two, times
+// strictly increasing from ≥ 0, rates finite and > 0.
+func checkRateSeries(pts []RatePoint) error {
+	if len(pts) < 2 {
+		return errors.New("a request-rate series needs at least two points")
+	}
+	for i, p := range pts {
+		if p.At < 0 {
+			return fmt.Errorf("point %d: time %v: want ≥ 0", i, p.At)
+		}
+		if !(p.QPS > 0) || math.IsInf(p.QPS, 0) {
+			return fmt.Errorf("point %d: qps %v: want a finite rate > 0", i, p.QPS)
+		}
+		if i > 0 && p.At <= pts[i-1].At {
+			return fmt.Errorf("point %d: time %v is not after point %d's %v: times must be strictly increasing", i, p.At, i-1, pts[i-1].At)
+		}
+	}
+	return nil
+}
+
+// Shard names one part of a workload split over Count processes, which
+// together send what one process would: [Config.Shard]. The zero value
+// (and any Count ≤ 1) is the whole workload.
+//
+// A trace is split by session: every session goes whole to one shard, so
+// a multi-turn history never crosses processes. The sessions are taken in
+// start order (the fixed schedule's send time of their first turn, else
+// trace order) and each goes to the shard with the fewest requests so far,
+// the lowest index on a tie. At every point of the schedule the requests
+// of the sessions each shard has started then differ by at most the turns
+// of one session: load is balanced over time, not only in total. Every shard computes the same
+// assignment from the same trace and Config, with no coordination.
+//
+// Rows keep their index (the records' trace_row, the seed of their
+// prompt) and the fixed schedule its time zero (the earliest first turn
+// of the whole trace), so a row's request body and send time are the same
+// whichever shard sends it, and the prefixes shared between sessions on
+// different shards are the trace's. A synthetic load's k-th request of
+// shard i is request k·Count+i of the unsharded run.
+//
+// The load parameters are divided ([Config.Share]): RequestRate,
+// Concurrency, NumUsers (with UserCentricRate in proportion, so each
+// user's turn gap stays NumUsers/UserCentricRate), RequestCount and
+// WarmupRequests. Durations, Senders and the lateness budget are per
+// process.
+type Shard struct {
+	// Index is this process's shard, 0 ≤ Index < Count.
+	Index int
+	// Count is the number of shards; 0 or 1 is the whole workload.
+	Count int
+}
+
+// Sharded reports whether s is one part of several.
+func (s Shard) Sharded() bool { return s.Count > 1 }
+
+// String returns s as "Index/Count", or "" for the whole workload.
+func (s Shard) String() string {
+	if !s.Sharded() {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", s.Index, s.Count)
+}
+
+// MaxShardCount is the most shards a workload is split into: more
+// processes than a Kubernetes Indexed Job runs (10^5 completions), and a
+// bound for what reads a shard's count back (reprise merge).
+const MaxShardCount = 100_000
+
+// ParseShard parses "i/N" (0 ≤ i < N, 1 ≤ N ≤ [MaxShardCount]).
+func ParseShard(s string) (Shard, error) {
+	is, ns, ok := strings.Cut(strings.TrimSpace(s), "/")
+	if !ok {
+		return Shard{}, fmt.Errorf("shard %q: want INDEX/COUNT, e.g. 0/4", s)
+	}
+	i, err1 := strconv.Atoi(is)
+	n, err2 := strconv.Atoi(ns)
+	switch {
+	case err1 != nil || err2 != nil:
+		return Shard{}, fmt.Errorf("shard %q: want INDEX/COUNT with whole numbers, e.g. 0/4", s)
+	case n < 1:
+		return Shard{}, fmt.Errorf("shard %q: the count must be at least 1", s)
+	case n > MaxShardCount:
+		return Shard{}, fmt.Errorf("shard %q: the count must be at most %d", s, MaxShardCount)
+	case i < 0 || i >= n:
+		return Shard{}, fmt.Errorf("shard %q: the index must be 0 to %d", s, n-1)
+	}
+	return Shard{Index: i, Count: n}, nil
+}
+
+// validateShard reports the problems of c.Shard and of the share each
+// shard would get.
+func (c *Config) validateShard(bad func(field, format string, args ...any)) {
+	s := c.Shard
+	if s.Count < 0 || (s.Count > 0 && (s.Index < 0 || s.Index >= s.Count)) || (s.Count == 0 && s.Index != 0) {
+		bad("Shard", "{Shard} %d/%d: want INDEX/COUNT with 0 ≤ INDEX < COUNT", s.Index, s.Count)
+		return
+	}
+	if s.Count > MaxShardCount {
+		bad("Shard", "{Shard} %d/%d: want COUNT ≤ %d", s.Index, s.Count, MaxShardCount)
+		return
+	}
+	if !s.Sharded() {
+		return
+	}
+	few := func(field string, n int, what string) {
+		if n > 0 && n < s.Count {
+			bad(field, "{"+field+"} %d is less than the %d shards of {Shard}: a shard would get no %s", n, s.Count, what)
+		}
+	}
+	few("Concurrency", c.Concurrency, "session slot")
+	few("NumUsers", c.NumUsers, "user")
+	few("RequestCount", c.RequestCount, "request")
+	if c.ConcurrencyRamp > 0 && c.Concurrency < 2*s.Count {
+		bad("ConcurrencyRamp", "{ConcurrencyRamp} needs {Concurrency} ≥ 2 per shard (%d for %d shards)", 2*s.Count, s.Count)
 	}
 }

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/reprise-bench/reprise/engine/record"
@@ -122,4 +123,28 @@ var _ Handler = HandlerFunc(nil)
 // and must not keep j.
 type SkipHandler interface {
 	Skip(j *Job)
+}
+
+// prefillGate caps the jobs waiting for their first token
+// (Config.PrefillConcurrency, AIPerf's --prefill-concurrency). A sender
+// takes a slot before it hands its job to the Handler and gives it back
+// when the Handler reports the first token ([Job.FirstToken]) or, at the
+// latest, when Handle returns. The cap ramps as the closed-loop level
+// does: rampLevel(t, n, ramp) slots at run time t, 1 → n in even steps.
+//
+// The wait happens on the sender, after the dispatcher fired the job:
+// the job keeps its session (and concurrency) slot meanwhile, as in
+// AIPerf, and the wait shows as SentNS − DispatchedNS of its record, not
+// as schedule lateness. Safe for concurrent use; acquire allocates only
+// while a ramp is in progress (a timer for the next step).
+type prefillGate struct {
+	n    int
+	ramp time.Duration
+	now  func() int64 // run time, ns
+
+	mu   sync.Mutex
+	held int
+	// freed carries a token per release while someone may wait; a
+	// waiter that wakes re-checks, so a stale token costs a loop.
+	freed chan struct{}
 }

@@ -147,7 +147,7 @@ type runner struct {
 	blockedSlot bool
 	scratch     []event // fireDueTurns' reusable buffer
 
-	// Dependencies (dag.go), nil without them: pend counts each item's
+	// Dependencies (design 0008), nil without them: pend counts each item's
 	// dependencies not yet completed, doomed marks an item one of whose
 	// dependencies failed or was skipped, taskLeft counts each task's
 	// items not yet done, and taskStarted (dispatcher only) marks the
@@ -717,6 +717,115 @@ func (r *runner) inline(s *sender, item int32, intended, sd int64, run uint64) b
 	j.DispatchedNS = r.wall0 + r.sl.now()
 	j.Late = j.DispatchedNS-j.IntendedNS > int64(r.cfg.LateThreshold)
 	r.st.record(j)
+	return true
+}
+
+// completeDAG runs on the sender after Handle returned a job of a plan
+// with dependencies: it releases the items whose last dependency this
+// was. One released item that is due at once runs here on the same
+// sender (returns true with s.job refilled); the others, or one due
+// later, are posted to the dispatcher, which fires items with one due
+// time in one batch (the children of one parent go out together). An
+// item whose dependency failed is posted for skipDAG.
+func (r *runner) completeDAG(s *sender) bool {
+	j := &s.job
+	p := r.p
+	now := r.sl.now()
+	r.st.completed.Add(1)
+	item := int32(j.Item)
+	failed := j.Failed
+	rel := s.rel[:0]
+	for e := p.succStart[item]; e < p.succStart[item+1]; e++ {
+		c := p.succ[e]
+		r.depIDs[p.succSlot[e]] = j.ID // before the decrement that may release c
+		if failed {
+			r.doomed[c].Store(true) // before the decrement that may release c
+		}
+		if r.pend[c].Add(-1) == 0 {
+			r.relBy[c] = j.ID + 1 // read by the one dispatch of c, after the hand-over
+			rel = append(rel, c)
+		}
+	}
+	s.rel = rel[:0]
+	r.taskDone(item)
+	if len(rel) > 0 && !r.stopped.Load() {
+		for _, c := range rel {
+			if r.doomed[c].Load() {
+				r.post(event{due: now, item: c, kind: evSkip})
+				continue
+			}
+			due, sd := p.depDue(c, now, r.shift.Load())
+			if len(rel) == 1 && due <= now {
+				if r.inline(s, c, due, sd, j.SessionRun) {
+					return true
+				}
+				break // the run stopped
+			}
+			r.post(event{due: due, sd: sd, run: j.SessionRun, item: c, kind: evTurn})
+		}
+	}
+	r.outstanding.Add(-1)
+	return false
+}
+
+// post hands e to the dispatcher (counted as outstanding until drained).
+func (r *runner) post(e event) {
+	r.outstanding.Add(1)
+	for !r.posts.push(e) {
+		runtime.Gosched() // the dispatcher drains it every wake-up
+	}
+}
+
+// taskDone counts item done in its task; the task's session slot is
+// released with its last item.
+func (r *runner) taskDone(item int32) {
+	if r.taskLeft[r.p.sessOf[item]].Add(-1) == 0 {
+		r.active.Add(-1)
+	}
+}
+
+// skipDAG records item as skipped and, through its dependents, every item
+// that can no longer run: each is doomed and skipped once its last
+// dependency is done. depFailed says why item itself is skipped (a
+// dependency failed, else LateSkip). It runs on the dispatcher; false
+// means the run stopped.
+func (r *runner) skipDAG(item int32, intended int64, depFailed bool) bool {
+	p := r.p
+	r.blockedDue = math.MinInt64
+	stack := append(r.skipStack[:0], item)
+	first := true
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		var j Job
+		r.setJob(&j, it, intended, 0, uint64(p.sessOf[it])+1)
+		if !r.admit(&j) {
+			r.skipStack = stack[:0]
+			return false
+		}
+		j.Skipped = true
+		j.DepFailed = depFailed || !first
+		first = false
+		j.DispatchedNS = 0
+		r.st.skipped.Add(1)
+		if r.skipH != nil {
+			r.skipH.Skip(&j)
+		}
+		if t := p.sessOf[it]; !r.taskStarted[t] {
+			r.taskStarted[t] = true
+			r.active.Add(1) // taskDone releases it with the task's last item
+		}
+		r.taskDone(it)
+		for e := p.succStart[it]; e < p.succStart[it+1]; e++ {
+			c := p.succ[e]
+			r.depIDs[p.succSlot[e]] = j.ID
+			r.doomed[c].Store(true)
+			if r.pend[c].Add(-1) == 0 {
+				stack = append(stack, c)
+			}
+		}
+	}
+	r.skipStack = stack[:0]
 	return true
 }
 

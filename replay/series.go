@@ -2,7 +2,6 @@ package replay
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -10,14 +9,6 @@ import (
 	"sort"
 	"time"
 )
-
-// RatePoint is one control point of a request-rate series
-// ([Config.RateSeries]): the rate QPS, in requests per second, At this
-// time after the run's start.
-type RatePoint struct {
-	At  time.Duration
-	QPS float64
-}
 
 // ParseRateSeries reads AIPerf's --request-rate-series JSON: an object
 // with exactly one key, "points", an array of {"time_s": S, "qps": R}
@@ -86,26 +77,6 @@ func ParseRateSeries(name string, data []byte) ([]RatePoint, error) {
 // maxSeriesSeconds bounds a point's time (a year, far below what a
 // time.Duration holds).
 const maxSeriesSeconds = 365 * 24 * 3600
-
-// checkRateSeries checks the points of a series: at least two, times
-// strictly increasing from ≥ 0, rates finite and > 0.
-func checkRateSeries(pts []RatePoint) error {
-	if len(pts) < 2 {
-		return errors.New("a request-rate series needs at least two points")
-	}
-	for i, p := range pts {
-		if p.At < 0 {
-			return fmt.Errorf("point %d: time %v: want ≥ 0", i, p.At)
-		}
-		if !(p.QPS > 0) || math.IsInf(p.QPS, 0) {
-			return fmt.Errorf("point %d: qps %v: want a finite rate > 0", i, p.QPS)
-		}
-		if i > 0 && p.At <= pts[i-1].At {
-			return fmt.Errorf("point %d: time %v is not after point %d's %v: times must be strictly increasing", i, p.At, i-1, pts[i-1].At)
-		}
-	}
-	return nil
-}
 
 // RateAt returns the rate of the series at time t after the run's start,
 // as AIPerf's value_at: the first point's rate until the first point, then
@@ -192,15 +163,6 @@ func seriesFor(cfg Config) *seriesClock {
 		return nil
 	}
 	return newSeriesClock(cfg.RateSeries)
-}
-
-// tickTime is the run time in ns of the count-axis point x of ModeRate's
-// arrivals: under RateSeries, or RequestRate with its RateRamp.
-func (p *Plan) tickTime(x float64) int64 {
-	if p.series != nil {
-		return p.series.time(x)
-	}
-	return rampTime(x, p.cfg.RequestRate, p.cfg.RateRamp)
 }
 
 // ReadRateSeries reads and parses the --request-rate-series file at path

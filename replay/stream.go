@@ -181,14 +181,6 @@ func (p *Plan) Close() error {
 // synthetic reports a plan without a trace.
 func (p *Plan) synthetic() bool { return p.rows == nil && p.win == nil }
 
-// sessions returns the number of sessions of a trace plan.
-func (p *Plan) sessions() int64 {
-	if p.win != nil {
-		return p.n
-	}
-	return int64(len(p.sessFirst))
-}
-
 // fixedItem returns the item of the k-th fixed-schedule session start.
 func (p *Plan) fixedItem(k int) int32 {
 	if p.win != nil {
