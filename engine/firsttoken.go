@@ -2,12 +2,6 @@ package engine
 
 import "github.com/reprise-bench/reprise/engine/record"
 
-// FirstTokenNotifier is told once when a streamed response's first
-// token arrived ([replay.Job] is one: its prefill slot is then freed).
-type FirstTokenNotifier interface {
-	FirstToken()
-}
-
 // NotifyFirstToken makes the sender's next Do call n.FirstToken when the
 // response's first content, reasoning or tool-call event has been read
 // (for an adapter that parses after the stream, the first event), on

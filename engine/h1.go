@@ -14,22 +14,6 @@ import (
 	"github.com/reprise-bench/reprise/replay"
 )
 
-// h1Handler consumes an HTTP/1.1 response for its sender (h1.Handler):
-// a 2xx body is framed, stamped and parsed as it arrives (beginBody,
-// feedBody), another status's body is kept for the error message.
-type h1Handler struct {
-	s *Sender
-	p *Prepared
-	r *record.Request
-	// What Header saw: headers arrived (head), a 2xx body is being
-	// consumed (began), a non-2xx body is being collected (errBody) with
-	// its status.
-	head, began, errBody bool
-	status               int
-	// limit is the body cap a non-2xx body went over.
-	limit error
-}
-
 var (
 	_ h1.Handler = (*h1Handler)(nil)
 	_ h1.Clock   = (*replay.Clock)(nil)

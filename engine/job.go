@@ -1,9 +1,9 @@
 package engine
 
-// Generation endpoints (design 0023): the media counts of a response, and
-// the asynchronous job of a video endpoint, polled and downloaded after
-// its submit. Not on the per-token path: a job sends a few requests a
-// second at most.
+// Generation endpoints (design 0023): the asynchronous job of a video
+// endpoint, polled and downloaded after its submit (the media counts of a
+// response are body.go's). Not on the per-token path: a job sends a few
+// requests a second at most.
 
 import (
 	"bytes"
@@ -15,20 +15,6 @@ import (
 	"github.com/reprise-bench/reprise/engine/adapter"
 	"github.com/reprise-bench/reprise/engine/record"
 )
-
-// media copies the adapter's media counts of the response just read into r.
-func (s *Sender) media(r *record.Request) {
-	m := &s.fin.Media
-	r.MediaItems, r.MediaPartials, r.MediaBytes, r.AudioNS = m.Items, m.Partials, m.Bytes, m.AudioNS
-	if s.e.info.Kind == adapter.KindTranscription && r.InputAudioNS > 0 {
-		// The clip uploaded was the trace row's own, counted at build as
-		// the request's input audio; the adapter reports the run's clip.
-		r.AudioNS = r.InputAudioNS
-	}
-	if i := int(m.FirstEvent) - 1; i >= 0 && i < len(s.evTime) && r.SentNS != 0 {
-		r.FirstMediaNS = s.evTime[i] - r.SentNS
-	}
-}
 
 // jobStatusNames names the job states in messages.
 var jobStatusNames = [...]string{"unknown", "queued", "in_progress", "completed", "failed"}

@@ -5,6 +5,8 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"unsafe"
@@ -21,28 +23,6 @@ import (
 type pieceEncoder interface {
 	AppendEncode(dst []int, text string) []int
 	Piece(id int) (string, bool)
-}
-
-// textRec is one text-captured record of the current response: choice,
-// kind and length of its text, where that text sits in the adapter's
-// Final (Text, Reasoning or Other, see [adapter.Final]), and the client
-// tokens given to it.
-type textRec struct {
-	ev     int32
-	choice uint16
-	reason bool
-	bytes  uint32
-	off    uint32
-	tokens int32
-}
-
-// xrow is an exported event row of a choice other than the event's first
-// (an event carrying several choices has one row per choice).
-type xrow struct {
-	ev     int32
-	choice int32
-	kind   record.EventKind
-	tokens int32
 }
 
 // perChoice reports whether records of kind k are about one choice.
@@ -326,3 +306,48 @@ func (s *Sender) rowChoice(i int) int32 {
 	}
 	return -1
 }
+
+// kindRank orders kinds for the one kind an event is exported with.
+var kindRank = [...]uint8{
+	record.EventIgnore:    0,
+	record.EventMeta:      1,
+	record.EventUsage:     2,
+	record.EventFinish:    3,
+	record.EventError:     4,
+	record.EventToolCall:  5,
+	record.EventReasoning: 6,
+	record.EventContent:   7,
+}
+
+// countCheckBytes is the output length from which counting its tokens
+// watches the request's --timeout and cancellation: shorter texts are
+// counted in well under a millisecond.
+const countCheckBytes = 64 << 10
+
+// count counts the tokens of text with the run's counter. A long text is
+// counted with ContextCounter under ctx and the request's deadline, so
+// neither a timeout nor an interrupt waits for it; the error is then
+// ctx's, its cause errTimeout for the deadline. The counter gets text's
+// bytes without a copy (TokenCounter must not keep them).
+func (s *Sender) count(ctx context.Context, text []byte) (int, error) {
+	if len(text) == 0 {
+		return 0, nil
+	}
+	str := unsafe.String(&text[0], len(text))
+	cc := s.e.ctxCounter
+	if len(text) < countCheckBytes || cc == nil {
+		return s.e.cfg.Counter.Count(str), nil
+	}
+	if !s.deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadlineCause(ctx, s.deadline, errTimeout)
+		defer cancel()
+	}
+	n, err := cc.CountContext(ctx, str)
+	if err != nil && errors.Is(context.Cause(ctx), errTimeout) {
+		err = errCountTimeout
+	}
+	return n, err
+}
+
+var errCountTimeout = fmt.Errorf("request timed out (--timeout) while counting the output's tokens: %w", context.DeadlineExceeded)

@@ -16,48 +16,6 @@ import (
 	"github.com/reprise-bench/reprise/trace/media"
 )
 
-// Columns name the columns of a [FormatTable] dataset (JSON Lines keys,
-// CSV header names or Parquet column names). An empty name picks the
-// first of its defaults the table has (see the fields); a name given but
-// missing from the table is an error naming the columns it has.
-type Columns struct {
-	// Prompt holds the prompt text, sent as it is. Defaults: prompt,
-	// text, question, instruction, input, query.
-	Prompt string
-	// InputLength holds the input length in tokens, for rows without a
-	// prompt (one is then synthesized). Defaults: input_length,
-	// input_tokens, isl.
-	InputLength string
-	// OutputLength holds the output length in tokens. Defaults:
-	// output_length, output_tokens, max_tokens, osl.
-	OutputLength string
-	// Session holds a session id: rows that share one are the turns of a
-	// conversation, in file order. Defaults: session_id, conversation_id.
-	Session string
-	// Timestamp holds the arrival in milliseconds (a fixed schedule).
-	// Default: timestamp.
-	Timestamp string
-	// Image and Audio hold media sent with the prompt (design 0022): a
-	// path, an http(s) URL, a data URL, base64 or raw bytes, a list of
-	// them, or a Hugging Face {"bytes", "path"} cell. Defaults: image,
-	// images; audio, audios.
-	Image, Audio string
-}
-
-// IsZero reports whether no column is named.
-func (c Columns) IsZero() bool { return c == Columns{} }
-
-// column defaults, in order of preference.
-var (
-	promptColumns    = []string{"prompt", "text", "question", "instruction", "input", "query"}
-	inputLenColumns  = []string{"input_length", "input_tokens", "isl"}
-	outputLenColumns = []string{"output_length", "output_tokens", "max_tokens", "osl"}
-	sessionColumns   = []string{"session_id", "conversation_id"}
-	timestampColumns = []string{"timestamp"}
-	imageColumns     = []string{"image", "images"}
-	audioColumns     = []string{"audio", "audios"}
-)
-
 // nTableCols is the number of columns a table row is read from: prompt,
 // input, output, session, timestamp, image, audio.
 const nTableCols = 7

@@ -3,25 +3,9 @@ package trace
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 )
-
-// Detect reads the start of the trace in src and returns its format, by
-// the rules of docs/format/traces.md: magic bytes pick a decompressor, then
-// the first non-blank line decides — JSON keys for JSONL, header names for
-// CSV. Git LFS pointers, ServeGen distributions and JSON arrays
-// (ShareGPT) are reported as errors that say what to do.
-func Detect(name string, src io.Reader) (Format, error) {
-	r, err := NewReader(name, src, Options{})
-	if err != nil {
-		return "", err
-	}
-	f := r.Format()
-	r.Close()
-	return f, nil
-}
 
 // detectLine decides the format from the first non-blank line.
 func detectLine(line []byte) (Format, error) {

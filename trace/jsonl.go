@@ -195,12 +195,6 @@ func (d *jsonlDecoder) unknownParent(field string, id int64, key []byte, must st
 	return d.rowErr(field, "request %q is not the request_id of an earlier line; a row may only %s rows above it", key, must)
 }
 
-// resetRow clears row for the next row of line. HashIDs and Raw, when a
-// row has them, point into the Reader's reused buffers.
-func resetRow(row *Row, line int64) {
-	*row = Row{Line: line, ParentID: -1, RequestID: -1}
-}
-
 // scan splits line into d.f. It is the hand-rolled equivalent of
 // decoding the object with encoding/json (TestScanOracle compares them).
 //

@@ -3,12 +3,10 @@ package trace
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -22,173 +20,6 @@ import (
 
 	"github.com/reprise-bench/reprise/internal/httpfield"
 )
-
-// Options control how a trace is read. The zero value detects the format,
-// uses its default block size, sorts (ReadAll) instead of rejecting
-// unsorted rows, and fails on the first invalid row.
-type Options struct {
-	// Format overrides detection; "" detects from the content.
-	Format Format
-	// BlockSize is the number of tokens per hash id; 0 uses the format's
-	// default (512 Mooncake, 16 Bailian). Ignored by formats without ids.
-	BlockSize int
-	// Strict rejects a row whose arrival is earlier than the previous
-	// row's instead of counting it (and letting ReadAll sort it).
-	Strict bool
-	// SkipInvalid turns row errors into counted warnings: the row is
-	// dropped, ReadStats.DroppedInvalid and Warnings count it.
-	SkipInvalid bool
-	// DropFailed drops rows the source marks as failed (BurstGPT rows
-	// with zero response tokens) instead of keeping them with Failed set.
-	DropFailed bool
-	// ModelFilter keeps only BurstGPT rows whose Model equals it
-	// (case-insensitive); "" keeps all. Only valid for burstgpt.
-	ModelFilter string
-	// MaxInputTokens caps a row's input length (a longer row is a row
-	// error naming the field); 0 means DefaultMaxInputTokens.
-	MaxInputTokens int
-	// DefaultOutputTokens is the output length given to a row that has
-	// none: a Mooncake or AIPerf row without output_length, a BurstGPT
-	// row with 0 response tokens (a failed request; it stays Failed).
-	// 0 gives none: such a row keeps OutputTokens 0 ("not given").
-	DefaultOutputTokens int
-	// RequireOutput makes a row without an output length a row error
-	// naming the field (unless DefaultOutputTokens gives it one): a replay
-	// would send it without max_tokens, a request that with ignore_eos
-	// never ends. A Mooncake payload row needs none: it is sent as written.
-	// A row the source marks as failed (zero BurstGPT response tokens) is
-	// dropped instead, counted in ReadStats.DroppedFailed.
-	RequireOutput bool
-	// CountNoOutput counts the rows RequireOutput lets through without an
-	// output length in ReadStats.NoOutput.
-	CountNoOutput bool
-	// Endpoint, when set (EndpointChat or EndpointCompletions), makes a
-	// Mooncake row recorded through another endpoint a row error naming
-	// the field: its lengths are what that endpoint's requests carried.
-	Endpoint string
-	// MaxRows, when positive, ends the read after that many kept rows:
-	// Next then returns io.EOF without reading another line (ReadAll,
-	// Scan and a Window stop there too). 0 reads every row.
-	MaxRows int64
-	// FitHashIDs keeps a Mooncake row whose hash_ids are more or fewer
-	// than its input_length needs at BlockSize, for the prompt builder to
-	// fit (--hash-mismatch fit); false makes such a row a row error.
-	FitHashIDs bool
-	// Columns name the columns of a FormatTable dataset; naming one with
-	// the format left to detection reads the file as a table.
-	Columns Columns
-	// MediaLimits bound the images, audio and video a row may carry
-	// (pixels from an image's header before decoding, bytes); the zero
-	// value takes the defaults (design 0022).
-	MediaLimits MediaLimits
-	// Sessions reads each ShareGPT conversation as a multi-turn session,
-	// one turn per human→gpt pair (sent with the live responses in the
-	// history); false reads its first pair as one request.
-	Sessions bool
-	// CountTokens counts the tokens of a text: the input length of rows
-	// with their own prompt, and a ShareGPT reply's length (its output
-	// length unless DefaultOutputTokens replaces it). nil counts words
-	// separated by white space.
-	CountTokens func(text string) int
-	// Log receives warnings (the first few skipped rows, out-of-order
-	// rows); nil discards them.
-	Log *slog.Logger
-	// Context, when set, stops reading once it is done: NewReader, Next
-	// (and ReadAll, Scan) return an error wrapping its Err as soon as
-	// they next read, whatever they are doing (skipping blank lines,
-	// decompressing). nil never stops.
-	Context context.Context
-}
-
-// DefaultMaxInputTokens is the input length cap of [Options]: 2²⁴
-// (16,777,216) tokens, above the longest context window any model offers
-// (10M tokens), so no real row is refused, while a prompt at the cap is
-// about 100 MB of text rather than the 7 GB a 2³⁰-token row asks for.
-const DefaultMaxInputTokens = 1 << 24
-
-// ReadStats counts what a Reader did. At io.EOF, Read = Kept +
-// DroppedInvalid + DroppedFailed + DroppedFiltered + the number of row
-// errors Next returned (none with SkipInvalid).
-type ReadStats struct {
-	// Read is the number of data rows decoded, valid or not (an AIPerf
-	// multi_turn line counts once per turn).
-	Read int64
-	// Kept is the number of rows returned by Next.
-	Kept int64
-	// DroppedInvalid counts rows skipped as invalid (Options.SkipInvalid).
-	DroppedInvalid int64
-	// DroppedFailed counts failed rows dropped (Options.DropFailed).
-	DroppedFailed int64
-	// DroppedFiltered counts rows dropped by Options.ModelFilter.
-	DroppedFiltered int64
-	// Failed counts kept rows with Row.Failed set.
-	Failed int64
-	// OutOfOrder counts kept rows whose arrival is earlier than the
-	// previous kept row's.
-	OutOfOrder int64
-	// Moved counts rows whose position the stable sort in ReadAll changed.
-	Moved int64
-	// Orphans counts Bailian rows whose parent_chat_id was not seen on an
-	// earlier line; each starts its own session.
-	Orphans int64
-	// DefaultedOutput counts kept rows given Options.DefaultOutputTokens.
-	DefaultedOutput int64
-	// NoOutput counts kept rows left without an output length (neither
-	// DefaultOutputTokens nor RequireOutput), with Options.CountNoOutput.
-	NoOutput int64
-	// Warnings counts warning events: skipped rows, out-of-order rows
-	// and orphans.
-	Warnings int64
-	// FirstWarnings holds the messages of the first few warnings.
-	FirstWarnings []string
-}
-
-// maxWarnings is how many warning messages ReadStats keeps and logs.
-const maxWarnings = 10
-
-// Reader streams the rows of one trace. Memory is constant in the number
-// of rows, except for the per-session maps of formats with sessions
-// (Bailian chat_id → session, session_id → turn count), which grow with
-// the number of requests (Bailian) or sessions.
-//
-// A Reader is not safe for concurrent use.
-type Reader struct {
-	name     string
-	opts     Options
-	format   Format
-	block    int
-	maxInput int  // Options.MaxInputTokens in effect
-	payload  bool // the row just decoded is a Mooncake payload row
-
-	quit       <-chan struct{} // closed when the Window reading r closes
-	closers    []func() error
-	compressed bool // gzip or zstd: the file size says nothing of the rows
-	lr         lineReader
-	dec        decoder
-
-	// idsBuf and rawBuf back Row.HashIDs and Row.Raw; reused by each Next.
-	idsBuf   []uint64
-	rawBuf   []byte
-	media    mediaRefs // resolved media references (design 0022)
-	mediaBuf []byte    // a row's media parts while it is decoded
-
-	stats   ReadStats
-	err     error // sticky fatal error
-	index   int64
-	base    int64 // raw offset of the first kept row with an offset
-	hasBase bool
-	prev    time.Duration // offset of the previous kept row
-	hasPrev bool
-	prevLn  int64
-}
-
-// decoder decodes the rows of one format. next fills row (every field
-// except Index) or returns io.EOF, a row error (a *ParseError; the row is
-// consumed) or, when the reader's lineReader has ioErr set, a read error
-// after which reading cannot go on.
-type decoder interface {
-	next(row *Row) error
-}
 
 // Open opens the trace at path ("-" reads standard input) and returns a
 // Reader positioned at its first row. The caller must Close it.
@@ -223,35 +54,19 @@ func NewReader(name string, src io.Reader, opts Options) (*Reader, error) {
 	return r, nil
 }
 
-// nextLine returns the next non-blank line of a line-oriented format. A
-// line over the cap is a row error naming it (the caller may skip it and
-// go on); at the end it returns io.EOF.
-func (r *Reader) nextLine() ([]byte, error) {
-	for {
-		line, err := r.lr.next()
-		if err != nil {
-			if errors.Is(err, errLineTooLong) {
-				return nil, r.fileErr(r.lr.line, "", err)
-			}
-			return nil, err
-		}
-		if !isBlank(line) {
-			return line, nil
-		}
+// Detect reads the start of the trace in src and returns its format, by
+// the rules of docs/format/traces.md: magic bytes pick a decompressor, then
+// the first non-blank line decides — JSON keys for JSONL, header names for
+// CSV. Git LFS pointers, ServeGen distributions and JSON arrays
+// (ShareGPT) are reported as errors that say what to do.
+func Detect(name string, src io.Reader) (Format, error) {
+	r, err := NewReader(name, src, Options{})
+	if err != nil {
+		return "", err
 	}
-}
-
-// nextRow reads the next non-blank line and resets row to it.
-func (r *Reader) nextRow(row *Row) ([]byte, error) {
-	line, err := r.nextLine()
-	if err == nil {
-		resetRow(row, r.lr.line)
-	}
-	return line, err
-}
-
-func (r *Reader) fileErr(line int64, field string, err error) *ParseError {
-	return &ParseError{Path: r.name, Line: line, Field: field, Err: err}
+	f := r.Format()
+	r.Close()
+	return f, nil
 }
 
 func (r *Reader) init(src io.Reader) error {
@@ -426,6 +241,9 @@ func (r *Reader) initDecoder(doc *jsonDoc, first []byte) error {
 	}
 	return err
 }
+
+// errWindowClosed stops the reader of a Window that was closed.
+var errWindowClosed = errors.New("the window was closed")
 
 // stopped returns why reading must stop (Options.Context is done, or the
 // Window that opened the Reader was closed), or nil.
@@ -729,32 +547,6 @@ func (r *Reader) headerFields(row *Row) error {
 		}
 	}
 	return nil
-}
-
-// overInput is the error for an input length over the cap, or nil.
-func (r *Reader) overInput(n int) error {
-	if n <= r.maxInput {
-		return nil
-	}
-	return fmt.Errorf("%d tokens, over the cap of %d (--max-input-tokens): fix the row, or raise --max-input-tokens", n, r.maxInput)
-}
-
-// warn counts a warning, keeps its message if among the first few and
-// logs it.
-func (r *Reader) warn(msg string, err error) {
-	r.stats.Warnings++
-	if len(r.stats.FirstWarnings) >= maxWarnings {
-		return
-	}
-	r.stats.FirstWarnings = append(r.stats.FirstWarnings, err.Error())
-	// At most maxWarnings lines per trace, so the plain Warn (which checks
-	// the level itself) costs nothing that matters; Options has no context.
-	if l := r.opts.Log; l != nil {
-		l.Warn(msg, slog.String("error", err.Error()))
-		if len(r.stats.FirstWarnings) == maxWarnings {
-			l.Warn("further trace warnings are only counted", slog.String("trace", r.name))
-		}
-	}
 }
 
 // ReadAll reads the whole trace at path and returns its rows sorted stably

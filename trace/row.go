@@ -2,7 +2,10 @@ package trace
 
 import (
 	"encoding/json"
+	"strconv"
 	"time"
+
+	"github.com/reprise-bench/reprise/trace/media"
 )
 
 // Row is one request of a trace, normalised from any format.
@@ -101,4 +104,82 @@ func (r *Row) Clone() Row {
 		c.WaitFor = append([]int64(nil), r.WaitFor...)
 	}
 	return c
+}
+
+// MediaStats counts the images, audio clips and videos one request
+// carries, as the trace's rows give them (design 0022). Bytes are the
+// media's own bytes (before base64); an http(s) URL passed through counts
+// as an item of 0 bytes and unknown size.
+type MediaStats struct {
+	Images, ImageBytes int
+	// ImagePixels is the sum of width × height over the images;
+	// ImageSizes lists each image's "WxH" (comma-separated, "?" for a
+	// URL).
+	ImagePixels int64
+	ImageSizes  string
+	Audios      int
+	AudioBytes  int
+	// AudioDuration is the sum of the clips' lengths.
+	AudioDuration time.Duration
+	Videos        int
+	VideoBytes    int
+	// VideoDuration and VideoFrames sum the videos' lengths and frames
+	// (from their containers; 0 for a URL).
+	VideoDuration time.Duration
+	VideoFrames   int64
+}
+
+// IsZero reports whether s counts no media.
+func (s *MediaStats) IsZero() bool { return s.Images == 0 && s.Audios == 0 && s.Videos == 0 }
+
+// Add counts it.
+func (s *MediaStats) Add(it *media.Item) {
+	switch it.Kind {
+	case media.Image:
+		s.Images++
+		s.ImageBytes += it.Bytes()
+		s.ImagePixels += int64(it.Width) * int64(it.Height)
+		if s.ImageSizes != "" {
+			s.ImageSizes += ","
+		}
+		if it.Width > 0 {
+			s.ImageSizes += strconv.Itoa(it.Width) + "x" + strconv.Itoa(it.Height)
+		} else {
+			s.ImageSizes += "?"
+		}
+	case media.Audio:
+		s.Audios++
+		s.AudioBytes += it.Bytes()
+		s.AudioDuration += it.Duration
+	case media.Video:
+		s.Videos++
+		s.VideoBytes += it.Bytes()
+		s.VideoDuration += it.Duration
+		s.VideoFrames += int64(it.Frames)
+	}
+}
+
+func (s *MediaStats) Merge(o *MediaStats) {
+	s.Images += o.Images
+	s.ImageBytes += o.ImageBytes
+	s.ImagePixels += o.ImagePixels
+	if o.ImageSizes != "" {
+		if s.ImageSizes != "" {
+			s.ImageSizes += ","
+		}
+		s.ImageSizes += o.ImageSizes
+	}
+	s.Audios += o.Audios
+	s.AudioBytes += o.AudioBytes
+	s.AudioDuration += o.AudioDuration
+	s.Videos += o.Videos
+	s.VideoBytes += o.VideoBytes
+	s.VideoDuration += o.VideoDuration
+	s.VideoFrames += o.VideoFrames
+}
+
+// resetRow clears row for the next row of line. HashIDs and Raw, when a
+// row has them, point into the Reader's reused buffers.
+func resetRow(row *Row, line int64) {
+	*row = Row{Line: line, ParentID: -1, RequestID: -1}
 }

@@ -244,9 +244,6 @@ func (w *Window) Close() error {
 // errChanged reports a trace that ended early on a later pass.
 var errChanged = errors.New("the trace changed since it was validated")
 
-// errWindowClosed stops the reader of a Window that was closed.
-var errWindowClosed = errors.New("the window was closed")
-
 // run is the reader goroutine.
 func (w *Window) run() {
 	defer close(w.done)
