@@ -19,18 +19,6 @@ import (
 	"github.com/reprise-bench/reprise/engine/summary"
 )
 
-// AIPerf export file names (--export aiperf), written next to the records.
-const (
-	AIPerfRecordsFile = "profile_export.jsonl"
-	AIPerfSummaryFile = "profile_export_aiperf.json"
-	// AIPerfSummaryCSV is the summary as AIPerf's CSV.
-	AIPerfSummaryCSV = "profile_export_aiperf.csv"
-	// AIPerfInputsFile holds the request bodies (WriteAIPerfInputs).
-	AIPerfInputsFile = "inputs.json"
-	// AIPerfSchemaVersion is the profile_export_aiperf.json schema written.
-	AIPerfSchemaVersion = "1.3"
-)
-
 // ExportAIPerf writes AIPerf's profile_export.jsonl,
 // profile_export_aiperf.json and profile_export_aiperf.csv to the run
 // directory dir, each atomically,

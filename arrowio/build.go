@@ -5,7 +5,6 @@ package arrowio
 
 import (
 	"math"
-	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -13,57 +12,6 @@ import (
 
 	"github.com/reprise-bench/reprise/engine/record"
 )
-
-// The column appenders below assume capacity was reserved for the row
-// (builders are reserved for a whole row group at a time), so they use the
-// Unsafe appends: no capacity checks, no allocation.
-
-// i64NZ appends v, or null when v is 0.
-func i64NZ(b *array.Int64Builder, v int64) {
-	if v == 0 {
-		b.UnsafeAppendBoolToBitmap(false)
-		return
-	}
-	b.UnsafeAppend(v)
-}
-
-// i64Known appends v, or null when v is negative (-1 = none).
-func i64Known(b *array.Int64Builder, v int64) {
-	if v < 0 {
-		b.UnsafeAppendBoolToBitmap(false)
-		return
-	}
-	b.UnsafeAppend(v)
-}
-
-// i32Known appends v, or null when v is negative (-1 = not reported).
-func i32Known(b *array.Int32Builder, v int32) {
-	if v < 0 {
-		b.UnsafeAppendBoolToBitmap(false)
-		return
-	}
-	b.UnsafeAppend(v)
-}
-
-// i32NZ appends v, or null when v is 0.
-func i32NZ(b *array.Int32Builder, v int32) {
-	if v == 0 {
-		b.UnsafeAppendBoolToBitmap(false)
-		return
-	}
-	b.UnsafeAppend(v)
-}
-
-// strNZ appends s, or null when s is empty. The bytes are copied.
-func strNZ(b *array.StringBuilder, s string) {
-	if s == "" {
-		b.AppendNull()
-		return
-	}
-	// BinaryBuilder copies v, so viewing the string's bytes is safe and
-	// avoids the []byte(s) conversion StringBuilder.Append may allocate.
-	b.BinaryBuilder.Append(unsafe.Slice(unsafe.StringData(s), len(s)))
-}
 
 // requestBuilder accumulates record.Request rows as Arrow columns, in the
 // order of recordsFields. Not safe for concurrent use.

@@ -163,3 +163,13 @@ func (r *Run) Close() error {
 	}
 	return err
 }
+
+// WriteMergedSummary writes summary.json atomically, as WriteSummary
+// does, with m under [MergeKey].
+func (r *Run) WriteMergedSummary(s *summary.Summary, w *WriterReport, m *MergeReport) error {
+	b, err := SummaryJSONMerged(s, w, m)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(r.dir, SummaryFile), b)
+}

@@ -1,8 +1,6 @@
 package arrowio
 
 import (
-	"path/filepath"
-
 	"github.com/reprise-bench/reprise/engine/summary"
 )
 
@@ -92,14 +90,4 @@ func SummaryJSONMerged(s *summary.Summary, w *WriterReport, m *MergeReport) ([]b
 		extra[RecordWriterKey] = w
 	}
 	return withKeys(js, extra)
-}
-
-// WriteMergedSummary writes summary.json atomically, as WriteSummary
-// does, with m under [MergeKey].
-func (r *Run) WriteMergedSummary(s *summary.Summary, w *WriterReport, m *MergeReport) error {
-	b, err := SummaryJSONMerged(s, w, m)
-	if err != nil {
-		return err
-	}
-	return writeFileAtomic(filepath.Join(r.dir, SummaryFile), b)
 }

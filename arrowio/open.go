@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/apache/arrow/go/v17/arrow"
-
 	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/engine/summary"
 	"github.com/reprise-bench/reprise/internal/telemetry"
@@ -136,40 +134,6 @@ func (r *RunReader) MetricSamples() iter.Seq2[record.MetricSample, error] {
 // Requests.
 func (r *RunReader) GPUSamples() iter.Seq2[record.GPUSample, error] {
 	return tableRows(r.err, r.dir, GPUTable, appendGPUSamples)
-}
-
-// errStop ends a table read when the iterator's consumer stops early.
-var errStop = errors.New("stop")
-
-// tableRows iterates over the rows of table, converting one record batch
-// at a time into a reused slice.
-// Before each batch it calls cancelled, nil or a context's Err, and ends
-// with its error.
-func tableRows[T any](cancelled func() error, dir, table string, conv func([]T, arrow.Record) ([]T, error)) iter.Seq2[T, error] {
-	return func(yield func(T, error) bool) {
-		var batch []T
-		err := ReadTable(dir, table, func(path string, rec arrow.Record) error {
-			if cancelled != nil {
-				if err := cancelled(); err != nil {
-					return fmt.Errorf("read %s: %w", path, err)
-				}
-			}
-			var err error
-			if batch, err = conv(batch[:0], rec); err != nil {
-				return fmt.Errorf("%s: %w", path, err)
-			}
-			for i := range batch {
-				if !yield(batch[i], nil) {
-					return errStop
-				}
-			}
-			return nil
-		})
-		if err != nil && !errors.Is(err, errStop) {
-			var zero T
-			yield(zero, err)
-		}
-	}
 }
 
 // Settings are what a run directory says about how its summary was

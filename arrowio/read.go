@@ -304,103 +304,6 @@ func collect[T any](rows iter.Seq2[T, error]) ([]T, error) {
 	return out, nil
 }
 
-// columns looks up a record's columns by name, collecting type errors.
-type columns struct {
-	rec  arrow.Record
-	errs []error
-}
-
-func (c *columns) col(name string) arrow.Array {
-	idx := c.rec.Schema().FieldIndices(name)
-	if len(idx) == 0 {
-		c.errs = append(c.errs, fmt.Errorf("column %s missing", name))
-		return nil
-	}
-	return c.rec.Column(idx[0])
-}
-
-// optCol is colAs for a column appended within a version: a file written
-// before it has none, which is no error (the zero T is returned).
-func optCol[T arrow.Array](c *columns, name string) T {
-	if len(c.rec.Schema().FieldIndices(name)) == 0 {
-		var zero T
-		return zero
-	}
-	return colAs[T](c, name)
-}
-
-func colAs[T arrow.Array](c *columns, name string) T {
-	a := c.col(name)
-	t, ok := a.(T)
-	if !ok && a != nil {
-		var zero T
-		c.errs = append(c.errs, fmt.Errorf("column %s has type %s, want %T", name, a.DataType(), zero))
-	}
-	return t
-}
-
-// strCol reads a utf8 or dictionary-of-utf8 column.
-type strCol struct {
-	s *array.String
-	d *array.Dictionary
-	v *array.String // dictionary values
-}
-
-func (c *columns) str(name string) strCol {
-	switch a := c.col(name).(type) {
-	case *array.String:
-		return strCol{s: a}
-	case *array.Dictionary:
-		if v, ok := a.Dictionary().(*array.String); ok {
-			return strCol{d: a, v: v}
-		}
-		c.errs = append(c.errs, fmt.Errorf("column %s: dictionary of %s, want utf8", name, a.Dictionary().DataType()))
-	case nil:
-	default:
-		c.errs = append(c.errs, fmt.Errorf("column %s has type %s, want utf8", name, a.DataType()))
-	}
-	return strCol{}
-}
-
-// optStr is str for a column appended within a version: absent in older
-// files, where every value reads as "".
-func (c *columns) optStr(name string) strCol {
-	if len(c.rec.Schema().FieldIndices(name)) == 0 {
-		return strCol{}
-	}
-	return c.str(name)
-}
-
-func (s strCol) at(i int) string {
-	switch {
-	case s.s != nil:
-		if s.s.IsNull(i) {
-			return ""
-		}
-		return strings.Clone(boundString(s.s.Value(i)))
-	case s.d != nil:
-		if s.d.IsNull(i) {
-			return ""
-		}
-		return strings.Clone(boundString(s.v.Value(s.d.GetValueIndex(i))))
-	}
-	return ""
-}
-
-func i64or(a *array.Int64, i int, absent int64) int64 {
-	if a.IsNull(i) {
-		return absent
-	}
-	return a.Value(i)
-}
-
-func i32or(a *array.Int32, i int, absent int32) int32 {
-	if a.IsNull(i) {
-		return absent
-	}
-	return a.Value(i)
-}
-
 // appendRequests appends the rows of a records file's record to out; a
 // column it lacks or of the wrong type is an error, returned with out as
 // it was.
@@ -708,4 +611,52 @@ func nullableStr(a *array.String, i int) string {
 		return ""
 	}
 	return a.Value(i)
+}
+
+// errStop ends a table read when the iterator's consumer stops early.
+var errStop = errors.New("stop")
+
+// tableRows iterates over the rows of table, converting one record batch
+// at a time into a reused slice.
+// Before each batch it calls cancelled, nil or a context's Err, and ends
+// with its error.
+func tableRows[T any](cancelled func() error, dir, table string, conv func([]T, arrow.Record) ([]T, error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var batch []T
+		err := ReadTable(dir, table, func(path string, rec arrow.Record) error {
+			if cancelled != nil {
+				if err := cancelled(); err != nil {
+					return fmt.Errorf("read %s: %w", path, err)
+				}
+			}
+			var err error
+			if batch, err = conv(batch[:0], rec); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			for i := range batch {
+				if !yield(batch[i], nil) {
+					return errStop
+				}
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errStop) {
+			var zero T
+			yield(zero, err)
+		}
+	}
+}
+
+// isPartName reports whether name is a part file's name (part-00012.parquet).
+func isPartName(name string) bool {
+	rest, ok := strings.CutPrefix(name, "part-")
+	if !ok {
+		return false
+	}
+	for _, f := range allFormats {
+		if num, ok := strings.CutSuffix(rest, f.Ext()); ok && num != "" && strings.Trim(num, "0123456789") == "" {
+			return true
+		}
+	}
+	return false
 }

@@ -45,6 +45,18 @@ const (
 	ManifestKind    = "reprise.run"
 )
 
+// AIPerf export file names (--export aiperf), written next to the records.
+const (
+	AIPerfRecordsFile = "profile_export.jsonl"
+	AIPerfSummaryFile = "profile_export_aiperf.json"
+	// AIPerfSummaryCSV is the summary as AIPerf's CSV.
+	AIPerfSummaryCSV = "profile_export_aiperf.csv"
+	// AIPerfInputsFile holds the request bodies (WriteAIPerfInputs).
+	AIPerfInputsFile = "inputs.json"
+	// AIPerfSchemaVersion is the profile_export_aiperf.json schema written.
+	AIPerfSchemaVersion = "1.3"
+)
+
 // runTables are the tables a run directory may hold, as files
 // (name.parquet, name.arrow, name.jsonl) or part directories (name/).
 var runTables = []string{RecordsTable, EventsTable, ServerMetricsTable, GPUTable}
@@ -241,20 +253,6 @@ func partsOnly(dir string) bool {
 		}
 	}
 	return true
-}
-
-// isPartName reports whether name is a part file's name (part-00012.parquet).
-func isPartName(name string) bool {
-	rest, ok := strings.CutPrefix(name, "part-")
-	if !ok {
-		return false
-	}
-	for _, f := range allFormats {
-		if num, ok := strings.CutSuffix(rest, f.Ext()); ok && num != "" && strings.Trim(num, "0123456789") == "" {
-			return true
-		}
-	}
-	return false
 }
 
 // listNames lists up to five entry names for a message.

@@ -244,3 +244,47 @@ func EventsSchema() *arrow.Schema {
 		nullable("choice", i32),
 	}, &md)
 }
+
+// Telemetry table names and schema versions (docs/format/telemetry.md).
+const (
+	ServerMetricsTable   = "server_metrics"
+	GPUTable             = "gpu"
+	ServerMetricsVersion = "server_metrics/v1"
+	GPUVersion           = "gpu/v1"
+)
+
+// ServerMetricsSchema is the schema of server_metrics: one row per sample of
+// a server's Prometheus page (record.MetricSample).
+func ServerMetricsSchema() *arrow.Schema {
+	md := arrow.NewMetadata([]string{SchemaKey}, []string{ServerMetricsVersion})
+	return arrow.NewSchema([]arrow.Field{
+		{Name: "time_ns", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "time", Type: TimestampNS},
+		{Name: "target", Type: arrow.BinaryTypes.String},
+		{Name: "metric", Type: arrow.BinaryTypes.String},
+		{Name: "type", Type: arrow.BinaryTypes.String},
+		{Name: "labels", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "part", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "bound", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "value", Type: arrow.PrimitiveTypes.Float64},
+	}, &md)
+}
+
+// GPUSchema is the schema of gpu: one row per GPU per sample
+// (record.GPUSample); a value the source did not give is null.
+func GPUSchema() *arrow.Schema {
+	md := arrow.NewMetadata([]string{SchemaKey}, []string{GPUVersion})
+	f64 := func(name string) arrow.Field {
+		return arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Float64, Nullable: true}
+	}
+	return arrow.NewSchema([]arrow.Field{
+		{Name: "time_ns", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "time", Type: TimestampNS},
+		{Name: "source", Type: arrow.BinaryTypes.String},
+		{Name: "gpu", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "uuid", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
+		f64("util_pct"), f64("mem_used_bytes"), f64("mem_total_bytes"), f64("power_w"),
+		f64("energy_j"), f64("temp_c"), f64("sm_clock_mhz"),
+	}, &md)
+}
