@@ -2,23 +2,14 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/reprise-bench/reprise/engine/adapter"
-	"github.com/reprise-bench/reprise/engine/adapter/native"
-	"github.com/reprise-bench/reprise/engine/adapter/openai"
+	"github.com/reprise-bench/reprise/internal/adapters"
 	"github.com/reprise-bench/reprise/internal/exitcode"
-	"github.com/reprise-bench/reprise/wasm"
 	"github.com/reprise-bench/reprise/wasm/scaffold"
 )
 
@@ -45,6 +36,7 @@ func adaptersCommand(a *app) *cli.Command {
 	}
 }
 
+// adaptersListCommand is `reprise adapters list`: [adapters.List].
 func adaptersListCommand(a *app) *cli.Command {
 	return &cli.Command{
 		Name:  "list",
@@ -53,33 +45,9 @@ func adaptersListCommand(a *app) *cli.Command {
 			if cmd.Args().Present() {
 				return exitcode.Usagef("list takes no arguments, got %q", cmd.Args().Slice())
 			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tKIND\tLANGUAGE\tPATH\tSIZE\tSHA256\tAPI")
-			for _, n := range native.List() {
-				fmt.Fprintf(tw, "%s\tnative\tGo\t%s\t-\t-\t%s\n", n.Name, n.Adapter.Info().Path, n.API)
-			}
-			for _, name := range wasm.ShippedNames() {
-				ad, err := wasm.Load(ctx, name, wasm.Config{Log: a.log})
-				if err != nil {
-					return err
-				}
-				d := ad.Describe()
-				fmt.Fprintf(tw, "%s\twasm\t%s\t%s\t%s\t%s\t%s\n", name, wasm.ShippedLanguage(name), d.Path, byteSize(ad.Size()), ad.SHA256()[:16], wasm.ShippedAPI(name))
-				ad.Close(ctx)
-			}
-			return tw.Flush()
+			return adapters.List(ctx, a.stdout, a.log)
 		},
 	}
-}
-
-func byteSize(n int) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 // oneModule checks that exactly one FILE|NAME argument was given.
@@ -94,6 +62,8 @@ func oneModule(cmd *cli.Command) (string, error) {
 	}
 }
 
+// adaptersInspectCommand is `reprise adapters inspect`: one argument, then
+// [adapters.Inspect].
 func adaptersInspectCommand(a *app) *cli.Command {
 	return &cli.Command{
 		Name:      "inspect",
@@ -104,74 +74,13 @@ func adaptersInspectCommand(a *app) *cli.Command {
 			if err != nil {
 				return err
 			}
-			ad, err := wasm.Load(ctx, spec, wasm.Config{Log: a.log})
-			if err != nil {
-				return exitcode.UsageError(err, "")
-			}
-			defer ad.Close(ctx)
-			d := ad.Describe()
-			w := a.stdout
-			fmt.Fprintf(w, "name:           %s\n", d.Name)
-			fmt.Fprintf(w, "version:        %s\n", d.Version)
-			fmt.Fprintf(w, "source:         %s\n", ad.Source())
-			if l := wasm.ShippedLanguage(spec); l != "" {
-				fmt.Fprintf(w, "language:       %s\n", l)
-			}
-			fmt.Fprintf(w, "sha256:         %s\n", ad.SHA256())
-			fmt.Fprintf(w, "size:           %s\n", byteSize(ad.Size()))
-			fmt.Fprintf(w, "abi:            v%d\n", d.ABI)
-			fmt.Fprintf(w, "path:           %s\n", d.Path)
-			fmt.Fprintf(w, "builds:         %v\n", d.Builds)
-			fmt.Fprintf(w, "parses:         %v\n", d.Parses)
-			fmt.Fprintf(w, "framing:        %s\n", d.Framing)
-			fmt.Fprintf(w, "tokenizer:      %v\n", d.NeedsTokenizer)
-			fmt.Fprintf(w, "records/event:  %d\n", d.MaxRecordsPerEvent)
-			fmt.Fprintf(w, "events/call:    %d\n", d.MaxEventsPerCall)
-			fmt.Fprintf(w, "interruptible:  %v\n", ad.Interruptible())
-			imp := ad.Imports()
-			if len(imp) == 0 {
-				imp = []string{"(none)"}
-			}
-			fmt.Fprintf(w, "imports:        %s\n", strings.Join(imp, ", "))
-			return nil
+			return adapters.Inspect(ctx, a.stdout, spec, a.log)
 		},
 	}
 }
 
-// adaptersTestConfig is the `adapters test` command line.
-type adaptersTestConfig struct {
-	Args          []string
-	Fixtures      []string
-	Batch         int
-	Model         string
-	AdapterConfig string
-	Build         bool
-}
-
-// Validate reports every problem at once.
-func (c adaptersTestConfig) Validate() error {
-	var errs []error
-	switch len(c.Args) {
-	case 0:
-		errs = append(errs, errors.New("missing adapter: give a .wasm file or a shipped name"))
-	case 1:
-	default:
-		errs = append(errs, fmt.Errorf("want one adapter, got %d: %s", len(c.Args), strings.Join(c.Args, " ")))
-	}
-	if len(c.Fixtures) == 0 && !c.Build {
-		errs = append(errs, errors.New("nothing to do: give --fixture PATH (a recorded .http response or a raw SSE body) and/or --build"))
-	}
-	for _, f := range c.Fixtures {
-		if _, err := os.Stat(f); err != nil {
-			errs = append(errs, fmt.Errorf("--fixture: %w", err))
-		}
-	}
-	if c.Batch < 0 {
-		errs = append(errs, fmt.Errorf("--batch %d: want a positive number of events (0 = all in one batch)", c.Batch))
-	}
-	return errors.Join(errs...)
-}
-
+// adaptersTestCommand is `reprise adapters test`: its flags, then
+// [adapters.Test].
 func adaptersTestCommand(a *app) *cli.Command {
 	return &cli.Command{
 		Name:      "test",
@@ -192,151 +101,14 @@ func adaptersTestCommand(a *app) *cli.Command {
 			&cli.BoolFlag{Name: "build", Usage: "also print the request built for a sample row"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			c := adaptersTestConfig{Args: cmd.Args().Slice(), Fixtures: cmd.StringSlice("fixture"), Batch: int(cmd.Int("batch")),
-				Model: cmd.String("model"), AdapterConfig: cmd.String("adapter-config"), Build: cmd.Bool("build")}
+			c := adapters.TestConfig{Args: cmd.Args().Slice(), Fixtures: cmd.StringSlice("fixture"), Batch: int(cmd.Int("batch")),
+				Model: cmd.String("model"), AdapterConfig: cmd.String("adapter-config"), Build: cmd.Bool("build"), Log: a.log}
 			if err := c.Validate(); err != nil {
 				return exitcode.UsageError(err, "see 'reprise adapters test --help'")
 			}
-			return runAdaptersTest(ctx, a, c)
+			return adapters.Test(ctx, a.stdout, c)
 		},
 	}
-}
-
-// testSubject is the adapter `adapters test` runs: a native endpoint or a
-// loaded Wasm module.
-type testSubject struct {
-	name    string
-	info    adapter.Info
-	builds  bool
-	parses  bool
-	in      adapter.Instance
-	spent   func() time.Duration // adapter time so far
-	release func()
-}
-
-func loadTestSubject(ctx context.Context, a *app, c adaptersTestConfig) (*testSubject, error) {
-	cfg := &adapter.Config{Model: c.Model, Stream: true}
-	n, ok := native.Lookup(c.Args[0])
-	if !ok && strings.HasSuffix(c.Args[0], ".json") {
-		t, err := openai.LoadTemplate(c.Args[0])
-		if err != nil {
-			return nil, exitcode.UsageError(err, "see docs/format/template.md")
-		}
-		n, ok = native.Endpoint{Name: t.Info().Name, Adapter: t}, true
-	}
-	if ok {
-		if c.AdapterConfig != "" {
-			var opts map[string]string
-			if err := json.Unmarshal([]byte(c.AdapterConfig), &opts); err != nil {
-				return nil, exitcode.UsageError(fmt.Errorf("--adapter-config: a native endpoint takes a JSON object of strings: %w", err), "")
-			}
-			cfg.Options = opts
-		}
-		in, err := n.Adapter.NewInstance(cfg)
-		if err != nil {
-			return nil, exitcode.UsageError(err, "")
-		}
-		var spent time.Duration
-		ts := &testSubject{name: n.Name, info: n.Adapter.Info(), builds: true, parses: true, release: func() { in.Release() }}
-		ts.in = timedInstance{Instance: in, spent: &spent}
-		ts.spent = func() time.Duration { return spent }
-		return ts, nil
-	}
-	ad, err := wasm.Load(ctx, c.Args[0], wasm.Config{Log: a.log, AdapterConfig: []byte(c.AdapterConfig)})
-	if err != nil {
-		return nil, exitcode.UsageError(err, "")
-	}
-	in, err := ad.Instantiate(cfg)
-	if err != nil {
-		ad.Close(ctx)
-		return nil, exitcode.UsageError(err, "")
-	}
-	d := ad.Describe()
-	return &testSubject{name: ad.Name(), info: ad.Info(), builds: d.Builds, parses: d.Parses, in: in, spent: in.Spent,
-		release: func() { in.Release(); ad.Close(ctx) }}, nil
-}
-
-// timedInstance adds up the time a native instance spends parsing.
-type timedInstance struct {
-	adapter.Instance
-	spent *time.Duration
-}
-
-func (t timedInstance) Parse(ctx uint32, b *adapter.Batch, dst []adapter.Record) ([]adapter.Record, error) {
-	t0 := time.Now()
-	defer func() { *t.spent += time.Since(t0) }()
-	return t.Instance.Parse(ctx, b, dst)
-}
-
-func runAdaptersTest(ctx context.Context, a *app, c adaptersTestConfig) error {
-	ts, err := loadTestSubject(ctx, a, c)
-	if err != nil {
-		return err
-	}
-	defer ts.release()
-	if len(c.Fixtures) > 0 && !ts.parses {
-		return exitcode.Usagef("adapter %s does not parse responses", ts.name)
-	}
-	w := a.stdout
-	var failed []string
-	if c.Build {
-		if err := printBuild(w, ts); err != nil {
-			failed = append(failed, "build: "+err.Error())
-		}
-	}
-	for i, f := range c.Fixtures {
-		rec, err := wasm.ReadRecording(f)
-		if err != nil {
-			return exitcode.UsageError(err, "a fixture is an .http recording or a raw SSE body")
-		}
-		before := ts.spent()
-		cl, err := wasm.Classify(ts.in, uint32(i+1), rec, ts.info.Framing, c.Batch)
-		fmt.Fprintf(w, "== %s: HTTP %d, %d events, adapter time %v\n", filepath.Base(f), rec.Status, len(cl.Events), ts.spent()-before)
-		if werr := wasm.WriteClassified(w, cl); werr != nil {
-			return werr
-		}
-		if err != nil {
-			fmt.Fprintf(w, "adapter error: %v\n", err)
-			failed = append(failed, f+": "+err.Error())
-		}
-	}
-	if len(failed) > 0 {
-		return fmt.Errorf("adapter failed on %d input(s): %s", len(failed), failed[0])
-	}
-	return nil
-}
-
-// printBuild builds and prints a request for a sample row.
-func printBuild(w io.Writer, ts *testSubject) error {
-	if !ts.builds {
-		fmt.Fprintf(w, "== build: adapter %s does not build requests\n", ts.name)
-		return nil
-	}
-	bi := &adapter.BuildInput{Flags: adapter.BuildStream | adapter.BuildFirstTurn, InputTokens: 6, MaxTokens: 16,
-		HashIDs: []uint64{1}, BlockSize: 16, Seed: 1, PromptText: "Tell me about prefix caching."}
-	var r adapter.HTTPRequest
-	if err := ts.in.Build(bi, &r); err != nil {
-		fmt.Fprintf(w, "== build: adapter error: %v\n", err)
-		return err
-	}
-	path := r.Path
-	if path == "" {
-		path = ts.info.Path
-	}
-	fmt.Fprintf(w, "== build (sample row: max_tokens 16, stream)\n%s %s\n", r.Method, path)
-	for _, h := range r.Header {
-		fmt.Fprintf(w, "%s: %s\n", h.Name, h.Value)
-	}
-	last := 0
-	var body []byte
-	for _, h := range r.Holes {
-		body = append(body, r.Body[last:h.Offset]...)
-		body = append(body, fmt.Sprintf("«prompt hole kind %d»", h.Kind)...)
-		last = h.Offset
-	}
-	body = append(body, r.Body[last:]...)
-	fmt.Fprintf(w, "\n%s\n", body)
-	return nil
 }
 
 func adaptersNewCommand(a *app) *cli.Command {
