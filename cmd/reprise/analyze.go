@@ -2,94 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v3"
 
-	"github.com/reprise-bench/reprise/arrowio"
-	"github.com/reprise-bench/reprise/internal/exitcode"
 	"github.com/reprise-bench/reprise/internal/spool"
 	"github.com/reprise-bench/reprise/trace"
 	"github.com/reprise-bench/reprise/trace/analyze"
 )
-
-// analyzeTraceConfig is the analyze-trace command line, validated before any
-// reading starts.
-type analyzeTraceConfig struct {
-	Args        []string
-	Format      string
-	BlockSize   int
-	MaxInput    int
-	StdinSpool  int
-	CacheSizes  string
-	JSON        bool
-	Output      string
-	SkipInvalid bool
-	Strict      bool
-	DropFailed  bool
-	ModelFilter string
-}
-
-// Validate reports every problem at once and returns the parsed settings.
-func (c analyzeTraceConfig) Validate() (analyze.FileConfig, error) {
-	var errs []error
-	switch len(c.Args) {
-	case 0:
-		errs = append(errs, errors.New("missing TRACE: give a trace file, or - for standard input"))
-	case 1:
-		if sameFile(c.Args[0], c.Output) {
-			errs = append(errs, fmt.Errorf("--output %s is the trace itself: the report would overwrite it; write it to another file (or unset REPRISE_OUTPUT)", c.Output))
-		}
-	default:
-		errs = append(errs, fmt.Errorf("want one TRACE, got %d: %s", len(c.Args), strings.Join(c.Args, " ")))
-	}
-	f, err := trace.ParseFormat(c.Format)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("--format: %w", err))
-	}
-	if c.BlockSize < 0 {
-		errs = append(errs, fmt.Errorf("--block-size %d: want a positive number of tokens (0 = the format's default)", c.BlockSize))
-	}
-	if c.MaxInput < 1 {
-		errs = append(errs, fmt.Errorf("--max-input-tokens %d: want a positive number of tokens", c.MaxInput))
-	}
-	if c.StdinSpool < 1 {
-		errs = append(errs, fmt.Errorf("--stdin-spool-mib %d: want a positive number of MiB", c.StdinSpool))
-	}
-	sizes, err := analyze.ParseCacheSizes(c.CacheSizes)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("--cache-sizes: %w", err))
-	}
-	cfg := analyze.FileConfig{
-		StdinSpool: int64(c.StdinSpool) << 20,
-		Analyzer:   analyze.Config{BlockSize: c.BlockSize, CacheSizes: sizes},
-		Trace: trace.Options{
-			Format: f, BlockSize: c.BlockSize, MaxInputTokens: c.MaxInput, Strict: c.Strict, SkipInvalid: c.SkipInvalid,
-			DropFailed: c.DropFailed, ModelFilter: c.ModelFilter,
-		},
-	}
-	return cfg, errors.Join(errs...)
-}
-
-// sameFile reports whether the paths a and b name one existing file; "-"
-// (a standard stream) and "" never do.
-func sameFile(a, b string) bool {
-	if a == "" || a == "-" || b == "" || b == "-" {
-		return false
-	}
-	fa, err := os.Stat(a)
-	if err != nil {
-		return false
-	}
-	fb, err := os.Stat(b)
-	return err == nil && os.SameFile(fa, fb)
-}
 
 // analyzeTraceCommand is `reprise analyze-trace TRACE`.
 func analyzeTraceCommand(a *app) *cli.Command {
@@ -121,7 +42,7 @@ func analyzeTraceCommand(a *app) *cli.Command {
 			&cli.StringFlag{Name: "model-filter", Usage: "keep only BurstGPT rows of `MODEL` (e.g. ChatGPT)", Sources: envVars("model-filter")},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			c := analyzeTraceConfig{
+			c := analyze.Command{
 				Args:        cmd.Args().Slice(),
 				Format:      cmd.String("format"),
 				BlockSize:   cmd.Int("block-size"),
@@ -135,107 +56,10 @@ func analyzeTraceCommand(a *app) *cli.Command {
 				DropFailed:  cmd.Bool("drop-failed"),
 				ModelFilter: cmd.String("model-filter"),
 			}
-			fc, err := c.Validate()
-			if err != nil {
-				return exitcode.UsageError(err, "see 'reprise analyze-trace --help'")
-			}
-			fc.Stdin = a.stdin
-			fc.Trace.Log = a.log
-			rep, err := analyze.File(ctx, c.Args[0], fc)
-			if err != nil {
-				return traceError(err, "--format", true)
-			}
-			return writeReport(a.stdout, c.Output, func(w io.Writer) error {
-				if c.JSON {
-					return analyze.WriteJSON(w, rep)
-				}
-				return analyze.WriteText(w, rep)
-			})
+			return analyze.Run(ctx, c, analyze.Env{Stdin: a.stdin, Log: a.log,
+				Write: func(fill func(io.Writer) error) error { return writeReport(a.stdout, c.Output, fill) }})
 		},
 	}
-}
-
-// traceError maps a trace-reading error to its exit code: problems with the
-// input itself (missing, unreadable format, bad row) are usage errors (2),
-// with a hint (traceHint); anything else is a run error.
-func traceError(err error, formatFlag string, canSkip bool) error {
-	if h, ok := traceHint(err, formatFlag, canSkip); ok {
-		return exitcode.UsageError(err, h)
-	}
-	return err
-}
-
-// traceHint says what to do about a problem with a trace file, naming the
-// command's own flags: formatFlag names the trace format ("" when the
-// command has none), canSkip tells whether it has --skip-invalid. ok is
-// false when err is not about the trace file.
-func traceHint(err error, formatFlag string, canSkip bool) (hint string, ok bool) {
-	switch {
-	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-		return "", false // interrupted: nothing is wrong with the trace
-	case errors.Is(err, spool.ErrFull):
-		return "", true // the message says what to do
-	case errors.Is(err, fs.ErrNotExist):
-		return "check the path; use - to read standard input", true
-	case errors.Is(err, trace.ErrLFSPointer):
-		return "fetch the data with 'git lfs pull' or download the real file", true
-	case errors.Is(err, trace.ErrEmpty):
-		if pe, ok := errors.AsType[*trace.ParseError](err); ok && pe.Path == "-" {
-			return "nothing came on standard input: check the command that feeds the pipe", true
-		}
-		return "check the path, and that the file was written or downloaded in full", true
-	case errors.Is(err, trace.ErrHeader):
-		if formatFlag == "" {
-			return "give the header the columns the error names (any order and case)", true
-		}
-		return "give the header the columns the error names (any order and case), or, if the file is in another format, name it with " + formatFlag, true
-	case errors.Is(err, trace.ErrIsDir):
-		return dirHint(err), true
-	case errors.Is(err, trace.ErrRead):
-		return "the file could not be read to its end (a compressed file may be cut short or corrupt): check it, or fetch it again", true
-	case errors.Is(err, trace.ErrUnknownFormat):
-		if formatFlag == "" {
-			return "give a trace in a supported format (docs/format/traces.md)", true
-		}
-		return "name the format with " + formatFlag, true
-	}
-	if pe, isParse := errors.AsType[*trace.ParseError](err); isParse {
-		if pe.Line == 0 {
-			return "", true // about the whole file: the message says what to do
-		}
-		if canSkip {
-			return "fix the row, or pass --skip-invalid to skip and count invalid rows", true
-		}
-		return "fix the row", true
-	}
-	return "", false
-}
-
-// dirHint says what to give instead of the directory a trace error names:
-// one of its files (the first few are listed), or, for a run directory,
-// what reads one.
-func dirHint(err error) string {
-	pe, ok := errors.AsType[*trace.ParseError](err)
-	if !ok {
-		return "give a trace file, not a directory"
-	}
-	ents, _ := os.ReadDir(pe.Path)
-	var files []string
-	for _, e := range ents {
-		if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
-			if e.Name() == arrowio.ManifestFile {
-				return "it is a run directory: give a trace file (reprise summarize, report and compare read run directories)"
-			}
-			files = append(files, e.Name())
-		}
-	}
-	switch {
-	case len(files) == 0:
-		return "give a trace file (this directory holds none)"
-	case len(files) > 3:
-		files = append(files[:3], "…")
-	}
-	return fmt.Sprintf("give a trace file, e.g. %s (the directory holds %s)", filepath.Join(pe.Path, files[0]), strings.Join(files, ", "))
 }
 
 // stdinSpoolFlag is --stdin-spool-mib of the commands that read a trace
@@ -250,24 +74,4 @@ func stdinSpoolFlag(why string) *cli.IntFlag {
 func withCategory(f *cli.IntFlag, category string) *cli.IntFlag {
 	f.Category = category
 	return f
-}
-
-// writeReport writes through fn to stdout, or to path when it is set and
-// not "-".
-func writeReport(stdout io.Writer, path string, fn func(io.Writer) error) error {
-	if path == "" || path == "-" {
-		return fn(stdout)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return exitcode.UsageError(fmt.Errorf("--output: %w", err), "")
-	}
-	if err := fn(f); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

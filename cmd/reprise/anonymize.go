@@ -49,7 +49,7 @@ func anonymizeCommand(a *app) *cli.Command {
 			}
 			rd, err := trace.Open(path, trace.Options{Format: f, BlockSize: cmd.Int("block-size"), Context: ctx, Log: a.log})
 			if err != nil {
-				return traceError(err, "--format", false)
+				return trace.UsageError(err, "--format", false)
 			}
 			defer rd.Close()
 			out := trace.FormatMooncake
@@ -58,7 +58,7 @@ func anonymizeCommand(a *app) *cli.Command {
 			}
 			rows, _, err := trace.ReadAllFrom(rd)
 			if err != nil {
-				return traceError(err, "--format", false)
+				return trace.UsageError(err, "--format", false)
 			}
 			for i := range rows {
 				if err := an.Row(&rows[i]); err != nil {
@@ -88,7 +88,7 @@ func anonymizeFlags(cmd *cli.Command) (path string, f trace.Format, key []byte, 
 	var errs []error
 	if len(args) != 1 {
 		errs = append(errs, fmt.Errorf("want one TRACE, got %d", len(args)))
-	} else if sameFile(args[0], cmd.String("output")) {
+	} else if trace.SameFile(args[0], cmd.String("output")) {
 		errs = append(errs, fmt.Errorf("--output %s is the trace itself; write the anonymized trace to another file", cmd.String("output")))
 	}
 	f, err = trace.ParseFormat(cmd.String("format"))

@@ -13,6 +13,7 @@ import (
 	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/internal/exitcode"
 	"github.com/reprise-bench/reprise/internal/printable"
+	"github.com/reprise-bench/reprise/trace"
 )
 
 // mergeCommand is `reprise merge DIR... -o MERGED`: a thin flag mapper
@@ -106,7 +107,7 @@ func mergeOptions(cmd *cli.Command) (reprise.MergeOptions, error) {
 		errs = append(errs, errors.New("missing --out: give the merged run directory"))
 	}
 	for _, d := range o.Dirs {
-		if o.Out != "" && sameFile(d, o.Out) {
+		if o.Out != "" && trace.SameFile(d, o.Out) {
 			errs = append(errs, fmt.Errorf("--out %s is one of the shards: write the merged run to a new directory", o.Out))
 		}
 	}

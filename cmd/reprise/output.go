@@ -62,3 +62,23 @@ func writeOutput(stdout io.Writer, path string, fill func(io.Writer) error) erro
 	}
 	return nil
 }
+
+// writeReport writes through fn to stdout, or to path when it is set and
+// not "-".
+func writeReport(stdout io.Writer, path string, fn func(io.Writer) error) error {
+	if path == "" || path == "-" {
+		return fn(stdout)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return exitcode.UsageError(fmt.Errorf("--output: %w", err), "")
+	}
+	if err := fn(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

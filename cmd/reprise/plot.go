@@ -13,6 +13,7 @@ import (
 	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/internal/exitcode"
 	"github.com/reprise-bench/reprise/internal/report"
+	"github.com/reprise-bench/reprise/internal/report/assemble"
 )
 
 // plotConfig is the plot command line: `aiperf plot`'s flags.
@@ -97,7 +98,7 @@ func runPlot(ctx context.Context, a *app, c plotConfig) error {
 	if out == "" {
 		out = filepath.Join(c.Paths[0], "plots")
 	}
-	rc := reportConfig{Runs: runs, Output: filepath.Join(out, arrowio.ReportFile)}
+	rc := assemble.Config{Runs: runs, Output: filepath.Join(out, arrowio.ReportFile)}
 	if len(runs) == 1 && c.Output == "" && runs[0] == c.Paths[0] {
 		rc.Output = filepath.Join(runs[0], "plots", arrowio.ReportFile)
 	}
@@ -108,13 +109,11 @@ func runPlot(ctx context.Context, a *app, c plotConfig) error {
 		if err := os.MkdirAll(filepath.Dir(rc.Output), 0o755); err != nil {
 			return err
 		}
-		return runReport(ctx, a, rc)
+		return assemble.Write(ctx, rc, reportEnv(a.stdout))
 	}
 	var page bytes.Buffer
 	rc.Output = "-"
-	sink := *a
-	sink.stdout = &page
-	if err := runReport(ctx, &sink, rc); err != nil {
+	if err := assemble.Write(ctx, rc, reportEnv(&page)); err != nil {
 		return err
 	}
 	return report.Serve(ctx, c.Addr, page.Bytes(), func(url string) {

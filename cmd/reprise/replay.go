@@ -414,7 +414,7 @@ func runError(err error, o *reprise.Options) error {
 	spelled := flagSpelled(err)
 	switch {
 	case errors.As(err, new(*reprise.ConfigError)):
-		if h, ok := traceHint(spelled, "--trace-format", true); ok {
+		if h, ok := trace.Hint(spelled, "--trace-format", true); ok {
 			return exitcode.UsageError(spelled, h)
 		}
 		return exitcode.UsageError(spelled, "see 'reprise replay --help'")

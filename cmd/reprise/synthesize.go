@@ -229,7 +229,7 @@ func synthOptions(cmd *cli.Command) synth.Options {
 
 // synthRunError maps an error of synth.Run to an exit code: what the
 // settings caused is a usage error (nothing was written), a trace that
-// cannot be read gets traceError's hint, anything else is a run error.
+// cannot be read gets trace.UsageError's hint, anything else is a run error.
 func synthRunError(err error) error {
 	if errors.Is(err, synth.ErrSettings) {
 		return exitcode.UsageError(err, "see 'reprise synthesize --help'")
@@ -239,7 +239,7 @@ func synthRunError(err error) error {
 		if re.FormatOption != "" {
 			flag = "--" + re.FormatOption
 		}
-		return traceError(re.Err, flag, false)
+		return trace.UsageError(re.Err, flag, false)
 	}
 	return err
 }
