@@ -7,39 +7,6 @@ import (
 	"github.com/reprise-bench/reprise/internal/accuracy"
 )
 
-// Accuracy is the accuracy of a run's graded requests
-// (docs/design/0021-accuracy.md): overall and per task, each with its
-// Wilson 95 % interval. A failed graded request is graded wrong (it gave
-// no answer) and also counted in Failed.
-type Accuracy struct {
-	All   AccuracyStat
-	Tasks []AccuracyStat // by task name
-	// Settings are the run's accuracy settings (benchmark, n-shots,
-	// temperature, …) as summary.json records them; set by the run.
-	Settings map[string]any
-}
-
-// AccuracyStat is the accuracy of one task (Task "" for all).
-type AccuracyStat struct {
-	Task string `json:"task,omitempty"`
-	// Graded counts the measured graded requests; Correct those graded
-	// right; Unanswered those whose response held no answer the grader
-	// could extract; Failed those whose request failed.
-	Graded     int `json:"graded"`
-	Correct    int `json:"correct"`
-	Unanswered int `json:"unanswered"`
-	Failed     int `json:"failed"`
-	// Accuracy is Correct / Graded; Low and High its Wilson 95 % interval.
-	Accuracy float64 `json:"accuracy"`
-	Low      float64 `json:"ci_low"`
-	High     float64 `json:"ci_high"`
-}
-
-type accAcc struct {
-	all   AccuracyStat
-	tasks map[string]*AccuracyStat
-}
-
 func (s *AccuracyStat) add(r *record.Request) {
 	s.Graded++
 	switch {

@@ -192,3 +192,51 @@ func kolmogorovSF(x float64) float64 {
 	}
 	return min(1, max(0, 2*s))
 }
+
+// Check evaluates the rule c on a: Runs, Metric, HalfWidth and
+// Reached (at least MinRuns runs, one checked metric present, every
+// present one within Threshold). c is a copy; a is not changed.
+func (c Convergence) Check(a *AcrossRuns) Convergence {
+	switch c.Mode {
+	case ModeCV:
+		return c.checkCV(a)
+	case ModeDistribution:
+		return c // per-request values: CheckDistribution; a runs.json read back keeps its result
+	}
+	c.Runs, c.Metric, c.HalfWidth, c.Reached = a.Runs, "", 0, false
+	seen := false
+	for _, k := range c.Metrics {
+		iv, ok := a.Metrics[k]
+		if !ok || iv.N == 0 {
+			continue
+		}
+		if !seen || iv.RelHalfWidth > c.HalfWidth {
+			c.Metric, c.HalfWidth = k, iv.RelHalfWidth
+		}
+		seen = true
+	}
+	c.Reached = seen && a.Runs >= c.MinRuns && c.HalfWidth <= c.Threshold
+	return c
+}
+
+// Text is the line that says how the rule ended, e.g. "convergence not
+// reached after 5 runs: time_to_first_token.p50 ±10.5 % > ±5 %".
+func (c Convergence) Text() string {
+	what := "--until-ci"
+	if c.Rule == "metric" && len(c.Metrics) == 1 {
+		what = "convergence on " + c.Metrics[0]
+	}
+	if c.Mode == ModeCV || c.Mode == ModeDistribution {
+		return c.modeText(what + " (" + c.Mode + ")")
+	}
+	switch {
+	case c.Metric == "":
+		return fmt.Sprintf("%s not reached after %d runs: no run has %s", what, c.Runs, strings.Join(c.Metrics, ", "))
+	case c.Reached:
+		return fmt.Sprintf("%s reached after %d runs: widest %s ±%.3g %% ≤ ±%.3g %%", what, c.Runs, c.Metric, 100*c.HalfWidth, 100*c.Threshold)
+	case c.Runs < c.MinRuns:
+		return fmt.Sprintf("%s not reached after %d runs (it needs at least %d): widest %s ±%.3g %% (bound ±%.3g %%)",
+			what, c.Runs, c.MinRuns, c.Metric, 100*c.HalfWidth, 100*c.Threshold)
+	}
+	return fmt.Sprintf("%s not reached after %d runs: widest %s ±%.3g %% > ±%.3g %%", what, c.Runs, c.Metric, 100*c.HalfWidth, 100*c.Threshold)
+}

@@ -8,25 +8,6 @@ import (
 	"github.com/reprise-bench/reprise/engine/record"
 )
 
-// Sent is what a run sent a server and received from it, over every
-// phase (warmup and priming included): the numbers the server's own
-// counters are checked against.
-type Sent struct {
-	// Requests counts the requests written to the server (a request
-	// never sent, --late skip's, is not counted).
-	Requests int64
-	// PromptTokens sums the requests' prompt tokens: the server's count
-	// (usage.prompt_tokens) where it answered one, else the client's.
-	PromptTokens int64
-	// OutputTokens sums the output tokens received: the server's
-	// completion tokens where reported, else the client's count.
-	OutputTokens int64
-	// Unfinished counts the requests that failed or were cancelled: the
-	// server may have generated tokens for them that the client never
-	// received.
-	Unfinished int64
-}
-
 func (s *Sent) add(r *record.Request) {
 	if r.SentNS == 0 || r.ErrorKind == record.ErrNotDelivered {
 		return
@@ -45,15 +26,6 @@ func (s *Sent) add(r *record.Request) {
 	if !r.OK() || r.PlannedCancel() {
 		s.Unfinished++
 	}
-}
-
-// Fresh counts the ok measured requests of fresh prompts (the trace
-// expects nothing of them cached) with the server's prompt and cached
-// tokens: a cold cache serves them next to nothing.
-type Fresh struct {
-	Requests     int64
-	PromptTokens int64
-	CachedTokens int64
 }
 
 // The thresholds of [Summary.Comparability].

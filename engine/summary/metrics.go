@@ -1,7 +1,11 @@
 package summary
 
 import (
+	"errors"
+	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/reprise-bench/reprise/engine/record"
 )
@@ -226,4 +230,54 @@ func eachValue(r *record.Request, o *Options, fn func(i int, v float64)) {
 			fn(i, v)
 		}
 	}
+}
+
+// ParseGoodput parses "ttft:250 itl:10 e2e:2000": space- or comma-separated
+// tag:value pairs; tags are AIPerf's (time_to_first_token, …) or the short
+// names ttft, ttfo, ttst, itl (tpot), e2e (latency), tps. Values are in the
+// metric's display unit (ms for latencies).
+func ParseGoodput(s string) ([]SLO, error) {
+	var out []SLO
+	var errs []error
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' }) {
+		k, v, ok := strings.Cut(f, ":")
+		if !ok {
+			k, v, ok = strings.Cut(f, "=")
+		}
+		if !ok {
+			errs = append(errs, fmt.Errorf("goodput %q: want tag:value", f))
+			continue
+		}
+		tag := strings.ToLower(strings.TrimSpace(k))
+		if a, ok := aliases[tag]; ok {
+			tag = a
+		}
+		if tag == AccuracySLO {
+			x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if x > 1 && x <= 100 {
+				x /= 100 // a percentage
+			}
+			if err != nil || !(x > 0 && x <= 1) {
+				errs = append(errs, fmt.Errorf("goodput %q: minimum accuracy %q must be a fraction in (0, 1] or a percentage", f, v))
+				continue
+			}
+			out = append(out, SLO{Tag: tag, Value: x})
+			continue
+		}
+		i, known := metricByTag(tag)
+		if !known || metrics[i].onErrors && tag != "schedule_lateness" || metrics[i].trace {
+			errs = append(errs, fmt.Errorf("goodput %q: unknown metric %q (use ttft, ttfo, ttst, itl, e2e, tps or an AIPerf tag such as time_to_first_token)", f, k))
+			continue
+		}
+		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || x <= 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+			errs = append(errs, fmt.Errorf("goodput %q: value %q must be a positive number in %s", f, v, metrics[i].unit))
+			continue
+		}
+		out = append(out, SLO{Tag: tag, Value: x})
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

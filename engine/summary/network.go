@@ -2,24 +2,6 @@ package summary
 
 import "slices"
 
-// NetworkRTT is the network round trip subtracted from the latencies that
-// start at the request's send (AIPerf's network latency calibration,
-// --network-latency-mean or --network-latency-automatic): [Summary]
-// reports each such metric again, less MeanNS, as network_adjusted_<tag>,
-// and the round trip itself as network_rtt.
-type NetworkRTT struct {
-	// Source is "mean" for a round trip given by the user, "probe" for
-	// one measured by TCP handshakes to the server during the run.
-	Source string `json:"source"`
-	// MeanNS is the round trip subtracted: the given one, or the mean of
-	// SamplesNS (0 when no probe succeeded: nothing is subtracted).
-	MeanNS int64 `json:"mean_ns"`
-	// SamplesNS are the probes' handshake times in order, FailedProbes
-	// the probes that failed.
-	SamplesNS    []int64 `json:"samples_ns,omitempty"`
-	FailedProbes int     `json:"failed_probes,omitempty"`
-}
-
 // networkMetrics are the rows network calibration adds to the table.
 var networkMetrics = []metric{
 	{tag: "network_rtt", header: "Network round trip (subtracted)", unit: "ms"},

@@ -15,13 +15,6 @@ import (
 	"github.com/reprise-bench/reprise/internal/printable"
 )
 
-// scalar is an aggregate value in summary.json: AIPerf writes derived
-// metrics as {"unit", "avg"}.
-type scalar struct {
-	Unit string  `json:"unit"`
-	Avg  float64 `json:"avg"`
-}
-
 // JSON returns summary.json (docs/format/summary.md): metrics keyed by
 // AIPerf tags, each with unit and statistics, plus reprise's own keys.
 // Keys are sorted, so equal summaries give identical bytes.
@@ -149,10 +142,6 @@ func (s *Summary) JSON() ([]byte, error) {
 var outputTags = map[string]bool{"output_token_throughput_per_user": true, "e2e_output_token_throughput": true,
 	"output_sequence_length": true, "usage_completion_tokens": true, "reasoning_token_count": true,
 	"output_length_error": true}
-
-// noOutput reports whether the run's endpoint generates no output
-// (embeddings, rankings).
-func (s *Summary) noOutput() bool { return s.Run.EndpointKind != "" || s.Run.InputsPerRequest > 0 }
 
 // closedLoop reports whether the run was a closed loop (--concurrency):
 // each request is sent when one ends, so there is no intended rate.
@@ -472,14 +461,6 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n]) + "…"
-}
-
-// num formats a value with two decimals, as AIPerf's console does.
-func num(v float64) string {
-	if math.IsNaN(v) {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.2f", v)
 }
 
 // Duration formats d in ms for messages.

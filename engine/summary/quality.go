@@ -49,24 +49,6 @@ type QualityEvidence struct {
 	SafeLoad *Load `json:"safe_load,omitempty"`
 }
 
-// Load is how much work a run gave the client, in the three measures a
-// calibration bounds. Each is computed from the measured requests' send
-// times and latencies, over the time from the first send to the last send
-// plus the mean request latency: a closed loop of N streams then has N in
-// flight however few rounds it ran, and one slow last response does not
-// stretch it (as it would the benchmark duration).
-type Load struct {
-	// Streams is the mean number of requests in flight by Little's law:
-	// the rate below times the mean request_latency.
-	Streams float64 `json:"streams"`
-	// EventsPerSec is that rate times the mean output length, for a
-	// streamed run (one event per token); 0 otherwise.
-	EventsPerSec float64 `json:"events_per_sec"`
-	// RequestsPerSec is the requests sent over the span of send times
-	// plus the mean request latency.
-	RequestsPerSec float64 `json:"requests_per_sec"`
-}
-
 // LoadOf returns the load s put on the client.
 func LoadOf(s *Summary) Load { return s.Load }
 
@@ -87,31 +69,6 @@ func (s *Summary) load(n int, firstSent, lastSent int64) Load {
 		l.EventsPerSec = l.RequestsPerSec * float64(s.TotalOSL) / float64(s.RequestCount)
 	}
 	return l
-}
-
-// Calibration is what `reprise selftest` measured on this machine, as a
-// run applies it (summary.json's calibration): the largest load at which
-// the client's timing errors stayed under MaxErrorMS, and those errors.
-type Calibration struct {
-	// File is the calibration file the run read.
-	File string `json:"file"`
-	// Host is the host it was measured on; Created when.
-	Host    string    `json:"host"`
-	Created time.Time `json:"created"`
-	// MaxErrorMS is the bound the safe load kept the p99 errors under.
-	MaxErrorMS float64 `json:"max_error_ms"`
-	// SafeLoad is the largest load measured within the bound.
-	SafeLoad Load `json:"safe_load"`
-	// Errors are the timing errors at SafeLoad, keyed by metric tag
-	// (time_to_first_token, inter_token_latency, request_latency).
-	Errors map[string]ErrorBar `json:"errors"`
-}
-
-// ErrorBar is the distribution of a client timestamp's error against the
-// server's own log, in ms.
-type ErrorBar struct {
-	P50 float64 `json:"p50_ms"`
-	P99 float64 `json:"p99_ms"`
 }
 
 // SafeLoadMargin is how far past a calibrated safe load a run may go

@@ -18,13 +18,6 @@
 package summary
 
 import (
-	"errors"
-	"fmt"
-	"math"
-	"slices"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/reprise-bench/reprise/engine/record"
@@ -44,56 +37,6 @@ type SLO struct {
 // (docs/design/0021-accuracy.md): a graded request answered wrong is not
 // good, and a run whose accuracy is below the value fails its SLOs.
 const AccuracySLO = "accuracy"
-
-// ParseGoodput parses "ttft:250 itl:10 e2e:2000": space- or comma-separated
-// tag:value pairs; tags are AIPerf's (time_to_first_token, …) or the short
-// names ttft, ttfo, ttst, itl (tpot), e2e (latency), tps. Values are in the
-// metric's display unit (ms for latencies).
-func ParseGoodput(s string) ([]SLO, error) {
-	var out []SLO
-	var errs []error
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' }) {
-		k, v, ok := strings.Cut(f, ":")
-		if !ok {
-			k, v, ok = strings.Cut(f, "=")
-		}
-		if !ok {
-			errs = append(errs, fmt.Errorf("goodput %q: want tag:value", f))
-			continue
-		}
-		tag := strings.ToLower(strings.TrimSpace(k))
-		if a, ok := aliases[tag]; ok {
-			tag = a
-		}
-		if tag == AccuracySLO {
-			x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if x > 1 && x <= 100 {
-				x /= 100 // a percentage
-			}
-			if err != nil || !(x > 0 && x <= 1) {
-				errs = append(errs, fmt.Errorf("goodput %q: minimum accuracy %q must be a fraction in (0, 1] or a percentage", f, v))
-				continue
-			}
-			out = append(out, SLO{Tag: tag, Value: x})
-			continue
-		}
-		i, known := metricByTag(tag)
-		if !known || metrics[i].onErrors && tag != "schedule_lateness" || metrics[i].trace {
-			errs = append(errs, fmt.Errorf("goodput %q: unknown metric %q (use ttft, ttfo, ttst, itl, e2e, tps or an AIPerf tag such as time_to_first_token)", f, k))
-			continue
-		}
-		x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || x <= 0 || math.IsInf(x, 0) || math.IsNaN(x) {
-			errs = append(errs, fmt.Errorf("goodput %q: value %q must be a positive number in %s", f, v, metrics[i].unit))
-			continue
-		}
-		out = append(out, SLO{Tag: tag, Value: x})
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
 
 // Options select how records are read.
 type Options struct {
@@ -195,32 +138,6 @@ type StabilityWindow struct {
 	Completed  int     `json:"completed"`
 	Throughput float64 `json:"throughput"`
 	LatencyNS  float64 `json:"latency_ns"`
-}
-
-// Stats are the statistics of one metric. Values are in Unit.
-type Stats struct {
-	Unit  string  `json:"unit"`
-	Avg   float64 `json:"avg"`
-	Min   float64 `json:"min"`
-	Max   float64 `json:"max"`
-	Sum   float64 `json:"sum"`
-	P1    float64 `json:"p1"`
-	P5    float64 `json:"p5"`
-	P10   float64 `json:"p10"`
-	P25   float64 `json:"p25"`
-	P50   float64 `json:"p50"`
-	P75   float64 `json:"p75"`
-	P90   float64 `json:"p90"`
-	P95   float64 `json:"p95"`
-	P99   float64 `json:"p99"`
-	Std   float64 `json:"std"`
-	Count int     `json:"count"`
-	// Approximate reports that the percentiles come from a quantile sketch
-	// (the metric had more than [ExactValues] values); each is then within
-	// RelativeError of the exact one (see [SketchRelativeAccuracy]). Both
-	// are omitted from JSON when the percentiles are exact.
-	Approximate   bool    `json:"approximate,omitempty"`
-	RelativeError float64 `json:"relative_error,omitempty"`
 }
 
 // ErrorCount is one row of the error summary.
@@ -365,328 +282,166 @@ func (s *Summary) ErrorRate() float64 {
 	return float64(s.ErrorRequestCount) / float64(n)
 }
 
+// noOutput reports whether the run's endpoint generates no output
+// (embeddings, rankings).
+func (s *Summary) noOutput() bool { return s.Run.EndpointKind != "" || s.Run.InputsPerRequest > 0 }
+
 // MaxErrorEntries bounds [Summary.Errors]: the first this many distinct
 // (kind, status) pairs get an entry.
 const MaxErrorEntries = 100
 
-// Accumulator builds a Summary from records added one at a time. It keeps
-// the metric values, not the records: at most [ExactValues] per metric,
-// then a sketch of bounded size, so its memory does not grow with the run
-// beyond about 25 MiB. It is not safe for concurrent use.
-type Accumulator struct {
-	opts    Options
-	vals    []series
-	exact   int // values kept exactly per metric: ExactValues (tests lower it)
-	s       Summary
-	errIdx  map[errKey]int
-	minSent int64
-	maxEnd  int64
-	minInt  int64
-	maxInt  int64
-	maxSent int64
-	nInt    int
-	nSent   int
-	good    []int // metric indexes of the goodput SLOs
-	// Tasks of dependent requests (tasks.go); nil until a record has one.
-	tasks     map[int64]*taskAcc
-	taskNodes map[int64]taskNode
-	ttftDepth map[int32][]float64
-	// targets are the per-target accumulators of a run with several
-	// targets (nil otherwise).
-	targets []*Accumulator
-	// acc holds the graded requests' counts (accuracy.go); nil until a
-	// record is graded.
-	acc *accAcc
+// TimeSlice is the summary of the measured requests sent in one window
+// of a run (AIPerf's --slice-duration): [StartNS, EndNS) on the records'
+// clock, Index counting from 0 at the first measured request's send.
+type TimeSlice struct {
+	Index          int
+	StartNS, EndNS int64
+	Summary        *Summary
 }
 
-type errKey struct {
-	kind   record.ErrorKind
-	status int32
+// Accuracy is the accuracy of a run's graded requests
+// (docs/design/0021-accuracy.md): overall and per task, each with its
+// Wilson 95 % interval. A failed graded request is graded wrong (it gave
+// no answer) and also counted in Failed.
+type Accuracy struct {
+	All   AccuracyStat
+	Tasks []AccuracyStat // by task name
+	// Settings are the run's accuracy settings (benchmark, n-shots,
+	// temperature, …) as summary.json records them; set by the run.
+	Settings map[string]any
 }
 
-// NewAccumulator returns an empty accumulator.
-func NewAccumulator(opts Options) *Accumulator {
-	a := &Accumulator{opts: opts, vals: make([]series, len(metrics)), exact: ExactValues, errIdx: map[errKey]int{}}
-	if a.opts.LateThreshold == 0 {
-		a.opts.LateThreshold = time.Millisecond
-	}
-	a.s.ErrorsByKind = map[record.ErrorKind]int{}
-	for _, slo := range opts.Goodput {
-		i, ok := metricByTag(slo.Tag)
-		if !ok {
-			i = -1 // accuracy
-		}
-		a.good = append(a.good, i)
-	}
-	if len(opts.Targets) > 1 {
-		one := opts
-		one.Targets = nil
-		for range opts.Targets {
-			a.targets = append(a.targets, NewAccumulator(one))
-		}
-	}
-	return a
+// AccuracyStat is the accuracy of one task (Task "" for all).
+type AccuracyStat struct {
+	Task string `json:"task,omitempty"`
+	// Graded counts the measured graded requests; Correct those graded
+	// right; Unanswered those whose response held no answer the grader
+	// could extract; Failed those whose request failed.
+	Graded     int `json:"graded"`
+	Correct    int `json:"correct"`
+	Unanswered int `json:"unanswered"`
+	Failed     int `json:"failed"`
+	// Accuracy is Correct / Graded; Low and High its Wilson 95 % interval.
+	Accuracy float64 `json:"accuracy"`
+	Low      float64 `json:"ci_low"`
+	High     float64 `json:"ci_high"`
 }
 
-// Add adds one record. Warmup records are only counted.
-func (a *Accumulator) Add(r *record.Request) {
-	if t := int(r.Target); t >= 0 && t < len(a.targets) {
-		a.targets[t].Add(r)
-	}
-	s := &a.s
-	s.Sent.add(r)
-	if r.Phase == record.PhaseWarmup {
-		s.WarmupCount++
-		return
-	}
-	o := &a.opts
-	if r.Task > 0 && !r.PlannedCancel() {
-		a.addTask(r)
-	}
-	if r.Graded && !r.PlannedCancel() {
-		a.addAccuracy(r)
-	}
-	if r.IntendedNS != 0 {
-		if a.nInt == 0 || r.IntendedNS < a.minInt {
-			a.minInt = r.IntendedNS
-		}
-		a.maxInt = max(a.maxInt, r.IntendedNS)
-		a.nInt++
-		if r.LatenessNS > int64(o.LateThreshold) {
-			s.LateCount++
-		}
-	}
-	if r.SentNS != 0 && r.ErrorKind != record.ErrNotDelivered {
-		if a.nSent == 0 || r.SentNS < a.minSent {
-			a.minSent = r.SentNS
-		}
-		a.maxSent = max(a.maxSent, r.SentNS)
-		a.nSent++
-		// The span ends at the last response of any outcome: a failed
-		// request ends at its error (EndNS), an ok one at its last token.
-		end := r.EndNS
-		if r.OK() {
-			end = r.SentNS + r.E2ENS
-		}
-		a.maxEnd = max(a.maxEnd, end)
-	}
-	s.Retries += int64(r.Retries)
-	if r.ConnReused {
-		s.ConnReused++
-	}
-	eachValue(r, o, func(i int, v float64) { a.vals[i].add(v, a.exact) })
-	if r.PlannedCancel() {
-		s.CancelledRequestCount++
-		return
-	}
-	if !r.OK() {
-		s.ErrorRequestCount++
-		s.ErrorsByKind[r.ErrorKind]++
-		k := errKey{r.ErrorKind, r.StatusCode}
-		if j, seen := a.errIdx[k]; seen {
-			s.Errors[j].Count++
-		} else if len(s.Errors) >= MaxErrorEntries {
-			s.ErrorsOmitted++
-		} else {
-			a.errIdx[k] = len(s.Errors)
-			s.Errors = append(s.Errors, ErrorCount{Kind: r.ErrorKind, Status: r.StatusCode, Message: r.ErrorMessage, Count: 1})
-		}
-		return
-	}
-	s.RequestCount++
-	s.TotalISL += int64(r.InputTokens)
-	s.TotalInputImages += int64(r.InputImages)
-	s.TotalInputAudio += time.Duration(r.InputAudioNS)
-	n := osl(r, o)
-	s.TotalOSL += n
-	src := r.OutputTokensSource
-	if src == record.TokensUnknown || int(src) >= len(s.OSLSources) {
-		src = record.TokensClient
-		if o.UseServerTokenCount && r.ServerCompletionTokens >= 0 {
-			src = record.TokensServer
-		}
-	}
-	s.OSLSources[src]++
-	s.TotalReasoning += int64(r.ReasoningTokens)
-	s.TotalMediaItems += int64(r.MediaItems)
-	s.TotalMediaBytes += r.MediaBytes
-	s.TotalAudio += time.Duration(r.AudioNS)
-	if r.ServerCachedTokens >= 0 && r.ExpectedCachedTokens >= 0 {
-		s.ServerCachedTokens += int64(r.ServerCachedTokens)
-		s.ExpectedCachedTokens += int64(r.ExpectedCachedTokens)
-		if r.ExpectedCachedTokens == 0 && r.ServerPromptTokens > 0 {
-			s.Fresh.Requests++
-			s.Fresh.PromptTokens += int64(r.ServerPromptTokens)
-			s.Fresh.CachedTokens += int64(r.ServerCachedTokens)
-		}
-	}
-	if len(a.good) > 0 && a.isGood(r) {
-		s.GoodRequestCount++
-	}
+// Sent is what a run sent a server and received from it, over every
+// phase (warmup and priming included): the numbers the server's own
+// counters are checked against.
+type Sent struct {
+	// Requests counts the requests written to the server (a request
+	// never sent, --late skip's, is not counted).
+	Requests int64
+	// PromptTokens sums the requests' prompt tokens: the server's count
+	// (usage.prompt_tokens) where it answered one, else the client's.
+	PromptTokens int64
+	// OutputTokens sums the output tokens received: the server's
+	// completion tokens where reported, else the client's count.
+	OutputTokens int64
+	// Unfinished counts the requests that failed or were cancelled: the
+	// server may have generated tokens for them that the client never
+	// received.
+	Unfinished int64
 }
 
-func (a *Accumulator) isGood(r *record.Request) bool {
-	for j, i := range a.good {
-		if i < 0 {
-			if r.Graded && !r.AccuracyCorrect {
-				return false
-			}
-			continue
-		}
-		m := &metrics[i]
-		v, has := m.get(r, &a.opts)
-		if !has || (m.stream && !a.opts.Streaming) {
-			return false
-		}
-		lim := a.opts.Goodput[j].Value
-		if m.larger && v < lim || !m.larger && v > lim {
-			return false
-		}
-	}
-	return true
+// Fresh counts the ok measured requests of fresh prompts (the trace
+// expects nothing of them cached) with the server's prompt and cached
+// tokens: a cold cache serves them next to nothing.
+type Fresh struct {
+	Requests     int64
+	PromptTokens int64
+	CachedTokens int64
 }
 
-// Good reports whether r is a good request under o's goodput SLOs, as the
-// summary counts it in good_request_count: a successful measured request
-// meeting every SLO. It is false when o has no SLOs or r is a warmup
-// request.
-func Good(r *record.Request, o Options) bool {
-	if len(o.Goodput) == 0 || r.Phase == record.PhaseWarmup || !r.OK() {
-		return false
-	}
-	a := Accumulator{opts: o}
-	for _, slo := range o.Goodput {
-		i, ok := metricByTag(slo.Tag)
-		if !ok {
-			i = -1 // accuracy
-		}
-		a.good = append(a.good, i)
-	}
-	return a.isGood(r)
+// Load is how much work a run gave the client, in the three measures a
+// calibration bounds. Each is computed from the measured requests' send
+// times and latencies, over the time from the first send to the last send
+// plus the mean request latency: a closed loop of N streams then has N in
+// flight however few rounds it ran, and one slow last response does not
+// stretch it (as it would the benchmark duration).
+type Load struct {
+	// Streams is the mean number of requests in flight by Little's law:
+	// the rate below times the mean request_latency.
+	Streams float64 `json:"streams"`
+	// EventsPerSec is that rate times the mean output length, for a
+	// streamed run (one event per token); 0 otherwise.
+	EventsPerSec float64 `json:"events_per_sec"`
+	// RequestsPerSec is the requests sent over the span of send times
+	// plus the mean request latency.
+	RequestsPerSec float64 `json:"requests_per_sec"`
 }
 
-// Summary computes the summary of everything added so far. It may be
-// called more than once.
-func (a *Accumulator) Summary(info RunInfo) *Summary {
-	s := a.s // copy
-	s.Run = info
-	s.Options = a.opts
-	s.ErrorsByKind = maps(a.s.ErrorsByKind)
-	s.Errors = slices.Clone(a.s.Errors)
-	sort.SliceStable(s.Errors, func(i, j int) bool { return s.Errors[i].Count > s.Errors[j].Count })
-	s.Metrics = map[string]*Stats{}
-	for i := range metrics {
-		if a.vals[i].count() == 0 {
-			continue
-		}
-		st := a.vals[i].stats()
-		st.Unit = metrics[i].unit
-		s.Metrics[metrics[i].tag] = &st
-	}
-	s.adjustForNetwork()
-	s.WindowStartNS, s.WindowEndNS = a.minSent, a.maxEnd
-	if a.maxEnd > a.minSent {
-		s.BenchmarkDuration = time.Duration(a.maxEnd - a.minSent)
-	}
-	if s.BenchmarkDuration > 0 && s.RequestCount > 0 {
-		sec := s.BenchmarkDuration.Seconds()
-		s.RequestThroughput = float64(s.RequestCount) / sec
-		s.OutputTokenThroughput = float64(s.TotalOSL) / sec
-		s.TotalTokenThroughput = float64(s.TotalISL+s.TotalOSL) / sec
-		s.InputImageThroughput = float64(s.TotalInputImages) / sec
-		s.InputAudioThroughput = s.TotalInputAudio.Seconds() / sec
-		s.Goodput = float64(s.GoodRequestCount) / sec
-		s.MediaThroughput = float64(s.TotalMediaItems) / sec
-		s.AudioThroughput = s.TotalAudio.Seconds() / sec
-		if info.InputsPerRequest > 0 {
-			s.InputThroughput = float64(s.RequestCount*info.InputsPerRequest) / sec
-			s.InputTokenThroughput = float64(s.TotalISL) / sec
-		}
-	}
-	if n := s.RequestCount + s.ErrorRequestCount; n > 0 && len(a.good) > 0 {
-		s.GoodRequestFraction = float64(s.GoodRequestCount) / float64(n)
-	}
-	if a.nInt > 1 && a.maxInt > a.minInt {
-		s.IntendedRate = float64(a.nInt-1) / (float64(a.maxInt-a.minInt) / 1e9)
-	}
-	if a.nSent > 1 && a.maxSent > a.minSent {
-		s.AchievedRate = float64(a.nSent-1) / (float64(a.maxSent-a.minSent) / 1e9)
-	}
-	s.Tasks = a.taskSummary()
-	s.Accuracy = a.accuracySummary()
-	s.Load = s.load(a.nSent, a.minSent, a.maxSent)
-	s.CacheFidelity = math.NaN()
-	if s.ExpectedCachedTokens > 0 {
-		s.CacheFidelity = float64(s.ServerCachedTokens) / float64(s.ExpectedCachedTokens)
-	}
-	if len(a.targets) > 0 {
-		s.Targets = make([]*Summary, len(a.targets))
-		for t, ta := range a.targets {
-			ti := info
-			ti.URL, ti.Model = a.opts.Targets[t].URL, a.opts.Targets[t].Model
-			s.Targets[t] = ta.Summary(ti)
-		}
-	}
-	return &s
+// Calibration is what `reprise selftest` measured on this machine, as a
+// run applies it (summary.json's calibration): the largest load at which
+// the client's timing errors stayed under MaxErrorMS, and those errors.
+type Calibration struct {
+	// File is the calibration file the run read.
+	File string `json:"file"`
+	// Host is the host it was measured on; Created when.
+	Host    string    `json:"host"`
+	Created time.Time `json:"created"`
+	// MaxErrorMS is the bound the safe load kept the p99 errors under.
+	MaxErrorMS float64 `json:"max_error_ms"`
+	// SafeLoad is the largest load measured within the bound.
+	SafeLoad Load `json:"safe_load"`
+	// Errors are the timing errors at SafeLoad, keyed by metric tag
+	// (time_to_first_token, inter_token_latency, request_latency).
+	Errors map[string]ErrorBar `json:"errors"`
 }
 
-func maps(m map[record.ErrorKind]int) map[record.ErrorKind]int {
-	out := make(map[record.ErrorKind]int, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
+// ErrorBar is the distribution of a client timestamp's error against the
+// server's own log, in ms.
+type ErrorBar struct {
+	P50 float64 `json:"p50_ms"`
+	P99 float64 `json:"p99_ms"`
 }
 
-// Summarize computes the summary of reqs.
-func Summarize(reqs []record.Request, info RunInfo, opts Options) *Summary {
-	a := NewAccumulator(opts)
-	for i := range reqs {
-		a.Add(&reqs[i])
-	}
-	return a.Summary(info)
+// Tasks are the per-task statistics of a run whose trace has dependent
+// requests (design 0008; records with a task_id): a task is one
+// connected part of the dependency graph, e.g. an agent's request with
+// its sub-agents. Times are in ms.
+type Tasks struct {
+	// Count is the number of tasks with a measured request; Completed
+	// those whose every measured request succeeded.
+	Count     int
+	Completed int
+	// Completion is first send to last response end of each task.
+	Completion Stats
+	// CriticalServer is the server's share of each task's critical path:
+	// the sum of sent-to-end times of the chain of requests that released
+	// one another (parent_request_id) up to the task's last response.
+	// CriticalWait is the rest of the completion time: dependencies'
+	// delays, think and tool time, and the client's scheduling.
+	CriticalServer Stats
+	CriticalWait   Stats
+	// TTFTByDepth holds the TTFT of the successful requests of each depth
+	// (0 = roots).
+	TTFTByDepth map[int32]*Stats
 }
 
-// Compute returns the statistics of vals (which it sorts in place). Unit
-// is left empty.
-func Compute(vals []float64) Stats {
-	n := len(vals)
-	if n == 0 {
-		return Stats{}
-	}
-	slices.Sort(vals)
-	var sum float64
-	for _, v := range vals {
-		sum += v
-	}
-	mean := sum / float64(n)
-	var ss float64
-	for _, v := range vals {
-		d := v - mean
-		ss += d * d
-	}
-	return Stats{
-		Avg: mean, Min: vals[0], Max: vals[n-1], Sum: sum,
-		P1: Percentile(vals, 1), P5: Percentile(vals, 5), P10: Percentile(vals, 10),
-		P25: Percentile(vals, 25), P50: Percentile(vals, 50), P75: Percentile(vals, 75),
-		P90: Percentile(vals, 90), P95: Percentile(vals, 95), P99: Percentile(vals, 99),
-		Std: math.Sqrt(ss / float64(n)), Count: n,
-	}
+// Telemetry is the server's and the GPUs' view of the profile window, put
+// next to the client's numbers (docs/format/telemetry.md).
+type Telemetry struct {
+	Servers []ServerSummary `json:"servers,omitempty"`
+	GPU     *GPUSummary     `json:"gpu,omitempty"`
 }
 
-// Percentile returns the p-th percentile of sorted values with numpy's
-// default linear interpolation: r = (n−1)·p/100, then interpolate between
-// the neighbours of r.
-func Percentile(sorted []float64, p float64) float64 {
-	n := len(sorted)
-	if n == 0 {
-		return math.NaN()
-	}
-	r := float64(n-1) * p / 100
-	lo := int(math.Floor(r))
-	hi := int(math.Ceil(r))
-	if hi >= n {
-		hi = n - 1
-	}
-	return sorted[lo] + (sorted[hi]-sorted[lo])*(r-float64(lo))
+// NetworkRTT is the network round trip subtracted from the latencies that
+// start at the request's send (AIPerf's network latency calibration,
+// --network-latency-mean or --network-latency-automatic): [Summary]
+// reports each such metric again, less MeanNS, as network_adjusted_<tag>,
+// and the round trip itself as network_rtt.
+type NetworkRTT struct {
+	// Source is "mean" for a round trip given by the user, "probe" for
+	// one measured by TCP handshakes to the server during the run.
+	Source string `json:"source"`
+	// MeanNS is the round trip subtracted: the given one, or the mean of
+	// SamplesNS (0 when no probe succeeded: nothing is subtracted).
+	MeanNS int64 `json:"mean_ns"`
+	// SamplesNS are the probes' handshake times in order, FailedProbes
+	// the probes that failed.
+	SamplesNS    []int64 `json:"samples_ns,omitempty"`
+	FailedProbes int     `json:"failed_probes,omitempty"`
 }

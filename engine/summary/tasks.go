@@ -7,42 +7,6 @@ import (
 	"github.com/reprise-bench/reprise/engine/record"
 )
 
-// Tasks are the per-task statistics of a run whose trace has dependent
-// requests (design 0008; records with a task_id): a task is one
-// connected part of the dependency graph, e.g. an agent's request with
-// its sub-agents. Times are in ms.
-type Tasks struct {
-	// Count is the number of tasks with a measured request; Completed
-	// those whose every measured request succeeded.
-	Count     int
-	Completed int
-	// Completion is first send to last response end of each task.
-	Completion Stats
-	// CriticalServer is the server's share of each task's critical path:
-	// the sum of sent-to-end times of the chain of requests that released
-	// one another (parent_request_id) up to the task's last response.
-	// CriticalWait is the rest of the completion time: dependencies'
-	// delays, think and tool time, and the client's scheduling.
-	CriticalServer Stats
-	CriticalWait   Stats
-	// TTFTByDepth holds the TTFT of the successful requests of each depth
-	// (0 = roots).
-	TTFTByDepth map[int32]*Stats
-}
-
-// taskAcc is what the Accumulator keeps per task, and taskNode per
-// request of a task (for the critical path).
-type taskAcc struct {
-	first, last int64 // first send, last end (Unix ns)
-	lastReq     int64 // request_id of the request that ended last
-	failed      bool
-}
-
-type taskNode struct {
-	parent    int64
-	sent, end int64
-}
-
 // addTask accounts for a measured record of a task.
 func (a *Accumulator) addTask(r *record.Request) {
 	if a.tasks == nil {

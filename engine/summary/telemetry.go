@@ -6,13 +6,6 @@ import (
 	"strings"
 )
 
-// Telemetry is the server's and the GPUs' view of the profile window, put
-// next to the client's numbers (docs/format/telemetry.md).
-type Telemetry struct {
-	Servers []ServerSummary `json:"servers,omitempty"`
-	GPU     *GPUSummary     `json:"gpu,omitempty"`
-}
-
 // AttachTelemetry sets the run's telemetry, and each target's (a run
 // with several): the servers whose /metrics page is the target's, so
 // that every server-against-client view pairs a server with the

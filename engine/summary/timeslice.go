@@ -7,15 +7,6 @@ import (
 	"github.com/reprise-bench/reprise/engine/record"
 )
 
-// TimeSlice is the summary of the measured requests sent in one window
-// of a run (AIPerf's --slice-duration): [StartNS, EndNS) on the records'
-// clock, Index counting from 0 at the first measured request's send.
-type TimeSlice struct {
-	Index          int
-	StartNS, EndNS int64
-	Summary        *Summary
-}
-
 // Slicer sorts requests into time slices of a fixed width and summarizes
 // each. Feed it every record with [Slicer.Add] after [Slicer.Start] has
 // seen them all (two passes: the first finds the start). Not safe for
