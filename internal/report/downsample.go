@@ -6,6 +6,17 @@ import (
 	"github.com/reprise-bench/reprise/internal/telemetry"
 )
 
+// The bounds that keep a report's size independent of the run's.
+const (
+	// DefaultMaxPoints is the default of [Options.MaxPoints].
+	DefaultMaxPoints = 20000
+	// MaxBuckets bounds the buckets of a time series: the bucket is 1 s,
+	// or wider when a run is longer than MaxBuckets seconds.
+	MaxBuckets = 3600
+	// CDFPoints is the number of latencies each CDF is evaluated at.
+	CDFPoints = 240
+)
+
 // roleOf is telemetry.Role: what a server metric family tells.
 func roleOf(metric string) (string, int) { return telemetry.Role(metric) }
 

@@ -4,10 +4,60 @@ import (
 	"bufio"
 	_ "embed"
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"io"
 	"strings"
 )
+
+// page is everything the HTML file shows.
+type page struct {
+	Title    string
+	Runs     []runHead
+	Headline []headRow
+	Sections []Section
+}
+
+// runHead names one run at the top of the page.
+type runHead struct {
+	Label, Color, Dir, Model, URL, Start string
+	Requests                             int
+}
+
+// check reports charts that repeat an ID or whose series do not match
+// their x values: a caller's section is checked as the built-in ones.
+func (p *page) check() error {
+	seen := map[string]bool{}
+	for _, s := range p.Sections {
+		for _, c := range s.Charts {
+			if c.ID == "" || seen[c.ID] {
+				return fmt.Errorf("report: chart %q in section %q: IDs must be unique and not empty", c.ID, s.Title)
+			}
+			seen[c.ID] = true
+			for _, sr := range c.Series {
+				switch {
+				case (c.Kind == Scatter || len(sr.X) > 0) && len(sr.X) != len(sr.Y):
+					return fmt.Errorf("report: chart %q series %q: %d x values for %d y values", c.ID, sr.Label, len(sr.X), len(sr.Y))
+				case len(sr.X) > 0 && c.Kind != Scatter && c.Kind != Lines:
+					return fmt.Errorf("report: chart %q series %q: only Scatter and Lines series carry their own x", c.ID, sr.Label)
+				case c.Kind == Bars && len(sr.Y) != len(c.XAxis.Categories):
+					return fmt.Errorf("report: chart %q series %q: %d values for %d categories", c.ID, sr.Label, len(sr.Y), len(c.XAxis.Categories))
+				case c.Kind != Scatter && c.Kind != Bars && len(sr.X) == 0 && len(sr.Y) != len(c.X):
+					return fmt.Errorf("report: chart %q series %q: %d values for %d x values", c.ID, sr.Label, len(sr.Y), len(c.X))
+				case len(sr.Labels) > 0 && len(sr.Labels) != len(sr.X):
+					return fmt.Errorf("report: chart %q series %q: %d labels for %d points", c.ID, sr.Label, len(sr.Labels), len(sr.X))
+				}
+			}
+			for _, b := range c.Bands {
+				if b.Upper < 0 || b.Lower < 0 || b.Upper >= len(c.Series) || b.Lower >= len(c.Series) || b.Upper == b.Lower ||
+					len(c.Series[b.Upper].X) > 0 || len(c.Series[b.Lower].X) > 0 || c.Kind != Lines && c.Kind != Steps {
+					return fmt.Errorf("report: chart %q: band %d–%d must join two series of Chart.X", c.ID, b.Upper, b.Lower)
+				}
+			}
+		}
+	}
+	return nil
+}
 
 // The page's scripts and styles, embedded in every report. uPlot is
 // vendored from npm (uplot 1.6.32, MIT, assets/LICENSE.uPlot);

@@ -7,57 +7,11 @@ import (
 	"io/fs"
 	"math"
 	"slices"
-	"time"
 
 	"github.com/reprise-bench/reprise/arrowio"
 	"github.com/reprise-bench/reprise/engine/record"
 	"github.com/reprise-bench/reprise/engine/summary"
 )
-
-// runData is what the charts of one run are made from: its summary, its
-// manifest, what a first pass over its requests found (the time origin,
-// span and warmup, the counts that set the scatters' strides, the range
-// of each latency) and what the second pass binned and sampled for the
-// charts ([runData.scan]). Neither pass keeps a request: memory does not
-// grow with the run's length beyond the summary's own.
-type runData struct {
-	label, color, dir string
-	views             *spill         // the first pass's reqViews, for the second
-	manifest          map[string]any // nil when the run has none
-	manifestRaw       json.RawMessage
-	summaryJSON       map[string]any // summary.json as written; nil when absent
-	set               arrowio.Settings
-	sum               *summary.Summary
-
-	t0 int64 // Unix ns: the earliest intended or sent time; x = 0 on time axes
-
-	kinds   []record.ErrorKind // kinds[0] = ErrNone
-	kindIdx map[record.ErrorKind]uint8
-
-	// From the first pass.
-	n, nOK, nErr, nCache int       // requests; ok; failed; with a cached-tokens error
-	last                 int64     // the latest end, sent or intended time
-	warmLo, warmHi       int64     // the warmup's first send and last end
-	latLo, latHi         []float64 // per latencyMetrics: least and largest CDF value (hi 0: none)
-
-	// From the second pass ([runData.scan]).
-	sc *scanned
-
-	metrics []record.MetricSample // the server_metrics rows reprise knows
-	gpu     []record.GPUSample
-}
-
-// reqView is what the charts use of one request. Times are Unix ns (0:
-// did not happen); latencies ms, NaN when the summary counts none for
-// the request (summary.EachValue says which).
-type reqView struct {
-	intended, sent, first, last, end int64
-	ttft, ttfo, itl, e2e             float32
-	lateness, readLag, cacheErr      float32
-	isl, osl                         int32
-	kind                             uint8 // index in kinds; 0 = ok
-	warm                             bool
-}
 
 // load reads run r: the manifest, summary.json, and every request once
 // (the first pass), feeding the summary's accumulator and the run's
@@ -252,37 +206,4 @@ func knownSamples(r *arrowio.RunReader) ([]record.MetricSample, error) {
 		out = append(out, m)
 	}
 	return out, nil
-}
-
-// seconds converts a Unix ns time to seconds since the run's start
-// (NaN for 0: did not happen).
-func (d *runData) seconds(ns int64) float64 {
-	if ns == 0 {
-		return math.NaN()
-	}
-	return float64(ns-d.t0) / 1e9
-}
-
-// span is the run's length in seconds: from t0 to the last end.
-func (d *runData) span() float64 {
-	last := d.last
-	for i := range d.metrics {
-		if t := d.metrics[i].TimeNS; t <= last+int64(time.Minute) {
-			last = max(last, t)
-		}
-	}
-	if last <= d.t0 {
-		return 0
-	}
-	return float64(last-d.t0) / 1e9
-}
-
-// warmup is the run's warmup span in seconds since t0 (sent of the first
-// warmup request to the last warmup end), ok false without warmup.
-func (d *runData) warmup() (Span, bool) {
-	lo, hi := d.warmLo, d.warmHi
-	if hi == 0 || lo == math.MaxInt64 {
-		return Span{}, false
-	}
-	return Span{From: d.seconds(lo), To: d.seconds(max(hi, lo)), Label: "warmup"}, true
 }

@@ -7,34 +7,6 @@ import (
 	"github.com/reprise-bench/reprise/engine/summary"
 )
 
-// scanned is what the second pass over a run's requests ([runData.scan])
-// keeps for the charts: counts per CDF point, per time bucket, and the
-// strided samples of the scatters. Its size depends on the buckets, the
-// CDF points and MaxPoints, never on the number of requests.
-type scanned struct {
-	cdf  [][]float64 // per latencyMetrics: requests at or below each grid point (nil: no grid)
-	cdfN []int
-
-	// Scatters: TTFT against send time, ISL against TTFT, OSL against
-	// E2E (ok requests), and the failed requests by kind.
-	ttftX, ttftY, islX, islY, oslX, oslY []float64
-	errX, errY                           map[uint8][]float64
-	cacheX, cacheY                       []float64
-
-	// Per bucket.
-	intended, sent, done, ended, toks []float64
-	lateMax, lateMean, lateN, lag     []float64
-	anyLag                            bool
-	client                            [2][2][]float64 // TTFT, ITL: sums, counts
-	errKind                           [][]float64     // per kind index (0 unused)
-	// Per bucket of send time, the TTFT and ITL values of the ok
-	// requests (nil: none), for their percentiles over time.
-	byTime [2][]*summary.Values
-	// Per bucket of end (never sent: intended) time, requests that ended
-	// and those of them that failed, for the error rate over time.
-	outcomes, failed []float64
-}
-
 // bucketExact is how many values a time bucket's percentiles keep
 // exactly before they move into the summary's sketch.
 const bucketExact = 256
@@ -321,13 +293,4 @@ func (sn *scanner) addOverTime(v *reqView) {
 			sc.client[i][1][k]++
 		}
 	}
-}
-
-// intendedOrSent is the request's intended time, or its send time for a
-// request without a schedule.
-func (v *reqView) intendedOrSent() int64 {
-	if v.intended != 0 {
-		return v.intended
-	}
-	return v.sent
 }

@@ -16,98 +16,6 @@ import (
 	"github.com/reprise-bench/reprise/engine/summary"
 )
 
-// page is everything the HTML file shows.
-type page struct {
-	Title    string
-	Runs     []runHead
-	Headline []headRow
-	Sections []Section
-}
-
-// runHead names one run at the top of the page.
-type runHead struct {
-	Label, Color, Dir, Model, URL, Start string
-	Requests                             int
-}
-
-// buildPage makes the page's sections from the runs' data, with the
-// caller's sections after the summary.
-func buildPage(runs []*runData, tl timeline, grids [][]float64, opts Options) *page {
-	p := &page{Title: opts.Title}
-	var labels []string
-	for _, d := range runs {
-		labels = append(labels, d.label)
-		p.Runs = append(p.Runs, runHead{Label: d.label, Color: d.color, Dir: d.dir, Model: d.sum.Run.Model,
-			URL: d.sum.Run.URL, Start: d.sum.Run.Start.UTC().Format("2006-01-02 15:04:05 UTC"), Requests: d.n})
-	}
-	if p.Title == "" {
-		p.Title = "reprise report: " + strings.Join(labels, ", ")
-	}
-	p.Headline = headlineRows(runs, opts.Repeated)
-	secs := []Section{verdictSection(runs), summarySection(runs), accuracySection(runs)}
-	secs = append(secs, opts.Sections...)
-	secs = append(secs, latencySection(runs, grids, opts.MaxPoints), overTimeSection(runs, tl), loadSection(runs, tl), truthSection(runs, tl, opts.MaxPoints),
-		telemetrySection(runs, tl), errorSection(runs, tl), provenanceSection(runs))
-	for _, s := range secs {
-		if len(s.Tables) > 0 || len(s.Charts) > 0 || len(s.Details) > 0 {
-			if s.ID == "" {
-				s.ID = slug(s.Title)
-			}
-			p.Sections = append(p.Sections, s)
-		}
-	}
-	return p
-}
-
-// check reports charts that repeat an ID or whose series do not match
-// their x values: a caller's section is checked as the built-in ones.
-func (p *page) check() error {
-	seen := map[string]bool{}
-	for _, s := range p.Sections {
-		for _, c := range s.Charts {
-			if c.ID == "" || seen[c.ID] {
-				return fmt.Errorf("report: chart %q in section %q: IDs must be unique and not empty", c.ID, s.Title)
-			}
-			seen[c.ID] = true
-			for _, sr := range c.Series {
-				switch {
-				case (c.Kind == Scatter || len(sr.X) > 0) && len(sr.X) != len(sr.Y):
-					return fmt.Errorf("report: chart %q series %q: %d x values for %d y values", c.ID, sr.Label, len(sr.X), len(sr.Y))
-				case len(sr.X) > 0 && c.Kind != Scatter && c.Kind != Lines:
-					return fmt.Errorf("report: chart %q series %q: only Scatter and Lines series carry their own x", c.ID, sr.Label)
-				case c.Kind == Bars && len(sr.Y) != len(c.XAxis.Categories):
-					return fmt.Errorf("report: chart %q series %q: %d values for %d categories", c.ID, sr.Label, len(sr.Y), len(c.XAxis.Categories))
-				case c.Kind != Scatter && c.Kind != Bars && len(sr.X) == 0 && len(sr.Y) != len(c.X):
-					return fmt.Errorf("report: chart %q series %q: %d values for %d x values", c.ID, sr.Label, len(sr.Y), len(c.X))
-				case len(sr.Labels) > 0 && len(sr.Labels) != len(sr.X):
-					return fmt.Errorf("report: chart %q series %q: %d labels for %d points", c.ID, sr.Label, len(sr.Labels), len(sr.X))
-				}
-			}
-			for _, b := range c.Bands {
-				if b.Upper < 0 || b.Lower < 0 || b.Upper >= len(c.Series) || b.Lower >= len(c.Series) || b.Upper == b.Lower ||
-					len(c.Series[b.Upper].X) > 0 || len(c.Series[b.Lower].X) > 0 || c.Kind != Lines && c.Kind != Steps {
-					return fmt.Errorf("report: chart %q: band %d–%d must join two series of Chart.X", c.ID, b.Upper, b.Lower)
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// slug makes an anchor of a title.
-func slug(s string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(s) {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
-			b.WriteRune(r)
-		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
-			b.WriteByte('-')
-		}
-	}
-	return strings.TrimSuffix(b.String(), "-")
-}
-
 // --- verdicts and summary ---
 
 func verdictSection(runs []*runData) Section {
@@ -246,30 +154,7 @@ func goodputCell(s *summary.Summary) Cell {
 	return num(s.Goodput)
 }
 
-// num is a right-aligned number cell: whole numbers from 1000 up, four
-// significant digits below.
-func num(v float64) Cell {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return Cell{Text: "—", Class: "num"}
-	}
-	if math.Abs(v) >= 1000 && math.Abs(v) < 1e15 || v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		return Cell{Text: strconv.FormatFloat(math.Round(v), 'f', 0, 64), Class: "num"}
-	}
-	return Cell{Text: strconv.FormatFloat(v, 'g', 4, 64), Class: "num"}
-}
-
 // --- latency ---
-
-// latencyMetrics are the distributions plotted as CDFs and bars.
-var latencyMetrics = []struct {
-	tag, name, long string
-	col             func(*reqView) float32
-}{
-	{"time_to_first_token", "TTFT", "time to first token", func(v *reqView) float32 { return v.ttft }},
-	{"time_to_first_output_token", "TTFO", "time to first output (non-reasoning) token", func(v *reqView) float32 { return v.ttfo }},
-	{"inter_token_latency", "ITL", "inter-token latency", func(v *reqView) float32 { return v.itl }},
-	{"request_latency", "E2E", "end-to-end request latency", func(v *reqView) float32 { return v.e2e }},
-}
 
 // cdfGrids returns, per latencyMetrics entry, the latencies its CDF is
 // evaluated at, shared by every run: from just below the least value (the
@@ -392,43 +277,6 @@ func kindColor(kind string) string {
 }
 
 // --- time series ---
-
-// timeline is the time axis every time chart shares: seconds since each
-// run's start, in buckets.
-type timeline struct {
-	b     buckets
-	shade []Span
-}
-
-func newTimeline(runs []*runData) timeline {
-	span := 0.0
-	var shade []Span
-	for _, d := range runs {
-		span = max(span, d.span())
-		if w, ok := d.warmup(); ok {
-			shade = append(shade, w)
-		}
-	}
-	return timeline{b: newBuckets(span), shade: shade}
-}
-
-func (tl timeline) chart(id, title, explain, ylabel string) Chart {
-	w := "1 s"
-	if tl.b.width != 1 {
-		w = strconv.FormatFloat(tl.b.width, 'g', -1, 64) + " s"
-	}
-	return Chart{ID: id, Title: title, Explain: strings.ReplaceAll(explain, "{bucket}", w), Kind: Steps, TimeAxis: true,
-		XAxis: Axis{Label: "time since start (s)"}, YAxis: Axis{Label: ylabel}, X: tl.b.starts(), Shade: tl.shade}
-}
-
-// perBucket turns sums into rates per second.
-func (tl timeline) perSecond(sums []float64) Values {
-	out := make(Values, len(sums))
-	for i, v := range sums {
-		out[i] = v / tl.b.width
-	}
-	return out
-}
 
 func loadSection(runs []*runData, tl timeline) Section {
 	sec := Section{ID: "load", Title: "Load over time",
