@@ -82,8 +82,11 @@ func TestBrowserParetoLoadOrder(t *testing.T) {
 	for i, l := range front.Labels {
 		fmt.Sscanf(l, "concurrency=%g", &loads[i])
 	}
-	if !slices.IsSorted(loads) || loads[0] != 10 {
-		t.Errorf("front loads %v: not in load order from 10", loads)
+	// Which loads are on the front is the machine's (a busy one can put
+	// c10's p99 above c50's); that they are joined in load order, not
+	// the glob's, is the report's.
+	if !slices.IsSorted(loads) {
+		t.Errorf("front loads %v: not in load order", loads)
 	}
 	if !slices.Equal(every.Labels, []string{"concurrency=10", "concurrency=50", "concurrency=100", "concurrency=200", "concurrency=500"}) || len(every.X) != 5 {
 		t.Errorf("every point: %v (%d drawn)", every.Labels, len(every.X))
