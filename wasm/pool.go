@@ -2,28 +2,7 @@ package wasm
 
 import (
 	"bytes"
-	"sync"
-	"sync/atomic"
 )
-
-// pool holds an adapter's modules. At most max exist at once (idle,
-// leased or being instantiated), so the guests' linear memory stays within
-// max × the per-instance limit, which Load keeps within
-// Config.MemoryBudget. Instances lease a module per call sequence
-// (Instance.lease) and wait while all max are leased.
-type pool struct {
-	mu     sync.Mutex
-	cond   sync.Cond // signalled when a module is returned or given up
-	idle   []*module
-	live   int // modules that exist or are being instantiated
-	max    int
-	peak   int
-	leases int64
-	waits  int64
-	closed bool
-
-	memory, peakMemory atomic.Int64 // committed linear memory, bytes
-}
 
 // PoolStats are an adapter's module pool counters ([Adapter.Stats]).
 type PoolStats struct {
@@ -90,62 +69,4 @@ func (p *pool) take(conf []byte, seed uint64) *module {
 	p.idle[i] = p.idle[len(p.idle)-1]
 	p.idle = p.idle[:len(p.idle)-1]
 	return m
-}
-
-// acquire leases a module configured with conf and seed: an idle one, a
-// new one while the budget allows, or else the next one returned.
-func (a *Adapter) acquire(conf []byte, seed uint64) (*module, error) {
-	p := &a.pool
-	p.mu.Lock()
-	var m *module
-	for m == nil {
-		switch {
-		case p.closed:
-			p.mu.Unlock()
-			return nil, ErrClosed
-		case len(p.idle) > 0:
-			m = p.take(conf, seed)
-		case p.live < p.max:
-			p.live++
-			p.peak = max(p.peak, p.live)
-			p.mu.Unlock()
-			var err error
-			if m, err = a.newModule(a.ctx, true); err != nil {
-				p.mu.Lock()
-				p.live--
-				p.cond.Signal()
-				p.mu.Unlock()
-				return nil, err
-			}
-			p.mu.Lock()
-		default:
-			p.waits++
-			p.cond.Wait()
-		}
-	}
-	p.leases++
-	p.mu.Unlock()
-	if err := m.prepare(conf, seed); err != nil {
-		a.release(m)
-		return nil, err
-	}
-	return m, nil
-}
-
-// release returns a leased module to the pool. A module whose
-// replacement failed (it has no wazero module) is given up, making room
-// for a new one.
-func (a *Adapter) release(m *module) {
-	p := &a.pool
-	p.mu.Lock()
-	if p.closed || m.mod == nil {
-		p.live--
-		p.cond.Signal()
-		p.mu.Unlock()
-		m.drop()
-		return
-	}
-	p.idle = append(p.idle, m)
-	p.cond.Signal()
-	p.mu.Unlock()
 }

@@ -10,12 +10,6 @@ import (
 // AccuracyMetric is the name of the accuracy comparison in a Result.
 const AccuracyMetric = "accuracy"
 
-// grade is one graded request of a run: its item and whether it was right.
-type grade struct {
-	item    string
-	correct bool
-}
-
 // compareAccuracy compares the accuracy of B against A (docs/design/0021-accuracy.md),
 // from the graded requests of every run of each side. When both sides
 // graded the same items (one run each; an item's first grade), the

@@ -358,3 +358,9 @@ func Replicates(dir string) ([]string, error) {
 	}
 	return []string{dir}, nil
 }
+
+// grade is one graded request of a run: its item and whether it was right.
+type grade struct {
+	item    string
+	correct bool
+}

@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -155,41 +154,4 @@ func (a *mediaAcc) report() *Media {
 		m.ImageSizes = m.ImageSizes[:MaxImageSizes]
 	}
 	return &m
-}
-
-// writeMedia prints the media section.
-func writeMedia(b *strings.Builder, m *Media) {
-	b.WriteString("MEDIA\n")
-	kv := [][2]string{
-		{"rows with media", fmt.Sprint(m.RowsWithMedia)},
-		{"images", fmt.Sprintf("%d (%.2f per row with images, max %.0f; %d bytes, %d pixels)", m.Images, m.ImagesPerRow.Mean, m.ImagesPerRow.Max, m.ImageBytes, m.ImagePixels)},
-	}
-	if st := m.ImagePixelsPerImage; st.Count > 0 {
-		kv = append(kv, [2]string{"pixels per image", fmt.Sprintf("mean %.0f, p50 %.0f, p90 %.0f, max %.0f (%d images of known size)", st.Mean, st.P50, st.P90, st.Max, st.Count)})
-	}
-	if st := m.ImageBytesPerRow; st.Count > 0 {
-		kv = append(kv, [2]string{"image bytes per row", fmt.Sprintf("mean %.0f, p50 %.0f, p90 %.0f, max %.0f", st.Mean, st.P50, st.P90, st.Max)})
-	}
-	if len(m.ImageSizes) > 0 {
-		var parts []string
-		for _, s := range m.ImageSizes {
-			parts = append(parts, fmt.Sprintf("%s ×%d", s.Size, s.Images))
-		}
-		kv = append(kv, [2]string{"image sizes", strings.Join(parts, ", ")})
-	}
-	kv = append(kv, [2]string{"audio clips", fmt.Sprintf("%d (%.2f s, %d bytes)", m.Audios, m.AudioSeconds, m.AudioBytes)})
-	if st := m.AudioSecondsPerRow; st.Count > 0 {
-		kv = append(kv, [2]string{"audio s per row", fmt.Sprintf("mean %.3f, p50 %.3f, p90 %.3f, max %.3f (%.2f clips per row with audio)", st.Mean, st.P50, st.P90, st.Max, m.AudiosPerRow.Mean)})
-	}
-	kv = append(kv, [2]string{"videos", fmt.Sprintf("%d (%.2f s, %d frames, %d bytes)", m.Videos, m.VideoSeconds, m.VideoFrames, m.VideoBytes)})
-	if st := m.VideosPerRow; st.Count > 0 {
-		kv = append(kv, [2]string{"videos per row", fmt.Sprintf("mean %.2f, max %.0f", st.Mean, st.Max)})
-	}
-	if st := m.VideoSecondsPerRow; st.Count > 0 {
-		f := m.VideoFramesPerRow
-		kv = append(kv, [2]string{"video s per row", fmt.Sprintf("mean %.3f, p50 %.3f, p90 %.3f, max %.3f", st.Mean, st.P50, st.P90, st.Max)})
-		kv = append(kv, [2]string{"video frames per row", fmt.Sprintf("mean %.1f, p50 %.0f, p90 %.0f, max %.0f", f.Mean, f.P50, f.P90, f.Max)})
-	}
-	writeKV(b, "  ", kv)
-	b.WriteString("\n")
 }

@@ -239,10 +239,3 @@ func speedup(r float64) *float64 {
 	s := 1 / (1 - r)
 	return &s
 }
-
-func ratio(a, b int64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return float64(a) / float64(b)
-}
