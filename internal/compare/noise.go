@@ -142,7 +142,7 @@ func notes(r *Result, na, nb sideNoise) []string {
 		}
 	}
 	if fam > 1 {
-		out = append(out, fmt.Sprintf("the %d intervals hold together at %g%% (each cuts %.2g%% of resamples from each end), so the chance that any metric is called changed by noise alone is at most %g%%",
+		out = append(out, fmt.Sprintf("the %d intervals hold together at %g%% (each cuts %.2g%% of resamples from each end), so the chance that any metric is called changed by noise alone is at most %.3g%%",
 			fam, r.Level*100, r.Tail*100, (1-r.Level)*100))
 	}
 	return out

@@ -288,3 +288,14 @@ func ttftP50(t *testing.T, as, bs []*Run, cfg Config) Metric {
 	m, _ := res.Metric("ttft.p50")
 	return m
 }
+
+// TestNotesFamilyLevel checks the note on the simultaneous intervals
+// prints the family's error rate as a person writes it: 5 %, not the
+// float 5.000000000000004 that 100·(1 − 0.95) is.
+func TestNotesFamilyLevel(t *testing.T) {
+	r := &Result{Level: 0.95, Tail: 0.004, RunsA: 2, RunsB: 2, Metrics: []Metric{{Verdict: NoDifference}, {Verdict: NoDifference}}}
+	got := strings.Join(notes(r, sideNoise{}, sideNoise{}), "\n")
+	if !strings.Contains(got, "the 2 intervals hold together at 95% (each cuts 0.4% of resamples from each end), so the chance that any metric is called changed by noise alone is at most 5%") {
+		t.Errorf("notes:\n%s", got)
+	}
+}
