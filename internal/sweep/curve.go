@@ -86,7 +86,13 @@ func (s *sweeper) curve(r *RecipeConfig, res *SearchResult, run func([]string, [
 		ys[i] = p.y
 	}
 	res.Metrics = map[string]float64{metric + ".mean": mean(ys)}
-	over := fmt.Sprintf("over %s %s…%s (%d valid probes of %d)", setting, formatValue(lo), formatValue(hi), len(pts), len(res.Probes))
+	valid := 0
+	for _, pr := range res.Probes {
+		if pr.Valid {
+			valid++
+		}
+	}
+	over := fmt.Sprintf("over %s %s…%s (%d valid probes of %d)", setting, formatValue(lo), formatValue(hi), valid, len(res.Probes))
 	if len(res.Violations) > 0 {
 		over += "; " + strings.Join(res.Violations, "; ")
 	}

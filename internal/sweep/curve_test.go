@@ -2,10 +2,14 @@ package sweep
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/reprise-bench/reprise/internal/exitcode"
 )
 
 // TestFitCurve checks the curve recipes' line against known points: an
@@ -86,5 +90,53 @@ func TestFitCurveRealServer(t *testing.T) {
 		if math.Abs(f.slope-tt.slope) > 2*f.se || f.falls() {
 			t.Errorf("%s: slope %.4g ± %.2g, the server's %.4g; falls %v", tt.file, f.slope, 2*f.se, tt.slope, f.falls())
 		}
+	}
+}
+
+// TestCurveReprobes drives the curve recipe with scripted probes (a
+// decode line at OSL 4, 10, 16): a first pass that falls is re-probed,
+// neighbour by neighbour; when the re-probes are flat the answer is their
+// line, and when they fall again the recipe cannot tell and exits 4.
+func TestCurveReprobes(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		reprobe map[float64]float64
+		probes  int
+		cannot  bool
+	}{
+		{"flat on re-probing", map[float64]float64{4: 20, 10: 20, 16: 20}, 6, false},
+		{"falls again", map[float64]float64{4: 30, 10: 22, 16: 18}, 6, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			first := map[float64]float64{4: 30, 10: 22, 16: 18}
+			r := NewRecipeConfig(RecipeDecodeITL)
+			r.OSLMin, r.OSLMax, r.OSLSteps, r.Stat = 4, 16, 3, "avg"
+			res := &SearchResult{Kind: r.Name}
+			itl := r.key("inter_token_latency")
+			run := func(_ []string, v []float64, why string) (*SearchProbe, error) {
+				y := first[v[0]]
+				if why == "reprobe" {
+					y = tt.reprobe[v[0]]
+				}
+				pr := &SearchProbe{Why: why, Validity: Validity{Valid: true}, Metrics: map[string]float64{itl: y}}
+				res.Probes = append(res.Probes, *pr)
+				return pr, nil
+			}
+			if err := (&sweeper{}).curve(r, res, run, r.key("time_to_first_token"), itl); err != nil {
+				t.Fatal(err)
+			}
+			t.Log(res.Text)
+			if len(res.Probes) != tt.probes || len(res.Violations) == 0 {
+				t.Errorf("%d probes, violations %q; want %d probes and the fall reported", len(res.Probes), res.Violations, tt.probes)
+			}
+			err := res.Verdict()
+			var ec *exitcode.Error
+			switch {
+			case tt.cannot && (res.CannotTell == "" || !errors.As(err, &ec) || ec.Code != exitcode.Lateness || !strings.Contains(res.Text, "cannot tell")):
+				t.Errorf("cannot tell %q, verdict %v; want cannot tell, exit %d", res.CannotTell, err, exitcode.Lateness)
+			case !tt.cannot && (res.CannotTell != "" || err != nil || math.Abs(res.Metrics[itl+".mean"]-20) > 1e-9):
+				t.Errorf("cannot tell %q, verdict %v, mean %v; want the re-probed line, mean 20", res.CannotTell, err, res.Metrics[itl+".mean"])
+			}
+		})
 	}
 }
